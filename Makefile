@@ -1,0 +1,20 @@
+# The two commands of the README: `make demo` runs nkc on a bundled example, `make test` runs the
+# whole test suite. Both first install what a fresh machine lacks (scripts/setup.sh).
+
+DEMO ?= examples/tensor_add.nk
+
+.PHONY: setup demo test lint
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup
+	cargo run --release --bin nkc -- check $(DEMO)
+	@echo "nkc check $(DEMO): ok"
+
+test: setup
+	cargo test --workspace --all-targets
+
+lint: setup
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings

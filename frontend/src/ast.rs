@@ -1,0 +1,218 @@
+//! The abstract syntax tree of the kernel language.
+//!
+//! The tree mirrors the Python subset of `LANGUAGE.md` and nothing more: it knows no NKI names, no
+//! shapes and no types. Every node keeps the byte span of the source text it came from, so that any
+//! later check can point at it.
+//!
+//! Invariants:
+//! - every span is a byte range into the one source file the tree was parsed from, with
+//!   `start <= end`;
+//! - a node built by error recovery is an explicit `Error` variant (`StmtKind::Error`,
+//!   `ExprKind::Error`). A tree that holds one was parsed with at least one syntax diagnostic, and
+//!   the semantic checks skip such nodes without reporting anything new about them.
+
+use std::fmt;
+
+/// A byte range in the source file.
+pub type Span = std::ops::Range<usize>;
+
+/// A name with the span where it is written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// A whole `.nk` file.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Module {
+    /// Module-level statements other than kernels: compile-time integer bindings (`N = 128`).
+    /// Anything else found here is reported by the checks.
+    pub items: Vec<Stmt>,
+    pub kernels: Vec<Kernel>,
+}
+
+/// `def name(params): body`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    /// From `def` to the end of the body.
+    pub span: Span,
+}
+
+/// `name: annotation`, where the annotation is an expression such as `nl.hbm[nl.float32, 128, 512]`.
+/// A parameter written without an annotation has `ty: None`; the checks reject it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// `target = value`
+    Assign { target: Target, value: Expr },
+    /// `target op= value`, with `op` one of `+ - * /`.
+    AugAssign {
+        target: Target,
+        op: BinOp,
+        value: Expr,
+    },
+    /// A bare expression, normally a call such as `nl.store(...)`.
+    Expr(Expr),
+    /// `for var in iter: body`
+    For {
+        var: Ident,
+        iter: Expr,
+        body: Vec<Stmt>,
+    },
+    /// `return a` or `return a, b` (also `return (a, b)`); empty for a bare `return`.
+    Return(Vec<Expr>),
+    /// `pass`
+    Pass,
+    /// A statement that failed to parse. A syntax diagnostic has been reported for it.
+    Error,
+}
+
+/// The left-hand side of an assignment.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// `name = ...`
+    Name(Ident),
+    /// `name[indices] = ...`
+    Subscript {
+        base: Ident,
+        indices: Vec<Index>,
+        span: Span,
+    },
+}
+
+impl Target {
+    pub fn span(&self) -> Span {
+        match self {
+            Target::Name(id) => id.span.clone(),
+            Target::Subscript { span, .. } => span.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Name(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    None,
+    /// `value.attr`, as in `nl.float32` or `x.shape`.
+    Attribute {
+        value: Box<Expr>,
+        attr: Ident,
+    },
+    /// `func(args, name=value, ...)`
+    Call {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+        kwargs: Vec<Keyword>,
+    },
+    /// `value[indices]`: a tile slice, `x.shape[0]` or a type such as `nl.hbm[...]`.
+    Subscript {
+        value: Box<Expr>,
+        indices: Vec<Index>,
+    },
+    /// `(a, b)` or `a, b` where a tuple is allowed.
+    Tuple(Vec<Expr>),
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    /// An expression that failed to parse. A syntax diagnostic has been reported for it.
+    Error,
+}
+
+/// `name=value` in a call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Keyword {
+    pub name: Ident,
+    pub value: Expr,
+    pub span: Span,
+}
+
+/// One entry between the brackets of a subscript.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Index {
+    /// `e`
+    Expr(Expr),
+    /// `lo:hi`, either bound optional (`:` alone selects the whole axis).
+    Slice {
+        lo: Option<Expr>,
+        hi: Option<Expr>,
+        span: Span,
+    },
+}
+
+impl Index {
+    pub fn span(&self) -> Span {
+        match self {
+            Index::Expr(e) => e.span.clone(),
+            Index::Slice { span, .. } => span.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// `/`
+    Div,
+    /// `//`
+    FloorDiv,
+    /// `%`
+    Mod,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+        }
+    }
+}
+
+impl fmt::Display for BinOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.symbol())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Pos,
+}

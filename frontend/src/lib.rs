@@ -1,0 +1,4 @@
+//! The nkc front end: the kernel language of `LANGUAGE.md`, from source text to Penguin IR.
+
+pub mod ast;
+pub mod diagnostic;

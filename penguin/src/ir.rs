@@ -1,0 +1,605 @@
+//! The data of Penguin IR: a kernel as a loop tree of statements over tensors.
+//!
+//! A [`Function`] owns four primary maps (tensors, axes, statements, instructions) and side tables
+//! (source spans, source annotations, stage tags). Its `body` is the ordered list of top-level
+//! statements; a statement is either a group of instructions or a loop ([`Axis`]) whose own `body`
+//! is again an ordered list of statements.
+//!
+//! Invariants (checked by [`crate::verify`], not by construction):
+//! - every statement appears exactly once in the tree, every instruction in exactly one statement,
+//!   and every axis is the loop of exactly one statement;
+//! - every access names one start expression and one size per tensor dimension, and one slot
+//!   expression per block dimension of its tensor; the tile it selects lies inside the tensor for
+//!   every iteration of the enclosing loops;
+//! - affine expressions (starts, slots, predicates) mention only the induction variables of loops
+//!   that enclose the statement;
+//! - an operation's operand count, memories and shapes are those [`Op`] documents.
+
+use crate::affine::{AffineExpr, Predicate};
+use crate::entities::{Axis, Inst, Stmt, Tensor};
+use cranelift_entity::{PrimaryMap, SecondaryMap};
+use std::fmt;
+
+/// A byte range in the kernel's source file, kept beside the IR for diagnostics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SrcSpan {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl SrcSpan {
+    pub fn new(range: std::ops::Range<usize>) -> Self {
+        SrcSpan {
+            start: range.start as u32,
+            end: range.end as u32,
+        }
+    }
+
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Memory {
+    Hbm,
+    Sbuf,
+    Psum,
+}
+
+impl Memory {
+    pub fn name(self) -> &'static str {
+        match self {
+            Memory::Hbm => "hbm",
+            Memory::Sbuf => "sbuf",
+            Memory::Psum => "psum",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    F32,
+    Bf16,
+}
+
+impl DType {
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::Bf16 => "bf16",
+        }
+    }
+
+    pub fn size_bytes(self) -> u64 {
+        match self {
+            DType::F32 => 4,
+            DType::Bf16 => 2,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TensorKind {
+    /// A kernel parameter (HBM, read-only).
+    Input,
+    /// An HBM array named by `return`.
+    Output,
+    /// Everything else: on-chip tiles and buffers, and HBM scratch.
+    Local,
+}
+
+impl TensorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TensorKind::Input => "input",
+            TensorKind::Output => "output",
+            TensorKind::Local => "local",
+        }
+    }
+}
+
+/// One dimension of a tensor's allocated block: the tensor holds `count` copies of its shape,
+/// selected along `axis` by the slot expressions of its accesses (taken modulo `count`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlockDim {
+    pub axis: Axis,
+    pub count: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorData {
+    /// The source name, made unique within the function (`t`, `t.1`, ...).
+    pub name: String,
+    pub memory: Memory,
+    pub dtype: DType,
+    /// `[rows, cols]` for HBM, `[partitions, free]` on chip.
+    pub shape: Vec<u64>,
+    pub kind: TensorKind,
+    /// The allocated block shape beyond one copy: empty for an ordinary tensor. The pipeliner and
+    /// `multi_buffer` add a dimension along the pipelined axis.
+    pub block: Vec<BlockDim>,
+}
+
+impl TensorData {
+    /// Elements in one copy of the shape.
+    pub fn elems(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// Copies held: the product of the block dimensions.
+    pub fn slots(&self) -> u64 {
+        self.block.iter().map(|b| u64::from(b.count)).product()
+    }
+
+    /// Bytes per partition of the whole allocation (all slots), for on-chip tensors.
+    pub fn bytes_per_partition(&self) -> u64 {
+        let free: u64 = self.shape.iter().skip(1).product();
+        free * self.dtype.size_bytes() * self.slots()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LoopKind {
+    /// `nl.affine_range`: iterations are independent but for declared carried buffers.
+    Affine,
+    /// `nl.sequential_range`.
+    Sequential,
+    /// Python `range`.
+    Range,
+}
+
+impl LoopKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LoopKind::Affine => "affine",
+            LoopKind::Sequential => "sequential",
+            LoopKind::Range => "range",
+        }
+    }
+}
+
+/// What the pipeliner did to a loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pipelined {
+    pub num_stages: u32,
+    /// The trip count before the loop was extended to `trip + num_stages - 1`.
+    pub orig_trip: i64,
+}
+
+/// Loop attributes, from the keywords of the range call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AxisAttrs {
+    pub num_stages: Option<u32>,
+    pub disable_auto_buffer: bool,
+    pub disable_execution_order_check: bool,
+    pub multi_buffer: Option<u32>,
+    /// Set by the pipeliner on the loop it extended.
+    pub pipelined: Option<Pipelined>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AxisData {
+    /// The induction variable's source name, unique within the function.
+    pub iv_name: String,
+    pub kind: LoopKind,
+    /// The induction variable runs `lb, lb + 1, ..., ub - 1`.
+    pub lb: i64,
+    pub ub: i64,
+    pub attrs: AxisAttrs,
+    pub body: Vec<Stmt>,
+}
+
+impl AxisData {
+    pub fn trip_count(&self) -> i64 {
+        (self.ub - self.lb).max(0)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// One source statement: its nested calls first, in evaluation order, then the outer call.
+    Insts(Vec<Inst>),
+    /// A nested loop.
+    Loop(Axis),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StmtData {
+    pub kind: StmtKind,
+    /// Guards that must all hold for the statement to run in an iteration. They are empty before
+    /// pipelining; the pipeliner adds the per-stage prologue and epilogue guards.
+    pub preds: Vec<Predicate>,
+}
+
+/// The `stage_id` and `execution_order` keywords written on a statement in the source.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StmtAnnot {
+    pub stage_id: Option<u32>,
+    pub execution_order: Option<u32>,
+}
+
+/// The part of a tensor that an operand reads or writes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Access {
+    /// One start per tensor dimension.
+    pub start: Vec<AffineExpr>,
+    /// One constant size per tensor dimension.
+    pub size: Vec<u64>,
+    /// One slot selector per block dimension of the tensor, taken modulo that dimension's count.
+    pub slots: Vec<AffineExpr>,
+}
+
+impl Access {
+    /// The whole of an unblocked tensor of the given shape.
+    pub fn whole(shape: &[u64]) -> Self {
+        Access {
+            start: shape.iter().map(|_| AffineExpr::constant(0)).collect(),
+            size: shape.to_vec(),
+            slots: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Operand {
+    pub tensor: Tensor,
+    pub access: Access,
+}
+
+/// Elementwise binary operations of the Vector engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AluOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Maximum,
+    Minimum,
+}
+
+impl AluOp {
+    pub const ALL: [AluOp; 6] = [
+        AluOp::Add,
+        AluOp::Subtract,
+        AluOp::Multiply,
+        AluOp::Divide,
+        AluOp::Maximum,
+        AluOp::Minimum,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AluOp::Add => "add",
+            AluOp::Subtract => "subtract",
+            AluOp::Multiply => "multiply",
+            AluOp::Divide => "divide",
+            AluOp::Maximum => "maximum",
+            AluOp::Minimum => "minimum",
+        }
+    }
+
+    /// The float32 result of `a op b`.
+    pub fn apply(self, a: f32, b: f32) -> f32 {
+        match self {
+            AluOp::Add => a + b,
+            AluOp::Subtract => a - b,
+            AluOp::Multiply => a * b,
+            AluOp::Divide => a / b,
+            AluOp::Maximum => a.max(b),
+            AluOp::Minimum => a.min(b),
+        }
+    }
+}
+
+/// Functions of the Scalar (activation) engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ActFunc {
+    Identity,
+    Exp,
+    Log,
+    Tanh,
+    Sigmoid,
+    Relu,
+    Gelu,
+    Sqrt,
+    Rsqrt,
+    Square,
+    Reciprocal,
+}
+
+impl ActFunc {
+    pub const ALL: [ActFunc; 11] = [
+        ActFunc::Identity,
+        ActFunc::Exp,
+        ActFunc::Log,
+        ActFunc::Tanh,
+        ActFunc::Sigmoid,
+        ActFunc::Relu,
+        ActFunc::Gelu,
+        ActFunc::Sqrt,
+        ActFunc::Rsqrt,
+        ActFunc::Square,
+        ActFunc::Reciprocal,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ActFunc::Identity => "identity",
+            ActFunc::Exp => "exp",
+            ActFunc::Log => "log",
+            ActFunc::Tanh => "tanh",
+            ActFunc::Sigmoid => "sigmoid",
+            ActFunc::Relu => "relu",
+            ActFunc::Gelu => "gelu",
+            ActFunc::Sqrt => "sqrt",
+            ActFunc::Rsqrt => "rsqrt",
+            ActFunc::Square => "square",
+            ActFunc::Reciprocal => "reciprocal",
+        }
+    }
+
+    /// The float32 result of the function. Gelu is the tanh approximation NKI documents:
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, evaluated in float32 in that order.
+    pub fn apply(self, x: f32) -> f32 {
+        match self {
+            ActFunc::Identity => x,
+            ActFunc::Exp => x.exp(),
+            ActFunc::Log => x.ln(),
+            ActFunc::Tanh => x.tanh(),
+            ActFunc::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            ActFunc::Relu => x.max(0.0),
+            ActFunc::Gelu => {
+                const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+                0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
+            }
+            ActFunc::Sqrt => x.sqrt(),
+            ActFunc::Rsqrt => 1.0 / x.sqrt(),
+            ActFunc::Square => x * x,
+            ActFunc::Reciprocal => 1.0 / x,
+        }
+    }
+}
+
+/// Reductions along the free axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+}
+
+/// The scale of an activation: an immediate, or a `[P, 1]` tile given as an extra source.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scale {
+    Imm(f32),
+    Tile,
+}
+
+/// An operation, with the meaning of its destination and sources. Every operation has exactly one
+/// destination. `[P, 1]` "broadcasts" means the value of partition `p` is used for every element of
+/// row `p`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// `dst (SBUF) = src0 (HBM)`, same shape.
+    Load,
+    /// `dst (HBM) = src0 (SBUF)`, same shape.
+    Store,
+    /// `dst[M, N] (PSUM) = src0[K, M]ᵀ · src1[K, N]` (both SBUF), added to `dst` when `accumulate`.
+    Matmul { accumulate: bool },
+    /// `dst[F, P] (PSUM) = src0[P, F]ᵀ`.
+    Transpose,
+    /// `dst = src0 op src1` elementwise; either source may be `[P, 1]` and broadcasts.
+    TensorTensor { op: AluOp },
+    /// `dst = src0 op imm`, or `imm op src0` when `reverse`.
+    TensorScalar { op: AluOp, imm: f32, reverse: bool },
+    /// `dst = func(src0 * scale + bias)`. With `Scale::Tile` the next source is the `[P, 1]` scale;
+    /// with `bias` the last source is the `[P, 1]` bias.
+    Activation {
+        func: ActFunc,
+        scale: Scale,
+        bias: bool,
+    },
+    /// `dst[P, 1] = reduce(src0[P, F])` along the free axis.
+    Reduce { op: ReduceOp },
+    /// `dst = src0`, same shape (also PSUM to SBUF).
+    Copy,
+    /// `dst = value` everywhere; no source.
+    Memset { value: f32 },
+}
+
+impl Op {
+    /// The name used in the text form.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Load => "load",
+            Op::Store => "store",
+            Op::Matmul { .. } => "matmul",
+            Op::Transpose => "transpose",
+            Op::TensorTensor { .. } => "tensor_tensor",
+            Op::TensorScalar { .. } => "tensor_scalar",
+            Op::Activation { .. } => "activation",
+            Op::Reduce { .. } => "reduce",
+            Op::Copy => "copy",
+            Op::Memset { .. } => "memset",
+        }
+    }
+
+    /// The number of sources this operation takes.
+    pub fn num_srcs(&self) -> usize {
+        match self {
+            Op::Memset { .. } => 0,
+            Op::Load | Op::Store | Op::Transpose | Op::Copy => 1,
+            Op::TensorScalar { .. } | Op::Reduce { .. } => 1,
+            Op::Matmul { .. } | Op::TensorTensor { .. } => 2,
+            Op::Activation { scale, bias, .. } => {
+                1 + usize::from(*scale == Scale::Tile) + usize::from(*bias)
+            }
+        }
+    }
+
+    /// The engine class an operation runs on unless something decides otherwise.
+    pub fn default_engine(&self) -> EngineClass {
+        match self {
+            Op::Load | Op::Store => EngineClass::Dma,
+            Op::Matmul { .. } | Op::Transpose => EngineClass::Tensor,
+            Op::TensorTensor { .. }
+            | Op::TensorScalar { .. }
+            | Op::Reduce { .. }
+            | Op::Memset { .. } => EngineClass::Vector,
+            Op::Activation { .. } => EngineClass::Scalar,
+            Op::Copy => EngineClass::Any,
+        }
+    }
+}
+
+/// Which engine runs an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EngineClass {
+    Dma,
+    /// `pe`
+    Tensor,
+    /// `dve`
+    Vector,
+    /// `act`
+    Scalar,
+    /// `pool`
+    GpSimd,
+    /// The backend chooses (copy).
+    Any,
+}
+
+impl EngineClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineClass::Dma => "dma",
+            EngineClass::Tensor => "pe",
+            EngineClass::Vector => "dve",
+            EngineClass::Scalar => "act",
+            EngineClass::GpSimd => "pool",
+            EngineClass::Any => "any",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstData {
+    pub op: Op,
+    pub engine: EngineClass,
+    pub dst: Operand,
+    pub srcs: Vec<Operand>,
+}
+
+/// One kernel in Penguin IR.
+#[derive(Clone, Debug, Default)]
+pub struct Function {
+    pub name: String,
+    pub tensors: PrimaryMap<Tensor, TensorData>,
+    pub axes: PrimaryMap<Axis, AxisData>,
+    pub stmts: PrimaryMap<Stmt, StmtData>,
+    pub insts: PrimaryMap<Inst, InstData>,
+    /// The top-level statements, in program order.
+    pub body: Vec<Stmt>,
+    /// The kernel's parameters, in signature order (all `TensorKind::Input`).
+    pub params: Vec<Tensor>,
+    /// The returned arrays, in `return` order (all `TensorKind::Output`).
+    pub outputs: Vec<Tensor>,
+
+    /// Source annotations of statements (`stage_id`, `execution_order`).
+    pub annots: SecondaryMap<Stmt, StmtAnnot>,
+    /// The pipeline stage a statement was placed in, set by the pipeliner.
+    pub stage_tags: SecondaryMap<Stmt, Option<u32>>,
+
+    pub tensor_spans: SecondaryMap<Tensor, Option<SrcSpan>>,
+    pub axis_spans: SecondaryMap<Axis, Option<SrcSpan>>,
+    pub stmt_spans: SecondaryMap<Stmt, Option<SrcSpan>>,
+    pub inst_spans: SecondaryMap<Inst, Option<SrcSpan>>,
+}
+
+impl Function {
+    pub fn new(name: impl Into<String>) -> Self {
+        Function {
+            name: name.into(),
+            ..Function::default()
+        }
+    }
+
+    /// Adds an instruction statement (not yet placed in the tree).
+    pub fn add_inst_stmt(&mut self, insts: Vec<Inst>) -> Stmt {
+        self.stmts.push(StmtData {
+            kind: StmtKind::Insts(insts),
+            preds: Vec::new(),
+        })
+    }
+
+    /// Adds a loop statement for `axis` (not yet placed in the tree).
+    pub fn add_loop_stmt(&mut self, axis: Axis) -> Stmt {
+        self.stmts.push(StmtData {
+            kind: StmtKind::Loop(axis),
+            preds: Vec::new(),
+        })
+    }
+
+    /// The statement list that holds `parent`'s children: the function body for `None`.
+    pub fn block(&self, parent: Option<Axis>) -> &[Stmt] {
+        match parent {
+            None => &self.body,
+            Some(axis) => &self.axes[axis].body,
+        }
+    }
+
+    pub fn block_mut(&mut self, parent: Option<Axis>) -> &mut Vec<Stmt> {
+        match parent {
+            None => &mut self.body,
+            Some(axis) => &mut self.axes[axis].body,
+        }
+    }
+
+    /// Calls `f(stmt, enclosing loops, outermost first)` for every statement, in program order.
+    pub fn walk_stmts(&self, mut f: impl FnMut(Stmt, &[Axis])) {
+        fn go(
+            func: &Function,
+            block: &[Stmt],
+            loops: &mut Vec<Axis>,
+            f: &mut dyn FnMut(Stmt, &[Axis]),
+        ) {
+            for &stmt in block {
+                f(stmt, loops);
+                if let StmtKind::Loop(axis) = func.stmts[stmt].kind {
+                    loops.push(axis);
+                    go(func, &func.axes[axis].body, loops, f);
+                    loops.pop();
+                }
+            }
+        }
+        go(self, &self.body, &mut Vec::new(), &mut f);
+    }
+
+    /// A display name for an axis: its induction variable.
+    pub fn axis_name(&self, axis: Axis) -> &str {
+        self.axes
+            .get(axis)
+            .map_or("<undefined axis>", |a| a.iv_name.as_str())
+    }
+
+    /// Formats an affine expression with induction-variable names.
+    pub fn display_affine<'a>(&'a self, e: &'a AffineExpr) -> impl fmt::Display + 'a {
+        struct D<'a>(&'a Function, &'a AffineExpr);
+        impl fmt::Display for D<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.1.fmt_with(f, &|a| self.0.axis_name(a).to_string())
+            }
+        }
+        D(self, e)
+    }
+}

@@ -1,0 +1,1 @@
+//! The nkc driver: compile options, the pass pipeline and the commands the CLI exposes.
