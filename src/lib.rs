@@ -1,1 +1,10 @@
-//! The nkc driver: compile options, the pass pipeline and the commands the CLI exposes.
+//! The nkc driver: the compile pipeline shared by every command, and the commands the CLI
+//! exposes (`src/main.rs` holds only argument parsing).
+//!
+//! - [`driver`]: reading kernel files, running the front end and the verifier, reporting failures;
+//! - [`run`]: `nkc run`, inputs, execution and reports;
+//! - [`npy`]: `.npy` input and output.
+
+pub mod driver;
+pub mod npy;
+pub mod run;

@@ -1,1 +1,174 @@
-fn main() {}
+//! The `nkc` command line.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use nkc::driver::{self, ColorMode, Failure, Source};
+use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "nkc", version, about = "A compiler for NKI-style kernels")]
+struct Cli {
+    /// When to colour diagnostics.
+    #[arg(long, value_enum, default_value_t = ColorMode::Auto, global = true)]
+    color: ColorMode,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a kernel file: exit 0 when it is good, 1 with diagnostics when it is not.
+    Check {
+        file: PathBuf,
+        /// Check only this kernel (default: every kernel in the file).
+        #[arg(long)]
+        kernel: Option<String>,
+    },
+    /// Compile a kernel and print an intermediate form.
+    Compile {
+        file: PathBuf,
+        #[arg(long)]
+        kernel: Option<String>,
+        /// What to print.
+        #[arg(long, value_enum, default_value_t = Emit::Penguin)]
+        emit: Emit,
+        /// Write to this file instead of standard output.
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+    },
+    /// Compile a kernel and run it.
+    Run {
+        file: PathBuf,
+        #[arg(long)]
+        kernel: Option<String>,
+        /// What executes the kernel.
+        #[arg(long, value_enum, default_value_t = Engine::Interp)]
+        engine: Engine,
+        /// Which pipelining path loops take.
+        #[arg(long, value_enum, default_value_t = PipelineMode::Default)]
+        pipeline: PipelineMode,
+        /// An input array, `NAME=PATH.npy` (repeatable); other parameters get random inputs.
+        #[arg(long = "input", value_parser = parse_input)]
+        inputs: Vec<(String, PathBuf)>,
+        /// The seed of the random inputs.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Write each returned array to `DIR/NAME.npy`.
+        #[arg(long = "output")]
+        output: Option<PathBuf>,
+        /// Print one JSON object on standard output instead of a summary.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Emit {
+    /// The Penguin IR text form.
+    Penguin,
+}
+
+fn parse_input(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(path)))
+        }
+        _ => Err(format!("expected NAME=PATH.npy, found `{s}`")),
+    }
+}
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = Cli::parse();
+    match execute(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((failure, source)) => {
+            driver::report(&failure, source.as_ref(), cli.color);
+            ExitCode::from(failure.exit_code() as u8)
+        }
+    }
+}
+
+type Outcome = Result<(), (Failure, Option<Source>)>;
+
+fn execute(command: Command) -> Outcome {
+    match command {
+        Command::Check { file, kernel } => {
+            let src = read(&file)?;
+            driver::check(&src, kernel.as_deref()).map_err(|f| (f, Some(src)))
+        }
+        Command::Compile {
+            file,
+            kernel,
+            emit,
+            output,
+        } => {
+            let src = read(&file)?;
+            let func = driver::compile(&src, kernel.as_deref()).map_err(|f| (f, Some(src)))?;
+            let text = match emit {
+                Emit::Penguin => penguin::write::write_function(&func),
+            };
+            write_output(output.as_deref(), &text)
+        }
+        Command::Run {
+            file,
+            kernel,
+            engine,
+            pipeline,
+            inputs,
+            seed,
+            output,
+            json,
+        } => {
+            let src = read(&file)?;
+            let opts = RunOptions {
+                kernel,
+                engine,
+                pipeline,
+                inputs,
+                seed,
+                output_dir: output,
+            };
+            let report = run::run(&src, &opts).map_err(|f| (f, Some(src)))?;
+            for note in &report.notes {
+                eprintln!("note: {note}");
+            }
+            if json {
+                println!("{}", report.to_json());
+            } else {
+                print!("{}", report.to_text());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn read(file: &std::path::Path) -> Result<Source, (Failure, Option<Source>)> {
+    Source::read(file).map_err(|f| (f, None))
+}
+
+fn write_output(path: Option<&std::path::Path>, text: &str) -> Outcome {
+    match path {
+        Some(p) => std::fs::write(p, text).map_err(|e| {
+            (
+                Failure::User(format!("cannot write `{}`: {e}", p.display())),
+                None,
+            )
+        }),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+/// A panic is a bug: say so the way compilers do, then let it end the process (exit code 101).
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        eprintln!("error: internal compiler error: nkc panicked");
+        eprintln!("note: this is a bug in nkc; please report it with the kernel that caused it");
+    }));
+}

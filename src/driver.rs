@@ -1,0 +1,134 @@
+//! The compile pipeline that every command shares: read a kernel file, run the front end, verify
+//! the IR, and report failures.
+//!
+//! Failures are of three kinds ([`Failure`]): diagnostics in the kernel's source (exit code 1),
+//! other user errors such as a missing file or a bad `.npy` input (exit code 1), and internal
+//! errors, which are bugs in nkc (exit code 101, like a panic). Diagnostics become codespan output
+//! only here, at the edge.
+
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use frontend::diagnostic::{self, Error};
+use penguin::Function;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// A kernel file read into memory.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+impl Source {
+    pub fn read(path: &Path) -> Result<Source, Failure> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| Failure::User(format!("cannot read `{}`: {e}", path.display())))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Failure::User(format!(
+                "`{}` is not valid UTF-8 (byte {})",
+                path.display(),
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        Ok(Source {
+            path: path.to_path_buf(),
+            text,
+        })
+    }
+
+    /// The name diagnostics show for the file.
+    pub fn display_name(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// Why a command failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Errors in the kernel's source.
+    Diagnostics(Vec<Error>),
+    /// Any other error the user can fix.
+    User(String),
+    /// A bug in nkc.
+    Internal(String),
+}
+
+impl Failure {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Diagnostics(_) | Failure::User(_) => 1,
+            Failure::Internal(_) => 101,
+        }
+    }
+}
+
+/// When diagnostics are coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorMode {
+    /// Colour when standard error is a terminal.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// Prints a failure on standard error.
+pub fn report(failure: &Failure, source: Option<&Source>, color: ColorMode) {
+    match failure {
+        Failure::Diagnostics(errors) => match source {
+            Some(src) => emit_diagnostics(src, errors, color),
+            None => {
+                for e in errors {
+                    eprintln!("error[{}]: {}", e.code, e.message);
+                }
+            }
+        },
+        Failure::User(msg) => eprintln!("error: {msg}"),
+        Failure::Internal(msg) => {
+            eprintln!("error: internal compiler error: {msg}");
+            eprintln!("note: this is a bug in nkc; please report it with the kernel that caused it");
+        }
+    }
+}
+
+/// Renders diagnostics against their source on standard error.
+pub fn emit_diagnostics(source: &Source, errors: &[Error], color: ColorMode) {
+    let choice = match color {
+        ColorMode::Always => ColorChoice::Always,
+        ColorMode::Never => ColorChoice::Never,
+        ColorMode::Auto if std::io::stderr().is_terminal() => ColorChoice::Auto,
+        ColorMode::Auto => ColorChoice::Never,
+    };
+    let mut stream = StandardStream::stderr(choice);
+    // A failure to write to stderr leaves nothing better to report it on.
+    let _ = diagnostic::render(&mut stream, &source.display_name(), &source.text, errors);
+}
+
+/// `nkc check`: every diagnostic of the file (all kernels, or only `kernel`).
+pub fn check(source: &Source, kernel: Option<&str>) -> Result<(), Failure> {
+    let errors = frontend::check_source(&source.text, kernel);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Diagnostics(errors))
+    }
+}
+
+/// The front end for one kernel, then the verifier on its Penguin IR.
+pub fn compile(source: &Source, kernel: Option<&str>) -> Result<Function, Failure> {
+    let func = frontend::compile(&source.text, kernel).map_err(Failure::Diagnostics)?;
+    verify(&func, "lowering")?;
+    Ok(func)
+}
+
+/// Runs the verifier; a failure after a pass is a bug in that pass.
+pub fn verify(func: &Function, after: &str) -> Result<(), Failure> {
+    penguin::verify::verify_function(func).map_err(|errors| {
+        let list: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
+        Failure::Internal(format!(
+            "{after} produced invalid Penguin IR for `{}`:\n{}",
+            func.name,
+            list.join("\n")
+        ))
+    })
+}

@@ -1,0 +1,248 @@
+//! End-to-end tests of the `nkc` binary: exit codes, stderr, `compile --emit penguin`, and `run` on
+//! every example with outputs checked against references computed here, independently of nkc.
+
+use nkc::npy::{read_npy, write_npy};
+use penguin::interp::Array;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn nkc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nkc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the nkc binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+const EXAMPLES: [&str; 4] = [
+    "examples/tensor_add.nk",
+    "examples/matmul.nk",
+    "examples/softmax.nk",
+    "examples/exp_stages.nk",
+];
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nkc-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn check_accepts_every_example_silently() {
+    for ex in EXAMPLES {
+        let o = nkc(&["check", ex]);
+        assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
+        assert!(o.stderr.is_empty(), "{ex} printed on stderr: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn check_rejects_a_bad_kernel_with_exit_1_and_plain_diagnostics() {
+    let dir = scratch("bad");
+    let path = dir.join("bad.nk");
+    std::fs::write(
+        &path,
+        "def k(a: nl.hbm[nl.float32, 128, 64]):\n    t = nl.load(a[0:128, :])\n    u = nl.exp(v)\n    return t\n",
+    )
+    .unwrap();
+    let o = nkc(&["check", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("error["), "{err}");
+    assert!(err.contains("bad.nk:3:"), "the diagnostic names the line: {err}");
+    assert!(!err.contains("\u{1b}["), "no colour when stderr is not a terminal: {err}");
+    let colored = nkc(&["--color", "always", "check", path.to_str().unwrap()]);
+    assert!(stderr(&colored).contains("\u{1b}["), "colour on request");
+}
+
+#[test]
+fn missing_file_is_an_error_not_a_panic() {
+    let o = nkc(&["check", "no/such/kernel.nk"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot read"), "{}", stderr(&o));
+}
+
+#[test]
+fn compile_emits_penguin_text_that_parses_back() {
+    for ex in EXAMPLES {
+        let o = nkc(&["compile", ex, "--emit", "penguin"]);
+        assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
+        let text = stdout(&o);
+        let func = penguin::parse::parse_function(&text)
+            .unwrap_or_else(|e| panic!("{ex}: the emitted IR does not parse: {e}\n{text}"));
+        assert_eq!(penguin::write::write_function(&func), text, "{ex}");
+    }
+    let dir = scratch("emit");
+    let out = dir.join("t.pir");
+    let o = nkc(&[
+        "compile",
+        "examples/tensor_add.nk",
+        "--emit",
+        "penguin",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&out).unwrap().contains("tensor_add"));
+}
+
+/// A deterministic input: small values that differ per element.
+fn input(shape: &[usize], salt: u32) -> Array {
+    let n: usize = shape.iter().product();
+    let data = (0..n)
+        .map(|i| {
+            let h = (i as u32).wrapping_mul(2_654_435_761).wrapping_add(salt.wrapping_mul(40_503));
+            ((h >> 8) % 2001) as f32 / 1000.0 - 1.0
+        })
+        .collect();
+    Array {
+        shape: shape.to_vec(),
+        data,
+    }
+}
+
+/// Runs an example with the given inputs and returns its outputs by name.
+fn run_example(ex: &str, inputs: &[(&str, &Array)], outputs: &[&str]) -> Vec<Array> {
+    let dir = scratch(Path::new(ex).file_stem().unwrap().to_str().unwrap());
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        ex.into(),
+        "--engine".into(),
+        "interp".into(),
+        "--output".into(),
+        dir.join("out").display().to_string(),
+    ];
+    for (name, array) in inputs {
+        let p = dir.join(format!("{name}.npy"));
+        write_npy(&p, array).unwrap();
+        args.push("--input".into());
+        args.push(format!("{name}={}", p.display()));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = nkc(&args);
+    assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
+    outputs
+        .iter()
+        .map(|name| read_npy(&dir.join("out").join(format!("{name}.npy"))).unwrap())
+        .collect()
+}
+
+fn assert_close(got: &Array, want: &[f32], shape: &[usize], rel: f32, what: &str) {
+    assert_eq!(got.shape, shape, "{what}: shape");
+    for (i, (&g, &w)) in got.data.iter().zip(want).enumerate() {
+        let tol = rel * w.abs().max(1.0);
+        assert!((g - w).abs() <= tol, "{what}[{i}]: got {g}, want {w}");
+    }
+}
+
+#[test]
+fn tensor_add_runs_and_adds_exactly() {
+    let a = input(&[2048, 512], 1);
+    let b = input(&[2048, 512], 2);
+    let c = &run_example("examples/tensor_add.nk", &[("a", &a), ("b", &b)], &["c"])[0];
+    let want: Vec<f32> = a.data.iter().zip(&b.data).map(|(x, y)| x + y).collect();
+    assert_close(c, &want, &[2048, 512], 0.0, "c");
+}
+
+#[test]
+fn matmul_runs_and_matches_a_naive_product() {
+    let at = input(&[512, 512], 3);
+    let b = input(&[512, 1024], 4);
+    let c = &run_example("examples/matmul.nk", &[("at", &at), ("b", &b)], &["c"])[0];
+    let mut want = vec![0f32; 512 * 1024];
+    for m in 0..512 {
+        for n in 0..1024 {
+            let mut s = 0f64;
+            for k in 0..512 {
+                s += f64::from(at.data[k * 512 + m]) * f64::from(b.data[k * 1024 + n]);
+            }
+            want[m * 1024 + n] = s as f32;
+        }
+    }
+    assert_close(c, &want, &[512, 1024], 1e-4, "c");
+}
+
+#[test]
+fn softmax_runs_and_matches_a_naive_softmax() {
+    let x = input(&[1024, 512], 5);
+    let y = &run_example("examples/softmax.nk", &[("x", &x)], &["y"])[0];
+    let mut want = vec![0f32; 1024 * 512];
+    for r in 0..1024 {
+        let row = &x.data[r * 512..(r + 1) * 512];
+        let mx = row.iter().copied().fold(f64::NEG_INFINITY, |m, v| m.max(f64::from(v)));
+        let e: Vec<f64> = row.iter().map(|&v| (f64::from(v) - mx).exp()).collect();
+        let s: f64 = e.iter().sum();
+        for c in 0..512 {
+            want[r * 512 + c] = (e[c] / s) as f32;
+        }
+    }
+    assert_close(y, &want, &[1024, 512], 1e-5, "y");
+    // Every row sums to one.
+    for r in 0..1024 {
+        let s: f32 = y.data[r * 512..(r + 1) * 512].iter().sum();
+        assert!((s - 1.0).abs() < 1e-4, "row {r} sums to {s}");
+    }
+}
+
+#[test]
+fn exp_stages_runs_and_matches_exp() {
+    let a = input(&[1024, 512], 6);
+    let c = &run_example("examples/exp_stages.nk", &[("a", &a)], &["c"])[0];
+    let want: Vec<f32> = a.data.iter().map(|&v| (f64::from(v).exp()) as f32).collect();
+    assert_close(c, &want, &[1024, 512], 1e-6, "c");
+}
+
+#[test]
+fn run_json_reports_outputs_by_name_and_shape() {
+    let o = nkc(&["run", "examples/softmax.nk", "--json", "--seed", "7"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    assert_eq!(v["outputs"]["y"], serde_json::json!([1024, 512]));
+    assert_eq!(v["kernel"], "softmax");
+    // The seed decides the inputs: the same seed gives the same checksum, another seed another.
+    let again = nkc(&["run", "examples/softmax.nk", "--json", "--seed", "7"]);
+    let other = nkc(&["run", "examples/tensor_add.nk", "--json", "--seed", "8"]);
+    let first = nkc(&["run", "examples/tensor_add.nk", "--json", "--seed", "7"]);
+    let w: serde_json::Value = serde_json::from_str(&stdout(&again)).unwrap();
+    assert_eq!(v["summary"], w["summary"]);
+    let x: serde_json::Value = serde_json::from_str(&stdout(&other)).unwrap();
+    let y: serde_json::Value = serde_json::from_str(&stdout(&first)).unwrap();
+    assert_ne!(x["summary"]["c"]["checksum"], y["summary"]["c"]["checksum"]);
+}
+
+#[test]
+fn run_says_that_pipelining_is_not_there_yet() {
+    let o = nkc(&["run", "examples/tensor_add.nk", "--pipeline", "annotated"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not implemented yet"), "{}", stderr(&o));
+    let none = nkc(&["run", "examples/tensor_add.nk", "--pipeline", "none"]);
+    assert_eq!(none.status.code(), Some(0));
+    assert!(none.stderr.is_empty(), "{}", stderr(&none));
+}
+
+#[test]
+fn a_wrong_input_is_a_clear_error() {
+    let dir = scratch("wrong");
+    let p = dir.join("a.npy");
+    write_npy(&p, &input(&[128, 512], 0)).unwrap();
+    let arg = format!("a={}", p.display());
+    let o = nkc(&["run", "examples/tensor_add.nk", "--input", &arg]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("has shape [128, 512]"), "{}", stderr(&o));
+    let bogus = format!("zz={}", p.display());
+    let o = nkc(&["run", "examples/tensor_add.nk", "--input", &bogus]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not a parameter"), "{}", stderr(&o));
+    let o = nkc(&["run", "examples/tensor_add.nk", "--input", "a=/no/such.npy"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot open"), "{}", stderr(&o));
+}
