@@ -9,8 +9,9 @@ setup:
 	@bash scripts/setup.sh
 
 demo: setup
-	cargo run --release --bin nkc -- check $(DEMO)
-	@echo "nkc check $(DEMO): ok"
+	cargo build --release --bin nkc
+	./target/release/nkc check $(DEMO)
+	./target/release/nkc run $(DEMO) --engine interp
 
 test: setup
 	cargo test --workspace --all-targets
