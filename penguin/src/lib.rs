@@ -7,6 +7,7 @@
 
 pub mod affine;
 pub mod entities;
+pub mod interp;
 pub mod ir;
 pub mod isl_check;
 
