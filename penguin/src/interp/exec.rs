@@ -404,27 +404,20 @@ impl<'f> Machine<'f> {
             } => {
                 let x = self.read(inst, name, &data.srcs[0])?;
                 self.elementwise_src(inst, "the source", &x, p, f, false)?;
-                let mut next = 1;
-                let scale_tile = match scale {
-                    Scale::Imm(_) => None,
+                // Sources after the data: the `[P, 1]` scale tile (when `Scale::Tile`), then
+                // the `[P, 1]` bias (when `bias`); the source count was checked above.
+                let scale_tile;
+                let scale_src = match scale {
+                    Scale::Imm(v) => ScaleSrc::Imm(v),
                     Scale::Tile => {
-                        next += 1;
-                        Some(self.read(inst, name, &data.srcs[1])?)
+                        scale_tile = self.read(inst, name, &data.srcs[1])?;
+                        self.elementwise_src(inst, "the scale", &scale_tile, p, 1, false)?;
+                        ScaleSrc::Column(&scale_tile.data)
                     }
                 };
-                let bias_tile = if bias {
-                    Some(self.read(inst, name, &data.srcs[next])?)
-                } else {
-                    None
-                };
-                let scale_src = match (scale, &scale_tile) {
-                    (Scale::Imm(v), _) => ScaleSrc::Imm(v),
-                    (Scale::Tile, Some(t)) => {
-                        match self.elementwise_src(inst, "the scale", t, p, 1, false)? {
-                            Src::Full(c) | Src::Column(c) => ScaleSrc::Column(c),
-                        }
-                    }
-                    (Scale::Tile, None) => unreachable!("a tile scale was read above"),
+                let bias_tile = match bias {
+                    true => Some(self.read(inst, name, &data.srcs[data.srcs.len() - 1])?),
+                    false => None,
                 };
                 if let Some(t) = &bias_tile {
                     self.elementwise_src(inst, "the bias", t, p, 1, false)?;

@@ -21,7 +21,8 @@
 //! - **Operations** are those [`Op`](crate::ir::Op) documents: an accumulating matmul reads its
 //!   destination (so an accumulation group starts with a memset or an overwriting matmul); `[P, 1]`
 //!   sources of `tensor_tensor` broadcast along the free axis; an activation without a bias
-//!   computes `func(x * scale)`.
+//!   computes `func(x * scale)`. An instruction reads all its sources (and, for an accumulating
+//!   matmul, its destination) before it writes, so a destination may overlap a source.
 //!
 //! The interpreter never panics on malformed IR: undefined entities, wrong operand counts or
 //! shapes, affine expressions over loops that do not enclose them, and arithmetic overflow are all
