@@ -5,6 +5,9 @@
 //!   `parse(write(f))` with the same entities.
 //! - `tests/parse/*.pir`: texts the parser rejects. Header line `# error: MESSAGE` names the
 //!   expected message (a fragment of `ParseError`'s Display, `line L:C: ...`).
+//! - `tests/verify/*.pir`: texts that parse but that the verifier rejects. Every `# error: ...`
+//!   header line names a fragment that some verifier error must contain, and there are exactly as
+//!   many errors as header lines.
 
 use penguin::{parse_function, verify_function, write_function, Function};
 use std::path::{Path, PathBuf};
@@ -132,5 +135,39 @@ fn parse_error_files() {
                 );
             }
         }
+    }
+}
+#[test]
+fn verify_error_files() {
+    for path in files("verify") {
+        let text = read(&path);
+        let expected = expected_errors(&text);
+        assert!(
+            !expected.is_empty(),
+            "{}: needs `# error:` lines",
+            path.display()
+        );
+        let f = parse_function(&text)
+            .unwrap_or_else(|e| panic!("{}: does not parse: {e}", path.display()));
+        let errs = match verify_function(&f) {
+            Ok(()) => panic!("{}: verified, expected `{}`", path.display(), expected[0]),
+            Err(errs) => errs,
+        };
+        let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+        for want in &expected {
+            assert!(
+                msgs.iter().any(|m| m.contains(want.as_str())),
+                "{}: no error contains `{want}`; errors:\n{}",
+                path.display(),
+                msgs.join("\n")
+            );
+        }
+        assert_eq!(
+            msgs.len(),
+            expected.len(),
+            "{}: expected exactly the listed errors; got:\n{}",
+            path.display(),
+            msgs.join("\n")
+        );
     }
 }
