@@ -64,8 +64,9 @@ pub fn parse_function(text: &str) -> Result<Function, ParseError> {
     Ok(p.func)
 }
 
-/// The deepest loop nesting the parser accepts (it recurses once per level).
-const MAX_DEPTH: usize = 256;
+/// The deepest loop nesting the parser accepts. It recurses once per level, and this keeps it far
+/// from the end of a 2 MiB thread stack even in unoptimised builds; kernels nest a few levels.
+const MAX_DEPTH: usize = 64;
 
 // ---------------------------------------------------------------------------------------------
 // Lexer

@@ -56,12 +56,18 @@ pub fn write_function(func: &Function) -> String {
     out
 }
 
-/// Displays a function in its text form (`format!("{}", DisplayFunction(&f))`).
+/// Displays a function in its text form (as `Function`'s own `Display` does).
 pub struct DisplayFunction<'a>(pub &'a Function);
 
 impl fmt::Display for DisplayFunction<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&write_function(self.0))
+    }
+}
+
+impl fmt::Display for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&write_function(self))
     }
 }
 
