@@ -546,8 +546,7 @@ impl Parser {
         let stmt = self.func.add_inst_stmt(Vec::new());
         let mut seen = Vec::new();
         while self.stmt_attr(stmt, &mut seen)? {}
-        self.preds(stmt)?;
-        let open = self.expect_sym("{")?;
+        let open = self.open_body(stmt, "`stage_id=N`, `execution_order=N`, `stage=N`")?;
         let mut insts = Vec::new();
         loop {
             if self.eat_sym("}") {
@@ -642,8 +641,12 @@ impl Parser {
                 }
             }
         }
-        self.preds(stmt)?;
-        let open = self.expect_sym("{")?;
+        let open = self.open_body(
+            stmt,
+            "a loop attribute (`num_stages=N`, `multi_buffer=N`, `disable_auto_buffer`, \
+             `disable_execution_order_check`, `pipelined(stages=N, trip=T)`), `stage_id=N`, \
+             `execution_order=N`, `stage=N`",
+        )?;
         self.depth += 1;
         let body = self.stmts(&open, "loop body")?;
         self.depth -= 1;
@@ -684,7 +687,22 @@ impl Parser {
         Ok(true)
     }
 
-    /// `[if PRED && PRED ...]`
+    /// The predicates and the `{` that end a statement header; `attrs` lists the attributes that
+    /// the header could still take, for the error message.
+    fn open_body(&mut self, stmt: Stmt, attrs: &str) -> PResult<Token> {
+        if self.is_word("if") {
+            self.preds(stmt)?;
+            if !self.is_sym("{") {
+                return self.expected("`&&` or `{`");
+            }
+        }
+        if !self.is_sym("{") {
+            return self.expected(&format!("{attrs}, `if` or `{{`"));
+        }
+        Ok(self.bump())
+    }
+
+    /// `if PRED && PRED ...`
     fn preds(&mut self, stmt: Stmt) -> PResult<()> {
         if !self.is_word("if") {
             return Ok(());
@@ -792,6 +810,13 @@ impl Parser {
 
     /// `DST = OP.ENGINE[(PARAMS)] [SRC, SRC ...]`
     fn inst(&mut self) -> PResult<Inst> {
+        let nested = matches!(&self.peek().tok,
+            Tok::Ident(w) if (w == "stmt" || w == "loop") && !self.tensors.contains_key(w));
+        if nested {
+            return self.expected(
+                "an instruction (statements do not nest inside `stmt { }`; use a `loop`)",
+            );
+        }
         let dst = self.operand()?;
         self.expect_sym("=")?;
         let (word, op_tok) = self.ident("an operation `OP.ENGINE`")?;
