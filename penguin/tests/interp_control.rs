@@ -7,7 +7,11 @@ use common::*;
 use penguin::interp::{interpret, random_inputs, round_bf16, Array};
 use penguin::*;
 
+/// Verifies `f` (these kernels are well formed) and interprets it.
 fn run(f: &Function, inputs: &[Array]) -> Vec<Array> {
+    if let Err(errors) = verify_function(f) {
+        panic!("{} does not verify: {errors:?}", f.name);
+    }
     interpret(f, inputs)
         .unwrap_or_else(|e| panic!("interpretation failed: {e}"))
         .outputs
@@ -92,6 +96,7 @@ fn predicates_skip_some_iterations() {
     }
     b.end_loop();
     let x = data(n, f, 9);
+    verify_function(&b.f).expect("the kernel verifies");
     let r = interpret(&b.f, std::slice::from_ref(&x)).unwrap();
     let want = Array::from_fn(n, f, |row, c| {
         if (2..5).contains(&row) {
@@ -122,6 +127,7 @@ fn a_guard_on_a_loop_statement_skips_the_whole_loop() {
     b.end_loop();
     b.end_loop();
     b.guard(inner, lin(i, 1, 0), CmpOp::Eq, 1);
+    verify_function(&b.f).expect("the kernel verifies");
     let r = interpret(&b.f, &[]).unwrap();
     assert_eq!(r.outputs[0].data, vec![0.0, 0.0, 7.0, 7.0, 0.0, 0.0]);
     assert_eq!(r.stats.total.insts, 4);

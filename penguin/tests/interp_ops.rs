@@ -7,7 +7,11 @@ use common::*;
 use penguin::interp::{interpret, Array};
 use penguin::*;
 
+/// Verifies `f` (these kernels are well formed) and interprets it.
 fn run(f: &Function, inputs: &[Array]) -> Vec<Array> {
+    if let Err(errors) = verify_function(f) {
+        panic!("{} does not verify: {errors:?}", f.name);
+    }
     interpret(f, inputs)
         .unwrap_or_else(|e| panic!("interpretation failed: {e}"))
         .outputs
@@ -350,6 +354,7 @@ fn tiled_matmul_accumulates_over_k_from_a_memset() {
     let kk = (s.kt * s.tk) as usize;
     let at = data(kk, (s.mt * s.tm) as usize, 21);
     let bm = data(kk, (s.nt * s.tn) as usize, 22);
+    verify_function(&func).expect("the matmul IR verifies");
     let res = interpret(&func, &[at.clone(), bm.clone()]).unwrap();
     let want = matmul_reference(&s, &at, &bm);
     assert_eq!(res.outputs[0], want);
@@ -427,6 +432,7 @@ fn matmul_overwrite_then_accumulate_under_guards() {
     b.inst(Op::Store, b.whole(out), vec![b.whole(res)]);
     let a = data(kt as usize * tk as usize, m as usize, 31);
     let bv = data(kt as usize * tk as usize, n as usize, 32);
+    verify_function(&b.f).expect("the kernel verifies");
     let r = interpret(&b.f, &[a.clone(), bv.clone()]).unwrap();
     let want = Array::from_fn(m as usize, n as usize, |i, j| {
         let mut acc = 0.0f32;
