@@ -379,3 +379,22 @@ fn random_inputs_are_deterministic_and_in_range() {
     let first = x[0].data[0];
     assert!(x[0].data.iter().any(|&v| v != first));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The hand-pipelined loop with 2 or more buffers gives the plain loop's outputs for any
+    /// trip count, including fewer iterations than stages, and any data.
+    #[test]
+    fn pipelined_equals_plain_for_any_trip_count(
+        n in 1i64..9,
+        f in 1u64..6,
+        buffers in 2u32..5,
+        seed in 0u32..1000,
+    ) {
+        let x = data(n as usize, f as usize, seed);
+        let plain = run(&plain_loop(n, f), std::slice::from_ref(&x));
+        let piped = run(&pipelined_loop(n, f, buffers, true), std::slice::from_ref(&x));
+        proptest::prop_assert_eq!(piped, plain);
+    }
+}
