@@ -1,0 +1,493 @@
+//! The executor: walks the loop tree, evaluates predicates and accesses, and runs each
+//! instruction by gathering its source tiles, calling its kernel and scattering the result.
+//!
+//! Invariants:
+//! - `active[a]` is true exactly for the axes of the loops currently executing (those in
+//!   `loops`), and `ivs[a]` holds the current value of each of them; an affine expression that
+//!   mentions any other axis is malformed IR. Because a loop cannot be entered while it is already
+//!   active, the recursion depth is bounded by the number of axes.
+//! - every [`Region`] handed to a [`Buffer`] has been checked to lie inside it by [`Machine::resolve`].
+
+use super::kernels::{self, ScaleSrc, Src};
+use super::memory::{Buffer, Region};
+use super::{Element, InterpError, Iteration, Stats};
+use crate::affine::AffineExpr;
+use crate::entities::{Axis, Inst, Stmt, Tensor};
+use crate::ir::{Function, InstData, Op, Operand, Scale, StmtKind};
+use cranelift_entity::{EntityRef, SecondaryMap};
+
+type Result<T> = std::result::Result<T, InterpError>;
+
+/// A malformed-IR error outside any loop.
+pub(super) fn malformed(inst: Option<Inst>, msg: String) -> InterpError {
+    InterpError::Malformed {
+        inst,
+        msg,
+        at: Iteration::default(),
+    }
+}
+
+/// A tile read from a tensor: where it lies and its values.
+struct Tile {
+    region: Region,
+    data: Vec<f32>,
+}
+
+impl Tile {
+    fn shape(&self) -> (usize, usize) {
+        (self.region.rows, self.region.cols)
+    }
+}
+
+pub(super) struct Machine<'f> {
+    func: &'f Function,
+    /// Indexed by tensor index.
+    bufs: Vec<Buffer>,
+    ivs: SecondaryMap<Axis, i64>,
+    active: SecondaryMap<Axis, bool>,
+    loops: Vec<Axis>,
+    pub stats: Stats,
+}
+
+impl<'f> Machine<'f> {
+    pub fn new(func: &'f Function) -> Result<Self> {
+        let bufs = func
+            .tensors
+            .values()
+            .map(|t| {
+                Buffer::new(t).map_err(|e| malformed(None, format!("tensor `{}` {e}", t.name)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Machine {
+            func,
+            bufs,
+            ivs: SecondaryMap::new(),
+            active: SecondaryMap::new(),
+            loops: Vec::new(),
+            stats: Stats::default(),
+        })
+    }
+
+    /// Fills a parameter (already checked to exist, be unblocked and match `values` in size).
+    pub fn fill_input(&mut self, t: Tensor, values: &[f32]) {
+        self.bufs[t.index()].fill_input(values);
+    }
+
+    /// The contents of an output tensor.
+    pub fn output(&self, t: Tensor) -> Result<super::Array> {
+        let data = self
+            .func
+            .tensors
+            .get(t)
+            .ok_or_else(|| malformed(None, format!("output {t} is not a defined tensor")))?;
+        if !data.block.is_empty() {
+            return Err(malformed(
+                None,
+                format!("output `{}` has block dimensions", data.name),
+            ));
+        }
+        let buf = &self.bufs[t.index()];
+        Ok(super::Array {
+            shape: vec![buf.rows, buf.cols],
+            data: buf.slot0().to_vec(),
+        })
+    }
+
+    pub fn run(&mut self) -> Result<()> {
+        let body = &self.func.body;
+        self.run_block(body)
+    }
+
+    fn iteration(&self) -> Iteration {
+        Iteration(
+            self.loops
+                .iter()
+                .map(|&a| (self.func.axis_name(a).to_string(), self.ivs[a]))
+                .collect(),
+        )
+    }
+
+    fn malformed(&self, inst: Option<Inst>, msg: impl Into<String>) -> InterpError {
+        InterpError::Malformed {
+            inst,
+            msg: msg.into(),
+            at: self.iteration(),
+        }
+    }
+
+    /// The value of an affine expression in the current iteration.
+    fn eval(&self, e: &AffineExpr, inst: Option<Inst>) -> Result<i64> {
+        let mut acc = e.constant_term();
+        for &(axis, coeff) in e.terms() {
+            if !self.active[axis] {
+                return Err(self.malformed(
+                    inst,
+                    format!(
+                        "an expression uses the induction variable of {axis} (`{}`) outside its loop",
+                        self.func.axis_name(axis)
+                    ),
+                ));
+            }
+            acc = coeff
+                .checked_mul(self.ivs[axis])
+                .and_then(|t| acc.checked_add(t))
+                .ok_or_else(|| self.malformed(inst, "an affine expression overflows i64"))?;
+        }
+        Ok(acc)
+    }
+
+    fn run_block(&mut self, block: &'f [Stmt]) -> Result<()> {
+        for &stmt in block {
+            self.run_stmt(stmt)?;
+        }
+        Ok(())
+    }
+
+    fn run_stmt(&mut self, stmt: Stmt) -> Result<()> {
+        let func = self.func;
+        let data = func
+            .stmts
+            .get(stmt)
+            .ok_or_else(|| self.malformed(None, format!("statement {stmt} is not defined")))?;
+        for pred in &data.preds {
+            let v = self.eval(&pred.expr, None)?;
+            let holds = match pred.cmp {
+                crate::affine::CmpOp::Ge => v >= pred.bound,
+                crate::affine::CmpOp::Lt => v < pred.bound,
+                crate::affine::CmpOp::Eq => v == pred.bound,
+            };
+            if !holds {
+                self.stats.stmts_skipped += 1;
+                return Ok(());
+            }
+        }
+        match &data.kind {
+            StmtKind::Insts(insts) => {
+                for &inst in insts {
+                    self.exec_inst(inst)?;
+                }
+                Ok(())
+            }
+            StmtKind::Loop(axis) => self.run_loop(*axis),
+        }
+    }
+
+    fn run_loop(&mut self, axis: Axis) -> Result<()> {
+        let func = self.func;
+        let data = func
+            .axes
+            .get(axis)
+            .ok_or_else(|| self.malformed(None, format!("loop axis {axis} is not defined")))?;
+        if self.active[axis] {
+            return Err(self.malformed(
+                None,
+                format!("loop `{}` is nested inside itself", data.iv_name),
+            ));
+        }
+        self.active[axis] = true;
+        self.loops.push(axis);
+        let mut result = Ok(());
+        for iv in data.lb..data.ub {
+            self.ivs[axis] = iv;
+            result = self.run_block(&data.body);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.loops.pop();
+        self.active[axis] = false;
+        result
+    }
+
+    /// Where an operand's tile lies, checked against its tensor.
+    fn resolve(&self, inst: Inst, op: &'static str, operand: &Operand) -> Result<Region> {
+        let t = operand.tensor;
+        let (Some(tdata), Some(buf)) = (self.func.tensors.get(t), self.bufs.get(t.index())) else {
+            return Err(self.malformed(Some(inst), format!("operand tensor {t} is not defined")));
+        };
+        let acc = &operand.access;
+        if acc.start.len() != 2 || acc.size.len() != 2 {
+            return Err(self.malformed(
+                Some(inst),
+                format!(
+                    "an access to `{}` has {} starts and {} sizes, expected 2 of each",
+                    tdata.name,
+                    acc.start.len(),
+                    acc.size.len()
+                ),
+            ));
+        }
+        if acc.slots.len() != buf.block_counts.len() {
+            return Err(self.malformed(
+                Some(inst),
+                format!(
+                    "an access to `{}` has {} slot expressions, but the tensor has {} block dimensions",
+                    tdata.name,
+                    acc.slots.len(),
+                    buf.block_counts.len()
+                ),
+            ));
+        }
+        let mut slot: u64 = 0;
+        for (e, &count) in acc.slots.iter().zip(&buf.block_counts) {
+            // count ≥ 1 (checked by Buffer::new) and the product of counts fits in memory.
+            let s = self.eval(e, Some(inst))?.rem_euclid(count as i64) as u64;
+            slot = slot * count + s;
+        }
+        let extents = [buf.rows as u64, buf.cols as u64];
+        let mut starts = [0usize; 2];
+        for d in 0..2 {
+            let size = acc.size[d];
+            if size == 0 {
+                return Err(self.malformed(
+                    Some(inst),
+                    format!("an access to `{}` is empty", tdata.name),
+                ));
+            }
+            let start = self.eval(&acc.start[d], Some(inst))?;
+            let end = i64::try_from(size)
+                .ok()
+                .and_then(|s| start.checked_add(s))
+                .ok_or_else(|| self.malformed(Some(inst), "an access size overflows i64"))?;
+            if start < 0 || end as u64 > extents[d] {
+                return Err(InterpError::OutOfRange {
+                    inst,
+                    op,
+                    tensor: tdata.name.clone(),
+                    dim: d,
+                    start,
+                    end,
+                    extent: extents[d],
+                    at: self.iteration(),
+                });
+            }
+            starts[d] = start as usize;
+        }
+        Ok(Region {
+            slot: slot as usize,
+            row0: starts[0],
+            col0: starts[1],
+            rows: acc.size[0] as usize,
+            cols: acc.size[1] as usize,
+        })
+    }
+
+    fn read(&self, inst: Inst, op: &'static str, operand: &Operand) -> Result<Tile> {
+        let region = self.resolve(inst, op, operand)?;
+        let t = operand.tensor;
+        let buf = &self.bufs[t.index()];
+        let data = buf.read(&region).map_err(|u| InterpError::Uninitialised {
+            inst,
+            op,
+            tensor: self.func.tensors[t].name.clone(),
+            element: Element {
+                slot: (!buf.block_counts.is_empty()).then_some(u.slot),
+                row: u.row,
+                col: u.col,
+            },
+            at: self.iteration(),
+        })?;
+        Ok(Tile { region, data })
+    }
+
+    fn write(
+        &mut self,
+        inst: Inst,
+        op: &'static str,
+        region: &Region,
+        operand: &Operand,
+        values: &[f32],
+    ) -> Result<()> {
+        let t = operand.tensor;
+        if self.bufs[t.index()].read_only {
+            return Err(InterpError::WriteToInput {
+                inst,
+                op,
+                tensor: self.func.tensors[t].name.clone(),
+                at: self.iteration(),
+            });
+        }
+        self.bufs[t.index()].write(region, values);
+        Ok(())
+    }
+
+    /// An error for a source or destination whose shape does not fit the operation.
+    fn bad_shape(&self, inst: Inst, what: &str, got: (usize, usize), want: String) -> InterpError {
+        self.malformed(
+            Some(inst),
+            format!("{what} has shape [{}, {}], expected {want}", got.0, got.1),
+        )
+    }
+
+    /// A source of an elementwise operation on a `[p, f]` destination: `[p, f]`, or a `[p, 1]`
+    /// column when `column_ok`.
+    fn elementwise_src<'t>(
+        &self,
+        inst: Inst,
+        what: &str,
+        tile: &'t Tile,
+        p: usize,
+        f: usize,
+        column_ok: bool,
+    ) -> Result<Src<'t>> {
+        match tile.shape() {
+            s if s == (p, f) => Ok(Src::Full(&tile.data)),
+            (rows, 1) if rows == p && column_ok => Ok(Src::Column(&tile.data)),
+            s => Err(self.bad_shape(
+                inst,
+                what,
+                s,
+                if column_ok {
+                    format!("[{p}, {f}] or [{p}, 1]")
+                } else {
+                    format!("[{p}, {f}]")
+                },
+            )),
+        }
+    }
+
+    fn exec_inst(&mut self, inst: Inst) -> Result<()> {
+        let func = self.func;
+        let data: &InstData = func
+            .insts
+            .get(inst)
+            .ok_or_else(|| self.malformed(None, format!("instruction {inst} is not defined")))?;
+        let op = &data.op;
+        let name = op.name();
+        if data.srcs.len() != op.num_srcs() {
+            return Err(self.malformed(
+                Some(inst),
+                format!(
+                    "{name} takes {} sources, found {}",
+                    op.num_srcs(),
+                    data.srcs.len()
+                ),
+            ));
+        }
+        let dst = self.resolve(inst, name, &data.dst)?;
+        let (p, f) = (dst.rows, dst.cols);
+        let mut elements = dst.len() as u64;
+        let result = match *op {
+            Op::Load | Op::Store | Op::Copy => {
+                let src = self.read(inst, name, &data.srcs[0])?;
+                if src.shape() != (p, f) {
+                    return Err(self.bad_shape(
+                        inst,
+                        "the source",
+                        src.shape(),
+                        format!("[{p}, {f}]"),
+                    ));
+                }
+                src.data
+            }
+            Op::Memset { value } => vec![value; dst.len()],
+            Op::TensorTensor { op: alu } => {
+                let a = self.read(inst, name, &data.srcs[0])?;
+                let b = self.read(inst, name, &data.srcs[1])?;
+                let a = self.elementwise_src(inst, "source 0", &a, p, f, true)?;
+                let b = self.elementwise_src(inst, "source 1", &b, p, f, true)?;
+                kernels::tensor_tensor(alu, a, b, p, f)
+            }
+            Op::TensorScalar {
+                op: alu,
+                imm,
+                reverse,
+            } => {
+                let x = self.read(inst, name, &data.srcs[0])?;
+                self.elementwise_src(inst, "the source", &x, p, f, false)?;
+                kernels::tensor_scalar(alu, &x.data, imm, reverse)
+            }
+            Op::Activation {
+                func: act,
+                scale,
+                bias,
+            } => {
+                let x = self.read(inst, name, &data.srcs[0])?;
+                self.elementwise_src(inst, "the source", &x, p, f, false)?;
+                // Sources after the data: the `[P, 1]` scale tile (when `Scale::Tile`), then
+                // the `[P, 1]` bias (when `bias`); the source count was checked above.
+                let scale_tile;
+                let scale_src = match scale {
+                    Scale::Imm(v) => ScaleSrc::Imm(v),
+                    Scale::Tile => {
+                        scale_tile = self.read(inst, name, &data.srcs[1])?;
+                        self.elementwise_src(inst, "the scale", &scale_tile, p, 1, false)?;
+                        ScaleSrc::Column(&scale_tile.data)
+                    }
+                };
+                let bias_tile = match bias {
+                    true => Some(self.read(inst, name, &data.srcs[data.srcs.len() - 1])?),
+                    false => None,
+                };
+                if let Some(t) = &bias_tile {
+                    self.elementwise_src(inst, "the bias", t, p, 1, false)?;
+                }
+                kernels::activation(
+                    act,
+                    &x.data,
+                    scale_src,
+                    bias_tile.as_ref().map(|t| &t.data[..]),
+                    p,
+                    f,
+                )
+            }
+            Op::Reduce { op: red } => {
+                let x = self.read(inst, name, &data.srcs[0])?;
+                let (xp, xf) = x.shape();
+                if (p, f) != (xp, 1) {
+                    return Err(self.bad_shape(
+                        inst,
+                        "the destination",
+                        (p, f),
+                        format!("[{xp}, 1]"),
+                    ));
+                }
+                elements = x.data.len() as u64;
+                kernels::reduce(red, &x.data, xf)
+            }
+            Op::Transpose => {
+                let x = self.read(inst, name, &data.srcs[0])?;
+                let (xp, xf) = x.shape();
+                if (p, f) != (xf, xp) {
+                    return Err(self.bad_shape(
+                        inst,
+                        "the destination",
+                        (p, f),
+                        format!("[{xf}, {xp}]"),
+                    ));
+                }
+                kernels::transpose(&x.data, xp, xf)
+            }
+            Op::Matmul { accumulate } => {
+                let a = self.read(inst, name, &data.srcs[0])?;
+                let b = self.read(inst, name, &data.srcs[1])?;
+                let (k, m) = a.shape();
+                let (kb, n) = b.shape();
+                if kb != k {
+                    return Err(self.bad_shape(inst, "source 1", (kb, n), format!("[{k}, N]")));
+                }
+                if (p, f) != (m, n) {
+                    return Err(self.bad_shape(
+                        inst,
+                        "the destination",
+                        (p, f),
+                        format!("[{m}, {n}]"),
+                    ));
+                }
+                let mut out = kernels::matmul(&a.data, &b.data, k, m, n);
+                if accumulate {
+                    let acc = self.read(inst, name, &data.dst)?;
+                    for (o, &d) in out.iter_mut().zip(&acc.data) {
+                        // `s + dst`, which IEEE addition makes equal to `dst + s`.
+                        *o += d;
+                    }
+                }
+                self.stats.matmul_macs += (k * m * n) as u64;
+                out
+            }
+        };
+        self.write(inst, name, &dst, &data.dst, &result)?;
+        self.stats.record(op, data.engine, elements);
+        Ok(())
+    }
+}
