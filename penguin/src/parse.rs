@@ -21,9 +21,8 @@
 
 use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
-use crate::ir::Access;
 use crate::ir::{
-    ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData,
+    Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData,
     LoopKind, Memory, Op, Operand, Pipelined, ReduceOp, Scale, StmtAnnot, StmtKind, TensorData,
     TensorKind,
 };

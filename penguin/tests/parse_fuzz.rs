@@ -1,5 +1,6 @@
 //! The text parser on mutated texts: it never panics, and whatever it accepts prints to a fixed
-//! point (`write(parse(write(f))) == write(f)`) and goes through the verifier without panicking.
+//! point (`write(parse(write(f))) == write(f)`) and goes through the verifier without panicking,
+//! which finds no dangling reference and no entity outside the tree.
 
 use penguin::{parse_function, verify_function, write_function};
 use proptest::prelude::*;
@@ -123,7 +124,20 @@ proptest! {
         let seeds = seeds();
         let text = apply(&seeds[seed % seeds.len()], &muts);
         if let Ok(f) = parse_function(&text) {
-            let _ = verify_function(&f);
+            // Whatever the verifier finds, a parsed function is always a well-formed tree: the
+            // parser numbers and places every entity it creates.
+            if let Err(errs) = verify_function(&f) {
+                for e in errs {
+                    let m = e.to_string();
+                    prop_assert!(
+                        !m.contains("not in the tree")
+                            && !m.contains("loop of no statement")
+                            && !m.contains("in no statement")
+                            && !m.contains("undefined"),
+                        "parsed function is malformed: {}", m
+                    );
+                }
+            }
             let written = write_function(&f);
             let g = parse_function(&written);
             prop_assert!(g.is_ok(), "printed text does not parse: {:?}\n{}", g.err(), written);
