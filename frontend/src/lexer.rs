@@ -33,6 +33,10 @@ use std::fmt;
 /// The deepest nesting of brackets (in one logical line), and of indented blocks, that is accepted.
 pub const MAX_NESTING: usize = 64;
 
+/// The most tokens one logical line may hold. Longer lines are reported and replaced by one
+/// `Error` token, which bounds the depth of the trees the parser builds (and later passes walk).
+pub const MAX_LINE_TOKENS: usize = 1000;
+
 /// A token of the kernel language.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Token<'src> {
@@ -248,7 +252,7 @@ pub fn lex(source: &str) -> (Vec<(Token<'_>, Span)>, Vec<Error>) {
         }],
         brackets: Vec::new(),
         line: None,
-        prev_line_ended_with_colon: false,
+        prev_line_opens_block: false,
     };
     layout.run();
     let Layout {
@@ -288,7 +292,7 @@ struct Layout<'src, 'r> {
     /// Open brackets: the opening token and its span.
     brackets: Vec<(Token<'src>, Span)>,
     line: Option<Line>,
-    prev_line_ended_with_colon: bool,
+    prev_line_opens_block: bool,
 }
 
 impl<'src> Layout<'src, '_> {
@@ -370,7 +374,7 @@ impl<'src> Layout<'src, '_> {
         let top = self.indents.last().map_or(0, |l| l.col);
         if col > top {
             let depth = self.indents.iter().filter(|l| !l.phantom).count();
-            if !self.prev_line_ended_with_colon {
+            if !self.prev_line_opens_block {
                 self.errors.push(
                     Error::new(codes::UNEXPECTED_INDENT, "unexpected indent", ws)
                         .with_label("this line is indented, but no block was opened")
@@ -392,8 +396,13 @@ impl<'src> Layout<'src, '_> {
                 self.out.push((Token::Indent, pos..pos));
             }
         } else if col < top {
-            while self.indents.last().is_some_and(|l| l.col > col) {
-                let level = self.indents.pop().expect("checked by the loop condition");
+            // Close the blocks deeper than the line, but stop at a level the line falls short of:
+            // a line at 6 between blocks at 4 and 8 stays in the block at 8 (and is reported).
+            while let [.., lower, top] = self.indents.as_slice() {
+                if top.col <= col || lower.col < col {
+                    break;
+                }
+                let level = self.indents.pop().expect("matched two levels");
                 if !level.phantom {
                     self.out.push((Token::Dedent, pos..pos));
                 }
@@ -414,7 +423,6 @@ impl<'src> Layout<'src, '_> {
                         self.indent_columns()
                     )),
                 );
-                self.indents.push(Level { col, phantom: true });
             }
         }
         self.line = Some(Line {
@@ -452,7 +460,9 @@ impl<'src> Layout<'src, '_> {
             self.out.truncate(line.first_out);
             self.out.push((Token::Error, start..end));
         }
-        self.prev_line_ended_with_colon = line.last == Some(Raw::Colon);
+        // A header opens a block even when its `:` is missing (the parser reports that).
+        self.prev_line_opens_block =
+            line.last == Some(Raw::Colon) || matches!(line.first, Some(Raw::Def | Raw::For));
         self.out.push((Token::Newline, span));
     }
 
@@ -576,7 +586,23 @@ impl<'src> Layout<'src, '_> {
                 Raw::Newline => unreachable!("newlines are handled by `run`"),
             },
         };
-        self.out.push((token, span));
+        self.out.push((token, span.clone()));
+        self.count_line_token(span);
+    }
+
+    /// Counts a token of the current line against [`MAX_LINE_TOKENS`].
+    fn count_line_token(&mut self, span: Span) {
+        let Some(line) = self.line.as_mut() else {
+            return;
+        };
+        if self.out.len() - line.first_out == MAX_LINE_TOKENS + 1 && !line.poisoned {
+            line.poisoned = true;
+            self.errors.push(
+                Error::new(codes::TOO_DEEP, "line too long", span)
+                    .with_label(format!("more than {MAX_LINE_TOKENS} tokens on this line"))
+                    .with_help("split the expression into several statements"),
+            );
+        }
     }
 
     fn bad_character(&mut self, text: &str, span: Span) {
@@ -602,6 +628,9 @@ impl<'src> Layout<'src, '_> {
     }
 
     fn too_deep(&mut self, span: Span) {
+        if self.line.as_ref().is_some_and(|l| l.poisoned) {
+            return; // one report per line
+        }
         self.errors.push(
             Error::new(codes::TOO_DEEP, "brackets nested too deeply", span)
                 .with_label(format!("more than {MAX_NESTING} nested brackets"))

@@ -304,7 +304,8 @@ where
                         operand: Box::new(acc),
                     },
                 })
-            });
+            })
+            .labelled(L_EXPR);
 
         let binary = |op: BinOp, lhs: Expr, rhs: Expr, span: SimpleSpan| Expr {
             kind: ExprKind::Binary {
@@ -360,7 +361,7 @@ where
                 Error::new(
                     codes::MISSING_COLON,
                     format!("expected `:` after the `{header}` header"),
-                    sp(span),
+                    span.start..span.start,
                 )
                 .with_label("`:` expected here")
                 .with_help(format!("a `{header}` header ends with `:`")),
@@ -509,8 +510,7 @@ where
         let skip_line = none_of([Token::Newline, Token::Indent, Token::Dedent])
             .repeated()
             .map_with(|_, e| sp(e.span()))
-            .then_ignore(just(Token::Newline))
-            .then_ignore(block.or_not())
+            .then_ignore(block.ignored().or(just(Token::Newline).ignored()))
             .map(|span| Stmt {
                 kind: StmtKind::Error,
                 span,
@@ -620,6 +620,12 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
         RichReason::Custom(error) => return Some(error),
         RichReason::ExpectedFound { expected, found } => (expected, found.map(|t| t.into_inner())),
     };
+    // An error at the end of a line points just after its last character, not at the newline.
+    let span = if found == Some(Token::Newline) {
+        span.start..span.start
+    } else {
+        span
+    };
     let found_text = found
         .as_ref()
         .map_or_else(|| "end of file".to_string(), Token::describe);
@@ -640,13 +646,19 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
         _ => {}
     }
 
-    let labels: Vec<&str> = expected
+    let mut labels: Vec<&str> = expected
         .iter()
         .filter_map(|p| match p {
             RichPattern::Label(l) => Some(l.as_ref()),
             _ => None,
         })
         .collect();
+    // Where a statement could start, "an indented block" is left over from the recovery of the
+    // line before (which looked for a block after it), not something this line lacks.
+    let stale_block = labels.contains(&L_STMT);
+    if stale_block {
+        labels.retain(|l| *l != L_BLOCK);
+    }
     for (label, header) in [(L_COLON_FOR, "for"), (L_COLON_DEF, "def")] {
         if labels.contains(&label) {
             return Some(
@@ -701,6 +713,7 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
                 Token::Comma if words.is_empty() => "`,`".to_string(),
                 t => t.describe(),
             },
+            RichPattern::Label(l) if stale_block && *l == L_BLOCK => continue,
             RichPattern::Label(l) => l.to_string(),
             RichPattern::EndOfInput => "end of file".to_string(),
             _ => continue,
