@@ -754,3 +754,6 @@ fn opener<'src>(close: &Token<'src>) -> Token<'src> {
         Token::LBracket
     }
 }
+
+#[cfg(test)]
+mod tests;
