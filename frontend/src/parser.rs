@@ -597,19 +597,24 @@ where
         })
     });
 
-    choice((kernel.map(Item::Kernel), stmt.map(Item::Stmt), stray))
-        .repeated()
-        .collect::<Vec<Item>>()
-        .map(|items| {
-            let mut module = Module::default();
-            for item in items {
-                match item {
-                    Item::Kernel(k) => module.kernels.push(k),
-                    Item::Stmt(s) => module.items.push(s),
-                }
+    // A kernel is a statement too, as far as messages go ("expected a statement").
+    choice((
+        kernel.map(Item::Kernel).labelled(L_STMT),
+        stmt.map(Item::Stmt),
+        stray,
+    ))
+    .repeated()
+    .collect::<Vec<Item>>()
+    .map(|items| {
+        let mut module = Module::default();
+        for item in items {
+            match item {
+                Item::Kernel(k) => module.kernels.push(k),
+                Item::Stmt(s) => module.items.push(s),
             }
-            module
-        })
+        }
+        module
+    })
 }
 
 /// Words a chumsky error as a diagnostic. `None` for an error at an `Error` token, which the
