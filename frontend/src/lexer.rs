@@ -28,6 +28,7 @@ use crate::ast::Span;
 use crate::codes;
 use crate::diagnostic::Error;
 use logos::Logos;
+use std::collections::HashSet;
 use std::fmt;
 
 /// The deepest nesting of brackets (in one logical line), and of indented blocks, that is accepted.
@@ -251,6 +252,7 @@ pub fn lex(source: &str) -> (Vec<(Token<'_>, Span)>, Vec<Error>) {
             phantom: false,
         }],
         brackets: Vec::new(),
+        unmatched: unmatched_openers(&raws),
         line: None,
         prev_line_opens_block: false,
     };
@@ -291,6 +293,9 @@ struct Layout<'src, 'r> {
     indents: Vec<Level>,
     /// Open brackets: the opening token and its span.
     brackets: Vec<(Token<'src>, Span)>,
+    /// Byte offsets of the openers that Python's own bracket matching never closes. Only while
+    /// one of them is open does a newline inside brackets get a second look.
+    unmatched: HashSet<usize>,
     line: Option<Line>,
     prev_line_opens_block: bool,
 }
@@ -468,14 +473,22 @@ impl<'src> Layout<'src, '_> {
 
     /// Decides, at the physical newline `raws[i]` inside brackets, whether the brackets were left
     /// unclosed and the logical line ends here. Python would read on to the end of the file; we
-    /// stop at the first sign that the next line is a new statement.
+    /// stop at the first sign that the next line is a new statement. Brackets that Python closes
+    /// are always continued over, so that every valid file lexes exactly as Python lexes it.
     fn brackets_end_here(&self, i: usize) -> bool {
+        if !self
+            .brackets
+            .iter()
+            .any(|(_, s)| self.unmatched.contains(&s.start))
+        {
+            return false;
+        }
         let line = self
             .line
             .as_ref()
             .expect("brackets are only open inside a line");
-        // A `def` or `for` header whose physical line ends with its `:`.
-        if matches!(line.first, Some(Raw::Def | Raw::For)) && line.last == Some(Raw::Colon) {
+        // A `for` header whose physical line ends with its `:`.
+        if line.first == Some(Raw::For) && line.last == Some(Raw::Colon) {
             return true;
         }
         let Some((next, span)) = self.raws[i + 1..]
@@ -737,6 +750,34 @@ impl<'src> Layout<'src, '_> {
             }
         }
     }
+}
+
+/// The byte offsets of the openers that Python's bracket matching leaves unclosed: still open at
+/// the end of the file, or popped by a closer of the other kind.
+fn unmatched_openers(raws: &[(Option<Raw>, Span)]) -> HashSet<usize> {
+    let mut stack: Vec<(Raw, usize)> = Vec::new();
+    let mut bad = HashSet::new();
+    for (raw, span) in raws {
+        match raw {
+            Some(open @ (Raw::LParen | Raw::LBracket)) => stack.push((*open, span.start)),
+            Some(close @ (Raw::RParen | Raw::RBracket)) => {
+                let want = if *close == Raw::RParen {
+                    Raw::LParen
+                } else {
+                    Raw::LBracket
+                };
+                while let Some((open, at)) = stack.pop() {
+                    if open == want {
+                        break;
+                    }
+                    bad.insert(at);
+                }
+            }
+            _ => {}
+        }
+    }
+    bad.extend(stack.into_iter().map(|(_, at)| at));
+    bad
 }
 
 fn closer<'src>(open: &Token<'src>) -> Token<'src> {

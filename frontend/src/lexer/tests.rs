@@ -357,3 +357,12 @@ fn unsupported_python_tokens_are_single_tokens() {
         ]
     );
 }
+
+#[test]
+fn closed_brackets_continue_over_any_indentation() {
+    // Valid Python: continuation lines may be indented less than the statement, and a header's
+    // annotation may be split after its `:`.
+    let src = "def k(a:\n        t, b: t):\n    x = f(\na, b)\n    return x\n";
+    let kinds = tokens(src);
+    assert_eq!(kinds.iter().filter(|t| **t == Newline).count(), 3);
+}
