@@ -74,7 +74,10 @@ fn custom<'t, 's>(error: Error) -> Rch<'t, 's> {
 
 /// Keeps every lexer error, and the first parser error of each line that has no lexer error.
 fn merge(source: &str, lex_errors: Vec<Error>, mut parse_errors: Vec<Error>) -> Vec<Error> {
-    let line_of = |pos: usize| source[..pos.min(source.len())].matches('\n').count();
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let line_of = |pos: usize| line_starts.partition_point(|&start| start <= pos);
     let mut taken: std::collections::HashSet<usize> =
         lex_errors.iter().map(|e| line_of(e.span.start)).collect();
     parse_errors.sort_by_key(|e| (e.span.start, e.span.end));
@@ -749,7 +752,22 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
         None | Some(Token::Newline) => "the line ends here".to_string(),
         Some(t) => format!("unexpected {}", t.describe()),
     };
-    Some(Error::new(code, message, span).with_label(label))
+    let mut error = Error::new(code, message, span).with_label(label);
+    let starts_expression = matches!(
+        found,
+        Some(
+            Token::Name(_)
+                | Token::Int(_)
+                | Token::Float(_)
+                | Token::True
+                | Token::False
+                | Token::None
+        )
+    );
+    if continuation && starts_expression {
+        error = error.with_help("is an operator or a `,` missing before it?");
+    }
+    Some(error)
 }
 
 fn unsupported(op: &str, span: Span) -> Error {
