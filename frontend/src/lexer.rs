@@ -62,8 +62,9 @@ pub enum Token<'src> {
     Slash,
     DoubleSlash,
     Percent,
-    /// `**`, `@`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `//=`, `%=`, `;`: Python operators the kernel
-    /// language does not have. Kept as one token so that the parser can name them.
+    /// `**`, `@`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `//=`, `%=`, `;` and Python's keywords other than
+    /// the ones above (`if`, `while`, `import`, ...): Python syntax the kernel language does not
+    /// have. Kept as one token so that the parser can name it.
     Unsupported(&'src str),
     Assign,
     PlusAssign,
@@ -203,6 +204,33 @@ enum Raw {
     #[token("//=")]
     #[token("%=")]
     #[token(";")]
+    #[token("if")]
+    #[token("elif")]
+    #[token("else")]
+    #[token("while")]
+    #[token("import")]
+    #[token("from")]
+    #[token("as")]
+    #[token("class")]
+    #[token("with")]
+    #[token("try")]
+    #[token("except")]
+    #[token("finally")]
+    #[token("lambda")]
+    #[token("and")]
+    #[token("or")]
+    #[token("not")]
+    #[token("is")]
+    #[token("yield")]
+    #[token("global")]
+    #[token("nonlocal")]
+    #[token("del")]
+    #[token("assert")]
+    #[token("raise")]
+    #[token("break")]
+    #[token("continue")]
+    #[token("async")]
+    #[token("await")]
     Unsupported,
     #[token("=")]
     Assign,

@@ -640,6 +640,21 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
 
     match &found {
         Some(Token::Error) => return None,
+        Some(Token::Colon)
+            if expected
+                .iter()
+                .any(|p| matches!(p, RichPattern::Token(t) if **t == Token::RBracket)) =>
+        {
+            return Some(
+                Error::new(
+                    codes::UNSUPPORTED_SYNTAX,
+                    "slice steps are not part of the kernel language",
+                    span,
+                )
+                .with_label("a second `:` in a slice")
+                .with_help("a slice is `lo:hi`, with either bound optional"),
+            )
+        }
         Some(Token::Unsupported(op)) => return Some(unsupported(op, span)),
         Some(Token::Str(_)) => {
             return Some(
@@ -776,7 +791,10 @@ fn unsupported(op: &str, span: Span) -> Error {
         "@" => "use `nl.matmul`",
         ";" => "write one statement per line",
         "//=" | "%=" => "write `x = x // y` or `x = x % y`",
-        _ => "comparisons are not part of the kernel language",
+        "==" | "!=" | "<" | ">" | "<=" | ">=" => "comparisons are not part of the kernel language",
+        _ => {
+            "the kernel language has the statements `def`, `for`, `return`, `pass` and assignments"
+        }
     };
     Error::new(
         codes::UNSUPPORTED_SYNTAX,

@@ -506,3 +506,33 @@ fn empty_and_trivial_inputs() {
         assert!(module.kernels.is_empty());
     }
 }
+
+#[test]
+fn python_syntax_outside_the_language_is_named() {
+    let first = |src: &str| {
+        let (_, errors) = parse(src);
+        assert_eq!(errors.len(), 1, "{src:?}: {errors:#?}");
+        (errors[0].code, errors[0].message.clone())
+    };
+    assert_eq!(
+        first("x = a[1:2:3]\n"),
+        (
+            "E0016",
+            "slice steps are not part of the kernel language".to_string()
+        )
+    );
+    assert_eq!(
+        first("import numpy as np\n"),
+        (
+            "E0016",
+            "`import` is not part of the kernel language".to_string()
+        )
+    );
+    assert_eq!(first("x = a ** 2\n").0, "E0016");
+    assert_eq!(first("x = 'a'\n").0, "E0016");
+    // An `if` block is skipped whole, and what follows it parses.
+    let src = "def k(a: t):\n    if a:\n        x = 1\n    return a\n";
+    let (module, errors) = parse(src);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(module.kernels[0].body.len(), 2);
+}
