@@ -38,6 +38,7 @@ const L_NAME: &str = "a name";
 const L_BLOCK: &str = "an indented block";
 const L_STMT: &str = "a statement";
 const L_END: &str = "end of line";
+const L_PARAMS: &str = "`(` and the parameters";
 const L_COLON_FOR: &str = "`:` after the `for` header";
 const L_COLON_DEF: &str = "`:` after the `def` header";
 
@@ -561,7 +562,8 @@ where
             Token::RParen,
             [(Token::LBracket, Token::RBracket)],
             |_| Vec::new(),
-        )));
+        )))
+        .labelled(L_PARAMS);
 
     let kernel = just(Token::Def)
         .map_with(|_, e| sp(e.span()))
