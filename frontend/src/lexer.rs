@@ -5,20 +5,25 @@
 //! physical lines into logical ones, the way Python's tokenizer does:
 //! - a logical line ends with one [`Token::Newline`]; blank and comment-only lines produce nothing;
 //! - newlines inside `(...)`/`[...]` are ignored (implicit line continuation);
-//! - a deeper indentation after a line ending in `:` produces [`Token::Indent`], a shallower one
-//!   one [`Token::Dedent`] per closed block;
+//! - a deeper indentation after a block header (a line ending in `:`, or starting with `def` or
+//!   `for`) produces [`Token::Indent`], a shallower one one [`Token::Dedent`] per closed block;
 //! - the list always ends with [`Token::Eof`], after every open block was closed.
 //!
 //! Problems never stop the lexer; each becomes a diagnostic, and the token stream is repaired so
 //! that the parser sees as little fallout as possible:
 //! - a character that cannot start a token becomes [`Token::Error`];
 //! - a tab in indentation is reported, then counted as Python counts it (to the next multiple of 8);
-//! - an unexpected indent or a dedent to an unknown column is reported and becomes a *phantom* level,
-//!   which emits no `Indent`/`Dedent` token;
-//! - an unclosed bracket is reported at the end of its line (a heuristic decides where the line ended)
-//!   and closed there by zero-width closing tokens; a mismatched closer is replaced by the right one;
-//! - a line nested more than [`MAX_NESTING`] brackets deep is reported and replaced by a single
-//!   `Error` token, so that the parser's recursion stays bounded.
+//! - an unexpected indent is reported and becomes a *phantom* level, which emits no
+//!   `Indent`/`Dedent` token; a dedent to a column between two enclosing levels is reported and the
+//!   line stays in the deeper block;
+//! - a bracket that Python's matching would never close is reported as unclosed at the end of its
+//!   line (a heuristic decides where the line ended: the next line is no deeper than the statement,
+//!   or starts with a statement keyword) and closed there by zero-width closing tokens; a
+//!   mismatched closer is replaced by the right one. Brackets that Python closes are never second
+//!   guessed, so every valid file lexes as Python lexes it;
+//! - a line nested more than [`MAX_NESTING`] brackets deep, or longer than [`MAX_LINE_TOKENS`]
+//!   tokens, is reported and replaced by a single `Error` token, so that the parser's recursion
+//!   and the depth of the trees stay bounded.
 //!
 //! Invariants of the output: brackets are balanced except for stray closers (which the parser
 //! reports); `Indent`/`Dedent` are balanced; at most [`MAX_NESTING`] blocks are open at once; spans
