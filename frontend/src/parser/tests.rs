@@ -64,6 +64,21 @@ fn deep_nesting_is_a_diagnostic_not_a_crash() {
     let (_, errors) = parse(&src);
     assert!(!errors.is_empty());
     assert!(errors.iter().any(|e| e.code == crate::codes::TOO_DEEP));
+    // The deepest accepted blocks, each header broken (so recovery runs at every level), around
+    // the deepest accepted brackets: still within a test thread's stack.
+    let mut src = String::from("def k(a: t):\n");
+    for depth in 1..64 {
+        src += &format!("{}for i in :\n", "    ".repeat(depth));
+    }
+    src += &format!(
+        "{}x = {}1{}\n",
+        "    ".repeat(64),
+        "(".repeat(64),
+        ")".repeat(64)
+    );
+    let (module, errors) = parse(&src);
+    assert_eq!(errors.len(), 63);
+    assert_eq!(module.kernels.len(), 1);
 }
 
 /// Parses `src`, which must have no syntax error.
