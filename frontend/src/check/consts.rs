@@ -122,7 +122,7 @@ impl Checker<'_> {
         if v.is_none() {
             self.error(
                 Error::new(
-                    codes::INT_OVERFLOW,
+                    codes::CONST_OVERFLOW,
                     "integer overflow in a compile-time expression",
                     e.span.clone(),
                 )

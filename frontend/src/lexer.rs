@@ -1,0 +1,759 @@
+//! The lexer: source text to a flat list of tokens with Python's layout tokens.
+//!
+//! Two layers. [`logos`] cuts the text into raw tokens (names, literals, operators, physical
+//! newlines), skipping spaces, comments and backslash continuations. The layout pass then turns
+//! physical lines into logical ones, the way Python's tokenizer does:
+//! - a logical line ends with one [`Token::Newline`]; blank and comment-only lines produce nothing;
+//! - newlines inside `(...)`/`[...]` are ignored (implicit line continuation);
+//! - a deeper indentation after a line ending in `:` produces [`Token::Indent`], a shallower one
+//!   one [`Token::Dedent`] per closed block;
+//! - the list always ends with [`Token::Eof`], after every open block was closed.
+//!
+//! Problems never stop the lexer; each becomes a diagnostic, and the token stream is repaired so
+//! that the parser sees as little fallout as possible:
+//! - a character that cannot start a token becomes [`Token::Error`];
+//! - a tab in indentation is reported, then counted as Python counts it (to the next multiple of 8);
+//! - an unexpected indent or a dedent to an unknown column is reported and becomes a *phantom* level,
+//!   which emits no `Indent`/`Dedent` token;
+//! - an unclosed bracket is reported at the end of its line (a heuristic decides where the line ended)
+//!   and closed there by zero-width closing tokens; a mismatched closer is replaced by the right one;
+//! - a line nested more than [`MAX_NESTING`] brackets deep is reported and replaced by a single
+//!   `Error` token, so that the parser's recursion stays bounded.
+//!
+//! Invariants of the output: brackets are balanced except for stray closers (which the parser
+//! reports); `Indent`/`Dedent` are balanced; at most [`MAX_NESTING`] blocks are open at once; spans
+//! are in increasing order and lie within the source (zero-width spans for synthetic tokens).
+
+use crate::ast::Span;
+use crate::codes;
+use crate::diagnostic::Error;
+use logos::Logos;
+use std::fmt;
+
+/// The deepest nesting of brackets (in one logical line), and of indented blocks, that is accepted.
+pub const MAX_NESTING: usize = 64;
+
+/// The most tokens one logical line may hold. Longer lines are reported and replaced by one
+/// `Error` token, which bounds the depth of the trees the parser builds (and later passes walk).
+pub const MAX_LINE_TOKENS: usize = 1000;
+
+/// A token of the kernel language.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Token<'src> {
+    Name(&'src str),
+    Int(i64),
+    Float(f64),
+    /// A string literal: Python has them, the kernel language does not; the parser reports it.
+    Str(&'src str),
+    // Keywords.
+    Def,
+    For,
+    In,
+    Return,
+    Pass,
+    True,
+    False,
+    None,
+    // Operators.
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    DoubleSlash,
+    Percent,
+    /// `**`, `@`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `//=`, `%=`, `;`: Python operators the kernel
+    /// language does not have. Kept as one token so that the parser can name them.
+    Unsupported(&'src str),
+    Assign,
+    PlusAssign,
+    MinusAssign,
+    StarAssign,
+    SlashAssign,
+    // Punctuation.
+    Colon,
+    Comma,
+    Dot,
+    Arrow,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    // Layout.
+    Newline,
+    Indent,
+    Dedent,
+    Eof,
+    /// Text that is not a token; a diagnostic has been reported for it.
+    Error,
+}
+
+impl Token<'_> {
+    /// How the token is named in a diagnostic: "`(`", "`foo`", "end of line".
+    pub fn describe(&self) -> String {
+        match self {
+            Token::Name(n) => format!("`{n}`"),
+            Token::Int(v) => format!("`{v}`"),
+            Token::Float(v) => format!("`{v:?}`"),
+            Token::Str(_) => "a string literal".to_string(),
+            Token::Unsupported(s) => format!("`{s}`"),
+            Token::Newline => "end of line".to_string(),
+            Token::Indent => "an indented line".to_string(),
+            Token::Dedent => "the end of the block".to_string(),
+            Token::Eof => "end of file".to_string(),
+            Token::Error => "an invalid token".to_string(),
+            other => format!("`{}`", other.symbol()),
+        }
+    }
+
+    /// The source text of a fixed token (keywords, operators, punctuation); "" for the others.
+    pub fn symbol(&self) -> &'static str {
+        match self {
+            Token::Def => "def",
+            Token::For => "for",
+            Token::In => "in",
+            Token::Return => "return",
+            Token::Pass => "pass",
+            Token::True => "True",
+            Token::False => "False",
+            Token::None => "None",
+            Token::Plus => "+",
+            Token::Minus => "-",
+            Token::Star => "*",
+            Token::Slash => "/",
+            Token::DoubleSlash => "//",
+            Token::Percent => "%",
+            Token::Assign => "=",
+            Token::PlusAssign => "+=",
+            Token::MinusAssign => "-=",
+            Token::StarAssign => "*=",
+            Token::SlashAssign => "/=",
+            Token::Colon => ":",
+            Token::Comma => ",",
+            Token::Dot => ".",
+            Token::Arrow => "->",
+            Token::LParen => "(",
+            Token::RParen => ")",
+            Token::LBracket => "[",
+            Token::RBracket => "]",
+            _ => "",
+        }
+    }
+}
+
+impl fmt::Display for Token<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// Raw tokens, as logos cuts them. Spaces, comments and backslash-newline are skipped here.
+#[derive(Logos, Clone, Copy, Debug, PartialEq)]
+#[logos(skip r"[ \t\x0c]+")]
+#[logos(skip(r"#[^\r\n]*", allow_greedy = true))]
+#[logos(skip r"\\\r?\n")]
+enum Raw {
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*")]
+    Name,
+    #[token("def")]
+    Def,
+    #[token("for")]
+    For,
+    #[token("in")]
+    In,
+    #[token("return")]
+    Return,
+    #[token("pass")]
+    Pass,
+    #[token("True")]
+    True,
+    #[token("False")]
+    False,
+    #[token("None")]
+    None,
+    #[regex(r"[0-9](_?[0-9])*")]
+    Int,
+    #[regex(r"[0-9](_?[0-9])*\.([0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?")]
+    #[regex(r"\.[0-9](_?[0-9])*([eE][+-]?[0-9](_?[0-9])*)?")]
+    #[regex(r"[0-9](_?[0-9])*[eE][+-]?[0-9](_?[0-9])*")]
+    Float,
+    #[regex(r#""([^"\\\r\n]|\\[^\r\n])*""#)]
+    #[regex(r#"'([^'\\\r\n]|\\[^\r\n])*'"#)]
+    Str,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("//")]
+    DoubleSlash,
+    #[token("%")]
+    Percent,
+    #[token("**")]
+    #[token("@")]
+    #[token("==")]
+    #[token("!=")]
+    #[token("<")]
+    #[token(">")]
+    #[token("<=")]
+    #[token(">=")]
+    #[token("//=")]
+    #[token("%=")]
+    #[token(";")]
+    Unsupported,
+    #[token("=")]
+    Assign,
+    #[token("+=")]
+    PlusAssign,
+    #[token("-=")]
+    MinusAssign,
+    #[token("*=")]
+    StarAssign,
+    #[token("/=")]
+    SlashAssign,
+    #[token(":")]
+    Colon,
+    #[token(",")]
+    Comma,
+    #[token(".")]
+    Dot,
+    #[token("->")]
+    Arrow,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[regex(r"\r?\n")]
+    #[token("\r")]
+    Newline,
+}
+
+/// Lexes a whole file. Always returns a token list ending in [`Token::Eof`], and every lexical
+/// problem found, in source order.
+pub fn lex(source: &str) -> (Vec<(Token<'_>, Span)>, Vec<Error>) {
+    let raws: Vec<(Option<Raw>, Span)> = Raw::lexer(source)
+        .spanned()
+        .map(|(r, span)| (r.ok(), span))
+        .collect();
+    let mut layout = Layout {
+        src: source,
+        raws: &raws,
+        out: Vec::with_capacity(raws.len() + 8),
+        errors: Vec::new(),
+        indents: vec![Level {
+            col: 0,
+            phantom: false,
+        }],
+        brackets: Vec::new(),
+        line: None,
+        prev_line_opens_block: false,
+    };
+    layout.run();
+    let Layout {
+        out, mut errors, ..
+    } = layout;
+    errors.sort_by_key(|e| (e.span.start, e.span.end));
+    (out, errors)
+}
+
+/// One enclosing indentation level.
+struct Level {
+    col: usize,
+    /// Pushed by error recovery: no `Indent` was emitted for it, and no `Dedent` will be.
+    phantom: bool,
+}
+
+/// The logical line being built.
+struct Line {
+    /// Index in `out` of the line's first token.
+    first_out: usize,
+    /// Indentation column of the line.
+    indent: usize,
+    /// The line's first raw token (to recognise `def`/`for` headers).
+    first: Option<Raw>,
+    /// The last raw token so far (to recognise a header's final `:`).
+    last: Option<Raw>,
+    /// Nested too deeply: the line's tokens are replaced by one `Error` token at its end.
+    poisoned: bool,
+}
+
+struct Layout<'src, 'r> {
+    src: &'src str,
+    raws: &'r [(Option<Raw>, Span)],
+    out: Vec<(Token<'src>, Span)>,
+    errors: Vec<Error>,
+    indents: Vec<Level>,
+    /// Open brackets: the opening token and its span.
+    brackets: Vec<(Token<'src>, Span)>,
+    line: Option<Line>,
+    prev_line_opens_block: bool,
+}
+
+impl<'src> Layout<'src, '_> {
+    fn run(&mut self) {
+        for i in 0..self.raws.len() {
+            let (raw, span) = self.raws[i].clone();
+            match raw {
+                Some(Raw::Newline) => {
+                    if self.line.is_none() {
+                        continue; // blank or comment-only line
+                    }
+                    if self.brackets.is_empty() {
+                        self.end_line(span);
+                    } else if self.brackets_end_here(i) {
+                        self.close_unclosed(span.start);
+                        self.end_line(span);
+                    }
+                    // Otherwise: an implicit continuation inside brackets.
+                }
+                _ => {
+                    if self.line.is_none() {
+                        self.start_line(raw, span.start);
+                    }
+                    self.token(raw, span);
+                }
+            }
+        }
+        let end = self.src.len();
+        if self.line.is_some() {
+            if !self.brackets.is_empty() {
+                self.close_unclosed(end);
+            }
+            self.end_line(end..end);
+        }
+        while let Some(level) = self.indents.pop() {
+            if !level.phantom && !self.indents.is_empty() {
+                self.out.push((Token::Dedent, end..end));
+            }
+        }
+        self.out.push((Token::Eof, end..end));
+    }
+
+    /// The start of the physical line holding byte `pos`.
+    fn line_start(&self, pos: usize) -> usize {
+        self.src[..pos].rfind(['\n', '\r']).map_or(0, |p| p + 1)
+    }
+
+    /// The indentation column of the physical line whose first token starts at `pos`, and the span
+    /// of the first tab in that indentation, if any.
+    fn indentation(&self, pos: usize) -> (usize, Option<Span>) {
+        let start = self.line_start(pos);
+        let mut col = 0;
+        let mut tab = None;
+        for (off, ch) in self.src[start..pos].char_indices() {
+            match ch {
+                '\t' => {
+                    tab.get_or_insert(start + off..start + off + 1);
+                    col = (col / 8 + 1) * 8;
+                }
+                '\x0c' => col = 0,
+                _ => col += 1,
+            }
+        }
+        (col, tab)
+    }
+
+    /// Begins a logical line whose first token is `first` at byte `pos`: checks the indentation
+    /// and emits `Indent`/`Dedent` tokens.
+    fn start_line(&mut self, first: Option<Raw>, pos: usize) {
+        let (col, tab) = self.indentation(pos);
+        if let Some(tab) = tab {
+            self.errors.push(
+                Error::new(codes::TAB_INDENT, "tab character in indentation", tab)
+                    .with_label("tab here")
+                    .with_help("indent with spaces only; tabs are not allowed in kernel source"),
+            );
+        }
+        let ws = self.line_start(pos)..pos;
+        let top = self.indents.last().map_or(0, |l| l.col);
+        if col > top {
+            let depth = self.indents.iter().filter(|l| !l.phantom).count();
+            if !self.prev_line_opens_block {
+                self.errors.push(
+                    Error::new(codes::UNEXPECTED_INDENT, "unexpected indent", ws)
+                        .with_label("this line is indented, but no block was opened")
+                        .with_help("only the lines after a `def` or `for` header are indented"),
+                );
+                self.indents.push(Level { col, phantom: true });
+            } else if depth > MAX_NESTING {
+                self.errors.push(
+                    Error::new(codes::TOO_DEEP, "blocks nested too deeply", ws)
+                        .with_label(format!("more than {MAX_NESTING} nested blocks"))
+                        .with_help("split the kernel into smaller loops"),
+                );
+                self.indents.push(Level { col, phantom: true });
+            } else {
+                self.indents.push(Level {
+                    col,
+                    phantom: false,
+                });
+                self.out.push((Token::Indent, pos..pos));
+            }
+        } else if col < top {
+            // Close the blocks deeper than the line, but stop at a level the line falls short of:
+            // a line at 6 between blocks at 4 and 8 stays in the block at 8 (and is reported).
+            while let [.., lower, top] = self.indents.as_slice() {
+                if top.col <= col || lower.col < col {
+                    break;
+                }
+                let level = self.indents.pop().expect("matched two levels");
+                if !level.phantom {
+                    self.out.push((Token::Dedent, pos..pos));
+                }
+            }
+            let top = self.indents.last().map_or(0, |l| l.col);
+            if top != col {
+                self.errors.push(
+                    Error::new(
+                        codes::BAD_DEDENT,
+                        "unindent does not match any outer indentation level",
+                        ws,
+                    )
+                    .with_label(format!(
+                        "this line is indented by {col}, which matches no enclosing block"
+                    ))
+                    .with_help(format!(
+                        "indent it like one of the enclosing blocks (by {})",
+                        self.indent_columns()
+                    )),
+                );
+            }
+        }
+        self.line = Some(Line {
+            first_out: self.out.len(),
+            indent: col,
+            first,
+            last: None,
+            poisoned: false,
+        });
+    }
+
+    /// The columns of the real enclosing blocks, for a help line: "0, 4 or 8".
+    fn indent_columns(&self) -> String {
+        let cols: Vec<String> = self
+            .indents
+            .iter()
+            .filter(|l| !l.phantom)
+            .map(|l| l.col.to_string())
+            .collect();
+        match cols.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => cols.join(""),
+        }
+    }
+
+    /// Ends the logical line with a `Newline` token at `span`.
+    fn end_line(&mut self, span: Span) {
+        let line = self
+            .line
+            .take()
+            .expect("end_line is only called inside a line");
+        if line.poisoned {
+            let start = self.out[line.first_out].1.start;
+            let end = self.out.last().map_or(start, |(_, s)| s.end);
+            self.out.truncate(line.first_out);
+            self.out.push((Token::Error, start..end));
+        }
+        // A header opens a block even when its `:` is missing (the parser reports that).
+        self.prev_line_opens_block =
+            line.last == Some(Raw::Colon) || matches!(line.first, Some(Raw::Def | Raw::For));
+        self.out.push((Token::Newline, span));
+    }
+
+    /// Decides, at the physical newline `raws[i]` inside brackets, whether the brackets were left
+    /// unclosed and the logical line ends here. Python would read on to the end of the file; we
+    /// stop at the first sign that the next line is a new statement.
+    fn brackets_end_here(&self, i: usize) -> bool {
+        let line = self
+            .line
+            .as_ref()
+            .expect("brackets are only open inside a line");
+        // A `def` or `for` header whose physical line ends with its `:`.
+        if matches!(line.first, Some(Raw::Def | Raw::For)) && line.last == Some(Raw::Colon) {
+            return true;
+        }
+        let Some((next, span)) = self.raws[i + 1..]
+            .iter()
+            .find(|(r, _)| *r != Some(Raw::Newline))
+        else {
+            return true; // the file ends: close the brackets on this line rather than at the end
+        };
+        if matches!(next, Some(Raw::Def | Raw::For | Raw::Return | Raw::Pass)) {
+            return true;
+        }
+        if self.line_start(span.start) == self.line_start(self.raws[i].1.start) {
+            return false; // `\r` followed by more text on the same line: cannot happen, be safe
+        }
+        let (col, _) = self.indentation(span.start);
+        col <= line.indent && !matches!(next, Some(Raw::RParen | Raw::RBracket))
+    }
+
+    /// Reports the innermost open bracket as unclosed at byte `pos`, and closes every open bracket
+    /// there with zero-width tokens.
+    fn close_unclosed(&mut self, pos: usize) {
+        let Some((open, open_span)) = self.brackets.last().cloned() else {
+            return;
+        };
+        let mut error = Error::new(
+            codes::UNCLOSED_BRACKET,
+            format!("unclosed {}", open.describe()),
+            pos..pos,
+        )
+        .with_label(format!("expected {} here", closer(&open).describe()))
+        .with_secondary(
+            open_span,
+            format!("this {} is never closed", open.describe()),
+        );
+        if self.brackets.len() > 1 {
+            error = error.with_note(format!(
+                "{} more enclosing brackets are also unclosed",
+                self.brackets.len() - 1
+            ));
+        }
+        self.errors.push(error);
+        while let Some((open, _)) = self.brackets.pop() {
+            self.out.push((closer(&open), pos..pos));
+        }
+    }
+
+    /// Emits the token for one raw token (not a newline).
+    fn token(&mut self, raw: Option<Raw>, span: Span) {
+        let text = &self.src[span.clone()];
+        if let Some(line) = self.line.as_mut() {
+            line.last = raw;
+        }
+        let token = match raw {
+            None => {
+                self.bad_character(text, span.clone());
+                Token::Error
+            }
+            Some(raw) => match raw {
+                Raw::Name => Token::Name(text),
+                Raw::Def => Token::Def,
+                Raw::For => Token::For,
+                Raw::In => Token::In,
+                Raw::Return => Token::Return,
+                Raw::Pass => Token::Pass,
+                Raw::True => Token::True,
+                Raw::False => Token::False,
+                Raw::None => Token::None,
+                Raw::Int => self.int(text, span.clone()),
+                Raw::Float => self.float(text, span.clone()),
+                Raw::Str => Token::Str(text),
+                Raw::Plus => Token::Plus,
+                Raw::Minus => Token::Minus,
+                Raw::Star => Token::Star,
+                Raw::Slash => Token::Slash,
+                Raw::DoubleSlash => Token::DoubleSlash,
+                Raw::Percent => Token::Percent,
+                Raw::Unsupported => Token::Unsupported(text),
+                Raw::Assign => Token::Assign,
+                Raw::PlusAssign => Token::PlusAssign,
+                Raw::MinusAssign => Token::MinusAssign,
+                Raw::StarAssign => Token::StarAssign,
+                Raw::SlashAssign => Token::SlashAssign,
+                Raw::Colon => Token::Colon,
+                Raw::Comma => Token::Comma,
+                Raw::Dot => Token::Dot,
+                Raw::Arrow => Token::Arrow,
+                Raw::LParen | Raw::LBracket => {
+                    let open = if raw == Raw::LParen {
+                        Token::LParen
+                    } else {
+                        Token::LBracket
+                    };
+                    self.brackets.push((open.clone(), span.clone()));
+                    if self.brackets.len() == MAX_NESTING + 1 {
+                        self.too_deep(span.clone());
+                    }
+                    open
+                }
+                Raw::RParen | Raw::RBracket => {
+                    let close = if raw == Raw::RParen {
+                        Token::RParen
+                    } else {
+                        Token::RBracket
+                    };
+                    self.close(close, span);
+                    return;
+                }
+                Raw::Newline => unreachable!("newlines are handled by `run`"),
+            },
+        };
+        self.out.push((token, span.clone()));
+        self.count_line_token(span);
+    }
+
+    /// Counts a token of the current line against [`MAX_LINE_TOKENS`].
+    fn count_line_token(&mut self, span: Span) {
+        let Some(line) = self.line.as_mut() else {
+            return;
+        };
+        if self.out.len() - line.first_out == MAX_LINE_TOKENS + 1 && !line.poisoned {
+            line.poisoned = true;
+            self.errors.push(
+                Error::new(codes::TOO_DEEP, "line too long", span)
+                    .with_label(format!("more than {MAX_LINE_TOKENS} tokens on this line"))
+                    .with_help("split the expression into several statements"),
+            );
+        }
+    }
+
+    fn bad_character(&mut self, text: &str, span: Span) {
+        let shown: String = text.chars().flat_map(char::escape_debug).collect();
+        let (message, label) = if text.chars().count() == 1 {
+            (
+                format!("unexpected character `{shown}`"),
+                "this character cannot start a token",
+            )
+        } else {
+            (
+                format!("unexpected characters `{shown}`"),
+                "these characters do not form a token",
+            )
+        };
+        let mut error = Error::new(codes::BAD_CHARACTER, message, span).with_label(label);
+        if text.starts_with('\\') {
+            error = error.with_help("a `\\` continues a line only when it is the last character");
+        } else if text.starts_with(['"', '\'']) {
+            error = error.with_help("string literals must end on the line they start");
+        }
+        self.errors.push(error);
+    }
+
+    fn too_deep(&mut self, span: Span) {
+        if self.line.as_ref().is_some_and(|l| l.poisoned) {
+            return; // one report per line
+        }
+        self.errors.push(
+            Error::new(codes::TOO_DEEP, "brackets nested too deeply", span)
+                .with_label(format!("more than {MAX_NESTING} nested brackets"))
+                .with_help("split the expression into several statements"),
+        );
+        if let Some(line) = self.line.as_mut() {
+            line.poisoned = true;
+        }
+    }
+
+    /// Handles a closing bracket: the normal case, a missing inner closer, or a mismatch.
+    fn close(&mut self, close: Token<'src>, span: Span) {
+        let opener = opener(&close);
+        match self.brackets.iter().rposition(|(t, _)| *t == opener) {
+            Some(k) if k + 1 == self.brackets.len() => {
+                self.brackets.pop();
+                self.out.push((close, span));
+            }
+            Some(k) => {
+                // Inner brackets were left open: close them just before this one.
+                let (inner, inner_span) = self.brackets.last().cloned().expect("k < len - 1");
+                self.errors.push(
+                    Error::new(
+                        codes::UNCLOSED_BRACKET,
+                        format!("unclosed {}", inner.describe()),
+                        span.clone(),
+                    )
+                    .with_label(format!(
+                        "expected {} before this {}",
+                        closer(&inner).describe(),
+                        close.describe()
+                    ))
+                    .with_secondary(
+                        inner_span,
+                        format!("this {} is never closed", inner.describe()),
+                    ),
+                );
+                while self.brackets.len() > k + 1 {
+                    let (open, _) = self.brackets.pop().expect("len > k + 1");
+                    self.out.push((closer(&open), span.start..span.start));
+                }
+                self.brackets.pop();
+                self.out.push((close, span));
+            }
+            None => match self.brackets.pop() {
+                None => self.out.push((close, span)), // a stray closer: the parser reports it
+                Some((open, open_span)) => {
+                    let right = closer(&open);
+                    self.errors.push(
+                        Error::new(
+                            codes::MISMATCHED_BRACKET,
+                            format!(
+                                "mismatched closing bracket: expected {}, found {}",
+                                right.describe(),
+                                close.describe()
+                            ),
+                            span.clone(),
+                        )
+                        .with_label(format!("expected {}", right.describe()))
+                        .with_secondary(open_span, format!("to close this {}", open.describe())),
+                    );
+                    self.out.push((right, span));
+                }
+            },
+        }
+    }
+
+    fn int(&mut self, text: &str, span: Span) -> Token<'src> {
+        let digits: String = text.chars().filter(|c| *c != '_').collect();
+        if digits.len() > 1 && digits.starts_with('0') && digits.bytes().any(|b| b != b'0') {
+            self.errors.push(
+                Error::new(
+                    codes::BAD_NUMBER,
+                    "leading zeros are not allowed in an integer literal",
+                    span.clone(),
+                )
+                .with_label("leading zero")
+                .with_help(format!("write `{}`", digits.trim_start_matches('0'))),
+            );
+        }
+        match digits.parse::<i64>() {
+            Ok(v) => Token::Int(v),
+            Err(_) => {
+                self.errors.push(
+                    Error::new(codes::INT_OVERFLOW, "integer literal is too large", span)
+                        .with_label(format!("larger than {}", i64::MAX))
+                        .with_note("integers are 64-bit signed"),
+                );
+                Token::Error
+            }
+        }
+    }
+
+    fn float(&mut self, text: &str, span: Span) -> Token<'src> {
+        let digits: String = text.chars().filter(|c| *c != '_').collect();
+        match digits.parse::<f64>() {
+            Ok(v) => Token::Float(v),
+            Err(_) => {
+                self.errors.push(
+                    Error::new(codes::BAD_NUMBER, "malformed float literal", span)
+                        .with_label("not a number"),
+                );
+                Token::Error
+            }
+        }
+    }
+}
+
+fn closer<'src>(open: &Token<'src>) -> Token<'src> {
+    if *open == Token::LParen {
+        Token::RParen
+    } else {
+        Token::RBracket
+    }
+}
+
+fn opener<'src>(close: &Token<'src>) -> Token<'src> {
+    if *close == Token::RParen {
+        Token::LParen
+    } else {
+        Token::LBracket
+    }
+}
+
+#[cfg(test)]
+mod tests;

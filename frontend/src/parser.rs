@@ -1,0 +1,768 @@
+//! The parser: tokens (from `lexer`) to the AST, with error recovery (chumsky).
+//!
+//! The grammar is the Python subset of `LANGUAGE.md`: a module of `def` kernels and simple
+//! statements; blocks made of `Newline Indent stmt+ Dedent`; assignments, augmented assignments,
+//! expression statements, `for`, `return`, `pass`; expressions with Python's precedence
+//! (`+ -` < `* / // %` < unary `- +` < calls, attributes, subscripts < atoms).
+//!
+//! Recovery, from the most precise to the bluntest:
+//! - a missing `:` at the end of a `def`/`for` header is reported and assumed;
+//! - a broken call, subscript or parenthesised expression is skipped up to its balanced closing
+//!   bracket and becomes an `ExprKind::Error` (the lexer guarantees balanced brackets);
+//! - a broken statement is skipped up to the end of its logical line (with the indented block
+//!   that follows it, if any) and becomes a `StmtKind::Error`.
+//!
+//! Diagnostics: chumsky's `Rich` errors carry a ready [`Error`] when the parser made them itself
+//! (`Rich::custom`), and otherwise an expected/found pair, which [`convert`] words for humans.
+//! At most one syntax error is kept per source line (the first), and none on a line where the
+//! lexer already reported one: later errors on a line are fallout of the first.
+//!
+//! Invariant: the recursion of the parser is bounded because the lexer rejects lines nested more
+//! than `MAX_NESTING` brackets deep, and blocks nested more than `MAX_NESTING` deep; chains of
+//! operators are parsed iteratively.
+
+use crate::ast::*;
+use crate::codes;
+use crate::diagnostic::Error;
+use crate::lexer::{self, Token};
+use chumsky::error::{RichPattern, RichReason};
+use chumsky::{input::ValueInput, prelude::*};
+
+type Rch<'t, 's> = Rich<'t, Token<'s>, SimpleSpan, Error>;
+type Ex<'t, 's> = extra::Err<Rch<'t, 's>>;
+
+/// Labels given to parsers, which [`convert`] recognises.
+const L_EXPR: &str = "an expression";
+const L_OPERATOR: &str = "an operator";
+const L_NAME: &str = "a name";
+const L_BLOCK: &str = "an indented block";
+const L_STMT: &str = "a statement";
+const L_END: &str = "end of line";
+const L_COLON_FOR: &str = "`:` after the `for` header";
+const L_COLON_DEF: &str = "`:` after the `def` header";
+
+/// Parses a whole file: lexes it, parses the tokens and merges the diagnostics of both.
+pub fn parse(source: &str) -> (Module, Vec<Error>) {
+    let (tokens, lex_errors) = lexer::lex(source);
+    // Drop the final `Eof`: chumsky has its own end of input, at the same place.
+    let body = match tokens.split_last() {
+        Some(((Token::Eof, _), rest)) => rest,
+        _ => &tokens[..],
+    };
+    let chumsky_tokens: Vec<(Token<'_>, SimpleSpan)> = body
+        .iter()
+        .map(|(t, s)| (t.clone(), SimpleSpan::from(s.clone())))
+        .collect();
+    let eoi = SimpleSpan::from(source.len()..source.len());
+    let (module, rich) = module_parser()
+        .parse(chumsky_tokens.as_slice().split_token_span(eoi))
+        .into_output_errors();
+    let parse_errors: Vec<Error> = rich.into_iter().filter_map(convert).collect();
+    (
+        module.unwrap_or_default(),
+        merge(source, lex_errors, parse_errors),
+    )
+}
+
+fn sp(s: SimpleSpan) -> Span {
+    s.start..s.end
+}
+
+fn custom<'t, 's>(error: Error) -> Rch<'t, 's> {
+    Rich::custom(SimpleSpan::from(error.span.clone()), error)
+}
+
+/// Keeps every lexer error, and the first parser error of each line that has no lexer error.
+fn merge(source: &str, lex_errors: Vec<Error>, mut parse_errors: Vec<Error>) -> Vec<Error> {
+    let line_of = |pos: usize| source[..pos.min(source.len())].matches('\n').count();
+    let mut taken: std::collections::HashSet<usize> =
+        lex_errors.iter().map(|e| line_of(e.span.start)).collect();
+    parse_errors.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut all = lex_errors;
+    for e in parse_errors {
+        if taken.insert(line_of(e.span.start)) {
+            all.push(e);
+        }
+    }
+    all.sort_by_key(|e| (e.span.start, e.span.end));
+    all
+}
+
+/// The outcome of one postfix operation, folded onto the expression before it.
+enum Postfix {
+    Call(Vec<Expr>, Vec<Keyword>),
+    Attr(Ident),
+    Index(Vec<Index>),
+    /// A call or subscript whose brackets held a syntax error (already reported).
+    Broken,
+}
+
+/// One argument of a call, in source order.
+enum Arg {
+    Pos(Expr),
+    Kw(Keyword),
+}
+
+fn ident<'t, 's: 't, I>() -> impl Parser<'t, I, Ident, Ex<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    select! { Token::Name(n) => n }
+        .map_with(|n: &str, e| Ident {
+            name: n.to_string(),
+            span: sp(e.span()),
+        })
+        .labelled(L_NAME)
+}
+
+fn expr_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    recursive(|expr| {
+        let literal = select! {
+            Token::Name(n) => ExprKind::Name(n.to_string()),
+            Token::Int(v) => ExprKind::Int(v),
+            Token::Float(v) => ExprKind::Float(v),
+            Token::True => ExprKind::Bool(true),
+            Token::False => ExprKind::Bool(false),
+            Token::None => ExprKind::None,
+            Token::Error => ExprKind::Error,
+        }
+        .map_with(|kind, e| Expr {
+            kind,
+            span: sp(e.span()),
+        });
+
+        // `(e)`, `()`, `(a,)`, `(a, b)`.
+        let items = expr
+            .clone()
+            .separated_by(just(Token::Comma))
+            .at_least(1)
+            .collect::<Vec<Expr>>()
+            .then(just(Token::Comma).or_not().map(|c| c.is_some()));
+        let paren = items
+            .or_not()
+            .delimited_by(just(Token::LParen), just(Token::RParen))
+            .map_with(|items, e| match items {
+                Some((v, false)) if v.len() == 1 => {
+                    v.into_iter().next().expect("length checked to be 1")
+                }
+                Some((v, _)) => Expr {
+                    kind: ExprKind::Tuple(v),
+                    span: sp(e.span()),
+                },
+                None => Expr {
+                    kind: ExprKind::Tuple(Vec::new()),
+                    span: sp(e.span()),
+                },
+            })
+            .recover_with(via_parser(nested_delimiters(
+                Token::LParen,
+                Token::RParen,
+                [(Token::LBracket, Token::RBracket)],
+                |span| Expr {
+                    kind: ExprKind::Error,
+                    span: sp(span),
+                },
+            )));
+
+        let atom = literal.or(paren).boxed();
+
+        // Calls: positional arguments, then keyword arguments.
+        let kwarg = ident()
+            .then_ignore(just(Token::Assign))
+            .then(expr.clone())
+            .map_with(|(name, value), e| {
+                Arg::Kw(Keyword {
+                    name,
+                    value,
+                    span: sp(e.span()),
+                })
+            });
+        let arg = kwarg.or(expr.clone().map(Arg::Pos));
+        let call = arg
+            .separated_by(just(Token::Comma))
+            .allow_trailing()
+            .collect::<Vec<Arg>>()
+            .delimited_by(just(Token::LParen), just(Token::RParen))
+            .validate(|args, _, emitter| {
+                let mut pos = Vec::new();
+                let mut kws: Vec<Keyword> = Vec::new();
+                for arg in args {
+                    match arg {
+                        Arg::Pos(a) => {
+                            if let Some(kw) = kws.last() {
+                                emitter.emit(custom(
+                                    Error::new(
+                                        codes::POSITIONAL_AFTER_KEYWORD,
+                                        "positional argument follows keyword argument",
+                                        a.span.clone(),
+                                    )
+                                    .with_label("positional argument")
+                                    .with_secondary(kw.span.clone(), "after this keyword argument")
+                                    .with_help("put every positional argument first"),
+                                ));
+                            }
+                            pos.push(a);
+                        }
+                        Arg::Kw(k) => kws.push(k),
+                    }
+                }
+                Postfix::Call(pos, kws)
+            })
+            .recover_with(via_parser(nested_delimiters(
+                Token::LParen,
+                Token::RParen,
+                [(Token::LBracket, Token::RBracket)],
+                |_| Postfix::Broken,
+            )));
+
+        // Subscripts: `e` or `lo:hi` with optional bounds, comma-separated.
+        let index = choice((
+            just(Token::Colon)
+                .ignore_then(expr.clone().or_not())
+                .map_with(|hi, e| Index::Slice {
+                    lo: None,
+                    hi,
+                    span: sp(e.span()),
+                }),
+            expr.clone()
+                .then(
+                    just(Token::Colon)
+                        .ignore_then(expr.clone().or_not())
+                        .or_not(),
+                )
+                .map_with(|(lo, rest), e| match rest {
+                    None => Index::Expr(lo),
+                    Some(hi) => Index::Slice {
+                        lo: Some(lo),
+                        hi,
+                        span: sp(e.span()),
+                    },
+                }),
+        ));
+        let subscript = index
+            .separated_by(just(Token::Comma))
+            .at_least(1)
+            .allow_trailing()
+            .collect::<Vec<Index>>()
+            .delimited_by(just(Token::LBracket), just(Token::RBracket))
+            .map(Postfix::Index)
+            .recover_with(via_parser(nested_delimiters(
+                Token::LBracket,
+                Token::RBracket,
+                [(Token::LParen, Token::RParen)],
+                |_| Postfix::Broken,
+            )));
+
+        let attr = just(Token::Dot).ignore_then(ident()).map(Postfix::Attr);
+
+        let postfix = atom
+            .foldl_with(
+                choice((call, subscript, attr)).repeated(),
+                |lhs, post, e| {
+                    let kind = match post {
+                        Postfix::Call(args, kwargs) => ExprKind::Call {
+                            func: Box::new(lhs),
+                            args,
+                            kwargs,
+                        },
+                        Postfix::Attr(attr) => ExprKind::Attribute {
+                            value: Box::new(lhs),
+                            attr,
+                        },
+                        Postfix::Index(indices) => ExprKind::Subscript {
+                            value: Box::new(lhs),
+                            indices,
+                        },
+                        Postfix::Broken => ExprKind::Error,
+                    };
+                    Expr {
+                        kind,
+                        span: sp(e.span()),
+                    }
+                },
+            )
+            .boxed();
+
+        // Unary operators, folded from the inside out (iteratively: no recursion per operator).
+        let unary_op = select! {
+            Token::Minus => UnaryOp::Neg,
+            Token::Plus => UnaryOp::Pos,
+        }
+        .map_with(|op, e| (op, sp(e.span())));
+        let unary = unary_op
+            .repeated()
+            .collect::<Vec<_>>()
+            .then(postfix)
+            .map(|(ops, operand)| {
+                ops.into_iter().rev().fold(operand, |acc, (op, span)| Expr {
+                    span: span.start..acc.span.end,
+                    kind: ExprKind::Unary {
+                        op,
+                        operand: Box::new(acc),
+                    },
+                })
+            })
+            .labelled(L_EXPR);
+
+        let binary = |op: BinOp, lhs: Expr, rhs: Expr, span: SimpleSpan| Expr {
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            span: sp(span),
+        };
+        let mul_op = select! {
+            Token::Star => BinOp::Mul,
+            Token::Slash => BinOp::Div,
+            Token::DoubleSlash => BinOp::FloorDiv,
+            Token::Percent => BinOp::Mod,
+        }
+        .labelled(L_OPERATOR);
+        let product = unary
+            .clone()
+            .foldl_with(mul_op.then(unary).repeated(), move |lhs, (op, rhs), e| {
+                binary(op, lhs, rhs, e.span())
+            })
+            .boxed();
+        let add_op = select! {
+            Token::Plus => BinOp::Add,
+            Token::Minus => BinOp::Sub,
+        }
+        .labelled(L_OPERATOR);
+        product
+            .clone()
+            .foldl_with(add_op.then(product).repeated(), move |lhs, (op, rhs), e| {
+                binary(op, lhs, rhs, e.span())
+            })
+            .labelled(L_EXPR)
+            .boxed()
+    })
+}
+
+/// `:` at the end of a header. When the line simply ends without it, the colon is reported and
+/// assumed, so that the block after the header is still parsed.
+fn header_colon<'t, 's: 't, I>(
+    label: &'static str,
+    header: &'static str,
+) -> impl Parser<'t, I, (), Ex<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let missing = any()
+        .filter(|t: &Token<'s>| *t == Token::Newline)
+        .map_with(|_, e| e.span())
+        .rewind()
+        .validate(move |span: SimpleSpan, _, emitter| {
+            emitter.emit(custom(
+                Error::new(
+                    codes::MISSING_COLON,
+                    format!("expected `:` after the `{header}` header"),
+                    span.start..span.start,
+                )
+                .with_label("`:` expected here")
+                .with_help(format!("a `{header}` header ends with `:`")),
+            ));
+        });
+    just(Token::Colon).ignored().labelled(label).or(missing)
+}
+
+/// The end of a simple statement's line.
+fn end_of_line<'t, 's: 't, I>() -> impl Parser<'t, I, (), Ex<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    just(Token::Newline).ignored().labelled(L_END)
+}
+
+/// Converts the left-hand side of `=` to a target, or reports why it cannot be one.
+fn to_target(lhs: Expr) -> Result<Target, Box<Error>> {
+    let span = lhs.span.clone();
+    match lhs.kind {
+        ExprKind::Name(name) => Ok(Target::Name(Ident { name, span })),
+        ExprKind::Subscript { value, indices } => match value.kind {
+            ExprKind::Name(name) => Ok(Target::Subscript {
+                base: Ident {
+                    name,
+                    span: value.span,
+                },
+                indices,
+                span,
+            }),
+            _ => Err(Box::new(
+                Error::new(
+                    codes::BAD_TARGET,
+                    "cannot assign to a subscript of this expression",
+                    value.span,
+                )
+                .with_label("not a plain name")
+                .with_help("only `name = ...` and `name[...] = ...` are assignments"),
+            )),
+        },
+        _ => Err(Box::new(
+            Error::new(codes::BAD_TARGET, "cannot assign to this expression", span)
+                .with_label("not a name or a subscript of a name")
+                .with_help("only `name = ...` and `name[...] = ...` are assignments"),
+        )),
+    }
+}
+
+fn stmt_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let expr = expr_parser();
+    recursive(|stmt| {
+        let block = just(Token::Newline)
+            .ignore_then(just(Token::Indent).labelled(L_BLOCK))
+            .ignore_then(stmt.clone().repeated().at_least(1).collect::<Vec<Stmt>>())
+            .then_ignore(just(Token::Dedent))
+            .boxed();
+
+        let for_stmt = just(Token::For)
+            .map_with(|_, e| sp(e.span()))
+            .then(ident())
+            .then_ignore(just(Token::In))
+            .then(expr.clone())
+            .then_ignore(header_colon(L_COLON_FOR, "for"))
+            .then(block.clone())
+            .map(|(((kw, var), iter), body)| {
+                let end = body.last().map_or(kw.end, |s| s.span.end);
+                Stmt {
+                    kind: StmtKind::For { var, iter, body },
+                    span: kw.start..end,
+                }
+            });
+
+        let ret = just(Token::Return)
+            .ignore_then(
+                expr.clone()
+                    .separated_by(just(Token::Comma))
+                    .allow_trailing()
+                    .collect::<Vec<Expr>>(),
+            )
+            .map(|mut values| {
+                if values.len() == 1 && matches!(values[0].kind, ExprKind::Tuple(_)) {
+                    match values.pop().map(|e| e.kind) {
+                        Some(ExprKind::Tuple(items)) => values = items,
+                        _ => unreachable!("checked to be a one-element list holding a tuple"),
+                    }
+                }
+                StmtKind::Return(values)
+            });
+
+        let assign_op = select! {
+            Token::Assign => None,
+            Token::PlusAssign => Some(BinOp::Add),
+            Token::MinusAssign => Some(BinOp::Sub),
+            Token::StarAssign => Some(BinOp::Mul),
+            Token::SlashAssign => Some(BinOp::Div),
+        };
+        let assign_or_expr = expr
+            .clone()
+            .then(assign_op.then(expr.clone()).or_not())
+            .validate(|(lhs, rhs), _, emitter| match rhs {
+                None if lhs.kind == ExprKind::Error => StmtKind::Error,
+                None => StmtKind::Expr(lhs),
+                Some((op, value)) => match to_target(lhs) {
+                    Ok(target) => match op {
+                        None => StmtKind::Assign { target, value },
+                        Some(op) => StmtKind::AugAssign { target, op, value },
+                    },
+                    Err(error) => {
+                        emitter.emit(custom(*error));
+                        StmtKind::Error
+                    }
+                },
+            });
+
+        let simple = choice((ret, just(Token::Pass).to(StmtKind::Pass), assign_or_expr))
+            .map_with(|kind, e| Stmt {
+                kind,
+                span: sp(e.span()),
+            })
+            .then_ignore(end_of_line());
+
+        // An indented block where none was opened (the lexer normally catches this first).
+        let stray_block = just(Token::Indent)
+            .ignore_then(stmt.clone().repeated().collect::<Vec<Stmt>>())
+            .then_ignore(just(Token::Dedent))
+            .map_with(|_, e| Stmt {
+                kind: StmtKind::Error,
+                span: sp(e.span()),
+            })
+            .validate(|s: Stmt, _, emitter| {
+                emitter.emit(custom(
+                    Error::new(
+                        codes::UNEXPECTED_INDENT,
+                        "unexpected indent",
+                        s.span.clone(),
+                    )
+                    .with_label("this block belongs to no header"),
+                ));
+                s
+            });
+
+        // Recovery: skip the rest of the logical line, and the block after it if there is one.
+        let skip_line = none_of([Token::Newline, Token::Indent, Token::Dedent])
+            .repeated()
+            .map_with(|_, e| sp(e.span()))
+            .then_ignore(block.ignored().or(just(Token::Newline).ignored()))
+            .map(|span| Stmt {
+                kind: StmtKind::Error,
+                span,
+            });
+
+        choice((for_stmt, simple, stray_block))
+            .labelled(L_STMT)
+            .recover_with(via_parser(skip_line))
+            .boxed()
+    })
+}
+
+/// A top-level item of a module.
+enum Item {
+    Kernel(Kernel),
+    Stmt(Stmt),
+}
+
+fn module_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Module, Ex<'t, 's>>
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let expr = expr_parser();
+    let stmt = stmt_parser();
+
+    let block = just(Token::Newline)
+        .ignore_then(just(Token::Indent).labelled(L_BLOCK))
+        .ignore_then(stmt.clone().repeated().at_least(1).collect::<Vec<Stmt>>())
+        .then_ignore(just(Token::Dedent));
+
+    let param = ident()
+        .then(just(Token::Colon).ignore_then(expr.clone()).or_not())
+        .map_with(|(name, ty), e| Param {
+            name,
+            ty,
+            span: sp(e.span()),
+        });
+    let params = param
+        .separated_by(just(Token::Comma))
+        .allow_trailing()
+        .collect::<Vec<Param>>()
+        .delimited_by(just(Token::LParen), just(Token::RParen))
+        .recover_with(via_parser(nested_delimiters(
+            Token::LParen,
+            Token::RParen,
+            [(Token::LBracket, Token::RBracket)],
+            |_| Vec::new(),
+        )));
+
+    let kernel = just(Token::Def)
+        .map_with(|_, e| sp(e.span()))
+        .then(ident())
+        .then(params)
+        .then_ignore(just(Token::Arrow).then(expr).or_not())
+        .then_ignore(header_colon(L_COLON_DEF, "def"))
+        .then(block)
+        .map(|(((kw, name), params), body)| {
+            let end = body.last().map_or(kw.end, |s| s.span.end);
+            Kernel {
+                name,
+                params,
+                body,
+                span: kw.start..end,
+            }
+        });
+
+    // Last resort, for a token no statement can start with and no recovery can skip.
+    let stray = any().map_with(|t: Token<'s>, e| {
+        let span = sp(e.span());
+        (t, span)
+    });
+    let stray = stray.validate(|(t, span): (Token<'s>, Span), _, emitter| {
+        emitter.emit(custom(
+            Error::new(
+                codes::UNEXPECTED_TOKEN,
+                format!("unexpected {}", t.describe()),
+                span.clone(),
+            )
+            .with_label("unexpected here"),
+        ));
+        Item::Stmt(Stmt {
+            kind: StmtKind::Error,
+            span,
+        })
+    });
+
+    choice((kernel.map(Item::Kernel), stmt.map(Item::Stmt), stray))
+        .repeated()
+        .collect::<Vec<Item>>()
+        .map(|items| {
+            let mut module = Module::default();
+            for item in items {
+                match item {
+                    Item::Kernel(k) => module.kernels.push(k),
+                    Item::Stmt(s) => module.items.push(s),
+                }
+            }
+            module
+        })
+}
+
+/// Words a chumsky error as a diagnostic. `None` for an error at an `Error` token, which the
+/// lexer has already reported.
+fn convert(err: Rch<'_, '_>) -> Option<Error> {
+    let span = sp(*err.span());
+    let (expected, found) = match err.into_reason() {
+        RichReason::Custom(error) => return Some(error),
+        RichReason::ExpectedFound { expected, found } => (expected, found.map(|t| t.into_inner())),
+    };
+    // An error at the end of a line points just after its last character, not at the newline.
+    let span = if found == Some(Token::Newline) {
+        span.start..span.start
+    } else {
+        span
+    };
+    let found_text = found
+        .as_ref()
+        .map_or_else(|| "end of file".to_string(), Token::describe);
+
+    match &found {
+        Some(Token::Error) => return None,
+        Some(Token::Unsupported(op)) => return Some(unsupported(op, span)),
+        Some(Token::Str(_)) => {
+            return Some(
+                Error::new(
+                    codes::UNSUPPORTED_SYNTAX,
+                    "string literals are not part of the kernel language",
+                    span,
+                )
+                .with_label("string literal"),
+            )
+        }
+        _ => {}
+    }
+
+    let mut labels: Vec<&str> = expected
+        .iter()
+        .filter_map(|p| match p {
+            RichPattern::Label(l) => Some(l.as_ref()),
+            _ => None,
+        })
+        .collect();
+    // Where a statement could start, "an indented block" is left over from the recovery of the
+    // line before (which looked for a block after it), not something this line lacks.
+    let stale_block = labels.contains(&L_STMT);
+    if stale_block {
+        labels.retain(|l| *l != L_BLOCK);
+    }
+    for (label, header) in [(L_COLON_FOR, "for"), (L_COLON_DEF, "def")] {
+        if labels.contains(&label) {
+            return Some(
+                Error::new(
+                    codes::MISSING_COLON,
+                    format!("expected `:` after the `{header}` header, found {found_text}"),
+                    span,
+                )
+                .with_label("`:` expected here")
+                .with_help(format!("a `{header}` header ends with `:`")),
+            );
+        }
+    }
+    if labels.contains(&L_BLOCK) {
+        return Some(
+            Error::new(
+                codes::EXPECTED_BLOCK,
+                format!("expected an indented block, found {found_text}"),
+                span,
+            )
+            .with_label("an indented line was expected here")
+            .with_help("the body of a `def` or `for` is indented under its header"),
+        );
+    }
+    if found == Some(Token::Def) {
+        return Some(
+            Error::new(
+                codes::UNEXPECTED_TOKEN,
+                "unexpected `def` inside a block",
+                span,
+            )
+            .with_label("a kernel cannot be defined here")
+            .with_help("kernels are defined at the top level of the file"),
+        );
+    }
+
+    // What could have come instead, in words. Continuations of an expression that is already
+    // complete (more operators, calls, ...) are noise next to anything else.
+    let mut words: Vec<String> = Vec::new();
+    let mut continuation = false;
+    for pattern in &expected {
+        let word = match pattern {
+            RichPattern::Label(l) if *l == L_OPERATOR => {
+                continuation = true;
+                continue;
+            }
+            RichPattern::Token(t) => match &**t {
+                Token::LParen | Token::LBracket | Token::Dot => {
+                    continuation = true;
+                    continue;
+                }
+                Token::Comma if words.is_empty() => "`,`".to_string(),
+                t => t.describe(),
+            },
+            RichPattern::Label(l) if stale_block && *l == L_BLOCK => continue,
+            RichPattern::Label(l) => l.to_string(),
+            RichPattern::EndOfInput => "end of file".to_string(),
+            _ => continue,
+        };
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    if words.is_empty() && continuation {
+        words.push(L_OPERATOR.to_string());
+    }
+    if words.len() > 1 {
+        // A full statement could go here, but so could the end of the previous expression:
+        // keep the words that say what is missing.
+        words.retain(|w| w != L_STMT);
+    }
+    let code = if words.first().map(String::as_str) == Some(L_EXPR) {
+        codes::EXPECTED_EXPR
+    } else {
+        codes::UNEXPECTED_TOKEN
+    };
+    let message = match words.as_slice() {
+        [] => format!("unexpected {found_text}"),
+        [one] => format!("expected {one}, found {found_text}"),
+        [init @ .., last] => format!("expected {} or {last}, found {found_text}", init.join(", ")),
+    };
+    let label = match &found {
+        None | Some(Token::Newline) => "the line ends here".to_string(),
+        Some(t) => format!("unexpected {}", t.describe()),
+    };
+    Some(Error::new(code, message, span).with_label(label))
+}
+
+fn unsupported(op: &str, span: Span) -> Error {
+    let help = match op {
+        "**" => "write the power as a product, or use an `nl` function",
+        "@" => "use `nl.matmul`",
+        ";" => "write one statement per line",
+        "//=" | "%=" => "write `x = x // y` or `x = x % y`",
+        _ => "comparisons are not part of the kernel language",
+    };
+    Error::new(
+        codes::UNSUPPORTED_SYNTAX,
+        format!("`{op}` is not part of the kernel language"),
+        span,
+    )
+    .with_label("not supported")
+    .with_help(help)
+}
+
+#[cfg(test)]
+mod tests;
