@@ -150,14 +150,14 @@ impl Checker<'_> {
                 } else if let Some(k) = b.as_constant() {
                     self.checked(lin(a, k, &zero, 0), e)
                 } else {
-                    let shown = format!("({}) * ({})", self.show(a), self.show(b));
+                    let shown = format!("`{}` times `{}`", self.show(a), self.show(b));
                     self.error(
                         Error::new(
                             codes::NOT_AFFINE,
                             "a product of loop variables is not an affine index",
                             e.span.clone(),
                         )
-                        .with_label(format!("this is {shown}"))
+                        .with_label(format!("this multiplies {shown}"))
                         .with_note(
                             "indices must be affine: sums of loop variables times constants",
                         ),

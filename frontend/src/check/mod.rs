@@ -43,7 +43,7 @@ use penguin::{
     AffineExpr, Axis, AxisAttrs, DType, LoopKind, Memory, Op, Operand, StmtAnnot, Tensor,
     TensorKind,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A kernel that passed every check, ready to lower.
 #[derive(Clone, Debug)]
@@ -293,8 +293,11 @@ pub(crate) struct Checker<'a> {
     globals: &'a HashMap<String, Bound>,
     /// Innermost last. The first is the kernel's scope; each loop body pushes one.
     scopes: Vec<HashMap<String, Bound>>,
-    /// Names bound in a loop body that has ended, with their binding span.
-    out_of_scope: HashMap<String, Span>,
+    /// Names bound in a loop body that has ended, with their binding span and whether the name
+    /// was the loop variable.
+    out_of_scope: HashMap<String, (Span, bool)>,
+    /// Undefined names already reported: each is reported once per kernel.
+    reported: HashSet<String>,
     tensors: Vec<CTensor>,
     loops: Vec<CLoop>,
     /// The loops enclosing the statement being checked, outermost first.
@@ -308,6 +311,7 @@ impl<'a> Checker<'a> {
             globals,
             scopes: vec![HashMap::new()],
             out_of_scope: HashMap::new(),
+            reported: HashSet::new(),
             tensors: Vec::new(),
             loops: Vec::new(),
             enclosing: Vec::new(),
@@ -343,17 +347,23 @@ impl<'a> Checker<'a> {
             );
             return Value::Error;
         }
-        let e = if let Some(def) = self.out_of_scope.get(name) {
-            Error::new(
+        if !self.reported.insert(name.to_string()) {
+            return Value::Error;
+        }
+        let e = if let Some((def, is_iv)) = self.out_of_scope.get(name) {
+            let e = Error::new(
                 codes::OUT_OF_SCOPE,
                 format!("`{name}` is bound only inside a loop body"),
                 span.clone(),
             )
-            .with_label("used here, after the loop")
-            .with_secondary(def.clone(), "bound here, local to one iteration")
-            .with_help(
-                "bind a buffer before the loop and update it inside (`+=` or slice assignment)",
-            )
+            .with_label("used here, after the loop");
+            if *is_iv {
+                e.with_secondary(def.clone(), "the loop variable of this loop")
+                    .with_note("a loop variable exists only in its loop's body")
+            } else {
+                e.with_secondary(def.clone(), "bound here, local to one iteration")
+                    .with_help("bind a buffer before the loop and update it inside (`+=` or slice assignment)")
+            }
         } else {
             Error::new(
                 codes::UNDEFINED_NAME,

@@ -341,10 +341,10 @@ impl Checker<'_> {
             self.error(
                 Error::new(
                     codes::HBM_OPERAND,
-                    format!("{what} cannot read `{name}`, which is in HBM"),
+                    format!("`{name}` is in HBM, which compute operations cannot read"),
                     span.clone(),
                 )
-                .with_label("an HBM operand")
+                .with_label(format!("an HBM operand of {what}"))
                 .with_help("load it into SBUF first, with nl.load"),
             );
             return false;
@@ -435,7 +435,7 @@ impl Checker<'_> {
                                 format!("`{}` is in PSUM, which only the Tensor engine writes", tt.name),
                                 span.clone(),
                             )
-                            .with_label(format!("{} writes PSUM", op.name()))
+                            .with_label(format!("a {} result, not a Tensor-engine one", op.name()))
                             .with_note("PSUM holds results of nl.matmul, nisa.nc_matmul and nisa.nc_transpose, and nl.zeros(..., buffer=nl.psum)")
                             .with_help("write the result into an SBUF tile instead"),
                         );
@@ -485,8 +485,8 @@ impl Checker<'_> {
         let reverse = matches!(x, Arg::Scalar(_));
         match (x, y) {
             (Arg::Tile(a, sa), Arg::Tile(b, sb)) => {
-                let ok_a = self.compute_src(&a, &sa, alu.name());
-                let ok_b = self.compute_src(&b, &sb, alu.name());
+                let ok_a = self.compute_src(&a, &sa, &format!("`{}`", alu.name()));
+                let ok_b = self.compute_src(&b, &sb, &format!("`{}`", alu.name()));
                 if !(ok_a && ok_b) {
                     return None;
                 }
@@ -523,7 +523,7 @@ impl Checker<'_> {
                 )
             }
             (Arg::Tile(a, sa), Arg::Scalar(v)) | (Arg::Scalar(v), Arg::Tile(a, sa)) => {
-                if !self.compute_src(&a, &sa, alu.name()) {
+                if !self.compute_src(&a, &sa, &format!("`{}`", alu.name())) {
                     return None;
                 }
                 let shape = a.size;
@@ -767,7 +767,7 @@ impl Checker<'_> {
                     self.scalar_where_tile(&slots[0]?.span);
                     return None;
                 };
-                if !self.compute_src(&x, &sx, func.name()) {
+                if !self.compute_src(&x, &sx, &format!("`nl.{}`", func.name())) {
                     return None;
                 }
                 let op = Op::Activation {
@@ -801,7 +801,7 @@ impl Checker<'_> {
                     self.scalar_where_tile(&slots[0]?.span);
                     return None;
                 };
-                if !self.compute_src(&x, &sx, rop.name()) {
+                if !self.compute_src(&x, &sx, &format!("`nl.{}`", rop.name())) {
                     return None;
                 }
                 let shape = [x.size[0], 1];
@@ -820,7 +820,7 @@ impl Checker<'_> {
                     self.scalar_where_tile(&slots[0]?.span);
                     return None;
                 };
-                if !self.compute_src(&x, &sx, "copy") {
+                if !self.compute_src(&x, &sx, "`nl.copy`") {
                     return None;
                 }
                 let shape = x.size;
@@ -1006,13 +1006,13 @@ impl Checker<'_> {
             self.scalar_where_tile(&slots[1]?.span);
             return None;
         };
-        if !self.compute_src(&data, &sd, "nisa.activation") {
+        if !self.compute_src(&data, &sd, "`nisa.activation`") {
             return None;
         }
         let p = data.size[0];
         let mut srcs = vec![data.clone()];
         let col = |this: &mut Self, what: &str, t: TileVal, s: Span| -> Option<TileVal> {
-            if !this.compute_src(&t, &s, "nisa.activation") {
+            if !this.compute_src(&t, &s, "`nisa.activation`") {
                 return None;
             }
             if t.size != [p, 1] {

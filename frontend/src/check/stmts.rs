@@ -478,20 +478,11 @@ impl Checker<'_> {
             }
             Class::Poison => None,
         };
-        let is_reserved = RESERVED.contains(&id.name.as_str());
-        let keeps_old = matches!(
-            self.find(&id.name).map(|b| &b.value),
-            Some(Value::Param(_) | Value::Iv(_))
-        );
-        if is_reserved || keeps_old {
-            return;
+        // A rejected rebinding keeps the old binding, so later uses are checked against it and
+        // do not cascade.
+        if allowed {
+            self.bind(&id.name, bound.unwrap_or(Value::Error), id.span.clone());
         }
-        let value = if allowed {
-            bound.unwrap_or(Value::Error)
-        } else {
-            Value::Error
-        };
-        self.bind(&id.name, value, id.span.clone());
     }
 
     /// The tile written by `base[indices] = ...` or `base[indices] += ...`.
@@ -742,7 +733,8 @@ impl Checker<'_> {
         let scope = self.scopes.pop().unwrap_or_default();
         for (name, b) in scope {
             if self.find(&name).is_none() {
-                self.out_of_scope.insert(name, b.span);
+                let is_iv = matches!(b.value, Value::Iv(a) if a == axis);
+                self.out_of_scope.insert(name, (b.span, is_iv));
             }
         }
         out.push(CStmt {
