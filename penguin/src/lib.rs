@@ -9,7 +9,13 @@ pub mod affine;
 pub mod entities;
 pub mod ir;
 pub mod isl_check;
+pub mod parse;
+pub mod verify;
+pub mod write;
 
 pub use affine::{AffineExpr, CmpOp, Predicate};
 pub use entities::{Axis, Inst, Stmt, Tensor};
 pub use ir::*;
+pub use parse::{parse_function, ParseError};
+pub use verify::{verify_function, VerifierError};
+pub use write::write_function;

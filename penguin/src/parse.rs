@@ -1,0 +1,1030 @@
+//! The parser of Penguin IR's text form (the grammar is documented in [`crate::write`]).
+//!
+//! [`parse_function`] reads the text [`crate::write::write_function`] writes, and text written by
+//! hand in tests. It is a small hand-written lexer and a recursive-descent parser.
+//!
+//! Entity numbering is canonical: tensors in declaration order, axes in the order their `loop`
+//! headers appear, statements in pre-order (a loop statement before the statements of its body),
+//! instructions in order of appearance. A parsed function has no source spans.
+//!
+//! Names are resolved for the whole function, not by scope: an induction variable may be mentioned
+//! anywhere once some `loop` declares it (before or after the mention), so that a variable used
+//! outside its loop parses and the verifier reports it. Tensors must be declared before the first
+//! statement. Duplicate tensor or induction-variable names are parse errors.
+//!
+//! An instruction's first source must start on the line of its operation: that is what tells a
+//! `memset` (no source) from the instruction on the next line. Further sources follow commas.
+//!
+//! Invariants: the parser never panics, whatever the input; every error names a line and column
+//! (1-based, columns in characters) and says what was expected. Integers out of range are errors,
+//! and affine arithmetic is checked, so huge coefficients are errors, not overflows.
+
+use crate::affine::{AffineExpr, CmpOp, Predicate};
+use crate::entities::{Axis, Inst, Stmt, Tensor};
+use crate::ir::{
+    Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData,
+    LoopKind, Memory, Op, Operand, Pipelined, ReduceOp, Scale, StmtAnnot, StmtKind, TensorData,
+    TensorKind,
+};
+use std::collections::HashMap;
+use std::fmt;
+
+/// A syntax error in Penguin IR text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub col: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}:{}: {}", self.line, self.col, self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses the text form of one function.
+pub fn parse_function(text: &str) -> Result<Function, ParseError> {
+    let toks = lex(text)?;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        func: Function::default(),
+        tensors: HashMap::new(),
+        axes: HashMap::new(),
+        depth: 0,
+    };
+    p.prescan_loops()?;
+    p.function()?;
+    Ok(p.func)
+}
+
+/// The deepest loop nesting the parser accepts. It recurses once per level, and this keeps it far
+/// from the end of a 2 MiB thread stack even in unoptimised builds; kernels nest a few levels.
+const MAX_DEPTH: usize = 64;
+
+// ---------------------------------------------------------------------------------------------
+// Lexer
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    /// `[A-Za-z_][A-Za-z0-9_.]*`
+    Ident(String),
+    /// Decimal or `0x` hexadecimal digits, unsigned; the value is checked where it is used.
+    Int(String),
+    /// A decimal number with a fraction or an exponent.
+    Float(String),
+    Sym(&'static str),
+    Eof,
+}
+
+#[derive(Clone, Debug)]
+struct Token {
+    tok: Tok,
+    line: usize,
+    col: usize,
+}
+
+impl Tok {
+    fn describe(&self) -> String {
+        match self {
+            Tok::Ident(s) => format!("`{s}`"),
+            Tok::Int(s) => format!("integer `{s}`"),
+            Tok::Float(s) => format!("number `{s}`"),
+            Tok::Sym(s) => format!("`{s}`"),
+            Tok::Eof => "end of input".to_string(),
+        }
+    }
+}
+
+/// Symbols, longest first so that `->` wins over `-`.
+const SYMBOLS: [&str; 19] = [
+    "->", "+:", "..", ">=", "==", "&&", "(", ")", "{", "}", "[", "]", ",", ":", "=", "+", "-", "*",
+    "<",
+];
+
+fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut toks = Vec::new();
+    let (mut i, mut line, mut col) = (0usize, 1usize, 1usize);
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            i += 1;
+            line += 1;
+            col = 1;
+            continue;
+        }
+        if c.is_whitespace() {
+            i += 1;
+            col += 1;
+            continue;
+        }
+        if c == '#' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        let start = i;
+        let tok = if c.is_ascii_alphabetic() || c == '_' {
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '.')
+            {
+                i += 1;
+            }
+            Tok::Ident(chars[start..i].iter().collect())
+        } else if c.is_ascii_digit() {
+            let digit_at = |k: usize| chars.get(k).is_some_and(|c| c.is_ascii_digit());
+            if c == '0' && matches!(chars.get(i + 1), Some('x') | Some('X')) {
+                i += 2;
+                while i < chars.len() && chars[i].is_ascii_hexdigit() {
+                    i += 1;
+                }
+                Tok::Int(chars[start..i].iter().collect())
+            } else {
+                let mut float = false;
+                while digit_at(i) {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&'.') && digit_at(i + 1) {
+                    float = true;
+                    i += 1;
+                    while digit_at(i) {
+                        i += 1;
+                    }
+                }
+                if matches!(chars.get(i), Some('e') | Some('E')) {
+                    let signed = matches!(chars.get(i + 1), Some('+') | Some('-'));
+                    let first = if signed { i + 2 } else { i + 1 };
+                    if digit_at(first) {
+                        float = true;
+                        i = first;
+                        while digit_at(i) {
+                            i += 1;
+                        }
+                    }
+                }
+                let s: String = chars[start..i].iter().collect();
+                if float {
+                    Tok::Float(s)
+                } else {
+                    Tok::Int(s)
+                }
+            }
+        } else {
+            let rest = &chars[i..];
+            let sym = SYMBOLS.iter().find(|s| {
+                let n = s.chars().count();
+                rest.len() >= n && s.chars().zip(rest.iter()).all(|(a, &b)| a == b)
+            });
+            match sym {
+                Some(s) => {
+                    i += s.chars().count();
+                    Tok::Sym(s)
+                }
+                None => {
+                    return Err(ParseError {
+                        line,
+                        col,
+                        message: format!("unexpected character `{}`", c.escape_debug()),
+                    })
+                }
+            }
+        };
+        toks.push(Token { tok, line, col });
+        col += i - start;
+    }
+    toks.push(Token {
+        tok: Tok::Eof,
+        line,
+        col,
+    });
+    Ok(toks)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser
+
+struct Parser {
+    toks: Vec<Token>,
+    pos: usize,
+    func: Function,
+    tensors: HashMap<String, Tensor>,
+    axes: HashMap<String, Axis>,
+    depth: usize,
+}
+
+type PResult<T> = Result<T, ParseError>;
+
+/// The type of an op parameter's value.
+#[derive(Clone, Copy)]
+enum ParamTy {
+    Bool,
+    Float,
+    /// A float or the word `tile`.
+    Scale,
+    Alu,
+    Act,
+    Reduce,
+}
+
+#[derive(Clone, Copy)]
+enum ParamVal {
+    Bool(bool),
+    Float(f32),
+    Scale(Scale),
+    Alu(AluOp),
+    Act(ActFunc),
+    Reduce(ReduceOp),
+}
+
+impl Parser {
+    fn peek(&self) -> &Token {
+        // The token list always ends with `Eof` and `pos` never passes it.
+        &self.toks[self.pos.min(self.toks.len() - 1)]
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.peek().clone();
+        if self.pos < self.toks.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn err_at<T>(&self, tok: &Token, message: impl Into<String>) -> PResult<T> {
+        Err(ParseError {
+            line: tok.line,
+            col: tok.col,
+            message: message.into(),
+        })
+    }
+
+    fn expected<T>(&self, what: &str) -> PResult<T> {
+        let t = self.peek();
+        self.err_at(t, format!("expected {what}, found {}", t.tok.describe()))
+    }
+
+    fn is_sym(&self, s: &str) -> bool {
+        matches!(&self.peek().tok, Tok::Sym(x) if *x == s)
+    }
+
+    fn is_word(&self, w: &str) -> bool {
+        matches!(&self.peek().tok, Tok::Ident(x) if x == w)
+    }
+
+    fn eat_sym(&mut self, s: &str) -> bool {
+        let yes = self.is_sym(s);
+        if yes {
+            self.bump();
+        }
+        yes
+    }
+
+    fn expect_sym(&mut self, s: &str) -> PResult<Token> {
+        if self.is_sym(s) {
+            Ok(self.bump())
+        } else {
+            self.expected(&format!("`{s}`"))
+        }
+    }
+
+    fn expect_word(&mut self, w: &str) -> PResult<Token> {
+        if self.is_word(w) {
+            Ok(self.bump())
+        } else {
+            self.expected(&format!("`{w}`"))
+        }
+    }
+
+    fn ident(&mut self, what: &str) -> PResult<(String, Token)> {
+        match &self.peek().tok {
+            Tok::Ident(s) => {
+                let s = s.clone();
+                Ok((s, self.bump()))
+            }
+            _ => self.expected(what),
+        }
+    }
+
+    /// An unsigned integer literal as `u128` (anything wider is an error).
+    fn uint(&mut self, what: &str) -> PResult<(u128, Token)> {
+        let Tok::Int(s) = self.peek().tok.clone() else {
+            return self.expected(what);
+        };
+        let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+            Some(hex) => u128::from_str_radix(hex, 16),
+            None => s.parse::<u128>(),
+        };
+        let tok = self.bump();
+        match parsed {
+            Ok(v) => Ok((v, tok)),
+            Err(_) => self.err_at(&tok, format!("integer `{s}` is malformed or too large")),
+        }
+    }
+
+    fn u64_lit(&mut self, what: &str) -> PResult<u64> {
+        let (v, tok) = self.uint(what)?;
+        u64::try_from(v).or_else(|_| self.err_at(&tok, format!("{what} {v} is too large")))
+    }
+
+    fn u32_lit(&mut self, what: &str) -> PResult<u32> {
+        let (v, tok) = self.uint(what)?;
+        u32::try_from(v).or_else(|_| self.err_at(&tok, format!("{what} {v} is too large")))
+    }
+
+    /// `['-'] INT` as an `i64`.
+    fn i64_lit(&mut self, what: &str) -> PResult<i64> {
+        let first = self.peek().clone();
+        let neg = self.eat_sym("-");
+        let (v, _) = self.uint(what)?;
+        let v = i128::try_from(v).unwrap_or(i128::MAX);
+        let v = if neg { -v } else { v };
+        i64::try_from(v).or_else(|_| self.err_at(&first, format!("{what} {v} is out of range")))
+    }
+
+    /// A comma-separated list up to `close` (the opening symbol already eaten).
+    fn list<T>(
+        &mut self,
+        close: &str,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
+        let mut out = Vec::new();
+        if self.eat_sym(close) {
+            return Ok(out);
+        }
+        loop {
+            out.push(item(self)?);
+            if self.eat_sym(close) {
+                return Ok(out);
+            }
+            if !self.eat_sym(",") {
+                return self.expected(&format!("`,` or `{close}`"));
+            }
+        }
+    }
+
+    /// Registers every induction variable (`loop NAME in`), in order, so that names resolve
+    /// wherever they are used.
+    fn prescan_loops(&mut self) -> PResult<()> {
+        let mut first_seen: HashMap<String, (usize, usize)> = HashMap::new();
+        for k in 0..self.toks.len().saturating_sub(2) {
+            let (a, b, c) = (&self.toks[k], &self.toks[k + 1], &self.toks[k + 2]);
+            if let (Tok::Ident(kw), Tok::Ident(name), Tok::Ident(kw_in)) = (&a.tok, &b.tok, &c.tok)
+            {
+                if kw == "loop" && kw_in == "in" {
+                    if let Some((l, c)) = first_seen.get(name) {
+                        return self.err_at(
+                            b,
+                            format!(
+                                "duplicate induction variable `{name}` (first declared at line {l}:{c})"
+                            ),
+                        );
+                    }
+                    first_seen.insert(name.clone(), (b.line, b.col));
+                    let axis = self.func.axes.push(AxisData {
+                        iv_name: name.clone(),
+                        kind: LoopKind::Affine,
+                        lb: 0,
+                        ub: 0,
+                        attrs: AxisAttrs::default(),
+                        body: Vec::new(),
+                    });
+                    self.axes.insert(name.clone(), axis);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn function(&mut self) -> PResult<()> {
+        self.expect_word("kernel")?;
+        let (name, _) = self.ident("a kernel name")?;
+        self.func.name = name;
+        self.expect_sym("(")?;
+        let params = self.list(")", |p| p.ident("a parameter name"))?;
+        self.expect_sym("->")?;
+        self.expect_sym("(")?;
+        let outputs = self.list(")", |p| p.ident("an output name"))?;
+        let open = self.expect_sym("{")?;
+        while self.is_word("tensor") {
+            self.tensor_decl()?;
+        }
+        for (name, tok) in params {
+            let t = self.tensor_ref(&name, &tok)?;
+            self.func.params.push(t);
+        }
+        for (name, tok) in outputs {
+            let t = self.tensor_ref(&name, &tok)?;
+            self.func.outputs.push(t);
+        }
+        let body = self.stmts(&open, "kernel body")?;
+        self.func.body = body;
+        if !matches!(self.peek().tok, Tok::Eof) {
+            return self.expected("end of input after the kernel");
+        }
+        Ok(())
+    }
+
+    fn tensor_ref(&self, name: &str, tok: &Token) -> PResult<Tensor> {
+        match self.tensors.get(name) {
+            Some(&t) => Ok(t),
+            None => self.err_at(tok, format!("undefined tensor `{name}`")),
+        }
+    }
+
+    fn axis_ref(&self, name: &str, tok: &Token) -> PResult<Axis> {
+        match self.axes.get(name) {
+            Some(&a) => Ok(a),
+            None => self.err_at(tok, format!("undefined induction variable `{name}`")),
+        }
+    }
+
+    fn tensor_decl(&mut self) -> PResult<()> {
+        self.expect_word("tensor")?;
+        let (name, name_tok) = self.ident("a tensor name")?;
+        if self.tensors.contains_key(&name) {
+            return self.err_at(&name_tok, format!("duplicate tensor `{name}`"));
+        }
+        self.expect_sym(":")?;
+        let (mem, tok) = self.ident("a memory (`hbm`, `sbuf` or `psum`)")?;
+        let memory = match mem.as_str() {
+            "hbm" => Memory::Hbm,
+            "sbuf" => Memory::Sbuf,
+            "psum" => Memory::Psum,
+            _ => {
+                return self.err_at(
+                    &tok,
+                    format!("expected a memory (`hbm`, `sbuf` or `psum`), found `{mem}`"),
+                )
+            }
+        };
+        let (dt, tok) = self.ident("a dtype (`f32` or `bf16`)")?;
+        let dtype = match dt.as_str() {
+            "f32" => DType::F32,
+            "bf16" => DType::Bf16,
+            _ => {
+                return self.err_at(
+                    &tok,
+                    format!("expected a dtype (`f32` or `bf16`), found `{dt}`"),
+                )
+            }
+        };
+        self.expect_sym("[")?;
+        let shape = self.list("]", |p| p.u64_lit("a dimension"))?;
+        let (k, tok) = self.ident("a tensor kind (`input`, `output` or `local`)")?;
+        let kind = match k.as_str() {
+            "input" => TensorKind::Input,
+            "output" => TensorKind::Output,
+            "local" => TensorKind::Local,
+            _ => {
+                return self.err_at(
+                    &tok,
+                    format!("expected a tensor kind (`input`, `output` or `local`), found `{k}`"),
+                )
+            }
+        };
+        let mut block = Vec::new();
+        if self.is_word("block") {
+            self.bump();
+            self.expect_sym("[")?;
+            block = self.list("]", |p| {
+                let (iv, tok) = p.ident("an induction variable")?;
+                let axis = p.axis_ref(&iv, &tok)?;
+                p.expect_sym(":")?;
+                let count = p.u32_lit("a block count")?;
+                Ok(BlockDim { axis, count })
+            })?;
+        }
+        let t = self.func.tensors.push(TensorData {
+            name: name.clone(),
+            memory,
+            dtype,
+            shape,
+            kind,
+            block,
+        });
+        self.tensors.insert(name, t);
+        Ok(())
+    }
+
+    /// Statements up to the `}` closing the block opened by `open`.
+    fn stmts(&mut self, open: &Token, what: &str) -> PResult<Vec<Stmt>> {
+        let mut out = Vec::new();
+        loop {
+            if self.eat_sym("}") {
+                return Ok(out);
+            }
+            if matches!(self.peek().tok, Tok::Eof) {
+                return self.expected(&format!(
+                    "`}}` to close the {what} opened at line {}:{}",
+                    open.line, open.col
+                ));
+            }
+            if self.is_word("stmt") {
+                out.push(self.inst_stmt()?);
+            } else if self.is_word("loop") {
+                out.push(self.loop_stmt()?);
+            } else if self.is_word("tensor") {
+                return self.expected(
+                    "`stmt`, `loop` or `}` (tensors are declared before the first statement)",
+                );
+            } else {
+                return self.expected("`stmt`, `loop` or `}`");
+            }
+        }
+    }
+
+    fn inst_stmt(&mut self) -> PResult<Stmt> {
+        self.expect_word("stmt")?;
+        let stmt = self.func.add_inst_stmt(Vec::new());
+        let mut seen = Vec::new();
+        while self.stmt_attr(stmt, &mut seen)? {}
+        let open = self.open_body(stmt, "`stage_id=N`, `execution_order=N`, `stage=N`")?;
+        let mut insts = Vec::new();
+        loop {
+            if self.eat_sym("}") {
+                break;
+            }
+            if matches!(self.peek().tok, Tok::Eof) {
+                return self.expected(&format!(
+                    "`}}` to close the statement opened at line {}:{}",
+                    open.line, open.col
+                ));
+            }
+            insts.push(self.inst()?);
+        }
+        self.func.stmts[stmt].kind = StmtKind::Insts(insts);
+        Ok(stmt)
+    }
+
+    fn loop_stmt(&mut self) -> PResult<Stmt> {
+        let loop_tok = self.expect_word("loop")?;
+        if self.depth >= MAX_DEPTH {
+            return self.err_at(&loop_tok, format!("loops nested deeper than {MAX_DEPTH}"));
+        }
+        let (iv, iv_tok) = self.ident("an induction variable")?;
+        let axis = self.axis_ref(&iv, &iv_tok)?;
+        self.expect_word("in")?;
+        let lb = self.i64_lit("a lower bound")?;
+        self.expect_sym("..")?;
+        let ub = self.i64_lit("an upper bound")?;
+        let (k, tok) = self.ident("a loop kind (`affine`, `sequential` or `range`)")?;
+        let kind = match k.as_str() {
+            "affine" => LoopKind::Affine,
+            "sequential" => LoopKind::Sequential,
+            "range" => LoopKind::Range,
+            _ => {
+                return self.err_at(
+                    &tok,
+                    format!(
+                        "expected a loop kind (`affine`, `sequential` or `range`), found `{k}`"
+                    ),
+                )
+            }
+        };
+        let stmt = self.func.add_loop_stmt(axis);
+        let mut attrs = AxisAttrs::default();
+        let mut seen: Vec<String> = Vec::new();
+        while let Tok::Ident(word) = self.peek().tok.clone() {
+            let tok = self.peek().clone();
+            let is_loop_attr = matches!(
+                word.as_str(),
+                "num_stages"
+                    | "multi_buffer"
+                    | "disable_auto_buffer"
+                    | "disable_execution_order_check"
+                    | "pipelined"
+            );
+            if !is_loop_attr {
+                if self.stmt_attr(stmt, &mut seen)? {
+                    continue;
+                }
+                break;
+            }
+            if seen.contains(&word) {
+                return self.err_at(&tok, format!("duplicate attribute `{word}`"));
+            }
+            seen.push(word.clone());
+            self.bump();
+            match word.as_str() {
+                "num_stages" => {
+                    self.expect_sym("=")?;
+                    attrs.num_stages = Some(self.u32_lit("a stage count")?);
+                }
+                "multi_buffer" => {
+                    self.expect_sym("=")?;
+                    attrs.multi_buffer = Some(self.u32_lit("a buffer count")?);
+                }
+                "disable_auto_buffer" => attrs.disable_auto_buffer = true,
+                "disable_execution_order_check" => attrs.disable_execution_order_check = true,
+                _ => {
+                    self.expect_sym("(")?;
+                    self.expect_word("stages")?;
+                    self.expect_sym("=")?;
+                    let num_stages = self.u32_lit("a stage count")?;
+                    self.expect_sym(",")?;
+                    self.expect_word("trip")?;
+                    self.expect_sym("=")?;
+                    let orig_trip = self.i64_lit("a trip count")?;
+                    self.expect_sym(")")?;
+                    attrs.pipelined = Some(Pipelined {
+                        num_stages,
+                        orig_trip,
+                    });
+                }
+            }
+        }
+        let open = self.open_body(
+            stmt,
+            "a loop attribute (`num_stages=N`, `multi_buffer=N`, `disable_auto_buffer`, \
+             `disable_execution_order_check`, `pipelined(stages=N, trip=T)`), `stage_id=N`, \
+             `execution_order=N`, `stage=N`",
+        )?;
+        self.depth += 1;
+        let body = self.stmts(&open, "loop body")?;
+        self.depth -= 1;
+        self.func.axes[axis] = AxisData {
+            iv_name: iv,
+            kind,
+            lb,
+            ub,
+            attrs,
+            body,
+        };
+        Ok(stmt)
+    }
+
+    /// One statement attribute (`stage_id=N`, `execution_order=N`, `stage=N`), if the next word is
+    /// one. `seen` catches duplicates.
+    fn stmt_attr(&mut self, stmt: Stmt, seen: &mut Vec<String>) -> PResult<bool> {
+        let Tok::Ident(word) = self.peek().tok.clone() else {
+            return Ok(false);
+        };
+        if !matches!(word.as_str(), "stage_id" | "execution_order" | "stage") {
+            return Ok(false);
+        }
+        if seen.contains(&word) {
+            let tok = self.peek().clone();
+            return self.err_at(&tok, format!("duplicate attribute `{word}`"));
+        }
+        seen.push(word.clone());
+        self.bump();
+        self.expect_sym("=")?;
+        let v = self.u32_lit(&format!("a value for `{word}`"))?;
+        let annot: &mut StmtAnnot = &mut self.func.annots[stmt];
+        match word.as_str() {
+            "stage_id" => annot.stage_id = Some(v),
+            "execution_order" => annot.execution_order = Some(v),
+            _ => self.func.stage_tags[stmt] = Some(v),
+        }
+        Ok(true)
+    }
+
+    /// The predicates and the `{` that end a statement header; `attrs` lists the attributes that
+    /// the header could still take, for the error message.
+    fn open_body(&mut self, stmt: Stmt, attrs: &str) -> PResult<Token> {
+        if self.is_word("if") {
+            self.preds(stmt)?;
+            if !self.is_sym("{") {
+                return self.expected("`&&` or `{`");
+            }
+        }
+        if !self.is_sym("{") {
+            return self.expected(&format!("{attrs}, `if` or `{{`"));
+        }
+        Ok(self.bump())
+    }
+
+    /// `if PRED && PRED ...`
+    fn preds(&mut self, stmt: Stmt) -> PResult<()> {
+        if !self.is_word("if") {
+            return Ok(());
+        }
+        self.bump();
+        loop {
+            let expr = self.affine()?;
+            let cmp = if self.eat_sym(">=") {
+                CmpOp::Ge
+            } else if self.eat_sym("<") {
+                CmpOp::Lt
+            } else if self.eat_sym("==") {
+                CmpOp::Eq
+            } else {
+                return self.expected("a comparison (`>=`, `<` or `==`)");
+            };
+            let bound = self.i64_lit("an integer bound")?;
+            self.func.stmts[stmt]
+                .preds
+                .push(Predicate { expr, cmp, bound });
+            if !self.eat_sym("&&") {
+                return Ok(());
+            }
+        }
+    }
+
+    /// `['-'] TERM (('+' | '-') TERM)*` with `TERM = INT ['*' IV] | IV`.
+    fn affine(&mut self) -> PResult<AffineExpr> {
+        let start = self.peek().clone();
+        let mut terms: Vec<(Axis, i128)> = Vec::new();
+        let mut constant: i128 = 0;
+        let mut neg = self.eat_sym("-");
+        loop {
+            let sign: i128 = if neg { -1 } else { 1 };
+            match self.peek().tok.clone() {
+                Tok::Int(_) => {
+                    let (v, _) = self.uint("an integer")?;
+                    let v = i128::try_from(v).unwrap_or(i128::MAX).saturating_mul(sign);
+                    if self.eat_sym("*") {
+                        let (iv, tok) = self.ident("an induction variable after `*`")?;
+                        let axis = self.axis_ref(&iv, &tok)?;
+                        match terms.iter_mut().find(|(a, _)| *a == axis) {
+                            Some((_, c)) => *c = c.saturating_add(v),
+                            None => terms.push((axis, v)),
+                        }
+                    } else {
+                        constant = constant.saturating_add(v);
+                    }
+                }
+                Tok::Ident(iv) => {
+                    let tok = self.bump();
+                    let axis = self.axis_ref(&iv, &tok)?;
+                    match terms.iter_mut().find(|(a, _)| *a == axis) {
+                        Some((_, c)) => *c = c.saturating_add(sign),
+                        None => terms.push((axis, sign)),
+                    }
+                }
+                _ => {
+                    return self
+                        .expected("an affine expression (an integer or an induction variable)")
+                }
+            }
+            if self.eat_sym("+") {
+                neg = false;
+            } else if self.eat_sym("-") {
+                neg = true;
+            } else {
+                break;
+            }
+        }
+        let fits = |v: i128| i64::try_from(v).is_ok();
+        if !fits(constant) || terms.iter().any(|&(_, c)| !fits(c)) {
+            return self.err_at(
+                &start,
+                "affine expression has a coefficient out of the 64-bit range",
+            );
+        }
+        Ok(AffineExpr::from_terms(
+            terms.into_iter().map(|(a, c)| (a, c as i64)),
+            constant as i64,
+        ))
+    }
+
+    /// `TENSOR[{SLOT, ...}][START +: SIZE, ...]`
+    fn operand(&mut self) -> PResult<Operand> {
+        let (name, tok) = self.ident("a tensor operand")?;
+        let tensor = self.tensor_ref(&name, &tok)?;
+        let mut slots = Vec::new();
+        if self.eat_sym("{") {
+            slots = self.list("}", |p| p.affine())?;
+        }
+        self.expect_sym("[")?;
+        let dims = self.list("]", |p| {
+            let start = p.affine()?;
+            p.expect_sym("+:")?;
+            let size = p.u64_lit("a size")?;
+            Ok((start, size))
+        })?;
+        let (start, size) = dims.into_iter().unzip();
+        Ok(Operand {
+            tensor,
+            access: Access { start, size, slots },
+        })
+    }
+
+    /// `DST = OP.ENGINE[(PARAMS)] [SRC, SRC ...]`
+    fn inst(&mut self) -> PResult<Inst> {
+        let nested = matches!(&self.peek().tok,
+            Tok::Ident(w) if (w == "stmt" || w == "loop") && !self.tensors.contains_key(w));
+        if nested {
+            return self.expected(
+                "an instruction (statements do not nest inside `stmt { }`; use a `loop`)",
+            );
+        }
+        let dst = self.operand()?;
+        self.expect_sym("=")?;
+        let (word, op_tok) = self.ident("an operation `OP.ENGINE`")?;
+        let Some((op_name, engine_name)) = word.rsplit_once('.') else {
+            return self.err_at(
+                &op_tok,
+                format!("expected an operation with its engine (`OP.ENGINE`, e.g. `load.dma`), found `{word}`"),
+            );
+        };
+        let engine = match engine_name {
+            "dma" => EngineClass::Dma,
+            "pe" => EngineClass::Tensor,
+            "dve" => EngineClass::Vector,
+            "act" => EngineClass::Scalar,
+            "pool" => EngineClass::GpSimd,
+            "any" => EngineClass::Any,
+            _ => {
+                return self.err_at(
+                    &op_tok,
+                    format!(
+                        "unknown engine `{engine_name}` (expected dma, pe, dve, act, pool or any)"
+                    ),
+                )
+            }
+        };
+        use ParamTy as T;
+        let schema: &[(&str, ParamTy)] = match op_name {
+            "load" | "store" | "transpose" | "copy" => &[],
+            "matmul" => &[("accumulate", T::Bool)],
+            "tensor_tensor" => &[("op", T::Alu)],
+            "tensor_scalar" => &[("op", T::Alu), ("imm", T::Float), ("reverse", T::Bool)],
+            "activation" => &[("func", T::Act), ("scale", T::Scale), ("bias", T::Bool)],
+            "reduce" => &[("op", T::Reduce)],
+            "memset" => &[("value", T::Float)],
+            _ => return self.err_at(&op_tok, format!("unknown operation `{op_name}`")),
+        };
+        let op_name = op_name.to_string();
+        let vals = self.params(&op_name, schema)?;
+        let op = build_op(&op_name, &vals);
+        let mut srcs = Vec::new();
+        if matches!(self.peek().tok, Tok::Ident(_)) && self.peek().line == op_tok.line {
+            srcs.push(self.operand()?);
+            while self.eat_sym(",") {
+                srcs.push(self.operand()?);
+            }
+        }
+        Ok(self.func.insts.push(InstData {
+            op,
+            engine,
+            dst,
+            srcs,
+        }))
+    }
+
+    /// The parameter list of an op: every key of `schema`, once, in any order.
+    fn params(&mut self, op: &str, schema: &[(&str, ParamTy)]) -> PResult<Vec<ParamVal>> {
+        let mut vals: Vec<Option<ParamVal>> = vec![None; schema.len()];
+        if self.is_sym("(") {
+            let open = self.bump();
+            let _ = self.list(")", |p| {
+                let (key, tok) = p.ident("a parameter name")?;
+                let Some(k) = schema.iter().position(|(n, _)| *n == key) else {
+                    let names: Vec<&str> = schema.iter().map(|(n, _)| *n).collect();
+                    let expected = if names.is_empty() {
+                        "it takes none".to_string()
+                    } else {
+                        format!("expected {}", names.join(", "))
+                    };
+                    return p.err_at(
+                        &tok,
+                        format!("unknown parameter `{key}` of `{op}` ({expected})"),
+                    );
+                };
+                if vals[k].is_some() {
+                    return p.err_at(&tok, format!("duplicate parameter `{key}`"));
+                }
+                p.expect_sym("=")?;
+                vals[k] = Some(p.param_value(schema[k].1)?);
+                Ok(())
+            })?;
+            if let Some(k) = vals.iter().position(Option::is_none) {
+                return self.err_at(
+                    &open,
+                    format!("missing parameter `{}` of `{op}`", schema[k].0),
+                );
+            }
+        } else if let Some((name, _)) = schema.first() {
+            return self.expected(&format!(
+                "`(` and the parameters of `{op}` (missing `{name}`)"
+            ));
+        }
+        // Every slot is filled: checked just above, or the schema is empty.
+        Ok(vals.into_iter().flatten().collect())
+    }
+
+    fn param_value(&mut self, ty: ParamTy) -> PResult<ParamVal> {
+        match ty {
+            ParamTy::Bool => {
+                let (w, tok) = self.ident("`true` or `false`")?;
+                match w.as_str() {
+                    "true" => Ok(ParamVal::Bool(true)),
+                    "false" => Ok(ParamVal::Bool(false)),
+                    _ => self.err_at(&tok, format!("expected `true` or `false`, found `{w}`")),
+                }
+            }
+            ParamTy::Float => Ok(ParamVal::Float(self.float()?)),
+            ParamTy::Scale => {
+                if self.is_word("tile") {
+                    self.bump();
+                    Ok(ParamVal::Scale(Scale::Tile))
+                } else {
+                    Ok(ParamVal::Scale(Scale::Imm(self.float()?)))
+                }
+            }
+            ParamTy::Alu => {
+                let (w, tok) = self.ident("an ALU operation")?;
+                match AluOp::ALL.iter().find(|o| o.name() == w) {
+                    Some(&o) => Ok(ParamVal::Alu(o)),
+                    None => self.err_at(&tok, format!("unknown ALU operation `{w}` (expected add, subtract, multiply, divide, maximum or minimum)")),
+                }
+            }
+            ParamTy::Act => {
+                let (w, tok) = self.ident("an activation function")?;
+                match ActFunc::ALL.iter().find(|o| o.name() == w) {
+                    Some(&o) => Ok(ParamVal::Act(o)),
+                    None => self.err_at(&tok, format!("unknown activation function `{w}`")),
+                }
+            }
+            ParamTy::Reduce => {
+                let (w, tok) = self.ident("a reduction")?;
+                match [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min]
+                    .into_iter()
+                    .find(|o| o.name() == w)
+                {
+                    Some(o) => Ok(ParamVal::Reduce(o)),
+                    None => self.err_at(
+                        &tok,
+                        format!("unknown reduction `{w}` (expected sum, max or min)"),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// `['-'] (NUMBER | inf | NaN | nan:0xBITS)` as an `f32`, bit-exact.
+    fn float(&mut self) -> PResult<f32> {
+        let neg = self.eat_sym("-");
+        let tok = self.peek().clone();
+        let v = match &tok.tok {
+            Tok::Int(s) | Tok::Float(s) if !s.starts_with("0x") && !s.starts_with("0X") => {
+                self.bump();
+                match s.parse::<f32>() {
+                    Ok(v) => v,
+                    Err(_) => return self.err_at(&tok, format!("malformed number `{s}`")),
+                }
+            }
+            Tok::Ident(w) if w == "inf" => {
+                self.bump();
+                f32::INFINITY
+            }
+            Tok::Ident(w) if w == "NaN" => {
+                self.bump();
+                f32::NAN
+            }
+            Tok::Ident(w) if w == "nan" => {
+                self.bump();
+                self.expect_sym(":")?;
+                let (bits, btok) = self.uint("the bits of a NaN (`nan:0x7fc00001`)")?;
+                let v = u32::try_from(bits)
+                    .map(f32::from_bits)
+                    .ok()
+                    .filter(|v| v.is_nan());
+                match v {
+                    Some(v) => v,
+                    None => {
+                        return self.err_at(&btok, format!("0x{bits:x} is not the bits of a NaN"))
+                    }
+                }
+            }
+            _ => return self.expected("a number"),
+        };
+        Ok(if neg { -v } else { v })
+    }
+}
+
+/// Builds the op from its checked parameter values (in schema order).
+fn build_op(name: &str, vals: &[ParamVal]) -> Op {
+    use ParamVal as V;
+    match (name, vals) {
+        ("matmul", [V::Bool(accumulate)]) => Op::Matmul {
+            accumulate: *accumulate,
+        },
+        ("tensor_tensor", [V::Alu(op)]) => Op::TensorTensor { op: *op },
+        ("tensor_scalar", [V::Alu(op), V::Float(imm), V::Bool(reverse)]) => Op::TensorScalar {
+            op: *op,
+            imm: *imm,
+            reverse: *reverse,
+        },
+        ("activation", [V::Act(func), V::Scale(scale), V::Bool(bias)]) => Op::Activation {
+            func: *func,
+            scale: *scale,
+            bias: *bias,
+        },
+        ("reduce", [V::Reduce(op)]) => Op::Reduce { op: *op },
+        ("memset", [V::Float(value)]) => Op::Memset { value: *value },
+        ("load", []) => Op::Load,
+        ("store", []) => Op::Store,
+        ("transpose", []) => Op::Transpose,
+        ("copy", []) => Op::Copy,
+        _ => unreachable!("the parameters of `{name}` were checked against its schema"),
+    }
+}
