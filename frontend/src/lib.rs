@@ -51,7 +51,9 @@ pub fn compile(
                 "this file defines no kernel",
                 0..0,
             )
-            .with_help("define one with `def name(a: nl.hbm[nl.float32, ROWS, COLS]): ...`")])
+            .with_help(
+                "define one with `def name(a: nl.hbm[nl.float32, ROWS, COLS]): ...`",
+            )])
         }
         (None, several) => {
             let names: Vec<String> = several

@@ -150,7 +150,7 @@ impl Checker<'_> {
                 } else if let Some(k) = b.as_constant() {
                     self.checked(lin(a, k, &zero, 0), e)
                 } else {
-                    let shown = format!("`{}` times `{}`", self.show(a), self.show(b));
+                    let shown = format!("`{}` by `{}`", self.show(a), self.show(b));
                     self.error(
                         Error::new(
                             codes::NOT_AFFINE,

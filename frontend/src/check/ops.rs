@@ -435,7 +435,7 @@ impl Checker<'_> {
                                 format!("`{}` is in PSUM, which only the Tensor engine writes", tt.name),
                                 span.clone(),
                             )
-                            .with_label(format!("a {} result, not a Tensor-engine one", op.name()))
+                            .with_label(format!("written by `{}`, not by the Tensor engine", op.name()))
                             .with_note("PSUM holds results of nl.matmul, nisa.nc_matmul and nisa.nc_transpose, and nl.zeros(..., buffer=nl.psum)")
                             .with_help("write the result into an SBUF tile instead"),
                         );
