@@ -5,20 +5,25 @@
 //! physical lines into logical ones, the way Python's tokenizer does:
 //! - a logical line ends with one [`Token::Newline`]; blank and comment-only lines produce nothing;
 //! - newlines inside `(...)`/`[...]` are ignored (implicit line continuation);
-//! - a deeper indentation after a line ending in `:` produces [`Token::Indent`], a shallower one
-//!   one [`Token::Dedent`] per closed block;
+//! - a deeper indentation after a block header (a line ending in `:`, or starting with `def` or
+//!   `for`) produces [`Token::Indent`], a shallower one one [`Token::Dedent`] per closed block;
 //! - the list always ends with [`Token::Eof`], after every open block was closed.
 //!
 //! Problems never stop the lexer; each becomes a diagnostic, and the token stream is repaired so
 //! that the parser sees as little fallout as possible:
 //! - a character that cannot start a token becomes [`Token::Error`];
 //! - a tab in indentation is reported, then counted as Python counts it (to the next multiple of 8);
-//! - an unexpected indent or a dedent to an unknown column is reported and becomes a *phantom* level,
-//!   which emits no `Indent`/`Dedent` token;
-//! - an unclosed bracket is reported at the end of its line (a heuristic decides where the line ended)
-//!   and closed there by zero-width closing tokens; a mismatched closer is replaced by the right one;
-//! - a line nested more than [`MAX_NESTING`] brackets deep is reported and replaced by a single
-//!   `Error` token, so that the parser's recursion stays bounded.
+//! - an unexpected indent is reported and becomes a *phantom* level, which emits no
+//!   `Indent`/`Dedent` token; a dedent to a column between two enclosing levels is reported and the
+//!   line stays in the deeper block;
+//! - a bracket that Python's matching would never close is reported as unclosed at the end of its
+//!   line (a heuristic decides where the line ended: the next line is no deeper than the statement,
+//!   or starts with a statement keyword) and closed there by zero-width closing tokens; a
+//!   mismatched closer is replaced by the right one. Brackets that Python closes are never second
+//!   guessed, so every valid file lexes as Python lexes it;
+//! - a line nested more than [`MAX_NESTING`] brackets deep, or longer than [`MAX_LINE_TOKENS`]
+//!   tokens, is reported and replaced by a single `Error` token, so that the parser's recursion
+//!   and the depth of the trees stay bounded.
 //!
 //! Invariants of the output: brackets are balanced except for stray closers (which the parser
 //! reports); `Indent`/`Dedent` are balanced; at most [`MAX_NESTING`] blocks are open at once; spans
@@ -28,6 +33,7 @@ use crate::ast::Span;
 use crate::codes;
 use crate::diagnostic::Error;
 use logos::Logos;
+use std::collections::HashSet;
 use std::fmt;
 
 /// The deepest nesting of brackets (in one logical line), and of indented blocks, that is accepted.
@@ -61,8 +67,9 @@ pub enum Token<'src> {
     Slash,
     DoubleSlash,
     Percent,
-    /// `**`, `@`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `//=`, `%=`, `;`: Python operators the kernel
-    /// language does not have. Kept as one token so that the parser can name them.
+    /// `**`, `@`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `//=`, `%=`, `;` and Python's keywords other than
+    /// the ones above (`if`, `while`, `import`, ...): Python syntax the kernel language does not
+    /// have. Kept as one token so that the parser can name it.
     Unsupported(&'src str),
     Assign,
     PlusAssign,
@@ -202,6 +209,33 @@ enum Raw {
     #[token("//=")]
     #[token("%=")]
     #[token(";")]
+    #[token("if")]
+    #[token("elif")]
+    #[token("else")]
+    #[token("while")]
+    #[token("import")]
+    #[token("from")]
+    #[token("as")]
+    #[token("class")]
+    #[token("with")]
+    #[token("try")]
+    #[token("except")]
+    #[token("finally")]
+    #[token("lambda")]
+    #[token("and")]
+    #[token("or")]
+    #[token("not")]
+    #[token("is")]
+    #[token("yield")]
+    #[token("global")]
+    #[token("nonlocal")]
+    #[token("del")]
+    #[token("assert")]
+    #[token("raise")]
+    #[token("break")]
+    #[token("continue")]
+    #[token("async")]
+    #[token("await")]
     Unsupported,
     #[token("=")]
     Assign,
@@ -251,6 +285,7 @@ pub fn lex(source: &str) -> (Vec<(Token<'_>, Span)>, Vec<Error>) {
             phantom: false,
         }],
         brackets: Vec::new(),
+        unmatched: unmatched_openers(&raws),
         line: None,
         prev_line_opens_block: false,
     };
@@ -291,6 +326,9 @@ struct Layout<'src, 'r> {
     indents: Vec<Level>,
     /// Open brackets: the opening token and its span.
     brackets: Vec<(Token<'src>, Span)>,
+    /// Byte offsets of the openers that Python's own bracket matching never closes. Only while
+    /// one of them is open does a newline inside brackets get a second look.
+    unmatched: HashSet<usize>,
     line: Option<Line>,
     prev_line_opens_block: bool,
 }
@@ -468,14 +506,22 @@ impl<'src> Layout<'src, '_> {
 
     /// Decides, at the physical newline `raws[i]` inside brackets, whether the brackets were left
     /// unclosed and the logical line ends here. Python would read on to the end of the file; we
-    /// stop at the first sign that the next line is a new statement.
+    /// stop at the first sign that the next line is a new statement. Brackets that Python closes
+    /// are always continued over, so that every valid file lexes exactly as Python lexes it.
     fn brackets_end_here(&self, i: usize) -> bool {
+        if !self
+            .brackets
+            .iter()
+            .any(|(_, s)| self.unmatched.contains(&s.start))
+        {
+            return false;
+        }
         let line = self
             .line
             .as_ref()
             .expect("brackets are only open inside a line");
-        // A `def` or `for` header whose physical line ends with its `:`.
-        if matches!(line.first, Some(Raw::Def | Raw::For)) && line.last == Some(Raw::Colon) {
+        // A `for` header whose physical line ends with its `:`.
+        if line.first == Some(Raw::For) && line.last == Some(Raw::Colon) {
             return true;
         }
         let Some((next, span)) = self.raws[i + 1..]
@@ -737,6 +783,34 @@ impl<'src> Layout<'src, '_> {
             }
         }
     }
+}
+
+/// The byte offsets of the openers that Python's bracket matching leaves unclosed: still open at
+/// the end of the file, or popped by a closer of the other kind.
+fn unmatched_openers(raws: &[(Option<Raw>, Span)]) -> HashSet<usize> {
+    let mut stack: Vec<(Raw, usize)> = Vec::new();
+    let mut bad = HashSet::new();
+    for (raw, span) in raws {
+        match raw {
+            Some(open @ (Raw::LParen | Raw::LBracket)) => stack.push((*open, span.start)),
+            Some(close @ (Raw::RParen | Raw::RBracket)) => {
+                let want = if *close == Raw::RParen {
+                    Raw::LParen
+                } else {
+                    Raw::LBracket
+                };
+                while let Some((open, at)) = stack.pop() {
+                    if open == want {
+                        break;
+                    }
+                    bad.insert(at);
+                }
+            }
+            _ => {}
+        }
+    }
+    bad.extend(stack.into_iter().map(|(_, at)| at));
+    bad
 }
 
 fn closer<'src>(open: &Token<'src>) -> Token<'src> {

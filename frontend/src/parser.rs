@@ -38,6 +38,7 @@ const L_NAME: &str = "a name";
 const L_BLOCK: &str = "an indented block";
 const L_STMT: &str = "a statement";
 const L_END: &str = "end of line";
+const L_PARAMS: &str = "`(` and the parameters";
 const L_COLON_FOR: &str = "`:` after the `for` header";
 const L_COLON_DEF: &str = "`:` after the `def` header";
 
@@ -74,7 +75,10 @@ fn custom<'t, 's>(error: Error) -> Rch<'t, 's> {
 
 /// Keeps every lexer error, and the first parser error of each line that has no lexer error.
 fn merge(source: &str, lex_errors: Vec<Error>, mut parse_errors: Vec<Error>) -> Vec<Error> {
-    let line_of = |pos: usize| source[..pos.min(source.len())].matches('\n').count();
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let line_of = |pos: usize| line_starts.partition_point(|&start| start <= pos);
     let mut taken: std::collections::HashSet<usize> =
         lex_errors.iter().map(|e| line_of(e.span.start)).collect();
     parse_errors.sort_by_key(|e| (e.span.start, e.span.end));
@@ -558,7 +562,8 @@ where
             Token::RParen,
             [(Token::LBracket, Token::RBracket)],
             |_| Vec::new(),
-        )));
+        )))
+        .labelled(L_PARAMS);
 
     let kernel = just(Token::Def)
         .map_with(|_, e| sp(e.span()))
@@ -597,19 +602,24 @@ where
         })
     });
 
-    choice((kernel.map(Item::Kernel), stmt.map(Item::Stmt), stray))
-        .repeated()
-        .collect::<Vec<Item>>()
-        .map(|items| {
-            let mut module = Module::default();
-            for item in items {
-                match item {
-                    Item::Kernel(k) => module.kernels.push(k),
-                    Item::Stmt(s) => module.items.push(s),
-                }
+    // A kernel is a statement too, as far as messages go ("expected a statement").
+    choice((
+        kernel.map(Item::Kernel).labelled(L_STMT),
+        stmt.map(Item::Stmt),
+        stray,
+    ))
+    .repeated()
+    .collect::<Vec<Item>>()
+    .map(|items| {
+        let mut module = Module::default();
+        for item in items {
+            match item {
+                Item::Kernel(k) => module.kernels.push(k),
+                Item::Stmt(s) => module.items.push(s),
             }
-            module
-        })
+        }
+        module
+    })
 }
 
 /// Words a chumsky error as a diagnostic. `None` for an error at an `Error` token, which the
@@ -632,6 +642,21 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
 
     match &found {
         Some(Token::Error) => return None,
+        Some(Token::Colon)
+            if expected
+                .iter()
+                .any(|p| matches!(p, RichPattern::Token(t) if **t == Token::RBracket)) =>
+        {
+            return Some(
+                Error::new(
+                    codes::UNSUPPORTED_SYNTAX,
+                    "slice steps are not part of the kernel language",
+                    span,
+                )
+                .with_label("a second `:` in a slice")
+                .with_help("a slice is `lo:hi`, with either bound optional"),
+            )
+        }
         Some(Token::Unsupported(op)) => return Some(unsupported(op, span)),
         Some(Token::Str(_)) => {
             return Some(
@@ -744,7 +769,22 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
         None | Some(Token::Newline) => "the line ends here".to_string(),
         Some(t) => format!("unexpected {}", t.describe()),
     };
-    Some(Error::new(code, message, span).with_label(label))
+    let mut error = Error::new(code, message, span).with_label(label);
+    let starts_expression = matches!(
+        found,
+        Some(
+            Token::Name(_)
+                | Token::Int(_)
+                | Token::Float(_)
+                | Token::True
+                | Token::False
+                | Token::None
+        )
+    );
+    if continuation && starts_expression {
+        error = error.with_help("is an operator or a `,` missing before it?");
+    }
+    Some(error)
 }
 
 fn unsupported(op: &str, span: Span) -> Error {
@@ -753,7 +793,10 @@ fn unsupported(op: &str, span: Span) -> Error {
         "@" => "use `nl.matmul`",
         ";" => "write one statement per line",
         "//=" | "%=" => "write `x = x // y` or `x = x % y`",
-        _ => "comparisons are not part of the kernel language",
+        "==" | "!=" | "<" | ">" | "<=" | ">=" => "comparisons are not part of the kernel language",
+        _ => {
+            "the kernel language has the statements `def`, `for`, `return`, `pass` and assignments"
+        }
     };
     Error::new(
         codes::UNSUPPORTED_SYNTAX,

@@ -115,6 +115,15 @@ fn number_literals() {
         ]
     );
     assert_eq!(tokens("9223372036854775807")[0], Int(i64::MAX));
+    assert_eq!(
+        tokens("1.e5 1_0e1_0 0.0")[..3],
+        [Float(1e5), Float(1e11), Float(0.0)]
+    );
+    // Leading zeros are Python 2 octal: a diagnostic, as in Python 3. All-zero is fine.
+    assert_eq!(tokens("00 0_0")[..2], [Int(0), Int(0)]);
+    let (_, errors) = lex("x = 017\n");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].code, codes::BAD_NUMBER);
 }
 
 #[test]
@@ -356,4 +365,13 @@ fn unsupported_python_tokens_are_single_tokens() {
             Eof
         ]
     );
+}
+
+#[test]
+fn closed_brackets_continue_over_any_indentation() {
+    // Valid Python: continuation lines may be indented less than the statement, and a header's
+    // annotation may be split after its `:`.
+    let src = "def k(a:\n        t, b: t):\n    x = f(\na, b)\n    return x\n";
+    let kinds = tokens(src);
+    assert_eq!(kinds.iter().filter(|t| **t == Newline).count(), 3);
 }

@@ -64,4 +64,490 @@ fn deep_nesting_is_a_diagnostic_not_a_crash() {
     let (_, errors) = parse(&src);
     assert!(!errors.is_empty());
     assert!(errors.iter().any(|e| e.code == crate::codes::TOO_DEEP));
+    // The deepest accepted blocks, each header broken (so recovery runs at every level), around
+    // the deepest accepted brackets: still within a test thread's stack.
+    let mut src = String::from("def k(a: t):\n");
+    for depth in 1..64 {
+        src += &format!("{}for i in :\n", "    ".repeat(depth));
+    }
+    src += &format!(
+        "{}x = {}1{}\n",
+        "    ".repeat(64),
+        "(".repeat(64),
+        ")".repeat(64)
+    );
+    let (module, errors) = parse(&src);
+    assert_eq!(errors.len(), 63);
+    assert_eq!(module.kernels.len(), 1);
+}
+
+/// Parses `src`, which must have no syntax error.
+fn parse_ok(src: &str) -> Module {
+    let (module, errors) = parse(src);
+    assert!(errors.is_empty(), "{src:?}: {errors:#?}");
+    module
+}
+
+/// The expression of the single module-level statement `x = <expr>`.
+fn rhs(src: &str) -> Expr {
+    let module = parse_ok(&format!("x = {src}\n"));
+    match module.items.into_iter().next().map(|s| s.kind) {
+        Some(StmtKind::Assign { value, .. }) => value,
+        other => panic!("not an assignment: {other:?}"),
+    }
+}
+
+/// A compact rendering of an expression, fully parenthesised, to check the tree's shape.
+fn show(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Name(n) => n.clone(),
+        ExprKind::Int(v) => v.to_string(),
+        ExprKind::Float(v) => format!("{v:?}"),
+        ExprKind::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        ExprKind::None => "None".to_string(),
+        ExprKind::Attribute { value, attr } => format!("{}.{}", show(value), attr.name),
+        ExprKind::Call { func, args, kwargs } => {
+            let mut parts: Vec<String> = args.iter().map(show).collect();
+            parts.extend(
+                kwargs
+                    .iter()
+                    .map(|k| format!("{}={}", k.name.name, show(&k.value))),
+            );
+            format!("{}({})", show(func), parts.join(", "))
+        }
+        ExprKind::Subscript { value, indices } => {
+            let parts: Vec<String> = indices
+                .iter()
+                .map(|i| match i {
+                    Index::Expr(e) => show(e),
+                    Index::Slice { lo, hi, .. } => format!(
+                        "{}:{}",
+                        lo.as_ref().map(show).unwrap_or_default(),
+                        hi.as_ref().map(show).unwrap_or_default()
+                    ),
+                })
+                .collect();
+            format!("{}[{}]", show(value), parts.join(", "))
+        }
+        ExprKind::Tuple(items) => {
+            format!(
+                "<{}>",
+                items.iter().map(show).collect::<Vec<_>>().join(", ")
+            )
+        }
+        ExprKind::Binary { op, lhs, rhs } => format!("({} {op} {})", show(lhs), show(rhs)),
+        ExprKind::Unary { op, operand } => {
+            let sym = if *op == UnaryOp::Neg { "-" } else { "+" };
+            format!("({sym}{})", show(operand))
+        }
+        ExprKind::Error => "<error>".to_string(),
+    }
+}
+
+#[test]
+fn precedence_and_associativity() {
+    for (src, tree) in [
+        ("a + b * c", "(a + (b * c))"),
+        ("a * b + c", "((a * b) + c)"),
+        ("a - b - c", "((a - b) - c)"),
+        ("a // b % c * d", "(((a // b) % c) * d)"),
+        ("a / b / c", "((a / b) / c)"),
+        ("-a * b", "((-a) * b)"),
+        ("- -a", "(-(-a))"),
+        ("-a.b(c)[d]", "(-a.b(c)[d])"),
+        ("a * -b + +c", "((a * (-b)) + (+c))"),
+        ("(a + b) * c", "((a + b) * c)"),
+        ("-1.0", "(-1.0)"),
+        ("x.shape[0] // 128", "(x.shape[0] // 128)"),
+        ("True + None", "(True + None)"),
+    ] {
+        assert_eq!(show(&rhs(src)), tree, "{src}");
+    }
+}
+
+#[test]
+fn slices_with_omitted_bounds() {
+    for (src, tree) in [
+        ("a[:]", "a[:]"),
+        ("a[1:]", "a[1:]"),
+        ("a[:n]", "a[:n]"),
+        (
+            "a[i * 128:(i + 1) * 128, :]",
+            "a[(i * 128):((i + 1) * 128), :]",
+        ),
+        ("a[0]", "a[0]"),
+        ("a[i, j,]", "a[i, j]"),
+        ("a[:, 0:1]", "a[:, 0:1]"),
+    ] {
+        assert_eq!(show(&rhs(src)), tree, "{src}");
+    }
+    match rhs("a[1:, :2]").kind {
+        ExprKind::Subscript { indices, .. } => {
+            assert!(matches!(
+                &indices[0],
+                Index::Slice {
+                    lo: Some(_),
+                    hi: None,
+                    ..
+                }
+            ));
+            assert!(matches!(
+                &indices[1],
+                Index::Slice {
+                    lo: None,
+                    hi: Some(_),
+                    ..
+                }
+            ));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn calls_with_keyword_arguments() {
+    for (src, tree) in [
+        ("f()", "f()"),
+        ("f(a, b, k=v)", "f(a, b, k=v)"),
+        ("f(a, k=1, m=g(2),)", "f(a, k=1, m=g(2))"),
+        (
+            "nl.ndarray((2, 3), dtype=nl.float32)",
+            "nl.ndarray(<2, 3>, dtype=nl.float32)",
+        ),
+        ("f(a)(b)[c].d", "f(a)(b)[c].d"),
+    ] {
+        assert_eq!(show(&rhs(src)), tree, "{src}");
+    }
+}
+
+#[test]
+fn tuples_and_parentheses() {
+    for (src, tree) in [
+        ("(a)", "a"),
+        ("(a,)", "<a>"),
+        ("(a, b)", "<a, b>"),
+        ("(a, b,)", "<a, b>"),
+        ("()", "<>"),
+        ("((a))", "a"),
+    ] {
+        assert_eq!(show(&rhs(src)), tree, "{src}");
+    }
+}
+
+#[test]
+fn return_forms() {
+    let module = parse_ok(
+        "def k(a: t):\n    return\ndef k(a: t):\n    return a\ndef k(a: t):\n    return a, b\n\
+         def k(a: t):\n    return (a, b)\ndef k(a: t):\n    return a, b,\n",
+    );
+    let counts: Vec<usize> = module
+        .kernels
+        .iter()
+        .map(|k| match &k.body[0].kind {
+            StmtKind::Return(values) => values.len(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(counts, vec![0, 1, 2, 2, 2]);
+}
+
+#[test]
+fn statements() {
+    let src = "N = 128\ndef k(a: nl.hbm[nl.float32, N, 512], b):\n    acc = nl.zeros((128, 512))\n    for i in nl.affine_range(4):\n        acc += nl.matmul(a, b)\n        t[0:1, :] = acc\n        acc -= 1\n        acc *= 2\n        acc /= 3\n        pass\n    nl.store(c, value=acc)\n    return acc\n";
+    let module = parse_ok(src);
+    assert_eq!(module.items.len(), 1);
+    let k = &module.kernels[0];
+    assert_eq!(k.params.len(), 2);
+    assert!(k.params[0].ty.is_some());
+    assert!(k.params[1].ty.is_none());
+    assert_eq!(k.body.len(), 4);
+    let StmtKind::For { var, body, .. } = &k.body[1].kind else {
+        panic!("{:?}", k.body[1]);
+    };
+    assert_eq!(var.name, "i");
+    let ops: Vec<Option<BinOp>> = body
+        .iter()
+        .map(|s| match &s.kind {
+            StmtKind::AugAssign { op, .. } => Some(*op),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            Some(BinOp::Add),
+            None,
+            Some(BinOp::Sub),
+            Some(BinOp::Mul),
+            Some(BinOp::Div),
+            None
+        ]
+    );
+    match &body[1].kind {
+        StmtKind::Assign {
+            target:
+                Target::Subscript {
+                    base,
+                    indices,
+                    span,
+                },
+            ..
+        } => {
+            assert_eq!(base.name, "t");
+            assert_eq!(indices.len(), 2);
+            assert_eq!(&src[span.clone()], "t[0:1, :]");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(body[5].kind, StmtKind::Pass);
+    assert!(matches!(k.body[2].kind, StmtKind::Expr(_)));
+}
+
+#[test]
+fn spans_of_chosen_nodes() {
+    let src = workspace_file("examples/tensor_add.nk");
+    let module = parse_ok(&src);
+    let text = |span: &Span| src[span.clone()].to_string();
+    let k = &module.kernels[0];
+    assert!(text(&k.span).starts_with("def tensor_add("));
+    assert!(text(&k.span).ends_with("return c"));
+    assert_eq!(text(&k.name.span), "tensor_add");
+    assert_eq!(text(&k.params[1].span), "b: nl.hbm[nl.float32, 2048, 512]");
+    assert_eq!(
+        text(&k.params[1].ty.as_ref().expect("annotated").span),
+        "nl.hbm[nl.float32, 2048, 512]"
+    );
+    let for_stmt = &k.body[1];
+    assert!(text(&for_stmt.span).starts_with("for i in nl.affine_range(16, num_stages=3):"));
+    assert!(text(&for_stmt.span).ends_with("value=tc)"));
+    let StmtKind::For { iter, body, .. } = &for_stmt.kind else {
+        panic!()
+    };
+    assert_eq!(text(&iter.span), "nl.affine_range(16, num_stages=3)");
+    let ExprKind::Call { kwargs, .. } = &iter.kind else {
+        panic!()
+    };
+    assert_eq!(text(&kwargs[0].span), "num_stages=3");
+    assert_eq!(
+        text(&body[0].span),
+        "ta = nl.load(a[i * 128:(i + 1) * 128, :])"
+    );
+    let StmtKind::Assign { target, value } = &body[0].kind else {
+        panic!()
+    };
+    assert_eq!(text(&target.span()), "ta");
+    let ExprKind::Call { args, .. } = &value.kind else {
+        panic!()
+    };
+    assert_eq!(text(&args[0].span), "a[i * 128:(i + 1) * 128, :]");
+    let ExprKind::Subscript { indices, .. } = &args[0].kind else {
+        panic!()
+    };
+    assert_eq!(text(&indices[0].span()), "i * 128:(i + 1) * 128");
+    assert_eq!(text(&indices[1].span()), ":");
+    let Index::Slice { hi: Some(hi), .. } = &indices[0] else {
+        panic!()
+    };
+    assert_eq!(text(&hi.span), "(i + 1) * 128");
+    let ExprKind::Binary { lhs, .. } = &hi.kind else {
+        panic!()
+    };
+    assert_eq!(text(&lhs.span), "i + 1");
+    assert_eq!(text(&k.body[2].span), "return c");
+    // A statement continued over several lines spans them all.
+    let src = "x = f(a,\n      b)  # done\n";
+    let module = parse_ok(src);
+    assert_eq!(&src[module.items[0].span.clone()], "x = f(a,\n      b)");
+    // Unary operators span their operand.
+    assert_eq!(rhs("-a.b").span, 4..8);
+}
+
+/// The 1-based line of byte `pos` in `src`.
+fn line_of(src: &str, pos: usize) -> usize {
+    src[..pos.min(src.len())].matches('\n').count() + 1
+}
+
+/// The (code, line) of every diagnostic of `src`, in order.
+fn diagnosed(src: &str) -> Vec<(String, usize)> {
+    let (_, errors) = parse(src);
+    errors
+        .iter()
+        .map(|e| (e.code.to_string(), line_of(src, e.span.start)))
+        .collect()
+}
+
+#[test]
+fn corpus_files_report_what_their_headers_expect() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/ui exists")
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("syntax_") && n.ends_with(".nk"))
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 6, "{files:?}");
+    for path in files {
+        let src = std::fs::read_to_string(&path).expect("readable corpus file");
+        let expected: Vec<(String, usize)> = src
+            .lines()
+            .filter_map(|l| l.strip_prefix("# expect: "))
+            .map(|l| {
+                let (code, line) = l.split_once(" @ ").expect("`# expect: CODE @ LINE`");
+                (
+                    code.to_string(),
+                    line.trim().parse().expect("a line number"),
+                )
+            })
+            .collect();
+        assert!(!expected.is_empty(), "{path:?} states no expectation");
+        assert_eq!(diagnosed(&src), expected, "{path:?}");
+        // Whatever broke, the kernels are still there.
+        let (module, _) = parse(&src);
+        assert!(!module.kernels.is_empty(), "{path:?}");
+    }
+}
+
+#[test]
+fn recovery_reports_each_broken_line_and_keeps_the_good_ones() {
+    let src = "\
+def k(a: nl.hbm[nl.float32, 128, 512]):
+    x = nl.load(a[0:128, :])
+    y = nl.exp(x +)
+    z = nl.add(x, x)
+    w = = 3
+    nl.store(c, value=z)
+    return c
+def k2(a: nl.hbm[nl.float32, 128, 512]):
+    q = (1, 2
+    return q
+";
+    assert_eq!(
+        diagnosed(src),
+        vec![
+            ("E0013".to_string(), 3),
+            ("E0013".to_string(), 5),
+            ("E0005".to_string(), 9)
+        ]
+    );
+    let (module, _) = parse(src);
+    assert_eq!(module.kernels.len(), 2);
+    let kinds: Vec<&StmtKind> = module.kernels[0].body.iter().map(|s| &s.kind).collect();
+    assert_eq!(kinds.len(), 6);
+    assert!(matches!(kinds[0], StmtKind::Assign { .. }));
+    // The broken call became an error expression inside an otherwise good assignment.
+    match kinds[1] {
+        StmtKind::Assign { value, .. } => assert_eq!(value.kind, ExprKind::Error),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(kinds[2], StmtKind::Assign { .. }));
+    assert_eq!(*kinds[3], StmtKind::Error);
+    assert!(matches!(kinds[4], StmtKind::Expr(_)));
+    assert!(matches!(kinds[5], StmtKind::Return(_)));
+    // The unclosed tuple was closed at the end of its line.
+    assert!(matches!(
+        module.kernels[1].body[0].kind,
+        StmtKind::Assign { .. }
+    ));
+    assert!(matches!(
+        module.kernels[1].body[1].kind,
+        StmtKind::Return(_)
+    ));
+}
+
+#[test]
+fn broken_headers_recover() {
+    // A `for` header with a broken iterator: the loop is one error, its body is skipped, and the
+    // statements after it are parsed.
+    let src = "def k(a: t):\n    for i in :\n        x = 1\n    y = 2\n    return y\n";
+    assert_eq!(diagnosed(src), vec![("E0013".to_string(), 2)]);
+    let (module, _) = parse(src);
+    let body = &module.kernels[0].body;
+    assert_eq!(body.len(), 3);
+    assert_eq!(body[0].kind, StmtKind::Error);
+    // A broken `def` header does not swallow the next kernel.
+    let src = "def k(a: t, :\n    return a\ndef k2(b: t):\n    return b\n";
+    let found = diagnosed(src);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].1, 1);
+    let (module, _) = parse(src);
+    assert_eq!(
+        module.kernels.last().map(|k| k.name.name.as_str()),
+        Some("k2")
+    );
+    // A header without a block.
+    let src = "def k(a: t):\n    for i in r:\n    return a\n";
+    assert_eq!(diagnosed(src), vec![("E0012".to_string(), 3)]);
+}
+
+#[test]
+fn messages_are_worded_for_humans() {
+    let message = |src: &str| {
+        let (_, errors) = parse(src);
+        assert_eq!(errors.len(), 1, "{src:?}: {errors:#?}");
+        errors[0].message.clone()
+    };
+    assert_eq!(
+        message("def k(a: t):\n    for i in r\n        pass\n"),
+        "expected `:` after the `for` header"
+    );
+    assert_eq!(
+        message("x = f(a, )\ny = (a + )\n"),
+        "expected an expression, found `)`"
+    );
+    assert_eq!(
+        message("x = \n"),
+        "expected an expression, found end of line"
+    );
+    assert_eq!(
+        message("x = f(k=1, 2)\n"),
+        "positional argument follows keyword argument"
+    );
+    assert_eq!(message("f(x) = 1\n"), "cannot assign to this expression");
+    assert_eq!(message("x = a[0\n"), "unclosed `[`");
+    let (_, errors) = parse("x = a[0\n");
+    assert_eq!(errors[0].secondary[0].0, 5..6);
+    assert_eq!(message(")\n"), "expected a statement, found `)`");
+}
+
+#[test]
+fn empty_and_trivial_inputs() {
+    for src in ["", "\n", "# nothing\n", "   \n\n", "pass", "x = 1"] {
+        let (module, errors) = parse(src);
+        assert!(errors.is_empty(), "{src:?}: {errors:#?}");
+        assert!(module.kernels.is_empty());
+    }
+}
+
+#[test]
+fn python_syntax_outside_the_language_is_named() {
+    let first = |src: &str| {
+        let (_, errors) = parse(src);
+        assert_eq!(errors.len(), 1, "{src:?}: {errors:#?}");
+        (errors[0].code, errors[0].message.clone())
+    };
+    assert_eq!(
+        first("x = a[1:2:3]\n"),
+        (
+            "E0016",
+            "slice steps are not part of the kernel language".to_string()
+        )
+    );
+    assert_eq!(
+        first("import numpy as np\n"),
+        (
+            "E0016",
+            "`import` is not part of the kernel language".to_string()
+        )
+    );
+    assert_eq!(first("x = a ** 2\n").0, "E0016");
+    assert_eq!(first("x = 'a'\n").0, "E0016");
+    // An `if` block is skipped whole, and what follows it parses.
+    let src = "def k(a: t):\n    if a:\n        x = 1\n    return a\n";
+    let (module, errors) = parse(src);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(module.kernels[0].body.len(), 2);
 }
