@@ -14,7 +14,7 @@ use penguin::{AffineExpr, Axis};
 use std::collections::BTreeMap;
 
 /// `ka·a + kb·b` with checked arithmetic.
-fn lin(a: &AffineExpr, ka: i64, b: &AffineExpr, kb: i64) -> Option<AffineExpr> {
+pub(super) fn lin(a: &AffineExpr, ka: i64, b: &AffineExpr, kb: i64) -> Option<AffineExpr> {
     let mut terms: BTreeMap<Axis, i64> = BTreeMap::new();
     for (e, k) in [(a, ka), (b, kb)] {
         for &(axis, c) in e.terms() {

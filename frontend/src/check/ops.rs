@@ -1220,6 +1220,17 @@ impl Checker<'_> {
     /// One dimension of a shape: a compile-time integer ≥ 1.
     pub(super) fn dim(&mut self, e: &Expr) -> Option<u64> {
         let v = self.const_int(e)?;
+        if v > MAX_EXTENT {
+            self.error(
+                Error::new(
+                    codes::BAD_SHAPE,
+                    format!("a dimension must be at most {MAX_EXTENT}, found {v}"),
+                    e.span.clone(),
+                )
+                .with_label("too large"),
+            );
+            return None;
+        }
         if v < 1 {
             self.error(
                 Error::new(
@@ -1408,6 +1419,10 @@ impl Checker<'_> {
         Some(())
     }
 }
+
+/// The largest dimension of a tensor and the largest trip count of a loop: 2^24. Larger ones are
+/// rejected so that no later pass meets sizes whose products overflow.
+pub(super) const MAX_EXTENT: i64 = 1 << 24;
 
 const RESERVED_MODULES: [&str; 2] = ["nl", "nisa"];
 

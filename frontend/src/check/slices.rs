@@ -7,6 +7,7 @@
 //! and maximum of the start over the box of loop bounds, and on failure names the first iteration,
 //! in loop order, where the slice leaves the tensor.
 
+use super::consts::lin;
 use super::{Checker, TileVal};
 use crate::ast::{Index, Span};
 use crate::codes;
@@ -24,6 +25,19 @@ fn range128(e: &AffineExpr, bounds: &dyn Fn(Axis) -> (i64, i64)) -> (i128, i128)
         hi += x.max(y);
     }
     (lo, hi)
+}
+
+impl Checker<'_> {
+    fn overflow(&mut self, span: Span) {
+        self.error(
+            Error::new(
+                codes::CONST_OVERFLOW,
+                "integer overflow in the bounds of this slice",
+                span,
+            )
+            .with_label("this overflows a 64-bit integer"),
+        );
+    }
 }
 
 /// The least `v` in `[lo, hi]` where the monotone predicate `p` holds (it holds either on a prefix
@@ -81,7 +95,13 @@ impl Checker<'_> {
         for (dim, index) in indices.iter().enumerate() {
             match self.index(base, name, dim, index) {
                 Some((lo, size)) => {
-                    out.start[dim] = base.start[dim].add(&lo);
+                    match lin(&base.start[dim], 1, &lo, 1) {
+                        Some(s) => out.start[dim] = s,
+                        None => {
+                            self.overflow(index.span());
+                            ok = false;
+                        }
+                    }
                     out.size[dim] = size;
                 }
                 None => ok = false,
@@ -106,7 +126,10 @@ impl Checker<'_> {
                 let h = hi.as_ref().map(|e| self.affine(e));
                 let l = l.unwrap_or(Some(AffineExpr::constant(0)))?;
                 let h = h.unwrap_or(Some(AffineExpr::constant(extent as i64)))?;
-                let diff = h.sub(&l);
+                let Some(diff) = lin(&h, 1, &l, -1) else {
+                    self.overflow(span.clone());
+                    return None;
+                };
                 let Some(size) = diff.as_constant() else {
                     let shown = self.show(&diff);
                     self.error(

@@ -14,7 +14,7 @@
 //! one iteration.
 
 use super::calls::KwSite;
-use super::ops::{is_matmul, is_store, literal_scalar, Arg, Dest, Res, StmtCtx};
+use super::ops::{is_matmul, is_store, literal_scalar, Arg, Dest, Res, StmtCtx, MAX_EXTENT};
 use super::{
     reserved, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal, Value, RESERVED,
 };
@@ -764,20 +764,18 @@ impl Checker<'_> {
             None => (0, a?),
             Some(b) => (a?, b?),
         };
-        if ub.checked_sub(lb).is_none_or(|t| t < 1) {
-            self.error(
-                Error::new(
-                    codes::BAD_TRIP_COUNT,
-                    format!(
-                        "this loop runs {} times; a loop needs at least one iteration",
-                        ub.saturating_sub(lb).max(0)
-                    ),
-                    span.clone(),
-                )
+        let message = match ub.checked_sub(lb) {
+            Some(t) if t < 1 => format!(
+                "this loop runs {} times; a loop needs at least one iteration",
+                t.max(0)
+            ),
+            Some(t) if t <= MAX_EXTENT => return Some((lb, ub)),
+            _ => format!("this loop runs more than {MAX_EXTENT} times, the most supported"),
+        };
+        self.error(
+            Error::new(codes::BAD_TRIP_COUNT, message, span.clone())
                 .with_label(format!("range from {lb} to {ub}")),
-            );
-            return None;
-        }
-        Some((lb, ub))
+        );
+        None
     }
 }
