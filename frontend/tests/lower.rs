@@ -336,6 +336,12 @@ fn broadcasts_and_scalars() {
             reverse: true
         }
     );
+    // q2 = nl.add(q, nl.load(x[..., 0])): the integer index loads a [128, 1] column.
+    let q2 = insts(&f, body[7]);
+    assert_eq!(q2[0].op, Op::Load);
+    assert_eq!(q2[0].srcs[0].access.size, vec![128, 1]);
+    assert_eq!(q2[0].srcs[0].access.start[1], AffineExpr::constant(0));
+    assert_eq!(q2[1].op, Op::TensorTensor { op: AluOp::Add });
 }
 
 #[test]
@@ -420,8 +426,15 @@ fn nested_loop_stage_and_loop_attributes() {
             (Some(2), Some(3))
         ]
     );
-    let (j, _) = loop_body(&f, body[2]);
+    let (j, inner) = loop_body(&f, body[2]);
     assert_eq!(f.axes[j].ub, 4);
+    // In the inner loop's body, stage keywords sit on the outermost call of each statement,
+    // including the value of an in-place update.
+    let inner_stages: Vec<Option<u32>> = inner.iter().map(|&s| f.annots[s].stage_id).collect();
+    assert_eq!(inner_stages, vec![Some(0), Some(1)]);
+    let update = insts(&f, inner[1]);
+    assert_eq!(update[1].op, Op::TensorTensor { op: AluOp::Add });
+    assert_eq!(update[1].dst, update[1].srcs[0]);
 }
 
 #[test]

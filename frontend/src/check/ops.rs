@@ -318,6 +318,12 @@ impl Checker<'_> {
     /// An elementwise operand: a scalar (a numeric literal or a compile-time integer name) or a
     /// tile.
     pub(super) fn arg(&mut self, e: &Expr, cx: &mut StmtCtx) -> Option<Arg> {
+        self.arg_at(e, cx, false)
+    }
+
+    /// [`Checker::arg`] for an operand that may be the statement's outermost call (`outer`), as
+    /// the value of `t += nl.exp(x, stage_id=1)` is.
+    pub(super) fn arg_at(&mut self, e: &Expr, cx: &mut StmtCtx, outer: bool) -> Option<Arg> {
         if let Some(v) = literal_scalar(e) {
             return Some(Arg::Scalar(v as f32));
         }
@@ -330,7 +336,7 @@ impl Checker<'_> {
                 }
             }
         }
-        self.tile_expr(e, cx, Dest::Temp, false)
+        self.tile_expr(e, cx, Dest::Temp, outer)
             .map(|t| Arg::Tile(t, e.span.clone()))
     }
 

@@ -608,7 +608,7 @@ impl Checker<'_> {
                         return;
                     }
                 };
-                let Some(v) = self.arg(value, cx) else {
+                let Some(v) = self.arg_at(value, cx, true) else {
                     return;
                 };
                 let dest = Dest::Into {
