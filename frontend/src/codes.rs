@@ -220,3 +220,5 @@ pub const CHOOSE_KERNEL: &str = "E0198";
 pub const UNSUPPORTED: &str = "E0199";
 /// The same array returned twice.
 pub const DUPLICATE_RETURN: &str = "E0200";
+/// Rebinding, inside a loop body, a name bound outside the loop.
+pub const REBIND_IN_LOOP: &str = "E0201";

@@ -6,7 +6,10 @@
 //! - a name keeps its kind: a name bound to an integer cannot be rebound to a tile, nor the reverse;
 //!   rebinding a tile name to another tile makes a new value;
 //! - a loop variable cannot reuse a name already bound;
-//! - names bound in a loop body are local to it.
+//! - names bound in a loop body are local to it, and a name bound outside a loop cannot be rebound
+//!   inside it (Python would carry the new value to the next iteration; nkc does not, so the
+//!   program is rejected rather than silently given another meaning). In-place updates (`+=`,
+//!   slice assignment) of tiles are the way to carry state.
 //!
 //! Structure: parameters are `nl.hbm[DTYPE, ROWS, COLS]`; a kernel ends with one `return` of names
 //! bound to `nl.ndarray(..., buffer=nl.shared_hbm)` arrays; loops iterate `nl.affine_range`,
@@ -256,7 +259,9 @@ impl Checker<'_> {
             match self.lookup(n, &v.span) {
                 Value::Tile(t) => {
                     let td = self.tensor(t.tensor).clone();
-                    if td.memory != Memory::Hbm {
+                    if td.kind == TensorKind::Input {
+                        bad(self, "a parameter");
+                    } else if td.memory != Memory::Hbm {
                         bad(
                             self,
                             &format!("a tile in {}", td.memory.name().to_uppercase()),
@@ -434,10 +439,32 @@ impl Checker<'_> {
             .with_label("bound to an integer here")
             .with_secondary(prev.span, "bound to a tile here")
             .with_help("use a new name for the integer"),
+            (Value::Int(_) | Value::Tile(_), _) if self.bound_outside_loop(&id.name) => {
+                self.rebind_in_loop(id, prev.span)
+            }
             _ => return true,
         };
         self.error(e);
         false
+    }
+
+    /// True when the statement being checked is in a loop body and `name` is bound outside it.
+    fn bound_outside_loop(&self, name: &str) -> bool {
+        let inner = self.scopes.len() - 1;
+        !self.enclosing.is_empty() && !self.scopes[inner].contains_key(name)
+    }
+
+    /// The error for rebinding, in a loop body, a name bound outside the loop.
+    fn rebind_in_loop(&self, id: &ast::Ident, prev: Span) -> Error {
+        Error::new(
+            codes::REBIND_IN_LOOP,
+            format!("`{}` is bound outside this loop and cannot be rebound inside it", id.name),
+            id.span.clone(),
+        )
+        .with_label("rebound in the loop body")
+        .with_secondary(prev, "bound outside the loop here")
+        .with_note("a binding in a loop body is local to one iteration; it would not carry over to the next one as it does in Python")
+        .with_help("use a new name; to carry a tile across iterations, update a buffer in place (`+=` or slice assignment); for an offset, compute it from the loop variable (`off = i * 128`)")
     }
 
     /// `name = value`.
@@ -523,7 +550,15 @@ impl Checker<'_> {
         let tile = match target {
             Target::Name(id) => match self.find(&id.name).map(|b| b.value.clone()) {
                 Some(Value::Int(a)) => {
-                    // An integer update: `n += 1` rebinds `n`.
+                    // An integer update: `n += 1` rebinds `n` (not across loop iterations).
+                    if self.bound_outside_loop(&id.name) {
+                        let prev = self
+                            .find(&id.name)
+                            .map_or(id.span.clone(), |b| b.span.clone());
+                        let e = self.rebind_in_loop(id, prev);
+                        self.error(e);
+                        return;
+                    }
                     let b = self.affine(value);
                     let Some(b) = b else {
                         self.bind(&id.name, Value::Error, id.span.clone());
