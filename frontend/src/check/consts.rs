@@ -7,7 +7,7 @@
 //! requires the result not to depend on any loop variable.
 
 use super::{Checker, Value};
-use crate::ast::{BinOp, Expr, ExprKind, Index, UnaryOp};
+use crate::ast::{BinOp, Expr, ExprKind, Index, Span, UnaryOp};
 use crate::codes;
 use crate::diagnostic::Error;
 use penguin::{AffineExpr, Axis};
@@ -86,14 +86,14 @@ impl Checker<'_> {
                 let a = self.affine(operand)?;
                 match op {
                     UnaryOp::Pos => Some(a),
-                    UnaryOp::Neg => self.checked(lin(&a, -1, &AffineExpr::constant(0), 0), e),
+                    UnaryOp::Neg => self.checked(lin(&a, -1, &AffineExpr::constant(0), 0), &e.span),
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.affine(lhs);
                 let b = self.affine(rhs);
                 let (a, b) = (a?, b?);
-                self.int_binary(*op, &a, &b, e, rhs)
+                self.int_binary(*op, &a, &b, &e.span, &rhs.span)
             }
             ExprKind::Subscript { value, indices } => self.shape_index(value, indices, e),
             ExprKind::Error => None,
@@ -118,13 +118,13 @@ impl Checker<'_> {
         }
     }
 
-    fn checked(&mut self, v: Option<AffineExpr>, e: &Expr) -> Option<AffineExpr> {
+    fn checked(&mut self, v: Option<AffineExpr>, span: &Span) -> Option<AffineExpr> {
         if v.is_none() {
             self.error(
                 Error::new(
                     codes::CONST_OVERFLOW,
                     "integer overflow in a compile-time expression",
-                    e.span.clone(),
+                    span.clone(),
                 )
                 .with_label("this overflows a 64-bit integer"),
             );
@@ -137,25 +137,25 @@ impl Checker<'_> {
         op: BinOp,
         a: &AffineExpr,
         b: &AffineExpr,
-        e: &Expr,
-        rhs: &Expr,
+        span: &Span,
+        rhs: &Span,
     ) -> Option<AffineExpr> {
         let zero = AffineExpr::constant(0);
         match op {
-            BinOp::Add => self.checked(lin(a, 1, b, 1), e),
-            BinOp::Sub => self.checked(lin(a, 1, b, -1), e),
+            BinOp::Add => self.checked(lin(a, 1, b, 1), span),
+            BinOp::Sub => self.checked(lin(a, 1, b, -1), span),
             BinOp::Mul => {
                 if let Some(k) = a.as_constant() {
-                    self.checked(lin(b, k, &zero, 0), e)
+                    self.checked(lin(b, k, &zero, 0), span)
                 } else if let Some(k) = b.as_constant() {
-                    self.checked(lin(a, k, &zero, 0), e)
+                    self.checked(lin(a, k, &zero, 0), span)
                 } else {
                     let shown = format!("`{}` by `{}`", self.show(a), self.show(b));
                     self.error(
                         Error::new(
                             codes::NOT_AFFINE,
                             "a product of loop variables is not an affine index",
-                            e.span.clone(),
+                            span.clone(),
                         )
                         .with_label(format!("this multiplies {shown}"))
                         .with_note(
@@ -170,7 +170,7 @@ impl Checker<'_> {
                     Error::new(
                         codes::INT_TRUE_DIVISION,
                         "`/` is float division; integers need `//`",
-                        e.span.clone(),
+                        span.clone(),
                     )
                     .with_label("float division of integers")
                     .with_help("use //"),
@@ -186,7 +186,7 @@ impl Checker<'_> {
                                 "`{}` of a loop variable is not an affine index",
                                 op.symbol()
                             ),
-                            e.span.clone(),
+                            span.clone(),
                         )
                         .with_label("depends on a loop variable")
                         .with_note("`//` and `%` need compile-time integer operands"),
@@ -195,18 +195,14 @@ impl Checker<'_> {
                 };
                 if y == 0 {
                     self.error(
-                        Error::new(
-                            codes::DIVISION_BY_ZERO,
-                            "division by zero",
-                            rhs.span.clone(),
-                        )
-                        .with_label("this is zero"),
+                        Error::new(codes::DIVISION_BY_ZERO, "division by zero", rhs.clone())
+                            .with_label("this is zero"),
                     );
                     return None;
                 }
                 let r = floor_div_mod(x, y)
                     .map(|(q, r)| AffineExpr::constant(if op == BinOp::FloorDiv { q } else { r }));
-                self.checked(r, e)
+                self.checked(r, span)
             }
         }
     }

@@ -24,7 +24,7 @@ use super::{
 use crate::ast::{self, BinOp, Expr, ExprKind, Span, StmtKind, Target};
 use crate::codes;
 use crate::diagnostic::Error;
-use penguin::{AffineExpr, AluOp, Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, TensorKind};
+use penguin::{AluOp, Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, TensorKind};
 use std::collections::HashMap;
 
 /// What kind of value an expression denotes, judged from its form before evaluation.
@@ -564,7 +564,7 @@ impl Checker<'_> {
                         self.bind(&id.name, Value::Error, id.span.clone());
                         return;
                     };
-                    let r = self.int_update(op, &a, &b, span, &value.span);
+                    let r = self.int_binary(op, &a, &b, span, &value.span);
                     self.bind(
                         &id.name,
                         r.map_or(Value::Error, Value::Int),
@@ -653,21 +653,6 @@ impl Checker<'_> {
                 self.elementwise(alu, Arg::Tile(tile, tspan), v, span, cx, dest);
             }
         }
-    }
-
-    fn int_update(
-        &mut self,
-        op: BinOp,
-        a: &AffineExpr,
-        b: &AffineExpr,
-        span: &Span,
-        rhs: &Span,
-    ) -> Option<AffineExpr> {
-        let fake = |s: &Span| Expr {
-            kind: ExprKind::Int(0),
-            span: s.clone(),
-        };
-        self.int_binary(op, a, b, &fake(span), &fake(rhs))
     }
 
     /// `for var in iter: body`.
