@@ -22,13 +22,21 @@
 //!
 //! Decisions (documented in the UI corpus too):
 //! - a plain integer index `a[i, :]` selects a size-1 range;
-//! - names bound inside a loop body are local to the body; using one after the loop is an error;
+//! - names bound inside a loop body are local to the body; using one after the loop is an error,
+//!   and so is rebinding inside a loop body a name bound outside it (Python would carry the new
+//!   value across iterations; nkc's values are per iteration, so the program is rejected rather
+//!   than given another meaning); tiles carry state only through in-place updates;
+//! - each undefined name is reported once per kernel; a rejected rebinding keeps the old binding;
 //! - a name may bind an integer expression affine in loop variables (`off = i * 128`); where a
 //!   compile-time constant is required it must not depend on a loop variable;
 //! - `u = t` (a plain name or a slice) binds `u` to the same tile (a view), with no instruction;
 //! - `nl.matmul` requires `transpose_x=True` (it is rejected otherwise, with help);
 //! - a statement that produces no instruction (`nl.ndarray`, a view binding) is not lowered;
-//! - integer scalars are accepted where float scalars are (`x * 2`).
+//! - integer scalars are accepted where float scalars are (`x * 2`);
+//! - `nl.zeros` / `nl.ndarray` take a required `dtype` and an optional `buffer` (default SBUF);
+//!   `nl.shared_hbm` and `nl.hbm` both mean HBM;
+//! - tensor dimensions and loop trip counts are at most 2^24;
+//! - temporaries of nested calls are named after their op (`_activation`, `_tensor_scalar`).
 
 mod calls;
 mod consts;

@@ -246,3 +246,25 @@ impl Checker<'_> {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{first_where, range128};
+    use penguin::{AffineExpr, Axis};
+
+    #[test]
+    fn first_where_finds_the_least_value() {
+        assert_eq!(first_where(&|v| v >= 7, 0, 15), Some(7));
+        assert_eq!(first_where(&|v| v <= 3, 0, 15), Some(0));
+        assert_eq!(first_where(&|v| v > 20, 0, 15), None);
+        assert_eq!(first_where(&|v| v >= 15, 0, 15), Some(15));
+    }
+
+    #[test]
+    fn range128_does_not_overflow() {
+        let e = AffineExpr::from_terms([(Axis::from_u32(0), i64::MAX)], i64::MAX);
+        let (lo, hi) = range128(&e, &|_| (0, 2));
+        assert_eq!(lo, i64::MAX as i128);
+        assert_eq!(hi, 3 * i64::MAX as i128);
+    }
+}
