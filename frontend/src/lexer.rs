@@ -344,6 +344,12 @@ impl<'src> Layout<'src, '_> {
                     }
                     if self.brackets.is_empty() {
                         self.end_line(span);
+                    } else if self.header_in_brackets() {
+                        // `for i in range(4:`: close the brackets before the header's `:`.
+                        let (colon, colon_span) = self.out.pop().expect("the line ends with `:`");
+                        self.close_unclosed(colon_span.start);
+                        self.out.push((colon, colon_span));
+                        self.end_line(span);
                     } else if self.brackets_end_here(i) {
                         self.close_unclosed(span.start);
                         self.end_line(span);
@@ -504,26 +510,35 @@ impl<'src> Layout<'src, '_> {
         self.out.push((Token::Newline, span));
     }
 
+    /// Whether one of the open brackets is one that Python never closes.
+    fn unclosed_open(&self) -> bool {
+        self.brackets
+            .iter()
+            .any(|(_, s)| self.unmatched.contains(&s.start))
+    }
+
+    /// At a physical newline inside brackets: whether the line is a `def` or `for` header that
+    /// ends with its `:` while a bracket that is never closed is open, as in `for i in range(4:`.
+    fn header_in_brackets(&self) -> bool {
+        self.unclosed_open()
+            && self.line.as_ref().is_some_and(|l| {
+                matches!(l.first, Some(Raw::Def | Raw::For)) && l.last == Some(Raw::Colon)
+            })
+            && self.out.last().is_some_and(|(t, _)| *t == Token::Colon)
+    }
+
     /// Decides, at the physical newline `raws[i]` inside brackets, whether the brackets were left
     /// unclosed and the logical line ends here. Python would read on to the end of the file; we
     /// stop at the first sign that the next line is a new statement. Brackets that Python closes
     /// are always continued over, so that every valid file lexes exactly as Python lexes it.
     fn brackets_end_here(&self, i: usize) -> bool {
-        if !self
-            .brackets
-            .iter()
-            .any(|(_, s)| self.unmatched.contains(&s.start))
-        {
+        if !self.unclosed_open() {
             return false;
         }
         let line = self
             .line
             .as_ref()
             .expect("brackets are only open inside a line");
-        // A `for` header whose physical line ends with its `:`.
-        if line.first == Some(Raw::For) && line.last == Some(Raw::Colon) {
-            return true;
-        }
         let Some((next, span)) = self.raws[i + 1..]
             .iter()
             .find(|(r, _)| *r != Some(Raw::Newline))

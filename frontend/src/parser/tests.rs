@@ -478,6 +478,18 @@ fn broken_headers_recover() {
         module.kernels.last().map(|k| k.name.name.as_str()),
         Some("k2")
     );
+    // Unclosed brackets in headers: one error each, and the kernel is whole.
+    let src = "def k(a: nl.hbm[nl.float32, 128, 512:\n    for i in range(4:\n        x = 1\n    return a\n";
+    assert_eq!(
+        diagnosed(src),
+        vec![("E0005".to_string(), 1), ("E0005".to_string(), 2)]
+    );
+    let (module, _) = parse(src);
+    assert_eq!(module.kernels[0].body.len(), 2);
+    assert!(matches!(
+        module.kernels[0].body[0].kind,
+        StmtKind::For { .. }
+    ));
     // A header without a block.
     let src = "def k(a: t):\n    for i in r:\n    return a\n";
     assert_eq!(diagnosed(src), vec![("E0012".to_string(), 3)]);
