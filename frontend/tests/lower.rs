@@ -490,3 +490,17 @@ fn only_the_selected_kernel_is_checked() {
     assert_eq!(frontend::check_source(src, None).len(), 2);
     lower(src, Some("good"));
 }
+
+#[test]
+fn integer_expressions_are_scalar_operands() {
+    let src = "N = 3\ndef k(a: nl.hbm[nl.float32, 128, 128]):\n    c = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)\n    t = nl.load(a)\n    u = nl.multiply(t, N * 2 - 1)\n    nl.store(c, value=u)\n    return c\n";
+    let f = lower(src, None);
+    assert_eq!(
+        insts(&f, f.body[1])[0].op,
+        Op::TensorScalar {
+            op: AluOp::Multiply,
+            imm: 5.0,
+            reverse: false
+        }
+    );
+}

@@ -19,6 +19,7 @@
 //! is the backend's to respect.
 
 use super::calls::{KwSite, Param};
+use super::stmts::Class;
 use super::{show_shape, CInst, CTensor, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
 use crate::codes;
@@ -327,14 +328,8 @@ impl Checker<'_> {
         if let Some(v) = literal_scalar(e) {
             return Some(Arg::Scalar(v as f32));
         }
-        if let ExprKind::Name(n) = &e.kind {
-            if let Some(b) = self.find(n) {
-                if let Value::Int(a) = &b.value {
-                    if let Some(c) = a.as_constant() {
-                        return Some(Arg::Scalar(c as f32));
-                    }
-                }
-            }
+        if self.classify(e) == Class::Int {
+            return self.const_int(e).map(|c| Arg::Scalar(c as f32));
         }
         self.tile_expr(e, cx, Dest::Temp, outer)
             .map(|t| Arg::Tile(t, e.span.clone()))

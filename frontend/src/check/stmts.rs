@@ -29,7 +29,7 @@ use std::collections::HashMap;
 
 /// What kind of value an expression denotes, judged from its form before evaluation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Class {
+pub(super) enum Class {
     Int,
     Tile,
     Float,
@@ -39,7 +39,7 @@ enum Class {
 }
 
 impl Checker<'_> {
-    fn classify(&self, e: &Expr) -> Class {
+    pub(super) fn classify(&self, e: &Expr) -> Class {
         match &e.kind {
             ExprKind::Int(_) => Class::Int,
             ExprKind::Float(_) => Class::Float,
