@@ -6,7 +6,7 @@
 //! | range | owner |
 //! | --- | --- |
 //! | `E0001`–`E0099` | syntax: the lexer (`lexer.rs`) and the parser (`parser.rs`) |
-//! | `E0100`– | semantic checks (added by the checks, in this same file) |
+//! | `E0100`–`E0399` | semantic checks (`check/`) and lowering; each constant below says what it means |
 //!
 //! Syntax codes:
 //!
@@ -63,3 +63,162 @@ pub const POSITIONAL_AFTER_KEYWORD: &str = "E0015";
 pub const UNSUPPORTED_SYNTAX: &str = "E0016";
 
 // Semantic checks: E0100 and up, below this line.
+
+// ---- Semantic checks: names and bindings (E0100–E0109) ----
+/// A name that is bound nowhere.
+pub const UNDEFINED_NAME: &str = "E0100";
+/// A name bound inside a loop body, used after the loop.
+pub const OUT_OF_SCOPE: &str = "E0101";
+/// Assigning to a kernel parameter.
+pub const ASSIGN_TO_PARAM: &str = "E0102";
+/// Assigning to a loop variable.
+pub const ASSIGN_TO_LOOP_VAR: &str = "E0103";
+/// Binding a reserved name (`nl`, `nisa`, `range`).
+pub const RESERVED_NAME: &str = "E0104";
+/// Binding a compile-time integer name to a tile, or a tile name to an integer.
+pub const KIND_CHANGE: &str = "E0105";
+/// A loop variable that reuses a name already bound.
+pub const LOOP_VAR_SHADOWS: &str = "E0106";
+/// Two parameters of one kernel with the same name.
+pub const DUPLICATE_PARAM: &str = "E0107";
+/// Two kernels with the same name.
+pub const DUPLICATE_KERNEL: &str = "E0108";
+
+// ---- Calls and arguments (E0110–E0119) ----
+/// `nl.foo` / `nisa.foo` that is not a known operation.
+pub const UNKNOWN_OP: &str = "E0110";
+/// A call of something that is not an operation.
+pub const NOT_CALLABLE: &str = "E0111";
+/// A keyword argument the operation does not take.
+pub const UNKNOWN_KEYWORD: &str = "E0112";
+/// A required argument that is missing.
+pub const MISSING_ARGUMENT: &str = "E0113";
+/// An argument given twice.
+pub const DUPLICATE_ARGUMENT: &str = "E0114";
+/// More positional arguments than the operation takes.
+pub const TOO_MANY_ARGUMENTS: &str = "E0115";
+/// An argument of the wrong kind (a tile where an integer is needed, and so on).
+pub const WRONG_ARGUMENT_KIND: &str = "E0116";
+/// A call whose result is discarded, or `nl.store` used as a value.
+pub const UNUSED_OR_VOID: &str = "E0117";
+
+// ---- Compile-time integers and index arithmetic (E0120–E0129) ----
+/// Something that is not an integer where one is needed, or that depends on a loop variable
+/// where a compile-time constant is needed.
+pub const NOT_CONST_INT: &str = "E0120";
+/// Division or modulo by zero.
+pub const DIVISION_BY_ZERO: &str = "E0121";
+/// `/` between integers.
+pub const INT_TRUE_DIVISION: &str = "E0122";
+/// Integer overflow in compile-time arithmetic.
+pub const CONST_OVERFLOW: &str = "E0123";
+/// `x.shape[k]` with a bad `k`, or `.shape` of something that is not a tensor.
+pub const BAD_SHAPE_ACCESS: &str = "E0124";
+/// An index expression that is not affine in the loop variables.
+pub const NOT_AFFINE: &str = "E0125";
+
+// ---- Slices (E0130–E0139) ----
+/// A subscript with other than two indices.
+pub const WRONG_INDEX_COUNT: &str = "E0130";
+/// A slice whose size depends on a loop variable.
+pub const SLICE_SIZE_NOT_CONST: &str = "E0131";
+/// A slice of size zero or less.
+pub const EMPTY_SLICE: &str = "E0132";
+/// A slice that leaves its tensor in some iteration.
+pub const SLICE_OUT_OF_BOUNDS: &str = "E0133";
+/// A subscript of something that is not a tensor.
+pub const NOT_SUBSCRIPTABLE: &str = "E0134";
+
+// ---- Memories and engines (E0140–E0149) ----
+/// An on-chip tile with more than 128 partitions.
+pub const TOO_MANY_PARTITIONS: &str = "E0140";
+/// A PSUM tile larger than one 2 KiB bank per partition.
+pub const PSUM_TOO_LARGE: &str = "E0141";
+/// PSUM written by something other than a Tensor-engine result or `nl.zeros`.
+pub const PSUM_WRITE: &str = "E0142";
+/// An HBM operand to a compute operation.
+pub const HBM_OPERAND: &str = "E0143";
+/// `nl.load` from something that is not in HBM.
+pub const LOAD_NOT_HBM: &str = "E0144";
+/// `nl.store` into something that is not a writable HBM array.
+pub const STORE_DST: &str = "E0145";
+/// `nl.store` of a value that is not in SBUF.
+pub const STORE_VALUE_NOT_SBUF: &str = "E0146";
+/// A Tensor-engine operand that is not in SBUF.
+pub const TENSOR_ENGINE_OPERAND: &str = "E0147";
+/// Writing an HBM array other than with `nl.store`.
+pub const HBM_WRITE: &str = "E0148";
+/// A `buffer=` that is not a memory.
+pub const BAD_BUFFER: &str = "E0149";
+
+// ---- Operation shapes (E0150–E0169) ----
+/// Matmul operands whose contraction dimensions differ.
+pub const MATMUL_SHAPE: &str = "E0150";
+/// Matmul dimensions over the Tensor engine's limits.
+pub const MATMUL_LIMIT: &str = "E0151";
+/// Transpose dimensions over the limits.
+pub const TRANSPOSE_LIMIT: &str = "E0152";
+/// Elementwise operands of incompatible shapes.
+pub const ELEMENTWISE_SHAPE: &str = "E0153";
+/// A reduction along another axis than 1.
+pub const REDUCE_AXIS: &str = "E0154";
+/// `nisa.activation(op=...)` that is not an activation function.
+pub const ACTIVATION_FUNC: &str = "E0155";
+/// A scale or bias tile that is not `[P, 1]`.
+pub const ACTIVATION_OPERAND: &str = "E0156";
+/// `nl.store` of a value whose shape differs from the destination slice.
+pub const STORE_SHAPE: &str = "E0157";
+/// An assignment into a tile (slice assignment, `+=`) of a value of another shape.
+pub const ASSIGN_SHAPE: &str = "E0158";
+/// `nl.matmul` without `transpose_x=True`.
+pub const MATMUL_NEEDS_TRANSPOSE_X: &str = "E0159";
+/// A scalar where a tile is needed (both operands scalars, a scalar to a tile-only operation).
+pub const SCALAR_OPERAND: &str = "E0160";
+/// An in-place update that the target memory does not support (`-=` on PSUM, `+=` of a transpose).
+pub const BAD_UPDATE: &str = "E0161";
+/// A Tensor-engine result written into SBUF.
+pub const TENSOR_ENGINE_DST: &str = "E0162";
+
+// ---- Types and shapes of buffers (E0170–E0179) ----
+/// A dtype other than `nl.float32` / `nl.bfloat16`.
+pub const UNSUPPORTED_DTYPE: &str = "E0170";
+/// `nl.bfloat16` in PSUM.
+pub const BF16_IN_PSUM: &str = "E0171";
+/// A shape that is not a pair of positive compile-time integers.
+pub const BAD_SHAPE: &str = "E0172";
+
+// ---- Pipelining annotations (E0180–E0189) ----
+/// An annotation keyword with a value of the wrong type or range.
+pub const BAD_ANNOTATION_VALUE: &str = "E0180";
+/// A loop keyword on a call that is not a range call.
+pub const LOOP_KEYWORD_MISPLACED: &str = "E0181";
+/// `stage_id` / `execution_order` on a nested call.
+pub const STMT_KEYWORD_NESTED: &str = "E0182";
+/// `stage_id` / `execution_order` on a statement that is not directly in a loop body.
+pub const STMT_KEYWORD_NOT_IN_LOOP: &str = "E0183";
+
+// ---- Structure (E0190–E0199, E0200–) ----
+/// A kernel with no `return`.
+pub const NO_RETURN: &str = "E0190";
+/// `return` of something that is not an `nl.shared_hbm` array.
+pub const BAD_RETURN_VALUE: &str = "E0191";
+/// `return` somewhere other than the end of the kernel body.
+pub const MISPLACED_RETURN: &str = "E0192";
+/// A parameter without a valid `nl.hbm[DTYPE, ROWS, COLS]` annotation.
+pub const BAD_PARAM_TYPE: &str = "E0193";
+/// A `for` whose iterator is not a range call.
+pub const BAD_LOOP_ITER: &str = "E0194";
+/// A loop with fewer than one iteration.
+pub const BAD_TRIP_COUNT: &str = "E0195";
+/// A module-level statement that is not an integer binding.
+pub const BAD_MODULE_ITEM: &str = "E0196";
+/// `--kernel NAME` that names no kernel of the file.
+pub const UNKNOWN_KERNEL: &str = "E0197";
+/// A file with no kernel, or with several and none chosen.
+pub const CHOOSE_KERNEL: &str = "E0198";
+/// A construct the language does not have (a float binding, `//` on tiles, ...).
+pub const UNSUPPORTED: &str = "E0199";
+/// The same array returned twice.
+pub const DUPLICATE_RETURN: &str = "E0200";
+/// Rebinding, inside a loop body, a name bound outside the loop.
+pub const REBIND_IN_LOOP: &str = "E0201";

@@ -1,0 +1,422 @@
+//! The semantic checks of the kernel language, producing the resolved form that lowering reads.
+//!
+//! [`check_module`] walks each kernel once, in program order, with an environment of names. It
+//! resolves every name to a value (a compile-time integer, a loop variable, a tile or a
+//! parameter), evaluates compile-time integers, turns slice bounds into [`AffineExpr`]s over the
+//! enclosing loops, and recognises every operation with its operand shapes and memories. The
+//! result, a [`CheckedKernel`], is Penguin IR in all but its maps: lowering copies it over
+//! mechanically.
+//!
+//! The work is split by analysis: `consts` (integer and affine arithmetic), `slices`
+//! (subscripts and their bounds), `calls` (argument binding and annotation keywords), `ops` (what
+//! each operation accepts and produces), `stmts` (statements, bindings, loops, `return`).
+//!
+//! Invariants:
+//! - a kernel is returned as a [`CheckedKernel`] only when it produced no diagnostic; then every
+//!   tensor index is a valid `Tensor` (its position in `tensors`), every axis a valid `Axis` (its
+//!   position in `loops`), every access lies inside its tensor for every iteration, and each
+//!   instruction satisfies the operand rules of its `Op`;
+//! - a name whose definition failed is bound to [`Value::Error`]; every use of it is silent, so one
+//!   mistake gives one diagnostic;
+//! - AST `Error` nodes come from syntax errors already reported, and are skipped silently.
+//!
+//! Decisions (documented in the UI corpus too):
+//! - a plain integer index `a[i, :]` selects a size-1 range;
+//! - names bound inside a loop body are local to the body; using one after the loop is an error,
+//!   and so is rebinding inside a loop body a name bound outside it (Python would carry the new
+//!   value across iterations; nkc's values are per iteration, so the program is rejected rather
+//!   than given another meaning); tiles carry state only through in-place updates;
+//! - each undefined name is reported once per kernel; a rejected rebinding keeps the old binding;
+//! - a name may bind an integer expression affine in loop variables (`off = i * 128`); where a
+//!   compile-time constant is required it must not depend on a loop variable;
+//! - `u = t` (a plain name or a slice) binds `u` to the same tile (a view), with no instruction;
+//! - `nl.matmul` requires `transpose_x=True` (it is rejected otherwise, with help);
+//! - a statement that produces no instruction (`nl.ndarray`, a view binding) is not lowered;
+//! - integer scalars are accepted where float scalars are (`x * 2`);
+//! - `nl.zeros` / `nl.ndarray` take a required `dtype` and an optional `buffer` (default SBUF);
+//!   `nl.shared_hbm` and `nl.hbm` both mean HBM;
+//! - tensor dimensions and loop trip counts are at most 2^24;
+//! - temporaries of nested calls are named after their op (`_activation`, `_tensor_scalar`).
+
+mod calls;
+mod consts;
+mod ops;
+mod slices;
+mod stmts;
+
+use crate::ast::{self, Span};
+use crate::codes;
+use crate::diagnostic::Error;
+use penguin::{
+    AffineExpr, Axis, AxisAttrs, DType, LoopKind, Memory, Op, Operand, StmtAnnot, Tensor,
+    TensorKind,
+};
+use std::collections::{HashMap, HashSet};
+
+/// A kernel that passed every check, ready to lower.
+#[derive(Clone, Debug)]
+pub struct CheckedKernel {
+    pub name: String,
+    pub span: Span,
+    /// Indexed by `Tensor`: position `i` is `Tensor::new(i)`.
+    pub tensors: Vec<CTensor>,
+    /// Indexed by `Axis`: position `i` is `Axis::new(i)`; enclosing loops come before the loops
+    /// they enclose.
+    pub loops: Vec<CLoop>,
+    pub params: Vec<Tensor>,
+    pub outputs: Vec<Tensor>,
+    pub body: Vec<CStmt>,
+}
+
+/// A tensor with its source name (not yet made unique) and binding span.
+#[derive(Clone, Debug)]
+pub struct CTensor {
+    pub name: String,
+    pub memory: Memory,
+    pub dtype: DType,
+    pub shape: [u64; 2],
+    pub kind: TensorKind,
+    pub span: Span,
+}
+
+/// A loop with its source induction-variable name (not yet made unique) and its `for` header span.
+#[derive(Clone, Debug)]
+pub struct CLoop {
+    pub iv: String,
+    pub kind: LoopKind,
+    pub lb: i64,
+    pub ub: i64,
+    pub attrs: AxisAttrs,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct CStmt {
+    pub kind: CStmtKind,
+    pub annot: StmtAnnot,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum CStmtKind {
+    /// Nested calls first, in evaluation order, then the outer call.
+    Insts(Vec<CInst>),
+    Loop {
+        axis: Axis,
+        body: Vec<CStmt>,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct CInst {
+    pub op: Op,
+    pub dst: Operand,
+    pub srcs: Vec<Operand>,
+    /// The call (or operator expression) the instruction comes from.
+    pub span: Span,
+}
+
+/// A tile: a tensor, or a rectangular part of one.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TileVal {
+    pub tensor: Tensor,
+    pub start: [AffineExpr; 2],
+    pub size: [u64; 2],
+}
+
+impl TileVal {
+    fn whole(tensor: Tensor, shape: [u64; 2]) -> Self {
+        TileVal {
+            tensor,
+            start: [AffineExpr::constant(0), AffineExpr::constant(0)],
+            size: shape,
+        }
+    }
+
+    fn operand(&self) -> Operand {
+        Operand {
+            tensor: self.tensor,
+            access: penguin::Access {
+                start: self.start.to_vec(),
+                size: self.size.to_vec(),
+                slots: Vec::new(),
+            },
+        }
+    }
+}
+
+/// What a name is bound to.
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    /// An integer, affine in loop variables (constant for a compile-time integer).
+    Int(AffineExpr),
+    /// A loop's induction variable.
+    Iv(Axis),
+    /// A tile or array (or a view of one).
+    Tile(TileVal),
+    /// A kernel parameter.
+    Param(Tensor),
+    /// A binding whose definition failed; uses are silent.
+    Error,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Bound {
+    pub value: Value,
+    pub span: Span,
+}
+
+/// Names that cannot be bound.
+pub(crate) const RESERVED: [&str; 3] = ["nl", "nisa", "range"];
+
+/// Checks the module-level items and the kernels (all, or only the one named `kernel`). Returns the
+/// checked kernels when there is no diagnostic.
+pub fn check_module(
+    module: &ast::Module,
+    kernel: Option<&str>,
+) -> Result<Vec<CheckedKernel>, Vec<Error>> {
+    let mut errors = Vec::new();
+    let globals = check_items(&module.items, &mut errors);
+
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for k in &module.kernels {
+        if let Some(first) = seen.get(k.name.name.as_str()) {
+            errors.push(
+                Error::new(
+                    codes::DUPLICATE_KERNEL,
+                    format!("kernel `{}` is defined twice", k.name.name),
+                    k.name.span.clone(),
+                )
+                .with_label("defined again here")
+                .with_secondary(first.clone(), "first defined here"),
+            );
+        } else {
+            seen.insert(&k.name.name, k.name.span.clone());
+        }
+    }
+
+    let selected: Vec<&ast::Kernel> = match kernel {
+        None => module.kernels.iter().collect(),
+        Some(name) => {
+            let found: Vec<&ast::Kernel> = module
+                .kernels
+                .iter()
+                .filter(|k| k.name.name == name)
+                .collect();
+            if found.is_empty() {
+                errors.push(unknown_kernel(module, name));
+            }
+            found
+        }
+    };
+
+    let mut checked = Vec::new();
+    for k in selected {
+        let mut kernel_errors = Vec::new();
+        let mut checker = Checker::new(&globals, &mut kernel_errors);
+        let result = checker.kernel(k);
+        if kernel_errors.is_empty() {
+            checked.push(result);
+        }
+        errors.extend(kernel_errors);
+    }
+    if errors.is_empty() {
+        Ok(checked)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The diagnostic for `--kernel NAME` that names no kernel.
+pub(crate) fn unknown_kernel(module: &ast::Module, name: &str) -> Error {
+    let names: Vec<String> = module
+        .kernels
+        .iter()
+        .map(|k| format!("`{}`", k.name.name))
+        .collect();
+    let e = Error::new(
+        codes::UNKNOWN_KERNEL,
+        format!("no kernel named `{name}` in this file"),
+        0..0,
+    );
+    if names.is_empty() {
+        e.with_note("the file defines no kernel")
+    } else {
+        e.with_note(format!("the kernels are {}", names.join(", ")))
+    }
+}
+
+/// Module-level statements: only compile-time integer bindings.
+fn check_items(items: &[ast::Stmt], errors: &mut Vec<Error>) -> HashMap<String, Bound> {
+    let empty = HashMap::new();
+    let mut checker = Checker::new(&empty, errors);
+    for item in items {
+        match &item.kind {
+            ast::StmtKind::Assign {
+                target: ast::Target::Name(id),
+                value,
+            } => {
+                if RESERVED.contains(&id.name.as_str()) {
+                    checker.error(reserved(id));
+                    continue;
+                }
+                let value = match checker.const_int(value) {
+                    Some(v) => Value::Int(AffineExpr::constant(v)),
+                    None => Value::Error,
+                };
+                checker.scopes[0].insert(
+                    id.name.clone(),
+                    Bound {
+                        value,
+                        span: id.span.clone(),
+                    },
+                );
+            }
+            ast::StmtKind::Error | ast::StmtKind::Pass => {}
+            _ => checker.error(
+                Error::new(
+                    codes::BAD_MODULE_ITEM,
+                    "only compile-time integer bindings may appear outside a kernel",
+                    item.span.clone(),
+                )
+                .with_help("write `NAME = INTEGER` here, or move the statement into a kernel"),
+            ),
+        }
+    }
+    checker.scopes.pop().unwrap_or_default()
+}
+
+pub(crate) fn reserved(id: &ast::Ident) -> Error {
+    Error::new(
+        codes::RESERVED_NAME,
+        format!("`{}` is a reserved name and cannot be bound", id.name),
+        id.span.clone(),
+    )
+    .with_label("reserved name")
+}
+
+/// The state of checking one kernel.
+pub(crate) struct Checker<'a> {
+    errors: &'a mut Vec<Error>,
+    globals: &'a HashMap<String, Bound>,
+    /// Innermost last. The first is the kernel's scope; each loop body pushes one.
+    scopes: Vec<HashMap<String, Bound>>,
+    /// Names bound in a loop body that has ended, with their binding span and whether the name
+    /// was the loop variable.
+    out_of_scope: HashMap<String, (Span, bool)>,
+    /// Undefined names already reported: each is reported once per kernel.
+    reported: HashSet<String>,
+    tensors: Vec<CTensor>,
+    loops: Vec<CLoop>,
+    /// The loops enclosing the statement being checked, outermost first.
+    enclosing: Vec<Axis>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(globals: &'a HashMap<String, Bound>, errors: &'a mut Vec<Error>) -> Self {
+        Checker {
+            errors,
+            globals,
+            scopes: vec![HashMap::new()],
+            out_of_scope: HashMap::new(),
+            reported: HashSet::new(),
+            tensors: Vec::new(),
+            loops: Vec::new(),
+            enclosing: Vec::new(),
+        }
+    }
+
+    fn error(&mut self, e: Error) {
+        self.errors.push(e);
+    }
+
+    /// The binding of `name` in the innermost scope that has one.
+    fn find(&self, name: &str) -> Option<&Bound> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name))
+            .or_else(|| self.globals.get(name))
+    }
+
+    /// The value of a name used at `span`; reports undefined and out-of-scope names.
+    fn lookup(&mut self, name: &str, span: &Span) -> Value {
+        if let Some(b) = self.find(name) {
+            return b.value.clone();
+        }
+        if RESERVED.contains(&name) {
+            self.error(
+                Error::new(
+                    codes::WRONG_ARGUMENT_KIND,
+                    format!("`{name}` is not a value"),
+                    span.clone(),
+                )
+                .with_label("a module or builtin, used as a value"),
+            );
+            return Value::Error;
+        }
+        if !self.reported.insert(name.to_string()) {
+            return Value::Error;
+        }
+        let e = if let Some((def, is_iv)) = self.out_of_scope.get(name) {
+            let e = Error::new(
+                codes::OUT_OF_SCOPE,
+                format!("`{name}` is bound only inside a loop body"),
+                span.clone(),
+            )
+            .with_label("used here, after the loop");
+            if *is_iv {
+                e.with_secondary(def.clone(), "the loop variable of this loop")
+                    .with_note("a loop variable exists only in its loop's body")
+            } else {
+                e.with_secondary(def.clone(), "bound here, local to one iteration")
+                    .with_help("bind a buffer before the loop and update it inside (`+=` or slice assignment)")
+            }
+        } else {
+            Error::new(
+                codes::UNDEFINED_NAME,
+                format!("cannot find `{name}` in this kernel"),
+                span.clone(),
+            )
+            .with_label("not defined")
+        };
+        self.error(e);
+        Value::Error
+    }
+
+    /// Binds `name` in the innermost scope.
+    fn bind(&mut self, name: &str, value: Value, span: Span) {
+        self.out_of_scope.remove(name);
+        let scope = self
+            .scopes
+            .last_mut()
+            .expect("the kernel scope is never popped");
+        scope.insert(name.to_string(), Bound { value, span });
+    }
+
+    fn new_tensor(&mut self, t: CTensor) -> Tensor {
+        self.tensors.push(t);
+        Tensor::from_u32((self.tensors.len() - 1) as u32)
+    }
+
+    fn tensor(&self, t: Tensor) -> &CTensor {
+        &self.tensors[t.as_u32() as usize]
+    }
+
+    fn loop_data(&self, a: Axis) -> &CLoop {
+        &self.loops[a.as_u32() as usize]
+    }
+
+    /// Displays an affine expression with loop-variable names.
+    fn show(&self, e: &AffineExpr) -> String {
+        let mut s = String::new();
+        // Writing into a String cannot fail.
+        let _ = e.fmt_with(&mut s, &|a| self.loop_data(a).iv.clone());
+        s
+    }
+}
+
+/// `[a, b]` for messages.
+pub(crate) fn show_shape(s: [u64; 2]) -> String {
+    format!("[{}, {}]", s[0], s[1])
+}

@@ -1,0 +1,1450 @@
+//! Operations: what each `nl.` / `nisa.` call and each operator accepts, and the instruction it
+//! becomes.
+//!
+//! A tile expression is evaluated into the statement's instruction list ([`StmtCtx`]): nested calls
+//! first, in source order, each writing a fresh temporary; the outermost call writes its
+//! destination ([`Dest`]): a new tensor bound to a name, a temporary, or part of an existing
+//! tensor (slice assignment, `+=`). The rules enforced here are those of `LANGUAGE.md`:
+//! - memories: on-chip tiles have at most 128 partitions; a PSUM tile fits one 2 KiB bank per
+//!   partition; PSUM is written only by Tensor-engine results and `nl.zeros(..., buffer=nl.psum)`;
+//!   HBM is read only by `nl.load` and written only by `nl.store`; Tensor-engine operands are SBUF;
+//! - shapes: matmul `x[K,M]`, `y[K,N]` → `[M,N]` (K, M ≤ 128, N ≤ 512); transpose `[P,F]` → `[F,P]`
+//!   (P, F ≤ 128); elementwise operands equal or `[P,1]` broadcast along the free axis, or a
+//!   scalar; reductions along `axis=1` → `[P,1]`; activation scale a float or `[P,1]` tile, bias a
+//!   `[P,1]` tile; a store's value and destination of equal shape;
+//! - dtypes: `nl.float32`, or `nl.bfloat16` for HBM and SBUF storage only. Compute results are
+//!   float32; a load keeps its source's dtype.
+//!
+//! GpSimd is never chosen here (copies are `EngineClass::Any`), so its restriction (no PSUM reads)
+//! is the backend's to respect.
+
+use super::calls::{KwSite, Param};
+use super::stmts::Class;
+use super::{show_shape, CInst, CTensor, Checker, TileVal, Value};
+use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
+use crate::codes;
+use crate::diagnostic::Error;
+use penguin::{ActFunc, AluOp, DType, Memory, Op, ReduceOp, Scale, StmtAnnot, TensorKind};
+
+/// Where the outermost instruction of an expression writes.
+#[derive(Clone, Debug)]
+pub(super) enum Dest {
+    /// A new tensor bound to `name` (`span` is the binding).
+    New { name: String, span: Span },
+    /// A fresh temporary (a nested call).
+    Temp,
+    /// Part of an existing tensor; `accumulate` for `acc += matmul(...)`.
+    Into { target: TileVal, accumulate: bool },
+}
+
+/// The instructions and annotations of the statement being checked.
+#[derive(Debug, Default)]
+pub(super) struct StmtCtx {
+    pub insts: Vec<CInst>,
+    pub annot: StmtAnnot,
+    /// The statement is directly in a loop body.
+    pub in_loop_body: bool,
+}
+
+/// An operand of an elementwise operation.
+#[derive(Clone, Debug)]
+pub(super) enum Arg {
+    Tile(TileVal, Span),
+    Scalar(f32),
+}
+
+/// The result an operation produces.
+pub(super) struct Res {
+    pub shape: [u64; 2],
+    pub memory: Memory,
+    pub dtype: DType,
+}
+
+impl Res {
+    pub(super) fn sbuf(shape: [u64; 2]) -> Self {
+        Res {
+            shape,
+            memory: Memory::Sbuf,
+            dtype: DType::F32,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum OpKind {
+    Load,
+    Store,
+    Matmul,
+    NcMatmul,
+    NcTranspose,
+    Activation,
+    Alu(AluOp),
+    Act(ActFunc),
+    Reduce(ReduceOp),
+    Copy,
+    Zeros,
+    Ndarray,
+    Range,
+}
+
+fn nl_op(name: &str) -> Option<OpKind> {
+    Some(match name {
+        "load" => OpKind::Load,
+        "store" => OpKind::Store,
+        "matmul" => OpKind::Matmul,
+        "add" => OpKind::Alu(AluOp::Add),
+        "subtract" => OpKind::Alu(AluOp::Subtract),
+        "multiply" => OpKind::Alu(AluOp::Multiply),
+        "divide" => OpKind::Alu(AluOp::Divide),
+        "maximum" => OpKind::Alu(AluOp::Maximum),
+        "minimum" => OpKind::Alu(AluOp::Minimum),
+        "sum" => OpKind::Reduce(ReduceOp::Sum),
+        "max" => OpKind::Reduce(ReduceOp::Max),
+        "min" => OpKind::Reduce(ReduceOp::Min),
+        "copy" => OpKind::Copy,
+        "zeros" => OpKind::Zeros,
+        "ndarray" => OpKind::Ndarray,
+        "affine_range" | "sequential_range" => OpKind::Range,
+        _ => OpKind::Act(act_func(name).filter(|f| *f != ActFunc::Identity)?),
+    })
+}
+
+fn nisa_op(name: &str) -> Option<OpKind> {
+    Some(match name {
+        "nc_matmul" => OpKind::NcMatmul,
+        "nc_transpose" => OpKind::NcTranspose,
+        "activation" => OpKind::Activation,
+        _ => return None,
+    })
+}
+
+/// The activation function named `nl.<name>` (`identity` only as `op=` of `nisa.activation`).
+pub(super) fn act_func(name: &str) -> Option<ActFunc> {
+    ActFunc::ALL.into_iter().find(|f| f.name() == name)
+}
+
+/// Attributes of `nl` that are not operations.
+const NL_NON_OPS: [&str; 6] = ["float32", "bfloat16", "sbuf", "psum", "shared_hbm", "hbm"];
+
+fn is_tensor_engine(op: &Op) -> bool {
+    matches!(op, Op::Matmul { .. } | Op::Transpose)
+}
+
+/// A float scalar written as a literal: `2.0`, `-1`, `+0.5`.
+pub(super) fn literal_scalar(e: &Expr) -> Option<f64> {
+    match &e.kind {
+        ExprKind::Float(v) => Some(*v),
+        ExprKind::Int(v) => Some(*v as f64),
+        ExprKind::Unary { op, operand } => {
+            let v = literal_scalar(operand)?;
+            Some(if *op == UnaryOp::Neg { -v } else { v })
+        }
+        _ => None,
+    }
+}
+
+fn params(kind: OpKind) -> &'static [Param] {
+    match kind {
+        OpKind::Load => &[("src", true)],
+        OpKind::Store => &[("dst", true), ("value", true)],
+        OpKind::Matmul => &[("x", true), ("y", true), ("transpose_x", false)],
+        OpKind::NcMatmul => &[("stationary", true), ("moving", true)],
+        OpKind::NcTranspose => &[("data", true)],
+        OpKind::Activation => &[
+            ("op", true),
+            ("data", true),
+            ("bias", false),
+            ("scale", false),
+        ],
+        OpKind::Alu(_) => &[("x", true), ("y", true)],
+        OpKind::Act(_) | OpKind::Copy => &[("x", true)],
+        OpKind::Reduce(_) => &[("x", true), ("axis", true)],
+        OpKind::Zeros | OpKind::Ndarray => &[("shape", true), ("dtype", true), ("buffer", false)],
+        OpKind::Range => &[],
+    }
+}
+
+impl Checker<'_> {
+    /// Evaluates a tile-valued expression, emitting its instructions into `cx`. `outer` is true for
+    /// the outermost expression of a statement.
+    pub(super) fn tile_expr(
+        &mut self,
+        e: &Expr,
+        cx: &mut StmtCtx,
+        dest: Dest,
+        outer: bool,
+    ) -> Option<TileVal> {
+        match &e.kind {
+            ExprKind::Call { func, args, kwargs } => {
+                self.call(e, func, args, kwargs, cx, dest, outer)
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let alu = match op {
+                    BinOp::Add => AluOp::Add,
+                    BinOp::Sub => AluOp::Subtract,
+                    BinOp::Mul => AluOp::Multiply,
+                    BinOp::Div => AluOp::Divide,
+                    BinOp::FloorDiv | BinOp::Mod => {
+                        self.error(
+                            Error::new(
+                                codes::UNSUPPORTED,
+                                format!("`{}` is not defined on tiles", op.symbol()),
+                                e.span.clone(),
+                            )
+                            .with_label("tiles support `+ - * /`"),
+                        );
+                        return None;
+                    }
+                };
+                let x = self.arg(lhs, cx);
+                let y = self.arg(rhs, cx);
+                self.elementwise(alu, x?, y?, &e.span, cx, dest)
+            }
+            ExprKind::Unary { op, operand } => {
+                let x = self.arg(operand, cx)?;
+                match (op, x) {
+                    (UnaryOp::Pos, Arg::Tile(t, s)) => self.pass_view(t, &s, cx, dest),
+                    (UnaryOp::Neg, x @ Arg::Tile(..)) => {
+                        self.elementwise(AluOp::Multiply, x, Arg::Scalar(-1.0), &e.span, cx, dest)
+                    }
+                    (_, Arg::Scalar(_)) => {
+                        self.scalar_where_tile(&e.span);
+                        None
+                    }
+                }
+            }
+            ExprKind::Error => None,
+            _ => {
+                let (t, _) = self.view(e)?;
+                self.pass_view(t, &e.span, cx, dest)
+            }
+        }
+    }
+
+    /// A view used as a whole expression: bound as is, or copied into a destination.
+    fn pass_view(
+        &mut self,
+        t: TileVal,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        match dest {
+            Dest::Into { .. } => {
+                if !self.compute_src(&t, span, "a copy") {
+                    return None;
+                }
+                let res = Res::sbuf(t.size);
+                self.emit(cx, Op::Copy, vec![t], res, dest, span)
+            }
+            Dest::New { .. } | Dest::Temp => Some(t),
+        }
+    }
+
+    /// A name or subscript that denotes a tile, without instructions; with its tensor's name.
+    pub(super) fn view(&mut self, e: &Expr) -> Option<(TileVal, String)> {
+        match &e.kind {
+            ExprKind::Name(n) => {
+                let t = self.tile_of_name(n, &e.span)?;
+                Some((t, n.clone()))
+            }
+            ExprKind::Subscript { value, indices } => {
+                let ExprKind::Name(n) = &value.kind else {
+                    if !matches!(value.kind, ExprKind::Error) {
+                        self.error(
+                            Error::new(
+                                codes::NOT_SUBSCRIPTABLE,
+                                "only a tensor name can be sliced",
+                                value.span.clone(),
+                            )
+                            .with_label("not a tensor name")
+                            .with_help("bind the value to a name first"),
+                        );
+                    }
+                    return None;
+                };
+                let base = self.tile_of_name(n, &value.span)?;
+                let t = self.subscript(&base, n, indices, &e.span)?;
+                Some((t, n.clone()))
+            }
+            ExprKind::Error => None,
+            ExprKind::Float(_) | ExprKind::Int(_) => {
+                self.scalar_where_tile(&e.span);
+                None
+            }
+            _ => {
+                self.error(
+                    Error::new(
+                        codes::WRONG_ARGUMENT_KIND,
+                        "expected a tile",
+                        e.span.clone(),
+                    )
+                    .with_label("not a tile expression"),
+                );
+                None
+            }
+        }
+    }
+
+    fn tile_of_name(&mut self, n: &str, span: &Span) -> Option<TileVal> {
+        match self.lookup(n, span) {
+            Value::Tile(t) => Some(t),
+            Value::Param(t) => Some(TileVal::whole(t, self.tensor(t).shape)),
+            Value::Error => None,
+            Value::Int(_) | Value::Iv(_) => {
+                self.error(
+                    Error::new(
+                        codes::WRONG_ARGUMENT_KIND,
+                        format!("expected a tile, found the integer `{n}`"),
+                        span.clone(),
+                    )
+                    .with_label("an integer, not a tile"),
+                );
+                None
+            }
+        }
+    }
+
+    fn scalar_where_tile(&mut self, span: &Span) {
+        self.error(
+            Error::new(
+                codes::SCALAR_OPERAND,
+                "expected a tile, found a scalar",
+                span.clone(),
+            )
+            .with_label("a scalar"),
+        );
+    }
+
+    /// An elementwise operand: a scalar (a numeric literal or a compile-time integer name) or a
+    /// tile.
+    pub(super) fn arg(&mut self, e: &Expr, cx: &mut StmtCtx) -> Option<Arg> {
+        self.arg_at(e, cx, false)
+    }
+
+    /// [`Checker::arg`] for an operand that may be the statement's outermost call (`outer`), as
+    /// the value of `t += nl.exp(x, stage_id=1)` is.
+    pub(super) fn arg_at(&mut self, e: &Expr, cx: &mut StmtCtx, outer: bool) -> Option<Arg> {
+        if let Some(v) = literal_scalar(e) {
+            return Some(Arg::Scalar(v as f32));
+        }
+        if self.classify(e) == Class::Int {
+            return self.const_int(e).map(|c| Arg::Scalar(c as f32));
+        }
+        self.tile_expr(e, cx, Dest::Temp, outer)
+            .map(|t| Arg::Tile(t, e.span.clone()))
+    }
+
+    /// Reports an HBM (or otherwise unreadable) source of a compute operation.
+    fn compute_src(&mut self, t: &TileVal, span: &Span, what: &str) -> bool {
+        if self.tensor(t.tensor).memory == Memory::Hbm {
+            let name = self.tensor(t.tensor).name.clone();
+            self.error(
+                Error::new(
+                    codes::HBM_OPERAND,
+                    format!("`{name}` is in HBM, which compute operations cannot read"),
+                    span.clone(),
+                )
+                .with_label(format!("an HBM operand of {what}"))
+                .with_help("load it into SBUF first, with nl.load"),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Writes the result of `op` to `dest` and records the instruction.
+    pub(super) fn emit(
+        &mut self,
+        cx: &mut StmtCtx,
+        op: Op,
+        srcs: Vec<TileVal>,
+        res: Res,
+        dest: Dest,
+        span: &Span,
+    ) -> Option<TileVal> {
+        let mut op = op;
+        let dst = match dest {
+            Dest::New { .. } | Dest::Temp => {
+                let (name, bspan) = match dest {
+                    Dest::New { name, span } => (name, span),
+                    _ => (format!("_{}", op.name()), span.clone()),
+                };
+                if res.memory != Memory::Hbm && res.shape[0] > 128 {
+                    self.error(
+                        Error::new(
+                            codes::TOO_MANY_PARTITIONS,
+                            format!(
+                                "this {} tile has {} partitions; at most 128 are allowed",
+                                res.memory.name().to_uppercase(),
+                                res.shape[0]
+                            ),
+                            span.clone(),
+                        )
+                        .with_label(format!("a tile of shape {}", show_shape(res.shape)))
+                        .with_help(
+                            "split the rows into tiles of at most 128 (a loop over row blocks)",
+                        ),
+                    );
+                    return None;
+                }
+                let t = self.new_tensor(CTensor {
+                    name,
+                    memory: res.memory,
+                    dtype: res.dtype,
+                    shape: res.shape,
+                    kind: TensorKind::Local,
+                    span: bspan,
+                });
+                TileVal::whole(t, res.shape)
+            }
+            Dest::Into { target, accumulate } => {
+                let tt = self.tensor(target.tensor).clone();
+                if target.size != res.shape {
+                    self.error(
+                        Error::new(
+                            codes::ASSIGN_SHAPE,
+                            format!(
+                                "the value has shape {} but its destination in `{}` has shape {}",
+                                show_shape(res.shape),
+                                tt.name,
+                                show_shape(target.size)
+                            ),
+                            span.clone(),
+                        )
+                        .with_label(format!("shape {}", show_shape(res.shape))),
+                    );
+                    return None;
+                }
+                match tt.memory {
+                    Memory::Hbm => {
+                        self.error(
+                            Error::new(
+                                codes::HBM_WRITE,
+                                format!("`{}` is in HBM; only nl.store writes HBM", tt.name),
+                                span.clone(),
+                            )
+                            .with_label("this writes HBM")
+                            .with_help("compute into an SBUF tile, then nl.store it"),
+                        );
+                        return None;
+                    }
+                    Memory::Psum if !is_tensor_engine(&op) => {
+                        self.error(
+                            Error::new(
+                                codes::PSUM_WRITE,
+                                format!("`{}` is in PSUM, which only the Tensor engine writes", tt.name),
+                                span.clone(),
+                            )
+                            .with_label(format!("written by `{}`, not by the Tensor engine", op.name()))
+                            .with_note("PSUM holds results of nl.matmul, nisa.nc_matmul and nisa.nc_transpose, and nl.zeros(..., buffer=nl.psum)")
+                            .with_help("write the result into an SBUF tile instead"),
+                        );
+                        return None;
+                    }
+                    Memory::Sbuf if is_tensor_engine(&op) => {
+                        self.error(
+                            Error::new(
+                                codes::TENSOR_ENGINE_DST,
+                                format!("{} results go to PSUM, but `{}` is in SBUF", op.name(), tt.name),
+                                span.clone(),
+                            )
+                            .with_label("a Tensor-engine result")
+                            .with_help("bind the result to a new name (it goes to PSUM), then nl.copy it into SBUF"),
+                        );
+                        return None;
+                    }
+                    _ => {}
+                }
+                if accumulate {
+                    if let Op::Matmul { accumulate: a } = &mut op {
+                        *a = true;
+                    }
+                }
+                target
+            }
+        };
+        cx.insts.push(CInst {
+            op,
+            dst: dst.operand(),
+            srcs: srcs.iter().map(TileVal::operand).collect(),
+            span: span.clone(),
+        });
+        Some(dst)
+    }
+
+    /// `x op y` elementwise.
+    pub(super) fn elementwise(
+        &mut self,
+        alu: AluOp,
+        x: Arg,
+        y: Arg,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let reverse = matches!(x, Arg::Scalar(_));
+        match (x, y) {
+            (Arg::Tile(a, sa), Arg::Tile(b, sb)) => {
+                let ok_a = self.compute_src(&a, &sa, &format!("`{}`", alu.name()));
+                let ok_b = self.compute_src(&b, &sb, &format!("`{}`", alu.name()));
+                if !(ok_a && ok_b) {
+                    return None;
+                }
+                let shape = if a.size == b.size {
+                    a.size
+                } else if a.size[0] == b.size[0] && (a.size[1] == 1 || b.size[1] == 1) {
+                    [a.size[0], a.size[1].max(b.size[1])]
+                } else {
+                    self.error(
+                        Error::new(
+                            codes::ELEMENTWISE_SHAPE,
+                            format!(
+                                "`{}` of tiles of shapes {} and {}",
+                                alu.name(),
+                                show_shape(a.size),
+                                show_shape(b.size)
+                            ),
+                            span.clone(),
+                        )
+                        .with_label("incompatible shapes")
+                        .with_secondary(sa, format!("shape {}", show_shape(a.size)))
+                        .with_secondary(sb, format!("shape {}", show_shape(b.size)))
+                        .with_note("elementwise operands have equal shapes, or one is [P, 1] and broadcasts along the free axis"),
+                    );
+                    return None;
+                };
+                self.emit(
+                    cx,
+                    Op::TensorTensor { op: alu },
+                    vec![a, b],
+                    Res::sbuf(shape),
+                    dest,
+                    span,
+                )
+            }
+            (Arg::Tile(a, sa), Arg::Scalar(v)) | (Arg::Scalar(v), Arg::Tile(a, sa)) => {
+                if !self.compute_src(&a, &sa, &format!("`{}`", alu.name())) {
+                    return None;
+                }
+                let shape = a.size;
+                let op = Op::TensorScalar {
+                    op: alu,
+                    imm: v,
+                    reverse,
+                };
+                self.emit(cx, op, vec![a], Res::sbuf(shape), dest, span)
+            }
+            (Arg::Scalar(_), Arg::Scalar(_)) => {
+                self.error(
+                    Error::new(
+                        codes::SCALAR_OPERAND,
+                        format!("`{}` of two scalars", alu.name()),
+                        span.clone(),
+                    )
+                    .with_label("at least one operand must be a tile"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Resolves the operation a call names.
+    fn resolve(&mut self, func: &Expr) -> Option<OpKind> {
+        match &func.kind {
+            ExprKind::Attribute { value, attr } => {
+                let ExprKind::Name(m) = &value.kind else {
+                    self.not_callable(func);
+                    return None;
+                };
+                let (found, other) = match m.as_str() {
+                    "nl" => (nl_op(&attr.name), nisa_op(&attr.name).map(|_| "nisa")),
+                    "nisa" => (nisa_op(&attr.name), nl_op(&attr.name).map(|_| "nl")),
+                    _ => {
+                        if self.find(m).is_none() && !RESERVED_MODULES.contains(&m.as_str()) {
+                            self.lookup(m, &value.span);
+                        } else {
+                            self.not_callable(func);
+                        }
+                        return None;
+                    }
+                };
+                if found.is_some() {
+                    return found;
+                }
+                if m == "nl" && NL_NON_OPS.contains(&attr.name.as_str()) {
+                    self.not_callable(func);
+                    return None;
+                }
+                let mut e = Error::new(
+                    codes::UNKNOWN_OP,
+                    format!("unknown operation `{m}.{}`", attr.name),
+                    attr.span.clone(),
+                )
+                .with_label(format!("`{m}` has no operation `{}`", attr.name));
+                if let Some(o) = other {
+                    e = e.with_help(format!("did you mean `{o}.{}`?", attr.name));
+                }
+                self.error(e);
+                None
+            }
+            ExprKind::Name(n)
+                if self.find(n).is_none()
+                    && !RESERVED_MODULES.contains(&n.as_str())
+                    && n != "range" =>
+            {
+                self.lookup(n, &func.span);
+                None
+            }
+            ExprKind::Error => None,
+            _ => {
+                self.not_callable(func);
+                None
+            }
+        }
+    }
+
+    fn not_callable(&mut self, func: &Expr) {
+        self.error(
+            Error::new(
+                codes::NOT_CALLABLE,
+                "this is not an operation",
+                func.span.clone(),
+            )
+            .with_label("not callable")
+            .with_note("calls are `nl.*` and `nisa.*` operations"),
+        );
+    }
+
+    /// A call in a tile expression.
+    #[allow(clippy::too_many_arguments)]
+    fn call(
+        &mut self,
+        e: &Expr,
+        func: &Expr,
+        args: &[Expr],
+        kwargs: &[Keyword],
+        cx: &mut StmtCtx,
+        dest: Dest,
+        outer: bool,
+    ) -> Option<TileVal> {
+        let kind = self.resolve(func)?;
+        let name = func_name(func);
+        match kind {
+            OpKind::Store => {
+                self.error(
+                    Error::new(
+                        codes::UNUSED_OR_VOID,
+                        "nl.store returns nothing",
+                        e.span.clone(),
+                    )
+                    .with_label("used as a value")
+                    .with_help("write `nl.store(dst, value=t)` as a statement of its own"),
+                );
+                return None;
+            }
+            OpKind::Range => {
+                self.error(
+                    Error::new(
+                        codes::BAD_LOOP_ITER,
+                        format!("`{name}` is only the iterator of a `for` loop"),
+                        e.span.clone(),
+                    )
+                    .with_label("used as a value"),
+                );
+                return None;
+            }
+            _ => {}
+        }
+        let site = if !outer {
+            KwSite::Nested
+        } else if cx.in_loop_body {
+            KwSite::Allowed
+        } else {
+            KwSite::NotInLoop
+        };
+        let mut annot = cx.annot;
+        let slots = self.bind_args(
+            &name,
+            &e.span,
+            args,
+            kwargs,
+            params(kind),
+            site,
+            &mut annot,
+            None,
+        );
+        cx.annot = annot;
+        let slots = slots?;
+        let span = &e.span;
+        match kind {
+            OpKind::Load => {
+                let src_e = slots[0]?;
+                let (src, _) = self.view(src_e)?;
+                let t = self.tensor(src.tensor).clone();
+                if t.memory != Memory::Hbm {
+                    self.error(
+                        Error::new(
+                            codes::LOAD_NOT_HBM,
+                            format!(
+                                "nl.load reads HBM, but `{}` is in {}",
+                                t.name,
+                                t.memory.name().to_uppercase()
+                            ),
+                            src_e.span.clone(),
+                        )
+                        .with_label("not in HBM")
+                        .with_help("use the tile directly, or nl.copy it"),
+                    );
+                    return None;
+                }
+                let res = Res {
+                    shape: src.size,
+                    memory: Memory::Sbuf,
+                    dtype: t.dtype,
+                };
+                self.emit(cx, Op::Load, vec![src], res, dest, span)
+            }
+            OpKind::Matmul => {
+                let tx = slots[2];
+                let transposed = matches!(tx.map(|t| &t.kind), Some(ExprKind::Bool(true)));
+                if let Some(t) = tx {
+                    if !matches!(t.kind, ExprKind::Bool(_) | ExprKind::Error) {
+                        self.error(
+                            Error::new(
+                                codes::WRONG_ARGUMENT_KIND,
+                                "`transpose_x` must be True or False",
+                                t.span.clone(),
+                            )
+                            .with_label("not a boolean"),
+                        );
+                        return None;
+                    }
+                }
+                if !transposed {
+                    self.error(
+                        Error::new(
+                            codes::MATMUL_NEEDS_TRANSPOSE_X,
+                            "nl.matmul needs `transpose_x=True`",
+                            span.clone(),
+                        )
+                        .with_label("x @ y with x as [M, K] is not supported")
+                        .with_note("the Tensor engine computes x.T @ y with x given as [K, M]")
+                        .with_help("pass x transposed ([K, M]) with transpose_x=True, or transpose it first with nisa.nc_transpose"),
+                    );
+                    return None;
+                }
+                self.matmul(slots[0]?, slots[1]?, span, cx, dest)
+            }
+            OpKind::NcMatmul => self.matmul(slots[0]?, slots[1]?, span, cx, dest),
+            OpKind::NcTranspose => {
+                let x = self.tensor_engine_operand(slots[0]?, cx)?;
+                let [p, f] = x.size;
+                if p > 128 || f > 128 {
+                    self.error(
+                        Error::new(
+                            codes::TRANSPOSE_LIMIT,
+                            format!("nisa.nc_transpose of a {} tile; both dimensions must be at most 128", show_shape(x.size)),
+                            span.clone(),
+                        )
+                        .with_label("too large to transpose"),
+                    );
+                    return None;
+                }
+                let res = Res {
+                    shape: [f, p],
+                    memory: Memory::Psum,
+                    dtype: DType::F32,
+                };
+                self.emit(cx, Op::Transpose, vec![x], res, dest, span)
+            }
+            OpKind::Alu(alu) => {
+                let (x, y) = self.args_in_order(slots[0]?, slots[1]?, cx);
+                self.elementwise(alu, x?, y?, span, cx, dest)
+            }
+            OpKind::Act(func) => {
+                let x = self.arg(slots[0]?, cx)?;
+                let Arg::Tile(x, sx) = x else {
+                    self.scalar_where_tile(&slots[0]?.span);
+                    return None;
+                };
+                if !self.compute_src(&x, &sx, &format!("`nl.{}`", func.name())) {
+                    return None;
+                }
+                let op = Op::Activation {
+                    func,
+                    scale: Scale::Imm(1.0),
+                    bias: false,
+                };
+                let shape = x.size;
+                self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)
+            }
+            OpKind::Activation => self.activation(&slots, span, cx, dest),
+            OpKind::Reduce(rop) => {
+                let x = self.arg(slots[0]?, cx);
+                let axis_e = slots[1]?;
+                let axis = self.const_int(axis_e)?;
+                if axis != 1 {
+                    self.error(
+                        Error::new(
+                            codes::REDUCE_AXIS,
+                            format!("reductions are along the free axis (axis=1), not axis={axis}"),
+                            axis_e.span.clone(),
+                        )
+                        .with_label("only axis=1 is supported")
+                        .with_help(
+                            "transpose the tile with nisa.nc_transpose to reduce across partitions",
+                        ),
+                    );
+                    return None;
+                }
+                let Arg::Tile(x, sx) = x? else {
+                    self.scalar_where_tile(&slots[0]?.span);
+                    return None;
+                };
+                if !self.compute_src(&x, &sx, &format!("`nl.{}`", rop.name())) {
+                    return None;
+                }
+                let shape = [x.size[0], 1];
+                self.emit(
+                    cx,
+                    Op::Reduce { op: rop },
+                    vec![x],
+                    Res::sbuf(shape),
+                    dest,
+                    span,
+                )
+            }
+            OpKind::Copy => {
+                let x = self.arg(slots[0]?, cx)?;
+                let Arg::Tile(x, sx) = x else {
+                    self.scalar_where_tile(&slots[0]?.span);
+                    return None;
+                };
+                if !self.compute_src(&x, &sx, "`nl.copy`") {
+                    return None;
+                }
+                let shape = x.size;
+                self.emit(cx, Op::Copy, vec![x], Res::sbuf(shape), dest, span)
+            }
+            OpKind::Zeros | OpKind::Ndarray => self.alloc(kind, &name, &slots, span, cx, dest),
+            OpKind::Store | OpKind::Range => None,
+        }
+    }
+
+    /// Two operands, evaluated in source order.
+    fn args_in_order(
+        &mut self,
+        a: &Expr,
+        b: &Expr,
+        cx: &mut StmtCtx,
+    ) -> (Option<Arg>, Option<Arg>) {
+        if b.span.start < a.span.start {
+            let y = self.arg(b, cx);
+            let x = self.arg(a, cx);
+            (x, y)
+        } else {
+            let x = self.arg(a, cx);
+            let y = self.arg(b, cx);
+            (x, y)
+        }
+    }
+
+    /// A Tensor-engine operand: a tile in SBUF.
+    fn tensor_engine_operand(&mut self, e: &Expr, cx: &mut StmtCtx) -> Option<TileVal> {
+        let Arg::Tile(t, s) = self.arg(e, cx)? else {
+            self.scalar_where_tile(&e.span);
+            return None;
+        };
+        let tt = self.tensor(t.tensor).clone();
+        if tt.memory != Memory::Sbuf {
+            let help = if tt.memory == Memory::Hbm {
+                "load it into SBUF first, with nl.load"
+            } else {
+                "copy it into SBUF first, with nl.copy"
+            };
+            self.error(
+                Error::new(
+                    if tt.memory == Memory::Hbm {
+                        codes::HBM_OPERAND
+                    } else {
+                        codes::TENSOR_ENGINE_OPERAND
+                    },
+                    format!(
+                        "Tensor-engine operands must be in SBUF, but `{}` is in {}",
+                        tt.name,
+                        tt.memory.name().to_uppercase()
+                    ),
+                    s,
+                )
+                .with_label("not in SBUF")
+                .with_help(help),
+            );
+            return None;
+        }
+        Some(t)
+    }
+
+    /// `x.T @ y` with `x[K, M]`, `y[K, N]`.
+    fn matmul(
+        &mut self,
+        xe: &Expr,
+        ye: &Expr,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let x = self.tensor_engine_operand(xe, cx);
+        let y = self.tensor_engine_operand(ye, cx);
+        let (x, y) = (x?, y?);
+        let [k, m] = x.size;
+        let [k2, n] = y.size;
+        if k != k2 {
+            self.error(
+                Error::new(
+                    codes::MATMUL_SHAPE,
+                    format!(
+                        "matmul contraction dimensions differ: x is {} and y is {}",
+                        show_shape(x.size),
+                        show_shape(y.size)
+                    ),
+                    span.clone(),
+                )
+                .with_label("x[K, M] and y[K, N] need the same K")
+                .with_secondary(xe.span.clone(), format!("K = {k}"))
+                .with_secondary(ye.span.clone(), format!("K = {k2}")),
+            );
+            return None;
+        }
+        let mut bad = Vec::new();
+        if k > 128 {
+            bad.push(format!("K = {k} > 128"));
+        }
+        if m > 128 {
+            bad.push(format!("M = {m} > 128"));
+        }
+        if n > 512 {
+            bad.push(format!("N = {n} > 512"));
+        }
+        if !bad.is_empty() {
+            self.error(
+                Error::new(
+                    codes::MATMUL_LIMIT,
+                    format!(
+                        "matmul of {} and {} is too large: {}",
+                        show_shape(x.size),
+                        show_shape(y.size),
+                        bad.join(", ")
+                    ),
+                    span.clone(),
+                )
+                .with_label("over the Tensor engine's limits")
+                .with_note("K and M are at most 128 and N at most 512")
+                .with_help("tile the matmul with loops, accumulating over K with `acc += ...`"),
+            );
+            return None;
+        }
+        let res = Res {
+            shape: [m, n],
+            memory: Memory::Psum,
+            dtype: DType::F32,
+        };
+        self.emit(
+            cx,
+            Op::Matmul { accumulate: false },
+            vec![x, y],
+            res,
+            dest,
+            span,
+        )
+    }
+
+    /// `nisa.activation(op=F, data=x, bias=b, scale=s)`.
+    fn activation(
+        &mut self,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let op_e = slots[0]?;
+        let func = match &op_e.kind {
+            ExprKind::Attribute { value, attr } if matches!(&value.kind, ExprKind::Name(m) if m == "nl") => {
+                act_func(&attr.name)
+            }
+            _ => None,
+        };
+        if func.is_none() && !matches!(op_e.kind, ExprKind::Error) {
+            let names: Vec<String> = ActFunc::ALL
+                .iter()
+                .map(|f| format!("nl.{}", f.name()))
+                .collect();
+            self.error(
+                Error::new(
+                    codes::ACTIVATION_FUNC,
+                    "`op` of nisa.activation must be an activation function",
+                    op_e.span.clone(),
+                )
+                .with_label("not an activation function")
+                .with_note(format!("the functions are {}", names.join(", "))),
+            );
+        }
+        // Evaluate the tile operands in source order: data, bias, scale.
+        let mut order: Vec<usize> = (1..4).filter(|&i| slots[i].is_some()).collect();
+        order.sort_by_key(|&i| slots[i].map_or(0, |e| e.span.start));
+        let mut vals: [Option<Arg>; 4] = [None, None, None, None];
+        let mut ok = true;
+        for i in order {
+            let e = slots[i]?;
+            vals[i] = self.arg(e, cx);
+            ok &= vals[i].is_some();
+        }
+        let func = func?;
+        if !ok {
+            return None;
+        }
+        let Some(Arg::Tile(data, sd)) = vals[1].take() else {
+            self.scalar_where_tile(&slots[1]?.span);
+            return None;
+        };
+        if !self.compute_src(&data, &sd, "`nisa.activation`") {
+            return None;
+        }
+        let p = data.size[0];
+        let mut srcs = vec![data.clone()];
+        let col = |this: &mut Self, what: &str, t: TileVal, s: Span| -> Option<TileVal> {
+            if !this.compute_src(&t, &s, "`nisa.activation`") {
+                return None;
+            }
+            if t.size != [p, 1] {
+                this.error(
+                    Error::new(
+                        codes::ACTIVATION_OPERAND,
+                        format!(
+                            "the {what} of nisa.activation must be a [{p}, 1] tile, found {}",
+                            show_shape(t.size)
+                        ),
+                        s,
+                    )
+                    .with_label(format!("shape {}", show_shape(t.size)))
+                    .with_note("one value per partition, broadcast along the free axis"),
+                );
+                return None;
+            }
+            Some(t)
+        };
+        let scale = match vals[3].take() {
+            None => Scale::Imm(1.0),
+            Some(Arg::Scalar(v)) => Scale::Imm(v),
+            Some(Arg::Tile(t, s)) => {
+                srcs.push(col(self, "scale", t, s)?);
+                Scale::Tile
+            }
+        };
+        let bias = match vals[2].take() {
+            None => false,
+            Some(Arg::Scalar(_)) => {
+                self.error(
+                    Error::new(
+                        codes::ACTIVATION_OPERAND,
+                        format!("the bias of nisa.activation must be a [{p}, 1] tile"),
+                        slots[2]?.span.clone(),
+                    )
+                    .with_label("a scalar")
+                    .with_help(
+                        "add a scalar with nl.add after the activation, or make a [P, 1] tile",
+                    ),
+                );
+                return None;
+            }
+            Some(Arg::Tile(t, s)) => {
+                srcs.push(col(self, "bias", t, s)?);
+                true
+            }
+        };
+        let shape = data.size;
+        self.emit(
+            cx,
+            Op::Activation { func, scale, bias },
+            srcs,
+            Res::sbuf(shape),
+            dest,
+            span,
+        )
+    }
+
+    /// `nl.zeros(shape, dtype=, buffer=)` and `nl.ndarray(...)`.
+    fn alloc(
+        &mut self,
+        kind: OpKind,
+        name: &str,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let shape = self.shape_of(slots[0]?);
+        let dtype = self.dtype_of(slots[1]?);
+        let memory = match slots[2] {
+            Some(b) => self.buffer_of(b),
+            None => Some(Memory::Sbuf),
+        };
+        let (shape, dtype, memory) = (shape?, dtype?, memory?);
+        let Dest::New { .. } = dest else {
+            self.error(
+                Error::new(
+                    codes::UNSUPPORTED,
+                    format!("`{name}` makes a buffer; bind it to a name"),
+                    span.clone(),
+                )
+                .with_label("not bound to a name")
+                .with_help(format!(
+                    "write `buf = {name}(...)` as a statement of its own"
+                )),
+            );
+            return None;
+        };
+        let mut ok = true;
+        if memory == Memory::Psum && dtype == DType::Bf16 {
+            self.error(
+                Error::new(
+                    codes::BF16_IN_PSUM,
+                    "PSUM holds float32 only",
+                    slots[1]?.span.clone(),
+                )
+                .with_label("bfloat16 in PSUM")
+                .with_note(
+                    "bfloat16 is a storage type for HBM and SBUF; PSUM accumulates in float32",
+                )
+                .with_help("use dtype=nl.float32"),
+            );
+            ok = false;
+        }
+        if memory == Memory::Psum && shape[1] * dtype.size_bytes() > 2048 {
+            self.error(
+                Error::new(
+                    codes::PSUM_TOO_LARGE,
+                    format!("a PSUM tile of {} needs {} bytes per partition; a PSUM bank holds 2048 (512 float32)", show_shape(shape), shape[1] * dtype.size_bytes()),
+                    slots[0]?.span.clone(),
+                )
+                .with_label("larger than one PSUM bank"),
+            );
+            ok = false;
+        }
+        if kind == OpKind::Zeros && memory == Memory::Hbm {
+            self.error(
+                Error::new(
+                    codes::HBM_WRITE,
+                    "nl.zeros cannot make an HBM array",
+                    span.clone(),
+                )
+                .with_label("only nl.store writes HBM")
+                .with_help("use nl.ndarray(..., buffer=nl.shared_hbm) and store zeros into it"),
+            );
+            ok = false;
+        }
+        if !ok {
+            return None;
+        }
+        let res = Res {
+            shape,
+            memory,
+            dtype,
+        };
+        if kind == OpKind::Zeros {
+            return self.emit(cx, Op::Memset { value: 0.0 }, vec![], res, dest, span);
+        }
+        // An ndarray: a tensor without an instruction.
+        let Dest::New { name, span: bspan } = dest else {
+            return None;
+        };
+        if memory != Memory::Hbm && shape[0] > 128 {
+            self.error(
+                Error::new(
+                    codes::TOO_MANY_PARTITIONS,
+                    format!(
+                        "this {} tile has {} partitions; at most 128 are allowed",
+                        memory.name().to_uppercase(),
+                        shape[0]
+                    ),
+                    slots[0]?.span.clone(),
+                )
+                .with_label(format!("shape {}", show_shape(shape))),
+            );
+            return None;
+        }
+        let t = self.new_tensor(CTensor {
+            name,
+            memory,
+            dtype,
+            shape,
+            kind: TensorKind::Local,
+            span: bspan,
+        });
+        Some(TileVal::whole(t, shape))
+    }
+
+    /// `(rows, cols)`: two positive compile-time integers.
+    pub(super) fn shape_of(&mut self, e: &Expr) -> Option<[u64; 2]> {
+        let ExprKind::Tuple(items) = &e.kind else {
+            if !matches!(e.kind, ExprKind::Error) {
+                self.error(
+                    Error::new(
+                        codes::BAD_SHAPE,
+                        "a shape is a pair `(rows, cols)`",
+                        e.span.clone(),
+                    )
+                    .with_label("not a tuple"),
+                );
+            }
+            return None;
+        };
+        if items.len() != 2 {
+            self.error(
+                Error::new(
+                    codes::BAD_SHAPE,
+                    format!(
+                        "tensors have 2 dimensions, but this shape has {}",
+                        items.len()
+                    ),
+                    e.span.clone(),
+                )
+                .with_label("expected `(rows, cols)`"),
+            );
+            return None;
+        }
+        let a = self.dim(&items[0]);
+        let b = self.dim(&items[1]);
+        Some([a?, b?])
+    }
+
+    /// One dimension of a shape: a compile-time integer ≥ 1.
+    pub(super) fn dim(&mut self, e: &Expr) -> Option<u64> {
+        let v = self.const_int(e)?;
+        if v > MAX_EXTENT {
+            self.error(
+                Error::new(
+                    codes::BAD_SHAPE,
+                    format!("a dimension must be at most {MAX_EXTENT}, found {v}"),
+                    e.span.clone(),
+                )
+                .with_label("too large"),
+            );
+            return None;
+        }
+        if v < 1 {
+            self.error(
+                Error::new(
+                    codes::BAD_SHAPE,
+                    format!("a dimension must be at least 1, found {v}"),
+                    e.span.clone(),
+                )
+                .with_label("not a positive size"),
+            );
+            return None;
+        }
+        Some(v as u64)
+    }
+
+    /// `nl.float32` or `nl.bfloat16`.
+    pub(super) fn dtype_of(&mut self, e: &Expr) -> Option<DType> {
+        if let ExprKind::Attribute { value, attr } = &e.kind {
+            if matches!(&value.kind, ExprKind::Name(m) if m == "nl") {
+                match attr.name.as_str() {
+                    "float32" => return Some(DType::F32),
+                    "bfloat16" => return Some(DType::Bf16),
+                    _ => {}
+                }
+            }
+        }
+        if matches!(e.kind, ExprKind::Error) {
+            return None;
+        }
+        self.error(
+            Error::new(
+                codes::UNSUPPORTED_DTYPE,
+                "unsupported dtype",
+                e.span.clone(),
+            )
+            .with_label("not nl.float32 or nl.bfloat16")
+            .with_help("use nl.float32 (or nl.bfloat16 for HBM and SBUF storage)"),
+        );
+        None
+    }
+
+    /// `nl.sbuf`, `nl.psum`, `nl.shared_hbm` (or `nl.hbm`).
+    fn buffer_of(&mut self, e: &Expr) -> Option<Memory> {
+        if let ExprKind::Attribute { value, attr } = &e.kind {
+            if matches!(&value.kind, ExprKind::Name(m) if m == "nl") {
+                match attr.name.as_str() {
+                    "sbuf" => return Some(Memory::Sbuf),
+                    "psum" => return Some(Memory::Psum),
+                    "shared_hbm" | "hbm" => return Some(Memory::Hbm),
+                    _ => {}
+                }
+            }
+        }
+        if matches!(e.kind, ExprKind::Error) {
+            return None;
+        }
+        self.error(
+            Error::new(
+                codes::BAD_BUFFER,
+                "`buffer` must be a memory",
+                e.span.clone(),
+            )
+            .with_label("not a memory")
+            .with_note("the memories are nl.sbuf, nl.psum and nl.shared_hbm"),
+        );
+        None
+    }
+
+    /// `nl.store(dst, value=t)` as a statement.
+    pub(super) fn store(&mut self, e: &Expr, cx: &mut StmtCtx) -> Option<()> {
+        let ExprKind::Call { args, kwargs, .. } = &e.kind else {
+            return None;
+        };
+        let site = if cx.in_loop_body {
+            KwSite::Allowed
+        } else {
+            KwSite::NotInLoop
+        };
+        let mut annot = cx.annot;
+        let slots = self.bind_args(
+            "nl.store",
+            &e.span,
+            args,
+            kwargs,
+            params(OpKind::Store),
+            site,
+            &mut annot,
+            None,
+        );
+        cx.annot = annot;
+        let slots = slots?;
+        let (dst_e, val_e) = (slots[0]?, slots[1]?);
+        let (dst, val) = if val_e.span.start < dst_e.span.start {
+            let v = self.arg(val_e, cx);
+            (self.view(dst_e), v)
+        } else {
+            let d = self.view(dst_e);
+            (d, self.arg(val_e, cx))
+        };
+        let (dst, _) = dst?;
+        let dt = self.tensor(dst.tensor).clone();
+        let mut ok = true;
+        if dt.memory != Memory::Hbm {
+            self.error(
+                Error::new(
+                    codes::STORE_DST,
+                    format!("nl.store writes HBM, but `{}` is in {}", dt.name, dt.memory.name().to_uppercase()),
+                    dst_e.span.clone(),
+                )
+                .with_label("not in HBM")
+                .with_help("to write part of an on-chip tile, use slice assignment: `t[r0:r1, c0:c1] = value`"),
+            );
+            ok = false;
+        } else if dt.kind == TensorKind::Input {
+            self.error(
+                Error::new(
+                    codes::STORE_DST,
+                    format!(
+                        "cannot store into the parameter `{}`; parameters are read-only",
+                        dt.name
+                    ),
+                    dst_e.span.clone(),
+                )
+                .with_label("a kernel input")
+                .with_help(
+                    "make an output with nl.ndarray(..., buffer=nl.shared_hbm) and return it",
+                ),
+            );
+            ok = false;
+        }
+        let val = val?;
+        let Arg::Tile(v, sv) = val else {
+            self.scalar_where_tile(&val_e.span);
+            return None;
+        };
+        let vt = self.tensor(v.tensor).clone();
+        if vt.memory != Memory::Sbuf {
+            let help = if vt.memory == Memory::Psum {
+                "copy it into SBUF first, with nl.copy"
+            } else {
+                "load it into SBUF first, with nl.load"
+            };
+            self.error(
+                Error::new(
+                    codes::STORE_VALUE_NOT_SBUF,
+                    format!(
+                        "nl.store writes an SBUF tile, but `{}` is in {}",
+                        vt.name,
+                        vt.memory.name().to_uppercase()
+                    ),
+                    sv.clone(),
+                )
+                .with_label("not in SBUF")
+                .with_help(help),
+            );
+            ok = false;
+        }
+        if ok && v.size != dst.size {
+            self.error(
+                Error::new(
+                    codes::STORE_SHAPE,
+                    format!(
+                        "nl.store of a {} tile into a {} slice",
+                        show_shape(v.size),
+                        show_shape(dst.size)
+                    ),
+                    e.span.clone(),
+                )
+                .with_label("shapes differ")
+                .with_secondary(
+                    dst_e.span.clone(),
+                    format!("shape {}", show_shape(dst.size)),
+                )
+                .with_secondary(sv, format!("shape {}", show_shape(v.size))),
+            );
+            ok = false;
+        }
+        if !ok {
+            return None;
+        }
+        cx.insts.push(CInst {
+            op: Op::Store,
+            dst: dst.operand(),
+            srcs: vec![v.operand()],
+            span: e.span.clone(),
+        });
+        Some(())
+    }
+}
+
+/// The largest dimension of a tensor and the largest trip count of a loop: 2^24. Larger ones are
+/// rejected so that no later pass meets sizes whose products overflow.
+pub(super) const MAX_EXTENT: i64 = 1 << 24;
+
+const RESERVED_MODULES: [&str; 2] = ["nl", "nisa"];
+
+/// `nl.add` for messages.
+fn func_name(func: &Expr) -> String {
+    match &func.kind {
+        ExprKind::Attribute { value, attr } => match &value.kind {
+            ExprKind::Name(m) => format!("{m}.{}", attr.name),
+            _ => attr.name.clone(),
+        },
+        ExprKind::Name(n) => n.clone(),
+        _ => "call".into(),
+    }
+}
+
+/// True when the call `e` is `nl.store(...)`.
+pub(super) fn is_store(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { func, .. } if func_name(func) == "nl.store")
+}
+
+/// True when the call `e` is a matmul (`nl.matmul`, `nisa.nc_matmul`).
+pub(super) fn is_matmul(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { func, .. } if matches!(func_name(func).as_str(), "nl.matmul" | "nisa.nc_matmul"))
+}

@@ -1,0 +1,270 @@
+//! Subscripts of tensors: `a[r0:r1, c0:c1]`, `a[:, c]`, and their bounds.
+//!
+//! A subscript has one index per dimension (two). A slice `lo:hi` has affine bounds (missing ones
+//! are `0` and the axis size); its size `hi − lo` must be a positive compile-time constant. A plain
+//! index `e` selects the size-1 range `e:e+1`. Every range must lie inside the tensor (or the view
+//! being subscripted) for every iteration of the enclosing loops: the check takes the exact minimum
+//! and maximum of the start over the box of loop bounds, and on failure names the first iteration,
+//! in loop order, where the slice leaves the tensor.
+
+use super::consts::lin;
+use super::{Checker, TileVal};
+use crate::ast::{Index, Span};
+use crate::codes;
+use crate::diagnostic::Error;
+use penguin::{AffineExpr, Axis};
+
+/// The exact `(min, max)` of `e` over a box of inclusive bounds, in 128-bit arithmetic so that no
+/// coefficient overflows (the same computation as `AffineExpr::range`).
+fn range128(e: &AffineExpr, bounds: &dyn Fn(Axis) -> (i64, i64)) -> (i128, i128) {
+    let (mut lo, mut hi) = (e.constant_term() as i128, e.constant_term() as i128);
+    for &(a, c) in e.terms() {
+        let (amin, amax) = bounds(a);
+        let (x, y) = (c as i128 * amin as i128, c as i128 * amax as i128);
+        lo += x.min(y);
+        hi += x.max(y);
+    }
+    (lo, hi)
+}
+
+impl Checker<'_> {
+    fn overflow(&mut self, span: Span) {
+        self.error(
+            Error::new(
+                codes::CONST_OVERFLOW,
+                "integer overflow in the bounds of this slice",
+                span,
+            )
+            .with_label("this overflows a 64-bit integer"),
+        );
+    }
+}
+
+/// The least `v` in `[lo, hi]` where the monotone predicate `p` holds (it holds either on a prefix
+/// or on a suffix of the interval).
+fn first_where(p: &dyn Fn(i64) -> bool, lo: i64, hi: i64) -> Option<i64> {
+    if p(lo) {
+        return Some(lo);
+    }
+    if !p(hi) {
+        return None;
+    }
+    let (mut l, mut h) = (lo, hi);
+    while h - l > 1 {
+        let mid = l + (h - l) / 2;
+        if p(mid) {
+            h = mid;
+        } else {
+            l = mid;
+        }
+    }
+    Some(h)
+}
+
+impl Checker<'_> {
+    /// The tile `base[indices]`; `name` is the tensor's source name for messages.
+    pub(super) fn subscript(
+        &mut self,
+        base: &TileVal,
+        name: &str,
+        indices: &[Index],
+        span: &Span,
+    ) -> Option<TileVal> {
+        if indices.len() != 2 {
+            self.error(
+                Error::new(
+                    codes::WRONG_INDEX_COUNT,
+                    format!(
+                        "`{name}` has 2 dimensions but the subscript has {} {}",
+                        indices.len(),
+                        if indices.len() == 1 {
+                            "index"
+                        } else {
+                            "indices"
+                        }
+                    ),
+                    span.clone(),
+                )
+                .with_label("expected `[rows, columns]`")
+                .with_help("use `:` for a whole axis, as in `a[0:128, :]`"),
+            );
+            return None;
+        }
+        let mut out = base.clone();
+        let mut ok = true;
+        for (dim, index) in indices.iter().enumerate() {
+            match self.index(base, name, dim, index) {
+                Some((lo, size)) => {
+                    match lin(&base.start[dim], 1, &lo, 1) {
+                        Some(s) => out.start[dim] = s,
+                        None => {
+                            self.overflow(index.span());
+                            ok = false;
+                        }
+                    }
+                    out.size[dim] = size;
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// The start (relative to `base`) and size of one index.
+    fn index(
+        &mut self,
+        base: &TileVal,
+        name: &str,
+        dim: usize,
+        index: &Index,
+    ) -> Option<(AffineExpr, u64)> {
+        let extent = base.size[dim];
+        let (lo, size) = match index {
+            Index::Expr(e) => (self.affine(e)?, 1u64),
+            Index::Slice { lo, hi, span } => {
+                let l = lo.as_ref().map(|e| self.affine(e));
+                let h = hi.as_ref().map(|e| self.affine(e));
+                let l = l.unwrap_or(Some(AffineExpr::constant(0)))?;
+                let h = h.unwrap_or(Some(AffineExpr::constant(extent as i64)))?;
+                let Some(diff) = lin(&h, 1, &l, -1) else {
+                    self.overflow(span.clone());
+                    return None;
+                };
+                let Some(size) = diff.as_constant() else {
+                    let shown = self.show(&diff);
+                    self.error(
+                        Error::new(
+                            codes::SLICE_SIZE_NOT_CONST,
+                            "the size of a slice must be a compile-time constant",
+                            span.clone(),
+                        )
+                        .with_label(format!("this slice has size `{shown}`"))
+                        .with_help("write both bounds with the same loop terms, as in `i * 128:(i + 1) * 128`"),
+                    );
+                    return None;
+                };
+                if size <= 0 {
+                    self.error(
+                        Error::new(
+                            codes::EMPTY_SLICE,
+                            format!("this slice is empty (size {size})"),
+                            span.clone(),
+                        )
+                        .with_label("the upper bound must exceed the lower bound"),
+                    );
+                    return None;
+                }
+                (l, size as u64)
+            }
+        };
+        self.check_bounds(&lo, size, extent, name, dim, index.span())?;
+        Some((lo, size))
+    }
+
+    /// Reports `lo..lo+size` leaving `0..extent` in some iteration of the enclosing loops.
+    fn check_bounds(
+        &mut self,
+        lo: &AffineExpr,
+        size: u64,
+        extent: u64,
+        name: &str,
+        dim: usize,
+        span: Span,
+    ) -> Option<()> {
+        let bounds = |a: Axis| {
+            let l = self.loop_data(a);
+            (l.lb, (l.ub - 1).max(l.lb))
+        };
+        let violates = |b: &dyn Fn(Axis) -> (i64, i64)| {
+            let (min, max) = range128(lo, b);
+            min < 0 || max + size as i128 > extent as i128
+        };
+        if !violates(&bounds) {
+            return Some(());
+        }
+        // The first violating iteration in loop order: fix each axis, outermost first, to the
+        // smallest value that still leaves a violating completion. With the other axes free, the
+        // set of such values is an interval for each of the two conditions, so a binary search
+        // finds its least element.
+        let axes: Vec<Axis> = lo.axes().collect();
+        let mut fixed: Vec<(Axis, i64)> = Vec::new();
+        for &axis in &axes {
+            let (amin, amax) = bounds(axis);
+            // The (min, max) of the start with `axis` at `v`, earlier axes fixed, later ones free.
+            let range_at = |v: i64| {
+                let b = |a: Axis| {
+                    if a == axis {
+                        (v, v)
+                    } else if let Some(&(_, f)) = fixed.iter().find(|(x, _)| *x == a) {
+                        (f, f)
+                    } else {
+                        bounds(a)
+                    }
+                };
+                range128(lo, &b)
+            };
+            let below = |v: i64| range_at(v).0 < 0;
+            let above = |v: i64| range_at(v).1 + size as i128 > extent as i128;
+            let v = [
+                first_where(&below, amin, amax),
+                first_where(&above, amin, amax),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(amin);
+            fixed.push((axis, v));
+        }
+        let at = |a: Axis| {
+            fixed
+                .iter()
+                .find(|(x, _)| *x == a)
+                .map_or((0, 0), |&(_, v)| (v, v))
+        };
+        let start = range128(lo, &at).0;
+        let (what, unit) = if dim == 0 {
+            ("row", "rows")
+        } else {
+            ("column", "columns")
+        };
+        let mut msg = format!(
+            "{what} slice {start}..{} is out of bounds for `{name}` ({extent} {unit})",
+            start + size as i128
+        );
+        if !fixed.is_empty() {
+            let when: Vec<String> = fixed
+                .iter()
+                .map(|&(a, v)| format!("{} = {v}", self.loop_data(a).iv))
+                .collect();
+            msg.push_str(&format!(" when {}", when.join(", ")));
+        }
+        let shown = self.show(lo);
+        self.error(
+            Error::new(codes::SLICE_OUT_OF_BOUNDS, msg, span)
+                .with_label(format!("starts at `{shown}`, size {size}")),
+        );
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_where, range128};
+    use penguin::{AffineExpr, Axis};
+
+    #[test]
+    fn first_where_finds_the_least_value() {
+        assert_eq!(first_where(&|v| v >= 7, 0, 15), Some(7));
+        assert_eq!(first_where(&|v| v <= 3, 0, 15), Some(0));
+        assert_eq!(first_where(&|v| v > 20, 0, 15), None);
+        assert_eq!(first_where(&|v| v >= 15, 0, 15), Some(15));
+    }
+
+    #[test]
+    fn range128_does_not_overflow() {
+        let e = AffineExpr::from_terms([(Axis::from_u32(0), i64::MAX)], i64::MAX);
+        let (lo, hi) = range128(&e, &|_| (0, 2));
+        assert_eq!(lo, i64::MAX as i128);
+        assert_eq!(hi, 3 * i64::MAX as i128);
+    }
+}

@@ -1,0 +1,801 @@
+//! Statements: bindings, in-place updates, loops, `return`, and the kernel signature.
+//!
+//! Binding rules (each break is one diagnostic, and the name is then bound to an error value so
+//! later uses stay silent):
+//! - `nl`, `nisa` and `range` cannot be bound; parameters and loop variables cannot be assigned;
+//! - a name keeps its kind: a name bound to an integer cannot be rebound to a tile, nor the reverse;
+//!   rebinding a tile name to another tile makes a new value;
+//! - a loop variable cannot reuse a name already bound;
+//! - names bound in a loop body are local to it, and a name bound outside a loop cannot be rebound
+//!   inside it (Python would carry the new value to the next iteration; nkc does not, so the
+//!   program is rejected rather than silently given another meaning). In-place updates (`+=`,
+//!   slice assignment) of tiles are the way to carry state.
+//!
+//! Structure: parameters are `nl.hbm[DTYPE, ROWS, COLS]`; a kernel ends with one `return` of names
+//! bound to `nl.ndarray(..., buffer=nl.shared_hbm)` arrays; loops iterate `nl.affine_range`,
+//! `nl.sequential_range` or `range`, with one argument (`n`) or two (`start, stop`), and at least
+//! one iteration.
+
+use super::calls::KwSite;
+use super::ops::{is_matmul, is_store, literal_scalar, Arg, Dest, Res, StmtCtx, MAX_EXTENT};
+use super::{
+    reserved, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal, Value, RESERVED,
+};
+use crate::ast::{self, BinOp, Expr, ExprKind, Span, StmtKind, Target};
+use crate::codes;
+use crate::diagnostic::Error;
+use penguin::{AluOp, Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, TensorKind};
+use std::collections::HashMap;
+
+/// What kind of value an expression denotes, judged from its form before evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Class {
+    Int,
+    Tile,
+    Float,
+    /// Something already reported (or to be reported when evaluated as an integer).
+    Poison,
+    Other,
+}
+
+impl Checker<'_> {
+    pub(super) fn classify(&self, e: &Expr) -> Class {
+        match &e.kind {
+            ExprKind::Int(_) => Class::Int,
+            ExprKind::Float(_) => Class::Float,
+            ExprKind::Name(n) => match self.find(n).map(|b| &b.value) {
+                Some(Value::Int(_) | Value::Iv(_)) => Class::Int,
+                Some(Value::Tile(_) | Value::Param(_)) => Class::Tile,
+                Some(Value::Error) => Class::Poison,
+                // Evaluated as an integer, which reports the undefined name.
+                None => Class::Int,
+            },
+            ExprKind::Call { .. } => Class::Tile,
+            ExprKind::Subscript { value, .. } => match &value.kind {
+                ExprKind::Attribute { attr, .. } if attr.name == "shape" => Class::Int,
+                _ => Class::Tile,
+            },
+            ExprKind::Binary { lhs, rhs, .. } => {
+                let (a, b) = (self.classify(lhs), self.classify(rhs));
+                if a == Class::Tile || b == Class::Tile {
+                    Class::Tile
+                } else if a == Class::Poison || b == Class::Poison {
+                    Class::Poison
+                } else if a == Class::Other || b == Class::Other {
+                    Class::Other
+                } else if a == Class::Float || b == Class::Float {
+                    Class::Float
+                } else {
+                    Class::Int
+                }
+            }
+            ExprKind::Unary { operand, .. } => self.classify(operand),
+            ExprKind::Error => Class::Poison,
+            ExprKind::Bool(_)
+            | ExprKind::None
+            | ExprKind::Tuple(_)
+            | ExprKind::Attribute { .. } => Class::Other,
+        }
+    }
+
+    /// Checks one kernel.
+    pub(super) fn kernel(&mut self, k: &ast::Kernel) -> CheckedKernel {
+        let mut params = Vec::new();
+        let mut seen: HashMap<&str, Span> = HashMap::new();
+        for p in &k.params {
+            if RESERVED.contains(&p.name.name.as_str()) {
+                self.error(reserved(&p.name));
+                continue;
+            }
+            if let Some(first) = seen.get(p.name.name.as_str()) {
+                self.error(
+                    Error::new(
+                        codes::DUPLICATE_PARAM,
+                        format!("parameter `{}` is declared twice", p.name.name),
+                        p.name.span.clone(),
+                    )
+                    .with_label("declared again here")
+                    .with_secondary(first.clone(), "first declared here"),
+                );
+                continue;
+            }
+            seen.insert(&p.name.name, p.name.span.clone());
+            let value = match self.param_type(p) {
+                Some((dtype, shape)) => {
+                    let t = self.new_tensor(CTensor {
+                        name: p.name.name.clone(),
+                        memory: Memory::Hbm,
+                        dtype,
+                        shape,
+                        kind: TensorKind::Input,
+                        span: p.name.span.clone(),
+                    });
+                    params.push(t);
+                    Value::Param(t)
+                }
+                None => Value::Error,
+            };
+            self.bind(&p.name.name, value, p.name.span.clone());
+        }
+
+        let mut body = Vec::new();
+        let mut outputs = Vec::new();
+        let mut returned = false;
+        let last = k
+            .body
+            .iter()
+            .rposition(|s| !matches!(s.kind, StmtKind::Pass | StmtKind::Error));
+        for (i, s) in k.body.iter().enumerate() {
+            if let StmtKind::Return(values) = &s.kind {
+                if Some(i) != last {
+                    self.error(
+                        Error::new(
+                            codes::MISPLACED_RETURN,
+                            "`return` must be the last statement of the kernel",
+                            s.span.clone(),
+                        )
+                        .with_label("statements follow this return"),
+                    );
+                }
+                if !returned {
+                    outputs = self.returns(values, &s.span);
+                }
+                returned = true;
+            } else {
+                self.stmt(s, &mut body, false);
+            }
+        }
+        if !returned {
+            self.error(
+                Error::new(
+                    codes::NO_RETURN,
+                    format!("kernel `{}` has no `return`", k.name.name),
+                    k.name.span.clone(),
+                )
+                .with_label("returns nothing")
+                .with_help(
+                    "make the outputs with nl.ndarray(..., buffer=nl.shared_hbm) and return them",
+                ),
+            );
+        }
+        for &t in &outputs {
+            self.tensors[t.as_u32() as usize].kind = TensorKind::Output;
+        }
+        CheckedKernel {
+            name: k.name.name.clone(),
+            span: k.span.clone(),
+            tensors: std::mem::take(&mut self.tensors),
+            loops: std::mem::take(&mut self.loops),
+            params,
+            outputs,
+            body,
+        }
+    }
+
+    /// `nl.hbm[DTYPE, ROWS, COLS]`.
+    fn param_type(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2])> {
+        let help = format!("write `{}: nl.hbm[nl.float32, ROWS, COLS]`", p.name.name);
+        let Some(ty) = &p.ty else {
+            self.error(
+                Error::new(
+                    codes::BAD_PARAM_TYPE,
+                    format!("parameter `{}` has no type", p.name.name),
+                    p.span.clone(),
+                )
+                .with_label("missing `: nl.hbm[...]`")
+                .with_help(help),
+            );
+            return None;
+        };
+        if let ExprKind::Subscript { value, indices } = &ty.kind {
+            let is_hbm = matches!(&value.kind, ExprKind::Attribute { value: m, attr }
+                if matches!(&m.kind, ExprKind::Name(n) if n == "nl") && attr.name == "hbm");
+            if let (true, [ast::Index::Expr(d), ast::Index::Expr(r), ast::Index::Expr(c)]) =
+                (is_hbm, indices.as_slice())
+            {
+                let dtype = self.dtype_of(d);
+                let rows = self.dim(r);
+                let cols = self.dim(c);
+                return Some((dtype?, [rows?, cols?]));
+            }
+        }
+        if !matches!(ty.kind, ExprKind::Error) {
+            self.error(
+                Error::new(
+                    codes::BAD_PARAM_TYPE,
+                    "a parameter's type is `nl.hbm[DTYPE, ROWS, COLS]`",
+                    ty.span.clone(),
+                )
+                .with_label("not an HBM array type")
+                .with_help(help),
+            );
+        }
+        None
+    }
+
+    /// The outputs named by `return`.
+    fn returns(&mut self, values: &[Expr], span: &Span) -> Vec<penguin::Tensor> {
+        let mut flat: Vec<&Expr> = Vec::new();
+        for v in values {
+            match &v.kind {
+                ExprKind::Tuple(items) => flat.extend(items.iter()),
+                _ => flat.push(v),
+            }
+        }
+        if flat.is_empty() {
+            self.error(
+                Error::new(
+                    codes::BAD_RETURN_VALUE,
+                    "`return` names no output",
+                    span.clone(),
+                )
+                .with_label("returns nothing")
+                .with_help("return the arrays made with nl.ndarray(..., buffer=nl.shared_hbm)"),
+            );
+        }
+        let mut outputs: Vec<(penguin::Tensor, Span)> = Vec::new();
+        for v in flat {
+            let ExprKind::Name(n) = &v.kind else {
+                if !matches!(v.kind, ExprKind::Error) {
+                    self.error(
+                        Error::new(codes::BAD_RETURN_VALUE, "`return` takes names of output arrays", v.span.clone())
+                            .with_label("not a name")
+                            .with_help("bind the array to a name with nl.ndarray(..., buffer=nl.shared_hbm), then return the name"),
+                    );
+                }
+                continue;
+            };
+            let bad = |this: &mut Self, what: &str| {
+                this.error(
+                    Error::new(
+                        codes::BAD_RETURN_VALUE,
+                        format!("`{n}` is {what}, not an output array"),
+                        v.span.clone(),
+                    )
+                    .with_label("cannot be returned")
+                    .with_help("return arrays made with nl.ndarray(..., buffer=nl.shared_hbm)"),
+                );
+            };
+            match self.lookup(n, &v.span) {
+                Value::Tile(t) => {
+                    let td = self.tensor(t.tensor).clone();
+                    if td.kind == TensorKind::Input {
+                        bad(self, "a parameter");
+                    } else if td.memory != Memory::Hbm {
+                        bad(
+                            self,
+                            &format!("a tile in {}", td.memory.name().to_uppercase()),
+                        );
+                    } else if t != TileVal::whole(t.tensor, td.shape) {
+                        bad(self, "a slice of an array");
+                    } else if let Some((_, first)) = outputs.iter().find(|(x, _)| *x == t.tensor) {
+                        let first = first.clone();
+                        self.error(
+                            Error::new(
+                                codes::DUPLICATE_RETURN,
+                                format!("`{n}` is returned twice"),
+                                v.span.clone(),
+                            )
+                            .with_label("returned again")
+                            .with_secondary(first, "first returned here"),
+                        );
+                    } else {
+                        outputs.push((t.tensor, v.span.clone()));
+                    }
+                }
+                Value::Param(_) => bad(self, "a parameter"),
+                Value::Int(_) | Value::Iv(_) => bad(self, "an integer"),
+                Value::Error => {}
+            }
+        }
+        outputs.into_iter().map(|(t, _)| t).collect()
+    }
+
+    /// One statement of a block; `in_loop` when the block is a loop body.
+    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<CStmt>, in_loop: bool) {
+        let mut cx = StmtCtx {
+            in_loop_body: in_loop,
+            ..StmtCtx::default()
+        };
+        match &s.kind {
+            StmtKind::Assign {
+                target: Target::Name(id),
+                value,
+            } => self.assign(id, value, &mut cx),
+            StmtKind::Assign {
+                target:
+                    Target::Subscript {
+                        base,
+                        indices,
+                        span,
+                    },
+                value,
+            } => {
+                if let Some(target) = self.target_slice(base, indices, span) {
+                    if let Some(v) = literal_scalar(value) {
+                        let res = Res::sbuf(target.size);
+                        let dest = Dest::Into {
+                            target,
+                            accumulate: false,
+                        };
+                        self.emit(
+                            &mut cx,
+                            Op::Memset { value: v as f32 },
+                            vec![],
+                            res,
+                            dest,
+                            &s.span,
+                        );
+                    } else {
+                        let dest = Dest::Into {
+                            target,
+                            accumulate: false,
+                        };
+                        self.tile_expr(value, &mut cx, dest, true);
+                    }
+                }
+            }
+            StmtKind::AugAssign { target, op, value } => {
+                self.aug_assign(target, *op, value, &s.span, &mut cx)
+            }
+            StmtKind::Expr(e) => {
+                if is_store(e) {
+                    self.store(e, &mut cx);
+                } else if matches!(e.kind, ExprKind::Call { .. }) {
+                    if self.tile_expr(e, &mut cx, Dest::Temp, true).is_some() {
+                        self.error(
+                            Error::new(
+                                codes::UNUSED_OR_VOID,
+                                "the result of this call is not used",
+                                e.span.clone(),
+                            )
+                            .with_label("result discarded")
+                            .with_help("bind it to a name: `t = ...`"),
+                        );
+                    }
+                } else if !matches!(e.kind, ExprKind::Error) {
+                    self.error(
+                        Error::new(
+                            codes::UNUSED_OR_VOID,
+                            "this expression does nothing",
+                            e.span.clone(),
+                        )
+                        .with_label("a statement that has no effect"),
+                    );
+                }
+            }
+            StmtKind::For { var, iter, body } => {
+                self.for_loop(var, iter, body, s, out, in_loop);
+                return;
+            }
+            StmtKind::Return(_) => {
+                self.error(
+                    Error::new(
+                        codes::MISPLACED_RETURN,
+                        "`return` inside a loop",
+                        s.span.clone(),
+                    )
+                    .with_label("not at the end of the kernel")
+                    .with_help("return the output arrays once, as the kernel's last statement"),
+                );
+            }
+            StmtKind::Pass | StmtKind::Error => {}
+        }
+        if !cx.insts.is_empty() {
+            out.push(CStmt {
+                kind: CStmtKind::Insts(cx.insts),
+                annot: cx.annot,
+                span: s.span.clone(),
+            });
+        }
+    }
+
+    /// Checks that `name` may be (re)bound to a value of class `class`; reports and returns false
+    /// otherwise.
+    fn may_bind(&mut self, id: &ast::Ident, class: Class) -> bool {
+        if RESERVED.contains(&id.name.as_str()) {
+            self.error(reserved(id));
+            return false;
+        }
+        let Some(prev) = self.find(&id.name).cloned() else {
+            return true;
+        };
+        let e = match (&prev.value, class) {
+            (Value::Param(_), _) => Error::new(
+                codes::ASSIGN_TO_PARAM,
+                format!("cannot assign to the parameter `{}`", id.name),
+                id.span.clone(),
+            )
+            .with_label("assigned here")
+            .with_secondary(prev.span, "a parameter of the kernel")
+            .with_help("parameters are read-only inputs; bind the result to a new name"),
+            (Value::Iv(_), _) => Error::new(
+                codes::ASSIGN_TO_LOOP_VAR,
+                format!("cannot assign to the loop variable `{}`", id.name),
+                id.span.clone(),
+            )
+            .with_label("assigned here")
+            .with_secondary(prev.span, "the loop variable")
+            .with_help("bind the value to a new name"),
+            (Value::Int(_), Class::Tile) => Error::new(
+                codes::KIND_CHANGE,
+                format!(
+                    "`{}` is a compile-time integer; it cannot be rebound to a tile",
+                    id.name
+                ),
+                id.span.clone(),
+            )
+            .with_label("bound to a tile here")
+            .with_secondary(prev.span, "bound to an integer here")
+            .with_help("use a new name for the tile"),
+            (Value::Tile(_), Class::Int) => Error::new(
+                codes::KIND_CHANGE,
+                format!(
+                    "`{}` is a tile; it cannot be rebound to an integer",
+                    id.name
+                ),
+                id.span.clone(),
+            )
+            .with_label("bound to an integer here")
+            .with_secondary(prev.span, "bound to a tile here")
+            .with_help("use a new name for the integer"),
+            (Value::Int(_) | Value::Tile(_), _) if self.bound_outside_loop(&id.name) => {
+                self.rebind_in_loop(id, prev.span)
+            }
+            _ => return true,
+        };
+        self.error(e);
+        false
+    }
+
+    /// True when the statement being checked is in a loop body and `name` is bound outside it.
+    fn bound_outside_loop(&self, name: &str) -> bool {
+        let inner = self.scopes.len() - 1;
+        !self.enclosing.is_empty() && !self.scopes[inner].contains_key(name)
+    }
+
+    /// The error for rebinding, in a loop body, a name bound outside the loop.
+    fn rebind_in_loop(&self, id: &ast::Ident, prev: Span) -> Error {
+        Error::new(
+            codes::REBIND_IN_LOOP,
+            format!("`{}` is bound outside this loop and cannot be rebound inside it", id.name),
+            id.span.clone(),
+        )
+        .with_label("rebound in the loop body")
+        .with_secondary(prev, "bound outside the loop here")
+        .with_note("a binding in a loop body is local to one iteration; it would not carry over to the next one as it does in Python")
+        .with_help("use a new name; to carry a tile across iterations, update a buffer in place (`+=` or slice assignment); for an offset, compute it from the loop variable (`off = i * 128`)")
+    }
+
+    /// `name = value`.
+    fn assign(&mut self, id: &ast::Ident, value: &Expr, cx: &mut StmtCtx) {
+        let class = self.classify(value);
+        let allowed = self.may_bind(id, class);
+        let bound = match class {
+            Class::Int => self.affine(value).map(Value::Int),
+            Class::Tile => {
+                let dest = if allowed {
+                    Dest::New {
+                        name: id.name.clone(),
+                        span: id.span.clone(),
+                    }
+                } else {
+                    Dest::Temp
+                };
+                self.tile_expr(value, cx, dest, true).map(Value::Tile)
+            }
+            Class::Float => {
+                self.error(
+                    Error::new(codes::UNSUPPORTED, "a name cannot be bound to a float", value.span.clone())
+                        .with_label("a float value")
+                        .with_help("names bind compile-time integers and tiles; write the float where it is used"),
+                );
+                None
+            }
+            Class::Other => {
+                self.error(
+                    Error::new(
+                        codes::UNSUPPORTED,
+                        "a name binds a compile-time integer or a tile",
+                        value.span.clone(),
+                    )
+                    .with_label("neither an integer nor a tile"),
+                );
+                None
+            }
+            Class::Poison => None,
+        };
+        // A rejected rebinding keeps the old binding, so later uses are checked against it and
+        // do not cascade.
+        if allowed {
+            self.bind(&id.name, bound.unwrap_or(Value::Error), id.span.clone());
+        }
+    }
+
+    /// The tile written by `base[indices] = ...` or `base[indices] += ...`.
+    fn target_slice(
+        &mut self,
+        base: &ast::Ident,
+        indices: &[ast::Index],
+        span: &Span,
+    ) -> Option<TileVal> {
+        let t = match self.lookup(&base.name, &base.span) {
+            Value::Tile(t) => t,
+            Value::Param(t) => TileVal::whole(t, self.tensor(t).shape),
+            Value::Error => return None,
+            Value::Int(_) | Value::Iv(_) => {
+                self.error(
+                    Error::new(
+                        codes::NOT_SUBSCRIPTABLE,
+                        format!("`{}` is an integer and cannot be subscripted", base.name),
+                        base.span.clone(),
+                    )
+                    .with_label("not a tensor"),
+                );
+                return None;
+            }
+        };
+        self.subscript(&t, &base.name, indices, span)
+    }
+
+    /// `target op= value`.
+    fn aug_assign(
+        &mut self,
+        target: &Target,
+        op: BinOp,
+        value: &Expr,
+        span: &Span,
+        cx: &mut StmtCtx,
+    ) {
+        let tile = match target {
+            Target::Name(id) => match self.find(&id.name).map(|b| b.value.clone()) {
+                Some(Value::Int(a)) => {
+                    // An integer update: `n += 1` rebinds `n` (not across loop iterations).
+                    if self.bound_outside_loop(&id.name) {
+                        let prev = self
+                            .find(&id.name)
+                            .map_or(id.span.clone(), |b| b.span.clone());
+                        let e = self.rebind_in_loop(id, prev);
+                        self.error(e);
+                        return;
+                    }
+                    let b = self.affine(value);
+                    let Some(b) = b else {
+                        self.bind(&id.name, Value::Error, id.span.clone());
+                        return;
+                    };
+                    let r = self.int_binary(op, &a, &b, span, &value.span);
+                    self.bind(
+                        &id.name,
+                        r.map_or(Value::Error, Value::Int),
+                        id.span.clone(),
+                    );
+                    return;
+                }
+                Some(Value::Tile(t)) => t,
+                Some(Value::Error) => return,
+                Some(Value::Param(_) | Value::Iv(_)) => {
+                    self.may_bind(id, Class::Tile);
+                    return;
+                }
+                None => {
+                    self.lookup(&id.name, &id.span);
+                    return;
+                }
+            },
+            Target::Subscript {
+                base,
+                indices,
+                span,
+            } => match self.target_slice(base, indices, span) {
+                Some(t) => t,
+                None => return,
+            },
+        };
+        let tt = self.tensor(tile.tensor).clone();
+        let tspan = target.span();
+        match tt.memory {
+            Memory::Hbm => {
+                self.error(
+                    Error::new(
+                        codes::HBM_WRITE,
+                        format!("`{}` is in HBM; only nl.store writes HBM", tt.name),
+                        tspan,
+                    )
+                    .with_label("updated in place here")
+                    .with_help("accumulate in an SBUF or PSUM buffer, then nl.store it"),
+                );
+            }
+            Memory::Psum => {
+                if op == BinOp::Add && is_matmul(value) {
+                    let dest = Dest::Into {
+                        target: tile,
+                        accumulate: true,
+                    };
+                    self.tile_expr(value, cx, dest, true);
+                } else {
+                    self.error(
+                        Error::new(
+                            codes::BAD_UPDATE,
+                            format!("`{}` is in PSUM, which is updated only by accumulating matmuls", tt.name),
+                            span.clone(),
+                        )
+                        .with_label(format!("`{}=` of something other than a matmul", op.symbol()))
+                        .with_help("write `acc += nl.matmul(x, y, transpose_x=True)`, or copy the PSUM tile to SBUF first"),
+                    );
+                }
+            }
+            Memory::Sbuf => {
+                let alu = match op {
+                    BinOp::Add => AluOp::Add,
+                    BinOp::Sub => AluOp::Subtract,
+                    BinOp::Mul => AluOp::Multiply,
+                    BinOp::Div => AluOp::Divide,
+                    BinOp::FloorDiv | BinOp::Mod => {
+                        self.error(
+                            Error::new(
+                                codes::UNSUPPORTED,
+                                format!("`{}=` is not defined on tiles", op.symbol()),
+                                span.clone(),
+                            )
+                            .with_label("tiles support `+= -= *= /=`"),
+                        );
+                        return;
+                    }
+                };
+                let Some(v) = self.arg_at(value, cx, true) else {
+                    return;
+                };
+                let dest = Dest::Into {
+                    target: tile.clone(),
+                    accumulate: false,
+                };
+                self.elementwise(alu, Arg::Tile(tile, tspan), v, span, cx, dest);
+            }
+        }
+    }
+
+    /// `for var in iter: body`.
+    fn for_loop(
+        &mut self,
+        var: &ast::Ident,
+        iter: &Expr,
+        body: &[ast::Stmt],
+        s: &ast::Stmt,
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) {
+        let header = s.span.start..iter.span.end.max(s.span.start);
+        let mut attrs = AxisAttrs::default();
+        let mut annot = StmtAnnot::default();
+        let mut bounds = None;
+        let mut kind = LoopKind::Affine;
+        match &iter.kind {
+            ExprKind::Call { func, args, kwargs } => {
+                let name = match &func.kind {
+                    ExprKind::Attribute { value, attr } if matches!(&value.kind, ExprKind::Name(m) if m == "nl") => {
+                        match attr.name.as_str() {
+                            "affine_range" => Some((LoopKind::Affine, "nl.affine_range")),
+                            "sequential_range" => {
+                                Some((LoopKind::Sequential, "nl.sequential_range"))
+                            }
+                            _ => None,
+                        }
+                    }
+                    ExprKind::Name(n) if n == "range" => Some((LoopKind::Range, "range")),
+                    _ => None,
+                };
+                match name {
+                    Some((k, fname)) => {
+                        kind = k;
+                        let site = if in_loop {
+                            KwSite::Allowed
+                        } else {
+                            KwSite::NotInLoop
+                        };
+                        let slots = self.bind_args(
+                            fname,
+                            &iter.span,
+                            args,
+                            kwargs,
+                            &[("start", true), ("stop", false)],
+                            site,
+                            &mut annot,
+                            Some(&mut attrs),
+                        );
+                        if let Some(slots) = slots {
+                            bounds = self.trip(&slots, &iter.span);
+                        }
+                    }
+                    None => self.bad_iter(iter),
+                }
+            }
+            ExprKind::Error => {}
+            _ => self.bad_iter(iter),
+        }
+        let (lb, ub) = bounds.unwrap_or((0, 1));
+
+        let axis = Axis::from_u32(self.loops.len() as u32);
+        self.loops.push(CLoop {
+            iv: var.name.clone(),
+            kind,
+            lb,
+            ub,
+            attrs,
+            span: header,
+        });
+
+        if RESERVED.contains(&var.name.as_str()) {
+            self.error(reserved(var));
+        } else if let Some(prev) = self.find(&var.name).cloned() {
+            self.error(
+                Error::new(
+                    codes::LOOP_VAR_SHADOWS,
+                    format!(
+                        "the loop variable `{}` reuses a name already bound",
+                        var.name
+                    ),
+                    var.span.clone(),
+                )
+                .with_label("bound again here")
+                .with_secondary(prev.span, "bound here")
+                .with_help("choose another name for the loop variable"),
+            );
+        }
+        self.scopes.push(HashMap::new());
+        self.bind(&var.name, Value::Iv(axis), var.span.clone());
+        self.enclosing.push(axis);
+        let mut inner = Vec::new();
+        for st in body {
+            self.stmt(st, &mut inner, true);
+        }
+        self.enclosing.pop();
+        let scope = self.scopes.pop().unwrap_or_default();
+        for (name, b) in scope {
+            if self.find(&name).is_none() {
+                let is_iv = matches!(b.value, Value::Iv(a) if a == axis);
+                self.out_of_scope.insert(name, (b.span, is_iv));
+            }
+        }
+        out.push(CStmt {
+            kind: CStmtKind::Loop { axis, body: inner },
+            annot,
+            span: s.span.clone(),
+        });
+    }
+
+    fn bad_iter(&mut self, iter: &Expr) {
+        self.error(
+            Error::new(
+                codes::BAD_LOOP_ITER,
+                "a loop iterates over a range call",
+                iter.span.clone(),
+            )
+            .with_label("not nl.affine_range, nl.sequential_range or range")
+            .with_help("write `for i in nl.affine_range(n):`"),
+        );
+    }
+
+    /// The bounds of a range call: `(n)` or `(start, stop)`, with at least one iteration.
+    fn trip(&mut self, slots: &[Option<&Expr>], span: &Span) -> Option<(i64, i64)> {
+        let a = self.const_int(slots[0]?);
+        let b = slots[1].map(|e| self.const_int(e));
+        let (lb, ub) = match b {
+            None => (0, a?),
+            Some(b) => (a?, b?),
+        };
+        let message = match ub.checked_sub(lb) {
+            Some(t) if t < 1 => format!(
+                "this loop runs {} times; a loop needs at least one iteration",
+                t.max(0)
+            ),
+            Some(t) if t <= MAX_EXTENT => return Some((lb, ub)),
+            _ => format!("this loop runs more than {MAX_EXTENT} times, the most supported"),
+        };
+        self.error(
+            Error::new(codes::BAD_TRIP_COUNT, message, span.clone())
+                .with_label(format!("range from {lb} to {ub}")),
+        );
+        None
+    }
+}
