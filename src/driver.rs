@@ -86,7 +86,9 @@ pub fn report(failure: &Failure, source: Option<&Source>, color: ColorMode) {
         Failure::User(msg) => eprintln!("error: {msg}"),
         Failure::Internal(msg) => {
             eprintln!("error: internal compiler error: {msg}");
-            eprintln!("note: this is a bug in nkc; please report it with the kernel that caused it");
+            eprintln!(
+                "note: this is a bug in nkc; please report it with the kernel that caused it"
+            );
         }
     }
 }

@@ -100,7 +100,10 @@ pub fn run(source: &Source, opts: &RunOptions) -> Result<RunReport, Failure> {
     let mut outputs = Vec::new();
     if let Some(dir) = &opts.output_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::User(format!("cannot create output directory `{}`: {e}", dir.display()))
+            Failure::User(format!(
+                "cannot create output directory `{}`: {e}",
+                dir.display()
+            ))
         })?;
     }
     for (&tensor, array) in func.outputs.iter().zip(result.outputs) {
@@ -277,4 +280,39 @@ impl Summary {
             checksum,
         }
     }
+}
+
+fn stats_json(stats: &interp::Stats) -> serde_json::Value {
+    let counters = |m: &std::collections::BTreeMap<&'static str, interp::Counter>| {
+        m.iter()
+            .map(|(k, c)| {
+                (
+                    k.to_string(),
+                    json!({"insts": c.insts, "elements": c.elements}),
+                )
+            })
+            .collect::<serde_json::Map<_, _>>()
+    };
+    json!({
+        "insts": stats.total.insts,
+        "elements": stats.total.elements,
+        "matmul_macs": stats.matmul_macs,
+        "stmts_skipped": stats.stmts_skipped,
+        "by_op": counters(&stats.by_op),
+        "by_engine": counters(&stats.by_engine),
+    })
+}
+
+fn stats_text(stats: &interp::Stats) -> String {
+    let engines: Vec<String> = stats
+        .by_engine
+        .iter()
+        .map(|(name, c)| format!("{name} {}", c.insts))
+        .collect();
+    format!(
+        "  executed {} instructions ({}), {} matmul multiply-adds\n",
+        stats.total.insts,
+        engines.join(", "),
+        stats.matmul_macs
+    )
 }

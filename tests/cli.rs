@@ -41,7 +41,11 @@ fn check_accepts_every_example_silently() {
     for ex in EXAMPLES {
         let o = nkc(&["check", ex]);
         assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
-        assert!(o.stderr.is_empty(), "{ex} printed on stderr: {}", stderr(&o));
+        assert!(
+            o.stderr.is_empty(),
+            "{ex} printed on stderr: {}",
+            stderr(&o)
+        );
     }
 }
 
@@ -58,8 +62,14 @@ fn check_rejects_a_bad_kernel_with_exit_1_and_plain_diagnostics() {
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(err.contains("error["), "{err}");
-    assert!(err.contains("bad.nk:3:"), "the diagnostic names the line: {err}");
-    assert!(!err.contains("\u{1b}["), "no colour when stderr is not a terminal: {err}");
+    assert!(
+        err.contains("bad.nk:3:"),
+        "the diagnostic names the line: {err}"
+    );
+    assert!(
+        !err.contains("\u{1b}["),
+        "no colour when stderr is not a terminal: {err}"
+    );
     let colored = nkc(&["--color", "always", "check", path.to_str().unwrap()]);
     assert!(stderr(&colored).contains("\u{1b}["), "colour on request");
 }
@@ -92,7 +102,9 @@ fn compile_emits_penguin_text_that_parses_back() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(std::fs::read_to_string(&out).unwrap().contains("tensor_add"));
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("tensor_add"));
 }
 
 /// A deterministic input: small values that differ per element.
@@ -100,7 +112,9 @@ fn input(shape: &[usize], salt: u32) -> Array {
     let n: usize = shape.iter().product();
     let data = (0..n)
         .map(|i| {
-            let h = (i as u32).wrapping_mul(2_654_435_761).wrapping_add(salt.wrapping_mul(40_503));
+            let h = (i as u32)
+                .wrapping_mul(2_654_435_761)
+                .wrapping_add(salt.wrapping_mul(40_503));
             ((h >> 8) % 2001) as f32 / 1000.0 - 1.0
         })
         .collect();
@@ -167,7 +181,10 @@ fn matmul_runs_and_matches_a_naive_product() {
                 s += f64::from(at.data[k * 512 + m]) * f64::from(b.data[k * 1024 + n]);
             }
             let (got, want) = (c.data[m * 1024 + n], s as f32);
-            assert!((got - want).abs() <= 1e-4 * want.abs().max(1.0), "c[{m}][{n}]: got {got}, want {want}");
+            assert!(
+                (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+                "c[{m}][{n}]: got {got}, want {want}"
+            );
         }
     }
 }
@@ -179,7 +196,10 @@ fn softmax_runs_and_matches_a_naive_softmax() {
     let mut want = vec![0f32; 1024 * 512];
     for r in 0..1024 {
         let row = &x.data[r * 512..(r + 1) * 512];
-        let mx = row.iter().copied().fold(f64::NEG_INFINITY, |m, v| m.max(f64::from(v)));
+        let mx = row
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, |m, v| m.max(f64::from(v)));
         let e: Vec<f64> = row.iter().map(|&v| (f64::from(v) - mx).exp()).collect();
         let s: f64 = e.iter().sum();
         for c in 0..512 {
@@ -198,7 +218,11 @@ fn softmax_runs_and_matches_a_naive_softmax() {
 fn exp_stages_runs_and_matches_exp() {
     let a = input(&[1024, 512], 6);
     let c = &run_example("examples/exp_stages.nk", &[("a", &a)], &["c"])[0];
-    let want: Vec<f32> = a.data.iter().map(|&v| (f64::from(v).exp()) as f32).collect();
+    let want: Vec<f32> = a
+        .data
+        .iter()
+        .map(|&v| (f64::from(v).exp()) as f32)
+        .collect();
     assert_close(c, &want, &[1024, 512], 1e-6, "c");
 }
 
@@ -238,7 +262,11 @@ fn a_wrong_input_is_a_clear_error() {
     let arg = format!("a={}", p.display());
     let o = nkc(&["run", "examples/tensor_add.nk", "--input", &arg]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("has shape [128, 512]"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has shape [128, 512]"),
+        "{}",
+        stderr(&o)
+    );
     let bogus = format!("zz={}", p.display());
     let o = nkc(&["run", "examples/tensor_add.nk", "--input", &bogus]);
     assert_eq!(o.status.code(), Some(1));

@@ -1,6 +1,8 @@
-//! Robustness and soundness of the checks: kernels made by mutating the examples and the good
-//! kernels (replacing, deleting or duplicating tokens and lines) never make the front end panic,
-//! and every kernel the front end accepts lowers to IR that passes Penguin's verifier.
+//! Robustness and soundness of the whole front end (parse, check, lower): kernels made by mutating
+//! the examples and the good kernels (tokens replaced, deleted, duplicated and swapped, lines
+//! duplicated) and random token soups never make it panic; every kernel it accepts lowers to IR
+//! that passes Penguin's verifier; and a clean `check_source` means every kernel compiles.
+//! Over 10,000 cases in all.
 
 use proptest::prelude::*;
 use std::path::Path;
@@ -120,6 +122,8 @@ const VOCAB: &[&str] = &[
 enum Mutation {
     Replace(usize, usize),
     Delete(usize),
+    Duplicate(usize),
+    Swap(usize, usize),
     DuplicateLine(usize),
 }
 
@@ -127,6 +131,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         6 => (any::<usize>(), 0..VOCAB.len()).prop_map(|(p, v)| Mutation::Replace(p, v)),
         2 => any::<usize>().prop_map(Mutation::Delete),
+        2 => any::<usize>().prop_map(Mutation::Duplicate),
+        2 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::Swap(a, b)),
         1 => any::<usize>().prop_map(Mutation::DuplicateLine),
     ]
 }
@@ -146,6 +152,15 @@ fn mutate(src: &str, muts: &[Mutation]) -> String {
                 let n = toks.len();
                 toks.remove(p % n);
             }
+            Mutation::Duplicate(p) => {
+                let n = toks.len();
+                let t = toks[p % n].clone();
+                toks.insert(p % n, t);
+            }
+            Mutation::Swap(a, b) => {
+                let n = toks.len();
+                toks.swap(a % n, b % n);
+            }
             Mutation::DuplicateLine(p) => {
                 let text = toks.concat();
                 let lines: Vec<&str> = text.lines().collect();
@@ -164,35 +179,75 @@ fn mutate(src: &str, muts: &[Mutation]) -> String {
     toks.concat()
 }
 
+/// Runs the whole front end on `src` and checks what it says about itself.
+fn survive(src: &str) -> Result<(), TestCaseError> {
+    let diagnostics = frontend::check_source(src, None);
+    let (module, syntax) = frontend::parse(src);
+    for k in &module.kernels {
+        match frontend::compile(src, Some(&k.name.name)) {
+            Ok(f) => {
+                prop_assert!(syntax.is_empty());
+                if let Err(e) = penguin::verify_function(&f) {
+                    prop_assert!(
+                        false,
+                        "accepted but invalid IR: {e:?}\n{src}\n{}",
+                        penguin::write_function(&f)
+                    );
+                }
+            }
+            Err(errors) => prop_assert!(!errors.is_empty()),
+        }
+    }
+    // A clean check means every kernel compiles.
+    if diagnostics.is_empty() {
+        for k in &module.kernels {
+            prop_assert!(frontend::compile(src, Some(&k.name.name)).is_ok(), "{src}");
+        }
+    }
+    Ok(())
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 6000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn mutated_kernels_never_panic_and_accepted_ones_verify(
         file in 0usize..64,
-        muts in proptest::collection::vec(mutation(), 1..4),
+        muts in proptest::collection::vec(mutation(), 1..5),
     ) {
         let all = sources();
-        let src = mutate(&all[file % all.len()], &muts);
-        let diagnostics = frontend::check_source(&src, None);
-        let (module, syntax) = frontend::parse(&src);
-        for k in &module.kernels {
-            match frontend::compile(&src, Some(&k.name.name)) {
-                Ok(f) => {
-                    prop_assert!(syntax.is_empty());
-                    if let Err(e) = penguin::verify_function(&f) {
-                        prop_assert!(false, "accepted but invalid IR: {e:?}\n{src}\n{}", penguin::write_function(&f));
-                    }
-                }
-                Err(errors) => prop_assert!(!errors.is_empty()),
-            }
-        }
-        // A clean check means every kernel compiles.
-        if diagnostics.is_empty() {
-            for k in &module.kernels {
-                prop_assert!(frontend::compile(&src, Some(&k.name.name)).is_ok(), "{src}");
-            }
-        }
+        survive(&mutate(&all[file % all.len()], &muts))?;
+    }
+}
+
+/// Extra tokens for soups: layout and characters that cannot start a token.
+const SOUP_EXTRA: &[&str] = &[
+    "def", "for", "in", "return", "pass", "\n", "    ", "\t", "#", "\\", "'", "@", "é", "\u{0}",
+    ".",
+];
+
+fn soup_word() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        prop::sample::select(VOCAB),
+        prop::sample::select(SOUP_EXTRA)
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn token_soups_never_panic(words in prop::collection::vec(soup_word(), 0..120)) {
+        survive(&words.join(" "))?;
+    }
+
+    #[test]
+    fn token_soups_inside_a_kernel_never_panic(words in prop::collection::vec(soup_word(), 0..60)) {
+        let src = format!(
+            "def k(a: nl.hbm[nl.float32, 256, 512]):\n    c = nl.ndarray((256, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    {}\n    return c\n",
+            words.join(" ")
+        );
+        survive(&src)?;
     }
 }
 
