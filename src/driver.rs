@@ -116,6 +116,16 @@ pub fn check(source: &Source, kernel: Option<&str>) -> Result<(), Failure> {
     }
 }
 
+/// The syntax tree of the file, or its syntax errors.
+pub fn parse(source: &Source) -> Result<frontend::ast::Module, Failure> {
+    let (module, errors) = frontend::parse(&source.text);
+    if errors.is_empty() {
+        Ok(module)
+    } else {
+        Err(Failure::Diagnostics(errors))
+    }
+}
+
 /// The front end for one kernel, then the verifier on its Penguin IR.
 pub fn compile(source: &Source, kernel: Option<&str>) -> Result<Function, Failure> {
     let func = frontend::compile(&source.text, kernel).map_err(Failure::Diagnostics)?;

@@ -65,6 +65,8 @@ enum Command {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Emit {
+    /// The syntax tree, as Rust's debug form.
+    Ast,
     /// The Penguin IR text form.
     Penguin,
 }
@@ -105,9 +107,16 @@ fn execute(command: Command) -> Outcome {
             output,
         } => {
             let src = read(&file)?;
-            let func = driver::compile(&src, kernel.as_deref()).map_err(|f| (f, Some(src)))?;
             let text = match emit {
-                Emit::Penguin => penguin::write::write_function(&func),
+                Emit::Ast => {
+                    let module = driver::parse(&src).map_err(|f| (f, Some(src)))?;
+                    format!("{module:#?}\n")
+                }
+                Emit::Penguin => {
+                    let func =
+                        driver::compile(&src, kernel.as_deref()).map_err(|f| (f, Some(src)))?;
+                    penguin::write::write_function(&func)
+                }
             };
             write_output(output.as_deref(), &text)
         }

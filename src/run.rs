@@ -93,8 +93,9 @@ pub fn run(source: &Source, opts: &RunOptions) -> Result<RunReport, Failure> {
 
     let inputs = gather_inputs(&func, opts)?;
     let result = match opts.engine {
-        Engine::Interp => interp::interpret(&func, &inputs)
-            .map_err(|e| Failure::Internal(format!("the interpreter failed: {e}")))?,
+        Engine::Interp => {
+            interp::interpret(&func, &inputs).map_err(|e| interp_failure(&func, &e))?
+        }
     };
 
     let mut outputs = Vec::new();
@@ -126,6 +127,30 @@ pub fn run(source: &Source, opts: &RunOptions) -> Result<RunReport, Failure> {
         outputs,
         stats: result.stats,
     })
+}
+
+/// What an interpreter error means for the user. Reading memory that nothing wrote is the kernel's
+/// fault, and becomes a diagnostic at the statement; anything else, on IR that the checks and the
+/// verifier accepted, is a bug in nkc.
+fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
+    let span = e
+        .inst()
+        .and_then(|i| func.inst_spans.get(i).copied().flatten());
+    match (e, span) {
+        (interp::InterpError::Uninitialised { tensor, .. }, Some(span)) => {
+            Failure::Diagnostics(vec![frontend::diagnostic::Error::new(
+                frontend::codes::UNINITIALISED_READ,
+                format!("this reads part of `{tensor}` that was never written"),
+                span.range(),
+            )
+            .with_label("reads uninitialised memory")
+            .with_note(e.to_string())
+            .with_help(format!(
+                "write every element of `{tensor}` before reading it, or make it with nl.zeros"
+            ))])
+        }
+        _ => Failure::Internal(format!("the interpreter failed: {e}")),
+    }
 }
 
 /// The name `return` gave an output.

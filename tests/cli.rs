@@ -275,3 +275,34 @@ fn a_wrong_input_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("cannot open"), "{}", stderr(&o));
 }
+
+#[test]
+fn reading_unwritten_memory_is_a_diagnostic_at_the_statement() {
+    let dir = scratch("uninit");
+    let path = dir.join("uninit.nk");
+    std::fs::write(
+        &path,
+        "def k(a: nl.hbm[nl.float32, 128, 64]):\n    c = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)\n    buf = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)\n    t = nl.load(a[0:128, :])\n    buf[0:128, 0:32] = nl.copy(t[0:128, 0:32])\n    u = nl.exp(buf)\n    nl.store(c[0:128, :], value=u)\n    return c\n",
+    )
+    .unwrap();
+    let o = nkc(&["run", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("error[E0900]"), "{err}");
+    assert!(
+        err.contains("uninit.nk:6:"),
+        "points at the reading statement: {err}"
+    );
+    assert!(err.contains("element [0, 32] of `buf`"), "{err}");
+}
+
+#[test]
+fn emit_ast_prints_the_syntax_tree() {
+    let o = nkc(&["compile", "examples/tensor_add.nk", "--emit", "ast"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("Kernel") && out.contains("\"tensor_add\""),
+        "{out}"
+    );
+}

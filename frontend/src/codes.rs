@@ -7,6 +7,7 @@
 //! | --- | --- |
 //! | `E0001`–`E0099` | syntax: the lexer (`lexer.rs`) and the parser (`parser.rs`) |
 //! | `E0100`–`E0399` | semantic checks (`check/`) and lowering; each constant below says what it means |
+//! | `E0900`–`E0999` | problems found only by running a kernel (`nkc run`), reported at the statement |
 //!
 //! Syntax codes:
 //!
@@ -222,3 +223,7 @@ pub const UNSUPPORTED: &str = "E0199";
 pub const DUPLICATE_RETURN: &str = "E0200";
 /// Rebinding, inside a loop body, a name bound outside the loop.
 pub const REBIND_IN_LOOP: &str = "E0201";
+
+// ---- Found at run time (E0900–) ----
+/// A kernel reads an on-chip element that nothing wrote (for example part of an `nl.ndarray`).
+pub const UNINITIALISED_READ: &str = "E0900";
