@@ -11,6 +11,7 @@ pub mod interp;
 pub mod ir;
 pub mod isl_check;
 pub mod parse;
+pub mod pipeline;
 pub mod verify;
 pub mod write;
 
