@@ -8,6 +8,7 @@
 
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use frontend::diagnostic::{self, Error};
+use penguin::pipeline::{self, PipelineError, PipelineLog, PipelineOptions};
 use penguin::Function;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -106,14 +107,73 @@ pub fn emit_diagnostics(source: &Source, errors: &[Error], color: ColorMode) {
     let _ = diagnostic::render(&mut stream, &source.display_name(), &source.text, errors);
 }
 
-/// `nkc check`: every diagnostic of the file (all kernels, or only `kernel`).
-pub fn check(source: &Source, kernel: Option<&str>) -> Result<(), Failure> {
+/// `nkc check`: every diagnostic of the file (all kernels, or only `kernel`): the front end's,
+/// then, when it has none, the pipeliner's and its legality check's for each kernel.
+pub fn check(
+    source: &Source,
+    kernel: Option<&str>,
+    opts: &PipelineOptions,
+    log: &mut PipelineLog,
+) -> Result<(), Failure> {
     let errors = frontend::check_source(&source.text, kernel);
-    if errors.is_empty() {
+    if !errors.is_empty() {
+        return Err(Failure::Diagnostics(errors));
+    }
+    let names: Vec<String> = match kernel {
+        Some(k) => vec![k.to_string()],
+        None => parse(source)?
+            .kernels
+            .iter()
+            .map(|k| k.name.name.clone())
+            .collect(),
+    };
+    let mut all = Vec::new();
+    for name in names {
+        let mut func = compile(source, Some(&name))?;
+        match pipeline(&mut func, opts, log) {
+            Ok(()) => {}
+            Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
+            Err(other) => return Err(other),
+        }
+    }
+    if all.is_empty() {
         Ok(())
     } else {
-        Err(Failure::Diagnostics(errors))
+        Err(Failure::Diagnostics(all))
     }
+}
+
+/// The annotated pipeliner with its legality check, on every annotated loop of `func`.
+pub fn pipeline(
+    func: &mut Function,
+    opts: &PipelineOptions,
+    log: &mut PipelineLog,
+) -> Result<(), Failure> {
+    pipeline::pipeline_function_logged(func, opts, log).map_err(pipeline_failure)?;
+    verify(func, "the pipeliner")
+}
+
+/// Pipeliner errors as a failure: diagnostics, or an internal error if any is a bug of nkc.
+pub fn pipeline_failure(errors: Vec<PipelineError>) -> Failure {
+    if let Some(e) = errors.iter().find(|e| e.is_internal()) {
+        let mut msg = e.message.clone();
+        for n in &e.notes {
+            msg += &format!("\n{n}");
+        }
+        return Failure::Internal(msg);
+    }
+    Failure::Diagnostics(errors.into_iter().map(to_diagnostic).collect())
+}
+
+/// One pipeliner error as a front-end diagnostic.
+pub fn to_diagnostic(e: PipelineError) -> Error {
+    let span = e.span.map_or(0..0, |s| s.range());
+    let mut d = Error::new(e.code, e.message, span).with_label(e.label);
+    for (s, label) in e.secondary {
+        d = d.with_secondary(s.range(), label);
+    }
+    d.notes = e.notes;
+    d
 }
 
 /// The syntax tree of the file, or its syntax errors.

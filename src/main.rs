@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use nkc::driver::{self, ColorMode, Failure, Source};
 use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use penguin::pipeline::{PipelineLog, PipelineOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,6 +13,12 @@ struct Cli {
     /// When to colour diagnostics.
     #[arg(long, value_enum, default_value_t = ColorMode::Auto, global = true)]
     color: ColorMode,
+    /// Print a pass's decision log on standard error (repeatable).
+    #[arg(long = "log", value_enum, global = true)]
+    log: Vec<LogKind>,
+    /// Skip the pipeliner's legality check (an escape hatch: an illegal schedule then runs).
+    #[arg(long, global = true)]
+    no_legality_check: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -63,12 +70,20 @@ enum Command {
     },
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogKind {
+    /// The annotated software pipeliner.
+    Pipeliner,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Emit {
     /// The syntax tree, as Rust's debug form.
     Ast,
     /// The Penguin IR text form.
     Penguin,
+    /// The Penguin IR after the annotated pipeliner.
+    Pipelined,
 }
 
 fn parse_input(s: &str) -> Result<(String, PathBuf), String> {
@@ -83,7 +98,15 @@ fn parse_input(s: &str) -> Result<(String, PathBuf), String> {
 fn main() -> ExitCode {
     install_panic_hook();
     let cli = Cli::parse();
-    match execute(cli.command) {
+    let popts = PipelineOptions {
+        legality_check: !cli.no_legality_check,
+    };
+    let mut log = PipelineLog::default();
+    let result = execute(cli.command, &popts, &mut log);
+    if cli.log.contains(&LogKind::Pipeliner) {
+        eprint!("{log}");
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err((failure, source)) => {
             driver::report(&failure, source.as_ref(), cli.color);
@@ -94,11 +117,11 @@ fn main() -> ExitCode {
 
 type Outcome = Result<(), (Failure, Option<Source>)>;
 
-fn execute(command: Command) -> Outcome {
+fn execute(command: Command, popts: &PipelineOptions, log: &mut PipelineLog) -> Outcome {
     match command {
         Command::Check { file, kernel } => {
             let src = read(&file)?;
-            driver::check(&src, kernel.as_deref()).map_err(|f| (f, Some(src)))
+            driver::check(&src, kernel.as_deref(), popts, log).map_err(|f| (f, Some(src)))
         }
         Command::Compile {
             file,
@@ -115,6 +138,12 @@ fn execute(command: Command) -> Outcome {
                 Emit::Penguin => {
                     let func =
                         driver::compile(&src, kernel.as_deref()).map_err(|f| (f, Some(src)))?;
+                    penguin::write::write_function(&func)
+                }
+                Emit::Pipelined => {
+                    let mut func = driver::compile(&src, kernel.as_deref())
+                        .map_err(|f| (f, Some(src.clone())))?;
+                    driver::pipeline(&mut func, popts, log).map_err(|f| (f, Some(src)))?;
                     penguin::write::write_function(&func)
                 }
             };
@@ -138,8 +167,9 @@ fn execute(command: Command) -> Outcome {
                 inputs,
                 seed,
                 output_dir: output,
+                legality_check: popts.legality_check,
             };
-            let report = run::run(&src, &opts).map_err(|f| (f, Some(src)))?;
+            let report = run::run(&src, &opts, log).map_err(|f| (f, Some(src)))?;
             for note in &report.notes {
                 eprintln!("note: {note}");
             }

@@ -7,6 +7,7 @@
 use crate::driver::{self, Failure, Source};
 use crate::npy;
 use penguin::interp::{self, Array};
+use penguin::pipeline::{PipelineLog, PipelineOptions};
 use penguin::{Function, Tensor};
 use serde_json::json;
 use std::path::PathBuf;
@@ -25,7 +26,7 @@ pub enum PipelineMode {
     /// Annotated loops are pipelined as annotated, the others by the backend.
     #[default]
     Default,
-    /// Every loop takes the annotated path.
+    /// Annotated loops take the annotated path (the only path so far: as `default`).
     Annotated,
     /// Every loop takes the backend's emergent path.
     Emergent,
@@ -44,7 +45,7 @@ impl PipelineMode {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RunOptions {
     pub kernel: Option<String>,
     pub engine: Engine,
@@ -53,6 +54,8 @@ pub struct RunOptions {
     pub inputs: Vec<(String, PathBuf)>,
     pub seed: u64,
     pub output_dir: Option<PathBuf>,
+    /// Run the pipeliner's legality check (`--no-legality-check` turns it off).
+    pub legality_check: bool,
 }
 
 /// One returned array.
@@ -75,20 +78,34 @@ pub struct RunReport {
     pub stats: interp::Stats,
 }
 
-/// Compiles and runs the kernel.
-pub fn run(source: &Source, opts: &RunOptions) -> Result<RunReport, Failure> {
+/// Compiles and runs the kernel. The pipeliner's decisions go to `log`, also when it fails.
+pub fn run(
+    source: &Source,
+    opts: &RunOptions,
+    log: &mut PipelineLog,
+) -> Result<RunReport, Failure> {
     let mut func = driver::compile(source, opts.kernel.as_deref())?;
     let mut notes = Vec::new();
-    if has_annotations(&func) || opts.pipeline != PipelineMode::Default {
-        if opts.pipeline != PipelineMode::None {
-            notes.push(format!(
-                "--pipeline {}: software pipelining is not implemented yet, so the kernel runs \
-                 unpipelined (as with --pipeline none)",
-                opts.pipeline.name()
-            ));
+    match opts.pipeline {
+        PipelineMode::Default | PipelineMode::Annotated => {
+            let popts = PipelineOptions {
+                legality_check: opts.legality_check,
+            };
+            driver::pipeline(&mut func, &popts, log)?;
         }
-        strip_annotations(&mut func);
-        driver::verify(&func, "removing pipelining annotations")?;
+        PipelineMode::Emergent | PipelineMode::None => {
+            if opts.pipeline == PipelineMode::Emergent {
+                notes.push(
+                    "--pipeline emergent: emergent pipelining belongs to the backend, which does \
+                     not exist yet, so the kernel runs unpipelined (as with --pipeline none)"
+                        .to_string(),
+                );
+            }
+            if has_annotations(&func) {
+                strip_annotations(&mut func);
+                driver::verify(&func, "removing pipelining annotations")?;
+            }
+        }
     }
 
     let inputs = gather_inputs(&func, opts)?;

@@ -1,7 +1,402 @@
-//! The annotated software pipeliner (`../shared/DESIGN.md`, "The annotated pipeliner").
+//! The annotated software pipeliner (`../shared/DESIGN.md`, "The annotated pipeliner";
+//! `../shared/seeds/000_80c2be79d9f2bbde.txt`).
 //!
-//! So far it holds the plan that the pipeliner's steps share.
+//! [`pipeline_function`] realises the software pipeline that the annotations of each target loop
+//! describe, one step per file:
+//! 1. [`targets`] — which loops to pipeline;
+//! 2. [`context`] — their stages and execution order, and the validation of the annotations;
+//! 3. [`buffers`] — the buffer count of every tensor local to the loop;
+//! 4. [`widen`] — which tensors get several buffers, checked against SBUF and PSUM;
+//! 5. the [`PipelinePlan`] (`plan`), checked for legality by `legality` on the *original*
+//!    function (skipped with `legality_check: false`, the `--no-legality-check` escape hatch);
+//! 6. [`extend`] and [`reorder`] — the extended, predicated, reordered loop;
+//! 7. the verifier: IR it rejects is an internal error (a bug in nkc).
+//!
+//! Every decision goes to the [`log::PipelineLog`]. Problems of the kernel are [`PipelineError`]s
+//! with codes `E04xx` ([`codes`]) and source spans; the driver renders them. The pass changes the
+//! function only when every target loop passed every check, so on error it is left as it was.
 
+pub mod buffers;
+pub mod codes;
+pub mod context;
+pub mod error;
+pub mod extend;
+pub mod log;
 pub mod plan;
+pub mod reorder;
+pub mod targets;
+pub mod widen;
 
+pub use error::PipelineError;
+pub use log::PipelineLog;
 pub use plan::{DepKind, PipelinePlan, Violation};
+
+use crate::entities::{Axis, Inst, Stmt, Tensor};
+use crate::ir::{Function, Op, StmtKind};
+use buffers::BufferCount;
+use widen::BufferSource;
+
+/// Options of the pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipelineOptions {
+    /// Run the ISL legality check (on by default; `--no-legality-check` turns it off).
+    pub legality_check: bool,
+}
+
+impl Default for PipelineOptions {
+    fn default() -> Self {
+        PipelineOptions {
+            legality_check: true,
+        }
+    }
+}
+
+/// What the pass did.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// One plan per pipelined loop, in program order.
+    pub plans: Vec<PipelinePlan>,
+    pub log: PipelineLog,
+}
+
+/// Pipelines every target loop of `func`, or returns every problem found (leaving `func` as it
+/// was).
+pub fn pipeline_function(
+    func: &mut Function,
+    opts: &PipelineOptions,
+) -> Result<Outcome, Vec<PipelineError>> {
+    let mut log = PipelineLog::default();
+    let plans = pipeline_function_logged(func, opts, &mut log)?;
+    Ok(Outcome { plans, log })
+}
+
+/// [`pipeline_function`], writing the decisions to `log` also when it fails.
+pub fn pipeline_function_logged(
+    func: &mut Function,
+    opts: &PipelineOptions,
+    log: &mut PipelineLog,
+) -> Result<Vec<PipelinePlan>, Vec<PipelineError>> {
+    let found = targets::find_targets(func);
+    for &(axis, ref reason) in &found.skipped {
+        log.push(format!(
+            "loop `{}`: skipped: {reason}",
+            func.axis_name(axis)
+        ));
+    }
+    for &axis in &found.targets {
+        log.push(format!(
+            "loop `{}`: target found (trip count {})",
+            func.axis_name(axis),
+            func.axes[axis].trip_count()
+        ));
+    }
+    let mut errors = found.errors;
+    let mut plans = Vec::new();
+    for &axis in &found.targets {
+        match plan_loop(func, axis, opts, log) {
+            Ok(plan) => plans.push(plan),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let before = func.clone();
+    for plan in &plans {
+        let widened: Vec<widen::Widening> = plan
+            .buffers
+            .iter()
+            .map(|&(tensor, count)| widen::Widening {
+                tensor,
+                count,
+                source: BufferSource::Auto,
+            })
+            .collect();
+        widen::widen_allocations(func, plan.axis, &widened);
+        extend::extend_loop(func, plan);
+        reorder::reorder_body(func, plan);
+        let a = &func.axes[plan.axis];
+        log.push(format!(
+            "loop `{}`: created the extended loop with bounds [{}, {}) (was [{}, {}))",
+            a.iv_name,
+            a.lb,
+            a.ub,
+            a.lb,
+            a.ub - i64::from(plan.num_stages) + 1
+        ));
+    }
+    if let Err(errs) = crate::verify::verify_function(func) {
+        let list: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+        *func = before;
+        return Err(vec![PipelineError::new(
+            codes::INTERNAL,
+            format!(
+                "the pipeliner produced invalid Penguin IR for `{}`",
+                func.name
+            ),
+            None,
+        )
+        .with_note(list.join("\n"))]);
+    }
+    Ok(plans)
+}
+
+/// Steps 2 to 5 for one target loop: its plan, checked.
+fn plan_loop(
+    func: &Function,
+    axis: Axis,
+    opts: &PipelineOptions,
+    log: &mut PipelineLog,
+) -> Result<PipelinePlan, Vec<PipelineError>> {
+    let iv = func.axis_name(axis).to_string();
+    let ctx = context::compute_schedule_context(func, axis)?;
+    let how = match ctx.mode {
+        context::Mode::NumStages => "from num_stages on the loop (Mode A)",
+        context::Mode::StageIds => "from the stage_id of its statements (Mode B)",
+    };
+    log.push(format!(
+        "loop `{iv}`: chosen number of pipeline stages: {} ({how})",
+        ctx.num_stages
+    ));
+    let body = &func.axes[axis].body;
+    for (s, group) in ctx.groups().iter().enumerate() {
+        let names: Vec<String> = group
+            .iter()
+            .map(|&k| log::describe_stmt(func, body[k]))
+            .collect();
+        log.push(format!("loop `{iv}`: stage {s}: {}", names.join(", ")));
+    }
+    match &ctx.orders {
+        None => log.push(format!(
+            "loop `{iv}`: no execution_order specified, keeping program order"
+        )),
+        Some(_) => {
+            let names: Vec<String> = ctx
+                .order
+                .iter()
+                .map(|&k| {
+                    format!(
+                        "{} (stage {})",
+                        log::describe_stmt(func, body[k]),
+                        ctx.stages[k]
+                    )
+                })
+                .collect();
+            log.push(format!(
+                "loop `{iv}`: execution order: {}",
+                names.join(", ")
+            ));
+        }
+    }
+
+    let counts = buffers::compute_buffer_counts(func, axis, &ctx.stages);
+    for (t, c) in &counts {
+        let name = &func.tensors[*t].name;
+        match c {
+            BufferCount::Counted {
+                def_min,
+                use_max,
+                count,
+            } => log.push(format!(
+                "loop `{iv}`: `{name}` is defined first in stage {def_min} and used last in stage {use_max}: the buffer size needed is {count}"
+            )),
+            BufferCount::Skipped(r) => {
+                log.push(format!("loop `{iv}`: `{name}` {}, skip", r.describe()))
+            }
+        }
+    }
+    let attrs = func.axes[axis].attrs;
+    if attrs.disable_auto_buffer {
+        log.push(format!(
+            "loop `{iv}`: automatic buffering disabled (disable_auto_buffer=True)"
+        ));
+    }
+    let widened = widen::compute_widening(func, axis, &counts)?;
+    for w in &widened {
+        let t = &func.tensors[w.tensor];
+        let how = match w.source {
+            BufferSource::Auto => "automatically",
+            BufferSource::Manual => "by multi_buffer",
+        };
+        let what = if t.memory == crate::ir::Memory::Psum {
+            format!("a PSUM ring of depth {} (realised by the backend)", w.count)
+        } else {
+            format!(
+                "{} buffers ({} bytes per partition)",
+                w.count,
+                t.bytes_per_partition() * u64::from(w.count)
+            )
+        };
+        log.push(format!(
+            "loop `{iv}`: allocated `{}` {how} with {what}",
+            t.name
+        ));
+    }
+
+    let plan = PipelinePlan {
+        axis,
+        num_stages: ctx.num_stages,
+        stages: ctx.stages.clone(),
+        order: ctx.order.clone(),
+        buffers: widened.iter().map(|w| (w.tensor, w.count)).collect(),
+    };
+    if opts.legality_check {
+        check_legality(func, &plan, log)?;
+    } else {
+        log.push(format!(
+            "loop `{iv}`: legality check skipped (--no-legality-check)"
+        ));
+    }
+    Ok(plan)
+}
+
+/// Runs the ISL legality check on the original function and turns violations into errors.
+fn check_legality(
+    func: &Function,
+    plan: &PipelinePlan,
+    log: &mut PipelineLog,
+) -> Result<(), Vec<PipelineError>> {
+    let iv = func.axis_name(plan.axis).to_string();
+    let violations = match run_legality(func, plan) {
+        Ok((violations, summary)) => {
+            if violations.is_empty() {
+                log.push(format!("loop `{iv}`: legality: legal ({summary})"));
+            } else {
+                log.push(format!(
+                    "loop `{iv}`: legality: {} violated dependence(s) ({summary})",
+                    violations.len()
+                ));
+            }
+            violations
+        }
+        Err(e) => {
+            return Err(vec![PipelineError::new(
+                codes::INTERNAL,
+                format!("the legality check of loop `{iv}` failed: {e}"),
+                error::axis_span(func, plan.axis),
+            )]);
+        }
+    };
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(violations
+            .iter()
+            .map(|v| violation_error(func, plan, v))
+            .collect())
+    }
+}
+
+/// The ISL legality analysis: its violations and a summary of the dependences it checked.
+fn run_legality(
+    _func: &Function,
+    _plan: &PipelinePlan,
+) -> Result<(Vec<Violation>, String), String> {
+    Ok((Vec::new(), "no analysis yet".into()))
+}
+
+/// `i = 3, k = 0`.
+fn fmt_iter(func: &Function, iter: &[(Axis, i64)]) -> String {
+    if iter.is_empty() {
+        return "(outside every loop)".into();
+    }
+    let parts: Vec<String> = iter
+        .iter()
+        .map(|&(a, v)| format!("{} = {v}", func.axis_name(a)))
+        .collect();
+    parts.join(", ")
+}
+
+/// The child of the plan's loop that holds `inst`, with its program index.
+fn child_of(func: &Function, plan: &PipelinePlan, inst: Inst) -> Option<usize> {
+    func.axes[plan.axis].body.iter().position(|&s| {
+        let mut v = Vec::new();
+        collect_insts(func, &[s], &mut v);
+        v.contains(&inst)
+    })
+}
+
+fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> PipelineError {
+    let tname = func.tensors[v.tensor].name.clone();
+    let (src_verb, sink_verb) = match v.kind {
+        DepKind::Flow => ("writes", "reads"),
+        DepKind::Anti => ("reads", "writes"),
+        DepKind::Output => ("writes", "writes"),
+    };
+    let describe = |i: Inst| {
+        let stage = child_of(func, plan, i).map(|k| plan.stages[k]);
+        let op = func.insts[i].op.name();
+        match stage {
+            Some(s) => format!("the {op} (stage {s})"),
+            None => format!("the {op}"),
+        }
+    };
+    let span = |i: Inst| func.inst_spans.get(i).copied().flatten();
+    let src_it = fmt_iter(func, &v.source_iter);
+    let sink_it = fmt_iter(func, &v.sink_iter);
+    let mut e = PipelineError::new(
+        codes::DEPENDENCE_VIOLATION,
+        format!(
+            "the pipeline of loop `{}` breaks a {} dependence on `{tname}`",
+            func.axis_name(plan.axis),
+            v.kind.name()
+        ),
+        span(v.sink),
+    )
+    .with_label(format!("{sink_verb} `{tname}` ({sink_it})"))
+    .with_secondary(span(v.source), format!("{src_verb} `{tname}` ({src_it})"))
+    .with_note(format!(
+        "iteration {src_it} of {} must run before iteration {sink_it} of {}, but the pipelined loop runs it after",
+        describe(v.source),
+        describe(v.sink)
+    ));
+    let buffered = plan.buffer_count(v.tensor);
+    e = match v.kind {
+        DepKind::Flow => e.with_help(
+            "put the reader in the same stage as the writer or a later one, and after it in execution order",
+        ),
+        DepKind::Anti | DepKind::Output if buffered <= 1 => e.with_help(format!(
+            "`{tname}` has one buffer, which iterations in flight share; a buffer carried across iterations must be read and written in one stage"
+        )),
+        DepKind::Anti | DepKind::Output => e.with_help(format!(
+            "`{tname}` has {buffered} buffers, too few for the iterations in flight"
+        )),
+    };
+    e
+}
+
+/// The instructions of `block` and everything nested in it, in program order.
+pub(crate) fn collect_insts(func: &Function, block: &[Stmt], out: &mut Vec<Inst>) {
+    for &s in block {
+        match &func.stmts[s].kind {
+            StmtKind::Insts(list) => out.extend(list.iter().copied()),
+            StmtKind::Loop(a) => collect_insts(func, &func.axes[*a].body, out),
+        }
+    }
+}
+
+/// The tensors one child of a loop body writes and reads, however deep.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ChildAccesses {
+    pub writes: Vec<Tensor>,
+    pub reads: Vec<Tensor>,
+}
+
+pub(crate) fn child_accesses(func: &Function, stmt: Stmt) -> ChildAccesses {
+    let mut insts = Vec::new();
+    collect_insts(func, &[stmt], &mut insts);
+    let mut acc = ChildAccesses::default();
+    for i in insts {
+        let d = &func.insts[i];
+        acc.writes.push(d.dst.tensor);
+        if matches!(d.op, Op::Matmul { accumulate: true }) {
+            acc.reads.push(d.dst.tensor);
+        }
+        acc.reads.extend(d.srcs.iter().map(|o| o.tensor));
+    }
+    acc.writes.sort();
+    acc.writes.dedup();
+    acc.reads.sort();
+    acc.reads.dedup();
+    acc
+}

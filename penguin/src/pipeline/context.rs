@@ -1,0 +1,366 @@
+//! Step 2: the schedule context of a target loop — its stage count, the stage of every child of
+//! its body, and the order the children run in — and the validation of the annotations.
+//!
+//! - **Mode A** (`num_stages = N` on the loop) slices the body's children in program order into
+//!   `N` groups with the sizes `numpy.array_split` gives (sizes differ by at most one, the earlier
+//!   groups take the extra). A loop with fewer children than stages is an error
+//!   ([`codes::TOO_MANY_STAGES`]): empty stages would only lengthen the loop, and the author most
+//!   likely miscounted. `execution_order` needs `stage_id` ([`codes::ORDER_WITHOUT_STAGE`]).
+//! - **Mode B** (`stage_id` on the children) groups the children by stage id; a child may be a
+//!   nested loop, annotated through its `range` call. Every rule has its own diagnostic: every
+//!   child has a stage id; the ids used are `0..N-1` with no gap; they never decrease in program
+//!   order; `execution_order` is on all children or none; given, the orders are a permutation of
+//!   `0..n-1` (waived by `disable_execution_order_check`) and increase in program order within
+//!   each stage.
+//! - Both modes on one loop is an error ([`codes::BOTH_MODES`]).
+//!
+//! Invariants of a returned context: `stages.len()` is the number of children, every stage is
+//! `< num_stages`, every stage has at least one child, stages never decrease in program order, and
+//! `order` is a permutation of the child indices that keeps program order within each stage.
+
+use super::codes;
+use super::error::{axis_span, stmt_span, PipelineError};
+use crate::entities::Axis;
+use crate::ir::Function;
+
+/// How the stages were given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Mode A: `num_stages` on the loop.
+    NumStages,
+    /// Mode B: `stage_id` on every child.
+    StageIds,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScheduleContext {
+    pub axis: Axis,
+    pub mode: Mode,
+    pub num_stages: u32,
+    /// The stage of each child, in program order.
+    pub stages: Vec<u32>,
+    /// The source `execution_order` of each child, when given.
+    pub orders: Option<Vec<u32>>,
+    /// The children in the order they run: `order[k]` is the program index of the `k`-th.
+    pub order: Vec<usize>,
+}
+
+impl ScheduleContext {
+    /// The children of each stage, in program order.
+    pub fn groups(&self) -> Vec<Vec<usize>> {
+        let mut groups = vec![Vec::new(); self.num_stages as usize];
+        for (k, &s) in self.stages.iter().enumerate() {
+            groups[s as usize].push(k);
+        }
+        groups
+    }
+}
+
+/// The group sizes of `numpy.array_split(range(n), k)`.
+pub fn array_split_sizes(n: usize, k: usize) -> Vec<usize> {
+    let (base, extra) = (n / k, n % k);
+    (0..k).map(|g| base + usize::from(g < extra)).collect()
+}
+
+/// Resolves and validates the stages of target loop `axis`.
+pub fn compute_schedule_context(
+    func: &Function,
+    axis: Axis,
+) -> Result<ScheduleContext, Vec<PipelineError>> {
+    let data = &func.axes[axis];
+    let children = &data.body;
+    let annots: Vec<_> = children.iter().map(|&s| func.annots[s]).collect();
+    let header = axis_span(func, axis);
+    let mut errors = Vec::new();
+
+    let with_stage: Vec<usize> = (0..children.len())
+        .filter(|&k| annots[k].stage_id.is_some())
+        .collect();
+
+    if let Some(n) = data.attrs.num_stages.filter(|&n| n > 1) {
+        // Mode A.
+        if let Some(&first) = with_stage.first() {
+            errors.push(
+                PipelineError::new(
+                    codes::BOTH_MODES,
+                    format!(
+                        "loop `{}` cannot use both num_stages and stage_id",
+                        data.iv_name
+                    ),
+                    stmt_span(func, children[first]),
+                )
+                .with_label("a stage_id here")
+                .with_secondary(header, format!("num_stages={n} here"))
+                .with_help("either give num_stages on the loop, or stage_id on every statement"),
+            );
+        }
+        for (k, a) in annots.iter().enumerate() {
+            if a.execution_order.is_some() && a.stage_id.is_none() {
+                errors.push(
+                    PipelineError::new(
+                        codes::ORDER_WITHOUT_STAGE,
+                        "execution_order needs stage_id on the statements of the loop",
+                        stmt_span(func, children[k]),
+                    )
+                    .with_label("execution_order without stage_id")
+                    .with_secondary(
+                        header,
+                        format!("num_stages={n} slices the body in program order"),
+                    )
+                    .with_help("to order the statements, give each a stage_id and drop num_stages"),
+                );
+            }
+        }
+        if (n as usize) > children.len() {
+            errors.push(
+                PipelineError::new(
+                    codes::TOO_MANY_STAGES,
+                    format!(
+                        "loop `{}` asks for {n} stages but its body has only {} statement(s)",
+                        data.iv_name,
+                        children.len()
+                    ),
+                    header,
+                )
+                .with_label(format!("num_stages={n}"))
+                .with_note("each stage needs at least one statement of the body")
+                .with_help(format!("use num_stages={} at most", children.len().max(1))),
+            );
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut stages = Vec::with_capacity(children.len());
+        for (g, size) in array_split_sizes(children.len(), n as usize)
+            .into_iter()
+            .enumerate()
+        {
+            stages.extend(std::iter::repeat_n(g as u32, size));
+        }
+        return Ok(ScheduleContext {
+            axis,
+            mode: Mode::NumStages,
+            num_stages: n,
+            order: (0..children.len()).collect(),
+            stages,
+            orders: None,
+        });
+    }
+
+    // Mode B: every child has a stage id.
+    for (k, a) in annots.iter().enumerate() {
+        if a.stage_id.is_none() {
+            errors.push(
+                PipelineError::new(
+                    codes::MISSING_STAGE_ID,
+                    format!(
+                        "this statement of loop `{}` has no stage_id, but others do",
+                        data.iv_name
+                    ),
+                    stmt_span(func, children[k]),
+                )
+                .with_label("no stage_id")
+                .with_secondary(
+                    with_stage
+                        .first()
+                        .and_then(|&f| stmt_span(func, children[f])),
+                    "this statement has one",
+                )
+                .with_help("give every statement directly in the loop body a stage_id"),
+            );
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let stages: Vec<u32> = annots.iter().map(|a| a.stage_id.unwrap_or(0)).collect();
+    let num_stages = stages.iter().max().map_or(1, |&m| m + 1);
+
+    // The ids used are 0..N-1 with no gap.
+    let missing: Vec<u32> = (0..num_stages).filter(|s| !stages.contains(s)).collect();
+    if !missing.is_empty() {
+        let list: Vec<String> = missing.iter().map(u32::to_string).collect();
+        let last = stages
+            .iter()
+            .position(|&s| s + 1 == num_stages)
+            .map(|k| children[k]);
+        errors.push(
+            PipelineError::new(
+                codes::STAGE_GAP,
+                format!(
+                    "the stage ids of loop `{}` do not run from 0 to {} without a gap: no statement has stage {}",
+                    data.iv_name,
+                    num_stages - 1,
+                    list.join(", ")
+                ),
+                header,
+            )
+            .with_label(format!("{num_stages} stages, stage {} empty", list.join(", ")))
+            .with_secondary(last.and_then(|s| stmt_span(func, s)), format!("stage_id={}", num_stages - 1))
+            .with_help("number the stages 0, 1, 2, ... in program order"),
+        );
+    }
+    // Never decreasing in program order.
+    for k in 1..stages.len() {
+        if stages[k] < stages[k - 1] {
+            errors.push(
+                PipelineError::new(
+                    codes::STAGE_DECREASES,
+                    format!(
+                        "stage ids must never decrease in program order, but stage {} follows stage {}",
+                        stages[k],
+                        stages[k - 1]
+                    ),
+                    stmt_span(func, children[k]),
+                )
+                .with_label(format!("stage_id={}", stages[k]))
+                .with_secondary(
+                    stmt_span(func, children[k - 1]),
+                    format!("the statement before is in stage {}", stages[k - 1]),
+                )
+                .with_help(
+                    "a later stage runs an earlier iteration; to run this statement earlier in \
+                     the loop body, use execution_order",
+                ),
+            );
+        }
+    }
+
+    // execution_order on all or none.
+    let with_order: Vec<usize> = (0..children.len())
+        .filter(|&k| annots[k].execution_order.is_some())
+        .collect();
+    let mut orders = None;
+    if !with_order.is_empty() && with_order.len() < children.len() {
+        for (k, a) in annots.iter().enumerate() {
+            if a.execution_order.is_none() {
+                errors.push(
+                    PipelineError::new(
+                        codes::ORDER_MIXED,
+                        format!(
+                            "this statement has no execution_order, but other statements of loop `{}` do",
+                            data.iv_name
+                        ),
+                        stmt_span(func, children[k]),
+                    )
+                    .with_label("no execution_order")
+                    .with_secondary(stmt_span(func, children[with_order[0]]), "this one has one")
+                    .with_help("give execution_order on every statement of the loop, or on none"),
+                );
+            }
+        }
+    } else if !with_order.is_empty() {
+        let ord: Vec<u32> = annots
+            .iter()
+            .map(|a| a.execution_order.unwrap_or(0))
+            .collect();
+        if !data.attrs.disable_execution_order_check {
+            check_permutation(func, axis, &ord, &mut errors);
+        }
+        // Increasing in program order within each stage.
+        let mut last_in_stage: Vec<Option<usize>> = vec![None; num_stages as usize];
+        for k in 0..children.len() {
+            let s = stages[k] as usize;
+            if let Some(p) = last_in_stage[s] {
+                if ord[k] < ord[p]
+                    || (ord[k] == ord[p] && !data.attrs.disable_execution_order_check)
+                {
+                    errors.push(
+                        PipelineError::new(
+                            codes::ORDER_DECREASES_IN_STAGE,
+                            format!(
+                                "execution orders within stage {s} must increase in program order, but {} follows {}",
+                                ord[k], ord[p]
+                            ),
+                            stmt_span(func, children[k]),
+                        )
+                        .with_label(format!("execution_order={}", ord[k]))
+                        .with_secondary(
+                            stmt_span(func, children[p]),
+                            format!("an earlier statement of stage {s} has execution_order={}", ord[p]),
+                        )
+                        .with_note("within one stage, statements keep their program order"),
+                    );
+                }
+            }
+            last_in_stage[s] = Some(k);
+        }
+        orders = Some(ord);
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut order: Vec<usize> = (0..children.len()).collect();
+    if let Some(ord) = &orders {
+        order.sort_by_key(|&k| (ord[k], k));
+    }
+    Ok(ScheduleContext {
+        axis,
+        mode: Mode::StageIds,
+        num_stages,
+        stages,
+        orders,
+        order,
+    })
+}
+
+/// The execution orders must be `0..n-1`, each once.
+fn check_permutation(func: &Function, axis: Axis, ord: &[u32], errors: &mut Vec<PipelineError>) {
+    let children = &func.axes[axis].body;
+    let n = ord.len();
+    let mut first_with: Vec<Option<usize>> = vec![None; n];
+    for (k, &o) in ord.iter().enumerate() {
+        let o = o as usize;
+        if o >= n {
+            errors.push(
+                PipelineError::new(
+                    codes::ORDER_NOT_PERMUTATION,
+                    format!(
+                        "execution orders must be a permutation of 0..{}, but this one is {o}",
+                        n - 1
+                    ),
+                    stmt_span(func, children[k]),
+                )
+                .with_label(format!("execution_order={o} is out of range"))
+                .with_note(format!("the loop body has {n} statements"))
+                .with_help(
+                    "add disable_execution_order_check=True to the loop to allow any order values",
+                ),
+            );
+        } else if let Some(p) = first_with[o] {
+            errors.push(
+                PipelineError::new(
+                    codes::ORDER_NOT_PERMUTATION,
+                    format!(
+                        "execution orders must be a permutation of 0..{}, but {o} is used twice",
+                        n - 1
+                    ),
+                    stmt_span(func, children[k]),
+                )
+                .with_label(format!("execution_order={o} again"))
+                .with_secondary(
+                    stmt_span(func, children[p]),
+                    format!("execution_order={o} first here"),
+                )
+                .with_help(
+                    "add disable_execution_order_check=True to the loop to allow any order values",
+                ),
+            );
+        } else {
+            first_with[o] = Some(k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::array_split_sizes;
+
+    #[test]
+    fn sizes_follow_numpy_array_split() {
+        assert_eq!(array_split_sizes(4, 3), vec![2, 1, 1]);
+        assert_eq!(array_split_sizes(7, 3), vec![3, 2, 2]);
+        assert_eq!(array_split_sizes(6, 2), vec![3, 3]);
+        assert_eq!(array_split_sizes(5, 4), vec![2, 1, 1, 1]);
+    }
+}
