@@ -9,7 +9,6 @@ pub mod affine;
 pub mod entities;
 pub mod interp;
 pub mod ir;
-pub mod isl_check;
 pub mod parse;
 pub mod pipeline;
 pub mod verify;

@@ -7,7 +7,7 @@
 //! 2. [`context`] — their stages and execution order, and the validation of the annotations;
 //! 3. [`buffers`] — the buffer count of every tensor local to the loop;
 //! 4. [`widen`] — which tensors get several buffers, checked against SBUF and PSUM;
-//! 5. the [`PipelinePlan`] (`plan`), checked for legality by `legality` on the *original*
+//! 5. the [`PipelinePlan`] (`plan`), checked for legality by [`legality`] on the *original*
 //!    function (skipped with `legality_check: false`, the `--no-legality-check` escape hatch);
 //! 6. [`extend`] and [`reorder`] — the extended, predicated, reordered loop;
 //! 7. the verifier: IR it rejects is an internal error (a bug in nkc).
@@ -21,6 +21,8 @@ pub mod codes;
 pub mod context;
 pub mod error;
 pub mod extend;
+pub mod isl_model;
+pub mod legality;
 pub mod log;
 pub mod plan;
 pub mod reorder;
@@ -28,6 +30,7 @@ pub mod targets;
 pub mod widen;
 
 pub use error::PipelineError;
+pub use legality::{compute_violations, LegalityError, LegalityReport};
 pub use log::PipelineLog;
 pub use plan::{DepKind, PipelinePlan, Violation};
 
@@ -288,11 +291,13 @@ fn check_legality(
 }
 
 /// The ISL legality analysis: its violations and a summary of the dependences it checked.
-fn run_legality(
-    _func: &Function,
-    _plan: &PipelinePlan,
-) -> Result<(Vec<Violation>, String), String> {
-    Ok((Vec::new(), "no analysis yet".into()))
+fn run_legality(func: &Function, plan: &PipelinePlan) -> Result<(Vec<Violation>, String), String> {
+    let report = compute_violations(func, plan).map_err(|e| e.to_string())?;
+    let summary = format!(
+        "checked {} flow, {} anti and {} output dependences",
+        report.flow, report.anti, report.output
+    );
+    Ok((report.violations, summary))
 }
 
 /// `i = 3, k = 0`.

@@ -1,0 +1,410 @@
+//! The polyhedral model of one pipelined loop, written in ISL's text syntax: statement instances,
+//! element-exact access relations and the two schedules (original and pipelined) of every
+//! instruction inside the loop.
+//!
+//! This module knows nothing of ISL objects; it only produces text, so that what the legality check
+//! feeds ISL can be read and tested. [`crate::pipeline::legality`] parses and drives it.
+//!
+//! The model (for `plan.axis`, the pipelined loop, with original bounds `lb <= iv < ub`):
+//! - **Statements** are the instructions of the loop's subtree. Instruction `k` (its entity index)
+//!   is the tuple `S<k>[d0, ..., dn]`, one dimension per enclosing loop, outermost first: the
+//!   loops around the pipelined loop, the pipelined loop itself (dimension `dp`) and the loops
+//!   nested inside it. Its domain is the box of the loop bounds, with the pipelined loop's upper
+//!   bound the parameter `N` (bound to `ub` only when a verdict is read, so that nothing the check
+//!   computes depends on the trip count), restricted by every predicate on the statements around it.
+//! - **Accesses** are element-exact: operand `T[start +: size]` of instance `S<k>[d]` touches
+//!   `M[outer ivs, slot, block slots, e0, e1] : start_j <= e_j < start_j + size_j`. The outer ivs
+//!   tag the memory so that instances of different iterations of the loops around the pipelined
+//!   loop never conflict: pipelining never reorders them, so their dependences need no check. The
+//!   `slot` is `dp mod B` for a tensor the plan multi-buffers with count `B` (absent otherwise),
+//!   and each block dimension the tensor already has is its slot expression modulo its count.
+//!   An instruction writes its `dst` and reads its `srcs`; an accumulating matmul also reads `dst`.
+//! - **The original schedule** maps an instance to `[outer ivs, dp, child, tail..]`: `child` is the
+//!   position of the loop-body child holding the instruction, and the tail walks down from it, one
+//!   `iv, position` pair per nested loop and the position of the instruction in its statement last,
+//!   padded with zeros to a common length.
+//! - **The pipelined schedule** is `[outer ivs, dp + stage(child)]` (a band, shifted by stage in
+//!   an ISL schedule tree by the caller) followed by `[rank(child), tail..]`, where `rank` is the
+//!   child's position in `plan.order`.
+//!
+//! Invariants: every instruction of the loop's subtree appears once; all statement tuples of one
+//! model have the same schedule dimension count; the pipelined loop is at dimension
+//! `outer.len()` of every statement.
+
+use super::plan::PipelinePlan;
+use crate::affine::{AffineExpr, CmpOp, Predicate};
+use crate::entities::{Axis, Inst, Stmt, Tensor};
+use crate::ir::{Function, Op, Operand, StmtKind};
+use cranelift_entity::EntityRef;
+use std::fmt::Write;
+
+/// The name of the trip-count parameter (the pipelined loop's upper bound).
+pub const TRIP_PARAM: &str = "N";
+
+/// One entry of a schedule tail below the child of the pipelined loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TailTerm {
+    Const(usize),
+    Iv(Axis),
+}
+
+/// One instruction of the loop's subtree, with where it sits.
+#[derive(Clone, Debug)]
+pub struct InstModel {
+    pub inst: Inst,
+    /// The loops around it, outermost first (outer loops, the pipelined loop, nested loops).
+    pub loops: Vec<Axis>,
+    /// The index, in program order, of the child of the pipelined loop that holds it.
+    pub child: usize,
+    tail: Vec<TailTerm>,
+    preds: Vec<Predicate>,
+}
+
+/// The model of one pipelined loop.
+#[derive(Clone, Debug)]
+pub struct LoopModel {
+    /// The loops around the pipelined loop, outermost first.
+    pub outer: Vec<Axis>,
+    pub insts: Vec<InstModel>,
+    /// The longest tail, to which every schedule is padded.
+    tail_len: usize,
+}
+
+/// Why a function and plan cannot be modelled.
+pub type ModelError = String;
+
+impl LoopModel {
+    /// Collects the instructions of `plan.axis`'s subtree in program order.
+    pub fn build(func: &Function, plan: &PipelinePlan) -> Result<LoopModel, ModelError> {
+        let axis = plan.axis;
+        let axis_name = func.axis_name(axis).to_string();
+        if func.axes.get(axis).is_none() {
+            return Err(format!("the pipelined loop {axis} is not in the function"));
+        }
+        let mut outer = Vec::new();
+        let mut preds = Vec::new();
+        if !find_loop(func, &func.body, axis, &mut outer, &mut preds) {
+            return Err(format!(
+                "loop `{axis_name}` is not in the function's loop tree"
+            ));
+        }
+        let body = &func.axes[axis].body;
+        if plan.stages.len() != body.len() || plan.order.len() != body.len() {
+            return Err(format!(
+                "the plan of loop `{axis_name}` has {} stages and {} order entries for {} children",
+                plan.stages.len(),
+                plan.order.len(),
+                body.len()
+            ));
+        }
+        let mut seen = vec![false; body.len()];
+        for &c in &plan.order {
+            if c >= body.len() || std::mem::replace(&mut seen[c], true) {
+                return Err(format!(
+                    "the execution order of loop `{axis_name}` is not a permutation"
+                ));
+            }
+        }
+        let mut loops = outer.clone();
+        loops.push(axis);
+        let mut insts = Vec::new();
+        for (child, &stmt) in body.iter().enumerate() {
+            visit(
+                func,
+                stmt,
+                child,
+                &mut loops,
+                &mut preds,
+                &mut Vec::new(),
+                &mut insts,
+            );
+        }
+        let tail_len = insts.iter().map(|m| m.tail.len()).max().unwrap_or(0);
+        Ok(LoopModel {
+            outer,
+            insts,
+            tail_len,
+        })
+    }
+
+    /// The tuple name of an instruction's statement.
+    pub fn stmt_name(inst: Inst) -> String {
+        format!("S{}", inst.index())
+    }
+
+    /// `S<k>[d0, ..., dn]`.
+    fn tuple(m: &InstModel) -> String {
+        let dims: Vec<String> = (0..m.loops.len()).map(|q| format!("d{q}")).collect();
+        format!("{}[{}]", Self::stmt_name(m.inst), dims.join(", "))
+    }
+
+    /// The name of the dimension of `axis` in `m`'s tuple.
+    fn dim_of(m: &InstModel, axis: Axis) -> Result<String, ModelError> {
+        m.loops
+            .iter()
+            .position(|&a| a == axis)
+            .map(|q| format!("d{q}"))
+            .ok_or_else(|| {
+                format!(
+                    "instruction {} uses the induction variable of a loop ({axis}) that does not enclose it",
+                    m.inst
+                )
+            })
+    }
+
+    fn affine(m: &InstModel, e: &AffineExpr) -> Result<String, ModelError> {
+        let mut s = String::new();
+        for &(axis, coeff) in e.terms() {
+            write!(s, "{coeff}*{} + ", Self::dim_of(m, axis)?).expect("writing to a String");
+        }
+        write!(s, "{}", e.constant_term()).expect("writing to a String");
+        Ok(s)
+    }
+
+    /// The constraints of `m`'s domain (without braces).
+    fn domain_constraints(&self, func: &Function, m: &InstModel) -> Result<String, ModelError> {
+        let p = self.outer.len();
+        let mut cs = Vec::new();
+        for (q, &axis) in m.loops.iter().enumerate() {
+            let a = &func.axes[axis];
+            if q == p {
+                cs.push(format!("{} <= d{q} < {TRIP_PARAM}", a.lb));
+            } else {
+                cs.push(format!("{} <= d{q} < {}", a.lb, a.ub));
+            }
+        }
+        for pred in &m.preds {
+            let e = Self::affine(m, &pred.expr)?;
+            let op = match pred.cmp {
+                CmpOp::Ge => ">=",
+                CmpOp::Lt => "<",
+                CmpOp::Eq => "=",
+            };
+            cs.push(format!("{e} {op} {}", pred.bound));
+        }
+        Ok(cs.join(" and "))
+    }
+
+    /// The domain of `m`: `S<k>[d..] : bounds and predicates` (a piece of a union set).
+    pub fn domain(&self, func: &Function, m: &InstModel) -> Result<String, ModelError> {
+        Ok(format!(
+            "{} : {}",
+            Self::tuple(m),
+            self.domain_constraints(func, m)?
+        ))
+    }
+
+    /// The access relation of `m` to `op` (a piece of a union map).
+    fn access(
+        &self,
+        func: &Function,
+        plan: &PipelinePlan,
+        m: &InstModel,
+        op: &Operand,
+    ) -> Result<String, ModelError> {
+        let t = func
+            .tensors
+            .get(op.tensor)
+            .ok_or_else(|| format!("instruction {} names an undefined tensor", m.inst))?;
+        let acc = &op.access;
+        if acc.start.len() != t.shape.len()
+            || acc.size.len() != t.shape.len()
+            || acc.slots.len() != t.block.len()
+        {
+            return Err(format!(
+                "an access of instruction {} to `{}` does not match the tensor's dimensions",
+                m.inst, t.name
+            ));
+        }
+        let p = self.outer.len();
+        let mut out: Vec<String> = (0..p).map(|q| format!("d{q}")).collect();
+        let count = plan.buffer_count(op.tensor);
+        if count > 1 {
+            out.push(format!("d{p} mod {count}"));
+        }
+        for (e, b) in acc.slots.iter().zip(&t.block) {
+            out.push(format!("({}) mod {}", Self::affine(m, e)?, b.count.max(1)));
+        }
+        let mut cs = vec![self.domain_constraints(func, m)?];
+        for (j, (start, &size)) in acc.start.iter().zip(&acc.size).enumerate() {
+            let s = Self::affine(m, start)?;
+            out.push(format!("e{j}"));
+            cs.push(format!("{s} <= e{j} < {s} + {size}"));
+        }
+        Ok(format!(
+            "{} -> M[{}] : {}",
+            Self::tuple(m),
+            out.join(", "),
+            cs.join(" and ")
+        ))
+    }
+
+    /// The reads and writes of `tensor` by the loop's instructions, as two union-map bodies
+    /// (pieces joined by `;`, without braces), and the instructions that touch it.
+    pub fn accesses_of(
+        &self,
+        func: &Function,
+        plan: &PipelinePlan,
+        tensor: Tensor,
+    ) -> Result<TensorAccesses, ModelError> {
+        let mut acc = TensorAccesses::default();
+        for (k, m) in self.insts.iter().enumerate() {
+            let data = &func.insts[m.inst];
+            let mut touched = false;
+            for src in data.srcs.iter().filter(|o| o.tensor == tensor) {
+                acc.reads.push(self.access(func, plan, m, src)?);
+                touched = true;
+            }
+            if data.dst.tensor == tensor {
+                let w = self.access(func, plan, m, &data.dst)?;
+                if matches!(data.op, Op::Matmul { accumulate: true }) {
+                    acc.reads.push(w.clone());
+                }
+                acc.writes.push(w);
+                touched = true;
+            }
+            if touched {
+                acc.insts.push(k);
+            }
+        }
+        Ok(acc)
+    }
+
+    /// The tensors the loop's instructions write, in entity order, each once.
+    pub fn written_tensors(&self, func: &Function) -> Vec<Tensor> {
+        let mut ts: Vec<Tensor> = self
+            .insts
+            .iter()
+            .map(|m| func.insts[m.inst].dst.tensor)
+            .collect();
+        ts.sort();
+        ts.dedup();
+        ts
+    }
+
+    fn tail(&self, m: &InstModel) -> Result<Vec<String>, ModelError> {
+        let mut out = Vec::with_capacity(self.tail_len);
+        for t in &m.tail {
+            out.push(match *t {
+                TailTerm::Const(c) => c.to_string(),
+                TailTerm::Iv(axis) => Self::dim_of(m, axis)?,
+            });
+        }
+        out.resize(self.tail_len, "0".to_string());
+        Ok(out)
+    }
+
+    /// The original schedule of `m`: `S<k>[d..] -> [outer, dp, child, tail..]`.
+    pub fn original_schedule(&self, m: &InstModel) -> Result<String, ModelError> {
+        let mut out: Vec<String> = (0..=self.outer.len()).map(|q| format!("d{q}")).collect();
+        out.push(m.child.to_string());
+        out.extend(self.tail(m)?);
+        Ok(format!("{} -> [{}]", Self::tuple(m), out.join(", ")))
+    }
+
+    /// The band of the pipelined schedule before the shift: `S<k>[d..] -> [outer, dp]`.
+    pub fn band(&self, m: &InstModel) -> String {
+        let out: Vec<String> = (0..=self.outer.len()).map(|q| format!("d{q}")).collect();
+        format!("{} -> [{}]", Self::tuple(m), out.join(", "))
+    }
+
+    /// The shift of the band: `S<k>[d..] -> [0.., stage]`.
+    pub fn band_shift(&self, plan: &PipelinePlan, m: &InstModel) -> String {
+        let mut out = vec!["0".to_string(); self.outer.len()];
+        out.push(plan.stages[m.child].to_string());
+        format!("{} -> [{}]", Self::tuple(m), out.join(", "))
+    }
+
+    /// What follows the band in the pipelined schedule: `S<k>[d..] -> [rank(child), tail..]`.
+    pub fn in_iteration(&self, plan: &PipelinePlan, m: &InstModel) -> Result<String, ModelError> {
+        let rank = plan
+            .order
+            .iter()
+            .position(|&c| c == m.child)
+            .expect("LoopModel::build checked that the order is a permutation");
+        let mut out = vec![rank.to_string()];
+        out.extend(self.tail(m)?);
+        Ok(format!("{} -> [{}]", Self::tuple(m), out.join(", ")))
+    }
+}
+
+/// The accesses of one tensor inside the loop.
+#[derive(Clone, Debug, Default)]
+pub struct TensorAccesses {
+    pub reads: Vec<String>,
+    pub writes: Vec<String>,
+    /// Indices into [`LoopModel::insts`] of the instructions that touch the tensor.
+    pub insts: Vec<usize>,
+}
+
+/// Finds `target` below `block`, recording the loops and predicates on the way.
+fn find_loop(
+    func: &Function,
+    block: &[Stmt],
+    target: Axis,
+    outer: &mut Vec<Axis>,
+    preds: &mut Vec<Predicate>,
+) -> bool {
+    for &stmt in block {
+        let Some(data) = func.stmts.get(stmt) else {
+            continue;
+        };
+        if let StmtKind::Loop(axis) = data.kind {
+            let n = preds.len();
+            preds.extend(data.preds.iter().cloned());
+            if axis == target {
+                return true;
+            }
+            outer.push(axis);
+            if func.axes.get(axis).is_some()
+                && find_loop(func, &func.axes[axis].body, target, outer, preds)
+            {
+                return true;
+            }
+            outer.pop();
+            preds.truncate(n);
+        }
+    }
+    false
+}
+
+fn visit(
+    func: &Function,
+    stmt: Stmt,
+    child: usize,
+    loops: &mut Vec<Axis>,
+    preds: &mut Vec<Predicate>,
+    tail: &mut Vec<TailTerm>,
+    out: &mut Vec<InstModel>,
+) {
+    let data = &func.stmts[stmt];
+    let n = preds.len();
+    preds.extend(data.preds.iter().cloned());
+    match &data.kind {
+        StmtKind::Insts(insts) => {
+            for (j, &inst) in insts.iter().enumerate() {
+                let mut t = tail.clone();
+                t.push(TailTerm::Const(j));
+                out.push(InstModel {
+                    inst,
+                    loops: loops.clone(),
+                    child,
+                    tail: t,
+                    preds: preds.clone(),
+                });
+            }
+        }
+        &StmtKind::Loop(axis) => {
+            loops.push(axis);
+            tail.push(TailTerm::Iv(axis));
+            for (k, &s) in func.axes[axis].body.iter().enumerate() {
+                tail.push(TailTerm::Const(k));
+                visit(func, s, child, loops, preds, tail, out);
+                tail.pop();
+            }
+            tail.pop();
+            loops.pop();
+        }
+    }
+    preds.truncate(n);
+}
