@@ -245,13 +245,69 @@ fn run_json_reports_outputs_by_name_and_shape() {
 }
 
 #[test]
-fn run_says_that_pipelining_is_not_there_yet() {
-    let o = nkc(&["run", "examples/tensor_add.nk", "--pipeline", "annotated"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("not implemented yet"), "{}", stderr(&o));
-    let none = nkc(&["run", "examples/tensor_add.nk", "--pipeline", "none"]);
+fn run_pipelines_annotated_loops_and_gives_the_same_bits() {
+    let piped = nkc(&[
+        "run",
+        "examples/tensor_add.nk",
+        "--json",
+        "--log",
+        "pipeliner",
+    ]);
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    assert!(
+        stderr(&piped).contains("created the extended loop with bounds [0, 18)"),
+        "{}",
+        stderr(&piped)
+    );
+    let none = nkc(&[
+        "run",
+        "examples/tensor_add.nk",
+        "--json",
+        "--pipeline",
+        "none",
+    ]);
     assert_eq!(none.status.code(), Some(0));
     assert!(none.stderr.is_empty(), "{}", stderr(&none));
+    let a: serde_json::Value = serde_json::from_str(&stdout(&piped)).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&stdout(&none)).unwrap();
+    assert_eq!(a["summary"], b["summary"]);
+    assert_eq!(a["pipeline"], "default");
+    // The pipelined loop runs two more iterations, in which some stages are off.
+    assert!(a["stats"]["stmts_skipped"].as_u64().unwrap() > 0);
+    let emergent = nkc(&["run", "examples/tensor_add.nk", "--pipeline", "emergent"]);
+    assert_eq!(emergent.status.code(), Some(0));
+    assert!(
+        stderr(&emergent).contains("belongs to the backend"),
+        "{}",
+        stderr(&emergent)
+    );
+}
+
+#[test]
+fn compile_emits_the_pipelined_ir() {
+    let o = nkc(&["compile", "examples/tensor_add.nk", "--emit", "pipelined"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("pipelined(stages=3, trip=16)"), "{text}");
+    assert!(text.contains("block[i: 2]"), "{text}");
+    assert!(text.contains("stage=2 if i >= 2 {"), "{text}");
+}
+
+#[test]
+fn check_runs_the_legality_check_and_it_can_be_switched_off() {
+    let dir = scratch("legality");
+    let p = dir.join("bad.nk");
+    std::fs::write(
+        &p,
+        "def k(a: nl.hbm[nl.float32, 512, 128]):\n    s = nl.ndarray((512, 128), dtype=nl.float32, buffer=nl.shared_hbm)\n    acc = nl.zeros((128, 128), dtype=nl.float32, buffer=nl.sbuf)\n    for i in nl.sequential_range(4):\n        t = nl.load(a[i * 128:(i + 1) * 128, :], stage_id=0)\n        acc += nl.exp(t, stage_id=0)\n        u = nl.copy(acc, stage_id=1)\n        nl.store(s[i * 128:(i + 1) * 128, :], value=u, stage_id=1)\n    return s\n",
+    )
+    .unwrap();
+    let path = p.to_str().unwrap();
+    let o = nkc(&["check", path]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("E0430"), "{}", stderr(&o));
+    let off = nkc(&["check", path, "--no-legality-check"]);
+    assert_eq!(off.status.code(), Some(0), "{}", stderr(&off));
 }
 
 #[test]

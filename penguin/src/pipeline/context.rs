@@ -10,13 +10,16 @@
 //!   nested loop, annotated through its `range` call. Every rule has its own diagnostic: every
 //!   child has a stage id; the ids used are `0..N-1` with no gap; they never decrease in program
 //!   order; `execution_order` is on all children or none; given, the orders are a permutation of
-//!   `0..n-1` (waived by `disable_execution_order_check`) and increase in program order within
-//!   each stage.
+//!   `0..n-1` and increase in program order within each stage. The loop keyword
+//!   `disable_execution_order_check=True` waives both order rules: the children then run sorted by
+//!   order value (ties in program order), and only the legality check stands between a bad order
+//!   and the kernel.
 //! - Both modes on one loop is an error ([`codes::BOTH_MODES`]).
 //!
 //! Invariants of a returned context: `stages.len()` is the number of children, every stage is
 //! `< num_stages`, every stage has at least one child, stages never decrease in program order, and
-//! `order` is a permutation of the child indices that keeps program order within each stage.
+//! `order` is a permutation of the child indices that keeps program order within each stage
+//! (unless the order check is disabled).
 
 use super::codes;
 use super::error::{axis_span, stmt_span, PipelineError};
@@ -258,13 +261,12 @@ pub fn compute_schedule_context(
             check_permutation(func, axis, &ord, &mut errors);
         }
         // Increasing in program order within each stage.
+        let check = !data.attrs.disable_execution_order_check;
         let mut last_in_stage: Vec<Option<usize>> = vec![None; num_stages as usize];
         for k in 0..children.len() {
             let s = stages[k] as usize;
             if let Some(p) = last_in_stage[s] {
-                if ord[k] < ord[p]
-                    || (ord[k] == ord[p] && !data.attrs.disable_execution_order_check)
-                {
+                if check && ord[k] <= ord[p] {
                     errors.push(
                         PipelineError::new(
                             codes::ORDER_DECREASES_IN_STAGE,

@@ -330,10 +330,11 @@ fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> Pipel
     };
     let describe = |i: Inst| {
         let stage = child_of(func, plan, i).map(|k| plan.stages[k]);
-        let op = func.insts[i].op.name();
+        let d = &func.insts[i];
+        let what = format!("`{} = {}`", func.tensors[d.dst.tensor].name, d.op.name());
         match stage {
-            Some(s) => format!("the {op} (stage {s})"),
-            None => format!("the {op}"),
+            Some(s) => format!("{what} (stage {s})"),
+            None => what,
         }
     };
     let span = |i: Inst| func.inst_spans.get(i).copied().flatten();
@@ -342,8 +343,9 @@ fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> Pipel
     let mut e = PipelineError::new(
         codes::DEPENDENCE_VIOLATION,
         format!(
-            "the pipeline of loop `{}` breaks a {} dependence on `{tname}`",
+            "the pipeline of loop `{}` breaks {} {} dependence on `{tname}`",
             func.axis_name(plan.axis),
+            if v.kind == DepKind::Flow { "a" } else { "an" },
             v.kind.name()
         ),
         span(v.sink),

@@ -1,0 +1,219 @@
+//! The pipeliner corpus: every `tests/pipeline/*.nk` states its expectation in header comments.
+//!
+//! - `# expect: CODE @ LINE` (one or more): the pipeliner (with its legality check) rejects the
+//!   kernel with exactly these diagnostics (code and 1-based line of the primary span); the
+//!   rendered diagnostics are snapshotted with insta.
+//! - `# runs` and `# log: TEXT` lines: the kernel is pipelined, every `TEXT` appears in a line of
+//!   the `--log pipeliner` log, and the interpreter gives identical bits on the original and the
+//!   pipelined IR, on several seeded inputs.
+//!
+//! Every example and every `tests/good` kernel must also keep its bits through the pipeliner.
+
+use nkc::driver;
+use penguin::interp;
+use penguin::pipeline::{self, PipelineLog, PipelineOptions};
+use penguin::Function;
+use std::path::{Path, PathBuf};
+
+enum Expect {
+    Errors(Vec<(String, usize)>),
+    Runs(Vec<String>),
+}
+
+fn expectation(source: &str) -> Expect {
+    let errors: Vec<(String, usize)> = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("# expect:"))
+        .map(|rest| {
+            let (code, line) = rest
+                .split_once('@')
+                .unwrap_or_else(|| panic!("malformed expectation `{rest}`"));
+            let line = line
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("malformed line number in `{rest}`"));
+            (code.trim().to_string(), line)
+        })
+        .collect();
+    let runs = source.lines().any(|l| l.trim() == "# runs");
+    assert!(
+        runs == errors.is_empty(),
+        "a corpus file states either `# runs` or `# expect:` lines"
+    );
+    if runs {
+        Expect::Runs(
+            source
+                .lines()
+                .filter_map(|l| l.strip_prefix("# log:"))
+                .map(|s| s.trim().to_string())
+                .collect(),
+        )
+    } else {
+        Expect::Errors(errors)
+    }
+}
+
+fn line_of(source: &str, offset: usize) -> usize {
+    source[..offset.min(source.len())].matches('\n').count() + 1
+}
+
+fn files(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the directory exists")
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "nk"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The bits of every output, for `seed`'s inputs.
+fn output_bits(func: &Function, seed: u64) -> Vec<Vec<u32>> {
+    let inputs = interp::random_inputs(func, seed);
+    let result = interp::interpret(func, &inputs)
+        .unwrap_or_else(|e| panic!("`{}` does not interpret: {e}", func.name));
+    result
+        .outputs
+        .iter()
+        .map(|a| a.data.iter().map(|x| x.to_bits()).collect())
+        .collect()
+}
+
+/// Pipelines `func` and checks that it keeps its bits; returns the log.
+fn assert_same_bits(func: &Function, what: &str) -> PipelineLog {
+    let mut piped = func.clone();
+    let mut log = PipelineLog::default();
+    if let Err(errors) =
+        pipeline::pipeline_function_logged(&mut piped, &PipelineOptions::default(), &mut log)
+    {
+        panic!("{what}: the pipeliner rejects it: {errors:#?}\n{log}");
+    }
+    for seed in [0, 1, 2] {
+        assert!(
+            output_bits(func, seed) == output_bits(&piped, seed),
+            "{what}: the pipelined IR gives other bits than the original (seed {seed})"
+        );
+    }
+    log
+}
+
+#[test]
+fn pipeline_corpus() {
+    let files = files("tests/pipeline");
+    assert!(files.len() >= 25, "the corpus has {} files", files.len());
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("UTF-8 file name")
+            .to_string();
+        let file = format!("tests/pipeline/{name}.nk");
+        let source = std::fs::read_to_string(path).expect("readable file");
+        let func = frontend::compile(&source, None)
+            .unwrap_or_else(|e| panic!("{file} does not compile: {e:#?}"));
+        match expectation(&source) {
+            Expect::Runs(lines) => {
+                let log = assert_same_bits(&func, &file);
+                assert!(
+                    log.lines
+                        .iter()
+                        .any(|l| l.contains("created the extended loop")),
+                    "{file}: no loop was pipelined\n{log}"
+                );
+                for want in &lines {
+                    if !log.contains(want) {
+                        failures.push(format!("{file}: the log lacks `{want}`:\n{log}"));
+                    }
+                }
+            }
+            Expect::Errors(mut expected) => {
+                let mut piped = func.clone();
+                let errors =
+                    match pipeline::pipeline_function(&mut piped, &PipelineOptions::default()) {
+                        Ok(_) => {
+                            failures.push(format!("{file}: the pipeliner accepts it"));
+                            continue;
+                        }
+                        Err(e) => e,
+                    };
+                assert!(
+                    errors.iter().all(|e| !e.is_internal()),
+                    "{file}: internal error {errors:#?}"
+                );
+                let diags: Vec<_> = errors.into_iter().map(driver::to_diagnostic).collect();
+                let mut actual: Vec<(String, usize)> = diags
+                    .iter()
+                    .map(|e| (e.code.to_string(), line_of(&source, e.span.start)))
+                    .collect();
+                expected.sort();
+                actual.sort();
+                let text = frontend::diagnostic::render_plain(&file, &source, &diags);
+                if expected != actual {
+                    failures.push(format!(
+                        "{file}:\n  expected {expected:?}\n  actual   {actual:?}\n{text}"
+                    ));
+                    continue;
+                }
+                // On error the function is left as it was.
+                assert_eq!(
+                    penguin::write_function(&piped),
+                    penguin::write_function(&func),
+                    "{file}: a failed pipeliner changed the function"
+                );
+                insta::assert_snapshot!(name, text);
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every example is accepted and keeps its bits. A `tests/good` kernel (good for the front end)
+/// keeps its bits when the pipeliner accepts it; the only one it rejects has annotations on a loop
+/// nested in a pipelined loop (E0401, nested pipelining).
+#[test]
+fn examples_and_good_kernels_keep_their_bits() {
+    let mut count = 0;
+    for dir in ["examples", "tests/good"] {
+        for path in files(dir) {
+            let source = std::fs::read_to_string(&path).expect("readable file");
+            let (module, errors) = frontend::parse(&source);
+            assert!(errors.is_empty(), "{}", path.display());
+            for k in &module.kernels {
+                let what = format!("{}::{}", path.display(), k.name.name);
+                let func = frontend::compile(&source, Some(&k.name.name))
+                    .unwrap_or_else(|e| panic!("{what} does not compile: {e:#?}"));
+                if dir == "tests/good" {
+                    let mut piped = func.clone();
+                    if let Err(e) =
+                        pipeline::pipeline_function(&mut piped, &PipelineOptions::default())
+                    {
+                        assert!(
+                            e.iter().all(|e| e.code == pipeline::codes::NESTED_PIPELINE),
+                            "{what}: {e:#?}"
+                        );
+                        continue;
+                    }
+                }
+                assert_same_bits(&func, &what);
+                count += 1;
+            }
+        }
+    }
+    assert!(count >= 8, "only {count} kernels");
+}
+
+#[test]
+fn expectations_are_parsed() {
+    match expectation("# expect: E0401 @ 3\n# expect: E0430 @ 12\ndef k():\n") {
+        Expect::Errors(e) => {
+            assert_eq!(e, vec![("E0401".to_string(), 3), ("E0430".to_string(), 12)])
+        }
+        Expect::Runs(_) => panic!("expected errors"),
+    }
+    match expectation("# runs\n# log: stage 0: t = load\n") {
+        Expect::Runs(l) => assert_eq!(l, vec!["stage 0: t = load".to_string()]),
+        Expect::Errors(_) => panic!("expected runs"),
+    }
+}
