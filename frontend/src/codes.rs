@@ -7,6 +7,7 @@
 //! | --- | --- |
 //! | `E0001`–`E0099` | syntax: the lexer (`lexer.rs`) and the parser (`parser.rs`) |
 //! | `E0100`–`E0399` | semantic checks (`check/`) and lowering; each constant below says what it means |
+//! | `E0400`–`E0499` | the annotated software pipeliner and its legality check; defined in penguin (`penguin::pipeline::codes`), which does not depend on the front end |
 //! | `E0900`–`E0999` | problems found only by running a kernel (`nkc run`), reported at the statement |
 //!
 //! Syntax codes:

@@ -49,7 +49,9 @@ fn walk(func: &Function, block: &[crate::entities::Stmt], outer: Option<Axis>, o
         };
         let data = &func.axes[axis];
         let mut inner_outer = outer;
-        if is_annotated(func, axis) {
+        if data.attrs.pipelined.is_some() {
+            out.skipped.push((axis, "already pipelined".into()));
+        } else if is_annotated(func, axis) {
             if let Some(o) = outer {
                 out.errors.push(
                     PipelineError::new(
