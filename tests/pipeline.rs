@@ -98,6 +98,40 @@ fn assert_same_bits(func: &Function, what: &str) -> PipelineLog {
     log
 }
 
+/// For a kernel the legality check rejects: with the check off it is pipelined, and the result
+/// changes (other bits, or a read of memory nothing wrote) — unless the header says
+/// `# check off: same bits` (a reversed dependence whose reversal happens not to matter).
+fn check_off_changes_result(func: &Function, source: &str, file: &str) -> Option<String> {
+    let mut piped = func.clone();
+    let off = PipelineOptions {
+        legality_check: false,
+    };
+    if pipeline::pipeline_function(&mut piped, &off).is_err() {
+        // Not a legality rejection.
+        return None;
+    }
+    let same = [0, 1].iter().all(|&seed| {
+        let inputs = interp::random_inputs(func, seed);
+        let want = interp::interpret(func, &inputs).ok().map(|r| r.outputs);
+        let got = interp::interpret(&piped, &inputs).ok().map(|r| r.outputs);
+        let bits = |o: Option<Vec<interp::Array>>| {
+            o.map(|v| {
+                v.iter()
+                    .map(|a| a.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+                    .collect::<Vec<_>>()
+            })
+        };
+        bits(want) == bits(got)
+    });
+    let says_same = source.lines().any(|l| l.trim() == "# check off: same bits");
+    (same != says_same).then(|| {
+        format!(
+            "{file}: with the legality check off the pipelined kernel gives {} bits",
+            if same { "the same" } else { "other" }
+        )
+    })
+}
+
 #[test]
 fn pipeline_corpus() {
     let files = files("tests/pipeline");
@@ -163,6 +197,9 @@ fn pipeline_corpus() {
                     "{file}: a failed pipeliner changed the function"
                 );
                 insta::assert_snapshot!(name, text);
+                if let Some(failure) = check_off_changes_result(&func, &source, &file) {
+                    failures.push(failure);
+                }
             }
         }
     }

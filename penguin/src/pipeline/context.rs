@@ -80,8 +80,13 @@ pub fn compute_schedule_context(
         .filter(|&k| annots[k].stage_id.is_some())
         .collect();
 
-    if let Some(n) = data.attrs.num_stages.filter(|&n| n > 1) {
-        // Mode A.
+    // Mode A; `num_stages=1` with stage ids is both modes too (the seed asserts on the attribute
+    // being present at all).
+    if let Some(n) = data
+        .attrs
+        .num_stages
+        .filter(|&n| n > 1 || !with_stage.is_empty())
+    {
         if let Some(&first) = with_stage.first() {
             errors.push(
                 PipelineError::new(
@@ -130,7 +135,7 @@ pub fn compute_schedule_context(
                 .with_help(format!("use num_stages={} at most", children.len().max(1))),
             );
         }
-        if !errors.is_empty() {
+        if !errors.is_empty() || n <= 1 {
             return Err(errors);
         }
         let mut stages = Vec::with_capacity(children.len());

@@ -127,6 +127,10 @@ pub fn pipeline_function_logged(
             a.lb,
             a.ub - i64::from(plan.num_stages) + 1
         ));
+        log.push(format!(
+            "loop `{}`: applied software pipelining with num_stages={}",
+            a.iv_name, plan.num_stages
+        ));
     }
     if let Err(errs) = crate::verify::verify_function(func) {
         let list: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
