@@ -362,15 +362,21 @@ fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> Pipel
         describe(v.sink)
     ));
     let buffered = plan.buffer_count(v.tensor);
-    e = match v.kind {
-        DepKind::Flow => e.with_help(
+    let counts = buffers::compute_buffer_counts(func, plan.axis, &plan.stages);
+    let decision = counts.iter().find(|(t, _)| *t == v.tensor).map(|(_, c)| c);
+    e = match (v.kind, decision) {
+        (DepKind::Flow, _) => e.with_help(
             "put the reader in the same stage as the writer or a later one, and after it in execution order",
         ),
-        DepKind::Anti | DepKind::Output if buffered <= 1 => e.with_help(format!(
-            "`{tname}` has one buffer, which iterations in flight share; a buffer carried across iterations must be read and written in one stage"
+        (_, Some(BufferCount::Counted { count, .. })) if buffered < *count => e.with_help(format!(
+            "`{tname}` has {buffered} buffer(s) but {count} iterations of it are in flight: let the \
+             pipeliner buffer it (drop disable_auto_buffer=True) or raise multi_buffer"
         )),
-        DepKind::Anti | DepKind::Output => e.with_help(format!(
-            "`{tname}` has {buffered} buffers, too few for the iterations in flight"
+        (_, Some(BufferCount::Skipped(buffers::SkipReason::Carried))) => e.with_help(format!(
+            "`{tname}` is carried across iterations in one buffer: read and write it in one stage"
+        )),
+        _ => e.with_help(format!(
+            "iterations in flight overlap on `{tname}`: make the conflicting accesses in one stage"
         )),
     };
     e
