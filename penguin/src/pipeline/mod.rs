@@ -7,5 +7,7 @@ pub mod isl_model;
 pub mod legality;
 pub mod plan;
 
-pub use legality::{compute_violations, LegalityError, LegalityReport};
+pub use legality::{
+    compute_violations, compute_violations_with, LegalityError, LegalityOptions, LegalityReport,
+};
 pub use plan::{DepKind, PipelinePlan, Violation};
