@@ -188,15 +188,6 @@ impl LoopModel {
         Ok(cs.join(" and "))
     }
 
-    /// The domain of `m`: `S<k>[d..] : bounds and predicates` (a piece of a union set).
-    pub fn domain(&self, func: &Function, m: &InstModel) -> Result<String, ModelError> {
-        Ok(format!(
-            "{} : {}",
-            Self::tuple(m),
-            self.domain_constraints(func, m)?
-        ))
-    }
-
     /// The access relation of `m` to `op` (a piece of a union map), with the element dimensions
     /// encoded as `dims` says.
     fn access(
@@ -313,6 +304,13 @@ impl LoopModel {
         let mut acc = TensorAccesses::default();
         for &(k, op, write, rmw) in &ops {
             let text = self.access(func, plan, &self.insts[k], op, &dims)?;
+            let inst = self.insts[k].inst;
+            if write || rmw {
+                acc.writers.push(inst);
+            }
+            if !write || rmw {
+                acc.readers.push(inst);
+            }
             if write {
                 if rmw {
                     acc.reads.push(text.clone());
@@ -375,35 +373,50 @@ impl LoopModel {
         Ok(out)
     }
 
-    /// The original schedule of `m`: `S<k>[d..] -> [outer, dp, child, tail..]`.
-    pub fn original_schedule(&self, m: &InstModel) -> Result<String, ModelError> {
-        let mut out: Vec<String> = (0..=self.outer.len()).map(|q| format!("d{q}")).collect();
+    /// The number of dimensions of the band (the outer loops and the pipelined loop).
+    pub fn band_dims(&self) -> usize {
+        self.outer.len() + 1
+    }
+
+    /// The original schedule of `m` on its domain:
+    /// `S<k>[d..] -> [outer, dp, child, tail..] : domain constraints`. Its first
+    /// [`Self::band_dims`] dimensions are the band of the pipelined schedule before the shift.
+    pub fn original_schedule(&self, func: &Function, m: &InstModel) -> Result<String, ModelError> {
+        let mut out: Vec<String> = (0..self.band_dims()).map(|q| format!("d{q}")).collect();
+        out.push(m.child.to_string());
+        out.extend(self.tail(m)?);
+        Ok(format!(
+            "{} -> [{}] : {}",
+            Self::tuple(m),
+            out.join(", "),
+            self.domain_constraints(func, m)?
+        ))
+    }
+
+    /// [`Self::original_schedule`] without the domain constraints.
+    pub fn original_schedule_universe(&self, m: &InstModel) -> Result<String, ModelError> {
+        let mut out: Vec<String> = (0..self.band_dims()).map(|q| format!("d{q}")).collect();
         out.push(m.child.to_string());
         out.extend(self.tail(m)?);
         Ok(format!("{} -> [{}]", Self::tuple(m), out.join(", ")))
     }
 
-    /// The band of the pipelined schedule before the shift: `S<k>[d..] -> [outer, dp]`.
-    pub fn band(&self, m: &InstModel) -> String {
-        let out: Vec<String> = (0..=self.outer.len()).map(|q| format!("d{q}")).collect();
-        format!("{} -> [{}]", Self::tuple(m), out.join(", "))
-    }
-
-    /// The shift of the band: `S<k>[d..] -> [0.., stage]`.
-    pub fn band_shift(&self, plan: &PipelinePlan, m: &InstModel) -> String {
-        let mut out = vec!["0".to_string(); self.outer.len()];
-        out.push(plan.stages[m.child].to_string());
-        format!("{} -> [{}]", Self::tuple(m), out.join(", "))
-    }
-
-    /// What follows the band in the pipelined schedule: `S<k>[d..] -> [rank(child), tail..]`.
-    pub fn in_iteration(&self, plan: &PipelinePlan, m: &InstModel) -> Result<String, ModelError> {
+    /// The shift of the band followed by what follows the band in the pipelined schedule:
+    /// `S<k>[d..] -> [0.., stage, rank(child), tail..]` (the first [`Self::band_dims`]
+    /// dimensions are the shift).
+    pub fn shift_and_order(
+        &self,
+        plan: &PipelinePlan,
+        m: &InstModel,
+    ) -> Result<String, ModelError> {
         let rank = plan
             .order
             .iter()
             .position(|&c| c == m.child)
             .expect("LoopModel::build checked that the order is a permutation");
-        let mut out = vec![rank.to_string()];
+        let mut out = vec!["0".to_string(); self.outer.len()];
+        out.push(plan.stages[m.child].to_string());
+        out.push(rank.to_string());
         out.extend(self.tail(m)?);
         Ok(format!("{} -> [{}]", Self::tuple(m), out.join(", ")))
     }
@@ -428,6 +441,9 @@ pub struct TensorAccesses {
     pub writes: Vec<String>,
     /// Indices into [`LoopModel::insts`] of the instructions that touch the tensor.
     pub insts: Vec<usize>,
+    /// The instructions that read it, and those that write it.
+    pub readers: Vec<Inst>,
+    pub writers: Vec<Inst>,
 }
 
 /// Finds `target` below `block`, recording the loops and predicates on the way.

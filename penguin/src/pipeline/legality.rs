@@ -147,13 +147,13 @@ struct Checker<'a> {
     func: &'a Function,
     plan: &'a PipelinePlan,
     model: &'a LoopModel,
-    /// Per instruction of the model: its domain, original schedule, band, band shift and
-    /// in-iteration order (ISL text pieces).
-    domain: Vec<String>,
+    /// Per instruction of the model: its original schedule on its domain, and its band shift
+    /// with its in-iteration order (ISL text pieces).
     original: Vec<String>,
-    band: Vec<String>,
-    shift: Vec<String>,
-    inner: Vec<String>,
+    /// The same without the domain constraints (a schedule function on the universe is
+    /// cheaper to order by than one piecewise on the domain).
+    original_universe: Vec<String>,
+    shift_and_order: Vec<String>,
     /// `[N] -> { : N = ub }`: binds the trip count when a verdict is read.
     trip: Set,
 }
@@ -177,19 +177,15 @@ impl<'a> Checker<'a> {
     ) -> Result<Self, LegalityError> {
         let unsupported = LegalityError::Unsupported;
         let n = model.insts.len();
-        let (mut domain, mut original, mut band, mut shift, mut inner) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
+        let (mut original, mut original_universe, mut shift_and_order) = (
             Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
         );
         for m in &model.insts {
-            domain.push(model.domain(func, m).map_err(unsupported)?);
-            original.push(model.original_schedule(m).map_err(unsupported)?);
-            band.push(model.band(m));
-            shift.push(model.band_shift(plan, m));
-            inner.push(model.in_iteration(plan, m).map_err(unsupported)?);
+            original.push(model.original_schedule(func, m).map_err(unsupported)?);
+            original_universe.push(model.original_schedule_universe(m).map_err(unsupported)?);
+            shift_and_order.push(model.shift_and_order(plan, m).map_err(unsupported)?);
         }
         let ub = func.axes[plan.axis].ub;
         let trip = Set::read_from_str(
@@ -202,36 +198,53 @@ impl<'a> Checker<'a> {
             func,
             plan,
             model,
-            domain,
             original,
-            band,
-            shift,
-            inner,
+            original_universe,
+            shift_and_order,
             trip,
         })
     }
 
-    /// The original and the pipelined schedules of the instructions `insts`, as multi-affine
-    /// functions. The pipelined one is read off an ISL schedule tree: the band `[outer ivs, iv]`
-    /// on the instructions' domains, shifted by stage (`band_shift`), followed by the
-    /// in-iteration order.
+    /// The original and the pipelined schedules of the instructions `insts` (whose instances
+    /// are `domain`), as multi-affine functions. The pipelined one is read off an ISL schedule
+    /// tree: the band `[outer ivs, iv]` (the original schedule's first dimensions) on the
+    /// domain, shifted by stage (`band_shift`), followed by the in-iteration order.
     fn schedules(
         &self,
         insts: &[usize],
+        domain: UnionSet,
     ) -> Result<(MultiUnionPwAff, MultiUnionPwAff), LegalityError> {
         let ctx = self.ctx;
-        let mupa = |text: &[String], during: &'static str| {
-            MultiUnionPwAff::from_union_map(
-                UnionMap::read_from_str(ctx, &pieces(text, insts)).map_err(isl(during))?,
-            )
-            .map_err(isl(during))
-        };
-        let domain = UnionSet::read_from_str(ctx, &pieces(&self.domain, insts))
-            .map_err(isl("reading the statement domains"))?;
-        let original = mupa(&self.original, "reading the original schedule")?;
-        let band = mupa(&self.band, "reading the band")?;
-        let shift = mupa(&self.shift, "reading the stage shifts")?;
-        let inner = mupa(&self.inner, "reading the in-iteration order")?;
+        let original = MultiUnionPwAff::from_union_map(
+            UnionMap::read_from_str(ctx, &pieces(&self.original_universe, insts))
+                .map_err(isl("reading the original schedule"))?,
+        )
+        .map_err(isl("reading the original schedule"))?;
+        let band_dims = self.model.band_dims() as u32;
+        let all_dims = original
+            .dim(DimType::Out)
+            .map_err(isl("reading the original schedule"))? as u32;
+        let band = original
+            .copy()
+            .map_err(isl("copying the original schedule"))?
+            .drop_dims(DimType::Out, band_dims, all_dims - band_dims)
+            .map_err(isl("taking the band"))?;
+        let rest = MultiUnionPwAff::from_union_map(
+            UnionMap::read_from_str(ctx, &pieces(&self.shift_and_order, insts))
+                .map_err(isl("reading the stage shifts"))?,
+        )
+        .map_err(isl("reading the stage shifts"))?;
+        let rest_dims = rest
+            .dim(DimType::Out)
+            .map_err(isl("reading the stage shifts"))? as u32;
+        let shift = rest
+            .copy()
+            .map_err(isl("copying the stage shifts"))?
+            .drop_dims(DimType::Out, band_dims, rest_dims - band_dims)
+            .map_err(isl("taking the stage shifts"))?;
+        let inner = rest
+            .drop_dims(DimType::Out, 0, band_dims)
+            .map_err(isl("taking the in-iteration order"))?;
         let shifted = Schedule::from_domain(domain)
             .map_err(isl("building the schedule tree"))?
             .insert_partial_schedule(band)
@@ -274,42 +287,51 @@ impl<'a> Checker<'a> {
             .map_err(isl("reading the access relations"))?;
         let writes = UnionMap::read_from_str(ctx, &union_text(&acc.writes))
             .map_err(isl("reading the access relations"))?;
-        let (original, pipelined) = self.schedules(&acc.insts)?;
+        let domain = reads
+            .copy()
+            .map_err(isl("copying the reads"))?
+            .domain()
+            .map_err(isl("taking the statement domains"))?
+            .union(
+                writes
+                    .copy()
+                    .map_err(isl("copying the writes"))?
+                    .domain()
+                    .map_err(isl("taking the statement domains"))?,
+            )
+            .map_err(isl("taking the statement domains"))?;
+        let (original, pipelined) = self.schedules(&acc.insts, domain)?;
         let copy = |m: &UnionMap| m.copy().map_err(isl("copying an access relation"));
         let trip = || self.trip.copy().map_err(isl("copying the trip count"));
 
-        // Every pair of conflicting instances in the original order, per kind; then the pairs
-        // of all kinds that the pipelined schedule does not run in that order.
-        let mut all: Option<UnionMap> = None;
-        for (kind, src, snk) in [
-            (DepKind::Flow, &writes, &reads),
-            (DepKind::Anti, &reads, &writes),
-            (DepKind::Output, &writes, &writes),
-        ] {
-            let dep = copy(src)?
-                .apply_range(copy(snk)?.reverse().map_err(isl("reversing an access"))?)
-                .map_err(isl("pairing conflicting accesses"))?
-                .lex_lt_at_multi_union_pw_aff(original.copy().map_err(isl("copying a schedule"))?)
-                .map_err(isl("ordering conflicting accesses"))?
-                .intersect_params(trip()?)
-                .map_err(isl("binding the trip count"))?;
-            let count = count_pairs(&dep)?;
-            match kind {
-                DepKind::Flow => report.flow += count,
-                DepKind::Anti => report.anti += count,
-                DepKind::Output => report.output += count,
-            }
-            all = Some(match all {
-                None => dep,
-                Some(u) => u.union(dep).map_err(isl("collecting dependences"))?,
-            });
-        }
+        // Every pair of conflicting instances (one element, at least one write) in the original
+        // order; then those the pipelined schedule does not run in that order.
+        let accesses = copy(&reads)?
+            .union(copy(&writes)?)
+            .map_err(isl("collecting accesses"))?;
+        let deps = copy(&writes)?
+            .apply_range(accesses.reverse().map_err(isl("reversing an access"))?)
+            .map_err(isl("pairing conflicting accesses"))?
+            .union(
+                copy(&reads)?
+                    .apply_range(
+                        copy(&writes)?
+                            .reverse()
+                            .map_err(isl("reversing an access"))?,
+                    )
+                    .map_err(isl("pairing conflicting accesses"))?,
+            )
+            .map_err(isl("pairing conflicting accesses"))?
+            .lex_lt_at_multi_union_pw_aff(original.copy().map_err(isl("copying a schedule"))?)
+            .map_err(isl("ordering conflicting accesses"))?
+            .intersect_params(trip()?)
+            .map_err(isl("binding the trip count"))?;
+        self.count_kinds(&deps, &acc.readers, &acc.writers, report)?;
         let reversed = |dep: UnionMap| -> Result<UnionMap, LegalityError> {
             dep.lex_ge_at_multi_union_pw_aff(pipelined.copy().map_err(isl("copying a schedule"))?)
                 .map_err(isl("comparing with the pipelined order"))
         };
-        let all = all.expect("three kinds were collected");
-        if reversed(all)?
+        if reversed(deps)?
             .is_empty()
             .map_err(isl("testing for violations"))?
         {
@@ -398,6 +420,35 @@ impl<'a> Checker<'a> {
         ])
     }
 
+    /// Counts the (source, sink) pairs of `deps` with a dependence, for the log: a pair counts as
+    /// flow when the source writes the tensor and the sink reads it, anti when the source reads
+    /// and the sink writes, output when both write (a pair of instructions that both read and
+    /// write the tensor counts under each kind that applies).
+    fn count_kinds(
+        &self,
+        deps: &UnionMap,
+        readers: &[Inst],
+        writers: &[Inst],
+        report: &mut LegalityReport,
+    ) -> Result<(), LegalityError> {
+        let list = deps.get_map_list().map_err(isl("listing dependences"))?;
+        let n = list.size().map_err(isl("listing dependences"))?;
+        for k in 0..n {
+            let map = list.get_at(k).map_err(isl("listing dependences"))?;
+            if map.is_empty().map_err(isl("listing dependences"))? {
+                continue;
+            }
+            let source = self.inst_of(map.get_tuple_name(DimType::In).map_err(isl("naming"))?)?;
+            let sink = self.inst_of(map.get_tuple_name(DimType::Out).map_err(isl("naming"))?)?;
+            let (sw, sr) = (writers.contains(&source), readers.contains(&source));
+            let (kw, kr) = (writers.contains(&sink), readers.contains(&sink));
+            report.flow += usize::from(sw && kr);
+            report.anti += usize::from(sr && kw);
+            report.output += usize::from(sw && kw);
+        }
+        Ok(())
+    }
+
     /// One violation per (source, sink) relation of `violated`, at its lexicographic minimum.
     fn decode(
         &self,
@@ -464,20 +515,6 @@ impl<'a> Checker<'a> {
                 message: format!("unexpected statement `{name}`"),
             })
     }
-}
-
-/// The number of non-empty (source, sink) relations in `dep`.
-fn count_pairs(dep: &UnionMap) -> Result<usize, LegalityError> {
-    let list = dep.get_map_list().map_err(isl("listing dependences"))?;
-    let n = list.size().map_err(isl("listing dependences"))?;
-    let mut count = 0;
-    for k in 0..n {
-        let map = list.get_at(k).map_err(isl("listing dependences"))?;
-        if !map.is_empty().map_err(isl("listing dependences"))? {
-            count += 1;
-        }
-    }
-    Ok(count)
 }
 
 #[cfg(test)]
