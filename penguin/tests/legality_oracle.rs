@@ -159,9 +159,9 @@ fn case() -> impl Strategy<Value = Case> {
             let n = children.len();
             let mut stages = Vec::with_capacity(n);
             let mut st = 0u32;
-            for k in 0..n {
+            for (k, step) in steps.iter().take(n).enumerate() {
                 if k > 0 {
-                    st = (st + steps[k]).min(2);
+                    st = (st + step).min(2);
                 }
                 stages.push(st);
             }
@@ -257,11 +257,14 @@ fn kernel_text(case: &Case) -> String {
 /// One instance: (child, position in the child, i, k).
 type Instance = (usize, usize, i64, i64);
 
+/// One element of one tensor: (tensor, slot, row, column).
+type Element = (usize, i64, i64, i64);
+
 struct Oracle {
     /// Per instance, its original and pipelined times.
     times: HashMap<Instance, ([i64; 4], [i64; 4])>,
     /// Per element (tensor, slot, row, col), its accesses: (instance, is a write).
-    elements: HashMap<(usize, i64, i64, i64), Vec<(Instance, bool)>>,
+    elements: HashMap<Element, Vec<(Instance, bool)>>,
 }
 
 impl Oracle {
