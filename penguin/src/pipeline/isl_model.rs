@@ -393,21 +393,59 @@ impl LoopModel {
         ))
     }
 
-    /// [`Self::original_schedule`] without the domain constraints.
-    pub fn original_schedule_universe(&self, m: &InstModel) -> Result<String, ModelError> {
+    /// Whether `m` sits directly in a child statement of the pipelined loop (not in a nested
+    /// loop): its tail is only its position in the statement.
+    pub fn is_flat(m: &InstModel) -> bool {
+        m.tail.len() == 1
+    }
+
+    /// The position of a flat instruction in its statement.
+    fn flat_pos(m: &InstModel) -> usize {
+        match m.tail.first() {
+            Some(&TailTerm::Const(p)) => p,
+            _ => 0,
+        }
+    }
+
+    /// One more than the largest position of a flat instruction in its statement.
+    fn flat_width(&self) -> usize {
+        self.insts
+            .iter()
+            .filter(|m| Self::is_flat(m))
+            .map(|m| Self::flat_pos(m) + 1)
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// [`Self::original_schedule`] without the domain constraints. With `compact` (only for
+    /// flat instructions, see [`Self::is_flat`]) the child and the position fold into one
+    /// dimension, `child * width + position`: the same order with one dimension fewer.
+    pub fn original_schedule_universe(
+        &self,
+        m: &InstModel,
+        compact: bool,
+    ) -> Result<String, ModelError> {
         let mut out: Vec<String> = (0..self.band_dims()).map(|q| format!("d{q}")).collect();
-        out.push(m.child.to_string());
-        out.extend(self.tail(m)?);
+        if compact {
+            out.push((m.child * self.flat_width() + Self::flat_pos(m)).to_string());
+        } else {
+            out.push(m.child.to_string());
+            out.extend(self.tail(m)?);
+        }
         Ok(format!("{} -> [{}]", Self::tuple(m), out.join(", ")))
     }
 
     /// The shift of the band followed by what follows the band in the pipelined schedule:
     /// `S<k>[d..] -> [0.., stage, rank(child), tail..]` (the first [`Self::band_dims`]
     /// dimensions are the shift).
+    ///
+    /// With `compact` (flat instructions only) the rank and the position fold into one
+    /// dimension, as in [`Self::original_schedule_universe`].
     pub fn shift_and_order(
         &self,
         plan: &PipelinePlan,
         m: &InstModel,
+        compact: bool,
     ) -> Result<String, ModelError> {
         let rank = plan
             .order
@@ -416,8 +454,12 @@ impl LoopModel {
             .expect("LoopModel::build checked that the order is a permutation");
         let mut out = vec!["0".to_string(); self.outer.len()];
         out.push(plan.stages[m.child].to_string());
-        out.push(rank.to_string());
-        out.extend(self.tail(m)?);
+        if compact {
+            out.push((rank * self.flat_width() + Self::flat_pos(m)).to_string());
+        } else {
+            out.push(rank.to_string());
+            out.extend(self.tail(m)?);
+        }
         Ok(format!("{} -> [{}]", Self::tuple(m), out.join(", ")))
     }
 }

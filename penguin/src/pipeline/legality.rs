@@ -151,9 +151,11 @@ struct Checker<'a> {
     /// with its in-iteration order (ISL text pieces).
     original: Vec<String>,
     /// The same without the domain constraints (a schedule function on the universe is
-    /// cheaper to order by than one piecewise on the domain).
-    original_universe: Vec<String>,
-    shift_and_order: Vec<String>,
+    /// cheaper to order by than one piecewise on the domain), in the full and (for flat
+    /// instructions; empty otherwise) the compact form.
+    original_universe: [Vec<String>; 2],
+    /// The band shift and in-iteration order, full and compact.
+    shift_and_order: [Vec<String>; 2],
     /// `[N] -> { : N = ub }`: binds the trip count when a verdict is read.
     trip: Set,
 }
@@ -177,15 +179,27 @@ impl<'a> Checker<'a> {
     ) -> Result<Self, LegalityError> {
         let unsupported = LegalityError::Unsupported;
         let n = model.insts.len();
-        let (mut original, mut original_universe, mut shift_and_order) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
+        let mut original = Vec::with_capacity(n);
+        let mut original_universe = [Vec::with_capacity(n), Vec::with_capacity(n)];
+        let mut shift_and_order = [Vec::with_capacity(n), Vec::with_capacity(n)];
         for m in &model.insts {
             original.push(model.original_schedule(func, m).map_err(unsupported)?);
-            original_universe.push(model.original_schedule_universe(m).map_err(unsupported)?);
-            shift_and_order.push(model.shift_and_order(plan, m).map_err(unsupported)?);
+            for compact in [false, true] {
+                let (u, s) = if compact && !LoopModel::is_flat(m) {
+                    (String::new(), String::new())
+                } else {
+                    (
+                        model
+                            .original_schedule_universe(m, compact)
+                            .map_err(unsupported)?,
+                        model
+                            .shift_and_order(plan, m, compact)
+                            .map_err(unsupported)?,
+                    )
+                };
+                original_universe[usize::from(compact)].push(u);
+                shift_and_order[usize::from(compact)].push(s);
+            }
         }
         let ub = func.axes[plan.axis].ub;
         let trip = Set::read_from_str(
@@ -215,8 +229,14 @@ impl<'a> Checker<'a> {
         domain: UnionSet,
     ) -> Result<(MultiUnionPwAff, MultiUnionPwAff), LegalityError> {
         let ctx = self.ctx;
+        // The compact form when every instruction of the problem is flat.
+        let form = usize::from(
+            insts
+                .iter()
+                .all(|&k| LoopModel::is_flat(&self.model.insts[k])),
+        );
         let original = MultiUnionPwAff::from_union_map(
-            UnionMap::read_from_str(ctx, &pieces(&self.original_universe, insts))
+            UnionMap::read_from_str(ctx, &pieces(&self.original_universe[form], insts))
                 .map_err(isl("reading the original schedule"))?,
         )
         .map_err(isl("reading the original schedule"))?;
@@ -230,7 +250,7 @@ impl<'a> Checker<'a> {
             .drop_dims(DimType::Out, band_dims, all_dims - band_dims)
             .map_err(isl("taking the band"))?;
         let rest = MultiUnionPwAff::from_union_map(
-            UnionMap::read_from_str(ctx, &pieces(&self.shift_and_order, insts))
+            UnionMap::read_from_str(ctx, &pieces(&self.shift_and_order[form], insts))
                 .map_err(isl("reading the stage shifts"))?,
         )
         .map_err(isl("reading the stage shifts"))?;
