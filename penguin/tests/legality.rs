@@ -510,3 +510,49 @@ fn a_plan_that_does_not_fit_the_loop_is_an_error() {
         Err(LegalityError::Unsupported(_))
     ));
 }
+
+#[test]
+fn predicates_restrict_the_instances() {
+    // The late-violation kernel with the read of block 3 guarded: iterations 0 and 1 only read
+    // it, and both run (in the extended loop) before iteration 3 writes it.
+    let text = |bound: i64| {
+        format!(
+            "
+kernel guarded(a) -> (c) {{
+  tensor a: hbm f32[1024, 512] input
+  tensor c: hbm f32[1024, 512] output
+  tensor s: hbm f32[1024, 512] local
+  tensor x: sbuf f32[128, 512] local
+  tensor y: sbuf f32[128, 512] local
+  loop i in 0..8 affine {{
+    stmt {{
+      x[0 +: 128, 0 +: 512] = load.dma a[128*i +: 128, 0 +: 512]
+    }}
+    stmt {{
+      s[128*i +: 128, 0 +: 512] = store.dma x[0 +: 128, 0 +: 512]
+    }}
+    stmt if i < {bound} {{
+      y[0 +: 128, 0 +: 512] = load.dma s[384 +: 128, 0 +: 512]
+    }}
+  }}
+}}"
+        )
+    };
+    let f = parse(&text(2));
+    let p = plan(&f, "i", &[0, 0, 1], &[0, 1, 2], &[]);
+    assert_eq!(check(&f, &p).violations, vec![]);
+    let f = parse(&text(3));
+    let r = check(&f, &p);
+    let ins = insts(&f);
+    assert_eq!(
+        r.violations,
+        vec![Violation {
+            kind: DepKind::Anti,
+            tensor: tensor(&f, "s"),
+            source: ins[2],
+            sink: ins[1],
+            source_iter: iters(&f, &[("i", 2)]),
+            sink_iter: iters(&f, &[("i", 3)]),
+        }]
+    );
+}

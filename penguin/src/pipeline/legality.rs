@@ -57,8 +57,9 @@ use isl_rs::{
 pub struct LegalityReport {
     /// Every dependence the pipelined schedule reverses (empty: the plan is legal).
     pub violations: Vec<Violation>,
-    /// Pairs of instructions (source, sink) with a flow dependence, counted per tensor, over the
-    /// tensors checked with ISL.
+    /// Pairs of instructions (source, sink) with a flow dependence (the source writes an element
+    /// the sink later reads), counted per tensor, over the tensors checked with ISL. A pair whose
+    /// instructions both read and write the tensor counts under each kind that applies.
     pub flow: usize,
     /// The same for anti dependences.
     pub anti: usize,
@@ -114,6 +115,9 @@ fn isl(during: &'static str) -> impl FnOnce(LibISLError) -> LegalityError {
 /// the multi-buffered layout of `plan.buffers` (slot = original iteration mod count), and returns
 /// every dependence the pipelined schedule of `plan` reverses (at most one per (kind, tensor,
 /// source inst, sink inst), each with its lexicographically first violating pair). Empty = legal.
+///
+/// `func` must pass the verifier; a plan that does not fit the loop (stage or order counts, an
+/// order that is not a permutation, a loop not in the function) is [`LegalityError::Unsupported`].
 pub fn compute_violations(
     func: &Function,
     plan: &PipelinePlan,
