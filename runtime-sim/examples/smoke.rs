@@ -8,7 +8,9 @@ fn main() {
     match r {
         Ok(r) => {
             println!("{:?}", r.stats);
-            for x in &r.races { println!("{x}"); }
+            for x in &r.races {
+                println!("{x}");
+            }
         }
         Err(e) => println!("ERR {e}"),
     }

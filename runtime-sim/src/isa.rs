@@ -63,7 +63,8 @@ impl Expr {
                     reg,
                     modulus,
                 } => {
-                    coeff as i128 * (regs[reg.0 as usize] as i128).rem_euclid(modulus.max(1) as i128)
+                    coeff as i128
+                        * (regs[reg.0 as usize] as i128).rem_euclid(modulus.max(1) as i128)
                 }
             };
         }
@@ -159,9 +160,7 @@ pub struct Dim {
 impl Ap {
     /// Elements per partition (the product of the dimension sizes; 1 with no dimension).
     pub fn free_elems(&self) -> u64 {
-        self.dims
-            .iter()
-            .fold(1u64, |a, d| a.saturating_mul(d.size))
+        self.dims.iter().fold(1u64, |a, d| a.saturating_mul(d.size))
     }
 }
 
@@ -176,9 +175,7 @@ pub struct HbmAp {
 
 impl HbmAp {
     pub fn elems(&self) -> u64 {
-        self.dims
-            .iter()
-            .fold(1u64, |a, d| a.saturating_mul(d.size))
+        self.dims.iter().fold(1u64, |a, d| a.saturating_mul(d.size))
     }
 }
 

@@ -94,7 +94,13 @@ pub enum Engine {
 }
 
 impl Engine {
-    pub const ALL: [Engine; 5] = [Engine::Pe, Engine::Act, Engine::Dve, Engine::Pool, Engine::Sp];
+    pub const ALL: [Engine; 5] = [
+        Engine::Pe,
+        Engine::Act,
+        Engine::Dve,
+        Engine::Pool,
+        Engine::Sp,
+    ];
     /// The engines that compute (every engine but `sp`); the resource bound takes the busiest.
     pub const COMPUTE: [Engine; 4] = [Engine::Pe, Engine::Act, Engine::Dve, Engine::Pool];
 

@@ -38,7 +38,11 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}: {}", self.line, self.col, self.message)
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.col, self.message
+        )
     }
 }
 
@@ -327,11 +331,17 @@ impl Parser {
             Some(r) if (r as usize) < MAX_REGS => {
                 let reg = Reg(r);
                 if !self.bound.contains(&reg) {
-                    return self.err_at(&t, format!("register `{name}` is not bound by an enclosing loop"));
+                    return self.err_at(
+                        &t,
+                        format!("register `{name}` is not bound by an enclosing loop"),
+                    );
                 }
                 Ok(reg)
             }
-            Some(_) => self.err_at(&t, format!("register `{name}` is out of range (r0..r{})", MAX_REGS - 1)),
+            Some(_) => self.err_at(
+                &t,
+                format!("register `{name}` is out of range (r0..r{})", MAX_REGS - 1),
+            ),
             None => self.err_at(&t, format!("expected a register, found `{name}`")),
         }
     }
@@ -367,7 +377,9 @@ impl Parser {
                 coeff = self.sint("a coefficient")?;
             }
             e.terms.push(Term::Mod {
-                coeff: coeff.checked_mul(sign).map_or_else(|| overflow(self).map(|_| 0), Ok)?,
+                coeff: coeff
+                    .checked_mul(sign)
+                    .map_or_else(|| overflow(self).map(|_| 0), Ok)?,
                 reg,
                 modulus,
             });
@@ -378,7 +390,9 @@ impl Parser {
                 coeff = self.sint("a coefficient")?;
             }
             e.terms.push(Term::Lin {
-                coeff: coeff.checked_mul(sign).map_or_else(|| overflow(self).map(|_| 0), Ok)?,
+                coeff: coeff
+                    .checked_mul(sign)
+                    .map_or_else(|| overflow(self).map(|_| 0), Ok)?,
                 reg,
             });
         } else {
@@ -387,14 +401,18 @@ impl Parser {
                 if self.is_punct("(") {
                     let (reg, modulus) = self.mod_term()?;
                     e.terms.push(Term::Mod {
-                        coeff: c.checked_mul(sign).map_or_else(|| overflow(self).map(|_| 0), Ok)?,
+                        coeff: c
+                            .checked_mul(sign)
+                            .map_or_else(|| overflow(self).map(|_| 0), Ok)?,
                         reg,
                         modulus,
                     });
                 } else {
                     let reg = self.reg()?;
                     e.terms.push(Term::Lin {
-                        coeff: c.checked_mul(sign).map_or_else(|| overflow(self).map(|_| 0), Ok)?,
+                        coeff: c
+                            .checked_mul(sign)
+                            .map_or_else(|| overflow(self).map(|_| 0), Ok)?,
                         reg,
                     });
                 }
@@ -436,7 +454,10 @@ impl Parser {
             let stride = self.sint("a stride")?;
             dims.push(Dim { size, stride });
             if dims.len() > MAX_DIMS {
-                return self.err_at(&t, format!("an access pattern has at most {MAX_DIMS} dimensions"));
+                return self.err_at(
+                    &t,
+                    format!("an access pattern has at most {MAX_DIMS} dimensions"),
+                );
             }
             if !self.eat_punct(",") {
                 return Ok(dims);
@@ -459,7 +480,13 @@ impl Parser {
         let t = self.peek().clone();
         let np = self.uint("a partition count")?;
         if np == 0 || np > crate::machine::PARTITIONS as u64 {
-            return self.err_at(&t, format!("a partition count must be 1..={}", crate::machine::PARTITIONS));
+            return self.err_at(
+                &t,
+                format!(
+                    "a partition count must be 1..={}",
+                    crate::machine::PARTITIONS
+                ),
+            );
         }
         self.expect_punct(";")?;
         let start = self.expr()?;
@@ -478,7 +505,10 @@ impl Parser {
 
     fn dtype(&mut self) -> PResult<DType> {
         let (d, t) = self.ident("a dtype")?;
-        DType::from_name(&d).map_or_else(|| self.err_at(&t, format!("unknown dtype `{d}` (f32 or bf16)")), Ok)
+        DType::from_name(&d).map_or_else(
+            || self.err_at(&t, format!("unknown dtype `{d}` (f32 or bf16)")),
+            Ok,
+        )
     }
 
     fn dma_side(&mut self) -> PResult<DmaSide> {
@@ -505,18 +535,27 @@ impl Parser {
 
     fn sem(&mut self) -> PResult<usize> {
         let (name, t) = self.ident("a semaphore")?;
-        self.prog
-            .semaphore_index(&name)
-            .map_or_else(|| self.err_at(&t, format!("unknown semaphore `{name}`")), Ok)
+        self.prog.semaphore_index(&name).map_or_else(
+            || self.err_at(&t, format!("unknown semaphore `{name}`")),
+            Ok,
+        )
     }
 
-    fn named<T: Copy>(&mut self, what: &str, all: &[T], name: impl Fn(T) -> &'static str) -> PResult<T> {
+    fn named<T: Copy>(
+        &mut self,
+        what: &str,
+        all: &[T],
+        name: impl Fn(T) -> &'static str,
+    ) -> PResult<T> {
         let (s, t) = self.ident(what)?;
         match all.iter().find(|x| name(**x) == s) {
             Some(x) => Ok(*x),
             None => {
                 let names: Vec<&str> = all.iter().map(|x| name(*x)).collect();
-                self.err_at(&t, format!("unknown {what} `{s}` (one of {})", names.join(", ")))
+                self.err_at(
+                    &t,
+                    format!("unknown {what} `{s}` (one of {})", names.join(", ")),
+                )
             }
         }
     }
@@ -537,7 +576,10 @@ impl Parser {
                     Tok::Punct("==") => CmpOp::Eq,
                     Tok::Punct("!=") => CmpOp::Ne,
                     ref other => {
-                        return self.err_at(&t, format!("expected a comparison, found {}", describe(other)))
+                        return self.err_at(
+                            &t,
+                            format!("expected a comparison, found {}", describe(other)),
+                        )
                     }
                 };
                 let rhs = self.expr()?;
@@ -665,7 +707,10 @@ impl Parser {
                     .and_then(|d| d.parse::<u8>().ok())
                     .filter(|&n| (n as usize) < crate::machine::DMA_QUEUES && q.len() <= 3);
                 let Some(queue) = queue else {
-                    return self.err_at(&qt, format!("expected a DMA queue `q0`..`q15`, found `{q}`"));
+                    return self.err_at(
+                        &qt,
+                        format!("expected a DMA queue `q0`..`q15`, found `{q}`"),
+                    );
                 };
                 let dst = self.dma_side()?;
                 self.expect_punct(",")?;
@@ -700,7 +745,9 @@ impl Parser {
             let t = self.next();
             match t.tok {
                 Tok::Str(s) => inst.meta.stmt = Some(s),
-                ref other => return self.err_at(&t, format!("expected a string, found {}", describe(other))),
+                ref other => {
+                    return self.err_at(&t, format!("expected a string, found {}", describe(other)))
+                }
             }
         }
         Ok(inst)
@@ -728,10 +775,21 @@ impl Parser {
                 let (name, t) = self.ident("a register")?;
                 let reg = match reg_of(&name) {
                     Some(r) if (r as usize) < MAX_REGS => Reg(r),
-                    _ => return self.err_at(&t, format!("expected a register `r0`..`r{}`, found `{name}`", MAX_REGS - 1)),
+                    _ => {
+                        return self.err_at(
+                            &t,
+                            format!(
+                                "expected a register `r0`..`r{}`, found `{name}`",
+                                MAX_REGS - 1
+                            ),
+                        )
+                    }
                 };
                 if self.bound.contains(&reg) {
-                    return self.err_at(&t, format!("register `{name}` is already bound by an enclosing loop"));
+                    return self.err_at(
+                        &t,
+                        format!("register `{name}` is already bound by an enclosing loop"),
+                    );
                 }
                 self.expect_punct("=")?;
                 let t0 = self.peek().clone();
@@ -790,7 +848,12 @@ impl Parser {
                     let role = match role.as_str() {
                         "input" => Role::Input,
                         "output" => Role::Output,
-                        _ => return self.err_at(&rt, format!("expected `input` or `output`, found `{role}`")),
+                        _ => {
+                            return self.err_at(
+                                &rt,
+                                format!("expected `input` or `output`, found `{role}`"),
+                            )
+                        }
                     };
                     self.prog.tensors.push(TensorDecl {
                         name,
@@ -807,7 +870,10 @@ impl Parser {
                 Tok::Ident(k) if k == "engine" => {
                     let (name, et) = self.ident("an engine")?;
                     let Some(e) = Engine::from_name(&name) else {
-                        return self.err_at(&et, format!("unknown engine `{name}` (pe, act, dve, pool, sp)"));
+                        return self.err_at(
+                            &et,
+                            format!("unknown engine `{name}` (pe, act, dve, pool, sp)"),
+                        );
                     };
                     if seen[e.index()] {
                         return self.err_at(&et, format!("engine `{name}` has two streams"));
@@ -817,7 +883,13 @@ impl Parser {
                     self.prog.streams[e.index()] = self.stmts()?;
                 }
                 other => {
-                    return self.err_at(&t, format!("expected `tensor`, `semaphore` or `engine`, found {}", describe(other)))
+                    return self.err_at(
+                        &t,
+                        format!(
+                            "expected `tensor`, `semaphore` or `engine`, found {}",
+                            describe(other)
+                        ),
+                    )
                 }
             }
         }
@@ -846,7 +918,13 @@ pub fn print(p: &Program) -> String {
             Role::Input => "input",
             Role::Output => "output",
         };
-        let _ = writeln!(out, "tensor {}: {}[{}] {role}", t.name, t.dtype.name(), shape.join(", "));
+        let _ = writeln!(
+            out,
+            "tensor {}: {}[{}] {role}",
+            t.name,
+            t.dtype.name(),
+            shape.join(", ")
+        );
     }
     for s in &p.semaphores {
         let _ = writeln!(out, "semaphore {s}");
@@ -930,7 +1008,10 @@ pub fn expr_to_string(e: &Expr) -> String {
 }
 
 fn dims_to_string(dims: &[Dim]) -> String {
-    let d: Vec<String> = dims.iter().map(|d| format!("{}:{}", d.size, d.stride)).collect();
+    let d: Vec<String> = dims
+        .iter()
+        .map(|d| format!("{}:{}", d.size, d.stride))
+        .collect();
     d.join(", ")
 }
 
@@ -974,7 +1055,14 @@ pub fn inst_to_string(p: &Program, i: &Inst) -> String {
         let c: Vec<String> = i
             .pred
             .iter()
-            .map(|c| format!("{} {} {}", expr_to_string(&c.lhs), c.op.symbol(), expr_to_string(&c.rhs)))
+            .map(|c| {
+                format!(
+                    "{} {} {}",
+                    expr_to_string(&c.lhs),
+                    c.op.symbol(),
+                    expr_to_string(&c.rhs)
+                )
+            })
             .collect();
         let _ = write!(s, "@({}) ", c.join(" && "));
     }
@@ -989,7 +1077,10 @@ pub fn inst_to_string(p: &Program, i: &Inst) -> String {
         let _ = write!(s, " stage {st}");
     }
     if let Some(t) = &i.meta.stmt {
-        let esc = t.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+        let esc = t
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n");
         let _ = write!(s, " stmt \"{esc}\"");
     }
     s
@@ -1018,8 +1109,15 @@ pub fn op_to_string(p: &Program, op: &Op) -> String {
                 Scale::Imm(x) => float(*x),
                 Scale::Tile(t) => a(t),
             };
-            let bias = bias.as_ref().map_or(String::new(), |b| format!(", bias={}", a(b)));
-            format!("activation {} {}, {}, scale={scale}{bias}", func.name(), a(dst), a(src))
+            let bias = bias
+                .as_ref()
+                .map_or(String::new(), |b| format!(", bias={}", a(b)));
+            format!(
+                "activation {} {}, {}, scale={scale}{bias}",
+                func.name(),
+                a(dst),
+                a(src)
+            )
         }
         Op::TensorTensor { op, dst, a: x, b } => {
             format!("tensor_tensor {} {}, {}, {}", op.name(), a(dst), a(x), a(b))
@@ -1046,13 +1144,21 @@ pub fn op_to_string(p: &Program, op: &Op) -> String {
             base,
             pstep,
             fstep,
-        } => format!("iota {}, {}, {}, {}", a(dst), float(*base), float(*pstep), float(*fstep)),
+        } => format!(
+            "iota {}, {}, {}, {}",
+            a(dst),
+            float(*base),
+            float(*pstep),
+            float(*fstep)
+        ),
         Op::Dma { queue, dst, src } => format!(
             "dma q{queue} {}, {}",
             side_to_string(p, dst),
             side_to_string(p, src)
         ),
         Op::Signal { sem } => format!("signal {}", sem_name(p, *sem)),
-        Op::Wait { sem, value } => format!("wait {} >= {}", sem_name(p, *sem), expr_to_string(value)),
+        Op::Wait { sem, value } => {
+            format!("wait {} >= {}", sem_name(p, *sem), expr_to_string(value))
+        }
     }
 }

@@ -46,7 +46,12 @@ pub fn validate(p: &Program) -> Result<(), ValidateError> {
     Ok(())
 }
 
-fn check_stmts(p: &Program, e: Engine, stmts: &[Stmt], bound: &mut Vec<Reg>) -> Result<(), ValidateError> {
+fn check_stmts(
+    p: &Program,
+    e: Engine,
+    stmts: &[Stmt],
+    bound: &mut Vec<Reg>,
+) -> Result<(), ValidateError> {
     for s in stmts {
         match s {
             Stmt::Loop(l) => {
@@ -130,7 +135,10 @@ fn check_expr(e: &Expr, bound: &[Reg]) -> Result<(), String> {
     for t in &e.terms {
         let (Term::Lin { reg, .. } | Term::Mod { reg, .. }) = *t;
         if !bound.contains(&reg) {
-            return Err(format!("register r{} is not bound by an enclosing loop", reg.0));
+            return Err(format!(
+                "register r{} is not bound by an enclosing loop",
+                reg.0
+            ));
         }
         if let Term::Mod { modulus, .. } = *t {
             if modulus <= 0 {
@@ -143,7 +151,9 @@ fn check_expr(e: &Expr, bound: &[Reg]) -> Result<(), String> {
 
 fn check_dims(dims: &[Dim]) -> Result<(), String> {
     if dims.len() > MAX_DIMS {
-        return Err(format!("an access pattern has at most {MAX_DIMS} dimensions"));
+        return Err(format!(
+            "an access pattern has at most {MAX_DIMS} dimensions"
+        ));
     }
     if dims.iter().any(|d| d.size == 0) {
         return Err("a dimension size must be positive".into());
@@ -248,12 +258,20 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
             ..
         } => {
             if shape(dst) != shape(src) {
-                return Err(format!("activation of {} into {}", fmt_shape(src), fmt_shape(dst)));
+                return Err(format!(
+                    "activation of {} into {}",
+                    fmt_shape(src),
+                    fmt_shape(dst)
+                ));
             }
             for (what, t) in [("scale", scale_tile(scale)), ("bias", bias.as_ref())] {
                 if let Some(t) = t {
                     if shape(t) != (dst.np as u64, 1) {
-                        return Err(format!("the {what} is {}, not a [{}, 1] column", fmt_shape(t), dst.np));
+                        return Err(format!(
+                            "the {what} is {}, not a [{}, 1] column",
+                            fmt_shape(t),
+                            dst.np
+                        ));
                     }
                 }
             }
@@ -265,7 +283,11 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
         Op::TensorScalar { dst, src, .. } => check_elementwise_src(dst, src, "the source")?,
         Op::Copy { dst, src } => {
             if shape(dst) != shape(src) {
-                return Err(format!("copy of {} into {}", fmt_shape(src), fmt_shape(dst)));
+                return Err(format!(
+                    "copy of {} into {}",
+                    fmt_shape(src),
+                    fmt_shape(dst)
+                ));
             }
         }
         Op::Reduce { dst, src, .. } => {
@@ -285,7 +307,12 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
             }
             let (tile, hbm) = match (dst, src) {
                 (DmaSide::Tile(t), DmaSide::Hbm(h)) | (DmaSide::Hbm(h), DmaSide::Tile(t)) => (t, h),
-                _ => return Err("a DMA moves data between HBM and SBUF: one side `hbm`, the other `sbuf`".into()),
+                _ => {
+                    return Err(
+                        "a DMA moves data between HBM and SBUF: one side `hbm`, the other `sbuf`"
+                            .into(),
+                    )
+                }
             };
             if tile.mem != Mem::Sbuf {
                 return Err("a DMA reaches SBUF only, not PSUM".into());

@@ -16,7 +16,11 @@ fn run(src: &str) -> Result<sim::SimResult, SimError> {
 
 /// `src` with the one line containing `needle` removed (exactly one must match).
 fn without(src: &str, needle: &str) -> String {
-    assert_eq!(src.lines().filter(|l| l.contains(needle)).count(), 1, "{needle}");
+    assert_eq!(
+        src.lines().filter(|l| l.contains(needle)).count(),
+        1,
+        "{needle}"
+    );
     src.lines()
         .filter(|l| !l.contains(needle))
         .map(|l| format!("{l}\n"))
@@ -56,8 +60,14 @@ fn a_missing_wait_before_a_store_is_a_race() {
     // Without the wait, sp issues the store (at cycle 128) before the add runs, so the store is
     // the first access found.
     let race = &r.races[0];
-    assert!(race.first.text.starts_with("dma q2") && !race.first_writes, "{race}");
-    assert!(race.second.text.starts_with("tensor_tensor") && race.second_writes, "{race}");
+    assert!(
+        race.first.text.starts_with("dma q2") && !race.first_writes,
+        "{race}"
+    );
+    assert!(
+        race.second.text.starts_with("tensor_tensor") && race.second_writes,
+        "{race}"
+    );
     assert_eq!(race.bytes, (4096, 6144));
 }
 
@@ -69,26 +79,44 @@ fn missing_waits_in_the_pipelined_loop_are_races() {
     assert!(!r.races.is_empty());
     for x in &r.races {
         let texts = [&x.first.text, &x.second.text];
-        assert!(texts.iter().any(|t| t.starts_with("@(r0 < 4) dma q0")), "{x}");
+        assert!(
+            texts.iter().any(|t| t.starts_with("@(r0 < 4) dma q0")),
+            "{x}"
+        );
         assert!(texts.iter().any(|t| t.starts_with("tensor_scalar")), "{x}");
     }
     // The store does not wait for the add (write then read).
     let r = run(&without(&src, "@(r0 >= 1) wait done >= r0")).unwrap();
     assert!(!r.races.is_empty());
     let race = &r.races[0];
-    assert!(race.first.text.starts_with("@(r0 >= 1) dma q1") && !race.first_writes, "{race}");
-    assert!(race.second.text.starts_with("tensor_scalar") && race.second_writes, "{race}");
+    assert!(
+        race.first.text.starts_with("@(r0 >= 1) dma q1") && !race.first_writes,
+        "{race}"
+    );
+    assert!(
+        race.second.text.starts_with("tensor_scalar") && race.second_writes,
+        "{race}"
+    );
     // The add overwrites an output buffer the store of two tiles ago may still read (write after
     // read): the report names both instructions with their iterations.
     let r = run(&without(&src, "wait stored >= r0")).unwrap();
     assert!(!r.races.is_empty());
     let race = &r.races[0];
-    assert!(race.first.text.contains("dma q1") && !race.first_writes, "{race}");
-    assert!(race.second.text.starts_with("tensor_scalar") && race.second_writes, "{race}");
+    assert!(
+        race.first.text.contains("dma q1") && !race.first_writes,
+        "{race}"
+    );
+    assert!(
+        race.second.text.starts_with("tensor_scalar") && race.second_writes,
+        "{race}"
+    );
     assert_eq!(race.second.iters, vec![(0, 2)]);
     assert_eq!(race.bytes, (1024, 1280));
     let msg = race.to_string();
-    assert!(msg.contains("r0=2") && msg.contains("no semaphore"), "{msg}");
+    assert!(
+        msg.contains("r0=2") && msg.contains("no semaphore"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -119,14 +147,20 @@ fn deadlock_names_every_blocked_engine() {
     assert_eq!(blocked[1].semaphore, "b");
     assert_eq!(blocked[1].inst.iters, vec![(0, 0)]);
     let msg = err.to_string();
-    assert!(msg.contains("deadlock") && msg.contains("act line 4") && msg.contains("dve line 9"), "{msg}");
+    assert!(
+        msg.contains("deadlock") && msg.contains("act line 4") && msg.contains("dve line 9"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn a_wait_for_more_signals_than_ever_come_deadlocks() {
     let src = "semaphore s\nengine pool {\n  signal s\n  wait s >= 2\n}\n";
     let err = run(src).unwrap_err();
-    assert!(matches!(&err, SimError::Deadlock { blocked, .. } if blocked[0].has == 1), "{err}");
+    assert!(
+        matches!(&err, SimError::Deadlock { blocked, .. } if blocked[0].has == 1),
+        "{err}"
+    );
 }
 
 fn access_error(src: &str) -> String {
@@ -172,7 +206,10 @@ fn access_outside_a_tensor() {
     let src = "tensor a: f32[4, 8] input\nengine sp {\n  dma q0 sbuf.f32[0, 4; 0; 8:1], hbm a[8; 4:8, 8:1]\n}\n";
     let err = run(src).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("elements 8..40 are outside tensor `a` (32 elements)"), "{msg}");
+    assert!(
+        msg.contains("elements 8..40 are outside tensor `a` (32 elements)"),
+        "{msg}"
+    );
     assert!(msg.contains("sp line 3"), "{msg}");
 }
 
@@ -205,7 +242,10 @@ fn static_rules() {
 fn wrong_inputs_are_errors() {
     let p = text::parse("tensor a: f32[4, 8] input\n").unwrap();
     let err = sim::simulate(&p, &[], &Options::default()).unwrap_err();
-    assert!(err.to_string().contains("1 input tensors but 0 inputs"), "{err}");
+    assert!(
+        err.to_string().contains("1 input tensors but 0 inputs"),
+        "{err}"
+    );
     let bad = sim::Array {
         shape: vec![8, 4],
         data: vec![0.0; 32],

@@ -72,7 +72,7 @@ fn pipelined_loop_with_rotation_and_predicates() {
     let done0 = ld0 + add; // dve starts at the first load
     let done1 = done0.max(ld1) + add;
     let st0 = done0 + 64 + 1820 + t; // sp waited for done0, then issued the store
-    // r0 = 2: sp issues load 2 right after store 0 (done >= 1 holds), then waits done >= 2.
+                                     // r0 = 2: sp issues load 2 right after store 0 (done >= 1 holds), then waits done >= 2.
     let ld2 = done0 + 64 + 64 + 1820 + t;
     let st1 = done1.max(done0 + 128) + 64 + 1820 + t;
     // r0 = 3: load 3 issued after store 1.
@@ -148,7 +148,9 @@ fn around(streams: &[(&str, &str)], rows: usize, cols: usize) -> String {
          dma q2 hbm y[0; {rows}:{cols}, {cols}:1], sbuf.f32[0, {rows}; 4096; {cols}:1]\n}}\n"
     );
     for (engine, body) in streams {
-        s.push_str(&format!("engine {engine} {{\n  wait loaded >= 2\n{body}\n}}\n"));
+        s.push_str(&format!(
+            "engine {engine} {{\n  wait loaded >= 2\n{body}\n}}\n"
+        ));
     }
     s
 }
@@ -167,12 +169,23 @@ fn xz() -> (Array, Array) {
     )
 }
 
-fn check_op(streams: &[(&str, &str)], rows: usize, cols: usize, compute: u64, want: impl Fn(&Array, &Array, usize, usize) -> f32) {
+fn check_op(
+    streams: &[(&str, &str)],
+    rows: usize,
+    cols: usize,
+    compute: u64,
+    want: impl Fn(&Array, &Array, usize, usize) -> f32,
+) {
     let (x, z) = xz();
     let src = around(streams, rows, cols);
     let r = run_text(&src, &[x.clone(), z.clone()]).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let want = arr(&[rows, cols], |p, f| want(&x, &z, p, f));
-    assert_eq!(bits(&r.outputs[0].1.data), bits(&want.data), "{src}\n{:?}", r.outputs[0].1.data);
+    assert_eq!(
+        bits(&r.outputs[0].1.data),
+        bits(&want.data),
+        "{src}\n{:?}",
+        r.outputs[0].1.data
+    );
     assert_eq!(r.stats.cycles, total(compute, rows, cols), "{src}");
     assert!(r.races.is_empty(), "{src}\n{:?}", r.races);
 }
@@ -190,11 +203,17 @@ const Y: &str = "sbuf.f32[0, 4; 4096; 8:1]";
 fn tensor_tensor_on_dve_and_pool() {
     // dve: max(64, 2 * 8) + 60 = 124; pool: 150 + 8 + 60 = 218.
     let body = format!("  tensor_tensor subtract {Y}, {X}, {Z} -> done");
-    check_op(&[("dve", &body)], 4, 8, 124, |x, z, p, f| g(x, p, f) - g(z, p, f));
+    check_op(&[("dve", &body)], 4, 8, 124, |x, z, p, f| {
+        g(x, p, f) - g(z, p, f)
+    });
     let body = format!("  tensor_tensor multiply {Y}, {X}, {Z0} -> done");
-    check_op(&[("dve", &body)], 4, 8, 124, |x, z, p, f| g(x, p, f) * g(z, p, 0));
+    check_op(&[("dve", &body)], 4, 8, 124, |x, z, p, f| {
+        g(x, p, f) * g(z, p, 0)
+    });
     let body = format!("  tensor_tensor maximum {Y}, {Z0}, {X} -> done");
-    check_op(&[("pool", &body)], 4, 8, 218, |x, z, p, f| g(z, p, 0).max(g(x, p, f)));
+    check_op(&[("pool", &body)], 4, 8, 218, |x, z, p, f| {
+        g(z, p, 0).max(g(x, p, f))
+    });
 }
 
 #[test]
@@ -229,27 +248,38 @@ fn reduce_copy_memset_iota() {
         check_op(&[(engine, &body)], 4, 8, cost, |_, _, _, _| -7.5);
     }
     let body = format!("  iota {Y}, 1.0, 10.0, 0.5 -> done");
-    check_op(&[("pool", &body)], 4, 8, 218, |_, _, p, f| 1.0 + p as f32 * 10.0 + f as f32 * 0.5);
+    check_op(&[("pool", &body)], 4, 8, 218, |_, _, p, f| {
+        1.0 + p as f32 * 10.0 + f as f32 * 0.5
+    });
 }
 
 #[test]
 fn activation_with_scale_and_bias() {
     // max(64, 8) + 60 = 124.
     let body = format!("  activation exp {Y}, {X}, scale=0.5, bias={Z0} -> done");
-    check_op(&[("act", &body)], 4, 8, 124, |x, z, p, f| (g(x, p, f) * 0.5 + g(z, p, 0)).exp());
+    check_op(&[("act", &body)], 4, 8, 124, |x, z, p, f| {
+        (g(x, p, f) * 0.5 + g(z, p, 0)).exp()
+    });
     let body = format!("  activation tanh {Y}, {X}, scale={Z0} -> done");
-    check_op(&[("act", &body)], 4, 8, 124, |x, z, p, f| (g(x, p, f) * g(z, p, 0)).tanh());
+    check_op(&[("act", &body)], 4, 8, 124, |x, z, p, f| {
+        (g(x, p, f) * g(z, p, 0)).tanh()
+    });
 }
 
 #[test]
 fn matmul_f32_then_copy_out_of_psum() {
     // y[8, 8] = xᵀ · z (K = 4, M = 8, N = 8). pe: 4 * max(min(64, 8), 8) + 64 + 60 = 156; the dve
     // copy out of PSUM: max(64, 8) + 60 = 124.
-    let pe = "  matmul psum.f32[0, 8; 0; 8:1], sbuf.f32[0, 4; 0; 8:1], sbuf.f32[0, 4; 64; 8:1] -> mid";
+    let pe =
+        "  matmul psum.f32[0, 8; 0; 8:1], sbuf.f32[0, 4; 0; 8:1], sbuf.f32[0, 4; 64; 8:1] -> mid";
     let dve = "  wait mid >= 1\n  copy sbuf.f32[0, 8; 4096; 8:1], psum.f32[0, 8; 0; 8:1] -> done";
-    check_op(&[("pe", pe), ("dve", dve)], 8, 8, 156 + 124, |x, z, m, n| {
-        (0..4).fold(0.0f32, |s, k| s + g(x, k, m) * g(z, k, n))
-    });
+    check_op(
+        &[("pe", pe), ("dve", dve)],
+        8,
+        8,
+        156 + 124,
+        |x, z, m, n| (0..4).fold(0.0f32, |s, k| s + g(x, k, m) * g(z, k, n)),
+    );
 }
 
 #[test]
@@ -259,12 +289,19 @@ fn matmul_bf16_accumulates() {
     let act = "  copy sbuf.bf16[0, 4; 1024; 8:1], sbuf.f32[0, 4; 0; 8:1] -> mid";
     let pe = "  wait mid >= 1\n  matmul psum.f32[0, 8; 2048; 8:1], sbuf.bf16[0, 4; 1024; 8:1], sbuf.bf16[0, 4; 1024; 8:1]\n  \
               matmul psum.f32[0, 8; 2048; 8:1], sbuf.bf16[0, 4; 1024; 8:1], sbuf.bf16[0, 4; 1024; 8:1] acc -> mid";
-    let dve = "  wait mid >= 2\n  copy sbuf.f32[0, 8; 4096; 8:1], psum.f32[0, 8; 2048; 8:1] -> done";
-    check_op(&[("act", act), ("pe", pe), ("dve", dve)], 8, 8, 124 + 2 * 132 + 124, |x, _, m, n| {
-        let b = |v: f32| runtime_sim::numerics::round_bf16(v);
-        let s = (0..4).fold(0.0f32, |s, k| s + b(g(x, k, m)) * b(g(x, k, n)));
-        s + s
-    });
+    let dve =
+        "  wait mid >= 2\n  copy sbuf.f32[0, 8; 4096; 8:1], psum.f32[0, 8; 2048; 8:1] -> done";
+    check_op(
+        &[("act", act), ("pe", pe), ("dve", dve)],
+        8,
+        8,
+        124 + 2 * 132 + 124,
+        |x, _, m, n| {
+            let b = |v: f32| runtime_sim::numerics::round_bf16(v);
+            let s = (0..4).fold(0.0f32, |s, k| s + b(g(x, k, m)) * b(g(x, k, n)));
+            s + s
+        },
+    );
 }
 
 #[test]
@@ -272,7 +309,13 @@ fn transpose_through_psum() {
     // pe: max(P = 4, min(64, F = 8)) + 64 + 60 = 132; dve copy of [8, 4]: 124.
     let pe = "  transpose psum.f32[0, 8; 0; 4:1], sbuf.f32[0, 4; 0; 8:1] -> mid";
     let dve = "  wait mid >= 1\n  copy sbuf.f32[0, 8; 4096; 4:1], psum.f32[0, 8; 0; 4:1] -> done";
-    check_op(&[("pe", pe), ("dve", dve)], 8, 4, 132 + 124, |x, _, f, p| g(x, p, f));
+    check_op(
+        &[("pe", pe), ("dve", dve)],
+        8,
+        4,
+        132 + 124,
+        |x, _, f, p| g(x, p, f),
+    );
 }
 
 #[test]

@@ -158,7 +158,8 @@ fn info(p: &Program, w: &Who<'_>) -> InstInfo {
 }
 
 pub(super) fn run(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimResult, SimError> {
-    let input_decls: Vec<&TensorDecl> = p.tensors.iter().filter(|t| t.role == Role::Input).collect();
+    let input_decls: Vec<&TensorDecl> =
+        p.tensors.iter().filter(|t| t.role == Role::Input).collect();
     if inputs.len() != input_decls.len() {
         return Err(SimError::Input(format!(
             "the program has {} input tensors but {} inputs were given",
@@ -166,7 +167,11 @@ pub(super) fn run(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimRe
             inputs.len()
         )));
     }
-    let total: u64 = p.tensors.iter().map(|t| t.elems()).fold(0, u64::saturating_add);
+    let total: u64 = p
+        .tensors
+        .iter()
+        .map(|t| t.elems())
+        .fold(0, u64::saturating_add);
     if total > MAX_HBM_ELEMS {
         return Err(SimError::Input(format!(
             "the tensors hold {total} elements in all, more than the simulator's {MAX_HBM_ELEMS}"
@@ -189,7 +194,12 @@ pub(super) fn run(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimRe
             .map(|t| match t.role {
                 Role::Input => it
                     .next()
-                    .map(|a| a.data.iter().map(|&x| numerics::round_to(t.dtype, x)).collect())
+                    .map(|a| {
+                        a.data
+                            .iter()
+                            .map(|&x| numerics::round_to(t.dtype, x))
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 Role::Output => vec![0.0; t.elems() as usize],
             })
@@ -444,13 +454,20 @@ impl<'p> Sim<'p> {
         Ok(r)
     }
 
-    fn check_races(&mut self, thread: usize, clock: &Vc, who: &Who<'p>, accesses: &[(&Resolved, bool)]) {
+    fn check_races(
+        &mut self,
+        thread: usize,
+        clock: &Vc,
+        who: &Who<'p>,
+        accesses: &[(&Resolved, bool)],
+    ) {
         for (r, write) in accesses {
             let foot = Footprint::of(r);
             let mut found = Vec::new();
-            self.detector.access(thread, clock, *write, foot, who, |prev, prev_w, pf, ov| {
-                found.push((prev.clone(), prev_w, pf.space, ov));
-            });
+            self.detector
+                .access(thread, clock, *write, foot, who, |prev, prev_w, pf, ov| {
+                    found.push((prev.clone(), prev_w, pf.space, ov));
+                });
             for (prev, prev_w, space, (parts, bytes)) in found {
                 let key = (prev.inst as *const Inst, who.inst as *const Inst);
                 if self.races.len() >= self.opts.max_races || self.race_pairs.contains(&key) {
@@ -488,10 +505,13 @@ impl<'p> Sim<'p> {
         let side = |s: &DmaSide, this: &mut Self| -> Result<Resolved, SimError> {
             match s {
                 DmaSide::Tile(a) => this.resolve(ei, inst, a),
-                DmaSide::Hbm(h) => {
-                    resolve_hbm(h, &this.prog.tensors[h.tensor], &this.engines[ei].regs, offsets)
-                        .map_err(|m| this.access_error(ei, inst, m))
-                }
+                DmaSide::Hbm(h) => resolve_hbm(
+                    h,
+                    &this.prog.tensors[h.tensor],
+                    &this.engines[ei].regs,
+                    offsets,
+                )
+                .map_err(|m| this.access_error(ei, inst, m)),
             }
         };
         let d = side(dst, self)?;
@@ -520,7 +540,12 @@ impl<'p> Sim<'p> {
         clock[queue_thread(queue)] = self.queue_epoch[q];
         if self.opts.races {
             let who = self.who(ei, inst);
-            self.check_races(queue_thread(queue), &clock, &who, &[(&s, false), (&d, true)]);
+            self.check_races(
+                queue_thread(queue),
+                &clock,
+                &who,
+                &[(&s, false), (&d, true)],
+            );
         }
         if self.opts.trace {
             let iters = self.engines[ei].iters();
@@ -604,7 +629,11 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
         Op::Matmul { acc, .. } => {
             let a = st.read(&res[1]);
             let b = st.read(&res[2]);
-            let (k, m, n) = (res[1].np as usize, res[1].free as usize, res[2].free as usize);
+            let (k, m, n) = (
+                res[1].np as usize,
+                res[1].free as usize,
+                res[2].free as usize,
+            );
             let mut out = numerics::matmul(&a, &b, k, m, n);
             if *acc {
                 let old = st.read(dst);
@@ -646,7 +675,11 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                     (Scale::Tile(_), None) => 1.0,
                 };
                 let b = bias_col.as_ref().map(|c| c[pi]);
-                out.extend(x[pi * f..(pi + 1) * f].iter().map(|&v| numerics::activation(*func, v, s, b)));
+                out.extend(
+                    x[pi * f..(pi + 1) * f]
+                        .iter()
+                        .map(|&v| numerics::activation(*func, v, s, b)),
+                );
             }
             out
         }
@@ -657,7 +690,11 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
             let mut out = Vec::with_capacity(p * f);
             for pi in 0..p {
                 for fi in 0..f {
-                    out.push(numerics::alu(*op, at(&a, fa, f, pi, fi), at(&b, fb, f, pi, fi)));
+                    out.push(numerics::alu(
+                        *op,
+                        at(&a, fa, f, pi, fi),
+                        at(&b, fb, f, pi, fi),
+                    ));
                 }
             }
             out

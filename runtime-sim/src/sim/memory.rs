@@ -137,7 +137,12 @@ pub fn resolve(ap: &Ap, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolve
 }
 
 /// Resolves an HBM pattern against its tensor.
-pub fn resolve_hbm(h: &HbmAp, t: &TensorDecl, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolved, String> {
+pub fn resolve_hbm(
+    h: &HbmAp,
+    t: &TensorDecl,
+    regs: &[i64; MAX_REGS],
+    offsets: bool,
+) -> Result<Resolved, String> {
     let start = h.start.eval(regs);
     let (lo, hi) = extremes(start, &h.dims, 1);
     let n = t.elems() as i128;

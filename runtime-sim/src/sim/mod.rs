@@ -65,9 +65,19 @@ pub struct InstInfo {
 
 impl fmt::Display for InstInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} line {} `{}`", self.engine.name(), self.line, self.text)?;
+        write!(
+            f,
+            "{} line {} `{}`",
+            self.engine.name(),
+            self.line,
+            self.text
+        )?;
         if !self.iters.is_empty() {
-            let it: Vec<String> = self.iters.iter().map(|(r, v)| format!("r{r}={v}")).collect();
+            let it: Vec<String> = self
+                .iters
+                .iter()
+                .map(|(r, v)| format!("r{r}={v}"))
+                .collect();
             write!(f, " ({})", it.join(", "))?;
         }
         Ok(())
@@ -93,7 +103,11 @@ pub struct Race {
 impl fmt::Display for Race {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rw = |w: bool| if w { "writes" } else { "reads" };
-        let unit = if self.memory.starts_with("hbm") { "elements" } else { "bytes" };
+        let unit = if self.memory.starts_with("hbm") {
+            "elements"
+        } else {
+            "bytes"
+        };
         write!(
             f,
             "race on {} partitions {}..{} {unit} {}..{}: {} {} it, and {} {} it, with no semaphore ordering them",
@@ -139,7 +153,10 @@ impl fmt::Display for SimError {
             SimError::Input(m) => write!(f, "{m}"),
             SimError::Access { inst, message } => write!(f, "{inst}: {message}"),
             SimError::Deadlock { cycle, blocked } => {
-                write!(f, "deadlock at cycle {cycle}: every unfinished engine is blocked")?;
+                write!(
+                    f,
+                    "deadlock at cycle {cycle}: every unfinished engine is blocked"
+                )?;
                 for b in blocked {
                     write!(
                         f,
@@ -199,7 +216,10 @@ impl Stats {
 
     /// All queues' busy cycles over 16, rounded up.
     pub fn dma_bound(&self) -> u64 {
-        self.queue_busy.iter().sum::<u64>().div_ceil(DMA_QUEUES as u64)
+        self.queue_busy
+            .iter()
+            .sum::<u64>()
+            .div_ceil(DMA_QUEUES as u64)
     }
 
     /// The resource lower bound: the larger of the two bounds (MACHINE.md).
