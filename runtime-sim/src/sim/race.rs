@@ -105,6 +105,12 @@ pub struct Detector<W> {
     prune_at: usize,
 }
 
+impl<W: Clone> Default for Detector<W> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<W: Clone> Detector<W> {
     pub fn new() -> Self {
         Detector {
