@@ -49,10 +49,17 @@ impl Footprint {
             Space::Hbm(_) => 1,
             _ => r.dtype.size(),
         };
-        let mut offs = r.offsets.clone();
-        offs.sort_unstable();
+        let sorted;
+        let offs: &[u64] = if r.offsets.windows(2).all(|w| w[0] <= w[1]) {
+            &r.offsets
+        } else {
+            let mut v = r.offsets.clone();
+            v.sort_unstable();
+            sorted = v;
+            &sorted
+        };
         let mut intervals: Vec<(u64, u64)> = Vec::new();
-        for o in offs {
+        for &o in offs {
             match intervals.last_mut() {
                 Some(last) if o <= last.1 => last.1 = last.1.max(o + esize),
                 _ => intervals.push((o, o + esize)),
