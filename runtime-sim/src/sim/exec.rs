@@ -295,13 +295,19 @@ impl<'p> Sim<'p> {
                 }
             };
             self.step(ei, inst)?;
-            if self.opts.races && ei == Engine::Sp.index() {
-                let clocks: [Vc; 5] = std::array::from_fn(|i| self.engines[i].clock);
-                self.detector.prune(&clocks);
+            if self.opts.races && self.detector.needs_prune() {
+                let live: Vec<Vc> = self
+                    .engines
+                    .iter()
+                    .filter(|e| !e.done)
+                    .map(|e| e.clock)
+                    .collect();
+                self.detector.prune(&live);
             }
         }
         let last_engine = self.engines.iter().map(|e| e.time).max().unwrap_or(0);
         self.stats.cycles = last_engine.max(self.last_time);
+        self.stats.race_prunes = self.detector.prunes();
         Ok(())
     }
 
