@@ -6,7 +6,11 @@
 //! `max(issue end + latency, queue free) + bytes / 19` on its queue, which is when its signal is
 //! counted. A `wait` not yet satisfied moves its engine's clock to the time its count is reached
 //! (when enough signals are known) or blocks it (when not); any new signal on the semaphore
-//! re-evaluates the waiters from the time they started waiting. Signals are known as soon as
+//! re-evaluates the waiters from the time they started waiting.
+//!
+//! Choices MACHINE.md leaves open: a transfer starts its latency when `sp` finishes issuing it;
+//! its bytes are the HBM side's (elements × the tensor's dtype size); a wait that is satisfied
+//! and a signal take no time; a predicated-off `wait` does not wait. Signals are known as soon as
 //! their producer is processed, and every producer is processed at a time no later than its
 //! signal's, so an engine is never released late. Values are computed when an instruction is
 //! processed, which is after everything a semaphore chain orders before it.
