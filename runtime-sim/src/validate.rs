@@ -80,7 +80,8 @@ fn check_stmts(
     Ok(())
 }
 
-fn engines_of(op: &Op) -> &'static [Engine] {
+/// The engines that can run an operation (MACHINE.md "Engines").
+pub fn engines_of(op: &Op) -> &'static [Engine] {
     use Engine::*;
     match op {
         Op::Matmul { .. } | Op::Transpose { .. } => &[Pe],
