@@ -282,16 +282,55 @@ impl AluOp {
         }
     }
 
-    /// The float32 result of `a op b`.
+    /// The float32 result of `a op b`. Maximum and minimum are IEEE 754-2019 `maximum` and
+    /// `minimum`: NaN when either operand is NaN, and `+0 > -0`, so that no result is left to the
+    /// optimiser (Rust's `f32::max` leaves both cases open).
     pub fn apply(self, a: f32, b: f32) -> f32 {
         match self {
             AluOp::Add => a + b,
             AluOp::Subtract => a - b,
             AluOp::Multiply => a * b,
             AluOp::Divide => a / b,
-            AluOp::Maximum => a.max(b),
-            AluOp::Minimum => a.min(b),
+            AluOp::Maximum => maximum(a, b),
+            AluOp::Minimum => minimum(a, b),
         }
+    }
+}
+
+/// IEEE 754-2019 `maximum`: NaN if either operand is NaN; `+0` is larger than `-0`.
+pub fn maximum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a > b {
+        a
+    } else if b > a {
+        b
+    } else {
+        // Equal: the same value, or zeros of either sign, where +0 wins.
+        f32::from_bits(a.to_bits() & b.to_bits())
+    }
+}
+
+/// IEEE 754-2019 `minimum`: NaN if either operand is NaN; `-0` is smaller than `+0`.
+pub fn minimum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a < b {
+        a
+    } else if b < a {
+        b
+    } else {
+        f32::from_bits(a.to_bits() | b.to_bits())
+    }
+}
+
+/// The value a float32 takes in memory: every NaN is stored as the one canonical quiet NaN, so that
+/// results never depend on which NaN payload an operation happened to propagate.
+pub fn canonical_nan(x: f32) -> f32 {
+    if x.is_nan() {
+        f32::NAN
+    } else {
+        x
     }
 }
 
@@ -351,7 +390,7 @@ impl ActFunc {
             ActFunc::Log => x.ln(),
             ActFunc::Tanh => x.tanh(),
             ActFunc::Sigmoid => 1.0 / (1.0 + (-x).exp()),
-            ActFunc::Relu => x.max(0.0),
+            ActFunc::Relu => maximum(x, 0.0),
             ActFunc::Gelu => {
                 const SQRT_2_OVER_PI: f32 = 0.797_884_6;
                 0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
@@ -604,5 +643,37 @@ impl Function {
             }
         }
         D(self, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(x: f32) -> u32 {
+        x.to_bits()
+    }
+
+    #[test]
+    fn maximum_and_minimum_leave_nothing_to_the_optimiser() {
+        assert_eq!(bits(maximum(-0.0, 0.0)), bits(0.0));
+        assert_eq!(bits(maximum(0.0, -0.0)), bits(0.0));
+        assert_eq!(bits(minimum(0.0, -0.0)), bits(-0.0));
+        assert_eq!(bits(minimum(-0.0, 0.0)), bits(-0.0));
+        assert!(maximum(f32::NAN, 1.0).is_nan() && maximum(1.0, f32::NAN).is_nan());
+        assert!(minimum(f32::NAN, 1.0).is_nan() && minimum(1.0, f32::NAN).is_nan());
+        assert_eq!(maximum(2.0, -3.0), 2.0);
+        assert_eq!(minimum(2.0, -3.0), -3.0);
+        assert_eq!(bits(ActFunc::Relu.apply(-0.0)), bits(0.0));
+        assert_eq!(ActFunc::Relu.apply(-5.0), 0.0);
+        assert!(ActFunc::Relu.apply(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn every_nan_is_stored_as_the_canonical_one() {
+        let odd = f32::from_bits(0xffc0_1234);
+        assert!(odd.is_nan());
+        assert_eq!(bits(canonical_nan(odd)), bits(f32::NAN));
+        assert_eq!(bits(canonical_nan(-0.0)), bits(-0.0));
     }
 }

@@ -21,11 +21,40 @@ pub fn round_bf16(x: f32) -> f32 {
     f32::from_bits(rounded)
 }
 
-/// The value `x` takes when stored as `dtype`.
+/// The value `x` takes when stored as `dtype`: every NaN becomes the one canonical quiet NaN (so
+/// that no stored bit depends on which payload an operation propagated), then bf16 rounds.
 pub fn round_to(dtype: DType, x: f32) -> f32 {
+    let x = if x.is_nan() { f32::NAN } else { x };
     match dtype {
         DType::F32 => x,
         DType::Bf16 => round_bf16(x),
+    }
+}
+
+/// IEEE 754-2019 `maximum`: NaN if either operand is NaN; `+0` is larger than `-0`.
+pub fn maximum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a > b {
+        a
+    } else if b > a {
+        b
+    } else {
+        // Equal: the same value, or zeros of either sign, where +0 wins.
+        f32::from_bits(a.to_bits() & b.to_bits())
+    }
+}
+
+/// IEEE 754-2019 `minimum`: NaN if either operand is NaN; `-0` is smaller than `+0`.
+pub fn minimum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a < b {
+        a
+    } else if b < a {
+        b
+    } else {
+        f32::from_bits(a.to_bits() | b.to_bits())
     }
 }
 
@@ -36,8 +65,8 @@ pub fn alu(op: AluOp, a: f32, b: f32) -> f32 {
         AluOp::Subtract => a - b,
         AluOp::Multiply => a * b,
         AluOp::Divide => a / b,
-        AluOp::Maximum => a.max(b),
-        AluOp::Minimum => a.min(b),
+        AluOp::Maximum => maximum(a, b),
+        AluOp::Minimum => minimum(a, b),
     }
 }
 
@@ -49,7 +78,7 @@ pub fn act(func: ActFunc, x: f32) -> f32 {
         ActFunc::Log => x.ln(),
         ActFunc::Tanh => x.tanh(),
         ActFunc::Sigmoid => 1.0 / (1.0 + (-x).exp()),
-        ActFunc::Relu => x.max(0.0),
+        ActFunc::Relu => maximum(x, 0.0),
         ActFunc::Gelu => {
             const SQRT_2_OVER_PI: f32 = 0.797_884_6;
             0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())

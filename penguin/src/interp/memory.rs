@@ -12,7 +12,7 @@
 //!   initialisation (everything but kernel inputs, which are fully initialised on entry);
 //! - an unwritten element holds `0.0`, so an output that is never written reads back as zeros.
 
-use crate::ir::{DType, TensorData, TensorKind};
+use crate::ir::{canonical_nan, DType, TensorData, TensorKind};
 
 /// Rounds a float32 to the nearest bfloat16 value (ties to even), returned as a float32.
 ///
@@ -116,6 +116,7 @@ impl Buffer {
     pub fn fill_input(&mut self, values: &[f32]) {
         let n = self.elems().min(values.len());
         for (d, &v) in self.data[..n].iter_mut().zip(values) {
+            let v = canonical_nan(v);
             *d = if self.bf16 { round_bf16(v) } else { v };
         }
         self.written.clear();
@@ -157,10 +158,12 @@ impl Buffer {
             let dst = &mut self.data[o..o + r.cols];
             if self.bf16 {
                 for (d, &v) in dst.iter_mut().zip(src) {
-                    *d = round_bf16(v);
+                    *d = round_bf16(canonical_nan(v));
                 }
             } else {
-                dst.copy_from_slice(src);
+                for (d, &v) in dst.iter_mut().zip(src) {
+                    *d = canonical_nan(v);
+                }
             }
             if !self.written.is_empty() {
                 self.written[o..o + r.cols].fill(true);

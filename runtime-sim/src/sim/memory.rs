@@ -8,7 +8,7 @@
 
 use crate::isa::{Ap, DType, Dim, HbmAp, Mem, TensorDecl, MAX_REGS};
 use crate::machine::{PARTITIONS, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, SBUF_PARTITION_BYTES};
-use crate::numerics::round_bf16;
+use crate::numerics::round_to;
 
 /// Where an access lands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -224,10 +224,7 @@ impl Storage {
         if let Space::Hbm(t) = r.space {
             let data = &mut self.hbm[t];
             for (&o, &v) in r.offsets.iter().zip(vals) {
-                data[o as usize] = match r.dtype {
-                    DType::F32 => v,
-                    DType::Bf16 => round_bf16(v),
-                };
+                data[o as usize] = round_to(r.dtype, v);
             }
             return;
         }
@@ -244,10 +241,11 @@ impl Storage {
             let base = (p as u64 * pb) as usize;
             for (&o, &v) in r.offsets.iter().zip(&vals[row * n..(row + 1) * n]) {
                 let i = base + o as usize;
+                let v = round_to(r.dtype, v);
                 match r.dtype {
                     DType::F32 => bytes[i..i + 4].copy_from_slice(&v.to_le_bytes()),
                     DType::Bf16 => {
-                        let h = (round_bf16(v).to_bits() >> 16) as u16;
+                        let h = (v.to_bits() >> 16) as u16;
                         bytes[i..i + 2].copy_from_slice(&h.to_le_bytes())
                     }
                 }
