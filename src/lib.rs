@@ -3,8 +3,10 @@
 //!
 //! - [`driver`]: reading kernel files, running the front end and the verifier, reporting failures;
 //! - [`run`]: `nkc run`, inputs, execution and reports;
+//! - [`sim`]: `nkc sim`, running a pseudo-ISA program on the simulator;
 //! - [`npy`]: `.npy` input and output.
 
 pub mod driver;
 pub mod npy;
 pub mod run;
+pub mod sim;

@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use nkc::driver::{self, ColorMode, Failure, Source};
 use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use nkc::sim::{self as simcmd, SimOptions};
 use penguin::pipeline::{PipelineLog, PipelineOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -67,6 +68,28 @@ enum Command {
         /// Print one JSON object on standard output instead of a summary.
         #[arg(long)]
         json: bool,
+    },
+    /// Run a pseudo-ISA program (`.s`) on the simulator of the Neuron-like core.
+    Sim {
+        program: PathBuf,
+        /// Write a Chrome trace-event timeline (open it in Perfetto) to this file.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Print one JSON object on standard output instead of a summary.
+        #[arg(long)]
+        json: bool,
+        /// An input tensor, `NAME=PATH.npy` (repeatable); other inputs get random values.
+        #[arg(long = "input", value_parser = parse_input)]
+        inputs: Vec<(String, PathBuf)>,
+        /// The seed of the random inputs.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Write each output tensor to `DIR/NAME.npy`.
+        #[arg(long = "output")]
+        output: Option<PathBuf>,
+        /// Timing only: skip the arithmetic (outputs are zeros).
+        #[arg(long)]
+        no_numerics: bool,
     },
 }
 
@@ -179,6 +202,34 @@ fn execute(command: Command, popts: &PipelineOptions, log: &mut PipelineLog) -> 
                 print!("{}", report.to_text());
             }
             Ok(())
+        }
+        Command::Sim {
+            program,
+            trace,
+            json,
+            inputs,
+            seed,
+            output,
+            no_numerics,
+        } => {
+            let src = read(&program)?;
+            let opts = SimOptions {
+                inputs,
+                seed,
+                output_dir: output,
+                trace,
+                no_numerics,
+            };
+            let report = simcmd::sim(&src, &opts).map_err(|f| (f, None))?;
+            if json {
+                println!("{}", report.to_json());
+            } else {
+                print!("{}", report.to_text());
+            }
+            match report.races_failure() {
+                Some(f) => Err((f, None)),
+                None => Ok(()),
+            }
         }
     }
 }

@@ -1,8 +1,17 @@
-//! The bundled simulator of a Neuron-like core.
+//! The bundled simulator of a Neuron-like core (`../shared/MACHINE.md`).
 //!
-//! It will own the machine description (the one cost table shared with the backend's scheduler),
-//! the pseudo-ISA (types, text parser and printer), the simulator with its timing model, the race
-//! detector and the Perfetto trace writer (`../shared/MACHINE.md`).
+//! - [`machine`]: the machine description, the one cost table shared with the backend's scheduler;
+//! - [`isa`]: the pseudo-ISA's types; [`text`]: its parser and printer;
+//! - [`validate`]: the static checks of a program (engines, shapes, memories);
+//! - [`numerics`]: the float32 arithmetic of every operation, bit-identical to Penguin's
+//!   interpreter;
+//! - [`sim`]: the discrete-event simulator, its statistics, race detector and trace.
 //!
-//! Nothing here is implemented yet. It is a leaf crate: it depends on no other nkc crate, so that a
-//! hand-written `.s` program can run on it alone.
+//! A leaf crate: it depends on no other nkc crate, so a hand-written `.s` program runs on it alone.
+
+pub mod isa;
+pub mod machine;
+pub mod numerics;
+pub mod sim;
+pub mod text;
+pub mod validate;

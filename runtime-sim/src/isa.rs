@@ -1,0 +1,472 @@
+//! The pseudo-ISA: the types of a program for the Neuron-like core.
+//!
+//! A [`Program`] holds the HBM tensors, the semaphores and one instruction stream per engine.
+//! Streams nest hardware [`Loop`]s whose iteration registers appear in address expressions
+//! ([`Expr`], affine plus modulo terms), in predicates ([`Cmp`]) and in semaphore wait values.
+//!
+//! Invariants of a program built by [`crate::text::parse`] (and checked by [`crate::validate`]):
+//! every register used is bound by an enclosing loop of its stream and no loop rebinds a register
+//! of an enclosing loop; every tensor and semaphore index is in range; moduli are positive. The
+//! simulator relies on these.
+//!
+//! Addresses: a tile access pattern ([`Ap`]) names a partition range `[p0, p0 + np)`, a start
+//! **in bytes** on the free axis, and up to 4 `(size, stride)` dimensions with strides in
+//! **elements** of its dtype; the same bytes are touched in every partition of the range. An HBM
+//! access pattern ([`HbmAp`]) names a tensor, a start in elements of its row-major storage and up
+//! to 4 dimensions.
+
+pub use crate::machine::{DType, Engine};
+
+/// Most free-axis (and HBM) dimensions an access pattern may have.
+pub const MAX_DIMS: usize = 4;
+
+/// An iteration register `rK`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Reg(pub u8);
+
+/// The highest register number (`r0` .. `r31`).
+pub const MAX_REGS: usize = 32;
+
+/// One term of an address expression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Term {
+    /// `coeff * rK`.
+    Lin { coeff: i64, reg: Reg },
+    /// `(rK mod modulus) * coeff`, `modulus > 0` (address rotation).
+    Mod { coeff: i64, reg: Reg, modulus: i64 },
+}
+
+/// `constant + Σ terms`: affine in the iteration registers plus modulo terms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Expr {
+    pub terms: Vec<Term>,
+    pub constant: i64,
+}
+
+impl Expr {
+    pub fn constant(c: i64) -> Expr {
+        Expr {
+            terms: Vec::new(),
+            constant: c,
+        }
+    }
+
+    /// The value for register values `regs` (indexed by register number), in i128 so no
+    /// program can overflow it.
+    pub fn eval(&self, regs: &[i64; MAX_REGS]) -> i128 {
+        let mut v = self.constant as i128;
+        for t in &self.terms {
+            v += match *t {
+                Term::Lin { coeff, reg } => coeff as i128 * regs[reg.0 as usize] as i128,
+                Term::Mod {
+                    coeff,
+                    reg,
+                    modulus,
+                } => {
+                    coeff as i128
+                        * (regs[reg.0 as usize] as i128).rem_euclid(modulus.max(1) as i128)
+                }
+            };
+        }
+        v
+    }
+
+    /// The registers the expression reads.
+    pub fn regs(&self) -> impl Iterator<Item = Reg> + '_ {
+        self.terms.iter().map(|t| match *t {
+            Term::Lin { reg, .. } | Term::Mod { reg, .. } => reg,
+        })
+    }
+}
+
+/// A comparison operator of a predicate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        }
+    }
+
+    pub fn holds(self, a: i128, b: i128) -> bool {
+        match self {
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
+    }
+}
+
+/// One affine comparison `lhs op rhs` of a predicate.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Cmp {
+    pub lhs: Expr,
+    pub op: CmpOp,
+    pub rhs: Expr,
+}
+
+/// The on-chip memories an access pattern may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mem {
+    Sbuf,
+    Psum,
+}
+
+impl Mem {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mem::Sbuf => "sbuf",
+            Mem::Psum => "psum",
+        }
+    }
+}
+
+/// A tile access pattern: partitions `[p0, p0 + np)`, a start in bytes and up to 4 free-axis
+/// `(size, stride)` dimensions (stride in elements), outermost first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ap {
+    pub mem: Mem,
+    pub dtype: DType,
+    pub p0: Expr,
+    pub np: u32,
+    pub start: Expr,
+    pub dims: Vec<Dim>,
+}
+
+/// One dimension of an access pattern: `size` elements `stride` elements apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dim {
+    pub size: u64,
+    pub stride: i64,
+}
+
+impl Ap {
+    /// Elements per partition (the product of the dimension sizes; 1 with no dimension).
+    pub fn free_elems(&self) -> u64 {
+        self.dims.iter().fold(1u64, |a, d| a.saturating_mul(d.size))
+    }
+}
+
+/// An HBM access pattern: a tensor, a start in elements and up to 4 dimensions, outermost first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HbmAp {
+    /// Index into [`Program::tensors`].
+    pub tensor: usize,
+    pub start: Expr,
+    pub dims: Vec<Dim>,
+}
+
+impl HbmAp {
+    pub fn elems(&self) -> u64 {
+        self.dims.iter().fold(1u64, |a, d| a.saturating_mul(d.size))
+    }
+}
+
+/// One side of a DMA transfer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DmaSide {
+    Hbm(HbmAp),
+    Tile(Ap),
+}
+
+/// Elementwise ALU operations (the same set and float32 meaning as Penguin's `AluOp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AluOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Maximum,
+    Minimum,
+}
+
+impl AluOp {
+    pub const ALL: [AluOp; 6] = [
+        AluOp::Add,
+        AluOp::Subtract,
+        AluOp::Multiply,
+        AluOp::Divide,
+        AluOp::Maximum,
+        AluOp::Minimum,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AluOp::Add => "add",
+            AluOp::Subtract => "subtract",
+            AluOp::Multiply => "multiply",
+            AluOp::Divide => "divide",
+            AluOp::Maximum => "maximum",
+            AluOp::Minimum => "minimum",
+        }
+    }
+}
+
+/// Activation functions of the Scalar engine (the same set as Penguin's `ActFunc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ActFunc {
+    Identity,
+    Exp,
+    Log,
+    Tanh,
+    Sigmoid,
+    Relu,
+    Gelu,
+    Sqrt,
+    Rsqrt,
+    Square,
+    Reciprocal,
+}
+
+impl ActFunc {
+    pub const ALL: [ActFunc; 11] = [
+        ActFunc::Identity,
+        ActFunc::Exp,
+        ActFunc::Log,
+        ActFunc::Tanh,
+        ActFunc::Sigmoid,
+        ActFunc::Relu,
+        ActFunc::Gelu,
+        ActFunc::Sqrt,
+        ActFunc::Rsqrt,
+        ActFunc::Square,
+        ActFunc::Reciprocal,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ActFunc::Identity => "identity",
+            ActFunc::Exp => "exp",
+            ActFunc::Log => "log",
+            ActFunc::Tanh => "tanh",
+            ActFunc::Sigmoid => "sigmoid",
+            ActFunc::Relu => "relu",
+            ActFunc::Gelu => "gelu",
+            ActFunc::Sqrt => "sqrt",
+            ActFunc::Rsqrt => "rsqrt",
+            ActFunc::Square => "square",
+            ActFunc::Reciprocal => "reciprocal",
+        }
+    }
+}
+
+/// Reductions along the free axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+impl ReduceOp {
+    pub const ALL: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+}
+
+/// The scale of an activation: an immediate or a `[P, 1]` tile.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scale {
+    Imm(f32),
+    Tile(Ap),
+}
+
+/// An operation with its operands. `[P, F]` is a tile of `P` partitions and `F` elements per
+/// partition; a `[P, 1]` source of an elementwise operation broadcasts along the free axis.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// `dst[M, N] (PSUM) = a[K, M]ᵀ · b[K, N]` (SBUF), added to `dst` when `acc` (pe).
+    Matmul { dst: Ap, a: Ap, b: Ap, acc: bool },
+    /// `dst[F, P] (PSUM) = src[P, F]ᵀ` (pe).
+    Transpose { dst: Ap, src: Ap },
+    /// `dst = func(src * scale + bias)` (act).
+    Activation {
+        func: ActFunc,
+        dst: Ap,
+        src: Ap,
+        scale: Scale,
+        bias: Option<Ap>,
+    },
+    /// `dst = a op b` (dve, pool).
+    TensorTensor { op: AluOp, dst: Ap, a: Ap, b: Ap },
+    /// `dst = src op imm`, or `imm op src` when `reverse` (dve, pool).
+    TensorScalar {
+        op: AluOp,
+        dst: Ap,
+        src: Ap,
+        imm: f32,
+        reverse: bool,
+    },
+    /// `dst[P, 1] = reduce(src[P, F])` (dve).
+    Reduce { op: ReduceOp, dst: Ap, src: Ap },
+    /// `dst = src` (act, dve, pool).
+    Copy { dst: Ap, src: Ap },
+    /// `dst = value` (dve, pool).
+    Memset { dst: Ap, value: f32 },
+    /// `dst[p][f] = base + p * pstep + f * fstep` with `f` the flat free index (pool).
+    Iota {
+        dst: Ap,
+        base: f32,
+        pstep: f32,
+        fstep: f32,
+    },
+    /// A DMA transfer on `queue` between HBM and SBUF (sp). Elements pair up in row-major order of
+    /// both sides (partition outermost on the tile side).
+    Dma {
+        queue: u8,
+        dst: DmaSide,
+        src: DmaSide,
+    },
+    /// Add one to a semaphore.
+    Signal { sem: usize },
+    /// Block the engine until the semaphore's count is at least `value`.
+    Wait { sem: usize, value: Expr },
+}
+
+impl Op {
+    /// The opcode's name in the text form.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Matmul { .. } => "matmul",
+            Op::Transpose { .. } => "transpose",
+            Op::Activation { .. } => "activation",
+            Op::TensorTensor { .. } => "tensor_tensor",
+            Op::TensorScalar { .. } => "tensor_scalar",
+            Op::Reduce { .. } => "reduce",
+            Op::Copy { .. } => "copy",
+            Op::Memset { .. } => "memset",
+            Op::Iota { .. } => "iota",
+            Op::Dma { .. } => "dma",
+            Op::Signal { .. } => "signal",
+            Op::Wait { .. } => "wait",
+        }
+    }
+}
+
+/// Where an instruction came from, for the trace.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Meta {
+    /// The source line of the kernel statement.
+    pub line: Option<u32>,
+    /// The pipeline stage.
+    pub stage: Option<u32>,
+    /// The kernel statement's text.
+    pub stmt: Option<String>,
+}
+
+/// An instruction: an optional guard, the operation, an optional semaphore signalled when it
+/// completes (for a DMA: when its transfer completes), and metadata. Equality ignores `pos`.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    /// A conjunction; empty means always on.
+    pub pred: Vec<Cmp>,
+    pub op: Op,
+    pub signal: Option<usize>,
+    pub meta: Meta,
+    /// The line of the program text (1-based; 0 when built in code). Not part of the text form.
+    pub pos: u32,
+}
+
+impl PartialEq for Inst {
+    fn eq(&self, other: &Inst) -> bool {
+        self.pred == other.pred
+            && self.op == other.op
+            && self.signal == other.signal
+            && self.meta == other.meta
+    }
+}
+
+impl Inst {
+    pub fn new(op: Op) -> Inst {
+        Inst {
+            pred: Vec::new(),
+            op,
+            signal: None,
+            meta: Meta::default(),
+            pos: 0,
+        }
+    }
+}
+
+/// A hardware loop: `loop rK = 0..trip { body }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loop {
+    pub reg: Reg,
+    pub trip: u64,
+    pub body: Vec<Stmt>,
+}
+
+/// An element of a stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Inst(Inst),
+    Loop(Loop),
+}
+
+/// Whether a tensor is read or written by the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    Input,
+    Output,
+}
+
+/// An HBM tensor: a row-major array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorDecl {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<u64>,
+    pub role: Role,
+}
+
+impl TensorDecl {
+    pub fn elems(&self) -> u64 {
+        self.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
+    }
+}
+
+/// A whole program.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Program {
+    pub tensors: Vec<TensorDecl>,
+    pub semaphores: Vec<String>,
+    /// One stream per engine, indexed by [`Engine::index`].
+    pub streams: [Vec<Stmt>; 5],
+}
+
+impl Program {
+    pub fn stream(&self, e: Engine) -> &[Stmt] {
+        &self.streams[e.index()]
+    }
+
+    pub fn tensor_index(&self, name: &str) -> Option<usize> {
+        self.tensors.iter().position(|t| t.name == name)
+    }
+
+    pub fn semaphore_index(&self, name: &str) -> Option<usize> {
+        self.semaphores.iter().position(|s| s == name)
+    }
+}

@@ -1,0 +1,742 @@
+//! The event loop: engines run their streams in order, in simulated-time order.
+//!
+//! At every step the runnable engine with the smallest clock (ties: engine order) executes its
+//! next instruction at that time. Compute instructions occupy their engine for the cost table's
+//! cycles; `dma` occupies `sp` for `MIN_II` and its transfer completes at
+//! `max(issue end + latency, queue free) + bytes / 19` on its queue, which is when its signal is
+//! counted. A `wait` not yet satisfied moves its engine's clock to the time its count is reached
+//! (when enough signals are known) or blocks it (when not); any new signal on the semaphore
+//! re-evaluates the waiters from the time they started waiting. Signals are known as soon as
+//! their producer is processed, and every producer is processed at a time no later than its
+//! signal's, so an engine is never released late. Values are computed when an instruction is
+//! processed, which is after everything a semaphore chain orders before it.
+
+use super::memory::{resolve, resolve_hbm, Resolved, Space, Storage};
+use super::race::{engine_thread, join, queue_thread, Detector, Footprint, Vc, THREADS};
+use super::trace::{Slice, Track};
+use super::*;
+use crate::isa::*;
+use crate::machine::{self, dma_issue_cycles, dma_queue_cycles, DMA_LATENCY};
+use crate::numerics;
+use crate::text::inst_to_string;
+
+/// The largest HBM footprint the simulator allocates (elements over all tensors).
+const MAX_HBM_ELEMS: u64 = 1 << 30;
+
+struct Frame<'p> {
+    stmts: &'p [Stmt],
+    pc: usize,
+    /// The loop's register, trip count and current iteration (none for the stream itself).
+    lp: Option<(Reg, u64, u64)>,
+}
+
+struct EngineState<'p> {
+    engine: Engine,
+    frames: Vec<Frame<'p>>,
+    regs: [i64; MAX_REGS],
+    time: u64,
+    /// The instruction fetched but not yet executed (a wait not yet satisfied).
+    pending: Option<&'p Inst>,
+    blocked: bool,
+    /// The semaphore and the time the current wait started.
+    waiting: Option<(usize, u64)>,
+    done: bool,
+    clock: Vc,
+}
+
+fn has_inst(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Inst(_) => true,
+        Stmt::Loop(l) => l.trip > 0 && has_inst(&l.body),
+    })
+}
+
+impl<'p> EngineState<'p> {
+    fn fetch(&mut self) -> Option<&'p Inst> {
+        loop {
+            let f = self.frames.last_mut()?;
+            if f.pc < f.stmts.len() {
+                let s = &f.stmts[f.pc];
+                f.pc += 1;
+                match s {
+                    Stmt::Inst(i) => return Some(i),
+                    Stmt::Loop(l) => {
+                        if l.trip > 0 && has_inst(&l.body) {
+                            self.regs[l.reg.0 as usize] = 0;
+                            self.frames.push(Frame {
+                                stmts: &l.body,
+                                pc: 0,
+                                lp: Some((l.reg, l.trip, 0)),
+                            });
+                        }
+                    }
+                }
+            } else {
+                match &mut f.lp {
+                    Some((reg, trip, iter)) if *iter + 1 < *trip => {
+                        *iter += 1;
+                        f.pc = 0;
+                        self.regs[reg.0 as usize] = *iter as i64;
+                    }
+                    _ => {
+                        self.frames.pop();
+                    }
+                }
+            }
+        }
+    }
+
+    fn iters(&self) -> Vec<(u8, i64)> {
+        self.frames
+            .iter()
+            .filter_map(|f| f.lp.map(|(r, _, i)| (r.0, i as i64)))
+            .collect()
+    }
+}
+
+/// A semaphore's signals, sorted by time, with the prefix joins of their clocks.
+#[derive(Default)]
+struct Sem {
+    times: Vec<u64>,
+    clocks: Vec<Vc>,
+    prefix: Vec<Vc>,
+}
+
+impl Sem {
+    fn add(&mut self, time: u64, clock: Option<&Vc>) {
+        let j = self.times.partition_point(|&t| t <= time);
+        self.times.insert(j, time);
+        if let Some(c) = clock {
+            self.clocks.insert(j, *c);
+            self.prefix.truncate(j);
+            for k in j..self.clocks.len() {
+                let mut v = self.clocks[k];
+                if k > 0 {
+                    join(&mut v, &self.prefix[k - 1]);
+                }
+                self.prefix.push(v);
+            }
+        }
+    }
+
+    fn count_by(&self, time: u64) -> usize {
+        self.times.partition_point(|&t| t <= time)
+    }
+}
+
+/// A reportable execution: which instruction, where.
+#[derive(Clone)]
+struct Who<'p> {
+    engine: Engine,
+    inst: &'p Inst,
+    iters: Vec<(u8, i64)>,
+}
+
+struct Sim<'p> {
+    prog: &'p Program,
+    opts: Options,
+    engines: Vec<EngineState<'p>>,
+    sems: Vec<Sem>,
+    storage: Option<Storage>,
+    queue_free: [u64; crate::machine::DMA_QUEUES],
+    queue_epoch: [u32; crate::machine::DMA_QUEUES],
+    stats: Stats,
+    detector: Detector<Who<'p>>,
+    races: Vec<Race>,
+    race_pairs: Vec<(*const Inst, *const Inst)>,
+    trace: Vec<Slice>,
+    last_time: u64,
+}
+
+fn info(p: &Program, w: &Who<'_>) -> InstInfo {
+    InstInfo {
+        engine: w.engine,
+        line: w.inst.pos,
+        text: inst_to_string(p, w.inst),
+        iters: w.iters.clone(),
+    }
+}
+
+pub(super) fn run(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimResult, SimError> {
+    let input_decls: Vec<&TensorDecl> =
+        p.tensors.iter().filter(|t| t.role == Role::Input).collect();
+    if inputs.len() != input_decls.len() {
+        return Err(SimError::Input(format!(
+            "the program has {} input tensors but {} inputs were given",
+            input_decls.len(),
+            inputs.len()
+        )));
+    }
+    let total: u64 = p
+        .tensors
+        .iter()
+        .map(|t| t.elems())
+        .fold(0, u64::saturating_add);
+    if total > MAX_HBM_ELEMS {
+        return Err(SimError::Input(format!(
+            "the tensors hold {total} elements in all, more than the simulator's {MAX_HBM_ELEMS}"
+        )));
+    }
+    for (d, a) in input_decls.iter().zip(inputs) {
+        let want: Vec<usize> = d.shape.iter().map(|&x| x as usize).collect();
+        if a.shape != want || a.data.len() as u64 != d.elems() {
+            return Err(SimError::Input(format!(
+                "input `{}` has shape {:?}, but the program declares {:?}",
+                d.name, a.shape, want
+            )));
+        }
+    }
+    let storage = if opts.numerics {
+        let mut it = inputs.iter();
+        let hbm = p
+            .tensors
+            .iter()
+            .map(|t| match t.role {
+                Role::Input => it
+                    .next()
+                    .map(|a| {
+                        a.data
+                            .iter()
+                            .map(|&x| numerics::round_to(t.dtype, x))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                Role::Output => vec![0.0; t.elems() as usize],
+            })
+            .collect();
+        Some(Storage::new(hbm))
+    } else {
+        None
+    };
+    let engines = Engine::ALL
+        .iter()
+        .map(|&e| {
+            let mut clock = [0u32; THREADS];
+            clock[engine_thread(e)] = 1;
+            EngineState {
+                engine: e,
+                frames: vec![Frame {
+                    stmts: p.stream(e),
+                    pc: 0,
+                    lp: None,
+                }],
+                regs: [0; MAX_REGS],
+                time: 0,
+                pending: None,
+                blocked: false,
+                waiting: None,
+                done: false,
+                clock,
+            }
+        })
+        .collect();
+    let mut sim = Sim {
+        prog: p,
+        opts: *opts,
+        engines,
+        sems: (0..p.semaphores.len()).map(|_| Sem::default()).collect(),
+        storage,
+        queue_free: [0; crate::machine::DMA_QUEUES],
+        queue_epoch: [0; crate::machine::DMA_QUEUES],
+        stats: Stats::default(),
+        detector: Detector::new(),
+        races: Vec::new(),
+        race_pairs: Vec::new(),
+        trace: Vec::new(),
+        last_time: 0,
+    };
+    sim.run()?;
+    let mut outputs = Vec::new();
+    for (i, t) in p.tensors.iter().enumerate() {
+        if t.role == Role::Output {
+            let data = match &sim.storage {
+                Some(s) => s.hbm[i].clone(),
+                None => vec![0.0; t.elems() as usize],
+            };
+            outputs.push((
+                t.name.clone(),
+                Array {
+                    shape: t.shape.iter().map(|&d| d as usize).collect(),
+                    data,
+                },
+            ));
+        }
+    }
+    Ok(SimResult {
+        outputs,
+        stats: sim.stats,
+        races: sim.races,
+        trace: sim.trace,
+    })
+}
+
+impl<'p> Sim<'p> {
+    fn run(&mut self) -> Result<(), SimError> {
+        loop {
+            let mut best: Option<usize> = None;
+            for (i, e) in self.engines.iter().enumerate() {
+                if !e.done && !e.blocked && best.is_none_or(|b| e.time < self.engines[b].time) {
+                    best = Some(i);
+                }
+            }
+            let Some(ei) = best else {
+                if self.engines.iter().all(|e| e.done) {
+                    break;
+                }
+                return Err(self.deadlock());
+            };
+            let e = &mut self.engines[ei];
+            let inst = match e.pending.take().or_else(|| e.fetch()) {
+                Some(i) => i,
+                None => {
+                    e.done = true;
+                    self.stats.engines[ei].finish = e.time;
+                    continue;
+                }
+            };
+            self.step(ei, inst)?;
+            if self.opts.races && ei == Engine::Sp.index() {
+                let clocks: [Vc; 5] = std::array::from_fn(|i| self.engines[i].clock);
+                self.detector.prune(&clocks);
+            }
+        }
+        let last_engine = self.engines.iter().map(|e| e.time).max().unwrap_or(0);
+        self.stats.cycles = last_engine.max(self.last_time);
+        Ok(())
+    }
+
+    fn who(&self, ei: usize, inst: &'p Inst) -> Who<'p> {
+        Who {
+            engine: self.engines[ei].engine,
+            inst,
+            iters: self.engines[ei].iters(),
+        }
+    }
+
+    fn deadlock(&self) -> SimError {
+        let cycle = self.engines.iter().map(|e| e.time).max().unwrap_or(0);
+        let blocked = self
+            .engines
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| !e.done)
+            .filter_map(|(i, e)| {
+                let inst = e.pending?;
+                let Op::Wait { sem, value } = &inst.op else {
+                    return None;
+                };
+                Some(Blocked {
+                    inst: info(self.prog, &self.who(i, inst)),
+                    semaphore: self.prog.semaphores[*sem].clone(),
+                    needs: value.eval(&e.regs),
+                    has: self.sems[*sem].times.len() as u64,
+                })
+            })
+            .collect();
+        SimError::Deadlock { cycle, blocked }
+    }
+
+    /// Counts a signal of `sem` at `time` published with `clock`, and re-evaluates its waiters.
+    fn signal(&mut self, sem: usize, time: u64, clock: &Vc) {
+        let races = self.opts.races;
+        self.sems[sem].add(time, races.then_some(clock));
+        self.last_time = self.last_time.max(time);
+        for e in &mut self.engines {
+            if let Some((s, since)) = e.waiting {
+                if s == sem {
+                    e.blocked = false;
+                    e.time = since;
+                }
+            }
+        }
+    }
+
+    /// An engine's own signal: publish its clock, then advance its epoch.
+    fn engine_signal(&mut self, ei: usize, sem: usize, time: u64) {
+        let clock = self.engines[ei].clock;
+        self.signal(sem, time, &clock);
+        let own = engine_thread(self.engines[ei].engine);
+        self.engines[ei].clock[own] += 1;
+    }
+
+    fn step(&mut self, ei: usize, inst: &'p Inst) -> Result<(), SimError> {
+        let t = self.engines[ei].time;
+        let on = {
+            let regs = &self.engines[ei].regs;
+            inst.pred
+                .iter()
+                .all(|c| c.op.holds(c.lhs.eval(regs), c.rhs.eval(regs)))
+        };
+        if !on {
+            self.stats.engines[ei].predicated_off += 1;
+            if let Op::Signal { sem } = inst.op {
+                self.engine_signal(ei, sem, t);
+            }
+            if let Some(sem) = inst.signal {
+                self.engine_signal(ei, sem, t);
+            }
+            return Ok(());
+        }
+        let end = match &inst.op {
+            Op::Wait { sem, value } => {
+                let need = value.eval(&self.engines[ei].regs);
+                let e = &mut self.engines[ei];
+                let since = match e.waiting {
+                    Some((_, s)) => s,
+                    None => t,
+                };
+                let s = &self.sems[*sem];
+                let satisfied = need <= 0 || (need as u128) <= s.count_by(t) as u128;
+                if !satisfied {
+                    e.pending = Some(inst);
+                    e.waiting = Some((*sem, since));
+                    if (need as u128) <= s.times.len() as u128 {
+                        e.time = s.times[need as usize - 1].max(since);
+                    } else {
+                        e.blocked = true;
+                    }
+                    return Ok(());
+                }
+                e.waiting = None;
+                if self.opts.races && need > 0 {
+                    let pre = s.prefix[need as usize - 1];
+                    join(&mut e.clock, &pre);
+                }
+                if self.opts.trace && t > since {
+                    self.trace.push(Slice {
+                        track: Track::Engine(e.engine),
+                        name: format!("wait {}", self.prog.semaphores[*sem]),
+                        start: since,
+                        end: t,
+                        inst: inst_to_string(self.prog, inst),
+                        meta: inst.meta.clone(),
+                        iters: e.iters(),
+                    });
+                }
+                t
+            }
+            Op::Signal { sem } => {
+                self.engine_signal(ei, *sem, t);
+                t
+            }
+            Op::Dma { queue, dst, src } => self.dma(ei, inst, *queue, dst, src, t)?,
+            op => self.compute(ei, inst, op, t)?,
+        };
+        let e = &mut self.engines[ei];
+        e.time = end;
+        self.stats.engines[ei].instructions += 1;
+        self.stats.engines[ei].busy += end - t;
+        *self.stats.opcodes.entry(inst.op.name()).or_insert(0) += 1;
+        if let Some(sem) = inst.signal {
+            if !matches!(inst.op, Op::Dma { .. }) {
+                self.engine_signal(ei, sem, end);
+            }
+        }
+        Ok(())
+    }
+
+    fn access_error(&self, ei: usize, inst: &'p Inst, message: String) -> SimError {
+        SimError::Access {
+            inst: info(self.prog, &self.who(ei, inst)),
+            message,
+        }
+    }
+
+    fn resolve(&mut self, ei: usize, inst: &'p Inst, ap: &Ap) -> Result<Resolved, SimError> {
+        let offsets = self.opts.numerics || self.opts.races;
+        let r = resolve(ap, &self.engines[ei].regs, offsets)
+            .map_err(|m| self.access_error(ei, inst, m))?;
+        match r.space {
+            Space::Sbuf => self.stats.sbuf_high_water = self.stats.sbuf_high_water.max(r.hi),
+            Space::Psum => self.stats.psum_high_water = self.stats.psum_high_water.max(r.hi),
+            Space::Hbm(_) => {}
+        }
+        Ok(r)
+    }
+
+    fn check_races(
+        &mut self,
+        thread: usize,
+        clock: &Vc,
+        who: &Who<'p>,
+        accesses: &[(&Resolved, bool)],
+    ) {
+        for (r, write) in accesses {
+            let foot = Footprint::of(r);
+            let mut found = Vec::new();
+            self.detector
+                .access(thread, clock, *write, foot, who, |prev, prev_w, pf, ov| {
+                    found.push((prev.clone(), prev_w, pf.space, ov));
+                });
+            for (prev, prev_w, space, (parts, bytes)) in found {
+                let key = (prev.inst as *const Inst, who.inst as *const Inst);
+                if self.races.len() >= self.opts.max_races || self.race_pairs.contains(&key) {
+                    continue;
+                }
+                self.race_pairs.push(key);
+                let memory = match space {
+                    Space::Sbuf => "sbuf".to_string(),
+                    Space::Psum => "psum".to_string(),
+                    Space::Hbm(t) => format!("hbm {}", self.prog.tensors[t].name),
+                };
+                self.races.push(Race {
+                    first: info(self.prog, &prev),
+                    first_writes: prev_w,
+                    second: info(self.prog, who),
+                    second_writes: *write,
+                    memory,
+                    partitions: parts,
+                    bytes,
+                });
+            }
+        }
+    }
+
+    fn dma(
+        &mut self,
+        ei: usize,
+        inst: &'p Inst,
+        queue: u8,
+        dst: &DmaSide,
+        src: &DmaSide,
+        t: u64,
+    ) -> Result<u64, SimError> {
+        let offsets = self.opts.numerics || self.opts.races;
+        let side = |s: &DmaSide, this: &mut Self| -> Result<Resolved, SimError> {
+            match s {
+                DmaSide::Tile(a) => this.resolve(ei, inst, a),
+                DmaSide::Hbm(h) => resolve_hbm(
+                    h,
+                    &this.prog.tensors[h.tensor],
+                    &this.engines[ei].regs,
+                    offsets,
+                )
+                .map_err(|m| this.access_error(ei, inst, m)),
+            }
+        };
+        let d = side(dst, self)?;
+        let s = side(src, self)?;
+        let hbm_dtype = match (&d.space, &s.space) {
+            (Space::Hbm(_), _) => d.dtype,
+            _ => s.dtype,
+        };
+        let bytes = (d.np as u64 * d.free).saturating_mul(hbm_dtype.size());
+        let issue_end = t + dma_issue_cycles();
+        let q = queue as usize;
+        let data_start = (issue_end + DMA_LATENCY).max(self.queue_free[q]);
+        let busy = dma_queue_cycles(bytes);
+        let done = data_start + busy;
+        self.queue_free[q] = done;
+        self.stats.queue_busy[q] += busy;
+        self.stats.queue_transfers[q] += 1;
+        self.stats.dma_bytes += bytes;
+        self.last_time = self.last_time.max(done);
+        if let Some(st) = &mut self.storage {
+            let vals = st.read(&s);
+            st.write(&d, &vals);
+        }
+        self.queue_epoch[q] += 1;
+        let mut clock = self.engines[ei].clock;
+        clock[queue_thread(queue)] = self.queue_epoch[q];
+        if self.opts.races {
+            let who = self.who(ei, inst);
+            self.check_races(
+                queue_thread(queue),
+                &clock,
+                &who,
+                &[(&s, false), (&d, true)],
+            );
+        }
+        if self.opts.trace {
+            let iters = self.engines[ei].iters();
+            let text = inst_to_string(self.prog, inst);
+            self.trace.push(Slice {
+                track: Track::Engine(Engine::Sp),
+                name: format!("dma q{queue}"),
+                start: t,
+                end: issue_end,
+                inst: text.clone(),
+                meta: inst.meta.clone(),
+                iters: iters.clone(),
+            });
+            self.trace.push(Slice {
+                track: Track::Queue(queue),
+                name: format!("dma {bytes} B"),
+                start: data_start,
+                end: done,
+                inst: text,
+                meta: inst.meta.clone(),
+                iters,
+            });
+        }
+        if let Some(sem) = inst.signal {
+            self.signal(sem, done, &clock);
+        }
+        Ok(issue_end)
+    }
+
+    fn compute(&mut self, ei: usize, inst: &'p Inst, op: &Op, t: u64) -> Result<u64, SimError> {
+        let engine = self.engines[ei].engine;
+        let cost = machine::op_cycles(engine, op);
+        let operands = crate::validate::tile_operands(op);
+        let mut res = Vec::with_capacity(operands.len());
+        for a in &operands {
+            res.push(self.resolve(ei, inst, a)?);
+        }
+        if let Some(st) = &mut self.storage {
+            let out = compute_values(st, op, &res);
+            st.write(&res[0], &out);
+        }
+        if self.opts.races {
+            let who = self.who(ei, inst);
+            let clock = self.engines[ei].clock;
+            let mut acc: Vec<(&Resolved, bool)> = res[1..].iter().map(|r| (r, false)).collect();
+            acc.push((&res[0], true));
+            self.check_races(engine_thread(engine), &clock, &who, &acc);
+        }
+        if self.opts.trace {
+            let e = &self.engines[ei];
+            self.trace.push(Slice {
+                track: Track::Engine(engine),
+                name: op.name().to_string(),
+                start: t,
+                end: t + cost,
+                inst: inst_to_string(self.prog, inst),
+                meta: inst.meta.clone(),
+                iters: e.iters(),
+            });
+        }
+        Ok(t + cost)
+    }
+}
+
+/// A `[P, 1]` column or a full `[P, F]` source, element `(p, f)`.
+fn at(src: &[f32], full: bool, f_len: usize, p: usize, f: usize) -> f32 {
+    if full {
+        src[p * f_len + f]
+    } else {
+        src[p]
+    }
+}
+
+/// The destination's values (`[P, F]` row-major) of a compute operation; `res[0]` is the
+/// destination and the others the sources in [`crate::validate::tile_operands`] order. Shapes
+/// were checked by the validator.
+fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
+    let dst = &res[0];
+    let (p, f) = (dst.np as usize, dst.free as usize);
+    match op {
+        Op::Matmul { acc, .. } => {
+            let a = st.read(&res[1]);
+            let b = st.read(&res[2]);
+            let (k, m, n) = (
+                res[1].np as usize,
+                res[1].free as usize,
+                res[2].free as usize,
+            );
+            let mut out = numerics::matmul(&a, &b, k, m, n);
+            if *acc {
+                let old = st.read(dst);
+                for (o, &d) in out.iter_mut().zip(&old) {
+                    *o += d;
+                }
+            }
+            out
+        }
+        Op::Transpose { .. } => {
+            let x = st.read(&res[1]);
+            let (xp, xf) = (res[1].np as usize, res[1].free as usize);
+            let mut out = vec![0.0f32; xp * xf];
+            for pi in 0..xp {
+                for fi in 0..xf {
+                    out[fi * xp + pi] = x[pi * xf + fi];
+                }
+            }
+            out
+        }
+        Op::Activation {
+            func, scale, bias, ..
+        } => {
+            let x = st.read(&res[1]);
+            let mut next = 2;
+            let scale_col = match scale {
+                Scale::Tile(_) => {
+                    next += 1;
+                    Some(st.read(&res[2]))
+                }
+                Scale::Imm(_) => None,
+            };
+            let bias_col = bias.as_ref().map(|_| st.read(&res[next]));
+            let mut out = Vec::with_capacity(p * f);
+            for pi in 0..p {
+                let s = match (scale, &scale_col) {
+                    (_, Some(c)) => c[pi],
+                    (Scale::Imm(v), None) => *v,
+                    (Scale::Tile(_), None) => 1.0,
+                };
+                let b = bias_col.as_ref().map(|c| c[pi]);
+                out.extend(
+                    x[pi * f..(pi + 1) * f]
+                        .iter()
+                        .map(|&v| numerics::activation(*func, v, s, b)),
+                );
+            }
+            out
+        }
+        Op::TensorTensor { op, .. } => {
+            let a = st.read(&res[1]);
+            let b = st.read(&res[2]);
+            let (fa, fb) = (res[1].free as usize == f, res[2].free as usize == f);
+            let mut out = Vec::with_capacity(p * f);
+            for pi in 0..p {
+                for fi in 0..f {
+                    out.push(numerics::alu(
+                        *op,
+                        at(&a, fa, f, pi, fi),
+                        at(&b, fb, f, pi, fi),
+                    ));
+                }
+            }
+            out
+        }
+        Op::TensorScalar {
+            op, imm, reverse, ..
+        } => {
+            let x = st.read(&res[1]);
+            let full = res[1].free as usize == f;
+            let mut out = Vec::with_capacity(p * f);
+            for pi in 0..p {
+                for fi in 0..f {
+                    let v = at(&x, full, f, pi, fi);
+                    out.push(if *reverse {
+                        numerics::alu(*op, *imm, v)
+                    } else {
+                        numerics::alu(*op, v, *imm)
+                    });
+                }
+            }
+            out
+        }
+        Op::Reduce { op, .. } => {
+            let x = st.read(&res[1]);
+            let xf = res[1].free as usize;
+            x.chunks_exact(xf.max(1))
+                .map(|row| numerics::reduce(*op, row))
+                .collect()
+        }
+        Op::Copy { .. } => st.read(&res[1]),
+        Op::Memset { value, .. } => vec![*value; p * f],
+        Op::Iota {
+            base, pstep, fstep, ..
+        } => {
+            let mut out = Vec::with_capacity(p * f);
+            for pi in 0..p {
+                for fi in 0..f {
+                    out.push(base + pi as f32 * pstep + fi as f32 * fstep);
+                }
+            }
+            out
+        }
+        Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => Vec::new(),
+    }
+}

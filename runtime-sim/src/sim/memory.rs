@@ -1,0 +1,255 @@
+//! Address resolution and storage: SBUF and PSUM as byte arrays, HBM tensors as f32 arrays.
+//!
+//! Resolving an access pattern evaluates its expressions for the current iteration registers and
+//! checks its bounds (inside the memory, inside one PSUM bank, inside its tensor) before anything
+//! is read or written; a [`Resolved`] pattern is therefore always in range, which is the invariant
+//! the readers and writers rely on. Values are stored in their dtype: a bf16 element is the top
+//! half of the f32 bit pattern, rounded to nearest even on store.
+
+use crate::isa::{Ap, DType, Dim, HbmAp, Mem, TensorDecl, MAX_REGS};
+use crate::machine::{PARTITIONS, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, SBUF_PARTITION_BYTES};
+use crate::numerics::round_bf16;
+
+/// Where an access lands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    Sbuf,
+    Psum,
+    /// An HBM tensor, by index.
+    Hbm(usize),
+}
+
+/// A pattern resolved for one execution: in range by construction.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub space: Space,
+    pub dtype: DType,
+    /// First partition (0 for HBM).
+    pub p0: u32,
+    /// Partitions (1 for HBM).
+    pub np: u32,
+    /// Elements per partition.
+    pub free: u64,
+    /// Byte offsets in each partition (HBM: element offsets), in row-major order of the dims.
+    /// Empty when the caller asked for bounds only.
+    pub offsets: Vec<u64>,
+    /// The lowest and one past the highest byte touched in a partition (HBM: elements).
+    pub lo: u64,
+    pub hi: u64,
+}
+
+/// The extreme offsets of `start + Σ i_d * stride_d * scale` over the dims.
+fn extremes(start: i128, dims: &[Dim], scale: i128) -> (i128, i128) {
+    let (mut lo, mut hi) = (start, start);
+    for d in dims {
+        let span = (d.size as i128 - 1) * d.stride as i128 * scale;
+        if span < 0 {
+            lo += span;
+        } else {
+            hi += span;
+        }
+    }
+    (lo, hi)
+}
+
+fn enumerate(start: u64, dims: &[Dim], scale: i64, out: &mut Vec<u64>) {
+    // Contiguous fast path: strides are the row-major strides of the sizes.
+    let mut expect = 1i64;
+    let mut contiguous = true;
+    for d in dims.iter().rev() {
+        if d.size > 1 && d.stride != expect {
+            contiguous = false;
+            break;
+        }
+        expect = expect.saturating_mul(d.size as i64);
+    }
+    let n: u64 = dims.iter().map(|d| d.size).product();
+    out.reserve(n as usize);
+    if contiguous {
+        out.extend((0..n).map(|i| start + i * scale as u64));
+        return;
+    }
+    let mut idx = vec![0u64; dims.len()];
+    for _ in 0..n {
+        let mut off = start as i64;
+        for (d, &i) in dims.iter().zip(&idx) {
+            off += i as i64 * d.stride * scale;
+        }
+        out.push(off as u64);
+        for k in (0..dims.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < dims[k].size {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// Resolves a tile pattern; an error says what is out of range.
+pub fn resolve(ap: &Ap, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolved, String> {
+    let p0 = ap.p0.eval(regs);
+    if p0 < 0 || p0 + ap.np as i128 > PARTITIONS as i128 {
+        return Err(format!(
+            "partitions {p0}..{} are outside {} (0..{PARTITIONS})",
+            p0 + ap.np as i128,
+            ap.mem.name()
+        ));
+    }
+    let esize = ap.dtype.size() as i128;
+    let start = ap.start.eval(regs);
+    let (lo, hi) = extremes(start, &ap.dims, esize);
+    let hi = hi + esize;
+    let cap = match ap.mem {
+        Mem::Sbuf => SBUF_PARTITION_BYTES,
+        Mem::Psum => PSUM_PARTITION_BYTES,
+    } as i128;
+    if lo < 0 || hi > cap {
+        return Err(format!(
+            "bytes {lo}..{hi} of each partition are outside {} ({cap} bytes per partition)",
+            ap.mem.name()
+        ));
+    }
+    if ap.mem == Mem::Psum && lo / PSUM_BANK_BYTES as i128 != (hi - 1) / PSUM_BANK_BYTES as i128 {
+        return Err(format!(
+            "the PSUM tile spans bytes {lo}..{hi} of each partition, crossing from bank {} into bank {} ({PSUM_BANK_BYTES} bytes per bank)",
+            lo / PSUM_BANK_BYTES as i128,
+            (hi - 1) / PSUM_BANK_BYTES as i128
+        ));
+    }
+    let mut offs = Vec::new();
+    if offsets {
+        enumerate(start as u64, &ap.dims, esize as i64, &mut offs);
+    }
+    Ok(Resolved {
+        space: match ap.mem {
+            Mem::Sbuf => Space::Sbuf,
+            Mem::Psum => Space::Psum,
+        },
+        dtype: ap.dtype,
+        p0: p0 as u32,
+        np: ap.np,
+        free: ap.free_elems(),
+        offsets: offs,
+        lo: lo as u64,
+        hi: hi as u64,
+    })
+}
+
+/// Resolves an HBM pattern against its tensor.
+pub fn resolve_hbm(
+    h: &HbmAp,
+    t: &TensorDecl,
+    regs: &[i64; MAX_REGS],
+    offsets: bool,
+) -> Result<Resolved, String> {
+    let start = h.start.eval(regs);
+    let (lo, hi) = extremes(start, &h.dims, 1);
+    let n = t.elems() as i128;
+    if lo < 0 || hi >= n {
+        return Err(format!(
+            "elements {lo}..{} are outside tensor `{}` ({n} elements)",
+            hi + 1,
+            t.name
+        ));
+    }
+    let mut offs = Vec::new();
+    if offsets {
+        enumerate(start as u64, &h.dims, 1, &mut offs);
+    }
+    Ok(Resolved {
+        space: Space::Hbm(h.tensor),
+        dtype: t.dtype,
+        p0: 0,
+        np: 1,
+        free: h.elems(),
+        offsets: offs,
+        lo: lo as u64,
+        hi: hi as u64 + 1,
+    })
+}
+
+/// The machine's memories.
+pub struct Storage {
+    sbuf: Vec<u8>,
+    psum: Vec<u8>,
+    pub hbm: Vec<Vec<f32>>,
+}
+
+impl Storage {
+    pub fn new(hbm: Vec<Vec<f32>>) -> Storage {
+        Storage {
+            sbuf: vec![0; (PARTITIONS as u64 * SBUF_PARTITION_BYTES) as usize],
+            psum: vec![0; (PARTITIONS as u64 * PSUM_PARTITION_BYTES) as usize],
+            hbm,
+        }
+    }
+
+    fn bytes(&self, space: Space) -> (&[u8], u64) {
+        match space {
+            Space::Psum => (&self.psum, PSUM_PARTITION_BYTES),
+            _ => (&self.sbuf, SBUF_PARTITION_BYTES),
+        }
+    }
+
+    /// Reads the `[np, free]` values of a resolved pattern (resolved with offsets).
+    pub fn read(&self, r: &Resolved) -> Vec<f32> {
+        let mut out = Vec::with_capacity(r.np as usize * r.offsets.len());
+        if let Space::Hbm(t) = r.space {
+            let data = &self.hbm[t];
+            out.extend(r.offsets.iter().map(|&o| data[o as usize]));
+            return out;
+        }
+        let (bytes, pb) = self.bytes(r.space);
+        for p in r.p0..r.p0 + r.np {
+            let base = (p as u64 * pb) as usize;
+            match r.dtype {
+                DType::F32 => out.extend(r.offsets.iter().map(|&o| {
+                    let i = base + o as usize;
+                    f32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]])
+                })),
+                DType::Bf16 => out.extend(r.offsets.iter().map(|&o| {
+                    let i = base + o as usize;
+                    f32::from_bits((u16::from_le_bytes([bytes[i], bytes[i + 1]]) as u32) << 16)
+                })),
+            }
+        }
+        out
+    }
+
+    /// Writes `vals` (`[np, free]`, row-major) through a resolved pattern, rounding to its dtype.
+    pub fn write(&mut self, r: &Resolved, vals: &[f32]) {
+        if let Space::Hbm(t) = r.space {
+            let data = &mut self.hbm[t];
+            for (&o, &v) in r.offsets.iter().zip(vals) {
+                data[o as usize] = match r.dtype {
+                    DType::F32 => v,
+                    DType::Bf16 => round_bf16(v),
+                };
+            }
+            return;
+        }
+        let pb = match r.space {
+            Space::Psum => PSUM_PARTITION_BYTES,
+            _ => SBUF_PARTITION_BYTES,
+        };
+        let bytes = match r.space {
+            Space::Psum => &mut self.psum,
+            _ => &mut self.sbuf,
+        };
+        let n = r.offsets.len();
+        for (row, p) in (r.p0..r.p0 + r.np).enumerate() {
+            let base = (p as u64 * pb) as usize;
+            for (&o, &v) in r.offsets.iter().zip(&vals[row * n..(row + 1) * n]) {
+                let i = base + o as usize;
+                match r.dtype {
+                    DType::F32 => bytes[i..i + 4].copy_from_slice(&v.to_le_bytes()),
+                    DType::Bf16 => {
+                        let h = (round_bf16(v).to_bits() >> 16) as u16;
+                        bytes[i..i + 2].copy_from_slice(&h.to_le_bytes())
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The discrete-event simulator of one Neuron-like core (MACHINE.md).
+//!
+//! [`simulate`] validates a program ([`crate::validate`]), loads its input tensors into HBM and
+//! runs every engine's stream in order ([`exec`]): compute instructions take the cost table's
+//! cycles ([`crate::machine`]), `sp` issues DMA transfers onto 16 queues, waits block until their
+//! semaphore's count is reached. It returns the output tensors, the [`Stats`], the races the
+//! detector found ([`race`]) and, when asked, the timeline ([`trace`]). A bad program is a
+//! [`SimError`], never a panic.
+
+mod exec;
+pub mod memory;
+pub mod race;
+pub mod trace;
+
+use crate::isa::{Engine, Program, Role};
+use crate::machine::DMA_QUEUES;
+use crate::validate::ValidateError;
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use trace::{Slice, Track};
+
+/// What to compute besides timing.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Compute values (off: timing only, `--no-numerics`; outputs are then zeros).
+    pub numerics: bool,
+    /// Run the race detector.
+    pub races: bool,
+    /// Record the timeline.
+    pub trace: bool,
+    /// Stop collecting races after this many distinct instruction pairs.
+    pub max_races: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            numerics: true,
+            races: true,
+            trace: false,
+            max_races: 32,
+        }
+    }
+}
+
+/// A row-major float32 array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    pub shape: Vec<usize>,
+    pub data: Vec<f32>,
+}
+
+/// One instruction execution, for reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstInfo {
+    pub engine: Engine,
+    /// Line in the program text.
+    pub line: u32,
+    /// The instruction's text.
+    pub text: String,
+    /// Values of the enclosing loops' registers, outermost first.
+    pub iters: Vec<(u8, i64)>,
+}
+
+impl fmt::Display for InstInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} line {} `{}`",
+            self.engine.name(),
+            self.line,
+            self.text
+        )?;
+        if !self.iters.is_empty() {
+            let it: Vec<String> = self
+                .iters
+                .iter()
+                .map(|(r, v)| format!("r{r}={v}"))
+                .collect();
+            write!(f, " ({})", it.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Two unordered conflicting accesses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Race {
+    /// The earlier access (in simulation order) and whether it writes.
+    pub first: InstInfo,
+    pub first_writes: bool,
+    pub second: InstInfo,
+    pub second_writes: bool,
+    /// `sbuf`, `psum` or `hbm NAME`.
+    pub memory: String,
+    /// Overlapping partitions `[p0, p1)` (0..1 for HBM).
+    pub partitions: (u32, u32),
+    /// The first overlapping range in each partition: bytes (HBM: elements).
+    pub bytes: (u64, u64),
+}
+
+impl fmt::Display for Race {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rw = |w: bool| if w { "writes" } else { "reads" };
+        let unit = if self.memory.starts_with("hbm") {
+            "elements"
+        } else {
+            "bytes"
+        };
+        write!(
+            f,
+            "race on {} partitions {}..{} {unit} {}..{}: {} {} it, and {} {} it, with no semaphore ordering them",
+            self.memory,
+            self.partitions.0,
+            self.partitions.1,
+            self.bytes.0,
+            self.bytes.1,
+            self.first,
+            rw(self.first_writes),
+            self.second,
+            rw(self.second_writes)
+        )
+    }
+}
+
+/// One blocked engine of a deadlock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    pub inst: InstInfo,
+    pub semaphore: String,
+    pub needs: i128,
+    pub has: u64,
+}
+
+/// Why a simulation failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimError {
+    /// The program breaks a static rule.
+    Invalid(ValidateError),
+    /// The inputs do not fit the program's tensors.
+    Input(String),
+    /// An access out of range at run time (outside a memory or tensor, across a PSUM bank).
+    Access { inst: InstInfo, message: String },
+    /// Every unfinished engine waits for a count that can never come.
+    Deadlock { cycle: u64, blocked: Vec<Blocked> },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Invalid(e) => write!(f, "{e}"),
+            SimError::Input(m) => write!(f, "{m}"),
+            SimError::Access { inst, message } => write!(f, "{inst}: {message}"),
+            SimError::Deadlock { cycle, blocked } => {
+                write!(
+                    f,
+                    "deadlock at cycle {cycle}: every unfinished engine is blocked"
+                )?;
+                for b in blocked {
+                    write!(
+                        f,
+                        "\n  {} waits for `{}` >= {}, but it is {} and nothing else can signal it",
+                        b.inst, b.semaphore, b.needs, b.has
+                    )?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Per-engine figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineStats {
+    /// Cycles spent executing (waits excluded).
+    pub busy: u64,
+    /// Instructions executed with their predicate on (waits and signals included).
+    pub instructions: u64,
+    /// Instructions skipped by their predicate.
+    pub predicated_off: u64,
+    /// The cycle its last instruction finished.
+    pub finish: u64,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Cycle at which the last engine or transfer finished.
+    pub cycles: u64,
+    /// Indexed by [`Engine::index`].
+    pub engines: [EngineStats; 5],
+    /// Cycles each queue spent moving bytes (its latency excluded).
+    pub queue_busy: [u64; DMA_QUEUES],
+    /// Transfers per queue.
+    pub queue_transfers: [u64; DMA_QUEUES],
+    pub dma_bytes: u64,
+    /// Highest byte touched plus one, per partition.
+    pub sbuf_high_water: u64,
+    pub psum_high_water: u64,
+    /// Executed instructions by opcode.
+    pub opcodes: BTreeMap<&'static str, u64>,
+}
+
+impl Stats {
+    /// The busy cycles of the busiest compute engine.
+    pub fn compute_bound(&self) -> u64 {
+        Engine::COMPUTE
+            .iter()
+            .map(|e| self.engines[e.index()].busy)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// All queues' busy cycles over 16, rounded up.
+    pub fn dma_bound(&self) -> u64 {
+        self.queue_busy
+            .iter()
+            .sum::<u64>()
+            .div_ceil(DMA_QUEUES as u64)
+    }
+
+    /// The resource lower bound: the larger of the two bounds (MACHINE.md).
+    pub fn bound(&self) -> u64 {
+        self.compute_bound().max(self.dma_bound())
+    }
+
+    /// `cycles / bound` (1 when the bound is 0).
+    pub fn cycles_over_bound(&self) -> f64 {
+        match self.bound() {
+            0 => 1.0,
+            b => self.cycles as f64 / b as f64,
+        }
+    }
+
+    /// Busy cycles over total cycles.
+    pub fn utilisation(&self, busy: u64) -> f64 {
+        if self.cycles == 0 {
+            0.0
+        } else {
+            busy as f64 / self.cycles as f64
+        }
+    }
+
+    /// Instructions executed or skipped, over every engine.
+    pub fn instructions(&self) -> u64 {
+        self.engines
+            .iter()
+            .map(|e| e.instructions + e.predicated_off)
+            .sum()
+    }
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct SimResult {
+    /// The output tensors, in declaration order.
+    pub outputs: Vec<(String, Array)>,
+    pub stats: Stats,
+    pub races: Vec<Race>,
+    /// The timeline, when asked.
+    pub trace: Vec<Slice>,
+}
+
+/// Seeded inputs, one per input tensor in declaration order: values in `[-1, 1)` drawn as `nkc
+/// run` draws them (SplitMix64, the top 24 bits over 2^23, minus one), rounded to the dtype.
+pub fn random_inputs(p: &Program, seed: u64) -> Vec<Array> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 40) as f32 / (1u32 << 23) as f32 - 1.0
+    };
+    p.tensors
+        .iter()
+        .filter(|t| t.role == Role::Input)
+        .map(|t| Array {
+            shape: t.shape.iter().map(|&d| d as usize).collect(),
+            data: (0..t.elems())
+                .map(|_| crate::numerics::round_to(t.dtype, next()))
+                .collect(),
+        })
+        .collect()
+}
+
+/// Runs a program on `inputs` (one per input tensor, in declaration order).
+pub fn simulate(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimResult, SimError> {
+    crate::validate::validate(p).map_err(SimError::Invalid)?;
+    exec::run(p, inputs, opts)
+}

@@ -1,0 +1,350 @@
+//! The static checks of a program: which engine runs which opcode, which memories each operand
+//! may name, operand shapes, registers in scope and indices in range.
+//!
+//! Everything that does not depend on iteration registers is checked here, once, before the
+//! simulator runs; the simulator checks only addresses (bounds and PSUM banks) at run time. A
+//! program that passes has: every register bound by an enclosing loop (never rebound), every
+//! tensor and semaphore index in range, at most 4 dimensions of positive size per pattern,
+//! partition counts in `1..=128`, queues below 16, and operand shapes that agree.
+
+use crate::isa::*;
+use crate::machine::{DMA_QUEUES, PARTITIONS};
+use crate::text::inst_to_string;
+use std::fmt;
+
+/// A program that breaks a static rule, with the instruction's line and text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidateError {
+    pub engine: Engine,
+    /// The instruction's line in the program text (0 when built in code).
+    pub line: u32,
+    pub inst: String,
+    pub message: String,
+}
+
+impl fmt::Display for ValidateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}: {} instruction `{}`: {}",
+            self.line,
+            self.engine.name(),
+            self.inst,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for ValidateError {}
+
+/// Checks a program; the first broken rule is the error.
+pub fn validate(p: &Program) -> Result<(), ValidateError> {
+    for e in Engine::ALL {
+        let mut bound = Vec::new();
+        check_stmts(p, e, p.stream(e), &mut bound)?;
+    }
+    Ok(())
+}
+
+fn check_stmts(
+    p: &Program,
+    e: Engine,
+    stmts: &[Stmt],
+    bound: &mut Vec<Reg>,
+) -> Result<(), ValidateError> {
+    for s in stmts {
+        match s {
+            Stmt::Loop(l) => {
+                if bound.contains(&l.reg) || l.reg.0 as usize >= MAX_REGS {
+                    return Err(ValidateError {
+                        engine: e,
+                        line: 0,
+                        inst: format!("loop r{}", l.reg.0),
+                        message: "the loop register is out of range or already bound".into(),
+                    });
+                }
+                bound.push(l.reg);
+                check_stmts(p, e, &l.body, bound)?;
+                bound.pop();
+            }
+            Stmt::Inst(i) => {
+                check_inst(p, e, i, bound).map_err(|message| ValidateError {
+                    engine: e,
+                    line: i.pos,
+                    inst: inst_to_string(p, i),
+                    message,
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn engines_of(op: &Op) -> &'static [Engine] {
+    use Engine::*;
+    match op {
+        Op::Matmul { .. } | Op::Transpose { .. } => &[Pe],
+        Op::Activation { .. } => &[Act],
+        Op::Copy { .. } => &[Act, Dve, Pool],
+        Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } => &[Dve, Pool],
+        Op::Reduce { .. } => &[Dve],
+        Op::Iota { .. } => &[Pool],
+        Op::Dma { .. } => &[Sp],
+        Op::Signal { .. } | Op::Wait { .. } => &[Pe, Act, Dve, Pool, Sp],
+    }
+}
+
+/// The tile operands of an operation, destination first (DMA tile sides included).
+pub fn tile_operands(op: &Op) -> Vec<&Ap> {
+    match op {
+        Op::Matmul { dst, a, b, .. } => vec![dst, a, b],
+        Op::Transpose { dst, src } | Op::Copy { dst, src } | Op::Reduce { dst, src, .. } => {
+            vec![dst, src]
+        }
+        Op::Activation {
+            dst,
+            src,
+            scale,
+            bias,
+            ..
+        } => {
+            let mut v = vec![dst, src];
+            if let Scale::Tile(t) = scale {
+                v.push(t);
+            }
+            if let Some(b) = bias {
+                v.push(b);
+            }
+            v
+        }
+        Op::TensorTensor { dst, a, b, .. } => vec![dst, a, b],
+        Op::TensorScalar { dst, src, .. } => vec![dst, src],
+        Op::Memset { dst, .. } | Op::Iota { dst, .. } => vec![dst],
+        Op::Dma { dst, src, .. } => [dst, src]
+            .into_iter()
+            .filter_map(|s| match s {
+                DmaSide::Tile(a) => Some(a),
+                DmaSide::Hbm(_) => None,
+            })
+            .collect(),
+        Op::Signal { .. } | Op::Wait { .. } => vec![],
+    }
+}
+
+fn check_expr(e: &Expr, bound: &[Reg]) -> Result<(), String> {
+    for t in &e.terms {
+        let (Term::Lin { reg, .. } | Term::Mod { reg, .. }) = *t;
+        if !bound.contains(&reg) {
+            return Err(format!(
+                "register r{} is not bound by an enclosing loop",
+                reg.0
+            ));
+        }
+        if let Term::Mod { modulus, .. } = *t {
+            if modulus <= 0 {
+                return Err("a modulus must be positive".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_dims(dims: &[Dim]) -> Result<(), String> {
+    if dims.len() > MAX_DIMS {
+        return Err(format!(
+            "an access pattern has at most {MAX_DIMS} dimensions"
+        ));
+    }
+    if dims.iter().any(|d| d.size == 0) {
+        return Err("a dimension size must be positive".into());
+    }
+    Ok(())
+}
+
+fn shape(a: &Ap) -> (u64, u64) {
+    (a.np as u64, a.free_elems())
+}
+
+fn fmt_shape(a: &Ap) -> String {
+    let (p, f) = shape(a);
+    format!("[{p}, {f}]")
+}
+
+/// A source of an elementwise op: the destination's shape, or `[P, 1]`.
+fn check_elementwise_src(dst: &Ap, src: &Ap, what: &str) -> Result<(), String> {
+    let (p, f) = shape(dst);
+    let (sp, sf) = shape(src);
+    if sp == p && (sf == f || sf == 1) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} has shape {}, but the destination is {} (a source is [P, F] or a [P, 1] column)",
+            fmt_shape(src),
+            fmt_shape(dst)
+        ))
+    }
+}
+
+fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), String> {
+    let op = &i.op;
+    if !engines_of(op).contains(&e) {
+        let names: Vec<&str> = engines_of(op).iter().map(|e| e.name()).collect();
+        return Err(format!(
+            "`{}` does not run on {}; it runs on {}",
+            op.name(),
+            e.name(),
+            names.join(", ")
+        ));
+    }
+    for c in &i.pred {
+        check_expr(&c.lhs, bound)?;
+        check_expr(&c.rhs, bound)?;
+    }
+    if let Some(s) = i.signal {
+        if s >= p.semaphores.len() {
+            return Err(format!("semaphore #{s} is not declared"));
+        }
+    }
+    for a in tile_operands(op) {
+        check_expr(&a.p0, bound)?;
+        check_expr(&a.start, bound)?;
+        check_dims(&a.dims)?;
+        if a.np == 0 || a.np > PARTITIONS {
+            return Err(format!("a partition count must be 1..={PARTITIONS}"));
+        }
+        if a.mem == Mem::Psum && !e.can_access_psum() {
+            return Err(match e {
+                Engine::Pool => "GpSimd (pool) cannot access PSUM".into(),
+                _ => format!("{} cannot access PSUM", e.name()),
+            });
+        }
+    }
+    match op {
+        Op::Matmul { dst, a, b, .. } => {
+            if dst.mem != Mem::Psum || a.mem != Mem::Sbuf || b.mem != Mem::Sbuf {
+                return Err("matmul writes PSUM from two SBUF operands".into());
+            }
+            if a.dtype != b.dtype {
+                return Err("matmul operands have different dtypes".into());
+            }
+            let ((k, m), (kb, n)) = (shape(a), shape(b));
+            if k != kb || shape(dst) != (m, n) {
+                return Err(format!(
+                    "matmul shapes disagree: dst {} = a {}ᵀ · b {} needs a [K, M], b [K, N], dst [M, N]",
+                    fmt_shape(dst),
+                    fmt_shape(a),
+                    fmt_shape(b)
+                ));
+            }
+        }
+        Op::Transpose { dst, src } => {
+            if dst.mem != Mem::Psum || src.mem != Mem::Sbuf {
+                return Err("transpose writes PSUM from an SBUF operand".into());
+            }
+            let (sp, sf) = shape(src);
+            if shape(dst) != (sf, sp) {
+                return Err(format!(
+                    "transpose of {} gives [{sf}, {sp}], but the destination is {}",
+                    fmt_shape(src),
+                    fmt_shape(dst)
+                ));
+            }
+        }
+        Op::Activation {
+            dst,
+            src,
+            scale,
+            bias,
+            ..
+        } => {
+            if shape(dst) != shape(src) {
+                return Err(format!(
+                    "activation of {} into {}",
+                    fmt_shape(src),
+                    fmt_shape(dst)
+                ));
+            }
+            for (what, t) in [("scale", scale_tile(scale)), ("bias", bias.as_ref())] {
+                if let Some(t) = t {
+                    if shape(t) != (dst.np as u64, 1) {
+                        return Err(format!(
+                            "the {what} is {}, not a [{}, 1] column",
+                            fmt_shape(t),
+                            dst.np
+                        ));
+                    }
+                }
+            }
+        }
+        Op::TensorTensor { dst, a, b, .. } => {
+            check_elementwise_src(dst, a, "the first source")?;
+            check_elementwise_src(dst, b, "the second source")?;
+        }
+        Op::TensorScalar { dst, src, .. } => check_elementwise_src(dst, src, "the source")?,
+        Op::Copy { dst, src } => {
+            if shape(dst) != shape(src) {
+                return Err(format!(
+                    "copy of {} into {}",
+                    fmt_shape(src),
+                    fmt_shape(dst)
+                ));
+            }
+        }
+        Op::Reduce { dst, src, .. } => {
+            if shape(dst) != (src.np as u64, 1) {
+                return Err(format!(
+                    "reduce of {} gives [{}, 1], but the destination is {}",
+                    fmt_shape(src),
+                    src.np,
+                    fmt_shape(dst)
+                ));
+            }
+        }
+        Op::Memset { .. } | Op::Iota { .. } => {}
+        Op::Dma { queue, dst, src } => {
+            if *queue as usize >= DMA_QUEUES {
+                return Err(format!("DMA queue q{queue} does not exist (q0..q15)"));
+            }
+            let (tile, hbm) = match (dst, src) {
+                (DmaSide::Tile(t), DmaSide::Hbm(h)) | (DmaSide::Hbm(h), DmaSide::Tile(t)) => (t, h),
+                _ => {
+                    return Err(
+                        "a DMA moves data between HBM and SBUF: one side `hbm`, the other `sbuf`"
+                            .into(),
+                    )
+                }
+            };
+            if tile.mem != Mem::Sbuf {
+                return Err("a DMA reaches SBUF only, not PSUM".into());
+            }
+            if hbm.tensor >= p.tensors.len() {
+                return Err(format!("tensor #{} is not declared", hbm.tensor));
+            }
+            check_expr(&hbm.start, bound)?;
+            check_dims(&hbm.dims)?;
+            let n = (tile.np as u64).saturating_mul(tile.free_elems());
+            if n != hbm.elems() {
+                return Err(format!(
+                    "the SBUF side moves {n} elements but the HBM side {}",
+                    hbm.elems()
+                ));
+            }
+        }
+        Op::Signal { sem } | Op::Wait { sem, .. } => {
+            if *sem >= p.semaphores.len() {
+                return Err(format!("semaphore #{sem} is not declared"));
+            }
+            if let Op::Wait { value, .. } = op {
+                check_expr(value, bound)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn scale_tile(s: &Scale) -> Option<&Ap> {
+    match s {
+        Scale::Tile(t) => Some(t),
+        Scale::Imm(_) => None,
+    }
+}

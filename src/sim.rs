@@ -1,0 +1,274 @@
+//! `nkc sim`: run a pseudo-ISA program (`.s`) on the bundled simulator.
+//!
+//! Conventions of `nkc run`: inputs from `--input NAME=PATH.npy` or, for every input tensor not
+//! given, from the seeded generator (`--seed`); outputs written as `NAME.npy` with `--output DIR`;
+//! `--json` prints one object on stdout. A malformed program, a bad input, an access out of range
+//! or a deadlock is a user error (exit 1). Races are reported after the run, and also fail the
+//! command (exit 1): the outputs and the trace are still written, for inspection.
+
+use crate::driver::{Failure, Source};
+use crate::npy;
+use penguin::interp::Array as NpyArray;
+use runtime_sim::isa::{Engine, Program, Role};
+use runtime_sim::machine::DMA_QUEUES;
+use runtime_sim::sim::{self, Array, Options, SimResult};
+use serde_json::json;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, Default)]
+pub struct SimOptions {
+    /// `NAME=PATH` pairs.
+    pub inputs: Vec<(String, PathBuf)>,
+    pub seed: u64,
+    pub output_dir: Option<PathBuf>,
+    /// Where to write the Chrome trace-event JSON.
+    pub trace: Option<PathBuf>,
+    /// Timing only.
+    pub no_numerics: bool,
+}
+
+/// What a simulation produced.
+pub struct SimReport {
+    pub program: String,
+    pub result: SimResult,
+    pub files: Vec<(String, PathBuf)>,
+    pub trace: Option<PathBuf>,
+    pub numerics: bool,
+}
+
+/// Parses, runs and writes the files asked for.
+pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
+    let prog = runtime_sim::text::parse(&source.text).map_err(|e| {
+        Failure::User(format!(
+            "{}:{}:{}: {}",
+            source.display_name(),
+            e.line,
+            e.col,
+            e.message
+        ))
+    })?;
+    let inputs = gather_inputs(&prog, opts)?;
+    let sim_opts = Options {
+        numerics: !opts.no_numerics,
+        trace: opts.trace.is_some(),
+        ..Options::default()
+    };
+    let result = sim::simulate(&prog, &inputs, &sim_opts)
+        .map_err(|e| Failure::User(format!("{}: {e}", source.display_name())))?;
+    let mut files = Vec::new();
+    if let Some(dir) = &opts.output_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Failure::User(format!(
+                "cannot create output directory `{}`: {e}",
+                dir.display()
+            ))
+        })?;
+        for (name, a) in &result.outputs {
+            let path = dir.join(format!("{name}.npy"));
+            let arr = NpyArray {
+                shape: a.shape.clone(),
+                data: a.data.clone(),
+            };
+            npy::write_npy(&path, &arr).map_err(Failure::User)?;
+            files.push((name.clone(), path));
+        }
+    }
+    if let Some(path) = &opts.trace {
+        std::fs::write(path, sim::trace::to_chrome_json(&result.trace))
+            .map_err(|e| Failure::User(format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    Ok(SimReport {
+        program: source.display_name(),
+        result,
+        files,
+        trace: opts.trace.clone(),
+        numerics: !opts.no_numerics,
+    })
+}
+
+fn gather_inputs(prog: &Program, opts: &SimOptions) -> Result<Vec<Array>, Failure> {
+    let names: Vec<&str> = prog
+        .tensors
+        .iter()
+        .filter(|t| t.role == Role::Input)
+        .map(|t| t.name.as_str())
+        .collect();
+    for (name, _) in &opts.inputs {
+        if !names.contains(&name.as_str()) {
+            return Err(Failure::User(format!(
+                "`{name}` is not an input tensor of the program; its inputs are: {}",
+                names.join(", ")
+            )));
+        }
+    }
+    let mut inputs = sim::random_inputs(prog, opts.seed);
+    for (i, name) in names.iter().enumerate() {
+        if let Some((_, path)) = opts.inputs.iter().rev().find(|(n, _)| n == name) {
+            let a = npy::read_npy(path).map_err(Failure::User)?;
+            if a.shape != inputs[i].shape {
+                return Err(Failure::User(format!(
+                    "input `{name}` from `{}` has shape {:?}, but the program declares {:?}",
+                    path.display(),
+                    a.shape,
+                    inputs[i].shape
+                )));
+            }
+            inputs[i] = Array {
+                shape: a.shape,
+                data: a.data,
+            };
+        }
+    }
+    Ok(inputs)
+}
+
+impl SimReport {
+    /// The `--json` form.
+    pub fn to_json(&self) -> serde_json::Value {
+        let s = &self.result.stats;
+        let engines: serde_json::Map<String, serde_json::Value> = Engine::ALL
+            .iter()
+            .map(|&e| {
+                let es = &s.engines[e.index()];
+                (
+                    e.name().to_string(),
+                    json!({
+                        "busy": es.busy,
+                        "utilisation": s.utilisation(es.busy),
+                        "instructions": es.instructions,
+                        "predicated_off": es.predicated_off,
+                    }),
+                )
+            })
+            .collect();
+        let queues: Vec<serde_json::Value> = (0..DMA_QUEUES)
+            .map(|q| {
+                json!({
+                    "busy": s.queue_busy[q],
+                    "utilisation": s.utilisation(s.queue_busy[q]),
+                    "transfers": s.queue_transfers[q],
+                })
+            })
+            .collect();
+        let outputs: serde_json::Map<String, serde_json::Value> = self
+            .result
+            .outputs
+            .iter()
+            .map(|(n, a)| (n.clone(), json!(a.shape)))
+            .collect();
+        let checksums: serde_json::Map<String, serde_json::Value> = self
+            .result
+            .outputs
+            .iter()
+            .map(|(n, a)| {
+                (
+                    n.clone(),
+                    json!(a.data.iter().map(|&x| f64::from(x)).sum::<f64>()),
+                )
+            })
+            .collect();
+        let files: serde_json::Map<String, serde_json::Value> = self
+            .files
+            .iter()
+            .map(|(n, p)| (n.clone(), json!(p.display().to_string())))
+            .collect();
+        let races: Vec<String> = self.result.races.iter().map(|r| r.to_string()).collect();
+        json!({
+            "program": self.program,
+            "numerics": self.numerics,
+            "cycles": s.cycles,
+            "bound": s.bound(),
+            "compute_bound": s.compute_bound(),
+            "dma_bound": s.dma_bound(),
+            "cycles_over_bound": s.cycles_over_bound(),
+            "instructions": s.instructions(),
+            "opcodes": s.opcodes,
+            "engines": engines,
+            "queues": queues,
+            "dma_bytes": s.dma_bytes,
+            "sbuf_high_water": s.sbuf_high_water,
+            "psum_high_water": s.psum_high_water,
+            "outputs": outputs,
+            "checksums": checksums,
+            "files": files,
+            "trace": self.trace.as_ref().map(|p| p.display().to_string()),
+            "races": races,
+        })
+    }
+
+    /// The human summary.
+    pub fn to_text(&self) -> String {
+        let s = &self.result.stats;
+        let mut t = format!(
+            "simulated `{}`{}: {} cycles ({:.2} µs at 1.4 GHz)\n",
+            self.program,
+            if self.numerics { "" } else { " (timing only)" },
+            s.cycles,
+            s.cycles as f64 / runtime_sim::machine::CYCLES_PER_US
+        );
+        t += &format!(
+            "  resource bound {} cycles (busiest compute engine {}, DMA {} / 16 queues); cycles / bound = {:.3}\n",
+            s.bound(),
+            s.compute_bound(),
+            s.queue_busy.iter().sum::<u64>(),
+            s.cycles_over_bound()
+        );
+        for e in Engine::ALL {
+            let es = &s.engines[e.index()];
+            if es.instructions + es.predicated_off == 0 {
+                continue;
+            }
+            t += &format!(
+                "  {:<5} busy {:>10} ({:>5.1}%)  {} instructions, {} predicated off\n",
+                e.name(),
+                es.busy,
+                100.0 * s.utilisation(es.busy),
+                es.instructions,
+                es.predicated_off
+            );
+        }
+        for q in 0..DMA_QUEUES {
+            if s.queue_transfers[q] == 0 {
+                continue;
+            }
+            t += &format!(
+                "  q{:<4} busy {:>10} ({:>5.1}%)  {} transfers\n",
+                q,
+                s.queue_busy[q],
+                100.0 * s.utilisation(s.queue_busy[q]),
+                s.queue_transfers[q]
+            );
+        }
+        t += &format!(
+            "  SBUF high-water {} bytes per partition, PSUM {} bytes per partition\n",
+            s.sbuf_high_water, s.psum_high_water
+        );
+        for (name, a) in &self.result.outputs {
+            t += &format!("  output {name}: f32{:?}", a.shape);
+            if let Some((_, p)) = self.files.iter().find(|(n, _)| n == name) {
+                t += &format!("  -> {}", p.display());
+            }
+            t.push('\n');
+        }
+        if let Some(p) = &self.trace {
+            t += &format!("  trace -> {}\n", p.display());
+        }
+        t
+    }
+
+    /// The races as a failure, if any.
+    pub fn races_failure(&self) -> Option<Failure> {
+        let races = &self.result.races;
+        if races.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = races.iter().map(|r| format!("  {r}")).collect();
+        Some(Failure::User(format!(
+            "{}: {} data race{} (unsynchronised accesses between engines):\n{}",
+            self.program,
+            races.len(),
+            if races.len() == 1 { "" } else { "s" },
+            list.join("\n")
+        )))
+    }
+}

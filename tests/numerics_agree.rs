@@ -1,0 +1,238 @@
+//! The simulator's arithmetic (`runtime_sim::numerics`) is bit-identical to the interpreter's
+//! (`penguin`): every activation function, ALU operation and the bf16 rounding over many values
+//! including specials, and whole matmul / reduce / activation-with-scale-and-bias computations,
+//! run once by the interpreter on a kernel and once by the simulator on a hand-written program.
+
+use penguin::interp::{self, Array};
+use penguin::{ActFunc, AluOp};
+use runtime_sim::isa;
+use runtime_sim::numerics;
+
+/// Specials and their neighbourhoods, then pseudo-random bit patterns of every class.
+fn values() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7fc0_1234),
+        f32::from_bits(0x7f80_0001), // a signalling NaN
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        f32::from_bits(1), // the smallest subnormal
+        f32::from_bits(0x8000_0001),
+        f32::from_bits(0x007f_ffff), // the largest subnormal
+        f32::MAX,
+        f32::MIN,
+        f32::EPSILON,
+        1.0,
+        -1.0,
+        0.5,
+        88.72, // exp overflows just above
+        -103.9,
+        1e30,
+        -1e30,
+        1e-30,
+        3.0e38,
+        1.0 + f32::EPSILON,
+    ];
+    let mut s = 0x1234_5678_9abc_def0u64;
+    for i in 0..20_000 {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        v.push(if i % 2 == 0 {
+            f32::from_bits(z as u32)
+        } else {
+            // Moderate magnitudes, where the functions are not saturated.
+            (z >> 40) as f32 / (1u64 << 20) as f32 - 8.0
+        });
+    }
+    v
+}
+
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits()
+}
+
+fn sim_func(f: ActFunc) -> isa::ActFunc {
+    *isa::ActFunc::ALL
+        .iter()
+        .find(|g| g.name() == f.name())
+        .expect("every Penguin function exists in the ISA")
+}
+
+fn sim_alu(op: AluOp) -> isa::AluOp {
+    *isa::AluOp::ALL
+        .iter()
+        .find(|g| g.name() == op.name())
+        .expect("every Penguin ALU op exists in the ISA")
+}
+
+#[test]
+fn the_isa_has_every_function_and_op() {
+    assert_eq!(ActFunc::ALL.len(), isa::ActFunc::ALL.len());
+    assert_eq!(AluOp::ALL.len(), isa::AluOp::ALL.len());
+}
+
+#[test]
+fn activation_functions_agree_bit_for_bit() {
+    let vs = values();
+    for f in ActFunc::ALL {
+        let g = sim_func(f);
+        for &x in &vs {
+            let (a, b) = (f.apply(x), numerics::act(g, x));
+            assert!(same(a, b), "{}({x:e}): penguin {a:e}, sim {b:e}", f.name());
+        }
+    }
+}
+
+#[test]
+fn alu_ops_agree_bit_for_bit() {
+    let vs = values();
+    for op in AluOp::ALL {
+        let g = sim_alu(op);
+        for (i, &x) in vs.iter().enumerate() {
+            // Every special against every special, and random pairs.
+            let partners = if i < 26 { &vs[..26] } else { &vs[i - 1..i] };
+            for &y in partners {
+                let (a, b) = (op.apply(x, y), numerics::alu(g, x, y));
+                assert!(
+                    same(a, b),
+                    "{}({x:e}, {y:e}): penguin {a:e}, sim {b:e}",
+                    op.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bf16_rounding_agrees_bit_for_bit() {
+    for x in values() {
+        let (a, b) = (interp::round_bf16(x), numerics::round_bf16(x));
+        assert!(same(a, b), "round_bf16({x:e}): penguin {a:e}, sim {b:e}");
+    }
+    // Every rounding boundary of one binade.
+    for m in 0..=0xFFFFu32 {
+        let x = f32::from_bits(0x3f80_0000 | (m << 7) | 0x40);
+        assert!(same(interp::round_bf16(x), numerics::round_bf16(x)));
+    }
+}
+
+const KERNEL: &str = "\
+def agree(a: nl.hbm[nl.float32, 128, 64], b: nl.hbm[nl.float32, 128, 32]):
+    mm = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+    act = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+    sm = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    mx = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    mn = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    ta = nl.load(a[:, :])
+    tb = nl.load(b[:, :])
+    acc = nl.zeros((64, 32), dtype=nl.float32, buffer=nl.psum)
+    acc += nl.matmul(ta, tb, transpose_x=True)
+    r = nl.copy(acc)
+    nl.store(mm[:, :], value=r)
+    s = nl.sum(tb, axis=1)
+    nl.store(sm[:, :], value=s)
+    nl.store(mx[:, :], value=nl.max(tb, axis=1))
+    nl.store(mn[:, :], value=nl.min(tb, axis=1))
+    col = nl.load(a[:, 0])
+    e = nisa.activation(op=nl.gelu, data=tb, scale=col, bias=s)
+    nl.store(act[:, :], value=e)
+    return mm, act, sm, mx, mn
+";
+
+/// The same computation in the pseudo-ISA: A at SBUF byte 0, B at 256, the matmul result copied
+/// to 1024, the reductions at 2048/2052/2056, the activation at 3072.
+const PROGRAM: &str = "\
+tensor a: f32[128, 64] input
+tensor b: f32[128, 32] input
+tensor mm: f32[64, 32] output
+tensor act: f32[128, 32] output
+tensor sm: f32[128, 1] output
+tensor mx: f32[128, 1] output
+tensor mn: f32[128, 1] output
+semaphore ld
+semaphore zeroed
+semaphore mmd
+semaphore copied
+semaphore red
+semaphore actd
+engine sp {
+  dma q0 sbuf.f32[0, 128; 0; 64:1], hbm a[0; 128:64, 64:1] -> ld
+  dma q1 sbuf.f32[0, 128; 256; 32:1], hbm b[0; 128:32, 32:1] -> ld
+  wait copied >= 1
+  dma q2 hbm mm[0; 64:32, 32:1], sbuf.f32[0, 64; 1024; 32:1]
+  wait red >= 3
+  dma q3 hbm sm[0; 128:1], sbuf.f32[0, 128; 2048; 1:1]
+  dma q4 hbm mx[0; 128:1], sbuf.f32[0, 128; 2052; 1:1]
+  dma q5 hbm mn[0; 128:1], sbuf.f32[0, 128; 2056; 1:1]
+  wait actd >= 1
+  dma q6 hbm act[0; 128:32, 32:1], sbuf.f32[0, 128; 3072; 32:1]
+}
+engine pe {
+  wait ld >= 2
+  wait zeroed >= 1
+  matmul psum.f32[0, 64; 0; 32:1], sbuf.f32[0, 128; 0; 64:1], sbuf.f32[0, 128; 256; 32:1] acc -> mmd
+}
+engine dve {
+  memset psum.f32[0, 64; 0; 32:1], 0.0 -> zeroed
+  wait ld >= 2
+  reduce sum sbuf.f32[0, 128; 2048; 1:1], sbuf.f32[0, 128; 256; 32:1] -> red
+  reduce max sbuf.f32[0, 128; 2052; 1:1], sbuf.f32[0, 128; 256; 32:1] -> red
+  reduce min sbuf.f32[0, 128; 2056; 1:1], sbuf.f32[0, 128; 256; 32:1] -> red
+  wait mmd >= 1
+  copy sbuf.f32[0, 64; 1024; 32:1], psum.f32[0, 64; 0; 32:1] -> copied
+}
+engine act {
+  wait red >= 1
+  activation gelu sbuf.f32[0, 128; 3072; 32:1], sbuf.f32[0, 128; 256; 32:1], scale=sbuf.f32[0, 128; 0; 1:1], bias=sbuf.f32[0, 128; 2048; 1:1] -> actd
+}
+";
+
+#[test]
+fn matmul_reduce_and_activation_agree_with_the_interpreter() {
+    let func = frontend::compile(KERNEL, None).expect("the kernel compiles");
+    let prog = runtime_sim::text::parse(PROGRAM).expect("the program parses");
+    let vs = values();
+    for seed in 0..4u64 {
+        let mut inputs = interp::random_inputs(&func, seed);
+        // Sprinkle specials and wide magnitudes over the random inputs.
+        for (t, input) in inputs.iter_mut().enumerate() {
+            for (i, x) in input.data.iter_mut().enumerate() {
+                let k = (i * 7 + t * 13 + seed as usize * 31) % 97;
+                if k < 26 && seed > 0 {
+                    *x = vs[k];
+                } else if k < 40 {
+                    *x *= 1e4 * k as f32;
+                }
+            }
+        }
+        let want = interp::interpret(&func, &inputs).expect("the interpreter runs");
+        let sim_inputs: Vec<runtime_sim::sim::Array> = inputs
+            .iter()
+            .map(|a: &Array| runtime_sim::sim::Array {
+                shape: a.shape.clone(),
+                data: a.data.clone(),
+            })
+            .collect();
+        let got = runtime_sim::sim::simulate(&prog, &sim_inputs, &Default::default())
+            .expect("the program runs");
+        assert!(got.races.is_empty(), "{:?}", got.races);
+        assert_eq!(got.outputs.len(), want.outputs.len());
+        for ((name, g), w) in got.outputs.iter().zip(&want.outputs) {
+            assert_eq!(g.shape, w.shape, "{name}");
+            for (i, (&x, &y)) in g.data.iter().zip(&w.data).enumerate() {
+                assert!(
+                    same(x, y),
+                    "seed {seed} {name}[{i}]: sim {x:e}, interpreter {y:e}"
+                );
+            }
+        }
+    }
+}
