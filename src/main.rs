@@ -80,6 +80,7 @@ enum Command {
     },
     /// Run a pseudo-ISA program (`.s`) on the simulator of the Neuron-like core.
     Sim {
+        /// The program, in the text form documented in `runtime-sim/src/text.rs`.
         program: PathBuf,
         /// Write a Chrome trace-event timeline (open it in Perfetto) to this file.
         #[arg(long)]

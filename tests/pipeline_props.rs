@@ -11,13 +11,15 @@
 //! The property: every schedule the legality check accepts interprets to the original's bits.
 //! The figures (printed, see them with `--nocapture`): how many schedules the check rejects, and
 //! of those, how many really change the result when run with the check off (different bits, or a
-//! read of memory nothing wrote) — the precision of the check.
+//! read of memory nothing wrote) — the precision of the check. The check is exact on memory
+//! dependences; the rejected schedules that keep their bits do so by coincidence of values (an
+//! accumulator that stays 0 through `tanh`, a broken dependence on a tile no output depends on).
 
 use penguin::interp;
 use penguin::pipeline::{self, codes, PipelineOptions};
 use penguin::Function;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, TestCaseError, TestRng, TestRunner};
 use std::cell::RefCell;
 
 struct Rng(u64);
@@ -77,7 +79,10 @@ fn random_kernel(seed: u64) -> String {
     let mut last = "t0".to_string();
     for k in 0..=computes {
         if acc_at == Some(k) {
-            let x = r.pick(&pool).to_string();
+            // Add a tile, not `acc` itself: `acc` starts at 0 and must change for a broken
+            // dependence on it to show in the outputs.
+            let tiles_only: Vec<String> = pool.iter().filter(|t| *t != "acc").cloned().collect();
+            let x = r.pick(&tiles_only).to_string();
             body.push(Line {
                 head: format!("acc += nl.multiply({x}, 0.5"),
             });
@@ -90,7 +95,13 @@ fn random_kernel(seed: u64) -> String {
         }
         let name = format!("u{k}");
         let x = r.pick(&pool).to_string();
-        let y = r.pick(&pool).to_string();
+        // Two different operands where there are two: `x - x` hides any broken dependence.
+        let others: Vec<String> = pool.iter().filter(|t| **t != x).cloned().collect();
+        let y = if others.is_empty() {
+            x.clone()
+        } else {
+            r.pick(&others).to_string()
+        };
         let head = match r.below(7) {
             0 => format!("{name} = nl.add({x}, {y}"),
             1 => format!("{name} = nl.multiply({x}, {y}"),
@@ -254,11 +265,14 @@ fn accepted_random_schedules_keep_their_bits() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
     let figures = RefCell::new(Figures::default());
-    let mut runner = TestRunner::new(Config {
+    let config = Config {
         cases,
         failure_persistence: None,
         ..Config::default()
-    });
+    };
+    // A fixed sequence of kernels, so that the figures are reproducible.
+    let rng = TestRng::deterministic_rng(config.rng_algorithm);
+    let mut runner = TestRunner::new_with_rng(config, rng);
     let result = runner.run(&any::<u64>(), |seed| run_case(seed, &figures));
     if let Err(e) = result {
         panic!("{e}");

@@ -117,7 +117,10 @@ pub struct TensorData {
     pub shape: Vec<u64>,
     pub kind: TensorKind,
     /// The allocated block shape beyond one copy: empty for an ordinary tensor. The pipeliner and
-    /// `multi_buffer` add a dimension along the pipelined axis.
+    /// `multi_buffer` add a dimension along the pipelined axis. On an SBUF tensor it widens the
+    /// allocation; on a PSUM tensor it is the depth of the ring of banks that the backend's PSUM
+    /// rotation realises (the interpreter gives each slot its own storage, as the ring gives each
+    /// its own bank).
     pub block: Vec<BlockDim>,
 }
 

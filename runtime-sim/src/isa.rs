@@ -20,6 +20,10 @@ pub use crate::machine::{DType, Engine};
 /// Most free-axis (and HBM) dimensions an access pattern may have.
 pub const MAX_DIMS: usize = 4;
 
+/// Most elements per partition one access pattern may cover (a stride-0 dimension can repeat
+/// elements, so this is not implied by the memory's size).
+pub const MAX_FREE_ELEMS: u64 = 1 << 20;
+
 /// An iteration register `rK`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Reg(pub u8);
@@ -62,19 +66,21 @@ impl Expr {
     pub fn eval(&self, regs: &[i64; MAX_REGS]) -> i128 {
         let mut v = self.constant as i128;
         for t in &self.terms {
-            v += match *t {
-                Term::Lin { coeff, reg } => coeff as i128 * regs[reg.0 as usize] as i128,
+            let term = match *t {
+                Term::Lin { coeff, reg } => {
+                    (coeff as i128).saturating_mul(regs[reg.0 as usize] as i128)
+                }
                 Term::Mod {
                     coeff,
                     reg,
                     offset,
                     modulus,
-                } => {
-                    coeff as i128
-                        * (regs[reg.0 as usize] as i128 + offset as i128)
-                            .rem_euclid(modulus.max(1) as i128)
-                }
+                } => (coeff as i128).saturating_mul(
+                    (regs[reg.0 as usize] as i128 + offset as i128)
+                        .rem_euclid(modulus.max(1) as i128),
+                ),
             };
+            v = v.saturating_add(term);
         }
         v
     }
@@ -427,8 +433,10 @@ pub struct Loop {
     pub body: Vec<Stmt>,
 }
 
-/// An element of a stream.
+/// An element of a stream. Instructions are stored inline (they are most of a stream, and the
+/// simulator walks them in its inner loop), so the enum is as large as an instruction.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Stmt {
     Inst(Inst),
     Loop(Loop),

@@ -24,6 +24,30 @@
 //! elements), an HBM pattern `hbm NAME[START; SIZE:STRIDE, ...]` (start in elements). Names that
 //! look like registers (`r0`, `r12`) are reserved for registers. Registers must be bound by an
 //! enclosing `loop`, and tensors and semaphores declared before they are used.
+//!
+//! Every instruction is `[@(CMP && ...)] OPCODE OPERANDS [-> SEM] [line N] [stage N] [stmt "..."]`,
+//! where `-> SEM` signals `SEM` when the instruction completes (a DMA: when its transfer
+//! completes) and the three metadata fields feed the trace. `EXPR` is a sum of `C`, `C*rK` and
+//! `(rK mod M)*C` terms; `CMP` is `EXPR OP EXPR` with `OP` one of `< <= > >= == !=`. Opcodes:
+//!
+//! | text | engines | meaning |
+//! | --- | --- | --- |
+//! | `matmul DST, A, B [acc]` | pe | `DST[M,N] (psum) = A[K,M]ᵀ·B[K,N]` (sbuf), `+= DST` with `acc` |
+//! | `transpose DST, SRC` | pe | `DST[F,P] (psum) = SRC[P,F]ᵀ` |
+//! | `activation FUNC DST, SRC, scale=IMM\|AP[, bias=AP]` | act | `FUNC(SRC*scale + bias)`, scale and bias `[P,1]` tiles or an immediate scale |
+//! | `tensor_tensor ALU DST, A, B` | dve, pool | elementwise; a `[P,1]` source broadcasts |
+//! | `tensor_scalar ALU DST, SRC, IMM [reverse]` | dve, pool | `SRC alu IMM` (`IMM alu SRC` with `reverse`) |
+//! | `reduce sum\|max\|min DST, SRC` | dve | `DST[P,1]` = the reduction of each row of `SRC` |
+//! | `copy DST, SRC` | act, dve, pool | converts dtype on store |
+//! | `memset DST, IMM` | dve, pool | |
+//! | `iota DST, BASE, PSTEP, FSTEP` | pool | `BASE + p*PSTEP + f*FSTEP`, `p` the tile's row, `f` the flat free index |
+//! | `dma qN DST, SRC` | sp | HBM to SBUF or back on queue `N` (0..16); elements pair up in row-major order |
+//! | `signal SEM` | any | adds one to `SEM` |
+//! | `wait SEM >= EXPR` | any | blocks until `SEM` has been signalled `EXPR` times |
+//!
+//! `FUNC` is one of identity, exp, log, tanh, sigmoid, relu, gelu, sqrt, rsqrt, square,
+//! reciprocal; `ALU` one of add, subtract, multiply, divide, maximum, minimum. Immediates are
+//! f32 literals as Rust prints them (`1.0`, `-0.0`, `inf`, `NaN`, `1e-45`).
 
 use crate::isa::*;
 use std::fmt::{self, Write};

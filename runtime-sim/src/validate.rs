@@ -80,7 +80,8 @@ fn check_stmts(
     Ok(())
 }
 
-fn engines_of(op: &Op) -> &'static [Engine] {
+/// The engines that can run an operation (MACHINE.md "Engines").
+pub fn engines_of(op: &Op) -> &'static [Engine] {
     use Engine::*;
     match op {
         Op::Matmul { .. } | Op::Transpose { .. } => &[Pe],
@@ -149,7 +150,7 @@ fn check_expr(e: &Expr, bound: &[Reg]) -> Result<(), String> {
     Ok(())
 }
 
-fn check_dims(dims: &[Dim]) -> Result<(), String> {
+fn check_dims(dims: &[Dim], limit: u64) -> Result<(), String> {
     if dims.len() > MAX_DIMS {
         return Err(format!(
             "an access pattern has at most {MAX_DIMS} dimensions"
@@ -157,6 +158,12 @@ fn check_dims(dims: &[Dim]) -> Result<(), String> {
     }
     if dims.iter().any(|d| d.size == 0) {
         return Err("a dimension size must be positive".into());
+    }
+    let n = dims.iter().fold(1u64, |a, d| a.saturating_mul(d.size));
+    if n > limit {
+        return Err(format!(
+            "an access pattern covers {n} elements per partition, more than {limit}"
+        ));
     }
     Ok(())
 }
@@ -208,7 +215,7 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
     for a in tile_operands(op) {
         check_expr(&a.p0, bound)?;
         check_expr(&a.start, bound)?;
-        check_dims(&a.dims)?;
+        check_dims(&a.dims, MAX_FREE_ELEMS)?;
         if a.np == 0 || a.np > PARTITIONS {
             return Err(format!("a partition count must be 1..={PARTITIONS}"));
         }
@@ -321,7 +328,7 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
                 return Err(format!("tensor #{} is not declared", hbm.tensor));
             }
             check_expr(&hbm.start, bound)?;
-            check_dims(&hbm.dims)?;
+            check_dims(&hbm.dims, MAX_FREE_ELEMS * PARTITIONS as u64)?;
             let n = (tile.np as u64).saturating_mul(tile.free_elems());
             if n != hbm.elems() {
                 return Err(format!(

@@ -339,3 +339,37 @@ fn text_round_trips_every_program() {
         assert_eq!(text::print(&q), printed, "{name}");
     }
 }
+
+#[test]
+fn a_wait_is_released_by_the_earliest_signal_whoever_sends_it() {
+    // dve's memset (1000 elements: 1000 + 60 = 1060 cycles) and pool's memset (8 elements:
+    // 150 + 8 + 60 = 218) both signal `s`. The simulator processes dve first (engine order at
+    // cycle 0), so it learns of the signal at 1060 before the one at 218; act's wait must still
+    // be released at 218, and its copy (max(64, 8) + 60 = 124) end at 342.
+    let src = "semaphore s\n\
+        engine act {\n  wait s >= 1\n  copy sbuf.f32[0, 4; 8192; 8:1], sbuf.f32[0, 4; 0; 8:1]\n}\n\
+        engine dve {\n  memset sbuf.f32[0, 4; 4096; 1000:1], 1.0 -> s\n}\n\
+        engine pool {\n  memset sbuf.f32[0, 4; 0; 8:1], 2.0 -> s\n}\n";
+    let r = run_text(src, &[]).unwrap();
+    assert_eq!(r.stats.engines[Engine::Pool.index()].finish, 218);
+    assert_eq!(r.stats.engines[Engine::Dve.index()].finish, 1060);
+    assert_eq!(r.stats.engines[Engine::Act.index()].finish, 218 + 124);
+    assert_eq!(r.stats.engines[Engine::Act.index()].busy, 124);
+    assert_eq!(r.stats.cycles, 1060);
+    assert!(r.races.is_empty(), "{:?}", r.races);
+    // A wait for both signals is released by the later one.
+    let both = src.replace("wait s >= 1", "wait s >= 2");
+    let r = run_text(&both, &[]).unwrap();
+    assert_eq!(r.stats.engines[Engine::Act.index()].finish, 1060 + 124);
+    // The wait joins only the clock of the signal it consumed (pool's): reading what dve writes
+    // is a race, since dve's memset is still running at 218.
+    let racy = src.replace(
+        "sbuf.f32[0, 4; 0; 8:1]\n}\nengine dve",
+        "sbuf.f32[0, 4; 4096; 8:1]\n}\nengine dve",
+    );
+    assert_ne!(racy, src);
+    let r = run_text(&racy, &[]).unwrap();
+    assert_eq!(r.races.len(), 1, "{:?}", r.races);
+    assert_eq!(r.races[0].first.engine, Engine::Dve);
+    assert_eq!(r.races[0].second.engine, Engine::Act);
+}

@@ -18,6 +18,9 @@
 //!   loop never conflict: pipelining never reorders them, so their dependences need no check. The
 //!   `slot` is `dp mod B` for a tensor the plan multi-buffers with count `B` (absent otherwise),
 //!   and each block dimension the tensor already has is its slot expression modulo its count.
+//!   Element dimensions along which every access starts at a constant are encoded by elementary
+//!   intervals instead of elements, or dropped when all accesses cover the same range: exact (two
+//!   accesses overlap in the encoding exactly when they share an element), and much smaller.
 //!   An instruction writes its `dst` and reads its `srcs`; an accumulating matmul also reads `dst`.
 //! - **The original schedule** maps an instance to `[outer ivs, dp, child, tail..]`: `child` is the
 //!   position of the loop-body child holding the instruction, and the tail walks down from it, one
@@ -185,37 +188,18 @@ impl LoopModel {
         Ok(cs.join(" and "))
     }
 
-    /// The domain of `m`: `S<k>[d..] : bounds and predicates` (a piece of a union set).
-    pub fn domain(&self, func: &Function, m: &InstModel) -> Result<String, ModelError> {
-        Ok(format!(
-            "{} : {}",
-            Self::tuple(m),
-            self.domain_constraints(func, m)?
-        ))
-    }
-
-    /// The access relation of `m` to `op` (a piece of a union map).
+    /// The access relation of `m` to `op` (a piece of a union map), with the element dimensions
+    /// encoded as `dims` says.
     fn access(
         &self,
         func: &Function,
         plan: &PipelinePlan,
         m: &InstModel,
         op: &Operand,
+        dims: &[DimEncoding],
     ) -> Result<String, ModelError> {
-        let t = func
-            .tensors
-            .get(op.tensor)
-            .ok_or_else(|| format!("instruction {} names an undefined tensor", m.inst))?;
+        let t = &func.tensors[op.tensor];
         let acc = &op.access;
-        if acc.start.len() != t.shape.len()
-            || acc.size.len() != t.shape.len()
-            || acc.slots.len() != t.block.len()
-        {
-            return Err(format!(
-                "an access of instruction {} to `{}` does not match the tensor's dimensions",
-                m.inst, t.name
-            ));
-        }
         let p = self.outer.len();
         let mut out: Vec<String> = (0..p).map(|q| format!("d{q}")).collect();
         let count = plan.buffer_count(op.tensor);
@@ -226,10 +210,24 @@ impl LoopModel {
             out.push(format!("({}) mod {}", Self::affine(m, e)?, b.count.max(1)));
         }
         let mut cs = vec![self.domain_constraints(func, m)?];
-        for (j, (start, &size)) in acc.start.iter().zip(&acc.size).enumerate() {
-            let s = Self::affine(m, start)?;
-            out.push(format!("e{j}"));
-            cs.push(format!("{s} <= e{j} < {s} + {size}"));
+        for (j, ((start, &size), enc)) in acc.start.iter().zip(&acc.size).zip(dims).enumerate() {
+            match enc {
+                DimEncoding::Dropped => {}
+                DimEncoding::Intervals(bounds) => {
+                    let c = start
+                        .as_constant()
+                        .expect("Intervals is only chosen when every start is constant");
+                    let lo = bounds.partition_point(|&b| b < c);
+                    let hi = bounds.partition_point(|&b| b < c + size as i64);
+                    out.push(format!("e{j}"));
+                    cs.push(format!("{lo} <= e{j} < {hi}"));
+                }
+                DimEncoding::Exact => {
+                    let s = Self::affine(m, start)?;
+                    out.push(format!("e{j}"));
+                    cs.push(format!("{s} <= e{j} < {s} + {size}"));
+                }
+            }
         }
         Ok(format!(
             "{} -> M[{}] : {}",
@@ -239,35 +237,116 @@ impl LoopModel {
         ))
     }
 
-    /// The reads and writes of `tensor` by the loop's instructions, as two union-map bodies
-    /// (pieces joined by `;`, without braces), and the instructions that touch it.
+    /// The reads and writes of `tensor` by the loop's instructions, as two lists of union-map
+    /// pieces, and the instructions that touch it.
+    ///
+    /// Element dimensions are encoded exactly but compactly: when every access of the loop to the
+    /// tensor starts at a constant along a dimension, the dimension is cut into the elementary
+    /// intervals between all access boundaries and an access covers a range of interval indices
+    /// (two accesses overlap along it exactly when their index ranges do); a dimension with a
+    /// single interval (every access covers the same range) is dropped. Otherwise the dimension
+    /// keeps the element index.
     pub fn accesses_of(
         &self,
         func: &Function,
         plan: &PipelinePlan,
         tensor: Tensor,
     ) -> Result<TensorAccesses, ModelError> {
-        let mut acc = TensorAccesses::default();
+        let t = func
+            .tensors
+            .get(tensor)
+            .ok_or_else(|| format!("the loop names an undefined tensor {tensor}"))?;
+        // (model index, operand, is a write, is also read)
+        let mut ops: Vec<(usize, &Operand, bool, bool)> = Vec::new();
         for (k, m) in self.insts.iter().enumerate() {
             let data = &func.insts[m.inst];
-            let mut touched = false;
             for src in data.srcs.iter().filter(|o| o.tensor == tensor) {
-                acc.reads.push(self.access(func, plan, m, src)?);
-                touched = true;
+                ops.push((k, src, false, false));
             }
             if data.dst.tensor == tensor {
-                let w = self.access(func, plan, m, &data.dst)?;
-                if matches!(data.op, Op::Matmul { accumulate: true }) {
-                    acc.reads.push(w.clone());
-                }
-                acc.writes.push(w);
-                touched = true;
+                let rmw = matches!(data.op, Op::Matmul { accumulate: true });
+                ops.push((k, &data.dst, true, rmw));
             }
-            if touched {
+        }
+        // An access with an empty extent touches nothing.
+        ops.retain(|(_, op, _, _)| op.access.size.iter().all(|&n| n > 0));
+        for &(k, op, _, _) in &ops {
+            let acc = &op.access;
+            if acc.start.len() != t.shape.len()
+                || acc.size.len() != t.shape.len()
+                || acc.slots.len() != t.block.len()
+            {
+                return Err(format!(
+                    "an access of instruction {} to `{}` does not match the tensor's dimensions",
+                    self.insts[k].inst, t.name
+                ));
+            }
+        }
+        let dims: Vec<DimEncoding> = (0..t.shape.len())
+            .map(|j| {
+                let mut bounds = Vec::new();
+                for &(_, op, _, _) in &ops {
+                    let Some(c) = op.access.start[j].as_constant() else {
+                        return DimEncoding::Exact;
+                    };
+                    bounds.push(c);
+                    bounds.push(c + op.access.size[j] as i64);
+                }
+                bounds.sort_unstable();
+                bounds.dedup();
+                if bounds.len() <= 2 {
+                    DimEncoding::Dropped
+                } else {
+                    DimEncoding::Intervals(bounds)
+                }
+            })
+            .collect();
+        let mut acc = TensorAccesses::default();
+        for &(k, op, write, rmw) in &ops {
+            let text = self.access(func, plan, &self.insts[k], op, &dims)?;
+            let inst = self.insts[k].inst;
+            if write || rmw {
+                acc.writers.push(inst);
+            }
+            if !write || rmw {
+                acc.readers.push(inst);
+            }
+            if write {
+                if rmw {
+                    acc.reads.push(text.clone());
+                }
+                acc.writes.push(text);
+            } else {
+                acc.reads.push(text);
+            }
+            if acc.insts.last() != Some(&k) {
                 acc.insts.push(k);
             }
         }
         Ok(acc)
+    }
+
+    /// Whether the pipelined schedule keeps every pair of instances of the instructions `insts`
+    /// (indices into [`Self::insts`]) in their original order: their children all have one stage
+    /// and run in program order. Both schedules then agree up to a constant shift of the
+    /// pipelined dimension (`[outer, iv + s, rank(child), tail]` against `[outer, iv, child,
+    /// tail]`, with `rank` increasing in `child` over these children).
+    pub fn order_preserved(&self, plan: &PipelinePlan, insts: &[usize]) -> bool {
+        let mut children: Vec<usize> = insts.iter().map(|&k| self.insts[k].child).collect();
+        children.sort_unstable();
+        children.dedup();
+        let Some(&first) = children.first() else {
+            return true;
+        };
+        let stage = plan.stages[first];
+        let rank = |c: usize| {
+            plan.order
+                .iter()
+                .position(|&x| x == c)
+                .expect("LoopModel::build checked that the order is a permutation")
+        };
+        children.iter().all(|&c| plan.stages[c] == stage)
+            && children.windows(2).all(|w| rank(w[0]) < rank(w[1]))
     }
 
     /// The tensors the loop's instructions write, in entity order, each once.
@@ -294,38 +373,107 @@ impl LoopModel {
         Ok(out)
     }
 
-    /// The original schedule of `m`: `S<k>[d..] -> [outer, dp, child, tail..]`.
-    pub fn original_schedule(&self, m: &InstModel) -> Result<String, ModelError> {
-        let mut out: Vec<String> = (0..=self.outer.len()).map(|q| format!("d{q}")).collect();
+    /// The number of dimensions of the band (the outer loops and the pipelined loop).
+    pub fn band_dims(&self) -> usize {
+        self.outer.len() + 1
+    }
+
+    /// The original schedule of `m` on its domain:
+    /// `S<k>[d..] -> [outer, dp, child, tail..] : domain constraints`. Its first
+    /// [`Self::band_dims`] dimensions are the band of the pipelined schedule before the shift.
+    pub fn original_schedule(&self, func: &Function, m: &InstModel) -> Result<String, ModelError> {
+        let mut out: Vec<String> = (0..self.band_dims()).map(|q| format!("d{q}")).collect();
         out.push(m.child.to_string());
         out.extend(self.tail(m)?);
+        Ok(format!(
+            "{} -> [{}] : {}",
+            Self::tuple(m),
+            out.join(", "),
+            self.domain_constraints(func, m)?
+        ))
+    }
+
+    /// Whether `m` sits directly in a child statement of the pipelined loop (not in a nested
+    /// loop): its tail is only its position in the statement.
+    pub fn is_flat(m: &InstModel) -> bool {
+        m.tail.len() == 1
+    }
+
+    /// The position of a flat instruction in its statement.
+    fn flat_pos(m: &InstModel) -> usize {
+        match m.tail.first() {
+            Some(&TailTerm::Const(p)) => p,
+            _ => 0,
+        }
+    }
+
+    /// One more than the largest position of a flat instruction in its statement.
+    fn flat_width(&self) -> usize {
+        self.insts
+            .iter()
+            .filter(|m| Self::is_flat(m))
+            .map(|m| Self::flat_pos(m) + 1)
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// [`Self::original_schedule`] without the domain constraints. With `compact` (only for
+    /// flat instructions, see [`Self::is_flat`]) the child and the position fold into one
+    /// dimension, `child * width + position`: the same order with one dimension fewer.
+    pub fn original_schedule_universe(
+        &self,
+        m: &InstModel,
+        compact: bool,
+    ) -> Result<String, ModelError> {
+        let mut out: Vec<String> = (0..self.band_dims()).map(|q| format!("d{q}")).collect();
+        if compact {
+            out.push((m.child * self.flat_width() + Self::flat_pos(m)).to_string());
+        } else {
+            out.push(m.child.to_string());
+            out.extend(self.tail(m)?);
+        }
         Ok(format!("{} -> [{}]", Self::tuple(m), out.join(", ")))
     }
 
-    /// The band of the pipelined schedule before the shift: `S<k>[d..] -> [outer, dp]`.
-    pub fn band(&self, m: &InstModel) -> String {
-        let out: Vec<String> = (0..=self.outer.len()).map(|q| format!("d{q}")).collect();
-        format!("{} -> [{}]", Self::tuple(m), out.join(", "))
-    }
-
-    /// The shift of the band: `S<k>[d..] -> [0.., stage]`.
-    pub fn band_shift(&self, plan: &PipelinePlan, m: &InstModel) -> String {
-        let mut out = vec!["0".to_string(); self.outer.len()];
-        out.push(plan.stages[m.child].to_string());
-        format!("{} -> [{}]", Self::tuple(m), out.join(", "))
-    }
-
-    /// What follows the band in the pipelined schedule: `S<k>[d..] -> [rank(child), tail..]`.
-    pub fn in_iteration(&self, plan: &PipelinePlan, m: &InstModel) -> Result<String, ModelError> {
+    /// The shift of the band followed by what follows the band in the pipelined schedule:
+    /// `S<k>[d..] -> [0.., stage, rank(child), tail..]` (the first [`Self::band_dims`]
+    /// dimensions are the shift).
+    ///
+    /// With `compact` (flat instructions only) the rank and the position fold into one
+    /// dimension, as in [`Self::original_schedule_universe`].
+    pub fn shift_and_order(
+        &self,
+        plan: &PipelinePlan,
+        m: &InstModel,
+        compact: bool,
+    ) -> Result<String, ModelError> {
         let rank = plan
             .order
             .iter()
             .position(|&c| c == m.child)
             .expect("LoopModel::build checked that the order is a permutation");
-        let mut out = vec![rank.to_string()];
-        out.extend(self.tail(m)?);
+        let mut out = vec!["0".to_string(); self.outer.len()];
+        out.push(plan.stages[m.child].to_string());
+        if compact {
+            out.push((rank * self.flat_width() + Self::flat_pos(m)).to_string());
+        } else {
+            out.push(rank.to_string());
+            out.extend(self.tail(m)?);
+        }
         Ok(format!("{} -> [{}]", Self::tuple(m), out.join(", ")))
     }
+}
+
+/// How an element dimension of a tensor appears in its access relations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum DimEncoding {
+    /// Every access covers the same constant range: the dimension cannot separate two accesses.
+    Dropped,
+    /// Every access starts at a constant: the sorted, distinct access boundaries; an access
+    /// covers the interval indices between its start's and its end's.
+    Intervals(Vec<i64>),
+    /// The element index itself.
+    Exact,
 }
 
 /// The accesses of one tensor inside the loop.
@@ -335,6 +483,9 @@ pub struct TensorAccesses {
     pub writes: Vec<String>,
     /// Indices into [`LoopModel::insts`] of the instructions that touch the tensor.
     pub insts: Vec<usize>,
+    /// The instructions that read it, and those that write it.
+    pub readers: Vec<Inst>,
+    pub writers: Vec<Inst>,
 }
 
 /// Finds `target` below `block`, recording the loops and predicates on the way.

@@ -1,36 +1,42 @@
 //! The legality check of a software pipeline plan, on ISL (isl-rs): does the pipelined schedule
 //! keep every dependence of the original loop?
 //!
-//! The check reads the ORIGINAL function and the plan ([`crate::pipeline::isl_model`] writes the
-//! polyhedral model: domains, element-exact accesses with the modulo slots of the multi-buffered
-//! tensors, and both schedules). It works one tensor at a time: a problem holds only the
-//! instructions that touch that tensor, so each is small, and a violation names its tensor
-//! without tagging. For every tensor the loop writes:
-//! - FLOW: `UnionAccessInfo::from_sink(reads).set_must_source(writes)` under the original schedule:
-//!   the **direct** (last writer) dependences;
-//! - ANTI: sink = writes, may-source = reads, kill = writes: each read to the **next** write of
-//!   its element;
-//! - OUTPUT: sink = writes, must-source = writes: each write to the **next** write of its element.
+//! The check reads the ORIGINAL function and the plan; [`crate::pipeline::isl_model`] writes the
+//! polyhedral model (statement domains, element-exact accesses with the modulo slots of the
+//! multi-buffered tensors, both schedules). It works **one tensor at a time**: a problem holds only
+//! the instructions that touch that tensor, so each is small, its cost does not grow with the rest
+//! of the body, and a violation names its tensor without tagging.
 //!
-//! Why direct dependences suffice (the check is sound, and exactly as strict as checking every
-//! pair of conflicting accesses): per element, the direct OUTPUT dependences chain all writes in
-//! program order, so a schedule that keeps them keeps the order of all writes; a read then keeps
-//! its last writer before it (direct FLOW, plus the chain for every earlier write) and its next
-//! write after it (direct ANTI, plus the chain for every later write). So every read sees the
-//! same value and every element ends with the same last write. Conversely the direct dependences
-//! are a subset of all of them. Two accesses of one instance (an accumulating matmul reads and
-//! writes its `dst`) are never reordered and carry no dependence.
+//! **Which dependences.** The verdict compares the two schedules on every pair of *conflicting*
+//! instances: two accesses to one element, at least one a write, ordered by the original schedule
+//! (FLOW write→read, ANTI read→write, OUTPUT write→write). That is all the memory-based
+//! dependences, the transitive closure of the direct ones; a schedule keeps all of them exactly
+//! when it keeps the direct ones (per element, the direct OUTPUT dependences chain the writes in
+//! program order; a read keeps its last writer before it and its next write after it), so the
+//! check is sound and no stricter than it must be. When a tensor has a violation, the report gives
+//! the reversed **direct** dependences, the root causes, computed by `compute_flow`:
+//! FLOW `from_sink(reads).set_must_source(writes)` (the last writer), ANTI `from_sink(writes)
+//! .set_may_source(reads).set_kill(writes)` (a read to the next write), OUTPUT `from_sink(writes)
+//! .set_must_source(writes)` (a write to the next one). Two accesses of one instance (an
+//! accumulating matmul reads and writes its `dst`) are never reordered and carry no dependence.
 //!
-//! The pipelined schedule is an ISL schedule tree: the band `[outer ivs, iv]` inserted as a
+//! **The pipelined schedule** is an ISL schedule tree: the band `[outer ivs, iv]` inserted as a
 //! partial schedule on the statement domains and shifted by each child's stage
-//! (`ScheduleNode::band_shift`), its map followed (`flat_range_product`) by the child's rank in
-//! `plan.order` and the position inside the child. A dependence `a -> b` is violated where the
-//! pipelined time of `b` is not after that of `a`: `dep ∩ lex_ge(pipelined, pipelined)`.
+//! (`ScheduleNode::band_shift`), its partial schedule followed (`flat_range_product`) by the
+//! child's rank in `plan.order` and the position inside the child. A dependence `a -> b` is
+//! violated where the pipelined time of `b` is not after that of `a`
+//! (`lex_ge_at_multi_union_pw_aff`).
 //!
-//! The trip count is the parameter `N` everywhere (domains `lb <= iv < N`); it is bound to the
-//! loop's upper bound only when a verdict is read off a violation set, so the work ISL does is the
-//! same for any trip count. Dependences across iterations of the loops around the pipelined loop
-//! are never reordered; the model tags memory with those loops' ivs, so they are not computed.
+//! **Trip count.** It is the parameter `N` everywhere (domains `lb <= iv < N`), bound to the
+//! loop's upper bound only once the dependences are ordered, so the work ISL does is the same for
+//! any trip count (the `legality` benchmark shows it flat from 16 to 1,000,000). Dependences
+//! across iterations of the loops around the pipelined loop are never reordered; the model tags
+//! memory with those loops' ivs, so they are not computed.
+//!
+//! **Fast path** (`LegalityOptions::prefilter`, on by default). A tensor whose accesses all lie in
+//! children of one stage, run in the pipelined body in their program order, keeps the relative
+//! order of every pair of its instances (both schedules agree up to a constant shift of the
+//! loop's iv), so it cannot have a violation and skips ISL. The benchmark measures both ways.
 //!
 //! Result order: by tensor (entity order), then kind (flow, anti, output), then source and sink
 //! instruction. One violation per (kind, tensor, source, sink), with the lexicographically first
@@ -51,18 +57,35 @@ use isl_rs::{
 pub struct LegalityReport {
     /// Every dependence the pipelined schedule reverses (empty: the plan is legal).
     pub violations: Vec<Violation>,
-    /// Pairs of instructions (source, sink) with a flow dependence on some tensor, counted per
-    /// tensor, for the log.
+    /// Pairs of instructions (source, sink) with a flow dependence, counted per tensor, over the
+    /// tensors checked with ISL.
     pub flow: usize,
     /// The same for anti dependences.
     pub anti: usize,
     /// The same for output dependences.
     pub output: usize,
+    /// Tensors written in the loop whose dependences ISL checked.
+    pub tensors_checked: usize,
+    /// Tensors written in the loop that the fast path proved order-preserving without ISL.
+    pub tensors_preserved: usize,
 }
 
 impl LegalityReport {
     pub fn is_legal(&self) -> bool {
         self.violations.is_empty()
+    }
+}
+
+/// How to run the check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LegalityOptions {
+    /// Skip ISL for tensors whose instances the pipelined schedule provably keeps in order.
+    pub prefilter: bool,
+}
+
+impl Default for LegalityOptions {
+    fn default() -> Self {
+        LegalityOptions { prefilter: true }
     }
 }
 
@@ -95,6 +118,15 @@ pub fn compute_violations(
     func: &Function,
     plan: &PipelinePlan,
 ) -> Result<LegalityReport, LegalityError> {
+    compute_violations_with(func, plan, &LegalityOptions::default())
+}
+
+/// [`compute_violations`] with options.
+pub fn compute_violations_with(
+    func: &Function,
+    plan: &PipelinePlan,
+    options: &LegalityOptions,
+) -> Result<LegalityReport, LegalityError> {
     let model = LoopModel::build(func, plan).map_err(LegalityError::Unsupported)?;
     let mut report = LegalityReport::default();
     if model.insts.is_empty() {
@@ -104,27 +136,38 @@ pub fn compute_violations(
     let ctx = Context::alloc();
     let checker = Checker::new(&ctx, func, plan, &model)?;
     for tensor in model.written_tensors(func) {
-        checker.check_tensor(tensor, &mut report)?;
+        checker.check_tensor(tensor, options, &mut report)?;
     }
     Ok(report)
 }
 
-/// The ISL objects shared by the per-tensor problems of one loop.
+/// What the per-tensor problems of one loop share: the model, rendered once per instruction.
 struct Checker<'a> {
     ctx: &'a Context,
     func: &'a Function,
     plan: &'a PipelinePlan,
     model: &'a LoopModel,
-    /// The original schedule of every instruction of the loop.
-    original: UnionMap,
-    /// The pipelined schedule of every instruction of the loop.
-    pipelined: UnionMap,
+    /// Per instruction of the model: its original schedule on its domain, and its band shift
+    /// with its in-iteration order (ISL text pieces).
+    original: Vec<String>,
+    /// The same without the domain constraints (a schedule function on the universe is
+    /// cheaper to order by than one piecewise on the domain), in the full and (for flat
+    /// instructions; empty otherwise) the compact form.
+    original_universe: [Vec<String>; 2],
+    /// The band shift and in-iteration order, full and compact.
+    shift_and_order: [Vec<String>; 2],
     /// `[N] -> { : N = ub }`: binds the trip count when a verdict is read.
     trip: Set,
 }
 
 fn union_text(pieces: &[String]) -> String {
     format!("[{TRIP_PARAM}] -> {{ {} }}", pieces.join("; "))
+}
+
+/// The pieces of `all` for the instructions `insts` (indices into the model), as a union.
+fn pieces(all: &[String], insts: &[usize]) -> String {
+    let picked: Vec<String> = insts.iter().map(|&k| all[k].clone()).collect();
+    union_text(&picked)
 }
 
 impl<'a> Checker<'a> {
@@ -135,52 +178,29 @@ impl<'a> Checker<'a> {
         model: &'a LoopModel,
     ) -> Result<Self, LegalityError> {
         let unsupported = LegalityError::Unsupported;
-        let mut domains = Vec::new();
-        let mut original = Vec::new();
-        let mut band = Vec::new();
-        let mut shift = Vec::new();
-        let mut inner = Vec::new();
+        let n = model.insts.len();
+        let mut original = Vec::with_capacity(n);
+        let mut original_universe = [Vec::with_capacity(n), Vec::with_capacity(n)];
+        let mut shift_and_order = [Vec::with_capacity(n), Vec::with_capacity(n)];
         for m in &model.insts {
-            domains.push(model.domain(func, m).map_err(unsupported)?);
-            original.push(model.original_schedule(m).map_err(unsupported)?);
-            band.push(model.band(m));
-            shift.push(model.band_shift(plan, m));
-            inner.push(model.in_iteration(plan, m).map_err(unsupported)?);
+            original.push(model.original_schedule(func, m).map_err(unsupported)?);
+            for compact in [false, true] {
+                let (u, s) = if compact && !LoopModel::is_flat(m) {
+                    (String::new(), String::new())
+                } else {
+                    (
+                        model
+                            .original_schedule_universe(m, compact)
+                            .map_err(unsupported)?,
+                        model
+                            .shift_and_order(plan, m, compact)
+                            .map_err(unsupported)?,
+                    )
+                };
+                original_universe[usize::from(compact)].push(u);
+                shift_and_order[usize::from(compact)].push(s);
+            }
         }
-        let domain = UnionSet::read_from_str(ctx, &union_text(&domains))
-            .map_err(isl("reading the statement domains"))?;
-        let original = UnionMap::read_from_str(ctx, &union_text(&original))
-            .map_err(isl("reading the original schedule"))?
-            .intersect_domain(domain.copy().map_err(isl("copying the domains"))?)
-            .map_err(isl("restricting the original schedule"))?;
-        let band = MultiUnionPwAff::from_union_map(
-            UnionMap::read_from_str(ctx, &union_text(&band)).map_err(isl("reading the band"))?,
-        )
-        .map_err(isl("building the band"))?;
-        let shift = MultiUnionPwAff::from_union_map(
-            UnionMap::read_from_str(ctx, &union_text(&shift))
-                .map_err(isl("reading the stage shifts"))?,
-        )
-        .map_err(isl("building the stage shifts"))?;
-        let shifted = Schedule::from_domain(domain)
-            .map_err(isl("building the schedule tree"))?
-            .insert_partial_schedule(band)
-            .map_err(isl("inserting the band"))?
-            .get_root()
-            .map_err(isl("walking the schedule tree"))?
-            .child(0)
-            .map_err(isl("walking the schedule tree"))?
-            .band_shift(shift)
-            .map_err(isl("shifting the band by stage"))?
-            .get_schedule()
-            .map_err(isl("reading back the schedule tree"))?
-            .get_map()
-            .map_err(isl("reading the schedule map"))?;
-        let inner = UnionMap::read_from_str(ctx, &union_text(&inner))
-            .map_err(isl("reading the in-iteration order"))?;
-        let pipelined = shifted
-            .flat_range_product(inner)
-            .map_err(isl("appending the in-iteration order"))?;
         let ub = func.axes[plan.axis].ub;
         let trip = Set::read_from_str(
             ctx,
@@ -193,15 +213,81 @@ impl<'a> Checker<'a> {
             plan,
             model,
             original,
-            pipelined,
+            original_universe,
+            shift_and_order,
             trip,
         })
+    }
+
+    /// The original and the pipelined schedules of the instructions `insts` (whose instances
+    /// are `domain`), as multi-affine functions. The pipelined one is read off an ISL schedule
+    /// tree: the band `[outer ivs, iv]` (the original schedule's first dimensions) on the
+    /// domain, shifted by stage (`band_shift`), followed by the in-iteration order.
+    fn schedules(
+        &self,
+        insts: &[usize],
+        domain: UnionSet,
+    ) -> Result<(MultiUnionPwAff, MultiUnionPwAff), LegalityError> {
+        let ctx = self.ctx;
+        // The compact form when every instruction of the problem is flat.
+        let form = usize::from(
+            insts
+                .iter()
+                .all(|&k| LoopModel::is_flat(&self.model.insts[k])),
+        );
+        let original = MultiUnionPwAff::from_union_map(
+            UnionMap::read_from_str(ctx, &pieces(&self.original_universe[form], insts))
+                .map_err(isl("reading the original schedule"))?,
+        )
+        .map_err(isl("reading the original schedule"))?;
+        let band_dims = self.model.band_dims() as u32;
+        let all_dims = original
+            .dim(DimType::Out)
+            .map_err(isl("reading the original schedule"))? as u32;
+        let band = original
+            .copy()
+            .map_err(isl("copying the original schedule"))?
+            .drop_dims(DimType::Out, band_dims, all_dims - band_dims)
+            .map_err(isl("taking the band"))?;
+        let rest = MultiUnionPwAff::from_union_map(
+            UnionMap::read_from_str(ctx, &pieces(&self.shift_and_order[form], insts))
+                .map_err(isl("reading the stage shifts"))?,
+        )
+        .map_err(isl("reading the stage shifts"))?;
+        let rest_dims = rest
+            .dim(DimType::Out)
+            .map_err(isl("reading the stage shifts"))? as u32;
+        let shift = rest
+            .copy()
+            .map_err(isl("copying the stage shifts"))?
+            .drop_dims(DimType::Out, band_dims, rest_dims - band_dims)
+            .map_err(isl("taking the stage shifts"))?;
+        let inner = rest
+            .drop_dims(DimType::Out, 0, band_dims)
+            .map_err(isl("taking the in-iteration order"))?;
+        let shifted = Schedule::from_domain(domain)
+            .map_err(isl("building the schedule tree"))?
+            .insert_partial_schedule(band)
+            .map_err(isl("inserting the band"))?
+            .get_root()
+            .map_err(isl("walking the schedule tree"))?
+            .child(0)
+            .map_err(isl("walking the schedule tree"))?
+            .band_shift(shift)
+            .map_err(isl("shifting the band by stage"))?
+            .band_get_partial_schedule()
+            .map_err(isl("reading the shifted band"))?;
+        let pipelined = shifted
+            .flat_range_product(inner)
+            .map_err(isl("appending the in-iteration order"))?;
+        Ok((original, pipelined))
     }
 
     /// Checks the dependences carried by `tensor`, adding to `report`.
     fn check_tensor(
         &self,
         tensor: Tensor,
+        options: &LegalityOptions,
         report: &mut LegalityReport,
     ) -> Result<(), LegalityError> {
         let acc = self
@@ -211,123 +297,176 @@ impl<'a> Checker<'a> {
         if acc.writes.is_empty() {
             return Ok(());
         }
+        if options.prefilter && self.model.order_preserved(self.plan, &acc.insts) {
+            report.tensors_preserved += 1;
+            return Ok(());
+        }
+        report.tensors_checked += 1;
         let ctx = self.ctx;
-        let read_map = |pieces: &[String]| -> Result<UnionMap, LegalityError> {
-            if pieces.is_empty() {
-                UnionMap::read_from_str(ctx, &format!("[{TRIP_PARAM}] -> {{ }}"))
-                    .map_err(isl("reading an empty access relation"))
-            } else {
-                UnionMap::read_from_str(ctx, &union_text(pieces))
-                    .map_err(isl("reading the access relations"))
-            }
-        };
-        let reads = read_map(&acc.reads)?;
-        let writes = read_map(&acc.writes)?;
-        let stmts = reads
+        let reads = UnionMap::read_from_str(ctx, &union_text(&acc.reads))
+            .map_err(isl("reading the access relations"))?;
+        let writes = UnionMap::read_from_str(ctx, &union_text(&acc.writes))
+            .map_err(isl("reading the access relations"))?;
+        let domain = reads
             .copy()
             .map_err(isl("copying the reads"))?
             .domain()
-            .map_err(isl("taking the accessing statements"))?
+            .map_err(isl("taking the statement domains"))?
             .union(
                 writes
                     .copy()
                     .map_err(isl("copying the writes"))?
                     .domain()
-                    .map_err(isl("taking the accessing statements"))?,
+                    .map_err(isl("taking the statement domains"))?,
             )
-            .map_err(isl("taking the accessing statements"))?;
-        let original = self
-            .original
-            .copy()
-            .map_err(isl("copying the original schedule"))?
-            .intersect_domain(stmts.copy().map_err(isl("copying the statements"))?)
-            .map_err(isl("restricting the original schedule"))?;
-        let pipelined = self
-            .pipelined
-            .copy()
-            .map_err(isl("copying the pipelined schedule"))?
-            .intersect_domain(stmts)
-            .map_err(isl("restricting the pipelined schedule"))?;
-        // Pairs of instances whose pipelined order is not the dependence's direction.
-        let reversed = pipelined
-            .copy()
-            .map_err(isl("copying the pipelined schedule"))?
-            .lex_ge_union_map(pipelined)
-            .map_err(isl("ordering the pipelined schedule"))?;
-
+            .map_err(isl("taking the statement domains"))?;
+        let (original, pipelined) = self.schedules(&acc.insts, domain)?;
         let copy = |m: &UnionMap| m.copy().map_err(isl("copying an access relation"));
-        let flow = UnionAccessInfo::from_sink(copy(&reads)?)
+        let trip = || self.trip.copy().map_err(isl("copying the trip count"));
+
+        // Every pair of conflicting instances (one element, at least one write) in the original
+        // order; then those the pipelined schedule does not run in that order.
+        let accesses = copy(&reads)?
+            .union(copy(&writes)?)
+            .map_err(isl("collecting accesses"))?;
+        let deps = copy(&writes)?
+            .apply_range(accesses.reverse().map_err(isl("reversing an access"))?)
+            .map_err(isl("pairing conflicting accesses"))?
+            .union(
+                copy(&reads)?
+                    .apply_range(
+                        copy(&writes)?
+                            .reverse()
+                            .map_err(isl("reversing an access"))?,
+                    )
+                    .map_err(isl("pairing conflicting accesses"))?,
+            )
+            .map_err(isl("pairing conflicting accesses"))?
+            .lex_lt_at_multi_union_pw_aff(original.copy().map_err(isl("copying a schedule"))?)
+            .map_err(isl("ordering conflicting accesses"))?
+            .intersect_params(trip()?)
+            .map_err(isl("binding the trip count"))?;
+        self.count_kinds(&deps, &acc.readers, &acc.writers, report)?;
+        let reversed = |dep: UnionMap| -> Result<UnionMap, LegalityError> {
+            dep.lex_ge_at_multi_union_pw_aff(pipelined.copy().map_err(isl("copying a schedule"))?)
+                .map_err(isl("comparing with the pipelined order"))
+        };
+        if reversed(deps)?
+            .is_empty()
+            .map_err(isl("testing for violations"))?
+        {
+            return Ok(());
+        }
+
+        // Report the direct dependences that are reversed: the root causes.
+        let original_map = UnionMap::read_from_str(ctx, &pieces(&self.original, &acc.insts))
+            .map_err(isl("reading the original schedule"))?;
+        let mut found = Vec::new();
+        for (kind, dep) in self.direct_dependences(&reads, &writes, &original_map)? {
+            let dep = dep
+                .intersect_params(trip()?)
+                .map_err(isl("binding the trip count"))?;
+            found.extend(self.decode(kind, tensor, &reversed(dep)?)?);
+        }
+        if found.is_empty() {
+            // Not reached when the two formulations agree; never drop a violation.
+            for (kind, src, snk) in [
+                (DepKind::Flow, &writes, &reads),
+                (DepKind::Anti, &reads, &writes),
+                (DepKind::Output, &writes, &writes),
+            ] {
+                let dep = copy(src)?
+                    .apply_range(copy(snk)?.reverse().map_err(isl("reversing an access"))?)
+                    .map_err(isl("pairing conflicting accesses"))?
+                    .lex_lt_at_multi_union_pw_aff(
+                        original.copy().map_err(isl("copying a schedule"))?,
+                    )
+                    .map_err(isl("ordering conflicting accesses"))?
+                    .intersect_params(trip()?)
+                    .map_err(isl("binding the trip count"))?;
+                found.extend(self.decode(kind, tensor, &reversed(dep)?)?);
+            }
+        }
+        found.sort_by_key(|v| (v.kind, v.source, v.sink));
+        report.violations.extend(found);
+        Ok(())
+    }
+
+    /// The direct dependences under the original schedule: FLOW from the last writer, ANTI to the
+    /// next write, OUTPUT to the next write.
+    fn direct_dependences(
+        &self,
+        reads: &UnionMap,
+        writes: &UnionMap,
+        original: &UnionMap,
+    ) -> Result<[(DepKind, UnionMap); 3], LegalityError> {
+        let copy = |m: &UnionMap| m.copy().map_err(isl("copying an access relation"));
+        let flow = UnionAccessInfo::from_sink(copy(reads)?)
             .map_err(isl("computing flow dependences"))?
-            .set_must_source(copy(&writes)?)
+            .set_must_source(copy(writes)?)
             .map_err(isl("computing flow dependences"))?
-            .set_schedule_map(copy(&original)?)
+            .set_schedule_map(copy(original)?)
             .map_err(isl("computing flow dependences"))?
             .compute_flow()
             .map_err(isl("computing flow dependences"))?
             .get_may_dependence()
             .map_err(isl("computing flow dependences"))?;
-        let anti = UnionAccessInfo::from_sink(copy(&writes)?)
+        let anti = UnionAccessInfo::from_sink(copy(writes)?)
             .map_err(isl("computing anti dependences"))?
-            .set_may_source(reads)
+            .set_may_source(copy(reads)?)
             .map_err(isl("computing anti dependences"))?
-            .set_kill(copy(&writes)?)
+            .set_kill(copy(writes)?)
             .map_err(isl("computing anti dependences"))?
-            .set_schedule_map(copy(&original)?)
+            .set_schedule_map(copy(original)?)
             .map_err(isl("computing anti dependences"))?
             .compute_flow()
             .map_err(isl("computing anti dependences"))?
             .get_may_dependence()
             .map_err(isl("computing anti dependences"))?;
-        let output = UnionAccessInfo::from_sink(copy(&writes)?)
+        let output = UnionAccessInfo::from_sink(copy(writes)?)
             .map_err(isl("computing output dependences"))?
-            .set_must_source(writes)
+            .set_must_source(copy(writes)?)
             .map_err(isl("computing output dependences"))?
-            .set_schedule_map(original)
+            .set_schedule_map(copy(original)?)
             .map_err(isl("computing output dependences"))?
             .compute_flow()
             .map_err(isl("computing output dependences"))?
             .get_may_dependence()
             .map_err(isl("computing output dependences"))?;
-
-        for (kind, dep) in [
+        Ok([
             (DepKind::Flow, flow),
             (DepKind::Anti, anti),
             (DepKind::Output, output),
-        ] {
-            let dep = dep
-                .intersect_params(self.trip.copy().map_err(isl("copying the trip count"))?)
-                .map_err(isl("binding the trip count"))?;
-            let count = self.count_pairs(&dep)?;
-            match kind {
-                DepKind::Flow => report.flow += count,
-                DepKind::Anti => report.anti += count,
-                DepKind::Output => report.output += count,
-            }
-            let violated = dep
-                .intersect(copy(&reversed)?)
-                .map_err(isl("intersecting dependences with the pipelined order"))?;
-            if violated.is_empty().map_err(isl("testing for violations"))? {
-                continue;
-            }
-            let mut found = self.decode(kind, tensor, &violated)?;
-            found.sort_by_key(|v| (v.source, v.sink));
-            report.violations.extend(found);
-        }
-        Ok(())
+        ])
     }
 
-    /// The number of non-empty (source, sink) relations in `dep`.
-    fn count_pairs(&self, dep: &UnionMap) -> Result<usize, LegalityError> {
-        let list = dep.get_map_list().map_err(isl("listing dependences"))?;
+    /// Counts the (source, sink) pairs of `deps` with a dependence, for the log: a pair counts as
+    /// flow when the source writes the tensor and the sink reads it, anti when the source reads
+    /// and the sink writes, output when both write (a pair of instructions that both read and
+    /// write the tensor counts under each kind that applies).
+    fn count_kinds(
+        &self,
+        deps: &UnionMap,
+        readers: &[Inst],
+        writers: &[Inst],
+        report: &mut LegalityReport,
+    ) -> Result<(), LegalityError> {
+        let list = deps.get_map_list().map_err(isl("listing dependences"))?;
         let n = list.size().map_err(isl("listing dependences"))?;
-        let mut count = 0;
         for k in 0..n {
             let map = list.get_at(k).map_err(isl("listing dependences"))?;
-            if !map.is_empty().map_err(isl("listing dependences"))? {
-                count += 1;
+            if map.is_empty().map_err(isl("listing dependences"))? {
+                continue;
             }
+            let source = self.inst_of(map.get_tuple_name(DimType::In).map_err(isl("naming"))?)?;
+            let sink = self.inst_of(map.get_tuple_name(DimType::Out).map_err(isl("naming"))?)?;
+            let (sw, sr) = (writers.contains(&source), readers.contains(&source));
+            let (kw, kr) = (writers.contains(&sink), readers.contains(&sink));
+            report.flow += usize::from(sw && kr);
+            report.anti += usize::from(sr && kw);
+            report.output += usize::from(sw && kw);
         }
-        Ok(count)
+        Ok(())
     }
 
     /// One violation per (source, sink) relation of `violated`, at its lexicographic minimum.

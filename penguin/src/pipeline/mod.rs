@@ -30,7 +30,9 @@ pub mod targets;
 pub mod widen;
 
 pub use error::PipelineError;
-pub use legality::{compute_violations, LegalityError, LegalityReport};
+pub use legality::{
+    compute_violations, compute_violations_with, LegalityError, LegalityOptions, LegalityReport,
+};
 pub use log::PipelineLog;
 pub use plan::{DepKind, PipelinePlan, Violation};
 
@@ -298,8 +300,9 @@ fn check_legality(
 fn run_legality(func: &Function, plan: &PipelinePlan) -> Result<(Vec<Violation>, String), String> {
     let report = compute_violations(func, plan).map_err(|e| e.to_string())?;
     let summary = format!(
-        "checked {} flow, {} anti and {} output dependences",
-        report.flow, report.anti, report.output
+        "checked {} flow, {} anti and {} output dependences on {} tensor(s) with ISL; {} tensor(s) \
+         keep their order without ISL",
+        report.flow, report.anti, report.output, report.tensors_checked, report.tensors_preserved
     );
     Ok((report.violations, summary))
 }

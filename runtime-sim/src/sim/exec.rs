@@ -6,7 +6,11 @@
 //! `max(issue end + latency, queue free) + bytes / 19` on its queue, which is when its signal is
 //! counted. A `wait` not yet satisfied moves its engine's clock to the time its count is reached
 //! (when enough signals are known) or blocks it (when not); any new signal on the semaphore
-//! re-evaluates the waiters from the time they started waiting. Signals are known as soon as
+//! re-evaluates the waiters from the time they started waiting.
+//!
+//! Choices MACHINE.md leaves open: a transfer starts its latency when `sp` finishes issuing it;
+//! its bytes are the HBM side's (elements × the tensor's dtype size); a wait that is satisfied
+//! and a signal take no time; a predicated-off `wait` does not wait. Signals are known as soon as
 //! their producer is processed, and every producer is processed at a time no later than its
 //! signal's, so an engine is never released late. Values are computed when an instruction is
 //! processed, which is after everything a semaphore chain orders before it.
@@ -295,13 +299,19 @@ impl<'p> Sim<'p> {
                 }
             };
             self.step(ei, inst)?;
-            if self.opts.races && ei == Engine::Sp.index() {
-                let clocks: [Vc; 5] = std::array::from_fn(|i| self.engines[i].clock);
-                self.detector.prune(&clocks);
+            if self.opts.races && self.detector.needs_prune() {
+                let live: Vec<Vc> = self
+                    .engines
+                    .iter()
+                    .filter(|e| !e.done)
+                    .map(|e| e.clock)
+                    .collect();
+                self.detector.prune(&live);
             }
         }
         let last_engine = self.engines.iter().map(|e| e.time).max().unwrap_or(0);
         self.stats.cycles = last_engine.max(self.last_time);
+        self.stats.race_prunes = self.detector.prunes();
         Ok(())
     }
 

@@ -42,11 +42,13 @@ pub struct Resolved {
 fn extremes(start: i128, dims: &[Dim], scale: i128) -> (i128, i128) {
     let (mut lo, mut hi) = (start, start);
     for d in dims {
-        let span = (d.size as i128 - 1) * d.stride as i128 * scale;
+        let span = (d.size as i128 - 1)
+            .saturating_mul(d.stride as i128)
+            .saturating_mul(scale);
         if span < 0 {
-            lo += span;
+            lo = lo.saturating_add(span);
         } else {
-            hi += span;
+            hi = hi.saturating_add(span);
         }
     }
     (lo, hi)
@@ -89,17 +91,17 @@ fn enumerate(start: u64, dims: &[Dim], scale: i64, out: &mut Vec<u64>) {
 /// Resolves a tile pattern; an error says what is out of range.
 pub fn resolve(ap: &Ap, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolved, String> {
     let p0 = ap.p0.eval(regs);
-    if p0 < 0 || p0 + ap.np as i128 > PARTITIONS as i128 {
+    if p0 < 0 || p0.saturating_add(ap.np as i128) > PARTITIONS as i128 {
         return Err(format!(
             "partitions {p0}..{} are outside {} (0..{PARTITIONS})",
-            p0 + ap.np as i128,
+            p0.saturating_add(ap.np as i128),
             ap.mem.name()
         ));
     }
     let esize = ap.dtype.size() as i128;
     let start = ap.start.eval(regs);
     let (lo, hi) = extremes(start, &ap.dims, esize);
-    let hi = hi + esize;
+    let hi = hi.saturating_add(esize);
     let cap = match ap.mem {
         Mem::Sbuf => SBUF_PARTITION_BYTES,
         Mem::Psum => PSUM_PARTITION_BYTES,
@@ -149,7 +151,7 @@ pub fn resolve_hbm(
     if lo < 0 || hi >= n {
         return Err(format!(
             "elements {lo}..{} are outside tensor `{}` ({n} elements)",
-            hi + 1,
+            hi.saturating_add(1),
             t.name
         ));
     }

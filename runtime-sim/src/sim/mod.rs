@@ -1,7 +1,7 @@
 //! The discrete-event simulator of one Neuron-like core (MACHINE.md).
 //!
 //! [`simulate`] validates a program ([`crate::validate`]), loads its input tensors into HBM and
-//! runs every engine's stream in order ([`exec`]): compute instructions take the cost table's
+//! runs every engine's stream in order (`exec`): compute instructions take the cost table's
 //! cycles ([`crate::machine`]), `sp` issues DMA transfers onto 16 queues, waits block until their
 //! semaphore's count is reached. It returns the output tensors, the [`Stats`], the races the
 //! detector found ([`race`]) and, when asked, the timeline ([`trace`]). A bad program is a
@@ -202,6 +202,8 @@ pub struct Stats {
     pub psum_high_water: u64,
     /// Executed instructions by opcode.
     pub opcodes: BTreeMap<&'static str, u64>,
+    /// How many times the race detector dropped records every engine had seen (a diagnostic).
+    pub race_prunes: u64,
 }
 
 impl Stats {

@@ -8,9 +8,9 @@
 //!
 //! Every access is recorded as (thread, epoch, footprint). A new access by thread `v` with clock
 //! `C` conflicts with a record of another thread `u` when the footprints overlap, one of the two
-//! writes, and `epoch > C[u]` (no chain of semaphores orders them). Records that every engine has
-//! seen are dropped; so are records that a newer access of the same thread on the same footprint
-//! makes redundant.
+//! writes, and `epoch > C[u]` (no chain of semaphores orders them). Records that every unfinished
+//! engine has seen are dropped; so are records that a newer access of the same thread on the same
+//! footprint makes redundant.
 
 use super::memory::{Resolved, Space};
 use crate::isa::Engine;
@@ -49,10 +49,17 @@ impl Footprint {
             Space::Hbm(_) => 1,
             _ => r.dtype.size(),
         };
-        let mut offs = r.offsets.clone();
-        offs.sort_unstable();
+        let sorted;
+        let offs: &[u64] = if r.offsets.windows(2).all(|w| w[0] <= w[1]) {
+            &r.offsets
+        } else {
+            let mut v = r.offsets.clone();
+            v.sort_unstable();
+            sorted = v;
+            &sorted
+        };
         let mut intervals: Vec<(u64, u64)> = Vec::new();
-        for o in offs {
+        for &o in offs {
             match intervals.last_mut() {
                 Some(last) if o <= last.1 => last.1 = last.1.max(o + esize),
                 _ => intervals.push((o, o + esize)),
@@ -103,6 +110,13 @@ pub struct Record<W> {
 pub struct Detector<W> {
     records: Vec<Record<W>>,
     prune_at: usize,
+    pruned: u64,
+}
+
+impl<W: Clone> Default for Detector<W> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl<W: Clone> Detector<W> {
@@ -110,6 +124,7 @@ impl<W: Clone> Detector<W> {
         Detector {
             records: Vec::new(),
             prune_at: 256,
+            pruned: 0,
         }
     }
 
@@ -145,14 +160,27 @@ impl<W: Clone> Detector<W> {
         });
     }
 
-    /// Drops records that every engine's clock has seen (no later access can race with them).
-    pub fn prune(&mut self, engines: &[Vc; 5]) {
+    /// Drops records that every unfinished engine's clock has seen: no later access can race
+    /// with them (a finished engine makes no more accesses, and a later DMA transfer starts from
+    /// `sp`'s clock). Amortised: runs when the records have doubled since the last time.
+    pub fn prune(&mut self, live_engines: &[Vc]) {
         if self.records.len() < self.prune_at {
             return;
         }
         self.records
-            .retain(|r| engines.iter().any(|c| c[r.thread] < r.epoch));
+            .retain(|r| live_engines.iter().any(|c| c[r.thread] < r.epoch));
+        self.pruned += 1;
         self.prune_at = (self.records.len() * 2).max(256);
+    }
+
+    /// Whether enough records piled up since the last prune for another.
+    pub fn needs_prune(&self) -> bool {
+        self.records.len() >= self.prune_at
+    }
+
+    /// How many times old records were dropped.
+    pub fn prunes(&self) -> u64 {
+        self.pruned
     }
 }
 
