@@ -288,9 +288,7 @@ pub fn prepare(
 ) -> Result<(), Failure> {
     match mode {
         PipelineMode::Default | PipelineMode::Annotated => {
-            let popts = PipelineOptions {
-                legality_check: legality_check,
-            };
+            let popts = PipelineOptions { legality_check };
             driver::pipeline(func, &popts, log)?;
         }
         PipelineMode::Emergent | PipelineMode::None => {

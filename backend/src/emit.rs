@@ -544,7 +544,7 @@ impl Emit<'_> {
 pub fn dma_pieces(np: u64, bytes: u64) -> u64 {
     let want = machine::dma_queue_cycles(bytes) / (2 * machine::dma_issue_cycles());
     let mut k = 1;
-    while k * 2 <= DMA_QUEUES as u64 && k * 2 <= want && np % (k * 2) == 0 {
+    while k * 2 <= DMA_QUEUES as u64 && k * 2 <= want && np.is_multiple_of(k * 2) {
         k *= 2;
     }
     k
