@@ -41,6 +41,9 @@ enum Command {
         /// What to print.
         #[arg(long, value_enum, default_value_t = Emit::Penguin)]
         emit: Emit,
+        /// Which pipelining path loops take (for `--emit bir|isa`).
+        #[arg(long, value_enum, default_value_t = PipelineMode::Default)]
+        pipeline: PipelineMode,
         /// Write to this file instead of standard output.
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
@@ -51,8 +54,14 @@ enum Command {
         #[arg(long)]
         kernel: Option<String>,
         /// What executes the kernel.
-        #[arg(long, value_enum, default_value_t = Engine::Interp)]
+        #[arg(long, value_enum, default_value_t = Engine::Sim)]
         engine: Engine,
+        /// Also run the interpreter, and fail unless the outputs agree bit for bit.
+        #[arg(long)]
+        check: bool,
+        /// Write the simulator's timeline (Chrome trace-event JSON, for Perfetto) to this file.
+        #[arg(long)]
+        trace: Option<PathBuf>,
         /// Which pipelining path loops take.
         #[arg(long, value_enum, default_value_t = PipelineMode::Default)]
         pipeline: PipelineMode,
@@ -108,6 +117,10 @@ enum Emit {
     Penguin,
     /// The Penguin IR after the annotated pipeliner.
     Pipelined,
+    /// The backend's BIR (per-engine instructions on logical buffers).
+    Bir,
+    /// The pseudo-ISA program (the input of `nkc sim`).
+    Isa,
 }
 
 fn parse_input(s: &str) -> Result<(String, PathBuf), String> {
@@ -151,6 +164,7 @@ fn execute(command: Command, popts: &PipelineOptions, log: &mut PipelineLog) -> 
             file,
             kernel,
             emit,
+            pipeline,
             output,
         } => {
             let src = read(&file)?;
@@ -170,6 +184,22 @@ fn execute(command: Command, popts: &PipelineOptions, log: &mut PipelineLog) -> 
                     driver::pipeline(&mut func, popts, log).map_err(|f| (f, Some(src)))?;
                     penguin::write::write_function(&func)
                 }
+                Emit::Bir | Emit::Isa => {
+                    let mut func = driver::compile(&src, kernel.as_deref())
+                        .map_err(|f| (f, Some(src.clone())))?;
+                    let mut notes = Vec::new();
+                    run::prepare(&mut func, pipeline, popts.legality_check, log, &mut notes)
+                        .map_err(|f| (f, Some(src.clone())))?;
+                    for note in &notes {
+                        eprintln!("note: {note}");
+                    }
+                    let compiled =
+                        run::backend_compile(&func, &src).map_err(|f| (f, Some(src.clone())))?;
+                    match emit {
+                        Emit::Bir => backend::bir::write_bir(&func, &compiled.bir),
+                        _ => runtime_sim::text::print(&compiled.program),
+                    }
+                }
             };
             write_output(output.as_deref(), &text)
         }
@@ -177,6 +207,8 @@ fn execute(command: Command, popts: &PipelineOptions, log: &mut PipelineLog) -> 
             file,
             kernel,
             engine,
+            check,
+            trace,
             pipeline,
             inputs,
             seed,
@@ -192,6 +224,8 @@ fn execute(command: Command, popts: &PipelineOptions, log: &mut PipelineLog) -> 
                 seed,
                 output_dir: output,
                 legality_check: popts.legality_check,
+                check,
+                trace,
             };
             let report = run::run(&src, &opts, log).map_err(|f| (f, Some(src)))?;
             for note in &report.notes {

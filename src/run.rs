@@ -1,8 +1,11 @@
 //! `nkc run`: compile a kernel, gather its inputs, execute it and report its outputs.
 //!
 //! Inputs come from `--input NAME=PATH.npy` or, for every parameter not given, from the seeded
-//! generator (`--seed`). The only engine so far is the reference interpreter. Outputs are reported
-//! by the names `return` gives them, and written as `NAME.npy` files with `--output DIR`.
+//! generator (`--seed`). The default engine compiles the kernel with the backend and runs the
+//! pseudo-ISA program on the simulator (`--engine sim`); `--engine interp` runs the reference
+//! interpreter. `--check` runs both on the same inputs and fails unless every output is equal bit
+//! for bit. A data race found by the simulator fails the run (exit 1). Outputs are reported by the
+//! names `return` gives them, and written as `NAME.npy` files with `--output DIR`.
 
 use crate::driver::{self, Failure, Source};
 use crate::npy;
@@ -15,9 +18,20 @@ use std::path::PathBuf;
 /// Which engine executes the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Engine {
-    /// The reference interpreter of Penguin IR.
+    /// Compile with the backend and run the program on the simulator of the core.
     #[default]
+    Sim,
+    /// The reference interpreter of Penguin IR.
     Interp,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sim => "sim",
+            Engine::Interp => "interp",
+        }
+    }
 }
 
 /// Which pipelining path loops take.
@@ -56,6 +70,10 @@ pub struct RunOptions {
     pub output_dir: Option<PathBuf>,
     /// Run the pipeliner's legality check (`--no-legality-check` turns it off).
     pub legality_check: bool,
+    /// Also run the interpreter and fail unless the outputs agree bit for bit (`--check`).
+    pub check: bool,
+    /// Write the simulator's timeline here (`--trace FILE`).
+    pub trace: Option<PathBuf>,
 }
 
 /// One returned array.
@@ -75,7 +93,23 @@ pub struct RunReport {
     /// Notes for the user (printed on stderr), such as a pipelining mode that is not available yet.
     pub notes: Vec<String>,
     pub outputs: Vec<Output>,
-    pub stats: interp::Stats,
+    /// The interpreter's statistics (engine `interp`).
+    pub stats: Option<interp::Stats>,
+    /// What the simulator measured (engine `sim`).
+    pub sim: Option<SimRun>,
+    /// Whether `--check` compared the outputs with the interpreter's (they agreed, or the run
+    /// failed).
+    pub checked: bool,
+}
+
+/// A simulated run.
+#[derive(Debug)]
+pub struct SimRun {
+    pub stats: runtime_sim::sim::Stats,
+    pub races: Vec<String>,
+    pub sbuf_bytes: u64,
+    pub psum_banks: u64,
+    pub trace: Option<PathBuf>,
 }
 
 /// Compiles and runs the kernel. The pipeliner's decisions go to `log`, also when it fails.
@@ -86,34 +120,87 @@ pub fn run(
 ) -> Result<RunReport, Failure> {
     let mut func = driver::compile(source, opts.kernel.as_deref())?;
     let mut notes = Vec::new();
-    match opts.pipeline {
-        PipelineMode::Default | PipelineMode::Annotated => {
-            let popts = PipelineOptions {
-                legality_check: opts.legality_check,
-            };
-            driver::pipeline(&mut func, &popts, log)?;
-        }
-        PipelineMode::Emergent | PipelineMode::None => {
-            if opts.pipeline == PipelineMode::Emergent {
-                notes.push(
-                    "--pipeline emergent: emergent pipelining belongs to the backend, which does \
-                     not exist yet, so the kernel runs unpipelined (as with --pipeline none)"
-                        .to_string(),
-                );
-            }
-            if has_annotations(&func) {
-                strip_annotations(&mut func);
-                driver::verify(&func, "removing pipelining annotations")?;
-            }
-        }
-    }
+    prepare(
+        &mut func,
+        opts.pipeline,
+        opts.legality_check,
+        log,
+        &mut notes,
+    )?;
 
     let inputs = gather_inputs(&func, opts)?;
-    let result = match opts.engine {
+    let mut sim = None;
+    let mut interp_stats = None;
+    let arrays: Vec<Array> = match opts.engine {
         Engine::Interp => {
-            interp::interpret(&func, &inputs).map_err(|e| interp_failure(&func, &e))?
+            let r = interp::interpret(&func, &inputs).map_err(|e| interp_failure(&func, &e))?;
+            interp_stats = Some(r.stats);
+            r.outputs
+        }
+        Engine::Sim => {
+            let compiled = backend_compile(&func, source)?;
+            let sim_inputs: Vec<runtime_sim::sim::Array> = inputs
+                .iter()
+                .map(|a| runtime_sim::sim::Array {
+                    shape: a.shape.clone(),
+                    data: a.data.clone(),
+                })
+                .collect();
+            let sopts = runtime_sim::sim::Options {
+                trace: opts.trace.is_some(),
+                ..runtime_sim::sim::Options::default()
+            };
+            let r = runtime_sim::sim::simulate(&compiled.program, &sim_inputs, &sopts).map_err(
+                |e| Failure::Internal(format!("the simulator rejected the compiled program: {e}")),
+            )?;
+            if let Some(path) = &opts.trace {
+                std::fs::write(path, runtime_sim::sim::trace::to_chrome_json(&r.trace)).map_err(
+                    |e| Failure::User(format!("cannot write `{}`: {e}", path.display())),
+                )?;
+            }
+            if !r.races.is_empty() {
+                let list: Vec<String> = r.races.iter().map(|x| format!("  {x}")).collect();
+                return Err(Failure::Internal(format!(
+                    "the compiled program has {} data race(s):\n{}",
+                    r.races.len(),
+                    list.join("\n")
+                )));
+            }
+            let arrays = r
+                .outputs
+                .iter()
+                .map(|(_, a)| Array {
+                    shape: a.shape.clone(),
+                    data: a.data.clone(),
+                })
+                .collect();
+            sim = Some(SimRun {
+                stats: r.stats,
+                races: r.races.iter().map(|x| x.to_string()).collect(),
+                sbuf_bytes: compiled.sbuf_bytes,
+                psum_banks: compiled.psum_banks,
+                trace: opts.trace.clone(),
+            });
+            arrays
         }
     };
+    let mut checked = false;
+    if opts.check && opts.engine == Engine::Sim {
+        let r = interp::interpret(&func, &inputs).map_err(|e| interp_failure(&func, &e))?;
+        for ((&tensor, want), got) in func.outputs.iter().zip(&r.outputs).zip(&arrays) {
+            if let Some(msg) = first_difference(want, got) {
+                return Err(Failure::Internal(format!(
+                    "--check: output `{}` of the simulated program differs from the interpreter's: {msg}",
+                    output_name(&func, tensor)
+                )));
+            }
+        }
+        interp_stats = Some(r.stats);
+        checked = true;
+    } else if opts.check {
+        notes.push("--check compares the simulator with the interpreter; with --engine interp there is nothing to compare".to_string());
+    }
+    let result = RunResultParts { outputs: arrays };
 
     let mut outputs = Vec::new();
     if let Some(dir) = &opts.output_dir {
@@ -142,8 +229,84 @@ pub fn run(
         pipeline: opts.pipeline,
         notes,
         outputs,
-        stats: result.stats,
+        stats: interp_stats,
+        sim,
+        checked,
     })
+}
+
+struct RunResultParts {
+    outputs: Vec<Array>,
+}
+
+/// The first element where two arrays differ in their bits, described; `None` when equal.
+pub fn first_difference(want: &Array, got: &Array) -> Option<String> {
+    if want.shape != got.shape {
+        return Some(format!("shape {:?}, want {:?}", got.shape, want.shape));
+    }
+    let cols = want.shape.get(1).copied().unwrap_or(1).max(1);
+    want.data
+        .iter()
+        .zip(&got.data)
+        .position(|(a, b)| a.to_bits() != b.to_bits())
+        .map(|i| {
+            format!(
+                "element [{}, {}] is {} (bits {:#010x}), want {} (bits {:#010x})",
+                i / cols,
+                i % cols,
+                got.data[i],
+                got.data[i].to_bits(),
+                want.data[i],
+                want.data[i].to_bits()
+            )
+        })
+}
+
+/// The backend on a (pipelined or not) kernel; its errors as diagnostics or internal errors.
+pub fn backend_compile(func: &Function, source: &Source) -> Result<backend::Compiled, Failure> {
+    backend::compile(func, Some(&source.text)).map_err(backend_failure)
+}
+
+/// A backend error as a failure.
+pub fn backend_failure(e: backend::BackendError) -> Failure {
+    if e.is_internal() {
+        return Failure::Internal(e.to_string());
+    }
+    let span = e.span.map_or(0..0, |s| s.range());
+    let mut d = frontend::diagnostic::Error::new(e.code, e.message, span).with_label(e.label);
+    d.notes = e.notes;
+    Failure::Diagnostics(vec![d])
+}
+
+/// Applies the pipelining path `mode` asks for to `func` (before the backend or the interpreter).
+pub fn prepare(
+    func: &mut Function,
+    mode: PipelineMode,
+    legality_check: bool,
+    log: &mut PipelineLog,
+    notes: &mut Vec<String>,
+) -> Result<(), Failure> {
+    match mode {
+        PipelineMode::Default | PipelineMode::Annotated => {
+            let popts = PipelineOptions { legality_check };
+            driver::pipeline(func, &popts, log)?;
+        }
+        PipelineMode::Emergent | PipelineMode::None => {
+            if mode == PipelineMode::Emergent {
+                notes.push(
+                    "--pipeline emergent: the backend's emergent pipelining is not implemented \
+                     yet, so every loop runs unpipelined (as with --pipeline none)"
+                        .to_string(),
+                );
+            }
+            if has_annotations(func) {
+                strip_annotations(func);
+                driver::verify(func, "removing pipelining annotations")?;
+            }
+        }
+    }
+
+    Ok(())
 }
 
 /// What an interpreter error means for the user. Reading memory that nothing wrote is the kernel's
@@ -262,23 +425,64 @@ impl RunReport {
                 )
             })
             .collect();
-        json!({
+        let mut j = json!({
             "kernel": self.kernel,
-            "engine": "interp",
+            "engine": self.engine.name(),
             "pipeline": self.pipeline.name(),
             "outputs": outputs,
             "files": files,
             "summary": summary,
-            "stats": stats_json(&self.stats),
-        })
+            "checked": self.checked,
+        });
+        if let Some(stats) = &self.stats {
+            j["stats"] = stats_json(stats);
+        }
+        if let Some(sim) = &self.sim {
+            let s = &sim.stats;
+            let engines: serde_json::Map<String, serde_json::Value> = runtime_sim::isa::Engine::ALL
+                .iter()
+                .map(|&e| {
+                    let es = &s.engines[e.index()];
+                    (
+                        e.name().to_string(),
+                        json!({
+                            "busy": es.busy,
+                            "utilisation": s.utilisation(es.busy),
+                            "instructions": es.instructions,
+                            "predicated_off": es.predicated_off,
+                        }),
+                    )
+                })
+                .collect();
+            j["cycles"] = json!(s.cycles);
+            j["lower_bound"] = json!(s.bound());
+            j["cycles_over_bound"] = json!(s.cycles_over_bound());
+            j["races"] = json!(sim.races);
+            j["engines"] = json!(engines);
+            j["sbuf_bytes"] = json!(sim.sbuf_bytes);
+            j["psum_banks"] = json!(sim.psum_banks);
+            j["instructions"] = json!(s.instructions());
+            j["dma_bytes"] = json!(s.dma_bytes);
+            j["trace"] = json!(sim.trace.as_ref().map(|p| p.display().to_string()));
+        }
+        j
     }
 
     /// The human summary.
     pub fn to_text(&self) -> String {
         let mut s = format!(
-            "ran `{}` on the interpreter (pipeline: {})\n",
+            "ran `{}` on the {} (pipeline: {}){}\n",
             self.kernel,
-            self.pipeline.name()
+            match self.engine {
+                Engine::Sim => "simulator",
+                Engine::Interp => "interpreter",
+            },
+            self.pipeline.name(),
+            if self.checked {
+                "; --check: outputs equal the interpreter's bit for bit"
+            } else {
+                ""
+            }
         );
         for o in &self.outputs {
             let sum = Summary::of(&o.array.data);
@@ -291,7 +495,39 @@ impl RunReport {
             }
             s.push('\n');
         }
-        s += &stats_text(&self.stats);
+        if let Some(sim) = &self.sim {
+            let st = &sim.stats;
+            s += &format!(
+                "  {} cycles ({:.2} µs at 1.4 GHz); lower bound {} cycles; cycles / bound = {:.3}\n",
+                st.cycles,
+                st.cycles as f64 / runtime_sim::machine::CYCLES_PER_US,
+                st.bound(),
+                st.cycles_over_bound()
+            );
+            for e in runtime_sim::isa::Engine::ALL {
+                let es = &st.engines[e.index()];
+                if es.instructions + es.predicated_off == 0 {
+                    continue;
+                }
+                s += &format!(
+                    "  {:<5} busy {:>9} ({:>5.1}%)  {} instructions, {} predicated off\n",
+                    e.name(),
+                    es.busy,
+                    100.0 * st.utilisation(es.busy),
+                    es.instructions,
+                    es.predicated_off
+                );
+            }
+            s += &format!(
+                "  SBUF {} bytes per partition, {} PSUM bank(s), no races\n",
+                sim.sbuf_bytes, sim.psum_banks
+            );
+            if let Some(p) = &sim.trace {
+                s += &format!("  trace -> {}\n", p.display());
+            }
+        } else if let Some(stats) = &self.stats {
+            s += &stats_text(stats);
+        }
         s
     }
 }

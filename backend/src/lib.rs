@@ -1,10 +1,165 @@
-//! The nkc backend.
+//! The nkc backend: Penguin IR (pipelined or not) to the pseudo-ISA of `../shared/MACHINE.md`.
 //!
-//! It will own BIR (per-engine instructions on logical buffers lowered from Penguin IR), emergent
-//! pipelining of un-annotated loops, the colouring allocators, address rotation (SBUF modulo slots
-//! and PSUM rings), the list scheduler, synchronisation and pseudo-ISA emission
-//! (`../shared/DESIGN.md`, "Backend").
+//! The passes, in order ([`compile`]):
+//! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
+//!    stays one hardware loop whose stage predicates are instruction guards;
+//! 2. [`alloc::allocate`]: one region per buffer in SBUF and PSUM (banks), or a diagnostic;
+//! 3. [`emit::emit_nodes`]: addresses with address rotation (ring slots as modulo terms), DMA
+//!    splitting over the queues, footprints;
+//! 4. [`sync::compute_sync`]: a semaphore for every cross-engine dependence, with waits affine in
+//!    the iteration registers;
+//! 5. [`assemble`]: one in-order stream per engine (the program order of the kernel), hardware
+//!    loops, redundant waits dropped.
 //!
-//! Nothing here is implemented yet: the crate exists so that the workspace has the shape of the
-//! design, and so that the dependency direction `backend → penguin, runtime-sim` is fixed from the
-//! start. The driver does not call into it.
+//! Not (yet) here: colouring allocators, the list scheduler and emergent pipelining.
+//! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
+//! `runtime_sim::machine`, never a copy.
+
+pub mod alloc;
+pub mod bir;
+pub mod emit;
+pub mod error;
+pub mod sync;
+
+pub use error::BackendError;
+
+use emit::{ENode, Emitted};
+use penguin::Function;
+use runtime_sim::isa::{Engine, Inst, Loop, Op, Program, Reg, Role, Stmt, TensorDecl};
+use sync::Sync;
+
+/// A compiled kernel.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub bir: bir::Bir,
+    pub program: Program,
+    /// SBUF bytes per partition allocated.
+    pub sbuf_bytes: u64,
+    /// PSUM banks allocated.
+    pub psum_banks: u64,
+    /// Dependences that needed a wait, before redundant ones were dropped.
+    pub dependences: usize,
+    /// Waits dropped because an earlier wait of the same engine implies them.
+    pub redundant_waits: usize,
+}
+
+/// Compiles `func`; `source` (the kernel file's text) gives the trace its line numbers.
+pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, BackendError> {
+    let bir = bir::lower_function(func)?;
+    let alloc = alloc::allocate(func, &bir)?;
+    let info = source.map(|text| emit::SourceInfo { text });
+    let em = emit::emit_nodes(func, &bir, &alloc, info.as_ref())?;
+    let sync = sync::compute_sync(&em);
+    let mut tensors = Vec::new();
+    for &t in &alloc.hbm {
+        let d = &func.tensors[t];
+        tensors.push(TensorDecl {
+            name: d.name.clone(),
+            dtype: match d.dtype {
+                penguin::DType::F32 => runtime_sim::isa::DType::F32,
+                penguin::DType::Bf16 => runtime_sim::isa::DType::Bf16,
+            },
+            shape: d.shape.clone(),
+            role: if func.params.contains(&t) {
+                Role::Input
+            } else {
+                Role::Output
+            },
+        });
+    }
+    let (program, redundant) = assemble(&em, &sync, tensors);
+    runtime_sim::validate::validate(&program).map_err(|e| {
+        BackendError::internal(format!("the backend emitted an invalid program: {e}"))
+    })?;
+    Ok(Compiled {
+        bir,
+        program,
+        sbuf_bytes: alloc.sbuf_bytes,
+        psum_banks: alloc.psum_banks,
+        dependences: sync.dependences,
+        redundant_waits: redundant,
+    })
+}
+
+/// Builds one stream per engine and drops redundant waits: a wait is redundant when an earlier
+/// wait of the same engine, in the same loop body and iteration, on the same semaphore, under a
+/// guard that is a subset of its own, asks for at least as much; or when its value is never
+/// positive. Returns the program and the number of waits dropped.
+pub fn assemble(em: &Emitted, sync: &Sync, tensors: Vec<TensorDecl>) -> (Program, usize) {
+    let mut prog = Program {
+        tensors,
+        semaphores: sync.semaphores.clone(),
+        ..Program::default()
+    };
+    let mut dropped = 0;
+    for e in Engine::ALL {
+        let mut trips = Vec::new();
+        prog.streams[e.index()] = stream(em, sync, &em.tree, e, &mut trips, &mut dropped);
+    }
+    (prog, dropped)
+}
+
+fn stream(
+    em: &Emitted,
+    sync: &Sync,
+    tree: &[ENode],
+    e: Engine,
+    trips: &mut Vec<i64>,
+    dropped: &mut usize,
+) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    // Waits known to have run in this iteration of this body: (sem, value, guard).
+    let mut known: Vec<(usize, runtime_sim::isa::Expr, Vec<runtime_sim::isa::Cmp>)> = Vec::new();
+    for t in tree {
+        match t {
+            ENode::Loop(l, body) => {
+                if !sync::engine_has(em, body, e) {
+                    continue;
+                }
+                let (trip, depth) = em.loops[*l];
+                trips.push(trip as i64);
+                let inner = stream(em, sync, body, e, trips, dropped);
+                trips.pop();
+                out.push(Stmt::Loop(Loop {
+                    reg: Reg(depth as u8),
+                    trip,
+                    body: inner,
+                }));
+                known.clear();
+            }
+            ENode::Inst(i) => {
+                let node = &em.nodes[*i];
+                if node.engine != e {
+                    continue;
+                }
+                for w in &sync.waits[*i] {
+                    if sync::never_positive(&w.value, trips) {
+                        *dropped += 1;
+                        continue;
+                    }
+                    let implied = known.iter().any(|(s, v, g)| {
+                        *s == w.sem
+                            && g.iter().all(|c| w.pred.contains(c))
+                            && v.terms == w.value.terms
+                            && v.constant >= w.value.constant
+                    });
+                    if implied {
+                        *dropped += 1;
+                        continue;
+                    }
+                    known.push((w.sem, w.value.clone(), w.pred.clone()));
+                    let mut inst = Inst::new(Op::Wait {
+                        sem: w.sem,
+                        value: w.value.clone(),
+                    });
+                    inst.pred = w.pred.clone();
+                    out.push(Stmt::Inst(inst));
+                }
+                let mut inst = node.inst.clone();
+                inst.signal = sync.signal[*i];
+                out.push(Stmt::Inst(inst));
+            }
+        }
+    }
+    out
+}

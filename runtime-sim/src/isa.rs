@@ -36,8 +36,14 @@ pub const MAX_REGS: usize = 32;
 pub enum Term {
     /// `coeff * rK`.
     Lin { coeff: i64, reg: Reg },
-    /// `(rK mod modulus) * coeff`, `modulus > 0` (address rotation).
-    Mod { coeff: i64, reg: Reg, modulus: i64 },
+    /// `((rK + offset) mod modulus) * coeff`, `modulus > 0` (address rotation; the offset lets a
+    /// pipeline stage that works on iteration `rK - s` name its ring slot).
+    Mod {
+        coeff: i64,
+        reg: Reg,
+        offset: i64,
+        modulus: i64,
+    },
 }
 
 /// `constant + Σ terms`: affine in the iteration registers plus modulo terms.
@@ -67,9 +73,11 @@ impl Expr {
                 Term::Mod {
                     coeff,
                     reg,
+                    offset,
                     modulus,
                 } => (coeff as i128).saturating_mul(
-                    (regs[reg.0 as usize] as i128).rem_euclid(modulus.max(1) as i128),
+                    (regs[reg.0 as usize] as i128 + offset as i128)
+                        .rem_euclid(modulus.max(1) as i128),
                 ),
             };
             v = v.saturating_add(term);

@@ -395,7 +395,7 @@ impl Parser {
         let t = self.peek().clone();
         let overflow = |p: &Self| p.err_at::<()>(&t, "a coefficient is too large");
         if self.is_punct("(") {
-            let (reg, modulus) = self.mod_term()?;
+            let (reg, offset, modulus) = self.mod_term()?;
             let mut coeff = 1i64;
             if self.eat_punct("*") {
                 coeff = self.sint("a coefficient")?;
@@ -405,6 +405,7 @@ impl Parser {
                     .checked_mul(sign)
                     .map_or_else(|| overflow(self).map(|_| 0), Ok)?,
                 reg,
+                offset,
                 modulus,
             });
         } else if self.is_reg_next() {
@@ -423,12 +424,13 @@ impl Parser {
             let c = self.sint("an integer, a register or `(rK mod M)`")?;
             if self.eat_punct("*") {
                 if self.is_punct("(") {
-                    let (reg, modulus) = self.mod_term()?;
+                    let (reg, offset, modulus) = self.mod_term()?;
                     e.terms.push(Term::Mod {
                         coeff: c
                             .checked_mul(sign)
                             .map_or_else(|| overflow(self).map(|_| 0), Ok)?,
                         reg,
+                        offset,
                         modulus,
                     });
                 } else {
@@ -450,9 +452,23 @@ impl Parser {
         Ok(())
     }
 
-    fn mod_term(&mut self) -> PResult<(Reg, i64)> {
+    /// `(rK mod M)` or `((rK + c) mod M)` / `((rK - c) mod M)`: register, offset, modulus.
+    fn mod_term(&mut self) -> PResult<(Reg, i64, i64)> {
         self.expect_punct("(")?;
-        let reg = self.reg()?;
+        let (reg, offset) = if self.eat_punct("(") {
+            let reg = self.reg()?;
+            let sign = if self.eat_punct("+") {
+                1
+            } else {
+                self.expect_punct("-")?;
+                -1
+            };
+            let c = self.sint("an offset")?;
+            self.expect_punct(")")?;
+            (reg, c.saturating_mul(sign))
+        } else {
+            (self.reg()?, 0)
+        };
         self.expect_keyword("mod")?;
         let t = self.peek().clone();
         let m = self.sint("a modulus")?;
@@ -460,7 +476,7 @@ impl Parser {
             return self.err_at(&t, "a modulus must be positive");
         }
         self.expect_punct(")")?;
-        Ok((reg, m))
+        Ok((reg, offset, m))
     }
 
     fn dims(&mut self, close: &str) -> PResult<Vec<Dim>> {
@@ -996,8 +1012,16 @@ pub fn expr_to_string(e: &Expr) -> String {
             Term::Mod {
                 coeff,
                 reg,
+                offset,
                 modulus,
-            } => (coeff, format!("(r{} mod {modulus})", reg.0)),
+            } => match offset {
+                0 => (coeff, format!("(r{} mod {modulus})", reg.0)),
+                o if o > 0 => (coeff, format!("((r{} + {o}) mod {modulus})", reg.0)),
+                o => (
+                    coeff,
+                    format!("((r{} - {}) mod {modulus})", reg.0, o.unsigned_abs()),
+                ),
+            },
         };
         let neg = coeff < 0;
         if i == 0 {

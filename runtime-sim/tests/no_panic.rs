@@ -58,6 +58,7 @@ fn expr(regs: Vec<Reg>) -> impl Strategy<Value = Expr> {
                 Term::Mod {
                     coeff: c,
                     reg,
+                    offset: c.rem_euclid(7) - 3,
                     modulus: m,
                 }
             } else {

@@ -1,0 +1,332 @@
+//! BIR: the kernel as per-engine instructions on logical buffers, lowered from Penguin IR.
+//!
+//! [`lower_function`] walks the Penguin loop tree (pipelined or not) and keeps its shape: every
+//! Penguin loop becomes one BIR loop, so an annotated loop that the pipeliner extended stays **one**
+//! hardware loop. A statement's predicates, and those of every enclosing loop statement, become the
+//! guards of each of its instructions: nothing is peeled. Each instruction gets its engine here;
+//! for an operation that several engines can run (`copy`) the choice balances the estimated busy
+//! cycles of the candidate engines, costed with the shared machine description.
+//!
+//! Invariants: `insts[i].loops` lists the enclosing loops outermost first, and each loop's `depth`
+//! is its index in that list; operands still name Penguin tensors and accesses (logical buffers,
+//! slots not yet rotated); a `Copy` touching PSUM is never on `pool`.
+
+use crate::error::{BackendError, UNSUPPORTED};
+use penguin::affine::Predicate;
+use penguin::ir::{EngineClass, Memory, Op, Operand, StmtKind};
+use penguin::{Axis, Function, SrcSpan, Stmt};
+use runtime_sim::isa::Engine;
+use runtime_sim::machine;
+use std::fmt::{self, Write as _};
+
+/// A hardware loop of BIR.
+#[derive(Clone, Debug)]
+pub struct BLoop {
+    pub axis: Axis,
+    pub iv: String,
+    /// The Penguin induction variable is `lb + r` for the loop's register `r` in `0..trip`.
+    pub lb: i64,
+    pub trip: u64,
+    pub depth: usize,
+    pub body: Vec<BNode>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BNode {
+    Inst(usize),
+    Loop(usize),
+}
+
+/// One instruction on one engine, on logical buffers.
+#[derive(Clone, Debug)]
+pub struct BInst {
+    pub engine: Engine,
+    pub op: Op,
+    pub dst: Operand,
+    pub srcs: Vec<Operand>,
+    /// A conjunction (from the statement and its enclosing loop statements).
+    pub guards: Vec<Predicate>,
+    /// The enclosing loops, outermost first.
+    pub loops: Vec<usize>,
+    pub stmt: Stmt,
+    pub stage: Option<u32>,
+    pub span: Option<SrcSpan>,
+}
+
+/// A lowered kernel.
+#[derive(Clone, Debug, Default)]
+pub struct Bir {
+    pub loops: Vec<BLoop>,
+    pub insts: Vec<BInst>,
+    pub body: Vec<BNode>,
+}
+
+impl Bir {
+    /// The total number of times instruction `i` is reached (its loops' trip product).
+    pub fn instances(&self, i: usize) -> u64 {
+        self.insts[i]
+            .loops
+            .iter()
+            .map(|&l| self.loops[l].trip)
+            .product()
+    }
+}
+
+/// Lowers `func` to BIR.
+pub fn lower_function(func: &Function) -> Result<Bir, BackendError> {
+    let mut cx = Lower {
+        func,
+        bir: Bir::default(),
+        load: [0; 5],
+    };
+    let body = cx.block(&func.body, &mut Vec::new(), &mut Vec::new())?;
+    cx.bir.body = body;
+    Ok(cx.bir)
+}
+
+struct Lower<'f> {
+    func: &'f Function,
+    bir: Bir,
+    /// Estimated busy cycles per engine so far (for the engine choice of flexible operations).
+    load: [u64; 5],
+}
+
+impl Lower<'_> {
+    fn block(
+        &mut self,
+        stmts: &[Stmt],
+        loops: &mut Vec<usize>,
+        guards: &mut Vec<Predicate>,
+    ) -> Result<Vec<BNode>, BackendError> {
+        let mut out = Vec::new();
+        for &s in stmts {
+            let sd = &self.func.stmts[s];
+            let n_guards = guards.len();
+            guards.extend(sd.preds.iter().cloned());
+            match &sd.kind {
+                StmtKind::Insts(insts) => {
+                    for &i in insts {
+                        let idx = self.inst(s, i, loops, guards)?;
+                        out.push(BNode::Inst(idx));
+                    }
+                }
+                StmtKind::Loop(axis) => {
+                    let ad = &self.func.axes[*axis];
+                    let id = self.bir.loops.len();
+                    self.bir.loops.push(BLoop {
+                        axis: *axis,
+                        iv: ad.iv_name.clone(),
+                        lb: ad.lb,
+                        trip: ad.trip_count() as u64,
+                        depth: loops.len(),
+                        body: Vec::new(),
+                    });
+                    if loops.len() >= runtime_sim::isa::MAX_REGS {
+                        return Err(BackendError::new(
+                            UNSUPPORTED,
+                            format!("loops nested more than {} deep", runtime_sim::isa::MAX_REGS),
+                            self.func.axis_spans.get(*axis).copied().flatten(),
+                        ));
+                    }
+                    loops.push(id);
+                    let body = self.block(&ad.body, loops, guards)?;
+                    loops.pop();
+                    self.bir.loops[id].body = body;
+                    out.push(BNode::Loop(id));
+                }
+            }
+            guards.truncate(n_guards);
+        }
+        Ok(out)
+    }
+
+    fn inst(
+        &mut self,
+        s: Stmt,
+        i: penguin::Inst,
+        loops: &[usize],
+        guards: &[Predicate],
+    ) -> Result<usize, BackendError> {
+        let d = &self.func.insts[i];
+        let span = self.func.inst_spans.get(i).copied().flatten();
+        let touches_psum = std::iter::once(&d.dst)
+            .chain(d.srcs.iter())
+            .any(|o| self.func.tensors[o.tensor].memory == Memory::Psum);
+        let n = d.dst.access.size.iter().skip(1).product::<u64>().max(1);
+        let reps: u64 = loops.iter().map(|&l| self.bir.loops[l].trip).product();
+        let engine = match d.engine {
+            EngineClass::Dma => Engine::Sp,
+            EngineClass::Tensor => Engine::Pe,
+            EngineClass::Vector => Engine::Dve,
+            EngineClass::Scalar => Engine::Act,
+            EngineClass::GpSimd if touches_psum => {
+                return Err(BackendError::new(
+                    UNSUPPORTED,
+                    "a GpSimd instruction cannot access PSUM",
+                    span,
+                ))
+            }
+            EngineClass::GpSimd => Engine::Pool,
+            EngineClass::Any => {
+                // The candidate that ends least loaded, costed with the machine description.
+                let cands: &[(Engine, u64)] = if touches_psum {
+                    &[
+                        (Engine::Dve, machine::vector_cycles(n)),
+                        (Engine::Act, machine::activation_cycles(n)),
+                    ]
+                } else {
+                    &[
+                        (Engine::Dve, machine::vector_cycles(n)),
+                        (Engine::Act, machine::activation_cycles(n)),
+                        (Engine::Pool, machine::pool_cycles(n)),
+                    ]
+                };
+                let mut best = cands[0];
+                for &c in cands {
+                    if self.load[c.0.index()] + c.1 < self.load[best.0.index()] + best.1 {
+                        best = c;
+                    }
+                }
+                best.0
+            }
+        };
+        self.load[engine.index()] += reps * estimate(engine, &d.op, n);
+        let idx = self.bir.insts.len();
+        self.bir.insts.push(BInst {
+            engine,
+            op: d.op.clone(),
+            dst: d.dst.clone(),
+            srcs: d.srcs.clone(),
+            guards: guards.to_vec(),
+            loops: loops.to_vec(),
+            stmt: s,
+            stage: self.func.stage_tags.get(s).copied().flatten(),
+            span,
+        });
+        Ok(idx)
+    }
+}
+
+/// A rough cost for load balancing (the exact one is computed on the emitted instruction).
+fn estimate(engine: Engine, op: &Op, n: u64) -> u64 {
+    match (engine, op) {
+        (Engine::Sp, _) => machine::dma_issue_cycles(),
+        (Engine::Pool, _) => machine::pool_cycles(n),
+        (Engine::Act, _) => machine::activation_cycles(n),
+        (Engine::Pe, _) => machine::matmul_cycles(runtime_sim::isa::DType::F32, 128, n),
+        (_, Op::TensorTensor { .. }) => machine::tensor_tensor_cycles(n, false),
+        _ => machine::vector_cycles(n),
+    }
+}
+
+/// The text form of BIR (`nkc compile --emit bir`).
+pub fn write_bir(func: &Function, bir: &Bir) -> String {
+    let mut out = format!("bir {} {{\n", func.name);
+    for (_, t) in func.tensors.iter() {
+        let block: Vec<String> = t
+            .block
+            .iter()
+            .map(|b| format!("{}: {}", func.axis_name(b.axis), b.count))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  buffer {}: {} {}{:?}{}",
+            t.name,
+            t.memory.name(),
+            t.dtype.name(),
+            t.shape,
+            if block.is_empty() {
+                String::new()
+            } else {
+                format!(" ring[{}]", block.join(", "))
+            }
+        );
+    }
+    write_block(&mut out, func, bir, &bir.body, 1);
+    out.push_str("}\n");
+    out
+}
+
+fn write_block(out: &mut String, func: &Function, bir: &Bir, nodes: &[BNode], depth: usize) {
+    let pad = "  ".repeat(depth);
+    for &n in nodes {
+        match n {
+            BNode::Loop(l) => {
+                let lp = &bir.loops[l];
+                let _ = writeln!(
+                    out,
+                    "{pad}loop r{} = 0..{} ({} = r{} + {}) {{",
+                    lp.depth, lp.trip, lp.iv, lp.depth, lp.lb
+                );
+                write_block(out, func, bir, &lp.body, depth + 1);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            BNode::Inst(i) => {
+                let bi = &bir.insts[i];
+                let mut line = pad.clone();
+                if !bi.guards.is_empty() {
+                    let g: Vec<String> = bi
+                        .guards
+                        .iter()
+                        .map(|p| {
+                            format!(
+                                "{} {} {}",
+                                func.display_affine(&p.expr),
+                                p.cmp.symbol(),
+                                p.bound
+                            )
+                        })
+                        .collect();
+                    let _ = write!(line, "@({}) ", g.join(" && "));
+                }
+                let _ = write!(
+                    line,
+                    "{}.{} {}",
+                    bi.engine.name(),
+                    bi.op.name(),
+                    operand(func, &bi.dst)
+                );
+                for s in &bi.srcs {
+                    let _ = write!(line, ", {}", operand(func, s));
+                }
+                if let Some(st) = bi.stage {
+                    let _ = write!(line, "  stage {st}");
+                }
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+    }
+}
+
+fn operand(func: &Function, o: &Operand) -> String {
+    let t = &func.tensors[o.tensor];
+    let mut s = t.name.clone();
+    if !o.access.slots.is_empty() {
+        let sl: Vec<String> = o
+            .access
+            .slots
+            .iter()
+            .map(|e| func.display_affine(e).to_string())
+            .collect();
+        let _ = write!(s, "{{{}}}", sl.join(", "));
+    }
+    let dims: Vec<String> = o
+        .access
+        .start
+        .iter()
+        .zip(&o.access.size)
+        .map(|(st, sz)| format!("{} +: {sz}", func.display_affine(st)))
+        .collect();
+    let _ = write!(s, "[{}]", dims.join(", "));
+    s
+}
+
+impl fmt::Display for BNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BNode::Inst(i) => write!(f, "inst{i}"),
+            BNode::Loop(l) => write!(f, "loop{l}"),
+        }
+    }
+}

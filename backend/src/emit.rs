@@ -1,0 +1,587 @@
+//! Emission of pseudo-ISA instructions from BIR: addresses, address rotation and DMA splitting.
+//!
+//! [`emit_nodes`] turns every BIR instruction into one pseudo-ISA instruction (a DMA into several:
+//! it is split by partitions over the DMA queues, so that a large tile moves at the core's
+//! bandwidth rather than one queue's) with:
+//! - addresses as expressions in the iteration registers (loop at depth `d` has register `rd`;
+//!   the Penguin induction variable is `lb + rd`);
+//! - **address rotation**: a tensor with block dimensions is a ring of physical slots, and an
+//!   access with slot selector `iv + c` along a block of `N` slots addresses
+//!   `base + ((rd + lb + c) mod N) * slot_bytes`, a modulo term of the program (PSUM slots are
+//!   whole banks, so a PSUM ring rotates banks);
+//! - its guard, from the BIR guards;
+//! - its **footprints**: the rectangles (partitions × bytes, or HBM rows × columns) it reads and
+//!   writes, as expressions, for the synchronisation analysis.
+//!
+//! Semaphores and waits are not emitted here (see `sync`). Invariant: nodes are in program order
+//! (the sequential order of the kernel), which every engine's stream preserves.
+
+use crate::alloc::{Allocation, Place};
+use crate::bir::{BNode, Bir};
+use crate::error::{BackendError, UNSUPPORTED};
+use penguin::affine::{AffineExpr, CmpOp as PCmp};
+use penguin::ir::{self as pir, Memory, Operand};
+use penguin::{Axis, Function, Tensor};
+use runtime_sim::isa::{
+    self, Ap, Cmp, CmpOp, Dim, DmaSide, Engine, Expr, HbmAp, Inst, Meta, Op, Reg, Term,
+};
+use runtime_sim::machine::{self, DMA_QUEUES};
+use std::collections::HashMap;
+
+/// Where a footprint lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    Sbuf,
+    Psum,
+    Hbm(usize),
+}
+
+/// A rectangle an instruction touches: rows `[r0, r0 + nr)` (partitions, or HBM rows) and columns
+/// `[c0, c0 + nc)` (bytes of each partition, or HBM elements of each row).
+#[derive(Clone, Debug)]
+pub struct Foot {
+    pub space: Space,
+    /// The logical buffer (distinct buffers never overlap: the allocator gives each its region).
+    pub tensor: Tensor,
+    pub r0: Expr,
+    pub nr: u64,
+    pub c0: Expr,
+    pub nc: u64,
+    pub write: bool,
+}
+
+/// One emitted instruction in its loop nest.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub engine: Engine,
+    pub inst: Inst,
+    /// Enclosing BIR loops, outermost first (loop at index `d` has register `rd`).
+    pub loops: Vec<usize>,
+    pub foot: Vec<Foot>,
+    /// The BIR instruction it comes from.
+    pub bir: usize,
+}
+
+impl Node {
+    pub fn queue(&self) -> Option<u8> {
+        match self.inst.op {
+            Op::Dma { queue, .. } => Some(queue),
+            _ => None,
+        }
+    }
+}
+
+/// The emitted kernel before synchronisation.
+#[derive(Clone, Debug)]
+pub struct Emitted {
+    pub nodes: Vec<Node>,
+    /// The loop tree over node indices.
+    pub tree: Vec<ENode>,
+    /// `(trip, depth)` per BIR loop.
+    pub loops: Vec<(u64, usize)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ENode {
+    Inst(usize),
+    Loop(usize, Vec<ENode>),
+}
+
+/// Source text, for the trace's metadata.
+pub struct SourceInfo<'a> {
+    pub text: &'a str,
+}
+
+/// Emits every BIR instruction.
+pub fn emit_nodes(
+    func: &Function,
+    bir: &Bir,
+    alloc: &Allocation,
+    src: Option<&SourceInfo<'_>>,
+) -> Result<Emitted, BackendError> {
+    let mut regs: HashMap<Axis, (Reg, i64)> = HashMap::new();
+    for l in &bir.loops {
+        regs.insert(l.axis, (Reg(l.depth as u8), l.lb));
+    }
+    let mut cx = Emit {
+        func,
+        bir,
+        alloc,
+        src,
+        regs,
+        nodes: Vec::new(),
+        next_queue: 0,
+    };
+    let tree = cx.block(&bir.body)?;
+    Ok(Emitted {
+        nodes: cx.nodes,
+        tree,
+        loops: bir.loops.iter().map(|l| (l.trip, l.depth)).collect(),
+    })
+}
+
+struct Emit<'a> {
+    func: &'a Function,
+    bir: &'a Bir,
+    alloc: &'a Allocation,
+    src: Option<&'a SourceInfo<'a>>,
+    regs: HashMap<Axis, (Reg, i64)>,
+    nodes: Vec<Node>,
+    next_queue: usize,
+}
+
+/// A tile operand resolved to an access pattern and a footprint.
+struct Tile {
+    ap: Ap,
+    foot: Foot,
+}
+
+impl Emit<'_> {
+    fn block(&mut self, nodes: &[BNode]) -> Result<Vec<ENode>, BackendError> {
+        let mut out = Vec::new();
+        for &n in nodes {
+            match n {
+                BNode::Loop(l) => {
+                    let body = self.block(&self.bir.loops[l].body)?;
+                    out.push(ENode::Loop(l, body));
+                }
+                BNode::Inst(i) => {
+                    for idx in self.inst(i)? {
+                        out.push(ENode::Inst(idx));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn unsupported(&self, i: usize, msg: String) -> BackendError {
+        BackendError::new(UNSUPPORTED, msg, self.bir.insts[i].span)
+    }
+
+    /// `e` over the registers.
+    fn expr(&self, e: &AffineExpr) -> Expr {
+        let mut out = Expr::constant(e.constant_term());
+        for &(axis, c) in e.terms() {
+            match self.regs.get(&axis) {
+                Some(&(reg, lb)) => {
+                    out.terms.push(Term::Lin { coeff: c, reg });
+                    out.constant += c * lb;
+                }
+                // The verifier guarantees that only enclosing loops' variables appear.
+                None => unreachable!("an affine expression names a loop that does not enclose it"),
+            }
+        }
+        out
+    }
+
+    fn meta(&self, i: usize) -> Meta {
+        let bi = &self.bir.insts[i];
+        let mut m = Meta {
+            line: None,
+            stage: bi.stage,
+            stmt: None,
+        };
+        if let (Some(src), Some(span)) = (self.src, bi.span) {
+            let start = (span.start as usize).min(src.text.len());
+            m.line = Some(src.text[..start].matches('\n').count() as u32 + 1);
+            let end = (span.end as usize).clamp(start, src.text.len());
+            let text = src.text.get(start..end).unwrap_or("");
+            let first = text.lines().next().unwrap_or("").trim();
+            if !first.is_empty() {
+                m.stmt = Some(first.replace('"', "'"));
+            }
+        }
+        m
+    }
+
+    fn guard(&self, i: usize) -> Vec<Cmp> {
+        self.bir.insts[i]
+            .guards
+            .iter()
+            .map(|p| Cmp {
+                lhs: self.expr(&p.expr),
+                op: match p.cmp {
+                    PCmp::Ge => CmpOp::Ge,
+                    PCmp::Lt => CmpOp::Lt,
+                    PCmp::Eq => CmpOp::Eq,
+                },
+                rhs: Expr::constant(p.bound),
+            })
+            .collect()
+    }
+
+    fn tile(&self, i: usize, o: &Operand, write: bool) -> Result<Tile, BackendError> {
+        let t = &self.func.tensors[o.tensor];
+        let dtype = dtype(t.dtype);
+        let esize = t.dtype.size_bytes() as i64;
+        let (mem, space, base, slot_bytes) = match self.alloc.places.get(&o.tensor) {
+            Some(&Place::Sbuf { base, slot_bytes }) => {
+                (isa::Mem::Sbuf, Space::Sbuf, base, slot_bytes)
+            }
+            Some(&Place::Psum { base, slot_bytes }) => {
+                (isa::Mem::Psum, Space::Psum, base, slot_bytes)
+            }
+            _ => {
+                return Err(BackendError::internal(format!(
+                    "tile operand `{}` has no on-chip place",
+                    t.name
+                )))
+            }
+        };
+        if o.access.start.len() != 2 {
+            return Err(
+                self.unsupported(i, format!("`{}` is not a [partitions, free] tile", t.name))
+            );
+        }
+        let p0 = self.expr(&o.access.start[0]);
+        let np = o.access.size[0];
+        let nf = o.access.size[1];
+        let mut start = self.expr(&o.access.start[1].scale(esize));
+        start.constant += base as i64;
+        // Address rotation: slot k of block dimension d is `(selector mod count)`, and the slots
+        // are laid out with the last block dimension fastest.
+        let mut stride = slot_bytes as i64;
+        for (sel, b) in o.access.slots.iter().zip(&t.block).rev() {
+            let n = i64::from(b.count);
+            match (sel.as_constant(), sel.terms()) {
+                (Some(c), _) => start.constant += c.rem_euclid(n) * stride,
+                (None, [(axis, 1)]) => {
+                    let Some(&(reg, lb)) = self.regs.get(axis) else {
+                        unreachable!("a slot selector names a loop that does not enclose it")
+                    };
+                    start.terms.push(Term::Mod {
+                        coeff: stride,
+                        reg,
+                        offset: lb + sel.constant_term(),
+                        modulus: n,
+                    });
+                }
+                _ => {
+                    return Err(self.unsupported(
+                        i,
+                        format!(
+                            "the ring slot selector `{}` of `{}` is not `iv + constant`",
+                            self.func.display_affine(sel),
+                            t.name
+                        ),
+                    ))
+                }
+            }
+            stride *= n;
+        }
+        let foot = Foot {
+            space,
+            tensor: o.tensor,
+            r0: p0.clone(),
+            nr: np,
+            c0: start.clone(),
+            nc: nf * esize as u64,
+            write,
+        };
+        Ok(Tile {
+            ap: Ap {
+                mem,
+                dtype,
+                p0,
+                np: np as u32,
+                start,
+                dims: vec![Dim {
+                    size: nf,
+                    stride: 1,
+                }],
+            },
+            foot,
+        })
+    }
+
+    fn hbm(&self, o: &Operand, write: bool) -> Result<(HbmAp, Foot), BackendError> {
+        let t = &self.func.tensors[o.tensor];
+        let Some(&Place::Hbm { index }) = self.alloc.places.get(&o.tensor) else {
+            return Err(BackendError::internal(format!(
+                "HBM operand `{}` has no tensor",
+                t.name
+            )));
+        };
+        let cols = t.shape.get(1).copied().unwrap_or(1) as i64;
+        let r0 = self.expr(&o.access.start[0]);
+        let c0 = o
+            .access
+            .start
+            .get(1)
+            .map_or(Expr::constant(0), |e| self.expr(e));
+        let flat = match o.access.start.get(1) {
+            Some(c) => o.access.start[0].scale(cols).add(c),
+            None => o.access.start[0].scale(cols),
+        };
+        let start = self.expr(&flat);
+        let nr = o.access.size[0];
+        let nc = o.access.size.get(1).copied().unwrap_or(1);
+        Ok((
+            HbmAp {
+                tensor: index,
+                start,
+                dims: vec![
+                    Dim {
+                        size: nr,
+                        stride: cols,
+                    },
+                    Dim {
+                        size: nc,
+                        stride: 1,
+                    },
+                ],
+            },
+            Foot {
+                space: Space::Hbm(index),
+                tensor: o.tensor,
+                r0,
+                nr,
+                c0,
+                nc,
+                write,
+            },
+        ))
+    }
+
+    fn push(&mut self, i: usize, engine: Engine, op: Op, foot: Vec<Foot>) -> usize {
+        let mut inst = Inst::new(op);
+        inst.pred = self.guard(i);
+        inst.meta = self.meta(i);
+        self.nodes.push(Node {
+            engine,
+            inst,
+            loops: self.bir.insts[i].loops.clone(),
+            foot,
+            bir: i,
+        });
+        self.nodes.len() - 1
+    }
+
+    fn inst(&mut self, i: usize) -> Result<Vec<usize>, BackendError> {
+        let bi = &self.bir.insts[i];
+        let engine = bi.engine;
+        let op = match &bi.op {
+            pir::Op::Load | pir::Op::Store => return self.dma(i),
+            pir::Op::Matmul { accumulate } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let a = self.tile(i, &bi.srcs[0], false)?;
+                let b = self.tile(i, &bi.srcs[1], false)?;
+                let foot = vec![d.foot, a.foot, b.foot];
+                (
+                    Op::Matmul {
+                        dst: d.ap,
+                        a: a.ap,
+                        b: b.ap,
+                        acc: *accumulate,
+                    },
+                    foot,
+                )
+            }
+            pir::Op::Transpose => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::Transpose {
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::TensorTensor { op } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let a = self.tile(i, &bi.srcs[0], false)?;
+                let b = self.tile(i, &bi.srcs[1], false)?;
+                (
+                    Op::TensorTensor {
+                        op: alu(*op),
+                        dst: d.ap,
+                        a: a.ap,
+                        b: b.ap,
+                    },
+                    vec![d.foot, a.foot, b.foot],
+                )
+            }
+            pir::Op::TensorScalar { op, imm, reverse } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::TensorScalar {
+                        op: alu(*op),
+                        dst: d.ap,
+                        src: s.ap,
+                        imm: *imm,
+                        reverse: *reverse,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::Activation { func, scale, bias } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                let mut foot = vec![d.foot, s.foot];
+                let mut next = 1;
+                let scale = match scale {
+                    pir::Scale::Imm(x) => isa::Scale::Imm(*x),
+                    pir::Scale::Tile => {
+                        let t = self.tile(i, &bi.srcs[next], false)?;
+                        next += 1;
+                        foot.push(t.foot);
+                        isa::Scale::Tile(t.ap)
+                    }
+                };
+                let bias = if *bias {
+                    let t = self.tile(i, &bi.srcs[next], false)?;
+                    foot.push(t.foot);
+                    Some(t.ap)
+                } else {
+                    None
+                };
+                (
+                    Op::Activation {
+                        func: act(*func),
+                        dst: d.ap,
+                        src: s.ap,
+                        scale,
+                        bias,
+                    },
+                    foot,
+                )
+            }
+            pir::Op::Reduce { op } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                let op = match op {
+                    pir::ReduceOp::Sum => isa::ReduceOp::Sum,
+                    pir::ReduceOp::Max => isa::ReduceOp::Max,
+                    pir::ReduceOp::Min => isa::ReduceOp::Min,
+                };
+                (
+                    Op::Reduce {
+                        op,
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::Copy => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::Copy {
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::Memset { value } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                (
+                    Op::Memset {
+                        dst: d.ap,
+                        value: *value,
+                    },
+                    vec![d.foot],
+                )
+            }
+        };
+        Ok(vec![self.push(i, engine, op.0, op.1)])
+    }
+
+    /// A load or store, split by partitions into pieces on successive queues.
+    fn dma(&mut self, i: usize) -> Result<Vec<usize>, BackendError> {
+        let bi = &self.bir.insts[i];
+        let load = matches!(bi.op, pir::Op::Load);
+        let (tile_op, hbm_op) = if load {
+            (&bi.dst, &bi.srcs[0])
+        } else {
+            (&bi.srcs[0], &bi.dst)
+        };
+        if self.func.tensors[tile_op.tensor].memory != Memory::Sbuf {
+            return Err(self.unsupported(i, "a DMA reaches SBUF only".to_string()));
+        }
+        let tile = self.tile(i, tile_op, load)?;
+        let (hbm, hfoot) = self.hbm(hbm_op, !load)?;
+        let np = u64::from(tile.ap.np);
+        let bytes = np * tile.ap.free_elems() * tile.ap.dtype.size();
+        let pieces = dma_pieces(np, bytes);
+        let pp = np / pieces;
+        let cols = hbm.dims[0].stride;
+        let mut out = Vec::new();
+        for k in 0..pieces {
+            let off = (k * pp) as i64;
+            let mut ap = tile.ap.clone();
+            ap.p0.constant += off;
+            ap.np = pp as u32;
+            let mut h = hbm.clone();
+            h.start.constant += off * cols;
+            h.dims[0].size = pp;
+            let mut tf = tile.foot.clone();
+            tf.r0.constant += off;
+            tf.nr = pp;
+            let mut hf = hfoot.clone();
+            hf.r0.constant += off;
+            hf.nr = pp;
+            let queue = (self.next_queue % DMA_QUEUES) as u8;
+            self.next_queue += 1;
+            let (dst, src) = if load {
+                (DmaSide::Tile(ap), DmaSide::Hbm(h))
+            } else {
+                (DmaSide::Hbm(h), DmaSide::Tile(ap))
+            };
+            out.push(self.push(i, Engine::Sp, Op::Dma { queue, dst, src }, vec![tf, hf]));
+        }
+        Ok(out)
+    }
+}
+
+/// How many pieces a transfer of `np` partitions and `bytes` is split into: a power of two that
+/// divides `np`, at most the 16 queues, and no more than keeps each piece's queue time at least
+/// twice the `sp` issue cost (so that issuing does not become the bottleneck).
+pub fn dma_pieces(np: u64, bytes: u64) -> u64 {
+    let want = machine::dma_queue_cycles(bytes) / (2 * machine::dma_issue_cycles());
+    let mut k = 1;
+    while k * 2 <= DMA_QUEUES as u64 && k * 2 <= want && np.is_multiple_of(k * 2) {
+        k *= 2;
+    }
+    k
+}
+
+fn dtype(d: pir::DType) -> isa::DType {
+    match d {
+        pir::DType::F32 => isa::DType::F32,
+        pir::DType::Bf16 => isa::DType::Bf16,
+    }
+}
+
+fn alu(op: pir::AluOp) -> isa::AluOp {
+    match op {
+        pir::AluOp::Add => isa::AluOp::Add,
+        pir::AluOp::Subtract => isa::AluOp::Subtract,
+        pir::AluOp::Multiply => isa::AluOp::Multiply,
+        pir::AluOp::Divide => isa::AluOp::Divide,
+        pir::AluOp::Maximum => isa::AluOp::Maximum,
+        pir::AluOp::Minimum => isa::AluOp::Minimum,
+    }
+}
+
+fn act(f: pir::ActFunc) -> isa::ActFunc {
+    use isa::ActFunc as A;
+    use pir::ActFunc as P;
+    match f {
+        P::Identity => A::Identity,
+        P::Exp => A::Exp,
+        P::Log => A::Log,
+        P::Tanh => A::Tanh,
+        P::Sigmoid => A::Sigmoid,
+        P::Relu => A::Relu,
+        P::Gelu => A::Gelu,
+        P::Sqrt => A::Sqrt,
+        P::Rsqrt => A::Rsqrt,
+        P::Square => A::Square,
+        P::Reciprocal => A::Reciprocal,
+    }
+}

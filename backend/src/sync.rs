@@ -1,0 +1,333 @@
+//! Synchronisation: a semaphore wait for every cross-engine dependence, including across
+//! iterations, computed exactly on the emitted instructions' footprints.
+//!
+//! Every instruction that some later instruction must wait for signals its own semaphore when it
+//! completes (a DMA: when its transfer completes). It signals once per time it is reached, on or
+//! predicated off, so after instance `u` (its linear iteration index over its loop nest) the count
+//! is `u + 1`. A consumer `Y` at iteration `v` needs the latest instance of a producer `X` that
+//! precedes it in program order and touches overlapping bytes with at least one write (RAW, WAR
+//! or WAW). [`compute_sync`] finds, by enumerating the instances of `Y` and searching back through
+//! `X`'s, the largest distance `D` (in iterations of the loops `X` and `Y` share) such that waiting
+//! for
+//!
+//! `wait S_X >= (lin_common(v) - D + [X before Y]) * P_X`
+//!
+//! (affine in the iteration registers; `P_X` = instances of `X` per common iteration) covers
+//! every conflicting instance of `X` for every `v`. `D = 0` waits for every earlier instance, which
+//! is always correct; a larger `D` is taken only when the search proved it correct, which is what
+//! lets a pipelined loop overlap its iterations: a ring slot is reused only once its last reader is
+//! done. The wait never asks for an instance that does not precede `Y`, so it cannot deadlock.
+//!
+//! Which pairs need a semaphore: instructions on different engines, and any pair whose producer is
+//! a DMA (its transfer runs after `sp` moved on) unless both are transfers on the same queue (a
+//! queue is first in, first out). A predicated-off DMA signals at issue, possibly before an
+//! earlier transfer of the same instruction completes; so `sp` first waits for all earlier
+//! transfers of that instruction when it is off (one wait per negated guard comparison), which
+//! keeps the count equal to completed instances.
+//!
+//! The search is bounded ([`MAX_DISTANCE`] common iterations, [`MAX_WORK`] footprint checks per
+//! pair); past the bound it settles for a smaller, still correct, distance.
+
+use crate::emit::{ENode, Emitted, Foot, Node};
+use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Op, Reg, Term, MAX_REGS};
+
+/// The largest dependence distance searched for.
+pub const MAX_DISTANCE: i64 = 16;
+/// The largest number of instance checks per producer/consumer pair.
+pub const MAX_WORK: u64 = 2_000_000;
+
+/// Why a wait is there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitKind {
+    /// A dependence on the producer node, at this distance.
+    Dependence { from: usize, distance: i64 },
+    /// `sp` orders a predicated-off transfer after the earlier ones of the same instruction.
+    DmaOrder,
+}
+
+#[derive(Clone, Debug)]
+pub struct Wait {
+    pub sem: usize,
+    pub value: Expr,
+    /// The guard under which the wait runs (the consumer's, or a negated comparison).
+    pub pred: Vec<Cmp>,
+    pub kind: WaitKind,
+}
+
+/// The semaphores of a kernel.
+#[derive(Clone, Debug, Default)]
+pub struct Sync {
+    /// The semaphore each node signals.
+    pub signal: Vec<Option<usize>>,
+    /// The waits before each node.
+    pub waits: Vec<Vec<Wait>>,
+    /// Semaphore names.
+    pub semaphores: Vec<String>,
+    /// Producer/consumer pairs examined and found to need a wait.
+    pub dependences: usize,
+    /// Pairs that conflict on a buffer but never need a wait (same engine, same queue).
+    pub ordered_pairs: usize,
+}
+
+fn trips(em: &Emitted, n: &Node) -> Vec<i64> {
+    n.loops.iter().map(|&l| em.loops[l].0 as i64).collect()
+}
+
+fn instances(t: &[i64]) -> i64 {
+    t.iter().product()
+}
+
+/// The registers of instance `lin` of a nest with trip counts `t`.
+fn decode(t: &[i64], mut lin: i64, regs: &mut [i64; MAX_REGS]) {
+    for d in (0..t.len()).rev() {
+        regs[d] = lin % t[d];
+        lin /= t[d];
+    }
+}
+
+fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
+    n.inst
+        .pred
+        .iter()
+        .all(|c| c.op.holds(c.lhs.eval(regs), c.rhs.eval(regs)))
+}
+
+fn overlap(a: &Foot, ra: &[i64; MAX_REGS], b: &Foot, rb: &[i64; MAX_REGS]) -> bool {
+    if a.tensor != b.tensor || a.space != b.space || !(a.write || b.write) {
+        return false;
+    }
+    let (ar, ac) = (a.r0.eval(ra), a.c0.eval(ra));
+    let (br, bc) = (b.r0.eval(rb), b.c0.eval(rb));
+    ar < br + b.nr as i128
+        && br < ar + a.nr as i128
+        && ac < bc + b.nc as i128
+        && bc < ac + a.nc as i128
+}
+
+fn conflict(x: &Node, rx: &[i64; MAX_REGS], y: &Node, ry: &[i64; MAX_REGS]) -> bool {
+    x.foot
+        .iter()
+        .any(|fx| y.foot.iter().any(|fy| overlap(fx, rx, fy, ry)))
+}
+
+/// Whether program order between the two must be enforced by a semaphore.
+fn needs_semaphore(x: &Node, y: &Node) -> bool {
+    match (x.queue(), y.queue()) {
+        (Some(qx), Some(qy)) => qx != qy,
+        (Some(_), None) => true,
+        _ => x.engine != y.engine,
+    }
+}
+
+fn may_conflict(x: &Node, y: &Node) -> bool {
+    x.foot.iter().any(|fx| {
+        y.foot
+            .iter()
+            .any(|fy| fx.tensor == fy.tensor && (fx.write || fy.write))
+    })
+}
+
+/// The distance for producer `x` and consumer `y`: `None` when `y` never needs to wait.
+fn distance(em: &Emitted, xi: usize, yi: usize) -> Option<i64> {
+    let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
+    let c = x
+        .loops
+        .iter()
+        .zip(&y.loops)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let tx = trips(em, x);
+    let ty = trips(em, y);
+    let px = instances(&tx[c..]);
+    let xb = i64::from(xi < yi);
+    let mut best: Option<i64> = None;
+    let mut work = 0u64;
+    let mut ry = [0i64; MAX_REGS];
+    let mut rx = [0i64; MAX_REGS];
+    for v in 0..instances(&ty) {
+        decode(&ty, v, &mut ry);
+        if !on(y, &ry) {
+            continue;
+        }
+        let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
+        let mut d = 0;
+        loop {
+            if d >= MAX_DISTANCE || work > MAX_WORK {
+                best = Some(best.map_or(d, |b| b.min(d)));
+                break;
+            }
+            let hi = (linc - d + xb) * px;
+            if hi <= 0 {
+                break;
+            }
+            let lo = hi - px;
+            let mut hit = false;
+            for u in lo..hi {
+                work += 1;
+                decode(&tx, u, &mut rx);
+                if on(x, &rx) && conflict(x, &rx, y, &ry) {
+                    hit = true;
+                    break;
+                }
+            }
+            if hit {
+                best = Some(best.map_or(d, |b| b.min(d)));
+                break;
+            }
+            d += 1;
+        }
+        if best == Some(0) {
+            break;
+        }
+    }
+    best
+}
+
+/// `(lin_common(regs) - d + xb) * px` as an expression over the consumer's registers.
+fn wait_value(em: &Emitted, x: &Node, y: &Node, xb: bool, d: i64) -> Expr {
+    let c = x
+        .loops
+        .iter()
+        .zip(&y.loops)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let tx = trips(em, x);
+    let px = instances(&tx[c..]);
+    let mut e = Expr::constant((i64::from(xb) - d) * px);
+    let mut stride = px;
+    for k in (0..c).rev() {
+        e.terms.push(Term::Lin {
+            coeff: stride,
+            reg: Reg(k as u8),
+        });
+        stride *= tx[k];
+    }
+    e.terms.reverse();
+    e
+}
+
+/// The linear instance index of `n` as an expression over its registers.
+fn lin_expr(em: &Emitted, n: &Node) -> Expr {
+    let t = trips(em, n);
+    let mut e = Expr::constant(0);
+    let mut stride = 1;
+    for k in (0..t.len()).rev() {
+        e.terms.push(Term::Lin {
+            coeff: stride,
+            reg: Reg(k as u8),
+        });
+        stride *= t[k];
+    }
+    e.terms.reverse();
+    e
+}
+
+fn negate(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Ge,
+        CmpOp::Ge => CmpOp::Lt,
+        CmpOp::Le => CmpOp::Gt,
+        CmpOp::Gt => CmpOp::Le,
+        CmpOp::Eq => CmpOp::Ne,
+        CmpOp::Ne => CmpOp::Eq,
+    }
+}
+
+/// Computes every semaphore, signal and wait of the emitted kernel.
+pub fn compute_sync(em: &Emitted) -> Sync {
+    let n = em.nodes.len();
+    let mut s = Sync {
+        signal: vec![None; n],
+        waits: vec![Vec::new(); n],
+        ..Sync::default()
+    };
+    let mut deps: Vec<(usize, usize, i64)> = Vec::new();
+    for yi in 0..n {
+        for xi in 0..n {
+            let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
+            if xi == yi && x.queue().is_none() {
+                continue;
+            }
+            if !may_conflict(x, y) {
+                continue;
+            }
+            if !needs_semaphore(x, y) {
+                s.ordered_pairs += 1;
+                continue;
+            }
+            if let Some(d) = distance(em, xi, yi) {
+                deps.push((xi, yi, d));
+            }
+        }
+    }
+    s.dependences = deps.len();
+    for &(xi, yi, d) in &deps {
+        let sem = match s.signal[xi] {
+            Some(sem) => sem,
+            None => {
+                let x = &em.nodes[xi];
+                let name = format!("{}{}", x.inst.op.name(), xi);
+                s.semaphores.push(name);
+                let sem = s.semaphores.len() - 1;
+                s.signal[xi] = Some(sem);
+                sem
+            }
+        };
+        let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
+        let value = wait_value(em, x, y, xi < yi, d);
+        s.waits[yi].push(Wait {
+            sem,
+            value,
+            pred: y.inst.pred.clone(),
+            kind: WaitKind::Dependence {
+                from: xi,
+                distance: d,
+            },
+        });
+    }
+    // A predicated-off transfer waits for its instruction's earlier transfers.
+    for (xi, x) in em.nodes.iter().enumerate() {
+        if let (Some(sem), Op::Dma { .. }) = (s.signal[xi], &x.inst.op) {
+            for c in &x.inst.pred {
+                s.waits[xi].push(Wait {
+                    sem,
+                    value: lin_expr(em, x),
+                    pred: vec![Cmp {
+                        lhs: c.lhs.clone(),
+                        op: negate(c.op),
+                        rhs: c.rhs.clone(),
+                    }],
+                    kind: WaitKind::DmaOrder,
+                });
+            }
+        }
+    }
+    s
+}
+
+/// Whether `value` is at most 0 for every register value of a nest of trips `t` (a wait that is
+/// always satisfied).
+pub fn never_positive(value: &Expr, loops: &[i64]) -> bool {
+    let mut max = value.constant as i128;
+    for t in &value.terms {
+        match *t {
+            Term::Lin { coeff, reg } => {
+                let top = loops.get(reg.0 as usize).map_or(0, |&n| (n - 1).max(0));
+                max += (coeff.max(0) as i128) * top as i128;
+            }
+            Term::Mod { coeff, modulus, .. } => {
+                max += (coeff.max(0) as i128) * (modulus - 1) as i128;
+            }
+        }
+    }
+    max <= 0
+}
+
+/// The engines' streams walk the same tree; `engine_has` says whether a subtree holds a node of
+/// the engine.
+pub fn engine_has(em: &Emitted, tree: &[ENode], e: Engine) -> bool {
+    tree.iter().any(|t| match t {
+        ENode::Inst(i) => em.nodes[*i].engine == e,
+        ENode::Loop(_, body) => engine_has(em, body, e),
+    })
+}
