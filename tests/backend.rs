@@ -367,3 +367,51 @@ fn json_and_trace_report_the_simulation() {
         "the trace names instructions"
     );
 }
+
+/// Every good kernel of the corpora (`tests/good`, and the pipeliner's `# runs` kernels) on every
+/// path: the simulated program gives the interpreter's bits with no race, or the kernel is
+/// rejected with a diagnostic (a pipelining annotation the annotated path refuses).
+#[test]
+fn every_corpus_kernel_simulates_to_the_interpreters_bits() {
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for dir in ["tests/good", "tests/pipeline"] {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "nk") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                if dir == "tests/good" || text.contains("# runs") {
+                    files.push(p);
+                }
+            }
+        }
+    }
+    files.sort();
+    let mut runs = 0;
+    for f in &files {
+        let src = Source::read(f).unwrap();
+        let (module, _) = frontend::parse(&src.text);
+        for k in &module.kernels {
+            for mode in MODES {
+                let mut o = opts(mode);
+                o.kernel = Some(k.name.name.clone());
+                match run::run(&src, &o, &mut PipelineLog::default()) {
+                    Ok(r) => {
+                        assert!(r.checked && r.sim.unwrap().races.is_empty());
+                        runs += 1;
+                    }
+                    Err(nkc::driver::Failure::Diagnostics(d)) => {
+                        assert!(
+                            d.iter().all(|e| e.code.starts_with("E04")),
+                            "{}: {:?}",
+                            f.display(),
+                            d
+                        );
+                    }
+                    Err(e) => panic!("{} --pipeline {}: {e:?}", f.display(), mode.name()),
+                }
+            }
+        }
+    }
+    println!("{runs} corpus runs simulated to the interpreter's bits");
+    assert!(runs > 50);
+}
