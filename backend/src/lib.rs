@@ -1,17 +1,21 @@
 //! The nkc backend: Penguin IR (pipelined or not) to the pseudo-ISA of `../shared/MACHINE.md`.
 //!
+//! Before it, on Penguin IR, [`emergent::pipeline_emergent`] pipelines the loops that carry no
+//! annotation (rings for load/store tiles, loads issued ahead in one predicated loop).
 //! The passes, in order ([`compile`]):
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
 //!    stays one hardware loop whose stage predicates are instruction guards;
-//! 2. [`alloc::allocate`]: one region per buffer in SBUF and PSUM (banks), or a diagnostic;
+//! 2. [`alloc::allocate`]: colouring allocators (live ranges, petgraph interference graph) for
+//!    SBUF and PSUM banks, or a diagnostic naming the buffers and bytes;
 //! 3. [`emit::emit_nodes`]: addresses with address rotation (ring slots as modulo terms), DMA
 //!    splitting over the queues, footprints;
 //! 4. [`sync::compute_sync`]: a semaphore for every cross-engine dependence, with waits affine in
 //!    the iteration registers;
-//! 5. [`assemble`]: one in-order stream per engine (the program order of the kernel), hardware
-//!    loops, redundant waits dropped.
+//! 5. `prune_waits` and [`assemble`]: one in-order stream per engine (the program order of the
+//!    kernel), hardware loops; waits that other waits imply are dropped.
 //!
-//! Not (yet) here: colouring allocators, the list scheduler and emergent pipelining.
+//! Not (yet) here: a list scheduler that reorders loop bodies (the streams keep program order),
+//! and HBM scratch allocation.
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
 //! `runtime_sim::machine`, never a copy.
 
@@ -85,6 +89,10 @@ pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, Backen
     })
 }
 
+/// The most simulated instructions [`prune_waits`] spends (instances times waits); past it the
+/// waits are kept (correct, maybe redundant).
+pub const PRUNE_BUDGET: u64 = 200_000_000;
+
 /// Drops every dependence wait that other waits imply, as the race detector proves: one at a
 /// time, a wait is removed when the program without it still simulates (timing only) with no
 /// race. This is sound for every timing, not just the simulated one: each semaphore has one
@@ -106,7 +114,14 @@ fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
         // A program that the simulator rejects keeps the wait (it never should).
         simulate(&prog, &inputs, &opts).map_or(true, |r| !r.races.is_empty())
     };
-    if races(sync) {
+    // A budget: every attempt simulates the whole program (timing only).
+    let dynamic: u64 = em
+        .nodes
+        .iter()
+        .map(|n| n.loops.iter().map(|&l| em.loops[l].0).product::<u64>())
+        .sum();
+    let waits: u64 = sync.waits.iter().map(|w| w.len() as u64).sum();
+    if dynamic.saturating_mul(waits) > PRUNE_BUDGET || races(sync) {
         return 0;
     }
     let mut pruned = 0;
