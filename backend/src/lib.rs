@@ -89,7 +89,7 @@ pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, Backen
     })
 }
 
-/// The most simulated instructions [`prune_waits`] spends (instances times waits); past it the
+/// The most simulated instructions the wait pruning spends (instances times waits); past it the
 /// waits are kept (correct, maybe redundant).
 pub const PRUNE_BUDGET: u64 = 200_000_000;
 
