@@ -289,16 +289,17 @@ fn sbuf_overflow_is_a_diagnostic_naming_buffers_and_bytes() {
 
 #[test]
 fn too_many_psum_banks_is_a_diagnostic() {
-    let mut text = String::from("def many(a: nl.hbm[nl.float32, 128, 128], b: nl.hbm[nl.float32, 128, 512]):\n    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    x = nl.load(a)\n    y = nl.load(b)\n");
+    // Nine PSUM tiles accessed in one loop are all live for the whole loop (a loop body's order
+    // cannot free a bank another iteration still needs): nine banks at once.
+    let mut text = String::from("def many(a: nl.hbm[nl.float32, 256, 128], b: nl.hbm[nl.float32, 128, 512]):\n    c = nl.ndarray((256, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    for i in nl.affine_range(2):\n        x = nl.load(a[i * 128:(i + 1) * 128, :])\n        y = nl.load(b)\n");
     for i in 0..9 {
-        text += &format!("    p{i} = nl.matmul(x, y, transpose_x=True)\n");
+        text += &format!("        p{i} = nl.matmul(x, y, transpose_x=True)\n");
     }
-    // Every product is read at the end, so all nine are in flight together.
-    text += "    s = nl.add(p0, p1)\n";
+    text += "        s = nl.add(p0, p1)\n";
     for i in 2..9 {
-        text += &format!("    s = nl.add(s, p{i})\n");
+        text += &format!("        s = nl.add(s, p{i})\n");
     }
-    text += "    nl.store(c, value=s)\n    return c\n";
+    text += "        nl.store(c[i * 128:(i + 1) * 128, :], value=s)\n    return c\n";
     let err = run_text("many.nk", &text).unwrap_err();
     assert_eq!(codes(&err), ["E0502"], "{err:?}");
     let nkc::driver::Failure::Diagnostics(d) = &err else {

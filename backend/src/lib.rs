@@ -24,6 +24,7 @@ pub mod bir;
 pub mod emergent;
 pub mod emit;
 pub mod error;
+pub mod schedule;
 pub mod sync;
 
 pub use error::BackendError;
@@ -51,7 +52,8 @@ pub struct Compiled {
 
 /// Compiles `func`; `source` (the kernel file's text) gives the trace its line numbers.
 pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, BackendError> {
-    let bir = bir::lower_function(func)?;
+    let mut bir = bir::lower_function(func)?;
+    schedule::schedule_bodies(&mut bir);
     let alloc = alloc::allocate(func, &bir)?;
     let info = source.map(|text| emit::SourceInfo { text });
     let em = emit::emit_nodes(func, &bir, &alloc, info.as_ref())?;
