@@ -208,7 +208,7 @@ impl Lower<'_> {
 }
 
 /// A rough cost for load balancing (the exact one is computed on the emitted instruction).
-fn estimate(engine: Engine, op: &Op, n: u64) -> u64 {
+pub(crate) fn estimate(engine: Engine, op: &Op, n: u64) -> u64 {
     match (engine, op) {
         (Engine::Sp, _) => machine::dma_issue_cycles(),
         (Engine::Pool, _) => machine::pool_cycles(n),

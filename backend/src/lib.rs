@@ -1,24 +1,30 @@
 //! The nkc backend: Penguin IR (pipelined or not) to the pseudo-ISA of `../shared/MACHINE.md`.
 //!
+//! Before it, on Penguin IR, [`emergent::pipeline_emergent`] pipelines the loops that carry no
+//! annotation (rings for load/store tiles, loads issued ahead in one predicated loop).
 //! The passes, in order ([`compile`]):
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
 //!    stays one hardware loop whose stage predicates are instruction guards;
-//! 2. [`alloc::allocate`]: one region per buffer in SBUF and PSUM (banks), or a diagnostic;
+//! 2. [`alloc::allocate`]: colouring allocators (live ranges, petgraph interference graph) for
+//!    SBUF and PSUM banks, or a diagnostic naming the buffers and bytes;
 //! 3. [`emit::emit_nodes`]: addresses with address rotation (ring slots as modulo terms), DMA
 //!    splitting over the queues, footprints;
 //! 4. [`sync::compute_sync`]: a semaphore for every cross-engine dependence, with waits affine in
 //!    the iteration registers;
-//! 5. [`assemble`]: one in-order stream per engine (the program order of the kernel), hardware
-//!    loops, redundant waits dropped.
+//! 5. `prune_waits` and [`assemble`]: one in-order stream per engine (the program order of the
+//!    kernel), hardware loops; waits that other waits imply are dropped.
 //!
-//! Not (yet) here: colouring allocators, the list scheduler and emergent pipelining.
+//! Not (yet) here: a list scheduler that reorders loop bodies (the streams keep program order),
+//! and HBM scratch allocation.
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
 //! `runtime_sim::machine`, never a copy.
 
 pub mod alloc;
 pub mod bir;
+pub mod emergent;
 pub mod emit;
 pub mod error;
+pub mod schedule;
 pub mod sync;
 
 pub use error::BackendError;
@@ -39,13 +45,15 @@ pub struct Compiled {
     pub psum_banks: u64,
     /// Dependences that needed a wait, before redundant ones were dropped.
     pub dependences: usize,
-    /// Waits dropped because an earlier wait of the same engine implies them.
+    /// Waits dropped because another wait implies them (an earlier one of the same engine, or
+    /// one of the same consumer on a later instruction of the same queue or engine).
     pub redundant_waits: usize,
 }
 
 /// Compiles `func`; `source` (the kernel file's text) gives the trace its line numbers.
 pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, BackendError> {
-    let bir = bir::lower_function(func)?;
+    let mut bir = bir::lower_function(func)?;
+    schedule::schedule_bodies(&mut bir);
     let alloc = alloc::allocate(func, &bir)?;
     let info = source.map(|text| emit::SourceInfo { text });
     let em = emit::emit_nodes(func, &bir, &alloc, info.as_ref())?;
@@ -67,6 +75,8 @@ pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, Backen
             },
         });
     }
+    let mut sync = sync;
+    let pruned = prune_waits(&em, &mut sync, &tensors);
     let (program, redundant) = assemble(&em, &sync, tensors);
     runtime_sim::validate::validate(&program).map_err(|e| {
         BackendError::internal(format!("the backend emitted an invalid program: {e}"))
@@ -77,8 +87,63 @@ pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, Backen
         sbuf_bytes: alloc.sbuf_bytes,
         psum_banks: alloc.psum_banks,
         dependences: sync.dependences,
-        redundant_waits: redundant,
+        redundant_waits: redundant + sync.implied_waits + pruned,
     })
+}
+
+/// The most simulated instructions the wait pruning spends (instances times waits); past it the
+/// waits are kept (correct, maybe redundant).
+pub const PRUNE_BUDGET: u64 = 200_000_000;
+
+/// Drops every dependence wait that other waits imply, as the race detector proves: one at a
+/// time, a wait is removed when the program without it still simulates (timing only) with no
+/// race. This is sound for every timing, not just the simulated one: each semaphore has one
+/// signalling instruction whose signals arrive in instance order (the transfer-ordering waits,
+/// never removed here, see to that), so which signals a wait consumes, and with them the
+/// happens-before relation the detector checks, does not depend on timing. Returns the number
+/// removed.
+fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
+    use runtime_sim::sim::{random_inputs, simulate, Options};
+    let opts = Options {
+        numerics: false,
+        races: true,
+        trace: false,
+        max_races: 1,
+    };
+    let races = |sync: &Sync| -> bool {
+        let (prog, _) = assemble(em, sync, tensors.to_vec());
+        let inputs = random_inputs(&prog, 0);
+        // A program that the simulator rejects keeps the wait (it never should).
+        simulate(&prog, &inputs, &opts).map_or(true, |r| !r.races.is_empty())
+    };
+    // A budget: every attempt simulates the whole program (timing only).
+    let dynamic: u64 = em
+        .nodes
+        .iter()
+        .map(|n| n.loops.iter().map(|&l| em.loops[l].0).product::<u64>())
+        .sum();
+    let waits: u64 = sync.waits.iter().map(|w| w.len() as u64).sum();
+    if dynamic.saturating_mul(waits) > PRUNE_BUDGET || races(sync) {
+        return 0;
+    }
+    let mut pruned = 0;
+    for yi in 0..sync.waits.len() {
+        let mut k = 0;
+        while k < sync.waits[yi].len() {
+            if !matches!(sync.waits[yi][k].kind, sync::WaitKind::Dependence { .. }) {
+                k += 1;
+                continue;
+            }
+            let w = sync.waits[yi].remove(k);
+            if races(sync) {
+                sync.waits[yi].insert(k, w);
+                k += 1;
+            } else {
+                pruned += 1;
+            }
+        }
+    }
+    pruned
 }
 
 /// Builds one stream per engine and drops redundant waits: a wait is redundant when an earlier
@@ -92,21 +157,53 @@ pub fn assemble(em: &Emitted, sync: &Sync, tensors: Vec<TensorDecl>) -> (Program
         ..Program::default()
     };
     let mut dropped = 0;
+    let mut signaller = vec![usize::MAX; sync.semaphores.len()];
+    for (n, s) in sync.signal.iter().enumerate() {
+        if let Some(s) = s {
+            signaller[*s] = n;
+        }
+    }
+    // First pass: which semaphores some dependence wait still reads once redundant waits are
+    // gone. The others need neither their signals nor the ordering waits of their transfers.
+    let mut cx = Cx {
+        em,
+        sync,
+        signaller,
+        used: vec![true; sync.semaphores.len()],
+        record: vec![false; sync.semaphores.len()],
+    };
+    for e in Engine::ALL {
+        let (mut trips, mut d) = (Vec::new(), 0);
+        stream(&mut cx, &em.tree, e, &mut trips, &mut d);
+    }
+    cx.used = std::mem::take(&mut cx.record);
+    cx.record = vec![false; sync.semaphores.len()];
     for e in Engine::ALL {
         let mut trips = Vec::new();
-        prog.streams[e.index()] = stream(em, sync, &em.tree, e, &mut trips, &mut dropped);
+        prog.streams[e.index()] = stream(&mut cx, &em.tree, e, &mut trips, &mut dropped);
     }
     (prog, dropped)
 }
 
+struct Cx<'a> {
+    em: &'a Emitted,
+    sync: &'a Sync,
+    /// The node that signals each semaphore.
+    signaller: Vec<usize>,
+    /// Semaphores some dependence wait reads (from the first pass).
+    used: Vec<bool>,
+    /// Semaphores read by the dependence waits emitted in this pass.
+    record: Vec<bool>,
+}
+
 fn stream(
-    em: &Emitted,
-    sync: &Sync,
+    cx: &mut Cx<'_>,
     tree: &[ENode],
     e: Engine,
     trips: &mut Vec<i64>,
     dropped: &mut usize,
 ) -> Vec<Stmt> {
+    let (em, sync) = (cx.em, cx.sync);
     let mut out = Vec::new();
     // Waits known to have run in this iteration of this body: (sem, value, guard).
     let mut known: Vec<(usize, runtime_sim::isa::Expr, Vec<runtime_sim::isa::Cmp>)> = Vec::new();
@@ -118,7 +215,7 @@ fn stream(
                 }
                 let (trip, depth) = em.loops[*l];
                 trips.push(trip as i64);
-                let inner = stream(em, sync, body, e, trips, dropped);
+                let inner = stream(cx, body, e, trips, dropped);
                 trips.pop();
                 out.push(Stmt::Loop(Loop {
                     reg: Reg(depth as u8),
@@ -133,21 +230,38 @@ fn stream(
                     continue;
                 }
                 for w in &sync.waits[*i] {
+                    if !cx.used[w.sem] {
+                        *dropped += 1;
+                        continue;
+                    }
                     if sync::never_positive(&w.value, trips) {
                         *dropped += 1;
                         continue;
                     }
                     let implied = known.iter().any(|(s, v, g)| {
-                        *s == w.sem
-                            && g.iter().all(|c| w.pred.contains(c))
-                            && v.terms == w.value.terms
-                            && v.constant >= w.value.constant
+                        g.iter().all(|c| w.pred.contains(c))
+                            && ((*s == w.sem
+                                && v.terms == w.value.terms
+                                && v.constant >= w.value.constant)
+                                || sync::implies(
+                                    em,
+                                    *i,
+                                    cx.signaller[*s],
+                                    v,
+                                    cx.signaller[w.sem],
+                                    &w.value,
+                                ))
                     });
                     if implied {
                         *dropped += 1;
                         continue;
                     }
-                    known.push((w.sem, w.value.clone(), w.pred.clone()));
+                    // Only dependence waits imply others (an ordering wait of a transfer may go
+                    // away when its semaphore turns out unused).
+                    if matches!(w.kind, sync::WaitKind::Dependence { .. }) {
+                        known.push((w.sem, w.value.clone(), w.pred.clone()));
+                        cx.record[w.sem] = true;
+                    }
                     let mut inst = Inst::new(Op::Wait {
                         sem: w.sem,
                         value: w.value.clone(),
@@ -156,7 +270,7 @@ fn stream(
                     out.push(Stmt::Inst(inst));
                 }
                 let mut inst = node.inst.clone();
-                inst.signal = sync.signal[*i];
+                inst.signal = sync.signal[*i].filter(|&s| cx.used[s]);
                 out.push(Stmt::Inst(inst));
             }
         }
