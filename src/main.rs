@@ -107,6 +107,8 @@ enum Command {
 enum LogKind {
     /// The annotated software pipeliner.
     Pipeliner,
+    /// The backend's emergent pipelining heuristic.
+    Backend,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -139,7 +141,8 @@ fn main() -> ExitCode {
         legality_check: !cli.no_legality_check,
     };
     let mut log = PipelineLog::default();
-    let result = execute(cli.command, &popts, &mut log);
+    let show_backend = cli.log.contains(&LogKind::Backend);
+    let result = execute(cli.command, &popts, &mut log, show_backend);
     if cli.log.contains(&LogKind::Pipeliner) {
         eprint!("{log}");
     }
@@ -154,7 +157,12 @@ fn main() -> ExitCode {
 
 type Outcome = Result<(), (Failure, Option<Source>)>;
 
-fn execute(command: Command, popts: &PipelineOptions, log: &mut PipelineLog) -> Outcome {
+fn execute(
+    command: Command,
+    popts: &PipelineOptions,
+    log: &mut PipelineLog,
+    show_backend: bool,
+) -> Outcome {
     match command {
         Command::Check { file, kernel } => {
             let src = read(&file)?;
@@ -193,6 +201,13 @@ fn execute(command: Command, popts: &PipelineOptions, log: &mut PipelineLog) -> 
                     for note in &notes {
                         eprintln!("note: {note}");
                     }
+                    let blog = run::apply_emergent(&mut func, pipeline)
+                        .map_err(|f| (f, Some(src.clone())))?;
+                    if show_backend {
+                        for l in &blog {
+                            eprintln!("{l}");
+                        }
+                    }
                     let compiled =
                         run::backend_compile(&func, &src).map_err(|f| (f, Some(src.clone())))?;
                     match emit {
@@ -228,6 +243,11 @@ fn execute(command: Command, popts: &PipelineOptions, log: &mut PipelineLog) -> 
                 trace,
             };
             let report = run::run(&src, &opts, log).map_err(|f| (f, Some(src)))?;
+            if show_backend {
+                for l in &report.backend_log {
+                    eprintln!("{l}");
+                }
+            }
             for note in &report.notes {
                 eprintln!("note: {note}");
             }

@@ -97,6 +97,8 @@ pub struct RunReport {
     pub stats: Option<interp::Stats>,
     /// What the simulator measured (engine `sim`).
     pub sim: Option<SimRun>,
+    /// The backend's decisions (`--log backend`).
+    pub backend_log: Vec<String>,
     /// Whether `--check` compared the outputs with the interpreter's (they agreed, or the run
     /// failed).
     pub checked: bool,
@@ -127,13 +129,18 @@ pub fn run(
         log,
         &mut notes,
     )?;
+    // The interpreter (the oracle of --check, and --engine interp) runs the kernel as the
+    // annotated path left it; the backend gets it after its own emergent pipelining.
+    let oracle = func.clone();
+    let backend_log = apply_emergent(&mut func, opts.pipeline)?;
 
     let inputs = gather_inputs(&func, opts)?;
     let mut sim = None;
     let mut interp_stats = None;
     let arrays: Vec<Array> = match opts.engine {
         Engine::Interp => {
-            let r = interp::interpret(&func, &inputs).map_err(|e| interp_failure(&func, &e))?;
+            let r =
+                interp::interpret(&oracle, &inputs).map_err(|e| interp_failure(&oracle, &e))?;
             interp_stats = Some(r.stats);
             r.outputs
         }
@@ -186,7 +193,7 @@ pub fn run(
     };
     let mut checked = false;
     if opts.check && opts.engine == Engine::Sim {
-        let r = interp::interpret(&func, &inputs).map_err(|e| interp_failure(&func, &e))?;
+        let r = interp::interpret(&oracle, &inputs).map_err(|e| interp_failure(&oracle, &e))?;
         for ((&tensor, want), got) in func.outputs.iter().zip(&r.outputs).zip(&arrays) {
             if let Some(msg) = first_difference(want, got) {
                 return Err(Failure::Internal(format!(
@@ -231,6 +238,7 @@ pub fn run(
         outputs,
         stats: interp_stats,
         sim,
+        backend_log,
         checked,
     })
 }
@@ -292,13 +300,7 @@ pub fn prepare(
             driver::pipeline(func, &popts, log)?;
         }
         PipelineMode::Emergent | PipelineMode::None => {
-            if mode == PipelineMode::Emergent {
-                notes.push(
-                    "--pipeline emergent: the backend's emergent pipelining is not implemented \
-                     yet, so every loop runs unpipelined (as with --pipeline none)"
-                        .to_string(),
-                );
-            }
+            let _ = notes;
             if has_annotations(func) {
                 strip_annotations(func);
                 driver::verify(func, "removing pipelining annotations")?;
@@ -307,6 +309,20 @@ pub fn prepare(
     }
 
     Ok(())
+}
+
+/// The backend's emergent pipelining, on the loops `mode` gives it (`default`: the loops the
+/// annotated pipeliner left alone; `emergent`: every loop, the annotations being stripped).
+/// Returns the heuristic's log.
+pub fn apply_emergent(func: &mut Function, mode: PipelineMode) -> Result<Vec<String>, Failure> {
+    match mode {
+        PipelineMode::Default | PipelineMode::Emergent => {
+            let log = backend::emergent::pipeline_emergent(func);
+            driver::verify(func, "emergent pipelining")?;
+            Ok(log)
+        }
+        PipelineMode::Annotated | PipelineMode::None => Ok(Vec::new()),
+    }
 }
 
 /// What an interpreter error means for the user. Reading memory that nothing wrote is the kernel's

@@ -17,6 +17,7 @@
 
 pub mod alloc;
 pub mod bir;
+pub mod emergent;
 pub mod emit;
 pub mod error;
 pub mod sync;
@@ -39,7 +40,8 @@ pub struct Compiled {
     pub psum_banks: u64,
     /// Dependences that needed a wait, before redundant ones were dropped.
     pub dependences: usize,
-    /// Waits dropped because an earlier wait of the same engine implies them.
+    /// Waits dropped because another wait implies them (an earlier one of the same engine, or
+    /// one of the same consumer on a later instruction of the same queue or engine).
     pub redundant_waits: usize,
 }
 
@@ -77,7 +79,7 @@ pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, Backen
         sbuf_bytes: alloc.sbuf_bytes,
         psum_banks: alloc.psum_banks,
         dependences: sync.dependences,
-        redundant_waits: redundant,
+        redundant_waits: redundant + sync.implied_waits,
     })
 }
 

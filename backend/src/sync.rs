@@ -25,8 +25,9 @@
 //! transfers of that instruction when it is off (one wait per negated guard comparison), which
 //! keeps the count equal to completed instances.
 //!
-//! The search is bounded ([`MAX_DISTANCE`] common iterations, [`MAX_WORK`] footprint checks per
-//! pair); past the bound it settles for a smaller, still correct, distance.
+//! The search is bounded ([`MAX_WORK`] footprint checks per pair; past it the wait covers every
+//! earlier instance, `D = 0`) and distances are capped at [`MAX_DISTANCE`] (a smaller distance is
+//! still correct, only more conservative).
 
 use crate::emit::{ENode, Emitted, Foot, Node};
 use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Op, Reg, Term, MAX_REGS};
@@ -67,6 +68,8 @@ pub struct Sync {
     pub dependences: usize,
     /// Pairs that conflict on a buffer but never need a wait (same engine, same queue).
     pub ordered_pairs: usize,
+    /// Waits dropped because another wait of the same consumer implies them.
+    pub implied_waits: usize,
 }
 
 fn trips(em: &Emitted, n: &Node) -> Vec<i64> {
@@ -150,31 +153,28 @@ fn distance(em: &Emitted, xi: usize, yi: usize) -> Option<i64> {
             continue;
         }
         let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
-        let mut d = 0;
-        loop {
-            if d >= MAX_DISTANCE || work > MAX_WORK {
-                best = Some(best.map_or(d, |b| b.min(d)));
+        // The latest conflicting instance of `x` before this one, searched backwards from the
+        // last instance that precedes it in program order.
+        let mut u = (linc + xb) * px - 1;
+        let mut latest = None;
+        while u >= 0 {
+            work += 1;
+            if work > MAX_WORK {
+                // Out of budget: wait for everything before (always correct).
+                latest = Some((linc + xb) * px - 1);
                 break;
             }
-            let hi = (linc - d + xb) * px;
-            if hi <= 0 {
+            decode(&tx, u, &mut rx);
+            if on(x, &rx) && conflict(x, &rx, y, &ry) {
+                latest = Some(u);
                 break;
             }
-            let lo = hi - px;
-            let mut hit = false;
-            for u in lo..hi {
-                work += 1;
-                decode(&tx, u, &mut rx);
-                if on(x, &rx) && conflict(x, &rx, y, &ry) {
-                    hit = true;
-                    break;
-                }
-            }
-            if hit {
-                best = Some(best.map_or(d, |b| b.min(d)));
-                break;
-            }
-            d += 1;
+            u -= 1;
+        }
+        if let Some(u) = latest {
+            // The largest D with (linc - D + xb) * px >= u + 1.
+            let d = (linc + xb - (u + 1 + px - 1) / px).clamp(0, MAX_DISTANCE);
+            best = Some(best.map_or(d, |b: i64| b.min(d)));
         }
         if best == Some(0) {
             break;
@@ -285,10 +285,15 @@ pub fn compute_sync(em: &Emitted) -> Sync {
             },
         });
     }
-    // A predicated-off transfer waits for its instruction's earlier transfers.
+    drop_implied(em, &mut s);
+    // A predicated-off transfer waits for its instruction's earlier transfers, where an off
+    // instance follows an on one (elsewhere every earlier instance was off and signalled too).
     for (xi, x) in em.nodes.iter().enumerate() {
         if let (Some(sem), Op::Dma { .. }) = (s.signal[xi], &x.inst.op) {
             for c in &x.inst.pred {
+                if !off_after_on(em, x, c) {
+                    continue;
+                }
                 s.waits[xi].push(Wait {
                     sem,
                     value: lin_expr(em, x),
@@ -303,6 +308,107 @@ pub fn compute_sync(em: &Emitted) -> Sync {
         }
     }
     s
+}
+
+/// Whether some instance of `x` where comparison `c` fails comes after an instance where `x` is on.
+fn off_after_on(em: &Emitted, x: &Node, c: &Cmp) -> bool {
+    let t = trips(em, x);
+    let mut regs = [0i64; MAX_REGS];
+    let mut seen_on = false;
+    for u in 0..instances(&t) {
+        decode(&t, u, &mut regs);
+        if on(x, &regs) {
+            seen_on = true;
+        } else if seen_on && !c.op.holds(c.lhs.eval(&regs), c.rhs.eval(&regs)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether instance `ix` of node `xi` precedes instance `iz` of node `zi` in program order.
+fn precedes(em: &Emitted, xi: usize, ix: i64, zi: usize, iz: i64) -> bool {
+    let (x, z) = (&em.nodes[xi], &em.nodes[zi]);
+    let (tx, tz) = (trips(em, x), trips(em, z));
+    let (mut rx, mut rz) = ([0i64; MAX_REGS], [0i64; MAX_REGS]);
+    decode(&tx, ix, &mut rx);
+    decode(&tz, iz, &mut rz);
+    let c = x
+        .loops
+        .iter()
+        .zip(&z.loops)
+        .take_while(|(a, b)| a == b)
+        .count();
+    for k in 0..c {
+        if rx[k] != rz[k] {
+            return rx[k] < rz[k];
+        }
+    }
+    xi < zi
+}
+
+/// Drops a consumer's wait on `X` when another of its waits, on `Z`, implies it for every
+/// instance: the instance of `Z` it waits for is on the same DMA queue (first in, first out; and
+/// that instance is on) or the same compute engine (in order) as the instance of `X` the first
+/// wait needs, and comes after it in program order. Counted in `implied_waits`.
+fn drop_implied(em: &Emitted, s: &mut Sync) {
+    for yi in 0..em.nodes.len() {
+        let y = &em.nodes[yi];
+        let ty = trips(em, y);
+        let mut keep = vec![true; s.waits[yi].len()];
+        for a in 0..keep.len() {
+            let WaitKind::Dependence { from: xa, .. } = s.waits[yi][a].kind else {
+                continue;
+            };
+            for b in 0..keep.len() {
+                if a == b || !keep[b] {
+                    continue;
+                }
+                let WaitKind::Dependence { from: zb, .. } = s.waits[yi][b].kind else {
+                    continue;
+                };
+                let (x, z) = (&em.nodes[xa], &em.nodes[zb]);
+                let same_queue = x.queue().is_some() && x.queue() == z.queue();
+                let same_engine = x.queue().is_none() && z.queue().is_none() && x.engine == z.engine;
+                if !(same_queue || same_engine) {
+                    continue;
+                }
+                let tz = trips(em, z);
+                let mut regs = [0i64; MAX_REGS];
+                let mut zr = [0i64; MAX_REGS];
+                let mut implied = true;
+                for v in 0..instances(&ty) {
+                    decode(&ty, v, &mut regs);
+                    if !on(y, &regs) {
+                        continue;
+                    }
+                    let need_x = s.waits[yi][a].value.eval(&regs) as i64 - 1;
+                    if need_x < 0 {
+                        continue;
+                    }
+                    let got_z = s.waits[yi][b].value.eval(&regs) as i64 - 1;
+                    if got_z < 0 || !precedes(em, xa, need_x, zb, got_z) {
+                        implied = false;
+                        break;
+                    }
+                    if same_queue {
+                        decode(&tz, got_z, &mut zr);
+                        if !on(z, &zr) {
+                            implied = false;
+                            break;
+                        }
+                    }
+                }
+                if implied {
+                    keep[a] = false;
+                    s.implied_waits += 1;
+                    break;
+                }
+            }
+        }
+        let mut k = keep.into_iter();
+        s.waits[yi].retain(|_| k.next().unwrap_or(true));
+    }
 }
 
 /// Whether `value` is at most 0 for every register value of a nest of trips `t` (a wait that is

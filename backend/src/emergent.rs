@@ -1,0 +1,184 @@
+//! Emergent pipelining of loops that carry no annotation: load and store tiles become rings.
+//!
+//! [`pipeline_emergent`] looks, for every SBUF tile, at the innermost loop `L` that encloses all
+//! its accesses. When each iteration of `L` starts by writing the whole tile (a load, or any
+//! operation that does not read it) unconditionally, before any other access, no value of the tile
+//! flows from one iteration of `L` to the next: the tile can be renamed per iteration. It then
+//! becomes a ring of `N` slots along `L` (a block dimension, slot selector `iv(L)`), which address
+//! rotation realises as `base + (r mod N) * stride`. The synchronisation analysis sees the
+//! write-after-read distance grow from 1 to `N` iterations, so the in-order `sp` stream issues the
+//! loads of later iterations while the compute engines still work on earlier ones: pipelining
+//! emerges from the rings, the per-engine streams and the exact waits, without peeling.
+//!
+//! The heuristic: the ring depth is `1 + ceil(DMA time / compute time)` per iteration of `L`
+//! (both from the shared machine description: latency plus queue time of the tile's transfer,
+//! split as the emitter splits it; the compute engines' cost of `L`'s body), between 2 and
+//! [`MAX_DEPTH`], lowered until SBUF holds every buffer. The unroll factor is always 1: the
+//! hardware loop is not unrolled (address rotation makes unrolling unnecessary for correctness,
+//! and the cost model has no loop overhead to amortise). Only tiles a DMA writes or reads are
+//! considered (they carry the latency worth hiding). Each decision and its reason is logged.
+//!
+//! A loop takes exactly one path: a loop the annotated pipeliner extended is skipped, and so is
+//! any loop with a `num_stages` annotation.
+
+use crate::emit::dma_pieces;
+use penguin::affine::AffineExpr;
+use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
+use penguin::{Axis, Function, Inst, Stmt, Tensor};
+use runtime_sim::machine;
+use std::collections::BTreeMap;
+
+/// The deepest ring the heuristic builds.
+pub const MAX_DEPTH: u32 = 4;
+
+/// One access of a tile.
+#[derive(Clone, Debug)]
+struct Use {
+    stmt: Stmt,
+    inst: Inst,
+    loops: Vec<Axis>,
+    writes: bool,
+    reads: bool,
+}
+
+/// Turns the load and store tiles of un-annotated loops into rings; returns the log lines.
+pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
+    let mut log = Vec::new();
+    let mut uses: BTreeMap<Tensor, Vec<Use>> = BTreeMap::new();
+    func.walk_stmts(|s, loops| {
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            for &i in insts {
+                let d = &func.insts[i];
+                let acc_reads_dst = matches!(d.op, Op::Matmul { accumulate: true });
+                let mut add = |t: Tensor, w: bool, r: bool| {
+                    uses.entry(t).or_default().push(Use {
+                        stmt: s,
+                        inst: i,
+                        loops: loops.to_vec(),
+                        writes: w,
+                        reads: r,
+                    })
+                };
+                for o in &d.srcs {
+                    add(o.tensor, false, true);
+                }
+                add(d.dst.tensor, true, acc_reads_dst);
+            }
+        }
+    });
+    let mut sbuf_used: u64 = func
+        .tensors
+        .values()
+        .filter(|t| t.memory == Memory::Sbuf)
+        .map(|t| t.bytes_per_partition().div_ceil(64) * 64)
+        .sum();
+    for (t, us) in uses {
+        let td = &func.tensors[t];
+        if td.memory != Memory::Sbuf || td.kind != TensorKind::Local || !td.block.is_empty() {
+            continue;
+        }
+        let dma = us.iter().any(|u| matches!(func.insts[u.inst].op, Op::Load | Op::Store));
+        if !dma {
+            continue;
+        }
+        // The innermost loop enclosing every access.
+        let mut common: Vec<Axis> = us[0].loops.clone();
+        for u in &us[1..] {
+            let n = common.iter().zip(&u.loops).take_while(|(a, b)| a == b).count();
+            common.truncate(n);
+        }
+        let Some(&l) = common.last() else { continue };
+        let ad = &func.axes[l];
+        if ad.attrs.pipelined.is_some() || ad.attrs.num_stages.is_some() || ad.trip_count() < 2 {
+            continue;
+        }
+        // Uses arrive in program order; within an instruction the sources come first, so a
+        // read-modify-write shows its read first.
+        let first = &us[0];
+        let fd = &func.insts[first.inst];
+        let whole = fd.dst.tensor == t
+            && fd.dst.access.start.iter().all(|e| e.as_constant() == Some(0))
+            && fd.dst.access.size == td.shape;
+        let direct = first.loops.len() == common.len() && func.stmts[first.stmt].preds.is_empty();
+        if !(first.writes && !first.reads && whole && direct) {
+            log.push(format!(
+                "emergent: `{}` stays single-buffered in loop `{}`: an iteration does not start by writing all of it",
+                td.name, ad.iv_name
+            ));
+            continue;
+        }
+        // The heuristic: DMA time of the tile against the loop body's compute time.
+        let bytes = td.shape.iter().product::<u64>() * td.dtype.size_bytes();
+        let pieces = dma_pieces(td.shape[0], bytes);
+        let dma = machine::DMA_LATENCY
+            + machine::dma_queue_cycles(bytes / pieces)
+            + pieces * machine::dma_issue_cycles();
+        let compute = body_compute(func, &ad.body).max(1);
+        let mut depth = (1 + dma.div_ceil(compute)).clamp(2, u64::from(MAX_DEPTH)) as u32;
+        let copy = td.bytes_per_partition().div_ceil(64) * 64;
+        while depth >= 2 && sbuf_used + copy * u64::from(depth - 1) > machine::SBUF_PARTITION_BYTES {
+            depth -= 1;
+        }
+        if depth < 2 {
+            log.push(format!(
+                "emergent: `{}` stays single-buffered in loop `{}`: SBUF has no room for a second slot",
+                td.name, ad.iv_name
+            ));
+            continue;
+        }
+        sbuf_used += copy * u64::from(depth - 1);
+        log.push(format!(
+            "emergent: loop `{}` (trip {}): `{}` becomes a ring of {depth} slots (prefetch depth {}, unroll factor 1): its DMA takes ~{dma} cycles ({pieces} piece(s) of {} bytes) against ~{compute} compute cycles per iteration",
+            ad.iv_name,
+            ad.trip_count(),
+            td.name,
+            depth - 1,
+            bytes / pieces,
+        ));
+        func.tensors[t].block = vec![BlockDim { axis: l, count: depth }];
+        let sel = AffineExpr::iv(l);
+        for u in &us {
+            let d = &mut func.insts[u.inst];
+            if d.dst.tensor == t {
+                d.dst.access.slots = vec![sel.clone()];
+            }
+            for o in &mut d.srcs {
+                if o.tensor == t {
+                    o.access.slots = vec![sel.clone()];
+                }
+            }
+        }
+    }
+    log
+}
+
+/// The compute engines' cycles for one pass over `body` (nested loops times their trips).
+fn body_compute(func: &Function, body: &[Stmt]) -> u64 {
+    let mut total = 0;
+    for &s in body {
+        match &func.stmts[s].kind {
+            StmtKind::Insts(insts) => {
+                for &i in insts {
+                    let d = &func.insts[i];
+                    let n = d.dst.access.size.iter().skip(1).product::<u64>().max(1);
+                    total += match &d.op {
+                        Op::Load | Op::Store => 0,
+                        Op::Matmul { .. } => {
+                            let m = d.srcs[0].access.size.get(1).copied().unwrap_or(1);
+                            machine::matmul_cycles(runtime_sim::isa::DType::F32, m, n)
+                        }
+                        Op::Transpose => machine::transpose_cycles(128, n),
+                        Op::Activation { .. } => machine::activation_cycles(n),
+                        Op::TensorTensor { .. } => machine::tensor_tensor_cycles(n, false),
+                        _ => machine::vector_cycles(n),
+                    };
+                }
+            }
+            StmtKind::Loop(a) => {
+                let ad = &func.axes[*a];
+                total += ad.trip_count().max(0) as u64 * body_compute(func, &ad.body);
+            }
+        }
+    }
+    total
+}
