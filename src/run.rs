@@ -139,8 +139,7 @@ pub fn run(
     let mut interp_stats = None;
     let arrays: Vec<Array> = match opts.engine {
         Engine::Interp => {
-            let r =
-                interp::interpret(&oracle, &inputs).map_err(|e| interp_failure(&oracle, &e))?;
+            let r = interp::interpret(&oracle, &inputs).map_err(|e| interp_failure(&oracle, &e))?;
             interp_stats = Some(r.stats);
             r.outputs
         }

@@ -77,14 +77,20 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
         if td.memory != Memory::Sbuf || td.kind != TensorKind::Local || !td.block.is_empty() {
             continue;
         }
-        let dma = us.iter().any(|u| matches!(func.insts[u.inst].op, Op::Load | Op::Store));
+        let dma = us
+            .iter()
+            .any(|u| matches!(func.insts[u.inst].op, Op::Load | Op::Store));
         if !dma {
             continue;
         }
         // The innermost loop enclosing every access.
         let mut common: Vec<Axis> = us[0].loops.clone();
         for u in &us[1..] {
-            let n = common.iter().zip(&u.loops).take_while(|(a, b)| a == b).count();
+            let n = common
+                .iter()
+                .zip(&u.loops)
+                .take_while(|(a, b)| a == b)
+                .count();
             common.truncate(n);
         }
         let Some(&l) = common.last() else { continue };
@@ -97,7 +103,12 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
         let first = &us[0];
         let fd = &func.insts[first.inst];
         let whole = fd.dst.tensor == t
-            && fd.dst.access.start.iter().all(|e| e.as_constant() == Some(0))
+            && fd
+                .dst
+                .access
+                .start
+                .iter()
+                .all(|e| e.as_constant() == Some(0))
             && fd.dst.access.size == td.shape;
         let direct = first.loops.len() == common.len() && func.stmts[first.stmt].preds.is_empty();
         if !(first.writes && !first.reads && whole && direct) {
@@ -116,7 +127,8 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
         let compute = body_compute(func, &ad.body).max(1);
         let mut depth = (1 + dma.div_ceil(compute)).clamp(2, u64::from(MAX_DEPTH)) as u32;
         let copy = td.bytes_per_partition().div_ceil(64) * 64;
-        while depth >= 2 && sbuf_used + copy * u64::from(depth - 1) > machine::SBUF_PARTITION_BYTES {
+        while depth >= 2 && sbuf_used + copy * u64::from(depth - 1) > machine::SBUF_PARTITION_BYTES
+        {
             depth -= 1;
         }
         if depth < 2 {
@@ -135,7 +147,10 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
             depth - 1,
             bytes / pieces,
         ));
-        func.tensors[t].block = vec![BlockDim { axis: l, count: depth }];
+        func.tensors[t].block = vec![BlockDim {
+            axis: l,
+            count: depth,
+        }];
         let sel = AffineExpr::iv(l);
         for u in &us {
             let d = &mut func.insts[u.inst];

@@ -369,7 +369,8 @@ fn drop_implied(em: &Emitted, s: &mut Sync) {
                 };
                 let (x, z) = (&em.nodes[xa], &em.nodes[zb]);
                 let same_queue = x.queue().is_some() && x.queue() == z.queue();
-                let same_engine = x.queue().is_none() && z.queue().is_none() && x.engine == z.engine;
+                let same_engine =
+                    x.queue().is_none() && z.queue().is_none() && x.engine == z.engine;
                 if !(same_queue || same_engine) {
                     continue;
                 }
