@@ -54,6 +54,7 @@ fn opts(mode: PipelineMode) -> RunOptions {
         legality_check: true,
         check: true,
         trace: None,
+        timeline: false,
     }
 }
 
