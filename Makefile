@@ -11,7 +11,7 @@ setup:
 demo: setup
 	cargo build --release --bin nkc
 	./target/release/nkc check $(DEMO)
-	./target/release/nkc run $(DEMO) --engine interp
+	./target/release/nkc run $(DEMO) --check
 
 test: setup
 	cargo test --workspace --all-targets

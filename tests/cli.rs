@@ -281,14 +281,15 @@ fn run_pipelines_annotated_loops_and_gives_the_same_bits() {
     let emergent = nkc(&[
         "run",
         "examples/tensor_add.nk",
-        "--engine",
-        "interp",
+        "--check",
         "--pipeline",
         "emergent",
+        "--log",
+        "backend",
     ]);
-    assert_eq!(emergent.status.code(), Some(0));
+    assert_eq!(emergent.status.code(), Some(0), "{}", stderr(&emergent));
     assert!(
-        stderr(&emergent).contains("emergent pipelining is not implemented"),
+        stderr(&emergent).contains("emergent: loop `i`: the loads of `ta`, `tb` are issued"),
         "{}",
         stderr(&emergent)
     );

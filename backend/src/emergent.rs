@@ -22,7 +22,7 @@
 //! any loop with a `num_stages` annotation.
 
 use crate::emit::dma_pieces;
-use penguin::affine::AffineExpr;
+use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Inst, Stmt, Tensor};
 use runtime_sim::machine;
@@ -44,6 +44,8 @@ struct Use {
 /// Turns the load and store tiles of un-annotated loops into rings; returns the log lines.
 pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
     let mut log = Vec::new();
+    // Ring depths chosen per loop, for the loads that the shift below may hoist.
+    let mut ringed: BTreeMap<Axis, Vec<(Tensor, u32)>> = BTreeMap::new();
     let mut uses: BTreeMap<Tensor, Vec<Use>> = BTreeMap::new();
     func.walk_stmts(|s, loops| {
         if let StmtKind::Insts(insts) = &func.stmts[s].kind {
@@ -151,6 +153,7 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
             axis: l,
             count: depth,
         }];
+        ringed.entry(l).or_default().push((t, depth));
         let sel = AffineExpr::iv(l);
         for u in &us {
             let d = &mut func.insts[u.inst];
@@ -164,7 +167,117 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
             }
         }
     }
+    for (l, rings) in ringed {
+        shift_loads(func, l, &rings, &mut log);
+    }
     log
+}
+
+/// Issues the loads of loop `l` that fill a ring `P` iterations ahead, in one predicated loop:
+/// the loop runs `P` more iterations; a hoisted load (moved to the front of the body) is guarded
+/// by `iv < ub` and keeps its index; every other statement is guarded by `iv >= lb + P` and works
+/// on iteration `iv - P`. `P` is the smallest ring depth of the hoisted loads minus one, so the
+/// slot a load fills was last read `P + 1` iterations earlier. A load is hoisted only when it is a
+/// direct, unguarded statement of the loop that writes a whole ring tile from a kernel input (which
+/// nothing writes), so moving it earlier changes no value.
+fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &mut Vec<String>) {
+    let body = func.axes[l].body.clone();
+    let mut hoisted = Vec::new();
+    let mut p = u32::MAX;
+    for &s in &body {
+        let sd = &func.stmts[s];
+        let StmtKind::Insts(insts) = &sd.kind else {
+            continue;
+        };
+        if !sd.preds.is_empty() || insts.len() != 1 {
+            continue;
+        }
+        let d = &func.insts[insts[0]];
+        let from_input = d
+            .srcs
+            .first()
+            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
+        let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
+        if let (Op::Load, true, Some(&(_, depth))) = (&d.op, from_input, ring) {
+            hoisted.push(s);
+            p = p.min(depth - 1);
+        }
+    }
+    if hoisted.is_empty() || p == 0 || hoisted.len() == body.len() {
+        return;
+    }
+    let p = i64::from(p);
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let shifted = AffineExpr::from_terms([(l, 1)], -p);
+    let rest: Vec<Stmt> = body
+        .iter()
+        .copied()
+        .filter(|s| !hoisted.contains(s))
+        .collect();
+    for &s in &hoisted {
+        func.stmts[s].preds.push(Predicate {
+            expr: AffineExpr::iv(l),
+            cmp: CmpOp::Lt,
+            bound: ub,
+        });
+    }
+    for &s in &rest {
+        shift_stmt(func, s, l, &shifted);
+        func.stmts[s].preds.push(Predicate {
+            expr: AffineExpr::iv(l),
+            cmp: CmpOp::Ge,
+            bound: lb + p,
+        });
+    }
+    func.axes[l].ub = ub + p;
+    func.axes[l].body = hoisted.iter().chain(rest.iter()).copied().collect();
+    let names: Vec<String> = hoisted
+        .iter()
+        .filter_map(|&s| match &func.stmts[s].kind {
+            StmtKind::Insts(i) => Some(format!(
+                "`{}`",
+                func.tensors[func.insts[i[0]].dst.tensor].name
+            )),
+            StmtKind::Loop(_) => None,
+        })
+        .collect();
+    log.push(format!(
+        "emergent: loop `{}`: the loads of {} are issued {p} iteration(s) ahead (one predicated loop of {} iterations, no peeling)",
+        func.axes[l].iv_name,
+        names.join(", "),
+        ub + p - lb
+    ));
+}
+
+/// Replaces `iv(l)` by `by` in every access and guard of `s` and everything nested in it.
+fn shift_stmt(func: &mut Function, s: Stmt, l: Axis, by: &AffineExpr) {
+    let preds: Vec<Predicate> = func.stmts[s]
+        .preds
+        .iter()
+        .map(|p| Predicate {
+            expr: p.expr.substitute(l, by),
+            cmp: p.cmp,
+            bound: p.bound,
+        })
+        .collect();
+    func.stmts[s].preds = preds;
+    match func.stmts[s].kind.clone() {
+        StmtKind::Insts(insts) => {
+            for i in insts {
+                let d = &mut func.insts[i];
+                for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+                    for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
+                        *e = e.substitute(l, by);
+                    }
+                }
+            }
+        }
+        StmtKind::Loop(a) => {
+            for c in func.axes[a].body.clone() {
+                shift_stmt(func, c, l, by);
+            }
+        }
+    }
 }
 
 /// The compute engines' cycles for one pass over `body` (nested loops times their trips).

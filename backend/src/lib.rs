@@ -94,21 +94,53 @@ pub fn assemble(em: &Emitted, sync: &Sync, tensors: Vec<TensorDecl>) -> (Program
         ..Program::default()
     };
     let mut dropped = 0;
+    let mut signaller = vec![usize::MAX; sync.semaphores.len()];
+    for (n, s) in sync.signal.iter().enumerate() {
+        if let Some(s) = s {
+            signaller[*s] = n;
+        }
+    }
+    // First pass: which semaphores some dependence wait still reads once redundant waits are
+    // gone. The others need neither their signals nor the ordering waits of their transfers.
+    let mut cx = Cx {
+        em,
+        sync,
+        signaller,
+        used: vec![true; sync.semaphores.len()],
+        record: vec![false; sync.semaphores.len()],
+    };
+    for e in Engine::ALL {
+        let (mut trips, mut d) = (Vec::new(), 0);
+        stream(&mut cx, &em.tree, e, &mut trips, &mut d);
+    }
+    cx.used = std::mem::take(&mut cx.record);
+    cx.record = vec![false; sync.semaphores.len()];
     for e in Engine::ALL {
         let mut trips = Vec::new();
-        prog.streams[e.index()] = stream(em, sync, &em.tree, e, &mut trips, &mut dropped);
+        prog.streams[e.index()] = stream(&mut cx, &em.tree, e, &mut trips, &mut dropped);
     }
     (prog, dropped)
 }
 
+struct Cx<'a> {
+    em: &'a Emitted,
+    sync: &'a Sync,
+    /// The node that signals each semaphore.
+    signaller: Vec<usize>,
+    /// Semaphores some dependence wait reads (from the first pass).
+    used: Vec<bool>,
+    /// Semaphores read by the dependence waits emitted in this pass.
+    record: Vec<bool>,
+}
+
 fn stream(
-    em: &Emitted,
-    sync: &Sync,
+    cx: &mut Cx<'_>,
     tree: &[ENode],
     e: Engine,
     trips: &mut Vec<i64>,
     dropped: &mut usize,
 ) -> Vec<Stmt> {
+    let (em, sync) = (cx.em, cx.sync);
     let mut out = Vec::new();
     // Waits known to have run in this iteration of this body: (sem, value, guard).
     let mut known: Vec<(usize, runtime_sim::isa::Expr, Vec<runtime_sim::isa::Cmp>)> = Vec::new();
@@ -120,7 +152,7 @@ fn stream(
                 }
                 let (trip, depth) = em.loops[*l];
                 trips.push(trip as i64);
-                let inner = stream(em, sync, body, e, trips, dropped);
+                let inner = stream(cx, body, e, trips, dropped);
                 trips.pop();
                 out.push(Stmt::Loop(Loop {
                     reg: Reg(depth as u8),
@@ -135,21 +167,38 @@ fn stream(
                     continue;
                 }
                 for w in &sync.waits[*i] {
+                    if !cx.used[w.sem] {
+                        *dropped += 1;
+                        continue;
+                    }
                     if sync::never_positive(&w.value, trips) {
                         *dropped += 1;
                         continue;
                     }
                     let implied = known.iter().any(|(s, v, g)| {
-                        *s == w.sem
-                            && g.iter().all(|c| w.pred.contains(c))
-                            && v.terms == w.value.terms
-                            && v.constant >= w.value.constant
+                        g.iter().all(|c| w.pred.contains(c))
+                            && ((*s == w.sem
+                                && v.terms == w.value.terms
+                                && v.constant >= w.value.constant)
+                                || sync::implies(
+                                    em,
+                                    *i,
+                                    cx.signaller[*s],
+                                    v,
+                                    cx.signaller[w.sem],
+                                    &w.value,
+                                ))
                     });
                     if implied {
                         *dropped += 1;
                         continue;
                     }
-                    known.push((w.sem, w.value.clone(), w.pred.clone()));
+                    // Only dependence waits imply others (an ordering wait of a transfer may go
+                    // away when its semaphore turns out unused).
+                    if matches!(w.kind, sync::WaitKind::Dependence { .. }) {
+                        known.push((w.sem, w.value.clone(), w.pred.clone()));
+                        cx.record[w.sem] = true;
+                    }
                     let mut inst = Inst::new(Op::Wait {
                         sem: w.sem,
                         value: w.value.clone(),
@@ -158,7 +207,7 @@ fn stream(
                     out.push(Stmt::Inst(inst));
                 }
                 let mut inst = node.inst.clone();
-                inst.signal = sync.signal[*i];
+                inst.signal = sync.signal[*i].filter(|&s| cx.used[s]);
                 out.push(Stmt::Inst(inst));
             }
         }

@@ -353,8 +353,6 @@ fn precedes(em: &Emitted, xi: usize, ix: i64, zi: usize, iz: i64) -> bool {
 /// wait needs, and comes after it in program order. Counted in `implied_waits`.
 fn drop_implied(em: &Emitted, s: &mut Sync) {
     for yi in 0..em.nodes.len() {
-        let y = &em.nodes[yi];
-        let ty = trips(em, y);
         let mut keep = vec![true; s.waits[yi].len()];
         for a in 0..keep.len() {
             let WaitKind::Dependence { from: xa, .. } = s.waits[yi][a].kind else {
@@ -367,39 +365,7 @@ fn drop_implied(em: &Emitted, s: &mut Sync) {
                 let WaitKind::Dependence { from: zb, .. } = s.waits[yi][b].kind else {
                     continue;
                 };
-                let (x, z) = (&em.nodes[xa], &em.nodes[zb]);
-                let same_queue = x.queue().is_some() && x.queue() == z.queue();
-                let same_engine =
-                    x.queue().is_none() && z.queue().is_none() && x.engine == z.engine;
-                if !(same_queue || same_engine) {
-                    continue;
-                }
-                let tz = trips(em, z);
-                let mut regs = [0i64; MAX_REGS];
-                let mut zr = [0i64; MAX_REGS];
-                let mut implied = true;
-                for v in 0..instances(&ty) {
-                    decode(&ty, v, &mut regs);
-                    if !on(y, &regs) {
-                        continue;
-                    }
-                    let need_x = s.waits[yi][a].value.eval(&regs) as i64 - 1;
-                    if need_x < 0 {
-                        continue;
-                    }
-                    let got_z = s.waits[yi][b].value.eval(&regs) as i64 - 1;
-                    if got_z < 0 || !precedes(em, xa, need_x, zb, got_z) {
-                        implied = false;
-                        break;
-                    }
-                    if same_queue {
-                        decode(&tz, got_z, &mut zr);
-                        if !on(z, &zr) {
-                            implied = false;
-                            break;
-                        }
-                    }
-                }
+                let implied = implies(em, yi, zb, &s.waits[yi][b].value, xa, &s.waits[yi][a].value);
                 if implied {
                     keep[a] = false;
                     s.implied_waits += 1;
@@ -410,6 +376,52 @@ fn drop_implied(em: &Emitted, s: &mut Sync) {
         let mut k = keep.into_iter();
         s.waits[yi].retain(|_| k.next().unwrap_or(true));
     }
+}
+
+/// Whether a wait on producer `zi` for `z_value` (run whenever the consumer `yi` runs) implies a
+/// wait on producer `xi` for `x_value`, for every instance of `yi`: the instance of `z` it waits
+/// for is on the same DMA queue (and on) or the same compute engine as the instance of `x`, and
+/// comes after it in program order, so its completion implies `x`'s (first in, first out; in
+/// order), and its signal carries `x`'s clock.
+pub fn implies(
+    em: &Emitted,
+    yi: usize,
+    zi: usize,
+    z_value: &Expr,
+    xi: usize,
+    x_value: &Expr,
+) -> bool {
+    let (x, y, z) = (&em.nodes[xi], &em.nodes[yi], &em.nodes[zi]);
+    let same_queue = x.queue().is_some() && x.queue() == z.queue();
+    let same_engine = x.queue().is_none() && z.queue().is_none() && x.engine == z.engine;
+    if !(same_queue || same_engine) {
+        return false;
+    }
+    let ty = trips(em, y);
+    let tz = trips(em, z);
+    let mut regs = [0i64; MAX_REGS];
+    let mut zr = [0i64; MAX_REGS];
+    for v in 0..instances(&ty) {
+        decode(&ty, v, &mut regs);
+        if !on(y, &regs) {
+            continue;
+        }
+        let need_x = x_value.eval(&regs) as i64 - 1;
+        if need_x < 0 {
+            continue;
+        }
+        let got_z = z_value.eval(&regs) as i64 - 1;
+        if got_z < 0 || got_z >= instances(&tz) || !precedes(em, xi, need_x, zi, got_z) {
+            return false;
+        }
+        if same_queue {
+            decode(&tz, got_z, &mut zr);
+            if !on(z, &zr) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Whether `value` is at most 0 for every register value of a nest of trips `t` (a wait that is
