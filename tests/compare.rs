@@ -129,8 +129,12 @@ fn compare_of_several_files_prints_the_suite_table() {
         "no annotated path for rmsnorm: {out}"
     );
     assert!(
-        rows[1].contains("| annotated |"),
-        "the pipelined path wins: {out}"
+        !rows[1].contains("| — |"),
+        "rmsnorm_stages has all three paths: {out}"
+    );
+    assert!(
+        !rows[0].contains("| none |"),
+        "pipelining beats none: {out}"
     );
 }
 
