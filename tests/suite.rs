@@ -109,10 +109,14 @@ fn transpose_matches_the_transpose() {
 }
 
 #[test]
-fn blocked_matmul_matches_a_naive_product() {
-    for v in ["", "_stages"] {
-        let name = format!("matmul_blocked{v}");
-        let (inp, out) = run(&name, 14);
+fn every_matmul_matches_a_naive_product() {
+    for name in [
+        "matmul_plain",
+        "matmul_mode_b",
+        "matmul_blocked",
+        "matmul_blocked_stages",
+    ] {
+        let (inp, out) = run(name, 14);
         let (a_t, b) = (&inp[0], &inp[1]);
         let mut want = vec![0f64; 512 * 1024];
         for m in 0..512 {
@@ -124,7 +128,7 @@ fn blocked_matmul_matches_a_naive_product() {
                 }
             }
         }
-        assert_close(&name, &out[0], &want, [512, 1024], 1e-4, 1e-4);
+        assert_close(name, &out[0], &want, [512, 1024], 1e-4, 1e-4);
     }
 }
 
@@ -147,5 +151,39 @@ fn attention_matches_a_naive_attention() {
             }
         }
         assert_close(&name, &out[0], &want, [512, 128], 1e-5, 1e-4);
+    }
+}
+
+#[test]
+fn tensor_add_variants_add_exactly() {
+    for name in ["tensor_add_plain", "tensor_add_mode_b"] {
+        let (inp, out) = run(name, 16);
+        let want: Vec<f64> = inp[0]
+            .data
+            .iter()
+            .zip(&inp[1].data)
+            .map(|(&a, &b)| f64::from(a + b))
+            .collect();
+        assert_close(name, &out[0], &want, [2048, 512], 0.0, 0.0);
+    }
+}
+
+#[test]
+fn softmax_variants_match_a_naive_softmax() {
+    for name in ["softmax_plain", "softmax_stages"] {
+        let (inp, out) = run(name, 17);
+        let x = &inp[0];
+        let mut want = vec![0f64; 1024 * 512];
+        for r in 0..1024 {
+            let mx = (0..512)
+                .map(|c| at(x, r, c))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = (0..512).map(|c| (at(x, r, c) - mx).exp()).collect();
+            let sum: f64 = e.iter().sum();
+            for c in 0..512 {
+                want[r * 512 + c] = e[c] / sum;
+            }
+        }
+        assert_close(name, &out[0], &want, [1024, 512], 1e-7, 1e-5);
     }
 }
