@@ -1,19 +1,25 @@
-//! The simple allocator: one fixed region per logical buffer, for the whole kernel.
+//! The colouring allocators for SBUF and PSUM: buffers whose live ranges overlap never share
+//! memory; the others may.
 //!
-//! [`allocate`] gives every on-chip tensor that an instruction names its own region, never shared
-//! with another tensor (so no two live buffers can overlap, whatever their live ranges): SBUF
-//! tensors a byte range of every partition (`slots × bytes of one copy`, 64-byte aligned), PSUM
-//! tensors whole banks, one per slot, so that a tile never crosses a bank and a PSUM ring rotates
-//! banks. HBM inputs and outputs become the program's tensors. Running out of SBUF or of PSUM banks
-//! is a diagnostic that names every buffer with its bytes; nothing is ever placed past capacity.
-//!
-//! Not done: colouring by live ranges (buffers whose live ranges are disjoint could share space),
-//! and HBM scratch (a local HBM tensor is reported as unsupported).
+//! [`allocate`] numbers the BIR instructions in program order and gives every on-chip buffer a
+//! **live range**: from its first to its last access, widened to the whole span of every loop
+//! that contains one of its accesses (so a value carried from one iteration to the next, or a ring
+//! whose slots are reused across iterations, stays live for the whole loop). Two buffers
+//! **interfere** when their live ranges overlap; the interference graph is a petgraph `UnGraph`.
+//! Buffers are then placed largest first, each at the lowest offset that overlaps no interfering
+//! buffer already placed (first fit; SBUF in bytes of every partition, 64-byte aligned, all ring
+//! slots together; PSUM in whole banks, one per slot, so that a tile never crosses a bank and a
+//! PSUM ring rotates banks). Sharing is safe because the synchronisation analysis works on
+//! physical footprints: a buffer's first write waits for the last access of whatever held its
+//! bytes before. Running out of SBUF or of PSUM banks is a diagnostic that names the buffers and
+//! their bytes; nothing is ever placed past capacity. HBM inputs and outputs become the program's
+//! tensors; HBM scratch (a local HBM tensor) is reported as unsupported.
 
-use crate::bir::Bir;
+use crate::bir::{BNode, Bir};
 use crate::error::{BackendError, PSUM_OVERFLOW, PSUM_TILE_TOO_LARGE, SBUF_OVERFLOW, UNSUPPORTED};
 use penguin::ir::{Memory, TensorKind};
 use penguin::{Function, Tensor};
+use petgraph::graph::{NodeIndex, UnGraph};
 use runtime_sim::machine::{PSUM_BANKS, PSUM_BANK_BYTES, SBUF_PARTITION_BYTES};
 use std::collections::BTreeMap;
 
@@ -28,38 +34,84 @@ pub enum Place {
     Psum { base: u64, slot_bytes: u64 },
 }
 
+impl Place {
+    /// The bytes of every partition the buffer may touch (all slots), for on-chip places.
+    pub fn region(&self, slots: u64) -> Option<(u64, u64)> {
+        match *self {
+            Place::Sbuf { base, slot_bytes } | Place::Psum { base, slot_bytes } => {
+                Some((base, base + slots * slot_bytes))
+            }
+            Place::Hbm { .. } => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Allocation {
     pub places: BTreeMap<Tensor, Place>,
     /// The HBM tensors of the program, in order: parameters, then outputs.
     pub hbm: Vec<Tensor>,
-    /// SBUF bytes per partition in use.
+    /// SBUF bytes per partition in use (the highest end of any buffer).
     pub sbuf_bytes: u64,
-    /// PSUM banks in use.
+    /// PSUM banks in use (the highest bank used, plus one).
     pub psum_banks: u64,
+    /// Live ranges `[first, last]` in program positions, per on-chip buffer.
+    pub live: BTreeMap<Tensor, (usize, usize)>,
 }
 
 const SBUF_ALIGN: u64 = 64;
 
-/// Places every buffer `bir` uses.
-pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> {
-    let mut used: Vec<Tensor> = Vec::new();
-    for bi in &bir.insts {
-        for o in std::iter::once(&bi.dst).chain(bi.srcs.iter()) {
-            if !used.contains(&o.tensor) {
-                used.push(o.tensor);
+/// The live range of every buffer `bir` uses.
+pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
+    fn walk(
+        bir: &Bir,
+        nodes: &[BNode],
+        pos: &mut usize,
+        live: &mut BTreeMap<Tensor, (usize, usize)>,
+    ) {
+        for &n in nodes {
+            match n {
+                BNode::Inst(i) => {
+                    let bi = &bir.insts[i];
+                    for o in std::iter::once(&bi.dst).chain(bi.srcs.iter()) {
+                        let r = live.entry(o.tensor).or_insert((*pos, *pos));
+                        r.0 = r.0.min(*pos);
+                        r.1 = r.1.max(*pos);
+                    }
+                    *pos += 1;
+                }
+                BNode::Loop(l) => {
+                    let start = *pos;
+                    let mut inner = BTreeMap::new();
+                    walk(bir, &bir.loops[l].body, pos, &mut inner);
+                    let end = pos.saturating_sub(1).max(start);
+                    // Accessed in the loop: live for all of it.
+                    for (t, _) in inner {
+                        let r = live.entry(t).or_insert((start, end));
+                        r.0 = r.0.min(start);
+                        r.1 = r.1.max(end);
+                    }
+                }
             }
         }
     }
-    used.sort();
+    let mut live = BTreeMap::new();
+    walk(bir, &bir.body, &mut 0, &mut live);
+    live
+}
+
+/// Places every buffer `bir` uses.
+pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> {
     let mut a = Allocation::default();
     for &t in func.params.iter().chain(func.outputs.iter()) {
         a.places.insert(t, Place::Hbm { index: a.hbm.len() });
         a.hbm.push(t);
     }
-    let mut sbuf: Vec<(Tensor, u64)> = Vec::new();
-    let mut psum: Vec<(Tensor, u64)> = Vec::new();
-    for &t in &used {
+    let live = compute_live_ranges(bir);
+    // (tensor, size in units, unit): SBUF in bytes, PSUM in banks.
+    let mut sbuf: Vec<(Tensor, u64, u64)> = Vec::new();
+    let mut psum: Vec<(Tensor, u64, u64)> = Vec::new();
+    for &t in live.keys() {
         let d = &func.tensors[t];
         let span = func.tensor_spans.get(t).copied().flatten();
         match d.memory {
@@ -80,17 +132,18 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
                 if d.shape.len() != 2 {
                     return Err(BackendError::new(
                         UNSUPPORTED,
-                        format!("on-chip tensor `{}` has {} dimensions; the backend lowers [partitions, free] tiles", d.name, d.shape.len()),
+                        format!(
+                            "on-chip tensor `{}` has {} dimensions; the backend lowers [partitions, free] tiles",
+                            d.name,
+                            d.shape.len()
+                        ),
                         span,
                     ));
                 }
                 let copy = d.shape[1] * d.dtype.size_bytes();
                 if d.memory == Memory::Sbuf {
                     let slot_bytes = copy.div_ceil(SBUF_ALIGN) * SBUF_ALIGN;
-                    let base = a.sbuf_bytes;
-                    a.sbuf_bytes += slot_bytes * d.slots();
-                    a.places.insert(t, Place::Sbuf { base, slot_bytes });
-                    sbuf.push((t, slot_bytes * d.slots()));
+                    sbuf.push((t, slot_bytes * d.slots(), slot_bytes));
                 } else {
                     if copy > PSUM_BANK_BYTES {
                         return Err(BackendError::new(
@@ -102,26 +155,43 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
                             span,
                         )
                         .with_label("a PSUM tile never crosses a bank")
-                        .with_note(format!("a PSUM bank holds {} float32 per partition", PSUM_BANK_BYTES / 4)));
+                        .with_note(format!(
+                            "a PSUM bank holds {} float32 per partition",
+                            PSUM_BANK_BYTES / 4
+                        )));
                     }
-                    let base = a.psum_banks * PSUM_BANK_BYTES;
-                    a.psum_banks += d.slots();
-                    a.places.insert(
-                        t,
-                        Place::Psum {
-                            base,
-                            slot_bytes: PSUM_BANK_BYTES,
-                        },
-                    );
-                    psum.push((t, d.slots()));
+                    psum.push((t, d.slots(), PSUM_BANK_BYTES));
                 }
             }
         }
     }
+    let sb = colour(&sbuf, &live);
+    let ps = colour(&psum, &live);
+    for (&(t, size, slot_bytes), &off) in sbuf.iter().zip(&sb) {
+        a.places.insert(
+            t,
+            Place::Sbuf {
+                base: off,
+                slot_bytes,
+            },
+        );
+        a.sbuf_bytes = a.sbuf_bytes.max(off + size);
+    }
+    for (&(t, banks, _), &off) in psum.iter().zip(&ps) {
+        a.places.insert(
+            t,
+            Place::Psum {
+                base: off * PSUM_BANK_BYTES,
+                slot_bytes: PSUM_BANK_BYTES,
+            },
+        );
+        a.psum_banks = a.psum_banks.max(off + banks);
+    }
+    a.live = live;
     if a.sbuf_bytes > SBUF_PARTITION_BYTES {
         let list: Vec<String> = sbuf
             .iter()
-            .map(|&(t, b)| format!("`{}` {b} bytes", func.tensors[t].name))
+            .map(|&(t, b, _)| format!("`{}` {b} bytes", func.tensors[t].name))
             .collect();
         let big = sbuf.iter().max_by_key(|x| x.1).map(|x| x.0);
         return Err(BackendError::new(
@@ -133,12 +203,15 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
             big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
         )
         .with_label("the largest buffer")
-        .with_note(format!("buffers (bytes per partition, all ring slots): {}", list.join(", "))));
+        .with_note(format!(
+            "buffers (bytes per partition, all ring slots; buffers live at the same time cannot share): {}",
+            list.join(", ")
+        )));
     }
     if a.psum_banks > PSUM_BANKS {
         let list: Vec<String> = psum
             .iter()
-            .map(|&(t, b)| {
+            .map(|&(t, b, _)| {
                 format!(
                     "`{}` {b} bank{} ({} bytes)",
                     func.tensors[t].name,
@@ -157,7 +230,46 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
             big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
         )
         .with_label("the largest PSUM ring")
-        .with_note(format!("PSUM buffers: {}", list.join(", "))));
+        .with_note(format!("PSUM buffers in flight together: {}", list.join(", "))));
     }
     Ok(a)
+}
+
+/// First-fit colouring of the interference graph, largest buffer first: the offset of each
+/// buffer (in its units), in the order of `bufs`.
+fn colour(bufs: &[(Tensor, u64, u64)], live: &BTreeMap<Tensor, (usize, usize)>) -> Vec<u64> {
+    let mut g: UnGraph<usize, ()> = UnGraph::new_undirected();
+    let nodes: Vec<NodeIndex> = (0..bufs.len()).map(|i| g.add_node(i)).collect();
+    let range = |i: usize| live.get(&bufs[i].0).copied().unwrap_or((0, 0));
+    for i in 0..bufs.len() {
+        for j in i + 1..bufs.len() {
+            let (a, b) = (range(i), range(j));
+            if a.0 <= b.1 && b.0 <= a.1 {
+                g.add_edge(nodes[i], nodes[j], ());
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..bufs.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(bufs[i].1), range(i).0));
+    let mut off: Vec<Option<u64>> = vec![None; bufs.len()];
+    for i in order {
+        let mut taken: Vec<(u64, u64)> = g
+            .neighbors(nodes[i])
+            .filter_map(|n| {
+                let j = g[n];
+                off[j].map(|o| (o, o + bufs[j].1))
+            })
+            .collect();
+        taken.sort_unstable();
+        let mut at = 0;
+        for (s, e) in taken {
+            if at + bufs[i].1 <= s {
+                break;
+            }
+            at = at.max(e);
+        }
+        off[i] = Some(at);
+    }
+    // Every buffer was given an offset by the loop above.
+    off.into_iter().map(|o| o.unwrap_or(0)).collect()
 }

@@ -41,8 +41,11 @@ pub enum Space {
 #[derive(Clone, Debug)]
 pub struct Foot {
     pub space: Space,
-    /// The logical buffer (distinct buffers never overlap: the allocator gives each its region).
+    /// The logical buffer.
     pub tensor: Tensor,
+    /// The bytes of every partition the buffer may occupy (all slots; HBM: everything). Buffers
+    /// may share memory (the allocator colours by live ranges), so conflicts are physical.
+    pub region: (u64, u64),
     pub r0: Expr,
     pub nr: u64,
     pub c0: Expr,
@@ -270,9 +273,11 @@ impl Emit<'_> {
             }
             stride *= n;
         }
+        let slots: u64 = t.block.iter().map(|b| u64::from(b.count)).product();
         let foot = Foot {
             space,
             tensor: o.tensor,
+            region: (base, base + slots * slot_bytes),
             r0: p0.clone(),
             nr: np,
             c0: start.clone(),
@@ -335,6 +340,7 @@ impl Emit<'_> {
             Foot {
                 space: Space::Hbm(index),
                 tensor: o.tensor,
+                region: (0, u64::MAX),
                 r0,
                 nr,
                 c0,

@@ -69,6 +69,8 @@ pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, Backen
             },
         });
     }
+    let mut sync = sync;
+    let pruned = prune_waits(&em, &mut sync, &tensors);
     let (program, redundant) = assemble(&em, &sync, tensors);
     runtime_sim::validate::validate(&program).map_err(|e| {
         BackendError::internal(format!("the backend emitted an invalid program: {e}"))
@@ -79,8 +81,52 @@ pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, Backen
         sbuf_bytes: alloc.sbuf_bytes,
         psum_banks: alloc.psum_banks,
         dependences: sync.dependences,
-        redundant_waits: redundant + sync.implied_waits,
+        redundant_waits: redundant + sync.implied_waits + pruned,
     })
+}
+
+/// Drops every dependence wait that other waits imply, as the race detector proves: one at a
+/// time, a wait is removed when the program without it still simulates (timing only) with no
+/// race. This is sound for every timing, not just the simulated one: each semaphore has one
+/// signalling instruction whose signals arrive in instance order (the transfer-ordering waits,
+/// never removed here, see to that), so which signals a wait consumes, and with them the
+/// happens-before relation the detector checks, does not depend on timing. Returns the number
+/// removed.
+fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
+    use runtime_sim::sim::{random_inputs, simulate, Options};
+    let opts = Options {
+        numerics: false,
+        races: true,
+        trace: false,
+        max_races: 1,
+    };
+    let races = |sync: &Sync| -> bool {
+        let (prog, _) = assemble(em, sync, tensors.to_vec());
+        let inputs = random_inputs(&prog, 0);
+        // A program that the simulator rejects keeps the wait (it never should).
+        simulate(&prog, &inputs, &opts).map_or(true, |r| !r.races.is_empty())
+    };
+    if races(sync) {
+        return 0;
+    }
+    let mut pruned = 0;
+    for yi in 0..sync.waits.len() {
+        let mut k = 0;
+        while k < sync.waits[yi].len() {
+            if !matches!(sync.waits[yi][k].kind, sync::WaitKind::Dependence { .. }) {
+                k += 1;
+                continue;
+            }
+            let w = sync.waits[yi].remove(k);
+            if races(sync) {
+                sync.waits[yi].insert(k, w);
+                k += 1;
+            } else {
+                pruned += 1;
+            }
+        }
+    }
+    pruned
 }
 
 /// Builds one stream per engine and drops redundant waits: a wait is redundant when an earlier

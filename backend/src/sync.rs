@@ -96,7 +96,7 @@ fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
 }
 
 fn overlap(a: &Foot, ra: &[i64; MAX_REGS], b: &Foot, rb: &[i64; MAX_REGS]) -> bool {
-    if a.tensor != b.tensor || a.space != b.space || !(a.write || b.write) {
+    if a.space != b.space || !(a.write || b.write) {
         return false;
     }
     let (ar, ac) = (a.r0.eval(ra), a.c0.eval(ra));
@@ -124,9 +124,12 @@ fn needs_semaphore(x: &Node, y: &Node) -> bool {
 
 fn may_conflict(x: &Node, y: &Node) -> bool {
     x.foot.iter().any(|fx| {
-        y.foot
-            .iter()
-            .any(|fy| fx.tensor == fy.tensor && (fx.write || fy.write))
+        y.foot.iter().any(|fy| {
+            fx.space == fy.space
+                && (fx.write || fy.write)
+                && fx.region.0 < fy.region.1
+                && fy.region.0 < fx.region.1
+        })
     })
 }
 
