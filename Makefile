@@ -1,9 +1,9 @@
 # The two commands of the README: `make demo` runs nkc on a bundled example, `make test` runs the
-# whole test suite. Both first install what a fresh machine lacks (scripts/setup.sh).
+# whole test suite. `make docs` regenerates the README's `nkc compare` tables and docs/compare.svg. Both first install what a fresh machine lacks (scripts/setup.sh).
 
 DEMO ?= examples/tensor_add.nk
 
-.PHONY: setup demo test lint
+.PHONY: setup demo test lint docs
 
 setup:
 	@bash scripts/setup.sh
@@ -19,3 +19,6 @@ test: setup
 lint: setup
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+
+docs: setup
+	bash scripts/docs.sh

@@ -3,10 +3,14 @@
 //!
 //! - [`driver`]: reading kernel files, running the front end and the verifier, reporting failures;
 //! - [`run`]: `nkc run`, inputs, execution and reports;
+//! - [`compare`]: `nkc compare`, one kernel on every pipelining path, and [`timeline_svg`], its
+//!   timelines as SVG;
 //! - [`sim`]: `nkc sim`, running a pseudo-ISA program on the simulator;
 //! - [`npy`]: `.npy` input and output.
 
+pub mod compare;
 pub mod driver;
 pub mod npy;
 pub mod run;
 pub mod sim;
+pub mod timeline_svg;

@@ -1,6 +1,7 @@
 //! The `nkc` command line.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use nkc::compare::{self, CompareOptions};
 use nkc::driver::{self, ColorMode, Failure, Source};
 use nkc::run::{self, Engine, PipelineMode, RunOptions};
 use nkc::sim::{self as simcmd, SimOptions};
@@ -77,6 +78,24 @@ enum Command {
         /// Print one JSON object on standard output instead of a summary.
         #[arg(long)]
         json: bool,
+    },
+    /// Compile and simulate a kernel on every pipelining path (none, emergent, and annotated when
+    /// the kernel is annotated), check each against the interpreter, and compare them side by
+    /// side. Several files print the suite's table of cycles / lower bound.
+    Compare {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Print one JSON object keyed by path name (by file, then path, for several files).
+        #[arg(long)]
+        json: bool,
+        /// Draw the paths' simulated timelines, stacked, as SVG in this file.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+        /// The seed of the random inputs.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
     },
     /// Run a pseudo-ISA program (`.s`) on the simulator of the Neuron-like core.
     Sim {
@@ -241,6 +260,7 @@ fn execute(
                 legality_check: popts.legality_check,
                 check,
                 trace,
+                timeline: false,
             };
             let report = run::run(&src, &opts, log).map_err(|f| (f, Some(src)))?;
             if show_backend {
@@ -255,6 +275,36 @@ fn execute(
                 println!("{}", report.to_json());
             } else {
                 print!("{}", report.to_text());
+            }
+            Ok(())
+        }
+        Command::Compare {
+            files,
+            kernel,
+            json,
+            svg,
+            seed,
+        } => {
+            let opts = CompareOptions {
+                kernel,
+                seed,
+                legality_check: popts.legality_check,
+                timelines: svg.is_some(),
+            };
+            let mut comparisons = Vec::new();
+            for file in &files {
+                let src = read(file)?;
+                let c = compare::compare(&src, &opts).map_err(|f| (f, Some(src)))?;
+                comparisons.push(c);
+            }
+            if let Some(path) = &svg {
+                write_output(Some(path), &nkc::timeline_svg::render(&comparisons))?;
+            }
+            match (json, comparisons.as_slice()) {
+                (true, [one]) => println!("{}", one.to_json()),
+                (true, _) => println!("{}", compare::suite_json(&comparisons)),
+                (false, [one]) => print!("{}", one.to_text()),
+                (false, _) => print!("{}", compare::suite_table(&comparisons)),
             }
             Ok(())
         }

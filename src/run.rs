@@ -74,6 +74,8 @@ pub struct RunOptions {
     pub check: bool,
     /// Write the simulator's timeline here (`--trace FILE`).
     pub trace: Option<PathBuf>,
+    /// Keep the simulator's timeline in [`SimRun::timeline`] (`nkc compare --svg`).
+    pub timeline: bool,
 }
 
 /// One returned array.
@@ -102,6 +104,8 @@ pub struct RunReport {
     /// Whether `--check` compared the outputs with the interpreter's (they agreed, or the run
     /// failed).
     pub checked: bool,
+    /// Wall-clock seconds spent compiling: front end, pipelining, backend (not the execution).
+    pub compile_seconds: f64,
 }
 
 /// A simulated run.
@@ -112,6 +116,8 @@ pub struct SimRun {
     pub sbuf_bytes: u64,
     pub psum_banks: u64,
     pub trace: Option<PathBuf>,
+    /// The timeline, when [`RunOptions::timeline`] asked for it (empty otherwise).
+    pub timeline: Vec<runtime_sim::sim::trace::Slice>,
 }
 
 /// Compiles and runs the kernel. The pipeliner's decisions go to `log`, also when it fails.
@@ -120,6 +126,7 @@ pub fn run(
     opts: &RunOptions,
     log: &mut PipelineLog,
 ) -> Result<RunReport, Failure> {
+    let started = std::time::Instant::now();
     let mut func = driver::compile(source, opts.kernel.as_deref())?;
     let mut notes = Vec::new();
     prepare(
@@ -133,6 +140,7 @@ pub fn run(
     // annotated path left it; the backend gets it after its own emergent pipelining.
     let oracle = func.clone();
     let backend_log = apply_emergent(&mut func, opts.pipeline)?;
+    let mut compile_seconds = started.elapsed().as_secs_f64();
 
     let inputs = gather_inputs(&func, opts)?;
     let mut sim = None;
@@ -144,7 +152,9 @@ pub fn run(
             r.outputs
         }
         Engine::Sim => {
+            let backend_started = std::time::Instant::now();
             let compiled = backend_compile(&func, source)?;
+            compile_seconds += backend_started.elapsed().as_secs_f64();
             let sim_inputs: Vec<runtime_sim::sim::Array> = inputs
                 .iter()
                 .map(|a| runtime_sim::sim::Array {
@@ -153,7 +163,7 @@ pub fn run(
                 })
                 .collect();
             let sopts = runtime_sim::sim::Options {
-                trace: opts.trace.is_some(),
+                trace: opts.trace.is_some() || opts.timeline,
                 ..runtime_sim::sim::Options::default()
             };
             let r = runtime_sim::sim::simulate(&compiled.program, &sim_inputs, &sopts).map_err(
@@ -186,6 +196,7 @@ pub fn run(
                 sbuf_bytes: compiled.sbuf_bytes,
                 psum_banks: compiled.psum_banks,
                 trace: opts.trace.clone(),
+                timeline: if opts.timeline { r.trace } else { Vec::new() },
             });
             arrays
         }
@@ -239,6 +250,7 @@ pub fn run(
         sim,
         backend_log,
         checked,
+        compile_seconds,
     })
 }
 
@@ -353,7 +365,8 @@ fn output_name(func: &Function, tensor: Tensor) -> String {
     func.tensors[tensor].name.clone()
 }
 
-fn has_annotations(func: &Function) -> bool {
+/// Whether the kernel carries any pipelining annotation (a stage count, stage ids, buffering).
+pub fn has_annotations(func: &Function) -> bool {
     func.axes.values().any(|a| {
         a.attrs.num_stages.is_some_and(|n| n > 1)
             || a.attrs.multi_buffer.is_some()
@@ -448,6 +461,7 @@ impl RunReport {
             "files": files,
             "summary": summary,
             "checked": self.checked,
+            "compile_seconds": self.compile_seconds,
         });
         if let Some(stats) = &self.stats {
             j["stats"] = stats_json(stats);

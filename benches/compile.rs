@@ -1,0 +1,95 @@
+//! Compile time, front end to pseudo-ISA (parse, checks, lowering, the annotated pipeliner with
+//! its ISL legality check, emergent pipelining, the backend), as the loop body grows (a chain of
+//! N elementwise statements in a 3-stage loop) and as the trip count grows (tensor add over
+//! 128 · T rows in 128-row tiles). The trip count should not matter, since nothing is unrolled, but
+//! it does: the backend's synchronisation analysis (`backend/src/sync.rs`) walks iteration
+//! distances, so compile time grows faster than linearly in T (see the closing report).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use nkc::driver::Source;
+use nkc::run::{self, PipelineMode};
+use penguin::pipeline::PipelineLog;
+use std::hint::black_box;
+use std::path::PathBuf;
+
+/// A kernel whose pipelined loop body holds `n` statements besides its load and store.
+fn body_kernel(n: usize) -> String {
+    let mut s = String::from(
+        "def chain(a: nl.hbm[nl.float32, 1024, 64]):\n    \
+         c = nl.ndarray((1024, 64), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+         for i in nl.affine_range(8, num_stages=3):\n        \
+         t0 = nl.load(a[i * 128:(i + 1) * 128, :])\n",
+    );
+    for k in 1..=n {
+        let op = if k % 2 == 1 {
+            format!("nl.exp(t{})", k - 1)
+        } else {
+            format!("nl.add(t{}, 1.0)", k - 1)
+        };
+        s += &format!("        t{k} = {op}\n");
+    }
+    s += &format!("        nl.store(c[i * 128:(i + 1) * 128, :], value=t{n})\n    return c\n");
+    s
+}
+
+fn trip_kernel(t: usize) -> String {
+    format!(
+        "def add(a: nl.hbm[nl.float32, {r}, 512], b: nl.hbm[nl.float32, {r}, 512]):\n    \
+         c = nl.ndarray(({r}, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+         for i in nl.affine_range({t}, num_stages=3):\n        \
+         ta = nl.load(a[i * 128:(i + 1) * 128, :])\n        \
+         tb = nl.load(b[i * 128:(i + 1) * 128, :])\n        \
+         tc = nl.add(ta, tb)\n        \
+         nl.store(c[i * 128:(i + 1) * 128, :], value=tc)\n    return c\n",
+        r = 128 * t
+    )
+}
+
+/// Front end to pseudo-ISA on the default path.
+fn compile(src: &Source) -> usize {
+    let mut func = nkc::driver::compile(src, None).expect("the bench kernel compiles");
+    run::prepare(
+        &mut func,
+        PipelineMode::Default,
+        true,
+        &mut PipelineLog::default(),
+        &mut Vec::new(),
+    )
+    .expect("the bench kernel pipelines");
+    run::apply_emergent(&mut func, PipelineMode::Default).expect("emergent pipelining");
+    let compiled = run::backend_compile(&func, src).expect("the backend compiles it");
+    compiled.program.streams.len()
+}
+
+fn source(text: String) -> Source {
+    Source {
+        path: PathBuf::from("bench.nk"),
+        text,
+    }
+}
+
+fn compile_time(c: &mut Criterion) {
+    let mut group = c.benchmark_group("compile/body");
+    group.sample_size(10);
+    for n in [4, 16, 64] {
+        let src = source(body_kernel(n));
+        compile(&src);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
+            b.iter(|| compile(black_box(src)))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("compile/trip");
+    group.sample_size(10);
+    for t in [16, 64, 256] {
+        let src = source(trip_kernel(t));
+        compile(&src);
+        group.bench_with_input(BenchmarkId::from_parameter(t), &src, |b, src| {
+            b.iter(|| compile(black_box(src)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, compile_time);
+criterion_main!(benches);
