@@ -1,26 +1,13 @@
 //! End-to-end tests of the `nkc` binary: exit codes, stderr, `compile --emit penguin`, and `run` on
 //! every example with outputs checked against references computed here, independently of nkc.
 
+mod common;
+
+use common::{nkc, scratch, stderr, stdout};
+
 use nkc::npy::{read_npy, write_npy};
 use penguin::interp::Array;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn nkc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nkc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the nkc binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use std::path::Path;
 
 const EXAMPLES: [&str; 4] = [
     "examples/tensor_add.nk",
@@ -28,13 +15,6 @@ const EXAMPLES: [&str; 4] = [
     "examples/softmax.nk",
     "examples/exp_stages.nk",
 ];
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nkc-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 #[test]
 fn check_accepts_every_example_silently() {
@@ -51,7 +31,7 @@ fn check_accepts_every_example_silently() {
 
 #[test]
 fn check_rejects_a_bad_kernel_with_exit_1_and_plain_diagnostics() {
-    let dir = scratch("bad");
+    let dir = scratch("cli", "bad");
     let path = dir.join("bad.nk");
     std::fs::write(
         &path,
@@ -91,7 +71,7 @@ fn compile_emits_penguin_text_that_parses_back() {
             .unwrap_or_else(|e| panic!("{ex}: the emitted IR does not parse: {e}\n{text}"));
         assert_eq!(penguin::write::write_function(&func), text, "{ex}");
     }
-    let dir = scratch("emit");
+    let dir = scratch("cli", "emit");
     let out = dir.join("t.pir");
     let o = nkc(&[
         "compile",
@@ -126,7 +106,7 @@ fn input(shape: &[usize], salt: u32) -> Array {
 
 /// Runs an example with the given inputs and returns its outputs by name.
 fn run_example(ex: &str, inputs: &[(&str, &Array)], outputs: &[&str]) -> Vec<Array> {
-    let dir = scratch(Path::new(ex).file_stem().unwrap().to_str().unwrap());
+    let dir = scratch("cli", Path::new(ex).file_stem().unwrap().to_str().unwrap());
     let mut args: Vec<String> = vec![
         "run".into(),
         ex.into(),
@@ -307,7 +287,7 @@ fn compile_emits_the_pipelined_ir() {
 
 #[test]
 fn check_runs_the_legality_check_and_it_can_be_switched_off() {
-    let dir = scratch("legality");
+    let dir = scratch("cli", "legality");
     let p = dir.join("bad.nk");
     std::fs::write(
         &p,
@@ -324,7 +304,7 @@ fn check_runs_the_legality_check_and_it_can_be_switched_off() {
 
 #[test]
 fn a_wrong_input_is_a_clear_error() {
-    let dir = scratch("wrong");
+    let dir = scratch("cli", "wrong");
     let p = dir.join("a.npy");
     write_npy(&p, &input(&[128, 512], 0)).unwrap();
     let arg = format!("a={}", p.display());
@@ -346,7 +326,7 @@ fn a_wrong_input_is_a_clear_error() {
 
 #[test]
 fn reading_unwritten_memory_is_a_diagnostic_at_the_statement() {
-    let dir = scratch("uninit");
+    let dir = scratch("cli", "uninit");
     let path = dir.join("uninit.nk");
     std::fs::write(
         &path,

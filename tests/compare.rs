@@ -3,17 +3,13 @@
 //! table, the suite table of several files, and the SVG timelines (well-formed XML, one lane per
 //! engine for each path, lanes for the DMA queues).
 
+mod common;
+
+use common::nkc;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn nkc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nkc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the nkc binary runs")
-}
+use std::process::Output;
 
 fn ok(o: &Output, what: &str) -> String {
     assert_eq!(

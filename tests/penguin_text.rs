@@ -2,20 +2,15 @@
 //! through the Penguin IR text form: `parse(write(f))` prints the same text, holds as many
 //! entities of each kind, and verifies too.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+mod common;
+
+use common::nk_files;
 
 fn kernel_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in ["examples", "tests/good"] {
-        let entries = std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
-        files.extend(
-            entries
-                .map(|e| e.expect("readable directory entry").path())
-                .filter(|p| p.extension().is_some_and(|x| x == "nk")),
-        );
-    }
-    files.sort();
+    let mut files = nk_files("examples");
+    files.extend(nk_files("tests/good"));
     assert!(files.len() >= 4, "the examples are missing: {files:?}");
     files
 }

@@ -13,7 +13,10 @@ use nkc::driver;
 use penguin::interp;
 use penguin::pipeline::{self, PipelineLog, PipelineOptions};
 use penguin::Function;
-use std::path::{Path, PathBuf};
+
+mod common;
+
+use common::{expectations, line_of, nk_files};
 
 enum Expect {
     Errors(Vec<(String, usize)>),
@@ -21,20 +24,7 @@ enum Expect {
 }
 
 fn expectation(source: &str) -> Expect {
-    let errors: Vec<(String, usize)> = source
-        .lines()
-        .filter_map(|l| l.strip_prefix("# expect:"))
-        .map(|rest| {
-            let (code, line) = rest
-                .split_once('@')
-                .unwrap_or_else(|| panic!("malformed expectation `{rest}`"));
-            let line = line
-                .trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("malformed line number in `{rest}`"));
-            (code.trim().to_string(), line)
-        })
-        .collect();
+    let errors = expectations(source);
     let runs = source.lines().any(|l| l.trim() == "# runs");
     assert!(
         runs == errors.is_empty(),
@@ -51,21 +41,6 @@ fn expectation(source: &str) -> Expect {
     } else {
         Expect::Errors(errors)
     }
-}
-
-fn line_of(source: &str, offset: usize) -> usize {
-    source[..offset.min(source.len())].matches('\n').count() + 1
-}
-
-fn files(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the directory exists")
-        .map(|e| e.expect("readable directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "nk"))
-        .collect();
-    files.sort();
-    files
 }
 
 /// The bits of every output, for `seed`'s inputs.
@@ -134,7 +109,7 @@ fn check_off_changes_result(func: &Function, source: &str, file: &str) -> Option
 
 #[test]
 fn pipeline_corpus() {
-    let files = files("tests/pipeline");
+    let files = nk_files("tests/pipeline");
     assert!(files.len() >= 25, "the corpus has {} files", files.len());
     let mut failures = Vec::new();
     for path in &files {
@@ -213,7 +188,7 @@ fn pipeline_corpus() {
 fn examples_and_good_kernels_keep_their_bits() {
     let mut count = 0;
     for dir in ["examples", "tests/good"] {
-        for path in files(dir) {
+        for path in nk_files(dir) {
             let source = std::fs::read_to_string(&path).expect("readable file");
             let (module, errors) = frontend::parse(&source);
             assert!(errors.is_empty(), "{}", path.display());

@@ -2,25 +2,17 @@
 //! (`LANGUAGE.md`: "Every `.nk` file is syntactically valid Python 3"). Skipped, with a message, when
 //! `python3` is not on the machine.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
+
+mod common;
+
+use common::nk_files;
 
 /// Every kernel that must compile: the examples and the good test kernels.
 fn good_kernels() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in ["examples", "tests/good"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().is_some_and(|e| e == "nk") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
+    let mut files = nk_files("examples");
+    files.extend(nk_files("tests/good"));
     files
 }
 

@@ -1,29 +1,13 @@
 //! End-to-end tests of `nkc sim`: outputs through `.npy` files, `--json`, `--trace`,
 //! `--no-numerics`, and exit code 1 with a clear message for every kind of bad input.
 
+mod common;
+
+use common::{nkc, scratch, stderr};
+
 use nkc::npy::{read_npy, write_npy};
 use penguin::interp::Array;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn nkc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nkc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the nkc binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nkc-sim-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use std::process::Output;
 
 const ADD: &str = "runtime-sim/tests/programs/add.s";
 
@@ -36,7 +20,7 @@ fn array(shape: &[usize], f: impl Fn(usize) -> f32) -> Array {
 
 #[test]
 fn sim_adds_given_inputs_and_writes_outputs() {
-    let dir = scratch("add");
+    let dir = scratch("sim", "add");
     let a = array(&[128, 512], |i| i as f32 * 0.001 - 7.0);
     let b = array(&[128, 512], |i| (i % 97) as f32);
     write_npy(&dir.join("a.npy"), &a).unwrap();
@@ -67,7 +51,7 @@ fn sim_adds_given_inputs_and_writes_outputs() {
 
 #[test]
 fn sim_json_and_trace() {
-    let dir = scratch("json");
+    let dir = scratch("sim", "json");
     let trace = dir.join("t.json");
     let o = nkc(&[
         "sim",
@@ -107,7 +91,7 @@ fn sim_json_and_trace() {
 
 #[test]
 fn sim_bad_inputs_exit_1_with_a_message() {
-    let dir = scratch("bad");
+    let dir = scratch("sim", "bad");
     let bad = dir.join("bad.s");
     std::fs::write(
         &bad,
@@ -156,7 +140,7 @@ fn sim_bad_inputs_exit_1_with_a_message() {
 
 #[test]
 fn sim_reports_races_and_exits_1() {
-    let dir = scratch("race");
+    let dir = scratch("sim", "race");
     let src = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/runtime-sim/tests/programs/add.s"

@@ -4,44 +4,13 @@
 //! multiset of (code, line) pairs equals the header exactly (and is not empty), and snapshots the
 //! plain rendered diagnostics with insta, so that wording changes are reviewed.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-/// The `(code, line)` pairs of a file's `# expect:` header lines.
-fn expectations(source: &str) -> Vec<(String, usize)> {
-    source
-        .lines()
-        .filter_map(|l| l.strip_prefix("# expect:"))
-        .map(|rest| {
-            let (code, line) = rest
-                .split_once('@')
-                .unwrap_or_else(|| panic!("malformed expectation `{rest}`"));
-            let line = line
-                .trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("malformed line number in `{rest}`"));
-            (code.trim().to_string(), line)
-        })
-        .collect()
-}
-
-fn line_of(source: &str, offset: usize) -> usize {
-    source[..offset.min(source.len())].matches('\n').count() + 1
-}
-
-fn corpus() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/ui exists")
-        .map(|e| e.expect("readable directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "nk"))
-        .collect();
-    files.sort();
-    files
-}
+use common::{expectations, line_of, nk_files};
 
 #[test]
 fn ui_corpus() {
-    let files = corpus();
+    let files = nk_files("tests/ui");
     assert!(files.len() >= 30, "the corpus has {} files", files.len());
     let mut failures = Vec::new();
     for path in &files {

@@ -1,0 +1,67 @@
+//! Helpers shared by the end-to-end tests of the `nkc` package: running the binary, scratch
+//! directories, the kernel files of a folder, and the `# expect: CODE @ LINE` headers of the test
+//! corpora. Each test file uses a part of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the `nkc` binary from the package root.
+pub fn nkc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nkc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the nkc binary runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh, empty directory for one test (`tag` keeps tests of different files apart).
+pub fn scratch(tag: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nkc-{tag}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("the temporary directory is writable");
+    dir
+}
+
+/// The `.nk` files of a folder of the package, sorted.
+pub fn nk_files(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "nk"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The `(code, line)` pairs of a file's `# expect: CODE @ LINE` header lines.
+pub fn expectations(source: &str) -> Vec<(String, usize)> {
+    source
+        .lines()
+        .filter_map(|l| l.strip_prefix("# expect:"))
+        .map(|rest| {
+            let (code, line) = rest
+                .split_once('@')
+                .unwrap_or_else(|| panic!("malformed expectation `{rest}`"));
+            let line = line
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("malformed line number in `{rest}`"));
+            (code.trim().to_string(), line)
+        })
+        .collect()
+}
+
+/// The 1-based line of a byte offset.
+pub fn line_of(source: &str, offset: usize) -> usize {
+    source[..offset.min(source.len())].matches('\n').count() + 1
+}
