@@ -468,21 +468,7 @@ impl RunReport {
         }
         if let Some(sim) = &self.sim {
             let s = &sim.stats;
-            let engines: serde_json::Map<String, serde_json::Value> = runtime_sim::isa::Engine::ALL
-                .iter()
-                .map(|&e| {
-                    let es = &s.engines[e.index()];
-                    (
-                        e.name().to_string(),
-                        json!({
-                            "busy": es.busy,
-                            "utilisation": s.utilisation(es.busy),
-                            "instructions": es.instructions,
-                            "predicated_off": es.predicated_off,
-                        }),
-                    )
-                })
-                .collect();
+            let engines = crate::sim::engines_json(s);
             j["cycles"] = json!(s.cycles);
             j["lower_bound"] = json!(s.bound());
             j["cycles_over_bound"] = json!(s.cycles_over_bound());

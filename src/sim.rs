@@ -122,25 +122,32 @@ fn gather_inputs(prog: &Program, opts: &SimOptions) -> Result<Vec<Array>, Failur
     Ok(inputs)
 }
 
+/// Busy cycles, utilisation, instructions and predicated-off instructions per engine, keyed by
+/// engine name: the `engines` field of `nkc sim --json` and `nkc run --json`.
+pub fn engines_json(s: &runtime_sim::sim::Stats) -> serde_json::Value {
+    let engines: serde_json::Map<String, serde_json::Value> = Engine::ALL
+        .iter()
+        .map(|&e| {
+            let es = &s.engines[e.index()];
+            (
+                e.name().to_string(),
+                json!({
+                    "busy": es.busy,
+                    "utilisation": s.utilisation(es.busy),
+                    "instructions": es.instructions,
+                    "predicated_off": es.predicated_off,
+                }),
+            )
+        })
+        .collect();
+    serde_json::Value::Object(engines)
+}
+
 impl SimReport {
     /// The `--json` form.
     pub fn to_json(&self) -> serde_json::Value {
         let s = &self.result.stats;
-        let engines: serde_json::Map<String, serde_json::Value> = Engine::ALL
-            .iter()
-            .map(|&e| {
-                let es = &s.engines[e.index()];
-                (
-                    e.name().to_string(),
-                    json!({
-                        "busy": es.busy,
-                        "utilisation": s.utilisation(es.busy),
-                        "instructions": es.instructions,
-                        "predicated_off": es.predicated_off,
-                    }),
-                )
-            })
-            .collect();
+        let engines = engines_json(s);
         let queues: Vec<serde_json::Value> = (0..DMA_QUEUES)
             .map(|q| {
                 json!({
