@@ -1,5 +1,6 @@
 # The two commands of the README: `make demo` runs nkc on a bundled example, `make test` runs the
-# whole test suite. `make docs` regenerates the README's `nkc compare` tables and docs/compare.svg. Both first install what a fresh machine lacks (scripts/setup.sh).
+# whole test suite. `make docs` regenerates the README's `nkc compare` tables and docs/compare.svg.
+# Each first installs what a fresh machine lacks (scripts/setup.sh).
 
 DEMO ?= examples/tensor_add.nk
 
