@@ -14,6 +14,11 @@
 //! 5. `prune_waits` and [`assemble`]: one in-order stream per engine (the program order of the
 //!    kernel), hardware loops; waits that other waits imply are dropped.
 //!
+//! Steps 4 and 5's pruning run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops
+//! run a bounded number of iterations that still show every pattern (the module argues the
+//! bound); the decisions (which waits, at which distances) are realised on the real kernel by
+//! [`sync::realise`]. So compile time does not grow with the trip count.
+//!
 //! Not (yet) here: a list scheduler that reorders loop bodies (the streams keep program order),
 //! and HBM scratch allocation.
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is

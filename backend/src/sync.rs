@@ -27,7 +27,11 @@
 //!
 //! The search is bounded ([`MAX_WORK`] footprint checks per pair; past it the wait covers every
 //! earlier instance, `D = 0`) and distances are capped at [`MAX_DISTANCE`] (a smaller distance is
-//! still correct, only more conservative).
+//! still correct, only more conservative). The enumeration is over instances, so `lib.rs` runs it
+//! on the trip-clamped copy of the kernel ([`crate::clamp`]), where the number of instances does
+//! not depend on the trip counts, and [`realise`] rewrites the waits found there (same producer,
+//! same distance) over the real trip counts: a distance is a number of common iterations, which
+//! the clamping preserves.
 
 use crate::emit::{ENode, Emitted, Foot, Node};
 use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Op, Reg, Term, MAX_REGS};
