@@ -14,6 +14,11 @@
 //! 5. `prune_waits` and [`assemble`]: one in-order stream per engine (the program order of the
 //!    kernel), hardware loops; waits that other waits imply are dropped.
 //!
+//! Steps 4 and 5's pruning run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops
+//! run a bounded number of iterations that still show every pattern (the module argues the
+//! bound); the decisions (which waits, at which distances) are realised on the real kernel by
+//! [`sync::realise`]. So compile time does not grow with the trip count.
+//!
 //! Not (yet) here: a list scheduler that reorders loop bodies (the streams keep program order),
 //! and HBM scratch allocation.
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
@@ -21,6 +26,7 @@
 
 pub mod alloc;
 pub mod bir;
+pub mod clamp;
 pub mod emergent;
 pub mod emit;
 pub mod error;
@@ -48,16 +54,28 @@ pub struct Compiled {
     /// Waits dropped because another wait implies them (an earlier one of the same engine, or
     /// one of the same consumer on a later instruction of the same queue or engine).
     pub redundant_waits: usize,
+    /// Loops whose trip count the synchronisation analysis clamped ([`clamp`]).
+    pub clamped_loops: usize,
 }
 
 /// Compiles `func`; `source` (the kernel file's text) gives the trace its line numbers.
 pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, BackendError> {
+    compile_with(func, source, true)
+}
+
+/// [`compile`], choosing whether the synchronisation analysis and the wait pruning run on a
+/// trip-clamped copy of the kernel ([`clamp`]; `false` runs them on the full trip counts, which
+/// costs time growing with the trip counts and must give the same program).
+pub fn compile_with(
+    func: &Function,
+    source: Option<&str>,
+    clamp_trips: bool,
+) -> Result<Compiled, BackendError> {
     let mut bir = bir::lower_function(func)?;
     schedule::schedule_bodies(&mut bir);
     let alloc = alloc::allocate(func, &bir)?;
     let info = source.map(|text| emit::SourceInfo { text });
     let em = emit::emit_nodes(func, &bir, &alloc, info.as_ref())?;
-    let sync = sync::compute_sync(&em);
     let mut tensors = Vec::new();
     for &t in &alloc.hbm {
         let d = &func.tensors[t];
@@ -75,8 +93,31 @@ pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, Backen
             },
         });
     }
-    let mut sync = sync;
-    let pruned = prune_waits(&em, &mut sync, &tensors);
+    // The analyses run on a trip-clamped copy when there is one (same decisions, bounded cost).
+    let small = if clamp_trips {
+        clamp::clamp_trips(&em)
+    } else {
+        None
+    };
+    let clamped_loops = small.as_ref().map_or(0, |s| {
+        s.loops
+            .iter()
+            .zip(&em.loops)
+            .filter(|(a, b)| a.0 != b.0)
+            .count()
+    });
+    let (sync, pruned) = match small {
+        Some(small) => {
+            let mut sync = sync::compute_sync(&small);
+            let pruned = prune_waits(&small, &mut sync, &tensors);
+            (sync::realise(&em, &sync), pruned)
+        }
+        None => {
+            let mut sync = sync::compute_sync(&em);
+            let pruned = prune_waits(&em, &mut sync, &tensors);
+            (sync, pruned)
+        }
+    };
     let (program, redundant) = assemble(&em, &sync, tensors);
     runtime_sim::validate::validate(&program).map_err(|e| {
         BackendError::internal(format!("the backend emitted an invalid program: {e}"))
@@ -88,6 +129,7 @@ pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, Backen
         psum_banks: alloc.psum_banks,
         dependences: sync.dependences,
         redundant_waits: redundant + sync.implied_waits + pruned,
+        clamped_loops,
     })
 }
 
@@ -103,7 +145,7 @@ pub const PRUNE_BUDGET: u64 = 200_000_000;
 /// happens-before relation the detector checks, does not depend on timing. Returns the number
 /// removed.
 fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
-    use runtime_sim::sim::{random_inputs, simulate, Options};
+    use runtime_sim::sim::{simulate, Options};
     let opts = Options {
         numerics: false,
         races: true,
@@ -112,9 +154,9 @@ fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
     };
     let races = |sync: &Sync| -> bool {
         let (prog, _) = assemble(em, sync, tensors.to_vec());
-        let inputs = random_inputs(&prog, 0);
-        // A program that the simulator rejects keeps the wait (it never should).
-        simulate(&prog, &inputs, &opts).map_or(true, |r| !r.races.is_empty())
+        // Timing only, without data (no inputs). A program that the simulator rejects keeps
+        // the wait (it never should).
+        simulate(&prog, &[], &opts).map_or(true, |r| !r.races.is_empty())
     };
     // A budget: every attempt simulates the whole program (timing only).
     let dynamic: u64 = em

@@ -27,7 +27,11 @@
 //!
 //! The search is bounded ([`MAX_WORK`] footprint checks per pair; past it the wait covers every
 //! earlier instance, `D = 0`) and distances are capped at [`MAX_DISTANCE`] (a smaller distance is
-//! still correct, only more conservative).
+//! still correct, only more conservative). The enumeration is over instances, so `lib.rs` runs it
+//! on the trip-clamped copy of the kernel ([`crate::clamp`]), where the number of instances does
+//! not depend on the trip counts, and [`realise`] rewrites the waits found there (same producer,
+//! same distance) over the real trip counts: a distance is a number of common iterations, which
+//! the clamping preserves.
 
 use crate::emit::{ENode, Emitted, Foot, Node};
 use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Op, Reg, Term, MAX_REGS};
@@ -42,8 +46,9 @@ pub const MAX_WORK: u64 = 2_000_000;
 pub enum WaitKind {
     /// A dependence on the producer node, at this distance.
     Dependence { from: usize, distance: i64 },
-    /// `sp` orders a predicated-off transfer after the earlier ones of the same instruction.
-    DmaOrder,
+    /// `sp` orders a predicated-off transfer after the earlier ones of the same instruction; the
+    /// wait runs when guard comparison `cmp` of the transfer fails.
+    DmaOrder { cmp: usize },
 }
 
 #[derive(Clone, Debug)]
@@ -293,7 +298,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
     // instance follows an on one (elsewhere every earlier instance was off and signalled too).
     for (xi, x) in em.nodes.iter().enumerate() {
         if let (Some(sem), Op::Dma { .. }) = (s.signal[xi], &x.inst.op) {
-            for c in &x.inst.pred {
+            for (ci, c) in x.inst.pred.iter().enumerate() {
                 if !off_after_on(em, x, c) {
                     continue;
                 }
@@ -305,12 +310,39 @@ pub fn compute_sync(em: &Emitted) -> Sync {
                         op: negate(c.op),
                         rhs: c.rhs.clone(),
                     }],
-                    kind: WaitKind::DmaOrder,
+                    kind: WaitKind::DmaOrder { cmp: ci },
                 });
             }
         }
     }
     s
+}
+
+/// The waits decided on a trip-clamped copy of `em` ([`crate::clamp`]), realised on `em`: the
+/// same nodes, semaphores and distances, with values and guards over `em`'s trip counts.
+pub fn realise(em: &Emitted, s: &Sync) -> Sync {
+    let mut out = s.clone();
+    for (yi, waits) in out.waits.iter_mut().enumerate() {
+        let y = &em.nodes[yi];
+        for w in waits.iter_mut() {
+            match w.kind {
+                WaitKind::Dependence { from, distance } => {
+                    w.value = wait_value(em, &em.nodes[from], y, from < yi, distance);
+                    w.pred = y.inst.pred.clone();
+                }
+                WaitKind::DmaOrder { cmp } => {
+                    let c = &y.inst.pred[cmp];
+                    w.value = lin_expr(em, y);
+                    w.pred = vec![Cmp {
+                        lhs: c.lhs.clone(),
+                        op: negate(c.op),
+                        rhs: c.rhs.clone(),
+                    }];
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Whether some instance of `x` where comparison `c` fails comes after an instance where `x` is on.

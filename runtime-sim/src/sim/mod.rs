@@ -290,7 +290,9 @@ pub fn random_inputs(p: &Program, seed: u64) -> Vec<Array> {
         .collect()
 }
 
-/// Runs a program on `inputs` (one per input tensor, in declaration order).
+/// Runs a program on `inputs` (one per input tensor, in declaration order). A timing-only run
+/// (`numerics` off) may pass no inputs at all: nothing reads them, and its outputs are then empty
+/// arrays of the declared shapes (so any HBM size can be simulated for timing and races).
 pub fn simulate(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimResult, SimError> {
     crate::validate::validate(p).map_err(SimError::Invalid)?;
     exec::run(p, inputs, opts)
