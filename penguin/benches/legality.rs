@@ -1,10 +1,14 @@
-//! The cost of the ISL legality check (`compute_violations`):
+//! The cost of the ISL legality check (`compute_violations`), and of the whole pipeliner pass
+//! (`pipeline_function`: targets, stage context, buffer counts, widening, the legality check, the
+//! extended loop, reordering and the verifier) on the same kernels:
 //! (1) a fixed 3-stage body as the trip count grows from 16 to 1,000,000 (it must stay flat);
 //! (2) a body of S statements chained through 128×512 tiles, stages spread over 3, S = 4 … 256
 //!     (DESIGN.md's yardstick: islpy takes 8, 24, 89 and 434 ms for S = 4, 16, 64, 256).
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use penguin::pipeline::{compute_violations_with, LegalityOptions, PipelinePlan};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use penguin::pipeline::{
+    compute_violations_with, pipeline_function, LegalityOptions, PipelineOptions, PipelinePlan,
+};
 use penguin::{parse_function, Function, Tensor};
 use std::fmt::Write;
 use std::hint::black_box;
@@ -99,5 +103,50 @@ fn body_size(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, trip_count, body_size);
+/// The chain annotated for the pipeliner itself: each statement's `stage_id` from the plan (Mode B).
+fn annotated(f: &Function, plan: &PipelinePlan) -> Function {
+    let mut f = f.clone();
+    let body = f.axes[plan.axis].body.clone();
+    for (&stmt, &stage) in body.iter().zip(&plan.stages) {
+        f.annots[stmt].stage_id = Some(stage);
+    }
+    f
+}
+
+fn whole_pass(c: &mut Criterion) {
+    let opts = PipelineOptions::default();
+    let mut g = c.benchmark_group("pipeliner_trip_count");
+    for trip in [16u64, 256, 4096, 65536, 1_000_000] {
+        let (f, plan) = chain(3, trip);
+        let f = annotated(&f, &plan);
+        pipeline_function(&mut f.clone(), &opts).expect("the chain pipelines");
+        g.bench_with_input(BenchmarkId::from_parameter(trip), &trip, |b, _| {
+            b.iter_batched(
+                || f.clone(),
+                |mut f| pipeline_function(black_box(&mut f), &opts),
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+    let mut g = c.benchmark_group("pipeliner_body_size");
+    g.sample_size(10);
+    // Not 256: the 255 tiles of 128×512 floats need 526 KB per partition once two of them are
+    // double-buffered, and the pass rightly refuses that (E0421, SBUF overflow after widening).
+    for s in [4usize, 16, 64] {
+        let (f, plan) = chain(s, 16);
+        let f = annotated(&f, &plan);
+        pipeline_function(&mut f.clone(), &opts).expect("the chain pipelines");
+        g.bench_with_input(BenchmarkId::from_parameter(s), &s, |b, _| {
+            b.iter_batched(
+                || f.clone(),
+                |mut f| pipeline_function(black_box(&mut f), &opts),
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, trip_count, body_size, whole_pass);
 criterion_main!(benches);
