@@ -179,22 +179,16 @@ impl Checker<'_> {
                 self.call(e, func, args, kwargs, cx, dest, outer)
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let alu = match op {
-                    BinOp::Add => AluOp::Add,
-                    BinOp::Sub => AluOp::Subtract,
-                    BinOp::Mul => AluOp::Multiply,
-                    BinOp::Div => AluOp::Divide,
-                    BinOp::FloorDiv | BinOp::Mod => {
-                        self.error(
-                            Error::new(
-                                codes::UNSUPPORTED,
-                                format!("`{}` is not defined on tiles", op.symbol()),
-                                e.span.clone(),
-                            )
-                            .with_label("tiles support `+ - * /`"),
-                        );
-                        return None;
-                    }
+                let Some(alu) = tile_alu(*op) else {
+                    self.error(
+                        Error::new(
+                            codes::UNSUPPORTED,
+                            format!("`{}` is not defined on tiles", op.symbol()),
+                            e.span.clone(),
+                        )
+                        .with_label("tiles support `+ - * /`"),
+                    );
+                    return None;
                 };
                 let x = self.arg(lhs, cx);
                 let y = self.arg(rhs, cx);
@@ -1447,4 +1441,15 @@ pub(super) fn is_store(e: &Expr) -> bool {
 /// True when the call `e` is a matmul (`nl.matmul`, `nisa.nc_matmul`).
 pub(super) fn is_matmul(e: &Expr) -> bool {
     matches!(&e.kind, ExprKind::Call { func, .. } if matches!(func_name(func).as_str(), "nl.matmul" | "nisa.nc_matmul"))
+}
+
+/// The elementwise operation a Python operator means on tiles (`+ - * /`); `//` and `%` have none.
+pub(super) fn tile_alu(op: BinOp) -> Option<AluOp> {
+    match op {
+        BinOp::Add => Some(AluOp::Add),
+        BinOp::Sub => Some(AluOp::Subtract),
+        BinOp::Mul => Some(AluOp::Multiply),
+        BinOp::Div => Some(AluOp::Divide),
+        BinOp::FloorDiv | BinOp::Mod => None,
+    }
 }

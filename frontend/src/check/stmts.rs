@@ -24,7 +24,7 @@ use super::{
 use crate::ast::{self, BinOp, Expr, ExprKind, Span, StmtKind, Target};
 use crate::codes;
 use crate::diagnostic::Error;
-use penguin::{AluOp, Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, TensorKind};
+use penguin::{Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, TensorKind};
 use std::collections::HashMap;
 
 /// What kind of value an expression denotes, judged from its form before evaluation.
@@ -626,22 +626,16 @@ impl Checker<'_> {
                 }
             }
             Memory::Sbuf => {
-                let alu = match op {
-                    BinOp::Add => AluOp::Add,
-                    BinOp::Sub => AluOp::Subtract,
-                    BinOp::Mul => AluOp::Multiply,
-                    BinOp::Div => AluOp::Divide,
-                    BinOp::FloorDiv | BinOp::Mod => {
-                        self.error(
-                            Error::new(
-                                codes::UNSUPPORTED,
-                                format!("`{}=` is not defined on tiles", op.symbol()),
-                                span.clone(),
-                            )
-                            .with_label("tiles support `+= -= *= /=`"),
-                        );
-                        return;
-                    }
+                let Some(alu) = super::ops::tile_alu(op) else {
+                    self.error(
+                        Error::new(
+                            codes::UNSUPPORTED,
+                            format!("`{}=` is not defined on tiles", op.symbol()),
+                            span.clone(),
+                        )
+                        .with_label("tiles support `+= -= *= /=`"),
+                    );
+                    return;
                 };
                 let Some(v) = self.arg_at(value, cx, true) else {
                     return;
