@@ -1,8 +1,9 @@
 //! Emission of pseudo-ISA instructions from BIR: addresses, address rotation and DMA splitting.
 //!
 //! [`emit_nodes`] turns every BIR instruction into one pseudo-ISA instruction (a DMA into several:
-//! it is split by partitions over the DMA queues, so that a large tile moves at the core's
-//! bandwidth rather than one queue's) with:
+//! it is split by partitions over the DMA queues as [`crate::queues`] planned, so that a loop
+//! body's transfers move at the core's bandwidth rather than one queue's, and `sp`'s issue slots
+//! do not become the bottleneck) with:
 //! - addresses as expressions in the iteration registers (loop at depth `d` has register `rd`;
 //!   the Penguin induction variable is `lb + rd`);
 //! - **address rotation**: a tensor with block dimensions is a ring of physical slots, and an
@@ -19,6 +20,7 @@
 use crate::alloc::{Allocation, Place};
 use crate::bir::{BNode, Bir};
 use crate::error::{BackendError, UNSUPPORTED};
+use crate::queues::{compute_queue_plan, QueuePlan};
 use penguin::affine::{AffineExpr, CmpOp as PCmp};
 use penguin::ir::{self as pir, Memory, Operand};
 use penguin::{Axis, Function, Tensor};
@@ -113,7 +115,7 @@ pub fn emit_nodes(
         src,
         regs,
         nodes: Vec::new(),
-        next_queue: 0,
+        queues: compute_queue_plan(func, bir),
     };
     let tree = cx.block(&bir.body)?;
     Ok(Emitted {
@@ -130,7 +132,7 @@ struct Emit<'a> {
     src: Option<&'a SourceInfo<'a>>,
     regs: HashMap<Axis, (Reg, i64)>,
     nodes: Vec<Node>,
-    next_queue: usize,
+    queues: QueuePlan,
 }
 
 /// A tile operand resolved to an access pattern and a footprint.
@@ -512,8 +514,13 @@ impl Emit<'_> {
         let tile = self.tile(i, tile_op, load)?;
         let (hbm, hfoot) = self.hbm(hbm_op, !load)?;
         let np = u64::from(tile.ap.np);
-        let bytes = np * tile.ap.free_elems() * tile.ap.dtype.size();
-        let pieces = dma_pieces(np, bytes);
+        let split = self
+            .queues
+            .splits
+            .get(&i)
+            .cloned()
+            .expect("compute_queue_plan plans every load and store");
+        let pieces = split.pieces();
         let pp = np / pieces;
         let cols = hbm.dims[0].stride;
         let mut out = Vec::new();
@@ -531,8 +538,7 @@ impl Emit<'_> {
             let mut hf = hfoot.clone();
             hf.r0.constant += off;
             hf.nr = pp;
-            let queue = (self.next_queue % DMA_QUEUES) as u8;
-            self.next_queue += 1;
+            let queue = split.queues[k as usize];
             let (dst, src) = if load {
                 (DmaSide::Tile(ap), DmaSide::Hbm(h))
             } else {
@@ -544,9 +550,11 @@ impl Emit<'_> {
     }
 }
 
-/// How many pieces a transfer of `np` partitions and `bytes` is split into: a power of two that
-/// divides `np`, at most the 16 queues, and no more than keeps each piece's queue time at least
-/// twice the `sp` issue cost (so that issuing does not become the bottleneck).
+/// How many pieces a lone transfer of `np` partitions and `bytes` would be split into for its
+/// latency: a power of two that divides `np`, at most the 16 queues, and no more than keeps each
+/// piece's queue time at least twice the `sp` issue cost. The emergent heuristic estimates a
+/// tile's DMA time with it; the emitter's actual split balances whole loop bodies
+/// ([`crate::queues::compute_queue_plan`]).
 pub fn dma_pieces(np: u64, bytes: u64) -> u64 {
     let want = machine::dma_queue_cycles(bytes) / (2 * machine::dma_issue_cycles());
     let mut k = 1;

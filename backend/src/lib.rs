@@ -8,7 +8,8 @@
 //! 2. [`alloc::allocate`]: colouring allocators (live ranges, petgraph interference graph) for
 //!    SBUF and PSUM banks, or a diagnostic naming the buffers and bytes;
 //! 3. [`emit::emit_nodes`]: addresses with address rotation (ring slots as modulo terms), DMA
-//!    splitting over the queues, footprints;
+//!    splitting over the queues ([`queues::compute_queue_plan`] balances each loop body's
+//!    transfers over the 16 queues and `sp`'s issue slots), footprints;
 //! 4. [`sync::compute_sync`]: a semaphore for every cross-engine dependence, with waits affine in
 //!    the iteration registers;
 //! 5. `prune_waits` and [`assemble`]: one in-order stream per engine (the program order of the
@@ -30,6 +31,7 @@ pub mod clamp;
 pub mod emergent;
 pub mod emit;
 pub mod error;
+pub mod queues;
 pub mod schedule;
 pub mod sync;
 

@@ -1,0 +1,256 @@
+//! DMA queue planning: how many pieces each transfer is split into, and on which queues.
+//!
+//! A transfer of `B` bytes keeps the queues busy `B / 19` cycles in total however it is split
+//! (MACHINE.md), but every piece costs `sp` one issue slot of [`machine::dma_issue_cycles`]. The
+//! queues are static per instruction (a DMA instruction names its queue), so the balance that
+//! matters is the one of a loop body: in the steady state of a pipelined loop, one iteration's
+//! transfers must fit in one iteration's time on the busiest queue and on `sp`.
+//!
+//! [`compute_queue_plan`] plans every body of the BIR loop tree (and the top level) on its own.
+//! For a body with transfers `t` of queue time `Q_t`, it looks for the smallest per-iteration
+//! time `T` such that:
+//! - every transfer, taken by decreasing `Q_t`, fits on the `p` least-loaded queues with each
+//!   queue's load plus `Q_t / p` at most `T`, for the smallest power of two `p` (dividing the
+//!   tile's partitions, at most [`DMA_QUEUES`]) that fits;
+//! - `sp` issues the pieces in time: `Σ p_t · issue ≤ T`.
+//!
+//! `T` starts at the resource bound of the body, `max(Σ Q_t / 16, issue · #transfers)`, and grows
+//! by 1/32 until the packing fits; it always ends, since splitting every transfer 16 ways fits any
+//! `T` at least `Σ Q_t / 16 + 16 · issue · #transfers`. A transfer whose tile has fewer partitions
+//! than the pieces it would need takes the largest split it has. Ties between queues go to the
+//! lowest index after a rotation that advances from body to body, so that successive bodies do
+//! not all start on queue 0.
+//!
+//! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
+//! as many as its pieces, and its pieces divide its partitions.
+
+use crate::bir::{BNode, Bir};
+use penguin::ir::Op;
+use penguin::Function;
+use runtime_sim::machine::{self, DMA_QUEUES};
+use std::collections::HashMap;
+
+/// The split of one transfer: piece `k` covers partitions `[k·np/p, (k+1)·np/p)` of the tile and
+/// goes on `queues[k]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitData {
+    pub queues: Vec<u8>,
+}
+
+impl SplitData {
+    pub fn pieces(&self) -> u64 {
+        self.queues.len() as u64
+    }
+}
+
+/// The split of every load and store, by BIR instruction index.
+#[derive(Clone, Debug, Default)]
+pub struct QueuePlan {
+    pub splits: HashMap<usize, SplitData>,
+}
+
+/// A transfer to place.
+struct Transfer {
+    inst: usize,
+    partitions: u64,
+    bytes: u64,
+}
+
+/// Plans the split and the queues of every transfer of `bir`.
+pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
+    let mut plan = QueuePlan::default();
+    let mut rotation = 0;
+    plan_body(func, bir, &bir.body, &mut plan, &mut rotation);
+    for l in &bir.loops {
+        plan_body(func, bir, &l.body, &mut plan, &mut rotation);
+    }
+    plan
+}
+
+fn plan_body(
+    func: &Function,
+    bir: &Bir,
+    body: &[BNode],
+    plan: &mut QueuePlan,
+    rotation: &mut usize,
+) {
+    let mut transfers: Vec<Transfer> = body
+        .iter()
+        .filter_map(|n| match *n {
+            BNode::Inst(i) => transfer(func, bir, i),
+            BNode::Loop(_) => None,
+        })
+        .collect();
+    if transfers.is_empty() {
+        return;
+    }
+    // Largest first; program order breaks ties, so the plan is deterministic.
+    transfers.sort_by_key(|t| (std::cmp::Reverse(t.bytes), t.inst));
+    let issue = machine::dma_issue_cycles();
+    let total: u64 = transfers
+        .iter()
+        .map(|t| machine::dma_queue_cycles(t.bytes))
+        .sum();
+    let mut target = (total / DMA_QUEUES as u64).max(issue * transfers.len() as u64);
+    loop {
+        if let Some(splits) = pack(&transfers, target, *rotation) {
+            for (t, s) in transfers.iter().zip(splits) {
+                plan.splits.insert(t.inst, s);
+            }
+            break;
+        }
+        target += target / 32 + 1;
+    }
+    *rotation = (*rotation + transfers.len()) % DMA_QUEUES;
+}
+
+/// Packs the transfers into per-iteration time `target`, or `None` when they do not fit.
+fn pack(transfers: &[Transfer], target: u64, rotation: usize) -> Option<Vec<SplitData>> {
+    let issue = machine::dma_issue_cycles();
+    let mut load = [0u64; DMA_QUEUES];
+    let mut issued = 0;
+    let mut out = Vec::with_capacity(transfers.len());
+    for t in transfers {
+        let most = largest_split(t.partitions);
+        let mut p = 1;
+        let chosen = loop {
+            let piece = machine::dma_queue_cycles(t.bytes / p);
+            let queues = least_loaded(&load, p as usize, rotation);
+            if queues.iter().all(|&q| load[q] + piece <= target) {
+                for &q in &queues {
+                    load[q] += piece;
+                }
+                break queues;
+            }
+            if p >= most {
+                return None;
+            }
+            p *= 2;
+        };
+        issued += issue * chosen.len() as u64;
+        out.push(SplitData {
+            queues: chosen.into_iter().map(|q| q as u8).collect(),
+        });
+    }
+    (issued <= target).then_some(out)
+}
+
+/// The largest power of two that divides `partitions`, at most the queue count.
+fn largest_split(partitions: u64) -> u64 {
+    let mut p = 1;
+    while p * 2 <= DMA_QUEUES as u64 && partitions.is_multiple_of(p * 2) {
+        p *= 2;
+    }
+    p
+}
+
+/// The `n` least-loaded queues (ties: lowest index after `rotation`), in queue order.
+fn least_loaded(load: &[u64; DMA_QUEUES], n: usize, rotation: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..DMA_QUEUES)
+        .map(|k| (k + rotation) % DMA_QUEUES)
+        .collect();
+    order.sort_by_key(|&q| load[q]);
+    let mut chosen: Vec<usize> = order.into_iter().take(n).collect();
+    chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
+    chosen
+}
+
+/// The transfer of BIR instruction `i`, if it is a load or a store.
+fn transfer(func: &Function, bir: &Bir, i: usize) -> Option<Transfer> {
+    let bi = &bir.insts[i];
+    let tile = match bi.op {
+        Op::Load => &bi.dst,
+        Op::Store => bi.srcs.first()?,
+        _ => return None,
+    };
+    let size = &tile.access.size;
+    let partitions = size.first().copied().unwrap_or(1).max(1);
+    let free: u64 = size.iter().skip(1).product();
+    let bytes = partitions * free.max(1) * func.tensors[tile.tensor].dtype.size_bytes();
+    Some(Transfer {
+        inst: i,
+        partitions,
+        bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(inst: usize, partitions: u64, bytes: u64) -> Transfer {
+        Transfer {
+            inst,
+            partitions,
+            bytes,
+        }
+    }
+
+    /// The busiest queue and the `sp` issue time of a packing.
+    fn cost(ts: &[Transfer], splits: &[SplitData]) -> (u64, u64) {
+        let mut load = [0u64; DMA_QUEUES];
+        let mut issued = 0;
+        for (t, s) in ts.iter().zip(splits) {
+            for &q in &s.queues {
+                load[q as usize] += machine::dma_queue_cycles(t.bytes / s.pieces());
+            }
+            issued += s.pieces() * machine::dma_issue_cycles();
+        }
+        (*load.iter().max().unwrap(), issued)
+    }
+
+    #[test]
+    fn three_equal_tiles_balance_every_queue() {
+        // tensor_add's body: two 256 KiB loads and a 256 KiB store.
+        let ts = [t(0, 128, 262144), t(1, 128, 262144), t(2, 128, 262144)];
+        let total = 3 * machine::dma_queue_cycles(262144);
+        let bound = total / DMA_QUEUES as u64;
+        let mut target = bound;
+        let splits = loop {
+            if let Some(s) = pack(&ts, target, 0) {
+                break s;
+            }
+            target += target / 32 + 1;
+        };
+        let (busiest, issued) = cost(&ts, &splits);
+        // Within rounding of the queue bound, and `sp` is not the bottleneck.
+        assert!(busiest <= bound + 2, "busiest {busiest} vs bound {bound}");
+        assert!(issued <= busiest, "sp {issued} vs queues {busiest}");
+        // Fewer pieces than splitting everything 16 ways.
+        let pieces: u64 = splits.iter().map(|s| s.pieces()).sum();
+        assert!(pieces < 48, "{pieces} pieces");
+        for s in &splits {
+            let mut q = s.queues.clone();
+            q.dedup();
+            assert_eq!(q.len(), s.queues.len(), "distinct queues");
+        }
+    }
+
+    #[test]
+    fn small_tiles_are_not_split_into_issue_bound_pieces() {
+        // 64 KiB tiles: 16 pieces would cost sp 1024 cycles for 3449 queue cycles.
+        let ts = [t(0, 128, 65536)];
+        let splits = pack(&ts, 3449 / 16 + 64, 0)
+            .or_else(|| pack(&ts, 1000, 0))
+            .expect("fits in 1000 cycles");
+        let (busiest, issued) = cost(&ts, &splits);
+        assert!(issued <= 1000 && busiest <= 1000);
+        assert!(splits[0].pieces() < 16);
+    }
+
+    #[test]
+    fn a_tile_of_few_partitions_takes_its_largest_split() {
+        assert_eq!(largest_split(1), 1);
+        assert_eq!(largest_split(24), 8);
+        assert_eq!(largest_split(128), 16);
+        let ts = [t(0, 1, 4096)];
+        let mut target = 64;
+        let splits = loop {
+            if let Some(s) = pack(&ts, target, 3) {
+                break s;
+            }
+            target += target / 32 + 1;
+        };
+        assert_eq!(splits[0].queues.len(), 1);
+    }
+}
