@@ -113,3 +113,37 @@ fn the_simulated_program_has_no_race_and_the_interpreters_bits() {
     let exp: Vec<u32> = want.outputs[0].data.iter().map(|x| x.to_bits()).collect();
     assert_eq!(got, exp);
 }
+
+/// The queue plan balances a loop body: tensor_add's two loads and one store (256 KiB each) fill
+/// the 16 queues evenly, with fewer pieces than splitting each transfer 16 ways, and `sp`'s issue
+/// slots stay below the queues' time.
+#[test]
+fn the_queue_plan_balances_the_queues_and_spares_sp() {
+    let func = penguin::parse_function(PIPELINED).unwrap();
+    let c = backend::compile(&func, None).unwrap();
+    let inputs: Vec<_> = penguin::interp::random_inputs(&func, 3)
+        .into_iter()
+        .map(|a| runtime_sim::sim::Array {
+            shape: a.shape,
+            data: a.data,
+        })
+        .collect();
+    let timing = runtime_sim::sim::Options {
+        numerics: false,
+        ..Default::default()
+    };
+    let r = runtime_sim::sim::simulate(&c.program, &inputs, &timing).unwrap();
+    let busy = r.stats.queue_busy;
+    let max = *busy.iter().max().unwrap();
+    let min = *busy.iter().min().unwrap();
+    assert!(min > 0, "every queue moves data: {busy:?}");
+    assert!(
+        max * 100 <= min * 102,
+        "queues balanced within 2%: {busy:?}"
+    );
+    let pieces: u64 = r.stats.queue_transfers.iter().sum();
+    // 12 transfers (4 iterations x 3) split 16 ways would be 192 pieces.
+    assert!(pieces < 12 * 16, "{pieces} pieces");
+    let sp = r.stats.engines[runtime_sim::isa::Engine::Sp.index()].busy;
+    assert!(sp < max, "sp busy {sp} against the busiest queue {max}");
+}
