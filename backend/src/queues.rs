@@ -21,12 +21,21 @@
 //! lowest index after a rotation that advances from body to body, so that successive bodies do
 //! not all start on queue 0.
 //!
+//! That plan uses as few pieces as the throughput allows, and few pieces make each transfer's
+//! latency longer (one piece of `Q/p` cycles after the fixed latency). When the body's compute is
+//! slower than its transfers anyway (the busiest compute engine's cycles per iteration `C` exceed
+//! `T`), the DMA time has slack up to `C`: the plan then spreads each transfer, largest first,
+//! over as many queues as still fit in `(T + C) / 2` on every queue and on `sp` (keeping one issue
+//! slot for each transfer still to place; half the slack, since the in-order `sp` also waits and
+//! should not become the critical engine), and keeps the first plan when that does not pack.
+//!
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
-use crate::bir::{BNode, Bir};
+use crate::bir::{estimate, BNode, Bir};
 use penguin::ir::Op;
 use penguin::Function;
+use runtime_sim::isa::Engine;
 use runtime_sim::machine::{self, DMA_QUEUES};
 use std::collections::HashMap;
 
@@ -92,16 +101,77 @@ fn plan_body(
         .map(|t| machine::dma_queue_cycles(t.bytes))
         .sum();
     let mut target = (total / DMA_QUEUES as u64).max(issue * transfers.len() as u64);
-    loop {
+    let mut splits = loop {
         if let Some(splits) = pack(&transfers, target, *rotation) {
-            for (t, s) in transfers.iter().zip(splits) {
-                plan.splits.insert(t.inst, s);
-            }
-            break;
+            break splits;
         }
         target += target / 32 + 1;
+    };
+    let compute = compute_cycles(bir, body);
+    if compute > target {
+        // Half the slack: `sp` is in order and also waits, so it keeps some of its own.
+        let budget = target + (compute - target) / 2;
+        if let Some(spread) = spread(&transfers, budget, *rotation) {
+            splits = spread;
+        }
+    }
+    for (t, s) in transfers.iter().zip(splits) {
+        plan.splits.insert(t.inst, s);
     }
     *rotation = (*rotation + transfers.len()) % DMA_QUEUES;
+}
+
+/// The busiest compute engine's cycles for one pass over `body` (nested loops times their trips).
+fn compute_cycles(bir: &Bir, body: &[BNode]) -> u64 {
+    fn add(bir: &Bir, body: &[BNode], times: u64, busy: &mut [u64; 5]) {
+        for &n in body {
+            match n {
+                BNode::Inst(i) => {
+                    let bi = &bir.insts[i];
+                    if bi.engine != Engine::Sp {
+                        let n_free = bi.dst.access.size.iter().skip(1).product::<u64>().max(1);
+                        busy[bi.engine.index()] += times * estimate(bi.engine, &bi.op, n_free);
+                    }
+                }
+                BNode::Loop(l) => add(bir, &bir.loops[l].body, times * bir.loops[l].trip, busy),
+            }
+        }
+    }
+    let mut busy = [0; 5];
+    add(bir, body, 1, &mut busy);
+    busy.into_iter().max().unwrap_or(0)
+}
+
+/// Packs the transfers into per-iteration time `target` with as many pieces as fit, or `None`.
+fn spread(transfers: &[Transfer], target: u64, rotation: usize) -> Option<Vec<SplitData>> {
+    let issue = machine::dma_issue_cycles();
+    let mut load = [0u64; DMA_QUEUES];
+    let mut issued = 0;
+    let mut out = Vec::with_capacity(transfers.len());
+    for (k, t) in transfers.iter().enumerate() {
+        let later = issue * (transfers.len() - k - 1) as u64;
+        let mut p = largest_split(t.partitions);
+        let chosen = loop {
+            let piece = machine::dma_queue_cycles(t.bytes / p);
+            let queues = least_loaded(&load, p as usize, rotation);
+            let fits = queues.iter().all(|&q| load[q] + piece <= target);
+            if fits && issued + issue * p + later <= target {
+                for &q in &queues {
+                    load[q] += piece;
+                }
+                break queues;
+            }
+            if p == 1 {
+                return None;
+            }
+            p /= 2;
+        };
+        issued += issue * chosen.len() as u64;
+        out.push(SplitData {
+            queues: chosen.into_iter().map(|q| q as u8).collect(),
+        });
+    }
+    Some(out)
 }
 
 /// Packs the transfers into per-iteration time `target`, or `None` when they do not fit.
