@@ -140,8 +140,8 @@ pub const PRUNE_BUDGET: u64 = 200_000_000;
 /// Drops every dependence wait that other waits imply, as the race detector proves: one at a
 /// time, a wait is removed when the program without it still simulates (timing only) with no
 /// race. This is sound for every timing, not just the simulated one: each semaphore has one
-/// signalling instruction whose signals arrive in instance order (the transfer-ordering waits,
-/// never removed here, see to that), so which signals a wait consumes, and with them the
+/// signalling instruction whose signals arrive in instance order (a predicated-off transfer
+/// signals in its queue's order), so which signals a wait consumes, and with them the
 /// happens-before relation the detector checks, does not depend on timing. Returns the number
 /// removed.
 fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
@@ -172,10 +172,6 @@ fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
     for yi in 0..sync.waits.len() {
         let mut k = 0;
         while k < sync.waits[yi].len() {
-            if !matches!(sync.waits[yi][k].kind, sync::WaitKind::Dependence { .. }) {
-                k += 1;
-                continue;
-            }
             let w = sync.waits[yi].remove(k);
             if races(sync) {
                 sync.waits[yi].insert(k, w);
@@ -206,7 +202,7 @@ pub fn assemble(em: &Emitted, sync: &Sync, tensors: Vec<TensorDecl>) -> (Program
         }
     }
     // First pass: which semaphores some dependence wait still reads once redundant waits are
-    // gone. The others need neither their signals nor the ordering waits of their transfers.
+    // gone. The others need no signals.
     let mut cx = Cx {
         em,
         sync,
@@ -298,12 +294,8 @@ fn stream(
                         *dropped += 1;
                         continue;
                     }
-                    // Only dependence waits imply others (an ordering wait of a transfer may go
-                    // away when its semaphore turns out unused).
-                    if matches!(w.kind, sync::WaitKind::Dependence { .. }) {
-                        known.push((w.sem, w.value.clone(), w.pred.clone()));
-                        cx.record[w.sem] = true;
-                    }
+                    known.push((w.sem, w.value.clone(), w.pred.clone()));
+                    cx.record[w.sem] = true;
                     let mut inst = Inst::new(Op::Wait {
                         sem: w.sem,
                         value: w.value.clone(),

@@ -8,6 +8,13 @@
 //! (when enough signals are known) or blocks it (when not); any new signal on the semaphore
 //! re-evaluates the waiters from the time they started waiting.
 //!
+//! A predicated-off instruction takes no time and touches nothing, but still signals: at once,
+//! except a predicated-off `dma`, which is a zero-byte, zero-latency marker on its queue: its
+//! signal is counted when every transfer issued earlier on that queue has completed
+//! (`max(issue time, queue free)`), in the queue's order. Since every instance of one `dma`
+//! instruction uses the same queue, its semaphore's count is always the number of its instances
+//! completed (on or off), with no wait needed to keep it so.
+//!
 //! Choices MACHINE.md leaves open: a transfer starts its latency when `sp` finishes issuing it;
 //! its bytes are the HBM side's (elements × the tensor's dtype size); a wait that is satisfied
 //! and a signal take no time; a predicated-off `wait` does not wait. Signals are known as soon as
@@ -386,7 +393,10 @@ impl<'p> Sim<'p> {
                 self.engine_signal(ei, sem, t);
             }
             if let Some(sem) = inst.signal {
-                self.engine_signal(ei, sem, t);
+                match inst.op {
+                    Op::Dma { queue, .. } => self.dma_marker(ei, queue, sem, t),
+                    _ => self.engine_signal(ei, sem, t),
+                }
             }
             return Ok(());
         }
@@ -586,6 +596,18 @@ impl<'p> Sim<'p> {
             self.signal(sem, done, &clock);
         }
         Ok(issue_end)
+    }
+
+    /// A predicated-off transfer: a zero-byte, zero-latency marker on its queue. It moves nothing
+    /// and takes no time, but its signal is counted in the queue's order, when every transfer
+    /// issued earlier on the queue has completed, and publishes the queue's clock at that point
+    /// (`sp`'s clock joined with the queue's latest epoch; the marker makes no access, so it takes
+    /// no epoch of its own).
+    fn dma_marker(&mut self, ei: usize, queue: u8, sem: usize, t: u64) {
+        let q = queue as usize;
+        let mut clock = self.engines[ei].clock;
+        clock[queue_thread(queue)] = self.queue_epoch[q];
+        self.signal(sem, t.max(self.queue_free[q]), &clock);
     }
 
     fn compute(&mut self, ei: usize, inst: &'p Inst, op: &Op, t: u64) -> Result<u64, SimError> {
