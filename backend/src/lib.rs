@@ -6,7 +6,8 @@
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
 //!    stays one hardware loop whose stage predicates are instruction guards;
 //! 2. [`alloc::allocate`]: colouring allocators (live ranges, petgraph interference graph) for
-//!    SBUF and PSUM banks, or a diagnostic naming the buffers and bytes;
+//!    SBUF, PSUM banks and HBM scratch (an arena per dtype), or a diagnostic naming the buffers
+//!    and bytes;
 //! 3. [`emit::emit_nodes`]: addresses with address rotation (ring slots as modulo terms), DMA
 //!    splitting over the queues, footprints;
 //! 4. [`sync::compute_sync`]: a semaphore for every cross-engine dependence, with waits affine in
@@ -19,8 +20,7 @@
 //! bound); the decisions (which waits, at which distances) are realised on the real kernel by
 //! [`sync::realise`]. So compile time does not grow with the trip count.
 //!
-//! Not (yet) here: a list scheduler that reorders loop bodies (the streams keep program order),
-//! and HBM scratch allocation.
+//! Not (yet) here: a list scheduler that reorders loop bodies (the streams keep program order).
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
 //! `runtime_sim::machine`, never a copy.
 
@@ -93,6 +93,7 @@ pub fn compile_with(
             },
         });
     }
+    tensors.extend(alloc.arenas.iter().cloned());
     // The analyses run on a trip-clamped copy when there is one (same decisions, bounded cost).
     let small = if clamp_trips {
         clamp::clamp_trips(&em)

@@ -18,6 +18,12 @@
 //! lets a pipelined loop overlap its iterations: a ring slot is reused only once its last reader is
 //! done. The wait never asks for an instance that does not precede `Y`, so it cannot deadlock.
 //!
+//! Footprints are compared physically: SBUF and PSUM rectangles in partitions × bytes; HBM ones
+//! in the tensor's rows × columns, except that two scratch tensors sharing an arena (`alloc`)
+//! conflict whenever their element ranges overlap (whole tensors, conservatively: they share
+//! elements only when their live ranges are disjoint, so one's last access precedes the other's
+//! first anyway).
+//!
 //! Which pairs need a semaphore: instructions on different engines, and any pair whose producer is
 //! a DMA (its transfer runs after `sp` moved on) unless both are transfers on the same queue (a
 //! queue is first in, first out). A predicated-off DMA signals in its queue's order (the
@@ -32,7 +38,7 @@
 //! same distance) over the real trip counts: a distance is a number of common iterations, which
 //! the clamping preserves.
 
-use crate::emit::{ENode, Emitted, Foot, Node};
+use crate::emit::{ENode, Emitted, Foot, Node, Space};
 use runtime_sim::isa::{Cmp, Engine, Expr, Reg, Term, MAX_REGS};
 
 /// The largest dependence distance searched for.
@@ -96,6 +102,11 @@ fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
 fn overlap(a: &Foot, ra: &[i64; MAX_REGS], b: &Foot, rb: &[i64; MAX_REGS]) -> bool {
     if a.space != b.space || !(a.write || b.write) {
         return false;
+    }
+    if let (Space::Hbm(_), true) = (a.space, a.tensor != b.tensor) {
+        // Two scratch tensors of one arena: their rectangles are in their own rows and columns,
+        // so any access of one conflicts with any of the other when their elements overlap.
+        return a.region.0 < b.region.1 && b.region.0 < a.region.1;
     }
     let (ar, ac) = (a.r0.eval(ra), a.c0.eval(ra));
     let (br, bc) = (b.r0.eval(rb), b.c0.eval(rb));

@@ -454,8 +454,13 @@ pub enum Stmt {
 /// Whether a tensor is read or written by the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
+    /// Given by the caller.
     Input,
+    /// Returned to the caller (starts as zeros).
     Output,
+    /// Working memory of the program (HBM scratch): starts uninitialised, and reading an element
+    /// the program has not written is a run-time error; neither given nor returned.
+    Scratch,
 }
 
 /// An HBM tensor: a row-major array.

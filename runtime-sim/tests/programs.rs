@@ -412,3 +412,49 @@ fn a_predicated_off_transfer_signals_in_its_queues_order() {
         r.races[0]
     );
 }
+
+/// `sp` stores a loaded `[4, 64]` tile to scratch (when `store`) and loads it back into another
+/// tile; the output is that tile stored.
+fn scratch_program(store: bool) -> String {
+    let mut s = String::from(
+        "tensor x: f32[4, 64] input\ntensor y: f32[4, 64] output\ntensor tmp: f32[512] scratch\n\
+         semaphore ld\nsemaphore st\nsemaphore back\nengine sp {\n  \
+         dma q0 sbuf.f32[0, 4; 0; 64:1], hbm x[0; 4:64, 64:1] -> ld\n  wait ld >= 1\n",
+    );
+    if store {
+        s += "  dma q1 hbm tmp[128; 4:64, 64:1], sbuf.f32[0, 4; 0; 64:1] -> st\n  wait st >= 1\n";
+    }
+    s += "  dma q2 sbuf.f32[0, 4; 1024; 64:1], hbm tmp[128; 4:64, 64:1] -> back\n  \
+          wait back >= 1\n  dma q3 hbm y[0; 4:64, 64:1], sbuf.f32[0, 4; 1024; 64:1]\n}\n";
+    s
+}
+
+#[test]
+fn scratch_tensors_round_trip_and_start_uninitialised() {
+    let x = arr(&[4, 64], |p, f| p as f32 * 0.5 - f as f32);
+    let r = run_text(&scratch_program(true), std::slice::from_ref(&x)).unwrap();
+    // Only the input is given and only the output returned.
+    assert_eq!(r.outputs.len(), 1);
+    assert_eq!(bits(&r.outputs[0].1.data), bits(&x.data));
+    assert!(r.races.is_empty(), "{:?}", r.races);
+    let p = text::parse(&scratch_program(true)).unwrap();
+    assert_eq!(text::parse(&text::print(&p)).unwrap(), p);
+    assert!(text::print(&p).contains("tensor tmp: f32[512] scratch"));
+    // Without the store, the load reads elements nothing wrote: an error naming the first.
+    let err = run_text(&scratch_program(false), std::slice::from_ref(&x)).unwrap_err();
+    let SimError::Access { inst, message } = &err else {
+        panic!("{err}")
+    };
+    assert!(inst.text.contains("hbm tmp[128"), "{err}");
+    assert!(
+        message.contains("element 128 of scratch tensor `tmp`, which nothing wrote"),
+        "{err}"
+    );
+    // Timing only, nothing is read: no error.
+    let timing = Options {
+        numerics: false,
+        ..Options::default()
+    };
+    let p = text::parse(&scratch_program(false)).unwrap();
+    assert!(sim::simulate(&p, &[], &timing).is_ok());
+}

@@ -15,6 +15,10 @@
 //! instruction uses the same queue, its semaphore's count is always the number of its instances
 //! completed (on or off), with no wait needed to keep it so.
 //!
+//! HBM scratch tensors ([`Role::Scratch`]) start uninitialised: with numerics on, a transfer that
+//! reads an element of one that nothing wrote before it (in processing order) is a
+//! [`SimError::Access`], never a silent value.
+//!
 //! Choices MACHINE.md leaves open: a transfer starts its latency when `sp` finishes issuing it;
 //! its bytes are the HBM side's (elements × the tensor's dtype size); a wait that is satisfied
 //! and a signal take no time; a predicated-off `wait` does not wait. Signals are known as soon as
@@ -215,9 +219,12 @@ pub(super) fn run(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimRe
                     })
                     .unwrap_or_default(),
                 Role::Output => vec![0.0; t.elems() as usize],
+                // Uninitialised: reads of unwritten elements are errors; NaN is a second guard.
+                Role::Scratch => vec![f32::NAN; t.elems() as usize],
             })
             .collect();
-        Some(Storage::new(hbm))
+        let scratch: Vec<bool> = p.tensors.iter().map(|t| t.role == Role::Scratch).collect();
+        Some(Storage::new(hbm, &scratch))
     } else {
         None
     };
@@ -555,6 +562,17 @@ impl<'p> Sim<'p> {
         self.stats.dma_bytes += bytes;
         self.last_time = self.last_time.max(done);
         if let Some(st) = &mut self.storage {
+            if let Some(o) = st.first_unwritten(&s) {
+                let name = match s.space {
+                    Space::Hbm(t) => self.prog.tensors[t].name.as_str(),
+                    _ => "",
+                };
+                return Err(self.access_error(
+                    ei,
+                    inst,
+                    format!("reads element {o} of scratch tensor `{name}`, which nothing wrote"),
+                ));
+            }
             let vals = st.read(&s);
             st.write(&d, &vals);
         }

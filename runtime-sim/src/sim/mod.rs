@@ -1,7 +1,8 @@
 //! The discrete-event simulator of one Neuron-like core (MACHINE.md).
 //!
-//! [`simulate`] validates a program ([`crate::validate`]), loads its input tensors into HBM and
-//! runs every engine's stream in order (`exec`): compute instructions take the cost table's
+//! [`simulate`] validates a program ([`crate::validate`]), loads its input tensors into HBM (output
+//! tensors start as zeros, scratch tensors uninitialised: reading an unwritten scratch element is
+//! an error) and runs every engine's stream in order (`exec`): compute instructions take the cost table's
 //! cycles ([`crate::machine`]), `sp` issues DMA transfers onto 16 queues, waits block until their
 //! semaphore's count is reached. A predicated-off instruction takes no time but still signals; a
 //! predicated-off DMA signals in its queue's order, once the transfers issued before it on that
