@@ -6,7 +6,7 @@
 use nkc::driver::Source;
 use nkc::run::{self, Engine, PipelineMode, RunOptions};
 use penguin::pipeline::PipelineLog;
-use runtime_sim::isa::{Op, Program, Stmt};
+use runtime_sim::isa::{DmaSide, Inst, Op, Program, Role, Stmt};
 use runtime_sim::sim::{self, Options};
 use std::path::Path;
 
@@ -161,93 +161,266 @@ fn remove(stmts: &mut Vec<Stmt>, path: &[usize]) {
     }
 }
 
-/// Delete one semaphore wait at a time from the programs emitted for every example (annotated
-/// and unpipelined) and rerun each: the race detector, a wrong result or a deadlock must catch
-/// every deleted wait that was needed. `--nocapture` prints the detection rate and the waits
-/// that were not caught (each is implied by another wait that stays: see the report).
+/// What the simulator made of a program with one wait deleted.
+enum Outcome {
+    /// A simulation error: a deadlock, or a read of unwritten HBM scratch.
+    Error,
+    /// The race detector reported these memories (`sbuf`, `psum`, `hbm NAME`).
+    Races(Vec<String>),
+    /// Different output bits.
+    WrongBits,
+    /// Nothing noticed it.
+    Unnoticed,
+}
+
+/// Deletes each wait of `prog` in turn and simulates the result (timing and races first, then
+/// values), calling `seen` with the wait's engine, the wait and the outcome.
+fn delete_each_wait(prog: &Program, mut seen: impl FnMut(usize, &Inst, Outcome)) {
+    let inputs = sim::random_inputs(prog, 3);
+    let base = sim::simulate(prog, &inputs, &Options::default()).unwrap();
+    assert!(base.races.is_empty());
+    let timing = Options {
+        numerics: false,
+        ..Options::default()
+    };
+    for e in 0..prog.streams.len() {
+        let mut paths = Vec::new();
+        waits(&prog.streams[e], &mut Vec::new(), &mut paths);
+        for p in paths {
+            let mut m = prog.clone();
+            remove(&mut m.streams[e], &p);
+            let outcome = match sim::simulate(&m, &inputs, &timing) {
+                Err(_) => Outcome::Error,
+                Ok(r) if !r.races.is_empty() => {
+                    Outcome::Races(r.races.iter().map(|r| r.memory.clone()).collect())
+                }
+                Ok(_) => match sim::simulate(&m, &inputs, &Options::default()) {
+                    Err(_) => Outcome::Error,
+                    Ok(r) if r.outputs != base.outputs => Outcome::WrongBits,
+                    Ok(_) => Outcome::Unnoticed,
+                },
+            };
+            let mut stmts = &prog.streams[e];
+            for &i in &p[..p.len() - 1] {
+                if let Stmt::Loop(l) = &stmts[i] {
+                    stmts = &l.body;
+                }
+            }
+            let Stmt::Inst(w) = &stmts[p[p.len() - 1]] else {
+                unreachable!("the path names a wait")
+            };
+            seen(e, w, outcome);
+        }
+    }
+}
+
+/// Delete one semaphore wait at a time from the programs emitted for the first examples on every
+/// `--pipeline` path and rerun each: the race detector, a wrong result or a deadlock must catch
+/// every deleted wait, since the backend keeps none that is not needed. `--nocapture` prints the
+/// detection rate; the failure names the waits whose deletion went unnoticed.
 #[test]
 fn deleting_any_wait_is_caught() {
     let (mut total, mut caught) = (0, 0);
-    let mut missed: Vec<(bool, String)> = Vec::new();
+    let mut missed: Vec<String> = Vec::new();
     for ex in EXAMPLES {
         for mode in MODES {
             let prog = compile(ex, mode);
-            let inputs = sim::random_inputs(&prog, 3);
-            let base = sim::simulate(&prog, &inputs, &Options::default()).unwrap();
-            assert!(base.races.is_empty());
-            for e in 0..prog.streams.len() {
-                let mut paths = Vec::new();
-                waits(&prog.streams[e], &mut Vec::new(), &mut paths);
-                for p in paths {
-                    let mut m = prog.clone();
-                    remove(&mut m.streams[e], &p);
-                    total += 1;
-                    let timing = Options {
-                        numerics: false,
-                        ..Options::default()
-                    };
-                    let detected = match sim::simulate(&m, &inputs, &timing) {
-                        Err(_) => true,
-                        Ok(r) if !r.races.is_empty() => true,
-                        Ok(_) => {
-                            let r = sim::simulate(&m, &inputs, &Options::default()).unwrap();
-                            r.outputs != base.outputs
-                        }
-                    };
-                    if detected {
-                        caught += 1;
-                    } else {
-                        // The body holding the wait, and the wait's index in it.
-                        let mut stmts = &prog.streams[e];
-                        for &i in &p[..p.len() - 1] {
-                            if let Stmt::Loop(l) = &stmts[i] {
-                                stmts = &l.body;
-                            }
-                        }
-                        let at = p[p.len() - 1];
-                        let Stmt::Inst(w) = &stmts[at] else {
-                            unreachable!("the path names a wait")
-                        };
-                        let Op::Wait { sem, .. } = w.op else {
-                            unreachable!("the path names a wait")
-                        };
-                        // A transfer-ordering wait: the next instruction that is not a wait is
-                        // the transfer that signals the semaphore waited on.
-                        let next = stmts[at + 1..].iter().find_map(|s| match s {
-                            Stmt::Inst(i) if !matches!(i.op, Op::Wait { .. }) => Some(i),
-                            _ => None,
-                        });
-                        let ordering = next.is_some_and(|i| {
-                            matches!(i.op, Op::Dma { .. }) && i.signal == Some(sem)
-                        });
-                        let text = runtime_sim::text::inst_to_string(&prog, w);
-                        missed.push((
-                            ordering,
-                            format!(
-                                "{ex} {} {}: {text}",
-                                mode.name(),
-                                runtime_sim::isa::Engine::ALL[e].name()
-                            ),
-                        ));
-                    }
+            delete_each_wait(&prog, |e, w, outcome| {
+                total += 1;
+                if let Outcome::Unnoticed = outcome {
+                    missed.push(format!(
+                        "{ex} {} {}: {}",
+                        mode.name(),
+                        runtime_sim::isa::Engine::ALL[e].name(),
+                        runtime_sim::text::inst_to_string(&prog, w)
+                    ));
+                } else {
+                    caught += 1;
                 }
-            }
+            });
         }
     }
     println!(
         "mutation test: {caught} of {total} deleted waits caught ({:.1}%)",
         100.0 * caught as f64 / total.max(1) as f64
     );
-    for (_, m) in &missed {
-        println!("  not caught (a transfer-ordering wait): {m}");
-    }
     assert!(total > 0);
-    // Every dependence wait is needed (the backend keeps none that others imply): the only waits
-    // whose deletion goes unnoticed order a predicated-off transfer's early signal after the
-    // earlier transfers of its instruction, which these programs also order through a consumer's
-    // wait on a later transfer of the same queue.
-    let bad: Vec<&String> = missed.iter().filter(|(o, _)| !o).map(|(_, m)| m).collect();
-    assert!(bad.is_empty(), "dependence waits not caught: {bad:?}");
+    // Every wait is needed: the backend keeps none that others imply, and a predicated-off
+    // transfer signals in its queue's order, so no wait orders a transfer after the earlier ones
+    // of its own instruction.
+    assert!(
+        missed.is_empty(),
+        "waits whose deletion went unnoticed: {missed:#?}"
+    );
+}
+
+const SCRATCH: &str = "tests/good/hbm_scratch.nk";
+const SCRATCH_KERNELS: [&str; 5] = [
+    "scratch_shift",
+    "scratch_blocks",
+    "scratch_reuse",
+    "scratch_in_loop",
+    "scratch_dtypes",
+];
+
+fn compile_kernel(src: &Source, kernel: &str, mode: PipelineMode) -> Program {
+    let mut func = nkc::driver::compile(src, Some(kernel)).unwrap();
+    run::prepare(
+        &mut func,
+        mode,
+        true,
+        &mut PipelineLog::default(),
+        &mut Vec::new(),
+    )
+    .unwrap();
+    run::apply_emergent(&mut func, mode).unwrap();
+    run::backend_compile(&func, src).unwrap().program
+}
+
+/// Whether a DMA touches an HBM scratch tensor.
+fn touches_scratch(prog: &Program, inst: &Inst) -> bool {
+    let Op::Dma { dst, src, .. } = &inst.op else {
+        return false;
+    };
+    [dst, src].into_iter().any(|s| match s {
+        DmaSide::Hbm(h) => prog.tensors[h.tensor].role == Role::Scratch,
+        DmaSide::Tile(_) => false,
+    })
+}
+
+/// Every instruction of a stream, loops flattened.
+fn insts(stmts: &[Stmt], out: &mut Vec<Inst>) {
+    for s in stmts {
+        match s {
+            Stmt::Inst(i) => out.push(i.clone()),
+            Stmt::Loop(l) => insts(&l.body, out),
+        }
+    }
+}
+
+/// HBM scratch through the backend: every kernel of `tests/good/hbm_scratch.nk` on every path
+/// declares one arena per dtype and gives the interpreter's bits (the corpus test checks that too); the
+/// waits that order two transfers of scratch (a store and a later load, or a load and the store
+/// that reuses its elements) are each caught by the race detector on the arena when deleted, and
+/// every other wait by some check.
+#[test]
+fn waits_between_scratch_transfers_are_needed_and_caught() {
+    let src = Source::read(Path::new(SCRATCH)).unwrap();
+    let mut scratch_waits = 0;
+    for kernel in SCRATCH_KERNELS {
+        for mode in MODES {
+            let prog = compile_kernel(&src, kernel, mode);
+            let arenas: Vec<&str> = prog
+                .tensors
+                .iter()
+                .filter(|t| t.role == Role::Scratch)
+                .map(|t| t.name.as_str())
+                .collect();
+            let want: &[&str] = if kernel == "scratch_dtypes" {
+                &["scratch_bf16", "scratch_f32"]
+            } else {
+                &["scratch_f32"]
+            };
+            assert_eq!(arenas, want, "{kernel}");
+            let mut all = Vec::new();
+            for s in &prog.streams {
+                insts(s, &mut all);
+            }
+            // The semaphores signalled by transfers of scratch.
+            let scratch_sems: Vec<usize> = all
+                .iter()
+                .filter(|i| touches_scratch(&prog, i))
+                .filter_map(|i| i.signal)
+                .collect();
+            let sp = runtime_sim::isa::Engine::Sp.index();
+            delete_each_wait(&prog, |e, w, outcome| {
+                let Op::Wait { sem, .. } = w.op else {
+                    unreachable!("a wait")
+                };
+                let label = format!(
+                    "{kernel} {}: {}",
+                    mode.name(),
+                    runtime_sim::text::inst_to_string(&prog, w)
+                );
+                // An sp wait on a scratch transfer's semaphore orders two scratch transfers
+                // (every transfer sp issues after it touches scratch or a tile the first
+                // transfer does not write, as these kernels go).
+                if e == sp && scratch_sems.contains(&sem) {
+                    scratch_waits += 1;
+                    match outcome {
+                        Outcome::Races(m) => assert!(
+                            m.iter().any(|m| m.starts_with("hbm scratch_")),
+                            "{label}: races on {m:?}"
+                        ),
+                        _ => panic!("{label}: the race detector did not catch it"),
+                    }
+                } else {
+                    assert!(!matches!(outcome, Outcome::Unnoticed), "{label}");
+                }
+            });
+        }
+    }
+    println!("{scratch_waits} waits between scratch transfers, each caught by the race detector");
+    assert!(
+        scratch_waits > 0,
+        "the kernels order scratch transfers by semaphores"
+    );
+}
+
+/// The scratch places of `kernel`'s tensors named in `names`: (offset, elements), and the
+/// arena's elements.
+fn scratch_places(src: &Source, kernel: &str, names: &[&str]) -> (Vec<(u64, u64)>, u64) {
+    let func = nkc::driver::compile(src, Some(kernel)).unwrap();
+    let bir = backend::bir::lower_function(&func).unwrap();
+    let alloc = backend::alloc::allocate(&func, &bir).unwrap();
+    let places = names
+        .iter()
+        .map(|n| {
+            let (t, _) = func
+                .tensors
+                .iter()
+                .find(|(_, d)| d.name == *n)
+                .unwrap_or_else(|| panic!("tensor {n}"));
+            match alloc.places[&t] {
+                backend::alloc::Place::Scratch { offset, elems, .. } => (offset, elems),
+                p => panic!("{n} is placed at {p:?}"),
+            }
+        })
+        .collect();
+    assert_eq!(alloc.arenas.len(), 1);
+    (places, alloc.arenas[0].elems())
+}
+
+#[test]
+fn scratch_tensors_share_arena_elements_only_when_never_live_together() {
+    // `s1` is dead once loaded back, before `s2` is stored: same elements, a one-tensor arena.
+    let src = Source::read(Path::new(SCRATCH)).unwrap();
+    let (p, arena) = scratch_places(&src, "scratch_reuse", &["s1", "s2"]);
+    assert_eq!(p, [(0, 65536), (0, 65536)]);
+    assert_eq!(arena, 65536);
+    // Read `s1` again after `s2` is stored: both live at once, disjoint elements, and the kernel
+    // still gives the interpreter's bits on every path.
+    let text = src.text.replace(
+        "\n    v = nl.load(s2[:, 0:384])\n    w = nl.add(v, v)\n",
+        "\n    v = nl.load(s2[:, 0:384])\n    y = nl.load(s1[:, 0:384])\n    w = nl.add(v, y)\n",
+    );
+    assert_ne!(text, src.text);
+    let both = Source {
+        path: std::path::PathBuf::from("both.nk"),
+        text,
+    };
+    let (p, arena) = scratch_places(&both, "scratch_reuse", &["s1", "s2"]);
+    assert!(
+        p[0].0 + p[0].1 <= p[1].0 || p[1].0 + p[1].1 <= p[0].0,
+        "{p:?}"
+    );
+    assert_eq!(arena, 131072);
+    for mode in MODES {
+        let mut o = opts(mode);
+        o.kernel = Some("scratch_reuse".to_string());
+        let r = run::run(&both, &o, &mut PipelineLog::default()).unwrap();
+        assert!(r.checked && r.sim.unwrap().races.is_empty());
+    }
 }
 
 fn run_text(name: &str, text: &str) -> Result<run::RunReport, nkc::driver::Failure> {

@@ -1,5 +1,5 @@
-//! The colouring allocators for SBUF and PSUM: buffers whose live ranges overlap never share
-//! memory; the others may.
+//! The colouring allocators for SBUF, PSUM and HBM scratch: buffers whose live ranges overlap
+//! never share memory; the others may.
 //!
 //! [`allocate`] numbers the BIR instructions in program order and gives every on-chip buffer a
 //! **live range**: from its first to its last access, widened to the whole span of every loop
@@ -13,13 +13,24 @@
 //! physical footprints: a buffer's first write waits for the last access of whatever held its
 //! bytes before. Running out of SBUF or of PSUM banks is a diagnostic that names the buffers and
 //! their bytes; nothing is ever placed past capacity. HBM inputs and outputs become the program's
-//! tensors; HBM scratch (a local HBM tensor) is reported as unsupported.
+//! tensors.
+//!
+//! **HBM scratch** (a local HBM tensor: `nl.ndarray(..., buffer=nl.shared_hbm)` not returned) is
+//! coloured the same way into one **arena** per dtype, a program tensor of role `scratch`
+//! ([`Allocation::arenas`], after the inputs and outputs): each scratch tensor gets an element
+//! offset in its arena (64-byte aligned), disjoint from every scratch tensor live at the same
+//! time, shared otherwise ([`Place::Scratch`]). The arena's size is the highest end. Accesses
+//! become offsets into the arena (`emit`); their footprints keep the tensor's own rows and
+//! columns, and two different tensors of one arena conflict exactly when their element ranges
+//! overlap (`sync`), so reuse is ordered like SBUF reuse. A multi-buffered HBM scratch tensor is
+//! not lowered (E0504).
 
 use crate::bir::{BNode, Bir};
 use crate::error::{BackendError, PSUM_OVERFLOW, PSUM_TILE_TOO_LARGE, SBUF_OVERFLOW, UNSUPPORTED};
 use penguin::ir::{Memory, TensorKind};
 use penguin::{Function, Tensor};
 use petgraph::graph::{NodeIndex, UnGraph};
+use runtime_sim::isa::{Role, TensorDecl};
 use runtime_sim::machine::{PSUM_BANKS, PSUM_BANK_BYTES, SBUF_PARTITION_BYTES};
 use std::collections::BTreeMap;
 
@@ -28,6 +39,12 @@ use std::collections::BTreeMap;
 pub enum Place {
     /// The program's tensor of that index.
     Hbm { index: usize },
+    /// Elements `[offset, offset + elems)` of the scratch arena that is program tensor `index`.
+    Scratch {
+        index: usize,
+        offset: u64,
+        elems: u64,
+    },
     /// Bytes `[base, base + slots * slot_bytes)` of every partition.
     Sbuf { base: u64, slot_bytes: u64 },
     /// Banks from `base / PSUM_BANK_BYTES`, one per slot (`slot_bytes` = one bank).
@@ -41,7 +58,7 @@ impl Place {
             Place::Sbuf { base, slot_bytes } | Place::Psum { base, slot_bytes } => {
                 Some((base, base + slots * slot_bytes))
             }
-            Place::Hbm { .. } => None,
+            Place::Hbm { .. } | Place::Scratch { .. } => None,
         }
     }
 }
@@ -51,6 +68,8 @@ pub struct Allocation {
     pub places: BTreeMap<Tensor, Place>,
     /// The HBM tensors of the program, in order: parameters, then outputs.
     pub hbm: Vec<Tensor>,
+    /// The scratch arenas, one per dtype used by HBM scratch: program tensors `hbm.len()..`.
+    pub arenas: Vec<TensorDecl>,
     /// SBUF bytes per partition in use (the highest end of any buffer).
     pub sbuf_bytes: u64,
     /// PSUM banks in use (the highest bank used, plus one).
@@ -111,21 +130,31 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
     // (tensor, size in units, unit): SBUF in bytes, PSUM in banks.
     let mut sbuf: Vec<(Tensor, u64, u64)> = Vec::new();
     let mut psum: Vec<(Tensor, u64, u64)> = Vec::new();
+    // Per dtype: (tensor, elements rounded up to 64 bytes, 1).
+    let mut scratch: BTreeMap<&'static str, Vec<(Tensor, u64, u64)>> = BTreeMap::new();
     for &t in live.keys() {
         let d = &func.tensors[t];
         let span = func.tensor_spans.get(t).copied().flatten();
         match d.memory {
             Memory::Hbm => {
                 if d.kind == TensorKind::Local && !a.places.contains_key(&t) {
-                    return Err(BackendError::new(
-                        UNSUPPORTED,
-                        format!(
-                            "`{}` is HBM scratch, which the backend does not allocate yet",
-                            d.name
-                        ),
-                        span,
-                    )
-                    .with_label("a local HBM tensor"));
+                    if d.slots() != 1 {
+                        return Err(BackendError::new(
+                            UNSUPPORTED,
+                            format!(
+                                "HBM scratch `{}` is multi-buffered, which the backend does not lower",
+                                d.name
+                            ),
+                            span,
+                        )
+                        .with_label("a multi-buffered local HBM tensor"));
+                    }
+                    let align = SBUF_ALIGN / d.dtype.size_bytes();
+                    let elems = d.elems().div_ceil(align).saturating_mul(align);
+                    scratch
+                        .entry(d.dtype.name())
+                        .or_default()
+                        .push((t, elems, 1));
                 }
             }
             Memory::Sbuf | Memory::Psum => {
@@ -164,6 +193,37 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
                 }
             }
         }
+    }
+    for bufs in scratch.values() {
+        let index = a.hbm.len() + a.arenas.len();
+        let offs = colour(bufs, &live);
+        let mut size = 0;
+        for (&(t, elems, _), &offset) in bufs.iter().zip(&offs) {
+            a.places.insert(
+                t,
+                Place::Scratch {
+                    index,
+                    offset,
+                    elems,
+                },
+            );
+            size = size.max(offset + elems);
+        }
+        let dtype = func.tensors[bufs[0].0].dtype;
+        let taken = |n: &str| a.hbm.iter().any(|&t| func.tensors[t].name == n);
+        let mut name = format!("scratch_{}", dtype.name());
+        while taken(&name) {
+            name.insert(0, '_');
+        }
+        a.arenas.push(TensorDecl {
+            name,
+            dtype: match dtype {
+                penguin::DType::F32 => runtime_sim::isa::DType::F32,
+                penguin::DType::Bf16 => runtime_sim::isa::DType::Bf16,
+            },
+            shape: vec![size],
+            role: Role::Scratch,
+        });
     }
     let sb = colour(&sbuf, &live);
     let ps = colour(&psum, &live);

@@ -45,8 +45,9 @@ pub struct Foot {
     pub space: Space,
     /// The logical buffer.
     pub tensor: Tensor,
-    /// The bytes of every partition the buffer may occupy (all slots; HBM: everything). Buffers
-    /// may share memory (the allocator colours by live ranges), so conflicts are physical.
+    /// The bytes of every partition the buffer may occupy (all slots; HBM: everything; HBM
+    /// scratch: its elements of the arena). Buffers may share memory (the allocator colours by
+    /// live ranges), so conflicts are physical.
     pub region: (u64, u64),
     pub r0: Expr,
     pub nr: u64,
@@ -304,11 +305,20 @@ impl Emit<'_> {
 
     fn hbm(&self, o: &Operand, write: bool) -> Result<(HbmAp, Foot), BackendError> {
         let t = &self.func.tensors[o.tensor];
-        let Some(&Place::Hbm { index }) = self.alloc.places.get(&o.tensor) else {
-            return Err(BackendError::internal(format!(
-                "HBM operand `{}` has no tensor",
-                t.name
-            )));
+        // A scratch tensor is elements `[offset, offset + elems)` of its arena (`alloc`).
+        let (index, offset, region) = match self.alloc.places.get(&o.tensor) {
+            Some(&Place::Hbm { index }) => (index, 0, (0, u64::MAX)),
+            Some(&Place::Scratch {
+                index,
+                offset,
+                elems,
+            }) => (index, offset, (offset, offset + elems)),
+            _ => {
+                return Err(BackendError::internal(format!(
+                    "HBM operand `{}` has no tensor",
+                    t.name
+                )))
+            }
         };
         let cols = t.shape.get(1).copied().unwrap_or(1) as i64;
         let r0 = self.expr(&o.access.start[0]);
@@ -321,7 +331,8 @@ impl Emit<'_> {
             Some(c) => o.access.start[0].scale(cols).add(c),
             None => o.access.start[0].scale(cols),
         };
-        let start = self.expr(&flat);
+        let mut start = self.expr(&flat);
+        start.constant += offset as i64;
         let nr = o.access.size[0];
         let nc = o.access.size.get(1).copied().unwrap_or(1);
         Ok((
@@ -342,7 +353,7 @@ impl Emit<'_> {
             Foot {
                 space: Space::Hbm(index),
                 tensor: o.tensor,
-                region: (0, u64::MAX),
+                region,
                 r0,
                 nr,
                 c0,

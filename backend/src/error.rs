@@ -9,7 +9,7 @@
 //! | `E0501` | the kernel's SBUF tensors do not fit in SBUF |
 //! | `E0502` | more PSUM banks are needed at once than the 8 PSUM has |
 //! | `E0503` | a PSUM tile larger than one bank (a PSUM tile never crosses a bank) |
-//! | `E0504` | an IR shape the backend does not lower (the message says which) |
+//! | `E0504` | an IR shape the backend does not lower (the message says which; e.g. a multi-buffered HBM scratch tensor) |
 //! | `E0599` | an internal error of the backend (a bug in nkc, not in the kernel) |
 
 use penguin::SrcSpan;

@@ -6,7 +6,8 @@
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
 //!    stays one hardware loop whose stage predicates are instruction guards;
 //! 2. [`alloc::allocate`]: colouring allocators (live ranges, petgraph interference graph) for
-//!    SBUF and PSUM banks, or a diagnostic naming the buffers and bytes;
+//!    SBUF, PSUM banks and HBM scratch (an arena per dtype), or a diagnostic naming the buffers
+//!    and bytes;
 //! 3. [`emit::emit_nodes`]: addresses with address rotation (ring slots as modulo terms), DMA
 //!    splitting over the queues ([`queues::compute_queue_plan`] balances each loop body's
 //!    transfers over the 16 queues and `sp`'s issue slots), footprints;
@@ -20,8 +21,7 @@
 //! bound); the decisions (which waits, at which distances) are realised on the real kernel by
 //! [`sync::realise`]. So compile time does not grow with the trip count.
 //!
-//! Not (yet) here: a list scheduler that reorders loop bodies (the streams keep program order),
-//! and HBM scratch allocation.
+//! Not (yet) here: a list scheduler that reorders loop bodies (the streams keep program order).
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
 //! `runtime_sim::machine`, never a copy.
 
@@ -95,6 +95,7 @@ pub fn compile_with(
             },
         });
     }
+    tensors.extend(alloc.arenas.iter().cloned());
     // The analyses run on a trip-clamped copy when there is one (same decisions, bounded cost).
     let small = if clamp_trips {
         clamp::clamp_trips(&em)
@@ -142,8 +143,8 @@ pub const PRUNE_BUDGET: u64 = 200_000_000;
 /// Drops every dependence wait that other waits imply, as the race detector proves: one at a
 /// time, a wait is removed when the program without it still simulates (timing only) with no
 /// race. This is sound for every timing, not just the simulated one: each semaphore has one
-/// signalling instruction whose signals arrive in instance order (the transfer-ordering waits,
-/// never removed here, see to that), so which signals a wait consumes, and with them the
+/// signalling instruction whose signals arrive in instance order (a predicated-off transfer
+/// signals in its queue's order), so which signals a wait consumes, and with them the
 /// happens-before relation the detector checks, does not depend on timing. Returns the number
 /// removed.
 fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
@@ -174,10 +175,6 @@ fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
     for yi in 0..sync.waits.len() {
         let mut k = 0;
         while k < sync.waits[yi].len() {
-            if !matches!(sync.waits[yi][k].kind, sync::WaitKind::Dependence { .. }) {
-                k += 1;
-                continue;
-            }
             let w = sync.waits[yi].remove(k);
             if races(sync) {
                 sync.waits[yi].insert(k, w);
@@ -208,7 +205,7 @@ pub fn assemble(em: &Emitted, sync: &Sync, tensors: Vec<TensorDecl>) -> (Program
         }
     }
     // First pass: which semaphores some dependence wait still reads once redundant waits are
-    // gone. The others need neither their signals nor the ordering waits of their transfers.
+    // gone. The others need no signals.
     let mut cx = Cx {
         em,
         sync,
@@ -300,12 +297,8 @@ fn stream(
                         *dropped += 1;
                         continue;
                     }
-                    // Only dependence waits imply others (an ordering wait of a transfer may go
-                    // away when its semaphore turns out unused).
-                    if matches!(w.kind, sync::WaitKind::Dependence { .. }) {
-                        known.push((w.sem, w.value.clone(), w.pred.clone()));
-                        cx.record[w.sem] = true;
-                    }
+                    known.push((w.sem, w.value.clone(), w.pred.clone()));
+                    cx.record[w.sem] = true;
                     let mut inst = Inst::new(Op::Wait {
                         sem: w.sem,
                         value: w.value.clone(),

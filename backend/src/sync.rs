@@ -18,12 +18,17 @@
 //! lets a pipelined loop overlap its iterations: a ring slot is reused only once its last reader is
 //! done. The wait never asks for an instance that does not precede `Y`, so it cannot deadlock.
 //!
+//! Footprints are compared physically: SBUF and PSUM rectangles in partitions × bytes; HBM ones
+//! in the tensor's rows × columns, except that two scratch tensors sharing an arena (`alloc`)
+//! conflict whenever their element ranges overlap (whole tensors, conservatively: they share
+//! elements only when their live ranges are disjoint, so one's last access precedes the other's
+//! first anyway).
+//!
 //! Which pairs need a semaphore: instructions on different engines, and any pair whose producer is
 //! a DMA (its transfer runs after `sp` moved on) unless both are transfers on the same queue (a
-//! queue is first in, first out). A predicated-off DMA signals at issue, possibly before an
-//! earlier transfer of the same instruction completes; so `sp` first waits for all earlier
-//! transfers of that instruction when it is off (one wait per negated guard comparison), which
-//! keeps the count equal to completed instances.
+//! queue is first in, first out). A predicated-off DMA signals in its queue's order (the
+//! simulator enqueues it as a zero-byte marker), and every instance of one DMA instruction uses the
+//! same queue, so its count equals its completed instances with no extra wait.
 //!
 //! The search is bounded ([`MAX_WORK`] footprint checks per pair; past it the wait covers every
 //! earlier instance, `D = 0`) and distances are capped at [`MAX_DISTANCE`] (a smaller distance is
@@ -33,31 +38,25 @@
 //! same distance) over the real trip counts: a distance is a number of common iterations, which
 //! the clamping preserves.
 
-use crate::emit::{ENode, Emitted, Foot, Node};
-use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Op, Reg, Term, MAX_REGS};
+use crate::emit::{ENode, Emitted, Foot, Node, Space};
+use runtime_sim::isa::{Cmp, Engine, Expr, Reg, Term, MAX_REGS};
 
 /// The largest dependence distance searched for.
 pub const MAX_DISTANCE: i64 = 16;
 /// The largest number of instance checks per producer/consumer pair.
 pub const MAX_WORK: u64 = 2_000_000;
 
-/// Why a wait is there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WaitKind {
-    /// A dependence on the producer node, at this distance.
-    Dependence { from: usize, distance: i64 },
-    /// `sp` orders a predicated-off transfer after the earlier ones of the same instruction; the
-    /// wait runs when guard comparison `cmp` of the transfer fails.
-    DmaOrder { cmp: usize },
-}
-
+/// A wait of a consumer on its producer's semaphore: a dependence at a distance.
 #[derive(Clone, Debug)]
 pub struct Wait {
     pub sem: usize,
     pub value: Expr,
-    /// The guard under which the wait runs (the consumer's, or a negated comparison).
+    /// The guard under which the wait runs (the consumer's).
     pub pred: Vec<Cmp>,
-    pub kind: WaitKind,
+    /// The producer node.
+    pub from: usize,
+    /// The dependence distance, in iterations of the loops producer and consumer share.
+    pub distance: i64,
 }
 
 /// The semaphores of a kernel.
@@ -103,6 +102,11 @@ fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
 fn overlap(a: &Foot, ra: &[i64; MAX_REGS], b: &Foot, rb: &[i64; MAX_REGS]) -> bool {
     if a.space != b.space || !(a.write || b.write) {
         return false;
+    }
+    if let (Space::Hbm(_), true) = (a.space, a.tensor != b.tensor) {
+        // Two scratch tensors of one arena: their rectangles are in their own rows and columns,
+        // so any access of one conflicts with any of the other when their elements overlap.
+        return a.region.0 < b.region.1 && b.region.0 < a.region.1;
     }
     let (ar, ac) = (a.r0.eval(ra), a.c0.eval(ra));
     let (br, bc) = (b.r0.eval(rb), b.c0.eval(rb));
@@ -214,33 +218,6 @@ fn wait_value(em: &Emitted, x: &Node, y: &Node, xb: bool, d: i64) -> Expr {
     e
 }
 
-/// The linear instance index of `n` as an expression over its registers.
-fn lin_expr(em: &Emitted, n: &Node) -> Expr {
-    let t = trips(em, n);
-    let mut e = Expr::constant(0);
-    let mut stride = 1;
-    for k in (0..t.len()).rev() {
-        e.terms.push(Term::Lin {
-            coeff: stride,
-            reg: Reg(k as u8),
-        });
-        stride *= t[k];
-    }
-    e.terms.reverse();
-    e
-}
-
-fn negate(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Lt => CmpOp::Ge,
-        CmpOp::Ge => CmpOp::Lt,
-        CmpOp::Le => CmpOp::Gt,
-        CmpOp::Gt => CmpOp::Le,
-        CmpOp::Eq => CmpOp::Ne,
-        CmpOp::Ne => CmpOp::Eq,
-    }
-}
-
 /// Computes every semaphore, signal and wait of the emitted kernel.
 pub fn compute_sync(em: &Emitted) -> Sync {
     let n = em.nodes.len();
@@ -287,34 +264,11 @@ pub fn compute_sync(em: &Emitted) -> Sync {
             sem,
             value,
             pred: y.inst.pred.clone(),
-            kind: WaitKind::Dependence {
-                from: xi,
-                distance: d,
-            },
+            from: xi,
+            distance: d,
         });
     }
     drop_implied(em, &mut s);
-    // A predicated-off transfer waits for its instruction's earlier transfers, where an off
-    // instance follows an on one (elsewhere every earlier instance was off and signalled too).
-    for (xi, x) in em.nodes.iter().enumerate() {
-        if let (Some(sem), Op::Dma { .. }) = (s.signal[xi], &x.inst.op) {
-            for (ci, c) in x.inst.pred.iter().enumerate() {
-                if !off_after_on(em, x, c) {
-                    continue;
-                }
-                s.waits[xi].push(Wait {
-                    sem,
-                    value: lin_expr(em, x),
-                    pred: vec![Cmp {
-                        lhs: c.lhs.clone(),
-                        op: negate(c.op),
-                        rhs: c.rhs.clone(),
-                    }],
-                    kind: WaitKind::DmaOrder { cmp: ci },
-                });
-            }
-        }
-    }
     s
 }
 
@@ -325,40 +279,11 @@ pub fn realise(em: &Emitted, s: &Sync) -> Sync {
     for (yi, waits) in out.waits.iter_mut().enumerate() {
         let y = &em.nodes[yi];
         for w in waits.iter_mut() {
-            match w.kind {
-                WaitKind::Dependence { from, distance } => {
-                    w.value = wait_value(em, &em.nodes[from], y, from < yi, distance);
-                    w.pred = y.inst.pred.clone();
-                }
-                WaitKind::DmaOrder { cmp } => {
-                    let c = &y.inst.pred[cmp];
-                    w.value = lin_expr(em, y);
-                    w.pred = vec![Cmp {
-                        lhs: c.lhs.clone(),
-                        op: negate(c.op),
-                        rhs: c.rhs.clone(),
-                    }];
-                }
-            }
+            w.value = wait_value(em, &em.nodes[w.from], y, w.from < yi, w.distance);
+            w.pred = y.inst.pred.clone();
         }
     }
     out
-}
-
-/// Whether some instance of `x` where comparison `c` fails comes after an instance where `x` is on.
-fn off_after_on(em: &Emitted, x: &Node, c: &Cmp) -> bool {
-    let t = trips(em, x);
-    let mut regs = [0i64; MAX_REGS];
-    let mut seen_on = false;
-    for u in 0..instances(&t) {
-        decode(&t, u, &mut regs);
-        if on(x, &regs) {
-            seen_on = true;
-        } else if seen_on && !c.op.holds(c.lhs.eval(&regs), c.rhs.eval(&regs)) {
-            return true;
-        }
-    }
-    false
 }
 
 /// Whether instance `ix` of node `xi` precedes instance `iz` of node `zi` in program order.
@@ -383,23 +308,20 @@ fn precedes(em: &Emitted, xi: usize, ix: i64, zi: usize, iz: i64) -> bool {
 }
 
 /// Drops a consumer's wait on `X` when another of its waits, on `Z`, implies it for every
-/// instance: the instance of `Z` it waits for is on the same DMA queue (first in, first out; and
-/// that instance is on) or the same compute engine (in order) as the instance of `X` the first
-/// wait needs, and comes after it in program order. Counted in `implied_waits`.
+/// instance: the instance of `Z` it waits for is on the same DMA queue (first in, first out, a
+/// predicated-off instance included: it signals in the queue's order) or the same compute engine
+/// (in order) as the instance of `X` the first wait needs, and comes after it in program order.
+/// Counted in `implied_waits`.
 fn drop_implied(em: &Emitted, s: &mut Sync) {
     for yi in 0..em.nodes.len() {
         let mut keep = vec![true; s.waits[yi].len()];
         for a in 0..keep.len() {
-            let WaitKind::Dependence { from: xa, .. } = s.waits[yi][a].kind else {
-                continue;
-            };
+            let xa = s.waits[yi][a].from;
             for b in 0..keep.len() {
                 if a == b || !keep[b] {
                     continue;
                 }
-                let WaitKind::Dependence { from: zb, .. } = s.waits[yi][b].kind else {
-                    continue;
-                };
+                let zb = s.waits[yi][b].from;
                 let implied = implies(em, yi, zb, &s.waits[yi][b].value, xa, &s.waits[yi][a].value);
                 if implied {
                     keep[a] = false;
@@ -415,9 +337,9 @@ fn drop_implied(em: &Emitted, s: &mut Sync) {
 
 /// Whether a wait on producer `zi` for `z_value` (run whenever the consumer `yi` runs) implies a
 /// wait on producer `xi` for `x_value`, for every instance of `yi`: the instance of `z` it waits
-/// for is on the same DMA queue (and on) or the same compute engine as the instance of `x`, and
-/// comes after it in program order, so its completion implies `x`'s (first in, first out; in
-/// order), and its signal carries `x`'s clock.
+/// for is on the same DMA queue (on or off: an off transfer signals in its queue's order) or the
+/// same compute engine as the instance of `x`, and comes after it in program order, so its
+/// completion implies `x`'s (first in, first out; in order), and its signal carries `x`'s clock.
 pub fn implies(
     em: &Emitted,
     yi: usize,
@@ -435,7 +357,6 @@ pub fn implies(
     let ty = trips(em, y);
     let tz = trips(em, z);
     let mut regs = [0i64; MAX_REGS];
-    let mut zr = [0i64; MAX_REGS];
     for v in 0..instances(&ty) {
         decode(&ty, v, &mut regs);
         if !on(y, &regs) {
@@ -448,12 +369,6 @@ pub fn implies(
         let got_z = z_value.eval(&regs) as i64 - 1;
         if got_z < 0 || got_z >= instances(&tz) || !precedes(em, xi, need_x, zi, got_z) {
             return false;
-        }
-        if same_queue {
-            decode(&tz, got_z, &mut zr);
-            if !on(z, &zr) {
-                return false;
-            }
         }
     }
     true

@@ -25,7 +25,8 @@ fn program() -> String {
     let t = TILES;
     // sp: load tile r0 once the add of r0 - 3 (the last reader of its buffer) is done, store tile
     // r0 - 3 once pool copied it. Loads are never predicated off (x has 3 spare tiles): a
-    // predicated-off load would signal `ld` at once, before the real transfers complete.
+    // predicated-off load signals `ld` in its own queue's order only, while `ld` counts the
+    // transfers of 8 queues together.
     s += &format!("engine sp {{\n  loop r0 = 0..{} {{\n", t + 3);
     s += "    @(r0 >= 3) wait ad >= r0 - 2\n";
     for q in 0..8 {

@@ -129,6 +129,13 @@ impl CmpOp {
 }
 
 /// One affine comparison `lhs op rhs` of a predicate.
+///
+/// A predicate is a conjunction of comparisons guarding one instruction. A predicated-off
+/// instruction does nothing and takes no time, but still performs its signal, so that semaphore
+/// counts stay affine in the iteration registers: at once, except for a `dma`, whose signal is
+/// delivered in its queue's order (a zero-byte, zero-latency marker: counted once every transfer
+/// issued earlier on the same queue has completed). A semaphore signalled by one `dma`
+/// instruction therefore always counts its completed instances, on or off.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Cmp {
     pub lhs: Expr,
@@ -348,7 +355,8 @@ pub enum Op {
         fstep: f32,
     },
     /// A DMA transfer on `queue` between HBM and SBUF (sp). Elements pair up in row-major order of
-    /// both sides (partition outermost on the tile side).
+    /// both sides (partition outermost on the tile side). Transfers of one queue complete in
+    /// issue order; predicated off, it moves nothing but signals in that order (see [`Cmp`]).
     Dma {
         queue: u8,
         dst: DmaSide,
@@ -392,7 +400,8 @@ pub struct Meta {
 }
 
 /// An instruction: an optional guard, the operation, an optional semaphore signalled when it
-/// completes (for a DMA: when its transfer completes), and metadata. Equality ignores `pos`.
+/// completes (for a DMA: when its transfer completes; predicated off, see [`Cmp`]), and metadata.
+/// Equality ignores `pos`.
 #[derive(Clone, Debug)]
 pub struct Inst {
     /// A conjunction; empty means always on.
@@ -445,8 +454,13 @@ pub enum Stmt {
 /// Whether a tensor is read or written by the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
+    /// Given by the caller.
     Input,
+    /// Returned to the caller (starts as zeros).
     Output,
+    /// Working memory of the program (HBM scratch): starts uninitialised, and reading an element
+    /// the program has not written is a run-time error; neither given nor returned.
+    Scratch,
 }
 
 /// An HBM tensor: a row-major array.

@@ -8,6 +8,7 @@
 //! # comments run to the end of the line
 //! tensor a: f32[128, 512] input
 //! tensor out: f32[128, 512] output
+//! tensor tmp: f32[65536] scratch
 //! semaphore loaded
 //! engine sp {
 //!   dma q0 sbuf.f32[0, 128; 0; 512:1], hbm a[0; 128:512, 512:1] -> loaded
@@ -20,6 +21,8 @@
 //! }
 //! ```
 //!
+//! A tensor is an `input` (given), an `output` (returned, starts as zeros) or `scratch` (HBM
+//! working memory: uninitialised, a read of an element never written is a run-time error).
 //! An access pattern is `MEM.DTYPE[P0, NP; START; SIZE:STRIDE, ...]` (start in bytes, strides in
 //! elements), an HBM pattern `hbm NAME[START; SIZE:STRIDE, ...]` (start in elements). Names that
 //! look like registers (`r0`, `r12`) are reserved for registers. Registers must be bound by an
@@ -884,14 +887,15 @@ impl Parser {
                         }
                     }
                     self.expect_punct("]")?;
-                    let (role, rt) = self.ident("`input` or `output`")?;
+                    let (role, rt) = self.ident("`input`, `output` or `scratch`")?;
                     let role = match role.as_str() {
                         "input" => Role::Input,
                         "output" => Role::Output,
+                        "scratch" => Role::Scratch,
                         _ => {
                             return self.err_at(
                                 &rt,
-                                format!("expected `input` or `output`, found `{role}`"),
+                                format!("expected `input`, `output` or `scratch`, found `{role}`"),
                             )
                         }
                     };
@@ -957,6 +961,7 @@ pub fn print(p: &Program) -> String {
         let role = match t.role {
             Role::Input => "input",
             Role::Output => "output",
+            Role::Scratch => "scratch",
         };
         let _ = writeln!(
             out,

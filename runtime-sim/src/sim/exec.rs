@@ -8,6 +8,17 @@
 //! (when enough signals are known) or blocks it (when not); any new signal on the semaphore
 //! re-evaluates the waiters from the time they started waiting.
 //!
+//! A predicated-off instruction takes no time and touches nothing, but still signals: at once,
+//! except a predicated-off `dma`, which is a zero-byte, zero-latency marker on its queue: its
+//! signal is counted when every transfer issued earlier on that queue has completed
+//! (`max(issue time, queue free)`), in the queue's order. Since every instance of one `dma`
+//! instruction uses the same queue, its semaphore's count is always the number of its instances
+//! completed (on or off), with no wait needed to keep it so.
+//!
+//! HBM scratch tensors ([`Role::Scratch`]) start uninitialised: with numerics on, a transfer that
+//! reads an element of one that nothing wrote before it (in processing order) is a
+//! [`SimError::Access`], never a silent value.
+//!
 //! Choices MACHINE.md leaves open: a transfer starts its latency when `sp` finishes issuing it;
 //! its bytes are the HBM side's (elements × the tensor's dtype size); a wait that is satisfied
 //! and a signal take no time; a predicated-off `wait` does not wait. Signals are known as soon as
@@ -208,9 +219,12 @@ pub(super) fn run(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimRe
                     })
                     .unwrap_or_default(),
                 Role::Output => vec![0.0; t.elems() as usize],
+                // Uninitialised: reads of unwritten elements are errors; NaN is a second guard.
+                Role::Scratch => vec![f32::NAN; t.elems() as usize],
             })
             .collect();
-        Some(Storage::new(hbm))
+        let scratch: Vec<bool> = p.tensors.iter().map(|t| t.role == Role::Scratch).collect();
+        Some(Storage::new(hbm, &scratch))
     } else {
         None
     };
@@ -386,7 +400,10 @@ impl<'p> Sim<'p> {
                 self.engine_signal(ei, sem, t);
             }
             if let Some(sem) = inst.signal {
-                self.engine_signal(ei, sem, t);
+                match inst.op {
+                    Op::Dma { queue, .. } => self.dma_marker(ei, queue, sem, t),
+                    _ => self.engine_signal(ei, sem, t),
+                }
             }
             return Ok(());
         }
@@ -545,6 +562,17 @@ impl<'p> Sim<'p> {
         self.stats.dma_bytes += bytes;
         self.last_time = self.last_time.max(done);
         if let Some(st) = &mut self.storage {
+            if let Some(o) = st.first_unwritten(&s) {
+                let name = match s.space {
+                    Space::Hbm(t) => self.prog.tensors[t].name.as_str(),
+                    _ => "",
+                };
+                return Err(self.access_error(
+                    ei,
+                    inst,
+                    format!("reads element {o} of scratch tensor `{name}`, which nothing wrote"),
+                ));
+            }
             let vals = st.read(&s);
             st.write(&d, &vals);
         }
@@ -586,6 +614,18 @@ impl<'p> Sim<'p> {
             self.signal(sem, done, &clock);
         }
         Ok(issue_end)
+    }
+
+    /// A predicated-off transfer: a zero-byte, zero-latency marker on its queue. It moves nothing
+    /// and takes no time, but its signal is counted in the queue's order, when every transfer
+    /// issued earlier on the queue has completed, and publishes the queue's clock at that point
+    /// (`sp`'s clock joined with the queue's latest epoch; the marker makes no access, so it takes
+    /// no epoch of its own).
+    fn dma_marker(&mut self, ei: usize, queue: u8, sem: usize, t: u64) {
+        let q = queue as usize;
+        let mut clock = self.engines[ei].clock;
+        clock[queue_thread(queue)] = self.queue_epoch[q];
+        self.signal(sem, t.max(self.queue_free[q]), &clock);
     }
 
     fn compute(&mut self, ei: usize, inst: &'p Inst, op: &Op, t: u64) -> Result<u64, SimError> {

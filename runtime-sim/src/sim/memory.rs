@@ -176,15 +176,35 @@ pub struct Storage {
     sbuf: Vec<u8>,
     psum: Vec<u8>,
     pub hbm: Vec<Vec<f32>>,
+    /// Per HBM tensor, for scratch tensors only: which elements have been written.
+    written: Vec<Option<Vec<bool>>>,
 }
 
 impl Storage {
-    pub fn new(hbm: Vec<Vec<f32>>) -> Storage {
+    /// The memories, with HBM tensors `hbm`; the tensors whose `scratch` flag is set track which
+    /// of their elements have been written ([`Storage::first_unwritten`]).
+    pub fn new(hbm: Vec<Vec<f32>>, scratch: &[bool]) -> Storage {
+        let written = hbm
+            .iter()
+            .zip(scratch.iter().chain(std::iter::repeat(&false)))
+            .map(|(t, &s)| s.then(|| vec![false; t.len()]))
+            .collect();
         Storage {
             sbuf: vec![0; (PARTITIONS as u64 * SBUF_PARTITION_BYTES) as usize],
             psum: vec![0; (PARTITIONS as u64 * PSUM_PARTITION_BYTES) as usize],
             hbm,
+            written,
         }
+    }
+
+    /// The first element of a resolved HBM scratch pattern never written, if any (always `None`
+    /// for other memories and tensors).
+    pub fn first_unwritten(&self, r: &Resolved) -> Option<u64> {
+        let Space::Hbm(t) = r.space else {
+            return None;
+        };
+        let w = self.written[t].as_ref()?;
+        r.offsets.iter().copied().find(|&o| !w[o as usize])
     }
 
     fn bytes(&self, space: Space) -> (&[u8], u64) {
@@ -225,6 +245,11 @@ impl Storage {
             let data = &mut self.hbm[t];
             for (&o, &v) in r.offsets.iter().zip(vals) {
                 data[o as usize] = round_to(r.dtype, v);
+            }
+            if let Some(w) = &mut self.written[t] {
+                for &o in &r.offsets {
+                    w[o as usize] = true;
+                }
             }
             return;
         }

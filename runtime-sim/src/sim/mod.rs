@@ -1,9 +1,12 @@
 //! The discrete-event simulator of one Neuron-like core (MACHINE.md).
 //!
-//! [`simulate`] validates a program ([`crate::validate`]), loads its input tensors into HBM and
-//! runs every engine's stream in order (`exec`): compute instructions take the cost table's
+//! [`simulate`] validates a program ([`crate::validate`]), loads its input tensors into HBM (output
+//! tensors start as zeros, scratch tensors uninitialised: reading an unwritten scratch element is
+//! an error) and runs every engine's stream in order (`exec`): compute instructions take the cost table's
 //! cycles ([`crate::machine`]), `sp` issues DMA transfers onto 16 queues, waits block until their
-//! semaphore's count is reached. It returns the output tensors, the [`Stats`], the races the
+//! semaphore's count is reached. A predicated-off instruction takes no time but still signals; a
+//! predicated-off DMA signals in its queue's order, once the transfers issued before it on that
+//! queue have completed (a zero-byte marker), so a DMA's semaphore counts completed instances. It returns the output tensors, the [`Stats`], the races the
 //! detector found ([`race`]) and, when asked, the timeline ([`trace`]). A bad program is a
 //! [`SimError`], never a panic.
 
