@@ -58,6 +58,9 @@ pub struct EmergentOptions {
     pub stages: bool,
     /// The execution order of a staged loop's body.
     pub order: StageOrder,
+    /// Keep loop-carried state in one stage (always on; off only to test that the ISL legality
+    /// check catches the plans this rule prevents).
+    pub carried_rule: bool,
 }
 
 impl Default for EmergentOptions {
@@ -65,6 +68,7 @@ impl Default for EmergentOptions {
         EmergentOptions {
             stages: true,
             order: StageOrder::Mixed,
+            carried_rule: true,
         }
     }
 }
@@ -214,7 +218,7 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
                 ));
                 false
             }
-            Some(orig) => stages::stage_loop(func, orig, l, &rings, opts.order, &mut log),
+            Some(orig) => stages::stage_loop(func, orig, l, &rings, opts, &mut log),
             None => false,
         };
         if !staged {

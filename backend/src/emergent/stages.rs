@@ -11,8 +11,8 @@
 //! 2. **Stages.** The hoisted loads (those [`super::shift_loads`] would hoist) get stage 0. Every
 //!    other child of `l` (statement or nested loop) gets `P + h`: the stage of each earlier child it
 //!    depends on (flow, anti or output, through any tensor), plus one when the dependence is a flow
-//!    from an instruction on one engine to an instruction on another (a hand-off), `h` capped at
-//!    `cap`. A child with no producer in the iteration (a `memset` of an accumulator) is then
+//!    through a tile renamed per iteration (see 3.) from an instruction on one engine to an
+//!    instruction on another (a hand-off), `h` capped at `cap`. A child with no producer in the iteration (a `memset` of an accumulator) is then
 //!    placed as late as its consumers allow. Children that touch one tensor which is not renamed per
 //!    iteration and is written in the loop (loop-carried state: an accumulator read before written,
 //!    a buffer made outside the loop and updated in it, an output in HBM) are merged into the
@@ -95,6 +95,9 @@ struct LoopFacts {
     groups: Vec<(Tensor, Vec<usize>)>,
     /// The engine of every instruction of the subtree (copies pinned).
     engines: BTreeMap<Inst, EngineClass>,
+    /// Split hand-offs through every tensor and drop the groups (the carried-state rule off: only
+    /// to test that the legality check catches what the rule prevents).
+    unsafe_split: bool,
 }
 
 /// A stage plan for one loop.
@@ -113,11 +116,15 @@ pub fn stage_loop(
     original: &Function,
     l: Axis,
     rings: &[(Tensor, u32)],
-    order_rule: StageOrder,
+    opts: &super::EmergentOptions,
     log: &mut Vec<String>,
 ) -> bool {
     let iv = func.axes[l].iv_name.clone();
-    let facts = compute_facts(func, l, rings);
+    let mut facts = compute_facts(func, l, rings);
+    if !opts.carried_rule {
+        facts.groups.clear();
+        facts.unsafe_split = true;
+    }
     let n = func.axes[l].body.len();
     let Some(max_cap) = (0..=n as u32).rev().find(|&c| {
         let s = compute_stages(&facts, c);
@@ -156,7 +163,7 @@ pub fn stage_loop(
         .body
         .iter()
         .any(|&s| matches!(func.stmts[s].kind, StmtKind::Loop(_)));
-    let order = compute_order(&facts, &plan.stages, order_rule, has_loop);
+    let order = compute_order(&facts, &plan.stages, opts.order, has_loop);
     let last = plan.stages.iter().copied().max().unwrap_or(0);
     let pplan = PipelinePlan {
         axis: l,
@@ -194,12 +201,16 @@ pub fn stage_loop(
         .map(|(c, &s)| format!("{}@{}", describe_child(func, s, &facts), plan.stages[c]))
         .collect();
     log.push(format!(
-        "emergent: loop `{iv}` (trip {}): compute spread over {} stage(s) by engine hand-offs (prefetch depth {}, at most {} hand-off(s) split{}); ISL: {verdict}; {}",
+        "emergent: loop `{iv}` (trip {}): compute spread over {} stage(s) by engine hand-offs (prefetch depth {}, {} hand-off stage(s) after it{}); ISL: {verdict}; {}",
         func.axes[l].trip_count(),
         last + 1,
         facts.p,
-        plan.cap,
-        if plan.cap < max_cap { ", stages merged to fit" } else { "" },
+        last - facts.p,
+        if plan.cap < max_cap {
+            format!(", stages merged to fit: at most {} instead of {max_cap}", plan.cap)
+        } else {
+            String::new()
+        },
         described.join(" ")
     ));
     for &(t, count) in &plan.rings {
@@ -469,6 +480,7 @@ fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> LoopFacts
         renamed,
         groups,
         engines,
+        unsafe_split: false,
     }
 }
 
@@ -478,7 +490,10 @@ fn lower_bound(facts: &LoopFacts, stages: &[u32], c: usize, cap: u32) -> (u32, b
     let top = facts.p + cap;
     let mut s = facts.p;
     let mut has_pred = false;
-    for acc in facts.accesses.values() {
+    for (t, acc) in &facts.accesses {
+        // Only a tile renamed per iteration can carry a value to a later stage; every other
+        // tensor written in the loop keeps its accesses in one stage (the groups).
+        let ring = facts.unsafe_split || facts.renamed.contains_key(t);
         for a in acc.iter().filter(|a| a.child < c) {
             for b in acc.iter().filter(|b| b.child == c) {
                 let flow = a.writes && b.reads;
@@ -486,7 +501,8 @@ fn lower_bound(facts: &LoopFacts, stages: &[u32], c: usize, cap: u32) -> (u32, b
                     continue;
                 }
                 has_pred = true;
-                let hand = u32::from(flow && a.engine != b.engine && !facts.hoisted[a.child]);
+                let hand =
+                    u32::from(ring && flow && a.engine != b.engine && !facts.hoisted[a.child]);
                 s = s.max((stages[a.child] + hand).min(top).max(stages[a.child]));
             }
         }
@@ -512,14 +528,15 @@ fn compute_stages(facts: &LoopFacts, cap: u32) -> Vec<u32> {
     // A child with no producer in the iteration runs as late as its consumers allow.
     for &c in sources.iter().rev() {
         let mut latest = u32::MAX;
-        for acc in facts.accesses.values() {
+        for (t, acc) in &facts.accesses {
+            let ring = facts.unsafe_split || facts.renamed.contains_key(t);
             for a in acc.iter().filter(|a| a.child == c) {
                 for b in acc.iter().filter(|b| b.child > c) {
                     let flow = a.writes && b.reads;
                     if !(flow || b.writes && (a.reads || a.writes)) {
                         continue;
                     }
-                    let hand = u32::from(flow && a.engine != b.engine);
+                    let hand = u32::from(ring && flow && a.engine != b.engine);
                     latest = latest.min(stages[b.child].saturating_sub(hand));
                 }
             }
