@@ -230,3 +230,81 @@ fn an_accumulation_group_across_an_inner_loop_stays_exact() {
     );
     check_emergent(&src);
 }
+
+/// Every kernel of `examples/`, sorted.
+fn all_examples() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("examples")
+        .expect("examples/ is readable")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "nk"))
+        .map(|p| p.display().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Cycles and lower bound of `src` on `mode`, the emergent path realised with `opts` (timing
+/// only: the bits are checked by the other tests and by `tests/backend.rs`).
+fn cycles_and_bound(src: &Source, mode: PipelineMode, opts: &EmergentOptions) -> (u64, u64) {
+    let mut func = nkc::driver::compile(src, None).unwrap();
+    run::prepare(
+        &mut func,
+        mode,
+        true,
+        &mut PipelineLog::default(),
+        &mut Vec::new(),
+    )
+    .unwrap();
+    pipeline_emergent_with(&mut func, opts);
+    let compiled = run::backend_compile(&func, src).unwrap();
+    let inputs = sim::random_inputs(&compiled.program, 7);
+    let o = sim::Options {
+        numerics: false,
+        races: false,
+        ..sim::Options::default()
+    };
+    let r = sim::simulate(&compiled.program, &inputs, &o).unwrap();
+    (r.stats.cycles, r.stats.bound())
+}
+
+#[test]
+fn stages_never_lose_much_to_the_single_shift() {
+    // The tables (`-- --nocapture`) of the `emergent` and `default` paths, single shift against
+    // stages, in cycles and cycles / lower bound; no kernel may get more than 2% slower with
+    // stages. The `_plain`, `_mode_b` and `_stages` variants differ only in annotations: on the
+    // emergent path they are the same program, and the default path runs their annotated loops
+    // on the annotated pipeliner, so only the base kernels and the annotated variants' default
+    // path are measured.
+    let mut worse = Vec::new();
+    for mode in [PipelineMode::Emergent, PipelineMode::Default] {
+        println!("\n`--pipeline {}`\n", mode.name());
+        println!("| kernel | single shift | stages | single / bound | stages / bound |");
+        println!("| --- | ---: | ---: | ---: | ---: |");
+        for ex in all_examples() {
+            let stem = Path::new(&ex)
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            let variant = ["_plain", "_mode_b", "_stages"]
+                .iter()
+                .any(|v| stem.ends_with(v));
+            if variant && mode == PipelineMode::Emergent {
+                continue;
+            }
+            let src = Source::read(Path::new(&ex)).unwrap();
+            let (single, b1) = cycles_and_bound(&src, mode, &single_shift());
+            let (staged, b2) = cycles_and_bound(&src, mode, &EmergentOptions::default());
+            println!(
+                "| {stem} | {single} | {staged} | {:.3} | {:.3} |",
+                single as f64 / b1 as f64,
+                staged as f64 / b2 as f64
+            );
+            if staged * 100 > single * 102 {
+                worse.push(format!("{ex} ({}): {staged} against {single}", mode.name()));
+            }
+        }
+    }
+    assert!(worse.is_empty(), "slower with stages: {worse:#?}");
+}
