@@ -308,3 +308,38 @@ fn stages_never_lose_much_to_the_single_shift() {
     }
     assert!(worse.is_empty(), "slower with stages: {worse:#?}");
 }
+
+/// Four hand-offs (act, dve, act, dve) on 16 KiB-per-partition tiles: every tile split over its
+/// own stages would not fit in SBUF, so stages are merged until the rings fit.
+const BIG: &str = "def big(a: nl.hbm[nl.float32, 512, 4096]):
+    c = nl.ndarray((512, 4096), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        t = nl.load(a[i * 128:(i + 1) * 128, :])
+        x = nl.exp(t)
+        y = nl.add(x, t)
+        z = nl.tanh(y)
+        w = nl.multiply(z, x)
+        nl.store(c[i * 128:(i + 1) * 128, :], value=w)
+    return c
+";
+
+#[test]
+fn stages_merge_when_their_rings_do_not_fit_sbuf() {
+    let src = source_text("big.nk", BIG);
+    let (_, _, log) = simulate(&src, &EmergentOptions::default());
+    assert!(
+        log.iter()
+            .any(|l| l.contains("do not fit (SBUF would need")),
+        "{log:#?}"
+    );
+    assert!(
+        log.iter().any(|l| l.contains("stages merged to fit")),
+        "{log:#?}"
+    );
+    // Merged, not dropped: some hand-offs are still split.
+    assert!(
+        stage_of(&log, "y.dve") > stage_of(&log, "x.act"),
+        "{log:#?}"
+    );
+    check_emergent(&src);
+}

@@ -125,13 +125,13 @@ pub fn stage_loop(
         facts.groups.clear();
         facts.unsafe_split = true;
     }
-    let n = func.axes[l].body.len();
-    let Some(max_cap) = (0..=n as u32).rev().find(|&c| {
-        let s = compute_stages(&facts, c);
-        s.iter().copied().max().unwrap_or(0) > facts.p || c == 0
-    }) else {
-        return false;
-    };
+    // A chain of `n` children has fewer than `n` hand-offs: with that cap none is merged.
+    let n = func.axes[l].body.len() as u32;
+    let max_cap = compute_stages(&facts, n)
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+        .saturating_sub(facts.p);
     if max_cap == 0 {
         log.push(format!(
             "emergent: loop `{iv}`: no engine hand-off to split into stages; single shift"
@@ -218,10 +218,12 @@ pub fn stage_loop(
         log.push(format!(
             "emergent: loop `{iv}`: `{}` is a ring of {count} slot(s): written in stage {d}, last used in stage {u}{}",
             func.tensors[t].name,
-            if count as usize > (u - d + 1) as usize {
-                " (deeper for the DMA)"
-            } else {
+            if count == u - d + 1 {
                 ""
+            } else if facts.hoisted_tiles.contains(&t) && count == u - d + 2 {
+                " (one more than its span: the load may fill it before the previous trip's readers are done)"
+            } else {
+                " (the DMA heuristic's depth)"
             }
         ));
     }
