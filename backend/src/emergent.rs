@@ -18,8 +18,18 @@
 //! and the cost model has no loop overhead to amortise). Only tiles a DMA writes or reads are
 //! considered (they carry the latency worth hiding). Each decision and its reason is logged.
 //!
+//! The loads are then issued ahead, in one predicated loop: by default [`stages`] also spreads the
+//! loop's compute statements over stages by their engine hand-offs (rings for the tiles that cross
+//! stages, checked by the annotated pipeliner's ISL legality check), and [`shift_loads`] — every
+//! non-load statement shifted by the same prefetch depth — is the fallback (a loop bound by DMA
+//! latency, no hand-off, no room, or a plan the check refuses), logged with its reason.
+//!
 //! A loop takes exactly one path: a loop the annotated pipeliner extended is skipped, and so is
 //! any loop with a `num_stages` annotation.
+
+mod stages;
+
+pub use stages::StageOrder;
 
 use crate::emit::dma_pieces;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
@@ -41,11 +51,41 @@ struct Use {
     reads: bool,
 }
 
+/// How the emergent path realises a ring loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EmergentOptions {
+    /// Spread compute over stages by engine hand-offs ([`stages`]); `false`: the single shift.
+    pub stages: bool,
+    /// The execution order of a staged loop's body.
+    pub order: StageOrder,
+    /// Keep loop-carried state in one stage (always on; off only to test that the ISL legality
+    /// check catches the plans this rule prevents).
+    pub carried_rule: bool,
+}
+
+impl Default for EmergentOptions {
+    fn default() -> Self {
+        EmergentOptions {
+            stages: true,
+            order: StageOrder::Mixed,
+            carried_rule: true,
+        }
+    }
+}
+
 /// Turns the load and store tiles of un-annotated loops into rings; returns the log lines.
 pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
+    pipeline_emergent_with(func, &EmergentOptions::default())
+}
+
+/// [`pipeline_emergent`] with options.
+pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Vec<String> {
+    let original = opts.stages.then(|| func.clone());
     let mut log = Vec::new();
     // Ring depths chosen per loop, for the loads that the shift below may hoist.
     let mut ringed: BTreeMap<Axis, Vec<(Tensor, u32)>> = BTreeMap::new();
+    // Loops where even the deepest ring cannot hide a tile's DMA behind the body's compute.
+    let mut dma_bound: BTreeMap<Axis, bool> = BTreeMap::new();
     let mut uses: BTreeMap<Tensor, Vec<Use>> = BTreeMap::new();
     func.walk_stmts(|s, loops| {
         if let StmtKind::Insts(insts) = &func.stmts[s].kind {
@@ -127,7 +167,9 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
             + machine::dma_queue_cycles(bytes / pieces)
             + pieces * machine::dma_issue_cycles();
         let compute = body_compute(func, &ad.body).max(1);
-        let mut depth = (1 + dma.div_ceil(compute)).clamp(2, u64::from(MAX_DEPTH)) as u32;
+        let wanted = 1 + dma.div_ceil(compute);
+        *dma_bound.entry(l).or_default() |= wanted > u64::from(MAX_DEPTH);
+        let mut depth = wanted.clamp(2, u64::from(MAX_DEPTH)) as u32;
         let copy = td.bytes_per_partition().div_ceil(64) * 64;
         while depth >= 2 && sbuf_used + copy * u64::from(depth - 1) > machine::SBUF_PARTITION_BYTES
         {
@@ -168,7 +210,20 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
         }
     }
     for (l, rings) in ringed {
-        shift_loads(func, l, &rings, &mut log);
+        let staged = match &original {
+            Some(_) if dma_bound.get(&l).copied().unwrap_or(false) => {
+                log.push(format!(
+                    "emergent: loop `{}`: no compute stages: even a ring of {MAX_DEPTH} slots does not hide its DMA behind its compute, so splitting the compute would only lengthen the ramp",
+                    func.axes[l].iv_name
+                ));
+                false
+            }
+            Some(orig) => stages::stage_loop(func, orig, l, &rings, opts, &mut log),
+            None => false,
+        };
+        if !staged {
+            shift_loads(func, l, &rings, &mut log);
+        }
     }
     log
 }
