@@ -190,7 +190,7 @@ impl Lower<'_> {
                 best.0
             }
         };
-        self.load[engine.index()] += reps * estimate(engine, &d.op, n);
+        self.load[engine.index()] += reps * estimate(engine, &d.op, &d.dst, &d.srcs);
         let idx = self.bir.insts.len();
         self.bir.insts.push(BInst {
             engine,
@@ -207,13 +207,28 @@ impl Lower<'_> {
     }
 }
 
-/// A rough cost for load balancing (the exact one is computed on the emitted instruction).
-pub(crate) fn estimate(engine: Engine, op: &Op, n: u64) -> u64 {
+/// The cost of an instruction for load balancing and scheduling, from the machine description:
+/// `N` is the output's free size, the input's for a reduce (MACHINE.md), and a matmul's `M` is its
+/// stationary operand's free size. (The exact cost is computed on the emitted instruction; this
+/// one does not know whether a tensor_tensor input sits in PSUM, so it charges the SBUF rate.)
+pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand]) -> u64 {
+    let free = |o: &Operand| o.access.size.iter().skip(1).product::<u64>().max(1);
+    let n = match op {
+        Op::Reduce { .. } => srcs.first().map_or(1, free),
+        _ => free(dst),
+    };
     match (engine, op) {
         (Engine::Sp, _) => machine::dma_issue_cycles(),
         (Engine::Pool, _) => machine::pool_cycles(n),
         (Engine::Act, _) => machine::activation_cycles(n),
-        (Engine::Pe, _) => machine::matmul_cycles(runtime_sim::isa::DType::F32, 128, n),
+        (Engine::Pe, Op::Transpose) => {
+            let p = srcs.first().map_or(128, |o| o.access.size[0]);
+            machine::transpose_cycles(p, free(srcs.first().unwrap_or(dst)))
+        }
+        (Engine::Pe, _) => {
+            let m = srcs.first().map_or(128, free);
+            machine::matmul_cycles(runtime_sim::isa::DType::F32, m, n)
+        }
         (_, Op::TensorTensor { .. }) => machine::tensor_tensor_cycles(n, false),
         _ => machine::vector_cycles(n),
     }

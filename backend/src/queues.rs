@@ -25,9 +25,11 @@
 //! latency longer (one piece of `Q/p` cycles after the fixed latency). When the body's compute is
 //! slower than its transfers anyway (the busiest compute engine's cycles per iteration `C` exceed
 //! `T`), the DMA time has slack up to `C`: the plan then spreads each transfer, largest first,
-//! over as many queues as still fit in `(T + C) / 2` on every queue and on `sp` (keeping one issue
-//! slot for each transfer still to place; half the slack, since the in-order `sp` also waits and
-//! should not become the critical engine), and keeps the first plan when that does not pack.
+//! over as many queues as still fit in `C` on every queue and in `0.9 C` on `sp` (keeping one
+//! issue slot for each transfer still to place; `sp` is in order, also waits, and issues the
+//! transfers of enclosing bodies, so it keeps a tenth to itself), and keeps the first plan when
+//! that does not pack. Shorter pieces shorten each transfer's latency, which is what a
+//! compute-bound loop's fill and drain wait for.
 //!
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
@@ -109,9 +111,9 @@ fn plan_body(
     };
     let compute = compute_cycles(bir, body);
     if compute > target {
-        // Half the slack: `sp` is in order and also waits, so it keeps some of its own.
-        let budget = target + (compute - target) / 2;
-        if let Some(spread) = spread(&transfers, budget, *rotation) {
+        // `sp` is in order, also waits, and issues the transfers of the enclosing bodies: it keeps
+        // a tenth of the compute time to itself.
+        if let Some(spread) = spread(&transfers, compute, compute * 9 / 10, *rotation) {
             splits = spread;
         }
     }
@@ -129,8 +131,8 @@ fn compute_cycles(bir: &Bir, body: &[BNode]) -> u64 {
                 BNode::Inst(i) => {
                     let bi = &bir.insts[i];
                     if bi.engine != Engine::Sp {
-                        let n_free = bi.dst.access.size.iter().skip(1).product::<u64>().max(1);
-                        busy[bi.engine.index()] += times * estimate(bi.engine, &bi.op, n_free);
+                        busy[bi.engine.index()] +=
+                            times * estimate(bi.engine, &bi.op, &bi.dst, &bi.srcs);
                     }
                 }
                 BNode::Loop(l) => add(bir, &bir.loops[l].body, times * bir.loops[l].trip, busy),
@@ -142,8 +144,14 @@ fn compute_cycles(bir: &Bir, body: &[BNode]) -> u64 {
     busy.into_iter().max().unwrap_or(0)
 }
 
-/// Packs the transfers into per-iteration time `target` with as many pieces as fit, or `None`.
-fn spread(transfers: &[Transfer], target: u64, rotation: usize) -> Option<Vec<SplitData>> {
+/// Packs the transfers into per-iteration time `target` on the queues and `sp_target` on `sp`,
+/// with as many pieces as fit, or `None`.
+fn spread(
+    transfers: &[Transfer],
+    target: u64,
+    sp_target: u64,
+    rotation: usize,
+) -> Option<Vec<SplitData>> {
     let issue = machine::dma_issue_cycles();
     let mut load = [0u64; DMA_QUEUES];
     let mut issued = 0;
@@ -155,7 +163,7 @@ fn spread(transfers: &[Transfer], target: u64, rotation: usize) -> Option<Vec<Sp
             let piece = machine::dma_queue_cycles(t.bytes / p);
             let queues = least_loaded(&load, p as usize, rotation);
             let fits = queues.iter().all(|&q| load[q] + piece <= target);
-            if fits && issued + issue * p + later <= target {
+            if fits && issued + issue * p + later <= sp_target {
                 for &q in &queues {
                     load[q] += piece;
                 }

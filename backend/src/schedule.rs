@@ -68,12 +68,11 @@ fn latency(bir: &Bir, n: BNode) -> u64 {
     match n {
         BNode::Inst(i) => {
             let bi = &bir.insts[i];
-            let n_free = bi.dst.access.size.iter().skip(1).product::<u64>().max(1);
             if bi.engine == Engine::Sp {
                 let elems: u64 = bi.dst.access.size.iter().product();
                 machine::dma_transfer(elems * 4 / 16) + machine::dma_issue_cycles()
             } else {
-                estimate(bi.engine, &bi.op, n_free)
+                estimate(bi.engine, &bi.op, &bi.dst, &bi.srcs)
             }
         }
         BNode::Loop(l) => {
