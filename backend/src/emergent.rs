@@ -43,6 +43,13 @@ struct Use {
 
 /// Turns the load and store tiles of un-annotated loops into rings; returns the log lines.
 pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
+    pipeline_emergent_with(func, true)
+}
+
+/// [`pipeline_emergent`], choosing whether a ring loop nested in un-annotated loops may prefetch
+/// across the nest ([`crate::emergent_nest`]); `false` realises every ring in its own loop (for
+/// comparison).
+pub fn pipeline_emergent_with(func: &mut Function, across_nests: bool) -> Vec<String> {
     let mut log = Vec::new();
     // Ring depths chosen per loop, for the loads that the shift below may hoist.
     let mut ringed: BTreeMap<Axis, Vec<(Tensor, u32)>> = BTreeMap::new();
@@ -168,7 +175,12 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
         }
     }
     for (l, rings) in ringed {
-        shift_loads(func, l, &rings, &mut log);
+        // A short loop nested in un-annotated loops prefetches across the nest (no fill or
+        // drain per execution); otherwise the single-loop scheme below.
+        if !(across_nests && crate::emergent_nest::prefetch_across_nest(func, l, &rings, &mut log))
+        {
+            shift_loads(func, l, &rings, &mut log);
+        }
     }
     log
 }
@@ -281,7 +293,7 @@ fn shift_stmt(func: &mut Function, s: Stmt, l: Axis, by: &AffineExpr) {
 }
 
 /// The compute engines' cycles for one pass over `body` (nested loops times their trips).
-fn body_compute(func: &Function, body: &[Stmt]) -> u64 {
+pub(crate) fn body_compute(func: &Function, body: &[Stmt]) -> u64 {
     let mut total = 0;
     for &s in body {
         match &func.stmts[s].kind {

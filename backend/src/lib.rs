@@ -28,6 +28,7 @@ pub mod alloc;
 pub mod bir;
 pub mod clamp;
 pub mod emergent;
+pub mod emergent_nest;
 pub mod emit;
 pub mod error;
 pub mod schedule;
