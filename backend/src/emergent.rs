@@ -18,6 +18,10 @@
 //! and the cost model has no loop overhead to amortise). Only tiles a DMA writes or reads are
 //! considered (they carry the latency worth hiding). Each decision and its reason is logged.
 //!
+//! Each ringed loop's loads are then issued ahead by `shift_loads` (one predicated loop), or,
+//! when the loop is nested in un-annotated loops and the heuristic agrees, across the whole nest
+//! by [`crate::emergent_nest`] (no fill or drain per execution of the loop).
+//!
 //! A loop takes exactly one path: a loop the annotated pipeliner extended is skipped, and so is
 //! any loop with a `num_stages` annotation.
 

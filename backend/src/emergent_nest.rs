@@ -23,7 +23,9 @@
 //!   modulo `N`). Since `N | T`, every outer coefficient of `f` is a multiple of `N` and
 //!   `f mod N = l' mod N`: address rotation ([`crate::emit`]) reduces the selector to one
 //!   register's modulo term;
-//! - `P` = the smallest `N` minus one (so `P < N <= T`, and one carry per level suffices);
+//! - `P` = the heuristic's prefetch depth (its ring depth minus one), lowered to `N - 1` when the
+//!   ring got fewer slots, minimum over the hoisted loads (so `P < N <= T`, and one carry per
+//!   level suffices); slots beyond `P + 1` are slack;
 //! - the load statement itself becomes the **in-loop copy**: in iteration `(o…, l)` it loads for
 //!   `(o…, l + P)`, guarded `l + P < ub(L)`, into slot `f + P`;
 //! - one **carry copy** per enclosing level `Oj` (of trip at least 2): it loads for the first
@@ -38,6 +40,9 @@
 //!   ([`crate::clamp`]) may then still clamp those loops (nothing outside a loop touches its
 //!   ring), and each guard compares one induction variable with a threshold at the start or the
 //!   end of its loop, which is what the clamping asks of guards;
+//! - `L`'s body becomes: prologue, carries, in-loop copies, then the rest. (When a guarded
+//!   transfer turns off, `sp` first waits for its earlier transfers, see [`crate::sync`]; the
+//!   in-loop copy turns off at `l + P = ub(L)`, after the carry for that iteration is issued.)
 //! - the compute statements stay where they were, unshifted: no extra iterations, no drain, no
 //!   peeling; the loop bodies stay one hardware loop each, and the number of statements added
 //!   (`1 + levels + P` per load) does not depend on the trip counts.
@@ -53,8 +58,13 @@
 //! ([`crate::sync`]) is exact on the physical footprints of the emitted instructions, so the
 //! semaphores enforce exactly these orders (the race detector checks it on every example).
 //!
-//! A loop not nested this way, or whose ring cannot get a divisor of `T` slots, keeps the
-//! single-loop realisation; the choice and its reason are logged.
+//! The heuristic declines a loop whose transfers are **issue-bound**: when `sp` spends at least
+//! as long issuing one iteration's transfers (pieces as [`crate::emit::dma_pieces`] splits them)
+//! as the compute engines spend on it, `sp` is the bottleneck, the single-loop fill is already
+//! hidden behind its own issuing, and the waits of the predicated copies (above) would only add
+//! to it (transpose: 2048 `sp` cycles against 440 per iteration). A loop not nested this way, or
+//! whose ring cannot get a divisor of `T` slots, also keeps the single-loop realisation; the
+//! choice and its reason are logged (`--log backend`).
 
 use crate::emit::dma_pieces;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
