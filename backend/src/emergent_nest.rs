@@ -439,7 +439,8 @@ mod tests {
         assert_eq!(divisor_slots(3, 2, any), Some(3));
         assert_eq!(divisor_slots(6, 4, any), Some(6));
         assert_eq!(divisor_slots(12, 4, any), Some(4));
-        assert_eq!(divisor_slots(7, 2, any), None);
+        assert_eq!(divisor_slots(7, 2, any), Some(7));
+        assert_eq!(divisor_slots(7, 2, |n| n <= 4), None);
         assert_eq!(divisor_slots(11, 4, any), None);
     }
 }
