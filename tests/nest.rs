@@ -1,5 +1,6 @@
 //! The emergent prefetch across loop nests (`backend/src/emergent_nest.rs`): it beats the
-//! single-loop realisation where the fill of a short nested loop was exposed, it is bit-exact and
+//! single-loop realisation on matmul, matmul_blocked and transpose (P flat iterations ahead, or
+//! a whole execution ahead when `sp` is the bottleneck), it is bit-exact and
 //! race-free on odd nests and on nests whose inner loop follows other statements, it adds no
 //! iterations, and the trip-clamped synchronisation analysis still decides what the full one
 //! decides when the outer loop is long.
@@ -85,20 +86,35 @@ fn prefetch_across_the_nest_beats_the_single_loop_realisation() {
 }
 
 #[test]
-fn issue_bound_loops_keep_the_single_loop_realisation() {
+fn an_issue_bound_nest_prefetches_a_whole_execution_ahead() {
     // transpose's `sp` spends longer issuing each iteration's 32 transfers than the compute
-    // engines spend on it: the fill is already hidden, and the heuristic says so.
+    // engines spend on it: the loads run one execution of `c` ahead, which beats the single loop.
     let src = Source::read(Path::new("examples/transpose.nk")).unwrap();
-    let (chosen, log) = cycles(&src, true);
+    let (nested, log) = cycles(&src, true);
     let (single, _) = cycles(&src, false);
     assert!(
-        log.iter().any(
-            |l| l.contains("loop `c`: loads prefetched within the loop only")
-                && l.contains("issue-bound")
-        ),
+        log.iter()
+            .any(|l| l.contains("loop `c` (trip 4) is nested in `r`")
+                && l.contains("one execution ahead")
+                && l.contains("issue-bound")),
         "{log:#?}"
     );
-    assert_eq!(chosen, single);
+    assert!(
+        nested < single,
+        "across the nest {nested} cycles, single loop {single}"
+    );
+    // Two levels of carries, bit-exact.
+    let src = good("nest_whole.nk");
+    let log = checked(&src, PipelineMode::Emergent);
+    assert!(
+        log.iter().any(|l| l.contains("is nested in `b` ⊃ `r`")
+            && l.contains("one execution ahead")
+            && l.contains("2 carry copy(ies)")),
+        "{log:#?}"
+    );
+    let (nested, _) = cycles(&src, true);
+    let (single, _) = cycles(&src, false);
+    assert!(nested < single, "across {nested}, single loop {single}");
 }
 
 fn good(name: &str) -> Source {
@@ -157,11 +173,12 @@ fn an_inner_loop_after_other_statements_prefetches_across_two_levels() {
     assert!(nested < single, "across {nested}, single loop {single}");
 }
 
-/// A long outer loop around a short ring loop: the clamped analysis still clamps it and emits
-/// the program the full analysis emits, and the run is bit-exact.
+/// A long outer loop around a short ring loop, on both realisations (P flat iterations ahead; a
+/// whole execution ahead, for an issue-bound loop): the clamped analysis still clamps it and
+/// emits the program the full analysis emits, and the run is bit-exact.
 #[test]
 fn a_long_outer_loop_is_still_clamped() {
-    let text = "def long_nest(a: nl.hbm[nl.float32, 15360, 512]):\n    \
+    let flat = "def long_nest(a: nl.hbm[nl.float32, 15360, 512]):\n    \
                 c = nl.ndarray((5120, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
                 for i in nl.affine_range(40):\n        \
                 acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)\n        \
@@ -170,22 +187,41 @@ fn a_long_outer_loop_is_still_clamped() {
                 e = nl.exp(t)\n            \
                 acc += e\n        \
                 nl.store(c[i * 128:(i + 1) * 128, :], value=acc)\n    return c\n";
-    let src = Source {
-        path: PathBuf::from("long_nest.nk"),
-        text: text.to_string(),
-    };
-    let mut func = lowered(&src);
-    let log = backend::emergent::pipeline_emergent(&mut func);
-    assert!(
-        log.iter().any(|l| l.contains("is nested in `i`")),
-        "{log:#?}"
-    );
-    let clamped = backend::compile_with(&func, None, true).unwrap();
-    let full = backend::compile_with(&func, None, false).unwrap();
-    assert!(clamped.clamped_loops > 0, "the outer loop was not clamped");
-    assert_eq!(
-        format!("{:?}", clamped.program),
-        format!("{:?}", full.program)
-    );
-    checked(&src, PipelineMode::Emergent);
+    let whole = "def long_transpose(x: nl.hbm[nl.float32, 5120, 512]):\n    \
+                 y = nl.ndarray((512, 5120), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+                 for r in nl.affine_range(40):\n        \
+                 for c in nl.affine_range(4):\n            \
+                 t = nl.load(x[r * 128:(r + 1) * 128, c * 128:(c + 1) * 128])\n            \
+                 tp = nisa.nc_transpose(t)\n            \
+                 o = nl.copy(tp)\n            \
+                 nl.store(y[c * 128:(c + 1) * 128, r * 128:(r + 1) * 128], value=o)\n    \
+                 return y\n";
+    for (name, text, how) in [
+        ("long_nest", flat, "flat iteration(s) ahead"),
+        ("long_transpose", whole, "one execution ahead"),
+    ] {
+        let src = Source {
+            path: PathBuf::from(format!("{name}.nk")),
+            text: text.to_string(),
+        };
+        let mut func = lowered(&src);
+        let log = backend::emergent::pipeline_emergent(&mut func);
+        assert!(
+            log.iter()
+                .any(|l| l.contains("is nested in") && l.contains(how)),
+            "{name}: {log:#?}"
+        );
+        let clamped = backend::compile_with(&func, None, true).unwrap();
+        let full = backend::compile_with(&func, None, false).unwrap();
+        assert!(
+            clamped.clamped_loops > 0,
+            "{name}: the outer loop was not clamped"
+        );
+        assert_eq!(
+            format!("{:?}", clamped.program),
+            format!("{:?}", full.program),
+            "{name}"
+        );
+        checked(&src, PipelineMode::Emergent);
+    }
 }

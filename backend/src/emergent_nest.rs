@@ -58,13 +58,30 @@
 //! ([`crate::sync`]) is exact on the physical footprints of the emitted instructions, so the
 //! semaphores enforce exactly these orders (the race detector checks it on every example).
 //!
-//! The heuristic declines a loop whose transfers are **issue-bound**: when `sp` spends at least
-//! as long issuing one iteration's transfers (pieces as [`crate::emit::dma_pieces`] splits them)
-//! as the compute engines spend on it, `sp` is the bottleneck, the single-loop fill is already
-//! hidden behind its own issuing, and the waits of the predicated copies (above) would only add
-//! to it (transpose: 2048 `sp` cycles against 440 per iteration). A loop not nested this way, or
-//! whose ring cannot get a divisor of `T` slots, also keeps the single-loop realisation; the
-//! choice and its reason are logged (`--log backend`).
+//! **Issue-bound loops: a whole execution ahead.** When `sp` spends at least as long issuing
+//! one iteration's transfers (pieces as [`crate::emit::dma_pieces`] splits them) as the compute
+//! engines spend on it, `sp` is the bottleneck and each of its waits costs time. The copies
+//! above turn off once per execution of `L` (the in-loop copy at `l + P = ub(L)`, a carry at the
+//! start of the next execution), and when a guarded transfer turns off `sp` first waits for its
+//! earlier transfers ([`crate::sync`]), a transfer issued one iteration before. So such a loop
+//! (trip at most [`MAX_SLOTS`]) prefetches one whole execution ahead instead: its rings get
+//! `2 x T` slots, two block dimensions selected by the parity of the outer flat index
+//! `h = (o1' · T2 + o2') · …` (along `Ok`; with several levels `Tk` must be even, so that the
+//! parity is that of `ok` alone and address rotation keeps one register per modulo term) and by
+//! `l'`; in iteration `(h, l)` one carry copy per level loads the tile of `(h + 1, l)` (guards as
+//! above, without the comparison on `l`), and the loads of the first execution run in a loop of
+//! their own placed just before `L`, guarded by the first outer iteration (inside every `Oj`, so
+//! those stay clampable; `L` itself, of trip at most [`MAX_SLOTS`], is too short to be clamped
+//! anyway). The carries then turn
+//! off once per execution of `Ok` only. Correctness: the slot `(h mod 2, l')` is written for
+//! execution `h` during execution `h - 1` (or before `L` for `h = 0`) and last read by execution
+//! `h - 2`, which precedes it; the rest of the argument is the one above. When the loop does not
+//! qualify (trip above [`MAX_SLOTS`], odd `Tk` under several levels, no SBUF room), it keeps the
+//! single-loop realisation. (transpose's `c` loop is issue-bound: 2048 `sp` cycles against 440
+//! compute cycles per iteration.)
+//!
+//! A loop not nested this way, or whose ring cannot get a divisor of `T` slots, also keeps the
+//! single-loop realisation; the choice and its reason are logged (`--log backend`).
 
 use crate::emit::dma_pieces;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
@@ -171,17 +188,22 @@ pub fn prefetch_across_nest(
         return decline(log, "no load to issue ahead of other work".to_string());
     }
     // Issue-bound transfers: when `sp` spends longer issuing the loop's transfers than the
-    // compute engines spend per iteration, `sp` is the bottleneck and already hides the fill
-    // behind its own work; the nest's predicated copies would add in-order waits on `sp`.
+    // compute engines spend per iteration, `sp` is the bottleneck and every wait of `sp` costs
+    // time: prefetch a whole execution ahead (its copies turn off once per execution of the
+    // innermost enclosing loop, not once per execution of `l`), or keep the single loop.
     let issue = issue_cycles(func, &body);
     let compute = crate::emergent::body_compute(func, &body);
     if issue >= compute {
-        return decline(
-            log,
-            format!(
-                "its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration): the fill is hidden behind `sp`'s own work"
-            ),
+        let why = format!(
+            "its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration)"
         );
+        return match prefetch_next_execution(func, l, &outer, &hoisted, &body) {
+            Ok(line) => {
+                log.push(format!("{line}: {why}"));
+                true
+            }
+            Err(not) => decline(log, format!("{why} and {not}")),
+        };
     }
     // Slots dividing the trip count, SBUF permitting.
     let mut sbuf_used: u64 = func
@@ -328,6 +350,156 @@ pub fn prefetch_across_nest(
     true
 }
 
+/// Prefetch one whole execution of `l` ahead: each ring gets `2 x T` slots (block dimensions:
+/// the parity of the outer flat index `h` along the innermost enclosing loop, then `l`), and in
+/// iteration `(h, l)` one carry copy per level loads the tile of `(h + 1, l)`. The first
+/// execution's loads run in a loop of their own before `l`, at the first outer iteration. Returns
+/// the log line, or why not (nothing changed).
+fn prefetch_next_execution(
+    func: &mut Function,
+    l: Axis,
+    outer: &[Axis],
+    hoisted: &[(Stmt, Tensor, u32)],
+    body: &[Stmt],
+) -> Result<String, String> {
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let t = ub - lb;
+    if t > i64::from(MAX_SLOTS) {
+        return Err(format!("the trip count {t} is above {MAX_SLOTS}"));
+    }
+    let ok = *outer
+        .last()
+        .expect("a nest has an enclosing loop (checked by compute_nest)");
+    let tk = func.axes[ok].trip_count();
+    if tk < 2 || (outer.len() > 1 && tk % 2 != 0) {
+        return Err(format!(
+            "the parity of the executions does not follow loop `{}` (trip {tk})",
+            func.axes[ok].iv_name
+        ));
+    }
+    let mut sbuf_used: u64 = func
+        .tensors
+        .values()
+        .filter(|x| x.memory == Memory::Sbuf)
+        .map(|x| x.bytes_per_partition().div_ceil(64) * 64)
+        .sum();
+    let mut ringed: Vec<Tensor> = Vec::new();
+    for &(_, rt, depth) in hoisted {
+        if ringed.contains(&rt) {
+            continue;
+        }
+        let copy = (func.tensors[rt].bytes_per_partition() / u64::from(depth)).div_ceil(64) * 64;
+        sbuf_used += copy * (2 * t as u64).saturating_sub(u64::from(depth));
+        if sbuf_used > machine::SBUF_PARTITION_BYTES {
+            return Err("SBUF has no room for two executions of the ring".to_string());
+        }
+        ringed.push(rt);
+    }
+    // The outer flat index, whose parity selects the half of the ring.
+    let mut h = AffineExpr::constant(0);
+    let mut stride = 1;
+    for &o in outer.iter().rev() {
+        let od = &func.axes[o];
+        h = h.add(&AffineExpr::from_terms([(o, stride)], -stride * od.lb));
+        stride *= od.trip_count();
+    }
+    let lsel = AffineExpr::from_terms([(l, 1)], -lb);
+    let count = u32::try_from(t).expect("the trip count is at most MAX_SLOTS (checked above)");
+    for &rt in &ringed {
+        func.tensors[rt].block = vec![BlockDim { axis: ok, count: 2 }, BlockDim { axis: l, count }];
+    }
+    set_slots_n(func, body, &ringed, &[h.clone(), lsel.clone()]);
+    let next = [h.add(&AffineExpr::constant(1)), lsel];
+    let iv = AffineExpr::iv;
+    let mut carries = Vec::new();
+    let hoisted_stmts: Vec<Stmt> = hoisted.iter().map(|&(s, _, _)| s).collect();
+    for &s in &hoisted_stmts {
+        for j in (0..outer.len()).rev() {
+            let oj = outer[j];
+            if func.axes[oj].trip_count() < 2 {
+                continue;
+            }
+            let mut subst = vec![(oj, AffineExpr::from_terms([(oj, 1)], 1))];
+            let mut preds = vec![Predicate {
+                expr: iv(oj),
+                cmp: CmpOp::Lt,
+                bound: func.axes[oj].ub - 1,
+            }];
+            for &oi in &outer[j + 1..] {
+                subst.push((oi, AffineExpr::constant(func.axes[oi].lb)));
+                preds.push(Predicate {
+                    expr: iv(oi),
+                    cmp: CmpOp::Eq,
+                    bound: func.axes[oi].ub - 1,
+                });
+            }
+            carries.push(copy_load_slots(func, s, &subst, &next, preds));
+        }
+    }
+    // The first execution's loads: a loop of their own before `l`, at the first outer iteration.
+    let mut name = format!("{}.first", func.axes[l].iv_name);
+    while func.axes.values().any(|a| a.iv_name == name) {
+        name.push('\'');
+    }
+    let first = func.axes.push(penguin::ir::AxisData {
+        iv_name: name,
+        kind: func.axes[l].kind,
+        lb,
+        ub,
+        attrs: Default::default(),
+        body: hoisted_stmts.clone(),
+    });
+    func.axis_spans[first] = func.axis_spans[l];
+    for &s in &hoisted_stmts {
+        let subst: Vec<(Axis, AffineExpr)> = outer
+            .iter()
+            .map(|&o| (o, AffineExpr::constant(func.axes[o].lb)))
+            .chain([(l, iv(first))])
+            .collect();
+        let sel = [
+            AffineExpr::constant(0),
+            AffineExpr::from_terms([(first, 1)], -lb),
+        ];
+        retarget_slots(func, s, &subst, &sel);
+    }
+    let first_stmt = func.add_loop_stmt(first);
+    func.stmts[first_stmt].preds = outer
+        .iter()
+        .map(|&o| Predicate {
+            expr: iv(o),
+            cmp: CmpOp::Eq,
+            bound: func.axes[o].lb,
+        })
+        .collect();
+    let parent = &mut func.axes[ok].body;
+    let at = parent
+        .iter()
+        .position(|&s| matches!(func.stmts[s].kind, StmtKind::Loop(a) if a == l))
+        .expect("`l` is a direct child of its innermost enclosing loop (checked by compute_nest)");
+    parent.insert(at, first_stmt);
+    let rest: Vec<Stmt> = body
+        .iter()
+        .copied()
+        .filter(|s| !hoisted_stmts.contains(s))
+        .collect();
+    func.axes[l].body = carries.iter().chain(&rest).copied().collect();
+    let names: Vec<String> = ringed
+        .iter()
+        .map(|&x| format!("`{}`", func.tensors[x].name))
+        .collect();
+    let nest: Vec<String> = outer
+        .iter()
+        .map(|&o| format!("`{}`", func.axes[o].iv_name))
+        .collect();
+    Ok(format!(
+        "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {t} slots; {} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain)",
+        func.axes[l].iv_name,
+        nest.join(" ⊃ "),
+        names.join(", "),
+        carries.len() / hoisted_stmts.len(),
+    ))
+}
+
 /// The `sp` cycles spent issuing the transfers of one pass over `body` (pieces as the emitter
 /// splits them; nested loops times their trips).
 fn issue_cycles(func: &Function, body: &[Stmt]) -> u64 {
@@ -359,6 +531,11 @@ fn issue_cycles(func: &Function, body: &[Stmt]) -> u64 {
 
 /// Sets the slot selector of every access to a tensor of `ringed` in `body` (and below) to `sel`.
 fn set_slots(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &AffineExpr) {
+    set_slots_n(func, body, ringed, std::slice::from_ref(sel));
+}
+
+/// [`set_slots`] with one selector per block dimension.
+fn set_slots_n(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &[AffineExpr]) {
     for &s in body {
         match func.stmts[s].kind.clone() {
             StmtKind::Insts(insts) => {
@@ -366,14 +543,14 @@ fn set_slots(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &Affine
                     let d = &mut func.insts[i];
                     for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
                         if ringed.contains(&o.tensor) {
-                            o.access.slots = vec![sel.clone()];
+                            o.access.slots = sel.to_vec();
                         }
                     }
                 }
             }
             StmtKind::Loop(a) => {
                 let inner = func.axes[a].body.clone();
-                set_slots(func, &inner, ringed, sel);
+                set_slots_n(func, &inner, ringed, sel);
             }
         }
     }
@@ -382,6 +559,16 @@ fn set_slots(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &Affine
 /// Substitutes `subst` (in order) in every start of statement `s`'s instructions and sets the
 /// slot selector of every blocked operand to `slot`.
 fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slot: &AffineExpr) {
+    retarget_slots(func, s, subst, std::slice::from_ref(slot));
+}
+
+/// [`retarget`] with one selector per block dimension.
+fn retarget_slots(
+    func: &mut Function,
+    s: Stmt,
+    subst: &[(Axis, AffineExpr)],
+    slots: &[AffineExpr],
+) {
     let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
         return;
     };
@@ -394,7 +581,7 @@ fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slot: &A
                 }
             }
             if !o.access.slots.is_empty() {
-                o.access.slots = vec![slot.clone()];
+                o.access.slots = slots.to_vec();
             }
         }
     }
@@ -407,6 +594,17 @@ fn copy_load(
     s: Stmt,
     subst: &[(Axis, AffineExpr)],
     slot: &AffineExpr,
+    preds: Vec<Predicate>,
+) -> Stmt {
+    copy_load_slots(func, s, subst, std::slice::from_ref(slot), preds)
+}
+
+/// [`copy_load`] with one selector per block dimension.
+fn copy_load_slots(
+    func: &mut Function,
+    s: Stmt,
+    subst: &[(Axis, AffineExpr)],
+    slots: &[AffineExpr],
     preds: Vec<Predicate>,
 ) -> Stmt {
     let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
@@ -423,7 +621,7 @@ fn copy_load(
     let c = func.add_inst_stmt(copies);
     func.stmt_spans[c] = func.stmt_spans[s];
     func.stmts[c].preds = preds;
-    retarget(func, c, subst, slot);
+    retarget_slots(func, c, subst, slots);
     c
 }
 
