@@ -9,7 +9,9 @@
 //! - **address rotation**: a tensor with block dimensions is a ring of physical slots, and an
 //!   access with slot selector `iv + c` along a block of `N` slots addresses
 //!   `base + ((rd + lb + c) mod N) * slot_bytes`, a modulo term of the program (PSUM slots are
-//!   whole banks, so a PSUM ring rotates banks);
+//!   whole banks, so a PSUM ring rotates banks); the selector's coefficients are first reduced
+//!   modulo `N`, so a multi-iv selector whose other coefficients are multiples of `N` (the flat
+//!   iteration of a nest, [`crate::emergent_nest`]) is one register's modulo term;
 //! - its guard, from the BIR guards;
 //! - its **footprints**: the rectangles (partitions × bytes, or HBM rows × columns) it reads and
 //!   writes, as expressions, for the synchronisation analysis.
@@ -250,6 +252,7 @@ impl Emit<'_> {
         let mut stride = slot_bytes as i64;
         for (sel, b) in o.access.slots.iter().zip(&t.block).rev() {
             let n = i64::from(b.count);
+            let sel = &reduce_slot(sel, n);
             match (sel.as_constant(), sel.terms()) {
                 (Some(c), _) => start.constant += c.rem_euclid(n) * stride,
                 (None, [(axis, 1)]) => {
@@ -559,6 +562,17 @@ impl Emit<'_> {
         }
         Ok(out)
     }
+}
+
+/// A slot selector reduced modulo the ring size `n`: every coefficient taken modulo `n`, so a
+/// term whose coefficient `n` divides disappears (the emergent prefetch across a nest selects
+/// slot `flat iteration mod n`, whose outer coefficients are multiples of `n`). The reduced
+/// selector selects the same slot for every iteration.
+fn reduce_slot(sel: &AffineExpr, n: i64) -> AffineExpr {
+    AffineExpr::from_terms(
+        sel.terms().iter().map(|&(a, c)| (a, c.rem_euclid(n))),
+        sel.constant_term(),
+    )
 }
 
 /// How many pieces a lone transfer of `np` partitions and `bytes` would be split into for its

@@ -1,7 +1,8 @@
 //! The nkc backend: Penguin IR (pipelined or not) to the pseudo-ISA of `../shared/MACHINE.md`.
 //!
 //! Before it, on Penguin IR, [`emergent::pipeline_emergent`] pipelines the loops that carry no
-//! annotation (rings for load/store tiles, loads issued ahead in one predicated loop).
+//! annotation (rings for load/store tiles, loads issued ahead in one predicated loop, or, for a
+//! short loop nested in un-annotated loops, across the nest: [`emergent_nest`]).
 //! The passes, in order ([`compile`]):
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
 //!    stays one hardware loop whose stage predicates are instruction guards;
@@ -29,6 +30,7 @@ pub mod alloc;
 pub mod bir;
 pub mod clamp;
 pub mod emergent;
+pub mod emergent_nest;
 pub mod emit;
 pub mod error;
 pub mod queues;

@@ -1,0 +1,644 @@
+//! Emergent prefetch across a loop nest: the second realisation of an emergent ring.
+//!
+//! [`crate::emergent::pipeline_emergent`] rings the load tiles of an innermost loop `L` of trip
+//! `T`. Its single-loop realisation (`shift_loads`) runs `L` for `T + P` iterations and issues
+//! the loads `P` iterations ahead, so each execution of `L` starts with `P` exposed loads (the
+//! fill) and ends with `P` load-free iterations (the drain). When `L` is short and nested, that
+//! happens once per iteration of the enclosing loops. [`prefetch_across_nest`] removes both for a
+//! loop `L` nested in un-annotated loops `O1 ⊃ O2 ⊃ … ⊃ Ok ⊃ L` where
+//! - every loop of the chain is the direct, unguarded child of the next one out, has a trip count
+//!   of at least 1 and is neither annotated (`num_stages`) nor extended by the annotated
+//!   pipeliner (the chain stops below the first loop that is, or at the top of the kernel);
+//!
+//! so that the executions of `L`'s body form one flat sequence
+//! `f = ((o1' · T2 + o2') · …) · T + l'` (primes: offsets from the lower bounds) over the whole
+//! nest. The ring tiles are used only inside `L` (`L` is the innermost loop enclosing all their
+//! accesses).
+//!
+//! The transformation, for the hoistable loads (as in `shift_loads`: a direct, unguarded,
+//! single-instruction statement of `L` that loads a whole ring tile from a kernel input):
+//! - every ring of a hoisted load gets `N` slots with `N` dividing `T` (the heuristic's depth
+//!   rounded up to such a divisor when SBUF has room, else down; no divisor in `2..=`
+//!   [`MAX_SLOTS`] declines), and its slot selector becomes the flat index `f` (affine; taken
+//!   modulo `N`). Since `N | T`, every outer coefficient of `f` is a multiple of `N` and
+//!   `f mod N = l' mod N`: address rotation ([`crate::emit`]) reduces the selector to one
+//!   register's modulo term;
+//! - `P` = the heuristic's prefetch depth (its ring depth minus one), lowered to `N - 1` when the
+//!   ring got fewer slots, minimum over the hoisted loads (so `P < N <= T`, and one carry per
+//!   level suffices); slots beyond `P + 1` are slack;
+//! - the load statement itself becomes the **in-loop copy**: in iteration `(o…, l)` it loads for
+//!   `(o…, l + P)`, guarded `l + P < ub(L)`, into slot `f + P`;
+//! - one **carry copy** per enclosing level `Oj` (of trip at least 2): it loads for the first
+//!   iteration of the next execution of `L` at that level,
+//!   `(o1, …, oj + 1, lb, …, lb, l + P - T)`, guarded `l + P >= ub(L)`, `oj + 1 < ub(Oj)` and
+//!   `oi == ub(Oi) - 1` for every level `i` inside `j`, into slot `f + P` (on that guard the
+//!   target's flat index is exactly `f + P`);
+//! - the **prologue**: the loads for flat `0 .. P - 1` (`o… = lb`, `l = lb(L) + q`), with constant
+//!   indices, at the head of `L`'s body guarded by "first iteration of the nest" (`oj == lb(Oj)`
+//!   for every level and `l == lb(L)`). They stay inside `L` so that every access to the ring is
+//!   inside every loop of the nest: the trip clamping of the synchronisation analysis
+//!   ([`crate::clamp`]) may then still clamp those loops (nothing outside a loop touches its
+//!   ring), and each guard compares one induction variable with a threshold at the start or the
+//!   end of its loop, which is what the clamping asks of guards;
+//! - `L`'s body becomes: prologue, carries, in-loop copies, then the rest. (When a guarded
+//!   transfer turns off, `sp` first waits for its earlier transfers, see [`crate::sync`]; the
+//!   in-loop copy turns off at `l + P = ub(L)`, after the carry for that iteration is issued.)
+//! - the compute statements stay where they were, unshifted: no extra iterations, no drain, no
+//!   peeling; the loop bodies stay one hardware loop each, and the number of statements added
+//!   (`1 + levels + P` per load) does not depend on the trip counts.
+//!
+//! Why it is correct. Every hoisted copy reads a kernel input, which nothing writes, so issuing it
+//! earlier reads the same values. Exactly one copy is on for each flat target `g` (`g < P`: the
+//! prologue; otherwise the copy of flat iteration `g - P`, where the guards select the in-loop
+//! copy or the one carry level that applies), and it writes slot `g mod N`: the slot the readers
+//! of iteration `g` read. Its previous readers are those of flat iteration `g - N`, which ran
+//! `N - P >= 1` flat iterations before the copy's own iteration `g - P`, so in program order the
+//! copy follows them and precedes iteration `g`'s readers: the order of writes and reads of each
+//! slot is the order of the original program. The backend's synchronisation analysis
+//! ([`crate::sync`]) is exact on the physical footprints of the emitted instructions, so the
+//! semaphores enforce exactly these orders (the race detector checks it on every example).
+//!
+//! **Issue-bound loops: a whole execution ahead.** When `sp` spends at least as long issuing
+//! one iteration's transfers (pieces as [`crate::emit::dma_pieces`] splits them) as the compute
+//! engines spend on it, `sp` is the bottleneck and each of its waits costs time. The copies
+//! above turn off once per execution of `L` (the in-loop copy at `l + P = ub(L)`, a carry at the
+//! start of the next execution), and when a guarded transfer turns off `sp` first waits for its
+//! earlier transfers ([`crate::sync`]), a transfer issued one iteration before. So such a loop
+//! (trip at most [`MAX_SLOTS`]) prefetches one whole execution ahead instead: its rings get
+//! `2 x T` slots, two block dimensions selected by the parity of the outer flat index
+//! `h = (o1' · T2 + o2') · …` (along `Ok`; with several levels `Tk` must be even, so that the
+//! parity is that of `ok` alone and address rotation keeps one register per modulo term) and by
+//! `l'`; in iteration `(h, l)` one carry copy per level loads the tile of `(h + 1, l)` (guards as
+//! above, without the comparison on `l`), and the loads of the first execution run in a loop of
+//! their own placed just before `L`, guarded by the first outer iteration (inside every `Oj`, so
+//! those stay clampable; `L` itself, of trip at most [`MAX_SLOTS`], is too short to be clamped
+//! anyway). The carries then turn
+//! off once per execution of `Ok` only. Correctness: the slot `(h mod 2, l')` is written for
+//! execution `h` during execution `h - 1` (or before `L` for `h = 0`) and last read by execution
+//! `h - 2`, which precedes it; the rest of the argument is the one above. When the loop does not
+//! qualify (trip above [`MAX_SLOTS`], odd `Tk` under several levels, no SBUF room), it keeps the
+//! single-loop realisation. (transpose's `c` loop is issue-bound: 2048 `sp` cycles against 440
+//! compute cycles per iteration.)
+//!
+//! A loop not nested this way, or whose ring cannot get a divisor of `T` slots, also keeps the
+//! single-loop realisation; the choice and its reason are logged (`--log backend`).
+
+use crate::emit::dma_pieces;
+use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
+use penguin::{Axis, Function, Stmt, Tensor};
+use runtime_sim::machine;
+use std::collections::HashMap;
+
+/// The largest ring the nested realisation builds (a divisor of the inner trip count).
+pub const MAX_SLOTS: u32 = 8;
+
+/// The enclosing loops of `l` that form a flat nest with it, outermost first (see the module
+/// doc), or why there are none.
+pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<Axis>, String> {
+    // Parent loop and statement of every loop.
+    let mut parent: HashMap<Axis, (Option<Axis>, Stmt)> = HashMap::new();
+    func.walk_stmts(|s, loops| {
+        if let StmtKind::Loop(a) = func.stmts[s].kind {
+            parent.insert(a, (loops.last().copied(), s));
+        }
+    });
+    let mut chain = Vec::new();
+    let mut cur = l;
+    let why = loop {
+        let Some(&(p, s)) = parent.get(&cur) else {
+            break "it is not in the kernel's loop tree".to_string();
+        };
+        if !func.stmts[s].preds.is_empty() {
+            break format!("loop `{}` is guarded", func.axes[cur].iv_name);
+        }
+        let Some(p) = p else {
+            break "the nest reaches the top of the kernel".to_string();
+        };
+        let pd = &func.axes[p];
+        if pd.attrs.pipelined.is_some() || pd.attrs.num_stages.is_some() {
+            break format!("loop `{}` is annotated", pd.iv_name);
+        }
+        if pd.trip_count() < 1 {
+            break format!("loop `{}` never runs", pd.iv_name);
+        }
+        chain.push(p);
+        cur = p;
+    };
+    if chain.is_empty() {
+        return Err(format!("not nested in an un-annotated loop ({why})"));
+    }
+    chain.reverse();
+    Ok(chain)
+}
+
+/// The ring slots for a ring of `depth` slots along a loop of trip `t`: the smallest divisor of
+/// `t` in `depth..=MAX_SLOTS` when `room` allows it, else the largest divisor in `2..depth`.
+fn divisor_slots(t: i64, depth: u32, room: impl Fn(u32) -> bool) -> Option<u32> {
+    let divides = |n: u32| t % i64::from(n) == 0;
+    (depth..=MAX_SLOTS)
+        .find(|&n| divides(n) && room(n))
+        .or_else(|| (2..depth.min(MAX_SLOTS + 1)).rev().find(|&n| divides(n)))
+}
+
+/// Realises the rings of loop `l` (tensor, slots chosen by the heuristic) by prefetching across
+/// the enclosing loops; returns `false`, having changed nothing and logged why, when `l` does not
+/// qualify (the caller then uses the single-loop realisation).
+pub fn prefetch_across_nest(
+    func: &mut Function,
+    l: Axis,
+    rings: &[(Tensor, u32)],
+    log: &mut Vec<String>,
+) -> bool {
+    let name = func.axes[l].iv_name.clone();
+    let decline = |log: &mut Vec<String>, why: String| {
+        log.push(format!(
+            "emergent: loop `{name}`: loads prefetched within the loop only: {why}"
+        ));
+        false
+    };
+    let outer = match compute_nest(func, l) {
+        Ok(o) => o,
+        Err(why) => return decline(log, why),
+    };
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let t = ub - lb;
+    // The hoistable loads, as `shift_loads` picks them.
+    let body = func.axes[l].body.clone();
+    let mut hoisted: Vec<(Stmt, Tensor, u32)> = Vec::new();
+    for &s in &body {
+        let sd = &func.stmts[s];
+        let StmtKind::Insts(insts) = &sd.kind else {
+            continue;
+        };
+        if !sd.preds.is_empty() || insts.len() != 1 {
+            continue;
+        }
+        let d = &func.insts[insts[0]];
+        let from_input = d
+            .srcs
+            .first()
+            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
+        let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
+        if let (Op::Load, true, Some(&(rt, depth))) = (&d.op, from_input, ring) {
+            hoisted.push((s, rt, depth));
+        }
+    }
+    if hoisted.is_empty() || hoisted.len() == body.len() {
+        return decline(log, "no load to issue ahead of other work".to_string());
+    }
+    // Issue-bound transfers: when `sp` spends longer issuing the loop's transfers than the
+    // compute engines spend per iteration, `sp` is the bottleneck and every wait of `sp` costs
+    // time: prefetch a whole execution ahead (its copies turn off once per execution of the
+    // innermost enclosing loop, not once per execution of `l`), or keep the single loop.
+    let issue = issue_cycles(func, &body);
+    let compute = crate::emergent::body_compute(func, &body);
+    if issue >= compute {
+        let why = format!(
+            "its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration)"
+        );
+        return match prefetch_next_execution(func, l, &outer, &hoisted, &body) {
+            Ok(line) => {
+                log.push(format!("{line}: {why}"));
+                true
+            }
+            Err(not) => decline(log, format!("{why} and {not}")),
+        };
+    }
+    // Slots dividing the trip count, SBUF permitting.
+    let mut sbuf_used: u64 = func
+        .tensors
+        .values()
+        .filter(|t| t.memory == Memory::Sbuf)
+        .map(|t| t.bytes_per_partition().div_ceil(64) * 64)
+        .sum();
+    let mut slots: Vec<(Tensor, u32)> = Vec::new();
+    for &(_, rt, depth) in &hoisted {
+        if slots.iter().any(|&(x, _)| x == rt) {
+            continue;
+        }
+        let copy = func.tensors[rt].bytes_per_partition() / u64::from(depth);
+        let copy = copy.div_ceil(64) * 64;
+        let have = sbuf_used;
+        let room = |n: u32| {
+            n <= depth || have + copy * u64::from(n - depth) <= machine::SBUF_PARTITION_BYTES
+        };
+        let Some(n) = divisor_slots(t, depth, room) else {
+            return decline(
+                log,
+                format!(
+                    "no ring of 2..={MAX_SLOTS} slots for `{}` divides the trip count {t}",
+                    func.tensors[rt].name
+                ),
+            );
+        };
+        if n > depth {
+            sbuf_used += copy * u64::from(n - depth);
+        }
+        slots.push((rt, n));
+    }
+    // The heuristic's prefetch depth (its ring depth minus one), or less when the ring got fewer
+    // slots; extra slots are slack (a load's slot was last read at least 2 iterations before).
+    let p = hoisted
+        .iter()
+        .map(|&(_, rt, depth)| {
+            let n = slots.iter().find(|&&(x, _)| x == rt).map_or(2, |&(_, n)| n);
+            i64::from(depth.min(n)) - 1
+        })
+        .min()
+        .unwrap_or(1);
+    for &(rt, n) in &slots {
+        func.tensors[rt].block = vec![BlockDim { axis: l, count: n }];
+    }
+    // The flat index of `L`'s iteration over the nest.
+    let mut flat = AffineExpr::from_terms([(l, 1)], -lb);
+    let mut stride = t;
+    for &o in outer.iter().rev() {
+        let od = &func.axes[o];
+        flat = flat.add(&AffineExpr::from_terms([(o, stride)], -stride * od.lb));
+        stride *= od.trip_count();
+    }
+    let ahead = flat.add(&AffineExpr::constant(p));
+    let ringed: Vec<Tensor> = slots.iter().map(|&(x, _)| x).collect();
+    set_slots(func, &body, &ringed, &flat);
+
+    let lt = |e: AffineExpr, b: i64| Predicate {
+        expr: e,
+        cmp: CmpOp::Lt,
+        bound: b,
+    };
+    let ge = |e: AffineExpr, b: i64| Predicate {
+        expr: e,
+        cmp: CmpOp::Ge,
+        bound: b,
+    };
+    let eq = |e: AffineExpr, b: i64| Predicate {
+        expr: e,
+        cmp: CmpOp::Eq,
+        bound: b,
+    };
+    let iv = AffineExpr::iv;
+    let mut prologue = Vec::new();
+    let mut carries = Vec::new();
+    let mut in_loop = Vec::new();
+    for &(s, _, _) in &hoisted {
+        // The prologue: flat 0 .. P - 1, at the first iteration of the nest.
+        for q in 0..p {
+            let mut subst: Vec<(Axis, AffineExpr)> = outer
+                .iter()
+                .map(|&o| (o, AffineExpr::constant(func.axes[o].lb)))
+                .collect();
+            subst.push((l, AffineExpr::constant(lb + q)));
+            let mut preds: Vec<Predicate> =
+                outer.iter().map(|&o| eq(iv(o), func.axes[o].lb)).collect();
+            preds.push(eq(iv(l), lb));
+            prologue.push(copy_load(func, s, &subst, &AffineExpr::constant(q), preds));
+        }
+        // One carry per enclosing level: into the next iteration of `outer[j]`.
+        for j in (0..outer.len()).rev() {
+            let oj = outer[j];
+            if func.axes[oj].trip_count() < 2 {
+                continue;
+            }
+            let mut subst = vec![
+                (l, AffineExpr::from_terms([(l, 1)], p - t)),
+                (oj, AffineExpr::from_terms([(oj, 1)], 1)),
+            ];
+            let mut preds = vec![ge(iv(l), ub - p), lt(iv(oj), func.axes[oj].ub - 1)];
+            for &oi in &outer[j + 1..] {
+                subst.push((oi, AffineExpr::constant(func.axes[oi].lb)));
+                preds.push(eq(iv(oi), func.axes[oi].ub - 1));
+            }
+            carries.push(copy_load(func, s, &subst, &ahead, preds));
+        }
+        // The load itself becomes the in-loop copy.
+        let by = AffineExpr::from_terms([(l, 1)], p);
+        retarget(func, s, &[(l, by)], &ahead);
+        func.stmts[s].preds.push(lt(iv(l), ub - p));
+        in_loop.push(s);
+    }
+    let rest: Vec<Stmt> = body
+        .iter()
+        .copied()
+        .filter(|s| !in_loop.contains(s))
+        .collect();
+    // The carries before the in-loop copies: when the in-loop copy turns off (at
+    // `l + P = ub(L)`), `sp` first waits for its last transfer (see `sync`); the carry for the
+    // next execution of `L` is then already issued.
+    func.axes[l].body = prologue
+        .iter()
+        .chain(&carries)
+        .chain(&in_loop)
+        .chain(&rest)
+        .copied()
+        .collect();
+    let names: Vec<String> = ringed
+        .iter()
+        .zip(&slots)
+        .map(|(&x, &(_, n))| format!("`{}` ({n} slots)", func.tensors[x].name))
+        .collect();
+    let nest: Vec<String> = outer
+        .iter()
+        .map(|&o| format!("`{}`", func.axes[o].iv_name))
+        .collect();
+    log.push(format!(
+        "emergent: loop `{name}` (trip {t}) is nested in {}: the loads of {} are issued {p} flat iteration(s) ahead across the nest (ring slot = flat iteration mod slots; {} carry copy(ies) per load, {p} prologue load(s) at the first iteration; no extra iterations, no drain)",
+        nest.join(" ⊃ "),
+        names.join(", "),
+        carries.len() / hoisted.len(),
+    ));
+    true
+}
+
+/// Prefetch one whole execution of `l` ahead: each ring gets `2 x T` slots (block dimensions:
+/// the parity of the outer flat index `h` along the innermost enclosing loop, then `l`), and in
+/// iteration `(h, l)` one carry copy per level loads the tile of `(h + 1, l)`. The first
+/// execution's loads run in a loop of their own before `l`, at the first outer iteration. Returns
+/// the log line, or why not (nothing changed).
+fn prefetch_next_execution(
+    func: &mut Function,
+    l: Axis,
+    outer: &[Axis],
+    hoisted: &[(Stmt, Tensor, u32)],
+    body: &[Stmt],
+) -> Result<String, String> {
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let t = ub - lb;
+    if t > i64::from(MAX_SLOTS) {
+        return Err(format!("the trip count {t} is above {MAX_SLOTS}"));
+    }
+    let ok = *outer
+        .last()
+        .expect("a nest has an enclosing loop (checked by compute_nest)");
+    let tk = func.axes[ok].trip_count();
+    if tk < 2 || (outer.len() > 1 && tk % 2 != 0) {
+        return Err(format!(
+            "the parity of the executions does not follow loop `{}` (trip {tk})",
+            func.axes[ok].iv_name
+        ));
+    }
+    let mut sbuf_used: u64 = func
+        .tensors
+        .values()
+        .filter(|x| x.memory == Memory::Sbuf)
+        .map(|x| x.bytes_per_partition().div_ceil(64) * 64)
+        .sum();
+    let mut ringed: Vec<Tensor> = Vec::new();
+    for &(_, rt, depth) in hoisted {
+        if ringed.contains(&rt) {
+            continue;
+        }
+        let copy = (func.tensors[rt].bytes_per_partition() / u64::from(depth)).div_ceil(64) * 64;
+        sbuf_used += copy * (2 * t as u64).saturating_sub(u64::from(depth));
+        if sbuf_used > machine::SBUF_PARTITION_BYTES {
+            return Err("SBUF has no room for two executions of the ring".to_string());
+        }
+        ringed.push(rt);
+    }
+    // The outer flat index, whose parity selects the half of the ring.
+    let mut h = AffineExpr::constant(0);
+    let mut stride = 1;
+    for &o in outer.iter().rev() {
+        let od = &func.axes[o];
+        h = h.add(&AffineExpr::from_terms([(o, stride)], -stride * od.lb));
+        stride *= od.trip_count();
+    }
+    let lsel = AffineExpr::from_terms([(l, 1)], -lb);
+    let count = u32::try_from(t).expect("the trip count is at most MAX_SLOTS (checked above)");
+    for &rt in &ringed {
+        func.tensors[rt].block = vec![BlockDim { axis: ok, count: 2 }, BlockDim { axis: l, count }];
+    }
+    set_slots_n(func, body, &ringed, &[h.clone(), lsel.clone()]);
+    let next = [h.add(&AffineExpr::constant(1)), lsel];
+    let iv = AffineExpr::iv;
+    let mut carries = Vec::new();
+    let hoisted_stmts: Vec<Stmt> = hoisted.iter().map(|&(s, _, _)| s).collect();
+    for &s in &hoisted_stmts {
+        for j in (0..outer.len()).rev() {
+            let oj = outer[j];
+            if func.axes[oj].trip_count() < 2 {
+                continue;
+            }
+            let mut subst = vec![(oj, AffineExpr::from_terms([(oj, 1)], 1))];
+            let mut preds = vec![Predicate {
+                expr: iv(oj),
+                cmp: CmpOp::Lt,
+                bound: func.axes[oj].ub - 1,
+            }];
+            for &oi in &outer[j + 1..] {
+                subst.push((oi, AffineExpr::constant(func.axes[oi].lb)));
+                preds.push(Predicate {
+                    expr: iv(oi),
+                    cmp: CmpOp::Eq,
+                    bound: func.axes[oi].ub - 1,
+                });
+            }
+            carries.push(copy_load_slots(func, s, &subst, &next, preds));
+        }
+    }
+    // The first execution's loads: a loop of their own before `l`, at the first outer iteration.
+    let mut name = format!("{}.first", func.axes[l].iv_name);
+    while func.axes.values().any(|a| a.iv_name == name) {
+        name.push('\'');
+    }
+    let first = func.axes.push(penguin::ir::AxisData {
+        iv_name: name,
+        kind: func.axes[l].kind,
+        lb,
+        ub,
+        attrs: Default::default(),
+        body: hoisted_stmts.clone(),
+    });
+    func.axis_spans[first] = func.axis_spans[l];
+    for &s in &hoisted_stmts {
+        let subst: Vec<(Axis, AffineExpr)> = outer
+            .iter()
+            .map(|&o| (o, AffineExpr::constant(func.axes[o].lb)))
+            .chain([(l, iv(first))])
+            .collect();
+        let sel = [
+            AffineExpr::constant(0),
+            AffineExpr::from_terms([(first, 1)], -lb),
+        ];
+        retarget_slots(func, s, &subst, &sel);
+    }
+    let first_stmt = func.add_loop_stmt(first);
+    func.stmts[first_stmt].preds = outer
+        .iter()
+        .map(|&o| Predicate {
+            expr: iv(o),
+            cmp: CmpOp::Eq,
+            bound: func.axes[o].lb,
+        })
+        .collect();
+    let parent = &mut func.axes[ok].body;
+    let at = parent
+        .iter()
+        .position(|&s| matches!(func.stmts[s].kind, StmtKind::Loop(a) if a == l))
+        .expect("`l` is a direct child of its innermost enclosing loop (checked by compute_nest)");
+    parent.insert(at, first_stmt);
+    let rest: Vec<Stmt> = body
+        .iter()
+        .copied()
+        .filter(|s| !hoisted_stmts.contains(s))
+        .collect();
+    func.axes[l].body = carries.iter().chain(&rest).copied().collect();
+    let names: Vec<String> = ringed
+        .iter()
+        .map(|&x| format!("`{}`", func.tensors[x].name))
+        .collect();
+    let nest: Vec<String> = outer
+        .iter()
+        .map(|&o| format!("`{}`", func.axes[o].iv_name))
+        .collect();
+    Ok(format!(
+        "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {t} slots; {} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain)",
+        func.axes[l].iv_name,
+        nest.join(" ⊃ "),
+        names.join(", "),
+        carries.len() / hoisted_stmts.len(),
+    ))
+}
+
+/// The `sp` cycles spent issuing the transfers of one pass over `body` (pieces as the emitter
+/// splits them; nested loops times their trips).
+fn issue_cycles(func: &Function, body: &[Stmt]) -> u64 {
+    let mut total = 0;
+    for &s in body {
+        match &func.stmts[s].kind {
+            StmtKind::Insts(insts) => {
+                for &i in insts {
+                    let d = &func.insts[i];
+                    let tile = match d.op {
+                        Op::Load => &d.dst,
+                        Op::Store => &d.srcs[0],
+                        _ => continue,
+                    };
+                    let np = tile.access.size.first().copied().unwrap_or(1);
+                    let bytes = tile.access.size.iter().product::<u64>()
+                        * func.tensors[tile.tensor].dtype.size_bytes();
+                    total += dma_pieces(np, bytes) * machine::dma_issue_cycles();
+                }
+            }
+            StmtKind::Loop(a) => {
+                let ad = &func.axes[*a];
+                total += ad.trip_count().max(0) as u64 * issue_cycles(func, &ad.body);
+            }
+        }
+    }
+    total
+}
+
+/// Sets the slot selector of every access to a tensor of `ringed` in `body` (and below) to `sel`.
+fn set_slots(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &AffineExpr) {
+    set_slots_n(func, body, ringed, std::slice::from_ref(sel));
+}
+
+/// [`set_slots`] with one selector per block dimension.
+fn set_slots_n(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &[AffineExpr]) {
+    for &s in body {
+        match func.stmts[s].kind.clone() {
+            StmtKind::Insts(insts) => {
+                for i in insts {
+                    let d = &mut func.insts[i];
+                    for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+                        if ringed.contains(&o.tensor) {
+                            o.access.slots = sel.to_vec();
+                        }
+                    }
+                }
+            }
+            StmtKind::Loop(a) => {
+                let inner = func.axes[a].body.clone();
+                set_slots_n(func, &inner, ringed, sel);
+            }
+        }
+    }
+}
+
+/// Substitutes `subst` (in order) in every start of statement `s`'s instructions and sets the
+/// slot selector of every blocked operand to `slot`.
+fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slot: &AffineExpr) {
+    retarget_slots(func, s, subst, std::slice::from_ref(slot));
+}
+
+/// [`retarget`] with one selector per block dimension.
+fn retarget_slots(
+    func: &mut Function,
+    s: Stmt,
+    subst: &[(Axis, AffineExpr)],
+    slots: &[AffineExpr],
+) {
+    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
+        return;
+    };
+    for i in insts {
+        let d = &mut func.insts[i];
+        for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+            for e in o.access.start.iter_mut() {
+                for (a, by) in subst {
+                    *e = e.substitute(*a, by);
+                }
+            }
+            if !o.access.slots.is_empty() {
+                o.access.slots = slots.to_vec();
+            }
+        }
+    }
+}
+
+/// A copy of load statement `s` (one instruction, unplaced) retargeted by `subst` and `slot`,
+/// under `preds`.
+fn copy_load(
+    func: &mut Function,
+    s: Stmt,
+    subst: &[(Axis, AffineExpr)],
+    slot: &AffineExpr,
+    preds: Vec<Predicate>,
+) -> Stmt {
+    copy_load_slots(func, s, subst, std::slice::from_ref(slot), preds)
+}
+
+/// [`copy_load`] with one selector per block dimension.
+fn copy_load_slots(
+    func: &mut Function,
+    s: Stmt,
+    subst: &[(Axis, AffineExpr)],
+    slots: &[AffineExpr],
+    preds: Vec<Predicate>,
+) -> Stmt {
+    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
+        unreachable!("a hoisted load is an instruction statement (checked when hoisting)")
+    };
+    let copies: Vec<_> = insts
+        .iter()
+        .map(|&i| {
+            let c = func.insts.push(func.insts[i].clone());
+            func.inst_spans[c] = func.inst_spans[i];
+            c
+        })
+        .collect();
+    let c = func.add_inst_stmt(copies);
+    func.stmt_spans[c] = func.stmt_spans[s];
+    func.stmts[c].preds = preds;
+    retarget_slots(func, c, subst, slots);
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_slots_divide_the_trip_count() {
+        let any = |_: u32| true;
+        assert_eq!(divisor_slots(4, 3, any), Some(4));
+        assert_eq!(divisor_slots(4, 3, |n| n <= 3), Some(2));
+        assert_eq!(divisor_slots(3, 2, any), Some(3));
+        assert_eq!(divisor_slots(6, 4, any), Some(6));
+        assert_eq!(divisor_slots(12, 4, any), Some(4));
+        assert_eq!(divisor_slots(7, 2, any), Some(7));
+        assert_eq!(divisor_slots(7, 2, |n| n <= 4), None);
+        assert_eq!(divisor_slots(11, 4, any), None);
+    }
+}
