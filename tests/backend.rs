@@ -246,8 +246,8 @@ fn deleting_any_wait_is_caught() {
     );
     assert!(total > 0);
     // Every wait is needed: the backend keeps none that others imply, and a predicated-off
-    // transfer signals in its queue's order, so no wait orders a transfer after the earlier ones
-    // of its own instruction.
+    // transfer signals after its semaphore's earlier signals, so no wait orders a transfer after
+    // the earlier ones of its own instruction.
     assert!(
         missed.is_empty(),
         "waits whose deletion went unnoticed: {missed:#?}"

@@ -146,7 +146,7 @@ pub const PRUNE_BUDGET: u64 = 200_000_000;
 /// time, a wait is removed when the program without it still simulates (timing only) with no
 /// race. This is sound for every timing, not just the simulated one: each semaphore has one
 /// signalling instruction whose signals arrive in instance order (a predicated-off transfer
-/// signals in its queue's order), so which signals a wait consumes, and with them the
+/// signals after its semaphore's earlier signals), so which signals a wait consumes, and with them the
 /// happens-before relation the detector checks, does not depend on timing. Returns the number
 /// removed.
 fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {

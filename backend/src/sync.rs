@@ -26,9 +26,10 @@
 //!
 //! Which pairs need a semaphore: instructions on different engines, and any pair whose producer is
 //! a DMA (its transfer runs after `sp` moved on) unless both are transfers on the same queue (a
-//! queue is first in, first out). A predicated-off DMA signals in its queue's order (the
-//! simulator enqueues it as a zero-byte marker), and every instance of one DMA instruction uses the
-//! same queue, so its count equals its completed instances with no extra wait.
+//! queue is first in, first out). A predicated-off DMA signals once its semaphore's earlier
+//! signals are counted (the simulator keeps a semaphore's increments in issue order), and each
+//! semaphore has one signalling instruction, so its count equals its completed instances with no
+//! extra wait.
 //!
 //! The search is bounded ([`MAX_WORK`] footprint checks per pair; past it the wait covers every
 //! earlier instance, `D = 0`) and distances are capped at [`MAX_DISTANCE`] (a smaller distance is
@@ -308,8 +309,8 @@ fn precedes(em: &Emitted, xi: usize, ix: i64, zi: usize, iz: i64) -> bool {
 }
 
 /// Drops a consumer's wait on `X` when another of its waits, on `Z`, implies it for every
-/// instance: the instance of `Z` it waits for is on the same DMA queue (first in, first out, a
-/// predicated-off instance included: it signals in the queue's order) or the same compute engine
+/// instance: the instance of `Z` it waits for is on the same DMA queue (first in, first out; and
+/// on) or the same compute engine
 /// (in order) as the instance of `X` the first wait needs, and comes after it in program order.
 /// Counted in `implied_waits`.
 fn drop_implied(em: &Emitted, s: &mut Sync) {
@@ -337,9 +338,10 @@ fn drop_implied(em: &Emitted, s: &mut Sync) {
 
 /// Whether a wait on producer `zi` for `z_value` (run whenever the consumer `yi` runs) implies a
 /// wait on producer `xi` for `x_value`, for every instance of `yi`: the instance of `z` it waits
-/// for is on the same DMA queue (on or off: an off transfer signals in its queue's order) or the
-/// same compute engine as the instance of `x`, and comes after it in program order, so its
-/// completion implies `x`'s (first in, first out; in order), and its signal carries `x`'s clock.
+/// for is on the same DMA queue (and on: an off transfer's signal follows only its own
+/// semaphore's earlier signals) or the same compute engine as the instance of `x`, and comes after
+/// it in program order, so its completion implies `x`'s (first in, first out; in order), and its
+/// signal carries `x`'s clock.
 pub fn implies(
     em: &Emitted,
     yi: usize,
@@ -357,6 +359,7 @@ pub fn implies(
     let ty = trips(em, y);
     let tz = trips(em, z);
     let mut regs = [0i64; MAX_REGS];
+    let mut zr = [0i64; MAX_REGS];
     for v in 0..instances(&ty) {
         decode(&ty, v, &mut regs);
         if !on(y, &regs) {
@@ -369,6 +372,14 @@ pub fn implies(
         let got_z = z_value.eval(&regs) as i64 - 1;
         if got_z < 0 || got_z >= instances(&tz) || !precedes(em, xi, need_x, zi, got_z) {
             return false;
+        }
+        // An off transfer's signal follows its own semaphore's earlier signals, not its queue's
+        // earlier transfers: only an instance that runs vouches for the queue.
+        if same_queue {
+            decode(&tz, got_z, &mut zr);
+            if !on(z, &zr) {
+                return false;
+            }
         }
     }
     true

@@ -133,9 +133,9 @@ impl CmpOp {
 /// A predicate is a conjunction of comparisons guarding one instruction. A predicated-off
 /// instruction does nothing and takes no time, but still performs its signal, so that semaphore
 /// counts stay affine in the iteration registers: at once, except for a `dma`, whose signal is
-/// delivered in its queue's order (a zero-byte, zero-latency marker: counted once every transfer
-/// issued earlier on the same queue has completed). A semaphore signalled by one `dma`
-/// instruction therefore always counts its completed instances, on or off.
+/// counted once every signal issued earlier to the same semaphore has been (a semaphore's
+/// increments stay in issue order). A semaphore signalled by one `dma` instruction therefore
+/// always counts its completed instances, on or off.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Cmp {
     pub lhs: Expr,

@@ -9,11 +9,12 @@
 //! re-evaluates the waiters from the time they started waiting.
 //!
 //! A predicated-off instruction takes no time and touches nothing, but still signals: at once,
-//! except a predicated-off `dma`, which is a zero-byte, zero-latency marker on its queue: its
-//! signal is counted when every transfer issued earlier on that queue has completed
-//! (`max(issue time, queue free)`), in the queue's order. Since every instance of one `dma`
-//! instruction uses the same queue, its semaphore's count is always the number of its instances
-//! completed (on or off), with no wait needed to keep it so.
+//! except a predicated-off `dma`, whose signal keeps its semaphore's increments in issue order:
+//! it is counted once every signal issued earlier to that semaphore has been counted
+//! (`max(issue time, latest earlier signal)`). So a semaphore that one `dma` instruction signals
+//! counts exactly its instances completed (on or off), with no wait needed to keep it so, and an
+//! off instance is not held behind unrelated transfers of its queue (a prefetch issued before it
+//! on the same queue does not delay it).
 //!
 //! HBM scratch tensors ([`Role::Scratch`]) start uninitialised: with numerics on, a transfer that
 //! reads an element of one that nothing wrote before it (in processing order) is a
@@ -401,7 +402,7 @@ impl<'p> Sim<'p> {
             }
             if let Some(sem) = inst.signal {
                 match inst.op {
-                    Op::Dma { queue, .. } => self.dma_marker(ei, queue, sem, t),
+                    Op::Dma { .. } => self.dma_marker(ei, sem, t),
                     _ => self.engine_signal(ei, sem, t),
                 }
             }
@@ -616,16 +617,14 @@ impl<'p> Sim<'p> {
         Ok(issue_end)
     }
 
-    /// A predicated-off transfer: a zero-byte, zero-latency marker on its queue. It moves nothing
-    /// and takes no time, but its signal is counted in the queue's order, when every transfer
-    /// issued earlier on the queue has completed, and publishes the queue's clock at that point
-    /// (`sp`'s clock joined with the queue's latest epoch; the marker makes no access, so it takes
-    /// no epoch of its own).
-    fn dma_marker(&mut self, ei: usize, queue: u8, sem: usize, t: u64) {
-        let q = queue as usize;
-        let mut clock = self.engines[ei].clock;
-        clock[queue_thread(queue)] = self.queue_epoch[q];
-        self.signal(sem, t.max(self.queue_free[q]), &clock);
+    /// A predicated-off transfer moves nothing and takes no time, but its signal keeps its
+    /// semaphore's increments in issue order: it is counted once every signal issued earlier to
+    /// the same semaphore has been counted (at once when none is pending), and publishes `sp`'s
+    /// clock (joined, through the semaphore's prefix, with those earlier signals').
+    fn dma_marker(&mut self, ei: usize, sem: usize, t: u64) {
+        let clock = self.engines[ei].clock;
+        let after = self.sems[sem].times.last().copied().unwrap_or(0);
+        self.signal(sem, t.max(after), &clock);
     }
 
     fn compute(&mut self, ei: usize, inst: &'p Inst, op: &Op, t: u64) -> Result<u64, SimError> {

@@ -5,9 +5,9 @@
 //! own component; a satisfied wait joins the clocks of the signals it consumed. A DMA transfer
 //! runs on its queue's thread with the issuing `sp` clock joined with a fresh epoch of the queue
 //! (transfers of one queue complete in order); its completion signal publishes that clock. A
-//! predicated-off transfer is a marker in its queue's order: its signal publishes the issuing `sp`
-//! clock joined with the queue's current epoch (the clock of the last transfer issued on the
-//! queue, which it follows), and takes no epoch of its own, since it accesses nothing.
+//! predicated-off transfer's signal publishes the issuing `sp` clock and is counted after its
+//! semaphore's earlier signals (so a wait consuming it joins theirs too); it takes no epoch of its
+//! own, since it accesses nothing.
 //!
 //! Every access is recorded as (thread, epoch, footprint). A new access by thread `v` with clock
 //! `C` conflicts with a record of another thread `u` when the footprints overlap, one of the two
