@@ -7,8 +7,11 @@
 //! transfers must fit in one iteration's time on the busiest queue and on `sp`.
 //!
 //! [`compute_queue_plan`] plans every body of the BIR loop tree (and the top level) on its own.
-//! For a body with transfers `t` of queue time `Q_t`, it looks for the smallest per-iteration
-//! time `T` such that:
+//! A guarded transfer counts for the fraction of iterations its guard lets it run (enumerated over
+//! its loop nest, up to [`MAX_ENUMERATED`] instances): the copies of one load that take turns — a
+//! prefetch's in-loop and carry copies — share the time of one, while each piece's length still
+//! comes from the whole tile. For a body with transfers `t` of (weighted) queue time `Q_t`, it
+//! looks for the smallest per-iteration time `T` such that:
 //! - every transfer, taken by decreasing `Q_t`, fits on the `p` least-loaded queues with each
 //!   queue's load plus `Q_t / p` at most `T`, for the smallest power of two `p` (dividing the
 //!   tile's partitions, at most [`DMA_QUEUES`]) that fits;
@@ -35,6 +38,7 @@
 //! as many as its pieces, and its pieces divide its partitions.
 
 use crate::bir::{estimate, BNode, Bir};
+use cranelift_entity::SecondaryMap;
 use penguin::ir::Op;
 use penguin::Function;
 use runtime_sim::isa::Engine;
@@ -64,7 +68,52 @@ pub struct QueuePlan {
 struct Transfer {
     inst: usize,
     partitions: u64,
+    /// The tile's bytes, which set each piece's length (and so the transfer's latency).
     bytes: u64,
+    /// The fraction `on / total` of the instruction's instances its guard lets run: the queue and
+    /// `sp` time it costs per iteration on average (copies of one load that take turns, such as
+    /// the in-loop and carry copies of a prefetch across a nest, share the time; an off instance
+    /// takes none).
+    on: u64,
+    total: u64,
+}
+
+impl Transfer {
+    /// Average cycles per iteration of `cycles` spent when the transfer runs.
+    fn weighted(&self, cycles: u64) -> u64 {
+        (cycles * self.on).div_ceil(self.total)
+    }
+}
+
+/// The largest iteration space [`on_fraction`] enumerates; past it a guarded transfer counts as
+/// always on (conservative: it only overestimates the time it takes).
+const MAX_ENUMERATED: u64 = 1 << 16;
+
+/// How many of instruction `i`'s instances its guards let run, out of how many.
+fn on_fraction(bir: &Bir, i: usize) -> (u64, u64) {
+    let bi = &bir.insts[i];
+    let total = bir.instances(i);
+    if bi.guards.is_empty() || total == 0 || total > MAX_ENUMERATED {
+        return (1, 1);
+    }
+    let loops: Vec<(penguin::Axis, i64, u64)> = bi
+        .loops
+        .iter()
+        .map(|&l| (bir.loops[l].axis, bir.loops[l].lb, bir.loops[l].trip))
+        .collect();
+    let mut ivs = SecondaryMap::new();
+    let mut on = 0;
+    for v in 0..total {
+        let mut rest = v;
+        for &(axis, lb, trip) in loops.iter().rev() {
+            ivs[axis] = lb + (rest % trip) as i64;
+            rest /= trip;
+        }
+        if bi.guards.iter().all(|g| g.holds(&ivs)) {
+            on += 1;
+        }
+    }
+    (on.max(1), total)
 }
 
 /// Plans the split and the queues of every transfer of `bir`.
@@ -100,9 +149,10 @@ fn plan_body(
     let issue = machine::dma_issue_cycles();
     let total: u64 = transfers
         .iter()
-        .map(|t| machine::dma_queue_cycles(t.bytes))
+        .map(|t| t.weighted(machine::dma_queue_cycles(t.bytes)))
         .sum();
-    let mut target = (total / DMA_QUEUES as u64).max(issue * transfers.len() as u64);
+    let issues: u64 = transfers.iter().map(|t| t.weighted(issue)).sum();
+    let mut target = (total / DMA_QUEUES as u64).max(issues);
     let mut splits = loop {
         if let Some(splits) = pack(&transfers, target, *rotation) {
             break splits;
@@ -157,13 +207,13 @@ fn spread(
     let mut issued = 0;
     let mut out = Vec::with_capacity(transfers.len());
     for (k, t) in transfers.iter().enumerate() {
-        let later = issue * (transfers.len() - k - 1) as u64;
+        let later: u64 = transfers[k + 1..].iter().map(|t| t.weighted(issue)).sum();
         let mut p = largest_split(t.partitions);
         let chosen = loop {
-            let piece = machine::dma_queue_cycles(t.bytes / p);
+            let piece = t.weighted(machine::dma_queue_cycles(t.bytes / p));
             let queues = least_loaded(&load, p as usize, rotation);
             let fits = queues.iter().all(|&q| load[q] + piece <= target);
-            if fits && issued + issue * p + later <= sp_target {
+            if fits && issued + t.weighted(issue * p) + later <= sp_target {
                 for &q in &queues {
                     load[q] += piece;
                 }
@@ -174,7 +224,7 @@ fn spread(
             }
             p /= 2;
         };
-        issued += issue * chosen.len() as u64;
+        issued += t.weighted(issue * chosen.len() as u64);
         out.push(SplitData {
             queues: chosen.into_iter().map(|q| q as u8).collect(),
         });
@@ -192,7 +242,7 @@ fn pack(transfers: &[Transfer], target: u64, rotation: usize) -> Option<Vec<Spli
         let most = largest_split(t.partitions);
         let mut p = 1;
         let chosen = loop {
-            let piece = machine::dma_queue_cycles(t.bytes / p);
+            let piece = t.weighted(machine::dma_queue_cycles(t.bytes / p));
             let queues = least_loaded(&load, p as usize, rotation);
             if queues.iter().all(|&q| load[q] + piece <= target) {
                 for &q in &queues {
@@ -205,7 +255,7 @@ fn pack(transfers: &[Transfer], target: u64, rotation: usize) -> Option<Vec<Spli
             }
             p *= 2;
         };
-        issued += issue * chosen.len() as u64;
+        issued += t.weighted(issue * chosen.len() as u64);
         out.push(SplitData {
             queues: chosen.into_iter().map(|q| q as u8).collect(),
         });
@@ -245,10 +295,13 @@ fn transfer(func: &Function, bir: &Bir, i: usize) -> Option<Transfer> {
     let partitions = size.first().copied().unwrap_or(1).max(1);
     let free: u64 = size.iter().skip(1).product();
     let bytes = partitions * free.max(1) * func.tensors[tile.tensor].dtype.size_bytes();
+    let (on, total) = on_fraction(bir, i);
     Some(Transfer {
         inst: i,
         partitions,
         bytes,
+        on,
+        total,
     })
 }
 
@@ -261,6 +314,8 @@ mod tests {
             inst,
             partitions,
             bytes,
+            on: 1,
+            total: 1,
         }
     }
 
@@ -314,6 +369,27 @@ mod tests {
         let (busiest, issued) = cost(&ts, &splits);
         assert!(issued <= 1000 && busiest <= 1000);
         assert!(splits[0].pieces() < 16);
+    }
+
+    #[test]
+    fn copies_that_take_turns_share_the_queues_time() {
+        // Two copies of one 256 KiB load, each running every other iteration (a prefetch's
+        // in-loop and carry copies): one iteration moves one tile, so both fit in one tile's
+        // time on the queues, split 16 ways each (short pieces, low latency), when `sp` has time.
+        let half = |inst| Transfer {
+            on: 1,
+            total: 2,
+            ..t(inst, 128, 262144)
+        };
+        let ts = [half(0), half(1)];
+        let one_tile = machine::dma_queue_cycles(262144) / DMA_QUEUES as u64;
+        let sp = u64::MAX / 4;
+        let splits = spread(&ts, one_tile + 2, sp, 0).expect("both fit in one tile's time");
+        assert_eq!(splits[0].pieces(), 16);
+        assert_eq!(splits[1].pieces(), 16);
+        // Counted as always on, they would need twice the time.
+        let full = [t(0, 128, 262144), t(1, 128, 262144)];
+        assert!(spread(&full, one_tile + 2, sp, 0).is_none());
     }
 
     #[test]
