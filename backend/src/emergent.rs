@@ -16,7 +16,10 @@
 //! [`MAX_DEPTH`], lowered until SBUF holds every buffer. The unroll factor is always 1: the
 //! hardware loop is not unrolled (address rotation makes unrolling unnecessary for correctness,
 //! and the cost model has no loop overhead to amortise). Only tiles a DMA writes or reads are
-//! considered (they carry the latency worth hiding). Each decision and its reason is logged.
+//! considered (they carry the latency worth hiding), and PSUM tiles (an accumulator, a transpose's
+//! result): those become rings of two banks, within the 8-bank budget, so that the Tensor engine
+//! fills the next iteration's bank while another engine still reads this one's. Each decision and
+//! its reason is logged.
 //!
 //! The loads are then issued ahead. A ring loop nested in un-annotated loops prefetches across the
 //! whole nest when the heuristic agrees ([`crate::emergent_nest`]: no fill or drain per execution
@@ -120,15 +123,30 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
         .filter(|t| t.memory == Memory::Sbuf)
         .map(|t| t.bytes_per_partition().div_ceil(64) * 64)
         .sum();
+    // A PSUM tile takes whole banks, one per slot (a tile never crosses a bank).
+    let banks = |t: &penguin::ir::TensorData| {
+        let slot = t.shape.iter().skip(1).product::<u64>() * t.dtype.size_bytes();
+        slot.div_ceil(machine::PSUM_BANK_BYTES) * t.slots()
+    };
+    let mut psum_used: u64 = func
+        .tensors
+        .values()
+        .filter(|t| t.memory == Memory::Psum)
+        .map(banks)
+        .sum();
     for (t, us) in uses {
         let td = &func.tensors[t];
-        if td.memory != Memory::Sbuf || td.kind != TensorKind::Local || !td.block.is_empty() {
+        if td.kind != TensorKind::Local || !td.block.is_empty() {
             continue;
         }
+        // A PSUM tile (an accumulator, a transpose's result) is renamed per iteration too, as a
+        // ring of two banks, so that the Tensor engine fills the next iteration's bank while
+        // another engine still reads this one's.
+        let psum = td.memory == Memory::Psum;
         let dma = us
             .iter()
             .any(|u| matches!(func.insts[u.inst].op, Op::Load | Op::Store));
-        if !dma {
+        if !(dma && td.memory == Memory::Sbuf || psum) {
             continue;
         }
         // The innermost loop enclosing every access.
@@ -164,6 +182,27 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
                 "emergent: `{}` stays single-buffered in loop `{}`: an iteration does not start by writing all of it",
                 td.name, ad.iv_name
             ));
+            continue;
+        }
+        if psum {
+            let need = td.bytes_per_partition().div_ceil(machine::PSUM_BANK_BYTES);
+            if psum_used + need > machine::PSUM_BANKS {
+                log.push(format!(
+                    "emergent: `{}` stays one PSUM bank in loop `{}`: no bank is free for a second slot",
+                    td.name, ad.iv_name
+                ));
+                continue;
+            }
+            psum_used += need;
+            log.push(format!(
+                "emergent: loop `{}` (trip {}): PSUM tile `{}` becomes a ring of 2 banks (the Tensor engine writes one while the other is read)",
+                ad.iv_name,
+                ad.trip_count(),
+                td.name,
+            ));
+            func.tensors[t].block = vec![BlockDim { axis: l, count: 2 }];
+            ringed.entry(l).or_default().push((t, 2));
+            rename(func, &us, t, l);
             continue;
         }
         // The heuristic: DMA time of the tile against the loop body's compute time.
@@ -202,18 +241,7 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
             count: depth,
         }];
         ringed.entry(l).or_default().push((t, depth));
-        let sel = AffineExpr::iv(l);
-        for u in &us {
-            let d = &mut func.insts[u.inst];
-            if d.dst.tensor == t {
-                d.dst.access.slots = vec![sel.clone()];
-            }
-            for o in &mut d.srcs {
-                if o.tensor == t {
-                    o.access.slots = vec![sel.clone()];
-                }
-            }
-        }
+        rename(func, &us, t, l);
     }
     // Innermost loops first: a loop nested in un-annotated loops is realised across its nest
     // before an enclosing loop is staged (staging guards the inner loop statement, which the
@@ -263,6 +291,22 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
         }
     }
     log
+}
+
+/// Points every access of tile `t` at the ring slot of the current iteration of loop `l`.
+fn rename(func: &mut Function, us: &[Use], t: Tensor, l: Axis) {
+    let sel = AffineExpr::iv(l);
+    for u in us {
+        let d = &mut func.insts[u.inst];
+        if d.dst.tensor == t {
+            d.dst.access.slots = vec![sel.clone()];
+        }
+        for o in &mut d.srcs {
+            if o.tensor == t {
+                o.access.slots = vec![sel.clone()];
+            }
+        }
+    }
 }
 
 /// Whether loop `outer` encloses loop `inner` (at any depth).

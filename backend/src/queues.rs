@@ -173,7 +173,8 @@ fn plan_body(
     *rotation = (*rotation + transfers.len()) % DMA_QUEUES;
 }
 
-/// The busiest compute engine's cycles for one pass over `body` (nested loops times their trips).
+/// The busiest compute engine's cycles for one pass over `body` (nested loops times their trips),
+/// each instruction weighted by how often its guard lets it run.
 fn compute_cycles(bir: &Bir, body: &[BNode]) -> u64 {
     fn add(bir: &Bir, body: &[BNode], times: u64, busy: &mut [u64; 5]) {
         for &n in body {
@@ -181,8 +182,11 @@ fn compute_cycles(bir: &Bir, body: &[BNode]) -> u64 {
                 BNode::Inst(i) => {
                     let bi = &bir.insts[i];
                     if bi.engine != Engine::Sp {
-                        busy[bi.engine.index()] +=
-                            times * estimate(bi.engine, &bi.op, &bi.dst, &bi.srcs);
+                        // Weighted like the transfers: an instruction its guard turns off in
+                        // some iterations (a pipeline stage's fill or drain) costs nothing there.
+                        let (on, total) = on_fraction(bir, i);
+                        let cost = times * estimate(bi.engine, &bi.op, &bi.dst, &bi.srcs);
+                        busy[bi.engine.index()] += (cost * on).div_ceil(total);
                     }
                 }
                 BNode::Loop(l) => add(bir, &bir.loops[l].body, times * bir.loops[l].trip, busy),
