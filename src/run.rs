@@ -322,18 +322,22 @@ pub fn prepare(
     Ok(())
 }
 
-/// The backend's emergent pipelining, on the loops `mode` gives it (`default`: the loops the
-/// annotated pipeliner left alone; `emergent`: every loop, the annotations being stripped).
-/// Returns the heuristic's log.
+/// The backend's transformations on Penguin IR: on every path, folding a PSUM accumulator's zeroing
+/// into its first matmul ([`backend::fold_zeros`]); then emergent pipelining, on the loops `mode`
+/// gives it (`default`: the loops the annotated pipeliner left alone; `emergent`: every loop, the
+/// annotations being stripped). Returns the log.
 pub fn apply_emergent(func: &mut Function, mode: PipelineMode) -> Result<Vec<String>, Failure> {
+    // Not pipelining, so on every path: a PSUM accumulator's zeroing goes into its first matmul.
+    let mut log = backend::fold_zeros::fold_psum_zeros(func);
+    driver::verify(func, "folding PSUM zeroing")?;
     match mode {
         PipelineMode::Default | PipelineMode::Emergent => {
-            let log = backend::emergent::pipeline_emergent(func);
+            log.extend(backend::emergent::pipeline_emergent(func));
             driver::verify(func, "emergent pipelining")?;
-            Ok(log)
         }
-        PipelineMode::Annotated | PipelineMode::None => Ok(Vec::new()),
+        PipelineMode::Annotated | PipelineMode::None => {}
     }
+    Ok(log)
 }
 
 /// What an interpreter error means for the user. Reading memory that nothing wrote is the kernel's

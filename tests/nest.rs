@@ -229,3 +229,38 @@ fn a_long_outer_loop_is_still_clamped() {
         checked(&src, PipelineMode::Emergent);
     }
 }
+
+/// The prologue copy of a prefetch across the nest runs once, at the first flat iteration; its
+/// consumers wait for that one signal (`>= 1`), not for the count of the current iteration, which
+/// would tie the Tensor engine to `sp` issuing the copy's later, predicated-off instances.
+#[test]
+fn a_prologue_copys_consumers_wait_for_its_one_transfer() {
+    let src = Source::read(Path::new("examples/matmul.nk")).unwrap();
+    let mut func = lowered(&src);
+    backend::fold_zeros::fold_psum_zeros(&mut func);
+    backend::emergent::pipeline_emergent(&mut func);
+    let compiled = backend::compile(&func, Some(&src.text)).unwrap();
+    let text = runtime_sim::text::print(&compiled.program);
+    let pe = text
+        .split("engine ")
+        .find(|s| s.starts_with("pe "))
+        .expect("pe has a stream");
+    // The prologue copies are guarded to the first iteration of the whole nest.
+    let prologue_sems: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("@(r0 == 0 && r1 == 0 && r2 == 0) dma"))
+        .filter_map(|l| l.split("-> ").nth(1)?.split_whitespace().next())
+        .collect();
+    assert!(!prologue_sems.is_empty(), "{text}");
+    for sem in prologue_sems {
+        let waits: Vec<&str> = pe
+            .lines()
+            .filter(|l| l.contains(&format!("wait {sem} ")))
+            .collect();
+        assert!(!waits.is_empty(), "pe waits for {sem}: {pe}");
+        assert!(
+            waits.iter().all(|w| w.trim_end().ends_with(">= 1")),
+            "{waits:?}"
+        );
+    }
+}

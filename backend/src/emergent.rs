@@ -177,7 +177,23 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
                 .all(|e| e.as_constant() == Some(0))
             && fd.dst.access.size == td.shape;
         let direct = first.loops.len() == common.len() && func.stmts[first.stmt].preds.is_empty();
-        if !(first.writes && !first.reads && whole && direct) {
+        // Or the first iteration of a loop directly in `l`'s body, unguarded (a folded
+        // accumulation's overwriting matmul): every iteration of `l` still writes it all first.
+        let first_of_child = first.loops.len() == common.len() + 1
+            && first.loops.last().is_some_and(|&c| {
+                let cd = &func.axes[c];
+                cd.ub > cd.lb
+                    && func.stmts[first.stmt].preds
+                        == [Predicate {
+                            expr: AffineExpr::iv(c),
+                            cmp: CmpOp::Eq,
+                            bound: cd.lb,
+                        }]
+                    && func.axes[l].body.iter().any(|&b| {
+                        func.stmts[b].kind == StmtKind::Loop(c) && func.stmts[b].preds.is_empty()
+                    })
+            });
+        if !(first.writes && !first.reads && whole && (direct || first_of_child)) {
             log.push(format!(
                 "emergent: `{}` stays single-buffered in loop `{}`: an iteration does not start by writing all of it",
                 td.name, ad.iv_name
@@ -427,10 +443,43 @@ fn shift_stmt(func: &mut Function, s: Stmt, l: Axis, by: &AffineExpr) {
     }
 }
 
-/// The compute engines' cycles for one pass over `body` (nested loops times their trips).
+/// How many of the iterations of the loops a statement's guards mention let it run, out of how
+/// many (enumerated up to 4096 combinations; past that, always).
+fn guard_fraction(func: &Function, preds: &[Predicate]) -> (u64, u64) {
+    let mut axes: Vec<Axis> = preds.iter().flat_map(|p| p.expr.axes()).collect();
+    axes.sort();
+    axes.dedup();
+    let total: u64 = axes
+        .iter()
+        .map(|&a| func.axes[a].trip_count().max(0) as u64)
+        .product();
+    if preds.is_empty() || total == 0 || total > 4096 {
+        return (1, 1);
+    }
+    let mut ivs = cranelift_entity::SecondaryMap::new();
+    let mut on = 0;
+    for v in 0..total {
+        let mut rest = v;
+        for &a in &axes {
+            let trip = func.axes[a].trip_count() as u64;
+            ivs[a] = func.axes[a].lb + (rest % trip) as i64;
+            rest /= trip;
+        }
+        if preds.iter().all(|p| p.holds(&ivs)) {
+            on += 1;
+        }
+    }
+    (on, total)
+}
+
+/// The compute engines' cycles for one pass over `body` (nested loops times their trips), a
+/// guarded statement weighted by how often its guards hold (the first-iteration and later copies
+/// of a folded accumulation count once together).
 pub(crate) fn body_compute(func: &Function, body: &[Stmt]) -> u64 {
     let mut total = 0;
     for &s in body {
+        let (on, all) = guard_fraction(func, &func.stmts[s].preds);
+        let before = total;
         match &func.stmts[s].kind {
             StmtKind::Insts(insts) => {
                 for &i in insts {
@@ -454,6 +503,7 @@ pub(crate) fn body_compute(func: &Function, body: &[Stmt]) -> u64 {
                 total += ad.trip_count().max(0) as u64 * body_compute(func, &ad.body);
             }
         }
+        total = before + ((total - before) * on).div_ceil(all);
     }
     total
 }

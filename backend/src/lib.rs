@@ -33,6 +33,7 @@ pub mod emergent;
 pub mod emergent_nest;
 pub mod emit;
 pub mod error;
+pub mod fold_zeros;
 pub mod queues;
 pub mod schedule;
 pub mod sync;

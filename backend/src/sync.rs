@@ -13,7 +13,9 @@
 //! `wait S_X >= (lin_common(v) - D + [X before Y]) * P_X`
 //!
 //! (affine in the iteration registers; `P_X` = instances of `X` per common iteration) covers
-//! every conflicting instance of `X` for every `v`. `D = 0` waits for every earlier instance, which
+//! every conflicting instance of `X` for every `v`. When the only instance of `X` that conflicts
+//! with `Y` at all is `X`'s first (a prologue copy that runs once), and it precedes every instance
+//! of `Y`, the wait is `wait S_X >= 1` instead, whatever the iteration. `D = 0` waits for every earlier instance, which
 //! is always correct; a larger `D` is taken only when the search proved it correct, which is what
 //! lets a pipelined loop overlap its iterations: a ring slot is reused only once its last reader is
 //! done. The wait never asks for an instance that does not precede `Y`, so it cannot deadlock.
@@ -58,6 +60,18 @@ pub struct Wait {
     pub from: usize,
     /// The dependence distance, in iterations of the loops producer and consumer share.
     pub distance: i64,
+    /// Only the producer's first instance conflicts (a prologue copy that runs once): the wait is
+    /// for one signal, whatever the iteration (`distance` is then unused).
+    pub first_only: bool,
+}
+
+/// What a consumer waits for on one producer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Need {
+    /// Every instance up to `distance` common iterations back.
+    Distance(i64),
+    /// The producer's first instance only.
+    First,
 }
 
 /// The semaphores of a kernel.
@@ -143,8 +157,13 @@ fn may_conflict(x: &Node, y: &Node) -> bool {
     })
 }
 
-/// The distance for producer `x` and consumer `y`: `None` when `y` never needs to wait.
-fn distance(em: &Emitted, xi: usize, yi: usize) -> Option<i64> {
+/// What consumer `y` must wait for on producer `x`: `None` when it never needs to wait.
+///
+/// The usual answer is a distance (below). But when the only instance of `x` that ever conflicts
+/// with `y` is `x`'s first, which precedes every instance of `y` that runs, waiting for one signal
+/// is enough, and weaker than any distance: waiting for a count that grows with the iteration
+/// would tie `y` to the progress of the engine issuing `x`'s later (predicated-off) instances.
+fn need(em: &Emitted, xi: usize, yi: usize) -> Option<Need> {
     let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
     let c = x
         .loops
@@ -157,6 +176,8 @@ fn distance(em: &Emitted, xi: usize, yi: usize) -> Option<i64> {
     let px = instances(&tx[c..]);
     let xb = i64::from(xi < yi);
     let mut best: Option<i64> = None;
+    // Whether every conflict found is with `x`'s first instance, which precedes every `y`.
+    let mut first_only = true;
     let mut work = 0u64;
     let mut ry = [0i64; MAX_REGS];
     let mut rx = [0i64; MAX_REGS];
@@ -169,12 +190,16 @@ fn distance(em: &Emitted, xi: usize, yi: usize) -> Option<i64> {
         // The latest conflicting instance of `x` before this one, searched backwards from the
         // last instance that precedes it in program order.
         let mut u = (linc + xb) * px - 1;
+        if u < 0 {
+            first_only = false;
+        }
         let mut latest = None;
         while u >= 0 {
             work += 1;
             if work > MAX_WORK {
                 // Out of budget: wait for everything before (always correct).
                 latest = Some((linc + xb) * px - 1);
+                first_only = false;
                 break;
             }
             decode(&tx, u, &mut rx);
@@ -185,15 +210,21 @@ fn distance(em: &Emitted, xi: usize, yi: usize) -> Option<i64> {
             u -= 1;
         }
         if let Some(u) = latest {
+            first_only &= u == 0;
             // The largest D with (linc - D + xb) * px >= u + 1.
             let d = (linc + xb - (u + 1 + px - 1) / px).clamp(0, MAX_DISTANCE);
             best = Some(best.map_or(d, |b: i64| b.min(d)));
         }
-        if best == Some(0) {
+        if best == Some(0) && !first_only {
             break;
         }
+        // (With only the first instance conflicting, the search goes on: one signal suffices.)
     }
-    best
+    match best {
+        None => None,
+        Some(_) if first_only => Some(Need::First),
+        Some(d) => Some(Need::Distance(d)),
+    }
 }
 
 /// `(lin_common(regs) - d + xb) * px` as an expression over the consumer's registers.
@@ -227,7 +258,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
         waits: vec![Vec::new(); n],
         ..Sync::default()
     };
-    let mut deps: Vec<(usize, usize, i64)> = Vec::new();
+    let mut deps: Vec<(usize, usize, Need)> = Vec::new();
     for yi in 0..n {
         for xi in 0..n {
             let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
@@ -241,7 +272,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
                 s.ordered_pairs += 1;
                 continue;
             }
-            if let Some(d) = distance(em, xi, yi) {
+            if let Some(d) = need(em, xi, yi) {
                 deps.push((xi, yi, d));
             }
         }
@@ -260,13 +291,22 @@ pub fn compute_sync(em: &Emitted) -> Sync {
             }
         };
         let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-        let value = wait_value(em, x, y, xi < yi, d);
+        let (distance, first_only) = match d {
+            Need::Distance(d) => (d, false),
+            Need::First => (0, true),
+        };
+        let value = if first_only {
+            Expr::constant(1)
+        } else {
+            wait_value(em, x, y, xi < yi, distance)
+        };
         s.waits[yi].push(Wait {
             sem,
             value,
             pred: y.inst.pred.clone(),
             from: xi,
-            distance: d,
+            distance,
+            first_only,
         });
     }
     drop_implied(em, &mut s);
@@ -280,7 +320,9 @@ pub fn realise(em: &Emitted, s: &Sync) -> Sync {
     for (yi, waits) in out.waits.iter_mut().enumerate() {
         let y = &em.nodes[yi];
         for w in waits.iter_mut() {
-            w.value = wait_value(em, &em.nodes[w.from], y, w.from < yi, w.distance);
+            if !w.first_only {
+                w.value = wait_value(em, &em.nodes[w.from], y, w.from < yi, w.distance);
+            }
             w.pred = y.inst.pred.clone();
         }
     }
