@@ -79,7 +79,7 @@ fn the_folded_accumulation_keeps_every_bit() {
     let got = interpret(&folded, &inputs()).unwrap();
     assert_eq!(bits(&got.outputs[0]), bits(&want.outputs[0]));
     // Some outputs are zeros: the case the fold must not turn into `-0.0` or back.
-    assert!(want.outputs[0].data.iter().any(|v| *v == 0.0));
+    assert!(want.outputs[0].data.contains(&0.0));
     // The simulator runs the folded program to the same bits, without the Vector engine's memset.
     let compiled = backend::compile(&folded, None).unwrap();
     let sim_inputs: Vec<_> = inputs()
