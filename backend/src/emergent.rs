@@ -325,6 +325,38 @@ fn rename(func: &mut Function, us: &[Use], t: Tensor, l: Axis) {
     }
 }
 
+/// The loads of loop `l` that may be issued ahead of the rest of its body, in body order, with
+/// the ring each fills and the ring's depth: direct, unguarded, single-instruction statements that
+/// load a whole ring tile from a kernel input (which nothing writes), so moving them earlier
+/// changes no value. Every realisation of an emergent ring (`shift_loads`, [`stages`],
+/// [`crate::emergent_nest`]) hoists exactly these.
+pub(crate) fn hoistable_loads(
+    func: &Function,
+    l: Axis,
+    rings: &[(Tensor, u32)],
+) -> Vec<(Stmt, Tensor, u32)> {
+    let mut out = Vec::new();
+    for &s in &func.axes[l].body {
+        let sd = &func.stmts[s];
+        let StmtKind::Insts(insts) = &sd.kind else {
+            continue;
+        };
+        if !sd.preds.is_empty() || insts.len() != 1 {
+            continue;
+        }
+        let d = &func.insts[insts[0]];
+        let from_input = d
+            .srcs
+            .first()
+            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
+        let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
+        if let (Op::Load, true, Some(&(rt, depth))) = (&d.op, from_input, ring) {
+            out.push((s, rt, depth));
+        }
+    }
+    out
+}
+
 /// Whether loop `outer` encloses loop `inner` (at any depth).
 fn encloses(func: &Function, outer: Axis, inner: Axis) -> bool {
     func.axes[outer]
@@ -345,27 +377,13 @@ fn encloses(func: &Function, outer: Axis, inner: Axis) -> bool {
 /// nothing writes), so moving it earlier changes no value.
 fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &mut Vec<String>) {
     let body = func.axes[l].body.clone();
-    let mut hoisted = Vec::new();
-    let mut p = u32::MAX;
-    for &s in &body {
-        let sd = &func.stmts[s];
-        let StmtKind::Insts(insts) = &sd.kind else {
-            continue;
-        };
-        if !sd.preds.is_empty() || insts.len() != 1 {
-            continue;
-        }
-        let d = &func.insts[insts[0]];
-        let from_input = d
-            .srcs
-            .first()
-            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
-        let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
-        if let (Op::Load, true, Some(&(_, depth))) = (&d.op, from_input, ring) {
-            hoisted.push(s);
-            p = p.min(depth - 1);
-        }
-    }
+    let loads = hoistable_loads(func, l, rings);
+    let hoisted: Vec<Stmt> = loads.iter().map(|&(s, _, _)| s).collect();
+    let p = loads
+        .iter()
+        .map(|&(_, _, depth)| depth - 1)
+        .min()
+        .unwrap_or(0);
     if hoisted.is_empty() || p == 0 || hoisted.len() == body.len() {
         return;
     }

@@ -85,7 +85,7 @@
 
 use crate::emit::dma_pieces;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
-use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
+use penguin::ir::{BlockDim, Memory, Op, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::machine;
 use std::collections::HashMap;
@@ -163,27 +163,9 @@ pub fn prefetch_across_nest(
     };
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let t = ub - lb;
-    // The hoistable loads, as `shift_loads` picks them.
+    // The hoistable loads, as every realisation picks them.
     let body = func.axes[l].body.clone();
-    let mut hoisted: Vec<(Stmt, Tensor, u32)> = Vec::new();
-    for &s in &body {
-        let sd = &func.stmts[s];
-        let StmtKind::Insts(insts) = &sd.kind else {
-            continue;
-        };
-        if !sd.preds.is_empty() || insts.len() != 1 {
-            continue;
-        }
-        let d = &func.insts[insts[0]];
-        let from_input = d
-            .srcs
-            .first()
-            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
-        let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
-        if let (Op::Load, true, Some(&(rt, depth))) = (&d.op, from_input, ring) {
-            hoisted.push((s, rt, depth));
-        }
-    }
+    let hoisted = crate::emergent::hoistable_loads(func, l, rings);
     if hoisted.is_empty() || hoisted.len() == body.len() {
         return decline(log, "no load to issue ahead of other work".to_string());
     }

@@ -363,30 +363,15 @@ fn compute_engines(func: &Function, l: Axis) -> BTreeMap<Inst, EngineClass> {
     engines
 }
 
-/// The hoisted loads of `l` (as [`super::shift_loads`] picks them) and their prefetch depth.
+/// The hoisted loads of `l` ([`super::hoistable_loads`]) and their prefetch depth.
 pub fn hoisted_loads(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> (Vec<Stmt>, u32) {
-    let mut hoisted = Vec::new();
-    let mut p = u32::MAX;
-    for &s in &func.axes[l].body {
-        let sd = &func.stmts[s];
-        let StmtKind::Insts(insts) = &sd.kind else {
-            continue;
-        };
-        if !sd.preds.is_empty() || insts.len() != 1 {
-            continue;
-        }
-        let d = &func.insts[insts[0]];
-        let from_input = d
-            .srcs
-            .first()
-            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
-        let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
-        if let (Op::Load, true, Some(&(_, depth))) = (&d.op, from_input, ring) {
-            hoisted.push(s);
-            p = p.min(depth - 1);
-        }
-    }
-    (hoisted, if p == u32::MAX { 0 } else { p })
+    let loads = super::hoistable_loads(func, l, rings);
+    let p = loads
+        .iter()
+        .map(|&(_, _, depth)| depth - 1)
+        .min()
+        .unwrap_or(0);
+    (loads.into_iter().map(|(s, _, _)| s).collect(), p)
 }
 
 fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> LoopFacts {
