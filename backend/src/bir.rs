@@ -207,6 +207,40 @@ impl Lower<'_> {
     }
 }
 
+/// The largest iteration space [`guard_fraction`] enumerates.
+pub const MAX_GUARD_ENUMERATION: u64 = 1 << 16;
+
+/// How many iterations of the loops that `guards` mention let them all hold, out of how many:
+/// the fraction of its instances a guarded statement or instruction runs (a pipeline stage's
+/// fill and drain, a prologue copy). Enumerated; past [`MAX_GUARD_ENUMERATION`] iterations, or
+/// with no guard, `(1, 1)` (always on, which only overestimates the work).
+pub fn guard_fraction(func: &Function, guards: &[Predicate]) -> (u64, u64) {
+    let mut axes: Vec<Axis> = guards.iter().flat_map(|p| p.expr.axes()).collect();
+    axes.sort();
+    axes.dedup();
+    let total: u64 = axes
+        .iter()
+        .map(|&a| func.axes[a].trip_count().max(0) as u64)
+        .product();
+    if guards.is_empty() || total == 0 || total > MAX_GUARD_ENUMERATION {
+        return (1, 1);
+    }
+    let mut ivs = cranelift_entity::SecondaryMap::new();
+    let mut on = 0;
+    for v in 0..total {
+        let mut rest = v;
+        for &a in &axes {
+            let trip = func.axes[a].trip_count() as u64;
+            ivs[a] = func.axes[a].lb + (rest % trip) as i64;
+            rest /= trip;
+        }
+        if guards.iter().all(|p| p.holds(&ivs)) {
+            on += 1;
+        }
+    }
+    (on, total)
+}
+
 /// The cost of an instruction for load balancing and scheduling, from the machine description:
 /// `N` is the output's free size, the input's for a reduce (MACHINE.md), and a matmul's `M` is its
 /// stationary operand's free size. (The exact cost is computed on the emitted instruction; this

@@ -461,42 +461,13 @@ fn shift_stmt(func: &mut Function, s: Stmt, l: Axis, by: &AffineExpr) {
     }
 }
 
-/// How many of the iterations of the loops a statement's guards mention let it run, out of how
-/// many (enumerated up to 4096 combinations; past that, always).
-fn guard_fraction(func: &Function, preds: &[Predicate]) -> (u64, u64) {
-    let mut axes: Vec<Axis> = preds.iter().flat_map(|p| p.expr.axes()).collect();
-    axes.sort();
-    axes.dedup();
-    let total: u64 = axes
-        .iter()
-        .map(|&a| func.axes[a].trip_count().max(0) as u64)
-        .product();
-    if preds.is_empty() || total == 0 || total > 4096 {
-        return (1, 1);
-    }
-    let mut ivs = cranelift_entity::SecondaryMap::new();
-    let mut on = 0;
-    for v in 0..total {
-        let mut rest = v;
-        for &a in &axes {
-            let trip = func.axes[a].trip_count() as u64;
-            ivs[a] = func.axes[a].lb + (rest % trip) as i64;
-            rest /= trip;
-        }
-        if preds.iter().all(|p| p.holds(&ivs)) {
-            on += 1;
-        }
-    }
-    (on, total)
-}
-
 /// The compute engines' cycles for one pass over `body` (nested loops times their trips), a
 /// guarded statement weighted by how often its guards hold (the first-iteration and later copies
 /// of a folded accumulation count once together).
 pub(crate) fn body_compute(func: &Function, body: &[Stmt]) -> u64 {
     let mut total = 0;
     for &s in body {
-        let (on, all) = guard_fraction(func, &func.stmts[s].preds);
+        let (on, all) = crate::bir::guard_fraction(func, &func.stmts[s].preds);
         let before = total;
         match &func.stmts[s].kind {
             StmtKind::Insts(insts) => {

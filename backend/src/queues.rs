@@ -7,10 +7,9 @@
 //! transfers must fit in one iteration's time on the busiest queue and on `sp`.
 //!
 //! [`compute_queue_plan`] plans every body of the BIR loop tree (and the top level) on its own.
-//! A guarded transfer counts for the fraction of iterations its guard lets it run (enumerated over
-//! its loop nest, up to [`MAX_ENUMERATED`] instances): the copies of one load that take turns — a
-//! prefetch's in-loop and carry copies — share the time of one, while each piece's length still
-//! comes from the whole tile. For a body with transfers `t` of (weighted) queue time `Q_t`, it
+//! A guarded transfer counts for the fraction of iterations its guard lets it run
+//! ([`guard_fraction`]): the copies of one load that take turns — a prefetch's in-loop and carry
+//! copies — share the time of one, while each piece's length still comes from the whole tile. For a body with transfers `t` of (weighted) queue time `Q_t`, it
 //! looks for the smallest per-iteration time `T` such that:
 //! - every transfer, taken by decreasing `Q_t`, fits on the `p` least-loaded queues with each
 //!   queue's load plus `Q_t / p` at most `T`, for the smallest power of two `p` (dividing the
@@ -37,8 +36,7 @@
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
-use crate::bir::{estimate, BNode, Bir};
-use cranelift_entity::SecondaryMap;
+use crate::bir::{estimate, guard_fraction, BNode, Bir};
 use penguin::ir::Op;
 use penguin::Function;
 use runtime_sim::isa::Engine;
@@ -85,34 +83,10 @@ impl Transfer {
     }
 }
 
-/// The largest iteration space [`on_fraction`] enumerates; past it a guarded transfer counts as
-/// always on (conservative: it only overestimates the time it takes).
-const MAX_ENUMERATED: u64 = 1 << 16;
-
-/// How many of instruction `i`'s instances its guards let run, out of how many.
-fn on_fraction(bir: &Bir, i: usize) -> (u64, u64) {
-    let bi = &bir.insts[i];
-    let total = bir.instances(i);
-    if bi.guards.is_empty() || total == 0 || total > MAX_ENUMERATED {
-        return (1, 1);
-    }
-    let loops: Vec<(penguin::Axis, i64, u64)> = bi
-        .loops
-        .iter()
-        .map(|&l| (bir.loops[l].axis, bir.loops[l].lb, bir.loops[l].trip))
-        .collect();
-    let mut ivs = SecondaryMap::new();
-    let mut on = 0;
-    for v in 0..total {
-        let mut rest = v;
-        for &(axis, lb, trip) in loops.iter().rev() {
-            ivs[axis] = lb + (rest % trip) as i64;
-            rest /= trip;
-        }
-        if bi.guards.iter().all(|g| g.holds(&ivs)) {
-            on += 1;
-        }
-    }
+/// How many of instruction `i`'s instances its guards let run, out of how many (never zero: a
+/// transfer that never runs is still planned, as one that runs once).
+fn on_fraction(func: &Function, bir: &Bir, i: usize) -> (u64, u64) {
+    let (on, total) = guard_fraction(func, &bir.insts[i].guards);
     (on.max(1), total)
 }
 
@@ -159,7 +133,7 @@ fn plan_body(
         }
         target += target / 32 + 1;
     };
-    let compute = compute_cycles(bir, body);
+    let compute = compute_cycles(func, bir, body);
     if compute > target {
         // `sp` is in order, also waits, and issues the transfers of the enclosing bodies: it keeps
         // a tenth of the compute time to itself.
@@ -175,8 +149,8 @@ fn plan_body(
 
 /// The busiest compute engine's cycles for one pass over `body` (nested loops times their trips),
 /// each instruction weighted by how often its guard lets it run.
-fn compute_cycles(bir: &Bir, body: &[BNode]) -> u64 {
-    fn add(bir: &Bir, body: &[BNode], times: u64, busy: &mut [u64; 5]) {
+fn compute_cycles(func: &Function, bir: &Bir, body: &[BNode]) -> u64 {
+    fn add(func: &Function, bir: &Bir, body: &[BNode], times: u64, busy: &mut [u64; 5]) {
         for &n in body {
             match n {
                 BNode::Inst(i) => {
@@ -184,17 +158,23 @@ fn compute_cycles(bir: &Bir, body: &[BNode]) -> u64 {
                     if bi.engine != Engine::Sp {
                         // Weighted like the transfers: an instruction its guard turns off in
                         // some iterations (a pipeline stage's fill or drain) costs nothing there.
-                        let (on, total) = on_fraction(bir, i);
+                        let (on, total) = on_fraction(func, bir, i);
                         let cost = times * estimate(bi.engine, &bi.op, &bi.dst, &bi.srcs);
                         busy[bi.engine.index()] += (cost * on).div_ceil(total);
                     }
                 }
-                BNode::Loop(l) => add(bir, &bir.loops[l].body, times * bir.loops[l].trip, busy),
+                BNode::Loop(l) => add(
+                    func,
+                    bir,
+                    &bir.loops[l].body,
+                    times * bir.loops[l].trip,
+                    busy,
+                ),
             }
         }
     }
     let mut busy = [0; 5];
-    add(bir, body, 1, &mut busy);
+    add(func, bir, body, 1, &mut busy);
     busy.into_iter().max().unwrap_or(0)
 }
 
@@ -299,7 +279,7 @@ fn transfer(func: &Function, bir: &Bir, i: usize) -> Option<Transfer> {
     let partitions = size.first().copied().unwrap_or(1).max(1);
     let free: u64 = size.iter().skip(1).product();
     let bytes = partitions * free.max(1) * func.tensors[tile.tensor].dtype.size_bytes();
-    let (on, total) = on_fraction(bir, i);
+    let (on, total) = on_fraction(func, bir, i);
     Some(Transfer {
         inst: i,
         partitions,
