@@ -118,6 +118,8 @@ pub struct SimRun {
     pub trace: Option<PathBuf>,
     /// The timeline, when [`RunOptions::timeline`] asked for it (empty otherwise).
     pub timeline: Vec<runtime_sim::sim::trace::Slice>,
+    /// Every modulo-scheduled loop: the predicted II and the measured period.
+    pub loops: Vec<crate::loops::LoopStats>,
 }
 
 /// Compiles and runs the kernel. The pipeliner's decisions go to `log`, also when it fails.
@@ -139,7 +141,7 @@ pub fn run(
     // The interpreter (the oracle of --check, and --engine interp) runs the kernel as the
     // annotated path left it; the backend gets it after its own emergent pipelining.
     let oracle = func.clone();
-    let backend_log = apply_emergent(&mut func, opts.pipeline)?;
+    let mut backend_log = apply_emergent(&mut func, opts.pipeline)?;
     let mut compile_seconds = started.elapsed().as_secs_f64();
 
     let inputs = gather_inputs(&func, opts)?;
@@ -162,8 +164,9 @@ pub fn run(
                     data: a.data.clone(),
                 })
                 .collect();
+            // The timeline also gives each pipelined loop's measured period.
             let sopts = runtime_sim::sim::Options {
-                trace: opts.trace.is_some() || opts.timeline,
+                trace: true,
                 ..runtime_sim::sim::Options::default()
             };
             let r = runtime_sim::sim::simulate(&compiled.program, &sim_inputs, &sopts).map_err(
@@ -190,7 +193,11 @@ pub fn run(
                     data: a.data.clone(),
                 })
                 .collect();
+            let loops = crate::loops::compute_loop_stats(&func, &compiled, &source.text, &r.trace);
+            backend_log.extend(compiled.expansions.iter().cloned());
+            backend_log.extend(loops.iter().map(|l| l.text.clone()));
             sim = Some(SimRun {
+                loops,
                 stats: r.stats,
                 races: r.races.iter().map(|x| x.to_string()).collect(),
                 sbuf_bytes: compiled.sbuf_bytes,
@@ -483,6 +490,22 @@ impl RunReport {
             j["instructions"] = json!(s.instructions());
             j["dma_bytes"] = json!(s.dma_bytes);
             j["trace"] = json!(sim.trace.as_ref().map(|p| p.display().to_string()));
+            j["loops"] = json!(sim
+                .loops
+                .iter()
+                .map(|l| json!({
+                    "loop": l.name,
+                    "line": l.line,
+                    "trip": l.trip,
+                    "ii": l.ii,
+                    "mii": l.mii,
+                    "res_mii": l.res_mii,
+                    "rec_mii": l.rec_mii,
+                    "predicted_period": l.predicted,
+                    "limited_by": l.limited_by,
+                    "period": l.period,
+                }))
+                .collect::<Vec<_>>());
         }
         j
     }

@@ -33,7 +33,10 @@ pub mod emergent;
 pub mod emergent_nest;
 pub mod emit;
 pub mod error;
+pub mod expand;
 pub mod fold_zeros;
+pub mod ldg;
+pub mod modulo;
 pub mod queues;
 pub mod schedule;
 pub mod sync;
@@ -61,7 +64,14 @@ pub struct Compiled {
     pub redundant_waits: usize,
     /// Loops whose trip count the synchronisation analysis clamped ([`clamp`]).
     pub clamped_loops: usize,
+    /// The modulo schedule of every loop body it reordered ([`modulo`]).
+    pub schedules: Vec<modulo::ModuloSchedule>,
+    /// The ring slots [`expand`] added, for the log.
+    pub expansions: Vec<String>,
 }
+
+/// The most ring slots [`expand`] adds to one kernel.
+pub const MAX_EXPANSIONS: usize = 8;
 
 /// Compiles `func`; `source` (the kernel file's text) gives the trace its line numbers.
 pub fn compile(func: &Function, source: Option<&str>) -> Result<Compiled, BackendError> {
@@ -76,8 +86,24 @@ pub fn compile_with(
     source: Option<&str>,
     clamp_trips: bool,
 ) -> Result<Compiled, BackendError> {
-    let mut bir = bir::lower_function(func)?;
-    schedule::schedule_bodies(&mut bir);
+    // Lower, schedule, and give one more slot to a tile whose reuse bounds a pipelined loop
+    // ([`expand`]), until no recurrence runs through such a tile.
+    let mut expanded = func.clone();
+    let mut expansions = Vec::new();
+    let (bir, schedules) = loop {
+        let mut bir = bir::lower_function(&expanded)?;
+        schedule::schedule_bodies(&mut bir);
+        let plan = queues::compute_queue_plan(&expanded, &bir);
+        let schedules = modulo::schedule_loops(&expanded, &mut bir, &plan);
+        if expansions.len() >= MAX_EXPANSIONS {
+            break (bir, schedules);
+        }
+        match expand::expand_recurrence(&mut expanded, &bir, &schedules) {
+            Some(note) => expansions.push(note),
+            None => break (bir, schedules),
+        }
+    };
+    let func = &expanded;
     let alloc = alloc::allocate(func, &bir)?;
     let info = source.map(|text| emit::SourceInfo { text });
     let em = emit::emit_nodes(func, &bir, &alloc, info.as_ref())?;
@@ -136,6 +162,8 @@ pub fn compile_with(
         dependences: sync.dependences,
         redundant_waits: redundant + sync.implied_waits + pruned,
         clamped_loops,
+        schedules,
+        expansions,
     })
 }
 

@@ -1,0 +1,210 @@
+//! Modulo variable expansion: one more ring slot for a tile whose reuse sets a pipelined loop's
+//! recurrence bound.
+//!
+//! A pipelined loop writes a tile in every iteration and the pipeliner gives it
+//! `max use stage − min def stage + 1` slots. When the cycle that sets the loop's RecMII
+//! ([`crate::modulo`]) runs through the **reuse** of such a tile (an anti or output dependence:
+//! the next iteration's write of the slot must wait for this iteration's last reader, such as a
+//! store's whole DMA latency), one more slot breaks that cycle without touching any stage: the
+//! writer of iteration `k + N + 1` reuses the slot instead of the one of `k + N`.
+//! [`expand_recurrence`] adds that slot (the backend's share of the seed's hand-off: Penguin
+//! decides the stages and the minimum buffer count, the backend realises the ring).
+//!
+//! The tile must hold no value from one iteration to another except through its slots, which
+//! the rule checks: an SBUF tile local to the kernel, every access directly in the loop's body,
+//! one instruction writing it, the whole tile, without reading it, and every other access a read
+//! of slot `iv + c_r` (an unblocked tile is slot `iv`) that the writer filled `c_w − c_r < N`
+//! iterations earlier (or earlier in the same iteration), with the writer's guard on at that
+//! iteration whenever the reader's is on (enumerated over the loop). Then every read finds the
+//! value of the same write with `N + 1` slots as with `N`. The ring stays within
+//! [`crate::emergent::MAX_DEPTH`] slots and the SBUF capacity (every tensor counted with all its
+//! slots, as the emergent heuristic counts).
+
+use crate::bir::Bir;
+use crate::emergent::MAX_DEPTH;
+use crate::ldg::DepKind;
+use crate::modulo::ModuloSchedule;
+use penguin::affine::AffineExpr;
+use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
+use penguin::{Axis, Function, Stmt, Tensor};
+use runtime_sim::machine::SBUF_PARTITION_BYTES;
+
+/// The largest loop the guard check enumerates.
+const MAX_ENUMERATION: i64 = 1 << 16;
+
+/// One access of the tile: its statement's position in the body, the instruction's position in
+/// the statement, whether it writes, and its slot offset `c` (slot `iv + c`).
+struct Access {
+    stmt: Stmt,
+    pos: (usize, usize),
+    writes_whole: bool,
+    writes: bool,
+    reads: bool,
+    offset: Option<i64>,
+}
+
+/// Expands the first tile, on the critical cycle of a recurrence-bound pipelined loop, that the
+/// rule allows; returns what it did, for the log.
+pub fn expand_recurrence(
+    func: &mut Function,
+    bir: &Bir,
+    schedules: &[ModuloSchedule],
+) -> Option<String> {
+    for s in schedules {
+        if s.rec_mii <= s.res_mii {
+            continue;
+        }
+        let l = bir.loops[s.lp].axis;
+        for &(kind, t) in &s.rec_edges {
+            if kind == DepKind::Flow {
+                continue;
+            }
+            if let Some(n) = expandable(func, t, l) {
+                apply(func, t, l, n + 1);
+                return Some(format!(
+                    "`{}` in loop `{}` gets {} slots (was {}): its reuse is on the recurrence that \
+                     sets RecMII {} above ResMII {}: {}",
+                    func.tensors[t].name,
+                    func.axis_name(l),
+                    n + 1,
+                    n,
+                    s.rec_mii,
+                    s.res_mii,
+                    s.rec_cycle
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The tile's slot offset in an access: `Some(c)` for slot `iv + c`.
+fn offset(slots: &[AffineExpr], l: Axis) -> Option<i64> {
+    match slots {
+        [] => Some(0),
+        [sel] if sel.coeff(l) == 1 && sel.terms().len() == 1 => Some(sel.constant_term()),
+        _ => None,
+    }
+}
+
+/// The current slot count of `t` when one more slot along `l` keeps every value (module doc).
+fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
+    let td = &func.tensors[t];
+    if td.memory != Memory::Sbuf || td.kind != TensorKind::Local {
+        return None;
+    }
+    let n = match td.block.as_slice() {
+        [] => 1,
+        [b] if b.axis == l => b.count,
+        _ => return None,
+    };
+    if n >= MAX_DEPTH {
+        return None;
+    }
+    let mut accesses = Vec::new();
+    let mut elsewhere = false;
+    func.walk_stmts(|s, loops| {
+        let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+            return;
+        };
+        for (k, &i) in insts.iter().enumerate() {
+            let d = &func.insts[i];
+            let reads_dst = matches!(d.op, Op::Matmul { accumulate: true });
+            let src = d.srcs.iter().find(|o| o.tensor == t);
+            let dst = (d.dst.tensor == t).then_some(&d.dst);
+            if src.is_none() && dst.is_none() {
+                continue;
+            }
+            if loops.last() != Some(&l) {
+                elsewhere = true;
+                return;
+            }
+            let pos = func.axes[l].body.iter().position(|&b| b == s).unwrap_or(0);
+            let whole = dst.is_some_and(|o| {
+                o.access.start.iter().all(|e| e.as_constant() == Some(0))
+                    && o.access.size == td.shape
+            });
+            let access = src.or(dst).map(|o| offset(&o.access.slots, l));
+            // Every access of the instruction must select the same slot.
+            let same = src
+                .into_iter()
+                .chain(dst)
+                .all(|o| Some(offset(&o.access.slots, l)) == access);
+            accesses.push(Access {
+                stmt: s,
+                pos: (pos, k),
+                writes_whole: whole && !reads_dst && src.is_none(),
+                writes: dst.is_some(),
+                reads: src.is_some() || (dst.is_some() && reads_dst),
+                offset: if same { access.flatten() } else { None },
+            });
+        }
+    });
+    if elsewhere || accesses.iter().any(|a| a.offset.is_none()) {
+        return None;
+    }
+    let writers: Vec<&Access> = accesses.iter().filter(|a| a.writes).collect();
+    let [w] = writers[..] else { return None };
+    if !w.writes_whole {
+        return None;
+    }
+    let cw = w.offset?;
+    let axis = &func.axes[l];
+    if axis.trip_count() > MAX_ENUMERATION {
+        return None;
+    }
+    let guards_on = |s: Stmt, iv: i64| -> Option<bool> {
+        let mut ivs = cranelift_entity::SecondaryMap::new();
+        ivs[l] = iv;
+        let preds = &func.stmts[s].preds;
+        if preds.iter().any(|p| p.expr.axes().any(|a| a != l)) {
+            return None;
+        }
+        Some(preds.iter().all(|p| p.holds(&ivs)))
+    };
+    for r in accesses.iter().filter(|a| a.reads) {
+        let cr = r.offset?;
+        // The write of the value read: `cw - cr` iterations earlier, or earlier in this one.
+        let back = cw - cr;
+        if back < 0 || back >= i64::from(n) || (back == 0 && r.pos <= w.pos) {
+            return None;
+        }
+        for iv in axis.lb..axis.ub {
+            if guards_on(r.stmt, iv)? {
+                let src_iv = iv - back;
+                if src_iv < axis.lb || !guards_on(w.stmt, src_iv)? {
+                    return None;
+                }
+            }
+        }
+    }
+    // SBUF: every tensor with all its slots, plus one slot of this one.
+    let used: u64 = func
+        .tensors
+        .values()
+        .filter(|t| t.memory == Memory::Sbuf)
+        .map(|t| t.bytes_per_partition().div_ceil(64) * 64)
+        .sum();
+    let slot = td.bytes_per_partition() / u64::from(n);
+    (used + slot.div_ceil(64) * 64 <= SBUF_PARTITION_BYTES).then_some(n)
+}
+
+/// Gives `t` `count` slots along `l`; an unblocked tile's accesses select slot `iv`.
+fn apply(func: &mut Function, t: Tensor, l: Axis, count: u32) {
+    let was_blocked = !func.tensors[t].block.is_empty();
+    func.tensors[t].block = vec![BlockDim { axis: l, count }];
+    if was_blocked {
+        return;
+    }
+    let sel = vec![AffineExpr::iv(l)];
+    for (_, d) in func.insts.iter_mut() {
+        if d.dst.tensor == t {
+            d.dst.access.slots = sel.clone();
+        }
+        for o in &mut d.srcs {
+            if o.tensor == t {
+                o.access.slots = sel.clone();
+            }
+        }
+    }
+}

@@ -1,0 +1,549 @@
+//! The modulo scheduler: the order in which every engine runs a pipelined loop's body.
+//!
+//! Both pipelining paths hand the backend one extended loop per pipelined loop (the annotated
+//! pipeliner's, or the emergent path's): every instruction already belongs to a stage, which its
+//! index offset `iv − s` and its ring slots express. What is left is the **order of the body**:
+//! each engine runs its instructions of one body in that order, in order, iteration after
+//! iteration, so an order that puts later-stage work whose inputs are ready (from earlier
+//! iterations) before earlier-stage work that waits for a load lets the engines overlap.
+//!
+//! [`compute_modulo_schedule`] is an iterative modulo scheduler (after Rau, 1994) over the loop
+//! dependence graph ([`crate::ldg`]), in the extended loop's own frame (the user's stages are
+//! fixed; a schedule only chooses start offsets):
+//! - **ResMII** per resource: each compute engine's busy cycles per iteration, `sp`'s issue slots,
+//!   and the busiest of the 16 DMA queues (from the queue plan); an instruction that its guard
+//!   runs in only some iterations (a prologue copy) counts for that fraction
+//!   ([`crate::bir::guard_fraction`]);
+//! - **RecMII** from the dependence cycles: the smallest `II` for which no cycle has
+//!   `Σ latency > II · Σ distance`, found by binary search with a longest-path (Bellman-Ford)
+//!   check; buffer recurrences are cycles like any other (the anti edge from a ring's last reader
+//!   to its next writer has the ring's depth as distance). The cycle that sets it is reported;
+//! - `II` searched upward from `MII = max(ResMII, RecMII)` in steps of 1%: each instruction, in
+//!   list order over the same-iteration edges (earliest start first, then longest path to the
+//!   end), gets the earliest start `σ` that meets every scheduled neighbour's edge
+//!   (`σ_c + d·II ≥ σ_p + latency`) and a free slot of its engine in a modulo reservation table;
+//!   each engine's work of one body also fits in one window of `II` cycles, because an in-order
+//!   engine cannot start body `j + 1` before it finishes body `j`.
+//!
+//! The body is then emitted in order of `σ` (ties in program order). Every same-iteration edge has
+//! a positive latency, so `σ_p < σ_c` and the new order keeps every dependence of the body: the
+//! sequential meaning of the loop is unchanged (the synchronisation analysis then derives the
+//! waits from the new order), only the engines' interleaving changes.
+//!
+//! Invariant: a loop is reordered only when its schedule exists; its order is a topological order
+//! of the same-iteration edges of its dependence graph.
+
+use crate::bir::{guard_fraction, BNode, Bir};
+use crate::ldg::{compute_loop_deps, DepData, DepKind, LoopDeps};
+use crate::queues::QueuePlan;
+use penguin::ir::Op;
+use penguin::{Function, Tensor};
+use petgraph::visit::EdgeRef;
+use runtime_sim::isa::Engine;
+use runtime_sim::machine::{self, DMA_QUEUES};
+use std::fmt::Write as _;
+
+/// The resource or recurrence that sets a loop's MII.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// An engine (`pe`, `act`, `dve`, `pool`, `sp`) or `dma` (the busiest DMA queue).
+    Resource(String),
+    /// A dependence cycle, described by its instructions and buffers.
+    Recurrence(String),
+}
+
+/// The schedule of one pipelined loop.
+#[derive(Clone, Debug)]
+pub struct ModuloSchedule {
+    /// The BIR loop.
+    pub lp: usize,
+    pub ii: u64,
+    pub res_mii: u64,
+    /// The resource that sets `res_mii`.
+    pub res_resource: String,
+    pub rec_mii: u64,
+    /// The dependence cycle that sets `rec_mii` (empty when there is none).
+    pub rec_cycle: String,
+    /// That cycle's edges: kind and buffer.
+    pub rec_edges: Vec<(DepKind, Tensor)>,
+    /// Per body instruction (program order): its BIR index, stage and start offset `σ`.
+    pub insts: Vec<(usize, Option<u32>, u64)>,
+    /// The predicted steady-state period of the order the body is emitted in
+    /// ([`compute_order_period`]).
+    pub predicted: u64,
+    /// The predicted period of the body's order before this pass (program order after the list
+    /// scheduler, or the emergent path's order).
+    pub predicted_before: u64,
+    /// Whether the body keeps its earlier order (predicted no slower than the schedule's).
+    pub kept_order: bool,
+}
+
+impl ModuloSchedule {
+    pub fn mii(&self) -> u64 {
+        self.res_mii.max(self.rec_mii)
+    }
+
+    /// What sets the MII.
+    pub fn limited_by(&self) -> Limit {
+        if self.rec_mii > self.res_mii {
+            Limit::Recurrence(self.rec_cycle.clone())
+        } else {
+            Limit::Resource(self.res_resource.clone())
+        }
+    }
+
+    /// One line for `--log backend` and the compare table.
+    pub fn describe(&self, func: &Function, bir: &Bir) -> String {
+        let lp = &bir.loops[self.lp];
+        let mut s = format!(
+            "modulo schedule of loop `{}` (trip {}): II {} (MII {}; ResMII {} set by {}; RecMII {}",
+            lp.iv,
+            lp.trip,
+            self.ii,
+            self.mii(),
+            self.res_mii,
+            self.res_resource,
+            self.rec_mii
+        );
+        if !self.rec_cycle.is_empty() {
+            let _ = write!(s, " set by {}", self.rec_cycle);
+        }
+        if self.kept_order {
+            let _ = write!(
+                s,
+                "); the body keeps its order (predicted period {} against {} in offset order",
+                self.predicted_before, self.predicted
+            );
+        } else {
+            let _ = write!(
+                s,
+                "); offset order, predicted period {} (was {}",
+                self.predicted, self.predicted_before
+            );
+        }
+        s.push_str("); start offsets:");
+        let mut order: Vec<&(usize, Option<u32>, u64)> = self.insts.iter().collect();
+        order.sort_by_key(|x| x.2);
+        for &(i, stage, sigma) in order {
+            let _ = write!(s, " {}@{}", inst_label(func, bir, i), sigma);
+            if let Some(st) = stage {
+                let _ = write!(s, "[s{st}]");
+            }
+        }
+        s
+    }
+}
+
+/// A short name of an instruction: engine, operation and destination buffer.
+pub fn inst_label(func: &Function, bir: &Bir, i: usize) -> String {
+    let bi = &bir.insts[i];
+    let buf = match bi.op {
+        Op::Store => bi.srcs.first().unwrap_or(&bi.dst),
+        _ => &bi.dst,
+    };
+    format!(
+        "{}.{}({})",
+        bi.engine.name(),
+        bi.op.name(),
+        func.tensors[buf.tensor].name
+    )
+}
+
+/// The resource index of an engine (the DMA queues are not in the table).
+fn res(e: Engine) -> usize {
+    e.index()
+}
+
+/// The weighted busy cycles per iteration of each instruction: its busy time times the fraction
+/// of iterations its guard runs it.
+fn weighted_busy(func: &Function, bir: &Bir, deps: &LoopDeps) -> Vec<u64> {
+    deps.insts
+        .iter()
+        .zip(&deps.busy)
+        .map(|(&i, &b)| {
+            let (on, total) = guard_fraction(func, &bir.insts[i].guards);
+            (b * on).div_ceil(total.max(1))
+        })
+        .collect()
+}
+
+/// ResMII and its resource.
+fn compute_res_mii(
+    func: &Function,
+    bir: &Bir,
+    plan: &QueuePlan,
+    deps: &LoopDeps,
+    busy: &[u64],
+) -> (u64, String) {
+    let mut per_engine = [0u64; 5];
+    let mut queues = [0u64; DMA_QUEUES];
+    for (k, &i) in deps.insts.iter().enumerate() {
+        let bi = &bir.insts[i];
+        per_engine[res(bi.engine)] += busy[k];
+        if let Some(split) = plan.splits.get(&i) {
+            let tile = match bi.op {
+                Op::Store => bi.srcs.first().unwrap_or(&bi.dst),
+                _ => &bi.dst,
+            };
+            let elems: u64 = tile.access.size.iter().product();
+            let bytes = elems * func.tensors[tile.tensor].dtype.size_bytes();
+            let (on, total) = guard_fraction(func, &bi.guards);
+            let piece = machine::dma_queue_cycles(bytes.div_ceil(split.pieces().max(1)));
+            for &q in &split.queues {
+                queues[q as usize] += (piece * on).div_ceil(total.max(1));
+            }
+        }
+    }
+    let mut best = (1u64, "nothing".to_string());
+    for e in Engine::ALL {
+        if per_engine[res(e)] > best.0 {
+            best = (per_engine[res(e)], e.name().to_string());
+        }
+    }
+    let q = queues.iter().copied().max().unwrap_or(0);
+    if q > best.0 {
+        best = (q, "dma queues".to_string());
+    }
+    best
+}
+
+/// Longest-path relaxation with edge weights `latency − d·II`: the earliest starts from all-zero
+/// starts, or `Err(node)` with a node on a positive cycle.
+fn longest_paths(deps: &LoopDeps, ii: u64, pred: &mut [Option<usize>]) -> Result<Vec<i64>, usize> {
+    let n = deps.insts.len();
+    let mut dist = vec![0i64; n];
+    for round in 0..=n {
+        let mut changed = None;
+        for e in deps.graph.edge_references() {
+            let (p, c) = (e.source().index(), e.target().index());
+            let w = e.weight().latency as i64 - i64::from(e.weight().distance) * ii as i64;
+            if dist[p] + w > dist[c] {
+                dist[c] = dist[p] + w;
+                pred[c] = Some(p);
+                changed = Some(c);
+            }
+        }
+        match changed {
+            None => return Ok(dist),
+            Some(c) if round == n => return Err(c),
+            Some(_) => {}
+        }
+    }
+    Ok(dist)
+}
+
+/// RecMII, the cycle that sets it, and that cycle's edges.
+fn compute_rec_mii(
+    func: &Function,
+    bir: &Bir,
+    deps: &LoopDeps,
+) -> (u64, String, Vec<(DepKind, Tensor)>) {
+    let n = deps.insts.len();
+    let mut pred = vec![None; n];
+    let total: u64 = deps
+        .graph
+        .edge_references()
+        .map(|e| e.weight().latency)
+        .sum();
+    if longest_paths(deps, 0, &mut pred).is_ok() {
+        // No cycle at all (every cycle has a positive distance, so II = 0 fails iff one exists).
+        return (0, String::new(), Vec::new());
+    }
+    let (mut lo, mut hi) = (0u64, total.max(1));
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if longest_paths(deps, mid, &mut vec![None; n]).is_ok() {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    // A positive cycle at `lo` is the critical one.
+    let mut pred = vec![None; n];
+    let Err(mut v) = longest_paths(deps, lo, &mut pred) else {
+        return (hi, String::new(), Vec::new());
+    };
+    for _ in 0..n {
+        v = pred[v].unwrap_or(v);
+    }
+    let mut cycle = vec![v];
+    let mut u = pred[v].unwrap_or(v);
+    while u != v && cycle.len() <= n {
+        cycle.push(u);
+        u = pred[u].unwrap_or(v);
+    }
+    cycle.reverse();
+    let mut text = String::new();
+    let mut edges = Vec::new();
+    for (k, &a) in cycle.iter().enumerate() {
+        let b = cycle[(k + 1) % cycle.len()];
+        let e = deps
+            .graph
+            .edges_connecting(deps.node(a), deps.node(b))
+            .next()
+            .map(|e| *e.weight());
+        if let Some(e) = e {
+            edges.push((e.kind, e.tensor));
+        }
+        if k == 0 {
+            text.push_str(&inst_label(func, bir, deps.insts[a]));
+        }
+        match e {
+            Some(DepData {
+                distance, tensor, ..
+            }) if distance > 0 => {
+                let _ = write!(
+                    text,
+                    " → ({} iteration{} later, `{}`) {}",
+                    distance,
+                    if distance == 1 { "" } else { "s" },
+                    func.tensors[tensor].name,
+                    inst_label(func, bir, deps.insts[b])
+                );
+            }
+            _ => {
+                let _ = write!(text, " → {}", inst_label(func, bir, deps.insts[b]));
+            }
+        }
+    }
+    (hi, text, edges)
+}
+
+/// Whether `[t, t + b)` overlaps `[x, x + bx)` modulo `ii`; when it does, how far `t` must move
+/// later to clear it.
+fn modulo_clash(t: i64, b: i64, x: i64, bx: i64, ii: i64) -> Option<i64> {
+    if b == 0 || bx == 0 {
+        return None;
+    }
+    let r = (t - x).rem_euclid(ii);
+    if r < bx {
+        Some(bx - r)
+    } else if r + b > ii {
+        Some(ii - r + bx)
+    } else {
+        None
+    }
+}
+
+/// A schedule at `ii`: the start offset of every instruction, or `None`.
+fn try_schedule(bir: &Bir, deps: &LoopDeps, busy: &[u64], ii: u64) -> Option<Vec<i64>> {
+    let n = deps.insts.len();
+    let iii = ii as i64;
+    let est = longest_paths(deps, ii, &mut vec![None; n]).ok()?;
+    // The longest path from each node to the end (reverse relaxation).
+    let mut height = vec![0i64; n];
+    for _ in 0..=n {
+        let mut changed = false;
+        for e in deps.graph.edge_references() {
+            let (p, c) = (e.source().index(), e.target().index());
+            let w = e.weight().latency as i64 - i64::from(e.weight().distance) * iii;
+            if height[c] + w > height[p] {
+                height[p] = height[c] + w;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut pending: Vec<usize> = vec![0; n];
+    for e in deps.graph.edge_references() {
+        if e.weight().distance == 0 {
+            pending[e.target().index()] += 1;
+        }
+    }
+    let mut sigma: Vec<Option<i64>> = vec![None; n];
+    // Per engine: the placed (start, busy) intervals.
+    let mut table: Vec<Vec<(i64, i64)>> = vec![Vec::new(); 5];
+    for _ in 0..n {
+        let k = (0..n)
+            .filter(|&k| sigma[k].is_none() && pending[k] == 0)
+            .min_by_key(|&k| (est[k], -height[k], k))?;
+        let mut lower = 0i64;
+        let mut upper = i64::MAX;
+        for e in deps
+            .graph
+            .edges_directed(deps.node(k), petgraph::Direction::Incoming)
+        {
+            if let Some(sp) = sigma[e.source().index()] {
+                let w = e.weight().latency as i64 - i64::from(e.weight().distance) * iii;
+                lower = lower.max(sp + w);
+            }
+        }
+        for e in deps
+            .graph
+            .edges_directed(deps.node(k), petgraph::Direction::Outgoing)
+        {
+            if let Some(sc) = sigma[e.target().index()] {
+                let w = e.weight().latency as i64 - i64::from(e.weight().distance) * iii;
+                upper = upper.min(sc - w);
+            }
+        }
+        let r = res(bir.insts[deps.insts[k]].engine);
+        let b = busy[k] as i64;
+        let slots = &table[r];
+        // The engine's window: all of one body's work within `ii` cycles.
+        let lo_e = slots.iter().map(|s| s.0).min();
+        let hi_e = slots.iter().map(|s| s.0 + s.1).max();
+        let mut t = lower;
+        let last = lower + iii;
+        let placed = loop {
+            if t > upper || t >= last {
+                break None;
+            }
+            if let Some(step) = slots
+                .iter()
+                .filter_map(|&(x, bx)| modulo_clash(t, b, x, bx, iii))
+                .max()
+            {
+                t += step;
+                continue;
+            }
+            let lo = lo_e.map_or(t, |v| v.min(t));
+            let hi = hi_e.map_or(t + b, |v| v.max(t + b));
+            if hi - lo > iii {
+                // Later only widens the window when the engine's work starts earlier.
+                if lo < t {
+                    break None;
+                }
+                t += 1.max(hi - lo - iii);
+                continue;
+            }
+            break Some(t);
+        }?;
+        sigma[k] = Some(placed);
+        table[r].push((placed, b));
+        for e in deps
+            .graph
+            .edges_directed(deps.node(k), petgraph::Direction::Outgoing)
+        {
+            if e.weight().distance == 0 {
+                pending[e.target().index()] -= 1;
+            }
+        }
+    }
+    sigma.into_iter().collect()
+}
+
+/// The steady-state period of the body run in `order` (positions in program order) by in-order
+/// engines: the largest `Σ latency / Σ distance` over the cycles of the dependence graph plus, per
+/// engine, its instructions in `order` chained by their busy times and its last instruction
+/// followed by its first of the next iteration (`d = 1`). Found like RecMII.
+pub fn compute_order_period(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[usize]) -> u64 {
+    let mut g = deps.clone();
+    for e in Engine::ALL {
+        let seq: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|&k| bir.insts[deps.insts[k]].engine == e)
+            .collect();
+        for (a, b) in seq.iter().zip(seq.iter().skip(1).chain(seq.first())) {
+            let wrap = seq.last() == Some(a);
+            g.graph.add_edge(
+                deps.node(*a),
+                deps.node(*b),
+                DepData {
+                    kind: DepKind::Output,
+                    distance: u32::from(wrap),
+                    latency: busy[*a],
+                    tensor: bir.insts[deps.insts[*a]].dst.tensor,
+                },
+            );
+        }
+    }
+    let n = deps.insts.len();
+    let total: u64 = g.graph.edge_references().map(|e| e.weight().latency).sum();
+    let (mut lo, mut hi) = (0u64, total.max(1));
+    if longest_paths(&g, 0, &mut vec![None; n]).is_ok() {
+        return 0;
+    }
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if longest_paths(&g, mid, &mut vec![None; n]).is_ok() {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// The modulo schedule of BIR loop `l`, or `None` when its body holds a nested loop or fewer
+/// than two instructions, or runs fewer than two iterations.
+pub fn compute_modulo_schedule(
+    func: &Function,
+    bir: &Bir,
+    plan: &QueuePlan,
+    l: usize,
+) -> Option<ModuloSchedule> {
+    if bir.loops[l].trip < 2 || bir.loops[l].body.len() < 2 {
+        return None;
+    }
+    let deps = compute_loop_deps(func, bir, plan, l)?;
+    let busy = weighted_busy(func, bir, &deps);
+    let (res_mii, res_resource) = compute_res_mii(func, bir, plan, &deps, &busy);
+    let (rec_mii, rec_cycle, rec_edges) = compute_rec_mii(func, bir, &deps);
+    let mii = res_mii.max(rec_mii).max(1);
+    // A sequential body always fits: every start after every predecessor's completion.
+    let sequential: u64 = deps.latency.iter().sum::<u64>() + busy.iter().sum::<u64>();
+    let mut ii = mii;
+    let sigma = loop {
+        if let Some(s) = try_schedule(bir, &deps, &busy, ii) {
+            break s;
+        }
+        if ii >= sequential.max(mii) {
+            return None;
+        }
+        ii = (ii + (ii / 100).max(1)).min(sequential.max(mii));
+    };
+    let base = sigma.iter().copied().min().unwrap_or(0);
+    let mut order: Vec<usize> = (0..sigma.len()).collect();
+    order.sort_by_key(|&k| (sigma[k], k));
+    let written: Vec<usize> = (0..sigma.len()).collect();
+    let predicted = compute_order_period(bir, &deps, &busy, &order);
+    let predicted_before = compute_order_period(bir, &deps, &busy, &written);
+    let kept_order = predicted_before <= predicted;
+    Some(ModuloSchedule {
+        predicted: predicted.min(predicted_before),
+        predicted_before,
+        kept_order,
+        lp: l,
+        ii,
+        res_mii,
+        res_resource,
+        rec_mii,
+        rec_cycle,
+        rec_edges,
+        insts: deps
+            .insts
+            .iter()
+            .zip(&sigma)
+            .map(|(&i, &s)| (i, bir.insts[i].stage, (s - base) as u64))
+            .collect(),
+    })
+}
+
+/// Schedules every flat loop body of `bir` that runs at least two iterations and reorders it by
+/// start offset; returns the schedules.
+pub fn schedule_loops(func: &Function, bir: &mut Bir, plan: &QueuePlan) -> Vec<ModuloSchedule> {
+    let mut out = Vec::new();
+    for l in 0..bir.loops.len() {
+        let Some(s) = compute_modulo_schedule(func, bir, plan, l) else {
+            continue;
+        };
+        if s.kept_order {
+            out.push(s);
+            continue;
+        }
+        let mut order: Vec<(u64, usize, usize)> = s
+            .insts
+            .iter()
+            .enumerate()
+            .map(|(k, &(i, _, sigma))| (sigma, k, i))
+            .collect();
+        order.sort();
+        bir.loops[l].body = order.iter().map(|&(_, _, i)| BNode::Inst(i)).collect();
+        out.push(s);
+    }
+    out
+}
