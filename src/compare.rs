@@ -180,7 +180,44 @@ impl Comparison {
         s += &row("compile time", &|p| {
             format!("{:.1} ms", 1e3 * p.report.compile_seconds)
         });
+        if let Some(why) = self.why_slower() {
+            s += &format!("\n{why}\n");
+        }
         s
+    }
+
+    /// One line saying why the slower of `annotated` and `emergent` is slower: each path's
+    /// pipelined loop with the largest predicted II, and what sets it.
+    pub fn why_slower(&self) -> Option<String> {
+        let get = |m: PipelineMode| self.paths.iter().find(|p| p.mode == m);
+        let (a, e) = (get(PipelineMode::Annotated)?, get(PipelineMode::Emergent)?);
+        let describe = |p: &PathRun| {
+            let l = p.sim().loops.iter().max_by_key(|l| l.ii)?;
+            let what = if let Some(cycle) = l.limited_by.strip_prefix("recurrence ") {
+                format!("the recurrence {cycle}")
+            } else {
+                l.limited_by.trim_start_matches("resource ").to_string()
+            };
+            Some(format!(
+                "{}: II {} in loop `{}` set by {}",
+                p.mode.name(),
+                l.ii,
+                l.name,
+                what
+            ))
+        };
+        let (slow, fast) = if a.cycles() > e.cycles() {
+            (a, e)
+        } else {
+            (e, a)
+        };
+        let (ds, df) = (describe(slow)?, describe(fast).unwrap_or_default());
+        Some(format!(
+            "{} is {:.2}x slower than {}. {ds}; {df}.",
+            slow.mode.name(),
+            slow.cycles() as f64 / fast.cycles().max(1) as f64,
+            fast.mode.name()
+        ))
     }
 }
 

@@ -10,6 +10,9 @@
 //! [`expand_recurrence`] adds that slot (the backend's share of the seed's hand-off: Penguin
 //! decides the stages and the minimum buffer count, the backend realises the ring).
 //!
+//! Only pipelined loops are expanded (an instruction with a stage, or guarded on the loop's
+//! variable): `--pipeline none` keeps one buffer per tile.
+//!
 //! The tile must hold no value from one iteration to another except through its slots, which
 //! the rule checks: an SBUF tile local to the kernel, every access directly in the loop's body,
 //! one instruction writing it, the whole tile, without reading it, and every other access a read
@@ -51,7 +54,7 @@ pub fn expand_recurrence(
     schedules: &[ModuloSchedule],
 ) -> Option<String> {
     for s in schedules {
-        if s.rec_mii <= s.res_mii {
+        if s.rec_mii <= s.res_mii || !pipelined(bir, s.lp) {
             continue;
         }
         let l = bir.loops[s.lp].axis;
@@ -76,6 +79,20 @@ pub fn expand_recurrence(
         }
     }
     None
+}
+
+/// Whether BIR loop `l` is pipelined (by either path): an instruction of its body carries a stage
+/// or a guard on the loop's variable (a stage's fill or drain). A loop of `--pipeline none` is not,
+/// and keeps its buffers.
+fn pipelined(bir: &Bir, l: usize) -> bool {
+    let axis = bir.loops[l].axis;
+    bir.loops[l].body.iter().any(|n| match *n {
+        crate::bir::BNode::Inst(i) => {
+            let bi = &bir.insts[i];
+            bi.stage.is_some() || bi.guards.iter().any(|g| g.expr.coeff(axis) != 0)
+        }
+        crate::bir::BNode::Loop(_) => false,
+    })
 }
 
 /// The tile's slot offset in an access: `Some(c)` for slot `iv + c`.
