@@ -1,12 +1,14 @@
 //! Per-loop figures of a simulated run: what the modulo scheduler predicted for every pipelined
 //! loop ([`backend::modulo`]) beside the iteration period the simulation measured.
 //!
-//! The measured **steady-state period** of a loop is read off the timeline: the start of one
-//! marker instruction of its body (the first, in program order, that has a source line), per
-//! iteration of the loop, in the execution of the loop that ran the most iterations; the period is
-//! the slope between the iterations at one quarter and three quarters of those that ran, which
-//! leaves out the fill and the drain. A loop whose marker ran fewer than three times has no
-//! measured period.
+//! The measured **steady-state period** of a loop is read off the timeline. For every instruction
+//! of its body (by its source line and engine): its start per iteration of the loop, in the
+//! execution of the loop that ran the most iterations, and the slope between the iterations at one
+//! quarter and three quarters of those that ran, which leaves out the fill and the drain. The
+//! period is the largest slope: in a steady state every instruction advances at the same rate, and
+//! in a short loop that never settles, the slowest instruction is the one that sets the pace (an
+//! engine that runs ahead, such as `sp` filling free ring slots, shows a smaller slope). A loop
+//! whose instructions ran fewer than three times has no measured period.
 
 use backend::modulo::{Limit, ModuloSchedule};
 use backend::Compiled;

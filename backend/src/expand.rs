@@ -10,8 +10,8 @@
 //! [`expand_recurrence`] adds that slot (the backend's share of the seed's hand-off: Penguin
 //! decides the stages and the minimum buffer count, the backend realises the ring).
 //!
-//! Only pipelined loops are expanded (an instruction with a stage, or guarded on the loop's
-//! variable): `--pipeline none` keeps one buffer per tile.
+//! Only pipelined loops are expanded (an instruction with a stage, or touching a ring along the
+//! loop): `--pipeline none` keeps one buffer per tile.
 //!
 //! The tile must hold no value from one iteration to another except through its slots, which
 //! the rule checks: an SBUF tile local to the kernel, every access directly in the loop's body,
@@ -54,7 +54,7 @@ pub fn expand_recurrence(
     schedules: &[ModuloSchedule],
 ) -> Option<String> {
     for s in schedules {
-        if s.rec_mii <= s.res_mii || !pipelined(bir, s.lp) {
+        if s.rec_mii <= s.res_mii || !pipelined(func, bir, s.lp) {
             continue;
         }
         let l = bir.loops[s.lp].axis;
@@ -81,15 +81,18 @@ pub fn expand_recurrence(
     None
 }
 
-/// Whether BIR loop `l` is pipelined (by either path): an instruction of its body carries a stage
-/// or a guard on the loop's variable (a stage's fill or drain). A loop of `--pipeline none` is not,
-/// and keeps its buffers.
-fn pipelined(bir: &Bir, l: usize) -> bool {
+/// Whether BIR loop `l` is pipelined (by either path): an instruction of its body carries a stage,
+/// or touches a ring along the loop. A loop of `--pipeline none` is not (its only guards are
+/// folded zeroings, `k == lb`), and keeps its buffers.
+fn pipelined(func: &Function, bir: &Bir, l: usize) -> bool {
     let axis = bir.loops[l].axis;
     bir.loops[l].body.iter().any(|n| match *n {
         crate::bir::BNode::Inst(i) => {
             let bi = &bir.insts[i];
-            bi.stage.is_some() || bi.guards.iter().any(|g| g.expr.coeff(axis) != 0)
+            bi.stage.is_some()
+                || std::iter::once(&bi.dst)
+                    .chain(&bi.srcs)
+                    .any(|o| func.tensors[o.tensor].block.iter().any(|b| b.axis == axis))
         }
         crate::bir::BNode::Loop(_) => false,
     })

@@ -12,8 +12,8 @@
 //! fixed; a schedule only chooses start offsets):
 //! - **ResMII** per resource: each compute engine's busy cycles per iteration, `sp`'s issue slots,
 //!   and the busiest of the 16 DMA queues (from the queue plan); an instruction that its guard
-//!   runs in only some iterations (a prologue copy) counts for that fraction
-//!   ([`crate::bir::guard_fraction`]);
+//!   runs in only some iterations (a prologue copy, a stage's fill and drain) counts for that
+//!   fraction ([`crate::bir::guard_fraction`]): the average iteration of the extended loop;
 //! - **RecMII** from the dependence cycles: the smallest `II` for which no cycle has
 //!   `Σ latency > II · Σ distance`, found by binary search with a longest-path (Bellman-Ford)
 //!   check; buffer recurrences are cycles like any other (the anti edge from a ring's last reader
@@ -162,7 +162,7 @@ fn res(e: Engine) -> usize {
 }
 
 /// The weighted busy cycles per iteration of each instruction: its busy time times the fraction
-/// of iterations its guard runs it.
+/// of iterations its guard runs it ([`guard_fraction`]).
 fn weighted_busy(func: &Function, bir: &Bir, deps: &LoopDeps) -> Vec<u64> {
     deps.insts
         .iter()
@@ -332,8 +332,25 @@ fn modulo_clash(t: i64, b: i64, x: i64, bx: i64, ii: i64) -> Option<i64> {
     }
 }
 
+/// The order in which [`try_schedule`] places the ready instructions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Priority {
+    /// Earliest start first, then the longest path to the end: the classic list order.
+    Earliest,
+    /// Latest earliest-start first: an instruction that a long same-iteration chain (a load's
+    /// latency) pushes late is placed before the flexible work of its engine, which then fills
+    /// the engine's window around it.
+    Constrained,
+}
+
 /// A schedule at `ii`: the start offset of every instruction, or `None`.
-fn try_schedule(bir: &Bir, deps: &LoopDeps, busy: &[u64], ii: u64) -> Option<Vec<i64>> {
+fn try_schedule(
+    bir: &Bir,
+    deps: &LoopDeps,
+    busy: &[u64],
+    ii: u64,
+    priority: Priority,
+) -> Option<Vec<i64>> {
     let n = deps.insts.len();
     let iii = ii as i64;
     let est = longest_paths(deps, ii, &mut vec![None; n]).ok()?;
@@ -363,9 +380,11 @@ fn try_schedule(bir: &Bir, deps: &LoopDeps, busy: &[u64], ii: u64) -> Option<Vec
     // Per engine: the placed (start, busy) intervals.
     let mut table: Vec<Vec<(i64, i64)>> = vec![Vec::new(); 5];
     for _ in 0..n {
-        let k = (0..n)
-            .filter(|&k| sigma[k].is_none() && pending[k] == 0)
-            .min_by_key(|&k| (est[k], -height[k], k))?;
+        let ready = (0..n).filter(|&k| sigma[k].is_none() && pending[k] == 0);
+        let k = match priority {
+            Priority::Earliest => ready.min_by_key(|&k| (est[k], -height[k], k))?,
+            Priority::Constrained => ready.min_by_key(|&k| (-est[k], -height[k], k))?,
+        };
         let mut lower = 0i64;
         let mut upper = i64::MAX;
         for e in deps
@@ -495,7 +514,10 @@ pub fn compute_modulo_schedule(
     let sequential: u64 = deps.latency.iter().sum::<u64>() + busy.iter().sum::<u64>();
     let mut ii = mii;
     let sigma = loop {
-        if let Some(s) = try_schedule(bir, &deps, &busy, ii) {
+        let found = [Priority::Earliest, Priority::Constrained]
+            .into_iter()
+            .find_map(|p| try_schedule(bir, &deps, &busy, ii, p));
+        if let Some(s) = found {
             break s;
         }
         if ii >= sequential.max(mii) {
