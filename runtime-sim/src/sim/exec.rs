@@ -37,6 +37,7 @@ use crate::isa::*;
 use crate::machine::{self, dma_issue_cycles, dma_queue_cycles, DMA_LATENCY};
 use crate::numerics;
 use crate::text::inst_to_string;
+use std::rc::Rc;
 
 /// The largest HBM footprint the simulator allocates (elements over all tensors).
 const MAX_HBM_ELEMS: u64 = 1 << 30;
@@ -200,7 +201,8 @@ struct Sim<'p> {
     queue_free: [u64; crate::machine::DMA_QUEUES],
     queue_epoch: [u32; crate::machine::DMA_QUEUES],
     stats: Stats,
-    detector: Races<Who<'p>>,
+    /// Records share their instruction execution's [`Who`].
+    detector: Races<Rc<Who<'p>>>,
     /// Whether resolved patterns carry their element offsets (numerics, or the exact detector).
     offsets: bool,
     races: Vec<Race>,
@@ -543,12 +545,12 @@ impl<'p> Sim<'p> {
         &mut self,
         thread: usize,
         clock: &Vc,
-        who: &Who<'p>,
+        who: &Rc<Who<'p>>,
         accesses: &[(&Resolved, bool)],
     ) {
         for (r, write) in accesses {
             let mut found = Vec::new();
-            let report = |prev: &Who<'p>, prev_w, space, ov| {
+            let report = |prev: &Rc<Who<'p>>, prev_w, space, ov| {
                 found.push((prev.clone(), prev_w, space, ov));
             };
             match &mut self.detector {
@@ -645,7 +647,7 @@ impl<'p> Sim<'p> {
         let mut clock = self.engines[ei].clock;
         clock[queue_thread(queue)] = self.queue_epoch[q];
         if self.opts.races {
-            let who = self.who(ei, inst);
+            let who = Rc::new(self.who(ei, inst));
             self.check_races(
                 queue_thread(queue),
                 &clock,
@@ -704,7 +706,7 @@ impl<'p> Sim<'p> {
             st.write(&res[0], &out);
         }
         if self.opts.races {
-            let who = self.who(ei, inst);
+            let who = Rc::new(self.who(ei, inst));
             let clock = self.engines[ei].clock;
             let mut acc: Vec<(&Resolved, bool)> = res[1..].iter().map(|r| (r, false)).collect();
             acc.push((&res[0], true));

@@ -33,17 +33,19 @@
 //! it costs O(1) per pair of runs of equal stride or of which one is a single interval.
 //!
 //! **Index.** Per space, records are bucketed by the power-of-two class of their byte extent
-//! (`hi - lo`), and each class is an ordered set keyed by the extent's start; a record of class
-//! `c` that reaches `[lo, hi)` starts in `(lo - 2^(c+1), hi)`, so an access visits only the records
-//! of nearby extents: O(classes · log n + candidates), never every record.
+//! (`hi - lo`), and each class is an ordered map keyed by the extent's start (with the record's
+//! extent end, partitions, thread, epoch and kind beside the key, to filter without reading the
+//! record). A class also keeps a bound on its longest extent (below `2^(c+1)` for class `c`), so a
+//! record that reaches `[lo, hi)` starts in `(lo - longest, hi)`: an access visits only the records
+//! of nearby extents, O(classes · log n + candidates), never every record. A new access takes over the slot and index entry of a record it makes redundant.
 //!
 //! The element-by-element detector this one replaced is kept as a test oracle
 //! (`reference`, compiled for tests); the two report the same conflicts in the same order.
 
 use super::memory::{Pattern, Resolved, Space};
-use crate::isa::Engine;
+use crate::isa::{Engine, MAX_DIMS};
 use crate::machine::DMA_QUEUES;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 #[cfg(test)]
 pub(crate) mod reference;
@@ -195,7 +197,8 @@ impl Runs {
 fn runs_of(p: &Pattern) -> Runs {
     // Normalise: drop dimensions that add nothing, turn negative strides around, sort by stride.
     let mut base = p.start as i128;
-    let mut dims: Vec<(u64, u64)> = Vec::with_capacity(p.ndims);
+    let mut dims = [(0u64, 0u64); MAX_DIMS];
+    let mut nd = 0;
     for &(n, s) in p.dims() {
         if n <= 1 || s == 0 {
             continue;
@@ -203,11 +206,13 @@ fn runs_of(p: &Pattern) -> Runs {
         if s < 0 {
             base += (n as i128 - 1) * s as i128;
         }
-        dims.push((n, s.unsigned_abs()));
+        dims[nd] = (n, s.unsigned_abs());
+        nd += 1;
     }
+    let dims = &mut dims[..nd];
     // Every offset is in range, so the lowest one is too.
     let base = base as u64;
-    dims.sort_by_key(|&(_, s)| s);
+    dims.sort_unstable_by_key(|&(_, s)| s);
     // Absorb the dimensions that keep the bytes contiguous.
     let mut len = p.unit;
     let mut k = 0;
@@ -216,20 +221,23 @@ fn runs_of(p: &Pattern) -> Runs {
         k += 1;
     }
     // Nest the others: each must start its blocks past the end of the previous level's block.
-    let mut levels: Vec<(u64, u64)> = Vec::with_capacity(dims.len() - k);
+    let mut levels = [(0u64, 0u64); MAX_DIMS];
+    let mut nl = 0usize;
     let mut extent = len;
     let mut regular = true;
     for &(n, s) in &dims[k..] {
-        match levels.last_mut() {
-            Some(last) if s == last.0 * last.1 => last.0 *= n,
-            _ if s > extent => levels.push((n, s)),
-            _ => {
-                regular = false;
-                break;
-            }
+        if nl > 0 && s == levels[nl - 1].0 * levels[nl - 1].1 {
+            levels[nl - 1].0 *= n;
+        } else if s > extent {
+            levels[nl] = (n, s);
+            nl += 1;
+        } else {
+            regular = false;
+            break;
         }
         extent += (n - 1) * s;
     }
+    let levels = &levels[..nl];
     let mut b = Builder::default();
     if !regular {
         // Interleaving or touching dimensions: every interval, sorted and merged.
@@ -434,10 +442,43 @@ struct Record<W> {
     class: u32,
 }
 
-/// One space's records, by extent class, then by extent start.
+/// What the index keeps of a record next to its key, to filter candidates without reading the
+/// record itself.
+#[derive(Clone, Copy, Debug)]
+struct Meta {
+    hi: u64,
+    p0: u32,
+    p1: u32,
+    epoch: u32,
+    thread: usize,
+    write: bool,
+}
+
+impl<W> Record<W> {
+    fn meta(&self) -> Meta {
+        Meta {
+            hi: self.foot.hi,
+            p0: self.foot.p0,
+            p1: self.foot.p1,
+            epoch: self.epoch,
+            thread: self.thread,
+            write: self.write,
+        }
+    }
+}
+
+/// The records of one extent class, by (extent start, slot).
+#[derive(Default)]
+struct Class {
+    map: BTreeMap<(u64, usize), Meta>,
+    /// At least the longest extent in the class (below `2^(c+1)`; reset when the class empties).
+    max_len: u64,
+}
+
+/// One space's records, by extent class.
 #[derive(Default)]
 struct SpaceIndex {
-    classes: Vec<BTreeSet<(u64, usize)>>,
+    classes: Vec<Class>,
     /// Bit `c` is set when class `c` holds records.
     nonempty: u64,
 }
@@ -461,6 +502,7 @@ type Overlap = ((u32, u32), (u64, u64));
 
 /// The live records, indexed by space and address.
 pub struct Detector<W> {
+    /// Records by slot; a freed slot is `None` and listed in `free`.
     slots: Vec<Option<Record<W>>>,
     free: Vec<usize>,
     live: usize,
@@ -526,28 +568,29 @@ impl<W: Clone> Detector<W> {
         while classes != 0 {
             let c = classes.trailing_zeros();
             classes &= classes - 1;
-            // A record of class c spans fewer than 2^(c+1) bytes.
-            let reach = if c >= 63 { u64::MAX } else { (2u64 << c) - 1 };
-            let from = foot.lo.saturating_sub(reach);
-            for &(_, id) in index.classes[c as usize].range((from, 0)..(foot.hi, 0)) {
-                let Some(r) = &slots[id] else {
-                    continue;
-                };
-                let f = &r.foot;
-                if f.hi <= foot.lo || f.p1 <= foot.p0 || foot.p1 <= f.p0 {
+            // No record of the class spans more than `max_len` bytes.
+            let class = &index.classes[c as usize];
+            let from = (foot.lo + 1).saturating_sub(class.max_len);
+            for (&(_, id), m) in class.map.range((from, 0)..(foot.hi, 0)) {
+                if m.hi <= foot.lo || m.p1 <= foot.p0 || foot.p1 <= m.p0 {
                     continue;
                 }
-                if r.thread == thread {
-                    if (write || !r.write) && r.epoch <= epoch && *f == foot {
+                if m.thread == thread {
+                    if (write || !m.write)
+                        && m.epoch <= epoch
+                        && slots[id].as_ref().is_some_and(|r| r.foot == foot)
+                    {
                         stale.push(id);
                     }
                     continue;
                 }
-                if !(write || r.write) || r.epoch <= clock[r.thread] {
+                if !(write || m.write) || m.epoch <= clock[m.thread] {
                     continue;
                 }
-                if let Some(ov) = f.overlap(&foot) {
-                    hits.push((r.seq, id, ov));
+                if let Some(r) = &slots[id] {
+                    if let Some(ov) = r.foot.overlap(&foot) {
+                        hits.push((r.seq, id, ov));
+                    }
                 }
             }
         }
@@ -557,11 +600,7 @@ impl<W: Clone> Detector<W> {
                 report(&r.who, r.write, r.foot.space, ov);
             }
         }
-        for i in 0..self.stale.len() {
-            let id = self.stale[i];
-            self.remove(id);
-        }
-        self.insert(Record {
+        let record = Record {
             thread,
             epoch,
             write,
@@ -569,8 +608,24 @@ impl<W: Clone> Detector<W> {
             foot,
             who: who.clone(),
             seq: self.next_seq,
-        });
+        };
         self.next_seq += 1;
+        // The new record takes the place of a redundant one (same space, extent and class), and
+        // the others go.
+        match self.stale.split_first() {
+            Some((&id, rest)) => {
+                for &other in rest {
+                    Self::remove_from(&mut self.slots, &mut self.spaces, &mut self.free, other);
+                    self.live -= 1;
+                }
+                let (lo, c, meta) = (record.foot.lo, record.class as usize, record.meta());
+                if let Some(m) = self.spaces[key].classes[c].map.get_mut(&(lo, id)) {
+                    *m = meta;
+                }
+                self.slots[id] = Some(record);
+            }
+            None => self.insert(record),
+        }
     }
 
     fn insert(&mut self, r: Record<W>) {
@@ -584,26 +639,35 @@ impl<W: Clone> Detector<W> {
         let index = &mut self.spaces[space_key(r.foot.space)];
         let c = r.class as usize;
         if index.classes.len() <= c {
-            index.classes.resize_with(c + 1, BTreeSet::new);
+            index.classes.resize_with(c + 1, Class::default);
         }
-        index.classes[c].insert((r.foot.lo, id));
+        let class = &mut index.classes[c];
+        class.map.insert((r.foot.lo, id), r.meta());
+        class.max_len = class.max_len.max(r.foot.hi - r.foot.lo);
         index.nonempty |= 1 << c;
         self.slots[id] = Some(r);
         self.live += 1;
     }
 
-    fn remove(&mut self, id: usize) {
-        let Some(r) = self.slots[id].take() else {
+    /// Frees a slot and its index entry (the caller counts it out of `live`).
+    fn remove_from(
+        slots: &mut [Option<Record<W>>],
+        spaces: &mut [SpaceIndex],
+        free: &mut Vec<usize>,
+        id: usize,
+    ) {
+        let Some(r) = slots[id].take() else {
             return;
         };
-        let index = &mut self.spaces[space_key(r.foot.space)];
+        let index = &mut spaces[space_key(r.foot.space)];
         let c = r.class as usize;
-        index.classes[c].remove(&(r.foot.lo, id));
-        if index.classes[c].is_empty() {
+        let class = &mut index.classes[c];
+        class.map.remove(&(r.foot.lo, id));
+        if class.map.is_empty() {
+            class.max_len = 0;
             index.nonempty &= !(1 << c);
         }
-        self.free.push(id);
-        self.live -= 1;
+        free.push(id);
     }
 
     /// Drops records that every unfinished engine's clock has seen: no later access can race
@@ -619,7 +683,8 @@ impl<W: Clone> Detector<W> {
                 None => false,
             };
             if seen {
-                self.remove(id);
+                Self::remove_from(&mut self.slots, &mut self.spaces, &mut self.free, id);
+                self.live -= 1;
             }
         }
         self.pruned += 1;
