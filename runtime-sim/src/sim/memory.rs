@@ -126,11 +126,12 @@ fn enumerate(start: u64, dims: &[Dim], scale: i64, out: &mut Vec<u64>) {
     }
     let mut idx = vec![0u64; dims.len()];
     for _ in 0..n {
-        let mut off = start as i64;
+        // Modulo 2^64: every offset is in range, but may exceed i64 (a timing-only tensor).
+        let mut off = start;
         for (d, &i) in dims.iter().zip(&idx) {
-            off += i as i64 * d.stride * scale;
+            off = off.wrapping_add((i as i64).wrapping_mul(d.stride).wrapping_mul(scale) as u64);
         }
-        out.push(off as u64);
+        out.push(off);
         for k in (0..dims.len()).rev() {
             idx[k] += 1;
             if idx[k] < dims[k].size {

@@ -134,7 +134,11 @@ impl Builder {
                     r.count = 2;
                     return;
                 }
-                if start == r.start + r.count * r.stride {
+                if r.count
+                    .checked_mul(r.stride)
+                    .and_then(|o| o.checked_add(r.start))
+                    == Some(start)
+                {
                     r.count += 1;
                     return;
                 }
@@ -226,7 +230,7 @@ fn runs_of(p: &Pattern) -> Runs {
     let mut extent = len;
     let mut regular = true;
     for &(n, s) in &dims[k..] {
-        if nl > 0 && s == levels[nl - 1].0 * levels[nl - 1].1 {
+        if nl > 0 && levels[nl - 1].0.checked_mul(levels[nl - 1].1) == Some(s) {
             levels[nl - 1].0 *= n;
         } else if s > extent {
             levels[nl] = (n, s);
