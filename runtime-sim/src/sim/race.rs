@@ -25,19 +25,23 @@
 //! dimensions whose stride does not exceed the contiguous length so far are absorbed into it,
 //! nested strided dimensions become progressions (the innermost one a run, the outer ones one run
 //! per index), and only dimensions that interleave or touch one another are decomposed interval by
-//! interval (exact, never approximated). Invariants: the intervals of a footprint are its *maximal*
-//! ones (sorted, pairwise disjoint, never touching), and the run list is the greedy run-length
-//! encoding of that interval sequence, so it is canonical: two footprints are equal exactly when
-//! they touch the same bytes. The overlap of two footprints is the lowest connected component of
+//! interval (exact, never approximated, at the cost of one entry per interval). So a tile is a
+//! partition range × one byte range, and a block of rows × columns of a row-major HBM tensor is
+//! one run (its rows' column ranges, a row length apart). Invariants: the intervals of a
+//! footprint are its *maximal* ones (sorted, pairwise disjoint, never touching), and the run list
+//! is the greedy run-length encoding of that interval sequence, so it is canonical: two
+//! footprints are equal exactly when they touch the same bytes. The overlap of two footprints is the lowest connected component of
 //! the intersection of their byte sets, which is what a walk of merged element intervals finds;
-//! it costs O(1) per pair of runs of equal stride or of which one is a single interval.
+//! it costs O(1) per pair of runs of equal stride or of which one is a single interval, and
+//! otherwise one O(1) step per interval of the run with fewer of them inside the other's extent.
 //!
 //! **Index.** Per space, records are bucketed by the power-of-two class of their byte extent
 //! (`hi - lo`), and each class is an ordered map keyed by the extent's start (with the record's
 //! extent end, partitions, thread, epoch and kind beside the key, to filter without reading the
 //! record). A class also keeps a bound on its longest extent (below `2^(c+1)` for class `c`), so a
 //! record that reaches `[lo, hi)` starts in `(lo - longest, hi)`: an access visits only the records
-//! of nearby extents, O(classes · log n + candidates), never every record. A new access takes over the slot and index entry of a record it makes redundant.
+//! of nearby extents, O(classes · log n + candidates), never every record. A new access takes
+//! over the slot and index entry of a record it makes redundant.
 //!
 //! The element-by-element detector this one replaced is kept as a test oracle
 //! (`reference`, compiled for tests); the two report the same conflicts in the same order.
