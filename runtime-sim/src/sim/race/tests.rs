@@ -4,7 +4,8 @@
 //! element intervals; overlaps and equality agree), detectors fed the same random access streams
 //! (same reports in the same order, same live records and prunes), and whole random programs with
 //! random patterns, strides, rotations, predicates and missing waits (the same `SimResult` races
-//! and stats, or the same error).
+//! and stats, or the same error). An ignored test does the same for a directory of programs (the
+//! compiled examples, each also with one of its waits removed).
 
 use super::super::memory::{Pattern, Resolved, Space};
 use super::super::{simulate, simulate_exact, Options};
@@ -520,7 +521,8 @@ fn program(seed: u64) -> String {
 
 /// Both detectors on one program: the same races (instructions, iterations, memory, partitions,
 /// bytes, order), the same stats, or the same error.
-fn compare(text: &str, numerics: bool, max_races: usize) -> Result<(), TestCaseError> {
+/// The number of races found (0 on an error).
+fn compare(text: &str, numerics: bool, max_races: usize) -> Result<usize, TestCaseError> {
     let p = crate::text::parse(text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
     let opts = Options {
         numerics,
@@ -539,16 +541,18 @@ fn compare(text: &str, numerics: bool, max_races: usize) -> Result<(), TestCaseE
         (Ok(r), Ok(e)) => {
             prop_assert_eq!(&r.races, &e.races, "{}", text);
             prop_assert_eq!(&r.stats, &e.stats, "{}", text);
+            Ok(r.races.len())
         }
-        (Err(r), Err(e)) => prop_assert_eq!(r, e, "{}", text),
-        (r, e) => prop_assert!(
-            false,
-            "{text}\n{:?}\n{:?}",
-            r.map(|x| x.races),
-            e.map(|x| x.races)
-        ),
+        (Err(r), Err(e)) => {
+            prop_assert_eq!(r, e, "{}", text);
+            Ok(0)
+        }
+        (r, e) => {
+            let (r, e) = (r.map(|x| x.races), e.map(|x| x.races));
+            prop_assert!(false, "{text}\n{r:?}\n{e:?}");
+            Ok(0)
+        }
     }
-    Ok(())
 }
 
 proptest! {
@@ -643,4 +647,45 @@ fn huge_tensors_and_strides_agree() {
         }
     }
     assert!(raced > 0);
+}
+
+/// The detectors on every `.s` program in `$RACE_ORACLE_DIR` (for instance the examples compiled
+/// with `nkc compile --emit isa`), as they are and with one of their waits removed (up to 24 of
+/// them per program, spread over it): `RACE_ORACLE_DIR=... cargo test -p runtime-sim --release
+/// --lib -- --ignored directory`.
+#[test]
+#[ignore = "needs RACE_ORACLE_DIR"]
+fn the_programs_of_a_directory_have_the_same_races() {
+    let Ok(dir) = std::env::var("RACE_ORACLE_DIR") else {
+        return;
+    };
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("RACE_ORACLE_DIR is a directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "s"))
+        .collect();
+    paths.sort();
+    let (mut checked, mut racy) = (0, 0);
+    for path in paths {
+        let src = std::fs::read_to_string(&path).expect("readable");
+        let lines: Vec<&str> = src.lines().collect();
+        let waits: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].trim_start().contains("wait "))
+            .collect();
+        let step = waits.len().div_ceil(24).max(1);
+        compare(&src, false, 1000).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for &w in waits.iter().step_by(step) {
+            let text: String = lines
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != w)
+                .map(|(_, l)| format!("{l}\n"))
+                .collect();
+            let races = compare(&text, false, 1000)
+                .unwrap_or_else(|e| panic!("{} without line {}: {e}", path.display(), w + 1));
+            checked += 1;
+            racy += usize::from(races > 0);
+        }
+    }
+    eprintln!("{checked} programs without one wait compared, {racy} of them racy");
 }
