@@ -28,6 +28,8 @@
 //! processed, which is after everything a semaphore chain orders before it.
 
 use super::memory::{resolve, resolve_hbm, Resolved, Space, Storage};
+#[cfg(test)]
+use super::race::reference;
 use super::race::{engine_thread, join, queue_thread, Detector, Footprint, Vc, THREADS};
 use super::trace::{Slice, Track};
 use super::*;
@@ -35,6 +37,7 @@ use crate::isa::*;
 use crate::machine::{self, dma_issue_cycles, dma_queue_cycles, DMA_LATENCY};
 use crate::numerics;
 use crate::text::inst_to_string;
+use std::rc::Rc;
 
 /// The largest HBM footprint the simulator allocates (elements over all tensors).
 const MAX_HBM_ELEMS: u64 = 1 << 30;
@@ -140,6 +143,47 @@ impl Sem {
     }
 }
 
+/// Which race detector runs: the rectangle one, or (tests only) the element-by-element oracle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RaceMode {
+    Rect,
+    #[cfg(test)]
+    Exact,
+}
+
+/// The race detector of a run.
+enum Races<W> {
+    Rect(Detector<W>),
+    #[cfg(test)]
+    Exact(reference::Detector<W>),
+}
+
+impl<W: Clone> Races<W> {
+    fn needs_prune(&self) -> bool {
+        match self {
+            Races::Rect(d) => d.needs_prune(),
+            #[cfg(test)]
+            Races::Exact(d) => d.needs_prune(),
+        }
+    }
+
+    fn prune(&mut self, live: &[Vc]) {
+        match self {
+            Races::Rect(d) => d.prune(live),
+            #[cfg(test)]
+            Races::Exact(d) => d.prune(live),
+        }
+    }
+
+    fn prunes(&self) -> u64 {
+        match self {
+            Races::Rect(d) => d.prunes(),
+            #[cfg(test)]
+            Races::Exact(d) => d.prunes(),
+        }
+    }
+}
+
 /// A reportable execution: which instruction, where.
 #[derive(Clone)]
 struct Who<'p> {
@@ -157,7 +201,10 @@ struct Sim<'p> {
     queue_free: [u64; crate::machine::DMA_QUEUES],
     queue_epoch: [u32; crate::machine::DMA_QUEUES],
     stats: Stats,
-    detector: Detector<Who<'p>>,
+    /// Records share their instruction execution's [`Who`].
+    detector: Races<Rc<Who<'p>>>,
+    /// Whether resolved patterns carry their element offsets (numerics, or the exact detector).
+    offsets: bool,
     races: Vec<Race>,
     race_pairs: Vec<(*const Inst, *const Inst)>,
     trace: Vec<Slice>,
@@ -173,7 +220,12 @@ fn info(p: &Program, w: &Who<'_>) -> InstInfo {
     }
 }
 
-pub(super) fn run(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimResult, SimError> {
+pub(super) fn run(
+    p: &Program,
+    inputs: &[Array],
+    opts: &Options,
+    mode: RaceMode,
+) -> Result<SimResult, SimError> {
     let input_decls: Vec<&TensorDecl> =
         p.tensors.iter().filter(|t| t.role == Role::Input).collect();
     // Timing only, without data (see `simulate`).
@@ -260,7 +312,12 @@ pub(super) fn run(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimRe
         queue_free: [0; crate::machine::DMA_QUEUES],
         queue_epoch: [0; crate::machine::DMA_QUEUES],
         stats: Stats::default(),
-        detector: Detector::new(),
+        detector: match mode {
+            RaceMode::Rect => Races::Rect(Detector::new()),
+            #[cfg(test)]
+            RaceMode::Exact => Races::Exact(reference::Detector::new()),
+        },
+        offsets: opts.numerics || (opts.races && mode != RaceMode::Rect),
         races: Vec::new(),
         race_pairs: Vec::new(),
         trace: Vec::new(),
@@ -474,8 +531,7 @@ impl<'p> Sim<'p> {
     }
 
     fn resolve(&mut self, ei: usize, inst: &'p Inst, ap: &Ap) -> Result<Resolved, SimError> {
-        let offsets = self.opts.numerics || self.opts.races;
-        let r = resolve(ap, &self.engines[ei].regs, offsets)
+        let r = resolve(ap, &self.engines[ei].regs, self.offsets)
             .map_err(|m| self.access_error(ei, inst, m))?;
         match r.space {
             Space::Sbuf => self.stats.sbuf_high_water = self.stats.sbuf_high_water.max(r.hi),
@@ -489,16 +545,26 @@ impl<'p> Sim<'p> {
         &mut self,
         thread: usize,
         clock: &Vc,
-        who: &Who<'p>,
+        who: &Rc<Who<'p>>,
         accesses: &[(&Resolved, bool)],
     ) {
         for (r, write) in accesses {
-            let foot = Footprint::of(r);
             let mut found = Vec::new();
-            self.detector
-                .access(thread, clock, *write, foot, who, |prev, prev_w, pf, ov| {
-                    found.push((prev.clone(), prev_w, pf.space, ov));
-                });
+            let report = |prev: &Rc<Who<'p>>, prev_w, space, ov| {
+                found.push((prev.clone(), prev_w, space, ov));
+            };
+            match &mut self.detector {
+                Races::Rect(d) => d.access(thread, clock, *write, Footprint::of(r), who, report),
+                #[cfg(test)]
+                Races::Exact(d) => d.access(
+                    thread,
+                    clock,
+                    *write,
+                    reference::Footprint::of(r),
+                    who,
+                    report,
+                ),
+            }
             for (prev, prev_w, space, (parts, bytes)) in found {
                 let key = (prev.inst as *const Inst, who.inst as *const Inst);
                 if self.races.len() >= self.opts.max_races || self.race_pairs.contains(&key) {
@@ -532,7 +598,7 @@ impl<'p> Sim<'p> {
         src: &DmaSide,
         t: u64,
     ) -> Result<u64, SimError> {
-        let offsets = self.opts.numerics || self.opts.races;
+        let offsets = self.offsets;
         let side = |s: &DmaSide, this: &mut Self| -> Result<Resolved, SimError> {
             match s {
                 DmaSide::Tile(a) => this.resolve(ei, inst, a),
@@ -581,7 +647,7 @@ impl<'p> Sim<'p> {
         let mut clock = self.engines[ei].clock;
         clock[queue_thread(queue)] = self.queue_epoch[q];
         if self.opts.races {
-            let who = self.who(ei, inst);
+            let who = Rc::new(self.who(ei, inst));
             self.check_races(
                 queue_thread(queue),
                 &clock,
@@ -640,7 +706,7 @@ impl<'p> Sim<'p> {
             st.write(&res[0], &out);
         }
         if self.opts.races {
-            let who = self.who(ei, inst);
+            let who = Rc::new(self.who(ei, inst));
             let clock = self.engines[ei].clock;
             let mut acc: Vec<(&Resolved, bool)> = res[1..].iter().map(|r| (r, false)).collect();
             acc.push((&res[0], true));

@@ -5,8 +5,12 @@
 //! is read or written; a [`Resolved`] pattern is therefore always in range, which is the invariant
 //! the readers and writers rely on. Values are stored in their dtype: a bf16 element is the top
 //! half of the f32 bit pattern, rounded to nearest even on store.
+//!
+//! Element offsets are enumerated only when asked (for numerics); every resolved pattern also
+//! carries its [`Pattern`] (start and dimensions in bytes, HBM: elements), from which the race
+//! detector builds its footprint without enumerating anything.
 
-use crate::isa::{Ap, DType, Dim, HbmAp, Mem, TensorDecl, MAX_REGS};
+use crate::isa::{Ap, DType, Dim, HbmAp, Mem, TensorDecl, MAX_DIMS, MAX_REGS};
 use crate::machine::{PARTITIONS, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, SBUF_PARTITION_BYTES};
 use crate::numerics::round_to;
 
@@ -36,6 +40,55 @@ pub struct Resolved {
     /// The lowest and one past the highest byte touched in a partition (HBM: elements).
     pub lo: u64,
     pub hi: u64,
+    /// The pattern's shape on the free axis, in bytes (HBM: elements).
+    pub pattern: Pattern,
+}
+
+/// An access pattern's shape on the free axis with its expressions evaluated: the offsets are
+/// `start + Σ i_d * stride_d` for `0 <= i_d < size_d`, each covering `unit` bytes (HBM: one
+/// element, `unit` 1). Every offset lies in `[lo, hi)` of its [`Resolved`]; a dimension of size 1
+/// has stride 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    pub start: u64,
+    pub unit: u64,
+    /// (size, stride), outermost first; the first `ndims` are meaningful.
+    pub dims: [(u64, i64); MAX_DIMS],
+    pub ndims: usize,
+}
+
+impl Pattern {
+    /// The pattern of an in-range access (bounds already checked, so every stride times its
+    /// size fits the memory and no product overflows).
+    fn new(start: i128, dims: &[Dim], unit: u64) -> Result<Pattern, String> {
+        if dims.len() > MAX_DIMS {
+            return Err(format!(
+                "an access pattern has at most {MAX_DIMS} dimensions"
+            ));
+        }
+        let mut out = [(1u64, 0i64); MAX_DIMS];
+        for (o, d) in out.iter_mut().zip(dims) {
+            let stride = if d.size > 1 {
+                i64::try_from(d.stride as i128 * unit as i128)
+                    .map_err(|_| "an access pattern's stride is out of range".to_string())?
+            } else {
+                0
+            };
+            *o = (d.size, stride);
+        }
+        Ok(Pattern {
+            start: u64::try_from(start)
+                .map_err(|_| "an access pattern starts out of range".to_string())?,
+            unit,
+            dims: out,
+            ndims: dims.len(),
+        })
+    }
+
+    /// The meaningful dimensions.
+    pub fn dims(&self) -> &[(u64, i64)] {
+        &self.dims[..self.ndims]
+    }
 }
 
 /// The extreme offsets of `start + Σ i_d * stride_d * scale` over the dims.
@@ -73,11 +126,12 @@ fn enumerate(start: u64, dims: &[Dim], scale: i64, out: &mut Vec<u64>) {
     }
     let mut idx = vec![0u64; dims.len()];
     for _ in 0..n {
-        let mut off = start as i64;
+        // Modulo 2^64: every offset is in range, but may exceed i64 (a timing-only tensor).
+        let mut off = start;
         for (d, &i) in dims.iter().zip(&idx) {
-            off += i as i64 * d.stride * scale;
+            off = off.wrapping_add((i as i64).wrapping_mul(d.stride).wrapping_mul(scale) as u64);
         }
-        out.push(off as u64);
+        out.push(off);
         for k in (0..dims.len()).rev() {
             idx[k] += 1;
             if idx[k] < dims[k].size {
@@ -119,6 +173,7 @@ pub fn resolve(ap: &Ap, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolve
             (hi - 1) / PSUM_BANK_BYTES as i128
         ));
     }
+    let pattern = Pattern::new(start, &ap.dims, esize as u64)?;
     let mut offs = Vec::new();
     if offsets {
         enumerate(start as u64, &ap.dims, esize as i64, &mut offs);
@@ -135,6 +190,7 @@ pub fn resolve(ap: &Ap, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolve
         offsets: offs,
         lo: lo as u64,
         hi: hi as u64,
+        pattern,
     })
 }
 
@@ -155,6 +211,7 @@ pub fn resolve_hbm(
             t.name
         ));
     }
+    let pattern = Pattern::new(start, &h.dims, 1)?;
     let mut offs = Vec::new();
     if offsets {
         enumerate(start as u64, &h.dims, 1, &mut offs);
@@ -168,6 +225,7 @@ pub fn resolve_hbm(
         offsets: offs,
         lo: lo as u64,
         hi: hi as u64 + 1,
+        pattern,
     })
 }
 

@@ -298,5 +298,17 @@ pub fn random_inputs(p: &Program, seed: u64) -> Vec<Array> {
 /// arrays of the declared shapes (so any HBM size can be simulated for timing and races).
 pub fn simulate(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimResult, SimError> {
     crate::validate::validate(p).map_err(SimError::Invalid)?;
-    exec::run(p, inputs, opts)
+    exec::run(p, inputs, opts, exec::RaceMode::Rect)
+}
+
+/// [`simulate`] with the element-by-element race detector the rectangle one replaced: the oracle
+/// of the race detector's tests.
+#[cfg(test)]
+pub(crate) fn simulate_exact(
+    p: &Program,
+    inputs: &[Array],
+    opts: &Options,
+) -> Result<SimResult, SimError> {
+    crate::validate::validate(p).map_err(SimError::Invalid)?;
+    exec::run(p, inputs, opts, exec::RaceMode::Exact)
 }
