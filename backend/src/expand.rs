@@ -58,8 +58,10 @@ pub fn expand_recurrence(
             continue;
         }
         let l = bir.loops[s.lp].axis;
-        for &(kind, t) in &s.rec_edges {
-            if kind == DepKind::Flow {
+        for &(kind, t, cross_engine) in &s.rec_edges {
+            // A flow edge is the computation itself, and a reuse within one in-order engine is
+            // that engine's order: more slots help neither.
+            if kind == DepKind::Flow || !cross_engine {
                 continue;
             }
             if let Some(n) = expandable(func, t, l) {

@@ -17,7 +17,7 @@ kernel manual(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 206 (sp), RecMII 763, II 1100, predicted 797 (before 797), order kept
+# loop i trip 10: ResMII 206 (sp), RecMII 763, II 798, predicted 797 (before 797), order kept
 #   recurrence: act.activation(u) → (1 iteration later, `u`) sp.store(u) → (2 iterations later, `u`) act.activation(u)
 #   dep sp.load(t) -> sp.load(t): output d=3 lat=2164
 #   dep sp.load(t) -> act.activation(u): flow d=1 lat=2164
@@ -25,4 +25,4 @@ kernel manual(a) -> (c) {
 #   dep act.activation(u) -> act.activation(u): output d=3 lat=124
 #   dep act.activation(u) -> sp.store(u): flow d=1 lat=124
 #   dep sp.store(u) -> act.activation(u): anti d=2 lat=2164
-#   order: sp.load(t)@0, act.activation(u)@1064, sp.store(u)@103
+#   order: sp.load(t)@0, act.activation(u)@1366, sp.store(u)@692

@@ -21,7 +21,7 @@ kernel three(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 206 (sp), RecMII 1238, II 2296, predicted 1238 (before 1238), order kept
+# loop i trip 10: ResMII 206 (sp), RecMII 1238, II 1238, predicted 1238 (before 1238), order kept
 #   recurrence: sp.load(ta) → act.activation(tb) → (1 iteration later, `tb`) dve.tensor_tensor(tc) → (1 iteration later, `ta`) sp.load(ta)
 #   dep sp.load(ta) -> sp.load(ta): output d=2 lat=2164
 #   dep sp.load(ta) -> act.activation(tb): flow d=0 lat=2164
@@ -34,4 +34,4 @@ kernel three(a) -> (c) {
 #   dep dve.tensor_tensor(tc) -> dve.tensor_tensor(tc): output d=2 lat=188
 #   dep dve.tensor_tensor(tc) -> sp.store(tc): flow d=1 lat=188
 #   dep sp.store(tc) -> dve.tensor_tensor(tc): anti d=1 lat=2164
-#   order: sp.load(ta)@0, act.activation(tb)@2164, dve.tensor_tensor(tc)@0, sp.store(tc)@103
+#   order: sp.load(ta)@0, act.activation(tb)@2164, dve.tensor_tensor(tc)@1050, sp.store(tc)@103
