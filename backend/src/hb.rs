@@ -58,6 +58,9 @@ pub const SEARCH_BUDGET: u64 = 50_000_000;
 /// the waits not yet tried are kept.
 pub const PRUNE_BUDGET: u64 = 500_000_000;
 
+/// The most waits whose implications are memoised in a dense table (`DENSE_MEMO²` bytes).
+const DENSE_MEMO: usize = 2048;
+
 /// Threads: the five engines, then the queues.
 const THREADS: usize = 5 + DMA_QUEUES;
 /// A vector clock.
@@ -166,23 +169,17 @@ fn compute_conflicts(em: &Emitted, sync: &Sync) -> Option<Conflicts> {
 /// A wait as the assembled program has it: semaphore, value, guard.
 type EWait<'p> = (usize, &'p Expr, &'p [Cmp]);
 
-/// Per node, its waits and its signal in the assembled program.
-struct Assembled<'p> {
-    waits: Vec<Vec<EWait<'p>>>,
-    signal: Vec<Option<usize>>,
-}
-
-/// The waits and signals each node has in the program `assemble` built (which drops waits that
-/// earlier ones imply, and signals nobody waits for), by walking each engine's stream alongside
-/// the kernel's tree; `None` when they do not line up (never: `assemble` walks the same tree).
-fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Assembled<'p>> {
+/// The waits each node has in a program `assemble` built, by walking each engine's stream
+/// alongside the kernel's tree; `None` when they do not line up. Debug builds check
+/// [`Checker::keep`] against it.
+fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Vec<Vec<EWait<'p>>>> {
     fn walk<'p>(
         em: &Emitted,
         tree: &[ENode],
         e: Engine,
         stmts: &'p [Stmt],
         k: &mut usize,
-        out: &mut Assembled<'p>,
+        out: &mut Vec<Vec<EWait<'p>>>,
     ) -> Option<()> {
         for t in tree {
             match t {
@@ -210,13 +207,8 @@ fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Asse
                         };
                         *k += 1;
                         match &inst.op {
-                            Op::Wait { sem, value } => {
-                                out.waits[*i].push((*sem, value, &inst.pred))
-                            }
-                            _ => {
-                                out.signal[*i] = inst.signal;
-                                break;
-                            }
+                            Op::Wait { sem, value } => out[*i].push((*sem, value, &inst.pred)),
+                            _ => break,
                         }
                     }
                 }
@@ -224,10 +216,7 @@ fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Asse
         }
         Some(())
     }
-    let mut out = Assembled {
-        waits: vec![Vec::new(); em.nodes.len()],
-        signal: vec![None; em.nodes.len()],
-    };
+    let mut out = vec![Vec::new(); em.nodes.len()];
     for e in Engine::ALL {
         let stmts = prog.stream(e);
         let mut k = 0;
@@ -247,12 +236,42 @@ enum Stop {
     Undecided,
 }
 
-/// One pass of clock propagation over the instances in program order.
-struct Walk<'a, 'p> {
+/// What the checks share: the kernel's waits numbered in pruning order (`(node, index)` in
+/// `sync.waits`), what each asks for at each instance, and the implications between waits that
+/// [`crate::assemble`] uses to drop some (memoised).
+struct Checker<'a> {
     em: &'a Emitted,
+    sync: &'a Sync,
     cf: &'a Conflicts,
-    waits: &'a [Vec<EWait<'p>>],
-    signal: &'a [Option<usize>],
+    /// Per wait: its node and index in the node's waits.
+    waits: Vec<(usize, usize)>,
+    /// Per wait, its semaphore.
+    sem: Vec<usize>,
+    /// Per node, its waits' numbers.
+    of_node: Vec<Vec<usize>>,
+    /// Per wait, whether `assemble` may keep it (its value is positive somewhere).
+    positive: Vec<bool>,
+    /// Per wait, `offset[w] + v` indexes `need` for instance `v` of its node.
+    offset: Vec<usize>,
+    /// The signals a wait needs at an instance (0: it is off, or satisfied at once).
+    need: Vec<u32>,
+    /// Per flat instance, whether it runs.
+    on: Vec<bool>,
+    /// The node signalling each semaphore.
+    signaller: Vec<usize>,
+    /// Whether a kept wait (first) makes a later one (second) redundant, as `assemble` decides
+    /// (memoised: 0 unknown, 1 no, 2 yes), at `first * waits + second` (up to [`DENSE_MEMO`]
+    /// waits; past it in `implied_sparse`).
+    implied: Vec<u8>,
+    implied_sparse: std::collections::HashMap<(usize, usize), bool>,
+    /// Per node, the waits the program has before it (see [`Checker::kept`]).
+    kept: Vec<Vec<usize>>,
+    /// The clocks of one check (reset by each).
+    st: State,
+}
+
+/// The state of one pass of clock propagation over the instances in program order.
+struct State {
     regs: [i64; MAX_REGS],
     /// The engines' clocks.
     clock: [Vc; 5],
@@ -265,14 +284,221 @@ struct Walk<'a, 'p> {
     budget: u64,
 }
 
-impl Walk<'_, '_> {
+impl<'a> Checker<'a> {
+    fn new(em: &'a Emitted, sync: &'a Sync, cf: &'a Conflicts) -> Checker<'a> {
+        let n = em.nodes.len();
+        let total = cf.base[n];
+        let mut on = vec![false; total];
+        let mut regs = [0i64; MAX_REGS];
+        for (i, node) in em.nodes.iter().enumerate() {
+            let t = sync::trips(em, node);
+            for v in 0..sync::instances(&t) {
+                sync::decode(&t, v, &mut regs);
+                on[cf.base[i] + v as usize] = sync::on(node, &regs);
+            }
+        }
+        let mut signaller = vec![usize::MAX; sync.semaphores.len()];
+        for (i, s) in sync.signal.iter().enumerate() {
+            if let Some(s) = *s {
+                signaller[s] = i;
+            }
+        }
+        let (mut waits, mut of_node, mut positive) = (Vec::new(), vec![Vec::new(); n], Vec::new());
+        let (mut offset, mut need, mut sem) = (Vec::new(), Vec::new(), Vec::new());
+        for (yi, ws) in sync.waits.iter().enumerate() {
+            let t = sync::trips(em, &em.nodes[yi]);
+            for (k, w) in ws.iter().enumerate() {
+                of_node[yi].push(waits.len());
+                waits.push((yi, k));
+                sem.push(w.sem);
+                positive.push(!sync::never_positive(&w.value, &t));
+                offset.push(need.len());
+                for v in 0..sync::instances(&t) {
+                    sync::decode(&t, v, &mut regs);
+                    let x = if holds(&w.pred, &regs) {
+                        w.value.eval(&regs).clamp(0, u32::MAX as i128) as u32
+                    } else {
+                        0
+                    };
+                    need.push(x);
+                }
+            }
+        }
+        let mut clock = [[0u32; THREADS]; 5];
+        for (e, c) in clock.iter_mut().enumerate() {
+            c[e] = 1;
+        }
+        let nw = waits.len();
+        Checker {
+            em,
+            sync,
+            cf,
+            waits,
+            sem,
+            of_node,
+            positive,
+            offset,
+            need,
+            on,
+            signaller,
+            implied: if nw <= DENSE_MEMO {
+                vec![0; nw * nw]
+            } else {
+                Vec::new()
+            },
+            implied_sparse: std::collections::HashMap::new(),
+            kept: vec![Vec::new(); n],
+            st: State {
+                regs,
+                clock,
+                queue_epoch: [0; DMA_QUEUES],
+                prefix: vec![Vec::new(); sync.semaphores.len()],
+                epoch: vec![0; total],
+                budget: 0,
+            },
+        }
+    }
+
+    fn wait(&self, w: usize) -> &'a sync::Wait {
+        let (yi, k) = self.waits[w];
+        &self.sync.waits[yi][k]
+    }
+
+    /// Whether `assemble` drops wait `b` (of node `i`) when wait `a` ran before it in the same
+    /// iteration of the same body of the same engine.
+    fn implies(&mut self, a: usize, b: usize, i: usize) -> bool {
+        let at = a * self.waits.len() + b;
+        let dense = !self.implied.is_empty();
+        if dense && self.implied[at] != 0 {
+            return self.implied[at] == 2;
+        }
+        if let Some(&x) = self.implied_sparse.get(&(a, b)) {
+            return x;
+        }
+        let (wa, wb) = (self.wait(a), self.wait(b));
+        let x = wa.pred.iter().all(|c| wb.pred.contains(c))
+            && ((wa.sem == wb.sem
+                && wa.value.terms == wb.value.terms
+                && wa.value.constant >= wb.value.constant)
+                || sync::implies(
+                    self.em,
+                    i,
+                    self.signaller[wa.sem],
+                    &wa.value,
+                    self.signaller[wb.sem],
+                    &wb.value,
+                ));
+        if dense {
+            self.implied[at] = 1 + u8::from(x);
+        } else {
+            self.implied_sparse.insert((a, b), x);
+        }
+        x
+    }
+
+    /// Sets [`Checker::kept`] for the nodes of engine `e`: the waits of `alive` that the program
+    /// `assemble` builds keeps, by its rules: a wait whose value is never positive is dropped,
+    /// and so is one that a wait kept earlier in the same iteration of the same body of the same
+    /// engine implies. (The other engines' waits do not change what it keeps on `e`.)
+    fn keep(&mut self, e: Engine, alive: &[bool]) {
+        let mut out = std::mem::take(&mut self.kept);
+        for (i, ws) in out.iter_mut().enumerate() {
+            if self.em.nodes[i].engine == e {
+                ws.clear();
+            }
+        }
+        self.kept_in(&self.em.tree, e, alive, &mut out);
+        self.kept = out;
+    }
+
+    fn kept_in(&mut self, tree: &[ENode], e: Engine, alive: &[bool], out: &mut [Vec<usize>]) {
+        let mut known: Vec<usize> = Vec::new();
+        for t in tree {
+            match t {
+                ENode::Loop(_, body) => {
+                    if !sync::engine_has(self.em, body, e) {
+                        continue;
+                    }
+                    self.kept_in(body, e, alive, out);
+                    known.clear();
+                }
+                ENode::Inst(i) => {
+                    if self.em.nodes[*i].engine != e {
+                        continue;
+                    }
+                    for k in 0..self.of_node[*i].len() {
+                        let w = self.of_node[*i][k];
+                        if !alive[w] || !self.positive[w] {
+                            continue;
+                        }
+                        if !known.iter().any(|&a| self.implies(a, w, *i)) {
+                            known.push(w);
+                            out[*i].push(w);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the program `assemble` builds from the waits of `alive` is free of races, or
+    /// `None` when undecided; `budget` is charged with the steps taken.
+    fn race_free(&mut self, budget: &mut u64) -> Option<bool> {
+        let st = &mut self.st;
+        for (e, c) in st.clock.iter_mut().enumerate() {
+            *c = [0; THREADS];
+            c[e] = 1;
+        }
+        st.queue_epoch = [0; DMA_QUEUES];
+        for p in &mut st.prefix {
+            p.clear();
+        }
+        st.budget = *budget;
+        let mut walk = Walk {
+            em: self.em,
+            cf: self.cf,
+            kept: &self.kept,
+            sem: &self.sem,
+            offset: &self.offset,
+            need: &self.need,
+            on: &self.on,
+            signal: &self.sync.signal,
+            st,
+        };
+        let r = walk.block(&self.em.tree);
+        *budget = self.st.budget;
+        match r {
+            Ok(()) => Some(true),
+            Err(Stop::Race) => Some(false),
+            Err(Stop::Undecided) => None,
+        }
+    }
+}
+
+/// One pass of clock propagation over the instances in program order.
+struct Walk<'a> {
+    em: &'a Emitted,
+    cf: &'a Conflicts,
+    /// Per node, the numbers of the waits the program has before it.
+    kept: &'a [Vec<usize>],
+    sem: &'a [usize],
+    offset: &'a [usize],
+    need: &'a [u32],
+    on: &'a [bool],
+    /// The semaphore each node signals (one nobody waits for publishes harmlessly: it only
+    /// advances its engine's epoch, which leaves the relation as it is).
+    signal: &'a [Option<usize>],
+    st: &'a mut State,
+}
+
+impl Walk<'_> {
     fn block(&mut self, tree: &[ENode]) -> Result<(), Stop> {
         for t in tree {
             match t {
                 ENode::Loop(l, body) => {
                     let (trip, depth) = self.em.loops[*l];
                     for it in 0..trip as i64 {
-                        self.regs[depth] = it;
+                        self.st.regs[depth] = it;
                         self.block(body)?;
                     }
                 }
@@ -283,7 +509,7 @@ impl Walk<'_, '_> {
     }
 
     fn publish(&mut self, sem: usize, c: Vc) {
-        let p = &mut self.prefix[sem];
+        let p = &mut self.st.prefix[sem];
         let mut v = c;
         if let Some(last) = p.last() {
             join(&mut v, last);
@@ -294,12 +520,8 @@ impl Walk<'_, '_> {
     /// Whether instance `b`, whose thread's clock is `c`, happens after every instance it must.
     fn check(&mut self, b: usize, c: &Vc) -> Result<(), Stop> {
         let (s, e) = (self.cf.start[b] as usize, self.cf.start[b + 1] as usize);
-        self.budget = self
-            .budget
-            .checked_sub((e - s) as u64)
-            .ok_or(Stop::Undecided)?;
         for &(t, a) in &self.cf.after[s..e] {
-            if self.epoch[a as usize] > c[t as usize] {
+            if self.st.epoch[a as usize] > c[t as usize] {
                 return Err(Stop::Race);
             }
         }
@@ -309,93 +531,58 @@ impl Walk<'_, '_> {
     fn inst(&mut self, i: usize) -> Result<(), Stop> {
         let node = &self.em.nodes[i];
         let ei = node.engine.index();
-        let steps = 1 + self.waits[i].len() as u64;
-        self.budget = self.budget.checked_sub(steps).ok_or(Stop::Undecided)?;
-        for &(sem, value, pred) in &self.waits[i] {
-            if !holds(pred, &self.regs) {
+        let lin = node.loops.iter().enumerate().fold(0usize, |acc, (d, &l)| {
+            acc * self.em.loops[l].0 as usize + self.st.regs[d] as usize
+        });
+        let b = self.cf.base[i] + lin;
+        let (s, e) = (self.cf.start[b] as usize, self.cf.start[b + 1] as usize);
+        let steps = 1 + self.kept[i].len() as u64 + (e - s) as u64;
+        self.st.budget = self.st.budget.checked_sub(steps).ok_or(Stop::Undecided)?;
+        for &w in &self.kept[i] {
+            let need = self.need[self.offset[w] + lin] as usize;
+            if need == 0 {
                 continue;
             }
-            let need = value.eval(&self.regs);
-            if need <= 0 {
-                continue;
-            }
-            let p = &self.prefix[sem];
-            if need > p.len() as i128 {
+            let p = &self.st.prefix[self.sem[w]];
+            if need > p.len() {
                 return Err(Stop::Undecided);
             }
-            let c = p[need as usize - 1];
-            join(&mut self.clock[ei], &c);
+            let c = p[need - 1];
+            join(&mut self.st.clock[ei], &c);
         }
-        let on = holds(&node.inst.pred, &self.regs);
-        let lin = node.loops.iter().enumerate().fold(0i64, |acc, (d, &l)| {
-            acc * self.em.loops[l].0 as i64 + self.regs[d]
-        });
-        let b = self.cf.base[i] + lin as usize;
+        let on = self.on[b];
         let sp = Engine::Sp.index();
         match node.queue() {
             Some(q) => {
                 let q = q as usize;
                 if on {
-                    self.queue_epoch[q] += 1;
-                    let mut c = self.clock[sp];
-                    c[5 + q] = self.queue_epoch[q];
-                    self.epoch[b] = self.queue_epoch[q];
+                    self.st.queue_epoch[q] += 1;
+                    let mut c = self.st.clock[sp];
+                    c[5 + q] = self.st.queue_epoch[q];
+                    self.st.epoch[b] = self.st.queue_epoch[q];
                     self.check(b, &c)?;
                     if let Some(s) = self.signal[i] {
                         self.publish(s, c);
                     }
                 } else if let Some(s) = self.signal[i] {
                     // A predicated-off transfer publishes `sp`'s clock, taking no epoch.
-                    self.publish(s, self.clock[sp]);
+                    self.publish(s, self.st.clock[sp]);
                 }
             }
             None => {
                 if on {
-                    self.epoch[b] = self.clock[ei][ei];
-                    let c = self.clock[ei];
+                    self.st.epoch[b] = self.st.clock[ei][ei];
+                    let c = self.st.clock[ei];
                     self.check(b, &c)?;
                 }
                 if let Some(s) = self.signal[i] {
                     // Publish, then advance the engine's own epoch.
-                    self.publish(s, self.clock[ei]);
-                    self.clock[ei][ei] += 1;
+                    self.publish(s, self.st.clock[ei]);
+                    self.st.clock[ei][ei] += 1;
                 }
             }
         }
         Ok(())
-    }
-}
-
-/// Whether the program `assemble` builds from `sync` is free of races, or `None` when undecided;
-/// `budget` is charged with the steps taken.
-fn race_free(em: &Emitted, cf: &Conflicts, sync: &Sync, budget: &mut u64) -> Option<bool> {
-    let (prog, _) = crate::assemble(em, sync, Vec::new());
-    let Some(asm) = emitted(em, &prog) else {
-        debug_assert!(false, "the assembled streams follow the kernel's tree");
-        return None;
-    };
-    let mut clock = [[0u32; THREADS]; 5];
-    for (e, c) in clock.iter_mut().enumerate() {
-        c[e] = 1;
-    }
-    let mut w = Walk {
-        em,
-        cf,
-        waits: &asm.waits,
-        signal: &asm.signal,
-        regs: [0; MAX_REGS],
-        clock,
-        queue_epoch: [0; DMA_QUEUES],
-        prefix: vec![Vec::new(); sync.semaphores.len()],
-        epoch: vec![0; cf.base[em.nodes.len()]],
-        budget: *budget,
-    };
-    let r = w.block(&em.tree);
-    *budget = w.budget;
-    match r {
-        Ok(()) => Some(true),
-        Err(Stop::Race) => Some(false),
-        Err(Stop::Undecided) => None,
     }
 }
 
@@ -406,25 +593,66 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let Some(cf) = compute_conflicts(em, sync) else {
         return 0;
     };
-    let mut budget = PRUNE_BUDGET;
-    if race_free(em, &cf, sync, &mut budget) != Some(true) {
-        return 0;
-    }
-    let mut pruned = 0;
-    for yi in 0..sync.waits.len() {
-        let mut k = 0;
-        while k < sync.waits[yi].len() {
+    let alive = {
+        let mut ck = Checker::new(em, sync, &cf);
+        let mut alive = vec![true; ck.waits.len()];
+        let mut budget = PRUNE_BUDGET;
+        for e in Engine::ALL {
+            ck.keep(e, &alive);
+        }
+        if ck.race_free(&mut budget) != Some(true) {
+            return 0;
+        }
+        for w in 0..alive.len() {
             if budget == 0 {
-                return pruned;
+                break;
             }
-            let w = sync.waits[yi].remove(k);
-            if race_free(em, &cf, sync, &mut budget) == Some(true) {
-                pruned += 1;
-            } else {
-                sync.waits[yi].insert(k, w);
-                k += 1;
+            let e = em.nodes[ck.waits[w].0].engine;
+            alive[w] = false;
+            ck.keep(e, &alive);
+            if ck.race_free(&mut budget) != Some(true) {
+                alive[w] = true;
+                ck.keep(e, &alive);
             }
         }
+        if cfg!(debug_assertions) {
+            check_kept(&mut ck, &alive);
+        }
+        alive
+    };
+    let mut it = alive.iter();
+    let mut pruned = 0;
+    for ws in sync.waits.iter_mut() {
+        ws.retain(|_| {
+            let keep = *it.next().expect("one flag per wait");
+            pruned += usize::from(!keep);
+            keep
+        });
     }
     pruned
+}
+
+/// Debug builds: the waits [`Checker::keep`] says the program has are the ones `assemble`
+/// emits.
+fn check_kept(ck: &mut Checker<'_>, alive: &[bool]) {
+    let mut pruned = ck.sync.clone();
+    let mut it = alive.iter();
+    for ws in pruned.waits.iter_mut() {
+        ws.retain(|_| *it.next().expect("one flag per wait"));
+    }
+    let (prog, _) = crate::assemble(ck.em, &pruned, Vec::new());
+    let got = emitted(ck.em, &prog).expect("the assembled streams follow the kernel's tree");
+    for e in Engine::ALL {
+        ck.keep(e, alive);
+    }
+    for (i, ws) in ck.kept.iter().enumerate() {
+        let want: Vec<(usize, &Expr, &[Cmp])> = ws
+            .iter()
+            .map(|&w| {
+                let x = ck.wait(w);
+                (x.sem, &x.value, &x.pred[..])
+            })
+            .collect();
+        assert_eq!(got[i], want, "node {i}: hb's model of assemble's waits");
+    }
 }
