@@ -35,6 +35,7 @@ pub mod emit;
 pub mod error;
 pub mod expand;
 pub mod fold_zeros;
+pub mod hb;
 pub mod ldg;
 pub mod modulo;
 pub mod queues;
@@ -85,6 +86,25 @@ pub fn compile_with(
     func: &Function,
     source: Option<&str>,
     clamp_trips: bool,
+) -> Result<Compiled, BackendError> {
+    compile_with_pruner(func, source, clamp_trips, &|em, sync, _| {
+        hb::compute_pruned_waits(em, sync)
+    })
+}
+
+/// How the waits that others imply are dropped from the kernel they were computed on (the
+/// trip-clamped copy when there is one): returns how many. The compiler's is
+/// [`hb::compute_pruned_waits`]; the tests pass the race detector as an oracle.
+#[doc(hidden)]
+pub type Pruner<'a> = &'a dyn Fn(&Emitted, &mut Sync, &[TensorDecl]) -> usize;
+
+/// [`compile_with`], with the wait pruning `prune` (the tests' oracle for [`hb`]).
+#[doc(hidden)]
+pub fn compile_with_pruner(
+    func: &Function,
+    source: Option<&str>,
+    clamp_trips: bool,
+    prune: Pruner<'_>,
 ) -> Result<Compiled, BackendError> {
     // Lower, schedule, and give one more slot to a tile whose reuse bounds a pipelined loop
     // ([`expand`]), until no recurrence runs through such a tile.
@@ -141,12 +161,12 @@ pub fn compile_with(
     let (sync, pruned) = match small {
         Some(small) => {
             let mut sync = sync::compute_sync(&small);
-            let pruned = prune_waits(&small, &mut sync, &tensors);
+            let pruned = prune(&small, &mut sync, &tensors);
             (sync::realise(&em, &sync), pruned)
         }
         None => {
             let mut sync = sync::compute_sync(&em);
-            let pruned = prune_waits(&em, &mut sync, &tensors);
+            let pruned = prune(&em, &mut sync, &tensors);
             (sync, pruned)
         }
     };
@@ -165,57 +185,6 @@ pub fn compile_with(
         schedules,
         expansions,
     })
-}
-
-/// The most simulated instructions the wait pruning spends (instances times waits); past it the
-/// waits are kept (correct, maybe redundant).
-pub const PRUNE_BUDGET: u64 = 200_000_000;
-
-/// Drops every dependence wait that other waits imply, as the race detector proves: one at a
-/// time, a wait is removed when the program without it still simulates (timing only) with no
-/// race. This is sound for every timing, not just the simulated one: each semaphore has one
-/// signalling instruction whose signals arrive in instance order (a predicated-off transfer
-/// signals after its semaphore's earlier signals), so which signals a wait consumes, and with them the
-/// happens-before relation the detector checks, does not depend on timing. Returns the number
-/// removed.
-fn prune_waits(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) -> usize {
-    use runtime_sim::sim::{simulate, Options};
-    let opts = Options {
-        numerics: false,
-        races: true,
-        trace: false,
-        max_races: 1,
-    };
-    let races = |sync: &Sync| -> bool {
-        let (prog, _) = assemble(em, sync, tensors.to_vec());
-        // Timing only, without data (no inputs). A program that the simulator rejects keeps
-        // the wait (it never should).
-        simulate(&prog, &[], &opts).map_or(true, |r| !r.races.is_empty())
-    };
-    // A budget: every attempt simulates the whole program (timing only).
-    let dynamic: u64 = em
-        .nodes
-        .iter()
-        .map(|n| n.loops.iter().map(|&l| em.loops[l].0).product::<u64>())
-        .sum();
-    let waits: u64 = sync.waits.iter().map(|w| w.len() as u64).sum();
-    if dynamic.saturating_mul(waits) > PRUNE_BUDGET || races(sync) {
-        return 0;
-    }
-    let mut pruned = 0;
-    for yi in 0..sync.waits.len() {
-        let mut k = 0;
-        while k < sync.waits[yi].len() {
-            let w = sync.waits[yi].remove(k);
-            if races(sync) {
-                sync.waits[yi].insert(k, w);
-                k += 1;
-            } else {
-                pruned += 1;
-            }
-        }
-    }
-    pruned
 }
 
 /// Builds one stream per engine and drops redundant waits: a wait is redundant when an earlier

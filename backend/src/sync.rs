@@ -85,29 +85,33 @@ pub struct Sync {
     pub semaphores: Vec<String>,
     /// Producer/consumer pairs examined and found to need a wait.
     pub dependences: usize,
+    /// Those pairs, `(producer, consumer)` nodes: every pair of nodes on different threads (engines
+    /// or DMA queues) with a conflicting pair of instances, the producer's first in program order
+    /// (what [`crate::hb`] keeps ordered when it prunes waits).
+    pub pairs: Vec<(usize, usize)>,
     /// Pairs that conflict on a buffer but never need a wait (same engine, same queue).
     pub ordered_pairs: usize,
     /// Waits dropped because another wait of the same consumer implies them.
     pub implied_waits: usize,
 }
 
-fn trips(em: &Emitted, n: &Node) -> Vec<i64> {
+pub(crate) fn trips(em: &Emitted, n: &Node) -> Vec<i64> {
     n.loops.iter().map(|&l| em.loops[l].0 as i64).collect()
 }
 
-fn instances(t: &[i64]) -> i64 {
+pub(crate) fn instances(t: &[i64]) -> i64 {
     t.iter().product()
 }
 
 /// The registers of instance `lin` of a nest with trip counts `t`.
-fn decode(t: &[i64], mut lin: i64, regs: &mut [i64; MAX_REGS]) {
+pub(crate) fn decode(t: &[i64], mut lin: i64, regs: &mut [i64; MAX_REGS]) {
     for d in (0..t.len()).rev() {
         regs[d] = lin % t[d];
         lin /= t[d];
     }
 }
 
-fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
+pub(crate) fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
     n.inst
         .pred
         .iter()
@@ -131,7 +135,7 @@ fn overlap(a: &Foot, ra: &[i64; MAX_REGS], b: &Foot, rb: &[i64; MAX_REGS]) -> bo
         && bc < ac + a.nc as i128
 }
 
-fn conflict(x: &Node, rx: &[i64; MAX_REGS], y: &Node, ry: &[i64; MAX_REGS]) -> bool {
+pub(crate) fn conflict(x: &Node, rx: &[i64; MAX_REGS], y: &Node, ry: &[i64; MAX_REGS]) -> bool {
     x.foot
         .iter()
         .any(|fx| y.foot.iter().any(|fy| overlap(fx, rx, fy, ry)))
@@ -278,6 +282,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
         }
     }
     s.dependences = deps.len();
+    s.pairs = deps.iter().map(|&(xi, yi, _)| (xi, yi)).collect();
     for &(xi, yi, d) in &deps {
         let sem = match s.signal[xi] {
             Some(sem) => sem,

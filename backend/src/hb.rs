@@ -1,0 +1,658 @@
+//! Happens-before: which semaphore waits the others already imply, decided statically on the
+//! program's happens-before relation, never by simulating it ([`compute_pruned_waits`]).
+//!
+//! It owns the greedy pruning of `lib.rs`: the waits of [`crate::sync::compute_sync`] are tried
+//! one at a time, consumer by consumer in node order and each consumer's waits in order, and a
+//! wait is removed when, without it (and without those removed before it), the program that
+//! [`crate::assemble`] builds is still free of races, i.e. when every conflicting pair of
+//! instruction instances that the simulator's race detector checks is still ordered.
+//!
+//! **The relation.** It is the one the race detector (`runtime_sim::sim::race`, `exec`)
+//! computes with vector clocks, over the threads `pe act dve pool sp` and the 16 DMA queues:
+//! - each engine runs its stream (the program order filtered by engine, [`crate::assemble`])
+//!   in order; its accesses are events of its thread;
+//! - a transfer that runs is an event of its queue's thread, ordered after everything `sp` saw
+//!   when it issued it and after the earlier transfers of its queue (first in, first out); `sp`
+//!   does not see it;
+//! - an instance of a signalling node (on or off) publishes a clock when it signals: an
+//!   engine's, after its own instruction; a transfer's that runs, the transfer's; a
+//!   predicated-off transfer's, `sp`'s at its issue;
+//! - a wait `S >= v` that runs with `v > 0` joins the clocks of the first `v` signals of `S`. Each
+//!   semaphore has one signalling node whose signals are counted in instance order (an engine's
+//!   in stream order; a queue's transfers complete in order; a predicated-off transfer's signal
+//!   is counted after its semaphore's earlier ones), so these are its instances `0 .. v - 1`,
+//!   whatever the timing. A predicated-off wait, or one with `v <= 0`, joins nothing.
+//!
+//! None of this depends on timing, so the clocks the detector computes during a simulation are
+//! the ones computed here by one pass over the instances in program order, which is a
+//! topological order of the relation: streams and queues keep program order, and a wait never
+//! asks for an instance that does not precede it ([`crate::sync`]). (A wait that would is not
+//! decided, and keeps the waits.)
+//!
+//! **The conflicts.** Two instances race when they are on different threads, touch overlapping
+//! bytes, one writes, and neither happens before the other. Happens-before is contained in
+//! program order, and the instances of one node are ordered on their thread (its runs are
+//! events of one engine or of one queue), so the program is race free exactly when every running
+//! instance `b` of a consumer happens after, for every producer `X` on another thread that
+//! [`crate::sync::compute_sync`] paired with it ([`Sync::pairs`]: every pair of nodes with a
+//! conflicting instance pair), the latest running instance of `X` before `b` in program order
+//! whose footprints meet `b`'s. Those instances are found once ([`Conflicts`]); each check is
+//! then one pass of clock propagation with one comparison per conflict, `O(instances × threads)`.
+//! Footprints are `sync`'s: exact rectangles for tiles and HBM tensors, whole scratch tensors for
+//! two tensors of one arena (a superset of the detector's, which may only keep more waits).
+//!
+//! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
+//! is one); the decision for every wait is exact (it removes a wait exactly when the race
+//! detector, simulating the program without it, would report no race), except that a search
+//! past [`SEARCH_BUDGET`] or a pruning past [`PRUNE_BUDGET`] keeps the waits not yet decided
+//! (correct, maybe redundant).
+
+use crate::emit::{ENode, Emitted};
+use crate::sync::{self, Sync};
+use runtime_sim::isa::{Cmp, Engine, Expr, Op, Stmt, MAX_REGS};
+use runtime_sim::machine::DMA_QUEUES;
+
+/// The most footprint checks spent finding the conflicting instances; past it nothing is pruned.
+pub const SEARCH_BUDGET: u64 = 50_000_000;
+/// The most instance steps (instances, waits and conflicts visited) spent on the checks; past it
+/// the waits not yet tried are kept.
+pub const PRUNE_BUDGET: u64 = 500_000_000;
+
+/// The most waits whose implications are memoised in a dense table (`DENSE_MEMO²` bytes).
+const DENSE_MEMO: usize = 2048;
+
+/// Threads: the five engines, then the queues.
+const THREADS: usize = 5 + DMA_QUEUES;
+/// A vector clock.
+type Vc = [u32; THREADS];
+
+fn join(a: &mut Vc, b: &Vc) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x = (*x).max(*y);
+    }
+}
+
+/// The thread whose events are a node's accesses: its engine, or its transfer's queue.
+fn thread(em: &Emitted, i: usize) -> usize {
+    let n = &em.nodes[i];
+    match n.queue() {
+        Some(q) => 5 + q as usize,
+        None => n.engine.index(),
+    }
+}
+
+fn holds(pred: &[Cmp], regs: &[i64; MAX_REGS]) -> bool {
+    pred.iter()
+        .all(|c| c.op.holds(c.lhs.eval(regs), c.rhs.eval(regs)))
+}
+
+/// For every running instance (numbered flat: a node's instances from `base[node]`, in its
+/// linear iteration order), the instances it must happen after: per producer paired with its
+/// node, the latest running conflicting instance before it in program order, with the
+/// producer's thread.
+struct Conflicts {
+    base: Vec<usize>,
+    /// `after[start[b] .. start[b + 1]]` are instance `b`'s.
+    start: Vec<u32>,
+    /// (thread, flat instance).
+    after: Vec<(u8, u32)>,
+}
+
+/// Finds the conflicting instances of every pair of `sync.pairs`, or `None` past the budget.
+fn compute_conflicts(em: &Emitted, sync: &Sync) -> Option<Conflicts> {
+    let mut base = Vec::with_capacity(em.nodes.len() + 1);
+    let mut total = 0usize;
+    for n in &em.nodes {
+        base.push(total);
+        total += sync::instances(&sync::trips(em, n)) as usize;
+    }
+    base.push(total);
+    if total >= u32::MAX as usize {
+        return None;
+    }
+    let mut found: Vec<(u32, u8, u32)> = Vec::new();
+    let mut work = 0u64;
+    let (mut rx, mut ry) = ([0i64; MAX_REGS], [0i64; MAX_REGS]);
+    for &(xi, yi) in &sync.pairs {
+        let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
+        let c = x
+            .loops
+            .iter()
+            .zip(&y.loops)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let (tx, ty) = (sync::trips(em, x), sync::trips(em, y));
+        let px = sync::instances(&tx[c..]);
+        let xb = i64::from(xi < yi);
+        let tr = thread(em, xi) as u8;
+        for v in 0..sync::instances(&ty) {
+            sync::decode(&ty, v, &mut ry);
+            if !sync::on(y, &ry) {
+                continue;
+            }
+            let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
+            // Searched backwards from the last instance of `x` that precedes this one.
+            let mut u = (linc + xb) * px - 1;
+            while u >= 0 {
+                work += 1;
+                if work > SEARCH_BUDGET {
+                    return None;
+                }
+                sync::decode(&tx, u, &mut rx);
+                if sync::on(x, &rx) && sync::conflict(x, &rx, y, &ry) {
+                    found.push((
+                        (base[yi] as i64 + v) as u32,
+                        tr,
+                        (base[xi] as i64 + u) as u32,
+                    ));
+                    break;
+                }
+                u -= 1;
+            }
+        }
+    }
+    found.sort_unstable();
+    let mut start = vec![0u32; total + 1];
+    for &(b, _, _) in &found {
+        start[b as usize + 1] += 1;
+    }
+    for k in 0..total {
+        start[k + 1] += start[k];
+    }
+    Some(Conflicts {
+        base,
+        start,
+        after: found.into_iter().map(|(_, t, a)| (t, a)).collect(),
+    })
+}
+
+/// A wait as the assembled program has it: semaphore, value, guard.
+type EWait<'p> = (usize, &'p Expr, &'p [Cmp]);
+
+/// The waits each node has in a program `assemble` built, by walking each engine's stream
+/// alongside the kernel's tree; `None` when they do not line up. Debug builds check
+/// [`Checker::keep`] against it.
+fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Vec<Vec<EWait<'p>>>> {
+    fn walk<'p>(
+        em: &Emitted,
+        tree: &[ENode],
+        e: Engine,
+        stmts: &'p [Stmt],
+        k: &mut usize,
+        out: &mut Vec<Vec<EWait<'p>>>,
+    ) -> Option<()> {
+        for t in tree {
+            match t {
+                ENode::Loop(_, body) => {
+                    if !sync::engine_has(em, body, e) {
+                        continue;
+                    }
+                    let Stmt::Loop(l) = stmts.get(*k)? else {
+                        return None;
+                    };
+                    *k += 1;
+                    let mut j = 0;
+                    walk(em, body, e, &l.body, &mut j, out)?;
+                    if j != l.body.len() {
+                        return None;
+                    }
+                }
+                ENode::Inst(i) => {
+                    if em.nodes[*i].engine != e {
+                        continue;
+                    }
+                    loop {
+                        let Stmt::Inst(inst) = stmts.get(*k)? else {
+                            return None;
+                        };
+                        *k += 1;
+                        match &inst.op {
+                            Op::Wait { sem, value } => out[*i].push((*sem, value, &inst.pred)),
+                            _ => break,
+                        }
+                    }
+                }
+            }
+        }
+        Some(())
+    }
+    let mut out = vec![Vec::new(); em.nodes.len()];
+    for e in Engine::ALL {
+        let stmts = prog.stream(e);
+        let mut k = 0;
+        walk(em, &em.tree, e, stmts, &mut k, &mut out)?;
+        if k != stmts.len() {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// Why a check stopped.
+enum Stop {
+    /// Two conflicting instances are not ordered.
+    Race,
+    /// A wait asks for a signal not yet given in program order, or the budget ran out.
+    Undecided,
+}
+
+/// What the checks share: the kernel's waits numbered in pruning order (`(node, index)` in
+/// `sync.waits`), what each asks for at each instance, and the implications between waits that
+/// [`crate::assemble`] uses to drop some (memoised).
+struct Checker<'a> {
+    em: &'a Emitted,
+    sync: &'a Sync,
+    cf: &'a Conflicts,
+    /// Per wait: its node and index in the node's waits.
+    waits: Vec<(usize, usize)>,
+    /// Per wait, its semaphore.
+    sem: Vec<usize>,
+    /// Per node, its waits' numbers.
+    of_node: Vec<Vec<usize>>,
+    /// Per wait, whether `assemble` may keep it (its value is positive somewhere).
+    positive: Vec<bool>,
+    /// Per wait, `offset[w] + v` indexes `need` for instance `v` of its node.
+    offset: Vec<usize>,
+    /// The signals a wait needs at an instance (0: it is off, or satisfied at once).
+    need: Vec<u32>,
+    /// Per flat instance, whether it runs.
+    on: Vec<bool>,
+    /// The node signalling each semaphore.
+    signaller: Vec<usize>,
+    /// Whether a kept wait (first) makes a later one (second) redundant, as `assemble` decides
+    /// (memoised: 0 unknown, 1 no, 2 yes), at `first * waits + second` (up to [`DENSE_MEMO`]
+    /// waits; past it in `implied_sparse`).
+    implied: Vec<u8>,
+    implied_sparse: std::collections::HashMap<(usize, usize), bool>,
+    /// Per node, the waits the program has before it (see [`Checker::kept`]).
+    kept: Vec<Vec<usize>>,
+    /// The clocks of one check (reset by each).
+    st: State,
+}
+
+/// The state of one pass of clock propagation over the instances in program order.
+struct State {
+    regs: [i64; MAX_REGS],
+    /// The engines' clocks.
+    clock: [Vc; 5],
+    queue_epoch: [u32; DMA_QUEUES],
+    /// Per semaphore, the join of its first `k + 1` signals' clocks at `k`.
+    prefix: Vec<Vec<Vc>>,
+    /// Per flat instance that ran, the epoch of its access on its thread.
+    epoch: Vec<u32>,
+    /// Steps left.
+    budget: u64,
+}
+
+impl<'a> Checker<'a> {
+    fn new(em: &'a Emitted, sync: &'a Sync, cf: &'a Conflicts) -> Checker<'a> {
+        let n = em.nodes.len();
+        let total = cf.base[n];
+        let mut on = vec![false; total];
+        let mut regs = [0i64; MAX_REGS];
+        for (i, node) in em.nodes.iter().enumerate() {
+            let t = sync::trips(em, node);
+            for v in 0..sync::instances(&t) {
+                sync::decode(&t, v, &mut regs);
+                on[cf.base[i] + v as usize] = sync::on(node, &regs);
+            }
+        }
+        let mut signaller = vec![usize::MAX; sync.semaphores.len()];
+        for (i, s) in sync.signal.iter().enumerate() {
+            if let Some(s) = *s {
+                signaller[s] = i;
+            }
+        }
+        let (mut waits, mut of_node, mut positive) = (Vec::new(), vec![Vec::new(); n], Vec::new());
+        let (mut offset, mut need, mut sem) = (Vec::new(), Vec::new(), Vec::new());
+        for (yi, ws) in sync.waits.iter().enumerate() {
+            let t = sync::trips(em, &em.nodes[yi]);
+            for (k, w) in ws.iter().enumerate() {
+                of_node[yi].push(waits.len());
+                waits.push((yi, k));
+                sem.push(w.sem);
+                positive.push(!sync::never_positive(&w.value, &t));
+                offset.push(need.len());
+                for v in 0..sync::instances(&t) {
+                    sync::decode(&t, v, &mut regs);
+                    let x = if holds(&w.pred, &regs) {
+                        w.value.eval(&regs).clamp(0, u32::MAX as i128) as u32
+                    } else {
+                        0
+                    };
+                    need.push(x);
+                }
+            }
+        }
+        let mut clock = [[0u32; THREADS]; 5];
+        for (e, c) in clock.iter_mut().enumerate() {
+            c[e] = 1;
+        }
+        let nw = waits.len();
+        Checker {
+            em,
+            sync,
+            cf,
+            waits,
+            sem,
+            of_node,
+            positive,
+            offset,
+            need,
+            on,
+            signaller,
+            implied: if nw <= DENSE_MEMO {
+                vec![0; nw * nw]
+            } else {
+                Vec::new()
+            },
+            implied_sparse: std::collections::HashMap::new(),
+            kept: vec![Vec::new(); n],
+            st: State {
+                regs,
+                clock,
+                queue_epoch: [0; DMA_QUEUES],
+                prefix: vec![Vec::new(); sync.semaphores.len()],
+                epoch: vec![0; total],
+                budget: 0,
+            },
+        }
+    }
+
+    fn wait(&self, w: usize) -> &'a sync::Wait {
+        let (yi, k) = self.waits[w];
+        &self.sync.waits[yi][k]
+    }
+
+    /// Whether `assemble` drops wait `b` (of node `i`) when wait `a` ran before it in the same
+    /// iteration of the same body of the same engine.
+    fn implies(&mut self, a: usize, b: usize, i: usize) -> bool {
+        let at = a * self.waits.len() + b;
+        let dense = !self.implied.is_empty();
+        if dense && self.implied[at] != 0 {
+            return self.implied[at] == 2;
+        }
+        if let Some(&x) = self.implied_sparse.get(&(a, b)) {
+            return x;
+        }
+        let (wa, wb) = (self.wait(a), self.wait(b));
+        let x = wa.pred.iter().all(|c| wb.pred.contains(c))
+            && ((wa.sem == wb.sem
+                && wa.value.terms == wb.value.terms
+                && wa.value.constant >= wb.value.constant)
+                || sync::implies(
+                    self.em,
+                    i,
+                    self.signaller[wa.sem],
+                    &wa.value,
+                    self.signaller[wb.sem],
+                    &wb.value,
+                ));
+        if dense {
+            self.implied[at] = 1 + u8::from(x);
+        } else {
+            self.implied_sparse.insert((a, b), x);
+        }
+        x
+    }
+
+    /// Sets [`Checker::kept`] for the nodes of engine `e`: the waits of `alive` that the program
+    /// `assemble` builds keeps, by its rules: a wait whose value is never positive is dropped,
+    /// and so is one that a wait kept earlier in the same iteration of the same body of the same
+    /// engine implies. (The other engines' waits do not change what it keeps on `e`.)
+    fn keep(&mut self, e: Engine, alive: &[bool]) {
+        let mut out = std::mem::take(&mut self.kept);
+        for (i, ws) in out.iter_mut().enumerate() {
+            if self.em.nodes[i].engine == e {
+                ws.clear();
+            }
+        }
+        self.kept_in(&self.em.tree, e, alive, &mut out);
+        self.kept = out;
+    }
+
+    fn kept_in(&mut self, tree: &[ENode], e: Engine, alive: &[bool], out: &mut [Vec<usize>]) {
+        let mut known: Vec<usize> = Vec::new();
+        for t in tree {
+            match t {
+                ENode::Loop(_, body) => {
+                    if !sync::engine_has(self.em, body, e) {
+                        continue;
+                    }
+                    self.kept_in(body, e, alive, out);
+                    known.clear();
+                }
+                ENode::Inst(i) => {
+                    if self.em.nodes[*i].engine != e {
+                        continue;
+                    }
+                    for k in 0..self.of_node[*i].len() {
+                        let w = self.of_node[*i][k];
+                        if !alive[w] || !self.positive[w] {
+                            continue;
+                        }
+                        if !known.iter().any(|&a| self.implies(a, w, *i)) {
+                            known.push(w);
+                            out[*i].push(w);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the program `assemble` builds from the waits of `alive` is free of races, or
+    /// `None` when undecided; `budget` is charged with the steps taken.
+    fn race_free(&mut self, budget: &mut u64) -> Option<bool> {
+        let st = &mut self.st;
+        for (e, c) in st.clock.iter_mut().enumerate() {
+            *c = [0; THREADS];
+            c[e] = 1;
+        }
+        st.queue_epoch = [0; DMA_QUEUES];
+        for p in &mut st.prefix {
+            p.clear();
+        }
+        st.budget = *budget;
+        let mut walk = Walk {
+            em: self.em,
+            cf: self.cf,
+            kept: &self.kept,
+            sem: &self.sem,
+            offset: &self.offset,
+            need: &self.need,
+            on: &self.on,
+            signal: &self.sync.signal,
+            st,
+        };
+        let r = walk.block(&self.em.tree);
+        *budget = self.st.budget;
+        match r {
+            Ok(()) => Some(true),
+            Err(Stop::Race) => Some(false),
+            Err(Stop::Undecided) => None,
+        }
+    }
+}
+
+/// One pass of clock propagation over the instances in program order.
+struct Walk<'a> {
+    em: &'a Emitted,
+    cf: &'a Conflicts,
+    /// Per node, the numbers of the waits the program has before it.
+    kept: &'a [Vec<usize>],
+    sem: &'a [usize],
+    offset: &'a [usize],
+    need: &'a [u32],
+    on: &'a [bool],
+    /// The semaphore each node signals (one nobody waits for publishes harmlessly: it only
+    /// advances its engine's epoch, which leaves the relation as it is).
+    signal: &'a [Option<usize>],
+    st: &'a mut State,
+}
+
+impl Walk<'_> {
+    fn block(&mut self, tree: &[ENode]) -> Result<(), Stop> {
+        for t in tree {
+            match t {
+                ENode::Loop(l, body) => {
+                    let (trip, depth) = self.em.loops[*l];
+                    for it in 0..trip as i64 {
+                        self.st.regs[depth] = it;
+                        self.block(body)?;
+                    }
+                }
+                ENode::Inst(i) => self.inst(*i)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn publish(&mut self, sem: usize, c: Vc) {
+        let p = &mut self.st.prefix[sem];
+        let mut v = c;
+        if let Some(last) = p.last() {
+            join(&mut v, last);
+        }
+        p.push(v);
+    }
+
+    /// Whether instance `b`, whose thread's clock is `c`, happens after every instance it must.
+    fn check(&mut self, b: usize, c: &Vc) -> Result<(), Stop> {
+        let (s, e) = (self.cf.start[b] as usize, self.cf.start[b + 1] as usize);
+        for &(t, a) in &self.cf.after[s..e] {
+            if self.st.epoch[a as usize] > c[t as usize] {
+                return Err(Stop::Race);
+            }
+        }
+        Ok(())
+    }
+
+    fn inst(&mut self, i: usize) -> Result<(), Stop> {
+        let node = &self.em.nodes[i];
+        let ei = node.engine.index();
+        let lin = node.loops.iter().enumerate().fold(0usize, |acc, (d, &l)| {
+            acc * self.em.loops[l].0 as usize + self.st.regs[d] as usize
+        });
+        let b = self.cf.base[i] + lin;
+        let (s, e) = (self.cf.start[b] as usize, self.cf.start[b + 1] as usize);
+        let steps = 1 + self.kept[i].len() as u64 + (e - s) as u64;
+        self.st.budget = self.st.budget.checked_sub(steps).ok_or(Stop::Undecided)?;
+        for &w in &self.kept[i] {
+            let need = self.need[self.offset[w] + lin] as usize;
+            if need == 0 {
+                continue;
+            }
+            let p = &self.st.prefix[self.sem[w]];
+            if need > p.len() {
+                return Err(Stop::Undecided);
+            }
+            let c = p[need - 1];
+            join(&mut self.st.clock[ei], &c);
+        }
+        let on = self.on[b];
+        let sp = Engine::Sp.index();
+        match node.queue() {
+            Some(q) => {
+                let q = q as usize;
+                if on {
+                    self.st.queue_epoch[q] += 1;
+                    let mut c = self.st.clock[sp];
+                    c[5 + q] = self.st.queue_epoch[q];
+                    self.st.epoch[b] = self.st.queue_epoch[q];
+                    self.check(b, &c)?;
+                    if let Some(s) = self.signal[i] {
+                        self.publish(s, c);
+                    }
+                } else if let Some(s) = self.signal[i] {
+                    // A predicated-off transfer publishes `sp`'s clock, taking no epoch.
+                    self.publish(s, self.st.clock[sp]);
+                }
+            }
+            None => {
+                if on {
+                    self.st.epoch[b] = self.st.clock[ei][ei];
+                    let c = self.st.clock[ei];
+                    self.check(b, &c)?;
+                }
+                if let Some(s) = self.signal[i] {
+                    // Publish, then advance the engine's own epoch.
+                    self.publish(s, self.st.clock[ei]);
+                    self.st.clock[ei][ei] += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Drops every wait of `sync` that the others imply (see the module doc): one at a time, in
+/// consumer order, a wait is removed when the program without it provably has no race. Returns
+/// the number removed.
+pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
+    let Some(cf) = compute_conflicts(em, sync) else {
+        return 0;
+    };
+    let alive = {
+        let mut ck = Checker::new(em, sync, &cf);
+        let mut alive = vec![true; ck.waits.len()];
+        let mut budget = PRUNE_BUDGET;
+        for e in Engine::ALL {
+            ck.keep(e, &alive);
+        }
+        if ck.race_free(&mut budget) != Some(true) {
+            return 0;
+        }
+        for w in 0..alive.len() {
+            if budget == 0 {
+                break;
+            }
+            let e = em.nodes[ck.waits[w].0].engine;
+            alive[w] = false;
+            ck.keep(e, &alive);
+            if ck.race_free(&mut budget) != Some(true) {
+                alive[w] = true;
+                ck.keep(e, &alive);
+            }
+        }
+        if cfg!(debug_assertions) {
+            check_kept(&mut ck, &alive);
+        }
+        alive
+    };
+    let mut it = alive.iter();
+    let mut pruned = 0;
+    for ws in sync.waits.iter_mut() {
+        ws.retain(|_| {
+            let keep = *it.next().expect("one flag per wait");
+            pruned += usize::from(!keep);
+            keep
+        });
+    }
+    pruned
+}
+
+/// Debug builds: the waits [`Checker::keep`] says the program has are the ones `assemble`
+/// emits.
+fn check_kept(ck: &mut Checker<'_>, alive: &[bool]) {
+    let mut pruned = ck.sync.clone();
+    let mut it = alive.iter();
+    for ws in pruned.waits.iter_mut() {
+        ws.retain(|_| *it.next().expect("one flag per wait"));
+    }
+    let (prog, _) = crate::assemble(ck.em, &pruned, Vec::new());
+    let got = emitted(ck.em, &prog).expect("the assembled streams follow the kernel's tree");
+    for e in Engine::ALL {
+        ck.keep(e, alive);
+    }
+    for (i, ws) in ck.kept.iter().enumerate() {
+        let want: Vec<(usize, &Expr, &[Cmp])> = ws
+            .iter()
+            .map(|&w| {
+                let x = ck.wait(w);
+                (x.sem, &x.value, &x.pred[..])
+            })
+            .collect();
+        assert_eq!(got[i], want, "node {i}: hb's model of assemble's waits");
+    }
+}
