@@ -1,8 +1,8 @@
 //! Trip-count clamping: a copy of the emitted kernel whose long hardware loops run only a few
 //! iterations but show every pattern the full loops show, so that the synchronisation analysis
-//! ([`crate::sync::compute_sync`]) and the wait pruning (`prune_waits`, which simulates the
-//! program) cost the same for any trip count. Their decisions are made on the copy and then
-//! realised on the real kernel by node index (see `lib.rs`).
+//! ([`crate::sync::compute_sync`]) and the wait pruning ([`crate::hb::compute_pruned_waits`],
+//! which enumerates the program's instances) cost the same for any trip count. Their decisions
+//! are made on the copy and then realised on the real kernel by node index (see `lib.rs`).
 //!
 //! Why a short loop shows every pattern. Inside a loop `l` of trip `N`, everything the analyses
 //! look at is, per instance, a function of the iteration registers:
@@ -23,8 +23,8 @@
 //! iterations of the steady state, so every iteration distance the analysis distinguishes
 //! (distances are capped at [`crate::sync::MAX_DISTANCE`]) and every slot phase occurs between
 //! steady-state instances, between them and the edges, and across the edges. Hence the
-//! dependence distances found, the conflicts, and the races the detector reports when a wait is
-//! removed are the same on the copy as on the real kernel, for any `N`: the bound is
+//! dependence distances found, the conflicts, and the races the detector would report when a
+//! wait is removed are the same on the copy as on the real kernel, for any `N`: the bound is
 //! `B = 2H + MAX_DISTANCE + 2 + L` (rounded up so that `L` divides `N - B`), independent of `N`.
 //! A loop that breaks one of the conditions keeps its trip count (correct, only slower).
 

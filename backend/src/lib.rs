@@ -14,8 +14,10 @@
 //!    transfers over the 16 queues and `sp`'s issue slots), footprints;
 //! 4. [`sync::compute_sync`]: a semaphore for every cross-engine dependence, with waits affine in
 //!    the iteration registers;
-//! 5. `prune_waits` and [`assemble`]: one in-order stream per engine (the program order of the
-//!    kernel), hardware loops; waits that other waits imply are dropped.
+//! 5. [`hb::compute_pruned_waits`] and [`assemble`]: one in-order stream per engine (the program
+//!    order of the kernel), hardware loops; waits that other waits imply are dropped, decided by
+//!    a static happens-before analysis of the program (never by simulating it; the race
+//!    detector is the tests' oracle for it, `tests/static_pruning.rs`).
 //!
 //! Steps 4 and 5's pruning run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops
 //! run a bounded number of iterations that still show every pattern (the module argues the
