@@ -212,8 +212,28 @@ impl Comparison {
             (e, a)
         };
         let (ds, df) = (describe(slow)?, describe(fast).unwrap_or_default());
+        // The user's stage count against the trip count: an extended loop spends `stages − 1` of
+        // its `trip + stages − 1` iterations filling and draining, every time it runs.
+        let ramps: Vec<String> = a
+            .sim()
+            .annotated_loops
+            .iter()
+            .filter(|(_, stages, trip)| i64::from(*stages) - 1 >= (*trip / 4).max(1))
+            .map(|(iv, stages, trip)| {
+                format!(
+                    "annotated loop `{iv}` runs {trip} iterations in {stages} stages, so {} of its {} extended iterations fill or drain the pipeline each time it runs",
+                    stages - 1,
+                    trip + i64::from(*stages) - 1
+                )
+            })
+            .collect();
+        let ramps = if ramps.is_empty() {
+            String::new()
+        } else {
+            format!(" The user's stages: {}.", ramps.join("; "))
+        };
         Some(format!(
-            "{} is {:.2}x slower than {}. {ds}; {df}.",
+            "{} is {:.2}x slower than {}. {ds}; {df}.{ramps}",
             slow.mode.name(),
             slow.cycles() as f64 / fast.cycles().max(1) as f64,
             fast.mode.name()

@@ -120,6 +120,8 @@ pub struct SimRun {
     pub timeline: Vec<runtime_sim::sim::trace::Slice>,
     /// Every modulo-scheduled loop: the predicted II and the measured period.
     pub loops: Vec<crate::loops::LoopStats>,
+    /// Every loop the annotated pipeliner extended: `(iv, stages, iterations)`.
+    pub annotated_loops: Vec<(String, u32, i64)>,
 }
 
 /// Compiles and runs the kernel. The pipeliner's decisions go to `log`, also when it fails.
@@ -196,7 +198,16 @@ pub fn run(
             let loops = crate::loops::compute_loop_stats(&func, &compiled, &source.text, &r.trace);
             backend_log.extend(compiled.expansions.iter().cloned());
             backend_log.extend(loops.iter().map(|l| l.text.clone()));
+            let annotated_loops = func
+                .axes
+                .values()
+                .filter_map(|a| {
+                    let p = a.attrs.pipelined?;
+                    Some((a.iv_name.clone(), p.num_stages, p.orig_trip))
+                })
+                .collect();
             sim = Some(SimRun {
+                annotated_loops,
                 loops,
                 stats: r.stats,
                 races: r.races.iter().map(|x| x.to_string()).collect(),

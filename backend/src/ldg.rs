@@ -20,8 +20,9 @@
 //! interval test; a slot selector with the same coefficients is equal exactly when
 //! `(s·d + c_c − c_p) mod N = 0`, which is what makes **different slots of one ring independent**
 //! (`k mod 2` and `(k − 1) mod 2`). Anything else (different coefficients) is assumed to
-//! conflict. Guards are ignored (an instruction that is off at some iterations only removes
-//! conflicts). Different logical buffers never conflict inside one body: the allocator gives
+//! conflict. A conflict also needs both instructions to run at the two iterations: their guards
+//! are enumerated over the loops they name (the copies of a prefetch that take turns never
+//! conflict), within a bound past which they are assumed to. Different logical buffers never conflict inside one body: the allocator gives
 //! buffers accessed in one loop disjoint memory (their live ranges both span the loop).
 //!
 //! Invariants: node weights are positions in the body (program order); every `d = 0` edge goes
@@ -192,6 +193,46 @@ fn first_conflict(
     })
 }
 
+/// The largest joint iteration space [`may_run_together`] enumerates.
+const MAX_GUARD_ENUMERATION: u64 = 1 << 16;
+
+/// Whether instruction `p` at some iteration and `c` at `d` iterations of loop `iv` later (every
+/// other loop at the same iteration) can both run: their guards are enumerated over the loops
+/// they name. Guards that never hold together (the copies of a prefetch that take turns, a fill
+/// and a drain) carry no dependence. Past [`MAX_GUARD_ENUMERATION`] points, `true`.
+fn may_run_together(func: &Function, bir: &Bir, p: usize, c: usize, iv: Axis, d: u32) -> bool {
+    let (gp, gc) = (&bir.insts[p].guards, &bir.insts[c].guards);
+    if gp.is_empty() && gc.is_empty() {
+        return true;
+    }
+    let mut axes: Vec<Axis> = gp.iter().chain(gc).flat_map(|g| g.expr.axes()).collect();
+    axes.push(iv);
+    axes.sort();
+    axes.dedup();
+    let trips: Vec<i64> = axes.iter().map(|&a| func.axes[a].trip_count()).collect();
+    let total = trips
+        .iter()
+        .try_fold(1u64, |acc, &t| acc.checked_mul(t.max(0) as u64));
+    let Some(total) = total.filter(|&t| t <= MAX_GUARD_ENUMERATION) else {
+        return true;
+    };
+    let mut ivs = cranelift_entity::SecondaryMap::new();
+    (0..total).any(|v| {
+        let mut rest = v;
+        for (&a, &t) in axes.iter().zip(&trips) {
+            ivs[a] = func.axes[a].lb + (rest % t as u64) as i64;
+            rest /= t as u64;
+        }
+        if !gp.iter().all(|g| g.holds(&ivs)) {
+            return false;
+        }
+        ivs[iv] += i64::from(d);
+        let ok = ivs[iv] < func.axes[iv].ub && gc.iter().all(|g| g.holds(&ivs));
+        ivs[iv] -= i64::from(d);
+        ok
+    })
+}
+
 /// The dependence graph of BIR loop `l`, or `None` when its body holds a nested loop.
 pub fn compute_loop_deps(
     func: &Function,
@@ -230,7 +271,17 @@ pub fn compute_loop_deps(
                     if !(pw || cw) {
                         continue;
                     }
-                    let Some(d) = first_conflict(func, iv, po, co, dmin..=dmax) else {
+                    let mut from = dmin;
+                    let d = loop {
+                        let Some(d) = first_conflict(func, iv, po, co, from..=dmax) else {
+                            break None;
+                        };
+                        if may_run_together(func, bir, ip, ic, iv, d) {
+                            break Some(d);
+                        }
+                        from = d + 1;
+                    };
+                    let Some(d) = d else {
                         continue;
                     };
                     let kind = match (pw, cw) {

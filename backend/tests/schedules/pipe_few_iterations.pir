@@ -21,15 +21,8 @@ kernel few(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 5: ResMII 104 (sp), RecMII 1144, II 1144, predicted 1144 (before 1144), order kept
-#   recurrence: sp.store(t3) → (1 iteration later, `t3`) dve.tensor_scalar(t3) → (1 iteration later, `t3`) sp.store(t3)
-#   dep sp.load(t1) -> sp.load(t1): output d=2 lat=2164
+# loop i trip 5: ResMII 104 (sp), RecMII 0, II 620, predicted 616 (before 616), order kept
 #   dep sp.load(t1) -> act.activation(t2): flow d=1 lat=2164
-#   dep act.activation(t2) -> sp.load(t1): anti d=1 lat=124
-#   dep act.activation(t2) -> act.activation(t2): output d=2 lat=124
 #   dep act.activation(t2) -> dve.tensor_scalar(t3): flow d=1 lat=124
-#   dep dve.tensor_scalar(t3) -> act.activation(t2): anti d=1 lat=124
-#   dep dve.tensor_scalar(t3) -> dve.tensor_scalar(t3): output d=2 lat=124
 #   dep dve.tensor_scalar(t3) -> sp.store(t3): flow d=1 lat=124
-#   dep sp.store(t3) -> dve.tensor_scalar(t3): anti d=1 lat=2164
-#   order: sp.load(t1)@0, act.activation(t2)@1020, dve.tensor_scalar(t3)@1072, sp.store(t3)@52
+#   order: sp.load(t1)@0, act.activation(t2)@1544, dve.tensor_scalar(t3)@1048, sp.store(t3)@552
