@@ -218,7 +218,7 @@ impl Comparison {
             .sim()
             .annotated_loops
             .iter()
-            .filter(|(_, stages, trip)| i64::from(*stages) - 1 >= (*trip / 4).max(1))
+            .filter(|(_, stages, trip)| i64::from(*stages) > (*trip / 4).max(1))
             .map(|(iv, stages, trip)| {
                 format!(
                     "annotated loop `{iv}` runs {trip} iterations in {stages} stages, so {} of its {} extended iterations fill or drain the pipeline each time it runs",
