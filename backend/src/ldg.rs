@@ -194,7 +194,7 @@ fn first_conflict(
 }
 
 /// The largest joint iteration space [`may_run_together`] enumerates.
-const MAX_GUARD_ENUMERATION: u64 = 1 << 16;
+const MAX_GUARD_ENUMERATION: u64 = 1 << 12;
 
 /// Whether instruction `p` at some iteration and `c` at `d` iterations of loop `iv` later (every
 /// other loop at the same iteration) can both run: their guards are enumerated over the loops

@@ -157,8 +157,19 @@ fn may_conflict(x: &Node, y: &Node) -> bool {
                 && (fx.write || fy.write)
                 && fx.region.0 < fy.region.1
                 && fy.region.0 < fx.region.1
+                && rows_may_meet(fx, fy)
         })
     })
+}
+
+/// Whether two on-chip footprints whose partitions do not depend on the iteration (the pieces of
+/// one split DMA, say) share a partition; `true` when either depends on it, or for HBM (whose
+/// rows do).
+fn rows_may_meet(a: &Foot, b: &Foot) -> bool {
+    if matches!(a.space, Space::Hbm(_)) || !a.r0.terms.is_empty() || !b.r0.terms.is_empty() {
+        return true;
+    }
+    a.r0.constant < b.r0.constant + b.nr as i64 && b.r0.constant < a.r0.constant + a.nr as i64
 }
 
 /// What consumer `y` must wait for on producer `x`: `None` when it never needs to wait.
