@@ -54,6 +54,9 @@ use sync::Sync;
 /// A compiled kernel.
 #[derive(Clone, Debug)]
 pub struct Compiled {
+    /// The kernel the backend compiled: the input with the ring slots [`expand`] added (the
+    /// function `bir` refers to).
+    pub func: Function,
     pub bir: bir::Bir,
     pub program: Program,
     /// SBUF bytes per partition allocated.
@@ -177,6 +180,7 @@ pub fn compile_with_pruner(
         BackendError::internal(format!("the backend emitted an invalid program: {e}"))
     })?;
     Ok(Compiled {
+        func: func.clone(),
         bir,
         program,
         sbuf_bytes: alloc.sbuf_bytes,
