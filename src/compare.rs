@@ -134,7 +134,7 @@ impl Comparison {
     /// The side-by-side table, in Markdown.
     pub fn to_text(&self) -> String {
         let mut s = format!(
-            "`{}` ({}): every path's outputs equal the interpreter's bit for bit\n\n",
+            "`{}` ({}): every path's outputs equal the kernel's as written (interpreted) bit for bit\n\n",
             self.kernel, self.file
         );
         s += "| |";

@@ -132,6 +132,8 @@ pub fn run(
 ) -> Result<RunReport, Failure> {
     let started = std::time::Instant::now();
     let mut func = driver::compile(source, opts.kernel.as_deref())?;
+    // The kernel as written: the oracle of `--check`.
+    let written = func.clone();
     let mut notes = Vec::new();
     prepare(
         &mut func,
@@ -220,20 +222,10 @@ pub fn run(
         }
     };
     let mut checked = false;
-    if opts.check && opts.engine == Engine::Sim {
-        let r = interp::interpret(&oracle, &inputs).map_err(|e| interp_failure(&oracle, &e))?;
-        for ((&tensor, want), got) in func.outputs.iter().zip(&r.outputs).zip(&arrays) {
-            if let Some(msg) = first_difference(want, got) {
-                return Err(Failure::Internal(format!(
-                    "--check: output `{}` of the simulated program differs from the interpreter's: {msg}",
-                    output_name(&func, tensor)
-                )));
-            }
-        }
-        interp_stats = Some(r.stats);
+    if opts.check {
+        let stats = check_outputs(&written, &oracle, &func, &inputs, &arrays, opts)?;
+        interp_stats = interp_stats.or(Some(stats));
         checked = true;
-    } else if opts.check {
-        notes.push("--check compares the simulator with the interpreter; with --engine interp there is nothing to compare".to_string());
     }
     let result = RunResultParts { outputs: arrays };
 
@@ -274,6 +266,70 @@ pub fn run(
 
 struct RunResultParts {
     outputs: Vec<Array>,
+}
+
+/// `--check`: the outputs (`got`, from the simulator or the interpreter on the path's kernel)
+/// against the interpreter's on the kernel **as written** (`written`, no pipelining). On a
+/// difference, the interpreter on the pipelined kernel (`pipelined`, as the annotated path left
+/// it) says which side changed the result: if it agrees with the kernel as written, the backend
+/// (or the simulator) did, a bug in nkc; if not, the pipelining did, which is the user's doing
+/// when the legality check was skipped, and a bug in nkc otherwise. Returns the interpreter's
+/// statistics on the kernel as written.
+fn check_outputs(
+    written: &Function,
+    pipelined: &Function,
+    func: &Function,
+    inputs: &[Array],
+    got: &[Array],
+    opts: &RunOptions,
+) -> Result<interp::Stats, Failure> {
+    let want = interp::interpret(written, inputs).map_err(|e| interp_failure(written, &e))?;
+    let path = format!(
+        "the {} on `--pipeline {}`",
+        match opts.engine {
+            Engine::Sim => "simulated program",
+            Engine::Interp => "interpreted kernel",
+        },
+        opts.pipeline.name()
+    );
+    for ((&tensor, want_a), got_a) in func.outputs.iter().zip(&want.outputs).zip(got) {
+        let Some(msg) = first_difference(want_a, got_a) else {
+            continue;
+        };
+        let name = output_name(func, tensor);
+        let index = func.outputs.iter().position(|&t| t == tensor).unwrap_or(0);
+        // The pipelined kernel, interpreted: its output, or what stopped it (a read of memory
+        // nothing wrote: a pipelining that reads a tile before its load).
+        let (pipeliner_changed, why) = match interp::interpret(pipelined, inputs) {
+            Ok(piped) => (
+                piped
+                    .outputs
+                    .get(index)
+                    .is_some_and(|p| first_difference(want_a, p).is_some()),
+                String::new(),
+            ),
+            Err(e) => (
+                true,
+                format!(" (interpreted, the pipelined kernel stops: {e})"),
+            ),
+        };
+        let head =
+            format!("--check: output `{name}` of {path} differs from the kernel as written: {msg}");
+        return Err(if !pipeliner_changed {
+            Failure::Internal(format!(
+                "{head}; the pipelined kernel interprets to the bits of the kernel as written, so the backend changed the result"
+            ))
+        } else if !opts.legality_check {
+            Failure::User(format!(
+                "{head}; the pipelined kernel differs too{why}: the pipelining changed the result, and its legality check was skipped (--no-legality-check)"
+            ))
+        } else {
+            Failure::Internal(format!(
+                "{head}; the pipelined kernel differs too{why}, although its legality check accepted it"
+            ))
+        });
+    }
+    Ok(want.stats)
 }
 
 /// The first element where two arrays differ in their bits, described; `None` when equal.
@@ -327,6 +383,20 @@ pub fn prepare(
         PipelineMode::Default | PipelineMode::Annotated => {
             let popts = PipelineOptions { legality_check };
             driver::pipeline(func, &popts, log)?;
+            if !legality_check {
+                let loops: Vec<String> = func
+                    .axes
+                    .values()
+                    .filter(|a| a.attrs.pipelined.is_some())
+                    .map(|a| format!("`{}`", a.iv_name))
+                    .collect();
+                if !loops.is_empty() {
+                    eprintln!(
+                        "warning: the legality check was skipped (--no-legality-check) for the pipelined loop(s) {}: their pipelining is not verified",
+                        loops.join(", ")
+                    );
+                }
+            }
         }
         PipelineMode::Emergent | PipelineMode::None => {
             let _ = notes;
@@ -532,7 +602,7 @@ impl RunReport {
             },
             self.pipeline.name(),
             if self.checked {
-                "; --check: outputs equal the interpreter's bit for bit"
+                "; --check: outputs equal the kernel's as written (interpreted) bit for bit"
             } else {
                 ""
             }

@@ -363,3 +363,38 @@ fn emit_ast_prints_the_syntax_tree() {
         "{out}"
     );
 }
+
+/// `--check` compares with the kernel as written: every kernel of the pipeliner corpus that the
+/// legality check rejects (E0430), run with the check skipped, fails with exit 1 and names the
+/// first differing element, after the warning that the check was skipped. The one exception is
+/// the corpus's documented harmless reordering (`# check off: same bits`: two writes reversed
+/// whose last still wins), which runs and passes `--check`, with the warning.
+#[test]
+fn check_off_runs_fail_check_against_the_kernel_as_written() {
+    let mut rejected = 0;
+    for entry in std::fs::read_dir("tests/pipeline").expect("the corpus exists") {
+        let path = entry.expect("a directory entry").path();
+        let text = std::fs::read_to_string(&path).expect("readable corpus file");
+        if !text.lines().any(|l| l.starts_with("# expect: E0430")) {
+            continue;
+        }
+        rejected += 1;
+        let file = path.to_str().expect("UTF-8 path");
+        let o = nkc(&["run", file, "--no-legality-check", "--check"]);
+        let err = stderr(&o);
+        assert!(
+            err.contains("warning: the legality check was skipped"),
+            "{file}: no warning:\n{err}"
+        );
+        if text.lines().any(|l| l.trim() == "# check off: same bits") {
+            assert_eq!(o.status.code(), Some(0), "{file}: {err}");
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(1), "{file}: {err}");
+        assert!(
+            err.contains("differs from the kernel as written: element ["),
+            "{file}: no first differing element:\n{err}"
+        );
+    }
+    assert!(rejected >= 3, "the corpus has legality rejections");
+}
