@@ -154,9 +154,10 @@ impl Comparison {
             r
         };
         s += &row("cycles", &|p| p.cycles().to_string());
-        s += &row("lower bound", &|p| p.sim().stats.bound().to_string());
+        s += &row("lower bound", &|p| p.sim().lower_bound().to_string());
+        s += &row("bound set by", &|p| p.sim().bound_by().to_string());
         s += &row("cycles / bound", &|p| {
-            format!("{:.3}", p.sim().stats.cycles_over_bound())
+            format!("{:.3}", p.sim().cycles_over_bound())
         });
         s += &row("speed-up over none", &|p| {
             format!("{:.2}x", none as f64 / p.cycles().max(1) as f64)
@@ -253,11 +254,11 @@ pub fn suite_table(comparisons: &[Comparison]) -> String {
                 .iter()
                 .find(|p| p.mode == mode)
                 .map_or("—".to_string(), |p| {
-                    format!("{:.3}", p.sim().stats.cycles_over_bound())
+                    format!("{:.3}", p.sim().cycles_over_bound())
                 })
         };
         let (best, ratio) = c.best().map_or(("—", 0.0), |p| {
-            (p.mode.name(), p.sim().stats.cycles_over_bound())
+            (p.mode.name(), p.sim().cycles_over_bound())
         });
         s += &format!(
             "| {} | {} | {} | {} | {best} | {ratio:.3} |\n",

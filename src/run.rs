@@ -122,6 +122,39 @@ pub struct SimRun {
     pub loops: Vec<crate::loops::LoopStats>,
     /// Every loop the annotated pipeliner extended: `(iv, stages, iterations)`.
     pub annotated_loops: Vec<(String, u32, i64)>,
+    /// The dependence bound of the kernel as written ([`backend::dep_bound`]; `None` when it
+    /// has too many instances to run).
+    pub dependence_bound: Option<u64>,
+}
+
+impl SimRun {
+    /// The resource bound (the simulator's: the busiest engine, or all queues' DMA time / 16).
+    pub fn resource_bound(&self) -> u64 {
+        self.stats.bound()
+    }
+
+    /// `max(resource bound, dependence bound)`: no schedule of the kernel ends sooner.
+    pub fn lower_bound(&self) -> u64 {
+        self.resource_bound()
+            .max(self.dependence_bound.unwrap_or(0))
+    }
+
+    /// Which bound is the lower bound: `resource` or `dependence`.
+    pub fn bound_by(&self) -> &'static str {
+        if self.dependence_bound.unwrap_or(0) > self.resource_bound() {
+            "dependence"
+        } else {
+            "resource"
+        }
+    }
+
+    /// `cycles / lower bound` (1 when the bound is 0).
+    pub fn cycles_over_bound(&self) -> f64 {
+        match self.lower_bound() {
+            0 => 1.0,
+            b => self.stats.cycles as f64 / b as f64,
+        }
+    }
 }
 
 /// Compiles and runs the kernel. The pipeliner's decisions go to `log`, also when it fails.
@@ -209,6 +242,7 @@ pub fn run(
                 })
                 .collect();
             sim = Some(SimRun {
+                dependence_bound: backend::dep_bound::compute_dependence_bound(&written),
                 annotated_loops,
                 loops,
                 stats: r.stats,
@@ -562,8 +596,11 @@ impl RunReport {
             let s = &sim.stats;
             let engines = crate::sim::engines_json(s);
             j["cycles"] = json!(s.cycles);
-            j["lower_bound"] = json!(s.bound());
-            j["cycles_over_bound"] = json!(s.cycles_over_bound());
+            j["lower_bound"] = json!(sim.lower_bound());
+            j["resource_bound"] = json!(sim.resource_bound());
+            j["dependence_bound"] = json!(sim.dependence_bound);
+            j["bound_by"] = json!(sim.bound_by());
+            j["cycles_over_bound"] = json!(sim.cycles_over_bound());
             j["races"] = json!(sim.races);
             j["engines"] = json!(engines);
             j["sbuf_bytes"] = json!(sim.sbuf_bytes);
@@ -621,11 +658,15 @@ impl RunReport {
         if let Some(sim) = &self.sim {
             let st = &sim.stats;
             s += &format!(
-                "  {} cycles ({:.2} µs at 1.4 GHz); lower bound {} cycles; cycles / bound = {:.3}\n",
+                "  {} cycles ({:.2} µs at 1.4 GHz); lower bound {} cycles (resource {}, dependence {}; set by {}); cycles / bound = {:.3}\n",
                 st.cycles,
                 st.cycles as f64 / runtime_sim::machine::CYCLES_PER_US,
-                st.bound(),
-                st.cycles_over_bound()
+                sim.lower_bound(),
+                sim.resource_bound(),
+                sim.dependence_bound
+                    .map_or("not computed".to_string(), |d| d.to_string()),
+                sim.bound_by(),
+                sim.cycles_over_bound()
             );
             for e in runtime_sim::isa::Engine::ALL {
                 let es = &st.engines[e.index()];

@@ -148,8 +148,8 @@ pub fn render(comparisons: &[Comparison]) -> String {
             escape(&c.kernel),
             p.mode.name(),
             st.cycles,
-            st.cycles_over_bound(),
-            st.bound()
+            p.sim().cycles_over_bound(),
+            p.sim().lower_bound()
         );
         y += TITLE;
         let top = y;

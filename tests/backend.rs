@@ -58,7 +58,8 @@ fn opts(mode: PipelineMode) -> RunOptions {
 }
 
 /// Runs with `--check`: fails unless the simulated outputs equal the interpreter's bit for bit
-/// and the race detector found nothing. Returns (cycles, lower bound).
+/// (on the kernel as written), the race detector found nothing, and the dependence bound is not
+/// above the cycles. Returns (cycles, lower bound).
 fn checked_run(ex: &str, mode: PipelineMode) -> (u64, u64) {
     let src = source(ex);
     let report = run::run(&src, &opts(mode), &mut PipelineLog::default())
@@ -68,7 +69,15 @@ fn checked_run(ex: &str, mode: PipelineMode) -> (u64, u64) {
         .sim
         .expect("engine sim reports the simulator's figures");
     assert!(sim.races.is_empty(), "{ex}: {:?}", sim.races);
-    (sim.stats.cycles, sim.stats.bound())
+    // The dependence bound of the kernel as written is a lower bound of every path.
+    let dep = sim.dependence_bound.expect("the examples are small enough");
+    assert!(
+        dep <= sim.stats.cycles,
+        "{ex} --pipeline {}: dependence bound {dep} above {} cycles",
+        mode.name(),
+        sim.stats.cycles
+    );
+    (sim.stats.cycles, sim.lower_bound())
 }
 
 #[test]
@@ -591,7 +600,17 @@ fn every_corpus_kernel_simulates_to_the_interpreters_bits() {
                 o.kernel = Some(k.name.name.clone());
                 match run::run(&src, &o, &mut PipelineLog::default()) {
                     Ok(r) => {
-                        assert!(r.checked && r.sim.unwrap().races.is_empty());
+                        let sim = r.sim.expect("engine sim");
+                        assert!(r.checked && sim.races.is_empty());
+                        let dep = sim.dependence_bound.unwrap_or(0);
+                        assert!(
+                            dep <= sim.stats.cycles,
+                            "{} `{}` --pipeline {}: dependence bound {dep} above {} cycles",
+                            f.display(),
+                            k.name.name,
+                            mode.name(),
+                            sim.stats.cycles
+                        );
                         runs += 1;
                     }
                     Err(nkc::driver::Failure::Diagnostics(d)) => {

@@ -31,6 +31,7 @@
 pub mod alloc;
 pub mod bir;
 pub mod clamp;
+pub mod dep_bound;
 pub mod emergent;
 pub mod emergent_nest;
 pub mod emit;

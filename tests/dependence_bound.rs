@@ -1,0 +1,70 @@
+//! The dependence bound (`backend::dep_bound`), worked by hand on two kernels from MACHINE.md's
+//! cost table. (That it never exceeds the simulated cycles of any path is checked on every example
+//! and corpus kernel by `tests/backend.rs`.)
+//!
+//! A load or store of a 128 × 512 f32 tile (262,144 bytes) ends soonest split in 16 pieces of 8
+//! partitions: `sp` issues them in 16 × 64 = 1,024 cycles, the last one's latency is 1,820, and
+//! its 16,384 bytes take ⌈16,384 / 19⌉ = 863 cycles on its queue: 3,707 cycles. (8 pieces:
+//! 512 + 1,820 + 1,725 = 4,057; one piece: 64 + 1,820 + 13,798.) An exp on the Scalar engine over
+//! 512 elements per partition costs max(64, 512) + 60 = 572, and so does adding a constant on the
+//! Vector engine (`tensor_scalar`).
+
+use nkc::driver::Source;
+use std::path::Path;
+
+fn bound(text: &str) -> Option<u64> {
+    let src = Source {
+        path: Path::new("t.nk").to_path_buf(),
+        text: text.to_string(),
+    };
+    let func = nkc::driver::compile(&src, None).expect("the test kernel compiles");
+    backend::dep_bound::compute_dependence_bound(&func)
+}
+
+/// load → exp → store: 3,707 + 572 + 3,707.
+#[test]
+fn a_load_exp_store_chain() {
+    let k = "def chain(a: nl.hbm[nl.float32, 128, 512]):
+    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a[:, :])
+    e = nl.exp(t)
+    nl.store(c[:, :], value=e)
+    return c
+";
+    assert_eq!(bound(k), Some(3707 + 572 + 3707));
+}
+
+/// Every iteration loads what the previous one stored in HBM scratch: the chain runs through all
+/// of them. Copy in (load, store), three rounds of (load, add, store), copy out (load, store):
+/// 4 × 3,707 + 3 × (3,707 + 572 + 3,707) = 38,786; the loop's iterations cannot overlap.
+#[test]
+fn a_chain_through_hbm() {
+    let k = "def hbm_chain(a: nl.hbm[nl.float32, 128, 512]):
+    s = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    t0 = nl.load(a[:, :])
+    nl.store(s[:, :], value=t0)
+    for i in nl.affine_range(3):
+        t = nl.load(s[:, :])
+        u = nl.add(t, 1.0)
+        nl.store(s[:, :], value=u)
+    t2 = nl.load(s[:, :])
+    nl.store(c[:, :], value=t2)
+    return c
+";
+    assert_eq!(bound(k), Some(4 * 3707 + 3 * (3707 + 572 + 3707)));
+}
+
+/// Independent iterations do not add up: eight tiles cost one chain.
+#[test]
+fn independent_iterations_cost_one_chain() {
+    let k = "def tiles(a: nl.hbm[nl.float32, 1024, 512]):
+    c = nl.ndarray((1024, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(8):
+        t = nl.load(a[i * 128:(i + 1) * 128, :])
+        e = nl.exp(t)
+        nl.store(c[i * 128:(i + 1) * 128, :], value=e)
+    return c
+";
+    assert_eq!(bound(k), Some(3707 + 572 + 3707));
+}
