@@ -607,8 +607,13 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
             if budget == 0 {
                 break;
             }
-            let e = em.nodes[ck.waits[w].0].engine;
+            let (node, e) = (ck.waits[w].0, em.nodes[ck.waits[w].0].engine);
             alive[w] = false;
+            // A wait that `assemble` already drops (an earlier wait of its engine implies it)
+            // is not in the program: removing it changes nothing.
+            if !ck.kept[node].contains(&w) {
+                continue;
+            }
             ck.keep(e, &alive);
             if ck.race_free(&mut budget) != Some(true) {
                 alive[w] = true;
