@@ -30,6 +30,8 @@
 
 pub mod alloc;
 pub mod bir;
+pub mod bir_parse;
+pub mod bir_verify;
 pub mod clamp;
 pub mod emergent;
 pub mod emergent_nest;
@@ -114,9 +116,12 @@ pub fn compile_with_pruner(
     let mut expansions = Vec::new();
     let (bir, schedules) = loop {
         let mut bir = bir::lower_function(&expanded)?;
+        debug_verify_bir(&expanded, &bir, "lowering")?;
         schedule::schedule_bodies(&mut bir);
+        debug_verify_bir(&expanded, &bir, "the list scheduler")?;
         let plan = queues::compute_queue_plan(&expanded, &bir);
         let schedules = modulo::schedule_loops(&expanded, &mut bir, &plan);
+        debug_verify_bir(&expanded, &bir, "the modulo scheduler")?;
         if expansions.len() >= MAX_EXPANSIONS {
             break (bir, schedules);
         }
@@ -187,6 +192,15 @@ pub fn compile_with_pruner(
         schedules,
         expansions,
     })
+}
+
+/// Runs the BIR verifier ([`bir_verify`]) after backend pass `pass` in debug builds (and so in
+/// tests); a failure is an internal error naming the pass.
+fn debug_verify_bir(func: &Function, bir: &bir::Bir, pass: &str) -> Result<(), BackendError> {
+    if cfg!(debug_assertions) {
+        bir_verify::verify_after(func, bir, pass).map_err(BackendError::internal)?;
+    }
+    Ok(())
 }
 
 /// Builds one stream per engine and drops redundant waits: a wait is redundant when an earlier
