@@ -230,7 +230,7 @@ fn execute(
                     let compiled =
                         run::backend_compile(&func, &src).map_err(|f| (f, Some(src.clone())))?;
                     match emit {
-                        Emit::Bir => backend::bir::write_bir(&func, &compiled.bir),
+                        Emit::Bir => backend::bir::write_bir(&compiled.func, &compiled.bir),
                         _ => runtime_sim::text::print(&compiled.program),
                     }
                 }

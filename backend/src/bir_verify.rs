@@ -444,3 +444,109 @@ fn mem_name(m: Memory) -> &'static str {
         Memory::Psum => "PSUM",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The structural violations the text form cannot express (the reader places every node
+    //! once, with its loop chain), made by editing read BIR.
+    use super::*;
+    use crate::bir_parse::parse_bir;
+
+    const TEXT: &str = "bir k(x) -> () {
+  buffer x: hbm f32[1024, 64] input
+  buffer t: sbuf f32[128, 64] local
+  loop r0 = 0..8 (i = r0 + 0) {
+    sp.load t[0 +: 128, 0 +: 64], x[128*i +: 128, 0 +: 64]
+    loop r1 = 0..2 (j = r1 + 0) {
+      dve.copy t[0 +: 128, 0 +: 64], t[0 +: 128, 0 +: 64]
+    }
+  }
+}
+";
+
+    fn errors(edit: impl FnOnce(&mut Function, &mut Bir)) -> Vec<String> {
+        let (mut func, mut bir) = parse_bir(TEXT).expect("reads");
+        verify_bir(&func, &bir).expect("verifies before the edit");
+        edit(&mut func, &mut bir);
+        match verify_bir(&func, &bir) {
+            Ok(()) => Vec::new(),
+            Err(errs) => errs.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn node_out_of_range() {
+        let e = errors(|_, b| b.body.push(BNode::Inst(7)));
+        assert_eq!(
+            e,
+            ["bir: the kernel body names inst7, which does not exist"]
+        );
+        let e = errors(|_, b| b.loops[1].body.push(BNode::Loop(9)));
+        assert_eq!(
+            e,
+            ["bir: the body of loop1 (j) names loop9, which does not exist"]
+        );
+    }
+
+    #[test]
+    fn instruction_in_two_bodies_or_none() {
+        let e = errors(|_, b| b.body.push(BNode::Inst(1)));
+        assert!(
+            e.iter().any(|m| m == "inst1 (dve.copy t): is in 2 bodies"),
+            "{e:?}"
+        );
+        assert!(
+            e.iter().any(|m| m.starts_with("inst1 (dve.copy t): lists its loops as [loop0, loop1], but the loops around it are []")),
+            "{e:?}"
+        );
+        let e = errors(|_, b| b.loops[1].body.clear());
+        assert_eq!(e, ["inst1 (dve.copy t): is in no body"]);
+    }
+
+    #[test]
+    fn loops_form_a_tree() {
+        let e = errors(|_, b| b.loops[1].body.push(BNode::Loop(1)));
+        assert!(e.iter().any(|m| m == "loop1 (j): is in 2 bodies"), "{e:?}");
+        assert!(
+            e.iter().any(|m| m == "loop1 (j): is inside itself"),
+            "{e:?}"
+        );
+        let e = errors(|_, b| {
+            b.body.clear();
+            b.loops[0].body.push(BNode::Loop(0));
+        });
+        let unreachable = "is not reachable from the kernel body (it is inside itself or inside a \
+                           loop that is)";
+        assert_eq!(
+            e,
+            [
+                format!("loop0 (i): {unreachable}"),
+                format!("loop1 (j): {unreachable}")
+            ]
+        );
+    }
+
+    #[test]
+    fn loop_chains_depths_and_axes() {
+        let e = errors(|_, b| b.insts[1].loops = vec![0]);
+        assert_eq!(
+            e,
+            ["inst1 (dve.copy t): lists its loops as [loop0], but the loops around it are [loop0, loop1]"]
+        );
+        let e = errors(|_, b| b.loops[1].trip = 3);
+        assert_eq!(e, ["loop1 (j): runs 0..3, but its axis runs 0..2"]);
+        let e = errors(|_, b| b.loops[0].iv = "z".into());
+        assert_eq!(
+            e,
+            ["loop0 (z): names induction variable `z`, but its axis's is `i`"]
+        );
+        let e = errors(|f, b| {
+            let t = f.tensors.keys().next().expect("a tensor");
+            b.insts[0].dst.tensor = penguin::Tensor::from_u32(t.as_u32() + 9);
+        });
+        assert_eq!(
+            e,
+            ["inst0 (sp.load ?): destination names tensor t9, which does not exist"]
+        );
+    }
+}

@@ -19,6 +19,10 @@
 //!    a static happens-before analysis of the program (never by simulating it; the race
 //!    detector is the tests' oracle for it, `tests/static_pruning.rs`).
 //!
+//! BIR has a text form that reads back ([`bir::write_bir`], [`bir_parse::parse_bir`]) and a
+//! verifier ([`bir_verify::verify_bir`]) that runs after lowering, the list scheduler and the
+//! modulo scheduler in debug builds (a failure is an internal error naming the pass).
+//!
 //! Steps 4 and 5's pruning run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops
 //! run a bounded number of iterations that still show every pattern (the module argues the
 //! bound); the decisions (which waits, at which distances) are realised on the real kernel by
@@ -57,6 +61,9 @@ use sync::Sync;
 #[derive(Clone, Debug)]
 pub struct Compiled {
     pub bir: bir::Bir,
+    /// The kernel `bir` references: the input with the ring slots [`expand`] added (print BIR
+    /// with this one: `bir::write_bir(&compiled.func, &compiled.bir)`).
+    pub func: Function,
     pub program: Program,
     /// SBUF bytes per partition allocated.
     pub sbuf_bytes: u64,
@@ -183,6 +190,7 @@ pub fn compile_with_pruner(
     })?;
     Ok(Compiled {
         bir,
+        func: func.clone(),
         program,
         sbuf_bytes: alloc.sbuf_bytes,
         psum_banks: alloc.psum_banks,
