@@ -13,7 +13,7 @@
 
 use crate::error::{BackendError, UNSUPPORTED};
 use penguin::affine::Predicate;
-use penguin::ir::{EngineClass, Memory, Op, Operand, StmtKind};
+use penguin::ir::{EngineClass, Memory, Op, Operand, Scale, StmtKind};
 use penguin::{Axis, Function, SrcSpan, Stmt};
 use runtime_sim::isa::Engine;
 use runtime_sim::machine;
@@ -268,9 +268,47 @@ pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand])
     }
 }
 
-/// The text form of BIR (`nkc compile --emit bir`).
+/// The deepest loop nesting the text form writes and reads (a loop that contains itself, which
+/// the verifier rejects, would otherwise print forever).
+pub const MAX_TEXT_DEPTH: usize = 64;
+
+/// The text form of BIR (`nkc compile --emit bir`), which [`crate::bir_parse::parse_bir`] reads
+/// back:
+///
+/// ```text
+/// bir ring(x, w) -> (y) {
+///   buffer x: hbm f32[256, 64] input
+///   buffer p: psum f32[64, 64] local ring[i: 2]
+///   loop r0 = 0..9 (i = r0 + 0) pipelined(stages=2, trip=8) {
+///     @(i < 8) pe.matmul(accumulate=false) p{i}[0 +: 64, 0 +: 64], tx[0 +: 32, 0 +: 64], w[0 +: 32, 0 +: 64]  stage 0
+///   }
+/// }
+/// ```
+///
+/// - `bir NAME(PARAMS) -> (OUTPUTS)`: the kernel's parameters and outputs, in order;
+/// - `buffer NAME: MEMORY DTYPE[SHAPE] KIND [ring[IV: COUNT, ...]]`, one per tensor, in entity
+///   order (`KIND` is `input`, `output` or `local`; the ring is the tensor's block dimensions);
+/// - `loop rD = 0..TRIP (IV = rD + LB) [pipelined(stages=N, trip=T)] { ... }`: a hardware loop on
+///   register `rD` (`D` its depth) whose induction variable is `IV`; `pipelined` marks a loop the
+///   annotated pipeliner extended;
+/// - an instruction `[@(GUARD && ...)] ENGINE.OP[(PARAMS)] DST, SRC, ...  [stage N]`, with the op
+///   parameters of Penguin's text form (`matmul(accumulate=B)`, `tensor_tensor(op=ALU)`,
+///   `tensor_scalar(op=ALU, imm=F, reverse=B)`, `activation(func=F, scale=F|tile, bias=B)`,
+///   `reduce(op=R)`, `memset(value=F)`; floats bit-exact) and Penguin's operands
+///   (`TENSOR{SLOT, ...}[START +: SIZE, ...]`).
 pub fn write_bir(func: &Function, bir: &Bir) -> String {
-    let mut out = format!("bir {} {{\n", func.name);
+    let names = |ts: &[penguin::Tensor]| -> String {
+        ts.iter()
+            .map(|&t| penguin::write::tensor_name(func, t))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = format!(
+        "bir {}({}) -> ({}) {{\n",
+        func.name,
+        names(&func.params),
+        names(&func.outputs)
+    );
     for (_, t) in func.tensors.iter() {
         let block: Vec<String> = t
             .block
@@ -279,11 +317,12 @@ pub fn write_bir(func: &Function, bir: &Bir) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "  buffer {}: {} {}{:?}{}",
+            "  buffer {}: {} {}{:?} {}{}",
             t.name,
             t.memory.name(),
             t.dtype.name(),
             t.shape,
+            t.kind.name(),
             if block.is_empty() {
                 String::new()
             } else {
@@ -301,42 +340,52 @@ fn write_block(out: &mut String, func: &Function, bir: &Bir, nodes: &[BNode], de
     for &n in nodes {
         match n {
             BNode::Loop(l) => {
-                let lp = &bir.loops[l];
-                let _ = writeln!(
+                let Some(lp) = bir.loops.get(l) else {
+                    let _ = writeln!(out, "{pad}# <undefined loop{l}>");
+                    continue;
+                };
+                let _ = write!(
                     out,
-                    "{pad}loop r{} = 0..{} ({} = r{} + {}) {{",
+                    "{pad}loop r{} = 0..{} ({} = r{} + {})",
                     lp.depth, lp.trip, lp.iv, lp.depth, lp.lb
                 );
-                write_block(out, func, bir, &lp.body, depth + 1);
+                if let Some(p) = func.axes.get(lp.axis).and_then(|a| a.attrs.pipelined) {
+                    let _ = write!(
+                        out,
+                        " pipelined(stages={}, trip={})",
+                        p.num_stages, p.orig_trip
+                    );
+                }
+                out.push_str(" {\n");
+                // A loop in its own body would recurse forever; the verifier reports it.
+                if depth <= MAX_TEXT_DEPTH {
+                    write_block(out, func, bir, &lp.body, depth + 1);
+                }
                 let _ = writeln!(out, "{pad}}}");
             }
             BNode::Inst(i) => {
-                let bi = &bir.insts[i];
+                let Some(bi) = bir.insts.get(i) else {
+                    let _ = writeln!(out, "{pad}# <undefined inst{i}>");
+                    continue;
+                };
                 let mut line = pad.clone();
                 if !bi.guards.is_empty() {
-                    let g: Vec<String> = bi
-                        .guards
-                        .iter()
-                        .map(|p| {
-                            format!(
-                                "{} {} {}",
-                                func.display_affine(&p.expr),
-                                p.cmp.symbol(),
-                                p.bound
-                            )
-                        })
-                        .collect();
-                    let _ = write!(line, "@({}) ", g.join(" && "));
+                    line.push_str("@(");
+                    for (k, p) in bi.guards.iter().enumerate() {
+                        if k > 0 {
+                            line.push_str(" && ");
+                        }
+                        let _ = penguin::write::write_predicate(&mut line, func, p);
+                    }
+                    line.push_str(") ");
                 }
-                let _ = write!(
-                    line,
-                    "{}.{} {}",
-                    bi.engine.name(),
-                    bi.op.name(),
-                    operand(func, &bi.dst)
-                );
+                let _ = write!(line, "{}.{}", bi.engine.name(), bi.op.name());
+                let _ = write_op_params(&mut line, &bi.op);
+                line.push(' ');
+                let _ = penguin::write::write_operand(&mut line, func, &bi.dst);
                 for s in &bi.srcs {
-                    let _ = write!(line, ", {}", operand(func, s));
+                    line.push_str(", ");
+                    let _ = penguin::write::write_operand(&mut line, func, s);
                 }
                 if let Some(st) = bi.stage {
                     let _ = write!(line, "  stage {st}");
@@ -348,27 +397,34 @@ fn write_block(out: &mut String, func: &Function, bir: &Bir, nodes: &[BNode], de
     }
 }
 
-fn operand(func: &Function, o: &Operand) -> String {
-    let t = &func.tensors[o.tensor];
-    let mut s = t.name.clone();
-    if !o.access.slots.is_empty() {
-        let sl: Vec<String> = o
-            .access
-            .slots
-            .iter()
-            .map(|e| func.display_affine(e).to_string())
-            .collect();
-        let _ = write!(s, "{{{}}}", sl.join(", "));
+/// An op's parameters as Penguin's text form writes them (`(accumulate=false)`), or nothing.
+fn write_op_params(out: &mut String, op: &Op) -> fmt::Result {
+    use penguin::write::write_f32;
+    match op {
+        Op::Load | Op::Store | Op::Transpose | Op::Copy => Ok(()),
+        Op::Matmul { accumulate } => write!(out, "(accumulate={accumulate})"),
+        Op::TensorTensor { op } => write!(out, "(op={})", op.name()),
+        Op::TensorScalar { op, imm, reverse } => {
+            write!(out, "(op={}, imm=", op.name())?;
+            write_f32(out, *imm)?;
+            write!(out, ", reverse={reverse})")
+        }
+        Op::Activation { func, scale, bias } => {
+            write!(out, "(func={}, scale=", func.name())?;
+            match scale {
+                Scale::Imm(v) => write_f32(out, *v)?,
+                Scale::Tile => out.push_str("tile"),
+            }
+            write!(out, ", bias={bias})")
+        }
+        Op::Reduce { op } => write!(out, "(op={})", op.name()),
+        Op::Memset { value } => {
+            out.push_str("(value=");
+            write_f32(out, *value)?;
+            out.push(')');
+            Ok(())
+        }
     }
-    let dims: Vec<String> = o
-        .access
-        .start
-        .iter()
-        .zip(&o.access.size)
-        .map(|(st, sz)| format!("{} +: {sz}", func.display_affine(st)))
-        .collect();
-    let _ = write!(s, "[{}]", dims.join(", "));
-    s
 }
 
 impl fmt::Display for BNode {

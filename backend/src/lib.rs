@@ -19,6 +19,10 @@
 //!    a static happens-before analysis of the program (never by simulating it; the race
 //!    detector is the tests' oracle for it, `tests/static_pruning.rs`).
 //!
+//! BIR has a text form that reads back ([`bir::write_bir`], [`bir_parse::parse_bir`]) and a
+//! verifier ([`bir_verify::verify_bir`]) that runs after lowering, the list scheduler and the
+//! modulo scheduler in debug builds (a failure is an internal error naming the pass).
+//!
 //! Steps 4 and 5's pruning run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops
 //! run a bounded number of iterations that still show every pattern (the module argues the
 //! bound); the decisions (which waits, at which distances) are realised on the real kernel by
@@ -30,6 +34,8 @@
 
 pub mod alloc;
 pub mod bir;
+pub mod bir_parse;
+pub mod bir_verify;
 pub mod clamp;
 pub mod dep_bound;
 pub mod emergent;
@@ -55,10 +61,10 @@ use sync::Sync;
 /// A compiled kernel.
 #[derive(Clone, Debug)]
 pub struct Compiled {
-    /// The kernel the backend compiled: the input with the ring slots [`expand`] added (the
-    /// function `bir` refers to).
-    pub func: Function,
     pub bir: bir::Bir,
+    /// The kernel `bir` references: the input with the ring slots [`expand`] added (print BIR
+    /// with this one: `bir::write_bir(&compiled.func, &compiled.bir)`).
+    pub func: Function,
     pub program: Program,
     /// SBUF bytes per partition allocated.
     pub sbuf_bytes: u64,
@@ -118,9 +124,12 @@ pub fn compile_with_pruner(
     let mut expansions = Vec::new();
     let (bir, schedules) = loop {
         let mut bir = bir::lower_function(&expanded)?;
+        debug_verify_bir(&expanded, &bir, "lowering")?;
         schedule::schedule_bodies(&mut bir);
+        debug_verify_bir(&expanded, &bir, "the list scheduler")?;
         let plan = queues::compute_queue_plan(&expanded, &bir);
         let schedules = modulo::schedule_loops(&expanded, &mut bir, &plan);
+        debug_verify_bir(&expanded, &bir, "the modulo scheduler")?;
         if expansions.len() >= MAX_EXPANSIONS {
             break (bir, schedules);
         }
@@ -181,8 +190,8 @@ pub fn compile_with_pruner(
         BackendError::internal(format!("the backend emitted an invalid program: {e}"))
     })?;
     Ok(Compiled {
-        func: func.clone(),
         bir,
+        func: func.clone(),
         program,
         sbuf_bytes: alloc.sbuf_bytes,
         psum_banks: alloc.psum_banks,
@@ -192,6 +201,15 @@ pub fn compile_with_pruner(
         schedules,
         expansions,
     })
+}
+
+/// Runs the BIR verifier ([`bir_verify`]) after backend pass `pass` in debug builds (and so in
+/// tests); a failure is an internal error naming the pass.
+fn debug_verify_bir(func: &Function, bir: &bir::Bir, pass: &str) -> Result<(), BackendError> {
+    if cfg!(debug_assertions) {
+        bir_verify::verify_after(func, bir, pass).map_err(BackendError::internal)?;
+    }
+    Ok(())
 }
 
 /// Builds one stream per engine and drops redundant waits: a wait is redundant when an earlier
