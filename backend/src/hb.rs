@@ -257,6 +257,8 @@ struct Checker<'a> {
     need: Vec<u32>,
     /// Per flat instance, whether it runs.
     on: Vec<bool>,
+    /// Every instance in program order: (node, linear iteration index).
+    order: Vec<(u32, u32)>,
     /// The node signalling each semaphore.
     signaller: Vec<usize>,
     /// Whether a kept wait (first) makes a later one (second) redundant, as `assemble` decides
@@ -272,7 +274,6 @@ struct Checker<'a> {
 
 /// The state of one pass of clock propagation over the instances in program order.
 struct State {
-    regs: [i64; MAX_REGS],
     /// The engines' clocks.
     clock: [Vc; 5],
     queue_epoch: [u32; DMA_QUEUES],
@@ -297,6 +298,8 @@ impl<'a> Checker<'a> {
                 on[cf.base[i] + v as usize] = sync::on(node, &regs);
             }
         }
+        let mut order = Vec::with_capacity(total);
+        program_order(em, &em.tree, &mut regs, &mut order);
         let mut signaller = vec![usize::MAX; sync.semaphores.len()];
         for (i, s) in sync.signal.iter().enumerate() {
             if let Some(s) = *s {
@@ -340,6 +343,7 @@ impl<'a> Checker<'a> {
             offset,
             need,
             on,
+            order,
             signaller,
             implied: if nw <= DENSE_MEMO {
                 vec![0; nw * nw]
@@ -349,7 +353,6 @@ impl<'a> Checker<'a> {
             implied_sparse: std::collections::HashMap::new(),
             kept: vec![Vec::new(); n],
             st: State {
-                regs,
                 clock,
                 queue_epoch: [0; DMA_QUEUES],
                 prefix: vec![Vec::new(); sync.semaphores.len()],
@@ -444,6 +447,17 @@ impl<'a> Checker<'a> {
     /// Whether the program `assemble` builds from the waits of `alive` is free of races, or
     /// `None` when undecided; `budget` is charged with the steps taken.
     fn race_free(&mut self, budget: &mut u64) -> Option<bool> {
+        // Like `assemble`, signal only the semaphores some kept wait reads.
+        let mut read = vec![false; self.sync.semaphores.len()];
+        for &w in self.kept.iter().flatten() {
+            read[self.sem[w]] = true;
+        }
+        let signal: Vec<Option<usize>> = self
+            .sync
+            .signal
+            .iter()
+            .map(|s| s.filter(|&s| read[s]))
+            .collect();
         let st = &mut self.st;
         for (e, c) in st.clock.iter_mut().enumerate() {
             *c = [0; THREADS];
@@ -462,15 +476,48 @@ impl<'a> Checker<'a> {
             offset: &self.offset,
             need: &self.need,
             on: &self.on,
-            signal: &self.sync.signal,
+            signal: &signal,
             st,
         };
-        let r = walk.block(&self.em.tree);
+        let r = self
+            .order
+            .iter()
+            .try_for_each(|&(i, lin)| walk.inst(i as usize, lin as usize));
         *budget = self.st.budget;
         match r {
             Ok(()) => Some(true),
             Err(Stop::Race) => Some(false),
             Err(Stop::Undecided) => None,
+        }
+    }
+}
+
+/// Appends the instances of `tree` to `out` in program order (the loops enclosing `tree` at the
+/// values of `regs`).
+fn program_order(
+    em: &Emitted,
+    tree: &[ENode],
+    regs: &mut [i64; MAX_REGS],
+    out: &mut Vec<(u32, u32)>,
+) {
+    for t in tree {
+        match t {
+            ENode::Loop(l, body) => {
+                let (trip, depth) = em.loops[*l];
+                for it in 0..trip as i64 {
+                    regs[depth] = it;
+                    program_order(em, body, regs, out);
+                }
+            }
+            ENode::Inst(i) => {
+                let node = &em.nodes[*i];
+                let lin = node
+                    .loops
+                    .iter()
+                    .enumerate()
+                    .fold(0i64, |acc, (d, &l)| acc * em.loops[l].0 as i64 + regs[d]);
+                out.push((*i as u32, lin as u32));
+            }
         }
     }
 }
@@ -485,29 +532,12 @@ struct Walk<'a> {
     offset: &'a [usize],
     need: &'a [u32],
     on: &'a [bool],
-    /// The semaphore each node signals (one nobody waits for publishes harmlessly: it only
-    /// advances its engine's epoch, which leaves the relation as it is).
+    /// The semaphore each node signals, if a kept wait reads it.
     signal: &'a [Option<usize>],
     st: &'a mut State,
 }
 
 impl Walk<'_> {
-    fn block(&mut self, tree: &[ENode]) -> Result<(), Stop> {
-        for t in tree {
-            match t {
-                ENode::Loop(l, body) => {
-                    let (trip, depth) = self.em.loops[*l];
-                    for it in 0..trip as i64 {
-                        self.st.regs[depth] = it;
-                        self.block(body)?;
-                    }
-                }
-                ENode::Inst(i) => self.inst(*i)?,
-            }
-        }
-        Ok(())
-    }
-
     fn publish(&mut self, sem: usize, c: Vc) {
         let p = &mut self.st.prefix[sem];
         let mut v = c;
@@ -528,12 +558,10 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn inst(&mut self, i: usize) -> Result<(), Stop> {
+    /// Instance `lin` of node `i`: its waits, its access, its signal.
+    fn inst(&mut self, i: usize, lin: usize) -> Result<(), Stop> {
         let node = &self.em.nodes[i];
         let ei = node.engine.index();
-        let lin = node.loops.iter().enumerate().fold(0usize, |acc, (d, &l)| {
-            acc * self.em.loops[l].0 as usize + self.st.regs[d] as usize
-        });
         let b = self.cf.base[i] + lin;
         let (s, e) = (self.cf.start[b] as usize, self.cf.start[b + 1] as usize);
         let steps = 1 + self.kept[i].len() as u64 + (e - s) as u64;
