@@ -1,51 +1,61 @@
-//! Happens-before: which semaphore waits the others already imply, decided statically on the
-//! program's happens-before relation, never by simulating it ([`compute_pruned_waits`]).
+//! Happens-before: which semaphore waits the others already imply, decided by a static analysis
+//! of the program's happens-before relation, never by simulating it ([`compute_pruned_waits`]).
 //!
 //! It owns the greedy pruning of `lib.rs`: the waits of [`crate::sync::compute_sync`] are tried
 //! one at a time, consumer by consumer in node order and each consumer's waits in order, and a
 //! wait is removed when, without it (and without those removed before it), the program that
-//! [`crate::assemble`] builds is still free of races, i.e. when every conflicting pair of
-//! instruction instances that the simulator's race detector checks is still ordered.
+//! [`crate::assemble`] builds is still free of races: when every conflicting pair of instruction
+//! instances that the simulator's race detector checks is still ordered. (The former pruning
+//! simulated that program under the race detector once per wait; it is now the tests' oracle,
+//! `tests/static_pruning.rs`, which finds the same waits on every example and corpus kernel.)
 //!
-//! **The relation.** It is the one the race detector (`runtime_sim::sim::race`, `exec`)
-//! computes with vector clocks, over the threads `pe act dve pool sp` and the 16 DMA queues:
-//! - each engine runs its stream (the program order filtered by engine, [`crate::assemble`])
-//!   in order; its accesses are events of its thread;
+//! **The program.** `assemble` drops a wait whose value is never positive, and one that a wait
+//! kept earlier in the same iteration of the same body of the same engine implies, and signals
+//! only the semaphores a kept wait reads; `Checker::keep` applies the same rules (memoising
+//! [`crate::sync::implies`]), and debug builds check the result against `assemble`'s streams.
+//!
+//! **The relation** is the one the race detector (`runtime_sim::sim::race`, `exec`) computes
+//! with vector clocks over the threads `pe act dve pool sp` and the 16 DMA queues:
+//! - each engine runs its stream (the program order filtered by engine) in order; a compute
+//!   instruction that runs accesses memory as an event of its engine's thread;
 //! - a transfer that runs is an event of its queue's thread, ordered after everything `sp` saw
 //!   when it issued it and after the earlier transfers of its queue (first in, first out); `sp`
-//!   does not see it;
-//! - an instance of a signalling node (on or off) publishes a clock when it signals: an
-//!   engine's, after its own instruction; a transfer's that runs, the transfer's; a
-//!   predicated-off transfer's, `sp`'s at its issue;
+//!   itself does not see it;
+//! - an instance of a signalling node, on or off, publishes a clock: an engine's, after its
+//!   instruction (then the engine's epoch advances); a transfer's that runs, the transfer's; a
+//!   predicated-off transfer's, `sp`'s at its issue (taking no epoch);
 //! - a wait `S >= v` that runs with `v > 0` joins the clocks of the first `v` signals of `S`. Each
 //!   semaphore has one signalling node whose signals are counted in instance order (an engine's
 //!   in stream order; a queue's transfers complete in order; a predicated-off transfer's signal
-//!   is counted after its semaphore's earlier ones), so these are its instances `0 .. v - 1`,
-//!   whatever the timing. A predicated-off wait, or one with `v <= 0`, joins nothing.
+//!   is counted after its semaphore's earlier ones), so these are that node's instances
+//!   `0 .. v - 1`, whatever the timing. A predicated-off wait, or one with `v <= 0`, joins
+//!   nothing.
 //!
-//! None of this depends on timing, so the clocks the detector computes during a simulation are
-//! the ones computed here by one pass over the instances in program order, which is a
+//! None of this depends on timing, so the clocks the detector computes in a simulation are the
+//! ones computed here by one pass over the instances in program order (`Walk`), which is a
 //! topological order of the relation: streams and queues keep program order, and a wait never
-//! asks for an instance that does not precede it ([`crate::sync`]). (A wait that would is not
-//! decided, and keeps the waits.)
+//! asks for an instance that does not precede it ([`crate::sync`]; a wait that would leaves
+//! the check undecided, which keeps the wait).
 //!
 //! **The conflicts.** Two instances race when they are on different threads, touch overlapping
 //! bytes, one writes, and neither happens before the other. Happens-before is contained in
-//! program order, and the instances of one node are ordered on their thread (its runs are
-//! events of one engine or of one queue), so the program is race free exactly when every running
-//! instance `b` of a consumer happens after, for every producer `X` on another thread that
-//! [`crate::sync::compute_sync`] paired with it ([`Sync::pairs`]: every pair of nodes with a
-//! conflicting instance pair), the latest running instance of `X` before `b` in program order
-//! whose footprints meet `b`'s. Those instances are found once ([`Conflicts`]); each check is
-//! then one pass of clock propagation with one comparison per conflict, `O(instances × threads)`.
-//! Footprints are `sync`'s: exact rectangles for tiles and HBM tensors, whole scratch tensors for
-//! two tensors of one arena (a superset of the detector's, which may only keep more waits).
+//! program order, and the running instances of one node are totally ordered on their thread
+//! (one engine, or one queue), so the program is race free exactly when every running instance
+//! `b` of a consumer happens after, for each producer `X` that `compute_sync` paired with it
+//! ([`Sync::pairs`]: every pair of nodes on different threads with a conflicting pair of
+//! instances), the latest running instance of `X` before `b` in program order whose footprints
+//! meet `b`'s. Those instances are found once (`Conflicts`); each check is then one pass of
+//! clock propagation with one comparison per conflict, `O(instances × threads)`, on the
+//! trip-clamped copy of the kernel (thousands of instances). Footprints are `sync`'s: exact
+//! rectangles for tiles and HBM tensors; for two scratch tensors of one arena, their whole
+//! element ranges (a superset of the detector's, which could only keep more waits).
 //!
 //! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
-//! is one); the decision for every wait is exact (it removes a wait exactly when the race
-//! detector, simulating the program without it, would report no race), except that a search
-//! past [`SEARCH_BUDGET`] or a pruning past [`PRUNE_BUDGET`] keeps the waits not yet decided
-//! (correct, maybe redundant).
+//! is one). The decision for every wait is exact (a wait is removed exactly when the race
+//! detector, simulating the program without it, would report no race), except that a kernel
+//! past [`PRUNE_BUDGET`] (instances × waits, the former pruning's limit too) or
+//! [`MAX_INSTANCES`], or whose conflicts take more than [`SEARCH_BUDGET`] footprint checks to
+//! find, keeps all its waits (correct, maybe redundant).
 
 use crate::emit::{ENode, Emitted};
 use crate::sync::{self, Sync};
@@ -54,9 +64,12 @@ use runtime_sim::machine::DMA_QUEUES;
 
 /// The most footprint checks spent finding the conflicting instances; past it nothing is pruned.
 pub const SEARCH_BUDGET: u64 = 50_000_000;
-/// The most instance steps (instances, waits and conflicts visited) spent on the checks; past it
-/// the waits not yet tried are kept.
-pub const PRUNE_BUDGET: u64 = 500_000_000;
+/// The most instances times waits pruned (each wait tried costs one pass over the instances);
+/// past it every wait is kept, as the former simulation-based pruning did.
+pub const PRUNE_BUDGET: u64 = 200_000_000;
+/// The most instances, and the most (wait, instance) pairs, the pruning tabulates; past it every
+/// wait is kept.
+pub const MAX_INSTANCES: u64 = 1 << 22;
 
 /// The most waits whose implications are memoised in a dense table (`DENSE_MEMO²` bytes).
 const DENSE_MEMO: usize = 2048;
@@ -232,7 +245,7 @@ fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Vec<
 enum Stop {
     /// Two conflicting instances are not ordered.
     Race,
-    /// A wait asks for a signal not yet given in program order, or the budget ran out.
+    /// A wait asks for a signal not yet given in program order.
     Undecided,
 }
 
@@ -257,6 +270,8 @@ struct Checker<'a> {
     need: Vec<u32>,
     /// Per flat instance, whether it runs.
     on: Vec<bool>,
+    /// Every instance in program order: (node, linear iteration index).
+    order: Vec<(u32, u32)>,
     /// The node signalling each semaphore.
     signaller: Vec<usize>,
     /// Whether a kept wait (first) makes a later one (second) redundant, as `assemble` decides
@@ -264,7 +279,7 @@ struct Checker<'a> {
     /// waits; past it in `implied_sparse`).
     implied: Vec<u8>,
     implied_sparse: std::collections::HashMap<(usize, usize), bool>,
-    /// Per node, the waits the program has before it (see [`Checker::kept`]).
+    /// Per node, the waits the program has before it (see [`Checker::keep`]).
     kept: Vec<Vec<usize>>,
     /// The clocks of one check (reset by each).
     st: State,
@@ -272,7 +287,6 @@ struct Checker<'a> {
 
 /// The state of one pass of clock propagation over the instances in program order.
 struct State {
-    regs: [i64; MAX_REGS],
     /// The engines' clocks.
     clock: [Vc; 5],
     queue_epoch: [u32; DMA_QUEUES],
@@ -280,8 +294,6 @@ struct State {
     prefix: Vec<Vec<Vc>>,
     /// Per flat instance that ran, the epoch of its access on its thread.
     epoch: Vec<u32>,
-    /// Steps left.
-    budget: u64,
 }
 
 impl<'a> Checker<'a> {
@@ -297,6 +309,8 @@ impl<'a> Checker<'a> {
                 on[cf.base[i] + v as usize] = sync::on(node, &regs);
             }
         }
+        let mut order = Vec::with_capacity(total);
+        program_order(em, &em.tree, &mut regs, &mut order);
         let mut signaller = vec![usize::MAX; sync.semaphores.len()];
         for (i, s) in sync.signal.iter().enumerate() {
             if let Some(s) = *s {
@@ -340,6 +354,7 @@ impl<'a> Checker<'a> {
             offset,
             need,
             on,
+            order,
             signaller,
             implied: if nw <= DENSE_MEMO {
                 vec![0; nw * nw]
@@ -349,12 +364,10 @@ impl<'a> Checker<'a> {
             implied_sparse: std::collections::HashMap::new(),
             kept: vec![Vec::new(); n],
             st: State {
-                regs,
                 clock,
                 queue_epoch: [0; DMA_QUEUES],
                 prefix: vec![Vec::new(); sync.semaphores.len()],
                 epoch: vec![0; total],
-                budget: 0,
             },
         }
     }
@@ -441,9 +454,20 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Whether the program `assemble` builds from the waits of `alive` is free of races, or
-    /// `None` when undecided; `budget` is charged with the steps taken.
-    fn race_free(&mut self, budget: &mut u64) -> Option<bool> {
+    /// Whether the program `assemble` builds with the kept waits is free of races, or `None`
+    /// when undecided.
+    fn race_free(&mut self) -> Option<bool> {
+        // Like `assemble`, signal only the semaphores some kept wait reads.
+        let mut read = vec![false; self.sync.semaphores.len()];
+        for &w in self.kept.iter().flatten() {
+            read[self.sem[w]] = true;
+        }
+        let signal: Vec<Option<usize>> = self
+            .sync
+            .signal
+            .iter()
+            .map(|s| s.filter(|&s| read[s]))
+            .collect();
         let st = &mut self.st;
         for (e, c) in st.clock.iter_mut().enumerate() {
             *c = [0; THREADS];
@@ -453,7 +477,6 @@ impl<'a> Checker<'a> {
         for p in &mut st.prefix {
             p.clear();
         }
-        st.budget = *budget;
         let mut walk = Walk {
             em: self.em,
             cf: self.cf,
@@ -462,15 +485,47 @@ impl<'a> Checker<'a> {
             offset: &self.offset,
             need: &self.need,
             on: &self.on,
-            signal: &self.sync.signal,
+            signal: &signal,
             st,
         };
-        let r = walk.block(&self.em.tree);
-        *budget = self.st.budget;
+        let r = self
+            .order
+            .iter()
+            .try_for_each(|&(i, lin)| walk.inst(i as usize, lin as usize));
         match r {
             Ok(()) => Some(true),
             Err(Stop::Race) => Some(false),
             Err(Stop::Undecided) => None,
+        }
+    }
+}
+
+/// Appends the instances of `tree` to `out` in program order (the loops enclosing `tree` at the
+/// values of `regs`).
+fn program_order(
+    em: &Emitted,
+    tree: &[ENode],
+    regs: &mut [i64; MAX_REGS],
+    out: &mut Vec<(u32, u32)>,
+) {
+    for t in tree {
+        match t {
+            ENode::Loop(l, body) => {
+                let (trip, depth) = em.loops[*l];
+                for it in 0..trip as i64 {
+                    regs[depth] = it;
+                    program_order(em, body, regs, out);
+                }
+            }
+            ENode::Inst(i) => {
+                let node = &em.nodes[*i];
+                let lin = node
+                    .loops
+                    .iter()
+                    .enumerate()
+                    .fold(0i64, |acc, (d, &l)| acc * em.loops[l].0 as i64 + regs[d]);
+                out.push((*i as u32, lin as u32));
+            }
         }
     }
 }
@@ -485,29 +540,12 @@ struct Walk<'a> {
     offset: &'a [usize],
     need: &'a [u32],
     on: &'a [bool],
-    /// The semaphore each node signals (one nobody waits for publishes harmlessly: it only
-    /// advances its engine's epoch, which leaves the relation as it is).
+    /// The semaphore each node signals, if a kept wait reads it.
     signal: &'a [Option<usize>],
     st: &'a mut State,
 }
 
 impl Walk<'_> {
-    fn block(&mut self, tree: &[ENode]) -> Result<(), Stop> {
-        for t in tree {
-            match t {
-                ENode::Loop(l, body) => {
-                    let (trip, depth) = self.em.loops[*l];
-                    for it in 0..trip as i64 {
-                        self.st.regs[depth] = it;
-                        self.block(body)?;
-                    }
-                }
-                ENode::Inst(i) => self.inst(*i)?,
-            }
-        }
-        Ok(())
-    }
-
     fn publish(&mut self, sem: usize, c: Vc) {
         let p = &mut self.st.prefix[sem];
         let mut v = c;
@@ -528,16 +566,11 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn inst(&mut self, i: usize) -> Result<(), Stop> {
+    /// Instance `lin` of node `i`: its waits, its access, its signal.
+    fn inst(&mut self, i: usize, lin: usize) -> Result<(), Stop> {
         let node = &self.em.nodes[i];
         let ei = node.engine.index();
-        let lin = node.loops.iter().enumerate().fold(0usize, |acc, (d, &l)| {
-            acc * self.em.loops[l].0 as usize + self.st.regs[d] as usize
-        });
         let b = self.cf.base[i] + lin;
-        let (s, e) = (self.cf.start[b] as usize, self.cf.start[b + 1] as usize);
-        let steps = 1 + self.kept[i].len() as u64 + (e - s) as u64;
-        self.st.budget = self.st.budget.checked_sub(steps).ok_or(Stop::Undecided)?;
         for &w in &self.kept[i] {
             let need = self.need[self.offset[w] + lin] as usize;
             if need == 0 {
@@ -590,23 +623,34 @@ impl Walk<'_> {
 /// consumer order, a wait is removed when the program without it provably has no race. Returns
 /// the number removed.
 pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
+    let dynamic: u64 = em
+        .nodes
+        .iter()
+        .map(|n| sync::instances(&sync::trips(em, n)) as u64)
+        .sum();
+    let waits: u64 = sync.waits.iter().map(|w| w.len() as u64).sum();
+    let tabulated: u64 = (sync.waits.iter().zip(&em.nodes))
+        .map(|(w, n)| w.len() as u64 * sync::instances(&sync::trips(em, n)) as u64)
+        .sum();
+    if waits == 0
+        || dynamic.saturating_mul(waits) > PRUNE_BUDGET
+        || dynamic.max(tabulated) > MAX_INSTANCES
+    {
+        return 0;
+    }
     let Some(cf) = compute_conflicts(em, sync) else {
         return 0;
     };
     let alive = {
         let mut ck = Checker::new(em, sync, &cf);
         let mut alive = vec![true; ck.waits.len()];
-        let mut budget = PRUNE_BUDGET;
         for e in Engine::ALL {
             ck.keep(e, &alive);
         }
-        if ck.race_free(&mut budget) != Some(true) {
+        if ck.race_free() != Some(true) {
             return 0;
         }
         for w in 0..alive.len() {
-            if budget == 0 {
-                break;
-            }
             let (node, e) = (ck.waits[w].0, em.nodes[ck.waits[w].0].engine);
             alive[w] = false;
             // A wait that `assemble` already drops (an earlier wait of its engine implies it)
@@ -615,7 +659,7 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
                 continue;
             }
             ck.keep(e, &alive);
-            if ck.race_free(&mut budget) != Some(true) {
+            if ck.race_free() != Some(true) {
                 alive[w] = true;
                 ck.keep(e, &alive);
             }

@@ -86,8 +86,9 @@ pub struct Sync {
     /// Producer/consumer pairs examined and found to need a wait.
     pub dependences: usize,
     /// Those pairs, `(producer, consumer)` nodes: every pair of nodes on different threads (engines
-    /// or DMA queues) with a conflicting pair of instances, the producer's first in program order
-    /// (what [`crate::hb`] keeps ordered when it prunes waits).
+    /// or DMA queues) such that some running instance of the producer conflicts with a running
+    /// instance of the consumer later in program order (what [`crate::hb`] keeps ordered when it
+    /// prunes waits).
     pub pairs: Vec<(usize, usize)>,
     /// Pairs that conflict on a buffer but never need a wait (same engine, same queue).
     pub ordered_pairs: usize,
