@@ -4,7 +4,8 @@
 //! 128 · T rows in 128-row tiles). The trip count does not matter: nothing is unrolled (one
 //! hardware loop), and the backend's synchronisation analysis and wait pruning run on a copy whose
 //! long loops are clamped to a bound independent of T (`backend/src/clamp.rs`), so the curve over
-//! T = 16 … 65536 is flat.
+//! T = 16 … 65536 is flat. Two shapes from the hardening campaign follow: `n` straight-line
+//! statements and `n` sequential small loops (the growth with `n` should stay about linear).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use nkc::driver::Source;
@@ -30,6 +31,39 @@ fn body_kernel(n: usize) -> String {
         s += &format!("        t{k} = {op}\n");
     }
     s += &format!("        nl.store(c[i * 128:(i + 1) * 128, :], value=t{n})\n    return c\n");
+    s
+}
+
+/// `n` straight-line elementwise statements (no loop): the synchronisation analyses' worst case
+/// before their pruning skipped the waits `assemble` drops anyway.
+fn straight_kernel(n: usize) -> String {
+    let mut s = String::from(
+        "def straight(a: nl.hbm[nl.float32, 128, 512]):\n    \
+         c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+         t0 = nl.load(a[:, :])\n",
+    );
+    for k in 1..=n {
+        s += &format!("    t{k} = nl.add(t{}, 1.0)\n", k - 1);
+    }
+    s += &format!("    nl.store(c[:, :], value=t{n})\n    return c\n");
+    s
+}
+
+/// `n` sequential loops of 4 iterations, each a load, an add and a store.
+fn loops_kernel(n: usize) -> String {
+    let mut s = String::from(
+        "def seq(a: nl.hbm[nl.float32, 512, 512]):\n    \
+         c = nl.ndarray((512, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n",
+    );
+    for k in 0..n {
+        s += &format!(
+            "    for i{k} in nl.affine_range(4):\n        \
+             t{k} = nl.load(a[i{k} * 128:(i{k} + 1) * 128, :])\n        \
+             u{k} = nl.add(t{k}, 1.0)\n        \
+             nl.store(c[i{k} * 128:(i{k} + 1) * 128, :], value=u{k})\n"
+        );
+    }
+    s += "    return c\n";
     s
 }
 
@@ -86,6 +120,27 @@ fn compile_time(c: &mut Criterion) {
         let src = source(trip_kernel(t));
         compile(&src);
         group.bench_with_input(BenchmarkId::from_parameter(t), &src, |b, src| {
+            b.iter(|| compile(black_box(src)))
+        });
+    }
+    group.finish();
+    // Shapes from the hardening campaign (issue 14): straight-line code and sequential loops.
+    let mut group = c.benchmark_group("compile/straight");
+    group.sample_size(10);
+    for n in [50, 100, 200, 400] {
+        let src = source(straight_kernel(n));
+        compile(&src);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
+            b.iter(|| compile(black_box(src)))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("compile/loops");
+    group.sample_size(10);
+    for n in [2, 4, 8, 16] {
+        let src = source(loops_kernel(n));
+        compile(&src);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
             b.iter(|| compile(black_box(src)))
         });
     }
