@@ -281,6 +281,11 @@ struct Checker<'a> {
     implied_sparse: std::collections::HashMap<(usize, usize), bool>,
     /// Per node, the waits the program has before it (see [`Checker::keep`]).
     kept: Vec<Vec<usize>>,
+    /// The stretches of one engine's stream within which `assemble` remembers the waits it
+    /// kept (a body of a loop, cut by the nested loops that hold work of the engine), each with
+    /// its engine; and the stretch of each node (`usize::MAX`: none).
+    segments: Vec<(Engine, Vec<usize>)>,
+    segment_of: Vec<usize>,
     /// The clocks of one check (reset by each).
     st: State,
 }
@@ -363,12 +368,29 @@ impl<'a> Checker<'a> {
             },
             implied_sparse: std::collections::HashMap::new(),
             kept: vec![Vec::new(); n],
+            segments: Vec::new(),
+            segment_of: vec![usize::MAX; n],
             st: State {
                 clock,
                 queue_epoch: [0; DMA_QUEUES],
                 prefix: vec![Vec::new(); sync.semaphores.len()],
                 epoch: vec![0; total],
             },
+        }
+    }
+
+    /// Cuts every engine's stream into the stretches `assemble` filters alone.
+    fn compute_segments(&mut self) {
+        for e in Engine::ALL {
+            let mut out = Vec::new();
+            segments_in(self.em, &self.em.tree, e, &mut out);
+            for seg in out {
+                let id = self.segments.len();
+                for &i in &seg {
+                    self.segment_of[i] = id;
+                }
+                self.segments.push((e, seg));
+            }
         }
     }
 
@@ -414,44 +436,47 @@ impl<'a> Checker<'a> {
     /// and so is one that a wait kept earlier in the same iteration of the same body of the same
     /// engine implies. (The other engines' waits do not change what it keeps on `e`.)
     fn keep(&mut self, e: Engine, alive: &[bool]) {
-        let mut out = std::mem::take(&mut self.kept);
-        for (i, ws) in out.iter_mut().enumerate() {
-            if self.em.nodes[i].engine == e {
-                ws.clear();
+        if self.segments.is_empty() {
+            self.compute_segments();
+        }
+        for s in 0..self.segments.len() {
+            if self.segments[s].0 == e {
+                self.keep_segment(s, alive);
             }
         }
-        self.kept_in(&self.em.tree, e, alive, &mut out);
-        self.kept = out;
     }
 
-    fn kept_in(&mut self, tree: &[ENode], e: Engine, alive: &[bool], out: &mut [Vec<usize>]) {
+    /// [`Checker::keep`] for the stretch of node `i` only: the only one whose kept waits change
+    /// when a wait of `i` does.
+    fn keep_node(&mut self, i: usize, alive: &[bool]) {
+        if self.segments.is_empty() {
+            self.compute_segments();
+        }
+        let s = self.segment_of[i];
+        if s != usize::MAX {
+            self.keep_segment(s, alive);
+        }
+    }
+
+    fn keep_segment(&mut self, s: usize, alive: &[bool]) {
+        let nodes = std::mem::take(&mut self.segments[s].1);
         let mut known: Vec<usize> = Vec::new();
-        for t in tree {
-            match t {
-                ENode::Loop(_, body) => {
-                    if !sync::engine_has(self.em, body, e) {
-                        continue;
-                    }
-                    self.kept_in(body, e, alive, out);
-                    known.clear();
+        for &i in &nodes {
+            let mut ws = std::mem::take(&mut self.kept[i]);
+            ws.clear();
+            for k in 0..self.of_node[i].len() {
+                let w = self.of_node[i][k];
+                if !alive[w] || !self.positive[w] {
+                    continue;
                 }
-                ENode::Inst(i) => {
-                    if self.em.nodes[*i].engine != e {
-                        continue;
-                    }
-                    for k in 0..self.of_node[*i].len() {
-                        let w = self.of_node[*i][k];
-                        if !alive[w] || !self.positive[w] {
-                            continue;
-                        }
-                        if !known.iter().any(|&a| self.implies(a, w, *i)) {
-                            known.push(w);
-                            out[*i].push(w);
-                        }
-                    }
+                if !known.iter().any(|&a| self.implies(a, w, i)) {
+                    known.push(w);
+                    ws.push(w);
                 }
             }
+            self.kept[i] = ws;
         }
+        self.segments[s].1 = nodes;
     }
 
     /// Whether the program `assemble` builds with the kept waits is free of races, or `None`
@@ -651,17 +676,17 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
             return 0;
         }
         for w in 0..alive.len() {
-            let (node, e) = (ck.waits[w].0, em.nodes[ck.waits[w].0].engine);
+            let node = ck.waits[w].0;
             alive[w] = false;
             // A wait that `assemble` already drops (an earlier wait of its engine implies it)
             // is not in the program: removing it changes nothing.
             if !ck.kept[node].contains(&w) {
                 continue;
             }
-            ck.keep(e, &alive);
+            ck.keep_node(node, &alive);
             if ck.race_free() != Some(true) {
                 alive[w] = true;
-                ck.keep(e, &alive);
+                ck.keep_node(node, &alive);
             }
         }
         if cfg!(debug_assertions) {
@@ -679,6 +704,33 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
         });
     }
     pruned
+}
+
+/// The stretches of engine `e`'s nodes in `tree` that `assemble`'s wait filter treats alone: it
+/// forgets the waits it kept after every nested loop that holds work of `e`.
+fn segments_in(em: &Emitted, tree: &[ENode], e: Engine, out: &mut Vec<Vec<usize>>) {
+    let mut cur: Vec<usize> = Vec::new();
+    for t in tree {
+        match t {
+            ENode::Loop(_, body) => {
+                if !sync::engine_has(em, body, e) {
+                    continue;
+                }
+                segments_in(em, body, e, out);
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            ENode::Inst(i) => {
+                if em.nodes[*i].engine == e {
+                    cur.push(*i);
+                }
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
 }
 
 /// Debug builds: the waits [`Checker::keep`] says the program has are the ones `assemble`
