@@ -5,7 +5,12 @@
 //! short loop nested in un-annotated loops, across the nest: [`emergent_nest`]).
 //! The passes, in order ([`compile`]):
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
-//!    stays one hardware loop whose stage predicates are instruction guards;
+//!    stays one hardware loop whose stage predicates are instruction guards; then
+//!    [`schedule::schedule_bodies`] (list scheduling by critical path) and, for every flat loop
+//!    body, [`modulo::schedule_loops`]: the loop dependence graph ([`ldg`]) and an iterative
+//!    modulo schedule, whose start-offset order an annotated loop's body takes when it is
+//!    predicted faster; when a pipelined loop's recurrence runs through the reuse of a tile,
+//!    [`expand::expand_recurrence`] gives the tile one more ring slot and the steps repeat;
 //! 2. [`alloc::allocate`]: colouring allocators (live ranges, petgraph interference graph) for
 //!    SBUF, PSUM banks and HBM scratch (an arena per dtype), or a diagnostic naming the buffers
 //!    and bytes;
@@ -28,7 +33,9 @@
 //! bound); the decisions (which waits, at which distances) are realised on the real kernel by
 //! [`sync::realise`]. So compile time does not grow with the trip count.
 //!
-//! Not (yet) here: a list scheduler that reorders loop bodies (the streams keep program order).
+//! [`dep_bound`] computes the dependence bound of a kernel as written (a lower bound of every
+//! path's cycles, beside the simulator's resource bound).
+//!
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
 //! `runtime_sim::machine`, never a copy.
 
