@@ -9,6 +9,7 @@ pub mod affine;
 pub mod entities;
 pub mod interp;
 pub mod ir;
+pub mod lex;
 pub mod parse;
 pub mod pipeline;
 pub mod verify;
