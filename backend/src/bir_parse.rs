@@ -29,7 +29,7 @@ use penguin::ir::{
     Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, InstData, LoopKind,
     Memory, Op, Operand, Pipelined, ReduceOp, Scale, TensorData, TensorKind,
 };
-use penguin::lex::{Tok, Token};
+use penguin::lex::{Tok, Token, TokenCursor};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::isa::Engine;
 use std::collections::HashMap;
@@ -92,11 +92,7 @@ const SYMBOLS: [&str; 20] = [
 
 /// The shared lexer ([`penguin::lex`]) with BIR's symbols; its errors as BIR's.
 fn lex(text: &str) -> Result<Vec<Token>, BirParseError> {
-    penguin::lex::lex(text, &SYMBOLS).map_err(|e| BirParseError {
-        line: e.line,
-        col: e.col,
-        message: e.message,
-    })
+    penguin::lex::lex(text, &SYMBOLS).map_err(BirParseError::from)
 }
 
 type PResult<T> = Result<T, BirParseError>;
@@ -112,132 +108,33 @@ struct Parser {
     loops: Vec<usize>,
 }
 
+impl TokenCursor for Parser {
+    type Error = BirParseError;
+
+    fn toks(&self) -> &[Token] {
+        &self.toks
+    }
+
+    fn pos(&self) -> usize {
+        self.pos
+    }
+
+    fn set_pos(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+}
+
+impl From<penguin::ParseError> for BirParseError {
+    fn from(e: penguin::ParseError) -> Self {
+        BirParseError {
+            line: e.line,
+            col: e.col,
+            message: e.message,
+        }
+    }
+}
+
 impl Parser {
-    fn peek(&self) -> &Token {
-        // The token list always ends with `Eof` and `pos` never passes it.
-        &self.toks[self.pos.min(self.toks.len() - 1)]
-    }
-
-    fn bump(&mut self) -> Token {
-        let t = self.peek().clone();
-        if self.pos < self.toks.len() - 1 {
-            self.pos += 1;
-        }
-        t
-    }
-
-    fn err_at<T>(&self, tok: &Token, message: impl Into<String>) -> PResult<T> {
-        Err(BirParseError {
-            line: tok.line,
-            col: tok.col,
-            message: message.into(),
-        })
-    }
-
-    fn expected<T>(&self, what: &str) -> PResult<T> {
-        let t = self.peek();
-        self.err_at(t, format!("expected {what}, found {}", t.tok.describe()))
-    }
-
-    fn is_sym(&self, s: &str) -> bool {
-        matches!(&self.peek().tok, Tok::Sym(x) if *x == s)
-    }
-
-    fn is_word(&self, w: &str) -> bool {
-        matches!(&self.peek().tok, Tok::Ident(x) if x == w)
-    }
-
-    fn eat_sym(&mut self, s: &str) -> bool {
-        let yes = self.is_sym(s);
-        if yes {
-            self.bump();
-        }
-        yes
-    }
-
-    fn expect_sym(&mut self, s: &str) -> PResult<Token> {
-        if self.is_sym(s) {
-            Ok(self.bump())
-        } else {
-            self.expected(&format!("`{s}`"))
-        }
-    }
-
-    fn expect_word(&mut self, w: &str) -> PResult<Token> {
-        if self.is_word(w) {
-            Ok(self.bump())
-        } else {
-            self.expected(&format!("`{w}`"))
-        }
-    }
-
-    fn ident(&mut self, what: &str) -> PResult<(String, Token)> {
-        match &self.peek().tok {
-            Tok::Ident(s) => {
-                let s = s.clone();
-                Ok((s, self.bump()))
-            }
-            _ => self.expected(what),
-        }
-    }
-
-    /// An unsigned integer literal as `u128` (anything wider is an error).
-    fn uint(&mut self, what: &str) -> PResult<(u128, Token)> {
-        let Tok::Int(s) = self.peek().tok.clone() else {
-            return self.expected(what);
-        };
-        let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-            Some(hex) => u128::from_str_radix(hex, 16),
-            None => s.parse::<u128>(),
-        };
-        let tok = self.bump();
-        match parsed {
-            Ok(v) => Ok((v, tok)),
-            Err(_) => self.err_at(&tok, format!("integer `{s}` is malformed or too large")),
-        }
-    }
-
-    fn u64_lit(&mut self, what: &str) -> PResult<u64> {
-        let (v, tok) = self.uint(what)?;
-        u64::try_from(v).or_else(|_| self.err_at(&tok, format!("{what} {v} is too large")))
-    }
-
-    fn u32_lit(&mut self, what: &str) -> PResult<u32> {
-        let (v, tok) = self.uint(what)?;
-        u32::try_from(v).or_else(|_| self.err_at(&tok, format!("{what} {v} is too large")))
-    }
-
-    /// `['-'] INT` as an `i64`.
-    fn i64_lit(&mut self, what: &str) -> PResult<i64> {
-        let first = self.peek().clone();
-        let neg = self.eat_sym("-");
-        let (v, _) = self.uint(what)?;
-        let v = i128::try_from(v).unwrap_or(i128::MAX);
-        let v = if neg { -v } else { v };
-        i64::try_from(v).or_else(|_| self.err_at(&first, format!("{what} {v} is out of range")))
-    }
-
-    /// A comma-separated list up to `close` (the opening symbol already eaten).
-    fn list<T>(
-        &mut self,
-        close: &str,
-        mut item: impl FnMut(&mut Self) -> PResult<T>,
-    ) -> PResult<Vec<T>> {
-        let mut out = Vec::new();
-        if self.eat_sym(close) {
-            return Ok(out);
-        }
-        loop {
-            out.push(item(self)?);
-            if self.eat_sym(close) {
-                return Ok(out);
-            }
-            if !self.eat_sym(",") {
-                return self.expected(&format!("`,` or `{close}`"));
-            }
-        }
-    }
-
     /// Registers the induction variable of every loop header (`loop rD = 0..T (IV = ...`), in
     /// order, so that names resolve wherever they are used.
     fn prescan_loops(&mut self) -> PResult<()> {

@@ -145,3 +145,146 @@ pub fn lex(text: &str, symbols: &[&'static str]) -> Result<Vec<Token>, ParseErro
     });
     Ok(toks)
 }
+
+/// A parser's position in a token list, and the reading steps both IR readers share: look at and
+/// take tokens, expect punctuation and words, read identifiers, integer literals and
+/// comma-separated lists, with errors at the offending token. A reader implements the three
+/// accessors; its error type takes a [`ParseError`].
+pub trait TokenCursor {
+    type Error: From<ParseError>;
+
+    /// The tokens, ending with [`Tok::Eof`].
+    fn toks(&self) -> &[Token];
+    fn pos(&self) -> usize;
+    fn set_pos(&mut self, pos: usize);
+
+    fn peek(&self) -> &Token {
+        // The token list always ends with `Eof` and `pos` never passes it.
+        let toks = self.toks();
+        &toks[self.pos().min(toks.len() - 1)]
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.peek().clone();
+        if self.pos() < self.toks().len() - 1 {
+            self.set_pos(self.pos() + 1);
+        }
+        t
+    }
+
+    fn err_at<T>(&self, tok: &Token, message: impl Into<String>) -> Result<T, Self::Error> {
+        Err(ParseError {
+            line: tok.line,
+            col: tok.col,
+            message: message.into(),
+        }
+        .into())
+    }
+
+    fn expected<T>(&self, what: &str) -> Result<T, Self::Error> {
+        let t = self.peek();
+        self.err_at(t, format!("expected {what}, found {}", t.tok.describe()))
+    }
+
+    fn is_sym(&self, s: &str) -> bool {
+        matches!(&self.peek().tok, Tok::Sym(x) if *x == s)
+    }
+
+    fn is_word(&self, w: &str) -> bool {
+        matches!(&self.peek().tok, Tok::Ident(x) if x == w)
+    }
+
+    fn eat_sym(&mut self, s: &str) -> bool {
+        let yes = self.is_sym(s);
+        if yes {
+            self.bump();
+        }
+        yes
+    }
+
+    fn expect_sym(&mut self, s: &str) -> Result<Token, Self::Error> {
+        if self.is_sym(s) {
+            Ok(self.bump())
+        } else {
+            self.expected(&format!("`{s}`"))
+        }
+    }
+
+    fn expect_word(&mut self, w: &str) -> Result<Token, Self::Error> {
+        if self.is_word(w) {
+            Ok(self.bump())
+        } else {
+            self.expected(&format!("`{w}`"))
+        }
+    }
+
+    fn ident(&mut self, what: &str) -> Result<(String, Token), Self::Error> {
+        match &self.peek().tok {
+            Tok::Ident(s) => {
+                let s = s.clone();
+                Ok((s, self.bump()))
+            }
+            _ => self.expected(what),
+        }
+    }
+
+    /// An unsigned integer literal as `u128` (anything wider is an error).
+    fn uint(&mut self, what: &str) -> Result<(u128, Token), Self::Error> {
+        let Tok::Int(s) = self.peek().tok.clone() else {
+            return self.expected(what);
+        };
+        let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+            Some(hex) => u128::from_str_radix(hex, 16),
+            None => s.parse::<u128>(),
+        };
+        let tok = self.bump();
+        match parsed {
+            Ok(v) => Ok((v, tok)),
+            Err(_) => self.err_at(&tok, format!("integer `{s}` is malformed or too large")),
+        }
+    }
+
+    fn u64_lit(&mut self, what: &str) -> Result<u64, Self::Error> {
+        let (v, tok) = self.uint(what)?;
+        u64::try_from(v).or_else(|_| self.err_at(&tok, format!("{what} {v} is too large")))
+    }
+
+    fn u32_lit(&mut self, what: &str) -> Result<u32, Self::Error> {
+        let (v, tok) = self.uint(what)?;
+        u32::try_from(v).or_else(|_| self.err_at(&tok, format!("{what} {v} is too large")))
+    }
+
+    /// `['-'] INT` as an `i64`.
+    fn i64_lit(&mut self, what: &str) -> Result<i64, Self::Error> {
+        let first = self.peek().clone();
+        let neg = self.eat_sym("-");
+        let (v, _) = self.uint(what)?;
+        let v = i128::try_from(v).unwrap_or(i128::MAX);
+        let v = if neg { -v } else { v };
+        i64::try_from(v).or_else(|_| self.err_at(&first, format!("{what} {v} is out of range")))
+    }
+
+    /// A comma-separated list up to `close` (the opening symbol already eaten).
+    fn list<T>(
+        &mut self,
+        close: &str,
+        mut item: impl FnMut(&mut Self) -> Result<T, Self::Error>,
+    ) -> Result<Vec<T>, Self::Error>
+    where
+        Self: Sized,
+    {
+        let mut out = Vec::new();
+        if self.eat_sym(close) {
+            return Ok(out);
+        }
+        loop {
+            out.push(item(self)?);
+            if self.eat_sym(close) {
+                return Ok(out);
+            }
+            if !self.eat_sym(",") {
+                return self.expected(&format!("`,` or `{close}`"));
+            }
+        }
+    }
+}
