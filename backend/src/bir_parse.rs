@@ -24,12 +24,13 @@
 //! `write_bir(parse_bir(write_bir(x))) == write_bir(x)`. Source spans are not part of the text.
 
 use crate::bir::{BInst, BLoop, BNode, Bir, MAX_TEXT_DEPTH};
-use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::affine::{CmpOp, Predicate};
 use penguin::ir::{
-    Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, InstData, LoopKind,
-    Memory, Op, Operand, Pipelined, ReduceOp, Scale, TensorData, TensorKind,
+    ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, InstData, LoopKind, Memory,
+    Op, Pipelined, ReduceOp, Scale, TensorData, TensorKind,
 };
 use penguin::lex::{Tok, Token, TokenCursor};
+use penguin::parse::OperandReader;
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::isa::Engine;
 use std::collections::HashMap;
@@ -134,6 +135,24 @@ impl From<penguin::ParseError> for BirParseError {
     }
 }
 
+impl OperandReader for Parser {
+    const OPERAND: &'static str = "a buffer operand";
+
+    fn tensor_ref(&self, name: &str, tok: &Token) -> PResult<Tensor> {
+        match self.tensors.get(name) {
+            Some(&t) => Ok(t),
+            None => self.err_at(tok, format!("undefined buffer `{name}`")),
+        }
+    }
+
+    fn axis_ref(&self, name: &str, tok: &Token) -> PResult<Axis> {
+        match self.axes.get(name) {
+            Some(&a) => Ok(a),
+            None => self.err_at(tok, format!("undefined induction variable `{name}`")),
+        }
+    }
+}
+
 impl Parser {
     /// Registers the induction variable of every loop header (`loop rD = 0..T (IV = ...`), in
     /// order, so that names resolve wherever they are used.
@@ -171,20 +190,6 @@ impl Parser {
             self.axes.insert(name.clone(), axis);
         }
         Ok(())
-    }
-
-    fn tensor_ref(&self, name: &str, tok: &Token) -> PResult<Tensor> {
-        match self.tensors.get(name) {
-            Some(&t) => Ok(t),
-            None => self.err_at(tok, format!("undefined buffer `{name}`")),
-        }
-    }
-
-    fn axis_ref(&self, name: &str, tok: &Token) -> PResult<Axis> {
-        match self.axes.get(name) {
-            Some(&a) => Ok(a),
-            None => self.err_at(tok, format!("undefined induction variable `{name}`")),
-        }
     }
 
     /// `bir NAME(PARAMS) -> (OUTPUTS) { BUFFER... NODE... }`
@@ -493,85 +498,6 @@ impl Parser {
         };
         let bound = self.i64_lit("an integer bound")?;
         Ok(Predicate { expr, cmp, bound })
-    }
-
-    /// `['-'] TERM (('+' | '-') TERM)*` with `TERM = INT ['*' IV] | IV`.
-    fn affine(&mut self) -> PResult<AffineExpr> {
-        let start = self.peek().clone();
-        let mut terms: Vec<(Axis, i128)> = Vec::new();
-        let mut constant: i128 = 0;
-        let mut neg = self.eat_sym("-");
-        loop {
-            let sign: i128 = if neg { -1 } else { 1 };
-            match self.peek().tok.clone() {
-                Tok::Int(_) => {
-                    let (v, _) = self.uint("an integer")?;
-                    let v = i128::try_from(v).unwrap_or(i128::MAX).saturating_mul(sign);
-                    if self.eat_sym("*") {
-                        let (iv, tok) = self.ident("an induction variable after `*`")?;
-                        let axis = self.axis_ref(&iv, &tok)?;
-                        match terms.iter_mut().find(|(a, _)| *a == axis) {
-                            Some((_, c)) => *c = c.saturating_add(v),
-                            None => terms.push((axis, v)),
-                        }
-                    } else {
-                        constant = constant.saturating_add(v);
-                    }
-                }
-                Tok::Ident(iv) => {
-                    let tok = self.bump();
-                    let axis = self.axis_ref(&iv, &tok)?;
-                    match terms.iter_mut().find(|(a, _)| *a == axis) {
-                        Some((_, c)) => *c = c.saturating_add(sign),
-                        None => terms.push((axis, sign)),
-                    }
-                }
-                _ => {
-                    return self
-                        .expected("an affine expression (an integer or an induction variable)")
-                }
-            }
-            if self.eat_sym("+") {
-                neg = false;
-            } else if self.eat_sym("-") {
-                neg = true;
-            } else {
-                break;
-            }
-        }
-        let fits = |v: i128| i64::try_from(v).is_ok();
-        if !fits(constant) || terms.iter().any(|&(_, c)| !fits(c)) {
-            return self.err_at(
-                &start,
-                "affine expression has a coefficient out of the 64-bit range",
-            );
-        }
-        Ok(AffineExpr::from_terms(
-            terms.into_iter().map(|(a, c)| (a, c as i64)),
-            constant as i64,
-        ))
-    }
-
-    /// `BUFFER[{SLOT, ...}][START +: SIZE, ...]`
-    fn operand(&mut self) -> PResult<Operand> {
-        let (name, tok) = self.ident("a buffer operand")?;
-        let tensor = self.tensor_ref(&name, &tok)?;
-        let mut slots = Vec::new();
-        if self.eat_sym("{") {
-            slots = self.list("}", |p| p.affine())?;
-        }
-        self.expect_sym("[")?;
-        let dims = self.list("]", |p| {
-            let start = p.affine()?;
-            p.expect_sym("+:")?;
-            let size = p.u64_lit("a size")?;
-            Ok((start, size))
-        })?;
-        let (start, size) = dims.into_iter().unzip();
-        Ok(Operand {
-            tensor,
-            access: Access { start, size, slots },
-        })
     }
 
     /// The operation `op_name` with its parameters, `(key=value, ...)`: every key of its

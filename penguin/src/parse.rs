@@ -123,6 +123,113 @@ impl TokenCursor for Parser {
     }
 }
 
+/// The reading of affine expressions and operands, shared by the Penguin reader and the BIR
+/// reader: a reader resolves names to its tensors and induction variables.
+pub trait OperandReader: TokenCursor + Sized {
+    /// What an operand is called in errors (`a tensor operand`).
+    const OPERAND: &'static str;
+
+    fn tensor_ref(&self, name: &str, tok: &Token) -> Result<Tensor, Self::Error>;
+    fn axis_ref(&self, name: &str, tok: &Token) -> Result<Axis, Self::Error>;
+
+    /// `['-'] TERM (('+' | '-') TERM)*` with `TERM = INT ['*' IV] | IV`.
+    fn affine(&mut self) -> Result<AffineExpr, Self::Error> {
+        let start = self.peek().clone();
+        let mut terms: Vec<(Axis, i128)> = Vec::new();
+        let mut constant: i128 = 0;
+        let mut neg = self.eat_sym("-");
+        loop {
+            let sign: i128 = if neg { -1 } else { 1 };
+            match self.peek().tok.clone() {
+                Tok::Int(_) => {
+                    let (v, _) = self.uint("an integer")?;
+                    let v = i128::try_from(v).unwrap_or(i128::MAX).saturating_mul(sign);
+                    if self.eat_sym("*") {
+                        let (iv, tok) = self.ident("an induction variable after `*`")?;
+                        let axis = self.axis_ref(&iv, &tok)?;
+                        match terms.iter_mut().find(|(a, _)| *a == axis) {
+                            Some((_, c)) => *c = c.saturating_add(v),
+                            None => terms.push((axis, v)),
+                        }
+                    } else {
+                        constant = constant.saturating_add(v);
+                    }
+                }
+                Tok::Ident(iv) => {
+                    let tok = self.bump();
+                    let axis = self.axis_ref(&iv, &tok)?;
+                    match terms.iter_mut().find(|(a, _)| *a == axis) {
+                        Some((_, c)) => *c = c.saturating_add(sign),
+                        None => terms.push((axis, sign)),
+                    }
+                }
+                _ => {
+                    return self
+                        .expected("an affine expression (an integer or an induction variable)")
+                }
+            }
+            if self.eat_sym("+") {
+                neg = false;
+            } else if self.eat_sym("-") {
+                neg = true;
+            } else {
+                break;
+            }
+        }
+        let fits = |v: i128| i64::try_from(v).is_ok();
+        if !fits(constant) || terms.iter().any(|&(_, c)| !fits(c)) {
+            return self.err_at(
+                &start,
+                "affine expression has a coefficient out of the 64-bit range",
+            );
+        }
+        Ok(AffineExpr::from_terms(
+            terms.into_iter().map(|(a, c)| (a, c as i64)),
+            constant as i64,
+        ))
+    }
+
+    /// `NAME[{SLOT, ...}][START +: SIZE, ...]`
+    fn operand(&mut self) -> Result<Operand, Self::Error> {
+        let (name, tok) = self.ident(Self::OPERAND)?;
+        let tensor = self.tensor_ref(&name, &tok)?;
+        let mut slots = Vec::new();
+        if self.eat_sym("{") {
+            slots = self.list("}", |p| p.affine())?;
+        }
+        self.expect_sym("[")?;
+        let dims = self.list("]", |p| {
+            let start = p.affine()?;
+            p.expect_sym("+:")?;
+            let size = p.u64_lit("a size")?;
+            Ok((start, size))
+        })?;
+        let (start, size) = dims.into_iter().unzip();
+        Ok(Operand {
+            tensor,
+            access: Access { start, size, slots },
+        })
+    }
+}
+
+impl OperandReader for Parser {
+    const OPERAND: &'static str = "a tensor operand";
+
+    fn tensor_ref(&self, name: &str, tok: &Token) -> PResult<Tensor> {
+        match self.tensors.get(name) {
+            Some(&t) => Ok(t),
+            None => self.err_at(tok, format!("undefined tensor `{name}`")),
+        }
+    }
+
+    fn axis_ref(&self, name: &str, tok: &Token) -> PResult<Axis> {
+        match self.axes.get(name) {
+            Some(&a) => Ok(a),
+            None => self.err_at(tok, format!("undefined induction variable `{name}`")),
+        }
+    }
+}
+
 impl Parser {
     // The token cursor (`peek`, `bump`, `expect_sym`, literals, lists) is [`TokenCursor`]'s.
 
@@ -186,20 +293,6 @@ impl Parser {
             return self.expected("end of input after the kernel");
         }
         Ok(())
-    }
-
-    fn tensor_ref(&self, name: &str, tok: &Token) -> PResult<Tensor> {
-        match self.tensors.get(name) {
-            Some(&t) => Ok(t),
-            None => self.err_at(tok, format!("undefined tensor `{name}`")),
-        }
-    }
-
-    fn axis_ref(&self, name: &str, tok: &Token) -> PResult<Axis> {
-        match self.axes.get(name) {
-            Some(&a) => Ok(a),
-            None => self.err_at(tok, format!("undefined induction variable `{name}`")),
-        }
     }
 
     fn tensor_decl(&mut self) -> PResult<()> {
@@ -483,85 +576,6 @@ impl Parser {
                 return Ok(());
             }
         }
-    }
-
-    /// `['-'] TERM (('+' | '-') TERM)*` with `TERM = INT ['*' IV] | IV`.
-    fn affine(&mut self) -> PResult<AffineExpr> {
-        let start = self.peek().clone();
-        let mut terms: Vec<(Axis, i128)> = Vec::new();
-        let mut constant: i128 = 0;
-        let mut neg = self.eat_sym("-");
-        loop {
-            let sign: i128 = if neg { -1 } else { 1 };
-            match self.peek().tok.clone() {
-                Tok::Int(_) => {
-                    let (v, _) = self.uint("an integer")?;
-                    let v = i128::try_from(v).unwrap_or(i128::MAX).saturating_mul(sign);
-                    if self.eat_sym("*") {
-                        let (iv, tok) = self.ident("an induction variable after `*`")?;
-                        let axis = self.axis_ref(&iv, &tok)?;
-                        match terms.iter_mut().find(|(a, _)| *a == axis) {
-                            Some((_, c)) => *c = c.saturating_add(v),
-                            None => terms.push((axis, v)),
-                        }
-                    } else {
-                        constant = constant.saturating_add(v);
-                    }
-                }
-                Tok::Ident(iv) => {
-                    let tok = self.bump();
-                    let axis = self.axis_ref(&iv, &tok)?;
-                    match terms.iter_mut().find(|(a, _)| *a == axis) {
-                        Some((_, c)) => *c = c.saturating_add(sign),
-                        None => terms.push((axis, sign)),
-                    }
-                }
-                _ => {
-                    return self
-                        .expected("an affine expression (an integer or an induction variable)")
-                }
-            }
-            if self.eat_sym("+") {
-                neg = false;
-            } else if self.eat_sym("-") {
-                neg = true;
-            } else {
-                break;
-            }
-        }
-        let fits = |v: i128| i64::try_from(v).is_ok();
-        if !fits(constant) || terms.iter().any(|&(_, c)| !fits(c)) {
-            return self.err_at(
-                &start,
-                "affine expression has a coefficient out of the 64-bit range",
-            );
-        }
-        Ok(AffineExpr::from_terms(
-            terms.into_iter().map(|(a, c)| (a, c as i64)),
-            constant as i64,
-        ))
-    }
-
-    /// `TENSOR[{SLOT, ...}][START +: SIZE, ...]`
-    fn operand(&mut self) -> PResult<Operand> {
-        let (name, tok) = self.ident("a tensor operand")?;
-        let tensor = self.tensor_ref(&name, &tok)?;
-        let mut slots = Vec::new();
-        if self.eat_sym("{") {
-            slots = self.list("}", |p| p.affine())?;
-        }
-        self.expect_sym("[")?;
-        let dims = self.list("]", |p| {
-            let start = p.affine()?;
-            p.expect_sym("+:")?;
-            let size = p.u64_lit("a size")?;
-            Ok((start, size))
-        })?;
-        let (start, size) = dims.into_iter().unzip();
-        Ok(Operand {
-            tensor,
-            access: Access { start, size, slots },
-        })
     }
 
     /// `DST = OP.ENGINE[(PARAMS)] [SRC, SRC ...]`
