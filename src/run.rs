@@ -621,7 +621,7 @@ impl RunReport {
                     "rec_mii": l.rec_mii,
                     "predicted_period": l.predicted,
                     "limited_by": l.limited_by,
-                    "period": l.period,
+                    "measured_period": l.period,
                 }))
                 .collect::<Vec<_>>());
         }

@@ -564,6 +564,29 @@ fn json_and_trace_report_the_simulation() {
     assert_eq!(j["outputs"]["c"], serde_json::json!([2048, 512]));
     assert!(j["cycles"].as_u64().unwrap() >= j["lower_bound"].as_u64().unwrap());
     assert!(j["engines"]["dve"]["busy"].as_u64().unwrap() > 0);
+    // The bounds: the lower bound is the larger of the resource and dependence bounds.
+    let (res, dep) = (
+        j["resource_bound"].as_u64().unwrap(),
+        j["dependence_bound"].as_u64().unwrap(),
+    );
+    assert_eq!(j["lower_bound"].as_u64().unwrap(), res.max(dep));
+    assert_eq!(j["bound_by"], "resource");
+    // The pipelined loop: the modulo scheduler's prediction and the measured period.
+    let loops = j["loops"].as_array().unwrap();
+    assert_eq!(loops.len(), 1, "{j}");
+    let l = &loops[0];
+    assert_eq!(l["loop"], "i");
+    let (ii, mii) = (l["ii"].as_u64().unwrap(), l["mii"].as_u64().unwrap());
+    assert!(
+        ii >= mii
+            && mii
+                == l["res_mii"]
+                    .as_u64()
+                    .unwrap()
+                    .max(l["rec_mii"].as_u64().unwrap())
+    );
+    assert!(l["limited_by"].as_str().unwrap().starts_with("resource"));
+    assert!(l["measured_period"].as_f64().unwrap() > 0.0);
     let t: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     assert!(
