@@ -13,7 +13,7 @@
 
 use crate::error::{BackendError, UNSUPPORTED};
 use penguin::affine::Predicate;
-use penguin::ir::{EngineClass, Memory, Op, Operand, Scale, StmtKind};
+use penguin::ir::{EngineClass, Memory, Op, Operand, StmtKind};
 use penguin::{Axis, Function, SrcSpan, Stmt};
 use runtime_sim::isa::Engine;
 use runtime_sim::machine;
@@ -380,7 +380,7 @@ fn write_block(out: &mut String, func: &Function, bir: &Bir, nodes: &[BNode], de
                     line.push_str(") ");
                 }
                 let _ = write!(line, "{}.{}", bi.engine.name(), bi.op.name());
-                let _ = write_op_params(&mut line, &bi.op);
+                let _ = penguin::write::write_op_params(&mut line, &bi.op);
                 line.push(' ');
                 let _ = penguin::write::write_operand(&mut line, func, &bi.dst);
                 for s in &bi.srcs {
@@ -393,36 +393,6 @@ fn write_block(out: &mut String, func: &Function, bir: &Bir, nodes: &[BNode], de
                 out.push_str(&line);
                 out.push('\n');
             }
-        }
-    }
-}
-
-/// An op's parameters as Penguin's text form writes them (`(accumulate=false)`), or nothing.
-fn write_op_params(out: &mut String, op: &Op) -> fmt::Result {
-    use penguin::write::write_f32;
-    match op {
-        Op::Load | Op::Store | Op::Transpose | Op::Copy => Ok(()),
-        Op::Matmul { accumulate } => write!(out, "(accumulate={accumulate})"),
-        Op::TensorTensor { op } => write!(out, "(op={})", op.name()),
-        Op::TensorScalar { op, imm, reverse } => {
-            write!(out, "(op={}, imm=", op.name())?;
-            write_f32(out, *imm)?;
-            write!(out, ", reverse={reverse})")
-        }
-        Op::Activation { func, scale, bias } => {
-            write!(out, "(func={}, scale=", func.name())?;
-            match scale {
-                Scale::Imm(v) => write_f32(out, *v)?,
-                Scale::Tile => out.push_str("tile"),
-            }
-            write!(out, ", bias={bias})")
-        }
-        Op::Reduce { op } => write!(out, "(op={})", op.name()),
-        Op::Memset { value } => {
-            out.push_str("(value=");
-            write_f32(out, *value)?;
-            out.push(')');
-            Ok(())
         }
     }
 }

@@ -140,7 +140,13 @@ pub fn write_operand(out: &mut dyn Write, func: &Function, o: &Operand) -> fmt::
 /// Writes an operation with its engine and parameters, `OP.ENGINE(PARAMS)`.
 pub fn write_op(out: &mut dyn Write, inst: &InstData) -> fmt::Result {
     write!(out, "{}.{}", inst.op.name(), inst.engine.name())?;
-    match &inst.op {
+    write_op_params(out, &inst.op)
+}
+
+/// Writes an operation's parameters, `(NAME=VALUE, ...)`, or nothing for an operation without
+/// any (the BIR text form writes them the same way).
+pub fn write_op_params(out: &mut dyn Write, op: &Op) -> fmt::Result {
+    match op {
         Op::Load | Op::Store | Op::Transpose | Op::Copy => Ok(()),
         Op::Matmul { accumulate } => write!(out, "(accumulate={accumulate})"),
         Op::TensorTensor { op } => write!(out, "(op={})", op.name()),
