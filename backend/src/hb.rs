@@ -128,12 +128,7 @@ fn compute_conflicts(em: &Emitted, sync: &Sync) -> Option<Conflicts> {
     let (mut rx, mut ry) = ([0i64; MAX_REGS], [0i64; MAX_REGS]);
     for &(xi, yi) in &sync.pairs {
         let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-        let c = x
-            .loops
-            .iter()
-            .zip(&y.loops)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let c = sync::common_depth(x, y);
         let (tx, ty) = (sync::trips(em, x), sync::trips(em, y));
         let px = sync::instances(&tx[c..]);
         let xb = i64::from(xi < yi);

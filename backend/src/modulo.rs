@@ -160,11 +160,6 @@ pub fn inst_label(func: &Function, bir: &Bir, i: usize) -> String {
     )
 }
 
-/// The resource index of an engine (the DMA queues are not in the table).
-fn res(e: Engine) -> usize {
-    e.index()
-}
-
 /// The weighted busy cycles per iteration of each instruction: its busy time times the fraction
 /// of iterations its guard runs it ([`guard_fraction`]).
 fn weighted_busy(func: &Function, bir: &Bir, deps: &LoopDeps) -> Vec<u64> {
@@ -190,7 +185,7 @@ fn compute_res_mii(
     let mut queues = [0u64; DMA_QUEUES];
     for (k, &i) in deps.insts.iter().enumerate() {
         let bi = &bir.insts[i];
-        per_engine[res(bi.engine)] += busy[k];
+        per_engine[bi.engine.index()] += busy[k];
         if let Some(split) = plan.splits.get(&i) {
             let tile = match bi.op {
                 Op::Store => bi.srcs.first().unwrap_or(&bi.dst),
@@ -207,8 +202,8 @@ fn compute_res_mii(
     }
     let mut best = (1u64, "nothing".to_string());
     for e in Engine::ALL {
-        if per_engine[res(e)] > best.0 {
-            best = (per_engine[res(e)], e.name().to_string());
+        if per_engine[e.index()] > best.0 {
+            best = (per_engine[e.index()], e.name().to_string());
         }
     }
     let q = queues.iter().copied().max().unwrap_or(0);
@@ -243,23 +238,19 @@ fn longest_paths(deps: &LoopDeps, ii: u64, pred: &mut [Option<usize>]) -> Result
     Ok(dist)
 }
 
-/// RecMII, the cycle that sets it, and that cycle's edges.
-fn compute_rec_mii(
-    func: &Function,
-    bir: &Bir,
-    deps: &LoopDeps,
-) -> (u64, String, Vec<(DepKind, Tensor, bool)>) {
+/// The smallest `II` at which no cycle of `deps` has `Σ latency > II · Σ distance` (binary search
+/// over [`longest_paths`]); 0 when the graph has no cycle (every cycle has a positive distance, so
+/// `II = 0` fails exactly when one exists).
+fn smallest_ii(deps: &LoopDeps) -> u64 {
     let n = deps.insts.len();
-    let mut pred = vec![None; n];
+    if longest_paths(deps, 0, &mut vec![None; n]).is_ok() {
+        return 0;
+    }
     let total: u64 = deps
         .graph
         .edge_references()
         .map(|e| e.weight().latency)
         .sum();
-    if longest_paths(deps, 0, &mut pred).is_ok() {
-        // No cycle at all (every cycle has a positive distance, so II = 0 fails iff one exists).
-        return (0, String::new(), Vec::new());
-    }
     let (mut lo, mut hi) = (0u64, total.max(1));
     while lo + 1 < hi {
         let mid = (lo + hi) / 2;
@@ -269,9 +260,23 @@ fn compute_rec_mii(
             lo = mid;
         }
     }
-    // A positive cycle at `lo` is the critical one.
+    hi
+}
+
+/// RecMII, the cycle that sets it, and that cycle's edges.
+fn compute_rec_mii(
+    func: &Function,
+    bir: &Bir,
+    deps: &LoopDeps,
+) -> (u64, String, Vec<(DepKind, Tensor, bool)>) {
+    let n = deps.insts.len();
+    let hi = smallest_ii(deps);
+    if hi == 0 {
+        return (0, String::new(), Vec::new());
+    }
+    // A positive cycle at `hi - 1` is the critical one.
     let mut pred = vec![None; n];
-    let Err(mut v) = longest_paths(deps, lo, &mut pred) else {
+    let Err(mut v) = longest_paths(deps, hi - 1, &mut pred) else {
         return (hi, String::new(), Vec::new());
     };
     for _ in 0..n {
@@ -414,7 +419,7 @@ fn try_schedule(
                 upper = upper.min(sc - w);
             }
         }
-        let r = res(bir.insts[deps.insts[k]].engine);
+        let r = bir.insts[deps.insts[k]].engine.index();
         let b = busy[k] as i64;
         let slots = &table[r];
         // The engine's window: all of one body's work within `ii` cycles.
@@ -486,21 +491,7 @@ pub fn compute_order_period(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[u
             );
         }
     }
-    let n = deps.insts.len();
-    let total: u64 = g.graph.edge_references().map(|e| e.weight().latency).sum();
-    let (mut lo, mut hi) = (0u64, total.max(1));
-    if longest_paths(&g, 0, &mut vec![None; n]).is_ok() {
-        return 0;
-    }
-    while lo + 1 < hi {
-        let mid = (lo + hi) / 2;
-        if longest_paths(&g, mid, &mut vec![None; n]).is_ok() {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    hi
+    smallest_ii(&g)
 }
 
 /// The most instructions of a body whose offset order [`improve_order`] searches around.

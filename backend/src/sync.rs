@@ -96,6 +96,15 @@ pub struct Sync {
     pub implied_waits: usize,
 }
 
+/// How many loops, outermost first, enclose both nodes.
+pub(crate) fn common_depth(x: &Node, y: &Node) -> usize {
+    x.loops
+        .iter()
+        .zip(&y.loops)
+        .take_while(|(a, b)| a == b)
+        .count()
+}
+
 pub(crate) fn trips(em: &Emitted, n: &Node) -> Vec<i64> {
     n.loops.iter().map(|&l| em.loops[l].0 as i64).collect()
 }
@@ -181,12 +190,7 @@ fn rows_may_meet(a: &Foot, b: &Foot) -> bool {
 /// would tie `y` to the progress of the engine issuing `x`'s later (predicated-off) instances.
 fn need(em: &Emitted, xi: usize, yi: usize) -> Option<Need> {
     let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-    let c = x
-        .loops
-        .iter()
-        .zip(&y.loops)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let c = common_depth(x, y);
     let tx = trips(em, x);
     let ty = trips(em, y);
     let px = instances(&tx[c..]);
@@ -245,12 +249,7 @@ fn need(em: &Emitted, xi: usize, yi: usize) -> Option<Need> {
 
 /// `(lin_common(regs) - d + xb) * px` as an expression over the consumer's registers.
 fn wait_value(em: &Emitted, x: &Node, y: &Node, xb: bool, d: i64) -> Expr {
-    let c = x
-        .loops
-        .iter()
-        .zip(&y.loops)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let c = common_depth(x, y);
     let tx = trips(em, x);
     let px = instances(&tx[c..]);
     let mut e = Expr::constant((i64::from(xb) - d) * px);
@@ -353,12 +352,7 @@ fn precedes(em: &Emitted, xi: usize, ix: i64, zi: usize, iz: i64) -> bool {
     let (mut rx, mut rz) = ([0i64; MAX_REGS], [0i64; MAX_REGS]);
     decode(&tx, ix, &mut rx);
     decode(&tz, iz, &mut rz);
-    let c = x
-        .loops
-        .iter()
-        .zip(&z.loops)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let c = common_depth(x, z);
     for k in 0..c {
         if rx[k] != rz[k] {
             return rx[k] < rz[k];
