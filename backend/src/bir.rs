@@ -207,6 +207,21 @@ impl Lower<'_> {
     }
 }
 
+/// The on-chip tile of a load (which writes it) or a store (which reads it); `None` for any other
+/// operation.
+pub fn dma_tile<'a>(op: &Op, dst: &'a Operand, srcs: &'a [Operand]) -> Option<&'a Operand> {
+    match op {
+        Op::Load => Some(dst),
+        Op::Store => srcs.first(),
+        _ => None,
+    }
+}
+
+/// The bytes a transfer of `tile` moves: its elements times their size.
+pub fn tile_bytes(func: &Function, tile: &Operand) -> u64 {
+    tile.access.size.iter().product::<u64>() * func.tensors[tile.tensor].dtype.size_bytes()
+}
+
 /// The largest iteration space [`guard_fraction`] enumerates.
 pub const MAX_GUARD_ENUMERATION: u64 = 1 << 16;
 

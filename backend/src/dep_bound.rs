@@ -192,14 +192,9 @@ fn dtype(func: &Function, o: &Operand) -> DType {
 /// The least time instruction `i` can take from its start to its effect (module doc).
 pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
     let d = &func.insts[i];
-    if matches!(d.op, Op::Load | Op::Store) {
-        let tile = if matches!(d.op, Op::Load) {
-            &d.dst
-        } else {
-            d.srcs.first().unwrap_or(&d.dst)
-        };
+    if let Some(tile) = crate::bir::dma_tile(&d.op, &d.dst, &d.srcs) {
         let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
-        let bytes = partitions * free(tile) * func.tensors[tile.tensor].dtype.size_bytes();
+        let bytes = crate::bir::tile_bytes(func, tile);
         return [1u64, 2, 4, 8, 16]
             .into_iter()
             .filter(|p| partitions.is_multiple_of(*p))

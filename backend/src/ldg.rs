@@ -30,7 +30,7 @@
 //! [`MAX_DISTANCE`] (a conflict only at larger distances gives no edge: it constrains neither the
 //! order of the body, which only same-iteration edges do, nor any realistic schedule).
 
-use crate::bir::{estimate, BNode, Bir};
+use crate::bir::{dma_tile, estimate, tile_bytes, BNode, Bir};
 use crate::queues::QueuePlan;
 use penguin::affine::AffineExpr;
 use penguin::ir::{Op, Operand};
@@ -96,13 +96,9 @@ pub fn compute_costs(func: &Function, bir: &Bir, plan: &QueuePlan, i: usize) -> 
     let bi = &bir.insts[i];
     if bi.engine == Engine::Sp {
         let pieces = plan.splits.get(&i).map_or(1, |s| s.pieces()).max(1);
-        // The tile's bytes (a load writes it, a store reads it); each piece moves its share.
-        let tile = match bi.op {
-            Op::Store => bi.srcs.first().unwrap_or(&bi.dst),
-            _ => &bi.dst,
-        };
-        let elems: u64 = tile.access.size.iter().product();
-        let bytes = elems * func.tensors[tile.tensor].dtype.size_bytes();
+        // The tile's bytes; each piece moves its share.
+        let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
+        let bytes = tile_bytes(func, tile);
         let issue = pieces * machine::dma_issue_cycles();
         (issue, issue + machine::dma_transfer(bytes.div_ceil(pieces)))
     } else {

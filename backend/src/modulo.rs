@@ -37,10 +37,9 @@
 //! Invariant: a loop is reordered only when its schedule exists; its order is a topological order
 //! of the same-iteration edges of its dependence graph.
 
-use crate::bir::{guard_fraction, BNode, Bir};
+use crate::bir::{dma_tile, guard_fraction, tile_bytes, BNode, Bir};
 use crate::ldg::{compute_loop_deps, DepData, DepKind, LoopDeps};
 use crate::queues::QueuePlan;
-use penguin::ir::Op;
 use penguin::{Function, Tensor};
 use petgraph::visit::EdgeRef;
 use runtime_sim::isa::Engine;
@@ -148,10 +147,7 @@ impl ModuloSchedule {
 /// A short name of an instruction: engine, operation and destination buffer.
 pub fn inst_label(func: &Function, bir: &Bir, i: usize) -> String {
     let bi = &bir.insts[i];
-    let buf = match bi.op {
-        Op::Store => bi.srcs.first().unwrap_or(&bi.dst),
-        _ => &bi.dst,
-    };
+    let buf = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
     format!(
         "{}.{}({})",
         bi.engine.name(),
@@ -187,12 +183,8 @@ fn compute_res_mii(
         let bi = &bir.insts[i];
         per_engine[bi.engine.index()] += busy[k];
         if let Some(split) = plan.splits.get(&i) {
-            let tile = match bi.op {
-                Op::Store => bi.srcs.first().unwrap_or(&bi.dst),
-                _ => &bi.dst,
-            };
-            let elems: u64 = tile.access.size.iter().product();
-            let bytes = elems * func.tensors[tile.tensor].dtype.size_bytes();
+            let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
+            let bytes = tile_bytes(func, tile);
             let (on, total) = guard_fraction(func, &bi.guards);
             let piece = machine::dma_queue_cycles(bytes.div_ceil(split.pieces().max(1)));
             for &q in &split.queues {

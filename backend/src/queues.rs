@@ -36,8 +36,7 @@
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
-use crate::bir::{estimate, guard_fraction, BNode, Bir};
-use penguin::ir::Op;
+use crate::bir::{dma_tile, estimate, guard_fraction, tile_bytes, BNode, Bir};
 use penguin::Function;
 use runtime_sim::isa::Engine;
 use runtime_sim::machine::{self, DMA_QUEUES};
@@ -270,15 +269,9 @@ fn least_loaded(load: &[u64; DMA_QUEUES], n: usize, rotation: usize) -> Vec<usiz
 /// The transfer of BIR instruction `i`, if it is a load or a store.
 fn transfer(func: &Function, bir: &Bir, i: usize) -> Option<Transfer> {
     let bi = &bir.insts[i];
-    let tile = match bi.op {
-        Op::Load => &bi.dst,
-        Op::Store => bi.srcs.first()?,
-        _ => return None,
-    };
-    let size = &tile.access.size;
-    let partitions = size.first().copied().unwrap_or(1).max(1);
-    let free: u64 = size.iter().skip(1).product();
-    let bytes = partitions * free.max(1) * func.tensors[tile.tensor].dtype.size_bytes();
+    let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs)?;
+    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+    let bytes = tile_bytes(func, tile);
     let (on, total) = on_fraction(func, bir, i);
     Some(Transfer {
         inst: i,
