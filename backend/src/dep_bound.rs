@@ -28,7 +28,7 @@ use runtime_sim::isa::DType;
 use runtime_sim::machine;
 use std::collections::BTreeMap;
 
-/// The most instruction instances the bound runs.
+/// The most instruction instances and loop iterations the bound walks.
 pub const MAX_INSTANCES: u64 = 2_000_000;
 
 /// A rectangle of a tensor: per dimension `[start, start + size)`, and its ring slot.
@@ -71,8 +71,10 @@ fn count(func: &Function, block: &[Stmt], reps: u64, out: &mut u64) {
         match &func.stmts[s].kind {
             StmtKind::Insts(insts) => *out = out.saturating_add(reps * insts.len() as u64),
             StmtKind::Loop(a) => {
-                let trip = func.axes[*a].trip_count().max(0) as u64;
-                count(func, &func.axes[*a].body, reps.saturating_mul(trip), out);
+                // Every iteration is a step of the walk, even of a loop with nothing to run.
+                let reps = reps.saturating_mul(func.axes[*a].trip_count().max(0) as u64);
+                *out = out.saturating_add(reps);
+                count(func, &func.axes[*a].body, reps, out);
             }
         }
     }
