@@ -10,6 +10,7 @@
 //! engine that runs ahead, such as `sp` filling free ring slots, shows a smaller slope). A loop
 //! whose instructions ran fewer than three times has no measured period.
 
+use backend::emit::line_of;
 use backend::modulo::{Limit, ModuloSchedule};
 use backend::Compiled;
 use penguin::Function;
@@ -36,11 +37,6 @@ pub struct LoopStats {
     pub period: Option<f64>,
     /// The scheduler's one-line account (`--log backend`).
     pub text: String,
-}
-
-fn line_of(source: &str, offset: u32) -> u32 {
-    let start = (offset as usize).min(source.len());
-    source[..start].matches('\n').count() as u32 + 1
 }
 
 /// The prediction and measurement of every loop `compiled` modulo-scheduled.

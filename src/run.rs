@@ -326,12 +326,12 @@ fn check_outputs(
         },
         opts.pipeline.name()
     );
-    for ((&tensor, want_a), got_a) in func.outputs.iter().zip(&want.outputs).zip(got) {
+    let outputs = func.outputs.iter().zip(&want.outputs).zip(got);
+    for (index, ((&tensor, want_a), got_a)) in outputs.enumerate() {
         let Some(msg) = first_difference(want_a, got_a) else {
             continue;
         };
         let name = output_name(func, tensor);
-        let index = func.outputs.iter().position(|&t| t == tensor).unwrap_or(0);
         // The pipelined kernel, interpreted: its output, or what stopped it (a read of memory
         // nothing wrote: a pipelining that reads a tile before its load).
         let (pipeliner_changed, why) = match interp::interpret(pipelined, inputs) {

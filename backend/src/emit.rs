@@ -95,6 +95,12 @@ pub enum ENode {
     Loop(usize, Vec<ENode>),
 }
 
+/// The 1-based line of byte `offset` of `text` (the last line past its end).
+pub fn line_of(text: &str, offset: u32) -> u32 {
+    let start = (offset as usize).min(text.len());
+    text.get(..start).unwrap_or(text).matches('\n').count() as u32 + 1
+}
+
 /// Source text, for the trace's metadata.
 pub struct SourceInfo<'a> {
     pub text: &'a str,
@@ -192,7 +198,7 @@ impl Emit<'_> {
         };
         if let (Some(src), Some(span)) = (self.src, bi.span) {
             let start = (span.start as usize).min(src.text.len());
-            m.line = Some(src.text[..start].matches('\n').count() as u32 + 1);
+            m.line = Some(line_of(src.text, span.start));
             let end = (span.end as usize).clamp(start, src.text.len());
             let text = src.text.get(start..end).unwrap_or("");
             let first = text.lines().next().unwrap_or("").trim();
