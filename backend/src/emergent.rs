@@ -117,12 +117,7 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
             }
         }
     });
-    let mut sbuf_used: u64 = func
-        .tensors
-        .values()
-        .filter(|t| t.memory == Memory::Sbuf)
-        .map(|t| t.bytes_per_partition().div_ceil(64) * 64)
-        .sum();
+    let mut sbuf_used = sbuf_in_use(func);
     // A PSUM tile takes whole banks, one per slot (a tile never crosses a bank).
     let banks = |t: &penguin::ir::TensorData| {
         let slot = t.shape.iter().skip(1).product::<u64>() * t.dtype.size_bytes();
@@ -322,6 +317,17 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
         }
     }
     log
+}
+
+/// The SBUF bytes per partition every SBUF tensor of `func` takes with all its slots, each
+/// rounded to 64-byte alignment as the allocator places them (every tensor counted, with no
+/// sharing by live range: the conservative budget of every emergent and expansion decision).
+pub(crate) fn sbuf_in_use(func: &Function) -> u64 {
+    func.tensors
+        .values()
+        .filter(|t| t.memory == Memory::Sbuf)
+        .map(|t| t.bytes_per_partition().div_ceil(64) * 64)
+        .sum()
 }
 
 /// Points every access of tile `t` at the ring slot of the current iteration of loop `l`.

@@ -85,7 +85,7 @@
 
 use crate::emit::dma_pieces;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
-use penguin::ir::{BlockDim, Memory, Op, StmtKind};
+use penguin::ir::{BlockDim, Op, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::machine;
 use std::collections::HashMap;
@@ -188,12 +188,7 @@ pub fn prefetch_across_nest(
         };
     }
     // Slots dividing the trip count, SBUF permitting.
-    let mut sbuf_used: u64 = func
-        .tensors
-        .values()
-        .filter(|t| t.memory == Memory::Sbuf)
-        .map(|t| t.bytes_per_partition().div_ceil(64) * 64)
-        .sum();
+    let mut sbuf_used = crate::emergent::sbuf_in_use(func);
     let mut slots: Vec<(Tensor, u32)> = Vec::new();
     for &(_, rt, depth) in &hoisted {
         if slots.iter().any(|&(x, _)| x == rt) {
@@ -359,12 +354,7 @@ fn prefetch_next_execution(
             func.axes[ok].iv_name
         ));
     }
-    let mut sbuf_used: u64 = func
-        .tensors
-        .values()
-        .filter(|x| x.memory == Memory::Sbuf)
-        .map(|x| x.bytes_per_partition().div_ceil(64) * 64)
-        .sum();
+    let mut sbuf_used = crate::emergent::sbuf_in_use(func);
     let mut ringed: Vec<Tensor> = Vec::new();
     for &(_, rt, depth) in hoisted {
         if ringed.contains(&rt) {

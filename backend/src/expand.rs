@@ -201,12 +201,7 @@ fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
         }
     }
     // SBUF: every tensor with all its slots, plus one slot of this one.
-    let used: u64 = func
-        .tensors
-        .values()
-        .filter(|t| t.memory == Memory::Sbuf)
-        .map(|t| t.bytes_per_partition().div_ceil(64) * 64)
-        .sum();
+    let used = crate::emergent::sbuf_in_use(func);
     let slot = td.bytes_per_partition() / u64::from(n);
     (used + slot.div_ceil(64) * 64 <= SBUF_PARTITION_BYTES).then_some(n)
 }
