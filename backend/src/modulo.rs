@@ -25,14 +25,16 @@
 //!   each engine's work of one body also fits in one window of `II` cycles, because an in-order
 //!   engine cannot start body `j + 1` before it finishes body `j`.
 //!
-//! The body is then emitted in order of `σ` (ties in program order), when that order's predicted
-//! steady-state period ([`compute_order_period`]: the dependence cycles plus each in-order
-//! engine's sequence) is at least [`MIN_GAIN_PERCENT`] shorter than the body's order before
-//! (the written order after the list scheduler, or the emergent path's chosen order); otherwise
-//! the body keeps its order, and the log says so. Every same-iteration edge has
-//! a positive latency, so `σ_p < σ_c` and the new order keeps every dependence of the body: the
-//! sequential meaning of the loop is unchanged (the synchronisation analysis then derives the
-//! waits from the new order), only the engines' interleaving changes.
+//! The order of `σ` (ties in program order), improved by single moves ([`improve_order`]), is
+//! emitted when its predicted steady-state period ([`compute_order_period`]: the dependence
+//! cycles plus each in-order engine's sequence) is at least [`MIN_GAIN_PERCENT`] shorter than the
+//! body's order before (the written order after the list scheduler); otherwise, and always for
+//! the emergent path's loops (whose order it chose by measurement), the body keeps its order,
+//! and the log says so. Every same-iteration edge has a positive latency, so `σ_p < σ_c`, and a
+//! move is kept only when every same-iteration edge still goes forward: the new order keeps
+//! every dependence of the body, so the sequential meaning of the loop is unchanged (the
+//! synchronisation analysis then derives the waits from the new order), only the engines'
+//! interleaving changes.
 //!
 //! Invariant: a loop is reordered only when its schedule exists; its order is a topological order
 //! of the same-iteration edges of its dependence graph.
@@ -127,7 +129,7 @@ impl ModuloSchedule {
         } else {
             let _ = write!(
                 s,
-                "); offset order, predicted period {} (was {}",
+                "); reordered, predicted period {} (was {}",
                 self.predicted, self.predicted_before
             );
         }
