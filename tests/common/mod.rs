@@ -65,3 +65,30 @@ pub fn expectations(source: &str) -> Vec<(String, usize)> {
 pub fn line_of(source: &str, offset: usize) -> usize {
     source[..offset.min(source.len())].matches('\n').count() + 1
 }
+
+/// The address-space cap of [`nkc_capped`]: 2 GiB, the budget of the hardening campaign.
+pub const MEMORY_CAP_BYTES: u64 = 2 << 30;
+
+/// Runs the `nkc` binary with its address space capped at [`MEMORY_CAP_BYTES`] (`setrlimit`
+/// before `exec`), so an input that makes nkc allocate without bound aborts the child instead of
+/// the machine. Hardening tests assert exit code 1 on its output: an allocation failure under the
+/// cap shows as an abort (signal) or exit 101, never as 1.
+pub fn nkc_capped(args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nkc"));
+    cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    // SAFETY: `setrlimit` is async-signal-safe and touches no state of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            let cap = libc::rlimit {
+                rlim_cur: MEMORY_CAP_BYTES as libc::rlim_t,
+                rlim_max: MEMORY_CAP_BYTES as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &cap) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().expect("the nkc binary runs")
+}
