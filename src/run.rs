@@ -122,9 +122,9 @@ pub struct SimRun {
     pub loops: Vec<crate::loops::LoopStats>,
     /// Every loop the annotated pipeliner extended: `(iv, stages, iterations)`.
     pub annotated_loops: Vec<(String, u32, i64)>,
-    /// The dependence bound of the kernel as written ([`backend::dep_bound`]; `None` when it
-    /// has too many instances to run).
-    pub dependence_bound: Option<u64>,
+    /// The dependence and fill bounds of the kernel as written ([`backend::dep_bound`]; `None`
+    /// when it has too many instances to walk).
+    pub kernel_bounds: Option<backend::dep_bound::KernelBoundsData>,
 }
 
 impl SimRun {
@@ -133,18 +133,32 @@ impl SimRun {
         self.stats.bound()
     }
 
-    /// `max(resource bound, dependence bound)`: no schedule of the kernel ends sooner.
-    pub fn lower_bound(&self) -> u64 {
-        self.resource_bound()
-            .max(self.dependence_bound.unwrap_or(0))
+    /// The dependence bound of the kernel as written, when computed.
+    pub fn dependence_bound(&self) -> Option<u64> {
+        self.kernel_bounds.as_ref().map(|b| b.dependence)
     }
 
-    /// Which bound is the lower bound: `resource` or `dependence`.
-    pub fn bound_by(&self) -> &'static str {
-        if self.dependence_bound.unwrap_or(0) > self.resource_bound() {
-            "dependence"
-        } else {
-            "resource"
+    /// The fill bound of the kernel as written, when computed.
+    pub fn fill_bound(&self) -> Option<u64> {
+        self.kernel_bounds.as_ref().map(|b| b.fill)
+    }
+
+    /// `max(resource bound, dependence bound, fill bound)`: no schedule of the kernel ends sooner.
+    pub fn lower_bound(&self) -> u64 {
+        self.resource_bound()
+            .max(self.dependence_bound().unwrap_or(0))
+            .max(self.fill_bound().unwrap_or(0))
+    }
+
+    /// Which bound is the lower bound: `resource`, `dependence`, or `fill (R)` with the resource
+    /// whose fill and drain set it. Ties go to the simpler bound, in that order.
+    pub fn bound_by(&self) -> String {
+        let lb = self.lower_bound();
+        match &self.kernel_bounds {
+            _ if lb == self.resource_bound() => "resource".to_string(),
+            Some(b) if lb == b.dependence => "dependence".to_string(),
+            Some(b) => format!("fill ({})", b.fill_resource),
+            None => "resource".to_string(),
         }
     }
 
@@ -242,7 +256,7 @@ pub fn run(
                 })
                 .collect();
             sim = Some(SimRun {
-                dependence_bound: backend::dep_bound::compute_dependence_bound(&written),
+                kernel_bounds: backend::dep_bound::compute_kernel_bounds(&written),
                 annotated_loops,
                 loops,
                 stats: r.stats,
@@ -598,7 +612,8 @@ impl RunReport {
             j["cycles"] = json!(s.cycles);
             j["lower_bound"] = json!(sim.lower_bound());
             j["resource_bound"] = json!(sim.resource_bound());
-            j["dependence_bound"] = json!(sim.dependence_bound);
+            j["dependence_bound"] = json!(sim.dependence_bound());
+            j["fill_bound"] = json!(sim.fill_bound());
             j["bound_by"] = json!(sim.bound_by());
             j["cycles_over_bound"] = json!(sim.cycles_over_bound());
             j["races"] = json!(sim.races);
@@ -658,12 +673,14 @@ impl RunReport {
         if let Some(sim) = &self.sim {
             let st = &sim.stats;
             s += &format!(
-                "  {} cycles ({:.2} µs at 1.4 GHz); lower bound {} cycles (resource {}, dependence {}; set by {}); cycles / bound = {:.3}\n",
+                "  {} cycles ({:.2} µs at 1.4 GHz); lower bound {} cycles (resource {}, dependence {}, fill {}; set by {}); cycles / bound = {:.3}\n",
                 st.cycles,
                 st.cycles as f64 / runtime_sim::machine::CYCLES_PER_US,
                 sim.lower_bound(),
                 sim.resource_bound(),
-                sim.dependence_bound
+                sim.dependence_bound()
+                    .map_or("not computed".to_string(), |d| d.to_string()),
+                sim.fill_bound()
                     .map_or("not computed".to_string(), |d| d.to_string()),
                 sim.bound_by(),
                 sim.cycles_over_bound()

@@ -69,11 +69,14 @@ fn checked_run(ex: &str, mode: PipelineMode) -> (u64, u64) {
         .sim
         .expect("engine sim reports the simulator's figures");
     assert!(sim.races.is_empty(), "{ex}: {:?}", sim.races);
-    // The dependence bound of the kernel as written is a lower bound of every path.
-    let dep = sim.dependence_bound.expect("the examples are small enough");
+    // The dependence and fill bounds of the kernel as written are lower bounds of every path.
+    let dep = sim
+        .dependence_bound()
+        .expect("the examples are small enough");
+    let fill = sim.fill_bound().expect("the examples are small enough");
     assert!(
-        dep <= sim.stats.cycles,
-        "{ex} --pipeline {}: dependence bound {dep} above {} cycles",
+        dep.max(fill) <= sim.stats.cycles,
+        "{ex} --pipeline {}: dependence bound {dep} or fill bound {fill} above {} cycles",
         mode.name(),
         sim.stats.cycles
     );
@@ -564,13 +567,18 @@ fn json_and_trace_report_the_simulation() {
     assert_eq!(j["outputs"]["c"], serde_json::json!([2048, 512]));
     assert!(j["cycles"].as_u64().unwrap() >= j["lower_bound"].as_u64().unwrap());
     assert!(j["engines"]["dve"]["busy"].as_u64().unwrap() > 0);
-    // The bounds: the lower bound is the larger of the resource and dependence bounds.
-    let (res, dep) = (
+    // The bounds: the lower bound is the largest of the resource, dependence and fill bounds.
+    let (res, dep, fill) = (
         j["resource_bound"].as_u64().unwrap(),
         j["dependence_bound"].as_u64().unwrap(),
+        j["fill_bound"].as_u64().unwrap(),
     );
-    assert_eq!(j["lower_bound"].as_u64().unwrap(), res.max(dep));
-    assert_eq!(j["bound_by"], "resource");
+    assert_eq!(j["lower_bound"].as_u64().unwrap(), res.max(dep).max(fill));
+    assert!(
+        fill > res,
+        "the loads' latency delays the first transfer's bytes"
+    );
+    assert_eq!(j["bound_by"], "fill (dma)");
     // The pipelined loop: the modulo scheduler's prediction and the measured period.
     let loops = j["loops"].as_array().unwrap();
     assert_eq!(loops.len(), 1, "{j}");
@@ -625,10 +633,11 @@ fn every_corpus_kernel_simulates_to_the_interpreters_bits() {
                     Ok(r) => {
                         let sim = r.sim.expect("engine sim");
                         assert!(r.checked && sim.races.is_empty());
-                        let dep = sim.dependence_bound.unwrap_or(0);
+                        let dep = sim.dependence_bound().unwrap_or(0);
+                        let fill = sim.fill_bound().unwrap_or(0);
                         assert!(
-                            dep <= sim.stats.cycles,
-                            "{} `{}` --pipeline {}: dependence bound {dep} above {} cycles",
+                            dep.max(fill) <= sim.stats.cycles,
+                            "{} `{}` --pipeline {}: dependence bound {dep} or fill bound {fill} above {} cycles",
                             f.display(),
                             k.name.name,
                             mode.name(),

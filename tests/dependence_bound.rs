@@ -1,4 +1,4 @@
-//! The dependence bound (`backend::dep_bound`), worked by hand on two kernels from MACHINE.md's
+//! The dependence and fill bounds (`backend::dep_bound`), worked by hand on kernels from MACHINE.md's
 //! cost table. (That it never exceeds the simulated cycles of any path is checked on every example
 //! and corpus kernel by `tests/backend.rs`.)
 //!
@@ -67,4 +67,58 @@ fn independent_iterations_cost_one_chain() {
     return c
 ";
     assert_eq!(bound(k), Some(3707 + 572 + 3707));
+}
+
+fn bounds(text: &str) -> backend::dep_bound::KernelBoundsData {
+    let src = Source {
+        path: Path::new("t.nk").to_path_buf(),
+        text: text.to_string(),
+    };
+    let func = nkc::driver::compile(&src, None).expect("the test kernel compiles");
+    backend::dep_bound::compute_kernel_bounds(&func).expect("small enough to walk")
+}
+
+/// The fill bound of eight independent load → exp → store tiles. Each transfer moves 262,144
+/// bytes: ⌈262,144 / 19⌉ = 13,798 queue cycles, 16 transfers over 16 queues = 13,798 cycles of
+/// work per queue. No byte moves before the first load's issue and latency (64 + 1,820 = 1,884),
+/// and nothing need follow the last store: 1,884 + 13,798 = 15,682, above the resource bound
+/// (13,798) and the dependence bound (7,986). The Scalar engine's exps (8 × 572) start no sooner
+/// than 3,707 and leave a store of 3,707 after them: 11,990, not the largest.
+#[test]
+fn the_fill_bound_adds_the_first_transfers_latency_to_the_queues_work() {
+    let k = "def tiles(a: nl.hbm[nl.float32, 1024, 512]):
+    c = nl.ndarray((1024, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(8):
+        t = nl.load(a[i * 128:(i + 1) * 128, :])
+        e = nl.exp(t)
+        nl.store(c[i * 128:(i + 1) * 128, :], value=e)
+    return c
+";
+    let b = bounds(k);
+    assert_eq!(b.dependence, 3707 + 572 + 3707);
+    assert_eq!(b.fill, 64 + 1820 + 13_798);
+    assert_eq!(b.fill_resource, "dma");
+}
+
+/// A chain through HBM leaves nothing to overlap: each round waits for the previous round's
+/// store, so the Vector engine's adds, with the chain before the first and after the last, add up
+/// to the dependence bound and no more.
+#[test]
+fn on_a_chain_through_hbm_the_fill_bound_is_the_dependence_bound() {
+    let k = "def hbm_chain(a: nl.hbm[nl.float32, 128, 512]):
+    s = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    t0 = nl.load(a[:, :])
+    nl.store(s[:, :], value=t0)
+    for i in nl.affine_range(3):
+        t = nl.load(s[:, :])
+        u = nl.add(t, 1.0)
+        nl.store(s[:, :], value=u)
+    t2 = nl.load(s[:, :])
+    nl.store(c[:, :], value=t2)
+    return c
+";
+    let b = bounds(k);
+    assert_eq!(b.dependence, 38_786);
+    assert_eq!(b.fill, b.dependence, "{b:?}");
 }

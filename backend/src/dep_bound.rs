@@ -1,13 +1,26 @@
-//! The dependence bound: the longest chain of flow dependences of a kernel as written, with
-//! unlimited resources, in cycles of the machine model.
+//! The bounds of a kernel as written, in cycles of the machine model: the dependence bound (the
+//! longest chain of flow dependences, with unlimited resources) and the fill bound (one
+//! resource's work between the fill before it and the drain after it).
 //!
-//! [`compute_dependence_bound`] runs the kernel's instructions (Penguin IR, before any pipelining)
+//! [`compute_kernel_bounds`] runs the kernel's instructions (Penguin IR, before any pipelining)
 //! in program order, instance by instance, without data: each instance starts when the values it
 //! reads are ready and takes its **minimal latency** ([`min_latency`]); the values it writes are
 //! ready when it ends. No engine, queue or buffer is shared, so the result is the critical path of
 //! the flow dependences, and no schedule of the kernel (on any pipelining path) can end sooner:
-//! every path keeps each value's producer before its readers. The bound is
-//! `max(resource bound, dependence bound)`.
+//! every path keeps each value's producer before its readers.
+//!
+//! The **fill bound**: the same walk in reverse (statements, instructions and iterations from
+//! last to first) gives every instance its *tail*, the longest chain of flow dependences after it
+//! ends (a write's tail is the largest latency-plus-tail of the later reads it feeds; the reads
+//! its write covers are fed by it, not by earlier writers). The forward walk's start is its
+//! *head*. A resource — the 16 DMA queues as one pool (a transfer's bytes move only after one
+//! issue and the fixed latency), `sp`'s issue slots, and each compute engine for the
+//! instructions whose engine the kernel fixes (an `Any` instruction, or a `memset` that
+//! `fold_zeros` may remove, claims none) — does the work of any set `S` of its instances after
+//! the earliest head of `S` and before the end minus the least tail of `S`, so no schedule ends
+//! before `min head(S) + work(S) / units + min tail(S)`. [`fill_bound`] takes the largest over the
+//! sets of the instances whose head (or tail) is at least a threshold. The lower bound of a run
+//! is `max(resource, dependence, fill)`.
 //!
 //! Readiness is tracked per tensor as rectangles (one per dimension, in elements, and the slot a
 //! write filled) with the time their last write ends; a read waits for every rectangle it
@@ -25,7 +38,7 @@ use penguin::affine::AffineExpr;
 use penguin::ir::{EngineClass, Memory, Op, Operand, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::isa::DType;
-use runtime_sim::machine;
+use runtime_sim::machine::{self, DMA_QUEUES};
 use std::collections::BTreeMap;
 
 /// The most instruction instances and loop iterations the bound walks.
@@ -40,8 +53,24 @@ struct Rect {
     ready: u64,
 }
 
+/// The bounds of a kernel as written, in cycles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelBoundsData {
+    /// The longest chain of flow dependences.
+    pub dependence: u64,
+    /// The fill bound: the largest, over the resources, of a resource's work plus the fill
+    /// before it and the drain after it (module doc), and the resource that sets it.
+    pub fill: u64,
+    pub fill_resource: &'static str,
+}
+
 /// The dependence bound of `func` (as written) in cycles, or `None` past [`MAX_INSTANCES`].
 pub fn compute_dependence_bound(func: &Function) -> Option<u64> {
+    compute_kernel_bounds(func).map(|b| b.dependence)
+}
+
+/// The dependence and fill bounds of `func` (as written), or `None` past [`MAX_INSTANCES`].
+pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
     let mut instances = 0u64;
     count(func, &func.body, 1, &mut instances);
     if instances > MAX_INSTANCES {
@@ -61,9 +90,113 @@ pub fn compute_dependence_bound(func: &Function) -> Option<u64> {
         ready: BTreeMap::new(),
         read,
         end: 0,
+        reverse: false,
+        times: Vec::new(),
     };
     cx.block(&func.body);
-    Some(cx.end)
+    let dependence = cx.end;
+    let heads = std::mem::take(&mut cx.times);
+    cx.reverse = true;
+    cx.ready.clear();
+    cx.ivs = cranelift_entity::SecondaryMap::new();
+    cx.block(&func.body);
+    let mut tails = std::mem::take(&mut cx.times);
+    tails.reverse();
+    let (fill, fill_resource) = fill_bound(func, &heads, &tails);
+    Some(KernelBoundsData {
+        dependence,
+        fill,
+        fill_resource,
+    })
+}
+
+/// The resources of the fill bound: the DMA queues (as one pool of [`DMA_QUEUES`]), `sp`'s issue
+/// slots, and the compute engines an instruction's class fixes.
+const RESOURCES: [&str; 6] = ["dma", "sp", "pe", "act", "dve", "pool"];
+
+/// One instance's claim on a resource: earliest start of the work, the work, and the least time
+/// that must follow its end.
+#[derive(Clone, Copy)]
+struct Claim {
+    head: u64,
+    work: u64,
+    tail: u64,
+}
+
+/// The fill bound from every instance's head (its earliest start) and tail (the longest chain
+/// after its end), both in walk order: the largest over the resources and over the sets `S` of
+/// claims that start no sooner than `a` (or leave at least `b` after them) of
+/// `a + work(S) / units + b`.
+fn fill_bound(func: &Function, heads: &[Instance], tails: &[Instance]) -> (u64, &'static str) {
+    let mut claims: Vec<Vec<Claim>> = vec![Vec::new(); RESOURCES.len()];
+    for (h, t) in heads.iter().zip(tails) {
+        debug_assert_eq!(h.inst, t.inst, "both walks visit the same instances");
+        let d = &func.insts[h.inst];
+        let lat = min_latency(func, h.inst);
+        if let Some(tile) = crate::bir::dma_tile(&d.op, &d.dst, &d.srcs) {
+            let bytes = crate::bir::tile_bytes(func, tile);
+            let issue = machine::dma_issue_cycles();
+            // The bytes move after one issue and the fixed latency; the last piece's bytes
+            // are at least a sixteenth of the tile's.
+            claims[0].push(Claim {
+                head: h.time + issue + machine::DMA_LATENCY,
+                work: machine::dma_queue_cycles(bytes),
+                tail: t.time,
+            });
+            claims[1].push(Claim {
+                head: h.time,
+                work: issue,
+                tail: t.time + machine::DMA_LATENCY + machine::dma_queue_cycles(bytes / 16),
+            });
+            continue;
+        }
+        let r = match d.engine {
+            EngineClass::Tensor => 2,
+            EngineClass::Scalar => 3,
+            // A memset may be folded away (`fold_zeros`); the rest runs on the Vector engine.
+            EngineClass::Vector if !matches!(d.op, Op::Memset { .. }) => 4,
+            EngineClass::GpSimd => 5,
+            // An instruction the backend may place on any engine claims none.
+            _ => continue,
+        };
+        claims[r].push(Claim {
+            head: h.time,
+            work: lat,
+            tail: t.time,
+        });
+    }
+    let mut best = (0, RESOURCES[0]);
+    for (r, cs) in claims.iter_mut().enumerate() {
+        let units = if r == 0 { DMA_QUEUES as u64 } else { 1 };
+        let b = suffix_bound(cs, units, |c| c.head, |c| c.tail).max(suffix_bound(
+            cs,
+            units,
+            |c| c.tail,
+            |c| c.head,
+        ));
+        if b > best.0 {
+            best = (b, RESOURCES[r]);
+        }
+    }
+    best
+}
+
+/// `max over k` of `key_k + work(S_k) / units + min over S_k of other`, where `S_k` holds the
+/// claims whose `key` is at least `key_k` (sorted by `key`, suffix sums).
+fn suffix_bound(
+    cs: &mut [Claim],
+    units: u64,
+    key: impl Fn(&Claim) -> u64,
+    other: impl Fn(&Claim) -> u64,
+) -> u64 {
+    cs.sort_by_key(|c| std::cmp::Reverse(key(c)));
+    let (mut work, mut least, mut best) = (0u64, u64::MAX, 0u64);
+    for c in cs.iter() {
+        work = work.saturating_add(c.work);
+        least = least.min(other(c));
+        best = best.max(key(c).saturating_add(work / units).saturating_add(least));
+    }
+    best
 }
 
 fn count(func: &Function, block: &[Stmt], reps: u64, out: &mut u64) {
@@ -80,6 +213,16 @@ fn count(func: &Function, block: &[Stmt], reps: u64, out: &mut u64) {
     }
 }
 
+/// One instance visited by a walk: its instruction and its head (forward) or tail (reverse).
+#[derive(Clone, Copy)]
+struct Instance {
+    inst: penguin::Inst,
+    time: u64,
+}
+
+/// A walk over every instance, forward (each instance's earliest start; `ready` holds when
+/// written values are ready) or in reverse (each instance's tail, the longest chain after its
+/// end; `ready` holds, per region a later instruction reads, that reader's latency plus tail).
 struct Walk<'f> {
     func: &'f Function,
     ivs: cranelift_entity::SecondaryMap<Axis, i64>,
@@ -87,24 +230,42 @@ struct Walk<'f> {
     /// The tensors some instruction reads.
     read: std::collections::BTreeSet<Tensor>,
     end: u64,
+    reverse: bool,
+    times: Vec<Instance>,
 }
 
 impl Walk<'_> {
     fn block(&mut self, block: &[Stmt]) {
-        for &s in block {
+        let order: Box<dyn Iterator<Item = &Stmt>> = if self.reverse {
+            Box::new(block.iter().rev())
+        } else {
+            Box::new(block.iter())
+        };
+        for &s in order {
             let sd = &self.func.stmts[s];
             if !sd.preds.iter().all(|p| p.holds(&self.ivs)) {
                 continue;
             }
             match &sd.kind {
                 StmtKind::Insts(insts) => {
-                    for &i in insts {
-                        self.inst(i);
+                    if self.reverse {
+                        for &i in insts.iter().rev() {
+                            self.inst_reverse(i);
+                        }
+                    } else {
+                        for &i in insts {
+                            self.inst(i);
+                        }
                     }
                 }
                 StmtKind::Loop(a) => {
                     let ad = &self.func.axes[*a];
-                    for v in ad.lb..ad.ub {
+                    let vs: Box<dyn Iterator<Item = i64>> = if self.reverse {
+                        Box::new((ad.lb..ad.ub).rev())
+                    } else {
+                        Box::new(ad.lb..ad.ub)
+                    };
+                    for v in vs {
                         self.ivs[*a] = v;
                         self.block(&ad.body);
                     }
@@ -112,7 +273,6 @@ impl Walk<'_> {
             }
         }
     }
-
     fn rect(&self, o: &Operand) -> Rect {
         let eval = |e: &AffineExpr| e.eval(&self.ivs);
         let lo: Vec<i64> = o.access.start.iter().map(eval).collect();
@@ -150,6 +310,10 @@ impl Walk<'_> {
                 }
             }
         }
+        self.times.push(Instance {
+            inst: i,
+            time: start,
+        });
         let end = start + min_latency(self.func, i);
         self.end = self.end.max(end);
         if self.read.contains(&d.dst.tensor) {
@@ -158,6 +322,35 @@ impl Walk<'_> {
             let rects = self.ready.entry(d.dst.tensor).or_default();
             rects.retain(|old| !covers(&w, old));
             rects.push(w);
+        }
+    }
+
+    /// The reverse step: the instance's tail is the largest latency-plus-tail of the later
+    /// readers of what it writes (the readers its write covers are fed by it, not by earlier
+    /// writers); then its own reads become needs of earlier writers.
+    fn inst_reverse(&mut self, i: penguin::Inst) {
+        let d = &self.func.insts[i];
+        let w = self.rect(&d.dst);
+        let mut tail = 0u64;
+        if let Some(rects) = self.ready.get_mut(&d.dst.tensor) {
+            for r in rects.iter().filter(|r| overlaps(r, &w)) {
+                tail = tail.max(r.ready);
+            }
+            rects.retain(|r| !covers(&w, r));
+        }
+        self.times.push(Instance {
+            inst: i,
+            time: tail,
+        });
+        let need = tail + min_latency(self.func, i);
+        let mut reads: Vec<&Operand> = d.srcs.iter().collect();
+        if matches!(d.op, Op::Matmul { accumulate: true }) {
+            reads.push(&d.dst);
+        }
+        for o in reads {
+            let mut r = self.rect(o);
+            r.ready = need;
+            self.ready.entry(o.tensor).or_default().push(r);
         }
     }
 }
