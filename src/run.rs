@@ -468,6 +468,8 @@ pub fn apply_emergent(func: &mut Function, mode: PipelineMode) -> Result<Vec<Str
     driver::verify(func, "folding PSUM zeroing")?;
     match mode {
         PipelineMode::Default | PipelineMode::Emergent => {
+            log.extend(backend::unroll::unroll_loops(func));
+            driver::verify(func, "unrolling")?;
             log.extend(backend::emergent::pipeline_emergent(func));
             driver::verify(func, "emergent pipelining")?;
         }

@@ -13,9 +13,9 @@
 //! The heuristic: the ring depth is `1 + ceil(DMA time / compute time)` per iteration of `L`
 //! (both from the shared machine description: latency plus queue time of the tile's transfer,
 //! split as the emitter splits it; the compute engines' cost of `L`'s body), between 2 and
-//! [`MAX_DEPTH`], lowered until SBUF holds every buffer. The unroll factor is always 1: the
-//! hardware loop is not unrolled (address rotation makes unrolling unnecessary for correctness,
-//! and the cost model has no loop overhead to amortise). Only tiles a DMA writes or reads are
+//! [`MAX_DEPTH`], lowered until SBUF holds every buffer. Unrolling, which the seed's
+//! heuristic also decides, runs before this pass ([`crate::unroll`]): it gives each copy its own
+//! tiles, so every copy's tile becomes a ring of its own here. Only tiles a DMA writes or reads are
 //! considered (they carry the latency worth hiding), and PSUM tiles (an accumulator, a transpose's
 //! result): those become rings of two banks, within the 8-bank budget, so that the Tensor engine
 //! fills the next iteration's bank while another engine still reads this one's. Each decision and
@@ -240,7 +240,7 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
         }
         sbuf_used += copy * u64::from(depth - 1);
         log.push(format!(
-            "emergent: loop `{}` (trip {}): `{}` becomes a ring of {depth} slots (prefetch depth {}, unroll factor 1): its DMA takes ~{dma} cycles ({pieces} piece(s) of {} bytes) against ~{compute} compute cycles per iteration",
+            "emergent: loop `{}` (trip {}): `{}` becomes a ring of {depth} slots (prefetch depth {}): its DMA takes ~{dma} cycles ({pieces} piece(s) of {} bytes) against ~{compute} compute cycles per iteration",
             ad.iv_name,
             ad.trip_count(),
             td.name,

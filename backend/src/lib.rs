@@ -1,6 +1,8 @@
 //! The nkc backend: Penguin IR (pipelined or not) to the pseudo-ISA of `../shared/MACHINE.md`.
 //!
-//! Before it, on Penguin IR, [`emergent::pipeline_emergent`] pipelines the loops that carry no
+//! Before it, on Penguin IR, [`unroll::unroll_loops`] unrolls the innermost un-annotated loops
+//! whose transfers spread better over the DMA queues unrolled, and
+//! [`emergent::pipeline_emergent`] pipelines the loops that carry no
 //! annotation (rings for load/store tiles, loads issued ahead in one predicated loop, or, for a
 //! short loop nested in un-annotated loops, across the nest: [`emergent_nest`]).
 //! The passes, in order ([`compile`]):
@@ -57,6 +59,7 @@ pub mod modulo;
 pub mod queues;
 pub mod schedule;
 pub mod sync;
+pub mod unroll;
 
 pub use error::BackendError;
 

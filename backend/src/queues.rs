@@ -119,19 +119,7 @@ fn plan_body(
     }
     // Largest first; program order breaks ties, so the plan is deterministic.
     transfers.sort_by_key(|t| (std::cmp::Reverse(t.bytes), t.inst));
-    let issue = machine::dma_issue_cycles();
-    let total: u64 = transfers
-        .iter()
-        .map(|t| t.weighted(machine::dma_queue_cycles(t.bytes)))
-        .sum();
-    let issues: u64 = transfers.iter().map(|t| t.weighted(issue)).sum();
-    let mut target = (total / DMA_QUEUES as u64).max(issues);
-    let mut splits = loop {
-        if let Some(splits) = pack(&transfers, target, *rotation) {
-            break splits;
-        }
-        target += target / 32 + 1;
-    };
+    let (target, mut splits) = pack_search(&transfers, *rotation);
     let compute = compute_cycles(func, bir, body);
     if compute > target {
         // `sp` is in order, also waits, and issues the transfers of the enclosing bodies: it keeps
@@ -144,6 +132,45 @@ fn plan_body(
         plan.splits.insert(t.inst, s);
     }
     *rotation = (*rotation + transfers.len()) % DMA_QUEUES;
+}
+
+/// The smallest per-iteration time the packing fits, from the resource bound of the body up by
+/// 1/32 steps, and the packing.
+fn pack_search(transfers: &[Transfer], rotation: usize) -> (u64, Vec<SplitData>) {
+    let issue = machine::dma_issue_cycles();
+    let total: u64 = transfers
+        .iter()
+        .map(|t| t.weighted(machine::dma_queue_cycles(t.bytes)))
+        .sum();
+    let issues: u64 = transfers.iter().map(|t| t.weighted(issue)).sum();
+    let mut target = (total / DMA_QUEUES as u64).max(issues);
+    loop {
+        if let Some(splits) = pack(transfers, target, rotation) {
+            return (target, splits);
+        }
+        target += target / 32 + 1;
+    }
+}
+
+/// The per-iteration time of a body whose transfers are `(partitions, bytes)`, always running,
+/// as [`compute_queue_plan`] packs them (the unroll heuristic's measure, [`crate::unroll`]).
+pub fn packed_period(transfers: &[(u64, u64)]) -> u64 {
+    let mut ts: Vec<Transfer> = transfers
+        .iter()
+        .enumerate()
+        .map(|(inst, &(partitions, bytes))| Transfer {
+            inst,
+            partitions,
+            bytes,
+            on: 1,
+            total: 1,
+        })
+        .collect();
+    if ts.is_empty() {
+        return 0;
+    }
+    ts.sort_by_key(|t| (std::cmp::Reverse(t.bytes), t.inst));
+    pack_search(&ts, 0).0
 }
 
 /// The busiest compute engine's cycles for one pass over `body` (nested loops times their trips),

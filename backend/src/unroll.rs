@@ -1,0 +1,385 @@
+//! Unrolling for the emergent path: the seed's heuristic unroll, with the factor chosen from the
+//! DMA queue plan.
+//!
+//! A DMA instruction names its queues, the same in every iteration (MACHINE.md). A loop body with
+//! few large transfers therefore either splits each over many queues, in short pieces that cost
+//! `sp` one issue slot each (the loop becomes `sp`-bound), or leaves queues idle. Unrolling by `U`
+//! gives the queue plan `U` copies of each transfer to place on different queues, so the same
+//! bytes move in fewer, longer pieces.
+//!
+//! [`unroll_loops`] looks at every innermost loop that carries no annotation and has a transfer.
+//! For `U` in 1, 2, 4, 8, it packs `U` copies of the body's transfers with the queue plan's own
+//! packing ([`crate::queues::packed_period`]) and divides by `U`: the DMA time per original
+//! iteration. A factor is tried only when the unrolled loop keeps at least [`MIN_TRIP`]
+//! iterations (a pipelined loop of fewer pays more in fill and drain than the plan gains), or
+//! when it unrolls the loop fully into an un-annotated enclosing loop, which then pipelines the
+//! copies; and when SBUF has room for two slots of every private tile of every copy. It takes the
+//! smallest `U` within [`GAIN_PERCENT`] of the best, when that beats `U = 1` by at least as much,
+//! the body has compute to overlap (a loop of transfers alone only lengthens each transfer with
+//! fewer pieces) and its compute per iteration is below its DMA time (a compute-bound loop gains
+//! nothing from a faster queue plan). Each decision and its reason is logged.
+//!
+//! The unrolled loop keeps its axis: it runs `q = trip / U` iterations from 0, and its body holds
+//! `U` copies of the old body, copy `u` with the induction variable replaced by
+//! `U·iv + lb + u` in every access and guard. A full unroll puts the copies (the induction
+//! variable replaced by `lb + u`) in the loop's place and leaves the loop empty, of trip 0. A tile private to an iteration (an on-chip local
+//! tensor that only this body touches, first written whole by an unguarded statement that does
+//! not read it) gets a fresh tensor in every copy but the first, so the copies are independent
+//! and the emergent pass rings each; any other tensor is shared, in program order, which keeps
+//! every value. When `U` does not divide the trip count, a remainder loop of `trip mod U`
+//! iterations (a new axis `iv.rem`, the old body and tensors) follows.
+//!
+//! Invariants: the function verifies after the pass; every copied statement and instruction keeps
+//! its spans and annotations; the instances run, and the order of the accesses to every shared
+//! tensor, are those of the loop as written.
+
+use crate::bir::{dma_tile, tile_bytes};
+use penguin::affine::{AffineExpr, Predicate};
+use penguin::ir::{AxisData, Memory, Op, StmtKind, TensorKind};
+use penguin::{Axis, Function, Stmt, Tensor};
+use runtime_sim::machine;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The factors tried.
+pub const FACTORS: [u32; 4] = [1, 2, 4, 8];
+
+/// The fewest iterations an unrolled loop keeps (the fill and drain of a pipelined loop of fewer
+/// cost more than the queue plan gains).
+pub const MIN_TRIP: i64 = 4;
+
+/// How much faster per iteration (percent) a larger factor's queue plan must be to be taken.
+pub const GAIN_PERCENT: u64 = 5;
+
+/// Unrolls the innermost un-annotated loops whose transfers spread better over the queues
+/// unrolled; returns the log lines.
+pub fn unroll_loops(func: &mut Function) -> Vec<String> {
+    let mut log = Vec::new();
+    let candidates: Vec<Axis> = func
+        .axes
+        .keys()
+        .filter(|&l| {
+            let ad = &func.axes[l];
+            ad.attrs.num_stages.is_none()
+                && ad.attrs.pipelined.is_none()
+                && ad.attrs.multi_buffer.is_none()
+                && ad.body.iter().all(|&s| {
+                    matches!(func.stmts[s].kind, StmtKind::Insts(_))
+                        && func.stmts[s].preds.is_empty()
+                })
+        })
+        .collect();
+    for l in candidates {
+        let transfers = transfers(func, l);
+        if transfers.is_empty() {
+            continue;
+        }
+        let name = func.axes[l].iv_name.clone();
+        // A full unroll leaves the copies to the enclosing loop's pipelining.
+        let enclosed = parent_of(func, l).is_some_and(|p| {
+            let pd = &func.axes[p];
+            pd.attrs.num_stages.is_none() && pd.attrs.pipelined.is_none() && pd.trip_count() >= 2
+        });
+        let trip = func.axes[l].trip_count();
+        let period = |u: u32| {
+            let copies: Vec<(u64, u64)> = (0..u).flat_map(|_| transfers.iter().copied()).collect();
+            crate::queues::packed_period(&copies) / u64::from(u)
+        };
+        let private = private_tiles(func, l);
+        let sbuf_copy: u64 = private
+            .iter()
+            .filter(|&&t| func.tensors[t].memory == Memory::Sbuf)
+            .map(|&t| func.tensors[t].bytes_per_partition().div_ceil(64) * 64)
+            .sum();
+        let in_use = crate::emergent::sbuf_in_use(func);
+        let tried: Vec<(u32, u64)> = FACTORS
+            .into_iter()
+            // Enough iterations left to pipeline, or a full unroll into an enclosing loop.
+            .filter(|&u| {
+                u == 1 || trip / i64::from(u) >= MIN_TRIP || (trip == i64::from(u) && enclosed)
+            })
+            // Two slots of every private tile of every copy (the emergent pass rings each).
+            .filter(|&u| {
+                u == 1
+                    || in_use + sbuf_copy * (2 * u64::from(u) - 1) <= machine::SBUF_PARTITION_BYTES
+            })
+            .map(|u| (u, period(u)))
+            .collect();
+        let Some(&(_, one)) = tried.first() else {
+            continue;
+        };
+        let best = tried.iter().map(|&(_, p)| p).min().unwrap_or(one);
+        let (u, p) = tried
+            .iter()
+            .copied()
+            .find(|&(_, p)| p * 100 <= best * (100 + GAIN_PERCENT))
+            .unwrap_or((1, one));
+        let compute = crate::emergent::body_compute(func, &func.axes[l].body);
+        let table = tried
+            .iter()
+            .map(|(u, p)| format!("U={u}: {p}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if u == 1 || p * 100 > one * (100 - GAIN_PERCENT) {
+            log.push(format!(
+                "unroll: loop `{name}` (trip {trip}): factor 1: unrolling does not spread its transfers better (DMA cycles per iteration {table})"
+            ));
+            continue;
+        }
+        if compute == 0 {
+            log.push(format!(
+                "unroll: loop `{name}` (trip {trip}): factor 1: no compute to overlap with its transfers, whose latency fewer, longer pieces would lengthen"
+            ));
+            continue;
+        }
+        if compute >= one {
+            log.push(format!(
+                "unroll: loop `{name}` (trip {trip}): factor 1: its compute (~{compute} cycles per iteration) is not below its DMA time ({one}), which unrolling would shorten"
+            ));
+            continue;
+        }
+        let rem = trip % i64::from(u);
+        log.push(format!(
+            "unroll: loop `{name}` (trip {trip}): factor {u}{}: {} copies of each transfer spread over the queues in fewer pieces (DMA cycles per iteration {table}; compute ~{compute}); {} tile(s) private to an iteration renamed per copy",
+            if rem > 0 { format!(", remainder loop of {rem}") } else { String::new() },
+            u,
+            private.len()
+        ));
+        unroll(func, l, u, &private);
+    }
+    log
+}
+
+/// `(partitions, bytes)` of every transfer of `l`'s body.
+fn transfers(func: &Function, l: Axis) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    for &s in &func.axes[l].body {
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            for &i in insts {
+                let d = &func.insts[i];
+                if let Some(tile) = dma_tile(&d.op, &d.dst, &d.srcs) {
+                    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+                    out.push((partitions, tile_bytes(func, tile)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The on-chip local tensors private to one iteration of `l` (module doc).
+fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
+    let inside: BTreeSet<Stmt> = func.axes[l].body.iter().copied().collect();
+    // Every access in program order: (statement, tensor, writes, reads, whole write).
+    let mut first: BTreeMap<Tensor, bool> = BTreeMap::new();
+    let mut outside: BTreeSet<Tensor> = BTreeSet::new();
+    func.walk_stmts(|s, _| {
+        let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+            return;
+        };
+        for &i in insts {
+            let d = &func.insts[i];
+            let tensors = d.srcs.iter().chain([&d.dst]).map(|o| o.tensor);
+            if !inside.contains(&s) {
+                outside.extend(tensors);
+                continue;
+            }
+            for o in &d.srcs {
+                first.entry(o.tensor).or_insert(false);
+            }
+            let td = &func.tensors[d.dst.tensor];
+            let whole = d
+                .dst
+                .access
+                .start
+                .iter()
+                .all(|e| e.as_constant() == Some(0))
+                && d.dst.access.size == td.shape;
+            let reads = matches!(d.op, Op::Matmul { accumulate: true })
+                || d.srcs.iter().any(|o| o.tensor == d.dst.tensor);
+            first.entry(d.dst.tensor).or_insert(whole && !reads);
+        }
+    });
+    first
+        .into_iter()
+        .filter(|&(t, ok)| {
+            let td = &func.tensors[t];
+            ok && !outside.contains(&t)
+                && td.kind == TensorKind::Local
+                && td.memory != Memory::Hbm
+                && td.block.is_empty()
+        })
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// A fresh tensor name: `base.uN`, primed until unique.
+fn fresh_name(func: &Function, base: &str) -> String {
+    let mut name = base.to_string();
+    while func.tensors.values().any(|t| t.name == name) {
+        name.push('_');
+    }
+    name
+}
+
+/// Unrolls `l` by `u` (module doc).
+fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
+    let (lb, trip) = (func.axes[l].lb, func.axes[l].trip_count());
+    let q = trip / i64::from(u);
+    let rem = trip % i64::from(u);
+    let body = func.axes[l].body.clone();
+    // The remainder loop first, from the old body and tensors.
+    if rem > 0 {
+        let mut name = format!("{}.rem", func.axes[l].iv_name);
+        while func.axes.values().any(|a| a.iv_name == name) {
+            name.push('_');
+        }
+        let r = func.axes.push(AxisData {
+            iv_name: name,
+            kind: func.axes[l].kind,
+            lb: lb + q * i64::from(u),
+            ub: lb + trip,
+            attrs: func.axes[l].attrs,
+            body: Vec::new(),
+        });
+        func.axis_spans[r] = func.axis_spans[l];
+        let rbody: Vec<Stmt> = body
+            .iter()
+            .map(|&s| copy_stmt(func, s, l, &AffineExpr::iv(r), &BTreeMap::new()))
+            .collect();
+        func.axes[r].body = rbody;
+        let rs = func.add_loop_stmt(r);
+        let loop_stmt = parent_block(func, l)
+            .into_iter()
+            .find(|&s| func.stmts[s].kind == StmtKind::Loop(l));
+        func.stmt_spans[rs] = loop_stmt.and_then(|s| func.stmt_spans[s]);
+        let parent = parent_block(func, l);
+        let at = parent
+            .iter()
+            .position(|&s| func.stmts[s].kind == StmtKind::Loop(l))
+            .map_or(parent.len(), |k| k + 1);
+        let parent_axis = parent_of(func, l);
+        func.block_mut(parent_axis).insert(at, rs);
+    }
+    // The unrolled loop: copies 1.. from the body as written, then copy 0 in place. A full
+    // unroll's copies leave the loop: their induction variable is a constant.
+    let full = q == 1 && rem == 0;
+    let at = |k: u32| {
+        if full {
+            AffineExpr::constant(lb + i64::from(k))
+        } else {
+            AffineExpr::from_terms([(l, i64::from(u))], lb + i64::from(k))
+        }
+    };
+    let mut copies = Vec::new();
+    for k in 1..u {
+        let by = at(k);
+        let mut renamed = BTreeMap::new();
+        for &t in private {
+            let mut td = func.tensors[t].clone();
+            td.name = fresh_name(func, &format!("{}.u{k}", td.name));
+            let span = func.tensor_spans[t];
+            let n = func.tensors.push(td);
+            func.tensor_spans[n] = span;
+            renamed.insert(t, n);
+        }
+        copies.extend(body.iter().map(|&s| copy_stmt(func, s, l, &by, &renamed)));
+    }
+    let by = at(0);
+    for &s in &body {
+        substitute_stmt(func, s, l, &by, &BTreeMap::new());
+    }
+    let new_body: Vec<Stmt> = body.iter().copied().chain(copies).collect();
+    if full {
+        // The copies take the loop's place in its block, and the loop stays behind them, empty,
+        // of trip 0 (an axis is the loop of exactly one statement).
+        let parent_axis = parent_of(func, l);
+        let pos = func
+            .block(parent_axis)
+            .iter()
+            .position(|&s| func.stmts[s].kind == StmtKind::Loop(l))
+            .unwrap_or(0);
+        func.block_mut(parent_axis).splice(pos..pos, new_body);
+        func.axes[l].lb = 0;
+        func.axes[l].ub = 0;
+        func.axes[l].body = Vec::new();
+        return;
+    }
+    func.axes[l].lb = 0;
+    func.axes[l].ub = q;
+    func.axes[l].body = new_body;
+}
+
+/// The block (statement list) that holds loop `l`'s statement.
+fn parent_block(func: &Function, l: Axis) -> Vec<Stmt> {
+    func.block(parent_of(func, l)).to_vec()
+}
+
+/// The loop whose body holds `l`'s statement (`None`: the top level).
+fn parent_of(func: &Function, l: Axis) -> Option<Axis> {
+    let mut parent = None;
+    func.walk_stmts(|s, loops| {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            parent = loops.last().copied();
+        }
+    });
+    parent
+}
+
+/// A copy of instruction statement `s` (fresh statement and instructions), with `iv(l)` replaced
+/// by `by` and tensors renamed by `renamed`.
+fn copy_stmt(
+    func: &mut Function,
+    s: Stmt,
+    l: Axis,
+    by: &AffineExpr,
+    renamed: &BTreeMap<Tensor, Tensor>,
+) -> Stmt {
+    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
+        unreachable!("unroll_loops only takes bodies of instruction statements");
+    };
+    let copies: Vec<penguin::Inst> = insts
+        .iter()
+        .map(|&i| {
+            let d = func.insts[i].clone();
+            let n = func.insts.push(d);
+            func.inst_spans[n] = func.inst_spans[i];
+            n
+        })
+        .collect();
+    let c = func.add_inst_stmt(copies);
+    func.stmts[c].preds = func.stmts[s].preds.clone();
+    func.stmt_spans[c] = func.stmt_spans[s];
+    func.annots[c] = func.annots[s];
+    substitute_stmt(func, c, l, by, renamed);
+    c
+}
+
+/// Replaces `iv(l)` by `by` in statement `s`'s guards and accesses, and renames tensors.
+fn substitute_stmt(
+    func: &mut Function,
+    s: Stmt,
+    l: Axis,
+    by: &AffineExpr,
+    renamed: &BTreeMap<Tensor, Tensor>,
+) {
+    for p in &mut func.stmts[s].preds {
+        *p = Predicate {
+            expr: p.expr.substitute(l, by),
+            ..p.clone()
+        };
+    }
+    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
+        return;
+    };
+    for i in insts {
+        let d = &mut func.insts[i];
+        for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+            if let Some(&n) = renamed.get(&o.tensor) {
+                o.tensor = n;
+            }
+            for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
+                *e = e.substitute(l, by);
+            }
+        }
+    }
+}
