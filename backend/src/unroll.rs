@@ -27,7 +27,7 @@
 //! not read it) gets a fresh tensor in every copy but the first, so the copies are independent
 //! and the emergent pass rings each; any other tensor is shared, in program order, which keeps
 //! every value. When `U` does not divide the trip count, a remainder loop of `trip mod U`
-//! iterations (a new axis `iv.rem`, the old body and tensors) follows.
+//! iterations (a new axis `iv.rem`, the old body with its own private tiles) follows.
 //!
 //! Invariants: the function verifies after the pass; every copied statement and instruction keeps
 //! its spans and annotations; the instances run, and the order of the accesses to every shared
@@ -221,6 +221,20 @@ fn fresh_name(func: &Function, base: &str) -> String {
     name
 }
 
+/// A fresh copy of every tile of `private`, named `name.suffix`.
+fn fresh_tiles(func: &mut Function, private: &[Tensor], suffix: &str) -> BTreeMap<Tensor, Tensor> {
+    let mut renamed = BTreeMap::new();
+    for &t in private {
+        let mut td = func.tensors[t].clone();
+        td.name = fresh_name(func, &format!("{}.{suffix}", td.name));
+        let span = func.tensor_spans[t];
+        let n = func.tensors.push(td);
+        func.tensor_spans[n] = span;
+        renamed.insert(t, n);
+    }
+    renamed
+}
+
 /// Unrolls `l` by `u` (module doc).
 fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     let (lb, trip) = (func.axes[l].lb, func.axes[l].trip_count());
@@ -242,9 +256,12 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
             body: Vec::new(),
         });
         func.axis_spans[r] = func.axis_spans[l];
+        // Its own private tiles: the main loop's accesses then meet no access outside it, which
+        // keeps the main loop clampable for the synchronisation analysis ([`crate::clamp`]).
+        let renamed = fresh_tiles(func, private, "rem");
         let rbody: Vec<Stmt> = body
             .iter()
-            .map(|&s| copy_stmt(func, s, l, &AffineExpr::iv(r), &BTreeMap::new()))
+            .map(|&s| copy_stmt(func, s, l, &AffineExpr::iv(r), &renamed))
             .collect();
         func.axes[r].body = rbody;
         let rs = func.add_loop_stmt(r);
@@ -273,15 +290,7 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     let mut copies = Vec::new();
     for k in 1..u {
         let by = at(k);
-        let mut renamed = BTreeMap::new();
-        for &t in private {
-            let mut td = func.tensors[t].clone();
-            td.name = fresh_name(func, &format!("{}.u{k}", td.name));
-            let span = func.tensor_spans[t];
-            let n = func.tensors.push(td);
-            func.tensor_spans[n] = span;
-            renamed.insert(t, n);
-        }
+        let renamed = fresh_tiles(func, private, &format!("u{k}"));
         copies.extend(body.iter().map(|&s| copy_stmt(func, s, l, &by, &renamed)));
     }
     let by = at(0);
