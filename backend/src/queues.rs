@@ -7,16 +7,26 @@
 //! transfers must fit in one iteration's time on the busiest queue and on `sp`.
 //!
 //! [`compute_queue_plan`] plans every body of the BIR loop tree (and the top level) on its own.
-//! A guarded transfer counts for the fraction of iterations its guard lets it run
-//! ([`guard_fraction`]): the copies of one load that take turns — a prefetch's in-loop and carry
-//! copies — share the time of one, while each piece's length still comes from the whole tile. For a body with transfers `t` of (weighted) queue time `Q_t`, it
-//! looks for the smallest per-iteration time `T` such that:
-//! - every transfer, taken by decreasing `Q_t`, fits on the `p` least-loaded queues with each
-//!   queue's load plus `Q_t / p` at most `T`, for the smallest power of two `p` (dividing the
-//!   tile's partitions, at most [`DMA_QUEUES`]) that fits;
-//! - `sp` issues the pieces in time: `Σ p_t · issue ≤ T`.
+//! Guarded transfers are seen per iteration when their guards can be enumerated and none is rare
+//! ([`Together`]): a queue's time per iteration, as transfer `t` sees it, counts `t`'s own pieces
+//! in full and another transfer's pieces for the fraction of `t`'s iterations that also run it.
+//! Transfers that never run together — a stage's fill against another stage's drain, in a loop
+//! of few iterations — then share every queue, instead of each taking half of them for the
+//! whole loop. Otherwise (no guard, too many iterations, or a transfer that runs in fewer than
+//! one iteration in [`RARE`], such as a first execution's loads, whose latency matters more than
+//! its share of a queue) a guarded transfer counts for the fraction of iterations its guard lets
+//! it run ([`guard_fraction`]): the copies of one load that take turns — a prefetch's in-loop
+//! and carry copies — share the time of one, while each piece's length still comes from the
+//! whole tile. For a body with transfers `t` of queue time `Q_t`, it looks for the smallest
+//! per-iteration time `T` such that:
+//! - every transfer, taken by decreasing `Q_t`, fits on the `p` least-loaded queues (as it sees
+//!   them; ties to the queues with the least time of any transfer) with each queue's load, as
+//!   every transfer on it sees it, plus its piece at most `T`, for the smallest power of two `p`
+//!   (dividing the tile's partitions, at most [`DMA_QUEUES`]) that fits;
+//! - `sp` issues the pieces in time: `Σ p_t · issue ≤ T`, in the same view.
 //!
-//! `T` starts at the resource bound of the body, `max(Σ Q_t / 16, issue · #transfers)`, and grows
+//! `T` starts at the resource bound of the body, `max(Σ Q_t / 16, issue · #transfers)` as the
+//! transfer that sees the most sees it, and grows
 //! by 1/32 until the packing fits; it always ends, since splitting every transfer 16 ways fits any
 //! `T` at least `Σ Q_t / 16 + 16 · issue · #transfers`. A transfer whose tile has fewer partitions
 //! than the pieces it would need takes the largest split it has. Ties between queues go to the
@@ -27,7 +37,8 @@
 //! latency longer (one piece of `Q/p` cycles after the fixed latency). When the body's compute is
 //! slower than its transfers anyway (the busiest compute engine's cycles per iteration `C` exceed
 //! `T`), the DMA time has slack up to `C`: the plan then spreads each transfer, largest first,
-//! over as many queues as still fit in `C` on every queue and in `0.9 C` on `sp` (keeping one
+//! over as many queues as still fit in `C` on every queue and in `0.9 C` on `sp` (on average over
+//! the iterations, as `C` is; keeping one
 //! issue slot for each transfer still to place; `sp` is in order, also waits, and issues the
 //! transfers of enclosing bodies, so it keeps a tenth to itself), and keeps the first plan when
 //! that does not pack. Shorter pieces shorten each transfer's latency, which is what a
@@ -119,12 +130,18 @@ fn plan_body(
     }
     // Largest first; program order breaks ties, so the plan is deterministic.
     transfers.sort_by_key(|t| (std::cmp::Reverse(t.bytes), t.inst));
-    let (target, mut splits) = pack_search(&transfers, *rotation);
+    let guards: Vec<&[penguin::affine::Predicate]> = transfers
+        .iter()
+        .map(|t| bir.insts[t.inst].guards.as_slice())
+        .collect();
+    let together = compute_together(func, &guards);
+    let (target, mut splits) = pack_search(&transfers, &together, *rotation);
     let compute = compute_cycles(func, bir, body);
     if compute > target {
         // `sp` is in order, also waits, and issues the transfers of the enclosing bodies: it keeps
         // a tenth of the compute time to itself.
-        if let Some(spread) = spread(&transfers, compute, compute * 9 / 10, *rotation) {
+        let sp = compute * 9 / 10;
+        if let Some(spread) = spread(&transfers, &together, compute, sp, *rotation) {
             splits = spread;
         }
     }
@@ -136,16 +153,27 @@ fn plan_body(
 
 /// The smallest per-iteration time the packing fits, from the resource bound of the body up by
 /// 1/32 steps, and the packing.
-fn pack_search(transfers: &[Transfer], rotation: usize) -> (u64, Vec<SplitData>) {
+fn pack_search(
+    transfers: &[Transfer],
+    together: &Together,
+    rotation: usize,
+) -> (u64, Vec<SplitData>) {
     let issue = machine::dma_issue_cycles();
-    let total: u64 = transfers
-        .iter()
-        .map(|t| t.weighted(machine::dma_queue_cycles(t.bytes)))
-        .sum();
-    let issues: u64 = transfers.iter().map(|t| t.weighted(issue)).sum();
-    let mut target = (total / DMA_QUEUES as u64).max(issues);
+    // The queues' time per iteration as the transfer that sees the most sees it.
+    let busiest = (0..transfers.len())
+        .map(|k| {
+            transfers
+                .iter()
+                .enumerate()
+                .map(|(u, t)| together.seen(transfers, k, u, machine::dma_queue_cycles(t.bytes)))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    let issues = together.sp_time(transfers, &vec![issue; transfers.len()]);
+    let mut target = (busiest / DMA_QUEUES as u64).max(issues);
     loop {
-        if let Some(splits) = pack(transfers, target, rotation) {
+        if let Some(splits) = pack(transfers, together, target, rotation) {
             return (target, splits);
         }
         target += target / 32 + 1;
@@ -170,7 +198,148 @@ pub fn packed_period(transfers: &[(u64, u64)]) -> u64 {
         return 0;
     }
     ts.sort_by_key(|t| (std::cmp::Reverse(t.bytes), t.inst));
-    pack_search(&ts, 0).0
+    pack_search(&ts, &Together::Always, 0).0
+}
+
+/// Which of a body's transfers run in the same iterations. A queue's time per iteration, as a
+/// transfer `t` sees it, is the time of the pieces on it in the iterations `t` runs in: a piece
+/// of `u` counts for the fraction of `t`'s iterations that also run `u`, and `t`'s own in full.
+/// Transfers that never run together (a stage's fill against another's drain, a prefetch's
+/// copies that take turns) then share a queue for the time of one, and a transfer that runs in
+/// few iterations must still fit in those.
+enum Together {
+    /// Unknown (no guard, or too many iterations to enumerate): every transfer runs in every
+    /// iteration, each piece weighted by its transfer's guard fraction (an average).
+    Always,
+    /// `both[t][u]`: the iterations that run both `t` and `u` (`both[t][t]`: those that run
+    /// `t`), enumerated over the loops their guards mention.
+    Counted { both: Vec<Vec<u64>> },
+}
+
+impl Together {
+    /// Piece `cycles` of transfer `u` as transfer `t` sees it.
+    fn seen(&self, ts: &[Transfer], t: usize, u: usize, cycles: u64) -> u64 {
+        match self {
+            Together::Always => ts[u].weighted(cycles),
+            Together::Counted { both } => (cycles * both[t][u]).div_ceil(both[t][t].max(1)),
+        }
+    }
+
+    /// `sp`'s issue time per iteration, transfer `u` issuing `issues[u]` cycles, as the
+    /// transfer that sees the most sees it.
+    fn sp_time(&self, ts: &[Transfer], issues: &[u64]) -> u64 {
+        (0..ts.len())
+            .map(|k| {
+                issues
+                    .iter()
+                    .enumerate()
+                    .map(|(u, &c)| self.seen(ts, k, u, c))
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// The transfers' [`Together`] from their guards (in the plan's order).
+fn compute_together(func: &Function, guards: &[&[penguin::affine::Predicate]]) -> Together {
+    let n = guards.len();
+    let mut axes: Vec<penguin::Axis> = guards
+        .iter()
+        .flat_map(|g| g.iter().flat_map(|p| p.expr.axes()))
+        .collect();
+    axes.sort();
+    axes.dedup();
+    let mut total: u64 = 1;
+    for &a in &axes {
+        match total.checked_mul(func.axes[a].trip_count().max(0) as u64) {
+            Some(t) => total = t,
+            None => return Together::Always,
+        }
+    }
+    if axes.is_empty() || total == 0 || total > crate::bir::MAX_GUARD_ENUMERATION {
+        return Together::Always;
+    }
+    let mut both = vec![vec![0u64; n]; n];
+    let mut ivs = cranelift_entity::SecondaryMap::new();
+    for v in 0..total {
+        let mut rest = v;
+        for &a in &axes {
+            let trip = func.axes[a].trip_count() as u64;
+            ivs[a] = func.axes[a].lb + (rest % trip) as i64;
+            rest /= trip;
+        }
+        let on: Vec<usize> = (0..n)
+            .filter(|&k| guards[k].iter().all(|p| p.holds(&ivs)))
+            .collect();
+        for &a in &on {
+            for &b in &on {
+                both[a][b] += 1;
+            }
+        }
+    }
+    // A transfer that runs in few iterations (a first execution's loads) costs little on
+    // average, and its latency matters more than its share of a queue: such a body keeps the
+    // average view.
+    if (0..n).any(|k| both[k][k] * RARE < total) {
+        return Together::Always;
+    }
+    Together::Counted { both }
+}
+
+/// A transfer that runs in fewer than one iteration in `RARE` is rare ([`compute_together`]).
+const RARE: u64 = 4;
+
+/// The pieces placed on each queue so far, as `(transfer, cycles)`.
+struct Queues<'a> {
+    ts: &'a [Transfer],
+    together: &'a Together,
+    pieces: [Vec<(usize, u64)>; DMA_QUEUES],
+}
+
+impl<'a> Queues<'a> {
+    fn new(ts: &'a [Transfer], together: &'a Together) -> Self {
+        Queues {
+            ts,
+            together,
+            pieces: Default::default(),
+        }
+    }
+
+    /// A piece of `cycles` of transfer `k` as `k` itself counts it.
+    fn own(&self, k: usize, cycles: u64) -> u64 {
+        self.together.seen(self.ts, k, k, cycles)
+    }
+
+    /// Queue `q`'s time per iteration as transfer `k` sees it.
+    fn load(&self, k: usize, q: usize) -> u64 {
+        self.pieces[q]
+            .iter()
+            .map(|&(u, c)| self.together.seen(self.ts, k, u, c))
+            .sum()
+    }
+
+    /// Whether a piece of `cycles` of transfer `k` on `q` keeps `q` within `target` for `k` and
+    /// for every transfer already on `q`.
+    fn fits(&self, k: usize, q: usize, cycles: u64, target: u64) -> bool {
+        self.load(k, q) + self.own(k, cycles) <= target
+            && self.pieces[q].iter().all(|&(u, _)| {
+                self.load(u, q) + self.together.seen(self.ts, u, k, cycles) <= target
+            })
+    }
+
+    /// The `n` queues least loaded as transfer `k` sees them, then by all their pieces (ties:
+    /// lowest index after `rotation`), in queue order.
+    fn least_loaded(&self, k: usize, n: usize, rotation: usize) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..DMA_QUEUES)
+            .map(|j| (j + rotation) % DMA_QUEUES)
+            .collect();
+        let all = |q: usize| -> u64 { self.pieces[q].iter().map(|&(_, c)| c).sum() };
+        order.sort_by_key(|&q| (self.load(k, q), all(q)));
+        let mut chosen: Vec<usize> = order.into_iter().take(n).collect();
+        chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
+        chosen
+    }
 }
 
 /// The busiest compute engine's cycles for one pass over `body` (nested loops times their trips),
@@ -208,24 +377,27 @@ fn compute_cycles(func: &Function, bir: &Bir, body: &[BNode]) -> u64 {
 /// with as many pieces as fit, or `None`.
 fn spread(
     transfers: &[Transfer],
+    together: &Together,
     target: u64,
     sp_target: u64,
     rotation: usize,
 ) -> Option<Vec<SplitData>> {
     let issue = machine::dma_issue_cycles();
-    let mut load = [0u64; DMA_QUEUES];
-    let mut issued = 0;
+    let mut load = Queues::new(transfers, together);
+    // Each transfer's issue time: its pieces once placed, one slot for each still to place.
+    let mut issued = vec![issue; transfers.len()];
     let mut out = Vec::with_capacity(transfers.len());
     for (k, t) in transfers.iter().enumerate() {
-        let later: u64 = transfers[k + 1..].iter().map(|t| t.weighted(issue)).sum();
         let mut p = largest_split(t.partitions);
         let chosen = loop {
-            let piece = t.weighted(machine::dma_queue_cycles(t.bytes / p));
-            let queues = least_loaded(&load, p as usize, rotation);
-            let fits = queues.iter().all(|&q| load[q] + piece <= target);
-            if fits && issued + t.weighted(issue * p) + later <= sp_target {
+            let piece = machine::dma_queue_cycles(t.bytes / p);
+            let queues = load.least_loaded(k, p as usize, rotation);
+            let fits = queues.iter().all(|&q| load.fits(k, q, piece, target));
+            issued[k] = issue * p;
+            // `sp` on average, as the compute time the spread fits in is an average.
+            if fits && Together::Always.sp_time(transfers, &issued) <= sp_target {
                 for &q in &queues {
-                    load[q] += piece;
+                    load.pieces[q].push((k, piece));
                 }
                 break queues;
             }
@@ -234,7 +406,6 @@ fn spread(
             }
             p /= 2;
         };
-        issued += t.weighted(issue * chosen.len() as u64);
         out.push(SplitData {
             queues: chosen.into_iter().map(|q| q as u8).collect(),
         });
@@ -243,20 +414,25 @@ fn spread(
 }
 
 /// Packs the transfers into per-iteration time `target`, or `None` when they do not fit.
-fn pack(transfers: &[Transfer], target: u64, rotation: usize) -> Option<Vec<SplitData>> {
+fn pack(
+    transfers: &[Transfer],
+    together: &Together,
+    target: u64,
+    rotation: usize,
+) -> Option<Vec<SplitData>> {
     let issue = machine::dma_issue_cycles();
-    let mut load = [0u64; DMA_QUEUES];
-    let mut issued = 0;
+    let mut load = Queues::new(transfers, together);
+    let mut issued = vec![0; transfers.len()];
     let mut out = Vec::with_capacity(transfers.len());
-    for t in transfers {
+    for (k, t) in transfers.iter().enumerate() {
         let most = largest_split(t.partitions);
         let mut p = 1;
         let chosen = loop {
-            let piece = t.weighted(machine::dma_queue_cycles(t.bytes / p));
-            let queues = least_loaded(&load, p as usize, rotation);
-            if queues.iter().all(|&q| load[q] + piece <= target) {
+            let piece = machine::dma_queue_cycles(t.bytes / p);
+            let queues = load.least_loaded(k, p as usize, rotation);
+            if queues.iter().all(|&q| load.fits(k, q, piece, target)) {
                 for &q in &queues {
-                    load[q] += piece;
+                    load.pieces[q].push((k, piece));
                 }
                 break queues;
             }
@@ -265,12 +441,12 @@ fn pack(transfers: &[Transfer], target: u64, rotation: usize) -> Option<Vec<Spli
             }
             p *= 2;
         };
-        issued += t.weighted(issue * chosen.len() as u64);
+        issued[k] = issue * chosen.len() as u64;
         out.push(SplitData {
             queues: chosen.into_iter().map(|q| q as u8).collect(),
         });
     }
-    (issued <= target).then_some(out)
+    (together.sp_time(transfers, &issued) <= target).then_some(out)
 }
 
 /// The largest power of two that divides `partitions`, at most the queue count.
@@ -280,17 +456,6 @@ fn largest_split(partitions: u64) -> u64 {
         p *= 2;
     }
     p
-}
-
-/// The `n` least-loaded queues (ties: lowest index after `rotation`), in queue order.
-fn least_loaded(load: &[u64; DMA_QUEUES], n: usize, rotation: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..DMA_QUEUES)
-        .map(|k| (k + rotation) % DMA_QUEUES)
-        .collect();
-    order.sort_by_key(|&q| load[q]);
-    let mut chosen: Vec<usize> = order.into_iter().take(n).collect();
-    chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
-    chosen
 }
 
 /// The transfer of BIR instruction `i`, if it is a load or a store.
@@ -344,7 +509,7 @@ mod tests {
         let bound = total / DMA_QUEUES as u64;
         let mut target = bound;
         let splits = loop {
-            if let Some(s) = pack(&ts, target, 0) {
+            if let Some(s) = pack(&ts, &Together::Always, target, 0) {
                 break s;
             }
             target += target / 32 + 1;
@@ -367,12 +532,43 @@ mod tests {
     fn small_tiles_are_not_split_into_issue_bound_pieces() {
         // 64 KiB tiles: 16 pieces would cost sp 1024 cycles for 3449 queue cycles.
         let ts = [t(0, 128, 65536)];
-        let splits = pack(&ts, 3449 / 16 + 64, 0)
-            .or_else(|| pack(&ts, 1000, 0))
+        let splits = pack(&ts, &Together::Always, 3449 / 16 + 64, 0)
+            .or_else(|| pack(&ts, &Together::Always, 1000, 0))
             .expect("fits in 1000 cycles");
         let (busiest, issued) = cost(&ts, &splits);
         assert!(issued <= 1000 && busiest <= 1000);
         assert!(splits[0].pieces() < 16);
+    }
+
+    #[test]
+    fn transfers_that_never_run_together_share_every_queue() {
+        // transpose, unrolled by 4 and staged over 8 iterations: four 64 KiB loads in the first 4
+        // iterations, four 64 KiB stores in the last 4, never together.
+        let ts: Vec<Transfer> = (0..8)
+            .map(|k| Transfer {
+                on: 1,
+                total: 2,
+                ..t(k, 128, 65536)
+            })
+            .collect();
+        let apart = |a: usize, b: usize| (a < 4) != (b < 4);
+        let both = (0..8)
+            .map(|a| (0..8).map(|b| if apart(a, b) { 0 } else { 4 }).collect())
+            .collect();
+        let queues = |splits: &[SplitData], r: std::ops::Range<usize>| {
+            let mut q: Vec<u8> = r.flat_map(|k| splits[k].queues.clone()).collect();
+            q.sort();
+            q.dedup();
+            q.len()
+        };
+        let (_, counted) = pack_search(&ts, &Together::Counted { both }, 0);
+        // The loads take every queue between them, and so do the stores.
+        assert_eq!(queues(&counted, 0..4), DMA_QUEUES, "{counted:?}");
+        assert_eq!(queues(&counted, 4..8), DMA_QUEUES, "{counted:?}");
+        // Averaged, each transfer counts half: the loads keep half the queues for the whole
+        // loop, and the stores the other half.
+        let (_, avg) = pack_search(&ts, &Together::Always, 0);
+        assert_eq!(queues(&avg, 0..4), DMA_QUEUES / 2, "{avg:?}");
     }
 
     #[test]
@@ -388,12 +584,13 @@ mod tests {
         let ts = [half(0), half(1)];
         let one_tile = machine::dma_queue_cycles(262144) / DMA_QUEUES as u64;
         let sp = u64::MAX / 4;
-        let splits = spread(&ts, one_tile + 2, sp, 0).expect("both fit in one tile's time");
+        let splits = spread(&ts, &Together::Always, one_tile + 2, sp, 0)
+            .expect("both fit in one tile's time");
         assert_eq!(splits[0].pieces(), 16);
         assert_eq!(splits[1].pieces(), 16);
         // Counted as always on, they would need twice the time.
         let full = [t(0, 128, 262144), t(1, 128, 262144)];
-        assert!(spread(&full, one_tile + 2, sp, 0).is_none());
+        assert!(spread(&full, &Together::Always, one_tile + 2, sp, 0).is_none());
     }
 
     #[test]
@@ -404,7 +601,7 @@ mod tests {
         let ts = [t(0, 1, 4096)];
         let mut target = 64;
         let splits = loop {
-            if let Some(s) = pack(&ts, target, 3) {
+            if let Some(s) = pack(&ts, &Together::Always, target, 3) {
                 break s;
             }
             target += target / 32 + 1;
