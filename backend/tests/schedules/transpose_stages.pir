@@ -23,15 +23,15 @@ kernel transpose_stages(x) -> (y) {
 }
 
 # schedule:
-# loop c trip 7: ResMII 494 (dma queues), RecMII 1596, II 1596, predicted 1596 (before 1596), order kept
+# loop c trip 7: ResMII 586 (sp), RecMII 1508, II 1508, predicted 1508 (before 1508), order kept
 #   recurrence: pe.transpose(tp) → (1 iteration later, `t`) sp.load(t) → (1 iteration later, `t`) pe.transpose(tp)
-#   dep sp.load(t) -> sp.load(t): output d=2 lat=2939
-#   dep sp.load(t) -> pe.transpose(tp): flow d=1 lat=2939
+#   dep sp.load(t) -> sp.load(t): output d=2 lat=2764
+#   dep sp.load(t) -> pe.transpose(tp): flow d=1 lat=2764
 #   dep pe.transpose(tp) -> sp.load(t): anti d=1 lat=252
 #   dep pe.transpose(tp) -> pe.transpose(tp): output d=2 lat=252
 #   dep pe.transpose(tp) -> dve.copy(o): flow d=1 lat=252
 #   dep dve.copy(o) -> pe.transpose(tp): anti d=1 lat=188
 #   dep dve.copy(o) -> dve.copy(o): output d=2 lat=188
 #   dep dve.copy(o) -> sp.store(o): flow d=1 lat=188
-#   dep sp.store(o) -> dve.copy(o): anti d=1 lat=2939
-#   order: sp.load(t)@0, pe.transpose(tp)@1343, dve.copy(o)@1490, sp.store(o)@147
+#   dep sp.store(o) -> dve.copy(o): anti d=1 lat=2764
+#   order: sp.load(t)@0, pe.transpose(tp)@1256, dve.copy(o)@1549, sp.store(o)@293
