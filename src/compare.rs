@@ -6,12 +6,15 @@
 //! races, fails the whole comparison. The report prints as a Markdown table (one column per path),
 //! as JSON keyed by path name (each value is that path's `nkc run --json` object), and as an SVG of
 //! the stacked timelines ([`crate::timeline_svg`]). Several files make a suite: one table row of
-//! cycles ÷ lower bound per kernel and path.
+//! cycles ÷ lower bound per kernel and path. A file of a suite that fails (a diagnostic, a path
+//! that disagrees with the interpreter) does not stop the others: its row says `failed`, and the
+//! command exits non-zero at the end ([`SuiteEntry`]).
 //!
 //! Invariant: every [`PathRun`] holds a simulated, checked run (`report.sim` is `Some`).
 
 use crate::driver::{self, Failure, Source};
 use crate::run::{self, Engine, PipelineMode, RunOptions, RunReport};
+use penguin::listing::capped_list;
 use penguin::pipeline::PipelineLog;
 use runtime_sim::machine::{Engine as HwEngine, DMA_QUEUES};
 use serde_json::json;
@@ -231,7 +234,7 @@ impl Comparison {
         let ramps = if ramps.is_empty() {
             String::new()
         } else {
-            format!(" The user's stages: {}.", ramps.join("; "))
+            format!(" The user's stages: {}.", capped_list(&ramps, "; "))
         };
         Some(format!(
             "{} is {:.2}x slower than {}. {ds}; {df}.{ramps}",
@@ -242,13 +245,62 @@ impl Comparison {
     }
 }
 
-/// The suite table: cycles ÷ lower bound of every kernel on every path, and its best path.
-pub fn suite_table(comparisons: &[Comparison]) -> String {
+/// One file of a suite: its comparison, or why it failed (its diagnostics went to stderr).
+#[derive(Debug)]
+pub enum SuiteEntry {
+    Compared(Comparison),
+    Failed {
+        /// The file as given.
+        file: String,
+        /// The first line of what went wrong (the code and message of the first diagnostic).
+        error: String,
+        /// A bug in nkc rather than an error in the file.
+        internal: bool,
+    },
+}
+
+impl SuiteEntry {
+    /// A failed file's entry, from the failure that stopped it.
+    pub fn failed(file: String, failure: &Failure) -> SuiteEntry {
+        let error = match failure {
+            Failure::Diagnostics(errors) => errors
+                .iter()
+                .min_by_key(|e| (e.span.start, e.span.end))
+                .map_or_else(String::new, |e| format!("error[{}]: {}", e.code, e.message)),
+            Failure::User(m) => format!("error: {m}"),
+            Failure::Internal(m) => format!("error: internal compiler error: {m}"),
+        };
+        let error = driver::printable(error.lines().next().unwrap_or_default());
+        SuiteEntry::Failed {
+            file,
+            error,
+            internal: matches!(failure, Failure::Internal(_)),
+        }
+    }
+
+    pub fn comparison(&self) -> Option<&Comparison> {
+        match self {
+            SuiteEntry::Compared(c) => Some(c),
+            SuiteEntry::Failed { .. } => None,
+        }
+    }
+}
+
+/// The suite table: cycles ÷ lower bound of every kernel on every path, and its best path; a file
+/// that failed has a row of its own, `failed` in every column, named by its file.
+pub fn suite_table(entries: &[SuiteEntry]) -> String {
     let mut s = String::from(
         "| kernel | none | emergent | annotated | best path | best cycles / bound |\n\
          | --- | ---: | ---: | ---: | --- | ---: |\n",
     );
-    for c in comparisons {
+    for entry in entries {
+        let c = match entry {
+            SuiteEntry::Compared(c) => c,
+            SuiteEntry::Failed { file, .. } => {
+                s += &format!("| {file} | failed | failed | failed | failed | — |\n");
+                continue;
+            }
+        };
         let cell = |mode: PipelineMode| {
             c.paths
                 .iter()
@@ -271,11 +323,22 @@ pub fn suite_table(comparisons: &[Comparison]) -> String {
     s
 }
 
-/// The `--json` form of a suite: file to its comparison's JSON.
-pub fn suite_json(comparisons: &[Comparison]) -> serde_json::Value {
-    let map: serde_json::Map<String, serde_json::Value> = comparisons
+/// The `--json` form of a suite: file to its comparison's JSON, or, for a file that failed, to
+/// `{"failed": true, "error": FIRST LINE, "internal": BOOL}`.
+pub fn suite_json(entries: &[SuiteEntry]) -> serde_json::Value {
+    let map: serde_json::Map<String, serde_json::Value> = entries
         .iter()
-        .map(|c| (c.file.clone(), c.to_json()))
+        .map(|entry| match entry {
+            SuiteEntry::Compared(c) => (c.file.clone(), c.to_json()),
+            SuiteEntry::Failed {
+                file,
+                error,
+                internal,
+            } => (
+                file.clone(),
+                json!({ "failed": true, "error": error, "internal": internal }),
+            ),
+        })
         .collect();
     json!(map)
 }

@@ -8,6 +8,7 @@
 
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use frontend::diagnostic::{self, Error};
+use penguin::listing::capped_list;
 use penguin::pipeline::{self, PipelineError, PipelineLog, PipelineOptions};
 use penguin::Function;
 use std::io::IsTerminal;
@@ -79,19 +80,37 @@ pub fn report(failure: &Failure, source: Option<&Source>, color: ColorMode) {
         Failure::Diagnostics(errors) => match source {
             Some(src) => emit_diagnostics(src, errors, color),
             None => {
-                for e in errors {
-                    eprintln!("error[{}]: {}", e.code, e.message);
+                for e in errors.iter().take(diagnostic::MAX_DIAGNOSTICS) {
+                    eprintln!("error[{}]: {}", e.code, printable(&e.message));
+                }
+                if errors.len() > diagnostic::MAX_DIAGNOSTICS {
+                    eprintln!("note: {}", diagnostic::aborting_note(errors.len()));
                 }
             }
         },
-        Failure::User(msg) => eprintln!("error: {msg}"),
+        Failure::User(msg) => eprintln!("error: {}", printable(msg)),
         Failure::Internal(msg) => {
-            eprintln!("error: internal compiler error: {msg}");
+            eprintln!("error: internal compiler error: {}", printable(msg));
             eprintln!(
                 "note: this is a bug in nkc; please report it with the kernel that caused it"
             );
         }
     }
+}
+
+/// A message as it may reach a terminal: control characters other than a line break or a tab
+/// (a NUL byte quoted from a program, an escape sequence in a file name) are escaped the way the
+/// front end writes them (`\0`, `\u{1b}`).
+pub fn printable(msg: &str) -> String {
+    msg.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Renders diagnostics against their source on standard error.
@@ -196,11 +215,25 @@ pub fn compile(source: &Source, kernel: Option<&str>) -> Result<Function, Failur
 /// Runs the verifier; a failure after a pass is a bug in that pass.
 pub fn verify(func: &Function, after: &str) -> Result<(), Failure> {
     penguin::verify::verify_function(func).map_err(|errors| {
-        let list: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
         Failure::Internal(format!(
             "{after} produced invalid Penguin IR for `{}`:\n{}",
             func.name,
-            list.join("\n")
+            capped_list(errors.iter().map(|e| format!("  {e}")), "\n")
         ))
     })
+}
+
+/// `--input NAME=PATH` given twice for one name is an error (which one was meant?), never a silent
+/// choice of the last.
+pub fn unique_inputs(inputs: &[(String, PathBuf)]) -> Result<(), Failure> {
+    for (k, (name, path)) in inputs.iter().enumerate() {
+        if let Some((_, first)) = inputs[..k].iter().find(|(n, _)| n == name) {
+            return Err(Failure::User(format!(
+                "`--input {name}` is given twice (`{}` and `{}`); give each input at most once",
+                first.display(),
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }

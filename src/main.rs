@@ -1,10 +1,11 @@
 //! The `nkc` command line.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nkc::compare::{self, CompareOptions};
+use nkc::compare::{self, CompareOptions, SuiteEntry};
 use nkc::driver::{self, ColorMode, Failure, Source};
 use nkc::run::{self, Engine, PipelineMode, RunOptions};
 use nkc::sim::{self as simcmd, SimOptions};
+use penguin::listing::capped_list;
 use penguin::pipeline::{PipelineLog, PipelineOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -161,7 +162,7 @@ fn main() -> ExitCode {
     };
     let mut log = PipelineLog::default();
     let show_backend = cli.log.contains(&LogKind::Backend);
-    let result = execute(cli.command, &popts, &mut log, show_backend);
+    let result = execute(cli.command, &popts, &mut log, show_backend, cli.color);
     if cli.log.contains(&LogKind::Pipeliner) {
         eprint!("{log}");
     }
@@ -181,6 +182,7 @@ fn execute(
     popts: &PipelineOptions,
     log: &mut PipelineLog,
     show_backend: bool,
+    color: ColorMode,
 ) -> Outcome {
     match command {
         Command::Check { file, kernel } => {
@@ -291,22 +293,48 @@ fn execute(
                 legality_check: popts.legality_check,
                 timelines: svg.is_some(),
             };
-            let mut comparisons = Vec::new();
-            for file in &files {
+            if let [file] = files.as_slice() {
                 let src = read(file)?;
                 let c = compare::compare(&src, &opts).map_err(|f| (f, Some(src)))?;
-                comparisons.push(c);
+                if let Some(path) = &svg {
+                    write_output(Some(path), &nkc::timeline_svg::render(&[&c]))?;
+                }
+                if json {
+                    println!("{}", c.to_json());
+                } else {
+                    print!("{}", c.to_text());
+                }
+                return Ok(());
+            }
+            // A suite: a broken file is reported at once and marked in the table; the others
+            // still run, and the command fails at the end.
+            let mut entries = Vec::new();
+            for file in &files {
+                entries.push(match Source::read(file) {
+                    Err(f) => {
+                        driver::report(&f, None, color);
+                        SuiteEntry::failed(file.display().to_string(), &f)
+                    }
+                    Ok(src) => match compare::compare(&src, &opts) {
+                        Ok(c) => SuiteEntry::Compared(c),
+                        Err(f) => {
+                            driver::report(&f, Some(&src), color);
+                            SuiteEntry::failed(src.display_name(), &f)
+                        }
+                    },
+                });
             }
             if let Some(path) = &svg {
-                write_output(Some(path), &nkc::timeline_svg::render(&comparisons))?;
+                let done: Vec<&compare::Comparison> =
+                    entries.iter().filter_map(SuiteEntry::comparison).collect();
+                write_output(Some(path), &nkc::timeline_svg::render(&done))?;
             }
-            match (json, comparisons.as_slice()) {
-                (true, [one]) => println!("{}", one.to_json()),
-                (true, _) => println!("{}", compare::suite_json(&comparisons)),
-                (false, [one]) => print!("{}", one.to_text()),
-                (false, _) => print!("{}", compare::suite_table(&comparisons)),
+            if json {
+                println!("{}", compare::suite_json(&entries));
+            } else {
+                print!("{}", compare::suite_table(&entries));
             }
-            Ok(())
+            suite_outcome(&entries)
         }
         Command::Sim {
             program,
@@ -337,6 +365,36 @@ fn execute(
             }
         }
     }
+}
+
+/// The end of a suite: success, or one failure naming the files that failed (each was reported
+/// already); a bug in nkc on any file makes it an internal error (exit code 101).
+fn suite_outcome(entries: &[SuiteEntry]) -> Outcome {
+    let failed: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| match e {
+            SuiteEntry::Failed { file, .. } => Some(file.as_str()),
+            SuiteEntry::Compared(_) => None,
+        })
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let msg = format!(
+        "{} of the {} files failed: {}",
+        failed.len(),
+        entries.len(),
+        capped_list(&failed, ", ")
+    );
+    let internal = entries
+        .iter()
+        .any(|e| matches!(e, SuiteEntry::Failed { internal: true, .. }));
+    let failure = if internal {
+        Failure::Internal(msg)
+    } else {
+        Failure::User(msg)
+    };
+    Err((failure, None))
 }
 
 fn read(file: &std::path::Path) -> Result<Source, (Failure, Option<Source>)> {

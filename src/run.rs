@@ -10,6 +10,7 @@
 use crate::driver::{self, Failure, Source};
 use crate::npy;
 use penguin::interp::{self, Array};
+use penguin::listing::capped_list;
 use penguin::pipeline::{PipelineLog, PipelineOptions};
 use penguin::{Function, Tensor};
 use serde_json::json;
@@ -229,11 +230,10 @@ pub fn run(
                 )?;
             }
             if !r.races.is_empty() {
-                let list: Vec<String> = r.races.iter().map(|x| format!("  {x}")).collect();
                 return Err(Failure::Internal(format!(
                     "the compiled program has {} data race(s):\n{}",
                     r.races.len(),
-                    list.join("\n")
+                    capped_list(r.races.iter().map(|x| format!("  {x}")), "\n")
                 )));
             }
             let arrays = r
@@ -441,7 +441,7 @@ pub fn prepare(
                 if !loops.is_empty() {
                     eprintln!(
                         "warning: the legality check was skipped (--no-legality-check) for the pipelined loop(s) {}: their pipelining is not verified",
-                        loops.join(", ")
+                        capped_list(&loops, ", ")
                     );
                 }
             }
@@ -536,19 +536,20 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
         .iter()
         .map(|&t| func.tensors[t].name.as_str())
         .collect();
+    driver::unique_inputs(&opts.inputs)?;
     for (name, _) in &opts.inputs {
         if !param_names.contains(&name.as_str()) {
             return Err(Failure::User(format!(
                 "`{name}` is not a parameter of `{}`; its parameters are: {}",
                 func.name,
-                param_names.join(", ")
+                capped_list(&param_names, ", ")
             )));
         }
     }
     let mut inputs = interp::random_inputs(func, opts.seed);
     for (i, &tensor) in func.params.iter().enumerate() {
         let data = &func.tensors[tensor];
-        let given = opts.inputs.iter().rev().find(|(n, _)| *n == data.name);
+        let given = opts.inputs.iter().find(|(n, _)| *n == data.name);
         if let Some((name, path)) = given {
             let array = npy::read_npy(path).map_err(Failure::User)?;
             let want: Vec<usize> = data.shape.iter().map(|&d| d as usize).collect();

@@ -9,6 +9,7 @@
 use crate::driver::{Failure, Source};
 use crate::npy;
 use penguin::interp::Array as NpyArray;
+use penguin::listing::capped_list;
 use runtime_sim::isa::{Engine, Program, Role};
 use runtime_sim::machine::DMA_QUEUES;
 use runtime_sim::sim::{self, Array, Options, SimResult};
@@ -93,17 +94,18 @@ fn gather_inputs(prog: &Program, opts: &SimOptions) -> Result<Vec<Array>, Failur
         .filter(|t| t.role == Role::Input)
         .map(|t| t.name.as_str())
         .collect();
+    crate::driver::unique_inputs(&opts.inputs)?;
     for (name, _) in &opts.inputs {
         if !names.contains(&name.as_str()) {
             return Err(Failure::User(format!(
                 "`{name}` is not an input tensor of the program; its inputs are: {}",
-                names.join(", ")
+                capped_list(&names, ", ")
             )));
         }
     }
     let mut inputs = sim::random_inputs(prog, opts.seed);
     for (i, name) in names.iter().enumerate() {
-        if let Some((_, path)) = opts.inputs.iter().rev().find(|(n, _)| n == name) {
+        if let Some((_, path)) = opts.inputs.iter().find(|(n, _)| n == name) {
             let a = npy::read_npy(path).map_err(Failure::User)?;
             if a.shape != inputs[i].shape {
                 return Err(Failure::User(format!(
@@ -269,13 +271,12 @@ impl SimReport {
         if races.is_empty() {
             return None;
         }
-        let list: Vec<String> = races.iter().map(|r| format!("  {r}")).collect();
         Some(Failure::User(format!(
             "{}: {} data race{} (unsynchronised accesses between engines):\n{}",
             self.program,
             races.len(),
             if races.len() == 1 { "" } else { "s" },
-            list.join("\n")
+            capped_list(races.iter().map(|r| format!("  {r}")), "\n")
         )))
     }
 }

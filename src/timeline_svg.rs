@@ -66,10 +66,10 @@ fn lanes(slices: &[Slice]) -> Vec<Track> {
 }
 
 /// The SVG of every path of every comparison, stacked.
-pub fn render(comparisons: &[Comparison]) -> String {
+pub fn render(comparisons: &[&Comparison]) -> String {
     let panels: Vec<(&Comparison, &crate::compare::PathRun)> = comparisons
         .iter()
-        .flat_map(|c| c.paths.iter().map(move |p| (c, p)))
+        .flat_map(|&c| c.paths.iter().map(move |p| (c, p)))
         .collect();
     let max_cycles = panels
         .iter()

@@ -1,6 +1,7 @@
 //! CPython as a second judge: every good kernel of the project must be syntactically valid Python
-//! (`LANGUAGE.md`: "Every `.nk` file is syntactically valid Python 3"). Skipped, with a message, when
-//! `python3` is not on the machine.
+//! (`LANGUAGE.md`: "Every `.nk` file is syntactically valid Python 3"), and where CPython rejects a
+//! file whose tokens are all fine (a NUL byte, a final line continuation), nkc must reject it too.
+//! Skipped, with a message, when `python3` is not on the machine.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -51,4 +52,55 @@ fn cpython_rejects_what_is_not_python() {
         .output()
         .expect("python3 ran a moment ago");
     assert!(!out.status.success());
+}
+
+/// A good kernel, to which each parity case appends its tail.
+const KERNEL: &str = "def k(a: nl.hbm[nl.float32, 128, 512]):\n    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    t = nl.load(a[0:128, :])\n    nl.store(c[0:128, :], value=t)\n    return c\n";
+
+#[test]
+fn cpython_and_nkc_agree_on_nul_bytes_and_final_continuations() {
+    // Files that are not Python although every token is fine, and their near misses that are:
+    // nkc must say no exactly where CPython says no.
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: python3 is not on this machine");
+        return;
+    }
+    let cases: [(&str, &str); 8] = [
+        ("NUL in a comment", "# a\0b\n"),
+        ("NUL at the end", "\0"),
+        ("backslash-newline at the end", "\\\n"),
+        ("backslash-CRLF at the end", "\\\r\n"),
+        ("indented backslash-newline at the end", "    \\\n"),
+        ("continuation followed by spaces", "\\\n   "),
+        ("continuation followed by a blank line", "\\\n\n"),
+        ("backslash at the end of a comment", "# a \\\n"),
+    ];
+    let dir = common::scratch("python-judge", "parity");
+    let mut disagreements = Vec::new();
+    for (k, (what, tail)) in cases.iter().enumerate() {
+        let text = format!("{KERNEL}{tail}");
+        let path = dir.join(format!("case{k}.nk"));
+        std::fs::write(&path, &text).expect("the scratch directory is writable");
+        let cpython_accepts = Command::new("python3")
+            .arg("-c")
+            // The judge of LANGUAGE.md: text mode, so `\r\n` reads as `\n`.
+            .arg("import ast, sys\nast.parse(open(sys.argv[1]).read())")
+            .arg(&path)
+            .output()
+            .expect("python3 ran a moment ago")
+            .status
+            .success();
+        let errors = frontend::check_source(&text, None);
+        if cpython_accepts != errors.is_empty() {
+            disagreements.push(format!(
+                "{what}: CPython {}, nkc {errors:?}",
+                if cpython_accepts {
+                    "accepts"
+                } else {
+                    "rejects"
+                }
+            ));
+        }
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
 }

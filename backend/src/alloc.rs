@@ -28,6 +28,7 @@
 use crate::bir::{BNode, Bir};
 use crate::error::{BackendError, PSUM_OVERFLOW, PSUM_TILE_TOO_LARGE, SBUF_OVERFLOW, UNSUPPORTED};
 use penguin::ir::{Memory, TensorKind};
+use penguin::listing::capped_list;
 use penguin::{Function, Tensor};
 use petgraph::graph::{NodeIndex, UnGraph};
 use runtime_sim::isa::{Role, TensorDecl};
@@ -249,10 +250,11 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
     }
     a.live = live;
     if a.sbuf_bytes > SBUF_PARTITION_BYTES {
-        let list: Vec<String> = sbuf
-            .iter()
-            .map(|&(t, b, _)| format!("`{}` {b} bytes", func.tensors[t].name))
-            .collect();
+        let list = capped_list(
+            sbuf.iter()
+                .map(|&(t, b, _)| format!("`{}` {b} bytes", func.tensors[t].name)),
+            ", ",
+        );
         let big = sbuf.iter().max_by_key(|x| x.1).map(|x| x.0);
         return Err(BackendError::new(
             SBUF_OVERFLOW,
@@ -264,22 +266,21 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
         )
         .with_label("the largest buffer")
         .with_note(format!(
-            "buffers (bytes per partition, all ring slots; buffers live at the same time cannot share): {}",
-            list.join(", ")
+            "buffers (bytes per partition, all ring slots; buffers live at the same time cannot share): {list}"
         )));
     }
     if a.psum_banks > PSUM_BANKS {
-        let list: Vec<String> = psum
-            .iter()
-            .map(|&(t, b, _)| {
+        let list = capped_list(
+            psum.iter().map(|&(t, b, _)| {
                 format!(
                     "`{}` {b} bank{} ({} bytes)",
                     func.tensors[t].name,
                     if b == 1 { "" } else { "s" },
                     b * PSUM_BANK_BYTES
                 )
-            })
-            .collect();
+            }),
+            ", ",
+        );
         let big = psum.iter().max_by_key(|x| x.1).map(|x| x.0);
         return Err(BackendError::new(
             PSUM_OVERFLOW,
@@ -290,7 +291,7 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
             big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
         )
         .with_label("the largest PSUM ring")
-        .with_note(format!("PSUM buffers in flight together: {}", list.join(", "))));
+        .with_note(format!("PSUM buffers in flight together: {list}")));
     }
     Ok(a)
 }

@@ -30,6 +30,8 @@
 //! | `E0014` | an assignment to something that is not a name or a subscript of a name |
 //! | `E0015` | a positional argument after a keyword argument |
 //! | `E0016` | syntax that Python has but the kernel language does not (strings, `**`, `==`, ...) |
+//! | `E0017` | a NUL byte in the source (Python rejects every such file) |
+//! | `E0018` | a backslash continuation that ends the file (Python: unexpected end of file) |
 
 /// A character that cannot start a token.
 pub const BAD_CHARACTER: &str = "E0001";
@@ -63,6 +65,10 @@ pub const BAD_TARGET: &str = "E0014";
 pub const POSITIONAL_AFTER_KEYWORD: &str = "E0015";
 /// Python syntax that the kernel language does not have.
 pub const UNSUPPORTED_SYNTAX: &str = "E0016";
+/// A NUL byte anywhere in the source, comments included (CPython rejects the file).
+pub const NUL_BYTE: &str = "E0017";
+/// A backslash continuation with nothing after it: the file ends inside a logical line.
+pub const CONTINUATION_AT_EOF: &str = "E0018";
 
 // Semantic checks: E0100 and up, below this line.
 
@@ -118,6 +124,9 @@ pub const CONST_OVERFLOW: &str = "E0123";
 pub const BAD_SHAPE_ACCESS: &str = "E0124";
 /// An index expression that is not affine in the loop variables.
 pub const NOT_AFFINE: &str = "E0125";
+/// A loop variable's coefficient in an index larger than 2^24 in magnitude (only a loop of one
+/// iteration can keep such an index inside its tensor).
+pub const INDEX_COEFF_RANGE: &str = "E0126";
 
 // ---- Slices (E0130–E0139) ----
 /// A subscript with other than two indices.
@@ -188,6 +197,11 @@ pub const UNSUPPORTED_DTYPE: &str = "E0170";
 pub const BF16_IN_PSUM: &str = "E0171";
 /// A shape that is not a pair of positive compile-time integers.
 pub const BAD_SHAPE: &str = "E0172";
+/// The HBM arrays of a kernel (parameters and `nl.shared_hbm` arrays) hold more than 2^30
+/// elements in all, more than the simulator and the interpreter hold.
+pub const HBM_TOO_LARGE: &str = "E0173";
+/// An SBUF tile larger than one partition's 192 KiB.
+pub const SBUF_TILE_TOO_LARGE: &str = "E0174";
 
 // ---- Pipelining annotations (E0180–E0189) ----
 /// An annotation keyword with a value of the wrong type or range.
@@ -224,6 +238,8 @@ pub const UNSUPPORTED: &str = "E0199";
 pub const DUPLICATE_RETURN: &str = "E0200";
 /// Rebinding, inside a loop body, a name bound outside the loop.
 pub const REBIND_IN_LOOP: &str = "E0201";
+/// A loop bound (start or stop) beyond ±2^24.
+pub const LOOP_BOUND_RANGE: &str = "E0202";
 
 // ---- Found at run time (E0900–) ----
 /// A kernel reads an on-chip element that nothing wrote (for example part of an `nl.ndarray`).

@@ -81,23 +81,64 @@ impl Error {
     }
 }
 
-/// Renders `errors` against the source, in source order, the way `nkc` prints them.
+/// The most diagnostics printed for one file; the rest are counted in a final note, as compilers
+/// stop after an error limit, so that no file can make nkc print without bound.
+pub const MAX_DIAGNOSTICS: usize = 20;
+
+/// The final note after [`MAX_DIAGNOSTICS`] errors, when `total` were found.
+pub fn aborting_note(total: usize) -> String {
+    format!(
+        "aborting after {MAX_DIAGNOSTICS} errors ({} more not shown)",
+        penguin::listing::thousands((total - MAX_DIAGNOSTICS) as u64)
+    )
+}
+
+/// Renders `errors` against the source, in source order, the way `nkc` prints them: the first
+/// [`MAX_DIAGNOSTICS`], then a note counting the others.
 pub fn render(
     writer: &mut dyn WriteColor,
     file_name: &str,
     source: &str,
     errors: &[Error],
 ) -> std::io::Result<()> {
-    let file = SimpleFile::new(file_name, source);
+    let shown = printable(source);
+    let file = SimpleFile::new(file_name, shown.as_ref());
     let config = term::Config::default();
     let mut sorted: Vec<&Error> = errors.iter().collect();
     sorted.sort_by_key(|e| (e.span.start, e.span.end));
-    for error in sorted {
+    for error in sorted.iter().take(MAX_DIAGNOSTICS) {
         let error = clamp_spans(error, source.len());
         term::emit_to_write_style(writer, &config, &file, &error.to_diagnostic(()))
             .map_err(std::io::Error::other)?;
     }
+    if sorted.len() > MAX_DIAGNOSTICS {
+        let note = Diagnostic::note().with_message(aborting_note(sorted.len()));
+        term::emit_to_write_style(writer, &config, &file, &note).map_err(std::io::Error::other)?;
+    }
     Ok(())
+}
+
+/// The source as diagnostics show it: every control character other than a tab, a form feed or
+/// a line break becomes `?`, byte for byte (so every span still points at the same text), so that
+/// no NUL, escape sequence or other control byte of a kernel reaches the terminal.
+fn printable(source: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\x0c');
+    if !source.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    std::borrow::Cow::Owned(
+        source
+            .chars()
+            .map(|c| {
+                if bad(c) {
+                    // One `?` per byte of the character (C1 controls take two bytes in UTF-8).
+                    "?".repeat(c.len_utf8())
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Renders `errors` as plain text, for snapshots and for output that is not a terminal.

@@ -23,7 +23,10 @@
 //!   guessed, so every valid file lexes as Python lexes it;
 //! - a line nested more than [`MAX_NESTING`] brackets deep, or longer than [`MAX_LINE_TOKENS`]
 //!   tokens, is reported and replaced by a single `Error` token, so that the parser's recursion
-//!   and the depth of the trees stay bounded.
+//!   and the depth of the trees stay bounded; a block nested more than [`MAX_NESTING`] deep is
+//!   reported once per file and becomes a phantom level;
+//! - a NUL byte anywhere, and a backslash continuation that ends the file, are reported because
+//!   CPython rejects them (every `.nk` file is valid Python).
 //!
 //! Invariants of the output: brackets are balanced except for stray closers (which the parser
 //! reports); `Indent`/`Dedent` are balanced; at most [`MAX_NESTING`] blocks are open at once; spans
@@ -283,18 +286,72 @@ pub fn lex(source: &str) -> (Vec<(Token<'_>, Span)>, Vec<Error>) {
         indents: vec![Level {
             col: 0,
             phantom: false,
+            too_deep: false,
         }],
         brackets: Vec::new(),
         unmatched: unmatched_openers(&raws),
         line: None,
         prev_line_opens_block: false,
+        too_deep_reported: false,
     };
     layout.run();
     let Layout {
         out, mut errors, ..
     } = layout;
+    not_python(source, &raws, &mut errors);
     errors.sort_by_key(|e| (e.span.start, e.span.end));
     (out, errors)
+}
+
+/// What CPython rejects although every token is fine: a NUL byte anywhere (a comment included;
+/// reported once, at the first, instead of as a bad character), and a backslash continuation that
+/// ends the file (the logical line never ends).
+fn not_python(source: &str, raws: &[(Option<Raw>, Span)], errors: &mut Vec<Error>) {
+    if let Some(first) = source.find('\0') {
+        errors.retain(|e| {
+            !(e.code == codes::BAD_CHARACTER && source[e.span.clone()].bytes().all(|b| b == 0))
+        });
+        let count = source.bytes().filter(|&b| b == 0).count();
+        let mut e = Error::new(
+            codes::NUL_BYTE,
+            "the source contains a NUL byte",
+            first..first + 1,
+        )
+        .with_label("a NUL byte (shown as `?`)")
+        .with_note("Python rejects a file with a NUL byte anywhere, even in a comment");
+        if count > 1 {
+            e = e.with_note(format!("the file has {count} NUL bytes; this is the first"));
+        }
+        errors.push(e);
+    }
+    let tail = source
+        .strip_suffix("\\\n")
+        .or_else(|| source.strip_suffix("\\\r\n"));
+    if let Some(before) = tail {
+        let backslash = before.len();
+        // In a comment, a backslash continues nothing: a `#` earlier on the line, outside every
+        // token (a string may hold one), starts a comment.
+        let line_start = before.rfind(['\n', '\r']).map_or(0, |p| p + 1);
+        let in_token = |p: usize| {
+            // The spans are in increasing order: the last token starting at or before `p`.
+            let k = raws.partition_point(|(_, sp)| sp.start <= p);
+            k > 0 && p < raws[k - 1].1.end
+        };
+        let in_comment = before[line_start..]
+            .match_indices('#')
+            .any(|(off, _)| !in_token(line_start + off));
+        if !in_comment {
+            errors.push(
+                Error::new(
+                    codes::CONTINUATION_AT_EOF,
+                    "the file ends right after a line continuation",
+                    backslash..backslash + 1,
+                )
+                .with_label("this `\\` continues the line, but the file ends")
+                .with_help("remove the backslash"),
+            );
+        }
+    }
 }
 
 /// One enclosing indentation level.
@@ -302,6 +359,10 @@ struct Level {
     col: usize,
     /// Pushed by error recovery: no `Indent` was emitted for it, and no `Dedent` will be.
     phantom: bool,
+    /// A phantom level deeper than [`MAX_NESTING`] blocks, or any level inside one: every line
+    /// inside it is poisoned (one `Error` token), so that the parser reports nothing more about
+    /// the too-deep code. Inherited by the levels above, so the top of the stack tells.
+    too_deep: bool,
 }
 
 /// The logical line being built.
@@ -331,6 +392,8 @@ struct Layout<'src, 'r> {
     unmatched: HashSet<usize>,
     line: Option<Line>,
     prev_line_opens_block: bool,
+    /// Blocks nested too deeply were reported (once per file).
+    too_deep_reported: bool,
 }
 
 impl<'src> Layout<'src, '_> {
@@ -424,18 +487,35 @@ impl<'src> Layout<'src, '_> {
                         .with_label("this line is indented, but no block was opened")
                         .with_help("only the lines after a `def` or `for` header are indented"),
                 );
-                self.indents.push(Level { col, phantom: true });
+                let too_deep = self.indents.last().is_some_and(|l| l.too_deep);
+                self.indents.push(Level {
+                    col,
+                    phantom: true,
+                    too_deep,
+                });
             } else if depth > MAX_NESTING {
-                self.errors.push(
-                    Error::new(codes::TOO_DEEP, "blocks nested too deeply", ws)
-                        .with_label(format!("more than {MAX_NESTING} nested blocks"))
-                        .with_help("split the kernel into smaller loops"),
-                );
-                self.indents.push(Level { col, phantom: true });
+                // Once per file: every deeper line would report it again.
+                if !self.too_deep_reported {
+                    self.too_deep_reported = true;
+                    self.errors.push(
+                        Error::new(codes::TOO_DEEP, "blocks nested too deeply", ws)
+                            .with_label(format!("more than {MAX_NESTING} nested blocks"))
+                            .with_note(format!(
+                                "a kernel nests at most {MAX_NESTING} blocks; deeper lines are not reported again"
+                            ))
+                            .with_help("split the kernel into smaller loops"),
+                    );
+                }
+                self.indents.push(Level {
+                    col,
+                    phantom: true,
+                    too_deep: true,
+                });
             } else {
                 self.indents.push(Level {
                     col,
                     phantom: false,
+                    too_deep: false,
                 });
                 self.out.push((Token::Indent, pos..pos));
             }
@@ -474,7 +554,7 @@ impl<'src> Layout<'src, '_> {
             indent: col,
             first,
             last: None,
-            poisoned: false,
+            poisoned: self.indents.last().is_some_and(|l| l.too_deep),
         });
     }
 

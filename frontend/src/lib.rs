@@ -20,16 +20,27 @@ pub fn parse(source: &str) -> (ast::Module, Vec<diagnostic::Error>) {
 }
 
 /// Parses, checks and collects every diagnostic of the file (all kernels, or only `kernel`).
-/// Empty means the file is good. Used by `nkc check`.
+/// Empty means the file is good. Used by `nkc check`. A file with no kernel is an error here as
+/// in [`compile`], so that `check` and `run` agree.
 pub fn check_source(source: &str, kernel: Option<&str>) -> Vec<diagnostic::Error> {
     let (module, errors) = parse(source);
     if !errors.is_empty() {
         return errors;
     }
-    match check::check_module(&module, kernel) {
+    let mut errors = match check::check_module(&module, kernel) {
         Ok(_) => Vec::new(),
         Err(errors) => errors,
+    };
+    if kernel.is_none() && module.kernels.is_empty() {
+        errors.push(no_kernel());
     }
+    errors
+}
+
+/// The diagnostic for a file that defines no kernel.
+fn no_kernel() -> diagnostic::Error {
+    diagnostic::Error::new(codes::CHOOSE_KERNEL, "this file defines no kernel", 0..0)
+        .with_help("define one with `def name(a: nl.hbm[nl.float32, ROWS, COLS]): ...`")
 }
 
 /// The whole front end for one kernel: parse, check, lower. With several kernels and no `kernel`
@@ -45,16 +56,7 @@ pub fn compile(
     let name = match (kernel, module.kernels.as_slice()) {
         (Some(name), _) => name.to_string(),
         (None, [only]) => only.name.name.clone(),
-        (None, []) => {
-            return Err(vec![diagnostic::Error::new(
-                codes::CHOOSE_KERNEL,
-                "this file defines no kernel",
-                0..0,
-            )
-            .with_help(
-                "define one with `def name(a: nl.hbm[nl.float32, ROWS, COLS]): ...`",
-            )])
-        }
+        (None, []) => return Err(vec![no_kernel()]),
         (None, several) => {
             let names: Vec<String> = several
                 .iter()
@@ -69,7 +71,10 @@ pub fn compile(
                 several[1].name.span.clone(),
             )
             .with_label("another kernel")
-            .with_note(format!("the kernels are {}", names.join(", ")))]);
+            .with_note(format!(
+                "the kernels are {}",
+                penguin::listing::capped_list(&names, ", ")
+            ))]);
         }
     };
     let mut checked = check::check_module(&module, Some(&name))?;

@@ -10,6 +10,7 @@ pub mod entities;
 pub mod interp;
 pub mod ir;
 pub mod lex;
+pub mod listing;
 pub mod parse;
 pub mod pipeline;
 pub mod verify;

@@ -915,8 +915,7 @@ fn dim_unit(m: Memory, d: usize) -> String {
 }
 
 fn join(stmts: &[Stmt]) -> String {
-    let v: Vec<String> = stmts.iter().map(|s| s.to_string()).collect();
-    v.join(", ")
+    crate::listing::capped_list(stmts, ", ")
 }
 
 /// The box of iterations of the enclosing loops, `(axis, min, max)` inclusive, tightened by the

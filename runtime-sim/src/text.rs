@@ -218,7 +218,11 @@ fn lex(src: &str) -> Result<Vec<Token>, ParseError> {
             continue;
         }
         let ch = rest.chars().next().unwrap_or('?');
-        return Err(err(tl, tc, format!("unexpected character `{ch}`")));
+        return Err(err(
+            tl,
+            tc,
+            format!("unexpected character `{}`", ch.escape_debug()),
+        ));
     }
     out.push(Token {
         tok: Tok::Eof,

@@ -16,6 +16,7 @@ use super::Checker;
 use crate::ast::{Expr, ExprKind, Keyword, Span};
 use crate::codes;
 use crate::diagnostic::Error;
+use penguin::listing::capped_list;
 use penguin::{AxisAttrs, StmtAnnot};
 
 /// Where a call sits, which decides whether statement keywords may appear on it.
@@ -78,7 +79,10 @@ impl Checker<'_> {
                         arg.span.clone(),
                     )
                     .with_label("unexpected argument")
-                    .with_note(format!("its parameters are ({})", names.join(", "))),
+                    .with_note(format!(
+                        "its parameters are ({})",
+                        capped_list(&names, ", ")
+                    )),
                 );
                 ok = false;
                 break;
@@ -228,14 +232,15 @@ impl Checker<'_> {
         }
     }
 
-    /// An integer annotation value `≥ min`.
+    /// An integer annotation value from `min` to `u32::MAX` (the width of the IR's annotations;
+    /// the message states both ends of the range).
     fn annotation_int(&mut self, kw: &Keyword, min: i64) -> Option<u32> {
         let name = &kw.name.name;
         let bad = |this: &mut Self, label: String| {
             this.error(
                 Error::new(
                     codes::BAD_ANNOTATION_VALUE,
-                    format!("`{name}` must be an integer ≥ {min}"),
+                    format!("`{name}` must be an integer from {min} to {}", u32::MAX),
                     kw.value.span.clone(),
                 )
                 .with_label(label),

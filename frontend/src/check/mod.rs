@@ -35,7 +35,9 @@
 //! - integer scalars are accepted where float scalars are (`x * 2`);
 //! - `nl.zeros` / `nl.ndarray` take a required `dtype` and an optional `buffer` (default SBUF);
 //!   `nl.shared_hbm` and `nl.hbm` both mean HBM;
-//! - tensor dimensions and loop trip counts are at most 2^24;
+//! - tensor dimensions and loop trip counts are at most 2^24, loop bounds and the coefficients of
+//!   loop variables in indices at most 2^24 in magnitude; the HBM arrays of a kernel hold at most
+//!   2^30 elements together, and an SBUF tile at most 192 KiB per partition;
 //! - temporaries of nested calls are named after their op (`_activation`, `_tensor_scalar`).
 
 mod calls;
@@ -47,6 +49,7 @@ mod stmts;
 use crate::ast::{self, Span};
 use crate::codes;
 use crate::diagnostic::Error;
+use penguin::pipeline::widen::SBUF_BYTES_PER_PARTITION;
 use penguin::{
     AffineExpr, Axis, AxisAttrs, DType, LoopKind, Memory, Op, Operand, StmtAnnot, Tensor,
     TensorKind,
@@ -166,6 +169,11 @@ pub(crate) struct Bound {
     pub span: Span,
 }
 
+/// The most elements the HBM arrays of one kernel may hold together: 2^30 (4 GiB of float32),
+/// the footprint the simulator allocates at most (`runtime_sim::sim::MAX_HBM_ELEMS`) and the
+/// interpreter's too. Checked here, so that `check` rejects what `run` cannot run.
+pub const MAX_HBM_ELEMENTS: u64 = 1 << 30;
+
 /// Names that cannot be bound.
 pub(crate) const RESERVED: [&str; 3] = ["nl", "nisa", "range"];
 
@@ -242,7 +250,10 @@ pub(crate) fn unknown_kernel(module: &ast::Module, name: &str) -> Error {
     if names.is_empty() {
         e.with_note("the file defines no kernel")
     } else {
-        e.with_note(format!("the kernels are {}", names.join(", ")))
+        e.with_note(format!(
+            "the kernels are {}",
+            penguin::listing::capped_list(&names, ", ")
+        ))
     }
 }
 
@@ -310,6 +321,8 @@ pub(crate) struct Checker<'a> {
     loops: Vec<CLoop>,
     /// The loops enclosing the statement being checked, outermost first.
     enclosing: Vec<Axis>,
+    /// The elements of the kernel's HBM arrays so far (saturating).
+    hbm_elements: u64,
 }
 
 impl<'a> Checker<'a> {
@@ -323,6 +336,7 @@ impl<'a> Checker<'a> {
             tensors: Vec::new(),
             loops: Vec::new(),
             enclosing: Vec::new(),
+            hbm_elements: 0,
         }
     }
 
@@ -395,8 +409,58 @@ impl<'a> Checker<'a> {
     }
 
     fn new_tensor(&mut self, t: CTensor) -> Tensor {
+        self.check_size(&t);
         self.tensors.push(t);
         Tensor::from_u32((self.tensors.len() - 1) as u32)
+    }
+
+    /// The size limits of a new tensor: an SBUF tile fits one partition's SBUF, and the HBM arrays
+    /// of the kernel together fit [`MAX_HBM_ELEMENTS`] (reported once, at the array that crosses).
+    fn check_size(&mut self, t: &CTensor) {
+        let elems = t.shape[0].saturating_mul(t.shape[1]);
+        match t.memory {
+            Memory::Hbm => {
+                let before = self.hbm_elements;
+                self.hbm_elements = before.saturating_add(elems);
+                if before <= MAX_HBM_ELEMENTS && self.hbm_elements > MAX_HBM_ELEMENTS {
+                    self.error(
+                        Error::new(
+                            codes::HBM_TOO_LARGE,
+                            format!(
+                                "the HBM arrays of this kernel hold {} elements in all, more than the {MAX_HBM_ELEMENTS} (2^30) nkc can run",
+                                self.hbm_elements
+                            ),
+                            t.span.clone(),
+                        )
+                        .with_label(format!(
+                            "`{}` of shape {} holds {elems} elements",
+                            t.name,
+                            show_shape(t.shape)
+                        ))
+                        .with_note("the parameters and the nl.shared_hbm arrays count together; the simulator and the interpreter hold them all in memory")
+                        .with_help("run the kernel on a smaller problem"),
+                    );
+                }
+            }
+            Memory::Sbuf => {
+                let bytes = t.shape[1].saturating_mul(t.dtype.size_bytes());
+                if bytes > SBUF_BYTES_PER_PARTITION {
+                    self.error(
+                        Error::new(
+                            codes::SBUF_TILE_TOO_LARGE,
+                            format!(
+                                "an SBUF tile of {} needs {bytes} bytes per partition; a partition of SBUF holds {SBUF_BYTES_PER_PARTITION}",
+                                show_shape(t.shape)
+                            ),
+                            t.span.clone(),
+                        )
+                        .with_label(format!("`{}` is larger than SBUF", t.name))
+                        .with_help("split the columns into tiles (a loop over column blocks)"),
+                    );
+                }
+            }
+            Memory::Psum => {}
+        }
     }
 
     fn tensor(&self, t: Tensor) -> &CTensor {

@@ -8,6 +8,7 @@
 //! in loop order, where the slice leaves the tensor.
 
 use super::consts::lin;
+use super::ops::MAX_EXTENT;
 use super::{Checker, TileVal};
 use crate::ast::{Index, Span};
 use crate::codes;
@@ -171,6 +172,26 @@ impl Checker<'_> {
         dim: usize,
         span: Span,
     ) -> Option<()> {
+        // With two iterations or more, a larger coefficient already leaves the tensor; with one,
+        // it would overflow once a pipeliner shifts the loop variable by a stage.
+        if let Some(&(axis, c)) = lo
+            .terms()
+            .iter()
+            .find(|(_, c)| c.unsigned_abs() > MAX_EXTENT as u64)
+        {
+            let iv = self.loop_data(axis).iv.clone();
+            self.error(
+                Error::new(
+                    codes::INDEX_COEFF_RANGE,
+                    format!(
+                        "the loop variable `{iv}` is multiplied by {c} in this index; a coefficient must lie between -{MAX_EXTENT} and {MAX_EXTENT}"
+                    ),
+                    span,
+                )
+                .with_label(format!("starts at `{}`", self.show(lo))),
+            );
+            return None;
+        }
         let bounds = |a: Axis| {
             let l = self.loop_data(a);
             (l.lb, (l.ub - 1).max(l.lb))

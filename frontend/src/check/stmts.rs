@@ -778,6 +778,26 @@ impl Checker<'_> {
             None => (0, a?),
             Some(b) => (a?, b?),
         };
+        // Every induction-variable value, and every value the pipeliners derive from one (shifted
+        // by a stage, run ahead by a prefetch), stays far inside 64 bits.
+        if let Some(bad) = [lb, ub]
+            .into_iter()
+            .find(|v| v.abs_diff(0) > MAX_EXTENT as u64)
+        {
+            self.error(
+                Error::new(
+                    codes::LOOP_BOUND_RANGE,
+                    format!(
+                        "a loop bound must lie between -{MAX_EXTENT} and {MAX_EXTENT}, but this range {} at {bad}",
+                        if bad == lb { "starts" } else { "stops" }
+                    ),
+                    span.clone(),
+                )
+                .with_label(format!("range from {lb} to {ub}"))
+                .with_help("count the loop from 0 and add the offset in the index expressions"),
+            );
+            return None;
+        }
         let message = match ub.checked_sub(lb) {
             Some(t) if t < 1 => format!(
                 "this loop runs {} times; a loop needs at least one iteration",

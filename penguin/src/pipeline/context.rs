@@ -25,6 +25,8 @@ use super::codes;
 use super::error::{axis_span, stmt_span, PipelineError};
 use crate::entities::Axis;
 use crate::ir::Function;
+use crate::listing::capped_list_of;
+use std::collections::HashMap;
 
 /// How the stages were given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,29 +184,35 @@ pub fn compute_schedule_context(
         return Err(errors);
     }
     let stages: Vec<u32> = annots.iter().map(|a| a.stage_id.unwrap_or(0)).collect();
-    let num_stages = stages.iter().max().map_or(1, |&m| m + 1);
+    // The largest id may be anything up to `u32::MAX`: count in u64, and keep only the ids used
+    // (sorted), never a table indexed by stage id, so that memory follows the body, not the ids.
+    let max_stage = stages.iter().copied().max().unwrap_or(0);
+    let span_stages = u64::from(max_stage) + 1;
+    let mut used = stages.clone();
+    used.sort_unstable();
+    used.dedup();
 
     // The ids used are 0..N-1 with no gap.
-    let missing: Vec<u32> = (0..num_stages).filter(|s| !stages.contains(s)).collect();
-    if !missing.is_empty() {
-        let list: Vec<String> = missing.iter().map(u32::to_string).collect();
+    let missing_count = span_stages - used.len() as u64;
+    if missing_count > 0 {
+        // Lazily: at most `used.len() + LIST_CAP` ids are looked at.
+        let missing = || (0..=max_stage).filter(|s| used.binary_search(s).is_err());
+        let list = capped_list_of(missing(), missing_count, ", ");
         let last = stages
             .iter()
-            .position(|&s| s + 1 == num_stages)
+            .position(|&s| s == max_stage)
             .map(|k| children[k]);
         errors.push(
             PipelineError::new(
                 codes::STAGE_GAP,
                 format!(
-                    "the stage ids of loop `{}` do not run from 0 to {} without a gap: no statement has stage {}",
+                    "the stage ids of loop `{}` do not run from 0 to {max_stage} without a gap: no statement has stage {list}",
                     data.iv_name,
-                    num_stages - 1,
-                    list.join(", ")
                 ),
                 header,
             )
-            .with_label(format!("{num_stages} stages, stage {} empty", list.join(", ")))
-            .with_secondary(last.and_then(|s| stmt_span(func, s)), format!("stage_id={}", num_stages - 1))
+            .with_label(format!("{span_stages} stages, stage {list} empty"))
+            .with_secondary(last.and_then(|s| stmt_span(func, s)), format!("stage_id={max_stage}"))
             .with_help("number the stages 0, 1, 2, ... in program order"),
         );
     }
@@ -267,10 +275,10 @@ pub fn compute_schedule_context(
         }
         // Increasing in program order within each stage.
         let check = !data.attrs.disable_execution_order_check;
-        let mut last_in_stage: Vec<Option<usize>> = vec![None; num_stages as usize];
+        let mut last_in_stage: HashMap<u32, usize> = HashMap::new();
         for k in 0..children.len() {
-            let s = stages[k] as usize;
-            if let Some(p) = last_in_stage[s] {
+            let s = stages[k];
+            if let Some(&p) = last_in_stage.get(&s) {
                 if check && ord[k] <= ord[p] {
                     errors.push(
                         PipelineError::new(
@@ -290,7 +298,7 @@ pub fn compute_schedule_context(
                     );
                 }
             }
-            last_in_stage[s] = Some(k);
+            last_in_stage.insert(s, k);
         }
         orders = Some(ord);
     }
@@ -301,6 +309,9 @@ pub fn compute_schedule_context(
     if let Some(ord) = &orders {
         order.sort_by_key(|&k| (ord[k], k));
     }
+    // No gap: the ids are exactly 0..=max_stage, one per child at least.
+    let num_stages = u32::try_from(span_stages)
+        .expect("without a gap there are no more stages than children of the loop");
     Ok(ScheduleContext {
         axis,
         mode: Mode::StageIds,

@@ -135,7 +135,7 @@ pub fn pipeline_function_logged(
         ));
     }
     if let Err(errs) = crate::verify::verify_function(func) {
-        let list: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+        let list = crate::listing::capped_list(&errs, "\n");
         *func = before;
         return Err(vec![PipelineError::new(
             codes::INTERNAL,
@@ -145,7 +145,7 @@ pub fn pipeline_function_logged(
             ),
             None,
         )
-        .with_note(list.join("\n"))]);
+        .with_note(list)]);
     }
     Ok(plans)
 }

@@ -25,6 +25,7 @@ use super::codes;
 use super::error::{axis_span, tensor_span, PipelineError};
 use crate::entities::{Axis, Tensor};
 use crate::ir::{BlockDim, Function, Memory};
+use crate::listing::{capped_list, LIST_CAP};
 
 /// SBUF bytes per partition.
 pub const SBUF_BYTES_PER_PARTITION: u64 = 192 * 1024;
@@ -152,6 +153,7 @@ fn check_capacity(
         )
         .with_label(format!("pipelined loop `{iv}`"));
         let mut list = Vec::new();
+        let mut labelled = 0;
         for &(t, slots, bytes) in &sbuf {
             let name = &func.tensors[t].name;
             let label = if slots > 1 {
@@ -159,13 +161,14 @@ fn check_capacity(
             } else {
                 format!("`{name}`: {bytes} bytes per partition")
             };
-            if slots > 1 {
+            if slots > 1 && labelled < LIST_CAP {
+                labelled += 1;
                 e = e.with_secondary(tensor_span(func, t), label.clone());
             }
             list.push(label);
         }
         e = e
-            .with_note(format!("the loop's tiles: {}", list.join("; ")))
+            .with_note(format!("the loop's tiles: {}", capped_list(&list, "; ")))
             .with_help("use fewer stages, smaller tiles, or disable_auto_buffer=True with a smaller multi_buffer");
         errors.push(e);
     }

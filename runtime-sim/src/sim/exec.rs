@@ -40,7 +40,7 @@ use crate::text::inst_to_string;
 use std::rc::Rc;
 
 /// The largest HBM footprint the simulator allocates (elements over all tensors).
-const MAX_HBM_ELEMS: u64 = 1 << 30;
+pub const MAX_HBM_ELEMS: u64 = 1 << 30;
 
 struct Frame<'p> {
     stmts: &'p [Stmt],

@@ -21,6 +21,7 @@ use crate::validate::ValidateError;
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub use exec::MAX_HBM_ELEMS;
 pub use trace::{Slice, Track};
 
 /// What to compute besides timing.
