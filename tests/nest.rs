@@ -264,3 +264,41 @@ fn a_prologue_copys_consumers_wait_for_its_one_transfer() {
         );
     }
 }
+
+#[test]
+fn a_tile_filled_by_a_loop_of_loads_becomes_a_ring_issued_ahead() {
+    // matmul_blocked: `lhs` is filled slice by slice by loop `k` at the start of every `m`; it
+    // becomes a ring along `m` and the loop of its loads runs one iteration of `m` ahead, while
+    // the Tensor engine still works on the previous block.
+    let src = Source::read(Path::new("examples/matmul_blocked.nk")).unwrap();
+    let log = checked(&src, PipelineMode::Emergent);
+    assert!(
+        log.iter()
+            .any(|l| l.contains("loop `m` (trip 4): `lhs` becomes a ring of 2 slots")),
+        "{log:#?}"
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.contains("loop `m`: the loads of `lhs` are issued 1 iteration(s) ahead")),
+        "{log:#?}"
+    );
+    // A loop that fills only half of the tile does not start every iteration by writing all of
+    // it: the tile stays single-buffered, and the kernel is still exact.
+    let text = std::fs::read_to_string("examples/matmul_blocked.nk")
+        .unwrap()
+        .replace(
+            "        for k in nl.affine_range(4):\n            lhs[:, k * 128:(k + 1) * 128] = nl.load(at[k * 128:(k + 1) * 128, m * 128:(m + 1) * 128])",
+            "        for k in nl.affine_range(2):\n            lhs[:, k * 128:(k + 1) * 128] = nl.load(at[k * 128:(k + 1) * 128, m * 128:(m + 1) * 128])\n        lhs[:, 256:384] = nl.load(at[256:384, m * 128:(m + 1) * 128])\n        lhs[:, 384:512] = nl.load(at[384:512, m * 128:(m + 1) * 128])",
+        );
+    assert!(text.contains("lhs[:, 384:512]"));
+    let src = Source {
+        path: PathBuf::from("half.nk"),
+        text,
+    };
+    let log = checked(&src, PipelineMode::Emergent);
+    assert!(
+        log.iter()
+            .any(|l| l.contains("`lhs` stays single-buffered in loop `m`")),
+        "{log:#?}"
+    );
+}

@@ -2,7 +2,9 @@
 //!
 //! [`pipeline_emergent`] looks, for every SBUF tile, at the innermost loop `L` that encloses all
 //! its accesses. When each iteration of `L` starts by writing the whole tile (a load, or any
-//! operation that does not read it) unconditionally, before any other access, no value of the tile
+//! operation that does not read it) unconditionally, before any other access — or by filling it
+//! slice by slice with a loop of loads directly in its body ([`filled_by_child_loop`]; that loop
+//! is then issued ahead as a whole, like a single load) — no value of the tile
 //! flows from one iteration of `L` to the next: the tile can be renamed per iteration. It then
 //! becomes a ring of `N` slots along `L` (a block dimension, slot selector `iv(L)`), which address
 //! rotation realises as `base + (r mod N) * stride`. The synchronisation analysis sees the
@@ -188,7 +190,8 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
                         func.stmts[b].kind == StmtKind::Loop(c) && func.stmts[b].preds.is_empty()
                     })
             });
-        if !(first.writes && !first.reads && whole && (direct || first_of_child)) {
+        let filled = filled_by_child_loop(func, &us, t, l);
+        if !(first.writes && !first.reads && (whole && (direct || first_of_child) || filled)) {
             log.push(format!(
                 "emergent: `{}` stays single-buffered in loop `{}`: an iteration does not start by writing all of it",
                 td.name, ad.iv_name
@@ -349,23 +352,31 @@ fn rename(func: &mut Function, us: &[Use], t: Tensor, l: Axis) {
 /// The loads of loop `l` that may be issued ahead of the rest of its body, in body order, with
 /// the ring each fills and the ring's depth: direct, unguarded, single-instruction statements that
 /// load a whole ring tile from a kernel input (which nothing writes), so moving them earlier
-/// changes no value. Every realisation of an emergent ring (`shift_loads`, [`stages`],
-/// [`crate::emergent_nest`]) hoists exactly these.
+/// changes no value; with `loops`, also a direct, unguarded loop whose body is one such load
+/// filling a ring tile slice by slice ([`filled_by_child_loop`]). Every realisation of an
+/// emergent ring (`shift_loads`, [`stages`], [`crate::emergent_nest`]) hoists exactly these
+/// (only `shift_loads` hoists loops).
 pub(crate) fn hoistable_loads(
     func: &Function,
     l: Axis,
     rings: &[(Tensor, u32)],
+    loops: bool,
 ) -> Vec<(Stmt, Tensor, u32)> {
     let mut out = Vec::new();
     for &s in &func.axes[l].body {
         let sd = &func.stmts[s];
-        let StmtKind::Insts(insts) = &sd.kind else {
-            continue;
-        };
-        if !sd.preds.is_empty() || insts.len() != 1 {
+        if !sd.preds.is_empty() {
             continue;
         }
-        let d = &func.insts[insts[0]];
+        let inst = match &sd.kind {
+            StmtKind::Insts(insts) if insts.len() == 1 => insts[0],
+            StmtKind::Loop(c) if loops => match single_load(func, *c) {
+                Some(i) => i,
+                None => continue,
+            },
+            _ => continue,
+        };
+        let d = &func.insts[inst];
         let from_input = d
             .srcs
             .first()
@@ -376,6 +387,80 @@ pub(crate) fn hoistable_loads(
         }
     }
     out
+}
+
+/// The instruction of loop `c`'s body when that body is one unguarded statement of one load.
+fn single_load(func: &Function, c: Axis) -> Option<Inst> {
+    let [s] = func.axes[c].body[..] else {
+        return None;
+    };
+    let sd = &func.stmts[s];
+    match &sd.kind {
+        StmtKind::Insts(insts) if insts.len() == 1 && sd.preds.is_empty() => {
+            let i = insts[0];
+            (func.insts[i].op == Op::Load).then_some(i)
+        }
+        _ => None,
+    }
+}
+
+/// Whether every iteration of loop `l` starts by filling all of tile `t` with a loop directly in
+/// its body: an unguarded loop `c` whose body is one unguarded load of a kernel input into `t`,
+/// the first access of `t` (`us` in program order), writing one slice of `t` per iteration
+/// (in one dimension, the start is `size · (iv(c) − lb)`, and the slices of the `trip` iterations
+/// tile the dimension; every other dimension whole), with no other access of `t` in `c`.
+fn filled_by_child_loop(func: &Function, us: &[Use], t: Tensor, l: Axis) -> bool {
+    let Some(first) = us.first() else {
+        return false;
+    };
+    let Some(&c) = first.loops.last() else {
+        return false;
+    };
+    let depth = first.loops.len();
+    if depth < 2 || first.loops[depth - 2] != l {
+        return false;
+    }
+    let direct = func.axes[l]
+        .body
+        .iter()
+        .any(|&b| func.stmts[b].kind == StmtKind::Loop(c) && func.stmts[b].preds.is_empty());
+    let Some(i) = single_load(func, c) else {
+        return false;
+    };
+    if !direct || i != first.inst || us.iter().any(|u| u.inst != i && u.loops.contains(&c)) {
+        return false;
+    }
+    let d = &func.insts[i];
+    if d.dst.tensor != t
+        || !d
+            .srcs
+            .first()
+            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input)
+    {
+        return false;
+    }
+    let (cd, td) = (&func.axes[c], &func.tensors[t]);
+    let mut sliced = 0;
+    for ((start, &size), &dim) in d
+        .dst
+        .access
+        .start
+        .iter()
+        .zip(&d.dst.access.size)
+        .zip(&td.shape)
+    {
+        let whole = start.as_constant() == Some(0) && size == dim;
+        let size_i = size as i64;
+        let slice = start.terms() == [(c, size_i)]
+            && start.constant_term() == -size_i * cd.lb
+            && size.checked_mul(cd.trip_count().max(0) as u64) == Some(dim);
+        match (whole, slice) {
+            (true, _) => {}
+            (false, true) => sliced += 1,
+            (false, false) => return false,
+        }
+    }
+    sliced == 1
 }
 
 /// Whether loop `outer` encloses loop `inner` (at any depth).
@@ -398,7 +483,7 @@ fn encloses(func: &Function, outer: Axis, inner: Axis) -> bool {
 /// nothing writes), so moving it earlier changes no value.
 fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &mut Vec<String>) {
     let body = func.axes[l].body.clone();
-    let loads = hoistable_loads(func, l, rings);
+    let loads = hoistable_loads(func, l, rings, true);
     let hoisted: Vec<Stmt> = loads.iter().map(|&(s, _, _)| s).collect();
     let p = loads
         .iter()
@@ -433,15 +518,9 @@ fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &mut 
     }
     func.axes[l].ub = ub + p;
     func.axes[l].body = hoisted.iter().chain(rest.iter()).copied().collect();
-    let names: Vec<String> = hoisted
+    let names: Vec<String> = loads
         .iter()
-        .filter_map(|&s| match &func.stmts[s].kind {
-            StmtKind::Insts(i) => Some(format!(
-                "`{}`",
-                func.tensors[func.insts[i[0]].dst.tensor].name
-            )),
-            StmtKind::Loop(_) => None,
-        })
+        .map(|&(_, t, _)| format!("`{}`", func.tensors[t].name))
         .collect();
     log.push(format!(
         "emergent: loop `{}`: the loads of {} are issued {p} iteration(s) ahead (one predicated loop of {} iterations, no peeling)",

@@ -165,7 +165,7 @@ pub fn prefetch_across_nest(
     let t = ub - lb;
     // The hoistable loads, as every realisation picks them.
     let body = func.axes[l].body.clone();
-    let hoisted = crate::emergent::hoistable_loads(func, l, rings);
+    let hoisted = crate::emergent::hoistable_loads(func, l, rings, false);
     if hoisted.is_empty() || hoisted.len() == body.len() {
         return decline(log, "no load to issue ahead of other work".to_string());
     }

@@ -365,7 +365,7 @@ fn compute_engines(func: &Function, l: Axis) -> BTreeMap<Inst, EngineClass> {
 
 /// The hoisted loads of `l` ([`super::hoistable_loads`]) and their prefetch depth.
 pub fn hoisted_loads(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> (Vec<Stmt>, u32) {
-    let loads = super::hoistable_loads(func, l, rings);
+    let loads = super::hoistable_loads(func, l, rings, false);
     let p = loads
         .iter()
         .map(|&(_, _, depth)| depth - 1)
