@@ -230,18 +230,44 @@ pub const MAX_GUARD_ENUMERATION: u64 = 1 << 16;
 /// fill and drain, a prologue copy). Enumerated; past [`MAX_GUARD_ENUMERATION`] iterations, or
 /// with no guard, `(1, 1)` (always on, which only overestimates the work).
 pub fn guard_fraction(func: &Function, guards: &[Predicate]) -> (u64, u64) {
-    let mut axes: Vec<Axis> = guards.iter().flat_map(|p| p.expr.axes()).collect();
-    axes.sort();
-    axes.dedup();
-    let total: u64 = axes
-        .iter()
-        .map(|&a| func.axes[a].trip_count().max(0) as u64)
-        .product();
-    if guards.is_empty() || total == 0 || total > MAX_GUARD_ENUMERATION {
+    if guards.is_empty() {
         return (1, 1);
     }
-    let mut ivs = cranelift_entity::SecondaryMap::new();
     let mut on = 0;
+    let total = for_each_guard_point(func, &[guards], |ivs| {
+        on += u64::from(guards.iter().all(|p| p.holds(ivs)));
+    });
+    match total {
+        Some(total) if total > 0 => (on, total),
+        _ => (1, 1),
+    }
+}
+
+/// Calls `f` with every point of the box of the loops that `guards` mention (their induction
+/// variables set, in linear order), and returns how many there are; `None`, without calling
+/// `f`, when no guard mentions a loop or past [`MAX_GUARD_ENUMERATION`] points.
+pub(crate) fn for_each_guard_point(
+    func: &Function,
+    guards: &[&[Predicate]],
+    mut f: impl FnMut(&cranelift_entity::SecondaryMap<Axis, i64>),
+) -> Option<u64> {
+    let mut axes: Vec<Axis> = guards
+        .iter()
+        .flat_map(|g| g.iter().flat_map(|p| p.expr.axes()))
+        .collect();
+    axes.sort();
+    axes.dedup();
+    if axes.is_empty() {
+        return None;
+    }
+    let mut total: u64 = 1;
+    for &a in &axes {
+        total = total.checked_mul(func.axes[a].trip_count().max(0) as u64)?;
+    }
+    if total > MAX_GUARD_ENUMERATION {
+        return None;
+    }
+    let mut ivs = cranelift_entity::SecondaryMap::new();
     for v in 0..total {
         let mut rest = v;
         for &a in &axes {
@@ -249,11 +275,9 @@ pub fn guard_fraction(func: &Function, guards: &[Predicate]) -> (u64, u64) {
             ivs[a] = func.axes[a].lb + (rest % trip) as i64;
             rest /= trip;
         }
-        if guards.iter().all(|p| p.holds(&ivs)) {
-            on += 1;
-        }
+        f(&ivs);
     }
-    (on, total)
+    Some(total)
 }
 
 /// The cost of an instruction for load balancing and scheduling, from the machine description:

@@ -244,40 +244,20 @@ impl Together {
 /// The transfers' [`Together`] from their guards (in the plan's order).
 fn compute_together(func: &Function, guards: &[&[penguin::affine::Predicate]]) -> Together {
     let n = guards.len();
-    let mut axes: Vec<penguin::Axis> = guards
-        .iter()
-        .flat_map(|g| g.iter().flat_map(|p| p.expr.axes()))
-        .collect();
-    axes.sort();
-    axes.dedup();
-    let mut total: u64 = 1;
-    for &a in &axes {
-        match total.checked_mul(func.axes[a].trip_count().max(0) as u64) {
-            Some(t) => total = t,
-            None => return Together::Always,
-        }
-    }
-    if axes.is_empty() || total == 0 || total > crate::bir::MAX_GUARD_ENUMERATION {
-        return Together::Always;
-    }
     let mut both = vec![vec![0u64; n]; n];
-    let mut ivs = cranelift_entity::SecondaryMap::new();
-    for v in 0..total {
-        let mut rest = v;
-        for &a in &axes {
-            let trip = func.axes[a].trip_count() as u64;
-            ivs[a] = func.axes[a].lb + (rest % trip) as i64;
-            rest /= trip;
-        }
+    let total = crate::bir::for_each_guard_point(func, guards, |ivs| {
         let on: Vec<usize> = (0..n)
-            .filter(|&k| guards[k].iter().all(|p| p.holds(&ivs)))
+            .filter(|&k| guards[k].iter().all(|p| p.holds(ivs)))
             .collect();
         for &a in &on {
             for &b in &on {
                 both[a][b] += 1;
             }
         }
-    }
+    });
+    let Some(total) = total.filter(|&t| t > 0) else {
+        return Together::Always;
+    };
     // A transfer that runs in few iterations (a first execution's loads) costs little on
     // average, and its latency matters more than its share of a queue: such a body keeps the
     // average view.
