@@ -206,9 +206,8 @@ pub fn run(
                 trace: true,
                 ..runtime_sim::sim::Options::default()
             };
-            let r = runtime_sim::sim::simulate(&compiled.program, &sim_inputs, &sopts).map_err(
-                |e| Failure::Internal(format!("the simulator rejected the compiled program: {e}")),
-            )?;
+            let r = runtime_sim::sim::simulate(&compiled.program, &sim_inputs, &sopts)
+                .map_err(|e| sim_failure(&written, &inputs, &e))?;
             if let Some(path) = &opts.trace {
                 std::fs::write(path, runtime_sim::sim::trace::to_chrome_json(&r.trace)).map_err(
                     |e| Failure::User(format!("cannot write `{}`: {e}", path.display())),
@@ -483,6 +482,22 @@ fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
             ))])
         }
         _ => Failure::Internal(format!("the interpreter failed: {e}")),
+    }
+}
+
+/// What a simulator error on a compiled program means for the user. A read of HBM scratch that
+/// nothing wrote is the kernel's fault when the kernel as written does it too: the interpreter,
+/// run on it, then gives the very diagnostic `--engine interp` gives (E0900, at the statement).
+/// Anything else, on a program the backend emitted, is a bug in nkc.
+fn sim_failure(written: &Function, inputs: &[Array], e: &runtime_sim::sim::SimError) -> Failure {
+    let internal =
+        || Failure::Internal(format!("the simulator rejected the compiled program: {e}"));
+    if !matches!(e, runtime_sim::sim::SimError::Uninitialised { .. }) {
+        return internal();
+    }
+    match interp::interpret(written, inputs) {
+        Err(ie @ interp::InterpError::Uninitialised { .. }) => interp_failure(written, &ie),
+        _ => internal(),
     }
 }
 

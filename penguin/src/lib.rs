@@ -12,6 +12,7 @@ pub mod ir;
 pub mod lex;
 pub mod parse;
 pub mod pipeline;
+pub mod uninit;
 pub mod verify;
 pub mod write;
 

@@ -18,7 +18,7 @@
 //!
 //! HBM scratch tensors ([`Role::Scratch`]) start uninitialised: with numerics on, a transfer that
 //! reads an element of one that nothing wrote before it (in processing order) is a
-//! [`SimError::Access`], never a silent value.
+//! [`SimError::Uninitialised`], never a silent value.
 //!
 //! Choices MACHINE.md leaves open: a transfer starts its latency when `sp` finishes issuing it;
 //! its bytes are the HBM side's (elements × the tensor's dtype size); a wait that is satisfied
@@ -630,15 +630,15 @@ impl<'p> Sim<'p> {
         self.last_time = self.last_time.max(done);
         if let Some(st) = &mut self.storage {
             if let Some(o) = st.first_unwritten(&s) {
-                let name = match s.space {
-                    Space::Hbm(t) => self.prog.tensors[t].name.as_str(),
-                    _ => "",
+                let tensor = match s.space {
+                    Space::Hbm(t) => self.prog.tensors[t].name.clone(),
+                    _ => String::new(),
                 };
-                return Err(self.access_error(
-                    ei,
-                    inst,
-                    format!("reads element {o} of scratch tensor `{name}`, which nothing wrote"),
-                ));
+                return Err(SimError::Uninitialised {
+                    inst: info(self.prog, &self.who(ei, inst)),
+                    tensor,
+                    element: o,
+                });
             }
             let vals = st.read(&s);
             st.write(&d, &vals);

@@ -147,6 +147,14 @@ pub enum SimError {
     Access { inst: InstInfo, message: String },
     /// Every unfinished engine waits for a count that can never come.
     Deadlock { cycle: u64, blocked: Vec<Blocked> },
+    /// A transfer reads an element of an HBM scratch tensor that nothing wrote before it.
+    Uninitialised {
+        inst: InstInfo,
+        /// The scratch tensor's name.
+        tensor: String,
+        /// The first unwritten element read (row-major, in the tensor).
+        element: u64,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -155,6 +163,14 @@ impl fmt::Display for SimError {
             SimError::Invalid(e) => write!(f, "{e}"),
             SimError::Input(m) => write!(f, "{m}"),
             SimError::Access { inst, message } => write!(f, "{inst}: {message}"),
+            SimError::Uninitialised {
+                inst,
+                tensor,
+                element,
+            } => write!(
+                f,
+                "{inst}: reads element {element} of scratch tensor `{tensor}`, which nothing wrote"
+            ),
             SimError::Deadlock { cycle, blocked } => {
                 write!(
                     f,
