@@ -81,6 +81,9 @@ pub fn report(failure: &Failure, source: Option<&Source>, color: ColorMode) {
             None => {
                 for e in errors {
                     eprintln!("error[{}]: {}", e.code, e.message);
+                    for n in &e.notes {
+                        eprintln!("  = {n}");
+                    }
                 }
             }
         },

@@ -165,6 +165,7 @@ pub fn run(
 ) -> Result<RunReport, Failure> {
     let started = std::time::Instant::now();
     let mut func = driver::compile(source, opts.kernel.as_deref())?;
+    check_size(&func)?;
     // The kernel as written: the oracle of `--check`.
     let written = func.clone();
     let mut notes = Vec::new();
@@ -483,6 +484,55 @@ fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
         }
         _ => Failure::Internal(format!("the interpreter failed: {e}")),
     }
+}
+
+/// Whether the kernel's HBM tensors (parameters, outputs, scratch) fit what `nkc run` holds: the
+/// simulator's [`runtime_sim::sim::MAX_HBM_ELEMS`] elements over all of them, on either engine.
+/// Checked on the Penguin IR before any input is made or read, whatever the front end accepted:
+/// too large is E0901 at the largest tensor.
+pub fn check_size(func: &Function) -> Result<(), Failure> {
+    let limit = runtime_sim::sim::MAX_HBM_ELEMS;
+    let hbm = || {
+        func.tensors
+            .iter()
+            .filter(|(_, t)| t.memory == penguin::Memory::Hbm)
+    };
+    let elems = hbm()
+        .map(|(_, t)| t.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d)))
+        .fold(0u64, u64::saturating_add);
+    if elems <= limit {
+        return Ok(());
+    }
+    let Some((largest, data)) =
+        hbm().max_by_key(|(_, t)| t.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d)))
+    else {
+        return Ok(());
+    };
+    let count = |n: u64| match n {
+        u64::MAX => "2^64 or more".to_string(),
+        n => n.to_string(),
+    };
+    let span = func
+        .tensor_spans
+        .get(largest)
+        .copied()
+        .flatten()
+        .map_or(0..0, |s| s.range());
+    let shape: Vec<String> = data.shape.iter().map(|d| d.to_string()).collect();
+    Err(Failure::Diagnostics(vec![frontend::diagnostic::Error::new(
+        frontend::codes::TOO_LARGE_TO_RUN,
+        format!(
+            "`{}` is too large to run: the kernel's HBM tensors hold {} elements, more than the {limit} `nkc run` holds",
+            func.name,
+            count(elems)
+        ),
+        span,
+    )
+    .with_label(format!("`{}` alone is [{}]", data.name, shape.join(", ")))
+    .with_note(format!(
+        "the limit is {} GiB of f32 over every parameter, output and HBM scratch array",
+        (limit * 4) >> 30
+    ))]))
 }
 
 /// What a simulator error on a compiled program means for the user. A read of HBM scratch that

@@ -11,7 +11,7 @@ use crate::npy;
 use penguin::interp::Array as NpyArray;
 use runtime_sim::isa::{Engine, Program, Role};
 use runtime_sim::machine::DMA_QUEUES;
-use runtime_sim::sim::{self, Array, Options, SimResult};
+use runtime_sim::sim::{self, Array, Options, SimError, SimResult};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -47,14 +47,13 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             e.message
         ))
     })?;
-    let inputs = gather_inputs(&prog, opts)?;
+    let inputs = gather_inputs(source, &prog, opts)?;
     let sim_opts = Options {
         numerics: !opts.no_numerics,
         trace: opts.trace.is_some(),
         ..Options::default()
     };
-    let result = sim::simulate(&prog, &inputs, &sim_opts)
-        .map_err(|e| Failure::User(format!("{}: {e}", source.display_name())))?;
+    let result = sim::simulate(&prog, &inputs, &sim_opts).map_err(|e| sim_failure(source, &e))?;
     let mut files = Vec::new();
     if let Some(dir) = &opts.output_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
@@ -86,7 +85,27 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
     })
 }
 
-fn gather_inputs(prog: &Program, opts: &SimOptions) -> Result<Vec<Array>, Failure> {
+/// A simulator error on the program of `source`: a user error (exit code 1), with its code when
+/// it has one.
+pub fn sim_failure(source: &Source, e: &SimError) -> Failure {
+    let code = match e {
+        SimError::TooLarge { .. } => frontend::codes::TOO_LARGE_TO_RUN,
+        _ => return Failure::User(format!("{}: {e}", source.display_name())),
+    };
+    Failure::Diagnostics(vec![frontend::diagnostic::Error::new(
+        code,
+        format!("{}: {e}", source.display_name()),
+        0..0,
+    )])
+}
+
+/// The inputs: the `--input` files, and seeded random values for the others (after checking that
+/// the program's tensors fit the simulator, before allocating anything per element).
+fn gather_inputs(
+    source: &Source,
+    prog: &Program,
+    opts: &SimOptions,
+) -> Result<Vec<Array>, Failure> {
     let names: Vec<&str> = prog
         .tensors
         .iter()
@@ -101,7 +120,8 @@ fn gather_inputs(prog: &Program, opts: &SimOptions) -> Result<Vec<Array>, Failur
             )));
         }
     }
-    let mut inputs = sim::random_inputs(prog, opts.seed);
+    let mut inputs =
+        sim::try_random_inputs(prog, opts.seed).map_err(|e| sim_failure(source, &e))?;
     for (i, name) in names.iter().enumerate() {
         if let Some((_, path)) = opts.inputs.iter().rev().find(|(n, _)| n == name) {
             let a = npy::read_npy(path).map_err(Failure::User)?;

@@ -84,3 +84,54 @@ fn unwritten_hbm_scratch_is_e0900_on_every_command() {
         );
     }
 }
+
+/// Item 6: `nkc sim` on a program declaring a huge input tensor (40 GB, or a shape whose element
+/// count overflows) is E0901 before anything is allocated, with or without `--no-numerics`.
+#[test]
+fn huge_sim_input_is_e0901_before_allocating() {
+    for (k, shape) in ["100000, 100000", "4294967296, 4294967296"]
+        .iter()
+        .enumerate()
+    {
+        let program = format!(
+            "tensor a: f32[{shape}] input\ntensor out: f32[128, 512] output\nengine sp {{\n}}\n"
+        );
+        let path = file("huge-input", &format!("huge{k}.s"), &program);
+        for extra in [&[][..], &["--no-numerics"][..]] {
+            let mut args = vec!["sim", arg(&path)];
+            args.extend_from_slice(extra);
+            let o = nkc_capped(&args);
+            assert_user_error(&o, "error[E0901]");
+            assert!(
+                stderr(&o).contains("more than the simulator's limit"),
+                "{}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
+/// Item 10: a parameter of 10^12 elements passes the front end, but `nkc run` (either engine) and
+/// `nkc compare` stop with E0901 at the parameter before making any input.
+#[test]
+fn huge_kernel_parameter_is_e0901_before_allocating() {
+    let path = file(
+        "huge-param",
+        "huge.nk",
+        "def k(a: nl.hbm[nl.float32, 1000000, 1000000]):\n    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    t = nl.load(a[0:128, 0:512])\n    nl.store(c, value=t)\n    return c\n",
+    );
+    let runs: [&[&str]; 3] = [
+        &["run", arg(&path)],
+        &["run", arg(&path), "--engine", "interp"],
+        &["compare", arg(&path)],
+    ];
+    for args in runs {
+        let o = nkc_capped(args);
+        assert_user_error(&o, "error[E0901]: `k` is too large to run");
+        assert!(
+            stderr(&o).contains("huge.nk:1:7"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}

@@ -230,3 +230,9 @@ pub const REBIND_IN_LOOP: &str = "E0201";
 /// HBM scratch): found by the interpreter and the simulator, and by `nkc check` for HBM scratch
 /// when it is certain without running the kernel.
 pub const UNINITIALISED_READ: &str = "E0900";
+/// A kernel (or a pseudo-ISA program) whose HBM tensors hold more elements than `nkc run` and
+/// `nkc sim` hold (`runtime_sim::sim::MAX_HBM_ELEMS` over all of them), found before anything is
+/// allocated.
+pub const TOO_LARGE_TO_RUN: &str = "E0901";
+/// A simulation that executed more cycles than `--max-cycles` allows.
+pub const CYCLE_LIMIT: &str = "E0902";

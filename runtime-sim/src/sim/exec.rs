@@ -39,9 +39,6 @@ use crate::numerics;
 use crate::text::inst_to_string;
 use std::rc::Rc;
 
-/// The largest HBM footprint the simulator allocates (elements over all tensors).
-const MAX_HBM_ELEMS: u64 = 1 << 30;
-
 struct Frame<'p> {
     stmts: &'p [Stmt],
     pc: usize,
@@ -237,15 +234,8 @@ pub(super) fn run(
             inputs.len()
         )));
     }
-    let total: u64 = p
-        .tensors
-        .iter()
-        .map(|t| t.elems())
-        .fold(0, u64::saturating_add);
-    if !dataless && total > MAX_HBM_ELEMS {
-        return Err(SimError::Input(format!(
-            "the tensors hold {total} elements in all, more than the simulator's {MAX_HBM_ELEMS}"
-        )));
+    if !dataless {
+        check_hbm_size(p)?;
     }
     for (d, a) in input_decls.iter().zip(inputs) {
         let want: Vec<usize> = d.shape.iter().map(|&x| x as usize).collect();

@@ -147,6 +147,14 @@ pub enum SimError {
     Access { inst: InstInfo, message: String },
     /// Every unfinished engine waits for a count that can never come.
     Deadlock { cycle: u64, blocked: Vec<Blocked> },
+    /// The program's HBM tensors hold more than [`MAX_HBM_ELEMS`] elements in all.
+    TooLarge {
+        /// Elements over all tensors (saturated at `u64::MAX`).
+        elems: u64,
+        /// The largest tensor and its elements.
+        largest: String,
+        largest_elems: u64,
+    },
     /// A transfer reads an element of an HBM scratch tensor that nothing wrote before it.
     Uninitialised {
         inst: InstInfo,
@@ -163,6 +171,23 @@ impl fmt::Display for SimError {
             SimError::Invalid(e) => write!(f, "{e}"),
             SimError::Input(m) => write!(f, "{m}"),
             SimError::Access { inst, message } => write!(f, "{inst}: {message}"),
+            SimError::TooLarge {
+                elems,
+                largest,
+                largest_elems,
+            } => {
+                let count = |n: u64| match n {
+                    u64::MAX => "2^64 or more".to_string(),
+                    n => n.to_string(),
+                };
+                write!(
+                    f,
+                    "the tensors hold {} elements in all (`{largest}` {}), more than the simulator's limit of {MAX_HBM_ELEMS} ({} GiB of f32)",
+                    count(*elems),
+                    count(*largest_elems),
+                    (MAX_HBM_ELEMS * 4) >> 30
+                )
+            }
             SimError::Uninitialised {
                 inst,
                 tensor,
@@ -285,8 +310,40 @@ pub struct SimResult {
     pub trace: Vec<Slice>,
 }
 
+/// The most elements the simulator holds over all HBM tensors (inputs, outputs and scratch): 4 GiB
+/// of f32. A timing-only run without data ([`simulate`] with numerics off and no inputs) has no
+/// limit.
+pub const MAX_HBM_ELEMS: u64 = 1 << 30;
+
+/// Whether the program's HBM tensors fit [`MAX_HBM_ELEMS`]: check it before allocating anything
+/// per element of an untrusted program (as [`try_random_inputs`] does).
+pub fn check_hbm_size(p: &Program) -> Result<(), SimError> {
+    let elems = p
+        .tensors
+        .iter()
+        .map(|t| t.elems())
+        .fold(0, u64::saturating_add);
+    if elems <= MAX_HBM_ELEMS {
+        return Ok(());
+    }
+    let largest = p.tensors.iter().max_by_key(|t| t.elems());
+    Err(SimError::TooLarge {
+        elems,
+        largest: largest.map_or(String::new(), |t| t.name.clone()),
+        largest_elems: largest.map_or(0, |t| t.elems()),
+    })
+}
+
+/// [`random_inputs`], after [`check_hbm_size`]: an untrusted program's inputs, or why they are
+/// too large to make.
+pub fn try_random_inputs(p: &Program, seed: u64) -> Result<Vec<Array>, SimError> {
+    check_hbm_size(p)?;
+    Ok(random_inputs(p, seed))
+}
+
 /// Seeded inputs, one per input tensor in declaration order: values in `[-1, 1)` drawn as `nkc
-/// run` draws them (SplitMix64, the top 24 bits over 2^23, minus one), rounded to the dtype.
+/// run` draws them (SplitMix64, the top 24 bits over 2^23, minus one), rounded to the dtype. It
+/// allocates every input element: on an untrusted program, use [`try_random_inputs`].
 pub fn random_inputs(p: &Program, seed: u64) -> Vec<Array> {
     let mut state = seed;
     let mut next = move || {
