@@ -135,3 +135,90 @@ fn huge_kernel_parameter_is_e0901_before_allocating() {
         );
     }
 }
+
+/// A `.npy` file: `version` 1 or 2, the dict `header` padded as NumPy pads it, `claimed` (when
+/// given) in place of the header's true length, then `data`.
+fn npy_bytes(version: u8, header: &str, claimed: Option<u32>, data: &[f32]) -> Vec<u8> {
+    let pre = if version == 1 { 10 } else { 12 };
+    let mut text = header.to_string();
+    while (pre + text.len() + 1) % 64 != 0 {
+        text.push(' ');
+    }
+    text.push('\n');
+    let len = claimed.unwrap_or(text.len() as u32);
+    let mut out = b"\x93NUMPY".to_vec();
+    out.extend_from_slice(&[version, 0]);
+    if version == 1 {
+        out.extend_from_slice(&(len as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&len.to_le_bytes());
+    }
+    out.extend_from_slice(text.as_bytes());
+    for x in data {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// Item 11: a version 2 `.npy` header claiming 0xFFFFFFF0 bytes is a clear error before anything
+/// is allocated for it (as is a shape the data does not hold); a float32 dtype written without a
+/// byte order (`'f4'`) is valid NumPy and reads.
+#[test]
+fn npy_header_sizes_are_checked_and_bare_f4_reads() {
+    let kernel = file(
+        "npy",
+        "copy.nk",
+        "def k(a: nl.hbm[nl.float32, 2, 2]):\n    c = nl.ndarray((2, 2), dtype=nl.float32, buffer=nl.shared_hbm)\n    t = nl.load(a)\n    nl.store(c, value=t)\n    return c\n",
+    );
+    let dir = kernel
+        .parent()
+        .expect("the kernel is in a directory")
+        .to_path_buf();
+    let data = [1.5f32, -2.0, 3.25, 4.0];
+    let header = |descr: &str, shape: &str| {
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}")
+    };
+    let bad = [
+        (
+            "huge_header.npy",
+            npy_bytes(2, &header("<f4", "(2, 2)"), Some(0xFFFF_FFF0), &data),
+            "its header claims 4294967280 bytes",
+        ),
+        (
+            "huge_shape.npy",
+            npy_bytes(1, &header("<f4", "(100000, 100000)"), None, &data),
+            "claims shape [100000, 100000], more than",
+        ),
+        (
+            "short.npy",
+            npy_bytes(1, &header("<f4", "(3, 2)"), None, &data),
+            "but 16 bytes follow its header",
+        ),
+    ];
+    for (name, bytes, why) in bad {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("the scratch directory is writable");
+        let input = format!("a={}", path.display());
+        for engine in ["sim", "interp"] {
+            let o = nkc_capped(&["run", arg(&kernel), "--engine", engine, "--input", &input]);
+            assert_user_error(&o, why);
+        }
+    }
+    let bare = dir.join("bare.npy");
+    std::fs::write(&bare, npy_bytes(1, &header("f4", "(2, 2)"), None, &data))
+        .expect("the scratch directory is writable");
+    let out = dir.join("out");
+    let o = nkc_capped(&[
+        "run",
+        arg(&kernel),
+        "--check",
+        "--input",
+        &format!("a={}", bare.display()),
+        "--output",
+        arg(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let c = nkc::npy::read_npy(&out.join("c.npy")).expect("nkc writes its outputs");
+    assert_eq!(c.shape, [2, 2]);
+    assert_eq!(c.data, data);
+}
