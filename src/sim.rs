@@ -220,6 +220,7 @@ impl SimReport {
             "files": files,
             "trace": self.trace.as_ref().map(|p| p.display().to_string()),
             "races": races,
+            "sem_window_peak": s.sem_window_peak,
         })
     }
 

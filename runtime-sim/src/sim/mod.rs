@@ -248,6 +248,9 @@ pub struct Stats {
     pub opcodes: BTreeMap<&'static str, u64>,
     /// How many times the race detector dropped records every engine had seen (a diagnostic).
     pub race_prunes: u64,
+    /// The most signals any semaphore kept at once (its history is a bounded window of the
+    /// signals that can still matter; a diagnostic).
+    pub sem_window_peak: u64,
 }
 
 impl Stats {
@@ -371,7 +374,7 @@ pub fn random_inputs(p: &Program, seed: u64) -> Vec<Array> {
 /// arrays of the declared shapes (so any HBM size can be simulated for timing and races).
 pub fn simulate(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimResult, SimError> {
     crate::validate::validate(p).map_err(SimError::Invalid)?;
-    exec::run(p, inputs, opts, exec::RaceMode::Rect)
+    exec::run(p, inputs, opts, exec::RaceMode::Rect, exec::SEM_WINDOW)
 }
 
 /// [`simulate`] with the element-by-element race detector the rectangle one replaced: the oracle
@@ -383,5 +386,18 @@ pub(crate) fn simulate_exact(
     opts: &Options,
 ) -> Result<SimResult, SimError> {
     crate::validate::validate(p).map_err(SimError::Invalid)?;
-    exec::run(p, inputs, opts, exec::RaceMode::Exact)
+    exec::run(p, inputs, opts, exec::RaceMode::Exact, exec::SEM_WINDOW)
+}
+
+/// [`simulate`] with the semaphores' history compacted first at `window` signals (`usize::MAX`:
+/// never, the whole history kept): the tests check that the window changes no verdict.
+#[cfg(test)]
+pub(crate) fn simulate_window(
+    p: &Program,
+    inputs: &[Array],
+    opts: &Options,
+    window: usize,
+) -> Result<SimResult, SimError> {
+    crate::validate::validate(p).map_err(SimError::Invalid)?;
+    exec::run(p, inputs, opts, exec::RaceMode::Rect, window)
 }
