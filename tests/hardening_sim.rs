@@ -242,4 +242,50 @@ fn semaphore_history_stays_bounded() {
     assert_eq!(j["races"].as_array().map(Vec::len), Some(0), "{j}");
     let peak = j["sem_window_peak"].as_u64().expect("the peak is reported");
     assert!(peak <= 128, "a semaphore kept {peak} signals at once");
+    // Standard error is a pipe here: no progress bar, however long the run.
+    assert_eq!(stderr(&o), "");
+}
+
+/// Item 13: a loop of 10^12 signals (no cycles at all) stops at `--max-cycles` with E0902 instead
+/// of running forever; a kernel of 2^48 iterations stops there on the simulator, and the
+/// interpreter refuses it by its instruction count at the default limit.
+#[test]
+fn max_cycles_stops_endless_runs() {
+    let program = file(
+        "max-cycles",
+        "forever.s",
+        "tensor out: f32[1, 1] output\nsemaphore s\nengine dve {\n  loop r0 = 0..1000000000000 {\n    signal s\n  }\n}\n",
+    );
+    let o = nkc_capped(&["sim", arg(&program), "--max-cycles", "100000"]);
+    assert_user_error(&o, "error[E0902]");
+    assert!(
+        stderr(&o).contains("after 100001 instructions"),
+        "{}",
+        stderr(&o)
+    );
+    let kernel = file(
+        "max-cycles",
+        "forever.nk",
+        "def k(a: nl.hbm[nl.float32, 128, 512]):\n    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    for j in nl.affine_range(16777216):\n        for i in nl.affine_range(16777216):\n            t = nl.load(a)\n            nl.store(c, value=t)\n    return c\n",
+    );
+    let runs: [&[&str]; 2] = [
+        &[
+            "run",
+            arg(&kernel),
+            "--pipeline",
+            "none",
+            "--max-cycles",
+            "100000",
+        ],
+        &["run", arg(&kernel), "--engine", "interp"],
+    ];
+    for args in runs {
+        let o = nkc_capped(args);
+        assert_user_error(&o, "error[E0902]: `k` runs longer than the limit");
+        assert!(
+            stderr(&o).contains("this loop runs 281474976710656 times in all"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
 }

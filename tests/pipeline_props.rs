@@ -337,6 +337,7 @@ fn accepted_random_schedules_run_bit_exact_on_the_backend() {
                 check: true,
                 trace: None,
                 timeline: false,
+                max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
             };
             match run::run(&src, &opts, &mut pipeline::PipelineLog::default()) {
                 Ok(r) => {

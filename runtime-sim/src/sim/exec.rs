@@ -283,8 +283,16 @@ struct Who<'p> {
     iters: Vec<(u8, i64)>,
 }
 
-struct Sim<'p> {
+/// How often (in processed instructions) a run reports its [`Progress`].
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+struct Sim<'p, 'f> {
     prog: &'p Program,
+    /// Told how far the run is, every [`PROGRESS_EVERY`] instructions.
+    progress: &'f mut dyn FnMut(Progress),
+    /// Instructions processed (a wait that blocks and resumes counts each time): with the clock,
+    /// what `max_cycles` bounds.
+    steps: u64,
     opts: Options,
     engines: Vec<EngineState<'p>>,
     sems: Vec<Sem>,
@@ -321,6 +329,7 @@ pub(super) fn run(
     opts: &Options,
     mode: RaceMode,
     sem_window: usize,
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<SimResult, SimError> {
     let input_decls: Vec<&TensorDecl> =
         p.tensors.iter().filter(|t| t.role == Role::Input).collect();
@@ -394,6 +403,8 @@ pub(super) fn run(
         .collect();
     let mut sim = Sim {
         prog: p,
+        progress,
+        steps: 0,
         opts: *opts,
         engines,
         sems: (0..p.semaphores.len())
@@ -442,7 +453,7 @@ pub(super) fn run(
     })
 }
 
-impl<'p> Sim<'p> {
+impl<'p> Sim<'p, '_> {
     fn run(&mut self) -> Result<(), SimError> {
         loop {
             let mut best: Option<usize> = None;
@@ -467,6 +478,21 @@ impl<'p> Sim<'p> {
                 }
             };
             self.step(ei, inst)?;
+            self.steps += 1;
+            let clock = self.engines[ei].time.max(self.last_time);
+            if clock > self.opts.max_cycles || self.steps > self.opts.max_cycles {
+                return Err(SimError::CycleLimit {
+                    limit: self.opts.max_cycles,
+                    cycle: clock,
+                    instructions: self.steps,
+                });
+            }
+            if self.steps.is_multiple_of(PROGRESS_EVERY) {
+                (self.progress)(Progress {
+                    instructions: self.stats.instructions(),
+                    cycle: clock,
+                });
+            }
             if self.opts.races && self.detector.needs_prune() {
                 let live: Vec<Vc> = self
                     .engines

@@ -34,6 +34,42 @@ pub struct Options {
     pub trace: bool,
     /// Stop collecting races after this many distinct instruction pairs.
     pub max_races: usize,
+    /// Stop with [`SimError::CycleLimit`] once the clock passes this many cycles, or once more
+    /// instructions than this have been processed (waits and signals take no time, so a loop of
+    /// them would otherwise never reach the limit): `--max-cycles`.
+    pub max_cycles: u64,
+}
+
+/// The default of [`Options::max_cycles`]: 10^9 cycles, about 0.7 s of the core's time, some
+/// thousand times what the sample kernels take.
+pub const DEFAULT_MAX_CYCLES: u64 = 1_000_000_000;
+
+/// How far a run is, as [`simulate_with_progress`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Instructions executed or skipped so far (see [`Stats::instructions`]; out of
+    /// [`instruction_instances`]).
+    pub instructions: u64,
+    /// The latest cycle reached so far.
+    pub cycle: u64,
+}
+
+/// Every instruction instance of the program: each instruction of each stream times the trip
+/// counts of its enclosing loops (saturating). A run executes or skips each once.
+pub fn instruction_instances(p: &Program) -> u64 {
+    fn count(stmts: &[crate::isa::Stmt]) -> u64 {
+        stmts
+            .iter()
+            .map(|s| match s {
+                crate::isa::Stmt::Inst(_) => 1,
+                crate::isa::Stmt::Loop(l) => l.trip.saturating_mul(count(&l.body)),
+            })
+            .fold(0, u64::saturating_add)
+    }
+    Engine::ALL
+        .iter()
+        .map(|&e| count(p.stream(e)))
+        .fold(0, u64::saturating_add)
 }
 
 impl Default for Options {
@@ -43,6 +79,7 @@ impl Default for Options {
             races: true,
             trace: false,
             max_races: 32,
+            max_cycles: DEFAULT_MAX_CYCLES,
         }
     }
 }
@@ -155,6 +192,14 @@ pub enum SimError {
         largest: String,
         largest_elems: u64,
     },
+    /// The run passed [`Options::max_cycles`] (its clock, or its count of instructions).
+    CycleLimit {
+        limit: u64,
+        /// The clock when it stopped.
+        cycle: u64,
+        /// Instructions processed when it stopped.
+        instructions: u64,
+    },
     /// A transfer reads an element of an HBM scratch tensor that nothing wrote before it.
     Uninitialised {
         inst: InstInfo,
@@ -188,6 +233,14 @@ impl fmt::Display for SimError {
                     (MAX_HBM_ELEMS * 4) >> 30
                 )
             }
+            SimError::CycleLimit {
+                limit,
+                cycle,
+                instructions,
+            } => write!(
+                f,
+                "the simulation passed its limit of {limit} cycles (--max-cycles): stopped at cycle {cycle} after {instructions} instructions"
+            ),
             SimError::Uninitialised {
                 inst,
                 tensor,
@@ -373,8 +426,26 @@ pub fn random_inputs(p: &Program, seed: u64) -> Vec<Array> {
 /// (`numerics` off) may pass no inputs at all: nothing reads them, and its outputs are then empty
 /// arrays of the declared shapes (so any HBM size can be simulated for timing and races).
 pub fn simulate(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimResult, SimError> {
+    simulate_with_progress(p, inputs, opts, &mut |_| {})
+}
+
+/// [`simulate`], telling `progress` how far the run is every few tens of thousands of
+/// instructions (for a progress bar).
+pub fn simulate_with_progress(
+    p: &Program,
+    inputs: &[Array],
+    opts: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<SimResult, SimError> {
     crate::validate::validate(p).map_err(SimError::Invalid)?;
-    exec::run(p, inputs, opts, exec::RaceMode::Rect, exec::SEM_WINDOW)
+    exec::run(
+        p,
+        inputs,
+        opts,
+        exec::RaceMode::Rect,
+        exec::SEM_WINDOW,
+        progress,
+    )
 }
 
 /// [`simulate`] with the element-by-element race detector the rectangle one replaced: the oracle
@@ -386,7 +457,14 @@ pub(crate) fn simulate_exact(
     opts: &Options,
 ) -> Result<SimResult, SimError> {
     crate::validate::validate(p).map_err(SimError::Invalid)?;
-    exec::run(p, inputs, opts, exec::RaceMode::Exact, exec::SEM_WINDOW)
+    exec::run(
+        p,
+        inputs,
+        opts,
+        exec::RaceMode::Exact,
+        exec::SEM_WINDOW,
+        &mut |_| {},
+    )
 }
 
 /// [`simulate`] with the semaphores' history compacted first at `window` signals (`usize::MAX`:
@@ -399,5 +477,5 @@ pub(crate) fn simulate_window(
     window: usize,
 ) -> Result<SimResult, SimError> {
     crate::validate::validate(p).map_err(SimError::Invalid)?;
-    exec::run(p, inputs, opts, exec::RaceMode::Rect, window)
+    exec::run(p, inputs, opts, exec::RaceMode::Rect, window, &mut |_| {})
 }

@@ -530,6 +530,7 @@ fn compare(text: &str, numerics: bool, max_races: usize) -> Result<usize, TestCa
         races: true,
         trace: false,
         max_races,
+        ..Options::default()
     };
     let inputs = if numerics {
         super::super::random_inputs(&p, 3)
