@@ -6,6 +6,11 @@
 //! interpreter. `--check` runs both on the same inputs and fails unless every output is equal bit
 //! for bit. A data race found by the simulator fails the run (exit 1). Outputs are reported by the
 //! names `return` gives them, and written as `NAME.npy` files with `--output DIR`.
+//!
+//! Limits, each a diagnostic with exit code 1 before the work it bounds: HBM tensors of more
+//! elements than the simulator holds (E0901, [`check_size`]), a simulation past `--max-cycles` or
+//! a kernel of more instruction instances than that for the interpreter (E0902), and a read of
+//! HBM scratch that nothing wrote, on either engine (E0900, at the statement).
 
 use crate::driver::{self, Failure, Source};
 use crate::npy;

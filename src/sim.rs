@@ -4,7 +4,9 @@
 //! given, from the seeded generator (`--seed`); outputs written as `NAME.npy` with `--output DIR`;
 //! `--json` prints one object on stdout. A malformed program, a bad input, an access out of range
 //! or a deadlock is a user error (exit 1). Races are reported after the run, and also fail the
-//! command (exit 1): the outputs and the trace are still written, for inspection.
+//! command (exit 1): the outputs and the trace are still written, for inspection. A program whose
+//! tensors exceed the simulator's elements is E0901 before anything is allocated, and a run past
+//! `--max-cycles` is E0902; a long run draws a [`ProgressBar`] on a terminal (`nkc run` too).
 
 use crate::driver::{Failure, Source};
 use crate::npy;
