@@ -84,6 +84,7 @@ pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Fai
             check: true,
             trace: None,
             timeline: opts.timelines,
+            max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
         };
         let report =
             run::run(source, &ropts, &mut PipelineLog::default()).map_err(|f| match f {

@@ -82,6 +82,9 @@ pub fn report(failure: &Failure, source: Option<&Source>, color: ColorMode) {
             None => {
                 for e in errors.iter().take(diagnostic::MAX_DIAGNOSTICS) {
                     eprintln!("error[{}]: {}", e.code, printable(&e.message));
+                    for n in &e.notes {
+                        eprintln!("  = {}", printable(n));
+                    }
                 }
                 if errors.len() > diagnostic::MAX_DIAGNOSTICS {
                     eprintln!("note: {}", diagnostic::aborting_note(errors.len()));
@@ -127,7 +130,8 @@ pub fn emit_diagnostics(source: &Source, errors: &[Error], color: ColorMode) {
 }
 
 /// `nkc check`: every diagnostic of the file (all kernels, or only `kernel`): the front end's,
-/// then, when it has none, the pipeliner's and its legality check's for each kernel.
+/// then, when it has none, for each kernel the reads of HBM scratch that certainly find nothing
+/// written (E0900, [`unwritten_scratch_reads`]), the pipeliner's and its legality check's.
 pub fn check(
     source: &Source,
     kernel: Option<&str>,
@@ -149,6 +153,7 @@ pub fn check(
     let mut all = Vec::new();
     for name in names {
         let mut func = compile(source, Some(&name))?;
+        all.extend(unwritten_scratch_reads(&func));
         match pipeline(&mut func, opts, log) {
             Ok(()) => {}
             Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
@@ -160,6 +165,33 @@ pub fn check(
     } else {
         Err(Failure::Diagnostics(all))
     }
+}
+
+/// The reads of HBM scratch that certainly find elements nothing wrote
+/// ([`penguin::uninit`]), as the diagnostic the interpreter gives when it runs into one (E0900).
+pub fn unwritten_scratch_reads(func: &Function) -> Vec<Error> {
+    penguin::uninit::unwritten_scratch_reads(func)
+        .into_iter()
+        .filter_map(|u| {
+            let span = func.inst_spans.get(u.inst).copied().flatten()?;
+            let tensor = &func.tensors[u.tensor].name;
+            let (r, c) = u.element;
+            Some(
+                Error::new(
+                    frontend::codes::UNINITIALISED_READ,
+                    format!("this reads part of `{tensor}` that was never written"),
+                    span.range(),
+                )
+                .with_label("reads uninitialised memory")
+                .with_note(format!(
+                    "element [{r}, {c}] of `{tensor}` is read here before anything writes it"
+                ))
+                .with_help(format!(
+                    "store every element of `{tensor}` before loading it"
+                )),
+            )
+        })
+        .collect()
 }
 
 /// The annotated pipeliner with its legality check, on every annotated loop of `func`.

@@ -79,6 +79,11 @@ enum Command {
         /// Print one JSON object on standard output instead of a summary.
         #[arg(long)]
         json: bool,
+        /// Stop (error E0902) once the simulated clock passes this many cycles, or once more
+        /// instructions than this have run (the interpreter: once the kernel has more
+        /// instruction instances than this).
+        #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
+        max_cycles: u64,
     },
     /// Compile and simulate a kernel on every pipelining path (none, emergent, and annotated when
     /// the kernel is annotated), check each against the interpreter, and compare them side by
@@ -120,6 +125,10 @@ enum Command {
         /// Timing only: skip the arithmetic (outputs are zeros).
         #[arg(long)]
         no_numerics: bool,
+        /// Stop (error E0902) once the simulated clock passes this many cycles, or once more
+        /// instructions than this have run.
+        #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
+        max_cycles: u64,
     },
 }
 
@@ -250,9 +259,11 @@ fn execute(
             seed,
             output,
             json,
+            max_cycles,
         } => {
             let src = read(&file)?;
             let opts = RunOptions {
+                max_cycles,
                 kernel,
                 engine,
                 pipeline,
@@ -344,6 +355,7 @@ fn execute(
             seed,
             output,
             no_numerics,
+            max_cycles,
         } => {
             let src = read(&program)?;
             let opts = SimOptions {
@@ -352,6 +364,7 @@ fn execute(
                 output_dir: output,
                 trace,
                 no_numerics,
+                max_cycles,
             };
             let report = simcmd::sim(&src, &opts).map_err(|f| (f, None))?;
             if json {

@@ -1,41 +1,147 @@
 //! Reading and writing `.npy` arrays (npyz) for `nkc run`.
 //!
 //! nkc's arrays are row-major float32. Reading accepts exactly that: a C-order `float32` array of
-//! any rank; anything else is an error that says what was found. Writing produces little-endian
+//! any rank (`<f4`, `>f4`, or `f4` / `=f4` in native order); anything else is an error that says
+//! what was found, and so is a header that claims more than the file holds, before anything is
+//! allocated for it. Writing produces little-endian
 //! `<f4` C-order files that NumPy reads back unchanged.
 
 use penguin::interp::Array;
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, BufWriter, Cursor, Read};
 use std::path::Path;
 
 /// Reads a C-order float32 `.npy` file.
+///
+/// The sizes its header claims are checked before anything is allocated for them: the header's
+/// length against the file's (a version 2 header may claim 4 GiB), and the shape's elements
+/// against [`runtime_sim::sim::MAX_HBM_ELEMS`] and the bytes that follow the header. A float32
+/// dtype written without a byte order (`'f4'`, `'=f4'`: native order, which NumPy accepts) is read
+/// as little-endian, the order of every machine nkc runs on.
 pub fn read_npy(path: &Path) -> Result<Array, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open `{}`: {e}", path.display()))?;
-    let npy = npyz::NpyFile::new(BufReader::new(file))
-        .map_err(|e| format!("`{}` is not a .npy file: {e}", path.display()))?;
+    let shown = path.display();
+    let file = File::open(path).map_err(|e| format!("cannot open `{shown}`: {e}"))?;
+    let file_len = file
+        .metadata()
+        .map_err(|e| format!("cannot read `{shown}`: {e}"))?
+        .len();
+    let mut reader = BufReader::new(file);
+    let (header, header_len) = read_header(&mut reader, file_len)
+        .map_err(|e| format!("`{shown}` is not a .npy file: {e}"))?;
+    let data_len = file_len - header_len;
+    let npy = npyz::NpyFile::new(Cursor::new(header).chain(reader))
+        .map_err(|e| format!("`{shown}` is not a .npy file: {e}"))?;
     match npy.dtype() {
         npyz::DType::Plain(ts) if ts.to_string() == "<f4" || ts.to_string() == ">f4" => {}
         other => {
             return Err(format!(
-                "`{}` holds {} values, but nkc takes float32 ('<f4') arrays; convert it with \
+                "`{shown}` holds {} values, but nkc takes float32 ('<f4') arrays; convert it with \
                  `a.astype(numpy.float32)`",
-                path.display(),
                 other.descr()
             ))
         }
     }
     if npy.order() == npyz::Order::Fortran && npy.shape().len() > 1 {
         return Err(format!(
-            "`{}` is in Fortran order; save it in C order (`numpy.ascontiguousarray(a)`)",
-            path.display()
+            "`{shown}` is in Fortran order; save it in C order (`numpy.ascontiguousarray(a)`)"
+        ));
+    }
+    let elems = npy
+        .shape()
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .filter(|&n| n <= runtime_sim::sim::MAX_HBM_ELEMS)
+        .ok_or_else(|| {
+            format!(
+                "`{shown}` claims shape {:?}, more than the {} elements nkc holds",
+                npy.shape(),
+                runtime_sim::sim::MAX_HBM_ELEMS
+            )
+        })?;
+    if elems * 4 != data_len {
+        return Err(format!(
+            "`{shown}` claims shape {:?} ({} bytes of float32), but {data_len} bytes follow its header",
+            npy.shape(),
+            elems * 4
         ));
     }
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
     let data = npy
         .into_vec::<f32>()
-        .map_err(|e| format!("cannot read the data of `{}`: {e}", path.display()))?;
+        .map_err(|e| format!("cannot read the data of `{shown}`: {e}"))?;
     Ok(Array { shape, data })
+}
+
+/// The magic string of every `.npy` file.
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// Reads the magic, version, header length and header text of a `.npy` file of `file_len` bytes,
+/// checking the claimed length against the file's before reading it, and returns them as they
+/// stand, except for a float32 dtype without a byte order, given `<` (the length is adjusted),
+/// with the number of bytes they took in the file.
+fn read_header(r: &mut impl Read, file_len: u64) -> Result<(Vec<u8>, u64), String> {
+    let mut pre = [0u8; 8];
+    r.read_exact(&mut pre)
+        .map_err(|_| "it is too short to hold the magic string".to_string())?;
+    if &pre[..6] != MAGIC {
+        return Err("magic not found for NPY file".into());
+    }
+    let wide = match pre[6] {
+        1 => false,
+        2 | 3 => true,
+        v => return Err(format!("version {v}.{} is not one NumPy writes", pre[7])),
+    };
+    let len_bytes = if wide { 4 } else { 2 };
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len[..len_bytes])
+        .map_err(|_| "it ends inside its header length".to_string())?;
+    let header_len = u32::from_le_bytes(len) as u64;
+    let start = 8 + len_bytes as u64;
+    if start + header_len > file_len {
+        return Err(format!(
+            "its header claims {header_len} bytes, but the file has {} after the header length",
+            file_len - start.min(file_len)
+        ));
+    }
+    let mut text = vec![0u8; header_len as usize];
+    r.read_exact(&mut text)
+        .map_err(|e| format!("cannot read its header: {e}"))?;
+    let text = with_byte_order(text);
+    let mut out = pre.to_vec();
+    if wide {
+        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    } else {
+        let n = u16::try_from(text.len()).map_err(|_| "its header is too long".to_string())?;
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    out.extend_from_slice(&text);
+    Ok((out, start + header_len))
+}
+
+/// The header text with a byte-order-less float32 `descr` (`'f4'`, `'=f4'`) made `'<f4'`.
+fn with_byte_order(text: Vec<u8>) -> Vec<u8> {
+    let Ok(s) = std::str::from_utf8(&text) else {
+        return text;
+    };
+    for quote in ['\'', '"'] {
+        for bare in ["f4", "=f4"] {
+            let key = format!("{quote}descr{quote}");
+            let Some(at) = s.find(&key) else { continue };
+            let rest = &s[at + key.len()..];
+            let value_at = rest.len() - rest.trim_start_matches([' ', ':']).len();
+            let value = format!("{quote}{bare}{quote}");
+            if rest[value_at..].starts_with(&value) {
+                let from = at + key.len() + value_at;
+                let fixed = format!(
+                    "{}{quote}<f4{quote}{}",
+                    &s[..from],
+                    &s[from + value.len()..]
+                );
+                return fixed.into_bytes();
+            }
+        }
+    }
+    text
 }
 
 /// Writes `array` as a little-endian float32 `.npy` file.

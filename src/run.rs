@@ -6,6 +6,11 @@
 //! interpreter. `--check` runs both on the same inputs and fails unless every output is equal bit
 //! for bit. A data race found by the simulator fails the run (exit 1). Outputs are reported by the
 //! names `return` gives them, and written as `NAME.npy` files with `--output DIR`.
+//!
+//! Limits, each a diagnostic with exit code 1 before the work it bounds: HBM tensors of more
+//! elements than the simulator holds (E0901, [`check_size`]), a simulation past `--max-cycles` or
+//! a kernel of more instruction instances than that for the interpreter (E0902), and a read of
+//! HBM scratch that nothing wrote, on either engine (E0900, at the statement).
 
 use crate::driver::{self, Failure, Source};
 use crate::npy;
@@ -77,6 +82,10 @@ pub struct RunOptions {
     pub trace: Option<PathBuf>,
     /// Keep the simulator's timeline in [`SimRun::timeline`] (`nkc compare --svg`).
     pub timeline: bool,
+    /// Stop with E0902 once the simulator's clock passes this many cycles, or its instructions
+    /// this many; the interpreter, which has no clock, refuses a kernel of more instruction
+    /// instances than this (`--max-cycles`).
+    pub max_cycles: u64,
 }
 
 /// One returned array.
@@ -180,6 +189,7 @@ pub fn run(
 ) -> Result<RunReport, Failure> {
     let started = std::time::Instant::now();
     let mut func = driver::compile(source, opts.kernel.as_deref())?;
+    check_size(&func)?;
     // The kernel as written: the oracle of `--check`.
     let written = func.clone();
     let mut notes = Vec::new();
@@ -201,6 +211,7 @@ pub fn run(
     let mut interp_stats = None;
     let arrays: Vec<Array> = match opts.engine {
         Engine::Interp => {
+            check_interp_budget(&oracle, opts.max_cycles)?;
             let r = interp::interpret(&oracle, &inputs).map_err(|e| interp_failure(&oracle, &e))?;
             interp_stats = Some(r.stats);
             r.outputs
@@ -219,11 +230,19 @@ pub fn run(
             // The timeline also gives each pipelined loop's measured period.
             let sopts = runtime_sim::sim::Options {
                 trace: true,
+                max_cycles: opts.max_cycles,
                 ..runtime_sim::sim::Options::default()
             };
-            let r = runtime_sim::sim::simulate(&compiled.program, &sim_inputs, &sopts).map_err(
-                |e| Failure::Internal(format!("the simulator rejected the compiled program: {e}")),
-            )?;
+            let program = &compiled.program;
+            let mut bar = crate::sim::ProgressBar::new(
+                runtime_sim::sim::instruction_instances(program).min(opts.max_cycles),
+            );
+            let r =
+                runtime_sim::sim::simulate_with_progress(program, &sim_inputs, &sopts, &mut |p| {
+                    bar.update(p)
+                })
+                .map_err(|e| sim_failure(&written, &inputs, &e, opts.max_cycles))?;
+            drop(bar);
             if let Some(path) = &opts.trace {
                 std::fs::write(path, runtime_sim::sim::trace::to_chrome_json(&r.trace)).map_err(
                     |e| Failure::User(format!("cannot write `{}`: {e}", path.display())),
@@ -331,6 +350,7 @@ fn check_outputs(
     got: &[Array],
     opts: &RunOptions,
 ) -> Result<interp::Stats, Failure> {
+    check_interp_budget(written, opts.max_cycles)?;
     let want = interp::interpret(written, inputs).map_err(|e| interp_failure(written, &e))?;
     let path = format!(
         "the {} on `--pipeline {}`",
@@ -499,6 +519,155 @@ fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
             ))])
         }
         _ => Failure::Internal(format!("the interpreter failed: {e}")),
+    }
+}
+
+/// Whether the kernel's HBM tensors (parameters, outputs, scratch) fit what `nkc run` holds: the
+/// simulator's [`runtime_sim::sim::MAX_HBM_ELEMS`] elements over all of them, on either engine.
+/// Checked on the Penguin IR before any input is made or read, whatever the front end accepted:
+/// too large is E0901 at the largest tensor.
+pub fn check_size(func: &Function) -> Result<(), Failure> {
+    let limit = runtime_sim::sim::MAX_HBM_ELEMS;
+    let hbm = || {
+        func.tensors
+            .iter()
+            .filter(|(_, t)| t.memory == penguin::Memory::Hbm)
+    };
+    let elems = hbm()
+        .map(|(_, t)| t.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d)))
+        .fold(0u64, u64::saturating_add);
+    if elems <= limit {
+        return Ok(());
+    }
+    let Some((largest, data)) =
+        hbm().max_by_key(|(_, t)| t.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d)))
+    else {
+        return Ok(());
+    };
+    let count = |n: u64| match n {
+        u64::MAX => "2^64 or more".to_string(),
+        n => n.to_string(),
+    };
+    let span = func
+        .tensor_spans
+        .get(largest)
+        .copied()
+        .flatten()
+        .map_or(0..0, |s| s.range());
+    let shape: Vec<String> = data.shape.iter().map(|d| d.to_string()).collect();
+    Err(Failure::Diagnostics(vec![frontend::diagnostic::Error::new(
+        frontend::codes::TOO_LARGE_TO_RUN,
+        format!(
+            "`{}` is too large to run: the kernel's HBM tensors hold {} elements, more than the {limit} `nkc run` holds",
+            func.name,
+            count(elems)
+        ),
+        span,
+    )
+    .with_label(format!("`{}` alone is [{}]", data.name, shape.join(", ")))
+    .with_note(format!(
+        "the limit is {} GiB of f32 over every parameter, output and HBM scratch array",
+        (limit * 4) >> 30
+    ))]))
+}
+
+/// The instruction instances of a kernel (each instruction times the trip counts of its loops,
+/// saturating), and the loop that runs most often in all, with that count.
+fn instances(func: &Function) -> (u64, Option<(penguin::Axis, u64)>) {
+    fn walk(
+        func: &Function,
+        stmts: &[penguin::Stmt],
+        times: u64,
+        busiest: &mut Option<(penguin::Axis, u64)>,
+    ) -> u64 {
+        let mut n = 0u64;
+        for &s in stmts {
+            let Some(data) = func.stmts.get(s) else {
+                continue;
+            };
+            let here = match &data.kind {
+                penguin::StmtKind::Insts(insts) => times.saturating_mul(insts.len() as u64),
+                penguin::StmtKind::Loop(axis) => {
+                    let Some(a) = func.axes.get(*axis) else {
+                        continue;
+                    };
+                    let inner = times.saturating_mul(a.trip_count().max(0) as u64);
+                    if busiest.is_none_or(|(_, b)| inner > b) {
+                        *busiest = Some((*axis, inner));
+                    }
+                    walk(func, &a.body, inner, busiest)
+                }
+            };
+            n = n.saturating_add(here);
+        }
+        n
+    }
+    let mut busiest = None;
+    let n = walk(func, &func.body, 1, &mut busiest);
+    (n, busiest)
+}
+
+/// The interpreter has no clock: it refuses a kernel of more instruction instances than
+/// `max_cycles` (E0902), which it would take too long to run.
+fn check_interp_budget(func: &Function, max_cycles: u64) -> Result<(), Failure> {
+    let (n, _) = instances(func);
+    if n <= max_cycles {
+        return Ok(());
+    }
+    Err(cycle_limit(
+        func,
+        max_cycles,
+        format!("the interpreter would execute {n} instructions, more than the limit"),
+    ))
+}
+
+/// E0902, at the loop of `func` that runs most often: a run over `--max-cycles`.
+fn cycle_limit(func: &Function, max_cycles: u64, detail: String) -> Failure {
+    let (_, busiest) = instances(func);
+    let span = busiest
+        .and_then(|(axis, _)| func.axis_spans.get(axis).copied().flatten())
+        .map_or(0..0, |s| s.range());
+    let mut d = frontend::diagnostic::Error::new(
+        frontend::codes::CYCLE_LIMIT,
+        format!(
+            "`{}` runs longer than the limit of {max_cycles} cycles (--max-cycles)",
+            func.name
+        ),
+        span,
+    );
+    if let Some((_, n)) = busiest {
+        d = d.with_label(format!("this loop runs {n} times in all"));
+    }
+    Failure::Diagnostics(vec![d.with_note(detail).with_help(
+        "raise the limit with `--max-cycles N` if the kernel is meant to run this long",
+    )])
+}
+
+/// What a simulator error on a compiled program means for the user. A read of HBM scratch that
+/// nothing wrote is the kernel's fault when the kernel as written does it too: the interpreter,
+/// run on it, then gives the very diagnostic `--engine interp` gives (E0900, at the statement).
+/// Anything else, on a program the backend emitted, is a bug in nkc.
+fn sim_failure(
+    written: &Function,
+    inputs: &[Array],
+    e: &runtime_sim::sim::SimError,
+    max_cycles: u64,
+) -> Failure {
+    let internal =
+        || Failure::Internal(format!("the simulator rejected the compiled program: {e}"));
+    match e {
+        runtime_sim::sim::SimError::Uninitialised { .. } => {}
+        runtime_sim::sim::SimError::CycleLimit { .. } => {
+            return cycle_limit(written, max_cycles, e.to_string())
+        }
+        _ => return internal(),
+    }
+    if check_interp_budget(written, max_cycles).is_err() {
+        return internal();
+    }
+    match interp::interpret(written, inputs) {
+        Err(ie @ interp::InterpError::Uninitialised { .. }) => interp_failure(written, &ie),
+        _ => internal(),
     }
 }
 

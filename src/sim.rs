@@ -4,7 +4,9 @@
 //! given, from the seeded generator (`--seed`); outputs written as `NAME.npy` with `--output DIR`;
 //! `--json` prints one object on stdout. A malformed program, a bad input, an access out of range
 //! or a deadlock is a user error (exit 1). Races are reported after the run, and also fail the
-//! command (exit 1): the outputs and the trace are still written, for inspection.
+//! command (exit 1): the outputs and the trace are still written, for inspection. A program whose
+//! tensors exceed the simulator's elements is E0901 before anything is allocated, and a run past
+//! `--max-cycles` is E0902; a long run draws a [`ProgressBar`] on a terminal (`nkc run` too).
 
 use crate::driver::{Failure, Source};
 use crate::npy;
@@ -12,11 +14,12 @@ use penguin::interp::Array as NpyArray;
 use penguin::listing::capped_list;
 use runtime_sim::isa::{Engine, Program, Role};
 use runtime_sim::machine::DMA_QUEUES;
-use runtime_sim::sim::{self, Array, Options, SimResult};
+use runtime_sim::sim::{self, Array, Options, SimError, SimResult};
 use serde_json::json;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SimOptions {
     /// `NAME=PATH` pairs.
     pub inputs: Vec<(String, PathBuf)>,
@@ -26,6 +29,21 @@ pub struct SimOptions {
     pub trace: Option<PathBuf>,
     /// Timing only.
     pub no_numerics: bool,
+    /// Stop with E0902 past this many cycles (or instructions): `--max-cycles`.
+    pub max_cycles: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> SimOptions {
+        SimOptions {
+            inputs: Vec::new(),
+            seed: 0,
+            output_dir: None,
+            trace: None,
+            no_numerics: false,
+            max_cycles: sim::DEFAULT_MAX_CYCLES,
+        }
+    }
 }
 
 /// What a simulation produced.
@@ -48,14 +66,17 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             e.message
         ))
     })?;
-    let inputs = gather_inputs(&prog, opts)?;
+    let inputs = gather_inputs(source, &prog, opts)?;
     let sim_opts = Options {
         numerics: !opts.no_numerics,
         trace: opts.trace.is_some(),
+        max_cycles: opts.max_cycles,
         ..Options::default()
     };
-    let result = sim::simulate(&prog, &inputs, &sim_opts)
-        .map_err(|e| Failure::User(format!("{}: {e}", source.display_name())))?;
+    let mut bar = ProgressBar::new(sim::instruction_instances(&prog).min(opts.max_cycles));
+    let result = sim::simulate_with_progress(&prog, &inputs, &sim_opts, &mut |p| bar.update(p))
+        .map_err(|e| sim_failure(source, &e))?;
+    drop(bar);
     let mut files = Vec::new();
     if let Some(dir) = &opts.output_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
@@ -87,7 +108,81 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
     })
 }
 
-fn gather_inputs(prog: &Program, opts: &SimOptions) -> Result<Vec<Array>, Failure> {
+/// A progress bar for a long simulation, on standard error: drawn only when standard error is a
+/// terminal, and only once the run has taken more than [`ProgressBar::AFTER`]; cleared when
+/// dropped. It counts instructions executed or skipped, out of every instance of the program's
+/// instructions (at most `--max-cycles`, where the run stops), and shows the simulated cycle.
+pub struct ProgressBar {
+    total: u64,
+    started: std::time::Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl ProgressBar {
+    /// How long a simulation runs before its bar appears.
+    pub const AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+    /// A bar for a run of `total` instruction instances (none drawn yet).
+    pub fn new(total: u64) -> ProgressBar {
+        ProgressBar {
+            total,
+            started: std::time::Instant::now(),
+            bar: None,
+        }
+    }
+
+    /// Shows how far the run is (drawing the bar first, once it is due).
+    pub fn update(&mut self, p: sim::Progress) {
+        if self.bar.is_none() {
+            if self.started.elapsed() < Self::AFTER || !std::io::stderr().is_terminal() {
+                return;
+            }
+            let bar = indicatif::ProgressBar::new(self.total);
+            // The template is a constant: it parses.
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "simulating [{wide_bar}] {percent:>3}% of {human_len} instructions, {msg}, eta {eta}",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(p.instructions.min(self.total));
+            bar.set_message(format!("cycle {}", p.cycle));
+        }
+    }
+}
+
+impl Drop for ProgressBar {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// A simulator error on the program of `source`: a user error (exit code 1), with its code when
+/// it has one.
+pub fn sim_failure(source: &Source, e: &SimError) -> Failure {
+    let code = match e {
+        SimError::TooLarge { .. } => frontend::codes::TOO_LARGE_TO_RUN,
+        SimError::CycleLimit { .. } => frontend::codes::CYCLE_LIMIT,
+        _ => return Failure::User(format!("{}: {e}", source.display_name())),
+    };
+    Failure::Diagnostics(vec![frontend::diagnostic::Error::new(
+        code,
+        format!("{}: {e}", source.display_name()),
+        0..0,
+    )])
+}
+
+/// The inputs: the `--input` files, and seeded random values for the others (after checking that
+/// the program's tensors fit the simulator, before allocating anything per element).
+fn gather_inputs(
+    source: &Source,
+    prog: &Program,
+    opts: &SimOptions,
+) -> Result<Vec<Array>, Failure> {
     let names: Vec<&str> = prog
         .tensors
         .iter()
@@ -103,7 +198,8 @@ fn gather_inputs(prog: &Program, opts: &SimOptions) -> Result<Vec<Array>, Failur
             )));
         }
     }
-    let mut inputs = sim::random_inputs(prog, opts.seed);
+    let mut inputs =
+        sim::try_random_inputs(prog, opts.seed).map_err(|e| sim_failure(source, &e))?;
     for (i, name) in names.iter().enumerate() {
         if let Some((_, path)) = opts.inputs.iter().find(|(n, _)| n == name) {
             let a = npy::read_npy(path).map_err(Failure::User)?;
@@ -202,6 +298,7 @@ impl SimReport {
             "files": files,
             "trace": self.trace.as_ref().map(|p| p.display().to_string()),
             "races": races,
+            "sem_window_peak": s.sem_window_peak,
         })
     }
 

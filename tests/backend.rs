@@ -54,6 +54,7 @@ fn opts(mode: PipelineMode) -> RunOptions {
         check: true,
         trace: None,
         timeline: false,
+        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
     }
 }
 

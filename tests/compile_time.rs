@@ -131,6 +131,7 @@ fn long_loops_simulate_to_the_interpreters_bits() {
                 check: true,
                 trace: None,
                 timeline: false,
+                max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
             };
             let report = run::run(&src, &opts, &mut PipelineLog::default())
                 .unwrap_or_else(|f| panic!("{name} --pipeline {}: {f:?}", mode.name()));

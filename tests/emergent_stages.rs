@@ -59,6 +59,7 @@ fn check_emergent(src: &Source) {
         check: true,
         trace: None,
         timeline: false,
+        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
     };
     let report = run::run(src, &opts, &mut PipelineLog::default()).unwrap();
     assert!(report.checked);

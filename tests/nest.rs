@@ -43,6 +43,7 @@ fn cycles(src: &Source, across_nests: bool) -> (u64, Vec<String>) {
         races: true,
         trace: false,
         max_races: 1,
+        ..Options::default()
     };
     let r = simulate(&compiled.program, &[], &opts).unwrap();
     assert!(r.races.is_empty(), "{}: {:?}", src.path.display(), r.races);
@@ -61,6 +62,7 @@ fn checked(src: &Source, mode: PipelineMode) -> Vec<String> {
         check: true,
         trace: None,
         timeline: false,
+        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
     };
     let report = run::run(src, &opts, &mut PipelineLog::default())
         .unwrap_or_else(|f| panic!("{} --pipeline {}: {f:?}", src.path.display(), mode.name()));

@@ -31,6 +31,7 @@ fn prune_by_simulation(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) ->
         races: true,
         trace: false,
         max_races: 1,
+        ..Options::default()
     };
     let races = |sync: &Sync| -> bool {
         let (prog, _) = backend::assemble(em, sync, tensors.to_vec());

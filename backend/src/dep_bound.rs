@@ -418,12 +418,10 @@ pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
             }
             _ => {
                 let m = d.srcs.first().map_or(128, free);
-                d.srcs
-                    .iter()
-                    .take(2)
-                    .map(|o| machine::matmul_cycles(dtype(func, o), m, n))
-                    .min()
-                    .unwrap_or(machine::matmul_cycles(DType::Bf16, m, n))
+                // The simulator's rate: bf16 only when both operands are bf16 (a bf16 operand
+                // beside an f32 one is widened).
+                let operand = |k: usize| d.srcs.get(k).map_or(DType::Bf16, |o| dtype(func, o));
+                machine::matmul_cycles(machine::matmul_dtype(operand(0), operand(1)), m, n)
             }
         },
         EngineClass::Scalar => machine::activation_cycles(n),

@@ -8,7 +8,7 @@
 //! | `E0001`–`E0099` | syntax: the lexer (`lexer.rs`) and the parser (`parser.rs`) |
 //! | `E0100`–`E0399` | semantic checks (`check/`) and lowering; each constant below says what it means |
 //! | `E0400`–`E0499` | the annotated software pipeliner and its legality check; defined in penguin (`penguin::pipeline::codes`), which does not depend on the front end |
-//! | `E0900`–`E0999` | problems found only by running a kernel (`nkc run`), reported at the statement |
+//! | `E0900`–`E0999` | problems found by running a kernel (`nkc run`), reported at the statement; `nkc check` reports them too where it can see them statically |
 //!
 //! Syntax codes:
 //!
@@ -242,5 +242,13 @@ pub const REBIND_IN_LOOP: &str = "E0201";
 pub const LOOP_BOUND_RANGE: &str = "E0202";
 
 // ---- Found at run time (E0900–) ----
-/// A kernel reads an on-chip element that nothing wrote (for example part of an `nl.ndarray`).
+/// A kernel reads an element that nothing wrote (for example part of an `nl.ndarray`, on chip or
+/// HBM scratch): found by the interpreter and the simulator, and by `nkc check` for HBM scratch
+/// when it is certain without running the kernel.
 pub const UNINITIALISED_READ: &str = "E0900";
+/// A kernel (or a pseudo-ISA program) whose HBM tensors hold more elements than `nkc run` and
+/// `nkc sim` hold (`runtime_sim::sim::MAX_HBM_ELEMS` over all of them), found before anything is
+/// allocated.
+pub const TOO_LARGE_TO_RUN: &str = "E0901";
+/// A simulation that executed more cycles than `--max-cycles` allows.
+pub const CYCLE_LIMIT: &str = "E0902";

@@ -13,6 +13,7 @@ pub mod lex;
 pub mod listing;
 pub mod parse;
 pub mod pipeline;
+pub mod uninit;
 pub mod verify;
 pub mod write;
 

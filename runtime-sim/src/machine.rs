@@ -128,8 +128,19 @@ impl Engine {
     }
 }
 
-/// `matmul` on the Tensor engine: `dst[M, N] = a[K, M]ᵀ · b[K, N]` with operands of `dtype`:
-/// `4 * max(min(64, M), N)` for f32, `max(min(64, M), N)` for bf16, plus 64 fixed, plus the access.
+/// The dtype a matmul of operands `a` and `b` runs at: bf16 only when both are bf16. A bf16
+/// operand beside an f32 one is widened to f32 (exactly: every bf16 value is an f32 value), so
+/// the product is the f32 one and takes the f32 rate.
+pub fn matmul_dtype(a: DType, b: DType) -> DType {
+    match (a, b) {
+        (DType::Bf16, DType::Bf16) => DType::Bf16,
+        _ => DType::F32,
+    }
+}
+
+/// `matmul` on the Tensor engine: `dst[M, N] = a[K, M]ᵀ · b[K, N]` with operands of `dtype`
+/// ([`matmul_dtype`] of the two operands'): `4 * max(min(64, M), N)` for f32, `max(min(64, M), N)`
+/// for bf16, plus 64 fixed, plus the access.
 pub fn matmul_cycles(dtype: DType, m: u64, n: u64) -> u64 {
     let base = m.min(PE_ROWS_FREE).max(n);
     let factor = match dtype {
@@ -210,7 +221,7 @@ pub fn op_cycles(engine: Engine, op: &crate::isa::Op) -> u64 {
         };
     }
     match op {
-        Op::Matmul { a, b, .. } => matmul_cycles(a.dtype, n_of(a), n_of(b)),
+        Op::Matmul { a, b, .. } => matmul_cycles(matmul_dtype(a.dtype, b.dtype), n_of(a), n_of(b)),
         Op::Transpose { src, .. } => transpose_cycles(src.np as u64, n_of(src)),
         Op::Activation { dst, .. } => activation_cycles(n_of(dst)),
         Op::Copy { dst, .. } if engine == Engine::Act => activation_cycles(n_of(dst)),
@@ -243,6 +254,10 @@ mod tests {
         assert_eq!(matmul_cycles(DType::F32, 128, 512), 4 * 512 + 124);
         // max(min(64, 128), 32) + 64 + 60 = 64 + 124
         assert_eq!(matmul_cycles(DType::Bf16, 128, 32), 64 + 124);
+        // A bf16 operand beside an f32 one is widened: the f32 rate.
+        assert_eq!(matmul_dtype(DType::Bf16, DType::F32), DType::F32);
+        assert_eq!(matmul_dtype(DType::F32, DType::Bf16), DType::F32);
+        assert_eq!(matmul_dtype(DType::Bf16, DType::Bf16), DType::Bf16);
         assert_eq!(transpose_cycles(128, 32), 128 + 124);
         assert_eq!(transpose_cycles(16, 200), 64 + 124);
         assert_eq!(activation_cycles(10), 64 + 60);

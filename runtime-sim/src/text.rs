@@ -35,7 +35,7 @@
 //!
 //! | text | engines | meaning |
 //! | --- | --- | --- |
-//! | `matmul DST, A, B [acc]` | pe | `DST[M,N] (psum) = A[K,M]ᵀ·B[K,N]` (sbuf), `+= DST` with `acc` |
+//! | `matmul DST, A, B [acc]` | pe | `DST[M,N] (psum) = A[K,M]ᵀ·B[K,N]` (sbuf), `+= DST` with `acc`; a bf16 operand beside an f32 one is widened (the f32 rate) |
 //! | `transpose DST, SRC` | pe | `DST[F,P] (psum) = SRC[P,F]ᵀ` |
 //! | `activation FUNC DST, SRC, scale=IMM\|AP[, bias=AP]` | act | `FUNC(SRC*scale + bias)`, scale and bias `[P,1]` tiles or an immediate scale |
 //! | `tensor_tensor ALU DST, A, B` | dve, pool | elementwise; a `[P,1]` source broadcasts |

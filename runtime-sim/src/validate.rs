@@ -231,9 +231,6 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
             if dst.mem != Mem::Psum || a.mem != Mem::Sbuf || b.mem != Mem::Sbuf {
                 return Err("matmul writes PSUM from two SBUF operands".into());
             }
-            if a.dtype != b.dtype {
-                return Err("matmul operands have different dtypes".into());
-            }
             let ((k, m), (kb, n)) = (shape(a), shape(b));
             if k != kb || shape(dst) != (m, n) {
                 return Err(format!(

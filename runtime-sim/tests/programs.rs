@@ -451,12 +451,19 @@ fn scratch_tensors_round_trip_and_start_uninitialised() {
     assert!(text::print(&p).contains("tensor tmp: f32[512] scratch"));
     // Without the store, the load reads elements nothing wrote: an error naming the first.
     let err = run_text(&scratch_program(false), std::slice::from_ref(&x)).unwrap_err();
-    let SimError::Access { inst, message } = &err else {
+    let SimError::Uninitialised {
+        inst,
+        tensor,
+        element,
+    } = &err
+    else {
         panic!("{err}")
     };
     assert!(inst.text.contains("hbm tmp[128"), "{err}");
+    assert_eq!((tensor.as_str(), *element), ("tmp", 128), "{err}");
     assert!(
-        message.contains("element 128 of scratch tensor `tmp`, which nothing wrote"),
+        err.to_string()
+            .contains("element 128 of scratch tensor `tmp`, which nothing wrote"),
         "{err}"
     );
     // Timing only, nothing is read: no error.

@@ -18,7 +18,7 @@
 //!
 //! HBM scratch tensors ([`Role::Scratch`]) start uninitialised: with numerics on, a transfer that
 //! reads an element of one that nothing wrote before it (in processing order) is a
-//! [`SimError::Access`], never a silent value.
+//! [`SimError::Uninitialised`], never a silent value.
 //!
 //! Choices MACHINE.md leaves open: a transfer starts its latency when `sp` finishes issuing it;
 //! its bytes are the HBM side's (elements × the tensor's dtype size); a wait that is satisfied
@@ -39,9 +39,6 @@ use crate::numerics;
 use crate::text::inst_to_string;
 use std::rc::Rc;
 
-/// The largest HBM footprint the simulator allocates (elements over all tensors).
-pub const MAX_HBM_ELEMS: u64 = 1 << 30;
-
 struct Frame<'p> {
     stmts: &'p [Stmt],
     pc: usize,
@@ -61,6 +58,29 @@ struct EngineState<'p> {
     waiting: Option<(usize, u64)>,
     done: bool,
     clock: Vc,
+}
+
+/// Per semaphore, which engines' streams hold a wait on it.
+fn waits_on(p: &Program) -> Vec<[bool; 5]> {
+    fn walk(stmts: &[Stmt], engine: usize, out: &mut [[bool; 5]]) {
+        for s in stmts {
+            match s {
+                Stmt::Inst(i) => {
+                    if let Op::Wait { sem, .. } = i.op {
+                        if let Some(w) = out.get_mut(sem) {
+                            w[engine] = true;
+                        }
+                    }
+                }
+                Stmt::Loop(l) => walk(&l.body, engine, out),
+            }
+        }
+    }
+    let mut out = vec![[false; 5]; p.semaphores.len()];
+    for e in Engine::ALL {
+        walk(p.stream(e), e.index(), &mut out);
+    }
+    out
 }
 
 fn has_inst(stmts: &[Stmt]) -> bool {
@@ -113,16 +133,49 @@ impl<'p> EngineState<'p> {
     }
 }
 
-/// A semaphore's signals, sorted by time, with the prefix joins of their clocks.
-#[derive(Default)]
+/// A semaphore's signals, sorted by time, with the prefix joins of their clocks: only the
+/// window of them that can still matter ([`Sim::compact`] drops the others).
+///
+/// A signal is dropped once no query can tell it apart from a plain count: its time is below every
+/// time an unfinished engine can still act at (so it is counted by every later `count_by` and no
+/// later signal sorts before it), and, with the race detector on, its prefix join is below the
+/// clock of every unfinished engine that waits on the semaphore (so joining it again, as a wait
+/// whose count it is would, changes nothing). Dropped signals leave their number in `base` and
+/// the prefix join of the last one in `base_prefix`, so the clocks and counts of the window are
+/// those of the whole history.
 struct Sem {
+    /// Signals dropped from the front of the window.
+    base: u64,
+    /// The prefix join of every dropped signal's clock.
+    base_prefix: Vc,
+    /// The latest signal time ever counted.
+    last: Option<u64>,
     times: Vec<u64>,
     clocks: Vec<Vc>,
     prefix: Vec<Vc>,
+    /// The window's length at which the next compaction runs.
+    cap: usize,
 }
 
+/// The smallest window a compaction leaves room for (later ones run when the window doubles).
+pub(crate) const SEM_WINDOW: usize = 64;
+
 impl Sem {
+    /// An empty semaphore whose window is compacted first at `window` signals.
+    fn new(window: usize) -> Sem {
+        Sem {
+            base: 0,
+            base_prefix: [0; THREADS],
+            last: None,
+            times: Vec::new(),
+            clocks: Vec::new(),
+            prefix: Vec::new(),
+            cap: window,
+        }
+    }
+
     fn add(&mut self, time: u64, clock: Option<&Vc>) {
+        self.last = Some(self.last.map_or(time, |l| l.max(time)));
         let j = self.times.partition_point(|&t| t <= time);
         self.times.insert(j, time);
         if let Some(c) = clock {
@@ -130,16 +183,54 @@ impl Sem {
             self.prefix.truncate(j);
             for k in j..self.clocks.len() {
                 let mut v = self.clocks[k];
-                if k > 0 {
-                    join(&mut v, &self.prefix[k - 1]);
-                }
+                join(
+                    &mut v,
+                    if k > 0 {
+                        &self.prefix[k - 1]
+                    } else {
+                        &self.base_prefix
+                    },
+                );
                 self.prefix.push(v);
             }
         }
     }
 
-    fn count_by(&self, time: u64) -> usize {
-        self.times.partition_point(|&t| t <= time)
+    /// Signals counted by `time` (which is no earlier than any dropped signal's).
+    fn count_by(&self, time: u64) -> u64 {
+        self.base + self.times.partition_point(|&t| t <= time) as u64
+    }
+
+    /// Signals counted in all.
+    fn total(&self) -> u64 {
+        self.base + self.times.len() as u64
+    }
+
+    /// The time of the `n`-th signal (1-based), when it is in the window.
+    fn time_of(&self, n: u64) -> Option<u64> {
+        let k = n.checked_sub(self.base + 1)?;
+        self.times.get(usize::try_from(k).ok()?).copied()
+    }
+
+    /// The prefix join of the first `n` signals' clocks (`n ≥ 1`), or `None` when the `n`-th was
+    /// dropped (its join is below every waiter's clock: joining it changes nothing).
+    fn prefix_of(&self, n: u64) -> Option<&Vc> {
+        let k = n.checked_sub(self.base + 1)?;
+        self.prefix.get(usize::try_from(k).ok()?)
+    }
+
+    /// Drops the first `n` signals of the window.
+    fn drop_front(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        if let Some(p) = self.prefix.get(n - 1) {
+            self.base_prefix = *p;
+        }
+        self.times.drain(..n);
+        self.clocks.drain(..n.min(self.clocks.len()));
+        self.prefix.drain(..n.min(self.prefix.len()));
+        self.base += n as u64;
     }
 }
 
@@ -192,11 +283,23 @@ struct Who<'p> {
     iters: Vec<(u8, i64)>,
 }
 
-struct Sim<'p> {
+/// How often (in processed instructions) a run reports its [`Progress`].
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+struct Sim<'p, 'f> {
     prog: &'p Program,
+    /// Told how far the run is, every [`PROGRESS_EVERY`] instructions.
+    progress: &'f mut dyn FnMut(Progress),
+    /// Instructions processed (a wait that blocks and resumes counts each time): with the clock,
+    /// what `max_cycles` bounds.
+    steps: u64,
     opts: Options,
     engines: Vec<EngineState<'p>>,
     sems: Vec<Sem>,
+    /// The window length of a semaphore's first compaction ([`SEM_WINDOW`]; tests vary it).
+    sem_window: usize,
+    /// Per semaphore, per engine ([`Engine::index`]): whether the engine's stream waits on it.
+    waits_on: Vec<[bool; 5]>,
     storage: Option<Storage>,
     queue_free: [u64; crate::machine::DMA_QUEUES],
     queue_epoch: [u32; crate::machine::DMA_QUEUES],
@@ -225,6 +328,8 @@ pub(super) fn run(
     inputs: &[Array],
     opts: &Options,
     mode: RaceMode,
+    sem_window: usize,
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<SimResult, SimError> {
     let input_decls: Vec<&TensorDecl> =
         p.tensors.iter().filter(|t| t.role == Role::Input).collect();
@@ -237,15 +342,8 @@ pub(super) fn run(
             inputs.len()
         )));
     }
-    let total: u64 = p
-        .tensors
-        .iter()
-        .map(|t| t.elems())
-        .fold(0, u64::saturating_add);
-    if !dataless && total > MAX_HBM_ELEMS {
-        return Err(SimError::Input(format!(
-            "the tensors hold {total} elements in all, more than the simulator's {MAX_HBM_ELEMS}"
-        )));
+    if !dataless {
+        check_hbm_size(p)?;
     }
     for (d, a) in input_decls.iter().zip(inputs) {
         let want: Vec<usize> = d.shape.iter().map(|&x| x as usize).collect();
@@ -305,9 +403,15 @@ pub(super) fn run(
         .collect();
     let mut sim = Sim {
         prog: p,
+        progress,
+        steps: 0,
         opts: *opts,
         engines,
-        sems: (0..p.semaphores.len()).map(|_| Sem::default()).collect(),
+        sems: (0..p.semaphores.len())
+            .map(|_| Sem::new(sem_window))
+            .collect(),
+        sem_window,
+        waits_on: waits_on(p),
         storage,
         queue_free: [0; crate::machine::DMA_QUEUES],
         queue_epoch: [0; crate::machine::DMA_QUEUES],
@@ -349,7 +453,7 @@ pub(super) fn run(
     })
 }
 
-impl<'p> Sim<'p> {
+impl<'p> Sim<'p, '_> {
     fn run(&mut self) -> Result<(), SimError> {
         loop {
             let mut best: Option<usize> = None;
@@ -374,6 +478,21 @@ impl<'p> Sim<'p> {
                 }
             };
             self.step(ei, inst)?;
+            self.steps += 1;
+            let clock = self.engines[ei].time.max(self.last_time);
+            if clock > self.opts.max_cycles || self.steps > self.opts.max_cycles {
+                return Err(SimError::CycleLimit {
+                    limit: self.opts.max_cycles,
+                    cycle: clock,
+                    instructions: self.steps,
+                });
+            }
+            if self.steps.is_multiple_of(PROGRESS_EVERY) {
+                (self.progress)(Progress {
+                    instructions: self.stats.instructions(),
+                    cycle: clock,
+                });
+            }
             if self.opts.races && self.detector.needs_prune() {
                 let live: Vec<Vc> = self
                     .engines
@@ -414,7 +533,7 @@ impl<'p> Sim<'p> {
                     inst: info(self.prog, &self.who(i, inst)),
                     semaphore: self.prog.semaphores[*sem].clone(),
                     needs: value.eval(&e.regs),
-                    has: self.sems[*sem].times.len() as u64,
+                    has: self.sems[*sem].total(),
                 })
             })
             .collect();
@@ -425,6 +544,13 @@ impl<'p> Sim<'p> {
     fn signal(&mut self, sem: usize, time: u64, clock: &Vc) {
         let races = self.opts.races;
         self.sems[sem].add(time, races.then_some(clock));
+        if self.sems[sem].times.len() >= self.sems[sem].cap {
+            self.compact(sem);
+        }
+        self.stats.sem_window_peak = self
+            .stats
+            .sem_window_peak
+            .max(self.sems[sem].times.len() as u64);
         self.last_time = self.last_time.max(time);
         for e in &mut self.engines {
             if let Some((s, since)) = e.waiting {
@@ -434,6 +560,38 @@ impl<'p> Sim<'p> {
                 }
             }
         }
+    }
+
+    /// Drops the signals of `sem` that no query can tell from a count (see [`Sem`]), and sets
+    /// the window length of the next compaction to twice what is left (so compactions cost O(1)
+    /// per signal, amortised).
+    fn compact(&mut self, sem: usize) {
+        let live = || self.engines.iter().filter(|e| !e.done);
+        // The earliest time any unfinished engine can still act at: a waiting engine resumes at
+        // the time its wait started, the others at their clock.
+        let floor = live()
+            .map(|e| e.waiting.map_or(e.time, |(_, since)| since.min(e.time)))
+            .min()
+            .unwrap_or(u64::MAX);
+        let waiters: Vec<&Vc> = live()
+            .filter(|e| self.waits_on[sem][e.engine.index()])
+            .map(|e| &e.clock)
+            .collect();
+        let s = &self.sems[sem];
+        let races = self.opts.races;
+        let below = |a: &Vc, b: &Vc| a.iter().zip(b).all(|(x, y)| x <= y);
+        let n = (0..s.times.len())
+            .take_while(|&k| {
+                s.times[k] < floor
+                    && (!races
+                        || s.prefix
+                            .get(k)
+                            .is_some_and(|p| waiters.iter().all(|c| below(p, c))))
+            })
+            .count();
+        let s = &mut self.sems[sem];
+        s.drop_front(n);
+        s.cap = (2 * s.times.len()).max(self.sem_window);
     }
 
     /// An engine's own signal: publish its clock, then advance its epoch.
@@ -478,17 +636,18 @@ impl<'p> Sim<'p> {
                 if !satisfied {
                     e.pending = Some(inst);
                     e.waiting = Some((*sem, since));
-                    if (need as u128) <= s.times.len() as u128 {
-                        e.time = s.times[need as usize - 1].max(since);
-                    } else {
-                        e.blocked = true;
+                    // `need` is above the count by `t`, so its signal, when known, is in the window.
+                    match u64::try_from(need).ok().and_then(|n| s.time_of(n)) {
+                        Some(at) => e.time = at.max(since),
+                        None => e.blocked = true,
                     }
                     return Ok(());
                 }
                 e.waiting = None;
                 if self.opts.races && need > 0 {
-                    let pre = s.prefix[need as usize - 1];
-                    join(&mut e.clock, &pre);
+                    if let Some(pre) = s.prefix_of(need as u64) {
+                        join(&mut e.clock, pre);
+                    }
                 }
                 if self.opts.trace && t > since {
                     self.trace.push(Slice {
@@ -630,15 +789,15 @@ impl<'p> Sim<'p> {
         self.last_time = self.last_time.max(done);
         if let Some(st) = &mut self.storage {
             if let Some(o) = st.first_unwritten(&s) {
-                let name = match s.space {
-                    Space::Hbm(t) => self.prog.tensors[t].name.as_str(),
-                    _ => "",
+                let tensor = match s.space {
+                    Space::Hbm(t) => self.prog.tensors[t].name.clone(),
+                    _ => String::new(),
                 };
-                return Err(self.access_error(
-                    ei,
-                    inst,
-                    format!("reads element {o} of scratch tensor `{name}`, which nothing wrote"),
-                ));
+                return Err(SimError::Uninitialised {
+                    inst: info(self.prog, &self.who(ei, inst)),
+                    tensor,
+                    element: o,
+                });
             }
             let vals = st.read(&s);
             st.write(&d, &vals);
@@ -689,7 +848,7 @@ impl<'p> Sim<'p> {
     /// clock (joined, through the semaphore's prefix, with those earlier signals').
     fn dma_marker(&mut self, ei: usize, sem: usize, t: u64) {
         let clock = self.engines[ei].clock;
-        let after = self.sems[sem].times.last().copied().unwrap_or(0);
+        let after = self.sems[sem].last.unwrap_or(0);
         self.signal(sem, t.max(after), &clock);
     }
 

@@ -21,7 +21,6 @@ use crate::validate::ValidateError;
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub use exec::MAX_HBM_ELEMS;
 pub use trace::{Slice, Track};
 
 /// What to compute besides timing.
@@ -35,6 +34,42 @@ pub struct Options {
     pub trace: bool,
     /// Stop collecting races after this many distinct instruction pairs.
     pub max_races: usize,
+    /// Stop with [`SimError::CycleLimit`] once the clock passes this many cycles, or once more
+    /// instructions than this have been processed (waits and signals take no time, so a loop of
+    /// them would otherwise never reach the limit): `--max-cycles`.
+    pub max_cycles: u64,
+}
+
+/// The default of [`Options::max_cycles`]: 10^9 cycles, about 0.7 s of the core's time, some
+/// thousand times what the sample kernels take.
+pub const DEFAULT_MAX_CYCLES: u64 = 1_000_000_000;
+
+/// How far a run is, as [`simulate_with_progress`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Instructions executed or skipped so far (see [`Stats::instructions`]; out of
+    /// [`instruction_instances`]).
+    pub instructions: u64,
+    /// The latest cycle reached so far.
+    pub cycle: u64,
+}
+
+/// Every instruction instance of the program: each instruction of each stream times the trip
+/// counts of its enclosing loops (saturating). A run executes or skips each once.
+pub fn instruction_instances(p: &Program) -> u64 {
+    fn count(stmts: &[crate::isa::Stmt]) -> u64 {
+        stmts
+            .iter()
+            .map(|s| match s {
+                crate::isa::Stmt::Inst(_) => 1,
+                crate::isa::Stmt::Loop(l) => l.trip.saturating_mul(count(&l.body)),
+            })
+            .fold(0, u64::saturating_add)
+    }
+    Engine::ALL
+        .iter()
+        .map(|&e| count(p.stream(e)))
+        .fold(0, u64::saturating_add)
 }
 
 impl Default for Options {
@@ -44,6 +79,7 @@ impl Default for Options {
             races: true,
             trace: false,
             max_races: 32,
+            max_cycles: DEFAULT_MAX_CYCLES,
         }
     }
 }
@@ -148,6 +184,30 @@ pub enum SimError {
     Access { inst: InstInfo, message: String },
     /// Every unfinished engine waits for a count that can never come.
     Deadlock { cycle: u64, blocked: Vec<Blocked> },
+    /// The program's HBM tensors hold more than [`MAX_HBM_ELEMS`] elements in all.
+    TooLarge {
+        /// Elements over all tensors (saturated at `u64::MAX`).
+        elems: u64,
+        /// The largest tensor and its elements.
+        largest: String,
+        largest_elems: u64,
+    },
+    /// The run passed [`Options::max_cycles`] (its clock, or its count of instructions).
+    CycleLimit {
+        limit: u64,
+        /// The clock when it stopped.
+        cycle: u64,
+        /// Instructions processed when it stopped.
+        instructions: u64,
+    },
+    /// A transfer reads an element of an HBM scratch tensor that nothing wrote before it.
+    Uninitialised {
+        inst: InstInfo,
+        /// The scratch tensor's name.
+        tensor: String,
+        /// The first unwritten element read (row-major, in the tensor).
+        element: u64,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -156,6 +216,39 @@ impl fmt::Display for SimError {
             SimError::Invalid(e) => write!(f, "{e}"),
             SimError::Input(m) => write!(f, "{m}"),
             SimError::Access { inst, message } => write!(f, "{inst}: {message}"),
+            SimError::TooLarge {
+                elems,
+                largest,
+                largest_elems,
+            } => {
+                let count = |n: u64| match n {
+                    u64::MAX => "2^64 or more".to_string(),
+                    n => n.to_string(),
+                };
+                write!(
+                    f,
+                    "the tensors hold {} elements in all (`{largest}` {}), more than the simulator's limit of {MAX_HBM_ELEMS} ({} GiB of f32)",
+                    count(*elems),
+                    count(*largest_elems),
+                    (MAX_HBM_ELEMS * 4) >> 30
+                )
+            }
+            SimError::CycleLimit {
+                limit,
+                cycle,
+                instructions,
+            } => write!(
+                f,
+                "the simulation passed its limit of {limit} cycles (--max-cycles): stopped at cycle {cycle} after {instructions} instructions"
+            ),
+            SimError::Uninitialised {
+                inst,
+                tensor,
+                element,
+            } => write!(
+                f,
+                "{inst}: reads element {element} of scratch tensor `{tensor}`, which nothing wrote"
+            ),
             SimError::Deadlock { cycle, blocked } => {
                 write!(
                     f,
@@ -208,6 +301,9 @@ pub struct Stats {
     pub opcodes: BTreeMap<&'static str, u64>,
     /// How many times the race detector dropped records every engine had seen (a diagnostic).
     pub race_prunes: u64,
+    /// The most signals any semaphore kept at once (its history is a bounded window of the
+    /// signals that can still matter; a diagnostic).
+    pub sem_window_peak: u64,
 }
 
 impl Stats {
@@ -270,8 +366,40 @@ pub struct SimResult {
     pub trace: Vec<Slice>,
 }
 
+/// The most elements the simulator holds over all HBM tensors (inputs, outputs and scratch): 4 GiB
+/// of f32. A timing-only run without data ([`simulate`] with numerics off and no inputs) has no
+/// limit.
+pub const MAX_HBM_ELEMS: u64 = 1 << 30;
+
+/// Whether the program's HBM tensors fit [`MAX_HBM_ELEMS`]: check it before allocating anything
+/// per element of an untrusted program (as [`try_random_inputs`] does).
+pub fn check_hbm_size(p: &Program) -> Result<(), SimError> {
+    let elems = p
+        .tensors
+        .iter()
+        .map(|t| t.elems())
+        .fold(0, u64::saturating_add);
+    if elems <= MAX_HBM_ELEMS {
+        return Ok(());
+    }
+    let largest = p.tensors.iter().max_by_key(|t| t.elems());
+    Err(SimError::TooLarge {
+        elems,
+        largest: largest.map_or(String::new(), |t| t.name.clone()),
+        largest_elems: largest.map_or(0, |t| t.elems()),
+    })
+}
+
+/// [`random_inputs`], after [`check_hbm_size`]: an untrusted program's inputs, or why they are
+/// too large to make.
+pub fn try_random_inputs(p: &Program, seed: u64) -> Result<Vec<Array>, SimError> {
+    check_hbm_size(p)?;
+    Ok(random_inputs(p, seed))
+}
+
 /// Seeded inputs, one per input tensor in declaration order: values in `[-1, 1)` drawn as `nkc
-/// run` draws them (SplitMix64, the top 24 bits over 2^23, minus one), rounded to the dtype.
+/// run` draws them (SplitMix64, the top 24 bits over 2^23, minus one), rounded to the dtype. It
+/// allocates every input element: on an untrusted program, use [`try_random_inputs`].
 pub fn random_inputs(p: &Program, seed: u64) -> Vec<Array> {
     let mut state = seed;
     let mut next = move || {
@@ -298,8 +426,26 @@ pub fn random_inputs(p: &Program, seed: u64) -> Vec<Array> {
 /// (`numerics` off) may pass no inputs at all: nothing reads them, and its outputs are then empty
 /// arrays of the declared shapes (so any HBM size can be simulated for timing and races).
 pub fn simulate(p: &Program, inputs: &[Array], opts: &Options) -> Result<SimResult, SimError> {
+    simulate_with_progress(p, inputs, opts, &mut |_| {})
+}
+
+/// [`simulate`], telling `progress` how far the run is every few tens of thousands of
+/// instructions (for a progress bar).
+pub fn simulate_with_progress(
+    p: &Program,
+    inputs: &[Array],
+    opts: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<SimResult, SimError> {
     crate::validate::validate(p).map_err(SimError::Invalid)?;
-    exec::run(p, inputs, opts, exec::RaceMode::Rect)
+    exec::run(
+        p,
+        inputs,
+        opts,
+        exec::RaceMode::Rect,
+        exec::SEM_WINDOW,
+        progress,
+    )
 }
 
 /// [`simulate`] with the element-by-element race detector the rectangle one replaced: the oracle
@@ -311,5 +457,25 @@ pub(crate) fn simulate_exact(
     opts: &Options,
 ) -> Result<SimResult, SimError> {
     crate::validate::validate(p).map_err(SimError::Invalid)?;
-    exec::run(p, inputs, opts, exec::RaceMode::Exact)
+    exec::run(
+        p,
+        inputs,
+        opts,
+        exec::RaceMode::Exact,
+        exec::SEM_WINDOW,
+        &mut |_| {},
+    )
+}
+
+/// [`simulate`] with the semaphores' history compacted first at `window` signals (`usize::MAX`:
+/// never, the whole history kept): the tests check that the window changes no verdict.
+#[cfg(test)]
+pub(crate) fn simulate_window(
+    p: &Program,
+    inputs: &[Array],
+    opts: &Options,
+    window: usize,
+) -> Result<SimResult, SimError> {
+    crate::validate::validate(p).map_err(SimError::Invalid)?;
+    exec::run(p, inputs, opts, exec::RaceMode::Rect, window, &mut |_| {})
 }

@@ -520,7 +520,8 @@ fn program(seed: u64) -> String {
 }
 
 /// Both detectors on one program: the same races (instructions, iterations, memory, partitions,
-/// bytes, order), the same stats, or the same error.
+/// bytes, order), the same stats, or the same error; and the rectangle detector alike whether the
+/// semaphores' history is compacted at every chance or never.
 /// The number of races found (0 on an error).
 fn compare(text: &str, numerics: bool, max_races: usize) -> Result<usize, TestCaseError> {
     let p = crate::text::parse(text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
@@ -529,6 +530,7 @@ fn compare(text: &str, numerics: bool, max_races: usize) -> Result<usize, TestCa
         races: true,
         trace: false,
         max_races,
+        ..Options::default()
     };
     let inputs = if numerics {
         super::super::random_inputs(&p, 3)
@@ -536,6 +538,31 @@ fn compare(text: &str, numerics: bool, max_races: usize) -> Result<usize, TestCa
         Vec::new()
     };
     let rect = simulate(&p, &inputs, &opts);
+    // The semaphores' history compacted at every chance, and never: the same verdicts.
+    for window in [1, usize::MAX] {
+        let other = super::super::simulate_window(&p, &inputs, &opts, window);
+        match (&rect, other) {
+            (Ok(r), Ok(o)) => {
+                prop_assert_eq!(&r.races, &o.races, "window {}: {}", window, text);
+                let (mut rs, mut os) = (r.stats.clone(), o.stats);
+                prop_assert!(
+                    window > 1 || os.sem_window_peak <= rs.sem_window_peak,
+                    "window {}: {:?} {:?}",
+                    window,
+                    rs,
+                    os
+                );
+                (rs.sem_window_peak, os.sem_window_peak) = (0, 0);
+                prop_assert_eq!(rs, os, "window {}: {}", window, text);
+                prop_assert_eq!(&r.outputs, &o.outputs, "window {}: {}", window, text);
+            }
+            (Err(r), Err(o)) => prop_assert_eq!(r, &o, "window {}: {}", window, text),
+            (r, o) => {
+                let (r, o) = (r.as_ref().map(|x| x.races.len()), o.map(|x| x.races.len()));
+                prop_assert!(false, "window {window}: {text}\n{r:?}\n{o:?}");
+            }
+        }
+    }
     let exact = simulate_exact(&p, &inputs, &opts);
     match (rect, exact) {
         (Ok(r), Ok(e)) => {
@@ -568,11 +595,11 @@ proptest! {
     }
 }
 
-/// Enough of the random programs run to completion and race for the comparison to mean
-/// something.
+/// Enough of the random programs run to completion, race and have their semaphores' history
+/// compacted for the comparisons to mean something.
 #[test]
 fn the_random_programs_race_often() {
-    let (mut ran, mut raced) = (0, 0);
+    let (mut ran, mut raced, mut compacted) = (0, 0, 0);
     for seed in 0..300 {
         let text = program(seed);
         let p = crate::text::parse(&text).expect("generated programs parse");
@@ -583,12 +610,16 @@ fn the_random_programs_race_often() {
         if let Ok(r) = simulate(&p, &[], &opts) {
             ran += 1;
             raced += usize::from(!r.races.is_empty());
+            let tight = super::super::simulate_window(&p, &[], &opts, 1).expect("runs alike");
+            compacted += usize::from(tight.stats.sem_window_peak < r.stats.sem_window_peak);
         }
     }
     assert!(
         ran > 150 && raced > 50 && raced < ran,
         "{ran} ran, {raced} raced"
     );
+    // The history window is compacted in enough of them for the comparison to test it.
+    assert!(compacted > 50, "{compacted} of {ran} compacted");
 }
 
 /// The test programs with each of their waits removed in turn.

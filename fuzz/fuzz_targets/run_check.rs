@@ -1,0 +1,52 @@
+//! Fuzzes `nkc run --check` in-process: the input picks a random kernel of
+//! `tests/common/random_kernel.rs` (its first 8 bytes are the seed) and a pipelining path (the
+//! 9th); the kernel compiles and simulates to the interpreter's bits with no race on that path,
+//! or the legality check refuses its schedule (E04xx). Anything else, or a panic, is a finding.
+//! Run with `cargo fuzz run run_check` from this folder (needs `cargo install cargo-fuzz`).
+#![no_main]
+
+#[path = "../../tests/common/random_kernel.rs"]
+mod random_kernel;
+
+use libfuzzer_sys::fuzz_target;
+use nkc::run::{self, Engine, PipelineMode, RunOptions};
+
+fuzz_target!(|data: &[u8]| {
+    let mut bytes = [0u8; 8];
+    for (b, d) in bytes.iter_mut().zip(data) {
+        *b = *d;
+    }
+    let seed = u64::from_le_bytes(bytes);
+    let mode = match data.get(8).copied().unwrap_or(0) % 4 {
+        0 => PipelineMode::Default,
+        1 => PipelineMode::Annotated,
+        2 => PipelineMode::Emergent,
+        _ => PipelineMode::None,
+    };
+    let text = random_kernel::random_kernel(seed);
+    let src = nkc::driver::Source {
+        path: std::path::PathBuf::from("random.nk"),
+        text: text.clone(),
+    };
+    let opts = RunOptions {
+        kernel: None,
+        engine: Engine::Sim,
+        pipeline: mode,
+        inputs: Vec::new(),
+        seed,
+        output_dir: None,
+        legality_check: true,
+        check: true,
+        trace: None,
+        timeline: false,
+        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+    };
+    match run::run(&src, &opts, &mut penguin::pipeline::PipelineLog::default()) {
+        Ok(r) => {
+            let races = r.sim.map(|s| s.races).unwrap_or_default();
+            assert!(r.checked && races.is_empty(), "{text}\n{races:?}");
+        }
+        Err(nkc::driver::Failure::Diagnostics(d)) if d.iter().all(|e| e.code.starts_with("E04")) => {}
+        Err(e) => panic!("seed {seed} --pipeline {}:\n{text}\n{e:?}", mode.name()),
+    }
+});

@@ -1,0 +1,445 @@
+//! The fuzz targets of `fuzz/`, on stable Rust and with a fixed budget, in the test suite: a
+//! seeded mutation loop over the corpus of each, deterministic (the same inputs on every run), a
+//! few seconds each. Every input runs under `catch_unwind`; a panic fails the test and prints the
+//! input (saved under `target/fuzz-stable/` too).
+//!
+//! - `frontend`: mutated kernels (the examples and the test corpora) through the whole front end
+//!   (`check_source`, `compile`): diagnostics or IR, never a panic.
+//! - `isa_reader`: mutated pseudo-ISA programs (the hand-written test programs and compiled
+//!   examples) through the reader: a program whose text reads back to the same text, or an error
+//!   naming a line and a column; a program the validator accepts then runs on the simulator under
+//!   a small `max_cycles`: a result or an error, never a panic.
+//! - `run_check`: random kernels of `tests/common/random_kernel.rs` through `nkc run --check`
+//!   in-process ([`nkc::run::run`]) on every pipelining path: the simulated outputs agree with the
+//!   interpreter bit for bit, with no race, or the legality check refuses the schedule.
+//!
+//! The budgets are inputs, not time: `NKC_FUZZ_FRONTEND`, `NKC_FUZZ_ISA` and `NKC_FUZZ_RUN_CHECK`
+//! change them (and `NKC_FUZZ_SEED` the seed) for a longer campaign, for instance
+//! `NKC_FUZZ_FRONTEND=1000000 cargo test --release --test fuzz_stable -- --nocapture frontend`,
+//! which prints the count, the rate, and the slowest input (the campaign's "timeouts").
+
+#[path = "common/random_kernel.rs"]
+mod random_kernel;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// SplitMix64: the inputs of a run depend on the seed only.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The files of a folder of the package with the extension `ext`, sorted, as text.
+fn corpus(dir: &str, ext: &str) -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("corpus files are UTF-8"))
+        .collect()
+}
+
+/// A char boundary of `s` at or before byte `i`.
+fn boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// One to four mutations of a corpus entry: a character replaced, a dictionary token inserted, a
+/// range deleted or duplicated, two lines swapped, a number made extreme, or a splice with
+/// another entry.
+fn mutate(rng: &mut Rng, corpus: &[String], dict: &[&str]) -> String {
+    let mut s = corpus[rng.below(corpus.len())].clone();
+    for _ in 0..1 + rng.below(4) {
+        let at = boundary(&s, rng.below(s.len() + 1));
+        match rng.below(8) {
+            0 => {
+                let end = boundary(&s, at + 1 + rng.below(3));
+                let c = [' ', '(', ')', ':', '\n', '0', 'x', '\u{e9}', '\t', '['][rng.below(10)];
+                s.replace_range(at..end, &c.to_string());
+            }
+            1 | 2 => s.insert_str(at, dict[rng.below(dict.len())]),
+            3 => {
+                let end = boundary(&s, at + 1 + rng.below(24));
+                s.replace_range(at..end, "");
+            }
+            4 => {
+                let end = boundary(&s, at + 1 + rng.below(48));
+                let piece = s[at..end].to_string();
+                s.insert_str(end, &piece);
+            }
+            5 => {
+                let mut lines: Vec<&str> = s.lines().collect();
+                if lines.len() > 1 {
+                    let (a, b) = (rng.below(lines.len()), rng.below(lines.len()));
+                    lines.swap(a, b);
+                }
+                s = lines.join("\n") + "\n";
+            }
+            6 => {
+                // The next number becomes an extreme one.
+                if let Some(off) = s[at..].find(|c: char| c.is_ascii_digit()) {
+                    let start = at + off;
+                    let len = s[start..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .unwrap_or(s.len() - start);
+                    let big = [
+                        "0",
+                        "1",
+                        "4294967296",
+                        "18446744073709551615",
+                        "16777216",
+                        "65",
+                    ];
+                    s.replace_range(start..start + len, big[rng.below(big.len())]);
+                }
+            }
+            _ => {
+                let other = &corpus[rng.below(corpus.len())];
+                let cut = boundary(other, rng.below(other.len() + 1));
+                s = format!("{}{}", &s[..at], &other[cut..]);
+            }
+        }
+    }
+    s
+}
+
+/// What a campaign found.
+struct Campaign {
+    inputs: u64,
+    panics: Vec<String>,
+    slowest: Duration,
+    elapsed: Duration,
+}
+
+/// Runs `check` on `n` inputs from `make`, each under `catch_unwind`.
+fn campaign(
+    name: &str,
+    n: u64,
+    mut make: impl FnMut(u64) -> String,
+    check: impl Fn(&str),
+) -> Campaign {
+    let started = Instant::now();
+    let mut c = Campaign {
+        inputs: 0,
+        panics: Vec::new(),
+        slowest: Duration::ZERO,
+        elapsed: Duration::ZERO,
+    };
+    for i in 0..n {
+        let input = make(i);
+        let t = Instant::now();
+        let ok = catch_unwind(AssertUnwindSafe(|| check(&input))).is_ok();
+        c.slowest = c.slowest.max(t.elapsed());
+        c.inputs += 1;
+        if !ok {
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-stable");
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(dir.join(format!("{name}-{i}.txt")), &input);
+            c.panics.push(input);
+        }
+    }
+    c.elapsed = started.elapsed();
+    println!(
+        "fuzz {name}: {} inputs in {:.1} s ({:.0} per second), {} panics, slowest input {:.3} s",
+        c.inputs,
+        c.elapsed.as_secs_f64(),
+        c.inputs as f64 / c.elapsed.as_secs_f64().max(1e-9),
+        c.panics.len(),
+        c.slowest.as_secs_f64()
+    );
+    c
+}
+
+fn assert_no_panic(name: &str, c: &Campaign, want: u64) {
+    assert_eq!(c.inputs, want);
+    if let Some(first) = c.panics.first() {
+        panic!(
+            "fuzz {name}: {} of {} inputs panicked; the first:\n{first}",
+            c.panics.len(),
+            c.inputs
+        );
+    }
+}
+
+const NK_DICT: &[&str] = &[
+    "nl.load(",
+    "nl.store(",
+    "nl.affine_range(",
+    "nl.sequential_range(",
+    ", num_stages=",
+    ", stage_id=",
+    ", execution_order=",
+    "num_stages=\"auto\"",
+    ", multi_buffer=2",
+    ", disable_auto_buffer=True",
+    "for i in ",
+    "for k in range(",
+    ":",
+    "\n    ",
+    "\n        ",
+    "\n",
+    "(",
+    ")",
+    "[",
+    "]",
+    ", ",
+    " * ",
+    " // ",
+    " % ",
+    " - ",
+    "i",
+    "128",
+    "99999999999999999999",
+    "nl.float32",
+    "nl.bfloat16",
+    "buffer=nl.psum",
+    "buffer=nl.sbuf",
+    "buffer=nl.shared_hbm",
+    "return ",
+    "def k(a: nl.hbm[nl.float32, 128, 512]):",
+    " = ",
+    " += ",
+    "nl.matmul(",
+    "transpose_x=True",
+    "nisa.nc_transpose(",
+    "nisa.activation(op=nl.exp, data=",
+    ".shape[0]",
+    "nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)",
+    "nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)",
+    "nl.sum(",
+    ", axis=1",
+    "# ",
+];
+
+const ISA_DICT: &[&str] = &[
+    "loop r0 = 0..",
+    "loop r1 = 0..3 {\n",
+    "}\n",
+    "r0",
+    "(r1 mod 3)*2048",
+    "@(r0 >= 1 && r0 < 3) ",
+    "wait s >= ",
+    "signal s\n",
+    "dma q3 ",
+    "sbuf.f32[0, 128; 0; 512:1]",
+    "psum.f32[0, 128; 2048; 512:1]",
+    "sbuf.bf16[0, 64; 4; 2:1, 4:8]",
+    "hbm a[0; 128:512, 512:1]",
+    "; ",
+    ":",
+    ", ",
+    " -> s",
+    "engine pool {\n",
+    "engine pe {\n",
+    "tensor t: f32[65536] scratch\n",
+    "tensor u: bf16[4294967296, 4294967296] input\n",
+    "semaphore s\n",
+    " line 7",
+    " stage 2",
+    " stmt \"x\"",
+    "NaN",
+    "inf",
+    "18446744073709551615",
+    "-9223372036854775808",
+    "\n",
+    "  ",
+    "matmul ",
+    "transpose ",
+    "activation exp ",
+    "reduce max ",
+    "iota ",
+    "memset ",
+    "copy ",
+    "tensor_tensor add ",
+    "tensor_scalar divide ",
+];
+
+#[test]
+fn fuzz_frontend() {
+    let n = env_u64("NKC_FUZZ_FRONTEND", 3000);
+    let mut seeds: Vec<String> = Vec::new();
+    for dir in ["examples", "tests/good", "tests/ui", "tests/pipeline"] {
+        seeds.extend(corpus(dir, "nk"));
+    }
+    seeds.extend((0..8).map(random_kernel::random_kernel));
+    let mut rng = Rng(env_u64("NKC_FUZZ_SEED", 1));
+    let c = campaign(
+        "frontend",
+        n,
+        |_| mutate(&mut rng, &seeds, NK_DICT),
+        |text| {
+            let _ = frontend::check_source(text, None);
+            let _ = frontend::compile(text, None);
+        },
+    );
+    assert_no_panic("frontend", &c, n);
+}
+
+/// Compiled examples: the pseudo-ISA the backend emits, to mutate beside the hand-written programs.
+fn compiled_examples() -> Vec<String> {
+    use nkc::run::{self, PipelineMode};
+    let mut out = Vec::new();
+    for name in ["tensor_add_mode_b", "softmax", "matmul"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("examples/{name}.nk"));
+        let src = nkc::driver::Source::read(&path).expect("the example reads");
+        let mut func = nkc::driver::compile(&src, None).expect("the example compiles");
+        let mut log = penguin::pipeline::PipelineLog::default();
+        run::prepare(
+            &mut func,
+            PipelineMode::Default,
+            true,
+            &mut log,
+            &mut Vec::new(),
+        )
+        .expect("the example pipelines");
+        run::apply_emergent(&mut func, PipelineMode::Default).expect("emergent pipelining");
+        let compiled = run::backend_compile(&func, &src).expect("the backend compiles it");
+        out.push(runtime_sim::text::print(&compiled.program));
+    }
+    out
+}
+
+/// The `isa_reader` target's property, then the simulator on what the validator accepts.
+fn isa_check(text: &str) {
+    use runtime_sim::sim::{self, Options};
+    match runtime_sim::text::parse(text) {
+        Ok(p) => {
+            let printed = runtime_sim::text::print(&p);
+            let again = runtime_sim::text::parse(&printed).expect("printed programs read back");
+            // NaN immediates never compare equal; compare the text instead.
+            assert_eq!(runtime_sim::text::print(&again), printed);
+            if runtime_sim::validate::validate(&p).is_err() {
+                return;
+            }
+            let elems: u64 = p
+                .tensors
+                .iter()
+                .map(|t| t.elems())
+                .fold(0, u64::saturating_add);
+            let opts = Options {
+                numerics: elems <= 1 << 20,
+                trace: true,
+                max_cycles: 200_000,
+                ..Options::default()
+            };
+            let inputs = if opts.numerics {
+                sim::random_inputs(&p, 1)
+            } else {
+                Vec::new()
+            };
+            match sim::simulate(&p, &inputs, &opts) {
+                Ok(r) => {
+                    let _ = sim::trace::to_chrome_json(&r.trace);
+                    for race in &r.races {
+                        let _ = race.to_string();
+                    }
+                }
+                Err(e) => {
+                    let _ = e.to_string();
+                }
+            }
+        }
+        Err(e) => assert!(e.line >= 1 && e.col >= 1, "{e:?}"),
+    }
+}
+
+#[test]
+fn fuzz_isa_reader() {
+    let n = env_u64("NKC_FUZZ_ISA", 6000);
+    let mut seeds = corpus("runtime-sim/tests/programs", "s");
+    seeds.extend(compiled_examples());
+    let mut rng = Rng(env_u64("NKC_FUZZ_SEED", 1));
+    let c = campaign(
+        "isa_reader",
+        n,
+        |_| mutate(&mut rng, &seeds, ISA_DICT),
+        isa_check,
+    );
+    assert_no_panic("isa_reader", &c, n);
+}
+
+/// The `run_check` target's property on one random kernel and one path: bit-exact against the
+/// interpreter with no race, or refused by the legality check (E04xx); anything else panics.
+fn run_check(seed: u64, mode: nkc::run::PipelineMode) {
+    use nkc::run::{self, Engine, RunOptions};
+    let text = random_kernel::random_kernel(seed);
+    let src = nkc::driver::Source {
+        path: PathBuf::from(format!("random{seed}.nk")),
+        text: text.clone(),
+    };
+    let opts = RunOptions {
+        kernel: None,
+        engine: Engine::Sim,
+        pipeline: mode,
+        inputs: Vec::new(),
+        seed,
+        output_dir: None,
+        legality_check: true,
+        check: true,
+        trace: None,
+        timeline: false,
+        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+    };
+    match run::run(&src, &opts, &mut penguin::pipeline::PipelineLog::default()) {
+        Ok(r) => {
+            let races = r.sim.map(|s| s.races).unwrap_or_default();
+            assert!(r.checked && races.is_empty(), "{text}\n{races:?}");
+        }
+        Err(nkc::driver::Failure::Diagnostics(d))
+            if d.iter().all(|e| e.code.starts_with("E04")) => {}
+        Err(e) => panic!("seed {seed} --pipeline {}:\n{text}\n{e:?}", mode.name()),
+    }
+}
+
+#[test]
+fn fuzz_run_check() {
+    use nkc::run::PipelineMode;
+    let n = env_u64("NKC_FUZZ_RUN_CHECK", 160);
+    // Seeds far from those of tests/pipeline_props.rs (0..150), on every path in turn.
+    let base = env_u64("NKC_FUZZ_SEED", 1) << 32;
+    let modes = [
+        PipelineMode::Default,
+        PipelineMode::Annotated,
+        PipelineMode::Emergent,
+        PipelineMode::None,
+    ];
+    let c = campaign(
+        "run_check",
+        n,
+        |i| i.to_string(),
+        |i| {
+            let i: u64 = i.parse().expect("an index");
+            run_check(base + i / 4, modes[(i % 4) as usize]);
+        },
+    );
+    assert_no_panic("run_check", &c, n);
+}
