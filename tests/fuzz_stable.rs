@@ -160,6 +160,16 @@ fn campaign(
         let ok = catch_unwind(AssertUnwindSafe(|| check(&input))).is_ok();
         c.slowest = c.slowest.max(t.elapsed());
         c.inputs += 1;
+        // A long campaign reports as it goes, so that a run stopped early still counts.
+        if n >= 100_000 && c.inputs % 10_000 == 0 {
+            eprintln!(
+                "fuzz {name}: {} inputs, {} panics, {:.0} s, slowest {:.3} s",
+                c.inputs,
+                c.panics.len(),
+                started.elapsed().as_secs_f64(),
+                c.slowest.as_secs_f64()
+            );
+        }
         if !ok {
             let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-stable");
             let _ = std::fs::create_dir_all(&dir);

@@ -133,21 +133,26 @@ fn compute_conflicts(em: &Emitted, sync: &Sync) -> Option<Conflicts> {
         let px = sync::instances(&tx[c..]);
         let xb = i64::from(xi < yi);
         let tr = thread(em, xi) as u8;
+        let running = sync::running_instances(x, &tx);
         for v in 0..sync::instances(&ty) {
             sync::decode(&ty, v, &mut ry);
             if !sync::on(y, &ry) {
                 continue;
             }
             let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
-            // Searched backwards from the last instance of `x` that precedes this one.
-            let mut u = (linc + xb) * px - 1;
-            while u >= 0 {
+            // Searched backwards among the running instances of `x`, from the last that
+            // precedes this one.
+            let last = (linc + xb) * px - 1;
+            let mut k = running.partition_point(|&u| u <= last);
+            while k > 0 {
+                k -= 1;
+                let u = running[k];
                 work += 1;
                 if work > SEARCH_BUDGET {
                     return None;
                 }
                 sync::decode(&tx, u, &mut rx);
-                if sync::on(x, &rx) && sync::conflict(x, &rx, y, &ry) {
+                if sync::conflict(x, &rx, y, &ry) {
                     found.push((
                         (base[yi] as i64 + v) as u32,
                         tr,
@@ -155,7 +160,6 @@ fn compute_conflicts(em: &Emitted, sync: &Sync) -> Option<Conflicts> {
                     ));
                     break;
                 }
-                u -= 1;
             }
         }
     }

@@ -168,8 +168,24 @@ fn may_conflict(x: &Node, y: &Node) -> bool {
                 && fx.region.0 < fy.region.1
                 && fy.region.0 < fx.region.1
                 && rows_may_meet(fx, fy)
+                && fixed_rects_may_meet(fx, fy)
         })
     })
+}
+
+/// Whether two footprints whose rectangles do not depend on the iteration at all (a loop body
+/// that touches the same place every time) overlap, decided once as [`conflict`] would decide it
+/// at every instance; `true` when either moves, and for two scratch tensors of one arena (their
+/// element ranges decide). Without it, two such nodes that never meet would be searched instance
+/// by instance, and a search past its budget waits for everything.
+fn fixed_rects_may_meet(a: &Foot, b: &Foot) -> bool {
+    let arena = matches!(a.space, Space::Hbm(_)) && a.tensor != b.tensor;
+    let moves = |f: &Foot| !f.r0.terms.is_empty() || !f.c0.terms.is_empty();
+    if arena || moves(a) || moves(b) {
+        return true;
+    }
+    let (ar, ac, br, bc) = (a.r0.constant, a.c0.constant, b.r0.constant, b.c0.constant);
+    ar < br + b.nr as i64 && br < ar + a.nr as i64 && ac < bc + b.nc as i64 && bc < ac + a.nc as i64
 }
 
 /// Whether two on-chip footprints whose partitions do not depend on the iteration (the pieces of
@@ -201,33 +217,36 @@ fn need(em: &Emitted, xi: usize, yi: usize) -> Option<Need> {
     let mut work = 0u64;
     let mut ry = [0i64; MAX_REGS];
     let mut rx = [0i64; MAX_REGS];
+    let running = running_instances(x, &tx);
     for v in 0..instances(&ty) {
         decode(&ty, v, &mut ry);
         if !on(y, &ry) {
             continue;
         }
         let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
-        // The latest conflicting instance of `x` before this one, searched backwards from the
-        // last instance that precedes it in program order.
-        let mut u = (linc + xb) * px - 1;
-        if u < 0 {
+        // The latest conflicting instance of `x` before this one, searched backwards among the
+        // running ones from the last that precedes it in program order.
+        let last = (linc + xb) * px - 1;
+        if last < 0 {
             first_only = false;
         }
         let mut latest = None;
-        while u >= 0 {
+        let mut k = running.partition_point(|&u| u <= last);
+        while k > 0 {
+            k -= 1;
+            let u = running[k];
             work += 1;
             if work > MAX_WORK {
                 // Out of budget: wait for everything before (always correct).
-                latest = Some((linc + xb) * px - 1);
+                latest = Some(last);
                 first_only = false;
                 break;
             }
             decode(&tx, u, &mut rx);
-            if on(x, &rx) && conflict(x, &rx, y, &ry) {
+            if conflict(x, &rx, y, &ry) {
                 latest = Some(u);
                 break;
             }
-            u -= 1;
         }
         if let Some(u) = latest {
             first_only &= u == 0;
@@ -245,6 +264,18 @@ fn need(em: &Emitted, xi: usize, yi: usize) -> Option<Need> {
         Some(_) if first_only => Some(Need::First),
         Some(d) => Some(Need::Distance(d)),
     }
+}
+
+/// The instances of node `x` (of trips `tx`, in linear order) that run: every one when it has no
+/// guard, which the searches then walk without testing the guard again.
+pub(crate) fn running_instances(x: &Node, tx: &[i64]) -> Vec<i64> {
+    let mut regs = [0i64; MAX_REGS];
+    (0..instances(tx))
+        .filter(|&u| {
+            decode(tx, u, &mut regs);
+            on(x, &regs)
+        })
+        .collect()
 }
 
 /// `(lin_common(regs) - d + xb) * px` as an expression over the consumer's registers.
