@@ -4,8 +4,10 @@
 //! 128 · T rows of 32 columns in 128-row tiles). The trip count does not matter: nothing is
 //! unrolled (one hardware loop), and the backend's synchronisation analysis and wait pruning run
 //! on a copy whose long loops are clamped to a bound independent of T (`backend/src/clamp.rs`),
-//! so the curve over T = 16 … 65536 is flat. Two shapes from the hardening campaign follow: `n` straight-line
-//! statements and `n` sequential small loops (the growth with `n` should stay about linear).
+//! so the curve over T = 16 … 65536 is flat. Shapes from the hardening campaign follow (the
+//! growth with `n` should stay about linear): `n` straight-line statements, `n` sequential small
+//! loops, three nested loops of `n` iterations around a trivial body, and the README's matmul
+//! scaled to `n`³ on every path.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use nkc::driver::Source;
@@ -82,18 +84,57 @@ fn trip_kernel(t: usize) -> String {
     )
 }
 
+/// Three nested loops of `n` iterations around a load and a store of one fixed tile (the
+/// hardening campaign's "trivial body": over 60 s at n = 100 before the synchronisation analysis
+/// decided fixed footprints once).
+fn nest_kernel(n: usize) -> String {
+    format!(
+        "def nest(a: nl.hbm[nl.float32, 128, 64]):\n    \
+         c = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+         for i in nl.affine_range({n}):\n        \
+         for j in nl.affine_range({n}):\n            \
+         for k in nl.affine_range({n}):\n                \
+         t = nl.load(a[:, :])\n                \
+         nl.store(c[:, :], value=t)\n    return c\n"
+    )
+}
+
+/// The README's matmul (`examples/matmul.nk`) scaled to `n` x `n` x `n`.
+fn matmul_kernel(n: usize) -> String {
+    let (m, k) = (n / 128, n / 128);
+    let nn = n / 512;
+    format!(
+        "def matmul(at: nl.hbm[nl.float32, {n}, {n}], b: nl.hbm[nl.float32, {n}, {n}]):\n    \
+         c = nl.ndarray(({n}, {n}), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+         for m in nl.affine_range({m}):\n        \
+         for n in nl.affine_range({nn}, num_stages=3):\n            \
+         acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)\n            \
+         for k in nl.affine_range({k}):\n                \
+         lhs = nl.load(at[k * 128:(k + 1) * 128, m * 128:(m + 1) * 128])\n                \
+         rhs = nl.load(b[k * 128:(k + 1) * 128, n * 512:(n + 1) * 512])\n                \
+         acc += nl.matmul(lhs, rhs, transpose_x=True)\n            \
+         res = nl.copy(acc)\n            \
+         nl.store(c[m * 128:(m + 1) * 128, n * 512:(n + 1) * 512], value=res)\n    return c\n"
+    )
+}
+
 /// Front end to pseudo-ISA on the default path.
 fn compile(src: &Source) -> usize {
+    compile_on(src, PipelineMode::Default)
+}
+
+/// Front end to pseudo-ISA on path `mode`.
+fn compile_on(src: &Source, mode: PipelineMode) -> usize {
     let mut func = nkc::driver::compile(src, None).expect("the bench kernel compiles");
     run::prepare(
         &mut func,
-        PipelineMode::Default,
+        mode,
         true,
         &mut PipelineLog::default(),
         &mut Vec::new(),
     )
     .expect("the bench kernel pipelines");
-    run::apply_emergent(&mut func, PipelineMode::Default).expect("emergent pipelining");
+    run::apply_emergent(&mut func, mode).expect("emergent pipelining");
     let compiled = run::backend_compile(&func, src).expect("the backend compiles it");
     compiled.program.streams.len()
 }
@@ -129,7 +170,7 @@ fn compile_time(c: &mut Criterion) {
     // Shapes from the hardening campaign (issue 14): straight-line code and sequential loops.
     let mut group = c.benchmark_group("compile/straight");
     group.sample_size(10);
-    for n in [50, 100, 200, 400] {
+    for n in [50, 100, 200, 400, 800] {
         let src = source(straight_kernel(n));
         compile(&src);
         group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
@@ -145,6 +186,36 @@ fn compile_time(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
             b.iter(|| compile(black_box(src)))
         });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("compile/nest");
+    group.sample_size(10);
+    for n in [10, 30, 100] {
+        let src = source(nest_kernel(n));
+        compile(&src);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
+            b.iter(|| compile(black_box(src)))
+        });
+    }
+    group.finish();
+    // The README's matmul scaled up, on every path (the emergent one prefetches across the nest).
+    let mut group = c.benchmark_group("compile/matmul");
+    group.sample_size(10);
+    for n in [512, 1024, 2048, 4096] {
+        let src = source(matmul_kernel(n));
+        for mode in [
+            PipelineMode::Default,
+            PipelineMode::Annotated,
+            PipelineMode::Emergent,
+            PipelineMode::None,
+        ] {
+            compile_on(&src, mode);
+            group.bench_with_input(
+                BenchmarkId::new(mode.name(), n),
+                &(src.clone(), mode),
+                |b, (src, mode)| b.iter(|| compile_on(black_box(src), *mode)),
+            );
+        }
     }
     group.finish();
 }
