@@ -273,6 +273,8 @@ struct Checker<'a> {
     order: Vec<(u32, u32)>,
     /// The node signalling each semaphore.
     signaller: Vec<usize>,
+    /// Per wait, the thread of the node it waits for ([`thread`]).
+    producer_thread: Vec<usize>,
     /// Whether a kept wait (first) makes a later one (second) redundant, as `assemble` decides
     /// (memoised: 0 unknown, 1 no, 2 yes), at `first * waits + second` (up to [`DENSE_MEMO`]
     /// waits; past it in `implied_sparse`).
@@ -347,6 +349,16 @@ impl<'a> Checker<'a> {
             c[e] = 1;
         }
         let nw = waits.len();
+        // (Every waited semaphore has its signalling node: `sync` makes them in pairs.)
+        let producer_thread = sem
+            .iter()
+            .map(|&x| {
+                signaller
+                    .get(x)
+                    .filter(|&&i| i < n)
+                    .map_or(0, |&i| thread(em, i))
+            })
+            .collect();
         Checker {
             em,
             sync,
@@ -360,6 +372,7 @@ impl<'a> Checker<'a> {
             on,
             order,
             signaller,
+            producer_thread,
             implied: if nw <= DENSE_MEMO {
                 vec![0; nw * nw]
             } else {
@@ -459,7 +472,9 @@ impl<'a> Checker<'a> {
 
     fn keep_segment(&mut self, s: usize, alive: &[bool]) {
         let nodes = std::mem::take(&mut self.segments[s].1);
-        let mut known: Vec<usize> = Vec::new();
+        // The kept waits so far, by the thread of their producer: a wait implies another only
+        // when both producers are on one thread (one queue, or one compute engine; `implies`).
+        let mut known: Vec<Vec<usize>> = vec![Vec::new(); THREADS];
         for &i in &nodes {
             let mut ws = std::mem::take(&mut self.kept[i]);
             ws.clear();
@@ -468,8 +483,13 @@ impl<'a> Checker<'a> {
                 if !alive[w] || !self.positive[w] {
                     continue;
                 }
-                if !known.iter().any(|&a| self.implies(a, w, i)) {
-                    known.push(w);
+                let t = self.producer_thread[w];
+                let implied = (0..known[t].len()).any(|j| {
+                    let a = known[t][j];
+                    self.implies(a, w, i)
+                });
+                if !implied {
+                    known[t].push(w);
                     ws.push(w);
                 }
             }
