@@ -12,14 +12,47 @@
 use nkc::driver::Source;
 use std::path::Path;
 
-fn bound(text: &str) -> Option<u64> {
+/// The kernel `text` as written, compiled to Penguin IR.
+fn kernel(text: &str) -> penguin::Function {
     let src = Source {
         path: Path::new("t.nk").to_path_buf(),
         text: text.to_string(),
     };
-    let func = nkc::driver::compile(&src, None).expect("the test kernel compiles");
-    backend::dep_bound::compute_dependence_bound(&func)
+    nkc::driver::compile(&src, None).expect("the test kernel compiles")
 }
+
+fn bound(text: &str) -> Option<u64> {
+    backend::dep_bound::compute_dependence_bound(&kernel(text))
+}
+
+fn bounds(text: &str) -> backend::dep_bound::KernelBoundsData {
+    backend::dep_bound::compute_kernel_bounds(&kernel(text)).expect("small enough to walk")
+}
+
+/// Every iteration loads what the previous one stored in HBM scratch.
+const HBM_CHAIN: &str = "def hbm_chain(a: nl.hbm[nl.float32, 128, 512]):
+    s = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    t0 = nl.load(a[:, :])
+    nl.store(s[:, :], value=t0)
+    for i in nl.affine_range(3):
+        t = nl.load(s[:, :])
+        u = nl.add(t, 1.0)
+        nl.store(s[:, :], value=u)
+    t2 = nl.load(s[:, :])
+    nl.store(c[:, :], value=t2)
+    return c
+";
+
+/// Eight independent load → exp → store tiles.
+const TILES: &str = "def tiles(a: nl.hbm[nl.float32, 1024, 512]):
+    c = nl.ndarray((1024, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(8):
+        t = nl.load(a[i * 128:(i + 1) * 128, :])
+        e = nl.exp(t)
+        nl.store(c[i * 128:(i + 1) * 128, :], value=e)
+    return c
+";
 
 /// load → exp → store: 3,707 + 572 + 3,707.
 #[test]
@@ -39,43 +72,15 @@ fn a_load_exp_store_chain() {
 /// 4 × 3,707 + 3 × (3,707 + 572 + 3,707) = 38,786; the loop's iterations cannot overlap.
 #[test]
 fn a_chain_through_hbm() {
-    let k = "def hbm_chain(a: nl.hbm[nl.float32, 128, 512]):
-    s = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    t0 = nl.load(a[:, :])
-    nl.store(s[:, :], value=t0)
-    for i in nl.affine_range(3):
-        t = nl.load(s[:, :])
-        u = nl.add(t, 1.0)
-        nl.store(s[:, :], value=u)
-    t2 = nl.load(s[:, :])
-    nl.store(c[:, :], value=t2)
-    return c
-";
+    let k = HBM_CHAIN;
     assert_eq!(bound(k), Some(4 * 3707 + 3 * (3707 + 572 + 3707)));
 }
 
 /// Independent iterations do not add up: eight tiles cost one chain.
 #[test]
 fn independent_iterations_cost_one_chain() {
-    let k = "def tiles(a: nl.hbm[nl.float32, 1024, 512]):
-    c = nl.ndarray((1024, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    for i in nl.affine_range(8):
-        t = nl.load(a[i * 128:(i + 1) * 128, :])
-        e = nl.exp(t)
-        nl.store(c[i * 128:(i + 1) * 128, :], value=e)
-    return c
-";
+    let k = TILES;
     assert_eq!(bound(k), Some(3707 + 572 + 3707));
-}
-
-fn bounds(text: &str) -> backend::dep_bound::KernelBoundsData {
-    let src = Source {
-        path: Path::new("t.nk").to_path_buf(),
-        text: text.to_string(),
-    };
-    let func = nkc::driver::compile(&src, None).expect("the test kernel compiles");
-    backend::dep_bound::compute_kernel_bounds(&func).expect("small enough to walk")
 }
 
 /// The fill bound of eight independent load → exp → store tiles. Each transfer moves 262,144
@@ -86,14 +91,7 @@ fn bounds(text: &str) -> backend::dep_bound::KernelBoundsData {
 /// than 3,707 and leave a store of 3,707 after them: 11,990, not the largest.
 #[test]
 fn the_fill_bound_adds_the_first_transfers_latency_to_the_queues_work() {
-    let k = "def tiles(a: nl.hbm[nl.float32, 1024, 512]):
-    c = nl.ndarray((1024, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    for i in nl.affine_range(8):
-        t = nl.load(a[i * 128:(i + 1) * 128, :])
-        e = nl.exp(t)
-        nl.store(c[i * 128:(i + 1) * 128, :], value=e)
-    return c
-";
+    let k = TILES;
     let b = bounds(k);
     assert_eq!(b.dependence, 3707 + 572 + 3707);
     assert_eq!(b.fill, 64 + 1820 + 13_798);
@@ -105,19 +103,7 @@ fn the_fill_bound_adds_the_first_transfers_latency_to_the_queues_work() {
 /// to the dependence bound and no more.
 #[test]
 fn on_a_chain_through_hbm_the_fill_bound_is_the_dependence_bound() {
-    let k = "def hbm_chain(a: nl.hbm[nl.float32, 128, 512]):
-    s = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    t0 = nl.load(a[:, :])
-    nl.store(s[:, :], value=t0)
-    for i in nl.affine_range(3):
-        t = nl.load(s[:, :])
-        u = nl.add(t, 1.0)
-        nl.store(s[:, :], value=u)
-    t2 = nl.load(s[:, :])
-    nl.store(c[:, :], value=t2)
-    return c
-";
+    let k = HBM_CHAIN;
     let b = bounds(k);
     assert_eq!(b.dependence, 38_786);
     assert_eq!(b.fill, b.dependence, "{b:?}");

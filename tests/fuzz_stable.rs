@@ -25,22 +25,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// SplitMix64: the inputs of a run depend on the seed only.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use random_kernel::Rng;
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -397,39 +382,6 @@ fn fuzz_isa_reader() {
     assert_no_panic("isa_reader", &c, n);
 }
 
-/// The `run_check` target's property on one random kernel and one path: bit-exact against the
-/// interpreter with no race, or refused by the legality check (E04xx); anything else panics.
-fn run_check(seed: u64, mode: nkc::run::PipelineMode) {
-    use nkc::run::{self, Engine, RunOptions};
-    let text = random_kernel::random_kernel(seed);
-    let src = nkc::driver::Source {
-        path: PathBuf::from(format!("random{seed}.nk")),
-        text: text.clone(),
-    };
-    let opts = RunOptions {
-        kernel: None,
-        engine: Engine::Sim,
-        pipeline: mode,
-        inputs: Vec::new(),
-        seed,
-        output_dir: None,
-        legality_check: true,
-        check: true,
-        trace: None,
-        timeline: false,
-        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
-    };
-    match run::run(&src, &opts, &mut penguin::pipeline::PipelineLog::default()) {
-        Ok(r) => {
-            let races = r.sim.map(|s| s.races).unwrap_or_default();
-            assert!(r.checked && races.is_empty(), "{text}\n{races:?}");
-        }
-        Err(nkc::driver::Failure::Diagnostics(d))
-            if d.iter().all(|e| e.code.starts_with("E04")) => {}
-        Err(e) => panic!("seed {seed} --pipeline {}:\n{text}\n{e:?}", mode.name()),
-    }
-}
-
 #[test]
 fn fuzz_run_check() {
     use nkc::run::PipelineMode;
@@ -448,7 +400,7 @@ fn fuzz_run_check() {
         |i| i.to_string(),
         |i| {
             let i: u64 = i.parse().expect("an index");
-            run_check(base + i / 4, modes[(i % 4) as usize]);
+            random_kernel::run_checked(base + i / 4, modes[(i % 4) as usize]);
         },
     );
     assert_no_panic("run_check", &c, n);

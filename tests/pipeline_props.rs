@@ -142,44 +142,18 @@ fn the_generator_makes_kernels_the_front_end_accepts() {
 /// user's stages) and on `emergent`. `NKC_BACKEND_CASES=N` changes the count.
 #[test]
 fn accepted_random_schedules_run_bit_exact_on_the_backend() {
-    use nkc::run::{self, Engine, PipelineMode, RunOptions};
+    use nkc::run::PipelineMode;
     let cases: u64 = std::env::var("NKC_BACKEND_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(150);
     let (mut ran, mut refused) = (0, 0);
     for seed in 0..cases {
-        let text = random_kernel(seed);
-        let src = nkc::driver::Source {
-            path: std::path::PathBuf::from(format!("random{seed}.nk")),
-            text: text.clone(),
-        };
         for mode in [PipelineMode::Default, PipelineMode::Emergent] {
-            let opts = RunOptions {
-                kernel: None,
-                engine: Engine::Sim,
-                pipeline: mode,
-                inputs: Vec::new(),
-                seed,
-                output_dir: None,
-                legality_check: true,
-                check: true,
-                trace: None,
-                timeline: false,
-                max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
-            };
-            match run::run(&src, &opts, &mut pipeline::PipelineLog::default()) {
-                Ok(r) => {
-                    let sim = r.sim.expect("engine sim");
-                    assert!(r.checked && sim.races.is_empty(), "{text}\n{:?}", sim.races);
-                    ran += 1;
-                }
-                Err(nkc::driver::Failure::Diagnostics(d))
-                    if d.iter().all(|e| e.code.starts_with("E04")) =>
-                {
-                    refused += 1;
-                }
-                Err(e) => panic!("seed {seed} --pipeline {}:\n{text}\n{e:?}", mode.name()),
+            if random_kernel::run_checked(seed, mode) {
+                ran += 1;
+            } else {
+                refused += 1;
             }
         }
     }

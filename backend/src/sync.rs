@@ -167,35 +167,27 @@ fn may_conflict(x: &Node, y: &Node) -> bool {
                 && (fx.write || fy.write)
                 && fx.region.0 < fy.region.1
                 && fy.region.0 < fx.region.1
-                && rows_may_meet(fx, fy)
-                && fixed_rects_may_meet(fx, fy)
+                && fixed_parts_may_meet(fx, fy)
         })
     })
 }
 
-/// Whether two footprints whose rectangles do not depend on the iteration at all (a loop body
-/// that touches the same place every time) overlap, decided once as [`conflict`] would decide it
-/// at every instance; `true` when either moves, and for two scratch tensors of one arena (their
-/// element ranges decide). Without it, two such nodes that never meet would be searched instance
-/// by instance, and a search past its budget waits for everything.
-fn fixed_rects_may_meet(a: &Foot, b: &Foot) -> bool {
-    let arena = matches!(a.space, Space::Hbm(_)) && a.tensor != b.tensor;
-    let moves = |f: &Foot| !f.r0.terms.is_empty() || !f.c0.terms.is_empty();
-    if arena || moves(a) || moves(b) {
+/// Whether two footprints may overlap in the coordinates that do not depend on the iteration:
+/// rows whose starts are constant on both sides (the pieces of one split DMA) must share one, and
+/// so must constant columns (a loop body that touches the same place every time). Decided once,
+/// as [`conflict`] would decide it at every instance; without it, two nodes that never meet
+/// would be searched instance by instance, and a search past its budget waits for everything.
+/// Two scratch tensors of one arena have coordinates of their own: their element ranges decide.
+fn fixed_parts_may_meet(a: &Foot, b: &Foot) -> bool {
+    if matches!(a.space, Space::Hbm(_)) && a.tensor != b.tensor {
         return true;
     }
-    let (ar, ac, br, bc) = (a.r0.constant, a.c0.constant, b.r0.constant, b.c0.constant);
-    ar < br + b.nr as i64 && br < ar + a.nr as i64 && ac < bc + b.nc as i64 && bc < ac + a.nc as i64
-}
-
-/// Whether two on-chip footprints whose partitions do not depend on the iteration (the pieces of
-/// one split DMA, say) share a partition; `true` when either depends on it, or for HBM (whose
-/// rows do).
-fn rows_may_meet(a: &Foot, b: &Foot) -> bool {
-    if matches!(a.space, Space::Hbm(_)) || !a.r0.terms.is_empty() || !b.r0.terms.is_empty() {
-        return true;
-    }
-    a.r0.constant < b.r0.constant + b.nr as i64 && b.r0.constant < a.r0.constant + a.nr as i64
+    let meet = |x: &Expr, nx: u64, y: &Expr, ny: u64| {
+        !x.terms.is_empty()
+            || !y.terms.is_empty()
+            || x.constant < y.constant + ny as i64 && y.constant < x.constant + nx as i64
+    };
+    meet(&a.r0, a.nr, &b.r0, b.nr) && meet(&a.c0, a.nc, &b.c0, b.nc)
 }
 
 /// What consumer `y` must wait for on producer `x`: `None` when it never needs to wait.

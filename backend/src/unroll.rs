@@ -75,7 +75,7 @@ pub fn unroll_loops(func: &mut Function) -> Vec<String> {
         }
         let name = func.axes[l].iv_name.clone();
         // A full unroll leaves the copies to the enclosing loop's pipelining.
-        let enclosed = parent_of(func, l).is_some_and(|p| {
+        let enclosed = position(func, l).0.is_some_and(|p| {
             let pd = &func.axes[p];
             pd.attrs.num_stages.is_none() && pd.attrs.pipelined.is_none() && pd.trip_count() >= 2
         });
@@ -169,7 +169,8 @@ fn transfers(func: &Function, l: Axis) -> Vec<(u64, u64)> {
 /// The on-chip local tensors private to one iteration of `l` (module doc).
 fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
     let inside: BTreeSet<Stmt> = func.axes[l].body.iter().copied().collect();
-    // Every access in program order: (statement, tensor, writes, reads, whole write).
+    // Per tensor the body touches, whether its first access (program order) writes all of it
+    // without reading it; and the tensors touched outside the body.
     let mut first: BTreeMap<Tensor, bool> = BTreeMap::new();
     let mut outside: BTreeSet<Tensor> = BTreeSet::new();
     func.walk_stmts(|s, _| {
@@ -241,6 +242,7 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     let q = trip / i64::from(u);
     let rem = trip % i64::from(u);
     let body = func.axes[l].body.clone();
+    let (parent, pos) = position(func, l);
     // The remainder loop first, from the old body and tensors.
     if rem > 0 {
         let mut name = format!("{}.rem", func.axes[l].iv_name);
@@ -265,17 +267,8 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
             .collect();
         func.axes[r].body = rbody;
         let rs = func.add_loop_stmt(r);
-        let loop_stmt = parent_block(func, l)
-            .into_iter()
-            .find(|&s| func.stmts[s].kind == StmtKind::Loop(l));
-        func.stmt_spans[rs] = loop_stmt.and_then(|s| func.stmt_spans[s]);
-        let parent = parent_block(func, l);
-        let at = parent
-            .iter()
-            .position(|&s| func.stmts[s].kind == StmtKind::Loop(l))
-            .map_or(parent.len(), |k| k + 1);
-        let parent_axis = parent_of(func, l);
-        func.block_mut(parent_axis).insert(at, rs);
+        func.stmt_spans[rs] = func.stmt_spans[func.block(parent)[pos]];
+        func.block_mut(parent).insert(pos + 1, rs);
     }
     // The unrolled loop: copies 1.. from the body as written, then copy 0 in place. A full
     // unroll's copies leave the loop: their induction variable is a constant.
@@ -301,13 +294,7 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     if full {
         // The copies take the loop's place in its block, and the loop stays behind them, empty,
         // of trip 0 (an axis is the loop of exactly one statement).
-        let parent_axis = parent_of(func, l);
-        let pos = func
-            .block(parent_axis)
-            .iter()
-            .position(|&s| func.stmts[s].kind == StmtKind::Loop(l))
-            .unwrap_or(0);
-        func.block_mut(parent_axis).splice(pos..pos, new_body);
+        func.block_mut(parent).splice(pos..pos, new_body);
         func.axes[l].lb = 0;
         func.axes[l].ub = 0;
         func.axes[l].body = Vec::new();
@@ -318,20 +305,21 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     func.axes[l].body = new_body;
 }
 
-/// The block (statement list) that holds loop `l`'s statement.
-fn parent_block(func: &Function, l: Axis) -> Vec<Stmt> {
-    func.block(parent_of(func, l)).to_vec()
-}
-
-/// The loop whose body holds `l`'s statement (`None`: the top level).
-fn parent_of(func: &Function, l: Axis) -> Option<Axis> {
+/// Where loop `l`'s statement stands: the loop whose body holds it (`None`: the top level) and
+/// its index in that block.
+fn position(func: &Function, l: Axis) -> (Option<Axis>, usize) {
     let mut parent = None;
     func.walk_stmts(|s, loops| {
         if func.stmts[s].kind == StmtKind::Loop(l) {
             parent = loops.last().copied();
         }
     });
-    parent
+    let pos = func
+        .block(parent)
+        .iter()
+        .position(|&s| func.stmts[s].kind == StmtKind::Loop(l))
+        .expect("a loop of the verified tree stands in its parent's block");
+    (parent, pos)
 }
 
 /// A copy of instruction statement `s` (fresh statement and instructions), with `iv(l)` replaced

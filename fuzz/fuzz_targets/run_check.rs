@@ -9,7 +9,7 @@
 mod random_kernel;
 
 use libfuzzer_sys::fuzz_target;
-use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use nkc::run::PipelineMode;
 
 fuzz_target!(|data: &[u8]| {
     let mut bytes = [0u8; 8];
@@ -23,30 +23,5 @@ fuzz_target!(|data: &[u8]| {
         2 => PipelineMode::Emergent,
         _ => PipelineMode::None,
     };
-    let text = random_kernel::random_kernel(seed);
-    let src = nkc::driver::Source {
-        path: std::path::PathBuf::from("random.nk"),
-        text: text.clone(),
-    };
-    let opts = RunOptions {
-        kernel: None,
-        engine: Engine::Sim,
-        pipeline: mode,
-        inputs: Vec::new(),
-        seed,
-        output_dir: None,
-        legality_check: true,
-        check: true,
-        trace: None,
-        timeline: false,
-        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
-    };
-    match run::run(&src, &opts, &mut penguin::pipeline::PipelineLog::default()) {
-        Ok(r) => {
-            let races = r.sim.map(|s| s.races).unwrap_or_default();
-            assert!(r.checked && races.is_empty(), "{text}\n{races:?}");
-        }
-        Err(nkc::driver::Failure::Diagnostics(d)) if d.iter().all(|e| e.code.starts_with("E04")) => {}
-        Err(e) => panic!("seed {seed} --pipeline {}:\n{text}\n{e:?}", mode.name()),
-    }
+    random_kernel::run_checked(seed, mode);
 });

@@ -2,21 +2,26 @@
 //! local tiles (`[4, 8]`), sometimes with an SBUF buffer carried across iterations, in a loop of 1
 //! to 5 iterations, with a random schedule (Mode A or Mode B, interleaved execution orders,
 //! buffering keywords, sometimes an illegal order with its check disabled); see
-//! `tests/pipeline_props.rs`. Deterministic in the seed. Standalone (std only), so that
-//! `tests/*.rs` and `fuzz/fuzz_targets/run_check.rs` include it with `#[path]`.
+//! `tests/pipeline_props.rs`. Deterministic in the seed. Also the `run --check` property the
+//! backend tests and the fuzz targets assert on such a kernel ([`run_checked`]). It depends only on
+//! the workspace's crates, so that `tests/*.rs` and `fuzz/fuzz_targets/run_check.rs` include it
+//! with `#[path]`.
+#![allow(dead_code)]
 
-struct Rng(u64);
+/// SplitMix64: everything drawn depends on the seed only.
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+    /// Uniform in `0 .. n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
     }
     fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
@@ -178,4 +183,42 @@ pub fn random_kernel(seed: u64) -> String {
         src += "    return c\n";
     }
     src
+}
+
+/// `nkc run --check` in-process on the random kernel of `seed`, on path `mode`: `true` when it
+/// simulated to the interpreter's bits of the kernel as written with no race, `false` when the
+/// legality check refused its schedule (E04xx). Anything else panics with the kernel.
+pub fn run_checked(seed: u64, mode: nkc::run::PipelineMode) -> bool {
+    use nkc::run::{self, Engine, RunOptions};
+    let text = random_kernel(seed);
+    let src = nkc::driver::Source {
+        path: std::path::PathBuf::from(format!("random{seed}.nk")),
+        text: text.clone(),
+    };
+    let opts = RunOptions {
+        kernel: None,
+        engine: Engine::Sim,
+        pipeline: mode,
+        inputs: Vec::new(),
+        seed,
+        output_dir: None,
+        legality_check: true,
+        check: true,
+        trace: None,
+        timeline: false,
+        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+    };
+    match run::run(&src, &opts, &mut penguin::pipeline::PipelineLog::default()) {
+        Ok(r) => {
+            let sim = r.sim.expect("engine sim reports the simulator's figures");
+            assert!(r.checked && sim.races.is_empty(), "{text}\n{:?}", sim.races);
+            true
+        }
+        Err(nkc::driver::Failure::Diagnostics(d))
+            if d.iter().all(|e| e.code.starts_with("E04")) =>
+        {
+            false
+        }
+        Err(e) => panic!("seed {seed} --pipeline {}:\n{text}\n{e:?}", mode.name()),
+    }
 }
