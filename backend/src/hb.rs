@@ -287,8 +287,28 @@ struct Checker<'a> {
     /// its engine; and the stretch of each node (`usize::MAX`: none).
     segments: Vec<(Engine, Vec<usize>)>,
     segment_of: Vec<usize>,
-    /// The clocks of one check (reset by each).
+    /// The clocks of the latest walk. Its records (the epochs of the instances before position
+    /// `valid_until` of `order`, the signals published there) are those a whole walk of the
+    /// current program would compute; see [`Checker::race_free`].
     st: State,
+    valid_until: usize,
+    /// Snapshots of the walk's state before some positions of `order` (increasing, each at
+    /// most `valid_until`; the first at 0), every `every` positions.
+    checkpoints: Vec<Checkpoint>,
+    every: usize,
+    /// Per node, the position in `order` of its first instance (`usize::MAX`: none).
+    first_pos: Vec<usize>,
+    /// The semaphores the current program signals (those a kept wait reads).
+    read: Vec<bool>,
+}
+
+/// The state of a walk before one position of the program order. The epochs and published
+/// signals are append-only in program order, so the lengths of the signal lists suffice.
+struct Checkpoint {
+    pos: usize,
+    clock: [Vc; 5],
+    queue_epoch: [u32; DMA_QUEUES],
+    published: Vec<u32>,
 }
 
 /// The state of one pass of clock propagation over the instances in program order.
@@ -317,6 +337,12 @@ impl<'a> Checker<'a> {
         }
         let mut order = Vec::with_capacity(total);
         program_order(em, &em.tree, &mut regs, &mut order);
+        let mut first_pos = vec![usize::MAX; n];
+        for (pos, &(i, _)) in order.iter().enumerate().rev() {
+            first_pos[i as usize] = pos;
+        }
+        // About 256 snapshots over the walk, none closer than 64 instances.
+        let every = (order.len() / 256).max(64);
         let mut signaller = vec![usize::MAX; sync.semaphores.len()];
         for (i, s) in sync.signal.iter().enumerate() {
             if let Some(s) = *s {
@@ -388,6 +414,16 @@ impl<'a> Checker<'a> {
                 prefix: vec![Vec::new(); sync.semaphores.len()],
                 epoch: vec![0; total],
             },
+            valid_until: 0,
+            checkpoints: vec![Checkpoint {
+                pos: 0,
+                clock,
+                queue_epoch: [0; DMA_QUEUES],
+                published: vec![0; sync.semaphores.len()],
+            }],
+            every,
+            first_pos,
+            read: vec![false; sync.semaphores.len()],
         }
     }
 
@@ -470,6 +506,17 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The nodes of node `i`'s stretch (just `i` when it has none).
+    fn stretch_of(&mut self, i: usize) -> Vec<usize> {
+        if self.segments.is_empty() {
+            self.compute_segments();
+        }
+        match self.segment_of[i] {
+            usize::MAX => vec![i],
+            s => self.segments[s].1.clone(),
+        }
+    }
+
     fn keep_segment(&mut self, s: usize, alive: &[bool]) {
         let nodes = std::mem::take(&mut self.segments[s].1);
         // The kept waits so far, by the thread of their producer: a wait implies another only
@@ -500,11 +547,27 @@ impl<'a> Checker<'a> {
 
     /// Whether the program `assemble` builds with the kept waits is free of races, or `None`
     /// when undecided.
-    fn race_free(&mut self) -> Option<bool> {
+    ///
+    /// `changed` is the first position of the program order at which this program may differ
+    /// from the one the last successful walk checked (a node whose kept waits, or whose
+    /// signal, changed runs there first): the walk resumes from the latest snapshot before it,
+    /// since up to there both programs compute the same clocks. A walk that finds no race
+    /// makes the program the current one; one that stops leaves the records valid only up to
+    /// where it started, and the caller restores the previous program.
+    fn race_free(&mut self, changed: usize) -> Option<bool> {
         // Like `assemble`, signal only the semaphores some kept wait reads.
         let mut read = vec![false; self.sync.semaphores.len()];
         for &w in self.kept.iter().flatten() {
             read[self.sem[w]] = true;
+        }
+        let mut changed = changed;
+        for (s, (&now, &was)) in read.iter().zip(&self.read).enumerate() {
+            if now != was {
+                let i = self.signaller[s];
+                if let Some(&p) = self.first_pos.get(i) {
+                    changed = changed.min(p);
+                }
+            }
         }
         let signal: Vec<Option<usize>> = self
             .sync
@@ -512,14 +575,19 @@ impl<'a> Checker<'a> {
             .iter()
             .map(|s| s.filter(|&s| read[s]))
             .collect();
+        let limit = changed.min(self.valid_until);
+        let keep = self.checkpoints.partition_point(|c| c.pos <= limit);
+        self.checkpoints.truncate(keep);
+        let cp = self
+            .checkpoints
+            .last()
+            .expect("the snapshot at position 0 is never dropped");
+        let start = cp.pos;
         let st = &mut self.st;
-        for (e, c) in st.clock.iter_mut().enumerate() {
-            *c = [0; THREADS];
-            c[e] = 1;
-        }
-        st.queue_epoch = [0; DMA_QUEUES];
-        for p in &mut st.prefix {
-            p.clear();
+        st.clock = cp.clock;
+        st.queue_epoch = cp.queue_epoch;
+        for (p, &len) in st.prefix.iter_mut().zip(&cp.published) {
+            p.truncate(len as usize);
         }
         let mut walk = Walk {
             em: self.em,
@@ -532,15 +600,45 @@ impl<'a> Checker<'a> {
             signal: &signal,
             st,
         };
-        let r = self
-            .order
-            .iter()
-            .try_for_each(|&(i, lin)| walk.inst(i as usize, lin as usize));
-        match r {
-            Ok(()) => Some(true),
-            Err(Stop::Race) => Some(false),
-            Err(Stop::Undecided) => None,
+        let mut r = Ok(());
+        for (pos, &(i, lin)) in self.order.iter().enumerate().skip(start) {
+            if pos > start && pos % self.every == 0 {
+                self.checkpoints.push(Checkpoint {
+                    pos,
+                    clock: walk.st.clock,
+                    queue_epoch: walk.st.queue_epoch,
+                    published: walk.st.prefix.iter().map(|p| p.len() as u32).collect(),
+                });
+            }
+            r = walk.inst(i as usize, lin as usize);
+            if r.is_err() {
+                break;
+            }
         }
+        match r {
+            Ok(()) => {
+                self.valid_until = self.order.len();
+                self.read = read;
+                Some(true)
+            }
+            Err(stop) => {
+                self.valid_until = start;
+                self.checkpoints.truncate(keep);
+                match stop {
+                    Stop::Race => Some(false),
+                    Stop::Undecided => None,
+                }
+            }
+        }
+    }
+
+    /// The first position of the program order at which a node of `nodes` runs.
+    fn first_of(&self, nodes: &[usize]) -> usize {
+        nodes
+            .iter()
+            .map(|&i| self.first_pos[i])
+            .min()
+            .unwrap_or(usize::MAX)
     }
 }
 
@@ -691,21 +789,46 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
         for e in Engine::ALL {
             ck.keep(e, &alive);
         }
-        if ck.race_free() != Some(true) {
+        if ck.race_free(0) != Some(true) {
             return 0;
         }
-        for w in 0..alive.len() {
-            let node = ck.waits[w].0;
-            alive[w] = false;
+        // The waits are tried in order, a run at a time: the run grows while its removal
+        // keeps the program race free and shrinks to one wait when it does not. Waits only
+        // add happens-before edges, so a run whose removal is race free is one that removing
+        // wait by wait would remove too, and the result is the wait-by-wait greedy's.
+        let (mut w, mut run) = (0, 1);
+        while w < alive.len() {
+            let end = (w + run).min(alive.len());
+            let mut nodes: Vec<usize> = (w..end).map(|x| ck.waits[x].0).collect();
+            nodes.dedup();
+            // Only the kept waits of the nodes' stretches can change.
+            let mut stretch: Vec<usize> = nodes.iter().flat_map(|&i| ck.stretch_of(i)).collect();
+            stretch.sort_unstable();
+            stretch.dedup();
+            let before: Vec<Vec<usize>> = stretch.iter().map(|&i| ck.kept[i].clone()).collect();
+            alive[w..end].fill(false);
+            for &i in &nodes {
+                ck.keep_node(i, &alive);
+            }
+            let moved: Vec<usize> = (stretch.iter().zip(&before))
+                .filter(|&(&i, was)| ck.kept[i] != *was)
+                .map(|(&i, _)| i)
+                .collect();
             // A wait that `assemble` already drops (an earlier wait of its engine implies it)
             // is not in the program: removing it changes nothing.
-            if !ck.kept[node].contains(&w) {
+            if moved.is_empty() || ck.race_free(ck.first_of(&moved)) == Some(true) {
+                w = end;
+                run *= 2;
                 continue;
             }
-            ck.keep_node(node, &alive);
-            if ck.race_free() != Some(true) {
-                alive[w] = true;
-                ck.keep_node(node, &alive);
+            alive[w..end].fill(true);
+            for &i in &nodes {
+                ck.keep_node(i, &alive);
+            }
+            if run == 1 {
+                w += 1;
+            } else {
+                run /= 2;
             }
         }
         if cfg!(debug_assertions) {

@@ -326,29 +326,6 @@ impl LoopModel {
         Ok(acc)
     }
 
-    /// Whether the pipelined schedule keeps every pair of instances of the instructions `insts`
-    /// (indices into [`Self::insts`]) in their original order: their children all have one stage
-    /// and run in program order. Both schedules then agree up to a constant shift of the
-    /// pipelined dimension (`[outer, iv + s, rank(child), tail]` against `[outer, iv, child,
-    /// tail]`, with `rank` increasing in `child` over these children).
-    pub fn order_preserved(&self, plan: &PipelinePlan, insts: &[usize]) -> bool {
-        let mut children: Vec<usize> = insts.iter().map(|&k| self.insts[k].child).collect();
-        children.sort_unstable();
-        children.dedup();
-        let Some(&first) = children.first() else {
-            return true;
-        };
-        let stage = plan.stages[first];
-        let rank = |c: usize| {
-            plan.order
-                .iter()
-                .position(|&x| x == c)
-                .expect("LoopModel::build checked that the order is a permutation")
-        };
-        children.iter().all(|&c| plan.stages[c] == stage)
-            && children.windows(2).all(|w| rank(w[0]) < rank(w[1]))
-    }
-
     /// The tensors the loop's instructions write, in entity order, each once.
     pub fn written_tensors(&self, func: &Function) -> Vec<Tensor> {
         let mut ts: Vec<Tensor> = self

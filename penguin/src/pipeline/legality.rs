@@ -33,10 +33,11 @@
 //! across iterations of the loops around the pipelined loop are never reordered; the model tags
 //! memory with those loops' ivs, so they are not computed.
 //!
-//! **Fast path** (`LegalityOptions::prefilter`, on by default). A tensor whose accesses all lie in
-//! children of one stage, run in the pipelined body in their program order, keeps the relative
-//! order of every pair of its instances (both schedules agree up to a constant shift of the
-//! loop's iv), so it cannot have a violation and skips ISL. The benchmark measures both ways.
+//! **Fast path** (`LegalityOptions::prefilter`, on by default). A tensor whose every pair of
+//! accesses (at least one a write) keeps its order under the plan's stages and order, at distance
+//! 0 and at the smallest distance at which its slots repeat, cannot have a violation and skips
+//! ISL ([`crate::pipeline::prefilter`]: sound, not complete; a tensor it cannot prove goes to
+//! ISL). The benchmark measures both ways.
 //!
 //! Result order: by tensor (entity order), then kind (flow, anti, output), then source and sink
 //! instruction. One violation per (kind, tensor, source, sink), with the lexicographically first
@@ -44,6 +45,7 @@
 
 use super::isl_model::{LoopModel, TRIP_PARAM};
 use super::plan::{DepKind, PipelinePlan, Violation};
+use super::prefilter::compute_order_kept;
 use crate::entities::{Axis, Inst, Tensor};
 use crate::ir::Function;
 use cranelift_entity::EntityRef;
@@ -301,7 +303,7 @@ impl<'a> Checker<'a> {
         if acc.writes.is_empty() {
             return Ok(());
         }
-        if options.prefilter && self.model.order_preserved(self.plan, &acc.insts) {
+        if options.prefilter && compute_order_kept(self.model, self.plan, tensor, &acc) {
             report.tensors_preserved += 1;
             return Ok(());
         }

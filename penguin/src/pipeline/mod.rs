@@ -25,6 +25,7 @@ pub mod isl_model;
 pub mod legality;
 pub mod log;
 pub mod plan;
+pub mod prefilter;
 pub mod reorder;
 pub mod targets;
 pub mod widen;
