@@ -200,6 +200,10 @@ pub fn pipeline(
     opts: &PipelineOptions,
     log: &mut PipelineLog,
 ) -> Result<(), Failure> {
+    // `num_stages="auto"` becomes stage ids, as if written in Mode B.
+    for line in backend::emergent::choose_auto_stages(func) {
+        log.push(line);
+    }
     pipeline::pipeline_function_logged(func, opts, log).map_err(pipeline_failure)?;
     verify(func, "the pipeliner")
 }

@@ -59,6 +59,10 @@ fn output_bits(func: &Function, seed: u64) -> Vec<Vec<u32>> {
 fn assert_same_bits(func: &Function, what: &str) -> PipelineLog {
     let mut piped = func.clone();
     let mut log = PipelineLog::default();
+    // `num_stages="auto"` becomes stage ids first, as the driver does.
+    for line in backend::emergent::choose_auto_stages(&mut piped) {
+        log.push(line);
+    }
     if let Err(errors) =
         pipeline::pipeline_function_logged(&mut piped, &PipelineOptions::default(), &mut log)
     {
@@ -139,6 +143,7 @@ fn pipeline_corpus() {
             }
             Expect::Errors(mut expected) => {
                 let mut piped = func.clone();
+                backend::emergent::choose_auto_stages(&mut piped);
                 let errors =
                     match pipeline::pipeline_function(&mut piped, &PipelineOptions::default()) {
                         Ok(_) => {

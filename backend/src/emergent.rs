@@ -34,7 +34,10 @@
 //! A loop takes exactly one path: a loop the annotated pipeliner extended is skipped, and so is
 //! any loop with a `num_stages` annotation.
 
+mod auto;
 mod stages;
+
+pub use auto::choose_auto_stages;
 
 pub use stages::StageOrder;
 

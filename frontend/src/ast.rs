@@ -118,6 +118,8 @@ pub enum ExprKind {
     Float(f64),
     Bool(bool),
     None,
+    /// A string literal, without its quotes (only `num_stages="auto"` accepts one).
+    Str(String),
     /// `value.attr`, as in `nl.float32` or `x.shape`.
     Attribute {
         value: Box<Expr>,

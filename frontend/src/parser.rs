@@ -173,10 +173,16 @@ where
 
         let atom = literal.or(paren).boxed();
 
-        // Calls: positional arguments, then keyword arguments.
+        // Calls: positional arguments, then keyword arguments. A string literal is a value only
+        // as `num_stages="auto"`; anywhere else it stays a syntax error.
+        let string = select! { Token::Str(s) => ExprKind::Str(s[1..s.len() - 1].to_string()) }
+            .map_with(|kind, e| Expr {
+                kind,
+                span: sp(e.span()),
+            });
         let kwarg = ident()
             .then_ignore(just(Token::Assign))
-            .then(expr.clone())
+            .then(string.or(expr.clone()))
             .map_with(|(name, value), e| {
                 Arg::Kw(Keyword {
                     name,
@@ -210,7 +216,21 @@ where
                             }
                             pos.push(a);
                         }
-                        Arg::Kw(k) => kws.push(k),
+                        Arg::Kw(k) => {
+                            if matches!(k.value.kind, ExprKind::Str(_))
+                                && k.name.name != "num_stages"
+                            {
+                                emitter.emit(custom(
+                                    Error::new(
+                                        codes::UNSUPPORTED_SYNTAX,
+                                        "string literals are not part of the kernel language",
+                                        k.value.span.clone(),
+                                    )
+                                    .with_label("string literal"),
+                                ));
+                            }
+                            kws.push(k)
+                        }
                     }
                 }
                 Postfix::Call(pos, kws)

@@ -174,6 +174,10 @@ pub struct Pipelined {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct AxisAttrs {
     pub num_stages: Option<u32>,
+    /// `num_stages="auto"`: the compiler chooses the stages. The driver's stage chooser replaces
+    /// it by `stage_id` annotations on the body (Mode B) before the pipeliner runs; the pipeliner
+    /// reports one that is left beside the user's own `stage_id`s.
+    pub auto_stages: bool,
     pub disable_auto_buffer: bool,
     pub disable_execution_order_check: bool,
     pub multi_buffer: Option<u32>,

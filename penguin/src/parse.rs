@@ -465,7 +465,12 @@ impl Parser {
             match word.as_str() {
                 "num_stages" => {
                     self.expect_sym("=")?;
-                    attrs.num_stages = Some(self.u32_lit("a stage count")?);
+                    if matches!(&self.peek().tok, Tok::Ident(w) if w == "auto") {
+                        self.bump();
+                        attrs.auto_stages = true;
+                    } else {
+                        attrs.num_stages = Some(self.u32_lit("a stage count")?);
+                    }
                 }
                 "multi_buffer" => {
                     self.expect_sym("=")?;
@@ -492,7 +497,7 @@ impl Parser {
         }
         let open = self.open_body(
             stmt,
-            "a loop attribute (`num_stages=N`, `multi_buffer=N`, `disable_auto_buffer`, \
+            "a loop attribute (`num_stages=N`, `num_stages=auto`, `multi_buffer=N`, `disable_auto_buffer`, \
              `disable_execution_order_check`, `pipelined(stages=N, trip=T)`), `stage_id=N`, \
              `execution_order=N`, `stage=N`",
         )?;

@@ -20,7 +20,7 @@
 //! - `kernel NAME(params) -> (outputs)`: the parameters and outputs in order.
 //! - `tensor NAME: MEMORY DTYPE[SHAPE] KIND [block[IV: COUNT, ...]]`, one line per tensor, in entity
 //!   order, before any statement.
-//! - `loop IV in LB..UB KIND [num_stages=N] [multi_buffer=N] [disable_auto_buffer]
+//! - `loop IV in LB..UB KIND [num_stages=N | num_stages=auto] [multi_buffer=N] [disable_auto_buffer]
 //!   [disable_execution_order_check] [pipelined(stages=N, trip=T)] STMT-ATTRS { ... }`: a loop
 //!   statement with its axis.
 //! - `stmt STMT-ATTRS { INST ... }`: an instruction statement, one instruction per line.
@@ -314,6 +314,9 @@ impl<'a> Printer<'a> {
                 let a = &ax.attrs;
                 if let Some(n) = a.num_stages {
                     write!(out, " num_stages={n}")?;
+                }
+                if a.auto_stages {
+                    out.write_str(" num_stages=auto")?;
                 }
                 if let Some(n) = a.multi_buffer {
                     write!(out, " multi_buffer={n}")?;

@@ -84,7 +84,7 @@ struct Access {
 }
 
 /// Everything the planner reads about loop `l`.
-struct LoopFacts {
+pub(super) struct LoopFacts {
     /// Per tensor touched in `l`'s subtree, its accesses in program order.
     accesses: BTreeMap<Tensor, Vec<Access>>,
     /// Children that are hoisted loads (stage 0).
@@ -248,7 +248,7 @@ fn engine_name(e: EngineClass) -> &'static str {
     }
 }
 
-fn describe_child(func: &Function, s: Stmt, facts: &LoopFacts) -> String {
+pub(super) fn describe_child(func: &Function, s: Stmt, facts: &LoopFacts) -> String {
     match &func.stmts[s].kind {
         StmtKind::Insts(insts) => {
             let parts: Vec<String> = insts
@@ -374,7 +374,7 @@ pub fn hoisted_loads(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> (Vec<
     (loads.into_iter().map(|(s, _, _)| s).collect(), p)
 }
 
-fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> LoopFacts {
+pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> LoopFacts {
     let body = func.axes[l].body.clone();
     let engines = compute_engines(func, l);
     let (hoisted_stmts, p) = hoisted_loads(func, l, rings);
@@ -503,7 +503,7 @@ fn lower_bound(facts: &LoopFacts, stages: &[u32], c: usize, cap: u32) -> (u32, b
 }
 
 /// The stage of every child of the loop, with at most `cap` hand-offs split.
-fn compute_stages(facts: &LoopFacts, cap: u32) -> Vec<u32> {
+pub(super) fn compute_stages(facts: &LoopFacts, cap: u32) -> Vec<u32> {
     let n = facts.hoisted.len();
     let mut stages = vec![0u32; n];
     let mut sources = Vec::new();
@@ -575,7 +575,7 @@ fn stage_span(facts: &LoopFacts, stages: &[u32], t: Tensor) -> (u32, u32) {
 }
 
 /// Every ring of the loop and its slot count under `stages`.
-fn compute_rings(facts: &LoopFacts, stages: &[u32]) -> Vec<(Tensor, u32)> {
+pub(super) fn compute_rings(facts: &LoopFacts, stages: &[u32]) -> Vec<(Tensor, u32)> {
     let mut rings = Vec::new();
     for (&t, &depth) in &facts.renamed {
         let (d, u) = stage_span(facts, stages, t);
@@ -591,7 +591,7 @@ fn compute_rings(facts: &LoopFacts, stages: &[u32]) -> Vec<(Tensor, u32)> {
 }
 
 /// Checks that SBUF and PSUM hold every tensor once `rings` are applied.
-fn check_budget(func: &Function, rings: &[(Tensor, u32)]) -> Result<(), String> {
+pub(super) fn check_budget(func: &Function, rings: &[(Tensor, u32)]) -> Result<(), String> {
     let count_of = |t: Tensor| -> u64 {
         rings
             .iter()

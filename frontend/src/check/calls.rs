@@ -223,7 +223,22 @@ impl Checker<'_> {
 
     fn loop_keyword(&mut self, kw: &Keyword, attrs: &mut AxisAttrs) {
         match kw.name.name.as_str() {
-            "num_stages" => attrs.num_stages = self.annotation_int(kw, 1),
+            "num_stages" => match &kw.value.kind {
+                ExprKind::Str(s) if s == "auto" => attrs.auto_stages = true,
+                ExprKind::Str(s) => self.error(
+                    Error::new(
+                        codes::BAD_ANNOTATION_VALUE,
+                        format!(
+                            "`num_stages` must be an integer from 1 to {} or \"auto\"",
+                            u32::MAX
+                        ),
+                        kw.value.span.clone(),
+                    )
+                    .with_label(format!("the string \"{s}\""))
+                    .with_help("write num_stages=\"auto\" to let the compiler choose the stages"),
+                ),
+                _ => attrs.num_stages = self.annotation_int(kw, 1),
+            },
             "multi_buffer" => attrs.multi_buffer = self.annotation_int(kw, 1),
             "disable_auto_buffer" => {
                 attrs.disable_auto_buffer = self.annotation_bool(kw).unwrap_or(false)
@@ -247,7 +262,11 @@ impl Checker<'_> {
             );
         };
         match &kw.value.kind {
-            ExprKind::Bool(_) | ExprKind::Float(_) | ExprKind::None | ExprKind::Tuple(_) => {
+            ExprKind::Bool(_)
+            | ExprKind::Float(_)
+            | ExprKind::None
+            | ExprKind::Tuple(_)
+            | ExprKind::Str(_) => {
                 bad(self, "not an integer".into());
                 None
             }

@@ -73,6 +73,7 @@ impl Checker<'_> {
             ExprKind::Error => Class::Poison,
             ExprKind::Bool(_)
             | ExprKind::None
+            | ExprKind::Str(_)
             | ExprKind::Tuple(_)
             | ExprKind::Attribute { .. } => Class::Other,
         }

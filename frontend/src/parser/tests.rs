@@ -105,6 +105,7 @@ fn show(e: &Expr) -> String {
         ExprKind::Float(v) => format!("{v:?}"),
         ExprKind::Bool(b) => if *b { "True" } else { "False" }.to_string(),
         ExprKind::None => "None".to_string(),
+        ExprKind::Str(s) => format!("{s:?}"),
         ExprKind::Attribute { value, attr } => format!("{}.{}", show(value), attr.name),
         ExprKind::Call { func, args, kwargs } => {
             let mut parts: Vec<String> = args.iter().map(show).collect();
@@ -562,4 +563,17 @@ fn python_syntax_outside_the_language_is_named() {
     let (module, errors) = parse(src);
     assert_eq!(errors.len(), 1);
     assert_eq!(module.kernels[0].body.len(), 2);
+}
+
+#[test]
+fn a_string_is_a_value_only_as_num_stages() {
+    let src = "def k(a: nl.hbm[nl.float32, 128, 4]):\n    for i in nl.affine_range(4, num_stages=\"auto\"):\n        t = nl.load(a)\n";
+    let (module, errors) = crate::parse(src);
+    assert!(errors.is_empty(), "{errors:?}");
+    let text = format!("{module:?}");
+    assert!(text.contains("Str(\"auto\")"), "{text}");
+    let src = "def k(a: nl.hbm[nl.float32, 128, 4]):\n    t = nl.load(a, note=\"x\")\n";
+    let (_, errors) = crate::parse(src);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].message, "string literals are not part of the kernel language");
 }

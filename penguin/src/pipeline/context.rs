@@ -82,6 +82,28 @@ pub fn compute_schedule_context(
         .filter(|&k| annots[k].stage_id.is_some())
         .collect();
 
+    // `num_stages="auto"` left beside the user's own stage ids (the stage chooser only replaces
+    // it on a body without them).
+    if data.attrs.auto_stages {
+        if let Some(&first) = with_stage.first() {
+            errors.push(
+                PipelineError::new(
+                    codes::BOTH_MODES,
+                    format!(
+                        "loop `{}` cannot use both num_stages and stage_id",
+                        data.iv_name
+                    ),
+                    stmt_span(func, children[first]),
+                )
+                .with_label("a stage_id here")
+                .with_secondary(header, "num_stages=\"auto\" here")
+                .with_help(
+                    "either let the compiler choose (num_stages=\"auto\"), or give stage_id on every statement",
+                ),
+            );
+            return Err(errors);
+        }
+    }
     // Mode A; `num_stages=1` with stage ids is both modes too (the seed asserts on the attribute
     // being present at all).
     if let Some(n) = data

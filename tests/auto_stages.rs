@@ -1,0 +1,96 @@
+//! `num_stages="auto"` (`backend::emergent::choose_auto_stages`): on every example annotated with
+//! `num_stages=K`, the same kernel with `num_stages="auto"` runs on the simulator bit for bit
+//! like the kernel as written, with no races; the chosen stages are logged; and where the
+//! user's own stages leave a cross-engine hand-off inside one stage, `auto` runs faster.
+
+mod common;
+
+use common::{nkc, scratch, stderr, stdout};
+
+/// Runs `text` on the default path with `--check --json --log pipeliner`; returns the cycles and
+/// the pipeliner's log.
+fn run_json(tag: &str, text: &str) -> (u64, String) {
+    let dir = scratch("auto_stages", tag);
+    let f = dir.join("k.nk");
+    std::fs::write(&f, text).unwrap();
+    let o = nkc(&[
+        "run",
+        f.to_str().unwrap(),
+        "--check",
+        "--json",
+        "--log",
+        "pipeliner",
+    ]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{tag}: {out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("run --json prints JSON");
+    assert_eq!(v["checked"], true, "{tag}: not checked: {out}");
+    assert_eq!(
+        v["races"].as_array().map(Vec::len),
+        Some(0),
+        "{tag}: races: {out}"
+    );
+    (v["cycles"].as_u64().expect("cycles"), err)
+}
+
+/// The examples written with `num_stages=K`, and their text with `num_stages="auto"` instead.
+fn mode_a_examples() -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for path in common::nk_files("examples") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        if !text.contains("num_stages=") {
+            continue;
+        }
+        let mut auto = String::new();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("num_stages=") {
+            let digits = rest[at + 11..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .count();
+            auto.push_str(&rest[..at]);
+            auto.push_str("num_stages=\"auto\"");
+            rest = &rest[at + 11 + digits..];
+        }
+        auto.push_str(rest);
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        out.push((name, text, auto));
+    }
+    out
+}
+
+#[test]
+fn every_mode_a_example_runs_bit_exact_with_auto_stages() {
+    let examples = mode_a_examples();
+    assert!(examples.len() >= 6, "{} examples", examples.len());
+    for (name, _, auto) in &examples {
+        let (_, log) = run_json(name, auto);
+        assert!(
+            log.contains("pipeliner: auto: loop"),
+            "{name}: the chooser logged nothing:\n{log}"
+        );
+        assert!(
+            log.contains("applied software pipelining"),
+            "{name}: nothing was pipelined:\n{log}"
+        );
+    }
+}
+
+#[test]
+fn auto_stages_beat_a_stage_that_holds_a_hand_off() {
+    // softmax_stages and attention_stages keep an engine hand-off inside one of the user's
+    // stages; rmsnorm_stages puts its square and its sum in one. `auto` splits each hand-off.
+    let examples = mode_a_examples();
+    for want in ["softmax_stages", "attention_stages", "rmsnorm_stages"] {
+        let (_, user, auto) = examples
+            .iter()
+            .find(|(n, _, _)| n == want)
+            .unwrap_or_else(|| panic!("no example {want}"));
+        let (user_cycles, _) = run_json(&format!("{want}_user"), user);
+        let (auto_cycles, _) = run_json(&format!("{want}_auto"), auto);
+        assert!(
+            auto_cycles < user_cycles,
+            "{want}: auto {auto_cycles} cycles, the user's stages {user_cycles}"
+        );
+    }
+}
