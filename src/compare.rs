@@ -1,7 +1,8 @@
 //! `nkc compare`: one kernel on every pipelining path, side by side.
 //!
-//! The paths are `none`, `emergent`, and `annotated` when the kernel carries pipelining
-//! annotations. Each path is a full `nkc run --check` ([`crate::run::run`] with the simulator and
+//! The paths are `none`, `emergent`, `auto` (the compiler's own stage choice,
+//! `num_stages="auto"`, on every loop outside a nest), and `annotated` when the kernel carries
+//! pipelining annotations. Each path is a full `nkc run --check` ([`crate::run::run`] with the simulator and
 //! the interpreter as oracle): a path whose outputs differ from the interpreter's, or whose program
 //! races, fails the whole comparison. The report prints as a Markdown table (one column per path),
 //! as JSON keyed by path name (each value is that path's `nkc run --json` object), and as an SVG of
@@ -55,14 +56,18 @@ impl PathRun {
 pub struct Comparison {
     pub kernel: String,
     pub file: String,
-    /// `none` first, then `emergent`, then `annotated` when the kernel is annotated.
+    /// `none` first, then `emergent`, `auto`, and `annotated` when the kernel is annotated.
     pub paths: Vec<PathRun>,
 }
 
 /// The paths a kernel is compared on.
 fn paths_of(source: &Source, kernel: Option<&str>) -> Result<Vec<PipelineMode>, Failure> {
     let func = driver::compile(source, kernel)?;
-    let mut modes = vec![PipelineMode::None, PipelineMode::Emergent];
+    let mut modes = vec![
+        PipelineMode::None,
+        PipelineMode::Emergent,
+        PipelineMode::Auto,
+    ];
     if run::has_annotations(&func) {
         modes.push(PipelineMode::Annotated);
     }
@@ -291,14 +296,14 @@ impl SuiteEntry {
 /// that failed has a row of its own, `failed` in every column, named by its file.
 pub fn suite_table(entries: &[SuiteEntry]) -> String {
     let mut s = String::from(
-        "| kernel | none | emergent | annotated | best path | best cycles / bound |\n\
-         | --- | ---: | ---: | ---: | --- | ---: |\n",
+        "| kernel | none | emergent | auto | annotated | best path | best cycles / bound |\n\
+         | --- | ---: | ---: | ---: | ---: | --- | ---: |\n",
     );
     for entry in entries {
         let c = match entry {
             SuiteEntry::Compared(c) => c,
             SuiteEntry::Failed { file, .. } => {
-                s += &format!("| {file} | failed | failed | failed | failed | — |\n");
+                s += &format!("| {file} | failed | failed | failed | failed | failed | — |\n");
                 continue;
             }
         };
@@ -314,10 +319,11 @@ pub fn suite_table(entries: &[SuiteEntry]) -> String {
             (p.mode.name(), p.sim().cycles_over_bound())
         });
         s += &format!(
-            "| {} | {} | {} | {} | {best} | {ratio:.3} |\n",
+            "| {} | {} | {} | {} | {} | {best} | {ratio:.3} |\n",
             c.kernel,
             cell(PipelineMode::None),
             cell(PipelineMode::Emergent),
+            cell(PipelineMode::Auto),
             cell(PipelineMode::Annotated),
         );
     }

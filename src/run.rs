@@ -52,6 +52,10 @@ pub enum PipelineMode {
     Emergent,
     /// No pipelining: annotations are ignored.
     None,
+    /// The annotations are replaced by `num_stages="auto"` on every loop that neither holds nor
+    /// sits in another loop (a nest is left to the backend's cross-nest prefetch), then as
+    /// `default`.
+    Auto,
 }
 
 impl PipelineMode {
@@ -61,6 +65,7 @@ impl PipelineMode {
             PipelineMode::Annotated => "annotated",
             PipelineMode::Emergent => "emergent",
             PipelineMode::None => "none",
+            PipelineMode::Auto => "auto",
         }
     }
 }
@@ -447,8 +452,13 @@ pub fn prepare(
     log: &mut PipelineLog,
     notes: &mut Vec<String>,
 ) -> Result<(), Failure> {
+    if mode == PipelineMode::Auto {
+        strip_annotations(func);
+        backend::emergent::mark_auto_loops(func);
+        driver::verify(func, "marking loops num_stages=\"auto\"")?;
+    }
     match mode {
-        PipelineMode::Default | PipelineMode::Annotated => {
+        PipelineMode::Default | PipelineMode::Annotated | PipelineMode::Auto => {
             let popts = PipelineOptions { legality_check };
             driver::pipeline(func, &popts, log)?;
             if !legality_check {
@@ -487,7 +497,7 @@ pub fn apply_emergent(func: &mut Function, mode: PipelineMode) -> Result<Vec<Str
     let mut log = backend::fold_zeros::fold_psum_zeros(func);
     driver::verify(func, "folding PSUM zeroing")?;
     match mode {
-        PipelineMode::Default | PipelineMode::Emergent => {
+        PipelineMode::Default | PipelineMode::Emergent | PipelineMode::Auto => {
             log.extend(backend::unroll::unroll_loops(func));
             driver::verify(func, "unrolling")?;
             log.extend(backend::emergent::pipeline_emergent(func));
@@ -680,6 +690,7 @@ fn output_name(func: &Function, tensor: Tensor) -> String {
 pub fn has_annotations(func: &Function) -> bool {
     func.axes.values().any(|a| {
         a.attrs.num_stages.is_some_and(|n| n > 1)
+            || a.attrs.auto_stages
             || a.attrs.multi_buffer.is_some()
             || a.attrs.disable_auto_buffer
     }) || func
@@ -692,6 +703,7 @@ pub fn has_annotations(func: &Function) -> bool {
 fn strip_annotations(func: &mut Function) {
     for axis in func.axes.values_mut() {
         axis.attrs.num_stages = None;
+        axis.attrs.auto_stages = false;
         axis.attrs.multi_buffer = None;
         axis.attrs.disable_auto_buffer = false;
         axis.attrs.disable_execution_order_check = false;

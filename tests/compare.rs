@@ -47,7 +47,7 @@ fn compare_json_works_on_every_example() {
         let out = ok(&nkc(&["compare", file, "--json"]), file);
         let j: serde_json::Value = serde_json::from_str(&out).unwrap();
         let obj = j.as_object().expect("an object keyed by path");
-        let mut want = vec!["emergent", "none"];
+        let mut want = vec!["auto", "emergent", "none"];
         if annotated(file) {
             want.insert(0, "annotated");
         }
@@ -86,7 +86,7 @@ fn compare_json_works_on_every_example() {
 fn compare_prints_a_side_by_side_table() {
     let out = ok(&nkc(&["compare", "examples/tensor_add.nk"]), "tensor_add");
     let header = out.lines().find(|l| l.starts_with("| |")).unwrap();
-    assert_eq!(header, "| | none | emergent | annotated |");
+    assert_eq!(header, "| | none | emergent | auto | annotated |");
     for row in [
         "| cycles |",
         "| cycles / bound |",
@@ -105,7 +105,7 @@ fn compare_prints_a_side_by_side_table() {
     }
     // Un-annotated: no annotated column.
     let out = ok(&nkc(&["compare", "examples/rmsnorm.nk"]), "rmsnorm");
-    assert!(out.contains("| | none | emergent |\n"), "{out}");
+    assert!(out.contains("| | none | emergent | auto |\n"), "{out}");
 }
 
 #[test]
@@ -262,9 +262,9 @@ fn the_svg_is_xml_with_one_lane_per_engine_for_each_path() {
     for (file, paths) in [
         (
             "examples/tensor_add.nk",
-            vec!["none", "emergent", "annotated"],
+            vec!["none", "emergent", "auto", "annotated"],
         ),
-        ("examples/attention.nk", vec!["none", "emergent"]),
+        ("examples/attention.nk", vec!["none", "emergent", "auto"]),
     ] {
         let svg = svg_of(&[file], "one.svg");
         let tags = parse_xml(&svg).unwrap_or_else(|e| panic!("{file}: not well-formed: {e}"));

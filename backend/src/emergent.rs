@@ -37,7 +37,7 @@
 mod auto;
 mod stages;
 
-pub use auto::choose_auto_stages;
+pub use auto::{choose_auto_stages, mark_auto_loops};
 
 pub use stages::StageOrder;
 
@@ -90,6 +90,38 @@ impl Default for EmergentOptions {
 /// Turns the load and store tiles of un-annotated loops into rings; returns the log lines.
 pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
     pipeline_emergent_with(func, &EmergentOptions::default())
+}
+
+/// A tile's transfer against its loop's compute ([`wanted_depth`]).
+struct DmaFit {
+    /// The slots a ring of the tile wants: `1 + ceil(dma / compute)`.
+    wanted: u64,
+    /// The transfer's cycles (latency, queue time, issue) and the body's compute cycles.
+    dma: u64,
+    compute: u64,
+    /// How the emitter splits the transfer: pieces of `bytes / pieces`.
+    pieces: u64,
+    bytes: u64,
+}
+
+/// The heuristic: how many slots a ring of tile `t` wants in loop `l`, `1 + ceil(DMA time /
+/// compute time)` per iteration (the tile's transfer split as the emitter splits it; the compute
+/// engines' cost of the loop's body).
+fn wanted_depth(func: &Function, t: Tensor, l: Axis) -> DmaFit {
+    let td = &func.tensors[t];
+    let bytes = td.shape.iter().product::<u64>() * td.dtype.size_bytes();
+    let pieces = dma_pieces(td.shape[0], bytes);
+    let dma = machine::DMA_LATENCY
+        + machine::dma_queue_cycles(bytes / pieces)
+        + pieces * machine::dma_issue_cycles();
+    let compute = body_compute(func, &func.axes[l].body).max(1);
+    DmaFit {
+        wanted: 1 + dma.div_ceil(compute),
+        dma,
+        compute,
+        pieces,
+        bytes,
+    }
 }
 
 /// [`pipeline_emergent`] with options.
@@ -222,14 +254,13 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
             rename(func, &us, t, l);
             continue;
         }
-        // The heuristic: DMA time of the tile against the loop body's compute time.
-        let bytes = td.shape.iter().product::<u64>() * td.dtype.size_bytes();
-        let pieces = dma_pieces(td.shape[0], bytes);
-        let dma = machine::DMA_LATENCY
-            + machine::dma_queue_cycles(bytes / pieces)
-            + pieces * machine::dma_issue_cycles();
-        let compute = body_compute(func, &ad.body).max(1);
-        let wanted = 1 + dma.div_ceil(compute);
+        let DmaFit {
+            wanted,
+            dma,
+            compute,
+            pieces,
+            bytes,
+        } = wanted_depth(func, t, l);
         *dma_bound.entry(l).or_default() |= wanted > u64::from(MAX_DEPTH);
         let mut depth = wanted.clamp(2, u64::from(MAX_DEPTH)) as u32;
         let copy = td.bytes_per_partition().div_ceil(64) * 64;

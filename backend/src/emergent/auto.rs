@@ -14,6 +14,11 @@
 //! runs from an earlier child to a later one in the iteration, so raising to the running maximum
 //! never puts a consumer in an earlier stage than its producer.
 //!
+//! A loop bound by DMA latency (a tile whose transfer even a ring of
+//! [`super::MAX_DEPTH`] slots does not hide behind the body's compute) is declined: it wants its
+//! loads several iterations ahead, which stage ids without a gap cannot say, and the backend's
+//! emergent prefetch does.
+//!
 //! The split is tried with as many hand-offs as fit SBUF and PSUM, then with fewer. The first
 //! that the pipeliner itself accepts (its buffer counts, its memory budget and its ISL legality
 //! check, run on a copy of the function in which only this loop is annotated) is written as
@@ -25,9 +30,30 @@
 //! whose body carries the user's stage annotations; the stage ids written are `0..N-1` with
 //! `N >= 2`, non-decreasing in program order, one on every child of the loop.
 
-use penguin::ir::StmtAnnot;
+use penguin::ir::{Memory, Op, StmtAnnot, StmtKind};
 use penguin::pipeline::{log::describe_stmt, pipeline_function, PipelineOptions};
 use penguin::{Axis, Function};
+
+/// `--pipeline auto`: marks `num_stages="auto"` on every loop that neither holds nor sits in
+/// another loop. A nest is left un-annotated, for the backend's emergent pipelining to prefetch
+/// across it. Returns how many loops it marked.
+pub fn mark_auto_loops(func: &mut Function) -> usize {
+    let mut marked = 0;
+    for &s in &func.body.clone() {
+        let StmtKind::Loop(l) = func.stmts[s].kind else {
+            continue;
+        };
+        let nested = func.axes[l]
+            .body
+            .iter()
+            .any(|&c| matches!(func.stmts[c].kind, StmtKind::Loop(_)));
+        if !nested && func.axes[l].attrs.pipelined.is_none() {
+            func.axes[l].attrs.auto_stages = true;
+            marked += 1;
+        }
+    }
+    marked
+}
 
 /// Replaces every `num_stages="auto"` by chosen `stage_id`s (see the module doc). Returns the
 /// decision log, one line per loop.
@@ -78,6 +104,34 @@ pub fn choose_auto_stages(func: &mut Function) -> Vec<String> {
 
 /// The stage of every child of `l`, or why there is none worth giving.
 fn compute_auto_stages(func: &Function, l: Axis) -> Result<Vec<u32>, String> {
+    // A transfer no ring of `MAX_DEPTH` slots hides behind the body's compute wants its loads
+    // issued several iterations ahead, which stage ids without a gap cannot say.
+    for &s in &func.axes[l].body {
+        let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+            continue;
+        };
+        for &i in insts {
+            let d = &func.insts[i];
+            let tile = match d.op {
+                Op::Load => d.dst.tensor,
+                Op::Store => d.srcs[0].tensor,
+                _ => continue,
+            };
+            if func.tensors[tile].memory != Memory::Sbuf {
+                continue;
+            }
+            let fit = super::wanted_depth(func, tile, l);
+            if fit.wanted > u64::from(super::MAX_DEPTH) {
+                return Err(format!(
+                    "bound by DMA latency: `{}` takes ~{} cycles to move against ~{} compute cycles per iteration, more than a ring of {} slots hides",
+                    func.tensors[tile].name,
+                    fit.dma,
+                    fit.compute,
+                    super::MAX_DEPTH
+                ));
+            }
+        }
+    }
     let facts = super::stages::compute_facts(func, l, &[]);
     let n = func.axes[l].body.len() as u32;
     let max_cap = super::stages::compute_stages(&facts, n)
