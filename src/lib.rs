@@ -15,4 +15,5 @@ pub mod loops;
 pub mod npy;
 pub mod run;
 pub mod sim;
+pub mod suggest;
 pub mod timeline_svg;

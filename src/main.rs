@@ -103,6 +103,19 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Search the pipelining annotation of each loop that measures fastest (legal, bit-exact) and
+    /// print it as a diff of the source.
+    Suggest {
+        file: PathBuf,
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Apply the diff to the file.
+        #[arg(long)]
+        write: bool,
+        /// The seed of the random inputs.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
     /// Run a pseudo-ISA program (`.s`) on the simulator of the Neuron-like core.
     Sim {
         /// The program, in the text form documented in `runtime-sim/src/text.rs`.
@@ -288,6 +301,27 @@ fn execute(
                 println!("{}", report.to_json());
             } else {
                 print!("{}", report.to_text());
+            }
+            Ok(())
+        }
+        Command::Suggest {
+            file,
+            kernel,
+            write,
+            seed,
+        } => {
+            let src = read(&file)?;
+            let opts = nkc::suggest::SuggestOptions { kernel, seed };
+            let s = nkc::suggest::suggest(&src, &opts).map_err(|f| (f, Some(src)))?;
+            print!("{}", s.to_text(&file.display().to_string()));
+            if write && s.suggested != s.original {
+                std::fs::write(&file, &s.suggested).map_err(|e| {
+                    (
+                        Failure::User(format!("cannot write `{}`: {e}", file.display())),
+                        None,
+                    )
+                })?;
+                eprintln!("wrote {}", file.display());
             }
             Ok(())
         }

@@ -37,7 +37,7 @@
 mod auto;
 mod stages;
 
-pub use auto::{choose_auto_stages, mark_auto_loops};
+pub use auto::{choose_auto_stages, choose_auto_stages_with, mark_auto_loops, AutoOptions};
 
 pub use stages::StageOrder;
 

@@ -55,9 +55,30 @@ pub fn mark_auto_loops(func: &mut Function) -> usize {
     marked
 }
 
+/// How [`choose_auto_stages_with`] chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AutoOptions {
+    /// Decline a loop bound by DMA latency (on by default; off to exercise the stage rule on
+    /// kernels whose tiles are too small to hide any transfer).
+    pub decline_dma_bound: bool,
+}
+
+impl Default for AutoOptions {
+    fn default() -> Self {
+        AutoOptions {
+            decline_dma_bound: true,
+        }
+    }
+}
+
 /// Replaces every `num_stages="auto"` by chosen `stage_id`s (see the module doc). Returns the
 /// decision log, one line per loop.
 pub fn choose_auto_stages(func: &mut Function) -> Vec<String> {
+    choose_auto_stages_with(func, &AutoOptions::default())
+}
+
+/// [`choose_auto_stages`] with options.
+pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<String> {
     let mut log = Vec::new();
     let marked: Vec<Axis> = func
         .axes
@@ -75,7 +96,7 @@ pub fn choose_auto_stages(func: &mut Function) -> Vec<String> {
             continue;
         }
         func.axes[l].attrs.auto_stages = false;
-        match compute_auto_stages(func, l) {
+        match compute_auto_stages(func, l, opts) {
             Ok(stages) => {
                 for (&s, &stage) in body.iter().zip(&stages) {
                     func.annots[s] = StmtAnnot {
@@ -103,10 +124,15 @@ pub fn choose_auto_stages(func: &mut Function) -> Vec<String> {
 }
 
 /// The stage of every child of `l`, or why there is none worth giving.
-fn compute_auto_stages(func: &Function, l: Axis) -> Result<Vec<u32>, String> {
+fn compute_auto_stages(func: &Function, l: Axis, opts: &AutoOptions) -> Result<Vec<u32>, String> {
     // A transfer no ring of `MAX_DEPTH` slots hides behind the body's compute wants its loads
     // issued several iterations ahead, which stage ids without a gap cannot say.
-    for &s in &func.axes[l].body {
+    let body = if opts.decline_dma_bound {
+        func.axes[l].body.as_slice()
+    } else {
+        &[]
+    };
+    for &s in body {
         let StmtKind::Insts(insts) = &func.stmts[s].kind else {
             continue;
         };

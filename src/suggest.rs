@@ -1,0 +1,628 @@
+//! `nkc suggest`: the pipelining annotation of each loop that measures fastest, as a diff of the
+//! source.
+//!
+//! The loops considered are the kernel's innermost loops and every loop that carries an
+//! annotation (`num_stages`, or `stage_id` on its statements). For each, in program order:
+//! 1. **Candidates.** The annotation as written (the baseline; none for an un-annotated loop);
+//!    Mode A `num_stages=K` for `K` from 2 to 4 (at most the body's statement count); and, when
+//!    every statement of the body carries a call to annotate, the stages of
+//!    `num_stages="auto"` ([`backend::emergent::choose_auto_stages`]) written out in Mode B.
+//! 2. **Local search.** From the fastest Mode B plan so far, one statement's stage one up or one
+//!    down (kept non-decreasing and without a gap, as Mode B wants), hill-climbing while it
+//!    gains, within [`MAX_TRIALS`] measured candidates per loop.
+//! 3. **Measure.** Every candidate is the source with that loop's annotation replaced, run on the
+//!    `annotated` path with `--check` ([`crate::run::run`]): a candidate the pipeliner or its ISL
+//!    check refuses, or whose outputs differ from the kernel as written, is dropped. So only legal,
+//!    bit-exact schedules are ever suggested.
+//! 4. **Suggest** the fastest candidate when it is faster than the baseline, with a one-line
+//!    reason (which statements change stage), and carry the edited source to the next loop. The
+//!    `emergent` path's cycles on the source as given are reported beside, for reference.
+//!
+//! Invariants: the suggested source differs from the input only in the keywords `num_stages`,
+//! `stage_id` and `execution_order` of the loops reported; it was measured bit-exact; and its
+//! cycles on the `annotated` path are below the input's (so applying it never slows the kernel).
+
+use crate::driver::{self, Failure, Source};
+use crate::run::{self, Engine, PipelineMode, RunOptions};
+use frontend::ast::{Expr, ExprKind, Kernel, Keyword, Module, Stmt, StmtKind};
+use penguin::pipeline::PipelineLog;
+use std::time::Instant;
+
+/// The most candidates measured per loop (baseline included).
+pub const MAX_TRIALS: usize = 24;
+
+/// Options of `nkc suggest`.
+#[derive(Clone, Debug, Default)]
+pub struct SuggestOptions {
+    pub kernel: Option<String>,
+    pub seed: u64,
+}
+
+/// The annotation of one loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Annotation {
+    /// No pipelining annotation.
+    None,
+    /// `num_stages=K` on the loop.
+    Stages(u32),
+    /// `stage_id` on every statement of the body, in program order.
+    PerStatement(Vec<u32>),
+    /// `num_stages="auto"`.
+    Auto,
+}
+
+impl Annotation {
+    fn describe(&self) -> String {
+        match self {
+            Annotation::None => "no annotation".into(),
+            Annotation::Stages(k) => format!("num_stages={k}"),
+            Annotation::PerStatement(s) => format!(
+                "stage_id {} (Mode B)",
+                s.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            Annotation::Auto => "num_stages=\"auto\"".into(),
+        }
+    }
+
+    /// The stage of each of `n` statements (Mode A slices as `numpy.array_split` does).
+    fn stages(&self, n: usize) -> Vec<u32> {
+        match self {
+            Annotation::None | Annotation::Auto => vec![0; n],
+            Annotation::Stages(k) => {
+                let sizes = penguin::pipeline::context::array_split_sizes(n, *k as usize);
+                sizes
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(s, &len)| std::iter::repeat_n(s as u32, len))
+                    .collect()
+            }
+            Annotation::PerStatement(s) => s.clone(),
+        }
+    }
+}
+
+/// What `suggest` found for one loop.
+#[derive(Clone, Debug)]
+pub struct LoopSuggestion {
+    /// The loop's induction variable and 1-based line.
+    pub iv: String,
+    pub line: usize,
+    /// The annotation as given, and its cycles on the `annotated` path.
+    pub current: Annotation,
+    pub current_cycles: u64,
+    /// The fastest legal, bit-exact candidate, when faster than the current one.
+    pub best: Option<(Annotation, u64)>,
+    /// Why the suggestion is faster, in one line.
+    pub reason: String,
+    /// Candidates measured, and how many of them ran (legal and bit-exact).
+    pub tried: usize,
+    pub ran: usize,
+    pub seconds: f64,
+}
+
+/// Every loop's suggestion, the edited source, and the `emergent` path's cycles on the input.
+#[derive(Clone, Debug)]
+pub struct Suggestions {
+    pub kernel: String,
+    pub loops: Vec<LoopSuggestion>,
+    pub emergent_cycles: u64,
+    pub original: String,
+    pub suggested: String,
+}
+
+impl Suggestions {
+    /// The unified diff from the input to the suggested source (empty when they are equal).
+    pub fn diff(&self, path: &str) -> String {
+        if self.original == self.suggested {
+            return String::new();
+        }
+        similar::TextDiff::from_lines(&self.original, &self.suggested)
+            .unified_diff()
+            .context_radius(2)
+            .header(path, path)
+            .to_string()
+    }
+
+    /// The report: one paragraph per loop, then the diff.
+    pub fn to_text(&self, path: &str) -> String {
+        let mut s = format!(
+            "kernel `{}`: emergent runs it in {} cycles\n",
+            self.kernel, self.emergent_cycles
+        );
+        for l in &self.loops {
+            s += &format!(
+                "loop `{}` (line {}): {} runs {} cycles on the annotated path\n",
+                l.iv,
+                l.line,
+                l.current.describe(),
+                l.current_cycles
+            );
+            match &l.best {
+                Some((a, c)) => {
+                    s += &format!(
+                        "  suggested: {}: {c} cycles ({:.2}x faster); {}\n",
+                        a.describe(),
+                        l.current_cycles as f64 / *c as f64,
+                        l.reason
+                    );
+                }
+                None => s += "  no candidate measured faster: keep it\n",
+            }
+            s += &format!(
+                "  searched {} candidate(s), {} legal and bit-exact, in {:.1} s\n",
+                l.tried, l.ran, l.seconds
+            );
+        }
+        s + &self.diff(path)
+    }
+}
+
+/// One loop of the source, located in the syntax tree.
+struct Site {
+    /// Its position: the kernel body's statement indices down to the loop.
+    path: Vec<usize>,
+    iv: String,
+    line: usize,
+}
+
+/// Suggests an annotation for every loop of the kernel (see the module doc).
+pub fn suggest(source: &Source, opts: &SuggestOptions) -> Result<Suggestions, Failure> {
+    let func = driver::compile(source, opts.kernel.as_deref())?;
+    let kernel = func.name.clone();
+    let emergent_cycles =
+        measure(source, &source.text, PipelineMode::Emergent, opts).ok_or_else(|| {
+            Failure::Internal("the kernel as given does not run on `emergent`".into())
+        })?;
+    let module = driver::parse(source)?;
+    let k = find_kernel(&module, &kernel)?;
+    let mut sites = Vec::new();
+    collect_sites(&source.text, &k.body, &mut Vec::new(), &mut sites);
+    let mut text = source.text.clone();
+    let mut loops = Vec::new();
+    for site in &sites {
+        let started = Instant::now();
+        let mut trials = Trials::new(source, &kernel, site, opts);
+        let current = trials.current(&text)?;
+        let Some(current_cycles) = trials.run(&text, &current) else {
+            return Err(Failure::Internal(format!(
+                "loop `{}`: the kernel as given does not run on `annotated`",
+                site.iv
+            )));
+        };
+        let n = trials.statements(&text)?;
+        let mut best: (Annotation, u64) = (current.clone(), current_cycles);
+        let consider = |a: Annotation, trials: &mut Trials, best: &mut (Annotation, u64)| {
+            if let Some(c) = trials.run(&text, &a) {
+                if c < best.1 {
+                    *best = (a, c);
+                }
+            }
+        };
+        for k in 2..=(n.min(4) as u32) {
+            consider(Annotation::Stages(k), &mut trials, &mut best);
+        }
+        if let Some(stages) = trials.auto_stages(&text)? {
+            consider(Annotation::PerStatement(stages), &mut trials, &mut best);
+        }
+        // Hill-climb in Mode B from the best plan so far.
+        if trials.annotatable(&text)? {
+            let mut at = best.0.stages(n);
+            loop {
+                let before = best.1;
+                for c in 0..n {
+                    for up in [true, false] {
+                        if trials.tried >= MAX_TRIALS {
+                            break;
+                        }
+                        let Some(next) = moved(&at, c, up) else {
+                            continue;
+                        };
+                        consider(Annotation::PerStatement(next), &mut trials, &mut best);
+                    }
+                }
+                if best.1 >= before || trials.tried >= MAX_TRIALS {
+                    break;
+                }
+                at = best.0.stages(n);
+            }
+        }
+        let improved = best.1 < current_cycles && best.0 != current;
+        let reason = if improved {
+            trials.reason(&text, &current.stages(n), &best.0.stages(n))?
+        } else {
+            String::new()
+        };
+        if improved {
+            text = edit(&text, &kernel, site, &best.0)?;
+        }
+        loops.push(LoopSuggestion {
+            iv: site.iv.clone(),
+            line: site.line,
+            current,
+            current_cycles,
+            best: improved.then_some(best),
+            reason,
+            tried: trials.tried,
+            ran: trials.ran,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
+    Ok(Suggestions {
+        kernel,
+        loops,
+        emergent_cycles,
+        original: source.text.clone(),
+        suggested: text,
+    })
+}
+
+/// `stages` with statement `c` one stage later (`up`) or earlier, when that stays
+/// non-decreasing; renumbered without a gap. `None` when the move is not possible or changes
+/// nothing.
+fn moved(stages: &[u32], c: usize, up: bool) -> Option<Vec<u32>> {
+    let mut s = stages.to_vec();
+    if up {
+        s[c] += 1;
+    } else {
+        s[c] = s[c].checked_sub(1)?;
+    }
+    if s.windows(2).any(|w| w[0] > w[1]) {
+        return None;
+    }
+    // Renumber 0..N-1 without a gap.
+    let mut out = Vec::with_capacity(s.len());
+    let mut id = 0;
+    for (k, &x) in s.iter().enumerate() {
+        if k > 0 && x > s[k - 1] {
+            id += 1;
+        }
+        out.push(id);
+    }
+    (out != stages && out.iter().any(|&x| x > 0)).then_some(out)
+}
+
+/// The measurements of one loop's candidates.
+struct Trials<'a> {
+    source: &'a Source,
+    kernel: &'a str,
+    site: &'a Site,
+    opts: &'a SuggestOptions,
+    tried: usize,
+    ran: usize,
+    seen: Vec<Annotation>,
+}
+
+impl<'a> Trials<'a> {
+    fn new(
+        source: &'a Source,
+        kernel: &'a str,
+        site: &'a Site,
+        opts: &'a SuggestOptions,
+    ) -> Trials<'a> {
+        Trials {
+            source,
+            kernel,
+            site,
+            opts,
+            tried: 0,
+            ran: 0,
+            seen: Vec::new(),
+        }
+    }
+
+    /// `f` of the loop's statement in `text`.
+    fn with_loop<T>(&self, text: &str, f: impl FnOnce(&Stmt) -> T) -> Result<T, Failure> {
+        let src = Source {
+            path: self.source.path.clone(),
+            text: text.to_string(),
+        };
+        let module = driver::parse(&src)?;
+        let k = find_kernel(&module, self.kernel)?;
+        let stmt = at_path(&k.body, &self.site.path)
+            .ok_or_else(|| Failure::Internal("suggest lost track of a loop".into()))?;
+        Ok(f(stmt))
+    }
+
+    /// The annotation the loop carries in `text`.
+    fn current(&self, text: &str) -> Result<Annotation, Failure> {
+        self.with_loop(text, |stmt| {
+            let StmtKind::For { iter, body, .. } = &stmt.kind else {
+                return Annotation::None;
+            };
+            if let Some(kw) = call_keywords(iter)
+                .iter()
+                .find(|k| k.name.name == "num_stages")
+            {
+                return match &kw.value.kind {
+                    ExprKind::Int(k) => Annotation::Stages(*k as u32),
+                    ExprKind::Str(_) => Annotation::Auto,
+                    _ => Annotation::None,
+                };
+            }
+            let ids: Vec<Option<u32>> = body
+                .iter()
+                .map(|s| {
+                    annotation_call(s).and_then(|c| {
+                        call_keywords(c)
+                            .iter()
+                            .find(|k| k.name.name == "stage_id")
+                            .and_then(|k| match k.value.kind {
+                                ExprKind::Int(v) => Some(v as u32),
+                                _ => None,
+                            })
+                    })
+                })
+                .collect();
+            if ids.iter().all(Option::is_some) && !ids.is_empty() {
+                Annotation::PerStatement(ids.into_iter().flatten().collect())
+            } else {
+                Annotation::None
+            }
+        })
+    }
+
+    /// How many statements the loop's body has.
+    fn statements(&self, text: &str) -> Result<usize, Failure> {
+        self.with_loop(text, |stmt| match &stmt.kind {
+            StmtKind::For { body, .. } => body.len(),
+            _ => 0,
+        })
+    }
+
+    /// Whether every statement of the body has a call to carry `stage_id`.
+    fn annotatable(&self, text: &str) -> Result<bool, Failure> {
+        self.with_loop(text, |stmt| match &stmt.kind {
+            StmtKind::For { body, .. } => body.iter().all(|s| annotation_call(s).is_some()),
+            _ => false,
+        })
+    }
+
+    /// The stages `num_stages="auto"` chooses for the loop, per statement of its body, when it
+    /// chooses any and every statement can carry them.
+    fn auto_stages(&self, text: &str) -> Result<Option<Vec<u32>>, Failure> {
+        if !self.annotatable(text)? {
+            return Ok(None);
+        }
+        let edited = edit(text, self.kernel, self.site, &Annotation::Auto)?;
+        let src = Source {
+            path: self.source.path.clone(),
+            text: edited.clone(),
+        };
+        let Ok(mut func) = driver::compile(&src, Some(self.kernel)) else {
+            return Ok(None);
+        };
+        backend::emergent::choose_auto_stages(&mut func);
+        // The statements of the loop, by their source spans.
+        let spans: Vec<std::ops::Range<usize>> =
+            self.with_loop(&edited, |stmt| match &stmt.kind {
+                StmtKind::For { body, .. } => body.iter().map(|s| s.span.clone()).collect(),
+                _ => Vec::new(),
+            })?;
+        let mut stages = vec![None; spans.len()];
+        for (s, annot) in func.annots.iter() {
+            let (Some(id), Some(Some(span))) = (annot.stage_id, func.stmt_spans.get(s)) else {
+                continue;
+            };
+            let start = span.range().start;
+            if let Some(k) = spans.iter().position(|r| r.contains(&start)) {
+                stages[k] = Some(id);
+            }
+        }
+        Ok(stages.into_iter().collect())
+    }
+
+    /// Cycles of `text` with the loop annotated `a`, on the `annotated` path, checked bit for bit;
+    /// `None` when it does not compile (refused) or does not run bit-exact.
+    fn run(&mut self, text: &str, a: &Annotation) -> Option<u64> {
+        if self.seen.contains(a) || self.tried >= MAX_TRIALS {
+            return None;
+        }
+        self.seen.push(a.clone());
+        self.tried += 1;
+        let edited = edit(text, self.kernel, self.site, a).ok()?;
+        let c = measure(self.source, &edited, PipelineMode::Annotated, self.opts)?;
+        self.ran += 1;
+        Some(c)
+    }
+
+    /// One line naming the statements whose stage changes from `from` to `to`.
+    fn reason(&self, text: &str, from: &[u32], to: &[u32]) -> Result<String, Failure> {
+        let lines: Vec<String> = self.with_loop(text, |stmt| match &stmt.kind {
+            StmtKind::For { body, .. } => body
+                .iter()
+                .map(|s| first_line(&text[s.span.clone()]))
+                .collect(),
+            _ => Vec::new(),
+        })?;
+        let moves: Vec<String> = (0..to.len().min(lines.len()))
+            .filter(|&k| from.get(k) != Some(&to[k]))
+            .map(|k| format!("`{}` to stage {}", lines[k], to[k]))
+            .collect();
+        let n = to.iter().max().map_or(1, |m| m + 1);
+        Ok(format!(
+            "{n} stage(s); moves {}",
+            penguin::listing::capped_list(&moves, ", ")
+        ))
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").trim().to_string()
+}
+
+/// Cycles of `text` on `mode` with `--check`; `None` when it fails.
+fn measure(source: &Source, text: &str, mode: PipelineMode, opts: &SuggestOptions) -> Option<u64> {
+    let src = Source {
+        path: source.path.clone(),
+        text: text.to_string(),
+    };
+    let ropts = RunOptions {
+        kernel: opts.kernel.clone(),
+        engine: Engine::Sim,
+        pipeline: mode,
+        inputs: Vec::new(),
+        seed: opts.seed,
+        output_dir: None,
+        legality_check: true,
+        check: true,
+        trace: None,
+        timeline: false,
+        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+    };
+    let report = run::run(&src, &ropts, &mut PipelineLog::default()).ok()?;
+    let sim = report.sim?;
+    (report.checked && sim.races.is_empty()).then_some(sim.stats.cycles)
+}
+
+fn find_kernel<'m>(module: &'m Module, name: &str) -> Result<&'m Kernel, Failure> {
+    module
+        .kernels
+        .iter()
+        .find(|k| k.name.name == name)
+        .ok_or_else(|| Failure::Internal(format!("kernel `{name}` vanished from the source")))
+}
+
+/// The loops to consider, in program order: innermost loops, and every annotated loop.
+fn collect_sites(text: &str, block: &[Stmt], path: &mut Vec<usize>, out: &mut Vec<Site>) {
+    for (k, s) in block.iter().enumerate() {
+        let StmtKind::For { var, iter, body } = &s.kind else {
+            continue;
+        };
+        path.push(k);
+        let nested = body.iter().any(|b| matches!(b.kind, StmtKind::For { .. }));
+        let annotated = call_keywords(iter)
+            .iter()
+            .any(|kw| kw.name.name == "num_stages")
+            || body.iter().any(|b| {
+                annotation_call(b)
+                    .is_some_and(|c| call_keywords(c).iter().any(|kw| kw.name.name == "stage_id"))
+            });
+        if annotated || !nested {
+            out.push(Site {
+                path: path.clone(),
+                iv: var.name.clone(),
+                line: text[..s.span.start].matches('\n').count() + 1,
+            });
+        }
+        // Loops inside an annotated loop belong to it.
+        if !annotated {
+            collect_sites(text, body, path, out);
+        }
+        path.pop();
+    }
+}
+
+fn at_path<'s>(block: &'s [Stmt], path: &[usize]) -> Option<&'s Stmt> {
+    let (&first, rest) = path.split_first()?;
+    let s = block.get(first)?;
+    if rest.is_empty() {
+        return Some(s);
+    }
+    match &s.kind {
+        StmtKind::For { body, .. } => at_path(body, rest),
+        _ => None,
+    }
+}
+
+/// The call that carries a statement's `stage_id`: its operation's, or a loop's range call.
+fn annotation_call(s: &Stmt) -> Option<&Expr> {
+    let e = match &s.kind {
+        StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => value,
+        StmtKind::Expr(e) => e,
+        StmtKind::For { iter, .. } => iter,
+        _ => return None,
+    };
+    matches!(e.kind, ExprKind::Call { .. }).then_some(e)
+}
+
+fn call_keywords(e: &Expr) -> &[Keyword] {
+    match &e.kind {
+        ExprKind::Call { kwargs, .. } => kwargs,
+        _ => &[],
+    }
+}
+
+/// `text` with the loop at `site` annotated `a` instead of what it carries.
+fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String, Failure> {
+    let src = Source {
+        path: Default::default(),
+        text: text.to_string(),
+    };
+    let module = driver::parse(&src)?;
+    let k = find_kernel(&module, kernel)?;
+    let Some(stmt) = at_path(&k.body, &site.path) else {
+        return Err(Failure::Internal("suggest lost track of a loop".into()));
+    };
+    let StmtKind::For { iter, body, .. } = &stmt.kind else {
+        return Err(Failure::Internal("suggest lost track of a loop".into()));
+    };
+    // (start, end, replacement), applied from the end.
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut set = |call: &Expr, drop: &[&str], add: Option<String>| {
+        let ExprKind::Call { args, kwargs, .. } = &call.kind else {
+            return;
+        };
+        let mut kept = args.len();
+        for kw in kwargs {
+            if drop.contains(&kw.name.name.as_str()) {
+                // From the comma before it (or the parenthesis) to its end.
+                let before = text[..kw.span.start].trim_end();
+                let from = if before.ends_with(',') {
+                    before.len() - 1
+                } else {
+                    kw.span.start
+                };
+                edits.push((from, kw.span.end, String::new()));
+            } else {
+                kept += 1;
+            }
+        }
+        if let Some(add) = add {
+            let close = call.span.end - 1;
+            let sep = if kept > 0 { ", " } else { "" };
+            edits.push((close, close, format!("{sep}{add}")));
+        }
+    };
+    let loop_kw = match a {
+        Annotation::Stages(k) => Some(format!("num_stages={k}")),
+        Annotation::Auto => Some("num_stages=\"auto\"".to_string()),
+        _ => None,
+    };
+    set(iter, &["num_stages"], loop_kw);
+    for (k, s) in body.iter().enumerate() {
+        let add = match a {
+            Annotation::PerStatement(ids) => ids.get(k).map(|id| format!("stage_id={id}")),
+            _ => None,
+        };
+        if let Some(call) = annotation_call(s) {
+            set(call, &["stage_id", "execution_order"], add);
+        } else if add.is_some() {
+            return Err(Failure::User(
+                "a statement of the loop has no call to carry stage_id".into(),
+            ));
+        }
+    }
+    edits.sort_by(|x, y| y.0.cmp(&x.0).then(y.1.cmp(&x.1)));
+    let mut out = text.to_string();
+    for (from, to, with) in edits {
+        out.replace_range(from..to, &with);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::moved;
+
+    #[test]
+    fn a_move_keeps_stages_non_decreasing_and_gap_free() {
+        assert_eq!(moved(&[0, 1, 1, 2], 2, true), Some(vec![0, 1, 2, 2]));
+        assert_eq!(moved(&[0, 1, 1, 2], 1, false), Some(vec![0, 0, 1, 2]));
+        assert_eq!(moved(&[0, 1, 2], 0, true), Some(vec![0, 0, 1]));
+        assert_eq!(moved(&[0, 1, 2], 1, true), Some(vec![0, 1, 1]));
+        // Would decrease in program order, or go below stage 0, or leave one stage.
+        assert_eq!(moved(&[0, 1, 1], 1, true), None);
+        assert_eq!(moved(&[0, 0], 0, false), None);
+        assert_eq!(moved(&[0, 1], 1, false), None);
+    }
+}
