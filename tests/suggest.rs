@@ -35,26 +35,41 @@ fn suggest_written(name: &str) -> (String, String, String) {
 fn a_stage_holding_a_hand_off_gets_a_faster_mode_b_suggestion() {
     let (path, out, text) = suggest_written("softmax_stages");
     assert!(out.contains("suggested: stage_id"), "{out}");
-    assert!(out.contains("-    for i in nl.affine_range(8, num_stages=3):"), "{out}");
+    assert!(
+        out.contains("-    for i in nl.affine_range(8, num_stages=3):"),
+        "{out}"
+    );
     assert!(out.contains("+    for i in nl.affine_range(8):"), "{out}");
-    assert!(text.contains("stage_id=") && !text.contains("num_stages"), "{text}");
+    assert!(
+        text.contains("stage_id=") && !text.contains("num_stages"),
+        "{text}"
+    );
     let before = annotated_cycles("examples/softmax_stages.nk");
     let after = annotated_cycles(&path);
-    assert!(after < before, "suggested {after} cycles, as written {before}");
+    assert!(
+        after < before,
+        "suggested {after} cycles, as written {before}"
+    );
 }
 
 #[test]
 fn an_unannotated_loop_gets_an_annotation() {
     let (path, out, text) = suggest_written("rmsnorm");
     assert!(out.contains("loop `i` (line 6): no annotation"), "{out}");
-    assert!(text.contains("stage_id=") || text.contains("num_stages="), "{text}");
+    assert!(
+        text.contains("stage_id=") || text.contains("num_stages="),
+        "{text}"
+    );
     assert!(annotated_cycles(&path) < annotated_cycles("examples/rmsnorm.nk"));
 }
 
 #[test]
 fn a_loop_no_candidate_beats_is_left_as_written() {
     let (_, out, text) = suggest_written("transpose_stages");
-    assert!(out.contains("no candidate measured faster: keep it"), "{out}");
+    assert!(
+        out.contains("no candidate measured faster: keep it"),
+        "{out}"
+    );
     assert!(!out.contains("+++"), "{out}");
     let original = std::fs::read_to_string("examples/transpose_stages.nk").unwrap();
     assert_eq!(text, original);

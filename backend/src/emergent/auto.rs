@@ -97,7 +97,7 @@ pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<S
         }
         func.axes[l].attrs.auto_stages = false;
         match compute_auto_stages(func, l, opts) {
-            Ok(stages) => {
+            Ok((stages, aim)) => {
                 for (&s, &stage) in body.iter().zip(&stages) {
                     func.annots[s] = StmtAnnot {
                         stage_id: Some(stage),
@@ -110,7 +110,7 @@ pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<S
                     .map(|(&s, stage)| format!("`{}`@{stage}", describe_stmt(func, s)))
                     .collect();
                 log.push(format!(
-                    "auto: loop `{iv}`: {} stages by engine hand-offs, in program order: {}",
+                    "auto: loop `{iv}`: {} stages by engine hand-offs, in program order: {}{aim}",
                     stages.iter().max().map_or(0, |m| m + 1),
                     described.join(" ")
                 ));
@@ -124,7 +124,11 @@ pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<S
 }
 
 /// The stage of every child of `l`, or why there is none worth giving.
-fn compute_auto_stages(func: &Function, l: Axis, opts: &AutoOptions) -> Result<Vec<u32>, String> {
+fn compute_auto_stages(
+    func: &Function,
+    l: Axis,
+    opts: &AutoOptions,
+) -> Result<(Vec<u32>, String), String> {
     // A transfer no ring of `MAX_DEPTH` slots hides behind the body's compute wants its loads
     // issued several iterations ahead, which stage ids without a gap cannot say.
     let body = if opts.decline_dma_bound {
@@ -179,7 +183,18 @@ fn compute_auto_stages(func: &Function, l: Axis, opts: &AutoOptions) -> Result<V
             continue;
         }
         match accepted(func, l, &stages) {
-            Ok(()) => return Ok(stages),
+            Ok(()) => {
+                // With every hand-off in a stage of its own, an iteration starts as soon as the
+                // busiest engine has done the previous one's work.
+                let aim = facts
+                    .loads
+                    .iter()
+                    .max_by_key(|&(_, &c)| c)
+                    .map_or(String::new(), |(e, c)| {
+                        format!("; aiming at an II of about {c} cycles (the work of `{e}` per iteration)")
+                    });
+                return Ok((stages, aim));
+            }
             Err(why) => refused = why,
         }
     }

@@ -100,6 +100,8 @@ pub(super) struct LoopFacts {
     groups: Vec<(Tensor, Vec<usize>)>,
     /// The engine of every instruction of the subtree (copies pinned).
     engines: BTreeMap<Inst, EngineClass>,
+    /// Each engine's cycles of work in one iteration (`sp`: issue only).
+    pub(super) loads: BTreeMap<&'static str, u64>,
     /// Split hand-offs through every tensor and drop the groups (the carried-state rule off: only
     /// to test that the legality check catches what the rule prevents).
     unsafe_split: bool,
@@ -297,8 +299,11 @@ fn inst_reps(func: &Function, s: Stmt, reps: u64, out: &mut BTreeMap<Inst, u64>)
 }
 
 /// The engine of every instruction of `l`'s subtree, copies pinned by load balancing (the rule of
-/// `bir.rs`, on the loop's own work).
-fn compute_engines(func: &Function, l: Axis) -> BTreeMap<Inst, EngineClass> {
+/// `bir.rs`, on the loop's own work), and each engine's cycles of work per iteration.
+fn compute_engines(
+    func: &Function,
+    l: Axis,
+) -> (BTreeMap<Inst, EngineClass>, BTreeMap<&'static str, u64>) {
     let mut reps = BTreeMap::new();
     for &c in &func.axes[l].body {
         inst_reps(func, c, 1, &mut reps);
@@ -360,7 +365,7 @@ fn compute_engines(func: &Function, l: Axis) -> BTreeMap<Inst, EngineClass> {
         *load.entry(engine_name(best)).or_default() += reps[&i] * cost(best, &d.op, n);
         engines.insert(i, best);
     }
-    engines
+    (engines, load)
 }
 
 /// The hoisted loads of `l` ([`super::hoistable_loads`]) and their prefetch depth.
@@ -376,7 +381,7 @@ pub fn hoisted_loads(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> (Vec<
 
 pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> LoopFacts {
     let body = func.axes[l].body.clone();
-    let engines = compute_engines(func, l);
+    let (engines, loads) = compute_engines(func, l);
     let (hoisted_stmts, p) = hoisted_loads(func, l, rings);
     let hoisted: Vec<bool> = body.iter().map(|s| hoisted_stmts.contains(s)).collect();
     let mut hoisted_tiles = BTreeSet::new();
@@ -472,6 +477,7 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
         renamed,
         groups,
         engines,
+        loads,
         unsafe_split: false,
     }
 }

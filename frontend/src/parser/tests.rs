@@ -575,5 +575,8 @@ fn a_string_is_a_value_only_as_num_stages() {
     let src = "def k(a: nl.hbm[nl.float32, 128, 4]):\n    t = nl.load(a, note=\"x\")\n";
     let (_, errors) = crate::parse(src);
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert_eq!(errors[0].message, "string literals are not part of the kernel language");
+    assert_eq!(
+        errors[0].message,
+        "string literals are not part of the kernel language"
+    );
 }
