@@ -22,7 +22,8 @@
 //! (`k mod 2` and `(k − 1) mod 2`). Anything else (different coefficients) is assumed to
 //! conflict. A conflict also needs both instructions to run at the two iterations: their guards
 //! are enumerated over the loops they name (the copies of a prefetch that take turns never
-//! conflict), within a bound past which they are assumed to. Different logical buffers never conflict inside one body: the allocator gives
+//! conflict), within a bound past which they are assumed to; pairs on one engine that never run
+//! in one iteration are listed ([`LoopDeps::exclusive`]) for the scheduler. Different logical buffers never conflict inside one body: the allocator gives
 //! buffers accessed in one loop disjoint memory (their live ranges both span the loop).
 //!
 //! Invariants: node weights are positions in the body (program order); every `d = 0` edge goes
@@ -83,11 +84,19 @@ pub struct LoopDeps {
     pub busy: Vec<u64>,
     /// Per instruction (by position): its latency (see the module doc).
     pub latency: Vec<u64>,
+    /// Pairs of positions `(a, b)`, `a < b`, whose guards never hold in one iteration (the
+    /// copies of a prefetch that take turns): they never share their engine in an iteration.
+    pub exclusive: Vec<(usize, usize)>,
 }
 
 impl LoopDeps {
     pub fn node(&self, k: usize) -> NodeIndex {
         NodeIndex::new(k)
+    }
+
+    /// Whether positions `a` and `b` never run in one iteration.
+    pub fn excludes(&self, a: usize, b: usize) -> bool {
+        self.exclusive.contains(&(a.min(b), a.max(b)))
     }
 }
 
@@ -300,12 +309,23 @@ pub fn compute_loop_deps(
             }
         }
     }
+    let mut exclusive = Vec::new();
+    for (a, &ia) in insts.iter().enumerate() {
+        for (b, &ib) in insts.iter().enumerate().skip(a + 1) {
+            if bir.insts[ia].engine == bir.insts[ib].engine
+                && !may_run_together(func, bir, ia, ib, iv, 0)
+            {
+                exclusive.push((a, b));
+            }
+        }
+    }
     Some(LoopDeps {
         lp: l,
         insts,
         graph,
         busy: costs.iter().map(|c| c.0).collect(),
         latency: costs.iter().map(|c| c.1).collect(),
+        exclusive,
     })
 }
 

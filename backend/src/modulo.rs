@@ -23,7 +23,10 @@
 //!   end), gets the earliest start `σ` that meets every scheduled neighbour's edge
 //!   (`σ_c + d·II ≥ σ_p + latency`) and a free slot of its engine in a modulo reservation table;
 //!   each engine's work of one body also fits in one window of `II` cycles, because an in-order
-//!   engine cannot start body `j + 1` before it finishes body `j`.
+//!   engine cannot start body `j + 1` before it finishes body `j`. Two instructions whose guards
+//!   never hold in one iteration ([`LoopDeps::exclusive`]: the copies of a prefetch, or a folded
+//!   zeroing's first matmul and the accumulating one) never share their engine in an iteration:
+//!   neither the table nor the window counts one against the other.
 //!
 //! The order of `σ` (ties in program order), improved by single moves ([`improve_order`]), is
 //! emitted when its predicted steady-state period ([`compute_order_period`]: the dependence
@@ -382,8 +385,8 @@ fn try_schedule(
         }
     }
     let mut sigma: Vec<Option<i64>> = vec![None; n];
-    // Per engine: the placed (start, busy) intervals.
-    let mut table: Vec<Vec<(i64, i64)>> = vec![Vec::new(); 5];
+    // Per engine: the placed (start, busy, position) intervals.
+    let mut table: Vec<Vec<(i64, i64, usize)>> = vec![Vec::new(); 5];
     for _ in 0..n {
         let ready = (0..n).filter(|&k| sigma[k].is_none() && pending[k] == 0);
         let k = match priority {
@@ -415,7 +418,12 @@ fn try_schedule(
         }
         let r = bir.insts[deps.insts[k]].engine.index();
         let b = busy[k] as i64;
-        let slots = &table[r];
+        // Only the work that may run in the same iteration shares the engine with `k`.
+        let slots: Vec<(i64, i64)> = table[r]
+            .iter()
+            .filter(|s| !deps.excludes(k, s.2))
+            .map(|s| (s.0, s.1))
+            .collect();
         // The engine's window: all of one body's work within `ii` cycles.
         let lo_e = slots.iter().map(|s| s.0).min();
         let hi_e = slots.iter().map(|s| s.0 + s.1).max();
@@ -446,7 +454,7 @@ fn try_schedule(
             break Some(t);
         }?;
         sigma[k] = Some(placed);
-        table[r].push((placed, b));
+        table[r].push((placed, b, k));
         for e in deps
             .graph
             .edges_directed(deps.node(k), petgraph::Direction::Outgoing)

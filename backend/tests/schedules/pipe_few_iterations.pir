@@ -21,8 +21,8 @@ kernel few(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 5: ResMII 104 (sp), RecMII 0, II 620, predicted 616 (before 616), order kept
+# loop i trip 5: ResMII 104 (sp), RecMII 0, II 104, predicted 616 (before 616), order kept
 #   dep sp.load(t1) -> act.activation(t2): flow d=1 lat=2164
 #   dep act.activation(t2) -> dve.tensor_scalar(t3): flow d=1 lat=124
 #   dep dve.tensor_scalar(t3) -> sp.store(t3): flow d=1 lat=124
-#   order: sp.load(t1)@0, act.activation(t2)@1544, dve.tensor_scalar(t3)@1048, sp.store(t3)@552
+#   order: sp.load(t1)@0, act.activation(t2)@2060, dve.tensor_scalar(t3)@2080, sp.store(t3)@2100
