@@ -8,6 +8,10 @@
 //! sometimes `disable_execution_order_check` with an arbitrary order, so that some schedules are
 //! illegal.
 //!
+//! Every fourth kernel is nested (`random_nested_kernel`): that loop, with its own random schedule,
+//! inside an outer loop with a random schedule of its own (nested pipelining), whose body also reads
+//! back what the inner loop stored.
+//!
 //! The property: every schedule the legality check accepts interprets to the original's bits.
 //! The figures (printed, see them with `--nocapture`): how many schedules the check rejects, and
 //! of those, how many really change the result when run with the check off (different bits, or a
@@ -24,7 +28,7 @@ use std::cell::RefCell;
 
 #[path = "common/random_kernel.rs"]
 mod random_kernel;
-use random_kernel::random_kernel;
+use random_kernel::{random_case, random_kernel, random_nested_kernel};
 
 /// The outputs' bits, or `None` when the interpreter stops (an uninitialised read).
 fn bits(func: &Function, seed: u64) -> Option<Vec<Vec<u32>>> {
@@ -46,11 +50,14 @@ struct Figures {
     rejected: usize,
     /// Rejected schedules that, run with the check off, give other bits or stop.
     really_wrong: usize,
+    /// Nested kernels, and those whose schedules the check accepted.
+    nested: usize,
+    nested_accepted: usize,
 }
 
 /// One case: returns whether the check accepted, and for a rejection whether it was real.
 fn run_case(seed: u64, figures: &RefCell<Figures>) -> Result<(), TestCaseError> {
-    let src = random_kernel(seed);
+    let src = random_case(seed);
     let func = frontend::compile(&src, None)
         .map_err(|e| TestCaseError::fail(format!("does not compile: {e:?}\n{src}")))?;
     let original = bits(&func, seed)
@@ -58,9 +65,12 @@ fn run_case(seed: u64, figures: &RefCell<Figures>) -> Result<(), TestCaseError> 
     let mut piped = func.clone();
     let mut f = figures.borrow_mut();
     f.cases += 1;
+    let nested = seed % 4 == 3;
+    f.nested += usize::from(nested);
     match pipeline::pipeline_function(&mut piped, &PipelineOptions::default()) {
         Ok(_) => {
             f.accepted += 1;
+            f.nested_accepted += usize::from(nested);
             prop_assert!(
                 bits(&piped, seed).as_ref() == Some(&original),
                 "an accepted schedule changes the result:\n{src}\n{}",
@@ -118,16 +128,25 @@ fn accepted_random_schedules_keep_their_bits() {
         f.rejected,
         100.0 * f.really_wrong as f64 / f.rejected.max(1) as f64
     );
+    println!(
+        "nested: {} of the cases, {} accepted",
+        f.nested, f.nested_accepted
+    );
     assert!(f.cases >= cases as usize);
-    // Both sides of the check are exercised.
+    // Both sides of the check are exercised, on nested kernels too.
     assert!(f.accepted > f.cases / 4, "{f:?}");
+    assert!(f.nested_accepted > f.nested / 4, "{f:?}");
     assert!(f.rejected > 0, "{f:?}");
 }
 
 #[test]
 fn the_generator_makes_kernels_the_front_end_accepts() {
     for seed in 0..200 {
-        let src = random_kernel(seed);
+        let src = if seed % 2 == 0 {
+            random_kernel(seed)
+        } else {
+            random_nested_kernel(seed)
+        };
         assert!(
             frontend::compile(&src, None).is_ok(),
             "{src}\n{:?}",

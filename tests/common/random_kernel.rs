@@ -36,20 +36,28 @@ struct Line {
     head: String,
 }
 
-/// A random kernel with a random schedule, as source text.
-pub fn random_kernel(seed: u64) -> String {
-    let mut r = Rng(seed);
+/// A random loop: its trip count, whether it updates the carried `acc`, its loop keywords, and its
+/// statements (each up to the closing parenthesis of its outer call) with their keywords. Its
+/// tiles are rows `i * 4 .. (i + 1) * 4` of `a`, `b` and `c`, columns `cols`.
+struct RandomLoop {
+    trip: usize,
+    carried: bool,
+    loop_kws: String,
+    body: Vec<Line>,
+    kws: Vec<String>,
+}
+
+fn random_loop(r: &mut Rng, cols: &str) -> RandomLoop {
     let trip = 1 + r.below(5);
-    let rows = 4 * trip;
     let carried = r.chance(40);
     let mut body: Vec<Line> = Vec::new();
     let mut tiles: Vec<String> = vec!["t0".into()];
     body.push(Line {
-        head: "t0 = nl.load(a[i * 4:(i + 1) * 4, :]".into(),
+        head: format!("t0 = nl.load(a[i * 4:(i + 1) * 4, {cols}]"),
     });
     if r.chance(50) {
         body.push(Line {
-            head: "t1 = nl.load(b[i * 4:(i + 1) * 4, :]".into(),
+            head: format!("t1 = nl.load(b[i * 4:(i + 1) * 4, {cols}]"),
         });
         tiles.push("t1".into());
     }
@@ -104,7 +112,7 @@ pub fn random_kernel(seed: u64) -> String {
         last = name;
     }
     body.push(Line {
-        head: format!("nl.store(c[i * 4:(i + 1) * 4, :], value={last}"),
+        head: format!("nl.store(c[i * 4:(i + 1) * 4, {cols}], value={last}"),
     });
 
     // The schedule.
@@ -166,6 +174,26 @@ pub fn random_kernel(seed: u64) -> String {
         }
     }
 
+    RandomLoop {
+        trip,
+        carried,
+        loop_kws,
+        body,
+        kws,
+    }
+}
+
+/// A random kernel with a random schedule, as source text.
+pub fn random_kernel(seed: u64) -> String {
+    let mut r = Rng(seed);
+    let RandomLoop {
+        trip,
+        carried,
+        loop_kws,
+        body,
+        kws,
+    } = random_loop(&mut r, ":");
+    let rows = 4 * trip;
     let mut src = format!(
         "def k(a: nl.hbm[nl.float32, {rows}, 8], b: nl.hbm[nl.float32, {rows}, 8]):\n    c = nl.ndarray(({rows}, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n"
     );
@@ -185,12 +213,102 @@ pub fn random_kernel(seed: u64) -> String {
     src
 }
 
-/// `nkc run --check` in-process on the random kernel of `seed`, on path `mode`: `true` when it
+/// A random kernel with two levels of loops, as source text: the loop of [`random_kernel`] (its own
+/// random schedule) on columns `o * 8 .. (o + 1) * 8`, inside a loop `o` of 1 to 3 iterations
+/// whose body also loads before it and, after it, reads back what it stored (a dependence through
+/// HBM) or a tile of `a`, and stores the exponential to `e`. The outer loop's schedule is random
+/// too (Mode A, or Mode B with the inner loop's `stage_id` on its range call), so that nested
+/// pipelining, legal and not, is exercised.
+pub fn random_nested_kernel(seed: u64) -> String {
+    let mut r = Rng(seed ^ 0x6E65_7374_6564);
+    let outer = 1 + r.below(3);
+    let RandomLoop {
+        trip,
+        carried,
+        loop_kws,
+        body,
+        kws,
+    } = random_loop(&mut r, "o * 8:(o + 1) * 8");
+    let rows = 4 * trip;
+    let cols = 8 * outer;
+    // The outer body: [pre], the inner loop, post load, post store.
+    let pre = r.chance(50);
+    let back = if r.chance(50) { "c" } else { "a" };
+    let children = 3 + usize::from(pre);
+    let mut outer_kws = String::new();
+    let mut stage = vec![String::new(); children];
+    if r.chance(50) {
+        outer_kws = format!(", num_stages={}", 2 + r.below(2));
+    } else {
+        let mut s = 0;
+        for (j, st) in stage.iter_mut().enumerate() {
+            if j > 0 && r.chance(50) {
+                s += 1;
+            }
+            *st = format!(", stage_id={s}");
+        }
+        if s == 0 {
+            stage.iter_mut().for_each(String::clear);
+        }
+    }
+    let mut src = format!(
+        "def k(a: nl.hbm[nl.float32, {rows}, {cols}], b: nl.hbm[nl.float32, {rows}, {cols}]):\n    c = nl.ndarray(({rows}, {cols}), dtype=nl.float32, buffer=nl.shared_hbm)\n    e = nl.ndarray(({e}, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n",
+        e = 4 * outer
+    );
+    if carried {
+        src += "    s = nl.ndarray((4, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n";
+        src += "    acc = nl.zeros((4, 8), dtype=nl.float32, buffer=nl.sbuf)\n";
+    }
+    src += &format!("    for o in nl.affine_range({outer}{outer_kws}):\n");
+    let mut c = 0;
+    if pre {
+        src += &format!(
+            "        p = nl.load(b[0:4, o * 8:(o + 1) * 8]{})\n",
+            stage[c]
+        );
+        c += 1;
+    }
+    src += &format!(
+        "        for i in nl.sequential_range({trip}{}{loop_kws}):\n",
+        stage[c]
+    );
+    c += 1;
+    for (line, kw) in body.iter().zip(&kws) {
+        src += &format!("            {}{kw})\n", line.head);
+    }
+    src += &format!(
+        "        w = nl.load({back}[0:4, o * 8:(o + 1) * 8]{})\n",
+        stage[c]
+    );
+    c += 1;
+    let w = if pre { "nl.add(w, p)" } else { "w" };
+    src += &format!(
+        "        nl.store(e[o * 4:(o + 1) * 4, :], value=nl.exp({w}){})\n",
+        stage[c]
+    );
+    if carried {
+        src += "    nl.store(s, value=acc)\n    return c, e, s\n";
+    } else {
+        src += "    return c, e\n";
+    }
+    src
+}
+
+/// The kernel the properties run for `seed`: every fourth one nested ([`random_nested_kernel`]).
+pub fn random_case(seed: u64) -> String {
+    if seed % 4 == 3 {
+        random_nested_kernel(seed)
+    } else {
+        random_kernel(seed)
+    }
+}
+
+/// `nkc run --check` in-process on the random kernel of `seed` ([`random_case`]), on path `mode`: `true` when it
 /// simulated to the interpreter's bits of the kernel as written with no race, `false` when the
 /// legality check refused its schedule (E04xx). Anything else panics with the kernel.
 pub fn run_checked(seed: u64, mode: nkc::run::PipelineMode) -> bool {
     use nkc::run::{self, Engine, RunOptions};
-    let text = random_kernel(seed);
+    let text = random_case(seed);
     let src = nkc::driver::Source {
         path: std::path::PathBuf::from(format!("random{seed}.nk")),
         text: text.clone(),

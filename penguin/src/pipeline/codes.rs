@@ -6,7 +6,7 @@
 //!
 //! | code | problem |
 //! | --- | --- |
-//! | `E0401` | a pipelining annotation on a loop nested inside a pipelined loop |
+//! | `E0401` | retired: a pipelining annotation on a loop nested inside a pipelined loop (nested pipelining is supported; the number is not reused) |
 //! | `E0402` | a pipelined loop whose bounds are not canonical (it does not start at 0) |
 //! | `E0403` | `num_stages` and `stage_id` on the same loop |
 //! | `E0404` | Mode A: more stages than the loop body has statements |
@@ -23,7 +23,8 @@
 //! | `E0430` | the pipelined schedule reverses a dependence of the original program |
 //! | `E0499` | an internal error of the pipeliner (a bug in nkc, not in the kernel) |
 
-/// A pipelining annotation on a loop nested inside a pipelined loop.
+/// Retired: a pipelining annotation on a loop nested inside a pipelined loop, refused before
+/// nested pipelining; never reported now, and not reused.
 pub const NESTED_PIPELINE: &str = "E0401";
 /// A pipelined loop whose bounds are not canonical.
 pub const NON_CANONICAL_LOOP: &str = "E0402";

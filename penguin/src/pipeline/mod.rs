@@ -96,44 +96,31 @@ pub fn pipeline_function_logged(
             func.axes[axis].trip_count()
         ));
     }
-    let mut errors = found.errors;
-    let mut plans = Vec::new();
-    for &axis in &found.targets {
-        match plan_loop(func, axis, opts, log) {
-            Ok(plan) => plans.push(plan),
-            Err(mut e) => errors.append(&mut e),
-        }
+    if !found.errors.is_empty() {
+        return Err(found.errors);
     }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
+    // Nested pipelining: the innermost targets first, each level planned and checked on the
+    // function in which the levels below it are already pipelined.
     let before = func.clone();
-    for plan in &plans {
-        let widened: Vec<widen::Widening> = plan
-            .buffers
-            .iter()
-            .map(|&(tensor, count)| widen::Widening {
-                tensor,
-                count,
-                source: BufferSource::Auto,
-            })
-            .collect();
-        widen::widen_allocations(func, plan.axis, &widened);
-        extend::extend_loop(func, plan);
-        reorder::reorder_body(func, plan);
-        let a = &func.axes[plan.axis];
-        log.push(format!(
-            "loop `{}`: created the extended loop with bounds [{}, {}) (was [{}, {}))",
-            a.iv_name,
-            a.lb,
-            a.ub,
-            a.lb,
-            a.ub - i64::from(plan.num_stages) + 1
-        ));
-        log.push(format!(
-            "loop `{}`: applied software pipelining with num_stages={}",
-            a.iv_name, plan.num_stages
-        ));
+    let mut plans = Vec::new();
+    let deepest = found.depth.iter().copied().max().unwrap_or(0);
+    for level in (0..=deepest).rev() {
+        let mut errors = Vec::new();
+        let mut level_plans = Vec::new();
+        for (&axis, _) in (found.targets.iter().zip(&found.depth)).filter(|(_, &d)| d == level) {
+            match plan_loop(func, axis, opts, log) {
+                Ok(plan) => level_plans.push(plan),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        if !errors.is_empty() {
+            *func = before;
+            return Err(errors);
+        }
+        for plan in &level_plans {
+            apply_plan(func, plan, log);
+        }
+        plans.extend(level_plans);
     }
     if let Err(errs) = crate::verify::verify_function(func) {
         let list = crate::listing::capped_list(&errs, "\n");
@@ -149,6 +136,35 @@ pub fn pipeline_function_logged(
         .with_note(list)]);
     }
     Ok(plans)
+}
+
+/// Step 6 for one checked plan: widened allocations, the extended loop, the execution order.
+fn apply_plan(func: &mut Function, plan: &PipelinePlan, log: &mut PipelineLog) {
+    let widened: Vec<widen::Widening> = plan
+        .buffers
+        .iter()
+        .map(|&(tensor, count)| widen::Widening {
+            tensor,
+            count,
+            source: BufferSource::Auto,
+        })
+        .collect();
+    widen::widen_allocations(func, plan.axis, &widened);
+    extend::extend_loop(func, plan);
+    reorder::reorder_body(func, plan);
+    let a = &func.axes[plan.axis];
+    log.push(format!(
+        "loop `{}`: created the extended loop with bounds [{}, {}) (was [{}, {}))",
+        a.iv_name,
+        a.lb,
+        a.ub,
+        a.lb,
+        a.ub - i64::from(plan.num_stages) + 1
+    ));
+    log.push(format!(
+        "loop `{}`: applied software pipelining with num_stages={}",
+        a.iv_name, plan.num_stages
+    ));
 }
 
 /// Steps 2 to 5 for one target loop: its plan, checked.
@@ -365,6 +381,30 @@ fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> Pipel
         describe(v.source),
         describe(v.sink)
     ));
+    // Nested pipelining: an access inside a loop the pass already pipelined is named by that
+    // loop's extended iterations.
+    let mut inner: Vec<Axis> = v
+        .source_iter
+        .iter()
+        .chain(&v.sink_iter)
+        .map(|&(a, _)| a)
+        .filter(|&a| a != plan.axis && func.axes[a].attrs.pipelined.is_some())
+        .collect();
+    inner.sort();
+    inner.dedup();
+    for a in inner {
+        let p = func.axes[a]
+            .attrs
+            .pipelined
+            .expect("filtered on pipelined loops");
+        e = e.with_note(format!(
+            "loop `{}`, inside loop `{}`, is itself pipelined in {} stages: its iterations above are those of its extended loop, where a statement of stage s works on iteration {} - s",
+            func.axis_name(a),
+            func.axis_name(plan.axis),
+            p.num_stages,
+            func.axis_name(a)
+        ));
+    }
     let buffered = plan.buffer_count(v.tensor);
     let counts = buffers::compute_buffer_counts(func, plan.axis, &plan.stages);
     let decision = counts.iter().find(|(t, _)| *t == v.tensor).map(|(_, c)| c);

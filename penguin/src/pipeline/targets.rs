@@ -6,9 +6,11 @@
 //! pipelining. Every loop gets a decision that the log reports: a target, or skipped with the
 //! reason.
 //!
-//! A pipelining annotation on a loop nested inside a target is an error ([`codes::NESTED_PIPELINE`]):
-//! nested pipelining is not supported yet. Annotations *of* a nested loop statement (its `stage_id`
-//! on the `range` call) belong to the enclosing loop and are fine.
+//! A target may be nested in another (nested pipelining): each target records how many targets
+//! enclose it, and the pass pipelines the innermost first, so that an outer loop is planned, and
+//! checked, on the function in which the loops nested in it are already pipelined; in the outer
+//! loop's body an inner loop is one statement with its own stage. Annotations *of* a nested loop
+//! statement (its `stage_id` on the `range` call) belong to the enclosing loop.
 
 use super::codes;
 use super::error::{axis_span, PipelineError};
@@ -20,6 +22,8 @@ use crate::ir::{Function, StmtKind};
 pub struct Targets {
     /// The loops to pipeline, outermost and first first.
     pub targets: Vec<Axis>,
+    /// Per target, how many targets enclose it.
+    pub depth: Vec<usize>,
     /// Loops left alone, with the reason.
     pub skipped: Vec<(Axis, String)>,
     pub errors: Vec<PipelineError>,
@@ -38,42 +42,21 @@ pub fn is_annotated(func: &Function, axis: Axis) -> bool {
 /// Finds the target loops of `func`.
 pub fn find_targets(func: &Function) -> Targets {
     let mut out = Targets::default();
-    walk(func, &func.body, None, &mut out);
+    walk(func, &func.body, 0, &mut out);
     out
 }
 
-fn walk(func: &Function, block: &[crate::entities::Stmt], outer: Option<Axis>, out: &mut Targets) {
+fn walk(func: &Function, block: &[crate::entities::Stmt], depth: usize, out: &mut Targets) {
     for &stmt in block {
         let StmtKind::Loop(axis) = func.stmts[stmt].kind else {
             continue;
         };
         let data = &func.axes[axis];
-        let mut inner_outer = outer;
+        let mut inner = depth;
         if data.attrs.pipelined.is_some() {
             out.skipped.push((axis, "already pipelined".into()));
         } else if is_annotated(func, axis) {
-            if let Some(o) = outer {
-                out.errors.push(
-                    PipelineError::new(
-                        codes::NESTED_PIPELINE,
-                        format!(
-                            "cannot pipeline loop `{}`: it is nested inside the pipelined loop `{}`",
-                            data.iv_name,
-                            func.axis_name(o)
-                        ),
-                        axis_span(func, axis),
-                    )
-                    .with_label("a pipelining annotation on a nested loop")
-                    .with_secondary(axis_span(func, o), "the enclosing pipelined loop")
-                    .with_note("nested pipelining is not supported yet")
-                    .with_help(
-                        "remove the annotations of one of the two loops (a nested loop may still \
-                         be one stage of the outer pipeline, with `stage_id` on its range call)",
-                    ),
-                );
-                out.skipped
-                    .push((axis, "nested inside a pipelined loop (an error)".into()));
-            } else if data.lb != 0 {
+            if data.lb != 0 {
                 out.errors.push(
                     PipelineError::new(
                         codes::NON_CANONICAL_LOOP,
@@ -94,7 +77,8 @@ fn walk(func: &Function, block: &[crate::entities::Stmt], outer: Option<Axis>, o
                     .push((axis, format!("does not start at 0 but at {}", data.lb)));
             } else {
                 out.targets.push(axis);
-                inner_outer = Some(axis);
+                out.depth.push(depth);
+                inner = depth + 1;
             }
         } else {
             let reason = if data.attrs.num_stages == Some(1) {
@@ -106,6 +90,6 @@ fn walk(func: &Function, block: &[crate::entities::Stmt], outer: Option<Axis>, o
             };
             out.skipped.push((axis, reason.into()));
         }
-        walk(func, &data.body, inner_outer, out);
+        walk(func, &data.body, inner, out);
     }
 }
