@@ -6,26 +6,11 @@
 //! transfer, and the property is about the stage rule. `NKC_AUTO_CASES=N` changes the count.
 
 use backend::emergent::{choose_auto_stages_with, mark_auto_loops, AutoOptions};
-use penguin::interp;
 use penguin::pipeline::{pipeline_function, PipelineOptions};
-use penguin::Function;
 
 #[path = "common/random_kernel.rs"]
 mod random_kernel;
-use random_kernel::random_kernel;
-
-/// The outputs' bits, or `None` when the interpreter stops (an uninitialised read).
-fn bits(func: &Function, seed: u64) -> Option<Vec<Vec<u32>>> {
-    let inputs = interp::random_inputs(func, seed);
-    let result = interp::interpret(func, &inputs).ok()?;
-    Some(
-        result
-            .outputs
-            .iter()
-            .map(|a| a.data.iter().map(|x| x.to_bits()).collect())
-            .collect(),
-    )
-}
+use random_kernel::{bits, random_kernel};
 
 #[test]
 fn every_auto_schedule_is_legal_and_keeps_the_bits() {

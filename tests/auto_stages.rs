@@ -6,32 +6,14 @@
 
 mod common;
 
-use common::{nkc, scratch, stderr, stdout};
+use common::{run_checked_json, scratch_kernel};
 
 /// Runs `text` on the default path with `--check --json --log pipeliner`; returns the cycles and
 /// the pipeliner's log.
 fn run_json(tag: &str, text: &str) -> (u64, String) {
-    let dir = scratch("auto_stages", tag);
-    let f = dir.join("k.nk");
-    std::fs::write(&f, text).unwrap();
-    let o = nkc(&[
-        "run",
-        f.to_str().unwrap(),
-        "--check",
-        "--json",
-        "--log",
-        "pipeliner",
-    ]);
-    let (out, err) = (stdout(&o), stderr(&o));
-    assert!(o.status.success(), "{tag}: {out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("run --json prints JSON");
-    assert_eq!(v["checked"], true, "{tag}: not checked: {out}");
-    assert_eq!(
-        v["races"].as_array().map(Vec::len),
-        Some(0),
-        "{tag}: races: {out}"
-    );
-    (v["cycles"].as_u64().expect("cycles"), err)
+    let file = scratch_kernel("auto_stages", tag, text);
+    let (v, log) = run_checked_json(&file, &["--log", "pipeliner"]);
+    (v["cycles"].as_u64().expect("cycles"), log)
 }
 
 /// The examples written with `num_stages=K`, and their text with `num_stages="auto"` instead.
@@ -102,17 +84,7 @@ fn auto_stages_beat_a_stage_that_holds_a_hand_off() {
 
 /// The cycles of `examples/NAME.nk` on `path`, checked bit for bit and free of races.
 fn example_cycles(name: &str, path: &str) -> u64 {
-    let file = format!("examples/{name}.nk");
-    let o = nkc(&["run", &file, "--pipeline", path, "--check", "--json"]);
-    let out = stdout(&o);
-    assert!(o.status.success(), "{name} {path}: {out}{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&out).expect("run --json prints JSON");
-    assert_eq!(v["checked"], true, "{name} {path}");
-    assert_eq!(
-        v["races"].as_array().map(Vec::len),
-        Some(0),
-        "{name} {path}"
-    );
+    let (v, _) = run_checked_json(&format!("examples/{name}.nk"), &["--pipeline", path]);
     v["cycles"].as_u64().expect("cycles")
 }
 

@@ -6,26 +6,12 @@
 
 mod common;
 
-use common::{nkc, scratch, stderr, stdout};
+use common::{nkc, run_checked_json, scratch_kernel, stderr};
 
 /// Cycles of `text` on `path`, checked bit for bit against the kernel as written, with no races.
 fn cycles(tag: &str, text: &str, path: &str) -> u64 {
-    let dir = scratch("nested_pipelining", tag);
-    let f = dir.join("k.nk");
-    std::fs::write(&f, text).unwrap();
-    let o = nkc(&[
-        "run",
-        f.to_str().unwrap(),
-        "--pipeline",
-        path,
-        "--check",
-        "--json",
-    ]);
-    let out = stdout(&o);
-    assert!(o.status.success(), "{tag}: {out}{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&out).expect("run --json prints JSON");
-    assert_eq!(v["checked"], true, "{tag}");
-    assert_eq!(v["races"].as_array().map(Vec::len), Some(0), "{tag}: {out}");
+    let file = scratch_kernel("nested_pipelining", tag, text);
+    let (v, _) = run_checked_json(&file, &["--pipeline", path]);
     v["cycles"].as_u64().expect("cycles")
 }
 
@@ -76,12 +62,8 @@ fn the_nesting_example_of_the_language_runs_as_written() {
     for path in ["annotated", "default", "emergent"] {
         cycles(&format!("language_{path}"), text, path);
     }
-    let o = nkc(&["check", "--log", "pipeliner", &{
-        let dir = scratch("nested_pipelining", "language_log");
-        let f = dir.join("k.nk");
-        std::fs::write(&f, text).unwrap();
-        f.to_str().unwrap().to_string()
-    }]);
+    let file = scratch_kernel("nested_pipelining", "language_log", text);
+    let o = nkc(&["check", "--log", "pipeliner", &file]);
     let log = stderr(&o);
     assert!(o.status.success(), "{log}");
     // The inner loop is pipelined first, then it is one statement of the outer pipeline.

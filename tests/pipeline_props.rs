@@ -19,29 +19,14 @@
 //! dependences; the rejected schedules that keep their bits do so by coincidence of values (an
 //! accumulator that stays 0 through `tanh`, a broken dependence on a tile no output depends on).
 
-use penguin::interp;
 use penguin::pipeline::{self, codes, PipelineOptions};
-use penguin::Function;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRng, TestRunner};
 use std::cell::RefCell;
 
 #[path = "common/random_kernel.rs"]
 mod random_kernel;
-use random_kernel::{random_case, random_kernel, random_nested_kernel};
-
-/// The outputs' bits, or `None` when the interpreter stops (an uninitialised read).
-fn bits(func: &Function, seed: u64) -> Option<Vec<Vec<u32>>> {
-    let inputs = interp::random_inputs(func, seed);
-    let result = interp::interpret(func, &inputs).ok()?;
-    Some(
-        result
-            .outputs
-            .iter()
-            .map(|a| a.data.iter().map(|x| x.to_bits()).collect())
-            .collect(),
-    )
-}
+use random_kernel::{bits, random_case, random_kernel, random_nested_kernel};
 
 #[derive(Default, Debug)]
 struct Figures {

@@ -4,16 +4,11 @@
 
 mod common;
 
-use common::{nkc, scratch, stderr, stdout};
+use common::{nkc, run_checked_json, scratch, stderr, stdout};
 
 /// Cycles of `file` on the `annotated` path, checked bit for bit, with no races.
 fn annotated_cycles(file: &str) -> u64 {
-    let o = nkc(&["run", file, "--pipeline", "annotated", "--check", "--json"]);
-    let out = stdout(&o);
-    assert!(o.status.success(), "{file}: {out}{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&out).expect("run --json prints JSON");
-    assert_eq!(v["checked"], true, "{file}");
-    assert_eq!(v["races"].as_array().map(Vec::len), Some(0), "{file}");
+    let (v, _) = run_checked_json(file, &["--pipeline", "annotated"]);
     v["cycles"].as_u64().expect("cycles")
 }
 

@@ -23,6 +23,32 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `nkc run FILE --check --json` with `args` added: asserts that it succeeds, that the outputs
+/// were checked against the interpreter and that the program has no race; returns the JSON and
+/// the standard error (the logs).
+pub fn run_checked_json(file: &str, args: &[&str]) -> (serde_json::Value, String) {
+    let mut all = vec!["run", file, "--check", "--json"];
+    all.extend_from_slice(args);
+    let o = nkc(&all);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{file} {args:?}: {out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("run --json prints JSON");
+    assert_eq!(v["checked"], true, "{file} {args:?}: not checked: {out}");
+    assert_eq!(
+        v["races"].as_array().map(Vec::len),
+        Some(0),
+        "{file} {args:?}: races: {out}"
+    );
+    (v, err)
+}
+
+/// Writes `text` to `k.nk` in a fresh scratch directory; returns its path.
+pub fn scratch_kernel(tag: &str, name: &str, text: &str) -> String {
+    let f = scratch(tag, name).join("k.nk");
+    std::fs::write(&f, text).expect("the scratch directory is writable");
+    f.to_str().expect("UTF-8 temporary path").to_string()
+}
+
 /// A fresh, empty directory for one test (`tag` keeps tests of different files apart).
 pub fn scratch(tag: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("nkc-{tag}-{}-{name}", std::process::id()));

@@ -8,6 +8,21 @@
 //! with `#[path]`.
 #![allow(dead_code)]
 
+/// The bits of a kernel's outputs on the seeded random inputs, or `None` when the interpreter stops
+/// (an uninitialised read).
+pub fn bits(func: &penguin::Function, seed: u64) -> Option<Vec<Vec<u32>>> {
+    use penguin::interp;
+    let inputs = interp::random_inputs(func, seed);
+    let result = interp::interpret(func, &inputs).ok()?;
+    Some(
+        result
+            .outputs
+            .iter()
+            .map(|a| a.data.iter().map(|x| x.to_bits()).collect())
+            .collect(),
+    )
+}
+
 /// SplitMix64: everything drawn depends on the seed only.
 pub struct Rng(pub u64);
 

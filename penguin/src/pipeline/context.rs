@@ -23,7 +23,7 @@
 
 use super::codes;
 use super::error::{axis_span, stmt_span, PipelineError};
-use crate::entities::Axis;
+use crate::entities::{Axis, Stmt};
 use crate::ir::Function;
 use crate::listing::capped_list_of;
 use std::collections::HashMap;
@@ -67,6 +67,21 @@ pub fn array_split_sizes(n: usize, k: usize) -> Vec<usize> {
     (0..k).map(|g| base + usize::from(g < extra)).collect()
 }
 
+/// [`codes::BOTH_MODES`]: loop `axis` has `num_stages={value}` and statement `stmt` a stage id.
+fn both_modes(func: &Function, axis: Axis, stmt: Stmt, value: &str, help: &str) -> PipelineError {
+    PipelineError::new(
+        codes::BOTH_MODES,
+        format!(
+            "loop `{}` cannot use both num_stages and stage_id",
+            func.axes[axis].iv_name
+        ),
+        stmt_span(func, stmt),
+    )
+    .with_label("a stage_id here")
+    .with_secondary(axis_span(func, axis), format!("num_stages={value} here"))
+    .with_help(help)
+}
+
 /// Resolves and validates the stages of target loop `axis`.
 pub fn compute_schedule_context(
     func: &Function,
@@ -86,21 +101,8 @@ pub fn compute_schedule_context(
     // it on a body without them).
     if data.attrs.auto_stages {
         if let Some(&first) = with_stage.first() {
-            errors.push(
-                PipelineError::new(
-                    codes::BOTH_MODES,
-                    format!(
-                        "loop `{}` cannot use both num_stages and stage_id",
-                        data.iv_name
-                    ),
-                    stmt_span(func, children[first]),
-                )
-                .with_label("a stage_id here")
-                .with_secondary(header, "num_stages=\"auto\" here")
-                .with_help(
-                    "either let the compiler choose (num_stages=\"auto\"), or give stage_id on every statement",
-                ),
-            );
+            let help = "either let the compiler choose (num_stages=\"auto\"), or give stage_id on every statement";
+            errors.push(both_modes(func, axis, children[first], "\"auto\"", help));
             return Err(errors);
         }
     }
@@ -112,19 +114,14 @@ pub fn compute_schedule_context(
         .filter(|&n| n > 1 || !with_stage.is_empty())
     {
         if let Some(&first) = with_stage.first() {
-            errors.push(
-                PipelineError::new(
-                    codes::BOTH_MODES,
-                    format!(
-                        "loop `{}` cannot use both num_stages and stage_id",
-                        data.iv_name
-                    ),
-                    stmt_span(func, children[first]),
-                )
-                .with_label("a stage_id here")
-                .with_secondary(header, format!("num_stages={n} here"))
-                .with_help("either give num_stages on the loop, or stage_id on every statement"),
-            );
+            let help = "either give num_stages on the loop, or stage_id on every statement";
+            errors.push(both_modes(
+                func,
+                axis,
+                children[first],
+                &n.to_string(),
+                help,
+            ));
         }
         for (k, a) in annots.iter().enumerate() {
             if a.execution_order.is_some() && a.stage_id.is_none() {
