@@ -14,7 +14,7 @@ import sys
 import time
 
 NKC = "target/release/nkc"
-PATHS = ["default", "annotated", "emergent", "none"]
+PATHS = ["default", "annotated", "emergent", "none", "auto"]
 
 
 def seconds(args):

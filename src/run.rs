@@ -225,13 +225,8 @@ pub fn run(
             let backend_started = std::time::Instant::now();
             let compiled = backend_compile(&func, source)?;
             compile_seconds += backend_started.elapsed().as_secs_f64();
-            let sim_inputs: Vec<runtime_sim::sim::Array> = inputs
-                .iter()
-                .map(|a| runtime_sim::sim::Array {
-                    shape: a.shape.clone(),
-                    data: a.data.clone(),
-                })
-                .collect();
+            // One array type for the interpreter and the simulator (`vocab::Array`).
+            let sim_inputs = inputs.clone();
             // The timeline also gives each pipelined loop's measured period.
             let sopts = runtime_sim::sim::Options {
                 trace: true,
@@ -260,14 +255,7 @@ pub fn run(
                     capped_list(r.races.iter().map(|x| format!("  {x}")), "\n")
                 )));
             }
-            let arrays = r
-                .outputs
-                .iter()
-                .map(|(_, a)| Array {
-                    shape: a.shape.clone(),
-                    data: a.data.clone(),
-                })
-                .collect();
+            let arrays = r.outputs.iter().map(|(_, a)| a.clone()).collect();
             let loops = crate::loops::compute_loop_stats(&func, &compiled, &source.text, &r.trace);
             backend_log.extend(compiled.expansions.iter().cloned());
             backend_log.extend(loops.iter().map(|l| l.text.clone()));

@@ -10,7 +10,6 @@
 
 use crate::driver::{Failure, Source};
 use crate::npy;
-use penguin::interp::Array as NpyArray;
 use penguin::listing::capped_list;
 use runtime_sim::isa::{Engine, Program, Role};
 use runtime_sim::machine::DMA_QUEUES;
@@ -87,11 +86,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
         })?;
         for (name, a) in &result.outputs {
             let path = dir.join(format!("{name}.npy"));
-            let arr = NpyArray {
-                shape: a.shape.clone(),
-                data: a.data.clone(),
-            };
-            npy::write_npy(&path, &arr).map_err(Failure::User)?;
+            npy::write_npy(&path, a).map_err(Failure::User)?;
             files.push((name.clone(), path));
         }
     }
@@ -211,10 +206,7 @@ fn gather_inputs(
                     inputs[i].shape
                 )));
             }
-            inputs[i] = Array {
-                shape: a.shape,
-                data: a.data,
-            };
+            inputs[i] = a;
         }
     }
     Ok(inputs)

@@ -218,10 +218,7 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
         }
         a.arenas.push(TensorDecl {
             name,
-            dtype: match dtype {
-                penguin::DType::F32 => runtime_sim::isa::DType::F32,
-                penguin::DType::Bf16 => runtime_sim::isa::DType::Bf16,
-            },
+            dtype,
             shape: vec![size],
             role: Role::Scratch,
         });

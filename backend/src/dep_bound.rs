@@ -378,10 +378,7 @@ fn free(o: &Operand) -> u64 {
 }
 
 fn dtype(func: &Function, o: &Operand) -> DType {
-    match func.tensors[o.tensor].dtype {
-        penguin::DType::F32 => DType::F32,
-        penguin::DType::Bf16 => DType::Bf16,
-    }
+    func.tensors[o.tensor].dtype
 }
 
 /// The least time instruction `i` can take from its start to its effect (module doc).

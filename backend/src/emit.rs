@@ -227,7 +227,7 @@ impl Emit<'_> {
 
     fn tile(&self, i: usize, o: &Operand, write: bool) -> Result<Tile, BackendError> {
         let t = &self.func.tensors[o.tensor];
-        let dtype = dtype(t.dtype);
+        let dtype = t.dtype;
         let esize = t.dtype.size_bytes() as i64;
         let (mem, space, base, slot_bytes) = match self.alloc.places.get(&o.tensor) {
             Some(&Place::Sbuf { base, slot_bytes }) => {
@@ -423,7 +423,7 @@ impl Emit<'_> {
                 let b = self.tile(i, &bi.srcs[1], false)?;
                 (
                     Op::TensorTensor {
-                        op: alu(*op),
+                        op: *op,
                         dst: d.ap,
                         a: a.ap,
                         b: b.ap,
@@ -436,7 +436,7 @@ impl Emit<'_> {
                 let s = self.tile(i, &bi.srcs[0], false)?;
                 (
                     Op::TensorScalar {
-                        op: alu(*op),
+                        op: *op,
                         dst: d.ap,
                         src: s.ap,
                         imm: *imm,
@@ -468,7 +468,7 @@ impl Emit<'_> {
                 };
                 (
                     Op::Activation {
-                        func: act(*func),
+                        func: *func,
                         dst: d.ap,
                         src: s.ap,
                         scale,
@@ -480,14 +480,9 @@ impl Emit<'_> {
             pir::Op::Reduce { op } => {
                 let d = self.tile(i, &bi.dst, true)?;
                 let s = self.tile(i, &bi.srcs[0], false)?;
-                let op = match op {
-                    pir::ReduceOp::Sum => isa::ReduceOp::Sum,
-                    pir::ReduceOp::Max => isa::ReduceOp::Max,
-                    pir::ReduceOp::Min => isa::ReduceOp::Min,
-                };
                 (
                     Op::Reduce {
-                        op,
+                        op: *op,
                         dst: d.ap,
                         src: s.ap,
                     },
@@ -593,40 +588,4 @@ pub fn dma_pieces(np: u64, bytes: u64) -> u64 {
         k *= 2;
     }
     k
-}
-
-fn dtype(d: pir::DType) -> isa::DType {
-    match d {
-        pir::DType::F32 => isa::DType::F32,
-        pir::DType::Bf16 => isa::DType::Bf16,
-    }
-}
-
-fn alu(op: pir::AluOp) -> isa::AluOp {
-    match op {
-        pir::AluOp::Add => isa::AluOp::Add,
-        pir::AluOp::Subtract => isa::AluOp::Subtract,
-        pir::AluOp::Multiply => isa::AluOp::Multiply,
-        pir::AluOp::Divide => isa::AluOp::Divide,
-        pir::AluOp::Maximum => isa::AluOp::Maximum,
-        pir::AluOp::Minimum => isa::AluOp::Minimum,
-    }
-}
-
-fn act(f: pir::ActFunc) -> isa::ActFunc {
-    use isa::ActFunc as A;
-    use pir::ActFunc as P;
-    match f {
-        P::Identity => A::Identity,
-        P::Exp => A::Exp,
-        P::Log => A::Log,
-        P::Tanh => A::Tanh,
-        P::Sigmoid => A::Sigmoid,
-        P::Relu => A::Relu,
-        P::Gelu => A::Gelu,
-        P::Sqrt => A::Sqrt,
-        P::Rsqrt => A::Rsqrt,
-        P::Square => A::Square,
-        P::Reciprocal => A::Reciprocal,
-    }
 }

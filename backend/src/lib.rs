@@ -157,10 +157,7 @@ pub fn compile_with_pruner(
         let d = &func.tensors[t];
         tensors.push(TensorDecl {
             name: d.name.clone(),
-            dtype: match d.dtype {
-                penguin::DType::F32 => runtime_sim::isa::DType::F32,
-                penguin::DType::Bf16 => runtime_sim::isa::DType::Bf16,
-            },
+            dtype: d.dtype,
             shape: d.shape.clone(),
             role: if func.params.contains(&t) {
                 Role::Input

@@ -20,6 +20,9 @@ use crate::entities::{Axis, Inst, Stmt, Tensor};
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use std::fmt;
 
+// The element types and the engines' operations are the shared vocabulary's.
+pub use vocab::{canonical_nan, maximum, minimum, ActFunc, AluOp, DType, ReduceOp};
+
 /// A byte range in the kernel's source file, kept beside the IR for diagnostics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SrcSpan {
@@ -53,28 +56,6 @@ impl Memory {
             Memory::Hbm => "hbm",
             Memory::Sbuf => "sbuf",
             Memory::Psum => "psum",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DType {
-    F32,
-    Bf16,
-}
-
-impl DType {
-    pub fn name(self) -> &'static str {
-        match self {
-            DType::F32 => "f32",
-            DType::Bf16 => "bf16",
-        }
-    }
-
-    pub fn size_bytes(self) -> u64 {
-        match self {
-            DType::F32 => 4,
-            DType::Bf16 => 2,
         }
     }
 }
@@ -252,177 +233,6 @@ impl Access {
 pub struct Operand {
     pub tensor: Tensor,
     pub access: Access,
-}
-
-/// Elementwise binary operations of the Vector engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AluOp {
-    Add,
-    Subtract,
-    Multiply,
-    Divide,
-    Maximum,
-    Minimum,
-}
-
-impl AluOp {
-    pub const ALL: [AluOp; 6] = [
-        AluOp::Add,
-        AluOp::Subtract,
-        AluOp::Multiply,
-        AluOp::Divide,
-        AluOp::Maximum,
-        AluOp::Minimum,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            AluOp::Add => "add",
-            AluOp::Subtract => "subtract",
-            AluOp::Multiply => "multiply",
-            AluOp::Divide => "divide",
-            AluOp::Maximum => "maximum",
-            AluOp::Minimum => "minimum",
-        }
-    }
-
-    /// The float32 result of `a op b`. Maximum and minimum are IEEE 754-2019 `maximum` and
-    /// `minimum`: NaN when either operand is NaN, and `+0 > -0`, so that no result is left to the
-    /// optimiser (Rust's `f32::max` leaves both cases open).
-    pub fn apply(self, a: f32, b: f32) -> f32 {
-        match self {
-            AluOp::Add => a + b,
-            AluOp::Subtract => a - b,
-            AluOp::Multiply => a * b,
-            AluOp::Divide => a / b,
-            AluOp::Maximum => maximum(a, b),
-            AluOp::Minimum => minimum(a, b),
-        }
-    }
-}
-
-/// IEEE 754-2019 `maximum`: NaN if either operand is NaN; `+0` is larger than `-0`.
-pub fn maximum(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else if a > b {
-        a
-    } else if b > a {
-        b
-    } else {
-        // Equal: the same value, or zeros of either sign, where +0 wins.
-        f32::from_bits(a.to_bits() & b.to_bits())
-    }
-}
-
-/// IEEE 754-2019 `minimum`: NaN if either operand is NaN; `-0` is smaller than `+0`.
-pub fn minimum(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else if a < b {
-        a
-    } else if b < a {
-        b
-    } else {
-        f32::from_bits(a.to_bits() | b.to_bits())
-    }
-}
-
-/// The value a float32 takes in memory: every NaN is stored as the one canonical quiet NaN, so that
-/// results never depend on which NaN payload an operation happened to propagate.
-pub fn canonical_nan(x: f32) -> f32 {
-    if x.is_nan() {
-        f32::NAN
-    } else {
-        x
-    }
-}
-
-/// Functions of the Scalar (activation) engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ActFunc {
-    Identity,
-    Exp,
-    Log,
-    Tanh,
-    Sigmoid,
-    Relu,
-    Gelu,
-    Sqrt,
-    Rsqrt,
-    Square,
-    Reciprocal,
-}
-
-impl ActFunc {
-    pub const ALL: [ActFunc; 11] = [
-        ActFunc::Identity,
-        ActFunc::Exp,
-        ActFunc::Log,
-        ActFunc::Tanh,
-        ActFunc::Sigmoid,
-        ActFunc::Relu,
-        ActFunc::Gelu,
-        ActFunc::Sqrt,
-        ActFunc::Rsqrt,
-        ActFunc::Square,
-        ActFunc::Reciprocal,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ActFunc::Identity => "identity",
-            ActFunc::Exp => "exp",
-            ActFunc::Log => "log",
-            ActFunc::Tanh => "tanh",
-            ActFunc::Sigmoid => "sigmoid",
-            ActFunc::Relu => "relu",
-            ActFunc::Gelu => "gelu",
-            ActFunc::Sqrt => "sqrt",
-            ActFunc::Rsqrt => "rsqrt",
-            ActFunc::Square => "square",
-            ActFunc::Reciprocal => "reciprocal",
-        }
-    }
-
-    /// The float32 result of the function. Gelu is the tanh approximation NKI documents:
-    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, evaluated in float32 in that order.
-    pub fn apply(self, x: f32) -> f32 {
-        match self {
-            ActFunc::Identity => x,
-            ActFunc::Exp => x.exp(),
-            ActFunc::Log => x.ln(),
-            ActFunc::Tanh => x.tanh(),
-            ActFunc::Sigmoid => 1.0 / (1.0 + (-x).exp()),
-            ActFunc::Relu => maximum(x, 0.0),
-            ActFunc::Gelu => {
-                const SQRT_2_OVER_PI: f32 = 0.797_884_6;
-                0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
-            }
-            ActFunc::Sqrt => x.sqrt(),
-            ActFunc::Rsqrt => 1.0 / x.sqrt(),
-            ActFunc::Square => x * x,
-            ActFunc::Reciprocal => 1.0 / x,
-        }
-    }
-}
-
-/// Reductions along the free axis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    Sum,
-    Max,
-    Min,
-}
-
-impl ReduceOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "sum",
-            ReduceOp::Max => "max",
-            ReduceOp::Min => "min",
-        }
-    }
 }
 
 /// The scale of an activation: an immediate, or a `[P, 1]` tile given as an extra source.

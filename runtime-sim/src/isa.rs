@@ -207,106 +207,8 @@ pub enum DmaSide {
     Tile(Ap),
 }
 
-/// Elementwise ALU operations (the same set and float32 meaning as Penguin's `AluOp`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AluOp {
-    Add,
-    Subtract,
-    Multiply,
-    Divide,
-    Maximum,
-    Minimum,
-}
-
-impl AluOp {
-    pub const ALL: [AluOp; 6] = [
-        AluOp::Add,
-        AluOp::Subtract,
-        AluOp::Multiply,
-        AluOp::Divide,
-        AluOp::Maximum,
-        AluOp::Minimum,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            AluOp::Add => "add",
-            AluOp::Subtract => "subtract",
-            AluOp::Multiply => "multiply",
-            AluOp::Divide => "divide",
-            AluOp::Maximum => "maximum",
-            AluOp::Minimum => "minimum",
-        }
-    }
-}
-
-/// Activation functions of the Scalar engine (the same set as Penguin's `ActFunc`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ActFunc {
-    Identity,
-    Exp,
-    Log,
-    Tanh,
-    Sigmoid,
-    Relu,
-    Gelu,
-    Sqrt,
-    Rsqrt,
-    Square,
-    Reciprocal,
-}
-
-impl ActFunc {
-    pub const ALL: [ActFunc; 11] = [
-        ActFunc::Identity,
-        ActFunc::Exp,
-        ActFunc::Log,
-        ActFunc::Tanh,
-        ActFunc::Sigmoid,
-        ActFunc::Relu,
-        ActFunc::Gelu,
-        ActFunc::Sqrt,
-        ActFunc::Rsqrt,
-        ActFunc::Square,
-        ActFunc::Reciprocal,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ActFunc::Identity => "identity",
-            ActFunc::Exp => "exp",
-            ActFunc::Log => "log",
-            ActFunc::Tanh => "tanh",
-            ActFunc::Sigmoid => "sigmoid",
-            ActFunc::Relu => "relu",
-            ActFunc::Gelu => "gelu",
-            ActFunc::Sqrt => "sqrt",
-            ActFunc::Rsqrt => "rsqrt",
-            ActFunc::Square => "square",
-            ActFunc::Reciprocal => "reciprocal",
-        }
-    }
-}
-
-/// Reductions along the free axis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    Sum,
-    Max,
-    Min,
-}
-
-impl ReduceOp {
-    pub const ALL: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "sum",
-            ReduceOp::Max => "max",
-            ReduceOp::Min => "min",
-        }
-    }
-}
+// The operations are the shared vocabulary's (one definition for Penguin and the machine).
+pub use vocab::{ActFunc, AluOp, ReduceOp};
 
 /// The scale of an activation: an immediate or a `[P, 1]` tile.
 #[derive(Clone, Debug, PartialEq)]
@@ -461,6 +363,19 @@ pub enum Role {
     /// Working memory of the program (HBM scratch): starts uninitialised, and reading an element
     /// the program has not written is a run-time error; neither given nor returned.
     Scratch,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Input, Role::Output, Role::Scratch];
+
+    /// The role's name in the program text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+            Role::Scratch => "scratch",
+        }
+    }
 }
 
 /// An HBM tensor: a row-major array.

@@ -46,37 +46,8 @@ pub const PE_F32_FACTOR: u64 = 4;
 /// Issuing one DMA transfer costs the `sp` engine `MIN_II` cycles (MACHINE.md).
 pub const DMA_ISSUE: u64 = MIN_II;
 
-/// The element types of the machine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DType {
-    F32,
-    Bf16,
-}
-
-impl DType {
-    /// Bytes per element.
-    pub fn size(self) -> u64 {
-        match self {
-            DType::F32 => 4,
-            DType::Bf16 => 2,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DType::F32 => "f32",
-            DType::Bf16 => "bf16",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<DType> {
-        match s {
-            "f32" => Some(DType::F32),
-            "bf16" => Some(DType::Bf16),
-            _ => None,
-        }
-    }
-}
+/// The element types of the machine (the shared vocabulary's).
+pub use vocab::DType;
 
 /// The engines, each with its own in-order stream (MACHINE.md "Engines").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -245,7 +216,7 @@ mod tests {
     fn capacities_match_machine_md() {
         assert_eq!(PARTITIONS as u64 * SBUF_PARTITION_BYTES, 24 << 20);
         assert_eq!(PARTITIONS as u64 * PSUM_PARTITION_BYTES, 2 << 20);
-        assert_eq!(PSUM_BANK_BYTES / DType::F32.size(), 512);
+        assert_eq!(PSUM_BANK_BYTES / DType::F32.size_bytes(), 512);
     }
 
     #[test]

@@ -1,93 +1,27 @@
 //! The float32 arithmetic of every operation, bit-identical to Penguin's interpreter.
 //!
-//! runtime-sim depends on no other nkc crate, so this module restates the contract of
-//! `penguin/src/interp/kernels.rs`, `ActFunc::apply`, `AluOp::apply` and `round_bf16`; the root
-//! package's `tests/numerics_agree.rs` proves the two agree bit for bit. The fixed orders:
+//! The elementwise operations, the activation functions and the rounding of stored values are the
+//! shared vocabulary's (`vocab`: one definition for Penguin and the machine). This module keeps
+//! the simulator's loops over whole tiles, in the same fixed orders as
+//! `penguin/src/interp/kernels.rs` (the root package's `tests/numerics_agree.rs` checks the two bit
+//! for bit):
 //! - matmul: for every `(m, n)`, `s = 0.0; for k in 0..K { s = s + a[k][m] * b[k][n] }`, the
 //!   product rounded to f32 before the addition (no fused multiply-add); accumulating adds `dst + s`;
 //! - activation: `t = x * scale`, then `t + bias` when there is a bias, then the function;
 //! - reduce sum: `s = 0.0` then left to right; max and min fold from `x[0]`.
 
-use crate::isa::{ActFunc, AluOp, DType, ReduceOp};
+use crate::isa::{ActFunc, AluOp, ReduceOp};
 
-/// Rounds to the nearest bfloat16 (ties to even), kept in an f32; NaN stays a quiet NaN.
-pub fn round_bf16(x: f32) -> f32 {
-    let bits = x.to_bits();
-    if x.is_nan() {
-        return f32::from_bits((bits | 0x0040_0000) & 0xFFFF_0000);
-    }
-    let lsb = (bits >> 16) & 1;
-    let rounded = bits.wrapping_add(0x7FFF + lsb) & 0xFFFF_0000;
-    f32::from_bits(rounded)
-}
+pub use vocab::{matmul, maximum, minimum, round_bf16, round_to};
 
-/// The value `x` takes when stored as `dtype`: every NaN becomes the one canonical quiet NaN (so
-/// that no stored bit depends on which payload an operation propagated), then bf16 rounds.
-pub fn round_to(dtype: DType, x: f32) -> f32 {
-    let x = if x.is_nan() { f32::NAN } else { x };
-    match dtype {
-        DType::F32 => x,
-        DType::Bf16 => round_bf16(x),
-    }
-}
-
-/// IEEE 754-2019 `maximum`: NaN if either operand is NaN; `+0` is larger than `-0`.
-pub fn maximum(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else if a > b {
-        a
-    } else if b > a {
-        b
-    } else {
-        // Equal: the same value, or zeros of either sign, where +0 wins.
-        f32::from_bits(a.to_bits() & b.to_bits())
-    }
-}
-
-/// IEEE 754-2019 `minimum`: NaN if either operand is NaN; `-0` is smaller than `+0`.
-pub fn minimum(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else if a < b {
-        a
-    } else if b < a {
-        b
-    } else {
-        f32::from_bits(a.to_bits() | b.to_bits())
-    }
-}
-
-/// `a op b` in float32.
+/// `a op b` in float32 (the shared vocabulary's [`AluOp::apply`]).
 pub fn alu(op: AluOp, a: f32, b: f32) -> f32 {
-    match op {
-        AluOp::Add => a + b,
-        AluOp::Subtract => a - b,
-        AluOp::Multiply => a * b,
-        AluOp::Divide => a / b,
-        AluOp::Maximum => maximum(a, b),
-        AluOp::Minimum => minimum(a, b),
-    }
+    op.apply(a, b)
 }
 
-/// `func(x)` in float32 (gelu: the tanh approximation, evaluated in f32 in this order).
+/// `func(x)` in float32 (the shared vocabulary's [`ActFunc::apply`]).
 pub fn act(func: ActFunc, x: f32) -> f32 {
-    match func {
-        ActFunc::Identity => x,
-        ActFunc::Exp => x.exp(),
-        ActFunc::Log => x.ln(),
-        ActFunc::Tanh => x.tanh(),
-        ActFunc::Sigmoid => 1.0 / (1.0 + (-x).exp()),
-        ActFunc::Relu => maximum(x, 0.0),
-        ActFunc::Gelu => {
-            const SQRT_2_OVER_PI: f32 = 0.797_884_6;
-            0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
-        }
-        ActFunc::Sqrt => x.sqrt(),
-        ActFunc::Rsqrt => 1.0 / x.sqrt(),
-        ActFunc::Square => x * x,
-        ActFunc::Reciprocal => 1.0 / x,
-    }
+    func.apply(x)
 }
 
 /// `func(x * scale + bias)` with the bias step skipped when there is none.
@@ -98,54 +32,7 @@ pub fn activation(func: ActFunc, x: f32, scale: f32, bias: Option<f32>) -> f32 {
     }
 }
 
-/// `out[m][n] = Σ_k a[k][m] · b[k][n]` for row-major `a: [K, M]`, `b: [K, N]`; `out: [M, N]`.
-/// Requires `a.len() == k * m` and `b.len() == k * n` (the caller's shape check).
-pub fn matmul(a: &[f32], b: &[f32], k: usize, m: usize, n: usize) -> Vec<f32> {
-    let mut out = vec![0.0f32; m * n];
-    if n == 0 {
-        return out;
-    }
-    for (mi, row) in out.chunks_exact_mut(n).enumerate() {
-        for (ki, brow) in b.chunks_exact(n).enumerate().take(k) {
-            let x = a[ki * m + mi];
-            for (o, &y) in row.iter_mut().zip(brow) {
-                *o += x * y;
-            }
-        }
-    }
-    out
-}
-
-/// Reduces one row (`row.len() ≥ 1`; an empty row gives 0 for sum and NaN otherwise).
+/// One row's reduction (the shared vocabulary's [`ReduceOp::fold`]).
 pub fn reduce(op: ReduceOp, row: &[f32]) -> f32 {
-    match op {
-        ReduceOp::Sum => row.iter().fold(0.0f32, |s, &v| s + v),
-        ReduceOp::Max => match row.split_first() {
-            Some((&first, rest)) => rest.iter().fold(first, |m, &v| alu(AluOp::Maximum, m, v)),
-            None => f32::NAN,
-        },
-        ReduceOp::Min => match row.split_first() {
-            Some((&first, rest)) => rest.iter().fold(first, |m, &v| alu(AluOp::Minimum, m, v)),
-            None => f32::NAN,
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn matmul_sums_k_upward_from_zero() {
-        let a = [1.0f32, 1.0, 1.0];
-        let b = [1.0e8f32, 1.0, -1.0e8];
-        assert_eq!(matmul(&a, &b, 3, 1, 1), vec![0.0]);
-    }
-
-    #[test]
-    fn bf16_rounds_to_nearest_even() {
-        assert_eq!(round_bf16(1.0 + 1.0 / 256.0), 1.0);
-        assert_eq!(round_bf16(1.0 + 3.0 / 256.0), 1.0 + 4.0 / 256.0);
-        assert!(round_bf16(f32::NAN).is_nan());
-    }
+    op.fold(row)
 }

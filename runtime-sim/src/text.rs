@@ -891,17 +891,12 @@ impl Parser {
                         }
                     }
                     self.expect_punct("]")?;
-                    let (role, rt) = self.ident("`input`, `output` or `scratch`")?;
-                    let role = match role.as_str() {
-                        "input" => Role::Input,
-                        "output" => Role::Output,
-                        "scratch" => Role::Scratch,
-                        _ => {
-                            return self.err_at(
-                                &rt,
-                                format!("expected `input`, `output` or `scratch`, found `{role}`"),
-                            )
-                        }
+                    let (word, rt) = self.ident("`input`, `output` or `scratch`")?;
+                    let Some(role) = Role::ALL.into_iter().find(|r| r.name() == word) else {
+                        return self.err_at(
+                            &rt,
+                            format!("expected `input`, `output` or `scratch`, found `{word}`"),
+                        );
                     };
                     self.prog.tensors.push(TensorDecl {
                         name,

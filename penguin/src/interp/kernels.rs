@@ -51,16 +51,7 @@ enum RowSrc<'a> {
 pub(super) fn matmul(a: &[f32], b: &[f32], k: usize, m: usize, n: usize) -> Vec<f32> {
     debug_assert_eq!(a.len(), k * m);
     debug_assert_eq!(b.len(), k * n);
-    let mut out = vec![0.0f32; m * n];
-    for (mi, row) in out.chunks_exact_mut(n).enumerate() {
-        for (ki, brow) in b.chunks_exact(n).enumerate() {
-            let x = a[ki * m + mi];
-            for (o, &y) in row.iter_mut().zip(brow) {
-                *o += x * y;
-            }
-        }
-    }
-    out
+    vocab::matmul(a, b, k, m, n)
 }
 
 /// `out[f][p] = x[p][f]` for `x: [P, F]`; `out: [F, P]`.
@@ -139,17 +130,7 @@ pub(super) fn activation(
 
 /// `out[p] = reduce(x[p][..])` on `x: [P, F]` with `F ≥ 1`; `out: [P, 1]`.
 pub(super) fn reduce(op: ReduceOp, x: &[f32], f: usize) -> Vec<f32> {
-    x.chunks_exact(f)
-        .map(|row| match op {
-            ReduceOp::Sum => row.iter().fold(0.0f32, |s, &v| s + v),
-            ReduceOp::Max => row[1..]
-                .iter()
-                .fold(row[0], |m, &v| AluOp::Maximum.apply(m, v)),
-            ReduceOp::Min => row[1..]
-                .iter()
-                .fold(row[0], |m, &v| AluOp::Minimum.apply(m, v)),
-        })
-        .collect()
+    x.chunks_exact(f).map(|row| op.fold(row)).collect()
 }
 
 #[cfg(test)]

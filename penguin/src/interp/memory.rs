@@ -14,20 +14,7 @@
 
 use crate::ir::{canonical_nan, DType, TensorData, TensorKind};
 
-/// Rounds a float32 to the nearest bfloat16 value (ties to even), returned as a float32.
-///
-/// Infinities stay infinite, values beyond the largest finite bfloat16 round to infinity as IEEE
-/// rounding does, and a NaN stays a NaN of the same sign (its quiet bit is set so that truncating
-/// the payload cannot turn it into an infinity).
-pub fn round_bf16(x: f32) -> f32 {
-    let bits = x.to_bits();
-    if x.is_nan() {
-        return f32::from_bits((bits | 0x0040_0000) & 0xFFFF_0000);
-    }
-    let lsb = (bits >> 16) & 1;
-    let rounded = bits.wrapping_add(0x7FFF + lsb) & 0xFFFF_0000;
-    f32::from_bits(rounded)
-}
+pub use vocab::round_bf16;
 
 /// Cap on one tensor's storage, in elements (16 GiB of f32), so malformed IR gets an error rather
 /// than an allocation failure.

@@ -39,46 +39,10 @@ pub use stats::{Counter, Stats};
 use crate::entities::Inst;
 use crate::ir::Function;
 use std::fmt;
+use vocab::SplitMix64;
 
-/// A dense row-major array: a kernel input or output.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Array {
-    pub shape: Vec<usize>,
-    pub data: Vec<f32>,
-}
-
-impl Array {
-    pub fn new(shape: Vec<usize>, data: Vec<f32>) -> Self {
-        Array { shape, data }
-    }
-
-    pub fn zeros(shape: Vec<usize>) -> Self {
-        let n = shape.iter().product();
-        Array {
-            shape,
-            data: vec![0.0; n],
-        }
-    }
-
-    /// A `rows × cols` array with element `(r, c)` = `f(r, c)`.
-    pub fn from_fn(rows: usize, cols: usize, mut f: impl FnMut(usize, usize) -> f32) -> Self {
-        let mut data = Vec::with_capacity(rows * cols);
-        for r in 0..rows {
-            for c in 0..cols {
-                data.push(f(r, c));
-            }
-        }
-        Array {
-            shape: vec![rows, cols],
-            data,
-        }
-    }
-
-    /// Element `(r, c)` of a 2-D array.
-    pub fn at(&self, r: usize, c: usize) -> f32 {
-        self.data[r * self.shape[1] + c]
-    }
-}
+/// A dense row-major array: a kernel input or output (the shared vocabulary's).
+pub use vocab::Array;
 
 /// What a run produces.
 #[derive(Clone, Debug)]
@@ -277,22 +241,4 @@ pub fn random_inputs(func: &Function, seed: u64) -> Vec<Array> {
             _ => Array::zeros(vec![0]),
         })
         .collect()
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A value in `[-1, 1)`: the top 24 bits over `2^23`, minus one (exact in f32).
-    fn next_unit(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u32 << 23) as f32 - 1.0
-    }
 }

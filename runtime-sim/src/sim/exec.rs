@@ -776,7 +776,7 @@ impl<'p> Sim<'p, '_> {
             (Space::Hbm(_), _) => d.dtype,
             _ => s.dtype,
         };
-        let bytes = (d.np as u64 * d.free).saturating_mul(hbm_dtype.size());
+        let bytes = (d.np as u64 * d.free).saturating_mul(hbm_dtype.size_bytes());
         let issue_end = t + dma_issue_cycles();
         let q = queue as usize;
         let data_start = (issue_end + DMA_LATENCY).max(self.queue_free[q]);

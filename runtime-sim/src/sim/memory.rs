@@ -152,7 +152,7 @@ pub fn resolve(ap: &Ap, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolve
             ap.mem.name()
         ));
     }
-    let esize = ap.dtype.size() as i128;
+    let esize = ap.dtype.size_bytes() as i128;
     let start = ap.start.eval(regs);
     let (lo, hi) = extremes(start, &ap.dims, esize);
     let hi = hi.saturating_add(esize);

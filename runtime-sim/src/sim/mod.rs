@@ -84,12 +84,8 @@ impl Default for Options {
     }
 }
 
-/// A row-major float32 array.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Array {
-    pub shape: Vec<usize>,
-    pub data: Vec<f32>,
-}
+/// A row-major float32 array (the shared vocabulary's).
+pub use vocab::Array;
 
 /// One instruction execution, for reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -401,15 +397,8 @@ pub fn try_random_inputs(p: &Program, seed: u64) -> Result<Vec<Array>, SimError>
 /// run` draws them (SplitMix64, the top 24 bits over 2^23, minus one), rounded to the dtype. It
 /// allocates every input element: on an untrusted program, use [`try_random_inputs`].
 pub fn random_inputs(p: &Program, seed: u64) -> Vec<Array> {
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 40) as f32 / (1u32 << 23) as f32 - 1.0
-    };
+    let mut rng = vocab::SplitMix64(seed);
+    let mut next = move || rng.next_unit();
     p.tensors
         .iter()
         .filter(|t| t.role == Role::Input)

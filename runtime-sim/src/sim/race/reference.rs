@@ -23,7 +23,7 @@ impl Footprint {
     pub fn of(r: &Resolved) -> Footprint {
         let esize = match r.space {
             Space::Hbm(_) => 1,
-            _ => r.dtype.size(),
+            _ => r.dtype.size_bytes(),
         };
         let sorted;
         let offs: &[u64] = if r.offsets.windows(2).all(|w| w[0] <= w[1]) {

@@ -1,0 +1,23 @@
+//! The vocabulary every nkc crate shares, defined once: the element types ([`DType`]), the
+//! operations of the engines ([`AluOp`], [`ActFunc`], [`ReduceOp`]) with their float32 meaning,
+//! the rounding of stored values ([`round_bf16`], [`round_to`], [`canonical_nan`]), the arrays
+//! of kernel inputs and outputs ([`Array`]) and the seeded random numbers they are drawn from
+//! ([`SplitMix64`]).
+//!
+//! It is a leaf: it depends on no other crate. The front end, Penguin (and its interpreter) and
+//! the simulator all use these definitions, so the interpreter stays an independent oracle of
+//! *programs* (what runs in which order, on which bytes) while both sides agree on arithmetic by
+//! construction; the hidden numpy checks judge the arithmetic itself.
+//!
+//! Invariants: every operation's float32 result is a pure function of its operands, with no
+//! fused multiply-add and a fixed order; every NaN stored is the one canonical quiet NaN.
+
+mod array;
+mod dtype;
+mod ops;
+mod rng;
+
+pub use array::Array;
+pub use dtype::{canonical_nan, round_bf16, round_to, DType};
+pub use ops::{matmul, maximum, minimum, ActFunc, AluOp, ReduceOp};
+pub use rng::SplitMix64;

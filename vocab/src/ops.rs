@@ -1,0 +1,226 @@
+//! The operations of the engines, as enums with their names, and their float32 meaning.
+
+/// Elementwise binary operations of the Vector engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AluOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Maximum,
+    Minimum,
+}
+
+impl AluOp {
+    pub const ALL: [AluOp; 6] = [
+        AluOp::Add,
+        AluOp::Subtract,
+        AluOp::Multiply,
+        AluOp::Divide,
+        AluOp::Maximum,
+        AluOp::Minimum,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AluOp::Add => "add",
+            AluOp::Subtract => "subtract",
+            AluOp::Multiply => "multiply",
+            AluOp::Divide => "divide",
+            AluOp::Maximum => "maximum",
+            AluOp::Minimum => "minimum",
+        }
+    }
+
+    /// The float32 result of `a op b`. Maximum and minimum are IEEE 754-2019 `maximum` and
+    /// `minimum`: NaN when either operand is NaN, and `+0 > -0`, so that no result is left to the
+    /// optimiser (Rust's `f32::max` leaves both cases open).
+    pub fn apply(self, a: f32, b: f32) -> f32 {
+        match self {
+            AluOp::Add => a + b,
+            AluOp::Subtract => a - b,
+            AluOp::Multiply => a * b,
+            AluOp::Divide => a / b,
+            AluOp::Maximum => maximum(a, b),
+            AluOp::Minimum => minimum(a, b),
+        }
+    }
+}
+
+/// IEEE 754-2019 `maximum`: NaN if either operand is NaN; `+0` is larger than `-0`.
+pub fn maximum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a > b {
+        a
+    } else if b > a {
+        b
+    } else {
+        // Equal: the same value, or zeros of either sign, where +0 wins.
+        f32::from_bits(a.to_bits() & b.to_bits())
+    }
+}
+
+/// IEEE 754-2019 `minimum`: NaN if either operand is NaN; `-0` is smaller than `+0`.
+pub fn minimum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a < b {
+        a
+    } else if b < a {
+        b
+    } else {
+        f32::from_bits(a.to_bits() | b.to_bits())
+    }
+}
+
+/// Functions of the Scalar (activation) engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ActFunc {
+    Identity,
+    Exp,
+    Log,
+    Tanh,
+    Sigmoid,
+    Relu,
+    Gelu,
+    Sqrt,
+    Rsqrt,
+    Square,
+    Reciprocal,
+}
+
+impl ActFunc {
+    pub const ALL: [ActFunc; 11] = [
+        ActFunc::Identity,
+        ActFunc::Exp,
+        ActFunc::Log,
+        ActFunc::Tanh,
+        ActFunc::Sigmoid,
+        ActFunc::Relu,
+        ActFunc::Gelu,
+        ActFunc::Sqrt,
+        ActFunc::Rsqrt,
+        ActFunc::Square,
+        ActFunc::Reciprocal,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ActFunc::Identity => "identity",
+            ActFunc::Exp => "exp",
+            ActFunc::Log => "log",
+            ActFunc::Tanh => "tanh",
+            ActFunc::Sigmoid => "sigmoid",
+            ActFunc::Relu => "relu",
+            ActFunc::Gelu => "gelu",
+            ActFunc::Sqrt => "sqrt",
+            ActFunc::Rsqrt => "rsqrt",
+            ActFunc::Square => "square",
+            ActFunc::Reciprocal => "reciprocal",
+        }
+    }
+
+    /// The float32 result of the function. Gelu is the tanh approximation NKI documents:
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, evaluated in float32 in that order.
+    pub fn apply(self, x: f32) -> f32 {
+        match self {
+            ActFunc::Identity => x,
+            ActFunc::Exp => x.exp(),
+            ActFunc::Log => x.ln(),
+            ActFunc::Tanh => x.tanh(),
+            ActFunc::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            ActFunc::Relu => maximum(x, 0.0),
+            ActFunc::Gelu => {
+                const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+                0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
+            }
+            ActFunc::Sqrt => x.sqrt(),
+            ActFunc::Rsqrt => 1.0 / x.sqrt(),
+            ActFunc::Square => x * x,
+            ActFunc::Reciprocal => 1.0 / x,
+        }
+    }
+}
+
+/// Reductions along the free axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+impl ReduceOp {
+    pub const ALL: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
+
+    /// The reduction of one row in float32: a sum from `0.0`, left to right; max and min fold
+    /// from the first element with [`maximum`] / [`minimum`]. An empty row gives 0 for sum and
+    /// NaN otherwise.
+    pub fn fold(self, row: &[f32]) -> f32 {
+        match (self, row.split_first()) {
+            (ReduceOp::Sum, _) => row.iter().fold(0.0f32, |s, &v| s + v),
+            (ReduceOp::Max, Some((&first, rest))) => rest.iter().fold(first, |m, &v| maximum(m, v)),
+            (ReduceOp::Min, Some((&first, rest))) => rest.iter().fold(first, |m, &v| minimum(m, v)),
+            (_, None) => f32::NAN,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+}
+
+/// `out[m][n] = Σ_k a[k][m] · b[k][n]` for row-major `a: [K, M]`, `b: [K, N]`; `out: [M, N]`: for
+/// every `(m, n)`, `s = 0.0; for k in 0..K { s = s + a[k][m] * b[k][n] }`, the product rounded to
+/// f32 before the addition (no fused multiply-add). Requires `a.len() == k * m` and
+/// `b.len() == k * n` (the caller's shape check).
+pub fn matmul(a: &[f32], b: &[f32], k: usize, m: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; m * n];
+    if n == 0 {
+        return out;
+    }
+    for (mi, row) in out.chunks_exact_mut(n).enumerate() {
+        for (ki, brow) in b.chunks_exact(n).enumerate().take(k) {
+            let x = a[ki * m + mi];
+            for (o, &y) in row.iter_mut().zip(brow) {
+                *o += x * y;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matmul_sums_k_upward_from_zero() {
+        // 1e8 + 1 - 1e8 in f32 left to right is 0 (1e8 + 1 rounds back to 1e8); any other order
+        // that adds 1 last gives 1.
+        assert_eq!(
+            matmul(&[1.0, 1.0, 1.0], &[1.0e8, 1.0, -1.0e8], 3, 1, 1),
+            vec![0.0]
+        );
+        assert_eq!(
+            matmul(&[1., 2., 3., 4.], &[5., 6., 7., 8., 9., 10.], 2, 2, 3),
+            vec![29., 33., 37., 42., 48., 54.]
+        );
+    }
+
+    #[test]
+    fn reductions_fold_left_to_right() {
+        assert_eq!(ReduceOp::Sum.fold(&[1.0e8, 1.0, -1.0e8]), 0.0);
+        assert_eq!(ReduceOp::Max.fold(&[3.0, -1.0, 7.0]), 7.0);
+        assert_eq!(ReduceOp::Min.fold(&[3.0, -1.0, 7.0]), -1.0);
+        assert!(ReduceOp::Max.fold(&[]).is_nan());
+        assert!(maximum(f32::NAN, 1.0).is_nan());
+        assert_eq!(maximum(0.0, -0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!(minimum(0.0, -0.0).to_bits(), (-0.0f32).to_bits());
+    }
+}
