@@ -86,6 +86,9 @@ pub struct RunOptions {
     /// this many; the interpreter, which has no clock, refuses a kernel of more instruction
     /// instances than this (`--max-cycles`).
     pub max_cycles: u64,
+    /// Peel the loops the annotated pipeliner extended: physical prologue and epilogue
+    /// (`--peel`).
+    pub peel: bool,
 }
 
 /// One returned array.
@@ -116,6 +119,8 @@ pub struct RunReport {
     pub checked: bool,
     /// Wall-clock seconds spent compiling: front end, pipelining, backend (not the execution).
     pub compile_seconds: f64,
+    /// Whether `--peel` peeled the extended loops.
+    pub peeled: bool,
 }
 
 /// A simulated run.
@@ -125,6 +130,9 @@ pub struct SimRun {
     pub races: Vec<String>,
     pub sbuf_bytes: u64,
     pub psum_banks: u64,
+    /// The instructions written in the program, each loop body once
+    /// ([`runtime_sim::sim::program_size`]).
+    pub program_size: u64,
     pub trace: Option<PathBuf>,
     /// The timeline, when [`RunOptions::timeline`] asked for it (empty otherwise).
     pub timeline: Vec<runtime_sim::sim::trace::Slice>,
@@ -193,10 +201,11 @@ pub fn run(
     // The kernel as written: the oracle of `--check`.
     let written = func.clone();
     let mut notes = Vec::new();
-    prepare(
+    prepare_peeled(
         &mut func,
         opts.pipeline,
         opts.legality_check,
+        opts.peel,
         log,
         &mut notes,
     )?;
@@ -282,6 +291,7 @@ pub fn run(
                 races: r.races.iter().map(|x| x.to_string()).collect(),
                 sbuf_bytes: compiled.sbuf_bytes,
                 psum_banks: compiled.psum_banks,
+                program_size: runtime_sim::sim::program_size(&compiled.program),
                 trace: opts.trace.clone(),
                 timeline: if opts.timeline { r.trace } else { Vec::new() },
             });
@@ -328,6 +338,7 @@ pub fn run(
         backend_log,
         checked,
         compile_seconds,
+        peeled: opts.peel,
     })
 }
 
@@ -476,6 +487,31 @@ pub fn prepare(
     }
 
     Ok(())
+}
+
+/// [`prepare`], then, with `peel` (`--peel`), the extended loops' prologue and epilogue as
+/// physical code ([`driver::peel`]); a note says when no loop was extended, so nothing was peeled.
+pub fn prepare_peeled(
+    func: &mut Function,
+    mode: PipelineMode,
+    legality_check: bool,
+    peel: bool,
+    log: &mut PipelineLog,
+    notes: &mut Vec<String>,
+) -> Result<(), Failure> {
+    prepare(func, mode, legality_check, log, notes)?;
+    if !peel {
+        return Ok(());
+    }
+    if func.axes.values().all(|a| a.attrs.pipelined.is_none()) {
+        notes.push(format!(
+            "--peel: no loop of `{}` is pipelined by the annotated path on `--pipeline {}`, so nothing is peeled",
+            func.name,
+            mode.name()
+        ));
+        return Ok(());
+    }
+    driver::peel(func, log)
 }
 
 /// The backend's transformations on Penguin IR: on every path, folding a PSUM accumulator's zeroing
@@ -774,6 +810,7 @@ impl RunReport {
             "summary": summary,
             "checked": self.checked,
             "compile_seconds": self.compile_seconds,
+            "peeled": self.peeled,
         });
         if let Some(stats) = &self.stats {
             j["stats"] = stats_json(stats);
@@ -793,6 +830,7 @@ impl RunReport {
             j["sbuf_bytes"] = json!(sim.sbuf_bytes);
             j["psum_banks"] = json!(sim.psum_banks);
             j["instructions"] = json!(s.instructions());
+            j["program_size"] = json!(sim.program_size);
             j["dma_bytes"] = json!(s.dma_bytes);
             j["trace"] = json!(sim.trace.as_ref().map(|p| p.display().to_string()));
             j["loops"] = json!(sim

@@ -168,6 +168,38 @@ pub struct Pipelined {
     pub num_stages: u32,
     /// The trip count before the loop was extended to `trip + num_stages - 1`.
     pub orig_trip: i64,
+    /// The extended loop was peeled ([`crate::pipeline::peel`]): the loop is only its steady
+    /// state, the `max(0, trip - num_stages + 1)` extended iterations from `lb + num_stages - 1`
+    /// where every stage runs, and its prologue and epilogue are copies beside it.
+    pub peeled: bool,
+}
+
+impl Pipelined {
+    /// The iterations the loop runs: the extended loop's `trip + num_stages - 1`, or, peeled,
+    /// its steady state's `max(0, trip - num_stages + 1)`.
+    pub fn loop_trip(&self) -> i128 {
+        let extended = i128::from(self.orig_trip) + i128::from(self.num_stages) - 1;
+        if self.peeled {
+            (extended - 2 * (i128::from(self.num_stages) - 1)).max(0)
+        } else {
+            extended
+        }
+    }
+}
+
+/// The text form's loop attribute: `pipelined(stages=N, trip=T)`, with `, peeled` when peeled.
+impl fmt::Display for Pipelined {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "pipelined(stages={}, trip={}",
+            self.num_stages, self.orig_trip
+        )?;
+        if self.peeled {
+            f.write_str(", peeled")?;
+        }
+        f.write_str(")")
+    }
 }
 
 /// Loop attributes, from the keywords of the range call.

@@ -207,6 +207,7 @@ pub fn run_checked(seed: u64, mode: nkc::run::PipelineMode) -> bool {
         trace: None,
         timeline: false,
         max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        peel: false,
     };
     match run::run(&src, &opts, &mut penguin::pipeline::PipelineLog::default()) {
         Ok(r) => {
