@@ -65,6 +65,7 @@ fn peel_loop(func: &mut Function, a: Axis, log: &mut PipelineLog) {
     let steady_hi = steady_lo.max(lb + p.orig_trip).min(ub);
     let steady = steady_hi > steady_lo;
     let body = func.axes[a].body.clone();
+    give_single_slots(func, a, &body);
 
     let mut copies: Vec<Copy> = Vec::new();
     for k in (lb..steady_lo).chain(steady_hi..ub) {
@@ -163,6 +164,53 @@ fn peel_loop(func: &mut Function, a: Axis, log: &mut PipelineLog) {
             n_pro + n_epi
         )
     });
+}
+
+/// Gives every SBUF tile that is local to one iteration of loop `a` and has one buffer (accessed
+/// only by instruction statements of the body, and not multi-buffered) a block dimension of one
+/// slot along `a`, selected in stage `s` by `iv − s`, the original iteration: the same memory,
+/// but its copies in the prologue and epilogue then name their iteration (a constant slot), as
+/// the multi-buffered tiles' do, so that the backend may still give it more slots.
+fn give_single_slots(func: &mut Function, a: Axis, body: &[Stmt]) {
+    let touches =
+        |d: &crate::ir::InstData, t| d.dst.tensor == t || d.srcs.iter().any(|o| o.tensor == t);
+    let mut stages = Vec::new();
+    for &child in body {
+        let (StmtKind::Insts(insts), Some(s)) = (&func.stmts[child].kind, func.stage_tags[child])
+        else {
+            continue;
+        };
+        stages.extend(insts.iter().map(|&i| (i, s)));
+    }
+    let tiles: Vec<crate::entities::Tensor> = func
+        .tensors
+        .iter()
+        .filter(|(t, d)| {
+            d.memory == crate::ir::Memory::Sbuf
+                && d.kind == crate::ir::TensorKind::Local
+                && d.block.is_empty()
+                && func
+                    .insts
+                    .iter()
+                    .all(|(i, d)| !touches(d, *t) || stages.iter().any(|&(j, _)| j == i))
+                && stages.iter().any(|&(i, _)| touches(&func.insts[i], *t))
+        })
+        .map(|(t, _)| t)
+        .collect();
+    for &t in &tiles {
+        func.tensors[t]
+            .block
+            .push(crate::ir::BlockDim { axis: a, count: 1 });
+    }
+    for &(i, s) in &stages {
+        let sel = AffineExpr::from_terms([(a, 1)], -i64::from(s));
+        let d = &mut func.insts[i];
+        for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+            if tiles.contains(&o.tensor) {
+                o.access.slots.push(sel.clone());
+            }
+        }
+    }
 }
 
 /// The induction-variable values where only `a` is set, to `k`.
