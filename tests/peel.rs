@@ -376,3 +376,55 @@ fn peel_without_an_annotated_loop_is_a_note() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("nothing is peeled"), "{}", stderr(&o));
 }
+
+#[test]
+fn the_backend_deepens_the_rings_of_a_peeled_loop() {
+    let o = nkc(&[
+        "run",
+        "examples/tensor_add.nk",
+        "--pipeline",
+        "annotated",
+        "--peel",
+        "--log",
+        "backend",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`ta` in loop `i` gets 3 slots (was 2)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_peeled_loop_waits_for_its_prologue_before_it_not_in_every_iteration() {
+    let o = nkc(&[
+        "compile",
+        "examples/tensor_add.nk",
+        "--emit",
+        "isa",
+        "--pipeline",
+        "annotated",
+        "--peel",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let program = runtime_sim::text::parse(&stdout(&o)).expect("the program reads back");
+    let mut loops = 0;
+    for stream in &program.streams {
+        for s in stream {
+            let IsaStmt::Loop(l) = s else { continue };
+            loops += 1;
+            for b in &l.body {
+                let IsaStmt::Inst(i) = b else { continue };
+                let runtime_sim::isa::Op::Wait { value, .. } = &i.op else {
+                    break;
+                };
+                assert!(
+                    !value.terms.is_empty(),
+                    "an opening wait of the steady state does not depend on its iteration: {i:?}"
+                );
+            }
+        }
+    }
+    assert!(loops >= 2, "{loops} loops");
+}
