@@ -229,13 +229,7 @@ pub fn run(
             let backend_started = std::time::Instant::now();
             let compiled = backend_compile(&func, source)?;
             compile_seconds += backend_started.elapsed().as_secs_f64();
-            let sim_inputs: Vec<runtime_sim::sim::Array> = inputs
-                .iter()
-                .map(|a| runtime_sim::sim::Array {
-                    shape: a.shape.clone(),
-                    data: a.data.clone(),
-                })
-                .collect();
+            let sim_inputs = sim_arrays(&inputs);
             // The timeline also gives each pipelined loop's measured period.
             let sopts = runtime_sim::sim::Options {
                 trace: true,
@@ -432,6 +426,17 @@ pub fn first_difference(want: &Array, got: &Array) -> Option<String> {
                 want.data[i].to_bits()
             )
         })
+}
+
+/// The interpreter's arrays as the simulator's.
+pub fn sim_arrays(arrays: &[Array]) -> Vec<runtime_sim::sim::Array> {
+    arrays
+        .iter()
+        .map(|a| runtime_sim::sim::Array {
+            shape: a.shape.clone(),
+            data: a.data.clone(),
+        })
+        .collect()
 }
 
 /// The backend on a (pipelined or not) kernel; its errors as diagnostics or internal errors.

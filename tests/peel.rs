@@ -105,16 +105,9 @@ fn simulated(func: &Function, inputs: &[interp::Array], what: &str) -> Vec<Vec<u
     run::apply_emergent(&mut f, PipelineMode::Annotated)
         .unwrap_or_else(|e| panic!("{what}: {e:?}"));
     let compiled = backend::compile(&f, None).unwrap_or_else(|e| panic!("{what}: {e}"));
-    let sim_inputs: Vec<runtime_sim::sim::Array> = inputs
-        .iter()
-        .map(|a| runtime_sim::sim::Array {
-            shape: a.shape.clone(),
-            data: a.data.clone(),
-        })
-        .collect();
     let r = runtime_sim::sim::simulate(
         &compiled.program,
-        &sim_inputs,
+        &run::sim_arrays(inputs),
         &runtime_sim::sim::Options::default(),
     )
     .unwrap_or_else(|e| panic!("{what}: {e}"));

@@ -266,6 +266,12 @@ pub struct Access {
 }
 
 impl Access {
+    /// Whether the access selects the whole of a tensor of shape `shape`: every start 0, every
+    /// size the dimension's.
+    pub fn is_whole(&self, shape: &[u64]) -> bool {
+        self.start.iter().all(|e| e.as_constant() == Some(0)) && self.size == shape
+    }
+
     /// The whole of an unblocked tensor of the given shape.
     pub fn whole(shape: &[u64]) -> Self {
         Access {
@@ -657,6 +663,31 @@ impl Function {
             }
         }
         go(self, &self.body, &mut Vec::new(), &mut f);
+    }
+
+    /// Applies `f` to every affine expression of statement `s` and of everything nested in it:
+    /// predicates, tile starts and slot selectors.
+    pub fn map_exprs(&mut self, s: Stmt, f: &dyn Fn(&AffineExpr) -> AffineExpr) {
+        for g in &mut self.stmts[s].preds {
+            g.expr = f(&g.expr);
+        }
+        match self.stmts[s].kind.clone() {
+            StmtKind::Insts(insts) => {
+                for i in insts {
+                    let d = &mut self.insts[i];
+                    for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+                        for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
+                            *e = f(e);
+                        }
+                    }
+                }
+            }
+            StmtKind::Loop(inner) => {
+                for c in self.axes[inner].body.clone() {
+                    self.map_exprs(c, f);
+                }
+            }
+        }
     }
 
     /// A display name for an axis: its induction variable.

@@ -259,7 +259,7 @@ fn clone_subtree(
     let mut renamed: Vec<(Axis, Axis)> = Vec::new();
     let copy = deep_copy(func, s, a, k, names, &mut renamed);
     for &(old, new) in &renamed {
-        map_exprs(func, copy, &|e| e.substitute(old, &AffineExpr::iv(new)));
+        func.map_exprs(copy, &|e| e.substitute(old, &AffineExpr::iv(new)));
     }
     bind_iv(func, copy, a, k);
     copy
@@ -334,7 +334,7 @@ fn fresh_name(names: &mut HashSet<String>, inner: &str, outer: &str, k: i64) -> 
 /// and drops the predicates that become constant and true.
 fn bind_iv(func: &mut Function, s: Stmt, a: Axis, k: i64) {
     let by = AffineExpr::constant(k);
-    map_exprs(func, s, &|e| e.substitute(a, &by));
+    func.map_exprs(s, &|e| e.substitute(a, &by));
     let ivs = ivs_at(a, k);
     let mut stmts = vec![s];
     while let Some(t) = stmts.pop() {
@@ -343,31 +343,6 @@ fn bind_iv(func: &mut Function, s: Stmt, a: Axis, k: i64) {
             .retain(|g| g.expr.as_constant().is_none() || !g.holds(&ivs));
         if let StmtKind::Loop(inner) = func.stmts[t].kind {
             stmts.extend(func.axes[inner].body.iter().copied());
-        }
-    }
-}
-
-/// Applies `f` to every affine expression of statement `s` and of everything nested in it:
-/// predicates, tile starts and slot selectors.
-fn map_exprs(func: &mut Function, s: Stmt, f: &dyn Fn(&AffineExpr) -> AffineExpr) {
-    for g in &mut func.stmts[s].preds {
-        g.expr = f(&g.expr);
-    }
-    match func.stmts[s].kind.clone() {
-        StmtKind::Insts(insts) => {
-            for i in insts {
-                let d = &mut func.insts[i];
-                for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
-                    for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
-                        *e = f(e);
-                    }
-                }
-            }
-        }
-        StmtKind::Loop(inner) => {
-            for c in func.axes[inner].body.clone() {
-                map_exprs(func, c, f);
-            }
         }
     }
 }
