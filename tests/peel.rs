@@ -421,3 +421,33 @@ fn a_peeled_loop_waits_for_its_prologue_before_it_not_in_every_iteration() {
     }
     assert!(loops >= 2, "{loops} loops");
 }
+
+#[test]
+fn the_pipeliner_log_says_what_was_peeled() {
+    let log = |file: &str| {
+        let o = nkc(&[
+            "compile",
+            file,
+            "--emit",
+            "pipelined",
+            "--peel",
+            "--log",
+            "pipeliner",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let steady = log("examples/tensor_add.nk");
+    assert!(
+        steady.contains(
+            "loop `i`: peeled: a prologue of 5 statement(s) (iterations [0, 2)), the steady-state \
+             loop [2, 16) without guards, an epilogue of 3 statement(s) (iterations [16, 18))"
+        ),
+        "{steady}"
+    );
+    let none = log("tests/pipeline/few_iterations.nk");
+    assert!(
+        none.contains("loop `i`: peeled: no steady state (2 iteration(s) in 4 stages)"),
+        "{none}"
+    );
+}
