@@ -207,7 +207,7 @@ pub fn pipeline(
 /// `--peel`: the extended loops' prologue and epilogue as physical code
 /// ([`pipeline::peel::peel_extended_loops`]), then the verifier.
 pub fn peel(func: &mut Function, log: &mut PipelineLog) -> Result<(), Failure> {
-    pipeline::peel::peel_extended_loops(func, log);
+    pipeline::peel::peel_extended_loops(func, log).map_err(pipeline_failure)?;
     verify(func, "peeling")
 }
 

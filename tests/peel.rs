@@ -124,7 +124,8 @@ fn pipelined_and_peeled(func: &Function) -> (Function, Function) {
     pipeline::pipeline_function(&mut piped, &PipelineOptions::default())
         .unwrap_or_else(|e| panic!("`{}` does not pipeline: {e:?}", func.name));
     let mut peeled = piped.clone();
-    pipeline::peel::peel_extended_loops(&mut peeled, &mut PipelineLog::default());
+    pipeline::peel::peel_extended_loops(&mut peeled, &mut PipelineLog::default())
+        .unwrap_or_else(|e| panic!("`{}` does not peel: {e:?}", func.name));
     penguin::verify::verify_function(&peeled)
         .unwrap_or_else(|e| panic!("peeled `{}` does not verify: {e:?}", func.name));
     (piped, peeled)
@@ -450,4 +451,32 @@ fn the_pipeliner_log_says_what_was_peeled() {
         none.contains("loop `i`: peeled: no steady state (2 iteration(s) in 4 stages)"),
         "{none}"
     );
+}
+
+#[test]
+fn peeling_too_many_copies_is_a_diagnostic() {
+    // 400 statements in 400 stages: each side of the steady state copies 399 iterations, about
+    // 80,000 instructions, more than `--peel` allows; predicated, the loop copies nothing.
+    let n = 400;
+    let mut text = String::from(
+        "def big(a: nl.hbm[nl.float32, 8192, 8]):\n    c = nl.ndarray((8192, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n",
+    );
+    text += &format!("    for i in nl.affine_range(1024, num_stages={n}):\n");
+    text += "        t0 = nl.load(a[i * 8:(i + 1) * 8, :])\n";
+    for k in 1..n - 1 {
+        text += &format!("        t{k} = nl.add(t{}, 1.0)\n", k - 1);
+    }
+    text += &format!(
+        "        nl.store(c[i * 8:(i + 1) * 8, :], value=t{})\n    return c\n",
+        n - 2
+    );
+    let dir = common::scratch("peel", "too_many_copies");
+    let file = dir.join("big.nk");
+    std::fs::write(&file, text).expect("a writable scratch directory");
+    let file = file.display().to_string();
+    let o = nkc(&["compile", &file, "--emit", "pipelined", "--peel"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[E0440]"), "{}", stderr(&o));
+    let o = nkc(&["compile", &file, "--emit", "pipelined"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

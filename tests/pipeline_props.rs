@@ -69,7 +69,11 @@ fn run_case(seed: u64, figures: &RefCell<Figures>) -> Result<(), TestCaseError> 
             );
             // Peeled (`--peel`): the same instances in the same order, so the same bits.
             let mut peeled = piped.clone();
-            pipeline::peel::peel_extended_loops(&mut peeled, &mut pipeline::PipelineLog::default());
+            let peel = pipeline::peel::peel_extended_loops(
+                &mut peeled,
+                &mut pipeline::PipelineLog::default(),
+            );
+            prop_assert!(peel.is_ok(), "{peel:?}\n{src}");
             prop_assert!(
                 penguin::verify_function(&peeled).is_ok(),
                 "the peeled IR does not verify:\n{src}\n{}",

@@ -26,14 +26,26 @@
 //! is already peeled. The meaning is unchanged: the instances that run, their order and their
 //! addresses are those of the extended loop, so the legality check's verdict holds as it was.
 
+use super::codes;
+use super::error::{axis_span, PipelineError};
 use super::log::PipelineLog;
 use crate::affine::AffineExpr;
 use crate::entities::{Axis, Stmt};
 use crate::ir::{Function, StmtKind};
 use std::collections::HashSet;
 
-/// Peels every extended loop of `func` that is not peeled yet; logs what it did.
-pub fn peel_extended_loops(func: &mut Function, log: &mut PipelineLog) {
+/// The most instructions the copies of one function's prologues and epilogues may hold: peeling
+/// copies up to `stages − 1` iterations on each side of every loop, which a long body in many
+/// stages makes quadratic in the body's size.
+pub const MAX_PEELED_INSTS: usize = 1 << 16;
+
+/// Peels every extended loop of `func` that is not peeled yet; logs what it did. Copies of more
+/// than [`MAX_PEELED_INSTS`] instructions in all are an error ([`codes::PEEL_TOO_LARGE`]), and
+/// leave `func` as it was.
+pub fn peel_extended_loops(
+    func: &mut Function,
+    log: &mut PipelineLog,
+) -> Result<(), Vec<PipelineError>> {
     let mut loops = Vec::new();
     func.walk_stmts(|s, _| {
         if let StmtKind::Loop(a) = func.stmts[s].kind {
@@ -42,10 +54,16 @@ pub fn peel_extended_loops(func: &mut Function, log: &mut PipelineLog) {
             }
         }
     });
+    let before = func.clone();
+    let mut copied = 0;
     // In program order a nested loop comes after the loop around it: reversed, innermost first.
     for &a in loops.iter().rev() {
-        peel_loop(func, a, log);
+        if let Err(e) = peel_loop(func, a, &mut copied, log) {
+            *func = before;
+            return Err(vec![e]);
+        }
     }
+    Ok(())
 }
 
 /// One copy to make: child `child` of the loop body at extended iteration `k`, or the original
@@ -56,9 +74,15 @@ struct Copy {
     in_place: bool,
 }
 
-fn peel_loop(func: &mut Function, a: Axis, log: &mut PipelineLog) {
+/// Peels loop `a`; `copied` counts the instructions copied so far in the function.
+fn peel_loop(
+    func: &mut Function,
+    a: Axis,
+    copied: &mut usize,
+    log: &mut PipelineLog,
+) -> Result<(), PipelineError> {
     let Some(p) = func.axes[a].attrs.pipelined else {
-        return;
+        return Ok(());
     };
     let (lb, ub) = (func.axes[a].lb, func.axes[a].ub);
     let steady_lo = (lb + i64::from(p.num_stages) - 1).min(ub);
@@ -86,6 +110,30 @@ fn peel_loop(func: &mut Function, a: Axis, log: &mut PipelineLog) {
                 c.in_place = true;
             }
         }
+    }
+
+    *copied += copies
+        .iter()
+        .filter(|c| !c.in_place)
+        .map(|c| count_insts(func, c.child))
+        .sum::<usize>();
+    if *copied > MAX_PEELED_INSTS {
+        let iv = func.axis_name(a);
+        return Err(PipelineError::new(
+            codes::PEEL_TOO_LARGE,
+            format!(
+                "peeling loop `{iv}` copies {copied} instructions into prologues and epilogues, more than the {MAX_PEELED_INSTS} `--peel` allows"
+            ),
+            axis_span(func, a),
+        )
+        .with_label("a pipelined loop to peel")
+        .with_note(format!(
+            "the loop runs {} iteration(s) in {} stages: its prologue and its epilogue each copy up to {} extended iterations of its body",
+            p.orig_trip,
+            p.num_stages,
+            p.num_stages - 1
+        ))
+        .with_help("drop `--peel` (the predicated loop copies nothing), or use fewer stages"));
     }
 
     let (parent, pos) = position(func, a);
@@ -164,6 +212,19 @@ fn peel_loop(func: &mut Function, a: Axis, log: &mut PipelineLog) {
             n_pro + n_epi
         )
     });
+    Ok(())
+}
+
+/// The instructions of statement `s` and everything nested in it.
+fn count_insts(func: &Function, s: Stmt) -> usize {
+    match &func.stmts[s].kind {
+        StmtKind::Insts(insts) => insts.len(),
+        StmtKind::Loop(inner) => func.axes[*inner]
+            .body
+            .iter()
+            .map(|&c| count_insts(func, c))
+            .sum(),
+    }
 }
 
 /// Gives every SBUF tile that is local to one iteration of loop `a` and has one buffer (accessed
