@@ -60,7 +60,7 @@ pub fn peel_extended_loops(
     for &a in loops.iter().rev() {
         if let Err(e) = peel_loop(func, a, &mut copied, log) {
             *func = before;
-            return Err(vec![e]);
+            return Err(e);
         }
     }
     Ok(())
@@ -80,7 +80,7 @@ fn peel_loop(
     a: Axis,
     copied: &mut usize,
     log: &mut PipelineLog,
-) -> Result<(), PipelineError> {
+) -> Result<(), Vec<PipelineError>> {
     let Some(p) = func.axes[a].attrs.pipelined else {
         return Ok(());
     };
@@ -119,7 +119,7 @@ fn peel_loop(
         .sum::<usize>();
     if *copied > MAX_PEELED_INSTS {
         let iv = func.axis_name(a);
-        return Err(PipelineError::new(
+        return Err(vec![PipelineError::new(
             codes::PEEL_TOO_LARGE,
             format!(
                 "peeling loop `{iv}` copies {copied} instructions into prologues and epilogues, more than the {MAX_PEELED_INSTS} `--peel` allows"
@@ -133,7 +133,7 @@ fn peel_loop(
             p.num_stages,
             p.num_stages - 1
         ))
-        .with_help("drop `--peel` (the predicated loop copies nothing), or use fewer stages"));
+        .with_help("drop `--peel` (the predicated loop copies nothing), or use fewer stages")]);
     }
 
     let (parent, pos) = position(func, a);
