@@ -228,7 +228,32 @@ impl Comparison {
         if let Some(why) = self.why_slower() {
             s += &format!("\n{why}\n");
         }
+        if let Some(peel) = self.peel_summary() {
+            s += &format!("\n{peel}\n");
+        }
         s
+    }
+
+    /// With `--peel`, one line: the peeled annotated path against the predicated one.
+    pub fn peel_summary(&self) -> Option<String> {
+        let pred = self.path(PipelineMode::Annotated, false)?;
+        let peel = self.path(PipelineMode::Annotated, true)?;
+        let (a, b) = (pred.sim(), peel.sim());
+        Some(format!(
+            "peeled: {} cycles against {} predicated ({:.3}x), {} instructions run against {} ({} of them guarded off), program size {} against {}.",
+            b.stats.cycles,
+            a.stats.cycles,
+            b.stats.cycles as f64 / a.stats.cycles.max(1) as f64,
+            b.stats.instructions(),
+            a.stats.instructions(),
+            a.stats
+                .engines
+                .iter()
+                .map(|e| e.predicated_off)
+                .sum::<u64>(),
+            b.program_size,
+            a.program_size
+        ))
     }
 
     /// One line saying why the slower of `annotated` and `emergent` is slower: each path's

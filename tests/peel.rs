@@ -341,6 +341,10 @@ fn compare_peel_reports_both_variants() {
     let text = stdout(&o);
     assert!(text.contains("| annotated | annotated_peeled |"), "{text}");
     assert!(text.contains("| program size |"), "{text}");
+    assert!(
+        text.contains("peeled: ") && text.contains(" predicated ("),
+        "{text}"
+    );
 
     let o = nkc(&[
         "compare",
