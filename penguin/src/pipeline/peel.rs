@@ -91,38 +91,41 @@ fn peel_loop(
     let body = func.axes[a].body.clone();
     give_single_slots(func, a, &body);
 
+    // Counted as they are planned, so that a loop too large to peel stops early. (Without a
+    // steady state, each child's last copy is its original statement and copies nothing.)
+    let sizes: Vec<usize> = body.iter().map(|&c| count_insts(func, c)).collect();
+    let stop = MAX_PEELED_INSTS + sizes.iter().sum::<usize>();
     let mut copies: Vec<Copy> = Vec::new();
-    for k in (lb..steady_lo).chain(steady_hi..ub) {
-        for &child in &body {
+    'plan: for k in (lb..steady_lo).chain(steady_hi..ub) {
+        for (&child, &size) in body.iter().zip(&sizes) {
             if runs_at(func, child, a, k) {
                 copies.push(Copy {
                     k,
                     child,
                     in_place: false,
                 });
+                *copied += size;
+                if *copied > stop {
+                    break 'plan;
+                }
             }
         }
     }
     if !steady {
         // Each child's last copy is its original statement.
-        for &child in &body {
+        for (&child, &size) in body.iter().zip(&sizes) {
             if let Some(c) = copies.iter_mut().rev().find(|c| c.child == child) {
                 c.in_place = true;
+                *copied -= size;
             }
         }
     }
-
-    *copied += copies
-        .iter()
-        .filter(|c| !c.in_place)
-        .map(|c| count_insts(func, c.child))
-        .sum::<usize>();
     if *copied > MAX_PEELED_INSTS {
         let iv = func.axis_name(a);
         return Err(vec![PipelineError::new(
             codes::PEEL_TOO_LARGE,
             format!(
-                "peeling loop `{iv}` copies {copied} instructions into prologues and epilogues, more than the {MAX_PEELED_INSTS} `--peel` allows"
+                "peeling loop `{iv}` would copy more than the {MAX_PEELED_INSTS} instructions `--peel` allows into prologues and epilogues"
             ),
             axis_span(func, a),
         )
