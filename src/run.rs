@@ -119,7 +119,7 @@ pub struct RunReport {
     pub checked: bool,
     /// Wall-clock seconds spent compiling: front end, pipelining, backend (not the execution).
     pub compile_seconds: f64,
-    /// Whether `--peel` peeled the extended loops.
+    /// Whether `--peel` peeled loops the annotated pipeliner extended.
     pub peeled: bool,
 }
 
@@ -332,7 +332,10 @@ pub fn run(
         backend_log,
         checked,
         compile_seconds,
-        peeled: opts.peel,
+        peeled: func
+            .axes
+            .values()
+            .any(|a| a.attrs.pipelined.is_some_and(|p| p.peeled)),
     })
 }
 
@@ -358,12 +361,13 @@ fn check_outputs(
     check_interp_budget(written, opts.max_cycles)?;
     let want = interp::interpret(written, inputs).map_err(|e| interp_failure(written, &e))?;
     let path = format!(
-        "the {} on `--pipeline {}`",
+        "the {} on `--pipeline {}{}`",
         match opts.engine {
             Engine::Sim => "simulated program",
             Engine::Interp => "interpreted kernel",
         },
-        opts.pipeline.name()
+        opts.pipeline.name(),
+        if opts.peel { " --peel" } else { "" }
     );
     let outputs = func.outputs.iter().zip(&want.outputs).zip(got);
     for (index, ((&tensor, want_a), got_a)) in outputs.enumerate() {
