@@ -22,6 +22,13 @@
 //! value of the same write with `N + 1` slots as with `N`. The ring stays within
 //! [`crate::emergent::MAX_DEPTH`] slots and the SBUF capacity (every tensor counted with all its
 //! slots, as the emergent heuristic counts).
+//!
+//! A **peeled** loop (`penguin::pipeline::peel`) has its prologue and epilogue beside it, as
+//! copies that access its rings at constant slots. For its tiles the rule walks every access of
+//! the block that holds the loop in program order instead (`expandable_peeled`), and a peeled
+//! loop's recurrence is broken also when it holds the schedule's II above ResMII: its ResMII
+//! counts every stage in every iteration, with no fill or drain to average over, so RecMII rarely
+//! exceeds it although the recurrence still sets the period.
 
 use crate::bir::Bir;
 use crate::emergent::MAX_DEPTH;
