@@ -1,9 +1,12 @@
 //! `nkc compare`: one kernel on every pipelining path, side by side.
 //!
 //! The paths are `none`, `emergent`, and `annotated` when the kernel carries pipelining
-//! annotations. Each path is a full `nkc run --check` ([`crate::run::run`] with the simulator and
-//! the interpreter as oracle): a path whose outputs differ from the interpreter's, or whose program
-//! races, fails the whole comparison. The report prints as a Markdown table (one column per path),
+//! annotations, and with `--peel` also `annotated_peeled`, the annotated path with its extended
+//! loops peeled (physical prologue and epilogue; a `program size` row, a line comparing it with
+//! the predicated path, and for a suite a table of the two per kernel). Each path is a full
+//! `nkc run --check` ([`crate::run::run`] with the simulator and the interpreter as oracle): a
+//! path whose outputs differ from the interpreter's, or whose program races, fails the whole
+//! comparison. The report prints as a Markdown table (one column per path),
 //! as JSON keyed by path name (each value is that path's `nkc run --json` object), and as an SVG of
 //! the stacked timelines ([`crate::timeline_svg`]). Several files make a suite: one table row of
 //! cycles ÷ lower bound per kernel and path. A file of a suite that fails (a diagnostic, a path

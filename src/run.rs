@@ -5,7 +5,9 @@
 //! pseudo-ISA program on the simulator (`--engine sim`); `--engine interp` runs the reference
 //! interpreter. `--check` runs both on the same inputs and fails unless every output is equal bit
 //! for bit. A data race found by the simulator fails the run (exit 1). Outputs are reported by the
-//! names `return` gives them, and written as `NAME.npy` files with `--output DIR`.
+//! names `return` gives them, and written as `NAME.npy` files with `--output DIR`. With `--peel`
+//! ([`prepare_peeled`]) the loops the annotated pipeliner extended are peeled before the
+//! interpreter (the oracle of the pipelined kernel) and the backend see them.
 //!
 //! Limits, each a diagnostic with exit code 1 before the work it bounds: HBM tensors of more
 //! elements than the simulator holds (E0901, [`check_size`]), a simulation past `--max-cycles` or
