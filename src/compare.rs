@@ -2,9 +2,12 @@
 //!
 //! The paths are `none`, `emergent`, `auto` (the compiler's own stage choice,
 //! `num_stages="auto"`, on every loop outside a nest), and `annotated` when the kernel carries
-//! pipelining annotations. Each path is a full `nkc run --check` ([`crate::run::run`] with the simulator and
-//! the interpreter as oracle): a path whose outputs differ from the interpreter's, or whose program
-//! races, fails the whole comparison. The report prints as a Markdown table (one column per path),
+//! pipelining annotations, and with `--peel` also `annotated_peeled`, the annotated path with its
+//! extended loops peeled (physical prologue and epilogue; a `program size` row, a line comparing
+//! it with the predicated path, and for a suite a table of the two per kernel). Each path is a
+//! full `nkc run --check` ([`crate::run::run`] with the simulator and the interpreter as oracle):
+//! a path whose outputs differ from the interpreter's, or whose program races, fails the whole
+//! comparison. The report prints as a Markdown table (one column per path),
 //! as JSON keyed by path name (each value is that path's `nkc run --json` object), and as an SVG of
 //! the stacked timelines ([`crate::timeline_svg`]). Several files make a suite: one table row of
 //! cycles ÷ lower bound per kernel and path. A file of a suite that fails (a diagnostic, a path
@@ -28,16 +31,25 @@ pub struct CompareOptions {
     pub legality_check: bool,
     /// Keep the timelines (for `--svg`).
     pub timelines: bool,
+    /// Also run the annotated path peeled (`--peel`), as the path `annotated_peeled`.
+    pub peel: bool,
 }
 
 /// One path's checked, simulated run.
 #[derive(Debug)]
 pub struct PathRun {
     pub mode: PipelineMode,
+    /// The annotated path with its extended loops peeled (`--peel`).
+    pub peeled: bool,
     pub report: RunReport,
 }
 
 impl PathRun {
+    /// The path's name: the mode's, or `annotated_peeled`.
+    pub fn name(&self) -> &'static str {
+        path_name(self.mode, self.peeled)
+    }
+
     /// The simulator's figures (present by the module's invariant).
     pub fn sim(&self) -> &run::SimRun {
         self.report
@@ -56,20 +68,37 @@ impl PathRun {
 pub struct Comparison {
     pub kernel: String,
     pub file: String,
-    /// `none` first, then `emergent`, `auto`, and `annotated` when the kernel is annotated.
+    /// `none` first, then `emergent`, `auto`, `annotated` when the kernel is annotated, then
+    /// `annotated_peeled` with `--peel`.
     pub paths: Vec<PathRun>,
 }
 
-/// The paths a kernel is compared on.
-fn paths_of(source: &Source, kernel: Option<&str>) -> Result<Vec<PipelineMode>, Failure> {
+/// A path's name: the mode's, or `annotated_peeled` for the peeled annotated path.
+fn path_name(mode: PipelineMode, peeled: bool) -> &'static str {
+    if peeled {
+        "annotated_peeled"
+    } else {
+        mode.name()
+    }
+}
+
+/// The paths a kernel is compared on: each mode, and whether it is peeled.
+fn paths_of(
+    source: &Source,
+    kernel: Option<&str>,
+    peel: bool,
+) -> Result<Vec<(PipelineMode, bool)>, Failure> {
     let func = driver::compile(source, kernel)?;
     let mut modes = vec![
-        PipelineMode::None,
-        PipelineMode::Emergent,
-        PipelineMode::Auto,
+        (PipelineMode::None, false),
+        (PipelineMode::Emergent, false),
+        (PipelineMode::Auto, false),
     ];
     if run::has_annotations(&func) {
-        modes.push(PipelineMode::Annotated);
+        modes.push((PipelineMode::Annotated, false));
+        if peel {
+            modes.push((PipelineMode::Annotated, true));
+        }
     }
     Ok(modes)
 }
@@ -77,7 +106,7 @@ fn paths_of(source: &Source, kernel: Option<&str>) -> Result<Vec<PipelineMode>, 
 /// Compiles and simulates the kernel on each path, checking every path against the interpreter.
 pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Failure> {
     let mut paths = Vec::new();
-    for mode in paths_of(source, opts.kernel.as_deref())? {
+    for (mode, peel) in paths_of(source, opts.kernel.as_deref(), opts.peel)? {
         let ropts = RunOptions {
             kernel: opts.kernel.clone(),
             engine: Engine::Sim,
@@ -90,15 +119,21 @@ pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Fai
             trace: None,
             timeline: opts.timelines,
             max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+            peel,
         };
+        let name = path_name(mode, peel);
         let report =
             run::run(source, &ropts, &mut PipelineLog::default()).map_err(|f| match f {
-                Failure::Internal(m) => Failure::Internal(format!("path `{}`: {m}", mode.name())),
-                Failure::User(m) => Failure::User(format!("path `{}`: {m}", mode.name())),
+                Failure::Internal(m) => Failure::Internal(format!("path `{name}`: {m}")),
+                Failure::User(m) => Failure::User(format!("path `{name}`: {m}")),
                 d => d,
             })?;
         debug_assert!(report.checked && report.sim.is_some());
-        paths.push(PathRun { mode, report });
+        paths.push(PathRun {
+            mode,
+            peeled: peel,
+            report,
+        });
     }
     let kernel = paths
         .first()
@@ -119,10 +154,15 @@ fn dma_utilisation(stats: &runtime_sim::sim::Stats) -> f64 {
 
 impl Comparison {
     fn none_cycles(&self) -> u64 {
+        self.path(PipelineMode::None, false)
+            .map_or(0, PathRun::cycles)
+    }
+
+    /// The run of path `mode`, peeled or not, when the comparison has it.
+    pub fn path(&self, mode: PipelineMode, peeled: bool) -> Option<&PathRun> {
         self.paths
             .iter()
-            .find(|p| p.mode == PipelineMode::None)
-            .map_or(0, PathRun::cycles)
+            .find(|p| p.mode == mode && p.peeled == peeled)
     }
 
     /// The path with the fewest cycles.
@@ -135,7 +175,7 @@ impl Comparison {
         let map: serde_json::Map<String, serde_json::Value> = self
             .paths
             .iter()
-            .map(|p| (p.mode.name().to_string(), p.report.to_json()))
+            .map(|p| (p.name().to_string(), p.report.to_json()))
             .collect();
         serde_json::Value::Object(map)
     }
@@ -148,7 +188,7 @@ impl Comparison {
         );
         s += "| |";
         for p in &self.paths {
-            s += &format!(" {} |", p.mode.name());
+            s += &format!(" {} |", p.name());
         }
         s += "\n| --- |";
         s += &" ---: |".repeat(self.paths.len());
@@ -187,20 +227,50 @@ impl Comparison {
         s += &row("instructions", &|p| {
             p.sim().stats.instructions().to_string()
         });
+        if self.paths.iter().any(|p| p.peeled) {
+            s += &row("program size", &|p| p.sim().program_size.to_string());
+        }
         s += &row("compile time", &|p| {
             format!("{:.1} ms", 1e3 * p.report.compile_seconds)
         });
         if let Some(why) = self.why_slower() {
             s += &format!("\n{why}\n");
         }
+        if let Some(peel) = self.peel_summary() {
+            s += &format!("\n{peel}\n");
+        }
         s
+    }
+
+    /// With `--peel`, one line: the peeled annotated path against the predicated one.
+    pub fn peel_summary(&self) -> Option<String> {
+        let pred = self.path(PipelineMode::Annotated, false)?;
+        let peel = self.path(PipelineMode::Annotated, true)?;
+        let (a, b) = (pred.sim(), peel.sim());
+        Some(format!(
+            "peeled: {} cycles against {} predicated ({:.3}x), {} instructions run against {} ({} of them guarded off), program size {} against {}.",
+            b.stats.cycles,
+            a.stats.cycles,
+            b.stats.cycles as f64 / a.stats.cycles.max(1) as f64,
+            b.stats.instructions(),
+            a.stats.instructions(),
+            a.stats
+                .engines
+                .iter()
+                .map(|e| e.predicated_off)
+                .sum::<u64>(),
+            b.program_size,
+            a.program_size
+        ))
     }
 
     /// One line saying why the slower of `annotated` and `emergent` is slower: each path's
     /// pipelined loop with the largest predicted II, and what sets it.
     pub fn why_slower(&self) -> Option<String> {
-        let get = |m: PipelineMode| self.paths.iter().find(|p| p.mode == m);
-        let (a, e) = (get(PipelineMode::Annotated)?, get(PipelineMode::Emergent)?);
+        let (a, e) = (
+            self.path(PipelineMode::Annotated, false)?,
+            self.path(PipelineMode::Emergent, false)?,
+        );
         let describe = |p: &PathRun| {
             let l = p.sim().loops.iter().max_by_key(|l| l.ii)?;
             let what = if let Some(cycle) = l.limited_by.strip_prefix("recurrence ") {
@@ -308,16 +378,13 @@ pub fn suite_table(entries: &[SuiteEntry]) -> String {
             }
         };
         let cell = |mode: PipelineMode| {
-            c.paths
-                .iter()
-                .find(|p| p.mode == mode)
-                .map_or("—".to_string(), |p| {
-                    format!("{:.3}", p.sim().cycles_over_bound())
-                })
+            c.path(mode, false).map_or("—".to_string(), |p| {
+                format!("{:.3}", p.sim().cycles_over_bound())
+            })
         };
-        let (best, ratio) = c.best().map_or(("—", 0.0), |p| {
-            (p.mode.name(), p.sim().cycles_over_bound())
-        });
+        let (best, ratio) = c
+            .best()
+            .map_or(("—", 0.0), |p| (p.name(), p.sim().cycles_over_bound()));
         s += &format!(
             "| {} | {} | {} | {} | {} | {best} | {ratio:.3} |\n",
             c.kernel,
@@ -327,7 +394,39 @@ pub fn suite_table(entries: &[SuiteEntry]) -> String {
             cell(PipelineMode::Annotated),
         );
     }
-    s
+    s + &peel_table(entries)
+}
+
+/// With `--peel`, the annotated path predicated against peeled, one row per annotated kernel:
+/// cycles, instructions executed (predicated-off ones included) and program size; empty
+/// without a peeled path.
+fn peel_table(entries: &[SuiteEntry]) -> String {
+    let mut rows = String::new();
+    for c in entries.iter().filter_map(SuiteEntry::comparison) {
+        let (Some(pred), Some(peel)) = (
+            c.path(PipelineMode::Annotated, false),
+            c.path(PipelineMode::Annotated, true),
+        ) else {
+            continue;
+        };
+        let figures = |p: &PathRun| {
+            let sim = p.sim();
+            [sim.stats.cycles, sim.stats.instructions(), sim.program_size]
+        };
+        let (a, b) = (figures(pred), figures(peel));
+        rows += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            c.kernel, a[0], b[0], a[1], b[1], a[2], b[2]
+        );
+    }
+    if rows.is_empty() {
+        return rows;
+    }
+    format!(
+        "\nThe annotated path, predicated against peeled (`--peel`):\n\n\
+         | kernel | cycles | peeled cycles | instructions | peeled instructions | program size | peeled program size |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n{rows}"
+    )
 }
 
 /// The `--json` form of a suite: file to its comparison's JSON, or, for a file that failed, to

@@ -208,6 +208,13 @@ pub fn pipeline(
     verify(func, "the pipeliner")
 }
 
+/// `--peel`: the extended loops' prologue and epilogue as physical code
+/// ([`pipeline::peel::peel_extended_loops`]), then the verifier.
+pub fn peel(func: &mut Function, log: &mut PipelineLog) -> Result<(), Failure> {
+    pipeline::peel::peel_extended_loops(func, log).map_err(pipeline_failure)?;
+    verify(func, "peeling")
+}
+
 /// Pipeliner errors as a failure: diagnostics, or an internal error if any is a bug of nkc.
 pub fn pipeline_failure(errors: Vec<PipelineError>) -> Failure {
     if let Some(e) = errors.iter().find(|e| e.is_internal()) {

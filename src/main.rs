@@ -49,6 +49,10 @@ enum Command {
         /// Write to this file instead of standard output.
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
+        /// Peel the loops the annotated pipeliner extended: a physical prologue and epilogue
+        /// beside a steady-state loop without guards, instead of one predicated loop.
+        #[arg(long)]
+        peel: bool,
     },
     /// Compile a kernel and run it.
     Run {
@@ -84,6 +88,10 @@ enum Command {
         /// instruction instances than this).
         #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
         max_cycles: u64,
+        /// Peel the loops the annotated pipeliner extended: a physical prologue and epilogue
+        /// beside a steady-state loop without guards, instead of one predicated loop.
+        #[arg(long)]
+        peel: bool,
     },
     /// Compile and simulate a kernel on every pipelining path (none, emergent, and annotated when
     /// the kernel is annotated), check each against the interpreter, and compare them side by
@@ -102,6 +110,10 @@ enum Command {
         /// The seed of the random inputs.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Also run the annotated path peeled (a physical prologue and epilogue), beside the
+        /// predicated one: cycles, instructions executed and program size of both.
+        #[arg(long)]
+        peel: bool,
     },
     /// Search the pipelining annotation of each loop that measures fastest (legal, bit-exact) and
     /// print it as a diff of the source.
@@ -217,6 +229,7 @@ fn execute(
             emit,
             pipeline,
             output,
+            peel,
         } => {
             let src = read(&file)?;
             let text = match emit {
@@ -232,15 +245,25 @@ fn execute(
                 Emit::Pipelined => {
                     let mut func = driver::compile(&src, kernel.as_deref())
                         .map_err(|f| (f, Some(src.clone())))?;
-                    driver::pipeline(&mut func, popts, log).map_err(|f| (f, Some(src)))?;
+                    driver::pipeline(&mut func, popts, log).map_err(|f| (f, Some(src.clone())))?;
+                    if peel {
+                        driver::peel(&mut func, log).map_err(|f| (f, Some(src)))?;
+                    }
                     penguin::write::write_function(&func)
                 }
                 Emit::Bir | Emit::Isa => {
                     let mut func = driver::compile(&src, kernel.as_deref())
                         .map_err(|f| (f, Some(src.clone())))?;
                     let mut notes = Vec::new();
-                    run::prepare(&mut func, pipeline, popts.legality_check, log, &mut notes)
-                        .map_err(|f| (f, Some(src.clone())))?;
+                    run::prepare_peeled(
+                        &mut func,
+                        pipeline,
+                        popts.legality_check,
+                        peel,
+                        log,
+                        &mut notes,
+                    )
+                    .map_err(|f| (f, Some(src.clone())))?;
                     for note in &notes {
                         eprintln!("note: {note}");
                     }
@@ -273,6 +296,7 @@ fn execute(
             output,
             json,
             max_cycles,
+            peel,
         } => {
             let src = read(&file)?;
             let opts = RunOptions {
@@ -287,6 +311,7 @@ fn execute(
                 check,
                 trace,
                 timeline: false,
+                peel,
             };
             let report = run::run(&src, &opts, log).map_err(|f| (f, Some(src)))?;
             if show_backend {
@@ -331,12 +356,14 @@ fn execute(
             json,
             svg,
             seed,
+            peel,
         } => {
             let opts = CompareOptions {
                 kernel,
                 seed,
                 legality_check: popts.legality_check,
                 timelines: svg.is_some(),
+                peel,
             };
             if let [file] = files.as_slice() {
                 let src = read(file)?;

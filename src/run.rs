@@ -5,7 +5,9 @@
 //! pseudo-ISA program on the simulator (`--engine sim`); `--engine interp` runs the reference
 //! interpreter. `--check` runs both on the same inputs and fails unless every output is equal bit
 //! for bit. A data race found by the simulator fails the run (exit 1). Outputs are reported by the
-//! names `return` gives them, and written as `NAME.npy` files with `--output DIR`.
+//! names `return` gives them, and written as `NAME.npy` files with `--output DIR`. With `--peel`
+//! ([`prepare_peeled`]) the loops the annotated pipeliner extended are peeled before the
+//! interpreter (the oracle of the pipelined kernel) and the backend see them.
 //!
 //! Limits, each a diagnostic with exit code 1 before the work it bounds: HBM tensors of more
 //! elements than the simulator holds (E0901, [`check_size`]), a simulation past `--max-cycles` or
@@ -91,6 +93,9 @@ pub struct RunOptions {
     /// this many; the interpreter, which has no clock, refuses a kernel of more instruction
     /// instances than this (`--max-cycles`).
     pub max_cycles: u64,
+    /// Peel the loops the annotated pipeliner extended: physical prologue and epilogue
+    /// (`--peel`).
+    pub peel: bool,
 }
 
 /// One returned array.
@@ -121,6 +126,8 @@ pub struct RunReport {
     pub checked: bool,
     /// Wall-clock seconds spent compiling: front end, pipelining, backend (not the execution).
     pub compile_seconds: f64,
+    /// Whether `--peel` peeled loops the annotated pipeliner extended.
+    pub peeled: bool,
 }
 
 /// A simulated run.
@@ -130,6 +137,9 @@ pub struct SimRun {
     pub races: Vec<String>,
     pub sbuf_bytes: u64,
     pub psum_banks: u64,
+    /// The instructions written in the program, each loop body once
+    /// ([`runtime_sim::sim::program_size`]).
+    pub program_size: u64,
     pub trace: Option<PathBuf>,
     /// The timeline, when [`RunOptions::timeline`] asked for it (empty otherwise).
     pub timeline: Vec<runtime_sim::sim::trace::Slice>,
@@ -198,10 +208,11 @@ pub fn run(
     // The kernel as written: the oracle of `--check`.
     let written = func.clone();
     let mut notes = Vec::new();
-    prepare(
+    prepare_peeled(
         &mut func,
         opts.pipeline,
         opts.legality_check,
+        opts.peel,
         log,
         &mut notes,
     )?;
@@ -275,6 +286,7 @@ pub fn run(
                 races: r.races.iter().map(|x| x.to_string()).collect(),
                 sbuf_bytes: compiled.sbuf_bytes,
                 psum_banks: compiled.psum_banks,
+                program_size: runtime_sim::sim::program_size(&compiled.program),
                 trace: opts.trace.clone(),
                 timeline: if opts.timeline { r.trace } else { Vec::new() },
             });
@@ -321,6 +333,10 @@ pub fn run(
         backend_log,
         checked,
         compile_seconds,
+        peeled: func
+            .axes
+            .values()
+            .any(|a| a.attrs.pipelined.is_some_and(|p| p.peeled)),
     })
 }
 
@@ -346,12 +362,13 @@ fn check_outputs(
     check_interp_budget(written, opts.max_cycles)?;
     let want = interp::interpret(written, inputs).map_err(|e| interp_failure(written, &e))?;
     let path = format!(
-        "the {} on `--pipeline {}`",
+        "the {} on `--pipeline {}{}`",
         match opts.engine {
             Engine::Sim => "simulated program",
             Engine::Interp => "interpreted kernel",
         },
-        opts.pipeline.name()
+        opts.pipeline.name(),
+        if opts.peel { " --peel" } else { "" }
     );
     let outputs = func.outputs.iter().zip(&want.outputs).zip(got);
     for (index, ((&tensor, want_a), got_a)) in outputs.enumerate() {
@@ -474,6 +491,31 @@ pub fn prepare(
     }
 
     Ok(())
+}
+
+/// [`prepare`], then, with `peel` (`--peel`), the extended loops' prologue and epilogue as
+/// physical code ([`driver::peel`]); a note says when no loop was extended, so nothing was peeled.
+pub fn prepare_peeled(
+    func: &mut Function,
+    mode: PipelineMode,
+    legality_check: bool,
+    peel: bool,
+    log: &mut PipelineLog,
+    notes: &mut Vec<String>,
+) -> Result<(), Failure> {
+    prepare(func, mode, legality_check, log, notes)?;
+    if !peel {
+        return Ok(());
+    }
+    if func.axes.values().all(|a| a.attrs.pipelined.is_none()) {
+        notes.push(format!(
+            "--peel: no loop of `{}` is pipelined by the annotated path on `--pipeline {}`, so nothing is peeled",
+            func.name,
+            mode.name()
+        ));
+        return Ok(());
+    }
+    driver::peel(func, log)
 }
 
 /// The backend's transformations on Penguin IR: on every path, folding a PSUM accumulator's zeroing
@@ -774,6 +816,7 @@ impl RunReport {
             "summary": summary,
             "checked": self.checked,
             "compile_seconds": self.compile_seconds,
+            "peeled": self.peeled,
         });
         if let Some(stats) = &self.stats {
             j["stats"] = stats_json(stats);
@@ -793,6 +836,7 @@ impl RunReport {
             j["sbuf_bytes"] = json!(sim.sbuf_bytes);
             j["psum_banks"] = json!(sim.psum_banks);
             j["instructions"] = json!(s.instructions());
+            j["program_size"] = json!(sim.program_size);
             j["dma_bytes"] = json!(s.dma_bytes);
             j["trace"] = json!(sim.trace.as_ref().map(|p| p.display().to_string()));
             j["loops"] = json!(sim

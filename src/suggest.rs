@@ -468,6 +468,7 @@ fn measure(source: &Source, text: &str, mode: PipelineMode, opts: &SuggestOption
         trace: None,
         timeline: false,
         max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        peel: false,
     };
     let report = run::run(&src, &ropts, &mut PipelineLog::default()).ok()?;
     let sim = report.sim?;

@@ -138,7 +138,7 @@ pub fn render(comparisons: &[&Comparison]) -> String {
             o,
             "<g class=\"panel\" data-kernel=\"{}\" data-path=\"{}\">",
             escape(&c.kernel),
-            p.mode.name()
+            p.name()
         );
         let _ = writeln!(
             o,
@@ -146,7 +146,7 @@ pub fn render(comparisons: &[&Comparison]) -> String {
              {:.3} × lower bound ({})</text>",
             y + 15.0,
             escape(&c.kernel),
-            p.mode.name(),
+            p.name(),
             st.cycles,
             p.sim().cycles_over_bound(),
             p.sim().lower_bound()
@@ -158,7 +158,7 @@ pub fn render(comparisons: &[&Comparison]) -> String {
                 o,
                 "<g class=\"lane\" data-kernel=\"{}\" data-path=\"{}\" data-track=\"{}\">",
                 escape(&c.kernel),
-                p.mode.name(),
+                p.name(),
                 escape(&track.name())
             );
             let _ = writeln!(

@@ -55,6 +55,7 @@ fn opts(mode: PipelineMode) -> RunOptions {
         trace: None,
         timeline: false,
         max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        peel: false,
     }
 }
 

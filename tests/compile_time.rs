@@ -132,6 +132,7 @@ fn long_loops_simulate_to_the_interpreters_bits() {
                 trace: None,
                 timeline: false,
                 max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+                peel: false,
             };
             let report = run::run(&src, &opts, &mut PipelineLog::default())
                 .unwrap_or_else(|f| panic!("{name} --pipeline {}: {f:?}", mode.name()));

@@ -60,6 +60,7 @@ fn check_emergent(src: &Source) {
         trace: None,
         timeline: false,
         max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        peel: false,
     };
     let report = run::run(src, &opts, &mut PipelineLog::default()).unwrap();
     assert!(report.checked);

@@ -386,7 +386,8 @@ fn fuzz_isa_reader() {
 fn fuzz_run_check() {
     use nkc::run::PipelineMode;
     let n = env_u64("NKC_FUZZ_RUN_CHECK", 160);
-    // Seeds far from those of tests/pipeline_props.rs (0..150), on every path in turn.
+    // Seeds far from those of tests/pipeline_props.rs (0..150), on every path in turn, and
+    // every other seed peeled (`--peel`; no effect on `emergent` and `none`).
     let base = env_u64("NKC_FUZZ_SEED", 1) << 32;
     let modes = [
         PipelineMode::Default,
@@ -400,7 +401,11 @@ fn fuzz_run_check() {
         |i| i.to_string(),
         |i| {
             let i: u64 = i.parse().expect("an index");
-            random_kernel::run_checked(base + i / 4, modes[(i % 4) as usize]);
+            random_kernel::run_checked_peeled(
+                base + i / 4,
+                modes[(i % 4) as usize],
+                (i / 4) % 2 == 1,
+            );
         },
     );
     assert_no_panic("run_check", &c, n);

@@ -63,6 +63,7 @@ fn checked(src: &Source, mode: PipelineMode) -> Vec<String> {
         trace: None,
         timeline: false,
         max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        peel: false,
     };
     let report = run::run(src, &opts, &mut PipelineLog::default())
         .unwrap_or_else(|f| panic!("{} --pipeline {}: {f:?}", src.path.display(), mode.name()));

@@ -12,7 +12,8 @@
 //! inside an outer loop with a random schedule of its own (nested pipelining), whose body also reads
 //! back what the inner loop stored.
 //!
-//! The property: every schedule the legality check accepts interprets to the original's bits.
+//! The property: every schedule the legality check accepts interprets to the original's bits,
+//! predicated and peeled (`--peel`).
 //! The figures (printed, see them with `--nocapture`): how many schedules the check rejects, and
 //! of those, how many really change the result when run with the check off (different bits, or a
 //! read of memory nothing wrote) — the precision of the check. The check is exact on memory
@@ -60,6 +61,23 @@ fn run_case(seed: u64, figures: &RefCell<Figures>) -> Result<(), TestCaseError> 
                 bits(&piped, seed).as_ref() == Some(&original),
                 "an accepted schedule changes the result:\n{src}\n{}",
                 penguin::write_function(&piped)
+            );
+            // Peeled (`--peel`): the same instances in the same order, so the same bits.
+            let mut peeled = piped.clone();
+            let peel = pipeline::peel::peel_extended_loops(
+                &mut peeled,
+                &mut pipeline::PipelineLog::default(),
+            );
+            prop_assert!(peel.is_ok(), "{peel:?}\n{src}");
+            prop_assert!(
+                penguin::verify_function(&peeled).is_ok(),
+                "the peeled IR does not verify:\n{src}\n{}",
+                penguin::write_function(&peeled)
+            );
+            prop_assert!(
+                bits(&peeled, seed).as_ref() == Some(&original),
+                "an accepted schedule, peeled, changes the result:\n{src}\n{}",
+                penguin::write_function(&peeled)
             );
         }
         Err(errors) => {
@@ -143,7 +161,7 @@ fn the_generator_makes_kernels_the_front_end_accepts() {
 /// The backend's side of the property: every random kernel whose schedule the legality check
 /// accepts compiles (list and modulo scheduling, ring expansion, synchronisation) and simulates
 /// to the bits of the kernel as written (`--check`), with no race, on the `default` path (the
-/// user's stages) and on `emergent`. `NKC_BACKEND_CASES=N` changes the count.
+/// user's stages), on it peeled (`--peel`: physical prologue and epilogue) and on `emergent`. `NKC_BACKEND_CASES=N` changes the count.
 #[test]
 fn accepted_random_schedules_run_bit_exact_on_the_backend() {
     use nkc::run::PipelineMode;
@@ -153,8 +171,13 @@ fn accepted_random_schedules_run_bit_exact_on_the_backend() {
         .unwrap_or(150);
     let (mut ran, mut refused) = (0, 0);
     for seed in 0..cases {
-        for mode in [PipelineMode::Default, PipelineMode::Emergent] {
-            if random_kernel::run_checked(seed, mode) {
+        let paths = [
+            (PipelineMode::Default, false),
+            (PipelineMode::Default, true),
+            (PipelineMode::Emergent, false),
+        ];
+        for (mode, peel) in paths {
+            if random_kernel::run_checked_peeled(seed, mode, peel) {
                 ran += 1;
             } else {
                 refused += 1;

@@ -327,7 +327,7 @@ pub const MAX_TEXT_DEPTH: usize = 64;
 /// - `bir NAME(PARAMS) -> (OUTPUTS)`: the kernel's parameters and outputs, in order;
 /// - `buffer NAME: MEMORY DTYPE[SHAPE] KIND [ring[IV: COUNT, ...]]`, one per tensor, in entity
 ///   order (`KIND` is `input`, `output` or `local`; the ring is the tensor's block dimensions);
-/// - `loop rD = 0..TRIP (IV = rD + LB) [pipelined(stages=N, trip=T)] { ... }`: a hardware loop on
+/// - `loop rD = 0..TRIP (IV = rD + LB) [pipelined(stages=N, trip=T[, peeled])] { ... }`: a hardware loop on
 ///   register `rD` (`D` its depth) whose induction variable is `IV`; `pipelined` marks a loop the
 ///   annotated pipeliner extended;
 /// - an instruction `[@(GUARD && ...)] ENGINE.OP[(PARAMS)] DST, SRC, ...  [stage N]`, with the op
@@ -389,11 +389,7 @@ fn write_block(out: &mut String, func: &Function, bir: &Bir, nodes: &[BNode], de
                     lp.depth, lp.trip, lp.iv, lp.depth, lp.lb
                 );
                 if let Some(p) = func.axes.get(lp.axis).and_then(|a| a.attrs.pipelined) {
-                    let _ = write!(
-                        out,
-                        " pipelined(stages={}, trip={})",
-                        p.num_stages, p.orig_trip
-                    );
+                    let _ = write!(out, " {p}");
                 }
                 out.push_str(" {\n");
                 // A loop in its own body would recurse forever; the verifier reports it.

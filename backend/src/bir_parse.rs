@@ -27,7 +27,7 @@ use crate::bir::{BInst, BLoop, BNode, Bir, MAX_TEXT_DEPTH};
 use penguin::affine::{CmpOp, Predicate};
 use penguin::ir::{
     ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, InstData, LoopKind, Memory,
-    Op, Pipelined, ReduceOp, Scale, TensorData, TensorKind,
+    Op, ReduceOp, Scale, TensorData, TensorKind,
 };
 use penguin::lex::{Tok, Token, TokenCursor};
 use penguin::parse::OperandReader;
@@ -322,7 +322,7 @@ impl Parser {
         }
     }
 
-    /// `loop rD = 0..TRIP (IV = rD + LB) [pipelined(stages=N, trip=T)] { ... }`
+    /// `loop rD = 0..TRIP (IV = rD + LB) [pipelined(stages=N, trip=T[, peeled])] { ... }`
     fn lp(&mut self) -> PResult<(Stmt, BNode)> {
         let loop_tok = self.expect_word("loop")?;
         if self.loops.len() >= MAX_TEXT_DEPTH {
@@ -371,19 +371,7 @@ impl Parser {
         let mut pipelined = None;
         if self.is_word("pipelined") {
             self.bump();
-            self.expect_sym("(")?;
-            self.expect_word("stages")?;
-            self.expect_sym("=")?;
-            let num_stages = self.u32_lit("a stage count")?;
-            self.expect_sym(",")?;
-            self.expect_word("trip")?;
-            self.expect_sym("=")?;
-            let orig_trip = self.i64_lit("a trip count")?;
-            self.expect_sym(")")?;
-            pipelined = Some(Pipelined {
-                num_stages,
-                orig_trip,
-            });
+            pipelined = Some(self.pipelined_args()?);
         }
         if !self.is_sym("{") {
             return self.expected("`pipelined(stages=N, trip=T)` or `{`");

@@ -200,14 +200,7 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
         // read-modify-write shows its read first.
         let first = &us[0];
         let fd = &func.insts[first.inst];
-        let whole = fd.dst.tensor == t
-            && fd
-                .dst
-                .access
-                .start
-                .iter()
-                .all(|e| e.as_constant() == Some(0))
-            && fd.dst.access.size == td.shape;
+        let whole = fd.dst.tensor == t && fd.dst.access.is_whole(&td.shape);
         let direct = first.loops.len() == common.len() && func.stmts[first.stmt].preds.is_empty();
         // Or the first iteration of a loop directly in `l`'s body, unguarded (a folded
         // accumulation's overwriting matmul): every iteration of `l` still writes it all first.
@@ -566,33 +559,7 @@ fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &mut 
 
 /// Replaces `iv(l)` by `by` in every access and guard of `s` and everything nested in it.
 fn shift_stmt(func: &mut Function, s: Stmt, l: Axis, by: &AffineExpr) {
-    let preds: Vec<Predicate> = func.stmts[s]
-        .preds
-        .iter()
-        .map(|p| Predicate {
-            expr: p.expr.substitute(l, by),
-            cmp: p.cmp,
-            bound: p.bound,
-        })
-        .collect();
-    func.stmts[s].preds = preds;
-    match func.stmts[s].kind.clone() {
-        StmtKind::Insts(insts) => {
-            for i in insts {
-                let d = &mut func.insts[i];
-                for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
-                    for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
-                        *e = e.substitute(l, by);
-                    }
-                }
-            }
-        }
-        StmtKind::Loop(a) => {
-            for c in func.axes[a].body.clone() {
-                shift_stmt(func, c, l, by);
-            }
-        }
-    }
+    func.map_exprs(s, &|e| e.substitute(l, by));
 }
 
 /// The compute engines' cycles for one pass over `body` (nested loops times their trips), a

@@ -22,6 +22,13 @@
 //! value of the same write with `N + 1` slots as with `N`. The ring stays within
 //! [`crate::emergent::MAX_DEPTH`] slots and the SBUF capacity (every tensor counted with all its
 //! slots, as the emergent heuristic counts).
+//!
+//! A **peeled** loop (`penguin::pipeline::peel`) has its prologue and epilogue beside it, as
+//! copies that access its rings at constant slots. For its tiles the rule walks every access of
+//! the block that holds the loop in program order instead (`expandable_peeled`), and a peeled
+//! loop's recurrence is broken also when it holds the schedule's II above ResMII: its ResMII
+//! counts every stage in every iteration, with no fill or drain to average over, so RecMII rarely
+//! exceeds it although the recurrence still sets the period.
 
 use crate::bir::Bir;
 use crate::emergent::MAX_DEPTH;
@@ -54,10 +61,18 @@ pub fn expand_recurrence(
     schedules: &[ModuloSchedule],
 ) -> Option<String> {
     for s in schedules {
-        if s.rec_mii <= s.res_mii || !pipelined(func, bir, s.lp) {
+        let l = bir.loops[s.lp].axis;
+        // A peeled loop's ResMII counts every stage in every iteration (no fill or drain to
+        // average over): its recurrence is worth breaking when the schedule's II is above it.
+        let peeled = func.axes[l].attrs.pipelined.is_some_and(|p| p.peeled);
+        let bound = if peeled {
+            s.rec_mii.max(s.ii)
+        } else {
+            s.rec_mii
+        };
+        if bound <= s.res_mii || !pipelined(func, bir, s.lp) {
             continue;
         }
-        let l = bir.loops[s.lp].axis;
         for &(kind, t, cross_engine) in &s.rec_edges {
             // A flow edge is the computation itself, and a reuse within one in-order engine is
             // that engine's order: more slots help neither.
@@ -66,14 +81,18 @@ pub fn expand_recurrence(
             }
             if let Some(n) = expandable(func, t, l) {
                 apply(func, t, l, n + 1);
+                let above = if s.rec_mii > s.res_mii {
+                    format!("sets RecMII {}", s.rec_mii)
+                } else {
+                    format!("holds the schedule at II {}", s.ii)
+                };
                 return Some(format!(
                     "`{}` in loop `{}` gets {} slots (was {}): its reuse is on the recurrence that \
-                     sets RecMII {} above ResMII {}: {}",
+                     {above} above ResMII {}: {}",
                     func.tensors[t].name,
                     func.axis_name(l),
                     n + 1,
                     n,
-                    s.rec_mii,
                     s.res_mii,
                     s.rec_cycle
                 ));
@@ -142,10 +161,7 @@ fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
                 return;
             }
             let pos = func.axes[l].body.iter().position(|&b| b == s).unwrap_or(0);
-            let whole = dst.is_some_and(|o| {
-                o.access.start.iter().all(|e| e.as_constant() == Some(0))
-                    && o.access.size == td.shape
-            });
+            let whole = dst.is_some_and(|o| o.access.is_whole(&td.shape));
             let access = src.or(dst).map(|o| offset(&o.access.slots, l));
             // Every access of the instruction must select the same slot.
             let same = src
@@ -163,7 +179,13 @@ fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
         }
     });
     if elsewhere || accesses.iter().any(|a| a.offset.is_none()) {
-        return None;
+        // A peeled loop's prologue and epilogue copies access its rings outside it.
+        let peeled = func.axes[l].attrs.pipelined.is_some_and(|p| p.peeled);
+        return if peeled {
+            expandable_peeled(func, t, l)
+        } else {
+            None
+        };
     }
     let writers: Vec<&Access> = accesses.iter().filter(|a| a.writes).collect();
     let [w] = writers[..] else { return None };
@@ -200,10 +222,127 @@ fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
             }
         }
     }
-    // SBUF: every tensor with all its slots, plus one slot of this one.
+    fits_one_more_slot(func, t, n)
+}
+
+/// `Some(n)` when one more slot of `t` (of `n` slots) fits in SBUF, every tensor counted with
+/// all its slots.
+fn fits_one_more_slot(func: &Function, t: Tensor, n: u32) -> Option<u32> {
     let used = crate::emergent::sbuf_in_use(func);
-    let slot = td.bytes_per_partition() / u64::from(n);
+    let slot = func.tensors[t].bytes_per_partition() / u64::from(n);
     (used + slot.div_ceil(64) * 64 <= SBUF_PARTITION_BYTES).then_some(n)
+}
+
+/// The rule for a ring of a peeled loop `l` (`penguin::pipeline::peel`), whose prologue and
+/// epilogue copies, beside the loop in its block, access the ring at constant slots: every access
+/// of `t` is directly in `l`'s body or in an unguarded instruction statement of that block, every
+/// write writes the whole tile without reading it, and, walking the block's accesses in program
+/// order (each slot selector's value before it is taken modulo the ring), every read finds, with
+/// `n` slots as with `n + 1`, the last write of its slot to be a write of the same selector
+/// value. Then every read reads the same write with one more slot, and no read reaches back
+/// before the block (so nothing is carried across the loops around it). Enumerated, up to
+/// [`MAX_ENUMERATION`] iterations of `l`.
+fn expandable_peeled(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
+    let n = match func.tensors[t].block.as_slice() {
+        [b] if b.axis == l && b.count < MAX_DEPTH => b.count,
+        _ => return None,
+    };
+    let mut parent = None;
+    func.walk_stmts(|s, loops| {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            parent = Some(loops.last().copied());
+        }
+    });
+    let axis = &func.axes[l];
+    if axis.trip_count() > MAX_ENUMERATION {
+        return None;
+    }
+    // (selector value, writes) in program order, and how many instructions gave them.
+    let mut events: Vec<(i64, bool)> = Vec::new();
+    let mut seen = 0;
+    for &s in func.block(parent?) {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            for iv in axis.lb..axis.ub {
+                for &c in &axis.body {
+                    let accesses = ring_events(func, c, t, l, iv, &mut events)?;
+                    if iv == axis.lb {
+                        seen += accesses;
+                    }
+                }
+            }
+        } else {
+            seen += ring_events(func, s, t, l, 0, &mut events)?;
+        }
+    }
+    let all = func.insts.values().filter(|d| touches(d, t)).count();
+    if seen != all {
+        return None;
+    }
+    for m in [i64::from(n), i64::from(n) + 1] {
+        let mut last: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
+        for &(sel, writes) in &events {
+            let slot = sel.rem_euclid(m);
+            if writes {
+                last.insert(slot, sel);
+            } else if last.get(&slot) != Some(&sel) {
+                return None;
+            }
+        }
+    }
+    fits_one_more_slot(func, t, n)
+}
+
+fn touches(d: &penguin::ir::InstData, t: Tensor) -> bool {
+    d.dst.tensor == t || d.srcs.iter().any(|o| o.tensor == t)
+}
+
+/// The accesses of `t` by statement `s` at iteration `iv` of `l`, appended to `events` (reads
+/// before the write of each instruction); the number of instructions that access `t`. `None`
+/// when the statement breaks [`expandable_peeled`]'s rule.
+fn ring_events(
+    func: &Function,
+    s: Stmt,
+    t: Tensor,
+    l: Axis,
+    iv: i64,
+    events: &mut Vec<(i64, bool)>,
+) -> Option<usize> {
+    let insts = match &func.stmts[s].kind {
+        StmtKind::Insts(insts) => insts,
+        // An access in a nested loop breaks the rule (the count of accesses then falls short).
+        StmtKind::Loop(_) => return Some(0),
+    };
+    let td = &func.tensors[t];
+    let at = AffineExpr::constant(iv);
+    let selector = |o: &penguin::ir::Operand| match o.access.slots.as_slice() {
+        [sel] => sel.substitute(l, &at).as_constant(),
+        _ => None,
+    };
+    let mut count = 0;
+    for &i in insts {
+        let d = &func.insts[i];
+        if !touches(d, t) {
+            continue;
+        }
+        if !func.stmts[s].preds.is_empty() {
+            return None;
+        }
+        count += 1;
+        for o in d.srcs.iter().filter(|o| o.tensor == t) {
+            events.push((selector(o)?, false));
+        }
+        if d.dst.tensor == t {
+            let whole = d.dst.access.is_whole(&td.shape);
+            if !whole
+                || matches!(d.op, Op::Matmul { accumulate: true })
+                || d.srcs.iter().any(|o| o.tensor == t)
+            {
+                return None;
+            }
+            events.push((selector(&d.dst)?, true));
+        }
+    }
+    Some(count)
 }
 
 /// Gives `t` `count` slots along `l`; an unblocked tile's accesses select slot `iv`.

@@ -24,7 +24,8 @@
 //! 5. [`hb::compute_pruned_waits`] and [`assemble`]: one in-order stream per engine (the program
 //!    order of the kernel), hardware loops; waits that other waits imply are dropped, decided by
 //!    a static happens-before analysis of the program (never by simulating it; the race
-//!    detector is the tests' oracle for it, `tests/static_pruning.rs`).
+//!    detector is the tests' oracle for it, `tests/static_pruning.rs`).; a peeled loop's waits that hold
+//!    in every iteration once they held before it go before it ([`hoist::hoist_invariant_waits`]).
 //!
 //! BIR has a text form that reads back ([`bir::write_bir`], [`bir_parse::parse_bir`]) and a
 //! verifier ([`bir_verify::verify_bir`]) that runs after lowering, the list scheduler and the
@@ -54,6 +55,7 @@ pub mod error;
 pub mod expand;
 pub mod fold_zeros;
 pub mod hb;
+pub mod hoist;
 pub mod ldg;
 pub mod modulo;
 pub mod queues;
@@ -192,7 +194,13 @@ pub fn compile_with_pruner(
             (sync, pruned)
         }
     };
-    let (program, redundant) = assemble(&em, &sync, tensors);
+    let (mut program, redundant) = assemble(&em, &sync, tensors);
+    let peeled: Vec<bool> = bir
+        .loops
+        .iter()
+        .map(|lp| func.axes[lp.axis].attrs.pipelined.is_some_and(|p| p.peeled))
+        .collect();
+    hoist::hoist_invariant_waits(&mut program, &em, &sync, &peeled);
     runtime_sim::validate::validate(&program).map_err(|e| {
         BackendError::internal(format!("the backend emitted an invalid program: {e}"))
     })?;

@@ -188,13 +188,7 @@ fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
                 first.entry(o.tensor).or_insert(false);
             }
             let td = &func.tensors[d.dst.tensor];
-            let whole = d
-                .dst
-                .access
-                .start
-                .iter()
-                .all(|e| e.as_constant() == Some(0))
-                && d.dst.access.size == td.shape;
+            let whole = d.dst.access.is_whole(&td.shape);
             let reads = matches!(d.op, Op::Matmul { accumulate: true })
                 || d.srcs.iter().any(|o| o.tensor == d.dst.tensor);
             first.entry(d.dst.tensor).or_insert(whole && !reads);

@@ -1,7 +1,8 @@
 //! Fuzzes `nkc run --check` in-process: the input picks a random kernel of
-//! `tests/common/random_kernel.rs` (its first 8 bytes are the seed) and a pipelining path (the
-//! 9th); the kernel compiles and simulates to the interpreter's bits with no race on that path,
-//! or the legality check refuses its schedule (E04xx). Anything else, or a panic, is a finding.
+//! `tests/common/random_kernel.rs` (its first 8 bytes are the seed), a pipelining path (the
+//! 9th) and whether to peel (`--peel`, the 10th); the kernel compiles and simulates to the
+//! interpreter's bits with no race on that path, or the legality check refuses its schedule
+//! (E04xx). Anything else, or a panic, is a finding.
 //! Run with `cargo fuzz run run_check` from this folder (needs `cargo install cargo-fuzz`).
 #![no_main]
 
@@ -23,5 +24,6 @@ fuzz_target!(|data: &[u8]| {
         2 => PipelineMode::Emergent,
         _ => PipelineMode::None,
     };
-    random_kernel::run_checked(seed, mode);
+    let peel = data.get(9).is_some_and(|b| b & 1 == 1);
+    random_kernel::run_checked_peeled(seed, mode, peel);
 });

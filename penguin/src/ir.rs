@@ -149,6 +149,38 @@ pub struct Pipelined {
     pub num_stages: u32,
     /// The trip count before the loop was extended to `trip + num_stages - 1`.
     pub orig_trip: i64,
+    /// The extended loop was peeled ([`crate::pipeline::peel`]): the loop is only its steady
+    /// state, the `max(0, trip - num_stages + 1)` extended iterations from `lb + num_stages - 1`
+    /// where every stage runs, and its prologue and epilogue are copies beside it.
+    pub peeled: bool,
+}
+
+impl Pipelined {
+    /// The iterations the loop runs: the extended loop's `trip + num_stages - 1`, or, peeled,
+    /// its steady state's `max(0, trip - num_stages + 1)`.
+    pub fn loop_trip(&self) -> i128 {
+        let extended = i128::from(self.orig_trip) + i128::from(self.num_stages) - 1;
+        if self.peeled {
+            (extended - 2 * (i128::from(self.num_stages) - 1)).max(0)
+        } else {
+            extended
+        }
+    }
+}
+
+/// The text form's loop attribute: `pipelined(stages=N, trip=T)`, with `, peeled` when peeled.
+impl fmt::Display for Pipelined {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "pipelined(stages={}, trip={}",
+            self.num_stages, self.orig_trip
+        )?;
+        if self.peeled {
+            f.write_str(", peeled")?;
+        }
+        f.write_str(")")
+    }
 }
 
 /// Loop attributes, from the keywords of the range call.
@@ -219,6 +251,12 @@ pub struct Access {
 }
 
 impl Access {
+    /// Whether the access selects the whole of a tensor of shape `shape`: every start 0, every
+    /// size the dimension's.
+    pub fn is_whole(&self, shape: &[u64]) -> bool {
+        self.start.iter().all(|e| e.as_constant() == Some(0)) && self.size == shape
+    }
+
     /// The whole of an unblocked tensor of the given shape.
     pub fn whole(shape: &[u64]) -> Self {
         Access {
@@ -439,6 +477,31 @@ impl Function {
             }
         }
         go(self, &self.body, &mut Vec::new(), &mut f);
+    }
+
+    /// Applies `f` to every affine expression of statement `s` and of everything nested in it:
+    /// predicates, tile starts and slot selectors.
+    pub fn map_exprs(&mut self, s: Stmt, f: &dyn Fn(&AffineExpr) -> AffineExpr) {
+        for g in &mut self.stmts[s].preds {
+            g.expr = f(&g.expr);
+        }
+        match self.stmts[s].kind.clone() {
+            StmtKind::Insts(insts) => {
+                for i in insts {
+                    let d = &mut self.insts[i];
+                    for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+                        for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
+                            *e = f(e);
+                        }
+                    }
+                }
+            }
+            StmtKind::Loop(inner) => {
+                for c in self.axes[inner].body.clone() {
+                    self.map_exprs(c, f);
+                }
+            }
+        }
     }
 
     /// A display name for an axis: its induction variable.

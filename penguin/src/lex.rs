@@ -264,6 +264,29 @@ pub trait TokenCursor {
         i64::try_from(v).or_else(|_| self.err_at(&first, format!("{what} {v} is out of range")))
     }
 
+    /// The arguments of a `pipelined` loop attribute, after the word: `(stages=N, trip=T)` or
+    /// `(stages=N, trip=T, peeled)` ([`crate::ir::Pipelined`]'s text form).
+    fn pipelined_args(&mut self) -> Result<crate::ir::Pipelined, Self::Error> {
+        self.expect_sym("(")?;
+        self.expect_word("stages")?;
+        self.expect_sym("=")?;
+        let num_stages = self.u32_lit("a stage count")?;
+        self.expect_sym(",")?;
+        self.expect_word("trip")?;
+        self.expect_sym("=")?;
+        let orig_trip = self.i64_lit("a trip count")?;
+        let peeled = self.eat_sym(",");
+        if peeled {
+            self.expect_word("peeled")?;
+        }
+        self.expect_sym(")")?;
+        Ok(crate::ir::Pipelined {
+            num_stages,
+            orig_trip,
+            peeled,
+        })
+    }
+
     /// A comma-separated list up to `close` (the opening symbol already eaten).
     fn list<T>(
         &mut self,

@@ -23,8 +23,7 @@ use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{
     Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData,
-    LoopKind, Memory, Op, Operand, Pipelined, ReduceOp, Scale, StmtAnnot, StmtKind, TensorData,
-    TensorKind,
+    LoopKind, Memory, Op, Operand, ReduceOp, Scale, StmtAnnot, StmtKind, TensorData, TensorKind,
 };
 use crate::lex::{lex, Tok, Token, TokenCursor, SYMBOLS};
 use std::collections::HashMap;
@@ -478,27 +477,13 @@ impl Parser {
                 }
                 "disable_auto_buffer" => attrs.disable_auto_buffer = true,
                 "disable_execution_order_check" => attrs.disable_execution_order_check = true,
-                _ => {
-                    self.expect_sym("(")?;
-                    self.expect_word("stages")?;
-                    self.expect_sym("=")?;
-                    let num_stages = self.u32_lit("a stage count")?;
-                    self.expect_sym(",")?;
-                    self.expect_word("trip")?;
-                    self.expect_sym("=")?;
-                    let orig_trip = self.i64_lit("a trip count")?;
-                    self.expect_sym(")")?;
-                    attrs.pipelined = Some(Pipelined {
-                        num_stages,
-                        orig_trip,
-                    });
-                }
+                _ => attrs.pipelined = Some(self.pipelined_args()?),
             }
         }
         let open = self.open_body(
             stmt,
             "a loop attribute (`num_stages=N`, `num_stages=auto`, `multi_buffer=N`, `disable_auto_buffer`, \
-             `disable_execution_order_check`, `pipelined(stages=N, trip=T)`), `stage_id=N`, \
+             `disable_execution_order_check`, `pipelined(stages=N, trip=T[, peeled])`), `stage_id=N`, \
              `execution_order=N`, `stage=N`",
         )?;
         self.depth += 1;

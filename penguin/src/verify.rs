@@ -34,7 +34,8 @@
 //!   sources are the destination's shape or `[P,1]`, reduce gives `[P,1]`, activation's scale and
 //!   bias tiles are `[P,1]`;
 //! - **loops**: `lb <= ub`; `num_stages >= 1`, `multi_buffer >= 1`; a pipelined loop has
-//!   `stages >= 1`, `trip >= 0` and runs `trip + stages - 1` iterations.
+//!   `stages >= 1`, `trip >= 0` and runs `trip + stages - 1` iterations, or, peeled, the
+//!   `max(0, trip - stages + 1)` of its steady state.
 //!
 //! All arithmetic on user values is done in `i128`, so huge coefficients cannot overflow.
 
@@ -373,13 +374,14 @@ impl<'a> Verifier<'a> {
                         format!("is pipelined from a negative trip count {}", p.orig_trip),
                     );
                 } else {
-                    let want = i128::from(p.orig_trip) + i128::from(p.num_stages) - 1;
+                    let want = p.loop_trip();
                     let have = i128::from(data.ub) - i128::from(data.lb);
                     if want != have {
+                        let what = if p.peeled { "a steady state of " } else { "" };
                         self.error(
                             e,
                             format!(
-                                "is pipelined from {} iterations in {} stages, so it runs {want} iterations, but its bounds {}..{} give {have}",
+                                "is pipelined from {} iterations in {} stages, so it runs {what}{want} iterations, but its bounds {}..{} give {have}",
                                 p.orig_trip, p.num_stages, data.lb, data.ub
                             ),
                         );

@@ -21,7 +21,7 @@
 //! - `tensor NAME: MEMORY DTYPE[SHAPE] KIND [block[IV: COUNT, ...]]`, one line per tensor, in entity
 //!   order, before any statement.
 //! - `loop IV in LB..UB KIND [num_stages=N | num_stages=auto] [multi_buffer=N] [disable_auto_buffer]
-//!   [disable_execution_order_check] [pipelined(stages=N, trip=T)] STMT-ATTRS { ... }`: a loop
+//!   [disable_execution_order_check] [pipelined(stages=N, trip=T[, peeled])] STMT-ATTRS { ... }`: a loop
 //!   statement with its axis.
 //! - `stmt STMT-ATTRS { INST ... }`: an instruction statement, one instruction per line.
 //! - STMT-ATTRS are `[stage_id=N] [execution_order=N] [stage=N] [if PRED && PRED ...]`: the source
@@ -328,11 +328,7 @@ impl<'a> Printer<'a> {
                     out.write_str(" disable_execution_order_check")?;
                 }
                 if let Some(p) = a.pipelined {
-                    write!(
-                        out,
-                        " pipelined(stages={}, trip={})",
-                        p.num_stages, p.orig_trip
-                    )?;
+                    write!(out, " {p}")?;
                 }
                 self.stmt_attrs(out, s)?;
                 out.write_str(" {\n")?;

@@ -321,6 +321,11 @@ pub fn random_case(seed: u64) -> String {
 /// simulated to the interpreter's bits of the kernel as written with no race, `false` when the
 /// legality check refused its schedule (E04xx). Anything else panics with the kernel.
 pub fn run_checked(seed: u64, mode: nkc::run::PipelineMode) -> bool {
+    run_checked_peeled(seed, mode, false)
+}
+
+/// [`run_checked`], with the extended loops peeled (`--peel`) when `peel` is set.
+pub fn run_checked_peeled(seed: u64, mode: nkc::run::PipelineMode, peel: bool) -> bool {
     use nkc::run::{self, Engine, RunOptions};
     let text = random_case(seed);
     let src = nkc::driver::Source {
@@ -339,6 +344,7 @@ pub fn run_checked(seed: u64, mode: nkc::run::PipelineMode) -> bool {
         trace: None,
         timeline: false,
         max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        peel,
     };
     match run::run(&src, &opts, &mut penguin::pipeline::PipelineLog::default()) {
         Ok(r) => {
@@ -351,6 +357,10 @@ pub fn run_checked(seed: u64, mode: nkc::run::PipelineMode) -> bool {
         {
             false
         }
-        Err(e) => panic!("seed {seed} --pipeline {}:\n{text}\n{e:?}", mode.name()),
+        Err(e) => panic!(
+            "seed {seed} --pipeline {}{}:\n{text}\n{e:?}",
+            mode.name(),
+            if peel { " --peel" } else { "" }
+        ),
     }
 }

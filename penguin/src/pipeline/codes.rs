@@ -21,6 +21,7 @@
 //! | `E0421` | the loop's SBUF tensors do not fit in SBUF after widening |
 //! | `E0422` | more PSUM banks in flight in the loop than the 8 PSUM has |
 //! | `E0430` | the pipelined schedule reverses a dependence of the original program |
+//! | `E0440` | `--peel`: the prologue and epilogue would copy more instructions than allowed |
 //! | `E0499` | an internal error of the pipeliner (a bug in nkc, not in the kernel) |
 
 /// Retired: a pipelining annotation on a loop nested inside a pipelined loop, refused before
@@ -54,5 +55,7 @@ pub const SBUF_OVERFLOW: &str = "E0421";
 pub const PSUM_BANKS: &str = "E0422";
 /// A dependence the pipelined schedule reverses.
 pub const DEPENDENCE_VIOLATION: &str = "E0430";
+/// `--peel`: too many instructions in the prologue and epilogue copies.
+pub const PEEL_TOO_LARGE: &str = "E0440";
 /// A bug in the pipeliner.
 pub const INTERNAL: &str = "E0499";

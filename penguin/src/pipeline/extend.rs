@@ -29,6 +29,7 @@ pub fn extend_loop(func: &mut Function, plan: &PipelinePlan) {
     func.axes[axis].attrs.pipelined = Some(Pipelined {
         num_stages: plan.num_stages,
         orig_trip,
+        peeled: false,
     });
     let children = func.axes[axis].body.clone();
     for (&child, &s) in children.iter().zip(&plan.stages) {

@@ -12,6 +12,9 @@
 //! 6. [`extend`] and [`reorder`] — the extended, predicated, reordered loop;
 //! 7. the verifier: IR it rejects is an internal error (a bug in nkc).
 //!
+//! [`peel::peel_extended_loops`] is an opt-in step after them (`--peel`): the extended loops'
+//! prologue and epilogue as straight-line code beside a steady-state loop without guards.
+//!
 //! Every decision goes to the [`log::PipelineLog`]. Problems of the kernel are [`PipelineError`]s
 //! with codes `E04xx` ([`codes`]) and source spans; the driver renders them. The pass changes the
 //! function only when every target loop passed every check, so on error it is left as it was.
@@ -24,6 +27,7 @@ pub mod extend;
 pub mod isl_model;
 pub mod legality;
 pub mod log;
+pub mod peel;
 pub mod plan;
 pub mod prefilter;
 pub mod reorder;

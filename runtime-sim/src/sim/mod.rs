@@ -57,18 +57,31 @@ pub struct Progress {
 /// Every instruction instance of the program: each instruction of each stream times the trip
 /// counts of its enclosing loops (saturating). A run executes or skips each once.
 pub fn instruction_instances(p: &Program) -> u64 {
-    fn count(stmts: &[crate::isa::Stmt]) -> u64 {
+    count_instructions(p, true)
+}
+
+/// The size of a program: the instructions written in its streams, each loop body once.
+pub fn program_size(p: &Program) -> u64 {
+    count_instructions(p, false)
+}
+
+/// The instructions of `p`, each loop body counted `trip` times (`by_trip`) or once.
+fn count_instructions(p: &Program, by_trip: bool) -> u64 {
+    fn count(stmts: &[crate::isa::Stmt], by_trip: bool) -> u64 {
         stmts
             .iter()
             .map(|s| match s {
                 crate::isa::Stmt::Inst(_) => 1,
-                crate::isa::Stmt::Loop(l) => l.trip.saturating_mul(count(&l.body)),
+                crate::isa::Stmt::Loop(l) => {
+                    let times = if by_trip { l.trip } else { 1 };
+                    times.saturating_mul(count(&l.body, by_trip))
+                }
             })
             .fold(0, u64::saturating_add)
     }
     Engine::ALL
         .iter()
-        .map(|&e| count(p.stream(e)))
+        .map(|&e| count(p.stream(e), by_trip))
         .fold(0, u64::saturating_add)
 }
 

@@ -1,0 +1,412 @@
+//! Peeling (`--peel`, opt-in): the extended loop's prologue and epilogue as physical code.
+//!
+//! The pipeliner realises a loop of `N` stages as one extended loop (`super::extend`) whose
+//! iteration `k` runs stage `s` when `s <= k < trip + s` (its guards). [`peel_extended_loops`]
+//! rewrites every such loop, after the legality check and on the pipelined function, into the
+//! same instruction instances in the same order, without those guards:
+//! - the **steady state** keeps the loop (its axis, statements and instructions) over the extended
+//!   iterations `lb + N − 1 .. lb + trip`, where every stage runs: each child loses the guards on
+//!   the loop's own variable that hold throughout that range, which are all of the pipeliner's.
+//!   The loop stays `pipelined`, marked `peeled` ([`crate::ir::Pipelined::peeled`]);
+//! - the **prologue** (the extended iterations before it) and the **epilogue** (those after it)
+//!   are straight-line copies beside the loop: for each iteration `k`, in order, a copy of every
+//!   child whose guards hold at `k`, with the induction variable replaced by the constant `k`
+//!   everywhere in its subtree (tile starts, predicates, and ring slots, which become constants
+//!   `k − s` taken modulo the ring when used, so a ring the backend later deepens stays right).
+//!   A nested loop in a copied child is copied too, with a fresh induction variable (`k.i0`: loop
+//!   `k` copied for `i = 0`);
+//! - when `trip < N` there is no steady state: every extended iteration is peeled, each child's
+//!   last copy reuses its original statement, and the loop remains, empty, with no iteration
+//!   (every axis is the loop of exactly one statement). A child that never runs (a trip count of
+//!   0) stays in that empty loop.
+//!
+//! A copy keeps its child's stage tag, annotations and spans; the loop statement's own
+//! predicates (none, unless the loop is itself nested in a guarded statement) are prepended to
+//! every copy's. Loops are peeled innermost first, so a copy of a loop nested in another's stage
+//! is already peeled. The meaning is unchanged: the instances that run, their order and their
+//! addresses are those of the extended loop, so the legality check's verdict holds as it was.
+
+use super::codes;
+use super::error::{axis_span, PipelineError};
+use super::log::PipelineLog;
+use crate::affine::AffineExpr;
+use crate::entities::{Axis, Stmt};
+use crate::ir::{Function, StmtKind};
+use std::collections::HashSet;
+
+/// The most instructions the copies of one function's prologues and epilogues may hold: peeling
+/// copies up to `stages − 1` iterations on each side of every loop, which a long body in many
+/// stages makes quadratic in the body's size.
+pub const MAX_PEELED_INSTS: usize = 1 << 16;
+
+/// Peels every extended loop of `func` that is not peeled yet; logs what it did. Copies of more
+/// than [`MAX_PEELED_INSTS`] instructions in all are an error ([`codes::PEEL_TOO_LARGE`]), and
+/// leave `func` as it was.
+pub fn peel_extended_loops(
+    func: &mut Function,
+    log: &mut PipelineLog,
+) -> Result<(), Vec<PipelineError>> {
+    let mut loops = Vec::new();
+    func.walk_stmts(|s, _| {
+        if let StmtKind::Loop(a) = func.stmts[s].kind {
+            if func.axes[a].attrs.pipelined.is_some_and(|p| !p.peeled) {
+                loops.push(a);
+            }
+        }
+    });
+    let before = func.clone();
+    let mut copied = 0;
+    // In program order a nested loop comes after the loop around it: reversed, innermost first.
+    for &a in loops.iter().rev() {
+        if let Err(e) = peel_loop(func, a, &mut copied, log) {
+            *func = before;
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// One copy to make: child `child` of the loop body at extended iteration `k`, or the original
+/// statement rewritten in place (`in_place`).
+struct Copy {
+    k: i64,
+    child: Stmt,
+    in_place: bool,
+}
+
+/// Peels loop `a`; `copied` counts the instructions copied so far in the function.
+fn peel_loop(
+    func: &mut Function,
+    a: Axis,
+    copied: &mut usize,
+    log: &mut PipelineLog,
+) -> Result<(), Vec<PipelineError>> {
+    let Some(p) = func.axes[a].attrs.pipelined else {
+        return Ok(());
+    };
+    let (lb, ub) = (func.axes[a].lb, func.axes[a].ub);
+    let steady_lo = (lb + i64::from(p.num_stages) - 1).min(ub);
+    let steady_hi = steady_lo.max(lb + p.orig_trip).min(ub);
+    let steady = steady_hi > steady_lo;
+    let body = func.axes[a].body.clone();
+    give_single_slots(func, a, &body);
+
+    // Counted as they are planned, so that a loop too large to peel stops early. (Without a
+    // steady state, each child's last copy is its original statement and copies nothing.)
+    let sizes: Vec<usize> = body.iter().map(|&c| count_insts(func, c)).collect();
+    let stop = MAX_PEELED_INSTS + sizes.iter().sum::<usize>();
+    let mut copies: Vec<Copy> = Vec::new();
+    'plan: for k in (lb..steady_lo).chain(steady_hi..ub) {
+        for (&child, &size) in body.iter().zip(&sizes) {
+            if runs_at(func, child, a, k) {
+                copies.push(Copy {
+                    k,
+                    child,
+                    in_place: false,
+                });
+                *copied += size;
+                if *copied > stop {
+                    break 'plan;
+                }
+            }
+        }
+    }
+    if !steady {
+        // Each child's last copy is its original statement.
+        for (&child, &size) in body.iter().zip(&sizes) {
+            if let Some(c) = copies.iter_mut().rev().find(|c| c.child == child) {
+                c.in_place = true;
+                *copied -= size;
+            }
+        }
+    }
+    if *copied > MAX_PEELED_INSTS {
+        let iv = func.axis_name(a);
+        return Err(vec![PipelineError::new(
+            codes::PEEL_TOO_LARGE,
+            format!(
+                "peeling loop `{iv}` would copy more than the {MAX_PEELED_INSTS} instructions `--peel` allows into prologues and epilogues"
+            ),
+            axis_span(func, a),
+        )
+        .with_label("a pipelined loop to peel")
+        .with_note(format!(
+            "the loop runs {} iteration(s) in {} stages: its prologue and its epilogue each copy up to {} extended iterations of its body",
+            p.orig_trip,
+            p.num_stages,
+            p.num_stages - 1
+        ))
+        .with_help("drop `--peel` (the predicated loop copies nothing), or use fewer stages")]);
+    }
+
+    let (parent, pos) = position(func, a);
+    let loop_stmt = func.block(parent)[pos];
+    let outer_preds = func.stmts[loop_stmt].preds.clone();
+    let outer_tag = func.stage_tags[loop_stmt];
+    let mut names: HashSet<String> = func.axes.values().map(|d| d.iv_name.clone()).collect();
+    // Fresh copies first, from the unchanged originals; the originals last.
+    let mut made: Vec<Stmt> = copies
+        .iter()
+        .map(|c| {
+            if c.in_place {
+                c.child
+            } else {
+                clone_subtree(func, c.child, a, c.k, &mut names)
+            }
+        })
+        .collect();
+    for (c, &s) in copies.iter().zip(&made) {
+        if c.in_place {
+            bind_iv(func, s, a, c.k);
+        }
+    }
+    for &s in &made {
+        let mut preds = outer_preds.clone();
+        preds.append(&mut func.stmts[s].preds);
+        func.stmts[s].preds = preds;
+        if outer_tag.is_some() {
+            func.stage_tags[s] = outer_tag;
+        }
+    }
+
+    // The steady state: the children not reused as copies, without the guards that always hold.
+    let kept: Vec<Stmt> = body
+        .iter()
+        .copied()
+        .filter(|s| !copies.iter().any(|c| c.in_place && c.child == *s))
+        .collect();
+    if steady {
+        for &s in &kept {
+            func.stmts[s].preds.retain(|g| {
+                let only_a = g.expr.axes().all(|x| x == a);
+                let holds = |k: i64| g.holds(&ivs_at(a, k));
+                !(only_a && holds(steady_lo) && holds(steady_hi - 1))
+            });
+        }
+    }
+    let ad = &mut func.axes[a];
+    ad.lb = steady_lo;
+    ad.ub = steady_hi;
+    ad.body = kept;
+    ad.attrs.pipelined = Some(crate::ir::Pipelined { peeled: true, ..p });
+
+    let split = copies.iter().take_while(|c| c.k < steady_lo).count();
+    let epilogue = made.split_off(split);
+    let mut block: Vec<Stmt> = made;
+    let (n_pro, n_epi) = (block.len(), epilogue.len());
+    block.push(loop_stmt);
+    block.extend(epilogue);
+    func.block_mut(parent).splice(pos..=pos, block);
+
+    let iv = func.axes[a].iv_name.clone();
+    log.push(if steady {
+        format!(
+            "loop `{iv}`: peeled: a prologue of {n_pro} statement(s) (iterations [{lb}, {steady_lo})), \
+             the steady-state loop [{steady_lo}, {steady_hi}) without guards, an epilogue of \
+             {n_epi} statement(s) (iterations [{steady_hi}, {ub}))"
+        )
+    } else {
+        format!(
+            "loop `{iv}`: peeled: no steady state ({} iteration(s) in {} stages): all {} extended \
+             iterations are straight-line code, {} statement(s)",
+            p.orig_trip,
+            p.num_stages,
+            ub - lb,
+            n_pro + n_epi
+        )
+    });
+    Ok(())
+}
+
+/// The instructions of statement `s` and everything nested in it.
+fn count_insts(func: &Function, s: Stmt) -> usize {
+    match &func.stmts[s].kind {
+        StmtKind::Insts(insts) => insts.len(),
+        StmtKind::Loop(inner) => func.axes[*inner]
+            .body
+            .iter()
+            .map(|&c| count_insts(func, c))
+            .sum(),
+    }
+}
+
+/// Gives every SBUF tile that is local to one iteration of loop `a` and has one buffer (accessed
+/// only by instruction statements of the body, and not multi-buffered) a block dimension of one
+/// slot along `a`, selected in stage `s` by `iv − s`, the original iteration: the same memory,
+/// but its copies in the prologue and epilogue then name their iteration (a constant slot), as
+/// the multi-buffered tiles' do, so that the backend may still give it more slots.
+fn give_single_slots(func: &mut Function, a: Axis, body: &[Stmt]) {
+    let touches =
+        |d: &crate::ir::InstData, t| d.dst.tensor == t || d.srcs.iter().any(|o| o.tensor == t);
+    let mut stages = Vec::new();
+    for &child in body {
+        let (StmtKind::Insts(insts), Some(s)) = (&func.stmts[child].kind, func.stage_tags[child])
+        else {
+            continue;
+        };
+        stages.extend(insts.iter().map(|&i| (i, s)));
+    }
+    let tiles: Vec<crate::entities::Tensor> = func
+        .tensors
+        .iter()
+        .filter(|(t, d)| {
+            d.memory == crate::ir::Memory::Sbuf
+                && d.kind == crate::ir::TensorKind::Local
+                && d.block.is_empty()
+                && func
+                    .insts
+                    .iter()
+                    .all(|(i, d)| !touches(d, *t) || stages.iter().any(|&(j, _)| j == i))
+                && stages.iter().any(|&(i, _)| touches(&func.insts[i], *t))
+        })
+        .map(|(t, _)| t)
+        .collect();
+    for &t in &tiles {
+        func.tensors[t]
+            .block
+            .push(crate::ir::BlockDim { axis: a, count: 1 });
+    }
+    for &(i, s) in &stages {
+        let sel = AffineExpr::from_terms([(a, 1)], -i64::from(s));
+        let d = &mut func.insts[i];
+        for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+            if tiles.contains(&o.tensor) {
+                o.access.slots.push(sel.clone());
+            }
+        }
+    }
+}
+
+/// The induction-variable values where only `a` is set, to `k`.
+fn ivs_at(a: Axis, k: i64) -> cranelift_entity::SecondaryMap<Axis, i64> {
+    let mut ivs = cranelift_entity::SecondaryMap::new();
+    ivs[a] = k;
+    ivs
+}
+
+/// Whether statement `s` runs at iteration `k` of loop `a`: every guard of `s` in `a` alone holds
+/// there (a guard in other loops too is decided at run time, and stays on the copy).
+fn runs_at(func: &Function, s: Stmt, a: Axis, k: i64) -> bool {
+    let ivs = ivs_at(a, k);
+    func.stmts[s]
+        .preds
+        .iter()
+        .all(|g| g.expr.axes().any(|x| x != a) || g.holds(&ivs))
+}
+
+/// Where loop `a`'s statement stands: the loop whose body holds it (`None`: the top level) and
+/// its index in that block.
+fn position(func: &Function, a: Axis) -> (Option<Axis>, usize) {
+    let mut found = (None, 0);
+    func.walk_stmts(|s, loops| {
+        if func.stmts[s].kind == StmtKind::Loop(a) {
+            let parent = loops.last().copied();
+            let pos = func.block(parent).iter().position(|&b| b == s);
+            found = (
+                parent,
+                pos.expect("a statement of the tree stands in its parent's block"),
+            );
+        }
+    });
+    found
+}
+
+/// A fresh copy of statement `s` (new statements, instructions and nested axes) for iteration
+/// `k` of loop `a`: [`bind_iv`] on a deep copy whose nested loops have fresh induction variables.
+fn clone_subtree(
+    func: &mut Function,
+    s: Stmt,
+    a: Axis,
+    k: i64,
+    names: &mut HashSet<String>,
+) -> Stmt {
+    let mut renamed: Vec<(Axis, Axis)> = Vec::new();
+    let copy = deep_copy(func, s, a, k, names, &mut renamed);
+    for &(old, new) in &renamed {
+        func.map_exprs(copy, &|e| e.substitute(old, &AffineExpr::iv(new)));
+    }
+    bind_iv(func, copy, a, k);
+    copy
+}
+
+/// New entities for statement `s` and everything nested in it; `renamed` collects every nested
+/// axis and its copy (the copy's expressions still name the old axes).
+fn deep_copy(
+    func: &mut Function,
+    s: Stmt,
+    a: Axis,
+    k: i64,
+    names: &mut HashSet<String>,
+    renamed: &mut Vec<(Axis, Axis)>,
+) -> Stmt {
+    let data = func.stmts[s].clone();
+    let kind = match data.kind {
+        StmtKind::Insts(insts) => StmtKind::Insts(
+            insts
+                .iter()
+                .map(|&i| {
+                    let n = func.insts.push(func.insts[i].clone());
+                    func.inst_spans[n] = func.inst_spans[i];
+                    n
+                })
+                .collect(),
+        ),
+        StmtKind::Loop(inner) => {
+            let mut ad = func.axes[inner].clone();
+            let body = std::mem::take(&mut ad.body);
+            ad.iv_name = fresh_name(names, &ad.iv_name, func.axis_name(a), k);
+            let new = func.axes.push(ad);
+            func.axis_spans[new] = func.axis_spans[inner];
+            renamed.push((inner, new));
+            let copied = body
+                .iter()
+                .map(|&c| deep_copy(func, c, a, k, names, renamed))
+                .collect();
+            func.axes[new].body = copied;
+            StmtKind::Loop(new)
+        }
+    };
+    let n = func.stmts.push(crate::ir::StmtData {
+        kind,
+        preds: data.preds,
+    });
+    func.stmt_spans[n] = func.stmt_spans[s];
+    func.annots[n] = func.annots[s];
+    func.stage_tags[n] = func.stage_tags[s];
+    n
+}
+
+/// `INNER.OUTERk` (loop `INNER` copied for `OUTER = k`), made unique among `names`.
+fn fresh_name(names: &mut HashSet<String>, inner: &str, outer: &str, k: i64) -> String {
+    let k = if k < 0 {
+        format!("m{}", k.unsigned_abs())
+    } else {
+        k.to_string()
+    };
+    let base = format!("{inner}.{outer}{k}");
+    let mut name = base.clone();
+    let mut n = 2;
+    while names.contains(&name) {
+        name = format!("{base}.{n}");
+        n += 1;
+    }
+    names.insert(name.clone());
+    name
+}
+
+/// Replaces the induction variable of `a` by `k` in statement `s` and everything nested in it,
+/// and drops the predicates that become constant and true.
+fn bind_iv(func: &mut Function, s: Stmt, a: Axis, k: i64) {
+    let by = AffineExpr::constant(k);
+    func.map_exprs(s, &|e| e.substitute(a, &by));
+    let ivs = ivs_at(a, k);
+    let mut stmts = vec![s];
+    while let Some(t) = stmts.pop() {
+        func.stmts[t]
+            .preds
+            .retain(|g| g.expr.as_constant().is_none() || !g.holds(&ivs));
+        if let StmtKind::Loop(inner) = func.stmts[t].kind {
+            stmts.extend(func.axes[inner].body.iter().copied());
+        }
+    }
+}
