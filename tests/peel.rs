@@ -38,16 +38,23 @@ fn annotated_kernels() -> Vec<(PathBuf, Function)> {
         .collect()
 }
 
-/// `func` with the trip count of each annotated loop set by `trip` (from its stage count), and
-/// every HBM array grown to hold every element the loops then reach (the new elements of an
-/// input are random like the others; an output's unwritten elements stay zero on every path).
+/// `func` with the trip count of each outermost annotated loop set by `trip` (from its stage
+/// count), and every HBM array grown to hold every element the loops then reach (the new
+/// elements of an input are random like the others; an output's unwritten elements stay zero on
+/// every path). A pipelined loop nested in another (nested pipelining) keeps its trip count: it
+/// may index on-chip tiles, which do not grow.
 fn with_trips(func: &Function, trip: impl Fn(u32) -> i64) -> Function {
     let mut piped = func.clone();
     pipeline::pipeline_function(&mut piped, &PipelineOptions::default())
         .unwrap_or_else(|e| panic!("`{}` does not pipeline: {e:?}", func.name));
+    let found = pipeline::targets::find_targets(func);
+    let outermost: Vec<Axis> = (found.targets.iter().zip(&found.depth))
+        .filter(|(_, &d)| d == 0)
+        .map(|(&a, _)| a)
+        .collect();
     let mut out = func.clone();
     for (a, data) in piped.axes.iter() {
-        if let Some(p) = data.attrs.pipelined {
+        if let Some(p) = data.attrs.pipelined.filter(|_| outermost.contains(&a)) {
             out.axes[a].ub = out.axes[a].lb + trip(p.num_stages);
         }
     }
