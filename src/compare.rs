@@ -27,6 +27,8 @@ pub struct CompareOptions {
     pub legality_check: bool,
     /// Keep the timelines (for `--svg`).
     pub timelines: bool,
+    /// The shapes of untyped parameters (`--shape`, `--dtype`).
+    pub specialise: driver::Specialise,
 }
 
 /// One path's checked, simulated run.
@@ -60,8 +62,9 @@ pub struct Comparison {
 }
 
 /// The paths a kernel is compared on.
-fn paths_of(source: &Source, kernel: Option<&str>) -> Result<Vec<PipelineMode>, Failure> {
-    let func = driver::compile(source, kernel)?;
+fn paths_of(source: &Source, opts: &CompareOptions) -> Result<Vec<PipelineMode>, Failure> {
+    let specs = opts.specialise.specs(&[])?;
+    let func = driver::compile_with(source, opts.kernel.as_deref(), &specs)?;
     let mut modes = vec![PipelineMode::None, PipelineMode::Emergent];
     if run::has_annotations(&func) {
         modes.push(PipelineMode::Annotated);
@@ -72,7 +75,7 @@ fn paths_of(source: &Source, kernel: Option<&str>) -> Result<Vec<PipelineMode>, 
 /// Compiles and simulates the kernel on each path, checking every path against the interpreter.
 pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Failure> {
     let mut paths = Vec::new();
-    for mode in paths_of(source, opts.kernel.as_deref())? {
+    for mode in paths_of(source, opts)? {
         let ropts = RunOptions {
             kernel: opts.kernel.clone(),
             engine: Engine::Sim,
@@ -85,6 +88,7 @@ pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Fai
             trace: None,
             timeline: opts.timelines,
             max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+            specialise: opts.specialise.clone(),
         };
         let report =
             run::run(source, &ropts, &mut PipelineLog::default()).map_err(|f| match f {

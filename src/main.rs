@@ -26,6 +26,36 @@ struct Cli {
     command: Command,
 }
 
+/// How untyped (shape-generic) kernel parameters are specialised.
+#[derive(clap::Args, Clone, Default)]
+struct SpecArgs {
+    /// The shape of an untyped parameter, `NAME=ROWSxCOLS` (repeatable); an `--input` array
+    /// gives its own.
+    #[arg(long = "shape", value_parser = driver::parse_shape)]
+    shapes: Vec<(String, Vec<u64>)>,
+    /// The dtype of the untyped parameters.
+    #[arg(long, value_enum)]
+    dtype: Option<DTypeArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DTypeArg {
+    Float32,
+    Bfloat16,
+}
+
+impl SpecArgs {
+    fn specialise(self) -> driver::Specialise {
+        driver::Specialise {
+            shapes: self.shapes,
+            dtype: self.dtype.map(|d| match d {
+                DTypeArg::Float32 => penguin::DType::F32,
+                DTypeArg::Bfloat16 => penguin::DType::Bf16,
+            }),
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Check a kernel file: exit 0 when it is good, 1 with diagnostics when it is not.
@@ -34,6 +64,8 @@ enum Command {
         /// Check only this kernel (default: every kernel in the file).
         #[arg(long)]
         kernel: Option<String>,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Compile a kernel and print an intermediate form.
     Compile {
@@ -49,6 +81,8 @@ enum Command {
         /// Write to this file instead of standard output.
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Compile a kernel and run it.
     Run {
@@ -84,6 +118,8 @@ enum Command {
         /// instruction instances than this).
         #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
         max_cycles: u64,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Compile and simulate a kernel on every pipelining path (none, emergent, and annotated when
     /// the kernel is annotated), check each against the interpreter, and compare them side by
@@ -102,6 +138,8 @@ enum Command {
         /// The seed of the random inputs.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Run a pseudo-ISA program (`.s`) on the simulator of the Neuron-like core.
     Sim {
@@ -194,9 +232,10 @@ fn execute(
     color: ColorMode,
 ) -> Outcome {
     match command {
-        Command::Check { file, kernel } => {
+        Command::Check { file, kernel, spec } => {
             let src = read(&file)?;
-            driver::check(&src, kernel.as_deref(), popts, log).map_err(|f| (f, Some(src)))
+            let specs = spec.specialise().specs(&[]).map_err(|f| (f, None))?;
+            driver::check(&src, kernel.as_deref(), &specs, popts, log).map_err(|f| (f, Some(src)))
         }
         Command::Compile {
             file,
@@ -204,26 +243,28 @@ fn execute(
             emit,
             pipeline,
             output,
+            spec,
         } => {
             let src = read(&file)?;
+            let specs = spec.specialise().specs(&[]).map_err(|f| (f, None))?;
             let text = match emit {
                 Emit::Ast => {
                     let module = driver::parse(&src).map_err(|f| (f, Some(src)))?;
                     format!("{module:#?}\n")
                 }
                 Emit::Penguin => {
-                    let func =
-                        driver::compile(&src, kernel.as_deref()).map_err(|f| (f, Some(src)))?;
+                    let func = driver::compile_with(&src, kernel.as_deref(), &specs)
+                        .map_err(|f| (f, Some(src)))?;
                     penguin::write::write_function(&func)
                 }
                 Emit::Pipelined => {
-                    let mut func = driver::compile(&src, kernel.as_deref())
+                    let mut func = driver::compile_with(&src, kernel.as_deref(), &specs)
                         .map_err(|f| (f, Some(src.clone())))?;
                     driver::pipeline(&mut func, popts, log).map_err(|f| (f, Some(src)))?;
                     penguin::write::write_function(&func)
                 }
                 Emit::Bir | Emit::Isa => {
-                    let mut func = driver::compile(&src, kernel.as_deref())
+                    let mut func = driver::compile_with(&src, kernel.as_deref(), &specs)
                         .map_err(|f| (f, Some(src.clone())))?;
                     let mut notes = Vec::new();
                     run::prepare(&mut func, pipeline, popts.legality_check, log, &mut notes)
@@ -260,10 +301,12 @@ fn execute(
             output,
             json,
             max_cycles,
+            spec,
         } => {
             let src = read(&file)?;
             let opts = RunOptions {
                 max_cycles,
+                specialise: spec.specialise(),
                 kernel,
                 engine,
                 pipeline,
@@ -297,10 +340,12 @@ fn execute(
             json,
             svg,
             seed,
+            spec,
         } => {
             let opts = CompareOptions {
                 kernel,
                 seed,
+                specialise: spec.specialise(),
                 legality_check: popts.legality_check,
                 timelines: svg.is_some(),
             };

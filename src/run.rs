@@ -86,6 +86,9 @@ pub struct RunOptions {
     /// this many; the interpreter, which has no clock, refuses a kernel of more instruction
     /// instances than this (`--max-cycles`).
     pub max_cycles: u64,
+    /// The shapes and dtype of untyped parameters (`--shape`, `--dtype`; `--input` arrays give
+    /// their own shapes).
+    pub specialise: driver::Specialise,
 }
 
 /// One returned array.
@@ -188,7 +191,8 @@ pub fn run(
     log: &mut PipelineLog,
 ) -> Result<RunReport, Failure> {
     let started = std::time::Instant::now();
-    let mut func = driver::compile(source, opts.kernel.as_deref())?;
+    let specs = opts.specialise.specs(&opts.inputs)?;
+    let mut func = driver::compile_with(source, opts.kernel.as_deref(), &specs)?;
     check_size(&func)?;
     // The kernel as written: the oracle of `--check`.
     let written = func.clone();

@@ -13,6 +13,19 @@ pub mod lexer;
 pub mod lower;
 pub mod parser;
 
+use std::collections::HashMap;
+
+/// The dtype and shape that a run gives a kernel parameter written without a type: the kernel is
+/// specialised for them, as NKI's tracing specialises a kernel for its inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSpec {
+    pub dtype: penguin::DType,
+    pub shape: Vec<u64>,
+}
+
+/// Parameter name to its [`ParamSpec`]. Typed parameters ignore it.
+pub type Specs = HashMap<String, ParamSpec>;
+
 /// Parses a whole file. Always returns a module (with `Error` nodes where recovery happened) and
 /// every syntax error found, in source order.
 pub fn parse(source: &str) -> (ast::Module, Vec<diagnostic::Error>) {
@@ -23,11 +36,20 @@ pub fn parse(source: &str) -> (ast::Module, Vec<diagnostic::Error>) {
 /// Empty means the file is good. Used by `nkc check`. A file with no kernel is an error here as
 /// in [`compile`], so that `check` and `run` agree.
 pub fn check_source(source: &str, kernel: Option<&str>) -> Vec<diagnostic::Error> {
+    check_source_with(source, kernel, &Specs::new())
+}
+
+/// [`check_source`] with the shapes of untyped parameters.
+pub fn check_source_with(
+    source: &str,
+    kernel: Option<&str>,
+    specs: &Specs,
+) -> Vec<diagnostic::Error> {
     let (module, errors) = parse(source);
     if !errors.is_empty() {
         return errors;
     }
-    let mut errors = match check::check_module(&module, kernel) {
+    let mut errors = match check::check_module(&module, kernel, specs) {
         Ok(_) => Vec::new(),
         Err(errors) => errors,
     };
@@ -48,6 +70,15 @@ fn no_kernel() -> diagnostic::Error {
 pub fn compile(
     source: &str,
     kernel: Option<&str>,
+) -> Result<penguin::Function, Vec<diagnostic::Error>> {
+    compile_with(source, kernel, &Specs::new())
+}
+
+/// [`compile`], with the kernel specialised for the shapes of its untyped parameters.
+pub fn compile_with(
+    source: &str,
+    kernel: Option<&str>,
+    specs: &Specs,
 ) -> Result<penguin::Function, Vec<diagnostic::Error>> {
     let (module, errors) = parse(source);
     if !errors.is_empty() {
@@ -77,7 +108,7 @@ pub fn compile(
             ))]);
         }
     };
-    let mut checked = check::check_module(&module, Some(&name))?;
+    let mut checked = check::check_module(&module, Some(&name), specs)?;
     // Exactly one kernel is selected by name; duplicates are an error reported above.
     let k = checked
         .pop()

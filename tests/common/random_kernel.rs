@@ -196,6 +196,7 @@ pub fn run_checked(seed: u64, mode: nkc::run::PipelineMode) -> bool {
         text: text.clone(),
     };
     let opts = RunOptions {
+        specialise: Default::default(),
         kernel: None,
         engine: Engine::Sim,
         pipeline: mode,

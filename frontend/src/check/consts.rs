@@ -6,6 +6,7 @@
 //! overflow or a division by zero is a diagnostic, never a panic. [`Checker::const_int`] further
 //! requires the result not to depend on any loop variable.
 
+use super::comptime::{builtin_name, is_tile_size, tile_size, Const};
 use super::{Checker, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Index, Span, UnaryOp};
 use crate::codes;
@@ -80,8 +81,39 @@ impl Checker<'_> {
                     );
                     None
                 }
+                Value::Float(_) | Value::Bool(_) => {
+                    self.error(
+                        Error::new(
+                            codes::NOT_CONST_INT,
+                            format!("expected an integer, found the scalar `{n}`"),
+                            e.span.clone(),
+                        )
+                        .with_label("a float or a boolean, not an integer")
+                        .with_help("convert it with `int(...)` or `math.ceil(...)`"),
+                    );
+                    None
+                }
                 Value::Error => None,
             },
+            ExprKind::Call { func, .. } if builtin_name(func).is_some() => self.int_of_const(e),
+            ExprKind::Attribute { .. } if is_tile_size(e).is_some() => {
+                let attr = is_tile_size(e).expect("checked by the guard");
+                match tile_size(&attr.name) {
+                    Some(v) => Some(AffineExpr::constant(v)),
+                    None => {
+                        self.error(
+                            Error::new(
+                                codes::NOT_CONST_INT,
+                                format!("`nl.tile_size.{}` is not a tile size nkc knows", attr.name),
+                                attr.span.clone(),
+                            )
+                            .with_label("unknown tile size")
+                            .with_note("the tile sizes are pmax (128), psum_fmax (512), gemm_stationary_fmax (128) and gemm_moving_fmax (512)"),
+                        );
+                        None
+                    }
+                }
+            }
             ExprKind::Unary { op, operand } => {
                 let a = self.affine(operand)?;
                 match op {
@@ -112,6 +144,25 @@ impl Checker<'_> {
                 self.error(
                     Error::new(codes::NOT_CONST_INT, "expected an integer", e.span.clone())
                         .with_label("not an integer expression"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A builtin call (`math.ceil(n / 128)`) that must give an integer.
+    fn int_of_const(&mut self, e: &Expr) -> Option<AffineExpr> {
+        match self.const_value(e)? {
+            Const::Int(v) => Some(AffineExpr::constant(v)),
+            _ => {
+                self.error(
+                    Error::new(
+                        codes::NOT_CONST_INT,
+                        "expected an integer, found a float",
+                        e.span.clone(),
+                    )
+                    .with_label("this is a float")
+                    .with_help("convert it with `int(...)` or `math.ceil(...)`"),
                 );
                 None
             }
@@ -232,11 +283,16 @@ impl Checker<'_> {
                 Value::Tile(t) => t.size,
                 Value::Param(t) => self.tensor(t).shape,
                 Value::Error => return None,
-                Value::Int(_) | Value::Iv(_) => {
+                v @ (Value::Int(_) | Value::Iv(_) | Value::Float(_) | Value::Bool(_)) => {
+                    let what = if matches!(v, Value::Int(_) | Value::Iv(_)) {
+                        "an integer"
+                    } else {
+                        "a scalar"
+                    };
                     self.error(
                         Error::new(
                             codes::BAD_SHAPE_ACCESS,
-                            format!("`{n}` is an integer; it has no shape"),
+                            format!("`{n}` is {what}; it has no shape"),
                             base.span.clone(),
                         )
                         .with_label("not a tensor"),

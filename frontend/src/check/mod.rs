@@ -7,7 +7,8 @@
 //! result, a [`CheckedKernel`], is Penguin IR in all but its maps: lowering copies it over
 //! mechanically.
 //!
-//! The work is split by analysis: `consts` (integer and affine arithmetic), `slices`
+//! The work is split by analysis: `consts` (integer and affine arithmetic), `comptime` (the other
+//! compile-time values: floats, booleans, conditions, `math` and builtins, `nl.tile_size`), `slices`
 //! (subscripts and their bounds), `calls` (argument binding and annotation keywords), `ops` (what
 //! each operation accepts and produces), `stmts` (statements, bindings, loops, `return`).
 //!
@@ -41,6 +42,7 @@
 //! - temporaries of nested calls are named after their op (`_activation`, `_tensor_scalar`).
 
 mod calls;
+mod comptime;
 mod consts;
 mod ops;
 mod slices;
@@ -159,6 +161,10 @@ pub(crate) enum Value {
     Tile(TileVal),
     /// A kernel parameter.
     Param(Tensor),
+    /// A compile-time float (a scalar parameter's default, `eps = 1e-5`).
+    Float(f64),
+    /// A compile-time boolean (a flag parameter, a comparison).
+    Bool(bool),
     /// A binding whose definition failed; uses are silent.
     Error,
 }
@@ -182,6 +188,7 @@ pub(crate) const RESERVED: [&str; 3] = ["nl", "nisa", "range"];
 pub fn check_module(
     module: &ast::Module,
     kernel: Option<&str>,
+    specs: &crate::Specs,
 ) -> Result<Vec<CheckedKernel>, Vec<Error>> {
     let mut errors = Vec::new();
     let globals = check_items(&module.items, &mut errors);
@@ -222,6 +229,7 @@ pub fn check_module(
     for k in selected {
         let mut kernel_errors = Vec::new();
         let mut checker = Checker::new(&globals, &mut kernel_errors);
+        checker.specs = Some(specs);
         let result = checker.kernel(k);
         if kernel_errors.is_empty() {
             checked.push(result);
@@ -271,9 +279,14 @@ fn check_items(items: &[ast::Stmt], errors: &mut Vec<Error>) -> HashMap<String, 
                     checker.error(reserved(id));
                     continue;
                 }
-                let value = match checker.const_int(value) {
-                    Some(v) => Value::Int(AffineExpr::constant(v)),
-                    None => Value::Error,
+                let value = match checker.classify(value) {
+                    stmts::Class::Float | stmts::Class::Bool => checker
+                        .const_value(value)
+                        .map_or(Value::Error, comptime::Const::value),
+                    _ => match checker.const_int(value) {
+                        Some(v) => Value::Int(AffineExpr::constant(v)),
+                        None => Value::Error,
+                    },
                 };
                 checker.scopes[0].insert(
                     id.name.clone(),
@@ -287,7 +300,7 @@ fn check_items(items: &[ast::Stmt], errors: &mut Vec<Error>) -> HashMap<String, 
             _ => checker.error(
                 Error::new(
                     codes::BAD_MODULE_ITEM,
-                    "only compile-time integer bindings may appear outside a kernel",
+                    "only compile-time scalar bindings may appear outside a kernel",
                     item.span.clone(),
                 )
                 .with_help("write `NAME = INTEGER` here, or move the statement into a kernel"),
@@ -323,6 +336,8 @@ pub(crate) struct Checker<'a> {
     enclosing: Vec<Axis>,
     /// The elements of the kernel's HBM arrays so far (saturating).
     hbm_elements: u64,
+    /// The shapes a run gives untyped parameters (`None` for module-level items).
+    specs: Option<&'a crate::Specs>,
 }
 
 impl<'a> Checker<'a> {
@@ -337,6 +352,7 @@ impl<'a> Checker<'a> {
             loops: Vec::new(),
             enclosing: Vec::new(),
             hbm_elements: 0,
+            specs: None,
         }
     }
 

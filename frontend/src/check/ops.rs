@@ -296,6 +296,17 @@ impl Checker<'_> {
                 );
                 None
             }
+            Value::Float(_) | Value::Bool(_) => {
+                self.error(
+                    Error::new(
+                        codes::WRONG_ARGUMENT_KIND,
+                        format!("expected a tile, found the scalar `{n}`"),
+                        span.clone(),
+                    )
+                    .with_label("a compile-time scalar, not a tile"),
+                );
+                None
+            }
         }
     }
 
@@ -322,8 +333,10 @@ impl Checker<'_> {
         if let Some(v) = literal_scalar(e) {
             return Some(Arg::Scalar(v as f32));
         }
-        if self.classify(e) == Class::Int {
-            return self.const_int(e).map(|c| Arg::Scalar(c as f32));
+        match self.classify(e) {
+            Class::Int => return self.const_int(e).map(|c| Arg::Scalar(c as f32)),
+            Class::Float => return self.const_value(e).map(|c| Arg::Scalar(c.as_f64() as f32)),
+            _ => {}
         }
         self.tile_expr(e, cx, Dest::Temp, outer)
             .map(|t| Arg::Tile(t, e.span.clone()))
@@ -610,7 +623,9 @@ impl Checker<'_> {
         );
     }
 
-    /// A call in a tile expression.
+    /// A call in a tile expression. `dtype=` on an operation other than `nl.zeros` /
+    /// `nl.ndarray` is the dtype of its result: `nl.float32` changes nothing (arithmetic is
+    /// float32), `nl.bfloat16` stores a new SBUF result rounded to bfloat16.
     #[allow(clippy::too_many_arguments)]
     fn call(
         &mut self,
@@ -623,6 +638,44 @@ impl Checker<'_> {
         outer: bool,
     ) -> Option<TileVal> {
         let kind = self.resolve(func)?;
+        let takes_dtype = params(kind).iter().any(|p| p.0 == "dtype");
+        let Some(dtype_kw) = kwargs
+            .iter()
+            .find(|k| k.name.name == "dtype")
+            .filter(|_| !takes_dtype)
+        else {
+            return self.call_op(e, func, kind, args, kwargs, cx, dest, outer);
+        };
+        let dtype = self.dtype_of(&dtype_kw.value);
+        let fresh = !matches!(dest, Dest::Into { .. });
+        let rest: Vec<Keyword> = kwargs
+            .iter()
+            .filter(|k| k.name.name != "dtype")
+            .cloned()
+            .collect();
+        let t = self.call_op(e, func, kind, args, &rest, cx, dest, outer)?;
+        if dtype? == DType::Bf16 && fresh {
+            let tensor = &mut self.tensors[t.tensor.as_u32() as usize];
+            if tensor.memory == Memory::Sbuf {
+                tensor.dtype = DType::Bf16;
+            }
+        }
+        Some(t)
+    }
+
+    /// [`Checker::call`] once `dtype=` is taken off.
+    #[allow(clippy::too_many_arguments)]
+    fn call_op(
+        &mut self,
+        e: &Expr,
+        func: &Expr,
+        kind: OpKind,
+        args: &[Expr],
+        kwargs: &[Keyword],
+        cx: &mut StmtCtx,
+        dest: Dest,
+        outer: bool,
+    ) -> Option<TileVal> {
         let name = func_name(func);
         match kind {
             OpKind::Store => {
@@ -1180,6 +1233,12 @@ impl Checker<'_> {
 
     /// `(rows, cols)`: two positive compile-time integers.
     pub(super) fn shape_of(&mut self, e: &Expr) -> Option<[u64; 2]> {
+        if let ExprKind::Attribute { value, attr } = &e.kind {
+            if attr.name == "shape" {
+                let shape = self.shape_value(value)?;
+                return Some([shape[0], shape[1]]);
+            }
+        }
         let ExprKind::Tuple(items) = &e.kind else {
             if !matches!(e.kind, ExprKind::Error) {
                 self.error(
@@ -1214,6 +1273,15 @@ impl Checker<'_> {
 
     /// One dimension of a shape: a compile-time integer ≥ 1.
     pub(super) fn dim(&mut self, e: &Expr) -> Option<u64> {
+        // `nl.par_dim(n)` marks the partition dimension, which is always the first here.
+        let e = match &e.kind {
+            ExprKind::Call { func, args, kwargs }
+                if func_name(func) == "nl.par_dim" && args.len() == 1 && kwargs.is_empty() =>
+            {
+                &args[0]
+            }
+            _ => e,
+        };
         let v = self.const_int(e)?;
         if v > MAX_EXTENT {
             self.error(
@@ -1243,6 +1311,26 @@ impl Checker<'_> {
     /// `nl.float32` or `nl.bfloat16`.
     pub(super) fn dtype_of(&mut self, e: &Expr) -> Option<DType> {
         if let ExprKind::Attribute { value, attr } = &e.kind {
+            if let (ExprKind::Name(n), "dtype") = (&value.kind, attr.name.as_str()) {
+                if n != "nl" {
+                    return match self.lookup(n, &value.span) {
+                        Value::Tile(t) => Some(self.tensor(t.tensor).dtype),
+                        Value::Param(t) => Some(self.tensor(t).dtype),
+                        Value::Error => None,
+                        _ => {
+                            self.error(
+                                Error::new(
+                                    codes::UNSUPPORTED_DTYPE,
+                                    format!("`{n}` is a scalar; it has no dtype"),
+                                    value.span.clone(),
+                                )
+                                .with_label("not a tensor"),
+                            );
+                            None
+                        }
+                    };
+                }
+            }
             if matches!(&value.kind, ExprKind::Name(m) if m == "nl") {
                 match attr.name.as_str() {
                     "float32" => return Some(DType::F32),

@@ -10,7 +10,7 @@
 use super::consts::lin;
 use super::ops::MAX_EXTENT;
 use super::{Checker, TileVal};
-use crate::ast::{Index, Span};
+use crate::ast::{ExprKind, Index, Span};
 use crate::codes;
 use crate::diagnostic::Error;
 use penguin::{AffineExpr, Axis};
@@ -71,6 +71,12 @@ impl Checker<'_> {
         indices: &[Index],
         span: &Span,
     ) -> Option<TileVal> {
+        // `t[...]`: the whole tile.
+        if let [Index::Expr(e)] = indices {
+            if e.kind == ExprKind::Ellipsis {
+                return Some(base.clone());
+            }
+        }
         if indices.len() != 2 {
             self.error(
                 Error::new(
