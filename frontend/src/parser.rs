@@ -187,7 +187,28 @@ where
                 },
             )));
 
-        let atom = literal.or(paren).boxed();
+        // `[a, b]`: a list, which the language treats as a tuple (`axis=[1]`, shapes).
+        let list = expr
+            .clone()
+            .separated_by(just(Token::Comma))
+            .allow_trailing()
+            .collect::<Vec<Expr>>()
+            .delimited_by(just(Token::LBracket), just(Token::RBracket))
+            .map_with(|items, e| Expr {
+                kind: ExprKind::Tuple(items),
+                span: sp(e.span()),
+            })
+            .recover_with(via_parser(nested_delimiters(
+                Token::LBracket,
+                Token::RBracket,
+                [(Token::LParen, Token::RParen)],
+                |span| Expr {
+                    kind: ExprKind::Error,
+                    span: sp(span),
+                },
+            )));
+
+        let atom = literal.or(paren).or(list).boxed();
 
         // Calls: positional arguments, then keyword arguments.
         let kwarg = ident()

@@ -81,6 +81,8 @@ enum OpKind {
     Alu(AluOp),
     Act(ActFunc),
     Reduce(ReduceOp),
+    /// `nl.mean`: a sum, then a division by the count.
+    Mean,
     Copy,
     Zeros,
     Ndarray,
@@ -101,6 +103,7 @@ fn nl_op(name: &str) -> Option<OpKind> {
         "sum" => OpKind::Reduce(ReduceOp::Sum),
         "max" => OpKind::Reduce(ReduceOp::Max),
         "min" => OpKind::Reduce(ReduceOp::Min),
+        "mean" => OpKind::Mean,
         "copy" => OpKind::Copy,
         "zeros" => OpKind::Zeros,
         "ndarray" => OpKind::Ndarray,
@@ -158,7 +161,7 @@ fn params(kind: OpKind) -> &'static [Param] {
         ],
         OpKind::Alu(_) => &[("x", true), ("y", true)],
         OpKind::Act(_) | OpKind::Copy => &[("x", true)],
-        OpKind::Reduce(_) => &[("x", true), ("axis", true)],
+        OpKind::Reduce(_) | OpKind::Mean => &[("x", true), ("axis", true), ("keepdims", false)],
         OpKind::Zeros | OpKind::Ndarray => &[("shape", true), ("dtype", true), ("buffer", false)],
         OpKind::Range => &[],
     }
@@ -623,6 +626,28 @@ impl Checker<'_> {
         );
     }
 
+    /// The `axis=` of a reduction: the free axis, written `1`, `-1`, `[1]` or `(1,)`.
+    fn reduce_axis(&mut self, e: &Expr) -> Option<()> {
+        let one = match &e.kind {
+            ExprKind::Tuple(items) if items.len() == 1 => &items[0],
+            _ => e,
+        };
+        let axis = self.const_int(one)?;
+        if axis == 1 || axis == -1 {
+            return Some(());
+        }
+        self.error(
+            Error::new(
+                codes::REDUCE_AXIS,
+                format!("reductions are along the free axis (axis=1), not axis={axis}"),
+                e.span.clone(),
+            )
+            .with_label("only axis=1 is supported")
+            .with_help("transpose the tile with nisa.nc_transpose to reduce across partitions"),
+        );
+        None
+    }
+
     /// A call in a tile expression. `dtype=` on an operation other than `nl.zeros` /
     /// `nl.ndarray` is the dtype of its result: `nl.float32` changes nothing (arithmetic is
     /// float32), `nl.bfloat16` stores a new SBUF result rounded to bfloat16.
@@ -827,40 +852,31 @@ impl Checker<'_> {
                 self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)
             }
             OpKind::Activation => self.activation(&slots, span, cx, dest),
-            OpKind::Reduce(rop) => {
+            OpKind::Reduce(_) | OpKind::Mean => {
+                let rop = match kind {
+                    OpKind::Reduce(rop) => rop,
+                    _ => ReduceOp::Sum,
+                };
                 let x = self.arg(slots[0]?, cx);
-                let axis_e = slots[1]?;
-                let axis = self.const_int(axis_e)?;
-                if axis != 1 {
-                    self.error(
-                        Error::new(
-                            codes::REDUCE_AXIS,
-                            format!("reductions are along the free axis (axis=1), not axis={axis}"),
-                            axis_e.span.clone(),
-                        )
-                        .with_label("only axis=1 is supported")
-                        .with_help(
-                            "transpose the tile with nisa.nc_transpose to reduce across partitions",
-                        ),
-                    );
-                    return None;
+                self.reduce_axis(slots[1]?)?;
+                if let Some(k) = slots[2] {
+                    // The result is `[P, 1]` either way: a reduced row is a column here.
+                    self.condition(k, "keepdims")?;
                 }
                 let Arg::Tile(x, sx) = x? else {
                     self.scalar_where_tile(&slots[0]?.span);
                     return None;
                 };
-                if !self.compute_src(&x, &sx, &format!("`nl.{}`", rop.name())) {
+                if !self.compute_src(&x, &sx, &format!("`{name}`")) {
                     return None;
                 }
                 let shape = [x.size[0], 1];
-                self.emit(
-                    cx,
-                    Op::Reduce { op: rop },
-                    vec![x],
-                    Res::sbuf(shape),
-                    dest,
-                    span,
-                )
+                if kind != OpKind::Mean {
+                    return self.emit(cx, Op::Reduce { op: rop }, vec![x], Res::sbuf(shape), dest, span);
+                }
+                let count = x.size[1] as f32;
+                let sum = self.emit(cx, Op::Reduce { op: rop }, vec![x], Res::sbuf(shape), Dest::Temp, span)?;
+                self.elementwise(AluOp::Divide, Arg::Tile(sum, span.clone()), Arg::Scalar(count), span, cx, dest)
             }
             OpKind::Copy => {
                 let x = self.arg(slots[0]?, cx)?;
