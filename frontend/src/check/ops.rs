@@ -872,11 +872,32 @@ impl Checker<'_> {
                 }
                 let shape = [x.size[0], 1];
                 if kind != OpKind::Mean {
-                    return self.emit(cx, Op::Reduce { op: rop }, vec![x], Res::sbuf(shape), dest, span);
+                    return self.emit(
+                        cx,
+                        Op::Reduce { op: rop },
+                        vec![x],
+                        Res::sbuf(shape),
+                        dest,
+                        span,
+                    );
                 }
                 let count = x.size[1] as f32;
-                let sum = self.emit(cx, Op::Reduce { op: rop }, vec![x], Res::sbuf(shape), Dest::Temp, span)?;
-                self.elementwise(AluOp::Divide, Arg::Tile(sum, span.clone()), Arg::Scalar(count), span, cx, dest)
+                let sum = self.emit(
+                    cx,
+                    Op::Reduce { op: rop },
+                    vec![x],
+                    Res::sbuf(shape),
+                    Dest::Temp,
+                    span,
+                )?;
+                self.elementwise(
+                    AluOp::Divide,
+                    Arg::Tile(sum, span.clone()),
+                    Arg::Scalar(count),
+                    span,
+                    cx,
+                    dest,
+                )
             }
             OpKind::Copy => {
                 let x = self.arg(slots[0]?, cx)?;

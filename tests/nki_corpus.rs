@@ -1,0 +1,295 @@
+//! The NKI corpus: `tests/nki/*.nk` are kernels written the way the public NKI tutorials and
+//! samples write them (`@nki.jit`, imports, docstrings, untyped parameters, `x.shape`, ...), each
+//! nkc's own version of a kernel family. Every kernel runs as written: its inputs are made here,
+//! written as `.npy` files and given with `--input` (so the kernel is specialised for their
+//! shapes), it runs on the simulator with `--check` (the simulator's outputs equal the
+//! interpreter's bit for bit), and its outputs are compared with a reference computed here in
+//! plain f64 loops, independent of nkc, within a tolerance.
+
+mod common;
+
+use nkc::driver::{Source, Specialise};
+use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use penguin::interp::Array;
+use penguin::pipeline::PipelineLog;
+use std::path::{Path, PathBuf};
+
+/// A row-major matrix of f64, the references' currency.
+#[derive(Clone, Debug)]
+struct Mat {
+    rows: usize,
+    cols: usize,
+    data: Vec<f64>,
+}
+
+impl Mat {
+    fn zeros(rows: usize, cols: usize) -> Mat {
+        Mat {
+            rows,
+            cols,
+            data: vec![0.0; rows * cols],
+        }
+    }
+
+    fn at(&self, r: usize, c: usize) -> f64 {
+        self.data[r * self.cols + c]
+    }
+
+    fn set(&mut self, r: usize, c: usize, v: f64) {
+        self.data[r * self.cols + c] = v;
+    }
+
+    fn map(&self, f: impl Fn(f64) -> f64) -> Mat {
+        Mat {
+            rows: self.rows,
+            cols: self.cols,
+            data: self.data.iter().map(|&v| f(v)).collect(),
+        }
+    }
+
+    fn transpose(&self) -> Mat {
+        let mut t = Mat::zeros(self.cols, self.rows);
+        for r in 0..self.rows {
+            for c in 0..self.cols {
+                t.set(c, r, self.at(r, c));
+            }
+        }
+        t
+    }
+
+    /// `self @ other`.
+    fn matmul(&self, other: &Mat) -> Mat {
+        assert_eq!(self.cols, other.rows);
+        let mut out = Mat::zeros(self.rows, other.cols);
+        for r in 0..self.rows {
+            for k in 0..self.cols {
+                let a = self.at(r, k);
+                for c in 0..other.cols {
+                    out.data[r * other.cols + c] += a * other.at(k, c);
+                }
+            }
+        }
+        out
+    }
+
+    /// Applies `f` to each row (as a slice), writing the row it returns.
+    fn rows_map(&self, f: impl Fn(&[f64]) -> Vec<f64>) -> Mat {
+        let mut data = Vec::with_capacity(self.data.len());
+        for r in 0..self.rows {
+            let out = f(&self.data[r * self.cols..(r + 1) * self.cols]);
+            data.extend(out);
+        }
+        let cols = data.len() / self.rows;
+        Mat {
+            rows: self.rows,
+            cols,
+            data,
+        }
+    }
+}
+
+fn softmax_row(row: &[f64]) -> Vec<f64> {
+    let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = row.iter().map(|v| (v - m).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.iter().map(|v| v / s).collect()
+}
+
+fn mean(row: &[f64]) -> f64 {
+    row.iter().sum::<f64>() / row.len() as f64
+}
+
+/// The inputs' values: a SplitMix64 stream mapped to [-1, 1), independent of nkc's generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+
+    fn mat(&mut self, rows: usize, cols: usize) -> Mat {
+        let data = (0..rows * cols)
+            .map(|_| f64::from(self.next() as f32))
+            .collect();
+        Mat { rows, cols, data }
+    }
+}
+
+/// One corpus kernel: its file, its inputs (name and shape), and its reference.
+struct Case {
+    file: &'static str,
+    inputs: &'static [(&'static str, [usize; 2])],
+    reference: fn(&[Mat]) -> Vec<Mat>,
+    /// Error allowed: `abs + rel * |want|`.
+    tol: (f64, f64),
+}
+
+/// Runs one case: inputs as `.npy` files, `run --check` on the simulator, then the reference.
+fn run_case(case: &Case) {
+    let dir = common::scratch("nki", case.file.trim_end_matches(".nk"));
+    let mut rng = Rng(0x5EED ^ case.file.len() as u64);
+    let mut mats = Vec::new();
+    let mut inputs: Vec<(String, PathBuf)> = Vec::new();
+    for (name, [r, c]) in case.inputs {
+        let m = rng.mat(*r, *c);
+        let path = dir.join(format!("{name}.npy"));
+        let array = Array {
+            shape: vec![*r, *c],
+            data: m.data.iter().map(|&v| v as f32).collect(),
+        };
+        nkc::npy::write_npy(&path, &array).expect("the scratch directory is writable");
+        inputs.push((name.to_string(), path));
+        mats.push(m);
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/nki")
+        .join(case.file);
+    let src = Source::read(&path).expect("the corpus file reads");
+    let opts = RunOptions {
+        specialise: Specialise::default(),
+        kernel: None,
+        engine: Engine::Sim,
+        pipeline: PipelineMode::Default,
+        inputs,
+        seed: 0,
+        output_dir: None,
+        legality_check: true,
+        check: true,
+        trace: None,
+        timeline: false,
+        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+    };
+    let report = run::run(&src, &opts, &mut PipelineLog::default()).unwrap_or_else(|f| {
+        let text = match &f {
+            nkc::driver::Failure::Diagnostics(errors) => {
+                frontend::diagnostic::render_plain(case.file, &src.text, errors)
+            }
+            other => format!("{other:?}"),
+        };
+        panic!("{} is not accepted as written:\n{text}", case.file)
+    });
+    assert!(report.checked, "{}: --check did not run", case.file);
+    let want = (case.reference)(&mats);
+    assert_eq!(
+        report.outputs.len(),
+        want.len(),
+        "{}: number of outputs",
+        case.file
+    );
+    for (out, w) in report.outputs.iter().zip(&want) {
+        assert_eq!(
+            out.array.shape,
+            vec![w.rows, w.cols],
+            "{}: shape of `{}`",
+            case.file,
+            out.name
+        );
+        for (i, (&g, &wv)) in out.array.data.iter().zip(&w.data).enumerate() {
+            let err = (f64::from(g) - wv).abs();
+            assert!(
+                err <= case.tol.0 + case.tol.1 * wv.abs(),
+                "{}: `{}`[{}, {}] is {g}, the reference says {wv}",
+                case.file,
+                out.name,
+                i / w.cols,
+                i % w.cols
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const EXACT: (f64, f64) = (1e-6, 1e-6);
+const SUMS: (f64, f64) = (1e-4, 1e-4);
+const TRANSCENDENTAL: (f64, f64) = (1e-4, 1e-3);
+
+const CASES: &[Case] = &[
+    Case {
+        file: "tensor_add.nk",
+        inputs: &[("a_input", [256, 1024]), ("b_input", [256, 1024])],
+        reference: |m| {
+            let mut c = m[0].clone();
+            for (x, y) in c.data.iter_mut().zip(&m[1].data) {
+                *x += y;
+            }
+            vec![c]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "matmul_tiled.nk",
+        inputs: &[("lhsT", [256, 256]), ("rhs", [256, 1024])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
+        file: "transpose.nk",
+        inputs: &[("in_tensor", [256, 384])],
+        reference: |m| vec![m[0].transpose()],
+        tol: EXACT,
+    },
+    Case {
+        file: "softmax.nk",
+        inputs: &[("in_tensor", [256, 512])],
+        reference: |m| vec![m[0].rows_map(softmax_row)],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "rmsnorm.nk",
+        inputs: &[("a_tensor", [256, 512])],
+        reference: |m| {
+            vec![m[0].rows_map(|r| {
+                let ms = r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64;
+                let s = 1.0 / (ms + 1e-6).sqrt();
+                r.iter().map(|v| v * s).collect()
+            })]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "layernorm.nk",
+        inputs: &[("input_tensor", [256, 512])],
+        reference: |m| {
+            vec![m[0].rows_map(|r| {
+                let mu = mean(r);
+                let var = r.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / r.len() as f64;
+                let s = 1.0 / (var + 1e-5).sqrt();
+                r.iter().map(|v| (v - mu) * s).collect()
+            })]
+        },
+        tol: TRANSCENDENTAL,
+    },
+];
+
+#[test]
+fn corpus_kernels_run_as_written_and_match_their_references() {
+    let files = common::nk_files("tests/nki");
+    for f in &files {
+        let name = f.file_name().and_then(|n| n.to_str()).expect("UTF-8 name");
+        assert!(
+            CASES.iter().any(|c| c.file == name),
+            "tests/nki/{name} has no case in tests/nki_corpus.rs"
+        );
+    }
+    for case in CASES {
+        run_case(case);
+    }
+}
+
+#[test]
+fn the_reference_helpers_are_right() {
+    let a = Mat {
+        rows: 2,
+        cols: 2,
+        data: vec![1.0, 2.0, 3.0, 4.0],
+    };
+    assert_eq!(a.matmul(&a).data, vec![7.0, 10.0, 15.0, 22.0]);
+    assert_eq!(a.transpose().data, vec![1.0, 3.0, 2.0, 4.0]);
+    let s = softmax_row(&[0.0, 0.0]);
+    assert_eq!(s, vec![0.5, 0.5]);
+}
