@@ -264,6 +264,29 @@ const CASES: &[Case] = &[
         },
         tol: TRANSCENDENTAL,
     },
+    Case {
+        file: "rmsnorm_arange.nk",
+        inputs: &[("a_tensor", [256, 512])],
+        reference: |m| {
+            vec![m[0].rows_map(|r| {
+                let ms = r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64;
+                r.iter().map(|v| v / ms.sqrt()).collect()
+            })]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "tensor_add_mgrid.nk",
+        inputs: &[("a_input", [256, 1024]), ("b_input", [256, 1024])],
+        reference: |m| {
+            let mut c = m[0].clone();
+            for (x, y) in c.data.iter_mut().zip(&m[1].data) {
+                *x += y;
+            }
+            vec![c]
+        },
+        tol: EXACT,
+    },
 ];
 
 #[test]

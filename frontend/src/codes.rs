@@ -247,6 +247,9 @@ pub const ASSERT_FAILED: &str = "E0203";
 pub const NOT_CONST: &str = "E0204";
 /// A parameter without a type whose shape the run does not give (`--input`, `--shape`).
 pub const UNSPECIALISED_PARAM: &str = "E0205";
+/// A `mask=` that would drop elements of a tile (nkc's tiles have a fixed size), or that is not a
+/// comparison of index expressions.
+pub const PARTIAL_MASK: &str = "E0206";
 
 // ---- Found at run time (E0900–) ----
 /// A kernel reads an element that nothing wrote (for example part of an `nl.ndarray`, on chip or

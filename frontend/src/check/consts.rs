@@ -81,7 +81,7 @@ impl Checker<'_> {
                     );
                     None
                 }
-                Value::Float(_) | Value::Bool(_) => {
+                Value::Float(_) | Value::Bool(_) | Value::Vec(_) => {
                     self.error(
                         Error::new(
                             codes::NOT_CONST_INT,
@@ -283,7 +283,11 @@ impl Checker<'_> {
                 Value::Tile(t) => t.size,
                 Value::Param(t) => self.tensor(t).shape,
                 Value::Error => return None,
-                v @ (Value::Int(_) | Value::Iv(_) | Value::Float(_) | Value::Bool(_)) => {
+                v @ (Value::Int(_)
+                | Value::Iv(_)
+                | Value::Float(_)
+                | Value::Bool(_)
+                | Value::Vec(_)) => {
                     let what = if matches!(v, Value::Int(_) | Value::Iv(_)) {
                         "an integer"
                     } else {

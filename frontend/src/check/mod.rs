@@ -9,7 +9,7 @@
 //!
 //! The work is split by analysis: `consts` (integer and affine arithmetic), `comptime` (the other
 //! compile-time values: floats, booleans, conditions, `math` and builtins, `nl.tile_size`), `slices`
-//! (subscripts and their bounds), `calls` (argument binding and annotation keywords), `ops` (what
+//! (subscripts and their bounds), `vectors` (index vectors, `nl.ds`, masks), `calls` (argument binding and annotation keywords), `ops` (what
 //! each operation accepts and produces), `stmts` (statements, bindings, loops, `return`).
 //!
 //! Invariants:
@@ -47,6 +47,7 @@ mod consts;
 mod ops;
 mod slices;
 mod stmts;
+mod vectors;
 
 use crate::ast::{self, Span};
 use crate::codes;
@@ -165,6 +166,8 @@ pub(crate) enum Value {
     Float(f64),
     /// A compile-time boolean (a flag parameter, a comparison).
     Bool(bool),
+    /// An index vector (`nl.arange(128)[:, None]`).
+    Vec(vectors::IndexVec),
     /// A binding whose definition failed; uses are silent.
     Error,
 }

@@ -299,7 +299,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            Value::Float(_) | Value::Bool(_) => {
+            Value::Float(_) | Value::Bool(_) | Value::Vec(_) => {
                 self.error(
                     Error::new(
                         codes::WRONG_ARGUMENT_KIND,
@@ -664,22 +664,17 @@ impl Checker<'_> {
     ) -> Option<TileVal> {
         let kind = self.resolve(func)?;
         let takes_dtype = params(kind).iter().any(|p| p.0 == "dtype");
-        let Some(dtype_kw) = kwargs
+        let dtype_kw = kwargs
             .iter()
             .find(|k| k.name.name == "dtype")
-            .filter(|_| !takes_dtype)
-        else {
+            .filter(|_| !takes_dtype);
+        let Some(rest) = self.without_mask(kwargs, |k| dtype_kw.is_some() && k == "dtype") else {
             return self.call_op(e, func, kind, args, kwargs, cx, dest, outer);
         };
-        let dtype = self.dtype_of(&dtype_kw.value);
+        let dtype = dtype_kw.map(|k| self.dtype_of(&k.value));
         let fresh = !matches!(dest, Dest::Into { .. });
-        let rest: Vec<Keyword> = kwargs
-            .iter()
-            .filter(|k| k.name.name != "dtype")
-            .cloned()
-            .collect();
-        let t = self.call_op(e, func, kind, args, &rest, cx, dest, outer)?;
-        if dtype? == DType::Bf16 && fresh {
+        let t = self.call_op(e, func, kind, args, &rest?, cx, dest, outer)?;
+        if dtype.flatten() == Some(DType::Bf16) && fresh {
             let tensor = &mut self.tensors[t.tensor.as_u32() as usize];
             if tensor.memory == Memory::Sbuf {
                 tensor.dtype = DType::Bf16;
@@ -688,7 +683,26 @@ impl Checker<'_> {
         Some(t)
     }
 
-    /// [`Checker::call`] once `dtype=` is taken off.
+    /// The keywords of a call without `mask=` (checked by [`Checker::mask`]) and those `drop`
+    /// names: `None` when there is nothing to take off, `Some(None)` when the mask is refused.
+    pub(super) fn without_mask(
+        &mut self,
+        kwargs: &[Keyword],
+        drop: impl Fn(&str) -> bool,
+    ) -> Option<Option<Vec<Keyword>>> {
+        let taken = |k: &Keyword| k.name.name == "mask" || drop(&k.name.name);
+        if !kwargs.iter().any(taken) {
+            return None;
+        }
+        let mut ok = true;
+        for k in kwargs.iter().filter(|k| k.name.name == "mask") {
+            ok &= self.mask(&k.value).is_some();
+        }
+        let rest = kwargs.iter().filter(|k| !taken(k)).cloned().collect();
+        Some(ok.then_some(rest))
+    }
+
+    /// [`Checker::call`] once `dtype=` and `mask=` are taken off.
     #[allow(clippy::too_many_arguments)]
     fn call_op(
         &mut self,
@@ -1427,6 +1441,11 @@ impl Checker<'_> {
             KwSite::Allowed
         } else {
             KwSite::NotInLoop
+        };
+        let masked = self.without_mask(kwargs, |_| false);
+        let kwargs = match &masked {
+            None => kwargs,
+            Some(rest) => rest.as_deref()?,
         };
         let mut annot = cx.annot;
         let slots = self.bind_args(

@@ -127,7 +127,10 @@ impl Checker<'_> {
     ) -> Option<(AffineExpr, u64)> {
         let extent = base.size[dim];
         let (lo, size) = match index {
-            Index::Expr(e) => (self.affine(e)?, 1u64),
+            Index::Expr(e) => match self.vector_index(e, dim)? {
+                Some(range) => range,
+                None => (self.affine(e)?, 1u64),
+            },
             Index::Slice { lo, hi, span } => {
                 let l = lo.as_ref().map(|e| self.affine(e));
                 let h = hi.as_ref().map(|e| self.affine(e));

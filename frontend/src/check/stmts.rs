@@ -49,6 +49,7 @@ impl Checker<'_> {
                 Some(Value::Int(_) | Value::Iv(_)) => Class::Int,
                 Some(Value::Float(_)) => Class::Float,
                 Some(Value::Bool(_)) => Class::Bool,
+                Some(Value::Vec(_)) => Class::Other,
                 Some(Value::Tile(_) | Value::Param(_)) => Class::Tile,
                 Some(Value::Error) => Class::Poison,
                 // Evaluated as an integer, which reports the undefined name.
@@ -362,7 +363,7 @@ impl Checker<'_> {
                 }
                 Value::Param(_) => bad(self, "a parameter"),
                 Value::Int(_) | Value::Iv(_) => bad(self, "an integer"),
-                Value::Float(_) | Value::Bool(_) => bad(self, "a scalar"),
+                Value::Float(_) | Value::Bool(_) | Value::Vec(_) => bad(self, "a scalar"),
                 Value::Error => {}
             }
         }
@@ -562,6 +563,14 @@ impl Checker<'_> {
 
     /// `name = value`.
     fn assign(&mut self, id: &ast::Ident, value: &Expr, cx: &mut StmtCtx) {
+        if self.is_vector_expr(value) {
+            // `i_p = nl.arange(128)[:, None]`: an index vector, used in subscripts and masks.
+            if self.may_bind(id, Class::Other) {
+                let v = self.index_vec(value).map_or(Value::Error, Value::Vec);
+                self.bind(&id.name, v, id.span.clone());
+            }
+            return;
+        }
         let class = self.classify(value);
         let allowed = self.may_bind(id, class);
         let bound = match class {
@@ -640,6 +649,22 @@ impl Checker<'_> {
                 } else {
                     for (id, item) in names.iter().zip(items) {
                         self.assign(id, item, cx);
+                    }
+                }
+            }
+            _ if Checker::is_mgrid(value) => {
+                let Some(vecs) = self.mgrid(value) else {
+                    for id in names {
+                        self.bind(&id.name, Value::Error, id.span.clone());
+                    }
+                    return;
+                };
+                if vecs.len() != names.len() {
+                    return mismatch(self, vecs.len());
+                }
+                for (id, v) in names.iter().zip(vecs) {
+                    if self.may_bind(id, Class::Other) {
+                        self.bind(&id.name, Value::Vec(v), id.span.clone());
                     }
                 }
             }
@@ -737,7 +762,7 @@ impl Checker<'_> {
             Value::Tile(t) => t,
             Value::Param(t) => TileVal::whole(t, self.tensor(t).shape),
             Value::Error => return None,
-            Value::Int(_) | Value::Iv(_) | Value::Float(_) | Value::Bool(_) => {
+            Value::Int(_) | Value::Iv(_) | Value::Float(_) | Value::Bool(_) | Value::Vec(_) => {
                 self.error(
                     Error::new(
                         codes::NOT_SUBSCRIPTABLE,
@@ -788,7 +813,7 @@ impl Checker<'_> {
                 }
                 Some(Value::Tile(t)) => t,
                 Some(Value::Error) => return,
-                Some(Value::Float(_) | Value::Bool(_)) => {
+                Some(Value::Float(_) | Value::Bool(_) | Value::Vec(_)) => {
                     self.error(
                         Error::new(
                             codes::UNSUPPORTED,
