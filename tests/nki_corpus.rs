@@ -287,6 +287,28 @@ const CASES: &[Case] = &[
         },
         tol: EXACT,
     },
+    Case {
+        file: "attention.nk",
+        inputs: &[("q_t", [128, 512]), ("k_t", [128, 512]), ("v", [512, 128])],
+        reference: |m| {
+            let scale = 1.0 / 128f64.sqrt();
+            let scores = m[0].transpose().matmul(&m[1]).map(|x| x * scale);
+            vec![scores.rows_map(softmax_row).matmul(&m[2])]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "avgpool.nk",
+        inputs: &[("in_tensor", [256, 64])],
+        reference: |m| vec![m[0].rows_map(|r| r.chunks(4).map(mean).collect())],
+        tol: SUMS,
+    },
+    Case {
+        file: "matmul_basic.nk",
+        inputs: &[("lhsT", [64, 128]), ("rhs", [64, 512])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1])],
+        tol: SUMS,
+    },
 ];
 
 #[test]

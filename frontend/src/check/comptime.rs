@@ -4,7 +4,7 @@
 //! [`Checker::const_value`] evaluates literals, names bound to compile-time values, `+ - * / // %`
 //! (integers stay integers except under `/`, which is Python's true division), comparisons,
 //! `and` / `or` / `not`, `x.shape[k]`, `nl.tile_size.*`, and the builtins `math.ceil`,
-//! `math.floor`, `min`, `max`, `abs`, `int`, `float`, `bool` and `len` (of a shape or tuple);
+//! `math.floor`, `math.sqrt`, `math.exp`, `math.log`, `min`, `max`, `abs`, `int`, `float`, `bool` and `len` (of a shape or tuple);
 //! shapes compare with shapes and tuples (`a.shape == b.shape`). Anything that depends on a loop
 //! variable or a tile is a diagnostic, never a guess.
 //!
@@ -93,6 +93,9 @@ pub(crate) fn builtin_name(func: &Expr) -> Option<&'static str> {
             match attr.name.as_str() {
                 "ceil" => Some("math.ceil"),
                 "floor" => Some("math.floor"),
+                "sqrt" => Some("math.sqrt"),
+                "exp" => Some("math.exp"),
+                "log" => Some("math.log"),
                 _ => None,
             }
         }
@@ -113,7 +116,7 @@ pub(crate) fn builtin_name(func: &Expr) -> Option<&'static str> {
 /// The class of a builtin's result.
 pub(crate) fn builtin_class(name: &str) -> Class {
     match name {
-        "float" => Class::Float,
+        "float" | "math.sqrt" | "math.exp" | "math.log" => Class::Float,
         "bool" => Class::Bool,
         _ => Class::Int,
     }
@@ -336,6 +339,22 @@ impl Checker<'_> {
                 other => Some(other),
             },
             "float" => Some(Const::Float(x.as_f64())),
+            "math.sqrt" | "math.log"
+                if x.as_f64() < 0.0 || (name == "math.log" && x.as_f64() == 0.0) =>
+            {
+                self.error(
+                    Error::new(
+                        codes::NOT_CONST,
+                        format!("`{name}` of {} is not a real number", x.as_f64()),
+                        e.span.clone(),
+                    )
+                    .with_label("math domain error"),
+                );
+                None
+            }
+            "math.sqrt" => Some(Const::Float(x.as_f64().sqrt())),
+            "math.exp" => Some(Const::Float(x.as_f64().exp())),
+            "math.log" => Some(Const::Float(x.as_f64().ln())),
             "bool" => Some(Const::Bool(x.truthy())),
             "abs" => match x {
                 Const::Float(v) => Some(Const::Float(v.abs())),
