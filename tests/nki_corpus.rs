@@ -309,6 +309,31 @@ const CASES: &[Case] = &[
         reference: |m| vec![m[0].transpose().matmul(&m[1])],
         tol: SUMS,
     },
+    Case {
+        file: "scaled_exp.nk",
+        inputs: &[("in_tensor", [256, 512])],
+        reference: |m| vec![m[0].map(|x| 1.0 / (x * 0.5 + 2.0))],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "row_stats.nk",
+        inputs: &[("in_tensor", [256, 512])],
+        reference: |m| {
+            let mx = m[0].rows_map(|r| vec![r.iter().cloned().fold(f64::MIN, f64::max)]);
+            let sm = m[0].rows_map(|r| vec![r.iter().sum()]);
+            vec![mx, sm]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "relu_bias.nk",
+        inputs: &[("x_t", [256, 256]), ("w", [256, 512])],
+        reference: |m| {
+            let y = m[0].transpose().matmul(&m[1]);
+            vec![y.map(|v| (v + f64::from(0.1f32)).max(0.0))]
+        },
+        tol: SUMS,
+    },
 ];
 
 #[test]

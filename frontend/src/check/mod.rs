@@ -10,7 +10,8 @@
 //! The work is split by analysis: `consts` (integer and affine arithmetic), `comptime` (the other
 //! compile-time values: floats, booleans, conditions, `math` and builtins, `nl.tile_size`), `slices`
 //! (subscripts and their bounds), `vectors` (index vectors, `nl.ds`, masks), `calls` (argument binding and annotation keywords), `ops` (what
-//! each operation accepts and produces), `stmts` (statements, bindings, loops, `return`).
+//! each operation accepts and produces), `nisa` (the `nisa` operations that are core operations
+//! under other names), `stmts` (statements, bindings, loops, `return`).
 //!
 //! Invariants:
 //! - a kernel is returned as a [`CheckedKernel`] only when it produced no diagnostic; then every
@@ -44,6 +45,7 @@
 mod calls;
 mod comptime;
 mod consts;
+mod nisa;
 mod ops;
 mod slices;
 mod stmts;

@@ -71,7 +71,7 @@ impl Res {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum OpKind {
+pub(super) enum OpKind {
     Load,
     Store,
     Matmul,
@@ -85,7 +85,13 @@ enum OpKind {
     Mean,
     Copy,
     Zeros,
+    /// `nl.full(shape, fill_value, dtype, buffer)`.
+    Full,
     Ndarray,
+    /// `nisa.tensor_scalar`, `nisa.tensor_tensor`, `nisa.tensor_reduce` (`check/nisa.rs`).
+    TensorScalar,
+    TensorTensor,
+    TensorReduce,
     Range,
 }
 
@@ -104,6 +110,8 @@ fn nl_op(name: &str) -> Option<OpKind> {
         "max" => OpKind::Reduce(ReduceOp::Max),
         "min" => OpKind::Reduce(ReduceOp::Min),
         "mean" => OpKind::Mean,
+        "full" => OpKind::Full,
+        "transpose" => OpKind::NcTranspose,
         "copy" => OpKind::Copy,
         "zeros" => OpKind::Zeros,
         "ndarray" => OpKind::Ndarray,
@@ -117,6 +125,11 @@ fn nisa_op(name: &str) -> Option<OpKind> {
         "nc_matmul" => OpKind::NcMatmul,
         "nc_transpose" => OpKind::NcTranspose,
         "activation" => OpKind::Activation,
+        "tensor_copy" => OpKind::Copy,
+        "reciprocal" => OpKind::Act(ActFunc::Reciprocal),
+        "tensor_scalar" => OpKind::TensorScalar,
+        "tensor_tensor" => OpKind::TensorTensor,
+        "tensor_reduce" => OpKind::TensorReduce,
         _ => return None,
     })
 }
@@ -163,6 +176,28 @@ fn params(kind: OpKind) -> &'static [Param] {
         OpKind::Act(_) | OpKind::Copy => &[("x", true)],
         OpKind::Reduce(_) | OpKind::Mean => &[("x", true), ("axis", true), ("keepdims", false)],
         OpKind::Zeros | OpKind::Ndarray => &[("shape", true), ("dtype", true), ("buffer", false)],
+        OpKind::Full => &[
+            ("shape", true),
+            ("fill_value", true),
+            ("dtype", true),
+            ("buffer", false),
+        ],
+        OpKind::TensorScalar => &[
+            ("data", true),
+            ("op0", true),
+            ("operand0", true),
+            ("reverse0", false),
+            ("op1", false),
+            ("operand1", false),
+            ("reverse1", false),
+        ],
+        OpKind::TensorTensor => &[("data1", true), ("data2", true), ("op", true)],
+        OpKind::TensorReduce => &[
+            ("op", true),
+            ("data", true),
+            ("axis", true),
+            ("keepdims", false),
+        ],
         OpKind::Range => &[],
     }
 }
@@ -626,6 +661,63 @@ impl Checker<'_> {
         );
     }
 
+    /// A reduction of `x_e` along `axis_e` (`mean`: then divided by the count).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn reduce(
+        &mut self,
+        rop: ReduceOp,
+        mean: bool,
+        x_e: &Expr,
+        axis_e: &Expr,
+        keepdims: Option<&Expr>,
+        name: &str,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let x = self.arg(x_e, cx);
+        self.reduce_axis(axis_e)?;
+        if let Some(k) = keepdims {
+            // The result is `[P, 1]` either way: a reduced row is a column here.
+            self.condition(k, "keepdims")?;
+        }
+        let Arg::Tile(x, sx) = x? else {
+            self.scalar_where_tile(&x_e.span);
+            return None;
+        };
+        if !self.compute_src(&x, &sx, &format!("`{name}`")) {
+            return None;
+        }
+        let shape = [x.size[0], 1];
+        if !mean {
+            return self.emit(
+                cx,
+                Op::Reduce { op: rop },
+                vec![x],
+                Res::sbuf(shape),
+                dest,
+                span,
+            );
+        }
+        let count = x.size[1] as f32;
+        let sum = self.emit(
+            cx,
+            Op::Reduce { op: rop },
+            vec![x],
+            Res::sbuf(shape),
+            Dest::Temp,
+            span,
+        )?;
+        self.elementwise(
+            AluOp::Divide,
+            Arg::Tile(sum, span.clone()),
+            Arg::Scalar(count),
+            span,
+            cx,
+            dest,
+        )
+    }
+
     /// The `axis=` of a reduction: the free axis, written `1`, `-1`, `[1]` or `(1,)`.
     fn reduce_axis(&mut self, e: &Expr) -> Option<()> {
         let one = match &e.kind {
@@ -866,51 +958,29 @@ impl Checker<'_> {
                 self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)
             }
             OpKind::Activation => self.activation(&slots, span, cx, dest),
-            OpKind::Reduce(_) | OpKind::Mean => {
-                let rop = match kind {
-                    OpKind::Reduce(rop) => rop,
-                    _ => ReduceOp::Sum,
-                };
-                let x = self.arg(slots[0]?, cx);
-                self.reduce_axis(slots[1]?)?;
-                if let Some(k) = slots[2] {
-                    // The result is `[P, 1]` either way: a reduced row is a column here.
-                    self.condition(k, "keepdims")?;
-                }
-                let Arg::Tile(x, sx) = x? else {
-                    self.scalar_where_tile(&slots[0]?.span);
-                    return None;
-                };
-                if !self.compute_src(&x, &sx, &format!("`{name}`")) {
-                    return None;
-                }
-                let shape = [x.size[0], 1];
-                if kind != OpKind::Mean {
-                    return self.emit(
-                        cx,
-                        Op::Reduce { op: rop },
-                        vec![x],
-                        Res::sbuf(shape),
-                        dest,
-                        span,
-                    );
-                }
-                let count = x.size[1] as f32;
-                let sum = self.emit(
-                    cx,
-                    Op::Reduce { op: rop },
-                    vec![x],
-                    Res::sbuf(shape),
-                    Dest::Temp,
-                    span,
-                )?;
-                self.elementwise(
-                    AluOp::Divide,
-                    Arg::Tile(sum, span.clone()),
-                    Arg::Scalar(count),
+            OpKind::Reduce(rop) => self.reduce(
+                rop, false, slots[0]?, slots[1]?, slots[2], &name, span, cx, dest,
+            ),
+            OpKind::Mean => {
+                let (x, axis) = (slots[0]?, slots[1]?);
+                self.reduce(
+                    ReduceOp::Sum,
+                    true,
+                    x,
+                    axis,
+                    slots[2],
+                    &name,
                     span,
                     cx,
                     dest,
+                )
+            }
+            OpKind::TensorScalar => self.tensor_scalar(&slots, span, cx, dest),
+            OpKind::TensorTensor => self.tensor_tensor(&slots, span, cx, dest),
+            OpKind::TensorReduce => {
+                let rop = self.reduce_op(slots[0]?)?;
+                self.reduce(
+                    rop, false, slots[1]?, slots[2]?, slots[3], &name, span, cx, dest,
                 )
             }
             OpKind::Copy => {
@@ -925,7 +995,9 @@ impl Checker<'_> {
                 let shape = x.size;
                 self.emit(cx, Op::Copy, vec![x], Res::sbuf(shape), dest, span)
             }
-            OpKind::Zeros | OpKind::Ndarray => self.alloc(kind, &name, &slots, span, cx, dest),
+            OpKind::Zeros | OpKind::Ndarray | OpKind::Full => {
+                self.alloc(kind, &name, &slots, span, cx, dest)
+            }
             OpKind::Store | OpKind::Range => None,
         }
     }
@@ -1181,6 +1253,14 @@ impl Checker<'_> {
         cx: &mut StmtCtx,
         dest: Dest,
     ) -> Option<TileVal> {
+        // `nl.full` has its fill value second.
+        let (fill, slots) = match kind {
+            OpKind::Full => {
+                let v = self.const_value(slots[1]?).map(|c| c.as_f64() as f32);
+                (Some(v?), [slots[0], slots[2], slots[3]])
+            }
+            _ => (None, [slots[0], slots[1], slots[2]]),
+        };
         let shape = self.shape_of(slots[0]?);
         let dtype = self.dtype_of(slots[1]?);
         let memory = match slots[2] {
@@ -1229,11 +1309,11 @@ impl Checker<'_> {
             );
             ok = false;
         }
-        if kind == OpKind::Zeros && memory == Memory::Hbm {
+        if kind != OpKind::Ndarray && memory == Memory::Hbm {
             self.error(
                 Error::new(
                     codes::HBM_WRITE,
-                    "nl.zeros cannot make an HBM array",
+                    format!("{name} cannot make an HBM array"),
                     span.clone(),
                 )
                 .with_label("only nl.store writes HBM")
@@ -1249,8 +1329,9 @@ impl Checker<'_> {
             memory,
             dtype,
         };
-        if kind == OpKind::Zeros {
-            return self.emit(cx, Op::Memset { value: 0.0 }, vec![], res, dest, span);
+        if kind != OpKind::Ndarray {
+            let value = fill.unwrap_or(0.0);
+            return self.emit(cx, Op::Memset { value }, vec![], res, dest, span);
         }
         // An ndarray: a tensor without an instruction.
         let Dest::New { name, span: bspan } = dest else {
