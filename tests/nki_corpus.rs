@@ -290,11 +290,7 @@ const CASES: &[Case] = &[
     Case {
         file: "attention.nk",
         inputs: &[("q_t", [128, 512]), ("k_t", [128, 512]), ("v", [512, 128])],
-        reference: |m| {
-            let scale = 1.0 / 128f64.sqrt();
-            let scores = m[0].transpose().matmul(&m[1]).map(|x| x * scale);
-            vec![scores.rows_map(softmax_row).matmul(&m[2])]
-        },
+        reference: attention,
         tol: TRANSCENDENTAL,
     },
     Case {
@@ -334,7 +330,54 @@ const CASES: &[Case] = &[
         },
         tol: SUMS,
     },
+    Case {
+        file: "flash_attention.nk",
+        inputs: &[("q_t", [128, 512]), ("k_t", [128, 512]), ("v", [512, 128])],
+        reference: attention,
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "log_softmax.nk",
+        inputs: &[("x", [256, 512])],
+        reference: |m| vec![m[0].rows_map(|r| softmax_row(r).iter().map(|p| p.ln()).collect())],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "matmul_blocked.nk",
+        inputs: &[("lhsT", [256, 256]), ("rhs", [256, 1024])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
+        file: "silu.nk",
+        inputs: &[("in_tensor", [256, 1024])],
+        reference: |m| vec![m[0].map(|x| x / (1.0 + (-x).exp()))],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "add_rmsnorm.nk",
+        inputs: &[("hidden", [256, 512]), ("residual", [256, 512])],
+        reference: |m| {
+            let mut s = m[0].clone();
+            for (x, y) in s.data.iter_mut().zip(&m[1].data) {
+                *x += y;
+            }
+            let normed = s.rows_map(|r| {
+                let ms = r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64;
+                r.iter().map(|v| v / (ms + 1e-5).sqrt()).collect()
+            });
+            vec![s, normed]
+        },
+        tol: TRANSCENDENTAL,
+    },
 ];
+
+/// softmax(q @ k.T / sqrt(d)) @ v, with q and k given transposed.
+fn attention(m: &[Mat]) -> Vec<Mat> {
+    let scale = 1.0 / (m[0].rows as f64).sqrt();
+    let scores = m[0].transpose().matmul(&m[1]).map(|x| x * scale);
+    vec![scores.rows_map(softmax_row).matmul(&m[2])]
+}
 
 #[test]
 fn corpus_kernels_run_as_written_and_match_their_references() {
