@@ -370,6 +370,28 @@ const CASES: &[Case] = &[
         },
         tol: TRANSCENDENTAL,
     },
+    Case {
+        file: "gelu_bf16.nk",
+        inputs: &[("in_tensor", [256, 512])],
+        reference: |m| {
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            vec![m[0].map(|x| 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh()))]
+        },
+        // Stored as bfloat16: 8 significant bits.
+        tol: (1e-3, 8e-3),
+    },
+    Case {
+        file: "transpose_matmul.nk",
+        inputs: &[("a", [256, 256]), ("b", [256, 512])],
+        reference: |m| vec![m[0].matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
+        file: "softmax_reciprocal.nk",
+        inputs: &[("x", [256, 512])],
+        reference: |m| vec![m[0].rows_map(softmax_row)],
+        tol: TRANSCENDENTAL,
+    },
 ];
 
 /// softmax(q @ k.T / sqrt(d)) @ v, with q and k given transposed.
