@@ -8,7 +8,7 @@
 //! - every span is a byte range into the one source file the tree was parsed from, with
 //!   `start <= end`;
 //! - a node built by error recovery is an explicit `Error` variant (`StmtKind::Error`,
-//!   `ExprKind::Error`). A tree that holds one was parsed with at least one syntax diagnostic, and
+//!   `StmtKind::Recovered`, `ExprKind::Error`). A tree that holds one was parsed with at least one syntax diagnostic, and
 //!   the semantic checks skip such nodes without reporting anything new about them.
 
 use std::fmt;
@@ -92,6 +92,10 @@ pub enum StmtKind {
     },
     /// A statement that failed to parse. A syntax diagnostic has been reported for it.
     Error,
+    /// A statement that failed to parse but visibly binds names (`a, b = broken +`): a syntax
+    /// diagnostic has been reported for it, and the checks bind the names to nothing, so that
+    /// their uses later in the file are silent while the rest of it is still checked.
+    Recovered { binds: Vec<Ident> },
 }
 
 /// The left-hand side of an assignment.

@@ -2,8 +2,10 @@
 //!
 //! The stages run in order: [`parse`] (lexer and parser, with recovery), [`check::check_module`]
 //! (the semantic checks, producing a resolved form of each kernel) and [`lower::lower_kernel`]
-//! (to Penguin IR). [`check_source`] and [`compile`] chain them. After a syntax error neither runs
-//! the semantic checks, so that recovery nodes never cause follow-on diagnostics.
+//! (to Penguin IR). [`check_source`] and [`compile`] chain them. After a syntax error both still
+//! run the semantic checks on the rest of the file, and report their findings after (in source
+//! order with) the syntax errors; recovery nodes are silent there, so that they cause no
+//! follow-on diagnostics, and a file with a syntax error never compiles.
 
 pub mod ast;
 pub mod check;
@@ -45,18 +47,22 @@ pub fn check_source_with(
     kernel: Option<&str>,
     specs: &Specs,
 ) -> Vec<diagnostic::Error> {
-    let (module, errors) = parse(source);
-    if !errors.is_empty() {
-        return errors;
-    }
+    let (module, syntax) = parse(source);
     let mut errors = match check::check_module(&module, kernel, specs) {
         Ok(_) => Vec::new(),
         Err(errors) => errors,
     };
-    if kernel.is_none() && module.kernels.is_empty() {
+    if kernel.is_none() && module.kernels.is_empty() && syntax.is_empty() {
         errors.push(no_kernel());
     }
-    errors
+    if syntax.is_empty() {
+        return errors;
+    }
+    // The semantic errors of the rest of the file follow its syntax errors, in source order.
+    let mut all = syntax;
+    all.extend(errors);
+    all.sort_by_key(|e| (e.span.start, e.span.end));
+    all
 }
 
 /// The diagnostic for a file that defines no kernel.
@@ -82,7 +88,7 @@ pub fn compile_with(
 ) -> Result<penguin::Function, Vec<diagnostic::Error>> {
     let (module, errors) = parse(source);
     if !errors.is_empty() {
-        return Err(errors);
+        return Err(check_source_with(source, kernel, specs));
     }
     let name = match (kernel, module.kernels.as_slice()) {
         (Some(name), _) => name.to_string(),

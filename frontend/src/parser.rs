@@ -698,14 +698,24 @@ where
                 s
             });
 
-        // Recovery: skip the rest of the logical line, and the block after it if there is one.
+        // Recovery: skip the rest of the logical line, and the block after it if there is one;
+        // keep the names the line visibly binds (`a, b = ...`).
         let skip_line = none_of([Token::Newline, Token::Indent, Token::Dedent])
+            .map_with(|t, e| (t, sp(e.span())))
             .repeated()
-            .map_with(|_, e| sp(e.span()))
+            .collect::<Vec<(Token<'s>, Span)>>()
+            .map_with(|toks, e| (toks, sp(e.span())))
             .then_ignore(block.ignored().or(just(Token::Newline).ignored()))
-            .map(|span| Stmt {
-                kind: StmtKind::Error,
-                span,
+            .map(|(toks, span)| {
+                let binds = bound_names(&toks);
+                Stmt {
+                    kind: if binds.is_empty() {
+                        StmtKind::Error
+                    } else {
+                        StmtKind::Recovered { binds }
+                    },
+                    span,
+                }
             });
 
         choice((for_stmt, if_stmt, simple, stray_block))
@@ -713,6 +723,34 @@ where
             .recover_with(via_parser(skip_line))
             .boxed()
     })
+}
+
+/// The names a broken line binds: `name (, name)* OP`, with `OP` an assignment, at its start.
+fn bound_names(toks: &[(Token<'_>, Span)]) -> Vec<Ident> {
+    let mut names = Vec::new();
+    let mut expect_name = true;
+    for (t, span) in toks {
+        match (t, expect_name) {
+            (Token::Name(n), true) => {
+                names.push(Ident {
+                    name: n.to_string(),
+                    span: span.clone(),
+                });
+                expect_name = false;
+            }
+            (Token::Comma, false) => expect_name = true,
+            (
+                Token::Assign
+                | Token::PlusAssign
+                | Token::MinusAssign
+                | Token::StarAssign
+                | Token::SlashAssign,
+                false,
+            ) => return names,
+            _ => return Vec::new(),
+        }
+    }
+    Vec::new()
 }
 
 /// A top-level item of a module.
@@ -933,7 +971,7 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
                 continue;
             }
             RichPattern::Token(t) => match &**t {
-                Token::LParen | Token::LBracket | Token::Dot => {
+                Token::LParen | Token::LBracket | Token::Dot | Token::And | Token::Or => {
                     continuation = true;
                     continue;
                 }

@@ -122,7 +122,7 @@ fn index_has_error(i: &Index) -> bool {
 
 fn stmt_has_error(s: &Stmt) -> bool {
     match &s.kind {
-        StmtKind::Error => true,
+        StmtKind::Error | StmtKind::Recovered { .. } => true,
         StmtKind::Assign { target, value } | StmtKind::AugAssign { target, value, .. } => {
             expr_has_error(value)
                 || matches!(target, Target::Subscript { indices, .. } if indices.iter().any(index_has_error))

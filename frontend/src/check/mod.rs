@@ -20,7 +20,10 @@
 //!   instruction satisfies the operand rules of its `Op`;
 //! - a name whose definition failed is bound to [`Value::Error`]; every use of it is silent, so one
 //!   mistake gives one diagnostic;
-//! - AST `Error` nodes come from syntax errors already reported, and are skipped silently.
+//! - AST `Error` nodes come from syntax errors already reported, and are skipped silently; a
+//!   `Recovered` statement binds its names to [`Value::Error`], so the rest of a file with a
+//!   syntax error is still checked without follow-on diagnostics; a kernel with a broken
+//!   statement at its top level is not required to `return`.
 //!
 //! Decisions (documented in the UI corpus too):
 //! - a plain integer index `a[i, :]` selects a size-1 range;
@@ -301,7 +304,7 @@ fn check_items(items: &[ast::Stmt], errors: &mut Vec<Error>) -> HashMap<String, 
                     },
                 );
             }
-            ast::StmtKind::Error | ast::StmtKind::Pass => {}
+            ast::StmtKind::Error | ast::StmtKind::Recovered { .. } | ast::StmtKind::Pass => {}
             _ => checker.error(
                 Error::new(
                     codes::BAD_MODULE_ITEM,

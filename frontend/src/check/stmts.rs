@@ -142,10 +142,12 @@ impl Checker<'_> {
         let mut body = Vec::new();
         let mut outputs = Vec::new();
         let mut returned = false;
-        let last = k
-            .body
-            .iter()
-            .rposition(|s| !matches!(s.kind, StmtKind::Pass | StmtKind::Error));
+        let last = k.body.iter().rposition(|s| {
+            !matches!(
+                s.kind,
+                StmtKind::Pass | StmtKind::Error | StmtKind::Recovered { .. }
+            )
+        });
         for (i, s) in k.body.iter().enumerate() {
             if let StmtKind::Return(values) = &s.kind {
                 if Some(i) != last {
@@ -166,7 +168,11 @@ impl Checker<'_> {
                 self.stmt(s, &mut body, false);
             }
         }
-        if !returned {
+        let broken = k
+            .body
+            .iter()
+            .any(|s| matches!(s.kind, StmtKind::Error | StmtKind::Recovered { .. }));
+        if !returned && !broken {
             self.error(
                 Error::new(
                     codes::NO_RETURN,
@@ -472,6 +478,13 @@ impl Checker<'_> {
                     }
                 }
                 return;
+            }
+            StmtKind::Recovered { binds } => {
+                for id in binds {
+                    if self.find(&id.name).is_none() {
+                        self.bind(&id.name, Value::Error, id.span.clone());
+                    }
+                }
             }
             StmtKind::Pass | StmtKind::Error => {}
         }
