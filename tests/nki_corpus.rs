@@ -392,6 +392,24 @@ const CASES: &[Case] = &[
         reference: |m| vec![m[0].rows_map(softmax_row)],
         tol: TRANSCENDENTAL,
     },
+    Case {
+        file: "rmsnorm_weight.nk",
+        inputs: &[("a_tensor", [256, 512]), ("g_tensor", [1, 512])],
+        reference: |m| {
+            let g = &m[1].data;
+            vec![m[0].rows_map(|r| {
+                let ms = r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64;
+                r.iter().zip(g).map(|(v, w)| v / ms.sqrt() * w).collect()
+            })]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "transpose_load.nk",
+        inputs: &[("in_tensor", [256, 384])],
+        reference: |m| vec![m[0].transpose()],
+        tol: EXACT,
+    },
 ];
 
 /// softmax(q @ k.T / sqrt(d)) @ v, with q and k given transposed.

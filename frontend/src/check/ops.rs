@@ -88,6 +88,10 @@ pub(super) enum OpKind {
     /// `nl.full(shape, fill_value, dtype, buffer)`.
     Full,
     Ndarray,
+    /// `nl.broadcast_to(x, shape)` and `x.broadcast_to(shape)` (`check/nisa.rs`).
+    BroadcastTo,
+    /// `nl.load_transpose2d(src)`: a load, then a transpose on the Tensor engine.
+    LoadTranspose,
     /// `nisa.tensor_scalar`, `nisa.tensor_tensor`, `nisa.tensor_reduce` (`check/nisa.rs`).
     TensorScalar,
     TensorTensor,
@@ -111,6 +115,8 @@ fn nl_op(name: &str) -> Option<OpKind> {
         "min" => OpKind::Reduce(ReduceOp::Min),
         "mean" => OpKind::Mean,
         "full" => OpKind::Full,
+        "broadcast_to" => OpKind::BroadcastTo,
+        "load_transpose2d" => OpKind::LoadTranspose,
         "transpose" => OpKind::NcTranspose,
         "copy" => OpKind::Copy,
         "zeros" => OpKind::Zeros,
@@ -144,6 +150,38 @@ const NL_NON_OPS: [&str; 6] = ["float32", "bfloat16", "sbuf", "psum", "shared_hb
 
 fn is_tensor_engine(op: &Op) -> bool {
     matches!(op, Op::Matmul { .. } | Op::Transpose)
+}
+
+/// The methods of tiles that are operations: `x.broadcast_to(shape)` is
+/// `nl.broadcast_to(x, shape)`. The call rewritten that way, or `None`.
+fn method_call(func: &Expr, args: &[Expr], kwargs: &[Keyword]) -> Option<Expr> {
+    let ExprKind::Attribute { value, attr } = &func.kind else {
+        return None;
+    };
+    let is_module = matches!(&value.kind, ExprKind::Name(m) if RESERVED_MODULES.contains(&m.as_str()) || m == "np" || m == "math");
+    if is_module || attr.name != "broadcast_to" {
+        return None;
+    }
+    let nl = Expr {
+        kind: ExprKind::Name("nl".to_string()),
+        span: attr.span.clone(),
+    };
+    let mut all = vec![(**value).clone()];
+    all.extend(args.iter().cloned());
+    Some(Expr {
+        kind: ExprKind::Call {
+            func: Box::new(Expr {
+                kind: ExprKind::Attribute {
+                    value: Box::new(nl),
+                    attr: attr.clone(),
+                },
+                span: func.span.clone(),
+            }),
+            args: all,
+            kwargs: kwargs.to_vec(),
+        },
+        span: value.span.start..args.last().map_or(func.span.end, |a| a.span.end),
+    })
 }
 
 /// A float scalar written as a literal: `2.0`, `-1`, `+0.5`.
@@ -192,6 +230,8 @@ fn params(kind: OpKind) -> &'static [Param] {
             ("reverse1", false),
         ],
         OpKind::TensorTensor => &[("data1", true), ("data2", true), ("op", true)],
+        OpKind::BroadcastTo => &[("x", true), ("shape", true)],
+        OpKind::LoadTranspose => &[("src", true)],
         OpKind::TensorReduce => &[
             ("op", true),
             ("data", true),
@@ -718,6 +758,37 @@ impl Checker<'_> {
         )
     }
 
+    /// `x[P, F]` (SBUF) transposed on the Tensor engine into `[F, P]` in PSUM.
+    pub(super) fn transpose_of(
+        &mut self,
+        x: TileVal,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let [p, f] = x.size;
+        if p > 128 || f > 128 {
+            self.error(
+                Error::new(
+                    codes::TRANSPOSE_LIMIT,
+                    format!(
+                        "nisa.nc_transpose of a {} tile; both dimensions must be at most 128",
+                        show_shape(x.size)
+                    ),
+                    span.clone(),
+                )
+                .with_label("too large to transpose"),
+            );
+            return None;
+        }
+        let res = Res {
+            shape: [f, p],
+            memory: Memory::Psum,
+            dtype: DType::F32,
+        };
+        self.emit(cx, Op::Transpose, vec![x], res, dest, span)
+    }
+
     /// The `axis=` of a reduction: the free axis, written `1`, `-1`, `[1]` or `(1,)`.
     fn reduce_axis(&mut self, e: &Expr) -> Option<()> {
         let one = match &e.kind {
@@ -754,6 +825,9 @@ impl Checker<'_> {
         dest: Dest,
         outer: bool,
     ) -> Option<TileVal> {
+        if let Some(call) = method_call(func, args, kwargs) {
+            return self.tile_expr(&call, cx, dest, outer);
+        }
         let kind = self.resolve(func)?;
         let takes_dtype = params(kind).iter().any(|p| p.0 == "dtype");
         let dtype_kw = kwargs
@@ -917,24 +991,7 @@ impl Checker<'_> {
             OpKind::NcMatmul => self.matmul(slots[0]?, slots[1]?, span, cx, dest),
             OpKind::NcTranspose => {
                 let x = self.tensor_engine_operand(slots[0]?, cx)?;
-                let [p, f] = x.size;
-                if p > 128 || f > 128 {
-                    self.error(
-                        Error::new(
-                            codes::TRANSPOSE_LIMIT,
-                            format!("nisa.nc_transpose of a {} tile; both dimensions must be at most 128", show_shape(x.size)),
-                            span.clone(),
-                        )
-                        .with_label("too large to transpose"),
-                    );
-                    return None;
-                }
-                let res = Res {
-                    shape: [f, p],
-                    memory: Memory::Psum,
-                    dtype: DType::F32,
-                };
-                self.emit(cx, Op::Transpose, vec![x], res, dest, span)
+                self.transpose_of(x, span, cx, dest)
             }
             OpKind::Alu(alu) => {
                 let (x, y) = self.args_in_order(slots[0]?, slots[1]?, cx);
@@ -976,6 +1033,14 @@ impl Checker<'_> {
                 )
             }
             OpKind::TensorScalar => self.tensor_scalar(&slots, span, cx, dest),
+            OpKind::BroadcastTo => self.broadcast_to(slots[0]?, slots[1]?, span, cx, dest),
+            OpKind::LoadTranspose => {
+                let loaded =
+                    self.call_op(e, func, OpKind::Load, args, kwargs, cx, Dest::Temp, false)?;
+                let t = self.transpose_of(loaded, span, cx, Dest::Temp)?;
+                let shape = t.size;
+                self.emit(cx, Op::Copy, vec![t], Res::sbuf(shape), dest, span)
+            }
             OpKind::TensorTensor => self.tensor_tensor(&slots, span, cx, dest),
             OpKind::TensorReduce => {
                 let rop = self.reduce_op(slots[0]?)?;
