@@ -5,6 +5,11 @@
 //! shapes), it runs on the simulator with `--check` (the simulator's outputs equal the
 //! interpreter's bit for bit), and its outputs are compared with a reference computed here in
 //! plain f64 loops, independent of nkc, within a tolerance.
+//!
+//! `tests/nki/rejected/*.nk` are kernels of the same families that use what nkc does not have
+//! (tiles of more than 2 dimensions, a launch grid): each states its diagnostics
+//! (`# expect: CODE @ LINE`) and its input shapes (`# shape: NAME=ROWSxCOLS`); every diagnostic
+//! must say what to write instead (a `help:`), and the rendered text is snapshotted.
 
 mod common;
 
@@ -431,6 +436,48 @@ fn corpus_kernels_run_as_written_and_match_their_references() {
     }
     for case in CASES {
         run_case(case);
+    }
+}
+
+#[test]
+fn rejected_kernels_say_what_to_change() {
+    let files = common::nk_files("tests/nki/rejected");
+    assert!(!files.is_empty());
+    for path in &files {
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("UTF-8 file name");
+        let src = std::fs::read_to_string(path).expect("the corpus file reads");
+        let mut specs = frontend::Specs::new();
+        for line in src.lines().filter_map(|l| l.strip_prefix("# shape:")) {
+            let (param, shape) = nkc::driver::parse_shape(line.trim()).expect("NAME=RxC");
+            let spec = frontend::ParamSpec {
+                dtype: penguin::DType::F32,
+                shape,
+            };
+            specs.insert(param, spec);
+        }
+        let errors = frontend::check_source_with(&src, None, &specs);
+        let mut got: Vec<(String, usize)> = errors
+            .iter()
+            .map(|e| (e.code.to_string(), common::line_of(&src, e.span.start)))
+            .collect();
+        let mut want = common::expectations(&src);
+        got.sort();
+        want.sort();
+        assert!(!want.is_empty(), "{name} states no `# expect:` line");
+        assert_eq!(got, want, "tests/nki/rejected/{name}.nk");
+        for e in &errors {
+            assert!(
+                e.notes.iter().any(|n| n.starts_with("help:")),
+                "{name}: `{}` does not say what to change",
+                e.message
+            );
+        }
+        let file = format!("tests/nki/rejected/{name}.nk");
+        let text = frontend::diagnostic::render_plain(&file, &src, &errors);
+        insta::assert_snapshot!(format!("nki_rejected_{name}"), text);
     }
 }
 

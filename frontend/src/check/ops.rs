@@ -152,6 +152,33 @@ fn is_tensor_engine(op: &Op) -> bool {
     matches!(op, Op::Matmul { .. } | Op::Transpose)
 }
 
+/// NKI operations nkc does not have, with what to write instead: `(note, help)`.
+fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match name {
+        "program_id" | "num_programs" | "program_ndim" => (
+            "nkc runs a kernel once: there is no launch grid of program instances",
+            "write the grid as a loop over the instances, `for pid in nl.affine_range(N):`, and index with `pid`",
+        ),
+        "affine_select" | "where" => (
+            "nkc's tiles are computed whole: there is no per-element selection",
+            "slice the part of the tile that is kept, or combine with nl.maximum / nl.minimum",
+        ),
+        "dma_copy" => (
+            "data moves between HBM and SBUF with nl.load and nl.store",
+            "write `t = nl.load(src)` or `nl.store(dst, value=t)`",
+        ),
+        "reshape" => (
+            "nkc's tensors are 2-D `[partitions, free]` with a fixed layout",
+            "index the tensor with slices of the shape you need instead of reshaping it",
+        ),
+        "shared_constant" | "shared_identity_matrix" => (
+            "nkc has no constant tensors in HBM",
+            "make the constant on chip with nl.full(shape, value, dtype=nl.float32)",
+        ),
+        _ => return None,
+    })
+}
+
 /// The methods of tiles that are operations: `x.broadcast_to(shape)` is
 /// `nl.broadcast_to(x, shape)`. The call rewritten that way, or `None`.
 fn method_call(func: &Expr, args: &[Expr], kwargs: &[Keyword]) -> Option<Expr> {
@@ -669,6 +696,11 @@ impl Checker<'_> {
                 .with_label(format!("`{m}` has no operation `{}`", attr.name));
                 if let Some(o) = other {
                     e = e.with_help(format!("did you mean `{o}.{}`?", attr.name));
+                } else if let Some((note, help)) = not_in_nkc(&attr.name) {
+                    e = e
+                        .with_label(format!("`{m}.{}` is NKI's, not nkc's", attr.name))
+                        .with_note(note)
+                        .with_help(help);
                 }
                 self.error(e);
                 None
@@ -1450,17 +1482,21 @@ impl Checker<'_> {
             return None;
         };
         if items.len() != 2 {
-            self.error(
-                Error::new(
-                    codes::BAD_SHAPE,
-                    format!(
-                        "tensors have 2 dimensions, but this shape has {}",
-                        items.len()
-                    ),
-                    e.span.clone(),
-                )
-                .with_label("expected `(rows, cols)`"),
-            );
+            let mut err = Error::new(
+                codes::BAD_SHAPE,
+                format!(
+                    "tensors have 2 dimensions, but this shape has {}",
+                    items.len()
+                ),
+                e.span.clone(),
+            )
+            .with_label("expected `(rows, cols)`");
+            if items.len() > 2 {
+                err = err
+                    .with_note("nkc's tiles are `[partitions, free]`: one partition dimension and one free dimension")
+                    .with_help("flatten the free dimensions into one, `(P, A * B)`, and address a part of it with a slice such as `t[:, a * B:(a + 1) * B]`");
+            }
+            self.error(err);
             return None;
         }
         let a = self.dim(&items[0]);

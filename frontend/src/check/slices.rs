@@ -17,7 +17,7 @@ use penguin::{AffineExpr, Axis};
 
 /// The exact `(min, max)` of `e` over a box of inclusive bounds, in 128-bit arithmetic so that no
 /// coefficient overflows (the same computation as `AffineExpr::range`).
-fn range128(e: &AffineExpr, bounds: &dyn Fn(Axis) -> (i64, i64)) -> (i128, i128) {
+pub(super) fn range128(e: &AffineExpr, bounds: &dyn Fn(Axis) -> (i64, i64)) -> (i128, i128) {
     let (mut lo, mut hi) = (e.constant_term() as i128, e.constant_term() as i128);
     for &(a, c) in e.terms() {
         let (amin, amax) = bounds(a);

@@ -579,7 +579,7 @@ impl Checker<'_> {
         if self.is_vector_expr(value) {
             // `i_p = nl.arange(128)[:, None]`: an index vector, used in subscripts and masks.
             if self.may_bind(id, Class::Other) {
-                let v = self.index_vec(value).map_or(Value::Error, Value::Vec);
+                let v = self.offset_vector(value).map_or(Value::Error, Value::Vec);
                 self.bind(&id.name, v, id.span.clone());
             }
             return;

@@ -19,6 +19,7 @@
 //!   the shape it needs, since tiles of a varying size do not exist in nkc.
 
 use super::consts::lin;
+use super::slices::range128;
 use super::{Checker, Value};
 use crate::ast::{BinOp, CmpOp, Expr, ExprKind, Index};
 use crate::codes;
@@ -26,10 +27,11 @@ use crate::diagnostic::Error;
 use penguin::AffineExpr;
 
 /// A contiguous range of indices `start..start + len` along `axis` (0 for partitions, 1 for the
-/// free axis; `None` for a 1-D `nl.arange` not yet placed).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// free axis; `None` for a 1-D `nl.arange` not yet placed); `start` is affine in the loop
+/// variables (`ix = i * 128 + nl.arange(128)[:, None]`).
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct IndexVec {
-    pub start: i64,
+    pub start: AffineExpr,
     pub len: u64,
     pub axis: Option<usize>,
 }
@@ -100,7 +102,7 @@ impl Checker<'_> {
                     return None;
                 }
                 Some(IndexVec {
-                    start,
+                    start: AffineExpr::constant(start),
                     len: (stop - start) as u64,
                     axis: None,
                 })
@@ -201,7 +203,7 @@ impl Checker<'_> {
                 return None;
             }
             out.push(IndexVec {
-                start,
+                start: AffineExpr::constant(start),
                 len: (stop - start) as u64,
                 axis: Some(axis),
             });
@@ -256,7 +258,7 @@ impl Checker<'_> {
         if !self.is_vector_expr(e) {
             return Some(None);
         }
-        let (off, v) = self.offset_vector(e)?;
+        let v = self.offset_vector(e)?;
         if let Some(axis) = v.axis.filter(|&a| a != dim) {
             let (want, got) = if dim == 0 {
                 ("partition", "free")
@@ -281,28 +283,29 @@ impl Checker<'_> {
             );
             return None;
         }
-        let start = self.checked_lin(&off, v.start, e)?;
-        Some(Some((start, v.len)))
+        Some(Some((v.start, v.len)))
     }
 
-    fn checked_lin(&mut self, off: &AffineExpr, k: i64, e: &Expr) -> Option<AffineExpr> {
-        let r = lin(off, 1, &AffineExpr::constant(k), 1);
-        if r.is_none() {
-            self.error(
-                Error::new(
-                    codes::CONST_OVERFLOW,
-                    "integer overflow in this index",
-                    e.span.clone(),
-                )
-                .with_label("this overflows a 64-bit integer"),
-            );
+    /// `start + k·b`, or an overflow diagnostic.
+    fn shifted(&mut self, v: IndexVec, b: &AffineExpr, k: i64, e: &Expr) -> Option<IndexVec> {
+        match lin(&v.start, 1, b, k) {
+            Some(start) => Some(IndexVec { start, ..v }),
+            None => {
+                self.error(
+                    Error::new(
+                        codes::CONST_OVERFLOW,
+                        "integer overflow in this index",
+                        e.span.clone(),
+                    )
+                    .with_label("this overflows a 64-bit integer"),
+                );
+                None
+            }
         }
-        r
     }
 
-    /// `affine + vector`, `vector + affine`, `affine - ... + vector`: the affine offset and the
-    /// one vector.
-    fn offset_vector(&mut self, e: &Expr) -> Option<(AffineExpr, IndexVec)> {
+    /// `affine + vector`, `vector + affine`, `vector - affine`: the one vector, shifted.
+    pub(crate) fn offset_vector(&mut self, e: &Expr) -> Option<IndexVec> {
         match &e.kind {
             ExprKind::Binary {
                 op: op @ (BinOp::Add | BinOp::Sub),
@@ -312,17 +315,15 @@ impl Checker<'_> {
                 let (l, r) = (self.is_vector_expr(lhs), self.is_vector_expr(rhs));
                 match (l, r, op) {
                     (true, false, _) => {
-                        let (off, v) = self.offset_vector(lhs)?;
-                        let b = self.affine(rhs)?;
+                        let v = self.offset_vector(lhs);
+                        let b = self.affine(rhs);
                         let k = if *op == BinOp::Add { 1 } else { -1 };
-                        let s = lin(&off, 1, &b, k);
-                        s.map(|s| (s, v)).or_else(|| self.overflow_none(e))
+                        self.shifted(v?, &b?, k, e)
                     }
                     (false, true, BinOp::Add) => {
-                        let (off, v) = self.offset_vector(rhs)?;
-                        let a = self.affine(lhs)?;
-                        let s = lin(&a, 1, &off, 1);
-                        s.map(|s| (s, v)).or_else(|| self.overflow_none(e))
+                        let a = self.affine(lhs);
+                        let v = self.offset_vector(rhs);
+                        self.shifted(v?, &a?, 1, e)
                     }
                     _ => self.unsupported_vector(e, "an index holds one index vector, added to an affine offset"),
                 }
@@ -331,13 +332,8 @@ impl Checker<'_> {
                 e,
                 "a scaled or negated index vector is a strided access pattern, which nkc does not have",
             ),
-            _ => self.index_vec(e).map(|v| (AffineExpr::constant(0), v)),
+            _ => self.index_vec(e),
         }
-    }
-
-    fn overflow_none<T>(&mut self, e: &Expr) -> Option<T> {
-        self.checked_lin(&AffineExpr::constant(i64::MAX), 1, e)?;
-        None
     }
 
     fn unsupported_vector<T>(&mut self, e: &Expr, why: &str) -> Option<T> {
@@ -369,23 +365,19 @@ impl Checker<'_> {
                 a.and(b)
             }
             ExprKind::Compare { op, lhs, rhs } => {
-                let a = self.mask_side(lhs)?;
-                let b = self.mask_side(rhs)?;
-                // lhs − rhs over the box of loop bounds and vector ranges.
-                let Some(diff) = lin(&a.0, 1, &b.0, -1) else {
-                    return self.overflow_none(cond);
-                };
-                let (mut lo, mut hi) = diff.range(|ax| {
+                let a = self.mask_side(lhs);
+                let b = self.mask_side(rhs);
+                let (a, b) = (a?, b?);
+                // lhs − rhs over the box of loop bounds and vector ranges, in 128-bit arithmetic.
+                let bounds = |ax| {
                     let l = self.loop_data(ax);
                     (l.lb, l.ub - 1)
-                });
-                for (v, k) in [(a.1, 1i64), (b.1, -1i64)] {
-                    if let Some(v) = v {
-                        let (x, y) = (k * v.start, k * (v.start + v.len as i64 - 1));
-                        lo += x.min(y);
-                        hi += x.max(y);
-                    }
-                }
+                };
+                let (alo, ahi) = range128(&a.0, &bounds);
+                let (blo, bhi) = range128(&b.0, &bounds);
+                let (mut lo, mut hi) = (alo - bhi, ahi - blo);
+                hi += a.1.map_or(0, |len| len as i128 - 1);
+                lo -= b.1.map_or(0, |len| len as i128 - 1);
                 let always = match op {
                     CmpOp::Lt => hi < 0,
                     CmpOp::Le => hi <= 0,
@@ -425,11 +417,11 @@ impl Checker<'_> {
         }
     }
 
-    /// One side of a mask comparison: an affine part and at most one vector.
-    fn mask_side(&mut self, e: &Expr) -> Option<(AffineExpr, Option<IndexVec>)> {
+    /// One side of a mask comparison: its least value, affine, and the length of its vector.
+    fn mask_side(&mut self, e: &Expr) -> Option<(AffineExpr, Option<u64>)> {
         if self.is_vector_expr(e) {
-            let (off, v) = self.offset_vector(e)?;
-            Some((off, Some(v)))
+            let v = self.offset_vector(e)?;
+            Some((v.start, Some(v.len)))
         } else {
             Some((self.affine(e)?, None))
         }
