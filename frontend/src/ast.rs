@@ -225,6 +225,8 @@ pub enum BinOp {
     FloorDiv,
     /// `%`
     Mod,
+    /// `&`: of booleans (masks, conditions) or of compile-time integers.
+    BitAnd,
 }
 
 impl BinOp {
@@ -236,6 +238,7 @@ impl BinOp {
             BinOp::Div => "/",
             BinOp::FloorDiv => "//",
             BinOp::Mod => "%",
+            BinOp::BitAnd => "&",
         }
     }
 }

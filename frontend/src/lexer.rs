@@ -86,6 +86,8 @@ pub enum Token<'src> {
     At,
     /// `...`
     Ellipsis,
+    /// `&`
+    Amp,
     /// `**`, `@`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `//=`, `%=`, `;` and Python's keywords other than
     /// the ones above (`if`, `while`, `import`, ...): Python syntax the kernel language does not
     /// have. Kept as one token so that the parser can name it.
@@ -154,6 +156,7 @@ impl Token<'_> {
             Token::Not => "not",
             Token::At => "@",
             Token::Ellipsis => "...",
+            Token::Amp => "&",
             Token::Plus => "+",
             Token::Minus => "-",
             Token::Star => "*",
@@ -232,6 +235,8 @@ enum Raw {
     At,
     #[token("...")]
     Ellipsis,
+    #[token("&")]
+    Amp,
     #[token("==")]
     #[token("!=")]
     #[token("<")]
@@ -740,6 +745,7 @@ impl<'src> Layout<'src, '_> {
                 Raw::Not => Token::Not,
                 Raw::At => Token::At,
                 Raw::Ellipsis => Token::Ellipsis,
+                Raw::Amp => Token::Amp,
                 Raw::Compare => Token::Compare(text),
                 Raw::Int => self.int(text, span.clone()),
                 Raw::Float => self.float(text, span.clone()),

@@ -380,15 +380,23 @@ where
                 binary(op, lhs, rhs, e.span())
             })
             .boxed();
+        // `&`, which binds tighter than comparisons (masks write `(a < n) & (b < m)`).
+        let bit_and = sum
+            .clone()
+            .foldl_with(
+                just(Token::Amp).ignore_then(sum).repeated(),
+                move |lhs, rhs, e| binary(BinOp::BitAnd, lhs, rhs, e.span()),
+            )
+            .boxed();
         // Comparisons, `not`, `and`, `or` (loosest last), each folded iteratively.
         let cmp_op = select! { Token::Compare(s) => s }
             .try_map(|s: &str, span| {
                 CmpOp::from_symbol(s).ok_or_else(|| Rich::custom(span, unsupported(s, sp(span))))
             })
             .labelled(L_OPERATOR);
-        let comparison = sum
+        let comparison = bit_and
             .clone()
-            .foldl_with(cmp_op.then(sum).repeated(), |lhs, (op, rhs), e| Expr {
+            .foldl_with(cmp_op.then(bit_and).repeated(), |lhs, (op, rhs), e| Expr {
                 kind: ExprKind::Compare {
                     op,
                     lhs: Box::new(lhs),

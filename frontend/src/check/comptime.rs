@@ -177,6 +177,14 @@ impl Checker<'_> {
                 let b = self.const_value(rhs);
                 let (a, b) = (a?, b?);
                 match (a, b, op) {
+                    (Const::Bool(x), Const::Bool(y), BinOp::BitAnd) => Some(Const::Bool(x & y)),
+                    (Const::Float(_), _, BinOp::BitAnd) | (_, Const::Float(_), BinOp::BitAnd) => {
+                        self.error(
+                            Error::new(codes::NOT_CONST, "`&` of a float", e.span.clone())
+                                .with_label("`&` takes booleans or integers"),
+                        );
+                        None
+                    }
                     (
                         Const::Int(_) | Const::Bool(_),
                         Const::Int(_) | Const::Bool(_),
@@ -197,6 +205,7 @@ impl Checker<'_> {
                                 self.float_div(x, y, rhs)?;
                                 x - y * (x / y).floor()
                             }
+                            BinOp::BitAnd => unreachable!("`&` of floats is reported above"),
                         };
                         Some(Const::Float(v))
                     }

@@ -228,6 +228,21 @@ impl Checker<'_> {
                 );
                 None
             }
+            BinOp::BitAnd => {
+                let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
+                    self.error(
+                        Error::new(
+                            codes::NOT_AFFINE,
+                            "`&` of a loop variable is not an affine index",
+                            span.clone(),
+                        )
+                        .with_label("depends on a loop variable")
+                        .with_note("`&` needs compile-time integer operands"),
+                    );
+                    return None;
+                };
+                Some(AffineExpr::constant(x & y))
+            }
             BinOp::FloorDiv | BinOp::Mod => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
                     self.error(

@@ -1776,6 +1776,6 @@ pub(super) fn tile_alu(op: BinOp) -> Option<AluOp> {
         BinOp::Sub => Some(AluOp::Subtract),
         BinOp::Mul => Some(AluOp::Multiply),
         BinOp::Div => Some(AluOp::Divide),
-        BinOp::FloorDiv | BinOp::Mod => None,
+        BinOp::FloorDiv | BinOp::Mod | BinOp::BitAnd => None,
     }
 }

@@ -73,6 +73,8 @@ impl Checker<'_> {
                     Class::Poison
                 } else if a == Class::Other || b == Class::Other {
                     Class::Other
+                } else if a == Class::Bool && b == Class::Bool {
+                    Class::Bool
                 } else if a == Class::Float
                     || b == Class::Float
                     || matches!(e.kind, ExprKind::Binary { op: BinOp::Div, .. })

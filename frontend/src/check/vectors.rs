@@ -352,11 +352,16 @@ impl Checker<'_> {
     }
 
     /// `mask=`: accepted when it keeps every element in every iteration. `cond` is a comparison
-    /// (or several joined with `&`, written `and` here) of index expressions.
+    /// of index expressions, or several joined with `&` (or `and`).
     pub(crate) fn mask(&mut self, cond: &Expr) -> Option<()> {
         match &cond.kind {
             ExprKind::BoolOp {
                 and: true,
+                lhs,
+                rhs,
+            }
+            | ExprKind::Binary {
+                op: BinOp::BitAnd,
                 lhs,
                 rhs,
             } => {

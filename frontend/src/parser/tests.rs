@@ -602,4 +602,9 @@ fn nki_surface_parses() {
         "((K Gt 256) or (M NotEq 3))".replace("NotEq", "Ne")
     );
     assert_eq!(orelse.len(), 1);
+    // `&` binds tighter than a comparison, looser than `+`.
+    assert_eq!(
+        show(&rhs("(a < n) & b + 1 == c")),
+        "(((a Lt n) & (b + 1)) Eq c)"
+    );
 }
