@@ -91,6 +91,27 @@ pub struct RunOptions {
     pub specialise: driver::Specialise,
 }
 
+impl Default for RunOptions {
+    /// The defaults of `nkc run`: the simulator, every pipelining path, seeded random inputs
+    /// (seed 0), the legality check on, no `--check`, the default cycle limit.
+    fn default() -> Self {
+        RunOptions {
+            kernel: None,
+            engine: Engine::default(),
+            pipeline: PipelineMode::default(),
+            inputs: Vec::new(),
+            seed: 0,
+            output_dir: None,
+            legality_check: true,
+            check: false,
+            trace: None,
+            timeline: false,
+            max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+            specialise: driver::Specialise::default(),
+        }
+    }
+}
+
 /// One returned array.
 #[derive(Clone, Debug)]
 pub struct Output {

@@ -13,7 +13,7 @@
 
 mod common;
 
-use nkc::driver::{Source, Specialise};
+use nkc::driver::Source;
 use nkc::run::{self, Engine, PipelineMode, RunOptions};
 use penguin::interp::Array;
 use penguin::pipeline::PipelineLog;
@@ -100,6 +100,25 @@ fn softmax_row(row: &[f64]) -> Vec<f64> {
     e.iter().map(|v| v / s).collect()
 }
 
+/// `a + b`, elementwise.
+fn sum(a: &Mat, b: &Mat) -> Mat {
+    let mut c = a.clone();
+    for (x, y) in c.data.iter_mut().zip(&b.data) {
+        *x += y;
+    }
+    c
+}
+
+/// `row / sqrt(mean(row²) + eps)`, times the weight `g` when given.
+fn rms_norm(row: &[f64], eps: f64, g: Option<&[f64]>) -> Vec<f64> {
+    let ms = row.iter().map(|v| v * v).sum::<f64>() / row.len() as f64;
+    let s = 1.0 / (ms + eps).sqrt();
+    row.iter()
+        .enumerate()
+        .map(|(i, v)| v * s * g.map_or(1.0, |g| g[i]))
+        .collect()
+}
+
 fn mean(row: &[f64]) -> f64 {
     row.iter().sum::<f64>() / row.len() as f64
 }
@@ -156,18 +175,11 @@ fn run_case(case: &Case) {
         .join(case.file);
     let src = Source::read(&path).expect("the corpus file reads");
     let opts = RunOptions {
-        specialise: Specialise::default(),
-        kernel: None,
         engine: Engine::Sim,
         pipeline: PipelineMode::Default,
         inputs,
-        seed: 0,
-        output_dir: None,
-        legality_check: true,
         check: true,
-        trace: None,
-        timeline: false,
-        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        ..RunOptions::default()
     };
     let report = run::run(&src, &opts, &mut PipelineLog::default()).unwrap_or_else(|f| {
         let text = match &f {
@@ -217,13 +229,7 @@ const CASES: &[Case] = &[
     Case {
         file: "tensor_add.nk",
         inputs: &[("a_input", [256, 1024]), ("b_input", [256, 1024])],
-        reference: |m| {
-            let mut c = m[0].clone();
-            for (x, y) in c.data.iter_mut().zip(&m[1].data) {
-                *x += y;
-            }
-            vec![c]
-        },
+        reference: |m| vec![sum(&m[0], &m[1])],
         tol: EXACT,
     },
     Case {
@@ -247,13 +253,7 @@ const CASES: &[Case] = &[
     Case {
         file: "rmsnorm.nk",
         inputs: &[("a_tensor", [256, 512])],
-        reference: |m| {
-            vec![m[0].rows_map(|r| {
-                let ms = r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64;
-                let s = 1.0 / (ms + 1e-6).sqrt();
-                r.iter().map(|v| v * s).collect()
-            })]
-        },
+        reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 1e-6, None))],
         tol: TRANSCENDENTAL,
     },
     Case {
@@ -272,24 +272,13 @@ const CASES: &[Case] = &[
     Case {
         file: "rmsnorm_arange.nk",
         inputs: &[("a_tensor", [256, 512])],
-        reference: |m| {
-            vec![m[0].rows_map(|r| {
-                let ms = r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64;
-                r.iter().map(|v| v / ms.sqrt()).collect()
-            })]
-        },
+        reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 0.0, None))],
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "tensor_add_mgrid.nk",
         inputs: &[("a_input", [256, 1024]), ("b_input", [256, 1024])],
-        reference: |m| {
-            let mut c = m[0].clone();
-            for (x, y) in c.data.iter_mut().zip(&m[1].data) {
-                *x += y;
-            }
-            vec![c]
-        },
+        reference: |m| vec![sum(&m[0], &m[1])],
         tol: EXACT,
     },
     Case {
@@ -363,14 +352,8 @@ const CASES: &[Case] = &[
         file: "add_rmsnorm.nk",
         inputs: &[("hidden", [256, 512]), ("residual", [256, 512])],
         reference: |m| {
-            let mut s = m[0].clone();
-            for (x, y) in s.data.iter_mut().zip(&m[1].data) {
-                *x += y;
-            }
-            let normed = s.rows_map(|r| {
-                let ms = r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64;
-                r.iter().map(|v| v / (ms + 1e-5).sqrt()).collect()
-            });
+            let s = sum(&m[0], &m[1]);
+            let normed = s.rows_map(|r| rms_norm(r, 1e-5, None));
             vec![s, normed]
         },
         tol: TRANSCENDENTAL,
@@ -400,13 +383,7 @@ const CASES: &[Case] = &[
     Case {
         file: "rmsnorm_weight.nk",
         inputs: &[("a_tensor", [256, 512]), ("g_tensor", [1, 512])],
-        reference: |m| {
-            let g = &m[1].data;
-            vec![m[0].rows_map(|r| {
-                let ms = r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64;
-                r.iter().zip(g).map(|(v, w)| v / ms.sqrt() * w).collect()
-            })]
-        },
+        reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 0.0, Some(&m[1].data)))],
         tol: TRANSCENDENTAL,
     },
     Case {

@@ -979,7 +979,12 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
                 continue;
             }
             RichPattern::Token(t) => match &**t {
-                Token::LParen | Token::LBracket | Token::Dot | Token::And | Token::Or => {
+                Token::LParen
+                | Token::LBracket
+                | Token::Dot
+                | Token::And
+                | Token::Or
+                | Token::Amp => {
                     continuation = true;
                     continue;
                 }

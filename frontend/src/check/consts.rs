@@ -293,45 +293,7 @@ impl Checker<'_> {
             );
             return None;
         }
-        let size = match &base.kind {
-            ExprKind::Name(n) => match self.lookup(n, &base.span) {
-                Value::Tile(t) => t.size,
-                Value::Param(t) => self.tensor(t).shape,
-                Value::Error => return None,
-                v @ (Value::Int(_)
-                | Value::Iv(_)
-                | Value::Float(_)
-                | Value::Bool(_)
-                | Value::Vec(_)) => {
-                    let what = if matches!(v, Value::Int(_) | Value::Iv(_)) {
-                        "an integer"
-                    } else {
-                        "a scalar"
-                    };
-                    self.error(
-                        Error::new(
-                            codes::BAD_SHAPE_ACCESS,
-                            format!("`{n}` is {what}; it has no shape"),
-                            base.span.clone(),
-                        )
-                        .with_label("not a tensor"),
-                    );
-                    return None;
-                }
-            },
-            ExprKind::Error => return None,
-            _ => {
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE_ACCESS,
-                        "`.shape` is only available on a tensor name",
-                        base.span.clone(),
-                    )
-                    .with_label("not a tensor name"),
-                );
-                return None;
-            }
-        };
+        let size = self.shape_value(base)?;
         let k = match indices {
             [Index::Expr(ix)] => self.const_int(ix)?,
             _ => {

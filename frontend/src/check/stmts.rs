@@ -752,11 +752,16 @@ impl Checker<'_> {
             Value::Tile(t) => Some(t.size.to_vec()),
             Value::Param(t) => Some(self.tensor(t).shape.to_vec()),
             Value::Error => None,
-            _ => {
+            v => {
+                let what = if matches!(v, Value::Int(_) | Value::Iv(_)) {
+                    "an integer"
+                } else {
+                    "a scalar"
+                };
                 self.error(
                     Error::new(
                         codes::BAD_SHAPE_ACCESS,
-                        format!("`{n}` is a scalar; it has no shape"),
+                        format!("`{n}` is {what}; it has no shape"),
                         base.span.clone(),
                     )
                     .with_label("not a tensor"),
