@@ -267,6 +267,7 @@ impl Specialise {
     /// The shape and dtype of every parameter named by `--shape` or `--input`. A name given by
     /// both, or twice, is an error.
     pub fn specs(&self, inputs: &[(String, PathBuf)]) -> Result<frontend::Specs, Failure> {
+        unique_inputs(inputs)?;
         let dtype = self.dtype.unwrap_or(penguin::DType::F32);
         let mut specs = frontend::Specs::new();
         for (name, shape) in &self.shapes {

@@ -459,6 +459,82 @@ fn rejected_kernels_say_what_to_change() {
 }
 
 #[test]
+fn the_command_line_specialises_untyped_parameters() {
+    let file = "tests/nki/tensor_add.nk";
+    // `--shape` for each untyped parameter: seeded random inputs of that shape.
+    let o = common::nkc(&[
+        "run",
+        file,
+        "--check",
+        "--json",
+        "--shape",
+        "a_input=128x512",
+        "--shape",
+        "b_input=128x512",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&common::stdout(&o)).expect("JSON");
+    assert_eq!(json["outputs"]["c_output"], serde_json::json!([128, 512]));
+    // Without a shape: E0205 names both ways to give one.
+    let o = common::nkc(&["run", file, "--shape", "a_input=128x512"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("error[E0205]: parameter `b_input` has no type"),
+        "{err}"
+    );
+    assert!(err.contains("--shape b_input=ROWSxCOLS"), "{err}");
+    // `check` takes the shapes too, and then judges the kernel whole.
+    let o = common::nkc(&[
+        "check",
+        file,
+        "--shape",
+        "a_input=256x512",
+        "--shape",
+        "b_input=256x512",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    // The kernel's own assert sees the shapes it is specialised for.
+    let o = common::nkc(&[
+        "check",
+        file,
+        "--shape",
+        "a_input=256x512",
+        "--shape",
+        "b_input=128x512",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(common::stderr(&o).contains("error[E0203]: assertion failed"));
+    // A shape and an input for one name, and a malformed shape, are errors.
+    let dir = common::scratch("nki", "cli");
+    let path = dir.join("a.npy");
+    let array = Array {
+        shape: vec![128, 512],
+        data: vec![0.5; 128 * 512],
+    };
+    nkc::npy::write_npy(&path, &array).expect("the scratch directory is writable");
+    let input = format!("a_input={}", path.display());
+    let o = common::nkc(&[
+        "run",
+        file,
+        "--input",
+        &input,
+        "--shape",
+        "a_input=128x512",
+        "--shape",
+        "b_input=128x512",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(common::stderr(&o).contains("has both `--shape` and `--input`"));
+    let o = common::nkc(&["run", file, "--input", &input, "--shape", "b_input=128"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(common::stderr(&o).contains("nkc's HBM tensors are 2-D"));
+    let o = common::nkc(&["run", file, "--shape", "b_input=12xq"]);
+    assert_eq!(o.status.code(), Some(2), "clap rejects the value");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn the_reference_helpers_are_right() {
     let a = Mat {
         rows: 2,
