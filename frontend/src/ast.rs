@@ -258,6 +258,9 @@ pub enum CmpOp {
     Gt,
     Le,
     Ge,
+    /// `is`, `is not`: only against `None`.
+    Is,
+    IsNot,
 }
 
 impl CmpOp {
@@ -283,6 +286,9 @@ impl CmpOp {
             CmpOp::Gt => a > b,
             CmpOp::Le => a <= b,
             CmpOp::Ge => a >= b,
+            // Identity of two values known at compile time: their equality.
+            CmpOp::Is => a == b,
+            CmpOp::IsNot => a != b,
         }
     }
 }

@@ -88,6 +88,8 @@ pub enum Token<'src> {
     Ellipsis,
     /// `&`
     Amp,
+    /// `is`
+    Is,
     /// `**`, `@`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `//=`, `%=`, `;` and Python's keywords other than
     /// the ones above (`if`, `while`, `import`, ...): Python syntax the kernel language does not
     /// have. Kept as one token so that the parser can name it.
@@ -157,6 +159,7 @@ impl Token<'_> {
             Token::At => "@",
             Token::Ellipsis => "...",
             Token::Amp => "&",
+            Token::Is => "is",
             Token::Plus => "+",
             Token::Minus => "-",
             Token::Star => "*",
@@ -237,6 +240,8 @@ enum Raw {
     Ellipsis,
     #[token("&")]
     Amp,
+    #[token("is")]
+    Is,
     #[token("==")]
     #[token("!=")]
     #[token("<")]
@@ -278,7 +283,6 @@ enum Raw {
     #[token("except")]
     #[token("finally")]
     #[token("lambda")]
-    #[token("is")]
     #[token("yield")]
     #[token("global")]
     #[token("nonlocal")]
@@ -746,6 +750,7 @@ impl<'src> Layout<'src, '_> {
                 Raw::At => Token::At,
                 Raw::Ellipsis => Token::Ellipsis,
                 Raw::Amp => Token::Amp,
+                Raw::Is => Token::Is,
                 Raw::Compare => Token::Compare(text),
                 Raw::Int => self.int(text, span.clone()),
                 Raw::Float => self.float(text, span.clone()),

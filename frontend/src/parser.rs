@@ -389,10 +389,20 @@ where
             )
             .boxed();
         // Comparisons, `not`, `and`, `or` (loosest last), each folded iteratively.
+        let is_op = just(Token::Is)
+            .ignore_then(just(Token::Not).or_not())
+            .map(|not| {
+                if not.is_some() {
+                    CmpOp::IsNot
+                } else {
+                    CmpOp::Is
+                }
+            });
         let cmp_op = select! { Token::Compare(s) => s }
             .try_map(|s: &str, span| {
                 CmpOp::from_symbol(s).ok_or_else(|| Rich::custom(span, unsupported(s, sp(span))))
             })
+            .or(is_op)
             .labelled(L_OPERATOR);
         let comparison = bit_and
             .clone()

@@ -13,7 +13,7 @@
 
 use super::stmts::Class;
 use super::{Checker, Value};
-use crate::ast::{BinOp, Expr, ExprKind, UnaryOp};
+use crate::ast::{BinOp, CmpOp, Expr, ExprKind, UnaryOp};
 use crate::codes;
 use crate::diagnostic::Error;
 
@@ -23,6 +23,8 @@ pub(crate) enum Const {
     Int(i64),
     Float(f64),
     Bool(bool),
+    /// `None`, as the default of an optional parameter (`scale=None`).
+    None,
 }
 
 impl Const {
@@ -32,15 +34,18 @@ impl Const {
             Const::Int(v) => v != 0,
             Const::Float(v) => v != 0.0,
             Const::Bool(b) => b,
+            Const::None => false,
         }
     }
 
-    /// The number as a float (a boolean is 0 or 1, as in Python).
+    /// The number as a float (a boolean is 0 or 1, as in Python; `None`, which arithmetic
+    /// never reaches, NaN).
     pub(crate) fn as_f64(self) -> f64 {
         match self {
             Const::Int(v) => v as f64,
             Const::Float(v) => v,
             Const::Bool(b) => f64::from(u8::from(b)),
+            Const::None => f64::NAN,
         }
     }
 
@@ -50,6 +55,7 @@ impl Const {
             Const::Int(v) => Value::Int(penguin::AffineExpr::constant(v)),
             Const::Float(v) => Value::Float(v),
             Const::Bool(b) => Value::Bool(b),
+            Const::None => Value::None,
         }
     }
 }
@@ -129,9 +135,11 @@ impl Checker<'_> {
             ExprKind::Int(v) => Some(Const::Int(*v)),
             ExprKind::Float(v) => Some(Const::Float(*v)),
             ExprKind::Bool(b) => Some(Const::Bool(*b)),
+            ExprKind::None => Some(Const::None),
             ExprKind::Name(n) => match self.lookup(n, &e.span) {
                 Value::Float(v) => Some(Const::Float(v)),
                 Value::Bool(b) => Some(Const::Bool(b)),
+                Value::None => Some(Const::None),
                 Value::Error => None,
                 _ => self.const_int(e).map(Const::Int),
             },
@@ -166,7 +174,29 @@ impl Checker<'_> {
                 let a = self.const_value(lhs);
                 let b = self.const_value(rhs);
                 let (a, b) = (a?, b?);
+                let is = matches!(op, CmpOp::Is | CmpOp::IsNot);
                 let holds = match (a, b) {
+                    // `x is None`, `x == None`: whether `x` is `None`.
+                    (Const::None, _) | (_, Const::None) => {
+                        let same = a == b;
+                        match op {
+                            CmpOp::Is | CmpOp::Eq => same,
+                            CmpOp::IsNot | CmpOp::Ne => !same,
+                            _ => return self.none_operand(e),
+                        }
+                    }
+                    _ if is => {
+                        self.error(
+                            Error::new(
+                                codes::NOT_CONST,
+                                "`is` compares with None here",
+                                e.span.clone(),
+                            )
+                            .with_label("neither side is None")
+                            .with_help("compare numbers with `==` / `!=`"),
+                        );
+                        return None;
+                    }
                     (Const::Int(x), Const::Int(y)) => op.holds(x, y),
                     _ => op.holds(a.as_f64(), b.as_f64()),
                 };
@@ -177,6 +207,7 @@ impl Checker<'_> {
                 let b = self.const_value(rhs);
                 let (a, b) = (a?, b?);
                 match (a, b, op) {
+                    (Const::None, _, _) | (_, Const::None, _) => self.none_operand(e),
                     (Const::Bool(x), Const::Bool(y), BinOp::BitAnd) => Some(Const::Bool(x & y)),
                     (Const::Float(_), _, BinOp::BitAnd) | (_, Const::Float(_), BinOp::BitAnd) => {
                         self.error(
@@ -216,7 +247,7 @@ impl Checker<'_> {
                 let name = builtin_name(func).expect("checked by the guard");
                 self.builtin(name, args, kwargs, e)
             }
-            ExprKind::Str(_) | ExprKind::None | ExprKind::Error => None,
+            ExprKind::Error => None,
             _ => {
                 if self.classify(e) == Class::Int {
                     return self.const_int(e).map(Const::Int);
@@ -259,6 +290,16 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+
+    /// `None` where a number is needed.
+    fn none_operand(&mut self, e: &Expr) -> Option<Const> {
+        self.error(
+            Error::new(codes::NOT_CONST, "`None` is not a number", e.span.clone())
+                .with_label("an operand is None")
+                .with_help("test it first: `if x is None: x = ...`"),
+        );
+        None
     }
 
     fn float_div(&mut self, x: f64, y: f64, rhs: &Expr) -> Option<f64> {
@@ -320,6 +361,9 @@ impl Checker<'_> {
             vals.push(self.const_value(a));
         }
         let vals: Vec<Const> = vals.into_iter().collect::<Option<_>>()?;
+        if vals.contains(&Const::None) {
+            return self.none_operand(e);
+        }
         let to_int = |this: &mut Self, v: f64| {
             if v.is_finite() && v.abs() < 9.0e18 {
                 Some(Const::Int(v as i64))
@@ -372,6 +416,7 @@ impl Checker<'_> {
                     None => to_int(self, (v as f64).abs()),
                 },
                 Const::Bool(b) => Some(Const::Int(i64::from(b))),
+                Const::None => self.none_operand(e),
             },
             _ => {
                 let all_int = vals.iter().all(|v| matches!(v, Const::Int(_)));

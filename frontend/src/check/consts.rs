@@ -81,7 +81,7 @@ impl Checker<'_> {
                     );
                     None
                 }
-                Value::Float(_) | Value::Bool(_) | Value::Vec(_) => {
+                Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
                     self.error(
                         Error::new(
                             codes::NOT_CONST_INT,

@@ -174,6 +174,8 @@ pub(crate) enum Value {
     Bool(bool),
     /// An index vector (`nl.arange(128)[:, None]`).
     Vec(vectors::IndexVec),
+    /// `None`: the default of an optional parameter.
+    None,
     /// A binding whose definition failed; uses are silent.
     Error,
 }

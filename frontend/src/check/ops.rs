@@ -401,7 +401,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            Value::Float(_) | Value::Bool(_) | Value::Vec(_) => {
+            Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
                 self.error(
                     Error::new(
                         codes::WRONG_ARGUMENT_KIND,

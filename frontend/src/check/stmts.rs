@@ -34,6 +34,7 @@ pub(super) enum Class {
     Int,
     Tile,
     Float,
+    /// A boolean or `None`: a compile-time value that is not a number.
     Bool,
     /// Something already reported (or to be reported when evaluated as an integer).
     Poison,
@@ -48,7 +49,7 @@ impl Checker<'_> {
             ExprKind::Name(n) => match self.find(n).map(|b| &b.value) {
                 Some(Value::Int(_) | Value::Iv(_)) => Class::Int,
                 Some(Value::Float(_)) => Class::Float,
-                Some(Value::Bool(_)) => Class::Bool,
+                Some(Value::Bool(_) | Value::None) => Class::Bool,
                 Some(Value::Vec(_)) => Class::Other,
                 Some(Value::Tile(_) | Value::Param(_)) => Class::Tile,
                 Some(Value::Error) => Class::Poison,
@@ -58,6 +59,7 @@ impl Checker<'_> {
             ExprKind::Call { func, .. } => builtin_name(func).map_or(Class::Tile, builtin_class),
             ExprKind::Attribute { .. } if is_tile_size(e).is_some() => Class::Int,
             ExprKind::Bool(_)
+            | ExprKind::None
             | ExprKind::Compare { .. }
             | ExprKind::BoolOp { .. }
             | ExprKind::Not(_) => Class::Bool,
@@ -87,8 +89,7 @@ impl Checker<'_> {
             }
             ExprKind::Unary { operand, .. } => self.classify(operand),
             ExprKind::Error => Class::Poison,
-            ExprKind::None
-            | ExprKind::Tuple(_)
+            ExprKind::Tuple(_)
             | ExprKind::Str(_)
             | ExprKind::Ellipsis
             | ExprKind::Attribute { .. } => Class::Other,
@@ -371,7 +372,9 @@ impl Checker<'_> {
                 }
                 Value::Param(_) => bad(self, "a parameter"),
                 Value::Int(_) | Value::Iv(_) => bad(self, "an integer"),
-                Value::Float(_) | Value::Bool(_) | Value::Vec(_) => bad(self, "a scalar"),
+                Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
+                    bad(self, "a scalar")
+                }
                 Value::Error => {}
             }
         }
@@ -782,7 +785,12 @@ impl Checker<'_> {
             Value::Tile(t) => t,
             Value::Param(t) => TileVal::whole(t, self.tensor(t).shape),
             Value::Error => return None,
-            Value::Int(_) | Value::Iv(_) | Value::Float(_) | Value::Bool(_) | Value::Vec(_) => {
+            Value::Int(_)
+            | Value::Iv(_)
+            | Value::Float(_)
+            | Value::Bool(_)
+            | Value::Vec(_)
+            | Value::None => {
                 self.error(
                     Error::new(
                         codes::NOT_SUBSCRIPTABLE,
@@ -833,7 +841,7 @@ impl Checker<'_> {
                 }
                 Some(Value::Tile(t)) => t,
                 Some(Value::Error) => return,
-                Some(Value::Float(_) | Value::Bool(_) | Value::Vec(_)) => {
+                Some(Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None) => {
                     self.error(
                         Error::new(
                             codes::UNSUPPORTED,

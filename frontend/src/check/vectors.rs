@@ -388,8 +388,8 @@ impl Checker<'_> {
                     CmpOp::Le => hi <= 0,
                     CmpOp::Gt => lo > 0,
                     CmpOp::Ge => lo >= 0,
-                    CmpOp::Eq => lo == 0 && hi == 0,
-                    CmpOp::Ne => lo > 0 || hi < 0,
+                    CmpOp::Eq | CmpOp::Is => lo == 0 && hi == 0,
+                    CmpOp::Ne | CmpOp::IsNot => lo > 0 || hi < 0,
                 };
                 if always {
                     return Some(());
