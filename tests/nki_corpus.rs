@@ -392,6 +392,12 @@ const CASES: &[Case] = &[
         reference: |m| vec![m[0].transpose()],
         tol: EXACT,
     },
+    Case {
+        file: "tensor_add_dst.nk",
+        inputs: &[("a_input", [256, 512]), ("b_input", [256, 512])],
+        reference: |m| vec![sum(&m[0], &m[1])],
+        tol: EXACT,
+    },
 ];
 
 /// softmax(q @ k.T / sqrt(d)) @ v, with q and k given transposed.

@@ -11,7 +11,7 @@
 //! compile-time values: floats, booleans, conditions, `math` and builtins, `nl.tile_size`), `slices`
 //! (subscripts and their bounds), `vectors` (index vectors, `nl.ds`, masks), `calls` (argument binding and annotation keywords), `ops` (what
 //! each operation accepts and produces), `nisa` (the `nisa` operations that are core operations
-//! under other names), `broadcast` (`nl.broadcast_to`), `stmts` (statements, bindings, loops, `return`).
+//! under other names), `broadcast` (`nl.broadcast_to`), `dst` (the `dst=` call style), `stmts` (statements, bindings, loops, `return`).
 //!
 //! Invariants:
 //! - a kernel is returned as a [`CheckedKernel`] only when it produced no diagnostic; then every
@@ -49,6 +49,7 @@ mod broadcast;
 mod calls;
 mod comptime;
 mod consts;
+mod dst;
 mod nisa;
 mod ops;
 mod slices;

@@ -164,8 +164,8 @@ fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
             "slice the part of the tile that is kept, or combine with nl.maximum / nl.minimum",
         ),
         "dma_copy" => (
-            "data moves between HBM and SBUF with nl.load and nl.store",
-            "write `t = nl.load(src)` or `nl.store(dst, value=t)`",
+            "a copy between HBM and SBUF is a statement of its own",
+            "write `nisa.dma_copy(dst=..., src=...)` as a statement, or `t = nl.load(src)` / `nl.store(dst, value=t)`",
         ),
         "reshape" => (
             "nkc's tensors are 2-D `[partitions, free]` with a fixed layout",

@@ -431,6 +431,8 @@ impl Checker<'_> {
             StmtKind::Expr(e) => {
                 if is_store(e) {
                     self.store(e, &mut cx);
+                } else if self.dst_call(e, &mut cx) {
+                    // `op(dst=t, ...)`: checked as `t[...] = op(...)` (or a load or store).
                 } else if matches!(e.kind, ExprKind::Call { .. }) {
                     if self.tile_expr(e, &mut cx, Dest::Temp, true).is_some() {
                         self.error(
