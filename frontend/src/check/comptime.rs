@@ -383,7 +383,8 @@ impl Checker<'_> {
         match name {
             "math.ceil" => match x {
                 Const::Float(v) => to_int(self, v.ceil()),
-                other => Some(Const::Int(other.as_f64() as i64)),
+                Const::Bool(b) => Some(Const::Int(i64::from(b))),
+                other => Some(other),
             },
             "math.floor" | "int" => match x {
                 Const::Float(v) if name == "math.floor" => to_int(self, v.floor()),

@@ -90,20 +90,25 @@ impl Checker<'_> {
                         return None;
                     }
                 };
-                if stop <= start {
+                if stop <= start || stop.abs_diff(start) > super::ops::MAX_EXTENT as u64 {
+                    let (what, label) = if stop <= start {
+                        ("is empty", "no index")
+                    } else {
+                        ("is longer than any tensor", "too many indices")
+                    };
                     self.error(
                         Error::new(
                             codes::EMPTY_SLICE,
-                            format!("`nl.arange` from {start} to {stop} is empty"),
+                            format!("`nl.arange` from {start} to {stop} {what}"),
                             e.span.clone(),
                         )
-                        .with_label("no index"),
+                        .with_label(label),
                     );
                     return None;
                 }
                 Some(IndexVec {
                     start: AffineExpr::constant(start),
-                    len: (stop - start) as u64,
+                    len: stop.abs_diff(start),
                     axis: None,
                 })
             }
@@ -191,20 +196,20 @@ impl Checker<'_> {
                 None => 0,
             };
             let stop = self.const_int(hi)?;
-            if stop <= start || axis > 1 {
+            if stop <= start || axis > 1 || stop.abs_diff(start) > super::ops::MAX_EXTENT as u64 {
                 self.error(
                     Error::new(
                         codes::BAD_SHAPE,
                         "`nl.mgrid` makes a non-empty 2-D grid here",
                         ix.span(),
                     )
-                    .with_label("an empty range, or a third axis"),
+                    .with_label("an empty or too long range, or a third axis"),
                 );
                 return None;
             }
             out.push(IndexVec {
                 start: AffineExpr::constant(start),
-                len: (stop - start) as u64,
+                len: stop.abs_diff(start),
                 axis: Some(axis),
             });
         }
