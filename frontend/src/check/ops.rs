@@ -349,7 +349,27 @@ impl Checker<'_> {
             }
             ExprKind::Subscript { value, indices } => {
                 let ExprKind::Name(n) = &value.kind else {
-                    if !matches!(value.kind, ExprKind::Error) {
+                    let method = match &value.kind {
+                        ExprKind::Call { func, .. } => match &func.kind {
+                            ExprKind::Attribute { attr, .. } => {
+                                not_in_nkc(&attr.name).map(|h| (attr, h))
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    if let Some((attr, (note, help))) = method {
+                        self.error(
+                            Error::new(
+                                codes::NOT_SUBSCRIPTABLE,
+                                format!("`.{}` is not an operation of nkc's tiles", attr.name),
+                                attr.span.clone(),
+                            )
+                            .with_label("NKI's, not nkc's")
+                            .with_note(note)
+                            .with_help(help),
+                        );
+                    } else if !matches!(value.kind, ExprKind::Error) {
                         self.error(
                             Error::new(
                                 codes::NOT_SUBSCRIPTABLE,
@@ -675,6 +695,18 @@ impl Checker<'_> {
                     _ => {
                         if self.find(m).is_none() && !RESERVED_MODULES.contains(&m.as_str()) {
                             self.lookup(m, &value.span);
+                        } else if let Some((note, help)) = not_in_nkc(&attr.name) {
+                            // A method NKI's tensors have: `t.reshape(...)`.
+                            self.error(
+                                Error::new(
+                                    codes::NOT_CALLABLE,
+                                    format!("`.{}` is not an operation of nkc's tiles", attr.name),
+                                    attr.span.clone(),
+                                )
+                                .with_label(format!("`{m}.{}` is NKI's, not nkc's", attr.name))
+                                .with_note(note)
+                                .with_help(help),
+                            );
                         } else {
                             self.not_callable(func);
                         }

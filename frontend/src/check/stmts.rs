@@ -261,7 +261,11 @@ impl Checker<'_> {
                         p.span.clone(),
                     )
                     .with_label("specialised with this shape")
-                    .with_help("give a 2-D input (reshape a vector to 1xN)"),
+                    .with_help(if shape.len() == 1 {
+                        format!("give the vector as one row, `--shape {name}=1x{}` (numpy: `v.reshape(1, -1)`), and index it `{name}[0:1, :]`", shape[0])
+                    } else {
+                        "give a 2-D input: merge the leading dimensions into the rows".to_string()
+                    }),
                 );
                 None
             }
