@@ -90,9 +90,9 @@ pub enum Token<'src> {
     Amp,
     /// `is`
     Is,
-    /// `**`, `@`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `//=`, `%=`, `;` and Python's keywords other than
-    /// the ones above (`if`, `while`, `import`, ...): Python syntax the kernel language does not
-    /// have. Kept as one token so that the parser can name it.
+    /// `**`, `//=`, `%=`, `;` and Python's keywords other than the ones above (`while`, `class`,
+    /// `lambda`, ...): Python syntax the kernel language does not have. Kept as one token so that
+    /// the parser can name it.
     Unsupported(&'src str),
     Assign,
     PlusAssign,

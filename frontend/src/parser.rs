@@ -1,9 +1,14 @@
 //! The parser: tokens (from `lexer`) to the AST, with error recovery (chumsky).
 //!
-//! The grammar is the Python subset of `LANGUAGE.md`: a module of `def` kernels and simple
-//! statements; blocks made of `Newline Indent stmt+ Dedent`; assignments, augmented assignments,
-//! expression statements, `for`, `return`, `pass`; expressions with Python's precedence
-//! (`+ -` < `* / // %` < unary `- +` < calls, attributes, subscripts < atoms).
+//! The grammar is the Python subset of `LANGUAGE.md`: a module of `def` kernels (each after any
+//! number of decorator lines `@expr`, which are ignored) and simple statements; blocks made of
+//! `Newline Indent stmt+ Dedent`; assignments (to a name, a subscript, or a tuple of names),
+//! augmented assignments, expression statements (a bare string, such as a docstring, is `pass`),
+//! `for`, `if` / `elif` / `else`, `assert test[, msg]`, `import` / `from ... import` lines (kept
+//! as `pass`), `return`, `pass`; parameters `name[: annotation][= default]`; expressions with
+//! Python's precedence (`or` < `and` < `not` < comparisons and `is [not]` < `&` < `+ -` <
+//! `* / // %` < unary `- +` < calls, attributes, subscripts < atoms, which include strings,
+//! `...` and list displays `[a, b]`, read as tuples).
 //!
 //! Recovery, from the most precise to the bluntest:
 //! - a missing `:` at the end of a `def`/`for` header is reported and assumed;
