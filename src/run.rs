@@ -747,6 +747,15 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
         if let Some((name, path)) = given {
             let array = npy::read_npy(path).map_err(Failure::User)?;
             let want: Vec<usize> = data.shape.iter().map(|&d| d as usize).collect();
+            // A tensor of other than 2 dimensions is stored as [leading product, last].
+            let stored: Option<Vec<usize>> = frontend::check::stored_shape(&array.shape);
+            if stored.as_ref() == Some(&want) && array.shape != want {
+                inputs[i] = Array {
+                    shape: want,
+                    data: array.data,
+                };
+                continue;
+            }
             if array.shape != want {
                 return Err(Failure::User(format!(
                     "input `{name}` from `{}` has shape {:?}, but `{}` declares `{name}` as {:?}",

@@ -147,7 +147,9 @@ impl Rng {
 /// One corpus kernel: its file, its inputs (name and shape), and its reference.
 struct Case {
     file: &'static str,
-    inputs: &'static [(&'static str, [usize; 2])],
+    /// Each input's name and shape (1 to 4 dimensions; the reference sees it as the 2-D array
+    /// nkc stores, `[product of the leading dimensions, last]`).
+    inputs: &'static [(&'static str, &'static [usize])],
     reference: fn(&[Mat]) -> Vec<Mat>,
     /// Error allowed: `abs + rel * |want|`.
     tol: (f64, f64),
@@ -159,11 +161,12 @@ fn run_case(case: &Case) {
     let mut rng = Rng(0x5EED ^ case.file.len() as u64);
     let mut mats = Vec::new();
     let mut inputs: Vec<(String, PathBuf)> = Vec::new();
-    for (name, [r, c]) in case.inputs {
-        let m = rng.mat(*r, *c);
+    for (name, shape) in case.inputs {
+        let (&c, leading) = shape.split_last().expect("an input has a dimension");
+        let m = rng.mat(leading.iter().product(), c);
         let path = dir.join(format!("{name}.npy"));
         let array = Array {
-            shape: vec![*r, *c],
+            shape: shape.to_vec(),
             data: m.data.iter().map(|&v| v as f32).collect(),
         };
         nkc::npy::write_npy(&path, &array).expect("the scratch directory is writable");
@@ -228,37 +231,37 @@ const TRANSCENDENTAL: (f64, f64) = (1e-4, 1e-3);
 const CASES: &[Case] = &[
     Case {
         file: "tensor_add.nk",
-        inputs: &[("a_input", [256, 1024]), ("b_input", [256, 1024])],
+        inputs: &[("a_input", &[256, 1024]), ("b_input", &[256, 1024])],
         reference: |m| vec![sum(&m[0], &m[1])],
         tol: EXACT,
     },
     Case {
         file: "matmul_tiled.nk",
-        inputs: &[("lhsT", [256, 256]), ("rhs", [256, 1024])],
+        inputs: &[("lhsT", &[256, 256]), ("rhs", &[256, 1024])],
         reference: |m| vec![m[0].transpose().matmul(&m[1])],
         tol: SUMS,
     },
     Case {
         file: "transpose.nk",
-        inputs: &[("in_tensor", [256, 384])],
+        inputs: &[("in_tensor", &[256, 384])],
         reference: |m| vec![m[0].transpose()],
         tol: EXACT,
     },
     Case {
         file: "softmax.nk",
-        inputs: &[("in_tensor", [256, 512])],
+        inputs: &[("in_tensor", &[256, 512])],
         reference: |m| vec![m[0].rows_map(softmax_row)],
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "rmsnorm.nk",
-        inputs: &[("a_tensor", [256, 512])],
+        inputs: &[("a_tensor", &[256, 512])],
         reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 1e-6, None))],
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "layernorm.nk",
-        inputs: &[("input_tensor", [256, 512])],
+        inputs: &[("input_tensor", &[256, 512])],
         reference: |m| {
             vec![m[0].rows_map(|r| {
                 let mu = mean(r);
@@ -271,43 +274,47 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "rmsnorm_arange.nk",
-        inputs: &[("a_tensor", [256, 512])],
+        inputs: &[("a_tensor", &[256, 512])],
         reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 0.0, None))],
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "tensor_add_mgrid.nk",
-        inputs: &[("a_input", [256, 1024]), ("b_input", [256, 1024])],
+        inputs: &[("a_input", &[256, 1024]), ("b_input", &[256, 1024])],
         reference: |m| vec![sum(&m[0], &m[1])],
         tol: EXACT,
     },
     Case {
         file: "attention.nk",
-        inputs: &[("q_t", [128, 512]), ("k_t", [128, 512]), ("v", [512, 128])],
+        inputs: &[
+            ("q_t", &[128, 512]),
+            ("k_t", &[128, 512]),
+            ("v", &[512, 128]),
+        ],
         reference: attention,
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "avgpool.nk",
-        inputs: &[("in_tensor", [256, 64])],
+        inputs: &[("in_tensor", &[256, 64])],
         reference: |m| vec![m[0].rows_map(|r| r.chunks(4).map(mean).collect())],
         tol: SUMS,
     },
     Case {
         file: "matmul_basic.nk",
-        inputs: &[("lhsT", [64, 128]), ("rhs", [64, 512])],
+        inputs: &[("lhsT", &[64, 128]), ("rhs", &[64, 512])],
         reference: |m| vec![m[0].transpose().matmul(&m[1])],
         tol: SUMS,
     },
     Case {
         file: "scaled_exp.nk",
-        inputs: &[("in_tensor", [256, 512])],
+        inputs: &[("in_tensor", &[256, 512])],
         reference: |m| vec![m[0].map(|x| 1.0 / (x * 0.5 + 2.0))],
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "row_stats.nk",
-        inputs: &[("in_tensor", [256, 512])],
+        inputs: &[("in_tensor", &[256, 512])],
         reference: |m| {
             let mx = m[0].rows_map(|r| vec![r.iter().cloned().fold(f64::MIN, f64::max)]);
             let sm = m[0].rows_map(|r| vec![r.iter().sum()]);
@@ -317,7 +324,7 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "relu_bias.nk",
-        inputs: &[("x_t", [256, 256]), ("w", [256, 512])],
+        inputs: &[("x_t", &[256, 256]), ("w", &[256, 512])],
         reference: |m| {
             let y = m[0].transpose().matmul(&m[1]);
             vec![y.map(|v| (v + f64::from(0.1f32)).max(0.0))]
@@ -326,31 +333,35 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "flash_attention.nk",
-        inputs: &[("q_t", [128, 512]), ("k_t", [128, 512]), ("v", [512, 128])],
+        inputs: &[
+            ("q_t", &[128, 512]),
+            ("k_t", &[128, 512]),
+            ("v", &[512, 128]),
+        ],
         reference: attention,
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "log_softmax.nk",
-        inputs: &[("x", [256, 512])],
+        inputs: &[("x", &[256, 512])],
         reference: |m| vec![m[0].rows_map(|r| softmax_row(r).iter().map(|p| p.ln()).collect())],
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "matmul_blocked.nk",
-        inputs: &[("lhsT", [256, 256]), ("rhs", [256, 1024])],
+        inputs: &[("lhsT", &[256, 256]), ("rhs", &[256, 1024])],
         reference: |m| vec![m[0].transpose().matmul(&m[1])],
         tol: SUMS,
     },
     Case {
         file: "silu.nk",
-        inputs: &[("in_tensor", [256, 1024])],
+        inputs: &[("in_tensor", &[256, 1024])],
         reference: |m| vec![m[0].map(|x| x / (1.0 + (-x).exp()))],
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "add_rmsnorm.nk",
-        inputs: &[("hidden", [256, 512]), ("residual", [256, 512])],
+        inputs: &[("hidden", &[256, 512]), ("residual", &[256, 512])],
         reference: |m| {
             let s = sum(&m[0], &m[1]);
             let normed = s.rows_map(|r| rms_norm(r, 1e-5, None));
@@ -360,7 +371,7 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "gelu_bf16.nk",
-        inputs: &[("in_tensor", [256, 512])],
+        inputs: &[("in_tensor", &[256, 512])],
         reference: |m| {
             let c = (2.0 / std::f64::consts::PI).sqrt();
             vec![m[0].map(|x| 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh()))]
@@ -370,33 +381,50 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "transpose_matmul.nk",
-        inputs: &[("a", [256, 256]), ("b", [256, 512])],
+        inputs: &[("a", &[256, 256]), ("b", &[256, 512])],
         reference: |m| vec![m[0].matmul(&m[1])],
         tol: SUMS,
     },
     Case {
         file: "softmax_reciprocal.nk",
-        inputs: &[("x", [256, 512])],
+        inputs: &[("x", &[256, 512])],
         reference: |m| vec![m[0].rows_map(softmax_row)],
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "rmsnorm_weight.nk",
-        inputs: &[("a_tensor", [256, 512]), ("g_tensor", [1, 512])],
+        inputs: &[("a_tensor", &[256, 512]), ("g_tensor", &[1, 512])],
         reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 0.0, Some(&m[1].data)))],
         tol: TRANSCENDENTAL,
     },
     Case {
         file: "transpose_load.nk",
-        inputs: &[("in_tensor", [256, 384])],
+        inputs: &[("in_tensor", &[256, 384])],
         reference: |m| vec![m[0].transpose()],
         tol: EXACT,
     },
     Case {
         file: "tensor_add_dst.nk",
-        inputs: &[("a_input", [256, 512]), ("b_input", [256, 512])],
+        inputs: &[("a_input", &[256, 512]), ("b_input", &[256, 512])],
         reference: |m| vec![sum(&m[0], &m[1])],
         tol: EXACT,
+    },
+    Case {
+        file: "layernorm_batched.nk",
+        inputs: &[("x", &[2, 256, 512]), ("gamma", &[512]), ("beta", &[512])],
+        reference: |m| {
+            let (g, b) = (&m[1].data, &m[2].data);
+            vec![m[0].rows_map(|r| {
+                let mu = mean(r);
+                let var = r.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / r.len() as f64;
+                let s = 1.0 / (var + 1e-5).sqrt();
+                r.iter()
+                    .enumerate()
+                    .map(|(i, v)| (v - mu) * s * g[i] + b[i])
+                    .collect()
+            })]
+        },
+        tol: TRANSCENDENTAL,
     },
 ];
 
@@ -532,9 +560,16 @@ fn the_command_line_specialises_untyped_parameters() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(common::stderr(&o).contains("has both `--shape` and `--input`"));
-    let o = common::nkc(&["run", file, "--input", &input, "--shape", "b_input=128"]);
+    let o = common::nkc(&[
+        "run",
+        file,
+        "--input",
+        &input,
+        "--shape",
+        "b_input=1x1x1x128x512",
+    ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(common::stderr(&o).contains("nkc's HBM tensors are 2-D"));
+    assert!(common::stderr(&o).contains("nkc's HBM tensors have 1 to 4 dimensions"));
     let o = common::nkc(&["run", file, "--shape", "b_input=12xq"]);
     assert_eq!(o.status.code(), Some(2), "clap rejects the value");
     let _ = std::fs::remove_dir_all(&dir);

@@ -11,7 +11,8 @@
 //! compile-time values: floats, booleans, conditions, `math` and builtins, `nl.tile_size`), `slices`
 //! (subscripts and their bounds), `vectors` (index vectors, `nl.ds`, masks), `calls` (argument binding and annotation keywords), `ops` (what
 //! each operation accepts and produces), `nisa` (the `nisa` operations that are core operations
-//! under other names), `broadcast` (`nl.broadcast_to`), `dst` (the `dst=` call style), `stmts` (statements, bindings, loops, `return`).
+//! under other names), `broadcast` (`nl.broadcast_to`), `dst` (the `dst=` call style), `nd` (HBM tensors of other than 2
+//! dimensions), `stmts` (statements, bindings, loops, `return`).
 //!
 //! Invariants:
 //! - a kernel is returned as a [`CheckedKernel`] only when it produced no diagnostic; then every
@@ -50,6 +51,7 @@ mod calls;
 mod comptime;
 mod consts;
 mod dst;
+mod nd;
 mod nisa;
 mod ops;
 mod slices;
@@ -255,6 +257,13 @@ pub fn check_module(
     }
 }
 
+/// The 2-D shape in which a tensor of shape `dims` (1 to 4 dimensions) is stored: `[N]` as
+/// `[1, N]`, `[A, B, C]` as `[A·B, C]`; `None` for a shape nkc does not take.
+pub fn stored_shape(dims: &[usize]) -> Option<Vec<usize>> {
+    let dims: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+    nd::flatten(&dims).map(|s| s.iter().map(|&d| d as usize).collect())
+}
+
 /// The diagnostic for `--kernel NAME` that names no kernel.
 pub(crate) fn unknown_kernel(module: &ast::Module, name: &str) -> Error {
     let names: Vec<String> = module
@@ -350,6 +359,8 @@ pub(crate) struct Checker<'a> {
     hbm_elements: u64,
     /// The shapes a run gives untyped parameters (`None` for module-level items).
     specs: Option<&'a crate::Specs>,
+    /// The declared shape of each HBM tensor declared with other than 2 dimensions (`nd`).
+    logical: HashMap<Tensor, Vec<u64>>,
 }
 
 impl<'a> Checker<'a> {
@@ -365,6 +376,7 @@ impl<'a> Checker<'a> {
             enclosing: Vec::new(),
             hbm_elements: 0,
             specs: None,
+            logical: HashMap::new(),
         }
     }
 

@@ -168,8 +168,8 @@ fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
             "write `nisa.dma_copy(dst=..., src=...)` as a statement, or `t = nl.load(src)` / `nl.store(dst, value=t)`",
         ),
         "reshape" => (
-            "nkc's tensors are 2-D `[partitions, free]` with a fixed layout",
-            "index the tensor with slices of the shape you need instead of reshaping it",
+            "nkc keeps a tensor's layout: a tile is 2-D `[partitions, free]`, an HBM tensor keeps the shape it is given",
+            "index the tensor as it is instead of reshaping it (a vector `v[i_f]` loads as one row, `x[b, i0:i1, :]` a block of rows)",
         ),
         "shared_constant" | "shared_identity_matrix" => (
             "nkc has no constant tensors in HBM",
@@ -1390,12 +1390,20 @@ impl Checker<'_> {
             }
             _ => (None, [slots[0], slots[1], slots[2]]),
         };
-        let shape = self.shape_of(slots[0]?);
-        let dtype = self.dtype_of(slots[1]?);
         let memory = match slots[2] {
             Some(b) => self.buffer_of(b),
             None => Some(Memory::Sbuf),
         };
+        // An HBM array may have 1 to 4 dimensions (`nd`); a tile has 2.
+        let (shape, dims) = if memory == Some(Memory::Hbm) {
+            match self.hbm_dims(slots[0]?) {
+                Some((dims, flat)) => (Some(flat), Some(dims)),
+                None => (None, None),
+            }
+        } else {
+            (self.shape_of(slots[0]?), None)
+        };
+        let dtype = self.dtype_of(slots[1]?);
         let (shape, dtype, memory) = (shape?, dtype?, memory?);
         let Dest::New { .. } = dest else {
             self.error(
@@ -1489,6 +1497,9 @@ impl Checker<'_> {
             kind: TensorKind::Local,
             span: bspan,
         });
+        if let Some(dims) = dims.filter(|d| d.len() != 2) {
+            self.logical.insert(t, dims);
+        }
         Some(TileVal::whole(t, shape))
     }
 
@@ -1497,7 +1508,22 @@ impl Checker<'_> {
         if let ExprKind::Attribute { value, attr } = &e.kind {
             if attr.name == "shape" {
                 let shape = self.shape_value(value)?;
-                return Some([shape[0], shape[1]]);
+                if let [r, c] = shape[..] {
+                    return Some([r, c]);
+                }
+                self.error(
+                    Error::new(
+                        codes::BAD_SHAPE,
+                        format!(
+                            "a tile has 2 dimensions, but this shape has {}",
+                            shape.len()
+                        ),
+                        e.span.clone(),
+                    )
+                    .with_label(format!("the shape {shape:?}"))
+                    .with_help("write the tile's shape `(rows, cols)`"),
+                );
+                return None;
             }
         }
         let ExprKind::Tuple(items) = &e.kind else {

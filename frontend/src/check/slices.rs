@@ -77,6 +77,9 @@ impl Checker<'_> {
                 return Some(base.clone());
             }
         }
+        if let Some(dims) = self.logical_dims(base).cloned() {
+            return self.subscript_nd(base, &dims, name, indices, span);
+        }
         if indices.len() != 2 {
             self.error(
                 Error::new(
@@ -100,7 +103,7 @@ impl Checker<'_> {
         let mut out = base.clone();
         let mut ok = true;
         for (dim, index) in indices.iter().enumerate() {
-            match self.index(base, name, dim, index) {
+            match self.index_in(base.size[dim], name, dim, index) {
                 Some((lo, size)) => {
                     match lin(&base.start[dim], 1, &lo, 1) {
                         Some(s) => out.start[dim] = s,
@@ -117,15 +120,15 @@ impl Checker<'_> {
         ok.then_some(out)
     }
 
-    /// The start (relative to `base`) and size of one index.
-    fn index(
+    /// The start (relative to its base) and size of one index of a dimension of `extent`
+    /// elements; `dim` is 0 for rows (partitions) and 1 for columns (the free axis).
+    pub(super) fn index_in(
         &mut self,
-        base: &TileVal,
+        extent: u64,
         name: &str,
         dim: usize,
         index: &Index,
     ) -> Option<(AffineExpr, u64)> {
-        let extent = base.size[dim];
         let (lo, size) = match index {
             Index::Expr(e) => match self.vector_index(e, dim)? {
                 Some(range) => range,

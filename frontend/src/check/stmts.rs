@@ -125,7 +125,7 @@ impl Checker<'_> {
                 continue;
             }
             let value = match self.param_type(p) {
-                Some((dtype, shape)) => {
+                Some((dtype, shape, dims)) => {
                     let t = self.new_tensor(CTensor {
                         name: p.name.name.clone(),
                         memory: Memory::Hbm,
@@ -134,6 +134,9 @@ impl Checker<'_> {
                         kind: TensorKind::Input,
                         span: p.name.span.clone(),
                     });
+                    if dims.len() != 2 {
+                        self.logical.insert(t, dims);
+                    }
                     params.push(t);
                     Value::Param(t)
                 }
@@ -228,7 +231,7 @@ impl Checker<'_> {
     }
 
     /// The shape a run gives an untyped parameter.
-    fn param_spec(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2])> {
+    fn param_spec(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2], Vec<u64>)> {
         let name = &p.name.name;
         let Some(spec) = self.specs.and_then(|s| s.get(name)) else {
             self.error(
@@ -246,26 +249,18 @@ impl Checker<'_> {
             return None;
         };
         let (dtype, shape) = (spec.dtype, spec.shape.clone());
-        match shape.as_slice() {
-            &[r, c]
-                if (1..=MAX_EXTENT as u64).contains(&r) && (1..=MAX_EXTENT as u64).contains(&c) =>
-            {
-                Some((dtype, [r, c]))
-            }
-            _ => {
+        match super::nd::flatten(&shape) {
+            Some(flat) => Some((dtype, flat, shape)),
+            None => {
                 let shown: Vec<String> = shape.iter().map(u64::to_string).collect();
                 self.error(
                     Error::new(
                         codes::BAD_SHAPE,
-                        format!("`{name}` is given the shape [{}]; nkc's HBM tensors are 2-D, each dimension from 1 to {MAX_EXTENT}", shown.join(", ")),
+                        format!("`{name}` is given the shape [{}]; nkc's HBM tensors have 1 to 4 dimensions, each from 1 to {MAX_EXTENT}, whose leading ones multiply to at most {MAX_EXTENT}", shown.join(", ")),
                         p.span.clone(),
                     )
                     .with_label("specialised with this shape")
-                    .with_help(if shape.len() == 1 {
-                        format!("give the vector as one row, `--shape {name}=1x{}` (numpy: `v.reshape(1, -1)`), and index it `{name}[0:1, :]`", shape[0])
-                    } else {
-                        "give a 2-D input: merge the leading dimensions into the rows".to_string()
-                    }),
+                    .with_help("merge dimensions into fewer"),
                 );
                 None
             }
@@ -273,7 +268,7 @@ impl Checker<'_> {
     }
 
     /// `nl.hbm[DTYPE, ROWS, COLS]`, or the shape of the run's input for an untyped parameter.
-    fn param_type(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2])> {
+    fn param_type(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2], Vec<u64>)> {
         let help = format!("write `{}: nl.hbm[nl.float32, ROWS, COLS]`", p.name.name);
         let Some(ty) = &p.ty else {
             return self.param_spec(p);
@@ -287,7 +282,8 @@ impl Checker<'_> {
                 let dtype = self.dtype_of(d);
                 let rows = self.dim(r);
                 let cols = self.dim(c);
-                return Some((dtype?, [rows?, cols?]));
+                let shape = [rows?, cols?];
+                return Some((dtype?, shape, shape.to_vec()));
             }
         }
         if !matches!(ty.kind, ExprKind::Error) {
@@ -758,8 +754,15 @@ impl Checker<'_> {
             return None;
         };
         match self.lookup(n, &base.span) {
-            Value::Tile(t) => Some(t.size.to_vec()),
-            Value::Param(t) => Some(self.tensor(t).shape.to_vec()),
+            Value::Tile(t) => Some(self.logical_dims(&t).cloned().unwrap_or(t.size.to_vec())),
+            Value::Param(t) => {
+                let whole = TileVal::whole(t, self.tensor(t).shape);
+                Some(
+                    self.logical_dims(&whole)
+                        .cloned()
+                        .unwrap_or(whole.size.to_vec()),
+                )
+            }
             Value::Error => None,
             v => {
                 let what = if matches!(v, Value::Int(_) | Value::Iv(_)) {
