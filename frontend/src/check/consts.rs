@@ -311,20 +311,25 @@ impl Checker<'_> {
                 return None;
             }
         };
-        match k {
-            0 | 1 => Some(AffineExpr::constant(size[k as usize] as i64)),
-            _ => {
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE_ACCESS,
-                        format!("tensors have 2 dimensions; `.shape[{k}]` does not exist"),
-                        e.span.clone(),
-                    )
-                    .with_label("index must be 0 or 1"),
-                );
-                None
-            }
+        // Python's indexing: `x.shape[-1]` is the last dimension.
+        let rank = size.len() as i64;
+        let at = if k < 0 { k.saturating_add(rank) } else { k };
+        if (0..rank).contains(&at) {
+            return Some(AffineExpr::constant(size[at as usize] as i64));
         }
+        let (message, label) = if rank == 2 {
+            (
+                format!("tensors have 2 dimensions; `.shape[{k}]` does not exist"),
+                "index must be 0 or 1".to_string(),
+            )
+        } else {
+            (
+                format!("this tensor has {rank} dimensions; `.shape[{k}]` does not exist"),
+                format!("index must be 0 to {}", rank - 1),
+            )
+        };
+        self.error(Error::new(codes::BAD_SHAPE_ACCESS, message, e.span.clone()).with_label(label));
+        None
     }
 }
 
