@@ -548,28 +548,28 @@ fn the_command_line_specialises_untyped_parameters() {
     };
     nkc::npy::write_npy(&path, &array).expect("the scratch directory is writable");
     let input = format!("a_input={}", path.display());
-    let o = common::nkc(&[
-        "run",
-        file,
-        "--input",
-        &input,
-        "--shape",
-        "a_input=128x512",
-        "--shape",
-        "b_input=128x512",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(common::stderr(&o).contains("has both `--shape` and `--input`"));
-    let o = common::nkc(&[
-        "run",
-        file,
-        "--input",
-        &input,
-        "--shape",
-        "b_input=1x1x1x128x512",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(common::stderr(&o).contains("nkc's HBM tensors have 1 to 4 dimensions"));
+    let fails = |args: &[&str], needle: &str| {
+        let o = common::nkc(args);
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: no `{needle}` in {err}");
+    };
+    let both = ["--shape", "a_input=128x512", "--shape", "b_input=128x512"];
+    fails(
+        &[&["run", file, "--input", &input][..], &both[..]].concat(),
+        "has both `--shape` and `--input`",
+    );
+    fails(
+        &[
+            "run",
+            file,
+            "--input",
+            &input,
+            "--shape",
+            "b_input=1x1x1x128x512",
+        ],
+        "nkc's HBM tensors have 1 to 4 dimensions",
+    );
     let o = common::nkc(&["run", file, "--shape", "b_input=12xq"]);
     assert_eq!(o.status.code(), Some(2), "clap rejects the value");
     let _ = std::fs::remove_dir_all(&dir);
