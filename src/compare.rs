@@ -33,6 +33,8 @@ pub struct CompareOptions {
     pub timelines: bool,
     /// Also run the annotated path peeled (`--peel`), as the path `annotated_peeled`.
     pub peel: bool,
+    /// The shapes of untyped parameters (`--shape`, `--dtype`).
+    pub specialise: driver::Specialise,
 }
 
 /// One path's checked, simulated run.
@@ -83,12 +85,9 @@ fn path_name(mode: PipelineMode, peeled: bool) -> &'static str {
 }
 
 /// The paths a kernel is compared on: each mode, and whether it is peeled.
-fn paths_of(
-    source: &Source,
-    kernel: Option<&str>,
-    peel: bool,
-) -> Result<Vec<(PipelineMode, bool)>, Failure> {
-    let func = driver::compile(source, kernel)?;
+fn paths_of(source: &Source, opts: &CompareOptions) -> Result<Vec<(PipelineMode, bool)>, Failure> {
+    let specs = opts.specialise.specs(&[])?;
+    let func = driver::compile_with(source, opts.kernel.as_deref(), &specs)?;
     let mut modes = vec![
         (PipelineMode::None, false),
         (PipelineMode::Emergent, false),
@@ -96,7 +95,7 @@ fn paths_of(
     ];
     if run::has_annotations(&func) {
         modes.push((PipelineMode::Annotated, false));
-        if peel {
+        if opts.peel {
             modes.push((PipelineMode::Annotated, true));
         }
     }
@@ -106,7 +105,7 @@ fn paths_of(
 /// Compiles and simulates the kernel on each path, checking every path against the interpreter.
 pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Failure> {
     let mut paths = Vec::new();
-    for (mode, peel) in paths_of(source, opts.kernel.as_deref(), opts.peel)? {
+    for (mode, peel) in paths_of(source, opts)? {
         let ropts = RunOptions {
             kernel: opts.kernel.clone(),
             engine: Engine::Sim,
@@ -120,6 +119,7 @@ pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Fai
             timeline: opts.timelines,
             max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
             peel,
+            specialise: opts.specialise.clone(),
         };
         let name = path_name(mode, peel);
         let report =

@@ -135,10 +135,11 @@ pub fn emit_diagnostics(source: &Source, errors: &[Error], color: ColorMode) {
 pub fn check(
     source: &Source,
     kernel: Option<&str>,
+    specs: &frontend::Specs,
     opts: &PipelineOptions,
     log: &mut PipelineLog,
 ) -> Result<(), Failure> {
-    let errors = frontend::check_source(&source.text, kernel);
+    let errors = frontend::check_source_with(&source.text, kernel, specs);
     if !errors.is_empty() {
         return Err(Failure::Diagnostics(errors));
     }
@@ -152,7 +153,7 @@ pub fn check(
     };
     let mut all = Vec::new();
     for name in names {
-        let mut func = compile(source, Some(&name))?;
+        let mut func = compile_with(source, Some(&name), specs)?;
         all.extend(unwritten_scratch_reads(&func));
         match pipeline(&mut func, opts, log) {
             Ok(()) => {}
@@ -250,9 +251,73 @@ pub fn parse(source: &Source) -> Result<frontend::ast::Module, Failure> {
 
 /// The front end for one kernel, then the verifier on its Penguin IR.
 pub fn compile(source: &Source, kernel: Option<&str>) -> Result<Function, Failure> {
-    let func = frontend::compile(&source.text, kernel).map_err(Failure::Diagnostics)?;
+    compile_with(source, kernel, &frontend::Specs::new())
+}
+
+/// [`compile`], with the kernel's untyped parameters specialised for `specs`.
+pub fn compile_with(
+    source: &Source,
+    kernel: Option<&str>,
+    specs: &frontend::Specs,
+) -> Result<Function, Failure> {
+    let func = frontend::compile_with(&source.text, kernel, specs).map_err(Failure::Diagnostics)?;
     verify(&func, "lowering")?;
     Ok(func)
+}
+
+/// How a command specialises a kernel's untyped parameters: `--shape NAME=ROWSxCOLS` (repeatable)
+/// and `--dtype` (of every untyped parameter; float32 by default), and the shapes of the arrays
+/// given with `--input`.
+#[derive(Clone, Debug, Default)]
+pub struct Specialise {
+    pub shapes: Vec<(String, Vec<u64>)>,
+    pub dtype: Option<penguin::DType>,
+}
+
+impl Specialise {
+    /// The shape and dtype of every parameter named by `--shape` or `--input`. A name given by
+    /// both, or twice, is an error.
+    pub fn specs(&self, inputs: &[(String, PathBuf)]) -> Result<frontend::Specs, Failure> {
+        unique_inputs(inputs)?;
+        let dtype = self.dtype.unwrap_or(penguin::DType::F32);
+        let mut specs = frontend::Specs::new();
+        for (name, shape) in &self.shapes {
+            let spec = frontend::ParamSpec {
+                dtype,
+                shape: shape.clone(),
+            };
+            if specs.insert(name.clone(), spec).is_some() {
+                return Err(Failure::User(format!(
+                    "`--shape {name}` is given twice; give each shape at most once"
+                )));
+            }
+        }
+        for (name, path) in inputs {
+            if specs.contains_key(name) {
+                return Err(Failure::User(format!(
+                    "`{name}` has both `--shape` and `--input`; the input's shape is its shape, drop `--shape {name}`"
+                )));
+            }
+            let array = crate::npy::read_npy(path).map_err(Failure::User)?;
+            let shape = array.shape.iter().map(|&d| d as u64).collect();
+            specs.insert(name.clone(), frontend::ParamSpec { dtype, shape });
+        }
+        Ok(specs)
+    }
+}
+
+/// Parses `NAME=ROWSxCOLS` (any number of dimensions, `x`-separated), the value of `--shape`.
+pub fn parse_shape(s: &str) -> Result<(String, Vec<u64>), String> {
+    let bad = || format!("expected NAME=ROWSxCOLS (such as `a=2048x512`), found `{s}`");
+    let (name, dims) = s.split_once('=').ok_or_else(bad)?;
+    if name.is_empty() {
+        return Err(bad());
+    }
+    let dims: Vec<u64> = dims
+        .split(['x', 'X'])
+        .map(|d| d.trim().parse::<u64>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    Ok((name.to_string(), dims))
 }
 
 /// Runs the verifier; a failure after a pass is a bug in that pass.

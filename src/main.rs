@@ -26,6 +26,36 @@ struct Cli {
     command: Command,
 }
 
+/// How untyped (shape-generic) kernel parameters are specialised.
+#[derive(clap::Args, Clone, Default)]
+struct SpecArgs {
+    /// The shape of an untyped parameter, `NAME=ROWSxCOLS` (repeatable); an `--input` array
+    /// gives its own.
+    #[arg(long = "shape", value_parser = driver::parse_shape)]
+    shapes: Vec<(String, Vec<u64>)>,
+    /// The dtype of the untyped parameters.
+    #[arg(long, value_enum)]
+    dtype: Option<DTypeArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DTypeArg {
+    Float32,
+    Bfloat16,
+}
+
+impl SpecArgs {
+    fn specialise(self) -> driver::Specialise {
+        driver::Specialise {
+            shapes: self.shapes,
+            dtype: self.dtype.map(|d| match d {
+                DTypeArg::Float32 => penguin::DType::F32,
+                DTypeArg::Bfloat16 => penguin::DType::Bf16,
+            }),
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Check a kernel file: exit 0 when it is good, 1 with diagnostics when it is not.
@@ -34,6 +64,8 @@ enum Command {
         /// Check only this kernel (default: every kernel in the file).
         #[arg(long)]
         kernel: Option<String>,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Compile a kernel and print an intermediate form.
     Compile {
@@ -53,6 +85,8 @@ enum Command {
         /// beside a steady-state loop without guards, instead of one predicated loop.
         #[arg(long)]
         peel: bool,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Compile a kernel and run it.
     Run {
@@ -92,6 +126,8 @@ enum Command {
         /// beside a steady-state loop without guards, instead of one predicated loop.
         #[arg(long)]
         peel: bool,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Compile and simulate a kernel on every pipelining path (none, emergent, and annotated when
     /// the kernel is annotated), check each against the interpreter, and compare them side by
@@ -114,6 +150,8 @@ enum Command {
         /// predicated one: cycles, instructions executed and program size of both.
         #[arg(long)]
         peel: bool,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Search the pipelining annotation of each loop that measures fastest (legal, bit-exact) and
     /// print it as a diff of the source.
@@ -127,6 +165,8 @@ enum Command {
         /// The seed of the random inputs.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Run a pseudo-ISA program (`.s`) on the simulator of the Neuron-like core.
     Sim {
@@ -219,9 +259,10 @@ fn execute(
     color: ColorMode,
 ) -> Outcome {
     match command {
-        Command::Check { file, kernel } => {
+        Command::Check { file, kernel, spec } => {
             let src = read(&file)?;
-            driver::check(&src, kernel.as_deref(), popts, log).map_err(|f| (f, Some(src)))
+            let specs = spec.specialise().specs(&[]).map_err(|f| (f, None))?;
+            driver::check(&src, kernel.as_deref(), &specs, popts, log).map_err(|f| (f, Some(src)))
         }
         Command::Compile {
             file,
@@ -230,20 +271,22 @@ fn execute(
             pipeline,
             output,
             peel,
+            spec,
         } => {
             let src = read(&file)?;
+            let specs = spec.specialise().specs(&[]).map_err(|f| (f, None))?;
             let text = match emit {
                 Emit::Ast => {
                     let module = driver::parse(&src).map_err(|f| (f, Some(src)))?;
                     format!("{module:#?}\n")
                 }
                 Emit::Penguin => {
-                    let func =
-                        driver::compile(&src, kernel.as_deref()).map_err(|f| (f, Some(src)))?;
+                    let func = driver::compile_with(&src, kernel.as_deref(), &specs)
+                        .map_err(|f| (f, Some(src)))?;
                     penguin::write::write_function(&func)
                 }
                 Emit::Pipelined => {
-                    let mut func = driver::compile(&src, kernel.as_deref())
+                    let mut func = driver::compile_with(&src, kernel.as_deref(), &specs)
                         .map_err(|f| (f, Some(src.clone())))?;
                     driver::pipeline(&mut func, popts, log).map_err(|f| (f, Some(src.clone())))?;
                     if peel {
@@ -252,7 +295,7 @@ fn execute(
                     penguin::write::write_function(&func)
                 }
                 Emit::Bir | Emit::Isa => {
-                    let mut func = driver::compile(&src, kernel.as_deref())
+                    let mut func = driver::compile_with(&src, kernel.as_deref(), &specs)
                         .map_err(|f| (f, Some(src.clone())))?;
                     let mut notes = Vec::new();
                     run::prepare_peeled(
@@ -297,10 +340,12 @@ fn execute(
             json,
             max_cycles,
             peel,
+            spec,
         } => {
             let src = read(&file)?;
             let opts = RunOptions {
                 max_cycles,
+                specialise: spec.specialise(),
                 kernel,
                 engine,
                 pipeline,
@@ -334,9 +379,14 @@ fn execute(
             kernel,
             write,
             seed,
+            spec,
         } => {
             let src = read(&file)?;
-            let opts = nkc::suggest::SuggestOptions { kernel, seed };
+            let opts = nkc::suggest::SuggestOptions {
+                kernel,
+                seed,
+                specialise: spec.specialise(),
+            };
             let s = nkc::suggest::suggest(&src, &opts).map_err(|f| (f, Some(src)))?;
             print!("{}", s.to_text(&file.display().to_string()));
             if write && s.suggested != s.original {
@@ -357,10 +407,12 @@ fn execute(
             svg,
             seed,
             peel,
+            spec,
         } => {
             let opts = CompareOptions {
                 kernel,
                 seed,
+                specialise: spec.specialise(),
                 legality_check: popts.legality_check,
                 timelines: svg.is_some(),
                 peel,

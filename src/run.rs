@@ -96,6 +96,31 @@ pub struct RunOptions {
     /// Peel the loops the annotated pipeliner extended: physical prologue and epilogue
     /// (`--peel`).
     pub peel: bool,
+    /// The shapes and dtype of untyped parameters (`--shape`, `--dtype`; `--input` arrays give
+    /// their own shapes).
+    pub specialise: driver::Specialise,
+}
+
+impl Default for RunOptions {
+    /// The defaults of `nkc run`: the simulator, every pipelining path, seeded random inputs
+    /// (seed 0), the legality check on, no `--check`, the default cycle limit.
+    fn default() -> Self {
+        RunOptions {
+            kernel: None,
+            engine: Engine::default(),
+            pipeline: PipelineMode::default(),
+            inputs: Vec::new(),
+            seed: 0,
+            output_dir: None,
+            legality_check: true,
+            check: false,
+            trace: None,
+            timeline: false,
+            max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+            specialise: driver::Specialise::default(),
+            peel: false,
+        }
+    }
 }
 
 /// One returned array.
@@ -203,7 +228,8 @@ pub fn run(
     log: &mut PipelineLog,
 ) -> Result<RunReport, Failure> {
     let started = std::time::Instant::now();
-    let mut func = driver::compile(source, opts.kernel.as_deref())?;
+    let specs = opts.specialise.specs(&opts.inputs)?;
+    let mut func = driver::compile_with(source, opts.kernel.as_deref(), &specs)?;
     check_size(&func)?;
     // The kernel as written: the oracle of `--check`.
     let written = func.clone();
@@ -764,6 +790,15 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
         if let Some((name, path)) = given {
             let array = npy::read_npy(path).map_err(Failure::User)?;
             let want: Vec<usize> = data.shape.iter().map(|&d| d as usize).collect();
+            // A tensor of other than 2 dimensions is stored as [leading product, last].
+            let stored: Option<Vec<usize>> = frontend::check::stored_shape(&array.shape);
+            if stored.as_ref() == Some(&want) && array.shape != want {
+                inputs[i] = Array {
+                    shape: want,
+                    data: array.data,
+                };
+                continue;
+            }
             if array.shape != want {
                 return Err(Failure::User(format!(
                     "input `{name}` from `{}` has shape {:?}, but `{}` declares `{name}` as {:?}",

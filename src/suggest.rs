@@ -36,6 +36,8 @@ pub const MAX_TRIALS: usize = 24;
 pub struct SuggestOptions {
     pub kernel: Option<String>,
     pub seed: u64,
+    /// The shapes of untyped parameters (`--shape`, `--dtype`).
+    pub specialise: driver::Specialise,
 }
 
 /// The annotation of one loop.
@@ -167,7 +169,8 @@ struct Site {
 
 /// Suggests an annotation for every loop of the kernel (see the module doc).
 pub fn suggest(source: &Source, opts: &SuggestOptions) -> Result<Suggestions, Failure> {
-    let func = driver::compile(source, opts.kernel.as_deref())?;
+    let specs = opts.specialise.specs(&[])?;
+    let func = driver::compile_with(source, opts.kernel.as_deref(), &specs)?;
     let kernel = func.name.clone();
     let emergent_cycles =
         measure(source, &source.text, PipelineMode::Emergent, opts).ok_or_else(|| {
@@ -388,7 +391,8 @@ impl<'a> Trials<'a> {
             path: self.source.path.clone(),
             text: edited.clone(),
         };
-        let Ok(mut func) = driver::compile(&src, Some(self.kernel)) else {
+        let specs = self.opts.specialise.specs(&[])?;
+        let Ok(mut func) = driver::compile_with(&src, Some(self.kernel), &specs) else {
             return Ok(None);
         };
         backend::emergent::choose_auto_stages(&mut func);
@@ -460,15 +464,10 @@ fn measure(source: &Source, text: &str, mode: PipelineMode, opts: &SuggestOption
         kernel: opts.kernel.clone(),
         engine: Engine::Sim,
         pipeline: mode,
-        inputs: Vec::new(),
         seed: opts.seed,
-        output_dir: None,
-        legality_check: true,
         check: true,
-        trace: None,
-        timeline: false,
-        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
-        peel: false,
+        specialise: opts.specialise.clone(),
+        ..RunOptions::default()
     };
     let report = run::run(&src, &ropts, &mut PipelineLog::default()).ok()?;
     let sim = report.sim?;

@@ -44,6 +44,7 @@ fn source(ex: &str) -> Source {
 
 fn opts(mode: PipelineMode) -> RunOptions {
     RunOptions {
+        specialise: Default::default(),
         kernel: None,
         engine: Engine::Sim,
         pipeline: mode,

@@ -121,6 +121,7 @@ fn long_loops_simulate_to_the_interpreters_bits() {
         let src = source(&name, &text);
         for mode in MODES {
             let opts = RunOptions {
+                specialise: Default::default(),
                 kernel: None,
                 engine: Engine::Sim,
                 pipeline: mode,

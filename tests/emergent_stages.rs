@@ -49,6 +49,7 @@ fn single_shift() -> EmergentOptions {
 /// `nkc run --check --pipeline emergent`: the interpreter's bits, no race.
 fn check_emergent(src: &Source) {
     let opts = RunOptions {
+        specialise: Default::default(),
         kernel: None,
         engine: Engine::Sim,
         pipeline: PipelineMode::Emergent,

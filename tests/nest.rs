@@ -52,6 +52,7 @@ fn cycles(src: &Source, across_nests: bool) -> (u64, Vec<String>) {
 
 fn checked(src: &Source, mode: PipelineMode) -> Vec<String> {
     let opts = RunOptions {
+        specialise: Default::default(),
         kernel: None,
         engine: Engine::Sim,
         pipeline: mode,

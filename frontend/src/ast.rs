@@ -8,7 +8,7 @@
 //! - every span is a byte range into the one source file the tree was parsed from, with
 //!   `start <= end`;
 //! - a node built by error recovery is an explicit `Error` variant (`StmtKind::Error`,
-//!   `ExprKind::Error`). A tree that holds one was parsed with at least one syntax diagnostic, and
+//!   `StmtKind::Recovered`, `ExprKind::Error`). A tree that holds one was parsed with at least one syntax diagnostic, and
 //!   the semantic checks skip such nodes without reporting anything new about them.
 
 use std::fmt;
@@ -42,12 +42,15 @@ pub struct Kernel {
     pub span: Span,
 }
 
-/// `name: annotation`, where the annotation is an expression such as `nl.hbm[nl.float32, 128, 512]`.
-/// A parameter written without an annotation has `ty: None`; the checks reject it.
+/// `name: annotation = default`, where the annotation is an expression such as
+/// `nl.hbm[nl.float32, 128, 512]`. A parameter without an annotation or default (`ty: None`) is a
+/// shape-generic HBM input, specialised from the inputs of a run; one with a default is a
+/// compile-time scalar (an integer, a float or a boolean).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Param {
     pub name: Ident,
     pub ty: Option<Expr>,
+    pub default: Option<Expr>,
     pub span: Span,
 }
 
@@ -77,10 +80,22 @@ pub enum StmtKind {
     },
     /// `return a` or `return a, b` (also `return (a, b)`); empty for a bare `return`.
     Return(Vec<Expr>),
-    /// `pass`
+    /// `pass`, and statements that do nothing in a kernel: `import` lines, docstrings.
     Pass,
+    /// `assert test` or `assert test, message`.
+    Assert { test: Expr, msg: Option<Expr> },
+    /// `if test: body else: orelse` (`elif` is an `If` alone in `orelse`).
+    If {
+        test: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
     /// A statement that failed to parse. A syntax diagnostic has been reported for it.
     Error,
+    /// A statement that failed to parse but visibly binds names (`a, b = broken +`): a syntax
+    /// diagnostic has been reported for it, and the checks bind the names to nothing, so that
+    /// their uses later in the file are silent while the rest of it is still checked.
+    Recovered { binds: Vec<Ident> },
 }
 
 /// The left-hand side of an assignment.
@@ -94,13 +109,15 @@ pub enum Target {
         indices: Vec<Index>,
         span: Span,
     },
+    /// `a, b = ...` (also `(a, b) = ...`): tuple unpacking into names.
+    Tuple { names: Vec<Ident>, span: Span },
 }
 
 impl Target {
     pub fn span(&self) -> Span {
         match self {
             Target::Name(id) => id.span.clone(),
-            Target::Subscript { span, .. } => span.clone(),
+            Target::Subscript { span, .. } | Target::Tuple { span, .. } => span.clone(),
         }
     }
 }
@@ -118,8 +135,10 @@ pub enum ExprKind {
     Float(f64),
     Bool(bool),
     None,
-    /// A string literal, without its quotes (only `num_stages="auto"` accepts one).
+    /// A string literal (its text without the quotes).
     Str(String),
+    /// `...`
+    Ellipsis,
     /// `value.attr`, as in `nl.float32` or `x.shape`.
     Attribute {
         value: Box<Expr>,
@@ -147,6 +166,20 @@ pub enum ExprKind {
         op: UnaryOp,
         operand: Box<Expr>,
     },
+    /// `lhs OP rhs` with a comparison operator.
+    Compare {
+        op: CmpOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `lhs and rhs`, `lhs or rhs`.
+    BoolOp {
+        and: bool,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `not operand`
+    Not(Box<Expr>),
     /// An expression that failed to parse. A syntax diagnostic has been reported for it.
     Error,
 }
@@ -192,6 +225,8 @@ pub enum BinOp {
     FloorDiv,
     /// `%`
     Mod,
+    /// `&`: of booleans (masks, conditions) or of compile-time integers.
+    BitAnd,
 }
 
 impl BinOp {
@@ -203,6 +238,7 @@ impl BinOp {
             BinOp::Div => "/",
             BinOp::FloorDiv => "//",
             BinOp::Mod => "%",
+            BinOp::BitAnd => "&",
         }
     }
 }
@@ -210,6 +246,50 @@ impl BinOp {
 impl fmt::Display for BinOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.symbol())
+    }
+}
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    /// `is`, `is not`: only against `None`.
+    Is,
+    IsNot,
+}
+
+impl CmpOp {
+    /// The operator of its source text (`"<="`), as the lexer cuts it.
+    pub fn from_symbol(s: &str) -> Option<CmpOp> {
+        Some(match s {
+            "==" => CmpOp::Eq,
+            "!=" => CmpOp::Ne,
+            "<" => CmpOp::Lt,
+            ">" => CmpOp::Gt,
+            "<=" => CmpOp::Le,
+            ">=" => CmpOp::Ge,
+            _ => return None,
+        })
+    }
+
+    /// Applies the comparison.
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Gt => a > b,
+            CmpOp::Le => a <= b,
+            CmpOp::Ge => a >= b,
+            // Identity of two values known at compile time: their equality.
+            CmpOp::Is => a == b,
+            CmpOp::IsNot => a != b,
+        }
     }
 }
 

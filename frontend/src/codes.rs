@@ -220,7 +220,7 @@ pub const NO_RETURN: &str = "E0190";
 pub const BAD_RETURN_VALUE: &str = "E0191";
 /// `return` somewhere other than the end of the kernel body.
 pub const MISPLACED_RETURN: &str = "E0192";
-/// A parameter without a valid `nl.hbm[DTYPE, ROWS, COLS]` annotation.
+/// A parameter with an annotation other than `nl.hbm[DTYPE, ROWS, COLS]`.
 pub const BAD_PARAM_TYPE: &str = "E0193";
 /// A `for` whose iterator is not a range call.
 pub const BAD_LOOP_ITER: &str = "E0194";
@@ -240,6 +240,16 @@ pub const DUPLICATE_RETURN: &str = "E0200";
 pub const REBIND_IN_LOOP: &str = "E0201";
 /// A loop bound (start or stop) beyond ±2^24.
 pub const LOOP_BOUND_RANGE: &str = "E0202";
+/// An `assert` whose compile-time condition is false.
+pub const ASSERT_FAILED: &str = "E0203";
+/// An `if` or `assert` condition (or a scalar parameter's default) that is not a compile-time
+/// value.
+pub const NOT_CONST: &str = "E0204";
+/// A parameter without a type whose shape the run does not give (`--input`, `--shape`).
+pub const UNSPECIALISED_PARAM: &str = "E0205";
+/// A `mask=` that would drop elements of a tile (nkc's tiles have a fixed size), or that is not a
+/// comparison of index expressions.
+pub const PARTIAL_MASK: &str = "E0206";
 
 // ---- Found at run time (E0900–) ----
 /// A kernel reads an element that nothing wrote (for example part of an `nl.ndarray`, on chip or

@@ -63,6 +63,16 @@ pub enum Token<'src> {
     True,
     False,
     None,
+    If,
+    Elif,
+    Else,
+    Import,
+    From,
+    As,
+    Assert,
+    And,
+    Or,
+    Not,
     // Operators.
     Plus,
     Minus,
@@ -70,9 +80,19 @@ pub enum Token<'src> {
     Slash,
     DoubleSlash,
     Percent,
-    /// `**`, `@`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `//=`, `%=`, `;` and Python's keywords other than
-    /// the ones above (`if`, `while`, `import`, ...): Python syntax the kernel language does not
-    /// have. Kept as one token so that the parser can name it.
+    /// A comparison operator: `==`, `!=`, `<`, `>`, `<=`, `>=`.
+    Compare(&'src str),
+    /// `@`, which starts a decorator line.
+    At,
+    /// `...`
+    Ellipsis,
+    /// `&`
+    Amp,
+    /// `is`
+    Is,
+    /// `**`, `//=`, `%=`, `;` and Python's keywords other than the ones above (`while`, `class`,
+    /// `lambda`, ...): Python syntax the kernel language does not have. Kept as one token so that
+    /// the parser can name it.
     Unsupported(&'src str),
     Assign,
     PlusAssign,
@@ -105,7 +125,7 @@ impl Token<'_> {
             Token::Int(v) => format!("`{v}`"),
             Token::Float(v) => format!("`{v:?}`"),
             Token::Str(_) => "a string literal".to_string(),
-            Token::Unsupported(s) => format!("`{s}`"),
+            Token::Unsupported(s) | Token::Compare(s) => format!("`{s}`"),
             Token::Newline => "end of line".to_string(),
             Token::Indent => "an indented line".to_string(),
             Token::Dedent => "the end of the block".to_string(),
@@ -126,6 +146,20 @@ impl Token<'_> {
             Token::True => "True",
             Token::False => "False",
             Token::None => "None",
+            Token::If => "if",
+            Token::Elif => "elif",
+            Token::Else => "else",
+            Token::Import => "import",
+            Token::From => "from",
+            Token::As => "as",
+            Token::Assert => "assert",
+            Token::And => "and",
+            Token::Or => "or",
+            Token::Not => "not",
+            Token::At => "@",
+            Token::Ellipsis => "...",
+            Token::Amp => "&",
+            Token::Is => "is",
             Token::Plus => "+",
             Token::Minus => "-",
             Token::Star => "*",
@@ -180,6 +214,41 @@ enum Raw {
     False,
     #[token("None")]
     None,
+    #[token("if")]
+    If,
+    #[token("elif")]
+    Elif,
+    #[token("else")]
+    Else,
+    #[token("import")]
+    Import,
+    #[token("from")]
+    From,
+    #[token("as")]
+    As,
+    #[token("assert")]
+    Assert,
+    #[token("and")]
+    And,
+    #[token("or")]
+    Or,
+    #[token("not")]
+    Not,
+    #[token("@")]
+    At,
+    #[token("...")]
+    Ellipsis,
+    #[token("&")]
+    Amp,
+    #[token("is")]
+    Is,
+    #[token("==")]
+    #[token("!=")]
+    #[token("<")]
+    #[token(">")]
+    #[token("<=")]
+    #[token(">=")]
+    Compare,
     #[regex(r"[0-9](_?[0-9])*")]
     Int,
     #[regex(r"[0-9](_?[0-9])*\.([0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?")]
@@ -188,6 +257,8 @@ enum Raw {
     Float,
     #[regex(r#""([^"\\\r\n]|\\[^\r\n])*""#)]
     #[regex(r#"'([^'\\\r\n]|\\[^\r\n])*'"#)]
+    #[token(r#"""""#, |lex| triple_quoted(lex, "\"\"\""))]
+    #[token("'''", |lex| triple_quoted(lex, "'''"))]
     Str,
     #[token("+")]
     Plus,
@@ -202,38 +273,20 @@ enum Raw {
     #[token("%")]
     Percent,
     #[token("**")]
-    #[token("@")]
-    #[token("==")]
-    #[token("!=")]
-    #[token("<")]
-    #[token(">")]
-    #[token("<=")]
-    #[token(">=")]
     #[token("//=")]
     #[token("%=")]
     #[token(";")]
-    #[token("if")]
-    #[token("elif")]
-    #[token("else")]
     #[token("while")]
-    #[token("import")]
-    #[token("from")]
-    #[token("as")]
     #[token("class")]
     #[token("with")]
     #[token("try")]
     #[token("except")]
     #[token("finally")]
     #[token("lambda")]
-    #[token("and")]
-    #[token("or")]
-    #[token("not")]
-    #[token("is")]
     #[token("yield")]
     #[token("global")]
     #[token("nonlocal")]
     #[token("del")]
-    #[token("assert")]
     #[token("raise")]
     #[token("break")]
     #[token("continue")]
@@ -684,6 +737,21 @@ impl<'src> Layout<'src, '_> {
                 Raw::True => Token::True,
                 Raw::False => Token::False,
                 Raw::None => Token::None,
+                Raw::If => Token::If,
+                Raw::Elif => Token::Elif,
+                Raw::Else => Token::Else,
+                Raw::Import => Token::Import,
+                Raw::From => Token::From,
+                Raw::As => Token::As,
+                Raw::Assert => Token::Assert,
+                Raw::And => Token::And,
+                Raw::Or => Token::Or,
+                Raw::Not => Token::Not,
+                Raw::At => Token::At,
+                Raw::Ellipsis => Token::Ellipsis,
+                Raw::Amp => Token::Amp,
+                Raw::Is => Token::Is,
+                Raw::Compare => Token::Compare(text),
                 Raw::Int => self.int(text, span.clone()),
                 Raw::Float => self.float(text, span.clone()),
                 Raw::Str => Token::Str(text),
@@ -762,6 +830,8 @@ impl<'src> Layout<'src, '_> {
         let mut error = Error::new(codes::BAD_CHARACTER, message, span).with_label(label);
         if text.starts_with('\\') {
             error = error.with_help("a `\\` continues a line only when it is the last character");
+        } else if text.starts_with("\"\"\"") || text.starts_with("'''") {
+            error = error.with_help("this triple-quoted string is never closed");
         } else if text.starts_with(['"', '\'']) {
             error = error.with_help("string literals must end on the line they start");
         }
@@ -878,6 +948,27 @@ impl<'src> Layout<'src, '_> {
             }
         }
     }
+}
+
+/// The callback of a triple-quoted string (a docstring): the text up to the closing `quote`, which
+/// may span lines. A string never closed is an error token (reported as a bad character).
+fn triple_quoted(lex: &mut logos::Lexer<'_, Raw>, quote: &str) -> bool {
+    let rest = lex.remainder();
+    let mut i = 0;
+    while i < rest.len() {
+        if rest[i..].starts_with(quote) {
+            lex.bump(i + quote.len());
+            return true;
+        }
+        // A backslash escapes the next character (a quote included).
+        let step = if rest.as_bytes()[i] == b'\\' { 2 } else { 1 };
+        i += step;
+        while i < rest.len() && !rest.is_char_boundary(i) {
+            i += 1;
+        }
+    }
+    lex.bump(rest.len());
+    false
 }
 
 /// The byte offsets of the openers that Python's bracket matching leaves unclosed: still open at

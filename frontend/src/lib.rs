@@ -2,8 +2,10 @@
 //!
 //! The stages run in order: [`parse`] (lexer and parser, with recovery), [`check::check_module`]
 //! (the semantic checks, producing a resolved form of each kernel) and [`lower::lower_kernel`]
-//! (to Penguin IR). [`check_source`] and [`compile`] chain them. After a syntax error neither runs
-//! the semantic checks, so that recovery nodes never cause follow-on diagnostics.
+//! (to Penguin IR). [`check_source`] and [`compile`] chain them. After a syntax error both still
+//! run the semantic checks on the rest of the file, and report their findings after (in source
+//! order with) the syntax errors; recovery nodes are silent there, so that they cause no
+//! follow-on diagnostics, and a file with a syntax error never compiles.
 
 pub mod ast;
 pub mod check;
@@ -12,6 +14,19 @@ pub mod diagnostic;
 pub mod lexer;
 pub mod lower;
 pub mod parser;
+
+use std::collections::HashMap;
+
+/// The dtype and shape that a run gives a kernel parameter written without a type: the kernel is
+/// specialised for them, as NKI's tracing specialises a kernel for its inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSpec {
+    pub dtype: penguin::DType,
+    pub shape: Vec<u64>,
+}
+
+/// Parameter name to its [`ParamSpec`]. Typed parameters ignore it.
+pub type Specs = HashMap<String, ParamSpec>;
 
 /// Parses a whole file. Always returns a module (with `Error` nodes where recovery happened) and
 /// every syntax error found, in source order.
@@ -23,18 +38,31 @@ pub fn parse(source: &str) -> (ast::Module, Vec<diagnostic::Error>) {
 /// Empty means the file is good. Used by `nkc check`. A file with no kernel is an error here as
 /// in [`compile`], so that `check` and `run` agree.
 pub fn check_source(source: &str, kernel: Option<&str>) -> Vec<diagnostic::Error> {
-    let (module, errors) = parse(source);
-    if !errors.is_empty() {
-        return errors;
-    }
-    let mut errors = match check::check_module(&module, kernel) {
+    check_source_with(source, kernel, &Specs::new())
+}
+
+/// [`check_source`] with the shapes of untyped parameters.
+pub fn check_source_with(
+    source: &str,
+    kernel: Option<&str>,
+    specs: &Specs,
+) -> Vec<diagnostic::Error> {
+    let (module, syntax) = parse(source);
+    let mut errors = match check::check_module(&module, kernel, specs) {
         Ok(_) => Vec::new(),
         Err(errors) => errors,
     };
-    if kernel.is_none() && module.kernels.is_empty() {
+    if kernel.is_none() && module.kernels.is_empty() && syntax.is_empty() {
         errors.push(no_kernel());
     }
-    errors
+    if syntax.is_empty() {
+        return errors;
+    }
+    // The semantic errors of the rest of the file follow its syntax errors, in source order.
+    let mut all = syntax;
+    all.extend(errors);
+    all.sort_by_key(|e| (e.span.start, e.span.end));
+    all
 }
 
 /// The diagnostic for a file that defines no kernel.
@@ -49,9 +77,18 @@ pub fn compile(
     source: &str,
     kernel: Option<&str>,
 ) -> Result<penguin::Function, Vec<diagnostic::Error>> {
+    compile_with(source, kernel, &Specs::new())
+}
+
+/// [`compile`], with the kernel specialised for the shapes of its untyped parameters.
+pub fn compile_with(
+    source: &str,
+    kernel: Option<&str>,
+    specs: &Specs,
+) -> Result<penguin::Function, Vec<diagnostic::Error>> {
     let (module, errors) = parse(source);
     if !errors.is_empty() {
-        return Err(errors);
+        return Err(check_source_with(source, kernel, specs));
     }
     let name = match (kernel, module.kernels.as_slice()) {
         (Some(name), _) => name.to_string(),
@@ -77,7 +114,7 @@ pub fn compile(
             ))]);
         }
     };
-    let mut checked = check::check_module(&module, Some(&name))?;
+    let mut checked = check::check_module(&module, Some(&name), specs)?;
     // Exactly one kernel is selected by name; duplicates are an error reported above.
     let k = checked
         .pop()

@@ -1,9 +1,14 @@
 //! The parser: tokens (from `lexer`) to the AST, with error recovery (chumsky).
 //!
-//! The grammar is the Python subset of `LANGUAGE.md`: a module of `def` kernels and simple
-//! statements; blocks made of `Newline Indent stmt+ Dedent`; assignments, augmented assignments,
-//! expression statements, `for`, `return`, `pass`; expressions with Python's precedence
-//! (`+ -` < `* / // %` < unary `- +` < calls, attributes, subscripts < atoms).
+//! The grammar is the Python subset of `LANGUAGE.md`: a module of `def` kernels (each after any
+//! number of decorator lines `@expr`, which are ignored) and simple statements; blocks made of
+//! `Newline Indent stmt+ Dedent`; assignments (to a name, a subscript, or a tuple of names),
+//! augmented assignments, expression statements (a bare string, such as a docstring, is `pass`),
+//! `for`, `if` / `elif` / `else`, `assert test[, msg]`, `import` / `from ... import` lines (kept
+//! as `pass`), `return`, `pass`; parameters `name[: annotation][= default]`; expressions with
+//! Python's precedence (`or` < `and` < `not` < comparisons and `is [not]` < `&` < `+ -` <
+//! `* / // %` < unary `- +` < calls, attributes, subscripts < atoms, which include strings,
+//! `...` and list displays `[a, b]`, read as tuples).
 //!
 //! Recovery, from the most precise to the bluntest:
 //! - a missing `:` at the end of a `def`/`for` header is reported and assumed;
@@ -41,6 +46,8 @@ const L_END: &str = "end of line";
 const L_PARAMS: &str = "`(` and the parameters";
 const L_COLON_FOR: &str = "`:` after the `for` header";
 const L_COLON_DEF: &str = "`:` after the `def` header";
+const L_COLON_IF: &str = "`:` after the `if` header";
+const L_COLON_ELSE: &str = "`:` after `else`";
 
 /// Parses a whole file: lexes it, parses the tokens and merges the diagnostics of both.
 pub fn parse(source: &str) -> (Module, Vec<Error>) {
@@ -63,6 +70,18 @@ pub fn parse(source: &str) -> (Module, Vec<Error>) {
         module.unwrap_or_default(),
         merge(source, lex_errors, parse_errors),
     )
+}
+
+/// The text of a string literal without its quotes (one or three of them).
+fn string_text(text: &str) -> String {
+    let q = if text.starts_with("\"\"\"") || text.starts_with("'''") {
+        3
+    } else {
+        1
+    };
+    text.get(q..text.len().saturating_sub(q))
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn sp(s: SimpleSpan) -> Span {
@@ -131,6 +150,8 @@ where
             Token::True => ExprKind::Bool(true),
             Token::False => ExprKind::Bool(false),
             Token::None => ExprKind::None,
+            Token::Str(text) => ExprKind::Str(string_text(text)),
+            Token::Ellipsis => ExprKind::Ellipsis,
             Token::Error => ExprKind::Error,
         }
         .map_with(|kind, e| Expr {
@@ -171,18 +192,33 @@ where
                 },
             )));
 
-        let atom = literal.or(paren).boxed();
-
-        // Calls: positional arguments, then keyword arguments. A string literal is a value only
-        // as `num_stages="auto"`; anywhere else it stays a syntax error.
-        let string = select! { Token::Str(s) => ExprKind::Str(s[1..s.len() - 1].to_string()) }
-            .map_with(|kind, e| Expr {
-                kind,
+        // `[a, b]`: a list, which the language treats as a tuple (`axis=[1]`, shapes).
+        let list = expr
+            .clone()
+            .separated_by(just(Token::Comma))
+            .allow_trailing()
+            .collect::<Vec<Expr>>()
+            .delimited_by(just(Token::LBracket), just(Token::RBracket))
+            .map_with(|items, e| Expr {
+                kind: ExprKind::Tuple(items),
                 span: sp(e.span()),
-            });
+            })
+            .recover_with(via_parser(nested_delimiters(
+                Token::LBracket,
+                Token::RBracket,
+                [(Token::LParen, Token::RParen)],
+                |span| Expr {
+                    kind: ExprKind::Error,
+                    span: sp(span),
+                },
+            )));
+
+        let atom = literal.or(paren).or(list).boxed();
+
+        // Calls: positional arguments, then keyword arguments.
         let kwarg = ident()
             .then_ignore(just(Token::Assign))
-            .then(string.or(expr.clone()))
+            .then(expr.clone())
             .map_with(|(name, value), e| {
                 Arg::Kw(Keyword {
                     name,
@@ -216,21 +252,7 @@ where
                             }
                             pos.push(a);
                         }
-                        Arg::Kw(k) => {
-                            if matches!(k.value.kind, ExprKind::Str(_))
-                                && k.name.name != "num_stages"
-                            {
-                                emitter.emit(custom(
-                                    Error::new(
-                                        codes::UNSUPPORTED_SYNTAX,
-                                        "string literals are not part of the kernel language",
-                                        k.value.span.clone(),
-                                    )
-                                    .with_label("string literal"),
-                                ));
-                            }
-                            kws.push(k)
-                        }
+                        Arg::Kw(k) => kws.push(k),
                     }
                 }
                 Postfix::Call(pos, kws)
@@ -357,11 +379,81 @@ where
             Token::Minus => BinOp::Sub,
         }
         .labelled(L_OPERATOR);
-        product
+        let sum = product
             .clone()
             .foldl_with(add_op.then(product).repeated(), move |lhs, (op, rhs), e| {
                 binary(op, lhs, rhs, e.span())
             })
+            .boxed();
+        // `&`, which binds tighter than comparisons (masks write `(a < n) & (b < m)`).
+        let bit_and = sum
+            .clone()
+            .foldl_with(
+                just(Token::Amp).ignore_then(sum).repeated(),
+                move |lhs, rhs, e| binary(BinOp::BitAnd, lhs, rhs, e.span()),
+            )
+            .boxed();
+        // Comparisons, `not`, `and`, `or` (loosest last), each folded iteratively.
+        let is_op = just(Token::Is)
+            .ignore_then(just(Token::Not).or_not())
+            .map(|not| {
+                if not.is_some() {
+                    CmpOp::IsNot
+                } else {
+                    CmpOp::Is
+                }
+            });
+        let cmp_op = select! { Token::Compare(s) => s }
+            .try_map(|s: &str, span| {
+                CmpOp::from_symbol(s).ok_or_else(|| Rich::custom(span, unsupported(s, sp(span))))
+            })
+            .or(is_op)
+            .labelled(L_OPERATOR);
+        let comparison = bit_and
+            .clone()
+            .foldl_with(cmp_op.then(bit_and).repeated(), |lhs, (op, rhs), e| Expr {
+                kind: ExprKind::Compare {
+                    op,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                },
+                span: sp(e.span()),
+            })
+            .boxed();
+        let not = just(Token::Not)
+            .map_with(|_, e| sp(e.span()))
+            .repeated()
+            .collect::<Vec<Span>>()
+            .then(comparison)
+            .map(|(nots, operand)| {
+                nots.into_iter().rev().fold(operand, |acc, span| Expr {
+                    span: span.start..acc.span.end,
+                    kind: ExprKind::Not(Box::new(acc)),
+                })
+            })
+            .boxed();
+        let bool_op = |and: bool| {
+            move |lhs: Expr, rhs: Expr, e: &mut chumsky::input::MapExtra<'t, '_, I, Ex<'t, 's>>| {
+                Expr {
+                    kind: ExprKind::BoolOp {
+                        and,
+                        lhs: Box::new(lhs),
+                        rhs: Box::new(rhs),
+                    },
+                    span: sp(e.span()),
+                }
+            }
+        };
+        let conjunction = not
+            .clone()
+            .foldl_with(just(Token::And).ignore_then(not).repeated(), bool_op(true))
+            .boxed();
+        conjunction
+            .clone()
+            .foldl_with(
+                just(Token::Or).ignore_then(conjunction).repeated(),
+                bool_op(false),
+            )
             .labelled(L_EXPR)
             .boxed()
     })
@@ -426,6 +518,31 @@ fn to_target(lhs: Expr) -> Result<Target, Box<Error>> {
                 .with_help("only `name = ...` and `name[...] = ...` are assignments"),
             )),
         },
+        ExprKind::Tuple(items) => {
+            let mut names = Vec::new();
+            for item in items {
+                match item.kind {
+                    ExprKind::Name(name) => names.push(Ident {
+                        name,
+                        span: item.span,
+                    }),
+                    _ => {
+                        return Err(Box::new(
+                            Error::new(
+                                codes::BAD_TARGET,
+                                "tuple unpacking binds plain names only",
+                                item.span,
+                            )
+                            .with_label("not a name")
+                            .with_help(
+                                "write `a, b = ...` with names, then update tiles one by one",
+                            ),
+                        ))
+                    }
+                }
+            }
+            Ok(Target::Tuple { names, span })
+        }
         _ => Err(Box::new(
             Error::new(codes::BAD_TARGET, "cannot assign to this expression", span)
                 .with_label("not a name or a subscript of a name")
@@ -461,6 +578,45 @@ where
                 }
             });
 
+        // `if test: ...`, any number of `elif test: ...`, then optionally `else: ...`; an `elif`
+        // is an `if` alone in the `else` branch of the one before.
+        let else_block = just(Token::Else)
+            .ignore_then(header_colon(L_COLON_ELSE, "else"))
+            .ignore_then(block.clone());
+        let elif = just(Token::Elif)
+            .map_with(|_, e| sp(e.span()))
+            .then(expr.clone())
+            .then_ignore(header_colon(L_COLON_IF, "elif"))
+            .then(block.clone());
+        let if_stmt = just(Token::If)
+            .map_with(|_, e| sp(e.span()))
+            .then(expr.clone())
+            .then_ignore(header_colon(L_COLON_IF, "if"))
+            .then(block.clone())
+            .then(elif.repeated().collect::<Vec<_>>())
+            .then(else_block.or_not())
+            .map(|((((kw, test), body), elifs), orelse)| {
+                let mut orelse = orelse.unwrap_or_default();
+                for ((kw, test), body) in elifs.into_iter().rev() {
+                    let end = orelse
+                        .last()
+                        .or(body.last())
+                        .map_or(kw.end, |s: &Stmt| s.span.end);
+                    orelse = vec![Stmt {
+                        kind: StmtKind::If { test, body, orelse },
+                        span: kw.start..end,
+                    }];
+                }
+                let end = orelse
+                    .last()
+                    .or(body.last())
+                    .map_or(kw.end, |s: &Stmt| s.span.end);
+                Stmt {
+                    kind: StmtKind::If { test, body, orelse },
+                    span: kw.start..end,
+                }
+            });
+
         let ret = just(Token::Return)
             .ignore_then(
                 expr.clone()
@@ -485,11 +641,30 @@ where
             Token::StarAssign => Some(BinOp::Mul),
             Token::SlashAssign => Some(BinOp::Div),
         };
-        let assign_or_expr = expr
+        // `a, b` where a tuple may stand without brackets (both sides of `=`).
+        let expr_list = expr
             .clone()
-            .then(assign_op.then(expr.clone()).or_not())
+            .separated_by(just(Token::Comma))
+            .at_least(1)
+            .collect::<Vec<Expr>>()
+            .then(just(Token::Comma).or_not().map(|c| c.is_some()))
+            .map_with(|(mut items, trailing), e| {
+                if items.len() == 1 && !trailing {
+                    items.pop().expect("one item")
+                } else {
+                    Expr {
+                        kind: ExprKind::Tuple(items),
+                        span: sp(e.span()),
+                    }
+                }
+            });
+        let assign_or_expr = expr_list
+            .clone()
+            .then(assign_op.then(expr_list).or_not())
             .validate(|(lhs, rhs), _, emitter| match rhs {
                 None if lhs.kind == ExprKind::Error => StmtKind::Error,
+                // A docstring, or any bare string: it does nothing.
+                None if matches!(lhs.kind, ExprKind::Str(_)) => StmtKind::Pass,
                 None => StmtKind::Expr(lhs),
                 Some((op, value)) => match to_target(lhs) {
                     Ok(target) => match op {
@@ -503,12 +678,28 @@ where
                 },
             });
 
-        let simple = choice((ret, just(Token::Pass).to(StmtKind::Pass), assign_or_expr))
-            .map_with(|kind, e| Stmt {
-                kind,
-                span: sp(e.span()),
-            })
-            .then_ignore(end_of_line());
+        let assert = just(Token::Assert)
+            .ignore_then(expr.clone())
+            .then(just(Token::Comma).ignore_then(expr.clone()).or_not())
+            .map(|(test, msg)| StmtKind::Assert { test, msg });
+        // `import m [as n]`, `from m import a, b`: the names are NKI's modules, which nkc knows.
+        let import = just(Token::Import)
+            .or(just(Token::From))
+            .then(none_of([Token::Newline]).repeated())
+            .to(StmtKind::Pass);
+
+        let simple = choice((
+            ret,
+            just(Token::Pass).to(StmtKind::Pass),
+            assert,
+            import,
+            assign_or_expr,
+        ))
+        .map_with(|kind, e| Stmt {
+            kind,
+            span: sp(e.span()),
+        })
+        .then_ignore(end_of_line());
 
         // An indented block where none was opened (the lexer normally catches this first).
         let stray_block = just(Token::Indent)
@@ -530,21 +721,59 @@ where
                 s
             });
 
-        // Recovery: skip the rest of the logical line, and the block after it if there is one.
+        // Recovery: skip the rest of the logical line, and the block after it if there is one;
+        // keep the names the line visibly binds (`a, b = ...`).
         let skip_line = none_of([Token::Newline, Token::Indent, Token::Dedent])
+            .map_with(|t, e| (t, sp(e.span())))
             .repeated()
-            .map_with(|_, e| sp(e.span()))
+            .collect::<Vec<(Token<'s>, Span)>>()
+            .map_with(|toks, e| (toks, sp(e.span())))
             .then_ignore(block.ignored().or(just(Token::Newline).ignored()))
-            .map(|span| Stmt {
-                kind: StmtKind::Error,
-                span,
+            .map(|(toks, span)| {
+                let binds = bound_names(&toks);
+                Stmt {
+                    kind: if binds.is_empty() {
+                        StmtKind::Error
+                    } else {
+                        StmtKind::Recovered { binds }
+                    },
+                    span,
+                }
             });
 
-        choice((for_stmt, simple, stray_block))
+        choice((for_stmt, if_stmt, simple, stray_block))
             .labelled(L_STMT)
             .recover_with(via_parser(skip_line))
             .boxed()
     })
+}
+
+/// The names a broken line binds: `name (, name)* OP`, with `OP` an assignment, at its start.
+fn bound_names(toks: &[(Token<'_>, Span)]) -> Vec<Ident> {
+    let mut names = Vec::new();
+    let mut expect_name = true;
+    for (t, span) in toks {
+        match (t, expect_name) {
+            (Token::Name(n), true) => {
+                names.push(Ident {
+                    name: n.to_string(),
+                    span: span.clone(),
+                });
+                expect_name = false;
+            }
+            (Token::Comma, false) => expect_name = true,
+            (
+                Token::Assign
+                | Token::PlusAssign
+                | Token::MinusAssign
+                | Token::StarAssign
+                | Token::SlashAssign,
+                false,
+            ) => return names,
+            _ => return Vec::new(),
+        }
+    }
+    Vec::new()
 }
 
 /// A top-level item of a module.
@@ -567,11 +796,17 @@ where
 
     let param = ident()
         .then(just(Token::Colon).ignore_then(expr.clone()).or_not())
-        .map_with(|(name, ty), e| Param {
+        .then(just(Token::Assign).ignore_then(expr.clone()).or_not())
+        .map_with(|((name, ty), default), e| Param {
             name,
             ty,
+            default,
             span: sp(e.span()),
         });
+    // `@nki.jit`, `@nki.jit(mode="simulation")`: decorators are accepted and ignored.
+    let decorator = just(Token::At)
+        .ignore_then(expr.clone())
+        .then_ignore(just(Token::Newline));
     let params = param
         .separated_by(just(Token::Comma))
         .allow_trailing()
@@ -585,7 +820,9 @@ where
         )))
         .labelled(L_PARAMS);
 
-    let kernel = just(Token::Def)
+    let kernel = decorator
+        .repeated()
+        .ignore_then(just(Token::Def))
         .map_with(|_, e| sp(e.span()))
         .then(ident())
         .then(params)
@@ -678,6 +915,7 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
             )
         }
         Some(Token::Unsupported(op)) => return Some(unsupported(op, span)),
+        Some(Token::At) => return Some(unsupported("@", span)),
         Some(Token::Str(_)) => {
             return Some(
                 Error::new(
@@ -704,7 +942,12 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
     if stale_block {
         labels.retain(|l| *l != L_BLOCK);
     }
-    for (label, header) in [(L_COLON_FOR, "for"), (L_COLON_DEF, "def")] {
+    for (label, header) in [
+        (L_COLON_FOR, "for"),
+        (L_COLON_DEF, "def"),
+        (L_COLON_IF, "if"),
+        (L_COLON_ELSE, "else"),
+    ] {
         if labels.contains(&label) {
             return Some(
                 Error::new(
@@ -751,7 +994,12 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
                 continue;
             }
             RichPattern::Token(t) => match &**t {
-                Token::LParen | Token::LBracket | Token::Dot => {
+                Token::LParen
+                | Token::LBracket
+                | Token::Dot
+                | Token::And
+                | Token::Or
+                | Token::Amp => {
                     continuation = true;
                     continue;
                 }
@@ -810,12 +1058,11 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
 fn unsupported(op: &str, span: Span) -> Error {
     let help = match op {
         "**" => "write the power as a product, or use an `nl` function",
-        "@" => "use `nl.matmul`",
+        "@" => "for a matrix product use `nl.matmul(x, y, transpose_x=True)`; `@` starts a line only as a decorator (`@nki.jit`)",
         ";" => "write one statement per line",
         "//=" | "%=" => "write `x = x // y` or `x = x % y`",
-        "==" | "!=" | "<" | ">" | "<=" | ">=" => "comparisons are not part of the kernel language",
         _ => {
-            "the kernel language has the statements `def`, `for`, `return`, `pass` and assignments"
+            "the kernel language has the statements `def`, `for`, `if`, `assert`, `return`, `pass`, `import` and assignments"
         }
     };
     Error::new(

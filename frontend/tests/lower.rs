@@ -473,13 +473,19 @@ fn choosing_a_kernel() {
 }
 
 #[test]
-fn syntax_errors_stop_before_the_checks() {
-    // `undefined` would be a semantic error; only the syntax error is reported.
-    let src = "def k(a: nl.hbm[nl.float32, 128, 128]):\n    x = undefined +\n    return c\n";
-    let errors = frontend::compile(src, None).expect_err("syntax error");
-    assert!(!errors.is_empty());
-    assert!(errors.iter().all(|e| e.code < "E0100"), "{errors:?}");
-    assert_eq!(frontend::check_source(src, None), errors);
+fn the_checks_run_past_a_syntax_error() {
+    // The broken line binds `x`: using it later is silent, and `undefined` inside the broken
+    // line is not judged; `c` is undefined for real, and a later kernel is checked too.
+    let src = "def k(a: nl.hbm[nl.float32, 128, 128]):\n    x = undefined +\n    y = nl.exp(x)\n    return c\ndef k2(a):\n    return a\n";
+    let errors = frontend::compile(src, Some("k")).expect_err("syntax error");
+    let codes: Vec<(&str, usize)> = errors
+        .iter()
+        .map(|e| (e.code, src[..e.span.start].matches('\n').count() + 1))
+        .collect();
+    assert_eq!(codes, vec![("E0013", 2), ("E0100", 4)], "{errors:#?}");
+    let all = frontend::check_source(src, None);
+    assert_eq!(all.len(), 3, "{all:#?}");
+    assert_eq!(all[2].code, frontend::codes::UNSPECIALISED_PARAM);
 }
 
 #[test]

@@ -11,6 +11,17 @@ const PIECES: &[&str] = &[
     "in",
     "return",
     "pass",
+    "if",
+    "elif",
+    "else",
+    "assert",
+    "import",
+    "and",
+    "not",
+    "@",
+    "...",
+    "<=",
+    "\"\"\"",
     "True",
     "None",
     "x",
@@ -94,7 +105,10 @@ fn expr_has_error(e: &Expr) -> bool {
         }
         ExprKind::Tuple(items) => items.iter().any(expr_has_error),
         ExprKind::Binary { lhs, rhs, .. } => expr_has_error(lhs) || expr_has_error(rhs),
-        ExprKind::Unary { operand, .. } => expr_has_error(operand),
+        ExprKind::Unary { operand, .. } | ExprKind::Not(operand) => expr_has_error(operand),
+        ExprKind::Compare { lhs, rhs, .. } | ExprKind::BoolOp { lhs, rhs, .. } => {
+            expr_has_error(lhs) || expr_has_error(rhs)
+        }
         _ => false,
     }
 }
@@ -108,7 +122,7 @@ fn index_has_error(i: &Index) -> bool {
 
 fn stmt_has_error(s: &Stmt) -> bool {
     match &s.kind {
-        StmtKind::Error => true,
+        StmtKind::Error | StmtKind::Recovered { .. } => true,
         StmtKind::Assign { target, value } | StmtKind::AugAssign { target, value, .. } => {
             expr_has_error(value)
                 || matches!(target, Target::Subscript { indices, .. } if indices.iter().any(index_has_error))
@@ -116,6 +130,12 @@ fn stmt_has_error(s: &Stmt) -> bool {
         StmtKind::Expr(e) => expr_has_error(e),
         StmtKind::For { iter, body, .. } => expr_has_error(iter) || body.iter().any(stmt_has_error),
         StmtKind::Return(values) => values.iter().any(expr_has_error),
+        StmtKind::Assert { test, msg } => {
+            expr_has_error(test) || msg.as_ref().is_some_and(expr_has_error)
+        }
+        StmtKind::If { test, body, orelse } => {
+            expr_has_error(test) || body.iter().chain(orelse).any(stmt_has_error)
+        }
         StmtKind::Pass => false,
     }
 }

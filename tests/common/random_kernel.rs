@@ -333,6 +333,7 @@ pub fn run_checked_peeled(seed: u64, mode: nkc::run::PipelineMode, peel: bool) -
         text: text.clone(),
     };
     let opts = RunOptions {
+        specialise: Default::default(),
         kernel: None,
         engine: Engine::Sim,
         pipeline: mode,

@@ -6,6 +6,7 @@
 //! overflow or a division by zero is a diagnostic, never a panic. [`Checker::const_int`] further
 //! requires the result not to depend on any loop variable.
 
+use super::comptime::{builtin_name, is_tile_size, tile_size, Const};
 use super::{Checker, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Index, Span, UnaryOp};
 use crate::codes;
@@ -80,8 +81,39 @@ impl Checker<'_> {
                     );
                     None
                 }
+                Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
+                    self.error(
+                        Error::new(
+                            codes::NOT_CONST_INT,
+                            format!("expected an integer, found the scalar `{n}`"),
+                            e.span.clone(),
+                        )
+                        .with_label("a float or a boolean, not an integer")
+                        .with_help("convert it with `int(...)` or `math.ceil(...)`"),
+                    );
+                    None
+                }
                 Value::Error => None,
             },
+            ExprKind::Call { func, .. } if builtin_name(func).is_some() => self.int_of_const(e),
+            ExprKind::Attribute { .. } if is_tile_size(e).is_some() => {
+                let attr = is_tile_size(e).expect("checked by the guard");
+                match tile_size(&attr.name) {
+                    Some(v) => Some(AffineExpr::constant(v)),
+                    None => {
+                        self.error(
+                            Error::new(
+                                codes::NOT_CONST_INT,
+                                format!("`nl.tile_size.{}` is not a tile size nkc knows", attr.name),
+                                attr.span.clone(),
+                            )
+                            .with_label("unknown tile size")
+                            .with_note("the tile sizes are pmax (128), psum_fmax (512), gemm_stationary_fmax (128) and gemm_moving_fmax (512)"),
+                        );
+                        None
+                    }
+                }
+            }
             ExprKind::Unary { op, operand } => {
                 let a = self.affine(operand)?;
                 match op {
@@ -112,6 +144,25 @@ impl Checker<'_> {
                 self.error(
                     Error::new(codes::NOT_CONST_INT, "expected an integer", e.span.clone())
                         .with_label("not an integer expression"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A builtin call (`math.ceil(n / 128)`) that must give an integer.
+    fn int_of_const(&mut self, e: &Expr) -> Option<AffineExpr> {
+        match self.const_value(e)? {
+            Const::Int(v) => Some(AffineExpr::constant(v)),
+            _ => {
+                self.error(
+                    Error::new(
+                        codes::NOT_CONST_INT,
+                        "expected an integer, found a float",
+                        e.span.clone(),
+                    )
+                    .with_label("this is a float")
+                    .with_help("convert it with `int(...)` or `math.ceil(...)`"),
                 );
                 None
             }
@@ -177,6 +228,21 @@ impl Checker<'_> {
                 );
                 None
             }
+            BinOp::BitAnd => {
+                let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
+                    self.error(
+                        Error::new(
+                            codes::NOT_AFFINE,
+                            "`&` of a loop variable is not an affine index",
+                            span.clone(),
+                        )
+                        .with_label("depends on a loop variable")
+                        .with_note("`&` needs compile-time integer operands"),
+                    );
+                    return None;
+                };
+                Some(AffineExpr::constant(x & y))
+            }
             BinOp::FloorDiv | BinOp::Mod => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
                     self.error(
@@ -227,36 +293,7 @@ impl Checker<'_> {
             );
             return None;
         }
-        let size = match &base.kind {
-            ExprKind::Name(n) => match self.lookup(n, &base.span) {
-                Value::Tile(t) => t.size,
-                Value::Param(t) => self.tensor(t).shape,
-                Value::Error => return None,
-                Value::Int(_) | Value::Iv(_) => {
-                    self.error(
-                        Error::new(
-                            codes::BAD_SHAPE_ACCESS,
-                            format!("`{n}` is an integer; it has no shape"),
-                            base.span.clone(),
-                        )
-                        .with_label("not a tensor"),
-                    );
-                    return None;
-                }
-            },
-            ExprKind::Error => return None,
-            _ => {
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE_ACCESS,
-                        "`.shape` is only available on a tensor name",
-                        base.span.clone(),
-                    )
-                    .with_label("not a tensor name"),
-                );
-                return None;
-            }
-        };
+        let size = self.shape_value(base)?;
         let k = match indices {
             [Index::Expr(ix)] => self.const_int(ix)?,
             _ => {
@@ -274,20 +311,25 @@ impl Checker<'_> {
                 return None;
             }
         };
-        match k {
-            0 | 1 => Some(AffineExpr::constant(size[k as usize] as i64)),
-            _ => {
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE_ACCESS,
-                        format!("tensors have 2 dimensions; `.shape[{k}]` does not exist"),
-                        e.span.clone(),
-                    )
-                    .with_label("index must be 0 or 1"),
-                );
-                None
-            }
+        // Python's indexing: `x.shape[-1]` is the last dimension.
+        let rank = size.len() as i64;
+        let at = if k < 0 { k.saturating_add(rank) } else { k };
+        if (0..rank).contains(&at) {
+            return Some(AffineExpr::constant(size[at as usize] as i64));
         }
+        let (message, label) = if rank == 2 {
+            (
+                format!("tensors have 2 dimensions; `.shape[{k}]` does not exist"),
+                "index must be 0 or 1".to_string(),
+            )
+        } else {
+            (
+                format!("this tensor has {rank} dimensions; `.shape[{k}]` does not exist"),
+                format!("index must be 0 to {}", rank - 1),
+            )
+        };
+        self.error(Error::new(codes::BAD_SHAPE_ACCESS, message, e.span.clone()).with_label(label));
+        None
     }
 }
 

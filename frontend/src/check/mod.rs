@@ -7,9 +7,12 @@
 //! result, a [`CheckedKernel`], is Penguin IR in all but its maps: lowering copies it over
 //! mechanically.
 //!
-//! The work is split by analysis: `consts` (integer and affine arithmetic), `slices`
-//! (subscripts and their bounds), `calls` (argument binding and annotation keywords), `ops` (what
-//! each operation accepts and produces), `stmts` (statements, bindings, loops, `return`).
+//! The work is split by analysis: `consts` (integer and affine arithmetic), `comptime` (the other
+//! compile-time values: floats, booleans, conditions, `math` and builtins, `nl.tile_size`), `slices`
+//! (subscripts and their bounds), `vectors` (index vectors, `nl.ds`, masks), `calls` (argument binding and annotation keywords), `ops` (what
+//! each operation accepts and produces), `nisa` (the `nisa` operations that are core operations
+//! under other names), `broadcast` (`nl.broadcast_to`), `dst` (the `dst=` call style), `nd` (HBM tensors of other than 2
+//! dimensions), `stmts` (statements, bindings, loops, `return`).
 //!
 //! Invariants:
 //! - a kernel is returned as a [`CheckedKernel`] only when it produced no diagnostic; then every
@@ -18,7 +21,10 @@
 //!   instruction satisfies the operand rules of its `Op`;
 //! - a name whose definition failed is bound to [`Value::Error`]; every use of it is silent, so one
 //!   mistake gives one diagnostic;
-//! - AST `Error` nodes come from syntax errors already reported, and are skipped silently.
+//! - AST `Error` nodes come from syntax errors already reported, and are skipped silently; a
+//!   `Recovered` statement binds its names to [`Value::Error`], so the rest of a file with a
+//!   syntax error is still checked without follow-on diagnostics; a kernel with a broken
+//!   statement at its top level is not required to `return`.
 //!
 //! Decisions (documented in the UI corpus too):
 //! - a plain integer index `a[i, :]` selects a size-1 range;
@@ -40,11 +46,17 @@
 //!   2^30 elements together, and an SBUF tile at most 192 KiB per partition;
 //! - temporaries of nested calls are named after their op (`_activation`, `_tensor_scalar`).
 
+mod broadcast;
 mod calls;
+mod comptime;
 mod consts;
+mod dst;
+mod nd;
+mod nisa;
 mod ops;
 mod slices;
 mod stmts;
+mod vectors;
 
 use crate::ast::{self, Span};
 use crate::codes;
@@ -159,6 +171,14 @@ pub(crate) enum Value {
     Tile(TileVal),
     /// A kernel parameter.
     Param(Tensor),
+    /// A compile-time float (a scalar parameter's default, `eps = 1e-5`).
+    Float(f64),
+    /// A compile-time boolean (a flag parameter, a comparison).
+    Bool(bool),
+    /// An index vector (`nl.arange(128)[:, None]`).
+    Vec(vectors::IndexVec),
+    /// `None`: the default of an optional parameter.
+    None,
     /// A binding whose definition failed; uses are silent.
     Error,
 }
@@ -182,6 +202,7 @@ pub(crate) const RESERVED: [&str; 3] = ["nl", "nisa", "range"];
 pub fn check_module(
     module: &ast::Module,
     kernel: Option<&str>,
+    specs: &crate::Specs,
 ) -> Result<Vec<CheckedKernel>, Vec<Error>> {
     let mut errors = Vec::new();
     let globals = check_items(&module.items, &mut errors);
@@ -222,6 +243,7 @@ pub fn check_module(
     for k in selected {
         let mut kernel_errors = Vec::new();
         let mut checker = Checker::new(&globals, &mut kernel_errors);
+        checker.specs = Some(specs);
         let result = checker.kernel(k);
         if kernel_errors.is_empty() {
             checked.push(result);
@@ -233,6 +255,13 @@ pub fn check_module(
     } else {
         Err(errors)
     }
+}
+
+/// The 2-D shape in which a tensor of shape `dims` (1 to 4 dimensions) is stored: `[N]` as
+/// `[1, N]`, `[A, B, C]` as `[A·B, C]`; `None` for a shape nkc does not take.
+pub fn stored_shape(dims: &[usize]) -> Option<Vec<usize>> {
+    let dims: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+    nd::flatten(&dims).map(|s| s.iter().map(|&d| d as usize).collect())
 }
 
 /// The diagnostic for `--kernel NAME` that names no kernel.
@@ -271,9 +300,14 @@ fn check_items(items: &[ast::Stmt], errors: &mut Vec<Error>) -> HashMap<String, 
                     checker.error(reserved(id));
                     continue;
                 }
-                let value = match checker.const_int(value) {
-                    Some(v) => Value::Int(AffineExpr::constant(v)),
-                    None => Value::Error,
+                let value = match checker.classify(value) {
+                    stmts::Class::Float | stmts::Class::Bool => checker
+                        .const_value(value)
+                        .map_or(Value::Error, comptime::Const::value),
+                    _ => match checker.const_int(value) {
+                        Some(v) => Value::Int(AffineExpr::constant(v)),
+                        None => Value::Error,
+                    },
                 };
                 checker.scopes[0].insert(
                     id.name.clone(),
@@ -283,11 +317,11 @@ fn check_items(items: &[ast::Stmt], errors: &mut Vec<Error>) -> HashMap<String, 
                     },
                 );
             }
-            ast::StmtKind::Error | ast::StmtKind::Pass => {}
+            ast::StmtKind::Error | ast::StmtKind::Recovered { .. } | ast::StmtKind::Pass => {}
             _ => checker.error(
                 Error::new(
                     codes::BAD_MODULE_ITEM,
-                    "only compile-time integer bindings may appear outside a kernel",
+                    "only compile-time scalar bindings may appear outside a kernel",
                     item.span.clone(),
                 )
                 .with_help("write `NAME = INTEGER` here, or move the statement into a kernel"),
@@ -323,6 +357,10 @@ pub(crate) struct Checker<'a> {
     enclosing: Vec<Axis>,
     /// The elements of the kernel's HBM arrays so far (saturating).
     hbm_elements: u64,
+    /// The shapes a run gives untyped parameters (`None` for module-level items).
+    specs: Option<&'a crate::Specs>,
+    /// The declared shape of each HBM tensor declared with other than 2 dimensions (`nd`).
+    logical: HashMap<Tensor, Vec<u64>>,
 }
 
 impl<'a> Checker<'a> {
@@ -337,6 +375,8 @@ impl<'a> Checker<'a> {
             loops: Vec::new(),
             enclosing: Vec::new(),
             hbm_elements: 0,
+            specs: None,
+            logical: HashMap::new(),
         }
     }
 

@@ -71,7 +71,7 @@ impl Res {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum OpKind {
+pub(super) enum OpKind {
     Load,
     Store,
     Matmul,
@@ -81,9 +81,21 @@ enum OpKind {
     Alu(AluOp),
     Act(ActFunc),
     Reduce(ReduceOp),
+    /// `nl.mean`: a sum, then a division by the count.
+    Mean,
     Copy,
     Zeros,
+    /// `nl.full(shape, fill_value, dtype, buffer)`.
+    Full,
     Ndarray,
+    /// `nl.broadcast_to(x, shape)` and `x.broadcast_to(shape)` (`check/nisa.rs`).
+    BroadcastTo,
+    /// `nl.load_transpose2d(src)`: a load, then a transpose on the Tensor engine.
+    LoadTranspose,
+    /// `nisa.tensor_scalar`, `nisa.tensor_tensor`, `nisa.tensor_reduce` (`check/nisa.rs`).
+    TensorScalar,
+    TensorTensor,
+    TensorReduce,
     Range,
 }
 
@@ -101,6 +113,11 @@ fn nl_op(name: &str) -> Option<OpKind> {
         "sum" => OpKind::Reduce(ReduceOp::Sum),
         "max" => OpKind::Reduce(ReduceOp::Max),
         "min" => OpKind::Reduce(ReduceOp::Min),
+        "mean" => OpKind::Mean,
+        "full" => OpKind::Full,
+        "broadcast_to" => OpKind::BroadcastTo,
+        "load_transpose2d" => OpKind::LoadTranspose,
+        "transpose" => OpKind::NcTranspose,
         "copy" => OpKind::Copy,
         "zeros" => OpKind::Zeros,
         "ndarray" => OpKind::Ndarray,
@@ -114,6 +131,11 @@ fn nisa_op(name: &str) -> Option<OpKind> {
         "nc_matmul" => OpKind::NcMatmul,
         "nc_transpose" => OpKind::NcTranspose,
         "activation" => OpKind::Activation,
+        "tensor_copy" => OpKind::Copy,
+        "reciprocal" => OpKind::Act(ActFunc::Reciprocal),
+        "tensor_scalar" => OpKind::TensorScalar,
+        "tensor_tensor" => OpKind::TensorTensor,
+        "tensor_reduce" => OpKind::TensorReduce,
         _ => return None,
     })
 }
@@ -128,6 +150,65 @@ const NL_NON_OPS: [&str; 6] = ["float32", "bfloat16", "sbuf", "psum", "shared_hb
 
 fn is_tensor_engine(op: &Op) -> bool {
     matches!(op, Op::Matmul { .. } | Op::Transpose)
+}
+
+/// NKI operations nkc does not have, with what to write instead: `(note, help)`.
+fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match name {
+        "program_id" | "num_programs" | "program_ndim" => (
+            "nkc runs a kernel once: there is no launch grid of program instances",
+            "write the grid as a loop over the instances, `for pid in nl.affine_range(N):`, and index with `pid`",
+        ),
+        "affine_select" | "where" => (
+            "nkc's tiles are computed whole: there is no per-element selection",
+            "slice the part of the tile that is kept, or combine with nl.maximum / nl.minimum",
+        ),
+        "dma_copy" => (
+            "a copy between HBM and SBUF is a statement of its own",
+            "write `nisa.dma_copy(dst=..., src=...)` as a statement, or `t = nl.load(src)` / `nl.store(dst, value=t)`",
+        ),
+        "reshape" => (
+            "nkc keeps a tensor's layout: a tile is 2-D `[partitions, free]`, an HBM tensor keeps the shape it is given",
+            "index the tensor as it is instead of reshaping it (a vector `v[i_f]` loads as one row, `x[b, i0:i1, :]` a block of rows)",
+        ),
+        "shared_constant" | "shared_identity_matrix" => (
+            "nkc has no constant tensors in HBM",
+            "make the constant on chip with nl.full(shape, value, dtype=nl.float32)",
+        ),
+        _ => return None,
+    })
+}
+
+/// The methods of tiles that are operations: `x.broadcast_to(shape)` is
+/// `nl.broadcast_to(x, shape)`. The call rewritten that way, or `None`.
+fn method_call(func: &Expr, args: &[Expr], kwargs: &[Keyword]) -> Option<Expr> {
+    let ExprKind::Attribute { value, attr } = &func.kind else {
+        return None;
+    };
+    let is_module = matches!(&value.kind, ExprKind::Name(m) if RESERVED_MODULES.contains(&m.as_str()) || m == "np" || m == "math");
+    if is_module || attr.name != "broadcast_to" {
+        return None;
+    }
+    let nl = Expr {
+        kind: ExprKind::Name("nl".to_string()),
+        span: attr.span.clone(),
+    };
+    let mut all = vec![(**value).clone()];
+    all.extend(args.iter().cloned());
+    Some(Expr {
+        kind: ExprKind::Call {
+            func: Box::new(Expr {
+                kind: ExprKind::Attribute {
+                    value: Box::new(nl),
+                    attr: attr.clone(),
+                },
+                span: func.span.clone(),
+            }),
+            args: all,
+            kwargs: kwargs.to_vec(),
+        },
+        span: value.span.start..args.last().map_or(func.span.end, |a| a.span.end),
+    })
 }
 
 /// A float scalar written as a literal: `2.0`, `-1`, `+0.5`.
@@ -158,8 +239,32 @@ fn params(kind: OpKind) -> &'static [Param] {
         ],
         OpKind::Alu(_) => &[("x", true), ("y", true)],
         OpKind::Act(_) | OpKind::Copy => &[("x", true)],
-        OpKind::Reduce(_) => &[("x", true), ("axis", true)],
+        OpKind::Reduce(_) | OpKind::Mean => &[("x", true), ("axis", true), ("keepdims", false)],
         OpKind::Zeros | OpKind::Ndarray => &[("shape", true), ("dtype", true), ("buffer", false)],
+        OpKind::Full => &[
+            ("shape", true),
+            ("fill_value", true),
+            ("dtype", true),
+            ("buffer", false),
+        ],
+        OpKind::TensorScalar => &[
+            ("data", true),
+            ("op0", true),
+            ("operand0", true),
+            ("reverse0", false),
+            ("op1", false),
+            ("operand1", false),
+            ("reverse1", false),
+        ],
+        OpKind::TensorTensor => &[("data1", true), ("data2", true), ("op", true)],
+        OpKind::BroadcastTo => &[("x", true), ("shape", true)],
+        OpKind::LoadTranspose => &[("src", true)],
+        OpKind::TensorReduce => &[
+            ("op", true),
+            ("data", true),
+            ("axis", true),
+            ("keepdims", false),
+        ],
         OpKind::Range => &[],
     }
 }
@@ -244,7 +349,27 @@ impl Checker<'_> {
             }
             ExprKind::Subscript { value, indices } => {
                 let ExprKind::Name(n) = &value.kind else {
-                    if !matches!(value.kind, ExprKind::Error) {
+                    let method = match &value.kind {
+                        ExprKind::Call { func, .. } => match &func.kind {
+                            ExprKind::Attribute { attr, .. } => {
+                                not_in_nkc(&attr.name).map(|h| (attr, h))
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    if let Some((attr, (note, help))) = method {
+                        self.error(
+                            Error::new(
+                                codes::NOT_SUBSCRIPTABLE,
+                                format!("`.{}` is not an operation of nkc's tiles", attr.name),
+                                attr.span.clone(),
+                            )
+                            .with_label("NKI's, not nkc's")
+                            .with_note(note)
+                            .with_help(help),
+                        );
+                    } else if !matches!(value.kind, ExprKind::Error) {
                         self.error(
                             Error::new(
                                 codes::NOT_SUBSCRIPTABLE,
@@ -296,6 +421,17 @@ impl Checker<'_> {
                 );
                 None
             }
+            Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
+                self.error(
+                    Error::new(
+                        codes::WRONG_ARGUMENT_KIND,
+                        format!("expected a tile, found the scalar `{n}`"),
+                        span.clone(),
+                    )
+                    .with_label("a compile-time scalar, not a tile"),
+                );
+                None
+            }
         }
     }
 
@@ -322,8 +458,10 @@ impl Checker<'_> {
         if let Some(v) = literal_scalar(e) {
             return Some(Arg::Scalar(v as f32));
         }
-        if self.classify(e) == Class::Int {
-            return self.const_int(e).map(|c| Arg::Scalar(c as f32));
+        match self.classify(e) {
+            Class::Int => return self.const_int(e).map(|c| Arg::Scalar(c as f32)),
+            Class::Float => return self.const_value(e).map(|c| Arg::Scalar(c.as_f64() as f32)),
+            _ => {}
         }
         self.tile_expr(e, cx, Dest::Temp, outer)
             .map(|t| Arg::Tile(t, e.span.clone()))
@@ -557,6 +695,18 @@ impl Checker<'_> {
                     _ => {
                         if self.find(m).is_none() && !RESERVED_MODULES.contains(&m.as_str()) {
                             self.lookup(m, &value.span);
+                        } else if let Some((note, help)) = not_in_nkc(&attr.name) {
+                            // A method NKI's tensors have: `t.reshape(...)`.
+                            self.error(
+                                Error::new(
+                                    codes::NOT_CALLABLE,
+                                    format!("`.{}` is not an operation of nkc's tiles", attr.name),
+                                    attr.span.clone(),
+                                )
+                                .with_label(format!("`{m}.{}` is NKI's, not nkc's", attr.name))
+                                .with_note(note)
+                                .with_help(help),
+                            );
                         } else {
                             self.not_callable(func);
                         }
@@ -578,6 +728,11 @@ impl Checker<'_> {
                 .with_label(format!("`{m}` has no operation `{}`", attr.name));
                 if let Some(o) = other {
                     e = e.with_help(format!("did you mean `{o}.{}`?", attr.name));
+                } else if let Some((note, help)) = not_in_nkc(&attr.name) {
+                    e = e
+                        .with_label(format!("`{m}.{}` is NKI's, not nkc's", attr.name))
+                        .with_note(note)
+                        .with_help(help);
                 }
                 self.error(e);
                 None
@@ -610,7 +765,119 @@ impl Checker<'_> {
         );
     }
 
-    /// A call in a tile expression.
+    /// A reduction of `x_e` along `axis_e` (`mean`: then divided by the count).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn reduce(
+        &mut self,
+        rop: ReduceOp,
+        mean: bool,
+        x_e: &Expr,
+        axis_e: &Expr,
+        keepdims: Option<&Expr>,
+        name: &str,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let x = self.arg(x_e, cx);
+        self.reduce_axis(axis_e)?;
+        if let Some(k) = keepdims {
+            // The result is `[P, 1]` either way: a reduced row is a column here.
+            self.condition(k, "keepdims")?;
+        }
+        let Arg::Tile(x, sx) = x? else {
+            self.scalar_where_tile(&x_e.span);
+            return None;
+        };
+        if !self.compute_src(&x, &sx, &format!("`{name}`")) {
+            return None;
+        }
+        let shape = [x.size[0], 1];
+        if !mean {
+            return self.emit(
+                cx,
+                Op::Reduce { op: rop },
+                vec![x],
+                Res::sbuf(shape),
+                dest,
+                span,
+            );
+        }
+        let count = x.size[1] as f32;
+        let sum = self.emit(
+            cx,
+            Op::Reduce { op: rop },
+            vec![x],
+            Res::sbuf(shape),
+            Dest::Temp,
+            span,
+        )?;
+        self.elementwise(
+            AluOp::Divide,
+            Arg::Tile(sum, span.clone()),
+            Arg::Scalar(count),
+            span,
+            cx,
+            dest,
+        )
+    }
+
+    /// `x[P, F]` (SBUF) transposed on the Tensor engine into `[F, P]` in PSUM.
+    pub(super) fn transpose_of(
+        &mut self,
+        x: TileVal,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let [p, f] = x.size;
+        if p > 128 || f > 128 {
+            self.error(
+                Error::new(
+                    codes::TRANSPOSE_LIMIT,
+                    format!(
+                        "nisa.nc_transpose of a {} tile; both dimensions must be at most 128",
+                        show_shape(x.size)
+                    ),
+                    span.clone(),
+                )
+                .with_label("too large to transpose"),
+            );
+            return None;
+        }
+        let res = Res {
+            shape: [f, p],
+            memory: Memory::Psum,
+            dtype: DType::F32,
+        };
+        self.emit(cx, Op::Transpose, vec![x], res, dest, span)
+    }
+
+    /// The `axis=` of a reduction: the free axis, written `1`, `-1`, `[1]` or `(1,)`.
+    fn reduce_axis(&mut self, e: &Expr) -> Option<()> {
+        let one = match &e.kind {
+            ExprKind::Tuple(items) if items.len() == 1 => &items[0],
+            _ => e,
+        };
+        let axis = self.const_int(one)?;
+        if axis == 1 || axis == -1 {
+            return Some(());
+        }
+        self.error(
+            Error::new(
+                codes::REDUCE_AXIS,
+                format!("reductions are along the free axis (axis=1), not axis={axis}"),
+                e.span.clone(),
+            )
+            .with_label("only axis=1 is supported")
+            .with_help("transpose the tile with nisa.nc_transpose to reduce across partitions"),
+        );
+        None
+    }
+
+    /// A call in a tile expression. `dtype=` on an operation other than `nl.zeros` /
+    /// `nl.ndarray` is the dtype of its result: `nl.float32` changes nothing (arithmetic is
+    /// float32), `nl.bfloat16` stores a new SBUF result rounded to bfloat16.
     #[allow(clippy::too_many_arguments)]
     fn call(
         &mut self,
@@ -622,7 +889,62 @@ impl Checker<'_> {
         dest: Dest,
         outer: bool,
     ) -> Option<TileVal> {
+        if let Some(call) = method_call(func, args, kwargs) {
+            return self.tile_expr(&call, cx, dest, outer);
+        }
         let kind = self.resolve(func)?;
+        let takes_dtype = params(kind).iter().any(|p| p.0 == "dtype");
+        let dtype_kw = kwargs
+            .iter()
+            .find(|k| k.name.name == "dtype")
+            .filter(|_| !takes_dtype);
+        let Some(rest) = self.without_mask(kwargs, |k| dtype_kw.is_some() && k == "dtype") else {
+            return self.call_op(e, func, kind, args, kwargs, cx, dest, outer);
+        };
+        let dtype = dtype_kw.map(|k| self.dtype_of(&k.value));
+        let fresh = !matches!(dest, Dest::Into { .. });
+        let t = self.call_op(e, func, kind, args, &rest?, cx, dest, outer)?;
+        if dtype.flatten() == Some(DType::Bf16) && fresh {
+            let tensor = &mut self.tensors[t.tensor.as_u32() as usize];
+            if tensor.memory == Memory::Sbuf {
+                tensor.dtype = DType::Bf16;
+            }
+        }
+        Some(t)
+    }
+
+    /// The keywords of a call without `mask=` (checked by [`Checker::mask`]) and those `drop`
+    /// names: `None` when there is nothing to take off, `Some(None)` when the mask is refused.
+    pub(super) fn without_mask(
+        &mut self,
+        kwargs: &[Keyword],
+        drop: impl Fn(&str) -> bool,
+    ) -> Option<Option<Vec<Keyword>>> {
+        let taken = |k: &Keyword| k.name.name == "mask" || drop(&k.name.name);
+        if !kwargs.iter().any(taken) {
+            return None;
+        }
+        let mut ok = true;
+        for k in kwargs.iter().filter(|k| k.name.name == "mask") {
+            ok &= self.mask(&k.value).is_some();
+        }
+        let rest = kwargs.iter().filter(|k| !taken(k)).cloned().collect();
+        Some(ok.then_some(rest))
+    }
+
+    /// [`Checker::call`] once `dtype=` and `mask=` are taken off.
+    #[allow(clippy::too_many_arguments)]
+    fn call_op(
+        &mut self,
+        e: &Expr,
+        func: &Expr,
+        kind: OpKind,
+        args: &[Expr],
+        kwargs: &[Keyword],
+        cx: &mut StmtCtx,
+        dest: Dest,
+        outer: bool,
+    ) -> Option<TileVal> {
         let name = func_name(func);
         match kind {
             OpKind::Store => {
@@ -733,24 +1055,7 @@ impl Checker<'_> {
             OpKind::NcMatmul => self.matmul(slots[0]?, slots[1]?, span, cx, dest),
             OpKind::NcTranspose => {
                 let x = self.tensor_engine_operand(slots[0]?, cx)?;
-                let [p, f] = x.size;
-                if p > 128 || f > 128 {
-                    self.error(
-                        Error::new(
-                            codes::TRANSPOSE_LIMIT,
-                            format!("nisa.nc_transpose of a {} tile; both dimensions must be at most 128", show_shape(x.size)),
-                            span.clone(),
-                        )
-                        .with_label("too large to transpose"),
-                    );
-                    return None;
-                }
-                let res = Res {
-                    shape: [f, p],
-                    memory: Memory::Psum,
-                    dtype: DType::F32,
-                };
-                self.emit(cx, Op::Transpose, vec![x], res, dest, span)
+                self.transpose_of(x, span, cx, dest)
             }
             OpKind::Alu(alu) => {
                 let (x, y) = self.args_in_order(slots[0]?, slots[1]?, cx);
@@ -774,39 +1079,37 @@ impl Checker<'_> {
                 self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)
             }
             OpKind::Activation => self.activation(&slots, span, cx, dest),
-            OpKind::Reduce(rop) => {
-                let x = self.arg(slots[0]?, cx);
-                let axis_e = slots[1]?;
-                let axis = self.const_int(axis_e)?;
-                if axis != 1 {
-                    self.error(
-                        Error::new(
-                            codes::REDUCE_AXIS,
-                            format!("reductions are along the free axis (axis=1), not axis={axis}"),
-                            axis_e.span.clone(),
-                        )
-                        .with_label("only axis=1 is supported")
-                        .with_help(
-                            "transpose the tile with nisa.nc_transpose to reduce across partitions",
-                        ),
-                    );
-                    return None;
-                }
-                let Arg::Tile(x, sx) = x? else {
-                    self.scalar_where_tile(&slots[0]?.span);
-                    return None;
-                };
-                if !self.compute_src(&x, &sx, &format!("`nl.{}`", rop.name())) {
-                    return None;
-                }
-                let shape = [x.size[0], 1];
-                self.emit(
-                    cx,
-                    Op::Reduce { op: rop },
-                    vec![x],
-                    Res::sbuf(shape),
-                    dest,
+            OpKind::Reduce(rop) => self.reduce(
+                rop, false, slots[0]?, slots[1]?, slots[2], &name, span, cx, dest,
+            ),
+            OpKind::Mean => {
+                let (x, axis) = (slots[0]?, slots[1]?);
+                self.reduce(
+                    ReduceOp::Sum,
+                    true,
+                    x,
+                    axis,
+                    slots[2],
+                    &name,
                     span,
+                    cx,
+                    dest,
+                )
+            }
+            OpKind::TensorScalar => self.tensor_scalar(&slots, span, cx, dest),
+            OpKind::BroadcastTo => self.broadcast_to(slots[0]?, slots[1]?, span, cx, dest),
+            OpKind::LoadTranspose => {
+                let loaded =
+                    self.call_op(e, func, OpKind::Load, args, kwargs, cx, Dest::Temp, false)?;
+                let t = self.transpose_of(loaded, span, cx, Dest::Temp)?;
+                let shape = t.size;
+                self.emit(cx, Op::Copy, vec![t], Res::sbuf(shape), dest, span)
+            }
+            OpKind::TensorTensor => self.tensor_tensor(&slots, span, cx, dest),
+            OpKind::TensorReduce => {
+                let rop = self.reduce_op(slots[0]?)?;
+                self.reduce(
+                    rop, false, slots[1]?, slots[2]?, slots[3], &name, span, cx, dest,
                 )
             }
             OpKind::Copy => {
@@ -821,7 +1124,9 @@ impl Checker<'_> {
                 let shape = x.size;
                 self.emit(cx, Op::Copy, vec![x], Res::sbuf(shape), dest, span)
             }
-            OpKind::Zeros | OpKind::Ndarray => self.alloc(kind, &name, &slots, span, cx, dest),
+            OpKind::Zeros | OpKind::Ndarray | OpKind::Full => {
+                self.alloc(kind, &name, &slots, span, cx, dest)
+            }
             OpKind::Store | OpKind::Range => None,
         }
     }
@@ -1077,12 +1382,28 @@ impl Checker<'_> {
         cx: &mut StmtCtx,
         dest: Dest,
     ) -> Option<TileVal> {
-        let shape = self.shape_of(slots[0]?);
-        let dtype = self.dtype_of(slots[1]?);
+        // `nl.full` has its fill value second.
+        let (fill, slots) = match kind {
+            OpKind::Full => {
+                let v = self.const_value(slots[1]?).map(|c| c.as_f64() as f32);
+                (Some(v?), [slots[0], slots[2], slots[3]])
+            }
+            _ => (None, [slots[0], slots[1], slots[2]]),
+        };
         let memory = match slots[2] {
             Some(b) => self.buffer_of(b),
             None => Some(Memory::Sbuf),
         };
+        // An HBM array may have 1 to 4 dimensions (`nd`); a tile has 2.
+        let (shape, dims) = if memory == Some(Memory::Hbm) {
+            match self.hbm_dims(slots[0]?) {
+                Some((dims, flat)) => (Some(flat), Some(dims)),
+                None => (None, None),
+            }
+        } else {
+            (self.shape_of(slots[0]?), None)
+        };
+        let dtype = self.dtype_of(slots[1]?);
         let (shape, dtype, memory) = (shape?, dtype?, memory?);
         let Dest::New { .. } = dest else {
             self.error(
@@ -1125,11 +1446,11 @@ impl Checker<'_> {
             );
             ok = false;
         }
-        if kind == OpKind::Zeros && memory == Memory::Hbm {
+        if kind != OpKind::Ndarray && memory == Memory::Hbm {
             self.error(
                 Error::new(
                     codes::HBM_WRITE,
-                    "nl.zeros cannot make an HBM array",
+                    format!("{name} cannot make an HBM array"),
                     span.clone(),
                 )
                 .with_label("only nl.store writes HBM")
@@ -1145,8 +1466,9 @@ impl Checker<'_> {
             memory,
             dtype,
         };
-        if kind == OpKind::Zeros {
-            return self.emit(cx, Op::Memset { value: 0.0 }, vec![], res, dest, span);
+        if kind != OpKind::Ndarray {
+            let value = fill.unwrap_or(0.0);
+            return self.emit(cx, Op::Memset { value }, vec![], res, dest, span);
         }
         // An ndarray: a tensor without an instruction.
         let Dest::New { name, span: bspan } = dest else {
@@ -1175,11 +1497,35 @@ impl Checker<'_> {
             kind: TensorKind::Local,
             span: bspan,
         });
+        if let Some(dims) = dims.filter(|d| d.len() != 2) {
+            self.logical.insert(t, dims);
+        }
         Some(TileVal::whole(t, shape))
     }
 
     /// `(rows, cols)`: two positive compile-time integers.
     pub(super) fn shape_of(&mut self, e: &Expr) -> Option<[u64; 2]> {
+        if let ExprKind::Attribute { value, attr } = &e.kind {
+            if attr.name == "shape" {
+                let shape = self.shape_value(value)?;
+                if let [r, c] = shape[..] {
+                    return Some([r, c]);
+                }
+                self.error(
+                    Error::new(
+                        codes::BAD_SHAPE,
+                        format!(
+                            "a tile has 2 dimensions, but this shape has {}",
+                            shape.len()
+                        ),
+                        e.span.clone(),
+                    )
+                    .with_label(format!("the shape {shape:?}"))
+                    .with_help("write the tile's shape `(rows, cols)`"),
+                );
+                return None;
+            }
+        }
         let ExprKind::Tuple(items) = &e.kind else {
             if !matches!(e.kind, ExprKind::Error) {
                 self.error(
@@ -1194,17 +1540,21 @@ impl Checker<'_> {
             return None;
         };
         if items.len() != 2 {
-            self.error(
-                Error::new(
-                    codes::BAD_SHAPE,
-                    format!(
-                        "tensors have 2 dimensions, but this shape has {}",
-                        items.len()
-                    ),
-                    e.span.clone(),
-                )
-                .with_label("expected `(rows, cols)`"),
-            );
+            let mut err = Error::new(
+                codes::BAD_SHAPE,
+                format!(
+                    "tensors have 2 dimensions, but this shape has {}",
+                    items.len()
+                ),
+                e.span.clone(),
+            )
+            .with_label("expected `(rows, cols)`");
+            if items.len() > 2 {
+                err = err
+                    .with_note("nkc's tiles are `[partitions, free]`: one partition dimension and one free dimension")
+                    .with_help("flatten the free dimensions into one, `(P, A * B)`, and address a part of it with a slice such as `t[:, a * B:(a + 1) * B]`");
+            }
+            self.error(err);
             return None;
         }
         let a = self.dim(&items[0]);
@@ -1214,6 +1564,15 @@ impl Checker<'_> {
 
     /// One dimension of a shape: a compile-time integer ≥ 1.
     pub(super) fn dim(&mut self, e: &Expr) -> Option<u64> {
+        // `nl.par_dim(n)` marks the partition dimension, which is always the first here.
+        let e = match &e.kind {
+            ExprKind::Call { func, args, kwargs }
+                if func_name(func) == "nl.par_dim" && args.len() == 1 && kwargs.is_empty() =>
+            {
+                &args[0]
+            }
+            _ => e,
+        };
         let v = self.const_int(e)?;
         if v > MAX_EXTENT {
             self.error(
@@ -1243,6 +1602,26 @@ impl Checker<'_> {
     /// `nl.float32` or `nl.bfloat16`.
     pub(super) fn dtype_of(&mut self, e: &Expr) -> Option<DType> {
         if let ExprKind::Attribute { value, attr } = &e.kind {
+            if let (ExprKind::Name(n), "dtype") = (&value.kind, attr.name.as_str()) {
+                if n != "nl" {
+                    return match self.lookup(n, &value.span) {
+                        Value::Tile(t) => Some(self.tensor(t.tensor).dtype),
+                        Value::Param(t) => Some(self.tensor(t).dtype),
+                        Value::Error => None,
+                        _ => {
+                            self.error(
+                                Error::new(
+                                    codes::UNSUPPORTED_DTYPE,
+                                    format!("`{n}` is a scalar; it has no dtype"),
+                                    value.span.clone(),
+                                )
+                                .with_label("not a tensor"),
+                            );
+                            None
+                        }
+                    };
+                }
+            }
             if matches!(&value.kind, ExprKind::Name(m) if m == "nl") {
                 match attr.name.as_str() {
                     "float32" => return Some(DType::F32),
@@ -1302,6 +1681,11 @@ impl Checker<'_> {
             KwSite::Allowed
         } else {
             KwSite::NotInLoop
+        };
+        let masked = self.without_mask(kwargs, |_| false);
+        let kwargs = match &masked {
+            None => kwargs,
+            Some(rest) => rest.as_deref()?,
         };
         let mut annot = cx.annot;
         let slots = self.bind_args(
@@ -1450,6 +1834,6 @@ pub(super) fn tile_alu(op: BinOp) -> Option<AluOp> {
         BinOp::Sub => Some(AluOp::Subtract),
         BinOp::Mul => Some(AluOp::Multiply),
         BinOp::Div => Some(AluOp::Divide),
-        BinOp::FloorDiv | BinOp::Mod => None,
+        BinOp::FloorDiv | BinOp::Mod | BinOp::BitAnd => None,
     }
 }

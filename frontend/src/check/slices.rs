@@ -10,14 +10,14 @@
 use super::consts::lin;
 use super::ops::MAX_EXTENT;
 use super::{Checker, TileVal};
-use crate::ast::{Index, Span};
+use crate::ast::{ExprKind, Index, Span};
 use crate::codes;
 use crate::diagnostic::Error;
 use penguin::{AffineExpr, Axis};
 
 /// The exact `(min, max)` of `e` over a box of inclusive bounds, in 128-bit arithmetic so that no
 /// coefficient overflows (the same computation as `AffineExpr::range`).
-fn range128(e: &AffineExpr, bounds: &dyn Fn(Axis) -> (i64, i64)) -> (i128, i128) {
+pub(super) fn range128(e: &AffineExpr, bounds: &dyn Fn(Axis) -> (i64, i64)) -> (i128, i128) {
     let (mut lo, mut hi) = (e.constant_term() as i128, e.constant_term() as i128);
     for &(a, c) in e.terms() {
         let (amin, amax) = bounds(a);
@@ -71,6 +71,15 @@ impl Checker<'_> {
         indices: &[Index],
         span: &Span,
     ) -> Option<TileVal> {
+        // `t[...]`: the whole tile.
+        if let [Index::Expr(e)] = indices {
+            if e.kind == ExprKind::Ellipsis {
+                return Some(base.clone());
+            }
+        }
+        if let Some(dims) = self.logical_dims(base).cloned() {
+            return self.subscript_nd(base, &dims, name, indices, span);
+        }
         if indices.len() != 2 {
             self.error(
                 Error::new(
@@ -94,7 +103,7 @@ impl Checker<'_> {
         let mut out = base.clone();
         let mut ok = true;
         for (dim, index) in indices.iter().enumerate() {
-            match self.index(base, name, dim, index) {
+            match self.index_in(base.size[dim], name, dim, index) {
                 Some((lo, size)) => {
                     match lin(&base.start[dim], 1, &lo, 1) {
                         Some(s) => out.start[dim] = s,
@@ -111,17 +120,20 @@ impl Checker<'_> {
         ok.then_some(out)
     }
 
-    /// The start (relative to `base`) and size of one index.
-    fn index(
+    /// The start (relative to its base) and size of one index of a dimension of `extent`
+    /// elements; `dim` is 0 for rows (partitions) and 1 for columns (the free axis).
+    pub(super) fn index_in(
         &mut self,
-        base: &TileVal,
+        extent: u64,
         name: &str,
         dim: usize,
         index: &Index,
     ) -> Option<(AffineExpr, u64)> {
-        let extent = base.size[dim];
         let (lo, size) = match index {
-            Index::Expr(e) => (self.affine(e)?, 1u64),
+            Index::Expr(e) => match self.vector_index(e, dim)? {
+                Some(range) => range,
+                None => (self.affine(e)?, 1u64),
+            },
             Index::Slice { lo, hi, span } => {
                 let l = lo.as_ref().map(|e| self.affine(e));
                 let h = hi.as_ref().map(|e| self.affine(e));

@@ -17,6 +17,7 @@
 //! one iteration.
 
 use super::calls::KwSite;
+use super::comptime::{builtin_class, builtin_name, is_tile_size};
 use super::ops::{is_matmul, is_store, literal_scalar, Arg, Dest, Res, StmtCtx, MAX_EXTENT};
 use super::{
     reserved, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal, Value, RESERVED,
@@ -33,6 +34,8 @@ pub(super) enum Class {
     Int,
     Tile,
     Float,
+    /// A boolean or `None`: a compile-time value that is not a number.
+    Bool,
     /// Something already reported (or to be reported when evaluated as an integer).
     Poison,
     Other,
@@ -45,12 +48,21 @@ impl Checker<'_> {
             ExprKind::Float(_) => Class::Float,
             ExprKind::Name(n) => match self.find(n).map(|b| &b.value) {
                 Some(Value::Int(_) | Value::Iv(_)) => Class::Int,
+                Some(Value::Float(_)) => Class::Float,
+                Some(Value::Bool(_) | Value::None) => Class::Bool,
+                Some(Value::Vec(_)) => Class::Other,
                 Some(Value::Tile(_) | Value::Param(_)) => Class::Tile,
                 Some(Value::Error) => Class::Poison,
                 // Evaluated as an integer, which reports the undefined name.
                 None => Class::Int,
             },
-            ExprKind::Call { .. } => Class::Tile,
+            ExprKind::Call { func, .. } => builtin_name(func).map_or(Class::Tile, builtin_class),
+            ExprKind::Attribute { .. } if is_tile_size(e).is_some() => Class::Int,
+            ExprKind::Bool(_)
+            | ExprKind::None
+            | ExprKind::Compare { .. }
+            | ExprKind::BoolOp { .. }
+            | ExprKind::Not(_) => Class::Bool,
             ExprKind::Subscript { value, .. } => match &value.kind {
                 ExprKind::Attribute { attr, .. } if attr.name == "shape" => Class::Int,
                 _ => Class::Tile,
@@ -63,7 +75,13 @@ impl Checker<'_> {
                     Class::Poison
                 } else if a == Class::Other || b == Class::Other {
                     Class::Other
-                } else if a == Class::Float || b == Class::Float {
+                } else if a == Class::Bool && b == Class::Bool {
+                    Class::Bool
+                } else if a == Class::Float
+                    || b == Class::Float
+                    || matches!(e.kind, ExprKind::Binary { op: BinOp::Div, .. })
+                {
+                    // `/` is true division, of integers too.
                     Class::Float
                 } else {
                     Class::Int
@@ -71,10 +89,9 @@ impl Checker<'_> {
             }
             ExprKind::Unary { operand, .. } => self.classify(operand),
             ExprKind::Error => Class::Poison,
-            ExprKind::Bool(_)
-            | ExprKind::None
+            ExprKind::Tuple(_)
             | ExprKind::Str(_)
-            | ExprKind::Tuple(_)
+            | ExprKind::Ellipsis
             | ExprKind::Attribute { .. } => Class::Other,
         }
     }
@@ -101,8 +118,14 @@ impl Checker<'_> {
                 continue;
             }
             seen.insert(&p.name.name, p.name.span.clone());
+            if let Some(default) = &p.default {
+                // A compile-time scalar parameter: its default is its value.
+                let value = self.scalar_param(p, default);
+                self.bind(&p.name.name, value, p.name.span.clone());
+                continue;
+            }
             let value = match self.param_type(p) {
-                Some((dtype, shape)) => {
+                Some((dtype, shape, dims)) => {
                     let t = self.new_tensor(CTensor {
                         name: p.name.name.clone(),
                         memory: Memory::Hbm,
@@ -111,6 +134,9 @@ impl Checker<'_> {
                         kind: TensorKind::Input,
                         span: p.name.span.clone(),
                     });
+                    if dims.len() != 2 {
+                        self.logical.insert(t, dims);
+                    }
                     params.push(t);
                     Value::Param(t)
                 }
@@ -122,10 +148,12 @@ impl Checker<'_> {
         let mut body = Vec::new();
         let mut outputs = Vec::new();
         let mut returned = false;
-        let last = k
-            .body
-            .iter()
-            .rposition(|s| !matches!(s.kind, StmtKind::Pass | StmtKind::Error));
+        let last = k.body.iter().rposition(|s| {
+            !matches!(
+                s.kind,
+                StmtKind::Pass | StmtKind::Error | StmtKind::Recovered { .. }
+            )
+        });
         for (i, s) in k.body.iter().enumerate() {
             if let StmtKind::Return(values) = &s.kind {
                 if Some(i) != last {
@@ -146,7 +174,11 @@ impl Checker<'_> {
                 self.stmt(s, &mut body, false);
             }
         }
-        if !returned {
+        let broken = k
+            .body
+            .iter()
+            .any(|s| matches!(s.kind, StmtKind::Error | StmtKind::Recovered { .. }));
+        if !returned && !broken {
             self.error(
                 Error::new(
                     codes::NO_RETURN,
@@ -173,20 +205,73 @@ impl Checker<'_> {
         }
     }
 
-    /// `nl.hbm[DTYPE, ROWS, COLS]`.
-    fn param_type(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2])> {
-        let help = format!("write `{}: nl.hbm[nl.float32, ROWS, COLS]`", p.name.name);
-        let Some(ty) = &p.ty else {
+    /// `name=default`: a compile-time integer, float or boolean.
+    fn scalar_param(&mut self, p: &ast::Param, default: &Expr) -> Value {
+        match self.classify(default) {
+            Class::Int | Class::Float | Class::Bool => self
+                .const_value(default)
+                .map_or(Value::Error, |c| c.value()),
+            Class::Poison => Value::Error,
+            _ => {
+                self.error(
+                    Error::new(
+                        codes::NOT_CONST,
+                        format!(
+                            "the default of `{}` is not a compile-time scalar",
+                            p.name.name
+                        ),
+                        default.span.clone(),
+                    )
+                    .with_label("not a number or a boolean")
+                    .with_note("a parameter with a default is a compile-time scalar (`eps=1e-5`, `n=4`, `flag=True`); tensors are parameters without a default"),
+                );
+                Value::Error
+            }
+        }
+    }
+
+    /// The shape a run gives an untyped parameter.
+    fn param_spec(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2], Vec<u64>)> {
+        let name = &p.name.name;
+        let Some(spec) = self.specs.and_then(|s| s.get(name)) else {
             self.error(
                 Error::new(
-                    codes::BAD_PARAM_TYPE,
-                    format!("parameter `{}` has no type", p.name.name),
+                    codes::UNSPECIALISED_PARAM,
+                    format!("parameter `{name}` has no type, and no shape was given for it"),
                     p.span.clone(),
                 )
-                .with_label("missing `: nl.hbm[...]`")
-                .with_help(help),
+                .with_label("a shape-generic input")
+                .with_note("a kernel is specialised for the shapes of its inputs when it is run")
+                .with_help(format!(
+                    "give `--input {name}=FILE.npy` or `--shape {name}=ROWSxCOLS` (with `--dtype`), or write `{name}: nl.hbm[nl.float32, ROWS, COLS]`"
+                )),
             );
             return None;
+        };
+        let (dtype, shape) = (spec.dtype, spec.shape.clone());
+        match super::nd::flatten(&shape) {
+            Some(flat) => Some((dtype, flat, shape)),
+            None => {
+                let shown: Vec<String> = shape.iter().map(u64::to_string).collect();
+                self.error(
+                    Error::new(
+                        codes::BAD_SHAPE,
+                        format!("`{name}` is given the shape [{}]; nkc's HBM tensors have 1 to 4 dimensions, each from 1 to {MAX_EXTENT}, whose leading ones multiply to at most {MAX_EXTENT}", shown.join(", ")),
+                        p.span.clone(),
+                    )
+                    .with_label("specialised with this shape")
+                    .with_help("merge dimensions into fewer"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `nl.hbm[DTYPE, ROWS, COLS]`, or the shape of the run's input for an untyped parameter.
+    fn param_type(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2], Vec<u64>)> {
+        let help = format!("write `{}: nl.hbm[nl.float32, ROWS, COLS]`", p.name.name);
+        let Some(ty) = &p.ty else {
+            return self.param_spec(p);
         };
         if let ExprKind::Subscript { value, indices } = &ty.kind {
             let is_hbm = matches!(&value.kind, ExprKind::Attribute { value: m, attr }
@@ -197,7 +282,8 @@ impl Checker<'_> {
                 let dtype = self.dtype_of(d);
                 let rows = self.dim(r);
                 let cols = self.dim(c);
-                return Some((dtype?, [rows?, cols?]));
+                let shape = [rows?, cols?];
+                return Some((dtype?, shape, shape.to_vec()));
             }
         }
         if !matches!(ty.kind, ExprKind::Error) {
@@ -286,6 +372,9 @@ impl Checker<'_> {
                 }
                 Value::Param(_) => bad(self, "a parameter"),
                 Value::Int(_) | Value::Iv(_) => bad(self, "an integer"),
+                Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
+                    bad(self, "a scalar")
+                }
                 Value::Error => {}
             }
         }
@@ -342,6 +431,8 @@ impl Checker<'_> {
             StmtKind::Expr(e) => {
                 if is_store(e) {
                     self.store(e, &mut cx);
+                } else if self.dst_call(e, &mut cx) {
+                    // `op(dst=t, ...)`: checked as `t[...] = op(...)` (or a load or store).
                 } else if matches!(e.kind, ExprKind::Call { .. }) {
                     if self.tile_expr(e, &mut cx, Dest::Temp, true).is_some() {
                         self.error(
@@ -379,6 +470,28 @@ impl Checker<'_> {
                     .with_label("not at the end of the kernel")
                     .with_help("return the output arrays once, as the kernel's last statement"),
                 );
+            }
+            StmtKind::Assign {
+                target: Target::Tuple { names, span },
+                value,
+            } => self.unpack(names, value, span, &mut cx),
+            StmtKind::Assert { test, msg } => self.assert(test, msg.as_ref(), &s.span),
+            StmtKind::If { test, body, orelse } => {
+                // Decided at compile time: only the branch taken is checked and compiled, as NKI's
+                // tracing runs only that branch; its statements join the enclosing block.
+                if let Some(taken) = self.condition(test, "if") {
+                    for st in if taken { body } else { orelse } {
+                        self.stmt(st, out, in_loop);
+                    }
+                }
+                return;
+            }
+            StmtKind::Recovered { binds } => {
+                for id in binds {
+                    if self.find(&id.name).is_none() {
+                        self.bind(&id.name, Value::Error, id.span.clone());
+                    }
+                }
             }
             StmtKind::Pass | StmtKind::Error => {}
         }
@@ -470,6 +583,14 @@ impl Checker<'_> {
 
     /// `name = value`.
     fn assign(&mut self, id: &ast::Ident, value: &Expr, cx: &mut StmtCtx) {
+        if self.is_vector_expr(value) {
+            // `i_p = nl.arange(128)[:, None]`: an index vector, used in subscripts and masks.
+            if self.may_bind(id, Class::Other) {
+                let v = self.offset_vector(value).map_or(Value::Error, Value::Vec);
+                self.bind(&id.name, v, id.span.clone());
+            }
+            return;
+        }
         let class = self.classify(value);
         let allowed = self.may_bind(id, class);
         let bound = match class {
@@ -485,14 +606,7 @@ impl Checker<'_> {
                 };
                 self.tile_expr(value, cx, dest, true).map(Value::Tile)
             }
-            Class::Float => {
-                self.error(
-                    Error::new(codes::UNSUPPORTED, "a name cannot be bound to a float", value.span.clone())
-                        .with_label("a float value")
-                        .with_help("names bind compile-time integers and tiles; write the float where it is used"),
-                );
-                None
-            }
+            Class::Float | Class::Bool => self.const_value(value).map(|c| c.value()),
             Class::Other => {
                 self.error(
                     Error::new(
@@ -513,6 +627,162 @@ impl Checker<'_> {
         }
     }
 
+    /// `a, b = value`: `value` is a tuple of as many items (bound left to right, after all are
+    /// evaluated when they are compile-time scalars), or `x.shape`.
+    fn unpack(&mut self, names: &[ast::Ident], value: &Expr, span: &Span, cx: &mut StmtCtx) {
+        let mismatch = |this: &mut Self, n: usize| {
+            this.error(
+                Error::new(
+                    codes::UNSUPPORTED,
+                    format!("{} names to unpack, but the value has {n}", names.len()),
+                    span.clone(),
+                )
+                .with_label("different counts"),
+            );
+            for id in names {
+                if this.may_bind(id, Class::Poison) {
+                    this.bind(&id.name, Value::Error, id.span.clone());
+                }
+            }
+        };
+        match &value.kind {
+            ExprKind::Tuple(items) => {
+                if items.len() != names.len() {
+                    return mismatch(self, items.len());
+                }
+                let scalar = items
+                    .iter()
+                    .all(|i| matches!(self.classify(i), Class::Int | Class::Float | Class::Bool));
+                if scalar {
+                    let vals: Vec<(Class, Option<Value>)> = items
+                        .iter()
+                        .map(|i| match self.classify(i) {
+                            Class::Int => (Class::Int, self.affine(i).map(Value::Int)),
+                            c => (c, self.const_value(i).map(|c| c.value())),
+                        })
+                        .collect();
+                    for (id, (class, v)) in names.iter().zip(vals) {
+                        if self.may_bind(id, class) {
+                            self.bind(&id.name, v.unwrap_or(Value::Error), id.span.clone());
+                        }
+                    }
+                } else {
+                    for (id, item) in names.iter().zip(items) {
+                        self.assign(id, item, cx);
+                    }
+                }
+            }
+            _ if Checker::is_mgrid(value) => {
+                let Some(vecs) = self.mgrid(value) else {
+                    for id in names {
+                        self.bind(&id.name, Value::Error, id.span.clone());
+                    }
+                    return;
+                };
+                if vecs.len() != names.len() {
+                    return mismatch(self, vecs.len());
+                }
+                for (id, v) in names.iter().zip(vecs) {
+                    if self.may_bind(id, Class::Other) {
+                        self.bind(&id.name, Value::Vec(v), id.span.clone());
+                    }
+                }
+            }
+            ExprKind::Attribute { value: base, attr } if attr.name == "shape" => {
+                let Some(shape) = self.shape_value(base) else {
+                    for id in names {
+                        self.bind(&id.name, Value::Error, id.span.clone());
+                    }
+                    return;
+                };
+                if shape.len() != names.len() {
+                    return mismatch(self, shape.len());
+                }
+                for (id, d) in names.iter().zip(shape) {
+                    if self.may_bind(id, Class::Int) {
+                        let v = Value::Int(penguin::AffineExpr::constant(d as i64));
+                        self.bind(&id.name, v, id.span.clone());
+                    }
+                }
+            }
+            ExprKind::Error => {}
+            _ => {
+                self.error(
+                    Error::new(
+                        codes::UNSUPPORTED,
+                        "only a tuple or `x.shape` can be unpacked",
+                        value.span.clone(),
+                    )
+                    .with_label("not a tuple")
+                    .with_help("write `rows, cols = x.shape`, or `a, b = 1, 2`"),
+                );
+                for id in names {
+                    self.bind(&id.name, Value::Error, id.span.clone());
+                }
+            }
+        }
+    }
+
+    /// `assert test, msg`: the test is decided at compile time; a false one is a diagnostic that
+    /// quotes the message.
+    fn assert(&mut self, test: &Expr, msg: Option<&Expr>, span: &Span) {
+        if self.condition(test, "assert") != Some(false) {
+            return;
+        }
+        let mut e = Error::new(codes::ASSERT_FAILED, "assertion failed", test.span.clone())
+            .with_label("this is false for the shapes and parameters of this kernel")
+            .with_secondary(span.clone(), "in this assert");
+        if let Some(ExprKind::Str(text)) = msg.map(|m| &m.kind) {
+            e = e.with_note(format!("the assertion says: {text}"));
+        }
+        self.error(e);
+    }
+
+    /// The shape of the tensor named by `base` (for `x.shape`).
+    pub(super) fn shape_value(&mut self, base: &Expr) -> Option<Vec<u64>> {
+        let ExprKind::Name(n) = &base.kind else {
+            if !matches!(base.kind, ExprKind::Error) {
+                self.error(
+                    Error::new(
+                        codes::BAD_SHAPE_ACCESS,
+                        "`.shape` is only available on a tensor name",
+                        base.span.clone(),
+                    )
+                    .with_label("not a tensor name"),
+                );
+            }
+            return None;
+        };
+        match self.lookup(n, &base.span) {
+            Value::Tile(t) => Some(self.logical_dims(&t).cloned().unwrap_or(t.size.to_vec())),
+            Value::Param(t) => {
+                let whole = TileVal::whole(t, self.tensor(t).shape);
+                Some(
+                    self.logical_dims(&whole)
+                        .cloned()
+                        .unwrap_or(whole.size.to_vec()),
+                )
+            }
+            Value::Error => None,
+            v => {
+                let what = if matches!(v, Value::Int(_) | Value::Iv(_)) {
+                    "an integer"
+                } else {
+                    "a scalar"
+                };
+                self.error(
+                    Error::new(
+                        codes::BAD_SHAPE_ACCESS,
+                        format!("`{n}` is {what}; it has no shape"),
+                        base.span.clone(),
+                    )
+                    .with_label("not a tensor"),
+                );
+                None
+            }
+        }
+    }
+
     /// The tile written by `base[indices] = ...` or `base[indices] += ...`.
     fn target_slice(
         &mut self,
@@ -524,11 +794,16 @@ impl Checker<'_> {
             Value::Tile(t) => t,
             Value::Param(t) => TileVal::whole(t, self.tensor(t).shape),
             Value::Error => return None,
-            Value::Int(_) | Value::Iv(_) => {
+            Value::Int(_)
+            | Value::Iv(_)
+            | Value::Float(_)
+            | Value::Bool(_)
+            | Value::Vec(_)
+            | Value::None => {
                 self.error(
                     Error::new(
                         codes::NOT_SUBSCRIPTABLE,
-                        format!("`{}` is an integer and cannot be subscripted", base.name),
+                        format!("`{}` is a scalar and cannot be subscripted", base.name),
                         base.span.clone(),
                     )
                     .with_label("not a tensor"),
@@ -575,6 +850,21 @@ impl Checker<'_> {
                 }
                 Some(Value::Tile(t)) => t,
                 Some(Value::Error) => return,
+                Some(Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None) => {
+                    self.error(
+                        Error::new(
+                            codes::UNSUPPORTED,
+                            format!(
+                                "`{}` is a compile-time scalar; it cannot be updated in place",
+                                id.name
+                            ),
+                            id.span.clone(),
+                        )
+                        .with_label("updated here")
+                        .with_help("bind the new value to a new name"),
+                    );
+                    return;
+                }
                 Some(Value::Param(_) | Value::Iv(_)) => {
                     self.may_bind(id, Class::Tile);
                     return;
@@ -592,6 +882,18 @@ impl Checker<'_> {
                 Some(t) => t,
                 None => return,
             },
+            Target::Tuple { span, .. } => {
+                self.error(
+                    Error::new(
+                        codes::BAD_UPDATE,
+                        format!("`{}=` cannot update a tuple", op.symbol()),
+                        span.clone(),
+                    )
+                    .with_label("a tuple of names")
+                    .with_help("update each name on its own line"),
+                );
+                return;
+            }
         };
         let tt = self.tensor(tile.tensor).clone();
         let tspan = target.span();

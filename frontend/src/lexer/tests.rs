@@ -360,12 +360,28 @@ fn unsupported_python_tokens_are_single_tokens() {
             Name("a"),
             Unsupported("**"),
             Name("b"),
-            Unsupported("=="),
+            Compare("=="),
             Str("'c'"),
             Newline,
             Eof
         ]
     );
+}
+
+#[test]
+fn triple_quoted_strings_span_lines() {
+    let src = "def k(a):\n    \"\"\"Adds.\n\n    Two lines, a \\\"\"\" quote.\n    \"\"\"\n    return a\n";
+    let kinds = tokens(src);
+    assert_eq!(
+        kinds.iter().filter(|t| matches!(t, Str(_))).count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.iter().filter(|t| **t == Indent).count(), 1);
+    // Never closed: one error, at the opening quotes.
+    let (_, errors) = lex("x = '''open\n\n");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].span.start, 4);
 }
 
 #[test]

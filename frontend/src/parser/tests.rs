@@ -105,7 +105,14 @@ fn show(e: &Expr) -> String {
         ExprKind::Float(v) => format!("{v:?}"),
         ExprKind::Bool(b) => if *b { "True" } else { "False" }.to_string(),
         ExprKind::None => "None".to_string(),
-        ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::Str(t) => format!("{t:?}"),
+        ExprKind::Ellipsis => "...".to_string(),
+        ExprKind::Compare { op, lhs, rhs } => format!("({} {op:?} {})", show(lhs), show(rhs)),
+        ExprKind::BoolOp { and, lhs, rhs } => {
+            let w = if *and { "and" } else { "or" };
+            format!("({} {w} {})", show(lhs), show(rhs))
+        }
+        ExprKind::Not(x) => format!("(not {})", show(x)),
         ExprKind::Attribute { value, attr } => format!("{}.{}", show(value), attr.name),
         ExprKind::Call { func, args, kwargs } => {
             let mut parts: Vec<String> = args.iter().map(show).collect();
@@ -445,7 +452,12 @@ def k2(a: nl.hbm[nl.float32, 128, 512]):
         other => panic!("{other:?}"),
     }
     assert!(matches!(kinds[2], StmtKind::Assign { .. }));
-    assert_eq!(*kinds[3], StmtKind::Error);
+    // `w = = 3` is broken, but visibly binds `w`.
+    assert!(
+        matches!(kinds[3], StmtKind::Recovered { binds } if binds.len() == 1 && binds[0].name == "w"),
+        "{:?}",
+        kinds[3]
+    );
     assert!(matches!(kinds[4], StmtKind::Expr(_)));
     assert!(matches!(kinds[5], StmtKind::Return(_)));
     // The unclosed tuple was closed at the end of its line.
@@ -549,34 +561,50 @@ fn python_syntax_outside_the_language_is_named() {
             "slice steps are not part of the kernel language".to_string()
         )
     );
-    assert_eq!(
-        first("import numpy as np\n"),
-        (
-            "E0016",
-            "`import` is not part of the kernel language".to_string()
-        )
-    );
     assert_eq!(first("x = a ** 2\n").0, "E0016");
-    assert_eq!(first("x = 'a'\n").0, "E0016");
-    // An `if` block is skipped whole, and what follows it parses.
-    let src = "def k(a: t):\n    if a:\n        x = 1\n    return a\n";
+    assert_eq!(first("x = a @ b\n").0, "E0016");
+    // A `while` block is skipped whole, and what follows it parses.
+    let src = "def k(a: t):\n    while a:\n        x = 1\n    return a\n";
     let (module, errors) = parse(src);
     assert_eq!(errors.len(), 1);
     assert_eq!(module.kernels[0].body.len(), 2);
 }
 
 #[test]
-fn a_string_is_a_value_only_as_num_stages() {
-    let src = "def k(a: nl.hbm[nl.float32, 128, 4]):\n    for i in nl.affine_range(4, num_stages=\"auto\"):\n        t = nl.load(a)\n";
-    let (module, errors) = crate::parse(src);
-    assert!(errors.is_empty(), "{errors:?}");
-    let text = format!("{module:?}");
-    assert!(text.contains("Str(\"auto\")"), "{text}");
-    let src = "def k(a: nl.hbm[nl.float32, 128, 4]):\n    t = nl.load(a, note=\"x\")\n";
-    let (_, errors) = crate::parse(src);
-    assert_eq!(errors.len(), 1, "{errors:?}");
+fn nki_surface_parses() {
+    let src = "import neuronxcc.nki as nki\nfrom neuronxcc.nki import language as nl\n\n@nki.jit\n@nki.jit(mode='x')\ndef k(a, b, eps=1e-5, flag=True):\n    \"\"\"Doc.\"\"\"\n    K, M = a.shape\n    assert K == M and not flag, \"square\"\n    if K <= 128:\n        pass\n    elif K > 256 or M != 3:\n        x = a[...]\n    else:\n        pass\n    return a\n";
+    let (module, errors) = parse(src);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let k = &module.kernels[0];
+    assert_eq!(k.params.len(), 4);
+    assert!(k.params[2].default.is_some() && k.params[0].ty.is_none());
+    assert!(matches!(&k.body[0].kind, StmtKind::Pass));
+    assert!(
+        matches!(&k.body[1].kind, StmtKind::Assign { target: Target::Tuple { names, .. }, .. } if names.len() == 2)
+    );
+    let StmtKind::Assert { test, msg } = &k.body[2].kind else {
+        panic!("not an assert: {:?}", k.body[2]);
+    };
+    assert_eq!(show(test), "((K Eq M) and (not flag))");
+    assert!(matches!(msg.as_ref().map(|m| &m.kind), Some(ExprKind::Str(s)) if s == "square"));
+    let StmtKind::If { orelse, .. } = &k.body[3].kind else {
+        panic!("not an if: {:?}", k.body[3]);
+    };
+    let [Stmt {
+        kind: StmtKind::If { test, orelse, .. },
+        ..
+    }] = orelse.as_slice()
+    else {
+        panic!("elif is not a nested if: {orelse:?}");
+    };
     assert_eq!(
-        errors[0].message,
-        "string literals are not part of the kernel language"
+        show(test),
+        "((K Gt 256) or (M NotEq 3))".replace("NotEq", "Ne")
+    );
+    assert_eq!(orelse.len(), 1);
+    // `&` binds tighter than a comparison, looser than `+`.
+    assert_eq!(
+        show(&rhs("(a < n) & b + 1 == c")),
+        "(((a Lt n) & (b + 1)) Eq c)"
     );
 }

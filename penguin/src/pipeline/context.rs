@@ -5,7 +5,8 @@
 //!   `N` groups with the sizes `numpy.array_split` gives (sizes differ by at most one, the earlier
 //!   groups take the extra). A loop with fewer children than stages is an error
 //!   ([`codes::TOO_MANY_STAGES`]): empty stages would only lengthen the loop, and the author most
-//!   likely miscounted. `execution_order` needs `stage_id` ([`codes::ORDER_WITHOUT_STAGE`]).
+//!   likely miscounted or meant a nested loop (the help names one that is long enough; a body
+//!   that is a single unannotated loop never gets here, [`super::descend`] moved the annotation). `execution_order` needs `stage_id` ([`codes::ORDER_WITHOUT_STAGE`]).
 //! - **Mode B** (`stage_id` on the children) groups the children by stage id; a child may be a
 //!   nested loop, annotated through its `range` call. Every rule has its own diagnostic: every
 //!   child has a stage id; the ids used are `0..N-1` with no gap; they never decrease in program
@@ -27,6 +28,25 @@ use crate::entities::{Axis, Stmt};
 use crate::ir::Function;
 use crate::listing::capped_list_of;
 use std::collections::HashMap;
+
+/// What to write instead of `num_stages=n` on a body of too few statements: pipeline a nested
+/// loop of the body that is long enough (its range call takes the keyword), or ask for fewer
+/// stages.
+fn too_many_stages_help(func: &Function, children: &[crate::entities::Stmt], n: u32) -> String {
+    let fewer = format!("use num_stages={} at most", children.len().max(1));
+    let inner = children.iter().find_map(|&c| match func.stmts[c].kind {
+        crate::ir::StmtKind::Loop(a) if func.axes[a].body.len() >= n as usize => Some(a),
+        _ => None,
+    });
+    match inner {
+        Some(a) => format!(
+            "to pipeline the inner loop `{}` ({} statements), write num_stages={n} on its range call instead; or {fewer}",
+            func.axis_name(a),
+            func.axes[a].body.len()
+        ),
+        None => fewer,
+    }
+}
 
 /// How the stages were given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,7 +173,7 @@ pub fn compute_schedule_context(
                 )
                 .with_label(format!("num_stages={n}"))
                 .with_note("each stage needs at least one statement of the body")
-                .with_help(format!("use num_stages={} at most", children.len().max(1))),
+                .with_help(too_many_stages_help(func, children, n)),
             );
         }
         if !errors.is_empty() || n <= 1 {

@@ -3,6 +3,8 @@
 //!
 //! [`pipeline_function`] realises the software pipeline that the annotations of each target loop
 //! describe, one step per file:
+//! 0. [`descend`] — a Mode A annotation on a body that is one nested loop, with fewer statements
+//!    than stages, moves down to that loop;
 //! 1. [`targets`] — which loops to pipeline;
 //! 2. [`context`] — their stages and execution order, and the validation of the annotations;
 //! 3. [`buffers`] — the buffer count of every tensor local to the loop;
@@ -22,6 +24,7 @@
 pub mod buffers;
 pub mod codes;
 pub mod context;
+pub mod descend;
 pub mod error;
 pub mod extend;
 pub mod isl_model;
@@ -82,6 +85,26 @@ pub fn pipeline_function(
 
 /// [`pipeline_function`], writing the decisions to `log` also when it fails.
 pub fn pipeline_function_logged(
+    func: &mut Function,
+    opts: &PipelineOptions,
+    log: &mut PipelineLog,
+) -> Result<Vec<PipelinePlan>, Vec<PipelineError>> {
+    let moves = descend::moves(func);
+    if moves.is_empty() {
+        return pipeline_targets(func, opts, log);
+    }
+    let before = func.clone();
+    descend::apply(func, &moves, log);
+    let result = pipeline_targets(func, opts, log);
+    if result.is_err() {
+        // On error the function is left as it was, moved annotations included.
+        *func = before;
+    }
+    result
+}
+
+/// [`pipeline_function_logged`] once the annotations are where they apply.
+fn pipeline_targets(
     func: &mut Function,
     opts: &PipelineOptions,
     log: &mut PipelineLog,

@@ -1,0 +1,171 @@
+//! HBM tensors of other than 2 dimensions: a vector `[N]`, or `[B, S, D]` activations.
+//!
+//! Such a tensor is stored row-major, as the 2-D array `[B·S, D]` (a vector as the one row
+//! `[1, N]`): that is the tensor's shape in Penguin IR, and in the simulator's and the
+//! interpreter's memory. The declared dimensions (the *logical* shape) are kept beside it:
+//! `x.shape` gives them, and a subscript names every one of them.
+//!
+//! A subscript `x[b, i0:i1, :]` selects, in each dimension, a single index (which drops the
+//! dimension, as in numpy) or a range; it becomes the 2-D tile of the rows it covers in the
+//! stored array, which must be contiguous: once a leading dimension selects more than one index,
+//! every leading dimension after it is selected whole. Missing trailing indices are whole
+//! dimensions. Every index is checked against its own dimension's extent.
+
+use super::consts::lin;
+use super::ops::MAX_EXTENT;
+use super::{Checker, TileVal};
+use crate::ast::{Expr, ExprKind, Index, Span};
+use crate::codes;
+use crate::diagnostic::Error;
+use penguin::AffineExpr;
+
+/// The stored 2-D shape of a tensor of logical shape `dims` (rank 1 to 4): `None` when a
+/// dimension is 0 or the rows exceed the largest extent.
+pub(crate) fn flatten(dims: &[u64]) -> Option<[u64; 2]> {
+    let (&last, leading) = dims.split_last()?;
+    if dims.len() > 4 || dims.iter().any(|&d| d == 0 || d > MAX_EXTENT as u64) {
+        return None;
+    }
+    let rows = leading
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+        .filter(|&r| r <= MAX_EXTENT as u64)?;
+    Some([rows, last])
+}
+
+impl Checker<'_> {
+    /// The logical shape of a tile, when it is a whole tensor declared with other than 2
+    /// dimensions.
+    pub(crate) fn logical_dims(&self, t: &TileVal) -> Option<&Vec<u64>> {
+        let dims = self.logical.get(&t.tensor)?;
+        (*t == TileVal::whole(t.tensor, self.tensor(t.tensor).shape)).then_some(dims)
+    }
+
+    /// `x[indices]` on a tensor of logical shape `dims`.
+    pub(crate) fn subscript_nd(
+        &mut self,
+        base: &TileVal,
+        dims: &[u64],
+        name: &str,
+        indices: &[Index],
+        span: &Span,
+    ) -> Option<TileVal> {
+        if indices.len() > dims.len() {
+            self.error(
+                Error::new(
+                    codes::WRONG_INDEX_COUNT,
+                    format!(
+                        "`{name}` has {} dimensions but the subscript has {} indices",
+                        dims.len(),
+                        indices.len()
+                    ),
+                    span.clone(),
+                )
+                .with_label(format!("`{name}` is {:?}", dims))
+                .with_help("give one index or slice per dimension (fewer select whole trailing dimensions)"),
+            );
+            return None;
+        }
+        let last = dims.len() - 1;
+        let mut sel: Vec<(AffineExpr, u64)> = Vec::with_capacity(dims.len());
+        let mut ok = true;
+        for (d, &extent) in dims.iter().enumerate() {
+            // The last dimension is the free one; the others are rows.
+            let axis = usize::from(d == last && dims.len() > 1);
+            let r = match indices.get(d) {
+                Some(ix) => self.index_in(extent, name, axis, ix),
+                None => Some((AffineExpr::constant(0), extent)),
+            };
+            match r {
+                Some(x) => sel.push(x),
+                None => ok = false,
+            }
+        }
+        if !ok {
+            return None;
+        }
+        // A vector `[N]` is the row `[1, N]`.
+        let (cols, leading) = sel.split_last().expect("a tensor has a dimension");
+        let mut row_start = AffineExpr::constant(0);
+        let mut rows = 1u64;
+        let mut stride = 1i64;
+        // Whether a dimension inside this one is not selected whole.
+        let mut partial = false;
+        for (d, (lo, size)) in leading.iter().enumerate().rev() {
+            let Some(s) = lin(&row_start, 1, lo, stride) else {
+                return self.nd_overflow(span);
+            };
+            row_start = s;
+            let whole = *size == dims[d] && lo.as_constant() == Some(0);
+            if partial && *size > 1 {
+                self.error(
+                    Error::new(
+                        codes::SLICE_SIZE_NOT_CONST,
+                        format!("this subscript of `{name}` selects rows that are not contiguous in memory"),
+                        span.clone(),
+                    )
+                    .with_label(format!("dimension {d} selects several indices, and a dimension after it only part of its own"))
+                    .with_note(format!("`{name}` is stored as [{}, {}]: a tile is a block of consecutive rows", base.size[0], base.size[1]))
+                    .with_help("select a single index in the dimensions before a partial one, or loop over them"),
+                );
+                return None;
+            }
+            partial |= !whole;
+            rows *= size;
+            stride *= dims[d] as i64;
+        }
+        let Some(row_start) = lin(&base.start[0], 1, &row_start, 1) else {
+            return self.nd_overflow(span);
+        };
+        let Some(col_start) = lin(&base.start[1], 1, &cols.0, 1) else {
+            return self.nd_overflow(span);
+        };
+        Some(TileVal {
+            tensor: base.tensor,
+            start: [row_start, col_start],
+            size: [rows, cols.1],
+        })
+    }
+
+    fn nd_overflow<T>(&mut self, span: &Span) -> Option<T> {
+        self.error(
+            Error::new(
+                codes::CONST_OVERFLOW,
+                "integer overflow in the bounds of this slice",
+                span.clone(),
+            )
+            .with_label("this overflows a 64-bit integer"),
+        );
+        None
+    }
+
+    /// The shape `(d0, d1, ...)` of an `nl.ndarray` in HBM: 1 to 4 positive compile-time
+    /// integers (or `x.shape`), with the stored 2-D shape.
+    pub(crate) fn hbm_dims(&mut self, e: &Expr) -> Option<(Vec<u64>, [u64; 2])> {
+        let dims: Vec<u64> = match &e.kind {
+            ExprKind::Attribute { value, attr } if attr.name == "shape" => {
+                self.shape_value(value)?
+            }
+            ExprKind::Tuple(items) if !items.is_empty() => {
+                let ds: Vec<Option<u64>> = items.iter().map(|i| self.dim(i)).collect();
+                ds.into_iter().collect::<Option<_>>()?
+            }
+            _ => return self.shape_of(e).map(|s| (s.to_vec(), s)),
+        };
+        match flatten(&dims) {
+            Some(flat) => Some((dims, flat)),
+            None => {
+                self.error(
+                    Error::new(
+                        codes::BAD_SHAPE,
+                        format!("an HBM array of shape {dims:?} is not supported"),
+                        e.span.clone(),
+                    )
+                    .with_label("1 to 4 dimensions, whose leading ones multiply to at most 2^24")
+                    .with_help("merge dimensions into fewer"),
+                );
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! Index vectors and masks: `nl.arange`, `nl.mgrid`, `nl.ds`, and `mask=`.
+//!
+//! NKI indexes tiles with vectors of indices: `i_p = nl.arange(128)[:, None]` is the column of
+//! partition indices 0..128, `i_f = nl.arange(512)[None, :]` the row of free indices, and
+//! `i_p, i_f = nl.mgrid[0:128, 0:512]` both at once. In a subscript, `a[i * 128 + i_p, i_f]`
+//! selects the tile whose rows are `i * 128 + 0..128`: an affine start plus a contiguous range,
+//! which is exactly a slice. This module recognises those forms and turns them into slices
+//! ([`Checker::vector_index`]); `nl.ds(start, size)` is the slice `start:start + size`.
+//!
+//! Rules (each break is a diagnostic):
+//! - an index vector is `nl.arange(n)` or `nl.arange(a, b)` (step 1), made 2-D with `[:, None]`
+//!   (partitions) or `[None, :]` (the free axis); a vector of the partition axis indexes the
+//!   first dimension and one of the free axis the second;
+//! - an index holds at most one vector, added to (or subtracted from) an affine expression;
+//!   a vector times a number would be a strided access pattern, which nkc does not have;
+//! - `mask=` is accepted where it provably keeps every element of every iteration (a mask that
+//!   guards the ragged last tile of a shape that divides evenly): the comparison holds over the
+//!   whole box of loop bounds and vector ranges. A mask that would drop elements is refused with
+//!   the shape it needs, since tiles of a varying size do not exist in nkc.
+
+use super::consts::lin;
+use super::slices::range128;
+use super::{Checker, Value};
+use crate::ast::{BinOp, CmpOp, Expr, ExprKind, Index};
+use crate::codes;
+use crate::diagnostic::Error;
+use penguin::AffineExpr;
+
+/// A contiguous range of indices `start..start + len` along `axis` (0 for partitions, 1 for the
+/// free axis; `None` for a 1-D `nl.arange` not yet placed); `start` is affine in the loop
+/// variables (`ix = i * 128 + nl.arange(128)[:, None]`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct IndexVec {
+    pub start: AffineExpr,
+    pub len: u64,
+    pub axis: Option<usize>,
+}
+
+/// Whether `func` is `nl.NAME`.
+fn is_nl(func: &Expr, name: &str) -> bool {
+    matches!(&func.kind, ExprKind::Attribute { value, attr }
+        if attr.name == name && matches!(&value.kind, ExprKind::Name(m) if m == "nl"))
+}
+
+/// Whether an expression mentions an index vector syntactically (an `nl.arange` / `nl.mgrid`)
+/// or a name bound to one.
+fn mentions_vector(cx: &Checker<'_>, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Name(n) => matches!(cx.find(n).map(|b| &b.value), Some(Value::Vec(_))),
+        ExprKind::Call { func, .. } => is_nl(func, "arange"),
+        ExprKind::Subscript { value, .. } => {
+            mentions_vector(cx, value)
+                || matches!(&value.kind, ExprKind::Attribute { attr, .. } if attr.name == "mgrid")
+        }
+        ExprKind::Binary { lhs, rhs, .. } => mentions_vector(cx, lhs) || mentions_vector(cx, rhs),
+        ExprKind::Unary { operand, .. } => mentions_vector(cx, operand),
+        _ => false,
+    }
+}
+
+impl Checker<'_> {
+    /// Whether `e` is an index-vector expression (to be bound as one, or used as an index).
+    pub(crate) fn is_vector_expr(&self, e: &Expr) -> bool {
+        mentions_vector(self, e)
+    }
+
+    /// An index vector: `nl.arange(...)`, optionally `[:, None]` / `[None, :]`, or a name.
+    pub(crate) fn index_vec(&mut self, e: &Expr) -> Option<IndexVec> {
+        match &e.kind {
+            ExprKind::Name(n) => match self.lookup(n, &e.span) {
+                Value::Vec(v) => Some(v),
+                Value::Error => None,
+                _ => self.not_a_vector(e),
+            },
+            ExprKind::Call { func, args, kwargs } if is_nl(func, "arange") => {
+                let bounds: Vec<Option<i64>> = args.iter().map(|a| self.const_int(a)).collect();
+                let (start, stop) = match (bounds.as_slice(), kwargs.is_empty()) {
+                    ([n], true) => (0, (*n)?),
+                    ([a, b], true) => ((*a)?, (*b)?),
+                    _ => {
+                        self.error(
+                            Error::new(
+                                codes::WRONG_ARGUMENT_KIND,
+                                "`nl.arange` takes `(stop)` or `(start, stop)`",
+                                e.span.clone(),
+                            )
+                            .with_label("a step or other arguments")
+                            .with_note("index vectors are contiguous: a step would be a strided access pattern, which nkc does not have"),
+                        );
+                        return None;
+                    }
+                };
+                if stop <= start || stop.abs_diff(start) > super::ops::MAX_EXTENT as u64 {
+                    let (what, label) = if stop <= start {
+                        ("is empty", "no index")
+                    } else {
+                        ("is longer than any tensor", "too many indices")
+                    };
+                    self.error(
+                        Error::new(
+                            codes::EMPTY_SLICE,
+                            format!("`nl.arange` from {start} to {stop} {what}"),
+                            e.span.clone(),
+                        )
+                        .with_label(label),
+                    );
+                    return None;
+                }
+                Some(IndexVec {
+                    start: AffineExpr::constant(start),
+                    len: stop.abs_diff(start),
+                    axis: None,
+                })
+            }
+            ExprKind::Subscript { value, indices } => {
+                let v = self.index_vec(value)?;
+                let axis = match indices.as_slice() {
+                    [Index::Slice {
+                        lo: None, hi: None, ..
+                    }, Index::Expr(n)]
+                        if n.kind == ExprKind::None =>
+                    {
+                        0
+                    }
+                    [Index::Expr(n), Index::Slice {
+                        lo: None, hi: None, ..
+                    }] if n.kind == ExprKind::None => 1,
+                    _ => {
+                        self.error(
+                            Error::new(
+                                codes::WRONG_ARGUMENT_KIND,
+                                "an index vector is placed with `[:, None]` (partitions) or `[None, :]` (the free axis)",
+                                e.span.clone(),
+                            )
+                            .with_label("another subscript of an index vector"),
+                        );
+                        return None;
+                    }
+                };
+                if v.axis.is_some() {
+                    self.error(
+                        Error::new(
+                            codes::WRONG_ARGUMENT_KIND,
+                            "this index vector is already 2-D",
+                            e.span.clone(),
+                        )
+                        .with_label("placed twice"),
+                    );
+                    return None;
+                }
+                Some(IndexVec {
+                    axis: Some(axis),
+                    ..v
+                })
+            }
+            ExprKind::Error => None,
+            _ => self.not_a_vector(e),
+        }
+    }
+
+    fn not_a_vector(&mut self, e: &Expr) -> Option<IndexVec> {
+        self.error(
+            Error::new(
+                codes::WRONG_ARGUMENT_KIND,
+                "expected an index vector",
+                e.span.clone(),
+            )
+            .with_label("not `nl.arange(n)[:, None]` or `nl.arange(n)[None, :]`"),
+        );
+        None
+    }
+
+    /// `nl.mgrid[a:b, c:d]`: the partition and free index vectors.
+    pub(crate) fn mgrid(&mut self, e: &Expr) -> Option<Vec<IndexVec>> {
+        let ExprKind::Subscript { indices, .. } = &e.kind else {
+            return None;
+        };
+        let mut out = Vec::new();
+        for (axis, ix) in indices.iter().enumerate() {
+            let Index::Slice {
+                lo, hi: Some(hi), ..
+            } = ix
+            else {
+                self.error(
+                    Error::new(
+                        codes::WRONG_ARGUMENT_KIND,
+                        "`nl.mgrid` takes ranges `start:stop`",
+                        ix.span(),
+                    )
+                    .with_label("not a range with a stop"),
+                );
+                return None;
+            };
+            let start = match lo {
+                Some(l) => self.const_int(l)?,
+                None => 0,
+            };
+            let stop = self.const_int(hi)?;
+            if stop <= start || axis > 1 || stop.abs_diff(start) > super::ops::MAX_EXTENT as u64 {
+                self.error(
+                    Error::new(
+                        codes::BAD_SHAPE,
+                        "`nl.mgrid` makes a non-empty 2-D grid here",
+                        ix.span(),
+                    )
+                    .with_label("an empty or too long range, or a third axis"),
+                );
+                return None;
+            }
+            out.push(IndexVec {
+                start: AffineExpr::constant(start),
+                len: stop.abs_diff(start),
+                axis: Some(axis),
+            });
+        }
+        Some(out)
+    }
+
+    /// Whether `e` is `nl.mgrid[...]`.
+    pub(crate) fn is_mgrid(e: &Expr) -> bool {
+        matches!(&e.kind, ExprKind::Subscript { value, .. } if matches!(&value.kind,
+            ExprKind::Attribute { value: m, attr } if attr.name == "mgrid"
+                && matches!(&m.kind, ExprKind::Name(n) if n == "nl")))
+    }
+
+    /// An index of dimension `dim` written with an index vector (`i * 128 + i_p`) or `nl.ds`:
+    /// its start and size. `None` inside when the index is an ordinary one.
+    pub(crate) fn vector_index(
+        &mut self,
+        e: &Expr,
+        dim: usize,
+    ) -> Option<Option<(AffineExpr, u64)>> {
+        if let ExprKind::Call { func, args, kwargs } = &e.kind {
+            if is_nl(func, "ds") {
+                if args.len() != 2 || !kwargs.is_empty() {
+                    self.error(
+                        Error::new(
+                            codes::WRONG_ARGUMENT_KIND,
+                            "`nl.ds` takes `(start, size)`",
+                            e.span.clone(),
+                        )
+                        .with_label("wrong arguments"),
+                    );
+                    return None;
+                }
+                let start = self.affine(&args[0]);
+                let size = self.const_int(&args[1]);
+                let (start, size) = (start?, size?);
+                if size < 1 {
+                    self.error(
+                        Error::new(
+                            codes::EMPTY_SLICE,
+                            format!("this slice is empty (size {size})"),
+                            args[1].span.clone(),
+                        )
+                        .with_label("the size of `nl.ds` must be positive"),
+                    );
+                    return None;
+                }
+                return Some(Some((start, size as u64)));
+            }
+        }
+        if !self.is_vector_expr(e) {
+            return Some(None);
+        }
+        let v = self.offset_vector(e)?;
+        if let Some(axis) = v.axis.filter(|&a| a != dim) {
+            let (want, got) = if dim == 0 {
+                ("partition", "free")
+            } else {
+                ("free", "partition")
+            };
+            self.error(
+                Error::new(
+                    codes::WRONG_ARGUMENT_KIND,
+                    format!("an index vector of the {got} axis indexes the {want} dimension"),
+                    e.span.clone(),
+                )
+                .with_label(format!(
+                    "placed with `{}`",
+                    if axis == 0 { "[:, None]" } else { "[None, :]" }
+                ))
+                .with_help(if dim == 0 {
+                    "index the first dimension with `nl.arange(n)[:, None]`"
+                } else {
+                    "index the second dimension with `nl.arange(n)[None, :]`"
+                }),
+            );
+            return None;
+        }
+        Some(Some((v.start, v.len)))
+    }
+
+    /// `start + k·b`, or an overflow diagnostic.
+    fn shifted(&mut self, v: IndexVec, b: &AffineExpr, k: i64, e: &Expr) -> Option<IndexVec> {
+        match lin(&v.start, 1, b, k) {
+            Some(start) => Some(IndexVec { start, ..v }),
+            None => {
+                self.error(
+                    Error::new(
+                        codes::CONST_OVERFLOW,
+                        "integer overflow in this index",
+                        e.span.clone(),
+                    )
+                    .with_label("this overflows a 64-bit integer"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `affine + vector`, `vector + affine`, `vector - affine`: the one vector, shifted.
+    pub(crate) fn offset_vector(&mut self, e: &Expr) -> Option<IndexVec> {
+        match &e.kind {
+            ExprKind::Binary {
+                op: op @ (BinOp::Add | BinOp::Sub),
+                lhs,
+                rhs,
+            } => {
+                let (l, r) = (self.is_vector_expr(lhs), self.is_vector_expr(rhs));
+                match (l, r, op) {
+                    (true, false, _) => {
+                        let v = self.offset_vector(lhs);
+                        let b = self.affine(rhs);
+                        let k = if *op == BinOp::Add { 1 } else { -1 };
+                        self.shifted(v?, &b?, k, e)
+                    }
+                    (false, true, BinOp::Add) => {
+                        let a = self.affine(lhs);
+                        let v = self.offset_vector(rhs);
+                        self.shifted(v?, &a?, 1, e)
+                    }
+                    _ => self.unsupported_vector(e, "an index holds one index vector, added to an affine offset"),
+                }
+            }
+            ExprKind::Binary { .. } | ExprKind::Unary { .. } => self.unsupported_vector(
+                e,
+                "a scaled or negated index vector is a strided access pattern, which nkc does not have",
+            ),
+            _ => self.index_vec(e),
+        }
+    }
+
+    fn unsupported_vector<T>(&mut self, e: &Expr, why: &str) -> Option<T> {
+        self.error(
+            Error::new(
+                codes::NOT_AFFINE,
+                "this index vector expression is not a contiguous range",
+                e.span.clone(),
+            )
+            .with_label(why.to_string())
+            .with_help(
+                "write `offset + nl.arange(n)[:, None]` (or `[None, :]`), or a slice `lo:hi`",
+            ),
+        );
+        None
+    }
+
+    /// `mask=`: accepted when it keeps every element in every iteration. `cond` is a comparison
+    /// of index expressions, or several joined with `&` (or `and`).
+    pub(crate) fn mask(&mut self, cond: &Expr) -> Option<()> {
+        match &cond.kind {
+            ExprKind::BoolOp {
+                and: true,
+                lhs,
+                rhs,
+            }
+            | ExprKind::Binary {
+                op: BinOp::BitAnd,
+                lhs,
+                rhs,
+            } => {
+                let a = self.mask(lhs);
+                let b = self.mask(rhs);
+                a.and(b)
+            }
+            ExprKind::Compare { op, lhs, rhs } => {
+                let a = self.mask_side(lhs);
+                let b = self.mask_side(rhs);
+                let (a, b) = (a?, b?);
+                // lhs − rhs over the box of loop bounds and vector ranges, in 128-bit arithmetic.
+                let bounds = |ax| {
+                    let l = self.loop_data(ax);
+                    (l.lb, l.ub - 1)
+                };
+                let (alo, ahi) = range128(&a.0, &bounds);
+                let (blo, bhi) = range128(&b.0, &bounds);
+                let (mut lo, mut hi) = (alo - bhi, ahi - blo);
+                hi += a.1.map_or(0, |len| len as i128 - 1);
+                lo -= b.1.map_or(0, |len| len as i128 - 1);
+                let always = match op {
+                    CmpOp::Lt => hi < 0,
+                    CmpOp::Le => hi <= 0,
+                    CmpOp::Gt => lo > 0,
+                    CmpOp::Ge => lo >= 0,
+                    CmpOp::Eq | CmpOp::Is => lo == 0 && hi == 0,
+                    CmpOp::Ne | CmpOp::IsNot => lo > 0 || hi < 0,
+                };
+                if always {
+                    return Some(());
+                }
+                self.error(
+                    Error::new(
+                        codes::PARTIAL_MASK,
+                        "this mask drops elements, and nkc's tiles have a fixed size",
+                        cond.span.clone(),
+                    )
+                    .with_label("false for some element of some iteration")
+                    .with_note("a mask is accepted where it keeps every element: with shapes that divide into whole tiles")
+                    .with_help("run the kernel on a shape that is a multiple of the tile size, or loop over the whole tiles and handle the rest with a smaller slice"),
+                );
+                None
+            }
+            ExprKind::Error => None,
+            _ => {
+                self.error(
+                    Error::new(
+                        codes::PARTIAL_MASK,
+                        "a mask is a comparison of index expressions",
+                        cond.span.clone(),
+                    )
+                    .with_label("not a comparison")
+                    .with_help("write `mask=(i * 128 + i_p < n)`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// One side of a mask comparison: its least value, affine, and the length of its vector.
+    fn mask_side(&mut self, e: &Expr) -> Option<(AffineExpr, Option<u64>)> {
+        if self.is_vector_expr(e) {
+            let v = self.offset_vector(e)?;
+            Some((v.start, Some(v.len)))
+        } else {
+            Some((self.affine(e)?, None))
+        }
+    }
+}

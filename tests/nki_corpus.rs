@@ -1,0 +1,589 @@
+//! The NKI corpus: `tests/nki/*.nk` are kernels written the way the public NKI tutorials and
+//! samples write them (`@nki.jit`, imports, docstrings, untyped parameters, `x.shape`, ...), each
+//! nkc's own version of a kernel family. Every kernel runs as written: its inputs are made here,
+//! written as `.npy` files and given with `--input` (so the kernel is specialised for their
+//! shapes), it runs on the simulator with `--check` (the simulator's outputs equal the
+//! interpreter's bit for bit), and its outputs are compared with a reference computed here in
+//! plain f64 loops, independent of nkc, within a tolerance.
+//!
+//! `tests/nki/rejected/*.nk` are kernels of the same families that use what nkc does not have
+//! (tiles of more than 2 dimensions, a launch grid): each states its diagnostics
+//! (`# expect: CODE @ LINE`) and its input shapes (`# shape: NAME=ROWSxCOLS`); every diagnostic
+//! must say what to write instead (a `help:`), and the rendered text is snapshotted.
+
+mod common;
+
+use nkc::driver::Source;
+use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use penguin::interp::Array;
+use penguin::pipeline::PipelineLog;
+use std::path::{Path, PathBuf};
+
+/// A row-major matrix of f64, the references' currency.
+#[derive(Clone, Debug)]
+struct Mat {
+    rows: usize,
+    cols: usize,
+    data: Vec<f64>,
+}
+
+impl Mat {
+    fn zeros(rows: usize, cols: usize) -> Mat {
+        Mat {
+            rows,
+            cols,
+            data: vec![0.0; rows * cols],
+        }
+    }
+
+    fn at(&self, r: usize, c: usize) -> f64 {
+        self.data[r * self.cols + c]
+    }
+
+    fn set(&mut self, r: usize, c: usize, v: f64) {
+        self.data[r * self.cols + c] = v;
+    }
+
+    fn map(&self, f: impl Fn(f64) -> f64) -> Mat {
+        Mat {
+            rows: self.rows,
+            cols: self.cols,
+            data: self.data.iter().map(|&v| f(v)).collect(),
+        }
+    }
+
+    fn transpose(&self) -> Mat {
+        let mut t = Mat::zeros(self.cols, self.rows);
+        for r in 0..self.rows {
+            for c in 0..self.cols {
+                t.set(c, r, self.at(r, c));
+            }
+        }
+        t
+    }
+
+    /// `self @ other`.
+    fn matmul(&self, other: &Mat) -> Mat {
+        assert_eq!(self.cols, other.rows);
+        let mut out = Mat::zeros(self.rows, other.cols);
+        for r in 0..self.rows {
+            for k in 0..self.cols {
+                let a = self.at(r, k);
+                for c in 0..other.cols {
+                    out.data[r * other.cols + c] += a * other.at(k, c);
+                }
+            }
+        }
+        out
+    }
+
+    /// Applies `f` to each row (as a slice), writing the row it returns.
+    fn rows_map(&self, f: impl Fn(&[f64]) -> Vec<f64>) -> Mat {
+        let mut data = Vec::with_capacity(self.data.len());
+        for r in 0..self.rows {
+            let out = f(&self.data[r * self.cols..(r + 1) * self.cols]);
+            data.extend(out);
+        }
+        let cols = data.len() / self.rows;
+        Mat {
+            rows: self.rows,
+            cols,
+            data,
+        }
+    }
+}
+
+fn softmax_row(row: &[f64]) -> Vec<f64> {
+    let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = row.iter().map(|v| (v - m).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.iter().map(|v| v / s).collect()
+}
+
+/// `a + b`, elementwise.
+fn sum(a: &Mat, b: &Mat) -> Mat {
+    let mut c = a.clone();
+    for (x, y) in c.data.iter_mut().zip(&b.data) {
+        *x += y;
+    }
+    c
+}
+
+/// `row / sqrt(mean(row²) + eps)`, times the weight `g` when given.
+fn rms_norm(row: &[f64], eps: f64, g: Option<&[f64]>) -> Vec<f64> {
+    let ms = row.iter().map(|v| v * v).sum::<f64>() / row.len() as f64;
+    let s = 1.0 / (ms + eps).sqrt();
+    row.iter()
+        .enumerate()
+        .map(|(i, v)| v * s * g.map_or(1.0, |g| g[i]))
+        .collect()
+}
+
+fn mean(row: &[f64]) -> f64 {
+    row.iter().sum::<f64>() / row.len() as f64
+}
+
+/// The inputs' values: a SplitMix64 stream mapped to [-1, 1), independent of nkc's generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+
+    fn mat(&mut self, rows: usize, cols: usize) -> Mat {
+        let data = (0..rows * cols)
+            .map(|_| f64::from(self.next() as f32))
+            .collect();
+        Mat { rows, cols, data }
+    }
+}
+
+/// One corpus kernel: its file, its inputs (name and shape), and its reference.
+struct Case {
+    file: &'static str,
+    /// Each input's name and shape (1 to 4 dimensions; the reference sees it as the 2-D array
+    /// nkc stores, `[product of the leading dimensions, last]`).
+    inputs: &'static [(&'static str, &'static [usize])],
+    reference: fn(&[Mat]) -> Vec<Mat>,
+    /// Error allowed: `abs + rel * |want|`.
+    tol: (f64, f64),
+}
+
+/// Runs one case: inputs as `.npy` files, `run --check` on the simulator, then the reference.
+fn run_case(case: &Case) {
+    let dir = common::scratch("nki", case.file.trim_end_matches(".nk"));
+    let mut rng = Rng(0x5EED ^ case.file.len() as u64);
+    let mut mats = Vec::new();
+    let mut inputs: Vec<(String, PathBuf)> = Vec::new();
+    for (name, shape) in case.inputs {
+        let (&c, leading) = shape.split_last().expect("an input has a dimension");
+        let m = rng.mat(leading.iter().product(), c);
+        let path = dir.join(format!("{name}.npy"));
+        let array = Array {
+            shape: shape.to_vec(),
+            data: m.data.iter().map(|&v| v as f32).collect(),
+        };
+        nkc::npy::write_npy(&path, &array).expect("the scratch directory is writable");
+        inputs.push((name.to_string(), path));
+        mats.push(m);
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/nki")
+        .join(case.file);
+    let src = Source::read(&path).expect("the corpus file reads");
+    let opts = RunOptions {
+        engine: Engine::Sim,
+        pipeline: PipelineMode::Default,
+        inputs,
+        check: true,
+        ..RunOptions::default()
+    };
+    let report = run::run(&src, &opts, &mut PipelineLog::default()).unwrap_or_else(|f| {
+        let text = match &f {
+            nkc::driver::Failure::Diagnostics(errors) => {
+                frontend::diagnostic::render_plain(case.file, &src.text, errors)
+            }
+            other => format!("{other:?}"),
+        };
+        panic!("{} is not accepted as written:\n{text}", case.file)
+    });
+    assert!(report.checked, "{}: --check did not run", case.file);
+    let want = (case.reference)(&mats);
+    assert_eq!(
+        report.outputs.len(),
+        want.len(),
+        "{}: number of outputs",
+        case.file
+    );
+    for (out, w) in report.outputs.iter().zip(&want) {
+        assert_eq!(
+            out.array.shape,
+            vec![w.rows, w.cols],
+            "{}: shape of `{}`",
+            case.file,
+            out.name
+        );
+        for (i, (&g, &wv)) in out.array.data.iter().zip(&w.data).enumerate() {
+            let err = (f64::from(g) - wv).abs();
+            assert!(
+                err <= case.tol.0 + case.tol.1 * wv.abs(),
+                "{}: `{}`[{}, {}] is {g}, the reference says {wv}",
+                case.file,
+                out.name,
+                i / w.cols,
+                i % w.cols
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const EXACT: (f64, f64) = (1e-6, 1e-6);
+const SUMS: (f64, f64) = (1e-4, 1e-4);
+const TRANSCENDENTAL: (f64, f64) = (1e-4, 1e-3);
+
+const CASES: &[Case] = &[
+    Case {
+        file: "tensor_add.nk",
+        inputs: &[("a_input", &[256, 1024]), ("b_input", &[256, 1024])],
+        reference: |m| vec![sum(&m[0], &m[1])],
+        tol: EXACT,
+    },
+    Case {
+        file: "matmul_tiled.nk",
+        inputs: &[("lhsT", &[256, 256]), ("rhs", &[256, 1024])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
+        file: "transpose.nk",
+        inputs: &[("in_tensor", &[256, 384])],
+        reference: |m| vec![m[0].transpose()],
+        tol: EXACT,
+    },
+    Case {
+        file: "softmax.nk",
+        inputs: &[("in_tensor", &[256, 512])],
+        reference: |m| vec![m[0].rows_map(softmax_row)],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "rmsnorm.nk",
+        inputs: &[("a_tensor", &[256, 512])],
+        reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 1e-6, None))],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "layernorm.nk",
+        inputs: &[("input_tensor", &[256, 512])],
+        reference: |m| {
+            vec![m[0].rows_map(|r| {
+                let mu = mean(r);
+                let var = r.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / r.len() as f64;
+                let s = 1.0 / (var + 1e-5).sqrt();
+                r.iter().map(|v| (v - mu) * s).collect()
+            })]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "rmsnorm_arange.nk",
+        inputs: &[("a_tensor", &[256, 512])],
+        reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 0.0, None))],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "tensor_add_mgrid.nk",
+        inputs: &[("a_input", &[256, 1024]), ("b_input", &[256, 1024])],
+        reference: |m| vec![sum(&m[0], &m[1])],
+        tol: EXACT,
+    },
+    Case {
+        file: "attention.nk",
+        inputs: &[
+            ("q_t", &[128, 512]),
+            ("k_t", &[128, 512]),
+            ("v", &[512, 128]),
+        ],
+        reference: attention,
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "avgpool.nk",
+        inputs: &[("in_tensor", &[256, 64])],
+        reference: |m| vec![m[0].rows_map(|r| r.chunks(4).map(mean).collect())],
+        tol: SUMS,
+    },
+    Case {
+        file: "matmul_basic.nk",
+        inputs: &[("lhsT", &[64, 128]), ("rhs", &[64, 512])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
+        file: "scaled_exp.nk",
+        inputs: &[("in_tensor", &[256, 512])],
+        reference: |m| vec![m[0].map(|x| 1.0 / (x * 0.5 + 2.0))],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "row_stats.nk",
+        inputs: &[("in_tensor", &[256, 512])],
+        reference: |m| {
+            let mx = m[0].rows_map(|r| vec![r.iter().cloned().fold(f64::MIN, f64::max)]);
+            let sm = m[0].rows_map(|r| vec![r.iter().sum()]);
+            vec![mx, sm]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "relu_bias.nk",
+        inputs: &[("x_t", &[256, 256]), ("w", &[256, 512])],
+        reference: |m| {
+            let y = m[0].transpose().matmul(&m[1]);
+            vec![y.map(|v| (v + f64::from(0.1f32)).max(0.0))]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "flash_attention.nk",
+        inputs: &[
+            ("q_t", &[128, 512]),
+            ("k_t", &[128, 512]),
+            ("v", &[512, 128]),
+        ],
+        reference: attention,
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "log_softmax.nk",
+        inputs: &[("x", &[256, 512])],
+        reference: |m| vec![m[0].rows_map(|r| softmax_row(r).iter().map(|p| p.ln()).collect())],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "matmul_blocked.nk",
+        inputs: &[("lhsT", &[256, 256]), ("rhs", &[256, 1024])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
+        file: "silu.nk",
+        inputs: &[("in_tensor", &[256, 1024])],
+        reference: |m| vec![m[0].map(|x| x / (1.0 + (-x).exp()))],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "add_rmsnorm.nk",
+        inputs: &[("hidden", &[256, 512]), ("residual", &[256, 512])],
+        reference: |m| {
+            let s = sum(&m[0], &m[1]);
+            let normed = s.rows_map(|r| rms_norm(r, 1e-5, None));
+            vec![s, normed]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "gelu_bf16.nk",
+        inputs: &[("in_tensor", &[256, 512])],
+        reference: |m| {
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            vec![m[0].map(|x| 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh()))]
+        },
+        // Stored as bfloat16: 8 significant bits.
+        tol: (1e-3, 8e-3),
+    },
+    Case {
+        file: "transpose_matmul.nk",
+        inputs: &[("a", &[256, 256]), ("b", &[256, 512])],
+        reference: |m| vec![m[0].matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
+        file: "softmax_reciprocal.nk",
+        inputs: &[("x", &[256, 512])],
+        reference: |m| vec![m[0].rows_map(softmax_row)],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "rmsnorm_weight.nk",
+        inputs: &[("a_tensor", &[256, 512]), ("g_tensor", &[1, 512])],
+        reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 0.0, Some(&m[1].data)))],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "transpose_load.nk",
+        inputs: &[("in_tensor", &[256, 384])],
+        reference: |m| vec![m[0].transpose()],
+        tol: EXACT,
+    },
+    Case {
+        file: "tensor_add_dst.nk",
+        inputs: &[("a_input", &[256, 512]), ("b_input", &[256, 512])],
+        reference: |m| vec![sum(&m[0], &m[1])],
+        tol: EXACT,
+    },
+    Case {
+        file: "layernorm_batched.nk",
+        inputs: &[("x", &[2, 256, 512]), ("gamma", &[512]), ("beta", &[512])],
+        reference: |m| {
+            let (g, b) = (&m[1].data, &m[2].data);
+            vec![m[0].rows_map(|r| {
+                let mu = mean(r);
+                let var = r.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / r.len() as f64;
+                let s = 1.0 / (var + 1e-5).sqrt();
+                r.iter()
+                    .enumerate()
+                    .map(|(i, v)| (v - mu) * s * g[i] + b[i])
+                    .collect()
+            })]
+        },
+        tol: TRANSCENDENTAL,
+    },
+];
+
+/// softmax(q @ k.T / sqrt(d)) @ v, with q and k given transposed.
+fn attention(m: &[Mat]) -> Vec<Mat> {
+    let scale = 1.0 / (m[0].rows as f64).sqrt();
+    let scores = m[0].transpose().matmul(&m[1]).map(|x| x * scale);
+    vec![scores.rows_map(softmax_row).matmul(&m[2])]
+}
+
+#[test]
+fn corpus_kernels_run_as_written_and_match_their_references() {
+    let files = common::nk_files("tests/nki");
+    for f in &files {
+        let name = f.file_name().and_then(|n| n.to_str()).expect("UTF-8 name");
+        assert!(
+            CASES.iter().any(|c| c.file == name),
+            "tests/nki/{name} has no case in tests/nki_corpus.rs"
+        );
+    }
+    for case in CASES {
+        run_case(case);
+    }
+}
+
+#[test]
+fn rejected_kernels_say_what_to_change() {
+    let files = common::nk_files("tests/nki/rejected");
+    assert!(!files.is_empty());
+    for path in &files {
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("UTF-8 file name");
+        let src = std::fs::read_to_string(path).expect("the corpus file reads");
+        let mut specs = frontend::Specs::new();
+        for line in src.lines().filter_map(|l| l.strip_prefix("# shape:")) {
+            let (param, shape) = nkc::driver::parse_shape(line.trim()).expect("NAME=RxC");
+            let spec = frontend::ParamSpec {
+                dtype: penguin::DType::F32,
+                shape,
+            };
+            specs.insert(param, spec);
+        }
+        let errors = frontend::check_source_with(&src, None, &specs);
+        let mut got: Vec<(String, usize)> = errors
+            .iter()
+            .map(|e| (e.code.to_string(), common::line_of(&src, e.span.start)))
+            .collect();
+        let mut want = common::expectations(&src);
+        got.sort();
+        want.sort();
+        assert!(!want.is_empty(), "{name} states no `# expect:` line");
+        assert_eq!(got, want, "tests/nki/rejected/{name}.nk");
+        for e in &errors {
+            assert!(
+                e.notes.iter().any(|n| n.starts_with("help:")),
+                "{name}: `{}` does not say what to change",
+                e.message
+            );
+        }
+        let file = format!("tests/nki/rejected/{name}.nk");
+        let text = frontend::diagnostic::render_plain(&file, &src, &errors);
+        insta::assert_snapshot!(format!("nki_rejected_{name}"), text);
+    }
+}
+
+#[test]
+fn the_command_line_specialises_untyped_parameters() {
+    let file = "tests/nki/tensor_add.nk";
+    // `--shape` for each untyped parameter: seeded random inputs of that shape.
+    let o = common::nkc(&[
+        "run",
+        file,
+        "--check",
+        "--json",
+        "--shape",
+        "a_input=128x512",
+        "--shape",
+        "b_input=128x512",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&common::stdout(&o)).expect("JSON");
+    assert_eq!(json["outputs"]["c_output"], serde_json::json!([128, 512]));
+    // Without a shape: E0205 names both ways to give one.
+    let o = common::nkc(&["run", file, "--shape", "a_input=128x512"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("error[E0205]: parameter `b_input` has no type"),
+        "{err}"
+    );
+    assert!(err.contains("--shape b_input=ROWSxCOLS"), "{err}");
+    // `check` takes the shapes too, and then judges the kernel whole.
+    let o = common::nkc(&[
+        "check",
+        file,
+        "--shape",
+        "a_input=256x512",
+        "--shape",
+        "b_input=256x512",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    // The kernel's own assert sees the shapes it is specialised for.
+    let o = common::nkc(&[
+        "check",
+        file,
+        "--shape",
+        "a_input=256x512",
+        "--shape",
+        "b_input=128x512",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(common::stderr(&o).contains("error[E0203]: assertion failed"));
+    // A shape and an input for one name, and a malformed shape, are errors.
+    let dir = common::scratch("nki", "cli");
+    let path = dir.join("a.npy");
+    let array = Array {
+        shape: vec![128, 512],
+        data: vec![0.5; 128 * 512],
+    };
+    nkc::npy::write_npy(&path, &array).expect("the scratch directory is writable");
+    let input = format!("a_input={}", path.display());
+    let fails = |args: &[&str], needle: &str| {
+        let o = common::nkc(args);
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: no `{needle}` in {err}");
+    };
+    let both = ["--shape", "a_input=128x512", "--shape", "b_input=128x512"];
+    fails(
+        &[&["run", file, "--input", &input][..], &both[..]].concat(),
+        "has both `--shape` and `--input`",
+    );
+    fails(
+        &[
+            "run",
+            file,
+            "--input",
+            &input,
+            "--shape",
+            "b_input=1x1x1x128x512",
+        ],
+        "nkc's HBM tensors have 1 to 4 dimensions",
+    );
+    let o = common::nkc(&["run", file, "--shape", "b_input=12xq"]);
+    assert_eq!(o.status.code(), Some(2), "clap rejects the value");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_reference_helpers_are_right() {
+    let a = Mat {
+        rows: 2,
+        cols: 2,
+        data: vec![1.0, 2.0, 3.0, 4.0],
+    };
+    assert_eq!(a.matmul(&a).data, vec![7.0, 10.0, 15.0, 22.0]);
+    assert_eq!(a.transpose().data, vec![1.0, 3.0, 2.0, 4.0]);
+    let s = softmax_row(&[0.0, 0.0]);
+    assert_eq!(s, vec![0.5, 0.5]);
+}
