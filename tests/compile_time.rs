@@ -5,7 +5,7 @@
 //! with zero races.
 
 use nkc::driver::Source;
-use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use nkc::run::{self, PipelineMode, RunOptions};
 use penguin::pipeline::PipelineLog;
 use std::path::PathBuf;
 
@@ -121,19 +121,11 @@ fn long_loops_simulate_to_the_interpreters_bits() {
         let src = source(&name, &text);
         for mode in MODES {
             let opts = RunOptions {
-                specialise: Default::default(),
-                kernel: None,
-                engine: Engine::Sim,
                 pipeline: mode,
-                inputs: Vec::new(),
                 seed: 3,
-                output_dir: None,
-                legality_check: true,
                 check: true,
-                trace: None,
-                timeline: false,
-                max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
                 peel: false,
+                ..RunOptions::default()
             };
             let report = run::run(&src, &opts, &mut PipelineLog::default())
                 .unwrap_or_else(|f| panic!("{name} --pipeline {}: {f:?}", mode.name()));

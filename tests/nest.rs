@@ -6,7 +6,7 @@
 //! decides when the outer loop is long.
 
 use nkc::driver::Source;
-use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use nkc::run::{self, PipelineMode, RunOptions};
 use penguin::ir::StmtKind;
 use penguin::pipeline::PipelineLog;
 use penguin::Function;
@@ -52,19 +52,11 @@ fn cycles(src: &Source, across_nests: bool) -> (u64, Vec<String>) {
 
 fn checked(src: &Source, mode: PipelineMode) -> Vec<String> {
     let opts = RunOptions {
-        specialise: Default::default(),
-        kernel: None,
-        engine: Engine::Sim,
         pipeline: mode,
-        inputs: Vec::new(),
         seed: 11,
-        output_dir: None,
-        legality_check: true,
         check: true,
-        trace: None,
-        timeline: false,
-        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
         peel: false,
+        ..RunOptions::default()
     };
     let report = run::run(src, &opts, &mut PipelineLog::default())
         .unwrap_or_else(|f| panic!("{} --pipeline {}: {f:?}", src.path.display(), mode.name()));

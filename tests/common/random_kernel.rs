@@ -326,26 +326,18 @@ pub fn run_checked(seed: u64, mode: nkc::run::PipelineMode) -> bool {
 
 /// [`run_checked`], with the extended loops peeled (`--peel`) when `peel` is set.
 pub fn run_checked_peeled(seed: u64, mode: nkc::run::PipelineMode, peel: bool) -> bool {
-    use nkc::run::{self, Engine, RunOptions};
+    use nkc::run::{self, RunOptions};
     let text = random_case(seed);
     let src = nkc::driver::Source {
         path: std::path::PathBuf::from(format!("random{seed}.nk")),
         text: text.clone(),
     };
     let opts = RunOptions {
-        specialise: Default::default(),
-        kernel: None,
-        engine: Engine::Sim,
         pipeline: mode,
-        inputs: Vec::new(),
         seed,
-        output_dir: None,
-        legality_check: true,
         check: true,
-        trace: None,
-        timeline: false,
-        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
         peel,
+        ..RunOptions::default()
     };
     match run::run(&src, &opts, &mut penguin::pipeline::PipelineLog::default()) {
         Ok(r) => {
