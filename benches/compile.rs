@@ -11,7 +11,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use nkc::driver::Source;
-use nkc::run::{self, PipelineMode};
+use nkc::pipeline::PipelineMode;
 use penguin::pipeline::PipelineLog;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -126,16 +126,11 @@ fn compile(src: &Source) -> usize {
 /// Front end to pseudo-ISA on path `mode`.
 fn compile_on(src: &Source, mode: PipelineMode) -> usize {
     let mut func = nkc::driver::compile(src, None).expect("the bench kernel compiles");
-    run::prepare(
-        &mut func,
-        mode,
-        true,
-        &mut PipelineLog::default(),
-        &mut Vec::new(),
-    )
-    .expect("the bench kernel pipelines");
-    run::apply_emergent(&mut func, mode).expect("emergent pipelining");
-    let compiled = run::backend_compile(&func, src).expect("the backend compiles it");
+    nkc::pipeline::pipeline_path(&mut func, mode, &mut PipelineLog::default())
+        .expect("the bench kernel pipelines");
+    nkc::pipeline::prepare_backend(&mut func, mode).expect("emergent pipelining");
+    let compiled =
+        nkc::pipeline::codegen(&func, Some(&src.text), true).expect("the backend compiles it");
     compiled.program.streams.len()
 }
 

@@ -93,7 +93,7 @@ fn paths_of(source: &Source, opts: &CompareOptions) -> Result<Vec<(PipelineMode,
         (PipelineMode::Emergent, false),
         (PipelineMode::Auto, false),
     ];
-    if run::has_annotations(&func) {
+    if crate::pipeline::has_annotations(&func) {
         modes.push((PipelineMode::Annotated, false));
         if opts.peel {
             modes.push((PipelineMode::Annotated, true));
@@ -120,6 +120,7 @@ pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Fai
             max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
             peel,
             specialise: opts.specialise.clone(),
+            print_after: crate::pipeline::PrintAfter::Nothing,
         };
         let name = path_name(mode, peel);
         let report =

@@ -9,7 +9,7 @@
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use frontend::diagnostic::{self, Error};
 use penguin::listing::capped_list;
-use penguin::pipeline::{self, PipelineError, PipelineLog, PipelineOptions};
+use penguin::pipeline::{PipelineError, PipelineLog, PipelineOptions};
 use penguin::Function;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -36,6 +36,11 @@ impl Source {
             path: path.to_path_buf(),
             text,
         })
+    }
+
+    /// Whether the file holds Penguin IR text (a `.pir` file) rather than kernel source.
+    pub fn is_penguin(&self) -> bool {
+        self.path.extension().is_some_and(|e| e == "pir")
     }
 
     /// The name diagnostics show for the file.
@@ -139,6 +144,25 @@ pub fn check(
     opts: &PipelineOptions,
     log: &mut PipelineLog,
 ) -> Result<(), Failure> {
+    if source.is_penguin() {
+        let copts = crate::pipeline::CompileOptions {
+            legality_check: opts.legality_check,
+            ..crate::pipeline::CompileOptions::default()
+        };
+        let mut cx = crate::pipeline::Context::new(copts, log);
+        let mut func = cx.lower(source, kernel, specs)?;
+        let mut all = unwritten_scratch_reads(&func);
+        match cx.pipeline_annotated(&mut func) {
+            Ok(()) => {}
+            Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
+            Err(other) => return Err(other),
+        }
+        return if all.is_empty() {
+            Ok(())
+        } else {
+            Err(Failure::Diagnostics(all))
+        };
+    }
     let errors = frontend::check_source_with(&source.text, kernel, specs);
     if !errors.is_empty() {
         return Err(Failure::Diagnostics(errors));
@@ -152,10 +176,15 @@ pub fn check(
             .collect(),
     };
     let mut all = Vec::new();
+    let copts = crate::pipeline::CompileOptions {
+        legality_check: opts.legality_check,
+        ..crate::pipeline::CompileOptions::default()
+    };
+    let mut cx = crate::pipeline::Context::new(copts, log);
     for name in names {
-        let mut func = compile_with(source, Some(&name), specs)?;
+        let mut func = cx.lower(source, Some(&name), specs)?;
         all.extend(unwritten_scratch_reads(&func));
-        match pipeline(&mut func, opts, log) {
+        match cx.pipeline_annotated(&mut func) {
             Ok(()) => {}
             Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
             Err(other) => return Err(other),
@@ -195,27 +224,6 @@ pub fn unwritten_scratch_reads(func: &Function) -> Vec<Error> {
         .collect()
 }
 
-/// The annotated pipeliner with its legality check, on every annotated loop of `func`.
-pub fn pipeline(
-    func: &mut Function,
-    opts: &PipelineOptions,
-    log: &mut PipelineLog,
-) -> Result<(), Failure> {
-    // `num_stages="auto"` becomes stage ids, as if written in Mode B.
-    for line in backend::emergent::choose_auto_stages(func) {
-        log.push(line);
-    }
-    pipeline::pipeline_function_logged(func, opts, log).map_err(pipeline_failure)?;
-    verify(func, "the pipeliner")
-}
-
-/// `--peel`: the extended loops' prologue and epilogue as physical code
-/// ([`pipeline::peel::peel_extended_loops`]), then the verifier.
-pub fn peel(func: &mut Function, log: &mut PipelineLog) -> Result<(), Failure> {
-    pipeline::peel::peel_extended_loops(func, log).map_err(pipeline_failure)?;
-    verify(func, "peeling")
-}
-
 /// Pipeliner errors as a failure: diagnostics, or an internal error if any is a bug of nkc.
 pub fn pipeline_failure(errors: Vec<PipelineError>) -> Failure {
     if let Some(e) = errors.iter().find(|e| e.is_internal()) {
@@ -249,7 +257,8 @@ pub fn parse(source: &Source) -> Result<frontend::ast::Module, Failure> {
     }
 }
 
-/// The front end for one kernel, then the verifier on its Penguin IR.
+/// The front end for one kernel, then the verifier on its Penguin IR. A `.pir` file is read as
+/// Penguin IR text instead ([`read_penguin`]).
 pub fn compile(source: &Source, kernel: Option<&str>) -> Result<Function, Failure> {
     compile_with(source, kernel, &frontend::Specs::new())
 }
@@ -260,9 +269,78 @@ pub fn compile_with(
     kernel: Option<&str>,
     specs: &frontend::Specs,
 ) -> Result<Function, Failure> {
+    if source.is_penguin() {
+        return read_penguin(source, kernel);
+    }
     let func = frontend::compile_with(&source.text, kernel, specs).map_err(Failure::Diagnostics)?;
     verify(&func, "lowering")?;
     Ok(func)
+}
+
+/// A `.pir` file: its Penguin IR text read ([`penguin::parse_function`]; a syntax error is
+/// E0050 at its line and column) and verified (a violated invariant is E0051, the user's: the
+/// text came from the user). `kernel`, when given, must be the function's name. Its shapes are
+/// concrete, so `--shape` and `--dtype` do not apply.
+pub fn read_penguin(source: &Source, kernel: Option<&str>) -> Result<Function, Failure> {
+    let text = &source.text;
+    let func = penguin::parse_function(text).map_err(|e| {
+        let at = byte_offset(text, e.line, e.col);
+        let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+        Failure::Diagnostics(vec![Error::new(
+            frontend::codes::PENGUIN_SYNTAX,
+            format!("invalid Penguin IR: {}", e.message),
+            at..end,
+        )
+        .with_label("here")])
+    })?;
+    if let Err(errors) = penguin::verify::verify_function(&func) {
+        let mut d = Error::new(
+            frontend::codes::PENGUIN_INVALID,
+            format!(
+                "the Penguin IR of `{}` does not verify ({} error(s))",
+                func.name,
+                errors.len()
+            ),
+            0..0,
+        );
+        d.notes = errors.iter().take(20).map(|e| e.to_string()).collect();
+        return Err(Failure::Diagnostics(vec![d]));
+    }
+    if let Some(k) = kernel.filter(|k| *k != func.name) {
+        return Err(Failure::User(format!(
+            "`{}` holds the kernel `{}`, not `{k}`",
+            source.display_name(),
+            func.name
+        )));
+    }
+    Ok(func)
+}
+
+/// The byte offset of 1-based `line` and character column `col` in `text` (clamped to its end).
+fn byte_offset(text: &str, line: usize, col: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let rest = &text[start.min(text.len())..];
+    let in_line = rest
+        .char_indices()
+        .take_while(|(_, c)| *c != '\n')
+        .nth(col.saturating_sub(1))
+        .map_or_else(|| rest.find('\n').unwrap_or(rest.len()), |(i, _)| i);
+    (start + in_line).min(text.len())
+}
+
+/// A backend error as a failure: an internal error, or a diagnostic at the kernel's source.
+pub fn backend_failure(e: backend::BackendError) -> Failure {
+    if e.is_internal() {
+        return Failure::Internal(e.to_string());
+    }
+    let span = e.span.map_or(0..0, |s| s.range());
+    let mut d = Error::new(e.code, e.message, span).with_label(e.label);
+    d.notes = e.notes;
+    Failure::Diagnostics(vec![d])
 }
 
 /// How a command specialises a kernel's untyped parameters: `--shape NAME=ROWSxCOLS` (repeatable)

@@ -1,7 +1,11 @@
 //! The nkc driver: the compile pipeline shared by every command, and the commands the CLI
 //! exposes (`src/main.rs` holds only argument parsing).
 //!
-//! - [`driver`]: reading kernel files, running the front end and the verifier, reporting failures;
+//! - [`pipeline`]: the compile context, which owns the ordered, named passes from source to
+//!   program (front end, pipelining paths, the backend's passes), the verifier after each, and
+//!   `--print-after`;
+//! - [`driver`]: reading kernel files (kernel source or Penguin IR text), running the front end
+//!   and the verifier, reporting failures;
 //! - [`run`]: `nkc run`, inputs, execution and reports;
 //! - [`compare`]: `nkc compare`, one kernel on every pipelining path, and [`timeline_svg`], its
 //!   timelines as SVG;
@@ -13,6 +17,7 @@ pub mod compare;
 pub mod driver;
 pub mod loops;
 pub mod npy;
+pub mod pipeline;
 pub mod run;
 pub mod sim;
 pub mod suggest;

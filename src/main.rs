@@ -3,7 +3,8 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use nkc::compare::{self, CompareOptions, SuiteEntry};
 use nkc::driver::{self, ColorMode, Failure, Source};
-use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use nkc::pipeline::{self, CompileOptions, Context, PipelineMode, PrintAfter};
+use nkc::run::{self, Engine, RunOptions};
 use nkc::sim::{self as simcmd, SimOptions};
 use penguin::listing::capped_list;
 use penguin::pipeline::{PipelineLog, PipelineOptions};
@@ -36,6 +37,29 @@ struct SpecArgs {
     /// The dtype of the untyped parameters.
     #[arg(long, value_enum)]
     dtype: Option<DTypeArg>,
+}
+
+/// Printing the IR between passes (on standard error).
+#[derive(clap::Args, Clone, Default)]
+struct PrintArgs {
+    /// Print the IR after every pass, each block after a header line naming the pass.
+    #[arg(long)]
+    print_after_all: bool,
+    /// Print the IR after this pass (repeatable); `nkc compile --print-after help` lists them.
+    #[arg(long = "print-after", value_name = "PASS", value_parser = pipeline::parse_pass)]
+    print_after: Vec<String>,
+}
+
+impl PrintArgs {
+    fn print_after(self) -> PrintAfter {
+        if self.print_after_all {
+            PrintAfter::All
+        } else if self.print_after.is_empty() {
+            PrintAfter::Nothing
+        } else {
+            PrintAfter::Passes(self.print_after)
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -87,6 +111,8 @@ enum Command {
         peel: bool,
         #[command(flatten)]
         spec: SpecArgs,
+        #[command(flatten)]
+        print: PrintArgs,
     },
     /// Compile a kernel and run it.
     Run {
@@ -128,6 +154,8 @@ enum Command {
         peel: bool,
         #[command(flatten)]
         spec: SpecArgs,
+        #[command(flatten)]
+        print: PrintArgs,
     },
     /// Compile and simulate a kernel on every pipelining path (none, emergent, and annotated when
     /// the kernel is annotated), check each against the interpreter, and compare them side by
@@ -251,6 +279,13 @@ fn main() -> ExitCode {
 
 type Outcome = Result<(), (Failure, Option<Source>)>;
 
+/// What every command shares: the global options and the pipeliner's log.
+struct Env<'a> {
+    log: &'a mut PipelineLog,
+    show_backend: bool,
+    color: ColorMode,
+}
+
 fn execute(
     command: Command,
     popts: &PipelineOptions,
@@ -258,11 +293,17 @@ fn execute(
     show_backend: bool,
     color: ColorMode,
 ) -> Outcome {
+    let mut env = Env {
+        log,
+        show_backend,
+        color,
+    };
     match command {
         Command::Check { file, kernel, spec } => {
             let src = read(&file)?;
             let specs = spec.specialise().specs(&[]).map_err(|f| (f, None))?;
-            driver::check(&src, kernel.as_deref(), &specs, popts, log).map_err(|f| (f, Some(src)))
+            driver::check(&src, kernel.as_deref(), &specs, popts, env.log)
+                .map_err(|f| (f, Some(src)))
         }
         Command::Compile {
             file,
@@ -272,59 +313,20 @@ fn execute(
             output,
             peel,
             spec,
+            print,
         } => {
             let src = read(&file)?;
             let specs = spec.specialise().specs(&[]).map_err(|f| (f, None))?;
-            let text = match emit {
-                Emit::Ast => {
-                    let module = driver::parse(&src).map_err(|f| (f, Some(src)))?;
-                    format!("{module:#?}\n")
-                }
-                Emit::Penguin => {
-                    let func = driver::compile_with(&src, kernel.as_deref(), &specs)
-                        .map_err(|f| (f, Some(src)))?;
-                    penguin::write::write_function(&func)
-                }
-                Emit::Pipelined => {
-                    let mut func = driver::compile_with(&src, kernel.as_deref(), &specs)
-                        .map_err(|f| (f, Some(src.clone())))?;
-                    driver::pipeline(&mut func, popts, log).map_err(|f| (f, Some(src.clone())))?;
-                    if peel {
-                        driver::peel(&mut func, log).map_err(|f| (f, Some(src)))?;
-                    }
-                    penguin::write::write_function(&func)
-                }
-                Emit::Bir | Emit::Isa => {
-                    let mut func = driver::compile_with(&src, kernel.as_deref(), &specs)
-                        .map_err(|f| (f, Some(src.clone())))?;
-                    let mut notes = Vec::new();
-                    run::prepare_peeled(
-                        &mut func,
-                        pipeline,
-                        popts.legality_check,
-                        peel,
-                        log,
-                        &mut notes,
-                    )
-                    .map_err(|f| (f, Some(src.clone())))?;
-                    for note in &notes {
-                        eprintln!("note: {note}");
-                    }
-                    let blog = run::apply_emergent(&mut func, pipeline)
-                        .map_err(|f| (f, Some(src.clone())))?;
-                    if show_backend {
-                        for l in &blog {
-                            eprintln!("{l}");
-                        }
-                    }
-                    let compiled =
-                        run::backend_compile(&func, &src).map_err(|f| (f, Some(src.clone())))?;
-                    match emit {
-                        Emit::Bir => backend::bir::write_bir(&compiled.func, &compiled.bir),
-                        _ => runtime_sim::text::print(&compiled.program),
-                    }
-                }
+            let copts = CompileOptions {
+                mode: pipeline,
+                legality_check: popts.legality_check,
+                peel,
+                print_after: print.print_after(),
+                print_to_stderr: true,
+                ..CompileOptions::default()
             };
+            let text = compile(&src, kernel.as_deref(), &specs, emit, copts, &mut env)
+                .map_err(|f| (f, Some(src)))?;
             write_output(output.as_deref(), &text)
         }
         Command::Run {
@@ -341,8 +343,8 @@ fn execute(
             max_cycles,
             peel,
             spec,
+            print,
         } => {
-            let src = read(&file)?;
             let opts = RunOptions {
                 max_cycles,
                 specialise: spec.specialise(),
@@ -357,22 +359,9 @@ fn execute(
                 trace,
                 timeline: false,
                 peel,
+                print_after: print.print_after(),
             };
-            let report = run::run(&src, &opts, log).map_err(|f| (f, Some(src)))?;
-            if show_backend {
-                for l in &report.backend_log {
-                    eprintln!("{l}");
-                }
-            }
-            for note in &report.notes {
-                eprintln!("note: {note}");
-            }
-            if json {
-                println!("{}", report.to_json());
-            } else {
-                print!("{}", report.to_text());
-            }
-            Ok(())
+            run_command(&file, &opts, json, &mut env)
         }
         Command::Suggest {
             file,
@@ -381,24 +370,12 @@ fn execute(
             seed,
             spec,
         } => {
-            let src = read(&file)?;
             let opts = nkc::suggest::SuggestOptions {
                 kernel,
                 seed,
                 specialise: spec.specialise(),
             };
-            let s = nkc::suggest::suggest(&src, &opts).map_err(|f| (f, Some(src)))?;
-            print!("{}", s.to_text(&file.display().to_string()));
-            if write && s.suggested != s.original {
-                std::fs::write(&file, &s.suggested).map_err(|e| {
-                    (
-                        Failure::User(format!("cannot write `{}`: {e}", file.display())),
-                        None,
-                    )
-                })?;
-                eprintln!("wrote {}", file.display());
-            }
-            Ok(())
+            suggest(&file, &opts, write)
         }
         Command::Compare {
             files,
@@ -417,48 +394,10 @@ fn execute(
                 timelines: svg.is_some(),
                 peel,
             };
-            if let [file] = files.as_slice() {
-                let src = read(file)?;
-                let c = compare::compare(&src, &opts).map_err(|f| (f, Some(src)))?;
-                if let Some(path) = &svg {
-                    write_output(Some(path), &nkc::timeline_svg::render(&[&c]))?;
-                }
-                if json {
-                    println!("{}", c.to_json());
-                } else {
-                    print!("{}", c.to_text());
-                }
-                return Ok(());
+            match files.as_slice() {
+                [file] => compare_one(file, &opts, json, svg.as_deref()),
+                _ => compare_suite(&files, &opts, json, svg.as_deref(), env.color),
             }
-            // A suite: a broken file is reported at once and marked in the table; the others
-            // still run, and the command fails at the end.
-            let mut entries = Vec::new();
-            for file in &files {
-                entries.push(match Source::read(file) {
-                    Err(f) => {
-                        driver::report(&f, None, color);
-                        SuiteEntry::failed(file.display().to_string(), &f)
-                    }
-                    Ok(src) => match compare::compare(&src, &opts) {
-                        Ok(c) => SuiteEntry::Compared(c),
-                        Err(f) => {
-                            driver::report(&f, Some(&src), color);
-                            SuiteEntry::failed(src.display_name(), &f)
-                        }
-                    },
-                });
-            }
-            if let Some(path) = &svg {
-                let done: Vec<&compare::Comparison> =
-                    entries.iter().filter_map(SuiteEntry::comparison).collect();
-                write_output(Some(path), &nkc::timeline_svg::render(&done))?;
-            }
-            if json {
-                println!("{}", compare::suite_json(&entries));
-            } else {
-                print!("{}", compare::suite_table(&entries));
-            }
-            suite_outcome(&entries)
         }
         Command::Sim {
             program,
@@ -470,7 +409,6 @@ fn execute(
             no_numerics,
             max_cycles,
         } => {
-            let src = read(&program)?;
             let opts = SimOptions {
                 inputs,
                 seed,
@@ -479,17 +417,175 @@ fn execute(
                 no_numerics,
                 max_cycles,
             };
-            let report = simcmd::sim(&src, &opts).map_err(|f| (f, None))?;
-            if json {
-                println!("{}", report.to_json());
-            } else {
-                print!("{}", report.to_text());
-            }
-            match report.races_failure() {
-                Some(f) => Err((f, None)),
-                None => Ok(()),
-            }
+            sim(&program, &opts, json)
         }
+    }
+}
+
+/// `nkc compile`: the phases `emit` needs, through the compile context; returns the text.
+fn compile(
+    src: &Source,
+    kernel: Option<&str>,
+    specs: &frontend::Specs,
+    emit: Emit,
+    copts: CompileOptions,
+    env: &mut Env<'_>,
+) -> Result<String, Failure> {
+    if let Emit::Ast = emit {
+        if src.is_penguin() {
+            return Err(Failure::User(format!(
+                "`{}` is Penguin IR: it has no syntax tree (`--emit ast` takes a `.nk` file)",
+                src.display_name()
+            )));
+        }
+        let module = driver::parse(src)?;
+        return Ok(format!("{module:#?}\n"));
+    }
+    let mut cx = Context::new(copts, env.log);
+    let mut func = cx.lower(src, kernel, specs)?;
+    match emit {
+        Emit::Ast => unreachable!("handled above"),
+        Emit::Penguin => Ok(penguin::write::write_function(&func)),
+        Emit::Pipelined => {
+            // The annotated path as written (whatever `--pipeline` says), peeled with `--peel`.
+            cx.pipeline_annotated(&mut func)?;
+            if cx.opts.peel {
+                cx.peel(&mut func)?;
+            }
+            Ok(penguin::write::write_function(&func))
+        }
+        Emit::Bir | Emit::Isa => {
+            cx.pipeline(&mut func)?;
+            for note in &cx.notes {
+                eprintln!("note: {note}");
+            }
+            cx.prepare_backend(&mut func)?;
+            if env.show_backend {
+                for l in &cx.backend_log {
+                    eprintln!("{l}");
+                }
+            }
+            let compiled = cx.codegen(&func, Some(&src.text))?;
+            Ok(match emit {
+                Emit::Bir => backend::bir::write_bir(&compiled.func, &compiled.bir),
+                _ => runtime_sim::text::print(&compiled.program),
+            })
+        }
+    }
+}
+
+/// `nkc run`.
+fn run_command(
+    file: &std::path::Path,
+    opts: &RunOptions,
+    json: bool,
+    env: &mut Env<'_>,
+) -> Outcome {
+    let src = read(file)?;
+    let report = run::run(&src, opts, env.log).map_err(|f| (f, Some(src)))?;
+    if env.show_backend {
+        for l in &report.backend_log {
+            eprintln!("{l}");
+        }
+    }
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
+}
+
+/// `nkc suggest`.
+fn suggest(file: &std::path::Path, opts: &nkc::suggest::SuggestOptions, write: bool) -> Outcome {
+    let src = read(file)?;
+    let s = nkc::suggest::suggest(&src, opts).map_err(|f| (f, Some(src)))?;
+    print!("{}", s.to_text(&file.display().to_string()));
+    if write && s.suggested != s.original {
+        std::fs::write(file, &s.suggested).map_err(|e| {
+            (
+                Failure::User(format!("cannot write `{}`: {e}", file.display())),
+                None,
+            )
+        })?;
+        eprintln!("wrote {}", file.display());
+    }
+    Ok(())
+}
+
+/// `nkc compare FILE`.
+fn compare_one(
+    file: &std::path::Path,
+    opts: &CompareOptions,
+    json: bool,
+    svg: Option<&std::path::Path>,
+) -> Outcome {
+    let src = read(file)?;
+    let c = compare::compare(&src, opts).map_err(|f| (f, Some(src)))?;
+    if let Some(path) = svg {
+        write_output(Some(path), &nkc::timeline_svg::render(&[&c]))?;
+    }
+    if json {
+        println!("{}", c.to_json());
+    } else {
+        print!("{}", c.to_text());
+    }
+    Ok(())
+}
+
+/// `nkc compare FILE...`: a suite. A broken file is reported at once and marked in the table;
+/// the others still run, and the command fails at the end.
+fn compare_suite(
+    files: &[PathBuf],
+    opts: &CompareOptions,
+    json: bool,
+    svg: Option<&std::path::Path>,
+    color: ColorMode,
+) -> Outcome {
+    let mut entries = Vec::new();
+    for file in files {
+        entries.push(match Source::read(file) {
+            Err(f) => {
+                driver::report(&f, None, color);
+                SuiteEntry::failed(file.display().to_string(), &f)
+            }
+            Ok(src) => match compare::compare(&src, opts) {
+                Ok(c) => SuiteEntry::Compared(c),
+                Err(f) => {
+                    driver::report(&f, Some(&src), color);
+                    SuiteEntry::failed(src.display_name(), &f)
+                }
+            },
+        });
+    }
+    if let Some(path) = svg {
+        let done: Vec<&compare::Comparison> =
+            entries.iter().filter_map(SuiteEntry::comparison).collect();
+        write_output(Some(path), &nkc::timeline_svg::render(&done))?;
+    }
+    if json {
+        println!("{}", compare::suite_json(&entries));
+    } else {
+        print!("{}", compare::suite_table(&entries));
+    }
+    suite_outcome(&entries)
+}
+
+/// `nkc sim`.
+fn sim(program: &std::path::Path, opts: &SimOptions, json: bool) -> Outcome {
+    let src = read(program)?;
+    let report = simcmd::sim(&src, opts).map_err(|f| (f, None))?;
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    match report.races_failure() {
+        Some(f) => Err((f, None)),
+        None => Ok(()),
     }
 }
 

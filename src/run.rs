@@ -6,7 +6,7 @@
 //! interpreter. `--check` runs both on the same inputs and fails unless every output is equal bit
 //! for bit. A data race found by the simulator fails the run (exit 1). Outputs are reported by the
 //! names `return` gives them, and written as `NAME.npy` files with `--output DIR`. With `--peel`
-//! ([`prepare_peeled`]) the loops the annotated pipeliner extended are peeled before the
+//! ([`crate::pipeline::Context::pipeline`]) the loops the annotated pipeliner extended are peeled before the
 //! interpreter (the oracle of the pipelined kernel) and the backend see them.
 //!
 //! Limits, each a diagnostic with exit code 1 before the work it bounds: HBM tensors of more
@@ -16,9 +16,10 @@
 
 use crate::driver::{self, Failure, Source};
 use crate::npy;
+use crate::pipeline::{CompileOptions, Context, PrintAfter};
 use penguin::interp::{self, Array};
 use penguin::listing::capped_list;
-use penguin::pipeline::{PipelineLog, PipelineOptions};
+use penguin::pipeline::PipelineLog;
 use penguin::{Function, Tensor};
 use serde_json::json;
 use std::path::PathBuf;
@@ -42,35 +43,7 @@ impl Engine {
     }
 }
 
-/// Which pipelining path loops take.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum PipelineMode {
-    /// Annotated loops are pipelined as annotated, the others by the backend.
-    #[default]
-    Default,
-    /// Annotated loops take the annotated path (the only path so far: as `default`).
-    Annotated,
-    /// Every loop takes the backend's emergent path.
-    Emergent,
-    /// No pipelining: annotations are ignored.
-    None,
-    /// The annotations are replaced by `num_stages="auto"` on every loop that neither holds nor
-    /// sits in another loop (a nest is left to the backend's cross-nest prefetch), then as
-    /// `default`.
-    Auto,
-}
-
-impl PipelineMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            PipelineMode::Default => "default",
-            PipelineMode::Annotated => "annotated",
-            PipelineMode::Emergent => "emergent",
-            PipelineMode::None => "none",
-            PipelineMode::Auto => "auto",
-        }
-    }
-}
+pub use crate::pipeline::PipelineMode;
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -99,6 +72,9 @@ pub struct RunOptions {
     /// The shapes and dtype of untyped parameters (`--shape`, `--dtype`; `--input` arrays give
     /// their own shapes).
     pub specialise: driver::Specialise,
+    /// After which passes the IR is printed on standard error (`--print-after-all`,
+    /// `--print-after PASS`).
+    pub print_after: PrintAfter,
 }
 
 impl Default for RunOptions {
@@ -119,6 +95,7 @@ impl Default for RunOptions {
             max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
             specialise: driver::Specialise::default(),
             peel: false,
+            print_after: PrintAfter::Nothing,
         }
     }
 }
@@ -229,23 +206,25 @@ pub fn run(
 ) -> Result<RunReport, Failure> {
     let started = std::time::Instant::now();
     let specs = opts.specialise.specs(&opts.inputs)?;
-    let mut func = driver::compile_with(source, opts.kernel.as_deref(), &specs)?;
+    let copts = CompileOptions {
+        mode: opts.pipeline,
+        legality_check: opts.legality_check,
+        peel: opts.peel,
+        print_after: opts.print_after.clone(),
+        print_to_stderr: true,
+        ..CompileOptions::default()
+    };
+    let mut cx = Context::new(copts, log);
+    let mut func = cx.lower(source, opts.kernel.as_deref(), &specs)?;
     check_size(&func)?;
     // The kernel as written: the oracle of `--check`.
     let written = func.clone();
-    let mut notes = Vec::new();
-    prepare_peeled(
-        &mut func,
-        opts.pipeline,
-        opts.legality_check,
-        opts.peel,
-        log,
-        &mut notes,
-    )?;
+    cx.pipeline(&mut func)?;
     // The interpreter (the oracle of --check, and --engine interp) runs the kernel as the
-    // annotated path left it; the backend gets it after its own emergent pipelining.
+    // annotated path left it; the backend gets it after its own transformations (zero folding,
+    // emergent pipelining).
     let oracle = func.clone();
-    let mut backend_log = apply_emergent(&mut func, opts.pipeline)?;
+    cx.prepare_backend(&mut func)?;
     let mut compile_seconds = started.elapsed().as_secs_f64();
 
     let inputs = gather_inputs(&func, opts)?;
@@ -260,7 +239,7 @@ pub fn run(
         }
         Engine::Sim => {
             let backend_started = std::time::Instant::now();
-            let compiled = backend_compile(&func, source)?;
+            let compiled = cx.codegen(&func, Some(&source.text))?;
             compile_seconds += backend_started.elapsed().as_secs_f64();
             // One array type for the interpreter and the simulator (`vocab::Array`).
             let sim_inputs = inputs.clone();
@@ -294,8 +273,8 @@ pub fn run(
             }
             let arrays = r.outputs.iter().map(|(_, a)| a.clone()).collect();
             let loops = crate::loops::compute_loop_stats(&func, &compiled, &source.text, &r.trace);
-            backend_log.extend(compiled.expansions.iter().cloned());
-            backend_log.extend(loops.iter().map(|l| l.text.clone()));
+            cx.backend_log.extend(compiled.expansions.iter().cloned());
+            cx.backend_log.extend(loops.iter().map(|l| l.text.clone()));
             let annotated_loops = func
                 .axes
                 .values()
@@ -352,11 +331,11 @@ pub fn run(
         kernel: func.name.clone(),
         engine: opts.engine,
         pipeline: opts.pipeline,
-        notes,
+        notes: cx.notes,
         outputs,
         stats: interp_stats,
         sim,
-        backend_log,
+        backend_log: cx.backend_log,
         checked,
         compile_seconds,
         peeled: func
@@ -457,111 +436,6 @@ pub fn first_difference(want: &Array, got: &Array) -> Option<String> {
                 want.data[i].to_bits()
             )
         })
-}
-
-/// The backend on a (pipelined or not) kernel; its errors as diagnostics or internal errors.
-pub fn backend_compile(func: &Function, source: &Source) -> Result<backend::Compiled, Failure> {
-    backend::compile(func, Some(&source.text)).map_err(backend_failure)
-}
-
-/// A backend error as a failure.
-pub fn backend_failure(e: backend::BackendError) -> Failure {
-    if e.is_internal() {
-        return Failure::Internal(e.to_string());
-    }
-    let span = e.span.map_or(0..0, |s| s.range());
-    let mut d = frontend::diagnostic::Error::new(e.code, e.message, span).with_label(e.label);
-    d.notes = e.notes;
-    Failure::Diagnostics(vec![d])
-}
-
-/// Applies the pipelining path `mode` asks for to `func` (before the backend or the interpreter).
-pub fn prepare(
-    func: &mut Function,
-    mode: PipelineMode,
-    legality_check: bool,
-    log: &mut PipelineLog,
-    notes: &mut Vec<String>,
-) -> Result<(), Failure> {
-    if mode == PipelineMode::Auto {
-        strip_annotations(func);
-        backend::emergent::mark_auto_loops(func);
-        driver::verify(func, "marking loops num_stages=\"auto\"")?;
-    }
-    match mode {
-        PipelineMode::Default | PipelineMode::Annotated | PipelineMode::Auto => {
-            let popts = PipelineOptions { legality_check };
-            driver::pipeline(func, &popts, log)?;
-            if !legality_check {
-                let loops: Vec<String> = func
-                    .axes
-                    .values()
-                    .filter(|a| a.attrs.pipelined.is_some())
-                    .map(|a| format!("`{}`", a.iv_name))
-                    .collect();
-                if !loops.is_empty() {
-                    eprintln!(
-                        "warning: the legality check was skipped (--no-legality-check) for the pipelined loop(s) {}: their pipelining is not verified",
-                        capped_list(&loops, ", ")
-                    );
-                }
-            }
-        }
-        PipelineMode::Emergent | PipelineMode::None => {
-            let _ = notes;
-            if has_annotations(func) {
-                strip_annotations(func);
-                driver::verify(func, "removing pipelining annotations")?;
-            }
-        }
-    }
-
-    Ok(())
-}
-
-/// [`prepare`], then, with `peel` (`--peel`), the extended loops' prologue and epilogue as
-/// physical code ([`driver::peel`]); a note says when no loop was extended, so nothing was peeled.
-pub fn prepare_peeled(
-    func: &mut Function,
-    mode: PipelineMode,
-    legality_check: bool,
-    peel: bool,
-    log: &mut PipelineLog,
-    notes: &mut Vec<String>,
-) -> Result<(), Failure> {
-    prepare(func, mode, legality_check, log, notes)?;
-    if !peel {
-        return Ok(());
-    }
-    if func.axes.values().all(|a| a.attrs.pipelined.is_none()) {
-        notes.push(format!(
-            "--peel: no loop of `{}` is pipelined by the annotated path on `--pipeline {}`, so nothing is peeled",
-            func.name,
-            mode.name()
-        ));
-        return Ok(());
-    }
-    driver::peel(func, log)
-}
-
-/// The backend's transformations on Penguin IR: on every path, folding a PSUM accumulator's zeroing
-/// into its first matmul ([`backend::fold_zeros`]); then emergent pipelining, on the loops `mode`
-/// gives it (`default`: the loops the annotated pipeliner left alone; `emergent`: every loop, the
-/// annotations being stripped). Returns the log.
-pub fn apply_emergent(func: &mut Function, mode: PipelineMode) -> Result<Vec<String>, Failure> {
-    // Not pipelining, so on every path: a PSUM accumulator's zeroing goes into its first matmul.
-    let mut log = backend::fold_zeros::fold_psum_zeros(func);
-    driver::verify(func, "folding PSUM zeroing")?;
-    match mode {
-        PipelineMode::Default | PipelineMode::Emergent | PipelineMode::Auto => {
-            log.extend(backend::unroll::unroll_loops(func));
-            driver::verify(func, "unrolling")?;
-            log.extend(backend::emergent::pipeline_emergent(func));
-            driver::verify(func, "emergent pipelining")?;
-        }
-        PipelineMode::Annotated | PipelineMode::None => {}
-    }
-    Ok(log)
 }
 
 /// What an interpreter error means for the user. Reading memory that nothing wrote is the kernel's
@@ -740,31 +614,6 @@ fn sim_failure(
 /// The name `return` gave an output.
 fn output_name(func: &Function, tensor: Tensor) -> String {
     func.tensors[tensor].name.clone()
-}
-
-/// Whether the kernel carries any pipelining annotation (a stage count, stage ids, buffering).
-pub fn has_annotations(func: &Function) -> bool {
-    func.axes.values().any(|a| {
-        a.attrs.num_stages.is_some_and(|n| n > 1)
-            || a.attrs.auto_stages
-            || a.attrs.multi_buffer.is_some()
-            || a.attrs.disable_auto_buffer
-    }) || func
-        .annots
-        .values()
-        .any(|a| a.stage_id.is_some() || a.execution_order.is_some())
-}
-
-/// `--pipeline none`: forget every pipelining annotation.
-fn strip_annotations(func: &mut Function) {
-    for axis in func.axes.values_mut() {
-        axis.attrs.num_stages = None;
-        axis.attrs.auto_stages = false;
-        axis.attrs.multi_buffer = None;
-        axis.attrs.disable_auto_buffer = false;
-        axis.attrs.disable_execution_order_check = false;
-    }
-    func.annots.clear();
 }
 
 fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failure> {

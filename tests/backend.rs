@@ -4,7 +4,8 @@
 //! wait-deletion mutation test with its detection rate.
 
 use nkc::driver::Source;
-use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use nkc::pipeline::PipelineMode;
+use nkc::run::{self, Engine, RunOptions};
 use penguin::pipeline::PipelineLog;
 use runtime_sim::isa::{DmaSide, Inst, Op, Program, Role, Stmt};
 use runtime_sim::sim::{self, Options};
@@ -57,6 +58,7 @@ fn opts(mode: PipelineMode) -> RunOptions {
         timeline: false,
         max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
         peel: false,
+        print_after: Default::default(),
     }
 }
 
@@ -141,17 +143,11 @@ fn the_annotated_pipeline_is_faster_than_none() {
 fn compile(ex: &str, mode: PipelineMode) -> Program {
     let src = source(ex);
     let mut func = nkc::driver::compile(&src, None).unwrap();
-    let mut notes = Vec::new();
-    run::prepare(
-        &mut func,
-        mode,
-        true,
-        &mut PipelineLog::default(),
-        &mut notes,
-    )
-    .unwrap();
-    run::apply_emergent(&mut func, mode).unwrap();
-    run::backend_compile(&func, &src).unwrap().program
+    nkc::pipeline::pipeline_path(&mut func, mode, &mut PipelineLog::default()).unwrap();
+    nkc::pipeline::prepare_backend(&mut func, mode).unwrap();
+    nkc::pipeline::codegen(&func, Some(&src.text), true)
+        .unwrap()
+        .program
 }
 
 /// Paths to every wait of a stream: indices through nested loops.
@@ -283,16 +279,11 @@ const SCRATCH_KERNELS: [&str; 5] = [
 
 fn compile_kernel(src: &Source, kernel: &str, mode: PipelineMode) -> Program {
     let mut func = nkc::driver::compile(src, Some(kernel)).unwrap();
-    run::prepare(
-        &mut func,
-        mode,
-        true,
-        &mut PipelineLog::default(),
-        &mut Vec::new(),
-    )
-    .unwrap();
-    run::apply_emergent(&mut func, mode).unwrap();
-    run::backend_compile(&func, src).unwrap().program
+    nkc::pipeline::pipeline_path(&mut func, mode, &mut PipelineLog::default()).unwrap();
+    nkc::pipeline::prepare_backend(&mut func, mode).unwrap();
+    nkc::pipeline::codegen(&func, Some(&src.text), true)
+        .unwrap()
+        .program
 }
 
 /// Whether a DMA touches an HBM scratch tensor.
@@ -527,8 +518,8 @@ fn emergent_rings_shrink_to_fit_sbuf() {
         text: text.to_string(),
     };
     let mut func = nkc::driver::compile(&src, None).unwrap();
-    let log = run::apply_emergent(&mut func, PipelineMode::Emergent).unwrap();
-    let compiled = run::backend_compile(&func, &src).unwrap();
+    let log = nkc::pipeline::prepare_backend(&mut func, PipelineMode::Emergent).unwrap();
+    let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     assert!(compiled.sbuf_bytes <= runtime_sim::machine::SBUF_PARTITION_BYTES);
     assert!(log.iter().any(|l| l.contains("ring of 2 slots")), "{log:?}");
     assert!(
@@ -612,7 +603,7 @@ fn json_and_trace_report_the_simulation() {
 #[test]
 fn every_corpus_kernel_simulates_to_the_interpreters_bits() {
     let mut files: Vec<std::path::PathBuf> = Vec::new();
-    for dir in ["tests/good", "tests/pipeline"] {
+    for dir in ["tests/good", "filetests/pipeline"] {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "nk") {
@@ -686,11 +677,13 @@ fn deleting_any_wait_is_caught_on_the_good_corpus() {
             for mode in MODES {
                 let mut func = nkc::driver::compile(&src, Some(kernel)).unwrap();
                 let log = &mut PipelineLog::default();
-                if run::prepare(&mut func, mode, true, log, &mut Vec::new()).is_err() {
+                if nkc::pipeline::pipeline_path(&mut func, mode, log).is_err() {
                     continue;
                 }
-                run::apply_emergent(&mut func, mode).unwrap();
-                let prog = run::backend_compile(&func, &src).unwrap().program;
+                nkc::pipeline::prepare_backend(&mut func, mode).unwrap();
+                let prog = nkc::pipeline::codegen(&func, Some(&src.text), true)
+                    .unwrap()
+                    .program;
                 delete_each_wait(&prog, |e, w, outcome| {
                     total += 1;
                     if let Outcome::Unnoticed = outcome {

@@ -6,7 +6,7 @@ use backend::bir::write_bir;
 use backend::bir_parse::parse_bir;
 use backend::bir_verify::verify_bir;
 use nkc::driver::Source;
-use nkc::run::{self, PipelineMode};
+use nkc::pipeline::PipelineMode;
 use penguin::pipeline::PipelineLog;
 use std::path::Path;
 
@@ -34,16 +34,11 @@ fn compiled_bir_of_every_example_reads_back() {
         };
         for mode in MODES {
             let mut func = nkc::driver::compile(&src, None).expect("the example compiles");
-            run::prepare(
-                &mut func,
-                mode,
-                true,
-                &mut PipelineLog::default(),
-                &mut Vec::new(),
-            )
-            .expect("the example pipelines");
-            run::apply_emergent(&mut func, mode).expect("the emergent path applies");
-            let compiled = backend::compile(&func, Some(&src.text)).expect("the example compiles");
+            nkc::pipeline::pipeline_path(&mut func, mode, &mut PipelineLog::default())
+                .expect("the example pipelines");
+            nkc::pipeline::prepare_backend(&mut func, mode).expect("the emergent path applies");
+            let compiled =
+                nkc::pipeline::codegen(&func, Some(&src.text), true).expect("the example compiles");
             let text = write_bir(&compiled.func, &compiled.bir);
             let what = format!("{} ({})", path.display(), mode.name());
             let (f, b) = parse_bir(&text).unwrap_or_else(|e| panic!("{what}: {e}\n{text}"));

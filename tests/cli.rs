@@ -372,7 +372,7 @@ fn emit_ast_prints_the_syntax_tree() {
 #[test]
 fn check_off_runs_fail_check_against_the_kernel_as_written() {
     let mut rejected = 0;
-    for entry in std::fs::read_dir("tests/pipeline").expect("the corpus exists") {
+    for entry in std::fs::read_dir("filetests/pipeline").expect("the corpus exists") {
         let path = entry.expect("a directory entry").path();
         let text = std::fs::read_to_string(&path).expect("readable corpus file");
         if !text.lines().any(|l| l.starts_with("# expect: E0430")) {

@@ -5,7 +5,8 @@
 //! with zero races.
 
 use nkc::driver::Source;
-use nkc::run::{self, PipelineMode, RunOptions};
+use nkc::pipeline::PipelineMode;
+use nkc::run::{self, RunOptions};
 use penguin::pipeline::PipelineLog;
 use std::path::PathBuf;
 
@@ -69,16 +70,9 @@ fn source(name: &str, text: &str) -> Source {
 
 fn compile(src: &Source, mode: PipelineMode, clamp: bool) -> backend::Compiled {
     let mut func = nkc::driver::compile(src, None).unwrap();
-    run::prepare(
-        &mut func,
-        mode,
-        true,
-        &mut PipelineLog::default(),
-        &mut Vec::new(),
-    )
-    .unwrap();
-    run::apply_emergent(&mut func, mode).unwrap();
-    backend::compile_with(&func, Some(&src.text), clamp).unwrap()
+    nkc::pipeline::pipeline_path(&mut func, mode, &mut PipelineLog::default()).unwrap();
+    nkc::pipeline::prepare_backend(&mut func, mode).unwrap();
+    nkc::pipeline::codegen(&func, Some(&src.text), clamp).unwrap()
 }
 
 #[test]

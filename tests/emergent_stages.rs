@@ -6,7 +6,8 @@
 
 use backend::emergent::{pipeline_emergent_with, EmergentOptions};
 use nkc::driver::Source;
-use nkc::run::{self, Engine, PipelineMode, RunOptions};
+use nkc::pipeline::PipelineMode;
+use nkc::run::{self, Engine, RunOptions};
 use penguin::pipeline::PipelineLog;
 use runtime_sim::sim;
 use std::path::{Path, PathBuf};
@@ -22,17 +23,15 @@ fn source_text(name: &str, text: &str) -> Source {
 /// detector on); returns the cycles, the outputs and the emergent log.
 fn simulate(src: &Source, opts: &EmergentOptions) -> (u64, Vec<(String, sim::Array)>, Vec<String>) {
     let mut func = nkc::driver::compile(src, None).unwrap();
-    run::prepare(
+    nkc::pipeline::pipeline_path(
         &mut func,
         PipelineMode::Emergent,
-        true,
         &mut PipelineLog::default(),
-        &mut Vec::new(),
     )
     .unwrap();
     let log = pipeline_emergent_with(&mut func, opts);
     nkc::driver::verify(&func, "emergent pipelining").unwrap();
-    let compiled = run::backend_compile(&func, src).unwrap();
+    let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     let inputs = sim::random_inputs(&compiled.program, 7);
     let r = sim::simulate(&compiled.program, &inputs, &sim::Options::default()).unwrap();
     assert!(r.races.is_empty(), "races: {:?}", r.races);
@@ -62,6 +61,7 @@ fn check_emergent(src: &Source) {
         timeline: false,
         max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
         peel: false,
+        print_after: Default::default(),
     };
     let report = run::run(src, &opts, &mut PipelineLog::default()).unwrap();
     assert!(report.checked);
@@ -257,16 +257,9 @@ fn all_examples() -> Vec<String> {
 /// only: the bits are checked by the other tests and by `tests/backend.rs`).
 fn cycles_and_bound(src: &Source, mode: PipelineMode, opts: &EmergentOptions) -> (u64, u64) {
     let mut func = nkc::driver::compile(src, None).unwrap();
-    run::prepare(
-        &mut func,
-        mode,
-        true,
-        &mut PipelineLog::default(),
-        &mut Vec::new(),
-    )
-    .unwrap();
+    nkc::pipeline::pipeline_path(&mut func, mode, &mut PipelineLog::default()).unwrap();
     pipeline_emergent_with(&mut func, opts);
-    let compiled = run::backend_compile(&func, src).unwrap();
+    let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     let inputs = sim::random_inputs(&compiled.program, 7);
     let o = sim::Options {
         numerics: false,

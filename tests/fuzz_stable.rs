@@ -282,7 +282,7 @@ const ISA_DICT: &[&str] = &[
 fn fuzz_frontend() {
     let n = env_u64("NKC_FUZZ_FRONTEND", 3000);
     let mut seeds: Vec<String> = Vec::new();
-    for dir in ["examples", "tests/good", "tests/ui", "tests/pipeline"] {
+    for dir in ["examples", "tests/good", "tests/ui", "filetests/pipeline"] {
         seeds.extend(corpus(dir, "nk"));
     }
     seeds.extend((0..8).map(random_kernel::random_kernel));
@@ -301,23 +301,19 @@ fn fuzz_frontend() {
 
 /// Compiled examples: the pseudo-ISA the backend emits, to mutate beside the hand-written programs.
 fn compiled_examples() -> Vec<String> {
-    use nkc::run::{self, PipelineMode};
+    use nkc::pipeline::PipelineMode;
     let mut out = Vec::new();
     for name in ["tensor_add_mode_b", "softmax", "matmul"] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("examples/{name}.nk"));
         let src = nkc::driver::Source::read(&path).expect("the example reads");
         let mut func = nkc::driver::compile(&src, None).expect("the example compiles");
         let mut log = penguin::pipeline::PipelineLog::default();
-        run::prepare(
-            &mut func,
-            PipelineMode::Default,
-            true,
-            &mut log,
-            &mut Vec::new(),
-        )
-        .expect("the example pipelines");
-        run::apply_emergent(&mut func, PipelineMode::Default).expect("emergent pipelining");
-        let compiled = run::backend_compile(&func, &src).expect("the backend compiles it");
+        nkc::pipeline::pipeline_path(&mut func, PipelineMode::Default, &mut log)
+            .expect("the example pipelines");
+        nkc::pipeline::prepare_backend(&mut func, PipelineMode::Default)
+            .expect("emergent pipelining");
+        let compiled =
+            nkc::pipeline::codegen(&func, Some(&src.text), true).expect("the backend compiles it");
         out.push(runtime_sim::text::print(&compiled.program));
     }
     out
@@ -384,7 +380,7 @@ fn fuzz_isa_reader() {
 
 #[test]
 fn fuzz_run_check() {
-    use nkc::run::PipelineMode;
+    use nkc::pipeline::PipelineMode;
     let n = env_u64("NKC_FUZZ_RUN_CHECK", 160);
     // Seeds far from those of tests/pipeline_props.rs (0..150), on every path in turn, and
     // every other seed peeled (`--peel`; no effect on `emergent` and `none`).

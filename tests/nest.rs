@@ -6,7 +6,8 @@
 //! decides when the outer loop is long.
 
 use nkc::driver::Source;
-use nkc::run::{self, PipelineMode, RunOptions};
+use nkc::pipeline::PipelineMode;
+use nkc::run::{self, RunOptions};
 use penguin::ir::StmtKind;
 use penguin::pipeline::PipelineLog;
 use penguin::Function;
@@ -16,12 +17,10 @@ use std::path::{Path, PathBuf};
 /// The kernel as the emergent path gets it (annotations stripped).
 fn lowered(src: &Source) -> Function {
     let mut func = nkc::driver::compile(src, None).unwrap();
-    run::prepare(
+    nkc::pipeline::pipeline_path(
         &mut func,
         PipelineMode::Emergent,
-        true,
         &mut PipelineLog::default(),
-        &mut Vec::new(),
     )
     .unwrap();
     func
@@ -37,7 +36,7 @@ fn cycles(src: &Source, across_nests: bool) -> (u64, Vec<String>) {
     };
     let log = backend::emergent::pipeline_emergent_with(&mut func, &opts);
     nkc::driver::verify(&func, "emergent pipelining").unwrap();
-    let compiled = backend::compile(&func, Some(&src.text)).unwrap();
+    let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     let opts = Options {
         numerics: false,
         races: true,
@@ -211,8 +210,8 @@ fn a_long_outer_loop_is_still_clamped() {
                 .any(|l| l.contains("is nested in") && l.contains(how)),
             "{name}: {log:#?}"
         );
-        let clamped = backend::compile_with(&func, None, true).unwrap();
-        let full = backend::compile_with(&func, None, false).unwrap();
+        let clamped = nkc::pipeline::codegen(&func, None, true).unwrap();
+        let full = nkc::pipeline::codegen(&func, None, false).unwrap();
         assert!(
             clamped.clamped_loops > 0,
             "{name}: the outer loop was not clamped"
@@ -235,7 +234,7 @@ fn a_prologue_copys_consumers_wait_for_its_one_transfer() {
     let mut func = lowered(&src);
     backend::fold_zeros::fold_psum_zeros(&mut func);
     backend::emergent::pipeline_emergent(&mut func);
-    let compiled = backend::compile(&func, Some(&src.text)).unwrap();
+    let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     let text = runtime_sim::text::print(&compiled.program);
     let pe = text
         .split("engine ")

@@ -1,14 +1,15 @@
 //! `--peel`: the annotated path with a physical prologue and epilogue
 //! (`penguin/src/pipeline/peel.rs`) against the predicated extended loop.
 //!
-//! - Every annotated example and every `# runs` kernel of `tests/pipeline` gives the same bits
+//! - Every annotated example and every `# runs` kernel of `filetests/pipeline` gives the same bits
 //!   peeled and predicated, interpreted and simulated (no race), and the bits of the kernel as
 //!   written, with each annotated loop's trip count set to 1, 2, stages − 1, stages and 16 (the
 //!   HBM arrays grown to what the loop then reaches).
 //! - The steady-state loop of a peeled program holds no guard: read off the emitted pseudo-ISA.
 //! - The peeled IR prints and reads back, and `nkc compare --peel` reports both variants.
 
-use nkc::run::{self, PipelineMode};
+use nkc::pipeline::PipelineMode;
+
 use penguin::interp;
 use penguin::ir::Memory;
 use penguin::pipeline::{self, PipelineLog, PipelineOptions};
@@ -22,7 +23,7 @@ use common::{nk_files, nkc, stderr, stdout};
 
 /// Every annotated example and every `# runs` kernel of the pipeliner corpus.
 fn annotated_kernels() -> Vec<(PathBuf, Function)> {
-    let corpus = nk_files("tests/pipeline").into_iter().filter(|p| {
+    let corpus = nk_files("filetests/pipeline").into_iter().filter(|p| {
         std::fs::read_to_string(p).is_ok_and(|s| s.lines().any(|l| l.trim() == "# runs"))
     });
     nk_files("examples")
@@ -109,9 +110,10 @@ fn interpreted(func: &Function, inputs: &[interp::Array]) -> Vec<Vec<u32>> {
 /// outputs' bits; a race fails the test.
 fn simulated(func: &Function, inputs: &[interp::Array], what: &str) -> Vec<Vec<u32>> {
     let mut f = func.clone();
-    run::apply_emergent(&mut f, PipelineMode::Annotated)
+    nkc::pipeline::prepare_backend(&mut f, PipelineMode::Annotated)
         .unwrap_or_else(|e| panic!("{what}: {e:?}"));
-    let compiled = backend::compile(&f, None).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let compiled =
+        nkc::pipeline::codegen(&f, None, true).unwrap_or_else(|e| panic!("{what}: {e:?}"));
     let r = runtime_sim::sim::simulate(
         &compiled.program,
         inputs,
@@ -457,7 +459,7 @@ fn the_pipeliner_log_says_what_was_peeled() {
         ),
         "{steady}"
     );
-    let none = log("tests/pipeline/few_iterations.nk");
+    let none = log("filetests/pipeline/few_iterations.nk");
     assert!(
         none.contains("loop `i`: peeled: no steady state (2 iteration(s) in 4 stages)"),
         "{none}"

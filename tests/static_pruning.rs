@@ -6,7 +6,7 @@
 use backend::emit::Emitted;
 use backend::sync::Sync;
 use nkc::driver::Source;
-use nkc::run::{self, PipelineMode};
+use nkc::pipeline::PipelineMode;
 use penguin::pipeline::PipelineLog;
 use runtime_sim::isa::{Program, Stmt, TensorDecl};
 use runtime_sim::sim::{simulate, Options};
@@ -114,14 +114,9 @@ fn compare_file(file: &Path) -> (usize, usize) {
             let Ok(mut func) = nkc::driver::compile(&src, Some(&k.name.name)) else {
                 continue;
             };
-            let prepared = run::prepare(
-                &mut func,
-                mode,
-                true,
-                &mut PipelineLog::default(),
-                &mut Vec::new(),
-            )
-            .and_then(|()| run::apply_emergent(&mut func, mode));
+            let prepared =
+                nkc::pipeline::pipeline_path(&mut func, mode, &mut PipelineLog::default())
+                    .and_then(|()| nkc::pipeline::prepare_backend(&mut func, mode));
             if prepared.is_err() {
                 continue;
             }
@@ -171,7 +166,7 @@ fn the_static_pruning_agrees_with_the_race_detector_on_the_corpora() {
     let (mut compared, mut total_waits) = (0, 0);
     for f in files("tests/good", false)
         .into_iter()
-        .chain(files("tests/pipeline", true))
+        .chain(files("filetests/pipeline", true))
     {
         let (c, w) = compare_file(&f);
         compared += c;

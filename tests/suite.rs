@@ -5,7 +5,7 @@
 //! `tests/backend.rs`'s business.)
 
 use nkc::driver::{self, Source};
-use nkc::run::{self, PipelineMode};
+use nkc::pipeline::PipelineMode;
 use penguin::interp::{self, Array};
 use penguin::pipeline::PipelineLog;
 use std::path::Path;
@@ -15,12 +15,10 @@ fn run(name: &str, seed: u64) -> (Vec<Array>, Vec<Array>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("examples/{name}.nk"));
     let src = Source::read(&path).unwrap();
     let mut func = driver::compile(&src, None).unwrap_or_else(|f| panic!("{name}: {f:?}"));
-    run::prepare(
+    nkc::pipeline::pipeline_path(
         &mut func,
         PipelineMode::Annotated,
-        true,
         &mut PipelineLog::default(),
-        &mut Vec::new(),
     )
     .unwrap_or_else(|f| panic!("{name}: {f:?}"));
     let inputs = interp::random_inputs(&func, seed);

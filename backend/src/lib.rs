@@ -130,6 +130,49 @@ pub fn compile_with_pruner(
     clamp_trips: bool,
     prune: Pruner<'_>,
 ) -> Result<Compiled, BackendError> {
+    compile_observed(func, source, clamp_trips, prune, &mut |_, _| {})
+}
+
+/// The backend's passes, in the order [`compile_observed`] runs them (`lower-bir`, `schedule`,
+/// `modulo` and `expand` repeat while [`expand`] adds ring slots). These are the names
+/// `nkc compile --print-after PASS` takes.
+pub const PASSES: &[&str] = &[
+    "lower-bir",
+    "schedule",
+    "modulo",
+    "expand",
+    "alloc",
+    "emit",
+    "sync",
+    "assemble",
+    "hoist",
+];
+
+/// What a backend pass leaves, as [`compile_observed`] shows it to its observer.
+pub enum PassOutput<'a> {
+    /// Penguin IR: the kernel with the ring slots [`expand`] added.
+    Penguin(&'a Function),
+    /// BIR, with the kernel it references.
+    Bir(&'a Function, &'a bir::Bir),
+    /// The pseudo-ISA program.
+    Program(&'a Program),
+    /// A pass whose product has no text form (allocation, emission, synchronisation): a
+    /// one-line summary of it.
+    Summary(String),
+}
+
+/// Sees each backend pass's output, by the pass's name (one of [`PASSES`]).
+pub type Observer<'a> = &'a mut dyn FnMut(&'static str, PassOutput<'_>);
+
+/// [`compile_with_pruner`], showing the output of every pass to `observe` as it completes.
+#[doc(hidden)]
+pub fn compile_observed(
+    func: &Function,
+    source: Option<&str>,
+    clamp_trips: bool,
+    prune: Pruner<'_>,
+    observe: Observer<'_>,
+) -> Result<Compiled, BackendError> {
     // Lower, schedule, and give one more slot to a tile whose reuse bounds a pipelined loop
     // ([`expand`]), until no recurrence runs through such a tile.
     let mut expanded = func.clone();
@@ -137,23 +180,45 @@ pub fn compile_with_pruner(
     let (bir, schedules) = loop {
         let mut bir = bir::lower_function(&expanded)?;
         debug_verify_bir(&expanded, &bir, "lowering")?;
+        observe("lower-bir", PassOutput::Bir(&expanded, &bir));
         schedule::schedule_bodies(&mut bir);
         debug_verify_bir(&expanded, &bir, "the list scheduler")?;
+        observe("schedule", PassOutput::Bir(&expanded, &bir));
         let plan = queues::compute_queue_plan(&expanded, &bir);
         let schedules = modulo::schedule_loops(&expanded, &mut bir, &plan);
         debug_verify_bir(&expanded, &bir, "the modulo scheduler")?;
+        observe("modulo", PassOutput::Bir(&expanded, &bir));
         if expansions.len() >= MAX_EXPANSIONS {
             break (bir, schedules);
         }
-        match expand::expand_recurrence(&mut expanded, &bir, &schedules) {
+        let note = expand::expand_recurrence(&mut expanded, &bir, &schedules);
+        observe("expand", PassOutput::Penguin(&expanded));
+        match note {
             Some(note) => expansions.push(note),
             None => break (bir, schedules),
         }
     };
     let func = &expanded;
     let alloc = alloc::allocate(func, &bir)?;
+    observe(
+        "alloc",
+        PassOutput::Summary(format!(
+            "SBUF {} bytes per partition, {} PSUM bank(s), {} HBM scratch arena(s)",
+            alloc.sbuf_bytes,
+            alloc.psum_banks,
+            alloc.arenas.len()
+        )),
+    );
     let info = source.map(|text| emit::SourceInfo { text });
     let em = emit::emit_nodes(func, &bir, &alloc, info.as_ref())?;
+    observe(
+        "emit",
+        PassOutput::Summary(format!(
+            "{} instruction(s) in {} loop(s)",
+            em.nodes.len(),
+            em.loops.len()
+        )),
+    );
     let mut tensors = Vec::new();
     for &t in &alloc.hbm {
         let d = &func.tensors[t];
@@ -194,13 +259,24 @@ pub fn compile_with_pruner(
             (sync, pruned)
         }
     };
+    observe(
+        "sync",
+        PassOutput::Summary(format!(
+            "{} semaphore(s), {} dependence(s) needing a wait, {} wait(s) pruned",
+            sync.semaphores.len(),
+            sync.dependences,
+            pruned
+        )),
+    );
     let (mut program, redundant) = assemble(&em, &sync, tensors);
+    observe("assemble", PassOutput::Program(&program));
     let peeled: Vec<bool> = bir
         .loops
         .iter()
         .map(|lp| func.axes[lp.axis].attrs.pipelined.is_some_and(|p| p.peeled))
         .collect();
     hoist::hoist_invariant_waits(&mut program, &em, &sync, &peeled);
+    observe("hoist", PassOutput::Program(&program));
     runtime_sim::validate::validate(&program).map_err(|e| {
         BackendError::internal(format!("the backend emitted an invalid program: {e}"))
     })?;

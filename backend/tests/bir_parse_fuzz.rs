@@ -11,9 +11,9 @@ use std::path::Path;
 
 /// The valid texts the mutations start from: the round-trip files and the schedule inputs.
 fn seeds() -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../filetests");
     let mut out = Vec::new();
-    for dir in ["bir", "bir_schedules"] {
+    for dir in ["bir", "schedule"] {
         for e in std::fs::read_dir(root.join(dir)).expect("seed directory exists") {
             let p = e.expect("directory entry").path();
             if p.extension().is_some_and(|x| x == "bir") {

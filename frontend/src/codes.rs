@@ -32,6 +32,8 @@
 //! | `E0016` | syntax that Python has but the kernel language does not (strings, `**`, `==`, ...) |
 //! | `E0017` | a NUL byte in the source (Python rejects every such file) |
 //! | `E0018` | a backslash continuation that ends the file (Python: unexpected end of file) |
+//! | `E0050` | a syntax error in Penguin IR text (a `.pir` file given to `nkc`) |
+//! | `E0051` | Penguin IR text that reads but breaks an invariant of the IR (its verifier) |
 
 /// A character that cannot start a token.
 pub const BAD_CHARACTER: &str = "E0001";
@@ -69,6 +71,10 @@ pub const UNSUPPORTED_SYNTAX: &str = "E0016";
 pub const NUL_BYTE: &str = "E0017";
 /// A backslash continuation with nothing after it: the file ends inside a logical line.
 pub const CONTINUATION_AT_EOF: &str = "E0018";
+/// A syntax error in Penguin IR text (a `.pir` file given to `nkc`).
+pub const PENGUIN_SYNTAX: &str = "E0050";
+/// Penguin IR text that reads but breaks an invariant of the IR (its verifier).
+pub const PENGUIN_INVALID: &str = "E0051";
 
 // Semantic checks: E0100 and up, below this line.
 

@@ -429,7 +429,7 @@ fn nested_loop_stage_and_loop_attributes() {
     let (j, inner) = loop_body(&f, body[2]);
     assert_eq!(f.axes[j].ub, 4);
     // The inner loop's own statements carry no stage (that would be nested pipelining, which
-    // tests/pipeline/err_nested_pipeline.nk covers).
+    // filetests/pipeline/err_nested_pipeline.nk covers).
     let inner_stages: Vec<Option<u32>> = inner.iter().map(|&s| f.annots[s].stage_id).collect();
     assert_eq!(inner_stages, vec![None, None]);
     let update = insts(&f, inner[1]);

@@ -1,7 +1,7 @@
 //! The diagnostic codes of the annotated pipeliner, `E0400`–`E0499`.
 //!
 //! Penguin knows nothing of the front end, so the codes live here; `frontend/src/codes.rs` lists
-//! the range in its table. The codes are stable: the `tests/pipeline` corpus names them, and a code
+//! the range in its table. The codes are stable: the `filetests/pipeline` corpus names them, and a code
 //! is never reused for a different problem.
 //!
 //! | code | problem |

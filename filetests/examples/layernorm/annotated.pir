@@ -1,0 +1,55 @@
+kernel layernorm(x, gamma, beta) -> (y) {
+  tensor x: hbm f32[1024, 512] input
+  tensor gamma: hbm f32[128, 512] input
+  tensor beta: hbm f32[128, 512] input
+  tensor y: hbm f32[1024, 512] output
+  tensor gt: sbuf f32[128, 512] local
+  tensor bt: sbuf f32[128, 512] local
+  tensor t: sbuf f32[128, 512] local
+  tensor _reduce: sbuf f32[128, 1] local
+  tensor mean: sbuf f32[128, 1] local
+  tensor xc: sbuf f32[128, 512] local
+  tensor _activation: sbuf f32[128, 512] local
+  tensor _reduce.1: sbuf f32[128, 1] local
+  tensor var: sbuf f32[128, 1] local
+  tensor _tensor_scalar: sbuf f32[128, 1] local
+  tensor r: sbuf f32[128, 1] local
+  tensor _tensor_tensor: sbuf f32[128, 512] local
+  tensor _tensor_tensor.1: sbuf f32[128, 512] local
+  tensor yt: sbuf f32[128, 512] local
+  stmt {
+    gt[0 +: 128, 0 +: 512] = load.dma gamma[0 +: 128, 0 +: 512]
+  }
+  stmt {
+    bt[0 +: 128, 0 +: 512] = load.dma beta[0 +: 128, 0 +: 512]
+  }
+  loop i in 0..8 affine {
+    stmt {
+      t[0 +: 128, 0 +: 512] = load.dma x[128*i +: 128, 0 +: 512]
+    }
+    stmt {
+      _reduce[0 +: 128, 0 +: 1] = reduce.dve(op=sum) t[0 +: 128, 0 +: 512]
+      mean[0 +: 128, 0 +: 1] = tensor_scalar.dve(op=multiply, imm=0.001953125, reverse=false) _reduce[0 +: 128, 0 +: 1]
+    }
+    stmt {
+      xc[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=subtract) t[0 +: 128, 0 +: 512], mean[0 +: 128, 0 +: 1]
+    }
+    stmt {
+      _activation[0 +: 128, 0 +: 512] = activation.act(func=square, scale=1.0, bias=false) xc[0 +: 128, 0 +: 512]
+      _reduce.1[0 +: 128, 0 +: 1] = reduce.dve(op=sum) _activation[0 +: 128, 0 +: 512]
+      var[0 +: 128, 0 +: 1] = tensor_scalar.dve(op=multiply, imm=0.001953125, reverse=false) _reduce.1[0 +: 128, 0 +: 1]
+    }
+    stmt {
+      _tensor_scalar[0 +: 128, 0 +: 1] = tensor_scalar.dve(op=add, imm=1e-5, reverse=false) var[0 +: 128, 0 +: 1]
+      r[0 +: 128, 0 +: 1] = activation.act(func=rsqrt, scale=1.0, bias=false) _tensor_scalar[0 +: 128, 0 +: 1]
+    }
+    stmt {
+      _tensor_tensor[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) xc[0 +: 128, 0 +: 512], r[0 +: 128, 0 +: 1]
+      _tensor_tensor.1[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) _tensor_tensor[0 +: 128, 0 +: 512], gt[0 +: 128, 0 +: 512]
+      yt[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=add) _tensor_tensor.1[0 +: 128, 0 +: 512], bt[0 +: 128, 0 +: 512]
+    }
+    stmt {
+      y[128*i +: 128, 0 +: 512] = store.dma yt[0 +: 128, 0 +: 512]
+    }
+  }
+}

@@ -1,0 +1,33 @@
+kernel matmul(at, b) -> (c) {
+  tensor at: hbm f32[512, 512] input
+  tensor b: hbm f32[512, 1024] input
+  tensor c: hbm f32[512, 1024] output
+  tensor acc: psum f32[128, 512] local block[n: 2]
+  tensor lhs: sbuf f32[128, 128] local
+  tensor rhs: sbuf f32[128, 512] local
+  tensor res: sbuf f32[128, 512] local block[n: 2]
+  loop m in 0..4 affine {
+    loop n in 0..4 affine num_stages=3 pipelined(stages=3, trip=2) {
+      loop k in 0..4 affine stage=0 if n < 2 {
+        stmt {
+          lhs[0 +: 128, 0 +: 128] = load.dma at[128*k +: 128, 128*m +: 128]
+        }
+        stmt {
+          rhs[0 +: 128, 0 +: 512] = load.dma b[128*k +: 128, 512*n +: 512]
+        }
+        stmt if k == 0 {
+          acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=false) lhs[0 +: 128, 0 +: 128], rhs[0 +: 128, 0 +: 512]
+        }
+        stmt if k >= 1 {
+          acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs[0 +: 128, 0 +: 128], rhs[0 +: 128, 0 +: 512]
+        }
+      }
+      stmt stage=1 if n >= 1 && n < 3 {
+        res{n - 1}[0 +: 128, 0 +: 512] = copy.any acc{n - 1}[0 +: 128, 0 +: 512]
+      }
+      stmt stage=2 if n >= 2 {
+        c[128*m +: 128, 512*n - 1024 +: 512] = store.dma res{n - 2}[0 +: 128, 0 +: 512]
+      }
+    }
+  }
+}

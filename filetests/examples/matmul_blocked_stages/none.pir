@@ -1,0 +1,35 @@
+kernel matmul_blocked_stages(at, b) -> (c) {
+  tensor at: hbm f32[512, 512] input
+  tensor b: hbm f32[512, 1024] input
+  tensor c: hbm f32[512, 1024] output
+  tensor lhs: sbuf f32[128, 512] local
+  tensor acc: psum f32[128, 512] local
+  tensor rhs: sbuf f32[128, 512] local
+  tensor res: sbuf f32[128, 512] local
+  loop m in 0..4 affine {
+    loop k in 0..4 affine {
+      stmt {
+        lhs[0 +: 128, 128*k +: 128] = load.dma at[128*k +: 128, 128*m +: 128]
+      }
+    }
+    loop n in 0..2 affine {
+      loop k.1 in 0..4 affine {
+        stmt {
+          rhs[0 +: 128, 0 +: 512] = load.dma b[128*k.1 +: 128, 512*n +: 512]
+        }
+        stmt if k.1 == 0 {
+          acc[0 +: 128, 0 +: 512] = matmul.pe(accumulate=false) lhs[0 +: 128, 128*k.1 +: 128], rhs[0 +: 128, 0 +: 512]
+        }
+        stmt if k.1 >= 1 {
+          acc[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs[0 +: 128, 128*k.1 +: 128], rhs[0 +: 128, 0 +: 512]
+        }
+      }
+      stmt {
+        res[0 +: 128, 0 +: 512] = copy.any acc[0 +: 128, 0 +: 512]
+      }
+      stmt {
+        c[128*m +: 128, 512*n +: 512] = store.dma res[0 +: 128, 0 +: 512]
+      }
+    }
+  }
+}

@@ -1,0 +1,40 @@
+kernel rmsnorm(x, g) -> (y) {
+  tensor x: hbm f32[1024, 512] input
+  tensor g: hbm f32[128, 512] input
+  tensor y: hbm f32[1024, 512] output
+  tensor gt: sbuf f32[128, 512] local
+  tensor t: sbuf f32[128, 512] local
+  tensor sq: sbuf f32[128, 512] local
+  tensor ss: sbuf f32[128, 1] local
+  tensor _tensor_scalar: sbuf f32[128, 1] local
+  tensor _tensor_scalar.1: sbuf f32[128, 1] local
+  tensor r: sbuf f32[128, 1] local
+  tensor _tensor_tensor: sbuf f32[128, 512] local
+  tensor yt: sbuf f32[128, 512] local
+  stmt {
+    gt[0 +: 128, 0 +: 512] = load.dma g[0 +: 128, 0 +: 512]
+  }
+  loop i in 0..8 affine {
+    stmt {
+      t[0 +: 128, 0 +: 512] = load.dma x[128*i +: 128, 0 +: 512]
+    }
+    stmt {
+      sq[0 +: 128, 0 +: 512] = activation.act(func=square, scale=1.0, bias=false) t[0 +: 128, 0 +: 512]
+    }
+    stmt {
+      ss[0 +: 128, 0 +: 1] = reduce.dve(op=sum) sq[0 +: 128, 0 +: 512]
+    }
+    stmt {
+      _tensor_scalar[0 +: 128, 0 +: 1] = tensor_scalar.dve(op=multiply, imm=0.001953125, reverse=false) ss[0 +: 128, 0 +: 1]
+      _tensor_scalar.1[0 +: 128, 0 +: 1] = tensor_scalar.dve(op=add, imm=1e-6, reverse=false) _tensor_scalar[0 +: 128, 0 +: 1]
+      r[0 +: 128, 0 +: 1] = activation.act(func=rsqrt, scale=1.0, bias=false) _tensor_scalar.1[0 +: 128, 0 +: 1]
+    }
+    stmt {
+      _tensor_tensor[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) t[0 +: 128, 0 +: 512], r[0 +: 128, 0 +: 1]
+      yt[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) _tensor_tensor[0 +: 128, 0 +: 512], gt[0 +: 128, 0 +: 512]
+    }
+    stmt {
+      y[128*i +: 128, 0 +: 512] = store.dma yt[0 +: 128, 0 +: 512]
+    }
+  }
+}

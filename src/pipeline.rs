@@ -1,0 +1,559 @@
+//! The compile pipeline: one [`Context`] owns the ordered, named passes from a kernel's source to
+//! its program, and every command (`check`, `compile`, `run`, `compare`, `suggest`) and every test
+//! goes through it. Cranelift's `Context` is the model.
+//!
+//! The passes, in order ([`PASSES`]), each followed by the verifier of the IR it leaves:
+//!
+//! | pass | IR after it | what it does |
+//! | --- | --- | --- |
+//! | `lower` | Penguin | the front end: parse, check, lower (or, for a `.pir` file, read Penguin text) |
+//! | `strip-annotations` | Penguin | `--pipeline none|emergent|auto`: forget every pipelining annotation |
+//! | `mark-auto` | Penguin | `--pipeline auto`: mark every loop `num_stages="auto"` |
+//! | `choose-auto-stages` | Penguin | `num_stages="auto"` becomes stage ids, as if written in Mode B |
+//! | `pipeline` | Penguin | the annotated software pipeliner with its legality check |
+//! | `peel` | Penguin | `--peel`: the extended loops' prologue and epilogue as physical code |
+//! | `fold-zeros` | Penguin | a PSUM accumulator's zeroing goes into its first matmul |
+//! | `unroll` | Penguin | `default|emergent|auto`: unroll loops whose transfers spread better |
+//! | `emergent` | Penguin | `default|emergent|auto`: the backend's emergent pipelining |
+//! | `lower-bir` … `hoist` | BIR, then ISA | the backend's passes ([`backend::PASSES`]) |
+//!
+//! The phases are methods so that a command can stop between them or keep the IR of one: `run`
+//! keeps the kernel as the annotated path leaves it ([`Context::pipeline`]) as the interpreter's
+//! oracle, before [`Context::prepare_backend`] and [`Context::codegen`]. A pass that does not
+//! apply on the path (`peel` without `--peel`) does not run and prints nothing.
+//!
+//! `--print-after-all` and `--print-after PASS` ([`PrintAfter`]) print the IR after a pass, each
+//! block preceded by a header line `# *** IR after PASS (FORM) ***`; every Penguin, BIR and ISA
+//! block reads back with its parser. Passes whose product has no text form (`alloc`, `emit`,
+//! `sync`) print a one-line summary as a `#` comment instead.
+//!
+//! Invariant: after every pass the IR verifies; a verifier failure is an internal error naming
+//! the pass. The BIR verifier runs after the backend's BIR passes in debug builds (see
+//! [`backend::compile_observed`]).
+
+use crate::driver::{self, Failure, Source};
+use penguin::listing::capped_list;
+use penguin::pipeline::{PipelineLog, PipelineOptions};
+use penguin::Function;
+
+/// Which pipelining path loops take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum PipelineMode {
+    /// Annotated loops are pipelined as annotated, the others by the backend.
+    #[default]
+    Default,
+    /// Annotated loops take the annotated path (the only path so far: as `default`).
+    Annotated,
+    /// Every loop takes the backend's emergent path.
+    Emergent,
+    /// No software pipelining: annotations are ignored and the backend adds none.
+    None,
+    /// Every loop is marked `num_stages="auto"`: the stage chooser decides per loop, the
+    /// annotated pipeliner applies its choice, and the backend's emergent path takes the loops
+    /// the chooser declines.
+    Auto,
+}
+
+impl PipelineMode {
+    /// Every path, in the order the tests and `docs/` list them.
+    pub const ALL: [PipelineMode; 5] = [
+        PipelineMode::Default,
+        PipelineMode::Annotated,
+        PipelineMode::Emergent,
+        PipelineMode::None,
+        PipelineMode::Auto,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PipelineMode::Default => "default",
+            PipelineMode::Annotated => "annotated",
+            PipelineMode::Emergent => "emergent",
+            PipelineMode::None => "none",
+            PipelineMode::Auto => "auto",
+        }
+    }
+
+    /// Whether the backend's emergent pipelining (and unrolling) runs on this path.
+    pub fn emergent(self) -> bool {
+        matches!(
+            self,
+            PipelineMode::Default | PipelineMode::Emergent | PipelineMode::Auto
+        )
+    }
+}
+
+/// The passes a kernel can go through, in order; the names `--print-after` takes.
+pub const PASSES: &[&str] = &[
+    "lower",
+    "strip-annotations",
+    "mark-auto",
+    "choose-auto-stages",
+    "pipeline",
+    "peel",
+    "fold-zeros",
+    "unroll",
+    "emergent",
+    "lower-bir",
+    "schedule",
+    "modulo",
+    "expand",
+    "alloc",
+    "emit",
+    "sync",
+    "assemble",
+    "hoist",
+];
+
+/// Whether `name` is a pass of [`PASSES`].
+pub fn is_pass(name: &str) -> bool {
+    PASSES.contains(&name)
+}
+
+/// `--print-after PASS` (as a value parser): a pass name, or the list of them.
+pub fn parse_pass(s: &str) -> Result<String, String> {
+    if is_pass(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{s}` is not a pass; the passes are: {}",
+            PASSES.join(", ")
+        ))
+    }
+}
+
+/// After which passes the IR is printed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum PrintAfter {
+    #[default]
+    Nothing,
+    /// `--print-after-all`.
+    All,
+    /// `--print-after PASS` (repeatable).
+    Passes(Vec<String>),
+}
+
+impl PrintAfter {
+    fn wants(&self, pass: &str) -> bool {
+        match self {
+            PrintAfter::Nothing => false,
+            PrintAfter::All => true,
+            PrintAfter::Passes(p) => p.iter().any(|x| x == pass),
+        }
+    }
+}
+
+/// The form of a printed block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// Penguin IR text (`penguin::write_function`; reads back with `penguin::parse_function`).
+    Penguin,
+    /// BIR text (`backend::bir::write_bir`; reads back with `backend::bir_parse::parse_bir`).
+    Bir,
+    /// The pseudo-ISA program (`runtime_sim::text::print`; reads back with
+    /// `runtime_sim::text::parse`).
+    Isa,
+    /// A one-line summary (`#` comment) of a pass whose product has no text form.
+    Summary,
+}
+
+impl Form {
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Penguin => "penguin",
+            Form::Bir => "bir",
+            Form::Isa => "isa",
+            Form::Summary => "summary",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Form> {
+        [Form::Penguin, Form::Bir, Form::Isa, Form::Summary]
+            .into_iter()
+            .find(|f| f.name() == s)
+    }
+}
+
+/// The IR after one pass, as printed.
+#[derive(Clone, Debug)]
+pub struct Printed {
+    pub pass: String,
+    pub form: Form,
+    pub text: String,
+}
+
+impl Printed {
+    /// The header line that precedes the block.
+    pub fn header(&self) -> String {
+        format!("# *** IR after {} ({}) ***", self.pass, self.form.name())
+    }
+
+    /// The header, then the text.
+    pub fn render(&self) -> String {
+        format!("{}\n{}", self.header(), self.text)
+    }
+}
+
+/// Splits printed output (headers and blocks, as [`Printed::render`] writes them) back into
+/// blocks; text before the first header is dropped.
+pub fn split_printed(text: &str) -> Vec<Printed> {
+    let mut out: Vec<Printed> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let header = line
+            .trim_end()
+            .strip_prefix("# *** IR after ")
+            .and_then(|r| r.strip_suffix(") ***"))
+            .and_then(|r| r.split_once(" ("))
+            .and_then(|(pass, form)| Some((pass, Form::from_name(form)?)));
+        match (header, out.last_mut()) {
+            (Some((pass, form)), _) => out.push(Printed {
+                pass: pass.to_string(),
+                form,
+                text: String::new(),
+            }),
+            (None, Some(last)) => last.text.push_str(line),
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+/// How a kernel is compiled.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    pub mode: PipelineMode,
+    /// Run the pipeliner's legality check (`--no-legality-check` turns it off).
+    pub legality_check: bool,
+    /// Peel the loops the annotated pipeliner extended (`--peel`).
+    pub peel: bool,
+    /// Run the backend's synchronisation analysis on a trip-clamped copy ([`backend::clamp`]).
+    pub clamp_trips: bool,
+    pub print_after: PrintAfter,
+    /// Write each printed block to standard error as soon as its pass completes (the CLI);
+    /// otherwise they are only kept in [`Context::printed`].
+    pub print_to_stderr: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            mode: PipelineMode::Default,
+            legality_check: true,
+            peel: false,
+            clamp_trips: true,
+            print_after: PrintAfter::Nothing,
+            print_to_stderr: false,
+        }
+    }
+}
+
+impl CompileOptions {
+    /// The defaults on path `mode`.
+    pub fn for_mode(mode: PipelineMode) -> Self {
+        CompileOptions {
+            mode,
+            ..CompileOptions::default()
+        }
+    }
+}
+
+/// The compile pipeline of one kernel: its options, the logs its passes write, and the IR it
+/// printed.
+pub struct Context<'l> {
+    pub opts: CompileOptions,
+    /// The annotated pipeliner's decisions (`--log pipeliner`).
+    pub log: &'l mut PipelineLog,
+    /// The backend's decisions on Penguin IR: zero folding, unrolling, emergent pipelining
+    /// (`--log backend`).
+    pub backend_log: Vec<String>,
+    /// Notes for the user, such as `--peel` on a kernel with nothing to peel.
+    pub notes: Vec<String>,
+    /// The blocks printed so far (`print_after`).
+    pub printed: Vec<Printed>,
+}
+
+impl<'l> Context<'l> {
+    pub fn new(opts: CompileOptions, log: &'l mut PipelineLog) -> Self {
+        Context {
+            opts,
+            log,
+            backend_log: Vec::new(),
+            notes: Vec::new(),
+            printed: Vec::new(),
+        }
+    }
+
+    /// Keeps (and with `print_to_stderr` writes) the IR after `pass` when it is asked for.
+    fn print(&mut self, pass: &str, form: Form, text: impl FnOnce() -> String) {
+        if !self.opts.print_after.wants(pass) {
+            return;
+        }
+        let p = Printed {
+            pass: pass.to_string(),
+            form,
+            text: text(),
+        };
+        if self.opts.print_to_stderr {
+            eprint!("{}", p.render());
+        }
+        self.printed.push(p);
+    }
+
+    /// Verifies `func` after `pass` (`what` names it in the internal error), then prints it.
+    fn after(&mut self, pass: &str, what: &str, func: &Function) -> Result<(), Failure> {
+        driver::verify(func, what)?;
+        self.print(pass, Form::Penguin, || penguin::write_function(func));
+        Ok(())
+    }
+
+    /// `lower`: the front end on one kernel of `source` (or, for a `.pir` file, its Penguin
+    /// text read and verified), then the verifier.
+    pub fn lower(
+        &mut self,
+        source: &Source,
+        kernel: Option<&str>,
+        specs: &frontend::Specs,
+    ) -> Result<Function, Failure> {
+        let func = driver::compile_with(source, kernel, specs)?;
+        self.print("lower", Form::Penguin, || penguin::write_function(&func));
+        Ok(func)
+    }
+
+    /// The pipelining path [`CompileOptions::mode`] asks for, on the kernel as lowered:
+    /// `strip-annotations` and `mark-auto` as the path says, the annotated pipeliner
+    /// ([`Context::pipeline_annotated`]) on `default|annotated|auto`, then `peel` with `--peel`
+    /// (a note says when no loop was extended, so nothing was peeled).
+    pub fn pipeline(&mut self, func: &mut Function) -> Result<(), Failure> {
+        let mode = self.opts.mode;
+        match mode {
+            PipelineMode::Auto => {
+                strip_annotations(func);
+                self.print("strip-annotations", Form::Penguin, || {
+                    penguin::write_function(func)
+                });
+                backend::emergent::mark_auto_loops(func);
+                self.after("mark-auto", "marking loops num_stages=\"auto\"", func)?;
+            }
+            PipelineMode::Emergent | PipelineMode::None => {
+                if has_annotations(func) {
+                    strip_annotations(func);
+                    self.after("strip-annotations", "removing pipelining annotations", func)?;
+                }
+            }
+            PipelineMode::Default | PipelineMode::Annotated => {}
+        }
+        if matches!(
+            mode,
+            PipelineMode::Default | PipelineMode::Annotated | PipelineMode::Auto
+        ) {
+            self.pipeline_annotated(func)?;
+            if !self.opts.legality_check {
+                warn_unchecked(func);
+            }
+        }
+        if !self.opts.peel {
+            return Ok(());
+        }
+        if func.axes.values().all(|a| a.attrs.pipelined.is_none()) {
+            self.notes.push(format!(
+                "--peel: no loop of `{}` is pipelined by the annotated path on `--pipeline {}`, so nothing is peeled",
+                func.name,
+                mode.name()
+            ));
+            return Ok(());
+        }
+        self.peel(func)
+    }
+
+    /// `choose-auto-stages` then `pipeline`: `num_stages="auto"` becomes stage ids, as if
+    /// written in Mode B; then the annotated pipeliner with its legality check, on every
+    /// annotated loop.
+    pub fn pipeline_annotated(&mut self, func: &mut Function) -> Result<(), Failure> {
+        for line in backend::emergent::choose_auto_stages(func) {
+            self.log.push(line);
+        }
+        self.after(
+            "choose-auto-stages",
+            "choosing `num_stages=\"auto\"` stages",
+            func,
+        )?;
+        let popts = PipelineOptions {
+            legality_check: self.opts.legality_check,
+        };
+        penguin::pipeline::pipeline_function_logged(func, &popts, self.log)
+            .map_err(driver::pipeline_failure)?;
+        self.after("pipeline", "the pipeliner", func)
+    }
+
+    /// `peel`: the extended loops' prologue and epilogue as physical code
+    /// ([`penguin::pipeline::peel::peel_extended_loops`]).
+    pub fn peel(&mut self, func: &mut Function) -> Result<(), Failure> {
+        penguin::pipeline::peel::peel_extended_loops(func, self.log)
+            .map_err(driver::pipeline_failure)?;
+        self.after("peel", "peeling", func)
+    }
+
+    /// The backend's transformations on Penguin IR: on every path `fold-zeros` (a PSUM
+    /// accumulator's zeroing goes into its first matmul, [`backend::fold_zeros`]); then, on the
+    /// paths that have it ([`PipelineMode::emergent`]), `unroll` and `emergent` pipelining on
+    /// the loops the path gives it (`default`: the loops the annotated pipeliner left alone;
+    /// `emergent`: every loop, the annotations being stripped). Their decisions go to
+    /// [`Context::backend_log`].
+    pub fn prepare_backend(&mut self, func: &mut Function) -> Result<(), Failure> {
+        let log = backend::fold_zeros::fold_psum_zeros(func);
+        self.backend_log.extend(log);
+        self.after("fold-zeros", "folding PSUM zeroing", func)?;
+        if self.opts.mode.emergent() {
+            let log = backend::unroll::unroll_loops(func);
+            self.backend_log.extend(log);
+            self.after("unroll", "unrolling", func)?;
+            let log = backend::emergent::pipeline_emergent(func);
+            self.backend_log.extend(log);
+            self.after("emergent", "emergent pipelining", func)?;
+        }
+        Ok(())
+    }
+
+    /// The backend's passes ([`backend::PASSES`]) on a kernel [`Context::prepare_backend`]
+    /// left; `source` (the kernel file's text) gives the trace its line numbers.
+    pub fn codegen(
+        &mut self,
+        func: &Function,
+        source: Option<&str>,
+    ) -> Result<backend::Compiled, Failure> {
+        self.codegen_with_pruner(func, source, &|em, sync, _| {
+            backend::hb::compute_pruned_waits(em, sync)
+        })
+    }
+
+    /// [`Context::codegen`] with the wait pruning `prune` (the tests' oracle for `backend::hb`).
+    #[doc(hidden)]
+    pub fn codegen_with_pruner(
+        &mut self,
+        func: &Function,
+        source: Option<&str>,
+        prune: backend::Pruner<'_>,
+    ) -> Result<backend::Compiled, Failure> {
+        let clamp = self.opts.clamp_trips;
+        let mut observe = |pass: &'static str, out: backend::PassOutput<'_>| {
+            use backend::PassOutput as P;
+            match out {
+                P::Penguin(f) => self.print(pass, Form::Penguin, || penguin::write_function(f)),
+                P::Bir(f, b) => self.print(pass, Form::Bir, || backend::bir::write_bir(f, b)),
+                P::Program(p) => self.print(pass, Form::Isa, || runtime_sim::text::print(p)),
+                P::Summary(s) => self.print(pass, Form::Summary, || format!("# {s}\n")),
+            }
+        };
+        backend::compile_observed(func, source, clamp, prune, &mut observe)
+            .map_err(driver::backend_failure)
+    }
+
+    /// Every phase: `lower`, the pipelining path, the backend's transformations and the
+    /// backend; returns the compiled kernel.
+    pub fn compile(
+        &mut self,
+        source: &Source,
+        kernel: Option<&str>,
+        specs: &frontend::Specs,
+    ) -> Result<backend::Compiled, Failure> {
+        let mut func = self.lower(source, kernel, specs)?;
+        self.compile_function(&mut func, Some(&source.text))
+    }
+
+    /// Every phase after `lower`, on `func` (left as the backend got it).
+    pub fn compile_function(
+        &mut self,
+        func: &mut Function,
+        source: Option<&str>,
+    ) -> Result<backend::Compiled, Failure> {
+        self.pipeline(func)?;
+        self.prepare_backend(func)?;
+        self.codegen(func, source)
+    }
+}
+
+/// The pipelining path `mode` on `func` with the default options ([`Context::pipeline`]); the
+/// pipeliner's decisions go to `log`. A shorthand for tests and benches.
+pub fn pipeline_path(
+    func: &mut Function,
+    mode: PipelineMode,
+    log: &mut PipelineLog,
+) -> Result<(), Failure> {
+    Context::new(CompileOptions::for_mode(mode), log).pipeline(func)
+}
+
+/// The backend's transformations on Penguin IR on path `mode` ([`Context::prepare_backend`]);
+/// returns their log.
+pub fn prepare_backend(func: &mut Function, mode: PipelineMode) -> Result<Vec<String>, Failure> {
+    let mut log = PipelineLog::default();
+    let mut cx = Context::new(CompileOptions::for_mode(mode), &mut log);
+    cx.prepare_backend(func)?;
+    Ok(cx.backend_log)
+}
+
+/// The backend's passes on `func` ([`Context::codegen`]), the synchronisation analysis on a
+/// trip-clamped copy or not.
+pub fn codegen(
+    func: &Function,
+    source: Option<&str>,
+    clamp_trips: bool,
+) -> Result<backend::Compiled, Failure> {
+    let mut log = PipelineLog::default();
+    let opts = CompileOptions {
+        clamp_trips,
+        ..CompileOptions::default()
+    };
+    Context::new(opts, &mut log).codegen(func, source)
+}
+
+/// Every phase after `lower` on path `mode` with the default options
+/// ([`Context::compile_function`]).
+pub fn compile_function(
+    func: &mut Function,
+    mode: PipelineMode,
+    source: Option<&str>,
+) -> Result<backend::Compiled, Failure> {
+    let mut log = PipelineLog::default();
+    Context::new(CompileOptions::for_mode(mode), &mut log).compile_function(func, source)
+}
+
+/// `--no-legality-check`: a warning naming the loops whose pipelining is therefore unverified.
+fn warn_unchecked(func: &Function) {
+    let loops: Vec<String> = func
+        .axes
+        .values()
+        .filter(|a| a.attrs.pipelined.is_some())
+        .map(|a| format!("`{}`", a.iv_name))
+        .collect();
+    if !loops.is_empty() {
+        eprintln!(
+            "warning: the legality check was skipped (--no-legality-check) for the pipelined loop(s) {}: their pipelining is not verified",
+            capped_list(&loops, ", ")
+        );
+    }
+}
+
+/// Whether the kernel carries any pipelining annotation (a stage count, stage ids, buffering).
+pub fn has_annotations(func: &Function) -> bool {
+    func.axes.values().any(|a| {
+        a.attrs.num_stages.is_some_and(|n| n > 1)
+            || a.attrs.auto_stages
+            || a.attrs.multi_buffer.is_some()
+            || a.attrs.disable_auto_buffer
+    }) || func
+        .annots
+        .values()
+        .any(|a| a.stage_id.is_some() || a.execution_order.is_some())
+}
+
+/// Forgets every pipelining annotation.
+fn strip_annotations(func: &mut Function) {
+    for axis in func.axes.values_mut() {
+        axis.attrs.num_stages = None;
+        axis.attrs.auto_stages = false;
+        axis.attrs.multi_buffer = None;
+        axis.attrs.disable_auto_buffer = false;
+        axis.attrs.disable_execution_order_check = false;
+    }
+    func.annots.clear();
+}
