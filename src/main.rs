@@ -441,37 +441,44 @@ fn compile(
         let module = driver::parse(src)?;
         return Ok(format!("{module:#?}\n"));
     }
+    // `--print-after` runs every pass, whatever `--emit` prints.
+    let printing = copts.print_after != PrintAfter::Nothing;
     let mut cx = Context::new(copts, env.log);
     let mut func = cx.lower(src, kernel, specs)?;
-    match emit {
+    let text = match emit {
         Emit::Ast => unreachable!("handled above"),
-        Emit::Penguin => Ok(penguin::write::write_function(&func)),
-        Emit::Pipelined => {
+        Emit::Penguin => penguin::write::write_function(&func),
+        Emit::Pipelined if !printing => {
             // The annotated path as written (whatever `--pipeline` says), peeled with `--peel`.
             cx.pipeline_annotated(&mut func)?;
             if cx.opts.peel {
                 cx.peel(&mut func)?;
             }
-            Ok(penguin::write::write_function(&func))
+            penguin::write::write_function(&func)
         }
-        Emit::Bir | Emit::Isa => {
-            cx.pipeline(&mut func)?;
-            for note in &cx.notes {
-                eprintln!("note: {note}");
-            }
-            cx.prepare_backend(&mut func)?;
-            if env.show_backend {
-                for l in &cx.backend_log {
-                    eprintln!("{l}");
-                }
-            }
-            let compiled = cx.codegen(&func, Some(&src.text))?;
-            Ok(match emit {
-                Emit::Bir => backend::bir::write_bir(&compiled.func, &compiled.bir),
-                _ => runtime_sim::text::print(&compiled.program),
-            })
+        Emit::Pipelined | Emit::Bir | Emit::Isa => String::new(),
+    };
+    if !printing && matches!(emit, Emit::Penguin | Emit::Pipelined) {
+        return Ok(text);
+    }
+    cx.pipeline(&mut func)?;
+    for note in &cx.notes {
+        eprintln!("note: {note}");
+    }
+    let pipelined = penguin::write::write_function(&func);
+    cx.prepare_backend(&mut func)?;
+    if env.show_backend {
+        for l in &cx.backend_log {
+            eprintln!("{l}");
         }
     }
+    let compiled = cx.codegen(&func, Some(&src.text))?;
+    Ok(match emit {
+        Emit::Ast | Emit::Penguin => text,
+        Emit::Pipelined => pipelined,
+        Emit::Bir => backend::bir::write_bir(&compiled.func, &compiled.bir),
+        Emit::Isa => runtime_sim::text::print(&compiled.program),
+    })
 }
 
 /// `nkc run`.
