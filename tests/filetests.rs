@@ -19,6 +19,12 @@
 //!   `PASS`; every printed block must read back with its parser. `test: emergent` is
 //!   `print-after emergent`, `test: isa` the final program (`print-after hoist`).
 //!
+//! - `test: legality` (`.pir`, Penguin IR before pipelining): the ISL legality check
+//!   (`penguin::pipeline::compute_violations`) of each `# plan: LOOP stages=.. order=..
+//!   [buffers=T:N,..] [num_stages=N]` line's pipeline plan, with and without its fast path (which
+//!   must agree); the `# output:` section is the verdict: each violated dependence with its
+//!   instructions and first violating iterations, and the dependence counts.
+//!
 //! The printed output is checked by `# check: TEXT` / `# nextln: TEXT` / `# not: TEXT` lines when
 //! the file has any ([`filecheck`]: `check` finds the next line containing TEXT, `nextln` must
 //! be the line right after the previous match, `not` must not occur between the matches around
@@ -112,6 +118,7 @@ fn filetests() {
             "print-after" => run_printed(path, &text, &arg),
             "emergent" => run_printed(path, &text, "emergent"),
             "isa" => run_printed(path, &text, "hoist"),
+            "legality" => run_legality(path, &text),
             other => Err(format!("unknown test kind `{other}`")),
         };
         if let Err(e) = result {
@@ -753,4 +760,126 @@ fn example_snapshots() {
     });
     let failures = failures.into_inner().expect("no panic holds the lock");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+// ---- `test: legality` ----
+
+/// A `# plan:` line's pipeline plan of `func`.
+fn parse_plan(func: &Function, line: &str) -> Result<penguin::pipeline::PipelinePlan, String> {
+    let mut words = line.split_whitespace();
+    let iv = words.next().ok_or("a plan names its loop")?;
+    let axis = func
+        .axes
+        .iter()
+        .find(|(_, a)| a.iv_name == iv)
+        .map(|(ax, _)| ax)
+        .ok_or_else(|| format!("no loop `{iv}`"))?;
+    let list = |v: &str| -> Result<Vec<u32>, String> {
+        v.split(',')
+            .filter(|x| !x.is_empty())
+            .map(|x| x.parse().map_err(|_| format!("bad number `{x}`")))
+            .collect()
+    };
+    let (mut stages, mut order, mut buffers, mut num_stages) =
+        (Vec::new(), Vec::new(), Vec::new(), None);
+    for w in words {
+        let (key, value) = w
+            .split_once('=')
+            .ok_or_else(|| format!("bad plan word `{w}`"))?;
+        match key {
+            "stages" => stages = list(value)?,
+            "order" => order = list(value)?.into_iter().map(|x| x as usize).collect(),
+            "num_stages" => num_stages = Some(value.parse().map_err(|_| "bad num_stages")?),
+            "buffers" => {
+                for b in value.split(',') {
+                    let (t, n) = b
+                        .split_once(':')
+                        .ok_or_else(|| format!("bad buffer `{b}`"))?;
+                    let tensor = func
+                        .tensors
+                        .iter()
+                        .find(|(_, d)| d.name == t)
+                        .map(|(t, _)| t)
+                        .ok_or_else(|| format!("no tensor `{t}`"))?;
+                    buffers.push((tensor, n.parse().map_err(|_| format!("bad count `{n}`"))?));
+                }
+            }
+            _ => return Err(format!("unknown plan key `{key}`")),
+        }
+    }
+    Ok(penguin::pipeline::PipelinePlan {
+        axis,
+        num_stages: num_stages.unwrap_or_else(|| stages.iter().max().map_or(1, |s| s + 1)),
+        stages,
+        order,
+        buffers,
+    })
+}
+
+/// The verdict on one plan, as the `# output:` section shows it.
+fn render_legality(
+    func: &Function,
+    plan: &penguin::pipeline::PipelinePlan,
+) -> Result<String, String> {
+    use penguin::pipeline::{compute_violations, compute_violations_with, LegalityOptions};
+    let fast = match compute_violations(func, plan) {
+        Ok(r) => r,
+        Err(e) => return Ok(format!("  error: {e}\n")),
+    };
+    let all = compute_violations_with(func, plan, &LegalityOptions { prefilter: false })
+        .map_err(|e| format!("the check without its fast path fails: {e}"))?;
+    if fast.violations != all.violations {
+        return Err("the fast path changed the verdict".to_string());
+    }
+    if all.tensors_preserved != 0 {
+        return Err("without its fast path the check proved a tensor without ISL".to_string());
+    }
+    let iters = |v: &[(penguin::Axis, i64)]| -> String {
+        let parts: Vec<String> = v
+            .iter()
+            .map(|(a, i)| format!("{}={i}", func.axes[*a].iv_name))
+            .collect();
+        parts.join(", ")
+    };
+    let mut out = String::new();
+    if fast.violations.is_empty() {
+        out.push_str("  legal\n");
+    }
+    for v in &fast.violations {
+        out.push_str(&format!(
+            "  {:?} on `{}`: `{}` [{}] must run before `{}` [{}]\n",
+            v.kind,
+            func.tensors[v.tensor].name,
+            penguin::verify::describe_inst(func, v.source),
+            iters(&v.source_iter),
+            penguin::verify::describe_inst(func, v.sink),
+            iters(&v.sink_iter),
+        ));
+    }
+    out.push_str(&format!(
+        "  fast path: {} tensor(s) proved, {} checked by ISL; without it: flow {}, anti {}, output {}\n",
+        fast.tensors_preserved, fast.tensors_checked, all.flow, all.anti, all.output
+    ));
+    Ok(out)
+}
+
+fn run_legality(path: &Path, text: &str) -> Result<(), String> {
+    let (input, _) = split_section(text, OUTPUT);
+    let func = penguin::parse_function(input).map_err(|e| format!("does not parse: {e}"))?;
+    penguin::verify_function(&func).map_err(|e| format!("does not verify: {e:?}"))?;
+    let mut got = String::new();
+    let plans: Vec<&str> = input
+        .lines()
+        .filter_map(|l| l.strip_prefix("# plan:"))
+        .map(str::trim)
+        .collect();
+    if plans.is_empty() {
+        return Err("no `# plan:` line".to_string());
+    }
+    for line in plans {
+        let plan = parse_plan(&func, line)?;
+        got.push_str(&format!("plan {line}:\n"));
+        got.push_str(&render_legality(&func, &plan)?);
+    }
+    expect_section(path, text, OUTPUT, &got)
 }

@@ -1,11 +1,13 @@
 //! The nkc backend: Penguin IR (pipelined or not) to the pseudo-ISA of `../shared/MACHINE.md`.
 //!
-//! Before it, on Penguin IR, [`unroll::unroll_loops`] unrolls the innermost un-annotated loops
+//! Before it, on Penguin IR (run by the driver's compile context, `nkc::pipeline::Context`, after
+//! [`fold_zeros::fold_psum_zeros`]), [`unroll::unroll_loops`] unrolls the innermost un-annotated loops
 //! whose transfers spread better over the DMA queues unrolled, and
 //! [`emergent::pipeline_emergent`] pipelines the loops that carry no
 //! annotation (rings for load/store tiles, loads issued ahead in one predicated loop, or, for a
 //! short loop nested in un-annotated loops, across the nest: [`emergent_nest`]).
-//! The passes, in order ([`compile`]):
+//! The passes, in order ([`compile`]; their names, [`PASSES`], are those of `--print-after`, and
+//! [`compile_observed`] shows each one's output to an observer):
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
 //!    stays one hardware loop whose stage predicates are instruction guards; then
 //!    [`schedule::schedule_bodies`] (list scheduling by critical path) and, for every flat loop
