@@ -1,11 +1,11 @@
-//! The pipeliner's steps on IR written in the text form (no source spans): the extended loop's
-//! exact shape, the guards it drops, the skipped loops, and the buffer decisions.
+//! The pipeliner's steps on IR written in the text form (no source spans): the skipped loops and
+//! the buffer decisions. The extended loop's exact shape, and a loop not pipelined twice, are
+//! filetests (`filetests/passes/pipeline_three_stages.pir`, `pipeline_not_again.pir`).
 
 use penguin::pipeline::buffers::{compute_buffer_counts, BufferCount, SkipReason};
 use penguin::pipeline::context::{compute_schedule_context, Mode};
 use penguin::pipeline::targets::find_targets;
-use penguin::pipeline::{pipeline_function, PipelineOptions};
-use penguin::{parse_function, write_function};
+use penguin::parse_function;
 
 const THREE_STAGES: &str = "\
 kernel k(a) -> (c) {
@@ -26,45 +26,6 @@ kernel k(a) -> (c) {
   }
 }
 ";
-
-#[test]
-fn the_extended_loop_has_guards_shifts_and_slots() {
-    let mut f = parse_function(THREE_STAGES).unwrap();
-    let out = pipeline_function(&mut f, &PipelineOptions::default()).unwrap();
-    assert_eq!(out.plans.len(), 1);
-    assert_eq!(out.plans[0].stages, vec![0, 1, 2]);
-    let want = "\
-kernel k(a) -> (c) {
-  tensor a: hbm f32[256, 64] input
-  tensor c: hbm f32[256, 64] output
-  tensor t: sbuf f32[32, 64] local block[i: 2]
-  tensor u: sbuf f32[32, 64] local block[i: 2]
-  loop i in 0..10 affine num_stages=3 pipelined(stages=3, trip=8) {
-    stmt stage=0 if i < 8 {
-      t{i}[0 +: 32, 0 +: 64] = load.dma a[32*i +: 32, 0 +: 64]
-    }
-    stmt stage=1 if i >= 1 && i < 9 {
-      u{i - 1}[0 +: 32, 0 +: 64] = activation.act(func=exp, scale=1.0, bias=false) t{i - 1}[0 +: 32, 0 +: 64]
-    }
-    stmt stage=2 if i >= 2 {
-      c[32*i - 64 +: 32, 0 +: 64] = store.dma u{i - 2}[0 +: 32, 0 +: 64]
-    }
-  }
-}
-";
-    assert_eq!(write_function(&f), want);
-}
-
-#[test]
-fn a_pipelined_loop_is_not_pipelined_again() {
-    let mut f = parse_function(THREE_STAGES).unwrap();
-    pipeline_function(&mut f, &PipelineOptions::default()).unwrap();
-    let once = write_function(&f);
-    let again = pipeline_function(&mut f, &PipelineOptions::default()).unwrap();
-    assert!(again.plans.is_empty());
-    assert!(again.log.contains("already pipelined"), "{}", again.log);
-    assert_eq!(write_function(&f), once);
-}
 
 #[test]
 fn one_stage_is_no_pipelining() {
