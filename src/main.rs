@@ -45,7 +45,7 @@ struct PrintArgs {
     /// Print the IR after every pass, each block after a header line naming the pass.
     #[arg(long)]
     print_after_all: bool,
-    /// Print the IR after this pass (repeatable); `nkc compile --print-after help` lists them.
+    /// Print the IR after this pass (repeatable); a name that is no pass gets the list.
     #[arg(long = "print-after", value_name = "PASS", value_parser = pipeline::parse_pass)]
     print_after: Vec<String>,
 }
@@ -83,146 +83,170 @@ impl SpecArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Check a kernel file: exit 0 when it is good, 1 with diagnostics when it is not.
-    Check {
-        file: PathBuf,
-        /// Check only this kernel (default: every kernel in the file).
-        #[arg(long)]
-        kernel: Option<String>,
-        #[command(flatten)]
-        spec: SpecArgs,
-    },
+    Check(CheckArgs),
     /// Compile a kernel and print an intermediate form.
-    Compile {
-        file: PathBuf,
-        #[arg(long)]
-        kernel: Option<String>,
-        /// What to print.
-        #[arg(long, value_enum, default_value_t = Emit::Penguin)]
-        emit: Emit,
-        /// Which pipelining path loops take (for `--emit bir|isa`).
-        #[arg(long, value_enum, default_value_t = PipelineMode::Default)]
-        pipeline: PipelineMode,
-        /// Write to this file instead of standard output.
-        #[arg(short = 'o', long = "output")]
-        output: Option<PathBuf>,
-        /// Peel the loops the annotated pipeliner extended: a physical prologue and epilogue
-        /// beside a steady-state loop without guards, instead of one predicated loop.
-        #[arg(long)]
-        peel: bool,
-        #[command(flatten)]
-        spec: SpecArgs,
-        #[command(flatten)]
-        print: PrintArgs,
-    },
+    Compile(CompileArgs),
     /// Compile a kernel and run it.
-    Run {
-        file: PathBuf,
-        #[arg(long)]
-        kernel: Option<String>,
-        /// What executes the kernel.
-        #[arg(long, value_enum, default_value_t = Engine::Sim)]
-        engine: Engine,
-        /// Also run the interpreter, and fail unless the outputs agree bit for bit.
-        #[arg(long)]
-        check: bool,
-        /// Write the simulator's timeline (Chrome trace-event JSON, for Perfetto) to this file.
-        #[arg(long)]
-        trace: Option<PathBuf>,
-        /// Which pipelining path loops take.
-        #[arg(long, value_enum, default_value_t = PipelineMode::Default)]
-        pipeline: PipelineMode,
-        /// An input array, `NAME=PATH.npy` (repeatable); other parameters get random inputs.
-        #[arg(long = "input", value_parser = parse_input)]
-        inputs: Vec<(String, PathBuf)>,
-        /// The seed of the random inputs.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Write each returned array to `DIR/NAME.npy`.
-        #[arg(long = "output")]
-        output: Option<PathBuf>,
-        /// Print one JSON object on standard output instead of a summary.
-        #[arg(long)]
-        json: bool,
-        /// Stop (error E0902) once the simulated clock passes this many cycles, or once more
-        /// instructions than this have run (the interpreter: once the kernel has more
-        /// instruction instances than this).
-        #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
-        max_cycles: u64,
-        /// Peel the loops the annotated pipeliner extended: a physical prologue and epilogue
-        /// beside a steady-state loop without guards, instead of one predicated loop.
-        #[arg(long)]
-        peel: bool,
-        #[command(flatten)]
-        spec: SpecArgs,
-        #[command(flatten)]
-        print: PrintArgs,
-    },
+    Run(RunArgs),
     /// Compile and simulate a kernel on every pipelining path (none, emergent, and annotated when
     /// the kernel is annotated), check each against the interpreter, and compare them side by
     /// side. Several files print the suite's table of cycles / lower bound.
-    Compare {
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        #[arg(long)]
-        kernel: Option<String>,
-        /// Print one JSON object keyed by path name (by file, then path, for several files).
-        #[arg(long)]
-        json: bool,
-        /// Draw the paths' simulated timelines, stacked, as SVG in this file.
-        #[arg(long)]
-        svg: Option<PathBuf>,
-        /// The seed of the random inputs.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Also run the annotated path peeled (a physical prologue and epilogue), beside the
-        /// predicated one: cycles, instructions executed and program size of both.
-        #[arg(long)]
-        peel: bool,
-        #[command(flatten)]
-        spec: SpecArgs,
-    },
+    Compare(CompareArgs),
     /// Search the pipelining annotation of each loop that measures fastest (legal, bit-exact) and
     /// print it as a diff of the source.
-    Suggest {
-        file: PathBuf,
-        #[arg(long)]
-        kernel: Option<String>,
-        /// Apply the diff to the file.
-        #[arg(long)]
-        write: bool,
-        /// The seed of the random inputs.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        #[command(flatten)]
-        spec: SpecArgs,
-    },
+    Suggest(SuggestArgs),
     /// Run a pseudo-ISA program (`.s`) on the simulator of the Neuron-like core.
-    Sim {
-        /// The program, in the text form documented in `runtime-sim/src/text.rs`.
-        program: PathBuf,
-        /// Write a Chrome trace-event timeline (open it in Perfetto) to this file.
-        #[arg(long)]
-        trace: Option<PathBuf>,
-        /// Print one JSON object on standard output instead of a summary.
-        #[arg(long)]
-        json: bool,
-        /// An input tensor, `NAME=PATH.npy` (repeatable); other inputs get random values.
-        #[arg(long = "input", value_parser = parse_input)]
-        inputs: Vec<(String, PathBuf)>,
-        /// The seed of the random inputs.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Write each output tensor to `DIR/NAME.npy`.
-        #[arg(long = "output")]
-        output: Option<PathBuf>,
-        /// Timing only: skip the arithmetic (outputs are zeros).
-        #[arg(long)]
-        no_numerics: bool,
-        /// Stop (error E0902) once the simulated clock passes this many cycles, or once more
-        /// instructions than this have run.
-        #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
-        max_cycles: u64,
-    },
+    Sim(SimArgs),
+}
+
+// The arguments of `nkc check`.
+#[derive(clap::Args)]
+struct CheckArgs {
+    file: PathBuf,
+    /// Check only this kernel (default: every kernel in the file).
+    #[arg(long)]
+    kernel: Option<String>,
+    #[command(flatten)]
+    spec: SpecArgs,
+}
+
+// The arguments of `nkc compile`.
+#[derive(clap::Args)]
+struct CompileArgs {
+    file: PathBuf,
+    #[arg(long)]
+    kernel: Option<String>,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t = Emit::Penguin)]
+    emit: Emit,
+    /// Which pipelining path loops take (for `--emit bir|isa`).
+    #[arg(long, value_enum, default_value_t = PipelineMode::Default)]
+    pipeline: PipelineMode,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Peel the loops the annotated pipeliner extended: a physical prologue and epilogue
+    /// beside a steady-state loop without guards, instead of one predicated loop.
+    #[arg(long)]
+    peel: bool,
+    #[command(flatten)]
+    spec: SpecArgs,
+    #[command(flatten)]
+    print: PrintArgs,
+}
+
+// The arguments of `nkc run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    file: PathBuf,
+    #[arg(long)]
+    kernel: Option<String>,
+    /// What executes the kernel.
+    #[arg(long, value_enum, default_value_t = Engine::Sim)]
+    engine: Engine,
+    /// Also run the interpreter, and fail unless the outputs agree bit for bit.
+    #[arg(long)]
+    check: bool,
+    /// Write the simulator's timeline (Chrome trace-event JSON, for Perfetto) to this file.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Which pipelining path loops take.
+    #[arg(long, value_enum, default_value_t = PipelineMode::Default)]
+    pipeline: PipelineMode,
+    /// An input array, `NAME=PATH.npy` (repeatable); other parameters get random inputs.
+    #[arg(long = "input", value_parser = parse_input)]
+    inputs: Vec<(String, PathBuf)>,
+    /// The seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write each returned array to `DIR/NAME.npy`.
+    #[arg(long = "output")]
+    output: Option<PathBuf>,
+    /// Print one JSON object on standard output instead of a summary.
+    #[arg(long)]
+    json: bool,
+    /// Stop (error E0902) once the simulated clock passes this many cycles, or once more
+    /// instructions than this have run (the interpreter: once the kernel has more
+    /// instruction instances than this).
+    #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
+    max_cycles: u64,
+    /// Peel the loops the annotated pipeliner extended: a physical prologue and epilogue
+    /// beside a steady-state loop without guards, instead of one predicated loop.
+    #[arg(long)]
+    peel: bool,
+    #[command(flatten)]
+    spec: SpecArgs,
+    #[command(flatten)]
+    print: PrintArgs,
+}
+
+// The arguments of `nkc compare`.
+#[derive(clap::Args)]
+struct CompareArgs {
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Print one JSON object keyed by path name (by file, then path, for several files).
+    #[arg(long)]
+    json: bool,
+    /// Draw the paths' simulated timelines, stacked, as SVG in this file.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// The seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Also run the annotated path peeled (a physical prologue and epilogue), beside the
+    /// predicated one: cycles, instructions executed and program size of both.
+    #[arg(long)]
+    peel: bool,
+    #[command(flatten)]
+    spec: SpecArgs,
+}
+
+// The arguments of `nkc suggest`.
+#[derive(clap::Args)]
+struct SuggestArgs {
+    file: PathBuf,
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Apply the diff to the file.
+    #[arg(long)]
+    write: bool,
+    /// The seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[command(flatten)]
+    spec: SpecArgs,
+}
+
+// The arguments of `nkc sim`.
+#[derive(clap::Args)]
+struct SimArgs {
+    /// The program, in the text form documented in `runtime-sim/src/text.rs`.
+    program: PathBuf,
+    /// Write a Chrome trace-event timeline (open it in Perfetto) to this file.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Print one JSON object on standard output instead of a summary.
+    #[arg(long)]
+    json: bool,
+    /// An input tensor, `NAME=PATH.npy` (repeatable); other inputs get random values.
+    #[arg(long = "input", value_parser = parse_input)]
+    inputs: Vec<(String, PathBuf)>,
+    /// The seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write each output tensor to `DIR/NAME.npy`.
+    #[arg(long = "output")]
+    output: Option<PathBuf>,
+    /// Timing only: skip the arithmetic (outputs are zeros).
+    #[arg(long)]
+    no_numerics: bool,
+    /// Stop (error E0902) once the simulated clock passes this many cycles, or once more
+    /// instructions than this have run.
+    #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
+    max_cycles: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -299,127 +323,37 @@ fn execute(
         color,
     };
     match command {
-        Command::Check { file, kernel, spec } => {
-            let src = read(&file)?;
-            let specs = spec.specialise().specs(&[]).map_err(|f| (f, None))?;
-            driver::check(&src, kernel.as_deref(), &specs, popts, env.log)
-                .map_err(|f| (f, Some(src)))
-        }
-        Command::Compile {
-            file,
-            kernel,
-            emit,
-            pipeline,
-            output,
-            peel,
-            spec,
-            print,
-        } => {
-            let src = read(&file)?;
-            let specs = spec.specialise().specs(&[]).map_err(|f| (f, None))?;
-            let copts = CompileOptions {
-                mode: pipeline,
-                legality_check: popts.legality_check,
-                peel,
-                print_after: print.print_after(),
-                print_to_stderr: true,
-                ..CompileOptions::default()
-            };
-            let text = compile(&src, kernel.as_deref(), &specs, emit, copts, &mut env)
-                .map_err(|f| (f, Some(src)))?;
-            write_output(output.as_deref(), &text)
-        }
-        Command::Run {
-            file,
-            kernel,
-            engine,
-            check,
-            trace,
-            pipeline,
-            inputs,
-            seed,
-            output,
-            json,
-            max_cycles,
-            peel,
-            spec,
-            print,
-        } => {
-            let opts = RunOptions {
-                max_cycles,
-                specialise: spec.specialise(),
-                kernel,
-                engine,
-                pipeline,
-                inputs,
-                seed,
-                output_dir: output,
-                legality_check: popts.legality_check,
-                check,
-                trace,
-                timeline: false,
-                peel,
-                print_after: print.print_after(),
-            };
-            run_command(&file, &opts, json, &mut env)
-        }
-        Command::Suggest {
-            file,
-            kernel,
-            write,
-            seed,
-            spec,
-        } => {
-            let opts = nkc::suggest::SuggestOptions {
-                kernel,
-                seed,
-                specialise: spec.specialise(),
-            };
-            suggest(&file, &opts, write)
-        }
-        Command::Compare {
-            files,
-            kernel,
-            json,
-            svg,
-            seed,
-            peel,
-            spec,
-        } => {
-            let opts = CompareOptions {
-                kernel,
-                seed,
-                specialise: spec.specialise(),
-                legality_check: popts.legality_check,
-                timelines: svg.is_some(),
-                peel,
-            };
-            match files.as_slice() {
-                [file] => compare_one(file, &opts, json, svg.as_deref()),
-                _ => compare_suite(&files, &opts, json, svg.as_deref(), env.color),
-            }
-        }
-        Command::Sim {
-            program,
-            trace,
-            json,
-            inputs,
-            seed,
-            output,
-            no_numerics,
-            max_cycles,
-        } => {
-            let opts = SimOptions {
-                inputs,
-                seed,
-                output_dir: output,
-                trace,
-                no_numerics,
-                max_cycles,
-            };
-            sim(&program, &opts, json)
-        }
+        Command::Check(a) => check_command(a, popts, &mut env),
+        Command::Compile(a) => compile_command(a, popts, &mut env),
+        Command::Run(a) => run_command(a, popts, &mut env),
+        Command::Suggest(a) => suggest(a),
+        Command::Compare(a) => compare_command(a, popts, env.color),
+        Command::Sim(a) => sim(a),
     }
+}
+
+/// `nkc check`.
+fn check_command(a: CheckArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Outcome {
+    let src = read(&a.file)?;
+    let specs = a.spec.specialise().specs(&[]).map_err(|f| (f, None))?;
+    driver::check(&src, a.kernel.as_deref(), &specs, popts, env.log).map_err(|f| (f, Some(src)))
+}
+
+/// `nkc compile`: the options, then [`compile`], then the output.
+fn compile_command(a: CompileArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Outcome {
+    let src = read(&a.file)?;
+    let specs = a.spec.specialise().specs(&[]).map_err(|f| (f, None))?;
+    let copts = CompileOptions {
+        mode: a.pipeline,
+        legality_check: popts.legality_check,
+        peel: a.peel,
+        print_after: a.print.print_after(),
+        print_to_stderr: true,
+        ..CompileOptions::default()
+    };
+    let text = compile(&src, a.kernel.as_deref(), &specs, a.emit, copts, env)
+        .map_err(|f| (f, Some(src)))?;
+    write_output(a.output.as_deref(), &text)
 }
 
 /// `nkc compile`: the phases `emit` needs, through the compile context; returns the text.
@@ -481,15 +415,26 @@ fn compile(
     })
 }
 
-/// `nkc run`.
-fn run_command(
-    file: &std::path::Path,
-    opts: &RunOptions,
-    json: bool,
-    env: &mut Env<'_>,
-) -> Outcome {
-    let src = read(file)?;
-    let report = run::run(&src, opts, env.log).map_err(|f| (f, Some(src)))?;
+/// `nkc run`: the options, the run, the report.
+fn run_command(a: RunArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Outcome {
+    let opts = RunOptions {
+        max_cycles: a.max_cycles,
+        specialise: a.spec.specialise(),
+        kernel: a.kernel,
+        engine: a.engine,
+        pipeline: a.pipeline,
+        inputs: a.inputs,
+        seed: a.seed,
+        output_dir: a.output,
+        legality_check: popts.legality_check,
+        check: a.check,
+        trace: a.trace,
+        timeline: false,
+        peel: a.peel,
+        print_after: a.print.print_after(),
+    };
+    let src = read(&a.file)?;
+    let report = run::run(&src, &opts, env.log).map_err(|f| (f, Some(src)))?;
     if env.show_backend {
         for l in &report.backend_log {
             eprintln!("{l}");
@@ -498,7 +443,7 @@ fn run_command(
     for note in &report.notes {
         eprintln!("note: {note}");
     }
-    if json {
+    if a.json {
         println!("{}", report.to_json());
     } else {
         print!("{}", report.to_text());
@@ -507,11 +452,17 @@ fn run_command(
 }
 
 /// `nkc suggest`.
-fn suggest(file: &std::path::Path, opts: &nkc::suggest::SuggestOptions, write: bool) -> Outcome {
+fn suggest(a: SuggestArgs) -> Outcome {
+    let opts = nkc::suggest::SuggestOptions {
+        kernel: a.kernel,
+        seed: a.seed,
+        specialise: a.spec.specialise(),
+    };
+    let file = &a.file;
     let src = read(file)?;
-    let s = nkc::suggest::suggest(&src, opts).map_err(|f| (f, Some(src)))?;
+    let s = nkc::suggest::suggest(&src, &opts).map_err(|f| (f, Some(src)))?;
     print!("{}", s.to_text(&file.display().to_string()));
-    if write && s.suggested != s.original {
+    if a.write && s.suggested != s.original {
         std::fs::write(file, &s.suggested).map_err(|e| {
             (
                 Failure::User(format!("cannot write `{}`: {e}", file.display())),
@@ -521,6 +472,22 @@ fn suggest(file: &std::path::Path, opts: &nkc::suggest::SuggestOptions, write: b
         eprintln!("wrote {}", file.display());
     }
     Ok(())
+}
+
+/// `nkc compare`: one file, or a suite.
+fn compare_command(a: CompareArgs, popts: &PipelineOptions, color: ColorMode) -> Outcome {
+    let opts = CompareOptions {
+        kernel: a.kernel,
+        seed: a.seed,
+        specialise: a.spec.specialise(),
+        legality_check: popts.legality_check,
+        timelines: a.svg.is_some(),
+        peel: a.peel,
+    };
+    match a.files.as_slice() {
+        [file] => compare_one(file, &opts, a.json, a.svg.as_deref()),
+        files => compare_suite(files, &opts, a.json, a.svg.as_deref(), color),
+    }
 }
 
 /// `nkc compare FILE`.
@@ -582,10 +549,18 @@ fn compare_suite(
 }
 
 /// `nkc sim`.
-fn sim(program: &std::path::Path, opts: &SimOptions, json: bool) -> Outcome {
-    let src = read(program)?;
-    let report = simcmd::sim(&src, opts).map_err(|f| (f, None))?;
-    if json {
+fn sim(a: SimArgs) -> Outcome {
+    let opts = SimOptions {
+        inputs: a.inputs,
+        seed: a.seed,
+        output_dir: a.output,
+        trace: a.trace,
+        no_numerics: a.no_numerics,
+        max_cycles: a.max_cycles,
+    };
+    let src = read(&a.program)?;
+    let report = simcmd::sim(&src, &opts).map_err(|f| (f, None))?;
+    if a.json {
         println!("{}", report.to_json());
     } else {
         print!("{}", report.to_text());

@@ -46,11 +46,11 @@ pub enum PipelineMode {
     Annotated,
     /// Every loop takes the backend's emergent path.
     Emergent,
-    /// No software pipelining: annotations are ignored and the backend adds none.
+    /// No pipelining: annotations are ignored.
     None,
-    /// Every loop is marked `num_stages="auto"`: the stage chooser decides per loop, the
-    /// annotated pipeliner applies its choice, and the backend's emergent path takes the loops
-    /// the chooser declines.
+    /// The annotations are replaced by `num_stages="auto"` on every loop that neither holds nor
+    /// sits in another loop (a nest is left to the backend's cross-nest prefetch), then as
+    /// `default`.
     Auto,
 }
 

@@ -2,10 +2,10 @@
 //! the buffer decisions. The extended loop's exact shape, and a loop not pipelined twice, are
 //! filetests (`filetests/passes/pipeline_three_stages.pir`, `pipeline_not_again.pir`).
 
+use penguin::parse_function;
 use penguin::pipeline::buffers::{compute_buffer_counts, BufferCount, SkipReason};
 use penguin::pipeline::context::{compute_schedule_context, Mode};
 use penguin::pipeline::targets::find_targets;
-use penguin::parse_function;
 
 const THREE_STAGES: &str = "\
 kernel k(a) -> (c) {
