@@ -1,5 +1,6 @@
-//! The compile pipeline that every command shares: read a kernel file, run the front end, verify
-//! the IR, and report failures.
+//! What every command shares around the compile pipeline (`crate::pipeline`): read a kernel file
+//! (kernel source, or Penguin IR text for a `.pir` file: [`read_penguin`]), run the front end,
+//! verify the IR, turn pipeliner and backend errors into failures, and report failures.
 //!
 //! Failures are of three kinds ([`Failure`]): diagnostics in the kernel's source (exit code 1),
 //! other user errors such as a missing file or a bad `.npy` input (exit code 1), and internal

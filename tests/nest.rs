@@ -232,8 +232,7 @@ fn a_long_outer_loop_is_still_clamped() {
 fn a_prologue_copys_consumers_wait_for_its_one_transfer() {
     let src = Source::read(Path::new("examples/matmul.nk")).unwrap();
     let mut func = lowered(&src);
-    backend::fold_zeros::fold_psum_zeros(&mut func);
-    backend::emergent::pipeline_emergent(&mut func);
+    nkc::pipeline::prepare_backend(&mut func, PipelineMode::Emergent).unwrap();
     let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     let text = runtime_sim::text::print(&compiled.program);
     let pe = text
