@@ -14,6 +14,7 @@ pub mod diagnostic;
 pub mod lexer;
 pub mod lower;
 pub mod parser;
+pub mod syntax_error;
 
 use std::collections::HashMap;
 
