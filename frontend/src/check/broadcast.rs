@@ -17,6 +17,7 @@ use crate::ast::{Expr, Span};
 use crate::codes;
 use crate::diagnostic::Error;
 use penguin::{AluOp, DType, Memory, Op};
+use vocab::machine::{PMAX, PSUM_FMAX};
 
 impl Checker<'_> {
     /// A fresh SBUF tile of `shape` filled with ones.
@@ -68,7 +69,7 @@ impl Checker<'_> {
         if from == shape {
             return self.emit(cx, Op::Copy, vec![x], Res::sbuf(shape), dest, span);
         }
-        if from[0] == 1 && from[1] == shape[1] && shape[0] <= 128 && shape[1] <= 512 {
+        if from[0] == 1 && from[1] == shape[1] && shape[0] <= PMAX && shape[1] <= PSUM_FMAX {
             let x = if memory == Memory::Sbuf {
                 x
             } else {
@@ -112,9 +113,9 @@ impl Checker<'_> {
                 span.clone(),
             )
             .with_label("not a broadcast of an axis of size 1")
-            .with_note(
-                "a [1, F] row broadcasts to [P, F] (P ≤ 128, F ≤ 512), a [P, 1] column to [P, F]",
-            ),
+            .with_note(format!(
+                "a [1, F] row broadcasts to [P, F] (P ≤ {PMAX}, F ≤ {PSUM_FMAX}), a [P, 1] column to [P, F]"
+            )),
         );
         None
     }

@@ -71,14 +71,16 @@ fn is_tuple(e: &Expr) -> bool {
 
 /// `nl.tile_size.NAME`: the hardware tile limits NKI publishes.
 pub(crate) fn tile_size(name: &str) -> Option<i64> {
-    Some(match name {
-        "pmax" => 128,
-        "psum_fmax" => 512,
-        "gemm_stationary_fmax" => 128,
-        "gemm_moving_fmax" => 512,
-        "psum_partition_max" => 128,
+    use vocab::machine;
+    let size = match name {
+        "pmax" => machine::PMAX,
+        "psum_fmax" => machine::PSUM_FMAX,
+        "gemm_stationary_fmax" => machine::GEMM_STATIONARY_FMAX,
+        "gemm_moving_fmax" => machine::GEMM_MOVING_FMAX,
+        "psum_partition_max" => machine::PMAX,
         _ => return None,
-    })
+    };
+    Some(size as i64)
 }
 
 /// Whether `e` is `nl.tile_size.NAME` (known or not).

@@ -108,7 +108,7 @@ impl Checker<'_> {
                                 attr.span.clone(),
                             )
                             .with_label("unknown tile size")
-                            .with_note("the tile sizes are pmax (128), psum_fmax (512), gemm_stationary_fmax (128) and gemm_moving_fmax (512)"),
+                            .with_note(format!("the tile sizes are pmax ({}), psum_fmax ({}), gemm_stationary_fmax ({}) and gemm_moving_fmax ({})", vocab::machine::PMAX, vocab::machine::PSUM_FMAX, vocab::machine::GEMM_STATIONARY_FMAX, vocab::machine::GEMM_MOVING_FMAX)),
                         );
                         None
                     }

@@ -51,6 +51,7 @@ mod calls;
 mod comptime;
 mod consts;
 mod dst;
+mod error;
 mod nd;
 mod nisa;
 mod ops;
@@ -61,12 +62,12 @@ mod vectors;
 use crate::ast::{self, Span};
 use crate::codes;
 use crate::diagnostic::Error;
-use penguin::pipeline::widen::SBUF_BYTES_PER_PARTITION;
 use penguin::{
     AffineExpr, Axis, AxisAttrs, DType, LoopKind, Memory, Op, Operand, StmtAnnot, Tensor,
     TensorKind,
 };
 use std::collections::{HashMap, HashSet};
+use vocab::machine::SBUF_PARTITION_BYTES as SBUF_BYTES_PER_PARTITION;
 
 /// A kernel that passed every check, ready to lower.
 #[derive(Clone, Debug)]
@@ -380,8 +381,8 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn error(&mut self, e: Error) {
-        self.errors.push(e);
+    fn error(&mut self, e: impl Into<Error>) {
+        self.errors.push(e.into());
     }
 
     /// The binding of `name` in the innermost scope that has one.

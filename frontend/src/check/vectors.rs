@@ -38,8 +38,7 @@ pub(crate) struct IndexVec {
 
 /// Whether `func` is `nl.NAME`.
 fn is_nl(func: &Expr, name: &str) -> bool {
-    matches!(&func.kind, ExprKind::Attribute { value, attr }
-        if attr.name == name && matches!(&value.kind, ExprKind::Name(m) if m == "nl"))
+    func.attr_of(&["nl"]) == Some(name)
 }
 
 /// Whether an expression mentions an index vector syntactically (an `nl.arange` / `nl.mgrid`)
