@@ -1,9 +1,13 @@
-//! Front-end errors, and their conversion to codespan-reporting diagnostics.
+//! The edge of nkc's diagnostics: [`Diagnostic`]s (of every stage) rendered with
+//! codespan-reporting.
 //!
-//! Every stage of the front end (lexer, parser, checks, lowering) reports problems in the kernel's
-//! source as [`Error`] values: a stable code, a message, a primary span and optional secondary
-//! labels and help notes. They become `codespan_reporting` diagnostics only at the edge, in
-//! [`Error::to_diagnostic`], and are rendered by [`render`].
+//! Each stage reports problems as its own error enum, whose variants carry the data: the lexer and
+//! the parser [`crate::syntax_error::SyntaxError`], the semantic checks `check::error::CheckError`,
+//! the pipeliner `penguin::pipeline::PipelineError`, the backend `backend::BackendError`. Each
+//! converts to a [`Diagnostic`] (`vocab::Diagnostic`: a stable code, a message, a primary span
+//! and optional secondary labels and notes) in one place. Diagnostics become
+//! `codespan_reporting` ones only here, in [`to_codespan`], and are rendered by [`render`];
+//! [`Error`] is the front end's older name for [`Diagnostic`].
 //!
 //! Invariants: every span is a byte range into the file being compiled, and the primary span is the
 //! offending text itself (not its enclosing statement) wherever there is such text.

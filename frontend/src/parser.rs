@@ -17,8 +17,9 @@
 //! - a broken statement is skipped up to the end of its logical line (with the indented block
 //!   that follows it, if any) and becomes a `StmtKind::Error`.
 //!
-//! Diagnostics: chumsky's `Rich` errors carry a ready [`Error`] when the parser made them itself
-//! (`Rich::custom`), and otherwise an expected/found pair, which [`convert`] words for humans.
+//! Diagnostics: chumsky's `Rich` errors carry a ready [`Error`] (a
+//! [`SyntaxError`] converted) when the parser made them itself (`Rich::custom`), and otherwise an
+//! expected/found pair, which [`convert`] words for humans as a [`SyntaxError::Unexpected`].
 //! At most one syntax error is kept per source line (the first), and none on a line where the
 //! lexer already reported one: later errors on a line are fallout of the first.
 //!
