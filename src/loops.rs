@@ -33,6 +33,9 @@ pub struct LoopStats {
     pub predicted: u64,
     /// `resource NAME` or `recurrence CYCLE`.
     pub limited_by: String,
+    /// When the predicted period is more than 2% above the MII: the cycle through the engines'
+    /// orders that sets it ([`ModuloSchedule::period_cycle`]); otherwise empty.
+    pub period_set_by: String,
     /// The measured steady-state iteration period, in cycles.
     pub period: Option<f64>,
     /// The scheduler's one-line account (`--log backend`).
@@ -82,6 +85,11 @@ fn stats(
             Limit::Recurrence(c) => format!("recurrence {c}"),
         },
         period,
+        period_set_by: if s.predicted_above_mii() {
+            s.period_cycle(func, bir)
+        } else {
+            String::new()
+        },
         text: s.describe(func, bir),
     }
 }

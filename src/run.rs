@@ -884,6 +884,7 @@ impl RunReport {
                     "rec_mii": l.rec_mii,
                     "predicted_period": l.predicted,
                     "limited_by": l.limited_by,
+                    "period_set_by": l.period_set_by,
                     "measured_period": l.period,
                 }))
                 .collect::<Vec<_>>());

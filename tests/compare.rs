@@ -108,6 +108,44 @@ fn compare_prints_a_side_by_side_table() {
     assert!(out.contains("| | none | emergent | auto |\n"), "{out}");
 }
 
+/// Where the user's stages hold the annotated path back, the line under the table names the
+/// dependence cycle through those stages and the in-order engines that sets its predicted
+/// period, the same cycle `nkc run --json` gives as `period_set_by`.
+#[test]
+fn compare_names_the_cycle_that_holds_the_slower_path_back() {
+    let out = ok(
+        &nkc(&["compare", "examples/transpose_mode_b.nk"]),
+        "transpose_mode_b",
+    );
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("annotated is ") && l.contains("slower than emergent"))
+        .unwrap_or_else(|| panic!("no explanation line:\n{out}"));
+    for part in [
+        "annotated: period ",
+        "in loop `c`",
+        "(sp in order, next body) sp.load(t)",
+        "`t`: stage 0 → 1",
+        "`o`: stage 2 → 3",
+    ] {
+        assert!(line.contains(part), "`{part}` missing from: {line}");
+    }
+    let j: serde_json::Value = serde_json::from_str(&ok(
+        &nkc(&[
+            "run",
+            "examples/transpose_mode_b.nk",
+            "--pipeline",
+            "annotated",
+            "--json",
+        ]),
+        "run --json",
+    ))
+    .unwrap();
+    let l = &j["loops"][0];
+    let set_by = l["period_set_by"].as_str().unwrap();
+    assert!(line.contains(set_by), "{line}\n{set_by}");
+}
+
 #[test]
 fn compare_of_several_files_prints_the_suite_table() {
     let out = ok(

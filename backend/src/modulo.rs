@@ -91,6 +91,10 @@ pub struct ModuloSchedule {
     /// The body's instructions (BIR indices) in the order the schedule emits them: by start
     /// offset, then improved by [`improve_order`].
     pub order: Vec<usize>,
+    /// The loop's dependence graph and its instructions' weighted busy cycles, for
+    /// [`ModuloSchedule::period_cycle`].
+    deps: LoopDeps,
+    busy: Vec<u64>,
 }
 
 impl ModuloSchedule {
@@ -105,6 +109,33 @@ impl ModuloSchedule {
         } else {
             Limit::Resource(self.res_resource.clone())
         }
+    }
+
+    /// Whether the predicted period of the emitted order is more than 2% above the MII: then a
+    /// cycle through the engines' orders, not a resource or a recurrence alone, sets it.
+    pub fn predicted_above_mii(&self) -> bool {
+        self.predicted * 100 > self.mii() * 102
+    }
+
+    /// The body order the loop is emitted in, as BIR indices.
+    pub fn emitted_order(&self) -> Vec<usize> {
+        if self.kept_order {
+            self.deps.insts.clone()
+        } else {
+            self.order.clone()
+        }
+    }
+
+    /// The dependence cycle, through the in-order engines' sequences in the emitted order, that
+    /// sets the predicted period ([`compute_order_cycle`]): when the period is above the MII, the
+    /// chain of stages, buffers and engine orders that holds the loop back.
+    pub fn period_cycle(&self, func: &Function, bir: &Bir) -> String {
+        let pos: Vec<usize> = self
+            .emitted_order()
+            .iter()
+            .filter_map(|i| self.deps.insts.iter().position(|x| x == i))
+            .collect();
+        compute_order_cycle(func, bir, &self.deps, &self.busy, &pos)
     }
 
     /// One line for `--log backend` and the compare table.
@@ -136,7 +167,14 @@ impl ModuloSchedule {
                 self.predicted, self.predicted_before
             );
         }
-        s.push_str("); start offsets:");
+        s.push(')');
+        if self.predicted_above_mii() {
+            let cycle = self.period_cycle(func, bir);
+            if !cycle.is_empty() {
+                let _ = write!(s, "; the period {} is set by {}", self.predicted, cycle);
+            }
+        }
+        s.push_str("; start offsets:");
         let mut order: Vec<&(usize, Option<u32>, u64)> = self.insts.iter().collect();
         order.sort_by_key(|x| x.2);
         for &(i, stage, sigma) in order {
@@ -266,15 +304,26 @@ fn compute_rec_mii(
     bir: &Bir,
     deps: &LoopDeps,
 ) -> (u64, String, Vec<(DepKind, Tensor, bool)>) {
-    let n = deps.insts.len();
     let hi = smallest_ii(deps);
     if hi == 0 {
         return (0, String::new(), Vec::new());
     }
-    // A positive cycle at `hi - 1` is the critical one.
+    let (text, edges) = critical_cycle(func, bir, deps, hi);
+    (hi, text, edges)
+}
+
+/// The cycle of `deps` that needs `hi` (its smallest feasible `II`): a positive cycle at
+/// `hi − 1`, named by its instructions and edges, and its edges' kinds and buffers.
+fn critical_cycle(
+    func: &Function,
+    bir: &Bir,
+    deps: &LoopDeps,
+    hi: u64,
+) -> (String, Vec<(DepKind, Tensor, bool)>) {
+    let n = deps.insts.len();
     let mut pred = vec![None; n];
-    let Err(mut v) = longest_paths(deps, hi - 1, &mut pred) else {
-        return (hi, String::new(), Vec::new());
+    let Err(mut v) = longest_paths(deps, hi.saturating_sub(1), &mut pred) else {
+        return (String::new(), Vec::new());
     };
     for _ in 0..n {
         v = pred[v].unwrap_or(v);
@@ -290,37 +339,54 @@ fn compute_rec_mii(
     let mut edges = Vec::new();
     for (k, &a) in cycle.iter().enumerate() {
         let b = cycle[(k + 1) % cycle.len()];
+        // The heaviest edge from `a` to `b` at `hi − 1` is the one the relaxation followed.
+        let w = |e: &DepData| e.latency as i64 - i64::from(e.distance) * (hi as i64 - 1);
         let e = deps
             .graph
             .edges_connecting(deps.node(a), deps.node(b))
-            .next()
-            .map(|e| *e.weight());
+            .map(|e| *e.weight())
+            .max_by_key(w);
+        let (ia, ib) = (deps.insts[a], deps.insts[b]);
         if let Some(e) = e {
-            let engine = |k: usize| bir.insts[deps.insts[k]].engine;
-            edges.push((e.kind, e.tensor, engine(a) != engine(b)));
+            edges.push((
+                e.kind,
+                e.tensor,
+                bir.insts[ia].engine != bir.insts[ib].engine,
+            ));
         }
         if k == 0 {
-            text.push_str(&inst_label(func, bir, deps.insts[a]));
+            text.push_str(&inst_label(func, bir, ia));
         }
-        match e {
-            Some(DepData {
-                distance, tensor, ..
-            }) if distance > 0 => {
-                let _ = write!(
-                    text,
-                    " → ({} iteration{} later, `{}`) {}",
-                    distance,
-                    if distance == 1 { "" } else { "s" },
-                    func.tensors[tensor].name,
-                    inst_label(func, bir, deps.insts[b])
-                );
-            }
-            _ => {
-                let _ = write!(text, " → {}", inst_label(func, bir, deps.insts[b]));
-            }
-        }
+        let _ = write!(text, " → {}", edge_label(func, bir, ia, ib, e));
     }
-    (hi, text, edges)
+    (text, edges)
+}
+
+/// How a cycle's text names the edge from `a` to `b` (BIR indices) and then `b`: the iteration
+/// distance and buffer of a loop-carried dependence, the user's stages of a flow into a later
+/// stage, and an in-order engine's next instruction.
+fn edge_label(func: &Function, bir: &Bir, a: usize, b: usize, e: Option<DepData>) -> String {
+    let to = inst_label(func, bir, b);
+    let Some(e) = e else { return to };
+    let name = &func.tensors[e.tensor].name;
+    let later = |d: u32| format!("{d} iteration{} later", if d == 1 { "" } else { "s" });
+    match e.kind {
+        DepKind::Order if e.distance > 0 => {
+            format!("({} in order, next body) {to}", bir.insts[a].engine.name())
+        }
+        DepKind::Order => format!("({} in order) {to}", bir.insts[a].engine.name()),
+        DepKind::Flow if e.distance > 0 => match (bir.insts[a].stage, bir.insts[b].stage) {
+            (Some(sa), Some(sb)) if sb > sa => {
+                format!("({}, `{name}`: stage {sa} → {sb}) {to}", later(e.distance))
+            }
+            _ => format!("({}, `{name}`) {to}", later(e.distance)),
+        },
+        DepKind::Anti if e.distance > 0 => {
+            format!("({}, `{name}`'s slot reused) {to}", later(e.distance))
+        }
+        _ if e.distance > 0 => format!("({}, `{name}`) {to}", later(e.distance)),
+        _ => to,
+    }
 }
 
 /// Whether `[t, t + b)` overlaps `[x, x + bx)` modulo `ii`; when it does, how far `t` must move
@@ -472,6 +538,30 @@ fn try_schedule(
 /// engine, its instructions in `order` chained by their busy times and its last instruction
 /// followed by its first of the next iteration (`d = 1`). Found like RecMII.
 pub fn compute_order_period(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[usize]) -> u64 {
+    smallest_ii(&order_graph(bir, deps, busy, order))
+}
+
+/// The cycle that sets [`compute_order_period`] of `order`, named like RecMII's (empty when no
+/// cycle does).
+pub fn compute_order_cycle(
+    func: &Function,
+    bir: &Bir,
+    deps: &LoopDeps,
+    busy: &[u64],
+    order: &[usize],
+) -> String {
+    let g = order_graph(bir, deps, busy, order);
+    let hi = smallest_ii(&g);
+    if hi == 0 {
+        return String::new();
+    }
+    critical_cycle(func, bir, &g, hi).0
+}
+
+/// `deps` with each in-order engine's sequence in `order` as [`DepKind::Order`] edges: each
+/// instruction to its engine's next one, after its busy time, and its engine's last to its
+/// first of the next iteration (`d = 1`).
+fn order_graph(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[usize]) -> LoopDeps {
     let mut g = deps.clone();
     for e in Engine::ALL {
         let seq: Vec<usize> = order
@@ -485,7 +575,7 @@ pub fn compute_order_period(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[u
                 deps.node(*a),
                 deps.node(*b),
                 DepData {
-                    kind: DepKind::Output,
+                    kind: DepKind::Order,
                     distance: u32::from(wrap),
                     latency: busy[*a],
                     tensor: bir.insts[deps.insts[*a]].dst.tensor,
@@ -493,7 +583,7 @@ pub fn compute_order_period(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[u
             );
         }
     }
-    smallest_ii(&g)
+    g
 }
 
 /// The most instructions of a body whose offset order [`improve_order`] searches around.
@@ -613,12 +703,14 @@ pub fn compute_modulo_schedule(
         rec_cycle,
         rec_edges,
         order: order.iter().map(|&k| deps.insts[k]).collect(),
+        busy,
         insts: deps
             .insts
             .iter()
             .zip(&sigma)
             .map(|(&i, &s)| (i, bir.insts[i].stage, (s - base) as u64))
             .collect(),
+        deps,
     })
 }
 

@@ -56,7 +56,8 @@ kernel layernorm_mode_b(x, gamma, beta) -> (y) {
 
 # schedule:
 # loop i trip 10: ResMII 4688 (dve), RecMII 4791, II 5444, predicted 4942 (before 6184), reordered
-#   recurrence: dve.tensor_tensor(yt) → sp.store(yt) → (1 iteration later, `yt`) dve.tensor_tensor(yt)
+#   recurrence: dve.tensor_tensor(yt) → sp.store(yt) → (1 iteration later, `yt`'s slot reused) dve.tensor_tensor(yt)
+#   period set by: dve.tensor_tensor(_tensor_tensor) → dve.tensor_tensor(_tensor_tensor.1) → (dve in order) dve.tensor_tensor(xc) → (dve in order) dve.tensor_tensor(yt) → (dve in order) dve.reduce(_reduce.1) → dve.tensor_scalar(var) → dve.tensor_scalar(_tensor_scalar) → (dve in order, next body) dve.reduce(_reduce) → (dve in order) dve.tensor_tensor(_tensor_tensor)
 #   dep sp.load(t) -> sp.load(t): output d=2 lat=3707
 #   dep sp.load(t) -> dve.reduce(_reduce): flow d=1 lat=3707
 #   dep sp.load(t) -> dve.tensor_tensor(xc): flow d=1 lat=3707

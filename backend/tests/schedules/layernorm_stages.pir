@@ -56,7 +56,7 @@ kernel layernorm_stages(x, gamma, beta) -> (y) {
 
 # schedule:
 # loop i trip 10: ResMII 4688 (dve), RecMII 5487, II 5487, predicted 5487 (before 10139), reordered
-#   recurrence: sp.load(t) → dve.reduce(_reduce) → dve.tensor_scalar(mean) → dve.tensor_tensor(xc) → (1 iteration later, `t`) sp.load(t)
+#   recurrence: sp.load(t) → dve.reduce(_reduce) → dve.tensor_scalar(mean) → dve.tensor_tensor(xc) → (1 iteration later, `t`'s slot reused) sp.load(t)
 #   dep sp.load(t) -> sp.load(t): output d=1 lat=3707
 #   dep sp.load(t) -> dve.reduce(_reduce): flow d=0 lat=3707
 #   dep sp.load(t) -> dve.tensor_tensor(xc): flow d=0 lat=3707
