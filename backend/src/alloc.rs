@@ -26,7 +26,7 @@
 //! not lowered (E0504).
 
 use crate::bir::{BNode, Bir};
-use crate::error::{BackendError, PSUM_OVERFLOW, PSUM_TILE_TOO_LARGE, SBUF_OVERFLOW, UNSUPPORTED};
+use crate::error::BackendError;
 use penguin::ir::{Memory, TensorKind};
 use penguin::listing::capped_list;
 use penguin::{Function, Tensor};
@@ -140,15 +140,10 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
             Memory::Hbm => {
                 if d.kind == TensorKind::Local && !a.places.contains_key(&t) {
                     if d.slots() != 1 {
-                        return Err(BackendError::new(
-                            UNSUPPORTED,
-                            format!(
-                                "HBM scratch `{}` is multi-buffered, which the backend does not lower",
-                                d.name
-                            ),
-                            span,
-                        )
-                        .with_label("a multi-buffered local HBM tensor"));
+                        return Err(BackendError::MultiBufferedScratch {
+                            tensor: d.name.clone(),
+                            at: span,
+                        });
                     }
                     let align = SBUF_ALIGN / d.dtype.size_bytes();
                     let elems = d.elems().div_ceil(align).saturating_mul(align);
@@ -160,15 +155,11 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
             }
             Memory::Sbuf | Memory::Psum => {
                 if d.shape.len() != 2 {
-                    return Err(BackendError::new(
-                        UNSUPPORTED,
-                        format!(
-                            "on-chip tensor `{}` has {} dimensions; the backend lowers [partitions, free] tiles",
-                            d.name,
-                            d.shape.len()
-                        ),
-                        span,
-                    ));
+                    return Err(BackendError::TileDims {
+                        tensor: d.name.clone(),
+                        dims: d.shape.len(),
+                        at: span,
+                    });
                 }
                 let copy = d.shape[1] * d.dtype.size_bytes();
                 if d.memory == Memory::Sbuf {
@@ -176,19 +167,12 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
                     sbuf.push((t, slot_bytes * d.slots(), slot_bytes));
                 } else {
                     if copy > PSUM_BANK_BYTES {
-                        return Err(BackendError::new(
-                            PSUM_TILE_TOO_LARGE,
-                            format!(
-                                "PSUM tensor `{}` needs {copy} bytes per partition, more than one {PSUM_BANK_BYTES}-byte bank",
-                                d.name
-                            ),
-                            span,
-                        )
-                        .with_label("a PSUM tile never crosses a bank")
-                        .with_note(format!(
-                            "a PSUM bank holds {} float32 per partition",
-                            PSUM_BANK_BYTES / 4
-                        )));
+                        return Err(BackendError::PsumTileTooLarge {
+                            tensor: d.name.clone(),
+                            bytes: copy,
+                            bank: PSUM_BANK_BYTES,
+                            at: span,
+                        });
                     }
                     psum.push((t, d.slots(), PSUM_BANK_BYTES));
                 }
@@ -253,18 +237,12 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
             ", ",
         );
         let big = sbuf.iter().max_by_key(|x| x.1).map(|x| x.0);
-        return Err(BackendError::new(
-            SBUF_OVERFLOW,
-            format!(
-                "the kernel's SBUF buffers need {} bytes per partition, more than the {SBUF_PARTITION_BYTES} SBUF has",
-                a.sbuf_bytes
-            ),
-            big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
-        )
-        .with_label("the largest buffer")
-        .with_note(format!(
-            "buffers (bytes per partition, all ring slots; buffers live at the same time cannot share): {list}"
-        )));
+        return Err(BackendError::SbufOverflow {
+            bytes: a.sbuf_bytes,
+            limit: SBUF_PARTITION_BYTES,
+            buffers: list,
+            at: big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
+        });
     }
     if a.psum_banks > PSUM_BANKS {
         let list = capped_list(
@@ -279,16 +257,12 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
             ", ",
         );
         let big = psum.iter().max_by_key(|x| x.1).map(|x| x.0);
-        return Err(BackendError::new(
-            PSUM_OVERFLOW,
-            format!(
-                "the kernel's PSUM buffers need {} banks at once, more than the {PSUM_BANKS} PSUM has",
-                a.psum_banks
-            ),
-            big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
-        )
-        .with_label("the largest PSUM ring")
-        .with_note(format!("PSUM buffers in flight together: {list}")));
+        return Err(BackendError::PsumOverflow {
+            banks: a.psum_banks,
+            limit: PSUM_BANKS,
+            buffers: list,
+            at: big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
+        });
     }
     Ok(a)
 }

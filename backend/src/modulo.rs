@@ -212,6 +212,56 @@ fn weighted_busy(func: &Function, bir: &Bir, deps: &LoopDeps) -> Vec<u64> {
         .collect()
 }
 
+/// The busy cycles per iteration of the steady state, in which every stage runs: an
+/// instruction's whole busy time, except for one that takes turns with another
+/// ([`LoopDeps::exclusive`]: a prefetch's copies), which keeps its average ([`weighted_busy`]).
+/// The period of an order is predicted with these: the fill and the drain, where only some
+/// stages run, are not the steady state.
+fn steady_busy(deps: &LoopDeps, weighted: &[u64]) -> Vec<u64> {
+    (0..deps.insts.len())
+        .map(|k| {
+            if deps.exclusive.iter().any(|&(a, b)| a == k || b == k) {
+                weighted[k]
+            } else {
+                deps.busy[k]
+            }
+        })
+        .collect()
+}
+
+/// The busiest DMA queue's cycles in one steady-state iteration (every transfer of the body
+/// whole, except a prefetch copy that takes turns, as [`steady_busy`]): transfers on one queue
+/// run first in, first out, so no order of the body runs faster.
+fn steady_queue_bound(
+    func: &Function,
+    bir: &Bir,
+    plan: &QueuePlan,
+    deps: &LoopDeps,
+    busy: &[u64],
+    steady: &[u64],
+) -> u64 {
+    let mut queues = [0u64; DMA_QUEUES];
+    for (k, &i) in deps.insts.iter().enumerate() {
+        let bi = &bir.insts[i];
+        let Some(split) = plan.splits.get(&i) else {
+            continue;
+        };
+        let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
+        let piece =
+            machine::dma_queue_cycles(tile_bytes(func, tile).div_ceil(split.pieces().max(1)));
+        // A transfer that takes turns counts its average, as its issue does.
+        let (on, total) = if steady[k] == busy[k] && steady[k] != deps.busy[k] {
+            guard_fraction(func, &bi.guards)
+        } else {
+            (1, 1)
+        };
+        for &q in &split.queues {
+            queues[q as usize] += (piece * on).div_ceil(total.max(1));
+        }
+    }
+    queues.iter().copied().max().unwrap_or(0)
+}
+
 /// ResMII and its resource.
 fn compute_res_mii(
     func: &Function,
@@ -416,6 +466,44 @@ enum Priority {
     Constrained,
 }
 
+/// Per `II`: the earliest starts ([`longest_paths`]) and the longest path from each instruction
+/// to the end (the reverse relaxation), or `None` when a cycle needs a larger `II`. Every list
+/// order of [`compute_modulo_schedule`] searches the same `II`s, so each is computed once.
+#[derive(Default)]
+struct PathCache(std::collections::HashMap<u64, Option<Paths>>);
+
+/// The earliest starts and the heights at one `II`.
+type Paths = (Vec<i64>, Vec<i64>);
+
+impl PathCache {
+    fn get(&mut self, deps: &LoopDeps, ii: u64) -> Option<&Paths> {
+        self.0
+            .entry(ii)
+            .or_insert_with(|| {
+                let n = deps.insts.len();
+                let iii = ii as i64;
+                let est = longest_paths(deps, ii, &mut vec![None; n]).ok()?;
+                let mut height = vec![0i64; n];
+                for _ in 0..=n {
+                    let mut changed = false;
+                    for e in deps.graph.edge_references() {
+                        let (p, c) = (e.source().index(), e.target().index());
+                        let w = e.weight().latency as i64 - i64::from(e.weight().distance) * iii;
+                        if height[c] + w > height[p] {
+                            height[p] = height[c] + w;
+                            changed = true;
+                        }
+                    }
+                    if !changed {
+                        break;
+                    }
+                }
+                Some((est, height))
+            })
+            .as_ref()
+    }
+}
+
 /// A schedule at `ii`: the start offset of every instruction, or `None`.
 fn try_schedule(
     bir: &Bir,
@@ -424,26 +512,11 @@ fn try_schedule(
     ii: u64,
     priority: Priority,
     from_est: bool,
+    paths: &mut PathCache,
 ) -> Option<Vec<i64>> {
     let n = deps.insts.len();
     let iii = ii as i64;
-    let est = longest_paths(deps, ii, &mut vec![None; n]).ok()?;
-    // The longest path from each node to the end (reverse relaxation).
-    let mut height = vec![0i64; n];
-    for _ in 0..=n {
-        let mut changed = false;
-        for e in deps.graph.edge_references() {
-            let (p, c) = (e.source().index(), e.target().index());
-            let w = e.weight().latency as i64 - i64::from(e.weight().distance) * iii;
-            if height[c] + w > height[p] {
-                height[p] = height[c] + w;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    let (est, height) = paths.get(deps, ii)?;
     let mut pending: Vec<usize> = vec![0; n];
     for e in deps.graph.edge_references() {
         if e.weight().distance == 0 {
@@ -653,6 +726,7 @@ pub fn compute_modulo_schedule(
     let deps = compute_loop_deps(func, bir, plan, l)?;
     let busy = weighted_busy(func, bir, &deps);
     let (res_mii, res_resource) = compute_res_mii(func, bir, plan, &deps, &busy);
+    let steady = steady_busy(&deps, &busy);
     let (rec_mii, rec_cycle, rec_edges) = compute_rec_mii(func, bir, &deps);
     let mii = res_mii.max(rec_mii).max(1);
     // A sequential body always fits: every start after every predecessor's completion.
@@ -660,11 +734,13 @@ pub fn compute_modulo_schedule(
     // Every list order, with and without the global earliest starts as lower bounds, searches
     // its own smallest II; the one whose order the engines run fastest is kept.
     let mut best: Option<(u64, u64, Vec<i64>)> = None;
+    let mut paths = PathCache::default();
     for priority in [Priority::Earliest, Priority::Constrained] {
         for from_est in [true, false] {
             let mut ii = mii;
             let sigma = loop {
-                if let Some(s) = try_schedule(bir, &deps, &busy, ii, priority, from_est) {
+                if let Some(s) = try_schedule(bir, &deps, &busy, ii, priority, from_est, &mut paths)
+                {
                     break Some(s);
                 }
                 if ii >= sequential.max(mii) {
@@ -675,7 +751,7 @@ pub fn compute_modulo_schedule(
             let Some(sigma) = sigma else { continue };
             let mut order: Vec<usize> = (0..sigma.len()).collect();
             order.sort_by_key(|&k| (sigma[k], k));
-            let period = compute_order_period(bir, &deps, &busy, &order);
+            let period = compute_order_period(bir, &deps, &steady, &order);
             if best.as_ref().is_none_or(|b| (period, ii) < (b.0, b.1)) {
                 best = Some((period, ii, sigma));
             }
@@ -686,8 +762,9 @@ pub fn compute_modulo_schedule(
     let mut order: Vec<usize> = (0..sigma.len()).collect();
     order.sort_by_key(|&k| (sigma[k], k));
     let written: Vec<usize> = (0..sigma.len()).collect();
-    let predicted = improve_order(bir, &deps, &busy, &mut order);
-    let predicted_before = compute_order_period(bir, &deps, &busy, &written);
+    let queue_bound = steady_queue_bound(func, bir, plan, &deps, &busy, &steady);
+    let predicted = improve_order(bir, &deps, &steady, &mut order).max(queue_bound);
+    let predicted_before = compute_order_period(bir, &deps, &steady, &written).max(queue_bound);
     // The costs are estimates, so a small predicted gain can be a measured loss: the body is
     // reordered only for a predicted gain of at least [`MIN_GAIN_PERCENT`].
     let kept_order = predicted * 100 > predicted_before * (100 - MIN_GAIN_PERCENT);
@@ -703,7 +780,7 @@ pub fn compute_modulo_schedule(
         rec_cycle,
         rec_edges,
         order: order.iter().map(|&k| deps.insts[k]).collect(),
-        busy,
+        busy: steady,
         insts: deps
             .insts
             .iter()

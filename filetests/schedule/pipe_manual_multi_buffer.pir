@@ -18,7 +18,7 @@ kernel manual(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 206 (sp), RecMII 763, II 798, predicted 797 (before 797), order kept
+# loop i trip 10: ResMII 206 (sp), RecMII 763, II 798, predicted 806 (before 806), order kept
 #   recurrence: act.activation(u) → (1 iteration later, `u`: stage 1 → 2) sp.store(u) → (2 iterations later, `u`'s slot reused) act.activation(u)
 #   period set by: act.activation(u) → (1 iteration later, `u`: stage 1 → 2) sp.store(u) → (sp in order, next body) sp.load(t) → (1 iteration later, `t`: stage 0 → 1) act.activation(u)
 #   dep sp.load(t) -> sp.load(t): output d=3 lat=2164

@@ -26,7 +26,6 @@
 //! is already peeled. The meaning is unchanged: the instances that run, their order and their
 //! addresses are those of the extended loop, so the legality check's verdict holds as it was.
 
-use super::codes;
 use super::error::{axis_span, PipelineError};
 use super::log::PipelineLog;
 use crate::affine::AffineExpr;
@@ -122,21 +121,13 @@ fn peel_loop(
     }
     if *copied > MAX_PEELED_INSTS {
         let iv = func.axis_name(a);
-        return Err(vec![PipelineError::new(
-            codes::PEEL_TOO_LARGE,
-            format!(
-                "peeling loop `{iv}` would copy more than the {MAX_PEELED_INSTS} instructions `--peel` allows into prologues and epilogues"
-            ),
-            axis_span(func, a),
-        )
-        .with_label("a pipelined loop to peel")
-        .with_note(format!(
-            "the loop runs {} iteration(s) in {} stages: its prologue and its epilogue each copy up to {} extended iterations of its body",
-            p.orig_trip,
-            p.num_stages,
-            p.num_stages - 1
-        ))
-        .with_help("drop `--peel` (the predicated loop copies nothing), or use fewer stages")]);
+        return Err(vec![PipelineError::PeelTooLarge {
+            iv: iv.to_string(),
+            limit: MAX_PEELED_INSTS,
+            trip_count: p.orig_trip,
+            num_stages: p.num_stages,
+            header: axis_span(func, a),
+        }]);
     }
 
     let (parent, pos) = position(func, a);
