@@ -79,7 +79,9 @@ pub struct Allocation {
     pub live: BTreeMap<Tensor, (usize, usize)>,
 }
 
-const SBUF_ALIGN: u64 = 64;
+/// The alignment of every SBUF slot, in bytes per partition (and of every scratch tensor's
+/// offset in its arena, in bytes).
+pub const SBUF_ALIGN: u64 = 64;
 
 /// The live range of every buffer `bir` uses.
 pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {

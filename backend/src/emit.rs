@@ -11,7 +11,7 @@
 //!   `base + ((rd + lb + c) mod N) * slot_bytes`, a modulo term of the program (PSUM slots are
 //!   whole banks, so a PSUM ring rotates banks); the selector's coefficients are first reduced
 //!   modulo `N`, so a multi-iv selector whose other coefficients are multiples of `N` (the flat
-//!   iteration of a nest, [`crate::emergent_nest`]) is one register's modulo term;
+//!   iteration of a nest, [`crate::emergent::nest`]) is one register's modulo term;
 //! - its guard, from the BIR guards;
 //! - its **footprints**: the rectangles (partitions × bytes, or HBM rows × columns) it reads and
 //!   writes, as expressions, for the synchronisation analysis.

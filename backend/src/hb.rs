@@ -883,7 +883,7 @@ fn check_kept(ck: &mut Checker<'_>, alive: &[bool]) {
     for ws in pruned.waits.iter_mut() {
         ws.retain(|_| *it.next().expect("one flag per wait"));
     }
-    let (prog, _) = crate::assemble(ck.em, &pruned, Vec::new());
+    let (prog, _) = crate::assemble::assemble(ck.em, &pruned, Vec::new());
     let got = emitted(ck.em, &prog).expect("the assembled streams follow the kernel's tree");
     for e in Engine::ALL {
         ck.keep(e, alive);

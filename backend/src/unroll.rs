@@ -37,7 +37,6 @@ use crate::bir::{dma_tile, tile_bytes};
 use penguin::affine::{AffineExpr, Predicate};
 use penguin::ir::{AxisData, Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
-use runtime_sim::machine;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The factors tried.
@@ -88,9 +87,9 @@ pub fn unroll_loops(func: &mut Function) -> Vec<String> {
         let sbuf_copy: u64 = private
             .iter()
             .filter(|&&t| func.tensors[t].memory == Memory::Sbuf)
-            .map(|&t| func.tensors[t].bytes_per_partition().div_ceil(64) * 64)
+            .map(|&t| crate::emergent::budget::tensor_bytes(&func.tensors[t]))
             .sum();
-        let in_use = crate::emergent::sbuf_in_use(func);
+        let in_use = crate::emergent::budget::sbuf_in_use(func);
         let tried: Vec<(u32, u64)> = FACTORS
             .into_iter()
             // Enough iterations left to pipeline, or a full unroll into an enclosing loop.
@@ -100,7 +99,9 @@ pub fn unroll_loops(func: &mut Function) -> Vec<String> {
             // Two slots of every private tile of every copy (the emergent pass rings each).
             .filter(|&u| {
                 u == 1
-                    || in_use + sbuf_copy * (2 * u64::from(u) - 1) <= machine::SBUF_PARTITION_BYTES
+                    || crate::emergent::budget::sbuf_fits(
+                        in_use + sbuf_copy * (2 * u64::from(u) - 1),
+                    )
             })
             .map(|u| (u, period(u)))
             .collect();
@@ -113,7 +114,7 @@ pub fn unroll_loops(func: &mut Function) -> Vec<String> {
             .copied()
             .find(|&(_, p)| p * 100 <= best * (100 + GAIN_PERCENT))
             .unwrap_or((1, one));
-        let compute = crate::emergent::body_compute(func, &func.axes[l].body);
+        let compute = crate::emergent::cost::body_compute(func, &func.axes[l].body);
         let table = tried
             .iter()
             .map(|(u, p)| format!("U={u}: {p}"))

@@ -1,14 +1,14 @@
 //! Emergent stages for compute: spreads the direct statements of a ring loop over pipeline stages
 //! by their cross-engine hand-offs, the way a modulo scheduler would, instead of shifting every
-//! non-load statement by the same prefetch depth `P` ([`super::shift_loads`]).
+//! non-load statement by the same prefetch depth `P` ([`super::shift`]).
 //!
-//! [`stage_loop`] runs on one loop `l` whose load/store tiles [`super::pipeline_emergent`] already
+//! [`stage_loop`] runs on one loop `l` whose load/store tiles [`super::plan::ring_tiles`] already
 //! made rings (block dimension on `l`, slot `iv(l)`):
 //! 1. **Engines.** Every instruction of `l`'s subtree has one engine; a `copy` (which `act`, `dve`
 //!    or `pool` may run) is pinned here to the candidate least loaded by the loop's own work,
 //!    costed with the shared machine description (the rule of `bir.rs`, applied to the loop), so
 //!    that the hand-offs computed below are the ones the scheduler will see.
-//! 2. **Stages.** The hoisted loads (those [`super::shift_loads`] would hoist) get stage 0. Every
+//! 2. **Stages.** The hoisted loads (those [`super::plan::hoistable_loads`] picks) get stage 0. Every
 //!    other child of `l` (statement or nested loop) gets `P + h`: the stage of each earlier child it
 //!    depends on (flow, anti or output, through any tensor), plus one when the dependence is a flow
 //!    through a tile renamed per iteration (see 3.) from an instruction on one engine to an
@@ -29,7 +29,8 @@
 //!    `u - d + 1` slots, one more for the tile of a hoisted load (so that `sp` may fill it before
 //!    the consumers of the previous trip are done with the slot it reuses), and at least the DMA
 //!    heuristic's depth for a load/store ring. SBUF (192 KiB/partition, every SBUF tensor counted)
-//!    and PSUM (8 banks, one per slot, every PSUM tensor counted) must hold them; when they do not,
+//!    and PSUM (8 banks, one per slot, every PSUM tensor counted) must hold them
+//!    ([`super::budget::check_rings`]); when they do not,
 //!    `cap` is lowered (fewer hand-offs split, stages merged) down to 1; below that the caller
 //!    falls back to the single shift.
 //! 4. **Legality.** The plan (stages, execution order, rings) is checked by the annotated
@@ -47,7 +48,7 @@
 //!    block there, and the work after it that only waits on earlier trips (attention's
 //!    `reciprocal`) queues behind it on its engine, which the oldest-first order avoids.
 //!
-//! The caller skips this pass for a loop that even a ring of `MAX_DEPTH` slots cannot hide the
+//! The caller skips this pass for a loop that even a ring of [`super::MAX_DEPTH`] slots cannot hide the
 //! DMA of (the loop is bound by DMA latency: transpose's inner loop took 42,948 cycles staged
 //! against 38,852 single-shifted, the extra stages only lengthening its ramp).
 //!
@@ -55,6 +56,9 @@
 //! loop's trip count grew by the largest stage, and every ring of `l` has at least as many slots as
 //! the span of stages of its accesses.
 
+use super::budget::check_rings;
+use super::plan::hoistable_loads;
+use super::shift::shift_stmt;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{BlockDim, EngineClass, Memory, Op, StmtKind, TensorKind};
 use penguin::pipeline::PipelinePlan;
@@ -71,6 +75,15 @@ pub enum StageOrder {
     Program,
     /// `Descending` when a child is a nested loop, else `Program`.
     Mixed,
+}
+
+/// How [`stage_loop`] plans (the stage fields of `super::EmergentOptions`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StageOptions {
+    /// The execution order of the staged loop's body.
+    pub order: StageOrder,
+    /// Keep loop-carried state in one stage (off only in tests of the legality check).
+    pub carried_rule: bool,
 }
 
 /// One access of a tensor by an instruction of a child of the loop.
@@ -123,7 +136,7 @@ pub fn stage_loop(
     original: &Function,
     l: Axis,
     rings: &[(Tensor, u32)],
-    opts: &super::EmergentOptions,
+    opts: &StageOptions,
     log: &mut Vec<String>,
 ) -> bool {
     let iv = func.axes[l].iv_name.clone();
@@ -150,7 +163,7 @@ pub fn stage_loop(
     for cap in (1..=max_cap).rev() {
         let stages = compute_stages(&facts, cap);
         let rings = compute_rings(&facts, &stages);
-        match check_budget(func, &rings) {
+        match check_rings(func, &rings) {
             Ok(()) => {
                 plan = Some(StagePlan { stages, rings, cap });
                 break;
@@ -368,9 +381,9 @@ fn compute_engines(
     (engines, load)
 }
 
-/// The hoisted loads of `l` ([`super::hoistable_loads`]) and their prefetch depth.
+/// The hoisted loads of `l` ([`hoistable_loads`]) and their prefetch depth.
 pub fn hoisted_loads(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> (Vec<Stmt>, u32) {
-    let loads = super::hoistable_loads(func, l, rings, false);
+    let loads = hoistable_loads(func, l, rings, false);
     let p = loads
         .iter()
         .map(|&(_, _, depth)| depth - 1)
@@ -589,39 +602,6 @@ pub(super) fn compute_rings(facts: &LoopFacts, stages: &[u32]) -> Vec<(Tensor, u
     rings
 }
 
-/// Checks that SBUF and PSUM hold every tensor once `rings` are applied.
-pub(super) fn check_budget(func: &Function, rings: &[(Tensor, u32)]) -> Result<(), String> {
-    let count_of = |t: Tensor| -> u64 {
-        rings
-            .iter()
-            .find(|(r, _)| *r == t)
-            .map_or(func.tensors[t].slots(), |&(_, c)| u64::from(c))
-    };
-    let mut sbuf = 0;
-    let mut banks = 0;
-    for (t, td) in func.tensors.iter() {
-        let one = td.bytes_per_partition() / td.slots().max(1);
-        match td.memory {
-            Memory::Sbuf => sbuf += (one * count_of(t)).div_ceil(64) * 64,
-            Memory::Psum => banks += one.div_ceil(machine::PSUM_BANK_BYTES).max(1) * count_of(t),
-            _ => {}
-        }
-    }
-    if sbuf > machine::SBUF_PARTITION_BYTES {
-        return Err(format!(
-            "SBUF would need {sbuf} bytes per partition, more than {}",
-            machine::SBUF_PARTITION_BYTES
-        ));
-    }
-    if banks > machine::PSUM_BANKS {
-        return Err(format!(
-            "PSUM would need {banks} banks, more than {}",
-            machine::PSUM_BANKS
-        ));
-    }
-    Ok(())
-}
-
 /// The execution order of the children in one trip of the extended loop.
 fn compute_order(
     facts: &LoopFacts,
@@ -668,7 +648,7 @@ fn apply(func: &mut Function, l: Axis, facts: &LoopFacts, plan: &StagePlan, orde
         let st = plan.stages[c];
         if st > 0 {
             let shifted = AffineExpr::from_terms([(l, 1)], -i64::from(st));
-            super::shift_stmt(func, s, l, &shifted);
+            shift_stmt(func, s, l, &shifted);
             func.stmts[s].preds.push(Predicate {
                 expr: AffineExpr::iv(l),
                 cmp: CmpOp::Ge,
