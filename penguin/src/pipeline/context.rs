@@ -25,7 +25,7 @@
 use super::codes;
 use super::error::{axis_span, stmt_span, PipelineError};
 use crate::entities::{Axis, Stmt};
-use crate::ir::Function;
+use crate::ir::{Function, StmtAnnot};
 use crate::listing::capped_list_of;
 use std::collections::HashMap;
 
@@ -109,10 +109,7 @@ pub fn compute_schedule_context(
 ) -> Result<ScheduleContext, Vec<PipelineError>> {
     let data = &func.axes[axis];
     let children = &data.body;
-    let annots: Vec<_> = children.iter().map(|&s| func.annots[s]).collect();
-    let header = axis_span(func, axis);
-    let mut errors = Vec::new();
-
+    let annots: Vec<StmtAnnot> = children.iter().map(|&s| func.annots[s]).collect();
     let with_stage: Vec<usize> = (0..children.len())
         .filter(|&k| annots[k].stage_id.is_some())
         .collect();
@@ -122,8 +119,13 @@ pub fn compute_schedule_context(
     if data.attrs.auto_stages {
         if let Some(&first) = with_stage.first() {
             let help = "either let the compiler choose (num_stages=\"auto\"), or give stage_id on every statement";
-            errors.push(both_modes(func, axis, children[first], "\"auto\"", help));
-            return Err(errors);
+            return Err(vec![both_modes(
+                func,
+                axis,
+                children[first],
+                "\"auto\"",
+                help,
+            )]);
         }
     }
     // Mode A; `num_stages=1` with stage ids is both modes too (the seed asserts on the attribute
@@ -133,70 +135,134 @@ pub fn compute_schedule_context(
         .num_stages
         .filter(|&n| n > 1 || !with_stage.is_empty())
     {
-        if let Some(&first) = with_stage.first() {
-            let help = "either give num_stages on the loop, or stage_id on every statement";
-            errors.push(both_modes(
-                func,
-                axis,
-                children[first],
-                &n.to_string(),
-                help,
-            ));
-        }
-        for (k, a) in annots.iter().enumerate() {
-            if a.execution_order.is_some() && a.stage_id.is_none() {
-                errors.push(
-                    PipelineError::new(
-                        codes::ORDER_WITHOUT_STAGE,
-                        "execution_order needs stage_id on the statements of the loop",
-                        stmt_span(func, children[k]),
-                    )
-                    .with_label("execution_order without stage_id")
-                    .with_secondary(
-                        header,
-                        format!("num_stages={n} slices the body in program order"),
-                    )
-                    .with_help("to order the statements, give each a stage_id and drop num_stages"),
-                );
-            }
-        }
-        if (n as usize) > children.len() {
+        return mode_a_context(func, axis, n, &annots, &with_stage);
+    }
+    mode_b_context(func, axis, &annots, &with_stage)
+}
+
+/// Mode A: `num_stages = n` on loop `axis` slices its children in program order; `with_stage`
+/// are the children that carry a stage id all the same (an error).
+fn mode_a_context(
+    func: &Function,
+    axis: Axis,
+    n: u32,
+    annots: &[StmtAnnot],
+    with_stage: &[usize],
+) -> Result<ScheduleContext, Vec<PipelineError>> {
+    let data = &func.axes[axis];
+    let children = &data.body;
+    let header = axis_span(func, axis);
+    let mut errors = Vec::new();
+    if let Some(&first) = with_stage.first() {
+        let help = "either give num_stages on the loop, or stage_id on every statement";
+        errors.push(both_modes(
+            func,
+            axis,
+            children[first],
+            &n.to_string(),
+            help,
+        ));
+    }
+    for (k, a) in annots.iter().enumerate() {
+        if a.execution_order.is_some() && a.stage_id.is_none() {
             errors.push(
                 PipelineError::new(
-                    codes::TOO_MANY_STAGES,
-                    format!(
-                        "loop `{}` asks for {n} stages but its body has only {} statement(s)",
-                        data.iv_name,
-                        children.len()
-                    ),
-                    header,
+                    codes::ORDER_WITHOUT_STAGE,
+                    "execution_order needs stage_id on the statements of the loop",
+                    stmt_span(func, children[k]),
                 )
-                .with_label(format!("num_stages={n}"))
-                .with_note("each stage needs at least one statement of the body")
-                .with_help(too_many_stages_help(func, children, n)),
+                .with_label("execution_order without stage_id")
+                .with_secondary(
+                    header,
+                    format!("num_stages={n} slices the body in program order"),
+                )
+                .with_help("to order the statements, give each a stage_id and drop num_stages"),
             );
         }
-        if !errors.is_empty() || n <= 1 {
-            return Err(errors);
-        }
-        let mut stages = Vec::with_capacity(children.len());
-        for (g, size) in array_split_sizes(children.len(), n as usize)
-            .into_iter()
-            .enumerate()
-        {
-            stages.extend(std::iter::repeat_n(g as u32, size));
-        }
-        return Ok(ScheduleContext {
-            axis,
-            mode: Mode::NumStages,
-            num_stages: n,
-            order: (0..children.len()).collect(),
-            stages,
-            orders: None,
-        });
     }
+    if (n as usize) > children.len() {
+        errors.push(
+            PipelineError::new(
+                codes::TOO_MANY_STAGES,
+                format!(
+                    "loop `{}` asks for {n} stages but its body has only {} statement(s)",
+                    data.iv_name,
+                    children.len()
+                ),
+                header,
+            )
+            .with_label(format!("num_stages={n}"))
+            .with_note("each stage needs at least one statement of the body")
+            .with_help(too_many_stages_help(func, children, n)),
+        );
+    }
+    if !errors.is_empty() || n <= 1 {
+        return Err(errors);
+    }
+    let mut stages = Vec::with_capacity(children.len());
+    for (g, size) in array_split_sizes(children.len(), n as usize)
+        .into_iter()
+        .enumerate()
+    {
+        stages.extend(std::iter::repeat_n(g as u32, size));
+    }
+    Ok(ScheduleContext {
+        axis,
+        mode: Mode::NumStages,
+        num_stages: n,
+        order: (0..children.len()).collect(),
+        stages,
+        orders: None,
+    })
+}
 
-    // Mode B: every child has a stage id.
+/// Mode B: a `stage_id` on every child of loop `axis` (`with_stage`: those that have one), and
+/// maybe an `execution_order`; each rule of the module doc checked in turn.
+fn mode_b_context(
+    func: &Function,
+    axis: Axis,
+    annots: &[StmtAnnot],
+    with_stage: &[usize],
+) -> Result<ScheduleContext, Vec<PipelineError>> {
+    let children = &func.axes[axis].body;
+    let mut errors = check_stage_ids_given(func, axis, annots, with_stage);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let stages: Vec<u32> = annots.iter().map(|a| a.stage_id.unwrap_or(0)).collect();
+    let span_stages = check_no_gap(func, axis, &stages, &mut errors);
+    check_never_decreasing(func, axis, &stages, &mut errors);
+    let orders = check_execution_orders(func, axis, annots, &stages, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut order: Vec<usize> = (0..children.len()).collect();
+    if let Some(ord) = &orders {
+        order.sort_by_key(|&k| (ord[k], k));
+    }
+    // No gap: the ids are exactly 0..=max_stage, one per child at least.
+    let num_stages = u32::try_from(span_stages)
+        .expect("without a gap there are no more stages than children of the loop");
+    Ok(ScheduleContext {
+        axis,
+        mode: Mode::StageIds,
+        num_stages,
+        stages,
+        orders,
+        order,
+    })
+}
+
+/// [`codes::MISSING_STAGE_ID`] for every child of loop `axis` without a stage id.
+fn check_stage_ids_given(
+    func: &Function,
+    axis: Axis,
+    annots: &[StmtAnnot],
+    with_stage: &[usize],
+) -> Vec<PipelineError> {
+    let data = &func.axes[axis];
+    let children = &data.body;
+    let mut errors = Vec::new();
     for (k, a) in annots.iter().enumerate() {
         if a.stage_id.is_none() {
             errors.push(
@@ -219,19 +285,26 @@ pub fn compute_schedule_context(
             );
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let stages: Vec<u32> = annots.iter().map(|a| a.stage_id.unwrap_or(0)).collect();
-    // The largest id may be anything up to `u32::MAX`: count in u64, and keep only the ids used
-    // (sorted), never a table indexed by stage id, so that memory follows the body, not the ids.
+    errors
+}
+
+/// [`codes::STAGE_GAP`] unless the stage ids used are `0..N-1` with no gap; returns `N` (the
+/// largest id plus one, in u64: the largest id may be anything up to `u32::MAX`).
+fn check_no_gap(
+    func: &Function,
+    axis: Axis,
+    stages: &[u32],
+    errors: &mut Vec<PipelineError>,
+) -> u64 {
+    let data = &func.axes[axis];
+    let children = &data.body;
+    // Keep only the ids used (sorted), never a table indexed by stage id, so that memory follows
+    // the body, not the ids.
     let max_stage = stages.iter().copied().max().unwrap_or(0);
     let span_stages = u64::from(max_stage) + 1;
-    let mut used = stages.clone();
+    let mut used = stages.to_vec();
     used.sort_unstable();
     used.dedup();
-
-    // The ids used are 0..N-1 with no gap.
     let missing_count = span_stages - used.len() as u64;
     if missing_count > 0 {
         // Lazily: at most `used.len() + LIST_CAP` ids are looked at.
@@ -248,14 +321,24 @@ pub fn compute_schedule_context(
                     "the stage ids of loop `{}` do not run from 0 to {max_stage} without a gap: no statement has stage {list}",
                     data.iv_name,
                 ),
-                header,
+                axis_span(func, axis),
             )
             .with_label(format!("{span_stages} stages, stage {list} empty"))
             .with_secondary(last.and_then(|s| stmt_span(func, s)), format!("stage_id={max_stage}"))
             .with_help("number the stages 0, 1, 2, ... in program order"),
         );
     }
-    // Never decreasing in program order.
+    span_stages
+}
+
+/// [`codes::STAGE_DECREASES`] for every child whose stage id is below the one before it.
+fn check_never_decreasing(
+    func: &Function,
+    axis: Axis,
+    stages: &[u32],
+    errors: &mut Vec<PipelineError>,
+) {
+    let children = &func.axes[axis].body;
     for k in 1..stages.len() {
         if stages[k] < stages[k - 1] {
             errors.push(
@@ -280,13 +363,28 @@ pub fn compute_schedule_context(
             );
         }
     }
+}
 
-    // execution_order on all or none.
+/// The `execution_order` of every child, when given: on all children or none
+/// ([`codes::ORDER_MIXED`]), a permutation ([`check_permutation`]) increasing in program order
+/// within each stage ([`codes::ORDER_DECREASES_IN_STAGE`]), both waived by
+/// `disable_execution_order_check`.
+fn check_execution_orders(
+    func: &Function,
+    axis: Axis,
+    annots: &[StmtAnnot],
+    stages: &[u32],
+    errors: &mut Vec<PipelineError>,
+) -> Option<Vec<u32>> {
+    let data = &func.axes[axis];
+    let children = &data.body;
     let with_order: Vec<usize> = (0..children.len())
         .filter(|&k| annots[k].execution_order.is_some())
         .collect();
-    let mut orders = None;
-    if !with_order.is_empty() && with_order.len() < children.len() {
+    if with_order.is_empty() {
+        return None;
+    }
+    if with_order.len() < children.len() {
         for (k, a) in annots.iter().enumerate() {
             if a.execution_order.is_none() {
                 errors.push(
@@ -304,61 +402,54 @@ pub fn compute_schedule_context(
                 );
             }
         }
-    } else if !with_order.is_empty() {
-        let ord: Vec<u32> = annots
-            .iter()
-            .map(|a| a.execution_order.unwrap_or(0))
-            .collect();
-        if !data.attrs.disable_execution_order_check {
-            check_permutation(func, axis, &ord, &mut errors);
-        }
-        // Increasing in program order within each stage.
-        let check = !data.attrs.disable_execution_order_check;
-        let mut last_in_stage: HashMap<u32, usize> = HashMap::new();
-        for k in 0..children.len() {
-            let s = stages[k];
-            if let Some(&p) = last_in_stage.get(&s) {
-                if check && ord[k] <= ord[p] {
-                    errors.push(
-                        PipelineError::new(
-                            codes::ORDER_DECREASES_IN_STAGE,
-                            format!(
-                                "execution orders within stage {s} must increase in program order, but {} follows {}",
-                                ord[k], ord[p]
-                            ),
-                            stmt_span(func, children[k]),
-                        )
-                        .with_label(format!("execution_order={}", ord[k]))
-                        .with_secondary(
-                            stmt_span(func, children[p]),
-                            format!("an earlier statement of stage {s} has execution_order={}", ord[p]),
-                        )
-                        .with_note("within one stage, statements keep their program order"),
-                    );
-                }
+        return None;
+    }
+    let ord: Vec<u32> = annots
+        .iter()
+        .map(|a| a.execution_order.unwrap_or(0))
+        .collect();
+    if !data.attrs.disable_execution_order_check {
+        check_permutation(func, axis, &ord, errors);
+        check_order_within_stages(func, axis, &ord, stages, errors);
+    }
+    Some(ord)
+}
+
+/// [`codes::ORDER_DECREASES_IN_STAGE`] for every child whose execution order is not above the
+/// one of the child before it in its stage.
+fn check_order_within_stages(
+    func: &Function,
+    axis: Axis,
+    ord: &[u32],
+    stages: &[u32],
+    errors: &mut Vec<PipelineError>,
+) {
+    let children = &func.axes[axis].body;
+    let mut last_in_stage: HashMap<u32, usize> = HashMap::new();
+    for k in 0..children.len() {
+        let s = stages[k];
+        if let Some(&p) = last_in_stage.get(&s) {
+            if ord[k] <= ord[p] {
+                errors.push(
+                    PipelineError::new(
+                        codes::ORDER_DECREASES_IN_STAGE,
+                        format!(
+                            "execution orders within stage {s} must increase in program order, but {} follows {}",
+                            ord[k], ord[p]
+                        ),
+                        stmt_span(func, children[k]),
+                    )
+                    .with_label(format!("execution_order={}", ord[k]))
+                    .with_secondary(
+                        stmt_span(func, children[p]),
+                        format!("an earlier statement of stage {s} has execution_order={}", ord[p]),
+                    )
+                    .with_note("within one stage, statements keep their program order"),
+                );
             }
-            last_in_stage.insert(s, k);
         }
-        orders = Some(ord);
+        last_in_stage.insert(s, k);
     }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let mut order: Vec<usize> = (0..children.len()).collect();
-    if let Some(ord) = &orders {
-        order.sort_by_key(|&k| (ord[k], k));
-    }
-    // No gap: the ids are exactly 0..=max_stage, one per child at least.
-    let num_stages = u32::try_from(span_stages)
-        .expect("without a gap there are no more stages than children of the loop");
-    Ok(ScheduleContext {
-        axis,
-        mode: Mode::StageIds,
-        num_stages,
-        stages,
-        orders,
-        order,
-    })
 }
 
 /// The execution orders must be `0..n-1`, each once.
