@@ -158,22 +158,7 @@ pub fn stage_loop(
         ));
         return false;
     }
-    // The largest cap whose rings fit.
-    let mut plan = None;
-    for cap in (1..=max_cap).rev() {
-        let stages = compute_stages(&facts, cap);
-        let rings = compute_rings(&facts, &stages);
-        match check_rings(func, &rings) {
-            Ok(()) => {
-                plan = Some(StagePlan { stages, rings, cap });
-                break;
-            }
-            Err(why) => log.push(format!(
-                "emergent: loop `{iv}`: {cap} hand-off stage(s) do not fit ({why}); merging stages"
-            )),
-        }
-    }
-    let Some(plan) = plan else {
+    let Some(plan) = fitting_plan(func, &facts, max_cap, &iv, log) else {
         log.push(format!(
             "emergent: loop `{iv}`: no stage split fits the memories; single shift"
         ));
@@ -192,11 +177,49 @@ pub fn stage_loop(
         order: order.clone(),
         buffers: plan.rings.clone(),
     };
-    let verdict = match penguin::pipeline::compute_violations(original, &pplan) {
-        Ok(r) if r.is_legal() => format!(
+    let Some(verdict) = check_legality(original, &pplan, &iv, log) else {
+        return false;
+    };
+    log_plan(func, l, &facts, &plan, (max_cap, &verdict), log);
+    apply(func, l, &facts, &plan, &order);
+    true
+}
+
+/// The plan with the largest cap (at most `max_cap` hand-offs split) whose rings fit SBUF and
+/// PSUM ([`check_rings`]), or `None`; each cap that does not fit is logged.
+fn fitting_plan(
+    func: &Function,
+    facts: &LoopFacts,
+    max_cap: u32,
+    iv: &str,
+    log: &mut Vec<String>,
+) -> Option<StagePlan> {
+    for cap in (1..=max_cap).rev() {
+        let stages = compute_stages(facts, cap);
+        let rings = compute_rings(facts, &stages);
+        match check_rings(func, &rings) {
+            Ok(()) => return Some(StagePlan { stages, rings, cap }),
+            Err(why) => log.push(format!(
+                "emergent: loop `{iv}`: {cap} hand-off stage(s) do not fit ({why}); merging stages"
+            )),
+        }
+    }
+    None
+}
+
+/// The ISL legality check of `pplan` on the function before emergent pipelining: the verdict
+/// for the log, or `None` (logged) when the check refuses the plan or cannot build its model.
+fn check_legality(
+    original: &Function,
+    pplan: &PipelinePlan,
+    iv: &str,
+    log: &mut Vec<String>,
+) -> Option<String> {
+    match penguin::pipeline::compute_violations(original, pplan) {
+        Ok(r) if r.is_legal() => Some(format!(
             "legal ({} flow, {} anti, {} output dependence pair(s) checked on {} tensor(s), {} kept in order without ISL)",
             r.flow, r.anti, r.output, r.tensors_checked, r.tensors_preserved
-        ),
+        )),
         Ok(r) => {
             let v = &r.violations[0];
             log.push(format!(
@@ -205,20 +228,34 @@ pub fn stage_loop(
                 v.kind.name(),
                 original.tensors[v.tensor].name
             ));
-            return false;
+            None
         }
         Err(e) => {
             log.push(format!(
                 "emergent: loop `{iv}`: {e}; falling back to the single shift"
             ));
-            return false;
+            None
         }
-    };
+    }
+}
+
+/// Logs the stage plan of loop `l` (each child with its stage) and every ring with its span;
+/// `max_cap` is the cap before merging, `verdict` the legality check's.
+fn log_plan(
+    func: &Function,
+    l: Axis,
+    facts: &LoopFacts,
+    plan: &StagePlan,
+    (max_cap, verdict): (u32, &str),
+    log: &mut Vec<String>,
+) {
+    let iv = &func.axes[l].iv_name;
+    let last = plan.stages.iter().copied().max().unwrap_or(0);
     let body = func.axes[l].body.clone();
     let described: Vec<String> = body
         .iter()
         .enumerate()
-        .map(|(c, &s)| format!("{}@{}", describe_child(func, s, &facts), plan.stages[c]))
+        .map(|(c, &s)| format!("{}@{}", describe_child(func, s, facts), plan.stages[c]))
         .collect();
     log.push(format!(
         "emergent: loop `{iv}` (trip {}): compute spread over {} stage(s) by engine hand-offs (prefetch depth {}, {} hand-off stage(s) after it{}); ISL: {verdict}; {}",
@@ -234,7 +271,7 @@ pub fn stage_loop(
         described.join(" ")
     ));
     for &(t, count) in &plan.rings {
-        let (d, u) = stage_span(&facts, &plan.stages, t);
+        let (d, u) = stage_span(facts, &plan.stages, t);
         log.push(format!(
             "emergent: loop `{iv}`: `{}` is a ring of {count} slot(s): written in stage {d}, last used in stage {u}{}",
             func.tensors[t].name,
@@ -247,8 +284,6 @@ pub fn stage_loop(
             }
         ));
     }
-    apply(func, l, &facts, &plan, &order);
-    true
 }
 
 /// The engine class name of the machine.
