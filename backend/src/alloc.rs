@@ -24,6 +24,16 @@
 //! columns, and two different tensors of one arena conflict exactly when their element ranges
 //! overlap (`sync`), so reuse is ordered like SBUF reuse. A multi-buffered HBM scratch tensor is
 //! not lowered (E0504).
+//!
+//! The phases of [`allocate`]: the HBM inputs and outputs, the live ranges
+//! ([`compute_live_ranges`]), the buffers to place by memory (or the error of a tensor the backend
+//! does not lower), the scratch arenas, the SBUF and PSUM colouring (`colour`), then the
+//! capacity checks.
+//!
+//! Invariants of an [`Allocation`]: every tensor BIR uses has a place; two on-chip buffers or two
+//! scratch tensors of one arena share bytes only when their live ranges are disjoint; every SBUF
+//! slot starts at a multiple of [`SBUF_ALIGN`] and every PSUM slot at a bank; nothing is placed
+//! past the SBUF or the PSUM's banks (that is an error instead).
 
 use crate::bir::{BNode, Bir};
 use crate::error::{BackendError, PSUM_OVERFLOW, PSUM_TILE_TOO_LARGE, SBUF_OVERFLOW, UNSUPPORTED};

@@ -20,8 +20,8 @@
 //! iterations earlier (or earlier in the same iteration), with the writer's guard on at that
 //! iteration whenever the reader's is on (enumerated over the loop). Then every read finds the
 //! value of the same write with `N + 1` slots as with `N`. The ring stays within
-//! [`crate::emergent::cost::MAX_DEPTH`] slots and the SBUF capacity (every tensor counted with all its
-//! slots, as the emergent heuristic counts).
+//! [`crate::emergent::cost::MAX_DEPTH`] slots and the SBUF capacity (every tensor counted with all
+//! its slots: [`crate::emergent::budget`], the count of every pass that adds slots).
 //!
 //! A **peeled** loop (`penguin::pipeline::peel`) has its prologue and epilogue beside it, as
 //! copies that access its rings at constant slots. For its tiles the rule walks every access of

@@ -1,18 +1,24 @@
 //! The nkc backend: Penguin IR (pipelined or not) to the pseudo-ISA of `../shared/MACHINE.md`.
 //!
-//! Before it, on Penguin IR, [`unroll::unroll_loops`] unrolls the innermost un-annotated loops
-//! whose transfers spread better over the DMA queues unrolled, and
-//! [`emergent::pipeline_emergent`] pipelines the loops that carry no
-//! annotation (rings for load/store tiles, loads issued ahead in one predicated loop, or, for a
-//! short loop nested in un-annotated loops, across the nest: [`emergent::nest`]).
-//! The passes, in order ([`compile`]):
+//! Before it, on Penguin IR (the driver runs these, `src/run.rs`, verifying after each):
+//! [`fold_zeros::fold_psum_zeros`] folds a PSUM accumulator's zeroing into its first matmul, on
+//! every path; on the paths that pipeline un-annotated loops, [`unroll::unroll_loops`] unrolls
+//! the innermost un-annotated loops whose transfers spread better over the DMA queues unrolled,
+//! and [`emergent::pipeline_emergent`] pipelines the loops that carry no annotation (rings for
+//! load/store tiles, loads issued ahead in one predicated loop, compute spread over stages, or,
+//! for a short loop nested in un-annotated loops, across the nest: [`emergent::nest`]).
+//! `num_stages="auto"` is chosen earlier still, before the annotated pipeliner
+//! ([`emergent::choose_auto_stages`]).
+//!
+//! The passes of [`compile`], in order:
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
 //!    stays one hardware loop whose stage predicates are instruction guards; then
-//!    [`schedule::schedule_bodies`] (list scheduling by critical path) and, for every flat loop
-//!    body, [`modulo::schedule_loops`]: the loop dependence graph ([`ldg`]) and an iterative
-//!    modulo schedule, whose start-offset order an annotated loop's body takes when it is
-//!    predicted faster; when a pipelined loop's recurrence runs through the reuse of a tile,
-//!    [`expand::expand_recurrence`] gives the tile one more ring slot and the steps repeat;
+//!    [`schedule::schedule_bodies`] (the list scheduler: every body's order by critical path)
+//!    and, for every flat loop body, [`modulo::schedule_loops`] (the modulo scheduler): the loop
+//!    dependence graph ([`ldg`]) and an iterative modulo schedule, whose start-offset order an
+//!    annotated loop's body takes when it is predicted faster; when a pipelined loop's recurrence
+//!    runs through the reuse of a tile, [`expand::expand_recurrence`] gives the tile one more ring
+//!    slot and the steps repeat (at most [`MAX_EXPANSIONS`] times);
 //! 2. [`alloc::allocate`]: colouring allocators (live ranges, petgraph interference graph) for
 //!    SBUF, PSUM banks and HBM scratch (an arena per dtype), or a diagnostic naming the buffers
 //!    and bytes;
@@ -21,26 +27,30 @@
 //!    transfers over the 16 queues and `sp`'s issue slots), footprints;
 //! 4. [`sync::compute_sync`]: a semaphore for every cross-engine dependence, with waits affine in
 //!    the iteration registers;
-//! 5. [`hb::compute_pruned_waits`] and [`assemble`]: one in-order stream per engine (the program
-//!    order of the kernel), hardware loops; waits that other waits imply are dropped, decided by
-//!    a static happens-before analysis of the program (never by simulating it; the race
-//!    detector is the tests' oracle for it, `tests/static_pruning.rs`).; a peeled loop's waits that hold
-//!    in every iteration once they held before it go before it ([`hoist::hoist_invariant_waits`]).
+//! 5. [`hb::compute_pruned_waits`]: waits that other waits imply are dropped, decided by a static
+//!    happens-before analysis of the program (never by simulating it; the race detector is the
+//!    tests' oracle for it, `tests/static_pruning.rs`);
+//! 6. [`assemble()`]: one in-order stream per engine (the program order of the kernel), hardware
+//!    loops, the remaining redundant waits dropped; then a peeled loop's waits that hold in every
+//!    iteration once they held before it go before it ([`hoist::hoist_invariant_waits`]), and
+//!    the program is validated (`runtime_sim::validate`).
 //!
 //! BIR has a text form that reads back ([`bir::write_bir`], [`bir_parse::parse_bir`]) and a
 //! verifier ([`bir_verify::verify_bir`]) that runs after lowering, the list scheduler and the
 //! modulo scheduler in debug builds (a failure is an internal error naming the pass).
 //!
-//! Steps 4 and 5's pruning run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops
-//! run a bounded number of iterations that still show every pattern (the module argues the
-//! bound); the decisions (which waits, at which distances) are realised on the real kernel by
+//! Steps 4 and 5 run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops run a
+//! bounded number of iterations that still show every pattern (the module argues the bound); the
+//! decisions (which waits, at which distances) are realised on the real kernel by
 //! [`sync::realise`]. So compile time does not grow with the trip count.
 //!
 //! [`dep_bound`] computes the dependence bound of a kernel as written (a lower bound of every
-//! path's cycles, beside the simulator's resource bound).
+//! path's cycles, beside the simulator's resource bound). Every error a kernel can cause is a
+//! [`BackendError`] with a stable code ([`error`]), never a panic.
 //!
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
-//! `runtime_sim::machine`, never a copy.
+//! `runtime_sim::machine`, never a copy. Within the crate no file imports one that imports it
+//! back (`tests/no_import_cycles.rs`).
 
 pub mod alloc;
 pub mod assemble;

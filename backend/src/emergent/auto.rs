@@ -14,10 +14,10 @@
 //! runs from an earlier child to a later one in the iteration, so raising to the running maximum
 //! never puts a consumer in an earlier stage than its producer.
 //!
-//! A loop bound by DMA latency (a tile whose transfer even a ring of
-//! [`super::cost::MAX_DEPTH`] slots does not hide behind the body's compute) is declined: it wants its
-//! loads several iterations ahead, which stage ids without a gap cannot say, and the backend's
-//! emergent prefetch does.
+//! A loop bound by DMA latency (a tile whose transfer even a ring of [`super::cost::MAX_DEPTH`]
+//! slots does not hide behind the body's compute, [`super::cost::wanted_depth`]) is declined: it
+//! wants its loads several iterations ahead, which stage ids without a gap cannot say, and the
+//! backend's emergent prefetch does.
 //!
 //! The split is tried with as many hand-offs as fit SBUF and PSUM, then with fewer. The first
 //! that the pipeliner itself accepts (its buffer counts, its memory budget and its ISL legality

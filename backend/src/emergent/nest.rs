@@ -1,11 +1,11 @@
 //! Emergent prefetch across a loop nest: the second realisation of an emergent ring.
 //!
-//! [`crate::emergent::pipeline_emergent`] rings the load tiles of an innermost loop `L` of trip
-//! `T`. Its single-loop realisation (`shift_loads`) runs `L` for `T + P` iterations and issues
-//! the loads `P` iterations ahead, so each execution of `L` starts with `P` exposed loads (the
-//! fill) and ends with `P` load-free iterations (the drain). When `L` is short and nested, that
-//! happens once per iteration of the enclosing loops. [`prefetch_across_nest`] removes both for a
-//! loop `L` nested in un-annotated loops `O1 ⊃ O2 ⊃ … ⊃ Ok ⊃ L` where
+//! [`super::plan::ring_tiles`] rings the load tiles of an innermost loop `L` of trip `T`. Its
+//! single-loop realisation ([`super::shift::shift_loads`]) runs `L` for `T + P` iterations and
+//! issues the loads `P` iterations ahead, so each execution of `L` starts with `P` exposed loads
+//! (the fill) and ends with `P` load-free iterations (the drain). When `L` is short and nested,
+//! that happens once per iteration of the enclosing loops. [`prefetch_across_nest`] removes both
+//! for a loop `L` nested in un-annotated loops `O1 ⊃ O2 ⊃ … ⊃ Ok ⊃ L` where
 //! - every loop of the chain is the direct, unguarded child of the next one out, has a trip count
 //!   of at least 1 and is neither annotated (`num_stages`) nor extended by the annotated
 //!   pipeliner (the chain stops below the first loop that is, or at the top of the kernel);
@@ -15,8 +15,9 @@
 //! nest. The ring tiles are used only inside `L` (`L` is the innermost loop enclosing all their
 //! accesses).
 //!
-//! The transformation, for the hoistable loads (as in `shift_loads`: a direct, unguarded,
-//! single-instruction statement of `L` that loads a whole ring tile from a kernel input):
+//! The transformation, for the hoistable loads ([`super::plan::hoistable_loads`]: a direct,
+//! unguarded, single-instruction statement of `L` that loads a whole ring tile from a kernel
+//! input):
 //! - every ring of a hoisted load gets `N` slots with `N` dividing `T` (the heuristic's depth
 //!   rounded up to such a divisor when SBUF has room, else down; no divisor in `2..=`
 //!   [`MAX_SLOTS`] declines), and its slot selector becomes the flat index `f` (affine; taken
@@ -82,6 +83,11 @@
 //!
 //! A loop not nested this way, or whose ring cannot get a divisor of `T` slots, also keeps the
 //! single-loop realisation; the choice and its reason are logged (`--log backend`).
+//!
+//! Invariants: [`prefetch_across_nest`] either returns `false` with the function unchanged, or
+//! realises every ring of the hoisted loads; it adds no iteration to any loop; every statement it
+//! adds is a copy of a hoisted load (one instruction, same spans); SBUF holds the grown rings by
+//! [`super::budget`]'s count.
 
 use super::budget;
 use super::cost::{body_compute, issue_cycles};

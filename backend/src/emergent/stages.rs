@@ -8,12 +8,12 @@
 //!    or `pool` may run) is pinned here to the candidate least loaded by the loop's own work,
 //!    costed with the shared machine description (the rule of `bir.rs`, applied to the loop), so
 //!    that the hand-offs computed below are the ones the scheduler will see.
-//! 2. **Stages.** The hoisted loads (those [`super::plan::hoistable_loads`] picks) get stage 0. Every
-//!    other child of `l` (statement or nested loop) gets `P + h`: the stage of each earlier child it
-//!    depends on (flow, anti or output, through any tensor), plus one when the dependence is a flow
-//!    through a tile renamed per iteration (see 3.) from an instruction on one engine to an
-//!    instruction on another (a hand-off; `sp` counts as an engine, so a store follows its
-//!    producer by one stage), `h` capped at `cap`. A child with no producer in the iteration (a
+//! 2. **Stages.** The hoisted loads (those [`super::plan::hoistable_loads`] picks) get stage 0.
+//!    Every other child of `l` (statement or nested loop) gets `P + h`: the stage of each earlier
+//!    child it depends on (flow, anti or output, through any tensor), plus one when the
+//!    dependence is a flow through a tile renamed per iteration (see 3.) from an instruction on
+//!    one engine to an instruction on another (a hand-off; `sp` counts as an engine, so a store
+//!    follows its producer by one stage), `h` capped at `cap`. A child with no producer in the iteration (a
 //!    `memset` of an accumulator) is then placed as late as its consumers allow. Children that
 //!    touch one tensor which is not renamed per iteration and is written in the loop (loop-carried
 //!    state: an accumulator read before written, a buffer made outside the loop and updated in it,
@@ -30,9 +30,8 @@
 //!    the consumers of the previous trip are done with the slot it reuses), and at least the DMA
 //!    heuristic's depth for a load/store ring. SBUF (192 KiB/partition, every SBUF tensor counted)
 //!    and PSUM (8 banks, one per slot, every PSUM tensor counted) must hold them
-//!    ([`super::budget::check_rings`]); when they do not,
-//!    `cap` is lowered (fewer hand-offs split, stages merged) down to 1; below that the caller
-//!    falls back to the single shift.
+//!    ([`super::budget::check_rings`]); when they do not, `cap` is lowered (fewer hand-offs
+//!    split, stages merged) down to 1; below that the caller falls back to the single shift.
 //! 4. **Legality.** The plan (stages, execution order, rings) is checked by the annotated
 //!    pipeliner's ISL legality check ([`penguin::pipeline::compute_violations`]) on the function as
 //!    it was before emergent pipelining; a refusal (or a model it cannot build) falls back to the
@@ -48,9 +47,9 @@
 //!    block there, and the work after it that only waits on earlier trips (attention's
 //!    `reciprocal`) queues behind it on its engine, which the oldest-first order avoids.
 //!
-//! The caller skips this pass for a loop that even a ring of [`super::MAX_DEPTH`] slots cannot hide the
-//! DMA of (the loop is bound by DMA latency: transpose's inner loop took 42,948 cycles staged
-//! against 38,852 single-shifted, the extra stages only lengthening its ramp).
+//! The caller skips this pass for a loop that even a ring of [`super::MAX_DEPTH`] slots cannot
+//! hide the DMA of (the loop is bound by DMA latency: transpose's inner loop took 42,948 cycles
+//! staged against 38,852 single-shifted, the extra stages only lengthening its ramp).
 //!
 //! Invariants: on `false` the function is unchanged; on `true` every child of `l` has a stage, the
 //! loop's trip count grew by the largest stage, and every ring of `l` has at least as many slots as

@@ -6,7 +6,8 @@
 //!   groups take the extra). A loop with fewer children than stages is an error
 //!   ([`codes::TOO_MANY_STAGES`]): empty stages would only lengthen the loop, and the author most
 //!   likely miscounted or meant a nested loop (the help names one that is long enough; a body
-//!   that is a single unannotated loop never gets here, [`super::descend`] moved the annotation). `execution_order` needs `stage_id` ([`codes::ORDER_WITHOUT_STAGE`]).
+//!   that is a single unannotated loop never gets here, [`super::descend`] moved the annotation).
+//!   `execution_order` needs `stage_id` ([`codes::ORDER_WITHOUT_STAGE`]).
 //! - **Mode B** (`stage_id` on the children) groups the children by stage id; a child may be a
 //!   nested loop, annotated through its `range` call. Every rule has its own diagnostic: every
 //!   child has a stage id; the ids used are `0..N-1` with no gap; they never decrease in program
@@ -15,7 +16,12 @@
 //!   `disable_execution_order_check=True` waives both order rules: the children then run sorted by
 //!   order value (ties in program order), and only the legality check stands between a bad order
 //!   and the kernel.
-//! - Both modes on one loop is an error ([`codes::BOTH_MODES`]).
+//! - Both modes on one loop is an error ([`codes::BOTH_MODES`]), and so is `num_stages="auto"`
+//!   left beside the user's stage ids.
+//!
+//! [`compute_schedule_context`] picks the mode; each mode resolves its stages in a function of
+//! its own, and each rule of Mode B is one check that adds its diagnostics, so that every
+//! violation is reported, not only the first.
 //!
 //! Invariants of a returned context: `stages.len()` is the number of children, every stage is
 //! `< num_stages`, every stage has at least one child, stages never decrease in program order, and
