@@ -272,7 +272,18 @@ impl Comparison {
             self.path(PipelineMode::Emergent, false)?,
         );
         let describe = |p: &PathRun| {
-            let l = p.sim().loops.iter().max_by_key(|l| l.ii)?;
+            let l = p.sim().loops.iter().max_by_key(|l| l.ii.max(l.predicted))?;
+            if !l.period_set_by.is_empty() {
+                // The engines' orders hold the loop above its MII: name that cycle.
+                return Some(format!(
+                    "{}: period {} in loop `{}` (MII {}) set by {}",
+                    p.mode.name(),
+                    l.predicted,
+                    l.name,
+                    l.mii,
+                    l.period_set_by
+                ));
+            }
             let what = if let Some(cycle) = l.limited_by.strip_prefix("recurrence ") {
                 format!("the recurrence {cycle}")
             } else {
@@ -291,7 +302,8 @@ impl Comparison {
         } else {
             (e, a)
         };
-        let (ds, df) = (describe(slow)?, describe(fast).unwrap_or_default());
+        let ds = describe(slow)?;
+        let df = describe(fast).map(|d| format!("; {d}")).unwrap_or_default();
         // The user's stage count against the trip count: an extended loop spends `stages − 1` of
         // its `trip + stages − 1` iterations filling and draining, every time it runs.
         let ramps: Vec<String> = a
@@ -313,7 +325,7 @@ impl Comparison {
             format!(" The user's stages: {}.", capped_list(&ramps, "; "))
         };
         Some(format!(
-            "{} is {:.2}x slower than {}. {ds}; {df}.{ramps}",
+            "{} is {:.2}x slower than {}. {ds}{df}.{ramps}",
             slow.mode.name(),
             slow.cycles() as f64 / fast.cycles().max(1) as f64,
             fast.mode.name()

@@ -3,12 +3,12 @@
 //!
 //! The measured **steady-state period** of a loop is read off the timeline. For every instruction
 //! of its body (by its source line and engine): its start per iteration of the loop, in the
-//! execution of the loop that ran the most iterations, and the slope between the iterations at one
-//! quarter and three quarters of those that ran, which leaves out the fill and the drain. The
-//! period is the largest slope: in a steady state every instruction advances at the same rate, and
-//! in a short loop that never settles, the slowest instruction is the one that sets the pace (an
-//! engine that runs ahead, such as `sp` filling free ring slots, shows a smaller slope). A loop
-//! whose instructions ran fewer than three times has no measured period.
+//! execution of the loop that ran the most iterations, and the differences between consecutive
+//! iterations in the middle half of those that ran, which leaves out the fill and the drain. The
+//! period is the median of all those differences: in a steady state every instruction advances
+//! by the same period each iteration, and the median ignores the few differences that a ramp
+//! distorts (an engine that runs ahead, such as `sp` filling free ring slots, starts its first
+//! iterations early). A loop with no instruction that ran three times has no measured period.
 
 use backend::emit::line_of;
 use backend::modulo::{Limit, ModuloSchedule};
@@ -25,6 +25,9 @@ pub struct LoopStats {
     /// The source line of the loop's marker instruction.
     pub line: Option<u32>,
     pub trip: u64,
+    /// Whether the loop is pipelined (an extended loop of either path: its instructions have
+    /// stages); the others are scheduled and reported alike but run one iteration after another.
+    pub pipelined: bool,
     pub ii: u64,
     pub mii: u64,
     pub res_mii: u64,
@@ -33,6 +36,9 @@ pub struct LoopStats {
     pub predicted: u64,
     /// `resource NAME` or `recurrence CYCLE`.
     pub limited_by: String,
+    /// When the predicted period is more than 2% above the MII: the cycle through the engines'
+    /// orders that sets it ([`ModuloSchedule::period_cycle`]); otherwise empty.
+    pub period_set_by: String,
     /// The measured steady-state iteration period, in cycles.
     pub period: Option<f64>,
     /// The scheduler's one-line account (`--log backend`).
@@ -66,12 +72,22 @@ fn stats(
         .insts
         .iter()
         .find_map(|&(i, _, _)| bir.insts[i].span.map(|sp| (i, line_of(source, sp.start))));
-    let period = marker
-        .and_then(|(i, line)| measure(timeline, bir.insts[i].engine, line, lp.depth, lp.trip));
+    let mut body: Vec<(runtime_sim::isa::Engine, u32)> = s
+        .insts
+        .iter()
+        .filter_map(|&(i, _, _)| {
+            let sp = bir.insts[i].span?;
+            Some((bir.insts[i].engine, line_of(source, sp.start)))
+        })
+        .collect();
+    body.sort_by_key(|&(e, l)| (e.index(), l));
+    body.dedup();
+    let period = measure(timeline, &body, lp.depth, lp.trip);
     LoopStats {
         name: lp.iv.clone(),
         line: marker.map(|m| m.1),
         trip: lp.trip,
+        pipelined: s.insts.iter().any(|&(_, stage, _)| stage.is_some()),
         ii: s.ii,
         mii: s.mii(),
         res_mii: s.res_mii,
@@ -82,37 +98,69 @@ fn stats(
             Limit::Recurrence(c) => format!("recurrence {c}"),
         },
         period,
+        period_set_by: if s.predicted_above_mii() {
+            s.period_cycle(func, bir)
+        } else {
+            String::new()
+        },
         text: s.describe(func, bir),
     }
 }
 
-/// The steady-state period of the slices of `engine` from source `line` at loop depth `depth`.
+/// The steady-state period of a loop whose body instructions are `body` (engine and source
+/// line) at loop depth `depth`: the median, over every body instruction and every pair of
+/// consecutive iterations in the middle half of those it ran, of the difference of their start
+/// times.
 fn measure(
     timeline: &[Slice],
-    engine: runtime_sim::isa::Engine,
-    line: u32,
+    body: &[(runtime_sim::isa::Engine, u32)],
     depth: usize,
     trip: u64,
 ) -> Option<f64> {
-    // Per execution of the loop (the outer registers): the earliest start per iteration.
-    let mut runs: BTreeMap<Vec<i64>, BTreeMap<i64, u64>> = BTreeMap::new();
+    if trip < 3 {
+        return None;
+    }
+    // Per body instruction, per execution of the loop (the outer registers): the earliest start
+    // per iteration.
+    type Runs = BTreeMap<Vec<i64>, BTreeMap<i64, u64>>;
+    let mut per_inst: BTreeMap<(usize, u32), Runs> = BTreeMap::new();
     for sl in timeline {
-        if sl.track != Track::Engine(engine) || sl.meta.line != Some(line) {
+        let (Track::Engine(engine), Some(line)) = (sl.track, sl.meta.line) else {
             continue;
-        }
-        if sl.iters.len() != depth + 1 {
+        };
+        if sl.iters.len() != depth + 1 || !body.contains(&(engine, line)) {
             continue;
         }
         let outer: Vec<i64> = sl.iters[..depth].iter().map(|x| x.1).collect();
         let r = sl.iters[depth].1;
-        let e = runs.entry(outer).or_default().entry(r).or_insert(u64::MAX);
+        let e = per_inst
+            .entry((engine.index(), line))
+            .or_default()
+            .entry(outer)
+            .or_default()
+            .entry(r)
+            .or_insert(u64::MAX);
         *e = (*e).min(sl.start);
     }
-    let run = runs.values().max_by_key(|r| r.len())?;
-    if run.len() < 3 || trip < 3 {
+    let mut diffs: Vec<u64> = Vec::new();
+    for runs in per_inst.values() {
+        let Some(run) = runs.values().max_by_key(|r| r.len()) else {
+            continue;
+        };
+        let points: Vec<(i64, u64)> = run.iter().map(|(&r, &t)| (r, t)).collect();
+        if points.len() < 3 {
+            continue;
+        }
+        let (lo, hi) = (points.len() / 4, (3 * points.len()).div_ceil(4));
+        for w in points[lo..hi.min(points.len())].windows(2) {
+            if w[1].0 == w[0].0 + 1 {
+                diffs.push(w[1].1.saturating_sub(w[0].1));
+            }
+        }
+    }
+    if diffs.is_empty() {
         return None;
     }
-    let points: Vec<(i64, u64)> = run.iter().map(|(&r, &t)| (r, t)).collect();
-    let (a, b) = (points[points.len() / 4], points[(3 * points.len()) / 4]);
-    (b.0 > a.0).then(|| (b.1 as f64 - a.1 as f64) / (b.0 - a.0) as f64)
+    diffs.sort_unstable();
+    Some(diffs[diffs.len() / 2] as f64)
 }

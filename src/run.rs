@@ -886,7 +886,9 @@ impl RunReport {
                     "res_mii": l.res_mii,
                     "rec_mii": l.rec_mii,
                     "predicted_period": l.predicted,
+                    "pipelined": l.pipelined,
                     "limited_by": l.limited_by,
+                    "period_set_by": l.period_set_by,
                     "measured_period": l.period,
                 }))
                 .collect::<Vec<_>>());

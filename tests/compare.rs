@@ -108,6 +108,55 @@ fn compare_prints_a_side_by_side_table() {
     assert!(out.contains("| | none | emergent | auto |\n"), "{out}");
 }
 
+/// Where the annotated path is slower, the line under the table names the dependence cycle,
+/// through the user's stages, the ring slots and the in-order engines, that sets its predicted
+/// period (the same cycle `nkc run --json` gives as `period_set_by`), and the user's stage count
+/// when fill and drain take a large share of a short loop.
+#[test]
+fn compare_names_the_cycle_that_holds_the_slower_path_back() {
+    let file = "examples/softmax_stages.nk";
+    let out = ok(&nkc(&["compare", file]), file);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("annotated is ") && l.contains("slower than emergent"))
+        .unwrap_or_else(|| panic!("no explanation line:\n{out}"));
+    for part in [
+        "annotated: period ",
+        "in loop `i`",
+        "sp.store(r) → (sp in order, next body) sp.load(t)",
+        "emergent: period ",
+    ] {
+        assert!(line.contains(part), "`{part}` missing from: {line}");
+    }
+    let run = ok(
+        &nkc(&["run", file, "--pipeline", "annotated", "--json"]),
+        "run --json",
+    );
+    let j: serde_json::Value = serde_json::from_str(&run).unwrap();
+    let l = &j["loops"][0];
+    let set_by = l["period_set_by"].as_str().unwrap();
+    assert!(
+        !set_by.is_empty() && line.contains(set_by),
+        "{line}\n{set_by}"
+    );
+    // The predicted period is the steady state's, which the simulation measures.
+    let (predicted, measured) = (
+        l["predicted_period"].as_f64().unwrap(),
+        l["measured_period"].as_f64().unwrap(),
+    );
+    assert!(
+        (measured / predicted - 1.0).abs() <= 0.10,
+        "predicted {predicted}, measured {measured}"
+    );
+
+    let file = "examples/transpose_mode_b.nk";
+    let out = ok(&nkc(&["compare", file]), file);
+    assert!(
+        out.contains("annotated loop `c` runs 4 iterations in 4 stages, so 3 of its 7 extended iterations fill or drain"),
+        "{out}"
+    );
+}
+
 #[test]
 fn compare_of_several_files_prints_the_suite_table() {
     let out = ok(

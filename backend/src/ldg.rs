@@ -50,6 +50,9 @@ pub enum DepKind {
     Flow,
     Anti,
     Output,
+    /// Not a dependence of the loop: one in-order engine's next instruction in an emitted body
+    /// order (the edges [`crate::modulo::compute_order_period`] adds).
+    Order,
 }
 
 impl DepKind {
@@ -58,6 +61,7 @@ impl DepKind {
             DepKind::Flow => "flow",
             DepKind::Anti => "anti",
             DepKind::Output => "output",
+            DepKind::Order => "order",
         }
     }
 }

@@ -91,6 +91,10 @@ pub struct ModuloSchedule {
     /// The body's instructions (BIR indices) in the order the schedule emits them: by start
     /// offset, then improved by [`improve_order`].
     pub order: Vec<usize>,
+    /// The loop's dependence graph and its instructions' weighted busy cycles, for
+    /// [`ModuloSchedule::period_cycle`].
+    deps: LoopDeps,
+    busy: Vec<u64>,
 }
 
 impl ModuloSchedule {
@@ -105,6 +109,33 @@ impl ModuloSchedule {
         } else {
             Limit::Resource(self.res_resource.clone())
         }
+    }
+
+    /// Whether the predicted period of the emitted order is more than 2% above the MII: then a
+    /// cycle through the engines' orders, not a resource or a recurrence alone, sets it.
+    pub fn predicted_above_mii(&self) -> bool {
+        self.predicted * 100 > self.mii() * 102
+    }
+
+    /// The body order the loop is emitted in, as BIR indices.
+    pub fn emitted_order(&self) -> Vec<usize> {
+        if self.kept_order {
+            self.deps.insts.clone()
+        } else {
+            self.order.clone()
+        }
+    }
+
+    /// The dependence cycle, through the in-order engines' sequences in the emitted order, that
+    /// sets the predicted period ([`compute_order_cycle`]): when the period is above the MII, the
+    /// chain of stages, buffers and engine orders that holds the loop back.
+    pub fn period_cycle(&self, func: &Function, bir: &Bir) -> String {
+        let pos: Vec<usize> = self
+            .emitted_order()
+            .iter()
+            .filter_map(|i| self.deps.insts.iter().position(|x| x == i))
+            .collect();
+        compute_order_cycle(func, bir, &self.deps, &self.busy, &pos)
     }
 
     /// One line for `--log backend` and the compare table.
@@ -136,7 +167,14 @@ impl ModuloSchedule {
                 self.predicted, self.predicted_before
             );
         }
-        s.push_str("); start offsets:");
+        s.push(')');
+        if self.predicted_above_mii() {
+            let cycle = self.period_cycle(func, bir);
+            if !cycle.is_empty() {
+                let _ = write!(s, "; the period {} is set by {}", self.predicted, cycle);
+            }
+        }
+        s.push_str("; start offsets:");
         let mut order: Vec<&(usize, Option<u32>, u64)> = self.insts.iter().collect();
         order.sort_by_key(|x| x.2);
         for &(i, stage, sigma) in order {
@@ -172,6 +210,56 @@ fn weighted_busy(func: &Function, bir: &Bir, deps: &LoopDeps) -> Vec<u64> {
             (b * on).div_ceil(total.max(1))
         })
         .collect()
+}
+
+/// The busy cycles per iteration of the steady state, in which every stage runs: an
+/// instruction's whole busy time, except for one that takes turns with another
+/// ([`LoopDeps::exclusive`]: a prefetch's copies), which keeps its average ([`weighted_busy`]).
+/// The period of an order is predicted with these: the fill and the drain, where only some
+/// stages run, are not the steady state.
+fn steady_busy(deps: &LoopDeps, weighted: &[u64]) -> Vec<u64> {
+    (0..deps.insts.len())
+        .map(|k| {
+            if deps.exclusive.iter().any(|&(a, b)| a == k || b == k) {
+                weighted[k]
+            } else {
+                deps.busy[k]
+            }
+        })
+        .collect()
+}
+
+/// The busiest DMA queue's cycles in one steady-state iteration (every transfer of the body
+/// whole, except a prefetch copy that takes turns, as [`steady_busy`]): transfers on one queue
+/// run first in, first out, so no order of the body runs faster.
+fn steady_queue_bound(
+    func: &Function,
+    bir: &Bir,
+    plan: &QueuePlan,
+    deps: &LoopDeps,
+    busy: &[u64],
+    steady: &[u64],
+) -> u64 {
+    let mut queues = [0u64; DMA_QUEUES];
+    for (k, &i) in deps.insts.iter().enumerate() {
+        let bi = &bir.insts[i];
+        let Some(split) = plan.splits.get(&i) else {
+            continue;
+        };
+        let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
+        let piece =
+            machine::dma_queue_cycles(tile_bytes(func, tile).div_ceil(split.pieces().max(1)));
+        // A transfer that takes turns counts its average, as its issue does.
+        let (on, total) = if steady[k] == busy[k] && steady[k] != deps.busy[k] {
+            guard_fraction(func, &bi.guards)
+        } else {
+            (1, 1)
+        };
+        for &q in &split.queues {
+            queues[q as usize] += (piece * on).div_ceil(total.max(1));
+        }
+    }
+    queues.iter().copied().max().unwrap_or(0)
 }
 
 /// ResMII and its resource.
@@ -266,15 +354,26 @@ fn compute_rec_mii(
     bir: &Bir,
     deps: &LoopDeps,
 ) -> (u64, String, Vec<(DepKind, Tensor, bool)>) {
-    let n = deps.insts.len();
     let hi = smallest_ii(deps);
     if hi == 0 {
         return (0, String::new(), Vec::new());
     }
-    // A positive cycle at `hi - 1` is the critical one.
+    let (text, edges) = critical_cycle(func, bir, deps, hi);
+    (hi, text, edges)
+}
+
+/// The cycle of `deps` that needs `hi` (its smallest feasible `II`): a positive cycle at
+/// `hi − 1`, named by its instructions and edges, and its edges' kinds and buffers.
+fn critical_cycle(
+    func: &Function,
+    bir: &Bir,
+    deps: &LoopDeps,
+    hi: u64,
+) -> (String, Vec<(DepKind, Tensor, bool)>) {
+    let n = deps.insts.len();
     let mut pred = vec![None; n];
-    let Err(mut v) = longest_paths(deps, hi - 1, &mut pred) else {
-        return (hi, String::new(), Vec::new());
+    let Err(mut v) = longest_paths(deps, hi.saturating_sub(1), &mut pred) else {
+        return (String::new(), Vec::new());
     };
     for _ in 0..n {
         v = pred[v].unwrap_or(v);
@@ -290,37 +389,54 @@ fn compute_rec_mii(
     let mut edges = Vec::new();
     for (k, &a) in cycle.iter().enumerate() {
         let b = cycle[(k + 1) % cycle.len()];
+        // The heaviest edge from `a` to `b` at `hi − 1` is the one the relaxation followed.
+        let w = |e: &DepData| e.latency as i64 - i64::from(e.distance) * (hi as i64 - 1);
         let e = deps
             .graph
             .edges_connecting(deps.node(a), deps.node(b))
-            .next()
-            .map(|e| *e.weight());
+            .map(|e| *e.weight())
+            .max_by_key(w);
+        let (ia, ib) = (deps.insts[a], deps.insts[b]);
         if let Some(e) = e {
-            let engine = |k: usize| bir.insts[deps.insts[k]].engine;
-            edges.push((e.kind, e.tensor, engine(a) != engine(b)));
+            edges.push((
+                e.kind,
+                e.tensor,
+                bir.insts[ia].engine != bir.insts[ib].engine,
+            ));
         }
         if k == 0 {
-            text.push_str(&inst_label(func, bir, deps.insts[a]));
+            text.push_str(&inst_label(func, bir, ia));
         }
-        match e {
-            Some(DepData {
-                distance, tensor, ..
-            }) if distance > 0 => {
-                let _ = write!(
-                    text,
-                    " → ({} iteration{} later, `{}`) {}",
-                    distance,
-                    if distance == 1 { "" } else { "s" },
-                    func.tensors[tensor].name,
-                    inst_label(func, bir, deps.insts[b])
-                );
-            }
-            _ => {
-                let _ = write!(text, " → {}", inst_label(func, bir, deps.insts[b]));
-            }
-        }
+        let _ = write!(text, " → {}", edge_label(func, bir, ia, ib, e));
     }
-    (hi, text, edges)
+    (text, edges)
+}
+
+/// How a cycle's text names the edge from `a` to `b` (BIR indices) and then `b`: the iteration
+/// distance and buffer of a loop-carried dependence, the user's stages of a flow into a later
+/// stage, and an in-order engine's next instruction.
+fn edge_label(func: &Function, bir: &Bir, a: usize, b: usize, e: Option<DepData>) -> String {
+    let to = inst_label(func, bir, b);
+    let Some(e) = e else { return to };
+    let name = &func.tensors[e.tensor].name;
+    let later = |d: u32| format!("{d} iteration{} later", if d == 1 { "" } else { "s" });
+    match e.kind {
+        DepKind::Order if e.distance > 0 => {
+            format!("({} in order, next body) {to}", bir.insts[a].engine.name())
+        }
+        DepKind::Order => format!("({} in order) {to}", bir.insts[a].engine.name()),
+        DepKind::Flow if e.distance > 0 => match (bir.insts[a].stage, bir.insts[b].stage) {
+            (Some(sa), Some(sb)) if sb > sa => {
+                format!("({}, `{name}`: stage {sa} → {sb}) {to}", later(e.distance))
+            }
+            _ => format!("({}, `{name}`) {to}", later(e.distance)),
+        },
+        DepKind::Anti if e.distance > 0 => {
+            format!("({}, `{name}`'s slot reused) {to}", later(e.distance))
+        }
+        _ if e.distance > 0 => format!("({}, `{name}`) {to}", later(e.distance)),
+        _ => to,
+    }
 }
 
 /// Whether `[t, t + b)` overlaps `[x, x + bx)` modulo `ii`; when it does, how far `t` must move
@@ -350,6 +466,44 @@ enum Priority {
     Constrained,
 }
 
+/// Per `II`: the earliest starts ([`longest_paths`]) and the longest path from each instruction
+/// to the end (the reverse relaxation), or `None` when a cycle needs a larger `II`. Every list
+/// order of [`compute_modulo_schedule`] searches the same `II`s, so each is computed once.
+#[derive(Default)]
+struct PathCache(std::collections::HashMap<u64, Option<Paths>>);
+
+/// The earliest starts and the heights at one `II`.
+type Paths = (Vec<i64>, Vec<i64>);
+
+impl PathCache {
+    fn get(&mut self, deps: &LoopDeps, ii: u64) -> Option<&Paths> {
+        self.0
+            .entry(ii)
+            .or_insert_with(|| {
+                let n = deps.insts.len();
+                let iii = ii as i64;
+                let est = longest_paths(deps, ii, &mut vec![None; n]).ok()?;
+                let mut height = vec![0i64; n];
+                for _ in 0..=n {
+                    let mut changed = false;
+                    for e in deps.graph.edge_references() {
+                        let (p, c) = (e.source().index(), e.target().index());
+                        let w = e.weight().latency as i64 - i64::from(e.weight().distance) * iii;
+                        if height[c] + w > height[p] {
+                            height[p] = height[c] + w;
+                            changed = true;
+                        }
+                    }
+                    if !changed {
+                        break;
+                    }
+                }
+                Some((est, height))
+            })
+            .as_ref()
+    }
+}
+
 /// A schedule at `ii`: the start offset of every instruction, or `None`.
 fn try_schedule(
     bir: &Bir,
@@ -358,26 +512,11 @@ fn try_schedule(
     ii: u64,
     priority: Priority,
     from_est: bool,
+    paths: &mut PathCache,
 ) -> Option<Vec<i64>> {
     let n = deps.insts.len();
     let iii = ii as i64;
-    let est = longest_paths(deps, ii, &mut vec![None; n]).ok()?;
-    // The longest path from each node to the end (reverse relaxation).
-    let mut height = vec![0i64; n];
-    for _ in 0..=n {
-        let mut changed = false;
-        for e in deps.graph.edge_references() {
-            let (p, c) = (e.source().index(), e.target().index());
-            let w = e.weight().latency as i64 - i64::from(e.weight().distance) * iii;
-            if height[c] + w > height[p] {
-                height[p] = height[c] + w;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    let (est, height) = paths.get(deps, ii)?;
     let mut pending: Vec<usize> = vec![0; n];
     for e in deps.graph.edge_references() {
         if e.weight().distance == 0 {
@@ -472,6 +611,30 @@ fn try_schedule(
 /// engine, its instructions in `order` chained by their busy times and its last instruction
 /// followed by its first of the next iteration (`d = 1`). Found like RecMII.
 pub fn compute_order_period(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[usize]) -> u64 {
+    smallest_ii(&order_graph(bir, deps, busy, order))
+}
+
+/// The cycle that sets [`compute_order_period`] of `order`, named like RecMII's (empty when no
+/// cycle does).
+pub fn compute_order_cycle(
+    func: &Function,
+    bir: &Bir,
+    deps: &LoopDeps,
+    busy: &[u64],
+    order: &[usize],
+) -> String {
+    let g = order_graph(bir, deps, busy, order);
+    let hi = smallest_ii(&g);
+    if hi == 0 {
+        return String::new();
+    }
+    critical_cycle(func, bir, &g, hi).0
+}
+
+/// `deps` with each in-order engine's sequence in `order` as [`DepKind::Order`] edges: each
+/// instruction to its engine's next one, after its busy time, and its engine's last to its
+/// first of the next iteration (`d = 1`).
+fn order_graph(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[usize]) -> LoopDeps {
     let mut g = deps.clone();
     for e in Engine::ALL {
         let seq: Vec<usize> = order
@@ -485,7 +648,7 @@ pub fn compute_order_period(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[u
                 deps.node(*a),
                 deps.node(*b),
                 DepData {
-                    kind: DepKind::Output,
+                    kind: DepKind::Order,
                     distance: u32::from(wrap),
                     latency: busy[*a],
                     tensor: bir.insts[deps.insts[*a]].dst.tensor,
@@ -493,7 +656,7 @@ pub fn compute_order_period(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[u
             );
         }
     }
-    smallest_ii(&g)
+    g
 }
 
 /// The most instructions of a body whose offset order [`improve_order`] searches around.
@@ -563,6 +726,7 @@ pub fn compute_modulo_schedule(
     let deps = compute_loop_deps(func, bir, plan, l)?;
     let busy = weighted_busy(func, bir, &deps);
     let (res_mii, res_resource) = compute_res_mii(func, bir, plan, &deps, &busy);
+    let steady = steady_busy(&deps, &busy);
     let (rec_mii, rec_cycle, rec_edges) = compute_rec_mii(func, bir, &deps);
     let mii = res_mii.max(rec_mii).max(1);
     // A sequential body always fits: every start after every predecessor's completion.
@@ -570,11 +734,13 @@ pub fn compute_modulo_schedule(
     // Every list order, with and without the global earliest starts as lower bounds, searches
     // its own smallest II; the one whose order the engines run fastest is kept.
     let mut best: Option<(u64, u64, Vec<i64>)> = None;
+    let mut paths = PathCache::default();
     for priority in [Priority::Earliest, Priority::Constrained] {
         for from_est in [true, false] {
             let mut ii = mii;
             let sigma = loop {
-                if let Some(s) = try_schedule(bir, &deps, &busy, ii, priority, from_est) {
+                if let Some(s) = try_schedule(bir, &deps, &busy, ii, priority, from_est, &mut paths)
+                {
                     break Some(s);
                 }
                 if ii >= sequential.max(mii) {
@@ -585,7 +751,7 @@ pub fn compute_modulo_schedule(
             let Some(sigma) = sigma else { continue };
             let mut order: Vec<usize> = (0..sigma.len()).collect();
             order.sort_by_key(|&k| (sigma[k], k));
-            let period = compute_order_period(bir, &deps, &busy, &order);
+            let period = compute_order_period(bir, &deps, &steady, &order);
             if best.as_ref().is_none_or(|b| (period, ii) < (b.0, b.1)) {
                 best = Some((period, ii, sigma));
             }
@@ -596,8 +762,9 @@ pub fn compute_modulo_schedule(
     let mut order: Vec<usize> = (0..sigma.len()).collect();
     order.sort_by_key(|&k| (sigma[k], k));
     let written: Vec<usize> = (0..sigma.len()).collect();
-    let predicted = improve_order(bir, &deps, &busy, &mut order);
-    let predicted_before = compute_order_period(bir, &deps, &busy, &written);
+    let queue_bound = steady_queue_bound(func, bir, plan, &deps, &busy, &steady);
+    let predicted = improve_order(bir, &deps, &steady, &mut order).max(queue_bound);
+    let predicted_before = compute_order_period(bir, &deps, &steady, &written).max(queue_bound);
     // The costs are estimates, so a small predicted gain can be a measured loss: the body is
     // reordered only for a predicted gain of at least [`MIN_GAIN_PERCENT`].
     let kept_order = predicted * 100 > predicted_before * (100 - MIN_GAIN_PERCENT);
@@ -613,12 +780,14 @@ pub fn compute_modulo_schedule(
         rec_cycle,
         rec_edges,
         order: order.iter().map(|&k| deps.insts[k]).collect(),
+        busy: steady,
         insts: deps
             .insts
             .iter()
             .zip(&sigma)
             .map(|(&i, &s)| (i, bir.insts[i].stage, (s - base) as u64))
             .collect(),
+        deps,
     })
 }
 

@@ -17,8 +17,9 @@ kernel exp_stages(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 1380 (dma queues), RecMII 2315, II 2528, predicted 2520 (before 2520), order kept
-#   recurrence: act.activation(tb) → (1 iteration later, `ta`) sp.load(ta) → (1 iteration later, `ta`) act.activation(tb)
+# loop i trip 10: ResMII 1380 (dma queues), RecMII 2315, II 2528, predicted 2571 (before 2571), order kept
+#   recurrence: act.activation(tb) → (1 iteration later, `ta`'s slot reused) sp.load(ta) → (1 iteration later, `ta`: stage 0 → 1) act.activation(tb)
+#   period set by: sp.store(tb) → (sp in order) sp.load(ta) → (1 iteration later, `ta`: stage 0 → 1) act.activation(tb) → (1 iteration later, `tb`: stage 1 → 2) sp.store(tb)
 #   dep sp.store(tb) -> act.activation(tb): anti d=1 lat=4057
 #   dep act.activation(tb) -> sp.store(tb): flow d=1 lat=572
 #   dep act.activation(tb) -> act.activation(tb): output d=2 lat=572

@@ -55,8 +55,9 @@ kernel layernorm_stages(x, gamma, beta) -> (y) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 4688 (dve), RecMII 5487, II 5487, predicted 5487 (before 10139), reordered
-#   recurrence: sp.load(t) → dve.reduce(_reduce) → dve.tensor_scalar(mean) → dve.tensor_tensor(xc) → (1 iteration later, `t`) sp.load(t)
+# loop i trip 10: ResMII 4688 (dve), RecMII 5487, II 5487, predicted 5852 (before 10583), reordered
+#   recurrence: sp.load(t) → dve.reduce(_reduce) → dve.tensor_scalar(mean) → dve.tensor_tensor(xc) → (1 iteration later, `t`'s slot reused) sp.load(t)
+#   period set by: dve.reduce(_reduce) → dve.tensor_scalar(mean) → dve.tensor_tensor(xc) → (dve in order, next body) dve.tensor_tensor(_tensor_tensor) → (dve in order) dve.reduce(_reduce.1) → (dve in order) dve.tensor_tensor(_tensor_tensor.1) → (dve in order) dve.tensor_scalar(var) → dve.tensor_scalar(_tensor_scalar) → (dve in order) dve.tensor_tensor(yt) → (dve in order) dve.reduce(_reduce)
 #   dep sp.load(t) -> sp.load(t): output d=1 lat=3707
 #   dep sp.load(t) -> dve.reduce(_reduce): flow d=0 lat=3707
 #   dep sp.load(t) -> dve.tensor_tensor(xc): flow d=0 lat=3707

@@ -33,8 +33,8 @@ kernel matmul_mode_b(at, b) -> (c) {
 }
 
 # schedule:
-# loop k trip 5: ResMII 1738 (pe), RecMII 2940, II 2940, predicted 2940 (before 2940), order kept
-#   recurrence: sp.load(rhs) → (1 iteration later, `rhs`) pe.matmul(acc) → (1 iteration later, `rhs`) sp.load(rhs)
+# loop k trip 5: ResMII 1738 (pe), RecMII 2940, II 2940, predicted 2980 (before 2980), order kept
+#   recurrence: sp.load(rhs) → (1 iteration later, `rhs`: stage 0 → 1) pe.matmul(acc) → (1 iteration later, `rhs`'s slot reused) sp.load(rhs)
 #   dep sp.load(rhs) -> sp.load(rhs): output d=2 lat=3707
 #   dep sp.load(rhs) -> pe.matmul(acc): flow d=1 lat=3707
 #   dep sp.load(lhs) -> sp.load(lhs): output d=2 lat=2764

@@ -30,8 +30,9 @@ kernel carried(a) -> (s, c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 251 (dve), RecMII 1144, II 1199, predicted 1196 (before 1196), order kept
-#   recurrence: act.activation(u) → (1 iteration later, `u`) sp.store(u) → (1 iteration later, `u`) act.activation(u)
+# loop i trip 10: ResMII 251 (dve), RecMII 1144, II 1199, predicted 1208 (before 1208), order kept
+#   recurrence: act.activation(u) → (1 iteration later, `u`: stage 1 → 2) sp.store(u) → (1 iteration later, `u`'s slot reused) act.activation(u)
+#   period set by: sp.store(u) → (1 iteration later, `u`'s slot reused) act.activation(u) → (1 iteration later, `t`'s slot reused) sp.load(t) → (sp in order) sp.store(u)
 #   dep sp.load(t) -> sp.load(t): output d=2 lat=2164
 #   dep sp.load(t) -> act.activation(u): flow d=1 lat=2164
 #   dep act.activation(u) -> sp.load(t): anti d=1 lat=124

@@ -17,8 +17,9 @@ kernel manual(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 206 (sp), RecMII 763, II 798, predicted 797 (before 797), order kept
-#   recurrence: act.activation(u) → (1 iteration later, `u`) sp.store(u) → (2 iterations later, `u`) act.activation(u)
+# loop i trip 10: ResMII 206 (sp), RecMII 763, II 798, predicted 806 (before 806), order kept
+#   recurrence: act.activation(u) → (1 iteration later, `u`: stage 1 → 2) sp.store(u) → (2 iterations later, `u`'s slot reused) act.activation(u)
+#   period set by: act.activation(u) → (1 iteration later, `u`: stage 1 → 2) sp.store(u) → (sp in order, next body) sp.load(t) → (1 iteration later, `t`: stage 0 → 1) act.activation(u)
 #   dep sp.load(t) -> sp.load(t): output d=3 lat=2164
 #   dep sp.load(t) -> act.activation(u): flow d=1 lat=2164
 #   dep act.activation(u) -> sp.load(t): anti d=2 lat=124

@@ -21,8 +21,8 @@ kernel three(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 206 (sp), RecMII 1238, II 1238, predicted 1238 (before 1238), order kept
-#   recurrence: sp.load(ta) → act.activation(tb) → (1 iteration later, `tb`) dve.tensor_tensor(tc) → (1 iteration later, `ta`) sp.load(ta)
+# loop i trip 10: ResMII 206 (sp), RecMII 1238, II 1238, predicted 1240 (before 1240), order kept
+#   recurrence: sp.load(ta) → act.activation(tb) → (1 iteration later, `tb`: stage 0 → 1) dve.tensor_tensor(tc) → (1 iteration later, `ta`'s slot reused) sp.load(ta)
 #   dep sp.load(ta) -> sp.load(ta): output d=2 lat=2164
 #   dep sp.load(ta) -> act.activation(tb): flow d=0 lat=2164
 #   dep sp.load(ta) -> dve.tensor_tensor(tc): flow d=1 lat=2164

@@ -23,7 +23,7 @@ kernel add2(a, b) -> (c) {
 
 # schedule:
 # loop i trip 9: ResMII 342 (sp), RecMII 2352, II 2398, predicted 2352 (before 2352), order kept
-#   recurrence: sp.store(tc) → (1 iteration later, `tc`) dve.tensor_tensor(tc) → sp.store(tc)
+#   recurrence: sp.store(tc) → (1 iteration later, `tc`'s slot reused) dve.tensor_tensor(tc) → sp.store(tc)
 #   dep sp.load(ta) -> sp.load(ta): output d=2 lat=2164
 #   dep sp.load(ta) -> dve.tensor_tensor(tc): flow d=1 lat=2164
 #   dep sp.load(tb) -> sp.load(tb): output d=2 lat=2164

@@ -26,8 +26,9 @@ kernel inter(a, b) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 309 (sp), RecMII 1176, II 1233, predicted 1228 (before 1228), order kept
-#   recurrence: sp.store(s) → (1 iteration later, `s`) dve.tensor_tensor(s) → (1 iteration later, `s`) sp.store(s)
+# loop i trip 10: ResMII 309 (sp), RecMII 1176, II 1233, predicted 1240 (before 1240), order kept
+#   recurrence: sp.store(s) → (1 iteration later, `s`'s slot reused) dve.tensor_tensor(s) → (1 iteration later, `s`: stage 1 → 2) sp.store(s)
+#   period set by: sp.store(s) → (sp in order) sp.load(y) → (1 iteration later, `y`: stage 0 → 1) dve.tensor_tensor(s) → (1 iteration later, `s`: stage 1 → 2) sp.store(s)
 #   dep sp.load(x) -> sp.load(x): output d=2 lat=2164
 #   dep sp.load(x) -> act.activation(e): flow d=1 lat=2164
 #   dep sp.store(s) -> dve.tensor_tensor(s): anti d=1 lat=2164

@@ -27,7 +27,7 @@ kernel ring(x, w) -> (y) {
 
 # schedule:
 # loop i trip 9: ResMII 342 (sp), RecMII 2544, II 2544, predicted 2544 (before 2544), order kept
-#   recurrence: sp.load(tx) → pe.matmul(p) → (1 iteration later, `tx`) sp.load(tx)
+#   recurrence: sp.load(tx) → pe.matmul(p) → (1 iteration later, `tx`'s slot reused) sp.load(tx)
 #   dep sp.load(tx) -> sp.load(tx): output d=1 lat=2164
 #   dep sp.load(tx) -> pe.matmul(p): flow d=0 lat=2164
 #   dep pe.matmul(p) -> sp.load(tx): anti d=1 lat=380

@@ -41,7 +41,7 @@ kernel rmsnorm_stages(x, g) -> (y) {
 
 # schedule:
 # loop i trip 10: ResMII 2394 (dve), RecMII 4791, II 4791, predicted 4791 (before 4791), order kept
-#   recurrence: dve.tensor_tensor(yt) → sp.store(yt) → (1 iteration later, `yt`) dve.tensor_tensor(yt)
+#   recurrence: dve.tensor_tensor(yt) → sp.store(yt) → (1 iteration later, `yt`'s slot reused) dve.tensor_tensor(yt)
 #   dep sp.load(t) -> sp.load(t): output d=3 lat=3707
 #   dep sp.load(t) -> act.activation(sq): flow d=0 lat=3707
 #   dep sp.load(t) -> dve.tensor_tensor(_tensor_tensor): flow d=2 lat=3707

@@ -33,8 +33,8 @@ kernel softmax_stages(x) -> (y) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 1884 (dve), RecMII 4791, II 4791, predicted 4791 (before 7223), reordered
-#   recurrence: sp.store(r) → (1 iteration later, `r`) dve.tensor_tensor(r) → sp.store(r)
+# loop i trip 10: ResMII 1884 (dve), RecMII 4791, II 4791, predicted 4791 (before 7655), reordered
+#   recurrence: sp.store(r) → (1 iteration later, `r`'s slot reused) dve.tensor_tensor(r) → sp.store(r)
 #   dep sp.load(t) -> sp.load(t): output d=2 lat=3707
 #   dep sp.load(t) -> dve.reduce(mx): flow d=0 lat=3707
 #   dep sp.load(t) -> act.activation(e): flow d=1 lat=3707

@@ -22,8 +22,9 @@ kernel tensor_add(a, b) -> (c) {
 }
 
 # schedule:
-# loop i trip 18: ResMII 2302 (dma queues), RecMII 2571, II 2862, predicted 2852 (before 2852), order kept
-#   recurrence: dve.tensor_tensor(tc) → (1 iteration later, `ta`) sp.load(ta) → (1 iteration later, `ta`) dve.tensor_tensor(tc)
+# loop i trip 18: ResMII 2302 (dma queues), RecMII 2571, II 2862, predicted 2908 (before 2908), order kept
+#   recurrence: dve.tensor_tensor(tc) → (1 iteration later, `ta`'s slot reused) sp.load(ta) → (1 iteration later, `ta`: stage 0 → 1) dve.tensor_tensor(tc)
+#   period set by: dve.tensor_tensor(tc) → (1 iteration later, `ta`'s slot reused) sp.load(ta) → (sp in order) sp.load(tb) → (sp in order) sp.store(tc) → (1 iteration later, `tc`'s slot reused) dve.tensor_tensor(tc)
 #   dep sp.load(ta) -> sp.load(ta): output d=2 lat=4057
 #   dep sp.load(ta) -> dve.tensor_tensor(tc): flow d=1 lat=4057
 #   dep sp.load(tb) -> sp.load(tb): output d=2 lat=4057

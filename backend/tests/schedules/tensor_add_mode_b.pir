@@ -22,8 +22,9 @@ kernel tensor_add_mode_b(a, b) -> (c) {
 }
 
 # schedule:
-# loop i trip 18: ResMII 2302 (dma queues), RecMII 2571, II 2862, predicted 2852 (before 2852), order kept
-#   recurrence: sp.load(ta) → (1 iteration later, `ta`) dve.tensor_tensor(tc) → (1 iteration later, `ta`) sp.load(ta)
+# loop i trip 18: ResMII 2302 (dma queues), RecMII 2571, II 2862, predicted 2908 (before 2908), order kept
+#   recurrence: sp.load(ta) → (1 iteration later, `ta`: stage 0 → 1) dve.tensor_tensor(tc) → (1 iteration later, `ta`'s slot reused) sp.load(ta)
+#   period set by: dve.tensor_tensor(tc) → (1 iteration later, `tc`: stage 1 → 2) sp.store(tc) → (sp in order) sp.load(ta) → (sp in order) sp.load(tb) → (1 iteration later, `tb`: stage 0 → 1) dve.tensor_tensor(tc)
 #   dep sp.store(tc) -> dve.tensor_tensor(tc): anti d=1 lat=4057
 #   dep dve.tensor_tensor(tc) -> sp.store(tc): flow d=1 lat=1084
 #   dep dve.tensor_tensor(tc) -> dve.tensor_tensor(tc): output d=2 lat=1084

@@ -24,7 +24,7 @@ kernel transpose_mode_b(x) -> (y) {
 
 # schedule:
 # loop c trip 7: ResMII 586 (sp), RecMII 1508, II 1508, predicted 1508 (before 1508), order kept
-#   recurrence: sp.load(t) → (1 iteration later, `t`) pe.transpose(tp) → (1 iteration later, `t`) sp.load(t)
+#   recurrence: sp.load(t) → (1 iteration later, `t`: stage 0 → 1) pe.transpose(tp) → (1 iteration later, `t`'s slot reused) sp.load(t)
 #   dep sp.store(o) -> dve.copy(o): anti d=1 lat=2764
 #   dep dve.copy(o) -> sp.store(o): flow d=1 lat=188
 #   dep dve.copy(o) -> dve.copy(o): output d=2 lat=188

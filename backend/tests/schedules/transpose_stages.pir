@@ -24,7 +24,7 @@ kernel transpose_stages(x) -> (y) {
 
 # schedule:
 # loop c trip 7: ResMII 586 (sp), RecMII 1508, II 1508, predicted 1508 (before 1508), order kept
-#   recurrence: pe.transpose(tp) → (1 iteration later, `t`) sp.load(t) → (1 iteration later, `t`) pe.transpose(tp)
+#   recurrence: pe.transpose(tp) → (1 iteration later, `t`'s slot reused) sp.load(t) → (1 iteration later, `t`: stage 0 → 1) pe.transpose(tp)
 #   dep sp.load(t) -> sp.load(t): output d=2 lat=2764
 #   dep sp.load(t) -> pe.transpose(tp): flow d=1 lat=2764
 #   dep pe.transpose(tp) -> sp.load(t): anti d=1 lat=252
