@@ -219,24 +219,14 @@ pub fn peel(func: &mut Function, log: &mut PipelineLog) -> Result<(), Failure> {
 /// Pipeliner errors as a failure: diagnostics, or an internal error if any is a bug of nkc.
 pub fn pipeline_failure(errors: Vec<PipelineError>) -> Failure {
     if let Some(e) = errors.iter().find(|e| e.is_internal()) {
-        let mut msg = e.message.clone();
-        for n in &e.notes {
+        let d = e.to_diagnostic();
+        let mut msg = d.message;
+        for n in &d.notes {
             msg += &format!("\n{n}");
         }
         return Failure::Internal(msg);
     }
-    Failure::Diagnostics(errors.into_iter().map(to_diagnostic).collect())
-}
-
-/// One pipeliner error as a front-end diagnostic.
-pub fn to_diagnostic(e: PipelineError) -> Error {
-    let span = e.span.map_or(0..0, |s| s.range());
-    let mut d = Error::new(e.code, e.message, span).with_label(e.label);
-    for (s, label) in e.secondary {
-        d = d.with_secondary(s.range(), label);
-    }
-    d.notes = e.notes;
-    d
+    Failure::Diagnostics(errors.iter().map(PipelineError::to_diagnostic).collect())
 }
 
 /// The syntax tree of the file, or its syntax errors.

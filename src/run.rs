@@ -467,12 +467,9 @@ pub fn backend_compile(func: &Function, source: &Source) -> Result<backend::Comp
 /// A backend error as a failure.
 pub fn backend_failure(e: backend::BackendError) -> Failure {
     if e.is_internal() {
-        return Failure::Internal(e.to_string());
+        return Failure::Internal(e.report());
     }
-    let span = e.span.map_or(0..0, |s| s.range());
-    let mut d = frontend::diagnostic::Error::new(e.code, e.message, span).with_label(e.label);
-    d.notes = e.notes;
-    Failure::Diagnostics(vec![d])
+    Failure::Diagnostics(vec![e.to_diagnostic()])
 }
 
 /// Applies the pipelining path `mode` asks for to `func` (before the backend or the interpreter).

@@ -9,7 +9,6 @@
 //!
 //! Every example and every `tests/good` kernel must also keep its bits through the pipeliner.
 
-use nkc::driver;
 use penguin::interp;
 use penguin::pipeline::{self, PipelineLog, PipelineOptions};
 use penguin::Function;
@@ -156,7 +155,7 @@ fn pipeline_corpus() {
                     errors.iter().all(|e| !e.is_internal()),
                     "{file}: internal error {errors:#?}"
                 );
-                let diags: Vec<_> = errors.into_iter().map(driver::to_diagnostic).collect();
+                let diags: Vec<_> = errors.iter().map(|e| e.to_diagnostic()).collect();
                 let mut actual: Vec<(String, usize)> = diags
                     .iter()
                     .map(|e| (e.code.to_string(), line_of(&source, e.span.start)))

@@ -82,7 +82,9 @@ fn run_case(seed: u64, figures: &RefCell<Figures>) -> Result<(), TestCaseError> 
         }
         Err(errors) => {
             prop_assert!(
-                errors.iter().all(|e| e.code == codes::DEPENDENCE_VIOLATION),
+                errors
+                    .iter()
+                    .all(|e| e.code() == codes::DEPENDENCE_VIOLATION),
                 "unexpected errors {errors:#?}\n{src}"
             );
             f.rejected += 1;

@@ -36,7 +36,7 @@
 //! past the SBUF or the PSUM's banks (that is an error instead).
 
 use crate::bir::{BNode, Bir};
-use crate::error::{BackendError, PSUM_OVERFLOW, PSUM_TILE_TOO_LARGE, SBUF_OVERFLOW, UNSUPPORTED};
+use crate::error::BackendError;
 use penguin::ir::{Memory, TensorKind};
 use penguin::listing::capped_list;
 use penguin::{Function, Tensor};
@@ -200,15 +200,10 @@ fn collect_buffers(
             Memory::Hbm => {
                 if d.kind == TensorKind::Local && !a.places.contains_key(&t) {
                     if d.slots() != 1 {
-                        return Err(BackendError::new(
-                            UNSUPPORTED,
-                            format!(
-                                "HBM scratch `{}` is multi-buffered, which the backend does not lower",
-                                d.name
-                            ),
-                            span,
-                        )
-                        .with_label("a multi-buffered local HBM tensor"));
+                        return Err(BackendError::MultiBufferedScratch {
+                            tensor: d.name.clone(),
+                            at: span,
+                        });
                     }
                     let align = SBUF_ALIGN / d.dtype.size_bytes();
                     let elems = d.elems().div_ceil(align).saturating_mul(align);
@@ -220,15 +215,11 @@ fn collect_buffers(
             }
             Memory::Sbuf | Memory::Psum => {
                 if d.shape.len() != 2 {
-                    return Err(BackendError::new(
-                        UNSUPPORTED,
-                        format!(
-                            "on-chip tensor `{}` has {} dimensions; the backend lowers [partitions, free] tiles",
-                            d.name,
-                            d.shape.len()
-                        ),
-                        span,
-                    ));
+                    return Err(BackendError::TileDims {
+                        tensor: d.name.clone(),
+                        dims: d.shape.len(),
+                        at: span,
+                    });
                 }
                 let copy = d.shape[1] * d.dtype.size_bytes();
                 if d.memory == Memory::Sbuf {
@@ -236,19 +227,12 @@ fn collect_buffers(
                     bufs.sbuf.push((t, slot_bytes * d.slots(), slot_bytes));
                 } else {
                     if copy > PSUM_BANK_BYTES {
-                        return Err(BackendError::new(
-                            PSUM_TILE_TOO_LARGE,
-                            format!(
-                                "PSUM tensor `{}` needs {copy} bytes per partition, more than one {PSUM_BANK_BYTES}-byte bank",
-                                d.name
-                            ),
-                            span,
-                        )
-                        .with_label("a PSUM tile never crosses a bank")
-                        .with_note(format!(
-                            "a PSUM bank holds {} float32 per partition",
-                            PSUM_BANK_BYTES / 4
-                        )));
+                        return Err(BackendError::PsumTileTooLarge {
+                            tensor: d.name.clone(),
+                            bytes: copy,
+                            bank: PSUM_BANK_BYTES,
+                            at: span,
+                        });
                     }
                     bufs.psum.push((t, d.slots(), PSUM_BANK_BYTES));
                 }
@@ -294,7 +278,7 @@ fn place_arena(
     });
 }
 
-/// [`SBUF_OVERFLOW`] when the placed SBUF buffers end past the SBUF (`used` bytes per
+/// The SBUF overflow error when the placed SBUF buffers end past the SBUF (`used` bytes per
 /// partition), naming the buffers.
 fn check_sbuf(func: &Function, sbuf: &[Buffer], used: u64) -> Result<(), BackendError> {
     if used <= SBUF_PARTITION_BYTES {
@@ -306,20 +290,15 @@ fn check_sbuf(func: &Function, sbuf: &[Buffer], used: u64) -> Result<(), Backend
         ", ",
     );
     let big = sbuf.iter().max_by_key(|x| x.1).map(|x| x.0);
-    Err(BackendError::new(
-        SBUF_OVERFLOW,
-        format!(
-            "the kernel's SBUF buffers need {used} bytes per partition, more than the {SBUF_PARTITION_BYTES} SBUF has"
-        ),
-        big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
-    )
-    .with_label("the largest buffer")
-    .with_note(format!(
-        "buffers (bytes per partition, all ring slots; buffers live at the same time cannot share): {list}"
-    )))
+    Err(BackendError::SbufOverflow {
+        bytes: used,
+        limit: SBUF_PARTITION_BYTES,
+        buffers: list,
+        at: big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
+    })
 }
 
-/// [`PSUM_OVERFLOW`] when the placed PSUM buffers use more than the PSUM's banks (`used`),
+/// The PSUM overflow error when the placed PSUM buffers use more than the PSUM's banks (`used`),
 /// naming the buffers.
 fn check_psum(func: &Function, psum: &[Buffer], used: u64) -> Result<(), BackendError> {
     if used <= PSUM_BANKS {
@@ -337,15 +316,12 @@ fn check_psum(func: &Function, psum: &[Buffer], used: u64) -> Result<(), Backend
         ", ",
     );
     let big = psum.iter().max_by_key(|x| x.1).map(|x| x.0);
-    Err(BackendError::new(
-        PSUM_OVERFLOW,
-        format!(
-            "the kernel's PSUM buffers need {used} banks at once, more than the {PSUM_BANKS} PSUM has"
-        ),
-        big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
-    )
-    .with_label("the largest PSUM ring")
-    .with_note(format!("PSUM buffers in flight together: {list}")))
+    Err(BackendError::PsumOverflow {
+        banks: used,
+        limit: PSUM_BANKS,
+        buffers: list,
+        at: big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
+    })
 }
 
 /// First-fit colouring of the interference graph, largest buffer first: the offset of each

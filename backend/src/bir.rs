@@ -11,7 +11,7 @@
 //! is its index in that list; operands still name Penguin tensors and accesses (logical buffers,
 //! slots not yet rotated); a `Copy` touching PSUM is never on `pool`.
 
-use crate::error::{BackendError, UNSUPPORTED};
+use crate::error::BackendError;
 use penguin::affine::Predicate;
 use penguin::ir::{EngineClass, Memory, Op, Operand, StmtKind};
 use penguin::{Axis, Function, SrcSpan, Stmt};
@@ -122,11 +122,10 @@ impl Lower<'_> {
                         body: Vec::new(),
                     });
                     if loops.len() >= runtime_sim::isa::MAX_REGS {
-                        return Err(BackendError::new(
-                            UNSUPPORTED,
-                            format!("loops nested more than {} deep", runtime_sim::isa::MAX_REGS),
-                            self.func.axis_spans.get(*axis).copied().flatten(),
-                        ));
+                        return Err(BackendError::TooDeep {
+                            limit: runtime_sim::isa::MAX_REGS,
+                            at: self.func.axis_spans.get(*axis).copied().flatten(),
+                        });
                     }
                     loops.push(id);
                     let body = self.block(&ad.body, loops, guards)?;
@@ -160,11 +159,7 @@ impl Lower<'_> {
             EngineClass::Vector => Engine::Dve,
             EngineClass::Scalar => Engine::Act,
             EngineClass::GpSimd if touches_psum => {
-                return Err(BackendError::new(
-                    UNSUPPORTED,
-                    "a GpSimd instruction cannot access PSUM",
-                    span,
-                ))
+                return Err(BackendError::GpSimdPsum { at: span })
             }
             EngineClass::GpSimd => Engine::Pool,
             EngineClass::Any => {

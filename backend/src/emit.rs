@@ -21,7 +21,7 @@
 
 use crate::alloc::{Allocation, Place};
 use crate::bir::{BNode, Bir};
-use crate::error::{BackendError, UNSUPPORTED};
+use crate::error::BackendError;
 use crate::queues::{compute_queue_plan, QueuePlan};
 use penguin::affine::{AffineExpr, CmpOp as PCmp};
 use penguin::ir::{self as pir, Memory, Operand};
@@ -169,8 +169,9 @@ impl Emit<'_> {
         Ok(out)
     }
 
-    fn unsupported(&self, i: usize, msg: String) -> BackendError {
-        BackendError::new(UNSUPPORTED, msg, self.bir.insts[i].span)
+    /// The span of instruction `i`.
+    fn at(&self, i: usize) -> Option<penguin::SrcSpan> {
+        self.bir.insts[i].span
     }
 
     /// `e` over the registers.
@@ -244,9 +245,10 @@ impl Emit<'_> {
             }
         };
         if o.access.start.len() != 2 {
-            return Err(
-                self.unsupported(i, format!("`{}` is not a [partitions, free] tile", t.name))
-            );
+            return Err(BackendError::OperandDims {
+                tensor: t.name.clone(),
+                at: self.at(i),
+            });
         }
         let p0 = self.expr(&o.access.start[0]);
         let np = o.access.size[0];
@@ -273,14 +275,11 @@ impl Emit<'_> {
                     });
                 }
                 _ => {
-                    return Err(self.unsupported(
-                        i,
-                        format!(
-                            "the ring slot selector `{}` of `{}` is not `iv + constant`",
-                            self.func.display_affine(sel),
-                            t.name
-                        ),
-                    ))
+                    return Err(BackendError::RingSelector {
+                        selector: self.func.display_affine(sel).to_string(),
+                        tensor: t.name.clone(),
+                        at: self.at(i),
+                    })
                 }
             }
             stride *= n;
@@ -537,7 +536,7 @@ impl Emit<'_> {
             (&bi.srcs[0], &bi.dst)
         };
         if self.func.tensors[tile_op.tensor].memory != Memory::Sbuf {
-            return Err(self.unsupported(i, "a DMA reaches SBUF only".to_string()));
+            return Err(BackendError::DmaNotSbuf { at: self.at(i) });
         }
         let tile = self.tile(i, tile_op, load)?;
         let (hbm, hfoot) = self.hbm(hbm_op, !load)?;

@@ -1,8 +1,11 @@
 //! Backend errors: what a kernel asks of the machine that the backend cannot give it.
 //!
-//! Every error in a kernel is a [`BackendError`] with a stable code (`E0500`–`E0599`, table below)
-//! and, where one exists, the span of the source text responsible; the driver renders it as a
-//! diagnostic (exit code 1). A backend error is never a panic and never a silent overlap.
+//! Every error in a kernel is a [`BackendError`] variant that carries the data of the problem
+//! (the tensor's name, the sizes that do not fit, the span of the source text responsible where
+//! one exists); its message comes from `thiserror`, and [`BackendError::to_diagnostic`] is the one
+//! place where it becomes a [`Diagnostic`] with its stable code (`E0500`–`E0599`, table below),
+//! label and notes. The driver renders it at the edge (exit code 1). A backend error is never a
+//! panic and never a silent overlap.
 //!
 //! | code | problem |
 //! | --- | --- |
@@ -13,7 +16,7 @@
 //! | `E0599` | an internal error of the backend (a bug in nkc, not in the kernel) |
 
 use penguin::SrcSpan;
-use std::fmt;
+use vocab::Diagnostic;
 
 /// SBUF overflow.
 pub const SBUF_OVERFLOW: &str = "E0501";
@@ -26,51 +29,152 @@ pub const UNSUPPORTED: &str = "E0504";
 /// A bug in the backend.
 pub const INTERNAL: &str = "E0599";
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct BackendError {
-    pub code: &'static str,
-    pub message: String,
-    pub span: Option<SrcSpan>,
-    pub label: String,
-    pub notes: Vec<String>,
+/// A place of the source, when the IR knows it.
+type At = Option<SrcSpan>;
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BackendError {
+    /// `E0501`: the SBUF buffers, coloured, need more than a partition of SBUF.
+    #[error("the kernel's SBUF buffers need {bytes} bytes per partition, more than the {limit} SBUF has")]
+    SbufOverflow {
+        bytes: u64,
+        limit: u64,
+        /// The buffers with their sizes, listed.
+        buffers: String,
+        /// The largest buffer.
+        at: At,
+    },
+    /// `E0502`: more PSUM banks at once than PSUM has.
+    #[error(
+        "the kernel's PSUM buffers need {banks} banks at once, more than the {limit} PSUM has"
+    )]
+    PsumOverflow {
+        banks: u64,
+        limit: u64,
+        /// The rings with their banks, listed.
+        buffers: String,
+        /// The largest ring.
+        at: At,
+    },
+    /// `E0503`: a PSUM tile larger than one bank.
+    #[error(
+        "PSUM tensor `{tensor}` needs {bytes} bytes per partition, more than one {bank}-byte bank"
+    )]
+    PsumTileTooLarge {
+        tensor: String,
+        bytes: u64,
+        bank: u64,
+        at: At,
+    },
+    /// `E0504`: loops nested deeper than the registers.
+    #[error("loops nested more than {limit} deep")]
+    TooDeep { limit: usize, at: At },
+    /// `E0504`: a GpSimd instruction on PSUM.
+    #[error("a GpSimd instruction cannot access PSUM")]
+    GpSimdPsum { at: At },
+    /// `E0504`: a multi-buffered HBM scratch tensor.
+    #[error("HBM scratch `{tensor}` is multi-buffered, which the backend does not lower")]
+    MultiBufferedScratch { tensor: String, at: At },
+    /// `E0504`: an on-chip tensor of other than two dimensions.
+    #[error("on-chip tensor `{tensor}` has {dims} dimensions; the backend lowers [partitions, free] tiles")]
+    TileDims { tensor: String, dims: usize, at: At },
+    /// `E0504`: an operand that is not a two-dimensional tile.
+    #[error("`{tensor}` is not a [partitions, free] tile")]
+    OperandDims { tensor: String, at: At },
+    /// `E0504`: a ring slot selector the emitter cannot rotate.
+    #[error("the ring slot selector `{selector}` of `{tensor}` is not `iv + constant`")]
+    RingSelector {
+        selector: String,
+        tensor: String,
+        at: At,
+    },
+    /// `E0504`: a DMA to or from another memory than SBUF.
+    #[error("a DMA reaches SBUF only")]
+    DmaNotSbuf { at: At },
+    /// `E0599`: a bug in the backend.
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl BackendError {
-    pub fn new(code: &'static str, message: impl Into<String>, span: Option<SrcSpan>) -> Self {
-        BackendError {
-            code,
-            message: message.into(),
-            span,
-            label: String::new(),
-            notes: Vec::new(),
-        }
-    }
-
-    pub fn with_label(mut self, label: impl Into<String>) -> Self {
-        self.label = label.into();
-        self
-    }
-
-    pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.notes.push(note.into());
-        self
-    }
-
+    /// A bug in the backend.
     pub fn internal(message: impl Into<String>) -> Self {
-        BackendError::new(INTERNAL, message, None)
+        BackendError::Internal(message.into())
+    }
+
+    /// The stable code, `E05xx`.
+    pub fn code(&self) -> &'static str {
+        use BackendError::*;
+        match self {
+            SbufOverflow { .. } => SBUF_OVERFLOW,
+            PsumOverflow { .. } => PSUM_OVERFLOW,
+            PsumTileTooLarge { .. } => PSUM_TILE_TOO_LARGE,
+            TooDeep { .. }
+            | GpSimdPsum { .. }
+            | MultiBufferedScratch { .. }
+            | TileDims { .. }
+            | OperandDims { .. }
+            | RingSelector { .. }
+            | DmaNotSbuf { .. } => UNSUPPORTED,
+            Internal(_) => INTERNAL,
+        }
     }
 
     pub fn is_internal(&self) -> bool {
-        self.code == INTERNAL
+        matches!(self, BackendError::Internal(_))
     }
-}
 
-impl fmt::Display for BackendError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "error[{}]: {}", self.code, self.message)?;
-        for n in &self.notes {
-            write!(f, "\n  note: {n}")?;
+    /// The source text responsible, when there is one.
+    pub fn span(&self) -> At {
+        use BackendError::*;
+        match self {
+            SbufOverflow { at, .. }
+            | PsumOverflow { at, .. }
+            | PsumTileTooLarge { at, .. }
+            | TooDeep { at, .. }
+            | GpSimdPsum { at }
+            | MultiBufferedScratch { at, .. }
+            | TileDims { at, .. }
+            | OperandDims { at, .. }
+            | RingSelector { at, .. }
+            | DmaNotSbuf { at } => *at,
+            Internal(_) => None,
         }
-        Ok(())
+    }
+
+    /// The diagnostic of this error: the one place where its code, span, label and notes are
+    /// chosen. (The backend's notes are written without a `note:` prefix.)
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        use BackendError::*;
+        let span = self.span().map_or(0..0, |s| s.range());
+        let mut d = Diagnostic::new(self.code(), self.to_string(), span);
+        match self {
+            SbufOverflow { buffers, .. } => {
+                d = d.with_label("the largest buffer");
+                d.notes.push(format!(
+                    "buffers (bytes per partition, all ring slots; buffers live at the same time cannot share): {buffers}"
+                ));
+            }
+            PsumOverflow { buffers, .. } => {
+                d = d.with_label("the largest PSUM ring");
+                d.notes
+                    .push(format!("PSUM buffers in flight together: {buffers}"));
+            }
+            PsumTileTooLarge { bank, .. } => {
+                d = d.with_label("a PSUM tile never crosses a bank");
+                d.notes.push(format!(
+                    "a PSUM bank holds {} float32 per partition",
+                    bank / 4
+                ));
+            }
+            MultiBufferedScratch { .. } => d = d.with_label("a multi-buffered local HBM tensor"),
+            _ => {}
+        }
+        d
+    }
+
+    /// The one-line report of an internal error (`error[E0599]: …`).
+    pub fn report(&self) -> String {
+        format!("error[{}]: {self}", self.code())
     }
 }

@@ -128,6 +128,19 @@ pub struct Expr {
     pub span: Span,
 }
 
+impl Expr {
+    /// `NAME` when the expression is `M.NAME` for a module `M` of `modules` (`nl.add` with
+    /// `["nl"]` gives `add`).
+    pub fn attr_of(&self, modules: &[&str]) -> Option<&str> {
+        match &self.kind {
+            ExprKind::Attribute { value, attr } if matches!(&value.kind, ExprKind::Name(m) if modules.contains(&m.as_str())) => {
+                Some(attr.name.as_str())
+            }
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     Name(String),

@@ -1,84 +1,43 @@
-//! Front-end errors, and their conversion to codespan-reporting diagnostics.
+//! The edge of nkc's diagnostics: [`Diagnostic`]s (of every stage) rendered with
+//! codespan-reporting.
 //!
-//! Every stage of the front end (lexer, parser, checks, lowering) reports problems in the kernel's
-//! source as [`Error`] values: a stable code, a message, a primary span and optional secondary
-//! labels and help notes. They become `codespan_reporting` diagnostics only at the edge, in
-//! [`Error::to_diagnostic`], and are rendered by [`render`].
+//! Each stage reports problems as its own error enum, whose variants carry the data: the lexer and
+//! the parser [`crate::syntax_error::SyntaxError`], the semantic checks `check::error::CheckError`,
+//! the pipeliner `penguin::pipeline::PipelineError`, the backend `backend::BackendError`. Each
+//! converts to a [`Diagnostic`] (`vocab::Diagnostic`: a stable code, a message, a primary span
+//! and optional secondary labels and notes) in one place. Diagnostics become
+//! `codespan_reporting` ones only here, in [`to_codespan`], and are rendered by [`render`];
+//! [`Error`] is the front end's older name for [`Diagnostic`].
 //!
 //! Invariants: every span is a byte range into the file being compiled, and the primary span is the
 //! offending text itself (not its enclosing statement) wherever there is such text.
 
 use crate::ast::Span;
-use codespan_reporting::diagnostic::{Diagnostic, Label};
+use codespan_reporting::diagnostic::Label;
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::WriteColor};
 
-/// One problem in the kernel's source.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Error {
-    /// A stable code such as `E0101`; see the table in `codes`.
-    pub code: &'static str,
-    pub message: String,
-    /// The offending text.
-    pub span: Span,
-    /// A short text shown under the primary span (may be empty).
-    pub label: String,
-    /// Secondary labels: related places, such as an earlier binding.
-    pub secondary: Vec<(Span, String)>,
-    /// `help:` and `note:` lines, each written with its prefix.
-    pub notes: Vec<String>,
-}
+pub use vocab::Diagnostic;
 
-impl Error {
-    pub fn new(code: &'static str, message: impl Into<String>, span: Span) -> Self {
-        Error {
-            code,
-            message: message.into(),
-            span,
-            label: String::new(),
-            secondary: Vec::new(),
-            notes: Vec::new(),
-        }
-    }
+/// The front end's name for a [`Diagnostic`], kept for the driver and the tests.
+pub type Error = Diagnostic;
 
-    /// Sets the text under the primary span.
-    pub fn with_label(mut self, label: impl Into<String>) -> Self {
-        self.label = label.into();
-        self
-    }
-
-    /// Adds a secondary label at another place in the file.
-    pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Self {
-        self.secondary.push((span, label.into()));
-        self
-    }
-
-    /// Adds a `help:` line.
-    pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.notes.push(format!("help: {}", help.into()));
-        self
-    }
-
-    /// Adds a `note:` line.
-    pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.notes.push(format!("note: {}", note.into()));
-        self
-    }
-
-    pub fn to_diagnostic<FileId: Copy>(&self, file: FileId) -> Diagnostic<FileId> {
-        let mut labels =
-            vec![Label::primary(file, self.span.clone()).with_message(self.label.clone())];
-        labels.extend(
-            self.secondary
-                .iter()
-                .map(|(span, msg)| Label::secondary(file, span.clone()).with_message(msg.clone())),
-        );
-        Diagnostic::error()
-            .with_code(self.code)
-            .with_message(self.message.clone())
-            .with_labels(labels)
-            .with_notes(self.notes.clone())
-    }
+/// The codespan form of `d`, against `file`: the one place where a diagnostic becomes codespan's.
+pub fn to_codespan<FileId: Copy>(
+    d: &Diagnostic,
+    file: FileId,
+) -> codespan_reporting::diagnostic::Diagnostic<FileId> {
+    let mut labels = vec![Label::primary(file, d.span.clone()).with_message(d.label.clone())];
+    labels.extend(
+        d.secondary
+            .iter()
+            .map(|(span, msg)| Label::secondary(file, span.clone()).with_message(msg.clone())),
+    );
+    codespan_reporting::diagnostic::Diagnostic::error()
+        .with_code(d.code)
+        .with_message(d.message.clone())
+        .with_labels(labels)
+        .with_notes(d.notes.clone())
 }
 
 /// The most diagnostics printed for one file; the rest are counted in a final note, as compilers
@@ -108,11 +67,12 @@ pub fn render(
     sorted.sort_by_key(|e| (e.span.start, e.span.end));
     for error in sorted.iter().take(MAX_DIAGNOSTICS) {
         let error = clamp_spans(error, source.len());
-        term::emit_to_write_style(writer, &config, &file, &error.to_diagnostic(()))
+        term::emit_to_write_style(writer, &config, &file, &to_codespan(&error, ()))
             .map_err(std::io::Error::other)?;
     }
     if sorted.len() > MAX_DIAGNOSTICS {
-        let note = Diagnostic::note().with_message(aborting_note(sorted.len()));
+        let note = codespan_reporting::diagnostic::Diagnostic::note()
+            .with_message(aborting_note(sorted.len()));
         term::emit_to_write_style(writer, &config, &file, &note).map_err(std::io::Error::other)?;
     }
     Ok(())

@@ -35,6 +35,7 @@
 use crate::ast::Span;
 use crate::codes;
 use crate::diagnostic::Error;
+use crate::syntax_error::SyntaxError;
 use logos::Logos;
 use std::collections::HashSet;
 use std::fmt;
@@ -365,17 +366,13 @@ fn not_python(source: &str, raws: &[(Option<Raw>, Span)], errors: &mut Vec<Error
             !(e.code == codes::BAD_CHARACTER && source[e.span.clone()].bytes().all(|b| b == 0))
         });
         let count = source.bytes().filter(|&b| b == 0).count();
-        let mut e = Error::new(
-            codes::NUL_BYTE,
-            "the source contains a NUL byte",
-            first..first + 1,
-        )
-        .with_label("a NUL byte (shown as `?`)")
-        .with_note("Python rejects a file with a NUL byte anywhere, even in a comment");
-        if count > 1 {
-            e = e.with_note(format!("the file has {count} NUL bytes; this is the first"));
-        }
-        errors.push(e);
+        errors.push(
+            SyntaxError::NulByte {
+                at: first..first + 1,
+                count,
+            }
+            .into(),
+        );
     }
     let tail = source
         .strip_suffix("\\\n")
@@ -395,13 +392,10 @@ fn not_python(source: &str, raws: &[(Option<Raw>, Span)], errors: &mut Vec<Error
             .any(|(off, _)| !in_token(line_start + off));
         if !in_comment {
             errors.push(
-                Error::new(
-                    codes::CONTINUATION_AT_EOF,
-                    "the file ends right after a line continuation",
-                    backslash..backslash + 1,
-                )
-                .with_label("this `\\` continues the line, but the file ends")
-                .with_help("remove the backslash"),
+                SyntaxError::ContinuationAtEof {
+                    at: backslash..backslash + 1,
+                }
+                .into(),
             );
         }
     }
@@ -524,22 +518,15 @@ impl<'src> Layout<'src, '_> {
     fn start_line(&mut self, first: Option<Raw>, pos: usize) {
         let (col, tab) = self.indentation(pos);
         if let Some(tab) = tab {
-            self.errors.push(
-                Error::new(codes::TAB_INDENT, "tab character in indentation", tab)
-                    .with_label("tab here")
-                    .with_help("indent with spaces only; tabs are not allowed in kernel source"),
-            );
+            self.errors.push(SyntaxError::TabIndent { at: tab }.into());
         }
         let ws = self.line_start(pos)..pos;
         let top = self.indents.last().map_or(0, |l| l.col);
         if col > top {
             let depth = self.indents.iter().filter(|l| !l.phantom).count();
             if !self.prev_line_opens_block {
-                self.errors.push(
-                    Error::new(codes::UNEXPECTED_INDENT, "unexpected indent", ws)
-                        .with_label("this line is indented, but no block was opened")
-                        .with_help("only the lines after a `def` or `for` header are indented"),
-                );
+                self.errors
+                    .push(SyntaxError::UnexpectedIndent { at: ws }.into());
                 let too_deep = self.indents.last().is_some_and(|l| l.too_deep);
                 self.indents.push(Level {
                     col,
@@ -551,12 +538,11 @@ impl<'src> Layout<'src, '_> {
                 if !self.too_deep_reported {
                     self.too_deep_reported = true;
                     self.errors.push(
-                        Error::new(codes::TOO_DEEP, "blocks nested too deeply", ws)
-                            .with_label(format!("more than {MAX_NESTING} nested blocks"))
-                            .with_note(format!(
-                                "a kernel nests at most {MAX_NESTING} blocks; deeper lines are not reported again"
-                            ))
-                            .with_help("split the kernel into smaller loops"),
+                        SyntaxError::BlocksTooDeep {
+                            at: ws,
+                            max: MAX_NESTING,
+                        }
+                        .into(),
                     );
                 }
                 self.indents.push(Level {
@@ -587,18 +573,12 @@ impl<'src> Layout<'src, '_> {
             let top = self.indents.last().map_or(0, |l| l.col);
             if top != col {
                 self.errors.push(
-                    Error::new(
-                        codes::BAD_DEDENT,
-                        "unindent does not match any outer indentation level",
-                        ws,
-                    )
-                    .with_label(format!(
-                        "this line is indented by {col}, which matches no enclosing block"
-                    ))
-                    .with_help(format!(
-                        "indent it like one of the enclosing blocks (by {})",
-                        self.indent_columns()
-                    )),
+                    SyntaxError::BadDedent {
+                        at: ws,
+                        col,
+                        enclosing: self.indent_columns(),
+                    }
+                    .into(),
                 );
             }
         }
@@ -694,23 +674,16 @@ impl<'src> Layout<'src, '_> {
         let Some((open, open_span)) = self.brackets.last().cloned() else {
             return;
         };
-        let mut error = Error::new(
-            codes::UNCLOSED_BRACKET,
-            format!("unclosed {}", open.describe()),
-            pos..pos,
-        )
-        .with_label(format!("expected {} here", closer(&open).describe()))
-        .with_secondary(
-            open_span,
-            format!("this {} is never closed", open.describe()),
+        self.errors.push(
+            SyntaxError::Unclosed {
+                at: pos..pos,
+                open: open.describe(),
+                closer: closer(&open).describe(),
+                open_at: open_span,
+                more: self.brackets.len() - 1,
+            }
+            .into(),
         );
-        if self.brackets.len() > 1 {
-            error = error.with_note(format!(
-                "{} more enclosing brackets are also unclosed",
-                self.brackets.len() - 1
-            ));
-        }
-        self.errors.push(error);
         while let Some((open, _)) = self.brackets.pop() {
             self.out.push((closer(&open), pos..pos));
         }
@@ -807,35 +780,23 @@ impl<'src> Layout<'src, '_> {
         if self.out.len() - line.first_out == MAX_LINE_TOKENS + 1 && !line.poisoned {
             line.poisoned = true;
             self.errors.push(
-                Error::new(codes::TOO_DEEP, "line too long", span)
-                    .with_label(format!("more than {MAX_LINE_TOKENS} tokens on this line"))
-                    .with_help("split the expression into several statements"),
+                SyntaxError::LineTooLong {
+                    at: span,
+                    max: MAX_LINE_TOKENS,
+                }
+                .into(),
             );
         }
     }
 
     fn bad_character(&mut self, text: &str, span: Span) {
-        let shown: String = text.chars().flat_map(char::escape_debug).collect();
-        let (message, label) = if text.chars().count() == 1 {
-            (
-                format!("unexpected character `{shown}`"),
-                "this character cannot start a token",
-            )
-        } else {
-            (
-                format!("unexpected characters `{shown}`"),
-                "these characters do not form a token",
-            )
-        };
-        let mut error = Error::new(codes::BAD_CHARACTER, message, span).with_label(label);
-        if text.starts_with('\\') {
-            error = error.with_help("a `\\` continues a line only when it is the last character");
-        } else if text.starts_with("\"\"\"") || text.starts_with("'''") {
-            error = error.with_help("this triple-quoted string is never closed");
-        } else if text.starts_with(['"', '\'']) {
-            error = error.with_help("string literals must end on the line they start");
-        }
-        self.errors.push(error);
+        self.errors.push(
+            SyntaxError::BadCharacter {
+                at: span,
+                text: text.to_string(),
+            }
+            .into(),
+        );
     }
 
     fn too_deep(&mut self, span: Span) {
@@ -843,9 +804,11 @@ impl<'src> Layout<'src, '_> {
             return; // one report per line
         }
         self.errors.push(
-            Error::new(codes::TOO_DEEP, "brackets nested too deeply", span)
-                .with_label(format!("more than {MAX_NESTING} nested brackets"))
-                .with_help("split the expression into several statements"),
+            SyntaxError::BracketsTooDeep {
+                at: span,
+                max: MAX_NESTING,
+            }
+            .into(),
         );
         if let Some(line) = self.line.as_mut() {
             line.poisoned = true;
@@ -864,20 +827,14 @@ impl<'src> Layout<'src, '_> {
                 // Inner brackets were left open: close them just before this one.
                 let (inner, inner_span) = self.brackets.last().cloned().expect("k < len - 1");
                 self.errors.push(
-                    Error::new(
-                        codes::UNCLOSED_BRACKET,
-                        format!("unclosed {}", inner.describe()),
-                        span.clone(),
-                    )
-                    .with_label(format!(
-                        "expected {} before this {}",
-                        closer(&inner).describe(),
-                        close.describe()
-                    ))
-                    .with_secondary(
-                        inner_span,
-                        format!("this {} is never closed", inner.describe()),
-                    ),
+                    SyntaxError::UnclosedBefore {
+                        at: span.clone(),
+                        open: inner.describe(),
+                        closer: closer(&inner).describe(),
+                        close: close.describe(),
+                        open_at: inner_span,
+                    }
+                    .into(),
                 );
                 while self.brackets.len() > k + 1 {
                     let (open, _) = self.brackets.pop().expect("len > k + 1");
@@ -891,17 +848,14 @@ impl<'src> Layout<'src, '_> {
                 Some((open, open_span)) => {
                     let right = closer(&open);
                     self.errors.push(
-                        Error::new(
-                            codes::MISMATCHED_BRACKET,
-                            format!(
-                                "mismatched closing bracket: expected {}, found {}",
-                                right.describe(),
-                                close.describe()
-                            ),
-                            span.clone(),
-                        )
-                        .with_label(format!("expected {}", right.describe()))
-                        .with_secondary(open_span, format!("to close this {}", open.describe())),
+                        SyntaxError::MismatchedBracket {
+                            at: span.clone(),
+                            expected: right.describe(),
+                            found: close.describe(),
+                            open: open.describe(),
+                            open_at: open_span,
+                        }
+                        .into(),
                     );
                     self.out.push((right, span));
                 }
@@ -913,23 +867,18 @@ impl<'src> Layout<'src, '_> {
         let digits: String = text.chars().filter(|c| *c != '_').collect();
         if digits.len() > 1 && digits.starts_with('0') && digits.bytes().any(|b| b != b'0') {
             self.errors.push(
-                Error::new(
-                    codes::BAD_NUMBER,
-                    "leading zeros are not allowed in an integer literal",
-                    span.clone(),
-                )
-                .with_label("leading zero")
-                .with_help(format!("write `{}`", digits.trim_start_matches('0'))),
+                SyntaxError::LeadingZeros {
+                    at: span.clone(),
+                    digits: digits.clone(),
+                }
+                .into(),
             );
         }
         match digits.parse::<i64>() {
             Ok(v) => Token::Int(v),
             Err(_) => {
-                self.errors.push(
-                    Error::new(codes::INT_OVERFLOW, "integer literal is too large", span)
-                        .with_label(format!("larger than {}", i64::MAX))
-                        .with_note("integers are 64-bit signed"),
-                );
+                self.errors
+                    .push(SyntaxError::IntTooLarge { at: span }.into());
                 Token::Error
             }
         }
@@ -940,10 +889,7 @@ impl<'src> Layout<'src, '_> {
         match digits.parse::<f64>() {
             Ok(v) => Token::Float(v),
             Err(_) => {
-                self.errors.push(
-                    Error::new(codes::BAD_NUMBER, "malformed float literal", span)
-                        .with_label("not a number"),
-                );
+                self.errors.push(SyntaxError::BadFloat { at: span }.into());
                 Token::Error
             }
         }

@@ -14,6 +14,7 @@ pub mod diagnostic;
 pub mod lexer;
 pub mod lower;
 pub mod parser;
+pub mod syntax_error;
 
 use std::collections::HashMap;
 
@@ -67,8 +68,7 @@ pub fn check_source_with(
 
 /// The diagnostic for a file that defines no kernel.
 fn no_kernel() -> diagnostic::Error {
-    diagnostic::Error::new(codes::CHOOSE_KERNEL, "this file defines no kernel", 0..0)
-        .with_help("define one with `def name(a: nl.hbm[nl.float32, ROWS, COLS]): ...`")
+    check::error::CheckError::NoKernel { at: 0..0 }.into()
 }
 
 /// The whole front end for one kernel: parse, check, lower. With several kernels and no `kernel`
@@ -99,19 +99,11 @@ pub fn compile_with(
                 .iter()
                 .map(|k| format!("`{}`", k.name.name))
                 .collect();
-            return Err(vec![diagnostic::Error::new(
-                codes::CHOOSE_KERNEL,
-                format!(
-                    "this file defines {} kernels; choose one with --kernel",
-                    several.len()
-                ),
-                several[1].name.span.clone(),
-            )
-            .with_label("another kernel")
-            .with_note(format!(
-                "the kernels are {}",
-                penguin::listing::capped_list(&names, ", ")
-            ))]);
+            return Err(vec![check::error::CheckError::SeveralKernels {
+                kernels: names,
+                at: several[1].name.span.clone(),
+            }
+            .into()]);
         }
     };
     let mut checked = check::check_module(&module, Some(&name), specs)?;

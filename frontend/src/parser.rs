@@ -17,8 +17,9 @@
 //! - a broken statement is skipped up to the end of its logical line (with the indented block
 //!   that follows it, if any) and becomes a `StmtKind::Error`.
 //!
-//! Diagnostics: chumsky's `Rich` errors carry a ready [`Error`] when the parser made them itself
-//! (`Rich::custom`), and otherwise an expected/found pair, which [`convert`] words for humans.
+//! Diagnostics: chumsky's `Rich` errors carry a ready [`Error`] (a
+//! [`SyntaxError`] converted) when the parser made them itself (`Rich::custom`), and otherwise an
+//! expected/found pair, which [`convert`] words for humans as a [`SyntaxError::Unexpected`].
 //! At most one syntax error is kept per source line (the first), and none on a line where the
 //! lexer already reported one: later errors on a line are fallout of the first.
 //!
@@ -27,9 +28,9 @@
 //! operators are parsed iteratively.
 
 use crate::ast::*;
-use crate::codes;
 use crate::diagnostic::Error;
 use crate::lexer::{self, Token};
+use crate::syntax_error::SyntaxError;
 use chumsky::error::{RichPattern, RichReason};
 use chumsky::{input::ValueInput, prelude::*};
 
@@ -88,7 +89,8 @@ fn sp(s: SimpleSpan) -> Span {
     s.start..s.end
 }
 
-fn custom<'t, 's>(error: Error) -> Rch<'t, 's> {
+fn custom<'t, 's>(error: impl Into<Error>) -> Rch<'t, 's> {
+    let error = error.into();
     Rich::custom(SimpleSpan::from(error.span.clone()), error)
 }
 
@@ -239,16 +241,10 @@ where
                     match arg {
                         Arg::Pos(a) => {
                             if let Some(kw) = kws.last() {
-                                emitter.emit(custom(
-                                    Error::new(
-                                        codes::POSITIONAL_AFTER_KEYWORD,
-                                        "positional argument follows keyword argument",
-                                        a.span.clone(),
-                                    )
-                                    .with_label("positional argument")
-                                    .with_secondary(kw.span.clone(), "after this keyword argument")
-                                    .with_help("put every positional argument first"),
-                                ));
+                                emitter.emit(custom(SyntaxError::PositionalAfterKeyword {
+                                    at: a.span.clone(),
+                                    keyword_at: kw.span.clone(),
+                                }));
                             }
                             pos.push(a);
                         }
@@ -473,15 +469,11 @@ where
         .map_with(|_, e| e.span())
         .rewind()
         .validate(move |span: SimpleSpan, _, emitter| {
-            emitter.emit(custom(
-                Error::new(
-                    codes::MISSING_COLON,
-                    format!("expected `:` after the `{header}` header"),
-                    span.start..span.start,
-                )
-                .with_label("`:` expected here")
-                .with_help(format!("a `{header}` header ends with `:`")),
-            ));
+            emitter.emit(custom(SyntaxError::MissingColon {
+                at: span.start..span.start,
+                header,
+                found: None,
+            }));
         });
     just(Token::Colon).ignored().labelled(label).or(missing)
 }
@@ -509,13 +501,7 @@ fn to_target(lhs: Expr) -> Result<Target, Box<Error>> {
                 span,
             }),
             _ => Err(Box::new(
-                Error::new(
-                    codes::BAD_TARGET,
-                    "cannot assign to a subscript of this expression",
-                    value.span,
-                )
-                .with_label("not a plain name")
-                .with_help("only `name = ...` and `name[...] = ...` are assignments"),
+                SyntaxError::SubscriptTarget { at: value.span }.into(),
             )),
         },
         ExprKind::Tuple(items) => {
@@ -526,28 +512,12 @@ fn to_target(lhs: Expr) -> Result<Target, Box<Error>> {
                         name,
                         span: item.span,
                     }),
-                    _ => {
-                        return Err(Box::new(
-                            Error::new(
-                                codes::BAD_TARGET,
-                                "tuple unpacking binds plain names only",
-                                item.span,
-                            )
-                            .with_label("not a name")
-                            .with_help(
-                                "write `a, b = ...` with names, then update tiles one by one",
-                            ),
-                        ))
-                    }
+                    _ => return Err(Box::new(SyntaxError::TupleTarget { at: item.span }.into())),
                 }
             }
             Ok(Target::Tuple { names, span })
         }
-        _ => Err(Box::new(
-            Error::new(codes::BAD_TARGET, "cannot assign to this expression", span)
-                .with_label("not a name or a subscript of a name")
-                .with_help("only `name = ...` and `name[...] = ...` are assignments"),
-        )),
+        _ => Err(Box::new(SyntaxError::BadTarget { at: span }.into())),
     }
 }
 
@@ -710,14 +680,7 @@ where
                 span: sp(e.span()),
             })
             .validate(|s: Stmt, _, emitter| {
-                emitter.emit(custom(
-                    Error::new(
-                        codes::UNEXPECTED_INDENT,
-                        "unexpected indent",
-                        s.span.clone(),
-                    )
-                    .with_label("this block belongs to no header"),
-                ));
+                emitter.emit(custom(SyntaxError::StrayBlock { at: s.span.clone() }));
                 s
             });
 
@@ -845,14 +808,10 @@ where
         (t, span)
     });
     let stray = stray.validate(|(t, span): (Token<'s>, Span), _, emitter| {
-        emitter.emit(custom(
-            Error::new(
-                codes::UNEXPECTED_TOKEN,
-                format!("unexpected {}", t.describe()),
-                span.clone(),
-            )
-            .with_label("unexpected here"),
-        ));
+        emitter.emit(custom(SyntaxError::StrayToken {
+            at: span.clone(),
+            found: t.describe(),
+        }));
         Item::Stmt(Stmt {
             kind: StmtKind::Error,
             span,
@@ -904,28 +863,11 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
                 .iter()
                 .any(|p| matches!(p, RichPattern::Token(t) if **t == Token::RBracket)) =>
         {
-            return Some(
-                Error::new(
-                    codes::UNSUPPORTED_SYNTAX,
-                    "slice steps are not part of the kernel language",
-                    span,
-                )
-                .with_label("a second `:` in a slice")
-                .with_help("a slice is `lo:hi`, with either bound optional"),
-            )
+            return Some(SyntaxError::SliceStep { at: span }.into())
         }
         Some(Token::Unsupported(op)) => return Some(unsupported(op, span)),
         Some(Token::At) => return Some(unsupported("@", span)),
-        Some(Token::Str(_)) => {
-            return Some(
-                Error::new(
-                    codes::UNSUPPORTED_SYNTAX,
-                    "string literals are not part of the kernel language",
-                    span,
-                )
-                .with_label("string literal"),
-            )
-        }
+        Some(Token::Str(_)) => return Some(SyntaxError::StringLiteral { at: span }.into()),
         _ => {}
     }
 
@@ -950,37 +892,26 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
     ] {
         if labels.contains(&label) {
             return Some(
-                Error::new(
-                    codes::MISSING_COLON,
-                    format!("expected `:` after the `{header}` header, found {found_text}"),
-                    span,
-                )
-                .with_label("`:` expected here")
-                .with_help(format!("a `{header}` header ends with `:`")),
+                SyntaxError::MissingColon {
+                    at: span,
+                    header,
+                    found: Some(found_text),
+                }
+                .into(),
             );
         }
     }
     if labels.contains(&L_BLOCK) {
         return Some(
-            Error::new(
-                codes::EXPECTED_BLOCK,
-                format!("expected an indented block, found {found_text}"),
-                span,
-            )
-            .with_label("an indented line was expected here")
-            .with_help("the body of a `def` or `for` is indented under its header"),
+            SyntaxError::ExpectedBlock {
+                at: span,
+                found: found_text,
+            }
+            .into(),
         );
     }
     if found == Some(Token::Def) {
-        return Some(
-            Error::new(
-                codes::UNEXPECTED_TOKEN,
-                "unexpected `def` inside a block",
-                span,
-            )
-            .with_label("a kernel cannot be defined here")
-            .with_help("kernels are defined at the top level of the file"),
-        );
+        return Some(SyntaxError::DefInBlock { at: span }.into());
     }
 
     // What could have come instead, in words. Continuations of an expression that is already
@@ -1023,21 +954,10 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
         // keep the words that say what is missing.
         words.retain(|w| w != L_STMT);
     }
-    let code = if words.first().map(String::as_str) == Some(L_EXPR) {
-        codes::EXPECTED_EXPR
-    } else {
-        codes::UNEXPECTED_TOKEN
-    };
-    let message = match words.as_slice() {
-        [] => format!("unexpected {found_text}"),
-        [one] => format!("expected {one}, found {found_text}"),
-        [init @ .., last] => format!("expected {} or {last}, found {found_text}", init.join(", ")),
-    };
     let label = match &found {
         None | Some(Token::Newline) => "the line ends here".to_string(),
         Some(t) => format!("unexpected {}", t.describe()),
     };
-    let mut error = Error::new(code, message, span).with_label(label);
     let starts_expression = matches!(
         found,
         Some(
@@ -1049,29 +969,25 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
                 | Token::None
         )
     );
-    if continuation && starts_expression {
-        error = error.with_help("is an operator or a `,` missing before it?");
-    }
-    Some(error)
+    Some(
+        SyntaxError::Unexpected {
+            at: span,
+            expression: words.first().map(String::as_str) == Some(L_EXPR),
+            expected: words,
+            found: found_text,
+            label,
+            operator_missing: continuation && starts_expression,
+        }
+        .into(),
+    )
 }
 
 fn unsupported(op: &str, span: Span) -> Error {
-    let help = match op {
-        "**" => "write the power as a product, or use an `nl` function",
-        "@" => "for a matrix product use `nl.matmul(x, y, transpose_x=True)`; `@` starts a line only as a decorator (`@nki.jit`)",
-        ";" => "write one statement per line",
-        "//=" | "%=" => "write `x = x // y` or `x = x % y`",
-        _ => {
-            "the kernel language has the statements `def`, `for`, `if`, `assert`, `return`, `pass`, `import` and assignments"
-        }
-    };
-    Error::new(
-        codes::UNSUPPORTED_SYNTAX,
-        format!("`{op}` is not part of the kernel language"),
-        span,
-    )
-    .with_label("not supported")
-    .with_help(help)
+    SyntaxError::Unsupported {
+        at: span,
+        op: op.to_string(),
+    }
+    .into()
 }
 
 #[cfg(test)]

@@ -12,16 +12,10 @@
 /// Clock frequency in cycles per microsecond (1.4 GHz; MACHINE.md "Units").
 pub const CYCLES_PER_US: f64 = 1400.0;
 
-/// Number of SBUF and PSUM partitions (MACHINE.md "Storage"; Neuron architecture guide: 128 lanes).
-pub const PARTITIONS: u32 = 128;
-/// SBUF bytes per partition: 24 MiB over 128 partitions = 192 KiB (MACHINE.md "Storage").
-pub const SBUF_PARTITION_BYTES: u64 = 192 * 1024;
-/// PSUM bytes per partition: 2 MiB over 128 partitions = 16 KiB (MACHINE.md "Storage").
-pub const PSUM_PARTITION_BYTES: u64 = 16 * 1024;
-/// PSUM banks per partition (MACHINE.md "Storage": 8 banks of 2 KiB).
-pub const PSUM_BANKS: u64 = 8;
-/// PSUM bytes per bank per partition: 2 KiB = 512 float32 (MACHINE.md "Storage").
-pub const PSUM_BANK_BYTES: u64 = PSUM_PARTITION_BYTES / PSUM_BANKS;
+// The storage limits are shared with the front end, the pipeliner and the backend.
+pub use vocab::machine::{
+    PARTITIONS, PSUM_BANKS, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, SBUF_PARTITION_BYTES,
+};
 
 /// Number of DMA queues the `sp` engine issues onto (MACHINE.md "Engines").
 pub const DMA_QUEUES: usize = 16;

@@ -2,7 +2,8 @@
 //! operations of the engines ([`AluOp`], [`ActFunc`], [`ReduceOp`]) with their float32 meaning,
 //! the rounding of stored values ([`round_bf16`], [`round_to`], [`canonical_nan`]), the arrays
 //! of kernel inputs and outputs ([`Array`]) and the seeded random numbers they are drawn from
-//! ([`SplitMix64`]).
+//! ([`SplitMix64`]), the machine's limits ([`machine`]) and the [`Diagnostic`] every stage reports
+//! problems in.
 //!
 //! It is a leaf: it depends on no other crate. The front end, Penguin (and its interpreter) and
 //! the simulator all use these definitions, so the interpreter stays an independent oracle of
@@ -13,11 +14,14 @@
 //! fused multiply-add and a fixed order; every NaN stored is the one canonical quiet NaN.
 
 mod array;
+pub mod diagnostic;
 mod dtype;
+pub mod machine;
 mod ops;
 mod rng;
 
 pub use array::Array;
+pub use diagnostic::Diagnostic;
 pub use dtype::{canonical_nan, round_bf16, round_to, DType};
 pub use ops::{matmul, maximum, minimum, ActFunc, AluOp, ReduceOp};
 pub use rng::SplitMix64;

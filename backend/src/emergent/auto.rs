@@ -240,7 +240,7 @@ fn accepted(func: &Function, l: Axis, stages: &[u32]) -> Result<(), String> {
         Ok(_) => Ok(()),
         Err(errors) => Err(errors
             .first()
-            .map_or_else(|| "an unknown refusal".into(), |e| e.message.clone())),
+            .map_or_else(|| "an unknown refusal".into(), |e| e.to_string())),
     }
 }
 

@@ -11,12 +11,12 @@
 //! Elementwise operations broadcast a `[P, 1]` operand by themselves; `broadcast_to` is what a
 //! row needs, as in an RMSNorm or LayerNorm weight applied to every row.
 
+use super::error::CheckError;
 use super::ops::{Arg, Dest, Res, StmtCtx};
-use super::{show_shape, Checker, TileVal};
+use super::{Checker, TileVal};
 use crate::ast::{Expr, Span};
-use crate::codes;
-use crate::diagnostic::Error;
 use penguin::{AluOp, DType, Memory, Op};
+use vocab::machine::{PMAX, PSUM_FMAX};
 
 impl Checker<'_> {
     /// A fresh SBUF tile of `shape` filled with ones.
@@ -44,31 +44,21 @@ impl Checker<'_> {
         let shape = self.shape_of(shape_e);
         let (x, shape) = (x?, shape?);
         let Arg::Tile(x, sx) = x else {
-            self.error(
-                Error::new(
-                    codes::SCALAR_OPERAND,
-                    "nl.broadcast_to of a scalar",
-                    x_e.span.clone(),
-                )
-                .with_label("a scalar")
-                .with_help("make the tile with nl.full(shape, value, dtype=nl.float32)"),
-            );
+            self.error(CheckError::BroadcastScalar {
+                at: x_e.span.clone(),
+            });
             return None;
         };
         let from = x.size;
         let memory = self.tensor(x.tensor).memory;
         if memory == Memory::Hbm {
-            self.error(
-                Error::new(codes::HBM_OPERAND, "nl.broadcast_to of an HBM tensor", sx)
-                    .with_label("in HBM")
-                    .with_help("load it into SBUF first, with nl.load"),
-            );
+            self.error(CheckError::BroadcastHbm { at: sx });
             return None;
         }
         if from == shape {
             return self.emit(cx, Op::Copy, vec![x], Res::sbuf(shape), dest, span);
         }
-        if from[0] == 1 && from[1] == shape[1] && shape[0] <= 128 && shape[1] <= 512 {
+        if from[0] == 1 && from[1] == shape[1] && shape[0] <= PMAX && shape[1] <= PSUM_FMAX {
             let x = if memory == Memory::Sbuf {
                 x
             } else {
@@ -101,21 +91,11 @@ impl Checker<'_> {
                 dest,
             );
         }
-        self.error(
-            Error::new(
-                codes::ELEMENTWISE_SHAPE,
-                format!(
-                    "cannot broadcast a {} tile to {}",
-                    show_shape(from),
-                    show_shape(shape)
-                ),
-                span.clone(),
-            )
-            .with_label("not a broadcast of an axis of size 1")
-            .with_note(
-                "a [1, F] row broadcasts to [P, F] (P ≤ 128, F ≤ 512), a [P, 1] column to [P, F]",
-            ),
-        );
+        self.error(CheckError::BadBroadcast {
+            from,
+            to: shape,
+            at: span.clone(),
+        });
         None
     }
 }

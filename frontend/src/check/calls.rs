@@ -12,11 +12,9 @@
 //! The pipelining rules themselves (consecutive stages, permutations, legality) are checked later,
 //! on Penguin IR, not here.
 
+use super::error::CheckError;
 use super::Checker;
 use crate::ast::{Expr, ExprKind, Keyword, Span};
-use crate::codes;
-use crate::diagnostic::Error;
-use penguin::listing::capped_list;
 use penguin::{AxisAttrs, StmtAnnot};
 
 /// Where a call sits, which decides whether statement keywords may appear on it.
@@ -66,24 +64,12 @@ impl Checker<'_> {
                 slots[i] = Some(arg);
                 given_at[i] = Some(arg.span.clone());
             } else {
-                let names: Vec<&str> = params.iter().map(|p| p.0).collect();
-                self.error(
-                    Error::new(
-                        codes::TOO_MANY_ARGUMENTS,
-                        format!(
-                            "`{op_name}` takes {} positional argument{} but {} were given",
-                            params.len(),
-                            if params.len() == 1 { "" } else { "s" },
-                            args.len()
-                        ),
-                        arg.span.clone(),
-                    )
-                    .with_label("unexpected argument")
-                    .with_note(format!(
-                        "its parameters are ({})",
-                        capped_list(&names, ", ")
-                    )),
-                );
+                self.error(CheckError::TooManyArguments {
+                    op: op_name.to_string(),
+                    params: params.iter().map(|p| p.0).collect(),
+                    given: args.len(),
+                    at: arg.span.clone(),
+                });
                 ok = false;
                 break;
             }
@@ -92,15 +78,11 @@ impl Checker<'_> {
         for kw in kwargs {
             let name = kw.name.name.as_str();
             if let Some((_, first)) = seen_kw.iter().find(|(n, _)| *n == name) {
-                self.error(
-                    Error::new(
-                        codes::DUPLICATE_ARGUMENT,
-                        format!("keyword argument `{name}` is given twice"),
-                        kw.name.span.clone(),
-                    )
-                    .with_label("repeated here")
-                    .with_secondary(first.clone(), "first given here"),
-                );
+                self.error(CheckError::DuplicateKeyword {
+                    name: name.to_string(),
+                    first: first.clone(),
+                    at: kw.name.span.clone(),
+                });
                 ok = false;
                 continue;
             }
@@ -112,32 +94,22 @@ impl Checker<'_> {
             if LOOP_KEYWORDS.contains(&name) {
                 match attrs.as_deref_mut() {
                     Some(a) => self.loop_keyword(kw, a),
-                    None => self.error(
-                        Error::new(
-                            codes::LOOP_KEYWORD_MISPLACED,
-                            format!("`{name}` is a loop keyword; `{op_name}` does not take it"),
-                            kw.span.clone(),
-                        )
-                        .with_label("only range calls take this")
-                        .with_help(format!(
-                            "write it on the loop: `for i in nl.affine_range(n, {name}=...)`"
-                        )),
-                    ),
+                    None => self.error(CheckError::LoopKeywordMisplaced {
+                        name: name.to_string(),
+                        op: op_name.to_string(),
+                        at: kw.span.clone(),
+                    }),
                 }
                 continue;
             }
             match params.iter().position(|p| p.0 == name) {
                 Some(i) => {
                     if let Some(first) = &given_at[i] {
-                        self.error(
-                            Error::new(
-                                codes::DUPLICATE_ARGUMENT,
-                                format!("argument `{name}` is given twice"),
-                                kw.name.span.clone(),
-                            )
-                            .with_label("given again by keyword")
-                            .with_secondary(first.clone(), "given here by position"),
-                        );
+                        self.error(CheckError::DuplicateArgument {
+                            name: name.to_string(),
+                            first: first.clone(),
+                            at: kw.name.span.clone(),
+                        });
                         ok = false;
                     } else {
                         slots[i] = Some(&kw.value);
@@ -145,33 +117,23 @@ impl Checker<'_> {
                     }
                 }
                 None => {
-                    let names: Vec<&str> = params.iter().map(|p| p.0).collect();
-                    let mut e = Error::new(
-                        codes::UNKNOWN_KEYWORD,
-                        format!("`{op_name}` has no argument `{name}`"),
-                        kw.name.span.clone(),
-                    )
-                    .with_label("unknown keyword");
-                    e = if names.is_empty() {
-                        e.with_note(format!("`{op_name}` takes no argument"))
-                    } else {
-                        e.with_note(format!("its arguments are {}", names.join(", ")))
-                    };
-                    self.error(e);
+                    self.error(CheckError::UnknownKeyword {
+                        op: op_name.to_string(),
+                        name: name.to_string(),
+                        params: params.iter().map(|p| p.0).collect(),
+                        at: kw.name.span.clone(),
+                    });
                     ok = false;
                 }
             }
         }
         for (i, &(pname, required)) in params.iter().enumerate() {
             if required && slots[i].is_none() && ok {
-                self.error(
-                    Error::new(
-                        codes::MISSING_ARGUMENT,
-                        format!("`{op_name}` is missing its argument `{pname}`"),
-                        call_span.clone(),
-                    )
-                    .with_label(format!("`{pname}` is required")),
-                );
+                self.error(CheckError::MissingArgument {
+                    op: op_name.to_string(),
+                    param: pname,
+                    at: call_span.clone(),
+                });
                 ok = false;
             }
         }
@@ -183,30 +145,17 @@ impl Checker<'_> {
         match site {
             KwSite::Allowed => {}
             KwSite::Nested => {
-                self.error(
-                    Error::new(
-                        codes::STMT_KEYWORD_NESTED,
-                        format!("`{name}` on a nested call"),
-                        kw.span.clone(),
-                    )
-                    .with_label("this call is nested in another expression")
-                    .with_note("a nested call belongs to the statement that holds it and takes that statement's stage and order")
-                    .with_help(format!("move `{name}` to the outermost call of the statement")),
-                );
+                self.error(CheckError::StmtKeywordNested {
+                    name: name.to_string(),
+                    at: kw.span.clone(),
+                });
                 return;
             }
             KwSite::NotInLoop => {
-                self.error(
-                    Error::new(
-                        codes::STMT_KEYWORD_NOT_IN_LOOP,
-                        format!("`{name}` on a statement that is not in a loop body"),
-                        kw.span.clone(),
-                    )
-                    .with_label("no enclosing loop to pipeline")
-                    .with_note(
-                        "stages and execution orders annotate the statements of a loop body",
-                    ),
-                );
+                self.error(CheckError::StmtKeywordNotInLoop {
+                    name: name.to_string(),
+                    at: kw.span.clone(),
+                });
                 return;
             }
         }
@@ -225,18 +174,10 @@ impl Checker<'_> {
         match kw.name.name.as_str() {
             "num_stages" => match &kw.value.kind {
                 ExprKind::Str(s) if s == "auto" => attrs.auto_stages = true,
-                ExprKind::Str(s) => self.error(
-                    Error::new(
-                        codes::BAD_ANNOTATION_VALUE,
-                        format!(
-                            "`num_stages` must be an integer from 1 to {} or \"auto\"",
-                            u32::MAX
-                        ),
-                        kw.value.span.clone(),
-                    )
-                    .with_label(format!("the string \"{s}\""))
-                    .with_help("write num_stages=\"auto\" to let the compiler choose the stages"),
-                ),
+                ExprKind::Str(s) => self.error(CheckError::NumStagesString {
+                    text: s.clone(),
+                    at: kw.value.span.clone(),
+                }),
                 _ => attrs.num_stages = self.annotation_int(kw, 1),
             },
             "multi_buffer" => attrs.multi_buffer = self.annotation_int(kw, 1),
@@ -252,14 +193,12 @@ impl Checker<'_> {
     fn annotation_int(&mut self, kw: &Keyword, min: i64) -> Option<u32> {
         let name = &kw.name.name;
         let bad = |this: &mut Self, label: String| {
-            this.error(
-                Error::new(
-                    codes::BAD_ANNOTATION_VALUE,
-                    format!("`{name}` must be an integer from {min} to {}", u32::MAX),
-                    kw.value.span.clone(),
-                )
-                .with_label(label),
-            );
+            this.error(CheckError::AnnotationInt {
+                name: name.to_string(),
+                min,
+                label,
+                at: kw.value.span.clone(),
+            });
         };
         match &kw.value.kind {
             ExprKind::Bool(_)
@@ -288,14 +227,10 @@ impl Checker<'_> {
             ExprKind::Bool(b) => Some(*b),
             ExprKind::Error => None,
             _ => {
-                self.error(
-                    Error::new(
-                        codes::BAD_ANNOTATION_VALUE,
-                        format!("`{}` must be True or False", kw.name.name),
-                        kw.value.span.clone(),
-                    )
-                    .with_label("not a boolean"),
-                );
+                self.error(CheckError::AnnotationBool {
+                    name: kw.name.name.clone(),
+                    at: kw.value.span.clone(),
+                });
                 None
             }
         }

@@ -11,11 +11,10 @@
 //! Invariant: every value returned is finite or came from finite inputs by IEEE arithmetic; an
 //! integer result is checked for overflow like every other compile-time integer.
 
+use super::error::CheckError;
 use super::stmts::Class;
 use super::{Checker, Value};
 use crate::ast::{BinOp, CmpOp, Expr, ExprKind, UnaryOp};
-use crate::codes;
-use crate::diagnostic::Error;
 
 /// A compile-time scalar.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -71,14 +70,16 @@ fn is_tuple(e: &Expr) -> bool {
 
 /// `nl.tile_size.NAME`: the hardware tile limits NKI publishes.
 pub(crate) fn tile_size(name: &str) -> Option<i64> {
-    Some(match name {
-        "pmax" => 128,
-        "psum_fmax" => 512,
-        "gemm_stationary_fmax" => 128,
-        "gemm_moving_fmax" => 512,
-        "psum_partition_max" => 128,
+    use vocab::machine;
+    let size = match name {
+        "pmax" => machine::PMAX,
+        "psum_fmax" => machine::PSUM_FMAX,
+        "gemm_stationary_fmax" => machine::GEMM_STATIONARY_FMAX,
+        "gemm_moving_fmax" => machine::GEMM_MOVING_FMAX,
+        "psum_partition_max" => machine::PMAX,
         _ => return None,
-    })
+    };
+    Some(size as i64)
 }
 
 /// Whether `e` is `nl.tile_size.NAME` (known or not).
@@ -186,15 +187,7 @@ impl Checker<'_> {
                         }
                     }
                     _ if is => {
-                        self.error(
-                            Error::new(
-                                codes::NOT_CONST,
-                                "`is` compares with None here",
-                                e.span.clone(),
-                            )
-                            .with_label("neither side is None")
-                            .with_help("compare numbers with `==` / `!=`"),
-                        );
+                        self.error(CheckError::IsNotNone { at: e.span.clone() });
                         return None;
                     }
                     (Const::Int(x), Const::Int(y)) => op.holds(x, y),
@@ -210,10 +203,7 @@ impl Checker<'_> {
                     (Const::None, _, _) | (_, Const::None, _) => self.none_operand(e),
                     (Const::Bool(x), Const::Bool(y), BinOp::BitAnd) => Some(Const::Bool(x & y)),
                     (Const::Float(_), _, BinOp::BitAnd) | (_, Const::Float(_), BinOp::BitAnd) => {
-                        self.error(
-                            Error::new(codes::NOT_CONST, "`&` of a float", e.span.clone())
-                                .with_label("`&` takes booleans or integers"),
-                        );
+                        self.error(CheckError::AndOfFloat { at: e.span.clone() });
                         None
                     }
                     (
@@ -252,15 +242,7 @@ impl Checker<'_> {
                 if self.classify(e) == Class::Int {
                     return self.const_int(e).map(Const::Int);
                 }
-                self.error(
-                    Error::new(
-                        codes::NOT_CONST,
-                        "expected a compile-time value",
-                        e.span.clone(),
-                    )
-                    .with_label("not a number or a boolean known before the kernel runs")
-                    .with_note("conditions and scalar values are evaluated when the kernel is compiled, as NKI's tracing does"),
-                );
+                self.error(CheckError::NotConst { at: e.span.clone() });
                 None
             }
         }
@@ -278,15 +260,7 @@ impl Checker<'_> {
             }
             ExprKind::Error => None,
             _ => {
-                self.error(
-                    Error::new(
-                        codes::NOT_CONST,
-                        "expected a tuple of integers",
-                        e.span.clone(),
-                    )
-                    .with_label("not a shape or a tuple")
-                    .with_note("a shape compares with a shape (`a.shape == b.shape`) or a tuple (`a.shape == (128, 512)`)"),
-                );
+                self.error(CheckError::NotATuple { at: e.span.clone() });
                 None
             }
         }
@@ -294,24 +268,15 @@ impl Checker<'_> {
 
     /// `None` where a number is needed.
     fn none_operand(&mut self, e: &Expr) -> Option<Const> {
-        self.error(
-            Error::new(codes::NOT_CONST, "`None` is not a number", e.span.clone())
-                .with_label("an operand is None")
-                .with_help("test it first: `if x is None: x = ...`"),
-        );
+        self.error(CheckError::NoneOperand { at: e.span.clone() });
         None
     }
 
     fn float_div(&mut self, x: f64, y: f64, rhs: &Expr) -> Option<f64> {
         if y == 0.0 {
-            self.error(
-                Error::new(
-                    codes::DIVISION_BY_ZERO,
-                    "division by zero",
-                    rhs.span.clone(),
-                )
-                .with_label("this is zero"),
-            );
+            self.error(CheckError::FloatDivisionByZero {
+                at: rhs.span.clone(),
+            });
             return None;
         }
         Some(x / y)
@@ -326,34 +291,20 @@ impl Checker<'_> {
         e: &Expr,
     ) -> Option<Const> {
         if let Some(k) = kwargs.first() {
-            self.error(
-                Error::new(
-                    codes::UNKNOWN_KEYWORD,
-                    format!("`{name}` takes no keyword arguments"),
-                    k.span.clone(),
-                )
-                .with_label("unexpected keyword"),
-            );
+            self.error(CheckError::BuiltinKeyword {
+                name: name.to_string(),
+                at: k.span.clone(),
+            });
             return None;
         }
         let variadic = matches!(name, "min" | "max");
         if (variadic && args.is_empty()) || (!variadic && args.len() != 1) {
-            self.error(
-                Error::new(
-                    codes::TOO_MANY_ARGUMENTS,
-                    format!(
-                        "`{name}` takes {}, but {} were given",
-                        if variadic {
-                            "one or more arguments"
-                        } else {
-                            "one argument"
-                        },
-                        args.len()
-                    ),
-                    e.span.clone(),
-                )
-                .with_label("wrong number of arguments"),
-            );
+            self.error(CheckError::BuiltinArity {
+                name: name.to_string(),
+                variadic,
+                given: args.len(),
+                at: e.span.clone(),
+            });
             return None;
         }
         let mut vals = Vec::with_capacity(args.len());
@@ -368,14 +319,11 @@ impl Checker<'_> {
             if v.is_finite() && v.abs() < 9.0e18 {
                 Some(Const::Int(v as i64))
             } else {
-                this.error(
-                    Error::new(
-                        codes::CONST_OVERFLOW,
-                        format!("`{name}` of {v} is not a 64-bit integer"),
-                        e.span.clone(),
-                    )
-                    .with_label("out of range"),
-                );
+                this.error(CheckError::BuiltinOverflow {
+                    name: name.to_string(),
+                    value: v,
+                    at: e.span.clone(),
+                });
                 None
             }
         };
@@ -396,14 +344,11 @@ impl Checker<'_> {
             "math.sqrt" | "math.log"
                 if x.as_f64() < 0.0 || (name == "math.log" && x.as_f64() == 0.0) =>
             {
-                self.error(
-                    Error::new(
-                        codes::NOT_CONST,
-                        format!("`{name}` of {} is not a real number", x.as_f64()),
-                        e.span.clone(),
-                    )
-                    .with_label("math domain error"),
-                );
+                self.error(CheckError::MathDomain {
+                    name: name.to_string(),
+                    value: x.as_f64(),
+                    at: e.span.clone(),
+                });
                 None
             }
             "math.sqrt" => Some(Const::Float(x.as_f64().sqrt())),
@@ -445,18 +390,10 @@ impl Checker<'_> {
     pub(crate) fn condition(&mut self, e: &Expr, what: &str) -> Option<bool> {
         let class = self.classify(e);
         if class == Class::Tile {
-            self.error(
-                Error::new(
-                    codes::NOT_CONST,
-                    format!("the condition of `{what}` is a tile, not a compile-time value"),
-                    e.span.clone(),
-                )
-                .with_label("computed on the device")
-                .with_note(format!(
-                    "`{what}` is decided when the kernel is compiled, from shapes, dtypes and scalar parameters"
-                ))
-                .with_help("to choose between tiles element by element, use a mask or nl.maximum / nl.minimum"),
-            );
+            self.error(CheckError::TileCondition {
+                what: what.to_string(),
+                at: e.span.clone(),
+            });
             return None;
         }
         self.const_value(e).map(Const::truthy)

@@ -7,10 +7,9 @@
 //! requires the result not to depend on any loop variable.
 
 use super::comptime::{builtin_name, is_tile_size, tile_size, Const};
+use super::error::CheckError;
 use super::{Checker, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Index, Span, UnaryOp};
-use crate::codes;
-use crate::diagnostic::Error;
 use penguin::{AffineExpr, Axis};
 use std::collections::BTreeMap;
 
@@ -50,14 +49,10 @@ impl Checker<'_> {
             Some(c) => Some(c),
             None => {
                 let shown = self.show(&a);
-                self.error(
-                    Error::new(
-                        codes::NOT_CONST_INT,
-                        "expected a compile-time integer, found an expression of loop variables",
-                        e.span.clone(),
-                    )
-                    .with_label(format!("this is `{shown}`, which changes with the loop")),
-                );
+                self.error(CheckError::LoopDependent {
+                    shown,
+                    at: e.span.clone(),
+                });
                 None
             }
         }
@@ -71,26 +66,17 @@ impl Checker<'_> {
                 Value::Int(a) => Some(a),
                 Value::Iv(axis) => Some(AffineExpr::iv(axis)),
                 Value::Tile(_) | Value::Param(_) => {
-                    self.error(
-                        Error::new(
-                            codes::NOT_CONST_INT,
-                            format!("expected an integer, found the tile `{n}`"),
-                            e.span.clone(),
-                        )
-                        .with_label("a tile, not an integer"),
-                    );
+                    self.error(CheckError::TileNotInt {
+                        name: n.to_string(),
+                        at: e.span.clone(),
+                    });
                     None
                 }
                 Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
-                    self.error(
-                        Error::new(
-                            codes::NOT_CONST_INT,
-                            format!("expected an integer, found the scalar `{n}`"),
-                            e.span.clone(),
-                        )
-                        .with_label("a float or a boolean, not an integer")
-                        .with_help("convert it with `int(...)` or `math.ceil(...)`"),
-                    );
+                    self.error(CheckError::ScalarNotInt {
+                        name: n.to_string(),
+                        at: e.span.clone(),
+                    });
                     None
                 }
                 Value::Error => None,
@@ -101,15 +87,10 @@ impl Checker<'_> {
                 match tile_size(&attr.name) {
                     Some(v) => Some(AffineExpr::constant(v)),
                     None => {
-                        self.error(
-                            Error::new(
-                                codes::NOT_CONST_INT,
-                                format!("`nl.tile_size.{}` is not a tile size nkc knows", attr.name),
-                                attr.span.clone(),
-                            )
-                            .with_label("unknown tile size")
-                            .with_note("the tile sizes are pmax (128), psum_fmax (512), gemm_stationary_fmax (128) and gemm_moving_fmax (512)"),
-                        );
+                        self.error(CheckError::UnknownTileSize {
+                            name: attr.name.clone(),
+                            at: attr.span.clone(),
+                        });
                         None
                     }
                 }
@@ -130,21 +111,11 @@ impl Checker<'_> {
             ExprKind::Subscript { value, indices } => self.shape_index(value, indices, e),
             ExprKind::Error => None,
             ExprKind::Float(_) => {
-                self.error(
-                    Error::new(
-                        codes::NOT_CONST_INT,
-                        "expected an integer, found a float",
-                        e.span.clone(),
-                    )
-                    .with_label("a float literal"),
-                );
+                self.error(CheckError::FloatLiteralNotInt { at: e.span.clone() });
                 None
             }
             _ => {
-                self.error(
-                    Error::new(codes::NOT_CONST_INT, "expected an integer", e.span.clone())
-                        .with_label("not an integer expression"),
-                );
+                self.error(CheckError::NotInt { at: e.span.clone() });
                 None
             }
         }
@@ -155,15 +126,7 @@ impl Checker<'_> {
         match self.const_value(e)? {
             Const::Int(v) => Some(AffineExpr::constant(v)),
             _ => {
-                self.error(
-                    Error::new(
-                        codes::NOT_CONST_INT,
-                        "expected an integer, found a float",
-                        e.span.clone(),
-                    )
-                    .with_label("this is a float")
-                    .with_help("convert it with `int(...)` or `math.ceil(...)`"),
-                );
+                self.error(CheckError::FloatNotInt { at: e.span.clone() });
                 None
             }
         }
@@ -171,14 +134,7 @@ impl Checker<'_> {
 
     fn checked(&mut self, v: Option<AffineExpr>, span: &Span) -> Option<AffineExpr> {
         if v.is_none() {
-            self.error(
-                Error::new(
-                    codes::CONST_OVERFLOW,
-                    "integer overflow in a compile-time expression",
-                    span.clone(),
-                )
-                .with_label("this overflows a 64-bit integer"),
-            );
+            self.error(CheckError::ConstOverflow { at: span.clone() });
         }
         v
     }
@@ -202,68 +158,34 @@ impl Checker<'_> {
                     self.checked(lin(a, k, &zero, 0), span)
                 } else {
                     let shown = format!("`{}` by `{}`", self.show(a), self.show(b));
-                    self.error(
-                        Error::new(
-                            codes::NOT_AFFINE,
-                            "a product of loop variables is not an affine index",
-                            span.clone(),
-                        )
-                        .with_label(format!("this multiplies {shown}"))
-                        .with_note(
-                            "indices must be affine: sums of loop variables times constants",
-                        ),
-                    );
+                    self.error(CheckError::ProductOfIvs {
+                        shown,
+                        at: span.clone(),
+                    });
                     None
                 }
             }
             BinOp::Div => {
-                self.error(
-                    Error::new(
-                        codes::INT_TRUE_DIVISION,
-                        "`/` is float division; integers need `//`",
-                        span.clone(),
-                    )
-                    .with_label("float division of integers")
-                    .with_help("use //"),
-                );
+                self.error(CheckError::IntTrueDivision { at: span.clone() });
                 None
             }
             BinOp::BitAnd => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
-                    self.error(
-                        Error::new(
-                            codes::NOT_AFFINE,
-                            "`&` of a loop variable is not an affine index",
-                            span.clone(),
-                        )
-                        .with_label("depends on a loop variable")
-                        .with_note("`&` needs compile-time integer operands"),
-                    );
+                    self.error(CheckError::AndOfIv { at: span.clone() });
                     return None;
                 };
                 Some(AffineExpr::constant(x & y))
             }
             BinOp::FloorDiv | BinOp::Mod => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
-                    self.error(
-                        Error::new(
-                            codes::NOT_AFFINE,
-                            format!(
-                                "`{}` of a loop variable is not an affine index",
-                                op.symbol()
-                            ),
-                            span.clone(),
-                        )
-                        .with_label("depends on a loop variable")
-                        .with_note("`//` and `%` need compile-time integer operands"),
-                    );
+                    self.error(CheckError::DivOfIv {
+                        op: op.symbol(),
+                        at: span.clone(),
+                    });
                     return None;
                 };
                 if y == 0 {
-                    self.error(
-                        Error::new(codes::DIVISION_BY_ZERO, "division by zero", rhs.clone())
-                            .with_label("this is zero"),
-                    );
+                    self.error(CheckError::IntDivisionByZero { at: rhs.clone() });
                     return None;
                 }
                 let r = floor_div_mod(x, y)
@@ -276,21 +198,14 @@ impl Checker<'_> {
     /// `x.shape[k]`.
     fn shape_index(&mut self, value: &Expr, indices: &[Index], e: &Expr) -> Option<AffineExpr> {
         let ExprKind::Attribute { value: base, attr } = &value.kind else {
-            self.error(
-                Error::new(codes::NOT_CONST_INT, "expected an integer", e.span.clone())
-                    .with_label("a subscript of a tensor is a tile, not an integer"),
-            );
+            self.error(CheckError::SubscriptNotInt { at: e.span.clone() });
             return None;
         };
         if attr.name != "shape" {
-            self.error(
-                Error::new(
-                    codes::NOT_CONST_INT,
-                    format!("expected an integer, found `.{}`", attr.name),
-                    e.span.clone(),
-                )
-                .with_label("not an integer expression"),
-            );
+            self.error(CheckError::AttrNotInt {
+                attr: attr.name.clone(),
+                at: e.span.clone(),
+            });
             return None;
         }
         let size = self.shape_value(base)?;
@@ -300,14 +215,7 @@ impl Checker<'_> {
                 let span = indices.first().map_or(e.span.clone(), |f| {
                     f.span().start..indices[indices.len() - 1].span().end
                 });
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE_ACCESS,
-                        "`.shape` takes one index, 0 or 1",
-                        span,
-                    )
-                    .with_label("expected `[0]` or `[1]`"),
-                );
+                self.error(CheckError::ShapeIndexCount { at: span });
                 return None;
             }
         };
@@ -317,18 +225,11 @@ impl Checker<'_> {
         if (0..rank).contains(&at) {
             return Some(AffineExpr::constant(size[at as usize] as i64));
         }
-        let (message, label) = if rank == 2 {
-            (
-                format!("tensors have 2 dimensions; `.shape[{k}]` does not exist"),
-                "index must be 0 or 1".to_string(),
-            )
-        } else {
-            (
-                format!("this tensor has {rank} dimensions; `.shape[{k}]` does not exist"),
-                format!("index must be 0 to {}", rank - 1),
-            )
-        };
-        self.error(Error::new(codes::BAD_SHAPE_ACCESS, message, e.span.clone()).with_label(label));
+        self.error(CheckError::ShapeIndexRange {
+            index: k,
+            rank,
+            at: e.span.clone(),
+        });
         None
     }
 }

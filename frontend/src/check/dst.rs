@@ -10,11 +10,10 @@
 //! Each is rewritten to the statement it means and checked as that statement, so the rules of
 //! stores, loads and slice assignment (and their diagnostics) apply unchanged.
 
+use super::error::CheckError;
 use super::ops::{Dest, StmtCtx};
 use super::Checker;
 use crate::ast::{Expr, ExprKind, Ident, Keyword, Span};
-use crate::codes;
-use crate::diagnostic::Error;
 use penguin::Memory;
 
 /// `nl.NAME` as a callee, spanning `span`.
@@ -67,26 +66,13 @@ impl Checker<'_> {
         };
         if is_dma {
             let Some(src) = rest.iter().find(|k| k.name.name == "src") else {
-                self.error(
-                    Error::new(
-                        codes::MISSING_ARGUMENT,
-                        "`nisa.dma_copy` needs `src=`",
-                        e.span.clone(),
-                    )
-                    .with_label("no source")
-                    .with_help("write `nisa.dma_copy(dst=..., src=...)`"),
-                );
+                self.error(CheckError::DmaCopyNoSrc { at: e.span.clone() });
                 return true;
             };
             if !args.is_empty() {
-                self.error(
-                    Error::new(
-                        codes::TOO_MANY_ARGUMENTS,
-                        "`nisa.dma_copy` takes `dst=` and `src=` only",
-                        args[0].span.clone(),
-                    )
-                    .with_label("a positional argument"),
-                );
+                self.error(CheckError::DmaCopyPositional {
+                    at: args[0].span.clone(),
+                });
                 return true;
             }
             if self.tensor(target.tensor).memory == Memory::Hbm {

@@ -12,7 +12,8 @@
 //! (subscripts and their bounds), `vectors` (index vectors, `nl.ds`, masks), `calls` (argument binding and annotation keywords), `ops` (what
 //! each operation accepts and produces), `nisa` (the `nisa` operations that are core operations
 //! under other names), `broadcast` (`nl.broadcast_to`), `dst` (the `dst=` call style), `nd` (HBM tensors of other than 2
-//! dimensions), `stmts` (statements, bindings, loops, `return`).
+//! dimensions), `stmts` (statements, bindings, loops, `return`). Every problem they find is a
+//! variant of `error::CheckError`, which carries its data and becomes a diagnostic in one place.
 //!
 //! Invariants:
 //! - a kernel is returned as a [`CheckedKernel`] only when it produced no diagnostic; then every
@@ -51,6 +52,7 @@ mod calls;
 mod comptime;
 mod consts;
 mod dst;
+pub(crate) mod error;
 mod nd;
 mod nisa;
 mod ops;
@@ -59,14 +61,14 @@ mod stmts;
 mod vectors;
 
 use crate::ast::{self, Span};
-use crate::codes;
 use crate::diagnostic::Error;
-use penguin::pipeline::widen::SBUF_BYTES_PER_PARTITION;
+use error::CheckError;
 use penguin::{
     AffineExpr, Axis, AxisAttrs, DType, LoopKind, Memory, Op, Operand, StmtAnnot, Tensor,
     TensorKind,
 };
 use std::collections::{HashMap, HashSet};
+use vocab::machine::SBUF_PARTITION_BYTES as SBUF_BYTES_PER_PARTITION;
 
 /// A kernel that passed every check, ready to lower.
 #[derive(Clone, Debug)]
@@ -211,13 +213,12 @@ pub fn check_module(
     for k in &module.kernels {
         if let Some(first) = seen.get(k.name.name.as_str()) {
             errors.push(
-                Error::new(
-                    codes::DUPLICATE_KERNEL,
-                    format!("kernel `{}` is defined twice", k.name.name),
-                    k.name.span.clone(),
-                )
-                .with_label("defined again here")
-                .with_secondary(first.clone(), "first defined here"),
+                CheckError::DuplicateKernel {
+                    name: k.name.name.clone(),
+                    first: first.clone(),
+                    at: k.name.span.clone(),
+                }
+                .into(),
             );
         } else {
             seen.insert(&k.name.name, k.name.span.clone());
@@ -271,19 +272,12 @@ pub(crate) fn unknown_kernel(module: &ast::Module, name: &str) -> Error {
         .iter()
         .map(|k| format!("`{}`", k.name.name))
         .collect();
-    let e = Error::new(
-        codes::UNKNOWN_KERNEL,
-        format!("no kernel named `{name}` in this file"),
-        0..0,
-    );
-    if names.is_empty() {
-        e.with_note("the file defines no kernel")
-    } else {
-        e.with_note(format!(
-            "the kernels are {}",
-            penguin::listing::capped_list(&names, ", ")
-        ))
+    CheckError::UnknownKernel {
+        name: name.to_string(),
+        kernels: names,
+        at: 0..0,
     }
+    .into()
 }
 
 /// Module-level statements: only compile-time integer bindings.
@@ -318,26 +312,20 @@ fn check_items(items: &[ast::Stmt], errors: &mut Vec<Error>) -> HashMap<String, 
                 );
             }
             ast::StmtKind::Error | ast::StmtKind::Recovered { .. } | ast::StmtKind::Pass => {}
-            _ => checker.error(
-                Error::new(
-                    codes::BAD_MODULE_ITEM,
-                    "only compile-time scalar bindings may appear outside a kernel",
-                    item.span.clone(),
-                )
-                .with_help("write `NAME = INTEGER` here, or move the statement into a kernel"),
-            ),
+            _ => checker.error(CheckError::BadModuleItem {
+                at: item.span.clone(),
+            }),
         }
     }
     checker.scopes.pop().unwrap_or_default()
 }
 
 pub(crate) fn reserved(id: &ast::Ident) -> Error {
-    Error::new(
-        codes::RESERVED_NAME,
-        format!("`{}` is a reserved name and cannot be bound", id.name),
-        id.span.clone(),
-    )
-    .with_label("reserved name")
+    error::CheckError::ReservedName {
+        name: id.name.clone(),
+        at: id.span.clone(),
+    }
+    .into()
 }
 
 /// The state of checking one kernel.
@@ -380,8 +368,8 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn error(&mut self, e: Error) {
-        self.errors.push(e);
+    fn error(&mut self, e: impl Into<Error>) {
+        self.errors.push(e.into());
     }
 
     /// The binding of `name` in the innermost scope that has one.
@@ -399,40 +387,26 @@ impl<'a> Checker<'a> {
             return b.value.clone();
         }
         if RESERVED.contains(&name) {
-            self.error(
-                Error::new(
-                    codes::WRONG_ARGUMENT_KIND,
-                    format!("`{name}` is not a value"),
-                    span.clone(),
-                )
-                .with_label("a module or builtin, used as a value"),
-            );
+            self.error(CheckError::NotAValue {
+                name: name.to_string(),
+                at: span.clone(),
+            });
             return Value::Error;
         }
         if !self.reported.insert(name.to_string()) {
             return Value::Error;
         }
-        let e = if let Some((def, is_iv)) = self.out_of_scope.get(name) {
-            let e = Error::new(
-                codes::OUT_OF_SCOPE,
-                format!("`{name}` is bound only inside a loop body"),
-                span.clone(),
-            )
-            .with_label("used here, after the loop");
-            if *is_iv {
-                e.with_secondary(def.clone(), "the loop variable of this loop")
-                    .with_note("a loop variable exists only in its loop's body")
-            } else {
-                e.with_secondary(def.clone(), "bound here, local to one iteration")
-                    .with_help("bind a buffer before the loop and update it inside (`+=` or slice assignment)")
-            }
-        } else {
-            Error::new(
-                codes::UNDEFINED_NAME,
-                format!("cannot find `{name}` in this kernel"),
-                span.clone(),
-            )
-            .with_label("not defined")
+        let e = match self.out_of_scope.get(name) {
+            Some((def, is_iv)) => CheckError::OutOfScope {
+                name: name.to_string(),
+                def: def.clone(),
+                is_iv: *is_iv,
+                at: span.clone(),
+            },
+            None => CheckError::UndefinedName {
+                name: name.to_string(),
+                at: span.clone(),
+            },
         };
         self.error(e);
         Value::Error
@@ -463,40 +437,24 @@ impl<'a> Checker<'a> {
                 let before = self.hbm_elements;
                 self.hbm_elements = before.saturating_add(elems);
                 if before <= MAX_HBM_ELEMENTS && self.hbm_elements > MAX_HBM_ELEMENTS {
-                    self.error(
-                        Error::new(
-                            codes::HBM_TOO_LARGE,
-                            format!(
-                                "the HBM arrays of this kernel hold {} elements in all, more than the {MAX_HBM_ELEMENTS} (2^30) nkc can run",
-                                self.hbm_elements
-                            ),
-                            t.span.clone(),
-                        )
-                        .with_label(format!(
-                            "`{}` of shape {} holds {elems} elements",
-                            t.name,
-                            show_shape(t.shape)
-                        ))
-                        .with_note("the parameters and the nl.shared_hbm arrays count together; the simulator and the interpreter hold them all in memory")
-                        .with_help("run the kernel on a smaller problem"),
-                    );
+                    self.error(CheckError::HbmTooLarge {
+                        total: self.hbm_elements,
+                        tensor: t.name.clone(),
+                        shape: t.shape,
+                        elems,
+                        at: t.span.clone(),
+                    });
                 }
             }
             Memory::Sbuf => {
                 let bytes = t.shape[1].saturating_mul(t.dtype.size_bytes());
                 if bytes > SBUF_BYTES_PER_PARTITION {
-                    self.error(
-                        Error::new(
-                            codes::SBUF_TILE_TOO_LARGE,
-                            format!(
-                                "an SBUF tile of {} needs {bytes} bytes per partition; a partition of SBUF holds {SBUF_BYTES_PER_PARTITION}",
-                                show_shape(t.shape)
-                            ),
-                            t.span.clone(),
-                        )
-                        .with_label(format!("`{}` is larger than SBUF", t.name))
-                        .with_help("split the columns into tiles (a loop over column blocks)"),
-                    );
+                    self.error(CheckError::SbufTileTooLarge {
+                        tensor: t.name.clone(),
+                        shape: t.shape,
+                        bytes,
+                        at: t.span.clone(),
+                    });
                 }
             }
             Memory::Psum => {}

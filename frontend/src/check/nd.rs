@@ -12,11 +12,10 @@
 //! dimensions. Every index is checked against its own dimension's extent.
 
 use super::consts::lin;
+use super::error::CheckError;
 use super::ops::MAX_EXTENT;
 use super::{Checker, TileVal};
 use crate::ast::{Expr, ExprKind, Index, Span};
-use crate::codes;
-use crate::diagnostic::Error;
 use penguin::AffineExpr;
 
 /// The stored 2-D shape of a tensor of logical shape `dims` (rank 1 to 4): `None` when a
@@ -51,19 +50,12 @@ impl Checker<'_> {
         span: &Span,
     ) -> Option<TileVal> {
         if indices.len() > dims.len() {
-            self.error(
-                Error::new(
-                    codes::WRONG_INDEX_COUNT,
-                    format!(
-                        "`{name}` has {} dimensions but the subscript has {} indices",
-                        dims.len(),
-                        indices.len()
-                    ),
-                    span.clone(),
-                )
-                .with_label(format!("`{name}` is {:?}", dims))
-                .with_help("give one index or slice per dimension (fewer select whole trailing dimensions)"),
-            );
+            self.error(CheckError::NdIndexCount {
+                name: name.to_string(),
+                dims: dims.to_vec(),
+                indices: indices.len(),
+                at: span.clone(),
+            });
             return None;
         }
         let last = dims.len() - 1;
@@ -98,16 +90,12 @@ impl Checker<'_> {
             row_start = s;
             let whole = *size == dims[d] && lo.as_constant() == Some(0);
             if partial && *size > 1 {
-                self.error(
-                    Error::new(
-                        codes::SLICE_SIZE_NOT_CONST,
-                        format!("this subscript of `{name}` selects rows that are not contiguous in memory"),
-                        span.clone(),
-                    )
-                    .with_label(format!("dimension {d} selects several indices, and a dimension after it only part of its own"))
-                    .with_note(format!("`{name}` is stored as [{}, {}]: a tile is a block of consecutive rows", base.size[0], base.size[1]))
-                    .with_help("select a single index in the dimensions before a partial one, or loop over them"),
-                );
+                self.error(CheckError::NonContiguousRows {
+                    name: name.to_string(),
+                    dim: d,
+                    stored: base.size,
+                    at: span.clone(),
+                });
                 return None;
             }
             partial |= !whole;
@@ -128,14 +116,7 @@ impl Checker<'_> {
     }
 
     fn nd_overflow<T>(&mut self, span: &Span) -> Option<T> {
-        self.error(
-            Error::new(
-                codes::CONST_OVERFLOW,
-                "integer overflow in the bounds of this slice",
-                span.clone(),
-            )
-            .with_label("this overflows a 64-bit integer"),
-        );
+        self.error(CheckError::SliceOverflow { at: span.clone() });
         None
     }
 
@@ -155,15 +136,10 @@ impl Checker<'_> {
         match flatten(&dims) {
             Some(flat) => Some((dims, flat)),
             None => {
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE,
-                        format!("an HBM array of shape {dims:?} is not supported"),
-                        e.span.clone(),
-                    )
-                    .with_label("1 to 4 dimensions, whose leading ones multiply to at most 2^24")
-                    .with_help("merge dimensions into fewer"),
-                );
+                self.error(CheckError::BadHbmShape {
+                    dims: dims.clone(),
+                    at: e.span.clone(),
+                });
                 None
             }
         }

@@ -9,21 +9,15 @@
 //! `maximum`, `minimum`; a reduction also takes `max` / `min`. Anything else is a diagnostic that
 //! lists them.
 
+use super::error::CheckError;
 use super::ops::{Arg, Dest, StmtCtx};
 use super::{Checker, TileVal};
 use crate::ast::{Expr, ExprKind, Span};
-use crate::codes;
-use crate::diagnostic::Error;
 use penguin::{AluOp, ReduceOp};
 
 /// The name `nl.NAME` or `np.NAME` written as an `op=` argument.
 fn op_name(e: &Expr) -> Option<&str> {
-    match &e.kind {
-        ExprKind::Attribute { value, attr } if matches!(&value.kind, ExprKind::Name(m) if m == "nl" || m == "np" || m == "numpy") => {
-            Some(attr.name.as_str())
-        }
-        _ => None,
-    }
+    e.attr_of(&["nl", "np", "numpy"])
 }
 
 fn alu_named(name: &str) -> Option<AluOp> {
@@ -37,15 +31,7 @@ impl Checker<'_> {
             return Some(alu);
         }
         if !matches!(e.kind, ExprKind::Error) {
-            self.error(
-                Error::new(
-                    codes::WRONG_ARGUMENT_KIND,
-                    "expected an arithmetic operation",
-                    e.span.clone(),
-                )
-                .with_label("not an `nl` arithmetic function")
-                .with_note("the operations are nl.add, nl.subtract, nl.multiply, nl.divide, nl.maximum and nl.minimum"),
-            );
+            self.error(CheckError::ExpectedAluOp { at: e.span.clone() });
         }
         None
     }
@@ -58,15 +44,7 @@ impl Checker<'_> {
             Some("minimum" | "min") => Some(ReduceOp::Min),
             _ => {
                 if !matches!(e.kind, ExprKind::Error) {
-                    self.error(
-                        Error::new(
-                            codes::WRONG_ARGUMENT_KIND,
-                            "expected a reduction",
-                            e.span.clone(),
-                        )
-                        .with_label("not nl.add, nl.maximum or nl.minimum")
-                        .with_note("a tensor_reduce sums (nl.add) or takes the maximum (nl.maximum) or minimum (nl.minimum)"),
-                    );
+                    self.error(CheckError::ExpectedReduceOp { at: e.span.clone() });
                 }
                 None
             }
@@ -103,14 +81,7 @@ impl Checker<'_> {
                 Some((op1?, operand1?, rev1?))
             }
             (Some(e), None) | (None, Some(e)) => {
-                self.error(
-                    Error::new(
-                        codes::MISSING_ARGUMENT,
-                        "`op1` and `operand1` go together",
-                        e.span.clone(),
-                    )
-                    .with_label("given without the other"),
-                );
+                self.error(CheckError::Op1WithoutOperand1 { at: e.span.clone() });
                 return None;
             }
         };

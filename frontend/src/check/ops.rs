@@ -19,12 +19,12 @@
 //! is the backend's to respect.
 
 use super::calls::{KwSite, Param};
+use super::error::{matmul_excess, CheckError};
 use super::stmts::Class;
-use super::{show_shape, CInst, CTensor, Checker, TileVal, Value};
+use super::{CInst, CTensor, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
-use crate::codes;
-use crate::diagnostic::Error;
 use penguin::{ActFunc, AluOp, DType, Memory, Op, ReduceOp, Scale, StmtAnnot, TensorKind};
+use vocab::machine::{PMAX, PSUM_BANK_BYTES};
 
 /// Where the outermost instruction of an expression writes.
 #[derive(Clone, Debug)]
@@ -153,7 +153,7 @@ fn is_tensor_engine(op: &Op) -> bool {
 }
 
 /// NKI operations nkc does not have, with what to write instead: `(note, help)`.
-fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
+pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
     Some(match name {
         "program_id" | "num_programs" | "program_ndim" => (
             "nkc runs a kernel once: there is no launch grid of program instances",
@@ -285,14 +285,10 @@ impl Checker<'_> {
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 let Some(alu) = tile_alu(*op) else {
-                    self.error(
-                        Error::new(
-                            codes::UNSUPPORTED,
-                            format!("`{}` is not defined on tiles", op.symbol()),
-                            e.span.clone(),
-                        )
-                        .with_label("tiles support `+ - * /`"),
-                    );
+                    self.error(CheckError::NotOnTiles {
+                        op: op.symbol(),
+                        at: e.span.clone(),
+                    });
                     return None;
                 };
                 let x = self.arg(lhs, cx);
@@ -358,27 +354,15 @@ impl Checker<'_> {
                         },
                         _ => None,
                     };
-                    if let Some((attr, (note, help))) = method {
-                        self.error(
-                            Error::new(
-                                codes::NOT_SUBSCRIPTABLE,
-                                format!("`.{}` is not an operation of nkc's tiles", attr.name),
-                                attr.span.clone(),
-                            )
-                            .with_label("NKI's, not nkc's")
-                            .with_note(note)
-                            .with_help(help),
-                        );
+                    if let Some((attr, _)) = method {
+                        self.error(CheckError::SlicedNkiMethod {
+                            method: attr.name.clone(),
+                            at: attr.span.clone(),
+                        });
                     } else if !matches!(value.kind, ExprKind::Error) {
-                        self.error(
-                            Error::new(
-                                codes::NOT_SUBSCRIPTABLE,
-                                "only a tensor name can be sliced",
-                                value.span.clone(),
-                            )
-                            .with_label("not a tensor name")
-                            .with_help("bind the value to a name first"),
-                        );
+                        self.error(CheckError::SliceOfNonName {
+                            at: value.span.clone(),
+                        });
                     }
                     return None;
                 };
@@ -392,14 +376,7 @@ impl Checker<'_> {
                 None
             }
             _ => {
-                self.error(
-                    Error::new(
-                        codes::WRONG_ARGUMENT_KIND,
-                        "expected a tile",
-                        e.span.clone(),
-                    )
-                    .with_label("not a tile expression"),
-                );
+                self.error(CheckError::ExpectedTile { at: e.span.clone() });
                 None
             }
         }
@@ -411,39 +388,24 @@ impl Checker<'_> {
             Value::Param(t) => Some(TileVal::whole(t, self.tensor(t).shape)),
             Value::Error => None,
             Value::Int(_) | Value::Iv(_) => {
-                self.error(
-                    Error::new(
-                        codes::WRONG_ARGUMENT_KIND,
-                        format!("expected a tile, found the integer `{n}`"),
-                        span.clone(),
-                    )
-                    .with_label("an integer, not a tile"),
-                );
+                self.error(CheckError::IntNotTile {
+                    name: n.to_string(),
+                    at: span.clone(),
+                });
                 None
             }
             Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
-                self.error(
-                    Error::new(
-                        codes::WRONG_ARGUMENT_KIND,
-                        format!("expected a tile, found the scalar `{n}`"),
-                        span.clone(),
-                    )
-                    .with_label("a compile-time scalar, not a tile"),
-                );
+                self.error(CheckError::ScalarNameNotTile {
+                    name: n.to_string(),
+                    at: span.clone(),
+                });
                 None
             }
         }
     }
 
     fn scalar_where_tile(&mut self, span: &Span) {
-        self.error(
-            Error::new(
-                codes::SCALAR_OPERAND,
-                "expected a tile, found a scalar",
-                span.clone(),
-            )
-            .with_label("a scalar"),
-        );
+        self.error(CheckError::ScalarNotTile { at: span.clone() });
     }
 
     /// An elementwise operand: a scalar (a numeric literal or a compile-time integer name) or a
@@ -471,15 +433,11 @@ impl Checker<'_> {
     fn compute_src(&mut self, t: &TileVal, span: &Span, what: &str) -> bool {
         if self.tensor(t.tensor).memory == Memory::Hbm {
             let name = self.tensor(t.tensor).name.clone();
-            self.error(
-                Error::new(
-                    codes::HBM_OPERAND,
-                    format!("`{name}` is in HBM, which compute operations cannot read"),
-                    span.clone(),
-                )
-                .with_label(format!("an HBM operand of {what}"))
-                .with_help("load it into SBUF first, with nl.load"),
-            );
+            self.error(CheckError::HbmOperand {
+                tensor: name,
+                what: what.to_string(),
+                at: span.clone(),
+            });
             return false;
         }
         true
@@ -502,22 +460,13 @@ impl Checker<'_> {
                     Dest::New { name, span } => (name, span),
                     _ => (format!("_{}", op.name()), span.clone()),
                 };
-                if res.memory != Memory::Hbm && res.shape[0] > 128 {
-                    self.error(
-                        Error::new(
-                            codes::TOO_MANY_PARTITIONS,
-                            format!(
-                                "this {} tile has {} partitions; at most 128 are allowed",
-                                res.memory.name().to_uppercase(),
-                                res.shape[0]
-                            ),
-                            span.clone(),
-                        )
-                        .with_label(format!("a tile of shape {}", show_shape(res.shape)))
-                        .with_help(
-                            "split the rows into tiles of at most 128 (a loop over row blocks)",
-                        ),
-                    );
+                if res.memory != Memory::Hbm && res.shape[0] > PMAX {
+                    self.error(CheckError::TooManyPartitions {
+                        memory: res.memory,
+                        shape: res.shape,
+                        result: true,
+                        at: span.clone(),
+                    });
                     return None;
                 }
                 let t = self.new_tensor(CTensor {
@@ -533,57 +482,36 @@ impl Checker<'_> {
             Dest::Into { target, accumulate } => {
                 let tt = self.tensor(target.tensor).clone();
                 if target.size != res.shape {
-                    self.error(
-                        Error::new(
-                            codes::ASSIGN_SHAPE,
-                            format!(
-                                "the value has shape {} but its destination in `{}` has shape {}",
-                                show_shape(res.shape),
-                                tt.name,
-                                show_shape(target.size)
-                            ),
-                            span.clone(),
-                        )
-                        .with_label(format!("shape {}", show_shape(res.shape))),
-                    );
+                    self.error(CheckError::AssignShape {
+                        value: res.shape,
+                        tensor: tt.name.clone(),
+                        dest: target.size,
+                        at: span.clone(),
+                    });
                     return None;
                 }
                 match tt.memory {
                     Memory::Hbm => {
-                        self.error(
-                            Error::new(
-                                codes::HBM_WRITE,
-                                format!("`{}` is in HBM; only nl.store writes HBM", tt.name),
-                                span.clone(),
-                            )
-                            .with_label("this writes HBM")
-                            .with_help("compute into an SBUF tile, then nl.store it"),
-                        );
+                        self.error(CheckError::HbmWrite {
+                            tensor: tt.name.clone(),
+                            at: span.clone(),
+                        });
                         return None;
                     }
                     Memory::Psum if !is_tensor_engine(&op) => {
-                        self.error(
-                            Error::new(
-                                codes::PSUM_WRITE,
-                                format!("`{}` is in PSUM, which only the Tensor engine writes", tt.name),
-                                span.clone(),
-                            )
-                            .with_label(format!("written by `{}`, not by the Tensor engine", op.name()))
-                            .with_note("PSUM holds results of nl.matmul, nisa.nc_matmul and nisa.nc_transpose, and nl.zeros(..., buffer=nl.psum)")
-                            .with_help("write the result into an SBUF tile instead"),
-                        );
+                        self.error(CheckError::PsumWrite {
+                            tensor: tt.name.clone(),
+                            op: op.name(),
+                            at: span.clone(),
+                        });
                         return None;
                     }
                     Memory::Sbuf if is_tensor_engine(&op) => {
-                        self.error(
-                            Error::new(
-                                codes::TENSOR_ENGINE_DST,
-                                format!("{} results go to PSUM, but `{}` is in SBUF", op.name(), tt.name),
-                                span.clone(),
-                            )
-                            .with_label("a Tensor-engine result")
-                            .with_help("bind the result to a new name (it goes to PSUM), then nl.copy it into SBUF"),
-                        );
+                        self.error(CheckError::TensorEngineDst {
+                            op: op.name(),
+                            tensor: tt.name.clone(),
+                            at: span.clone(),
+                        });
                         return None;
                     }
                     _ => {}
@@ -628,22 +556,14 @@ impl Checker<'_> {
                 } else if a.size[0] == b.size[0] && (a.size[1] == 1 || b.size[1] == 1) {
                     [a.size[0], a.size[1].max(b.size[1])]
                 } else {
-                    self.error(
-                        Error::new(
-                            codes::ELEMENTWISE_SHAPE,
-                            format!(
-                                "`{}` of tiles of shapes {} and {}",
-                                alu.name(),
-                                show_shape(a.size),
-                                show_shape(b.size)
-                            ),
-                            span.clone(),
-                        )
-                        .with_label("incompatible shapes")
-                        .with_secondary(sa, format!("shape {}", show_shape(a.size)))
-                        .with_secondary(sb, format!("shape {}", show_shape(b.size)))
-                        .with_note("elementwise operands have equal shapes, or one is [P, 1] and broadcasts along the free axis"),
-                    );
+                    self.error(CheckError::ElementwiseShape {
+                        op: alu.name(),
+                        a: a.size,
+                        b: b.size,
+                        a_at: sa,
+                        b_at: sb,
+                        at: span.clone(),
+                    });
                     return None;
                 };
                 self.emit(
@@ -668,14 +588,10 @@ impl Checker<'_> {
                 self.emit(cx, op, vec![a], Res::sbuf(shape), dest, span)
             }
             (Arg::Scalar(_), Arg::Scalar(_)) => {
-                self.error(
-                    Error::new(
-                        codes::SCALAR_OPERAND,
-                        format!("`{}` of two scalars", alu.name()),
-                        span.clone(),
-                    )
-                    .with_label("at least one operand must be a tile"),
-                );
+                self.error(CheckError::TwoScalars {
+                    op: alu.name(),
+                    at: span.clone(),
+                });
                 None
             }
         }
@@ -695,18 +611,13 @@ impl Checker<'_> {
                     _ => {
                         if self.find(m).is_none() && !RESERVED_MODULES.contains(&m.as_str()) {
                             self.lookup(m, &value.span);
-                        } else if let Some((note, help)) = not_in_nkc(&attr.name) {
+                        } else if not_in_nkc(&attr.name).is_some() {
                             // A method NKI's tensors have: `t.reshape(...)`.
-                            self.error(
-                                Error::new(
-                                    codes::NOT_CALLABLE,
-                                    format!("`.{}` is not an operation of nkc's tiles", attr.name),
-                                    attr.span.clone(),
-                                )
-                                .with_label(format!("`{m}.{}` is NKI's, not nkc's", attr.name))
-                                .with_note(note)
-                                .with_help(help),
-                            );
+                            self.error(CheckError::NkiMethodCall {
+                                module: m.clone(),
+                                method: attr.name.clone(),
+                                at: attr.span.clone(),
+                            });
                         } else {
                             self.not_callable(func);
                         }
@@ -720,21 +631,12 @@ impl Checker<'_> {
                     self.not_callable(func);
                     return None;
                 }
-                let mut e = Error::new(
-                    codes::UNKNOWN_OP,
-                    format!("unknown operation `{m}.{}`", attr.name),
-                    attr.span.clone(),
-                )
-                .with_label(format!("`{m}` has no operation `{}`", attr.name));
-                if let Some(o) = other {
-                    e = e.with_help(format!("did you mean `{o}.{}`?", attr.name));
-                } else if let Some((note, help)) = not_in_nkc(&attr.name) {
-                    e = e
-                        .with_label(format!("`{m}.{}` is NKI's, not nkc's", attr.name))
-                        .with_note(note)
-                        .with_help(help);
-                }
-                self.error(e);
+                self.error(CheckError::UnknownOp {
+                    module: m.clone(),
+                    name: attr.name.clone(),
+                    other,
+                    at: attr.span.clone(),
+                });
                 None
             }
             ExprKind::Name(n)
@@ -754,15 +656,9 @@ impl Checker<'_> {
     }
 
     fn not_callable(&mut self, func: &Expr) {
-        self.error(
-            Error::new(
-                codes::NOT_CALLABLE,
-                "this is not an operation",
-                func.span.clone(),
-            )
-            .with_label("not callable")
-            .with_note("calls are `nl.*` and `nisa.*` operations"),
-        );
+        self.error(CheckError::NotCallable {
+            at: func.span.clone(),
+        });
     }
 
     /// A reduction of `x_e` along `axis_e` (`mean`: then divided by the count).
@@ -785,10 +681,7 @@ impl Checker<'_> {
             // The result is `[P, 1]` either way: a reduced row is a column here.
             self.condition(k, "keepdims")?;
         }
-        let Arg::Tile(x, sx) = x? else {
-            self.scalar_where_tile(&x_e.span);
-            return None;
-        };
+        let (x, sx) = self.tile_of_arg(x?, &x_e.span)?;
         if !self.compute_src(&x, &sx, &format!("`{name}`")) {
             return None;
         }
@@ -831,18 +724,11 @@ impl Checker<'_> {
         dest: Dest,
     ) -> Option<TileVal> {
         let [p, f] = x.size;
-        if p > 128 || f > 128 {
-            self.error(
-                Error::new(
-                    codes::TRANSPOSE_LIMIT,
-                    format!(
-                        "nisa.nc_transpose of a {} tile; both dimensions must be at most 128",
-                        show_shape(x.size)
-                    ),
-                    span.clone(),
-                )
-                .with_label("too large to transpose"),
-            );
+        if p > PMAX || f > PMAX {
+            self.error(CheckError::TransposeLimit {
+                shape: x.size,
+                at: span.clone(),
+            });
             return None;
         }
         let res = Res {
@@ -863,15 +749,10 @@ impl Checker<'_> {
         if axis == 1 || axis == -1 {
             return Some(());
         }
-        self.error(
-            Error::new(
-                codes::REDUCE_AXIS,
-                format!("reductions are along the free axis (axis=1), not axis={axis}"),
-                e.span.clone(),
-            )
-            .with_label("only axis=1 is supported")
-            .with_help("transpose the tile with nisa.nc_transpose to reduce across partitions"),
-        );
+        self.error(CheckError::ReduceAxis {
+            axis,
+            at: e.span.clone(),
+        });
         None
     }
 
@@ -932,7 +813,8 @@ impl Checker<'_> {
         Some(ok.then_some(rest))
     }
 
-    /// [`Checker::call`] once `dtype=` and `mask=` are taken off.
+    /// [`Checker::call`] once `dtype=` and `mask=` are taken off: refuses the operations that
+    /// give no tile, binds the arguments, then applies the operation.
     #[allow(clippy::too_many_arguments)]
     fn call_op(
         &mut self,
@@ -946,112 +828,14 @@ impl Checker<'_> {
         outer: bool,
     ) -> Option<TileVal> {
         let name = func_name(func);
-        match kind {
-            OpKind::Store => {
-                self.error(
-                    Error::new(
-                        codes::UNUSED_OR_VOID,
-                        "nl.store returns nothing",
-                        e.span.clone(),
-                    )
-                    .with_label("used as a value")
-                    .with_help("write `nl.store(dst, value=t)` as a statement of its own"),
-                );
-                return None;
-            }
-            OpKind::Range => {
-                self.error(
-                    Error::new(
-                        codes::BAD_LOOP_ITER,
-                        format!("`{name}` is only the iterator of a `for` loop"),
-                        e.span.clone(),
-                    )
-                    .with_label("used as a value"),
-                );
-                return None;
-            }
-            _ => {}
+        if !self.gives_tile(kind, &name, &e.span) {
+            return None;
         }
-        let site = if !outer {
-            KwSite::Nested
-        } else if cx.in_loop_body {
-            KwSite::Allowed
-        } else {
-            KwSite::NotInLoop
-        };
-        let mut annot = cx.annot;
-        let slots = self.bind_args(
-            &name,
-            &e.span,
-            args,
-            kwargs,
-            params(kind),
-            site,
-            &mut annot,
-            None,
-        );
-        cx.annot = annot;
-        let slots = slots?;
+        let slots = self.bind_call(kind, &name, &e.span, args, kwargs, cx, outer)?;
         let span = &e.span;
         match kind {
-            OpKind::Load => {
-                let src_e = slots[0]?;
-                let (src, _) = self.view(src_e)?;
-                let t = self.tensor(src.tensor).clone();
-                if t.memory != Memory::Hbm {
-                    self.error(
-                        Error::new(
-                            codes::LOAD_NOT_HBM,
-                            format!(
-                                "nl.load reads HBM, but `{}` is in {}",
-                                t.name,
-                                t.memory.name().to_uppercase()
-                            ),
-                            src_e.span.clone(),
-                        )
-                        .with_label("not in HBM")
-                        .with_help("use the tile directly, or nl.copy it"),
-                    );
-                    return None;
-                }
-                let res = Res {
-                    shape: src.size,
-                    memory: Memory::Sbuf,
-                    dtype: t.dtype,
-                };
-                self.emit(cx, Op::Load, vec![src], res, dest, span)
-            }
-            OpKind::Matmul => {
-                let tx = slots[2];
-                let transposed = matches!(tx.map(|t| &t.kind), Some(ExprKind::Bool(true)));
-                if let Some(t) = tx {
-                    if !matches!(t.kind, ExprKind::Bool(_) | ExprKind::Error) {
-                        self.error(
-                            Error::new(
-                                codes::WRONG_ARGUMENT_KIND,
-                                "`transpose_x` must be True or False",
-                                t.span.clone(),
-                            )
-                            .with_label("not a boolean"),
-                        );
-                        return None;
-                    }
-                }
-                if !transposed {
-                    self.error(
-                        Error::new(
-                            codes::MATMUL_NEEDS_TRANSPOSE_X,
-                            "nl.matmul needs `transpose_x=True`",
-                            span.clone(),
-                        )
-                        .with_label("x @ y with x as [M, K] is not supported")
-                        .with_note("the Tensor engine computes x.T @ y with x given as [K, M]")
-                        .with_help("pass x transposed ([K, M]) with transpose_x=True, or transpose it first with nisa.nc_transpose"),
-                    );
-                    return None;
-                }
-                self.matmul(slots[0]?, slots[1]?, span, cx, dest)
-            }
+            OpKind::Load => self.load(slots[0]?, span, cx, dest),
+            OpKind::Matmul => self.nl_matmul(&slots, span, cx, dest),
             OpKind::NcMatmul => self.matmul(slots[0]?, slots[1]?, span, cx, dest),
             OpKind::NcTranspose => {
                 let x = self.tensor_engine_operand(slots[0]?, cx)?;
@@ -1062,21 +846,13 @@ impl Checker<'_> {
                 self.elementwise(alu, x?, y?, span, cx, dest)
             }
             OpKind::Act(func) => {
-                let x = self.arg(slots[0]?, cx)?;
-                let Arg::Tile(x, sx) = x else {
-                    self.scalar_where_tile(&slots[0]?.span);
-                    return None;
-                };
-                if !self.compute_src(&x, &sx, &format!("`nl.{}`", func.name())) {
-                    return None;
-                }
                 let op = Op::Activation {
                     func,
                     scale: Scale::Imm(1.0),
                     bias: false,
                 };
-                let shape = x.size;
-                self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)
+                let what = format!("`nl.{}`", func.name());
+                self.unary(op, slots[0]?, &what, span, cx, dest)
             }
             OpKind::Activation => self.activation(&slots, span, cx, dest),
             OpKind::Reduce(rop) => self.reduce(
@@ -1112,22 +888,150 @@ impl Checker<'_> {
                     rop, false, slots[1]?, slots[2]?, slots[3], &name, span, cx, dest,
                 )
             }
-            OpKind::Copy => {
-                let x = self.arg(slots[0]?, cx)?;
-                let Arg::Tile(x, sx) = x else {
-                    self.scalar_where_tile(&slots[0]?.span);
-                    return None;
-                };
-                if !self.compute_src(&x, &sx, "`nl.copy`") {
-                    return None;
-                }
-                let shape = x.size;
-                self.emit(cx, Op::Copy, vec![x], Res::sbuf(shape), dest, span)
-            }
+            OpKind::Copy => self.unary(Op::Copy, slots[0]?, "`nl.copy`", span, cx, dest),
             OpKind::Zeros | OpKind::Ndarray | OpKind::Full => {
                 self.alloc(kind, &name, &slots, span, cx, dest)
             }
             OpKind::Store | OpKind::Range => None,
+        }
+    }
+
+    /// Whether operation `kind` gives a tile; reports the ones that do not (`nl.store`, a range
+    /// call) used as a value at `span`.
+    fn gives_tile(&mut self, kind: OpKind, name: &str, span: &Span) -> bool {
+        match kind {
+            OpKind::Store => {
+                self.error(CheckError::StoreAsValue { at: span.clone() });
+                false
+            }
+            OpKind::Range => {
+                self.error(CheckError::RangeAsValue {
+                    name: name.to_string(),
+                    at: span.clone(),
+                });
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// The arguments of a call of `kind` in the order of its parameters, with the pipelining
+    /// keywords taken into the statement's annotations (allowed on an outer call directly in a
+    /// loop body only).
+    #[allow(clippy::too_many_arguments)]
+    fn bind_call<'e>(
+        &mut self,
+        kind: OpKind,
+        name: &str,
+        span: &Span,
+        args: &'e [Expr],
+        kwargs: &'e [Keyword],
+        cx: &mut StmtCtx,
+        outer: bool,
+    ) -> Option<Vec<Option<&'e Expr>>> {
+        let site = if !outer {
+            KwSite::Nested
+        } else if cx.in_loop_body {
+            KwSite::Allowed
+        } else {
+            KwSite::NotInLoop
+        };
+        let mut annot = cx.annot;
+        let slots = self.bind_args(
+            name,
+            span,
+            args,
+            kwargs,
+            params(kind),
+            site,
+            &mut annot,
+            None,
+        );
+        cx.annot = annot;
+        slots
+    }
+
+    /// `nl.load(src)`: an HBM slice into a new SBUF tile.
+    fn load(&mut self, src_e: &Expr, span: &Span, cx: &mut StmtCtx, dest: Dest) -> Option<TileVal> {
+        let (src, _) = self.view(src_e)?;
+        let t = self.tensor(src.tensor).clone();
+        if t.memory != Memory::Hbm {
+            self.error(CheckError::LoadNotHbm {
+                tensor: t.name.clone(),
+                memory: t.memory,
+                at: src_e.span.clone(),
+            });
+            return None;
+        }
+        let res = Res {
+            shape: src.size,
+            memory: Memory::Sbuf,
+            dtype: t.dtype,
+        };
+        self.emit(cx, Op::Load, vec![src], res, dest, span)
+    }
+
+    /// `nl.matmul(x, y, transpose_x=True)`: the Tensor engine's `x.T @ y`; without
+    /// `transpose_x=True` it is refused.
+    fn nl_matmul(
+        &mut self,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let tx = slots[2];
+        let transposed = matches!(tx.map(|t| &t.kind), Some(ExprKind::Bool(true)));
+        if let Some(t) = tx {
+            if !matches!(t.kind, ExprKind::Bool(_) | ExprKind::Error) {
+                self.error(CheckError::TransposeXNotBool { at: t.span.clone() });
+                return None;
+            }
+        }
+        if !transposed {
+            self.error(CheckError::MatmulNeedsTransposeX { at: span.clone() });
+            return None;
+        }
+        self.matmul(slots[0]?, slots[1]?, span, cx, dest)
+    }
+
+    /// A one-operand operation (`nl.exp`, ..., `nl.copy`) of the tile `x_e` into a new SBUF
+    /// tile; `what` names the operation in a diagnostic.
+    fn unary(
+        &mut self,
+        op: Op,
+        x_e: &Expr,
+        what: &str,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let x = self.compute_tile(x_e, cx, what)?;
+        let shape = x.size;
+        self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)
+    }
+
+    /// The tile `e` as an operand of a compute engine, `what`: a scalar or an HBM tensor is
+    /// refused.
+    pub(super) fn compute_tile(
+        &mut self,
+        e: &Expr,
+        cx: &mut StmtCtx,
+        what: &str,
+    ) -> Option<TileVal> {
+        let x = self.arg(e, cx)?;
+        let (x, sx) = self.tile_of_arg(x, &e.span)?;
+        self.compute_src(&x, &sx, what).then_some(x)
+    }
+
+    /// An evaluated operand that must be a tile (written at `span`): a scalar is refused.
+    pub(super) fn tile_of_arg(&mut self, x: Arg, span: &Span) -> Option<(TileVal, Span)> {
+        match x {
+            Arg::Tile(t, s) => Some((t, s)),
+            Arg::Scalar(_) => {
+                self.scalar_where_tile(span);
+                None
+            }
         }
     }
 
@@ -1151,34 +1055,15 @@ impl Checker<'_> {
 
     /// A Tensor-engine operand: a tile in SBUF.
     fn tensor_engine_operand(&mut self, e: &Expr, cx: &mut StmtCtx) -> Option<TileVal> {
-        let Arg::Tile(t, s) = self.arg(e, cx)? else {
-            self.scalar_where_tile(&e.span);
-            return None;
-        };
+        let x = self.arg(e, cx)?;
+        let (t, s) = self.tile_of_arg(x, &e.span)?;
         let tt = self.tensor(t.tensor).clone();
         if tt.memory != Memory::Sbuf {
-            let help = if tt.memory == Memory::Hbm {
-                "load it into SBUF first, with nl.load"
-            } else {
-                "copy it into SBUF first, with nl.copy"
-            };
-            self.error(
-                Error::new(
-                    if tt.memory == Memory::Hbm {
-                        codes::HBM_OPERAND
-                    } else {
-                        codes::TENSOR_ENGINE_OPERAND
-                    },
-                    format!(
-                        "Tensor-engine operands must be in SBUF, but `{}` is in {}",
-                        tt.name,
-                        tt.memory.name().to_uppercase()
-                    ),
-                    s,
-                )
-                .with_label("not in SBUF")
-                .with_help(help),
-            );
+            self.error(CheckError::TensorEngineOperand {
+                tensor: tt.name.clone(),
+                memory: tt.memory,
+                at: s,
+            });
             return None;
         }
         Some(t)
@@ -1199,48 +1084,21 @@ impl Checker<'_> {
         let [k, m] = x.size;
         let [k2, n] = y.size;
         if k != k2 {
-            self.error(
-                Error::new(
-                    codes::MATMUL_SHAPE,
-                    format!(
-                        "matmul contraction dimensions differ: x is {} and y is {}",
-                        show_shape(x.size),
-                        show_shape(y.size)
-                    ),
-                    span.clone(),
-                )
-                .with_label("x[K, M] and y[K, N] need the same K")
-                .with_secondary(xe.span.clone(), format!("K = {k}"))
-                .with_secondary(ye.span.clone(), format!("K = {k2}")),
-            );
+            self.error(CheckError::MatmulShape {
+                x: x.size,
+                y: y.size,
+                x_at: xe.span.clone(),
+                y_at: ye.span.clone(),
+                at: span.clone(),
+            });
             return None;
         }
-        let mut bad = Vec::new();
-        if k > 128 {
-            bad.push(format!("K = {k} > 128"));
-        }
-        if m > 128 {
-            bad.push(format!("M = {m} > 128"));
-        }
-        if n > 512 {
-            bad.push(format!("N = {n} > 512"));
-        }
-        if !bad.is_empty() {
-            self.error(
-                Error::new(
-                    codes::MATMUL_LIMIT,
-                    format!(
-                        "matmul of {} and {} is too large: {}",
-                        show_shape(x.size),
-                        show_shape(y.size),
-                        bad.join(", ")
-                    ),
-                    span.clone(),
-                )
-                .with_label("over the Tensor engine's limits")
-                .with_note("K and M are at most 128 and N at most 512")
-                .with_help("tile the matmul with loops, accumulating over K with `acc += ...`"),
-            );
+        if !matmul_excess(x.size, y.size).is_empty() {
+            self.error(CheckError::MatmulLimit {
+                x: x.size,
+                y: y.size,
+                at: span.clone(),
+            });
             return None;
         }
         let res = Res {
@@ -1267,26 +1125,11 @@ impl Checker<'_> {
         dest: Dest,
     ) -> Option<TileVal> {
         let op_e = slots[0]?;
-        let func = match &op_e.kind {
-            ExprKind::Attribute { value, attr } if matches!(&value.kind, ExprKind::Name(m) if m == "nl") => {
-                act_func(&attr.name)
-            }
-            _ => None,
-        };
+        let func = op_e.attr_of(&["nl"]).and_then(act_func);
         if func.is_none() && !matches!(op_e.kind, ExprKind::Error) {
-            let names: Vec<String> = ActFunc::ALL
-                .iter()
-                .map(|f| format!("nl.{}", f.name()))
-                .collect();
-            self.error(
-                Error::new(
-                    codes::ACTIVATION_FUNC,
-                    "`op` of nisa.activation must be an activation function",
-                    op_e.span.clone(),
-                )
-                .with_label("not an activation function")
-                .with_note(format!("the functions are {}", names.join(", "))),
-            );
+            self.error(CheckError::ActivationFunc {
+                at: op_e.span.clone(),
+            });
         }
         // Evaluate the tile operands in source order: data, bias, scale.
         let mut order: Vec<usize> = (1..4).filter(|&i| slots[i].is_some()).collect();
@@ -1302,32 +1145,23 @@ impl Checker<'_> {
         if !ok {
             return None;
         }
-        let Some(Arg::Tile(data, sd)) = vals[1].take() else {
-            self.scalar_where_tile(&slots[1]?.span);
-            return None;
-        };
+        let (data, sd) = self.tile_of_arg(vals[1].take()?, &slots[1]?.span)?;
         if !self.compute_src(&data, &sd, "`nisa.activation`") {
             return None;
         }
         let p = data.size[0];
         let mut srcs = vec![data.clone()];
-        let col = |this: &mut Self, what: &str, t: TileVal, s: Span| -> Option<TileVal> {
+        let col = |this: &mut Self, what: &'static str, t: TileVal, s: Span| -> Option<TileVal> {
             if !this.compute_src(&t, &s, "`nisa.activation`") {
                 return None;
             }
             if t.size != [p, 1] {
-                this.error(
-                    Error::new(
-                        codes::ACTIVATION_OPERAND,
-                        format!(
-                            "the {what} of nisa.activation must be a [{p}, 1] tile, found {}",
-                            show_shape(t.size)
-                        ),
-                        s,
-                    )
-                    .with_label(format!("shape {}", show_shape(t.size)))
-                    .with_note("one value per partition, broadcast along the free axis"),
-                );
+                this.error(CheckError::ActivationColumn {
+                    what,
+                    p,
+                    shape: t.size,
+                    at: s,
+                });
                 return None;
             }
             Some(t)
@@ -1343,17 +1177,10 @@ impl Checker<'_> {
         let bias = match vals[2].take() {
             None => false,
             Some(Arg::Scalar(_)) => {
-                self.error(
-                    Error::new(
-                        codes::ACTIVATION_OPERAND,
-                        format!("the bias of nisa.activation must be a [{p}, 1] tile"),
-                        slots[2]?.span.clone(),
-                    )
-                    .with_label("a scalar")
-                    .with_help(
-                        "add a scalar with nl.add after the activation, or make a [P, 1] tile",
-                    ),
-                );
+                self.error(CheckError::ActivationScalarBias {
+                    p,
+                    at: slots[2]?.span.clone(),
+                });
                 return None;
             }
             Some(Arg::Tile(t, s)) => {
@@ -1406,56 +1233,32 @@ impl Checker<'_> {
         let dtype = self.dtype_of(slots[1]?);
         let (shape, dtype, memory) = (shape?, dtype?, memory?);
         let Dest::New { .. } = dest else {
-            self.error(
-                Error::new(
-                    codes::UNSUPPORTED,
-                    format!("`{name}` makes a buffer; bind it to a name"),
-                    span.clone(),
-                )
-                .with_label("not bound to a name")
-                .with_help(format!(
-                    "write `buf = {name}(...)` as a statement of its own"
-                )),
-            );
+            self.error(CheckError::UnboundBuffer {
+                name: name.to_string(),
+                at: span.clone(),
+            });
             return None;
         };
         let mut ok = true;
         if memory == Memory::Psum && dtype == DType::Bf16 {
-            self.error(
-                Error::new(
-                    codes::BF16_IN_PSUM,
-                    "PSUM holds float32 only",
-                    slots[1]?.span.clone(),
-                )
-                .with_label("bfloat16 in PSUM")
-                .with_note(
-                    "bfloat16 is a storage type for HBM and SBUF; PSUM accumulates in float32",
-                )
-                .with_help("use dtype=nl.float32"),
-            );
+            self.error(CheckError::Bf16InPsum {
+                at: slots[1]?.span.clone(),
+            });
             ok = false;
         }
-        if memory == Memory::Psum && shape[1] * dtype.size_bytes() > 2048 {
-            self.error(
-                Error::new(
-                    codes::PSUM_TOO_LARGE,
-                    format!("a PSUM tile of {} needs {} bytes per partition; a PSUM bank holds 2048 (512 float32)", show_shape(shape), shape[1] * dtype.size_bytes()),
-                    slots[0]?.span.clone(),
-                )
-                .with_label("larger than one PSUM bank"),
-            );
+        if memory == Memory::Psum && shape[1] * dtype.size_bytes() > PSUM_BANK_BYTES {
+            self.error(CheckError::PsumTooLarge {
+                shape,
+                bytes: shape[1] * dtype.size_bytes(),
+                at: slots[0]?.span.clone(),
+            });
             ok = false;
         }
         if kind != OpKind::Ndarray && memory == Memory::Hbm {
-            self.error(
-                Error::new(
-                    codes::HBM_WRITE,
-                    format!("{name} cannot make an HBM array"),
-                    span.clone(),
-                )
-                .with_label("only nl.store writes HBM")
-                .with_help("use nl.ndarray(..., buffer=nl.shared_hbm) and store zeros into it"),
-            );
+            self.error(CheckError::MemsetHbm {
+                name: name.to_string(),
+                at: span.clone(),
+            });
             ok = false;
         }
         if !ok {
@@ -1474,19 +1277,13 @@ impl Checker<'_> {
         let Dest::New { name, span: bspan } = dest else {
             return None;
         };
-        if memory != Memory::Hbm && shape[0] > 128 {
-            self.error(
-                Error::new(
-                    codes::TOO_MANY_PARTITIONS,
-                    format!(
-                        "this {} tile has {} partitions; at most 128 are allowed",
-                        memory.name().to_uppercase(),
-                        shape[0]
-                    ),
-                    slots[0]?.span.clone(),
-                )
-                .with_label(format!("shape {}", show_shape(shape))),
-            );
+        if memory != Memory::Hbm && shape[0] > PMAX {
+            self.error(CheckError::TooManyPartitions {
+                memory,
+                shape,
+                result: false,
+                at: slots[0]?.span.clone(),
+            });
             return None;
         }
         let t = self.new_tensor(CTensor {
@@ -1511,50 +1308,24 @@ impl Checker<'_> {
                 if let [r, c] = shape[..] {
                     return Some([r, c]);
                 }
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE,
-                        format!(
-                            "a tile has 2 dimensions, but this shape has {}",
-                            shape.len()
-                        ),
-                        e.span.clone(),
-                    )
-                    .with_label(format!("the shape {shape:?}"))
-                    .with_help("write the tile's shape `(rows, cols)`"),
-                );
+                self.error(CheckError::ShapeDims {
+                    shape: shape.clone(),
+                    at: e.span.clone(),
+                });
                 return None;
             }
         }
         let ExprKind::Tuple(items) = &e.kind else {
             if !matches!(e.kind, ExprKind::Error) {
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE,
-                        "a shape is a pair `(rows, cols)`",
-                        e.span.clone(),
-                    )
-                    .with_label("not a tuple"),
-                );
+                self.error(CheckError::ShapeNotTuple { at: e.span.clone() });
             }
             return None;
         };
         if items.len() != 2 {
-            let mut err = Error::new(
-                codes::BAD_SHAPE,
-                format!(
-                    "tensors have 2 dimensions, but this shape has {}",
-                    items.len()
-                ),
-                e.span.clone(),
-            )
-            .with_label("expected `(rows, cols)`");
-            if items.len() > 2 {
-                err = err
-                    .with_note("nkc's tiles are `[partitions, free]`: one partition dimension and one free dimension")
-                    .with_help("flatten the free dimensions into one, `(P, A * B)`, and address a part of it with a slice such as `t[:, a * B:(a + 1) * B]`");
-            }
-            self.error(err);
+            self.error(CheckError::ShapeArity {
+                dims: items.len(),
+                at: e.span.clone(),
+            });
             return None;
         }
         let a = self.dim(&items[0]);
@@ -1575,25 +1346,18 @@ impl Checker<'_> {
         };
         let v = self.const_int(e)?;
         if v > MAX_EXTENT {
-            self.error(
-                Error::new(
-                    codes::BAD_SHAPE,
-                    format!("a dimension must be at most {MAX_EXTENT}, found {v}"),
-                    e.span.clone(),
-                )
-                .with_label("too large"),
-            );
+            self.error(CheckError::DimTooLarge {
+                value: v,
+                max: MAX_EXTENT,
+                at: e.span.clone(),
+            });
             return None;
         }
         if v < 1 {
-            self.error(
-                Error::new(
-                    codes::BAD_SHAPE,
-                    format!("a dimension must be at least 1, found {v}"),
-                    e.span.clone(),
-                )
-                .with_label("not a positive size"),
-            );
+            self.error(CheckError::DimNotPositive {
+                value: v,
+                at: e.span.clone(),
+            });
             return None;
         }
         Some(v as u64)
@@ -1609,66 +1373,40 @@ impl Checker<'_> {
                         Value::Param(t) => Some(self.tensor(t).dtype),
                         Value::Error => None,
                         _ => {
-                            self.error(
-                                Error::new(
-                                    codes::UNSUPPORTED_DTYPE,
-                                    format!("`{n}` is a scalar; it has no dtype"),
-                                    value.span.clone(),
-                                )
-                                .with_label("not a tensor"),
-                            );
+                            self.error(CheckError::ScalarDtype {
+                                name: n.to_string(),
+                                at: value.span.clone(),
+                            });
                             None
                         }
                     };
                 }
             }
-            if matches!(&value.kind, ExprKind::Name(m) if m == "nl") {
-                match attr.name.as_str() {
-                    "float32" => return Some(DType::F32),
-                    "bfloat16" => return Some(DType::Bf16),
-                    _ => {}
-                }
-            }
+        }
+        match e.attr_of(&["nl"]) {
+            Some("float32") => return Some(DType::F32),
+            Some("bfloat16") => return Some(DType::Bf16),
+            _ => {}
         }
         if matches!(e.kind, ExprKind::Error) {
             return None;
         }
-        self.error(
-            Error::new(
-                codes::UNSUPPORTED_DTYPE,
-                "unsupported dtype",
-                e.span.clone(),
-            )
-            .with_label("not nl.float32 or nl.bfloat16")
-            .with_help("use nl.float32 (or nl.bfloat16 for HBM and SBUF storage)"),
-        );
+        self.error(CheckError::UnsupportedDtype { at: e.span.clone() });
         None
     }
 
     /// `nl.sbuf`, `nl.psum`, `nl.shared_hbm` (or `nl.hbm`).
     fn buffer_of(&mut self, e: &Expr) -> Option<Memory> {
-        if let ExprKind::Attribute { value, attr } = &e.kind {
-            if matches!(&value.kind, ExprKind::Name(m) if m == "nl") {
-                match attr.name.as_str() {
-                    "sbuf" => return Some(Memory::Sbuf),
-                    "psum" => return Some(Memory::Psum),
-                    "shared_hbm" | "hbm" => return Some(Memory::Hbm),
-                    _ => {}
-                }
-            }
+        match e.attr_of(&["nl"]) {
+            Some("sbuf") => return Some(Memory::Sbuf),
+            Some("psum") => return Some(Memory::Psum),
+            Some("shared_hbm" | "hbm") => return Some(Memory::Hbm),
+            _ => {}
         }
         if matches!(e.kind, ExprKind::Error) {
             return None;
         }
-        self.error(
-            Error::new(
-                codes::BAD_BUFFER,
-                "`buffer` must be a memory",
-                e.span.clone(),
-            )
-            .with_label("not a memory")
-            .with_note("the memories are nl.sbuf, nl.psum and nl.shared_hbm"),
-        );
+        self.error(CheckError::BadBuffer { at: e.span.clone() });
         None
     }
 
@@ -1712,78 +1450,37 @@ impl Checker<'_> {
         let dt = self.tensor(dst.tensor).clone();
         let mut ok = true;
         if dt.memory != Memory::Hbm {
-            self.error(
-                Error::new(
-                    codes::STORE_DST,
-                    format!("nl.store writes HBM, but `{}` is in {}", dt.name, dt.memory.name().to_uppercase()),
-                    dst_e.span.clone(),
-                )
-                .with_label("not in HBM")
-                .with_help("to write part of an on-chip tile, use slice assignment: `t[r0:r1, c0:c1] = value`"),
-            );
+            self.error(CheckError::StoreNotHbm {
+                tensor: dt.name.clone(),
+                memory: dt.memory,
+                at: dst_e.span.clone(),
+            });
             ok = false;
         } else if dt.kind == TensorKind::Input {
-            self.error(
-                Error::new(
-                    codes::STORE_DST,
-                    format!(
-                        "cannot store into the parameter `{}`; parameters are read-only",
-                        dt.name
-                    ),
-                    dst_e.span.clone(),
-                )
-                .with_label("a kernel input")
-                .with_help(
-                    "make an output with nl.ndarray(..., buffer=nl.shared_hbm) and return it",
-                ),
-            );
+            self.error(CheckError::StoreIntoParam {
+                tensor: dt.name.clone(),
+                at: dst_e.span.clone(),
+            });
             ok = false;
         }
-        let val = val?;
-        let Arg::Tile(v, sv) = val else {
-            self.scalar_where_tile(&val_e.span);
-            return None;
-        };
+        let (v, sv) = self.tile_of_arg(val?, &val_e.span)?;
         let vt = self.tensor(v.tensor).clone();
         if vt.memory != Memory::Sbuf {
-            let help = if vt.memory == Memory::Psum {
-                "copy it into SBUF first, with nl.copy"
-            } else {
-                "load it into SBUF first, with nl.load"
-            };
-            self.error(
-                Error::new(
-                    codes::STORE_VALUE_NOT_SBUF,
-                    format!(
-                        "nl.store writes an SBUF tile, but `{}` is in {}",
-                        vt.name,
-                        vt.memory.name().to_uppercase()
-                    ),
-                    sv.clone(),
-                )
-                .with_label("not in SBUF")
-                .with_help(help),
-            );
+            self.error(CheckError::StoreValueNotSbuf {
+                tensor: vt.name.clone(),
+                memory: vt.memory,
+                at: sv.clone(),
+            });
             ok = false;
         }
         if ok && v.size != dst.size {
-            self.error(
-                Error::new(
-                    codes::STORE_SHAPE,
-                    format!(
-                        "nl.store of a {} tile into a {} slice",
-                        show_shape(v.size),
-                        show_shape(dst.size)
-                    ),
-                    e.span.clone(),
-                )
-                .with_label("shapes differ")
-                .with_secondary(
-                    dst_e.span.clone(),
-                    format!("shape {}", show_shape(dst.size)),
-                )
-                .with_secondary(sv, format!("shape {}", show_shape(v.size))),
-            );
+            self.error(CheckError::StoreShape {
+                value: v.size,
+                dest: dst.size,
+                value_at: sv,
+                dest_at: dst_e.span.clone(),
+                at: e.span.clone(),
+            });
             ok = false;
         }
         if !ok {

@@ -8,11 +8,10 @@
 //! in loop order, where the slice leaves the tensor.
 
 use super::consts::lin;
+use super::error::CheckError;
 use super::ops::MAX_EXTENT;
 use super::{Checker, TileVal};
 use crate::ast::{ExprKind, Index, Span};
-use crate::codes;
-use crate::diagnostic::Error;
 use penguin::{AffineExpr, Axis};
 
 /// The exact `(min, max)` of `e` over a box of inclusive bounds, in 128-bit arithmetic so that no
@@ -30,14 +29,7 @@ pub(super) fn range128(e: &AffineExpr, bounds: &dyn Fn(Axis) -> (i64, i64)) -> (
 
 impl Checker<'_> {
     fn overflow(&mut self, span: Span) {
-        self.error(
-            Error::new(
-                codes::CONST_OVERFLOW,
-                "integer overflow in the bounds of this slice",
-                span,
-            )
-            .with_label("this overflows a 64-bit integer"),
-        );
+        self.error(CheckError::SliceOverflow { at: span });
     }
 }
 
@@ -81,23 +73,11 @@ impl Checker<'_> {
             return self.subscript_nd(base, &dims, name, indices, span);
         }
         if indices.len() != 2 {
-            self.error(
-                Error::new(
-                    codes::WRONG_INDEX_COUNT,
-                    format!(
-                        "`{name}` has 2 dimensions but the subscript has {} {}",
-                        indices.len(),
-                        if indices.len() == 1 {
-                            "index"
-                        } else {
-                            "indices"
-                        }
-                    ),
-                    span.clone(),
-                )
-                .with_label("expected `[rows, columns]`")
-                .with_help("use `:` for a whole axis, as in `a[0:128, :]`"),
-            );
+            self.error(CheckError::WrongIndexCount {
+                name: name.to_string(),
+                indices: indices.len(),
+                at: span.clone(),
+            });
             return None;
         }
         let mut out = base.clone();
@@ -145,26 +125,17 @@ impl Checker<'_> {
                 };
                 let Some(size) = diff.as_constant() else {
                     let shown = self.show(&diff);
-                    self.error(
-                        Error::new(
-                            codes::SLICE_SIZE_NOT_CONST,
-                            "the size of a slice must be a compile-time constant",
-                            span.clone(),
-                        )
-                        .with_label(format!("this slice has size `{shown}`"))
-                        .with_help("write both bounds with the same loop terms, as in `i * 128:(i + 1) * 128`"),
-                    );
+                    self.error(CheckError::SliceSizeNotConst {
+                        shown,
+                        at: span.clone(),
+                    });
                     return None;
                 };
                 if size <= 0 {
-                    self.error(
-                        Error::new(
-                            codes::EMPTY_SLICE,
-                            format!("this slice is empty (size {size})"),
-                            span.clone(),
-                        )
-                        .with_label("the upper bound must exceed the lower bound"),
-                    );
+                    self.error(CheckError::EmptySlice {
+                        size,
+                        at: span.clone(),
+                    });
                     return None;
                 }
                 (l, size as u64)
@@ -192,16 +163,12 @@ impl Checker<'_> {
             .find(|(_, c)| c.unsigned_abs() > MAX_EXTENT as u64)
         {
             let iv = self.loop_data(axis).iv.clone();
-            self.error(
-                Error::new(
-                    codes::INDEX_COEFF_RANGE,
-                    format!(
-                        "the loop variable `{iv}` is multiplied by {c} in this index; a coefficient must lie between -{MAX_EXTENT} and {MAX_EXTENT}"
-                    ),
-                    span,
-                )
-                .with_label(format!("starts at `{}`", self.show(lo))),
-            );
+            self.error(CheckError::IndexCoeffRange {
+                iv,
+                coeff: c,
+                start: self.show(lo),
+                at: span,
+            });
             return None;
         }
         let bounds = |a: Axis| {
@@ -255,27 +222,21 @@ impl Checker<'_> {
                 .map_or((0, 0), |&(_, v)| (v, v))
         };
         let start = range128(lo, &at).0;
-        let (what, unit) = if dim == 0 {
-            ("row", "rows")
-        } else {
-            ("column", "columns")
-        };
-        let mut msg = format!(
-            "{what} slice {start}..{} is out of bounds for `{name}` ({extent} {unit})",
-            start + size as i128
-        );
-        if !fixed.is_empty() {
-            let when: Vec<String> = fixed
-                .iter()
-                .map(|&(a, v)| format!("{} = {v}", self.loop_data(a).iv))
-                .collect();
-            msg.push_str(&format!(" when {}", when.join(", ")));
-        }
-        let shown = self.show(lo);
-        self.error(
-            Error::new(codes::SLICE_OUT_OF_BOUNDS, msg, span)
-                .with_label(format!("starts at `{shown}`, size {size}")),
-        );
+        let when = fixed
+            .iter()
+            .map(|&(a, v)| format!("{} = {v}", self.loop_data(a).iv))
+            .collect();
+        self.error(CheckError::SliceOutOfBounds {
+            dim,
+            start,
+            end: start + size as i128,
+            tensor: name.to_string(),
+            extent,
+            when,
+            shown: self.show(lo),
+            size,
+            at: span,
+        });
         None
     }
 }

@@ -18,12 +18,12 @@
 
 use super::calls::KwSite;
 use super::comptime::{builtin_class, builtin_name, is_tile_size};
+use super::error::CheckError;
 use super::ops::{is_matmul, is_store, literal_scalar, Arg, Dest, Res, StmtCtx, MAX_EXTENT};
 use super::{
     reserved, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal, Value, RESERVED,
 };
 use crate::ast::{self, BinOp, Expr, ExprKind, Span, StmtKind, Target};
-use crate::codes;
 use crate::diagnostic::Error;
 use penguin::{Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, TensorKind};
 use std::collections::HashMap;
@@ -106,15 +106,11 @@ impl Checker<'_> {
                 continue;
             }
             if let Some(first) = seen.get(p.name.name.as_str()) {
-                self.error(
-                    Error::new(
-                        codes::DUPLICATE_PARAM,
-                        format!("parameter `{}` is declared twice", p.name.name),
-                        p.name.span.clone(),
-                    )
-                    .with_label("declared again here")
-                    .with_secondary(first.clone(), "first declared here"),
-                );
+                self.error(CheckError::DuplicateParam {
+                    name: p.name.name.clone(),
+                    first: first.clone(),
+                    at: p.name.span.clone(),
+                });
                 continue;
             }
             seen.insert(&p.name.name, p.name.span.clone());
@@ -157,14 +153,7 @@ impl Checker<'_> {
         for (i, s) in k.body.iter().enumerate() {
             if let StmtKind::Return(values) = &s.kind {
                 if Some(i) != last {
-                    self.error(
-                        Error::new(
-                            codes::MISPLACED_RETURN,
-                            "`return` must be the last statement of the kernel",
-                            s.span.clone(),
-                        )
-                        .with_label("statements follow this return"),
-                    );
+                    self.error(CheckError::ReturnNotLast { at: s.span.clone() });
                 }
                 if !returned {
                     outputs = self.returns(values, &s.span);
@@ -179,17 +168,10 @@ impl Checker<'_> {
             .iter()
             .any(|s| matches!(s.kind, StmtKind::Error | StmtKind::Recovered { .. }));
         if !returned && !broken {
-            self.error(
-                Error::new(
-                    codes::NO_RETURN,
-                    format!("kernel `{}` has no `return`", k.name.name),
-                    k.name.span.clone(),
-                )
-                .with_label("returns nothing")
-                .with_help(
-                    "make the outputs with nl.ndarray(..., buffer=nl.shared_hbm) and return them",
-                ),
-            );
+            self.error(CheckError::NoReturn {
+                kernel: k.name.name.clone(),
+                at: k.name.span.clone(),
+            });
         }
         for &t in &outputs {
             self.tensors[t.as_u32() as usize].kind = TensorKind::Output;
@@ -213,18 +195,10 @@ impl Checker<'_> {
                 .map_or(Value::Error, |c| c.value()),
             Class::Poison => Value::Error,
             _ => {
-                self.error(
-                    Error::new(
-                        codes::NOT_CONST,
-                        format!(
-                            "the default of `{}` is not a compile-time scalar",
-                            p.name.name
-                        ),
-                        default.span.clone(),
-                    )
-                    .with_label("not a number or a boolean")
-                    .with_note("a parameter with a default is a compile-time scalar (`eps=1e-5`, `n=4`, `flag=True`); tensors are parameters without a default"),
-                );
+                self.error(CheckError::DefaultNotConst {
+                    param: p.name.name.clone(),
+                    at: default.span.clone(),
+                });
                 Value::Error
             }
         }
@@ -234,34 +208,21 @@ impl Checker<'_> {
     fn param_spec(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2], Vec<u64>)> {
         let name = &p.name.name;
         let Some(spec) = self.specs.and_then(|s| s.get(name)) else {
-            self.error(
-                Error::new(
-                    codes::UNSPECIALISED_PARAM,
-                    format!("parameter `{name}` has no type, and no shape was given for it"),
-                    p.span.clone(),
-                )
-                .with_label("a shape-generic input")
-                .with_note("a kernel is specialised for the shapes of its inputs when it is run")
-                .with_help(format!(
-                    "give `--input {name}=FILE.npy` or `--shape {name}=ROWSxCOLS` (with `--dtype`), or write `{name}: nl.hbm[nl.float32, ROWS, COLS]`"
-                )),
-            );
+            self.error(CheckError::UnspecialisedParam {
+                name: name.to_string(),
+                at: p.span.clone(),
+            });
             return None;
         };
         let (dtype, shape) = (spec.dtype, spec.shape.clone());
         match super::nd::flatten(&shape) {
             Some(flat) => Some((dtype, flat, shape)),
             None => {
-                let shown: Vec<String> = shape.iter().map(u64::to_string).collect();
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE,
-                        format!("`{name}` is given the shape [{}]; nkc's HBM tensors have 1 to 4 dimensions, each from 1 to {MAX_EXTENT}, whose leading ones multiply to at most {MAX_EXTENT}", shown.join(", ")),
-                        p.span.clone(),
-                    )
-                    .with_label("specialised with this shape")
-                    .with_help("merge dimensions into fewer"),
-                );
+                self.error(CheckError::BadSpecShape {
+                    name: name.to_string(),
+                    shape: shape.clone(),
+                    at: p.span.clone(),
+                });
                 None
             }
         }
@@ -269,7 +230,6 @@ impl Checker<'_> {
 
     /// `nl.hbm[DTYPE, ROWS, COLS]`, or the shape of the run's input for an untyped parameter.
     fn param_type(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2], Vec<u64>)> {
-        let help = format!("write `{}: nl.hbm[nl.float32, ROWS, COLS]`", p.name.name);
         let Some(ty) = &p.ty else {
             return self.param_spec(p);
         };
@@ -287,15 +247,10 @@ impl Checker<'_> {
             }
         }
         if !matches!(ty.kind, ExprKind::Error) {
-            self.error(
-                Error::new(
-                    codes::BAD_PARAM_TYPE,
-                    "a parameter's type is `nl.hbm[DTYPE, ROWS, COLS]`",
-                    ty.span.clone(),
-                )
-                .with_label("not an HBM array type")
-                .with_help(help),
-            );
+            self.error(CheckError::BadParamType {
+                param: p.name.name.clone(),
+                at: ty.span.clone(),
+            });
         }
         None
     }
@@ -310,38 +265,22 @@ impl Checker<'_> {
             }
         }
         if flat.is_empty() {
-            self.error(
-                Error::new(
-                    codes::BAD_RETURN_VALUE,
-                    "`return` names no output",
-                    span.clone(),
-                )
-                .with_label("returns nothing")
-                .with_help("return the arrays made with nl.ndarray(..., buffer=nl.shared_hbm)"),
-            );
+            self.error(CheckError::EmptyReturn { at: span.clone() });
         }
         let mut outputs: Vec<(penguin::Tensor, Span)> = Vec::new();
         for v in flat {
             let ExprKind::Name(n) = &v.kind else {
                 if !matches!(v.kind, ExprKind::Error) {
-                    self.error(
-                        Error::new(codes::BAD_RETURN_VALUE, "`return` takes names of output arrays", v.span.clone())
-                            .with_label("not a name")
-                            .with_help("bind the array to a name with nl.ndarray(..., buffer=nl.shared_hbm), then return the name"),
-                    );
+                    self.error(CheckError::ReturnNotName { at: v.span.clone() });
                 }
                 continue;
             };
             let bad = |this: &mut Self, what: &str| {
-                this.error(
-                    Error::new(
-                        codes::BAD_RETURN_VALUE,
-                        format!("`{n}` is {what}, not an output array"),
-                        v.span.clone(),
-                    )
-                    .with_label("cannot be returned")
-                    .with_help("return arrays made with nl.ndarray(..., buffer=nl.shared_hbm)"),
-                );
+                this.error(CheckError::ReturnNotOutput {
+                    name: n.to_string(),
+                    what: what.to_string(),
+                    at: v.span.clone(),
+                });
             };
             match self.lookup(n, &v.span) {
                 Value::Tile(t) => {
@@ -357,15 +296,11 @@ impl Checker<'_> {
                         bad(self, "a slice of an array");
                     } else if let Some((_, first)) = outputs.iter().find(|(x, _)| *x == t.tensor) {
                         let first = first.clone();
-                        self.error(
-                            Error::new(
-                                codes::DUPLICATE_RETURN,
-                                format!("`{n}` is returned twice"),
-                                v.span.clone(),
-                            )
-                            .with_label("returned again")
-                            .with_secondary(first, "first returned here"),
-                        );
+                        self.error(CheckError::DuplicateReturn {
+                            name: n.to_string(),
+                            first,
+                            at: v.span.clone(),
+                        });
                     } else {
                         outputs.push((t.tensor, v.span.clone()));
                     }
@@ -435,25 +370,10 @@ impl Checker<'_> {
                     // `op(dst=t, ...)`: checked as `t[...] = op(...)` (or a load or store).
                 } else if matches!(e.kind, ExprKind::Call { .. }) {
                     if self.tile_expr(e, &mut cx, Dest::Temp, true).is_some() {
-                        self.error(
-                            Error::new(
-                                codes::UNUSED_OR_VOID,
-                                "the result of this call is not used",
-                                e.span.clone(),
-                            )
-                            .with_label("result discarded")
-                            .with_help("bind it to a name: `t = ...`"),
-                        );
+                        self.error(CheckError::UnusedResult { at: e.span.clone() });
                     }
                 } else if !matches!(e.kind, ExprKind::Error) {
-                    self.error(
-                        Error::new(
-                            codes::UNUSED_OR_VOID,
-                            "this expression does nothing",
-                            e.span.clone(),
-                        )
-                        .with_label("a statement that has no effect"),
-                    );
+                    self.error(CheckError::NoEffect { at: e.span.clone() });
                 }
             }
             StmtKind::For { var, iter, body } => {
@@ -461,15 +381,7 @@ impl Checker<'_> {
                 return;
             }
             StmtKind::Return(_) => {
-                self.error(
-                    Error::new(
-                        codes::MISPLACED_RETURN,
-                        "`return` inside a loop",
-                        s.span.clone(),
-                    )
-                    .with_label("not at the end of the kernel")
-                    .with_help("return the output arrays once, as the kernel's last statement"),
-                );
+                self.error(CheckError::ReturnInLoop { at: s.span.clone() });
             }
             StmtKind::Assign {
                 target: Target::Tuple { names, span },
@@ -515,44 +427,30 @@ impl Checker<'_> {
             return true;
         };
         let e = match (&prev.value, class) {
-            (Value::Param(_), _) => Error::new(
-                codes::ASSIGN_TO_PARAM,
-                format!("cannot assign to the parameter `{}`", id.name),
-                id.span.clone(),
-            )
-            .with_label("assigned here")
-            .with_secondary(prev.span, "a parameter of the kernel")
-            .with_help("parameters are read-only inputs; bind the result to a new name"),
-            (Value::Iv(_), _) => Error::new(
-                codes::ASSIGN_TO_LOOP_VAR,
-                format!("cannot assign to the loop variable `{}`", id.name),
-                id.span.clone(),
-            )
-            .with_label("assigned here")
-            .with_secondary(prev.span, "the loop variable")
-            .with_help("bind the value to a new name"),
-            (Value::Int(_), Class::Tile) => Error::new(
-                codes::KIND_CHANGE,
-                format!(
-                    "`{}` is a compile-time integer; it cannot be rebound to a tile",
-                    id.name
-                ),
-                id.span.clone(),
-            )
-            .with_label("bound to a tile here")
-            .with_secondary(prev.span, "bound to an integer here")
-            .with_help("use a new name for the tile"),
-            (Value::Tile(_), Class::Int) => Error::new(
-                codes::KIND_CHANGE,
-                format!(
-                    "`{}` is a tile; it cannot be rebound to an integer",
-                    id.name
-                ),
-                id.span.clone(),
-            )
-            .with_label("bound to an integer here")
-            .with_secondary(prev.span, "bound to a tile here")
-            .with_help("use a new name for the integer"),
+            (Value::Param(_), _) => CheckError::AssignToParam {
+                name: id.name.clone(),
+                prev: prev.span,
+                at: id.span.clone(),
+            }
+            .into(),
+            (Value::Iv(_), _) => CheckError::AssignToLoopVar {
+                name: id.name.clone(),
+                prev: prev.span,
+                at: id.span.clone(),
+            }
+            .into(),
+            (Value::Int(_), Class::Tile) => CheckError::IntRebound {
+                name: id.name.clone(),
+                prev: prev.span,
+                at: id.span.clone(),
+            }
+            .into(),
+            (Value::Tile(_), Class::Int) => CheckError::TileRebound {
+                name: id.name.clone(),
+                prev: prev.span,
+                at: id.span.clone(),
+            }
+            .into(),
             (Value::Int(_) | Value::Tile(_), _) if self.bound_outside_loop(&id.name) => {
                 self.rebind_in_loop(id, prev.span)
             }
@@ -570,15 +468,12 @@ impl Checker<'_> {
 
     /// The error for rebinding, in a loop body, a name bound outside the loop.
     fn rebind_in_loop(&self, id: &ast::Ident, prev: Span) -> Error {
-        Error::new(
-            codes::REBIND_IN_LOOP,
-            format!("`{}` is bound outside this loop and cannot be rebound inside it", id.name),
-            id.span.clone(),
-        )
-        .with_label("rebound in the loop body")
-        .with_secondary(prev, "bound outside the loop here")
-        .with_note("a binding in a loop body is local to one iteration; it would not carry over to the next one as it does in Python")
-        .with_help("use a new name; to carry a tile across iterations, update a buffer in place (`+=` or slice assignment); for an offset, compute it from the loop variable (`off = i * 128`)")
+        CheckError::RebindInLoop {
+            name: id.name.clone(),
+            prev,
+            at: id.span.clone(),
+        }
+        .into()
     }
 
     /// `name = value`.
@@ -608,14 +503,9 @@ impl Checker<'_> {
             }
             Class::Float | Class::Bool => self.const_value(value).map(|c| c.value()),
             Class::Other => {
-                self.error(
-                    Error::new(
-                        codes::UNSUPPORTED,
-                        "a name binds a compile-time integer or a tile",
-                        value.span.clone(),
-                    )
-                    .with_label("neither an integer nor a tile"),
-                );
+                self.error(CheckError::NotIntOrTile {
+                    at: value.span.clone(),
+                });
                 None
             }
             Class::Poison => None,
@@ -631,14 +521,11 @@ impl Checker<'_> {
     /// evaluated when they are compile-time scalars), or `x.shape`.
     fn unpack(&mut self, names: &[ast::Ident], value: &Expr, span: &Span, cx: &mut StmtCtx) {
         let mismatch = |this: &mut Self, n: usize| {
-            this.error(
-                Error::new(
-                    codes::UNSUPPORTED,
-                    format!("{} names to unpack, but the value has {n}", names.len()),
-                    span.clone(),
-                )
-                .with_label("different counts"),
-            );
+            this.error(CheckError::UnpackCount {
+                names: names.len(),
+                values: n,
+                at: span.clone(),
+            });
             for id in names {
                 if this.may_bind(id, Class::Poison) {
                     this.bind(&id.name, Value::Error, id.span.clone());
@@ -707,15 +594,9 @@ impl Checker<'_> {
             }
             ExprKind::Error => {}
             _ => {
-                self.error(
-                    Error::new(
-                        codes::UNSUPPORTED,
-                        "only a tuple or `x.shape` can be unpacked",
-                        value.span.clone(),
-                    )
-                    .with_label("not a tuple")
-                    .with_help("write `rows, cols = x.shape`, or `a, b = 1, 2`"),
-                );
+                self.error(CheckError::UnpackNotTuple {
+                    at: value.span.clone(),
+                });
                 for id in names {
                     self.bind(&id.name, Value::Error, id.span.clone());
                 }
@@ -729,27 +610,24 @@ impl Checker<'_> {
         if self.condition(test, "assert") != Some(false) {
             return;
         }
-        let mut e = Error::new(codes::ASSERT_FAILED, "assertion failed", test.span.clone())
-            .with_label("this is false for the shapes and parameters of this kernel")
-            .with_secondary(span.clone(), "in this assert");
-        if let Some(ExprKind::Str(text)) = msg.map(|m| &m.kind) {
-            e = e.with_note(format!("the assertion says: {text}"));
-        }
-        self.error(e);
+        let says = match msg.map(|m| &m.kind) {
+            Some(ExprKind::Str(text)) => Some(text.clone()),
+            _ => None,
+        };
+        self.error(CheckError::AssertFailed {
+            assert_at: span.clone(),
+            says,
+            at: test.span.clone(),
+        });
     }
 
     /// The shape of the tensor named by `base` (for `x.shape`).
     pub(super) fn shape_value(&mut self, base: &Expr) -> Option<Vec<u64>> {
         let ExprKind::Name(n) = &base.kind else {
             if !matches!(base.kind, ExprKind::Error) {
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE_ACCESS,
-                        "`.shape` is only available on a tensor name",
-                        base.span.clone(),
-                    )
-                    .with_label("not a tensor name"),
-                );
+                self.error(CheckError::ShapeOfNonName {
+                    at: base.span.clone(),
+                });
             }
             return None;
         };
@@ -770,14 +648,11 @@ impl Checker<'_> {
                 } else {
                     "a scalar"
                 };
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE_ACCESS,
-                        format!("`{n}` is {what}; it has no shape"),
-                        base.span.clone(),
-                    )
-                    .with_label("not a tensor"),
-                );
+                self.error(CheckError::ShapeOfScalar {
+                    name: n.to_string(),
+                    what,
+                    at: base.span.clone(),
+                });
                 None
             }
         }
@@ -800,14 +675,10 @@ impl Checker<'_> {
             | Value::Bool(_)
             | Value::Vec(_)
             | Value::None => {
-                self.error(
-                    Error::new(
-                        codes::NOT_SUBSCRIPTABLE,
-                        format!("`{}` is a scalar and cannot be subscripted", base.name),
-                        base.span.clone(),
-                    )
-                    .with_label("not a tensor"),
-                );
+                self.error(CheckError::SubscriptOfScalar {
+                    name: base.name.clone(),
+                    at: base.span.clone(),
+                });
                 return None;
             }
         };
@@ -851,18 +722,10 @@ impl Checker<'_> {
                 Some(Value::Tile(t)) => t,
                 Some(Value::Error) => return,
                 Some(Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None) => {
-                    self.error(
-                        Error::new(
-                            codes::UNSUPPORTED,
-                            format!(
-                                "`{}` is a compile-time scalar; it cannot be updated in place",
-                                id.name
-                            ),
-                            id.span.clone(),
-                        )
-                        .with_label("updated here")
-                        .with_help("bind the new value to a new name"),
-                    );
+                    self.error(CheckError::UpdateScalar {
+                        name: id.name.clone(),
+                        at: id.span.clone(),
+                    });
                     return;
                 }
                 Some(Value::Param(_) | Value::Iv(_)) => {
@@ -883,15 +746,10 @@ impl Checker<'_> {
                 None => return,
             },
             Target::Tuple { span, .. } => {
-                self.error(
-                    Error::new(
-                        codes::BAD_UPDATE,
-                        format!("`{}=` cannot update a tuple", op.symbol()),
-                        span.clone(),
-                    )
-                    .with_label("a tuple of names")
-                    .with_help("update each name on its own line"),
-                );
+                self.error(CheckError::UpdateTuple {
+                    op: op.symbol(),
+                    at: span.clone(),
+                });
                 return;
             }
         };
@@ -899,15 +757,10 @@ impl Checker<'_> {
         let tspan = target.span();
         match tt.memory {
             Memory::Hbm => {
-                self.error(
-                    Error::new(
-                        codes::HBM_WRITE,
-                        format!("`{}` is in HBM; only nl.store writes HBM", tt.name),
-                        tspan,
-                    )
-                    .with_label("updated in place here")
-                    .with_help("accumulate in an SBUF or PSUM buffer, then nl.store it"),
-                );
+                self.error(CheckError::UpdateHbm {
+                    tensor: tt.name.clone(),
+                    at: tspan,
+                });
             }
             Memory::Psum => {
                 if op == BinOp::Add && is_matmul(value) {
@@ -917,27 +770,19 @@ impl Checker<'_> {
                     };
                     self.tile_expr(value, cx, dest, true);
                 } else {
-                    self.error(
-                        Error::new(
-                            codes::BAD_UPDATE,
-                            format!("`{}` is in PSUM, which is updated only by accumulating matmuls", tt.name),
-                            span.clone(),
-                        )
-                        .with_label(format!("`{}=` of something other than a matmul", op.symbol()))
-                        .with_help("write `acc += nl.matmul(x, y, transpose_x=True)`, or copy the PSUM tile to SBUF first"),
-                    );
+                    self.error(CheckError::PsumUpdate {
+                        tensor: tt.name.clone(),
+                        op: op.symbol(),
+                        at: span.clone(),
+                    });
                 }
             }
             Memory::Sbuf => {
                 let Some(alu) = super::ops::tile_alu(op) else {
-                    self.error(
-                        Error::new(
-                            codes::UNSUPPORTED,
-                            format!("`{}=` is not defined on tiles", op.symbol()),
-                            span.clone(),
-                        )
-                        .with_label("tiles support `+= -= *= /=`"),
-                    );
+                    self.error(CheckError::UpdateNotOnTiles {
+                        op: op.symbol(),
+                        at: span.clone(),
+                    });
                     return;
                 };
                 let Some(v) = self.arg_at(value, cx, true) else {
@@ -1025,19 +870,11 @@ impl Checker<'_> {
         if RESERVED.contains(&var.name.as_str()) {
             self.error(reserved(var));
         } else if let Some(prev) = self.find(&var.name).cloned() {
-            self.error(
-                Error::new(
-                    codes::LOOP_VAR_SHADOWS,
-                    format!(
-                        "the loop variable `{}` reuses a name already bound",
-                        var.name
-                    ),
-                    var.span.clone(),
-                )
-                .with_label("bound again here")
-                .with_secondary(prev.span, "bound here")
-                .with_help("choose another name for the loop variable"),
-            );
+            self.error(CheckError::LoopVarShadows {
+                name: var.name.clone(),
+                prev: prev.span,
+                at: var.span.clone(),
+            });
         }
         self.scopes.push(HashMap::new());
         self.bind(&var.name, Value::Iv(axis), var.span.clone());
@@ -1062,15 +899,9 @@ impl Checker<'_> {
     }
 
     fn bad_iter(&mut self, iter: &Expr) {
-        self.error(
-            Error::new(
-                codes::BAD_LOOP_ITER,
-                "a loop iterates over a range call",
-                iter.span.clone(),
-            )
-            .with_label("not nl.affine_range, nl.sequential_range or range")
-            .with_help("write `for i in nl.affine_range(n):`"),
-        );
+        self.error(CheckError::BadLoopIter {
+            at: iter.span.clone(),
+        });
     }
 
     /// The bounds of a range call: `(n)` or `(start, stop)`, with at least one iteration.
@@ -1087,32 +918,22 @@ impl Checker<'_> {
             .into_iter()
             .find(|v| v.abs_diff(0) > MAX_EXTENT as u64)
         {
-            self.error(
-                Error::new(
-                    codes::LOOP_BOUND_RANGE,
-                    format!(
-                        "a loop bound must lie between -{MAX_EXTENT} and {MAX_EXTENT}, but this range {} at {bad}",
-                        if bad == lb { "starts" } else { "stops" }
-                    ),
-                    span.clone(),
-                )
-                .with_label(format!("range from {lb} to {ub}"))
-                .with_help("count the loop from 0 and add the offset in the index expressions"),
-            );
+            self.error(CheckError::LoopBound {
+                lb,
+                ub,
+                bad,
+                at: span.clone(),
+            });
             return None;
         }
-        let message = match ub.checked_sub(lb) {
-            Some(t) if t < 1 => format!(
-                "this loop runs {} times; a loop needs at least one iteration",
-                t.max(0)
-            ),
-            Some(t) if t <= MAX_EXTENT => return Some((lb, ub)),
-            _ => format!("this loop runs more than {MAX_EXTENT} times, the most supported"),
-        };
-        self.error(
-            Error::new(codes::BAD_TRIP_COUNT, message, span.clone())
-                .with_label(format!("range from {lb} to {ub}")),
-        );
+        if matches!(ub.checked_sub(lb), Some(t) if (1..=MAX_EXTENT).contains(&t)) {
+            return Some((lb, ub));
+        }
+        self.error(CheckError::TripCount {
+            lb,
+            ub,
+            at: span.clone(),
+        });
         None
     }
 }

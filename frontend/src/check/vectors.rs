@@ -19,11 +19,10 @@
 //!   the shape it needs, since tiles of a varying size do not exist in nkc.
 
 use super::consts::lin;
+use super::error::CheckError;
 use super::slices::range128;
 use super::{Checker, Value};
 use crate::ast::{BinOp, CmpOp, Expr, ExprKind, Index};
-use crate::codes;
-use crate::diagnostic::Error;
 use penguin::AffineExpr;
 
 /// A contiguous range of indices `start..start + len` along `axis` (0 for partitions, 1 for the
@@ -38,8 +37,7 @@ pub(crate) struct IndexVec {
 
 /// Whether `func` is `nl.NAME`.
 fn is_nl(func: &Expr, name: &str) -> bool {
-    matches!(&func.kind, ExprKind::Attribute { value, attr }
-        if attr.name == name && matches!(&value.kind, ExprKind::Name(m) if m == "nl"))
+    func.attr_of(&["nl"]) == Some(name)
 }
 
 /// Whether an expression mentions an index vector syntactically (an `nl.arange` / `nl.mgrid`)
@@ -78,32 +76,16 @@ impl Checker<'_> {
                     ([n], true) => (0, (*n)?),
                     ([a, b], true) => ((*a)?, (*b)?),
                     _ => {
-                        self.error(
-                            Error::new(
-                                codes::WRONG_ARGUMENT_KIND,
-                                "`nl.arange` takes `(stop)` or `(start, stop)`",
-                                e.span.clone(),
-                            )
-                            .with_label("a step or other arguments")
-                            .with_note("index vectors are contiguous: a step would be a strided access pattern, which nkc does not have"),
-                        );
+                        self.error(CheckError::ArangeArgs { at: e.span.clone() });
                         return None;
                     }
                 };
                 if stop <= start || stop.abs_diff(start) > super::ops::MAX_EXTENT as u64 {
-                    let (what, label) = if stop <= start {
-                        ("is empty", "no index")
-                    } else {
-                        ("is longer than any tensor", "too many indices")
-                    };
-                    self.error(
-                        Error::new(
-                            codes::EMPTY_SLICE,
-                            format!("`nl.arange` from {start} to {stop} {what}"),
-                            e.span.clone(),
-                        )
-                        .with_label(label),
-                    );
+                    self.error(CheckError::ArangeRange {
+                        start,
+                        stop,
+                        at: e.span.clone(),
+                    });
                     return None;
                 }
                 Some(IndexVec {
@@ -126,26 +108,12 @@ impl Checker<'_> {
                         lo: None, hi: None, ..
                     }] if n.kind == ExprKind::None => 1,
                     _ => {
-                        self.error(
-                            Error::new(
-                                codes::WRONG_ARGUMENT_KIND,
-                                "an index vector is placed with `[:, None]` (partitions) or `[None, :]` (the free axis)",
-                                e.span.clone(),
-                            )
-                            .with_label("another subscript of an index vector"),
-                        );
+                        self.error(CheckError::VectorPlacement { at: e.span.clone() });
                         return None;
                     }
                 };
                 if v.axis.is_some() {
-                    self.error(
-                        Error::new(
-                            codes::WRONG_ARGUMENT_KIND,
-                            "this index vector is already 2-D",
-                            e.span.clone(),
-                        )
-                        .with_label("placed twice"),
-                    );
+                    self.error(CheckError::VectorPlacedTwice { at: e.span.clone() });
                     return None;
                 }
                 Some(IndexVec {
@@ -159,14 +127,7 @@ impl Checker<'_> {
     }
 
     fn not_a_vector(&mut self, e: &Expr) -> Option<IndexVec> {
-        self.error(
-            Error::new(
-                codes::WRONG_ARGUMENT_KIND,
-                "expected an index vector",
-                e.span.clone(),
-            )
-            .with_label("not `nl.arange(n)[:, None]` or `nl.arange(n)[None, :]`"),
-        );
+        self.error(CheckError::NotAVector { at: e.span.clone() });
         None
     }
 
@@ -181,14 +142,7 @@ impl Checker<'_> {
                 lo, hi: Some(hi), ..
             } = ix
             else {
-                self.error(
-                    Error::new(
-                        codes::WRONG_ARGUMENT_KIND,
-                        "`nl.mgrid` takes ranges `start:stop`",
-                        ix.span(),
-                    )
-                    .with_label("not a range with a stop"),
-                );
+                self.error(CheckError::MgridItem { at: ix.span() });
                 return None;
             };
             let start = match lo {
@@ -197,14 +151,7 @@ impl Checker<'_> {
             };
             let stop = self.const_int(hi)?;
             if stop <= start || axis > 1 || stop.abs_diff(start) > super::ops::MAX_EXTENT as u64 {
-                self.error(
-                    Error::new(
-                        codes::BAD_SHAPE,
-                        "`nl.mgrid` makes a non-empty 2-D grid here",
-                        ix.span(),
-                    )
-                    .with_label("an empty or too long range, or a third axis"),
-                );
+                self.error(CheckError::MgridShape { at: ix.span() });
                 return None;
             }
             out.push(IndexVec {
@@ -233,28 +180,17 @@ impl Checker<'_> {
         if let ExprKind::Call { func, args, kwargs } = &e.kind {
             if is_nl(func, "ds") {
                 if args.len() != 2 || !kwargs.is_empty() {
-                    self.error(
-                        Error::new(
-                            codes::WRONG_ARGUMENT_KIND,
-                            "`nl.ds` takes `(start, size)`",
-                            e.span.clone(),
-                        )
-                        .with_label("wrong arguments"),
-                    );
+                    self.error(CheckError::DsArgs { at: e.span.clone() });
                     return None;
                 }
                 let start = self.affine(&args[0]);
                 let size = self.const_int(&args[1]);
                 let (start, size) = (start?, size?);
                 if size < 1 {
-                    self.error(
-                        Error::new(
-                            codes::EMPTY_SLICE,
-                            format!("this slice is empty (size {size})"),
-                            args[1].span.clone(),
-                        )
-                        .with_label("the size of `nl.ds` must be positive"),
-                    );
+                    self.error(CheckError::DsEmpty {
+                        size,
+                        at: args[1].span.clone(),
+                    });
                     return None;
                 }
                 return Some(Some((start, size as u64)));
@@ -265,27 +201,11 @@ impl Checker<'_> {
         }
         let v = self.offset_vector(e)?;
         if let Some(axis) = v.axis.filter(|&a| a != dim) {
-            let (want, got) = if dim == 0 {
-                ("partition", "free")
-            } else {
-                ("free", "partition")
-            };
-            self.error(
-                Error::new(
-                    codes::WRONG_ARGUMENT_KIND,
-                    format!("an index vector of the {got} axis indexes the {want} dimension"),
-                    e.span.clone(),
-                )
-                .with_label(format!(
-                    "placed with `{}`",
-                    if axis == 0 { "[:, None]" } else { "[None, :]" }
-                ))
-                .with_help(if dim == 0 {
-                    "index the first dimension with `nl.arange(n)[:, None]`"
-                } else {
-                    "index the second dimension with `nl.arange(n)[None, :]`"
-                }),
-            );
+            self.error(CheckError::VectorAxis {
+                axis,
+                dim,
+                at: e.span.clone(),
+            });
             return None;
         }
         Some(Some((v.start, v.len)))
@@ -296,14 +216,7 @@ impl Checker<'_> {
         match lin(&v.start, 1, b, k) {
             Some(start) => Some(IndexVec { start, ..v }),
             None => {
-                self.error(
-                    Error::new(
-                        codes::CONST_OVERFLOW,
-                        "integer overflow in this index",
-                        e.span.clone(),
-                    )
-                    .with_label("this overflows a 64-bit integer"),
-                );
+                self.error(CheckError::IndexOverflow { at: e.span.clone() });
                 None
             }
         }
@@ -342,17 +255,10 @@ impl Checker<'_> {
     }
 
     fn unsupported_vector<T>(&mut self, e: &Expr, why: &str) -> Option<T> {
-        self.error(
-            Error::new(
-                codes::NOT_AFFINE,
-                "this index vector expression is not a contiguous range",
-                e.span.clone(),
-            )
-            .with_label(why.to_string())
-            .with_help(
-                "write `offset + nl.arange(n)[:, None]` (or `[None, :]`), or a slice `lo:hi`",
-            ),
-        );
+        self.error(CheckError::UnsupportedVector {
+            why: why.to_string(),
+            at: e.span.clone(),
+        });
         None
     }
 
@@ -399,29 +305,16 @@ impl Checker<'_> {
                 if always {
                     return Some(());
                 }
-                self.error(
-                    Error::new(
-                        codes::PARTIAL_MASK,
-                        "this mask drops elements, and nkc's tiles have a fixed size",
-                        cond.span.clone(),
-                    )
-                    .with_label("false for some element of some iteration")
-                    .with_note("a mask is accepted where it keeps every element: with shapes that divide into whole tiles")
-                    .with_help("run the kernel on a shape that is a multiple of the tile size, or loop over the whole tiles and handle the rest with a smaller slice"),
-                );
+                self.error(CheckError::MaskDrops {
+                    at: cond.span.clone(),
+                });
                 None
             }
             ExprKind::Error => None,
             _ => {
-                self.error(
-                    Error::new(
-                        codes::PARTIAL_MASK,
-                        "a mask is a comparison of index expressions",
-                        cond.span.clone(),
-                    )
-                    .with_label("not a comparison")
-                    .with_help("write `mask=(i * 128 + i_p < n)`"),
-                );
+                self.error(CheckError::MaskNotComparison {
+                    at: cond.span.clone(),
+                });
                 None
             }
         }

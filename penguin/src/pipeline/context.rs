@@ -4,10 +4,10 @@
 //! - **Mode A** (`num_stages = N` on the loop) slices the body's children in program order into
 //!   `N` groups with the sizes `numpy.array_split` gives (sizes differ by at most one, the earlier
 //!   groups take the extra). A loop with fewer children than stages is an error
-//!   ([`codes::TOO_MANY_STAGES`]): empty stages would only lengthen the loop, and the author most
+//!   ([`super::codes::TOO_MANY_STAGES`]): empty stages would only lengthen the loop, and the author most
 //!   likely miscounted or meant a nested loop (the help names one that is long enough; a body
 //!   that is a single unannotated loop never gets here, [`super::descend`] moved the annotation).
-//!   `execution_order` needs `stage_id` ([`codes::ORDER_WITHOUT_STAGE`]).
+//!   `execution_order` needs `stage_id` ([`super::codes::ORDER_WITHOUT_STAGE`]).
 //! - **Mode B** (`stage_id` on the children) groups the children by stage id; a child may be a
 //!   nested loop, annotated through its `range` call. Every rule has its own diagnostic: every
 //!   child has a stage id; the ids used are `0..N-1` with no gap; they never decrease in program
@@ -16,7 +16,7 @@
 //!   `disable_execution_order_check=True` waives both order rules: the children then run sorted by
 //!   order value (ties in program order), and only the legality check stands between a bad order
 //!   and the kernel.
-//! - Both modes on one loop is an error ([`codes::BOTH_MODES`]), and so is `num_stages="auto"`
+//! - Both modes on one loop is an error ([`super::codes::BOTH_MODES`]), and so is `num_stages="auto"`
 //!   left beside the user's stage ids.
 //!
 //! [`compute_schedule_context`] picks the mode; each mode resolves its stages in a function of
@@ -28,7 +28,6 @@
 //! `order` is a permutation of the child indices that keeps program order within each stage
 //! (unless the order check is disabled).
 
-use super::codes;
 use super::error::{axis_span, stmt_span, PipelineError};
 use crate::entities::{Axis, Stmt};
 use crate::ir::{Function, StmtAnnot};
@@ -93,19 +92,15 @@ pub fn array_split_sizes(n: usize, k: usize) -> Vec<usize> {
     (0..k).map(|g| base + usize::from(g < extra)).collect()
 }
 
-/// [`codes::BOTH_MODES`]: loop `axis` has `num_stages={value}` and statement `stmt` a stage id.
+/// [`super::codes::BOTH_MODES`]: loop `axis` has `num_stages={value}` and statement `stmt` a stage id.
 fn both_modes(func: &Function, axis: Axis, stmt: Stmt, value: &str, help: &str) -> PipelineError {
-    PipelineError::new(
-        codes::BOTH_MODES,
-        format!(
-            "loop `{}` cannot use both num_stages and stage_id",
-            func.axes[axis].iv_name
-        ),
-        stmt_span(func, stmt),
-    )
-    .with_label("a stage_id here")
-    .with_secondary(axis_span(func, axis), format!("num_stages={value} here"))
-    .with_help(help)
+    PipelineError::BothModes {
+        iv: func.axes[axis].iv_name.clone(),
+        num_stages: value.to_string(),
+        help: help.to_string(),
+        stmt: stmt_span(func, stmt),
+        header: axis_span(func, axis),
+    }
 }
 
 /// Resolves and validates the stages of target loop `axis`.
@@ -171,36 +166,21 @@ fn mode_a_context(
     }
     for (k, a) in annots.iter().enumerate() {
         if a.execution_order.is_some() && a.stage_id.is_none() {
-            errors.push(
-                PipelineError::new(
-                    codes::ORDER_WITHOUT_STAGE,
-                    "execution_order needs stage_id on the statements of the loop",
-                    stmt_span(func, children[k]),
-                )
-                .with_label("execution_order without stage_id")
-                .with_secondary(
-                    header,
-                    format!("num_stages={n} slices the body in program order"),
-                )
-                .with_help("to order the statements, give each a stage_id and drop num_stages"),
-            );
+            errors.push(PipelineError::OrderWithoutStage {
+                num_stages: n,
+                stmt: stmt_span(func, children[k]),
+                header,
+            });
         }
     }
     if (n as usize) > children.len() {
-        errors.push(
-            PipelineError::new(
-                codes::TOO_MANY_STAGES,
-                format!(
-                    "loop `{}` asks for {n} stages but its body has only {} statement(s)",
-                    data.iv_name,
-                    children.len()
-                ),
-                header,
-            )
-            .with_label(format!("num_stages={n}"))
-            .with_note("each stage needs at least one statement of the body")
-            .with_help(too_many_stages_help(func, children, n)),
-        );
+        errors.push(PipelineError::TooManyStages {
+            iv: data.iv_name.clone(),
+            num_stages: n,
+            statements: children.len(),
+            help: too_many_stages_help(func, children, n),
+            header,
+        });
     }
     if !errors.is_empty() || n <= 1 {
         return Err(errors);
@@ -259,7 +239,7 @@ fn mode_b_context(
     })
 }
 
-/// [`codes::MISSING_STAGE_ID`] for every child of loop `axis` without a stage id.
+/// A missing stage id error for every child of loop `axis` without a stage id.
 fn check_stage_ids_given(
     func: &Function,
     axis: Axis,
@@ -271,30 +251,19 @@ fn check_stage_ids_given(
     let mut errors = Vec::new();
     for (k, a) in annots.iter().enumerate() {
         if a.stage_id.is_none() {
-            errors.push(
-                PipelineError::new(
-                    codes::MISSING_STAGE_ID,
-                    format!(
-                        "this statement of loop `{}` has no stage_id, but others do",
-                        data.iv_name
-                    ),
-                    stmt_span(func, children[k]),
-                )
-                .with_label("no stage_id")
-                .with_secondary(
-                    with_stage
-                        .first()
-                        .and_then(|&f| stmt_span(func, children[f])),
-                    "this statement has one",
-                )
-                .with_help("give every statement directly in the loop body a stage_id"),
-            );
+            errors.push(PipelineError::MissingStageId {
+                iv: data.iv_name.clone(),
+                stmt: stmt_span(func, children[k]),
+                with_stage: with_stage
+                    .first()
+                    .and_then(|&f| stmt_span(func, children[f])),
+            });
         }
     }
     errors
 }
 
-/// [`codes::STAGE_GAP`] unless the stage ids used are `0..N-1` with no gap; returns `N` (the
+/// A stage gap error unless the stage ids used are `0..N-1` with no gap; returns `N` (the
 /// largest id plus one, in u64: the largest id may be anything up to `u32::MAX`).
 fn check_no_gap(
     func: &Function,
@@ -320,24 +289,18 @@ fn check_no_gap(
             .iter()
             .position(|&s| s == max_stage)
             .map(|k| children[k]);
-        errors.push(
-            PipelineError::new(
-                codes::STAGE_GAP,
-                format!(
-                    "the stage ids of loop `{}` do not run from 0 to {max_stage} without a gap: no statement has stage {list}",
-                    data.iv_name,
-                ),
-                axis_span(func, axis),
-            )
-            .with_label(format!("{span_stages} stages, stage {list} empty"))
-            .with_secondary(last.and_then(|s| stmt_span(func, s)), format!("stage_id={max_stage}"))
-            .with_help("number the stages 0, 1, 2, ... in program order"),
-        );
+        errors.push(PipelineError::StageGap {
+            iv: data.iv_name.clone(),
+            max_stage,
+            missing: list,
+            header: axis_span(func, axis),
+            last: last.and_then(|s| stmt_span(func, s)),
+        });
     }
     span_stages
 }
 
-/// [`codes::STAGE_DECREASES`] for every child whose stage id is below the one before it.
+/// A stage-decreases error for every child whose stage id is below the one before it.
 fn check_never_decreasing(
     func: &Function,
     axis: Axis,
@@ -347,33 +310,19 @@ fn check_never_decreasing(
     let children = &func.axes[axis].body;
     for k in 1..stages.len() {
         if stages[k] < stages[k - 1] {
-            errors.push(
-                PipelineError::new(
-                    codes::STAGE_DECREASES,
-                    format!(
-                        "stage ids must never decrease in program order, but stage {} follows stage {}",
-                        stages[k],
-                        stages[k - 1]
-                    ),
-                    stmt_span(func, children[k]),
-                )
-                .with_label(format!("stage_id={}", stages[k]))
-                .with_secondary(
-                    stmt_span(func, children[k - 1]),
-                    format!("the statement before is in stage {}", stages[k - 1]),
-                )
-                .with_help(
-                    "a later stage runs an earlier iteration; to run this statement earlier in \
-                     the loop body, use execution_order",
-                ),
-            );
+            errors.push(PipelineError::StageDecreases {
+                stage: stages[k],
+                before: stages[k - 1],
+                stmt: stmt_span(func, children[k]),
+                prev: stmt_span(func, children[k - 1]),
+            });
         }
     }
 }
 
-/// The `execution_order` of every child, when given: on all children or none
-/// ([`codes::ORDER_MIXED`]), a permutation ([`check_permutation`]) increasing in program order
-/// within each stage ([`codes::ORDER_DECREASES_IN_STAGE`]), both waived by
+/// The `execution_order` of every child, when given: on all children or none (else an
+/// order-mixed error per child without one), a permutation ([`check_permutation`]) increasing in
+/// program order within each stage ([`check_order_within_stages`]), both waived by
 /// `disable_execution_order_check`.
 fn check_execution_orders(
     func: &Function,
@@ -393,19 +342,11 @@ fn check_execution_orders(
     if with_order.len() < children.len() {
         for (k, a) in annots.iter().enumerate() {
             if a.execution_order.is_none() {
-                errors.push(
-                    PipelineError::new(
-                        codes::ORDER_MIXED,
-                        format!(
-                            "this statement has no execution_order, but other statements of loop `{}` do",
-                            data.iv_name
-                        ),
-                        stmt_span(func, children[k]),
-                    )
-                    .with_label("no execution_order")
-                    .with_secondary(stmt_span(func, children[with_order[0]]), "this one has one")
-                    .with_help("give execution_order on every statement of the loop, or on none"),
-                );
+                errors.push(PipelineError::OrderMixed {
+                    iv: data.iv_name.clone(),
+                    stmt: stmt_span(func, children[k]),
+                    with_order: stmt_span(func, children[with_order[0]]),
+                });
             }
         }
         return None;
@@ -421,8 +362,8 @@ fn check_execution_orders(
     Some(ord)
 }
 
-/// [`codes::ORDER_DECREASES_IN_STAGE`] for every child whose execution order is not above the
-/// one of the child before it in its stage.
+/// An order-decreases-in-stage error for every child whose execution order is not above the one
+/// of the child before it in its stage.
 fn check_order_within_stages(
     func: &Function,
     axis: Axis,
@@ -436,22 +377,13 @@ fn check_order_within_stages(
         let s = stages[k];
         if let Some(&p) = last_in_stage.get(&s) {
             if ord[k] <= ord[p] {
-                errors.push(
-                    PipelineError::new(
-                        codes::ORDER_DECREASES_IN_STAGE,
-                        format!(
-                            "execution orders within stage {s} must increase in program order, but {} follows {}",
-                            ord[k], ord[p]
-                        ),
-                        stmt_span(func, children[k]),
-                    )
-                    .with_label(format!("execution_order={}", ord[k]))
-                    .with_secondary(
-                        stmt_span(func, children[p]),
-                        format!("an earlier statement of stage {s} has execution_order={}", ord[p]),
-                    )
-                    .with_note("within one stage, statements keep their program order"),
-                );
+                errors.push(PipelineError::OrderDecreasesInStage {
+                    stage: s,
+                    order: ord[k],
+                    before: ord[p],
+                    stmt: stmt_span(func, children[k]),
+                    prev: stmt_span(func, children[p]),
+                });
             }
         }
         last_in_stage.insert(s, k);
@@ -466,40 +398,18 @@ fn check_permutation(func: &Function, axis: Axis, ord: &[u32], errors: &mut Vec<
     for (k, &o) in ord.iter().enumerate() {
         let o = o as usize;
         if o >= n {
-            errors.push(
-                PipelineError::new(
-                    codes::ORDER_NOT_PERMUTATION,
-                    format!(
-                        "execution orders must be a permutation of 0..{}, but this one is {o}",
-                        n - 1
-                    ),
-                    stmt_span(func, children[k]),
-                )
-                .with_label(format!("execution_order={o} is out of range"))
-                .with_note(format!("the loop body has {n} statements"))
-                .with_help(
-                    "add disable_execution_order_check=True to the loop to allow any order values",
-                ),
-            );
+            errors.push(PipelineError::OrderOutOfRange {
+                order: o,
+                statements: n,
+                stmt: stmt_span(func, children[k]),
+            });
         } else if let Some(p) = first_with[o] {
-            errors.push(
-                PipelineError::new(
-                    codes::ORDER_NOT_PERMUTATION,
-                    format!(
-                        "execution orders must be a permutation of 0..{}, but {o} is used twice",
-                        n - 1
-                    ),
-                    stmt_span(func, children[k]),
-                )
-                .with_label(format!("execution_order={o} again"))
-                .with_secondary(
-                    stmt_span(func, children[p]),
-                    format!("execution_order={o} first here"),
-                )
-                .with_help(
-                    "add disable_execution_order_check=True to the loop to allow any order values",
-                ),
-            );
+            errors.push(PipelineError::OrderTwice {
+                order: o,
+                statements: n,
+                stmt: stmt_span(func, children[k]),
+                first: stmt_span(func, children[p]),
+            });
         } else {
             first_with[o] = Some(k);
         }

@@ -1,67 +1,494 @@
 //! [`PipelineError`]: a problem the pipeliner found in a kernel, with its source spans.
 //!
-//! Penguin has no diagnostics machinery of its own: an error is plain data (a code from
-//! [`super::codes`], a message, a primary span with its label, labelled secondary spans and
-//! notes) that the driver turns into a front-end diagnostic at the edge. Spans come from the side
-//! tables of the IR (`Function::*_spans`); an IR built without spans (a test, the text form) gives
-//! `None`, and the driver then reports the error without a source snippet.
+//! Each variant carries the data of one problem (the loop's name, the statements' spans, the
+//! counts that do not fit); its message comes from `thiserror`, and [`PipelineError::to_diagnostic`]
+//! is the one place where a variant becomes a [`Diagnostic`] with its code (from
+//! [`super::codes`]), labels, notes and help. Penguin has no rendering machinery of its own: the
+//! driver renders the diagnostic at the edge. Spans come from the side tables of the IR
+//! (`Function::*_spans`); an IR built without spans (a test, the text form) gives `None`, and the
+//! diagnostic then has the empty span `0..0` and no secondary label for it.
 
+use super::codes;
+use super::plan::DepKind;
 use crate::entities::{Axis, Stmt, Tensor};
 use crate::ir::{Function, SrcSpan, StmtKind};
+use crate::listing::{capped_list, LIST_CAP};
+use vocab::Diagnostic;
 
+/// A place of the source, when the IR knows it.
+pub type At = Option<SrcSpan>;
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PipelineError {
+    /// `E0402`: a pipelined loop that does not start at 0.
+    #[error("cannot pipeline loop `{iv}`: it starts at {lb}, not at 0")]
+    NonCanonicalLoop {
+        iv: String,
+        lb: i64,
+        trip_count: i64,
+        header: At,
+    },
+    /// `E0403`: `num_stages` on the loop and `stage_id` on a statement of its body.
+    #[error("loop `{iv}` cannot use both num_stages and stage_id")]
+    BothModes {
+        iv: String,
+        /// The value of `num_stages` as written (a count or `"auto"`).
+        num_stages: String,
+        help: String,
+        stmt: At,
+        header: At,
+    },
+    /// `E0411`: `execution_order` on a statement of a Mode A loop.
+    #[error("execution_order needs stage_id on the statements of the loop")]
+    OrderWithoutStage {
+        num_stages: u32,
+        stmt: At,
+        header: At,
+    },
+    /// `E0404`: Mode A with more stages than the body has statements.
+    #[error(
+        "loop `{iv}` asks for {num_stages} stages but its body has only {statements} statement(s)"
+    )]
+    TooManyStages {
+        iv: String,
+        num_stages: u32,
+        statements: usize,
+        help: String,
+        header: At,
+    },
+    /// `E0405`: Mode B with a statement that has no `stage_id`.
+    #[error("this statement of loop `{iv}` has no stage_id, but others do")]
+    MissingStageId {
+        iv: String,
+        stmt: At,
+        with_stage: At,
+    },
+    /// `E0406`: stage ids that leave a gap.
+    #[error("the stage ids of loop `{iv}` do not run from 0 to {max_stage} without a gap: no statement has stage {missing}")]
+    StageGap {
+        iv: String,
+        max_stage: u32,
+        /// The stages no statement has, listed.
+        missing: String,
+        header: At,
+        /// The statement with the largest stage id.
+        last: At,
+    },
+    /// `E0407`: a stage id smaller than the one before it.
+    #[error(
+        "stage ids must never decrease in program order, but stage {stage} follows stage {before}"
+    )]
+    StageDecreases {
+        stage: u32,
+        before: u32,
+        stmt: At,
+        prev: At,
+    },
+    /// `E0408`: `execution_order` on some statements but not this one.
+    #[error("this statement has no execution_order, but other statements of loop `{iv}` do")]
+    OrderMixed {
+        iv: String,
+        stmt: At,
+        with_order: At,
+    },
+    /// `E0409`: an execution order outside `0..n`.
+    #[error("execution orders must be a permutation of 0..{}, but this one is {order}", .statements - 1)]
+    OrderOutOfRange {
+        order: usize,
+        statements: usize,
+        stmt: At,
+    },
+    /// `E0409`: an execution order given twice.
+    #[error("execution orders must be a permutation of 0..{}, but {order} is used twice", .statements - 1)]
+    OrderTwice {
+        order: usize,
+        statements: usize,
+        stmt: At,
+        first: At,
+    },
+    /// `E0410`: execution orders that decrease within a stage.
+    #[error("execution orders within stage {stage} must increase in program order, but {order} follows {before}")]
+    OrderDecreasesInStage {
+        stage: u32,
+        order: u32,
+        before: u32,
+        stmt: At,
+        prev: At,
+    },
+    /// `E0420`: a tile buffered both by `multi_buffer` and automatically.
+    #[error("`{tensor}` would be buffered twice: {auto} buffers automatically and {manual} by multi_buffer")]
+    ManualAndAutoBuffer {
+        tensor: String,
+        iv: String,
+        auto: u32,
+        manual: u32,
+        /// The stage that writes the tile and the last stage that reads it.
+        def_stage: u32,
+        use_stage: u32,
+        header: At,
+        tensor_at: At,
+    },
+    /// `E0421`: the loop's SBUF tiles, widened, do not fit in SBUF.
+    #[error("after multi-buffering, the tiles of loop `{iv}` need {total} bytes per partition, more than the {limit} bytes of SBUF")]
+    SbufOverflow {
+        iv: String,
+        total: u64,
+        limit: u64,
+        /// Every SBUF tile of the loop: its name, buffers, bytes per partition and place.
+        tiles: Vec<SbufTile>,
+        header: At,
+    },
+    /// `E0422`: more PSUM banks in flight than PSUM has.
+    #[error("loop `{iv}` keeps {banks} PSUM banks in flight, but PSUM has {limit}")]
+    PsumBanks {
+        iv: String,
+        banks: u64,
+        limit: u64,
+        /// Every PSUM tile of the loop: its name, banks and place.
+        tiles: Vec<(String, u64, At)>,
+        header: At,
+    },
+    /// `E0430`: the pipelined schedule reverses a dependence.
+    #[error("the pipeline of loop `{}` breaks {} {} dependence on `{}`", .0.iv, .0.article(), .0.kind.name(), .0.tensor)]
+    DependenceViolation(Box<Violated>),
+    /// `E0440`: `--peel` would copy too many instructions.
+    #[error("peeling loop `{iv}` would copy more than the {limit} instructions `--peel` allows into prologues and epilogues")]
+    PeelTooLarge {
+        iv: String,
+        limit: usize,
+        trip_count: i64,
+        num_stages: u32,
+        header: At,
+    },
+    /// `E0499`: a bug in the pipeliner.
+    #[error("{message}")]
+    Internal {
+        message: String,
+        note: Option<String>,
+        at: At,
+    },
+}
+
+/// One SBUF tile of a loop that overflows SBUF.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PipelineError {
-    /// A stable code, `E04xx` (see [`super::codes`]).
-    pub code: &'static str,
-    pub message: String,
-    /// The offending source text, when the IR knows it.
-    pub span: Option<SrcSpan>,
-    /// The label under the primary span (may be empty).
-    pub label: String,
-    /// Related places, each with its label.
-    pub secondary: Vec<(SrcSpan, String)>,
-    /// `note:` / `help:` lines, each written with its prefix.
-    pub notes: Vec<String>,
+pub struct SbufTile {
+    pub name: String,
+    pub slots: u64,
+    pub bytes: u64,
+    pub at: At,
+}
+
+/// A dependence of the original program that the pipelined loop reverses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violated {
+    pub iv: String,
+    pub kind: DepKind,
+    pub tensor: String,
+    /// The access that must come first, and the one that must come after.
+    pub source: Access,
+    pub sink: Access,
+    /// Pipelined loops inside the loop, whose extended iterations the iterations name: the inner
+    /// loop's name and its stages.
+    pub inner: Vec<(String, u32)>,
+    pub help: ViolationHelp,
+}
+
+/// One side of a broken dependence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub at: At,
+    /// The iteration, as `i = 3, j = 0`.
+    pub iter: String,
+    /// The statement, as ``` `t = load` (stage 1) ```.
+    pub what: String,
+}
+
+/// What to do about a broken dependence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ViolationHelp {
+    /// A read before its write: reorder the stages.
+    Flow,
+    /// Fewer buffers than iterations in flight.
+    TooFewBuffers { buffered: u32, count: u32 },
+    /// A tile carried across iterations in one buffer.
+    Carried,
+    /// Any other overlap.
+    Overlap,
+}
+
+impl Violated {
+    /// The article before the kind of dependence.
+    fn article(&self) -> &'static str {
+        if self.kind == DepKind::Flow {
+            "a"
+        } else {
+            "an"
+        }
+    }
+}
+
+/// A span, or the empty span at the start of the file.
+fn range(at: At) -> std::ops::Range<usize> {
+    at.map_or(0..0, |s| s.range())
+}
+
+/// Adds a secondary label; a missing span adds nothing.
+fn secondary(d: Diagnostic, at: At, label: impl Into<String>) -> Diagnostic {
+    match at {
+        Some(s) => d.with_secondary(s.range(), label),
+        None => d,
+    }
 }
 
 impl PipelineError {
-    pub fn new(code: &'static str, message: impl Into<String>, span: Option<SrcSpan>) -> Self {
-        PipelineError {
-            code,
-            message: message.into(),
-            span,
-            label: String::new(),
-            secondary: Vec::new(),
-            notes: Vec::new(),
+    /// The stable code, `E04xx`.
+    pub fn code(&self) -> &'static str {
+        use PipelineError::*;
+        match self {
+            NonCanonicalLoop { .. } => codes::NON_CANONICAL_LOOP,
+            BothModes { .. } => codes::BOTH_MODES,
+            OrderWithoutStage { .. } => codes::ORDER_WITHOUT_STAGE,
+            TooManyStages { .. } => codes::TOO_MANY_STAGES,
+            MissingStageId { .. } => codes::MISSING_STAGE_ID,
+            StageGap { .. } => codes::STAGE_GAP,
+            StageDecreases { .. } => codes::STAGE_DECREASES,
+            OrderMixed { .. } => codes::ORDER_MIXED,
+            OrderOutOfRange { .. } | OrderTwice { .. } => codes::ORDER_NOT_PERMUTATION,
+            OrderDecreasesInStage { .. } => codes::ORDER_DECREASES_IN_STAGE,
+            ManualAndAutoBuffer { .. } => codes::MANUAL_AND_AUTO_BUFFER,
+            SbufOverflow { .. } => codes::SBUF_OVERFLOW,
+            PsumBanks { .. } => codes::PSUM_BANKS,
+            DependenceViolation(_) => codes::DEPENDENCE_VIOLATION,
+            PeelTooLarge { .. } => codes::PEEL_TOO_LARGE,
+            Internal { .. } => codes::INTERNAL,
         }
-    }
-
-    pub fn with_label(mut self, label: impl Into<String>) -> Self {
-        self.label = label.into();
-        self
-    }
-
-    /// Adds a secondary label; a missing span adds nothing.
-    pub fn with_secondary(mut self, span: Option<SrcSpan>, label: impl Into<String>) -> Self {
-        if let Some(span) = span {
-            self.secondary.push((span, label.into()));
-        }
-        self
-    }
-
-    pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.notes.push(format!("note: {}", note.into()));
-        self
-    }
-
-    pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.notes.push(format!("help: {}", help.into()));
-        self
     }
 
     /// Whether this is a bug in nkc rather than a problem of the kernel.
     pub fn is_internal(&self) -> bool {
-        self.code == super::codes::INTERNAL
+        matches!(self, PipelineError::Internal { .. })
+    }
+
+    /// The diagnostic of this error: the one place where its code, spans, labels, notes and
+    /// help are chosen.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        use PipelineError::*;
+        let at = |span: At| Diagnostic::new(self.code(), self.to_string(), range(span));
+        match self {
+            NonCanonicalLoop {
+                lb,
+                trip_count,
+                header,
+                ..
+            } => at(*header)
+                .with_label("annotated for pipelining")
+                .with_help(format!(
+                    "write the loop as `range({trip_count})` and add {lb} to the index"
+                )),
+            BothModes {
+                num_stages,
+                help,
+                stmt,
+                header,
+                ..
+            } => secondary(
+                at(*stmt).with_label("a stage_id here"),
+                *header,
+                format!("num_stages={num_stages} here"),
+            )
+            .with_help(help),
+            OrderWithoutStage {
+                num_stages,
+                stmt,
+                header,
+            } => secondary(
+                at(*stmt).with_label("execution_order without stage_id"),
+                *header,
+                format!("num_stages={num_stages} slices the body in program order"),
+            )
+            .with_help("to order the statements, give each a stage_id and drop num_stages"),
+            TooManyStages {
+                num_stages,
+                help,
+                header,
+                ..
+            } => at(*header)
+                .with_label(format!("num_stages={num_stages}"))
+                .with_note("each stage needs at least one statement of the body")
+                .with_help(help),
+            MissingStageId {
+                stmt, with_stage, ..
+            } => secondary(
+                at(*stmt).with_label("no stage_id"),
+                *with_stage,
+                "this statement has one",
+            )
+            .with_help("give every statement directly in the loop body a stage_id"),
+            StageGap {
+                max_stage,
+                missing,
+                header,
+                last,
+                ..
+            } => secondary(
+                at(*header).with_label(format!(
+                    "{} stages, stage {missing} empty",
+                    u64::from(*max_stage) + 1
+                )),
+                *last,
+                format!("stage_id={max_stage}"),
+            )
+            .with_help("number the stages 0, 1, 2, ... in program order"),
+            StageDecreases {
+                stage,
+                before,
+                stmt,
+                prev,
+            } => secondary(
+                at(*stmt).with_label(format!("stage_id={stage}")),
+                *prev,
+                format!("the statement before is in stage {before}"),
+            )
+            .with_help(
+                "a later stage runs an earlier iteration; to run this statement earlier in \
+                 the loop body, use execution_order",
+            ),
+            OrderMixed {
+                stmt, with_order, ..
+            } => secondary(
+                at(*stmt).with_label("no execution_order"),
+                *with_order,
+                "this one has one",
+            )
+            .with_help("give execution_order on every statement of the loop, or on none"),
+            OrderOutOfRange {
+                order,
+                statements,
+                stmt,
+            } => at(*stmt)
+                .with_label(format!("execution_order={order} is out of range"))
+                .with_note(format!("the loop body has {statements} statements"))
+                .with_help(
+                    "add disable_execution_order_check=True to the loop to allow any order values",
+                ),
+            OrderTwice {
+                order, stmt, first, ..
+            } => secondary(
+                at(*stmt).with_label(format!("execution_order={order} again")),
+                *first,
+                format!("execution_order={order} first here"),
+            )
+            .with_help(
+                "add disable_execution_order_check=True to the loop to allow any order values",
+            ),
+            OrderDecreasesInStage {
+                stage,
+                order,
+                before,
+                stmt,
+                prev,
+            } => secondary(
+                at(*stmt).with_label(format!("execution_order={order}")),
+                *prev,
+                format!("an earlier statement of stage {stage} has execution_order={before}"),
+            )
+            .with_note("within one stage, statements keep their program order"),
+            ManualAndAutoBuffer {
+                iv,
+                auto,
+                manual,
+                def_stage,
+                use_stage,
+                header,
+                tensor_at,
+                ..
+            } => secondary(
+                at(*header).with_label(format!("multi_buffer={manual} on loop `{iv}`")),
+                *tensor_at,
+                format!("written in stage {def_stage} and read in stage {use_stage}, so it gets {auto} buffers automatically"),
+            )
+            .with_help("add disable_auto_buffer=True to the loop to buffer by hand only, or drop multi_buffer"),
+            SbufOverflow {
+                iv, tiles, header, ..
+            } => {
+                let mut d = at(*header).with_label(format!("pipelined loop `{iv}`"));
+                let mut list = Vec::new();
+                let mut labelled = 0;
+                for t in tiles {
+                    let (name, slots, bytes) = (&t.name, t.slots, t.bytes);
+                    let label = if slots > 1 {
+                        format!("`{name}`: {slots} buffers, {bytes} bytes per partition")
+                    } else {
+                        format!("`{name}`: {bytes} bytes per partition")
+                    };
+                    if slots > 1 && labelled < LIST_CAP {
+                        labelled += 1;
+                        d = secondary(d, t.at, label.clone());
+                    }
+                    list.push(label);
+                }
+                d.with_note(format!("the loop's tiles: {}", capped_list(&list, "; ")))
+                    .with_help("use fewer stages, smaller tiles, or disable_auto_buffer=True with a smaller multi_buffer")
+            }
+            PsumBanks {
+                iv, tiles, header, ..
+            } => tiles
+                .iter()
+                .fold(
+                    at(*header).with_label(format!("pipelined loop `{iv}`")),
+                    |d, (name, banks, t)| secondary(d, *t, format!("`{name}`: {banks} bank(s)")),
+                )
+                .with_help("use fewer stages or fewer PSUM tiles live in the loop"),
+            DependenceViolation(v) => {
+                let (src_verb, sink_verb) = match v.kind {
+                    DepKind::Flow => ("writes", "reads"),
+                    DepKind::Anti => ("reads", "writes"),
+                    DepKind::Output => ("writes", "writes"),
+                };
+                let (tensor, src, sink) = (&v.tensor, &v.source, &v.sink);
+                let mut d = secondary(
+                    at(sink.at).with_label(format!("{sink_verb} `{tensor}` ({})", sink.iter)),
+                    src.at,
+                    format!("{src_verb} `{tensor}` ({})", src.iter),
+                )
+                .with_note(format!(
+                    "iteration {} of {} must run before iteration {} of {}, but the pipelined loop runs it after",
+                    src.iter, src.what, sink.iter, sink.what
+                ));
+                for (inner, stages) in &v.inner {
+                    d = d.with_note(format!(
+                        "loop `{inner}`, inside loop `{}`, is itself pipelined in {stages} stages: its iterations above are those of its extended loop, where a statement of stage s works on iteration {inner} - s",
+                        v.iv
+                    ));
+                }
+                d.with_help(match v.help {
+                    ViolationHelp::Flow => "put the reader in the same stage as the writer or a later one, and after it in execution order".to_string(),
+                    ViolationHelp::TooFewBuffers { buffered, count } => format!(
+                        "`{tensor}` has {buffered} buffer(s) but {count} iterations of it are in flight: let the \
+                         pipeliner buffer it (drop disable_auto_buffer=True) or raise multi_buffer"
+                    ),
+                    ViolationHelp::Carried => format!(
+                        "`{tensor}` is carried across iterations in one buffer: read and write it in one stage"
+                    ),
+                    ViolationHelp::Overlap => format!(
+                        "iterations in flight overlap on `{tensor}`: make the conflicting accesses in one stage"
+                    ),
+                })
+            }
+            PeelTooLarge {
+                trip_count,
+                num_stages,
+                header,
+                ..
+            } => at(*header)
+                .with_label("a pipelined loop to peel")
+                .with_note(format!(
+                    "the loop runs {trip_count} iteration(s) in {num_stages} stages: its prologue and its epilogue each copy up to {} extended iterations of its body",
+                    num_stages - 1
+                ))
+                .with_help("drop `--peel` (the predicated loop copies nothing), or use fewer stages"),
+            Internal { note, at: span, .. } => at(*span).with_note_opt(note.as_deref()),
+        }
     }
 }
 

@@ -152,15 +152,14 @@ fn pipeline_targets(
     if let Err(errs) = crate::verify::verify_function(func) {
         let list = crate::listing::capped_list(&errs, "\n");
         *func = before;
-        return Err(vec![PipelineError::new(
-            codes::INTERNAL,
-            format!(
+        return Err(vec![PipelineError::Internal {
+            message: format!(
                 "the pipeliner produced invalid Penguin IR for `{}`",
                 func.name
             ),
-            None,
-        )
-        .with_note(list)]);
+            note: Some(list),
+            at: None,
+        }]);
     }
     Ok(plans)
 }
@@ -323,11 +322,11 @@ fn check_legality(
             violations
         }
         Err(e) => {
-            return Err(vec![PipelineError::new(
-                codes::INTERNAL,
-                format!("the legality check of loop `{iv}` failed: {e}"),
-                error::axis_span(func, plan.axis),
-            )]);
+            return Err(vec![PipelineError::Internal {
+                message: format!("the legality check of loop `{iv}` failed: {e}"),
+                note: None,
+                at: error::axis_span(func, plan.axis),
+            }]);
         }
     };
     if violations.is_empty() {
@@ -373,41 +372,19 @@ fn child_of(func: &Function, plan: &PipelinePlan, inst: Inst) -> Option<usize> {
 }
 
 fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> PipelineError {
-    let tname = func.tensors[v.tensor].name.clone();
-    let (src_verb, sink_verb) = match v.kind {
-        DepKind::Flow => ("writes", "reads"),
-        DepKind::Anti => ("reads", "writes"),
-        DepKind::Output => ("writes", "writes"),
-    };
-    let describe = |i: Inst| {
+    let access = |i: Inst, iter: &[(Axis, i64)]| {
         let stage = child_of(func, plan, i).map(|k| plan.stages[k]);
         let d = &func.insts[i];
         let what = format!("`{} = {}`", func.tensors[d.dst.tensor].name, d.op.name());
-        match stage {
-            Some(s) => format!("{what} (stage {s})"),
-            None => what,
+        error::Access {
+            at: func.inst_spans.get(i).copied().flatten(),
+            iter: fmt_iter(func, iter),
+            what: match stage {
+                Some(s) => format!("{what} (stage {s})"),
+                None => what,
+            },
         }
     };
-    let span = |i: Inst| func.inst_spans.get(i).copied().flatten();
-    let src_it = fmt_iter(func, &v.source_iter);
-    let sink_it = fmt_iter(func, &v.sink_iter);
-    let mut e = PipelineError::new(
-        codes::DEPENDENCE_VIOLATION,
-        format!(
-            "the pipeline of loop `{}` breaks {} {} dependence on `{tname}`",
-            func.axis_name(plan.axis),
-            if v.kind == DepKind::Flow { "a" } else { "an" },
-            v.kind.name()
-        ),
-        span(v.sink),
-    )
-    .with_label(format!("{sink_verb} `{tname}` ({sink_it})"))
-    .with_secondary(span(v.source), format!("{src_verb} `{tname}` ({src_it})"))
-    .with_note(format!(
-        "iteration {src_it} of {} must run before iteration {sink_it} of {}, but the pipelined loop runs it after",
-        describe(v.source),
-        describe(v.sink)
-    ));
     // Nested pipelining: an access inside a loop the pass already pipelined is named by that
     // loop's extended iterations.
     let mut inner: Vec<Axis> = v
@@ -419,38 +396,41 @@ fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> Pipel
         .collect();
     inner.sort();
     inner.dedup();
-    for a in inner {
-        let p = func.axes[a]
-            .attrs
-            .pipelined
-            .expect("filtered on pipelined loops");
-        e = e.with_note(format!(
-            "loop `{}`, inside loop `{}`, is itself pipelined in {} stages: its iterations above are those of its extended loop, where a statement of stage s works on iteration {} - s",
-            func.axis_name(a),
-            func.axis_name(plan.axis),
-            p.num_stages,
-            func.axis_name(a)
-        ));
-    }
+    let inner = inner
+        .into_iter()
+        .map(|a| {
+            let p = func.axes[a]
+                .attrs
+                .pipelined
+                .expect("filtered on pipelined loops");
+            (func.axis_name(a).to_string(), p.num_stages)
+        })
+        .collect();
     let buffered = plan.buffer_count(v.tensor);
     let counts = buffers::compute_buffer_counts(func, plan.axis, &plan.stages);
     let decision = counts.iter().find(|(t, _)| *t == v.tensor).map(|(_, c)| c);
-    e = match (v.kind, decision) {
-        (DepKind::Flow, _) => e.with_help(
-            "put the reader in the same stage as the writer or a later one, and after it in execution order",
-        ),
-        (_, Some(BufferCount::Counted { count, .. })) if buffered < *count => e.with_help(format!(
-            "`{tname}` has {buffered} buffer(s) but {count} iterations of it are in flight: let the \
-             pipeliner buffer it (drop disable_auto_buffer=True) or raise multi_buffer"
-        )),
-        (_, Some(BufferCount::Skipped(buffers::SkipReason::Carried))) => e.with_help(format!(
-            "`{tname}` is carried across iterations in one buffer: read and write it in one stage"
-        )),
-        _ => e.with_help(format!(
-            "iterations in flight overlap on `{tname}`: make the conflicting accesses in one stage"
-        )),
+    let help = match (v.kind, decision) {
+        (DepKind::Flow, _) => error::ViolationHelp::Flow,
+        (_, Some(BufferCount::Counted { count, .. })) if buffered < *count => {
+            error::ViolationHelp::TooFewBuffers {
+                buffered,
+                count: *count,
+            }
+        }
+        (_, Some(BufferCount::Skipped(buffers::SkipReason::Carried))) => {
+            error::ViolationHelp::Carried
+        }
+        _ => error::ViolationHelp::Overlap,
     };
-    e
+    PipelineError::DependenceViolation(Box::new(error::Violated {
+        iv: func.axis_name(plan.axis).to_string(),
+        kind: v.kind,
+        tensor: func.tensors[v.tensor].name.clone(),
+        source: access(v.source, &v.source_iter),
+        sink: access(v.sink, &v.sink_iter),
+        inner,
+        help,
+    }))
 }
 
 /// The instructions of `block` and everything nested in it, in program order.

@@ -26,7 +26,6 @@
 //! is already peeled. The meaning is unchanged: the instances that run, their order and their
 //! addresses are those of the extended loop, so the legality check's verdict holds as it was.
 
-use super::codes;
 use super::error::{axis_span, PipelineError};
 use super::log::PipelineLog;
 use crate::affine::AffineExpr;
@@ -90,9 +89,17 @@ fn peel_loop(
     let steady = steady_hi > steady_lo;
     let body = func.axes[a].body.clone();
     give_single_slots(func, a, &body);
+
     let copies = plan_copies(func, a, &body, (steady_lo, steady_hi), copied);
     if *copied > MAX_PEELED_INSTS {
-        return Err(vec![too_large(func, a, &p)]);
+        let iv = func.axis_name(a);
+        return Err(vec![PipelineError::PeelTooLarge {
+            iv: iv.to_string(),
+            limit: MAX_PEELED_INSTS,
+            trip_count: p.orig_trip,
+            num_stages: p.num_stages,
+            header: axis_span(func, a),
+        }]);
     }
 
     let (parent, pos) = position(func, a);
@@ -188,26 +195,6 @@ fn plan_copies(
         }
     }
     copies
-}
-
-/// [`codes::PEEL_TOO_LARGE`] for loop `a`, pipelined as `p`.
-fn too_large(func: &Function, a: Axis, p: &crate::ir::Pipelined) -> PipelineError {
-    let iv = func.axis_name(a);
-    PipelineError::new(
-        codes::PEEL_TOO_LARGE,
-        format!(
-            "peeling loop `{iv}` would copy more than the {MAX_PEELED_INSTS} instructions `--peel` allows into prologues and epilogues"
-        ),
-        axis_span(func, a),
-    )
-    .with_label("a pipelined loop to peel")
-    .with_note(format!(
-        "the loop runs {} iteration(s) in {} stages: its prologue and its epilogue each copy up to {} extended iterations of its body",
-        p.orig_trip,
-        p.num_stages,
-        p.num_stages - 1
-    ))
-    .with_help("drop `--peel` (the predicated loop copies nothing), or use fewer stages")
 }
 
 /// The statements of `copies`, in order: fresh copies first, from the unchanged originals, then

@@ -12,7 +12,6 @@
 //! loop's body an inner loop is one statement with its own stage. Annotations *of* a nested loop
 //! statement (its `stage_id` on the `range` call) belong to the enclosing loop.
 
-use super::codes;
 use super::error::{axis_span, PipelineError};
 use crate::entities::Axis;
 use crate::ir::{Function, StmtKind};
@@ -57,22 +56,12 @@ fn walk(func: &Function, block: &[crate::entities::Stmt], depth: usize, out: &mu
             out.skipped.push((axis, "already pipelined".into()));
         } else if is_annotated(func, axis) {
             if data.lb != 0 {
-                out.errors.push(
-                    PipelineError::new(
-                        codes::NON_CANONICAL_LOOP,
-                        format!(
-                            "cannot pipeline loop `{}`: it starts at {}, not at 0",
-                            data.iv_name, data.lb
-                        ),
-                        axis_span(func, axis),
-                    )
-                    .with_label("annotated for pipelining")
-                    .with_help(format!(
-                        "write the loop as `range({})` and add {} to the index",
-                        data.trip_count(),
-                        data.lb
-                    )),
-                );
+                out.errors.push(PipelineError::NonCanonicalLoop {
+                    iv: data.iv_name.clone(),
+                    lb: data.lb,
+                    trip_count: data.trip_count(),
+                    header: axis_span(func, axis),
+                });
                 out.skipped
                     .push((axis, format!("does not start at 0 but at {}", data.lb)));
             } else {

@@ -21,18 +21,14 @@
 //!   tile takes) must be at most 8, else [`codes::PSUM_BANKS`].
 
 use super::buffers::BufferCount;
-use super::codes;
-use super::error::{axis_span, tensor_span, PipelineError};
+use super::error::{axis_span, tensor_span, PipelineError, SbufTile};
 use crate::entities::{Axis, Tensor};
 use crate::ir::{BlockDim, Function, Memory};
-use crate::listing::{capped_list, LIST_CAP};
 
-/// SBUF bytes per partition.
-pub const SBUF_BYTES_PER_PARTITION: u64 = 192 * 1024;
-/// PSUM banks.
-pub const PSUM_BANKS: u64 = 8;
-/// Bytes per partition of one PSUM bank.
-pub const PSUM_BANK_BYTES: u64 = 2 * 1024;
+/// The machine's SBUF and PSUM limits, under the names the pipeliner has always used.
+pub use vocab::machine::{
+    PSUM_BANKS, PSUM_BANK_BYTES, SBUF_PARTITION_BYTES as SBUF_BYTES_PER_PARTITION,
+};
 
 /// Where a tensor's buffer count came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,24 +66,26 @@ pub fn compute_widening(
             continue;
         };
         match attrs.multi_buffer {
-            Some(k) if auto && count > 1 => errors.push(
-                PipelineError::new(
-                    codes::MANUAL_AND_AUTO_BUFFER,
-                    format!(
-                        "`{}` would be buffered twice: {count} buffers automatically and {k} by multi_buffer",
-                        func.tensors[t].name
-                    ),
-                    axis_span(func, axis),
-                )
-                .with_label(format!("multi_buffer={k} on loop `{iv}`"))
-                .with_secondary(
-                    tensor_span(func, t),
-                    format!("written in stage {def_min} and read in stage {use_max}, so it gets {count} buffers automatically"),
-                )
-                .with_help("add disable_auto_buffer=True to the loop to buffer by hand only, or drop multi_buffer"),
-            ),
-            Some(k) if k > 1 => out.push(Widening { tensor: t, count: k, source: BufferSource::Manual }),
-            _ if auto && count > 1 => out.push(Widening { tensor: t, count, source: BufferSource::Auto }),
+            Some(k) if auto && count > 1 => errors.push(PipelineError::ManualAndAutoBuffer {
+                tensor: func.tensors[t].name.clone(),
+                iv: iv.to_string(),
+                auto: count,
+                manual: k,
+                def_stage: def_min,
+                use_stage: use_max,
+                header: axis_span(func, axis),
+                tensor_at: tensor_span(func, t),
+            }),
+            Some(k) if k > 1 => out.push(Widening {
+                tensor: t,
+                count: k,
+                source: BufferSource::Manual,
+            }),
+            _ if auto && count > 1 => out.push(Widening {
+                tensor: t,
+                count,
+                source: BufferSource::Auto,
+            }),
             _ => {}
         }
     }
@@ -144,33 +142,21 @@ fn check_capacity(
         .collect();
     let total: u64 = sbuf.iter().map(|&(_, _, b)| b).sum();
     if total > SBUF_BYTES_PER_PARTITION && !widened.is_empty() {
-        let mut e = PipelineError::new(
-            codes::SBUF_OVERFLOW,
-            format!(
-                "after multi-buffering, the tiles of loop `{iv}` need {total} bytes per partition, more than the {SBUF_BYTES_PER_PARTITION} bytes of SBUF"
-            ),
-            axis_span(func, axis),
-        )
-        .with_label(format!("pipelined loop `{iv}`"));
-        let mut list = Vec::new();
-        let mut labelled = 0;
-        for &(t, slots, bytes) in &sbuf {
-            let name = &func.tensors[t].name;
-            let label = if slots > 1 {
-                format!("`{name}`: {slots} buffers, {bytes} bytes per partition")
-            } else {
-                format!("`{name}`: {bytes} bytes per partition")
-            };
-            if slots > 1 && labelled < LIST_CAP {
-                labelled += 1;
-                e = e.with_secondary(tensor_span(func, t), label.clone());
-            }
-            list.push(label);
-        }
-        e = e
-            .with_note(format!("the loop's tiles: {}", capped_list(&list, "; ")))
-            .with_help("use fewer stages, smaller tiles, or disable_auto_buffer=True with a smaller multi_buffer");
-        errors.push(e);
+        errors.push(PipelineError::SbufOverflow {
+            iv: iv.clone(),
+            total,
+            limit: SBUF_BYTES_PER_PARTITION,
+            tiles: sbuf
+                .iter()
+                .map(|&(t, slots, bytes)| SbufTile {
+                    name: func.tensors[t].name.clone(),
+                    slots,
+                    bytes,
+                    at: tensor_span(func, t),
+                })
+                .collect(),
+            header: axis_span(func, axis),
+        });
     }
 
     // PSUM: banks in flight.
@@ -185,19 +171,16 @@ fn check_capacity(
         .collect();
     let banks: u64 = psum.iter().map(|&(_, b)| b).sum();
     if banks > PSUM_BANKS {
-        let mut e = PipelineError::new(
-            codes::PSUM_BANKS,
-            format!("loop `{iv}` keeps {banks} PSUM banks in flight, but PSUM has {PSUM_BANKS}"),
-            axis_span(func, axis),
-        )
-        .with_label(format!("pipelined loop `{iv}`"));
-        for &(t, b) in &psum {
-            e = e.with_secondary(
-                tensor_span(func, t),
-                format!("`{}`: {b} bank(s)", func.tensors[t].name),
-            );
-        }
-        errors.push(e.with_help("use fewer stages or fewer PSUM tiles live in the loop"));
+        errors.push(PipelineError::PsumBanks {
+            iv: iv.clone(),
+            banks,
+            limit: PSUM_BANKS,
+            tiles: psum
+                .iter()
+                .map(|&(t, b)| (func.tensors[t].name.clone(), b, tensor_span(func, t)))
+                .collect(),
+            header: axis_span(func, axis),
+        });
     }
     if errors.is_empty() {
         Ok(())

@@ -1,0 +1,1565 @@
+//! [`CheckError`]: the problems the semantic checks find in the operations of a kernel (the tile
+//! expressions of `ops.rs` and the `nisa` forms of `nisa.rs`).
+//!
+//! Each variant carries the data of one problem (names, shapes, memories, spans); its message
+//! comes from `thiserror`, and `impl From<CheckError> for Diagnostic` is the one place where a
+//! variant gets its code (see `codes`), labels, notes and help. The checker records diagnostics
+//! (`Checker::error` takes anything that converts), so the other check files, which still build
+//! their diagnostics directly, and these variants report side by side, in source order.
+//!
+//! Invariants: every span is a byte range into the source; shapes are `[partitions, free]`.
+
+use super::ops::not_in_nkc;
+use super::ops::MAX_EXTENT;
+use super::show_shape;
+use super::MAX_HBM_ELEMENTS;
+use crate::ast::Span;
+use crate::codes;
+use penguin::listing::capped_list;
+use penguin::{ActFunc, Memory};
+use vocab::machine::SBUF_PARTITION_BYTES;
+use vocab::machine::{GEMM_MOVING_FMAX, GEMM_STATIONARY_FMAX, PMAX, PSUM_BANK_BYTES, PSUM_FMAX};
+use vocab::Diagnostic;
+
+/// A tile's shape.
+type Shape = [u64; 2];
+
+/// A memory's name as messages write it.
+fn mem(m: &Memory) -> String {
+    m.name().to_uppercase()
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CheckError {
+    /// A binary operator tiles do not have (`//`, `%`, ...).
+    #[error("`{op}` is not defined on tiles")]
+    NotOnTiles { op: &'static str, at: Span },
+    /// A subscript of a call of a method NKI's tiles have (`t.reshape(...)[...]`).
+    #[error("`.{method}` is not an operation of nkc's tiles")]
+    SlicedNkiMethod { method: String, at: Span },
+    /// A subscript of something other than a name.
+    #[error("only a tensor name can be sliced")]
+    SliceOfNonName { at: Span },
+    /// An expression that cannot be a tile.
+    #[error("expected a tile")]
+    ExpectedTile { at: Span },
+    /// A compile-time integer name where a tile is needed.
+    #[error("expected a tile, found the integer `{name}`")]
+    IntNotTile { name: String, at: Span },
+    /// A compile-time scalar name where a tile is needed.
+    #[error("expected a tile, found the scalar `{name}`")]
+    ScalarNameNotTile { name: String, at: Span },
+    /// A scalar where a tile is needed.
+    #[error("expected a tile, found a scalar")]
+    ScalarNotTile { at: Span },
+    /// An HBM tensor read by a compute engine, as an operand of `what`.
+    #[error("`{tensor}` is in HBM, which compute operations cannot read")]
+    HbmOperand {
+        tensor: String,
+        what: String,
+        at: Span,
+    },
+    /// An on-chip tile of more than [`PMAX`] partitions: an operation's result (`result`), or a
+    /// buffer made by `nl.ndarray`.
+    #[error("this {} tile has {} partitions; at most {PMAX} are allowed", mem(.memory), .shape[0])]
+    TooManyPartitions {
+        memory: Memory,
+        shape: Shape,
+        result: bool,
+        at: Span,
+    },
+    /// A value assigned into a destination of another shape.
+    #[error("the value has shape {} but its destination in `{tensor}` has shape {}", show_shape(*.value), show_shape(*.dest))]
+    AssignShape {
+        value: Shape,
+        tensor: String,
+        dest: Shape,
+        at: Span,
+    },
+    /// A compute result written into HBM.
+    #[error("`{tensor}` is in HBM; only nl.store writes HBM")]
+    HbmWrite { tensor: String, at: Span },
+    /// A result of another engine than the Tensor engine written into PSUM.
+    #[error("`{tensor}` is in PSUM, which only the Tensor engine writes")]
+    PsumWrite {
+        tensor: String,
+        op: &'static str,
+        at: Span,
+    },
+    /// A Tensor-engine result written into SBUF.
+    #[error("{op} results go to PSUM, but `{tensor}` is in SBUF")]
+    TensorEngineDst {
+        op: &'static str,
+        tensor: String,
+        at: Span,
+    },
+    /// Elementwise operands of shapes that do not broadcast.
+    #[error("`{op}` of tiles of shapes {} and {}", show_shape(*.a), show_shape(*.b))]
+    ElementwiseShape {
+        op: &'static str,
+        a: Shape,
+        b: Shape,
+        a_at: Span,
+        b_at: Span,
+        at: Span,
+    },
+    /// An elementwise operation of two scalars.
+    #[error("`{op}` of two scalars")]
+    TwoScalars { op: &'static str, at: Span },
+    /// A call of a method NKI's tiles have (`t.reshape(...)`), on `module`.
+    #[error("`.{method}` is not an operation of nkc's tiles")]
+    NkiMethodCall {
+        module: String,
+        method: String,
+        at: Span,
+    },
+    /// `nl.foo` / `nisa.foo` that is not an operation; `other` is the module that has it.
+    #[error("unknown operation `{module}.{name}`")]
+    UnknownOp {
+        module: String,
+        name: String,
+        other: Option<&'static str>,
+        at: Span,
+    },
+    /// A call of something that is not an operation.
+    #[error("this is not an operation")]
+    NotCallable { at: Span },
+    /// A transpose over the Tensor engine's limits.
+    #[error("nisa.nc_transpose of a {} tile; both dimensions must be at most {PMAX}", show_shape(*.shape))]
+    TransposeLimit { shape: Shape, at: Span },
+    /// A reduction along another axis than the free one.
+    #[error("reductions are along the free axis (axis=1), not axis={axis}")]
+    ReduceAxis { axis: i64, at: Span },
+    /// `nl.store(...)` used as a value.
+    #[error("nl.store returns nothing")]
+    StoreAsValue { at: Span },
+    /// A range call used as a value.
+    #[error("`{name}` is only the iterator of a `for` loop")]
+    RangeAsValue { name: String, at: Span },
+    /// `nl.load` of an on-chip tensor.
+    #[error("nl.load reads HBM, but `{tensor}` is in {}", mem(.memory))]
+    LoadNotHbm {
+        tensor: String,
+        memory: Memory,
+        at: Span,
+    },
+    /// `transpose_x=` that is not a boolean literal.
+    #[error("`transpose_x` must be True or False")]
+    TransposeXNotBool { at: Span },
+    /// `nl.matmul` without `transpose_x=True`.
+    #[error("nl.matmul needs `transpose_x=True`")]
+    MatmulNeedsTransposeX { at: Span },
+    /// A Tensor-engine operand outside SBUF (`at` is the operand).
+    #[error("Tensor-engine operands must be in SBUF, but `{tensor}` is in {}", mem(.memory))]
+    TensorEngineOperand {
+        tensor: String,
+        memory: Memory,
+        at: Span,
+    },
+    /// Matmul operands whose contraction dimensions differ.
+    #[error("matmul contraction dimensions differ: x is {} and y is {}", show_shape(*.x), show_shape(*.y))]
+    MatmulShape {
+        x: Shape,
+        y: Shape,
+        x_at: Span,
+        y_at: Span,
+        at: Span,
+    },
+    /// A matmul over the Tensor engine's limits.
+    #[error("matmul of {} and {} is too large: {}", show_shape(*.x), show_shape(*.y), matmul_excess(*.x, *.y).join(", "))]
+    MatmulLimit { x: Shape, y: Shape, at: Span },
+    /// `nisa.activation(op=...)` that is not an activation function.
+    #[error("`op` of nisa.activation must be an activation function")]
+    ActivationFunc { at: Span },
+    /// A scale or bias tile of `nisa.activation` that is not a `[p, 1]` column.
+    #[error("the {what} of nisa.activation must be a [{p}, 1] tile, found {}", show_shape(*.shape))]
+    ActivationColumn {
+        what: &'static str,
+        p: u64,
+        shape: Shape,
+        at: Span,
+    },
+    /// A scalar bias of `nisa.activation`.
+    #[error("the bias of nisa.activation must be a [{p}, 1] tile")]
+    ActivationScalarBias { p: u64, at: Span },
+    /// `nl.zeros(...)` (or another buffer maker) not bound to a name.
+    #[error("`{name}` makes a buffer; bind it to a name")]
+    UnboundBuffer { name: String, at: Span },
+    /// A bfloat16 buffer in PSUM.
+    #[error("PSUM holds float32 only")]
+    Bf16InPsum { at: Span },
+    /// A PSUM tile of `bytes` per partition, more than a bank.
+    #[error("a PSUM tile of {} needs {bytes} bytes per partition; a PSUM bank holds {PSUM_BANK_BYTES} ({PSUM_FMAX} float32)", show_shape(*.shape))]
+    PsumTooLarge { shape: Shape, bytes: u64, at: Span },
+    /// `nl.zeros(..., buffer=nl.shared_hbm)`: a buffer maker that writes HBM.
+    #[error("{name} cannot make an HBM array")]
+    MemsetHbm { name: String, at: Span },
+    /// `x.shape` of a tensor of other than two dimensions, given as a tile's shape.
+    #[error("a tile has 2 dimensions, but this shape has {}", .shape.len())]
+    ShapeDims { shape: Vec<u64>, at: Span },
+    /// A shape that is not a tuple.
+    #[error("a shape is a pair `(rows, cols)`")]
+    ShapeNotTuple { at: Span },
+    /// A shape tuple of other than two items.
+    #[error("tensors have 2 dimensions, but this shape has {dims}")]
+    ShapeArity { dims: usize, at: Span },
+    /// A dimension larger than `max`.
+    #[error("a dimension must be at most {max}, found {value}")]
+    DimTooLarge { value: i64, max: i64, at: Span },
+    /// A dimension smaller than 1.
+    #[error("a dimension must be at least 1, found {value}")]
+    DimNotPositive { value: i64, at: Span },
+    /// `x.dtype` of a scalar name.
+    #[error("`{name}` is a scalar; it has no dtype")]
+    ScalarDtype { name: String, at: Span },
+    /// A dtype other than `nl.float32` / `nl.bfloat16`.
+    #[error("unsupported dtype")]
+    UnsupportedDtype { at: Span },
+    /// A `buffer=` that is not a memory.
+    #[error("`buffer` must be a memory")]
+    BadBuffer { at: Span },
+    /// `nl.store` into an on-chip tensor.
+    #[error("nl.store writes HBM, but `{tensor}` is in {}", mem(.memory))]
+    StoreNotHbm {
+        tensor: String,
+        memory: Memory,
+        at: Span,
+    },
+    /// `nl.store` into a kernel parameter.
+    #[error("cannot store into the parameter `{tensor}`; parameters are read-only")]
+    StoreIntoParam { tensor: String, at: Span },
+    /// `nl.store` of a value that is not in SBUF.
+    #[error("nl.store writes an SBUF tile, but `{tensor}` is in {}", mem(.memory))]
+    StoreValueNotSbuf {
+        tensor: String,
+        memory: Memory,
+        at: Span,
+    },
+    /// `nl.store` of a value whose shape differs from the destination slice's.
+    #[error("nl.store of a {} tile into a {} slice", show_shape(*.value), show_shape(*.dest))]
+    StoreShape {
+        value: Shape,
+        dest: Shape,
+        value_at: Span,
+        dest_at: Span,
+        at: Span,
+    },
+    /// An `op=` of `nisa.tensor_scalar` / `nisa.tensor_tensor` that is not an ALU operation.
+    #[error("expected an arithmetic operation")]
+    ExpectedAluOp { at: Span },
+    /// An `op=` of `nisa.tensor_reduce` that is not a reduction.
+    #[error("expected a reduction")]
+    ExpectedReduceOp { at: Span },
+    /// `op1` without `operand1`, or the other way round (`at` is the one given).
+    #[error("`op1` and `operand1` go together")]
+    Op1WithoutOperand1 { at: Span },
+    /// A name bound twice as a parameter of one kernel.
+    #[error("parameter `{name}` is declared twice")]
+    DuplicateParam { name: String, first: Span, at: Span },
+    /// A `return` that is not the kernel's last statement.
+    #[error("`return` must be the last statement of the kernel")]
+    ReturnNotLast { at: Span },
+    /// A kernel without `return`.
+    #[error("kernel `{kernel}` has no `return`")]
+    NoReturn { kernel: String, at: Span },
+    /// A parameter's default that is not a compile-time scalar.
+    #[error("the default of `{param}` is not a compile-time scalar")]
+    DefaultNotConst { param: String, at: Span },
+    /// An untyped parameter with no shape from the run.
+    #[error("parameter `{name}` has no type, and no shape was given for it")]
+    UnspecialisedParam { name: String, at: Span },
+    /// An untyped parameter given a shape nkc's HBM tensors cannot have.
+    #[error("`{name}` is given the shape [{}]; nkc's HBM tensors have 1 to 4 dimensions, each from 1 to {MAX_EXTENT}, whose leading ones multiply to at most {MAX_EXTENT}", .shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))]
+    BadSpecShape {
+        name: String,
+        shape: Vec<u64>,
+        at: Span,
+    },
+    /// A parameter annotation other than `nl.hbm[DTYPE, ROWS, COLS]`.
+    #[error("a parameter's type is `nl.hbm[DTYPE, ROWS, COLS]`")]
+    BadParamType { param: String, at: Span },
+    /// `return` of nothing.
+    #[error("`return` names no output")]
+    EmptyReturn { at: Span },
+    /// `return` of something that is not a name.
+    #[error("`return` takes names of output arrays")]
+    ReturnNotName { at: Span },
+    /// `return` of a name that is not an output array (`what` says what it is).
+    #[error("`{name}` is {what}, not an output array")]
+    ReturnNotOutput {
+        name: String,
+        what: String,
+        at: Span,
+    },
+    /// One array returned twice.
+    #[error("`{name}` is returned twice")]
+    DuplicateReturn { name: String, first: Span, at: Span },
+    /// A call statement whose result is dropped.
+    #[error("the result of this call is not used")]
+    UnusedResult { at: Span },
+    /// An expression statement that does nothing.
+    #[error("this expression does nothing")]
+    NoEffect { at: Span },
+    /// `return` in a loop body.
+    #[error("`return` inside a loop")]
+    ReturnInLoop { at: Span },
+    /// An assignment to a kernel parameter (`prev` is the parameter).
+    #[error("cannot assign to the parameter `{name}`")]
+    AssignToParam { name: String, prev: Span, at: Span },
+    /// An assignment to a loop variable.
+    #[error("cannot assign to the loop variable `{name}`")]
+    AssignToLoopVar { name: String, prev: Span, at: Span },
+    /// A compile-time integer name rebound to a tile.
+    #[error("`{name}` is a compile-time integer; it cannot be rebound to a tile")]
+    IntRebound { name: String, prev: Span, at: Span },
+    /// A tile name rebound to an integer.
+    #[error("`{name}` is a tile; it cannot be rebound to an integer")]
+    TileRebound { name: String, prev: Span, at: Span },
+    /// A name bound outside a loop, rebound in its body.
+    #[error("`{name}` is bound outside this loop and cannot be rebound inside it")]
+    RebindInLoop { name: String, prev: Span, at: Span },
+    /// A binding of something that is neither an integer nor a tile.
+    #[error("a name binds a compile-time integer or a tile")]
+    NotIntOrTile { at: Span },
+    /// Tuple unpacking of a value of another length.
+    #[error("{names} names to unpack, but the value has {values}")]
+    UnpackCount {
+        names: usize,
+        values: usize,
+        at: Span,
+    },
+    /// Unpacking of something other than a tuple or `x.shape`.
+    #[error("only a tuple or `x.shape` can be unpacked")]
+    UnpackNotTuple { at: Span },
+    /// An `assert` whose condition is false (`says` is its message).
+    #[error("assertion failed")]
+    AssertFailed {
+        assert_at: Span,
+        says: Option<String>,
+        at: Span,
+    },
+    /// `.shape` of something other than a name.
+    #[error("`.shape` is only available on a tensor name")]
+    ShapeOfNonName { at: Span },
+    /// `.shape` of a name that is not a tensor (`what` says what it is).
+    #[error("`{name}` is {what}; it has no shape")]
+    ShapeOfScalar {
+        name: String,
+        what: &'static str,
+        at: Span,
+    },
+    /// A subscript of a scalar name.
+    #[error("`{name}` is a scalar and cannot be subscripted")]
+    SubscriptOfScalar { name: String, at: Span },
+    /// `x += ...` of a compile-time scalar.
+    #[error("`{name}` is a compile-time scalar; it cannot be updated in place")]
+    UpdateScalar { name: String, at: Span },
+    /// `a, b += ...`.
+    #[error("`{op}=` cannot update a tuple")]
+    UpdateTuple { op: &'static str, at: Span },
+    /// An in-place update of an HBM array.
+    #[error("`{tensor}` is in HBM; only nl.store writes HBM")]
+    UpdateHbm { tensor: String, at: Span },
+    /// An in-place update of PSUM other than an accumulating matmul.
+    #[error("`{tensor}` is in PSUM, which is updated only by accumulating matmuls")]
+    PsumUpdate {
+        tensor: String,
+        op: &'static str,
+        at: Span,
+    },
+    /// An in-place update with an operator tiles do not have.
+    #[error("`{op}=` is not defined on tiles")]
+    UpdateNotOnTiles { op: &'static str, at: Span },
+    /// A loop variable that reuses a bound name.
+    #[error("the loop variable `{name}` reuses a name already bound")]
+    LoopVarShadows { name: String, prev: Span, at: Span },
+    /// A `for` over something other than a range call.
+    #[error("a loop iterates over a range call")]
+    BadLoopIter { at: Span },
+    /// A loop bound beyond ±[`MAX_EXTENT`]; `bad` is the bound.
+    #[error("a loop bound must lie between -{MAX_EXTENT} and {MAX_EXTENT}, but this range {} at {bad}", if .bad == .lb { "starts" } else { "stops" })]
+    LoopBound {
+        lb: i64,
+        ub: i64,
+        bad: i64,
+        at: Span,
+    },
+    /// A loop of fewer than one or more than [`MAX_EXTENT`] iterations.
+    #[error("{}", trip_count_message(*.lb, *.ub))]
+    TripCount { lb: i64, ub: i64, at: Span },
+    /// A binding of a reserved name.
+    #[error("`{name}` is a reserved name and cannot be bound")]
+    ReservedName { name: String, at: Span },
+    /// An expression of loop variables (shown as `shown`) where a compile-time integer is needed.
+    #[error("expected a compile-time integer, found an expression of loop variables")]
+    LoopDependent { shown: String, at: Span },
+    /// A tile name where an integer is needed.
+    #[error("expected an integer, found the tile `{name}`")]
+    TileNotInt { name: String, at: Span },
+    /// A scalar name where an integer is needed.
+    #[error("expected an integer, found the scalar `{name}`")]
+    ScalarNotInt { name: String, at: Span },
+    /// `nl.tile_size.NAME` for a name nkc does not know.
+    #[error("`nl.tile_size.{name}` is not a tile size nkc knows")]
+    UnknownTileSize { name: String, at: Span },
+    /// A float literal where an integer is needed.
+    #[error("expected an integer, found a float")]
+    FloatLiteralNotInt { at: Span },
+    /// A float value where an integer is needed.
+    #[error("expected an integer, found a float")]
+    FloatNotInt { at: Span },
+    /// Something other than an integer expression.
+    #[error("expected an integer")]
+    NotInt { at: Span },
+    /// A subscript of a tensor where an integer is needed.
+    #[error("expected an integer")]
+    SubscriptNotInt { at: Span },
+    /// An attribute other than `.shape` where an integer is needed.
+    #[error("expected an integer, found `.{attr}`")]
+    AttrNotInt { attr: String, at: Span },
+    /// Overflow in compile-time integer arithmetic.
+    #[error("integer overflow in a compile-time expression")]
+    ConstOverflow { at: Span },
+    /// A product of two loop-dependent expressions (`shown` names them).
+    #[error("a product of loop variables is not an affine index")]
+    ProductOfIvs { shown: String, at: Span },
+    /// `/` between integers.
+    #[error("`/` is float division; integers need `//`")]
+    IntTrueDivision { at: Span },
+    /// `&` of a loop-dependent expression.
+    #[error("`&` of a loop variable is not an affine index")]
+    AndOfIv { at: Span },
+    /// `//` or `%` of a loop-dependent expression.
+    #[error("`{op}` of a loop variable is not an affine index")]
+    DivOfIv { op: &'static str, at: Span },
+    /// An integer division or modulo by zero.
+    #[error("division by zero")]
+    IntDivisionByZero { at: Span },
+    /// `x.shape[...]` with other than one index.
+    #[error("`.shape` takes one index, 0 or 1")]
+    ShapeIndexCount { at: Span },
+    /// `x.shape[k]` past the tensor's `rank` dimensions.
+    #[error("{}", if *.rank == 2 { format!("tensors have 2 dimensions; `.shape[{}]` does not exist", .index) } else { format!("this tensor has {} dimensions; `.shape[{}]` does not exist", .rank, .index) })]
+    ShapeIndexRange { index: i64, rank: i64, at: Span },
+    /// `nl.arange` with a step or other arguments.
+    #[error("`nl.arange` takes `(stop)` or `(start, stop)`")]
+    ArangeArgs { at: Span },
+    /// `nl.arange(start, stop)` that is empty or longer than any tensor.
+    #[error("`nl.arange` from {start} to {stop} {}", if .stop <= .start { "is empty" } else { "is longer than any tensor" })]
+    ArangeRange { start: i64, stop: i64, at: Span },
+    /// A subscript of an index vector other than `[:, None]` / `[None, :]`.
+    #[error(
+        "an index vector is placed with `[:, None]` (partitions) or `[None, :]` (the free axis)"
+    )]
+    VectorPlacement { at: Span },
+    /// An index vector placed twice.
+    #[error("this index vector is already 2-D")]
+    VectorPlacedTwice { at: Span },
+    /// Something that is not an index vector where one is needed.
+    #[error("expected an index vector")]
+    NotAVector { at: Span },
+    /// `nl.mgrid[...]` with an item that is not `start:stop`.
+    #[error("`nl.mgrid` takes ranges `start:stop`")]
+    MgridItem { at: Span },
+    /// `nl.mgrid[...]` that is empty, too long or not 2-D.
+    #[error("`nl.mgrid` makes a non-empty 2-D grid here")]
+    MgridShape { at: Span },
+    /// `nl.ds` with other arguments than `(start, size)`.
+    #[error("`nl.ds` takes `(start, size)`")]
+    DsArgs { at: Span },
+    /// `nl.ds` of a size below 1.
+    #[error("this slice is empty (size {size})")]
+    DsEmpty { size: i64, at: Span },
+    /// An index vector of one axis used to index dimension `dim` of the other.
+    #[error("an index vector of the {} axis indexes the {} dimension", if *.dim == 0 { "free" } else { "partition" }, if *.dim == 0 { "partition" } else { "free" })]
+    VectorAxis { axis: usize, dim: usize, at: Span },
+    /// Overflow in an index.
+    #[error("integer overflow in this index")]
+    IndexOverflow { at: Span },
+    /// An index vector expression that is not a contiguous range (`why` says why).
+    #[error("this index vector expression is not a contiguous range")]
+    UnsupportedVector { why: String, at: Span },
+    /// A mask that drops elements.
+    #[error("this mask drops elements, and nkc's tiles have a fixed size")]
+    MaskDrops { at: Span },
+    /// A mask that is not a comparison.
+    #[error("a mask is a comparison of index expressions")]
+    MaskNotComparison { at: Span },
+    /// More positional arguments than `op` takes (`params` are its parameters).
+    #[error("`{op}` takes {} positional argument{} but {given} were given", .params.len(), if .params.len() == 1 { "" } else { "s" })]
+    TooManyArguments {
+        op: String,
+        params: Vec<&'static str>,
+        given: usize,
+        at: Span,
+    },
+    /// A keyword argument given twice.
+    #[error("keyword argument `{name}` is given twice")]
+    DuplicateKeyword { name: String, first: Span, at: Span },
+    /// A loop keyword on a call that is not a range call.
+    #[error("`{name}` is a loop keyword; `{op}` does not take it")]
+    LoopKeywordMisplaced { name: String, op: String, at: Span },
+    /// An argument given by position and by keyword.
+    #[error("argument `{name}` is given twice")]
+    DuplicateArgument { name: String, first: Span, at: Span },
+    /// A keyword the operation does not take (`params` are its parameters).
+    #[error("`{op}` has no argument `{name}`")]
+    UnknownKeyword {
+        op: String,
+        name: String,
+        params: Vec<&'static str>,
+        at: Span,
+    },
+    /// A required argument not given.
+    #[error("`{op}` is missing its argument `{param}`")]
+    MissingArgument {
+        op: String,
+        param: &'static str,
+        at: Span,
+    },
+    /// `stage_id` / `execution_order` on a nested call.
+    #[error("`{name}` on a nested call")]
+    StmtKeywordNested { name: String, at: Span },
+    /// `stage_id` / `execution_order` outside a loop body.
+    #[error("`{name}` on a statement that is not in a loop body")]
+    StmtKeywordNotInLoop { name: String, at: Span },
+    /// `num_stages="..."` other than `"auto"`.
+    #[error("`num_stages` must be an integer from 1 to {} or \"auto\"", u32::MAX)]
+    NumStagesString { text: String, at: Span },
+    /// An integer annotation out of `min..=u32::MAX` (`label` says what it is).
+    #[error("`{name}` must be an integer from {min} to {}", u32::MAX)]
+    AnnotationInt {
+        name: String,
+        min: i64,
+        label: String,
+        at: Span,
+    },
+    /// A boolean annotation that is not a boolean.
+    #[error("`{name}` must be True or False")]
+    AnnotationBool { name: String, at: Span },
+    /// `is` where neither side is None.
+    #[error("`is` compares with None here")]
+    IsNotNone { at: Span },
+    /// `&` of a float.
+    #[error("`&` of a float")]
+    AndOfFloat { at: Span },
+    /// Something that is not a compile-time value where one is needed.
+    #[error("expected a compile-time value")]
+    NotConst { at: Span },
+    /// Something other than a shape or a tuple compared with a shape.
+    #[error("expected a tuple of integers")]
+    NotATuple { at: Span },
+    /// `None` as an operand.
+    #[error("`None` is not a number")]
+    NoneOperand { at: Span },
+    /// A float division by zero.
+    #[error("division by zero")]
+    FloatDivisionByZero { at: Span },
+    /// A builtin (`min`, `math.ceil`, ...) called with keywords.
+    #[error("`{name}` takes no keyword arguments")]
+    BuiltinKeyword { name: String, at: Span },
+    /// A builtin called with the wrong number of arguments.
+    #[error("`{name}` takes {}, but {given} were given", if *.variadic { "one or more arguments" } else { "one argument" })]
+    BuiltinArity {
+        name: String,
+        variadic: bool,
+        given: usize,
+        at: Span,
+    },
+    /// A builtin whose result is not a 64-bit integer.
+    #[error("`{name}` of {value} is not a 64-bit integer")]
+    BuiltinOverflow { name: String, value: f64, at: Span },
+    /// `math.sqrt` / `math.log` outside their domain.
+    #[error("`{name}` of {value} is not a real number")]
+    MathDomain { name: String, value: f64, at: Span },
+    /// A tile as the condition of `if` / `assert` (`what` names it).
+    #[error("the condition of `{what}` is a tile, not a compile-time value")]
+    TileCondition { what: String, at: Span },
+    /// `nl.broadcast_to` of a scalar.
+    #[error("nl.broadcast_to of a scalar")]
+    BroadcastScalar { at: Span },
+    /// `nl.broadcast_to` of an HBM tensor.
+    #[error("nl.broadcast_to of an HBM tensor")]
+    BroadcastHbm { at: Span },
+    /// A broadcast that is not of an axis of size 1, or past the limits.
+    #[error("cannot broadcast a {} tile to {}", show_shape(*.from), show_shape(*.to))]
+    BadBroadcast { from: Shape, to: Shape, at: Span },
+    /// `nisa.dma_copy` without `src=`.
+    #[error("`nisa.dma_copy` needs `src=`")]
+    DmaCopyNoSrc { at: Span },
+    /// `nisa.dma_copy` with positional arguments.
+    #[error("`nisa.dma_copy` takes `dst=` and `src=` only")]
+    DmaCopyPositional { at: Span },
+    /// Two kernels of one name.
+    #[error("kernel `{name}` is defined twice")]
+    DuplicateKernel { name: String, first: Span, at: Span },
+    /// `--kernel NAME` for a name no kernel has; `kernels` are those of the file.
+    #[error("no kernel named `{name}` in this file")]
+    UnknownKernel {
+        name: String,
+        kernels: Vec<String>,
+        at: Span,
+    },
+    /// A file with no kernel.
+    #[error("this file defines no kernel")]
+    NoKernel { at: Span },
+    /// A file of several kernels, none chosen (`at` is the second).
+    #[error("this file defines {} kernels; choose one with --kernel", .kernels.len())]
+    SeveralKernels { kernels: Vec<String>, at: Span },
+    /// A module-level statement that is not a scalar binding.
+    #[error("only compile-time scalar bindings may appear outside a kernel")]
+    BadModuleItem { at: Span },
+    /// A module or builtin name used as a value.
+    #[error("`{name}` is not a value")]
+    NotAValue { name: String, at: Span },
+    /// A name bound in a loop body (at `def`; a loop variable when `is_iv`), used after it.
+    #[error("`{name}` is bound only inside a loop body")]
+    OutOfScope {
+        name: String,
+        def: Span,
+        is_iv: bool,
+        at: Span,
+    },
+    /// A name bound nowhere.
+    #[error("cannot find `{name}` in this kernel")]
+    UndefinedName { name: String, at: Span },
+    /// HBM arrays of more than [`MAX_HBM_ELEMENTS`] elements in all, crossed at `tensor`.
+    #[error("the HBM arrays of this kernel hold {total} elements in all, more than the {MAX_HBM_ELEMENTS} (2^30) nkc can run")]
+    HbmTooLarge {
+        total: u64,
+        tensor: String,
+        shape: Shape,
+        elems: u64,
+        at: Span,
+    },
+    /// An SBUF tile larger than a partition of SBUF.
+    #[error("an SBUF tile of {} needs {bytes} bytes per partition; a partition of SBUF holds {SBUF_PARTITION_BYTES}", show_shape(*.shape))]
+    SbufTileTooLarge {
+        tensor: String,
+        shape: Shape,
+        bytes: u64,
+        at: Span,
+    },
+    /// More indices than the array `name` of logical shape `dims` has dimensions.
+    #[error("`{name}` has {} dimensions but the subscript has {indices} indices", .dims.len())]
+    NdIndexCount {
+        name: String,
+        dims: Vec<u64>,
+        indices: usize,
+        at: Span,
+    },
+    /// A subscript of `name` (stored as `stored`) whose rows are not contiguous: dimension `dim`
+    /// selects several indices and a later one only part of its own.
+    #[error("this subscript of `{name}` selects rows that are not contiguous in memory")]
+    NonContiguousRows {
+        name: String,
+        dim: usize,
+        stored: Shape,
+        at: Span,
+    },
+    /// Overflow in the bounds of a slice.
+    #[error("integer overflow in the bounds of this slice")]
+    SliceOverflow { at: Span },
+    /// An HBM array shape nkc does not hold.
+    #[error("an HBM array of shape {dims:?} is not supported")]
+    BadHbmShape { dims: Vec<u64>, at: Span },
+    /// A subscript of a 2-D tensor with other than two indices.
+    #[error("`{name}` has 2 dimensions but the subscript has {indices} {}", if *.indices == 1 { "index" } else { "indices" })]
+    WrongIndexCount {
+        name: String,
+        indices: usize,
+        at: Span,
+    },
+    /// A slice whose size (`shown`) depends on a loop variable.
+    #[error("the size of a slice must be a compile-time constant")]
+    SliceSizeNotConst { shown: String, at: Span },
+    /// A slice of size zero or less.
+    #[error("this slice is empty (size {size})")]
+    EmptySlice { size: i64, at: Span },
+    /// A loop variable multiplied by more than [`MAX_EXTENT`] in an index starting at `start`.
+    #[error("the loop variable `{iv}` is multiplied by {coeff} in this index; a coefficient must lie between -{MAX_EXTENT} and {MAX_EXTENT}")]
+    IndexCoeffRange {
+        iv: String,
+        coeff: i64,
+        start: String,
+        at: Span,
+    },
+    /// A slice of dimension `dim` of `tensor` that leaves it (`start..end` of `extent`) in the
+    /// iteration `when` (`i = 3`, ...); the slice starts at `shown` and has `size` elements.
+    #[error("{} slice {start}..{end} is out of bounds for `{tensor}` ({extent} {}){}", if *.dim == 0 { "row" } else { "column" }, if *.dim == 0 { "rows" } else { "columns" }, if .when.is_empty() { String::new() } else { format!(" when {}", .when.join(", ")) })]
+    SliceOutOfBounds {
+        dim: usize,
+        start: i128,
+        end: i128,
+        tensor: String,
+        extent: u64,
+        when: Vec<String>,
+        shown: String,
+        size: u64,
+        at: Span,
+    },
+}
+
+/// The dimensions of `x.T @ y` over the Tensor engine's limits, as `K = 256 > 128`.
+pub(super) fn matmul_excess(x: Shape, y: Shape) -> Vec<String> {
+    let ([k, m], n) = (x, y[1]);
+    let mut bad = Vec::new();
+    if k > PMAX {
+        bad.push(format!("K = {k} > {PMAX}"));
+    }
+    if m > GEMM_STATIONARY_FMAX {
+        bad.push(format!("M = {m} > {GEMM_STATIONARY_FMAX}"));
+    }
+    if n > GEMM_MOVING_FMAX {
+        bad.push(format!("N = {n} > {GEMM_MOVING_FMAX}"));
+    }
+    bad
+}
+
+impl CheckError {
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        use CheckError::*;
+        match self {
+            NotOnTiles { .. }
+            | UnboundBuffer { .. }
+            | NotIntOrTile { .. }
+            | UnpackCount { .. }
+            | UnpackNotTuple { .. }
+            | UpdateScalar { .. }
+            | UpdateNotOnTiles { .. } => codes::UNSUPPORTED,
+            SlicedNkiMethod { .. } | SliceOfNonName { .. } | SubscriptOfScalar { .. } => {
+                codes::NOT_SUBSCRIPTABLE
+            }
+            ExpectedTile { .. }
+            | IntNotTile { .. }
+            | ScalarNameNotTile { .. }
+            | TransposeXNotBool { .. }
+            | ExpectedAluOp { .. }
+            | ExpectedReduceOp { .. }
+            | ArangeArgs { .. }
+            | VectorPlacement { .. }
+            | VectorPlacedTwice { .. }
+            | NotAVector { .. }
+            | MgridItem { .. }
+            | DsArgs { .. }
+            | VectorAxis { .. }
+            | NotAValue { .. } => codes::WRONG_ARGUMENT_KIND,
+            ScalarNotTile { .. } | TwoScalars { .. } | BroadcastScalar { .. } => {
+                codes::SCALAR_OPERAND
+            }
+            HbmOperand { .. } | BroadcastHbm { .. } => codes::HBM_OPERAND,
+            TooManyPartitions { .. } => codes::TOO_MANY_PARTITIONS,
+            AssignShape { .. } => codes::ASSIGN_SHAPE,
+            HbmWrite { .. } | MemsetHbm { .. } | UpdateHbm { .. } => codes::HBM_WRITE,
+            PsumWrite { .. } => codes::PSUM_WRITE,
+            TensorEngineDst { .. } => codes::TENSOR_ENGINE_DST,
+            ElementwiseShape { .. } | BadBroadcast { .. } => codes::ELEMENTWISE_SHAPE,
+            NkiMethodCall { .. } | NotCallable { .. } => codes::NOT_CALLABLE,
+            UnknownOp { .. } => codes::UNKNOWN_OP,
+            TransposeLimit { .. } => codes::TRANSPOSE_LIMIT,
+            ReduceAxis { .. } => codes::REDUCE_AXIS,
+            StoreAsValue { .. } | UnusedResult { .. } | NoEffect { .. } => codes::UNUSED_OR_VOID,
+            RangeAsValue { .. } | BadLoopIter { .. } => codes::BAD_LOOP_ITER,
+            LoadNotHbm { .. } => codes::LOAD_NOT_HBM,
+            MatmulNeedsTransposeX { .. } => codes::MATMUL_NEEDS_TRANSPOSE_X,
+            MatmulShape { .. } => codes::MATMUL_SHAPE,
+            MatmulLimit { .. } => codes::MATMUL_LIMIT,
+            ActivationFunc { .. } => codes::ACTIVATION_FUNC,
+            ActivationColumn { .. } | ActivationScalarBias { .. } => codes::ACTIVATION_OPERAND,
+            Bf16InPsum { .. } => codes::BF16_IN_PSUM,
+            PsumTooLarge { .. } => codes::PSUM_TOO_LARGE,
+            ShapeDims { .. }
+            | ShapeNotTuple { .. }
+            | ShapeArity { .. }
+            | DimTooLarge { .. }
+            | DimNotPositive { .. }
+            | BadSpecShape { .. }
+            | MgridShape { .. }
+            | BadHbmShape { .. } => codes::BAD_SHAPE,
+            ScalarDtype { .. } | UnsupportedDtype { .. } => codes::UNSUPPORTED_DTYPE,
+            BadBuffer { .. } => codes::BAD_BUFFER,
+            StoreNotHbm { .. } | StoreIntoParam { .. } => codes::STORE_DST,
+            StoreValueNotSbuf { .. } => codes::STORE_VALUE_NOT_SBUF,
+            StoreShape { .. } => codes::STORE_SHAPE,
+            Op1WithoutOperand1 { .. } | MissingArgument { .. } | DmaCopyNoSrc { .. } => {
+                codes::MISSING_ARGUMENT
+            }
+            DuplicateParam { .. } => codes::DUPLICATE_PARAM,
+            ReturnNotLast { .. } | ReturnInLoop { .. } => codes::MISPLACED_RETURN,
+            NoReturn { .. } => codes::NO_RETURN,
+            DefaultNotConst { .. }
+            | IsNotNone { .. }
+            | AndOfFloat { .. }
+            | NotConst { .. }
+            | NotATuple { .. }
+            | NoneOperand { .. }
+            | MathDomain { .. }
+            | TileCondition { .. } => codes::NOT_CONST,
+            UnspecialisedParam { .. } => codes::UNSPECIALISED_PARAM,
+            BadParamType { .. } => codes::BAD_PARAM_TYPE,
+            EmptyReturn { .. } | ReturnNotName { .. } | ReturnNotOutput { .. } => {
+                codes::BAD_RETURN_VALUE
+            }
+            DuplicateReturn { .. } => codes::DUPLICATE_RETURN,
+            AssignToParam { .. } => codes::ASSIGN_TO_PARAM,
+            AssignToLoopVar { .. } => codes::ASSIGN_TO_LOOP_VAR,
+            IntRebound { .. } | TileRebound { .. } => codes::KIND_CHANGE,
+            RebindInLoop { .. } => codes::REBIND_IN_LOOP,
+            AssertFailed { .. } => codes::ASSERT_FAILED,
+            ShapeOfNonName { .. }
+            | ShapeOfScalar { .. }
+            | ShapeIndexCount { .. }
+            | ShapeIndexRange { .. } => codes::BAD_SHAPE_ACCESS,
+            UpdateTuple { .. } | PsumUpdate { .. } => codes::BAD_UPDATE,
+            LoopVarShadows { .. } => codes::LOOP_VAR_SHADOWS,
+            LoopBound { .. } => codes::LOOP_BOUND_RANGE,
+            TripCount { .. } => codes::BAD_TRIP_COUNT,
+            ReservedName { .. } => codes::RESERVED_NAME,
+            LoopDependent { .. }
+            | TileNotInt { .. }
+            | ScalarNotInt { .. }
+            | UnknownTileSize { .. }
+            | FloatLiteralNotInt { .. }
+            | FloatNotInt { .. }
+            | NotInt { .. }
+            | SubscriptNotInt { .. }
+            | AttrNotInt { .. } => codes::NOT_CONST_INT,
+            ConstOverflow { .. }
+            | IndexOverflow { .. }
+            | BuiltinOverflow { .. }
+            | SliceOverflow { .. } => codes::CONST_OVERFLOW,
+            ProductOfIvs { .. } | AndOfIv { .. } | DivOfIv { .. } | UnsupportedVector { .. } => {
+                codes::NOT_AFFINE
+            }
+            IntTrueDivision { .. } => codes::INT_TRUE_DIVISION,
+            IntDivisionByZero { .. } | FloatDivisionByZero { .. } => codes::DIVISION_BY_ZERO,
+            ArangeRange { .. } | DsEmpty { .. } | EmptySlice { .. } => codes::EMPTY_SLICE,
+            MaskDrops { .. } | MaskNotComparison { .. } => codes::PARTIAL_MASK,
+            TooManyArguments { .. } | BuiltinArity { .. } | DmaCopyPositional { .. } => {
+                codes::TOO_MANY_ARGUMENTS
+            }
+            DuplicateKeyword { .. } | DuplicateArgument { .. } => codes::DUPLICATE_ARGUMENT,
+            LoopKeywordMisplaced { .. } => codes::LOOP_KEYWORD_MISPLACED,
+            UnknownKeyword { .. } | BuiltinKeyword { .. } => codes::UNKNOWN_KEYWORD,
+            StmtKeywordNested { .. } => codes::STMT_KEYWORD_NESTED,
+            StmtKeywordNotInLoop { .. } => codes::STMT_KEYWORD_NOT_IN_LOOP,
+            NumStagesString { .. } | AnnotationInt { .. } | AnnotationBool { .. } => {
+                codes::BAD_ANNOTATION_VALUE
+            }
+            DuplicateKernel { .. } => codes::DUPLICATE_KERNEL,
+            UnknownKernel { .. } => codes::UNKNOWN_KERNEL,
+            NoKernel { .. } | SeveralKernels { .. } => codes::CHOOSE_KERNEL,
+            BadModuleItem { .. } => codes::BAD_MODULE_ITEM,
+            OutOfScope { .. } => codes::OUT_OF_SCOPE,
+            UndefinedName { .. } => codes::UNDEFINED_NAME,
+            HbmTooLarge { .. } => codes::HBM_TOO_LARGE,
+            SbufTileTooLarge { .. } => codes::SBUF_TILE_TOO_LARGE,
+            NdIndexCount { .. } | WrongIndexCount { .. } => codes::WRONG_INDEX_COUNT,
+            NonContiguousRows { .. } | SliceSizeNotConst { .. } => codes::SLICE_SIZE_NOT_CONST,
+            IndexCoeffRange { .. } => codes::INDEX_COEFF_RANGE,
+            SliceOutOfBounds { .. } => codes::SLICE_OUT_OF_BOUNDS,
+            TensorEngineOperand { memory, .. } => {
+                if *memory == Memory::Hbm {
+                    codes::HBM_OPERAND
+                } else {
+                    codes::TENSOR_ENGINE_OPERAND
+                }
+            }
+        }
+    }
+
+    /// The offending text.
+    pub fn span(&self) -> &Span {
+        use CheckError::*;
+        match self {
+            NotOnTiles { at, .. }
+            | SlicedNkiMethod { at, .. }
+            | SliceOfNonName { at, .. }
+            | ExpectedTile { at, .. }
+            | IntNotTile { at, .. }
+            | ScalarNameNotTile { at, .. }
+            | ScalarNotTile { at, .. }
+            | HbmOperand { at, .. }
+            | TooManyPartitions { at, .. }
+            | AssignShape { at, .. }
+            | HbmWrite { at, .. }
+            | PsumWrite { at, .. }
+            | TensorEngineDst { at, .. }
+            | ElementwiseShape { at, .. }
+            | TwoScalars { at, .. }
+            | NkiMethodCall { at, .. }
+            | UnknownOp { at, .. }
+            | NotCallable { at, .. }
+            | TransposeLimit { at, .. }
+            | ReduceAxis { at, .. }
+            | StoreAsValue { at, .. }
+            | RangeAsValue { at, .. }
+            | LoadNotHbm { at, .. }
+            | TransposeXNotBool { at, .. }
+            | MatmulNeedsTransposeX { at, .. }
+            | TensorEngineOperand { at, .. }
+            | MatmulShape { at, .. }
+            | MatmulLimit { at, .. }
+            | ActivationFunc { at, .. }
+            | ActivationColumn { at, .. }
+            | ActivationScalarBias { at, .. }
+            | UnboundBuffer { at, .. }
+            | Bf16InPsum { at, .. }
+            | PsumTooLarge { at, .. }
+            | MemsetHbm { at, .. }
+            | ShapeDims { at, .. }
+            | ShapeNotTuple { at, .. }
+            | ShapeArity { at, .. }
+            | DimTooLarge { at, .. }
+            | DimNotPositive { at, .. }
+            | ScalarDtype { at, .. }
+            | UnsupportedDtype { at, .. }
+            | BadBuffer { at, .. }
+            | StoreNotHbm { at, .. }
+            | StoreIntoParam { at, .. }
+            | StoreValueNotSbuf { at, .. }
+            | StoreShape { at, .. }
+            | ExpectedAluOp { at, .. }
+            | ExpectedReduceOp { at, .. }
+            | Op1WithoutOperand1 { at, .. }
+            | DuplicateParam { at, .. }
+            | ReturnNotLast { at, .. }
+            | NoReturn { at, .. }
+            | DefaultNotConst { at, .. }
+            | UnspecialisedParam { at, .. }
+            | BadSpecShape { at, .. }
+            | BadParamType { at, .. }
+            | EmptyReturn { at, .. }
+            | ReturnNotName { at, .. }
+            | ReturnNotOutput { at, .. }
+            | DuplicateReturn { at, .. }
+            | UnusedResult { at, .. }
+            | NoEffect { at, .. }
+            | ReturnInLoop { at, .. }
+            | AssignToParam { at, .. }
+            | AssignToLoopVar { at, .. }
+            | IntRebound { at, .. }
+            | TileRebound { at, .. }
+            | RebindInLoop { at, .. }
+            | NotIntOrTile { at, .. }
+            | UnpackCount { at, .. }
+            | UnpackNotTuple { at, .. }
+            | AssertFailed { at, .. }
+            | ShapeOfNonName { at, .. }
+            | ShapeOfScalar { at, .. }
+            | SubscriptOfScalar { at, .. }
+            | UpdateScalar { at, .. }
+            | UpdateTuple { at, .. }
+            | UpdateHbm { at, .. }
+            | PsumUpdate { at, .. }
+            | UpdateNotOnTiles { at, .. }
+            | LoopVarShadows { at, .. }
+            | BadLoopIter { at, .. }
+            | LoopBound { at, .. }
+            | TripCount { at, .. }
+            | ReservedName { at, .. }
+            | LoopDependent { at, .. }
+            | TileNotInt { at, .. }
+            | ScalarNotInt { at, .. }
+            | UnknownTileSize { at, .. }
+            | FloatLiteralNotInt { at, .. }
+            | FloatNotInt { at, .. }
+            | NotInt { at, .. }
+            | SubscriptNotInt { at, .. }
+            | AttrNotInt { at, .. }
+            | ConstOverflow { at, .. }
+            | ProductOfIvs { at, .. }
+            | IntTrueDivision { at, .. }
+            | AndOfIv { at, .. }
+            | DivOfIv { at, .. }
+            | IntDivisionByZero { at, .. }
+            | ShapeIndexCount { at, .. }
+            | ShapeIndexRange { at, .. }
+            | ArangeArgs { at, .. }
+            | ArangeRange { at, .. }
+            | VectorPlacement { at, .. }
+            | VectorPlacedTwice { at, .. }
+            | NotAVector { at, .. }
+            | MgridItem { at, .. }
+            | MgridShape { at, .. }
+            | DsArgs { at, .. }
+            | DsEmpty { at, .. }
+            | VectorAxis { at, .. }
+            | IndexOverflow { at, .. }
+            | UnsupportedVector { at, .. }
+            | MaskDrops { at, .. }
+            | MaskNotComparison { at, .. }
+            | TooManyArguments { at, .. }
+            | DuplicateKeyword { at, .. }
+            | LoopKeywordMisplaced { at, .. }
+            | DuplicateArgument { at, .. }
+            | UnknownKeyword { at, .. }
+            | MissingArgument { at, .. }
+            | StmtKeywordNested { at, .. }
+            | StmtKeywordNotInLoop { at, .. }
+            | NumStagesString { at, .. }
+            | AnnotationInt { at, .. }
+            | AnnotationBool { at, .. }
+            | IsNotNone { at, .. }
+            | AndOfFloat { at, .. }
+            | NotConst { at, .. }
+            | NotATuple { at, .. }
+            | NoneOperand { at, .. }
+            | FloatDivisionByZero { at, .. }
+            | BuiltinKeyword { at, .. }
+            | BuiltinArity { at, .. }
+            | BuiltinOverflow { at, .. }
+            | MathDomain { at, .. }
+            | TileCondition { at, .. }
+            | BroadcastScalar { at, .. }
+            | BroadcastHbm { at, .. }
+            | BadBroadcast { at, .. }
+            | DmaCopyNoSrc { at, .. }
+            | DmaCopyPositional { at, .. }
+            | DuplicateKernel { at, .. }
+            | UnknownKernel { at, .. }
+            | NoKernel { at, .. }
+            | SeveralKernels { at, .. }
+            | BadModuleItem { at, .. }
+            | NotAValue { at, .. }
+            | OutOfScope { at, .. }
+            | UndefinedName { at, .. }
+            | HbmTooLarge { at, .. }
+            | SbufTileTooLarge { at, .. }
+            | NdIndexCount { at, .. }
+            | NonContiguousRows { at, .. }
+            | SliceOverflow { at, .. }
+            | BadHbmShape { at, .. }
+            | WrongIndexCount { at, .. }
+            | SliceSizeNotConst { at, .. }
+            | EmptySlice { at, .. }
+            | IndexCoeffRange { at, .. }
+            | SliceOutOfBounds { at, .. } => at,
+        }
+    }
+}
+
+impl From<CheckError> for Diagnostic {
+    /// The one place where a check error gets its code, labels, notes and help.
+    fn from(e: CheckError) -> Diagnostic {
+        use CheckError::*;
+        let d = Diagnostic::new(e.code(), e.to_string(), e.span().clone());
+        match e {
+            NotOnTiles { .. } => d.with_label("tiles support `+ - * /`"),
+            SlicedNkiMethod { method, .. } => {
+                let (note, help) = not_in_nkc(&method).unwrap_or_default();
+                d.with_label("NKI's, not nkc's")
+                    .with_note(note)
+                    .with_help(help)
+            }
+            SliceOfNonName { .. } => d
+                .with_label("not a tensor name")
+                .with_help("bind the value to a name first"),
+            ExpectedTile { .. } => d.with_label("not a tile expression"),
+            IntNotTile { .. } => d.with_label("an integer, not a tile"),
+            ScalarNameNotTile { .. } => d.with_label("a compile-time scalar, not a tile"),
+            ScalarNotTile { .. } => d.with_label("a scalar"),
+            HbmOperand { what, .. } => d
+                .with_label(format!("an HBM operand of {what}"))
+                .with_help("load it into SBUF first, with nl.load"),
+            TooManyPartitions {
+                shape, result: true, ..
+            } => d
+                .with_label(format!("a tile of shape {}", show_shape(shape)))
+                .with_help(format!(
+                    "split the rows into tiles of at most {PMAX} (a loop over row blocks)"
+                )),
+            TooManyPartitions { shape, .. } => d.with_label(format!("shape {}", show_shape(shape))),
+            AssignShape { value, .. } => d.with_label(format!("shape {}", show_shape(value))),
+            HbmWrite { .. } => d
+                .with_label("this writes HBM")
+                .with_help("compute into an SBUF tile, then nl.store it"),
+            PsumWrite { op, .. } => d
+                .with_label(format!("written by `{op}`, not by the Tensor engine"))
+                .with_note("PSUM holds results of nl.matmul, nisa.nc_matmul and nisa.nc_transpose, and nl.zeros(..., buffer=nl.psum)")
+                .with_help("write the result into an SBUF tile instead"),
+            TensorEngineDst { .. } => d
+                .with_label("a Tensor-engine result")
+                .with_help("bind the result to a new name (it goes to PSUM), then nl.copy it into SBUF"),
+            ElementwiseShape {
+                a, b, a_at, b_at, ..
+            } => d
+                .with_label("incompatible shapes")
+                .with_secondary(a_at, format!("shape {}", show_shape(a)))
+                .with_secondary(b_at, format!("shape {}", show_shape(b)))
+                .with_note("elementwise operands have equal shapes, or one is [P, 1] and broadcasts along the free axis"),
+            TwoScalars { .. } => d.with_label("at least one operand must be a tile"),
+            NkiMethodCall { module, method, .. } => {
+                let (note, help) = not_in_nkc(&method).unwrap_or_default();
+                d.with_label(format!("`{module}.{method}` is NKI's, not nkc's"))
+                    .with_note(note)
+                    .with_help(help)
+            }
+            UnknownOp {
+                module,
+                name,
+                other,
+                ..
+            } => {
+                let d = d.with_label(format!("`{module}` has no operation `{name}`"));
+                match (other, not_in_nkc(&name)) {
+                    (Some(o), _) => d.with_help(format!("did you mean `{o}.{name}`?")),
+                    (None, Some((note, help))) => d
+                        .with_label(format!("`{module}.{name}` is NKI's, not nkc's"))
+                        .with_note(note)
+                        .with_help(help),
+                    (None, None) => d,
+                }
+            }
+            NotCallable { .. } => d
+                .with_label("not callable")
+                .with_note("calls are `nl.*` and `nisa.*` operations"),
+            TransposeLimit { .. } => d.with_label("too large to transpose"),
+            ReduceAxis { .. } => d
+                .with_label("only axis=1 is supported")
+                .with_help("transpose the tile with nisa.nc_transpose to reduce across partitions"),
+            StoreAsValue { .. } => d
+                .with_label("used as a value")
+                .with_help("write `nl.store(dst, value=t)` as a statement of its own"),
+            RangeAsValue { .. } => d.with_label("used as a value"),
+            LoadNotHbm { .. } => d
+                .with_label("not in HBM")
+                .with_help("use the tile directly, or nl.copy it"),
+            TransposeXNotBool { .. } => d.with_label("not a boolean"),
+            MatmulNeedsTransposeX { .. } => d
+                .with_label("x @ y with x as [M, K] is not supported")
+                .with_note("the Tensor engine computes x.T @ y with x given as [K, M]")
+                .with_help("pass x transposed ([K, M]) with transpose_x=True, or transpose it first with nisa.nc_transpose"),
+            TensorEngineOperand { memory, .. } => d.with_label("not in SBUF").with_help(
+                if memory == Memory::Hbm {
+                    "load it into SBUF first, with nl.load"
+                } else {
+                    "copy it into SBUF first, with nl.copy"
+                },
+            ),
+            MatmulShape {
+                x, y, x_at, y_at, ..
+            } => d
+                .with_label("x[K, M] and y[K, N] need the same K")
+                .with_secondary(x_at, format!("K = {}", x[0]))
+                .with_secondary(y_at, format!("K = {}", y[0])),
+            MatmulLimit { .. } => d
+                .with_label("over the Tensor engine's limits")
+                .with_note(format!(
+                    "K and M are at most {PMAX} and N at most {GEMM_MOVING_FMAX}"
+                ))
+                .with_help("tile the matmul with loops, accumulating over K with `acc += ...`"),
+            ActivationFunc { .. } => {
+                let names: Vec<String> = ActFunc::ALL
+                    .iter()
+                    .map(|f| format!("nl.{}", f.name()))
+                    .collect();
+                d.with_label("not an activation function")
+                    .with_note(format!("the functions are {}", names.join(", ")))
+            }
+            ActivationColumn { shape, .. } => d
+                .with_label(format!("shape {}", show_shape(shape)))
+                .with_note("one value per partition, broadcast along the free axis"),
+            ActivationScalarBias { .. } => d
+                .with_label("a scalar")
+                .with_help("add a scalar with nl.add after the activation, or make a [P, 1] tile"),
+            UnboundBuffer { name, .. } => d
+                .with_label("not bound to a name")
+                .with_help(format!("write `buf = {name}(...)` as a statement of its own")),
+            Bf16InPsum { .. } => d
+                .with_label("bfloat16 in PSUM")
+                .with_note(
+                    "bfloat16 is a storage type for HBM and SBUF; PSUM accumulates in float32",
+                )
+                .with_help("use dtype=nl.float32"),
+            PsumTooLarge { .. } => d.with_label("larger than one PSUM bank"),
+            MemsetHbm { .. } => d
+                .with_label("only nl.store writes HBM")
+                .with_help("use nl.ndarray(..., buffer=nl.shared_hbm) and store zeros into it"),
+            ShapeDims { shape, .. } => d
+                .with_label(format!("the shape {shape:?}"))
+                .with_help("write the tile's shape `(rows, cols)`"),
+            ShapeNotTuple { .. } => d.with_label("not a tuple"),
+            ShapeArity { dims, .. } => {
+                let d = d.with_label("expected `(rows, cols)`");
+                if dims > 2 {
+                    d.with_note("nkc's tiles are `[partitions, free]`: one partition dimension and one free dimension")
+                        .with_help("flatten the free dimensions into one, `(P, A * B)`, and address a part of it with a slice such as `t[:, a * B:(a + 1) * B]`")
+                } else {
+                    d
+                }
+            }
+            DimTooLarge { .. } => d.with_label("too large"),
+            DimNotPositive { .. } => d.with_label("not a positive size"),
+            ScalarDtype { .. } => d.with_label("not a tensor"),
+            UnsupportedDtype { .. } => d
+                .with_label("not nl.float32 or nl.bfloat16")
+                .with_help("use nl.float32 (or nl.bfloat16 for HBM and SBUF storage)"),
+            BadBuffer { .. } => d
+                .with_label("not a memory")
+                .with_note("the memories are nl.sbuf, nl.psum and nl.shared_hbm"),
+            StoreNotHbm { .. } => d
+                .with_label("not in HBM")
+                .with_help("to write part of an on-chip tile, use slice assignment: `t[r0:r1, c0:c1] = value`"),
+            StoreIntoParam { .. } => d
+                .with_label("a kernel input")
+                .with_help("make an output with nl.ndarray(..., buffer=nl.shared_hbm) and return it"),
+            StoreValueNotSbuf { memory, .. } => d.with_label("not in SBUF").with_help(
+                if memory == Memory::Psum {
+                    "copy it into SBUF first, with nl.copy"
+                } else {
+                    "load it into SBUF first, with nl.load"
+                },
+            ),
+            StoreShape {
+                value,
+                dest,
+                value_at,
+                dest_at,
+                ..
+            } => d
+                .with_label("shapes differ")
+                .with_secondary(dest_at, format!("shape {}", show_shape(dest)))
+                .with_secondary(value_at, format!("shape {}", show_shape(value))),
+            ExpectedAluOp { .. } => d
+                .with_label("not an `nl` arithmetic function")
+                .with_note("the operations are nl.add, nl.subtract, nl.multiply, nl.divide, nl.maximum and nl.minimum"),
+            ExpectedReduceOp { .. } => d
+                .with_label("not nl.add, nl.maximum or nl.minimum")
+                .with_note("a tensor_reduce sums (nl.add) or takes the maximum (nl.maximum) or minimum (nl.minimum)"),
+            Op1WithoutOperand1 { .. } => d.with_label("given without the other"),
+            DuplicateParam { first, .. } => d
+                .with_label("declared again here")
+                .with_secondary(first, "first declared here"),
+            ReturnNotLast { .. } => d.with_label("statements follow this return"),
+            NoReturn { .. } => d.with_label("returns nothing").with_help(
+                "make the outputs with nl.ndarray(..., buffer=nl.shared_hbm) and return them",
+            ),
+            DefaultNotConst { .. } => d
+                .with_label("not a number or a boolean")
+                .with_note("a parameter with a default is a compile-time scalar (`eps=1e-5`, `n=4`, `flag=True`); tensors are parameters without a default"),
+            UnspecialisedParam { name, .. } => d
+                .with_label("a shape-generic input")
+                .with_note("a kernel is specialised for the shapes of its inputs when it is run")
+                .with_help(format!(
+                    "give `--input {name}=FILE.npy` or `--shape {name}=ROWSxCOLS` (with `--dtype`), or write `{name}: nl.hbm[nl.float32, ROWS, COLS]`"
+                )),
+            BadSpecShape { .. } => d
+                .with_label("specialised with this shape")
+                .with_help("merge dimensions into fewer"),
+            BadParamType { param, .. } => d
+                .with_label("not an HBM array type")
+                .with_help(format!("write `{param}: nl.hbm[nl.float32, ROWS, COLS]`")),
+            EmptyReturn { .. } => d
+                .with_label("returns nothing")
+                .with_help("return the arrays made with nl.ndarray(..., buffer=nl.shared_hbm)"),
+            ReturnNotName { .. } => d
+                .with_label("not a name")
+                .with_help("bind the array to a name with nl.ndarray(..., buffer=nl.shared_hbm), then return the name"),
+            ReturnNotOutput { .. } => d
+                .with_label("cannot be returned")
+                .with_help("return arrays made with nl.ndarray(..., buffer=nl.shared_hbm)"),
+            DuplicateReturn { first, .. } => d
+                .with_label("returned again")
+                .with_secondary(first, "first returned here"),
+            UnusedResult { .. } => d
+                .with_label("result discarded")
+                .with_help("bind it to a name: `t = ...`"),
+            NoEffect { .. } => d.with_label("a statement that has no effect"),
+            ReturnInLoop { .. } => d
+                .with_label("not at the end of the kernel")
+                .with_help("return the output arrays once, as the kernel's last statement"),
+            AssignToParam { prev, .. } => d
+                .with_label("assigned here")
+                .with_secondary(prev, "a parameter of the kernel")
+                .with_help("parameters are read-only inputs; bind the result to a new name"),
+            AssignToLoopVar { prev, .. } => d
+                .with_label("assigned here")
+                .with_secondary(prev, "the loop variable")
+                .with_help("bind the value to a new name"),
+            IntRebound { prev, .. } => d
+                .with_label("bound to a tile here")
+                .with_secondary(prev, "bound to an integer here")
+                .with_help("use a new name for the tile"),
+            TileRebound { prev, .. } => d
+                .with_label("bound to an integer here")
+                .with_secondary(prev, "bound to a tile here")
+                .with_help("use a new name for the integer"),
+            RebindInLoop { prev, .. } => d
+                .with_label("rebound in the loop body")
+                .with_secondary(prev, "bound outside the loop here")
+                .with_note("a binding in a loop body is local to one iteration; it would not carry over to the next one as it does in Python")
+                .with_help("use a new name; to carry a tile across iterations, update a buffer in place (`+=` or slice assignment); for an offset, compute it from the loop variable (`off = i * 128`)"),
+            NotIntOrTile { .. } => d.with_label("neither an integer nor a tile"),
+            UnpackCount { .. } => d.with_label("different counts"),
+            UnpackNotTuple { .. } => d
+                .with_label("not a tuple")
+                .with_help("write `rows, cols = x.shape`, or `a, b = 1, 2`"),
+            AssertFailed {
+                assert_at, says, ..
+            } => d
+                .with_label("this is false for the shapes and parameters of this kernel")
+                .with_secondary(assert_at, "in this assert")
+                .with_note_opt(says.map(|text| format!("the assertion says: {text}"))),
+            ShapeOfNonName { .. } => d.with_label("not a tensor name"),
+            ShapeOfScalar { .. } | SubscriptOfScalar { .. } => d.with_label("not a tensor"),
+            UpdateScalar { .. } => d
+                .with_label("updated here")
+                .with_help("bind the new value to a new name"),
+            UpdateTuple { .. } => d
+                .with_label("a tuple of names")
+                .with_help("update each name on its own line"),
+            UpdateHbm { .. } => d
+                .with_label("updated in place here")
+                .with_help("accumulate in an SBUF or PSUM buffer, then nl.store it"),
+            PsumUpdate { op, .. } => d
+                .with_label(format!("`{op}=` of something other than a matmul"))
+                .with_help("write `acc += nl.matmul(x, y, transpose_x=True)`, or copy the PSUM tile to SBUF first"),
+            UpdateNotOnTiles { .. } => d.with_label("tiles support `+= -= *= /=`"),
+            LoopVarShadows { prev, .. } => d
+                .with_label("bound again here")
+                .with_secondary(prev, "bound here")
+                .with_help("choose another name for the loop variable"),
+            BadLoopIter { .. } => d
+                .with_label("not nl.affine_range, nl.sequential_range or range")
+                .with_help("write `for i in nl.affine_range(n):`"),
+            LoopBound { lb, ub, .. } => d
+                .with_label(format!("range from {lb} to {ub}"))
+                .with_help("count the loop from 0 and add the offset in the index expressions"),
+            TripCount { lb, ub, .. } => d.with_label(format!("range from {lb} to {ub}")),
+            ReservedName { .. } => d.with_label("reserved name"),
+            LoopDependent { shown, .. } => {
+                d.with_label(format!("this is `{shown}`, which changes with the loop"))
+            }
+            TileNotInt { .. } => d.with_label("a tile, not an integer"),
+            ScalarNotInt { .. } => d
+                .with_label("a float or a boolean, not an integer")
+                .with_help("convert it with `int(...)` or `math.ceil(...)`"),
+            UnknownTileSize { .. } => d.with_label("unknown tile size").with_note(format!(
+                "the tile sizes are pmax ({PMAX}), psum_fmax ({PSUM_FMAX}), gemm_stationary_fmax ({GEMM_STATIONARY_FMAX}) and gemm_moving_fmax ({GEMM_MOVING_FMAX})"
+            )),
+            FloatLiteralNotInt { .. } => d.with_label("a float literal"),
+            FloatNotInt { .. } => d
+                .with_label("this is a float")
+                .with_help("convert it with `int(...)` or `math.ceil(...)`"),
+            NotInt { .. } | AttrNotInt { .. } => d.with_label("not an integer expression"),
+            SubscriptNotInt { .. } => {
+                d.with_label("a subscript of a tensor is a tile, not an integer")
+            }
+            ConstOverflow { .. } | IndexOverflow { .. } => {
+                d.with_label("this overflows a 64-bit integer")
+            }
+            ProductOfIvs { shown, .. } => d
+                .with_label(format!("this multiplies {shown}"))
+                .with_note("indices must be affine: sums of loop variables times constants"),
+            IntTrueDivision { .. } => d
+                .with_label("float division of integers")
+                .with_help("use //"),
+            AndOfIv { .. } => d
+                .with_label("depends on a loop variable")
+                .with_note("`&` needs compile-time integer operands"),
+            DivOfIv { .. } => d
+                .with_label("depends on a loop variable")
+                .with_note("`//` and `%` need compile-time integer operands"),
+            IntDivisionByZero { .. } | FloatDivisionByZero { .. } => d.with_label("this is zero"),
+            ShapeIndexCount { .. } => d.with_label("expected `[0]` or `[1]`"),
+            ShapeIndexRange { rank, .. } => d.with_label(if rank == 2 {
+                "index must be 0 or 1".to_string()
+            } else {
+                format!("index must be 0 to {}", rank - 1)
+            }),
+            ArangeArgs { .. } => d
+                .with_label("a step or other arguments")
+                .with_note("index vectors are contiguous: a step would be a strided access pattern, which nkc does not have"),
+            ArangeRange { start, stop, .. } => d.with_label(if stop <= start {
+                "no index"
+            } else {
+                "too many indices"
+            }),
+            VectorPlacement { .. } => d.with_label("another subscript of an index vector"),
+            VectorPlacedTwice { .. } => d.with_label("placed twice"),
+            NotAVector { .. } => {
+                d.with_label("not `nl.arange(n)[:, None]` or `nl.arange(n)[None, :]`")
+            }
+            MgridItem { .. } => d.with_label("not a range with a stop"),
+            MgridShape { .. } => d.with_label("an empty or too long range, or a third axis"),
+            DsArgs { .. } => d.with_label("wrong arguments"),
+            DsEmpty { .. } => d.with_label("the size of `nl.ds` must be positive"),
+            VectorAxis { axis, dim, .. } => d
+                .with_label(format!(
+                    "placed with `{}`",
+                    if axis == 0 { "[:, None]" } else { "[None, :]" }
+                ))
+                .with_help(if dim == 0 {
+                    "index the first dimension with `nl.arange(n)[:, None]`"
+                } else {
+                    "index the second dimension with `nl.arange(n)[None, :]`"
+                }),
+            UnsupportedVector { why, .. } => d.with_label(why).with_help(
+                "write `offset + nl.arange(n)[:, None]` (or `[None, :]`), or a slice `lo:hi`",
+            ),
+            MaskDrops { .. } => d
+                .with_label("false for some element of some iteration")
+                .with_note("a mask is accepted where it keeps every element: with shapes that divide into whole tiles")
+                .with_help("run the kernel on a shape that is a multiple of the tile size, or loop over the whole tiles and handle the rest with a smaller slice"),
+            MaskNotComparison { .. } => d
+                .with_label("not a comparison")
+                .with_help("write `mask=(i * 128 + i_p < n)`"),
+            TooManyArguments { params, .. } => d
+                .with_label("unexpected argument")
+                .with_note(format!("its parameters are ({})", capped_list(&params, ", "))),
+            DuplicateKeyword { first, .. } => d
+                .with_label("repeated here")
+                .with_secondary(first, "first given here"),
+            LoopKeywordMisplaced { name, .. } => d
+                .with_label("only range calls take this")
+                .with_help(format!(
+                    "write it on the loop: `for i in nl.affine_range(n, {name}=...)`"
+                )),
+            DuplicateArgument { first, .. } => d
+                .with_label("given again by keyword")
+                .with_secondary(first, "given here by position"),
+            UnknownKeyword { op, params, .. } => {
+                let d = d.with_label("unknown keyword");
+                if params.is_empty() {
+                    d.with_note(format!("`{op}` takes no argument"))
+                } else {
+                    d.with_note(format!("its arguments are {}", params.join(", ")))
+                }
+            }
+            MissingArgument { param, .. } => d.with_label(format!("`{param}` is required")),
+            StmtKeywordNested { name, .. } => d
+                .with_label("this call is nested in another expression")
+                .with_note("a nested call belongs to the statement that holds it and takes that statement's stage and order")
+                .with_help(format!("move `{name}` to the outermost call of the statement")),
+            StmtKeywordNotInLoop { .. } => d
+                .with_label("no enclosing loop to pipeline")
+                .with_note("stages and execution orders annotate the statements of a loop body"),
+            NumStagesString { text, .. } => d
+                .with_label(format!("the string \"{text}\""))
+                .with_help("write num_stages=\"auto\" to let the compiler choose the stages"),
+            AnnotationInt { label, .. } => d.with_label(label),
+            AnnotationBool { .. } => d.with_label("not a boolean"),
+            IsNotNone { .. } => d
+                .with_label("neither side is None")
+                .with_help("compare numbers with `==` / `!=`"),
+            AndOfFloat { .. } => d.with_label("`&` takes booleans or integers"),
+            NotConst { .. } => d
+                .with_label("not a number or a boolean known before the kernel runs")
+                .with_note("conditions and scalar values are evaluated when the kernel is compiled, as NKI's tracing does"),
+            NotATuple { .. } => d
+                .with_label("not a shape or a tuple")
+                .with_note("a shape compares with a shape (`a.shape == b.shape`) or a tuple (`a.shape == (128, 512)`)"),
+            NoneOperand { .. } => d
+                .with_label("an operand is None")
+                .with_help("test it first: `if x is None: x = ...`"),
+            BuiltinKeyword { .. } => d.with_label("unexpected keyword"),
+            BuiltinArity { .. } => d.with_label("wrong number of arguments"),
+            BuiltinOverflow { .. } => d.with_label("out of range"),
+            MathDomain { .. } => d.with_label("math domain error"),
+            TileCondition { what, .. } => d
+                .with_label("computed on the device")
+                .with_note(format!(
+                    "`{what}` is decided when the kernel is compiled, from shapes, dtypes and scalar parameters"
+                ))
+                .with_help("to choose between tiles element by element, use a mask or nl.maximum / nl.minimum"),
+            BroadcastScalar { .. } => d
+                .with_label("a scalar")
+                .with_help("make the tile with nl.full(shape, value, dtype=nl.float32)"),
+            BroadcastHbm { .. } => d
+                .with_label("in HBM")
+                .with_help("load it into SBUF first, with nl.load"),
+            BadBroadcast { .. } => d
+                .with_label("not a broadcast of an axis of size 1")
+                .with_note(format!(
+                    "a [1, F] row broadcasts to [P, F] (P ≤ {PMAX}, F ≤ {PSUM_FMAX}), a [P, 1] column to [P, F]"
+                )),
+            DmaCopyNoSrc { .. } => d
+                .with_label("no source")
+                .with_help("write `nisa.dma_copy(dst=..., src=...)`"),
+            DmaCopyPositional { .. } => d.with_label("a positional argument"),
+            DuplicateKernel { first, .. } => d
+                .with_label("defined again here")
+                .with_secondary(first, "first defined here"),
+            UnknownKernel { kernels, .. } => {
+                if kernels.is_empty() {
+                    d.with_note("the file defines no kernel")
+                } else {
+                    d.with_note(format!("the kernels are {}", capped_list(&kernels, ", ")))
+                }
+            }
+            NoKernel { .. } => {
+                d.with_help("define one with `def name(a: nl.hbm[nl.float32, ROWS, COLS]): ...`")
+            }
+            SeveralKernels { kernels, .. } => d
+                .with_label("another kernel")
+                .with_note(format!("the kernels are {}", capped_list(&kernels, ", "))),
+            BadModuleItem { .. } => {
+                d.with_help("write `NAME = INTEGER` here, or move the statement into a kernel")
+            }
+            NotAValue { .. } => d.with_label("a module or builtin, used as a value"),
+            OutOfScope { def, is_iv, .. } => {
+                let d = d.with_label("used here, after the loop");
+                if is_iv {
+                    d.with_secondary(def, "the loop variable of this loop")
+                        .with_note("a loop variable exists only in its loop's body")
+                } else {
+                    d.with_secondary(def, "bound here, local to one iteration")
+                        .with_help("bind a buffer before the loop and update it inside (`+=` or slice assignment)")
+                }
+            }
+            UndefinedName { .. } => d.with_label("not defined"),
+            HbmTooLarge {
+                tensor,
+                shape,
+                elems,
+                ..
+            } => d
+                .with_label(format!(
+                    "`{tensor}` of shape {} holds {elems} elements",
+                    show_shape(shape)
+                ))
+                .with_note("the parameters and the nl.shared_hbm arrays count together; the simulator and the interpreter hold them all in memory")
+                .with_help("run the kernel on a smaller problem"),
+            SbufTileTooLarge { tensor, .. } => d
+                .with_label(format!("`{tensor}` is larger than SBUF"))
+                .with_help("split the columns into tiles (a loop over column blocks)"),
+            NdIndexCount { name, dims, .. } => d
+                .with_label(format!("`{name}` is {dims:?}"))
+                .with_help("give one index or slice per dimension (fewer select whole trailing dimensions)"),
+            NonContiguousRows {
+                name, dim, stored, ..
+            } => d
+                .with_label(format!("dimension {dim} selects several indices, and a dimension after it only part of its own"))
+                .with_note(format!("`{name}` is stored as [{}, {}]: a tile is a block of consecutive rows", stored[0], stored[1]))
+                .with_help("select a single index in the dimensions before a partial one, or loop over them"),
+            SliceOverflow { .. } => d.with_label("this overflows a 64-bit integer"),
+            BadHbmShape { .. } => d
+                .with_label("1 to 4 dimensions, whose leading ones multiply to at most 2^24")
+                .with_help("merge dimensions into fewer"),
+            WrongIndexCount { .. } => d
+                .with_label("expected `[rows, columns]`")
+                .with_help("use `:` for a whole axis, as in `a[0:128, :]`"),
+            SliceSizeNotConst { shown, .. } => d
+                .with_label(format!("this slice has size `{shown}`"))
+                .with_help("write both bounds with the same loop terms, as in `i * 128:(i + 1) * 128`"),
+            EmptySlice { .. } => d.with_label("the upper bound must exceed the lower bound"),
+            IndexCoeffRange { start, .. } => d.with_label(format!("starts at `{start}`")),
+            SliceOutOfBounds { shown, size, .. } => {
+                d.with_label(format!("starts at `{shown}`, size {size}"))
+            }
+        }
+    }
+}
+
+/// Why a loop of `lb..ub` has a bad trip count.
+fn trip_count_message(lb: i64, ub: i64) -> String {
+    match ub.checked_sub(lb) {
+        Some(t) if t < 1 => format!(
+            "this loop runs {} times; a loop needs at least one iteration",
+            t.max(0)
+        ),
+        _ => format!("this loop runs more than {MAX_EXTENT} times, the most supported"),
+    }
+}
