@@ -1,4 +1,4 @@
-//! The emergent prefetch across loop nests (`backend/src/emergent_nest.rs`): it beats the
+//! The emergent prefetch across loop nests (`backend/src/emergent/nest.rs`): it beats the
 //! single-loop realisation on matmul, matmul_blocked and transpose (P flat iterations ahead, or
 //! a whole execution ahead when `sp` is the bottleneck), it is bit-exact and
 //! race-free on odd nests and on nests whose inner loop follows other statements, it adds no

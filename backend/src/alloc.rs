@@ -24,6 +24,16 @@
 //! columns, and two different tensors of one arena conflict exactly when their element ranges
 //! overlap (`sync`), so reuse is ordered like SBUF reuse. A multi-buffered HBM scratch tensor is
 //! not lowered (E0504).
+//!
+//! The phases of [`allocate`]: the HBM inputs and outputs, the live ranges
+//! ([`compute_live_ranges`]), the buffers to place by memory (or the error of a tensor the backend
+//! does not lower), the scratch arenas, the SBUF and PSUM colouring (`colour`), then the
+//! capacity checks.
+//!
+//! Invariants of an [`Allocation`]: every tensor BIR uses has a place; two on-chip buffers or two
+//! scratch tensors of one arena share bytes only when their live ranges are disjoint; every SBUF
+//! slot starts at a multiple of [`SBUF_ALIGN`] and every PSUM slot at a bank; nothing is placed
+//! past the SBUF or the PSUM's banks (that is an error instead).
 
 use crate::bir::{BNode, Bir};
 use crate::error::BackendError;
@@ -79,7 +89,9 @@ pub struct Allocation {
     pub live: BTreeMap<Tensor, (usize, usize)>,
 }
 
-const SBUF_ALIGN: u64 = 64;
+/// The alignment of every SBUF slot, in bytes per partition (and of every scratch tensor's
+/// offset in its arena, in bytes).
+pub const SBUF_ALIGN: u64 = 64;
 
 /// The live range of every buffer `bir` uses.
 pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
@@ -120,6 +132,19 @@ pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
     live
 }
 
+/// A buffer to place: (tensor, size in units, unit): SBUF in bytes (the unit: one slot),
+/// PSUM in banks, HBM scratch in elements rounded up to 64 bytes (unit 1).
+type Buffer = (Tensor, u64, u64);
+
+/// The buffers to place, by memory.
+#[derive(Default)]
+struct Buffers {
+    sbuf: Vec<Buffer>,
+    psum: Vec<Buffer>,
+    /// Per dtype name.
+    scratch: BTreeMap<&'static str, Vec<Buffer>>,
+}
+
 /// Places every buffer `bir` uses.
 pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> {
     let mut a = Allocation::default();
@@ -128,11 +153,46 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
         a.hbm.push(t);
     }
     let live = compute_live_ranges(bir);
-    // (tensor, size in units, unit): SBUF in bytes, PSUM in banks.
-    let mut sbuf: Vec<(Tensor, u64, u64)> = Vec::new();
-    let mut psum: Vec<(Tensor, u64, u64)> = Vec::new();
-    // Per dtype: (tensor, elements rounded up to 64 bytes, 1).
-    let mut scratch: BTreeMap<&'static str, Vec<(Tensor, u64, u64)>> = BTreeMap::new();
+    let bufs = collect_buffers(func, &live, &a)?;
+    for scratch in bufs.scratch.values() {
+        place_arena(func, scratch, &live, &mut a);
+    }
+    let sb = colour(&bufs.sbuf, &live);
+    let ps = colour(&bufs.psum, &live);
+    for (&(t, size, slot_bytes), &off) in bufs.sbuf.iter().zip(&sb) {
+        a.places.insert(
+            t,
+            Place::Sbuf {
+                base: off,
+                slot_bytes,
+            },
+        );
+        a.sbuf_bytes = a.sbuf_bytes.max(off + size);
+    }
+    for (&(t, banks, _), &off) in bufs.psum.iter().zip(&ps) {
+        a.places.insert(
+            t,
+            Place::Psum {
+                base: off * PSUM_BANK_BYTES,
+                slot_bytes: PSUM_BANK_BYTES,
+            },
+        );
+        a.psum_banks = a.psum_banks.max(off + banks);
+    }
+    a.live = live;
+    check_sbuf(func, &bufs.sbuf, a.sbuf_bytes)?;
+    check_psum(func, &bufs.psum, a.psum_banks)?;
+    Ok(a)
+}
+
+/// The buffers of every tensor live in `bir` but the kernel's HBM inputs and outputs (already
+/// placed in `a`), or the error of a tensor the backend does not lower.
+fn collect_buffers(
+    func: &Function,
+    live: &BTreeMap<Tensor, (usize, usize)>,
+    a: &Allocation,
+) -> Result<Buffers, BackendError> {
+    let mut bufs = Buffers::default();
     for &t in live.keys() {
         let d = &func.tensors[t];
         let span = func.tensor_spans.get(t).copied().flatten();
@@ -147,7 +207,7 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
                     }
                     let align = SBUF_ALIGN / d.dtype.size_bytes();
                     let elems = d.elems().div_ceil(align).saturating_mul(align);
-                    scratch
+                    bufs.scratch
                         .entry(d.dtype.name())
                         .or_default()
                         .push((t, elems, 1));
@@ -164,7 +224,7 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
                 let copy = d.shape[1] * d.dtype.size_bytes();
                 if d.memory == Memory::Sbuf {
                     let slot_bytes = copy.div_ceil(SBUF_ALIGN) * SBUF_ALIGN;
-                    sbuf.push((t, slot_bytes * d.slots(), slot_bytes));
+                    bufs.sbuf.push((t, slot_bytes * d.slots(), slot_bytes));
                 } else {
                     if copy > PSUM_BANK_BYTES {
                         return Err(BackendError::PsumTileTooLarge {
@@ -174,102 +234,99 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
                             at: span,
                         });
                     }
-                    psum.push((t, d.slots(), PSUM_BANK_BYTES));
+                    bufs.psum.push((t, d.slots(), PSUM_BANK_BYTES));
                 }
             }
         }
     }
-    for bufs in scratch.values() {
-        let index = a.hbm.len() + a.arenas.len();
-        let offs = colour(bufs, &live);
-        let mut size = 0;
-        for (&(t, elems, _), &offset) in bufs.iter().zip(&offs) {
-            a.places.insert(
-                t,
-                Place::Scratch {
-                    index,
-                    offset,
-                    elems,
-                },
-            );
-            size = size.max(offset + elems);
-        }
-        let dtype = func.tensors[bufs[0].0].dtype;
-        let taken = |n: &str| a.hbm.iter().any(|&t| func.tensors[t].name == n);
-        let mut name = format!("scratch_{}", dtype.name());
-        while taken(&name) {
-            name.insert(0, '_');
-        }
-        a.arenas.push(TensorDecl {
-            name,
-            dtype,
-            shape: vec![size],
-            role: Role::Scratch,
-        });
-    }
-    let sb = colour(&sbuf, &live);
-    let ps = colour(&psum, &live);
-    for (&(t, size, slot_bytes), &off) in sbuf.iter().zip(&sb) {
+    Ok(bufs)
+}
+
+/// Colours the HBM scratch tensors of one dtype into one arena, a new program tensor of `a`
+/// (named `scratch_<dtype>`, with underscores before it while the name is a kernel tensor's).
+fn place_arena(
+    func: &Function,
+    bufs: &[Buffer],
+    live: &BTreeMap<Tensor, (usize, usize)>,
+    a: &mut Allocation,
+) {
+    let index = a.hbm.len() + a.arenas.len();
+    let offs = colour(bufs, live);
+    let mut size = 0;
+    for (&(t, elems, _), &offset) in bufs.iter().zip(&offs) {
         a.places.insert(
             t,
-            Place::Sbuf {
-                base: off,
-                slot_bytes,
+            Place::Scratch {
+                index,
+                offset,
+                elems,
             },
         );
-        a.sbuf_bytes = a.sbuf_bytes.max(off + size);
+        size = size.max(offset + elems);
     }
-    for (&(t, banks, _), &off) in psum.iter().zip(&ps) {
-        a.places.insert(
-            t,
-            Place::Psum {
-                base: off * PSUM_BANK_BYTES,
-                slot_bytes: PSUM_BANK_BYTES,
-            },
-        );
-        a.psum_banks = a.psum_banks.max(off + banks);
+    let dtype = func.tensors[bufs[0].0].dtype;
+    let taken = |n: &str| a.hbm.iter().any(|&t| func.tensors[t].name == n);
+    let mut name = format!("scratch_{}", dtype.name());
+    while taken(&name) {
+        name.insert(0, '_');
     }
-    a.live = live;
-    if a.sbuf_bytes > SBUF_PARTITION_BYTES {
-        let list = capped_list(
-            sbuf.iter()
-                .map(|&(t, b, _)| format!("`{}` {b} bytes", func.tensors[t].name)),
-            ", ",
-        );
-        let big = sbuf.iter().max_by_key(|x| x.1).map(|x| x.0);
-        return Err(BackendError::SbufOverflow {
-            bytes: a.sbuf_bytes,
-            limit: SBUF_PARTITION_BYTES,
-            buffers: list,
-            at: big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
-        });
+    a.arenas.push(TensorDecl {
+        name,
+        dtype,
+        shape: vec![size],
+        role: Role::Scratch,
+    });
+}
+
+/// The SBUF overflow error when the placed SBUF buffers end past the SBUF (`used` bytes per
+/// partition), naming the buffers.
+fn check_sbuf(func: &Function, sbuf: &[Buffer], used: u64) -> Result<(), BackendError> {
+    if used <= SBUF_PARTITION_BYTES {
+        return Ok(());
     }
-    if a.psum_banks > PSUM_BANKS {
-        let list = capped_list(
-            psum.iter().map(|&(t, b, _)| {
-                format!(
-                    "`{}` {b} bank{} ({} bytes)",
-                    func.tensors[t].name,
-                    if b == 1 { "" } else { "s" },
-                    b * PSUM_BANK_BYTES
-                )
-            }),
-            ", ",
-        );
-        let big = psum.iter().max_by_key(|x| x.1).map(|x| x.0);
-        return Err(BackendError::PsumOverflow {
-            banks: a.psum_banks,
-            limit: PSUM_BANKS,
-            buffers: list,
-            at: big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
-        });
+    let list = capped_list(
+        sbuf.iter()
+            .map(|&(t, b, _)| format!("`{}` {b} bytes", func.tensors[t].name)),
+        ", ",
+    );
+    let big = sbuf.iter().max_by_key(|x| x.1).map(|x| x.0);
+    Err(BackendError::SbufOverflow {
+        bytes: used,
+        limit: SBUF_PARTITION_BYTES,
+        buffers: list,
+        at: big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
+    })
+}
+
+/// The PSUM overflow error when the placed PSUM buffers use more than the PSUM's banks (`used`),
+/// naming the buffers.
+fn check_psum(func: &Function, psum: &[Buffer], used: u64) -> Result<(), BackendError> {
+    if used <= PSUM_BANKS {
+        return Ok(());
     }
-    Ok(a)
+    let list = capped_list(
+        psum.iter().map(|&(t, b, _)| {
+            format!(
+                "`{}` {b} bank{} ({} bytes)",
+                func.tensors[t].name,
+                if b == 1 { "" } else { "s" },
+                b * PSUM_BANK_BYTES
+            )
+        }),
+        ", ",
+    );
+    let big = psum.iter().max_by_key(|x| x.1).map(|x| x.0);
+    Err(BackendError::PsumOverflow {
+        banks: used,
+        limit: PSUM_BANKS,
+        buffers: list,
+        at: big.and_then(|t| func.tensor_spans.get(t).copied().flatten()),
+    })
 }
 
 /// First-fit colouring of the interference graph, largest buffer first: the offset of each
 /// buffer (in its units), in the order of `bufs`.
-fn colour(bufs: &[(Tensor, u64, u64)], live: &BTreeMap<Tensor, (usize, usize)>) -> Vec<u64> {
+fn colour(bufs: &[Buffer], live: &BTreeMap<Tensor, (usize, usize)>) -> Vec<u64> {
     let mut g: UnGraph<usize, ()> = UnGraph::new_undirected();
     let nodes: Vec<NodeIndex> = (0..bufs.len()).map(|i| g.add_node(i)).collect();
     let range = |i: usize| live.get(&bufs[i].0).copied().unwrap_or((0, 0));

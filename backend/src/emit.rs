@@ -11,7 +11,7 @@
 //!   `base + ((rd + lb + c) mod N) * slot_bytes`, a modulo term of the program (PSUM slots are
 //!   whole banks, so a PSUM ring rotates banks); the selector's coefficients are first reduced
 //!   modulo `N`, so a multi-iv selector whose other coefficients are multiples of `N` (the flat
-//!   iteration of a nest, [`crate::emergent_nest`]) is one register's modulo term;
+//!   iteration of a nest, [`crate::emergent::nest`]) is one register's modulo term;
 //! - its guard, from the BIR guards;
 //! - its **footprints**: the rectangles (partitions × bytes, or HBM rows × columns) it reads and
 //!   writes, as expressions, for the synchronisation analysis.
@@ -445,36 +445,7 @@ impl Emit<'_> {
                 )
             }
             pir::Op::Activation { func, scale, bias } => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let s = self.tile(i, &bi.srcs[0], false)?;
-                let mut foot = vec![d.foot, s.foot];
-                let mut next = 1;
-                let scale = match scale {
-                    pir::Scale::Imm(x) => isa::Scale::Imm(*x),
-                    pir::Scale::Tile => {
-                        let t = self.tile(i, &bi.srcs[next], false)?;
-                        next += 1;
-                        foot.push(t.foot);
-                        isa::Scale::Tile(t.ap)
-                    }
-                };
-                let bias = if *bias {
-                    let t = self.tile(i, &bi.srcs[next], false)?;
-                    foot.push(t.foot);
-                    Some(t.ap)
-                } else {
-                    None
-                };
-                (
-                    Op::Activation {
-                        func: *func,
-                        dst: d.ap,
-                        src: s.ap,
-                        scale,
-                        bias,
-                    },
-                    foot,
-                )
+                self.activation(i, *func, *scale, *bias)?
             }
             pir::Op::Reduce { op } => {
                 let d = self.tile(i, &bi.dst, true)?;
@@ -511,6 +482,48 @@ impl Emit<'_> {
             }
         };
         Ok(vec![self.push(i, engine, op.0, op.1)])
+    }
+
+    /// Activation `i`: its operation and the footprints of its destination, its source, then
+    /// its scale tile (with `Scale::Tile`) and its bias (with `bias`), the sources in that order.
+    fn activation(
+        &mut self,
+        i: usize,
+        func: isa::ActFunc,
+        scale: pir::Scale,
+        bias: bool,
+    ) -> Result<(Op, Vec<Foot>), BackendError> {
+        let bi = &self.bir.insts[i];
+        let d = self.tile(i, &bi.dst, true)?;
+        let s = self.tile(i, &bi.srcs[0], false)?;
+        let mut foot = vec![d.foot, s.foot];
+        let mut next = 1;
+        let scale = match scale {
+            pir::Scale::Imm(x) => isa::Scale::Imm(x),
+            pir::Scale::Tile => {
+                let t = self.tile(i, &bi.srcs[next], false)?;
+                next += 1;
+                foot.push(t.foot);
+                isa::Scale::Tile(t.ap)
+            }
+        };
+        let bias = if bias {
+            let t = self.tile(i, &bi.srcs[next], false)?;
+            foot.push(t.foot);
+            Some(t.ap)
+        } else {
+            None
+        };
+        Ok((
+            Op::Activation {
+                func,
+                dst: d.ap,
+                src: s.ap,
+                scale,
+                bias,
+            },
+            foot,
+        ))
     }
 
     /// A load or store, split by partitions into pieces on successive queues.

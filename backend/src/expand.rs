@@ -20,8 +20,8 @@
 //! iterations earlier (or earlier in the same iteration), with the writer's guard on at that
 //! iteration whenever the reader's is on (enumerated over the loop). Then every read finds the
 //! value of the same write with `N + 1` slots as with `N`. The ring stays within
-//! [`crate::emergent::MAX_DEPTH`] slots and the SBUF capacity (every tensor counted with all its
-//! slots, as the emergent heuristic counts).
+//! [`crate::emergent::cost::MAX_DEPTH`] slots and the SBUF capacity (every tensor counted with all
+//! its slots: [`crate::emergent::budget`], the count of every pass that adds slots).
 //!
 //! A **peeled** loop (`penguin::pipeline::peel`) has its prologue and epilogue beside it, as
 //! copies that access its rings at constant slots. For its tiles the rule walks every access of
@@ -31,13 +31,13 @@
 //! exceeds it although the recurrence still sets the period.
 
 use crate::bir::Bir;
-use crate::emergent::MAX_DEPTH;
+use crate::emergent::budget;
+use crate::emergent::cost::MAX_DEPTH;
 use crate::ldg::DepKind;
 use crate::modulo::ModuloSchedule;
 use penguin::affine::AffineExpr;
 use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
-use runtime_sim::machine::SBUF_PARTITION_BYTES;
 
 /// The largest loop the guard check enumerates.
 const MAX_ENUMERATION: i64 = 1 << 16;
@@ -228,9 +228,9 @@ fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
 /// `Some(n)` when one more slot of `t` (of `n` slots) fits in SBUF, every tensor counted with
 /// all its slots.
 fn fits_one_more_slot(func: &Function, t: Tensor, n: u32) -> Option<u32> {
-    let used = crate::emergent::sbuf_in_use(func);
-    let slot = func.tensors[t].bytes_per_partition() / u64::from(n);
-    (used + slot.div_ceil(64) * 64 <= SBUF_PARTITION_BYTES).then_some(n)
+    let used = budget::sbuf_in_use(func);
+    let slot = budget::slot_bytes(&func.tensors[t], u64::from(n));
+    budget::sbuf_fits(used + slot).then_some(n)
 }
 
 /// The rule for a ring of a peeled loop `l` (`penguin::pipeline::peel`), whose prologue and

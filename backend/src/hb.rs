@@ -4,8 +4,8 @@
 //! It owns the greedy pruning of `lib.rs`: the waits of [`crate::sync::compute_sync`] are tried
 //! one at a time, consumer by consumer in node order and each consumer's waits in order, and a
 //! wait is removed when, without it (and without those removed before it), the program that
-//! [`crate::assemble`] builds is still free of races: when every conflicting pair of instruction
-//! instances that the simulator's race detector checks is still ordered. (The former pruning
+//! [`crate::assemble::assemble`] builds is still free of races: when every conflicting pair of
+//! instruction instances that the simulator's race detector checks is still ordered. (The former pruning
 //! simulated that program under the race detector once per wait; it is now the tests' oracle,
 //! `tests/static_pruning.rs`, which finds the same waits on every example and corpus kernel.)
 //!
@@ -883,7 +883,7 @@ fn check_kept(ck: &mut Checker<'_>, alive: &[bool]) {
     for ws in pruned.waits.iter_mut() {
         ws.retain(|_| *it.next().expect("one flag per wait"));
     }
-    let (prog, _) = crate::assemble(ck.em, &pruned, Vec::new());
+    let (prog, _) = crate::assemble::assemble(ck.em, &pruned, Vec::new());
     let got = emitted(ck.em, &prog).expect("the assembled streams follow the kernel's tree");
     for e in Engine::ALL {
         ck.keep(e, alive);

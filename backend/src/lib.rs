@@ -1,20 +1,25 @@
 //! The nkc backend: Penguin IR (pipelined or not) to the pseudo-ISA of `../shared/MACHINE.md`.
 //!
-//! Before it, on Penguin IR (run by the driver's compile context, `nkc::pipeline::Context`, after
-//! [`fold_zeros::fold_psum_zeros`]), [`unroll::unroll_loops`] unrolls the innermost un-annotated loops
-//! whose transfers spread better over the DMA queues unrolled, and
-//! [`emergent::pipeline_emergent`] pipelines the loops that carry no
-//! annotation (rings for load/store tiles, loads issued ahead in one predicated loop, or, for a
-//! short loop nested in un-annotated loops, across the nest: [`emergent_nest`]).
+//! Before it, on Penguin IR (run by the driver's compile context, `nkc::pipeline::Context`,
+//! verifying after each): [`fold_zeros::fold_psum_zeros`] folds a PSUM accumulator's zeroing into
+//! its first matmul, on every path; on the paths that pipeline un-annotated loops,
+//! [`unroll::unroll_loops`] unrolls the innermost un-annotated loops whose transfers spread better
+//! over the DMA queues unrolled, and [`emergent::pipeline_emergent`] pipelines the loops that carry
+//! no annotation (rings for load/store tiles, loads issued ahead in one predicated loop, compute
+//! spread over stages, or, for a short loop nested in un-annotated loops, across the nest:
+//! [`emergent::nest`]). `num_stages="auto"` is chosen earlier still, before the annotated
+//! pipeliner ([`emergent::choose_auto_stages`]).
+//!
 //! The passes, in order ([`compile`]; their names, [`PASSES`], are those of `--print-after`, and
 //! [`compile_observed`] shows each one's output to an observer):
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
 //!    stays one hardware loop whose stage predicates are instruction guards; then
-//!    [`schedule::schedule_bodies`] (list scheduling by critical path) and, for every flat loop
-//!    body, [`modulo::schedule_loops`]: the loop dependence graph ([`ldg`]) and an iterative
-//!    modulo schedule, whose start-offset order an annotated loop's body takes when it is
-//!    predicted faster; when a pipelined loop's recurrence runs through the reuse of a tile,
-//!    [`expand::expand_recurrence`] gives the tile one more ring slot and the steps repeat;
+//!    [`schedule::schedule_bodies`] (the list scheduler: every body's order by critical path)
+//!    and, for every flat loop body, [`modulo::schedule_loops`] (the modulo scheduler): the loop
+//!    dependence graph ([`ldg`]) and an iterative modulo schedule, whose start-offset order an
+//!    annotated loop's body takes when it is predicted faster; when a pipelined loop's recurrence
+//!    runs through the reuse of a tile, [`expand::expand_recurrence`] gives the tile one more ring
+//!    slot and the steps repeat (at most [`MAX_EXPANSIONS`] times);
 //! 2. [`alloc::allocate`]: colouring allocators (live ranges, petgraph interference graph) for
 //!    SBUF, PSUM banks and HBM scratch (an arena per dtype), or a diagnostic naming the buffers
 //!    and bytes;
@@ -23,35 +28,39 @@
 //!    transfers over the 16 queues and `sp`'s issue slots), footprints;
 //! 4. [`sync::compute_sync`]: a semaphore for every cross-engine dependence, with waits affine in
 //!    the iteration registers;
-//! 5. [`hb::compute_pruned_waits`] and [`assemble`]: one in-order stream per engine (the program
-//!    order of the kernel), hardware loops; waits that other waits imply are dropped, decided by
-//!    a static happens-before analysis of the program (never by simulating it; the race
-//!    detector is the tests' oracle for it, `tests/static_pruning.rs`).; a peeled loop's waits that hold
-//!    in every iteration once they held before it go before it ([`hoist::hoist_invariant_waits`]).
+//! 5. [`hb::compute_pruned_waits`]: waits that other waits imply are dropped, decided by a static
+//!    happens-before analysis of the program (never by simulating it; the race detector is the
+//!    tests' oracle for it, `tests/static_pruning.rs`);
+//! 6. [`assemble()`]: one in-order stream per engine (the program order of the kernel), hardware
+//!    loops, the remaining redundant waits dropped; then a peeled loop's waits that hold in every
+//!    iteration once they held before it go before it ([`hoist::hoist_invariant_waits`]), and
+//!    the program is validated (`runtime_sim::validate`).
 //!
 //! BIR has a text form that reads back ([`bir::write_bir`], [`bir_parse::parse_bir`]) and a
 //! verifier ([`bir_verify::verify_bir`]) that runs after lowering, the list scheduler and the
 //! modulo scheduler in debug builds (a failure is an internal error naming the pass).
 //!
-//! Steps 4 and 5's pruning run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops
-//! run a bounded number of iterations that still show every pattern (the module argues the
-//! bound); the decisions (which waits, at which distances) are realised on the real kernel by
+//! Steps 4 and 5 run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops run a
+//! bounded number of iterations that still show every pattern (the module argues the bound); the
+//! decisions (which waits, at which distances) are realised on the real kernel by
 //! [`sync::realise`]. So compile time does not grow with the trip count.
 //!
 //! [`dep_bound`] computes the dependence bound of a kernel as written (a lower bound of every
-//! path's cycles, beside the simulator's resource bound).
+//! path's cycles, beside the simulator's resource bound). Every error a kernel can cause is a
+//! [`BackendError`] with a stable code ([`error`]), never a panic.
 //!
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
-//! `runtime_sim::machine`, never a copy.
+//! `runtime_sim::machine`, never a copy. Within the crate no file imports one that imports it
+//! back (`tests/no_import_cycles.rs`).
 
 pub mod alloc;
+pub mod assemble;
 pub mod bir;
 pub mod bir_parse;
 pub mod bir_verify;
 pub mod clamp;
 pub mod dep_bound;
 pub mod emergent;
-pub mod emergent_nest;
 pub mod emit;
 pub mod error;
 pub mod expand;
@@ -65,11 +74,12 @@ pub mod schedule;
 pub mod sync;
 pub mod unroll;
 
+pub use assemble::assemble;
 pub use error::BackendError;
 
-use emit::{ENode, Emitted};
+use emit::Emitted;
 use penguin::Function;
-use runtime_sim::isa::{Engine, Inst, Loop, Op, Program, Reg, Role, Stmt, TensorDecl};
+use runtime_sim::isa::{Program, Role, TensorDecl};
 use sync::Sync;
 
 /// A compiled kernel.
@@ -303,132 +313,4 @@ fn debug_verify_bir(func: &Function, bir: &bir::Bir, pass: &str) -> Result<(), B
         bir_verify::verify_after(func, bir, pass).map_err(BackendError::internal)?;
     }
     Ok(())
-}
-
-/// Builds one stream per engine and drops redundant waits: a wait is redundant when an earlier
-/// wait of the same engine, in the same loop body and iteration, on the same semaphore, under a
-/// guard that is a subset of its own, asks for at least as much; or when its value is never
-/// positive. Returns the program and the number of waits dropped.
-pub fn assemble(em: &Emitted, sync: &Sync, tensors: Vec<TensorDecl>) -> (Program, usize) {
-    let mut prog = Program {
-        tensors,
-        semaphores: sync.semaphores.clone(),
-        ..Program::default()
-    };
-    let mut dropped = 0;
-    let mut signaller = vec![usize::MAX; sync.semaphores.len()];
-    for (n, s) in sync.signal.iter().enumerate() {
-        if let Some(s) = s {
-            signaller[*s] = n;
-        }
-    }
-    // First pass: which semaphores some dependence wait still reads once redundant waits are
-    // gone. The others need no signals.
-    let mut cx = Cx {
-        em,
-        sync,
-        signaller,
-        used: vec![true; sync.semaphores.len()],
-        record: vec![false; sync.semaphores.len()],
-    };
-    for e in Engine::ALL {
-        let (mut trips, mut d) = (Vec::new(), 0);
-        stream(&mut cx, &em.tree, e, &mut trips, &mut d);
-    }
-    cx.used = std::mem::take(&mut cx.record);
-    cx.record = vec![false; sync.semaphores.len()];
-    for e in Engine::ALL {
-        let mut trips = Vec::new();
-        prog.streams[e.index()] = stream(&mut cx, &em.tree, e, &mut trips, &mut dropped);
-    }
-    (prog, dropped)
-}
-
-struct Cx<'a> {
-    em: &'a Emitted,
-    sync: &'a Sync,
-    /// The node that signals each semaphore.
-    signaller: Vec<usize>,
-    /// Semaphores some dependence wait reads (from the first pass).
-    used: Vec<bool>,
-    /// Semaphores read by the dependence waits emitted in this pass.
-    record: Vec<bool>,
-}
-
-fn stream(
-    cx: &mut Cx<'_>,
-    tree: &[ENode],
-    e: Engine,
-    trips: &mut Vec<i64>,
-    dropped: &mut usize,
-) -> Vec<Stmt> {
-    let (em, sync) = (cx.em, cx.sync);
-    let mut out = Vec::new();
-    // Waits known to have run in this iteration of this body: (sem, value, guard).
-    let mut known: Vec<(usize, runtime_sim::isa::Expr, Vec<runtime_sim::isa::Cmp>)> = Vec::new();
-    for t in tree {
-        match t {
-            ENode::Loop(l, body) => {
-                if !sync::engine_has(em, body, e) {
-                    continue;
-                }
-                let (trip, depth) = em.loops[*l];
-                trips.push(trip as i64);
-                let inner = stream(cx, body, e, trips, dropped);
-                trips.pop();
-                out.push(Stmt::Loop(Loop {
-                    reg: Reg(depth as u8),
-                    trip,
-                    body: inner,
-                }));
-                known.clear();
-            }
-            ENode::Inst(i) => {
-                let node = &em.nodes[*i];
-                if node.engine != e {
-                    continue;
-                }
-                for w in &sync.waits[*i] {
-                    if !cx.used[w.sem] {
-                        *dropped += 1;
-                        continue;
-                    }
-                    if sync::never_positive(&w.value, trips) {
-                        *dropped += 1;
-                        continue;
-                    }
-                    let implied = known.iter().any(|(s, v, g)| {
-                        g.iter().all(|c| w.pred.contains(c))
-                            && ((*s == w.sem
-                                && v.terms == w.value.terms
-                                && v.constant >= w.value.constant)
-                                || sync::implies(
-                                    em,
-                                    *i,
-                                    cx.signaller[*s],
-                                    v,
-                                    cx.signaller[w.sem],
-                                    &w.value,
-                                ))
-                    });
-                    if implied {
-                        *dropped += 1;
-                        continue;
-                    }
-                    known.push((w.sem, w.value.clone(), w.pred.clone()));
-                    cx.record[w.sem] = true;
-                    let mut inst = Inst::new(Op::Wait {
-                        sem: w.sem,
-                        value: w.value.clone(),
-                    });
-                    inst.pred = w.pred.clone();
-                    out.push(Stmt::Inst(inst));
-                }
-                let mut inst = node.inst.clone();
-                inst.signal = sync.signal[*i].filter(|&s| cx.used[s]);
-                out.push(Stmt::Inst(inst));
-            }
-        }
-    }
-    out
 }

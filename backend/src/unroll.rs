@@ -13,7 +13,8 @@
 //! iteration. A factor is tried only when the unrolled loop keeps at least [`MIN_TRIP`]
 //! iterations (a pipelined loop of fewer pays more in fill and drain than the plan gains), or
 //! when it unrolls the loop fully into an un-annotated enclosing loop, which then pipelines the
-//! copies; and when SBUF has room for two slots of every private tile of every copy. It takes the
+//! copies; and when SBUF has room for two slots of every private tile of every copy
+//! ([`crate::emergent::budget`]). It takes the
 //! smallest `U` within [`GAIN_PERCENT`] of the best, when that beats `U = 1` by at least as much,
 //! the body has compute to overlap (a loop of transfers alone only lengthens each transfer with
 //! fewer pieces) and its compute per iteration is below its DMA time (a compute-bound loop gains
@@ -22,8 +23,8 @@
 //! The unrolled loop keeps its axis: it runs `q = trip / U` iterations from 0, and its body holds
 //! `U` copies of the old body, copy `u` with the induction variable replaced by
 //! `U·iv + lb + u` in every access and guard. A full unroll puts the copies (the induction
-//! variable replaced by `lb + u`) in the loop's place and leaves the loop empty, of trip 0. A tile private to an iteration (an on-chip local
-//! tensor that only this body touches, first written whole by an unguarded statement that does
+//! variable replaced by `lb + u`) in the loop's place and leaves the loop empty, of trip 0. A
+//! tile private to an iteration (an on-chip local tensor that only this body touches, first written whole by an unguarded statement that does
 //! not read it) gets a fresh tensor in every copy but the first, so the copies are independent
 //! and the emergent pass rings each; any other tensor is shared, in program order, which keeps
 //! every value. When `U` does not divide the trip count, a remainder loop of `trip mod U`
@@ -37,7 +38,6 @@ use crate::bir::{dma_tile, tile_bytes};
 use penguin::affine::{AffineExpr, Predicate};
 use penguin::ir::{AxisData, Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
-use runtime_sim::machine;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The factors tried.
@@ -88,9 +88,9 @@ pub fn unroll_loops(func: &mut Function) -> Vec<String> {
         let sbuf_copy: u64 = private
             .iter()
             .filter(|&&t| func.tensors[t].memory == Memory::Sbuf)
-            .map(|&t| func.tensors[t].bytes_per_partition().div_ceil(64) * 64)
+            .map(|&t| crate::emergent::budget::tensor_bytes(&func.tensors[t]))
             .sum();
-        let in_use = crate::emergent::sbuf_in_use(func);
+        let in_use = crate::emergent::budget::sbuf_in_use(func);
         let tried: Vec<(u32, u64)> = FACTORS
             .into_iter()
             // Enough iterations left to pipeline, or a full unroll into an enclosing loop.
@@ -100,7 +100,9 @@ pub fn unroll_loops(func: &mut Function) -> Vec<String> {
             // Two slots of every private tile of every copy (the emergent pass rings each).
             .filter(|&u| {
                 u == 1
-                    || in_use + sbuf_copy * (2 * u64::from(u) - 1) <= machine::SBUF_PARTITION_BYTES
+                    || crate::emergent::budget::sbuf_fits(
+                        in_use + sbuf_copy * (2 * u64::from(u) - 1),
+                    )
             })
             .map(|u| (u, period(u)))
             .collect();
@@ -113,7 +115,7 @@ pub fn unroll_loops(func: &mut Function) -> Vec<String> {
             .copied()
             .find(|&(_, p)| p * 100 <= best * (100 + GAIN_PERCENT))
             .unwrap_or((1, one));
-        let compute = crate::emergent::body_compute(func, &func.axes[l].body);
+        let compute = crate::emergent::cost::body_compute(func, &func.axes[l].body);
         let table = tried
             .iter()
             .map(|(u, p)| format!("U={u}: {p}"))

@@ -1,9 +1,16 @@
 //! Penguin IR: the hub of nkc.
 //!
 //! A kernel is a [`Function`]: a loop tree of statements over tensors, built on cranelift-entity
-//! maps. This crate owns the IR and everything that works on it without knowing any syntax: the
-//! verifier, the text form, the reference interpreter, the analyses and the annotated software
-//! pipeliner with its ISL legality check (`../shared/DESIGN.md`, "Penguin IR").
+//! maps. This crate owns the IR and everything that works on it without knowing the kernel
+//! language: the IR's data ([`ir`], [`entities`], [`affine`]), its verifier ([`verify`]), its text
+//! form ([`write`], [`parse`], over the lexer [`lex`] that BIR's reader shares), the reference
+//! interpreter ([`interp`]), the static look for unwritten scratch ([`uninit`]) and the annotated
+//! software pipeliner with its ISL legality check ([`pipeline`]) (`../shared/DESIGN.md`, "Penguin
+//! IR"). Dtypes, op kinds and arithmetic come from the leaf crate `vocab`, shared with the
+//! simulator.
+//!
+//! Invariant: every pass that changes a [`Function`] leaves one that [`verify_function`] accepts
+//! (the driver runs the verifier after each pass).
 
 pub mod affine;
 pub mod entities;

@@ -1,7 +1,8 @@
 //! The parser of Penguin IR's text form (the grammar is documented in [`crate::write`]).
 //!
 //! [`parse_function`] reads the text [`crate::write::write_function`] writes, and text written by
-//! hand in tests. It is a small hand-written lexer and a recursive-descent parser.
+//! hand in tests: a recursive-descent parser over the tokens of [`crate::lex`] (the lexer it
+//! shares with the backend's BIR reader).
 //!
 //! Entity numbering is canonical: tensors in declaration order, axes in the order their `loop`
 //! headers appear, statements in pre-order (a loop statement before the statements of its body),

@@ -2,8 +2,9 @@
 //!
 //! This module owns the numbers of `../shared/MACHINE.md` (which takes them from AWS's public
 //! Neuron architecture guides for the trn1 generation NeuronCore-v2, and from the per-instruction
-//! cost notes of the NKI ISA documentation). The simulator takes its timing from here and the
-//! backend's list scheduler takes its cost model from here; nothing else may copy a number.
+//! cost notes of the NKI ISA documentation). The simulator takes its timing from here, and the
+//! backend its cost model (list and modulo schedulers, queue plan, emergent pipelining heuristics,
+//! dependence bound); nothing else may copy a number.
 //!
 //! Units: cycles of one 1.4 GHz clock; sizes in bytes unless a name says otherwise. Every cost
 //! function is total (it never panics) and monotone in its size arguments.

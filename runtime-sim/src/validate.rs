@@ -192,17 +192,11 @@ fn check_elementwise_src(dst: &Ap, src: &Ap, what: &str) -> Result<(), String> {
     }
 }
 
+/// One instruction on engine `e`, in loops binding `bound`: the engine runs it, its guard,
+/// signal and tile operands are well formed, and its operands agree ([`check_operands`]).
 fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), String> {
     let op = &i.op;
-    if !engines_of(op).contains(&e) {
-        let names: Vec<&str> = engines_of(op).iter().map(|e| e.name()).collect();
-        return Err(format!(
-            "`{}` does not run on {}; it runs on {}",
-            op.name(),
-            e.name(),
-            names.join(", ")
-        ));
-    }
+    check_engine(op, e)?;
     for c in &i.pred {
         check_expr(&c.lhs, bound)?;
         check_expr(&c.rhs, bound)?;
@@ -212,6 +206,27 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
             return Err(format!("semaphore #{s} is not declared"));
         }
     }
+    check_tiles(op, e, bound)?;
+    check_operands(p, op, bound)
+}
+
+/// Engine `e` runs `op`.
+fn check_engine(op: &Op, e: Engine) -> Result<(), String> {
+    if !engines_of(op).contains(&e) {
+        let names: Vec<&str> = engines_of(op).iter().map(|e| e.name()).collect();
+        return Err(format!(
+            "`{}` does not run on {}; it runs on {}",
+            op.name(),
+            e.name(),
+            names.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// Every on-chip operand of `op` on engine `e`: expressions over bound registers, dimensions
+/// within the limits, partitions `1..=PARTITIONS`, PSUM only from an engine that reaches it.
+fn check_tiles(op: &Op, e: Engine, bound: &[Reg]) -> Result<(), String> {
     for a in tile_operands(op) {
         check_expr(&a.p0, bound)?;
         check_expr(&a.start, bound)?;
@@ -226,6 +241,11 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
             });
         }
     }
+    Ok(())
+}
+
+/// The operands of `op` agree: memories, shapes, queues, declared tensors and semaphores.
+fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
     match op {
         Op::Matmul { dst, a, b, .. } => {
             if dst.mem != Mem::Psum || a.mem != Mem::Sbuf || b.mem != Mem::Sbuf {
@@ -260,26 +280,7 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
             scale,
             bias,
             ..
-        } => {
-            if shape(dst) != shape(src) {
-                return Err(format!(
-                    "activation of {} into {}",
-                    fmt_shape(src),
-                    fmt_shape(dst)
-                ));
-            }
-            for (what, t) in [("scale", scale_tile(scale)), ("bias", bias.as_ref())] {
-                if let Some(t) = t {
-                    if shape(t) != (dst.np as u64, 1) {
-                        return Err(format!(
-                            "the {what} is {}, not a [{}, 1] column",
-                            fmt_shape(t),
-                            dst.np
-                        ));
-                    }
-                }
-            }
-        }
+        } => check_activation(dst, src, scale, bias.as_ref())?,
         Op::TensorTensor { dst, a, b, .. } => {
             check_elementwise_src(dst, a, "the first source")?;
             check_elementwise_src(dst, b, "the second source")?;
@@ -305,35 +306,7 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
             }
         }
         Op::Memset { .. } | Op::Iota { .. } => {}
-        Op::Dma { queue, dst, src } => {
-            if *queue as usize >= DMA_QUEUES {
-                return Err(format!("DMA queue q{queue} does not exist (q0..q15)"));
-            }
-            let (tile, hbm) = match (dst, src) {
-                (DmaSide::Tile(t), DmaSide::Hbm(h)) | (DmaSide::Hbm(h), DmaSide::Tile(t)) => (t, h),
-                _ => {
-                    return Err(
-                        "a DMA moves data between HBM and SBUF: one side `hbm`, the other `sbuf`"
-                            .into(),
-                    )
-                }
-            };
-            if tile.mem != Mem::Sbuf {
-                return Err("a DMA reaches SBUF only, not PSUM".into());
-            }
-            if hbm.tensor >= p.tensors.len() {
-                return Err(format!("tensor #{} is not declared", hbm.tensor));
-            }
-            check_expr(&hbm.start, bound)?;
-            check_dims(&hbm.dims, MAX_FREE_ELEMS * PARTITIONS as u64)?;
-            let n = (tile.np as u64).saturating_mul(tile.free_elems());
-            if n != hbm.elems() {
-                return Err(format!(
-                    "the SBUF side moves {n} elements but the HBM side {}",
-                    hbm.elems()
-                ));
-            }
-        }
+        Op::Dma { queue, dst, src } => check_dma(p, *queue, dst, src, bound)?,
         Op::Signal { sem } | Op::Wait { sem, .. } => {
             if *sem >= p.semaphores.len() {
                 return Err(format!("semaphore #{sem} is not declared"));
@@ -342,6 +315,68 @@ fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Str
                 check_expr(value, bound)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// An activation's operands: the destination's shape is the source's, and a tile scale or bias
+/// is a `[P, 1]` column.
+fn check_activation(dst: &Ap, src: &Ap, scale: &Scale, bias: Option<&Ap>) -> Result<(), String> {
+    if shape(dst) != shape(src) {
+        return Err(format!(
+            "activation of {} into {}",
+            fmt_shape(src),
+            fmt_shape(dst)
+        ));
+    }
+    for (what, t) in [("scale", scale_tile(scale)), ("bias", bias)] {
+        if let Some(t) = t {
+            if shape(t) != (dst.np as u64, 1) {
+                return Err(format!(
+                    "the {what} is {}, not a [{}, 1] column",
+                    fmt_shape(t),
+                    dst.np
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A DMA's operands: an existing queue, one SBUF tile and one declared HBM tensor, moving the
+/// same number of elements.
+fn check_dma(
+    p: &Program,
+    queue: u8,
+    dst: &DmaSide,
+    src: &DmaSide,
+    bound: &[Reg],
+) -> Result<(), String> {
+    if queue as usize >= DMA_QUEUES {
+        return Err(format!("DMA queue q{queue} does not exist (q0..q15)"));
+    }
+    let (tile, hbm) = match (dst, src) {
+        (DmaSide::Tile(t), DmaSide::Hbm(h)) | (DmaSide::Hbm(h), DmaSide::Tile(t)) => (t, h),
+        _ => {
+            return Err(
+                "a DMA moves data between HBM and SBUF: one side `hbm`, the other `sbuf`".into(),
+            )
+        }
+    };
+    if tile.mem != Mem::Sbuf {
+        return Err("a DMA reaches SBUF only, not PSUM".into());
+    }
+    if hbm.tensor >= p.tensors.len() {
+        return Err(format!("tensor #{} is not declared", hbm.tensor));
+    }
+    check_expr(&hbm.start, bound)?;
+    check_dims(&hbm.dims, MAX_FREE_ELEMS * PARTITIONS as u64)?;
+    let n = (tile.np as u64).saturating_mul(tile.free_elems());
+    if n != hbm.elems() {
+        return Err(format!(
+            "the SBUF side moves {n} elements but the HBM side {}",
+            hbm.elems()
+        ));
     }
     Ok(())
 }

@@ -14,10 +14,10 @@
 //! runs from an earlier child to a later one in the iteration, so raising to the running maximum
 //! never puts a consumer in an earlier stage than its producer.
 //!
-//! A loop bound by DMA latency (a tile whose transfer even a ring of
-//! [`super::MAX_DEPTH`] slots does not hide behind the body's compute) is declined: it wants its
-//! loads several iterations ahead, which stage ids without a gap cannot say, and the backend's
-//! emergent prefetch does.
+//! A loop bound by DMA latency (a tile whose transfer even a ring of [`super::cost::MAX_DEPTH`]
+//! slots does not hide behind the body's compute, [`super::cost::wanted_depth`]) is declined: it
+//! wants its loads several iterations ahead, which stage ids without a gap cannot say, and the
+//! backend's emergent prefetch does.
 //!
 //! The split is tried with as many hand-offs as fit SBUF and PSUM, then with fewer. The first
 //! that the pipeliner itself accepts (its buffer counts, its memory budget and its ISL legality
@@ -30,6 +30,9 @@
 //! whose body carries the user's stage annotations; the stage ids written are `0..N-1` with
 //! `N >= 2`, non-decreasing in program order, one on every child of the loop.
 
+use super::budget::check_rings;
+use super::cost::{wanted_depth, MAX_DEPTH};
+use super::stages::{compute_facts, compute_rings, compute_stages};
 use penguin::ir::{Memory, Op, StmtAnnot, StmtKind};
 use penguin::pipeline::{log::describe_stmt, pipeline_function, PipelineOptions};
 use penguin::{Axis, Function};
@@ -150,35 +153,32 @@ fn compute_auto_stages(
             if func.tensors[tile].memory != Memory::Sbuf {
                 continue;
             }
-            let fit = super::wanted_depth(func, tile, l);
-            if fit.wanted > u64::from(super::MAX_DEPTH) {
+            let fit = wanted_depth(func, tile, l);
+            if fit.wanted > u64::from(MAX_DEPTH) {
                 return Err(format!(
                     "bound by DMA latency: `{}` takes ~{} cycles to move against ~{} compute cycles per iteration, more than a ring of {} slots hides",
                     func.tensors[tile].name,
                     fit.dma,
                     fit.compute,
-                    super::MAX_DEPTH
+                    MAX_DEPTH
                 ));
             }
         }
     }
-    let facts = super::stages::compute_facts(func, l, &[]);
+    let facts = compute_facts(func, l, &[]);
     let n = func.axes[l].body.len() as u32;
-    let max_cap = super::stages::compute_stages(&facts, n)
-        .into_iter()
-        .max()
-        .unwrap_or(0);
+    let max_cap = compute_stages(&facts, n).into_iter().max().unwrap_or(0);
     if max_cap == 0 {
         return Err("no engine hand-off to split into stages".into());
     }
     let mut refused = String::new();
     for cap in (1..=max_cap).rev() {
-        let stages = monotone(&super::stages::compute_stages(&facts, cap));
+        let stages = monotone(&compute_stages(&facts, cap));
         if stages.iter().all(|&s| s == 0) {
             continue;
         }
-        let rings = super::stages::compute_rings(&facts, &stages);
-        if let Err(why) = super::stages::check_budget(func, &rings) {
+        let rings = compute_rings(&facts, &stages);
+        if let Err(why) = check_rings(func, &rings) {
             refused = why;
             continue;
         }

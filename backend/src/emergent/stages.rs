@@ -1,19 +1,19 @@
 //! Emergent stages for compute: spreads the direct statements of a ring loop over pipeline stages
 //! by their cross-engine hand-offs, the way a modulo scheduler would, instead of shifting every
-//! non-load statement by the same prefetch depth `P` ([`super::shift_loads`]).
+//! non-load statement by the same prefetch depth `P` ([`super::shift`]).
 //!
-//! [`stage_loop`] runs on one loop `l` whose load/store tiles [`super::pipeline_emergent`] already
+//! [`stage_loop`] runs on one loop `l` whose load/store tiles [`super::plan::ring_tiles`] already
 //! made rings (block dimension on `l`, slot `iv(l)`):
 //! 1. **Engines.** Every instruction of `l`'s subtree has one engine; a `copy` (which `act`, `dve`
 //!    or `pool` may run) is pinned here to the candidate least loaded by the loop's own work,
 //!    costed with the shared machine description (the rule of `bir.rs`, applied to the loop), so
 //!    that the hand-offs computed below are the ones the scheduler will see.
-//! 2. **Stages.** The hoisted loads (those [`super::shift_loads`] would hoist) get stage 0. Every
-//!    other child of `l` (statement or nested loop) gets `P + h`: the stage of each earlier child it
-//!    depends on (flow, anti or output, through any tensor), plus one when the dependence is a flow
-//!    through a tile renamed per iteration (see 3.) from an instruction on one engine to an
-//!    instruction on another (a hand-off; `sp` counts as an engine, so a store follows its
-//!    producer by one stage), `h` capped at `cap`. A child with no producer in the iteration (a
+//! 2. **Stages.** The hoisted loads (those [`super::plan::hoistable_loads`] picks) get stage 0.
+//!    Every other child of `l` (statement or nested loop) gets `P + h`: the stage of each earlier
+//!    child it depends on (flow, anti or output, through any tensor), plus one when the
+//!    dependence is a flow through a tile renamed per iteration (see 3.) from an instruction on
+//!    one engine to an instruction on another (a hand-off; `sp` counts as an engine, so a store
+//!    follows its producer by one stage), `h` capped at `cap`. A child with no producer in the iteration (a
 //!    `memset` of an accumulator) is then placed as late as its consumers allow. Children that
 //!    touch one tensor which is not renamed per iteration and is written in the loop (loop-carried
 //!    state: an accumulator read before written, a buffer made outside the loop and updated in it,
@@ -29,9 +29,9 @@
 //!    `u - d + 1` slots, one more for the tile of a hoisted load (so that `sp` may fill it before
 //!    the consumers of the previous trip are done with the slot it reuses), and at least the DMA
 //!    heuristic's depth for a load/store ring. SBUF (192 KiB/partition, every SBUF tensor counted)
-//!    and PSUM (8 banks, one per slot, every PSUM tensor counted) must hold them; when they do not,
-//!    `cap` is lowered (fewer hand-offs split, stages merged) down to 1; below that the caller
-//!    falls back to the single shift.
+//!    and PSUM (8 banks, one per slot, every PSUM tensor counted) must hold them
+//!    ([`super::budget::check_rings`]); when they do not, `cap` is lowered (fewer hand-offs
+//!    split, stages merged) down to 1; below that the caller falls back to the single shift.
 //! 4. **Legality.** The plan (stages, execution order, rings) is checked by the annotated
 //!    pipeliner's ISL legality check ([`penguin::pipeline::compute_violations`]) on the function as
 //!    it was before emergent pipelining; a refusal (or a model it cannot build) falls back to the
@@ -47,14 +47,17 @@
 //!    block there, and the work after it that only waits on earlier trips (attention's
 //!    `reciprocal`) queues behind it on its engine, which the oldest-first order avoids.
 //!
-//! The caller skips this pass for a loop that even a ring of `MAX_DEPTH` slots cannot hide the
-//! DMA of (the loop is bound by DMA latency: transpose's inner loop took 42,948 cycles staged
-//! against 38,852 single-shifted, the extra stages only lengthening its ramp).
+//! The caller skips this pass for a loop that even a ring of [`super::MAX_DEPTH`] slots cannot
+//! hide the DMA of (the loop is bound by DMA latency: transpose's inner loop took 42,948 cycles
+//! staged against 38,852 single-shifted, the extra stages only lengthening its ramp).
 //!
 //! Invariants: on `false` the function is unchanged; on `true` every child of `l` has a stage, the
 //! loop's trip count grew by the largest stage, and every ring of `l` has at least as many slots as
 //! the span of stages of its accesses.
 
+use super::budget::check_rings;
+use super::plan::hoistable_loads;
+use super::shift::shift_stmt;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{BlockDim, EngineClass, Memory, Op, StmtKind, TensorKind};
 use penguin::pipeline::PipelinePlan;
@@ -71,6 +74,15 @@ pub enum StageOrder {
     Program,
     /// `Descending` when a child is a nested loop, else `Program`.
     Mixed,
+}
+
+/// How [`stage_loop`] plans (the stage fields of `super::EmergentOptions`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StageOptions {
+    /// The execution order of the staged loop's body.
+    pub order: StageOrder,
+    /// Keep loop-carried state in one stage (off only in tests of the legality check).
+    pub carried_rule: bool,
 }
 
 /// One access of a tensor by an instruction of a child of the loop.
@@ -123,7 +135,7 @@ pub fn stage_loop(
     original: &Function,
     l: Axis,
     rings: &[(Tensor, u32)],
-    opts: &super::EmergentOptions,
+    opts: &StageOptions,
     log: &mut Vec<String>,
 ) -> bool {
     let iv = func.axes[l].iv_name.clone();
@@ -145,22 +157,7 @@ pub fn stage_loop(
         ));
         return false;
     }
-    // The largest cap whose rings fit.
-    let mut plan = None;
-    for cap in (1..=max_cap).rev() {
-        let stages = compute_stages(&facts, cap);
-        let rings = compute_rings(&facts, &stages);
-        match check_budget(func, &rings) {
-            Ok(()) => {
-                plan = Some(StagePlan { stages, rings, cap });
-                break;
-            }
-            Err(why) => log.push(format!(
-                "emergent: loop `{iv}`: {cap} hand-off stage(s) do not fit ({why}); merging stages"
-            )),
-        }
-    }
-    let Some(plan) = plan else {
+    let Some(plan) = fitting_plan(func, &facts, max_cap, &iv, log) else {
         log.push(format!(
             "emergent: loop `{iv}`: no stage split fits the memories; single shift"
         ));
@@ -179,11 +176,49 @@ pub fn stage_loop(
         order: order.clone(),
         buffers: plan.rings.clone(),
     };
-    let verdict = match penguin::pipeline::compute_violations(original, &pplan) {
-        Ok(r) if r.is_legal() => format!(
+    let Some(verdict) = check_legality(original, &pplan, &iv, log) else {
+        return false;
+    };
+    log_plan(func, l, &facts, &plan, (max_cap, &verdict), log);
+    apply(func, l, &facts, &plan, &order);
+    true
+}
+
+/// The plan with the largest cap (at most `max_cap` hand-offs split) whose rings fit SBUF and
+/// PSUM ([`check_rings`]), or `None`; each cap that does not fit is logged.
+fn fitting_plan(
+    func: &Function,
+    facts: &LoopFacts,
+    max_cap: u32,
+    iv: &str,
+    log: &mut Vec<String>,
+) -> Option<StagePlan> {
+    for cap in (1..=max_cap).rev() {
+        let stages = compute_stages(facts, cap);
+        let rings = compute_rings(facts, &stages);
+        match check_rings(func, &rings) {
+            Ok(()) => return Some(StagePlan { stages, rings, cap }),
+            Err(why) => log.push(format!(
+                "emergent: loop `{iv}`: {cap} hand-off stage(s) do not fit ({why}); merging stages"
+            )),
+        }
+    }
+    None
+}
+
+/// The ISL legality check of `pplan` on the function before emergent pipelining: the verdict
+/// for the log, or `None` (logged) when the check refuses the plan or cannot build its model.
+fn check_legality(
+    original: &Function,
+    pplan: &PipelinePlan,
+    iv: &str,
+    log: &mut Vec<String>,
+) -> Option<String> {
+    match penguin::pipeline::compute_violations(original, pplan) {
+        Ok(r) if r.is_legal() => Some(format!(
             "legal ({} flow, {} anti, {} output dependence pair(s) checked on {} tensor(s), {} kept in order without ISL)",
             r.flow, r.anti, r.output, r.tensors_checked, r.tensors_preserved
-        ),
+        )),
         Ok(r) => {
             let v = &r.violations[0];
             log.push(format!(
@@ -192,20 +227,34 @@ pub fn stage_loop(
                 v.kind.name(),
                 original.tensors[v.tensor].name
             ));
-            return false;
+            None
         }
         Err(e) => {
             log.push(format!(
                 "emergent: loop `{iv}`: {e}; falling back to the single shift"
             ));
-            return false;
+            None
         }
-    };
+    }
+}
+
+/// Logs the stage plan of loop `l` (each child with its stage) and every ring with its span;
+/// `max_cap` is the cap before merging, `verdict` the legality check's.
+fn log_plan(
+    func: &Function,
+    l: Axis,
+    facts: &LoopFacts,
+    plan: &StagePlan,
+    (max_cap, verdict): (u32, &str),
+    log: &mut Vec<String>,
+) {
+    let iv = &func.axes[l].iv_name;
+    let last = plan.stages.iter().copied().max().unwrap_or(0);
     let body = func.axes[l].body.clone();
     let described: Vec<String> = body
         .iter()
         .enumerate()
-        .map(|(c, &s)| format!("{}@{}", describe_child(func, s, &facts), plan.stages[c]))
+        .map(|(c, &s)| format!("{}@{}", describe_child(func, s, facts), plan.stages[c]))
         .collect();
     log.push(format!(
         "emergent: loop `{iv}` (trip {}): compute spread over {} stage(s) by engine hand-offs (prefetch depth {}, {} hand-off stage(s) after it{}); ISL: {verdict}; {}",
@@ -221,7 +270,7 @@ pub fn stage_loop(
         described.join(" ")
     ));
     for &(t, count) in &plan.rings {
-        let (d, u) = stage_span(&facts, &plan.stages, t);
+        let (d, u) = stage_span(facts, &plan.stages, t);
         log.push(format!(
             "emergent: loop `{iv}`: `{}` is a ring of {count} slot(s): written in stage {d}, last used in stage {u}{}",
             func.tensors[t].name,
@@ -234,8 +283,6 @@ pub fn stage_loop(
             }
         ));
     }
-    apply(func, l, &facts, &plan, &order);
-    true
 }
 
 /// The engine class name of the machine.
@@ -368,9 +415,9 @@ fn compute_engines(
     (engines, load)
 }
 
-/// The hoisted loads of `l` ([`super::hoistable_loads`]) and their prefetch depth.
+/// The hoisted loads of `l` ([`hoistable_loads`]) and their prefetch depth.
 pub fn hoisted_loads(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> (Vec<Stmt>, u32) {
-    let loads = super::hoistable_loads(func, l, rings, false);
+    let loads = hoistable_loads(func, l, rings, false);
     let p = loads
         .iter()
         .map(|&(_, _, depth)| depth - 1)
@@ -589,39 +636,6 @@ pub(super) fn compute_rings(facts: &LoopFacts, stages: &[u32]) -> Vec<(Tensor, u
     rings
 }
 
-/// Checks that SBUF and PSUM hold every tensor once `rings` are applied.
-pub(super) fn check_budget(func: &Function, rings: &[(Tensor, u32)]) -> Result<(), String> {
-    let count_of = |t: Tensor| -> u64 {
-        rings
-            .iter()
-            .find(|(r, _)| *r == t)
-            .map_or(func.tensors[t].slots(), |&(_, c)| u64::from(c))
-    };
-    let mut sbuf = 0;
-    let mut banks = 0;
-    for (t, td) in func.tensors.iter() {
-        let one = td.bytes_per_partition() / td.slots().max(1);
-        match td.memory {
-            Memory::Sbuf => sbuf += (one * count_of(t)).div_ceil(64) * 64,
-            Memory::Psum => banks += one.div_ceil(machine::PSUM_BANK_BYTES).max(1) * count_of(t),
-            _ => {}
-        }
-    }
-    if sbuf > machine::SBUF_PARTITION_BYTES {
-        return Err(format!(
-            "SBUF would need {sbuf} bytes per partition, more than {}",
-            machine::SBUF_PARTITION_BYTES
-        ));
-    }
-    if banks > machine::PSUM_BANKS {
-        return Err(format!(
-            "PSUM would need {banks} banks, more than {}",
-            machine::PSUM_BANKS
-        ));
-    }
-    Ok(())
-}
-
 /// The execution order of the children in one trip of the extended loop.
 fn compute_order(
     facts: &LoopFacts,
@@ -668,7 +682,7 @@ fn apply(func: &mut Function, l: Axis, facts: &LoopFacts, plan: &StagePlan, orde
         let st = plan.stages[c];
         if st > 0 {
             let shifted = AffineExpr::from_terms([(l, 1)], -i64::from(st));
-            super::shift_stmt(func, s, l, &shifted);
+            shift_stmt(func, s, l, &shifted);
             func.stmts[s].preds.push(Predicate {
                 expr: AffineExpr::iv(l),
                 cmp: CmpOp::Ge,

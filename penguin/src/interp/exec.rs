@@ -13,7 +13,7 @@ use super::memory::{Buffer, Region};
 use super::{Element, InterpError, Iteration, Stats};
 use crate::affine::AffineExpr;
 use crate::entities::{Axis, Inst, Stmt, Tensor};
-use crate::ir::{Function, InstData, Op, Operand, Scale, StmtKind};
+use crate::ir::{ActFunc, Function, InstData, Op, Operand, Scale, StmtKind};
 use cranelift_entity::{EntityRef, SecondaryMap};
 
 type Result<T> = std::result::Result<T, InterpError>;
@@ -401,36 +401,7 @@ impl<'f> Machine<'f> {
                 func: act,
                 scale,
                 bias,
-            } => {
-                let x = self.read(inst, name, &data.srcs[0])?;
-                self.elementwise_src(inst, "the source", &x, p, f, false)?;
-                // Sources after the data: the `[P, 1]` scale tile (when `Scale::Tile`), then
-                // the `[P, 1]` bias (when `bias`); the source count was checked above.
-                let scale_tile;
-                let scale_src = match scale {
-                    Scale::Imm(v) => ScaleSrc::Imm(v),
-                    Scale::Tile => {
-                        scale_tile = self.read(inst, name, &data.srcs[1])?;
-                        self.elementwise_src(inst, "the scale", &scale_tile, p, 1, false)?;
-                        ScaleSrc::Column(&scale_tile.data)
-                    }
-                };
-                let bias_tile = match bias {
-                    true => Some(self.read(inst, name, &data.srcs[data.srcs.len() - 1])?),
-                    false => None,
-                };
-                if let Some(t) = &bias_tile {
-                    self.elementwise_src(inst, "the bias", t, p, 1, false)?;
-                }
-                kernels::activation(
-                    act,
-                    &x.data,
-                    scale_src,
-                    bias_tile.as_ref().map(|t| &t.data[..]),
-                    p,
-                    f,
-                )
-            }
+            } => self.activation_values(inst, data, act, scale, bias, (p, f))?,
             Op::Reduce { op: red } => {
                 let x = self.read(inst, name, &data.srcs[0])?;
                 let (xp, xf) = x.shape();
@@ -458,36 +429,83 @@ impl<'f> Machine<'f> {
                 }
                 kernels::transpose(&x.data, xp, xf)
             }
-            Op::Matmul { accumulate } => {
-                let a = self.read(inst, name, &data.srcs[0])?;
-                let b = self.read(inst, name, &data.srcs[1])?;
-                let (k, m) = a.shape();
-                let (kb, n) = b.shape();
-                if kb != k {
-                    return Err(self.bad_shape(inst, "source 1", (kb, n), format!("[{k}, N]")));
-                }
-                if (p, f) != (m, n) {
-                    return Err(self.bad_shape(
-                        inst,
-                        "the destination",
-                        (p, f),
-                        format!("[{m}, {n}]"),
-                    ));
-                }
-                let mut out = kernels::matmul(&a.data, &b.data, k, m, n);
-                if accumulate {
-                    let acc = self.read(inst, name, &data.dst)?;
-                    for (o, &d) in out.iter_mut().zip(&acc.data) {
-                        // `s + dst`, which IEEE addition makes equal to `dst + s`.
-                        *o += d;
-                    }
-                }
-                self.stats.matmul_macs += (k * m * n) as u64;
-                out
-            }
+            Op::Matmul { accumulate } => self.matmul_values(inst, data, accumulate, (p, f))?,
         };
         self.write(inst, name, &dst, &data.dst, &result)?;
         self.stats.record(op, data.engine, elements);
         Ok(())
+    }
+
+    /// The values of activation `inst` (`data`) into a `[p, f]` destination: the data source,
+    /// then the `[P, 1]` scale tile (when `Scale::Tile`), then the `[P, 1]` bias (when `bias`);
+    /// the source count is checked by the caller.
+    fn activation_values(
+        &mut self,
+        inst: Inst,
+        data: &InstData,
+        act: ActFunc,
+        scale: Scale,
+        bias: bool,
+        (p, f): (usize, usize),
+    ) -> Result<Vec<f32>> {
+        let name = data.op.name();
+        let x = self.read(inst, name, &data.srcs[0])?;
+        self.elementwise_src(inst, "the source", &x, p, f, false)?;
+        let scale_tile;
+        let scale_src = match scale {
+            Scale::Imm(v) => ScaleSrc::Imm(v),
+            Scale::Tile => {
+                scale_tile = self.read(inst, name, &data.srcs[1])?;
+                self.elementwise_src(inst, "the scale", &scale_tile, p, 1, false)?;
+                ScaleSrc::Column(&scale_tile.data)
+            }
+        };
+        let bias_tile = match bias {
+            true => Some(self.read(inst, name, &data.srcs[data.srcs.len() - 1])?),
+            false => None,
+        };
+        if let Some(t) = &bias_tile {
+            self.elementwise_src(inst, "the bias", t, p, 1, false)?;
+        }
+        Ok(kernels::activation(
+            act,
+            &x.data,
+            scale_src,
+            bias_tile.as_ref().map(|t| &t.data[..]),
+            p,
+            f,
+        ))
+    }
+
+    /// The values of matmul `inst` (`data`) into a `[p, f]` destination, added to the
+    /// destination's with `accumulate`; counts its multiply-accumulates.
+    fn matmul_values(
+        &mut self,
+        inst: Inst,
+        data: &InstData,
+        accumulate: bool,
+        (p, f): (usize, usize),
+    ) -> Result<Vec<f32>> {
+        let name = data.op.name();
+        let a = self.read(inst, name, &data.srcs[0])?;
+        let b = self.read(inst, name, &data.srcs[1])?;
+        let (k, m) = a.shape();
+        let (kb, n) = b.shape();
+        if kb != k {
+            return Err(self.bad_shape(inst, "source 1", (kb, n), format!("[{k}, N]")));
+        }
+        if (p, f) != (m, n) {
+            return Err(self.bad_shape(inst, "the destination", (p, f), format!("[{m}, {n}]")));
+        }
+        let mut out = kernels::matmul(&a.data, &b.data, k, m, n);
+        if accumulate {
+            let acc = self.read(inst, name, &data.dst)?;
+            for (o, &d) in out.iter_mut().zip(&acc.data) {
+                // `s + dst`, which IEEE addition makes equal to `dst + s`.
+                *o += d;
+            }
+        }
+        self.stats.matmul_macs += (k * m * n) as u64;
+        Ok(out)
     }
 }

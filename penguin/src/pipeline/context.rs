@@ -4,9 +4,10 @@
 //! - **Mode A** (`num_stages = N` on the loop) slices the body's children in program order into
 //!   `N` groups with the sizes `numpy.array_split` gives (sizes differ by at most one, the earlier
 //!   groups take the extra). A loop with fewer children than stages is an error
-//!   ([`codes::TOO_MANY_STAGES`]): empty stages would only lengthen the loop, and the author most
+//!   ([`super::codes::TOO_MANY_STAGES`]): empty stages would only lengthen the loop, and the author most
 //!   likely miscounted or meant a nested loop (the help names one that is long enough; a body
-//!   that is a single unannotated loop never gets here, [`super::descend`] moved the annotation). `execution_order` needs `stage_id` ([`codes::ORDER_WITHOUT_STAGE`]).
+//!   that is a single unannotated loop never gets here, [`super::descend`] moved the annotation).
+//!   `execution_order` needs `stage_id` ([`super::codes::ORDER_WITHOUT_STAGE`]).
 //! - **Mode B** (`stage_id` on the children) groups the children by stage id; a child may be a
 //!   nested loop, annotated through its `range` call. Every rule has its own diagnostic: every
 //!   child has a stage id; the ids used are `0..N-1` with no gap; they never decrease in program
@@ -15,7 +16,12 @@
 //!   `disable_execution_order_check=True` waives both order rules: the children then run sorted by
 //!   order value (ties in program order), and only the legality check stands between a bad order
 //!   and the kernel.
-//! - Both modes on one loop is an error ([`codes::BOTH_MODES`]).
+//! - Both modes on one loop is an error ([`super::codes::BOTH_MODES`]), and so is `num_stages="auto"`
+//!   left beside the user's stage ids.
+//!
+//! [`compute_schedule_context`] picks the mode; each mode resolves its stages in a function of
+//! its own, and each rule of Mode B is one check that adds its diagnostics, so that every
+//! violation is reported, not only the first.
 //!
 //! Invariants of a returned context: `stages.len()` is the number of children, every stage is
 //! `< num_stages`, every stage has at least one child, stages never decrease in program order, and
@@ -24,7 +30,7 @@
 
 use super::error::{axis_span, stmt_span, PipelineError};
 use crate::entities::{Axis, Stmt};
-use crate::ir::Function;
+use crate::ir::{Function, StmtAnnot};
 use crate::listing::capped_list_of;
 use std::collections::HashMap;
 
@@ -86,7 +92,7 @@ pub fn array_split_sizes(n: usize, k: usize) -> Vec<usize> {
     (0..k).map(|g| base + usize::from(g < extra)).collect()
 }
 
-/// [`codes::BOTH_MODES`]: loop `axis` has `num_stages={value}` and statement `stmt` a stage id.
+/// [`super::codes::BOTH_MODES`]: loop `axis` has `num_stages={value}` and statement `stmt` a stage id.
 fn both_modes(func: &Function, axis: Axis, stmt: Stmt, value: &str, help: &str) -> PipelineError {
     PipelineError::BothModes {
         iv: func.axes[axis].iv_name.clone(),
@@ -104,10 +110,7 @@ pub fn compute_schedule_context(
 ) -> Result<ScheduleContext, Vec<PipelineError>> {
     let data = &func.axes[axis];
     let children = &data.body;
-    let annots: Vec<_> = children.iter().map(|&s| func.annots[s]).collect();
-    let header = axis_span(func, axis);
-    let mut errors = Vec::new();
-
+    let annots: Vec<StmtAnnot> = children.iter().map(|&s| func.annots[s]).collect();
     let with_stage: Vec<usize> = (0..children.len())
         .filter(|&k| annots[k].stage_id.is_some())
         .collect();
@@ -117,8 +120,13 @@ pub fn compute_schedule_context(
     if data.attrs.auto_stages {
         if let Some(&first) = with_stage.first() {
             let help = "either let the compiler choose (num_stages=\"auto\"), or give stage_id on every statement";
-            errors.push(both_modes(func, axis, children[first], "\"auto\"", help));
-            return Err(errors);
+            return Err(vec![both_modes(
+                func,
+                axis,
+                children[first],
+                "\"auto\"",
+                help,
+            )]);
         }
     }
     // Mode A; `num_stages=1` with stage ids is both modes too (the seed asserts on the attribute
@@ -128,151 +136,89 @@ pub fn compute_schedule_context(
         .num_stages
         .filter(|&n| n > 1 || !with_stage.is_empty())
     {
-        if let Some(&first) = with_stage.first() {
-            let help = "either give num_stages on the loop, or stage_id on every statement";
-            errors.push(both_modes(
-                func,
-                axis,
-                children[first],
-                &n.to_string(),
-                help,
-            ));
-        }
-        for (k, a) in annots.iter().enumerate() {
-            if a.execution_order.is_some() && a.stage_id.is_none() {
-                errors.push(PipelineError::OrderWithoutStage {
-                    num_stages: n,
-                    stmt: stmt_span(func, children[k]),
-                    header,
-                });
-            }
-        }
-        if (n as usize) > children.len() {
-            errors.push(PipelineError::TooManyStages {
-                iv: data.iv_name.clone(),
+        return mode_a_context(func, axis, n, &annots, &with_stage);
+    }
+    mode_b_context(func, axis, &annots, &with_stage)
+}
+
+/// Mode A: `num_stages = n` on loop `axis` slices its children in program order; `with_stage`
+/// are the children that carry a stage id all the same (an error).
+fn mode_a_context(
+    func: &Function,
+    axis: Axis,
+    n: u32,
+    annots: &[StmtAnnot],
+    with_stage: &[usize],
+) -> Result<ScheduleContext, Vec<PipelineError>> {
+    let data = &func.axes[axis];
+    let children = &data.body;
+    let header = axis_span(func, axis);
+    let mut errors = Vec::new();
+    if let Some(&first) = with_stage.first() {
+        let help = "either give num_stages on the loop, or stage_id on every statement";
+        errors.push(both_modes(
+            func,
+            axis,
+            children[first],
+            &n.to_string(),
+            help,
+        ));
+    }
+    for (k, a) in annots.iter().enumerate() {
+        if a.execution_order.is_some() && a.stage_id.is_none() {
+            errors.push(PipelineError::OrderWithoutStage {
                 num_stages: n,
-                statements: children.len(),
-                help: too_many_stages_help(func, children, n),
+                stmt: stmt_span(func, children[k]),
                 header,
             });
         }
-        if !errors.is_empty() || n <= 1 {
-            return Err(errors);
-        }
-        let mut stages = Vec::with_capacity(children.len());
-        for (g, size) in array_split_sizes(children.len(), n as usize)
-            .into_iter()
-            .enumerate()
-        {
-            stages.extend(std::iter::repeat_n(g as u32, size));
-        }
-        return Ok(ScheduleContext {
-            axis,
-            mode: Mode::NumStages,
+    }
+    if (n as usize) > children.len() {
+        errors.push(PipelineError::TooManyStages {
+            iv: data.iv_name.clone(),
             num_stages: n,
-            order: (0..children.len()).collect(),
-            stages,
-            orders: None,
+            statements: children.len(),
+            help: too_many_stages_help(func, children, n),
+            header,
         });
     }
-
-    // Mode B: every child has a stage id.
-    for (k, a) in annots.iter().enumerate() {
-        if a.stage_id.is_none() {
-            errors.push(PipelineError::MissingStageId {
-                iv: data.iv_name.clone(),
-                stmt: stmt_span(func, children[k]),
-                with_stage: with_stage
-                    .first()
-                    .and_then(|&f| stmt_span(func, children[f])),
-            });
-        }
+    if !errors.is_empty() || n <= 1 {
+        return Err(errors);
     }
+    let mut stages = Vec::with_capacity(children.len());
+    for (g, size) in array_split_sizes(children.len(), n as usize)
+        .into_iter()
+        .enumerate()
+    {
+        stages.extend(std::iter::repeat_n(g as u32, size));
+    }
+    Ok(ScheduleContext {
+        axis,
+        mode: Mode::NumStages,
+        num_stages: n,
+        order: (0..children.len()).collect(),
+        stages,
+        orders: None,
+    })
+}
+
+/// Mode B: a `stage_id` on every child of loop `axis` (`with_stage`: those that have one), and
+/// maybe an `execution_order`; each rule of the module doc checked in turn.
+fn mode_b_context(
+    func: &Function,
+    axis: Axis,
+    annots: &[StmtAnnot],
+    with_stage: &[usize],
+) -> Result<ScheduleContext, Vec<PipelineError>> {
+    let children = &func.axes[axis].body;
+    let mut errors = check_stage_ids_given(func, axis, annots, with_stage);
     if !errors.is_empty() {
         return Err(errors);
     }
     let stages: Vec<u32> = annots.iter().map(|a| a.stage_id.unwrap_or(0)).collect();
-    // The largest id may be anything up to `u32::MAX`: count in u64, and keep only the ids used
-    // (sorted), never a table indexed by stage id, so that memory follows the body, not the ids.
-    let max_stage = stages.iter().copied().max().unwrap_or(0);
-    let span_stages = u64::from(max_stage) + 1;
-    let mut used = stages.clone();
-    used.sort_unstable();
-    used.dedup();
-
-    // The ids used are 0..N-1 with no gap.
-    let missing_count = span_stages - used.len() as u64;
-    if missing_count > 0 {
-        // Lazily: at most `used.len() + LIST_CAP` ids are looked at.
-        let missing = || (0..=max_stage).filter(|s| used.binary_search(s).is_err());
-        let list = capped_list_of(missing(), missing_count, ", ");
-        let last = stages
-            .iter()
-            .position(|&s| s == max_stage)
-            .map(|k| children[k]);
-        errors.push(PipelineError::StageGap {
-            iv: data.iv_name.clone(),
-            max_stage,
-            missing: list,
-            header,
-            last: last.and_then(|s| stmt_span(func, s)),
-        });
-    }
-    // Never decreasing in program order.
-    for k in 1..stages.len() {
-        if stages[k] < stages[k - 1] {
-            errors.push(PipelineError::StageDecreases {
-                stage: stages[k],
-                before: stages[k - 1],
-                stmt: stmt_span(func, children[k]),
-                prev: stmt_span(func, children[k - 1]),
-            });
-        }
-    }
-
-    // execution_order on all or none.
-    let with_order: Vec<usize> = (0..children.len())
-        .filter(|&k| annots[k].execution_order.is_some())
-        .collect();
-    let mut orders = None;
-    if !with_order.is_empty() && with_order.len() < children.len() {
-        for (k, a) in annots.iter().enumerate() {
-            if a.execution_order.is_none() {
-                errors.push(PipelineError::OrderMixed {
-                    iv: data.iv_name.clone(),
-                    stmt: stmt_span(func, children[k]),
-                    with_order: stmt_span(func, children[with_order[0]]),
-                });
-            }
-        }
-    } else if !with_order.is_empty() {
-        let ord: Vec<u32> = annots
-            .iter()
-            .map(|a| a.execution_order.unwrap_or(0))
-            .collect();
-        if !data.attrs.disable_execution_order_check {
-            check_permutation(func, axis, &ord, &mut errors);
-        }
-        // Increasing in program order within each stage.
-        let check = !data.attrs.disable_execution_order_check;
-        let mut last_in_stage: HashMap<u32, usize> = HashMap::new();
-        for k in 0..children.len() {
-            let s = stages[k];
-            if let Some(&p) = last_in_stage.get(&s) {
-                if check && ord[k] <= ord[p] {
-                    errors.push(PipelineError::OrderDecreasesInStage {
-                        stage: s,
-                        order: ord[k],
-                        before: ord[p],
-                        stmt: stmt_span(func, children[k]),
-                        prev: stmt_span(func, children[p]),
-                    });
-                }
-            }
-            last_in_stage.insert(s, k);
-        }
-        orders = Some(ord);
-    }
+    let span_stages = check_no_gap(func, axis, &stages, &mut errors);
+    check_never_decreasing(func, axis, &stages, &mut errors);
+    let orders = check_execution_orders(func, axis, annots, &stages, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -291,6 +237,157 @@ pub fn compute_schedule_context(
         orders,
         order,
     })
+}
+
+/// A missing stage id error for every child of loop `axis` without a stage id.
+fn check_stage_ids_given(
+    func: &Function,
+    axis: Axis,
+    annots: &[StmtAnnot],
+    with_stage: &[usize],
+) -> Vec<PipelineError> {
+    let data = &func.axes[axis];
+    let children = &data.body;
+    let mut errors = Vec::new();
+    for (k, a) in annots.iter().enumerate() {
+        if a.stage_id.is_none() {
+            errors.push(PipelineError::MissingStageId {
+                iv: data.iv_name.clone(),
+                stmt: stmt_span(func, children[k]),
+                with_stage: with_stage
+                    .first()
+                    .and_then(|&f| stmt_span(func, children[f])),
+            });
+        }
+    }
+    errors
+}
+
+/// A stage gap error unless the stage ids used are `0..N-1` with no gap; returns `N` (the
+/// largest id plus one, in u64: the largest id may be anything up to `u32::MAX`).
+fn check_no_gap(
+    func: &Function,
+    axis: Axis,
+    stages: &[u32],
+    errors: &mut Vec<PipelineError>,
+) -> u64 {
+    let data = &func.axes[axis];
+    let children = &data.body;
+    // Keep only the ids used (sorted), never a table indexed by stage id, so that memory follows
+    // the body, not the ids.
+    let max_stage = stages.iter().copied().max().unwrap_or(0);
+    let span_stages = u64::from(max_stage) + 1;
+    let mut used = stages.to_vec();
+    used.sort_unstable();
+    used.dedup();
+    let missing_count = span_stages - used.len() as u64;
+    if missing_count > 0 {
+        // Lazily: at most `used.len() + LIST_CAP` ids are looked at.
+        let missing = || (0..=max_stage).filter(|s| used.binary_search(s).is_err());
+        let list = capped_list_of(missing(), missing_count, ", ");
+        let last = stages
+            .iter()
+            .position(|&s| s == max_stage)
+            .map(|k| children[k]);
+        errors.push(PipelineError::StageGap {
+            iv: data.iv_name.clone(),
+            max_stage,
+            missing: list,
+            header: axis_span(func, axis),
+            last: last.and_then(|s| stmt_span(func, s)),
+        });
+    }
+    span_stages
+}
+
+/// A stage-decreases error for every child whose stage id is below the one before it.
+fn check_never_decreasing(
+    func: &Function,
+    axis: Axis,
+    stages: &[u32],
+    errors: &mut Vec<PipelineError>,
+) {
+    let children = &func.axes[axis].body;
+    for k in 1..stages.len() {
+        if stages[k] < stages[k - 1] {
+            errors.push(PipelineError::StageDecreases {
+                stage: stages[k],
+                before: stages[k - 1],
+                stmt: stmt_span(func, children[k]),
+                prev: stmt_span(func, children[k - 1]),
+            });
+        }
+    }
+}
+
+/// The `execution_order` of every child, when given: on all children or none (else an
+/// order-mixed error per child without one), a permutation ([`check_permutation`]) increasing in
+/// program order within each stage ([`check_order_within_stages`]), both waived by
+/// `disable_execution_order_check`.
+fn check_execution_orders(
+    func: &Function,
+    axis: Axis,
+    annots: &[StmtAnnot],
+    stages: &[u32],
+    errors: &mut Vec<PipelineError>,
+) -> Option<Vec<u32>> {
+    let data = &func.axes[axis];
+    let children = &data.body;
+    let with_order: Vec<usize> = (0..children.len())
+        .filter(|&k| annots[k].execution_order.is_some())
+        .collect();
+    if with_order.is_empty() {
+        return None;
+    }
+    if with_order.len() < children.len() {
+        for (k, a) in annots.iter().enumerate() {
+            if a.execution_order.is_none() {
+                errors.push(PipelineError::OrderMixed {
+                    iv: data.iv_name.clone(),
+                    stmt: stmt_span(func, children[k]),
+                    with_order: stmt_span(func, children[with_order[0]]),
+                });
+            }
+        }
+        return None;
+    }
+    let ord: Vec<u32> = annots
+        .iter()
+        .map(|a| a.execution_order.unwrap_or(0))
+        .collect();
+    if !data.attrs.disable_execution_order_check {
+        check_permutation(func, axis, &ord, errors);
+        check_order_within_stages(func, axis, &ord, stages, errors);
+    }
+    Some(ord)
+}
+
+/// An order-decreases-in-stage error for every child whose execution order is not above the one
+/// of the child before it in its stage.
+fn check_order_within_stages(
+    func: &Function,
+    axis: Axis,
+    ord: &[u32],
+    stages: &[u32],
+    errors: &mut Vec<PipelineError>,
+) {
+    let children = &func.axes[axis].body;
+    let mut last_in_stage: HashMap<u32, usize> = HashMap::new();
+    for k in 0..children.len() {
+        let s = stages[k];
+        if let Some(&p) = last_in_stage.get(&s) {
+            if ord[k] <= ord[p] {
+                errors.push(PipelineError::OrderDecreasesInStage {
+                    stage: s,
+                    order: ord[k],
+                    before: ord[p],
+                    stmt: stmt_span(func, children[k]),
+                    prev: stmt_span(func, children[p]),
+                });
+            }
+        }
+        last_in_stage.insert(s, k);
+    }
 }
 
 /// The execution orders must be `0..n-1`, each once.

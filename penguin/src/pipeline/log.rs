@@ -1,4 +1,4 @@
-//! Step 7: the decision log that `--log pipeliner` prints.
+//! The decision log that `--log pipeliner` prints, which every step of the pipeliner writes to.
 //!
 //! Every decision of the pipeliner is one line, in the order it is taken: targets found and
 //! skipped with the reason, the number of stages and how it was chosen, the groups, the buffer

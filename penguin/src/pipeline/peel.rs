@@ -90,35 +90,7 @@ fn peel_loop(
     let body = func.axes[a].body.clone();
     give_single_slots(func, a, &body);
 
-    // Counted as they are planned, so that a loop too large to peel stops early. (Without a
-    // steady state, each child's last copy is its original statement and copies nothing.)
-    let sizes: Vec<usize> = body.iter().map(|&c| count_insts(func, c)).collect();
-    let stop = MAX_PEELED_INSTS + sizes.iter().sum::<usize>();
-    let mut copies: Vec<Copy> = Vec::new();
-    'plan: for k in (lb..steady_lo).chain(steady_hi..ub) {
-        for (&child, &size) in body.iter().zip(&sizes) {
-            if runs_at(func, child, a, k) {
-                copies.push(Copy {
-                    k,
-                    child,
-                    in_place: false,
-                });
-                *copied += size;
-                if *copied > stop {
-                    break 'plan;
-                }
-            }
-        }
-    }
-    if !steady {
-        // Each child's last copy is its original statement.
-        for (&child, &size) in body.iter().zip(&sizes) {
-            if let Some(c) = copies.iter_mut().rev().find(|c| c.child == child) {
-                c.in_place = true;
-                *copied -= size;
-            }
-        }
-    }
+    let copies = plan_copies(func, a, &body, (steady_lo, steady_hi), copied);
     if *copied > MAX_PEELED_INSTS {
         let iv = func.axis_name(a);
         return Err(vec![PipelineError::PeelTooLarge {
@@ -132,33 +104,7 @@ fn peel_loop(
 
     let (parent, pos) = position(func, a);
     let loop_stmt = func.block(parent)[pos];
-    let outer_preds = func.stmts[loop_stmt].preds.clone();
-    let outer_tag = func.stage_tags[loop_stmt];
-    let mut names: HashSet<String> = func.axes.values().map(|d| d.iv_name.clone()).collect();
-    // Fresh copies first, from the unchanged originals; the originals last.
-    let mut made: Vec<Stmt> = copies
-        .iter()
-        .map(|c| {
-            if c.in_place {
-                c.child
-            } else {
-                clone_subtree(func, c.child, a, c.k, &mut names)
-            }
-        })
-        .collect();
-    for (c, &s) in copies.iter().zip(&made) {
-        if c.in_place {
-            bind_iv(func, s, a, c.k);
-        }
-    }
-    for &s in &made {
-        let mut preds = outer_preds.clone();
-        preds.append(&mut func.stmts[s].preds);
-        func.stmts[s].preds = preds;
-        if outer_tag.is_some() {
-            func.stage_tags[s] = outer_tag;
-        }
-    }
+    let mut made = make_copies(func, a, loop_stmt, &copies);
 
     // The steady state: the children not reused as copies, without the guards that always hold.
     let kept: Vec<Stmt> = body
@@ -207,6 +153,81 @@ fn peel_loop(
         )
     });
     Ok(())
+}
+
+/// The copies to make of the children of loop `a` (`body`) for the extended iterations outside
+/// the steady state `[lo, hi)`, in order; `copied` counts their instructions. Counted as they are
+/// planned, so that a loop too large to peel stops early. Without a steady state, each child's
+/// last copy is its original statement and copies nothing.
+fn plan_copies(
+    func: &Function,
+    a: Axis,
+    body: &[Stmt],
+    (steady_lo, steady_hi): (i64, i64),
+    copied: &mut usize,
+) -> Vec<Copy> {
+    let (lb, ub) = (func.axes[a].lb, func.axes[a].ub);
+    let sizes: Vec<usize> = body.iter().map(|&c| count_insts(func, c)).collect();
+    let stop = MAX_PEELED_INSTS + sizes.iter().sum::<usize>();
+    let mut copies: Vec<Copy> = Vec::new();
+    'plan: for k in (lb..steady_lo).chain(steady_hi..ub) {
+        for (&child, &size) in body.iter().zip(&sizes) {
+            if runs_at(func, child, a, k) {
+                copies.push(Copy {
+                    k,
+                    child,
+                    in_place: false,
+                });
+                *copied += size;
+                if *copied > stop {
+                    break 'plan;
+                }
+            }
+        }
+    }
+    if steady_hi <= steady_lo {
+        // Each child's last copy is its original statement.
+        for (&child, &size) in body.iter().zip(&sizes) {
+            if let Some(c) = copies.iter_mut().rev().find(|c| c.child == child) {
+                c.in_place = true;
+                *copied -= size;
+            }
+        }
+    }
+    copies
+}
+
+/// The statements of `copies`, in order: fresh copies first, from the unchanged originals, then
+/// the originals reused in place, each bound to its iteration; every one gets the predicates of
+/// the loop statement `loop_stmt` before its own, and its stage tag when it has one.
+fn make_copies(func: &mut Function, a: Axis, loop_stmt: Stmt, copies: &[Copy]) -> Vec<Stmt> {
+    let outer_preds = func.stmts[loop_stmt].preds.clone();
+    let outer_tag = func.stage_tags[loop_stmt];
+    let mut names: HashSet<String> = func.axes.values().map(|d| d.iv_name.clone()).collect();
+    let made: Vec<Stmt> = copies
+        .iter()
+        .map(|c| {
+            if c.in_place {
+                c.child
+            } else {
+                clone_subtree(func, c.child, a, c.k, &mut names)
+            }
+        })
+        .collect();
+    for (c, &s) in copies.iter().zip(&made) {
+        if c.in_place {
+            bind_iv(func, s, a, c.k);
+        }
+    }
+    for &s in &made {
+        let mut preds = outer_preds.clone();
+        preds.append(&mut func.stmts[s].preds);
+        func.stmts[s].preds = preds;
+        if outer_tag.is_some() {
+            func.stage_tags[s] = outer_tag;
+        }
+    }
+    made
 }
 
 /// The instructions of statement `s` and everything nested in it.

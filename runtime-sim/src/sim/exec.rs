@@ -331,82 +331,14 @@ pub(super) fn run(
     sem_window: usize,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SimResult, SimError> {
-    let input_decls: Vec<&TensorDecl> =
-        p.tensors.iter().filter(|t| t.role == Role::Input).collect();
-    // Timing only, without data (see `simulate`).
-    let dataless = !opts.numerics && inputs.is_empty();
-    if !dataless && inputs.len() != input_decls.len() {
-        return Err(SimError::Input(format!(
-            "the program has {} input tensors but {} inputs were given",
-            input_decls.len(),
-            inputs.len()
-        )));
-    }
-    if !dataless {
-        check_hbm_size(p)?;
-    }
-    for (d, a) in input_decls.iter().zip(inputs) {
-        let want: Vec<usize> = d.shape.iter().map(|&x| x as usize).collect();
-        if a.shape != want || a.data.len() as u64 != d.elems() {
-            return Err(SimError::Input(format!(
-                "input `{}` has shape {:?}, but the program declares {:?}",
-                d.name, a.shape, want
-            )));
-        }
-    }
-    let storage = if opts.numerics {
-        let mut it = inputs.iter();
-        let hbm = p
-            .tensors
-            .iter()
-            .map(|t| match t.role {
-                Role::Input => it
-                    .next()
-                    .map(|a| {
-                        a.data
-                            .iter()
-                            .map(|&x| numerics::round_to(t.dtype, x))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                Role::Output => vec![0.0; t.elems() as usize],
-                // Uninitialised: reads of unwritten elements are errors; NaN is a second guard.
-                Role::Scratch => vec![f32::NAN; t.elems() as usize],
-            })
-            .collect();
-        let scratch: Vec<bool> = p.tensors.iter().map(|t| t.role == Role::Scratch).collect();
-        Some(Storage::new(hbm, &scratch))
-    } else {
-        None
-    };
-    let engines = Engine::ALL
-        .iter()
-        .map(|&e| {
-            let mut clock = [0u32; THREADS];
-            clock[engine_thread(e)] = 1;
-            EngineState {
-                engine: e,
-                frames: vec![Frame {
-                    stmts: p.stream(e),
-                    pc: 0,
-                    lp: None,
-                }],
-                regs: [0; MAX_REGS],
-                time: 0,
-                pending: None,
-                blocked: false,
-                waiting: None,
-                done: false,
-                clock,
-            }
-        })
-        .collect();
+    let dataless = check_inputs(p, inputs, opts)?;
+    let storage = opts.numerics.then(|| initial_storage(p, inputs));
     let mut sim = Sim {
         prog: p,
         progress,
         steps: 0,
         opts: *opts,
-        engines,
+        engines: initial_engines(p),
         sems: (0..p.semaphores.len())
             .map(|_| Sem::new(sem_window))
             .collect(),
@@ -428,10 +360,100 @@ pub(super) fn run(
         last_time: 0,
     };
     sim.run()?;
+    Ok(SimResult {
+        outputs: outputs(p, sim.storage.as_ref(), dataless),
+        stats: sim.stats,
+        races: sim.races,
+        trace: sim.trace,
+    })
+}
+
+/// Checks the inputs against the program's input tensors (and HBM's size, when data moves);
+/// returns whether the run is timing only, without data (see `simulate`).
+fn check_inputs(p: &Program, inputs: &[Array], opts: &Options) -> Result<bool, SimError> {
+    let input_decls: Vec<&TensorDecl> =
+        p.tensors.iter().filter(|t| t.role == Role::Input).collect();
+    let dataless = !opts.numerics && inputs.is_empty();
+    if !dataless && inputs.len() != input_decls.len() {
+        return Err(SimError::Input(format!(
+            "the program has {} input tensors but {} inputs were given",
+            input_decls.len(),
+            inputs.len()
+        )));
+    }
+    if !dataless {
+        check_hbm_size(p)?;
+    }
+    for (d, a) in input_decls.iter().zip(inputs) {
+        let want: Vec<usize> = d.shape.iter().map(|&x| x as usize).collect();
+        if a.shape != want || a.data.len() as u64 != d.elems() {
+            return Err(SimError::Input(format!(
+                "input `{}` has shape {:?}, but the program declares {:?}",
+                d.name, a.shape, want
+            )));
+        }
+    }
+    Ok(dataless)
+}
+
+/// HBM at the start: the inputs rounded to their dtypes, zero outputs, NaN scratch.
+fn initial_storage(p: &Program, inputs: &[Array]) -> Storage {
+    let mut it = inputs.iter();
+    let hbm = p
+        .tensors
+        .iter()
+        .map(|t| match t.role {
+            Role::Input => it
+                .next()
+                .map(|a| {
+                    a.data
+                        .iter()
+                        .map(|&x| numerics::round_to(t.dtype, x))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Role::Output => vec![0.0; t.elems() as usize],
+            // Uninitialised: reads of unwritten elements are errors; NaN is a second guard.
+            Role::Scratch => vec![f32::NAN; t.elems() as usize],
+        })
+        .collect();
+    let scratch: Vec<bool> = p.tensors.iter().map(|t| t.role == Role::Scratch).collect();
+    Storage::new(hbm, &scratch)
+}
+
+/// Every engine at the start of its stream, at time 0.
+fn initial_engines(p: &Program) -> Vec<EngineState<'_>> {
+    Engine::ALL
+        .iter()
+        .map(|&e| {
+            let mut clock = [0u32; THREADS];
+            clock[engine_thread(e)] = 1;
+            EngineState {
+                engine: e,
+                frames: vec![Frame {
+                    stmts: p.stream(e),
+                    pc: 0,
+                    lp: None,
+                }],
+                regs: [0; MAX_REGS],
+                time: 0,
+                pending: None,
+                blocked: false,
+                waiting: None,
+                done: false,
+                clock,
+            }
+        })
+        .collect()
+}
+
+/// The output tensors at the end of a run: their data, or zeros without numerics (nothing for
+/// a dataless run).
+fn outputs(p: &Program, storage: Option<&Storage>, dataless: bool) -> Vec<(String, Array)> {
     let mut outputs = Vec::new();
     for (i, t) in p.tensors.iter().enumerate() {
         if t.role == Role::Output {
-            let data = match &sim.storage {
+            let data = match storage {
                 Some(s) => s.hbm[i].clone(),
                 None if dataless => Vec::new(),
                 None => vec![0.0; t.elems() as usize],
@@ -445,12 +467,7 @@ pub(super) fn run(
             ));
         }
     }
-    Ok(SimResult {
-        outputs,
-        stats: sim.stats,
-        races: sim.races,
-        trace: sim.trace,
-    })
+    outputs
 }
 
 impl<'p> Sim<'p, '_> {

@@ -2,12 +2,13 @@
 //!
 //! [`simulate`] validates a program ([`crate::validate`]), loads its input tensors into HBM (output
 //! tensors start as zeros, scratch tensors uninitialised: reading an unwritten scratch element is
-//! an error) and runs every engine's stream in order (`exec`): compute instructions take the cost table's
-//! cycles ([`crate::machine`]), `sp` issues DMA transfers onto 16 queues, waits block until their
-//! semaphore's count is reached. A predicated-off instruction takes no time but still signals; a
-//! predicated-off DMA signals once its semaphore's earlier signals are counted (increments stay in
-//! issue order), so a DMA's semaphore counts completed instances. It returns the output tensors, the [`Stats`], the races the
-//! detector found ([`race`]) and, when asked, the timeline ([`trace`]). A bad program is a
+//! an error) and runs every engine's stream in order (`exec`): compute instructions take the cost
+//! table's cycles ([`crate::machine`]), `sp` issues DMA transfers onto 16 queues, waits block
+//! until their semaphore's count is reached. A predicated-off instruction takes no time but still
+//! signals; a predicated-off DMA signals once its semaphore's earlier signals are counted
+//! (increments stay in issue order), so a DMA's semaphore counts completed instances. It returns
+//! the output tensors, the [`Stats`], the races the detector found ([`race`]) and, when asked,
+//! the timeline ([`trace`]). A bad program is a
 //! [`SimError`], never a panic.
 
 mod exec;

@@ -405,71 +405,7 @@ fn program(seed: u64) -> String {
         let engine = *rng.pick(&engines);
         let np = rng.range(1, 4) as u64;
         let free = *rng.pick(&[1u64, 2, 3, 4, 6, 8]);
-        let mem = |rng: &mut Rng| {
-            if engine != "pool" && rng.chance(25) {
-                "psum"
-            } else {
-                "sbuf"
-            }
-        };
-        let op = match engine {
-            "pe" => format!(
-                "transpose {}, {}",
-                tile(&mut rng, "psum", free, np, looped),
-                tile(&mut rng, "sbuf", np, free, looped)
-            ),
-            "act" => {
-                let (m1, m2) = (mem(&mut rng), mem(&mut rng));
-                if rng.chance(50) {
-                    format!(
-                        "copy {}, {}",
-                        tile(&mut rng, m1, np, free, looped),
-                        tile(&mut rng, m2, np, free, looped)
-                    )
-                } else {
-                    format!(
-                        "activation exp {}, {}, scale=1.0",
-                        tile(&mut rng, m1, np, free, looped),
-                        tile(&mut rng, m2, np, free, looped)
-                    )
-                }
-            }
-            "dve" | "pool" => {
-                let (m1, m2, m3) = (mem(&mut rng), mem(&mut rng), mem(&mut rng));
-                match rng.below(4) {
-                    0 => format!("memset {}, 1.0", tile(&mut rng, m1, np, free, looped)),
-                    1 => format!(
-                        "tensor_tensor add {}, {}, {}",
-                        tile(&mut rng, m1, np, free, looped),
-                        tile(&mut rng, m2, np, free, looped),
-                        {
-                            let f = if rng.chance(30) { 1 } else { free };
-                            tile(&mut rng, m3, np, f, looped)
-                        }
-                    ),
-                    2 => format!(
-                        "tensor_scalar multiply {}, {}, 2.0",
-                        tile(&mut rng, m1, np, free, looped),
-                        tile(&mut rng, m2, np, free, looped)
-                    ),
-                    _ => format!(
-                        "copy {}, {}",
-                        tile(&mut rng, m1, np, free, looped),
-                        tile(&mut rng, m2, np, free, looped)
-                    ),
-                }
-            }
-            _ => {
-                let q = rng.below(4);
-                let t = tile(&mut rng, "sbuf", np, free, looped);
-                if rng.chance(50) {
-                    let src = if rng.chance(50) { "a" } else { "o" };
-                    format!("dma q{q} {t}, {}", hbm(&mut rng, src, np * free, looped))
-                } else {
-                    format!("dma q{q} {}, {t}", hbm(&mut rng, "o", np * free, looped))
-                }
-            }
-        };
+        let op = random_op(&mut rng, engine, np, free, looped);
         let pred = if looped && rng.chance(20) {
             if rng.chance(50) {
                 "@(r0 >= 1) "
@@ -516,6 +452,76 @@ fn program(seed: u64) -> String {
         text += "  }\n}\n";
     }
     text
+}
+
+/// One random instruction (without guard or signal) on `engine`: a tile of `np` partitions and
+/// `free` elements (`looped`: addressed by `r0`), its memories and operation drawn from `rng`.
+fn random_op(rng: &mut Rng, engine: &str, np: u64, free: u64, looped: bool) -> String {
+    let mem = |rng: &mut Rng| {
+        if engine != "pool" && rng.chance(25) {
+            "psum"
+        } else {
+            "sbuf"
+        }
+    };
+    match engine {
+        "pe" => format!(
+            "transpose {}, {}",
+            tile(rng, "psum", free, np, looped),
+            tile(rng, "sbuf", np, free, looped)
+        ),
+        "act" => {
+            let (m1, m2) = (mem(rng), mem(rng));
+            if rng.chance(50) {
+                format!(
+                    "copy {}, {}",
+                    tile(rng, m1, np, free, looped),
+                    tile(rng, m2, np, free, looped)
+                )
+            } else {
+                format!(
+                    "activation exp {}, {}, scale=1.0",
+                    tile(rng, m1, np, free, looped),
+                    tile(rng, m2, np, free, looped)
+                )
+            }
+        }
+        "dve" | "pool" => {
+            let (m1, m2, m3) = (mem(rng), mem(rng), mem(rng));
+            match rng.below(4) {
+                0 => format!("memset {}, 1.0", tile(rng, m1, np, free, looped)),
+                1 => format!(
+                    "tensor_tensor add {}, {}, {}",
+                    tile(rng, m1, np, free, looped),
+                    tile(rng, m2, np, free, looped),
+                    {
+                        let f = if rng.chance(30) { 1 } else { free };
+                        tile(rng, m3, np, f, looped)
+                    }
+                ),
+                2 => format!(
+                    "tensor_scalar multiply {}, {}, 2.0",
+                    tile(rng, m1, np, free, looped),
+                    tile(rng, m2, np, free, looped)
+                ),
+                _ => format!(
+                    "copy {}, {}",
+                    tile(rng, m1, np, free, looped),
+                    tile(rng, m2, np, free, looped)
+                ),
+            }
+        }
+        _ => {
+            let q = rng.below(4);
+            let t = tile(rng, "sbuf", np, free, looped);
+            if rng.chance(50) {
+                let src = if rng.chance(50) { "a" } else { "o" };
+                format!("dma q{q} {t}, {}", hbm(rng, src, np * free, looped))
+            } else {
+                format!("dma q{q} {}, {t}", hbm(rng, "o", np * free, looped))
+            }
+        }
+    }
 }
 
 /// Both detectors on one program: the same races (instructions, iterations, memory, partitions,

@@ -1,11 +1,11 @@
 //! Emergent prefetch across a loop nest: the second realisation of an emergent ring.
 //!
-//! [`crate::emergent::pipeline_emergent`] rings the load tiles of an innermost loop `L` of trip
-//! `T`. Its single-loop realisation (`shift_loads`) runs `L` for `T + P` iterations and issues
-//! the loads `P` iterations ahead, so each execution of `L` starts with `P` exposed loads (the
-//! fill) and ends with `P` load-free iterations (the drain). When `L` is short and nested, that
-//! happens once per iteration of the enclosing loops. [`prefetch_across_nest`] removes both for a
-//! loop `L` nested in un-annotated loops `O1 ⊃ O2 ⊃ … ⊃ Ok ⊃ L` where
+//! [`super::plan::ring_tiles`] rings the load tiles of an innermost loop `L` of trip `T`. Its
+//! single-loop realisation ([`super::shift::shift_loads`]) runs `L` for `T + P` iterations and
+//! issues the loads `P` iterations ahead, so each execution of `L` starts with `P` exposed loads
+//! (the fill) and ends with `P` load-free iterations (the drain). When `L` is short and nested,
+//! that happens once per iteration of the enclosing loops. [`prefetch_across_nest`] removes both
+//! for a loop `L` nested in un-annotated loops `O1 ⊃ O2 ⊃ … ⊃ Ok ⊃ L` where
 //! - every loop of the chain is the direct, unguarded child of the next one out, has a trip count
 //!   of at least 1 and is neither annotated (`num_stages`) nor extended by the annotated
 //!   pipeliner (the chain stops below the first loop that is, or at the top of the kernel);
@@ -15,8 +15,9 @@
 //! nest. The ring tiles are used only inside `L` (`L` is the innermost loop enclosing all their
 //! accesses).
 //!
-//! The transformation, for the hoistable loads (as in `shift_loads`: a direct, unguarded,
-//! single-instruction statement of `L` that loads a whole ring tile from a kernel input):
+//! The transformation, for the hoistable loads ([`super::plan::hoistable_loads`]: a direct,
+//! unguarded, single-instruction statement of `L` that loads a whole ring tile from a kernel
+//! input):
 //! - every ring of a hoisted load gets `N` slots with `N` dividing `T` (the heuristic's depth
 //!   rounded up to such a divisor when SBUF has room, else down; no divisor in `2..=`
 //!   [`MAX_SLOTS`] declines), and its slot selector becomes the flat index `f` (affine; taken
@@ -82,16 +83,26 @@
 //!
 //! A loop not nested this way, or whose ring cannot get a divisor of `T` slots, also keeps the
 //! single-loop realisation; the choice and its reason are logged (`--log backend`).
+//!
+//! Invariants: [`prefetch_across_nest`] either returns `false` with the function unchanged, or
+//! realises every ring of the hoisted loads; it adds no iteration to any loop; every statement it
+//! adds is a copy of a hoisted load (one instruction, same spans); SBUF holds the grown rings by
+//! [`super::budget`]'s count.
 
-use crate::emit::dma_pieces;
+use super::budget;
+use super::cost::{body_compute, issue_cycles};
+use super::plan::hoistable_loads;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
-use penguin::ir::{BlockDim, Op, StmtKind};
+use penguin::ir::{BlockDim, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
-use runtime_sim::machine;
 use std::collections::HashMap;
 
 /// The largest ring the nested realisation builds (a divisor of the inner trip count).
 pub const MAX_SLOTS: u32 = 8;
+
+/// A hoisted load of the nest's innermost loop: its statement, the ring it fills, the ring's
+/// depth ([`hoistable_loads`]).
+type Hoisted = (Stmt, Tensor, u32);
 
 /// The enclosing loops of `l` that form a flat nest with it, outermost first (see the module
 /// doc), or why there are none.
@@ -161,11 +172,9 @@ pub fn prefetch_across_nest(
         Ok(o) => o,
         Err(why) => return decline(log, why),
     };
-    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
-    let t = ub - lb;
     // The hoistable loads, as every realisation picks them.
     let body = func.axes[l].body.clone();
-    let hoisted = crate::emergent::hoistable_loads(func, l, rings, false);
+    let hoisted = hoistable_loads(func, l, rings, false);
     if hoisted.is_empty() || hoisted.len() == body.len() {
         return decline(log, "no load to issue ahead of other work".to_string());
     }
@@ -174,7 +183,7 @@ pub fn prefetch_across_nest(
     // time: prefetch a whole execution ahead (its copies turn off once per execution of the
     // innermost enclosing loop, not once per execution of `l`), or keep the single loop.
     let issue = issue_cycles(func, &body);
-    let compute = crate::emergent::body_compute(func, &body);
+    let compute = body_compute(func, &body);
     if issue >= compute {
         let why = format!(
             "its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration)"
@@ -187,33 +196,73 @@ pub fn prefetch_across_nest(
             Err(not) => decline(log, format!("{why} and {not}")),
         };
     }
-    // Slots dividing the trip count, SBUF permitting.
-    let mut sbuf_used = crate::emergent::sbuf_in_use(func);
+    let t = func.axes[l].ub - func.axes[l].lb;
+    let slots = match divisor_rings(func, t, &hoisted) {
+        Ok(slots) => slots,
+        Err(why) => return decline(log, why),
+    };
+    let line = prefetch_flat(func, l, &outer, &hoisted, &body, &slots);
+    log.push(line);
+    true
+}
+
+/// The slots of every ring the hoisted loads fill, each a divisor of the trip count `t`, SBUF
+/// permitting ([`divisor_slots`]), or why a ring has none.
+fn divisor_rings(
+    func: &Function,
+    t: i64,
+    hoisted: &[Hoisted],
+) -> Result<Vec<(Tensor, u32)>, String> {
+    let mut sbuf_used = budget::sbuf_in_use(func);
     let mut slots: Vec<(Tensor, u32)> = Vec::new();
-    for &(_, rt, depth) in &hoisted {
+    for &(_, rt, depth) in hoisted {
         if slots.iter().any(|&(x, _)| x == rt) {
             continue;
         }
-        let copy = func.tensors[rt].bytes_per_partition() / u64::from(depth);
-        let copy = copy.div_ceil(64) * 64;
+        let copy = budget::slot_bytes(&func.tensors[rt], u64::from(depth));
         let have = sbuf_used;
-        let room = |n: u32| {
-            n <= depth || have + copy * u64::from(n - depth) <= machine::SBUF_PARTITION_BYTES
-        };
+        let room = |n: u32| n <= depth || budget::sbuf_fits(have + copy * u64::from(n - depth));
         let Some(n) = divisor_slots(t, depth, room) else {
-            return decline(
-                log,
-                format!(
-                    "no ring of 2..={MAX_SLOTS} slots for `{}` divides the trip count {t}",
-                    func.tensors[rt].name
-                ),
-            );
+            return Err(format!(
+                "no ring of 2..={MAX_SLOTS} slots for `{}` divides the trip count {t}",
+                func.tensors[rt].name
+            ));
         };
         if n > depth {
             sbuf_used += copy * u64::from(n - depth);
         }
         slots.push((rt, n));
     }
+    Ok(slots)
+}
+
+/// The index `Σ oj' · stride_j` of the iteration of the loops `outer` (outermost first; primes:
+/// offsets from the lower bounds), the innermost with stride `unit`, each next one out with the
+/// stride of the one inside it times that one's trip count.
+fn outer_index(func: &Function, outer: &[Axis], unit: i64) -> AffineExpr {
+    let mut index = AffineExpr::constant(0);
+    let mut stride = unit;
+    for &o in outer.iter().rev() {
+        let od = &func.axes[o];
+        index = index.add(&AffineExpr::from_terms([(o, stride)], -stride * od.lb));
+        stride *= od.trip_count();
+    }
+    index
+}
+
+/// The flat realisation (see the module doc): rings of `slots` selected by the flat iteration,
+/// each hoisted load turned into its prologue, carry and in-loop copies, `P` flat iterations
+/// ahead. Returns the log line.
+fn prefetch_flat(
+    func: &mut Function,
+    l: Axis,
+    outer: &[Axis],
+    hoisted: &[Hoisted],
+    body: &[Stmt],
+    slots: &[(Tensor, u32)],
+) -> String {
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let t = ub - lb;
     // The heuristic's prefetch depth (its ring depth minus one), or less when the ring got fewer
     // slots; extra slots are slack (a load's slot was last read at least 2 iterations before).
     let p = hoisted
@@ -224,74 +273,30 @@ pub fn prefetch_across_nest(
         })
         .min()
         .unwrap_or(1);
-    for &(rt, n) in &slots {
+    for &(rt, n) in slots {
         func.tensors[rt].block = vec![BlockDim { axis: l, count: n }];
     }
     // The flat index of `L`'s iteration over the nest.
-    let mut flat = AffineExpr::from_terms([(l, 1)], -lb);
-    let mut stride = t;
-    for &o in outer.iter().rev() {
-        let od = &func.axes[o];
-        flat = flat.add(&AffineExpr::from_terms([(o, stride)], -stride * od.lb));
-        stride *= od.trip_count();
-    }
+    let flat = AffineExpr::from_terms([(l, 1)], -lb).add(&outer_index(func, outer, t));
     let ahead = flat.add(&AffineExpr::constant(p));
     let ringed: Vec<Tensor> = slots.iter().map(|&(x, _)| x).collect();
-    set_slots(func, &body, &ringed, &flat);
-
-    let lt = |e: AffineExpr, b: i64| Predicate {
-        expr: e,
-        cmp: CmpOp::Lt,
-        bound: b,
-    };
-    let ge = |e: AffineExpr, b: i64| Predicate {
-        expr: e,
-        cmp: CmpOp::Ge,
-        bound: b,
-    };
-    let eq = |e: AffineExpr, b: i64| Predicate {
-        expr: e,
-        cmp: CmpOp::Eq,
-        bound: b,
-    };
-    let iv = AffineExpr::iv;
+    set_slots(func, body, &ringed, &[flat]);
     let mut prologue = Vec::new();
     let mut carries = Vec::new();
     let mut in_loop = Vec::new();
-    for &(s, _, _) in &hoisted {
-        // The prologue: flat 0 .. P - 1, at the first iteration of the nest.
-        for q in 0..p {
-            let mut subst: Vec<(Axis, AffineExpr)> = outer
-                .iter()
-                .map(|&o| (o, AffineExpr::constant(func.axes[o].lb)))
-                .collect();
-            subst.push((l, AffineExpr::constant(lb + q)));
-            let mut preds: Vec<Predicate> =
-                outer.iter().map(|&o| eq(iv(o), func.axes[o].lb)).collect();
-            preds.push(eq(iv(l), lb));
-            prologue.push(copy_load(func, s, &subst, &AffineExpr::constant(q), preds));
-        }
-        // One carry per enclosing level: into the next iteration of `outer[j]`.
-        for j in (0..outer.len()).rev() {
-            let oj = outer[j];
-            if func.axes[oj].trip_count() < 2 {
-                continue;
-            }
-            let mut subst = vec![
-                (l, AffineExpr::from_terms([(l, 1)], p - t)),
-                (oj, AffineExpr::from_terms([(oj, 1)], 1)),
-            ];
-            let mut preds = vec![ge(iv(l), ub - p), lt(iv(oj), func.axes[oj].ub - 1)];
-            for &oi in &outer[j + 1..] {
-                subst.push((oi, AffineExpr::constant(func.axes[oi].lb)));
-                preds.push(eq(iv(oi), func.axes[oi].ub - 1));
-            }
-            carries.push(copy_load(func, s, &subst, &ahead, preds));
-        }
+    for &(s, _, _) in hoisted {
+        prologue.extend(prologue_copies(func, l, outer, s, p));
+        // One carry per enclosing level, for the first iterations of the next execution of `L`.
+        let inner = [(l, AffineExpr::from_terms([(l, 1)], p - t))];
+        let on = [guard(AffineExpr::iv(l), CmpOp::Ge, ub - p)];
+        let slot = std::slice::from_ref(&ahead);
+        carries.extend(carry_copies(func, outer, s, &inner, &on, slot));
         // The load itself becomes the in-loop copy.
         let by = AffineExpr::from_terms([(l, 1)], p);
-        retarget(func, s, &[(l, by)], &ahead);
-        func.stmts[s].preds.push(lt(iv(l), ub - p));
+        retarget(func, s, &[(l, by)], std::slice::from_ref(&ahead));
+        func.stmts[s]
+            .preds
+            .push(guard(AffineExpr::iv(l), CmpOp::Lt, ub - p));
         in_loop.push(s);
     }
     let rest: Vec<Stmt> = body
@@ -311,20 +316,90 @@ pub fn prefetch_across_nest(
         .collect();
     let names: Vec<String> = ringed
         .iter()
-        .zip(&slots)
+        .zip(slots)
         .map(|(&x, &(_, n))| format!("`{}` ({n} slots)", func.tensors[x].name))
         .collect();
+    format!(
+        "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued {p} flat iteration(s) ahead across the nest (ring slot = flat iteration mod slots; {} carry copy(ies) per load, {p} prologue load(s) at the first iteration; no extra iterations, no drain)",
+        func.axes[l].iv_name,
+        nest_names(func, outer),
+        names.join(", "),
+        carries.len() / hoisted.len(),
+    )
+}
+
+/// The prologue of the flat realisation for hoisted load `s`: the loads of flat iterations
+/// `0 .. P - 1` (every loop at its lower bound but `l` at `lb + q`), with constant indices, guarded
+/// by the first iteration of the nest.
+fn prologue_copies(func: &mut Function, l: Axis, outer: &[Axis], s: Stmt, p: i64) -> Vec<Stmt> {
+    let lb = func.axes[l].lb;
+    let mut copies = Vec::new();
+    for q in 0..p {
+        let mut subst: Vec<(Axis, AffineExpr)> = outer
+            .iter()
+            .map(|&o| (o, AffineExpr::constant(func.axes[o].lb)))
+            .collect();
+        subst.push((l, AffineExpr::constant(lb + q)));
+        let mut preds: Vec<Predicate> = outer
+            .iter()
+            .map(|&o| guard(AffineExpr::iv(o), CmpOp::Eq, func.axes[o].lb))
+            .collect();
+        preds.push(guard(AffineExpr::iv(l), CmpOp::Eq, lb));
+        copies.push(copy_load(
+            func,
+            s,
+            &subst,
+            &[AffineExpr::constant(q)],
+            preds,
+        ));
+    }
+    copies
+}
+
+/// One carry copy of hoisted load `s` per enclosing level `Oj` of trip at least 2, innermost
+/// level first: it loads for the next iteration of `Oj` (every level inside it at its lower
+/// bound), guarded by `Oj` not being in its last iteration and every level inside it being in its
+/// last one. `inner` and `on` are the substitution and guards of the innermost loop itself (they
+/// come first); `slots` the ring selectors the copies write.
+fn carry_copies(
+    func: &mut Function,
+    outer: &[Axis],
+    s: Stmt,
+    inner: &[(Axis, AffineExpr)],
+    on: &[Predicate],
+    slots: &[AffineExpr],
+) -> Vec<Stmt> {
+    let mut copies = Vec::new();
+    for j in (0..outer.len()).rev() {
+        let oj = outer[j];
+        if func.axes[oj].trip_count() < 2 {
+            continue;
+        }
+        let mut subst = inner.to_vec();
+        subst.push((oj, AffineExpr::from_terms([(oj, 1)], 1)));
+        let mut preds = on.to_vec();
+        preds.push(guard(AffineExpr::iv(oj), CmpOp::Lt, func.axes[oj].ub - 1));
+        for &oi in &outer[j + 1..] {
+            subst.push((oi, AffineExpr::constant(func.axes[oi].lb)));
+            preds.push(guard(AffineExpr::iv(oi), CmpOp::Eq, func.axes[oi].ub - 1));
+        }
+        copies.push(copy_load(func, s, &subst, slots, preds));
+    }
+    copies
+}
+
+/// The guard `expr cmp bound`.
+fn guard(expr: AffineExpr, cmp: CmpOp, bound: i64) -> Predicate {
+    Predicate { expr, cmp, bound }
+}
+
+/// The loops of a nest as the log names them, `` `o1` ⊃ `o2` ``.
+fn nest_names(func: &Function, outer: &[Axis]) -> String {
     let nest: Vec<String> = outer
         .iter()
         .map(|&o| format!("`{}`", func.axes[o].iv_name))
         .collect();
-    log.push(format!(
-        "emergent: loop `{name}` (trip {t}) is nested in {}: the loads of {} are issued {p} flat iteration(s) ahead across the nest (ring slot = flat iteration mod slots; {} carry copy(ies) per load, {p} prologue load(s) at the first iteration; no extra iterations, no drain)",
-        nest.join(" ⊃ "),
-        names.join(", "),
-        carries.len() / hoisted.len(),
-    ));
-    true
+    nest.join(" ⊃ ")
 }
 
 /// Prefetch one whole execution of `l` ahead: each ring gets `2 x T` slots (block dimensions:
@@ -336,113 +411,28 @@ fn prefetch_next_execution(
     func: &mut Function,
     l: Axis,
     outer: &[Axis],
-    hoisted: &[(Stmt, Tensor, u32)],
+    hoisted: &[Hoisted],
     body: &[Stmt],
 ) -> Result<String, String> {
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let t = ub - lb;
-    if t > i64::from(MAX_SLOTS) {
-        return Err(format!("the trip count {t} is above {MAX_SLOTS}"));
-    }
-    let ok = *outer
-        .last()
-        .expect("a nest has an enclosing loop (checked by compute_nest)");
-    let tk = func.axes[ok].trip_count();
-    if tk < 2 || (outer.len() > 1 && tk % 2 != 0) {
-        return Err(format!(
-            "the parity of the executions does not follow loop `{}` (trip {tk})",
-            func.axes[ok].iv_name
-        ));
-    }
-    let mut sbuf_used = crate::emergent::sbuf_in_use(func);
-    let mut ringed: Vec<Tensor> = Vec::new();
-    for &(_, rt, depth) in hoisted {
-        if ringed.contains(&rt) {
-            continue;
-        }
-        let copy = (func.tensors[rt].bytes_per_partition() / u64::from(depth)).div_ceil(64) * 64;
-        sbuf_used += copy * (2 * t as u64).saturating_sub(u64::from(depth));
-        if sbuf_used > machine::SBUF_PARTITION_BYTES {
-            return Err("SBUF has no room for two executions of the ring".to_string());
-        }
-        ringed.push(rt);
-    }
+    let ok = next_execution_qualifies(func, t, outer)?;
+    let ringed = double_rings(func, t, hoisted)?;
     // The outer flat index, whose parity selects the half of the ring.
-    let mut h = AffineExpr::constant(0);
-    let mut stride = 1;
-    for &o in outer.iter().rev() {
-        let od = &func.axes[o];
-        h = h.add(&AffineExpr::from_terms([(o, stride)], -stride * od.lb));
-        stride *= od.trip_count();
-    }
+    let h = outer_index(func, outer, 1);
     let lsel = AffineExpr::from_terms([(l, 1)], -lb);
     let count = u32::try_from(t).expect("the trip count is at most MAX_SLOTS (checked above)");
     for &rt in &ringed {
         func.tensors[rt].block = vec![BlockDim { axis: ok, count: 2 }, BlockDim { axis: l, count }];
     }
-    set_slots_n(func, body, &ringed, &[h.clone(), lsel.clone()]);
+    set_slots(func, body, &ringed, &[h.clone(), lsel.clone()]);
     let next = [h.add(&AffineExpr::constant(1)), lsel];
-    let iv = AffineExpr::iv;
-    let mut carries = Vec::new();
     let hoisted_stmts: Vec<Stmt> = hoisted.iter().map(|&(s, _, _)| s).collect();
+    let mut carries = Vec::new();
     for &s in &hoisted_stmts {
-        for j in (0..outer.len()).rev() {
-            let oj = outer[j];
-            if func.axes[oj].trip_count() < 2 {
-                continue;
-            }
-            let mut subst = vec![(oj, AffineExpr::from_terms([(oj, 1)], 1))];
-            let mut preds = vec![Predicate {
-                expr: iv(oj),
-                cmp: CmpOp::Lt,
-                bound: func.axes[oj].ub - 1,
-            }];
-            for &oi in &outer[j + 1..] {
-                subst.push((oi, AffineExpr::constant(func.axes[oi].lb)));
-                preds.push(Predicate {
-                    expr: iv(oi),
-                    cmp: CmpOp::Eq,
-                    bound: func.axes[oi].ub - 1,
-                });
-            }
-            carries.push(copy_load_slots(func, s, &subst, &next, preds));
-        }
+        carries.extend(carry_copies(func, outer, s, &[], &[], &next));
     }
-    // The first execution's loads: a loop of their own before `l`, at the first outer iteration.
-    let mut name = format!("{}.first", func.axes[l].iv_name);
-    while func.axes.values().any(|a| a.iv_name == name) {
-        name.push('\'');
-    }
-    let first = func.axes.push(penguin::ir::AxisData {
-        iv_name: name,
-        kind: func.axes[l].kind,
-        lb,
-        ub,
-        attrs: Default::default(),
-        body: hoisted_stmts.clone(),
-    });
-    func.axis_spans[first] = func.axis_spans[l];
-    for &s in &hoisted_stmts {
-        let subst: Vec<(Axis, AffineExpr)> = outer
-            .iter()
-            .map(|&o| (o, AffineExpr::constant(func.axes[o].lb)))
-            .chain([(l, iv(first))])
-            .collect();
-        let sel = [
-            AffineExpr::constant(0),
-            AffineExpr::from_terms([(first, 1)], -lb),
-        ];
-        retarget_slots(func, s, &subst, &sel);
-    }
-    let first_stmt = func.add_loop_stmt(first);
-    func.stmts[first_stmt].preds = outer
-        .iter()
-        .map(|&o| Predicate {
-            expr: iv(o),
-            cmp: CmpOp::Eq,
-            bound: func.axes[o].lb,
-        })
-        .collect();
+    let first_stmt = first_execution_loop(func, l, outer, &hoisted_stmts);
     let parent = &mut func.axes[ok].body;
     let at = parent
         .iter()
@@ -459,55 +449,93 @@ fn prefetch_next_execution(
         .iter()
         .map(|&x| format!("`{}`", func.tensors[x].name))
         .collect();
-    let nest: Vec<String> = outer
-        .iter()
-        .map(|&o| format!("`{}`", func.axes[o].iv_name))
-        .collect();
     Ok(format!(
         "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {t} slots; {} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain)",
         func.axes[l].iv_name,
-        nest.join(" ⊃ "),
+        nest_names(func, outer),
         names.join(", "),
         carries.len() / hoisted_stmts.len(),
     ))
 }
 
-/// The `sp` cycles spent issuing the transfers of one pass over `body` (pieces as the emitter
-/// splits them; nested loops times their trips).
-fn issue_cycles(func: &Function, body: &[Stmt]) -> u64 {
-    let mut total = 0;
-    for &s in body {
-        match &func.stmts[s].kind {
-            StmtKind::Insts(insts) => {
-                for &i in insts {
-                    let d = &func.insts[i];
-                    let tile = match d.op {
-                        Op::Load => &d.dst,
-                        Op::Store => &d.srcs[0],
-                        _ => continue,
-                    };
-                    let np = tile.access.size.first().copied().unwrap_or(1);
-                    let bytes = tile.access.size.iter().product::<u64>()
-                        * func.tensors[tile.tensor].dtype.size_bytes();
-                    total += dma_pieces(np, bytes) * machine::dma_issue_cycles();
-                }
-            }
-            StmtKind::Loop(a) => {
-                let ad = &func.axes[*a];
-                total += ad.trip_count().max(0) as u64 * issue_cycles(func, &ad.body);
-            }
-        }
+/// The innermost enclosing loop `Ok`, whose parity selects the half of a ring one execution
+/// ahead, when loop `l` of trip `t` qualifies for it (see the module doc), or why not.
+fn next_execution_qualifies(func: &Function, t: i64, outer: &[Axis]) -> Result<Axis, String> {
+    if t > i64::from(MAX_SLOTS) {
+        return Err(format!("the trip count {t} is above {MAX_SLOTS}"));
     }
-    total
+    let ok = *outer
+        .last()
+        .expect("a nest has an enclosing loop (checked by compute_nest)");
+    let tk = func.axes[ok].trip_count();
+    if tk < 2 || (outer.len() > 1 && tk % 2 != 0) {
+        return Err(format!(
+            "the parity of the executions does not follow loop `{}` (trip {tk})",
+            func.axes[ok].iv_name
+        ));
+    }
+    Ok(ok)
 }
 
-/// Sets the slot selector of every access to a tensor of `ringed` in `body` (and below) to `sel`.
-fn set_slots(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &AffineExpr) {
-    set_slots_n(func, body, ringed, std::slice::from_ref(sel));
+/// The rings the hoisted loads fill, when SBUF holds each with `2 x t` slots, or why not.
+fn double_rings(func: &Function, t: i64, hoisted: &[Hoisted]) -> Result<Vec<Tensor>, String> {
+    let mut sbuf_used = budget::sbuf_in_use(func);
+    let mut ringed: Vec<Tensor> = Vec::new();
+    for &(_, rt, depth) in hoisted {
+        if ringed.contains(&rt) {
+            continue;
+        }
+        let copy = budget::slot_bytes(&func.tensors[rt], u64::from(depth));
+        sbuf_used += copy * (2 * t as u64).saturating_sub(u64::from(depth));
+        if !budget::sbuf_fits(sbuf_used) {
+            return Err("SBUF has no room for two executions of the ring".to_string());
+        }
+        ringed.push(rt);
+    }
+    Ok(ringed)
 }
 
-/// [`set_slots`] with one selector per block dimension.
-fn set_slots_n(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &[AffineExpr]) {
+/// The loop of the first execution's loads, `l.first`, placed by the caller just before `l`: the
+/// hoisted statements move into it (their outer indices at the lower bounds, slot `(0, l')`),
+/// and its statement is guarded by the first outer iteration.
+fn first_execution_loop(func: &mut Function, l: Axis, outer: &[Axis], hoisted: &[Stmt]) -> Stmt {
+    let lb = func.axes[l].lb;
+    let mut name = format!("{}.first", func.axes[l].iv_name);
+    while func.axes.values().any(|a| a.iv_name == name) {
+        name.push('\'');
+    }
+    let first = func.axes.push(penguin::ir::AxisData {
+        iv_name: name,
+        kind: func.axes[l].kind,
+        lb,
+        ub: func.axes[l].ub,
+        attrs: Default::default(),
+        body: hoisted.to_vec(),
+    });
+    func.axis_spans[first] = func.axis_spans[l];
+    for &s in hoisted {
+        let subst: Vec<(Axis, AffineExpr)> = outer
+            .iter()
+            .map(|&o| (o, AffineExpr::constant(func.axes[o].lb)))
+            .chain([(l, AffineExpr::iv(first))])
+            .collect();
+        let sel = [
+            AffineExpr::constant(0),
+            AffineExpr::from_terms([(first, 1)], -lb),
+        ];
+        retarget(func, s, &subst, &sel);
+    }
+    let first_stmt = func.add_loop_stmt(first);
+    func.stmts[first_stmt].preds = outer
+        .iter()
+        .map(|&o| guard(AffineExpr::iv(o), CmpOp::Eq, func.axes[o].lb))
+        .collect();
+    first_stmt
+}
+
+/// Sets the slot selectors (one per block dimension) of every access to a tensor of `ringed` in
+/// `body` (and below) to `sel`.
+fn set_slots(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &[AffineExpr]) {
     for &s in body {
         match func.stmts[s].kind.clone() {
             StmtKind::Insts(insts) => {
@@ -522,25 +550,15 @@ fn set_slots_n(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &[Aff
             }
             StmtKind::Loop(a) => {
                 let inner = func.axes[a].body.clone();
-                set_slots_n(func, &inner, ringed, sel);
+                set_slots(func, &inner, ringed, sel);
             }
         }
     }
 }
 
 /// Substitutes `subst` (in order) in every start of statement `s`'s instructions and sets the
-/// slot selector of every blocked operand to `slot`.
-fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slot: &AffineExpr) {
-    retarget_slots(func, s, subst, std::slice::from_ref(slot));
-}
-
-/// [`retarget`] with one selector per block dimension.
-fn retarget_slots(
-    func: &mut Function,
-    s: Stmt,
-    subst: &[(Axis, AffineExpr)],
-    slots: &[AffineExpr],
-) {
+/// slot selectors of every blocked operand to `slots` (one per block dimension).
+fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slots: &[AffineExpr]) {
     let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
         return;
     };
@@ -559,20 +577,9 @@ fn retarget_slots(
     }
 }
 
-/// A copy of load statement `s` (one instruction, unplaced) retargeted by `subst` and `slot`,
+/// A copy of load statement `s` (one instruction, unplaced) retargeted by `subst` and `slots`,
 /// under `preds`.
 fn copy_load(
-    func: &mut Function,
-    s: Stmt,
-    subst: &[(Axis, AffineExpr)],
-    slot: &AffineExpr,
-    preds: Vec<Predicate>,
-) -> Stmt {
-    copy_load_slots(func, s, subst, std::slice::from_ref(slot), preds)
-}
-
-/// [`copy_load`] with one selector per block dimension.
-fn copy_load_slots(
     func: &mut Function,
     s: Stmt,
     subst: &[(Axis, AffineExpr)],
@@ -593,7 +600,7 @@ fn copy_load_slots(
     let c = func.add_inst_stmt(copies);
     func.stmt_spans[c] = func.stmt_spans[s];
     func.stmts[c].preds = preds;
-    retarget_slots(func, c, subst, slots);
+    retarget(func, c, subst, slots);
     c
 }
 

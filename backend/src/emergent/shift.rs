@@ -1,0 +1,74 @@
+//! The single shift: the fallback realisation of a ring loop, its loads issued `P` iterations
+//! ahead in one predicated loop, without peeling.
+//!
+//! [`shift_loads`] hoists the loads [`super::plan::hoistable_loads`] picks (loops of loads
+//! included) to the front of the body, guarded by `iv < ub`; every other statement is guarded by
+//! `iv >= lb + P` and works on iteration `iv - P`; the loop runs `P` more iterations. `P` is the
+//! smallest ring depth of the hoisted loads minus one, so the slot a load fills was last read
+//! `P + 1` iterations earlier. Every hoisted load reads a kernel input, which nothing writes, so
+//! issuing it earlier reads the same values.
+//!
+//! Invariants: the function changes only when there is at least one hoisted load, `P >= 1`, and
+//! some statement is not hoisted; then the loop's upper bound grows by exactly `P`, and every
+//! statement of the body keeps its instructions (only its guards, order and index expressions
+//! change).
+
+use super::plan::hoistable_loads;
+use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::{Axis, Function, Stmt, Tensor};
+
+/// Issues the loads of loop `l` that fill a ring `P` iterations ahead, in one predicated loop
+/// (see the module doc); `rings` are `l`'s rings with their depths. Logs what it did.
+pub fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &mut Vec<String>) {
+    let body = func.axes[l].body.clone();
+    let loads = hoistable_loads(func, l, rings, true);
+    let hoisted: Vec<Stmt> = loads.iter().map(|&(s, _, _)| s).collect();
+    let p = loads
+        .iter()
+        .map(|&(_, _, depth)| depth - 1)
+        .min()
+        .unwrap_or(0);
+    if hoisted.is_empty() || p == 0 || hoisted.len() == body.len() {
+        return;
+    }
+    let p = i64::from(p);
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let shifted = AffineExpr::from_terms([(l, 1)], -p);
+    let rest: Vec<Stmt> = body
+        .iter()
+        .copied()
+        .filter(|s| !hoisted.contains(s))
+        .collect();
+    for &s in &hoisted {
+        func.stmts[s].preds.push(Predicate {
+            expr: AffineExpr::iv(l),
+            cmp: CmpOp::Lt,
+            bound: ub,
+        });
+    }
+    for &s in &rest {
+        shift_stmt(func, s, l, &shifted);
+        func.stmts[s].preds.push(Predicate {
+            expr: AffineExpr::iv(l),
+            cmp: CmpOp::Ge,
+            bound: lb + p,
+        });
+    }
+    func.axes[l].ub = ub + p;
+    func.axes[l].body = hoisted.iter().chain(rest.iter()).copied().collect();
+    let names: Vec<String> = loads
+        .iter()
+        .map(|&(_, t, _)| format!("`{}`", func.tensors[t].name))
+        .collect();
+    log.push(format!(
+        "emergent: loop `{}`: the loads of {} are issued {p} iteration(s) ahead (one predicated loop of {} iterations, no peeling)",
+        func.axes[l].iv_name,
+        names.join(", "),
+        ub + p - lb
+    ));
+}
+
+/// Replaces `iv(l)` by `by` in every access and guard of `s` and everything nested in it.
+pub fn shift_stmt(func: &mut Function, s: Stmt, l: Axis, by: &AffineExpr) {
+    func.map_exprs(s, &|e| e.substitute(l, by));
+}
