@@ -7,6 +7,7 @@
 //! errors, which are bugs in nkc (exit code 101, like a panic). Diagnostics become codespan output
 //! only here, at the edge.
 
+use crate::error::RunError;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use frontend::diagnostic::{self, Error};
 use penguin::listing::capped_list;
@@ -205,21 +206,14 @@ pub fn unwritten_scratch_reads(func: &Function) -> Vec<Error> {
         .into_iter()
         .filter_map(|u| {
             let span = func.inst_spans.get(u.inst).copied().flatten()?;
-            let tensor = &func.tensors[u.tensor].name;
-            let (r, c) = u.element;
             Some(
-                Error::new(
-                    frontend::codes::UNINITIALISED_READ,
-                    format!("this reads part of `{tensor}` that was never written"),
-                    span.range(),
-                )
-                .with_label("reads uninitialised memory")
-                .with_note(format!(
-                    "element [{r}, {c}] of `{tensor}` is read here before anything writes it"
-                ))
-                .with_help(format!(
-                    "store every element of `{tensor}` before loading it"
-                )),
+                RunError::UnwrittenRead {
+                    tensor: func.tensors[u.tensor].name.clone(),
+                    at: span.range(),
+                    element: Some(u.element),
+                    detail: None,
+                }
+                .to_diagnostic(),
             )
         })
         .collect()
@@ -277,25 +271,18 @@ pub fn read_penguin(source: &Source, kernel: Option<&str>) -> Result<Function, F
     let func = penguin::parse_function(text).map_err(|e| {
         let at = byte_offset(text, e.line, e.col);
         let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
-        Failure::Diagnostics(vec![Error::new(
-            frontend::codes::PENGUIN_SYNTAX,
-            format!("invalid Penguin IR: {}", e.message),
-            at..end,
-        )
-        .with_label("here")])
+        Failure::Diagnostics(vec![RunError::PenguinSyntax {
+            message: e.message.clone(),
+            at: at..end,
+        }
+        .to_diagnostic()])
     })?;
     if let Err(errors) = penguin::verify::verify_function(&func) {
-        let mut d = Error::new(
-            frontend::codes::PENGUIN_INVALID,
-            format!(
-                "the Penguin IR of `{}` does not verify ({} error(s))",
-                func.name,
-                errors.len()
-            ),
-            0..0,
-        );
-        d.notes = errors.iter().take(20).map(|e| e.to_string()).collect();
-        return Err(Failure::Diagnostics(vec![d]));
+        return Err(Failure::Diagnostics(vec![RunError::PenguinInvalid {
+            function: func.name.clone(),
+            errors: errors.iter().map(|e| e.to_string()).collect(),
+        }
+        .to_diagnostic()]));
     }
     if let Some(k) = kernel.filter(|k| *k != func.name) {
         return Err(Failure::User(format!(

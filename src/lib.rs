@@ -15,6 +15,7 @@
 
 pub mod compare;
 pub mod driver;
+pub mod error;
 pub mod loops;
 pub mod npy;
 pub mod pipeline;

@@ -15,6 +15,7 @@
 //! HBM scratch that nothing wrote, on either engine (E0900, at the statement).
 
 use crate::driver::{self, Failure, Source};
+use crate::error::RunError;
 use crate::npy;
 use crate::pipeline::{CompileOptions, Context, PrintAfter};
 use penguin::interp::{self, Array};
@@ -447,16 +448,13 @@ fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
         .and_then(|i| func.inst_spans.get(i).copied().flatten());
     match (e, span) {
         (interp::InterpError::Uninitialised { tensor, .. }, Some(span)) => {
-            Failure::Diagnostics(vec![frontend::diagnostic::Error::new(
-                frontend::codes::UNINITIALISED_READ,
-                format!("this reads part of `{tensor}` that was never written"),
-                span.range(),
-            )
-            .with_label("reads uninitialised memory")
-            .with_note(e.to_string())
-            .with_help(format!(
-                "write every element of `{tensor}` before reading it, or make it with nl.zeros"
-            ))])
+            Failure::Diagnostics(vec![RunError::UnwrittenRead {
+                tensor: tensor.to_string(),
+                at: span.range(),
+                element: None,
+                detail: Some(e.to_string()),
+            }
+            .to_diagnostic()])
         }
         _ => Failure::Internal(format!("the interpreter failed: {e}")),
     }
@@ -494,21 +492,15 @@ pub fn check_size(func: &Function) -> Result<(), Failure> {
         .copied()
         .flatten()
         .map_or(0..0, |s| s.range());
-    let shape: Vec<String> = data.shape.iter().map(|d| d.to_string()).collect();
-    Err(Failure::Diagnostics(vec![frontend::diagnostic::Error::new(
-        frontend::codes::TOO_LARGE_TO_RUN,
-        format!(
-            "`{}` is too large to run: the kernel's HBM tensors hold {} elements, more than the {limit} `nkc run` holds",
-            func.name,
-            count(elems)
-        ),
-        span,
-    )
-    .with_label(format!("`{}` alone is [{}]", data.name, shape.join(", ")))
-    .with_note(format!(
-        "the limit is {} GiB of f32 over every parameter, output and HBM scratch array",
-        (limit * 4) >> 30
-    ))]))
+    Err(Failure::Diagnostics(vec![RunError::TooLargeToRun {
+        kernel: func.name.clone(),
+        elems: count(elems),
+        limit,
+        largest: data.name.clone(),
+        shape: data.shape.clone(),
+        at: span,
+    }
+    .to_diagnostic()]))
 }
 
 /// The instruction instances of a kernel (each instruction times the trip counts of its loops,
@@ -564,23 +556,17 @@ fn check_interp_budget(func: &Function, max_cycles: u64) -> Result<(), Failure> 
 /// E0902, at the loop of `func` that runs most often: a run over `--max-cycles`.
 fn cycle_limit(func: &Function, max_cycles: u64, detail: String) -> Failure {
     let (_, busiest) = instances(func);
-    let span = busiest
-        .and_then(|(axis, _)| func.axis_spans.get(axis).copied().flatten())
-        .map_or(0..0, |s| s.range());
-    let mut d = frontend::diagnostic::Error::new(
-        frontend::codes::CYCLE_LIMIT,
-        format!(
-            "`{}` runs longer than the limit of {max_cycles} cycles (--max-cycles)",
-            func.name
-        ),
-        span,
-    );
-    if let Some((_, n)) = busiest {
-        d = d.with_label(format!("this loop runs {n} times in all"));
+    let busiest = busiest.map(|(axis, n)| {
+        let span = func.axis_spans.get(axis).copied().flatten();
+        (span.map_or(0..0, |s| s.range()), n)
+    });
+    Failure::Diagnostics(vec![RunError::CycleLimit {
+        kernel: func.name.clone(),
+        max_cycles,
+        busiest,
+        detail,
     }
-    Failure::Diagnostics(vec![d.with_note(detail).with_help(
-        "raise the limit with `--max-cycles N` if the kernel is meant to run this long",
-    )])
+    .to_diagnostic()])
 }
 
 /// What a simulator error on a compiled program means for the user. A read of HBM scratch that

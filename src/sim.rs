@@ -9,6 +9,7 @@
 //! `--max-cycles` is E0902; a long run draws a [`ProgressBar`] on a terminal (`nkc run` too).
 
 use crate::driver::{Failure, Source};
+use crate::error::RunError;
 use crate::npy;
 use penguin::listing::capped_list;
 use runtime_sim::isa::{Engine, Program, Role};
@@ -164,11 +165,12 @@ pub fn sim_failure(source: &Source, e: &SimError) -> Failure {
         SimError::CycleLimit { .. } => frontend::codes::CYCLE_LIMIT,
         _ => return Failure::User(format!("{}: {e}", source.display_name())),
     };
-    Failure::Diagnostics(vec![frontend::diagnostic::Error::new(
+    Failure::Diagnostics(vec![RunError::Program {
         code,
-        format!("{}: {e}", source.display_name()),
-        0..0,
-    )])
+        file: source.display_name(),
+        message: e.to_string(),
+    }
+    .to_diagnostic()])
 }
 
 /// The inputs: the `--input` files, and seeded random values for the others (after checking that

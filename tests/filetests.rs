@@ -19,6 +19,11 @@
 //!   `PASS`; every printed block must read back with its parser. `test: emergent` is
 //!   `print-after emergent`, `test: isa` the final program (`print-after hoist`).
 //!
+//! - `test: pir` (`.pir`): Penguin IR's text form and verifier. Without `# error:` lines the file
+//!   parses, verifies, prints back exactly as written (comments and blank lines aside), and
+//!   `parse(write(f))` holds the same entities; with one `# error: MESSAGE` line that the parser's
+//!   error must contain (`line L:C: ...`), the parser rejects it; with `# error:` lines that parse,
+//!   the verifier reports exactly that many errors, each containing one of them.
 //! - `test: legality` (`.pir`, Penguin IR before pipelining): the ISL legality check
 //!   (`penguin::pipeline::compute_violations`) of each `# plan: LOOP stages=.. order=..
 //!   [buffers=T:N,..] [num_stages=N]` line's pipeline plan, with and without its fast path (which
@@ -119,6 +124,7 @@ fn filetests() {
             "emergent" => run_printed(path, &text, "emergent"),
             "isa" => run_printed(path, &text, "hoist"),
             "legality" => run_legality(path, &text),
+            "pir" => run_pir(&text),
             other => Err(format!("unknown test kind `{other}`")),
         };
         if let Err(e) = result {
@@ -535,6 +541,107 @@ fn run_bir(text: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+// ---- `test: pir` ----
+
+fn run_pir(text: &str) -> Result<(), String> {
+    use penguin::{parse_function, verify_function, write_function};
+    let expected = expected_errors(text);
+    let f = match parse_function(text) {
+        Ok(f) => f,
+        Err(e) => {
+            let msg = e.to_string();
+            return match expected.as_slice() {
+                [want] if msg.contains(want.as_str()) => Ok(()),
+                _ => Err(format!("does not parse: {msg}")),
+            };
+        }
+    };
+    let msgs: Vec<String> = match verify_function(&f) {
+        Ok(()) => Vec::new(),
+        Err(errs) => errs.iter().map(|e| e.to_string()).collect(),
+    };
+    if !expected.is_empty() {
+        for want in &expected {
+            if !msgs.iter().any(|m| m.contains(want.as_str())) {
+                return Err(format!(
+                    "no error contains `{want}`; errors:\n{}",
+                    msgs.join("\n")
+                ));
+            }
+        }
+        if msgs.len() != expected.len() {
+            return Err(format!(
+                "expected exactly the listed errors; got:\n{}",
+                msgs.join("\n")
+            ));
+        }
+        return Ok(());
+    }
+    if !msgs.is_empty() {
+        return Err(format!("does not verify:\n{}", msgs.join("\n")));
+    }
+    let written = write_function(&f);
+    if written != without_comments(text) {
+        return Err(format!(
+            "the printer's canonical form differs from the file:\n{}",
+            diff(&without_comments(text), &written)
+        ));
+    }
+    let g = parse_function(&written).map_err(|e| format!("the printed text: {e}"))?;
+    if write_function(&g) != written {
+        return Err("the printed text does not print back the same".to_string());
+    }
+    same_entities(&f, &g)
+}
+
+/// Whether two functions hold the same entities, spans aside (immediates compared by their bits,
+/// so that NaN payloads must survive too).
+fn same_entities(a: &Function, b: &Function) -> Result<(), String> {
+    fn bits(op: &penguin::Op) -> Vec<u32> {
+        use penguin::{Op, Scale};
+        match op {
+            Op::TensorScalar { imm, .. } => vec![imm.to_bits()],
+            Op::Activation {
+                scale: Scale::Imm(v),
+                ..
+            } => vec![v.to_bits()],
+            Op::Memset { value } => vec![value.to_bits()],
+            _ => vec![],
+        }
+    }
+    let same = |what: &str, x: String, y: String| {
+        if x == y {
+            Ok(())
+        } else {
+            Err(format!(
+                "reading the printed text changes its {what}:\n{}",
+                diff(&x, &y)
+            ))
+        }
+    };
+    same("name", a.name.clone(), b.name.clone())?;
+    let tensors = |f: &Function| format!("{:#?}", f.tensors.iter().collect::<Vec<_>>());
+    same("tensors", tensors(a), tensors(b))?;
+    let axes = |f: &Function| format!("{:#?}", f.axes.iter().collect::<Vec<_>>());
+    same("loops", axes(a), axes(b))?;
+    let stmts = |f: &Function| {
+        f.stmts
+            .iter()
+            .map(|(s, d)| format!("{s} {d:?} {:?} {:?}\n", f.annots[s], f.stage_tags[s]))
+            .collect::<String>()
+    };
+    same("statements", stmts(a), stmts(b))?;
+    let insts = |f: &Function| {
+        f.insts
+            .iter()
+            .map(|(i, d)| format!("{i} {d:?} {:?}\n", bits(&d.op)))
+            .collect::<String>()
+    };
+    same("instructions", insts(a), insts(b))?;
+    let rest = |f: &Function| format!("{:?} {:?} {:?}", f.body, f.params, f.outputs);
+    same("body, parameters and outputs", rest(a), rest(b))
 }
 
 // ---- `test: schedule` ----

@@ -254,7 +254,7 @@ fn malformed_penguin_text_is_a_diagnostic() {
     // Text that reads but breaks an invariant: E0051 with the verifier's messages.
     let o = nkc(&[
         "compile",
-        "penguin/tests/verify/access_arity.pir",
+        "filetests/pir/verify/access_arity.pir",
         "--emit",
         "isa",
     ]);

@@ -8,9 +8,9 @@ use std::path::Path;
 
 /// The valid texts the mutations start from.
 fn seeds() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/roundtrip");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../filetests/pir/roundtrip");
     let mut out: Vec<String> = std::fs::read_dir(&dir)
-        .expect("tests/roundtrip exists")
+        .expect("filetests/pir/roundtrip exists")
         .map(|e| e.expect("directory entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "pir"))
         .map(|p| std::fs::read_to_string(p).expect("readable seed"))

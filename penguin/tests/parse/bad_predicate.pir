@@ -1,7 +1,0 @@
-# error: line 4:29: expected `&&` or `{`, found `and`
-kernel k() -> () {
-  loop i in 0..4 affine {
-    stmt if i >= 1 && i < 3 and i == 0 {
-    }
-  }
-}

@@ -1,9 +1,0 @@
-# error: line 6:8: duplicate induction variable `i` (first declared at line 3:8)
-kernel k() -> () {
-  loop i in 0..2 affine {
-    stmt { }
-  }
-  loop i in 0..2 affine {
-    stmt { }
-  }
-}

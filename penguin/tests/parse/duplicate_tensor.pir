@@ -1,5 +1,0 @@
-# error: line 4:10: duplicate tensor `t`
-kernel k(a) -> () {
-  tensor t: sbuf f32[128, 512] local
-  tensor t: sbuf f32[128, 1] local
-}

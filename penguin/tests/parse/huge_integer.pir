@@ -1,4 +1,0 @@
-# error: line 3:22: a dimension 99999999999999999999 is too large
-kernel k() -> () {
-  tensor t: sbuf f32[99999999999999999999, 512] local
-}

@@ -1,5 +1,0 @@
-# error: line 3:18: expected a loop kind (`affine`, `sequential` or `range`), found `{`
-kernel k() -> () {
-  loop i in 0..4 {
-  }
-}

@@ -1,8 +1,0 @@
-# error: line 6:51: expected `+:`, found `]`
-kernel k(a) -> () {
-  tensor a: hbm f32[128, 512] input
-  tensor t: sbuf f32[128, 512] local
-  stmt {
-    t[0 +: 128, 0 +: 512] = load.dma a[0 +: 128, 0] 
-  }
-}

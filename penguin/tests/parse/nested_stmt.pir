@@ -1,7 +1,0 @@
-# error: line 4:5: expected an instruction (statements do not nest inside `stmt { }`; use a `loop`), found `stmt`
-kernel k() -> () {
-  stmt {
-    stmt {
-    }
-  }
-}

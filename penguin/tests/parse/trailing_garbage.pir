@@ -1,5 +1,0 @@
-# error: line 4:1: expected end of input after the kernel, found `kernel`
-kernel k() -> () {
-}
-kernel k2() -> () {
-}
