@@ -83,8 +83,8 @@ impl PipelineMode {
     }
 }
 
-/// The passes a kernel can go through, in order; the names `--print-after` takes.
-pub const PASSES: &[&str] = &[
+/// The passes on Penguin IR, in order, before the backend's ([`backend::PASSES`]).
+const PENGUIN_PASSES: &[&str] = &[
     "lower",
     "strip-annotations",
     "mark-auto",
@@ -94,16 +94,16 @@ pub const PASSES: &[&str] = &[
     "fold-zeros",
     "unroll",
     "emergent",
-    "lower-bir",
-    "schedule",
-    "modulo",
-    "expand",
-    "alloc",
-    "emit",
-    "sync",
-    "assemble",
-    "hoist",
 ];
+
+/// The passes a kernel can go through, in order; the names `--print-after` takes.
+pub static PASSES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    PENGUIN_PASSES
+        .iter()
+        .chain(backend::PASSES)
+        .copied()
+        .collect()
+});
 
 /// Whether `name` is a pass of [`PASSES`].
 pub fn is_pass(name: &str) -> bool {
