@@ -220,7 +220,7 @@ fn weighted_busy(func: &Function, bir: &Bir, deps: &LoopDeps) -> Vec<u64> {
 fn steady_busy(deps: &LoopDeps, weighted: &[u64]) -> Vec<u64> {
     (0..deps.insts.len())
         .map(|k| {
-            if deps.exclusive.iter().any(|&(a, b)| a == k || b == k) {
+            if takes_turns(deps, k) {
                 weighted[k]
             } else {
                 deps.busy[k]
@@ -229,17 +229,15 @@ fn steady_busy(deps: &LoopDeps, weighted: &[u64]) -> Vec<u64> {
         .collect()
 }
 
+/// Whether position `k` takes turns with another instruction ([`LoopDeps::exclusive`]).
+fn takes_turns(deps: &LoopDeps, k: usize) -> bool {
+    deps.exclusive.iter().any(|&(a, b)| a == k || b == k)
+}
+
 /// The busiest DMA queue's cycles in one steady-state iteration (every transfer of the body
 /// whole, except a prefetch copy that takes turns, as [`steady_busy`]): transfers on one queue
 /// run first in, first out, so no order of the body runs faster.
-fn steady_queue_bound(
-    func: &Function,
-    bir: &Bir,
-    plan: &QueuePlan,
-    deps: &LoopDeps,
-    busy: &[u64],
-    steady: &[u64],
-) -> u64 {
+fn steady_queue_bound(func: &Function, bir: &Bir, plan: &QueuePlan, deps: &LoopDeps) -> u64 {
     let mut queues = [0u64; DMA_QUEUES];
     for (k, &i) in deps.insts.iter().enumerate() {
         let bi = &bir.insts[i];
@@ -250,7 +248,7 @@ fn steady_queue_bound(
         let piece =
             machine::dma_queue_cycles(tile_bytes(func, tile).div_ceil(split.pieces().max(1)));
         // A transfer that takes turns counts its average, as its issue does.
-        let (on, total) = if steady[k] == busy[k] && steady[k] != deps.busy[k] {
+        let (on, total) = if takes_turns(deps, k) {
             guard_fraction(func, &bi.guards)
         } else {
             (1, 1)
@@ -762,7 +760,7 @@ pub fn compute_modulo_schedule(
     let mut order: Vec<usize> = (0..sigma.len()).collect();
     order.sort_by_key(|&k| (sigma[k], k));
     let written: Vec<usize> = (0..sigma.len()).collect();
-    let queue_bound = steady_queue_bound(func, bir, plan, &deps, &busy, &steady);
+    let queue_bound = steady_queue_bound(func, bir, plan, &deps);
     let predicted = improve_order(bir, &deps, &steady, &mut order).max(queue_bound);
     let predicted_before = compute_order_period(bir, &deps, &steady, &written).max(queue_bound);
     // The costs are estimates, so a small predicted gain can be a measured loss: the body is
