@@ -129,6 +129,9 @@ struct CompileArgs {
     /// beside a steady-state loop without guards, instead of one predicated loop.
     #[arg(long)]
     peel: bool,
+    /// Print each pass's wall-clock time (verifier included) on standard error.
+    #[arg(long)]
+    time_passes: bool,
     #[command(flatten)]
     spec: SpecArgs,
     #[command(flatten)]
@@ -351,12 +354,16 @@ fn compile_command(a: CompileArgs, popts: &PipelineOptions, env: &mut Env<'_>) -
         print_to_stderr: true,
         ..CompileOptions::default()
     };
-    let text = compile(&src, a.kernel.as_deref(), &specs, a.emit, copts, env)
+    let (text, times) = compile(&src, a.kernel.as_deref(), &specs, a.emit, copts, env)
         .map_err(|f| (f, Some(src)))?;
+    if a.time_passes {
+        eprint!("{}", pipeline::format_pass_times(&times));
+    }
     write_output(a.output.as_deref(), &text)
 }
 
-/// `nkc compile`: the phases `emit` needs, through the compile context; returns the text.
+/// `nkc compile`: the phases `emit` needs, through the compile context; returns the text and
+/// the time each pass took.
 fn compile(
     src: &Source,
     kernel: Option<&str>,
@@ -364,7 +371,7 @@ fn compile(
     emit: Emit,
     copts: CompileOptions,
     env: &mut Env<'_>,
-) -> Result<String, Failure> {
+) -> Result<(String, Vec<pipeline::PassTime>), Failure> {
     if let Emit::Ast = emit {
         if src.is_penguin() {
             return Err(Failure::User(format!(
@@ -373,7 +380,7 @@ fn compile(
             )));
         }
         let module = driver::parse(src)?;
-        return Ok(format!("{module:#?}\n"));
+        return Ok((format!("{module:#?}\n"), Vec::new()));
     }
     // `--print-after` runs every pass, whatever `--emit` prints.
     let printing = copts.print_after != PrintAfter::Nothing;
@@ -393,7 +400,7 @@ fn compile(
         Emit::Pipelined | Emit::Bir | Emit::Isa => String::new(),
     };
     if !printing && matches!(emit, Emit::Penguin | Emit::Pipelined) {
-        return Ok(text);
+        return Ok((text, cx.times));
     }
     cx.pipeline(&mut func)?;
     for note in &cx.notes {
@@ -407,12 +414,13 @@ fn compile(
         }
     }
     let compiled = cx.codegen(&func, Some(&src.text))?;
-    Ok(match emit {
+    let text = match emit {
         Emit::Ast | Emit::Penguin => text,
         Emit::Pipelined => pipelined,
         Emit::Bir => backend::bir::write_bir(&compiled.func, &compiled.bir),
         Emit::Isa => runtime_sim::text::print(&compiled.program),
-    })
+    };
+    Ok((text, cx.times))
 }
 
 /// `nkc run`: the options, the run, the report.

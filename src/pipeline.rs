@@ -270,6 +270,33 @@ pub struct Context<'l> {
     pub notes: Vec<String>,
     /// The blocks printed so far (`print_after`).
     pub printed: Vec<Printed>,
+    /// The passes run so far, each with the time since the previous one completed (its
+    /// verifier included; `nkc compile --time-passes`).
+    pub times: Vec<PassTime>,
+    mark: std::time::Instant,
+}
+
+/// A pass and the wall-clock time it took.
+#[derive(Clone, Debug)]
+pub struct PassTime {
+    pub pass: String,
+    pub time: std::time::Duration,
+}
+
+/// The `--time-passes` report: one line per pass run, in order (a pass the backend repeats,
+/// such as `schedule`, once per run), then the total.
+pub fn format_pass_times(times: &[PassTime]) -> String {
+    let total: std::time::Duration = times.iter().map(|t| t.time).sum();
+    let mut out = String::from("# pass times (ms)\n");
+    for t in times {
+        out.push_str(&format!(
+            "{:>9.3}  {}\n",
+            1e3 * t.time.as_secs_f64(),
+            t.pass
+        ));
+    }
+    out.push_str(&format!("{:>9.3}  total\n", 1e3 * total.as_secs_f64()));
+    out
 }
 
 impl<'l> Context<'l> {
@@ -280,11 +307,20 @@ impl<'l> Context<'l> {
             backend_log: Vec::new(),
             notes: Vec::new(),
             printed: Vec::new(),
+            times: Vec::new(),
+            mark: std::time::Instant::now(),
         }
     }
 
     /// Keeps (and with `print_to_stderr` writes) the IR after `pass` when it is asked for.
+    /// Every pass ends here, which also times it ([`Context::times`]).
     fn print(&mut self, pass: &str, form: Form, text: impl FnOnce() -> String) {
+        let now = std::time::Instant::now();
+        self.times.push(PassTime {
+            pass: pass.to_string(),
+            time: now - self.mark,
+        });
+        self.mark = now;
         if !self.opts.print_after.wants(pass) {
             return;
         }

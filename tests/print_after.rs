@@ -78,7 +78,9 @@ fn print_after_all_prints_every_pass_in_order_and_each_block_reads_back() {
             "modulo",
             "alloc",
             "emit",
+            "clamp",
             "sync",
+            "prune-waits",
             "assemble",
             "hoist",
         ] {
@@ -138,7 +140,9 @@ fn print_after_all_on_matmul_names_each_pass() {
             "expand",
             "alloc",
             "emit",
+            "clamp",
             "sync",
+            "prune-waits",
             "assemble",
             "hoist"
         ]
@@ -280,4 +284,43 @@ fn malformed_penguin_text_is_a_diagnostic() {
     let o = nkc(&["compile", bad, "--emit", "ast"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("is Penguin IR"), "{}", stderr(&o));
+}
+
+/// `--time-passes` lists the passes that ran, in the order `--print-after-all` prints them, each
+/// with a time, then a total that is their sum.
+#[test]
+fn time_passes_lists_each_pass_and_the_total() {
+    let args = ["compile", "examples/matmul.nk", "--emit", "isa"];
+    let printed = nkc(&[&args[..], &["--print-after-all"]].concat());
+    let timed = nkc(&[&args[..], &["--time-passes"]].concat());
+    assert!(timed.status.success(), "{}", stderr(&timed));
+    assert_eq!(
+        stdout(&timed),
+        stdout(&printed),
+        "the program does not change"
+    );
+    let text = stderr(&timed);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("# pass times (ms)"));
+    let rows: Vec<(f64, String)> = lines
+        .map(|l| {
+            let (ms, pass) = l.trim().split_once("  ").expect("`MS  PASS`");
+            (ms.parse().expect("milliseconds"), pass.trim().to_string())
+        })
+        .collect();
+    let (total, passes) = rows.split_last().expect("a total line");
+    assert_eq!(total.1, "total");
+    let names: Vec<&str> = passes.iter().map(|(_, p)| p.as_str()).collect();
+    let want: Vec<String> = split_printed(&stderr(&printed))
+        .into_iter()
+        .map(|b| b.pass)
+        .collect();
+    assert_eq!(names, want);
+    let sum: f64 = passes.iter().map(|(ms, _)| ms).sum();
+    assert!(passes.iter().all(|(ms, _)| *ms >= 0.0));
+    assert!(
+        (sum - total.0).abs() < 0.001 * passes.len() as f64 + 1e-9,
+        "{sum} vs {}",
+        total.0
+    );
 }

@@ -58,6 +58,7 @@
 //! find, keeps all its waits (correct, maybe redundant).
 
 use crate::emit::{ENode, Emitted};
+use crate::footprints::{compute_instances, Instances};
 use crate::sync::{self, Sync};
 use runtime_sim::isa::{Cmp, Engine, Expr, Op, Stmt, MAX_REGS};
 use runtime_sim::machine::DMA_QUEUES;
@@ -83,6 +84,16 @@ fn join(a: &mut Vc, b: &Vc) {
     for (x, y) in a.iter_mut().zip(b) {
         *x = (*x).max(*y);
     }
+}
+
+/// Joins `b` into `a` and says whether that raised any component of `a`.
+fn join_raises(a: &mut Vc, b: &Vc) -> bool {
+    let mut raised = false;
+    for (x, y) in a.iter_mut().zip(b) {
+        raised |= *y > *x;
+        *x = (*x).max(*y);
+    }
+    raised
 }
 
 /// The thread whose events are a node's accesses: its engine, or its transfer's queue.
@@ -112,12 +123,12 @@ struct Conflicts {
 }
 
 /// Finds the conflicting instances of every pair of `sync.pairs`, or `None` past the budget.
-fn compute_conflicts(em: &Emitted, sync: &Sync) -> Option<Conflicts> {
+fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conflicts> {
     let mut base = Vec::with_capacity(em.nodes.len() + 1);
     let mut total = 0usize;
-    for n in &em.nodes {
+    for t in &inst.trips {
         base.push(total);
-        total += sync::instances(&sync::trips(em, n)) as usize;
+        total += sync::instances(t) as usize;
     }
     base.push(total);
     if total >= u32::MAX as usize {
@@ -125,20 +136,17 @@ fn compute_conflicts(em: &Emitted, sync: &Sync) -> Option<Conflicts> {
     }
     let mut found: Vec<(u32, u8, u32)> = Vec::new();
     let mut work = 0u64;
-    let (mut rx, mut ry) = ([0i64; MAX_REGS], [0i64; MAX_REGS]);
+    let mut ry = [0i64; MAX_REGS];
     for &(xi, yi) in &sync.pairs {
         let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
         let c = sync::common_depth(x, y);
-        let (tx, ty) = (sync::trips(em, x), sync::trips(em, y));
+        let (tx, ty) = (&inst.trips[xi], &inst.trips[yi]);
         let px = sync::instances(&tx[c..]);
         let xb = i64::from(xi < yi);
         let tr = thread(em, xi) as u8;
-        let running = sync::running_instances(x, &tx);
-        for v in 0..sync::instances(&ty) {
-            sync::decode(&ty, v, &mut ry);
-            if !sync::on(y, &ry) {
-                continue;
-            }
+        let running = &inst.running[xi];
+        for &v in &inst.running[yi] {
+            sync::decode(ty, v, &mut ry);
             let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
             // Searched backwards among the running instances of `x`, from the last that
             // precedes this one.
@@ -151,8 +159,7 @@ fn compute_conflicts(em: &Emitted, sync: &Sync) -> Option<Conflicts> {
                 if work > SEARCH_BUDGET {
                     return None;
                 }
-                sync::decode(&tx, u, &mut rx);
-                if sync::conflict(x, &rx, y, &ry) {
+                if inst.conflict(em, xi, u, yi, v) {
                     found.push((
                         (base[yi] as i64 + v) as u32,
                         tr,
@@ -267,6 +274,21 @@ struct Checker<'a> {
     offset: Vec<usize>,
     /// The signals a wait needs at an instance (0: it is off, or satisfied at once).
     need: Vec<u32>,
+    /// Per wait instance (indexed like `need`), whether its join raised its engine's clock in
+    /// the current program: a kept wait that raised nothing anywhere orders nothing, and removing
+    /// it leaves every clock as it was ([`Checker::orders_nothing`]). Written by the walks that
+    /// succeed, and kept exact by [`compute_pruned_waits`] when it removes waits without a walk.
+    raised: Vec<bool>,
+    /// The `raised` entries the walk under way computed (committed when it finds no race).
+    raised_log: Vec<(u32, bool)>,
+    /// Per wait, whether a walk of a program that held it found an instance whose only
+    /// ordering after a conflicting instance came through it: no engine clock before the
+    /// node's waits, and no other wait of the instance, reached that instance's epoch. Removing
+    /// waits only lowers clocks, so every later program without it (and with no wait that it
+    /// implied put back in its place) has that race ([`compute_pruned_waits`]).
+    needed: Vec<bool>,
+    /// The waits the walk under way found needed (committed when it finds no race).
+    needed_log: Vec<u32>,
     /// Per flat instance, whether it runs.
     on: Vec<bool>,
     /// Every instance in program order: (node, linear iteration index).
@@ -323,16 +345,14 @@ struct State {
 }
 
 impl<'a> Checker<'a> {
-    fn new(em: &'a Emitted, sync: &'a Sync, cf: &'a Conflicts) -> Checker<'a> {
+    fn new(em: &'a Emitted, inst: &Instances, sync: &'a Sync, cf: &'a Conflicts) -> Checker<'a> {
         let n = em.nodes.len();
         let total = cf.base[n];
         let mut on = vec![false; total];
         let mut regs = [0i64; MAX_REGS];
-        for (i, node) in em.nodes.iter().enumerate() {
-            let t = sync::trips(em, node);
-            for v in 0..sync::instances(&t) {
-                sync::decode(&t, v, &mut regs);
-                on[cf.base[i] + v as usize] = sync::on(node, &regs);
+        for (i, running) in inst.running.iter().enumerate() {
+            for &u in running {
+                on[cf.base[i] + u as usize] = true;
             }
         }
         let mut order = Vec::with_capacity(total);
@@ -394,6 +414,10 @@ impl<'a> Checker<'a> {
             of_node,
             positive,
             offset,
+            raised: vec![false; need.len()],
+            raised_log: Vec::new(),
+            needed: vec![false; nw],
+            needed_log: Vec::new(),
             need,
             on,
             order,
@@ -596,12 +620,19 @@ impl<'a> Checker<'a> {
             sem: &self.sem,
             offset: &self.offset,
             need: &self.need,
+            raised_log: &mut self.raised_log,
+            needed_log: &mut self.needed_log,
+            joined: Vec::new(),
             on: &self.on,
             signal: &signal,
             st,
         };
+        walk.raised_log.clear();
+        walk.needed_log.clear();
         let mut r = Ok(());
+        let mut steps = 0usize;
         for (pos, &(i, lin)) in self.order.iter().enumerate().skip(start) {
+            steps += 1;
             if pos > start && pos % self.every == 0 {
                 self.checkpoints.push(Checkpoint {
                     pos,
@@ -615,8 +646,23 @@ impl<'a> Checker<'a> {
                 break;
             }
         }
+        if std::env::var("HBSTAT").is_ok() {
+            eprintln!(
+                "WALK {} {} {} {}",
+                r.is_ok(),
+                start,
+                steps,
+                self.order.len()
+            );
+        }
         match r {
             Ok(()) => {
+                for &(at, raised) in &self.raised_log {
+                    self.raised[at as usize] = raised;
+                }
+                for &w in &self.needed_log {
+                    self.needed[w as usize] = true;
+                }
                 self.valid_until = self.order.len();
                 self.read = read;
                 Some(true)
@@ -630,6 +676,92 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+    }
+
+    /// The instances of wait `w` (one per instance of its node), as indices of `need`.
+    fn instances_of(&self, w: usize) -> std::ops::Range<usize> {
+        let i = self.waits[w].0;
+        let at = self.offset[w];
+        at..at + (self.cf.base[i + 1] - self.cf.base[i])
+    }
+
+    /// Whether wait `w` is in the current program and its join raised no clock at any instance
+    /// (the current program computes the same clocks without it).
+    fn orders_nothing(&self, w: usize) -> bool {
+        self.kept[self.waits[w].0].contains(&w)
+            && !self.raised[self.instances_of(w)].contains(&true)
+    }
+
+    /// Whether wait `w` stays whatever the others do: the program keeps it, a walk found it
+    /// needed ([`Checker::needed`]), and no wait it could imply is waiting in its stretch to
+    /// come back in its place (every live wait there is kept).
+    fn certainly_needed(&mut self, w: usize, alive: &[bool]) -> bool {
+        let i = self.waits[w].0;
+        if !alive[w] || !self.needed[w] || !self.kept[i].contains(&w) {
+            return false;
+        }
+        self.stretch_of(i).into_iter().all(|j| {
+            self.of_node[j]
+                .iter()
+                .all(|&x| !alive[x] || !self.positive[x] || self.kept[j].contains(&x))
+        })
+    }
+
+    /// Removes the waits `trial` when the program stays free of races without them, and says
+    /// whether it did (otherwise the program is as it was).
+    ///
+    /// Most removals need no walk. A wait `assemble` already drops (an earlier wait of its
+    /// engine implies it) is not in the program, so removing it changes nothing. Nor does
+    /// removing waits whose joins raised no clock ([`Checker::orders_nothing`]): a wait that
+    /// `assemble` keeps in their place was dropped because one of them implied it, so it
+    /// joins no more than that one did and raises nothing either.
+    fn try_remove(&mut self, trial: &[usize], alive: &mut [bool]) -> bool {
+        let mut nodes: Vec<usize> = trial.iter().map(|&x| self.waits[x].0).collect();
+        nodes.dedup();
+        // Only the kept waits of the nodes' stretches can change.
+        let mut stretch: Vec<usize> = nodes.iter().flat_map(|&i| self.stretch_of(i)).collect();
+        stretch.sort_unstable();
+        stretch.dedup();
+        let before: Vec<Vec<usize>> = stretch.iter().map(|&i| self.kept[i].clone()).collect();
+        let silent = trial
+            .iter()
+            .all(|&x| !self.kept[self.waits[x].0].contains(&x) || self.orders_nothing(x));
+        for &x in trial {
+            alive[x] = false;
+        }
+        for &i in &nodes {
+            self.keep_node(i, alive);
+        }
+        let moved: Vec<usize> = (stretch.iter().zip(&before))
+            .filter(|&(&i, was)| self.kept[i] != *was)
+            .map(|(&i, _)| i)
+            .collect();
+        if moved.is_empty() {
+            return true;
+        }
+        if silent {
+            for (&i, was) in stretch.iter().zip(&before) {
+                let back: Vec<usize> = (self.kept[i].iter())
+                    .filter(|x| !was.contains(x))
+                    .copied()
+                    .collect();
+                for x in back {
+                    let r = self.instances_of(x);
+                    self.raised[r].fill(false);
+                }
+            }
+            return true;
+        }
+        if self.race_free(self.first_of(&moved)) == Some(true) {
+            return true;
+        }
+        for &x in trial {
+            alive[x] = true;
+        }
+        for &i in &nodes {
+            self.keep_node(i, alive);
+        }
+        false
     }
 
     /// The first position of the program order at which a node of `nodes` runs.
@@ -681,6 +813,12 @@ struct Walk<'a> {
     sem: &'a [usize],
     offset: &'a [usize],
     need: &'a [u32],
+    /// Where the walk records, per wait instance it runs, whether the join raised the clock.
+    raised_log: &'a mut Vec<(u32, bool)>,
+    /// Where the walk records the waits it found needed ([`Checker::needed`]).
+    needed_log: &'a mut Vec<u32>,
+    /// The clocks the current instance's waits joined, with the waits.
+    joined: Vec<(usize, Vc)>,
     on: &'a [bool],
     /// The semaphore each node signals, if a kept wait reads it.
     signal: &'a [Option<usize>],
@@ -698,11 +836,21 @@ impl Walk<'_> {
     }
 
     /// Whether instance `b`, whose thread's clock is `c`, happens after every instance it must.
-    fn check(&mut self, b: usize, c: &Vc) -> Result<(), Stop> {
+    /// Also records the waits that alone order `b` after one of its conflicting instances
+    /// (`before`: its engine's clock before its waits; [`Checker::needed`]).
+    fn check(&mut self, b: usize, c: &Vc, before: &Vc) -> Result<(), Stop> {
         let (s, e) = (self.cf.start[b] as usize, self.cf.start[b + 1] as usize);
         for &(t, a) in &self.cf.after[s..e] {
-            if self.st.epoch[a as usize] > c[t as usize] {
+            let (t, epoch) = (t as usize, self.st.epoch[a as usize]);
+            if epoch > c[t] {
                 return Err(Stop::Race);
+            }
+            if before[t] >= epoch {
+                continue;
+            }
+            let mut by = self.joined.iter().filter(|(_, j)| j[t] >= epoch);
+            if let (Some(&(w, _)), None) = (by.next(), by.next()) {
+                self.needed_log.push(w as u32);
             }
         }
         Ok(())
@@ -713,8 +861,11 @@ impl Walk<'_> {
         let node = &self.em.nodes[i];
         let ei = node.engine.index();
         let b = self.cf.base[i] + lin;
+        let before = self.st.clock[ei];
+        self.joined.clear();
         for &w in &self.kept[i] {
-            let need = self.need[self.offset[w] + lin] as usize;
+            let at = self.offset[w] + lin;
+            let need = self.need[at] as usize;
             if need == 0 {
                 continue;
             }
@@ -723,7 +874,9 @@ impl Walk<'_> {
                 return Err(Stop::Undecided);
             }
             let c = p[need - 1];
-            join(&mut self.st.clock[ei], &c);
+            let raised = join_raises(&mut self.st.clock[ei], &c);
+            self.raised_log.push((at as u32, raised));
+            self.joined.push((w, c));
         }
         let on = self.on[b];
         let sp = Engine::Sp.index();
@@ -735,7 +888,7 @@ impl Walk<'_> {
                     let mut c = self.st.clock[sp];
                     c[5 + q] = self.st.queue_epoch[q];
                     self.st.epoch[b] = self.st.queue_epoch[q];
-                    self.check(b, &c)?;
+                    self.check(b, &c, &before)?;
                     if let Some(s) = self.signal[i] {
                         self.publish(s, c);
                     }
@@ -748,7 +901,7 @@ impl Walk<'_> {
                 if on {
                     self.st.epoch[b] = self.st.clock[ei][ei];
                     let c = self.st.clock[ei];
-                    self.check(b, &c)?;
+                    self.check(b, &c, &before)?;
                 }
                 if let Some(s) = self.signal[i] {
                     // Publish, then advance the engine's own epoch.
@@ -780,11 +933,12 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     {
         return 0;
     }
-    let Some(cf) = compute_conflicts(em, sync) else {
+    let inst = compute_instances(em);
+    let Some(cf) = compute_conflicts(em, &inst, sync) else {
         return 0;
     };
     let alive = {
-        let mut ck = Checker::new(em, sync, &cf);
+        let mut ck = Checker::new(em, &inst, sync, &cf);
         let mut alive = vec![true; ck.waits.len()];
         for e in Engine::ALL {
             ck.keep(e, &alive);
@@ -794,39 +948,22 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
         }
         // The waits are tried in order, a run at a time: the run grows while its removal
         // keeps the program race free and shrinks to one wait when it does not. Waits only
-        // add happens-before edges, so a run whose removal is race free is one that removing
-        // wait by wait would remove too, and the result is the wait-by-wait greedy's.
+        // add happens-before edges, so a set whose removal is race free is one that removing
+        // wait by wait would remove too, and the result is the wait-by-wait greedy's. A wait
+        // known to be needed stays, and the run goes on past it.
         let (mut w, mut run) = (0, 1);
         while w < alive.len() {
             let end = (w + run).min(alive.len());
-            let mut nodes: Vec<usize> = (w..end).map(|x| ck.waits[x].0).collect();
-            nodes.dedup();
-            // Only the kept waits of the nodes' stretches can change.
-            let mut stretch: Vec<usize> = nodes.iter().flat_map(|&i| ck.stretch_of(i)).collect();
-            stretch.sort_unstable();
-            stretch.dedup();
-            let before: Vec<Vec<usize>> = stretch.iter().map(|&i| ck.kept[i].clone()).collect();
-            alive[w..end].fill(false);
-            for &i in &nodes {
-                ck.keep_node(i, &alive);
-            }
-            let moved: Vec<usize> = (stretch.iter().zip(&before))
-                .filter(|&(&i, was)| ck.kept[i] != *was)
-                .map(|(&i, _)| i)
+            let trial: Vec<usize> = (w..end)
+                .filter(|&x| !ck.certainly_needed(x, &alive))
                 .collect();
-            // A wait that `assemble` already drops (an earlier wait of its engine implies it)
-            // is not in the program: removing it changes nothing.
-            if moved.is_empty() || ck.race_free(ck.first_of(&moved)) == Some(true) {
+            if trial.is_empty() {
+                w = end;
+            } else if ck.try_remove(&trial, &mut alive) {
                 w = end;
                 run *= 2;
-                continue;
-            }
-            alive[w..end].fill(true);
-            for &i in &nodes {
-                ck.keep_node(i, &alive);
-            }
-            if run == 1 {
-                w += 1;
+            } else if trial.len() == 1 {
+                w = end;
             } else {
                 run /= 2;
             }

@@ -28,7 +28,7 @@
 //!    transfers over the 16 queues and `sp`'s issue slots), footprints;
 //! 4. [`sync::compute_sync`]: a semaphore for every cross-engine dependence, with waits affine in
 //!    the iteration registers;
-//! 5. [`hb::compute_pruned_waits`]: waits that other waits imply are dropped, decided by a static
+//! 5. [`hb::compute_pruned_waits`] (`prune-waits`): waits that other waits imply are dropped, decided by a static
 //!    happens-before analysis of the program (never by simulating it; the race detector is the
 //!    tests' oracle for it, `tests/static_pruning.rs`);
 //! 6. [`assemble()`]: one in-order stream per engine (the program order of the kernel), hardware
@@ -40,7 +40,7 @@
 //! verifier ([`bir_verify::verify_bir`]) that runs after lowering, the list scheduler and the
 //! modulo scheduler in debug builds (a failure is an internal error naming the pass).
 //!
-//! Steps 4 and 5 run on [`clamp::clamp_trips`]'s copy of the kernel, whose long loops run a
+//! Steps 4 and 5 run on [`clamp::clamp_trips`]'s copy of the kernel (`clamp`), whose long loops run a
 //! bounded number of iterations that still show every pattern (the module argues the bound); the
 //! decisions (which waits, at which distances) are realised on the real kernel by
 //! [`sync::realise`]. So compile time does not grow with the trip count.
@@ -65,6 +65,7 @@ pub mod emit;
 pub mod error;
 pub mod expand;
 pub mod fold_zeros;
+pub mod footprints;
 pub mod hb;
 pub mod hoist;
 pub mod ldg;
@@ -155,7 +156,9 @@ pub const PASSES: &[&str] = &[
     "expand",
     "alloc",
     "emit",
+    "clamp",
     "sync",
+    "prune-waits",
     "assemble",
     "hoist",
 ];
@@ -259,25 +262,33 @@ pub fn compile_observed(
             .filter(|(a, b)| a.0 != b.0)
             .count()
     });
-    let (sync, pruned) = match small {
-        Some(small) => {
-            let mut sync = sync::compute_sync(&small);
-            let pruned = prune(&small, &mut sync, &tensors);
-            (sync::realise(&em, &sync), pruned)
-        }
-        None => {
-            let mut sync = sync::compute_sync(&em);
-            let pruned = prune(&em, &mut sync, &tensors);
-            (sync, pruned)
-        }
-    };
+    observe(
+        "clamp",
+        PassOutput::Summary(format!(
+            "{clamped_loops} of {} loop(s) clamped for the synchronisation analysis",
+            em.loops.len()
+        )),
+    );
+    let analysed = small.as_ref().unwrap_or(&em);
+    let mut sync = sync::compute_sync(analysed);
     observe(
         "sync",
         PassOutput::Summary(format!(
-            "{} semaphore(s), {} dependence(s) needing a wait, {} wait(s) pruned",
+            "{} semaphore(s), {} dependence(s) needing a wait, {} wait(s)",
             sync.semaphores.len(),
             sync.dependences,
-            pruned
+            sync.waits.iter().map(Vec::len).sum::<usize>()
+        )),
+    );
+    let pruned = prune(analysed, &mut sync, &tensors);
+    if small.is_some() {
+        sync = sync::realise(&em, &sync);
+    }
+    observe(
+        "prune-waits",
+        PassOutput::Summary(format!(
+            "{pruned} wait(s) pruned, {} kept",
+            sync.waits.iter().map(Vec::len).sum::<usize>()
         )),
     );
     let (mut program, redundant) = assemble(&em, &sync, tensors);

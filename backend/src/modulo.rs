@@ -321,12 +321,68 @@ fn longest_paths(deps: &LoopDeps, ii: u64, pred: &mut [Option<usize>]) -> Result
     Ok(dist)
 }
 
+/// Whether no cycle of `deps` is positive at `ii` ([`longest_paths`] succeeds). The relaxation
+/// stops as soon as its predecessor graph has a cycle: the last node of such a cycle to be
+/// raised was raised from its predecessor's final distance, while its successor was raised
+/// from a smaller one, so the cycle's weights sum to more than zero.
+fn feasible(deps: &LoopDeps, ii: u64) -> bool {
+    let n = deps.insts.len();
+    let edges: Vec<(usize, usize, i64)> = deps
+        .graph
+        .edge_references()
+        .map(|e| {
+            let w = e.weight().latency as i64 - i64::from(e.weight().distance) * ii as i64;
+            (e.source().index(), e.target().index(), w)
+        })
+        .collect();
+    let mut dist = vec![0i64; n];
+    let mut pred = vec![usize::MAX; n];
+    for _ in 0..=n {
+        let mut changed = false;
+        for &(p, c, w) in &edges {
+            if dist[p] + w > dist[c] {
+                dist[c] = dist[p] + w;
+                pred[c] = p;
+                changed = true;
+            }
+        }
+        if !changed {
+            return true;
+        }
+        if has_cycle(&pred) {
+            return false;
+        }
+    }
+    false
+}
+
+/// Whether following `pred` (`usize::MAX`: none) from some node comes back to it.
+fn has_cycle(pred: &[usize]) -> bool {
+    // 0: unseen, 1: on the walk under way, 2: known to lead to no cycle.
+    let mut state = vec![0u8; pred.len()];
+    for start in 0..pred.len() {
+        let mut v = start;
+        while v != usize::MAX && state[v] == 0 {
+            state[v] = 1;
+            v = pred[v];
+        }
+        if v != usize::MAX && state[v] == 1 {
+            return true;
+        }
+        let mut u = start;
+        while u != usize::MAX && state[u] == 1 {
+            state[u] = 2;
+            u = pred[u];
+        }
+    }
+    false
+}
+
 /// The smallest `II` at which no cycle of `deps` has `Σ latency > II · Σ distance` (binary search
-/// over [`longest_paths`]); 0 when the graph has no cycle (every cycle has a positive distance, so
+/// over [`feasible`]); 0 when the graph has no cycle (every cycle has a positive distance, so
 /// `II = 0` fails exactly when one exists).
 fn smallest_ii(deps: &LoopDeps) -> u64 {
-    let n = deps.insts.len();
-    if longest_paths(deps, 0, &mut vec![None; n]).is_ok() {
+    if feasible(deps, 0) {
         return 0;
     }
     let total: u64 = deps
@@ -337,7 +393,7 @@ fn smallest_ii(deps: &LoopDeps) -> u64 {
     let (mut lo, mut hi) = (0u64, total.max(1));
     while lo + 1 < hi {
         let mid = (lo + hi) / 2;
-        if longest_paths(deps, mid, &mut vec![None; n]).is_ok() {
+        if feasible(deps, mid) {
             hi = mid;
         } else {
             lo = mid;

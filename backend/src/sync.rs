@@ -42,6 +42,8 @@
 //! the clamping preserves.
 
 use crate::emit::{ENode, Emitted, Foot, Node, Space};
+use crate::footprints::{compute_instances, Instances};
+pub(crate) use crate::footprints::{decode, instances, on, trips};
 use runtime_sim::isa::{Cmp, Engine, Expr, Reg, Term, MAX_REGS};
 
 /// The largest dependence distance searched for.
@@ -105,52 +107,6 @@ pub(crate) fn common_depth(x: &Node, y: &Node) -> usize {
         .count()
 }
 
-pub(crate) fn trips(em: &Emitted, n: &Node) -> Vec<i64> {
-    n.loops.iter().map(|&l| em.loops[l].0 as i64).collect()
-}
-
-pub(crate) fn instances(t: &[i64]) -> i64 {
-    t.iter().product()
-}
-
-/// The registers of instance `lin` of a nest with trip counts `t`.
-pub(crate) fn decode(t: &[i64], mut lin: i64, regs: &mut [i64; MAX_REGS]) {
-    for d in (0..t.len()).rev() {
-        regs[d] = lin % t[d];
-        lin /= t[d];
-    }
-}
-
-pub(crate) fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
-    n.inst
-        .pred
-        .iter()
-        .all(|c| c.op.holds(c.lhs.eval(regs), c.rhs.eval(regs)))
-}
-
-fn overlap(a: &Foot, ra: &[i64; MAX_REGS], b: &Foot, rb: &[i64; MAX_REGS]) -> bool {
-    if a.space != b.space || !(a.write || b.write) {
-        return false;
-    }
-    if let (Space::Hbm(_), true) = (a.space, a.tensor != b.tensor) {
-        // Two scratch tensors of one arena: their rectangles are in their own rows and columns,
-        // so any access of one conflicts with any of the other when their elements overlap.
-        return a.region.0 < b.region.1 && b.region.0 < a.region.1;
-    }
-    let (ar, ac) = (a.r0.eval(ra), a.c0.eval(ra));
-    let (br, bc) = (b.r0.eval(rb), b.c0.eval(rb));
-    ar < br + b.nr as i128
-        && br < ar + a.nr as i128
-        && ac < bc + b.nc as i128
-        && bc < ac + a.nc as i128
-}
-
-pub(crate) fn conflict(x: &Node, rx: &[i64; MAX_REGS], y: &Node, ry: &[i64; MAX_REGS]) -> bool {
-    x.foot
-        .iter()
-        .any(|fx| y.foot.iter().any(|fy| overlap(fx, rx, fy, ry)))
-}
-
 /// Whether program order between the two must be enforced by a semaphore.
 fn needs_semaphore(x: &Node, y: &Node) -> bool {
     match (x.queue(), y.queue()) {
@@ -196,11 +152,10 @@ fn fixed_parts_may_meet(a: &Foot, b: &Foot) -> bool {
 /// with `y` is `x`'s first, which precedes every instance of `y` that runs, waiting for one signal
 /// is enough, and weaker than any distance: waiting for a count that grows with the iteration
 /// would tie `y` to the progress of the engine issuing `x`'s later (predicated-off) instances.
-fn need(em: &Emitted, xi: usize, yi: usize) -> Option<Need> {
+fn need(em: &Emitted, inst: &Instances, xi: usize, yi: usize) -> Option<Need> {
     let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
     let c = common_depth(x, y);
-    let tx = trips(em, x);
-    let ty = trips(em, y);
+    let (tx, ty) = (&inst.trips[xi], &inst.trips[yi]);
     let px = instances(&tx[c..]);
     let xb = i64::from(xi < yi);
     let mut best: Option<i64> = None;
@@ -208,13 +163,9 @@ fn need(em: &Emitted, xi: usize, yi: usize) -> Option<Need> {
     let mut first_only = true;
     let mut work = 0u64;
     let mut ry = [0i64; MAX_REGS];
-    let mut rx = [0i64; MAX_REGS];
-    let running = running_instances(x, &tx);
-    for v in 0..instances(&ty) {
-        decode(&ty, v, &mut ry);
-        if !on(y, &ry) {
-            continue;
-        }
+    let running = &inst.running[xi];
+    for &v in &inst.running[yi] {
+        decode(ty, v, &mut ry);
         let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
         // The latest conflicting instance of `x` before this one, searched backwards among the
         // running ones from the last that precedes it in program order.
@@ -234,8 +185,7 @@ fn need(em: &Emitted, xi: usize, yi: usize) -> Option<Need> {
                 first_only = false;
                 break;
             }
-            decode(&tx, u, &mut rx);
-            if conflict(x, &rx, y, &ry) {
+            if inst.conflict(em, xi, u, yi, v) {
                 latest = Some(u);
                 break;
             }
@@ -256,18 +206,6 @@ fn need(em: &Emitted, xi: usize, yi: usize) -> Option<Need> {
         Some(_) if first_only => Some(Need::First),
         Some(d) => Some(Need::Distance(d)),
     }
-}
-
-/// The instances of node `x` (of trips `tx`, in linear order) that run: every one when it has no
-/// guard, which the searches then walk without testing the guard again.
-pub(crate) fn running_instances(x: &Node, tx: &[i64]) -> Vec<i64> {
-    let mut regs = [0i64; MAX_REGS];
-    (0..instances(tx))
-        .filter(|&u| {
-            decode(tx, u, &mut regs);
-            on(x, &regs)
-        })
-        .collect()
 }
 
 /// `(lin_common(regs) - d + xb) * px` as an expression over the consumer's registers.
@@ -297,6 +235,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
         ..Sync::default()
     };
     let mut deps: Vec<(usize, usize, Need)> = Vec::new();
+    let inst = compute_instances(em);
     for yi in 0..n {
         for xi in 0..n {
             let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
@@ -310,7 +249,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
                 s.ordered_pairs += 1;
                 continue;
             }
-            if let Some(d) = need(em, xi, yi) {
+            if let Some(d) = need(em, &inst, xi, yi) {
                 deps.push((xi, yi, d));
             }
         }

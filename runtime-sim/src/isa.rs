@@ -75,10 +75,17 @@ impl Expr {
                     reg,
                     offset,
                     modulus,
-                } => (coeff as i128).saturating_mul(
-                    (regs[reg.0 as usize] as i128 + offset as i128)
-                        .rem_euclid(modulus.max(1) as i128),
-                ),
+                } => {
+                    // In i64 when the sum fits (i128 division is a library call).
+                    let m = modulus.max(1);
+                    let slot = match regs[reg.0 as usize].checked_add(offset) {
+                        Some(x) => x.rem_euclid(m) as i128,
+                        None => {
+                            (regs[reg.0 as usize] as i128 + offset as i128).rem_euclid(m as i128)
+                        }
+                    };
+                    (coeff as i128).saturating_mul(slot)
+                }
             };
             v = v.saturating_add(term);
         }
