@@ -4,7 +4,7 @@
 `nkc check FILE` (front end, the annotated pipeliner and its ISL check) against
 `nkc compile FILE --emit isa --pipeline P` (everything, down to the pseudo-ISA), both whole
 processes of the release binary, interleaved and repeated so that machine load cancels out in the
-ratio (the median of each). Usage: `python3 benches/compile_ratio.py [REPEATS]` after
+ratio (the median of each). Usage: `python3 benches/compile_ratio.py [REPEATS [GLOB]]` after
 `cargo build --release`; prints a Markdown table and the largest ratio.
 """
 import glob
@@ -28,7 +28,8 @@ def main():
     print("| example | check (ms) | " + " | ".join(f"{p} (ms, ×check)" for p in PATHS) + " |")
     print("| --- | ---: | " + " | ".join("---:" for _ in PATHS) + " |")
     worst = (0.0, "")
-    for f in sorted(glob.glob("examples/*.nk")):
+    pattern = sys.argv[2] if len(sys.argv) > 2 else "examples/*.nk"
+    for f in sorted(glob.glob(pattern)):
         check, compile_ = [], {p: [] for p in PATHS}
         for _ in range(repeats):
             check.append(seconds([NKC, "check", f]))

@@ -16,7 +16,8 @@
 //!   fraction ([`crate::bir::guard_fraction`]): the average iteration of the extended loop;
 //! - **RecMII** from the dependence cycles: the smallest `II` for which no cycle has
 //!   `Σ latency > II · Σ distance`, found by binary search with a longest-path (Bellman-Ford)
-//!   check; buffer recurrences are cycles like any other (the anti edge from a ring's last reader
+//!   check (which stops at the first cycle of its predecessor graph, [`feasible`]); buffer
+//!   recurrences are cycles like any other (the anti edge from a ring's last reader
 //!   to its next writer has the ring's depth as distance). The cycle that sets it is reported;
 //! - `II` searched upward from `MII = max(ResMII, RecMII)` in steps of 1%: each instruction, in
 //!   list order over the same-iteration edges (earliest start first, then longest path to the
@@ -31,9 +32,11 @@
 //! The order of `σ` (ties in program order), improved by single moves ([`improve_order`]), is
 //! emitted when its predicted steady-state period ([`compute_order_period`]: the dependence
 //! cycles plus each in-order engine's sequence) is at least [`MIN_GAIN_PERCENT`] shorter than the
-//! body's order before (the written order after the list scheduler); otherwise, and always for
-//! the emergent path's loops (whose order it chose by measurement), the body keeps its order,
-//! and the log says so. Every same-iteration edge has a positive latency, so `σ_p < σ_c`, and a
+//! body's order before (the written order after the list scheduler); otherwise the body keeps
+//! its order, and the log says so. A loop the annotated pipeliner did not touch (the emergent
+//! path's, which chose its order by measurement, or one not pipelined) always keeps its order
+//! and is not searched: its II is that order's predicted period, and its offsets where that
+//! order starts each instruction ([`order_offsets`]). Every same-iteration edge has a positive latency, so `σ_p < σ_c`, and a
 //! move is kept only when every same-iteration edge still goes forward: the new order keeps
 //! every dependence of the body, so the sequential meaning of the loop is unchanged (the
 //! synchronisation analysis then derives the waits from the new order), only the engines'
@@ -783,6 +786,34 @@ pub fn compute_modulo_schedule(
     let steady = steady_busy(&deps, &busy);
     let (rec_mii, rec_cycle, rec_edges) = compute_rec_mii(func, bir, &deps);
     let mii = res_mii.max(rec_mii).max(1);
+    let written: Vec<usize> = (0..deps.insts.len()).collect();
+    let queue_bound = steady_queue_bound(func, bir, plan, &deps);
+    let predicted_before = compute_order_period(bir, &deps, &steady, &written).max(queue_bound);
+    if func.axes[bir.loops[l].axis].attrs.pipelined.is_none() {
+        // A loop the annotated pipeliner did not touch keeps its order: the emergent path
+        // chose it by measurement (`emergent::stages`; measured on the suite, offset order
+        // costs rmsnorm 3% and layernorm 0.2% there), and an unpipelined loop runs as written.
+        // Its II is that order's predicted period, and its offsets where that order starts
+        // each instruction.
+        let ii = predicted_before.max(mii);
+        let sigma = order_offsets(bir, &deps, &busy, ii, &written);
+        return Some(ModuloSchedule {
+            predicted: predicted_before,
+            predicted_before,
+            kept_order: true,
+            lp: l,
+            ii,
+            res_mii,
+            res_resource,
+            rec_mii,
+            rec_cycle,
+            rec_edges,
+            order: written.iter().map(|&k| deps.insts[k]).collect(),
+            busy: steady,
+            insts: offsets(bir, &deps, &sigma),
+            deps,
+        });
+    }
     // A sequential body always fits: every start after every predecessor's completion.
     let sequential: u64 = deps.latency.iter().sum::<u64>() + busy.iter().sum::<u64>();
     // Every list order, with and without the global earliest starts as lower bounds, searches
@@ -812,13 +843,9 @@ pub fn compute_modulo_schedule(
         }
     }
     let (_, ii, sigma) = best?;
-    let base = sigma.iter().copied().min().unwrap_or(0);
     let mut order: Vec<usize> = (0..sigma.len()).collect();
     order.sort_by_key(|&k| (sigma[k], k));
-    let written: Vec<usize> = (0..sigma.len()).collect();
-    let queue_bound = steady_queue_bound(func, bir, plan, &deps);
     let predicted = improve_order(bir, &deps, &steady, &mut order).max(queue_bound);
-    let predicted_before = compute_order_period(bir, &deps, &steady, &written).max(queue_bound);
     // The costs are estimates, so a small predicted gain can be a measured loss: the body is
     // reordered only for a predicted gain of at least [`MIN_GAIN_PERCENT`].
     let kept_order = predicted * 100 > predicted_before * (100 - MIN_GAIN_PERCENT);
@@ -835,14 +862,42 @@ pub fn compute_modulo_schedule(
         rec_edges,
         order: order.iter().map(|&k| deps.insts[k]).collect(),
         busy: steady,
-        insts: deps
-            .insts
-            .iter()
-            .zip(&sigma)
-            .map(|(&i, &s)| (i, bir.insts[i].stage, (s - base) as u64))
-            .collect(),
+        insts: offsets(bir, &deps, &sigma),
         deps,
     })
+}
+
+/// The start offsets of a body run in `order`: each instruction after the one before it on its
+/// engine, and after every dependence on an instruction placed before it (at `ii` cycles per
+/// iteration of distance).
+fn order_offsets(bir: &Bir, deps: &LoopDeps, busy: &[u64], ii: u64, order: &[usize]) -> Vec<i64> {
+    let mut sigma: Vec<Option<i64>> = vec![None; deps.insts.len()];
+    let mut free = [0i64; 5];
+    for &k in order {
+        let r = bir.insts[deps.insts[k]].engine.index();
+        let mut t = free[r];
+        for e in deps
+            .graph
+            .edges_directed(deps.node(k), petgraph::Direction::Incoming)
+        {
+            if let Some(sp) = sigma[e.source().index()] {
+                let w = e.weight().latency as i64 - i64::from(e.weight().distance) * ii as i64;
+                t = t.max(sp + w);
+            }
+        }
+        sigma[k] = Some(t);
+        free[r] = t + busy[k] as i64;
+    }
+    sigma.into_iter().map(|s| s.unwrap_or(0)).collect()
+}
+
+/// Each instruction of the body with its stage and its start offset (`sigma`, from the
+/// earliest).
+fn offsets(bir: &Bir, deps: &LoopDeps, sigma: &[i64]) -> Vec<(usize, Option<u32>, u64)> {
+    let base = sigma.iter().copied().min().unwrap_or(0);
+    (deps.insts.iter().zip(sigma))
+        .map(|(&i, &s)| (i, bir.insts[i].stage, (s - base) as u64))
+        .collect()
 }
 
 /// Schedules every flat loop body of `bir` that runs at least two iterations and reorders it by
@@ -855,17 +910,6 @@ pub fn schedule_loops(func: &Function, bir: &mut Bir, plan: &QueuePlan) -> Vec<M
         };
         if s.kept_order {
             out.push(s);
-            continue;
-        }
-        // The emergent path chose its loops' body orders by measurement (`emergent::stages`);
-        // they are kept (the schedule is still reported). Measured on the suite: offset order
-        // costs rmsnorm 3% and layernorm 0.2% on `emergent`.
-        if func.axes[bir.loops[l].axis].attrs.pipelined.is_none() {
-            out.push(ModuloSchedule {
-                kept_order: true,
-                predicted: s.predicted_before,
-                ..s
-            });
             continue;
         }
         bir.loops[l].body = s.order.iter().map(|&i| BNode::Inst(i)).collect();
