@@ -46,6 +46,7 @@ pub fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
 pub const MAX_TABULATED: usize = 1 << 21;
 
 /// Every node's running instances and footprint starts.
+#[derive(Debug)]
 pub struct Instances {
     /// Per node, its trip counts (outermost first).
     pub trips: Vec<Vec<i64>>,
@@ -109,19 +110,36 @@ impl Instances {
     }
 
     /// Whether instance `u` of node `xi` and instance `v` of node `yi` touch overlapping bytes,
-    /// one of them writing.
-    pub fn conflict(&self, em: &Emitted, xi: usize, u: i64, yi: usize, v: i64) -> bool {
+    /// one of them writing. `feet` is [`meeting_feet`] of the two nodes.
+    pub fn conflict(
+        &self,
+        em: &Emitted,
+        feet: &[(usize, usize)],
+        (xi, u): (usize, i64),
+        (yi, v): (usize, i64),
+    ) -> bool {
         let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-        (x.foot.iter().enumerate()).any(|(fx, a)| {
-            (y.foot.iter().enumerate()).any(|(fy, b)| {
-                may_meet(a, b) && {
-                    let (ar, ac) = self.start(em, xi, u, fx);
-                    let (br, bc) = self.start(em, yi, v, fy);
-                    rects_meet(a, (ar, ac), b, (br, bc))
-                }
-            })
+        feet.iter().any(|&(fx, fy)| {
+            let (ar, ac) = self.start(em, xi, u, fx);
+            let (br, bc) = self.start(em, yi, v, fy);
+            rects_meet(&x.foot[fx], (ar, ac), &y.foot[fy], (br, bc))
         })
     }
+}
+
+/// The pairs of footprints of `x` and `y` (by index) that can meet at some instances: one
+/// memory, one of them writing, and for two scratch tensors of one arena, overlapping element
+/// ranges. Decided once per pair of nodes.
+pub fn meeting_feet(x: &Node, y: &Node) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (fx, a) in x.foot.iter().enumerate() {
+        for (fy, b) in y.foot.iter().enumerate() {
+            if may_meet(a, b) {
+                out.push((fx, fy));
+            }
+        }
+    }
+    out
 }
 
 /// Whether two footprints can meet at all: one memory, one of them writing (and for two scratch

@@ -58,7 +58,7 @@
 //! find, keeps all its waits (correct, maybe redundant).
 
 use crate::emit::{ENode, Emitted};
-use crate::footprints::{compute_instances, Instances};
+use crate::footprints::{compute_instances, meeting_feet, Instances};
 use crate::sync::{self, Sync};
 use runtime_sim::isa::{Cmp, Engine, Expr, Op, Stmt, MAX_REGS};
 use runtime_sim::machine::DMA_QUEUES;
@@ -145,6 +145,7 @@ fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conf
         let xb = i64::from(xi < yi);
         let tr = thread(em, xi) as u8;
         let running = &inst.running[xi];
+        let feet = meeting_feet(x, y);
         for &v in &inst.running[yi] {
             sync::decode(ty, v, &mut ry);
             let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
@@ -159,7 +160,7 @@ fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conf
                 if work > SEARCH_BUDGET {
                     return None;
                 }
-                if inst.conflict(em, xi, u, yi, v) {
+                if inst.conflict(em, &feet, (xi, u), (yi, v)) {
                     found.push((
                         (base[yi] as i64 + v) as u32,
                         tr,
@@ -289,6 +290,9 @@ struct Checker<'a> {
     needed: Vec<bool>,
     /// The waits the walk under way found needed (committed when it finds no race).
     needed_log: Vec<u32>,
+    /// Per stretch, whether every live wait in it is kept, as last computed since its kept
+    /// waits changed ([`Checker::certainly_needed`]).
+    clean: std::collections::HashMap<usize, bool>,
     /// Per flat instance, whether it runs.
     on: Vec<bool>,
     /// Every instance in program order: (node, linear iteration index).
@@ -379,14 +383,14 @@ impl<'a> Checker<'a> {
                 sem.push(w.sem);
                 positive.push(!sync::never_positive(&w.value, &t));
                 offset.push(need.len());
-                for v in 0..sync::instances(&t) {
+                need.resize(need.len() + sync::instances(&t) as usize, 0);
+                // (A wait runs only where its node does: elsewhere it needs nothing.)
+                for &v in &inst.running[yi] {
                     sync::decode(&t, v, &mut regs);
-                    let x = if holds(&w.pred, &regs) {
-                        w.value.eval(&regs).clamp(0, u32::MAX as i128) as u32
-                    } else {
-                        0
-                    };
-                    need.push(x);
+                    if holds(&w.pred, &regs) {
+                        let at = offset[offset.len() - 1] + v as usize;
+                        need[at] = w.value.eval(&regs).clamp(0, u32::MAX as i128) as u32;
+                    }
                 }
             }
         }
@@ -418,6 +422,7 @@ impl<'a> Checker<'a> {
             raised_log: Vec::new(),
             needed: vec![false; nw],
             needed_log: Vec::new(),
+            clean: std::collections::HashMap::new(),
             need,
             on,
             order,
@@ -542,6 +547,7 @@ impl<'a> Checker<'a> {
     }
 
     fn keep_segment(&mut self, s: usize, alive: &[bool]) {
+        self.clean.remove(&s);
         let nodes = std::mem::take(&mut self.segments[s].1);
         // The kept waits so far, by the thread of their producer: a wait implies another only
         // when both producers are on one thread (one queue, or one compute engine; `implies`).
@@ -700,11 +706,26 @@ impl<'a> Checker<'a> {
         if !alive[w] || !self.needed[w] || !self.kept[i].contains(&w) {
             return false;
         }
-        self.stretch_of(i).into_iter().all(|j| {
+        if self.segments.is_empty() {
+            self.compute_segments();
+        }
+        let s = self.segment_of[i];
+        if let Some(&clean) = self.clean.get(&s) {
+            return clean;
+        }
+        let nodes: &[usize] = match s {
+            usize::MAX => std::slice::from_ref(&i),
+            s => &self.segments[s].1,
+        };
+        let clean = nodes.iter().all(|&j| {
             self.of_node[j]
                 .iter()
                 .all(|&x| !alive[x] || !self.positive[x] || self.kept[j].contains(&x))
-        })
+        });
+        if s != usize::MAX {
+            self.clean.insert(s, clean);
+        }
+        clean
     }
 
     /// Removes the waits `trial` when the program stays free of races without them, and says
@@ -933,7 +954,10 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     {
         return 0;
     }
-    let inst = compute_instances(em);
+    let inst = match sync.instances.clone() {
+        Some(inst) => inst,
+        None => std::sync::Arc::new(compute_instances(em)),
+    };
     let Some(cf) = compute_conflicts(em, &inst, sync) else {
         return 0;
     };

@@ -42,7 +42,7 @@
 //! the clamping preserves.
 
 use crate::emit::{ENode, Emitted, Foot, Node, Space};
-use crate::footprints::{compute_instances, Instances};
+use crate::footprints::{compute_instances, meeting_feet, Instances};
 pub(crate) use crate::footprints::{decode, instances, on, trips};
 use runtime_sim::isa::{Cmp, Engine, Expr, Reg, Term, MAX_REGS};
 
@@ -96,6 +96,9 @@ pub struct Sync {
     pub ordered_pairs: usize,
     /// Waits dropped because another wait of the same consumer implies them.
     pub implied_waits: usize,
+    /// The instance table of the kernel the waits were computed on, for the pruning to reuse
+    /// (`None` on a copy [`realise`]d on other trip counts).
+    pub instances: Option<std::sync::Arc<Instances>>,
 }
 
 /// How many loops, outermost first, enclose both nodes.
@@ -126,6 +129,39 @@ fn may_conflict(x: &Node, y: &Node) -> bool {
                 && fixed_parts_may_meet(fx, fy)
         })
     })
+}
+
+/// Per ordered pair of nodes `(y, x)`, at `y * n + x`: whether a footprint of one shares
+/// bytes of its region with a footprint of the other in one memory, one of them writing (what
+/// [`may_conflict`] checks first), found by sorting the footprints of each memory by region
+/// instead of comparing every pair of nodes.
+fn compute_near_pairs(em: &Emitted) -> Vec<bool> {
+    let n = em.nodes.len();
+    let mut near = vec![false; n * n];
+    let mut feet: Vec<(Space, u64, u64, bool, usize)> = Vec::new();
+    for (i, node) in em.nodes.iter().enumerate() {
+        for f in &node.foot {
+            feet.push((f.space, f.region.0, f.region.1, f.write, i));
+        }
+    }
+    let key = |s: Space| match s {
+        Space::Sbuf => (0, 0),
+        Space::Psum => (1, 0),
+        Space::Hbm(a) => (2, a),
+    };
+    feet.sort_by_key(|&(s, lo, hi, _, _)| (key(s), lo, hi));
+    for (k, &(s, _, hi, w, i)) in feet.iter().enumerate() {
+        for &(s2, lo2, _, w2, j) in &feet[k + 1..] {
+            if key(s2) != key(s) || lo2 >= hi {
+                break;
+            }
+            if w || w2 {
+                near[i * n + j] = true;
+                near[j * n + i] = true;
+            }
+        }
+    }
+    near
 }
 
 /// Whether two footprints may overlap in the coordinates that do not depend on the iteration:
@@ -164,6 +200,7 @@ fn need(em: &Emitted, inst: &Instances, xi: usize, yi: usize) -> Option<Need> {
     let mut work = 0u64;
     let mut ry = [0i64; MAX_REGS];
     let running = &inst.running[xi];
+    let feet = meeting_feet(x, y);
     for &v in &inst.running[yi] {
         decode(ty, v, &mut ry);
         let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
@@ -185,7 +222,7 @@ fn need(em: &Emitted, inst: &Instances, xi: usize, yi: usize) -> Option<Need> {
                 first_only = false;
                 break;
             }
-            if inst.conflict(em, xi, u, yi, v) {
+            if inst.conflict(em, &feet, (xi, u), (yi, v)) {
                 latest = Some(u);
                 break;
             }
@@ -235,14 +272,15 @@ pub fn compute_sync(em: &Emitted) -> Sync {
         ..Sync::default()
     };
     let mut deps: Vec<(usize, usize, Need)> = Vec::new();
-    let inst = compute_instances(em);
+    let inst = std::sync::Arc::new(compute_instances(em));
+    let near = compute_near_pairs(em);
     for yi in 0..n {
         for xi in 0..n {
             let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
             if xi == yi && x.queue().is_none() {
                 continue;
             }
-            if !may_conflict(x, y) {
+            if !near[yi * n + xi] || !may_conflict(x, y) {
                 continue;
             }
             if !needs_semaphore(x, y) {
@@ -288,6 +326,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
         });
     }
     drop_implied(em, &mut s);
+    s.instances = Some(inst);
     s
 }
 
@@ -295,6 +334,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
 /// same nodes, semaphores and distances, with values and guards over `em`'s trip counts.
 pub fn realise(em: &Emitted, s: &Sync) -> Sync {
     let mut out = s.clone();
+    out.instances = None;
     for (yi, waits) in out.waits.iter_mut().enumerate() {
         let y = &em.nodes[yi];
         for w in waits.iter_mut() {
