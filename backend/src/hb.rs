@@ -636,9 +636,7 @@ impl<'a> Checker<'a> {
         walk.raised_log.clear();
         walk.needed_log.clear();
         let mut r = Ok(());
-        let mut steps = 0usize;
         for (pos, &(i, lin)) in self.order.iter().enumerate().skip(start) {
-            steps += 1;
             if pos > start && pos % self.every == 0 {
                 self.checkpoints.push(Checkpoint {
                     pos,
@@ -651,15 +649,6 @@ impl<'a> Checker<'a> {
             if r.is_err() {
                 break;
             }
-        }
-        if std::env::var("HBSTAT").is_ok() {
-            eprintln!(
-                "WALK {} {} {} {}",
-                r.is_ok(),
-                start,
-                steps,
-                self.order.len()
-            );
         }
         match r {
             Ok(()) => {
