@@ -25,7 +25,8 @@
 //! `--print-after-all` and `--print-after PASS` ([`PrintAfter`]) print the IR after a pass, each
 //! block preceded by a header line `# *** IR after PASS (FORM) ***`; every Penguin, BIR and ISA
 //! block reads back with its parser. Passes whose product has no text form (`alloc`, `emit`,
-//! `sync`) print a one-line summary as a `#` comment instead.
+//! `clamp`, `sync`, `prune-waits`) print a one-line summary as a `#` comment instead. Every pass
+//! ends in the same place, which also times it ([`Context::times`], `--time-passes`).
 //!
 //! Invariant: after every pass the IR verifies; a verifier failure is an internal error naming
 //! the pass. The BIR verifier runs after the backend's BIR passes in debug builds (see

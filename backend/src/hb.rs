@@ -50,6 +50,16 @@
 //! rectangles for tiles and HBM tensors; for two scratch tensors of one arena, their whole
 //! element ranges (a superset of the detector's, which could only keep more waits).
 //!
+//! **Most waits need no walk.** Each walk that finds no race also records, per wait instance,
+//! whether its join raised its engine's clock, and per wait whether some instance had it as its
+//! only ordering after a conflicting instance (no clock before the node's waits, and no other
+//! wait of the instance, reached that instance's epoch). A kept wait that never raised a clock
+//! can go at once: without it every clock is what it was. A wait found needed stays at once:
+//! removing waits only lowers clocks, so every later program without it has that race (unless a
+//! wait it implied comes back in its place, which then takes a walk). Both decisions are the
+//! ones a walk would make, so the result is still the wait-by-wait greedy's; on matmul's
+//! emergent path they leave 21 walks of 193.
+//!
 //! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
 //! is one). The decision for every wait is exact (a wait is removed exactly when the race
 //! detector, simulating the program without it, would report no race), except that a kernel
