@@ -147,7 +147,19 @@ fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conf
     let mut found: Vec<(u32, u8, u32)> = Vec::new();
     let mut work = 0u64;
     let mut ry = [0i64; MAX_REGS];
-    for &(xi, yi) in &sync.pairs {
+    for (p, &(xi, yi)) in sync.pairs.iter().enumerate() {
+        // The synchronisation analysis's own search, when it has it.
+        if let Some(Some(pairs)) = sync.conflicts.get(p) {
+            let tr = thread(em, xi) as u8;
+            for &(v, u) in pairs {
+                found.push((
+                    (base[yi] as i64 + v) as u32,
+                    tr,
+                    (base[xi] as i64 + u) as u32,
+                ));
+            }
+            continue;
+        }
         let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
         let c = sync::common_depth(x, y);
         let (tx, ty) = (&inst.trips[xi], &inst.trips[yi]);

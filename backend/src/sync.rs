@@ -99,6 +99,11 @@ pub struct Sync {
     /// The instance table of the kernel the waits were computed on, for the pruning to reuse
     /// (`None` on a copy [`realise`]d on other trip counts).
     pub instances: Option<std::sync::Arc<Instances>>,
+    /// Per pair of `pairs`, the conflicting instances the search found: `(v, u)` for each
+    /// running instance `v` of the consumer with `u` the latest running instance of the producer
+    /// before it that conflicts (`None` when the search ran out of budget; empty on a copy
+    /// [`realise`]d on other trip counts).
+    pub conflicts: Vec<Option<Vec<(i64, i64)>>>,
 }
 
 /// How many loops, outermost first, enclose both nodes.
@@ -188,7 +193,18 @@ fn fixed_parts_may_meet(a: &Foot, b: &Foot) -> bool {
 /// with `y` is `x`'s first, which precedes every instance of `y` that runs, waiting for one signal
 /// is enough, and weaker than any distance: waiting for a count that grows with the iteration
 /// would tie `y` to the progress of the engine issuing `x`'s later (predicated-off) instances.
-fn need(em: &Emitted, inst: &Instances, xi: usize, yi: usize) -> Option<Need> {
+///
+/// Every running instance of `y` is searched (the pruning needs them all): `found` gets, per
+/// instance `v` of `y` that conflicts with an earlier one of `x`, `(v, u)` with `u` the latest
+/// such instance of `x`; it is cleared and the function returns `false` as its second value when
+/// the search ran out of budget (the list is then incomplete).
+fn need(
+    em: &Emitted,
+    inst: &Instances,
+    xi: usize,
+    yi: usize,
+    found: &mut Vec<(i64, i64)>,
+) -> (Option<Need>, bool) {
     let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
     let c = common_depth(x, y);
     let (tx, ty) = (&inst.trips[xi], &inst.trips[yi]);
@@ -201,6 +217,7 @@ fn need(em: &Emitted, inst: &Instances, xi: usize, yi: usize) -> Option<Need> {
     let mut ry = [0i64; MAX_REGS];
     let running = &inst.running[xi];
     let feet = meeting_feet(x, y);
+    let mut complete = true;
     for &v in &inst.running[yi] {
         decode(ty, v, &mut ry);
         let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
@@ -220,10 +237,12 @@ fn need(em: &Emitted, inst: &Instances, xi: usize, yi: usize) -> Option<Need> {
                 // Out of budget: wait for everything before (always correct).
                 latest = Some(last);
                 first_only = false;
+                complete = false;
                 break;
             }
             if inst.conflict(em, &feet, (xi, u), (yi, v)) {
                 latest = Some(u);
+                found.push((v, u));
                 break;
             }
         }
@@ -233,16 +252,19 @@ fn need(em: &Emitted, inst: &Instances, xi: usize, yi: usize) -> Option<Need> {
             let d = (linc + xb - (u + 1 + px - 1) / px).clamp(0, MAX_DISTANCE);
             best = Some(best.map_or(d, |b: i64| b.min(d)));
         }
-        if best == Some(0) && !first_only {
+        if !complete {
             break;
         }
-        // (With only the first instance conflicting, the search goes on: one signal suffices.)
     }
-    match best {
+    if !complete {
+        found.clear();
+    }
+    let need = match best {
         None => None,
         Some(_) if first_only => Some(Need::First),
         Some(d) => Some(Need::Distance(d)),
-    }
+    };
+    (need, complete)
 }
 
 /// `(lin_common(regs) - d + xb) * px` as an expression over the consumer's registers.
@@ -272,6 +294,8 @@ pub fn compute_sync(em: &Emitted) -> Sync {
         ..Sync::default()
     };
     let mut deps: Vec<(usize, usize, Need)> = Vec::new();
+    let mut found = Vec::new();
+    let mut searched = Vec::new();
     let inst = std::sync::Arc::new(compute_instances(em));
     let near = compute_near_pairs(em);
     for yi in 0..n {
@@ -287,12 +311,18 @@ pub fn compute_sync(em: &Emitted) -> Sync {
                 s.ordered_pairs += 1;
                 continue;
             }
-            if let Some(d) = need(em, &inst, xi, yi) {
+            let mut f = Vec::new();
+            if let (Some(d), complete) = need(em, &inst, xi, yi, &mut f) {
                 deps.push((xi, yi, d));
+                found.push(f);
+                searched.push(complete);
             }
         }
     }
     s.dependences = deps.len();
+    s.conflicts = (found.into_iter().zip(searched))
+        .map(|(f, complete)| complete.then_some(f))
+        .collect();
     s.pairs = deps.iter().map(|&(xi, yi, _)| (xi, yi)).collect();
     for &(xi, yi, d) in &deps {
         let sem = match s.signal[xi] {
@@ -335,6 +365,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
 pub fn realise(em: &Emitted, s: &Sync) -> Sync {
     let mut out = s.clone();
     out.instances = None;
+    out.conflicts.clear();
     for (yi, waits) in out.waits.iter_mut().enumerate() {
         let y = &em.nodes[yi];
         for w in waits.iter_mut() {
