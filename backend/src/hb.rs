@@ -650,7 +650,7 @@ impl<'a> Checker<'a> {
             need: &self.need,
             raised_log: &mut self.raised_log,
             needed_log: &mut self.needed_log,
-            joined: Vec::new(),
+            top: [(usize::MAX, 0, 0); THREADS],
             on: &self.on,
             signal: &signal,
             st,
@@ -849,8 +849,9 @@ struct Walk<'a> {
     raised_log: &'a mut Vec<(u32, bool)>,
     /// Where the walk records the waits it found needed ([`Checker::needed`]).
     needed_log: &'a mut Vec<u32>,
-    /// The clocks the current instance's waits joined, with the waits.
-    joined: Vec<(usize, Vc)>,
+    /// Per component, among the clocks the current instance's waits joined: the wait with the
+    /// highest value, that value, and the next highest (another wait's).
+    top: [(usize, u32, u32); THREADS],
     on: &'a [bool],
     /// The semaphore each node signals, if a kept wait reads it.
     signal: &'a [Option<usize>],
@@ -877,11 +878,9 @@ impl Walk<'_> {
             if epoch > c[t] {
                 return Err(Stop::Race);
             }
-            if before[t] >= epoch {
-                continue;
-            }
-            let mut by = self.joined.iter().filter(|(_, j)| j[t] >= epoch);
-            if let (Some(&(w, _)), None) = (by.next(), by.next()) {
+            // The only wait that reaches the epoch: the highest, when the next is below it.
+            let (w, top, next) = self.top[t];
+            if before[t] < epoch && top >= epoch && next < epoch {
                 self.needed_log.push(w as u32);
             }
         }
@@ -894,7 +893,7 @@ impl Walk<'_> {
         let ei = node.engine.index();
         let b = self.cf.base[i] + lin;
         let before = self.st.clock[ei];
-        self.joined.clear();
+        self.top = [(usize::MAX, 0, 0); THREADS];
         for &w in &self.kept[i] {
             let at = self.offset[w] + lin;
             let need = self.need[at] as usize;
@@ -908,7 +907,14 @@ impl Walk<'_> {
             let c = p[need - 1];
             let raised = join_raises(&mut self.st.clock[ei], &c);
             self.raised_log.push((at as u32, raised));
-            self.joined.push((w, c));
+            for (t, &v) in c.iter().enumerate() {
+                let (tw, top, next) = &mut self.top[t];
+                if v > *top {
+                    (*tw, *next, *top) = (w, *top, v);
+                } else if v > *next {
+                    *next = v;
+                }
+            }
         }
         let on = self.on[b];
         let sp = Engine::Sp.index();
