@@ -381,15 +381,19 @@ pub fn realise(em: &Emitted, s: &Sync) -> Sync {
 /// Whether instance `ix` of node `xi` precedes instance `iz` of node `zi` in program order.
 fn precedes(em: &Emitted, xi: usize, ix: i64, zi: usize, iz: i64) -> bool {
     let (x, z) = (&em.nodes[xi], &em.nodes[zi]);
-    let (tx, tz) = (trips(em, x), trips(em, z));
-    let (mut rx, mut rz) = ([0i64; MAX_REGS], [0i64; MAX_REGS]);
-    decode(&tx, ix, &mut rx);
-    decode(&tz, iz, &mut rz);
     let c = common_depth(x, z);
-    for k in 0..c {
-        if rx[k] != rz[k] {
-            return rx[k] < rz[k];
-        }
+    // The instance's iteration of the shared loops: its linear index over them (the loops
+    // below them are the last digits of `ix`).
+    let shared = |n: &Node, i: i64| {
+        i / n.loops[c..]
+            .iter()
+            .map(|&l| em.loops[l].0 as i64)
+            .product::<i64>()
+            .max(1)
+    };
+    let (sx, sz) = (shared(x, ix), shared(z, iz));
+    if sx != sz {
+        return sx < sz;
     }
     xi < zi
 }
