@@ -650,7 +650,7 @@ impl<'a> Checker<'a> {
             need: &self.need,
             raised_log: &mut self.raised_log,
             needed_log: &mut self.needed_log,
-            top: [(usize::MAX, 0, 0); THREADS],
+            joined: Vec::new(),
             on: &self.on,
             signal: &signal,
             st,
@@ -849,9 +849,9 @@ struct Walk<'a> {
     raised_log: &'a mut Vec<(u32, bool)>,
     /// Where the walk records the waits it found needed ([`Checker::needed`]).
     needed_log: &'a mut Vec<u32>,
-    /// Per component, among the clocks the current instance's waits joined: the wait with the
-    /// highest value, that value, and the next highest (another wait's).
-    top: [(usize, u32, u32); THREADS],
+    /// The waits the current instance joined, each with the semaphore and the index of the
+    /// clock it joined (in `st.prefix`).
+    joined: Vec<(usize, usize, usize)>,
     on: &'a [bool],
     /// The semaphore each node signals, if a kept wait reads it.
     signal: &'a [Option<usize>],
@@ -878,9 +878,13 @@ impl Walk<'_> {
             if epoch > c[t] {
                 return Err(Stop::Race);
             }
-            // The only wait that reaches the epoch: the highest, when the next is below it.
-            let (w, top, next) = self.top[t];
-            if before[t] < epoch && top >= epoch && next < epoch {
+            if before[t] >= epoch {
+                continue;
+            }
+            // The only wait whose clock reaches the epoch.
+            let prefix = &self.st.prefix;
+            let mut by = (self.joined.iter()).filter(|&&(_, s, k)| prefix[s][k][t] >= epoch);
+            if let (Some(&(w, _, _)), None) = (by.next(), by.next()) {
                 self.needed_log.push(w as u32);
             }
         }
@@ -893,7 +897,7 @@ impl Walk<'_> {
         let ei = node.engine.index();
         let b = self.cf.base[i] + lin;
         let before = self.st.clock[ei];
-        self.top = [(usize::MAX, 0, 0); THREADS];
+        self.joined.clear();
         for &w in &self.kept[i] {
             let at = self.offset[w] + lin;
             let need = self.need[at] as usize;
@@ -907,14 +911,7 @@ impl Walk<'_> {
             let c = p[need - 1];
             let raised = join_raises(&mut self.st.clock[ei], &c);
             self.raised_log.push((at as u32, raised));
-            for (t, &v) in c.iter().enumerate() {
-                let (tw, top, next) = &mut self.top[t];
-                if v > *top {
-                    (*tw, *next, *top) = (w, *top, v);
-                } else if v > *next {
-                    *next = v;
-                }
-            }
+            self.joined.push((w, self.sem[w], need - 1));
         }
         let on = self.on[b];
         let sp = Engine::Sp.index();
