@@ -7,11 +7,22 @@
 //! for an operation that several engines can run (`copy`) the choice balances the estimated busy
 //! cycles of the candidate engines, costed with the shared machine description.
 //!
-//! Invariants: `insts[i].loops` lists the enclosing loops outermost first, and each loop's `depth`
-//! is its index in that list; operands still name Penguin tensors and accesses (logical buffers,
-//! slots not yet rotated); a `Copy` touching PSUM is never on `pool`.
+//! Instructions and loops are entities ([`BirInst`], [`BirLoop`]: `u32` newtypes made by
+//! `cranelift_entity::entity_impl!`, written `inst3` and `loop1`) that index the `PrimaryMap`s
+//! [`Bir::insts`] and [`Bir::loops`]; a pass keeps a per-instruction or per-loop side table in a
+//! `SecondaryMap` over them. A `usize` never stands for either: where one appears beside them it
+//! is a position (in a loop body, in a dependence graph, in emission order). The ids are
+//! allocated once, by lowering (or the text reader); later passes reorder bodies but never add,
+//! remove or renumber instructions and loops.
+//!
+//! Invariants: every instruction and every loop is in exactly one body (the kernel's or a loop's),
+//! and the loops form a tree under the kernel's body; `insts[i].loops` lists the enclosing loops
+//! outermost first, and each loop's `depth` is its index in that list; operands still name
+//! Penguin tensors and accesses (logical buffers, slots not yet rotated); a `Copy` touching PSUM
+//! is never on `pool`. The verifier ([`crate::bir_verify`]) checks them.
 
 use crate::error::BackendError;
+use cranelift_entity::{entity_impl, PrimaryMap};
 use penguin::affine::Predicate;
 use penguin::ir::{EngineClass, Memory, Op, Operand, StmtKind};
 use penguin::{Axis, Function, SrcSpan, Stmt};
@@ -19,9 +30,19 @@ use runtime_sim::isa::Engine;
 use runtime_sim::machine;
 use std::fmt::{self, Write as _};
 
+/// A BIR instruction: one operation on one engine.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BirInst(u32);
+entity_impl!(BirInst, "inst");
+
+/// A BIR loop: one hardware loop, on one iteration register.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BirLoop(u32);
+entity_impl!(BirLoop, "loop");
+
 /// A hardware loop of BIR.
 #[derive(Clone, Debug)]
-pub struct BLoop {
+pub struct BLoopData {
     pub axis: Axis,
     pub iv: String,
     /// The Penguin induction variable is `lb + r` for the loop's register `r` in `0..trip`.
@@ -33,13 +54,13 @@ pub struct BLoop {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BNode {
-    Inst(usize),
-    Loop(usize),
+    Inst(BirInst),
+    Loop(BirLoop),
 }
 
 /// One instruction on one engine, on logical buffers.
 #[derive(Clone, Debug)]
-pub struct BInst {
+pub struct BInstData {
     pub engine: Engine,
     pub op: Op,
     pub dst: Operand,
@@ -47,7 +68,7 @@ pub struct BInst {
     /// A conjunction (from the statement and its enclosing loop statements).
     pub guards: Vec<Predicate>,
     /// The enclosing loops, outermost first.
-    pub loops: Vec<usize>,
+    pub loops: Vec<BirLoop>,
     pub stmt: Stmt,
     pub stage: Option<u32>,
     pub span: Option<SrcSpan>,
@@ -56,14 +77,15 @@ pub struct BInst {
 /// A lowered kernel.
 #[derive(Clone, Debug, Default)]
 pub struct Bir {
-    pub loops: Vec<BLoop>,
-    pub insts: Vec<BInst>,
+    pub loops: PrimaryMap<BirLoop, BLoopData>,
+    pub insts: PrimaryMap<BirInst, BInstData>,
+    /// The kernel's top level.
     pub body: Vec<BNode>,
 }
 
 impl Bir {
     /// The total number of times instruction `i` is reached (its loops' trip product).
-    pub fn instances(&self, i: usize) -> u64 {
+    pub fn instances(&self, i: BirInst) -> u64 {
         self.insts[i]
             .loops
             .iter()
@@ -95,7 +117,7 @@ impl Lower<'_> {
     fn block(
         &mut self,
         stmts: &[Stmt],
-        loops: &mut Vec<usize>,
+        loops: &mut Vec<BirLoop>,
         guards: &mut Vec<Predicate>,
     ) -> Result<Vec<BNode>, BackendError> {
         let mut out = Vec::new();
@@ -112,8 +134,7 @@ impl Lower<'_> {
                 }
                 StmtKind::Loop(axis) => {
                     let ad = &self.func.axes[*axis];
-                    let id = self.bir.loops.len();
-                    self.bir.loops.push(BLoop {
+                    let id = self.bir.loops.push(BLoopData {
                         axis: *axis,
                         iv: ad.iv_name.clone(),
                         lb: ad.lb,
@@ -143,9 +164,9 @@ impl Lower<'_> {
         &mut self,
         s: Stmt,
         i: penguin::Inst,
-        loops: &[usize],
+        loops: &[BirLoop],
         guards: &[Predicate],
-    ) -> Result<usize, BackendError> {
+    ) -> Result<BirInst, BackendError> {
         let d = &self.func.insts[i];
         let span = self.func.inst_spans.get(i).copied().flatten();
         let touches_psum = std::iter::once(&d.dst)
@@ -186,8 +207,7 @@ impl Lower<'_> {
             }
         };
         self.load[engine.index()] += reps * estimate(engine, &d.op, &d.dst, &d.srcs);
-        let idx = self.bir.insts.len();
-        self.bir.insts.push(BInst {
+        let idx = self.bir.insts.push(BInstData {
             engine,
             op: d.op.clone(),
             dst: d.dst.clone(),
@@ -375,7 +395,7 @@ fn write_block(out: &mut String, func: &Function, bir: &Bir, nodes: &[BNode], de
         match n {
             BNode::Loop(l) => {
                 let Some(lp) = bir.loops.get(l) else {
-                    let _ = writeln!(out, "{pad}# <undefined loop{l}>");
+                    let _ = writeln!(out, "{pad}# <undefined {l}>");
                     continue;
                 };
                 let _ = write!(
@@ -395,7 +415,7 @@ fn write_block(out: &mut String, func: &Function, bir: &Bir, nodes: &[BNode], de
             }
             BNode::Inst(i) => {
                 let Some(bi) = bir.insts.get(i) else {
-                    let _ = writeln!(out, "{pad}# <undefined inst{i}>");
+                    let _ = writeln!(out, "{pad}# <undefined {i}>");
                     continue;
                 };
                 let mut line = pad.clone();
@@ -430,8 +450,8 @@ fn write_block(out: &mut String, func: &Function, bir: &Bir, nodes: &[BNode], de
 impl fmt::Display for BNode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BNode::Inst(i) => write!(f, "inst{i}"),
-            BNode::Loop(l) => write!(f, "loop{l}"),
+            BNode::Inst(i) => write!(f, "{i}"),
+            BNode::Loop(l) => write!(f, "{l}"),
         }
     }
 }

@@ -8,7 +8,7 @@
 //! - an axis per `loop` header (induction variable, `lb..lb + trip`, the `pipelined` attribute),
 //!   placed in the Function's tree as a loop statement holding the statements of its body;
 //! - a statement per instruction, holding that instruction alone, with the instruction's guards as
-//!   its predicates and its stage as the statement's stage tag (so `BInst::stmt` is valid, and
+//!   its predicates and its stage as the statement's stage tag (so `BInstData::stmt` is valid, and
 //!   lowering the Function again gives the same BIR: guards and engines are explicit).
 //!
 //! Numbering is canonical: tensors in declaration order, axes and BIR loops in the order of their
@@ -23,7 +23,7 @@
 //! of range and affine coefficients beyond 64 bits are errors. For BIR that verifies,
 //! `write_bir(parse_bir(write_bir(x))) == write_bir(x)`. Source spans are not part of the text.
 
-use crate::bir::{BInst, BLoop, BNode, Bir, MAX_TEXT_DEPTH};
+use crate::bir::{BInstData, BLoopData, BNode, Bir, BirLoop, MAX_TEXT_DEPTH};
 use penguin::affine::{CmpOp, Predicate};
 use penguin::ir::{
     ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, InstData, LoopKind, Memory,
@@ -106,7 +106,7 @@ struct Parser {
     tensors: HashMap<String, Tensor>,
     axes: HashMap<String, Axis>,
     /// The BIR loops enclosing the current position, outermost first.
-    loops: Vec<usize>,
+    loops: Vec<BirLoop>,
 }
 
 impl TokenCursor for Parser {
@@ -378,8 +378,7 @@ impl Parser {
         }
         let open = self.bump();
         let stmt = self.func.add_loop_stmt(axis);
-        let id = self.bir.loops.len();
-        self.bir.loops.push(BLoop {
+        let id = self.bir.loops.push(BLoopData {
             axis,
             iv: iv.clone(),
             lb,
@@ -457,8 +456,7 @@ impl Parser {
         let stmt = self.func.add_inst_stmt(vec![inst]);
         self.func.stmts[stmt].preds = guards.clone();
         self.func.stage_tags[stmt] = stage;
-        let idx = self.bir.insts.len();
-        self.bir.insts.push(BInst {
+        let idx = self.bir.insts.push(BInstData {
             engine,
             op,
             dst,

@@ -4,7 +4,7 @@
 //! It runs after each pass that builds or rewrites BIR (lowering, the list scheduler, the modulo
 //! scheduler) in debug builds and in tests ([`crate::compile_with_pruner`]), and on every BIR
 //! filetest. The checks:
-//! - **structure**: every node index of every body is in range; every instruction is in exactly
+//! - **structure**: every node of every body names an instruction or loop that exists; every instruction is in exactly
 //!   one body; the loops form a tree under the kernel's body (each loop in exactly one body, none
 //!   inside itself); each loop's `depth` is its nesting depth and at most the register count;
 //!   `insts[i].loops` is exactly the chain of loops around instruction `i`, outermost first;
@@ -21,7 +21,8 @@
 //!
 //! Invariant: the verifier never panics, whatever the BIR (it is also run on parsed texts).
 
-use crate::bir::{BNode, Bir};
+use crate::bir::{BNode, Bir, BirInst, BirLoop};
+use cranelift_entity::SecondaryMap;
 use penguin::affine::AffineExpr;
 use penguin::ir::{Memory, Op, Operand};
 use penguin::{Axis, Function};
@@ -53,7 +54,7 @@ pub fn verify_bir(func: &Function, bir: &Bir) -> Result<(), Vec<BirVerifierError
     };
     v.structure();
     v.loops();
-    for i in 0..bir.insts.len() {
+    for i in bir.insts.keys() {
         v.inst(i);
     }
     if v.errors.is_empty() {
@@ -83,7 +84,7 @@ impl Verifier<'_> {
         self.errors.push(BirVerifierError { location, message });
     }
 
-    fn inst_loc(&self, i: usize) -> String {
+    fn inst_loc(&self, i: BirInst) -> String {
         match self.bir.insts.get(i) {
             Some(bi) => {
                 let dst = self
@@ -91,38 +92,34 @@ impl Verifier<'_> {
                     .tensors
                     .get(bi.dst.tensor)
                     .map_or("?", |t| t.name.as_str());
-                format!("inst{i} ({}.{} {dst})", bi.engine.name(), bi.op.name())
+                format!("{i} ({}.{} {dst})", bi.engine.name(), bi.op.name())
             }
-            None => format!("inst{i}"),
+            None => i.to_string(),
         }
     }
 
-    fn loop_loc(&self, l: usize) -> String {
+    fn loop_loc(&self, l: BirLoop) -> String {
         match self.bir.loops.get(l) {
-            Some(lp) => format!("loop{l} ({})", lp.iv),
-            None => format!("loop{l}"),
+            Some(lp) => format!("{l} ({})", lp.iv),
+            None => l.to_string(),
         }
     }
 
     /// Node ranges, one body per node, the loop tree, depths and each instruction's loop chain.
     fn structure(&mut self) {
         let bir = self.bir;
-        let mut inst_homes = vec![0usize; bir.insts.len()];
-        let mut loop_homes = vec![0usize; bir.loops.len()];
-        let bodies = std::iter::once((None, &bir.body)).chain(
-            bir.loops
-                .iter()
-                .enumerate()
-                .map(|(l, lp)| (Some(l), &lp.body)),
-        );
+        let mut inst_homes: SecondaryMap<BirInst, usize> = SecondaryMap::new();
+        let mut loop_homes: SecondaryMap<BirLoop, usize> = SecondaryMap::new();
+        let bodies = std::iter::once((None, &bir.body))
+            .chain(bir.loops.iter().map(|(l, lp)| (Some(l), &lp.body)));
         for (owner, body) in bodies {
             let where_ = owner.map_or("the kernel body".to_string(), |l| {
                 format!("the body of {}", self.loop_loc(l))
             });
             for &n in body {
                 match n {
-                    BNode::Inst(i) if i < bir.insts.len() => inst_homes[i] += 1,
-                    BNode::Loop(l) if l < bir.loops.len() => loop_homes[l] += 1,
+                    BNode::Inst(i) if bir.insts.is_valid(i) => inst_homes[i] += 1,
+                    BNode::Loop(l) if bir.loops.is_valid(l) => loop_homes[l] += 1,
                     _ => self.error(
                         "bir".to_string(),
                         format!("{where_} names {n}, which does not exist"),
@@ -130,7 +127,8 @@ impl Verifier<'_> {
                 }
             }
         }
-        for (i, &h) in inst_homes.iter().enumerate() {
+        for i in bir.insts.keys() {
+            let h = inst_homes[i];
             if h != 1 {
                 let msg = if h == 0 {
                     "is in no body".to_string()
@@ -140,16 +138,18 @@ impl Verifier<'_> {
                 self.error(self.inst_loc(i), msg);
             }
         }
-        for (l, &h) in loop_homes.iter().enumerate() {
+        for l in bir.loops.keys() {
+            let h = loop_homes[l];
             if h > 1 {
                 self.error(self.loop_loc(l), format!("is in {h} bodies"));
             }
         }
         // Walk the tree from the kernel's body: chains, depths, loops inside themselves.
-        let mut reached = vec![false; bir.loops.len()];
+        let mut reached: SecondaryMap<BirLoop, bool> = SecondaryMap::new();
         let mut chain = Vec::new();
         self.walk(&bir.body, &mut chain, &mut reached);
-        for (l, &r) in reached.iter().enumerate() {
+        for l in bir.loops.keys() {
+            let r = reached[l];
             if !r && loop_homes[l] > 0 {
                 self.error(
                     self.loop_loc(l),
@@ -162,16 +162,20 @@ impl Verifier<'_> {
         }
     }
 
-    fn walk(&mut self, body: &[BNode], chain: &mut Vec<usize>, reached: &mut [bool]) {
+    fn walk(
+        &mut self,
+        body: &[BNode],
+        chain: &mut Vec<BirLoop>,
+        reached: &mut SecondaryMap<BirLoop, bool>,
+    ) {
         let bir = self.bir;
         for &n in body {
             match n {
                 BNode::Inst(i) => {
                     let Some(bi) = bir.insts.get(i) else { continue };
                     if bi.loops != *chain {
-                        let show = |ls: &[usize]| {
-                            let names: Vec<String> =
-                                ls.iter().map(|l| format!("loop{l}")).collect();
+                        let show = |ls: &[BirLoop]| {
+                            let names: Vec<String> = ls.iter().map(|l| l.to_string()).collect();
                             format!("[{}]", names.join(", "))
                         };
                         self.error(
@@ -225,7 +229,7 @@ impl Verifier<'_> {
 
     /// Each loop's axis exists and has the loop's bounds and induction variable.
     fn loops(&mut self) {
-        for (l, lp) in self.bir.loops.iter().enumerate() {
+        for (l, lp) in self.bir.loops.iter() {
             let Some(ad) = self.func.axes.get(lp.axis) else {
                 self.error(
                     self.loop_loc(l),
@@ -257,7 +261,7 @@ impl Verifier<'_> {
         }
     }
 
-    fn inst(&mut self, i: usize) {
+    fn inst(&mut self, i: BirInst) {
         let bir = self.bir;
         let func = self.func;
         let bi = &bir.insts[i];
@@ -451,6 +455,15 @@ mod tests {
     //! once, with its loop chain), made by editing read BIR.
     use super::*;
     use crate::bir_parse::parse_bir;
+    use cranelift_entity::EntityRef;
+
+    fn inst(k: usize) -> BirInst {
+        BirInst::new(k)
+    }
+
+    fn lp(k: usize) -> BirLoop {
+        BirLoop::new(k)
+    }
 
     const TEXT: &str = "bir k(x) -> () {
   buffer x: hbm f32[1024, 64] input
@@ -476,12 +489,12 @@ mod tests {
 
     #[test]
     fn node_out_of_range() {
-        let e = errors(|_, b| b.body.push(BNode::Inst(7)));
+        let e = errors(|_, b| b.body.push(BNode::Inst(inst(7))));
         assert_eq!(
             e,
             ["bir: the kernel body names inst7, which does not exist"]
         );
-        let e = errors(|_, b| b.loops[1].body.push(BNode::Loop(9)));
+        let e = errors(|_, b| b.loops[lp(1)].body.push(BNode::Loop(lp(9))));
         assert_eq!(
             e,
             ["bir: the body of loop1 (j) names loop9, which does not exist"]
@@ -490,7 +503,7 @@ mod tests {
 
     #[test]
     fn instruction_in_two_bodies_or_none() {
-        let e = errors(|_, b| b.body.push(BNode::Inst(1)));
+        let e = errors(|_, b| b.body.push(BNode::Inst(inst(1))));
         assert!(
             e.iter().any(|m| m == "inst1 (dve.copy t): is in 2 bodies"),
             "{e:?}"
@@ -499,13 +512,13 @@ mod tests {
             e.iter().any(|m| m.starts_with("inst1 (dve.copy t): lists its loops as [loop0, loop1], but the loops around it are []")),
             "{e:?}"
         );
-        let e = errors(|_, b| b.loops[1].body.clear());
+        let e = errors(|_, b| b.loops[lp(1)].body.clear());
         assert_eq!(e, ["inst1 (dve.copy t): is in no body"]);
     }
 
     #[test]
     fn loops_form_a_tree() {
-        let e = errors(|_, b| b.loops[1].body.push(BNode::Loop(1)));
+        let e = errors(|_, b| b.loops[lp(1)].body.push(BNode::Loop(lp(1))));
         assert!(e.iter().any(|m| m == "loop1 (j): is in 2 bodies"), "{e:?}");
         assert!(
             e.iter().any(|m| m == "loop1 (j): is inside itself"),
@@ -513,7 +526,7 @@ mod tests {
         );
         let e = errors(|_, b| {
             b.body.clear();
-            b.loops[0].body.push(BNode::Loop(0));
+            b.loops[lp(0)].body.push(BNode::Loop(lp(0)));
         });
         let unreachable = "is not reachable from the kernel body (it is inside itself or inside a \
                            loop that is)";
@@ -528,21 +541,21 @@ mod tests {
 
     #[test]
     fn loop_chains_depths_and_axes() {
-        let e = errors(|_, b| b.insts[1].loops = vec![0]);
+        let e = errors(|_, b| b.insts[inst(1)].loops = vec![lp(0)]);
         assert_eq!(
             e,
             ["inst1 (dve.copy t): lists its loops as [loop0], but the loops around it are [loop0, loop1]"]
         );
-        let e = errors(|_, b| b.loops[1].trip = 3);
+        let e = errors(|_, b| b.loops[lp(1)].trip = 3);
         assert_eq!(e, ["loop1 (j): runs 0..3, but its axis runs 0..2"]);
-        let e = errors(|_, b| b.loops[0].iv = "z".into());
+        let e = errors(|_, b| b.loops[lp(0)].iv = "z".into());
         assert_eq!(
             e,
             ["loop0 (z): names induction variable `z`, but its axis's is `i`"]
         );
         let e = errors(|f, b| {
             let t = f.tensors.keys().next().expect("a tensor");
-            b.insts[0].dst.tensor = penguin::Tensor::from_u32(t.as_u32() + 9);
+            b.insts[inst(0)].dst.tensor = penguin::Tensor::from_u32(t.as_u32() + 9);
         });
         assert_eq!(
             e,

@@ -28,6 +28,7 @@
 //! `B = 2H + MAX_DISTANCE + 2 + L` (rounded up so that `L` divides `N - B`), independent of `N`.
 //! A loop that breaks one of the conditions keeps its trip count (correct, only slower).
 
+use crate::bir::BirLoop;
 use crate::emit::{Emitted, Foot, Node};
 use crate::sync::MAX_DISTANCE;
 use runtime_sim::isa::{Cmp, Term};
@@ -76,7 +77,7 @@ fn feet_may_meet(a: &Foot, b: &Foot) -> bool {
 }
 
 /// How loop `l` is clamped: `(B, S)`, or `None` when it keeps its trip count.
-fn clamp_loop(em: &Emitted, l: usize, period: i64) -> Option<(i64, i64)> {
+fn clamp_loop(em: &Emitted, l: BirLoop, period: i64) -> Option<(i64, i64)> {
     let (trip, depth) = em.loops[l];
     let n = trip as i64;
     let inside = |nd: &Node| nd.loops.get(depth) == Some(&l);
@@ -147,15 +148,17 @@ pub fn clamp_trips(em: &Emitted) -> Option<Emitted> {
             }
         }
     }
-    let plans: Vec<Option<(i64, i64)>> = (0..em.loops.len())
-        .map(|l| clamp_loop(em, l, period))
+    let plans: Vec<(BirLoop, Option<(i64, i64)>)> = em
+        .loops
+        .keys()
+        .map(|l| (l, clamp_loop(em, l, period)))
         .collect();
-    if plans.iter().all(Option::is_none) {
+    if plans.iter().all(|(_, p)| p.is_none()) {
         return None;
     }
     let mut out = em.clone();
-    for (l, plan) in plans.iter().enumerate() {
-        let Some((b, s)) = *plan else { continue };
+    for &(l, plan) in &plans {
+        let Some((b, s)) = plan else { continue };
         let (trip, depth) = em.loops[l];
         out.loops[l].0 = b as u64;
         let reg = depth as u8;

@@ -20,9 +20,10 @@
 //! (the sequential order of the kernel), which every engine's stream preserves.
 
 use crate::alloc::{Allocation, Place};
-use crate::bir::{BNode, Bir};
+use crate::bir::{BNode, Bir, BirInst, BirLoop};
 use crate::error::BackendError;
 use crate::queues::{compute_queue_plan, QueuePlan};
+use cranelift_entity::SecondaryMap;
 use penguin::affine::{AffineExpr, CmpOp as PCmp};
 use penguin::ir::{self as pir, Memory, Operand};
 use penguin::{Axis, Function, Tensor};
@@ -64,10 +65,10 @@ pub struct Node {
     pub engine: Engine,
     pub inst: Inst,
     /// Enclosing BIR loops, outermost first (loop at index `d` has register `rd`).
-    pub loops: Vec<usize>,
+    pub loops: Vec<BirLoop>,
     pub foot: Vec<Foot>,
     /// The BIR instruction it comes from.
-    pub bir: usize,
+    pub bir: BirInst,
 }
 
 impl Node {
@@ -82,17 +83,20 @@ impl Node {
 /// The emitted kernel before synchronisation.
 #[derive(Clone, Debug)]
 pub struct Emitted {
+    /// The emitted instructions in program order (a BIR instruction may give several: a DMA's
+    /// pieces); a `usize` that names one is its index here, not a BIR id.
     pub nodes: Vec<Node>,
     /// The loop tree over node indices.
     pub tree: Vec<ENode>,
     /// `(trip, depth)` per BIR loop.
-    pub loops: Vec<(u64, usize)>,
+    pub loops: SecondaryMap<BirLoop, (u64, usize)>,
 }
 
+/// The loop tree of the emitted kernel: emitted nodes by index, and BIR loops.
 #[derive(Clone, Debug)]
 pub enum ENode {
     Inst(usize),
-    Loop(usize, Vec<ENode>),
+    Loop(BirLoop, Vec<ENode>),
 }
 
 /// The 1-based line of byte `offset` of `text` (the last line past its end).
@@ -114,7 +118,7 @@ pub fn emit_nodes(
     src: Option<&SourceInfo<'_>>,
 ) -> Result<Emitted, BackendError> {
     let mut regs: HashMap<Axis, (Reg, i64)> = HashMap::new();
-    for l in &bir.loops {
+    for l in bir.loops.values() {
         regs.insert(l.axis, (Reg(l.depth as u8), l.lb));
     }
     let mut cx = Emit {
@@ -130,7 +134,11 @@ pub fn emit_nodes(
     Ok(Emitted {
         nodes: cx.nodes,
         tree,
-        loops: bir.loops.iter().map(|l| (l.trip, l.depth)).collect(),
+        loops: bir
+            .loops
+            .iter()
+            .map(|(k, l)| (k, (l.trip, l.depth)))
+            .collect(),
     })
 }
 
@@ -170,7 +178,7 @@ impl Emit<'_> {
     }
 
     /// The span of instruction `i`.
-    fn at(&self, i: usize) -> Option<penguin::SrcSpan> {
+    fn at(&self, i: BirInst) -> Option<penguin::SrcSpan> {
         self.bir.insts[i].span
     }
 
@@ -190,7 +198,7 @@ impl Emit<'_> {
         out
     }
 
-    fn meta(&self, i: usize) -> Meta {
+    fn meta(&self, i: BirInst) -> Meta {
         let bi = &self.bir.insts[i];
         let mut m = Meta {
             line: None,
@@ -210,7 +218,7 @@ impl Emit<'_> {
         m
     }
 
-    fn guard(&self, i: usize) -> Vec<Cmp> {
+    fn guard(&self, i: BirInst) -> Vec<Cmp> {
         self.bir.insts[i]
             .guards
             .iter()
@@ -226,7 +234,7 @@ impl Emit<'_> {
             .collect()
     }
 
-    fn tile(&self, i: usize, o: &Operand, write: bool) -> Result<Tile, BackendError> {
+    fn tile(&self, i: BirInst, o: &Operand, write: bool) -> Result<Tile, BackendError> {
         let t = &self.func.tensors[o.tensor];
         let dtype = t.dtype;
         let esize = t.dtype.size_bytes() as i64;
@@ -371,7 +379,7 @@ impl Emit<'_> {
         ))
     }
 
-    fn push(&mut self, i: usize, engine: Engine, op: Op, foot: Vec<Foot>) -> usize {
+    fn push(&mut self, i: BirInst, engine: Engine, op: Op, foot: Vec<Foot>) -> usize {
         let mut inst = Inst::new(op);
         inst.pred = self.guard(i);
         inst.meta = self.meta(i);
@@ -385,7 +393,7 @@ impl Emit<'_> {
         self.nodes.len() - 1
     }
 
-    fn inst(&mut self, i: usize) -> Result<Vec<usize>, BackendError> {
+    fn inst(&mut self, i: BirInst) -> Result<Vec<usize>, BackendError> {
         let bi = &self.bir.insts[i];
         let engine = bi.engine;
         let op = match &bi.op {
@@ -488,7 +496,7 @@ impl Emit<'_> {
     /// its scale tile (with `Scale::Tile`) and its bias (with `bias`), the sources in that order.
     fn activation(
         &mut self,
-        i: usize,
+        i: BirInst,
         func: isa::ActFunc,
         scale: pir::Scale,
         bias: bool,
@@ -527,7 +535,7 @@ impl Emit<'_> {
     }
 
     /// A load or store, split by partitions into pieces on successive queues.
-    fn dma(&mut self, i: usize) -> Result<Vec<usize>, BackendError> {
+    fn dma(&mut self, i: BirInst) -> Result<Vec<usize>, BackendError> {
         let bi = &self.bir.insts[i];
         let load = matches!(bi.op, pir::Op::Load);
         let (tile_op, hbm_op) = if load {
@@ -543,8 +551,7 @@ impl Emit<'_> {
         let np = u64::from(tile.ap.np);
         let split = self
             .queues
-            .splits
-            .get(&i)
+            .split(i)
             .cloned()
             .expect("compute_queue_plan plans every load and store");
         let pieces = split.pieces();

@@ -105,7 +105,7 @@ pub fn expand_recurrence(
 /// Whether BIR loop `l` is pipelined (by either path): an instruction of its body carries a stage,
 /// or touches a ring along the loop. A loop of `--pipeline none` is not (its only guards are
 /// folded zeroings, `k == lb`), and keeps its buffers.
-fn pipelined(func: &Function, bir: &Bir, l: usize) -> bool {
+fn pipelined(func: &Function, bir: &Bir, l: crate::bir::BirLoop) -> bool {
     let axis = bir.loops[l].axis;
     bir.loops[l].body.iter().any(|n| match *n {
         crate::bir::BNode::Inst(i) => {

@@ -18,13 +18,20 @@
 //! opening wait holds, wherever they stand. Only peeled loops are touched: the other paths'
 //! programs are unchanged.
 
+use crate::bir::BirLoop;
 use crate::emit::{ENode, Emitted};
 use crate::sync::{engine_has, Sync};
+use cranelift_entity::SecondaryMap;
 use runtime_sim::isa::{Engine, Op, Program, Reg, Stmt, Term};
 
 /// Hoists the invariant waits of every BIR loop `l` with `peeled[l]` out of it, in every stream.
-pub fn hoist_invariant_waits(prog: &mut Program, em: &Emitted, sync: &Sync, peeled: &[bool]) {
-    if !peeled.iter().any(|&p| p) {
+pub fn hoist_invariant_waits(
+    prog: &mut Program,
+    em: &Emitted,
+    sync: &Sync,
+    peeled: &SecondaryMap<BirLoop, bool>,
+) {
+    if !peeled.values().any(|&p| p) {
         return;
     }
     // The node that signals each semaphore.
@@ -47,7 +54,7 @@ pub fn hoist_invariant_waits(prog: &mut Program, em: &Emitted, sync: &Sync, peel
 
 struct Cx<'a> {
     em: &'a Emitted,
-    peeled: &'a [bool],
+    peeled: &'a SecondaryMap<BirLoop, bool>,
     signaller: &'a [Option<usize>],
     engine: Engine,
 }
@@ -56,7 +63,7 @@ impl Cx<'_> {
     /// `stmts` is the stream of `tree` on the engine: its loops are the tree's loops that hold an
     /// instruction of the engine, in order.
     fn block(&self, tree: &[ENode], stmts: &mut Vec<Stmt>) {
-        let loops: Vec<(usize, &[ENode])> = tree
+        let loops: Vec<(BirLoop, &[ENode])> = tree
             .iter()
             .filter_map(|t| match t {
                 ENode::Loop(l, body) if engine_has(self.em, body, self.engine) => {
@@ -74,7 +81,7 @@ impl Cx<'_> {
                 continue;
             };
             self.block(body, &mut lp.body);
-            if !self.peeled.get(l).copied().unwrap_or(false) {
+            if !self.peeled[l] {
                 continue;
             }
             let mut inside = Vec::new();

@@ -26,12 +26,16 @@
 //! in one iteration are listed ([`LoopDeps::exclusive`]) for the scheduler. Different logical buffers never conflict inside one body: the allocator gives
 //! buffers accessed in one loop disjoint memory (their live ranges both span the loop).
 //!
+//! Positions and ids: the graph's nodes are the body's instructions by **position** `k` (a
+//! `usize`, program order), not by BIR id; [`LoopDeps::insts`] maps a position to its
+//! [`BirInst`], and the per-instruction tables (`busy`, `latency`, `exclusive`) are by position.
+//!
 //! Invariants: node weights are positions in the body (program order); every `d = 0` edge goes
 //! forward in program order, so the `d = 0` subgraph is acyclic; distances are at most
 //! [`MAX_DISTANCE`] (a conflict only at larger distances gives no edge: it constrains neither the
 //! order of the body, which only same-iteration edges do, nor any realistic schedule).
 
-use crate::bir::{dma_tile, estimate, tile_bytes, BNode, Bir};
+use crate::bir::{dma_tile, estimate, tile_bytes, BNode, Bir, BirInst, BirLoop};
 use crate::queues::QueuePlan;
 use penguin::affine::AffineExpr;
 use penguin::ir::{Op, Operand};
@@ -80,9 +84,9 @@ pub struct DepData {
 #[derive(Clone, Debug)]
 pub struct LoopDeps {
     /// The BIR loop.
-    pub lp: usize,
-    /// The body's instructions in program order (node weight `k` is `insts[k]`).
-    pub insts: Vec<usize>,
+    pub lp: BirLoop,
+    /// The body's instructions in program order: position `k` (node weight `k`) is `insts[k]`.
+    pub insts: Vec<BirInst>,
     pub graph: DiGraph<usize, DepData>,
     /// Per instruction (by position): the cycles it keeps its engine busy (`sp`: its issue slots).
     pub busy: Vec<u64>,
@@ -105,10 +109,10 @@ impl LoopDeps {
 }
 
 /// The cycles instruction `i` keeps its engine busy and the cycles until its effect is complete.
-pub fn compute_costs(func: &Function, bir: &Bir, plan: &QueuePlan, i: usize) -> (u64, u64) {
+pub fn compute_costs(func: &Function, bir: &Bir, plan: &QueuePlan, i: BirInst) -> (u64, u64) {
     let bi = &bir.insts[i];
     if bi.engine == Engine::Sp {
-        let pieces = plan.splits.get(&i).map_or(1, |s| s.pieces()).max(1);
+        let pieces = plan.split(i).map_or(1, |s| s.pieces()).max(1);
         // The tile's bytes; each piece moves its share.
         let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
         let bytes = tile_bytes(func, tile);
@@ -121,7 +125,7 @@ pub fn compute_costs(func: &Function, bir: &Bir, plan: &QueuePlan, i: usize) -> 
 }
 
 /// The reads and writes of an instruction.
-fn operands(bir: &Bir, i: usize) -> Vec<(&Operand, bool)> {
+fn operands(bir: &Bir, i: BirInst) -> Vec<(&Operand, bool)> {
     let bi = &bir.insts[i];
     let mut out = vec![(&bi.dst, true)];
     if matches!(bi.op, Op::Matmul { accumulate: true }) {
@@ -209,7 +213,7 @@ const MAX_GUARD_ENUMERATION: u64 = 1 << 12;
 /// other loop at the same iteration) can both run: their guards are enumerated over the loops
 /// they name. Guards that never hold together (the copies of a prefetch that take turns, a fill
 /// and a drain) carry no dependence. Past [`MAX_GUARD_ENUMERATION`] points, `true`.
-fn may_run_together(func: &Function, bir: &Bir, p: usize, c: usize, iv: Axis, d: u32) -> bool {
+fn may_run_together(func: &Function, bir: &Bir, p: BirInst, c: BirInst, iv: Axis, d: u32) -> bool {
     let (gp, gc) = (&bir.insts[p].guards, &bir.insts[c].guards);
     if gp.is_empty() && gc.is_empty() {
         return true;
@@ -247,7 +251,7 @@ pub fn compute_loop_deps(
     func: &Function,
     bir: &Bir,
     plan: &QueuePlan,
-    l: usize,
+    l: BirLoop,
 ) -> Option<LoopDeps> {
     let lp = &bir.loops[l];
     let mut insts = Vec::new();

@@ -36,9 +36,13 @@
 //!    iteration once they held before it go before it ([`hoist::hoist_invariant_waits`]), and
 //!    the program is validated (`runtime_sim::validate`).
 //!
-//! BIR has a text form that reads back ([`bir::write_bir`], [`bir_parse::parse_bir`]) and a
-//! verifier ([`bir_verify::verify_bir`]) that runs after lowering, the list scheduler and the
-//! modulo scheduler in debug builds (a failure is an internal error naming the pass).
+//! BIR's instructions and loops are entities ([`bir::BirInst`], [`bir::BirLoop`]) in
+//! `PrimaryMap`s, with per-instruction and per-loop side tables in `SecondaryMap`s (the queue
+//! plan, the emitted kernel's loops); a `usize` beside them is a position (in a body, a
+//! dependence graph, the emitted nodes), never an id. BIR has a text form that reads back
+//! ([`bir::write_bir`], [`bir_parse::parse_bir`]) and a verifier ([`bir_verify::verify_bir`])
+//! that runs after lowering, the list scheduler and the modulo scheduler in debug builds (a
+//! failure is an internal error naming the pass).
 //!
 //! Steps 4 and 5 run on [`clamp::clamp_trips`]'s copy of the kernel (`clamp`), whose long loops run a
 //! bounded number of iterations that still show every pattern (the module argues the bound); the
@@ -231,7 +235,7 @@ pub fn compile_observed(
         PassOutput::Summary(format!(
             "{} instruction(s) in {} loop(s)",
             em.nodes.len(),
-            em.loops.len()
+            bir.loops.len()
         )),
     );
     let mut tensors = Vec::new();
@@ -257,8 +261,8 @@ pub fn compile_observed(
     };
     let clamped_loops = small.as_ref().map_or(0, |s| {
         s.loops
-            .iter()
-            .zip(&em.loops)
+            .values()
+            .zip(em.loops.values())
             .filter(|(a, b)| a.0 != b.0)
             .count()
     });
@@ -266,7 +270,7 @@ pub fn compile_observed(
         "clamp",
         PassOutput::Summary(format!(
             "{clamped_loops} of {} loop(s) clamped for the synchronisation analysis",
-            em.loops.len()
+            bir.loops.len()
         )),
     );
     let analysed = small.as_ref().unwrap_or(&em);
@@ -293,10 +297,15 @@ pub fn compile_observed(
     );
     let (mut program, redundant) = assemble(&em, &sync, tensors);
     observe("assemble", PassOutput::Program(&program));
-    let peeled: Vec<bool> = bir
+    let peeled: cranelift_entity::SecondaryMap<bir::BirLoop, bool> = bir
         .loops
         .iter()
-        .map(|lp| func.axes[lp.axis].attrs.pipelined.is_some_and(|p| p.peeled))
+        .map(|(l, lp)| {
+            (
+                l,
+                func.axes[lp.axis].attrs.pipelined.is_some_and(|p| p.peeled),
+            )
+        })
         .collect();
     hoist::hoist_invariant_waits(&mut program, &em, &sync, &peeled);
     observe("hoist", PassOutput::Program(&program));

@@ -45,7 +45,7 @@
 //! Invariant: a loop is reordered only when its schedule exists; its order is a topological order
 //! of the same-iteration edges of its dependence graph.
 
-use crate::bir::{dma_tile, guard_fraction, tile_bytes, BNode, Bir};
+use crate::bir::{dma_tile, guard_fraction, tile_bytes, BNode, Bir, BirInst, BirLoop};
 use crate::ldg::{compute_loop_deps, DepData, DepKind, LoopDeps};
 use crate::queues::QueuePlan;
 use penguin::{Function, Tensor};
@@ -70,7 +70,7 @@ pub enum Limit {
 #[derive(Clone, Debug)]
 pub struct ModuloSchedule {
     /// The BIR loop.
-    pub lp: usize,
+    pub lp: BirLoop,
     pub ii: u64,
     pub res_mii: u64,
     /// The resource that sets `res_mii`.
@@ -81,8 +81,8 @@ pub struct ModuloSchedule {
     /// That cycle's edges: kind, buffer, and whether its two instructions run on different
     /// engines (an edge within one in-order engine is that engine's order anyway).
     pub rec_edges: Vec<(DepKind, Tensor, bool)>,
-    /// Per body instruction (program order): its BIR index, stage and start offset `σ`.
-    pub insts: Vec<(usize, Option<u32>, u64)>,
+    /// Per body instruction (program order): the instruction, its stage and its start offset `σ`.
+    pub insts: Vec<(BirInst, Option<u32>, u64)>,
     /// The predicted steady-state period of the order the body is emitted in
     /// ([`compute_order_period`]).
     pub predicted: u64,
@@ -91,9 +91,9 @@ pub struct ModuloSchedule {
     pub predicted_before: u64,
     /// Whether the body keeps its earlier order (predicted no slower than the schedule's).
     pub kept_order: bool,
-    /// The body's instructions (BIR indices) in the order the schedule emits them: by start
-    /// offset, then improved by [`improve_order`].
-    pub order: Vec<usize>,
+    /// The body's instructions in the order the schedule emits them: by start offset, then
+    /// improved by [`improve_order`].
+    pub order: Vec<BirInst>,
     /// The loop's dependence graph and its instructions' weighted busy cycles, for
     /// [`ModuloSchedule::period_cycle`].
     deps: LoopDeps,
@@ -120,8 +120,8 @@ impl ModuloSchedule {
         self.predicted * 100 > self.mii() * 102
     }
 
-    /// The body order the loop is emitted in, as BIR indices.
-    pub fn emitted_order(&self) -> Vec<usize> {
+    /// The body order the loop is emitted in.
+    pub fn emitted_order(&self) -> Vec<BirInst> {
         if self.kept_order {
             self.deps.insts.clone()
         } else {
@@ -178,7 +178,7 @@ impl ModuloSchedule {
             }
         }
         s.push_str("; start offsets:");
-        let mut order: Vec<&(usize, Option<u32>, u64)> = self.insts.iter().collect();
+        let mut order: Vec<&(BirInst, Option<u32>, u64)> = self.insts.iter().collect();
         order.sort_by_key(|x| x.2);
         for &(i, stage, sigma) in order {
             let _ = write!(s, " {}@{}", inst_label(func, bir, i), sigma);
@@ -191,7 +191,7 @@ impl ModuloSchedule {
 }
 
 /// A short name of an instruction: engine, operation and destination buffer.
-pub fn inst_label(func: &Function, bir: &Bir, i: usize) -> String {
+pub fn inst_label(func: &Function, bir: &Bir, i: BirInst) -> String {
     let bi = &bir.insts[i];
     let buf = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
     format!(
@@ -244,7 +244,7 @@ fn steady_queue_bound(func: &Function, bir: &Bir, plan: &QueuePlan, deps: &LoopD
     let mut queues = [0u64; DMA_QUEUES];
     for (k, &i) in deps.insts.iter().enumerate() {
         let bi = &bir.insts[i];
-        let Some(split) = plan.splits.get(&i) else {
+        let Some(split) = plan.split(i) else {
             continue;
         };
         let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
@@ -276,7 +276,7 @@ fn compute_res_mii(
     for (k, &i) in deps.insts.iter().enumerate() {
         let bi = &bir.insts[i];
         per_engine[bi.engine.index()] += busy[k];
-        if let Some(split) = plan.splits.get(&i) {
+        if let Some(split) = plan.split(i) {
             let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
             let bytes = tile_bytes(func, tile);
             let (on, total) = guard_fraction(func, &bi.guards);
@@ -469,10 +469,10 @@ fn critical_cycle(
     (text, edges)
 }
 
-/// How a cycle's text names the edge from `a` to `b` (BIR indices) and then `b`: the iteration
+/// How a cycle's text names the edge from instruction `a` to `b` and then `b`: the iteration
 /// distance and buffer of a loop-carried dependence, the user's stages of a flow into a later
 /// stage, and an in-order engine's next instruction.
-fn edge_label(func: &Function, bir: &Bir, a: usize, b: usize, e: Option<DepData>) -> String {
+fn edge_label(func: &Function, bir: &Bir, a: BirInst, b: BirInst, e: Option<DepData>) -> String {
     let to = inst_label(func, bir, b);
     let Some(e) = e else { return to };
     let name = &func.tensors[e.tensor].name;
@@ -775,7 +775,7 @@ pub fn compute_modulo_schedule(
     func: &Function,
     bir: &Bir,
     plan: &QueuePlan,
-    l: usize,
+    l: BirLoop,
 ) -> Option<ModuloSchedule> {
     if bir.loops[l].trip < 2 || bir.loops[l].body.len() < 2 {
         return None;
@@ -893,7 +893,7 @@ fn order_offsets(bir: &Bir, deps: &LoopDeps, busy: &[u64], ii: u64, order: &[usi
 
 /// Each instruction of the body with its stage and its start offset (`sigma`, from the
 /// earliest).
-fn offsets(bir: &Bir, deps: &LoopDeps, sigma: &[i64]) -> Vec<(usize, Option<u32>, u64)> {
+fn offsets(bir: &Bir, deps: &LoopDeps, sigma: &[i64]) -> Vec<(BirInst, Option<u32>, u64)> {
     let base = sigma.iter().copied().min().unwrap_or(0);
     (deps.insts.iter().zip(sigma))
         .map(|(&i, &s)| (i, bir.insts[i].stage, (s - base) as u64))
@@ -904,7 +904,7 @@ fn offsets(bir: &Bir, deps: &LoopDeps, sigma: &[i64]) -> Vec<(usize, Option<u32>
 /// start offset; returns the schedules.
 pub fn schedule_loops(func: &Function, bir: &mut Bir, plan: &QueuePlan) -> Vec<ModuloSchedule> {
     let mut out = Vec::new();
-    for l in 0..bir.loops.len() {
+    for l in bir.loops.keys() {
         let Some(s) = compute_modulo_schedule(func, bir, plan, l) else {
             continue;
         };
@@ -955,8 +955,8 @@ mod tests {
             );
         }
         LoopDeps {
-            lp: 0,
-            insts: (0..n).collect(),
+            lp: crate::bir::BirLoop::new(0),
+            insts: (0..n).map(BirInst::new).collect(),
             graph: g,
             busy: vec![1; n],
             latency: vec![1; n],

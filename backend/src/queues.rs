@@ -47,11 +47,11 @@
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
-use crate::bir::{dma_tile, estimate, guard_fraction, tile_bytes, BNode, Bir};
+use crate::bir::{dma_tile, estimate, guard_fraction, tile_bytes, BNode, Bir, BirInst};
+use cranelift_entity::SecondaryMap;
 use penguin::Function;
 use runtime_sim::isa::Engine;
 use runtime_sim::machine::{self, DMA_QUEUES};
-use std::collections::HashMap;
 
 /// The split of one transfer: piece `k` covers partitions `[k·np/p, (k+1)·np/p)` of the tile and
 /// goes on `queues[k]`.
@@ -66,15 +66,22 @@ impl SplitData {
     }
 }
 
-/// The split of every load and store, by BIR instruction index.
+/// The split of every load and store, by BIR instruction (`None` for any other instruction).
 #[derive(Clone, Debug, Default)]
 pub struct QueuePlan {
-    pub splits: HashMap<usize, SplitData>,
+    pub splits: SecondaryMap<BirInst, Option<SplitData>>,
+}
+
+impl QueuePlan {
+    /// The split of instruction `i`: `Some` for every load and store.
+    pub fn split(&self, i: BirInst) -> Option<&SplitData> {
+        self.splits[i].as_ref()
+    }
 }
 
 /// A transfer to place.
 struct Transfer {
-    inst: usize,
+    inst: BirInst,
     partitions: u64,
     /// The tile's bytes, which set each piece's length (and so the transfer's latency).
     bytes: u64,
@@ -95,7 +102,7 @@ impl Transfer {
 
 /// How many of instruction `i`'s instances its guards let run, out of how many (never zero: a
 /// transfer that never runs is still planned, as one that runs once).
-fn on_fraction(func: &Function, bir: &Bir, i: usize) -> (u64, u64) {
+fn on_fraction(func: &Function, bir: &Bir, i: BirInst) -> (u64, u64) {
     let (on, total) = guard_fraction(func, &bir.insts[i].guards);
     (on.max(1), total)
 }
@@ -105,7 +112,7 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
     let mut plan = QueuePlan::default();
     let mut rotation = 0;
     plan_body(func, bir, &bir.body, &mut plan, &mut rotation);
-    for l in &bir.loops {
+    for l in bir.loops.values() {
         plan_body(func, bir, &l.body, &mut plan, &mut rotation);
     }
     plan
@@ -128,7 +135,8 @@ fn plan_body(
     if transfers.is_empty() {
         return;
     }
-    // Largest first; program order breaks ties, so the plan is deterministic.
+    // Largest first; the instruction (in lowering order) breaks ties, so the plan is
+    // deterministic.
     transfers.sort_by_key(|t| (std::cmp::Reverse(t.bytes), t.inst));
     let guards: Vec<&[penguin::affine::Predicate]> = transfers
         .iter()
@@ -146,7 +154,7 @@ fn plan_body(
         }
     }
     for (t, s) in transfers.iter().zip(splits) {
-        plan.splits.insert(t.inst, s);
+        plan.splits[t.inst] = Some(s);
     }
     *rotation = (*rotation + transfers.len()) % DMA_QUEUES;
 }
@@ -183,11 +191,13 @@ fn pack_search(
 /// The per-iteration time of a body whose transfers are `(partitions, bytes)`, always running,
 /// as [`compute_queue_plan`] packs them (the unroll heuristic's measure, [`crate::unroll`]).
 pub fn packed_period(transfers: &[(u64, u64)]) -> u64 {
+    use cranelift_entity::EntityRef;
     let mut ts: Vec<Transfer> = transfers
         .iter()
         .enumerate()
-        .map(|(inst, &(partitions, bytes))| Transfer {
-            inst,
+        .map(|(k, &(partitions, bytes))| Transfer {
+            // Transfer `k` stands for the `k`-th instruction (it breaks ties, as program order).
+            inst: BirInst::new(k),
             partitions,
             bytes,
             on: 1,
@@ -439,7 +449,7 @@ fn largest_split(partitions: u64) -> u64 {
 }
 
 /// The transfer of BIR instruction `i`, if it is a load or a store.
-fn transfer(func: &Function, bir: &Bir, i: usize) -> Option<Transfer> {
+fn transfer(func: &Function, bir: &Bir, i: BirInst) -> Option<Transfer> {
     let bi = &bir.insts[i];
     let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs)?;
     let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
@@ -457,10 +467,11 @@ fn transfer(func: &Function, bir: &Bir, i: usize) -> Option<Transfer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cranelift_entity::EntityRef;
 
     fn t(inst: usize, partitions: u64, bytes: u64) -> Transfer {
         Transfer {
-            inst,
+            inst: BirInst::new(inst),
             partitions,
             bytes,
             on: 1,

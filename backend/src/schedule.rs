@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 /// Reorders every body of `bir`; returns how many bodies changed order.
 pub fn schedule_bodies(bir: &mut Bir) -> usize {
     let mut changed = 0;
-    for l in 0..bir.loops.len() {
+    for l in bir.loops.keys() {
         let body = bir.loops[l].body.clone();
         let new = schedule(bir, &body);
         if new != body {
