@@ -1003,7 +1003,19 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
             } else if trial.len() == 1 {
                 w = end;
             } else {
-                run /= 2;
+                // The first wait of the run that raised a clock is the likely culprit: the run
+                // shrinks to end with it when it comes first (it is tried alone, after the
+                // certainly needed waits before it), or just before it (waits that raised
+                // nothing go without a walk); otherwise it halves.
+                let first = trial
+                    .iter()
+                    .copied()
+                    .find(|&x| ck.kept[ck.waits[x].0].contains(&x) && !ck.orders_nothing(x));
+                run = match first {
+                    Some(f) if f == trial[0] => f - w + 1,
+                    Some(f) => f - w,
+                    None => run / 2,
+                };
             }
         }
         if cfg!(debug_assertions) {
