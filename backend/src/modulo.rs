@@ -789,68 +789,34 @@ pub fn compute_modulo_schedule(
     let written: Vec<usize> = (0..deps.insts.len()).collect();
     let queue_bound = steady_queue_bound(func, bir, plan, &deps);
     let predicted_before = compute_order_period(bir, &deps, &steady, &written).max(queue_bound);
-    if func.axes[bir.loops[l].axis].attrs.pipelined.is_none() {
-        // A loop the annotated pipeliner did not touch keeps its order: the emergent path
-        // chose it by measurement (`emergent::stages`; measured on the suite, offset order
-        // costs rmsnorm 3% and layernorm 0.2% there), and an unpipelined loop runs as written.
-        // Its II is that order's predicted period, and its offsets where that order starts
-        // each instruction.
-        let ii = predicted_before.max(mii);
-        let sigma = order_offsets(bir, &deps, &busy, ii, &written);
-        return Some(ModuloSchedule {
-            predicted: predicted_before,
-            predicted_before,
-            kept_order: true,
-            lp: l,
-            ii,
-            res_mii,
-            res_resource,
-            rec_mii,
-            rec_cycle,
-            rec_edges,
-            order: written.iter().map(|&k| deps.insts[k]).collect(),
-            busy: steady,
-            insts: offsets(bir, &deps, &sigma),
-            deps,
-        });
-    }
-    // A sequential body always fits: every start after every predecessor's completion.
-    let sequential: u64 = deps.latency.iter().sum::<u64>() + busy.iter().sum::<u64>();
-    // Every list order, with and without the global earliest starts as lower bounds, searches
-    // its own smallest II; the one whose order the engines run fastest is kept.
-    let mut best: Option<(u64, u64, Vec<i64>)> = None;
-    let mut paths = PathCache::default();
-    for priority in [Priority::Earliest, Priority::Constrained] {
-        for from_est in [true, false] {
-            let mut ii = mii;
-            let sigma = loop {
-                if let Some(s) = try_schedule(bir, &deps, &busy, ii, priority, from_est, &mut paths)
-                {
-                    break Some(s);
-                }
-                if ii >= sequential.max(mii) {
-                    break None;
-                }
-                ii = (ii + (ii / 100).max(1)).min(sequential.max(mii));
-            };
-            let Some(sigma) = sigma else { continue };
+    let (ii, sigma, order, predicted, kept_order) =
+        if func.axes[bir.loops[l].axis].attrs.pipelined.is_none() {
+            // A loop the annotated pipeliner did not touch keeps its order: the emergent path
+            // chose it by measurement (`emergent::stages`; measured on the suite, offset order
+            // costs rmsnorm 3% and layernorm 0.2% there), and an unpipelined loop runs as
+            // written. Its II is that order's predicted period, and its offsets where that
+            // order starts each instruction.
+            let ii = predicted_before.max(mii);
+            let sigma = order_offsets(bir, &deps, &busy, ii, &written);
+            (ii, sigma, written, predicted_before, true)
+        } else {
+            let (ii, sigma) = search_schedule(bir, &deps, &busy, &steady, mii)?;
             let mut order: Vec<usize> = (0..sigma.len()).collect();
             order.sort_by_key(|&k| (sigma[k], k));
-            let period = compute_order_period(bir, &deps, &steady, &order);
-            if best.as_ref().is_none_or(|b| (period, ii) < (b.0, b.1)) {
-                best = Some((period, ii, sigma));
-            }
-        }
-    }
-    let (_, ii, sigma) = best?;
-    let mut order: Vec<usize> = (0..sigma.len()).collect();
-    order.sort_by_key(|&k| (sigma[k], k));
-    let predicted = improve_order(bir, &deps, &steady, &mut order).max(queue_bound);
-    // The costs are estimates, so a small predicted gain can be a measured loss: the body is
-    // reordered only for a predicted gain of at least [`MIN_GAIN_PERCENT`].
-    let kept_order = predicted * 100 > predicted_before * (100 - MIN_GAIN_PERCENT);
+            let predicted = improve_order(bir, &deps, &steady, &mut order).max(queue_bound);
+            // The costs are estimates, so a small predicted gain can be a measured loss: the
+            // body is reordered only for a predicted gain of at least [`MIN_GAIN_PERCENT`].
+            let kept_order = predicted * 100 > predicted_before * (100 - MIN_GAIN_PERCENT);
+            (
+                ii,
+                sigma,
+                order,
+                predicted.min(predicted_before),
+                kept_order,
+            )
+        };
     Some(ModuloSchedule {
-        predicted: predicted.min(predicted_before),
+        predicted,
         predicted_before,
         kept_order,
         lp: l,
@@ -865,6 +831,44 @@ pub fn compute_modulo_schedule(
         insts: offsets(bir, &deps, &sigma),
         deps,
     })
+}
+
+/// The II search: every list order, with and without the global earliest starts as lower
+/// bounds, searches its own smallest II upward from `mii`; the schedule whose order the engines
+/// run fastest is kept (its II and start offsets), or `None` when no order fits.
+fn search_schedule(
+    bir: &Bir,
+    deps: &LoopDeps,
+    busy: &[u64],
+    steady: &[u64],
+    mii: u64,
+) -> Option<(u64, Vec<i64>)> {
+    // A sequential body always fits: every start after every predecessor's completion.
+    let sequential: u64 = deps.latency.iter().sum::<u64>() + busy.iter().sum::<u64>();
+    let mut best: Option<(u64, u64, Vec<i64>)> = None;
+    let mut paths = PathCache::default();
+    for priority in [Priority::Earliest, Priority::Constrained] {
+        for from_est in [true, false] {
+            let mut ii = mii;
+            let sigma = loop {
+                if let Some(s) = try_schedule(bir, deps, busy, ii, priority, from_est, &mut paths) {
+                    break Some(s);
+                }
+                if ii >= sequential.max(mii) {
+                    break None;
+                }
+                ii = (ii + (ii / 100).max(1)).min(sequential.max(mii));
+            };
+            let Some(sigma) = sigma else { continue };
+            let mut order: Vec<usize> = (0..sigma.len()).collect();
+            order.sort_by_key(|&k| (sigma[k], k));
+            let period = compute_order_period(bir, deps, steady, &order);
+            if best.as_ref().is_none_or(|b| (period, ii) < (b.0, b.1)) {
+                best = Some((period, ii, sigma));
+            }
+        }
+    }
+    best.map(|(_, ii, sigma)| (ii, sigma))
 }
 
 /// The start offsets of a body run in `order`: each instruction after the one before it on its

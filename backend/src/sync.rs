@@ -172,7 +172,7 @@ fn compute_near_pairs(em: &Emitted) -> Vec<bool> {
 /// Whether two footprints may overlap in the coordinates that do not depend on the iteration:
 /// rows whose starts are constant on both sides (the pieces of one split DMA) must share one, and
 /// so must constant columns (a loop body that touches the same place every time). Decided once,
-/// as [`conflict`] would decide it at every instance; without it, two nodes that never meet
+/// as [`Instances::conflict`] would decide it at every instance; without it, two nodes that never meet
 /// would be searched instance by instance, and a search past its budget waits for everything.
 /// Two scratch tensors of one arena have coordinates of their own: their element ranges decide.
 fn fixed_parts_may_meet(a: &Foot, b: &Foot) -> bool {
@@ -294,8 +294,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
         ..Sync::default()
     };
     let mut deps: Vec<(usize, usize, Need)> = Vec::new();
-    let mut found = Vec::new();
-    let mut searched = Vec::new();
+    let mut conflicts = Vec::new();
     let inst = std::sync::Arc::new(compute_instances(em));
     let near = compute_near_pairs(em);
     for yi in 0..n {
@@ -314,15 +313,12 @@ pub fn compute_sync(em: &Emitted) -> Sync {
             let mut f = Vec::new();
             if let (Some(d), complete) = need(em, &inst, xi, yi, &mut f) {
                 deps.push((xi, yi, d));
-                found.push(f);
-                searched.push(complete);
+                conflicts.push(complete.then_some(f));
             }
         }
     }
     s.dependences = deps.len();
-    s.conflicts = (found.into_iter().zip(searched))
-        .map(|(f, complete)| complete.then_some(f))
-        .collect();
+    s.conflicts = conflicts;
     s.pairs = deps.iter().map(|&(xi, yi, _)| (xi, yi)).collect();
     for &(xi, yi, d) in &deps {
         let sem = match s.signal[xi] {
