@@ -118,6 +118,7 @@ fn stream(
                                 && v.constant >= w.value.constant)
                                 || sync::implies(
                                     em,
+                                    None,
                                     *i,
                                     cx.signaller[*s],
                                     v,

@@ -10,8 +10,8 @@
 //! Invariants: instances are numbered per node in linear iteration order over the node's loops
 //! (as [`decode`] reads them); `running[i]` lists node `i`'s instances whose guard
 //! holds, in increasing order; the starts are tabulated only when the kernel has at most
-//! [`MAX_TABULATED`] footprint instances, and are otherwise evaluated at each question (the
-//! same answers).
+//! [`MAX_TABULATED`] footprint instances and every start fits an `i64`, and are otherwise
+//! evaluated at each question (the same answers).
 
 use crate::emit::{Emitted, Foot, Node, Space};
 use runtime_sim::isa::MAX_REGS;
@@ -42,7 +42,7 @@ pub fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
         .all(|c| c.op.holds(c.lhs.eval(regs), c.rhs.eval(regs)))
 }
 
-/// The most footprint instances tabulated (each holds two `i128` starts).
+/// The most footprint instances tabulated (each holds two `i64` starts).
 pub const MAX_TABULATED: usize = 1 << 21;
 
 /// Every node's running instances and footprint starts.
@@ -52,11 +52,13 @@ pub struct Instances {
     pub trips: Vec<Vec<i64>>,
     /// Per node, its instances that run, in increasing order.
     pub running: Vec<Vec<i64>>,
-    /// Per node, where its instance 0's first footprint is in `starts` (empty when not tabulated).
-    first: Vec<usize>,
+    /// Per node, where its instance 0's first footprint is in `starts`, and its number of
+    /// footprints (empty when not tabulated).
+    first: Vec<(usize, usize)>,
     /// `(row start, column start)` of each footprint of each instance, node by node, instance by
-    /// instance.
-    starts: Vec<(i128, i128)>,
+    /// instance (tabulated only when every start fits an `i64`: half the memory, and the table
+    /// is read at random).
+    starts: Vec<(i64, i64)>,
 }
 
 /// Tabulates the running instances and footprint starts of every node of `em`.
@@ -79,12 +81,20 @@ pub fn compute_instances(em: &Emitted) -> Instances {
     let (mut first, mut starts) = (Vec::new(), Vec::new());
     if total <= MAX_TABULATED {
         starts.reserve(total);
+        let mut fits = true;
         for (n, t) in em.nodes.iter().zip(&trips) {
-            first.push(starts.len());
+            first.push((starts.len(), n.foot.len()));
             for u in 0..instances(t) {
                 decode(t, u, &mut regs);
-                starts.extend(n.foot.iter().map(|f| (f.r0.eval(&regs), f.c0.eval(&regs))));
+                starts.extend(n.foot.iter().map(|f| {
+                    let (r, c) = (f.r0.eval(&regs), f.c0.eval(&regs));
+                    fits &= i64::try_from(r).is_ok() && i64::try_from(c).is_ok();
+                    (r as i64, c as i64)
+                }));
             }
+        }
+        if !fits {
+            (first, starts) = (Vec::new(), Vec::new());
         }
     }
     Instances {
@@ -97,16 +107,24 @@ pub fn compute_instances(em: &Emitted) -> Instances {
 
 impl Instances {
     /// The starts of footprint `f` of instance `u` of node `i`.
+    #[inline]
     fn start(&self, em: &Emitted, i: usize, u: i64, f: usize) -> (i128, i128) {
-        let n = &em.nodes[i];
         match self.first.get(i) {
-            Some(&at) => self.starts[at + u as usize * n.foot.len() + f],
-            None => {
-                let mut regs = [0i64; MAX_REGS];
-                decode(&self.trips[i], u, &mut regs);
-                (n.foot[f].r0.eval(&regs), n.foot[f].c0.eval(&regs))
+            Some(&(at, feet)) => {
+                let (r, c) = self.starts[at + u as usize * feet + f];
+                (r.into(), c.into())
             }
+            None => self.evaluate_start(em, i, u, f),
         }
+    }
+
+    /// [`Instances::start`] of a kernel whose starts are not tabulated.
+    #[cold]
+    fn evaluate_start(&self, em: &Emitted, i: usize, u: i64, f: usize) -> (i128, i128) {
+        let foot = &em.nodes[i].foot[f];
+        let mut regs = [0i64; MAX_REGS];
+        decode(&self.trips[i], u, &mut regs);
+        (foot.r0.eval(&regs), foot.c0.eval(&regs))
     }
 
     /// Whether instance `u` of node `xi` and instance `v` of node `yi` touch overlapping bytes,
@@ -114,28 +132,55 @@ impl Instances {
     pub fn conflict(
         &self,
         em: &Emitted,
-        feet: &[(usize, usize)],
+        feet: &[FootPair],
         (xi, u): (usize, i64),
         (yi, v): (usize, i64),
     ) -> bool {
-        let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-        feet.iter().any(|&(fx, fy)| {
-            let (ar, ac) = self.start(em, xi, u, fx);
-            let (br, bc) = self.start(em, yi, v, fy);
-            rects_meet(&x.foot[fx], (ar, ac), &y.foot[fy], (br, bc))
+        feet.iter().any(|p| {
+            p.always || {
+                let (ar, ac) = self.start(em, xi, u, p.fx);
+                let (br, bc) = self.start(em, yi, v, p.fy);
+                ar < br + p.y_rows && br < ar + p.x_rows && ac < bc + p.y_cols && bc < ac + p.x_cols
+            }
         })
     }
 }
 
-/// The pairs of footprints of `x` and `y` (by index) that can meet at some instances: one
-/// memory, one of them writing, and for two scratch tensors of one arena, overlapping element
-/// ranges. Decided once per pair of nodes.
-pub fn meeting_feet(x: &Node, y: &Node) -> Vec<(usize, usize)> {
+/// A pair of footprints of two nodes that can meet at some instances ([`meeting_feet`]), with
+/// what the test at each pair of instances reads.
+#[derive(Clone, Copy, Debug)]
+pub struct FootPair {
+    /// The footprints, by index in each node's.
+    pub fx: usize,
+    pub fy: usize,
+    /// Whether they meet at every instance: two HBM tensors (or two scratch tensors of one
+    /// arena, whose element ranges overlap) have no common coordinates, so meeting in their
+    /// regions is meeting.
+    pub always: bool,
+    /// The rectangles' extents.
+    x_rows: i128,
+    x_cols: i128,
+    y_rows: i128,
+    y_cols: i128,
+}
+
+/// The pairs of footprints of `x` and `y` that can meet at some instances: one memory, one of
+/// them writing, and for two scratch tensors of one arena, overlapping element ranges. Decided
+/// once per pair of nodes.
+pub fn meeting_feet(x: &Node, y: &Node) -> Vec<FootPair> {
     let mut out = Vec::new();
     for (fx, a) in x.foot.iter().enumerate() {
         for (fy, b) in y.foot.iter().enumerate() {
             if may_meet(a, b) {
-                out.push((fx, fy));
+                out.push(FootPair {
+                    fx,
+                    fy,
+                    always: matches!(a.space, Space::Hbm(_)) && a.tensor != b.tensor,
+                    x_rows: a.nr as i128,
+                    x_cols: a.nc as i128,
+                    y_rows: b.nr as i128,
+                    y_cols: b.nc as i128,
+                });
             }
         }
     }
@@ -153,16 +198,4 @@ fn may_meet(a: &Foot, b: &Foot) -> bool {
             }
             _ => true,
         }
-}
-
-/// Whether the rectangles of `a` and `b`, starting where given, overlap (two scratch tensors
-/// of one arena always do: [`may_meet`] decided them).
-fn rects_meet(a: &Foot, (ar, ac): (i128, i128), b: &Foot, (br, bc): (i128, i128)) -> bool {
-    if matches!(a.space, Space::Hbm(_)) && a.tensor != b.tensor {
-        return true;
-    }
-    ar < br + b.nr as i128
-        && br < ar + a.nr as i128
-        && ac < bc + b.nc as i128
-        && bc < ac + a.nc as i128
 }

@@ -58,7 +58,15 @@
 //! removing waits only lowers clocks, so every later program without it has that race (unless a
 //! wait it implied comes back in its place, which then takes a walk). Both decisions are the
 //! ones a walk would make, so the result is still the wait-by-wait greedy's; on matmul's
-//! emergent path they leave 21 walks of 193.
+//! emergent path they leave 9 walks of 193.
+//!
+//! **Walks are memory-bound**: each instance joins published clocks at random. A clock
+//! component is an epoch, which counts instances, so a kernel of fewer than `u16::MAX`
+//! instances walks with `u16` components ([`Lane`]): half the bytes, a quarter less time. A
+//! walk resumes from the latest snapshot before the first instance that changed, and must go
+//! on to the end: the changed node's instances recur to the end of its loop. (Stopping once the
+//! clocks converge to the previous walk's was tried; the changed instances run until nearly the
+//! end, so it saved under a tenth of the steps.)
 //!
 //! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
 //! is one). The decision for every wait is exact (a wait is removed exactly when the race
@@ -87,17 +95,38 @@ const DENSE_MEMO: usize = 2048;
 
 /// Threads: the five engines, then the queues.
 const THREADS: usize = 5 + DMA_QUEUES;
-/// A vector clock.
-type Vc = [u32; THREADS];
+/// A component of a vector clock: an epoch, which counts instances. The walks stream through
+/// clocks, so a kernel whose epochs all fit a `u16` walks with half the memory.
+trait Lane: Copy + Ord + Default {
+    const ONE: Self;
+    fn incr(&mut self);
+}
 
-fn join(a: &mut Vc, b: &Vc) {
+impl Lane for u16 {
+    const ONE: u16 = 1;
+    fn incr(&mut self) {
+        *self += 1;
+    }
+}
+
+impl Lane for u32 {
+    const ONE: u32 = 1;
+    fn incr(&mut self) {
+        *self += 1;
+    }
+}
+
+/// A vector clock.
+type Vc<L> = [L; THREADS];
+
+fn join<L: Lane>(a: &mut Vc<L>, b: &Vc<L>) {
     for (x, y) in a.iter_mut().zip(b) {
         *x = (*x).max(*y);
     }
 }
 
 /// Joins `b` into `a` and says whether that raised any component of `a`.
-fn join_raises(a: &mut Vc, b: &Vc) -> bool {
+fn join_raises<L: Lane>(a: &mut Vc<L>, b: &Vc<L>) -> bool {
     let mut raised = false;
     for (x, y) in a.iter_mut().zip(b) {
         raised |= *y > *x;
@@ -281,8 +310,9 @@ enum Stop {
 /// What the checks share: the kernel's waits numbered in pruning order (`(node, index)` in
 /// `sync.waits`), what each asks for at each instance, and the implications between waits that
 /// [`crate::assemble`] uses to drop some (memoised).
-struct Checker<'a> {
+struct Checker<'a, L: Lane> {
     em: &'a Emitted,
+    inst: &'a Instances,
     sync: &'a Sync,
     cf: &'a Conflicts,
     /// Per wait: its node and index in the node's waits.
@@ -338,40 +368,47 @@ struct Checker<'a> {
     /// The clocks of the latest walk. Its records (the epochs of the instances before position
     /// `valid_until` of `order`, the signals published there) are those a whole walk of the
     /// current program would compute; see [`Checker::race_free`].
-    st: State,
+    st: State<L>,
     valid_until: usize,
     /// Snapshots of the walk's state before some positions of `order` (increasing, each at
     /// most `valid_until`; the first at 0), every `every` positions.
-    checkpoints: Vec<Checkpoint>,
+    checkpoints: Vec<Checkpoint<L>>,
     every: usize,
     /// Per node, the position in `order` of its first instance (`usize::MAX`: none).
     first_pos: Vec<usize>,
     /// The semaphores the current program signals (those a kept wait reads).
     read: Vec<bool>,
+    /// Scratch for [`Checker::keep_segment`]: per thread, the waits kept so far.
+    known: Vec<Vec<usize>>,
 }
 
 /// The state of a walk before one position of the program order. The epochs and published
 /// signals are append-only in program order, so the lengths of the signal lists suffice.
-struct Checkpoint {
+struct Checkpoint<L> {
     pos: usize,
-    clock: [Vc; 5],
-    queue_epoch: [u32; DMA_QUEUES],
+    clock: [Vc<L>; 5],
+    queue_epoch: [L; DMA_QUEUES],
     published: Vec<u32>,
 }
 
 /// The state of one pass of clock propagation over the instances in program order.
-struct State {
+struct State<L> {
     /// The engines' clocks.
-    clock: [Vc; 5],
-    queue_epoch: [u32; DMA_QUEUES],
+    clock: [Vc<L>; 5],
+    queue_epoch: [L; DMA_QUEUES],
     /// Per semaphore, the join of its first `k + 1` signals' clocks at `k`.
-    prefix: Vec<Vec<Vc>>,
+    prefix: Vec<Vec<Vc<L>>>,
     /// Per flat instance that ran, the epoch of its access on its thread.
-    epoch: Vec<u32>,
+    epoch: Vec<L>,
 }
 
-impl<'a> Checker<'a> {
-    fn new(em: &'a Emitted, inst: &Instances, sync: &'a Sync, cf: &'a Conflicts) -> Checker<'a> {
+impl<'a, L: Lane> Checker<'a, L> {
+    fn new(
+        em: &'a Emitted,
+        inst: &'a Instances,
+        sync: &'a Sync,
+        cf: &'a Conflicts,
+    ) -> Checker<'a, L> {
         let n = em.nodes.len();
         let total = cf.base[n];
         let mut on = vec![false; total];
@@ -416,9 +453,9 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        let mut clock = [[0u32; THREADS]; 5];
+        let mut clock = [[L::default(); THREADS]; 5];
         for (e, c) in clock.iter_mut().enumerate() {
-            c[e] = 1;
+            c[e] = L::ONE;
         }
         let nw = waits.len();
         // (Every waited semaphore has its signalling node: `sync` makes them in pairs.)
@@ -433,6 +470,7 @@ impl<'a> Checker<'a> {
             .collect();
         Checker {
             em,
+            inst,
             sync,
             cf,
             waits,
@@ -461,20 +499,21 @@ impl<'a> Checker<'a> {
             segment_of: vec![usize::MAX; n],
             st: State {
                 clock,
-                queue_epoch: [0; DMA_QUEUES],
+                queue_epoch: [L::default(); DMA_QUEUES],
                 prefix: vec![Vec::new(); sync.semaphores.len()],
-                epoch: vec![0; total],
+                epoch: vec![L::default(); total],
             },
             valid_until: 0,
             checkpoints: vec![Checkpoint {
                 pos: 0,
                 clock,
-                queue_epoch: [0; DMA_QUEUES],
+                queue_epoch: [L::default(); DMA_QUEUES],
                 published: vec![0; sync.semaphores.len()],
             }],
             every,
             first_pos,
             read: vec![false; sync.semaphores.len()],
+            known: vec![Vec::new(); THREADS],
         }
     }
 
@@ -516,6 +555,7 @@ impl<'a> Checker<'a> {
                 && wa.value.constant >= wb.value.constant)
                 || sync::implies(
                     self.em,
+                    Some(self.inst),
                     i,
                     self.signaller[wa.sem],
                     &wa.value,
@@ -538,44 +578,26 @@ impl<'a> Checker<'a> {
         if self.segments.is_empty() {
             self.compute_segments();
         }
+        let mut moved = Vec::new();
         for s in 0..self.segments.len() {
             if self.segments[s].0 == e {
-                self.keep_segment(s, alive);
+                self.keep_segment(s, alive, &mut moved);
             }
         }
     }
 
-    /// [`Checker::keep`] for the stretch of node `i` only: the only one whose kept waits change
-    /// when a wait of `i` does.
-    fn keep_node(&mut self, i: usize, alive: &[bool]) {
-        if self.segments.is_empty() {
-            self.compute_segments();
-        }
-        let s = self.segment_of[i];
-        if s != usize::MAX {
-            self.keep_segment(s, alive);
-        }
-    }
-
-    /// The nodes of node `i`'s stretch (just `i` when it has none).
-    fn stretch_of(&mut self, i: usize) -> Vec<usize> {
-        if self.segments.is_empty() {
-            self.compute_segments();
-        }
-        match self.segment_of[i] {
-            usize::MAX => vec![i],
-            s => self.segments[s].1.clone(),
-        }
-    }
-
-    fn keep_segment(&mut self, s: usize, alive: &[bool]) {
+    /// [`Checker::keep`] for stretch `s` only (the one whose kept waits change when a wait of
+    /// one of its nodes does). Each node whose kept waits change is pushed on `moved` with the
+    /// waits it had.
+    fn keep_segment(&mut self, s: usize, alive: &[bool], moved: &mut Vec<(usize, Vec<usize>)>) {
         self.clean.remove(&s);
         let nodes = std::mem::take(&mut self.segments[s].1);
         // The kept waits so far, by the thread of their producer: a wait implies another only
         // when both producers are on one thread (one queue, or one compute engine; `implies`).
-        let mut known: Vec<Vec<usize>> = vec![Vec::new(); THREADS];
+        let mut known = std::mem::take(&mut self.known);
+        known.iter_mut().for_each(Vec::clear);
+        let mut ws = Vec::new();
         for &i in &nodes {
-            let mut ws = std::mem::take(&mut self.kept[i]);
             ws.clear();
             for k in 0..self.of_node[i].len() {
                 let w = self.of_node[i][k];
@@ -592,8 +614,11 @@ impl<'a> Checker<'a> {
                     ws.push(w);
                 }
             }
-            self.kept[i] = ws;
+            if ws != self.kept[i] {
+                moved.push((i, std::mem::replace(&mut self.kept[i], ws.clone())));
+            }
         }
+        self.known = known;
         self.segments[s].1 = nodes;
     }
 
@@ -748,32 +773,33 @@ impl<'a> Checker<'a> {
     /// `assemble` keeps in their place was dropped because one of them implied it, so it
     /// joins no more than that one did and raises nothing either.
     fn try_remove(&mut self, trial: &[usize], alive: &mut [bool]) -> bool {
-        let mut nodes: Vec<usize> = trial.iter().map(|&x| self.waits[x].0).collect();
-        nodes.dedup();
-        // Only the kept waits of the nodes' stretches can change.
-        let mut stretch: Vec<usize> = nodes.iter().flat_map(|&i| self.stretch_of(i)).collect();
-        stretch.sort_unstable();
-        stretch.dedup();
-        let before: Vec<Vec<usize>> = stretch.iter().map(|&i| self.kept[i].clone()).collect();
+        if self.segments.is_empty() {
+            self.compute_segments();
+        }
+        // Only the kept waits of the trial's stretches can change.
+        let mut segs: Vec<usize> = trial
+            .iter()
+            .map(|&x| self.segment_of[self.waits[x].0])
+            .filter(|&s| s != usize::MAX)
+            .collect();
+        segs.sort_unstable();
+        segs.dedup();
         let silent = trial
             .iter()
             .all(|&x| !self.kept[self.waits[x].0].contains(&x) || self.orders_nothing(x));
         for &x in trial {
             alive[x] = false;
         }
-        for &i in &nodes {
-            self.keep_node(i, alive);
+        let mut moved = Vec::new();
+        for &s in &segs {
+            self.keep_segment(s, alive, &mut moved);
         }
-        let moved: Vec<usize> = (stretch.iter().zip(&before))
-            .filter(|&(&i, was)| self.kept[i] != *was)
-            .map(|(&i, _)| i)
-            .collect();
         if moved.is_empty() {
             return true;
         }
         if silent {
-            for (&i, was) in stretch.iter().zip(&before) {
-                let back: Vec<usize> = (self.kept[i].iter())
+            for (i, was) in &moved {
+                let back: Vec<usize> = (self.kept[*i].iter())
                     .filter(|x| !was.contains(x))
                     .copied()
                     .collect();
@@ -784,25 +810,21 @@ impl<'a> Checker<'a> {
             }
             return true;
         }
-        if self.race_free(self.first_of(&moved)) == Some(true) {
+        let first = moved
+            .iter()
+            .map(|&(i, _)| self.first_pos[i])
+            .min()
+            .unwrap_or(usize::MAX);
+        if self.race_free(first) == Some(true) {
             return true;
         }
         for &x in trial {
             alive[x] = true;
         }
-        for &i in &nodes {
-            self.keep_node(i, alive);
+        for (i, was) in moved {
+            self.kept[i] = was;
         }
         false
-    }
-
-    /// The first position of the program order at which a node of `nodes` runs.
-    fn first_of(&self, nodes: &[usize]) -> usize {
-        nodes
-            .iter()
-            .map(|&i| self.first_pos[i])
-            .min()
-            .unwrap_or(usize::MAX)
     }
 }
 
@@ -837,7 +859,7 @@ fn program_order(
 }
 
 /// One pass of clock propagation over the instances in program order.
-struct Walk<'a> {
+struct Walk<'a, L> {
     em: &'a Emitted,
     cf: &'a Conflicts,
     /// Per node, the numbers of the waits the program has before it.
@@ -849,17 +871,16 @@ struct Walk<'a> {
     raised_log: &'a mut Vec<(u32, bool)>,
     /// Where the walk records the waits it found needed ([`Checker::needed`]).
     needed_log: &'a mut Vec<u32>,
-    /// The waits the current instance joined, each with the semaphore and the index of the
-    /// clock it joined (in `st.prefix`).
-    joined: Vec<(usize, usize, usize)>,
+    /// The waits the current instance joined, each with the clock it joined.
+    joined: Vec<(usize, Vc<L>)>,
     on: &'a [bool],
     /// The semaphore each node signals, if a kept wait reads it.
     signal: &'a [Option<usize>],
-    st: &'a mut State,
+    st: &'a mut State<L>,
 }
 
-impl Walk<'_> {
-    fn publish(&mut self, sem: usize, c: Vc) {
+impl<L: Lane> Walk<'_, L> {
+    fn publish(&mut self, sem: usize, c: Vc<L>) {
         let p = &mut self.st.prefix[sem];
         let mut v = c;
         if let Some(last) = p.last() {
@@ -871,7 +892,7 @@ impl Walk<'_> {
     /// Whether instance `b`, whose thread's clock is `c`, happens after every instance it must.
     /// Also records the waits that alone order `b` after one of its conflicting instances
     /// (`before`: its engine's clock before its waits; [`Checker::needed`]).
-    fn check(&mut self, b: usize, c: &Vc, before: &Vc) -> Result<(), Stop> {
+    fn check(&mut self, b: usize, c: &Vc<L>, before: &Vc<L>) -> Result<(), Stop> {
         let (s, e) = (self.cf.start[b] as usize, self.cf.start[b + 1] as usize);
         for &(t, a) in &self.cf.after[s..e] {
             let (t, epoch) = (t as usize, self.st.epoch[a as usize]);
@@ -882,9 +903,8 @@ impl Walk<'_> {
                 continue;
             }
             // The only wait whose clock reaches the epoch.
-            let prefix = &self.st.prefix;
-            let mut by = (self.joined.iter()).filter(|&&(_, s, k)| prefix[s][k][t] >= epoch);
-            if let (Some(&(w, _, _)), None) = (by.next(), by.next()) {
+            let mut by = (self.joined.iter()).filter(|(_, c)| c[t] >= epoch);
+            if let (Some(&(w, _)), None) = (by.next(), by.next()) {
                 self.needed_log.push(w as u32);
             }
         }
@@ -911,7 +931,7 @@ impl Walk<'_> {
             let c = p[need - 1];
             let raised = join_raises(&mut self.st.clock[ei], &c);
             self.raised_log.push((at as u32, raised));
-            self.joined.push((w, self.sem[w], need - 1));
+            self.joined.push((w, c));
         }
         let on = self.on[b];
         let sp = Engine::Sp.index();
@@ -919,7 +939,7 @@ impl Walk<'_> {
             Some(q) => {
                 let q = q as usize;
                 if on {
-                    self.st.queue_epoch[q] += 1;
+                    self.st.queue_epoch[q].incr();
                     let mut c = self.st.clock[sp];
                     c[5 + q] = self.st.queue_epoch[q];
                     self.st.epoch[b] = self.st.queue_epoch[q];
@@ -941,7 +961,7 @@ impl Walk<'_> {
                 if let Some(s) = self.signal[i] {
                     // Publish, then advance the engine's own epoch.
                     self.publish(s, self.st.clock[ei]);
-                    self.st.clock[ei][ei] += 1;
+                    self.st.clock[ei][ei].incr();
                 }
             }
         }
@@ -975,53 +995,14 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let Some(cf) = compute_conflicts(em, &inst, sync) else {
         return 0;
     };
-    let alive = {
-        let mut ck = Checker::new(em, &inst, sync, &cf);
-        let mut alive = vec![true; ck.waits.len()];
-        for e in Engine::ALL {
-            ck.keep(e, &alive);
-        }
-        if ck.race_free(0) != Some(true) {
-            return 0;
-        }
-        // The waits are tried in order, a run at a time: the run grows while its removal
-        // keeps the program race free and shrinks to one wait when it does not. Waits only
-        // add happens-before edges, so a set whose removal is race free is one that removing
-        // wait by wait would remove too, and the result is the wait-by-wait greedy's. A wait
-        // known to be needed stays, and the run goes on past it.
-        let (mut w, mut run) = (0, 1);
-        while w < alive.len() {
-            let end = (w + run).min(alive.len());
-            let trial: Vec<usize> = (w..end)
-                .filter(|&x| !ck.certainly_needed(x, &alive))
-                .collect();
-            if trial.is_empty() {
-                w = end;
-            } else if ck.try_remove(&trial, &mut alive) {
-                w = end;
-                run *= 2;
-            } else if trial.len() == 1 {
-                w = end;
-            } else {
-                // The first wait of the run that raised a clock is the likely culprit: the run
-                // shrinks to end with it when it comes first (it is tried alone, after the
-                // certainly needed waits before it), or just before it (waits that raised
-                // nothing go without a walk); otherwise it halves.
-                let first = trial
-                    .iter()
-                    .copied()
-                    .find(|&x| ck.kept[ck.waits[x].0].contains(&x) && !ck.orders_nothing(x));
-                run = match first {
-                    Some(f) if f == trial[0] => f - w + 1,
-                    Some(f) => f - w,
-                    None => run / 2,
-                };
-            }
-        }
-        if cfg!(debug_assertions) {
-            check_kept(&mut ck, &alive);
-        }
-        alive
+    // Epochs count instances: below `u16::MAX` instances, every clock fits `u16`s.
+    let alive = if cf.base[em.nodes.len()] < usize::from(u16::MAX) - 1 {
+        prune::<u16>(em, &inst, sync, &cf)
+    } else {
+        prune::<u32>(em, &inst, sync, &cf)
+    };
+    let Some(alive) = alive else {
+        return 0;
     };
     let mut it = alive.iter();
     let mut pruned = 0;
@@ -1033,6 +1014,62 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
         });
     }
     pruned
+}
+
+/// The greedy pruning of [`compute_pruned_waits`]: which waits stay, or `None` when the
+/// program with every wait is not provably race free.
+fn prune<L: Lane>(
+    em: &Emitted,
+    inst: &Instances,
+    sync: &Sync,
+    cf: &Conflicts,
+) -> Option<Vec<bool>> {
+    let mut ck = Checker::<L>::new(em, inst, sync, cf);
+    let mut alive = vec![true; ck.waits.len()];
+    for e in Engine::ALL {
+        ck.keep(e, &alive);
+    }
+    if ck.race_free(0) != Some(true) {
+        return None;
+    }
+    // The waits are tried in order, a run at a time: the run grows while its removal keeps
+    // the program race free and shrinks to one wait when it does not. Waits only add
+    // happens-before edges, so a set whose removal is race free is one that removing wait by
+    // wait would remove too, and the result is the wait-by-wait greedy's. A wait known to be
+    // needed stays, and the run goes on past it.
+    let (mut w, mut run) = (0, 1);
+    while w < alive.len() {
+        let end = (w + run).min(alive.len());
+        let trial: Vec<usize> = (w..end)
+            .filter(|&x| !ck.certainly_needed(x, &alive))
+            .collect();
+        if trial.is_empty() {
+            w = end;
+        } else if ck.try_remove(&trial, &mut alive) {
+            w = end;
+            run *= 2;
+        } else if trial.len() == 1 {
+            w = end;
+        } else {
+            // The first wait of the run that raised a clock is the likely culprit: the run
+            // shrinks to end with it when it comes first (it is tried alone, after the
+            // certainly needed waits before it), or just before it (waits that raised nothing
+            // go without a walk); otherwise it halves.
+            let first = trial
+                .iter()
+                .copied()
+                .find(|&x| ck.kept[ck.waits[x].0].contains(&x) && !ck.orders_nothing(x));
+            run = match first {
+                Some(f) if f == trial[0] => f - w + 1,
+                Some(f) => f - w,
+                None => run / 2,
+            };
+        }
+    }
+    if cfg!(debug_assertions) {
+        check_kept(&mut ck, &alive);
+    }
+    Some(alive)
 }
 
 /// The stretches of engine `e`'s nodes in `tree` that `assemble`'s wait filter treats alone: it
@@ -1064,7 +1101,7 @@ fn segments_in(em: &Emitted, tree: &[ENode], e: Engine, out: &mut Vec<Vec<usize>
 
 /// Debug builds: the waits [`Checker::keep`] says the program has are the ones `assemble`
 /// emits.
-fn check_kept(ck: &mut Checker<'_>, alive: &[bool]) {
+fn check_kept<L: Lane>(ck: &mut Checker<'_, L>, alive: &[bool]) {
     let mut pruned = ck.sync.clone();
     let mut it = alive.iter();
     for ws in pruned.waits.iter_mut() {

@@ -136,13 +136,14 @@ fn may_conflict(x: &Node, y: &Node) -> bool {
     })
 }
 
-/// Per ordered pair of nodes `(y, x)`, at `y * n + x`: whether a footprint of one shares
-/// bytes of its region with a footprint of the other in one memory, one of them writing (what
+/// Per node `y`, the nodes `x` (in increasing order) such that a footprint of one shares bytes
+/// of its region with a footprint of the other in one memory, one of them writing (what
 /// [`may_conflict`] checks first), found by sorting the footprints of each memory by region
 /// instead of comparing every pair of nodes.
-fn compute_near_pairs(em: &Emitted) -> Vec<bool> {
+fn compute_near_pairs(em: &Emitted) -> Vec<Vec<usize>> {
     let n = em.nodes.len();
-    let mut near = vec![false; n * n];
+    let mut seen = vec![false; n * n];
+    let mut near = vec![Vec::new(); n];
     let mut feet: Vec<(Space, u64, u64, bool, usize)> = Vec::new();
     for (i, node) in em.nodes.iter().enumerate() {
         for f in &node.foot {
@@ -160,11 +161,18 @@ fn compute_near_pairs(em: &Emitted) -> Vec<bool> {
             if key(s2) != key(s) || lo2 >= hi {
                 break;
             }
-            if w || w2 {
-                near[i * n + j] = true;
-                near[j * n + i] = true;
+            if (w || w2) && !seen[i * n + j] {
+                seen[i * n + j] = true;
+                seen[j * n + i] = true;
+                near[i].push(j);
+                if i != j {
+                    near[j].push(i);
+                }
             }
         }
+    }
+    for xs in &mut near {
+        xs.sort_unstable();
     }
     near
 }
@@ -214,13 +222,15 @@ fn need(
     // Whether every conflict found is with `x`'s first instance, which precedes every `y`.
     let mut first_only = true;
     let mut work = 0u64;
-    let mut ry = [0i64; MAX_REGS];
     let running = &inst.running[xi];
     let feet = meeting_feet(x, y);
     let mut complete = true;
+    // An instance's iteration of the shared loops is the leading digits of its index.
+    let py = instances(&ty[c..]).max(1);
+    // `last` below grows with `v`, so the search's starting point only moves forward.
+    let mut from = 0;
     for &v in &inst.running[yi] {
-        decode(ty, v, &mut ry);
-        let linc = (0..c).fold(0i64, |acc, k| acc * ty[k] + ry[k]);
+        let linc = v / py;
         // The latest conflicting instance of `x` before this one, searched backwards among the
         // running ones from the last that precedes it in program order.
         let last = (linc + xb) * px - 1;
@@ -228,7 +238,10 @@ fn need(
             first_only = false;
         }
         let mut latest = None;
-        let mut k = running.partition_point(|&u| u <= last);
+        while from < running.len() && running[from] <= last {
+            from += 1;
+        }
+        let mut k = from;
         while k > 0 {
             k -= 1;
             let u = running[k];
@@ -297,13 +310,13 @@ pub fn compute_sync(em: &Emitted) -> Sync {
     let mut conflicts = Vec::new();
     let inst = std::sync::Arc::new(compute_instances(em));
     let near = compute_near_pairs(em);
-    for yi in 0..n {
-        for xi in 0..n {
+    for (yi, xs) in near.iter().enumerate() {
+        for &xi in xs {
             let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
             if xi == yi && x.queue().is_none() {
                 continue;
             }
-            if !near[yi * n + xi] || !may_conflict(x, y) {
+            if !may_conflict(x, y) {
                 continue;
             }
             if !needs_semaphore(x, y) {
@@ -351,7 +364,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
             first_only,
         });
     }
-    drop_implied(em, &mut s);
+    drop_implied(em, &inst, &mut s);
     s.instances = Some(inst);
     s
 }
@@ -399,7 +412,7 @@ fn precedes(em: &Emitted, xi: usize, ix: i64, zi: usize, iz: i64) -> bool {
 /// on) or the same compute engine
 /// (in order) as the instance of `X` the first wait needs, and comes after it in program order.
 /// Counted in `implied_waits`.
-fn drop_implied(em: &Emitted, s: &mut Sync) {
+fn drop_implied(em: &Emitted, inst: &Instances, s: &mut Sync) {
     for yi in 0..em.nodes.len() {
         let mut keep = vec![true; s.waits[yi].len()];
         for a in 0..keep.len() {
@@ -409,7 +422,15 @@ fn drop_implied(em: &Emitted, s: &mut Sync) {
                     continue;
                 }
                 let zb = s.waits[yi][b].from;
-                let implied = implies(em, yi, zb, &s.waits[yi][b].value, xa, &s.waits[yi][a].value);
+                let implied = implies(
+                    em,
+                    Some(inst),
+                    yi,
+                    zb,
+                    &s.waits[yi][b].value,
+                    xa,
+                    &s.waits[yi][a].value,
+                );
                 if implied {
                     keep[a] = false;
                     s.implied_waits += 1;
@@ -428,8 +449,12 @@ fn drop_implied(em: &Emitted, s: &mut Sync) {
 /// semaphore's earlier signals) or the same compute engine as the instance of `x`, and comes after
 /// it in program order, so its completion implies `x`'s (first in, first out; in order), and its
 /// signal carries `x`'s clock.
+///
+/// `inst`, when given, is `em`'s instance table: the running instances are read from it instead
+/// of evaluating the guards again (the same answer).
 pub fn implies(
     em: &Emitted,
+    inst: Option<&Instances>,
     yi: usize,
     zi: usize,
     z_value: &Expr,
@@ -446,29 +471,37 @@ pub fn implies(
     let tz = trips(em, z);
     let mut regs = [0i64; MAX_REGS];
     let mut zr = [0i64; MAX_REGS];
-    for v in 0..instances(&ty) {
-        decode(&ty, v, &mut regs);
-        if !on(y, &regs) {
-            continue;
-        }
-        let need_x = x_value.eval(&regs) as i64 - 1;
+    // Whether the running instance of `y` at registers `regs` is covered.
+    let mut covered = |regs: &[i64; MAX_REGS]| {
+        let need_x = x_value.eval(regs) as i64 - 1;
         if need_x < 0 {
-            continue;
+            return true;
         }
-        let got_z = z_value.eval(&regs) as i64 - 1;
+        let got_z = z_value.eval(regs) as i64 - 1;
         if got_z < 0 || got_z >= instances(&tz) || !precedes(em, xi, need_x, zi, got_z) {
             return false;
         }
         // An off transfer's signal follows its own semaphore's earlier signals, not its queue's
         // earlier transfers: only an instance that runs vouches for the queue.
-        if same_queue {
-            decode(&tz, got_z, &mut zr);
-            if !on(z, &zr) {
-                return false;
+        !same_queue
+            || match inst {
+                Some(inst) => inst.running[zi].binary_search(&got_z).is_ok(),
+                None => {
+                    decode(&tz, got_z, &mut zr);
+                    on(z, &zr)
+                }
             }
-        }
+    };
+    match inst {
+        Some(inst) => inst.running[yi].iter().all(|&v| {
+            decode(&ty, v, &mut regs);
+            covered(&regs)
+        }),
+        None => (0..instances(&ty)).all(|v| {
+            decode(&ty, v, &mut regs);
+            !on(y, &regs) || covered(&regs)
+        }),
     }
-    true
 }
 
 /// Whether `value` is at most 0 for every register value of a nest of trips `t` (a wait that is

@@ -49,7 +49,7 @@ fn print_stmts(p: &Program, stmts: &[Stmt], depth: usize, out: &mut String) {
         }
         match s {
             Stmt::Inst(i) => {
-                out.push_str(&inst_to_string(p, i));
+                write_inst(out, p, i);
                 out.push('\n');
             }
             Stmt::Loop(l) => {
@@ -67,22 +67,15 @@ fn print_stmts(p: &Program, stmts: &[Stmt], depth: usize, out: &mut String) {
 /// An expression in the text form.
 pub fn expr_to_string(e: &Expr) -> String {
     let mut s = String::new();
+    write_expr(&mut s, e);
+    s
+}
+
+/// Appends [`expr_to_string`] of `e` to `s`.
+fn write_expr(s: &mut String, e: &Expr) {
     for (i, t) in e.terms.iter().enumerate() {
-        let (coeff, body) = match *t {
-            Term::Lin { coeff, reg } => (coeff, format!("r{}", reg.0)),
-            Term::Mod {
-                coeff,
-                reg,
-                offset,
-                modulus,
-            } => match offset {
-                0 => (coeff, format!("(r{} mod {modulus})", reg.0)),
-                o if o > 0 => (coeff, format!("((r{} + {o}) mod {modulus})", reg.0)),
-                o => (
-                    coeff,
-                    format!("((r{} - {}) mod {modulus})", reg.0, o.unsigned_abs()),
-                ),
-            },
+        let coeff = match *t {
+            Term::Lin { coeff, .. } | Term::Mod { coeff, .. } => coeff,
         };
         let neg = coeff < 0;
         if i == 0 {
@@ -93,14 +86,28 @@ pub fn expr_to_string(e: &Expr) -> String {
             s.push_str(if neg { " - " } else { " + " });
         }
         let mag = coeff.unsigned_abs();
-        match t {
-            Term::Lin { .. } if mag != 1 => {
-                let _ = write!(s, "{mag}*{body}");
+        match *t {
+            Term::Lin { reg, .. } => {
+                if mag != 1 {
+                    let _ = write!(s, "{mag}*");
+                }
+                let _ = write!(s, "r{}", reg.0);
             }
-            Term::Mod { .. } if mag != 1 => {
-                let _ = write!(s, "{body}*{mag}");
+            Term::Mod {
+                reg,
+                offset,
+                modulus,
+                ..
+            } => {
+                let _ = match offset {
+                    0 => write!(s, "(r{} mod {modulus})", reg.0),
+                    o if o > 0 => write!(s, "((r{} + {o}) mod {modulus})", reg.0),
+                    o => write!(s, "((r{} - {}) mod {modulus})", reg.0, o.unsigned_abs()),
+                };
+                if mag != 1 {
+                    let _ = write!(s, "*{mag}");
+                }
             }
-            _ => s.push_str(&body),
         }
     }
     if e.terms.is_empty() {
@@ -113,44 +120,51 @@ pub fn expr_to_string(e: &Expr) -> String {
             e.constant.unsigned_abs()
         );
     }
-    s
 }
 
-fn dims_to_string(dims: &[Dim]) -> String {
-    let d: Vec<String> = dims
-        .iter()
-        .map(|d| format!("{}:{}", d.size, d.stride))
-        .collect();
-    d.join(", ")
+fn write_dims(s: &mut String, dims: &[Dim]) {
+    for (k, d) in dims.iter().enumerate() {
+        if k > 0 {
+            s.push_str(", ");
+        }
+        let _ = write!(s, "{}:{}", d.size, d.stride);
+    }
 }
 
 /// An access pattern in the text form.
 pub fn ap_to_string(a: &Ap) -> String {
-    format!(
-        "{}.{}[{}, {}; {}; {}]",
-        a.mem.name(),
-        a.dtype.name(),
-        expr_to_string(&a.p0),
-        a.np,
-        expr_to_string(&a.start),
-        dims_to_string(&a.dims)
-    )
+    let mut s = String::new();
+    write_ap(&mut s, a);
+    s
 }
 
-fn side_to_string(p: &Program, s: &DmaSide) -> String {
-    match s {
-        DmaSide::Tile(a) => ap_to_string(a),
-        DmaSide::Hbm(h) => format!(
-            "hbm {}[{}; {}]",
-            p.tensors.get(h.tensor).map_or("?", |t| t.name.as_str()),
-            expr_to_string(&h.start),
-            dims_to_string(&h.dims)
-        ),
+/// Appends [`ap_to_string`] of `a` to `s`.
+fn write_ap(s: &mut String, a: &Ap) {
+    let _ = write!(s, "{}.{}[", a.mem.name(), a.dtype.name());
+    write_expr(s, &a.p0);
+    let _ = write!(s, ", {}; ", a.np);
+    write_expr(s, &a.start);
+    s.push_str("; ");
+    write_dims(s, &a.dims);
+    s.push(']');
+}
+
+fn write_side(s: &mut String, p: &Program, side: &DmaSide) {
+    match side {
+        DmaSide::Tile(a) => write_ap(s, a),
+        DmaSide::Hbm(h) => {
+            let name = p.tensors.get(h.tensor).map_or("?", |t| t.name.as_str());
+            let _ = write!(s, "hbm {name}[");
+            write_expr(s, &h.start);
+            s.push_str("; ");
+            write_dims(s, &h.dims);
+            s.push(']');
+        }
     }
 }
 
-fn float(x: f32) -> String {
-    format!("{x:?}")
+fn write_float(s: &mut String, x: f32) {
+    let _ = write!(s, "{x:?}");
 }
 
 fn sem_name(p: &Program, s: usize) -> &str {
@@ -160,22 +174,25 @@ fn sem_name(p: &Program, s: usize) -> &str {
 /// One instruction in the text form (one line, without indentation).
 pub fn inst_to_string(p: &Program, i: &Inst) -> String {
     let mut s = String::new();
+    write_inst(&mut s, p, i);
+    s
+}
+
+/// Appends [`inst_to_string`] of `i` to `s`.
+fn write_inst(s: &mut String, p: &Program, i: &Inst) {
     if !i.pred.is_empty() {
-        let c: Vec<String> = i
-            .pred
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} {} {}",
-                    expr_to_string(&c.lhs),
-                    c.op.symbol(),
-                    expr_to_string(&c.rhs)
-                )
-            })
-            .collect();
-        let _ = write!(s, "@({}) ", c.join(" && "));
+        s.push_str("@(");
+        for (k, c) in i.pred.iter().enumerate() {
+            if k > 0 {
+                s.push_str(" && ");
+            }
+            write_expr(s, &c.lhs);
+            let _ = write!(s, " {} ", c.op.symbol());
+            write_expr(s, &c.rhs);
+        }
+        s.push_str(") ");
     }
-    s.push_str(&op_to_string(p, &i.op));
+    write_op(s, p, &i.op);
     if let Some(sem) = i.signal {
         let _ = write!(s, " -> {}", sem_name(p, sem));
     }
@@ -192,21 +209,39 @@ pub fn inst_to_string(p: &Program, i: &Inst) -> String {
             .replace('\n', "\\n");
         let _ = write!(s, " stmt \"{esc}\"");
     }
-    s
 }
 
 /// An operation in the text form.
 pub fn op_to_string(p: &Program, op: &Op) -> String {
-    let a = ap_to_string;
+    let mut s = String::new();
+    write_op(&mut s, p, op);
+    s
+}
+
+/// Appends [`op_to_string`] of `op` to `s`: its name, then its operands, each written by
+/// `write_ap` or `write_float`, separated by `", "`.
+fn write_op(s: &mut String, p: &Program, op: &Op) {
+    // Writes the operands after the name.
+    fn aps(s: &mut String, list: &[&Ap]) {
+        for (k, a) in list.iter().enumerate() {
+            if k > 0 {
+                s.push_str(", ");
+            }
+            write_ap(s, a);
+        }
+    }
     match op {
-        Op::Matmul { dst, a: x, b, acc } => format!(
-            "matmul {}, {}, {}{}",
-            a(dst),
-            a(x),
-            a(b),
-            if *acc { " acc" } else { "" }
-        ),
-        Op::Transpose { dst, src } => format!("transpose {}, {}", a(dst), a(src)),
+        Op::Matmul { dst, a: x, b, acc } => {
+            s.push_str("matmul ");
+            aps(s, &[dst, x, b]);
+            if *acc {
+                s.push_str(" acc");
+            }
+        }
+        Op::Transpose { dst, src } => {
+            s.push_str("transpose ");
+            aps(s, &[dst, src]);
+        }
         Op::Activation {
             func,
             dst,
@@ -214,22 +249,21 @@ pub fn op_to_string(p: &Program, op: &Op) -> String {
             scale,
             bias,
         } => {
-            let scale = match scale {
-                Scale::Imm(x) => float(*x),
-                Scale::Tile(t) => a(t),
-            };
-            let bias = bias
-                .as_ref()
-                .map_or(String::new(), |b| format!(", bias={}", a(b)));
-            format!(
-                "activation {} {}, {}, scale={scale}{bias}",
-                func.name(),
-                a(dst),
-                a(src)
-            )
+            let _ = write!(s, "activation {} ", func.name());
+            aps(s, &[dst, src]);
+            s.push_str(", scale=");
+            match scale {
+                Scale::Imm(x) => write_float(s, *x),
+                Scale::Tile(t) => write_ap(s, t),
+            }
+            if let Some(b) = bias {
+                s.push_str(", bias=");
+                write_ap(s, b);
+            }
         }
         Op::TensorTensor { op, dst, a: x, b } => {
-            format!("tensor_tensor {} {}, {}, {}", op.name(), a(dst), a(x), a(b))
+            let _ = write!(s, "tensor_tensor {} ", op.name());
+            aps(s, &[dst, x, b]);
         }
         Op::TensorScalar {
             op,
@@ -237,37 +271,54 @@ pub fn op_to_string(p: &Program, op: &Op) -> String {
             src,
             imm,
             reverse,
-        } => format!(
-            "tensor_scalar {} {}, {}, {}{}",
-            op.name(),
-            a(dst),
-            a(src),
-            float(*imm),
-            if *reverse { " reverse" } else { "" }
-        ),
-        Op::Reduce { op, dst, src } => format!("reduce {} {}, {}", op.name(), a(dst), a(src)),
-        Op::Copy { dst, src } => format!("copy {}, {}", a(dst), a(src)),
-        Op::Memset { dst, value } => format!("memset {}, {}", a(dst), float(*value)),
+        } => {
+            let _ = write!(s, "tensor_scalar {} ", op.name());
+            aps(s, &[dst, src]);
+            s.push_str(", ");
+            write_float(s, *imm);
+            if *reverse {
+                s.push_str(" reverse");
+            }
+        }
+        Op::Reduce { op, dst, src } => {
+            let _ = write!(s, "reduce {} ", op.name());
+            aps(s, &[dst, src]);
+        }
+        Op::Copy { dst, src } => {
+            s.push_str("copy ");
+            aps(s, &[dst, src]);
+        }
+        Op::Memset { dst, value } => {
+            s.push_str("memset ");
+            aps(s, &[dst]);
+            s.push_str(", ");
+            write_float(s, *value);
+        }
         Op::Iota {
             dst,
             base,
             pstep,
             fstep,
-        } => format!(
-            "iota {}, {}, {}, {}",
-            a(dst),
-            float(*base),
-            float(*pstep),
-            float(*fstep)
-        ),
-        Op::Dma { queue, dst, src } => format!(
-            "dma q{queue} {}, {}",
-            side_to_string(p, dst),
-            side_to_string(p, src)
-        ),
-        Op::Signal { sem } => format!("signal {}", sem_name(p, *sem)),
+        } => {
+            s.push_str("iota ");
+            aps(s, &[dst]);
+            for x in [base, pstep, fstep] {
+                s.push_str(", ");
+                write_float(s, *x);
+            }
+        }
+        Op::Dma { queue, dst, src } => {
+            let _ = write!(s, "dma q{queue} ");
+            write_side(s, p, dst);
+            s.push_str(", ");
+            write_side(s, p, src);
+        }
+        Op::Signal { sem } => {
+            let _ = write!(s, "signal {}", sem_name(p, *sem));
+        }
         Op::Wait { sem, value } => {
-            format!("wait {} >= {}", sem_name(p, *sem), expr_to_string(value))
+            let _ = write!(s, "wait {} >= ", sem_name(p, *sem));
+            write_expr(s, value);
         }
     }
 }
