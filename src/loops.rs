@@ -3,12 +3,13 @@
 //!
 //! The measured **steady-state period** of a loop is read off the timeline. For every instruction
 //! of its body (by its source line and engine): its start per iteration of the loop, in the
-//! execution of the loop that ran the most iterations, and the differences between consecutive
-//! iterations in the middle half of those that ran, which leaves out the fill and the drain. The
-//! period is the median of all those differences: in a steady state every instruction advances
-//! by the same period each iteration, and the median ignores the few differences that a ramp
-//! distorts (an engine that runs ahead, such as `sp` filling free ring slots, starts its first
-//! iterations early). A loop with no instruction that ran three times has no measured period.
+//! execution of the loop that ran the most instructions, and the differences between consecutive
+//! iterations of the steady state: those in which the most body instructions run (every stage;
+//! the fill and the drain run only some). The period is the median of all those differences: in
+//! a steady state every instruction advances by the same period each iteration, and the median
+//! ignores the few differences that a ramp distorts (an engine that runs ahead, such as `sp`
+//! filling free ring slots, starts its first iterations early). A loop whose stages never all
+//! run in two consecutive iterations has no steady state, and no measured period.
 
 use backend::emit::line_of;
 use backend::modulo::{Limit, ModuloSchedule};
@@ -28,6 +29,9 @@ pub struct LoopStats {
     /// Whether the loop is pipelined (an extended loop of either path: its instructions have
     /// stages); the others are scheduled and reported alike but run one iteration after another.
     pub pipelined: bool,
+    /// Whether the loop has a steady state: two consecutive iterations that run every stage
+    /// ([`ModuloSchedule::steady_state`]).
+    pub steady_state: bool,
     pub ii: u64,
     pub mii: u64,
     pub res_mii: u64,
@@ -88,6 +92,7 @@ fn stats(
         line: marker.map(|m| m.1),
         trip: lp.trip,
         pipelined: s.insts.iter().any(|&(_, stage, _)| stage.is_some()),
+        steady_state: s.steady_state,
         ii: s.ii,
         mii: s.mii(),
         res_mii: s.res_mii,
@@ -108,9 +113,12 @@ fn stats(
 }
 
 /// The steady-state period of a loop whose body instructions are `body` (engine and source
-/// line) at loop depth `depth`: the median, over every body instruction and every pair of
-/// consecutive iterations in the middle half of those it ran, of the difference of their start
-/// times.
+/// line) at loop depth `depth`, in the execution of the loop that ran the most instructions:
+/// the median, over every body instruction and every pair of consecutive iterations of the
+/// steady state, of the difference of their start times. The steady state is the iterations in
+/// which the most body instructions run: every stage (the fill and the drain run only some).
+/// A loop whose stages never all run in two consecutive iterations (fewer iterations than
+/// stages, or barely more) never reaches a steady state and has no measured period.
 fn measure(
     timeline: &[Slice],
     body: &[(runtime_sim::isa::Engine, u32)],
@@ -120,10 +128,10 @@ fn measure(
     if trip < 3 {
         return None;
     }
-    // Per body instruction, per execution of the loop (the outer registers): the earliest start
+    // Per execution of the loop (the outer registers), per body instruction: the earliest start
     // per iteration.
-    type Runs = BTreeMap<Vec<i64>, BTreeMap<i64, u64>>;
-    let mut per_inst: BTreeMap<(usize, u32), Runs> = BTreeMap::new();
+    type Starts = BTreeMap<(usize, u32), BTreeMap<i64, u64>>;
+    let mut runs: BTreeMap<Vec<i64>, Starts> = BTreeMap::new();
     for sl in timeline {
         let (Track::Engine(engine), Some(line)) = (sl.track, sl.meta.line) else {
             continue;
@@ -133,28 +141,33 @@ fn measure(
         }
         let outer: Vec<i64> = sl.iters[..depth].iter().map(|x| x.1).collect();
         let r = sl.iters[depth].1;
-        let e = per_inst
-            .entry((engine.index(), line))
-            .or_default()
+        let e = runs
             .entry(outer)
+            .or_default()
+            .entry((engine.index(), line))
             .or_default()
             .entry(r)
             .or_insert(u64::MAX);
         *e = (*e).min(sl.start);
     }
-    let mut diffs: Vec<u64> = Vec::new();
-    for runs in per_inst.values() {
-        let Some(run) = runs.values().max_by_key(|r| r.len()) else {
-            continue;
-        };
-        let points: Vec<(i64, u64)> = run.iter().map(|(&r, &t)| (r, t)).collect();
-        if points.len() < 3 {
-            continue;
+    let run = runs
+        .values()
+        .max_by_key(|r| r.values().map(BTreeMap::len).sum::<usize>())?;
+    let mut running: BTreeMap<i64, usize> = BTreeMap::new();
+    for iters in run.values() {
+        for &r in iters.keys() {
+            *running.entry(r).or_default() += 1;
         }
-        let (lo, hi) = (points.len() / 4, (3 * points.len()).div_ceil(4));
-        for w in points[lo..hi.min(points.len())].windows(2) {
-            if w[1].0 == w[0].0 + 1 {
-                diffs.push(w[1].1.saturating_sub(w[0].1));
+    }
+    let full = running.values().copied().max()?;
+    let steady = |r: i64| running.get(&r) == Some(&full);
+    let mut diffs: Vec<u64> = Vec::new();
+    for iters in run.values() {
+        for (&r, &t) in iters {
+            if let Some(&next) = iters.get(&(r + 1)) {
+                if steady(r) && steady(r + 1) {
+                    diffs.push(next.saturating_sub(t));
+                }
             }
         }
     }

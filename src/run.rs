@@ -722,6 +722,7 @@ impl RunReport {
                     "rec_mii": l.rec_mii,
                     "predicted_period": l.predicted,
                     "pipelined": l.pipelined,
+                    "steady_state": l.steady_state,
                     "limited_by": l.limited_by,
                     "period_set_by": l.period_set_by,
                     "measured_period": l.period,

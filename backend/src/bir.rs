@@ -258,6 +258,27 @@ pub fn guard_fraction(func: &Function, guards: &[Predicate]) -> (u64, u64) {
     }
 }
 
+/// The iterations of loop `axis` (`0 .. trip`, by index from its lower bound) in which an
+/// instruction guarded by `guards` runs, in some execution of the loop that the guards not
+/// mentioning `axis` let run (an inner loop whose enclosing stage is off runs empty). `None`
+/// past [`MAX_GUARD_ENUMERATION`] points.
+pub fn running_iterations(func: &Function, guards: &[Predicate], axis: Axis) -> Option<Vec<bool>> {
+    let trip = usize::try_from(func.axes[axis].trip_count().max(0)).ok()?;
+    if !guards.iter().any(|p| p.expr.axes().any(|a| a == axis)) {
+        return Some(vec![true; trip]);
+    }
+    let mut runs = vec![false; trip];
+    let lb = func.axes[axis].lb;
+    for_each_guard_point(func, &[guards], |ivs| {
+        if guards.iter().all(|p| p.holds(ivs)) {
+            if let Some(r) = runs.get_mut((ivs[axis] - lb) as usize) {
+                *r = true;
+            }
+        }
+    })?;
+    Some(runs)
+}
+
 /// Calls `f` with every point of the box of the loops that `guards` mention (their induction
 /// variables set, in linear order), and returns how many there are; `None`, without calling
 /// `f`, when no guard mentions a loop or past [`MAX_GUARD_ENUMERATION`] points.

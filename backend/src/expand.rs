@@ -3,7 +3,9 @@
 //!
 //! A pipelined loop writes a tile in every iteration and the pipeliner gives it
 //! `max use stage − min def stage + 1` slots. When the cycle that sets the loop's RecMII
-//! ([`crate::modulo`]) runs through the **reuse** of such a tile (an anti or output dependence:
+//! ([`crate::modulo`]), above the loop's resources averaged over its fill and drain
+//! ([`ModuloSchedule::res_average`]: a short loop is mostly fill and drain), runs through the
+//! **reuse** of such a tile (an anti or output dependence:
 //! the next iteration's write of the slot must wait for this iteration's last reader, such as a
 //! store's whole DMA latency), one more slot breaks that cycle without touching any stage: the
 //! writer of iteration `k + N + 1` reuses the slot instead of the one of `k + N`.
@@ -66,11 +68,11 @@ pub fn expand_recurrence(
         // average over): its recurrence is worth breaking when the schedule's II is above it.
         let peeled = func.axes[l].attrs.pipelined.is_some_and(|p| p.peeled);
         let bound = if peeled {
-            s.rec_mii.max(s.ii)
+            s.rec_mii.max(s.search_ii)
         } else {
             s.rec_mii
         };
-        if bound <= s.res_mii || !pipelined(func, bir, s.lp) {
+        if bound <= s.res_average || !pipelined(func, bir, s.lp) {
             continue;
         }
         for &(kind, t, cross_engine) in &s.rec_edges {
@@ -81,19 +83,20 @@ pub fn expand_recurrence(
             }
             if let Some(n) = expandable(func, t, l) {
                 apply(func, t, l, n + 1);
-                let above = if s.rec_mii > s.res_mii {
+                let above = if s.rec_mii > s.res_average {
                     format!("sets RecMII {}", s.rec_mii)
                 } else {
-                    format!("holds the schedule at II {}", s.ii)
+                    format!("holds the schedule at II {}", s.search_ii)
                 };
                 return Some(format!(
                     "`{}` in loop `{}` gets {} slots (was {}): its reuse is on the recurrence that \
-                     {above} above ResMII {}: {}",
+                     {above} above its resources' {} cycles per iteration (averaged over the \
+                     fill and the drain): {}",
                     func.tensors[t].name,
                     func.axis_name(l),
                     n + 1,
                     n,
-                    s.res_mii,
+                    s.res_average,
                     s.rec_cycle
                 ));
             }

@@ -10,10 +10,16 @@
 //! [`compute_modulo_schedule`] is an iterative modulo scheduler (after Rau, 1994) over the loop
 //! dependence graph ([`crate::ldg`]), in the extended loop's own frame (the user's stages are
 //! fixed; a schedule only chooses start offsets):
-//! - **ResMII** per resource: each compute engine's busy cycles per iteration, `sp`'s issue slots,
-//!   and the busiest of the 16 DMA queues (from the queue plan); an instruction that its guard
-//!   runs in only some iterations (a prologue copy, a stage's fill and drain) counts for that
-//!   fraction ([`crate::bir::guard_fraction`]): the average iteration of the extended loop;
+//! - **ResMII** per resource: each compute engine's busy cycles per iteration of the **steady
+//!   state**, `sp`'s issue slots, and the busiest of the 16 DMA queues (from the queue plan). In
+//!   the steady state every stage runs: an instruction counts for its steady share
+//!   ([`steady_shares`]), the fraction of the iterations that run it over that of the
+//!   instruction run most often (a stage's work counts whole although the fill and the drain
+//!   skip it; a prefetch's copies that take turns share one; an inner loop's executions that
+//!   its enclosing stage turns off do not count). The same busy cycles drive the II search and
+//!   the predicted periods, so ResMII bounds them. (The average over the fill and the drain,
+//!   [`ModuloSchedule::res_average`], is kept for [`crate::expand`]: a loop of few iterations
+//!   is mostly fill and drain.);
 //! - **RecMII** from the dependence cycles: the smallest `II` for which no cycle has
 //!   `Σ latency > II · Σ distance`, found by binary search with a longest-path (Bellman-Ford)
 //!   check (which stops at the first cycle of its predecessor graph, [`feasible`]); buffer
@@ -35,8 +41,12 @@
 //! body's order before (the written order after the list scheduler); otherwise the body keeps
 //! its order, and the log says so. A loop the annotated pipeliner did not touch (the emergent
 //! path's, which chose its order by measurement, or one not pipelined) always keeps its order
-//! and is not searched: its II is that order's predicted period, and its offsets where that
-//! order starts each instruction ([`order_offsets`]). Every same-iteration edge has a positive latency, so `σ_p < σ_c`, and a
+//! and is not searched. Either way, the **II is that of the emitted order**: its predicted
+//! period (at least the MII), with offsets where that order starts each instruction
+//! ([`order_offsets`]). The II search's reservation table does not see that the engines run in
+//! order, so the order it proposes can run slower than the II it reached (reported beside it);
+//! what runs is the emitted order. Every same-iteration edge has a positive latency, so
+//! `σ_p < σ_c`, and a
 //! move is kept only when every same-iteration edge still goes forward: the new order keeps
 //! every dependence of the body, so the sequential meaning of the loop is unchanged (the
 //! synchronisation analysis then derives the waits from the new order), only the engines'
@@ -45,10 +55,12 @@
 //! Invariant: a loop is reordered only when its schedule exists; its order is a topological order
 //! of the same-iteration edges of its dependence graph.
 
-use crate::bir::{dma_tile, guard_fraction, tile_bytes, BNode, Bir, BirInst, BirLoop};
+use crate::bir::{
+    dma_tile, guard_fraction, running_iterations, tile_bytes, BNode, Bir, BirInst, BirLoop,
+};
 use crate::ldg::{compute_loop_deps, DepData, DepKind, LoopDeps};
 use crate::queues::QueuePlan;
-use penguin::{Function, Tensor};
+use penguin::{Axis, Function, Tensor};
 use petgraph::visit::EdgeRef;
 use runtime_sim::isa::Engine;
 use runtime_sim::machine::{self, DMA_QUEUES};
@@ -71,8 +83,22 @@ pub enum Limit {
 pub struct ModuloSchedule {
     /// The BIR loop.
     pub lp: BirLoop,
+    /// The II of the emitted order: its predicted period (at least the MII).
     pub ii: u64,
+    /// Whether the loop has a steady state ([`steady_shares`]); without one, ResMII and the
+    /// predicted periods are averages over its iterations, all fill and drain.
+    pub steady_state: bool,
+    /// The II the search reached ([`search_schedule`]; a kept-order loop's is its II). Its
+    /// reservation table does not see that engines run in order, so the emitted order's period
+    /// can be above it ([`crate::expand`] compares a peeled loop's recurrence with it).
+    pub search_ii: u64,
     pub res_mii: u64,
+    /// The busiest resource's cycles per iteration averaged over the whole loop, fill and drain
+    /// included (each instruction's busy time times the fraction of the iterations its guard
+    /// runs it, [`guard_fraction`]): at most ResMII. In a loop of few iterations, most are fill
+    /// or drain, and its time follows this average more than the steady state
+    /// ([`crate::expand`] adds ring slots against it).
+    pub res_average: u64,
     /// The resource that sets `res_mii`.
     pub res_resource: String,
     pub rec_mii: u64,
@@ -89,6 +115,9 @@ pub struct ModuloSchedule {
     /// The predicted period of the body's order before this pass (program order after the list
     /// scheduler, or the emergent path's order).
     pub predicted_before: u64,
+    /// The predicted period of the schedule's order (offset order, improved by
+    /// [`improve_order`]), emitted unless the body keeps its order.
+    pub scheduled: u64,
     /// Whether the body keeps its earlier order (predicted no slower than the schedule's).
     pub kept_order: bool,
     /// The body's instructions in the order the schedule emits them: by start offset, then
@@ -157,16 +186,26 @@ impl ModuloSchedule {
         if !self.rec_cycle.is_empty() {
             let _ = write!(s, " set by {}", self.rec_cycle);
         }
+        if self.search_ii != self.ii {
+            let _ = write!(s, "); the II search reached {}", self.search_ii);
+            s.push_str(if self.kept_order {
+                ", but"
+            } else {
+                "; the body is"
+            });
+        } else {
+            s.push_str(");");
+        }
         if self.kept_order {
             let _ = write!(
                 s,
-                "); the body keeps its order (predicted period {} against {} in offset order",
-                self.predicted_before, self.predicted
+                " the body keeps its order (predicted period {} against {} in offset order",
+                self.predicted_before, self.scheduled
             );
         } else {
             let _ = write!(
                 s,
-                "); reordered, predicted period {} (was {}",
+                " reordered, predicted period {} (was {}",
                 self.predicted, self.predicted_before
             );
         }
@@ -176,6 +215,12 @@ impl ModuloSchedule {
             if !cycle.is_empty() {
                 let _ = write!(s, "; the period {} is set by {}", self.predicted, cycle);
             }
+        }
+        if !self.steady_state {
+            s.push_str(
+                "; no steady state: its stages never all run in two consecutive iterations, so \
+                 the figures count every stage whole",
+            );
         }
         s.push_str("; start offsets:");
         let mut order: Vec<&(BirInst, Option<u32>, u64)> = self.insts.iter().collect();
@@ -202,34 +247,56 @@ pub fn inst_label(func: &Function, bir: &Bir, i: BirInst) -> String {
     )
 }
 
-/// The weighted busy cycles per iteration of each instruction: its busy time times the fraction
-/// of iterations its guard runs it ([`guard_fraction`]).
-fn weighted_busy(func: &Function, bir: &Bir, deps: &LoopDeps) -> Vec<u64> {
-    deps.insts
+/// The **steady state** of a pipelined loop is the iterations in which every stage of its body
+/// runs (every iteration, in a loop without stages); the fill and the drain run only some
+/// stages. Each instruction's **steady share** is the fraction of those iterations that run it,
+/// as `(numerator, denominator)`: a stage's work counts whole, and instructions that take turns
+/// (a prefetch's copies; a folded zeroing's first matmul and the accumulating one) count for
+/// their turns. An inner loop's executions that its enclosing stage turns off run empty and do
+/// not count ([`running_iterations`]). `None` when the loop has no steady state (no two
+/// consecutive iterations run every stage: fewer iterations than stages, or one more), or its
+/// guards are too many to enumerate.
+fn steady_shares(
+    func: &Function,
+    bir: &Bir,
+    deps: &LoopDeps,
+    axis: Axis,
+) -> Option<Vec<(u64, u64)>> {
+    let runs: Vec<Vec<bool>> = deps
+        .insts
         .iter()
-        .zip(&deps.busy)
-        .map(|(&i, &b)| {
-            let (on, total) = guard_fraction(func, &bir.insts[i].guards);
-            (b * on).div_ceil(total.max(1))
+        .map(|&i| running_iterations(func, &bir.insts[i].guards, axis))
+        .collect::<Option<_>>()?;
+    let trip = runs.first().map_or(0, Vec::len);
+    let stage = |k: usize| bir.insts[deps.insts[k]].stage;
+    let mut stages: Vec<u32> = (0..runs.len()).filter_map(stage).collect();
+    stages.sort_unstable();
+    stages.dedup();
+    let full: Vec<bool> = (0..trip)
+        .map(|v| {
+            stages
+                .iter()
+                .all(|&s| (0..runs.len()).any(|k| stage(k) == Some(s) && runs[k][v]))
         })
-        .collect()
+        .collect();
+    if !full.windows(2).any(|w| w[0] && w[1]) {
+        return None;
+    }
+    let steady = full.iter().filter(|&&f| f).count() as u64;
+    Some(
+        runs.iter()
+            .map(|r| {
+                let on = (0..trip).filter(|&v| full[v] && r[v]).count() as u64;
+                (on, steady)
+            })
+            .collect(),
+    )
 }
 
-/// The busy cycles per iteration of the steady state, in which every stage runs: an
-/// instruction's whole busy time, except for one that takes turns with another
-/// ([`LoopDeps::exclusive`]: a prefetch's copies), which keeps its average ([`weighted_busy`]).
-/// The period of an order is predicted with these: the fill and the drain, where only some
-/// stages run, are not the steady state.
-fn steady_busy(deps: &LoopDeps, weighted: &[u64]) -> Vec<u64> {
-    (0..deps.insts.len())
-        .map(|k| {
-            if takes_turns(deps, k) {
-                weighted[k]
-            } else {
-                deps.busy[k]
-            }
-        })
-        .collect()
+/// `x` times a steady share, rounded up.
+fn share_of(x: u64, (num, den): (u64, u64)) -> u64 {
+    let v = (u128::from(x) * u128::from(num)).div_ceil(u128::from(den.max(1)));
+    u64::try_from(v).unwrap_or(u64::MAX)
 }
 
 /// Whether position `k` takes turns with another instruction ([`LoopDeps::exclusive`]).
@@ -237,10 +304,27 @@ fn takes_turns(deps: &LoopDeps, k: usize) -> bool {
     deps.exclusive.iter().any(|&(a, b)| a == k || b == k)
 }
 
-/// The busiest DMA queue's cycles in one steady-state iteration (every transfer of the body
-/// whole, except a prefetch copy that takes turns, as [`steady_busy`]): transfers on one queue
-/// run first in, first out, so no order of the body runs faster.
-fn steady_queue_bound(func: &Function, bir: &Bir, plan: &QueuePlan, deps: &LoopDeps) -> u64 {
+/// Each instruction's busy time times its share (its [steady share](steady_shares): the busy
+/// cycles per iteration of the steady state, which ResMII and the predicted period of an order
+/// use; or its [`guard_fraction`]: the average over the whole loop, which the II search uses).
+fn busy_by_share(deps: &LoopDeps, shares: &[(u64, u64)]) -> Vec<u64> {
+    deps.busy
+        .iter()
+        .zip(shares)
+        .map(|(&b, &sh)| share_of(b, sh))
+        .collect()
+}
+
+/// The busiest DMA queue's cycles in one steady-state iteration (each transfer's pieces times
+/// its [steady share](steady_shares)): transfers on one queue run first in, first out, so no
+/// order of the body runs faster.
+fn steady_queue_bound(
+    func: &Function,
+    bir: &Bir,
+    plan: &QueuePlan,
+    deps: &LoopDeps,
+    shares: &[(u64, u64)],
+) -> u64 {
     let mut queues = [0u64; DMA_QUEUES];
     for (k, &i) in deps.insts.iter().enumerate() {
         let bi = &bir.insts[i];
@@ -250,41 +334,26 @@ fn steady_queue_bound(func: &Function, bir: &Bir, plan: &QueuePlan, deps: &LoopD
         let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
         let piece =
             machine::dma_queue_cycles(tile_bytes(func, tile).div_ceil(split.pieces().max(1)));
-        // A transfer that takes turns counts its average, as its issue does.
-        let (on, total) = if takes_turns(deps, k) {
-            guard_fraction(func, &bi.guards)
-        } else {
-            (1, 1)
-        };
         for &q in &split.queues {
-            queues[q as usize] += (piece * on).div_ceil(total.max(1));
+            queues[q as usize] += share_of(piece, shares[k]);
         }
     }
     queues.iter().copied().max().unwrap_or(0)
 }
 
-/// ResMII and its resource.
+/// ResMII and its resource: the busiest engine's steady busy cycles per iteration
+/// ([`steady_busy`]), or the busiest DMA queue's ([`steady_queue_bound`]).
 fn compute_res_mii(
     func: &Function,
     bir: &Bir,
     plan: &QueuePlan,
     deps: &LoopDeps,
     busy: &[u64],
+    shares: &[(u64, u64)],
 ) -> (u64, String) {
     let mut per_engine = [0u64; 5];
-    let mut queues = [0u64; DMA_QUEUES];
     for (k, &i) in deps.insts.iter().enumerate() {
-        let bi = &bir.insts[i];
-        per_engine[bi.engine.index()] += busy[k];
-        if let Some(split) = plan.split(i) {
-            let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
-            let bytes = tile_bytes(func, tile);
-            let (on, total) = guard_fraction(func, &bi.guards);
-            let piece = machine::dma_queue_cycles(bytes.div_ceil(split.pieces().max(1)));
-            for &q in &split.queues {
-                queues[q as usize] += (piece * on).div_ceil(total.max(1));
-            }
-        }
+        per_engine[bir.insts[i].engine.index()] += busy[k];
     }
     let mut best = (1u64, "nothing".to_string());
     for e in Engine::ALL {
@@ -292,15 +361,13 @@ fn compute_res_mii(
             best = (per_engine[e.index()], e.name().to_string());
         }
     }
-    let q = queues.iter().copied().max().unwrap_or(0);
+    let q = steady_queue_bound(func, bir, plan, deps, shares);
     if q > best.0 {
         best = (q, "dma queues".to_string());
     }
     best
 }
 
-/// Longest-path relaxation with edge weights `latency − d·II`: the earliest starts from all-zero
-/// starts, or `Err(node)` with a node on a positive cycle.
 fn longest_paths(deps: &LoopDeps, ii: u64, pred: &mut [Option<usize>]) -> Result<Vec<i64>, usize> {
     let n = deps.insts.len();
     let mut dist = vec![0i64; n];
@@ -781,48 +848,77 @@ pub fn compute_modulo_schedule(
         return None;
     }
     let deps = compute_loop_deps(func, bir, plan, l)?;
-    let busy = weighted_busy(func, bir, &deps);
-    let (res_mii, res_resource) = compute_res_mii(func, bir, plan, &deps, &busy);
-    let steady = steady_busy(&deps, &busy);
+    // The II search reserves each instruction's average over the whole loop, fill and drain
+    // included, from the MII of those averages: in a loop of few iterations, most are fill or
+    // drain (measured: searching with steady-state reservations instead cost up to 9% on the
+    // auto path of `tests/good/many_psum.nk`, ten iterations in seven stages, and 3% on two
+    // `tests/nki` kernels, and gained nothing on the examples).
+    let average: Vec<(u64, u64)> = (deps.insts.iter())
+        .map(|&i| guard_fraction(func, &bir.insts[i].guards))
+        .collect();
+    let busy = busy_by_share(&deps, &average);
+    // ResMII, the order's choice and its predicted period are the steady state's. A loop
+    // without one is all fill and drain: each instruction counts whole there too, except that
+    // instructions that take turns count for their average (measured: their averages alone
+    // choose orders up to 3% slower on two such `tests` kernels).
+    let shares = steady_shares(func, bir, &deps, bir.loops[l].axis);
+    let steady_state = shares.is_some();
+    let shares = shares.unwrap_or_else(|| {
+        (0..deps.insts.len())
+            .map(|k| match takes_turns(&deps, k) {
+                true => average[k],
+                false => (1, 1),
+            })
+            .collect()
+    });
+    let steady = busy_by_share(&deps, &shares);
+    let (res_mii, res_resource) = compute_res_mii(func, bir, plan, &deps, &steady, &shares);
+    let (res_average, _) = compute_res_mii(func, bir, plan, &deps, &busy, &average);
     let (rec_mii, rec_cycle, rec_edges) = compute_rec_mii(func, bir, &deps);
     let mii = res_mii.max(rec_mii).max(1);
+    let search_from = res_average.max(rec_mii).max(1);
     let written: Vec<usize> = (0..deps.insts.len()).collect();
-    let queue_bound = steady_queue_bound(func, bir, plan, &deps);
+    let queue_bound = steady_queue_bound(func, bir, plan, &deps, &shares);
     let predicted_before = compute_order_period(bir, &deps, &steady, &written).max(queue_bound);
-    let (ii, sigma, order, predicted, kept_order) =
+    let (search_ii, order, scheduled, kept_order) =
         if func.axes[bir.loops[l].axis].attrs.pipelined.is_none() {
             // A loop the annotated pipeliner did not touch keeps its order: the emergent path
             // chose it by measurement (`emergent::stages`; measured on the suite, offset order
             // costs rmsnorm 3% and layernorm 0.2% there), and an unpipelined loop runs as
-            // written. Its II is that order's predicted period, and its offsets where that
-            // order starts each instruction.
-            let ii = predicted_before.max(mii);
-            let sigma = order_offsets(bir, &deps, &busy, ii, &written);
-            (ii, sigma, written, predicted_before, true)
+            // written.
+            let ii = predicted_before.max(search_from);
+            (ii, written.clone(), predicted_before, true)
         } else {
-            let (ii, sigma) = search_schedule(bir, &deps, &busy, &steady, mii)?;
+            let (ii, sigma) = search_schedule(bir, &deps, &busy, &steady, search_from)?;
             let mut order: Vec<usize> = (0..sigma.len()).collect();
             order.sort_by_key(|&k| (sigma[k], k));
             let predicted = improve_order(bir, &deps, &steady, &mut order).max(queue_bound);
             // The costs are estimates, so a small predicted gain can be a measured loss: the
             // body is reordered only for a predicted gain of at least [`MIN_GAIN_PERCENT`].
             let kept_order = predicted * 100 > predicted_before * (100 - MIN_GAIN_PERCENT);
-            (
-                ii,
-                sigma,
-                order,
-                predicted.min(predicted_before),
-                kept_order,
-            )
+            (ii, order, predicted, kept_order)
         };
+    // What runs is the emitted order: its II is that order's predicted period, and its offsets
+    // where that order starts each instruction. (The II search's reservation table does not
+    // see that the engines are in order; it only proposes the order.)
+    let (emitted, predicted) = match kept_order {
+        true => (&written, predicted_before),
+        false => (&order, scheduled),
+    };
+    let ii = predicted.max(mii);
+    let sigma = order_offsets(bir, &deps, &steady, ii, emitted);
     Some(ModuloSchedule {
+        steady_state,
         predicted,
         predicted_before,
+        scheduled,
         kept_order,
         lp: l,
         ii,
+        search_ii,
         res_mii,
         res_resource,
+        res_average,
         rec_mii,
         rec_cycle,
         rec_edges,

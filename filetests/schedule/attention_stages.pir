@@ -65,7 +65,7 @@ kernel attention_stages(qt, kt, v) -> (o) {
 }
 
 # schedule:
-# loop j.1 trip 4: ResMII 592 (pe), RecMII 824, II 1076, predicted 1076 (before 1076), order kept
+# loop j.1 trip 4: ResMII 888 (pe), RecMII 824, II 1076, predicted 1076 (before 1076), order kept
 #   recurrence: act.copy(pt) → pe.matmul(acc) → (1 iteration later, `pt`'s slot reused) act.copy(pt)
 #   period set by: act.copy(pt) → pe.matmul(acc) → (pe in order, next body) pe.transpose(_transpose) → act.copy(pt)
 #   dep pe.transpose(_transpose) -> pe.transpose(_transpose): output d=1 lat=252

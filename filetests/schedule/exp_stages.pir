@@ -18,7 +18,7 @@ kernel exp_stages(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 1380 (dma queues), RecMII 2315, II 2528, predicted 2571 (before 2571), order kept
+# loop i trip 10: ResMII 1725 (dma queues), RecMII 2315, II 2571, predicted 2571 (before 2571), order kept
 #   recurrence: act.activation(tb) → (1 iteration later, `ta`'s slot reused) sp.load(ta) → (1 iteration later, `ta`: stage 0 → 1) act.activation(tb)
 #   period set by: sp.store(tb) → (sp in order) sp.load(ta) → (1 iteration later, `ta`: stage 0 → 1) act.activation(tb) → (1 iteration later, `tb`: stage 1 → 2) sp.store(tb)
 #   dep sp.store(tb) -> act.activation(tb): anti d=1 lat=4057
@@ -27,4 +27,4 @@ kernel exp_stages(a) -> (c) {
 #   dep act.activation(tb) -> sp.load(ta): anti d=1 lat=572
 #   dep sp.load(ta) -> act.activation(tb): flow d=1 lat=4057
 #   dep sp.load(ta) -> sp.load(ta): output d=2 lat=4057
-#   order: sp.store(tb)@0, act.activation(tb)@1939, sp.load(ta)@410
+#   order: sp.store(tb)@0, act.activation(tb)@1486, sp.load(ta)@512

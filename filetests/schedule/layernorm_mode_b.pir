@@ -56,9 +56,8 @@ kernel layernorm_mode_b(x, gamma, beta) -> (y) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 4688 (dve), RecMII 4791, II 5444, predicted 5852 (before 6424), reordered
+# loop i trip 10: ResMII 5852 (dve), RecMII 4791, II 5852, predicted 5852 (before 6424), reordered
 #   recurrence: dve.tensor_tensor(yt) → sp.store(yt) → (1 iteration later, `yt`'s slot reused) dve.tensor_tensor(yt)
-#   period set by: dve.tensor_tensor(_tensor_tensor.1) → dve.tensor_tensor(yt) → (dve in order) dve.reduce(_reduce.1) → dve.tensor_scalar(var) → dve.tensor_scalar(_tensor_scalar) → (dve in order, next body) dve.reduce(_reduce) → (dve in order) dve.tensor_tensor(_tensor_tensor) → (dve in order) dve.tensor_scalar(mean) → dve.tensor_tensor(xc) → (dve in order) dve.tensor_tensor(_tensor_tensor.1)
 #   dep sp.load(t) -> sp.load(t): output d=2 lat=3707
 #   dep sp.load(t) -> dve.reduce(_reduce): flow d=1 lat=3707
 #   dep sp.load(t) -> dve.tensor_tensor(xc): flow d=1 lat=3707
@@ -99,4 +98,4 @@ kernel layernorm_mode_b(x, gamma, beta) -> (y) {
 #   dep dve.tensor_tensor(yt) -> dve.tensor_tensor(yt): output d=1 lat=1084
 #   dep dve.tensor_tensor(yt) -> sp.store(yt): flow d=0 lat=1084
 #   dep sp.store(yt) -> dve.tensor_tensor(yt): anti d=1 lat=3707
-#   order: sp.load(t)@0, dve.reduce(_reduce)@868, dve.tensor_tensor(_tensor_tensor)@0, dve.tensor_scalar(mean)@1440, dve.tensor_tensor(xc)@1564, dve.tensor_tensor(_tensor_tensor.1)@2432, act.activation(_activation)@2648, dve.tensor_tensor(yt)@3516, dve.reduce(_reduce.1)@4384, sp.store(yt)@4600, dve.tensor_scalar(var)@4956, dve.tensor_scalar(_tensor_scalar)@5080, act.activation(r)@5204
+#   order: sp.load(t)@0, dve.reduce(_reduce)@0, dve.tensor_tensor(_tensor_tensor)@572, dve.tensor_scalar(mean)@1656, dve.tensor_tensor(xc)@1780, dve.tensor_tensor(_tensor_tensor.1)@2864, act.activation(_activation)@2864, dve.tensor_tensor(yt)@3948, dve.reduce(_reduce.1)@5032, sp.store(yt)@5032, dve.tensor_scalar(var)@5604, dve.tensor_scalar(_tensor_scalar)@5728, act.activation(r)@5852

@@ -56,9 +56,8 @@ kernel layernorm_stages(x, gamma, beta) -> (y) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 4688 (dve), RecMII 5487, II 5487, predicted 5852 (before 10583), reordered
+# loop i trip 10: ResMII 5852 (dve), RecMII 5487, II 5852, predicted 5852 (before 10583), reordered
 #   recurrence: sp.load(t) → dve.reduce(_reduce) → dve.tensor_scalar(mean) → dve.tensor_tensor(xc) → (1 iteration later, `t`'s slot reused) sp.load(t)
-#   period set by: dve.reduce(_reduce) → dve.tensor_scalar(mean) → dve.tensor_tensor(xc) → (dve in order, next body) dve.tensor_tensor(_tensor_tensor) → (dve in order) dve.reduce(_reduce.1) → (dve in order) dve.tensor_tensor(_tensor_tensor.1) → (dve in order) dve.tensor_scalar(var) → dve.tensor_scalar(_tensor_scalar) → (dve in order) dve.tensor_tensor(yt) → (dve in order) dve.reduce(_reduce)
 #   dep sp.load(t) -> sp.load(t): output d=1 lat=3707
 #   dep sp.load(t) -> dve.reduce(_reduce): flow d=0 lat=3707
 #   dep sp.load(t) -> dve.tensor_tensor(xc): flow d=0 lat=3707
@@ -99,4 +98,4 @@ kernel layernorm_stages(x, gamma, beta) -> (y) {
 #   dep dve.tensor_tensor(yt) -> dve.tensor_tensor(yt): output d=1 lat=1084
 #   dep dve.tensor_tensor(yt) -> sp.store(yt): flow d=0 lat=1084
 #   dep sp.store(yt) -> dve.tensor_tensor(yt): anti d=1 lat=3707
-#   order: sp.load(t)@0, act.activation(_activation)@0, dve.tensor_tensor(_tensor_tensor)@0, dve.reduce(_reduce.1)@868, dve.tensor_tensor(_tensor_tensor.1)@1326, dve.tensor_scalar(var)@2194, dve.tensor_scalar(_tensor_scalar)@2318, dve.tensor_tensor(yt)@2418, act.activation(r)@2442, sp.store(yt)@3502, dve.reduce(_reduce)@3707, dve.tensor_scalar(mean)@4279, dve.tensor_tensor(xc)@4403
+#   order: sp.load(t)@0, act.activation(_activation)@0, dve.tensor_tensor(_tensor_tensor)@0, dve.reduce(_reduce.1)@1084, dve.tensor_tensor(_tensor_tensor.1)@1656, dve.tensor_scalar(var)@2740, dve.tensor_scalar(_tensor_scalar)@2864, dve.tensor_tensor(yt)@2988, act.activation(r)@2988, sp.store(yt)@4072, dve.reduce(_reduce)@4072, dve.tensor_scalar(mean)@4644, dve.tensor_tensor(xc)@4768

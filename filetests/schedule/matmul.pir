@@ -34,7 +34,7 @@ kernel matmul(at, b) -> (c) {
 }
 
 # schedule:
-# loop k trip 4: ResMII 1086 (pe), RecMII 5879, II 5960, predicted 5960 (before 5960), order kept
+# loop k trip 4: ResMII 2172 (pe), RecMII 5879, II 5960, predicted 5960 (before 5960), order kept
 #   recurrence: sp.load(rhs) → pe.matmul(acc) → (1 iteration later, `rhs`'s slot reused) sp.load(rhs)
 #   dep sp.load(rhs) -> sp.load(rhs): output d=1 lat=3707
 #   dep sp.load(rhs) -> pe.matmul(acc): flow d=0 lat=3707
@@ -43,4 +43,4 @@ kernel matmul(at, b) -> (c) {
 #   dep pe.matmul(acc) -> sp.load(rhs): anti d=1 lat=2172
 #   dep pe.matmul(acc) -> sp.load(lhs): anti d=1 lat=2172
 #   dep pe.matmul(acc) -> pe.matmul(acc): output d=1 lat=2172
-#   order: sp.load(rhs)@0, sp.load(lhs)@512, pe.matmul(acc)@3707
+#   order: sp.load(rhs)@0, sp.load(lhs)@1024, pe.matmul(acc)@3788

@@ -36,7 +36,7 @@ kernel matmul_blocked_stages(at, b) -> (c) {
 }
 
 # schedule:
-# loop k.1 trip 4: ResMII 1086 (pe), RecMII 5879, II 5879, predicted 5879 (before 5879), order kept
+# loop k.1 trip 4: ResMII 2172 (pe), RecMII 5879, II 5879, predicted 5879 (before 5879), order kept
 #   recurrence: pe.matmul(acc) → (1 iteration later, `rhs`'s slot reused) sp.load(rhs) → pe.matmul(acc)
 #   dep sp.load(rhs) -> sp.load(rhs): output d=1 lat=3707
 #   dep sp.load(rhs) -> pe.matmul(acc): flow d=0 lat=3707

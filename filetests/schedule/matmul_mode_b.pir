@@ -34,7 +34,7 @@ kernel matmul_mode_b(at, b) -> (c) {
 }
 
 # schedule:
-# loop k trip 5: ResMII 1738 (pe), RecMII 2940, II 2940, predicted 2980 (before 2980), order kept
+# loop k trip 5: ResMII 2172 (pe), RecMII 2940, II 2980, predicted 2980 (before 2980), order kept
 #   recurrence: sp.load(rhs) → (1 iteration later, `rhs`: stage 0 → 1) pe.matmul(acc) → (1 iteration later, `rhs`'s slot reused) sp.load(rhs)
 #   dep sp.load(rhs) -> sp.load(rhs): output d=2 lat=3707
 #   dep sp.load(rhs) -> pe.matmul(acc): flow d=1 lat=3707
@@ -43,4 +43,4 @@ kernel matmul_mode_b(at, b) -> (c) {
 #   dep pe.matmul(acc) -> sp.load(rhs): anti d=1 lat=2172
 #   dep pe.matmul(acc) -> sp.load(lhs): anti d=1 lat=2172
 #   dep pe.matmul(acc) -> pe.matmul(acc): output d=1 lat=2172
-#   order: sp.load(rhs)@0, sp.load(lhs)@820, pe.matmul(acc)@767
+#   order: sp.load(rhs)@0, sp.load(lhs)@1024, pe.matmul(acc)@808

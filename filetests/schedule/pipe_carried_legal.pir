@@ -31,7 +31,7 @@ kernel carried(a) -> (s, c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 251 (dve), RecMII 1144, II 1199, predicted 1208 (before 1208), order kept
+# loop i trip 10: ResMII 312 (dve), RecMII 1144, II 1208, predicted 1208 (before 1208), order kept
 #   recurrence: act.activation(u) → (1 iteration later, `u`: stage 1 → 2) sp.store(u) → (1 iteration later, `u`'s slot reused) act.activation(u)
 #   period set by: sp.store(u) → (1 iteration later, `u`'s slot reused) act.activation(u) → (1 iteration later, `t`'s slot reused) sp.load(t) → (sp in order) sp.store(u)
 #   dep sp.load(t) -> sp.load(t): output d=2 lat=2164
@@ -46,4 +46,4 @@ kernel carried(a) -> (s, c) {
 #   dep dve.tensor_scalar(_tensor_scalar) -> dve.tensor_tensor(acc): flow d=0 lat=124
 #   dep dve.tensor_tensor(acc) -> dve.tensor_scalar(_tensor_scalar): anti d=1 lat=188
 #   dep dve.tensor_tensor(acc) -> dve.tensor_tensor(acc): output d=1 lat=188
-#   order: sp.load(t)@0, act.activation(u)@1068, sp.store(u)@103, dve.tensor_scalar(_tensor_scalar)@1192, dve.tensor_tensor(acc)@1316
+#   order: sp.load(t)@0, act.activation(u)@956, sp.store(u)@128, dve.tensor_scalar(_tensor_scalar)@1080, dve.tensor_tensor(acc)@1204

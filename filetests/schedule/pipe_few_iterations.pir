@@ -22,9 +22,9 @@ kernel few(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 5: ResMII 104 (sp), RecMII 0, II 104, predicted 616 (before 616), order kept
+# loop i trip 5: ResMII 124 (act), RecMII 0, II 616, predicted 616 (before 616), order kept
 #   period set by: act.activation(t2) → (1 iteration later, `t2`: stage 1 → 2) dve.tensor_scalar(t3) → (1 iteration later, `t3`: stage 2 → 3) sp.store(t3) → (sp in order, next body) sp.load(t1) → (1 iteration later, `t1`: stage 0 → 1) act.activation(t2)
 #   dep sp.load(t1) -> act.activation(t2): flow d=1 lat=2164
 #   dep act.activation(t2) -> dve.tensor_scalar(t3): flow d=1 lat=124
 #   dep dve.tensor_scalar(t3) -> sp.store(t3): flow d=1 lat=124
-#   order: sp.load(t1)@0, act.activation(t2)@2060, dve.tensor_scalar(t3)@2080, sp.store(t3)@2100
+#   order: sp.load(t1)@0, act.activation(t2)@1548, dve.tensor_scalar(t3)@1056, sp.store(t3)@564

@@ -18,7 +18,7 @@ kernel manual(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 206 (sp), RecMII 763, II 798, predicted 806 (before 806), order kept
+# loop i trip 10: ResMII 256 (sp), RecMII 763, II 806, predicted 806 (before 806), order kept
 #   recurrence: act.activation(u) → (1 iteration later, `u`: stage 1 → 2) sp.store(u) → (2 iterations later, `u`'s slot reused) act.activation(u)
 #   period set by: act.activation(u) → (1 iteration later, `u`: stage 1 → 2) sp.store(u) → (sp in order, next body) sp.load(t) → (1 iteration later, `t`: stage 0 → 1) act.activation(u)
 #   dep sp.load(t) -> sp.load(t): output d=3 lat=2164
@@ -27,4 +27,4 @@ kernel manual(a) -> (c) {
 #   dep act.activation(u) -> act.activation(u): output d=3 lat=124
 #   dep act.activation(u) -> sp.store(u): flow d=1 lat=124
 #   dep sp.store(u) -> act.activation(u): anti d=2 lat=2164
-#   order: sp.load(t)@0, act.activation(u)@1366, sp.store(u)@692
+#   order: sp.load(t)@0, act.activation(u)@1358, sp.store(u)@676

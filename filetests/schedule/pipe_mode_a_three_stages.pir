@@ -22,7 +22,7 @@ kernel three(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 206 (sp), RecMII 1238, II 1238, predicted 1240 (before 1240), order kept
+# loop i trip 10: ResMII 256 (sp), RecMII 1238, II 1240, predicted 1240 (before 1240), order kept
 #   recurrence: sp.load(ta) → act.activation(tb) → (1 iteration later, `tb`: stage 0 → 1) dve.tensor_tensor(tc) → (1 iteration later, `ta`'s slot reused) sp.load(ta)
 #   dep sp.load(ta) -> sp.load(ta): output d=2 lat=2164
 #   dep sp.load(ta) -> act.activation(tb): flow d=0 lat=2164
@@ -35,4 +35,4 @@ kernel three(a) -> (c) {
 #   dep dve.tensor_tensor(tc) -> dve.tensor_tensor(tc): output d=2 lat=188
 #   dep dve.tensor_tensor(tc) -> sp.store(tc): flow d=1 lat=188
 #   dep sp.store(tc) -> dve.tensor_tensor(tc): anti d=1 lat=2164
-#   order: sp.load(ta)@0, act.activation(tb)@2164, dve.tensor_tensor(tc)@1050, sp.store(tc)@103
+#   order: sp.load(ta)@0, act.activation(tb)@2164, dve.tensor_tensor(tc)@1048, sp.store(tc)@128

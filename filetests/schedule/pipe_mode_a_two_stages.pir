@@ -23,7 +23,7 @@ kernel add2(a, b) -> (c) {
 }
 
 # schedule:
-# loop i trip 9: ResMII 342 (sp), RecMII 2352, II 2398, predicted 2352 (before 2352), order kept
+# loop i trip 9: ResMII 384 (sp), RecMII 2352, II 2352, predicted 2352 (before 2352), order kept
 #   recurrence: sp.store(tc) → (1 iteration later, `tc`'s slot reused) dve.tensor_tensor(tc) → sp.store(tc)
 #   dep sp.load(ta) -> sp.load(ta): output d=2 lat=2164
 #   dep sp.load(ta) -> dve.tensor_tensor(tc): flow d=1 lat=2164
@@ -34,4 +34,4 @@ kernel add2(a, b) -> (c) {
 #   dep dve.tensor_tensor(tc) -> dve.tensor_tensor(tc): output d=1 lat=188
 #   dep dve.tensor_tensor(tc) -> sp.store(tc): flow d=0 lat=188
 #   dep sp.store(tc) -> dve.tensor_tensor(tc): anti d=1 lat=2164
-#   order: sp.load(ta)@0, sp.load(tb)@114, dve.tensor_tensor(tc)@0, sp.store(tc)@228
+#   order: sp.load(ta)@0, sp.load(tb)@128, dve.tensor_tensor(tc)@0, sp.store(tc)@256

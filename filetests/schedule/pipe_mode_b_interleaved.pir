@@ -27,7 +27,7 @@ kernel inter(a, b) -> (c) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 309 (sp), RecMII 1176, II 1233, predicted 1240 (before 1240), order kept
+# loop i trip 10: ResMII 384 (sp), RecMII 1176, II 1240, predicted 1240 (before 1240), order kept
 #   recurrence: sp.store(s) → (1 iteration later, `s`'s slot reused) dve.tensor_tensor(s) → (1 iteration later, `s`: stage 1 → 2) sp.store(s)
 #   period set by: sp.store(s) → (sp in order) sp.load(y) → (1 iteration later, `y`: stage 0 → 1) dve.tensor_tensor(s) → (1 iteration later, `s`: stage 1 → 2) sp.store(s)
 #   dep sp.load(x) -> sp.load(x): output d=2 lat=2164
@@ -42,4 +42,4 @@ kernel inter(a, b) -> (c) {
 #   dep dve.tensor_tensor(s) -> sp.load(y): anti d=1 lat=188
 #   dep dve.tensor_tensor(s) -> act.activation(e): anti d=1 lat=188
 #   dep dve.tensor_tensor(s) -> dve.tensor_tensor(s): output d=2 lat=188
-#   order: sp.load(x)@0, sp.store(s)@103, sp.load(y)@206, act.activation(e)@931, dve.tensor_tensor(s)@1137
+#   order: sp.load(x)@0, sp.store(s)@128, sp.load(y)@256, act.activation(e)@924, dve.tensor_tensor(s)@1180

@@ -27,7 +27,7 @@ kernel ring(x, w) -> (y) {
 }
 
 # schedule:
-# loop i trip 9: ResMII 342 (sp), RecMII 2544, II 2544, predicted 2544 (before 2544), order kept
+# loop i trip 9: ResMII 384 (sp), RecMII 2544, II 2544, predicted 2544 (before 2544), order kept
 #   recurrence: sp.load(tx) → pe.matmul(p) → (1 iteration later, `tx`'s slot reused) sp.load(tx)
 #   dep sp.load(tx) -> sp.load(tx): output d=1 lat=2164
 #   dep sp.load(tx) -> pe.matmul(p): flow d=0 lat=2164
@@ -38,4 +38,4 @@ kernel ring(x, w) -> (y) {
 #   dep dve.copy(r) -> dve.copy(r): output d=1 lat=124
 #   dep dve.copy(r) -> sp.store(r): flow d=0 lat=124
 #   dep sp.store(r) -> dve.copy(r): anti d=1 lat=2292
-#   order: sp.load(tx)@0, pe.matmul(p)@2164, dve.copy(r)@0, sp.store(r)@124
+#   order: sp.load(tx)@0, pe.matmul(p)@2164, dve.copy(r)@0, sp.store(r)@128

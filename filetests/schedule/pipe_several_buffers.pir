@@ -28,7 +28,7 @@ kernel several(a) -> (c) {
 }
 
 # schedule:
-# loop i trip 11: ResMII 365 (dve), RecMII 2352, II 2352, predicted 2352 (before 2352), order kept
+# loop i trip 11: ResMII 500 (dve), RecMII 2352, II 2352, predicted 2352 (before 2352), order kept
 #   recurrence: sp.store(w) → (1 iteration later, `w`'s slot reused) dve.tensor_tensor(w) → sp.store(w)
 #   dep sp.load(t) -> sp.load(t): output d=4 lat=2184
 #   dep sp.load(t) -> act.activation(u): flow d=1 lat=2184
@@ -49,4 +49,4 @@ kernel several(a) -> (c) {
 #   dep dve.tensor_tensor(w) -> dve.tensor_tensor(w): output d=1 lat=188
 #   dep dve.tensor_tensor(w) -> sp.store(w): flow d=0 lat=188
 #   dep sp.store(w) -> dve.tensor_tensor(w): anti d=1 lat=2164
-#   order: sp.load(t)@0, act.activation(u)@0, dve.tensor_tensor(_tensor_tensor)@0, dve.tensor_scalar(v)@137, dve.tensor_tensor(w)@228, sp.store(w)@416
+#   order: sp.load(t)@0, act.activation(u)@0, dve.tensor_tensor(_tensor_tensor)@0, dve.tensor_scalar(v)@188, dve.tensor_tensor(w)@312, sp.store(w)@500

@@ -41,7 +41,7 @@ kernel rmsnorm_stages(x, g) -> (y) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 2394 (dve), RecMII 4791, II 4791, predicted 4791 (before 4791), order kept
+# loop i trip 10: ResMII 2988 (dve), RecMII 4791, II 4791, predicted 4791 (before 4791), order kept
 #   recurrence: dve.tensor_tensor(yt) → sp.store(yt) → (1 iteration later, `yt`'s slot reused) dve.tensor_tensor(yt)
 #   dep sp.load(t) -> sp.load(t): output d=3 lat=3707
 #   dep sp.load(t) -> act.activation(sq): flow d=0 lat=3707
@@ -69,4 +69,4 @@ kernel rmsnorm_stages(x, g) -> (y) {
 #   dep dve.tensor_tensor(yt) -> dve.tensor_tensor(yt): output d=1 lat=1084
 #   dep dve.tensor_tensor(yt) -> sp.store(yt): flow d=0 lat=1084
 #   dep sp.store(yt) -> dve.tensor_tensor(yt): anti d=1 lat=3707
-#   order: sp.load(t)@0, act.activation(sq)@3707, dve.reduce(ss)@868, dve.tensor_scalar(_tensor_scalar)@1440, dve.tensor_scalar(_tensor_scalar.1)@1564, act.activation(r)@1688, dve.tensor_tensor(_tensor_tensor)@0, dve.tensor_tensor(yt)@1664, sp.store(yt)@2748
+#   order: sp.load(t)@0, act.activation(sq)@3707, dve.reduce(ss)@0, dve.tensor_scalar(_tensor_scalar)@572, dve.tensor_scalar(_tensor_scalar.1)@696, act.activation(r)@4279, dve.tensor_tensor(_tensor_tensor)@820, dve.tensor_tensor(yt)@1904, sp.store(yt)@2988

@@ -34,7 +34,7 @@ kernel softmax(x) -> (y) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 1884 (dve), RecMII 4791, II 4791, predicted 4791 (before 4791), order kept
+# loop i trip 10: ResMII 2352 (dve), RecMII 4791, II 4791, predicted 4791 (before 4791), order kept
 #   recurrence: sp.store(r) → (1 iteration later, `r`'s slot reused) dve.tensor_tensor(r) → sp.store(r)
 #   dep sp.load(t) -> sp.load(t): output d=2 lat=3707
 #   dep sp.load(t) -> dve.reduce(mx): flow d=1 lat=3707
@@ -61,4 +61,4 @@ kernel softmax(x) -> (y) {
 #   dep dve.tensor_tensor(r) -> dve.tensor_tensor(r): output d=1 lat=1084
 #   dep dve.tensor_tensor(r) -> sp.store(r): flow d=0 lat=1084
 #   dep sp.store(r) -> dve.tensor_tensor(r): anti d=1 lat=3707
-#   order: sp.load(t)@0, dve.reduce(mx)@0, dve.tensor_scalar(_tensor_scalar)@1326, act.activation(e)@1450, dve.reduce(s)@2022, act.activation(_activation)@0, dve.tensor_tensor(r)@458, sp.store(r)@1542
+#   order: sp.load(t)@0, dve.reduce(mx)@0, dve.tensor_scalar(_tensor_scalar)@572, act.activation(e)@696, dve.reduce(s)@1268, act.activation(_activation)@1268, dve.tensor_tensor(r)@1840, sp.store(r)@2924

@@ -34,7 +34,7 @@ kernel softmax_stages(x) -> (y) {
 }
 
 # schedule:
-# loop i trip 10: ResMII 1884 (dve), RecMII 4791, II 4791, predicted 4791 (before 7655), reordered
+# loop i trip 10: ResMII 2352 (dve), RecMII 4791, II 4791, predicted 4791 (before 7655), reordered
 #   recurrence: sp.store(r) → (1 iteration later, `r`'s slot reused) dve.tensor_tensor(r) → sp.store(r)
 #   dep sp.load(t) -> sp.load(t): output d=2 lat=3707
 #   dep sp.load(t) -> dve.reduce(mx): flow d=0 lat=3707
@@ -61,4 +61,4 @@ kernel softmax_stages(x) -> (y) {
 #   dep dve.tensor_tensor(r) -> dve.tensor_tensor(r): output d=1 lat=1084
 #   dep dve.tensor_tensor(r) -> sp.store(r): flow d=0 lat=1084
 #   dep sp.store(r) -> dve.tensor_tensor(r): anti d=1 lat=3707
-#   order: sp.load(t)@0, dve.tensor_scalar(_tensor_scalar)@0, act.activation(_activation)@0, act.activation(e)@124, dve.tensor_tensor(r)@124, dve.reduce(s)@992, sp.store(r)@1208, dve.reduce(mx)@3707
+#   order: sp.load(t)@0, dve.tensor_scalar(_tensor_scalar)@0, act.activation(_activation)@0, act.activation(e)@124, dve.tensor_tensor(r)@124, dve.reduce(s)@1208, sp.store(r)@1208, dve.reduce(mx)@3707

@@ -23,7 +23,7 @@ kernel tensor_add(a, b) -> (c) {
 }
 
 # schedule:
-# loop i trip 18: ResMII 2302 (dma queues), RecMII 2571, II 2862, predicted 2908 (before 2908), order kept
+# loop i trip 18: ResMII 2588 (dma queues), RecMII 2571, II 2908, predicted 2908 (before 2908), order kept
 #   recurrence: dve.tensor_tensor(tc) → (1 iteration later, `ta`'s slot reused) sp.load(ta) → (1 iteration later, `ta`: stage 0 → 1) dve.tensor_tensor(tc)
 #   period set by: dve.tensor_tensor(tc) → (1 iteration later, `ta`'s slot reused) sp.load(ta) → (sp in order) sp.load(tb) → (sp in order) sp.store(tc) → (1 iteration later, `tc`'s slot reused) dve.tensor_tensor(tc)
 #   dep sp.load(ta) -> sp.load(ta): output d=2 lat=4057
@@ -35,4 +35,4 @@ kernel tensor_add(a, b) -> (c) {
 #   dep dve.tensor_tensor(tc) -> dve.tensor_tensor(tc): output d=2 lat=1084
 #   dep dve.tensor_tensor(tc) -> sp.store(tc): flow d=1 lat=1084
 #   dep sp.store(tc) -> dve.tensor_tensor(tc): anti d=1 lat=3707
-#   order: sp.load(ta)@0, sp.load(tb)@456, dve.tensor_tensor(tc)@1757, sp.store(tc)@912
+#   order: sp.load(ta)@0, sp.load(tb)@512, dve.tensor_tensor(tc)@1661, sp.store(tc)@1024

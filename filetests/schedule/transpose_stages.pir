@@ -24,7 +24,7 @@ kernel transpose_stages(x) -> (y) {
 }
 
 # schedule:
-# loop c trip 7: ResMII 586 (sp), RecMII 1508, II 1508, predicted 1508 (before 1508), order kept
+# loop c trip 7: ResMII 1024 (sp), RecMII 1508, II 1508, predicted 1508 (before 1508), order kept
 #   recurrence: pe.transpose(tp) → (1 iteration later, `t`'s slot reused) sp.load(t) → (1 iteration later, `t`: stage 0 → 1) pe.transpose(tp)
 #   dep sp.load(t) -> sp.load(t): output d=2 lat=2764
 #   dep sp.load(t) -> pe.transpose(tp): flow d=1 lat=2764
@@ -35,4 +35,4 @@ kernel transpose_stages(x) -> (y) {
 #   dep dve.copy(o) -> dve.copy(o): output d=2 lat=188
 #   dep dve.copy(o) -> sp.store(o): flow d=1 lat=188
 #   dep sp.store(o) -> dve.copy(o): anti d=1 lat=2764
-#   order: sp.load(t)@0, pe.transpose(tp)@1256, dve.copy(o)@1549, sp.store(o)@293
+#   order: sp.load(t)@0, pe.transpose(tp)@1256, dve.copy(o)@0, sp.store(o)@512
