@@ -708,3 +708,46 @@ fn deleting_any_wait_is_caught_on_the_good_corpus() {
         "waits whose deletion went unnoticed: {missed:#?}"
     );
 }
+
+/// A ring whose slots do not rotate evenly across the executions of its loop (matmul_nested's
+/// `rhs`: three slots over the four loads of each execution of `k`) reuses a slot one
+/// iteration back at the first iteration and more iterations back elsewhere. The load's wait on
+/// the matmul then has one distance per range of the inner register, instead of the smallest
+/// for every iteration, and the loop runs at the period the modulo scheduler predicts.
+#[test]
+fn a_wait_has_a_distance_per_range_of_a_short_inner_loop() {
+    let prog = compile("examples/matmul_nested.nk", PipelineMode::Default);
+    let mut sp = Vec::new();
+    insts(prog.stream(runtime_sim::isa::Engine::Sp), &mut sp);
+    let on_matmul: Vec<&Inst> = sp
+        .iter()
+        .filter(|i| matches!(&i.op, Op::Wait { sem, .. } if prog.semaphores[*sem].starts_with("matmul")))
+        .collect();
+    assert!(on_matmul.len() >= 2, "{on_matmul:?}");
+    let values: Vec<String> = on_matmul
+        .iter()
+        .map(|i| match &i.op {
+            Op::Wait { value, .. } => runtime_sim::text::expr_to_string(value),
+            _ => unreachable!("filtered to waits"),
+        })
+        .collect();
+    assert!(values.windows(2).any(|w| w[0] != w[1]), "{values:?}");
+    let report = run::run(
+        &source("examples/matmul_nested.nk"),
+        &opts(PipelineMode::Default),
+        &mut PipelineLog::default(),
+    )
+    .unwrap();
+    let j = report.to_json();
+    assert_eq!(j["races"], serde_json::json!([]));
+    let l = &j["loops"][0];
+    assert_eq!(l["loop"], "k.1");
+    let (predicted, measured) = (
+        l["predicted_period"].as_f64().unwrap(),
+        l["measured_period"].as_f64().unwrap(),
+    );
+    assert!(
+        (measured / predicted - 1.0).abs() <= 0.10,
+        "predicted {predicted}, measured {measured}"
+    );
+}

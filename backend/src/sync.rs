@@ -44,7 +44,7 @@
 use crate::emit::{ENode, Emitted, Foot, Node, Space};
 use crate::footprints::{compute_instances, meeting_feet, Instances};
 pub(crate) use crate::footprints::{decode, instances, on, trips};
-use runtime_sim::isa::{Cmp, Engine, Expr, Reg, Term, MAX_REGS};
+use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Reg, Term, MAX_REGS};
 
 /// The largest dependence distance searched for.
 pub const MAX_DISTANCE: i64 = 16;
@@ -56,7 +56,8 @@ pub const MAX_WORK: u64 = 2_000_000;
 pub struct Wait {
     pub sem: usize,
     pub value: Expr,
-    /// The guard under which the wait runs (the consumer's).
+    /// The guard under which the wait runs: the consumer's, and for a distance decided per
+    /// iteration of the innermost shared loop ([`Need::Pieces`]), a range of its register.
     pub pred: Vec<Cmp>,
     /// The producer node.
     pub from: usize,
@@ -68,12 +69,45 @@ pub struct Wait {
 }
 
 /// What a consumer waits for on one producer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Need {
     /// Every instance up to `distance` common iterations back.
     Distance(i64),
+    /// A distance per range of values of the innermost shared loop's register `reg`:
+    /// `(first, last, distance)`, covering its iterations in order ([`pieces`]).
+    Pieces {
+        reg: usize,
+        ranges: Vec<(i64, i64, i64)>,
+    },
     /// The producer's first instance only.
     First,
+}
+
+/// The most iterations of the innermost shared loop for which distances are decided per
+/// iteration ([`Need::Pieces`]); such a loop is never trip-clamped ([`crate::clamp`]), so its
+/// iterations are the same in the clamped copy and the real kernel.
+pub const MAX_PIECES: i64 = 8;
+
+/// The ranges of [`Need::Pieces`] from the smallest distance found at each value of the
+/// register (`None`: no conflict there, so any distance will do): consecutive values with one
+/// distance share a range, and a value without a conflict joins the range before it (the first
+/// range when it leads). `None` when a single distance covers every value.
+fn pieces(by: &[Option<i64>]) -> Option<Vec<(i64, i64, i64)>> {
+    let mut ranges: Vec<(i64, i64, i64)> = Vec::new();
+    for (j, d) in by.iter().enumerate() {
+        let j = j as i64;
+        match (d, ranges.last_mut()) {
+            (Some(d), Some(last)) if last.2 == *d => last.1 = j,
+            (None, Some(last)) => last.1 = j,
+            (Some(d), _) => ranges.push((j, j, *d)),
+            (None, None) => {}
+        }
+    }
+    // Values without a conflict before the first one join the first range.
+    if let Some(first) = ranges.first_mut() {
+        first.0 = 0;
+    }
+    (ranges.len() > 1).then_some(ranges)
 }
 
 /// The semaphores of a kernel.
@@ -229,6 +263,11 @@ fn need(
     let py = instances(&ty[c..]).max(1);
     // `last` below grows with `v`, so the search's starting point only moves forward.
     let mut from = 0;
+    // The smallest distance per value of the innermost shared loop's register, when it is short.
+    let inner = c
+        .checked_sub(1)
+        .filter(|&k| (2..=MAX_PIECES).contains(&ty[k]));
+    let mut by: Vec<Option<i64>> = vec![None; inner.map_or(0, |k| ty[k] as usize)];
     for &v in &inst.running[yi] {
         let linc = v / py;
         // The latest conflicting instance of `x` before this one, searched backwards among the
@@ -264,6 +303,10 @@ fn need(
             // The largest D with (linc - D + xb) * px >= u + 1.
             let d = (linc + xb - (u + 1 + px - 1) / px).clamp(0, MAX_DISTANCE);
             best = Some(best.map_or(d, |b: i64| b.min(d)));
+            if let Some(k) = inner {
+                let at = &mut by[(linc % ty[k]) as usize];
+                *at = Some(at.map_or(d, |b: i64| b.min(d)));
+            }
         }
         if !complete {
             break;
@@ -275,7 +318,10 @@ fn need(
     let need = match best {
         None => None,
         Some(_) if first_only => Some(Need::First),
-        Some(d) => Some(Need::Distance(d)),
+        Some(d) => match (inner, complete.then(|| pieces(&by)).flatten()) {
+            (Some(reg), Some(ranges)) => Some(Need::Pieces { reg, ranges }),
+            _ => Some(Need::Distance(d)),
+        },
     };
     (need, complete)
 }
@@ -333,7 +379,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
     s.dependences = deps.len();
     s.conflicts = conflicts;
     s.pairs = deps.iter().map(|&(xi, yi, _)| (xi, yi)).collect();
-    for &(xi, yi, d) in &deps {
+    for (xi, yi, d) in deps {
         let sem = match s.signal[xi] {
             Some(sem) => sem,
             None => {
@@ -346,23 +392,56 @@ pub fn compute_sync(em: &Emitted) -> Sync {
             }
         };
         let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-        let (distance, first_only) = match d {
-            Need::Distance(d) => (d, false),
-            Need::First => (0, true),
-        };
-        let value = if first_only {
-            Expr::constant(1)
-        } else {
-            wait_value(em, x, y, xi < yi, distance)
-        };
-        s.waits[yi].push(Wait {
+        let wait = |distance: i64, pred: Vec<Cmp>| Wait {
             sem,
-            value,
-            pred: y.inst.pred.clone(),
+            value: wait_value(em, x, y, xi < yi, distance),
+            pred,
             from: xi,
             distance,
-            first_only,
-        });
+            first_only: false,
+        };
+        match d {
+            Need::Distance(d) => s.waits[yi].push(wait(d, y.inst.pred.clone())),
+            Need::First => s.waits[yi].push(Wait {
+                sem,
+                value: Expr::constant(1),
+                pred: y.inst.pred.clone(),
+                from: xi,
+                distance: 0,
+                first_only: true,
+            }),
+            Need::Pieces { reg, ranges } => {
+                let last = ranges.last().map_or(0, |r| r.1);
+                for (lo, hi, d) in ranges {
+                    let mut pred = y.inst.pred.clone();
+                    let r = Expr {
+                        terms: vec![Term::Lin {
+                            coeff: 1,
+                            reg: Reg(reg as u8),
+                        }],
+                        constant: 0,
+                    };
+                    let mut guard = |op, at| {
+                        pred.push(Cmp {
+                            lhs: r.clone(),
+                            op,
+                            rhs: Expr::constant(at),
+                        })
+                    };
+                    match (lo > 0, hi < last) {
+                        (true, true) if lo == hi => guard(CmpOp::Eq, lo),
+                        (true, true) => {
+                            guard(CmpOp::Ge, lo);
+                            guard(CmpOp::Le, hi);
+                        }
+                        (true, false) => guard(CmpOp::Ge, lo),
+                        (false, true) => guard(CmpOp::Le, hi),
+                        (false, false) => {}
+                    }
+                    s.waits[yi].push(wait(d, pred));
+                }
+            }
+        }
     }
     drop_implied(em, &inst, &mut s);
     s.instances = Some(inst);
@@ -421,16 +500,11 @@ fn drop_implied(em: &Emitted, inst: &Instances, s: &mut Sync) {
                 if a == b || !keep[b] {
                     continue;
                 }
-                let zb = s.waits[yi][b].from;
-                let implied = implies(
-                    em,
-                    Some(inst),
-                    yi,
-                    zb,
-                    &s.waits[yi][b].value,
-                    xa,
-                    &s.waits[yi][a].value,
-                );
+                let (wa, wb) = (&s.waits[yi][a], &s.waits[yi][b]);
+                // `b` must run wherever `a` does.
+                let covers = wb.pred.iter().all(|c| wa.pred.contains(c));
+                let implied =
+                    covers && implies(em, Some(inst), yi, wb.from, &wb.value, xa, &wa.value);
                 if implied {
                     keep[a] = false;
                     s.implied_waits += 1;
@@ -529,4 +603,28 @@ pub fn engine_has(em: &Emitted, tree: &[ENode], e: Engine) -> bool {
         ENode::Inst(i) => em.nodes[*i].engine == e,
         ENode::Loop(_, body) => engine_has(em, body, e),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pieces;
+
+    #[test]
+    fn pieces_group_equal_distances_and_absorb_iterations_without_conflicts() {
+        // A ring of 3 slots over an inner loop of 5: the first iteration reuses the slot the
+        // previous execution's last iteration read (distance 0), the middle ones can run ahead.
+        assert_eq!(
+            pieces(&[Some(0), Some(3), Some(3), Some(1), None]),
+            Some(vec![(0, 0, 0), (1, 2, 3), (3, 4, 1)])
+        );
+        // Leading iterations without a conflict join the first range.
+        assert_eq!(
+            pieces(&[None, Some(1), Some(2)]),
+            Some(vec![(0, 1, 1), (2, 2, 2)])
+        );
+        // One distance everywhere: no pieces.
+        assert_eq!(pieces(&[None, Some(2), Some(2)]), None);
+        assert_eq!(pieces(&[Some(1), None, Some(1)]), None);
+        assert_eq!(pieces(&[None, None]), None);
+    }
 }
