@@ -56,9 +56,12 @@ pub const MAX_WORK: u64 = 2_000_000;
 pub struct Wait {
     pub sem: usize,
     pub value: Expr,
-    /// The guard under which the wait runs: the consumer's, and for a distance decided per
-    /// iteration of the innermost shared loop ([`Need::Pieces`]), a range of its register.
+    /// The guard under which the wait runs: the consumer's, then `range`.
     pub pred: Vec<Cmp>,
+    /// For a distance decided per iteration of the innermost shared loop ([`Need::Pieces`]),
+    /// the range of its register (empty otherwise). That loop is never trip-clamped, so
+    /// [`realise`] keeps it.
+    pub range: Vec<Cmp>,
     /// The producer node.
     pub from: usize,
     /// The dependence distance, in iterations of the loops producer and consumer share.
@@ -392,20 +395,22 @@ pub fn compute_sync(em: &Emitted) -> Sync {
             }
         };
         let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-        let wait = |distance: i64, pred: Vec<Cmp>| Wait {
+        let wait = |distance: i64, range: Vec<Cmp>| Wait {
             sem,
             value: wait_value(em, x, y, xi < yi, distance),
-            pred,
+            pred: [&y.inst.pred[..], &range[..]].concat(),
+            range,
             from: xi,
             distance,
             first_only: false,
         };
         match d {
-            Need::Distance(d) => s.waits[yi].push(wait(d, y.inst.pred.clone())),
+            Need::Distance(d) => s.waits[yi].push(wait(d, Vec::new())),
             Need::First => s.waits[yi].push(Wait {
                 sem,
                 value: Expr::constant(1),
                 pred: y.inst.pred.clone(),
+                range: Vec::new(),
                 from: xi,
                 distance: 0,
                 first_only: true,
@@ -413,7 +418,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
             Need::Pieces { reg, ranges } => {
                 let last = ranges.last().map_or(0, |r| r.1);
                 for (lo, hi, d) in ranges {
-                    let mut pred = y.inst.pred.clone();
+                    let mut range = Vec::new();
                     let r = Expr {
                         terms: vec![Term::Lin {
                             coeff: 1,
@@ -422,7 +427,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
                         constant: 0,
                     };
                     let mut guard = |op, at| {
-                        pred.push(Cmp {
+                        range.push(Cmp {
                             lhs: r.clone(),
                             op,
                             rhs: Expr::constant(at),
@@ -438,7 +443,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
                         (false, true) => guard(CmpOp::Le, hi),
                         (false, false) => {}
                     }
-                    s.waits[yi].push(wait(d, pred));
+                    s.waits[yi].push(wait(d, range));
                 }
             }
         }
@@ -460,7 +465,7 @@ pub fn realise(em: &Emitted, s: &Sync) -> Sync {
             if !w.first_only {
                 w.value = wait_value(em, &em.nodes[w.from], y, w.from < yi, w.distance);
             }
-            w.pred = y.inst.pred.clone();
+            w.pred = [&y.inst.pred[..], &w.range[..]].concat();
         }
     }
     out
