@@ -274,7 +274,18 @@ pub fn compile_observed(
         )),
     );
     let analysed = small.as_ref().unwrap_or(&em);
-    let mut sync = sync::compute_sync(analysed);
+    // The peeled loops (`penguin::pipeline::peel`): their steady-state bodies hold no guard.
+    let peeled: cranelift_entity::SecondaryMap<bir::BirLoop, bool> = bir
+        .loops
+        .iter()
+        .map(|(l, lp)| {
+            (
+                l,
+                func.axes[lp.axis].attrs.pipelined.is_some_and(|p| p.peeled),
+            )
+        })
+        .collect();
+    let mut sync = sync::compute_sync(analysed, &peeled);
     observe(
         "sync",
         PassOutput::Summary(format!(
@@ -297,16 +308,6 @@ pub fn compile_observed(
     );
     let (mut program, redundant) = assemble(&em, &sync, tensors);
     observe("assemble", PassOutput::Program(&program));
-    let peeled: cranelift_entity::SecondaryMap<bir::BirLoop, bool> = bir
-        .loops
-        .iter()
-        .map(|(l, lp)| {
-            (
-                l,
-                func.axes[lp.axis].attrs.pipelined.is_some_and(|p| p.peeled),
-            )
-        })
-        .collect();
     hoist::hoist_invariant_waits(&mut program, &em, &sync, &peeled);
     observe("hoist", PassOutput::Program(&program));
     runtime_sim::validate::validate(&program).map_err(|e| {

@@ -41,9 +41,11 @@
 //! same distance) over the real trip counts: a distance is a number of common iterations, which
 //! the clamping preserves.
 
+use crate::bir::BirLoop;
 use crate::emit::{ENode, Emitted, Foot, Node, Space};
 use crate::footprints::{compute_instances, meeting_feet, Instances};
 pub(crate) use crate::footprints::{decode, instances, on, trips};
+use cranelift_entity::SecondaryMap;
 use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Reg, Term, MAX_REGS};
 
 /// The largest dependence distance searched for.
@@ -246,6 +248,7 @@ fn fixed_parts_may_meet(a: &Foot, b: &Foot) -> bool {
 fn need(
     em: &Emitted,
     inst: &Instances,
+    peeled: &SecondaryMap<BirLoop, bool>,
     xi: usize,
     yi: usize,
     found: &mut Vec<(i64, i64)>,
@@ -269,7 +272,7 @@ fn need(
     // The smallest distance per value of the innermost shared loop's register, when it is short.
     let inner = c
         .checked_sub(1)
-        .filter(|&k| (2..=MAX_PIECES).contains(&ty[k]));
+        .filter(|&k| (2..=MAX_PIECES).contains(&ty[k]) && !peeled[y.loops[k]]);
     let mut by: Vec<Option<i64>> = vec![None; inner.map_or(0, |k| ty[k] as usize)];
     for &v in &inst.running[yi] {
         let linc = v / py;
@@ -347,8 +350,9 @@ fn wait_value(em: &Emitted, x: &Node, y: &Node, xb: bool, d: i64) -> Expr {
     e
 }
 
-/// Computes every semaphore, signal and wait of the emitted kernel.
-pub fn compute_sync(em: &Emitted) -> Sync {
+/// Computes every semaphore, signal and wait of the emitted kernel. A loop of `peeled` keeps one
+/// distance per wait ([`Need::Pieces`] would guard its guard-free steady-state body).
+pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync {
     let n = em.nodes.len();
     let mut s = Sync {
         signal: vec![None; n],
@@ -373,7 +377,7 @@ pub fn compute_sync(em: &Emitted) -> Sync {
                 continue;
             }
             let mut f = Vec::new();
-            if let (Some(d), complete) = need(em, &inst, xi, yi, &mut f) {
+            if let (Some(d), complete) = need(em, &inst, peeled, xi, yi, &mut f) {
                 deps.push((xi, yi, d));
                 conflicts.push(complete.then_some(f));
             }
