@@ -1,10 +1,12 @@
 //! Compile time, front end to pseudo-ISA (parse, checks, lowering, the annotated pipeliner with
 //! its ISL legality check, emergent pipelining, the backend), as the loop body grows (a chain of
 //! N elementwise statements in a 3-stage loop) and as the trip count grows (tensor add over
-//! 128 · T rows of 32 columns in 128-row tiles). The trip count does not matter: nothing is
-//! unrolled (one hardware loop), and the backend's synchronisation analysis and wait pruning run
-//! on a copy whose long loops are clamped to a bound independent of T (`backend/src/clamp.rs`),
-//! so the curve over T = 16 … 65536 is flat. Shapes from the hardening campaign follow (the
+//! 128 · T rows of 32 columns in 128-row tiles, on the default and the emergent path). The trip
+//! count does not matter: nothing is unrolled (one hardware loop), the backend's synchronisation
+//! analysis and wait pruning run on a copy whose long loops are clamped to a bound independent
+//! of T (`backend/src/clamp.rs`), and the modulo scheduler and the queue plan count guarded
+//! iterations in closed form (`backend/src/guards.rs`), so the curve over T = 16 … 65536 is
+//! flat. Shapes from the hardening campaign follow (the
 //! growth with `n` should stay about linear): `n` straight-line statements, `n` sequential small
 //! loops, three nested loops of `n` iterations around a trivial body, and the README's matmul
 //! scaled to `n`³ on every path.
@@ -154,12 +156,14 @@ fn compile_time(c: &mut Criterion) {
     group.finish();
     let mut group = c.benchmark_group("compile/trip");
     group.sample_size(10);
-    for t in [16, 256, 4096, 65536] {
-        let src = source(trip_kernel(t));
-        compile(&src);
-        group.bench_with_input(BenchmarkId::from_parameter(t), &src, |b, src| {
-            b.iter(|| compile(black_box(src)))
-        });
+    for mode in [PipelineMode::Default, PipelineMode::Emergent] {
+        for t in [16, 256, 4096, 65536] {
+            let src = source(trip_kernel(t));
+            compile_on(&src, mode);
+            group.bench_with_input(BenchmarkId::new(mode.name(), t), &src, |b, src| {
+                b.iter(|| compile_on(black_box(src), mode))
+            });
+        }
     }
     group.finish();
     // Shapes from the hardening campaign (issue 14): straight-line code and sequential loops.

@@ -20,8 +20,9 @@
 //! one instruction writing it, the whole tile, without reading it, and every other access a read
 //! of slot `iv + c_r` (an unblocked tile is slot `iv`) that the writer filled `c_w − c_r < N`
 //! iterations earlier (or earlier in the same iteration), with the writer's guard on at that
-//! iteration whenever the reader's is on (enumerated over the loop). Then every read finds the
-//! value of the same write with `N + 1` slots as with `N`. The ring stays within
+//! iteration whenever the reader's is on (compared as intervals of iterations,
+//! [`crate::guards`]). Then every read finds the value of the same write with `N + 1` slots as
+//! with `N`. The ring stays within
 //! [`crate::emergent::cost::MAX_DEPTH`] slots and the SBUF capacity (every tensor counted with all
 //! its slots: [`crate::emergent::budget`], the count of every pass that adds slots).
 //!
@@ -35,13 +36,15 @@
 use crate::bir::Bir;
 use crate::emergent::budget;
 use crate::emergent::cost::MAX_DEPTH;
+use crate::guards::compute_guard_box;
 use crate::ldg::DepKind;
 use crate::modulo::ModuloSchedule;
 use penguin::affine::AffineExpr;
 use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
+use std::ops::Range;
 
-/// The largest loop the guard check enumerates.
+/// The largest peeled loop whose ring accesses [`expandable_peeled`] walks.
 const MAX_ENUMERATION: i64 = 1 << 16;
 
 /// One access of the tile: its statement's position in the body, the instruction's position in
@@ -196,18 +199,16 @@ fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
         return None;
     }
     let cw = w.offset?;
-    let axis = &func.axes[l];
-    if axis.trip_count() > MAX_ENUMERATION {
-        return None;
-    }
-    let guards_on = |s: Stmt, iv: i64| -> Option<bool> {
-        let mut ivs = cranelift_entity::SecondaryMap::new();
-        ivs[l] = iv;
-        let preds = &func.stmts[s].preds;
-        if preds.iter().any(|p| p.expr.axes().any(|a| a != l)) {
+    // The iterations of `l` in which a statement runs (its guards name no other loop).
+    let running = |s: Stmt| -> Option<Range<i64>> {
+        let bx = compute_guard_box(func, &func.stmts[s].preds)?;
+        if bx.axes().any(|a| a != l) {
             return None;
         }
-        Some(preds.iter().all(|p| p.holds(&ivs)))
+        Some(match bx.is_empty() {
+            true => 0..0,
+            false => bx.range(func, l),
+        })
     };
     for r in accesses.iter().filter(|a| a.reads) {
         let cr = r.offset?;
@@ -216,13 +217,15 @@ fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
         if back < 0 || back >= i64::from(n) || (back == 0 && r.pos <= w.pos) {
             return None;
         }
-        for iv in axis.lb..axis.ub {
-            if guards_on(r.stmt, iv)? {
-                let src_iv = iv - back;
-                if src_iv < axis.lb || !guards_on(w.stmt, src_iv)? {
-                    return None;
-                }
-            }
+        let reads = running(r.stmt)?;
+        if reads.is_empty() {
+            continue;
+        }
+        // Every iteration that reads finds the writer on `back` iterations earlier (within the
+        // loop: the writer's iterations are clamped to it).
+        let writes = running(w.stmt)?;
+        if reads.start - back < writes.start || reads.end - back > writes.end {
+            return None;
         }
     }
     fits_one_more_slot(func, t, n)

@@ -206,44 +206,13 @@ fn first_conflict(
     })
 }
 
-/// The largest joint iteration space [`may_run_together`] enumerates.
-const MAX_GUARD_ENUMERATION: u64 = 1 << 12;
-
 /// Whether instruction `p` at some iteration and `c` at `d` iterations of loop `iv` later (every
-/// other loop at the same iteration) can both run: their guards are enumerated over the loops
-/// they name. Guards that never hold together (the copies of a prefetch that take turns, a fill
-/// and a drain) carry no dependence. Past [`MAX_GUARD_ENUMERATION`] points, `true`.
+/// other loop at the same iteration) can both run ([`crate::guards::may_run_shifted`]). Guards
+/// that never hold together (the copies of a prefetch that take turns, a fill and a drain) carry
+/// no dependence.
 fn may_run_together(func: &Function, bir: &Bir, p: BirInst, c: BirInst, iv: Axis, d: u32) -> bool {
     let (gp, gc) = (&bir.insts[p].guards, &bir.insts[c].guards);
-    if gp.is_empty() && gc.is_empty() {
-        return true;
-    }
-    let mut axes: Vec<Axis> = gp.iter().chain(gc).flat_map(|g| g.expr.axes()).collect();
-    axes.push(iv);
-    axes.sort();
-    axes.dedup();
-    let trips: Vec<i64> = axes.iter().map(|&a| func.axes[a].trip_count()).collect();
-    let total = trips
-        .iter()
-        .try_fold(1u64, |acc, &t| acc.checked_mul(t.max(0) as u64));
-    let Some(total) = total.filter(|&t| t <= MAX_GUARD_ENUMERATION) else {
-        return true;
-    };
-    let mut ivs = cranelift_entity::SecondaryMap::new();
-    (0..total).any(|v| {
-        let mut rest = v;
-        for (&a, &t) in axes.iter().zip(&trips) {
-            ivs[a] = func.axes[a].lb + (rest % t as u64) as i64;
-            rest /= t as u64;
-        }
-        if !gp.iter().all(|g| g.holds(&ivs)) {
-            return false;
-        }
-        ivs[iv] += i64::from(d);
-        let ok = ivs[iv] < func.axes[iv].ub && gc.iter().all(|g| g.holds(&ivs));
-        ivs[iv] -= i64::from(d);
-        ok
-    })
+    crate::guards::may_run_shifted(func, gp, gc, iv, d)
 }
 
 /// The dependence graph of BIR loop `l`, or `None` when its body holds a nested loop.

@@ -70,6 +70,7 @@ pub mod error;
 pub mod expand;
 pub mod fold_zeros;
 pub mod footprints;
+pub mod guards;
 pub mod hb;
 pub mod hoist;
 pub mod ldg;

@@ -55,9 +55,8 @@
 //! Invariant: a loop is reordered only when its schedule exists; its order is a topological order
 //! of the same-iteration edges of its dependence graph.
 
-use crate::bir::{
-    dma_tile, guard_fraction, running_iterations, tile_bytes, BNode, Bir, BirInst, BirLoop,
-};
+use crate::bir::{dma_tile, tile_bytes, BNode, Bir, BirInst, BirLoop};
+use crate::guards::{guard_fraction, running_iterations};
 use crate::ldg::{compute_loop_deps, DepData, DepKind, LoopDeps};
 use crate::queues::QueuePlan;
 use penguin::{Axis, Function, Tensor};
@@ -65,6 +64,7 @@ use petgraph::visit::EdgeRef;
 use runtime_sim::isa::Engine;
 use runtime_sim::machine::{self, DMA_QUEUES};
 use std::fmt::Write as _;
+use std::ops::Range;
 
 /// The smallest predicted gain, in percent of the period, for which a body is reordered.
 pub const MIN_GAIN_PERCENT: u64 = 2;
@@ -255,42 +255,53 @@ pub fn inst_label(func: &Function, bir: &Bir, i: BirInst) -> String {
 /// their turns. An inner loop's executions that its enclosing stage turns off run empty and do
 /// not count ([`running_iterations`]). `None` when the loop has no steady state (no two
 /// consecutive iterations run every stage: fewer iterations than stages, or one more), or its
-/// guards are too many to enumerate.
+/// guards name loops together past [`crate::guards::MAX_GUARD_ENUMERATION`] points.
 fn steady_shares(
     func: &Function,
     bir: &Bir,
     deps: &LoopDeps,
     axis: Axis,
 ) -> Option<Vec<(u64, u64)>> {
-    let runs: Vec<Vec<bool>> = deps
+    let runs: Vec<Vec<Range<u64>>> = deps
         .insts
         .iter()
         .map(|&i| running_iterations(func, &bir.insts[i].guards, axis))
         .collect::<Option<_>>()?;
-    let trip = runs.first().map_or(0, Vec::len);
     let stage = |k: usize| bir.insts[deps.insts[k]].stage;
     let mut stages: Vec<u32> = (0..runs.len()).filter_map(stage).collect();
     stages.sort_unstable();
     stages.dedup();
-    let full: Vec<bool> = (0..trip)
-        .map(|v| {
-            stages
-                .iter()
-                .all(|&s| (0..runs.len()).any(|k| stage(k) == Some(s) && runs[k][v]))
-        })
+    // The iterations cut into segments in which every instruction runs throughout or not at
+    // all: one test per segment, however many iterations it holds.
+    let trip = func.axes[axis].trip_count().max(0) as u64;
+    let mut cuts: Vec<u64> = runs
+        .iter()
+        .flatten()
+        .flat_map(|r| [r.start, r.end])
         .collect();
-    if !full.windows(2).any(|w| w[0] && w[1]) {
+    cuts.extend([0, trip]);
+    cuts.sort_unstable();
+    cuts.dedup();
+    let runs_at = |k: usize, v: u64| runs[k].iter().any(|r| r.contains(&v));
+    let mut on = vec![0u64; runs.len()];
+    let (mut steady, mut consecutive, mut last_full) = (0u64, false, false);
+    for w in cuts.windows(2) {
+        let (v, len) = (w[0], w[1] - w[0]);
+        let full =
+            (stages.iter()).all(|&s| (0..runs.len()).any(|k| stage(k) == Some(s) && runs_at(k, v)));
+        consecutive |= full && (len >= 2 || last_full);
+        last_full = full;
+        if full {
+            steady += len;
+            for (k, n) in on.iter_mut().enumerate() {
+                *n += if runs_at(k, v) { len } else { 0 };
+            }
+        }
+    }
+    if !consecutive {
         return None;
     }
-    let steady = full.iter().filter(|&&f| f).count() as u64;
-    Some(
-        runs.iter()
-            .map(|r| {
-                let on = (0..trip).filter(|&v| full[v] && r[v]).count() as u64;
-                (on, steady)
-            })
-            .collect(),
-    )
+    Some(on.into_iter().map(|n| (n, steady)).collect())
 }
 
 /// `x` times a steady share, rounded up.

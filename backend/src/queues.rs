@@ -47,7 +47,8 @@
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
-use crate::bir::{dma_tile, estimate, guard_fraction, tile_bytes, BNode, Bir, BirInst};
+use crate::bir::{dma_tile, estimate, tile_bytes, BNode, Bir, BirInst};
+use crate::guards::{count_together, guard_fraction};
 use cranelift_entity::SecondaryMap;
 use penguin::Function;
 use runtime_sim::isa::Engine;
@@ -254,24 +255,13 @@ impl Together {
 /// The transfers' [`Together`] from their guards (in the plan's order).
 fn compute_together(func: &Function, guards: &[&[penguin::affine::Predicate]]) -> Together {
     let n = guards.len();
-    let mut both = vec![vec![0u64; n]; n];
-    let total = crate::bir::for_each_guard_point(func, guards, |ivs| {
-        let on: Vec<usize> = (0..n)
-            .filter(|&k| guards[k].iter().all(|p| p.holds(ivs)))
-            .collect();
-        for &a in &on {
-            for &b in &on {
-                both[a][b] += 1;
-            }
-        }
-    });
-    let Some(total) = total.filter(|&t| t > 0) else {
+    let Some((both, total)) = count_together(func, guards).filter(|&(_, t)| t > 0) else {
         return Together::Always;
     };
     // A transfer that runs in few iterations (a first execution's loads) costs little on
     // average, and its latency matters more than its share of a queue: such a body keeps the
     // average view.
-    if (0..n).any(|k| both[k][k] * RARE < total) {
+    if (0..n).any(|k| both[k][k].saturating_mul(RARE) < total) {
         return Together::Always;
     }
     Together::Counted { both }

@@ -8,7 +8,7 @@
 //! The ring choice ([`super::plan`]), the nest realisation ([`super::nest`]), `num_stages="auto"`
 //! ([`super::auto`]) and unrolling ([`crate::unroll`]) read these; nothing here changes the
 //! function. A guarded statement counts in proportion to how often its guards hold
-//! ([`crate::bir::guard_fraction`]); a nested loop counts its trip count times its body.
+//! ([`crate::guards::guard_fraction`]); a nested loop counts its trip count times its body.
 
 use crate::emit::dma_pieces;
 use penguin::ir::{Op, StmtKind};
@@ -58,7 +58,7 @@ pub fn wanted_depth(func: &Function, t: Tensor, l: Axis) -> DmaFit {
 pub fn body_compute(func: &Function, body: &[Stmt]) -> u64 {
     let mut total = 0;
     for &s in body {
-        let (on, all) = crate::bir::guard_fraction(func, &func.stmts[s].preds);
+        let (on, all) = crate::guards::guard_fraction(func, &func.stmts[s].preds);
         let before = total;
         match &func.stmts[s].kind {
             StmtKind::Insts(insts) => {
