@@ -20,6 +20,7 @@ use crate::driver::{self, Failure, Source};
 use crate::run::{self, Engine, PipelineMode, RunOptions, RunReport};
 use penguin::listing::capped_list;
 use penguin::pipeline::PipelineLog;
+use rayon::prelude::*;
 use runtime_sim::machine::{Engine as HwEngine, DMA_QUEUES};
 use serde_json::json;
 
@@ -104,46 +105,80 @@ fn paths_of(source: &Source, opts: &CompareOptions) -> Result<Vec<(PipelineMode,
 
 /// Compiles and simulates the kernel on each path, checking every path against the interpreter.
 pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Failure> {
-    let mut paths = Vec::new();
-    for (mode, peel) in paths_of(source, opts)? {
-        let ropts = RunOptions {
-            kernel: opts.kernel.clone(),
-            engine: Engine::Sim,
-            pipeline: mode,
-            inputs: Vec::new(),
-            seed: opts.seed,
-            output_dir: None,
-            legality_check: opts.legality_check,
-            check: true,
-            trace: None,
-            timeline: opts.timelines,
-            max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
-            peel,
-            specialise: opts.specialise.clone(),
-            print_after: crate::pipeline::PrintAfter::Nothing,
-        };
-        let name = path_name(mode, peel);
-        let report =
-            run::run(source, &ropts, &mut PipelineLog::default()).map_err(|f| match f {
-                Failure::Internal(m) => Failure::Internal(format!("path `{name}`: {m}")),
-                Failure::User(m) => Failure::User(format!("path `{name}`: {m}")),
-                d => d,
-            })?;
-        debug_assert!(report.checked && report.sim.is_some());
-        paths.push(PathRun {
-            mode,
-            peeled: peel,
-            report,
-        });
-    }
-    let kernel = paths
-        .first()
-        .map(|p| p.report.kernel.clone())
-        .unwrap_or_default();
-    Ok(Comparison {
-        kernel,
-        file: source.display_name(),
-        paths,
+    let mut all = compare_each(&[source], opts);
+    all.pop()
+        .unwrap_or_else(|| Err(Failure::Internal("no comparison".into())))
+}
+
+/// [`compare`] of each source, in order. The runs (one per source and path) are independent, so
+/// they share the machine's cores (rayon's pool: `RAYON_NUM_THREADS` sets its size); a source
+/// fails with the failure of its first path, in path order, as one run after another would.
+pub fn compare_each(
+    sources: &[&Source],
+    opts: &CompareOptions,
+) -> Vec<Result<Comparison, Failure>> {
+    let paths: Vec<Result<Vec<(PipelineMode, bool)>, Failure>> =
+        sources.iter().map(|s| paths_of(s, opts)).collect();
+    let jobs: Vec<(usize, PipelineMode, bool)> = (paths.iter().enumerate())
+        .flat_map(|(k, p)| (p.iter().flatten()).map(move |&(mode, peel)| (k, mode, peel)))
+        .collect();
+    let mut runs = jobs
+        .par_iter()
+        .map(|&(k, mode, peel)| run_path(sources[k], opts, mode, peel))
+        .collect::<Vec<_>>()
+        .into_iter();
+    (sources.iter().zip(paths))
+        .map(|(source, modes)| {
+            let modes = modes?;
+            let reports: Vec<Result<PathRun, Failure>> = runs.by_ref().take(modes.len()).collect();
+            let paths = reports.into_iter().collect::<Result<Vec<_>, _>>()?;
+            let kernel = paths
+                .first()
+                .map(|p| p.report.kernel.clone())
+                .unwrap_or_default();
+            Ok(Comparison {
+                kernel,
+                file: source.display_name(),
+                paths,
+            })
+        })
+        .collect()
+}
+
+/// One path's `nkc run --check` on the simulator.
+fn run_path(
+    source: &Source,
+    opts: &CompareOptions,
+    mode: PipelineMode,
+    peel: bool,
+) -> Result<PathRun, Failure> {
+    let ropts = RunOptions {
+        kernel: opts.kernel.clone(),
+        engine: Engine::Sim,
+        pipeline: mode,
+        inputs: Vec::new(),
+        seed: opts.seed,
+        output_dir: None,
+        legality_check: opts.legality_check,
+        check: true,
+        trace: None,
+        timeline: opts.timelines,
+        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        peel,
+        specialise: opts.specialise.clone(),
+        print_after: crate::pipeline::PrintAfter::Nothing,
+    };
+    let name = path_name(mode, peel);
+    let report = run::run(source, &ropts, &mut PipelineLog::default()).map_err(|f| match f {
+        Failure::Internal(m) => Failure::Internal(format!("path `{name}`: {m}")),
+        Failure::User(m) => Failure::User(format!("path `{name}`: {m}")),
+        d => d,
+    })?;
+    debug_assert!(report.checked && report.sim.is_some());
+    Ok(PathRun {
+        mode,
+        peeled: peel,
+        report,
     })
 }
 

@@ -518,8 +518,8 @@ fn compare_one(
     Ok(())
 }
 
-/// `nkc compare FILE...`: a suite. A broken file is reported at once and marked in the table;
-/// the others still run, and the command fails at the end.
+/// `nkc compare FILE...`: a suite. A broken file is reported and marked in the table; the others
+/// still run, and the command fails at the end.
 fn compare_suite(
     files: &[PathBuf],
     opts: &CompareOptions,
@@ -527,19 +527,25 @@ fn compare_suite(
     svg: Option<&std::path::Path>,
     color: ColorMode,
 ) -> Outcome {
+    // Read every file first; the comparisons then run together ([`compare::compare_each`]),
+    // and each failure is reported in file order.
+    let sources: Vec<Result<Source, Failure>> = files.iter().map(|f| Source::read(f)).collect();
+    let readable: Vec<&Source> = sources.iter().filter_map(|s| s.as_ref().ok()).collect();
+    let mut compared = compare::compare_each(&readable, opts).into_iter();
     let mut entries = Vec::new();
-    for file in files {
-        entries.push(match Source::read(file) {
+    for (file, src) in files.iter().zip(&sources) {
+        entries.push(match src {
             Err(f) => {
-                driver::report(&f, None, color);
-                SuiteEntry::failed(file.display().to_string(), &f)
+                driver::report(f, None, color);
+                SuiteEntry::failed(file.display().to_string(), f)
             }
-            Ok(src) => match compare::compare(&src, opts) {
-                Ok(c) => SuiteEntry::Compared(c),
-                Err(f) => {
-                    driver::report(&f, Some(&src), color);
+            Ok(src) => match compared.next() {
+                Some(Ok(c)) => SuiteEntry::Compared(c),
+                Some(Err(f)) => {
+                    driver::report(&f, Some(src), color);
                     SuiteEntry::failed(src.display_name(), &f)
                 }
+                None => unreachable!("compare_each gives one result per source"),
             },
         });
     }
