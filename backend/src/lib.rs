@@ -201,7 +201,7 @@ pub fn compile_observed(
         let mut bir = bir::lower_function(&expanded)?;
         debug_verify_bir(&expanded, &bir, "lowering")?;
         observe("lower-bir", PassOutput::Bir(&expanded, &bir));
-        schedule::schedule_bodies(&mut bir);
+        schedule::schedule_bodies(&expanded, &mut bir);
         debug_verify_bir(&expanded, &bir, "the list scheduler")?;
         observe("schedule", PassOutput::Bir(&expanded, &bir));
         let plan = queues::compute_queue_plan(&expanded, &bir);

@@ -12,34 +12,119 @@
 //! an iteration, and iterations stay in order, so dependences carried across iterations are kept
 //! too; the synchronisation analysis then runs on the new order.
 //!
+//! The body of an annotated pipelined loop that holds a nested loop (which the modulo scheduler
+//! does not reorder) is scheduled **by stage**: one body runs stage `s` of iteration `k − s` for
+//! every `s`, and later stages work on iterations whose inputs are ready while stage 0 waits for
+//! this iteration's loads. So the ready node of the latest stage goes first (a node's stage is the
+//! first extended iteration it runs in, from its guards, [`crate::guards`]), then the critical
+//! path. The conflict test there also tells ring slots apart: two accesses of one ring whose slot
+//! selectors differ by a constant that is not a multiple of the ring's depth touch different
+//! slots in every iteration.
+//!
 //! The engine streams stay in-order: the schedule decides the order each engine sees.
 
-use crate::bir::{estimate, BNode, Bir};
+use crate::bir::{estimate, BNode, Bir, BirLoop};
+use penguin::affine::AffineExpr;
 use penguin::ir::Op;
-use penguin::Tensor;
+use penguin::{Function, Tensor};
 use petgraph::graph::{DiGraph, NodeIndex};
 use runtime_sim::isa::Engine;
 use runtime_sim::machine;
 use std::collections::BTreeSet;
 
 /// Reorders every body of `bir`; returns how many bodies changed order.
-pub fn schedule_bodies(bir: &mut Bir) -> usize {
+pub fn schedule_bodies(func: &Function, bir: &mut Bir) -> usize {
     let mut changed = 0;
     for l in bir.loops.keys() {
         let body = bir.loops[l].body.clone();
-        let new = schedule(bir, &body);
+        let staged = staged_body(func, bir, l);
+        let new = schedule(bir, &body, staged.as_ref());
         if new != body {
             changed += 1;
         }
         bir.loops[l].body = new;
     }
     let body = bir.body.clone();
-    let new = schedule(bir, &body);
+    let new = schedule(bir, &body, None);
     if new != body {
         changed += 1;
     }
     bir.body = new;
     changed
+}
+
+/// What scheduling a staged body needs: the Function (for ring depths) and each node's kind.
+struct Staged<'f> {
+    func: &'f Function,
+    /// Per node: whether it holds a load (it goes first: its latency is the longest).
+    loads: Vec<bool>,
+    /// Per node: whether it is a store (it goes last: it waits for this body's compute, and
+    /// `sp` would hold the next body's loads behind it).
+    stores: Vec<bool>,
+}
+
+/// The stages of the nodes of `l`'s body when it is an annotated pipelined loop holding a nested
+/// loop (the bodies the modulo scheduler leaves as they are); `None` otherwise.
+fn staged_body<'f>(func: &'f Function, bir: &Bir, l: BirLoop) -> Option<Staged<'f>> {
+    let lp = &bir.loops[l];
+    let pipelined = func.axes[lp.axis].attrs.pipelined.is_some();
+    if !pipelined || !lp.body.iter().any(|n| matches!(n, BNode::Loop(_))) {
+        return None;
+    }
+    let holds = |n: BNode, op: fn(&Op) -> bool| {
+        let mut found = false;
+        for_each_inst(bir, n, &mut |i| found |= op(&bir.insts[i].op));
+        found
+    };
+    let loads = (lp.body.iter())
+        .map(|&n| holds(n, |op| matches!(op, Op::Load)))
+        .collect();
+    let stores = (lp.body.iter())
+        .map(|&n| matches!(n, BNode::Inst(i) if matches!(bir.insts[i].op, Op::Store)))
+        .collect();
+    Some(Staged {
+        func,
+        loads,
+        stores,
+    })
+}
+
+/// Calls `f` with every instruction of node `n`.
+fn for_each_inst(bir: &Bir, n: BNode, f: &mut impl FnMut(crate::bir::BirInst)) {
+    match n {
+        BNode::Inst(i) => f(i),
+        BNode::Loop(l) => {
+            for &c in &bir.loops[l].body {
+                for_each_inst(bir, c, f);
+            }
+        }
+    }
+}
+
+/// Every operand a node touches: its buffer, its slot selectors and whether it is written.
+fn operands(bir: &Bir, n: BNode) -> Vec<(Tensor, &[AffineExpr], bool)> {
+    let mut out = Vec::new();
+    for_each_inst(bir, n, &mut |i| {
+        let bi = &bir.insts[i];
+        out.push((bi.dst.tensor, bi.dst.access.slots.as_slice(), true));
+        if matches!(bi.op, Op::Matmul { accumulate: true }) {
+            out.push((bi.dst.tensor, bi.dst.access.slots.as_slice(), false));
+        }
+        for o in &bi.srcs {
+            out.push((o.tensor, o.access.slots.as_slice(), false));
+        }
+    });
+    out
+}
+
+/// Whether two accesses of ring `t` select different slots in every iteration: some block
+/// dimension's selectors differ by a constant that its depth does not divide.
+fn distinct_slots(func: &Function, t: Tensor, a: &[AffineExpr], b: &[AffineExpr]) -> bool {
+    let blocks = &func.tensors[t].block;
+    (a.iter().zip(b).zip(blocks)).any(|((x, y), dim)| {
+        let depth = i64::from(dim.count.max(1));
+        x.terms() == y.terms() && (x.constant_term() - y.constant_term()).rem_euclid(depth) != 0
+    })
 }
 
 /// The buffers a node reads and writes.
@@ -82,7 +167,7 @@ fn latency(bir: &Bir, n: BNode) -> u64 {
     }
 }
 
-fn schedule(bir: &Bir, body: &[BNode]) -> Vec<BNode> {
+fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
     let n = body.len();
     if n < 2 {
         return body.to_vec();
@@ -97,13 +182,28 @@ fn schedule(bir: &Bir, body: &[BNode]) -> Vec<BNode> {
             (r, w)
         })
         .collect();
+    let ops: Vec<Vec<(Tensor, &[AffineExpr], bool)>> = match staged {
+        Some(_) => body.iter().map(|&b| operands(bir, b)).collect(),
+        None => Vec::new(),
+    };
+    // In a staged body, a conflict by buffer stands unless every pair of its accesses (one
+    // writing) provably selects different slots.
+    let conflicts = |i: usize, j: usize| match staged {
+        None => true,
+        Some(st) => ops[i].iter().any(|&(t, a, wa)| {
+            ops[j]
+                .iter()
+                .any(|&(u, b, wb)| t == u && (wa || wb) && !distinct_slots(st.func, t, a, b))
+        }),
+    };
     for j in 0..n {
         for i in 0..j {
             let (ri, wi) = &acc[i];
             let (rj, wj) = &acc[j];
-            if wi.intersection(rj).next().is_some()
+            if (wi.intersection(rj).next().is_some()
                 || ri.intersection(wj).next().is_some()
-                || wi.intersection(wj).next().is_some()
+                || wi.intersection(wj).next().is_some())
+                && conflicts(i, j)
             {
                 g.add_edge(idx[i], idx[j], ());
             }
@@ -122,6 +222,22 @@ fn schedule(bir: &Bir, body: &[BNode]) -> Vec<BNode> {
                 .count()
         })
         .collect();
+    // In a staged body, the classes go first to last: a node holding a load; then one that does
+    // not wait for a load of this body (through the body's edges), its inputs coming from earlier
+    // bodies; then one that waits; then a store. The critical path orders each class.
+    let mut class = vec![(false, false, false); n];
+    if let Some(st) = staged {
+        let mut waits = vec![false; n];
+        for j in 0..n {
+            waits[j] = (g.neighbors_directed(idx[j], petgraph::Direction::Incoming))
+                .any(|p| st.loads[g[p]] || waits[g[p]]);
+            class[j] = (st.loads[j], !st.stores[j], !waits[j]);
+        }
+        if !waits.contains(&true) {
+            // Nothing in the body waits for its own loads: the critical-path order stands.
+            return schedule(bir, body, None);
+        }
+    }
     let mut done = vec![false; n];
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
@@ -129,7 +245,7 @@ fn schedule(bir: &Bir, body: &[BNode]) -> Vec<BNode> {
         // always ready: the graph's edges go forward in program order, so it has no cycle.
         let Some(pick) = (0..n)
             .filter(|&i| !done[i] && preds[i] == 0)
-            .max_by_key(|&i| (prio[i], std::cmp::Reverse(i)))
+            .max_by_key(|&i| (class[i], prio[i], std::cmp::Reverse(i)))
         else {
             return body.to_vec();
         };

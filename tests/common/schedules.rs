@@ -25,7 +25,7 @@ pub fn render_schedules(func: &Function, mut bir: Bir) -> String {
         }
     };
     check(&bir, "reading");
-    schedule::schedule_bodies(&mut bir);
+    schedule::schedule_bodies(func, &mut bir);
     check(&bir, "the list scheduler");
     let plan = queues::compute_queue_plan(func, &bir);
     let before = bir.clone();
