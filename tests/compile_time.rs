@@ -1,8 +1,8 @@
 //! Compile time independent of the trip count: the synchronisation analysis and the wait pruning
 //! run on a trip-clamped copy of the kernel (`backend/src/clamp.rs`). These tests check that the
 //! copy decides exactly what the full analysis decides (the emitted programs are identical), on
-//! every pipelining path, and that long loops compiled this way simulate to the interpreter's bits
-//! with zero races.
+//! every pipelining path (and with `--peel`), and that long loops compiled this way simulate to the
+//! interpreter's bits with zero races.
 
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
@@ -69,10 +69,65 @@ fn source(name: &str, text: &str) -> Source {
 }
 
 fn compile(src: &Source, mode: PipelineMode, clamp: bool) -> backend::Compiled {
+    compile_peeled(src, mode, clamp, false)
+}
+
+/// [`compile`], with the extended loops peeled first when `peel` (`--peel`).
+fn compile_peeled(src: &Source, mode: PipelineMode, clamp: bool, peel: bool) -> backend::Compiled {
     let mut func = nkc::driver::compile(src, None).unwrap();
-    nkc::pipeline::pipeline_path(&mut func, mode, &mut PipelineLog::default()).unwrap();
+    let mut log = PipelineLog::default();
+    nkc::pipeline::pipeline_path(&mut func, mode, &mut log).unwrap();
+    if peel {
+        penguin::pipeline::peel::peel_extended_loops(&mut func, &mut log).unwrap();
+    }
     nkc::pipeline::prepare_backend(&mut func, mode).unwrap();
     nkc::pipeline::codegen(&func, Some(&src.text), clamp).unwrap()
+}
+
+/// A peeled loop's prologue and epilogue copies access its rings beside it. The clamped copy
+/// keeps the loop's first and last iterations, which are all those copies meet first, so it
+/// still decides what the full analysis decides; and ring expansion walks a long peeled loop's
+/// first and last iterations only (`expand.rs`), so it decides at 400 iterations what it decides
+/// at 37 and 50, where it walks them all.
+#[test]
+fn a_peeled_loop_is_clamped_and_decides_as_the_full_analysis() {
+    // Per kernel and path: the ring depths at the first trip count.
+    let mut rings = std::collections::BTreeMap::new();
+    for t in [37, 50, 400] {
+        for (name, text) in kernels(t, 128) {
+            let src = source(&name, &text);
+            for mode in [PipelineMode::Default, PipelineMode::Annotated] {
+                if name.starts_with("plain") {
+                    continue;
+                }
+                let clamped = compile_peeled(&src, mode, true, true);
+                let full = compile_peeled(&src, mode, false, true);
+                assert!(
+                    clamped.clamped_loops > 0,
+                    "{name} --pipeline {} --peel: the loop was not clamped",
+                    mode.name()
+                );
+                assert_eq!(
+                    format!("{:?}", clamped.program),
+                    format!("{:?}", full.program),
+                    "{name} --pipeline {} --peel",
+                    mode.name()
+                );
+                assert_eq!(clamped.redundant_waits, full.redundant_waits);
+                let depths: Vec<(String, Vec<u32>)> = (clamped.func.tensors.values())
+                    .map(|td| (td.name.clone(), td.block.iter().map(|b| b.count).collect()))
+                    .collect();
+                let kernel = name
+                    .rsplit_once('_')
+                    .map_or(name.clone(), |(k, _)| k.to_string());
+                let first = rings.entry((kernel, mode.name())).or_insert(depths.clone());
+                assert_eq!(*first, depths, "{name} --pipeline {} --peel", mode.name());
+            }
+        }
+    }
+    assert!(rings
+        .values()
+        .any(|d| d.iter().any(|(_, c)| c.iter().any(|&n| n > 2))));
 }
 
 #[test]
@@ -113,12 +168,16 @@ fn the_clamped_analysis_emits_the_full_analysis_program() {
 fn long_loops_simulate_to_the_interpreters_bits() {
     for (name, text) in kernels(64, 64) {
         let src = source(&name, &text);
-        for mode in MODES {
+        let peeled = [PipelineMode::Default, PipelineMode::Annotated].map(|m| (m, true));
+        for (mode, peel) in MODES.map(|m| (m, false)).into_iter().chain(peeled) {
+            if peel && name.starts_with("plain") {
+                continue;
+            }
             let opts = RunOptions {
                 pipeline: mode,
                 seed: 3,
                 check: true,
-                peel: false,
+                peel,
                 ..RunOptions::default()
             };
             let report = run::run(&src, &opts, &mut PipelineLog::default())

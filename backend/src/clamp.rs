@@ -14,7 +14,14 @@
 //!   whether two instances overlap depends only on their distance, and on the distance modulo
 //!   `L` (the lcm of every ring depth) through the slots;
 //! - a loop is clamped only when no instruction outside it may touch the bytes its instructions
-//!   touch (otherwise an access outside could meet one of the removed middle iterations).
+//!   touch (otherwise an access outside could meet one of the removed middle iterations), except
+//!   an instruction beside it, directly in the block that holds it: a peeled loop's prologue and
+//!   epilogue copies. Those run once per execution of the block, before or after every iteration;
+//!   what they meet first inside the loop is its first or last iterations (the ring's slots are
+//!   rewritten every iteration of the steady state), which the copy keeps exactly, with their
+//!   ring phases, and any middle iteration they also meet is ordered after (before) them through
+//!   the same chain of kept iterations in the copy as in the real kernel
+//!   (`tests/compile_time.rs` compares the programs decided with and without the copy).
 //!
 //! The clamped loop runs `B` iterations: clamped iteration `r < B / 2` is real iteration `r`,
 //! clamped iteration `r >= B / 2` is real iteration `r + S` with `S = N - B` a multiple of `L`
@@ -116,7 +123,18 @@ fn clamp_loop(em: &Emitted, l: BirLoop, period: i64) -> Option<(i64, i64)> {
                         continue;
                     }
                     if inside(x) != inside(y) {
-                        return None;
+                        // An access beside the loop, in the block that holds it (a peeled
+                        // loop's prologue or epilogue copy).
+                        let out = if inside(x) { y } else { x };
+                        let beside = out.loops.len() == depth
+                            && em
+                                .nodes
+                                .iter()
+                                .any(|nd| inside(nd) && nd.loops[..depth] == out.loops[..]);
+                        if !beside {
+                            return None;
+                        }
+                        continue;
                     }
                     if lin_coeff(&fx.r0, reg) != lin_coeff(&fy.r0, reg)
                         || lin_coeff(&fx.c0, reg) != lin_coeff(&fy.c0, reg)

@@ -260,24 +260,27 @@ fn expandable_peeled(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
         }
     });
     let axis = &func.axes[l];
-    if axis.trip_count() > MAX_ENUMERATION {
-        return None;
-    }
     // (selector value, writes) in program order, and how many instructions gave them.
-    let mut events: Vec<(i64, bool)> = Vec::new();
+    // A read event is `(selector, false, checked)`: a read in a warm-up iteration is not checked.
+    let mut events: Vec<(i64, bool, bool)> = Vec::new();
     let mut seen = 0;
+    let walk = iterations_to_walk(func, t, l, n)?;
     for &s in func.block(parent?) {
         if func.stmts[s].kind == StmtKind::Loop(l) {
-            for iv in axis.lb..axis.ub {
+            for &(iv, checked) in &walk {
                 for &c in &axis.body {
-                    let accesses = ring_events(func, c, t, l, iv, &mut events)?;
+                    let mut body = Vec::new();
+                    let accesses = ring_events(func, c, t, l, iv, &mut body)?;
+                    events.extend(body.into_iter().map(|(sel, w)| (sel, w, checked)));
                     if iv == axis.lb {
                         seen += accesses;
                     }
                 }
             }
         } else {
-            seen += ring_events(func, s, t, l, 0, &mut events)?;
+            let mut body = Vec::new();
+            seen += ring_events(func, s, t, l, 0, &mut body)?;
+            events.extend(body.into_iter().map(|(sel, w)| (sel, w, true)));
         }
     }
     let all = func.insts.values().filter(|d| touches(d, t)).count();
@@ -286,11 +289,11 @@ fn expandable_peeled(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
     }
     for m in [i64::from(n), i64::from(n) + 1] {
         let mut last: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
-        for &(sel, writes) in &events {
+        for &(sel, writes, checked) in &events {
             let slot = sel.rem_euclid(m);
             if writes {
                 last.insert(slot, sel);
-            } else if last.get(&slot) != Some(&sel) {
+            } else if checked && last.get(&slot) != Some(&sel) {
                 return None;
             }
         }
@@ -305,6 +308,46 @@ fn touches(d: &penguin::ir::InstData, t: Tensor) -> bool {
 /// The accesses of `t` by statement `s` at iteration `iv` of `l`, appended to `events` (reads
 /// before the write of each instruction); the number of instructions that access `t`. `None`
 /// when the statement breaks [`expandable_peeled`]'s rule.
+/// The iterations of peeled loop `l` whose accesses of `t` (of `n` slots) [`expandable_peeled`]
+/// walks, each with whether its reads are checked. Every iteration, up to [`MAX_ENUMERATION`]
+/// of them. A longer loop whose every selector of `t` is `iv + c` (the peeled body holds no
+/// guard) repeats one pattern, shifted by one slot per iteration: its first `K` iterations and
+/// its last `K` are walked, `K = 2·W`, and the reads of the first `W` of the last ones are not
+/// checked (the writes they would find were skipped; the same reads, shifted, were checked in
+/// the first iterations). `W = 2(n + 1) + (max c − min c)` iterations rewrite every slot of up
+/// to `n + 1` and reach back past every offset, so the walk checks what the whole loop would.
+fn iterations_to_walk(func: &Function, t: Tensor, l: Axis, n: u32) -> Option<Vec<(i64, bool)>> {
+    let axis = &func.axes[l];
+    let all = || (axis.lb..axis.ub).map(|iv| (iv, true)).collect();
+    // The selectors at the first two iterations.
+    let selectors = |iv: i64| -> Option<Vec<i64>> {
+        let mut events = Vec::new();
+        for &c in &axis.body {
+            ring_events(func, c, t, l, iv, &mut events)?;
+        }
+        Some(events.into_iter().map(|(sel, _)| sel).collect())
+    };
+    let (first, second) = (selectors(axis.lb)?, selectors(axis.lb + 1)?);
+    let step_one =
+        first.len() == second.len() && first.iter().zip(&second).all(|(a, b)| b - a == 1);
+    let spread = first
+        .iter()
+        .max()
+        .zip(first.iter().min())
+        .map_or(0, |(hi, lo)| hi - lo);
+    let w = 2 * (i64::from(n) + 1) + spread;
+    match axis.trip_count() {
+        trip if step_one && trip > 4 * w => Some(
+            (axis.lb..axis.lb + 2 * w)
+                .map(|iv| (iv, true))
+                .chain((axis.ub - 2 * w..axis.ub).map(|iv| (iv, iv >= axis.ub - w)))
+                .collect(),
+        ),
+        trip if trip > MAX_ENUMERATION => None,
+        _ => Some(all()),
+    }
+}
+
 fn ring_events(
     func: &Function,
     s: Stmt,
