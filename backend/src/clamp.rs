@@ -111,7 +111,13 @@ fn clamp_loop(em: &Emitted, l: BirLoop, period: i64) -> Option<(i64, i64)> {
             }
         }
     }
-    // Accesses: nothing outside may meet them; inside, equal coefficients on the register.
+    // The loops around `l` (an instruction directly beside it has exactly these).
+    let parent = match em.nodes.iter().find(|nd| inside(nd)) {
+        Some(nd) => &nd.loops[..depth],
+        None => &[][..],
+    };
+    // Accesses: nothing outside may meet them (but beside the loop); inside, equal coefficients
+    // on the register.
     for (xi, x) in em.nodes.iter().enumerate() {
         for (yi, y) in em.nodes.iter().enumerate() {
             if xi > yi || inside(x) == inside(y) && !inside(x) {
@@ -126,12 +132,7 @@ fn clamp_loop(em: &Emitted, l: BirLoop, period: i64) -> Option<(i64, i64)> {
                         // An access beside the loop, in the block that holds it (a peeled
                         // loop's prologue or epilogue copy).
                         let out = if inside(x) { y } else { x };
-                        let beside = out.loops.len() == depth
-                            && em
-                                .nodes
-                                .iter()
-                                .any(|nd| inside(nd) && nd.loops[..depth] == out.loops[..]);
-                        if !beside {
+                        if out.loops[..] != parent[..] {
                             return None;
                         }
                         continue;
