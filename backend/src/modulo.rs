@@ -353,15 +353,9 @@ fn steady_queue_bound(
 }
 
 /// ResMII and its resource: the busiest engine's steady busy cycles per iteration
-/// ([`steady_busy`]), or the busiest DMA queue's ([`steady_queue_bound`]).
-fn compute_res_mii(
-    func: &Function,
-    bir: &Bir,
-    plan: &QueuePlan,
-    deps: &LoopDeps,
-    busy: &[u64],
-    shares: &[(u64, u64)],
-) -> (u64, String) {
+/// ([`busy_by_share`]), or the busiest DMA queue's, `queues` ([`steady_queue_bound`] with the same
+/// shares as `busy`).
+fn compute_res_mii(bir: &Bir, deps: &LoopDeps, busy: &[u64], queues: u64) -> (u64, String) {
     let mut per_engine = [0u64; 5];
     for (k, &i) in deps.insts.iter().enumerate() {
         per_engine[bir.insts[i].engine.index()] += busy[k];
@@ -372,9 +366,8 @@ fn compute_res_mii(
             best = (per_engine[e.index()], e.name().to_string());
         }
     }
-    let q = steady_queue_bound(func, bir, plan, deps, shares);
-    if q > best.0 {
-        best = (q, "dma queues".to_string());
+    if queues > best.0 {
+        best = (queues, "dma queues".to_string());
     }
     best
 }
@@ -883,13 +876,14 @@ pub fn compute_modulo_schedule(
             .collect()
     });
     let steady = busy_by_share(&deps, &shares);
-    let (res_mii, res_resource) = compute_res_mii(func, bir, plan, &deps, &steady, &shares);
-    let (res_average, _) = compute_res_mii(func, bir, plan, &deps, &busy, &average);
+    let queue_bound = steady_queue_bound(func, bir, plan, &deps, &shares);
+    let average_queues = steady_queue_bound(func, bir, plan, &deps, &average);
+    let (res_mii, res_resource) = compute_res_mii(bir, &deps, &steady, queue_bound);
+    let (res_average, _) = compute_res_mii(bir, &deps, &busy, average_queues);
     let (rec_mii, rec_cycle, rec_edges) = compute_rec_mii(func, bir, &deps);
     let mii = res_mii.max(rec_mii).max(1);
     let search_from = res_average.max(rec_mii).max(1);
     let written: Vec<usize> = (0..deps.insts.len()).collect();
-    let queue_bound = steady_queue_bound(func, bir, plan, &deps, &shares);
     let predicted_before = compute_order_period(bir, &deps, &steady, &written).max(queue_bound);
     let (search_ii, order, scheduled, kept_order) =
         if func.axes[bir.loops[l].axis].attrs.pipelined.is_none() {
