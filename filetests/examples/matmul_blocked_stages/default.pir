@@ -7,11 +7,6 @@ kernel matmul_blocked_stages(at, b) -> (c) {
   tensor rhs: sbuf f32[128, 512] local block[k.1: 3]
   tensor res: sbuf f32[128, 512] local block[n: 2]
   loop m in 0..5 affine {
-    loop k in 0..4 affine if m < 4 {
-      stmt {
-        lhs{m}[0 +: 128, 128*k +: 128] = load.dma at[128*k +: 128, 128*m +: 128]
-      }
-    }
     loop n in 0..4 affine num_stages=3 pipelined(stages=3, trip=2) if m >= 1 {
       loop k.1 in 0..6 affine stage=0 if n < 2 {
         stmt if k.1 < 4 {
@@ -25,10 +20,15 @@ kernel matmul_blocked_stages(at, b) -> (c) {
         }
       }
       stmt stage=1 if n >= 1 && n < 3 {
-        res{n - 1}[0 +: 128, 0 +: 512] = copy.any acc{n - 1}[0 +: 128, 0 +: 512]
+        res{n - 1}[0 +: 128, 0 +: 512] = copy.dve acc{n - 1}[0 +: 128, 0 +: 512]
       }
       stmt stage=2 if n >= 2 {
         c[128*m - 128 +: 128, 512*n - 1024 +: 512] = store.dma res{n - 2}[0 +: 128, 0 +: 512]
+      }
+    }
+    loop k in 0..4 affine if m < 4 {
+      stmt {
+        lhs{m}[0 +: 128, 128*k +: 128] = load.dma at[128*k +: 128, 128*m +: 128]
       }
     }
   }
