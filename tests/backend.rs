@@ -3,6 +3,8 @@
 //! cycles / lower-bound table (`cargo test --test backend -- --nocapture` prints it); and the
 //! wait-deletion mutation test with its detection rate.
 
+mod common;
+
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use nkc::run::{self, Engine, RunOptions};
@@ -742,12 +744,5 @@ fn a_wait_has_a_distance_per_range_of_a_short_inner_loop() {
     assert_eq!(j["races"], serde_json::json!([]));
     let l = &j["loops"][0];
     assert_eq!(l["loop"], "k.1");
-    let (predicted, measured) = (
-        l["predicted_period"].as_f64().unwrap(),
-        l["measured_period"].as_f64().unwrap(),
-    );
-    assert!(
-        (measured / predicted - 1.0).abs() <= 0.10,
-        "predicted {predicted}, measured {measured}"
-    );
+    common::assert_measured_as_predicted(l);
 }

@@ -140,14 +140,7 @@ fn compare_names_the_cycle_that_holds_the_slower_path_back() {
         "{line}\n{set_by}"
     );
     // The predicted period is the steady state's, which the simulation measures.
-    let (predicted, measured) = (
-        l["predicted_period"].as_f64().unwrap(),
-        l["measured_period"].as_f64().unwrap(),
-    );
-    assert!(
-        (measured / predicted - 1.0).abs() <= 0.10,
-        "predicted {predicted}, measured {measured}"
-    );
+    common::assert_measured_as_predicted(l);
 
     let file = "examples/transpose_mode_b.nk";
     let out = ok(&nkc(&["compare", file]), file);

@@ -118,3 +118,17 @@ pub fn nkc_capped(args: &[&str]) -> Output {
     }
     cmd.output().expect("the nkc binary runs")
 }
+
+/// Asserts that a loop of a `--json` run report (`report["loops"][k]`) measured a steady-state
+/// period within 10% of the one its modulo schedule predicted (issue 11's bound).
+pub fn assert_measured_as_predicted(l: &serde_json::Value) {
+    let (predicted, measured) = (
+        l["predicted_period"].as_f64().expect("a predicted period"),
+        l["measured_period"].as_f64().expect("a measured period"),
+    );
+    assert!(
+        (measured / predicted - 1.0).abs() <= 0.10,
+        "loop `{}`: predicted {predicted}, measured {measured}",
+        l["loop"]
+    );
+}
