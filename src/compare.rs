@@ -182,6 +182,26 @@ fn run_path(
     })
 }
 
+/// When the annotated path's slowest loop is bound by `sp` or the DMA queues and the emergent path
+/// unrolled the same loop (`backend::unroll`, which spreads a body's transfers over the queues),
+/// that loop and the unroll factor, read from the emergent path's backend log.
+fn unrolled_for_queues(annotated: &PathRun, emergent: &PathRun) -> Option<(String, u32)> {
+    let l = (annotated.sim().loops.iter()).max_by_key(|l| l.ii.max(l.predicted))?;
+    if !matches!(l.limited_by.as_str(), "resource sp" | "resource dma queues") {
+        return None;
+    }
+    let prefix = format!("unroll: loop `{}` (", l.name);
+    let line = (emergent.report.backend_log.iter()).find(|m| m.starts_with(&prefix))?;
+    let factor: u32 = line
+        .split(": factor ")
+        .nth(1)?
+        .split(':')
+        .next()?
+        .parse()
+        .ok()?;
+    (factor > 1).then(|| (l.name.clone(), factor))
+}
+
 /// The share of the 16 DMA queues' time spent moving bytes.
 fn dma_utilisation(stats: &runtime_sim::sim::Stats) -> f64 {
     let busy: u64 = stats.queue_busy.iter().sum();
@@ -360,8 +380,15 @@ impl Comparison {
         } else {
             format!(" The user's stages: {}.", capped_list(&ramps, "; "))
         };
+        let unrolled = unrolled_for_queues(a, e)
+            .map(|(iv, factor)| {
+                format!(
+                    " The emergent path unrolls loop `{iv}` ×{factor}, so that the copies' transfers share the DMA queues in fewer pieces; the annotated path runs the user's loop as written, one iteration's transfers at a time."
+                )
+            })
+            .unwrap_or_default();
         Some(format!(
-            "{} is {:.2}x slower than {}. {ds}{df}.{ramps}",
+            "{} is {:.2}x slower than {}. {ds}{df}.{ramps}{unrolled}",
             slow.mode.name(),
             slow.cycles() as f64 / fast.cycles().max(1) as f64,
             fast.mode.name()

@@ -148,6 +148,19 @@ fn compare_names_the_cycle_that_holds_the_slower_path_back() {
         out.contains("annotated loop `c` runs 4 iterations in 4 stages, so 3 of its 7 extended iterations fill or drain"),
         "{out}"
     );
+    // Its loop is bound by `sp` on the annotated path, where the emergent path unrolled it to
+    // spread the transfers: the line says so.
+    assert!(
+        out.contains("The emergent path unrolls loop `c` ×4, so that the copies' transfers share the DMA queues"),
+        "{out}"
+    );
+    // tensor_add's emergent path keeps factor 1: no such sentence.
+    let file = "examples/tensor_add.nk";
+    let out = ok(&nkc(&["compare", file]), file);
+    assert!(
+        out.contains("annotated is 1.03x slower") && !out.contains("unrolls loop"),
+        "{out}"
+    );
 }
 
 #[test]
