@@ -184,22 +184,14 @@ fn run_path(
 
 /// When the annotated path's slowest loop is bound by `sp` or the DMA queues and the emergent path
 /// unrolled the same loop (`backend::unroll`, which spreads a body's transfers over the queues),
-/// that loop and the unroll factor, read from the emergent path's backend log.
+/// that loop and the unroll factor.
 fn unrolled_for_queues(annotated: &PathRun, emergent: &PathRun) -> Option<(String, u32)> {
     let l = (annotated.sim().loops.iter()).max_by_key(|l| l.ii.max(l.predicted))?;
     if !matches!(l.limited_by.as_str(), "resource sp" | "resource dma queues") {
         return None;
     }
-    let prefix = format!("unroll: loop `{}` (", l.name);
-    let line = (emergent.report.backend_log.iter()).find(|m| m.starts_with(&prefix))?;
-    let factor: u32 = line
-        .split(": factor ")
-        .nth(1)?
-        .split(':')
-        .next()?
-        .parse()
-        .ok()?;
-    (factor > 1).then(|| (l.name.clone(), factor))
+    let u = (emergent.report.unrolled.iter()).find(|u| u.iv == l.name)?;
+    Some((u.iv.clone(), u.factor))
 }
 
 /// The share of the 16 DMA queues' time spent moving bytes.

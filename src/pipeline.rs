@@ -267,6 +267,8 @@ pub struct Context<'l> {
     /// The backend's decisions on Penguin IR: zero folding, unrolling, emergent pipelining
     /// (`--log backend`).
     pub backend_log: Vec<String>,
+    /// The loops the backend unrolled (`backend::unroll`).
+    pub unrolled: Vec<backend::unroll::UnrolledData>,
     /// Notes for the user, such as `--peel` on a kernel with nothing to peel.
     pub notes: Vec<String>,
     /// The blocks printed so far (`print_after`).
@@ -306,6 +308,7 @@ impl<'l> Context<'l> {
             opts,
             log,
             backend_log: Vec::new(),
+            unrolled: Vec::new(),
             notes: Vec::new(),
             printed: Vec::new(),
             times: Vec::new(),
@@ -441,7 +444,8 @@ impl<'l> Context<'l> {
         self.backend_log.extend(log);
         self.after("fold-zeros", "folding PSUM zeroing", func)?;
         if self.opts.mode.emergent() {
-            let log = backend::unroll::unroll_loops(func);
+            let (unrolled, log) = backend::unroll::unroll_loops(func);
+            self.unrolled.extend(unrolled);
             self.backend_log.extend(log);
             self.after("unroll", "unrolling", func)?;
             let log = backend::emergent::pipeline_emergent(func);

@@ -124,6 +124,8 @@ pub struct RunReport {
     pub sim: Option<SimRun>,
     /// The backend's decisions (`--log backend`).
     pub backend_log: Vec<String>,
+    /// The loops the backend unrolled (`backend::unroll`: the emergent path's).
+    pub unrolled: Vec<backend::unroll::UnrolledData>,
     /// Whether `--check` compared the outputs with the interpreter's (they agreed, or the run
     /// failed).
     pub checked: bool,
@@ -337,6 +339,7 @@ pub fn run(
         stats: interp_stats,
         sim,
         backend_log: cx.backend_log,
+        unrolled: cx.unrolled,
         checked,
         compile_seconds,
         peeled: func

@@ -84,6 +84,17 @@ fn compile_peeled(src: &Source, mode: PipelineMode, clamp: bool, peel: bool) -> 
     nkc::pipeline::codegen(&func, Some(&src.text), clamp).unwrap()
 }
 
+/// The clamped analysis decided what the full one did: the same program, the same waits found
+/// redundant.
+fn assert_same_decisions(clamped: &backend::Compiled, full: &backend::Compiled, what: &str) {
+    assert_eq!(
+        format!("{:?}", clamped.program),
+        format!("{:?}", full.program),
+        "{what}"
+    );
+    assert_eq!(clamped.redundant_waits, full.redundant_waits, "{what}");
+}
+
 /// A peeled loop's prologue and epilogue copies access its rings beside it. The clamped copy
 /// keeps the loop's first and last iterations, which are all those copies meet first, so it
 /// still decides what the full analysis decides; and ring expansion walks a long peeled loop's
@@ -107,13 +118,11 @@ fn a_peeled_loop_is_clamped_and_decides_as_the_full_analysis() {
                     "{name} --pipeline {} --peel: the loop was not clamped",
                     mode.name()
                 );
-                assert_eq!(
-                    format!("{:?}", clamped.program),
-                    format!("{:?}", full.program),
-                    "{name} --pipeline {} --peel",
-                    mode.name()
+                assert_same_decisions(
+                    &clamped,
+                    &full,
+                    &format!("{name} --pipeline {} --peel", mode.name()),
                 );
-                assert_eq!(clamped.redundant_waits, full.redundant_waits);
                 let depths: Vec<(String, Vec<u32>)> = (clamped.func.tensors.values())
                     .map(|td| (td.name.clone(), td.block.iter().map(|b| b.count).collect()))
                     .collect();
@@ -151,14 +160,12 @@ fn the_clamped_analysis_emits_the_full_analysis_program() {
                         mode.name()
                     );
                 }
-                assert_eq!(
-                    format!("{:?}", clamped.program),
-                    format!("{:?}", full.program),
-                    "{name} --pipeline {}",
-                    mode.name()
+                assert_same_decisions(
+                    &clamped,
+                    &full,
+                    &format!("{name} --pipeline {}", mode.name()),
                 );
                 assert_eq!(clamped.dependences, full.dependences);
-                assert_eq!(clamped.redundant_waits, full.redundant_waits);
             }
         }
     }

@@ -305,9 +305,6 @@ fn touches(d: &penguin::ir::InstData, t: Tensor) -> bool {
     d.dst.tensor == t || d.srcs.iter().any(|o| o.tensor == t)
 }
 
-/// The accesses of `t` by statement `s` at iteration `iv` of `l`, appended to `events` (reads
-/// before the write of each instruction); the number of instructions that access `t`. `None`
-/// when the statement breaks [`expandable_peeled`]'s rule.
 /// The iterations of peeled loop `l` whose accesses of `t` (of `n` slots) [`expandable_peeled`]
 /// walks, each with whether its reads are checked. Every iteration, up to [`MAX_ENUMERATION`]
 /// of them. A longer loop whose every selector of `t` is `iv + c` (the peeled body holds no
@@ -318,7 +315,6 @@ fn touches(d: &penguin::ir::InstData, t: Tensor) -> bool {
 /// to `n + 1` and reach back past every offset, so the walk checks what the whole loop would.
 fn iterations_to_walk(func: &Function, t: Tensor, l: Axis, n: u32) -> Option<Vec<(i64, bool)>> {
     let axis = &func.axes[l];
-    let all = || (axis.lb..axis.ub).map(|iv| (iv, true)).collect();
     // The selectors at the first two iterations.
     let selectors = |iv: i64| -> Option<Vec<i64>> {
         let mut events = Vec::new();
@@ -344,10 +340,13 @@ fn iterations_to_walk(func: &Function, t: Tensor, l: Axis, n: u32) -> Option<Vec
                 .collect(),
         ),
         trip if trip > MAX_ENUMERATION => None,
-        _ => Some(all()),
+        _ => Some((axis.lb..axis.ub).map(|iv| (iv, true)).collect()),
     }
 }
 
+/// The accesses of `t` by statement `s` at iteration `iv` of `l`, appended to `events` (reads
+/// before the write of each instruction); the number of instructions that access `t`. `None`
+/// when the statement breaks [`expandable_peeled`]'s rule.
 fn ring_events(
     func: &Function,
     s: Stmt,

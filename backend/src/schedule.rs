@@ -13,13 +13,15 @@
 //! too; the synchronisation analysis then runs on the new order.
 //!
 //! The body of an annotated pipelined loop that holds a nested loop (which the modulo scheduler
-//! does not reorder) is scheduled **by stage**: one body runs stage `s` of iteration `k − s` for
-//! every `s`, and later stages work on iterations whose inputs are ready while stage 0 waits for
-//! this iteration's loads. So the ready node of the latest stage goes first (a node's stage is the
-//! first extended iteration it runs in, from its guards, [`crate::guards`]), then the critical
-//! path. The conflict test there also tells ring slots apart: two accesses of one ring whose slot
-//! selectors differ by a constant that is not a multiple of the ring's depth touch different
-//! slots in every iteration.
+//! does not reorder) is a **staged** body: one body runs stage `s` of iteration `k − s` for every
+//! `s`, so work of later stages finds its inputs ready while stage 0 waits for this iteration's
+//! loads. When some node of such a body waits (through the body's edges) for one of its own
+//! loads, the ready nodes go by class, then critical path: the nodes holding a load first, then
+//! the work whose inputs come from earlier bodies, then the work that waits, then the stores
+//! (which wait for this body's compute, and would hold `sp`'s next loads behind them). Its
+//! conflict test also tells ring slots apart: two accesses of one ring whose slot selectors
+//! differ by a constant that the ring's depth does not divide touch different slots in every
+//! iteration. Otherwise the body keeps the critical-path order on the edges by buffer.
 //!
 //! The engine streams stay in-order: the schedule decides the order each engine sees.
 
@@ -63,8 +65,8 @@ struct Staged<'f> {
     stores: Vec<bool>,
 }
 
-/// The stages of the nodes of `l`'s body when it is an annotated pipelined loop holding a nested
-/// loop (the bodies the modulo scheduler leaves as they are); `None` otherwise.
+/// What scheduling `l`'s body by class needs, when it is an annotated pipelined loop holding a
+/// nested loop (a body the modulo scheduler leaves as it is); `None` otherwise.
 fn staged_body<'f>(func: &'f Function, bir: &Bir, l: BirLoop) -> Option<Staged<'f>> {
     let lp = &bir.loops[l];
     let pipelined = func.axes[lp.axis].attrs.pipelined.is_some();
@@ -127,25 +129,16 @@ fn distinct_slots(func: &Function, t: Tensor, a: &[AffineExpr], b: &[AffineExpr]
     })
 }
 
-/// The buffers a node reads and writes.
-fn accesses(bir: &Bir, n: BNode, reads: &mut BTreeSet<Tensor>, writes: &mut BTreeSet<Tensor>) {
-    match n {
-        BNode::Inst(i) => {
-            let bi = &bir.insts[i];
-            writes.insert(bi.dst.tensor);
-            if matches!(bi.op, Op::Matmul { accumulate: true }) {
-                reads.insert(bi.dst.tensor);
-            }
-            for s in &bi.srcs {
-                reads.insert(s.tensor);
-            }
-        }
-        BNode::Loop(l) => {
-            for &c in &bir.loops[l].body {
-                accesses(bir, c, reads, writes);
-            }
-        }
+/// The buffers a node reads and writes ([`operands`], by buffer).
+fn accesses(bir: &Bir, n: BNode) -> (BTreeSet<Tensor>, BTreeSet<Tensor>) {
+    let (mut reads, mut writes) = (BTreeSet::new(), BTreeSet::new());
+    for (t, _, w) in operands(bir, n) {
+        match w {
+            true => writes.insert(t),
+            false => reads.insert(t),
+        };
     }
+    (reads, writes)
 }
 
 /// The cycles a node keeps its engine (or queue) busy, from the machine description.
@@ -172,43 +165,60 @@ fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
     if n < 2 {
         return body.to_vec();
     }
-    let mut g: DiGraph<usize, ()> = DiGraph::new();
-    let idx: Vec<NodeIndex> = (0..n).map(|i| g.add_node(i)).collect();
-    let acc: Vec<(BTreeSet<Tensor>, BTreeSet<Tensor>)> = body
-        .iter()
-        .map(|&b| {
-            let (mut r, mut w) = (BTreeSet::new(), BTreeSet::new());
-            accesses(bir, b, &mut r, &mut w);
-            (r, w)
-        })
-        .collect();
+    let acc: Vec<(BTreeSet<Tensor>, BTreeSet<Tensor>)> =
+        body.iter().map(|&b| accesses(bir, b)).collect();
     let ops: Vec<Vec<(Tensor, &[AffineExpr], bool)>> = match staged {
         Some(_) => body.iter().map(|&b| operands(bir, b)).collect(),
         None => Vec::new(),
     };
-    // In a staged body, a conflict by buffer stands unless every pair of its accesses (one
-    // writing) provably selects different slots.
-    let conflicts = |i: usize, j: usize| match staged {
-        None => true,
-        Some(st) => ops[i].iter().any(|&(t, a, wa)| {
-            ops[j]
-                .iter()
-                .any(|&(u, b, wb)| t == u && (wa || wb) && !distinct_slots(st.func, t, a, b))
-        }),
-    };
+    // Every pair `i < j` that touches a common buffer, one of them writing, with whether the
+    // conflict stands in a staged body: not when every such pair of accesses provably selects
+    // different slots of a ring.
+    let mut edges: Vec<(usize, usize, bool)> = Vec::new();
     for j in 0..n {
         for i in 0..j {
             let (ri, wi) = &acc[i];
             let (rj, wj) = &acc[j];
-            if (wi.intersection(rj).next().is_some()
+            if wi.intersection(rj).next().is_some()
                 || ri.intersection(wj).next().is_some()
-                || wi.intersection(wj).next().is_some())
-                && conflicts(i, j)
+                || wi.intersection(wj).next().is_some()
             {
-                g.add_edge(idx[i], idx[j], ());
+                let slots = staged.is_none_or(|st| {
+                    ops[i].iter().any(|&(t, a, wa)| {
+                        (ops[j].iter()).any(|&(u, b, wb)| {
+                            t == u && (wa || wb) && !distinct_slots(st.func, t, a, b)
+                        })
+                    })
+                });
+                edges.push((i, j, slots));
             }
         }
     }
+    // In a staged body, the classes go first to last: a node holding a load; then one that does
+    // not wait for a load of this body (through the slot-aware edges), its inputs coming from
+    // earlier bodies; then one that waits; then a store. The critical path orders each class.
+    // When nothing waits for the body's own loads, the critical-path order on the edges by
+    // buffer stands.
+    let class: Option<Vec<(bool, bool, bool)>> = staged.and_then(|st| {
+        let mut waits = vec![false; n];
+        for &(i, j, slots) in &edges {
+            // The edges come by increasing `j`: `waits[i]` is final for every `i < j`.
+            waits[j] |= slots && (st.loads[i] || waits[i]);
+        }
+        (waits.contains(&true)).then(|| {
+            (0..n)
+                .map(|k| (st.loads[k], !st.stores[k], !waits[k]))
+                .collect()
+        })
+    });
+    let mut g: DiGraph<usize, ()> = DiGraph::new();
+    let idx: Vec<NodeIndex> = (0..n).map(|i| g.add_node(i)).collect();
+    for &(i, j, slots) in &edges {
+        if slots || class.is_none() {
+            g.add_edge(idx[i], idx[j], ());
+        }
+    }
+    let class = class.unwrap_or_else(|| vec![(false, false, false); n]);
     // Critical path: the longest latency-weighted path from a node to the end of the body.
     let lat: Vec<u64> = body.iter().map(|&b| latency(bir, b)).collect();
     let mut prio = vec![0u64; n];
@@ -222,22 +232,6 @@ fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
                 .count()
         })
         .collect();
-    // In a staged body, the classes go first to last: a node holding a load; then one that does
-    // not wait for a load of this body (through the body's edges), its inputs coming from earlier
-    // bodies; then one that waits; then a store. The critical path orders each class.
-    let mut class = vec![(false, false, false); n];
-    if let Some(st) = staged {
-        let mut waits = vec![false; n];
-        for j in 0..n {
-            waits[j] = (g.neighbors_directed(idx[j], petgraph::Direction::Incoming))
-                .any(|p| st.loads[g[p]] || waits[g[p]]);
-            class[j] = (st.loads[j], !st.stores[j], !waits[j]);
-        }
-        if !waits.contains(&true) {
-            // Nothing in the body waits for its own loads: the critical-path order stands.
-            return schedule(bir, body, None);
-        }
-    }
     let mut done = vec![false; n];
     let mut out = Vec::with_capacity(n);
     while out.len() < n {

@@ -50,9 +50,18 @@ pub const MIN_TRIP: i64 = 4;
 /// How much faster per iteration (percent) a larger factor's queue plan must be to be taken.
 pub const GAIN_PERCENT: u64 = 5;
 
+/// A loop [`unroll_loops`] unrolled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnrolledData {
+    /// The loop's induction variable, as written.
+    pub iv: String,
+    pub factor: u32,
+}
+
 /// Unrolls the innermost un-annotated loops whose transfers spread better over the queues
-/// unrolled; returns the log lines.
-pub fn unroll_loops(func: &mut Function) -> Vec<String> {
+/// unrolled; returns the loops it unrolled and the log lines (one per loop considered).
+pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
+    let mut unrolled = Vec::new();
     let mut log = Vec::new();
     let candidates: Vec<Axis> = func
         .axes
@@ -147,8 +156,12 @@ pub fn unroll_loops(func: &mut Function) -> Vec<String> {
             private.len()
         ));
         unroll(func, l, u, &private);
+        unrolled.push(UnrolledData {
+            iv: name.clone(),
+            factor: u,
+        });
     }
-    log
+    (unrolled, log)
 }
 
 /// `(partitions, bytes)` of every transfer of `l`'s body.
