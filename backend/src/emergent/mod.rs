@@ -25,16 +25,23 @@
 //!    it), logged with its reason. A loop around one the annotated pipeliner extended is staged
 //!    like any other: the extended loop is one child, in one stage.
 //!
+//! Before both steps, every loop the annotated pipeliner extended that sits in a nest carries the
+//! stage-0 loads of each next execution into the drain of the one before ([`carry`]): the
+//! user's stages stay as written, and the ring's slots continue across executions.
+//!
 //! `num_stages="auto"` ([`auto`]) reuses the stage rule before the annotated pipeliner runs.
 //!
-//! Invariants: a loop takes exactly one path: a loop the annotated pipeliner extended is skipped,
-//! and so is any loop with a `num_stages` annotation; each decision and its reason is logged.
-//! The files import downwards only: `mod` → `auto`, `nest`, `stages`, `shift`, `plan`;
+//! Invariants: a loop takes exactly one path: a loop the annotated pipeliner extended gets no
+//! ring of its own (only [`carry`]'s copies, within its stages), and a loop with a `num_stages`
+//! annotation is skipped; each decision and its reason is logged.
+//! The files import downwards only: `mod` → `auto`, `carry`, `nest`, `stages`, `shift`, `plan`;
+//! `carry` → `nest`, `budget`, `cost`;
 //! `auto` → `stages`, `budget`, `cost`; `nest` → `plan`, `budget`, `cost`; `stages` → `shift`,
 //! `plan`, `budget`; `shift` → `plan`; `plan` → `budget`, `cost`.
 
 pub mod auto;
 pub mod budget;
+pub mod carry;
 pub mod cost;
 pub mod nest;
 pub mod plan;
@@ -81,8 +88,18 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
 
 /// [`pipeline_emergent`] with options.
 pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Vec<String> {
-    let original = opts.stages.then(|| func.clone());
     let mut log = Vec::new();
+    if opts.across_nests {
+        let extended: Vec<Axis> = func
+            .axes
+            .keys()
+            .filter(|&a| func.axes[a].attrs.pipelined.is_some())
+            .collect();
+        for e in extended {
+            carry::carry_across_executions(func, e, &mut log);
+        }
+    }
+    let original = opts.stages.then(|| func.clone());
     let plan = plan::ring_tiles(func, &mut log);
     // The loops realised across their nest so far.
     let mut across: Vec<Axis> = Vec::new();

@@ -5,15 +5,23 @@
 //! issues the loads `P` iterations ahead, so each execution of `L` starts with `P` exposed loads
 //! (the fill) and ends with `P` load-free iterations (the drain). When `L` is short and nested,
 //! that happens once per iteration of the enclosing loops. [`prefetch_across_nest`] removes both
-//! for a loop `L` nested in un-annotated loops `O1 ⊃ O2 ⊃ … ⊃ Ok ⊃ L` where
-//! - every loop of the chain is the direct, unguarded child of the next one out, has a trip count
-//!   of at least 1 and is neither annotated (`num_stages`) nor extended by the annotated
-//!   pipeliner (the chain stops below the first loop that is, or at the top of the kernel);
+//! for a loop `L` nested in loops `O1 ⊃ O2 ⊃ … ⊃ Ok ⊃ L` where
+//! - every loop of the chain is a direct child of the next one out, either unguarded or guarded
+//!   only by comparisons of that next loop's induction variable with constants. Those guards
+//!   leave an interval `lo(Oj) .. hi(Oj)` of the iterations of `Oj` (its **running
+//!   iterations**; all of them for an unguarded child), of which there is at least one;
+//! - no loop of the chain is annotated (`num_stages`) without having been extended by the
+//!   annotated pipeliner. A loop it extended is a level like any other: the stage that holds the
+//!   next loop in runs on the iterations its stage guards allow, `s .. s + T` for stage `s`, and
+//!   the indices there already read `oj - s`. So an un-annotated loop inside a user's stage
+//!   prefetches across the executions of the user's loop (matmul's `k` loop, stage 0 of `n`);
+//! - the chain stops below the first loop that does not qualify, or at the top of the kernel;
 //!
 //! so that the executions of `L`'s body form one flat sequence
-//! `f = ((o1' · T2 + o2') · …) · T + l'` (primes: offsets from the lower bounds) over the whole
-//! nest. The ring tiles are used only inside `L` (`L` is the innermost loop enclosing all their
-//! accesses).
+//! `f = ((o1' · T2 + o2') · …) · T + l'` over the whole nest, where `oj' = oj - lo(Oj)` and
+//! `Tj = hi(Oj) - lo(Oj)` count running iterations only. Below, "first" and "last" iteration of a
+//! level mean its first and last running iteration. The ring tiles are used only inside `L` (`L`
+//! is the innermost loop enclosing all their accesses).
 //!
 //! The transformation, for the hoistable loads ([`super::plan::hoistable_loads`]: a direct,
 //! unguarded, single-instruction statement of `L` that loads a whole ring tile from a kernel
@@ -31,11 +39,11 @@
 //!   `(o…, l + P)`, guarded `l + P < ub(L)`, into slot `f + P`;
 //! - one **carry copy** per enclosing level `Oj` (of trip at least 2): it loads for the first
 //!   iteration of the next execution of `L` at that level,
-//!   `(o1, …, oj + 1, lb, …, lb, l + P - T)`, guarded `l + P >= ub(L)`, `oj + 1 < ub(Oj)` and
-//!   `oi == ub(Oi) - 1` for every level `i` inside `j`, into slot `f + P` (on that guard the
+//!   `(o1, …, oj + 1, lo, …, lo, l + P - T)`, guarded `l + P >= ub(L)`, `oj + 1 < hi(Oj)` and
+//!   `oi == hi(Oi) - 1` for every level `i` inside `j`, into slot `f + P` (on that guard the
 //!   target's flat index is exactly `f + P`);
 //! - the **prologue**: the loads for flat `0 .. P - 1` (`o… = lb`, `l = lb(L) + q`), with constant
-//!   indices, at the head of `L`'s body guarded by "first iteration of the nest" (`oj == lb(Oj)`
+//!   indices, at the head of `L`'s body guarded by "first iteration of the nest" (`oj == lo(Oj)`
 //!   for every level and `l == lb(L)`). They stay inside `L` so that every access to the ring is
 //!   inside every loop of the nest: the trip clamping of the synchronisation analysis
 //!   ([`crate::clamp`]) may then still clamp those loops (nothing outside a loop touches its
@@ -104,9 +112,45 @@ pub const MAX_SLOTS: u32 = 8;
 /// depth ([`hoistable_loads`]).
 type Hoisted = (Stmt, Tensor, u32);
 
+/// A loop of a nest, with the iterations `lo .. hi` in which the next loop in runs: all of them,
+/// or those its stage guards allow when the next loop in sits in a stage of a loop the annotated
+/// pipeliner extended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NestLevel {
+    pub axis: Axis,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl NestLevel {
+    /// How many iterations of the level run the next loop in.
+    pub fn trip(&self) -> i64 {
+        self.hi - self.lo
+    }
+}
+
+/// The iterations `lo .. hi` of loop `p` on which every guard of `preds` holds, when each guard
+/// compares `p`'s induction variable (plus a constant) with a bound; `None` when a guard names
+/// anything else.
+fn guard_interval(func: &Function, p: Axis, preds: &[Predicate]) -> Option<(i64, i64)> {
+    let (mut lo, mut hi) = (func.axes[p].lb, func.axes[p].ub);
+    for g in preds {
+        if g.expr.terms() != [(p, 1)] {
+            return None;
+        }
+        let b = g.bound - g.expr.constant_term();
+        match g.cmp {
+            CmpOp::Ge => lo = lo.max(b),
+            CmpOp::Lt => hi = hi.min(b),
+            CmpOp::Eq => (lo, hi) = (lo.max(b), hi.min(b + 1)),
+        }
+    }
+    Some((lo, hi))
+}
+
 /// The enclosing loops of `l` that form a flat nest with it, outermost first (see the module
 /// doc), or why there are none.
-pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<Axis>, String> {
+pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<NestLevel>, String> {
     // Parent loop and statement of every loop.
     let mut parent: HashMap<Axis, (Option<Axis>, Stmt)> = HashMap::new();
     func.walk_stmts(|s, loops| {
@@ -120,24 +164,30 @@ pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<Axis>, String> {
         let Some(&(p, s)) = parent.get(&cur) else {
             break "it is not in the kernel's loop tree".to_string();
         };
-        if !func.stmts[s].preds.is_empty() {
-            break format!("loop `{}` is guarded", func.axes[cur].iv_name);
-        }
         let Some(p) = p else {
-            break "the nest reaches the top of the kernel".to_string();
+            if func.stmts[s].preds.is_empty() {
+                break "the nest reaches the top of the kernel".to_string();
+            }
+            break format!("loop `{}` is guarded", func.axes[cur].iv_name);
+        };
+        let Some((lo, hi)) = guard_interval(func, p, &func.stmts[s].preds) else {
+            break format!(
+                "loop `{}` is guarded by more than loop `{}`",
+                func.axes[cur].iv_name, func.axes[p].iv_name
+            );
         };
         let pd = &func.axes[p];
-        if pd.attrs.pipelined.is_some() || pd.attrs.num_stages.is_some() {
+        if pd.attrs.pipelined.is_none() && pd.attrs.num_stages.is_some() {
             break format!("loop `{}` is annotated", pd.iv_name);
         }
-        if pd.trip_count() < 1 {
+        if hi - lo < 1 {
             break format!("loop `{}` never runs", pd.iv_name);
         }
-        chain.push(p);
+        chain.push(NestLevel { axis: p, lo, hi });
         cur = p;
     };
     if chain.is_empty() {
-        return Err(format!("not nested in an un-annotated loop ({why})"));
+        return Err(format!("not nested in another loop ({why})"));
     }
     chain.reverse();
     Ok(chain)
@@ -145,7 +195,7 @@ pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<Axis>, String> {
 
 /// The ring slots for a ring of `depth` slots along a loop of trip `t`: the smallest divisor of
 /// `t` in `depth..=MAX_SLOTS` when `room` allows it, else the largest divisor in `2..depth`.
-fn divisor_slots(t: i64, depth: u32, room: impl Fn(u32) -> bool) -> Option<u32> {
+pub(super) fn divisor_slots(t: i64, depth: u32, room: impl Fn(u32) -> bool) -> Option<u32> {
     let divides = |n: u32| t % i64::from(n) == 0;
     (depth..=MAX_SLOTS)
         .find(|&n| divides(n) && room(n))
@@ -237,15 +287,14 @@ fn divisor_rings(
 }
 
 /// The index `Σ oj' · stride_j` of the iteration of the loops `outer` (outermost first; primes:
-/// offsets from the lower bounds), the innermost with stride `unit`, each next one out with the
+/// offsets from the first iteration that runs the nest), the innermost with stride `unit`, each next one out with the
 /// stride of the one inside it times that one's trip count.
-fn outer_index(func: &Function, outer: &[Axis], unit: i64) -> AffineExpr {
+fn outer_index(outer: &[NestLevel], unit: i64) -> AffineExpr {
     let mut index = AffineExpr::constant(0);
     let mut stride = unit;
-    for &o in outer.iter().rev() {
-        let od = &func.axes[o];
-        index = index.add(&AffineExpr::from_terms([(o, stride)], -stride * od.lb));
-        stride *= od.trip_count();
+    for o in outer.iter().rev() {
+        index = index.add(&AffineExpr::from_terms([(o.axis, stride)], -stride * o.lo));
+        stride *= o.trip();
     }
     index
 }
@@ -256,7 +305,7 @@ fn outer_index(func: &Function, outer: &[Axis], unit: i64) -> AffineExpr {
 fn prefetch_flat(
     func: &mut Function,
     l: Axis,
-    outer: &[Axis],
+    outer: &[NestLevel],
     hoisted: &[Hoisted],
     body: &[Stmt],
     slots: &[(Tensor, u32)],
@@ -277,7 +326,7 @@ fn prefetch_flat(
         func.tensors[rt].block = vec![BlockDim { axis: l, count: n }];
     }
     // The flat index of `L`'s iteration over the nest.
-    let flat = AffineExpr::from_terms([(l, 1)], -lb).add(&outer_index(func, outer, t));
+    let flat = AffineExpr::from_terms([(l, 1)], -lb).add(&outer_index(outer, t));
     let ahead = flat.add(&AffineExpr::constant(p));
     let ringed: Vec<Tensor> = slots.iter().map(|&(x, _)| x).collect();
     set_slots(func, body, &ringed, &[flat]);
@@ -331,18 +380,24 @@ fn prefetch_flat(
 /// The prologue of the flat realisation for hoisted load `s`: the loads of flat iterations
 /// `0 .. P - 1` (every loop at its lower bound but `l` at `lb + q`), with constant indices, guarded
 /// by the first iteration of the nest.
-fn prologue_copies(func: &mut Function, l: Axis, outer: &[Axis], s: Stmt, p: i64) -> Vec<Stmt> {
+fn prologue_copies(
+    func: &mut Function,
+    l: Axis,
+    outer: &[NestLevel],
+    s: Stmt,
+    p: i64,
+) -> Vec<Stmt> {
     let lb = func.axes[l].lb;
     let mut copies = Vec::new();
     for q in 0..p {
         let mut subst: Vec<(Axis, AffineExpr)> = outer
             .iter()
-            .map(|&o| (o, AffineExpr::constant(func.axes[o].lb)))
+            .map(|o| (o.axis, AffineExpr::constant(o.lo)))
             .collect();
         subst.push((l, AffineExpr::constant(lb + q)));
         let mut preds: Vec<Predicate> = outer
             .iter()
-            .map(|&o| guard(AffineExpr::iv(o), CmpOp::Eq, func.axes[o].lb))
+            .map(|o| guard(AffineExpr::iv(o.axis), CmpOp::Eq, o.lo))
             .collect();
         preds.push(guard(AffineExpr::iv(l), CmpOp::Eq, lb));
         copies.push(copy_load(
@@ -361,9 +416,9 @@ fn prologue_copies(func: &mut Function, l: Axis, outer: &[Axis], s: Stmt, p: i64
 /// bound), guarded by `Oj` not being in its last iteration and every level inside it being in its
 /// last one. `inner` and `on` are the substitution and guards of the innermost loop itself (they
 /// come first); `slots` the ring selectors the copies write.
-fn carry_copies(
+pub(super) fn carry_copies(
     func: &mut Function,
-    outer: &[Axis],
+    outer: &[NestLevel],
     s: Stmt,
     inner: &[(Axis, AffineExpr)],
     on: &[Predicate],
@@ -372,16 +427,16 @@ fn carry_copies(
     let mut copies = Vec::new();
     for j in (0..outer.len()).rev() {
         let oj = outer[j];
-        if func.axes[oj].trip_count() < 2 {
+        if oj.trip() < 2 {
             continue;
         }
         let mut subst = inner.to_vec();
-        subst.push((oj, AffineExpr::from_terms([(oj, 1)], 1)));
+        subst.push((oj.axis, AffineExpr::from_terms([(oj.axis, 1)], 1)));
         let mut preds = on.to_vec();
-        preds.push(guard(AffineExpr::iv(oj), CmpOp::Lt, func.axes[oj].ub - 1));
-        for &oi in &outer[j + 1..] {
-            subst.push((oi, AffineExpr::constant(func.axes[oi].lb)));
-            preds.push(guard(AffineExpr::iv(oi), CmpOp::Eq, func.axes[oi].ub - 1));
+        preds.push(guard(AffineExpr::iv(oj.axis), CmpOp::Lt, oj.hi - 1));
+        for oi in &outer[j + 1..] {
+            subst.push((oi.axis, AffineExpr::constant(oi.lo)));
+            preds.push(guard(AffineExpr::iv(oi.axis), CmpOp::Eq, oi.hi - 1));
         }
         copies.push(copy_load(func, s, &subst, slots, preds));
     }
@@ -389,15 +444,22 @@ fn carry_copies(
 }
 
 /// The guard `expr cmp bound`.
-fn guard(expr: AffineExpr, cmp: CmpOp, bound: i64) -> Predicate {
+pub(super) fn guard(expr: AffineExpr, cmp: CmpOp, bound: i64) -> Predicate {
     Predicate { expr, cmp, bound }
 }
 
 /// The loops of a nest as the log names them, `` `o1` ⊃ `o2` ``.
-fn nest_names(func: &Function, outer: &[Axis]) -> String {
+pub(super) fn nest_names(func: &Function, outer: &[NestLevel]) -> String {
     let nest: Vec<String> = outer
         .iter()
-        .map(|&o| format!("`{}`", func.axes[o].iv_name))
+        .map(|o| {
+            let a = &func.axes[o.axis];
+            if (o.lo, o.hi) == (a.lb, a.ub) {
+                format!("`{}`", a.iv_name)
+            } else {
+                format!("`{}` (iterations {}..{})", a.iv_name, o.lo, o.hi)
+            }
+        })
         .collect();
     nest.join(" ⊃ ")
 }
@@ -410,7 +472,7 @@ fn nest_names(func: &Function, outer: &[Axis]) -> String {
 fn prefetch_next_execution(
     func: &mut Function,
     l: Axis,
-    outer: &[Axis],
+    outer: &[NestLevel],
     hoisted: &[Hoisted],
     body: &[Stmt],
 ) -> Result<String, String> {
@@ -419,7 +481,7 @@ fn prefetch_next_execution(
     let ok = next_execution_qualifies(func, t, outer)?;
     let ringed = double_rings(func, t, hoisted)?;
     // The outer flat index, whose parity selects the half of the ring.
-    let h = outer_index(func, outer, 1);
+    let h = outer_index(outer, 1);
     let lsel = AffineExpr::from_terms([(l, 1)], -lb);
     let count = u32::try_from(t).expect("the trip count is at most MAX_SLOTS (checked above)");
     for &rt in &ringed {
@@ -460,21 +522,21 @@ fn prefetch_next_execution(
 
 /// The innermost enclosing loop `Ok`, whose parity selects the half of a ring one execution
 /// ahead, when loop `l` of trip `t` qualifies for it (see the module doc), or why not.
-fn next_execution_qualifies(func: &Function, t: i64, outer: &[Axis]) -> Result<Axis, String> {
+fn next_execution_qualifies(func: &Function, t: i64, outer: &[NestLevel]) -> Result<Axis, String> {
     if t > i64::from(MAX_SLOTS) {
         return Err(format!("the trip count {t} is above {MAX_SLOTS}"));
     }
     let ok = *outer
         .last()
         .expect("a nest has an enclosing loop (checked by compute_nest)");
-    let tk = func.axes[ok].trip_count();
+    let tk = ok.trip();
     if tk < 2 || (outer.len() > 1 && tk % 2 != 0) {
         return Err(format!(
             "the parity of the executions does not follow loop `{}` (trip {tk})",
-            func.axes[ok].iv_name
+            func.axes[ok.axis].iv_name
         ));
     }
-    Ok(ok)
+    Ok(ok.axis)
 }
 
 /// The rings the hoisted loads fill, when SBUF holds each with `2 x t` slots, or why not.
@@ -498,7 +560,12 @@ fn double_rings(func: &Function, t: i64, hoisted: &[Hoisted]) -> Result<Vec<Tens
 /// The loop of the first execution's loads, `l.first`, placed by the caller just before `l`: the
 /// hoisted statements move into it (their outer indices at the lower bounds, slot `(0, l')`),
 /// and its statement is guarded by the first outer iteration.
-fn first_execution_loop(func: &mut Function, l: Axis, outer: &[Axis], hoisted: &[Stmt]) -> Stmt {
+fn first_execution_loop(
+    func: &mut Function,
+    l: Axis,
+    outer: &[NestLevel],
+    hoisted: &[Stmt],
+) -> Stmt {
     let lb = func.axes[l].lb;
     let mut name = format!("{}.first", func.axes[l].iv_name);
     while func.axes.values().any(|a| a.iv_name == name) {
@@ -516,7 +583,7 @@ fn first_execution_loop(func: &mut Function, l: Axis, outer: &[Axis], hoisted: &
     for &s in hoisted {
         let subst: Vec<(Axis, AffineExpr)> = outer
             .iter()
-            .map(|&o| (o, AffineExpr::constant(func.axes[o].lb)))
+            .map(|o| (o.axis, AffineExpr::constant(o.lo)))
             .chain([(l, AffineExpr::iv(first))])
             .collect();
         let sel = [
@@ -528,7 +595,7 @@ fn first_execution_loop(func: &mut Function, l: Axis, outer: &[Axis], hoisted: &
     let first_stmt = func.add_loop_stmt(first);
     func.stmts[first_stmt].preds = outer
         .iter()
-        .map(|&o| guard(AffineExpr::iv(o), CmpOp::Eq, func.axes[o].lb))
+        .map(|o| guard(AffineExpr::iv(o.axis), CmpOp::Eq, o.lo))
         .collect();
     first_stmt
 }
@@ -579,7 +646,7 @@ fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slots: &
 
 /// A copy of load statement `s` (one instruction, unplaced) retargeted by `subst` and `slots`,
 /// under `preds`.
-fn copy_load(
+pub(super) fn copy_load(
     func: &mut Function,
     s: Stmt,
     subst: &[(Axis, AffineExpr)],

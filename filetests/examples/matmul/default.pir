@@ -3,23 +3,47 @@ kernel matmul(at, b) -> (c) {
   tensor b: hbm f32[512, 1024] input
   tensor c: hbm f32[512, 1024] output
   tensor acc: psum f32[128, 512] local block[n: 2]
-  tensor lhs: sbuf f32[128, 128] local block[k: 3]
-  tensor rhs: sbuf f32[128, 512] local block[k: 3]
+  tensor lhs: sbuf f32[128, 128] local block[k: 4]
+  tensor rhs: sbuf f32[128, 512] local block[k: 4]
   tensor res: sbuf f32[128, 512] local block[n: 2]
   loop m in 0..4 affine {
     loop n in 0..4 affine num_stages=3 pipelined(stages=3, trip=2) {
-      loop k in 0..6 affine stage=0 if n < 2 {
-        stmt if k < 4 {
-          lhs{k}[0 +: 128, 0 +: 128] = load.dma at[128*k +: 128, 128*m +: 128]
+      loop k in 0..4 affine stage=0 if n < 2 {
+        stmt if m == 0 && n == 0 && k == 0 {
+          lhs{0}[0 +: 128, 0 +: 128] = load.dma at[0 +: 128, 0 +: 128]
         }
-        stmt if k < 4 {
-          rhs{k}[0 +: 128, 0 +: 512] = load.dma b[128*k +: 128, 512*n +: 512]
+        stmt if m == 0 && n == 0 && k == 0 {
+          lhs{1}[0 +: 128, 0 +: 128] = load.dma at[128 +: 128, 0 +: 128]
         }
-        stmt if k - 2 == 0 && k >= 2 {
-          acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=false) lhs{k - 2}[0 +: 128, 0 +: 128], rhs{k - 2}[0 +: 128, 0 +: 512]
+        stmt if m == 0 && n == 0 && k == 0 {
+          rhs{0}[0 +: 128, 0 +: 512] = load.dma b[0 +: 128, 0 +: 512]
         }
-        stmt if k - 2 >= 1 && k >= 2 {
-          acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs{k - 2}[0 +: 128, 0 +: 128], rhs{k - 2}[0 +: 128, 0 +: 512]
+        stmt if m == 0 && n == 0 && k == 0 {
+          rhs{1}[0 +: 128, 0 +: 512] = load.dma b[128 +: 128, 0 +: 512]
+        }
+        stmt if k >= 2 && n < 1 {
+          lhs{8*m + 4*n + k + 2}[0 +: 128, 0 +: 128] = load.dma at[128*k - 256 +: 128, 128*m +: 128]
+        }
+        stmt if k >= 2 && m < 3 && n == 1 {
+          lhs{8*m + 4*n + k + 2}[0 +: 128, 0 +: 128] = load.dma at[128*k - 256 +: 128, 128*m + 128 +: 128]
+        }
+        stmt if k >= 2 && n < 1 {
+          rhs{8*m + 4*n + k + 2}[0 +: 128, 0 +: 512] = load.dma b[128*k - 256 +: 128, 512*n + 512 +: 512]
+        }
+        stmt if k >= 2 && m < 3 && n == 1 {
+          rhs{8*m + 4*n + k + 2}[0 +: 128, 0 +: 512] = load.dma b[128*k - 256 +: 128, 0 +: 512]
+        }
+        stmt if k < 2 {
+          lhs{8*m + 4*n + k + 2}[0 +: 128, 0 +: 128] = load.dma at[128*k + 256 +: 128, 128*m +: 128]
+        }
+        stmt if k < 2 {
+          rhs{8*m + 4*n + k + 2}[0 +: 128, 0 +: 512] = load.dma b[128*k + 256 +: 128, 512*n +: 512]
+        }
+        stmt if k == 0 {
+          acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=false) lhs{8*m + 4*n + k}[0 +: 128, 0 +: 128], rhs{8*m + 4*n + k}[0 +: 128, 0 +: 512]
+        }
+        stmt if k >= 1 {
+          acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs{8*m + 4*n + k}[0 +: 128, 0 +: 128], rhs{8*m + 4*n + k}[0 +: 128, 0 +: 512]
         }
       }
       stmt stage=1 if n >= 1 && n < 3 {

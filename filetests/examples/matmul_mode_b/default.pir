@@ -3,8 +3,8 @@ kernel matmul_mode_b(at, b) -> (c) {
   tensor b: hbm f32[512, 1024] input
   tensor c: hbm f32[512, 1024] output
   tensor acc: psum f32[128, 512] local block[n: 3]
-  tensor lhs: sbuf f32[128, 128] local block[k: 2]
-  tensor rhs: sbuf f32[128, 512] local block[k: 2]
+  tensor lhs: sbuf f32[128, 128] local block[k: 4]
+  tensor rhs: sbuf f32[128, 512] local block[k: 4]
   tensor res: sbuf f32[128, 512] local block[n: 2]
   loop m in 0..4 affine {
     loop n in 0..5 affine {
@@ -15,10 +15,28 @@ kernel matmul_mode_b(at, b) -> (c) {
         res{n - 2}[0 +: 128, 0 +: 512] = copy.act acc{n - 2}[0 +: 128, 0 +: 512]
       }
       loop k in 0..5 affine pipelined(stages=2, trip=4) if n >= 1 && n < 3 {
-        stmt stage_id=0 stage=0 if k < 4 {
+        stmt stage_id=0 stage=0 if m == 0 && n - 1 == 0 && k < 1 {
           lhs{k}[0 +: 128, 0 +: 128] = load.dma at[128*k +: 128, 128*m +: 128]
         }
-        stmt stage_id=0 stage=0 if k < 4 {
+        stmt stage_id=0 stage=0 if k >= 4 && k < 5 && n - 1 < 1 {
+          lhs{k}[0 +: 128, 0 +: 128] = load.dma at[128*k - 512 +: 128, 128*m +: 128]
+        }
+        stmt stage_id=0 stage=0 if k >= 4 && k < 5 && m < 3 && n - 1 == 1 {
+          lhs{k}[0 +: 128, 0 +: 128] = load.dma at[128*k - 512 +: 128, 128*m + 128 +: 128]
+        }
+        stmt stage_id=0 stage=0 if k >= 1 && k < 4 {
+          lhs{k}[0 +: 128, 0 +: 128] = load.dma at[128*k +: 128, 128*m +: 128]
+        }
+        stmt stage_id=0 stage=0 if m == 0 && n - 1 == 0 && k < 1 {
+          rhs{k}[0 +: 128, 0 +: 512] = load.dma b[128*k +: 128, 512*n - 512 +: 512]
+        }
+        stmt stage_id=0 stage=0 if k >= 4 && k < 5 && n - 1 < 1 {
+          rhs{k}[0 +: 128, 0 +: 512] = load.dma b[128*k - 512 +: 128, 512*n +: 512]
+        }
+        stmt stage_id=0 stage=0 if k >= 4 && k < 5 && m < 3 && n - 1 == 1 {
+          rhs{k}[0 +: 128, 0 +: 512] = load.dma b[128*k - 512 +: 128, 0 +: 512]
+        }
+        stmt stage_id=0 stage=0 if k >= 1 && k < 4 {
           rhs{k}[0 +: 128, 0 +: 512] = load.dma b[128*k +: 128, 512*n - 512 +: 512]
         }
         stmt stage_id=1 stage=1 if k >= 1 {

@@ -4,7 +4,7 @@ kernel matmul_nested(at, b) -> (c) {
   tensor c: hbm f32[128, 4096] output
   tensor lhs: sbuf f32[128, 512] local
   tensor acc: psum f32[128, 512] local block[n: 2]
-  tensor rhs: sbuf f32[128, 512] local block[k.1: 2]
+  tensor rhs: sbuf f32[128, 512] local block[k.1: 4]
   tensor res: sbuf f32[128, 512] local
   loop k in 0..4 affine {
     stmt {
@@ -16,7 +16,13 @@ kernel matmul_nested(at, b) -> (c) {
       acc{n}[0 +: 128, 0 +: 512] = memset.dve(value=0.0)
     }
     loop k.1 in 0..5 affine num_stages=2 pipelined(stages=2, trip=4) stage=0 if n < 8 {
-      stmt stage=0 if k.1 < 4 {
+      stmt stage=0 if n == 0 && k.1 < 1 {
+        rhs{k.1}[0 +: 128, 0 +: 512] = load.dma b[128*k.1 +: 128, 512*n +: 512]
+      }
+      stmt stage=0 if k.1 >= 4 && k.1 < 5 && n < 7 {
+        rhs{k.1}[0 +: 128, 0 +: 512] = load.dma b[128*k.1 - 512 +: 128, 512*n + 512 +: 512]
+      }
+      stmt stage=0 if k.1 >= 1 && k.1 < 4 {
         rhs{k.1}[0 +: 128, 0 +: 512] = load.dma b[128*k.1 +: 128, 512*n +: 512]
       }
       stmt stage=1 if k.1 >= 1 {
