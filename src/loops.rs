@@ -3,13 +3,17 @@
 //!
 //! The measured **steady-state period** of a loop is read off the timeline. For every instruction
 //! of its body (by its source line and engine): its start per iteration of the loop, in the
-//! execution of the loop that ran the most instructions, and the differences between consecutive
-//! iterations of the steady state: those in which the most body instructions run (every stage;
-//! the fill and the drain run only some). The period is the median of all those differences: in
-//! a steady state every instruction advances by the same period each iteration, and the median
-//! ignores the few differences that a ramp distorts (an engine that runs ahead, such as `sp`
-//! filling free ring slots, starts its first iterations early). A loop whose stages never all
-//! run in two consecutive iterations has no steady state, and no measured period.
+//! execution of the loop that ran the most instructions. The steady state is the iterations in
+//! which the most body instructions run (every stage; the fill and the drain run only some). Each
+//! steady iteration is marked by the latest start of any of its instructions, and the period is
+//! the median of the differences between consecutive marks: in a steady state every instruction
+//! advances by the same period each iteration. An engine that runs ahead, such as `sp` filling
+//! the free slots of a deep ring, starts its instructions early, so it never sets a mark; in a
+//! short loop it may run ahead through the whole steady state (matmul_mode_b's `k`, four steady
+//! iterations and rings of four slots), and a median over every instruction's differences would
+//! then measure `sp`'s pace, not the loop's. The median ignores the few differences that a ramp
+//! distorts. A loop whose stages never all run in two consecutive iterations has no steady
+//! state, and no measured period.
 
 use backend::emit::line_of;
 use backend::modulo::{Limit, ModuloSchedule};
@@ -114,9 +118,9 @@ fn stats(
 
 /// The steady-state period of a loop whose body instructions are `body` (engine and source
 /// line) at loop depth `depth`, in the execution of the loop that ran the most instructions:
-/// the median, over every body instruction and every pair of consecutive iterations of the
-/// steady state, of the difference of their start times. The steady state is the iterations in
-/// which the most body instructions run: every stage (the fill and the drain run only some).
+/// the median, over the pairs of consecutive iterations of the steady state, of the difference
+/// of their latest instruction starts. The steady state is the iterations in which the most body
+/// instructions run: every stage (the fill and the drain run only some).
 /// A loop whose stages never all run in two consecutive iterations (fewer iterations than
 /// stages, or barely more) never reaches a steady state and has no measured period.
 fn measure(
@@ -161,16 +165,21 @@ fn measure(
     }
     let full = running.values().copied().max()?;
     let steady = |r: i64| running.get(&r) == Some(&full);
-    let mut diffs: Vec<u64> = Vec::new();
+    // Per steady iteration, the latest start of a body instruction: an engine that runs ahead
+    // (such as `sp` filling free ring slots of a short loop) starts early and never sets it.
+    let mut latest: BTreeMap<i64, u64> = BTreeMap::new();
     for iters in run.values() {
         for (&r, &t) in iters {
-            if let Some(&next) = iters.get(&(r + 1)) {
-                if steady(r) && steady(r + 1) {
-                    diffs.push(next.saturating_sub(t));
-                }
+            if steady(r) {
+                let l = latest.entry(r).or_insert(0);
+                *l = (*l).max(t);
             }
         }
     }
+    let mut diffs: Vec<u64> = latest
+        .iter()
+        .filter_map(|(&r, &t)| latest.get(&(r + 1)).map(|&next| next.saturating_sub(t)))
+        .collect();
     if diffs.is_empty() {
         return None;
     }

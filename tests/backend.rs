@@ -746,3 +746,26 @@ fn a_wait_has_a_distance_per_range_of_a_short_inner_loop() {
     assert_eq!(l["loop"], "k.1");
     common::assert_measured_as_predicted(l);
 }
+
+/// matmul_mode_b's `k` on `default`: the user's 2 stages, with the loads carried across
+/// executions into rings of four slots. `sp` runs ahead through the whole steady state (four
+/// iterations), and the loop is still measured at the pace the schedule predicted (`pe`'s), not
+/// at `sp`'s.
+#[test]
+fn a_short_loop_whose_sp_runs_ahead_is_measured_at_its_schedules_pace() {
+    let report = run::run(
+        &source("examples/matmul_mode_b.nk"),
+        &opts(PipelineMode::Default),
+        &mut PipelineLog::default(),
+    )
+    .unwrap();
+    let j = report.to_json();
+    let l = j["loops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["loop"] == "k")
+        .expect("matmul_mode_b has a loop `k`");
+    assert_eq!(l["pipelined"], true);
+    common::assert_measured_as_predicted(l);
+}
