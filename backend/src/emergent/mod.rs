@@ -25,18 +25,21 @@
 //!    it), logged with its reason. A loop around one the annotated pipeliner extended is staged
 //!    like any other: the extended loop is one child, in one stage.
 //!
-//! Before both steps, every loop the annotated pipeliner extended that sits in a nest carries the
-//! stage-0 loads of each next execution into the drain of the one before ([`carry`]): the
-//! user's stages stay as written, and the ring's slots continue across executions.
+//! Before both steps, a tile that sibling loops use in turn, each writing all of it first, gets a
+//! copy per loop ([`privatise`]: the copies of a loop in a peeled prologue and epilogue), so that
+//! each loop's tile is planned in that loop alone; and every loop the annotated pipeliner
+//! extended that sits in a nest carries the stage-0 loads of each next execution into the drain
+//! of the one before ([`carry`]): the user's stages stay as written, and the ring's slots
+//! continue across executions.
 //!
 //! `num_stages="auto"` ([`auto`]) reuses the stage rule before the annotated pipeliner runs.
 //!
 //! Invariants: a loop takes exactly one path: a loop the annotated pipeliner extended gets no
 //! ring of its own (only [`carry`]'s copies, within its stages), and a loop with a `num_stages`
 //! annotation is skipped; each decision and its reason is logged.
-//! The files import downwards only: `mod` → `auto`, `carry`, `nest`, `stages`, `shift`, `plan`;
-//! `carry` → `nest`, `budget`, `cost`;
-//! `auto` → `stages`, `budget`, `cost`; `nest` → `plan`, `budget`, `cost`; `stages` → `shift`,
+//! The files import downwards only: `mod` → `auto`, `carry`, `nest`, `privatise`, `stages`,
+//! `shift`, `plan`; `auto` → `stages`, `budget`, `cost`; `carry` → `nest`, `budget`, `cost`;
+//! `nest` → `plan`, `budget`, `cost`; `privatise` → `plan`, `budget`; `stages` → `shift`,
 //! `plan`, `budget`; `shift` → `plan`; `plan` → `budget`, `cost`.
 
 pub mod auto;
@@ -45,6 +48,7 @@ pub mod carry;
 pub mod cost;
 pub mod nest;
 pub mod plan;
+pub mod privatise;
 pub mod shift;
 pub mod stages;
 
@@ -89,6 +93,7 @@ pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
 /// [`pipeline_emergent`] with options.
 pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Vec<String> {
     let mut log = Vec::new();
+    privatise::privatise_tiles(func, &mut log);
     if opts.across_nests {
         let extended: Vec<Axis> = func
             .axes

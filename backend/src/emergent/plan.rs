@@ -34,12 +34,13 @@ use std::collections::BTreeMap;
 
 /// One access of a tile.
 #[derive(Clone, Debug)]
-struct Use {
-    stmt: Stmt,
-    inst: Inst,
-    loops: Vec<Axis>,
-    writes: bool,
-    reads: bool,
+pub(super) struct Use {
+    pub stmt: Stmt,
+    pub inst: Inst,
+    /// The loops enclosing the access, outermost first.
+    pub loops: Vec<Axis>,
+    pub writes: bool,
+    pub reads: bool,
 }
 
 /// The rings [`ring_tiles`] chose.
@@ -84,7 +85,7 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<String>) -> RingPlan {
 }
 
 /// Every access of every tensor, in program order (within an instruction, the sources first).
-fn collect_uses(func: &Function) -> BTreeMap<Tensor, Vec<Use>> {
+pub(super) fn collect_uses(func: &Function) -> BTreeMap<Tensor, Vec<Use>> {
     let mut uses: BTreeMap<Tensor, Vec<Use>> = BTreeMap::new();
     func.walk_stmts(|s, loops| {
         if let StmtKind::Insts(insts) = &func.stmts[s].kind {
