@@ -675,6 +675,68 @@ pub(super) fn copy_load(
 mod tests {
     use super::*;
 
+    /// `k` in stage 1 of the extended `n` (iterations 1..3 of 0..3), `n` in `m`; `j` guarded by
+    /// `m` from inside `n`; `z` guarded by an equality.
+    const NEST: &str = "kernel f(a) -> (c) {
+  tensor a: hbm f32[512, 512] input
+  tensor c: hbm f32[512, 512] output
+  tensor t: sbuf f32[128, 128] local
+  loop m in 0..4 affine {
+    loop n in 0..3 affine num_stages=2 pipelined(stages=2, trip=2) {
+      loop k in 0..4 affine stage=1 if n >= 1 {
+        stmt {
+          t[0 +: 128, 0 +: 128] = load.dma a[128*k +: 128, 128*n +: 128]
+        }
+      }
+      loop j in 0..2 affine stage=1 if m >= 1 {
+        stmt {
+          t[0 +: 128, 0 +: 128] = load.dma a[128*j +: 128, 0 +: 128]
+        }
+      }
+      loop z in 0..2 affine stage=0 if n == 2 {
+        stmt {
+          t[0 +: 128, 0 +: 128] = load.dma a[128*z +: 128, 0 +: 128]
+        }
+      }
+    }
+  }
+}
+";
+
+    fn axis(func: &Function, name: &str) -> Axis {
+        func.axes
+            .keys()
+            .find(|&a| func.axes[a].iv_name == name)
+            .expect("the test kernel names the loop")
+    }
+
+    #[test]
+    fn a_nest_runs_through_an_extended_loop_on_its_running_iterations() {
+        let func = penguin::parse::parse_function(NEST).expect("the test kernel parses");
+        let (m, n) = (axis(&func, "m"), axis(&func, "n"));
+        let level = |axis, lo, hi| NestLevel { axis, lo, hi };
+        assert_eq!(
+            compute_nest(&func, axis(&func, "k")),
+            Ok(vec![level(m, 0, 4), level(n, 1, 3)])
+        );
+        assert_eq!(
+            compute_nest(&func, axis(&func, "z")),
+            Ok(vec![level(m, 0, 4), level(n, 2, 3)])
+        );
+        // A guard on a loop other than the parent ends the chain before it.
+        let j = compute_nest(&func, axis(&func, "j"));
+        assert!(
+            j.as_ref()
+                .is_err_and(|why| why.contains("guarded by more than loop `n`")),
+            "{j:?}"
+        );
+        // The flat index counts the running iterations from their first.
+        let flat = outer_index(&[level(m, 0, 4), level(n, 1, 3)], 4);
+        assert_eq!(flat.coeff(m), 8);
+        assert_eq!(flat.coeff(n), 4);
+        assert_eq!(flat.constant_term(), -4);
+    }
+
     #[test]
     fn ring_slots_divide_the_trip_count() {
         let any = |_: u32| true;
