@@ -10,14 +10,20 @@
 //! execution in the drain of this one, so that the next execution's first iteration finds them
 //! there (or in flight).
 //!
-//! What qualifies. `E` is extended and not peeled, and the nest analysis of the emergent path
+//! What qualifies (predicated; a peeled loop below). `E` is extended, and the nest analysis of the emergent path
 //! ([`super::nest::compute_nest`]) finds loops around it: `O1 ⊃ … ⊃ Ok ⊃ E`, each a direct
 //! child of the next one out, on its running iterations `lo(Oj) .. hi(Oj)`. A **carried load** is
 //! a direct statement of `E` in stage 0 that is one load from a kernel input, guarded by exactly
 //! the stage guard `e < lb + T`, into a tensor that
-//! - has one block dimension, along `E`, of `N` slots with `N` dividing `T`, and is written with
-//!   the stage-0 selector `e` (the pipeliner's ring);
-//! - is written by no other statement and accessed only inside `E`.
+//! - has one block dimension, along `E`, and is written with the stage-0 selector `e` (the
+//!   pipeliner's ring). Its `N` slots grow to the smallest divisor of `T` above them when SBUF
+//!   holds it (the slot [`crate::expand`] would add, which it cannot once the ring has several
+//!   writers), or stay when they divide `T`; otherwise the load is not carried;
+//! - is written by no other statement and accessed only inside `E`;
+//!
+//! and `E` is not issue-bound: `sp` issues its transfers in less time than the compute engines
+//! spend on an iteration of the steady state (else `sp` has no idle drain to fill, and the
+//! carries' guards turning on and off only add waits: transpose_stages ran 30% slower).
 //!
 //! The transformation, with `P = min(S - 1, N, T)` (the drain iterations that can carry):
 //! - the load itself runs on `lb + P <= e < lb + T` (the **in-loop copy**);
@@ -33,6 +39,18 @@
 //! [`crate::sync`]; the carry is then already issued), and they keep the load's stage tag: a carry
 //! is stage-0 work of the next execution. No iteration, stage or slot count changes.
 //!
+//! **A peeled loop** (`--peel`) has no drain iterations: its prologue (the extended iterations
+//! before the steady state, as straight-line copies in its parent's body) holds the stage-0 loads
+//! of its first iterations, at constant slots, and its epilogue holds the last stages. There the
+//! carried loads are the steady state's stage-0 loads whose every other writer is one of their
+//! prologue copies (the ring accessed only inside the loop and beside it), `P` is also at most
+//! `N - s_max` (`s_max`: the latest stage reading the ring), and:
+//! - the prologue copies of the first `P` iterations run in the first execution of the nest only;
+//! - their carry copies (one per level, as above; constant slot `lb + q`) follow the steady state
+//!   directly, before the epilogue. The slot of iteration `q` was last read at extended iteration
+//!   `T + q - N + s_max < T` (`q < N - s_max`), in the steady state: the carry finds it free, as
+//!   a stage-0 load at iteration `T + q` would, and the epilogue writes no ring slot.
+//!
 //! Why it is correct. The value a carry writes comes from a kernel input, which nothing writes,
 //! so loading it earlier reads the same bits. Since `N | T`, slot `e mod N` of a carry at
 //! `e = lb + T + q` is `q mod N`, the slot that the next execution's readers of iteration `q` read
@@ -47,8 +65,9 @@
 //! and the race detector checks every example.
 //!
 //! Invariants: [`carry_across_executions`] returns `false` with the function unchanged, or has
-//! carried every load that qualifies; it adds no iteration, stage or slot; every statement it adds
-//! is a copy of a carried load (one instruction, same spans, stage 0).
+//! carried every load that qualifies; it adds no iteration or stage, and grows a carried ring
+//! only to a divisor of the trip count that SBUF holds; every statement it adds is a copy of a
+//! carried load (one instruction, same spans, stage 0).
 
 use super::budget;
 use super::cost::{body_compute, issue_cycles};
@@ -70,7 +89,7 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
         ));
         false
     };
-    if pipe.peeled || pipe.num_stages < 2 {
+    if pipe.num_stages < 2 {
         return false;
     }
     let (lb, t, s) = (func.axes[e].lb, pipe.orig_trip, i64::from(pipe.num_stages));
@@ -79,13 +98,25 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
         Err(why) => return decline(log, why),
     };
     // Where `sp` is the bottleneck, its drain is not idle (the last stores run there) and
-    // loading there only moves its waits.
+    // loading there only moves its waits. (A peeled body is the steady state, unguarded.)
     let body = func.axes[e].body.clone();
     let issue = issue_cycles(func, &body);
     let ext = func.axes[e].trip_count().max(1) as u64;
-    let compute = (body_compute(func, &body) * ext).div_ceil(t.max(1) as u64);
+    let compute = match pipe.peeled {
+        true => body_compute(func, &body),
+        false => (body_compute(func, &body) * ext).div_ceil(t.max(1) as u64),
+    };
     if issue >= compute {
         return decline(log, format!("its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration of the steady state), so `sp` has no idle drain"));
+    }
+    if pipe.peeled {
+        return match carry_peeled(func, e, &outer, t, s) {
+            Ok(line) => {
+                log.push(line);
+                true
+            }
+            Err(why) => decline(log, why),
+        };
     }
     let loads = grow_rings(func, t, carried_loads(func, e, t));
     if loads.is_empty() {
@@ -233,4 +264,243 @@ fn prologue_copy(func: &mut Function, e: Axis, outer: &[NestLevel], ld: Stmt, p:
         .collect();
     preds.push(guard(AffineExpr::iv(e), CmpOp::Lt, lb + p));
     copy_load(func, ld, &[], &[AffineExpr::iv(e)], preds)
+}
+
+/// A carried load of a peeled loop: the steady state's statement, its ring, and its prologue
+/// copies by iteration (`q`: the copy for the loop's `q`-th iteration, slot `lb + q`).
+struct PeeledLoad {
+    ld: Stmt,
+    ring: Tensor,
+    prologue: Vec<Stmt>,
+}
+
+/// The peeled realisation (see the module doc): the carries follow the steady state, and the
+/// prologue's copies of the first `P` iterations run in the first execution only. Returns the
+/// log line, or why not (nothing changed).
+fn carry_peeled(
+    func: &mut Function,
+    e: Axis,
+    outer: &[NestLevel],
+    t: i64,
+    s: i64,
+) -> Result<String, String> {
+    let name = func.axes[e].iv_name.clone();
+    let parent = outer
+        .last()
+        .expect("a nest has an enclosing loop (compute_nest)")
+        .axis;
+    let siblings = func.axes[parent].body.clone();
+    let at = siblings
+        .iter()
+        .position(|&x| func.stmts[x].kind == StmtKind::Loop(e))
+        .expect("`e` is a direct child of its innermost enclosing loop (compute_nest)");
+    // The steady state starts at the extended loop's iteration `lb + s - 1`.
+    let lb = func.axes[e].lb - (s - 1);
+    let loads = peeled_loads(func, e, lb, &siblings[..at], t.min(s - 1));
+    if loads.is_empty() {
+        return Err("no stage-0 load of a kernel input into a ring that only it and its prologue copies write".into());
+    }
+    // The ring grows first; then each carry for iteration `q` must find its slot's last reader
+    // (stage `s` reads slot `e - s`) already done at the end of the steady state: `q + s < N`.
+    let mut p = (s - 1).min(t);
+    let mut grown = Vec::new();
+    for l in &loads {
+        let n = func.tensors[l.ring].block[0].count;
+        let have = budget::sbuf_in_use(func);
+        let slot = budget::slot_bytes(&func.tensors[l.ring], u64::from(n));
+        let room = |d: u32| d <= n || budget::sbuf_fits(have + slot * u64::from(d - n));
+        let d = divisor_slots(t, n + 1, room)
+            .filter(|&d| d >= n)
+            .ok_or_else(|| {
+                format!(
+                    "no ring of `{}` divides the trip count {t}",
+                    func.tensors[l.ring].name
+                )
+            })?;
+        let last_reader = last_reader_stage(func, e, l.ring)
+            .ok_or_else(|| format!("a reader of `{}` has no stage", func.tensors[l.ring].name))?;
+        p = p.min(i64::from(d) - last_reader);
+        grown.push((l.ring, d, n));
+    }
+    if p < 1 {
+        return Err("the rings leave no slot free at the end of the steady state".into());
+    }
+    for &(ring, d, _) in &grown {
+        func.tensors[ring].block[0].count = d;
+    }
+    let first: Vec<_> = outer
+        .iter()
+        .map(|o| guard(AffineExpr::iv(o.axis), CmpOp::Eq, o.lo))
+        .collect();
+    let mut carries = Vec::new();
+    for l in &loads {
+        for (q, &c) in l.prologue.iter().enumerate().take(p as usize) {
+            let slot = [AffineExpr::constant(lb + q as i64)];
+            let copies = carry_copies(func, outer, c, &[], &[], &slot);
+            for &x in &copies {
+                func.stage_tags[x] = Some(0);
+                func.annots[x] = func.annots[l.ld];
+            }
+            carries.extend(copies);
+            func.stmts[c].preds.extend(first.iter().cloned());
+        }
+    }
+    let per_load = carries.len() / loads.len() / p as usize;
+    func.axes[parent]
+        .body
+        .splice(at + 1..at + 1, carries.iter().copied());
+    let names: Vec<String> = grown
+        .iter()
+        .map(|&(x, d, n)| match d == n {
+            true => format!("`{}` ({d} slots)", func.tensors[x].name),
+            false => format!("`{}` ({d} slots, was {n})", func.tensors[x].name),
+        })
+        .collect();
+    Ok(format!(
+        "emergent: annotated loop `{name}` (peeled, trip {t}, {s} stages) is nested in {}: the stage-0 loads of {} for the first {p} iteration(s) of each next execution are issued after this one's steady state ({per_load} carry copy(ies) per load and iteration; the ring's slots continue across executions; the prologue's copies of those iterations run in the first execution only)",
+        super::nest::nest_names(func, outer),
+        names.join(", "),
+    ))
+}
+
+/// The carried loads of the peeled loop `e` (see the module doc), with their prologue copies
+/// among `before` (the statements before `e` in its parent's body) for the first `q_end`
+/// iterations; `lb` is the extended loop's lower bound (before the steady state was cut out).
+fn peeled_loads(func: &Function, e: Axis, lb: i64, before: &[Stmt], q_end: i64) -> Vec<PeeledLoad> {
+    let mut out = Vec::new();
+    for &ld in &func.axes[e].body {
+        let Some(i) = single_load(func, ld) else {
+            continue;
+        };
+        let d = &func.insts[i];
+        let rt = d.dst.tensor;
+        let ringed = matches!(func.tensors[rt].block[..], [b] if b.axis == e);
+        if !ringed
+            || func.stage_tags[ld] != Some(0)
+            || !func.stmts[ld].preds.is_empty()
+            || d.dst.access.slots != [AffineExpr::iv(e)]
+            || func.inst_spans[i].is_none()
+        {
+            continue;
+        }
+        // The prologue copies of `ld`: loads into the ring from the same source statement, at
+        // constant slots `lb + q`.
+        let mut prologue: Vec<Option<Stmt>> = vec![None; q_end.max(0) as usize];
+        let mut writers = vec![ld];
+        for &c in before {
+            let Some(ci) = single_load(func, c) else {
+                continue;
+            };
+            let cd = &func.insts[ci];
+            if cd.dst.tensor != rt {
+                continue;
+            }
+            writers.push(c);
+            let q = match cd.dst.access.slots[..] {
+                [ref sel] => sel.as_constant().map(|k| k - lb),
+                _ => None,
+            };
+            let same = func.inst_spans[ci] == func.inst_spans[i]
+                && func.stage_tags[c] == Some(0)
+                && func.stmts[c].preds.is_empty();
+            if let (true, Some(q)) = (same, q) {
+                if let Some(slot) = usize::try_from(q).ok().and_then(|q| prologue.get_mut(q)) {
+                    *slot = Some(c);
+                }
+            }
+        }
+        let Some(prologue) = prologue.into_iter().collect::<Option<Vec<Stmt>>>() else {
+            continue;
+        };
+        if writers.len() == prologue.len() + 1
+            && count_writers(func, rt) == writers.len()
+            && accessed_beside(func, e, rt)
+        {
+            out.push(PeeledLoad {
+                ld,
+                ring: rt,
+                prologue,
+            });
+        }
+    }
+    out
+}
+
+/// The load instruction of statement `s` when it is one unguarded-or-not load of a kernel
+/// input.
+fn single_load(func: &Function, s: Stmt) -> Option<penguin::Inst> {
+    let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+        return None;
+    };
+    let [i] = insts[..] else {
+        return None;
+    };
+    let d = &func.insts[i];
+    let from_input = d
+        .srcs
+        .first()
+        .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
+    (d.op == Op::Load && from_input).then_some(i)
+}
+
+/// Whether every access to tensor `x` is inside the peeled loop `e` or directly beside it (its
+/// prologue and epilogue copies, in the body of its parent).
+fn accessed_beside(func: &Function, e: Axis, x: Tensor) -> bool {
+    let mut ok = true;
+    func.walk_stmts(|s, loops| {
+        let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+            return;
+        };
+        let touches = insts.iter().any(|&i| {
+            let d = &func.insts[i];
+            d.dst.tensor == x || d.srcs.iter().any(|o| o.tensor == x)
+        });
+        let inside = loops.contains(&e);
+        let beside = func.axes.values().any(|a| {
+            a.body.contains(&s)
+                && a.body
+                    .iter()
+                    .any(|&b| func.stmts[b].kind == StmtKind::Loop(e))
+        });
+        if touches && !inside && !beside {
+            ok = false;
+        }
+    });
+    ok
+}
+
+/// The latest stage that reads ring `x` in the body of loop `e` (a nested loop reads in its own
+/// stage), or `None` when a reader has no stage tag.
+fn last_reader_stage(func: &Function, e: Axis, x: Tensor) -> Option<i64> {
+    let mut last = 0;
+    for &s in &func.axes[e].body {
+        if reads(func, s, x) {
+            last = last.max(i64::from(func.stage_tags[s]?));
+        }
+    }
+    Some(last)
+}
+
+/// Whether statement `s` (or anything nested in it) reads tensor `x`.
+fn reads(func: &Function, s: Stmt, x: Tensor) -> bool {
+    match &func.stmts[s].kind {
+        StmtKind::Insts(insts) => insts
+            .iter()
+            .any(|&i| func.insts[i].srcs.iter().any(|o| o.tensor == x)),
+        StmtKind::Loop(a) => func.axes[*a].body.iter().any(|&c| reads(func, c, x)),
+    }
+}
+
+/// How many instructions of the function write tensor `x`.
+fn count_writers(func: &Function, x: Tensor) -> usize {
+    let mut n = 0;
+    func.walk_stmts(|s, _| {
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            n += insts
+                .iter()
+                .filter(|&&i| func.insts[i].dst.tensor == x)
+                .count();
+        }
+    });
+    n
 }
