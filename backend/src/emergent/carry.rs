@@ -10,10 +10,11 @@
 //! execution in the drain of this one, so that the next execution's first iteration finds them
 //! there (or in flight).
 //!
-//! What qualifies (predicated; a peeled loop below). `E` is extended, and the nest analysis of the emergent path
-//! ([`super::nest::compute_nest`]) finds loops around it: `O1 ⊃ … ⊃ Ok ⊃ E`, each a direct
-//! child of the next one out, on its running iterations `lo(Oj) .. hi(Oj)`. A **carried load** is
-//! a direct statement of `E` in stage 0 that is one load from a kernel input, guarded by exactly
+//! What qualifies (predicated; a peeled loop below). `E` is extended, and the nest analysis of
+//! the emergent path ([`super::nest::compute_nest`]) finds loops around it: `O1 ⊃ … ⊃ Ok ⊃ E`,
+//! each a direct child of the next one out, on its running iterations `lo(Oj) .. hi(Oj)`. A
+//! **carried load** is a direct statement of `E` in stage 0 that is one load from a kernel input,
+//! guarded by exactly
 //! the stage guard `e < lb + T`, into a tensor that
 //! - has one block dimension, along `E`, and is written with the stage-0 selector `e` (the
 //!   pipeliner's ring). Its `N` slots grow to the smallest divisor of `T` above them when SBUF
@@ -37,7 +38,8 @@
 //! Statements keep their place: the copies stand where the load stood, carries first (when the
 //! in-loop copy turns off at `e = lb + T`, `sp` first waits for its earlier transfers, see
 //! [`crate::sync`]; the carry is then already issued), and they keep the load's stage tag: a carry
-//! is stage-0 work of the next execution. No iteration, stage or slot count changes.
+//! is stage-0 work of the next execution. No iteration or stage changes; only the carried rings'
+//! slot counts may grow (above).
 //!
 //! **A peeled loop** (`--peel`) has no drain iterations: its prologue (the extended iterations
 //! before the steady state, as straight-line copies in its parent's body) holds the stage-0 loads
@@ -304,9 +306,10 @@ fn carry_peeled(
     // (stage `s` reads slot `e - s`) already done at the end of the steady state: `q + s < N`.
     let mut p = (s - 1).min(t);
     let mut grown = Vec::new();
+    // SBUF in use, with the slots of the rings grown so far (applied once all are chosen).
+    let mut have = budget::sbuf_in_use(func);
     for l in &loads {
         let n = func.tensors[l.ring].block[0].count;
-        let have = budget::sbuf_in_use(func);
         let slot = budget::slot_bytes(&func.tensors[l.ring], u64::from(n));
         let room = |d: u32| d <= n || budget::sbuf_fits(have + slot * u64::from(d - n));
         let d = divisor_slots(t, n + 1, room)
@@ -320,6 +323,7 @@ fn carry_peeled(
         let last_reader = last_reader_stage(func, e, l.ring)
             .ok_or_else(|| format!("a reader of `{}` has no stage", func.tensors[l.ring].name))?;
         p = p.min(i64::from(d) - last_reader);
+        have += slot * u64::from(d - n);
         grown.push((l.ring, d, n));
     }
     if p < 1 {
@@ -426,8 +430,8 @@ fn peeled_loads(func: &Function, e: Axis, lb: i64, before: &[Stmt], q_end: i64) 
     out
 }
 
-/// The load instruction of statement `s` when it is one unguarded-or-not load of a kernel
-/// input.
+/// The instruction of statement `s` when the statement is one load of a kernel input (guarded
+/// or not).
 fn single_load(func: &Function, s: Stmt) -> Option<penguin::Inst> {
     let StmtKind::Insts(insts) = &func.stmts[s].kind else {
         return None;
