@@ -64,6 +64,13 @@ fn opts(mode: PipelineMode) -> RunOptions {
     }
 }
 
+/// `nkc run --json` in-process on example `ex`, path `mode`.
+fn run_json(ex: &str, mode: PipelineMode) -> serde_json::Value {
+    run::run(&source(ex), &opts(mode), &mut PipelineLog::default())
+        .unwrap_or_else(|f| panic!("{ex} --pipeline {}: {f:?}", mode.name()))
+        .to_json()
+}
+
 /// Runs with `--check`: fails unless the simulated outputs equal the interpreter's bit for bit
 /// (on the kernel as written), the race detector found nothing, and the dependence bound is not
 /// above the cycles. Returns (cycles, lower bound).
@@ -129,12 +136,19 @@ fn every_example_peeled_on_default_simulates_to_the_interpreters_bits() {
         o.peel = true;
         checked_run_with(ex, &o).0
     };
-    for ex in all_examples() {
-        peeled(&ex);
-    }
+    let cycles: Vec<(String, u64)> = all_examples()
+        .into_iter()
+        .map(|ex| {
+            let c = peeled(&ex);
+            (ex, c)
+        })
+        .collect();
     for ex in ["examples/matmul.nk", "examples/matmul_blocked_stages.nk"] {
         let (predicated, _) = checked_run(ex, PipelineMode::Default);
-        let cycles = peeled(ex);
+        let &(_, cycles) = cycles
+            .iter()
+            .find(|(e, _)| e == ex)
+            .expect("the matmul examples are in examples/");
         assert!(
             cycles as f64 <= 1.05 * predicated as f64,
             "{ex}: {cycles} cycles peeled against {predicated} predicated"
@@ -765,13 +779,7 @@ fn a_wait_has_a_distance_per_range_of_a_short_inner_loop() {
         })
         .collect();
     assert!(values.windows(2).any(|w| w[0] != w[1]), "{values:?}");
-    let report = run::run(
-        &source("examples/matmul_nested.nk"),
-        &opts(PipelineMode::Default),
-        &mut PipelineLog::default(),
-    )
-    .unwrap();
-    let j = report.to_json();
+    let j = run_json("examples/matmul_nested.nk", PipelineMode::Default);
     assert_eq!(j["races"], serde_json::json!([]));
     let l = &j["loops"][0];
     assert_eq!(l["loop"], "k.1");
@@ -784,13 +792,7 @@ fn a_wait_has_a_distance_per_range_of_a_short_inner_loop() {
 /// at `sp`'s.
 #[test]
 fn a_short_loop_whose_sp_runs_ahead_is_measured_at_its_schedules_pace() {
-    let report = run::run(
-        &source("examples/matmul_mode_b.nk"),
-        &opts(PipelineMode::Default),
-        &mut PipelineLog::default(),
-    )
-    .unwrap();
-    let j = report.to_json();
+    let j = run_json("examples/matmul_mode_b.nk", PipelineMode::Default);
     let l = j["loops"]
         .as_array()
         .unwrap()

@@ -160,17 +160,11 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
         body.splice(at..at, std::iter::once(prologue).chain(carries));
     }
     func.axes[e].body = body;
-    let names: Vec<String> = loads
-        .iter()
-        .map(|&(_, x, d, n)| match d == n {
-            true => format!("`{}` ({d} slots)", func.tensors[x].name),
-            false => format!("`{}` ({d} slots, was {n})", func.tensors[x].name),
-        })
-        .collect();
+    let names = ring_names(func, loads.iter().map(|&(_, x, d, n)| (x, d, n)));
     log.push(format!(
         "emergent: annotated loop `{name}` (trip {t}, {s} stages) is nested in {}: the stage-0 loads of {} for the first {p} iteration(s) of each next execution are issued in the last {p} iteration(s) of this one ({carries_per_load} carry copy(ies) per load; the ring's slots continue across executions; the first execution loads its own)",
         super::nest::nest_names(func, &outer),
-        names.join(", "),
+        names,
     ));
     true
 }
@@ -182,29 +176,20 @@ fn carried_loads(func: &Function, e: Axis, t: i64) -> Vec<(Stmt, Tensor, u32)> {
     let stage_guard = [guard(AffineExpr::iv(e), CmpOp::Lt, lb + t)];
     let mut out = Vec::new();
     for &s in &func.axes[e].body {
-        let sd = &func.stmts[s];
-        let StmtKind::Insts(insts) = &sd.kind else {
-            continue;
-        };
-        let [i] = insts[..] else {
+        let Some(i) = single_load(func, s) else {
             continue;
         };
         let d = &func.insts[i];
-        let from_input = d
-            .srcs
-            .first()
-            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
         let rt = d.dst.tensor;
         let ring = match func.tensors[rt].block[..] {
             [b] if b.axis == e => b.count,
             _ => continue,
         };
-        if d.op == Op::Load
-            && from_input
-            && func.stage_tags[s] == Some(0)
-            && sd.preds == stage_guard
+        if func.stage_tags[s] == Some(0)
+            && func.stmts[s].preds == stage_guard
             && d.dst.access.slots == [AffineExpr::iv(e)]
-            && only_writer_inside(func, e, rt, s)
+            && count_writers(func, rt) == 1
+            && accessed_only(func, rt, |loops| loops.contains(&e))
         {
             out.push((s, rt, ring));
         }
@@ -224,10 +209,7 @@ fn grow_rings(
 ) -> Vec<(Stmt, Tensor, u32, u32)> {
     let mut out = Vec::new();
     for (ld, rt, n) in loads {
-        let have = budget::sbuf_in_use(func);
-        let slot = budget::slot_bytes(&func.tensors[rt], u64::from(n));
-        let room = |d: u32| d <= n || budget::sbuf_fits(have + slot * u64::from(d - n));
-        let Some(d) = divisor_slots(t, n + 1, room).filter(|&d| d >= n) else {
+        let Some((d, _)) = divisor_ring(func, rt, t, budget::sbuf_in_use(func)) else {
             continue;
         };
         func.tensors[rt].block[0].count = d;
@@ -236,24 +218,26 @@ fn grow_rings(
     out
 }
 
-/// Whether statement `w` is the only writer of tensor `x` and every access to `x` is inside loop
-/// `e`.
-fn only_writer_inside(func: &Function, e: Axis, x: Tensor, w: Stmt) -> bool {
-    let mut ok = true;
-    func.walk_stmts(|s, loops| {
-        let StmtKind::Insts(insts) = &func.stmts[s].kind else {
-            return;
-        };
-        for &i in insts {
-            let d = &func.insts[i];
-            let writes = d.dst.tensor == x;
-            let touches = writes || d.srcs.iter().any(|o| o.tensor == x);
-            if (writes && s != w) || (touches && !loops.contains(&e)) {
-                ok = false;
-            }
-        }
-    });
-    ok
+/// The slots ring `x` (of `N` slots, along a loop of trip `t`) gets, with the SBUF bytes that adds,
+/// given `in_use` bytes of SBUF in use: the smallest divisor of `t` above `N` that SBUF holds, else
+/// `N` when it divides `t`, else `None`.
+fn divisor_ring(func: &Function, x: Tensor, t: i64, in_use: u64) -> Option<(u32, u64)> {
+    let n = func.tensors[x].block[0].count;
+    let slot = budget::slot_bytes(&func.tensors[x], u64::from(n));
+    let room = |d: u32| d <= n || budget::sbuf_fits(in_use + slot * u64::from(d - n));
+    let d = divisor_slots(t, n + 1, room).filter(|&d| d >= n)?;
+    Some((d, slot * u64::from(d - n)))
+}
+
+/// The rings as the log names them, `` `x` (4 slots, was 2) ``, from (ring, slots, slots before).
+fn ring_names(func: &Function, rings: impl Iterator<Item = (Tensor, u32, u32)>) -> String {
+    let names: Vec<String> = rings
+        .map(|(x, d, n)| match d == n {
+            true => format!("`{}` ({d} slots)", func.tensors[x].name),
+            false => format!("`{}` ({d} slots, was {n})", func.tensors[x].name),
+        })
+        .collect();
+    names.join(", ")
 }
 
 /// The prologue copy of carried load `ld`: the load itself on `e < lb + P`, in the first
@@ -298,7 +282,7 @@ fn carry_peeled(
         .expect("`e` is a direct child of its innermost enclosing loop (compute_nest)");
     // The steady state starts at the extended loop's iteration `lb + s - 1`.
     let lb = func.axes[e].lb - (s - 1);
-    let loads = peeled_loads(func, e, lb, &siblings[..at], t.min(s - 1));
+    let loads = peeled_loads(func, e, parent, lb, &siblings[..at], t.min(s - 1));
     if loads.is_empty() {
         return Err("no stage-0 load of a kernel input into a ring that only it and its prologue copies write".into());
     }
@@ -310,20 +294,16 @@ fn carry_peeled(
     let mut have = budget::sbuf_in_use(func);
     for l in &loads {
         let n = func.tensors[l.ring].block[0].count;
-        let slot = budget::slot_bytes(&func.tensors[l.ring], u64::from(n));
-        let room = |d: u32| d <= n || budget::sbuf_fits(have + slot * u64::from(d - n));
-        let d = divisor_slots(t, n + 1, room)
-            .filter(|&d| d >= n)
-            .ok_or_else(|| {
-                format!(
-                    "no ring of `{}` divides the trip count {t}",
-                    func.tensors[l.ring].name
-                )
-            })?;
+        let (d, added) = divisor_ring(func, l.ring, t, have).ok_or_else(|| {
+            format!(
+                "no ring of `{}` divides the trip count {t}",
+                func.tensors[l.ring].name
+            )
+        })?;
         let last_reader = last_reader_stage(func, e, l.ring)
             .ok_or_else(|| format!("a reader of `{}` has no stage", func.tensors[l.ring].name))?;
         p = p.min(i64::from(d) - last_reader);
-        have += slot * u64::from(d - n);
+        have += added;
         grown.push((l.ring, d, n));
     }
     if p < 1 {
@@ -353,24 +333,26 @@ fn carry_peeled(
     func.axes[parent]
         .body
         .splice(at + 1..at + 1, carries.iter().copied());
-    let names: Vec<String> = grown
-        .iter()
-        .map(|&(x, d, n)| match d == n {
-            true => format!("`{}` ({d} slots)", func.tensors[x].name),
-            false => format!("`{}` ({d} slots, was {n})", func.tensors[x].name),
-        })
-        .collect();
+    let names = ring_names(func, grown.iter().copied());
     Ok(format!(
         "emergent: annotated loop `{name}` (peeled, trip {t}, {s} stages) is nested in {}: the stage-0 loads of {} for the first {p} iteration(s) of each next execution are issued after this one's steady state ({per_load} carry copy(ies) per load and iteration; the ring's slots continue across executions; the prologue's copies of those iterations run in the first execution only)",
         super::nest::nest_names(func, outer),
-        names.join(", "),
+        names,
     ))
 }
 
 /// The carried loads of the peeled loop `e` (see the module doc), with their prologue copies
 /// among `before` (the statements before `e` in its parent's body) for the first `q_end`
-/// iterations; `lb` is the extended loop's lower bound (before the steady state was cut out).
-fn peeled_loads(func: &Function, e: Axis, lb: i64, before: &[Stmt], q_end: i64) -> Vec<PeeledLoad> {
+/// iterations; `parent` is the loop whose body holds `e`, `lb` the extended loop's lower bound
+/// (before the steady state was cut out).
+fn peeled_loads(
+    func: &Function,
+    e: Axis,
+    parent: Axis,
+    lb: i64,
+    before: &[Stmt],
+    q_end: i64,
+) -> Vec<PeeledLoad> {
     let mut out = Vec::new();
     for &ld in &func.axes[e].body {
         let Some(i) = single_load(func, ld) else {
@@ -416,9 +398,12 @@ fn peeled_loads(func: &Function, e: Axis, lb: i64, before: &[Stmt], q_end: i64) 
         let Some(prologue) = prologue.into_iter().collect::<Option<Vec<Stmt>>>() else {
             continue;
         };
+        // Inside `e`, or beside it: directly in the body of its parent (its prologue and
+        // epilogue copies).
+        let beside = |loops: &[Axis]| loops.contains(&e) || loops.last() == Some(&parent);
         if writers.len() == prologue.len() + 1
             && count_writers(func, rt) == writers.len()
-            && accessed_beside(func, e, rt)
+            && accessed_only(func, rt, beside)
         {
             out.push(PeeledLoad {
                 ld,
@@ -447,9 +432,9 @@ fn single_load(func: &Function, s: Stmt) -> Option<penguin::Inst> {
     (d.op == Op::Load && from_input).then_some(i)
 }
 
-/// Whether every access to tensor `x` is inside the peeled loop `e` or directly beside it (its
-/// prologue and epilogue copies, in the body of its parent).
-fn accessed_beside(func: &Function, e: Axis, x: Tensor) -> bool {
+/// Whether every access to tensor `x` is in a statement whose enclosing loops (outermost first)
+/// `at` accepts.
+fn accessed_only(func: &Function, x: Tensor, at: impl Fn(&[Axis]) -> bool) -> bool {
     let mut ok = true;
     func.walk_stmts(|s, loops| {
         let StmtKind::Insts(insts) = &func.stmts[s].kind else {
@@ -459,14 +444,7 @@ fn accessed_beside(func: &Function, e: Axis, x: Tensor) -> bool {
             let d = &func.insts[i];
             d.dst.tensor == x || d.srcs.iter().any(|o| o.tensor == x)
         });
-        let inside = loops.contains(&e);
-        let beside = func.axes.values().any(|a| {
-            a.body.contains(&s)
-                && a.body
-                    .iter()
-                    .any(|&b| func.stmts[b].kind == StmtKind::Loop(e))
-        });
-        if touches && !inside && !beside {
+        if touches && !at(loops) {
             ok = false;
         }
     });

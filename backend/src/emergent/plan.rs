@@ -127,8 +127,22 @@ fn candidate_loop(func: &Function, t: Tensor, us: &[Use]) -> Option<(Axis, usize
     if !(dma && td.memory == Memory::Sbuf || psum) {
         return None;
     }
-    let mut common: Vec<Axis> = us[0].loops.clone();
-    for u in &us[1..] {
+    let common = common_loops(us);
+    let &l = common.last()?;
+    let ad = &func.axes[l];
+    if ad.attrs.pipelined.is_some() || ad.attrs.num_stages.is_some() || ad.trip_count() < 2 {
+        return None;
+    }
+    Some((l, common.len()))
+}
+
+/// The loops that enclose every access of `us`, outermost first.
+pub(super) fn common_loops(us: &[Use]) -> Vec<Axis> {
+    let Some((first, rest)) = us.split_first() else {
+        return Vec::new();
+    };
+    let mut common = first.loops.clone();
+    for u in rest {
         let n = common
             .iter()
             .zip(&u.loops)
@@ -136,12 +150,7 @@ fn candidate_loop(func: &Function, t: Tensor, us: &[Use]) -> Option<(Axis, usize
             .count();
         common.truncate(n);
     }
-    let &l = common.last()?;
-    let ad = &func.axes[l];
-    if ad.attrs.pipelined.is_some() || ad.attrs.num_stages.is_some() || ad.trip_count() < 2 {
-        return None;
-    }
-    Some((l, common.len()))
+    common
 }
 
 /// Whether every iteration of loop `l` (at `depth` in the loop tree) starts by writing all of

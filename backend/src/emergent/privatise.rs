@@ -22,7 +22,7 @@
 //! fresh name; the accesses of one group all name the same tile; nothing else changes.
 
 use super::budget;
-use super::plan::{collect_uses, Use};
+use super::plan::{collect_uses, common_loops, Use};
 use penguin::ir::{Memory, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 
@@ -112,16 +112,7 @@ fn groups<'u>(
     {
         return None;
     }
-    let mut common: Vec<Axis> = us.first()?.loops.clone();
-    for u in &us[1..] {
-        let n = common
-            .iter()
-            .zip(&u.loops)
-            .take_while(|(a, b)| a == b)
-            .count();
-        common.truncate(n);
-    }
-    let depth = common.len();
+    let depth = common_loops(us).len();
     let mut groups: Vec<(Axis, Vec<&Use>)> = Vec::new();
     for u in us {
         let &l = u.loops.get(depth)?;
