@@ -74,6 +74,7 @@
 use super::budget;
 use super::cost::{body_compute, issue_cycles};
 use super::nest::{carry_copies, compute_nest, copy_load, divisor_slots, guard, NestLevel};
+use super::plan::count_writers;
 use penguin::affine::{AffineExpr, CmpOp};
 use penguin::ir::{Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
@@ -471,18 +472,4 @@ fn reads(func: &Function, s: Stmt, x: Tensor) -> bool {
             .any(|&i| func.insts[i].srcs.iter().any(|o| o.tensor == x)),
         StmtKind::Loop(a) => func.axes[*a].body.iter().any(|&c| reads(func, c, x)),
     }
-}
-
-/// How many instructions of the function write tensor `x`.
-fn count_writers(func: &Function, x: Tensor) -> usize {
-    let mut n = 0;
-    func.walk_stmts(|s, _| {
-        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
-            n += insts
-                .iter()
-                .filter(|&&i| func.insts[i].dst.tensor == x)
-                .count();
-        }
-    });
-    n
 }

@@ -321,6 +321,12 @@ pub fn hoistable_loads(
             .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
         let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
         if let (Op::Load, true, Some(&(rt, depth))) = (&d.op, from_input, ring) {
+            // A load that does not write the ring alone cannot move: another write of the slot
+            // (a second load of the same tile later in the body) would then come between it
+            // and its readers, or, hoisted too, overwrite it before they read it.
+            if count_writers(func, rt) != 1 {
+                continue;
+            }
             out.push((s, rt, depth));
         }
     }
@@ -399,4 +405,18 @@ fn filled_by_child_loop(func: &Function, us: &[Use], t: Tensor, l: Axis) -> bool
         }
     }
     sliced == 1
+}
+
+/// How many instructions of the function write tensor `x`.
+pub(super) fn count_writers(func: &Function, x: Tensor) -> usize {
+    let mut n = 0;
+    func.walk_stmts(|s, _| {
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            n += insts
+                .iter()
+                .filter(|&&i| func.insts[i].dst.tensor == x)
+                .count();
+        }
+    });
+    n
 }
