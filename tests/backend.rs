@@ -813,3 +813,37 @@ fn a_short_loop_whose_sp_runs_ahead_is_measured_at_its_schedules_pace() {
     assert_eq!(l["pipelined"], true);
     common::assert_measured_as_predicted(l);
 }
+
+/// A short annotated loop nested in an un-annotated one is flattened into it (`flatten`): on
+/// `default` the enclosing loop's pipelining then overlaps its executions. transpose_stages'
+/// four tiles in four stages never reach a steady state: as a loop (the `annotated` path, which
+/// pipelines nothing else) it runs more than twice as long as flattened, which matches the
+/// emergent path (that unrolls the same loop for the DMA queues).
+#[test]
+fn a_short_annotated_loop_is_flattened_into_the_loop_around_it() {
+    let ex = "examples/transpose_stages.nk";
+    let report = run::run(
+        &source(ex),
+        &opts(PipelineMode::Default),
+        &mut PipelineLog::default(),
+    )
+    .unwrap();
+    assert!(
+        (report.backend_log.iter()).any(|l| l.starts_with(
+            "flatten: loop `c` (4 iterations in 4 stages, extended to 7; no steady state) is unrolled fully into loop `r`"
+        )),
+        "{:#?}",
+        report.backend_log
+    );
+    let (default, _) = checked_run(ex, PipelineMode::Default);
+    let (annotated, _) = checked_run(ex, PipelineMode::Annotated);
+    let (emergent, _) = checked_run(ex, PipelineMode::Emergent);
+    assert!(
+        default * 2 < annotated,
+        "default {default}, annotated {annotated}"
+    );
+    assert!(
+        default * 100 <= emergent * 102,
+        "default {default}, emergent {emergent}"
+    );
+}

@@ -134,6 +134,12 @@ impl Lower<'_> {
                 }
                 StmtKind::Loop(axis) => {
                     let ad = &self.func.axes[*axis];
+                    if ad.body.is_empty() {
+                        // An empty loop runs nothing (a fully unrolled loop stays behind its
+                        // copies in Penguin IR, `crate::unroll`, `crate::flatten`).
+                        guards.truncate(n_guards);
+                        continue;
+                    }
                     let id = self.bir.loops.push(BLoopData {
                         axis: *axis,
                         iv: ad.iv_name.clone(),

@@ -68,6 +68,7 @@ pub mod emergent;
 pub mod emit;
 pub mod error;
 pub mod expand;
+pub mod flatten;
 pub mod fold_zeros;
 pub mod footprints;
 pub mod guards;

@@ -223,7 +223,7 @@ fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
 }
 
 /// A fresh tensor name: `base.uN`, primed until unique.
-fn fresh_name(func: &Function, base: &str) -> String {
+pub(crate) fn fresh_name(func: &Function, base: &str) -> String {
     let mut name = base.to_string();
     while func.tensors.values().any(|t| t.name == name) {
         name.push('_');
@@ -316,7 +316,7 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
 
 /// Where loop `l`'s statement stands: the loop whose body holds it (`None`: the top level) and
 /// its index in that block.
-fn position(func: &Function, l: Axis) -> (Option<Axis>, usize) {
+pub(crate) fn position(func: &Function, l: Axis) -> (Option<Axis>, usize) {
     let mut parent = None;
     func.walk_stmts(|s, loops| {
         if func.stmts[s].kind == StmtKind::Loop(l) {
@@ -333,7 +333,7 @@ fn position(func: &Function, l: Axis) -> (Option<Axis>, usize) {
 
 /// A copy of instruction statement `s` (fresh statement and instructions), with `iv(l)` replaced
 /// by `by` and tensors renamed by `renamed`.
-fn copy_stmt(
+pub(crate) fn copy_stmt(
     func: &mut Function,
     s: Stmt,
     l: Axis,
@@ -361,7 +361,7 @@ fn copy_stmt(
 }
 
 /// Replaces `iv(l)` by `by` in statement `s`'s guards and accesses, and renames tensors.
-fn substitute_stmt(
+pub(crate) fn substitute_stmt(
     func: &mut Function,
     s: Stmt,
     l: Axis,

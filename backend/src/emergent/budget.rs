@@ -10,8 +10,10 @@
 //!   ([`slot_bytes`]);
 //! - a PSUM tensor takes whole banks, one per slot, since a tile never crosses a bank
 //!   ([`psum_slot_banks`], summed by [`psum_banks_in_use`]);
-//! - every tensor of the kernel counts, with all its slots, and nothing is shared by live range
-//!   (the allocator may share; no decision counts on it). [`check_rings`] applies this to a set of
+//! - every tensor an instruction of the kernel accesses counts, with all its slots, and nothing
+//!   is shared by live range (the allocator may share; no decision counts on it). A tensor no
+//!   instruction accesses (one whose values a full unroll renamed, [`crate::flatten`]) takes no
+//!   memory: the allocator places only live ranges. [`check_rings`] applies this to a set of
 //!   proposed ring sizes at once.
 //!
 //! The budget is an estimate made on Penguin IR, before BIR exists: the allocator
@@ -23,9 +25,10 @@
 //! (checked by the Penguin verifier), so a slot is never empty and every division is exact.
 
 use crate::alloc::SBUF_ALIGN;
-use penguin::ir::{Memory, TensorData};
+use penguin::ir::{Memory, StmtKind, TensorData};
 use penguin::{Function, Tensor};
 use runtime_sim::machine::{PSUM_BANKS, PSUM_BANK_BYTES, SBUF_PARTITION_BYTES};
+use std::collections::BTreeSet;
 
 /// `bytes` rounded up to the allocator's SBUF alignment.
 pub fn aligned(bytes: u64) -> u64 {
@@ -46,9 +49,10 @@ pub fn slot_bytes(td: &TensorData, slots: u64) -> u64 {
 /// The SBUF bytes per partition every SBUF tensor of `func` takes with all its slots
 /// ([`tensor_bytes`]; every tensor counted, with no sharing by live range).
 pub fn sbuf_in_use(func: &Function) -> u64 {
-    func.tensors
-        .values()
-        .filter(|t| t.memory == Memory::Sbuf)
+    let used = accessed(func);
+    (func.tensors.iter())
+        .filter(|&(t, td)| td.memory == Memory::Sbuf && used.contains(&t))
+        .map(|(_, td)| td)
         .map(tensor_bytes)
         .sum()
 }
@@ -65,9 +69,10 @@ pub fn psum_slot_banks(td: &TensorData) -> u64 {
 
 /// The PSUM banks every PSUM tensor of `func` takes with all its slots.
 pub fn psum_banks_in_use(func: &Function) -> u64 {
-    func.tensors
-        .values()
-        .filter(|t| t.memory == Memory::Psum)
+    let used = accessed(func);
+    (func.tensors.iter())
+        .filter(|&(t, td)| td.memory == Memory::Psum && used.contains(&t))
+        .map(|(_, td)| td)
         .map(|t| psum_slot_banks(t) * t.slots())
         .sum()
 }
@@ -75,6 +80,20 @@ pub fn psum_banks_in_use(func: &Function) -> u64 {
 /// Whether `banks` PSUM banks fit.
 pub fn psum_fits(banks: u64) -> bool {
     banks <= PSUM_BANKS
+}
+
+/// The tensors some instruction of `func` accesses.
+fn accessed(func: &Function) -> BTreeSet<Tensor> {
+    let mut used = BTreeSet::new();
+    func.walk_stmts(|s, _| {
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            for &i in insts {
+                let d = &func.insts[i];
+                used.extend(d.srcs.iter().chain([&d.dst]).map(|o| o.tensor));
+            }
+        }
+    });
+    used
 }
 
 /// Checks that SBUF and PSUM hold every tensor of `func` once each tensor of `rings` has the
@@ -88,7 +107,8 @@ pub fn check_rings(func: &Function, rings: &[(Tensor, u32)]) -> Result<(), Strin
     };
     let mut sbuf = 0;
     let mut banks = 0;
-    for (t, td) in func.tensors.iter() {
+    let used = accessed(func);
+    for (t, td) in func.tensors.iter().filter(|(t, _)| used.contains(t)) {
         match td.memory {
             Memory::Sbuf => sbuf += aligned(td.bytes_per_partition() / td.slots() * count_of(t)),
             Memory::Psum => banks += psum_slot_banks(td) * count_of(t),

@@ -4,20 +4,68 @@ kernel transpose_mode_b(x) -> (y) {
   tensor t: sbuf f32[128, 128] local block[c: 2]
   tensor tp: psum f32[128, 128] local block[c: 2]
   tensor o: sbuf f32[128, 128] local block[c: 2]
-  loop r in 0..4 affine {
-    loop c in 0..7 affine pipelined(stages=4, trip=4) {
-      stmt stage_id=3 execution_order=0 stage=3 if c >= 3 {
-        y[128*c - 384 +: 128, 128*r +: 128] = store.dma o{c - 3}[0 +: 128, 0 +: 128]
-      }
-      stmt stage_id=2 execution_order=1 stage=2 if c >= 2 && c < 6 {
-        o{c - 2}[0 +: 128, 0 +: 128] = copy.any tp{c - 2}[0 +: 128, 0 +: 128]
-      }
-      stmt stage_id=1 execution_order=2 stage=1 if c >= 1 && c < 5 {
-        tp{c - 1}[0 +: 128, 0 +: 128] = transpose.pe t{c - 1}[0 +: 128, 0 +: 128]
-      }
-      stmt stage_id=0 execution_order=3 stage=0 if c < 4 {
-        t{c}[0 +: 128, 0 +: 128] = load.dma x[128*r +: 128, 128*c +: 128]
-      }
+  tensor t.f0: sbuf f32[128, 128] local block[r: 4]
+  tensor t.f1: sbuf f32[128, 128] local block[r: 4]
+  tensor t.f2: sbuf f32[128, 128] local block[r: 4]
+  tensor t.f3: sbuf f32[128, 128] local block[r: 4]
+  tensor tp.f0: psum f32[128, 128] local block[r: 2]
+  tensor tp.f1: psum f32[128, 128] local block[r: 2]
+  tensor tp.f2: psum f32[128, 128] local block[r: 2]
+  tensor tp.f3: psum f32[128, 128] local block[r: 2]
+  tensor o.f0: sbuf f32[128, 128] local block[r: 3]
+  tensor o.f1: sbuf f32[128, 128] local block[r: 3]
+  tensor o.f2: sbuf f32[128, 128] local block[r: 3]
+  tensor o.f3: sbuf f32[128, 128] local block[r: 3]
+  loop r in 0..8 affine {
+    stmt stage_id=0 execution_order=3 stage=0 if r < 4 {
+      t.f0{r}[0 +: 128, 0 +: 128] = load.dma x[128*r +: 128, 0 +: 128]
+    }
+    stmt stage_id=0 execution_order=3 stage=0 if r < 4 {
+      t.f1{r}[0 +: 128, 0 +: 128] = load.dma x[128*r +: 128, 128 +: 128]
+    }
+    stmt stage_id=0 execution_order=3 stage=0 if r < 4 {
+      t.f2{r}[0 +: 128, 0 +: 128] = load.dma x[128*r +: 128, 256 +: 128]
+    }
+    stmt stage_id=0 execution_order=3 stage=0 if r < 4 {
+      t.f3{r}[0 +: 128, 0 +: 128] = load.dma x[128*r +: 128, 384 +: 128]
+    }
+    stmt stage_id=3 execution_order=0 stage=4 if r >= 4 {
+      y[0 +: 128, 128*r - 512 +: 128] = store.dma o.f0{r - 4}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=3 execution_order=0 stage=4 if r >= 4 {
+      y[128 +: 128, 128*r - 512 +: 128] = store.dma o.f1{r - 4}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=3 execution_order=0 stage=4 if r >= 4 {
+      y[256 +: 128, 128*r - 512 +: 128] = store.dma o.f2{r - 4}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=3 execution_order=0 stage=4 if r >= 4 {
+      y[384 +: 128, 128*r - 512 +: 128] = store.dma o.f3{r - 4}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=2 execution_order=1 stage=3 if r >= 3 && r < 7 {
+      o.f0{r - 3}[0 +: 128, 0 +: 128] = copy.dve tp.f0{r - 3}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=2 execution_order=1 stage=3 if r >= 3 && r < 7 {
+      o.f1{r - 3}[0 +: 128, 0 +: 128] = copy.act tp.f1{r - 3}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=2 execution_order=1 stage=3 if r >= 3 && r < 7 {
+      o.f2{r - 3}[0 +: 128, 0 +: 128] = copy.dve tp.f2{r - 3}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=2 execution_order=1 stage=3 if r >= 3 && r < 7 {
+      o.f3{r - 3}[0 +: 128, 0 +: 128] = copy.act tp.f3{r - 3}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=1 execution_order=2 stage=2 if r >= 2 && r < 6 {
+      tp.f0{r - 2}[0 +: 128, 0 +: 128] = transpose.pe t.f0{r - 2}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=1 execution_order=2 stage=2 if r >= 2 && r < 6 {
+      tp.f1{r - 2}[0 +: 128, 0 +: 128] = transpose.pe t.f1{r - 2}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=1 execution_order=2 stage=2 if r >= 2 && r < 6 {
+      tp.f2{r - 2}[0 +: 128, 0 +: 128] = transpose.pe t.f2{r - 2}[0 +: 128, 0 +: 128]
+    }
+    stmt stage_id=1 execution_order=2 stage=2 if r >= 2 && r < 6 {
+      tp.f3{r - 2}[0 +: 128, 0 +: 128] = transpose.pe t.f3{r - 2}[0 +: 128, 0 +: 128]
+    }
+    loop c in 0..0 affine if r >= 2 && r < 6 {
     }
   }
 }

@@ -1,0 +1,342 @@
+//! Flattening of short pipelined loops: an annotated loop of few iterations is unrolled fully
+//! into the un-annotated loop around it, whose pipelining then overlaps its executions.
+//!
+//! The annotated pipeliner turns a loop of `N` iterations in `S` stages into an extended loop of
+//! `N + S − 1` iterations, `S − 1` of which fill or drain the pipeline each time the loop runs.
+//! In a short loop they are most of it: when `N ≤ S`, no two consecutive iterations run every
+//! stage and the loop never reaches a steady state at all (transpose_stages: four tiles in four
+//! stages, seven iterations that run one to four stages each). The engines then idle at the start
+//! and the end of every execution, and only overlapping one execution with the next fills them,
+//! which is the enclosing loop's business. [`flatten_short_pipelines`] takes an extended loop of
+//! at most [`MAX_ITERATIONS`] iterations, not peeled, whose body is instruction statements and
+//! which stands in an un-annotated loop of at least two iterations (which the emergent pass
+//! pipelines next), and unrolls it fully there: iteration `j` of the extended loop becomes a copy
+//! of its body with the induction variable replaced by `lb + j`, guards that the constant decides
+//! dropped (the statement with them when they fail), in iteration order. The loop stays behind the
+//! copies, empty, of trip 0 (as a full unroll of [`crate::unroll`] leaves it), and the lowering to
+//! BIR skips it. Measured on every example and `tests/good` kernel on every path, flattening
+//! never made a program slower: transpose_stages and transpose_mode_b 0.47×, matmul_mode_b
+//! (four iterations in two stages) 0.93×; the longer loops are left to the carry across
+//! executions ([`crate::emergent::carry`]).
+//!
+//! The user's stages keep their meaning: the copies run exactly the instances of the extended
+//! loop, in its order (its fill, its iterations that run every stage, its drain), so each engine
+//! sees the sequence the annotated pipeliner built. Only the enclosing loop's pipelining is new.
+//!
+//! Every access of a ring along the loop now names a constant slot. So that the enclosing loop
+//! can ring each value and issue its load ahead, each value a copy writes whole gets a tile of
+//! its own (a rename by live range, `t.f0`, `t.f1`, ...): a whole, unguarded write that does not
+//! read the tile starts a new tile, and every later access of the same slot up to the next such
+//! write uses it. A tensor is renamed only when every one of its accesses is among the copies, and
+//! each read and each partial or guarded write finds a tile started before it in the copies;
+//! otherwise (a value that flows in from an earlier execution, an accumulator written in
+//! place) it keeps its slots. A loop whose renamed tiles do not fit SBUF or PSUM beside every
+//! other tensor is left as it is.
+//!
+//! Invariants: the function verifies after the pass; every copied statement keeps its spans and
+//! annotations; every instance, and the order of the accesses to every memory location, are
+//! those of the extended loop.
+
+use crate::emergent::budget;
+use crate::unroll::{copy_stmt, fresh_name, position, substitute_stmt};
+use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::ir::{Memory, Op, StmtKind, TensorKind};
+use penguin::{Axis, Function, Stmt, Tensor};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The most iterations of an extended loop that is flattened.
+pub const MAX_ITERATIONS: i64 = 16;
+
+/// A loop [`flatten_short_pipelines`] flattened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlattenedData {
+    /// The loop's induction variable, as written.
+    pub iv: String,
+    /// The enclosing loop's.
+    pub into: String,
+    /// The tiles renamed by live range, with the number of tiles each became.
+    pub renamed: Vec<(String, usize)>,
+}
+
+/// Flattens every annotated loop that never reaches a steady state into the un-annotated loop
+/// around it (module doc); returns the loops it flattened and the log lines.
+pub fn flatten_short_pipelines(func: &mut Function) -> (Vec<FlattenedData>, Vec<String>) {
+    let mut done = Vec::new();
+    let mut log = Vec::new();
+    let candidates: Vec<Axis> = func.axes.keys().collect();
+    for l in candidates {
+        let Some(p) = func.axes[l].attrs.pipelined else {
+            continue;
+        };
+        let name = func.axes[l].iv_name.clone();
+        let trip = func.axes[l].trip_count();
+        if p.peeled || !(1..=MAX_ITERATIONS).contains(&trip) {
+            continue;
+        }
+        let flat = func.axes[l]
+            .body
+            .iter()
+            .all(|&s| matches!(func.stmts[s].kind, StmtKind::Insts(_)));
+        let (Some(parent), _) = position(func, l) else {
+            continue;
+        };
+        let pd = &func.axes[parent];
+        let enclosing = pd.attrs.num_stages.is_none()
+            && pd.attrs.pipelined.is_none()
+            && pd.attrs.multi_buffer.is_none()
+            && pd.trip_count() >= 2;
+        if !flat || !enclosing {
+            continue;
+        }
+        let into = pd.iv_name.clone();
+        // On a copy: a loop left as it is leaves no stray statement behind.
+        let mut flat_func = func.clone();
+        match flatten(&mut flat_func, l) {
+            Ok(renamed) => {
+                *func = flat_func;
+                let names: Vec<String> = renamed
+                    .iter()
+                    .map(|(t, n)| format!("`{t}` → {n} tiles"))
+                    .collect();
+                let why = if p.orig_trip <= i64::from(p.num_stages) {
+                    "no steady state".to_string()
+                } else {
+                    format!("{} of them fill or drain", p.num_stages - 1)
+                };
+                log.push(format!(
+                    "flatten: loop `{name}` ({} iterations in {} stages, extended to {trip}; {why}) is unrolled fully into loop `{into}`, whose pipelining overlaps its executions; renamed by live range: {}",
+                    p.orig_trip,
+                    p.num_stages,
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                ));
+                done.push(FlattenedData {
+                    iv: name,
+                    into,
+                    renamed,
+                });
+            }
+            Err(why) => log.push(format!(
+                "flatten: loop `{name}` ({} iterations in {} stages) has no steady state but stays a loop: {why}",
+                p.orig_trip, p.num_stages
+            )),
+        }
+    }
+    (done, log)
+}
+
+/// Whether `pred`, with every induction variable but constants gone, holds (`Some`), fails, or
+/// still depends on a loop (`None`).
+fn decided(pred: &Predicate) -> Option<bool> {
+    let v = pred.expr.as_constant()?;
+    Some(match pred.cmp {
+        CmpOp::Ge => v >= pred.bound,
+        CmpOp::Lt => v < pred.bound,
+        CmpOp::Eq => v == pred.bound,
+    })
+}
+
+/// Unrolls loop `l` fully in its parent's block and renames its tiles by live range; returns the
+/// renamed tensors with their tile counts, or why nothing changed.
+fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String> {
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let body = func.axes[l].body.clone();
+    // The tensors touched only in the loop's body: the candidates for renaming.
+    let inside: BTreeSet<Stmt> = body.iter().copied().collect();
+    let mut touched: BTreeSet<Tensor> = BTreeSet::new();
+    let mut outside: BTreeSet<Tensor> = BTreeSet::new();
+    func.walk_stmts(|s, _| {
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            for &i in insts {
+                let d = &func.insts[i];
+                let ts = d.srcs.iter().chain([&d.dst]).map(|o| o.tensor);
+                match inside.contains(&s) {
+                    true => touched.extend(ts),
+                    false => outside.extend(ts),
+                }
+            }
+        }
+    });
+    let candidates: BTreeSet<Tensor> = touched
+        .into_iter()
+        .filter(|&t| {
+            let td = &func.tensors[t];
+            !outside.contains(&t)
+                && td.kind == TensorKind::Local
+                && td.memory != Memory::Hbm
+                && td.block.iter().all(|b| b.axis == l)
+                && td.block.len() <= 1
+        })
+        .collect();
+    // The copies, in iteration order, with the statements whose guards fail left out. Each
+    // statement's first instance is the statement itself (substituted last: the copies are made
+    // from it as written), the others copies.
+    let mut instances: Vec<(i64, Stmt, Vec<Predicate>)> = Vec::new();
+    for v in lb..ub {
+        let by = AffineExpr::constant(v);
+        for &s in &body {
+            let preds: Vec<Predicate> = (func.stmts[s].preds.iter())
+                .map(|p| Predicate {
+                    expr: p.expr.substitute(l, &by),
+                    ..p.clone()
+                })
+                .collect();
+            if preds.iter().all(|p| decided(p) != Some(false)) {
+                let open = preds.into_iter().filter(|p| decided(p).is_none()).collect();
+                instances.push((v, s, open));
+            }
+        }
+    }
+    let mut copies: Vec<Stmt> = Vec::new();
+    let mut firsts: Vec<(Stmt, i64)> = Vec::new();
+    for (v, s, _) in &instances {
+        if firsts.iter().any(|&(f, _)| f == *s) {
+            copies.push(copy_stmt(
+                func,
+                *s,
+                l,
+                &AffineExpr::constant(*v),
+                &BTreeMap::new(),
+            ));
+        } else {
+            firsts.push((*s, *v));
+            copies.push(*s);
+        }
+    }
+    if firsts.len() != body.len() {
+        return Err("a statement of its body never runs".to_string());
+    }
+    for &(s, v) in &firsts {
+        substitute_stmt(func, s, l, &AffineExpr::constant(v), &BTreeMap::new());
+    }
+    for (c, (_, _, preds)) in copies.iter().zip(instances) {
+        func.stmts[*c].preds = preds;
+        // Out of the extended loop, a statement has no stage of it (the enclosing loop's
+        // pipelining gives its own).
+        func.stage_tags[*c] = None;
+    }
+    let plan = live_ranges(func, &copies, &candidates);
+    // The budget: the renamed tiles in place of the tensors they replace.
+    let mut sbuf = budget::sbuf_in_use(func);
+    let mut psum = budget::psum_banks_in_use(func);
+    for (&t, ranges) in &plan {
+        let td = &func.tensors[t];
+        let one = penguin::ir::TensorData {
+            block: Vec::new(),
+            ..td.clone()
+        };
+        let n = ranges.len() as u64;
+        match td.memory {
+            Memory::Psum => {
+                psum = psum - budget::psum_slot_banks(td) * td.slots()
+                    + budget::psum_slot_banks(&one) * n;
+            }
+            _ => sbuf = sbuf - budget::tensor_bytes(td) + budget::tensor_bytes(&one) * n,
+        }
+    }
+    if !budget::sbuf_fits(sbuf) || !budget::psum_fits(psum) {
+        return Err(format!(
+            "its values, a tile each, would need {sbuf} bytes of SBUF per partition and {psum} PSUM banks"
+        ));
+    }
+    let mut renamed = Vec::new();
+    for (t, ranges) in plan {
+        let base = func.tensors[t].name.clone();
+        let span = func.tensor_spans[t];
+        let tiles: Vec<Tensor> = (0..ranges.len())
+            .map(|k| {
+                let mut td = func.tensors[t].clone();
+                td.name = fresh_name(func, &format!("{base}.f{k}"));
+                td.block = Vec::new();
+                let n = func.tensors.push(td);
+                func.tensor_spans[n] = span;
+                n
+            })
+            .collect();
+        for (k, accesses) in ranges.into_iter().enumerate() {
+            for (inst, operand) in accesses {
+                let d = &mut func.insts[inst];
+                let o = match operand {
+                    None => &mut d.dst,
+                    Some(j) => &mut d.srcs[j],
+                };
+                o.tensor = tiles[k];
+                o.access.slots.clear();
+            }
+        }
+        renamed.push((base, tiles.len()));
+    }
+    // The copies take the loop's place, which stays behind them, empty.
+    let (parent, pos) = position(func, l);
+    func.block_mut(parent).splice(pos..pos, copies);
+    func.axes[l].lb = 0;
+    func.axes[l].ub = 0;
+    func.axes[l].body = Vec::new();
+    func.axes[l].attrs.pipelined = None;
+    Ok(renamed)
+}
+
+/// One operand of an instruction: the destination (`None`) or source `j`.
+type Operand = (penguin::Inst, Option<usize>);
+
+/// Per tensor of `candidates` that can be renamed (module doc), its live ranges in the order they
+/// start: the operands each covers.
+fn live_ranges(
+    func: &Function,
+    copies: &[Stmt],
+    candidates: &BTreeSet<Tensor>,
+) -> BTreeMap<Tensor, Vec<Vec<Operand>>> {
+    let mut ranges: BTreeMap<Tensor, Vec<Vec<Operand>>> = BTreeMap::new();
+    // Per (tensor, slot): the live range under way.
+    let mut current: BTreeMap<(Tensor, i64), usize> = BTreeMap::new();
+    let mut refused: BTreeSet<Tensor> = BTreeSet::new();
+    let slot_of = |t: Tensor, o: &penguin::ir::Operand| -> Option<i64> {
+        match (func.tensors[t].block.first(), o.access.slots.first()) {
+            (None, _) => Some(0),
+            (Some(b), Some(e)) => e.as_constant().map(|v| v.rem_euclid(i64::from(b.count))),
+            (Some(_), None) => None,
+        }
+    };
+    for &s in copies {
+        let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+            continue;
+        };
+        let guarded = !func.stmts[s].preds.is_empty();
+        for &i in insts {
+            let d = &func.insts[i];
+            for (j, o) in d.srcs.iter().enumerate() {
+                let t = o.tensor;
+                if !candidates.contains(&t) || refused.contains(&t) {
+                    continue;
+                }
+                match slot_of(t, o).and_then(|k| current.get(&(t, k))) {
+                    Some(&r) => ranges.entry(t).or_default()[r].push((i, Some(j))),
+                    None => {
+                        refused.insert(t);
+                    }
+                }
+            }
+            let t = d.dst.tensor;
+            if !candidates.contains(&t) || refused.contains(&t) {
+                continue;
+            }
+            let Some(k) = slot_of(t, &d.dst) else {
+                refused.insert(t);
+                continue;
+            };
+            let reads = matches!(d.op, Op::Matmul { accumulate: true })
+                || d.srcs.iter().any(|o| o.tensor == t);
+            let whole = d.dst.access.is_whole(&func.tensors[t].shape);
+            if whole && !reads && !guarded {
+                let rs = ranges.entry(t).or_default();
+                rs.push(vec![(i, None)]);
+                current.insert((t, k), rs.len() - 1);
+            } else if let Some(&r) = current.get(&(t, k)) {
+                ranges.entry(t).or_default()[r].push((i, None));
+            } else {
+                refused.insert(t);
+            }
+        }
+    }
+    ranges.retain(|t, _| !refused.contains(t));
+    ranges
+}
