@@ -644,13 +644,14 @@ fn json_and_trace_report_the_simulation() {
     );
 }
 
-/// Every good kernel of the corpora (`tests/good`, and the pipeliner's `# runs` kernels) on every
-/// path: the simulated program gives the interpreter's bits with no race, or the kernel is
-/// rejected with a diagnostic (a pipelining annotation the annotated path refuses).
+/// Every good kernel of the corpora (`tests/good`, the pipeliner's `# runs` kernels, and the
+/// Penguin IR kernels of `tests/pir`) on every path: the simulated program gives the
+/// interpreter's bits with no race, or the kernel is rejected with a diagnostic (a pipelining
+/// annotation the annotated path refuses).
 #[test]
 fn every_corpus_kernel_simulates_to_the_interpreters_bits() {
     let mut files: Vec<std::path::PathBuf> = Vec::new();
-    for dir in ["tests/good", "filetests/pipeline"] {
+    for dir in ["tests/good", "filetests/pipeline", "tests/pir"] {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
             let ext = p.extension().and_then(|x| x.to_str());
@@ -659,8 +660,9 @@ fn every_corpus_kernel_simulates_to_the_interpreters_bits() {
                 if dir == "tests/good" || text.contains("# runs") {
                     files.push(p);
                 }
-            } else if dir == "tests/good" && ext == Some("pir") {
-                // Penguin IR text: kernels the language cannot write (a tile loaded twice).
+            } else if ext == Some("pir") {
+                // `tests/pir`: Penguin IR text, kernels the language cannot write (a tile
+                // loaded twice in one iteration).
                 files.push(p);
             }
         }
