@@ -322,9 +322,16 @@ impl Comparison {
         let describe = |p: &PathRun| {
             let l = p.sim().loops.iter().max_by_key(|l| l.ii.max(l.predicted))?;
             if !l.period_set_by.is_empty() {
-                // The engines' orders hold the loop above its MII: name that cycle.
+                // The engines' orders hold the loop above its MII: name that cycle, and say when
+                // no order of the body does better (then the user's stages and buffers set it).
+                let best = match l.order_bound {
+                    Some(b) if b >= l.predicted => {
+                        ", and no order of the body is faster: the user's stages and buffers set it"
+                    }
+                    _ => "",
+                };
                 return Some(format!(
-                    "{}: period {} in loop `{}` (MII {}) set by {}",
+                    "{}: period {} in loop `{}` (MII {}) set by {}{best}",
                     p.mode.name(),
                     l.predicted,
                     l.name,

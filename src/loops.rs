@@ -47,6 +47,9 @@ pub struct LoopStats {
     /// When the predicted period is more than 2% above the MII: the cycle through the engines'
     /// orders that sets it ([`ModuloSchedule::period_cycle`]); otherwise empty.
     pub period_set_by: String,
+    /// The shortest predicted period of any order of the body, when the scheduler tried them
+    /// all ([`ModuloSchedule::order_bound`]: an annotated loop with few orders).
+    pub order_bound: Option<u64>,
     /// The measured steady-state iteration period, in cycles.
     pub period: Option<f64>,
     /// The scheduler's one-line account (`--log backend`).
@@ -107,6 +110,7 @@ fn stats(
             Limit::Recurrence(c) => format!("recurrence {c}"),
         },
         period,
+        order_bound: s.order_bound.map(|(b, _)| b),
         period_set_by: if s.predicted_above_mii() {
             s.period_cycle(func, bir)
         } else {

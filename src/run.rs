@@ -728,6 +728,7 @@ impl RunReport {
                     "steady_state": l.steady_state,
                     "limited_by": l.limited_by,
                     "period_set_by": l.period_set_by,
+                    "order_bound": l.order_bound,
                     "measured_period": l.period,
                 }))
                 .collect::<Vec<_>>());

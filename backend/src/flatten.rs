@@ -1,23 +1,32 @@
-//! Flattening of short pipelined loops: an annotated loop of few iterations is unrolled fully
-//! into the un-annotated loop around it, whose pipelining then overlaps its executions.
+//! Flattening of short, issue-bound pipelined loops: an annotated loop of few iterations whose
+//! transfers keep `sp` busier than its compute keeps the engines is unrolled fully into the
+//! un-annotated loop around it, whose pipelining then overlaps its executions.
 //!
 //! The annotated pipeliner turns a loop of `N` iterations in `S` stages into an extended loop of
-//! `N + S − 1` iterations, `S − 1` of which fill or drain the pipeline each time the loop runs.
-//! In a short loop they are most of it: when `N ≤ S`, no two consecutive iterations run every
-//! stage and the loop never reaches a steady state at all (transpose_stages: four tiles in four
-//! stages, seven iterations that run one to four stages each). The engines then idle at the start
-//! and the end of every execution, and only overlapping one execution with the next fills them,
-//! which is the enclosing loop's business. [`flatten_short_pipelines`] takes an extended loop of
-//! at most [`MAX_ITERATIONS`] iterations, not peeled, whose body is instruction statements and
-//! which stands in an un-annotated loop of at least two iterations (which the emergent pass
-//! pipelines next), and unrolls it fully there: iteration `j` of the extended loop becomes a copy
-//! of its body with the induction variable replaced by `lb + j`, guards that the constant decides
-//! dropped (the statement with them when they fail), in iteration order. The loop stays behind the
-//! copies, empty, of trip 0 (as a full unroll of [`crate::unroll`] leaves it), and the lowering to
-//! BIR skips it. Measured on every example and `tests/good` kernel on every path, flattening
-//! never made a program slower: transpose_stages and transpose_mode_b 0.47×, matmul_mode_b
-//! (four iterations in two stages) 0.93×; the longer loops are left to the carry across
-//! executions ([`crate::emergent::carry`]).
+//! `N + S − 1` iterations, `S − 1` of which fill or drain the pipeline each time the loop runs;
+//! when `N ≤ S` the loop never reaches a steady state at all (transpose_stages: four tiles in four
+//! stages). Its executions overlap only through the loop around it. For a loop bound by its
+//! compute, the carry across executions ([`crate::emergent::carry`]) does that: the next
+//! execution's first loads go in this one's drain, where `sp` idles. A loop bound by `sp`'s issue
+//! slots has no idle drain (the carry declines it), and it is bound there because a DMA names its
+//! queues statically (MACHINE.md): its few transfers per iteration must each be split into many
+//! short pieces, one issue slot each, to use the 16 queues. Unrolled, the same bytes move as more
+//! transfers in fewer pieces, as the emergent path's unroll does for an un-annotated loop
+//! ([`crate::unroll`]).
+//!
+//! [`flatten_short_pipelines`] takes an extended loop of at most [`MAX_ITERATIONS`] iterations, not
+//! peeled, whose body is instruction statements, that is issue-bound as the carry sees it (`sp`'s
+//! issue cycles per iteration at least the body's compute cycles per iteration of the steady
+//! state), and that stands in an un-annotated loop of at least two iterations (which the emergent
+//! pass pipelines next). It unrolls it fully there: iteration `j` of the extended loop becomes a
+//! copy of its body with the induction variable replaced by `lb + j`, guards that the constant
+//! decides dropped (the statement with them when they fail), in iteration order. The loop stays
+//! behind the copies, empty, of trip 0 (as a full unroll of [`crate::unroll`] leaves it), and the
+//! lowering to BIR skips it. Measured: transpose_stages and transpose_mode_b (issue-bound, four
+//! tiles in four stages) run 0.47× as long flattened (23,260 → 10,875 cycles, as fast as the
+//! emergent path); flattening compute-bound loops too lost to the carry (`tests/good`'s
+//! carry_executions: 50,684 flattened against 46,327 carried, and 25,420 against 22,162 for its
+//! three-stage kernel), although it gained on matmul_mode_b (81,396 against 87,503).
 //!
 //! The user's stages keep their meaning: the copies run exactly the instances of the extended
 //! loop, in its order (its fill, its iterations that run every stage, its drain), so each engine
@@ -38,6 +47,7 @@
 //! those of the extended loop.
 
 use crate::emergent::budget;
+use crate::emergent::cost::{body_compute, issue_cycles};
 use crate::unroll::{copy_stmt, fresh_name, position, substitute_stmt};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{Memory, Op, StmtKind, TensorKind};
@@ -89,6 +99,17 @@ pub fn flatten_short_pipelines(func: &mut Function) -> (Vec<FlattenedData>, Vec<
             continue;
         }
         let into = pd.iv_name.clone();
+        // Issue-bound, as the carry across executions sees it (`crate::emergent::carry`).
+        let issue = issue_cycles(func, &func.axes[l].body);
+        let compute = (body_compute(func, &func.axes[l].body) * trip as u64)
+            .div_ceil(p.orig_trip.max(1) as u64);
+        if issue < compute {
+            log.push(format!(
+                "flatten: loop `{name}` ({} iterations in {} stages) stays a loop: its transfers are not issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration of the steady state), so the carry across its executions overlaps them",
+                p.orig_trip, p.num_stages
+            ));
+            continue;
+        }
         // On a copy: a loop left as it is leaves no stray statement behind.
         let mut flat_func = func.clone();
         match flatten(&mut flat_func, l) {

@@ -123,6 +123,10 @@ pub struct ModuloSchedule {
     /// The body's instructions in the order the schedule emits them: by start offset, then
     /// improved by [`improve_order`].
     pub order: Vec<BirInst>,
+    /// The shortest predicted period of any order of the body, and how many orders of its
+    /// engines' sequences that is the best of ([`exhaust_engine_orders`]): for a searched loop
+    /// whose engines' sequences combine in at most [`MAX_ENGINE_ORDERS`] ways, else `None`.
+    pub order_bound: Option<(u64, usize)>,
     /// The loop's dependence graph and its instructions' weighted busy cycles, for
     /// [`ModuloSchedule::period_cycle`].
     deps: LoopDeps,
@@ -214,6 +218,18 @@ impl ModuloSchedule {
             let cycle = self.period_cycle(func, bir);
             if !cycle.is_empty() {
                 let _ = write!(s, "; the period {} is set by {}", self.predicted, cycle);
+            }
+            match self.order_bound {
+                Some((b, n)) if b >= self.predicted => {
+                    let _ = write!(
+                        s,
+                        "; no order of the body is faster (the best of all {n} orders of its engines' instructions)"
+                    );
+                }
+                Some((b, _)) => {
+                    let _ = write!(s, "; the best order of the body would run at {b}");
+                }
+                None => {}
             }
         }
         if !self.steady_state {
@@ -840,6 +856,124 @@ fn improve_order(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &mut Vec<usize
     best
 }
 
+/// The most combinations of per-engine sequences [`exhaust_engine_orders`] tries.
+pub const MAX_ENGINE_ORDERS: u64 = 2_000;
+
+/// Every combination of the engines' sequences of the body (each engine's instructions in every
+/// order), merged into one body order that keeps every same-iteration edge forward, when there
+/// are at most [`MAX_ENGINE_ORDERS`] of them: the one with the shortest predicted period
+/// ([`compute_order_period`]; the first found among equals, the engines' sequences in `order`
+/// first), that period, and how many combinations merge; `None` when there are too many. The
+/// period of an order depends only on each engine's sequence (the same-iteration edges hold in
+/// any merge), so this is the best period of any order of the body: exact where the single moves
+/// of [`improve_order`] could stop at a local optimum, and the proof, when the emitted order
+/// reaches it, that the user's stages and buffers, not the order, hold the loop above its MII.
+fn exhaust_engine_orders(
+    bir: &Bir,
+    deps: &LoopDeps,
+    busy: &[u64],
+    order: &[usize],
+) -> Option<(Vec<usize>, u64, usize)> {
+    let seqs: Vec<Vec<usize>> = Engine::ALL
+        .iter()
+        .map(|&e| {
+            (order.iter().copied())
+                .filter(|&k| bir.insts[deps.insts[k]].engine == e)
+                .collect()
+        })
+        .filter(|s: &Vec<usize>| !s.is_empty())
+        .collect();
+    let mut count = 1u64;
+    for s in &seqs {
+        for f in 2..=s.len() as u64 {
+            count = count.saturating_mul(f);
+        }
+    }
+    if count > MAX_ENGINE_ORDERS {
+        return None;
+    }
+    let perms: Vec<Vec<Vec<usize>>> = seqs.iter().map(|s| permutations(s)).collect();
+    let mut pick = vec![0usize; perms.len()];
+    let mut best: Option<(Vec<usize>, u64, usize)> = None;
+    let mut merged = 0;
+    loop {
+        let chosen: Vec<&Vec<usize>> = pick.iter().zip(&perms).map(|(&i, p)| &p[i]).collect();
+        if let Some(o) = merge_sequences(deps, order, &chosen) {
+            merged += 1;
+            let p = compute_order_period(bir, deps, busy, &o);
+            if best.as_ref().is_none_or(|b| p < b.1) {
+                best = Some((o, p, 0));
+            }
+        }
+        // The next combination, the last engine's sequence fastest.
+        let mut e = pick.len();
+        loop {
+            if e == 0 {
+                return best.map(|(o, p, _)| (o, p, merged));
+            }
+            e -= 1;
+            pick[e] += 1;
+            if pick[e] < perms[e].len() {
+                break;
+            }
+            pick[e] = 0;
+        }
+    }
+}
+
+/// Every order of `items`, `items` itself first.
+fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let x = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, x);
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// One body order in which each engine runs its sequence of `seqs` and every same-iteration edge
+/// goes forward (at each step, of the engines' next instructions whose same-iteration
+/// predecessors are all placed, the one earliest in `order`), or `None` when there is none.
+fn merge_sequences(deps: &LoopDeps, order: &[usize], seqs: &[&Vec<usize>]) -> Option<Vec<usize>> {
+    let n = deps.insts.len();
+    let mut rank = vec![0usize; n];
+    for (i, &k) in order.iter().enumerate() {
+        rank[k] = i;
+    }
+    let mut pending = vec![0usize; n];
+    for e in deps.graph.edge_references() {
+        if e.weight().distance == 0 {
+            pending[e.target().index()] += 1;
+        }
+    }
+    let mut next = vec![0usize; seqs.len()];
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let (s, k) = (0..seqs.len())
+            .filter_map(|s| seqs[s].get(next[s]).map(|&k| (s, k)))
+            .filter(|&(_, k)| pending[k] == 0)
+            .min_by_key(|&(_, k)| rank[k])?;
+        next[s] += 1;
+        out.push(k);
+        for e in deps
+            .graph
+            .edges_directed(deps.node(k), petgraph::Direction::Outgoing)
+        {
+            if e.weight().distance == 0 {
+                pending[e.target().index()] -= 1;
+            }
+        }
+    }
+    Some(out)
+}
+
 /// The modulo schedule of BIR loop `l`, or `None` when its body holds a nested loop or fewer
 /// than two instructions, or runs fewer than two iterations.
 pub fn compute_modulo_schedule(
@@ -885,6 +1019,7 @@ pub fn compute_modulo_schedule(
     let search_from = res_average.max(rec_mii).max(1);
     let written: Vec<usize> = (0..deps.insts.len()).collect();
     let predicted_before = compute_order_period(bir, &deps, &steady, &written).max(queue_bound);
+    let mut order_bound = None;
     let (search_ii, order, scheduled, kept_order) =
         if func.axes[bir.loops[l].axis].attrs.pipelined.is_none() {
             // A loop the annotated pipeliner did not touch keeps its order: the emergent path
@@ -897,6 +1032,14 @@ pub fn compute_modulo_schedule(
             let (ii, sigma) = search_schedule(bir, &deps, &busy, &steady, search_from)?;
             let mut order: Vec<usize> = (0..sigma.len()).collect();
             order.sort_by_key(|&k| (sigma[k], k));
+            // The best of every order when there are few, else single moves from offset order.
+            let best = exhaust_engine_orders(bir, &deps, &steady, &order);
+            if let Some((o, p, n)) = best {
+                order_bound = Some((p.max(queue_bound), n));
+                if p < compute_order_period(bir, &deps, &steady, &order) {
+                    order = o;
+                }
+            }
             let predicted = improve_order(bir, &deps, &steady, &mut order).max(queue_bound);
             // The costs are estimates, so a small predicted gain can be a measured loss: the
             // body is reordered only for a predicted gain of at least [`MIN_GAIN_PERCENT`].
@@ -928,6 +1071,7 @@ pub fn compute_modulo_schedule(
         rec_cycle,
         rec_edges,
         order: order.iter().map(|&k| deps.insts[k]).collect(),
+        order_bound,
         busy: steady,
         insts: offsets(bir, &deps, &sigma),
         deps,
