@@ -14,13 +14,15 @@
 //! transfers in fewer pieces, as the emergent path's unroll does for an un-annotated loop
 //! ([`crate::unroll`]).
 //!
-//! [`flatten_short_pipelines`] takes an extended loop of at most [`MAX_ITERATIONS`] iterations, not
-//! peeled, whose body is instruction statements, that is issue-bound as the carry sees it (`sp`'s
-//! issue cycles per iteration at least the body's compute cycles per iteration of the steady
-//! state), and that stands in an un-annotated loop of at least two iterations (which the emergent
-//! pass pipelines next). It unrolls it fully there: iteration `j` of the extended loop becomes a
-//! copy of its body with the induction variable replaced by `lb + j`, guards that the constant
-//! decides dropped (the statement with them when they fail), in iteration order. The loop stays
+//! [`flatten_short_pipelines`] takes an extended loop of at most [`MAX_ITERATIONS`] iterations
+//! whose body is instruction statements, that is issue-bound as the carry sees it (`sp`'s issue
+//! cycles per iteration at least the body's compute cycles per iteration of the steady state),
+//! and that stands in an un-annotated loop of at least two iterations (which the emergent pass
+//! pipelines next). It unrolls it fully there: iteration `j` of the loop becomes a copy of its
+//! body with the induction variable replaced by `lb + j`, guards that the constant decides
+//! dropped (the statement with them when they fail), in iteration order. A peeled loop (`--peel`)
+//! is its steady state, with its prologue and epilogue already copies beside it in the enclosing
+//! body: its copies go between them, and the result is the same straight-line body. The loop stays
 //! behind the copies, empty, of trip 0 (as a full unroll of [`crate::unroll`] leaves it), and the
 //! lowering to BIR skips it. Measured: transpose_stages and transpose_mode_b (issue-bound, four
 //! tiles in four stages) run 0.47× as long flattened (23,260 → 10,875 cycles, as fast as the
@@ -33,18 +35,20 @@
 //! sees the sequence the annotated pipeliner built. Only the enclosing loop's pipelining is new.
 //!
 //! Every access of a ring along the loop now names a constant slot. So that the enclosing loop
-//! can ring each value and issue its load ahead, each value a copy writes whole gets a tile of
-//! its own (a rename by live range, `t.f0`, `t.f1`, ...): a whole, unguarded write that does not
-//! read the tile starts a new tile, and every later access of the same slot up to the next such
-//! write uses it. A tensor is renamed only when every one of its accesses is among the copies, and
-//! each read and each partial or guarded write finds a tile started before it in the copies;
-//! otherwise (a value that flows in from an earlier execution, an accumulator written in
-//! place) it keeps its slots. A loop whose renamed tiles do not fit SBUF or PSUM beside every
+//! can ring each value and issue its load ahead, each value the enclosing body writes whole gets
+//! a tile of its own (a rename by live range, `t.f0`, `t.f1`, ...): in the enclosing body's
+//! statements in order, copies included, a whole, unguarded write that does not read the tile
+//! starts a new tile, and every later access of the same slot up to the next such write uses it.
+//! A tensor is renamed only when every one of its accesses is a statement directly in the
+//! enclosing body or a copy, and each read and each partial or guarded write finds a tile started
+//! before it there; otherwise (a value that flows in from an earlier iteration of the enclosing
+//! loop, or from a loop nested beside) it keeps its slots. A loop whose renamed tiles do not fit SBUF or PSUM beside every
 //! other tensor is left as it is.
 //!
 //! Invariants: the function verifies after the pass; every copied statement keeps its spans and
-//! annotations; every instance, and the order of the accesses to every memory location, are
-//! those of the extended loop.
+//! annotations, and has no stage tag (the enclosing loop's pipelining gives its own); every
+//! instance, and the order of the accesses to every memory location, are those of the extended
+//! loop.
 
 use crate::emergent::budget;
 use crate::emergent::cost::{body_compute, issue_cycles};
@@ -80,7 +84,7 @@ pub fn flatten_short_pipelines(func: &mut Function) -> (Vec<FlattenedData>, Vec<
         };
         let name = func.axes[l].iv_name.clone();
         let trip = func.axes[l].trip_count();
-        if p.peeled || !(1..=MAX_ITERATIONS).contains(&trip) {
+        if !(1..=MAX_ITERATIONS).contains(&trip) {
             continue;
         }
         let flat = func.axes[l]
@@ -101,8 +105,12 @@ pub fn flatten_short_pipelines(func: &mut Function) -> (Vec<FlattenedData>, Vec<
         let into = pd.iv_name.clone();
         // Issue-bound, as the carry across executions sees it (`crate::emergent::carry`).
         let issue = issue_cycles(func, &func.axes[l].body);
-        let compute = (body_compute(func, &func.axes[l].body) * trip as u64)
-            .div_ceil(p.orig_trip.max(1) as u64);
+        // (A peeled loop is its steady state, unguarded.)
+        let compute = match p.peeled {
+            true => body_compute(func, &func.axes[l].body),
+            false => (body_compute(func, &func.axes[l].body) * trip as u64)
+                .div_ceil(p.orig_trip.max(1) as u64),
+        };
         if issue < compute {
             log.push(format!(
                 "flatten: loop `{name}` ({} iterations in {} stages) stays a loop: its transfers are not issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration of the steady state), so the carry across its executions overlaps them",
@@ -124,8 +132,12 @@ pub fn flatten_short_pipelines(func: &mut Function) -> (Vec<FlattenedData>, Vec<
                 } else {
                     format!("{} of them fill or drain", p.num_stages - 1)
                 };
+                let shape = match p.peeled {
+                    true => format!("peeled, {trip} iteration(s) between its prologue and epilogue"),
+                    false => format!("extended to {trip}"),
+                };
                 log.push(format!(
-                    "flatten: loop `{name}` ({} iterations in {} stages, extended to {trip}; {why}) is unrolled fully into loop `{into}`, whose pipelining overlaps its executions; renamed by live range: {}",
+                    "flatten: loop `{name}` ({} iterations in {} stages, {shape}; {why}) is unrolled fully into loop `{into}`, whose pipelining overlaps its executions; renamed by live range: {}",
                     p.orig_trip,
                     p.num_stages,
                     if names.is_empty() { "none".to_string() } else { names.join(", ") }
@@ -161,8 +173,11 @@ fn decided(pred: &Predicate) -> Option<bool> {
 fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String> {
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let body = func.axes[l].body.clone();
-    // The tensors touched only in the loop's body: the candidates for renaming.
-    let inside: BTreeSet<Stmt> = body.iter().copied().collect();
+    // The region renamed by live range: the parent's body, the loop replaced by its copies. The
+    // candidates are the tensors touched only by its statements.
+    let (parent, pos) = position(func, l);
+    let siblings: Vec<Stmt> = func.block(parent).to_vec();
+    let inside: BTreeSet<Stmt> = body.iter().chain(&siblings).copied().collect();
     let mut touched: BTreeSet<Tensor> = BTreeSet::new();
     let mut outside: BTreeSet<Tensor> = BTreeSet::new();
     func.walk_stmts(|s, _| {
@@ -235,7 +250,22 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
         // pipelining gives its own).
         func.stage_tags[*c] = None;
     }
-    let plan = live_ranges(func, &copies, &candidates);
+    let region: Vec<Stmt> = siblings[..pos]
+        .iter()
+        .chain(&copies)
+        .chain(&siblings[pos + 1..])
+        .copied()
+        .collect();
+    let plan = live_ranges(func, &region, &candidates);
+    // A ring along the loop must go: the loop leaves the program, and its slots with it.
+    if let Some(t) = (func.tensors.keys())
+        .find(|&t| func.tensors[t].block.iter().any(|b| b.axis == l) && !plan.contains_key(&t))
+    {
+        return Err(format!(
+            "the ring `{}` cannot take a tile per value (a value flows in from before the loop, or a write covers part of a tile)",
+            func.tensors[t].name
+        ));
+    }
     // The budget: the renamed tiles in place of the tensors they replace.
     let mut sbuf = budget::sbuf_in_use(func);
     let mut psum = budget::psum_banks_in_use(func);
@@ -284,10 +314,11 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
                 o.access.slots.clear();
             }
         }
+        // No instruction accesses `t` any more: it names no slot of the loop that leaves.
+        func.tensors[t].block.clear();
         renamed.push((base, tiles.len()));
     }
     // The copies take the loop's place, which stays behind them, empty.
-    let (parent, pos) = position(func, l);
     func.block_mut(parent).splice(pos..pos, copies);
     func.axes[l].lb = 0;
     func.axes[l].ub = 0;
@@ -299,11 +330,11 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
 /// One operand of an instruction: the destination (`None`) or source `j`.
 type Operand = (penguin::Inst, Option<usize>);
 
-/// Per tensor of `candidates` that can be renamed (module doc), its live ranges in the order they
-/// start: the operands each covers.
+/// Per tensor of `candidates` that can be renamed (module doc), its live ranges in `region` (the
+/// statements in program order) in the order they start: the operands each covers.
 fn live_ranges(
     func: &Function,
-    copies: &[Stmt],
+    region: &[Stmt],
     candidates: &BTreeSet<Tensor>,
 ) -> BTreeMap<Tensor, Vec<Vec<Operand>>> {
     let mut ranges: BTreeMap<Tensor, Vec<Vec<Operand>>> = BTreeMap::new();
@@ -317,7 +348,7 @@ fn live_ranges(
             (Some(_), None) => None,
         }
     };
-    for &s in copies {
+    for &s in region {
         let StmtKind::Insts(insts) = &func.stmts[s].kind else {
             continue;
         };
