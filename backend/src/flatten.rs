@@ -389,6 +389,9 @@ fn live_ranges(
             }
         }
     }
-    ranges.retain(|t, _| !refused.contains(t));
+    // A tile of one value and no slots is already a tile of its own.
+    ranges.retain(|&t, rs| {
+        !refused.contains(&t) && (rs.len() > 1 || !func.tensors[t].block.is_empty())
+    });
     ranges
 }

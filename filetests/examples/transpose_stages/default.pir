@@ -1,9 +1,9 @@
 kernel transpose_stages(x) -> (y) {
   tensor x: hbm f32[512, 512] input
   tensor y: hbm f32[512, 512] output
-  tensor t: sbuf f32[128, 128] local block[c: 2]
-  tensor tp: psum f32[128, 128] local block[c: 2]
-  tensor o: sbuf f32[128, 128] local block[c: 2]
+  tensor t: sbuf f32[128, 128] local
+  tensor tp: psum f32[128, 128] local
+  tensor o: sbuf f32[128, 128] local
   tensor t.f0: sbuf f32[128, 128] local block[r: 4]
   tensor t.f1: sbuf f32[128, 128] local block[r: 4]
   tensor t.f2: sbuf f32[128, 128] local block[r: 4]
