@@ -132,6 +132,7 @@ fn print_after_all_on_matmul_names_each_pass() {
             "choose-auto-stages",
             "pipeline",
             "fold-zeros",
+            "flatten",
             "unroll",
             "emergent",
             "lower-bir",

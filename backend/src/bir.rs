@@ -134,9 +134,13 @@ impl Lower<'_> {
                 }
                 StmtKind::Loop(axis) => {
                     let ad = &self.func.axes[*axis];
-                    if ad.body.is_empty() {
+                    let names_slots = (self.func.tensors.values())
+                        .any(|t| t.block.iter().any(|b| b.axis == *axis));
+                    if ad.body.is_empty() && !names_slots {
                         // An empty loop runs nothing (a fully unrolled loop stays behind its
-                        // copies in Penguin IR, `crate::unroll`, `crate::flatten`).
+                        // copies in Penguin IR, `crate::unroll`, `crate::flatten`); one that a
+                        // ring's slots are named along stays (a peeled loop whose steady state
+                        // is empty).
                         guards.truncate(n_guards);
                         continue;
                     }
