@@ -253,6 +253,9 @@ pub fn random_nested_kernel(seed: u64) -> String {
     let mut stage = vec![String::new(); children];
     if r.chance(50) {
         outer_kws = format!(", num_stages={}", 2 + r.below(2));
+    } else if r.chance(33) {
+        // An un-annotated outer loop: the backend pipelines it around the user's inner loop
+        // (the carry across the inner loop's executions, or its flattening into the outer body).
     } else {
         let mut s = 0;
         for (j, st) in stage.iter_mut().enumerate() {
