@@ -13,7 +13,7 @@
 //! | `pipeline` | Penguin | the annotated software pipeliner with its legality check |
 //! | `peel` | Penguin | `--peel`: the extended loops' prologue and epilogue as physical code |
 //! | `fold-zeros` | Penguin | a PSUM accumulator's zeroing goes into its first matmul |
-//! | `flatten` | Penguin | `default|auto`: unroll an annotated loop with no steady state into the loop around it |
+//! | `flatten` | Penguin | `default|auto`: unroll a short, issue-bound annotated loop into the loop around it |
 //! | `unroll` | Penguin | `default|emergent|auto`: unroll loops whose transfers spread better |
 //! | `emergent` | Penguin | `default|emergent|auto`: the backend's emergent pipelining |
 //! | `lower-bir` … `hoist` | BIR, then ISA | the backend's passes ([`backend::PASSES`]) |
@@ -437,8 +437,8 @@ impl<'l> Context<'l> {
 
     /// The backend's transformations on Penguin IR: on every path `fold-zeros` (a PSUM
     /// accumulator's zeroing goes into its first matmul, [`backend::fold_zeros`]); then, on the
-    /// paths that have it ([`PipelineMode::emergent`]), `flatten` (an annotated loop with no
-    /// steady state unrolled into the un-annotated loop around it, [`backend::flatten`]),
+    /// paths that have it ([`PipelineMode::emergent`]), `flatten` (a short, issue-bound
+    /// annotated loop unrolled into the un-annotated loop around it, [`backend::flatten`]),
     /// `unroll` and `emergent` pipelining on
     /// the loops the path gives it (`default`: the loops the annotated pipeliner left alone;
     /// `emergent`: every loop, the annotations being stripped). Their decisions go to
@@ -448,7 +448,7 @@ impl<'l> Context<'l> {
         self.backend_log.extend(log);
         self.after("fold-zeros", "folding PSUM zeroing", func)?;
         if self.opts.mode.emergent() {
-            let (_, log) = backend::flatten::flatten_short_pipelines(func);
+            let log = backend::flatten::flatten_short_pipelines(func);
             self.backend_log.extend(log);
             self.after("flatten", "flattening short pipelined loops", func)?;
             let (unrolled, log) = backend::unroll::unroll_loops(func);

@@ -42,8 +42,8 @@
 //! A tensor is renamed only when every one of its accesses is a statement directly in the
 //! enclosing body or a copy, and each read and each partial or guarded write finds a tile started
 //! before it there; otherwise (a value that flows in from an earlier iteration of the enclosing
-//! loop, or from a loop nested beside) it keeps its slots. A loop whose renamed tiles do not fit SBUF or PSUM beside every
-//! other tensor is left as it is.
+//! loop, or from a loop nested beside) it keeps its slots. A loop whose renamed tiles do not fit
+//! SBUF or PSUM beside every other tensor is left as it is.
 //!
 //! Invariants: the function verifies after the pass; every copied statement keeps its spans and
 //! annotations, and has no stage tag (the enclosing loop's pipelining gives its own); every
@@ -51,9 +51,10 @@
 //! loop.
 
 use crate::emergent::budget;
-use crate::emergent::cost::{body_compute, issue_cycles};
+use crate::emergent::cost::steady_issue_and_compute;
 use crate::unroll::{copy_stmt, fresh_name, position, substitute_stmt};
-use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use cranelift_entity::SecondaryMap;
+use penguin::affine::{AffineExpr, Predicate};
 use penguin::ir::{Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use std::collections::{BTreeMap, BTreeSet};
@@ -61,21 +62,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The most iterations of an extended loop that is flattened.
 pub const MAX_ITERATIONS: i64 = 16;
 
-/// A loop [`flatten_short_pipelines`] flattened.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FlattenedData {
-    /// The loop's induction variable, as written.
-    pub iv: String,
-    /// The enclosing loop's.
-    pub into: String,
-    /// The tiles renamed by live range, with the number of tiles each became.
-    pub renamed: Vec<(String, usize)>,
-}
-
-/// Flattens every annotated loop that never reaches a steady state into the un-annotated loop
-/// around it (module doc); returns the loops it flattened and the log lines.
-pub fn flatten_short_pipelines(func: &mut Function) -> (Vec<FlattenedData>, Vec<String>) {
-    let mut done = Vec::new();
+/// Flattens every short, issue-bound annotated loop into the un-annotated loop around it (module
+/// doc); returns the log lines, one per loop considered.
+pub fn flatten_short_pipelines(func: &mut Function) -> Vec<String> {
     let mut log = Vec::new();
     let candidates: Vec<Axis> = func.axes.keys().collect();
     for l in candidates {
@@ -104,13 +93,7 @@ pub fn flatten_short_pipelines(func: &mut Function) -> (Vec<FlattenedData>, Vec<
         }
         let into = pd.iv_name.clone();
         // Issue-bound, as the carry across executions sees it (`crate::emergent::carry`).
-        let issue = issue_cycles(func, &func.axes[l].body);
-        // (A peeled loop is its steady state, unguarded.)
-        let compute = match p.peeled {
-            true => body_compute(func, &func.axes[l].body),
-            false => (body_compute(func, &func.axes[l].body) * trip as u64)
-                .div_ceil(p.orig_trip.max(1) as u64),
-        };
+        let (issue, compute) = steady_issue_and_compute(func, l, &p);
         if issue < compute {
             log.push(format!(
                 "flatten: loop `{name}` ({} iterations in {} stages) stays a loop: its transfers are not issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration of the steady state), so the carry across its executions overlaps them",
@@ -133,7 +116,9 @@ pub fn flatten_short_pipelines(func: &mut Function) -> (Vec<FlattenedData>, Vec<
                     format!("{} of them fill or drain", p.num_stages - 1)
                 };
                 let shape = match p.peeled {
-                    true => format!("peeled, {trip} iteration(s) between its prologue and epilogue"),
+                    true => {
+                        format!("peeled, {trip} iteration(s) between its prologue and epilogue")
+                    }
                     false => format!("extended to {trip}"),
                 };
                 log.push(format!(
@@ -142,30 +127,22 @@ pub fn flatten_short_pipelines(func: &mut Function) -> (Vec<FlattenedData>, Vec<
                     p.num_stages,
                     if names.is_empty() { "none".to_string() } else { names.join(", ") }
                 ));
-                done.push(FlattenedData {
-                    iv: name,
-                    into,
-                    renamed,
-                });
             }
             Err(why) => log.push(format!(
-                "flatten: loop `{name}` ({} iterations in {} stages) has no steady state but stays a loop: {why}",
+                "flatten: loop `{name}` ({} iterations in {} stages) stays a loop: {why}",
                 p.orig_trip, p.num_stages
             )),
         }
     }
-    (done, log)
+    log
 }
 
-/// Whether `pred`, with every induction variable but constants gone, holds (`Some`), fails, or
-/// still depends on a loop (`None`).
+/// Whether `pred`, its expression a constant, holds (`Some`), or it still depends on a loop
+/// (`None`).
 fn decided(pred: &Predicate) -> Option<bool> {
-    let v = pred.expr.as_constant()?;
-    Some(match pred.cmp {
-        CmpOp::Ge => v >= pred.bound,
-        CmpOp::Lt => v < pred.bound,
-        CmpOp::Eq => v == pred.bound,
-    })
+    pred.expr
+        .as_constant()
+        .map(|_| pred.holds(&SecondaryMap::new()))
 }
 
 /// Unrolls loop `l` fully in its parent's block and renames its tiles by live range; returns the

@@ -72,7 +72,7 @@
 //! carried load (one instruction, same spans, stage 0).
 
 use super::budget;
-use super::cost::{body_compute, issue_cycles};
+use super::cost::steady_issue_and_compute;
 use super::nest::{carry_copies, compute_nest, copy_load, divisor_slots, guard, NestLevel};
 use super::plan::count_writers;
 use penguin::affine::{AffineExpr, CmpOp};
@@ -102,13 +102,7 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
     };
     // Where `sp` is the bottleneck, its drain is not idle (the last stores run there) and
     // loading there only moves its waits. (A peeled body is the steady state, unguarded.)
-    let body = func.axes[e].body.clone();
-    let issue = issue_cycles(func, &body);
-    let ext = func.axes[e].trip_count().max(1) as u64;
-    let compute = match pipe.peeled {
-        true => body_compute(func, &body),
-        false => (body_compute(func, &body) * ext).div_ceil(t.max(1) as u64),
-    };
+    let (issue, compute) = steady_issue_and_compute(func, e, &pipe);
     if issue >= compute {
         return decline(log, format!("its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration of the steady state), so `sp` has no idle drain"));
     }
@@ -136,7 +130,7 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
         .unwrap_or(1)
         .min(s - 1)
         .min(t);
-    let mut body = body;
+    let mut body = func.axes[e].body.clone();
     let mut carries_per_load = 0;
     for &(ld, _, _, _) in &loads {
         let prologue = prologue_copy(func, e, &outer, ld, p);

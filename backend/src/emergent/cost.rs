@@ -11,7 +11,7 @@
 //! ([`crate::guards::guard_fraction`]); a nested loop counts its trip count times its body.
 
 use crate::emit::dma_pieces;
-use penguin::ir::{Op, StmtKind};
+use penguin::ir::{Op, Pipelined, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::machine;
 
@@ -115,4 +115,21 @@ pub fn issue_cycles(func: &Function, body: &[Stmt]) -> u64 {
         }
     }
     total
+}
+
+/// `sp`'s issue cycles and the compute engines' cycles per iteration of the steady state of the
+/// extended loop `e` (pipelined as `pipe`): a predicated body's compute spread over its original
+/// trip, a peeled body (its steady state, unguarded) as it stands. The loop is issue-bound when
+/// the first is at least the second: its drain leaves `sp` no idle time
+/// ([`super::carry`]), and it unrolls into more, shorter-issued transfers ([`crate::flatten`]).
+pub fn steady_issue_and_compute(func: &Function, e: Axis, pipe: &Pipelined) -> (u64, u64) {
+    let body = &func.axes[e].body;
+    let compute = match pipe.peeled {
+        true => body_compute(func, body),
+        false => {
+            let ext = func.axes[e].trip_count().max(1) as u64;
+            (body_compute(func, body) * ext).div_ceil(pipe.orig_trip.max(1) as u64)
+        }
+    };
+    (issue_cycles(func, body), compute)
 }
