@@ -25,7 +25,7 @@ use runtime_sim::machine::{Engine as HwEngine, DMA_QUEUES};
 use serde_json::json;
 
 /// What `nkc compare` was asked.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CompareOptions {
     pub kernel: Option<String>,
     pub seed: u64,
@@ -36,6 +36,10 @@ pub struct CompareOptions {
     pub peel: bool,
     /// The shapes of untyped parameters (`--shape`, `--dtype`).
     pub specialise: driver::Specialise,
+    /// `NAME=PATH.npy` input arrays (`--input`), the same on every path.
+    pub inputs: Vec<(String, std::path::PathBuf)>,
+    /// The cycle limit of each path's simulation (`--max-cycles`).
+    pub max_cycles: u64,
 }
 
 /// One path's checked, simulated run.
@@ -87,7 +91,9 @@ fn path_name(mode: PipelineMode, peeled: bool) -> &'static str {
 
 /// The paths a kernel is compared on: each mode, and whether it is peeled.
 fn paths_of(source: &Source, opts: &CompareOptions) -> Result<Vec<(PipelineMode, bool)>, Failure> {
-    let specs = opts.specialise.specs(&[])?;
+    let specs = opts
+        .specialise
+        .specs(source, opts.kernel.as_deref(), &opts.inputs)?;
     let func = driver::compile_with(source, opts.kernel.as_deref(), &specs)?;
     let mut modes = vec![
         (PipelineMode::None, false),
@@ -101,6 +107,22 @@ fn paths_of(source: &Source, opts: &CompareOptions) -> Result<Vec<(PipelineMode,
         }
     }
     Ok(modes)
+}
+
+impl Default for CompareOptions {
+    /// Seed 0, the legality check on, no timelines, no peeling, the default cycle limit.
+    fn default() -> Self {
+        CompareOptions {
+            kernel: None,
+            seed: 0,
+            legality_check: true,
+            timelines: false,
+            peel: false,
+            specialise: driver::Specialise::default(),
+            inputs: Vec::new(),
+            max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        }
+    }
 }
 
 /// Compiles and simulates the kernel on each path, checking every path against the interpreter.
@@ -122,9 +144,14 @@ pub fn compare_each(
     let jobs: Vec<(usize, PipelineMode, bool)> = (paths.iter().enumerate())
         .flat_map(|(k, p)| (p.iter().flatten()).map(move |&(mode, peel)| (k, mode, peel)))
         .collect();
+    let bar = crate::sim::StepsBar::new("path", jobs.len() as u64);
     let mut runs = jobs
         .par_iter()
-        .map(|&(k, mode, peel)| run_path(sources[k], opts, mode, peel))
+        .map(|&(k, mode, peel)| {
+            let r = run_path(sources[k], opts, mode, peel);
+            bar.step();
+            r
+        })
         .collect::<Vec<_>>()
         .into_iter();
     (sources.iter().zip(paths))
@@ -156,14 +183,14 @@ fn run_path(
         kernel: opts.kernel.clone(),
         engine: Engine::Sim,
         pipeline: mode,
-        inputs: Vec::new(),
+        inputs: opts.inputs.clone(),
         seed: opts.seed,
         output_dir: None,
         legality_check: opts.legality_check,
         check: true,
         trace: None,
         timeline: opts.timelines,
-        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
+        max_cycles: opts.max_cycles,
         peel,
         specialise: opts.specialise.clone(),
         print_after: crate::pipeline::PrintAfter::Nothing,
@@ -418,6 +445,8 @@ impl SuiteEntry {
                 .min_by_key(|e| (e.span.start, e.span.end))
                 .map_or_else(String::new, |e| format!("error[{}]: {}", e.code, e.message)),
             Failure::User(m) => format!("error: {m}"),
+            Failure::Unplaced(d) if d.code.is_empty() => format!("error: {}", d.message),
+            Failure::Unplaced(d) => format!("error[{}]: {}", d.code, d.message),
             Failure::Internal(m) => format!("error: internal compiler error: {m}"),
         };
         let error = driver::printable(error.lines().next().unwrap_or_default());

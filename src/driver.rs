@@ -9,7 +9,7 @@
 
 use crate::error::RunError;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use frontend::diagnostic::{self, Error};
+use frontend::diagnostic::{self, Diagnostic, Error};
 use penguin::listing::capped_list;
 use penguin::pipeline::{PipelineError, PipelineLog, PipelineOptions};
 use penguin::Function;
@@ -58,6 +58,10 @@ pub enum Failure {
     Diagnostics(Vec<Error>),
     /// Any other error the user can fix.
     User(String),
+    /// An error of a command-line option about the kernel (a `--kernel` or `--shape` name that
+    /// the file does not define): a diagnostic with no place in the file, printed without a
+    /// snippet (its code may be empty).
+    Unplaced(Diagnostic),
     /// A bug in nkc.
     Internal(String),
 }
@@ -65,7 +69,7 @@ pub enum Failure {
 impl Failure {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Failure::Diagnostics(_) | Failure::User(_) => 1,
+            Failure::Diagnostics(_) | Failure::User(_) | Failure::Unplaced(_) => 1,
             Failure::Internal(_) => 101,
         }
     }
@@ -99,6 +103,15 @@ pub fn report(failure: &Failure, source: Option<&Source>, color: ColorMode) {
             }
         },
         Failure::User(msg) => eprintln!("error: {}", printable(msg)),
+        Failure::Unplaced(d) => {
+            match d.code {
+                "" => eprintln!("error: {}", printable(&d.message)),
+                code => eprintln!("error[{code}]: {}", printable(&d.message)),
+            }
+            for n in &d.notes {
+                eprintln!("  = {}", printable(n));
+            }
+        }
         Failure::Internal(msg) => {
             eprintln!("error: internal compiler error: {}", printable(msg));
             eprintln!(
@@ -165,6 +178,7 @@ pub fn check(
             Err(Failure::Diagnostics(all))
         };
     }
+    check_kernel_option(source, kernel)?;
     let errors = frontend::check_source_with(&source.text, kernel, specs);
     if !errors.is_empty() {
         return Err(Failure::Diagnostics(errors));
@@ -257,6 +271,7 @@ pub fn compile_with(
     if source.is_penguin() {
         return read_penguin(source, kernel);
     }
+    check_kernel_option(source, kernel)?;
     let func = frontend::compile_with(&source.text, kernel, specs).map_err(Failure::Diagnostics)?;
     verify(&func, "lowering")?;
     Ok(func)
@@ -318,25 +333,46 @@ pub fn backend_failure(e: backend::BackendError) -> Failure {
     Failure::Diagnostics(vec![e.to_diagnostic()])
 }
 
-/// How a command specialises a kernel's untyped parameters: `--shape NAME=ROWSxCOLS` (repeatable)
-/// and `--dtype` (of every untyped parameter; float32 by default), and the shapes of the arrays
-/// given with `--input`.
+/// How a command specialises a kernel's untyped parameters: `--shape NAME=ROWSxCOLS` (repeatable),
+/// `--dtype DTYPE` (every untyped parameter; float32 by default) and `--dtype NAME=DTYPE` (one
+/// parameter), and the shapes (and, for a bfloat16 `.npy`, the dtype) of the arrays given with
+/// `--input`.
 #[derive(Clone, Debug, Default)]
 pub struct Specialise {
     pub shapes: Vec<(String, Vec<u64>)>,
+    /// `--dtype DTYPE`: every untyped parameter without a dtype of its own.
     pub dtype: Option<penguin::DType>,
+    /// `--dtype NAME=DTYPE`: one parameter's.
+    pub dtypes: Vec<(String, penguin::DType)>,
 }
 
 impl Specialise {
-    /// The shape and dtype of every parameter named by `--shape` or `--input`. A name given by
-    /// both, or twice, is an error.
-    pub fn specs(&self, inputs: &[(String, PathBuf)]) -> Result<frontend::Specs, Failure> {
+    /// The shape and dtype of every parameter named by `--shape` or `--input`, after checking
+    /// every name against the kernel ([`Specialise::validate`]). A name given by both, or twice,
+    /// is an error, and so is a dtype for a parameter with no shape.
+    pub fn specs(
+        &self,
+        source: &Source,
+        kernel: Option<&str>,
+        inputs: &[(String, PathBuf)],
+    ) -> Result<frontend::Specs, Failure> {
         unique_inputs(inputs)?;
-        let dtype = self.dtype.unwrap_or(penguin::DType::F32);
+        self.validate(source, kernel, inputs)?;
+        let dtype_of = |name: &str, file: Option<penguin::DType>| {
+            let own = self.dtypes.iter().find(|(n, _)| n == name).map(|(_, d)| *d);
+            own.or(file).or(self.dtype).unwrap_or(penguin::DType::F32)
+        };
         let mut specs = frontend::Specs::new();
+        for (k, (name, _)) in self.dtypes.iter().enumerate() {
+            if self.dtypes[..k].iter().any(|(n, _)| n == name) {
+                return Err(Failure::User(format!(
+                    "`--dtype {name}=...` is given twice; give each dtype at most once"
+                )));
+            }
+        }
         for (name, shape) in &self.shapes {
             let spec = frontend::ParamSpec {
-                dtype,
+                dtype: dtype_of(name, None),
                 shape: shape.clone(),
             };
             if specs.insert(name.clone(), spec).is_some() {
@@ -351,12 +387,202 @@ impl Specialise {
                     "`{name}` has both `--shape` and `--input`; the input's shape is its shape, drop `--shape {name}`"
                 )));
             }
-            let array = crate::npy::read_npy(path).map_err(Failure::User)?;
+            let (array, file_dtype) = crate::npy::read_npy_typed(path).map_err(Failure::User)?;
             let shape = array.shape.iter().map(|&d| d as u64).collect();
+            let dtype = dtype_of(
+                name,
+                Some(file_dtype).filter(|d| *d == penguin::DType::Bf16),
+            );
             specs.insert(name.clone(), frontend::ParamSpec { dtype, shape });
+        }
+        for (name, _) in &self.dtypes {
+            if !specs.contains_key(name) {
+                return Err(Failure::User(format!(
+                    "`--dtype {name}=...` gives a dtype but no shape: add `--shape {name}=ROWSxCOLS` or `--input {name}=FILE.npy`"
+                )));
+            }
         }
         Ok(specs)
     }
+
+    /// Every `--shape`, `--dtype NAME=` and `--input` name against the kernel(s) it specialises
+    /// (`kernel`, or every kernel of the file): a name that is no parameter (with a did-you-mean),
+    /// a typed parameter given a shape or a dtype, and a scalar parameter given a shape or an
+    /// array are errors, never silently ignored. A `.pir` file has concrete shapes: `--shape`
+    /// and `--dtype` are errors there. A file with syntax errors is left to the front end.
+    pub fn validate(
+        &self,
+        source: &Source,
+        kernel: Option<&str>,
+        inputs: &[(String, PathBuf)],
+    ) -> Result<(), Failure> {
+        if source.is_penguin() {
+            if let Some(flag) =
+                (!self.shapes.is_empty())
+                    .then_some("--shape")
+                    .or((self.dtype.is_some() || !self.dtypes.is_empty()).then_some("--dtype"))
+            {
+                return Err(Failure::User(format!(
+                    "`{flag}` does not apply to `{}`: Penguin IR text has concrete shapes and dtypes",
+                    source.display_name()
+                )));
+            }
+            return Ok(());
+        }
+        let (module, errors) = frontend::parse(&source.text);
+        if !errors.is_empty() {
+            return Ok(());
+        }
+        let kernels: Vec<&frontend::ast::Kernel> = match kernel {
+            Some(k) => {
+                check_kernel_name(source, &module, k)?;
+                module.kernels.iter().filter(|x| x.name.name == k).collect()
+            }
+            None => module.kernels.iter().collect(),
+        };
+        if kernels.is_empty() {
+            return Ok(());
+        }
+        let names = self
+            .shapes
+            .iter()
+            .map(|(n, _)| (n, "--shape"))
+            .chain(self.dtypes.iter().map(|(n, _)| (n, "--dtype")))
+            .chain(inputs.iter().map(|(n, _)| (n, "--input")));
+        for (name, flag) in names {
+            let params: Vec<&frontend::ast::Param> = kernels
+                .iter()
+                .flat_map(|k| &k.params)
+                .filter(|p| &p.name.name == name)
+                .collect();
+            let kernel_names = match kernels.as_slice() {
+                [one] => format!("`{}`", one.name.name),
+                several => format!(
+                    "none of the kernels {} has a parameter `{name}`;",
+                    capped_list(several.iter().map(|k| format!("`{}`", k.name.name)), ", ")
+                ),
+            };
+            let Some(p) = params.first() else {
+                let all: Vec<&str> = kernels
+                    .iter()
+                    .flat_map(|k| &k.params)
+                    .map(|p| p.name.name.as_str())
+                    .collect();
+                let what = if kernels.len() == 1 {
+                    format!("{kernel_names} has no parameter `{name}`")
+                } else {
+                    kernel_names.trim_end_matches(';').to_string()
+                };
+                let d = option_error(format!("`{flag} {name}`: {what}")).with_help_opt(
+                    did_you_mean(name, all.iter().copied()).map(|c| format!("did you mean `{c}`?")),
+                );
+                let d = if all.is_empty() {
+                    d.with_note("it takes no parameter")
+                } else {
+                    d.with_note(format!("its parameters are {}", capped_list(&all, ", ")))
+                };
+                return Err(Failure::Unplaced(d));
+            };
+            let text = |e: &frontend::ast::Expr| source.text[e.span.clone()].to_string();
+            if let Some(default) = &p.default {
+                let what = match flag {
+                    "--input" => "array",
+                    "--dtype" => "dtype",
+                    _ => "shape",
+                };
+                return Err(Failure::Unplaced(
+                    option_error(format!(
+                        "`{flag} {name}`: `{name}` is a scalar parameter (default `{}`), not a tensor: it takes no {what}",
+                        text(default)
+                    ))
+                    .with_help(format!("give its value with `--arg {name}=VALUE`")),
+                ));
+            }
+            if let Some(ty) = &p.ty {
+                if flag != "--input" {
+                    let what = if flag == "--shape" { "shape" } else { "dtype" };
+                    return Err(Failure::Unplaced(
+                        option_error(format!(
+                            "`{flag} {name}`: `{name}` declares its type, `{}`, so its {what} is that one",
+                            text(ty)
+                        ))
+                        .with_help(format!(
+                            "drop `{flag} {name}`, or remove the annotation to make `{name}` shape-generic"
+                        )),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// E0197 without a span: `--kernel NAME` names no kernel of the file, with the closest name
+/// when one is close (a did-you-mean) and the kernels it defines.
+pub fn check_kernel_name(
+    source: &Source,
+    module: &frontend::ast::Module,
+    kernel: &str,
+) -> Result<(), Failure> {
+    let names: Vec<&str> = module
+        .kernels
+        .iter()
+        .map(|k| k.name.name.as_str())
+        .collect();
+    if names.contains(&kernel) {
+        return Ok(());
+    }
+    let d = Diagnostic::new(
+        frontend::codes::UNKNOWN_KERNEL,
+        format!(
+            "`--kernel {kernel}`: `{}` defines no kernel `{kernel}`",
+            source.display_name()
+        ),
+        0..0,
+    )
+    .with_help_opt(
+        did_you_mean(kernel, names.iter().copied()).map(|c| format!("did you mean `{c}`?")),
+    );
+    let d = if names.is_empty() {
+        d.with_note("it defines no kernel")
+    } else {
+        d.with_note(format!(
+            "its kernels are {}",
+            capped_list(names.iter().map(|n| format!("`{n}`")), ", ")
+        ))
+    };
+    Err(Failure::Unplaced(d))
+}
+
+/// An error of a command-line option, as a diagnostic without a code or a place.
+fn option_error(message: String) -> Diagnostic {
+    Diagnostic::new("", message, 0..0)
+}
+
+/// `--kernel` checked before the front end runs, so that a wrong name gets a did-you-mean and
+/// no label inside the file: see [`check_kernel_name`]. A file with syntax errors is left to
+/// the front end; a `.pir` file is checked by [`read_penguin`].
+pub fn check_kernel_option(source: &Source, kernel: Option<&str>) -> Result<(), Failure> {
+    let Some(k) = kernel else { return Ok(()) };
+    if source.is_penguin() {
+        return Ok(());
+    }
+    let (module, errors) = frontend::parse(&source.text);
+    if !errors.is_empty() {
+        return Ok(());
+    }
+    check_kernel_name(source, &module, k)
+}
+
+/// The candidate closest to `name`, when it is close enough to be a typo (Jaro-Winkler
+/// similarity of at least 0.8, as rustc's and clap's suggestions are for short names).
+pub fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .filter(|c| *c != name)
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
 }
 
 /// Parses `NAME=ROWSxCOLS` (any number of dimensions, `x`-separated), the value of `--shape`.

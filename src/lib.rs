@@ -11,12 +11,14 @@
 //!   timelines as SVG;
 //! - [`loops`]: per pipelined loop, the modulo scheduler's II beside the measured period;
 //! - [`sim`]: `nkc sim`, running a pseudo-ISA program on the simulator;
-//! - [`npy`]: `.npy` input and output.
+//! - [`npy`]: `.npy` input and output;
+//! - [`message_format`]: `--message-format json`, failures as JSON objects.
 
 pub mod compare;
 pub mod driver;
 pub mod error;
 pub mod loops;
+pub mod message_format;
 pub mod npy;
 pub mod pipeline;
 pub mod run;

@@ -1,24 +1,39 @@
 //! Reading and writing `.npy` arrays (npyz) for `nkc run`.
 //!
-//! nkc's arrays are row-major float32. Reading accepts exactly that: a C-order `float32` array of
-//! any rank (`<f4`, `>f4`, or `f4` / `=f4` in native order); anything else is an error that says
-//! what was found, and so is a header that claims more than the file holds, before anything is
-//! allocated for it. Writing produces little-endian
-//! `<f4` C-order files that NumPy reads back unchanged.
+//! nkc's arrays are row-major float32 (a bfloat16 tensor holds float32 values that bfloat16
+//! represents). Reading accepts a C-order array of any rank of
+//! - `float32` (`<f4`, `>f4`, or `f4` / `=f4` in native order), for any parameter (rounded to
+//!   bfloat16 by `nkc run` when the parameter is bfloat16);
+//! - **bfloat16, stored as its 16-bit patterns**: `<u2` (`uint16`, what
+//!   `a.view(numpy.uint16)` of an `ml_dtypes.bfloat16` array saves) or `|V2` (what `numpy.save`
+//!   writes for an `ml_dtypes.bfloat16` array itself); each value is exactly the float32 whose
+//!   upper 16 bits are the pattern.
+//!
+//! Anything else is an error that says what was found, and so is a header that claims more than
+//! the file holds, before anything is allocated for it. Writing produces little-endian C-order
+//! files that NumPy reads back unchanged: `<f4` for float32 arrays ([`write_npy`]) and `<u2`
+//! bfloat16 patterns for bfloat16 ones ([`write_npy_bf16`]; `numpy.load(p).view(ml_dtypes.bfloat16)`
+//! reads them as bfloat16).
 
 use penguin::interp::Array;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Cursor, Read};
 use std::path::Path;
 
-/// Reads a C-order float32 `.npy` file.
+/// Reads a C-order float32 or bfloat16 `.npy` file (see the module doc), as float32 values.
+pub fn read_npy(path: &Path) -> Result<Array, String> {
+    read_npy_typed(path).map(|(a, _)| a)
+}
+
+/// Reads a C-order float32 or bfloat16 `.npy` file: its values as float32, and which of the two
+/// the file held.
 ///
 /// The sizes its header claims are checked before anything is allocated for them: the header's
 /// length against the file's (a version 2 header may claim 4 GiB), and the shape's elements
 /// against [`runtime_sim::sim::MAX_HBM_ELEMS`] and the bytes that follow the header. A float32
 /// dtype written without a byte order (`'f4'`, `'=f4'`: native order, which NumPy accepts) is read
 /// as little-endian, the order of every machine nkc runs on.
-pub fn read_npy(path: &Path) -> Result<Array, String> {
+pub fn read_npy_typed(path: &Path) -> Result<(Array, vocab::DType), String> {
     let shown = path.display();
     let file = File::open(path).map_err(|e| format!("cannot open `{shown}`: {e}"))?;
     let file_len = file
@@ -31,16 +46,21 @@ pub fn read_npy(path: &Path) -> Result<Array, String> {
     let data_len = file_len - header_len;
     let npy = npyz::NpyFile::new(Cursor::new(header).chain(reader))
         .map_err(|e| format!("`{shown}` is not a .npy file: {e}"))?;
-    match npy.dtype() {
-        npyz::DType::Plain(ts) if ts.to_string() == "<f4" || ts.to_string() == ">f4" => {}
-        other => {
+    let descr = match npy.dtype() {
+        npyz::DType::Plain(ts) => ts.to_string(),
+        other => other.descr(),
+    };
+    let width: u64 = match descr.as_str() {
+        "<f4" | ">f4" => 4,
+        "<u2" | "|u2" | "|V2" | "<V2" => 2,
+        _ => {
             return Err(format!(
-                "`{shown}` holds {} values, but nkc takes float32 ('<f4') arrays; convert it with \
-                 `a.astype(numpy.float32)`",
-                other.descr()
+                "`{shown}` holds {descr} values, but nkc takes float32 ('<f4') arrays, or bfloat16 \
+                 stored as 16-bit patterns ('<u2' or '|V2'); convert it with \
+                 `a.astype(numpy.float32)`"
             ))
         }
-    }
+    };
     if npy.order() == npyz::Order::Fortran && npy.shape().len() > 1 {
         return Err(format!(
             "`{shown}` is in Fortran order; save it in C order (`numpy.ascontiguousarray(a)`)"
@@ -58,18 +78,31 @@ pub fn read_npy(path: &Path) -> Result<Array, String> {
                 runtime_sim::sim::MAX_HBM_ELEMS
             )
         })?;
-    if elems * 4 != data_len {
+    if elems * width != data_len {
         return Err(format!(
-            "`{shown}` claims shape {:?} ({} bytes of float32), but {data_len} bytes follow its header",
+            "`{shown}` claims shape {:?} ({} bytes of {}), but {data_len} bytes follow its header",
             npy.shape(),
-            elems * 4
+            elems * width,
+            if width == 4 { "float32" } else { "bfloat16" }
         ));
     }
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-    let data = npy
-        .into_vec::<f32>()
-        .map_err(|e| format!("cannot read the data of `{shown}`: {e}"))?;
-    Ok(Array { shape, data })
+    if width == 4 {
+        let data = npy
+            .into_vec::<f32>()
+            .map_err(|e| format!("cannot read the data of `{shown}`: {e}"))?;
+        return Ok((Array { shape, data }, vocab::DType::F32));
+    }
+    // bfloat16 patterns: the bytes after the header, little-endian 16-bit words.
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let body = bytes
+        .get(bytes.len() - data_len as usize..)
+        .ok_or_else(|| format!("`{shown}` changed while it was read"))?;
+    let data = body
+        .chunks_exact(2)
+        .map(|w| f32::from_bits(u32::from(u16::from_le_bytes([w[0], w[1]])) << 16))
+        .collect();
+    Ok((Array { shape, data }, vocab::DType::Bf16))
 }
 
 /// The magic string of every `.npy` file.
@@ -160,6 +193,30 @@ pub fn write_npy(path: &Path, array: &Array) -> Result<(), String> {
     writer.finish().map_err(err)
 }
 
+/// Writes `array` (bfloat16 values held as float32, rounded to bfloat16 if they are not) as a
+/// little-endian `<u2` `.npy` file of bfloat16 bit patterns (see the module doc).
+pub fn write_npy_bf16(path: &Path, array: &Array) -> Result<(), String> {
+    use npyz::WriterBuilder;
+    let err = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
+    let file = File::create(path).map_err(err)?;
+    let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
+    let mut writer = npyz::WriteOptions::<u16>::new()
+        .default_dtype()
+        .shape(&shape)
+        .writer(BufWriter::new(file))
+        .begin_nd()
+        .map_err(err)?;
+    writer
+        .extend(
+            array
+                .data
+                .iter()
+                .map(|&x| (vocab::round_bf16(x).to_bits() >> 16) as u16),
+        )
+        .map_err(err)?;
+    writer.finish().map_err(err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +237,30 @@ mod tests {
             a.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
             b.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn bfloat16_patterns_round_trip_and_read_as_their_float32_values() {
+        let dir = std::env::temp_dir().join(format!("nkc-npybf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("b.npy");
+        let a = Array {
+            shape: vec![2, 2],
+            data: vec![1.0, -2.5, 1.0 + 1.0 / 128.0, 3.0e38],
+        };
+        write_npy_bf16(&path, &a).unwrap();
+        let (b, dtype) = read_npy_typed(&path).unwrap();
+        assert_eq!(dtype, vocab::DType::Bf16);
+        assert_eq!(b.shape, a.shape);
+        let want: Vec<f32> = a.data.iter().map(|&x| vocab::round_bf16(x)).collect();
+        assert_eq!(b.data, want);
+        // The same patterns declared `|V2` (numpy.save of an ml_dtypes.bfloat16 array).
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.windows(5).position(|w| w == b"'<u2'").unwrap();
+        bytes[at..at + 5].copy_from_slice(b"'|V2'");
+        std::fs::write(&path, &bytes).unwrap();
+        let (c, dtype) = read_npy_typed(&path).unwrap();
+        assert_eq!((c.data, dtype), (want, vocab::DType::Bf16));
     }
 
     #[test]

@@ -41,18 +41,20 @@ use penguin::Function;
 /// Which pipelining path loops take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum PipelineMode {
-    /// Annotated loops are pipelined as annotated, the others by the backend.
+    /// What `nkc run` does: annotated loops pipelined as annotated (the Penguin pipeliner),
+    /// every other loop by the backend (emergent pipelining).
     #[default]
     Default,
-    /// Annotated loops take the annotated path (the only path so far: as `default`).
+    /// Only the annotated loops are pipelined, as annotated; the other loops get no emergent
+    /// pipelining (often much slower than `default`): what the annotations alone give.
     Annotated,
-    /// Every loop takes the backend's emergent path.
+    /// Annotations ignored; the backend pipelines every loop (rings, loads issued ahead,
+    /// unrolling).
     Emergent,
-    /// No pipelining: annotations are ignored.
+    /// Nothing pipelined: annotations ignored, no emergent pipelining (the baseline).
     None,
-    /// The annotations are replaced by `num_stages="auto"` on every loop that neither holds nor
-    /// sits in another loop (a nest is left to the backend's cross-nest prefetch), then as
-    /// `default`.
+    /// Annotations replaced by `num_stages="auto"` (stages the compiler chooses) on every loop
+    /// outside a nest, then as `default`.
     Auto,
 }
 

@@ -105,6 +105,8 @@ impl Default for RunOptions {
 #[derive(Clone, Debug)]
 pub struct Output {
     pub name: String,
+    /// The dtype the kernel declares for it (a bfloat16 output's values are bfloat16's).
+    pub dtype: penguin::DType,
     pub array: Array,
     pub file: Option<PathBuf>,
 }
@@ -208,7 +210,9 @@ pub fn run(
     log: &mut PipelineLog,
 ) -> Result<RunReport, Failure> {
     let started = std::time::Instant::now();
-    let specs = opts.specialise.specs(&opts.inputs)?;
+    let specs = opts
+        .specialise
+        .specs(source, opts.kernel.as_deref(), &opts.inputs)?;
     let copts = CompileOptions {
         mode: opts.pipeline,
         legality_check: opts.legality_check,
@@ -320,15 +324,25 @@ pub fn run(
     }
     for (&tensor, array) in func.outputs.iter().zip(result.outputs) {
         let name = output_name(&func, tensor);
+        let dtype = func.tensors[tensor].dtype;
         let file = match &opts.output_dir {
             Some(dir) => {
                 let path = dir.join(format!("{name}.npy"));
-                npy::write_npy(&path, &array).map_err(Failure::User)?;
+                match dtype {
+                    penguin::DType::Bf16 => npy::write_npy_bf16(&path, &array),
+                    penguin::DType::F32 => npy::write_npy(&path, &array),
+                }
+                .map_err(Failure::User)?;
                 Some(path)
             }
             None => None,
         };
-        outputs.push(Output { name, array, file });
+        outputs.push(Output {
+            name,
+            dtype,
+            array,
+            file,
+        });
     }
     Ok(RunReport {
         kernel: func.name.clone(),
@@ -635,18 +649,24 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
                     shape: want,
                     data: array.data,
                 };
-                continue;
+            } else {
+                if array.shape != want {
+                    return Err(Failure::User(format!(
+                        "input `{name}` from `{}` has shape {:?}, but `{}` declares `{name}` as {:?}",
+                        path.display(),
+                        array.shape,
+                        func.name,
+                        want
+                    )));
+                }
+                inputs[i] = array;
             }
-            if array.shape != want {
-                return Err(Failure::User(format!(
-                    "input `{name}` from `{}` has shape {:?}, but `{}` declares `{name}` as {:?}",
-                    path.display(),
-                    array.shape,
-                    func.name,
-                    want
-                )));
+        }
+        // A float32 file given for a bfloat16 parameter: its values rounded, as a store would.
+        if data.dtype == penguin::DType::Bf16 && given.is_some() {
+            for x in &mut inputs[i].data {
+                *x = penguin::interp::round_bf16(*x);
             }
-            inputs[i] = array;
         }
     }
     Ok(inputs)
@@ -659,6 +679,11 @@ impl RunReport {
             .outputs
             .iter()
             .map(|o| (o.name.clone(), json!(o.array.shape)))
+            .collect();
+        let dtypes: serde_json::Map<String, serde_json::Value> = self
+            .outputs
+            .iter()
+            .map(|o| (o.name.clone(), json!(dtype_name(o.dtype))))
             .collect();
         let files: serde_json::Map<String, serde_json::Value> = self
             .outputs
@@ -685,6 +710,7 @@ impl RunReport {
             "engine": self.engine.name(),
             "pipeline": self.pipeline.name(),
             "outputs": outputs,
+            "dtypes": dtypes,
             "files": files,
             "summary": summary,
             "checked": self.checked,
@@ -755,8 +781,13 @@ impl RunReport {
         for o in &self.outputs {
             let sum = Summary::of(&o.array.data);
             s += &format!(
-                "  {}: f32{:?}  min {:.6}  max {:.6}  mean {:.6}",
-                o.name, o.array.shape, sum.min, sum.max, sum.mean
+                "  {}: {}{:?}  min {:.6}  max {:.6}  mean {:.6}",
+                o.name,
+                o.dtype.name(),
+                o.array.shape,
+                sum.min,
+                sum.max,
+                sum.mean
             );
             if let Some(f) = &o.file {
                 s += &format!("  -> {}", f.display());
@@ -803,6 +834,14 @@ impl RunReport {
             s += &stats_text(stats);
         }
         s
+    }
+}
+
+/// The NumPy-style name of a dtype (`float32`, `bfloat16`), as `--dtype` takes it.
+pub fn dtype_name(d: penguin::DType) -> &'static str {
+    match d {
+        penguin::DType::F32 => "float32",
+        penguin::DType::Bf16 => "bfloat16",
     }
 }
 

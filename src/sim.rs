@@ -6,7 +6,9 @@
 //! or a deadlock is a user error (exit 1). Races are reported after the run, and also fail the
 //! command (exit 1): the outputs and the trace are still written, for inspection. A program whose
 //! tensors exceed the simulator's elements is E0901 before anything is allocated, and a run past
-//! `--max-cycles` is E0902; a long run draws a [`ProgressBar`] on a terminal (`nkc run` too).
+//! `--max-cycles` is E0902 (whose help names the flag); a long run draws a [`ProgressBar`] on a
+//! terminal (`nkc run` too), and a command of many runs (`compare`, `suggest`) one [`StepsBar`]
+//! over them instead.
 
 use crate::driver::{Failure, Source};
 use crate::error::RunError;
@@ -127,10 +129,14 @@ impl ProgressBar {
         }
     }
 
-    /// Shows how far the run is (drawing the bar first, once it is due).
+    /// Shows how far the run is (drawing the bar first, once it is due). Nothing is drawn while
+    /// a [`StepsBar`] counts the runs this one is part of.
     pub fn update(&mut self, p: sim::Progress) {
         if self.bar.is_none() {
-            if self.started.elapsed() < Self::AFTER || !std::io::stderr().is_terminal() {
+            if self.started.elapsed() < Self::AFTER
+                || !std::io::stderr().is_terminal()
+                || STEPS_SHOWN.load(std::sync::atomic::Ordering::Relaxed) > 0
+            {
                 return;
             }
             let bar = indicatif::ProgressBar::new(self.total);
@@ -157,6 +163,80 @@ impl Drop for ProgressBar {
     }
 }
 
+/// How many [`StepsBar`]s are alive: while one is, the bars of single simulations stay hidden
+/// (several run at once under `compare`, and one bar of the whole is what the user reads).
+static STEPS_SHOWN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A progress bar over the steps of a long command made of many runs (`nkc compare`: one per
+/// file and path; `nkc suggest`: one per candidate), on standard error: drawn only when it is a
+/// terminal and once the command has taken more than [`ProgressBar::AFTER`]; cleared when
+/// dropped. Thread-safe: the steps may finish on several threads.
+pub struct StepsBar {
+    what: &'static str,
+    total: u64,
+    started: std::time::Instant,
+    done: std::sync::atomic::AtomicU64,
+    bar: std::sync::OnceLock<indicatif::ProgressBar>,
+}
+
+impl StepsBar {
+    /// A bar of `total` steps, each a `what` (`"path"`, `"candidate"`).
+    pub fn new(what: &'static str, total: u64) -> StepsBar {
+        STEPS_SHOWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        StepsBar {
+            what,
+            total,
+            started: std::time::Instant::now(),
+            done: std::sync::atomic::AtomicU64::new(0),
+            bar: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// One more step finished.
+    pub fn step(&self) {
+        let done = self.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        self.show(done);
+    }
+
+    /// The total grew (a search that finds more candidates to measure).
+    pub fn set_total(&mut self, total: u64) {
+        self.total = total;
+        if let Some(bar) = self.bar.get() {
+            bar.set_length(total);
+        }
+    }
+
+    fn show(&self, done: u64) {
+        if self.bar.get().is_none()
+            && (self.started.elapsed() < ProgressBar::AFTER || !std::io::stderr().is_terminal())
+        {
+            return;
+        }
+        let bar = self.bar.get_or_init(|| {
+            let bar = indicatif::ProgressBar::new(self.total);
+            // The template is a constant: it parses.
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{prefix} [{wide_bar}] {pos}/{len} {msg}, elapsed {elapsed}",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_prefix(self.what);
+            bar.set_message(format!("{}s", self.what));
+            bar
+        });
+        bar.set_position(done.min(self.total));
+    }
+}
+
+impl Drop for StepsBar {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.get() {
+            bar.finish_and_clear();
+        }
+        STEPS_SHOWN.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// A simulator error on the program of `source`: a user error (exit code 1), with its code when
 /// it has one.
 pub fn sim_failure(source: &Source, e: &SimError) -> Failure {
@@ -165,12 +245,19 @@ pub fn sim_failure(source: &Source, e: &SimError) -> Failure {
         SimError::CycleLimit { .. } => frontend::codes::CYCLE_LIMIT,
         _ => return Failure::User(format!("{}: {e}", source.display_name())),
     };
-    Failure::Diagnostics(vec![RunError::Program {
+    let d = RunError::Program {
         code,
         file: source.display_name(),
         message: e.to_string(),
     }
-    .to_diagnostic()])
+    .to_diagnostic();
+    let d = match e {
+        SimError::CycleLimit { .. } => d.with_help(
+            "raise the limit with `--max-cycles N` if the program is meant to run this long",
+        ),
+        _ => d,
+    };
+    Failure::Diagnostics(vec![d])
 }
 
 /// The inputs: the `--input` files, and seeded random values for the others (after checking that

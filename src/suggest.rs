@@ -11,22 +11,31 @@
 //!    down (kept non-decreasing and without a gap, as Mode B wants), hill-climbing while it
 //!    gains, within [`MAX_TRIALS`] measured candidates per loop.
 //! 3. **Measure.** Every candidate is the source with that loop's annotation replaced, run on the
-//!    `annotated` path with `--check` ([`crate::run::run`]): a candidate the pipeliner or its ISL
+//!    path `nkc run` takes by default ([`MEASURED_ON`], `default`: the annotated pipeliner on
+//!    annotated loops, the backend on the others), with `--check` ([`crate::run::run`]), against
+//!    the kernel as given on that same path: a candidate the pipeliner or its ISL
 //!    check refuses, or whose outputs differ from the kernel as written, is dropped. So only legal,
 //!    bit-exact schedules are ever suggested.
 //! 4. **Suggest** the fastest candidate when it is faster than the baseline, with a one-line
-//!    reason (which statements change stage), and carry the edited source to the next loop. The
+//!    reason (which statements change stage), and carry the edited source to the next loop (so each
+//!    loop's baseline includes the suggestions before it). The
 //!    `emergent` path's cycles on the source as given are reported beside, for reference.
 //!
-//! Invariants: the suggested source differs from the input only in the keywords `num_stages`,
-//! `stage_id` and `execution_order` of the loops reported; it was measured bit-exact; and its
-//! cycles on the `annotated` path are below the input's (so applying it never slows the kernel).
+//! Invariants: the suggested source differs from the input only in the values of the keywords
+//! `num_stages`, `stage_id` and `execution_order` of the loops reported (a kept keyword keeps
+//! its place; a dropped one goes with its comma; a new one goes last); it was measured
+//! bit-exact; and its cycles on `nkc run`'s default path are below the input's (so applying it
+//! never slows `nkc run`).
 
 use crate::driver::{self, Failure, Source};
 use crate::run::{self, Engine, PipelineMode, RunOptions};
 use frontend::ast::{Expr, ExprKind, Kernel, Keyword, Module, Stmt, StmtKind};
 use penguin::pipeline::PipelineLog;
 use std::time::Instant;
+
+/// The path every candidate is measured on: the one `nkc run` takes by default, so that a
+/// suggestion is faster where the user runs the kernel.
+pub const MEASURED_ON: PipelineMode = PipelineMode::Default;
 
 /// The most candidates measured per loop (baseline included).
 pub const MAX_TRIALS: usize = 24;
@@ -38,6 +47,10 @@ pub struct SuggestOptions {
     pub seed: u64,
     /// The shapes of untyped parameters (`--shape`, `--dtype`).
     pub specialise: driver::Specialise,
+    /// `NAME=PATH.npy` input arrays (`--input`), the same for every candidate.
+    pub inputs: Vec<(String, std::path::PathBuf)>,
+    /// The cycle limit of each candidate's simulation (`--max-cycles`; 0 takes the default).
+    pub max_cycles: u64,
 }
 
 /// The annotation of one loop.
@@ -89,7 +102,7 @@ pub struct LoopSuggestion {
     /// The loop's induction variable and 1-based line.
     pub iv: String,
     pub line: usize,
-    /// The annotation as given, and its cycles on the `annotated` path.
+    /// The annotation as given, and its cycles on [`MEASURED_ON`].
     pub current: Annotation,
     pub current_cycles: u64,
     /// The fastest legal, bit-exact candidate, when faster than the current one.
@@ -125,6 +138,35 @@ impl Suggestions {
             .to_string()
     }
 
+    /// The `--json` form: the kernel, the `emergent` reference, per loop the annotation as given
+    /// and its cycles on [`MEASURED_ON`], the suggestion (or `null`), and the diff.
+    pub fn to_json(&self, path: &str) -> serde_json::Value {
+        let loops: Vec<serde_json::Value> = self
+            .loops
+            .iter()
+            .map(|l| {
+                serde_json::json!({
+                    "loop": l.iv,
+                    "line": l.line,
+                    "current": l.current.describe(),
+                    "current_cycles": l.current_cycles,
+                    "suggested": l.best.as_ref().map(|(a, _)| a.describe()),
+                    "suggested_cycles": l.best.as_ref().map(|(_, c)| *c),
+                    "reason": l.reason,
+                    "tried": l.tried,
+                    "ran": l.ran,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "kernel": self.kernel,
+            "measured_on": MEASURED_ON.name(),
+            "emergent_cycles": self.emergent_cycles,
+            "loops": loops,
+            "diff": self.diff(path),
+        })
+    }
+
     /// The report: one paragraph per loop, then the diff.
     pub fn to_text(&self, path: &str) -> String {
         let mut s = format!(
@@ -133,11 +175,12 @@ impl Suggestions {
         );
         for l in &self.loops {
             s += &format!(
-                "loop `{}` (line {}): {} runs {} cycles on the annotated path\n",
+                "loop `{}` (line {}): {} runs {} cycles on `nkc run`'s path ({})\n",
                 l.iv,
                 l.line,
                 l.current.describe(),
-                l.current_cycles
+                l.current_cycles,
+                MEASURED_ON.name()
             );
             match &l.best {
                 Some((a, c)) => {
@@ -169,7 +212,9 @@ struct Site {
 
 /// Suggests an annotation for every loop of the kernel (see the module doc).
 pub fn suggest(source: &Source, opts: &SuggestOptions) -> Result<Suggestions, Failure> {
-    let specs = opts.specialise.specs(&[])?;
+    let specs = opts
+        .specialise
+        .specs(source, opts.kernel.as_deref(), &opts.inputs)?;
     let func = driver::compile_with(source, opts.kernel.as_deref(), &specs)?;
     let kernel = func.name.clone();
     let emergent_cycles =
@@ -182,14 +227,18 @@ pub fn suggest(source: &Source, opts: &SuggestOptions) -> Result<Suggestions, Fa
     collect_sites(&source.text, &k.body, &mut Vec::new(), &mut sites);
     let mut text = source.text.clone();
     let mut loops = Vec::new();
+    // At most MAX_TRIALS candidates per loop, and the reference run on `emergent` done.
+    let bar = crate::sim::StepsBar::new("candidate", (sites.len() * MAX_TRIALS) as u64 + 1);
+    bar.step();
     for site in &sites {
         let started = Instant::now();
-        let mut trials = Trials::new(source, &kernel, site, opts);
+        let mut trials = Trials::new(source, &kernel, site, opts, &bar);
         let current = trials.current(&text)?;
         let Some(current_cycles) = trials.run(&text, &current) else {
             return Err(Failure::Internal(format!(
-                "loop `{}`: the kernel as given does not run on `annotated`",
-                site.iv
+                "loop `{}`: the kernel as given does not run on `{}`",
+                site.iv,
+                MEASURED_ON.name()
             )));
         };
         let n = trials.statements(&text)?;
@@ -293,6 +342,7 @@ struct Trials<'a> {
     tried: usize,
     ran: usize,
     seen: Vec<Annotation>,
+    bar: &'a crate::sim::StepsBar,
 }
 
 impl<'a> Trials<'a> {
@@ -301,6 +351,7 @@ impl<'a> Trials<'a> {
         kernel: &'a str,
         site: &'a Site,
         opts: &'a SuggestOptions,
+        bar: &'a crate::sim::StepsBar,
     ) -> Trials<'a> {
         Trials {
             source,
@@ -310,6 +361,7 @@ impl<'a> Trials<'a> {
             tried: 0,
             ran: 0,
             seen: Vec::new(),
+            bar,
         }
     }
 
@@ -391,7 +443,10 @@ impl<'a> Trials<'a> {
             path: self.source.path.clone(),
             text: edited.clone(),
         };
-        let specs = self.opts.specialise.specs(&[])?;
+        let specs = self
+            .opts
+            .specialise
+            .specs(&src, Some(self.kernel), &self.opts.inputs)?;
         let Ok(mut func) = driver::compile_with(&src, Some(self.kernel), &specs) else {
             return Ok(None);
         };
@@ -415,7 +470,7 @@ impl<'a> Trials<'a> {
         Ok(stages.into_iter().collect())
     }
 
-    /// Cycles of `text` with the loop annotated `a`, on the `annotated` path, checked bit for bit;
+    /// Cycles of `text` with the loop annotated `a`, on [`MEASURED_ON`], checked bit for bit;
     /// `None` when it does not compile (refused) or does not run bit-exact.
     fn run(&mut self, text: &str, a: &Annotation) -> Option<u64> {
         if self.seen.contains(a) || self.tried >= MAX_TRIALS {
@@ -424,7 +479,9 @@ impl<'a> Trials<'a> {
         self.seen.push(a.clone());
         self.tried += 1;
         let edited = edit(text, self.kernel, self.site, a).ok()?;
-        let c = measure(self.source, &edited, PipelineMode::Annotated, self.opts)?;
+        let c = measure(self.source, &edited, MEASURED_ON, self.opts);
+        self.bar.step();
+        let c = c?;
         self.ran += 1;
         Some(c)
     }
@@ -467,6 +524,12 @@ fn measure(source: &Source, text: &str, mode: PipelineMode, opts: &SuggestOption
         seed: opts.seed,
         check: true,
         specialise: opts.specialise.clone(),
+        inputs: opts.inputs.clone(),
+        max_cycles: if opts.max_cycles == 0 {
+            runtime_sim::sim::DEFAULT_MAX_CYCLES
+        } else {
+            opts.max_cycles
+        },
         ..RunOptions::default()
     };
     let report = run::run(&src, &ropts, &mut PipelineLog::default()).ok()?;
@@ -556,42 +619,73 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
     let StmtKind::For { iter, body, .. } = &stmt.kind else {
         return Err(Failure::Internal("suggest lost track of a loop".into()));
     };
-    // (start, end, replacement), applied from the end.
+    // (start, end, replacement), applied from the end. A keyword the annotation keeps gets its
+    // new value in place; one it drops goes with the comma that separates it; a new one goes
+    // last. Everything else the user wrote stays as written.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
-    let mut set = |call: &Expr, drop: &[&str], add: Option<String>| {
+    let mut set = |call: &Expr, drop: &[&str], add: Option<(&str, String)>| {
         let ExprKind::Call { args, kwargs, .. } = &call.kind else {
             return;
         };
-        let mut kept = args.len();
+        let mut placed = false;
         for kw in kwargs {
-            if drop.contains(&kw.name.name.as_str()) {
-                // From the comma before it (or the parenthesis) to its end.
-                let before = text[..kw.span.start].trim_end();
-                let from = if before.ends_with(',') {
-                    before.len() - 1
-                } else {
-                    kw.span.start
-                };
-                edits.push((from, kw.span.end, String::new()));
-            } else {
-                kept += 1;
+            let name = kw.name.name.as_str();
+            if !drop.contains(&name) {
+                continue;
+            }
+            match &add {
+                Some((new, value)) if *new == name && !placed => {
+                    edits.push((kw.value.span.start, kw.value.span.end, value.clone()));
+                    placed = true;
+                }
+                _ => {
+                    // The comma before it (and the space up to it); for a first argument, the
+                    // comma and the spaces after it.
+                    let before = text[..kw.span.start].trim_end();
+                    let (from, to) = if before.ends_with(',') {
+                        (before.len() - 1, kw.span.end)
+                    } else {
+                        let after = &text[kw.span.end..];
+                        let rest = after.trim_start();
+                        match rest.strip_prefix(',') {
+                            Some(r) => (
+                                kw.span.start,
+                                text.len() - r.trim_start_matches([' ', '\t']).len(),
+                            ),
+                            None => (kw.span.start, kw.span.end),
+                        }
+                    };
+                    edits.push((from, to, String::new()));
+                }
             }
         }
-        if let Some(add) = add {
+        if let (Some((new, value)), false) = (&add, placed) {
             let close = call.span.end - 1;
-            let sep = if kept > 0 { ", " } else { "" };
-            edits.push((close, close, format!("{sep}{add}")));
+            let inside = text[..close].trim_end();
+            let kept = args.len()
+                + kwargs
+                    .iter()
+                    .filter(|k| !drop.contains(&k.name.name.as_str()))
+                    .count();
+            let (at, sep) = if inside.ends_with(',') {
+                (inside.len(), " ")
+            } else if kept > 0 {
+                (inside.len(), ", ")
+            } else {
+                (inside.len(), "")
+            };
+            edits.push((at, at, format!("{sep}{new}={value}")));
         }
     };
     let loop_kw = match a {
-        Annotation::Stages(k) => Some(format!("num_stages={k}")),
-        Annotation::Auto => Some("num_stages=\"auto\"".to_string()),
+        Annotation::Stages(k) => Some(("num_stages", k.to_string())),
+        Annotation::Auto => Some(("num_stages", "\"auto\"".to_string())),
         _ => None,
     };
     set(iter, &["num_stages"], loop_kw);
     for (k, s) in body.iter().enumerate() {
         let add = match a {
-            Annotation::PerStatement(ids) => ids.get(k).map(|id| format!("stage_id={id}")),
+            Annotation::PerStatement(ids) => ids.get(k).map(|id| ("stage_id", id.to_string())),
             _ => None,
         };
         if let Some(call) = annotation_call(s) {
@@ -602,9 +696,20 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
             ));
         }
     }
-    edits.sort_by(|x, y| y.0.cmp(&x.0).then(y.1.cmp(&x.1)));
+    // Removals that touch (two keywords dropped side by side) become one.
+    edits.sort_by_key(|e| (e.0, e.1));
+    let mut merged: Vec<(usize, usize, String)> = Vec::new();
+    for e in edits {
+        if let Some(last) = merged.last_mut() {
+            if last.2.is_empty() && e.2.is_empty() && e.0 <= last.1 {
+                last.1 = last.1.max(e.1);
+                continue;
+            }
+        }
+        merged.push(e);
+    }
     let mut out = text.to_string();
-    for (from, to, with) in edits {
+    for (from, to, with) in merged.into_iter().rev() {
         out.replace_range(from..to, &with);
     }
     Ok(out)
@@ -612,7 +717,73 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
 
 #[cfg(test)]
 mod tests {
-    use super::moved;
+    use super::{edit, moved, Annotation, Site};
+
+    const LOOP: &str = "\
+def k(a: nl.hbm[nl.float32, 1024, 512]):
+    out = nl.ndarray((1024, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(8, num_stages=2):
+        t = nl.load(a[i * 128:(i + 1) * 128, :], dtype=nl.float32)
+        u = nl.exp(t, dtype=nl.float32)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=u)
+    return out
+";
+
+    fn site() -> Site {
+        Site {
+            path: vec![1],
+            iv: "i".into(),
+            line: 3,
+        }
+    }
+
+    #[test]
+    fn an_edit_changes_only_the_annotation_and_keeps_keyword_order() {
+        // num_stages changes in place.
+        let three = edit(LOOP, "k", &site(), &Annotation::Stages(3)).unwrap();
+        assert_eq!(
+            three,
+            LOOP.replace("num_stages=2)", "num_stages=3)"),
+            "{three}"
+        );
+        // Mode B: num_stages goes with its comma, stage_id goes last in each call.
+        let b = edit(LOOP, "k", &site(), &Annotation::PerStatement(vec![0, 1, 1])).unwrap();
+        assert!(b.contains("nl.affine_range(8):"), "{b}");
+        assert!(
+            b.contains("nl.load(a[i * 128:(i + 1) * 128, :], dtype=nl.float32, stage_id=0)"),
+            "{b}"
+        );
+        assert!(b.contains("nl.exp(t, dtype=nl.float32, stage_id=1)"), "{b}");
+        // A stage id written before other keywords keeps its place when it changes.
+        let placed = b.replace(
+            "nl.exp(t, dtype=nl.float32, stage_id=1)",
+            "nl.exp(t, stage_id=1, dtype=nl.float32)",
+        );
+        let moved_back = edit(
+            &placed,
+            "k",
+            &site(),
+            &Annotation::PerStatement(vec![0, 0, 1]),
+        )
+        .unwrap();
+        assert!(
+            moved_back.contains("nl.exp(t, stage_id=0, dtype=nl.float32)"),
+            "{moved_back}"
+        );
+        // Back to no annotation: every keyword the user wrote stays, in order.
+        let none = edit(&placed, "k", &site(), &Annotation::None).unwrap();
+        assert!(none.contains("nl.exp(t, dtype=nl.float32)"), "{none}");
+        assert!(
+            none.contains("nl.load(a[i * 128:(i + 1) * 128, :], dtype=nl.float32)"),
+            "{none}"
+        );
+        let first = placed.replace(
+            "nl.exp(t, stage_id=1, dtype=nl.float32)",
+            "nl.exp(stage_id=1, x=t)",
+        );
+        let none = edit(&first, "k", &site(), &Annotation::None).unwrap();
+        assert!(none.contains("nl.exp(x=t)"), "{none}");
+    }
 
     #[test]
     fn a_move_keeps_stages_non_decreasing_and_gap_free() {

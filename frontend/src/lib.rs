@@ -11,6 +11,7 @@ pub mod ast;
 pub mod check;
 pub mod codes;
 pub mod diagnostic;
+pub mod explain;
 pub mod lexer;
 pub mod lower;
 pub mod parser;

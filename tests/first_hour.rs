@@ -1,0 +1,393 @@
+//! A new user's first hour (issue 31): what the obvious first commands do. Piping into `head`
+//! ends quietly; no option is silently ignored; wrong names get a did-you-mean; `.s` and `.nk`
+//! files given to the wrong command say which command runs them; `--message-format json`,
+//! `nkc explain`, several files to `check`; bfloat16 `.npy` in and out; the help texts say
+//! what the options do.
+
+mod common;
+
+use common::{nkc, scratch, scratch_kernel, stderr, stdout};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// `nkc ARGS` with its standard output a pipe that the reader closes after `keep` lines (0:
+/// before reading anything); returns the exit status code and standard error.
+fn with_closed_pipe(args: &[&str], keep: usize) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nkc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nkc starts");
+    let pipe = child.stdout.take().expect("piped stdout");
+    if keep > 0 {
+        let mut lines = BufReader::new(pipe).lines();
+        for _ in 0..keep {
+            assert!(lines.next().is_some(), "{args:?}: fewer than {keep} lines");
+        }
+        // `lines` (the read end) is dropped here, with most of the output unread.
+    } else {
+        drop(pipe);
+    }
+    let o = child.wait_with_output().expect("nkc ends");
+    (o.status.code(), stderr(&o))
+}
+
+#[test]
+fn a_closed_pipe_ends_nkc_quietly_not_as_an_internal_error() {
+    // A syntax tree far larger than a pipe's buffer: the writes after `head` leaves fail.
+    for keep in [0, 1] {
+        let (code, err) =
+            with_closed_pipe(&["compile", "examples/matmul.nk", "--emit", "ast"], keep);
+        assert_eq!(code, Some(0), "keep {keep}: {err}");
+        assert!(
+            !err.contains("internal compiler error") && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+    let (code, err) = with_closed_pipe(&["sim", "runtime-sim/tests/programs/loop.s", "--json"], 0);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("internal compiler error"), "{err}");
+    let (code, err) = with_closed_pipe(&["compile", "examples/matmul.nk", "--emit", "isa"], 0);
+    assert_eq!((code, err.contains("panicked")), (Some(0), false), "{err}");
+}
+
+const SCALAR: &str = "\
+def k(a, n=2):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(n):
+        t = nl.load(a[0:128, 0:512])
+        nl.store(out[0:128, 0:512], value=t)
+    return out
+";
+
+#[test]
+fn shape_on_a_scalar_a_typed_parameter_or_no_parameter_is_an_error() {
+    let k = scratch_kernel("first-hour", "scalar", SCALAR);
+    let o = nkc(&["run", &k, "--shape", "a=128x512", "--shape", "n=4"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`n` is a scalar parameter") && err.contains("--arg n=VALUE"),
+        "{err}"
+    );
+
+    // A typo of a parameter's name: did you mean, in every command.
+    for cmd in ["check", "compile", "run"] {
+        let o = nkc(&[cmd, &k, "--shape", "aa=128x512"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("has no parameter `aa`") && err.contains("did you mean `a`?"),
+            "{cmd}: {err}"
+        );
+    }
+
+    // A typed parameter declares its shape.
+    let o = nkc(&["check", "examples/tensor_add.nk", "--shape", "a=128x512"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("`a` declares its type"), "{err}");
+    let o = nkc(&["check", "examples/tensor_add.nk", "--dtype", "a=bfloat16"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn a_trace_from_the_interpreter_is_a_usage_error() {
+    let dir = scratch("first-hour", "trace");
+    let trace = dir.join("t.json");
+    let o = nkc(&[
+        "run",
+        "examples/tensor_add.nk",
+        "--engine",
+        "interp",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--engine interp") && err.contains("--trace"),
+        "{err}"
+    );
+    assert!(!trace.exists());
+}
+
+/// Writes a C-order `.npy` of `descr` (`<f4` or `<u2`) with these raw little-endian bytes.
+fn write_npy(path: &Path, descr: &str, shape: &[usize], data: &[u8]) {
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    let shape = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(data);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// The descr of a `.npy` file's header.
+fn descr_of(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(128)]).into_owned();
+    let at = text.find("'descr': '").expect("a descr") + 10;
+    text[at..].split('\'').next().unwrap().to_string()
+}
+
+#[test]
+fn every_command_takes_input_arrays_and_bfloat16_goes_in_and_out() {
+    let dir = scratch("first-hour", "inputs");
+    let (rows, cols) = (128, 512);
+    let n = rows * cols;
+    // a: bfloat16 patterns of 1.5 (0x3fc0); b: float32 0.25.
+    let a = dir.join("a.npy");
+    let b = dir.join("b.npy");
+    write_npy(&a, "<u2", &[rows, cols], &0x3fc0u16.to_le_bytes().repeat(n));
+    write_npy(&b, "<f4", &[rows, cols], &0.25f32.to_le_bytes().repeat(n));
+    let (ia, ib) = (
+        format!("a_input={}", a.display()),
+        format!("b_input={}", b.display()),
+    );
+    let file = "tests/nki/tensor_add.nk";
+    for cmd in ["check", "compile"] {
+        let o = nkc(&[cmd, file, "--input", &ia, "--input", &ib]);
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+    }
+    let out = dir.join("out");
+    let o = nkc(&[
+        "run",
+        file,
+        "--input",
+        &ia,
+        "--input",
+        &ib,
+        "--check",
+        "--json",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // The bfloat16 file made `a_input` bfloat16, and the output follows `a_input.dtype`.
+    assert_eq!(v["dtypes"]["c_output"], "bfloat16", "{v}");
+    assert_eq!(v["summary"]["c_output"]["max"], 1.75, "{v}");
+    let written = out.join("c_output.npy");
+    assert_eq!(descr_of(&written), "<u2");
+    // Read back as an input (bfloat16 patterns), it gives the same values.
+    let o = nkc(&[
+        "run",
+        file,
+        "--input",
+        &format!("a_input={}", written.display()),
+        "--input",
+        &ib,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("c_output: bf16[128, 512]") && text.contains("max 2.000000"),
+        "{text}"
+    );
+
+    // Per-parameter dtype: only `a_input` bfloat16; the text labels the output bf16.
+    let o = nkc(&[
+        "run",
+        file,
+        "--shape",
+        "a_input=128x512",
+        "--shape",
+        "b_input=128x512",
+        "--dtype",
+        "a_input=bfloat16",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("c_output: bf16[128, 512]"),
+        "{}",
+        stdout(&o)
+    );
+    let o = nkc(&[
+        "run",
+        file,
+        "--shape",
+        "a_input=128x512",
+        "--shape",
+        "b_input=128x512",
+    ]);
+    assert!(
+        stdout(&o).contains("c_output: f32[128, 512]"),
+        "{}",
+        stdout(&o)
+    );
+
+    // compare and suggest take the arrays too.
+    let o = nkc(&["compare", file, "--input", &ia, "--input", &ib, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["emergent"]["dtypes"]["c_output"], "bfloat16", "{v}");
+}
+
+#[test]
+fn a_wrong_kernel_name_gets_a_did_you_mean_and_no_label_in_the_file() {
+    for cmd in ["check", "compile", "run"] {
+        let o = nkc(&[cmd, "examples/matmul.nk", "--kernel", "matmull"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("error[E0197]") && err.contains("did you mean `matmul`?"),
+            "{err}"
+        );
+        assert!(
+            !err.contains(":1:1") && !err.contains("-->"),
+            "{cmd}: a label in the file: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_program_and_a_kernel_given_to_the_wrong_command_name_the_right_one() {
+    let o = nkc(&["run", "runtime-sim/tests/programs/loop.s"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("nkc sim runtime-sim/tests/programs/loop.s"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "one error, not parse errors: {err}");
+    let o = nkc(&["sim", "examples/tensor_add.nk"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("nkc run examples/tensor_add.nk"), "{err}");
+}
+
+const BAD: &str = "\
+def k(a: nl.hbm[nl.float32, 128, 512]):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(b[0:128, 0:512])
+    nl.store(out[0:128, 0:512], value=t)
+    return out
+";
+
+#[test]
+fn diagnostics_as_json_lines_and_json_errors_from_run_and_compare() {
+    let k = scratch_kernel("first-hour", "bad", BAD);
+    for args in [
+        vec!["check", k.as_str(), "--message-format", "json"],
+        vec!["--message-format", "json", "check", k.as_str()],
+        vec!["check", k.as_str(), "--json"],
+    ] {
+        let o = nkc(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let text = stdout(&o);
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        let d = &lines[0];
+        assert_eq!(d["code"], "E0100", "{d}");
+        assert_eq!(d["severity"], "error");
+        let span = &d["spans"][0];
+        assert_eq!(
+            (span["line_start"].as_u64(), span["column_start"].as_u64()),
+            (Some(3), Some(17)),
+            "{d}"
+        );
+        assert_eq!(
+            &BAD[span["byte_start"].as_u64().unwrap() as usize..][..1],
+            "b"
+        );
+        assert_eq!(span["is_primary"], true);
+        assert!(
+            stderr(&o).is_empty(),
+            "JSON replaces the human form: {}",
+            stderr(&o)
+        );
+    }
+    // `run --json` and a one-file `compare --json` print an error object.
+    for cmd in ["run", "compare"] {
+        let o = nkc(&[cmd, &k, "--json"]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("JSON");
+        assert_eq!(v["exit_code"], 1, "{v}");
+        assert_eq!(v["diagnostics"][0]["code"], "E0100", "{v}");
+        assert!(
+            stderr(&o).contains("error[E0100]"),
+            "and the human form on stderr"
+        );
+    }
+    // Errors without a code are objects too.
+    let o = nkc(&["check", "no/such/file.nk", "--message-format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("JSON");
+    assert_eq!(
+        (v["code"].is_null(), o.status.code()),
+        (true, Some(1)),
+        "{v}"
+    );
+}
+
+#[test]
+fn check_takes_several_files_and_reports_each() {
+    let bad = scratch_kernel("first-hour", "several", BAD);
+    let o = nkc(&["check", "examples/softmax.nk", &bad, "examples/matmul.nk"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o).matches("error[E0100]").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
+    let o = nkc(&["check", "examples/softmax.nk", "examples/matmul.nk"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn explain_prints_the_explanation_of_a_code() {
+    let o = nkc(&["explain", "E0205"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("E0205: ") && text.contains("--shape"),
+        "{text}"
+    );
+    assert_eq!(stdout(&nkc(&["explain", "e205"])), text);
+    let o = nkc(&["explain", "E9999"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("not a diagnostic code"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn the_help_says_what_each_option_does() {
+    let help = |args: &[&str]| stdout(&nkc(args));
+    assert!(help(&["--help"]).contains("Exit codes: 0 success"));
+    let run = help(&["run", "--help"]);
+    assert!(
+        run.contains("Exit codes") && run.contains("<FILE>  The kernel file"),
+        "{run}"
+    );
+    assert!(run.contains("--kernel <NAME>  Which kernel"), "{run}");
+    assert!(!run.contains("the only path so far"), "{run}");
+    assert!(run.contains("often much slower than `default`"), "{run}");
+    let sim = help(&["sim", "--help"]);
+    for flag in ["--log", "--no-legality-check", "--shape", "--pipeline"] {
+        assert!(!sim.contains(flag), "sim offers {flag}: {sim}");
+    }
+    assert!(help(&["compare", "--help"]).contains("`auto`"));
+    for cmd in ["check", "compile", "compare", "suggest"] {
+        let h = help(&[cmd, "--help"]);
+        assert!(h.contains("--input <NAME=PATH.npy>"), "{cmd}: {h}");
+    }
+}
