@@ -375,10 +375,13 @@ fn the_help_says_what_each_option_does() {
     assert!(help(&["--help"]).contains("Exit codes: 0 success"));
     let run = help(&["run", "--help"]);
     assert!(
-        run.contains("Exit codes") && run.contains("<FILE>  The kernel file"),
+        run.contains("Exit codes") && run.contains("The kernel file: NKI-style"),
         "{run}"
     );
-    assert!(run.contains("--kernel <NAME>  Which kernel"), "{run}");
+    assert!(
+        run.contains("--kernel <NAME>") && run.contains("Which kernel of the file"),
+        "{run}"
+    );
     assert!(!run.contains("the only path so far"), "{run}");
     assert!(run.contains("often much slower than `default`"), "{run}");
     let sim = help(&["sim", "--help"]);
