@@ -318,7 +318,11 @@ fn a_wrong_input_is_a_clear_error() {
     let bogus = format!("zz={}", p.display());
     let o = nkc(&["run", "examples/tensor_add.nk", "--input", &bogus]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("not a parameter"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has no parameter `zz`"),
+        "{}",
+        stderr(&o)
+    );
     let o = nkc(&["run", "examples/tensor_add.nk", "--input", "a=/no/such.npy"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("cannot open"), "{}", stderr(&o));

@@ -394,3 +394,37 @@ fn the_help_says_what_each_option_does() {
         assert!(h.contains("--input <NAME=PATH.npy>"), "{cmd}: {h}");
     }
 }
+
+#[test]
+fn the_cycle_limit_names_the_flag_that_raises_it() {
+    let o = nkc(&[
+        "sim",
+        "runtime-sim/tests/programs/loop.s",
+        "--max-cycles",
+        "10",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("E0902") && err.contains("--max-cycles N"),
+        "{err}"
+    );
+    for cmd in ["run", "compare"] {
+        let o = nkc(&[cmd, "examples/tensor_add.nk", "--max-cycles", "1000"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("E0902") && err.contains("--max-cycles N"),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+#[test]
+fn suggest_json_is_one_object_measured_on_the_default_path() {
+    let o = nkc(&["suggest", "examples/transpose_stages.nk", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("JSON");
+    assert_eq!(v["measured_on"], "default", "{v}");
+    assert!(v["loops"][0]["current_cycles"].as_u64().is_some(), "{v}");
+}
