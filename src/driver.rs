@@ -278,9 +278,10 @@ pub fn compile_with(
 }
 
 /// A `.pir` file: its Penguin IR text read ([`penguin::parse_function`]; a syntax error is
-/// E0050 at its line and column) and verified (a violated invariant is E0051, the user's: the
-/// text came from the user). `kernel`, when given, must be the function's name. Its shapes are
-/// concrete, so `--shape` and `--dtype` do not apply.
+/// E0050 at its line and column) and verified with the machine's limits (a violated invariant or
+/// a tensor too large for its memory is E0051, the user's: the text came from the user).
+/// `kernel`, when given, must be the function's name. Its shapes are concrete, so `--shape` and
+/// `--dtype` do not apply.
 pub fn read_penguin(source: &Source, kernel: Option<&str>) -> Result<Function, Failure> {
     let text = &source.text;
     let func = penguin::parse_function(text).map_err(|e| {
@@ -292,7 +293,7 @@ pub fn read_penguin(source: &Source, kernel: Option<&str>) -> Result<Function, F
         }
         .to_diagnostic()])
     })?;
-    if let Err(errors) = penguin::verify::verify_function(&func) {
+    if let Err(errors) = penguin::verify_limits::verify_input(&func) {
         return Err(Failure::Diagnostics(vec![RunError::PenguinInvalid {
             function: func.name.clone(),
             errors: errors.iter().map(|e| e.to_string()).collect(),

@@ -457,17 +457,18 @@ pub fn first_difference(want: &Array, got: &Array) -> Option<String> {
 }
 
 /// What an interpreter error means for the user. Reading memory that nothing wrote is the kernel's
-/// fault, and becomes a diagnostic at the statement; anything else, on IR that the checks and the
+/// fault, and becomes a diagnostic at the statement (for Penguin IR text, which has no spans, at
+/// the file, the note naming the instruction); anything else, on IR that the checks and the
 /// verifier accepted, is a bug in nkc.
 fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
     let span = e
         .inst()
         .and_then(|i| func.inst_spans.get(i).copied().flatten());
     match (e, span) {
-        (interp::InterpError::Uninitialised { tensor, .. }, Some(span)) => {
+        (interp::InterpError::Uninitialised { tensor, .. }, span) => {
             Failure::Diagnostics(vec![RunError::UnwrittenRead {
                 tensor: tensor.to_string(),
-                at: span.range(),
+                at: span.map_or(0..0, |s| s.range()),
                 element: None,
                 detail: Some(e.to_string()),
             }

@@ -67,7 +67,7 @@ impl Place {
     pub fn region(&self, slots: u64) -> Option<(u64, u64)> {
         match *self {
             Place::Sbuf { base, slot_bytes } | Place::Psum { base, slot_bytes } => {
-                Some((base, base + slots * slot_bytes))
+                Some((base, base.saturating_add(slots.saturating_mul(slot_bytes))))
             }
             Place::Hbm { .. } | Place::Scratch { .. } => None,
         }
@@ -167,7 +167,7 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
                 slot_bytes,
             },
         );
-        a.sbuf_bytes = a.sbuf_bytes.max(off + size);
+        a.sbuf_bytes = a.sbuf_bytes.max(off.saturating_add(size));
     }
     for (&(t, banks, _), &off) in bufs.psum.iter().zip(&ps) {
         a.places.insert(
@@ -177,7 +177,7 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
                 slot_bytes: PSUM_BANK_BYTES,
             },
         );
-        a.psum_banks = a.psum_banks.max(off + banks);
+        a.psum_banks = a.psum_banks.max(off.saturating_add(banks));
     }
     a.live = live;
     check_sbuf(func, &bufs.sbuf, a.sbuf_bytes)?;
@@ -221,10 +221,11 @@ fn collect_buffers(
                         at: span,
                     });
                 }
-                let copy = d.shape[1] * d.dtype.size_bytes();
+                let copy = d.shape[1].saturating_mul(d.dtype.size_bytes());
                 if d.memory == Memory::Sbuf {
-                    let slot_bytes = copy.div_ceil(SBUF_ALIGN) * SBUF_ALIGN;
-                    bufs.sbuf.push((t, slot_bytes * d.slots(), slot_bytes));
+                    let slot_bytes = copy.div_ceil(SBUF_ALIGN).saturating_mul(SBUF_ALIGN);
+                    bufs.sbuf
+                        .push((t, slot_bytes.saturating_mul(d.slots()), slot_bytes));
                 } else {
                     if copy > PSUM_BANK_BYTES {
                         return Err(BackendError::PsumTileTooLarge {
@@ -262,7 +263,7 @@ fn place_arena(
                 elems,
             },
         );
-        size = size.max(offset + elems);
+        size = size.max(offset.saturating_add(elems));
     }
     let dtype = func.tensors[bufs[0].0].dtype;
     let taken = |n: &str| a.hbm.iter().any(|&t| func.tensors[t].name == n);
@@ -346,13 +347,13 @@ fn colour(bufs: &[Buffer], live: &BTreeMap<Tensor, (usize, usize)>) -> Vec<u64> 
             .neighbors(nodes[i])
             .filter_map(|n| {
                 let j = g[n];
-                off[j].map(|o| (o, o + bufs[j].1))
+                off[j].map(|o| (o, o.saturating_add(bufs[j].1)))
             })
             .collect();
         taken.sort_unstable();
-        let mut at = 0;
+        let mut at: u64 = 0;
         for (s, e) in taken {
-            if at + bufs[i].1 <= s {
+            if at.saturating_add(bufs[i].1) <= s {
                 break;
             }
             at = at.max(e);

@@ -423,10 +423,11 @@ pub fn engine_runs(engine: Engine, op: &Op) -> bool {
         Op::Load | Op::Store => engine == Sp,
         Op::Matmul { .. } | Op::Transpose => engine == Pe,
         Op::Activation { .. } => engine == Act,
-        Op::TensorTensor { .. }
-        | Op::TensorScalar { .. }
-        | Op::Memset { .. }
-        | Op::Reduce { .. } => matches!(engine, Dve | Pool),
+        Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } => {
+            matches!(engine, Dve | Pool)
+        }
+        // The machine reduces on `dve` only (`runtime_sim::validate::engines_of`).
+        Op::Reduce { .. } => engine == Dve,
         Op::Copy => matches!(engine, Dve | Act | Pool),
     }
 }
@@ -437,6 +438,7 @@ fn runs_on(op: &Op) -> &'static str {
         Op::Matmul { .. } | Op::Transpose => "`pe`",
         Op::Activation { .. } => "`act`",
         Op::Copy => "`dve`, `act` or `pool`",
+        Op::Reduce { .. } => "`dve`",
         _ => "`dve` or `pool`",
     }
 }

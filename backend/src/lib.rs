@@ -77,6 +77,7 @@ pub mod hoist;
 pub mod ldg;
 pub mod modulo;
 pub mod queues;
+pub mod ring_reads;
 pub mod schedule;
 pub mod sync;
 pub mod unroll;

@@ -13,9 +13,10 @@
 //! iteration. A factor is tried only when the unrolled loop keeps at least [`MIN_TRIP`]
 //! iterations (a pipelined loop of fewer pays more in fill and drain than the plan gains), or
 //! when it unrolls the loop fully into an un-annotated enclosing loop, which then pipelines the
-//! copies; and when SBUF has room for two slots of every private tile of every copy
-//! ([`crate::emergent::budget`]). It takes the
-//! smallest `U` within [`GAIN_PERCENT`] of the best, when that beats `U = 1` by at least as much,
+//! copies; and when SBUF has room for two slots of every private SBUF tile of every copy, and
+//! PSUM for a bank of every private PSUM tile of every copy ([`crate::emergent::budget`]: an
+//! unrolled loop's PSUM plan then always fits, at worst with its PSUM tiles unringed). It takes
+//! the smallest `U` within [`GAIN_PERCENT`] of the best, when that beats `U = 1` by at least as much,
 //! the body has compute to overlap (a loop of transfers alone only lengthens each transfer with
 //! fewer pieces) and its compute per iteration is below its DMA time (a compute-bound loop gains
 //! nothing from a faster queue plan). Each decision and its reason is logged.
@@ -100,18 +101,29 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
             .map(|&t| crate::emergent::budget::tensor_bytes(&func.tensors[t]))
             .sum();
         let in_use = crate::emergent::budget::sbuf_in_use(func);
+        // The PSUM banks of one copy's private tiles: every copy holds its own (one slot each;
+        // the emergent pass rings a PSUM tile only where a bank is free).
+        let psum_copy: u64 = private
+            .iter()
+            .filter(|&&t| func.tensors[t].memory == Memory::Psum)
+            .map(|&t| crate::emergent::budget::psum_slot_banks(&func.tensors[t]))
+            .sum();
+        let psum_in_use = crate::emergent::budget::psum_banks_in_use(func);
         let tried: Vec<(u32, u64)> = FACTORS
             .into_iter()
             // Enough iterations left to pipeline, or a full unroll into an enclosing loop.
             .filter(|&u| {
                 u == 1 || trip / i64::from(u) >= MIN_TRIP || (trip == i64::from(u) && enclosed)
             })
-            // Two slots of every private tile of every copy (the emergent pass rings each).
+            // Two slots of every private SBUF tile of every copy (the emergent pass rings each),
+            // and a bank for every private PSUM tile of every copy.
             .filter(|&u| {
                 u == 1
-                    || crate::emergent::budget::sbuf_fits(
+                    || (crate::emergent::budget::sbuf_fits(
                         in_use + sbuf_copy * (2 * u64::from(u) - 1),
-                    )
+                    ) && crate::emergent::budget::psum_fits(
+                        psum_in_use + psum_copy * (u64::from(u) - 1),
+                    ))
             })
             .map(|u| (u, period(u)))
             .collect();
@@ -222,13 +234,9 @@ fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
         .collect()
 }
 
-/// A fresh tensor name: `base.uN`, primed until unique.
+/// A fresh tensor name from `base` ([`Function::fresh_tensor_name`]).
 pub(crate) fn fresh_name(func: &Function, base: &str) -> String {
-    let mut name = base.to_string();
-    while func.tensors.values().any(|t| t.name == name) {
-        name.push('_');
-    }
-    name
+    func.fresh_tensor_name(base)
 }
 
 /// A fresh copy of every tile of `private`, named `name.suffix`.
@@ -254,10 +262,7 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     let (parent, pos) = position(func, l);
     // The remainder loop first, from the old body and tensors.
     if rem > 0 {
-        let mut name = format!("{}.rem", func.axes[l].iv_name);
-        while func.axes.values().any(|a| a.iv_name == name) {
-            name.push('_');
-        }
+        let name = func.fresh_iv_name(&format!("{}.rem", func.axes[l].iv_name));
         let r = func.axes.push(AxisData {
             iv_name: name,
             kind: func.axes[l].kind,

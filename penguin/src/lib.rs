@@ -4,7 +4,7 @@
 //! maps. This crate owns the IR and everything that works on it without knowing the kernel
 //! language: the IR's data ([`ir`], [`entities`], [`affine`]), its verifier ([`verify`]), its text
 //! form ([`write`], [`parse`], over the lexer [`lex`] that BIR's reader shares), the reference
-//! interpreter ([`interp`]), the static look for unwritten scratch ([`uninit`]) and the annotated
+//! interpreter ([`interp`]), the machine's limits on IR read from text ([`verify_limits`]), the static look for unwritten scratch ([`uninit`]) and the annotated
 //! software pipeliner with its ISL legality check ([`pipeline`]) (`../shared/DESIGN.md`, "Penguin
 //! IR"). Dtypes, op kinds and arithmetic come from the leaf crate `vocab`, shared with the
 //! simulator.
@@ -22,6 +22,7 @@ pub mod parse;
 pub mod pipeline;
 pub mod uninit;
 pub mod verify;
+pub mod verify_limits;
 pub mod write;
 
 pub use affine::{AffineExpr, CmpOp, Predicate};

@@ -882,7 +882,8 @@ fn engine_runs(engine: EngineClass, op: &Op) -> bool {
         Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } => {
             matches!(engine, Vector | GpSimd)
         }
-        Op::Reduce { .. } => matches!(engine, Vector | GpSimd),
+        // The machine reduces on the Vector engine only (`runtime_sim::validate::engines_of`).
+        Op::Reduce { .. } => engine == Vector,
         Op::Copy => matches!(engine, Any | Vector | Scalar | GpSimd),
     }
 }

@@ -19,7 +19,9 @@
 //! - has one block dimension, along `E`, and is written with the stage-0 selector `e` (the
 //!   pipeliner's ring). Its `N` slots grow to the smallest divisor of `T` above them when SBUF
 //!   holds it (the slot [`crate::expand`] would add, which it cannot once the ring has several
-//!   writers), or stay when they divide `T`; otherwise the load is not carried;
+//!   writers) and every read of the ring finds the same write with them
+//!   ([`crate::ring_reads`]: a `.pir` read at an offset meaningful only modulo `N` keeps `N`), or
+//!   stay when they divide `T`; otherwise the load is not carried;
 //! - is written by no other statement and accessed only inside `E`;
 //!
 //! and `E` is not issue-bound: `sp` issues its transfers in less time than the compute engines
@@ -75,6 +77,7 @@ use super::budget;
 use super::cost::steady_issue_and_compute;
 use super::nest::{carry_copies, compute_nest, copy_load, divisor_slots, guard, NestLevel};
 use super::plan::count_writers;
+use crate::ring_reads::compute_reads_kept;
 use penguin::affine::{AffineExpr, CmpOp};
 use penguin::ir::{Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
@@ -207,6 +210,11 @@ fn grow_rings(
         let Some((d, _)) = divisor_ring(func, rt, t, budget::sbuf_in_use(func)) else {
             continue;
         };
+        // More slots must leave every read on the write it reads (`crate::ring_reads`).
+        let e = func.tensors[rt].block[0].axis;
+        if d > n && !compute_reads_kept(func, rt, e, d) {
+            continue;
+        }
         func.tensors[rt].block[0].count = d;
         out.push((ld, rt, d, n));
     }
@@ -295,6 +303,12 @@ fn carry_peeled(
                 func.tensors[l.ring].name
             )
         })?;
+        if d > n && !compute_reads_kept(func, l.ring, e, d) {
+            return Err(format!(
+                "a read of `{}` would read another write with {d} slots",
+                func.tensors[l.ring].name
+            ));
+        }
         let last_reader = last_reader_stage(func, e, l.ring)
             .ok_or_else(|| format!("a reader of `{}` has no stage", func.tensors[l.ring].name))?;
         p = p.min(i64::from(d) - last_reader);

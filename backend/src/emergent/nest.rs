@@ -567,10 +567,7 @@ fn first_execution_loop(
     hoisted: &[Stmt],
 ) -> Stmt {
     let lb = func.axes[l].lb;
-    let mut name = format!("{}.first", func.axes[l].iv_name);
-    while func.axes.values().any(|a| a.iv_name == name) {
-        name.push('\'');
-    }
+    let name = func.fresh_iv_name(&format!("{}.first", func.axes[l].iv_name));
     let first = func.axes.push(penguin::ir::AxisData {
         iv_name: name,
         kind: func.axes[l].kind,

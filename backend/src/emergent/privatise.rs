@@ -59,10 +59,7 @@ pub fn privatise_tiles(func: &mut Function, log: &mut Vec<String>) {
         }
         let mut names = vec![format!("`{}`", td.name)];
         for (_, group) in &groups[1..] {
-            let mut name = format!("{}.{}", td.name, names.len());
-            while func.tensors.values().any(|x| x.name == name) {
-                name.push('\'');
-            }
+            let name = func.fresh_tensor_name(&format!("{}.{}", td.name, names.len()));
             names.push(format!("`{name}`"));
             let copy = func
                 .tensors
