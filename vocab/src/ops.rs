@@ -505,4 +505,176 @@ mod tests {
         assert_eq!(maximum(0.0, -0.0).to_bits(), 0.0f32.to_bits());
         assert_eq!(minimum(0.0, -0.0).to_bits(), (-0.0f32).to_bits());
     }
+
+    /// Values where the functions are neither saturated nor at their poles.
+    fn moderate() -> Vec<f32> {
+        (-400..=400).map(|i| i as f32 / 100.0).collect()
+    }
+
+    /// `erf` in f64 by its Taylor series (|x| <= 4: 100 terms are exact to ~1e-12).
+    fn erf64(x: f64) -> f64 {
+        let (mut term, mut sum) = (x, x);
+        for n in 1..100 {
+            term *= -x * x / f64::from(n);
+            sum += term / f64::from(2 * n + 1);
+        }
+        2.0 / std::f64::consts::PI.sqrt() * sum
+    }
+
+    #[test]
+    fn the_added_functions_follow_their_f64_definitions() {
+        let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+        let sp = |x: f64| (1.0 + x.exp()).ln();
+        let c = (2.0 / std::f64::consts::PI).sqrt();
+        let table: Vec<(ActFunc, Box<dyn Fn(f64) -> f64>)> = vec![
+            (ActFunc::Negative, Box::new(|x| -x)),
+            (ActFunc::Abs, Box::new(f64::abs)),
+            (
+                ActFunc::Sign,
+                Box::new(|x| {
+                    if x > 0.0 {
+                        1.0
+                    } else if x < 0.0 {
+                        -1.0
+                    } else {
+                        0.0
+                    }
+                }),
+            ),
+            (ActFunc::Ceil, Box::new(f64::ceil)),
+            (ActFunc::Floor, Box::new(f64::floor)),
+            (ActFunc::Trunc, Box::new(f64::trunc)),
+            (ActFunc::Sin, Box::new(f64::sin)),
+            (ActFunc::Cos, Box::new(f64::cos)),
+            (
+                ActFunc::Tan,
+                Box::new(|x| {
+                    if x.cos().abs() < 0.05 {
+                        f64::NAN
+                    } else {
+                        x.tan()
+                    }
+                }),
+            ),
+            (ActFunc::Arctan, Box::new(f64::atan)),
+            (ActFunc::Erf, Box::new(erf64)),
+            (
+                ActFunc::ErfDx,
+                Box::new(|x| 2.0 / std::f64::consts::PI.sqrt() * (-x * x).exp()),
+            ),
+            (ActFunc::Silu, Box::new(move |x| x * sig(x))),
+            (
+                ActFunc::SiluDx,
+                Box::new(move |x| sig(x) * (1.0 + x * (1.0 - sig(x)))),
+            ),
+            (ActFunc::Softplus, Box::new(sp)),
+            (ActFunc::Mish, Box::new(move |x| x * sp(x).tanh())),
+            (
+                ActFunc::GeluApprxTanh,
+                Box::new(move |x| 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())),
+            ),
+            (ActFunc::Exp2, Box::new(f64::exp2)),
+            (
+                ActFunc::LogicalNot,
+                Box::new(|x| if x == 0.0 { 1.0 } else { 0.0 }),
+            ),
+        ];
+        for (f, reference) in &table {
+            for x in moderate() {
+                let want = reference(f64::from(x));
+                if want.is_nan() {
+                    continue;
+                }
+                let got = f64::from(f.apply(x));
+                assert!(
+                    (got - want).abs() <= 1e-6 + 1e-5 * want.abs(),
+                    "{}({x}) = {got}, f64 says {want}",
+                    f.name()
+                );
+            }
+        }
+        // Specials: signs of zeros, NaN, infinities.
+        assert_eq!(ActFunc::Sign.apply(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert!(ActFunc::Sign.apply(f32::NAN).is_nan());
+        assert_eq!(ActFunc::Softplus.apply(200.0), 200.0);
+        assert_eq!(ActFunc::Softplus.apply(-200.0), 0.0);
+        assert_eq!(ActFunc::LogicalNot.apply(f32::NAN), 0.0);
+        assert_eq!(ActFunc::LogicalNot.apply(-0.0), 1.0);
+    }
+
+    #[test]
+    fn the_added_alu_ops_follow_their_definitions() {
+        let xs = [
+            -2.5f32,
+            -1.0,
+            -0.0,
+            0.0,
+            0.5,
+            1.0,
+            3.0,
+            f32::NAN,
+            f32::INFINITY,
+        ];
+        for &a in &xs {
+            for &b in &xs {
+                let t = |c: bool| if c { 1.0 } else { 0.0 };
+                let (p, q) = (a != 0.0, b != 0.0);
+                let int = |v: f32| {
+                    if v.is_nan() {
+                        0
+                    } else {
+                        (v.trunc() as i64).clamp(i32::MIN.into(), i32::MAX.into())
+                    }
+                };
+                let (ia, ib) = (int(a), int(b));
+
+                let want = [
+                    (AluOp::Less, t(a < b)),
+                    (AluOp::Greater, t(a > b)),
+                    (AluOp::LessEqual, t(a <= b)),
+                    (AluOp::GreaterEqual, t(a >= b)),
+                    (AluOp::Equal, t(a == b)),
+                    (AluOp::NotEqual, t(a != b)),
+                    (AluOp::LogicalAnd, t(p && q)),
+                    (AluOp::LogicalOr, t(p || q)),
+                    (AluOp::LogicalXor, t(p != q)),
+                    (AluOp::BitwiseAnd, ((ia & ib) as i32) as f32),
+                    (AluOp::BitwiseOr, ((ia | ib) as i32) as f32),
+                    (AluOp::BitwiseXor, ((ia ^ ib) as i32) as f32),
+                ];
+                for (op, w) in want {
+                    assert_eq!(
+                        op.apply(a, b).to_bits(),
+                        w.to_bits(),
+                        "{}({a}, {b})",
+                        op.name()
+                    );
+                }
+                // where(b, a, c) as pass_if(a, b) + pass_unless(c, b): exactly a or c.
+                let c = -7.25f32;
+                let sel = AluOp::PassIf.apply(a, b) + AluOp::PassUnless.apply(c, b);
+                let want = if q { a } else { c };
+                assert!(sel.to_bits() == want.to_bits() || (sel.is_nan() && want.is_nan()));
+                let sel0 = AluOp::PassIf.apply(-0.0, b) + AluOp::PassUnless.apply(-0.0, b);
+                assert_eq!(sel0.to_bits(), (-0.0f32).to_bits());
+            }
+        }
+        for (a, b) in [(2.0f32, 10.0f32), (0.5, -3.0), (1.7, 0.3), (9.0, 0.5)] {
+            let want = f64::from(a).powf(f64::from(b));
+            let got = f64::from(AluOp::Power.apply(a, b));
+            assert!((got - want).abs() <= 1e-6 * want.abs(), "power({a}, {b})");
+        }
+        assert!(AluOp::ALL.iter().filter(|o| !o.is_nl()).count() == 2);
+    }
+
+    #[test]
+    fn prod_and_all_fold_rows() {
+        assert_eq!(ReduceOp::Prod.fold(&[2.0, -3.0, 0.5]), -3.0);
+        assert_eq!(ReduceOp::Prod.fold(&[]), 1.0);
+        assert_eq!(ReduceOp::All.fold(&[1.0, -2.0, f32::NAN]), 1.0);
+        assert_eq!(ReduceOp::All.fold(&[1.0, 0.0, 3.0]), 0.0);
+        assert_eq!(ReduceOp::All.fold(&[]), 1.0);
+        // 1e30 * 1e30 overflows before 1e-30 could bring it back: left to right.
+        assert_eq!(ReduceOp::Prod.fold(&[1e30, 1e30, 1e-30]), f32::INFINITY);
+    }
 }

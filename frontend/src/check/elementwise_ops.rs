@@ -463,13 +463,13 @@ impl Checker<'_> {
                 Diagnostic::new(
                     codes::ENGINE_NOT_HERE,
                     format!(
-                        "`{op_name}` becomes a `{}` instruction, which {} does not run on this machine",
+                        "`{op_name}` runs as the instruction `{}`, which {} does not run on this machine",
                         inst.op.name(),
                         nki_engine(want)
                     ),
                     e.span.clone(),
                 )
-                .with_label(format!("`{}` is not run here", want.name()))
+                .with_label(format!("the `{}` engine has no `{}`", want.name(), inst.op.name()))
                 .with_note(format!(
                     "the machine runs `{}` on {}",
                     inst.op.name(),
