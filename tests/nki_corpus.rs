@@ -441,7 +441,7 @@ fn corpus_kernels_run_as_written_and_match_their_references() {
     for f in &files {
         let name = f.file_name().and_then(|n| n.to_str()).expect("UTF-8 name");
         assert!(
-            CASES.iter().any(|c| c.file == name),
+            CASES.iter().chain(OPS_CASES).any(|c| c.file == name),
             "tests/nki/{name} has no case in tests/nki_corpus.rs"
         );
     }
@@ -586,4 +586,228 @@ fn the_reference_helpers_are_right() {
     assert_eq!(a.transpose().data, vec![1.0, 3.0, 2.0, 4.0]);
     let s = softmax_row(&[0.0, 0.0]);
     assert_eq!(s, vec![0.5, 0.5]);
+}
+
+// ---- The NKI operations added for issue 29 (`tests/nki/ops_*.nk`), kept apart from the cases
+// above: each reference is plain f64 arithmetic on the kernel's inputs. ----
+
+/// 1.0 where `c` holds, 0.0 elsewhere: NKI's boolean results as nkc stores them.
+fn truth(c: bool) -> f64 {
+    if c {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// The elementwise `f(a, b)` of two matrices of one shape.
+fn zip_map(a: &Mat, b: &Mat, f: impl Fn(f64, f64) -> f64) -> Mat {
+    Mat {
+        rows: a.rows,
+        cols: a.cols,
+        data: a.data.iter().zip(&b.data).map(|(&x, &y)| f(x, y)).collect(),
+    }
+}
+
+/// `erf(x)` in f64 by its Taylor series, for the |x| <= 2 of the kernels (60 terms leave an
+/// error far below the tolerance).
+fn erf(x: f64) -> f64 {
+    let (mut term, mut sum) = (x, x);
+    for n in 1..60 {
+        term *= -x * x / n as f64;
+        sum += term / (2 * n + 1) as f64;
+    }
+    2.0 / std::f64::consts::PI.sqrt() * sum
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+fn softplus(x: f64) -> f64 {
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+/// The `[rows, cols]` block of `m` from column 0.
+fn left_cols(m: &Mat, cols: usize) -> Mat {
+    let mut out = Mat::zeros(m.rows, cols);
+    for r in 0..m.rows {
+        for c in 0..cols {
+            out.set(r, c, m.at(r, c));
+        }
+    }
+    out
+}
+
+const OPS_CASES: &[Case] = &[
+    Case {
+        file: "ops_unary_math.nk",
+        inputs: &[("x_in", &[256, 512])],
+        reference: |m| {
+            let y = m[0].map(|x| 4.0 * x);
+            let sign = |v: f64| truth(v > 0.0) - truth(v < 0.0);
+            vec![
+                y.map(|v| -v),
+                y.map(f64::abs),
+                y.map(sign),
+                y.map(f64::ceil),
+                y.map(f64::floor),
+                y.map(f64::trunc),
+                y.map(|v| truth(v.trunc() == 0.0)),
+            ]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "ops_unary_transcendental.nk",
+        inputs: &[("x_in", &[256, 512])],
+        reference: |m| {
+            let x = &m[0];
+            vec![
+                x.map(f64::sin),
+                x.map(f64::cos),
+                x.map(f64::tan),
+                x.map(|v| (8.0 * v).atan()),
+                x.map(|v| erf(2.0 * v)),
+                x.map(f64::exp2),
+                x.map(|v| (2.0 * v).sin()),
+            ]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "ops_activations.nk",
+        inputs: &[("x_in", &[256, 512])],
+        reference: |m| {
+            let y = m[0].map(|x| 4.0 * x);
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            vec![
+                y.map(|v| v * sigmoid(v)),
+                y.map(softplus),
+                y.map(|v| v * softplus(v).tanh()),
+                y.map(|v| 0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())),
+                y.map(|v| {
+                    let s = sigmoid(v);
+                    s * (1.0 + v * (1.0 - s))
+                }),
+                m[0].map(|v| 2.0 / std::f64::consts::PI.sqrt() * (-v * v).exp()),
+            ]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "ops_compare.nk",
+        inputs: &[("a_in", &[256, 512]), ("b_in", &[256, 512])],
+        reference: |m| {
+            let (a, b) = (&m[0], &m[1]);
+            let fa = a.map(|v| (4.0 * v).floor());
+            let fb = b.map(|v| (4.0 * v).floor());
+            vec![
+                zip_map(a, b, |x, y| truth(x < y)),
+                a.map(|x| truth(x > 0.25)),
+                zip_map(&fa, &fb, |x, y| truth(x <= y)),
+                b.map(|y| truth(0.0 >= y)),
+                zip_map(&fa, &fb, |x, y| truth(x == y)),
+                fa.map(|x| truth(x != 1.0)),
+            ]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "ops_logical.nk",
+        inputs: &[("a_in", &[256, 512]), ("b_in", &[256, 512])],
+        reference: |m| {
+            let (a, b) = (&m[0], &m[1]);
+            let both =
+                |f: fn(bool, bool) -> bool| zip_map(a, b, move |x, y| truth(f(x > 0.0, y < 0.5)));
+            let ints = |f: fn(i64, i64) -> i64| {
+                zip_map(a, b, move |x, y| {
+                    f((8.0 * x).floor() as i64, (8.0 * y).floor() as i64) as f64
+                })
+            };
+            vec![
+                both(|p, q| p && q),
+                both(|p, q| p || q),
+                both(|p, q| p != q),
+                a.map(|x| truth(x <= 0.0)),
+                ints(|p, q| p & q),
+                ints(|p, q| p | q),
+                ints(|p, q| p ^ q),
+                zip_map(a, b, |x, y| (x.abs() + 0.5).powf(3.0 * y)),
+            ]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "ops_select_reduce.nk",
+        inputs: &[("a_in", &[256, 512]), ("b_in", &[256, 512])],
+        reference: |m| {
+            let (a, b) = (&m[0], &m[1]);
+            let var = |r: &[f64]| {
+                let mu = mean(r);
+                vec![r.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / r.len() as f64]
+            };
+            vec![
+                zip_map(a, b, |x, y| if x > y { x } else { y }),
+                a.map(|x| if x < 0.0 { -1.0 } else { x }),
+                a.rows_map(softmax_row),
+                a.rows_map(var),
+                left_cols(a, 8).rows_map(|r| vec![r.iter().map(|v| v + 1.0).product()]),
+                left_cols(b, 4).rows_map(|r| vec![truth(r.iter().all(|&v| v > -0.5))]),
+            ]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "ops_fill.nk",
+        inputs: &[("x_in", &[256, 512])],
+        reference: |m| vec![m[0].map(|x| 2.0 * x + 0.5)],
+        tol: EXACT,
+    },
+    Case {
+        file: "ops_nisa.nk",
+        inputs: &[("x_in", &[256, 512]), ("y_in", &[256, 512])],
+        reference: |m| {
+            let (x, y) = (&m[0], &m[1]);
+            let blocks = x.rows / 128;
+            let mut col_sum = Mat::zeros(blocks, 128);
+            let mut xt = Mat::zeros(blocks * 128, 128);
+            for i in 0..blocks {
+                for j in 0..128 {
+                    let mut s = 0.0;
+                    for p in 0..128 {
+                        s += x.at(i * 128 + p, j);
+                        xt.set(i * 128 + j, p, x.at(i * 128 + p, j));
+                    }
+                    col_sum.set(i, j, s);
+                }
+            }
+            let ex = x.map(|v| (0.5 * v).exp());
+            let ex_sum = ex.rows_map(|r| vec![r.iter().sum()]);
+            vec![
+                col_sum,
+                ex,
+                ex_sum,
+                zip_map(x, y, |p, q| 2.0 * p + q),
+                zip_map(x, y, |p, q| (p - q).max(0.0)),
+                xt,
+            ]
+        },
+        tol: SUMS,
+    },
+];
+
+#[test]
+fn ops_kernels_run_as_written_and_match_their_references() {
+    for case in OPS_CASES {
+        run_case(case);
+    }
+}
+
+#[test]
+fn the_ops_reference_helpers_are_right() {
+    assert!((erf(0.5) - 0.520_499_877_813_046_5).abs() < 1e-12);
+    assert!((erf(-1.5) + 0.966_105_146_475_310_7).abs() < 1e-12);
+    assert!((softplus(0.0) - 2f64.ln()).abs() < 1e-15);
+    assert_eq!(left_cols(&Mat::zeros(2, 3), 1).cols, 1);
 }

@@ -595,8 +595,8 @@ impl Parser {
                     None => self.err_at(
                         &tok,
                         format!(
-                            "unknown ALU operation `{w}` (expected add, subtract, multiply, \
-                             divide, maximum or minimum)"
+                            "unknown ALU operation `{w}` (expected one of {})",
+                            names(AluOp::ALL.map(AluOp::name))
                         ),
                     ),
                 }
@@ -610,14 +610,14 @@ impl Parser {
             }
             ParamTy::Reduce => {
                 let (w, tok) = self.ident("a reduction")?;
-                match [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min]
-                    .into_iter()
-                    .find(|o| o.name() == w)
-                {
+                match ReduceOp::ALL.into_iter().find(|o| o.name() == w) {
                     Some(o) => Ok(ParamVal::Reduce(o)),
                     None => self.err_at(
                         &tok,
-                        format!("unknown reduction `{w}` (expected sum, max or min)"),
+                        format!(
+                            "unknown reduction `{w}` (expected one of {})",
+                            names(ReduceOp::ALL.map(ReduceOp::name))
+                        ),
                     ),
                 }
             }
@@ -685,4 +685,9 @@ enum ParamVal {
     Alu(AluOp),
     Act(ActFunc),
     Reduce(ReduceOp),
+}
+
+/// Names for a diagnostic: `a, b, c`.
+fn names<const N: usize>(all: [&str; N]) -> String {
+    all.join(", ")
 }

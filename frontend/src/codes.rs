@@ -195,6 +195,8 @@ pub const SCALAR_OPERAND: &str = "E0160";
 pub const BAD_UPDATE: &str = "E0161";
 /// A Tensor-engine result written into SBUF.
 pub const TENSOR_ENGINE_DST: &str = "E0162";
+/// `engine=` naming an engine that does not run the instruction on this machine, or no engine.
+pub const ENGINE_NOT_HERE: &str = "E0167";
 
 // ---- Types and shapes of buffers (E0170–E0179) ----
 /// A dtype other than `nl.float32` / `nl.bfloat16`.

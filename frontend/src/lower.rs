@@ -54,7 +54,7 @@ fn lower_block(f: &mut Function, block: &[CStmt]) -> Vec<Stmt> {
                     .map(|i| {
                         let id = f.insts.push(InstData {
                             op: i.op.clone(),
-                            engine: i.op.default_engine(),
+                            engine: i.engine.unwrap_or_else(|| i.op.default_engine()),
                             dst: i.dst.clone(),
                             srcs: i.srcs.clone(),
                         });

@@ -696,7 +696,13 @@ impl Parser {
                 let (w, tok) = self.ident("an ALU operation")?;
                 match AluOp::ALL.iter().find(|o| o.name() == w) {
                     Some(&o) => Ok(ParamVal::Alu(o)),
-                    None => self.err_at(&tok, format!("unknown ALU operation `{w}` (expected add, subtract, multiply, divide, maximum or minimum)")),
+                    None => self.err_at(
+                        &tok,
+                        format!(
+                            "unknown ALU operation `{w}` (expected one of {})",
+                            names(AluOp::ALL.map(AluOp::name))
+                        ),
+                    ),
                 }
             }
             ParamTy::Act => {
@@ -708,14 +714,14 @@ impl Parser {
             }
             ParamTy::Reduce => {
                 let (w, tok) = self.ident("a reduction")?;
-                match [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min]
-                    .into_iter()
-                    .find(|o| o.name() == w)
-                {
+                match ReduceOp::ALL.into_iter().find(|o| o.name() == w) {
                     Some(o) => Ok(ParamVal::Reduce(o)),
                     None => self.err_at(
                         &tok,
-                        format!("unknown reduction `{w}` (expected sum, max or min)"),
+                        format!(
+                            "unknown reduction `{w}` (expected one of {})",
+                            names(ReduceOp::ALL.map(ReduceOp::name))
+                        ),
                     ),
                 }
             }
@@ -789,4 +795,9 @@ fn build_op(name: &str, vals: &[ParamVal]) -> Op {
         ("copy", []) => Op::Copy,
         _ => unreachable!("the parameters of `{name}` were checked against its schema"),
     }
+}
+
+/// Names for a diagnostic: `a, b, c`.
+fn names<const N: usize>(all: [&str; N]) -> String {
+    all.join(", ")
 }

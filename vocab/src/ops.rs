@@ -9,16 +9,57 @@ pub enum AluOp {
     Divide,
     Maximum,
     Minimum,
+    /// `nl.power`: `a ** b` ([`libm::powf`]).
+    Power,
+    /// The comparisons give 1.0 where they hold and 0.0 elsewhere (NKI's bool results, as
+    /// float); a NaN operand makes every comparison but `not_equal` false (IEEE 754).
+    Less,
+    Greater,
+    LessEqual,
+    GreaterEqual,
+    Equal,
+    NotEqual,
+    /// The logical operations read a value as true when it is not zero (NaN is true, as in
+    /// numpy) and give 1.0 or 0.0.
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+    /// The bitwise operations act on the integer values of their operands: each is converted to
+    /// i32 toward zero (saturating, NaN to 0), combined, and converted back to float32. nkc's
+    /// tiles hold floats only; on integer-valued tiles this is NKI's integer arithmetic.
+    BitwiseAnd,
+    BitwiseOr,
+    BitwiseXor,
+    /// `a` where `b` is true (not zero), `-0.0` elsewhere; with [`AluOp::PassUnless`] and an add
+    /// it is `nl.where(b, a, c)` exactly: `a + -0.0` is `a` for every `a`, signed zeros included.
+    PassIf,
+    /// `a` where `b` is false (zero), `-0.0` elsewhere.
+    PassUnless,
 }
 
 impl AluOp {
-    pub const ALL: [AluOp; 6] = [
+    pub const ALL: [AluOp; 21] = [
         AluOp::Add,
         AluOp::Subtract,
         AluOp::Multiply,
         AluOp::Divide,
         AluOp::Maximum,
         AluOp::Minimum,
+        AluOp::Power,
+        AluOp::Less,
+        AluOp::Greater,
+        AluOp::LessEqual,
+        AluOp::GreaterEqual,
+        AluOp::Equal,
+        AluOp::NotEqual,
+        AluOp::LogicalAnd,
+        AluOp::LogicalOr,
+        AluOp::LogicalXor,
+        AluOp::BitwiseAnd,
+        AluOp::BitwiseOr,
+        AluOp::BitwiseXor,
+        AluOp::PassIf,
+        AluOp::PassUnless,
     ];
 
     pub fn name(self) -> &'static str {
@@ -29,13 +70,36 @@ impl AluOp {
             AluOp::Divide => "divide",
             AluOp::Maximum => "maximum",
             AluOp::Minimum => "minimum",
+            AluOp::Power => "power",
+            AluOp::Less => "less",
+            AluOp::Greater => "greater",
+            AluOp::LessEqual => "less_equal",
+            AluOp::GreaterEqual => "greater_equal",
+            AluOp::Equal => "equal",
+            AluOp::NotEqual => "not_equal",
+            AluOp::LogicalAnd => "logical_and",
+            AluOp::LogicalOr => "logical_or",
+            AluOp::LogicalXor => "logical_xor",
+            AluOp::BitwiseAnd => "bitwise_and",
+            AluOp::BitwiseOr => "bitwise_or",
+            AluOp::BitwiseXor => "bitwise_xor",
+            AluOp::PassIf => "pass_if",
+            AluOp::PassUnless => "pass_unless",
         }
+    }
+
+    /// Whether the operation is an `nl` function of the same name (the others are steps of
+    /// composite operations: [`AluOp::PassIf`], [`AluOp::PassUnless`]).
+    pub fn is_nl(self) -> bool {
+        !matches!(self, AluOp::PassIf | AluOp::PassUnless)
     }
 
     /// The float32 result of `a op b`. Maximum and minimum are IEEE 754-2019 `maximum` and
     /// `minimum`: NaN when either operand is NaN, and `+0 > -0`, so that no result is left to the
     /// optimiser (Rust's `f32::max` leaves both cases open).
     pub fn apply(self, a: f32, b: f32) -> f32 {
+        let truth = |c: bool| if c { 1.0 } else { 0.0 };
+        let int = |x: f32| x as i32;
         match self {
             AluOp::Add => a + b,
             AluOp::Subtract => a - b,
@@ -43,6 +107,33 @@ impl AluOp {
             AluOp::Divide => a / b,
             AluOp::Maximum => maximum(a, b),
             AluOp::Minimum => minimum(a, b),
+            AluOp::Power => libm::powf(a, b),
+            AluOp::Less => truth(a < b),
+            AluOp::Greater => truth(a > b),
+            AluOp::LessEqual => truth(a <= b),
+            AluOp::GreaterEqual => truth(a >= b),
+            AluOp::Equal => truth(a == b),
+            AluOp::NotEqual => truth(a != b),
+            AluOp::LogicalAnd => truth(a != 0.0 && b != 0.0),
+            AluOp::LogicalOr => truth(a != 0.0 || b != 0.0),
+            AluOp::LogicalXor => truth((a != 0.0) != (b != 0.0)),
+            AluOp::BitwiseAnd => (int(a) & int(b)) as f32,
+            AluOp::BitwiseOr => (int(a) | int(b)) as f32,
+            AluOp::BitwiseXor => (int(a) ^ int(b)) as f32,
+            AluOp::PassIf => {
+                if b != 0.0 {
+                    a
+                } else {
+                    -0.0
+                }
+            }
+            AluOp::PassUnless => {
+                if b == 0.0 {
+                    a
+                } else {
+                    -0.0
+                }
+            }
         }
     }
 }
@@ -75,6 +166,10 @@ pub fn minimum(a: f32, b: f32) -> f32 {
 }
 
 /// Functions of the Scalar (activation) engine.
+///
+/// The functions added for the NKI API beyond the first eleven (from `Negative` on) take their
+/// transcendental parts from the `libm` crate, a pure-Rust port of musl's libm: one portable
+/// definition, whatever the host's C library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ActFunc {
     Identity,
@@ -88,10 +183,29 @@ pub enum ActFunc {
     Rsqrt,
     Square,
     Reciprocal,
+    Negative,
+    Abs,
+    Sign,
+    Ceil,
+    Floor,
+    Trunc,
+    Sin,
+    Cos,
+    Tan,
+    Arctan,
+    Erf,
+    ErfDx,
+    Silu,
+    SiluDx,
+    Softplus,
+    Mish,
+    GeluApprxTanh,
+    Exp2,
+    LogicalNot,
 }
 
 impl ActFunc {
-    pub const ALL: [ActFunc; 11] = [
+    pub const ALL: [ActFunc; 30] = [
         ActFunc::Identity,
         ActFunc::Exp,
         ActFunc::Log,
@@ -103,6 +217,25 @@ impl ActFunc {
         ActFunc::Rsqrt,
         ActFunc::Square,
         ActFunc::Reciprocal,
+        ActFunc::Negative,
+        ActFunc::Abs,
+        ActFunc::Sign,
+        ActFunc::Ceil,
+        ActFunc::Floor,
+        ActFunc::Trunc,
+        ActFunc::Sin,
+        ActFunc::Cos,
+        ActFunc::Tan,
+        ActFunc::Arctan,
+        ActFunc::Erf,
+        ActFunc::ErfDx,
+        ActFunc::Silu,
+        ActFunc::SiluDx,
+        ActFunc::Softplus,
+        ActFunc::Mish,
+        ActFunc::GeluApprxTanh,
+        ActFunc::Exp2,
+        ActFunc::LogicalNot,
     ];
 
     pub fn name(self) -> &'static str {
@@ -118,11 +251,37 @@ impl ActFunc {
             ActFunc::Rsqrt => "rsqrt",
             ActFunc::Square => "square",
             ActFunc::Reciprocal => "reciprocal",
+            ActFunc::Negative => "negative",
+            ActFunc::Abs => "abs",
+            ActFunc::Sign => "sign",
+            ActFunc::Ceil => "ceil",
+            ActFunc::Floor => "floor",
+            ActFunc::Trunc => "trunc",
+            ActFunc::Sin => "sin",
+            ActFunc::Cos => "cos",
+            ActFunc::Tan => "tan",
+            ActFunc::Arctan => "arctan",
+            ActFunc::Erf => "erf",
+            ActFunc::ErfDx => "erf_dx",
+            ActFunc::Silu => "silu",
+            ActFunc::SiluDx => "silu_dx",
+            ActFunc::Softplus => "softplus",
+            ActFunc::Mish => "mish",
+            ActFunc::GeluApprxTanh => "gelu_apprx_tanh",
+            ActFunc::Exp2 => "exp2",
+            ActFunc::LogicalNot => "logical_not",
         }
     }
 
     /// The float32 result of the function. Gelu is the tanh approximation NKI documents:
-    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, evaluated in float32 in that order.
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, evaluated in float32 in that order
+    /// (`gelu_apprx_tanh` is the same function under NKI's explicit name).
+    ///
+    /// The others: `sign` is -1, 0 or 1 (a zero keeps its sign, NaN stays NaN); `silu` is
+    /// `x * sigmoid(x)` with `sigmoid(x) = 1 / (1 + e^-x)`; `silu_dx` its derivative
+    /// `s * (1 + x * (1 - s))`; `softplus` is `max(x, 0) + log1p(e^-|x|)` (no overflow);
+    /// `mish` is `x * tanh(softplus(x))`; `erf_dx` is `2/sqrt(pi) * e^(-x^2)`; `logical_not` is
+    /// 1.0 where `x == 0` and 0.0 elsewhere (NaN is true, as in numpy).
     pub fn apply(self, x: f32) -> f32 {
         match self {
             ActFunc::Identity => x,
@@ -131,7 +290,7 @@ impl ActFunc {
             ActFunc::Tanh => x.tanh(),
             ActFunc::Sigmoid => 1.0 / (1.0 + (-x).exp()),
             ActFunc::Relu => maximum(x, 0.0),
-            ActFunc::Gelu => {
+            ActFunc::Gelu | ActFunc::GeluApprxTanh => {
                 const SQRT_2_OVER_PI: f32 = 0.797_884_6;
                 0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
             }
@@ -139,8 +298,53 @@ impl ActFunc {
             ActFunc::Rsqrt => 1.0 / x.sqrt(),
             ActFunc::Square => x * x,
             ActFunc::Reciprocal => 1.0 / x,
+            ActFunc::Negative => -x,
+            ActFunc::Abs => x.abs(),
+            ActFunc::Sign => {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    x
+                }
+            }
+            ActFunc::Ceil => libm::ceilf(x),
+            ActFunc::Floor => libm::floorf(x),
+            ActFunc::Trunc => libm::truncf(x),
+            ActFunc::Sin => libm::sinf(x),
+            ActFunc::Cos => libm::cosf(x),
+            ActFunc::Tan => libm::tanf(x),
+            ActFunc::Arctan => libm::atanf(x),
+            ActFunc::Erf => libm::erff(x),
+            ActFunc::ErfDx => std::f32::consts::FRAC_2_SQRT_PI * libm::expf(-(x * x)),
+            ActFunc::Silu => x * sigmoid(x),
+            ActFunc::SiluDx => {
+                let s = sigmoid(x);
+                s * (1.0 + x * (1.0 - s))
+            }
+            ActFunc::Softplus => softplus(x),
+            ActFunc::Mish => x * libm::tanhf(softplus(x)),
+            ActFunc::Exp2 => libm::exp2f(x),
+            ActFunc::LogicalNot => {
+                if x == 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
         }
     }
+}
+
+/// `1 / (1 + e^-x)` with `libm`'s exponential (the functions added for the NKI API).
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + libm::expf(-x))
+}
+
+/// `ln(1 + e^x)` as `max(x, 0) + log1p(e^-|x|)`, which neither overflows nor loses small values.
+fn softplus(x: f32) -> f32 {
+    maximum(x, 0.0) + libm::log1pf(libm::expf(-x.abs()))
 }
 
 /// Reductions along the free axis.
@@ -149,17 +353,35 @@ pub enum ReduceOp {
     Sum,
     Max,
     Min,
+    /// `nl.prod`: a product from `1.0`, left to right.
+    Prod,
+    /// `nl.all`: 1.0 when every element is true (not zero; NaN is true), else 0.0.
+    All,
 }
 
 impl ReduceOp {
-    pub const ALL: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
+    pub const ALL: [ReduceOp; 5] = [
+        ReduceOp::Sum,
+        ReduceOp::Max,
+        ReduceOp::Min,
+        ReduceOp::Prod,
+        ReduceOp::All,
+    ];
 
     /// The reduction of one row in float32: a sum from `0.0`, left to right; max and min fold
-    /// from the first element with [`maximum`] / [`minimum`]. An empty row gives 0 for sum and
-    /// NaN otherwise.
+    /// from the first element with [`maximum`] / [`minimum`]; a product from `1.0`, left to
+    /// right. An empty row gives 0 for sum, 1 for prod and all, and NaN otherwise.
     pub fn fold(self, row: &[f32]) -> f32 {
         match (self, row.split_first()) {
             (ReduceOp::Sum, _) => row.iter().fold(0.0f32, |s, &v| s + v),
+            (ReduceOp::Prod, _) => row.iter().fold(1.0f32, |s, &v| s * v),
+            (ReduceOp::All, _) => {
+                if row.iter().all(|&v| v != 0.0) {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
             (ReduceOp::Max, Some((&first, rest))) => rest.iter().fold(first, |m, &v| maximum(m, v)),
             (ReduceOp::Min, Some((&first, rest))) => rest.iter().fold(first, |m, &v| minimum(m, v)),
             (_, None) => f32::NAN,
@@ -171,6 +393,8 @@ impl ReduceOp {
             ReduceOp::Sum => "sum",
             ReduceOp::Max => "max",
             ReduceOp::Min => "min",
+            ReduceOp::Prod => "prod",
+            ReduceOp::All => "all",
         }
     }
 }
@@ -280,5 +504,177 @@ mod tests {
         assert!(maximum(f32::NAN, 1.0).is_nan());
         assert_eq!(maximum(0.0, -0.0).to_bits(), 0.0f32.to_bits());
         assert_eq!(minimum(0.0, -0.0).to_bits(), (-0.0f32).to_bits());
+    }
+
+    /// Values where the functions are neither saturated nor at their poles.
+    fn moderate() -> Vec<f32> {
+        (-400..=400).map(|i| i as f32 / 100.0).collect()
+    }
+
+    /// `erf` in f64 by its Taylor series (|x| <= 4: 100 terms are exact to ~1e-12).
+    fn erf64(x: f64) -> f64 {
+        let (mut term, mut sum) = (x, x);
+        for n in 1..100 {
+            term *= -x * x / f64::from(n);
+            sum += term / f64::from(2 * n + 1);
+        }
+        2.0 / std::f64::consts::PI.sqrt() * sum
+    }
+
+    #[test]
+    fn the_added_functions_follow_their_f64_definitions() {
+        let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+        let sp = |x: f64| (1.0 + x.exp()).ln();
+        let c = (2.0 / std::f64::consts::PI).sqrt();
+        let table: Vec<(ActFunc, Box<dyn Fn(f64) -> f64>)> = vec![
+            (ActFunc::Negative, Box::new(|x| -x)),
+            (ActFunc::Abs, Box::new(f64::abs)),
+            (
+                ActFunc::Sign,
+                Box::new(|x| {
+                    if x > 0.0 {
+                        1.0
+                    } else if x < 0.0 {
+                        -1.0
+                    } else {
+                        0.0
+                    }
+                }),
+            ),
+            (ActFunc::Ceil, Box::new(f64::ceil)),
+            (ActFunc::Floor, Box::new(f64::floor)),
+            (ActFunc::Trunc, Box::new(f64::trunc)),
+            (ActFunc::Sin, Box::new(f64::sin)),
+            (ActFunc::Cos, Box::new(f64::cos)),
+            (
+                ActFunc::Tan,
+                Box::new(|x| {
+                    if x.cos().abs() < 0.05 {
+                        f64::NAN
+                    } else {
+                        x.tan()
+                    }
+                }),
+            ),
+            (ActFunc::Arctan, Box::new(f64::atan)),
+            (ActFunc::Erf, Box::new(erf64)),
+            (
+                ActFunc::ErfDx,
+                Box::new(|x| 2.0 / std::f64::consts::PI.sqrt() * (-x * x).exp()),
+            ),
+            (ActFunc::Silu, Box::new(move |x| x * sig(x))),
+            (
+                ActFunc::SiluDx,
+                Box::new(move |x| sig(x) * (1.0 + x * (1.0 - sig(x)))),
+            ),
+            (ActFunc::Softplus, Box::new(sp)),
+            (ActFunc::Mish, Box::new(move |x| x * sp(x).tanh())),
+            (
+                ActFunc::GeluApprxTanh,
+                Box::new(move |x| 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())),
+            ),
+            (ActFunc::Exp2, Box::new(f64::exp2)),
+            (
+                ActFunc::LogicalNot,
+                Box::new(|x| if x == 0.0 { 1.0 } else { 0.0 }),
+            ),
+        ];
+        for (f, reference) in &table {
+            for x in moderate() {
+                let want = reference(f64::from(x));
+                if want.is_nan() {
+                    continue;
+                }
+                let got = f64::from(f.apply(x));
+                assert!(
+                    (got - want).abs() <= 1e-6 + 1e-5 * want.abs(),
+                    "{}({x}) = {got}, f64 says {want}",
+                    f.name()
+                );
+            }
+        }
+        // Specials: signs of zeros, NaN, infinities.
+        assert_eq!(ActFunc::Sign.apply(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert!(ActFunc::Sign.apply(f32::NAN).is_nan());
+        assert_eq!(ActFunc::Softplus.apply(200.0), 200.0);
+        assert_eq!(ActFunc::Softplus.apply(-200.0), 0.0);
+        assert_eq!(ActFunc::LogicalNot.apply(f32::NAN), 0.0);
+        assert_eq!(ActFunc::LogicalNot.apply(-0.0), 1.0);
+    }
+
+    #[test]
+    fn the_added_alu_ops_follow_their_definitions() {
+        let xs = [
+            -2.5f32,
+            -1.0,
+            -0.0,
+            0.0,
+            0.5,
+            1.0,
+            3.0,
+            f32::NAN,
+            f32::INFINITY,
+        ];
+        for &a in &xs {
+            for &b in &xs {
+                let t = |c: bool| if c { 1.0 } else { 0.0 };
+                let (p, q) = (a != 0.0, b != 0.0);
+                let int = |v: f32| {
+                    if v.is_nan() {
+                        0
+                    } else {
+                        (v.trunc() as i64).clamp(i32::MIN.into(), i32::MAX.into())
+                    }
+                };
+                let (ia, ib) = (int(a), int(b));
+
+                let want = [
+                    (AluOp::Less, t(a < b)),
+                    (AluOp::Greater, t(a > b)),
+                    (AluOp::LessEqual, t(a <= b)),
+                    (AluOp::GreaterEqual, t(a >= b)),
+                    (AluOp::Equal, t(a == b)),
+                    (AluOp::NotEqual, t(a != b)),
+                    (AluOp::LogicalAnd, t(p && q)),
+                    (AluOp::LogicalOr, t(p || q)),
+                    (AluOp::LogicalXor, t(p != q)),
+                    (AluOp::BitwiseAnd, ((ia & ib) as i32) as f32),
+                    (AluOp::BitwiseOr, ((ia | ib) as i32) as f32),
+                    (AluOp::BitwiseXor, ((ia ^ ib) as i32) as f32),
+                ];
+                for (op, w) in want {
+                    assert_eq!(
+                        op.apply(a, b).to_bits(),
+                        w.to_bits(),
+                        "{}({a}, {b})",
+                        op.name()
+                    );
+                }
+                // where(b, a, c) as pass_if(a, b) + pass_unless(c, b): exactly a or c.
+                let c = -7.25f32;
+                let sel = AluOp::PassIf.apply(a, b) + AluOp::PassUnless.apply(c, b);
+                let want = if q { a } else { c };
+                assert!(sel.to_bits() == want.to_bits() || (sel.is_nan() && want.is_nan()));
+                let sel0 = AluOp::PassIf.apply(-0.0, b) + AluOp::PassUnless.apply(-0.0, b);
+                assert_eq!(sel0.to_bits(), (-0.0f32).to_bits());
+            }
+        }
+        for (a, b) in [(2.0f32, 10.0f32), (0.5, -3.0), (1.7, 0.3), (9.0, 0.5)] {
+            let want = f64::from(a).powf(f64::from(b));
+            let got = f64::from(AluOp::Power.apply(a, b));
+            assert!((got - want).abs() <= 1e-6 * want.abs(), "power({a}, {b})");
+        }
+        assert!(AluOp::ALL.iter().filter(|o| !o.is_nl()).count() == 2);
+    }
+
+    #[test]
+    fn prod_and_all_fold_rows() {
+        assert_eq!(ReduceOp::Prod.fold(&[2.0, -3.0, 0.5]), -3.0);
+        assert_eq!(ReduceOp::Prod.fold(&[]), 1.0);
+        assert_eq!(ReduceOp::All.fold(&[1.0, -2.0, f32::NAN]), 1.0);
+        assert_eq!(ReduceOp::All.fold(&[1.0, 0.0, 3.0]), 0.0);
+        assert_eq!(ReduceOp::All.fold(&[]), 1.0);
+        // 1e30 * 1e30 overflows before 1e-30 could bring it back: left to right.
+        assert_eq!(ReduceOp::Prod.fold(&[1e30, 1e30, 1e-30]), f32::INFINITY);
     }
 }

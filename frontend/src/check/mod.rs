@@ -52,6 +52,7 @@ mod calls;
 mod comptime;
 mod consts;
 mod dst;
+mod elementwise_ops;
 pub(crate) mod error;
 mod nd;
 mod nisa;
@@ -131,6 +132,8 @@ pub struct CInst {
     pub srcs: Vec<Operand>,
     /// The call (or operator expression) the instruction comes from.
     pub span: Span,
+    /// The engine an `engine=` keyword chose; `None` for the operation's default.
+    pub engine: Option<penguin::EngineClass>,
 }
 
 /// A tile: a tensor, or a rectangular part of one.

@@ -21,7 +21,9 @@ fn op_name(e: &Expr) -> Option<&str> {
 }
 
 fn alu_named(name: &str) -> Option<AluOp> {
-    AluOp::ALL.into_iter().find(|a| a.name() == name)
+    AluOp::ALL
+        .into_iter()
+        .find(|a| a.is_nl() && a.name() == name)
 }
 
 impl Checker<'_> {
@@ -42,6 +44,8 @@ impl Checker<'_> {
             Some("add" | "sum") => Some(ReduceOp::Sum),
             Some("maximum" | "max") => Some(ReduceOp::Max),
             Some("minimum" | "min") => Some(ReduceOp::Min),
+            Some("multiply" | "prod") => Some(ReduceOp::Prod),
+            Some("logical_and" | "all") => Some(ReduceOp::All),
             _ => {
                 if !matches!(e.kind, ExprKind::Error) {
                     self.error(CheckError::ExpectedReduceOp { at: e.span.clone() });

@@ -19,6 +19,7 @@
 //! is the backend's to respect.
 
 use super::calls::{KwSite, Param};
+use super::elementwise_ops::{self, Fill};
 use super::error::{matmul_excess, CheckError};
 use super::stmts::Class;
 use super::{CInst, CTensor, Checker, TileVal, Value};
@@ -97,6 +98,23 @@ pub(super) enum OpKind {
     TensorTensor,
     TensorReduce,
     Range,
+    // The operations of `check/elementwise_ops.rs`.
+    /// `nl.where(condition, x, y)`.
+    Where,
+    /// `nl.softmax(x, axis)`.
+    Softmax,
+    /// `nl.var(x, axis)`.
+    Var,
+    /// `nl.zeros_like`, `nl.ones_like`, `nl.empty_like`.
+    Like(Fill),
+    /// `nl.ones(shape, dtype, buffer)`.
+    Ones,
+    /// `nisa.memset(shape, value, dtype)`.
+    NisaMemset,
+    /// `nisa.tensor_partition_reduce(op, data)`.
+    PartitionReduce,
+    /// `nisa.activation_reduce(op, data, reduce_op, reduce_res, bias, scale)`.
+    ActivationReduce,
 }
 
 fn nl_op(name: &str) -> Option<OpKind> {
@@ -122,7 +140,7 @@ fn nl_op(name: &str) -> Option<OpKind> {
         "zeros" => OpKind::Zeros,
         "ndarray" => OpKind::Ndarray,
         "affine_range" | "sequential_range" => OpKind::Range,
-        _ => OpKind::Act(act_func(name).filter(|f| *f != ActFunc::Identity)?),
+        _ => return elementwise_ops::nl_extra(name),
     })
 }
 
@@ -136,7 +154,9 @@ fn nisa_op(name: &str) -> Option<OpKind> {
         "tensor_scalar" => OpKind::TensorScalar,
         "tensor_tensor" => OpKind::TensorTensor,
         "tensor_reduce" => OpKind::TensorReduce,
-        _ => return None,
+        // Keyword-only in NKI: `(data op0 operand0) op1 operand1` with a tile `operand1`.
+        "scalar_tensor_tensor" => OpKind::TensorScalar,
+        _ => return elementwise_ops::nisa_extra(name),
     })
 }
 
@@ -159,10 +179,7 @@ pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
             "nkc runs a kernel once: there is no launch grid of program instances",
             "write the grid as a loop over the instances, `for pid in nl.affine_range(N):`, and index with `pid`",
         ),
-        "affine_select" | "where" => (
-            "nkc's tiles are computed whole: there is no per-element selection",
-            "slice the part of the tile that is kept, or combine with nl.maximum / nl.minimum",
-        ),
+
         "dma_copy" => (
             "a copy between HBM and SBUF is a statement of its own",
             "write `nisa.dma_copy(dst=..., src=...)` as a statement, or `t = nl.load(src)` / `nl.store(dst, value=t)`",
@@ -175,7 +192,7 @@ pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
             "nkc has no constant tensors in HBM",
             "make the constant on chip with nl.full(shape, value, dtype=nl.float32)",
         ),
-        _ => return None,
+        _ => return elementwise_ops::not_in_nkc_extra(name),
     })
 }
 
@@ -266,6 +283,14 @@ fn params(kind: OpKind) -> &'static [Param] {
             ("keepdims", false),
         ],
         OpKind::Range => &[],
+        OpKind::Where
+        | OpKind::Softmax
+        | OpKind::Var
+        | OpKind::Like(_)
+        | OpKind::Ones
+        | OpKind::NisaMemset
+        | OpKind::PartitionReduce
+        | OpKind::ActivationReduce => elementwise_ops::params(kind),
     }
 }
 
@@ -430,7 +455,7 @@ impl Checker<'_> {
     }
 
     /// Reports an HBM (or otherwise unreadable) source of a compute operation.
-    fn compute_src(&mut self, t: &TileVal, span: &Span, what: &str) -> bool {
+    pub(super) fn compute_src(&mut self, t: &TileVal, span: &Span, what: &str) -> bool {
         if self.tensor(t.tensor).memory == Memory::Hbm {
             let name = self.tensor(t.tensor).name.clone();
             self.error(CheckError::HbmOperand {
@@ -529,6 +554,7 @@ impl Checker<'_> {
             dst: dst.operand(),
             srcs: srcs.iter().map(TileVal::operand).collect(),
             span: span.clone(),
+            engine: None,
         });
         Some(dst)
     }
@@ -740,7 +766,7 @@ impl Checker<'_> {
     }
 
     /// The `axis=` of a reduction: the free axis, written `1`, `-1`, `[1]` or `(1,)`.
-    fn reduce_axis(&mut self, e: &Expr) -> Option<()> {
+    pub(super) fn reduce_axis(&mut self, e: &Expr) -> Option<()> {
         let one = match &e.kind {
             ExprKind::Tuple(items) if items.len() == 1 => &items[0],
             _ => e,
@@ -779,12 +805,19 @@ impl Checker<'_> {
             .iter()
             .find(|k| k.name.name == "dtype")
             .filter(|_| !takes_dtype);
-        let Some(rest) = self.without_mask(kwargs, |k| dtype_kw.is_some() && k == "dtype") else {
+        let engine_kw = kwargs.iter().find(|k| k.name.name == "engine");
+        let Some(rest) = self.without_mask(kwargs, |k| {
+            (dtype_kw.is_some() && k == "dtype") || (engine_kw.is_some() && k == "engine")
+        }) else {
             return self.call_op(e, func, kind, args, kwargs, cx, dest, outer);
         };
         let dtype = dtype_kw.map(|k| self.dtype_of(&k.value));
         let fresh = !matches!(dest, Dest::Into { .. });
+        let before = cx.insts.len();
         let t = self.call_op(e, func, kind, args, &rest?, cx, dest, outer)?;
+        if let Some(k) = engine_kw {
+            self.apply_engine(&k.value, &func_name(func), before, cx)?;
+        }
         if dtype.flatten() == Some(DType::Bf16) && fresh {
             let tensor = &mut self.tensors[t.tensor.as_u32() as usize];
             if tensor.memory == Memory::Sbuf {
@@ -889,9 +922,15 @@ impl Checker<'_> {
                 )
             }
             OpKind::Copy => self.unary(Op::Copy, slots[0]?, "`nl.copy`", span, cx, dest),
-            OpKind::Zeros | OpKind::Ndarray | OpKind::Full => {
+            OpKind::Zeros | OpKind::Ndarray | OpKind::Full | OpKind::Ones | OpKind::NisaMemset => {
                 self.alloc(kind, &name, &slots, span, cx, dest)
             }
+            OpKind::Where
+            | OpKind::Softmax
+            | OpKind::Var
+            | OpKind::Like(_)
+            | OpKind::PartitionReduce
+            | OpKind::ActivationReduce => self.extra_op(kind, &name, &slots, span, cx, dest),
             OpKind::Store | OpKind::Range => None,
         }
     }
@@ -1117,7 +1156,7 @@ impl Checker<'_> {
     }
 
     /// `nisa.activation(op=F, data=x, bias=b, scale=s)`.
-    fn activation(
+    pub(super) fn activation(
         &mut self,
         slots: &[Option<&Expr>],
         span: &Span,
@@ -1125,7 +1164,7 @@ impl Checker<'_> {
         dest: Dest,
     ) -> Option<TileVal> {
         let op_e = slots[0]?;
-        let func = op_e.attr_of(&["nl"]).and_then(act_func);
+        let func = op_e.attr_of(&["nl", "np", "numpy"]).and_then(act_func);
         if func.is_none() && !matches!(op_e.kind, ExprKind::Error) {
             self.error(CheckError::ActivationFunc {
                 at: op_e.span.clone(),
@@ -1211,7 +1250,7 @@ impl Checker<'_> {
     ) -> Option<TileVal> {
         // `nl.full` has its fill value second.
         let (fill, slots) = match kind {
-            OpKind::Full => {
+            OpKind::Full | OpKind::NisaMemset => {
                 let v = self.const_value(slots[1]?).map(|c| c.as_f64() as f32);
                 (Some(v?), [slots[0], slots[2], slots[3]])
             }
@@ -1270,7 +1309,7 @@ impl Checker<'_> {
             dtype,
         };
         if kind != OpKind::Ndarray {
-            let value = fill.unwrap_or(0.0);
+            let value = fill.unwrap_or(if kind == OpKind::Ones { 1.0 } else { 0.0 });
             return self.emit(cx, Op::Memset { value }, vec![], res, dest, span);
         }
         // An ndarray: a tensor without an instruction.
@@ -1396,7 +1435,7 @@ impl Checker<'_> {
     }
 
     /// `nl.sbuf`, `nl.psum`, `nl.shared_hbm` (or `nl.hbm`).
-    fn buffer_of(&mut self, e: &Expr) -> Option<Memory> {
+    pub(super) fn buffer_of(&mut self, e: &Expr) -> Option<Memory> {
         match e.attr_of(&["nl"]) {
             Some("sbuf") => return Some(Memory::Sbuf),
             Some("psum") => return Some(Memory::Psum),
@@ -1463,7 +1502,13 @@ impl Checker<'_> {
             });
             ok = false;
         }
-        let (v, sv) = self.tile_of_arg(val?, &val_e.span)?;
+        let (mut v, sv) = self.tile_of_arg(val?, &val_e.span)?;
+        if self.tensor(v.tensor).memory == Memory::Psum {
+            // A DMA reaches SBUF only (MACHINE.md): a PSUM value goes through SBUF first, the
+            // copy NKI's compiler makes.
+            let shape = v.size;
+            v = self.emit(cx, Op::Copy, vec![v], Res::sbuf(shape), Dest::Temp, &e.span)?;
+        }
         let vt = self.tensor(v.tensor).clone();
         if vt.memory != Memory::Sbuf {
             self.error(CheckError::StoreValueNotSbuf {
@@ -1491,6 +1536,7 @@ impl Checker<'_> {
             dst: dst.operand(),
             srcs: vec![v.operand()],
             span: e.span.clone(),
+            engine: None,
         });
         Some(())
     }

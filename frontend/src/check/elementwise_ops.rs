@@ -1,0 +1,601 @@
+//! The NKI operations beyond the core set, as table entries over the core instructions: the
+//! unary functions of the Scalar engine (`nl.sin`, `nl.abs`, `nl.erf`, ..., every [`ActFunc`]),
+//! the binary ones of the Vector engine (`nl.power`, the comparisons, the logical and bitwise
+//! operations: every [`AluOp`] that is an `nl` function), the reductions `nl.prod` / `nl.all`,
+//! and the composites that are several core instructions:
+//! - `nl.where(c, x, y)`: `pass_if(x, c) + pass_unless(y, c)` on the Vector engine, exact (the
+//!   branch not taken gives `-0.0`, and `v + -0.0` is `v` for every `v`);
+//! - `nl.softmax(x, axis)`: `e = exp(x - max(x))`, then `e / sum(e)`;
+//! - `nl.var(x, axis)`: `mean((x - mean(x))^2)` (numpy's population variance);
+//! - `nl.zeros_like` / `nl.ones_like` / `nl.empty_like(a, dtype=, buffer=)` and `nl.ones`;
+//!   `nisa.memset(shape, value, dtype)`;
+//! - `nisa.tensor_partition_reduce(op, data)`: a reduction along the partition axis, as a
+//!   transpose on the Tensor engine, a reduction along the free axis and a transpose back;
+//! - `nisa.activation_reduce(op, data, reduce_op=, reduce_res=, bias=, scale=)`: an activation,
+//!   then its reduction along the free axis written into `reduce_res`;
+//! - the `engine=` keyword of `nisa` operations: honoured where the machine's engine runs the
+//!   instruction (`vector_engine` → `dve`, `scalar_engine` → `act`, `gpsimd_engine` → `pool`),
+//!   a diagnostic where it does not.
+//!
+//! Every numeric definition is the shared vocabulary's (`vocab`), so the interpreter and the
+//! simulator agree on it by construction.
+
+use super::calls::Param;
+use super::ops::{Arg, Dest, OpKind, Res, StmtCtx};
+use super::{CInst, CTensor, Checker, TileVal};
+use crate::ast::{Expr, Span};
+use crate::codes;
+use penguin::{ActFunc, AluOp, DType, EngineClass, Memory, Op, ReduceOp, TensorKind};
+use vocab::machine::PMAX;
+use vocab::Diagnostic;
+
+/// What a `*_like` creation fills its tile with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Fill {
+    Zeros,
+    Ones,
+    /// `nl.empty_like`: a buffer without an instruction.
+    Empty,
+}
+
+/// The `nl` operations of this file, by name.
+pub(super) fn nl_extra(name: &str) -> Option<OpKind> {
+    Some(match name {
+        "invert" => OpKind::Act(ActFunc::LogicalNot),
+        "prod" => OpKind::Reduce(ReduceOp::Prod),
+        "all" => OpKind::Reduce(ReduceOp::All),
+        "where" => OpKind::Where,
+        "softmax" => OpKind::Softmax,
+        "var" => OpKind::Var,
+        "ones" => OpKind::Ones,
+        "zeros_like" => OpKind::Like(Fill::Zeros),
+        "ones_like" => OpKind::Like(Fill::Ones),
+        "empty_like" => OpKind::Like(Fill::Empty),
+        _ => match AluOp::ALL
+            .into_iter()
+            .find(|a| a.is_nl() && a.name() == name)
+        {
+            Some(a) => OpKind::Alu(a),
+            None => OpKind::Act(super::ops::act_func(name).filter(|f| *f != ActFunc::Identity)?),
+        },
+    })
+}
+
+/// The `nisa` operations of this file, by name.
+pub(super) fn nisa_extra(name: &str) -> Option<OpKind> {
+    Some(match name {
+        "memset" => OpKind::NisaMemset,
+        "tensor_partition_reduce" => OpKind::PartitionReduce,
+        "activation_reduce" => OpKind::ActivationReduce,
+        _ => return None,
+    })
+}
+
+/// The parameters of the operations of this file, in NKI's order.
+pub(super) fn params(kind: OpKind) -> &'static [Param] {
+    match kind {
+        OpKind::Where => &[("condition", true), ("x", true), ("y", true)],
+        OpKind::Softmax | OpKind::Var => &[("x", true), ("axis", true)],
+        OpKind::Like(_) => &[("a", true), ("dtype", false), ("buffer", false)],
+        OpKind::Ones => &[("shape", true), ("dtype", true), ("buffer", false)],
+        OpKind::NisaMemset => &[
+            ("shape", true),
+            ("value", true),
+            ("dtype", true),
+            ("buffer", false),
+        ],
+        OpKind::PartitionReduce => &[("op", true), ("data", true)],
+        OpKind::ActivationReduce => &[
+            ("op", true),
+            ("data", true),
+            ("reduce_op", true),
+            ("reduce_res", true),
+            ("bias", false),
+            ("scale", false),
+        ],
+        _ => &[],
+    }
+}
+
+/// The engine an `engine=` keyword names: `None` for `nisa.unknown_engine` (the compiler
+/// chooses), `Err` with the name when it is not an engine.
+fn engine_named(e: &Expr) -> Result<Option<EngineClass>, String> {
+    match e.attr_of(&["nisa", "nl"]) {
+        Some("vector_engine") => Ok(Some(EngineClass::Vector)),
+        Some("scalar_engine") | Some("activation_engine") => Ok(Some(EngineClass::Scalar)),
+        Some("gpsimd_engine") | Some("pool_engine") => Ok(Some(EngineClass::GpSimd)),
+        Some("tensor_engine") | Some("pe_engine") => Ok(Some(EngineClass::Tensor)),
+        Some("unknown_engine") => Ok(None),
+        Some(other) => Err(other.to_string()),
+        None => Err(String::new()),
+    }
+}
+
+/// The engines of the machine that run `op` (MACHINE.md "Engines"), for `engine=`.
+fn engines_running(op: &Op) -> &'static [EngineClass] {
+    use EngineClass::*;
+    match op {
+        Op::Load | Op::Store => &[Dma],
+        Op::Matmul { .. } | Op::Transpose => &[Tensor],
+        Op::Activation { .. } => &[Scalar],
+        Op::Copy => &[Vector, Scalar, GpSimd],
+        Op::TensorTensor { .. }
+        | Op::TensorScalar { .. }
+        | Op::Reduce { .. }
+        | Op::Memset { .. } => &[Vector, GpSimd],
+    }
+}
+
+/// An engine as NKI's API names it.
+fn nki_engine(e: EngineClass) -> &'static str {
+    match e {
+        EngineClass::Vector => "nisa.vector_engine",
+        EngineClass::Scalar => "nisa.scalar_engine",
+        EngineClass::GpSimd => "nisa.gpsimd_engine",
+        EngineClass::Tensor => "nisa.tensor_engine",
+        EngineClass::Dma => "a DMA queue",
+        EngineClass::Any => "nisa.unknown_engine",
+    }
+}
+
+impl Checker<'_> {
+    /// Applies the operations of this file once their arguments are bound.
+    pub(super) fn extra_op(
+        &mut self,
+        kind: OpKind,
+        name: &str,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        match kind {
+            OpKind::Where => self.select(slots, span, cx, dest),
+            OpKind::Softmax => self.softmax(slots[0]?, slots[1]?, name, span, cx, dest),
+            OpKind::Var => self.variance(slots[0]?, slots[1]?, name, span, cx, dest),
+            OpKind::Like(fill) => self.like(fill, name, slots, span, cx, dest),
+            OpKind::PartitionReduce => self.partition_reduce(slots, span, cx, dest),
+            OpKind::ActivationReduce => self.activation_reduce(slots, span, cx, dest),
+            _ => None,
+        }
+    }
+
+    /// `nl.where(condition, x, y)`: `x` where the condition is true (not zero), `y` elsewhere;
+    /// `x` and `y` tiles or scalars.
+    fn select(
+        &mut self,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let c = self.compute_tile(slots[0]?, cx, "`nl.where`");
+        let x = self.arg(slots[1]?, cx);
+        let y = self.arg(slots[2]?, cx);
+        let (c, x, y) = (c?, x?, y?);
+        let cond = || Arg::Tile(c.clone(), slots[0].map_or(span.clone(), |e| e.span.clone()));
+        let a = self.elementwise(AluOp::PassIf, x, cond(), span, cx, Dest::Temp)?;
+        let b = self.elementwise(AluOp::PassUnless, y, cond(), span, cx, Dest::Temp)?;
+        self.elementwise(
+            AluOp::Add,
+            Arg::Tile(a, span.clone()),
+            Arg::Tile(b, span.clone()),
+            span,
+            cx,
+            dest,
+        )
+    }
+
+    /// A reduction of the tile `x` along its free axis into a `[P, 1]` temporary.
+    fn row_reduce(
+        &mut self,
+        op: ReduceOp,
+        x: &TileVal,
+        span: &Span,
+        cx: &mut StmtCtx,
+    ) -> Option<TileVal> {
+        let shape = [x.size[0], 1];
+        let op = Op::Reduce { op };
+        self.emit(cx, op, vec![x.clone()], Res::sbuf(shape), Dest::Temp, span)
+    }
+
+    /// `a op b` of two tiles into `dest`.
+    fn tiles(
+        &mut self,
+        op: AluOp,
+        a: TileVal,
+        b: TileVal,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let (a, b) = (Arg::Tile(a, span.clone()), Arg::Tile(b, span.clone()));
+        self.elementwise(op, a, b, span, cx, dest)
+    }
+
+    /// `nl.softmax(x, axis)` along the free axis: `e = exp(x - max(x))`, then `e / sum(e)`.
+    fn softmax(
+        &mut self,
+        x_e: &Expr,
+        axis_e: &Expr,
+        name: &str,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let x = self.compute_tile(x_e, cx, &format!("`{name}`"));
+        self.reduce_axis(axis_e)?;
+        let x = x?;
+        let m = self.row_reduce(ReduceOp::Max, &x, span, cx)?;
+        let d = self.tiles(AluOp::Subtract, x, m, span, cx, Dest::Temp)?;
+        let op = Op::Activation {
+            func: ActFunc::Exp,
+            scale: penguin::Scale::Imm(1.0),
+            bias: false,
+        };
+        let shape = d.size;
+        let e = self.emit(cx, op, vec![d], Res::sbuf(shape), Dest::Temp, span)?;
+        let s = self.row_reduce(ReduceOp::Sum, &e, span, cx)?;
+        self.tiles(AluOp::Divide, e, s, span, cx, dest)
+    }
+
+    /// `nl.var(x, axis)` along the free axis: `d = x - sum(x) / n`, then `sum(d * d) / n`.
+    fn variance(
+        &mut self,
+        x_e: &Expr,
+        axis_e: &Expr,
+        name: &str,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let x = self.compute_tile(x_e, cx, &format!("`{name}`"));
+        self.reduce_axis(axis_e)?;
+        let x = x?;
+        let n = x.size[1] as f32;
+        let s = self.row_reduce(ReduceOp::Sum, &x, span, cx)?;
+        let mean = self.elementwise(
+            AluOp::Divide,
+            Arg::Tile(s, span.clone()),
+            Arg::Scalar(n),
+            span,
+            cx,
+            Dest::Temp,
+        )?;
+        let d = self.tiles(AluOp::Subtract, x, mean, span, cx, Dest::Temp)?;
+        let sq = self.tiles(AluOp::Multiply, d.clone(), d, span, cx, Dest::Temp)?;
+        let ss = self.row_reduce(ReduceOp::Sum, &sq, span, cx)?;
+        self.elementwise(
+            AluOp::Divide,
+            Arg::Tile(ss, span.clone()),
+            Arg::Scalar(n),
+            span,
+            cx,
+            dest,
+        )
+    }
+
+    /// `nl.zeros_like(a, dtype=, buffer=)`, `nl.ones_like`, `nl.empty_like`: a new tile (or HBM
+    /// array) of `a`'s shape and, by default, its dtype, in SBUF unless `buffer=` says otherwise.
+    fn like(
+        &mut self,
+        fill: Fill,
+        name: &str,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let (a, _) = self.view(slots[0]?)?;
+        let dtype = match slots[1] {
+            Some(d) => self.dtype_of(d)?,
+            None => self.tensor(a.tensor).dtype,
+        };
+        let memory = match slots[2] {
+            Some(b) => self.buffer_of(b)?,
+            None => Memory::Sbuf,
+        };
+        let shape = a.size;
+        let Dest::New {
+            name: bound,
+            span: bspan,
+        } = dest
+        else {
+            self.error(
+                Diagnostic::new(
+                    codes::UNSUPPORTED,
+                    format!("the result of `{name}` must be bound to a name"),
+                    span.clone(),
+                )
+                .with_label("a buffer without a name")
+                .with_help(format!("write `t = {name}(...)` as a statement of its own")),
+            );
+            return None;
+        };
+        let dtype = if memory == Memory::Psum {
+            DType::F32
+        } else {
+            dtype
+        };
+        if memory != Memory::Hbm && shape[0] > PMAX {
+            self.error(
+                Diagnostic::new(
+                    codes::UNSUPPORTED,
+                    format!(
+                        "`{name}` of a tile of {} partitions; an on-chip tile has at most {PMAX}",
+                        shape[0]
+                    ),
+                    span.clone(),
+                )
+                .with_help("give `buffer=nl.shared_hbm` for an HBM array of that shape"),
+            );
+            return None;
+        }
+        if fill == Fill::Empty || memory == Memory::Hbm {
+            if fill != Fill::Empty {
+                self.error(
+                    Diagnostic::new(
+                        codes::UNSUPPORTED,
+                        format!("`{name}` in HBM: only `nl.empty_like` makes an HBM array"),
+                        span.clone(),
+                    )
+                    .with_help("fill a tile on chip and `nl.store` it"),
+                );
+                return None;
+            }
+            let t = self.new_tensor(CTensor {
+                name: bound,
+                memory,
+                dtype,
+                shape,
+                kind: TensorKind::Local,
+                span: bspan,
+            });
+            return Some(TileVal::whole(t, shape));
+        }
+        let value = if fill == Fill::Ones { 1.0 } else { 0.0 };
+        let res = Res {
+            shape,
+            memory,
+            dtype,
+        };
+        let dest = Dest::New {
+            name: bound,
+            span: bspan,
+        };
+        self.emit(cx, Op::Memset { value }, vec![], res, dest, span)
+    }
+
+    /// `nisa.tensor_partition_reduce(op, data)`: `data[P, F]` reduced along the partition axis
+    /// into `[1, F]`: transposed on the Tensor engine, reduced along the free axis, transposed
+    /// back and copied to SBUF (both dimensions at most 128).
+    fn partition_reduce(
+        &mut self,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let op = self.reduce_op(slots[0]?);
+        let x = self.compute_tile(slots[1]?, cx, "`nisa.tensor_partition_reduce`");
+        let (op, x) = (op?, x?);
+        let x = if self.tensor(x.tensor).memory == Memory::Sbuf {
+            x
+        } else {
+            let shape = x.size;
+            self.emit(cx, Op::Copy, vec![x], Res::sbuf(shape), Dest::Temp, span)?
+        };
+        let t = self.transpose_of(x, span, cx, Dest::Temp)?;
+        let r = self.row_reduce(op, &t, span, cx)?;
+        let back = self.transpose_of(r, span, cx, Dest::Temp)?;
+        let shape = back.size;
+        self.emit(cx, Op::Copy, vec![back], Res::sbuf(shape), dest, span)
+    }
+
+    /// `nisa.activation_reduce(op, data, reduce_op, reduce_res, bias, scale)`: the activation,
+    /// returned, and its reduction along the free axis written into the `[P, 1]` `reduce_res`.
+    fn activation_reduce(
+        &mut self,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let rop = self.reduce_op(slots[2]?);
+        let (target, _) = self.view(slots[3]?)?;
+        let rop = rop?;
+        let act_slots = [slots[0], slots[1], slots[4], slots[5]];
+        let t = self.activation(&act_slots, span, cx, dest)?;
+        let into = Dest::Into {
+            target,
+            accumulate: false,
+        };
+        let shape = [t.size[0], 1];
+        self.emit(
+            cx,
+            Op::Reduce { op: rop },
+            vec![t.clone()],
+            Res::sbuf(shape),
+            into,
+            span,
+        )?;
+        Some(t)
+    }
+
+    /// The engine an `engine=` keyword asks of the instruction `inst`, or a diagnostic: the
+    /// machine's engine must run the instruction, and `pool` never touches PSUM.
+    pub(super) fn engine_choice(
+        &mut self,
+        e: &Expr,
+        op_name: &str,
+        inst: &CInst,
+    ) -> Option<Option<EngineClass>> {
+        let engine = match engine_named(e) {
+            Ok(engine) => engine,
+            Err(other) => {
+                let what = if other.is_empty() {
+                    "this".to_string()
+                } else {
+                    format!("`{other}`")
+                };
+                self.error(
+                    Diagnostic::new(
+                        codes::ENGINE_NOT_HERE,
+                        format!("{what} is not an engine"),
+                        e.span.clone(),
+                    )
+                    .with_label("expected an engine")
+                    .with_note(
+                        "the engines are nisa.vector_engine, nisa.scalar_engine, \
+                         nisa.gpsimd_engine, nisa.tensor_engine and nisa.unknown_engine",
+                    ),
+                );
+                return None;
+            }
+        };
+        let Some(want) = engine else {
+            return Some(None);
+        };
+        let runs = engines_running(&inst.op);
+        if !runs.contains(&want) {
+            let names: Vec<&str> = runs.iter().map(|&r| nki_engine(r)).collect();
+            self.error(
+                Diagnostic::new(
+                    codes::ENGINE_NOT_HERE,
+                    format!(
+                        "`{op_name}` runs as the instruction `{}`, which {} does not run on this machine",
+                        inst.op.name(),
+                        nki_engine(want)
+                    ),
+                    e.span.clone(),
+                )
+                .with_label(format!("the `{}` engine has no `{}`", want.name(), inst.op.name()))
+                .with_note(format!(
+                    "the machine runs `{}` on {}",
+                    inst.op.name(),
+                    names.join(" or ")
+                ))
+                .with_help(format!(
+                    "write `engine={}`, or leave `engine=` out and let nkc choose",
+                    names[0]
+                )),
+            );
+            return None;
+        }
+        let psum = std::iter::once(&inst.dst)
+            .chain(&inst.srcs)
+            .find(|o| self.tensor(o.tensor).memory == Memory::Psum);
+        if let (EngineClass::GpSimd, Some(o)) = (want, psum) {
+            let tensor = self.tensor(o.tensor).name.clone();
+            self.error(
+                Diagnostic::new(
+                    codes::ENGINE_NOT_HERE,
+                    format!("the GpSimd engine cannot access PSUM, but `{tensor}` is in PSUM"),
+                    e.span.clone(),
+                )
+                .with_label("`pool` asked for here")
+                .with_help("write `engine=nisa.vector_engine` or `nisa.scalar_engine`"),
+            );
+            return None;
+        }
+        Some(Some(want))
+    }
+}
+
+impl Checker<'_> {
+    /// Sets the engine of the last instruction a call emitted (those from `before` on) to the
+    /// one its `engine=` keyword `e` names, when the machine allows it.
+    pub(super) fn apply_engine(
+        &mut self,
+        e: &Expr,
+        op_name: &str,
+        before: usize,
+        cx: &mut StmtCtx,
+    ) -> Option<()> {
+        let Some(inst) = cx.insts[before..].last().cloned() else {
+            // An operation without an instruction (`nl.ndarray`, `nl.empty_like`).
+            return Some(());
+        };
+        let choice = self.engine_choice(e, op_name, &inst)?;
+        if let Some(last) = cx.insts.last_mut() {
+            last.engine = choice;
+        }
+        Some(())
+    }
+}
+
+/// NKI operations nkc does not have beyond those of `ops::not_in_nkc`, with what to write
+/// instead: `(note, help)`.
+pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match name {
+        "affine_select" | "range_select" | "select_reduce" | "tensor_copy_predicated" => (
+            "nkc has no selection by a predicate on the indices",
+            "compute the condition as a tile (a comparison such as nl.greater_equal(a, b)) and select with nl.where(cond, x, y)",
+        ),
+        "iota" => (
+            "nkc has no iota: tiles of index values are not generated on chip",
+            "pass the index values as an input tensor and nl.load them",
+        ),
+        "tensor_tensor_scan" => (
+            "nkc has no scan along the free axis",
+            "write the recurrence over column slices in a loop: `for j in nl.sequential_range(F):` with nl.multiply / nl.add on `t[:, j:j+1]`",
+        ),
+        "bn_stats" | "bn_aggr" => (
+            "nkc has no batch-norm statistics instructions",
+            "compute the mean and the variance of each row with nl.mean(x, axis=1) and nl.var(x, axis=1)",
+        ),
+        "dma_transpose" => (
+            "nkc transposes on the Tensor engine, not in a DMA",
+            "load the tile with nl.load_transpose2d(src), or transpose it with nisa.nc_transpose(t)",
+        ),
+        "tensor_copy_dynamic_src" | "tensor_copy_dynamic_dst" | "local_gather" | "gather_flattened" => (
+            "nkc's indices are affine in the loop variables: there is no indexing by values in a tile",
+            "index with slices whose bounds are affine in the loop variables",
+        ),
+        "max8" | "nc_find_index8" | "nc_match_replace8" | "nc_stream_shuffle" | "sequence_bounds" => (
+            "nkc does not model this special-purpose instruction",
+            "compute it with nl.max / nl.where / nl.equal on whole tiles",
+        ),
+        "rand" | "random_seed" | "rand2" | "rand_set_state" | "rand_get_state" | "set_rng_seed" | "dropout" => (
+            "nkc has no random numbers on chip",
+            "pass the random values (or the dropout mask) as an input tensor",
+        ),
+        "gelu_dx" => (
+            "nkc has no gelu_dx",
+            "write the derivative with nl.tanh, nl.multiply and nl.add; nl.silu_dx and nl.erf_dx exist",
+        ),
+        "rms_norm" => (
+            "nkc has no fused rms_norm",
+            "write it as nl.rsqrt(nl.mean(nl.square(x), axis=1) + eps) times x",
+        ),
+        "left_shift" | "right_shift" => (
+            "nkc's tiles hold floats: there are no shifts",
+            "multiply or divide by a power of two",
+        ),
+        "atomic_rmw" => (
+            "nkc has no atomic read-modify-write of HBM",
+            "accumulate in a tile on chip and nl.store it once",
+        ),
+        "expand_dims" => (
+            "a tile is `[partitions, free]` here",
+            "index with a size-1 range (`t[:, j:j+1]`) instead of adding a dimension",
+        ),
+        "device_print" => (
+            "nkc does not print from the device",
+            "write the tensors out with `nkc run FILE --output DIR`",
+        ),
+        "spmd_dim" | "nc" => (
+            "nkc runs a kernel once: there is no launch grid of program instances",
+            "write the grid as a loop over the instances, `for pid in nl.affine_range(N):`, and index with `pid`",
+        ),
+        "get_nc_version" => (
+            "nkc models one NeuronCore-v2-like core",
+            "write the code for that core without asking for the version",
+        ),
+        "builtin_custom_op" | "register_alloc" | "register_load" | "register_store" | "register_move" => (
+            "nkc has no custom operations and no engine registers",
+            "write the computation with nl / nisa operations on tiles",
+        ),
+        _ => return None,
+    })
+}
