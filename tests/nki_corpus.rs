@@ -426,6 +426,67 @@ const CASES: &[Case] = &[
         },
         tol: TRANSCENDENTAL,
     },
+    // ---- tile_nd: multi-dimensional tiles, HBM reshape, broadcasting, tall load_transpose2d ----
+    Case {
+        file: "nd_matmul_hoist.nk",
+        inputs: &[("lhsT", &[256, 128]), ("rhs", &[256, 512])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
+        file: "nd_free_dims.nk",
+        inputs: &[("x", &[128, 512]), ("w", &[128, 512])],
+        reference: |m| {
+            let first = Mat {
+                rows: 128,
+                cols: 128,
+                data: (0..128 * 128).map(|i| m[0].at(i / 128, i % 128)).collect(),
+            };
+            vec![m[0].map(f64::exp), first.transpose().matmul(&m[1])]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "nd_reshape.nk",
+        inputs: &[
+            ("a_tensor", &[256, 1024]),
+            ("g_tensor", &[1024]),
+            ("x3", &[2, 128, 256]),
+        ],
+        reference: |m| {
+            let g = &m[1].data;
+            let scaled = m[0].rows_map(|r| r.iter().zip(g).map(|(a, g)| a * g).collect());
+            vec![scaled, m[2].map(|x| x + 1.0)]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "nd_broadcast.nk",
+        inputs: &[
+            ("a_tensor", &[128, 1024]),
+            ("b_tensor", &[1, 1024]),
+            ("c_tensor", &[1, 1]),
+        ],
+        reference: |m| {
+            let (b, c) = (&m[1].data, m[2].data[0]);
+            let out = m[0].rows_map(|r| r.iter().zip(b).map(|(a, b)| (a + b) * c).collect());
+            vec![out, m[0].map(|_| c)]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "nd_load_transpose.nk",
+        inputs: &[("in_tensor", &[512, 128])],
+        reference: |m| vec![m[0].transpose()],
+        tol: EXACT,
+    },
+    Case {
+        file: "nd_rmsnorm_1d_weight.nk",
+        inputs: &[("a_tensor", &[256, 512]), ("g_tensor", &[512])],
+        reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 0.0, Some(&m[1].data)))],
+        tol: TRANSCENDENTAL,
+    },
+    // ---- end tile_nd ----
 ];
 
 /// softmax(q @ k.T / sqrt(d)) @ v, with q and k given transposed.

@@ -259,6 +259,18 @@ pub const UNSPECIALISED_PARAM: &str = "E0205";
 /// comparison of index expressions.
 pub const PARTIAL_MASK: &str = "E0206";
 
+// ---- tile_nd: multi-dimensional tiles, reshape, broadcast (E0230–E0239) ----
+/// A tile shape nkc cannot hold: two `nl.par_dim`, or too many elements in a partition.
+pub const TILE_ND_SHAPE: &str = "E0230";
+/// A subscript of a multi-dimensional tile that selects elements that are not contiguous in a
+/// partition (a strided access).
+pub const STRIDED_SUBSCRIPT: &str = "E0231";
+/// `x.reshape(shape)` to a shape of another number of elements.
+pub const RESHAPE_COUNT: &str = "E0232";
+/// `x.reshape(shape)` that nkc cannot express as a view: of an on-chip tile, or changing the
+/// length of the rows of the stored array.
+pub const RESHAPE_LAYOUT: &str = "E0233";
+
 // ---- Found at run time (E0900–) ----
 /// A kernel reads an element that nothing wrote (for example part of an `nl.ndarray`, on chip or
 /// HBM scratch): found by the interpreter and the simulator, and by `nkc check` for HBM scratch

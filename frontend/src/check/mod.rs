@@ -57,8 +57,12 @@ pub(crate) mod error;
 mod nd;
 mod nisa;
 mod ops;
+// tile_nd: HBM reshape, tall nl.load_transpose2d.
+mod reshape;
 mod slices;
 mod stmts;
+// tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
+mod tile_nd;
 mod vectors;
 
 use crate::ast::{self, Span};
@@ -352,6 +356,8 @@ pub(crate) struct Checker<'a> {
     specs: Option<&'a crate::Specs>,
     /// The declared shape of each HBM tensor declared with other than 2 dimensions (`nd`).
     logical: HashMap<Tensor, Vec<u64>>,
+    /// tile_nd: the partition dimension of multi-dimensional tiles, reshaped HBM views.
+    tile_nd: tile_nd::TileNdData,
 }
 
 impl<'a> Checker<'a> {
@@ -368,6 +374,7 @@ impl<'a> Checker<'a> {
             hbm_elements: 0,
             specs: None,
             logical: HashMap::new(),
+            tile_nd: tile_nd::TileNdData::default(),
         }
     }
 

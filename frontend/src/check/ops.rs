@@ -363,6 +363,10 @@ impl Checker<'_> {
 
     /// A name or subscript that denotes a tile, without instructions; with its tensor's name.
     pub(super) fn view(&mut self, e: &Expr) -> Option<(TileVal, String)> {
+        // reshape.rs: `x.reshape(shape)` and `x.reshape(shape)[...]`.
+        if let Some(r) = self.reshape_view(e) {
+            return r;
+        }
         match &e.kind {
             ExprKind::Name(n) => {
                 let t = self.tile_of_name(n, &e.span)?;
@@ -581,6 +585,10 @@ impl Checker<'_> {
                     a.size
                 } else if a.size[0] == b.size[0] && (a.size[1] == 1 || b.size[1] == 1) {
                     [a.size[0], a.size[1].max(b.size[1])]
+                } else if let Some((a, b)) = self.broadcast_partitions(&a, &b, span, cx) {
+                    // broadcast.rs: a `[1, F]` operand repeated on every partition (numpy rules).
+                    let (a, b) = (Arg::Tile(a, sa), Arg::Tile(b, sb));
+                    return self.elementwise(alu, a, b, span, cx, dest);
                 } else {
                     self.error(CheckError::ElementwiseShape {
                         op: alu.name(),
@@ -796,6 +804,10 @@ impl Checker<'_> {
         dest: Dest,
         outer: bool,
     ) -> Option<TileVal> {
+        // reshape.rs: `x.reshape(shape)` of an HBM tensor, a view.
+        if let Some(r) = self.reshape_call(e, &dest) {
+            return r;
+        }
         if let Some(call) = method_call(func, args, kwargs) {
             return self.tile_expr(&call, cx, dest, outer);
         }
@@ -908,6 +920,10 @@ impl Checker<'_> {
             OpKind::TensorScalar => self.tensor_scalar(&slots, span, cx, dest),
             OpKind::BroadcastTo => self.broadcast_to(slots[0]?, slots[1]?, span, cx, dest),
             OpKind::LoadTranspose => {
+                // reshape.rs: a source of more than 128 rows, per block of 128.
+                if let Some(r) = self.load_transpose_tall(slots[0]?, span, cx, &dest) {
+                    return r;
+                }
                 let loaded =
                     self.call_op(e, func, OpKind::Load, args, kwargs, cx, Dest::Temp, false)?;
                 let t = self.transpose_of(loaded, span, cx, Dest::Temp)?;
@@ -1260,6 +1276,13 @@ impl Checker<'_> {
             Some(b) => self.buffer_of(b),
             None => Some(Memory::Sbuf),
         };
+        // tile_nd: an on-chip tile of other than 2 dimensions, or with `nl.par_dim` not first.
+        if memory != Some(Memory::Hbm) {
+            let r = self.alloc_tile_nd(kind, name, fill, &slots, memory, span, cx, &dest);
+            if let Some(r) = r {
+                return r;
+            }
+        }
         // An HBM array may have 1 to 4 dimensions (`nd`); a tile has 2.
         let (shape, dims) = if memory == Some(Memory::Hbm) {
             match self.hbm_dims(slots[0]?) {

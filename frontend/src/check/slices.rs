@@ -69,6 +69,10 @@ impl Checker<'_> {
                 return Some(base.clone());
             }
         }
+        // tile_nd: multi-dimensional on-chip tiles and reshaped HBM views.
+        if let Some(r) = self.subscript_tile_nd(base, name, indices, span) {
+            return r;
+        }
         if let Some(dims) = self.logical_dims(base).cloned() {
             return self.subscript_nd(base, &dims, name, indices, span);
         }

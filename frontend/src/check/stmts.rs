@@ -631,6 +631,10 @@ impl Checker<'_> {
             }
             return None;
         };
+        // tile_nd: a name bound to `x.reshape(shape)` has the new shape.
+        if let Some(dims) = self.reshaped_dims(n) {
+            return Some(dims);
+        }
         match self.lookup(n, &base.span) {
             Value::Tile(t) => Some(self.logical_dims(&t).cloned().unwrap_or(t.size.to_vec())),
             Value::Param(t) => {

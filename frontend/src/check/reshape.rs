@@ -1,0 +1,292 @@
+//! `x.reshape(shape)` of an HBM tensor, and `nl.load_transpose2d` of a tensor taller than 128
+//! rows.
+//!
+//! An HBM tensor is stored row-major as the 2-D array `[rows, cols]` (`nd`). `x.reshape(shape)`
+//! is a view of the same bytes with another logical shape: no instruction, the same tensor, and
+//! the new dimensions kept beside the name it is bound to (`TileNdData::reshaped`, by binding
+//! span) or used at once (`x.reshape(shape)[...]`). Its subscripts follow `nd`'s rules. nkc
+//! expresses every access as a rectangle of the stored array, so a reshape keeps the length of
+//! the stored rows (its last dimension is the stored array's last): `[N]` to `(1, N)`, `[B, S, D]`
+//! to `(B·S, D)` and back. One dimension may be `-1` (inferred). The element counts must match.
+//!
+//! `nl.load_transpose2d(src)` of `src[R, C]` gives `[C, R]`: NKI does it with one DMA transpose.
+//! With `R ≤ 128` the front end's own path (a load and one Tensor-engine transpose) takes it;
+//! with `R > 128` (and `C ≤ 128`) it is done per block of 128 rows: a load, a transpose into
+//! PSUM, and a copy into the block's columns of the result.
+
+use super::error::CheckError;
+use super::nd::flatten;
+use super::ops::{Dest, Res, StmtCtx};
+use super::{CTensor, Checker, TileVal, Value};
+use crate::ast::{Expr, ExprKind, Keyword, Span};
+use crate::codes;
+use penguin::{AffineExpr, DType, Memory, Op, TensorKind};
+use vocab::machine::PMAX;
+use vocab::Diagnostic;
+
+/// `x.reshape(...)` with `x` a name that is not a module: the name, its span, and the call's
+/// arguments.
+fn reshape_parts<'e>(e: &'e Expr) -> Option<(&'e str, &'e Span, &'e [Expr], &'e [Keyword])> {
+    let ExprKind::Call { func, args, kwargs } = &e.kind else {
+        return None;
+    };
+    let ExprKind::Attribute { value, attr } = &func.kind else {
+        return None;
+    };
+    let ExprKind::Name(n) = &value.kind else {
+        return None;
+    };
+    let module = matches!(n.as_str(), "nl" | "nisa" | "np" | "math" | "nki");
+    (attr.name == "reshape" && !module).then_some((n.as_str(), &value.span, args, kwargs))
+}
+
+impl Checker<'_> {
+    /// `x.reshape(shape)` as the value of a call expression: `None` when `e` is not one. Bound to
+    /// a name (`dest` new), the name keeps the new shape.
+    pub(super) fn reshape_call(&mut self, e: &Expr, dest: &Dest) -> Option<Option<TileVal>> {
+        reshape_parts(e)?;
+        let Some((t, dims)) = self.reshape_of(e) else {
+            return Some(None);
+        };
+        match dest {
+            Dest::New { span, .. } => {
+                self.tile_nd.reshaped.insert(span.clone(), dims);
+                Some(Some(t))
+            }
+            Dest::Temp => Some(Some(t)),
+            Dest::Into { .. } => {
+                self.error(CheckError::HbmOperand {
+                    tensor: self.tensor(t.tensor).name.clone(),
+                    what: "a copy".to_string(),
+                    at: e.span.clone(),
+                });
+                Some(None)
+            }
+        }
+    }
+
+    /// `x.reshape(shape)` or `x.reshape(shape)[...]` where a view is read (`nl.load`'s source):
+    /// `None` when `e` is neither.
+    pub(super) fn reshape_view(&mut self, e: &Expr) -> Option<Option<(TileVal, String)>> {
+        if let Some((name, ..)) = reshape_parts(e) {
+            let name = name.to_string();
+            return Some(self.reshape_of(e).map(|(t, _)| (t, name)));
+        }
+        let ExprKind::Subscript { value, indices } = &e.kind else {
+            return None;
+        };
+        let (name, ..) = reshape_parts(value)?;
+        let name = name.to_string();
+        let Some((t, dims)) = self.reshape_of(value) else {
+            return Some(None);
+        };
+        Some(
+            self.subscript_nd(&t, &dims, &name, indices, &e.span)
+                .map(|v| (v, name)),
+        )
+    }
+
+    /// The tensor `x.reshape(...)` views, whole, with its new logical shape.
+    fn reshape_of(&mut self, e: &Expr) -> Option<(TileVal, Vec<u64>)> {
+        let (name, name_span, args, kwargs) = reshape_parts(e)?;
+        let base = match self.lookup(name, name_span) {
+            Value::Tile(t) => t,
+            Value::Param(t) => TileVal::whole(t, self.tensor(t).shape),
+            Value::Error => return None,
+            _ => {
+                self.error(CheckError::ExpectedTile {
+                    at: name_span.clone(),
+                });
+                return None;
+            }
+        };
+        let tt = self.tensor(base.tensor).clone();
+        let whole = base == TileVal::whole(base.tensor, tt.shape);
+        if tt.memory != Memory::Hbm || !whole {
+            self.error(
+                Diagnostic::new(
+                    codes::RESHAPE_LAYOUT,
+                    format!("nkc reshapes whole HBM tensors only, and `{name}` is not one"),
+                    e.span.clone(),
+                )
+                .with_label(if tt.memory == Memory::Hbm {
+                    "a part of an HBM tensor"
+                } else {
+                    "an on-chip tile"
+                })
+                .with_help("reshape the HBM tensor before loading it, or index the tile as it is"),
+            );
+            return None;
+        }
+        let old: Vec<u64> = self
+            .reshaped_dims(name)
+            .or_else(|| self.logical_dims(&base).cloned())
+            .unwrap_or_else(|| tt.shape.to_vec());
+        let items: Vec<&Expr> = match (args, kwargs) {
+            ([one], []) => tuple_items(one),
+            ([], [k]) if k.name.name == "shape" => tuple_items(&k.value),
+            (many, []) if many.len() > 1 => many.iter().collect(),
+            _ => {
+                self.error(
+                    Diagnostic::new(
+                        codes::RESHAPE_LAYOUT,
+                        "`reshape` takes one shape",
+                        e.span.clone(),
+                    )
+                    .with_label("write `x.reshape((d0, d1, ...))`"),
+                );
+                return None;
+            }
+        };
+        let total: u64 = old.iter().product();
+        let mut dims: Vec<Option<u64>> = Vec::with_capacity(items.len());
+        let mut inferred = None;
+        for (i, item) in items.iter().enumerate() {
+            if super::ops::literal_scalar(item) == Some(-1.0) && inferred.is_none() {
+                inferred = Some(i);
+                dims.push(Some(1));
+            } else {
+                dims.push(self.dim(item));
+            }
+        }
+        let mut dims: Vec<u64> = dims.into_iter().collect::<Option<_>>()?;
+        if let Some(i) = inferred {
+            let rest: u64 = dims.iter().product();
+            if rest > 0 && total % rest == 0 {
+                dims[i] = total / rest;
+            }
+        }
+        let count: u64 = dims.iter().product();
+        if count != total {
+            self.error(
+                Diagnostic::new(
+                    codes::RESHAPE_COUNT,
+                    format!(
+                        "cannot reshape `{name}` of shape {old:?} ({total} elements) to {dims:?} ({count} elements)"
+                    ),
+                    e.span.clone(),
+                )
+                .with_label("another number of elements")
+                .with_help("a reshape keeps every element: the product of the new dimensions must be the old one's"),
+            );
+            return None;
+        }
+        match flatten(&dims) {
+            Some(flat) if flat == tt.shape => Some((base, dims)),
+            _ => {
+                self.error(
+                    Diagnostic::new(
+                        codes::RESHAPE_LAYOUT,
+                        format!("nkc cannot view `{name}` (stored as [{}, {}]) with shape {dims:?}", tt.shape[0], tt.shape[1]),
+                        e.span.clone(),
+                    )
+                    .with_label("the last dimension changes")
+                    .with_note("an HBM tensor is stored as rows of its last dimension; nkc reads it in rectangles of those rows")
+                    .with_help(format!("keep the last dimension ({}): merge or split only the leading ones", tt.shape[1])),
+                );
+                None
+            }
+        }
+    }
+
+    /// `nl.load_transpose2d(src)` of a source taller than 128 rows: `None` when the source has at
+    /// most 128 rows (the plain path takes it).
+    pub(super) fn load_transpose_tall(
+        &mut self,
+        src_e: &Expr,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: &Dest,
+    ) -> Option<Option<TileVal>> {
+        let (src, _) = match self.view(src_e) {
+            Some(v) => v,
+            None => return Some(None),
+        };
+        let [r, c] = src.size;
+        if r <= PMAX {
+            return None;
+        }
+        let t = self.tensor(src.tensor).clone();
+        if t.memory != Memory::Hbm {
+            self.error(CheckError::LoadNotHbm {
+                tensor: t.name.clone(),
+                memory: t.memory,
+                at: src_e.span.clone(),
+            });
+            return Some(None);
+        }
+        if c > PMAX || r % PMAX != 0 {
+            self.error(CheckError::TransposeLimit {
+                shape: src.size,
+                at: span.clone(),
+            });
+            return Some(None);
+        }
+        let out = match dest {
+            Dest::Into { target, .. } => {
+                if target.size != [c, r] {
+                    self.error(CheckError::AssignShape {
+                        value: [c, r],
+                        tensor: self.tensor(target.tensor).name.clone(),
+                        dest: target.size,
+                        at: span.clone(),
+                    });
+                    return Some(None);
+                }
+                target.clone()
+            }
+            Dest::New { name, span: bspan } => {
+                let tensor = self.new_tensor(CTensor {
+                    name: name.clone(),
+                    memory: Memory::Sbuf,
+                    dtype: DType::F32,
+                    shape: [c, r],
+                    kind: TensorKind::Local,
+                    span: bspan.clone(),
+                });
+                TileVal::whole(tensor, [c, r])
+            }
+            Dest::Temp => {
+                let tensor = self.new_tensor(CTensor {
+                    name: "_load_transpose2d".to_string(),
+                    memory: Memory::Sbuf,
+                    dtype: DType::F32,
+                    shape: [c, r],
+                    kind: TensorKind::Local,
+                    span: span.clone(),
+                });
+                TileVal::whole(tensor, [c, r])
+            }
+        };
+        for j in 0..r / PMAX {
+            let off = (j * PMAX) as i64;
+            let mut part = src.clone();
+            part.start[0] = super::consts::lin(&src.start[0], 1, &AffineExpr::constant(off), 1)?;
+            part.size[0] = PMAX;
+            let res = Res {
+                shape: [PMAX, c],
+                memory: Memory::Sbuf,
+                dtype: t.dtype,
+            };
+            let loaded = self.emit(cx, Op::Load, vec![part], res, Dest::Temp, span)?;
+            let tr = self.transpose_of(loaded, span, cx, Dest::Temp)?;
+            let mut cols = out.clone();
+            cols.start[1] = super::consts::lin(&out.start[1], 1, &AffineExpr::constant(off), 1)?;
+            cols.size[1] = PMAX;
+            let into = Dest::Into {
+                target: cols,
+                accumulate: false,
+            };
+            self.emit(cx, Op::Copy, vec![tr], Res::sbuf([c, PMAX]), into, span)?;
+        }
+        Some(Some(out))
+    }
+}
+
+/// The items of a shape: a tuple's, or the one expression.
+fn tuple_items(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Tuple(items) => items.iter().collect(),
+        _ => vec![e],
+    }
+}

@@ -1,0 +1,366 @@
+//! On-chip tiles of other than two dimensions: `nl.ndarray((K, nl.par_dim(128), 512), ...)`,
+//! `nl.zeros((nl.par_dim(128), 4, 512), ...)`, and their subscripts.
+//!
+//! In NKI the dimension marked `nl.par_dim` (the first one when none is marked) is the partition
+//! dimension; the dimensions before it are *block* dimensions (an array of `[P, free...]` tiles)
+//! and those after it are free dimensions. nkc folds all of them but the partition dimension into
+//! the one free dimension of a Penguin tile, row-major: `(K, par(P), A, B)` is the tensor
+//! `[P, K·A·B]`, and element `[k, p, a, b]` is at free offset `(k·A + a)·B + b` of partition `p`.
+//! No layer below the front end sees the difference: a block of the array is a contiguous range
+//! of the free dimension, selected with an affine start like any slice.
+//!
+//! The declared dimensions are kept beside the tensor (in `Checker::logical`, as for HBM arrays,
+//! so that `t.shape` gives them) with the position of the partition dimension
+//! (`TileNdData::par`). A subscript `t[k, i_p, a0:a1, :]` names every dimension (missing trailing
+//! ones are whole): the partition index selects partitions, and the others must select bytes that
+//! are contiguous in each partition: once a dimension selects part of its extent, every dimension
+//! outside it (block dimensions included) selects a single index. A subscript that would need a
+//! strided access is a diagnostic that says which index to change. The result is a 2-D tile
+//! `[partitions, free elements]`.
+//!
+//! Invariants: a tensor in `par` is on chip, has an entry in `Checker::logical`, and its stored
+//! shape is `[dims[par], product of the other dims]`; a PSUM array fits one 2 KiB bank per
+//! partition (nkc's PSUM tiles are one bank each).
+
+use super::error::CheckError;
+use super::ops::{Dest, OpKind, Res, StmtCtx, MAX_EXTENT};
+use super::{CTensor, Checker, TileVal};
+use crate::ast::{Expr, ExprKind, Index, Span};
+use crate::codes;
+use penguin::{AffineExpr, DType, Memory, Op, Tensor, TensorKind};
+use std::collections::HashMap;
+use vocab::machine::{PMAX, PSUM_BANK_BYTES};
+use vocab::Diagnostic;
+
+/// The multi-dimensional views of the kernel being checked.
+#[derive(Debug, Default)]
+pub(crate) struct TileNdData {
+    /// On-chip tensors declared with other than `[partitions, free]`: the position of the
+    /// partition dimension in their logical shape.
+    pub par: HashMap<Tensor, usize>,
+    /// Names bound to `x.reshape(shape)` of an HBM tensor, by binding span: the new logical shape.
+    pub reshaped: HashMap<Span, Vec<u64>>,
+}
+
+/// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.
+pub(super) fn par_dim_arg(e: &Expr) -> Option<&Expr> {
+    let ExprKind::Call { func, args, kwargs } = &e.kind else {
+        return None;
+    };
+    let named = match &func.kind {
+        ExprKind::Name(n) => n == "par_dim",
+        ExprKind::Attribute { value, attr } => {
+            attr.name == "par_dim" && matches!(&value.kind, ExprKind::Name(m) if m == "nl")
+        }
+        _ => false,
+    };
+    (named && args.len() == 1 && kwargs.is_empty()).then(|| &args[0])
+}
+
+/// The items of a tile shape written as a tuple that is not the plain `(P, F)`: more than two
+/// dimensions, `nl.par_dim` on another than the first, or `par_dim` imported by name.
+fn nd_shape_items(e: &Expr) -> Option<&[Expr]> {
+    let ExprKind::Tuple(items) = &e.kind else {
+        return None;
+    };
+    let marked_later = items.iter().skip(1).any(|i| par_dim_arg(i).is_some());
+    // `par_dim(n)` imported by name: the 2-D path knows only `nl.par_dim`.
+    let bare = items.iter().any(|i| {
+        matches!(&i.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "par_dim"))
+    });
+    (items.len() > 2 || marked_later || bare).then_some(items.as_slice())
+}
+
+impl Checker<'_> {
+    /// `nl.ndarray` / `nl.zeros` / `nl.full` of an on-chip tile with a shape of other than
+    /// `(P, F)`: `None` when the shape is not one (the 2-D path takes it). `fill` is the value
+    /// of `nl.full`; `slots` are `[shape, dtype, buffer]`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn alloc_tile_nd(
+        &mut self,
+        kind: OpKind,
+        name: &str,
+        fill: Option<f32>,
+        slots: &[Option<&Expr>; 3],
+        memory: Option<Memory>,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: &Dest,
+    ) -> Option<Option<TileVal>> {
+        let shape_e = slots[0]?;
+        let items = nd_shape_items(shape_e)?;
+        Some(self.alloc_nd(
+            kind, name, fill, items, shape_e, slots, memory, span, cx, dest,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_nd(
+        &mut self,
+        kind: OpKind,
+        name: &str,
+        fill: Option<f32>,
+        items: &[Expr],
+        shape_e: &Expr,
+        slots: &[Option<&Expr>; 3],
+        memory: Option<Memory>,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: &Dest,
+    ) -> Option<TileVal> {
+        let marks: Vec<usize> = (0..items.len())
+            .filter(|&i| par_dim_arg(&items[i]).is_some())
+            .collect();
+        if marks.len() > 1 {
+            self.error(
+                Diagnostic::new(
+                    codes::TILE_ND_SHAPE,
+                    "a tile shape marks more than one partition dimension",
+                    shape_e.span.clone(),
+                )
+                .with_label("two `nl.par_dim`")
+                .with_help("mark one dimension with `nl.par_dim(n)`: the partition dimension"),
+            );
+            return None;
+        }
+        let par = marks.first().copied().unwrap_or(0);
+        let dims: Vec<Option<u64>> = items.iter().map(|i| self.dim(par_arg(i))).collect();
+        let dtype = slots[1].and_then(|d| self.dtype_of(d));
+        let dims: Vec<u64> = dims.into_iter().collect::<Option<_>>()?;
+        let (dtype, memory) = (dtype?, memory?);
+        let p = dims[par];
+        let free = dims
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != par)
+            .try_fold(1u64, |acc, (_, &d)| acc.checked_mul(d))
+            .filter(|&f| f <= MAX_EXTENT as u64);
+        let Some(free) = free else {
+            self.error(
+                Diagnostic::new(
+                    codes::TILE_ND_SHAPE,
+                    format!("a tile of shape {dims:?} is too large"),
+                    shape_e.span.clone(),
+                )
+                .with_label(format!("more than {MAX_EXTENT} elements in each partition")),
+            );
+            return None;
+        };
+        let flat = [p, free];
+        if !matches!(dest, Dest::New { .. }) {
+            self.error(CheckError::UnboundBuffer {
+                name: name.to_string(),
+                at: span.clone(),
+            });
+            return None;
+        }
+        if p > PMAX {
+            self.error(CheckError::TooManyPartitions {
+                memory,
+                shape: flat,
+                result: false,
+                at: shape_e.span.clone(),
+            });
+            return None;
+        }
+        if memory == Memory::Psum {
+            if dtype == DType::Bf16 {
+                self.error(CheckError::Bf16InPsum {
+                    at: slots[1]?.span.clone(),
+                });
+                return None;
+            }
+            let bytes = free * dtype.size_bytes();
+            if bytes > PSUM_BANK_BYTES {
+                self.error(psum_array_too_large(&dims, par, bytes, &shape_e.span));
+                return None;
+            }
+        }
+        let res = Res {
+            shape: flat,
+            memory,
+            dtype,
+        };
+        let t = if kind == OpKind::Ndarray {
+            let Dest::New { name, span: bspan } = dest.clone() else {
+                return None;
+            };
+            let t = self.new_tensor(CTensor {
+                name,
+                memory,
+                dtype,
+                shape: flat,
+                kind: TensorKind::Local,
+                span: bspan,
+            });
+            TileVal::whole(t, flat)
+        } else {
+            let value = fill.unwrap_or(0.0);
+            self.emit(cx, Op::Memset { value }, vec![], res, dest.clone(), span)?
+        };
+        self.logical.insert(t.tensor, dims);
+        self.tile_nd.par.insert(t.tensor, par);
+        Some(t)
+    }
+
+    /// `t[indices]` when `t` is a multi-dimensional on-chip tile (whole) or a name bound to a
+    /// reshaped HBM tensor: `None` for every other subscript.
+    pub(super) fn subscript_tile_nd(
+        &mut self,
+        base: &TileVal,
+        name: &str,
+        indices: &[Index],
+        span: &Span,
+    ) -> Option<Option<TileVal>> {
+        if let Some(dims) = self.reshaped_dims(name) {
+            if *base == TileVal::whole(base.tensor, self.tensor(base.tensor).shape) {
+                return Some(self.subscript_nd(base, &dims, name, indices, span));
+            }
+        }
+        let &par = self.tile_nd.par.get(&base.tensor)?;
+        let dims = self.logical_dims(base)?.clone();
+        Some(self.subscript_on_chip(base, &dims, par, name, indices, span))
+    }
+
+    /// The logical shape of the name `name` when it is bound to a reshaped HBM tensor.
+    pub(crate) fn reshaped_dims(&self, name: &str) -> Option<Vec<u64>> {
+        let b = self.find(name)?;
+        self.tile_nd.reshaped.get(&b.span).cloned()
+    }
+
+    fn subscript_on_chip(
+        &mut self,
+        base: &TileVal,
+        dims: &[u64],
+        par: usize,
+        name: &str,
+        indices: &[Index],
+        span: &Span,
+    ) -> Option<TileVal> {
+        if indices.len() > dims.len() {
+            self.error(CheckError::NdIndexCount {
+                name: name.to_string(),
+                dims: dims.to_vec(),
+                indices: indices.len(),
+                at: span.clone(),
+            });
+            return None;
+        }
+        let mut sel: Vec<(AffineExpr, u64)> = Vec::with_capacity(dims.len());
+        let mut ok = true;
+        for (d, &extent) in dims.iter().enumerate() {
+            let axis = usize::from(d != par);
+            let r = match indices.get(d) {
+                Some(ix) => self.index_in(extent, name, axis, ix),
+                None => Some((AffineExpr::constant(0), extent)),
+            };
+            match r {
+                Some(x) => sel.push(x),
+                None => ok = false,
+            }
+        }
+        if !ok {
+            return None;
+        }
+        // The free offset, row-major over the dimensions other than the partition one.
+        let mut start = AffineExpr::constant(0);
+        let mut size = 1u64;
+        let mut stride = 1i64;
+        // The innermost dimension that selects part of its extent.
+        let mut partial: Option<usize> = None;
+        for d in (0..dims.len()).rev().filter(|&d| d != par) {
+            let (lo, n) = &sel[d];
+            start = super::consts::lin(&start, 1, lo, stride).or_else(|| {
+                self.error(CheckError::SliceOverflow { at: span.clone() });
+                None
+            })?;
+            if let Some(inner) = partial {
+                if *n > 1 {
+                    self.error(strided_subscript(name, dims, par, d, inner, span));
+                    return None;
+                }
+            }
+            let whole = *n == dims[d] && lo.as_constant() == Some(0);
+            if !whole && partial.is_none() {
+                partial = Some(d);
+            }
+            size *= n;
+            stride *= dims[d] as i64;
+        }
+        let lin = |a: &AffineExpr, b: &AffineExpr| super::consts::lin(a, 1, b, 1);
+        let (Some(p0), Some(f0)) = (
+            lin(&base.start[0], &sel[par].0),
+            lin(&base.start[1], &start),
+        ) else {
+            self.error(CheckError::SliceOverflow { at: span.clone() });
+            return None;
+        };
+        Some(TileVal {
+            tensor: base.tensor,
+            start: [p0, f0],
+            size: [sel[par].1, size],
+        })
+    }
+}
+
+/// The size of a dimension item: `nl.par_dim(n)`'s `n`, or the item itself.
+fn par_arg(e: &Expr) -> &Expr {
+    par_dim_arg(e).unwrap_or(e)
+}
+
+/// `(4, par(128), 512)` for messages.
+fn show_dims(dims: &[u64], par: usize) -> String {
+    let items: Vec<String> = dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            if i == par {
+                format!("par({d})")
+            } else {
+                d.to_string()
+            }
+        })
+        .collect();
+    format!("({})", items.join(", "))
+}
+
+fn psum_array_too_large(dims: &[u64], par: usize, bytes: u64, at: &Span) -> Diagnostic {
+    Diagnostic::new(
+        codes::PSUM_TOO_LARGE,
+        format!(
+            "a PSUM array {} takes {bytes} bytes per partition, more than one {PSUM_BANK_BYTES}-byte bank",
+            show_dims(dims, par)
+        ),
+        at.clone(),
+    )
+    .with_label("more than one PSUM bank")
+    .with_note("nkc's PSUM tiles are one bank each; an array of them cannot be indexed by a loop variable")
+    .with_help("declare one PSUM tile inside the loop that fills it (`t = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)`), and copy each result to an SBUF array")
+}
+
+/// A subscript of a multi-dimensional tile that would read a strided pattern: dimension `outer`
+/// selects several indices while `inner`, inside it, selects only part of its extent.
+fn strided_subscript(
+    name: &str,
+    dims: &[u64],
+    par: usize,
+    outer: usize,
+    inner: usize,
+    at: &Span,
+) -> Diagnostic {
+    Diagnostic::new(
+        codes::STRIDED_SUBSCRIPT,
+        format!("this subscript of `{name}` selects elements that are not contiguous in a partition"),
+        at.clone(),
+    )
+    .with_label(format!(
+        "dimension {outer} selects several indices while dimension {inner} selects part of its extent"
+    ))
+    .with_note(format!(
+        "`{name}` is {}; each partition holds the dimensions other than the partition one row-major, and nkc's tiles read contiguous elements of a partition",
+        show_dims(dims, par)
+    ))
+    .with_help(format!(
+        "select one index of dimension {outer} at a time (a loop over it), or the whole of dimension {inner}"
+    ))
+}
