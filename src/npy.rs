@@ -53,11 +53,13 @@ pub fn read_npy_typed(path: &Path) -> Result<(Array, vocab::DType), String> {
     let width: u64 = match descr.as_str() {
         "<f4" | ">f4" => 4,
         "<u2" | "|u2" | "|V2" | "<V2" => 2,
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "`{shown}` holds '{descr}' values, but nkc takes float32 ('<f4') arrays, or bfloat16 \
                  stored as 16-bit patterns ('<u2' or '|V2'); convert it with \
                  `a.astype(numpy.float32)`"
-        )),
+        ))
+        }
     };
     if npy.order() == npyz::Order::Fortran && npy.shape().len() > 1 {
         return Err(format!(

@@ -55,6 +55,18 @@ pub struct SimReport {
     pub files: Vec<(String, PathBuf)>,
     pub trace: Option<PathBuf>,
     pub numerics: bool,
+    /// The dtype the program declares for each output, by name.
+    pub dtypes: Vec<(String, vocab::DType)>,
+}
+
+impl SimReport {
+    /// The dtype the program declares for output `name` (float32 when it names none).
+    pub fn dtype_of(&self, name: &str) -> vocab::DType {
+        self.dtypes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(vocab::DType::F32, |(_, d)| *d)
+    }
 }
 
 /// Parses, runs and writes the files asked for.
@@ -89,7 +101,16 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
         })?;
         for (name, a) in &result.outputs {
             let path = dir.join(format!("{name}.npy"));
-            npy::write_npy(&path, a).map_err(Failure::User)?;
+            let bf16 = prog
+                .tensors
+                .iter()
+                .any(|t| &t.name == name && t.dtype == vocab::DType::Bf16);
+            if bf16 {
+                npy::write_npy_bf16(&path, a)
+            } else {
+                npy::write_npy(&path, a)
+            }
+            .map_err(Failure::User)?;
             files.push((name.clone(), path));
         }
     }
@@ -103,6 +124,12 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
         files,
         trace: opts.trace.clone(),
         numerics: !opts.no_numerics,
+        dtypes: prog
+            .tensors
+            .iter()
+            .filter(|t| t.role == Role::Output)
+            .map(|t| (t.name.clone(), t.dtype))
+            .collect(),
     })
 }
 
@@ -431,7 +458,11 @@ impl SimReport {
             s.sbuf_high_water, s.psum_high_water
         );
         for (name, a) in &self.result.outputs {
-            t += &format!("  output {name}: f32{:?}", a.shape);
+            t += &format!(
+                "  output {name}: {}{:?}",
+                self.dtype_of(name).name(),
+                a.shape
+            );
             if let Some((_, p)) = self.files.iter().find(|(n, _)| n == name) {
                 t += &format!("  -> {}", p.display());
             }

@@ -428,3 +428,38 @@ fn suggest_json_is_one_object_measured_on_the_default_path() {
     assert_eq!(v["measured_on"], "default", "{v}");
     assert!(v["loops"][0]["current_cycles"].as_u64().is_some(), "{v}");
 }
+
+#[test]
+fn sim_labels_and_writes_bfloat16_outputs_as_bfloat16() {
+    let dir = scratch("first-hour", "sim-bf16");
+    let prog = dir.join("add.s");
+    let o = nkc(&[
+        "compile",
+        "tests/nki/tensor_add.nk",
+        "--shape",
+        "a_input=128x512",
+        "--shape",
+        "b_input=128x512",
+        "--dtype",
+        "bfloat16",
+        "--emit",
+        "isa",
+        "-o",
+        prog.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.join("out");
+    let o = nkc(&[
+        "sim",
+        prog.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("output c_output: bf16[128, 512]"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(descr_of(&out.join("c_output.npy")), "<u2");
+}
