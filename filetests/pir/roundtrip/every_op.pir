@@ -23,7 +23,7 @@ kernel every_op(x) -> (y, z) {
         nmx[0 +: 128, 0 +: 1] = tensor_scalar.dve(op=multiply, imm=-1.0, reverse=false) mx[0 +: 128, 0 +: 1]
         e[0 +: 128, 0 +: 512] = activation.act(func=exp, scale=1.0, bias=true) t{i + 2, j}[0 +: 128, 0 +: 512], nmx[0 +: 128, 0 +: 1]
         s[0 +: 128, 0 +: 1] = reduce.dve(op=sum) e[0 +: 128, 0 +: 512]
-        s[0 +: 128, 0 +: 1] = reduce.pool(op=min) e[0 +: 128, 0 +: 512]
+        s[0 +: 128, 0 +: 1] = reduce.dve(op=min) e[0 +: 128, 0 +: 512]
         s[0 +: 128, 0 +: 1] = activation.act(func=reciprocal, scale=tile, bias=false) s[0 +: 128, 0 +: 1], mx[0 +: 128, 0 +: 1]
         r[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) e[0 +: 128, 0 +: 512], s[0 +: 128, 0 +: 1]
         r[0 +: 128, 0 +: 512] = tensor_scalar.pool(op=subtract, imm=1e-7, reverse=true) r[0 +: 128, 0 +: 512]
