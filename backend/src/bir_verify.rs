@@ -307,6 +307,7 @@ impl Verifier<'_> {
             Op::Store => (&[Hbm], &[Sbuf]),
             Op::Matmul { .. } | Op::Transpose => (&[Psum], &[Sbuf]),
             Op::Memset { .. } => (&[Sbuf, Psum], &[]),
+            Op::Iota { .. } => (&[Sbuf], &[]),
             Op::TensorTensor { .. }
             | Op::TensorScalar { .. }
             | Op::Activation { .. }
@@ -426,6 +427,7 @@ pub fn engine_runs(engine: Engine, op: &Op) -> bool {
         Op::TensorTensor { .. }
         | Op::TensorScalar { .. }
         | Op::Memset { .. }
+        | Op::Iota { .. }
         | Op::Reduce { .. } => matches!(engine, Dve | Pool),
         Op::Copy => matches!(engine, Dve | Act | Pool),
     }
