@@ -856,6 +856,26 @@ const OPS_CASES: &[Case] = &[
         },
         tol: SUMS,
     },
+    Case {
+        file: "ops_iota.nk",
+        inputs: &[("x_in", &[256, 128])],
+        reference: |m| {
+            let x = &m[0];
+            let mut tri = x.clone();
+            let mut idx = x.clone();
+            for r in 0..x.rows {
+                for c in 0..x.cols {
+                    let p = r % 128;
+                    if p < c {
+                        tri.set(r, c, -9984.0);
+                    }
+                    idx.set(r, c, (p * 128 + c) as f64 - 5.0 + x.at(r, c));
+                }
+            }
+            vec![tri, idx]
+        },
+        tol: EXACT,
+    },
 ];
 
 #[test]

@@ -505,6 +505,11 @@ impl Parser {
             ],
             "reduce" => &[("op", ParamTy::Reduce)],
             "memset" => &[("value", ParamTy::Float)],
+            "iota" => &[
+                ("base", ParamTy::Float),
+                ("pstep", ParamTy::Float),
+                ("fstep", ParamTy::Float),
+            ],
             _ => return self.err_at(op_tok, format!("unknown operation `{op_name}`")),
         };
         let mut vals: Vec<Option<ParamVal>> = vec![None; schema.len()];
@@ -560,6 +565,11 @@ impl Parser {
             },
             ("reduce", [V::Reduce(op)]) => Op::Reduce { op: *op },
             ("memset", [V::Float(value)]) => Op::Memset { value: *value },
+            ("iota", [V::Float(base), V::Float(pstep), V::Float(fstep)]) => Op::Iota {
+                base: *base,
+                pstep: *pstep,
+                fstep: *fstep,
+            },
             ("load", []) => Op::Load,
             ("store", []) => Op::Store,
             ("transpose", []) => Op::Transpose,

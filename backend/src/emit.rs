@@ -488,6 +488,18 @@ impl Emit<'_> {
                     vec![d.foot],
                 )
             }
+            pir::Op::Iota { base, pstep, fstep } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                (
+                    Op::Iota {
+                        dst: d.ap,
+                        base: *base,
+                        pstep: *pstep,
+                        fstep: *fstep,
+                    },
+                    vec![d.foot],
+                )
+            }
         };
         Ok(vec![self.push(i, engine, op.0, op.1)])
     }

@@ -315,6 +315,9 @@ pub enum Op {
     Copy,
     /// `dst = value` everywhere; no source.
     Memset { value: f32 },
+    /// `dst[p][f] = base + p * pstep + f * fstep` ([`vocab::iota`]); no source. SBUF only (it
+    /// runs on GpSimd by default, which cannot reach PSUM).
+    Iota { base: f32, pstep: f32, fstep: f32 },
 }
 
 impl Op {
@@ -331,13 +334,14 @@ impl Op {
             Op::Reduce { .. } => "reduce",
             Op::Copy => "copy",
             Op::Memset { .. } => "memset",
+            Op::Iota { .. } => "iota",
         }
     }
 
     /// The number of sources this operation takes.
     pub fn num_srcs(&self) -> usize {
         match self {
-            Op::Memset { .. } => 0,
+            Op::Memset { .. } | Op::Iota { .. } => 0,
             Op::Load | Op::Store | Op::Transpose | Op::Copy => 1,
             Op::TensorScalar { .. } | Op::Reduce { .. } => 1,
             Op::Matmul { .. } | Op::TensorTensor { .. } => 2,
@@ -357,6 +361,7 @@ impl Op {
             | Op::Reduce { .. }
             | Op::Memset { .. } => EngineClass::Vector,
             Op::Activation { .. } => EngineClass::Scalar,
+            Op::Iota { .. } => EngineClass::GpSimd,
             Op::Copy => EngineClass::Any,
         }
     }

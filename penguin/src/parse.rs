@@ -612,6 +612,7 @@ impl Parser {
             "activation" => &[("func", T::Act), ("scale", T::Scale), ("bias", T::Bool)],
             "reduce" => &[("op", T::Reduce)],
             "memset" => &[("value", T::Float)],
+            "iota" => &[("base", T::Float), ("pstep", T::Float), ("fstep", T::Float)],
             _ => return self.err_at(&op_tok, format!("unknown operation `{op_name}`")),
         };
         let op_name = op_name.to_string();
@@ -789,6 +790,11 @@ fn build_op(name: &str, vals: &[ParamVal]) -> Op {
         },
         ("reduce", [V::Reduce(op)]) => Op::Reduce { op: *op },
         ("memset", [V::Float(value)]) => Op::Memset { value: *value },
+        ("iota", [V::Float(base), V::Float(pstep), V::Float(fstep)]) => Op::Iota {
+            base: *base,
+            pstep: *pstep,
+            fstep: *fstep,
+        },
         ("load", []) => Op::Load,
         ("store", []) => Op::Store,
         ("transpose", []) => Op::Transpose,

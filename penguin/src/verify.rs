@@ -711,6 +711,7 @@ impl<'a> Verifier<'a> {
             Op::Store => (&[Hbm], &[Sbuf]),
             Op::Matmul { .. } | Op::Transpose => (&[Psum], &[Sbuf]),
             Op::Memset { .. } => (&[Sbuf, Psum], &[]),
+            Op::Iota { .. } => (&[Sbuf], &[]),
             Op::TensorTensor { .. }
             | Op::TensorScalar { .. }
             | Op::Activation { .. }
@@ -864,7 +865,7 @@ impl<'a> Verifier<'a> {
                     ));
                 }
             }
-            Op::Memset { .. } => {}
+            Op::Memset { .. } | Op::Iota { .. } => {}
         }
         for m in errs {
             self.error_in(e, loops, m);
@@ -879,7 +880,7 @@ fn engine_runs(engine: EngineClass, op: &Op) -> bool {
         Op::Load | Op::Store => engine == Dma,
         Op::Matmul { .. } | Op::Transpose => engine == Tensor,
         Op::Activation { .. } => engine == Scalar,
-        Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } => {
+        Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } | Op::Iota { .. } => {
             matches!(engine, Vector | GpSimd)
         }
         // The machine reduces on the Vector engine only (`runtime_sim::validate::engines_of`).

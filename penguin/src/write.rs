@@ -169,6 +169,15 @@ pub fn write_op_params(out: &mut dyn Write, op: &Op) -> fmt::Result {
             write_f32(out, *value)?;
             out.write_str(")")
         }
+        Op::Iota { base, pstep, fstep } => {
+            out.write_str("(base=")?;
+            write_f32(out, *base)?;
+            out.write_str(", pstep=")?;
+            write_f32(out, *pstep)?;
+            out.write_str(", fstep=")?;
+            write_f32(out, *fstep)?;
+            out.write_str(")")
+        }
     }
 }
 

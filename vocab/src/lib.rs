@@ -23,5 +23,5 @@ mod rng;
 pub use array::Array;
 pub use diagnostic::Diagnostic;
 pub use dtype::{canonical_nan, round_bf16, round_to, DType};
-pub use ops::{matmul, maximum, minimum, ActFunc, AluOp, ReduceOp};
+pub use ops::{iota, matmul, maximum, minimum, ActFunc, AluOp, ReduceOp};
 pub use rng::SplitMix64;

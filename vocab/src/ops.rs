@@ -399,6 +399,12 @@ impl ReduceOp {
     }
 }
 
+/// The value of element `[p][f]` of an iota: `base + p * pstep + f * fstep`, in float32 in that
+/// order (the products rounded before the sums; exact while the values are integers below 2^24).
+pub fn iota(base: f32, pstep: f32, fstep: f32, p: usize, f: usize) -> f32 {
+    base + p as f32 * pstep + f as f32 * fstep
+}
+
 /// `out[m][n] = Σ_k a[k][m] · b[k][n]` for row-major `a: [K, M]`, `b: [K, N]`; `out: [M, N]`: for
 /// every `(m, n)`, `s = 0.0; for k in 0..K { s = s + a[k][m] * b[k][n] }`, the product rounded to
 /// f32 before the addition (no fused multiply-add). Requires `a.len() == k * m` and

@@ -67,6 +67,8 @@ pub(super) fn nisa_extra(name: &str) -> Option<OpKind> {
         "memset" => OpKind::NisaMemset,
         "tensor_partition_reduce" => OpKind::PartitionReduce,
         "activation_reduce" => OpKind::ActivationReduce,
+        "iota" => OpKind::Iota,
+        "affine_select" => OpKind::AffineSelect,
         _ => return None,
     })
 }
@@ -93,8 +95,24 @@ pub(super) fn params(kind: OpKind) -> &'static [Param] {
             ("bias", false),
             ("scale", false),
         ],
+        OpKind::Iota => &[("expr", true), ("dtype", false)],
+        OpKind::AffineSelect => &[
+            ("pred", true),
+            ("on_true_tile", true),
+            ("on_false_value", true),
+        ],
         _ => &[],
     }
+}
+
+/// An iota's values `base + p * pstep + f * fstep` over a `[P, F]` tile.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct IotaForm {
+    base: i64,
+    pstep: i64,
+    fstep: i64,
+    /// The lengths of the partition and free vectors (1 where there is none).
+    shape: [u64; 2],
 }
 
 /// The engine an `engine=` keyword names: `None` for `nisa.unknown_engine` (the compiler
@@ -122,7 +140,8 @@ fn engines_running(op: &Op) -> &'static [EngineClass] {
         Op::TensorTensor { .. }
         | Op::TensorScalar { .. }
         | Op::Reduce { .. }
-        | Op::Memset { .. } => &[Vector, GpSimd],
+        | Op::Memset { .. }
+        | Op::Iota { .. } => &[Vector, GpSimd],
     }
 }
 
@@ -156,6 +175,8 @@ impl Checker<'_> {
             OpKind::Like(fill) => self.like(fill, name, slots, span, cx, dest),
             OpKind::PartitionReduce => self.partition_reduce(slots, span, cx, dest),
             OpKind::ActivationReduce => self.activation_reduce(slots, span, cx, dest),
+            OpKind::Iota => self.iota(slots, span, cx, dest),
+            OpKind::AffineSelect => self.affine_select(slots, span, cx, dest),
             _ => None,
         }
     }
@@ -528,13 +549,9 @@ impl Checker<'_> {
 /// instead: `(note, help)`.
 pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str)> {
     Some(match name {
-        "affine_select" | "range_select" | "select_reduce" | "tensor_copy_predicated" => (
+        "range_select" | "select_reduce" | "tensor_copy_predicated" => (
             "nkc has no selection by a predicate on the indices",
             "compute the condition as a tile (a comparison such as nl.greater_equal(a, b)) and select with nl.where(cond, x, y)",
-        ),
-        "iota" => (
-            "nkc has no iota: tiles of index values are not generated on chip",
-            "pass the index values as an input tensor and nl.load them",
         ),
         "tensor_tensor_scan" => (
             "nkc has no scan along the free axis",
@@ -598,4 +615,247 @@ pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str
         ),
         _ => return None,
     })
+}
+
+impl Checker<'_> {
+    /// An index expression of `nisa.iota` / `nisa.affine_select`: integers, index vectors
+    /// (`nl.arange(n)[:, None]`, `nl.mgrid` names) and `+`, `-`, `*` by an integer. The vectors'
+    /// starts must be compile-time constants.
+    fn iota_form(&mut self, e: &Expr) -> Option<IotaForm> {
+        use crate::ast::{BinOp, ExprKind, UnaryOp};
+        let scalar = |v: i64| IotaForm {
+            base: v,
+            pstep: 0,
+            fstep: 0,
+            shape: [1, 1],
+        };
+        let combine = |this: &mut Self, a: IotaForm, b: IotaForm, sign: i64| -> Option<IotaForm> {
+            let mut shape = [1, 1];
+            for (k, out) in shape.iter_mut().enumerate() {
+                *out = match (a.shape[k], b.shape[k]) {
+                    (1, n) | (n, 1) => n,
+                    (m, n) if m == n => m,
+                    (m, n) => {
+                        this.error(
+                            Diagnostic::new(
+                                codes::UNSUPPORTED,
+                                format!("index vectors of {m} and {n} elements on one axis"),
+                                e.span.clone(),
+                            )
+                            .with_label("the vectors of one axis must have one length"),
+                        );
+                        return None;
+                    }
+                };
+            }
+            Some(IotaForm {
+                base: a.base.checked_add(sign.checked_mul(b.base)?)?,
+                pstep: a.pstep.checked_add(sign.checked_mul(b.pstep)?)?,
+                fstep: a.fstep.checked_add(sign.checked_mul(b.fstep)?)?,
+                shape,
+            })
+        };
+        match &e.kind {
+            ExprKind::Binary { op, lhs, rhs } if matches!(op, BinOp::Add | BinOp::Sub) => {
+                let a = self.iota_form(lhs)?;
+                let b = self.iota_form(rhs)?;
+                combine(self, a, b, if *op == BinOp::Add { 1 } else { -1 })
+            }
+            ExprKind::Binary {
+                op: BinOp::Mul,
+                lhs,
+                rhs,
+            } => {
+                let (v, k) = if self.is_vector_expr(lhs) {
+                    (lhs, rhs)
+                } else {
+                    (rhs, lhs)
+                };
+                let f = self.iota_form(v)?;
+                let k = self.const_int(k)?;
+                Some(IotaForm {
+                    base: f.base.checked_mul(k)?,
+                    pstep: f.pstep.checked_mul(k)?,
+                    fstep: f.fstep.checked_mul(k)?,
+                    shape: f.shape,
+                })
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+            } => {
+                let f = self.iota_form(operand)?;
+                combine(self, scalar(0), f, -1)
+            }
+            _ if self.is_vector_expr(e) => {
+                let v = self.index_vec(e)?;
+                let Some(start) = v.start.as_constant() else {
+                    self.error(
+                        Diagnostic::new(
+                            codes::UNSUPPORTED,
+                            "an iota or affine_select index that depends on a loop variable",
+                            e.span.clone(),
+                        )
+                        .with_label("its start changes with the loop")
+                        .with_note("nkc's iota takes compile-time constants: its base is an immediate")
+                        .with_help("compute the loop-dependent part as a tile and select with nl.where(cond, x, y)"),
+                    );
+                    return None;
+                };
+                let axis = v.axis.unwrap_or(1);
+                let mut f = scalar(start);
+                f.shape[axis] = v.len;
+                if axis == 0 {
+                    f.pstep = 1;
+                } else {
+                    f.fstep = 1;
+                }
+                Some(f)
+            }
+            _ => self.const_int(e).map(scalar),
+        }
+    }
+
+    /// Emits the iota of `form` into `dest`.
+    fn emit_iota(
+        &mut self,
+        form: IotaForm,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        // Exact in float32 only while every value is an integer below 2^24.
+        let [p, f] = form.shape;
+        let corners = [0, form.pstep * (p as i64 - 1)]
+            .into_iter()
+            .flat_map(|a| [a, a + form.fstep * (f as i64 - 1)]);
+        if corners
+            .map(|c| form.base + c)
+            .any(|v| v.unsigned_abs() > 1 << 24)
+        {
+            self.error(
+                Diagnostic::new(
+                    codes::UNSUPPORTED,
+                    "iota values beyond 2^24 are not exact in float32",
+                    span.clone(),
+                )
+                .with_help("keep the index values below 16777216"),
+            );
+            return None;
+        }
+        let op = Op::Iota {
+            base: form.base as f32,
+            pstep: form.pstep as f32,
+            fstep: form.fstep as f32,
+        };
+        self.emit(cx, op, vec![], Res::sbuf(form.shape), dest, span)
+    }
+
+    /// `nisa.iota(expr, dtype)`: the tile of the values of an index expression (float32; an
+    /// integer dtype holds the same integers).
+    fn iota(
+        &mut self,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let form = self.iota_form(slots[0]?)?;
+        if let Some(d) = slots[1] {
+            let int = d
+                .attr_of(&["nl", "np", "numpy"])
+                .is_some_and(|n| n.starts_with("int") || n.starts_with("uint"));
+            if !int {
+                self.dtype_of(d)?;
+            }
+        }
+        self.emit_iota(form, span, cx, dest)
+    }
+
+    /// `nisa.affine_select(pred, on_true_tile, on_false_value)`: `on_true_tile` where the
+    /// affine predicate of the indices holds, `on_false_value` elsewhere; an iota of
+    /// `lhs - rhs`, compared with 0, then [`Checker::select`]'s exact selection.
+    fn affine_select(
+        &mut self,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        use crate::ast::{CmpOp, ExprKind};
+        let pred = slots[0]?;
+        let ExprKind::Compare { op, lhs, rhs } = &pred.kind else {
+            self.error(
+                Diagnostic::new(
+                    codes::UNSUPPORTED,
+                    "the predicate of affine_select must be a comparison of index expressions",
+                    pred.span.clone(),
+                )
+                .with_help("write it as `i_p >= i_f` or `(i_p - i_f) >= 0` with nl.arange / nl.mgrid indices"),
+            );
+            return None;
+        };
+        let a = self.iota_form(lhs);
+        let b = self.iota_form(rhs);
+        let (a, b) = (a?, b?);
+        let diff = IotaForm {
+            base: a.base.checked_sub(b.base)?,
+            pstep: a.pstep.checked_sub(b.pstep)?,
+            fstep: a.fstep.checked_sub(b.fstep)?,
+            shape: [a.shape[0].max(b.shape[0]), a.shape[1].max(b.shape[1])],
+        };
+        let alu = match op {
+            CmpOp::Eq | CmpOp::Is => AluOp::Equal,
+            CmpOp::Ne | CmpOp::IsNot => AluOp::NotEqual,
+            CmpOp::Lt => AluOp::Less,
+            CmpOp::Gt => AluOp::Greater,
+            CmpOp::Le => AluOp::LessEqual,
+            CmpOp::Ge => AluOp::GreaterEqual,
+        };
+        let on_true = self.compute_tile(slots[1]?, cx, "`nisa.affine_select`");
+        let on_false = self.arg(slots[2]?, cx);
+        let (on_true, on_false) = (on_true?, on_false?);
+        if on_true.size != diff.shape {
+            self.error(
+                Diagnostic::new(
+                    codes::UNSUPPORTED,
+                    format!(
+                        "the predicate covers a {} tile, but on_true_tile is {}",
+                        super::show_shape(diff.shape),
+                        super::show_shape(on_true.size)
+                    ),
+                    span.clone(),
+                )
+                .with_help("index the predicate with vectors of the tile's shape"),
+            );
+            return None;
+        }
+        let idx = self.emit_iota(diff, span, cx, Dest::Temp)?;
+        let cond = self.elementwise(
+            alu,
+            Arg::Tile(idx, span.clone()),
+            Arg::Scalar(0.0),
+            span,
+            cx,
+            Dest::Temp,
+        )?;
+        let sp = span.clone();
+        let a = self.elementwise(
+            AluOp::PassIf,
+            Arg::Tile(on_true, sp.clone()),
+            Arg::Tile(cond.clone(), sp.clone()),
+            span,
+            cx,
+            Dest::Temp,
+        )?;
+        let b = self.elementwise(
+            AluOp::PassUnless,
+            on_false,
+            Arg::Tile(cond, sp.clone()),
+            span,
+            cx,
+            Dest::Temp,
+        )?;
+        self.tiles(AluOp::Add, a, b, span, cx, dest)
+    }
 }

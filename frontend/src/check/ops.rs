@@ -115,6 +115,10 @@ pub(super) enum OpKind {
     PartitionReduce,
     /// `nisa.activation_reduce(op, data, reduce_op, reduce_res, bias, scale)`.
     ActivationReduce,
+    /// `nisa.iota(expr, dtype)`.
+    Iota,
+    /// `nisa.affine_select(pred, on_true_tile, on_false_value)`.
+    AffineSelect,
 }
 
 fn nl_op(name: &str) -> Option<OpKind> {
@@ -290,7 +294,9 @@ fn params(kind: OpKind) -> &'static [Param] {
         | OpKind::Ones
         | OpKind::NisaMemset
         | OpKind::PartitionReduce
-        | OpKind::ActivationReduce => elementwise_ops::params(kind),
+        | OpKind::ActivationReduce
+        | OpKind::Iota
+        | OpKind::AffineSelect => elementwise_ops::params(kind),
     }
 }
 
@@ -946,7 +952,9 @@ impl Checker<'_> {
             | OpKind::Var
             | OpKind::Like(_)
             | OpKind::PartitionReduce
-            | OpKind::ActivationReduce => self.extra_op(kind, &name, &slots, span, cx, dest),
+            | OpKind::ActivationReduce
+            | OpKind::Iota
+            | OpKind::AffineSelect => self.extra_op(kind, &name, &slots, span, cx, dest),
             OpKind::Store | OpKind::Range => None,
         }
     }

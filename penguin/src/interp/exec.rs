@@ -381,6 +381,9 @@ impl<'f> Machine<'f> {
                 src.data
             }
             Op::Memset { value } => vec![value; dst.len()],
+            Op::Iota { base, pstep, fstep } => (0..p)
+                .flat_map(|pi| (0..f).map(move |fi| vocab::iota(base, pstep, fstep, pi, fi)))
+                .collect(),
             Op::TensorTensor { op: alu } => {
                 let a = self.read(inst, name, &data.srcs[0])?;
                 let b = self.read(inst, name, &data.srcs[1])?;

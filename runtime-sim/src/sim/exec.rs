@@ -1026,7 +1026,7 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
             let mut out = Vec::with_capacity(p * f);
             for pi in 0..p {
                 for fi in 0..f {
-                    out.push(base + pi as f32 * pstep + fi as f32 * fstep);
+                    out.push(vocab::iota(*base, *pstep, *fstep, pi, fi));
                 }
             }
             out
