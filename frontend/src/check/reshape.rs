@@ -26,7 +26,7 @@ use vocab::Diagnostic;
 
 /// `x.reshape(...)` with `x` a name that is not a module: the name, its span, and the call's
 /// arguments.
-fn reshape_parts<'e>(e: &'e Expr) -> Option<(&'e str, &'e Span, &'e [Expr], &'e [Keyword])> {
+fn reshape_parts(e: &Expr) -> Option<(&str, &Span, &[Expr], &[Keyword])> {
     let ExprKind::Call { func, args, kwargs } = &e.kind else {
         return None;
     };
@@ -152,7 +152,7 @@ impl Checker<'_> {
         let mut dims: Vec<u64> = dims.into_iter().collect::<Option<_>>()?;
         if let Some(i) = inferred {
             let rest: u64 = dims.iter().product();
-            if rest > 0 && total % rest == 0 {
+            if rest > 0 && total.is_multiple_of(rest) {
                 dims[i] = total / rest;
             }
         }
@@ -215,7 +215,7 @@ impl Checker<'_> {
             });
             return Some(None);
         }
-        if c > PMAX || r % PMAX != 0 {
+        if c > PMAX || !r.is_multiple_of(PMAX) {
             self.error(CheckError::TransposeLimit {
                 shape: src.size,
                 at: span.clone(),
