@@ -11,7 +11,8 @@
 //!   timelines as SVG;
 //! - [`loops`]: per pipelined loop, the modulo scheduler's II beside the measured period;
 //! - [`sim`]: `nkc sim`, running a pseudo-ISA program on the simulator;
-//! - [`npy`]: `.npy` input and output.
+//! - [`npy`]: `.npy` input and output;
+//! - [`write_file`]: every file nkc writes, replaced whole or not at all, never an input.
 
 pub mod compare;
 pub mod driver;
@@ -23,3 +24,4 @@ pub mod run;
 pub mod sim;
 pub mod suggest;
 pub mod timeline_svg;
+pub mod write_file;
