@@ -1,10 +1,12 @@
 # The two commands of the README: `make demo` runs nkc on a bundled example, `make test` runs the
-# whole test suite. `make docs` regenerates the README's `nkc compare` tables and docs/compare.svg.
-# Each first installs what a fresh machine lacks (scripts/setup.sh).
+# whole test suite. `make test-long` runs the fuzz campaigns of tests/fuzz_stable.rs with larger
+# budgets (release build; CI runs it after `make test`). `make docs` regenerates the README's
+# `nkc compare` tables and docs/compare.svg. Each first installs what a fresh machine lacks
+# (scripts/setup.sh).
 
 DEMO ?= examples/tensor_add.nk
 
-.PHONY: setup demo test lint docs
+.PHONY: setup demo test test-long lint docs
 
 setup:
 	@bash scripts/setup.sh
@@ -16,6 +18,11 @@ demo: setup
 
 test: setup
 	cargo test --workspace --all-targets
+
+# Longer campaigns of the fuzz targets' always-on counterparts: some minutes on two cores.
+test-long: setup
+	NKC_FUZZ_PIR=1500 NKC_FUZZ_NPY=100000 NKC_FUZZ_SUGGEST=30 NKC_FUZZ_RUN_CHECK=1000 \
+		cargo test --release --test fuzz_stable -- --nocapture
 
 lint: setup
 	cargo fmt --all -- --check

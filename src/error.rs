@@ -120,8 +120,8 @@ impl RunError {
                 let shape: Vec<String> = shape.iter().map(u64::to_string).collect();
                 d.with_label(format!("`{largest}` alone is [{}]", shape.join(", ")))
                     .with_note(format!(
-                        "the limit is {} GiB of f32 over every parameter, output and HBM scratch array",
-                        (limit * 4) >> 30
+                        "the limit is {} MiB of f32 over every parameter, output and HBM scratch array",
+                        (limit * 4) >> 20
                     ))
             }
             RunError::CycleLimit {

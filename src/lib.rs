@@ -13,6 +13,7 @@
 //! - [`sim`]: `nkc sim`, running a pseudo-ISA program on the simulator;
 //! - [`npy`]: `.npy` input and output;
 //! - [`message_format`]: `--message-format json`, failures as JSON objects.
+//! - [`write_file`]: every file nkc writes, replaced whole or not at all, never an input.
 
 pub mod compare;
 pub mod driver;
@@ -25,3 +26,4 @@ pub mod run;
 pub mod sim;
 pub mod suggest;
 pub mod timeline_svg;
+pub mod write_file;

@@ -563,6 +563,7 @@ fn check_command(a: CheckArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Ou
 
 /// `nkc compile`: the options, then [`compile`], then the output.
 fn compile_command(a: CompileArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Outcome {
+    refuse_inputs_as_outputs(a.output.as_deref().map(|o| ("-o", o)), &[&a.file])?;
     let src = read_kernel(&a.file)?;
     let specs = a
         .spec
@@ -730,12 +731,8 @@ fn suggest(a: SuggestArgs) -> Outcome {
         out(&s.to_text(&file.display().to_string()));
     }
     if a.write && s.suggested != s.original {
-        std::fs::write(file, &s.suggested).map_err(|e| {
-            (
-                Failure::User(format!("cannot write `{}`: {e}", file.display())),
-                None,
-            )
-        })?;
+        nkc::write_file::write_atomically(file, s.suggested.as_bytes())
+            .map_err(|e| (Failure::User(e), None))?;
         eprintln!("wrote {}", file.display());
     }
     Ok(())
@@ -748,6 +745,8 @@ fn compare_command(a: CompareArgs, popts: &PipelineOptions, env: &mut Env<'_>) -
         a.spec
             .specialise()
             .map_err(|f| if json { json_error(f, None) } else { (f, None) })?;
+    let files: Vec<&std::path::Path> = a.files.iter().map(|f| f.as_path()).collect();
+    refuse_inputs_as_outputs(a.svg.as_deref().map(|o| ("--svg", o)), &files)?;
     let opts = CompareOptions {
         kernel: a.kernel,
         seed: a.seed,
@@ -946,14 +945,18 @@ fn read_program(file: &Path) -> Result<Source, (Failure, Option<Source>)> {
     Source::read(file).map_err(|f| (f, None))
 }
 
+/// An error when an output file is one of the inputs, before anything runs.
+fn refuse_inputs_as_outputs<'a>(
+    outputs: impl IntoIterator<Item = (&'a str, &'a std::path::Path)>,
+    inputs: &[&std::path::Path],
+) -> Outcome {
+    nkc::write_file::refuse_inputs_as_outputs(outputs, inputs).map_err(|e| (Failure::User(e), None))
+}
+
 fn write_output(path: Option<&Path>, text: &str) -> Outcome {
     match path {
-        Some(p) => std::fs::write(p, text).map_err(|e| {
-            (
-                Failure::User(format!("cannot write `{}`: {e}", p.display())),
-                None,
-            )
-        }),
+        Some(p) => nkc::write_file::write_atomically(p, text.as_bytes())
+            .map_err(|e| (Failure::User(e), None)),
         None => {
             out(text);
             Ok(())

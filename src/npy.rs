@@ -17,7 +17,7 @@
 
 use penguin::interp::Array;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Cursor, Read};
+use std::io::{BufReader, Cursor, Read};
 use std::path::Path;
 
 /// Reads a C-order float32 or bfloat16 `.npy` file (see the module doc), as float32 values.
@@ -109,9 +109,10 @@ pub fn read_npy_typed(path: &Path) -> Result<(Array, vocab::DType), String> {
 const MAGIC: &[u8] = b"\x93NUMPY";
 
 /// Reads the magic, version, header length and header text of a `.npy` file of `file_len` bytes,
-/// checking the claimed length against the file's before reading it, and returns them as they
-/// stand, except for a float32 dtype without a byte order, given `<` (the length is adjusted),
-/// with the number of bytes they took in the file.
+/// checking the claimed length against the file's before reading it, and returns them with the
+/// header parsed by [`parse_header`] (in linear time: npyz's own parser takes exponential time
+/// on nested brackets) and written back in NumPy's form (the length adjusted), with the number
+/// of bytes they took in the file.
 fn read_header(r: &mut impl Read, file_len: u64) -> Result<(Vec<u8>, u64), String> {
     let mut pre = [0u8; 8];
     r.read_exact(&mut pre)
@@ -139,7 +140,7 @@ fn read_header(r: &mut impl Read, file_len: u64) -> Result<(Vec<u8>, u64), Strin
     let mut text = vec![0u8; header_len as usize];
     r.read_exact(&mut text)
         .map_err(|e| format!("cannot read its header: {e}"))?;
-    let text = with_byte_order(text);
+    let text = with_byte_order(text)?;
     let mut out = pre.to_vec();
     if wide {
         out.extend_from_slice(&(text.len() as u32).to_le_bytes());
@@ -151,46 +152,265 @@ fn read_header(r: &mut impl Read, file_len: u64) -> Result<(Vec<u8>, u64), Strin
     Ok((out, start + header_len))
 }
 
-/// The header text with a byte-order-less float32 `descr` (`'f4'`, `'=f4'`) made `'<f4'`.
-fn with_byte_order(text: Vec<u8>) -> Vec<u8> {
-    let Ok(s) = std::str::from_utf8(&text) else {
-        return text;
+/// The header text in the one form handed to npyz: [`parse_header`]'s dict written back as
+/// NumPy writes it, a float32 dtype without a byte order (`'f4'`, `'=f4'`) given `<`.
+fn with_byte_order(text: Vec<u8>) -> Result<Vec<u8>, String> {
+    let h = parse_header(&text)?;
+    let descr = match h.descr.as_str() {
+        "f4" | "=f4" => "<f4",
+        d => d,
     };
-    for quote in ['\'', '"'] {
-        for bare in ["f4", "=f4"] {
-            let key = format!("{quote}descr{quote}");
-            let Some(at) = s.find(&key) else { continue };
-            let rest = &s[at + key.len()..];
-            let value_at = rest.len() - rest.trim_start_matches([' ', ':']).len();
-            let value = format!("{quote}{bare}{quote}");
-            if rest[value_at..].starts_with(&value) {
-                let from = at + key.len() + value_at;
-                let fixed = format!(
-                    "{}{quote}<f4{quote}{}",
-                    &s[..from],
-                    &s[from + value.len()..]
-                );
-                return fixed.into_bytes();
+    let dims: Vec<String> = h.shape.iter().map(u64::to_string).collect();
+    let comma = if dims.len() == 1 { "," } else { "" };
+    let order = if h.fortran_order { "True" } else { "False" };
+    Ok(format!(
+        "{{'descr': '{descr}', 'fortran_order': {order}, 'shape': ({}{comma}), }}\n",
+        dims.join(", ")
+    )
+    .into_bytes())
+}
+
+/// What a `.npy` header says (the three keys NumPy writes, and no other).
+#[derive(Debug, PartialEq, Eq)]
+struct HeaderData {
+    /// The dtype string (`<f4`, ...).
+    descr: String,
+    fortran_order: bool,
+    shape: Vec<u64>,
+}
+
+/// How much of a header an error quotes: less than a line.
+const QUOTED: usize = 40;
+
+/// Parses a `.npy` header, in one pass over its bytes (time linear in its length): the Python
+/// dict literal `{'descr': STR, 'fortran_order': BOOL, 'shape': TUPLE}` in any order, quotes and
+/// spacing, trailing commas, padding and the final newline, and nothing more (numpy refuses
+/// other keys as well). A structured dtype (a list for `descr`) is skipped over, still in linear
+/// time, and refused. An error quotes at most [`QUOTED`] characters of the header.
+fn parse_header(text: &[u8]) -> Result<HeaderData, String> {
+    let mut p = HeaderParser { s: text, at: 0 };
+    p.expect(b'{')?;
+    let (mut descr, mut fortran_order, mut shape) = (None, None, None);
+    loop {
+        p.skip_space();
+        if p.peek() == Some(b'}') {
+            p.at += 1;
+            break;
+        }
+        let key_at = p.at;
+        let key = p.string()?;
+        p.expect(b':')?;
+        p.skip_space();
+        match key.as_str() {
+            "descr" if descr.is_none() => {
+                if matches!(p.peek(), Some(b'[') | Some(b'(')) {
+                    p.skip_balanced()?;
+                    return Err(
+                        "it holds a structured dtype, but nkc takes float32 ('<f4') arrays"
+                            .to_string(),
+                    );
+                }
+                descr = Some(p.string()?);
+            }
+            "fortran_order" if fortran_order.is_none() => fortran_order = Some(p.boolean()?),
+            "shape" if shape.is_none() => shape = Some(p.tuple()?),
+            "descr" | "fortran_order" | "shape" => {
+                return Err(format!("its header gives `{key}` twice{}", p.quote(key_at)))
+            }
+            _ => {
+                let mut shown: String = key.chars().take(QUOTED).collect();
+                if key.chars().nth(QUOTED).is_some() {
+                    shown.push('…');
+                }
+                return Err(format!(
+                    "its header has the key `{}` (byte {key_at}), but a .npy header holds only \
+                     'descr', 'fortran_order' and 'shape'",
+                    shown.escape_debug()
+                ));
+            }
+        }
+        p.skip_space();
+        match p.peek() {
+            Some(b',') => p.at += 1,
+            Some(b'}') => {}
+            _ => return Err(p.unexpected("`,` or `}`")),
+        }
+    }
+    p.skip_space();
+    if p.at != text.len() {
+        return Err(p.unexpected("the end of the header"));
+    }
+    let missing = |k: &str| format!("its header has no '{k}'");
+    Ok(HeaderData {
+        descr: descr.ok_or_else(|| missing("descr"))?,
+        fortran_order: fortran_order.ok_or_else(|| missing("fortran_order"))?,
+        shape: shape.ok_or_else(|| missing("shape"))?,
+    })
+}
+
+/// A cursor over a header's bytes; see [`parse_header`].
+struct HeaderParser<'a> {
+    s: &'a [u8],
+    at: usize,
+}
+
+impl HeaderParser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.at).copied()
+    }
+
+    fn skip_space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    /// ` at byte N: `TEXT``, TEXT at most [`QUOTED`] characters of the header from `at`.
+    fn quote(&self, at: usize) -> String {
+        let rest = String::from_utf8_lossy(&self.s[at.min(self.s.len())..]);
+        let mut shown: String = rest
+            .chars()
+            .take(QUOTED)
+            .flat_map(char::escape_debug)
+            .collect();
+        if rest.chars().nth(QUOTED).is_some() {
+            shown.push('…');
+        }
+        if shown.is_empty() {
+            format!(" at byte {at} (its end)")
+        } else {
+            format!(" at byte {at}: `{shown}`")
+        }
+    }
+
+    fn unexpected(&self, want: &str) -> String {
+        format!(
+            "its header is not a Python dict literal: expected {want}{}",
+            self.quote(self.at)
+        )
+    }
+
+    fn expect(&mut self, c: u8) -> Result<(), String> {
+        self.skip_space();
+        if self.peek() == Some(c) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(self.unexpected(&format!("`{}`", c as char)))
+        }
+    }
+
+    /// A quoted string without escapes (numpy's keys and dtype strings have none).
+    fn string(&mut self) -> Result<String, String> {
+        self.skip_space();
+        let Some(q @ (b'\'' | b'"')) = self.peek() else {
+            return Err(self.unexpected("a quoted string"));
+        };
+        let start = self.at + 1;
+        let Some(len) = self.s[start..]
+            .iter()
+            .position(|&c| c == q || c == b'\\' || c == b'\n')
+        else {
+            return Err(self.unexpected("a closed string"));
+        };
+        if self.s[start + len] != q {
+            return Err(self.unexpected("a string without escapes"));
+        }
+        self.at = start + len + 1;
+        String::from_utf8(self.s[start..start + len].to_vec())
+            .map_err(|_| format!("its header is not UTF-8{}", self.quote(start)))
+    }
+
+    fn boolean(&mut self) -> Result<bool, String> {
+        for (word, value) in [(&b"True"[..], true), (&b"False"[..], false)] {
+            if self.s[self.at..].starts_with(word) {
+                self.at += word.len();
+                return Ok(value);
+            }
+        }
+        Err(self.unexpected("`True` or `False`"))
+    }
+
+    /// A tuple (or list) of non-negative integers, for the shape.
+    fn tuple(&mut self) -> Result<Vec<u64>, String> {
+        let close = match self.peek() {
+            Some(b'(') => b')',
+            Some(b'[') => b']',
+            _ => return Err(self.unexpected("a tuple of integers")),
+        };
+        self.at += 1;
+        let mut dims = Vec::new();
+        loop {
+            self.skip_space();
+            if self.peek() == Some(close) {
+                self.at += 1;
+                return Ok(dims);
+            }
+            let start = self.at;
+            while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                self.at += 1;
+            }
+            if self.at == start {
+                return Err(self.unexpected("an integer"));
+            }
+            let digits = std::str::from_utf8(&self.s[start..self.at]).unwrap_or_default();
+            let dim = digits
+                .parse::<u64>()
+                .map_err(|_| format!("its shape has a dimension past 2^64{}", self.quote(start)))?;
+            dims.push(dim);
+            // Python 2's NumPy wrote long integers with an `L`.
+            if self.peek() == Some(b'L') {
+                self.at += 1;
+            }
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(c) if c == close => {}
+                _ => return Err(self.unexpected(&format!("`,` or `{}`", close as char))),
             }
         }
     }
-    text
+
+    /// Skips a bracketed value (a structured dtype), counting brackets outside strings.
+    fn skip_balanced(&mut self) -> Result<(), String> {
+        let start = self.at;
+        let mut depth = 0usize;
+        let mut quote = None;
+        while let Some(c) = self.peek() {
+            self.at += 1;
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, b'\'' | b'"') => quote = Some(c),
+                (None, b'[' | b'(' | b'{') => depth += 1,
+                (None, b']' | b')' | b'}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.at = start;
+        Err(self.unexpected("a closed bracket"))
+    }
 }
 
-/// Writes `array` as a little-endian float32 `.npy` file.
+/// Writes `array` as a little-endian float32 `.npy` file, replacing `path` whole or not at all
+/// ([`crate::write_file::write_atomically_with`]).
 pub fn write_npy(path: &Path, array: &Array) -> Result<(), String> {
     use npyz::WriterBuilder;
-    let err = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
-    let file = File::create(path).map_err(err)?;
     let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
-    let mut writer = npyz::WriteOptions::<f32>::new()
-        .default_dtype()
-        .shape(&shape)
-        .writer(BufWriter::new(file))
-        .begin_nd()
-        .map_err(err)?;
-    writer.extend(array.data.iter().copied()).map_err(err)?;
-    writer.finish().map_err(err)
+    crate::write_file::write_atomically_with(path, |w| {
+        let mut writer = npyz::WriteOptions::<f32>::new()
+            .default_dtype()
+            .shape(&shape)
+            .writer(w)
+            .begin_nd()?;
+        writer.extend(array.data.iter().copied())?;
+        writer.finish()
+    })
 }
 
 /// Writes `array` (bfloat16 values held as float32, rounded to bfloat16 if they are not) as a
@@ -272,7 +492,7 @@ mod tests {
         let mut w = npyz::WriteOptions::<f64>::new()
             .default_dtype()
             .shape(&[2])
-            .writer(BufWriter::new(File::create(&path).unwrap()))
+            .writer(std::io::BufWriter::new(File::create(&path).unwrap()))
             .begin_nd()
             .unwrap();
         w.extend([1.0f64, 2.0]).unwrap();

@@ -224,6 +224,7 @@ pub fn run(
     let mut cx = Context::new(copts, log);
     let mut func = cx.lower(source, opts.kernel.as_deref(), &specs)?;
     check_size(&func)?;
+    refuse_inputs_as_outputs(source, &func, opts)?;
     // The kernel as written: the oracle of `--check`.
     let written = func.clone();
     cx.pipeline(&mut func)?;
@@ -248,8 +249,8 @@ pub fn run(
             let backend_started = std::time::Instant::now();
             let compiled = cx.codegen(&func, Some(&source.text))?;
             compile_seconds += backend_started.elapsed().as_secs_f64();
-            // One array type for the interpreter and the simulator (`vocab::Array`).
-            let sim_inputs = inputs.clone();
+            // One array type for the interpreter and the simulator (`vocab::Array`): the inputs
+            // are held once, lent to each engine.
             // The timeline also gives each pipelined loop's measured period.
             let sopts = runtime_sim::sim::Options {
                 trace: true,
@@ -260,16 +261,18 @@ pub fn run(
             let mut bar = crate::sim::ProgressBar::new(
                 runtime_sim::sim::instruction_instances(program).min(opts.max_cycles),
             );
-            let r =
-                runtime_sim::sim::simulate_with_progress(program, &sim_inputs, &sopts, &mut |p| {
+            let mut r =
+                runtime_sim::sim::simulate_with_progress(program, &inputs, &sopts, &mut |p| {
                     bar.update(p)
                 })
                 .map_err(|e| sim_failure(&written, &inputs, &e, opts.max_cycles))?;
             drop(bar);
             if let Some(path) = &opts.trace {
-                std::fs::write(path, runtime_sim::sim::trace::to_chrome_json(&r.trace)).map_err(
-                    |e| Failure::User(format!("cannot write `{}`: {e}", path.display())),
-                )?;
+                crate::write_file::write_atomically(
+                    path,
+                    runtime_sim::sim::trace::to_chrome_json(&r.trace).as_bytes(),
+                )
+                .map_err(Failure::User)?;
             }
             if !r.races.is_empty() {
                 return Err(Failure::Internal(format!(
@@ -278,7 +281,10 @@ pub fn run(
                     capped_list(r.races.iter().map(|x| format!("  {x}")), "\n")
                 )));
             }
-            let arrays = r.outputs.iter().map(|(_, a)| a.clone()).collect();
+            let arrays = std::mem::take(&mut r.outputs)
+                .into_iter()
+                .map(|(_, a)| a)
+                .collect();
             let loops = crate::loops::compute_loop_stats(&func, &compiled, &source.text, &r.trace);
             cx.backend_log.extend(compiled.expansions.iter().cloned());
             cx.backend_log.extend(loops.iter().map(|l| l.text.clone()));
@@ -393,6 +399,15 @@ fn check_outputs(
         opts.pipeline.name(),
         if opts.peel { " --peel" } else { "" }
     );
+    // An output missing on one side is a mismatch, never a shorter comparison.
+    if want.outputs.len() != got.len() || func.outputs.len() != got.len() {
+        return Err(Failure::Internal(format!(
+            "--check: {path} gives {} output(s), but the kernel as written gives {} (and declares {})",
+            got.len(),
+            want.outputs.len(),
+            func.outputs.len()
+        )));
+    }
     let outputs = func.outputs.iter().zip(&want.outputs).zip(got);
     for (index, ((&tensor, want_a), got_a)) in outputs.enumerate() {
         let Some(msg) = first_difference(want_a, got_a) else {
@@ -524,19 +539,55 @@ pub fn check_size(func: &Function) -> Result<(), Failure> {
 /// The instruction instances of a kernel (each instruction times the trip counts of its loops,
 /// saturating), and the loop that runs most often in all, with that count.
 fn instances(func: &Function) -> (u64, Option<(penguin::Axis, u64)>) {
+    let (n, _, busiest) = compute_instances_and_work(func);
+    (n, busiest)
+}
+
+/// The element operations of one instruction: the elements of its largest operand, or, for a
+/// matmul, its multiply-adds over [`MACS_PER_ELEMENT`] (at least 1).
+fn inst_work(func: &Function, inst: penguin::Inst) -> u64 {
+    let Some(d) = func.insts.get(inst) else {
+        return 1;
+    };
+    let elems = |o: &penguin::Operand| o.access.size.iter().fold(1u64, |a, &x| a.saturating_mul(x));
+    let largest = std::iter::once(&d.dst)
+        .chain(&d.srcs)
+        .map(elems)
+        .max()
+        .unwrap_or(1);
+    let work = match d.op {
+        penguin::Op::Matmul { .. } => d.srcs.first().map_or(largest, |lhs| {
+            let macs = elems(lhs).saturating_mul(d.dst.access.size.get(1).copied().unwrap_or(1));
+            largest.max(macs / MACS_PER_ELEMENT)
+        }),
+        _ => largest,
+    };
+    work.max(1)
+}
+
+/// The instruction instances of a kernel and their element operations ([`inst_work`]), each
+/// instruction times the trip counts of its loops (saturating), and the loop that runs most
+/// often in all, with that count.
+fn compute_instances_and_work(func: &Function) -> (u64, u64, Option<(penguin::Axis, u64)>) {
     fn walk(
         func: &Function,
         stmts: &[penguin::Stmt],
         times: u64,
         busiest: &mut Option<(penguin::Axis, u64)>,
-    ) -> u64 {
-        let mut n = 0u64;
+    ) -> (u64, u64) {
+        let (mut n, mut work) = (0u64, 0u64);
         for &s in stmts {
             let Some(data) = func.stmts.get(s) else {
                 continue;
             };
-            let here = match &data.kind {
-                penguin::StmtKind::Insts(insts) => times.saturating_mul(insts.len() as u64),
+            let (here, here_work) = match &data.kind {
+                penguin::StmtKind::Insts(insts) => (
+                    times.saturating_mul(insts.len() as u64),
+                    insts
+                        .iter()
+                        .map(|&i| times.saturating_mul(inst_work(func, i)))
+                        .fold(0u64, u64::saturating_add),
+                ),
                 penguin::StmtKind::Loop(axis) => {
                     let Some(a) = func.axes.get(*axis) else {
                         continue;
@@ -549,26 +600,50 @@ fn instances(func: &Function) -> (u64, Option<(penguin::Axis, u64)>) {
                 }
             };
             n = n.saturating_add(here);
+            work = work.saturating_add(here_work);
         }
-        n
+        (n, work)
     }
     let mut busiest = None;
-    let n = walk(func, &func.body, 1, &mut busiest);
-    (n, busiest)
+    let (n, work) = walk(func, &func.body, 1, &mut busiest);
+    (n, work, busiest)
 }
 
+/// How many of the interpreter's matmul multiply-adds take the time of one element of another
+/// operation (its matmul runs on register tiles: some 1.3 × 10^9 multiply-adds a second, against
+/// some 10^8 elements of a copy or an add).
+const MACS_PER_ELEMENT: u64 = 16;
+
+/// The element operations the interpreter may spend per cycle of `--max-cycles`: so that a run
+/// at the default limit ends within seconds (the interpreter does some 10^8 element operations a
+/// second), and a kernel that the simulator runs under the limit interprets too (an engine of the
+/// simulated core processes up to a partition's worth, 128 elements, a cycle, but rarely that
+/// many on average).
+pub const INTERP_WORK_PER_CYCLE: u64 = 16;
+
 /// The interpreter has no clock: it refuses a kernel of more instruction instances than
-/// `max_cycles` (E0902), which it would take too long to run.
+/// `max_cycles`, or of more element operations than [`INTERP_WORK_PER_CYCLE`] times that (E0902),
+/// which it would take too long to run.
 fn check_interp_budget(func: &Function, max_cycles: u64) -> Result<(), Failure> {
-    let (n, _) = instances(func);
-    if n <= max_cycles {
-        return Ok(());
+    let (n, work, _) = compute_instances_and_work(func);
+    let work_limit = max_cycles.saturating_mul(INTERP_WORK_PER_CYCLE);
+    if n > max_cycles {
+        return Err(cycle_limit(
+            func,
+            max_cycles,
+            format!("the interpreter would execute {n} instructions, more than the limit"),
+        ));
     }
-    Err(cycle_limit(
-        func,
-        max_cycles,
-        format!("the interpreter would execute {n} instructions, more than the limit"),
-    ))
+    if work > work_limit {
+        return Err(cycle_limit(
+            func,
+            max_cycles,
+            format!(
+                "the interpreter would process {work} elements, more than {INTERP_WORK_PER_CYCLE} per cycle of the limit ({work_limit})"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// E0902, at the loop of `func` that runs most often: a run over `--max-cycles`.
@@ -615,6 +690,31 @@ fn sim_failure(
     }
 }
 
+/// An error when a file the run would write (`--trace`, `--output DIR/NAME.npy`) is the kernel
+/// or one of its `--input` files: checked before anything runs.
+fn refuse_inputs_as_outputs(
+    source: &Source,
+    func: &Function,
+    opts: &RunOptions,
+) -> Result<(), Failure> {
+    let mut inputs: Vec<&std::path::Path> = vec![source.path.as_path()];
+    inputs.extend(opts.inputs.iter().map(|(_, p)| p.as_path()));
+    let files: Vec<PathBuf> = match &opts.output_dir {
+        Some(dir) => func
+            .outputs
+            .iter()
+            .map(|&t| dir.join(format!("{}.npy", output_name(func, t))))
+            .collect(),
+        None => Vec::new(),
+    };
+    let outputs = opts
+        .trace
+        .iter()
+        .map(|p| ("--trace", p.as_path()))
+        .chain(files.iter().map(|p| ("--output", p.as_path())));
+    crate::write_file::refuse_inputs_as_outputs(outputs, &inputs).map_err(Failure::User)
+}
+
 /// The name `return` gave an output.
 fn output_name(func: &Function, tensor: Tensor) -> String {
     func.tensors[tensor].name.clone()
@@ -641,6 +741,8 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
         let data = &func.tensors[tensor];
         let given = opts.inputs.iter().find(|(n, _)| *n == data.name);
         if let Some((name, path)) = given {
+            // The random values it replaces go first: the inputs are held once.
+            inputs[i].data = Vec::new();
             let array = npy::read_npy(path).map_err(Failure::User)?;
             let want: Vec<usize> = data.shape.iter().map(|&d| d as usize).collect();
             // A tensor of other than 2 dimensions is stored as [leading product, last].
@@ -829,7 +931,15 @@ impl RunReport {
                 sim.sbuf_bytes, sim.psum_banks
             );
             if let Some(p) = &sim.trace {
-                s += &format!("  trace -> {}\n", p.display());
+                s += &format!("  trace -> {}", p.display());
+                if st.trace_dropped > 0 {
+                    s += &format!(
+                        " (its first {} slices; {} more not recorded)",
+                        runtime_sim::sim::MAX_TRACE_SLICES,
+                        st.trace_dropped
+                    );
+                }
+                s.push('\n');
             }
         } else if let Some(stats) = &self.stats {
             s += &stats_text(stats);
@@ -907,4 +1017,28 @@ fn stats_text(stats: &interp::Stats) -> String {
         engines.join(", "),
         stats.matmul_macs
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_OUTPUTS: &str = "def k(a: nl.hbm[nl.float32, 128, 8]):\n    c = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n    d = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n    t = nl.load(a)\n    nl.store(c, value=t)\n    u = nl.add(t, t)\n    nl.store(d, value=u)\n    return c, d\n";
+
+    /// `--check` compares the output counts: an output missing from the checked side is a
+    /// mismatch, not a shorter comparison; the same outputs pass.
+    #[test]
+    fn check_outputs_compares_the_count() {
+        let func = frontend::compile(TWO_OUTPUTS, None).expect("the kernel compiles");
+        let inputs = interp::random_inputs(&func, 0);
+        let want = interp::interpret(&func, &inputs).expect("the kernel runs");
+        let opts = RunOptions::default();
+        assert!(check_outputs(&func, &func, &func, &inputs, &want.outputs, &opts).is_ok());
+        let fewer = &want.outputs[..1];
+        let e = check_outputs(&func, &func, &func, &inputs, fewer, &opts).unwrap_err();
+        assert!(
+            matches!(&e, Failure::Internal(m) if m.contains("gives 1 output(s)")),
+            "{e:?}"
+        );
+    }
 }

@@ -80,6 +80,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             e.message
         ))
     })?;
+    refuse_inputs_as_outputs(source, &prog, opts)?;
     let inputs = gather_inputs(source, &prog, opts)?;
     let sim_opts = Options {
         numerics: !opts.no_numerics,
@@ -115,8 +116,11 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
         }
     }
     if let Some(path) = &opts.trace {
-        std::fs::write(path, sim::trace::to_chrome_json(&result.trace))
-            .map_err(|e| Failure::User(format!("cannot write `{}`: {e}", path.display())))?;
+        crate::write_file::write_atomically(
+            path,
+            sim::trace::to_chrome_json(&result.trace).as_bytes(),
+        )
+        .map_err(Failure::User)?;
     }
     Ok(SimReport {
         program: source.display_name(),
@@ -131,6 +135,32 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             .map(|t| (t.name.clone(), t.dtype))
             .collect(),
     })
+}
+
+/// An error when a file the run would write (`--trace`, `--output DIR/NAME.npy`) is the program
+/// or one of its `--input` files: checked before anything runs.
+fn refuse_inputs_as_outputs(
+    source: &Source,
+    prog: &Program,
+    opts: &SimOptions,
+) -> Result<(), Failure> {
+    let mut inputs: Vec<&std::path::Path> = vec![source.path.as_path()];
+    inputs.extend(opts.inputs.iter().map(|(_, p)| p.as_path()));
+    let files: Vec<PathBuf> = match &opts.output_dir {
+        Some(dir) => prog
+            .tensors
+            .iter()
+            .filter(|t| t.role == Role::Output)
+            .map(|t| dir.join(format!("{}.npy", t.name)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let outputs = opts
+        .trace
+        .iter()
+        .map(|p| ("--trace", p.as_path()))
+        .chain(files.iter().map(|p| ("--output", p.as_path())));
+    crate::write_file::refuse_inputs_as_outputs(outputs, &inputs).map_err(Failure::User)
 }
 
 /// A progress bar for a long simulation, on standard error: drawn only when standard error is a
@@ -313,6 +343,8 @@ fn gather_inputs(
         sim::try_random_inputs(prog, opts.seed).map_err(|e| sim_failure(source, &e))?;
     for (i, name) in names.iter().enumerate() {
         if let Some((_, path)) = opts.inputs.iter().find(|(n, _)| n == name) {
+            // The random values it replaces go first: the inputs are held once.
+            inputs[i].data = Vec::new();
             let a = npy::read_npy(path).map_err(Failure::User)?;
             if a.shape != inputs[i].shape {
                 return Err(Failure::User(format!(
@@ -407,6 +439,7 @@ impl SimReport {
             "trace": self.trace.as_ref().map(|p| p.display().to_string()),
             "races": races,
             "sem_window_peak": s.sem_window_peak,
+            "trace_dropped": s.trace_dropped,
         })
     }
 
@@ -469,7 +502,15 @@ impl SimReport {
             t.push('\n');
         }
         if let Some(p) = &self.trace {
-            t += &format!("  trace -> {}\n", p.display());
+            t += &format!("  trace -> {}", p.display());
+            if self.result.stats.trace_dropped > 0 {
+                t += &format!(
+                    " (its first {} slices; {} more not recorded)",
+                    sim::MAX_TRACE_SLICES,
+                    self.result.stats.trace_dropped
+                );
+            }
+            t.push('\n');
         }
         t
     }

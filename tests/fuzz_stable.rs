@@ -391,18 +391,195 @@ fn fuzz_run_check() {
         PipelineMode::Emergent,
         PipelineMode::None,
     ];
+    let simulated = std::sync::atomic::AtomicU64::new(0);
     let c = campaign(
         "run_check",
         n,
         |i| i.to_string(),
         |i| {
             let i: u64 = i.parse().expect("an index");
-            random_kernel::run_checked_peeled(
+            if random_kernel::run_checked_peeled(
                 base + i / 4,
                 modes[(i % 4) as usize],
                 (i / 4) % 2 == 1,
-            );
+            ) {
+                simulated.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
         },
     );
     assert_no_panic("run_check", &c, n);
+    // Each input that ran was simulated and checked; one refused by the pipeliner (E04xx) was
+    // not. A campaign in which nothing ran proves nothing.
+    let simulated = simulated.load(std::sync::atomic::Ordering::Relaxed);
+    println!("fuzz run_check: {simulated} of {n} inputs simulated and checked");
+    assert!(
+        simulated > 0 && simulated >= n / 2,
+        "only {simulated} of {n} random kernels were simulated and checked"
+    );
+}
+
+#[path = "common/fuzz_checks.rs"]
+mod fuzz_checks;
+
+const PIR_DICT: &[&str] = &[
+    "loop r in 0..4 affine {\n",
+    "loop s in 0..65536 sequential {\n",
+    "}\n",
+    "stmt {\n",
+    " +: 128",
+    " +: 1",
+    "{k - 1}",
+    "{k + 1}",
+    "block[k: 2]",
+    "block[k: 1]",
+    "= load.dma ",
+    "= store.dma ",
+    "= copy.any ",
+    "= add.dve ",
+    "= reduce.pool ",
+    "= matmul.pe ",
+    "sbuf f32[128, 4611686018427387904]",
+    "hbm f32[4, 8] scratch\n",
+    "128*r",
+    "-1",
+];
+
+/// The `.pir` corpus: the hand-written IR of the tests, and the random kernels lowered (small
+/// tiles, so that each input runs on four paths in milliseconds).
+fn pir_corpus() -> Vec<String> {
+    let mut seeds = corpus("tests/pir", "pir");
+    seeds.extend(corpus("filetests/pir/roundtrip", "pir"));
+    for seed in 0..24 {
+        let text = random_kernel::random_kernel(seed);
+        if let Ok(func) = frontend::compile(&text, None) {
+            seeds.push(penguin::write::write_function(&func));
+        }
+    }
+    seeds
+}
+
+/// The `pir_run_check` target's counterpart: mutated Penguin IR through `run --check` on every
+/// path; a user error or the interpreter's bits, never an internal error or a panic.
+#[test]
+fn fuzz_pir_run_check() {
+    let n = env_u64("NKC_FUZZ_PIR", 150);
+    let seeds = pir_corpus();
+    let mut rng = Rng(env_u64("NKC_FUZZ_SEED", 1));
+    let ran = std::sync::atomic::AtomicU64::new(0);
+    let c = campaign(
+        "pir_run_check",
+        n,
+        |_| mutate(&mut rng, &seeds, PIR_DICT),
+        |text| {
+            if fuzz_checks::pir_run_check(text, 2_000_000) == fuzz_checks::Outcome::Ran {
+                ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        },
+    );
+    assert_no_panic("pir_run_check", &c, n);
+    let ran = ran.into_inner();
+    println!("fuzz pir_run_check: {ran} of {n} inputs ran and were checked");
+    assert!(ran > 0, "no mutated .pir input ran");
+}
+
+const NPY_DICT: &[&str] = &[
+    "'descr'",
+    "'<f4'",
+    "'f4'",
+    "'<f8'",
+    "'fortran_order'",
+    "True",
+    "False",
+    "'shape'",
+    "(2, 2)",
+    "(4,)",
+    "()",
+    "[[[[[[[[[[",
+    "((((((((((",
+    "]]]]]",
+    "'",
+    "\"",
+    "\\",
+    ", }",
+    "18446744073709551616",
+];
+
+/// A version 1 or 2 `.npy` file holding `header` and four float32 values.
+fn npy_file(header: &str, wide: bool) -> Vec<u8> {
+    let mut out = b"\x93NUMPY".to_vec();
+    if wide {
+        out.extend_from_slice(&[2, 0]);
+        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    } else {
+        out.extend_from_slice(&[1, 0]);
+        out.extend_from_slice(&(header.len().min(65535) as u16).to_le_bytes());
+    }
+    out.extend_from_slice(header.as_bytes());
+    for x in [1.0f32, 2.0, 3.0, 4.0] {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// The `npy_header` target's counterpart: mutated headers read in linear time, to an array or a
+/// short error, never a panic.
+#[test]
+fn fuzz_npy_header() {
+    let n = env_u64("NKC_FUZZ_NPY", 3000);
+    let seeds: Vec<String> = [
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
+        "{'descr': 'f4', 'fortran_order': False, 'shape': (4,), }",
+        "{\"shape\": [2, 2], \"descr\": \">f4\", \"fortran_order\": True}",
+        "{'descr': [('a', '<f4'), ('b', '<f4')], 'fortran_order': False, 'shape': (2,), }",
+    ]
+    .iter()
+    .map(|h| format!("{h:<70}\n"))
+    .collect();
+    let dir = std::env::temp_dir().join(format!("nkc-fuzz-npy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the temporary directory is writable");
+    let mut rng = Rng(env_u64("NKC_FUZZ_SEED", 1));
+    let read = std::sync::atomic::AtomicU64::new(0);
+    let c = campaign(
+        "npy_header",
+        n,
+        |_| mutate(&mut rng, &seeds, NPY_DICT),
+        |header| {
+            for wide in [false, true] {
+                let bytes = npy_file(header, wide);
+                if fuzz_checks::npy_header(&bytes, &dir) == fuzz_checks::Outcome::Ran {
+                    read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        },
+    );
+    assert_no_panic("npy_header", &c, n);
+    let read = read.into_inner();
+    println!("fuzz npy_header: {read} of {} files read as arrays", 2 * n);
+    assert!(read > 0, "no mutated header read");
+}
+
+/// The `suggest_write` target's counterpart: `suggest` on random kernels, the suggestion written
+/// over a copy, which then holds exactly it and runs bit-exact on the annotated path.
+#[test]
+fn fuzz_suggest_write() {
+    let n = env_u64("NKC_FUZZ_SUGGEST", 6);
+    let base = env_u64("NKC_FUZZ_SEED", 1) << 32;
+    let dir = std::env::temp_dir().join(format!("nkc-fuzz-suggest-{}", std::process::id()));
+    let written = std::sync::atomic::AtomicU64::new(0);
+    let c = campaign(
+        "suggest_write",
+        n,
+        |i| random_kernel::random_kernel(base + i),
+        |text| {
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("the temporary directory is writable");
+            if fuzz_checks::suggest_write(text, &dir) == fuzz_checks::Outcome::Ran {
+                written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        },
+    );
+    assert_no_panic("suggest_write", &c, n);
+    let written = written.into_inner();
+    println!("fuzz suggest_write: {written} of {n} suggestions written and checked");
+    assert!(written > 0, "no suggestion was written");
 }

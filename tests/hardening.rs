@@ -117,7 +117,7 @@ fn item03_an_output_too_large_to_run_is_rejected_by_check() {
     for cmd in ["check", "run"] {
         let err = fails_with(&nkc_capped(&[cmd, &f]), "error[E0173]", cmd);
         assert!(
-            err.contains("more than the 1073741824 (2^30) nkc can run"),
+            err.contains("more than the 134217728 (2^27) nkc can run"),
             "{err}"
         );
         assert!(!err.contains("internal compiler error"), "{err}");

@@ -240,7 +240,8 @@ fn semaphore_history_stays_bounded() {
          engine act {{\n  loop r0 = 0..{n} {{\n    wait s >= 1*r0 + 1\n    copy sbuf.f32[0, 1; 64; 1:1], sbuf.f32[0, 1; 0; 1:1] -> t\n  }}\n}}\n"
     );
     let path = file("sem-window", "pingpong.s", &program);
-    let o = nkc_capped(&["sim", arg(&path), "--json"]);
+    // 4 × 10^6 instructions over some 1.4 × 10^8 cycles: past the default limit.
+    let o = nkc_capped(&["sim", arg(&path), "--json", "--max-cycles", "1000000000"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("--json prints JSON");
     assert_eq!(j["instructions"], 4 * n);

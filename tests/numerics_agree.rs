@@ -1,8 +1,20 @@
-//! The simulator's loops over whole tiles (`runtime_sim::numerics`) are bit-identical to the
-//! interpreter's (`penguin`): whole matmul / reduce / activation-with-scale-and-bias computations,
-//! on inputs sprinkled with specials and wide magnitudes, run once by the interpreter on a kernel
-//! and once by the simulator on a hand-written program. (The elementwise operations, the
-//! activation functions and bf16 rounding have one definition, in `vocab`.)
+//! Two checks of the arithmetic of whole matmul / reduce / activation-with-scale-and-bias
+//! computations:
+//!
+//! - the simulator and the interpreter agree bit for bit, on inputs sprinkled with specials and
+//!   wide magnitudes, run once by the interpreter on a kernel and once by the simulator on a
+//!   hand-written program. Both call the same `vocab` functions for every element (the
+//!   elementwise operations, the activation functions, the reductions, the matmul and bf16
+//!   rounding have one definition), so this checks that each engine feeds them the right
+//!   operands in the right order (layouts, transposes, the scale and bias columns, PSUM
+//!   accumulation), not the arithmetic itself;
+//! - the arithmetic itself, against references computed independently by CPython with numpy
+//!   (`tests/python_judge.rs`'s judge, which must be present): the matmul and the sum in the
+//!   order `vocab` documents (products rounded to f32, summed left to right in f32) bit for bit,
+//!   max and min exactly, and all of them, gelu included, within a few f32 ulps of a float64
+//!   reference.
+
+mod common;
 
 use penguin::interp::{self, Array};
 
@@ -171,3 +183,88 @@ fn matmul_reduce_and_activation_agree_with_the_interpreter() {
         }
     }
 }
+
+/// The CPython judge's references: the kernel above, interpreted on moderate inputs, against
+/// numpy. `mm` and `sm` in the documented order and rounding of `vocab` (f32 products, summed
+/// left to right in f32) bit for bit, `mx` and `mn` exactly; every output within a relative
+/// 1e-5 (of the magnitudes summed) of a float64 reference, gelu's tanh form included.
+#[test]
+fn the_arithmetic_matches_numpy_references() {
+    common::require_python();
+    let func = frontend::compile(KERNEL, None).expect("the kernel compiles");
+    let dir = common::scratch("numerics-agree", "numpy");
+    for seed in 0..3u64 {
+        let inputs = interp::random_inputs(&func, seed);
+        let out = interp::interpret(&func, &inputs).expect("the interpreter runs");
+        let names = ["a", "b"].iter().zip(&inputs);
+        let outputs = ["mm", "act", "sm", "mx", "mn"].iter().zip(&out.outputs);
+        for (name, array) in names.chain(outputs) {
+            nkc::npy::write_npy(&dir.join(format!("{name}.npy")), array)
+                .expect("the scratch directory is writable");
+        }
+        let o = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(NUMPY_JUDGE)
+            .arg(&dir)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            o.status.success(),
+            "seed {seed}: numpy disagrees:\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            "checked 5 outputs",
+            "seed {seed}"
+        );
+    }
+}
+
+/// The numpy side of [`the_arithmetic_matches_numpy_references`]: exits 1 naming the first
+/// output that differs.
+const NUMPY_JUDGE: &str = r#"
+import sys, os
+import numpy as np
+d = sys.argv[1]
+ld = lambda n: np.load(os.path.join(d, n + ".npy"))
+a, b = ld("a"), ld("b")
+got = {n: ld(n) for n in ["mm", "act", "sm", "mx", "mn"]}
+f32 = np.float32
+bad = []
+def exact(name, want):
+    if want.shape != got[name].shape or not np.array_equal(want.view(np.uint32), got[name].view(np.uint32)):
+        i = np.argmax(want.view(np.uint32) != got[name].view(np.uint32))
+        bad.append(f"{name}: not bit-exact, first at flat index {i}: {got[name].flat[i]!r}, want {want.flat[i]!r}")
+def close(name, want64, scale64):
+    err = np.abs(got[name].astype(np.float64) - want64)
+    tol = 1e-5 * scale64 + 1e-30
+    if not np.all(err <= tol):
+        i = np.argmax(err - tol)
+        bad.append(f"{name}: off the float64 reference at flat index {i}: {got[name].flat[i]!r}, want {want64.flat[i]!r}")
+# The matmul: out[m, n] = sum_k a[k, m] b[k, n], products rounded to f32, summed in k order.
+mm = np.zeros((a.shape[1], b.shape[1]), dtype=f32)
+for k in range(a.shape[0]):
+    mm = (mm + np.outer(a[k], b[k]).astype(f32)).astype(f32)
+exact("mm", mm)
+a64, b64 = a.astype(np.float64), b.astype(np.float64)
+close("mm", a64.T @ b64, np.abs(a64).T @ np.abs(b64))
+# The reductions along the free axis: the sum left to right in f32.
+sm = np.zeros(b.shape[0], dtype=f32)
+for j in range(b.shape[1]):
+    sm = (sm + b[:, j]).astype(f32)
+exact("sm", sm.reshape(-1, 1))
+close("sm", b64.sum(axis=1, keepdims=True), np.abs(b64).sum(axis=1, keepdims=True))
+exact("mx", b.max(axis=1, keepdims=True))
+exact("mn", b.min(axis=1, keepdims=True))
+# gelu(b * a[:, 0] + sum), tanh form, in float64 from the f32 pre-activation.
+x = (b * a[:, :1]).astype(f32) + got["sm"]
+x = x.astype(f32).astype(np.float64)
+gelu = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+close("act", gelu, np.abs(x) + 1e-6)
+if bad:
+    print("\n".join(bad))
+    sys.exit(1)
+print("checked 5 outputs")
+"#;

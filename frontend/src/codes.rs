@@ -205,7 +205,7 @@ pub const UNSUPPORTED_DTYPE: &str = "E0170";
 pub const BF16_IN_PSUM: &str = "E0171";
 /// A shape that is not a pair of positive compile-time integers.
 pub const BAD_SHAPE: &str = "E0172";
-/// The HBM arrays of a kernel (parameters and `nl.shared_hbm` arrays) hold more than 2^30
+/// The HBM arrays of a kernel (parameters and `nl.shared_hbm` arrays) hold more than 2^27
 /// elements in all, more than the simulator and the interpreter hold.
 pub const HBM_TOO_LARGE: &str = "E0173";
 /// An SBUF tile larger than one partition's 192 KiB.

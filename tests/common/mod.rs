@@ -92,6 +92,20 @@ pub fn line_of(source: &str, offset: usize) -> usize {
     source[..offset.min(source.len())].matches('\n').count() + 1
 }
 
+/// Asserts that the CPython judge is here: `python3` runs and imports numpy. An absent judge is
+/// a failure, never a skip (`make setup` installs both).
+pub fn require_python() {
+    let ok = Command::new("python3")
+        .args(["-c", "import numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "python3 with numpy is required by this test (the CPython judge): run `make setup` \
+         (scripts/setup.sh installs both)"
+    );
+}
+
 /// The address-space cap of [`nkc_capped`]: 2 GiB, the budget of the hardening campaign.
 pub const MEMORY_CAP_BYTES: u64 = 2 << 30;
 
@@ -100,15 +114,20 @@ pub const MEMORY_CAP_BYTES: u64 = 2 << 30;
 /// the machine. Hardening tests assert exit code 1 on its output: an allocation failure under the
 /// cap shows as an abort (signal) or exit 101, never as 1.
 pub fn nkc_capped(args: &[&str]) -> Output {
+    nkc_capped_at(MEMORY_CAP_BYTES, args)
+}
+
+/// [`nkc_capped`] with the address space capped at `bytes`.
+pub fn nkc_capped_at(bytes: u64, args: &[&str]) -> Output {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nkc"));
     cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
     // SAFETY: `setrlimit` is async-signal-safe and touches no state of the parent.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             let cap = libc::rlimit {
-                rlim_cur: MEMORY_CAP_BYTES as libc::rlim_t,
-                rlim_max: MEMORY_CAP_BYTES as libc::rlim_t,
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
             };
             if libc::setrlimit(libc::RLIMIT_AS, &cap) != 0 {
                 return Err(std::io::Error::last_os_error());

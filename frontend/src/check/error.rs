@@ -624,7 +624,7 @@ pub enum CheckError {
     #[error("cannot find `{name}` in this kernel")]
     UndefinedName { name: String, at: Span },
     /// HBM arrays of more than [`MAX_HBM_ELEMENTS`] elements in all, crossed at `tensor`.
-    #[error("the HBM arrays of this kernel hold {total} elements in all, more than the {MAX_HBM_ELEMENTS} (2^30) nkc can run")]
+    #[error("the HBM arrays of this kernel hold {total} elements in all, more than the {MAX_HBM_ELEMENTS} (2^27) nkc can run")]
     HbmTooLarge {
         total: u64,
         tensor: String,

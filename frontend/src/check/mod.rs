@@ -44,7 +44,7 @@
 //!   `nl.shared_hbm` and `nl.hbm` both mean HBM;
 //! - tensor dimensions and loop trip counts are at most 2^24, loop bounds and the coefficients of
 //!   loop variables in indices at most 2^24 in magnitude; the HBM arrays of a kernel hold at most
-//!   2^30 elements together, and an SBUF tile at most 192 KiB per partition;
+//!   2^27 elements together, and an SBUF tile at most 192 KiB per partition;
 //! - temporaries of nested calls are named after their op (`_activation`, `_tensor_scalar`).
 
 mod broadcast;
@@ -198,10 +198,10 @@ pub(crate) struct Bound {
     pub span: Span,
 }
 
-/// The most elements the HBM arrays of one kernel may hold together: 2^30 (4 GiB of float32),
+/// The most elements the HBM arrays of one kernel may hold together: 2^27 (512 MiB of float32),
 /// the footprint the simulator allocates at most (`runtime_sim::sim::MAX_HBM_ELEMS`) and the
 /// interpreter's too. Checked here, so that `check` rejects what `run` cannot run.
-pub const MAX_HBM_ELEMENTS: u64 = 1 << 30;
+pub const MAX_HBM_ELEMENTS: u64 = 1 << 27;
 
 /// Names that cannot be bound.
 pub(crate) const RESERVED: [&str; 3] = ["nl", "nisa", "range"];

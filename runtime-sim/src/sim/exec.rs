@@ -136,7 +136,7 @@ impl<'p> EngineState<'p> {
 /// A semaphore's signals, sorted by time, with the prefix joins of their clocks: only the
 /// window of them that can still matter ([`Sim::compact`] drops the others).
 ///
-/// A signal is dropped once no query can tell it apart from a plain count: its time is below every
+/// A signal is dropped once no query can tell it apart from a plain count: its time is at or below every
 /// time an unfinished engine can still act at (so it is counted by every later `count_by` and no
 /// later signal sorts before it), and, with the race detector on, its prefix join is below the
 /// clock of every unfinished engine that waits on the semaphore (so joining it again, as a wait
@@ -332,7 +332,11 @@ pub(super) fn run(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SimResult, SimError> {
     let dataless = check_inputs(p, inputs, opts)?;
-    let storage = opts.numerics.then(|| initial_storage(p, inputs));
+    let storage = if opts.numerics {
+        Some(initial_storage(p, inputs)?)
+    } else {
+        None
+    };
     let mut sim = Sim {
         prog: p,
         progress,
@@ -396,29 +400,37 @@ fn check_inputs(p: &Program, inputs: &[Array], opts: &Options) -> Result<bool, S
     Ok(dataless)
 }
 
-/// HBM at the start: the inputs rounded to their dtypes, zero outputs, NaN scratch.
-fn initial_storage(p: &Program, inputs: &[Array]) -> Storage {
+/// HBM at the start: the inputs rounded to their dtypes, zero outputs, NaN scratch. Memory the
+/// process cannot get is an error ([`SimError::Input`]), not an abort.
+fn initial_storage(p: &Program, inputs: &[Array]) -> Result<Storage, SimError> {
     let mut it = inputs.iter();
-    let hbm = p
-        .tensors
-        .iter()
-        .map(|t| match t.role {
-            Role::Input => it
-                .next()
-                .map(|a| {
-                    a.data
-                        .iter()
-                        .map(|&x| numerics::round_to(t.dtype, x))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            Role::Output => vec![0.0; t.elems() as usize],
+    let mut hbm = Vec::with_capacity(p.tensors.len());
+    for t in &p.tensors {
+        let n = match t.role {
+            Role::Input => it.as_slice().first().map_or(0, |a| a.data.len()),
+            _ => t.elems() as usize,
+        };
+        let mut data: Vec<f32> = Vec::new();
+        data.try_reserve_exact(n).map_err(|_| {
+            SimError::Input(format!(
+                "cannot allocate the {n} elements of tensor `{}`: out of memory",
+                t.name
+            ))
+        })?;
+        match t.role {
+            Role::Input => {
+                if let Some(a) = it.next() {
+                    data.extend(a.data.iter().map(|&x| numerics::round_to(t.dtype, x)));
+                }
+            }
+            Role::Output => data.resize(n, 0.0),
             // Uninitialised: reads of unwritten elements are errors; NaN is a second guard.
-            Role::Scratch => vec![f32::NAN; t.elems() as usize],
-        })
-        .collect();
+            Role::Scratch => data.resize(n, f32::NAN),
+        }
+        hbm.push(data);
+    }
     let scratch: Vec<bool> = p.tensors.iter().map(|t| t.role == Role::Scratch).collect();
-    Storage::new(hbm, &scratch)
+    Ok(Storage::new(hbm, &scratch))
 }
 
 /// Every engine at the start of its stream, at time 0.
@@ -597,9 +609,12 @@ impl<'p> Sim<'p, '_> {
         let s = &self.sems[sem];
         let races = self.opts.races;
         let below = |a: &Vc, b: &Vc| a.iter().zip(b).all(|(x, y)| x <= y);
+        // A signal at the floor itself is counted by every query still to come (they all ask
+        // at the floor or later), and a later signal at that time sorts after it: it goes too,
+        // or a loop of signals that take no time would keep every one of them.
         let n = (0..s.times.len())
             .take_while(|&k| {
-                s.times[k] < floor
+                s.times[k] <= floor
                     && (!races
                         || s.prefix
                             .get(k)
@@ -666,7 +681,7 @@ impl<'p> Sim<'p, '_> {
                         join(&mut e.clock, pre);
                     }
                 }
-                if self.opts.trace && t > since {
+                if recording(&self.trace, &mut self.stats, self.opts.trace && t > since) {
                     self.trace.push(Slice {
                         track: Track::Engine(e.engine),
                         name: format!("wait {}", self.prog.semaphores[*sem]),
@@ -831,7 +846,7 @@ impl<'p> Sim<'p, '_> {
                 &[(&s, false), (&d, true)],
             );
         }
-        if self.opts.trace {
+        if recording(&self.trace, &mut self.stats, self.opts.trace) {
             let iters = self.engines[ei].iters();
             let text = inst_to_string(self.prog, inst);
             self.trace.push(Slice {
@@ -888,7 +903,7 @@ impl<'p> Sim<'p, '_> {
             acc.push((&res[0], true));
             self.check_races(engine_thread(engine), &clock, &who, &acc);
         }
-        if self.opts.trace {
+        if recording(&self.trace, &mut self.stats, self.opts.trace) {
             let e = &self.engines[ei];
             self.trace.push(Slice {
                 track: Track::Engine(engine),
@@ -902,6 +917,21 @@ impl<'p> Sim<'p, '_> {
         }
         Ok(t + cost)
     }
+}
+
+/// Whether the timeline records the slice of an instruction (`wanted`: a trace is asked and the
+/// instruction has one): while it holds fewer than [`MAX_TRACE_SLICES`]. A slice past them is
+/// counted in [`Stats::trace_dropped`], so the timeline's memory stays bounded however long the
+/// run.
+fn recording(trace: &[Slice], stats: &mut Stats, wanted: bool) -> bool {
+    if !wanted {
+        return false;
+    }
+    if trace.len() < MAX_TRACE_SLICES {
+        return true;
+    }
+    stats.trace_dropped += 1;
+    false
 }
 
 /// A `[P, 1]` column or a full `[P, F]` source, element `(p, f)`.

@@ -31,7 +31,7 @@ pub struct Options {
     pub numerics: bool,
     /// Run the race detector.
     pub races: bool,
-    /// Record the timeline.
+    /// Record the timeline (its first [`MAX_TRACE_SLICES`] slices).
     pub trace: bool,
     /// Stop collecting races after this many distinct instruction pairs.
     pub max_races: usize,
@@ -41,9 +41,15 @@ pub struct Options {
     pub max_cycles: u64,
 }
 
-/// The default of [`Options::max_cycles`]: 10^9 cycles, about 0.7 s of the core's time, some
-/// thousand times what the sample kernels take.
-pub const DEFAULT_MAX_CYCLES: u64 = 1_000_000_000;
+/// The default of [`Options::max_cycles`]: 10^7 cycles (7 ms of the core's time), a hundred
+/// times what the largest example takes (10^5), and reached within seconds: an endless loop of
+/// signals (3.6 × 10^6 a second) stops after about 3 s, a loop of whole-tile transfers (4 × 10^6
+/// cycles a second) after about 2.5 s, in a release build on a busy two-core machine.
+pub const DEFAULT_MAX_CYCLES: u64 = 10_000_000;
+
+/// The most slices a timeline holds (each some 200 bytes: about 50 MB in all; the examples make
+/// at most 4 × 10^4); the run goes on past them unrecorded, counted in [`Stats::trace_dropped`].
+pub const MAX_TRACE_SLICES: usize = 1 << 18;
 
 /// How far a run is, as [`simulate_with_progress`] reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,10 +243,10 @@ impl fmt::Display for SimError {
                 };
                 write!(
                     f,
-                    "the tensors hold {} elements in all (`{largest}` {}), more than the simulator's limit of {MAX_HBM_ELEMS} ({} GiB of f32)",
+                    "the tensors hold {} elements in all (`{largest}` {}), more than the simulator's limit of {MAX_HBM_ELEMS} ({} MiB of f32)",
                     count(*elems),
                     count(*largest_elems),
-                    (MAX_HBM_ELEMS * 4) >> 30
+                    (MAX_HBM_ELEMS * 4) >> 20
                 )
             }
             SimError::CycleLimit {
@@ -311,6 +317,9 @@ pub struct Stats {
     pub opcodes: BTreeMap<&'static str, u64>,
     /// How many times the race detector dropped records every engine had seen (a diagnostic).
     pub race_prunes: u64,
+    /// Timeline slices not recorded: a trace keeps the first [`MAX_TRACE_SLICES`] (a diagnostic;
+    /// 0 when the whole run is in it).
+    pub trace_dropped: u64,
     /// The most signals any semaphore kept at once (its history is a bounded window of the
     /// signals that can still matter; a diagnostic).
     pub sem_window_peak: u64,
@@ -376,10 +385,12 @@ pub struct SimResult {
     pub trace: Vec<Slice>,
 }
 
-/// The most elements the simulator holds over all HBM tensors (inputs, outputs and scratch): 4 GiB
-/// of f32. A timing-only run without data ([`simulate`] with numerics off and no inputs) has no
+/// The most elements the simulator holds over all HBM tensors (inputs, outputs and scratch): 2^27,
+/// 512 MiB of f32. `nkc run --check` holds the HBM tensors up to three times over (the inputs,
+/// the simulator's memory or the interpreter's, and the outputs), so one process stays well under
+/// 2 GiB. A timing-only run without data ([`simulate`] with numerics off and no inputs) has no
 /// limit.
-pub const MAX_HBM_ELEMS: u64 = 1 << 30;
+pub const MAX_HBM_ELEMS: u64 = 1 << 27;
 
 /// Whether the program's HBM tensors fit [`MAX_HBM_ELEMS`]: check it before allocating anything
 /// per element of an untrusted program (as [`try_random_inputs`] does).

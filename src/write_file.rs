@@ -1,0 +1,213 @@
+//! Every file nkc writes (`compile -o`, `run --trace`, `run --output DIR`, `compare --svg`,
+//! `sim --trace`, `sim --output DIR`, `suggest --write`) goes through [`write_atomically`], and
+//! every command that writes checks first, with [`refuse_inputs_as_outputs`], that no output is
+//! one of its inputs.
+//!
+//! Invariants:
+//! - the target is replaced whole or not at all: the bytes go to a temporary file in the target's
+//!   directory, which is flushed, synced and renamed over the target only once complete; on any
+//!   failure (a full disk, a quota, a file-size limit: `SIGXFSZ` is ignored so that the write
+//!   returns `EFBIG` instead of killing the process) the temporary file is removed and the target
+//!   keeps its bytes;
+//! - an existing target keeps its permission bits;
+//! - a target that is a symbolic link stays a link: the file it points to (through every link of
+//!   the chain) is the one replaced;
+//! - an output that is the same file as an input (after following links: the same device and
+//!   inode) is an error before anything is written, or run.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Writes `bytes` to `path`, replacing it whole or not at all (see the module's invariants).
+/// The error is a sentence for the user: `cannot write `PATH`: WHY`.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomically_with(path, |w| w.write_all(bytes))
+}
+
+/// [`write_atomically`], the bytes given by `fill` (which writes them to a buffered writer).
+pub fn write_atomically_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
+    ignore_file_size_signal();
+    let target = follow_links(path).map_err(err)?;
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let existing = std::fs::metadata(&target).ok();
+    if existing.as_ref().is_some_and(|m| m.is_dir()) {
+        return Err(format!(
+            "cannot write `{}`: it is a directory",
+            path.display()
+        ));
+    }
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        // A new file gets what `File::create` gives it (0o666 under the umask).
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(&dir).map_err(err)?;
+    if let Some(m) = &existing {
+        // Exactly the target's bits (not masked by the umask, as creation is).
+        std::fs::set_permissions(tmp.path(), m.permissions()).map_err(err)?;
+    }
+    {
+        let mut w = BufWriter::new(tmp.as_file());
+        fill(&mut w).map_err(err)?;
+        w.flush().map_err(err)?;
+    }
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(&target).map_err(|e| err(e.error))?;
+    // Make the rename durable too (best effort: not every file system syncs directories).
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// The file `path` names once every symbolic link is followed (`path` itself when it is no link,
+/// or does not exist). A link to a file that does not exist yet gives that file's path.
+fn follow_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    // The kernel's own limit on a chain of links (ELOOP past it).
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(parent) if to.is_relative() => parent.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// A write past the process's file-size limit (`ulimit -f`) sends `SIGXFSZ`, which kills the
+/// process by default; ignored, the write fails with `EFBIG` and nkc reports it.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            // SAFETY: setting a signal's disposition to SIG_IGN installs no handler and touches no
+            // memory of ours; it is the documented way to make `write` return EFBIG instead.
+            unsafe {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            }
+        });
+    }
+}
+
+/// Whether two paths name the same existing file (after following links: same device and
+/// inode). A path that does not exist is no file.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
+/// An error when an output is one of the inputs (the same file, [`same_file`]): `what` names the
+/// output's flag (`--trace`, `-o`, ...). Checked before anything runs, so the input survives.
+pub fn refuse_inputs_as_outputs<'a>(
+    outputs: impl IntoIterator<Item = (&'a str, &'a Path)>,
+    inputs: &[&Path],
+) -> Result<(), String> {
+    for (what, out) in outputs {
+        if let Some(input) = inputs.iter().find(|i| same_file(i, out)) {
+            let also = if input == &out {
+                String::new()
+            } else {
+                format!(" (`{}`)", out.display())
+            };
+            return Err(format!(
+                "the output of {what}{also} is the input `{}`: writing it would destroy the input; \
+                 name another file",
+                input.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("nkc-write-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn replaces_whole_and_leaves_no_temporary() {
+        let d = scratch("whole");
+        let f = d.join("a.txt");
+        std::fs::write(&f, "old").unwrap();
+        write_atomically(&f, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_failing_writer_leaves_the_target_and_no_temporary() {
+        let d = scratch("fail");
+        let f = d.join("a.txt");
+        std::fs::write(&f, "old").unwrap();
+        let e = write_atomically_with(&f, |w| {
+            w.write_all(b"partial")?;
+            Err(std::io::Error::other("disk full"))
+        })
+        .unwrap_err();
+        assert!(e.contains("disk full") && e.contains("a.txt"), "{e}");
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keeps_mode_and_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = scratch("links");
+        let f = d.join("real.txt");
+        std::fs::write(&f, "old").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = d.join("link.txt");
+        std::os::unix::fs::symlink("real.txt", &link).unwrap();
+        write_atomically(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new");
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        assert!(same_file(&link, &f));
+        assert!(refuse_inputs_as_outputs([("--trace", link.as_path())], &[&f]).is_err());
+        assert!(refuse_inputs_as_outputs([("--trace", d.join("x").as_path())], &[&f]).is_ok());
+    }
+}
