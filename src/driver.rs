@@ -61,7 +61,7 @@ pub enum Failure {
     /// An error of a command-line option about the kernel (a `--kernel` or `--shape` name that
     /// the file does not define): a diagnostic with no place in the file, printed without a
     /// snippet (its code may be empty).
-    Unplaced(Diagnostic),
+    Unplaced(Box<Diagnostic>),
     /// A bug in nkc.
     Internal(String),
 }
@@ -481,7 +481,7 @@ impl Specialise {
                 } else {
                     d.with_note(format!("its parameters are {}", capped_list(&all, ", ")))
                 };
-                return Err(Failure::Unplaced(d));
+                return Err(Failure::Unplaced(Box::new(d)));
             };
             let text = |e: &frontend::ast::Expr| source.text[e.span.clone()].to_string();
             if let Some(default) = &p.default {
@@ -490,18 +490,18 @@ impl Specialise {
                     "--dtype" => "dtype",
                     _ => "shape",
                 };
-                return Err(Failure::Unplaced(
+                return Err(Failure::Unplaced(Box::new(
                     option_error(format!(
                         "`{flag} {name}`: `{name}` is a scalar parameter (default `{}`), not a tensor: it takes no {what}",
                         text(default)
                     ))
                     .with_help(format!("give its value with `--arg {name}=VALUE`")),
-                ));
+                )));
             }
             if let Some(ty) = &p.ty {
                 if flag != "--input" {
                     let what = if flag == "--shape" { "shape" } else { "dtype" };
-                    return Err(Failure::Unplaced(
+                    return Err(Failure::Unplaced(Box::new(
                         option_error(format!(
                             "`{flag} {name}`: `{name}` declares its type, `{}`, so its {what} is that one",
                             text(ty)
@@ -509,7 +509,7 @@ impl Specialise {
                         .with_help(format!(
                             "drop `{flag} {name}`, or remove the annotation to make `{name}` shape-generic"
                         )),
-                    ));
+                    )));
                 }
             }
         }
@@ -551,7 +551,7 @@ pub fn check_kernel_name(
             capped_list(names.iter().map(|n| format!("`{n}`")), ", ")
         ))
     };
-    Err(Failure::Unplaced(d))
+    Err(Failure::Unplaced(Box::new(d)))
 }
 
 /// An error of a command-line option, as a diagnostic without a code or a place.
