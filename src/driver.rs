@@ -443,6 +443,19 @@ impl Specialise {
         if kernels.is_empty() {
             return Ok(());
         }
+        let untyped = kernels
+            .iter()
+            .flat_map(|k| &k.params)
+            .any(|p| p.ty.is_none() && p.default.is_none());
+        if self.dtype.is_some() && !untyped {
+            return Err(Failure::Unplaced(Box::new(
+                option_error(format!(
+                    "`--dtype` sets the dtype of untyped parameters, and {} has none",
+                    capped_list(kernels.iter().map(|k| format!("`{}`", k.name.name)), ", ")
+                ))
+                .with_help("drop `--dtype`: typed parameters declare their dtype"),
+            )));
+        }
         let names = self
             .shapes
             .iter()
