@@ -61,7 +61,7 @@ pub enum Failure {
     /// An error of a command-line option about the kernel (a `--kernel` or `--shape` name that
     /// the file does not define): a diagnostic with no place in the file, printed without a
     /// snippet (its code may be empty).
-    Unplaced(Diagnostic),
+    Unplaced(Box<Diagnostic>),
     /// A bug in nkc.
     Internal(String),
 }
@@ -444,6 +444,19 @@ impl Specialise {
         if kernels.is_empty() {
             return Ok(());
         }
+        let untyped = kernels
+            .iter()
+            .flat_map(|k| &k.params)
+            .any(|p| p.ty.is_none() && p.default.is_none());
+        if self.dtype.is_some() && !untyped {
+            return Err(Failure::Unplaced(Box::new(
+                option_error(format!(
+                    "`--dtype` sets the dtype of untyped parameters, and {} has none",
+                    capped_list(kernels.iter().map(|k| format!("`{}`", k.name.name)), ", ")
+                ))
+                .with_help("drop `--dtype`: typed parameters declare their dtype"),
+            )));
+        }
         let names = self
             .shapes
             .iter()
@@ -482,7 +495,7 @@ impl Specialise {
                 } else {
                     d.with_note(format!("its parameters are {}", capped_list(&all, ", ")))
                 };
-                return Err(Failure::Unplaced(d));
+                return Err(Failure::Unplaced(Box::new(d)));
             };
             let text = |e: &frontend::ast::Expr| source.text[e.span.clone()].to_string();
             if let Some(default) = &p.default {
@@ -491,18 +504,18 @@ impl Specialise {
                     "--dtype" => "dtype",
                     _ => "shape",
                 };
-                return Err(Failure::Unplaced(
+                return Err(Failure::Unplaced(Box::new(
                     option_error(format!(
                         "`{flag} {name}`: `{name}` is a scalar parameter (default `{}`), not a tensor: it takes no {what}",
                         text(default)
                     ))
                     .with_help(format!("give its value with `--arg {name}=VALUE`")),
-                ));
+                )));
             }
             if let Some(ty) = &p.ty {
                 if flag != "--input" {
                     let what = if flag == "--shape" { "shape" } else { "dtype" };
-                    return Err(Failure::Unplaced(
+                    return Err(Failure::Unplaced(Box::new(
                         option_error(format!(
                             "`{flag} {name}`: `{name}` declares its type, `{}`, so its {what} is that one",
                             text(ty)
@@ -510,7 +523,7 @@ impl Specialise {
                         .with_help(format!(
                             "drop `{flag} {name}`, or remove the annotation to make `{name}` shape-generic"
                         )),
-                    ));
+                    )));
                 }
             }
         }
@@ -552,7 +565,7 @@ pub fn check_kernel_name(
             capped_list(names.iter().map(|n| format!("`{n}`")), ", ")
         ))
     };
-    Err(Failure::Unplaced(d))
+    Err(Failure::Unplaced(Box::new(d)))
 }
 
 /// An error of a command-line option, as a diagnostic without a code or a place.

@@ -92,6 +92,9 @@ fn shape_on_a_scalar_a_typed_parameter_or_no_parameter_is_an_error() {
     assert!(err.contains("`a` declares its type"), "{err}");
     let o = nkc(&["check", "examples/tensor_add.nk", "--dtype", "a=bfloat16"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = nkc(&["run", "examples/tensor_add.nk", "--dtype", "bfloat16"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("has none"), "{}", stderr(&o));
 }
 
 #[test]
