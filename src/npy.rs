@@ -417,24 +417,21 @@ pub fn write_npy(path: &Path, array: &Array) -> Result<(), String> {
 /// little-endian `<u2` `.npy` file of bfloat16 bit patterns (see the module doc).
 pub fn write_npy_bf16(path: &Path, array: &Array) -> Result<(), String> {
     use npyz::WriterBuilder;
-    let err = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
-    let file = File::create(path).map_err(err)?;
     let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
-    let mut writer = npyz::WriteOptions::<u16>::new()
-        .default_dtype()
-        .shape(&shape)
-        .writer(BufWriter::new(file))
-        .begin_nd()
-        .map_err(err)?;
-    writer
-        .extend(
+    crate::write_file::write_atomically_with(path, |w| {
+        let mut writer = npyz::WriteOptions::<u16>::new()
+            .default_dtype()
+            .shape(&shape)
+            .writer(w)
+            .begin_nd()?;
+        writer.extend(
             array
                 .data
                 .iter()
                 .map(|&x| (vocab::round_bf16(x).to_bits() >> 16) as u16),
-        )
-        .map_err(err)?;
-    writer.finish().map_err(err)
+        )?;
+        writer.finish()
+    })
 }
 
 #[cfg(test)]
