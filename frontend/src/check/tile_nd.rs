@@ -1,5 +1,6 @@
 //! On-chip tiles of other than two dimensions: `nl.ndarray((K, nl.par_dim(128), 512), ...)`,
-//! `nl.zeros((nl.par_dim(128), 4, 512), ...)`, and their subscripts.
+//! `nl.zeros((nl.par_dim(128), 4, 512), ...)`, `nl.ndarray(x.shape, ...)` of a 3-D `x`, and their
+//! subscripts.
 //!
 //! In NKI the dimension marked `nl.par_dim` (the first one when none is marked) is the partition
 //! dimension; the dimensions before it are *block* dimensions (an array of `[P, free...]` tiles)
@@ -88,6 +89,28 @@ impl Checker<'_> {
         dest: &Dest,
     ) -> Option<Option<TileVal>> {
         let shape_e = slots[0]?;
+        // `x.shape` of a tensor of more than 2 dimensions: the partition dimension first.
+        if let ExprKind::Attribute { value, attr } = &shape_e.kind {
+            if attr.name != "shape" {
+                return None;
+            }
+            let Some(dims) = self.shape_value(value) else {
+                return Some(None);
+            };
+            if dims.len() <= 2 {
+                return None;
+            }
+            let site = AllocSite {
+                kind,
+                name,
+                fill,
+                shape_e,
+                slots,
+                memory,
+                span,
+            };
+            return Some(self.alloc_dims(&site, dims, 0, cx, dest));
+        }
         let items = nd_shape_items(shape_e)?;
         Some(self.alloc_nd(
             kind, name, fill, items, shape_e, slots, memory, span, cx, dest,
@@ -125,8 +148,42 @@ impl Checker<'_> {
         }
         let par = marks.first().copied().unwrap_or(0);
         let dims: Vec<Option<u64>> = items.iter().map(|i| self.dim(par_arg(i))).collect();
+        let Some(dims) = dims.into_iter().collect::<Option<Vec<u64>>>() else {
+            // A bad dtype is reported too.
+            let _ = slots[1].and_then(|d| self.dtype_of(d));
+            return None;
+        };
+        let site = AllocSite {
+            kind,
+            name,
+            fill,
+            shape_e,
+            slots,
+            memory,
+            span,
+        };
+        self.alloc_dims(&site, dims, par, cx, dest)
+    }
+
+    /// An on-chip tile of logical shape `dims`, partition dimension `par`.
+    fn alloc_dims(
+        &mut self,
+        site: &AllocSite<'_, '_>,
+        dims: Vec<u64>,
+        par: usize,
+        cx: &mut StmtCtx,
+        dest: &Dest,
+    ) -> Option<TileVal> {
+        let AllocSite {
+            kind,
+            name,
+            fill,
+            shape_e,
+            slots,
+            memory,
+            span,
+        } = *site;
         let dtype = slots[1].and_then(|d| self.dtype_of(d));
-        let dims: Vec<u64> = dims.into_iter().collect::<Option<_>>()?;
         let (dtype, memory) = (dtype?, memory?);
         let p = dims[par];
         let free = dims
@@ -301,6 +358,19 @@ impl Checker<'_> {
             size: [sel[par].1, size],
         })
     }
+}
+
+/// Where an on-chip array is allocated: the call's operation, name, fill value, shape
+/// expression, `[shape, dtype, buffer]` arguments, memory and span.
+#[derive(Clone, Copy)]
+struct AllocSite<'a, 'e> {
+    kind: OpKind,
+    name: &'a str,
+    fill: Option<f32>,
+    shape_e: &'e Expr,
+    slots: &'a [Option<&'e Expr>; 3],
+    memory: Option<Memory>,
+    span: &'a Span,
 }
 
 /// The size of a dimension item: `nl.par_dim(n)`'s `n`, or the item itself.
