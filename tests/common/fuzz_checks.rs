@@ -101,6 +101,8 @@ pub fn suggest_write(text: &str, dir: &Path) -> Outcome {
         kernel: None,
         seed: 0,
         specialise: Default::default(),
+        inputs: Vec::new(),
+        max_cycles: 0,
     };
     let s = match nkc::suggest::suggest(&src, &opts) {
         Ok(s) => s,
