@@ -153,9 +153,23 @@ fn read_header(r: &mut impl Read, file_len: u64) -> Result<(Vec<u8>, u64), Strin
 }
 
 /// The header text in the one form handed to npyz: [`parse_header`]'s dict written back as
-/// NumPy writes it, a float32 dtype without a byte order (`'f4'`, `'=f4'`) given `<`.
+/// NumPy writes it, a float32 dtype without a byte order (`'f4'`, `'=f4'`) given `<`; a shape of
+/// more elements than nkc holds is an error here (npyz would overflow counting them).
 fn with_byte_order(text: Vec<u8>) -> Result<Vec<u8>, String> {
     let h = parse_header(&text)?;
+    // npyz multiplies the dimensions unchecked: a shape past the limit stops here.
+    let fits = h
+        .shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .is_some_and(|n| n <= runtime_sim::sim::MAX_HBM_ELEMS);
+    if !fits {
+        return Err(format!(
+            "it claims shape {:?}, more than the {} elements nkc holds",
+            h.shape,
+            runtime_sim::sim::MAX_HBM_ELEMS
+        ));
+    }
     let descr = match h.descr.as_str() {
         "f4" | "=f4" => "<f4",
         d => d,
@@ -454,6 +468,31 @@ mod tests {
             a.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
             b.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         );
+    }
+
+    /// Found by `fuzz_npy_header`: a shape whose product overflows made npyz panic.
+    #[test]
+    fn a_shape_past_2_64_is_an_error() {
+        let h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (18446744073709551615, 2), }";
+        let e = with_byte_order(h.to_vec()).unwrap_err();
+        assert!(e.contains("claims shape"), "{e}");
+    }
+
+    /// The header parser takes time linear in the header: 10^5 nested brackets are an error at
+    /// once, quoting at most a line.
+    #[test]
+    fn nested_brackets_parse_in_linear_time() {
+        let started = std::time::Instant::now();
+        for open in ["(", "[", "[("] {
+            let h = format!(
+                "{{'descr': {}'<f4', 'fortran_order': False, 'shape': {}2, 2), }}",
+                open.repeat(100_000),
+                open.repeat(100_000)
+            );
+            let e = parse_header(h.as_bytes()).unwrap_err();
+            assert!(e.len() < 200, "{e}");
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]

@@ -525,7 +525,7 @@ fn npy_file(header: &str, wide: bool) -> Vec<u8> {
 /// short error, never a panic.
 #[test]
 fn fuzz_npy_header() {
-    let n = env_u64("NKC_FUZZ_NPY", 3000);
+    let n = env_u64("NKC_FUZZ_NPY", 1000);
     let seeds: Vec<String> = [
         "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
         "{'descr': 'f4', 'fortran_order': False, 'shape': (4,), }",
