@@ -9,7 +9,10 @@
 //! flat. Shapes from the hardening campaign follow (the
 //! growth with `n` should stay about linear): `n` straight-line statements, `n` sequential small
 //! loops, three nested loops of `n` iterations around a trivial body, and the README's matmul
-//! scaled to `n`³ on every path.
+//! scaled to `n`³ on every path. Issue 32's shapes: `n` sequential loops whose tiles share their
+//! addresses (`compile/seq`: 256 under 1 s is the target), bodies of 256 and 1,024 statements
+//! (`compile/body`: 1,024 within 5x of 256), and `n` reloads of one tile in one body
+//! (`compile/reload`). Compile ÷ check per example is `benches/compile_ratio.py`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use nkc::driver::Source;
@@ -18,11 +21,12 @@ use penguin::pipeline::PipelineLog;
 use std::hint::black_box;
 use std::path::PathBuf;
 
-/// A kernel whose pipelined loop body holds `n` statements besides its load and store.
+/// A kernel whose pipelined loop body holds `n` statements besides its load and store (tiles of
+/// 8 columns: the 1,024 of the largest body, triple-buffered, fit SBUF).
 fn body_kernel(n: usize) -> String {
     let mut s = String::from(
-        "def chain(a: nl.hbm[nl.float32, 1024, 64]):\n    \
-         c = nl.ndarray((1024, 64), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+        "def chain(a: nl.hbm[nl.float32, 1024, 8]):\n    \
+         c = nl.ndarray((1024, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
          for i in nl.affine_range(8, num_stages=3):\n        \
          t0 = nl.load(a[i * 128:(i + 1) * 128, :])\n",
     );
@@ -65,6 +69,50 @@ fn loops_kernel(n: usize) -> String {
              t{k} = nl.load(a[i{k} * 128:(i{k} + 1) * 128, :])\n        \
              u{k} = nl.add(t{k}, 1.0)\n        \
              nl.store(c[i{k} * 128:(i{k} + 1) * 128, :], value=u{k})\n"
+        );
+    }
+    s += "    return c\n";
+    s
+}
+
+/// `n` sequential loops of 2 iterations, each a load, an exp and a store, whose tiles share
+/// their SBUF addresses from loop to loop (so every loop's accesses conflict with every other
+/// loop's): the synchronisation's pairs stay linear in `n` only because a producer dominates
+/// the earlier ones of its thread (`backend/src/sync.rs`).
+fn seq_kernel(n: usize) -> String {
+    let mut s = format!(
+        "def seq(a: nl.hbm[nl.float32, 128, 512]):\n    \
+         c = nl.ndarray(({}, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n",
+        128 * n
+    );
+    for k in 0..n {
+        s += &format!(
+            "    for i{k} in nl.affine_range(2):\n        \
+             t{k} = nl.load(a[0:128, i{k} * 256:(i{k} + 1) * 256])\n        \
+             u{k} = nl.exp(t{k})\n        \
+             nl.store(c[{r0}:{r1}, i{k} * 256:(i{k} + 1) * 256], value=u{k})\n",
+            r0 = 128 * k,
+            r1 = 128 * (k + 1)
+        );
+    }
+    s += "    return c\n";
+    s
+}
+
+/// `n` loads of one tile in one loop body, each stored back (every load rewrites the tile the
+/// previous one's store reads).
+fn reload_kernel(n: usize) -> String {
+    let mut s = format!(
+        "def reload(a: nl.hbm[nl.float32, 512, 64]):\n    \
+         c = nl.ndarray(({}, 64), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+         for i in nl.affine_range(4):\n",
+        512 * n
+    );
+    for k in 0..n {
+        s += &format!(
+            "        t = nl.load(a[i * 128:(i + 1) * 128, :])\n        \
+             nl.store(c[{r} + i * 128:{r} + (i + 1) * 128, :], value=t)\n",
+            r = 512 * k
         );
     }
     s += "    return c\n";
@@ -146,7 +194,7 @@ fn source(text: String) -> Source {
 fn compile_time(c: &mut Criterion) {
     let mut group = c.benchmark_group("compile/body");
     group.sample_size(10);
-    for n in [4, 16, 64] {
+    for n in [4, 16, 64, 256, 1024] {
         let src = source(body_kernel(n));
         compile(&src);
         group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
@@ -181,6 +229,27 @@ fn compile_time(c: &mut Criterion) {
     group.sample_size(10);
     for n in [2, 4, 8, 16] {
         let src = source(loops_kernel(n));
+        compile(&src);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
+            b.iter(|| compile(black_box(src)))
+        });
+    }
+    group.finish();
+    // Issue 32: sequential loops whose tiles share addresses, and reloads of one tile.
+    let mut group = c.benchmark_group("compile/seq");
+    group.sample_size(10);
+    for n in [16, 64, 256] {
+        let src = source(seq_kernel(n));
+        compile(&src);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
+            b.iter(|| compile(black_box(src)))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("compile/reload");
+    group.sample_size(10);
+    for n in [30, 300] {
+        let src = source(reload_kernel(n));
         compile(&src);
         group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
             b.iter(|| compile(black_box(src)))

@@ -24,14 +24,22 @@
 //!
 //! Readiness is tracked per tensor as rectangles (one per dimension, in elements, and the slot a
 //! write filled) with the time their last write ends; a read waits for every rectangle it
-//! overlaps. A write replaces the rectangles it covers; one it only partly covers stays (a later
+//! overlaps. **Transfers synchronise piece by piece**: a transfer is split in pieces of its
+//! partitions, and a reader waits only for the pieces whose rows it reads. So a rectangle a
+//! transfer wrote also has the time its first piece may land (its start plus its least piece
+//! latency, [`piece_latency`]); a read that covers the rectangle waits for all of it, one that
+//! meets it in part only for that first piece. A transfer reading another's rows ends no sooner
+//! than one piece latency after all it reads has landed, and a whole latency after the first
+//! pieces of the rectangles that cover its read have; the reverse walk counts tails the same
+//! way. Counting transfers whole would put the bound above runs that overlap a store's last
+//! pieces with the reload's first (`tests/good/hbm_chain.nk`). A write replaces the rectangles it covers; one it only partly covers stays (a later
 //! write of the same element is ordered after it on every path, so waiting for it is still a
 //! lower bound). Tensors that no instruction reads are not tracked.
 //!
 //! Minimal latencies (MACHINE.md's cost table): a compute instruction costs its engine's cycles
 //! (an operation several engines can run, the cheapest; a `tensor_tensor` with an input in PSUM
-//! the PSUM rate); a DMA its issue on `sp` for each piece, the fixed latency and its bytes on one
-//! queue per piece, with the split (1, 2, 4, 8 or 16 pieces dividing its partitions) that ends
+//! the PSUM rate); a DMA its issue on `sp` for each piece, the fixed latency and its bytes (in the HBM
+//! side's type, as the simulator counts them) on one queue per piece, with the split (1, 2, 4, 8 or 16 pieces dividing its partitions) that ends
 //! first. Past [`MAX_INSTANCES`] instances the bound is not computed (`None`).
 
 use penguin::affine::AffineExpr;
@@ -50,7 +58,14 @@ struct Rect {
     lo: Vec<i64>,
     hi: Vec<i64>,
     slot: i64,
+    /// Forward: when the whole rectangle is written. Reverse: the reader's latency plus tail.
     ready: u64,
+    /// Forward: when some piece of it may be written (a transfer's first piece; `ready` for a
+    /// compute write). Reverse: the reader's least piece latency plus tail (`ready` for a
+    /// compute reader).
+    first: u64,
+    /// Reverse: whether the reader is a transfer.
+    dma: bool,
 }
 
 /// The bounds of a kernel as written, in cycles.
@@ -134,7 +149,7 @@ fn fill_bound(func: &Function, heads: &[Instance], tails: &[Instance]) -> (u64, 
         let d = &func.insts[h.inst];
         let lat = min_latency(func, h.inst);
         if let Some(tile) = crate::bir::dma_tile(&d.op, &d.dst, &d.srcs) {
-            let bytes = crate::bir::tile_bytes(func, tile);
+            let bytes = transfer_bytes(func, d, tile);
             let issue = machine::dma_issue_cycles();
             // The bytes move after one issue and the fixed latency; the last piece's bytes
             // are at least a sixteenth of the tile's.
@@ -292,33 +307,48 @@ impl Walk<'_> {
             hi,
             slot,
             ready: 0,
+            first: 0,
+            dma: false,
         }
     }
 
+    /// The forward step. A read of a rectangle it covers waits for all of it (`ready`); one
+    /// that meets it only in part may need only its first piece (`first`). A transfer's first
+    /// piece starts once what it reads in rectangles that cover its whole read may be there
+    /// (`first`; its other pieces may read other rows), and it ends once it has taken its
+    /// latency from there and its least piece latency after its last input.
     fn inst(&mut self, i: penguin::Inst) {
         let d = &self.func.insts[i];
         let mut reads: Vec<&Operand> = d.srcs.iter().collect();
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             reads.push(&d.dst);
         }
-        let mut start = 0u64;
+        let (mut first, mut all) = (0u64, 0u64);
         for o in reads {
             let r = self.rect(o);
             if let Some(rects) = self.ready.get(&o.tensor) {
                 for w in rects.iter().filter(|w| overlaps(w, &r)) {
-                    start = start.max(w.ready);
+                    all = all.max(if covers(&r, w) { w.ready } else { w.first });
+                    if covers(w, &r) {
+                        first = first.max(w.first);
+                    }
                 }
             }
         }
+        let lat = min_latency(self.func, i);
+        let (start, end, end_first) = match piece_latency(self.func, i) {
+            Some(piece) => (first, (first + lat).max(all + piece), first + piece),
+            None => (all, all + lat, all + lat),
+        };
         self.times.push(Instance {
             inst: i,
             time: start,
         });
-        let end = start + min_latency(self.func, i);
         self.end = self.end.max(end);
         if self.read.contains(&d.dst.tensor) {
             let mut w = self.rect(&d.dst);
             w.ready = end;
+            w.first = end_first.min(end);
             let rects = self.ready.entry(d.dst.tensor).or_default();
             rects.retain(|old| !covers(&w, old));
             rects.push(w);
@@ -328,13 +358,28 @@ impl Walk<'_> {
     /// The reverse step: the instance's tail is the largest latency-plus-tail of the later
     /// readers of what it writes (the readers its write covers are fed by it, not by earlier
     /// writers); then its own reads become needs of earlier writers.
+    ///
+    /// Tails count from the end of the whole instruction. After a compute instruction, a
+    /// reader starts when it ends; a transfer reading more than it wrote has a piece reading
+    /// elsewhere, which only its least piece latency is sure to follow. After a transfer, a
+    /// reader of all it wrote waits for its last piece (a transfer, for one piece after it);
+    /// one reading part of it may need only pieces that ended sooner, and adds nothing.
     fn inst_reverse(&mut self, i: penguin::Inst) {
         let d = &self.func.insts[i];
         let w = self.rect(&d.dst);
+        let dma = piece_latency(self.func, i).is_some();
         let mut tail = 0u64;
         if let Some(rects) = self.ready.get_mut(&d.dst.tensor) {
             for r in rects.iter().filter(|r| overlaps(r, &w)) {
-                tail = tail.max(r.ready);
+                let after = match (dma, r.dma) {
+                    (false, false) => r.ready,
+                    (false, true) if covers(&w, r) => r.ready,
+                    (false, true) => r.first,
+                    (true, _) if !covers(r, &w) => 0,
+                    (true, false) => r.ready,
+                    (true, true) => r.first,
+                };
+                tail = tail.max(after);
             }
             rects.retain(|r| !covers(&w, r));
         }
@@ -343,6 +388,7 @@ impl Walk<'_> {
             time: tail,
         });
         let need = tail + min_latency(self.func, i);
+        let piece = piece_latency(self.func, i).map_or(need, |p| tail + p);
         let mut reads: Vec<&Operand> = d.srcs.iter().collect();
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             reads.push(&d.dst);
@@ -350,6 +396,8 @@ impl Walk<'_> {
         for o in reads {
             let mut r = self.rect(o);
             r.ready = need;
+            r.first = piece;
+            r.dma = dma;
             self.ready.entry(o.tensor).or_default().push(r);
         }
     }
@@ -381,12 +429,39 @@ fn dtype(func: &Function, o: &Operand) -> DType {
     func.tensors[o.tensor].dtype
 }
 
+/// The bytes a transfer moves, as the simulator counts them: the tile's elements in the HBM
+/// side's type (a store that narrows f32 to bf16 moves bf16).
+fn transfer_bytes(func: &Function, d: &penguin::ir::InstData, tile: &Operand) -> u64 {
+    let hbm = match d.op {
+        Op::Load => d.srcs.first(),
+        _ => Some(&d.dst),
+    };
+    let dtype = hbm.map_or(func.tensors[tile.tensor].dtype, |o| {
+        func.tensors[o.tensor].dtype
+    });
+    tile.access.size.iter().product::<u64>() * dtype.size_bytes()
+}
+
+/// For a transfer, the least time one of its pieces takes from its issue to its effect: a
+/// reader that waits piece by piece follows it by no more (`None` for a compute instruction).
+pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
+    let d = &func.insts[i];
+    let tile = crate::bir::dma_tile(&d.op, &d.dst, &d.srcs)?;
+    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+    let bytes = transfer_bytes(func, d, tile);
+    [1u64, 2, 4, 8, 16]
+        .into_iter()
+        .filter(|p| partitions.is_multiple_of(*p))
+        .map(|p| machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
+        .min()
+}
+
 /// The least time instruction `i` can take from its start to its effect (module doc).
 pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
     let d = &func.insts[i];
     if let Some(tile) = crate::bir::dma_tile(&d.op, &d.dst, &d.srcs) {
         let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
-        let bytes = crate::bir::tile_bytes(func, tile);
+        let bytes = transfer_bytes(func, d, tile);
         return [1u64, 2, 4, 8, 16]
             .into_iter()
             .filter(|p| partitions.is_multiple_of(*p))

@@ -63,17 +63,21 @@
 //! **Walks are memory-bound**: each instance joins published clocks at random. A clock
 //! component is an epoch, which counts instances, so a kernel of fewer than `u16::MAX`
 //! instances walks with `u16` components ([`Lane`]): half the bytes, a quarter less time. A
-//! walk resumes from the latest snapshot before the first instance that changed, and must go
-//! on to the end: the changed node's instances recur to the end of its loop. (Stopping once the
-//! clocks converge to the previous walk's was tried; the changed instances run until nearly the
-//! end, so it saved under a tenth of the steps.)
+//! walk resumes from the latest snapshot before the first instance that changed, and goes on
+//! past the last instance of every node whose waits or signal changed; from there it stops at
+//! the first snapshot of the previous walk that it matches (same clocks, same signals
+//! published, same epochs, and no signal published differently that a later wait may read):
+//! the rest would be the previous walk's, whose records stay. In a kernel of sequential loops
+//! a walk covers the loop that changed and the next, so the pruning is linear in the kernel;
+//! in one long loop it still goes to the end. A walk that finds a race puts the previous
+//! walk's records back (its epochs and signals are logged).
 //!
 //! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
 //! is one). The decision for every wait is exact (a wait is removed exactly when the race
 //! detector, simulating the program without it, would report no race), except that a kernel
-//! past [`PRUNE_BUDGET`] (instances × waits, the former pruning's limit too) or
-//! [`MAX_INSTANCES`], or whose conflicts take more than [`SEARCH_BUDGET`] footprint checks to
-//! find, keeps all its waits (correct, maybe redundant).
+//! past [`MAX_INSTANCES`], or whose conflicts take more than [`SEARCH_BUDGET`] footprint checks
+//! to find, keeps all its waits, and one whose walks take more than [`PRUNE_BUDGET`] steps keeps
+//! the waits not yet tried (correct, maybe redundant).
 
 use crate::emit::{ENode, Emitted};
 use crate::footprints::{compute_instances, meeting_feet, Instances};
@@ -83,8 +87,8 @@ use runtime_sim::machine::DMA_QUEUES;
 
 /// The most footprint checks spent finding the conflicting instances; past it nothing is pruned.
 pub const SEARCH_BUDGET: u64 = 50_000_000;
-/// The most instances times waits pruned (each wait tried costs one pass over the instances);
-/// past it every wait is kept, as the former simulation-based pruning did.
+/// The most instance steps the walks take (the former limit on instances times waits, each
+/// wait then costing a walk to the end); past it the waits not yet tried are kept.
 pub const PRUNE_BUDGET: u64 = 200_000_000;
 /// The most instances, and the most (wait, instance) pairs, the pruning tabulates; past it every
 /// wait is kept.
@@ -376,10 +380,17 @@ struct Checker<'a, L: Lane> {
     every: usize,
     /// Per node, the position in `order` of its first instance (`usize::MAX`: none).
     first_pos: Vec<usize>,
+    /// Per node, the position in `order` of its last instance (0: none).
+    last_pos: Vec<usize>,
+    /// Per semaphore and signal, the last position in `order` of an instance of a wait (any,
+    /// kept or not) that may read it ([`Diff`]).
+    last_read: Vec<Vec<u32>>,
     /// The semaphores the current program signals (those a kept wait reads).
     read: Vec<bool>,
     /// Scratch for [`Checker::keep_segment`]: per thread, the waits kept so far.
     known: Vec<Vec<usize>>,
+    /// The instance steps walked so far ([`PRUNE_BUDGET`]).
+    steps: u64,
 }
 
 /// The state of a walk before one position of the program order. The epochs and published
@@ -424,6 +435,12 @@ impl<'a, L: Lane> Checker<'a, L> {
         for (pos, &(i, _)) in order.iter().enumerate().rev() {
             first_pos[i as usize] = pos;
         }
+        let mut last_pos = vec![0; n];
+        let mut pos_of = vec![0u32; total];
+        for (pos, &(i, lin)) in order.iter().enumerate() {
+            last_pos[i as usize] = pos;
+            pos_of[cf.base[i as usize] + lin as usize] = pos as u32;
+        }
         // About 256 snapshots over the walk, none closer than 64 instances.
         let every = (order.len() / 256).max(64);
         let mut signaller = vec![usize::MAX; sync.semaphores.len()];
@@ -450,6 +467,22 @@ impl<'a, L: Lane> Checker<'a, L> {
                         let at = offset[offset.len() - 1] + v as usize;
                         need[at] = w.value.eval(&regs).clamp(0, u32::MAX as i128) as u32;
                     }
+                }
+            }
+        }
+        let mut last_read: Vec<Vec<u32>> = signaller
+            .iter()
+            .map(|&i| match i < n {
+                true => vec![0; sync::instances(&inst.trips[i]) as usize],
+                false => Vec::new(),
+            })
+            .collect();
+        for (w, &(yi, _)) in waits.iter().enumerate() {
+            let at = offset[w];
+            for v in 0..cf.base[yi + 1] - cf.base[yi] {
+                let k = need[at + v] as usize;
+                if let Some(r) = k.checked_sub(1).and_then(|k| last_read[sem[w]].get_mut(k)) {
+                    *r = (*r).max(pos_of[cf.base[yi] + v]);
                 }
             }
         }
@@ -512,8 +545,11 @@ impl<'a, L: Lane> Checker<'a, L> {
             }],
             every,
             first_pos,
+            last_pos,
+            last_read,
             read: vec![false; sync.semaphores.len()],
             known: vec![Vec::new(); THREADS],
+            steps: 0,
         }
     }
 
@@ -631,18 +667,26 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// since up to there both programs compute the same clocks. A walk that finds no race
     /// makes the program the current one; one that stops leaves the records valid only up to
     /// where it started, and the caller restores the previous program.
-    fn race_free(&mut self, changed: usize) -> Option<bool> {
+    ///
+    /// `until` is the last position at which the program may differ (the last instance of a node
+    /// whose waits or signal changed). Past it, once the walk reaches a snapshot of the last walk
+    /// with the same clocks, the same signals published, the same epochs, and no signal it
+    /// published differently read by a later wait, the rest of the walk would be the last
+    /// walk's: it stops there and keeps that walk's records (a kernel of sequential loops walks
+    /// one loop or two per wait, not the rest of the kernel).
+    fn race_free(&mut self, changed: usize, until: usize) -> Option<bool> {
         // Like `assemble`, signal only the semaphores some kept wait reads.
         let mut read = vec![false; self.sync.semaphores.len()];
         for &w in self.kept.iter().flatten() {
             read[self.sem[w]] = true;
         }
-        let mut changed = changed;
+        let (mut changed, mut until) = (changed, until);
         for (s, (&now, &was)) in read.iter().zip(&self.read).enumerate() {
             if now != was {
                 let i = self.signaller[s];
                 if let Some(&p) = self.first_pos.get(i) {
                     changed = changed.min(p);
+                    until = until.max(self.last_pos[i]);
                 }
             }
         }
@@ -654,18 +698,23 @@ impl<'a, L: Lane> Checker<'a, L> {
             .collect();
         let limit = changed.min(self.valid_until);
         let keep = self.checkpoints.partition_point(|c| c.pos <= limit);
-        self.checkpoints.truncate(keep);
+        // The last walk's records past the start, to compare with, and to restore if this walk
+        // stops (valid only when that walk went to the end).
+        let complete = self.valid_until == self.order.len();
+        let mut old_checkpoints = self.checkpoints.split_off(keep);
         let cp = self
             .checkpoints
             .last()
             .expect("the snapshot at position 0 is never dropped");
         let start = cp.pos;
+        let start_len = cp.published.clone();
         let st = &mut self.st;
         st.clock = cp.clock;
         st.queue_epoch = cp.queue_epoch;
-        for (p, &len) in st.prefix.iter_mut().zip(&cp.published) {
-            p.truncate(len as usize);
-        }
+        let old_tail: Vec<Vec<Vc<L>>> = (st.prefix.iter_mut())
+            .zip(&start_len)
+            .map(|(p, &len)| p.split_off(len as usize))
+            .collect();
         let mut walk = Walk {
             em: self.em,
             cf: self.cf,
@@ -679,23 +728,81 @@ impl<'a, L: Lane> Checker<'a, L> {
             on: &self.on,
             signal: &signal,
             st,
+            diff: Diff {
+                old_tail: &old_tail,
+                start_len: &start_len,
+                last_read: &self.last_read,
+                read_after: 0,
+                tail_differs: vec![false; self.sync.semaphores.len()],
+                tails_differing: 0,
+                epochs_differ: false,
+                epoch_log: Vec::new(),
+            },
         };
         walk.raised_log.clear();
         walk.needed_log.clear();
         let mut r = Ok(());
+        // The next snapshot of the last walk to compare with.
+        let mut next_old = 0;
+        let mut converged = None;
         for (pos, &(i, lin)) in self.order.iter().enumerate().skip(start) {
             if pos > start && pos % self.every == 0 {
-                self.checkpoints.push(Checkpoint {
+                let now = Checkpoint {
                     pos,
                     clock: walk.st.clock,
                     queue_epoch: walk.st.queue_epoch,
                     published: walk.st.prefix.iter().map(|p| p.len() as u32).collect(),
-                });
+                };
+                while next_old < old_checkpoints.len() && old_checkpoints[next_old].pos < pos {
+                    next_old += 1;
+                }
+                let d = &walk.diff;
+                if complete
+                    && pos > until
+                    && !d.epochs_differ
+                    && d.tails_differing == 0
+                    && d.read_after < pos
+                    && old_checkpoints.get(next_old).is_some_and(|old| {
+                        old.pos == pos
+                            && old.clock == now.clock
+                            && old.queue_epoch == now.queue_epoch
+                            && old.published == now.published
+                    })
+                {
+                    converged = Some(next_old);
+                    break;
+                }
+                self.checkpoints.push(now);
             }
             r = walk.inst(i as usize, lin as usize);
+            self.steps += 1;
             if r.is_err() {
                 break;
             }
+        }
+        let epoch_log = std::mem::take(&mut walk.diff.epoch_log);
+        if let Some(k) = converged {
+            // The rest is the last walk's: its snapshots and the signals it published.
+            self.checkpoints.extend(old_checkpoints.drain(k..));
+            for ((p, old), &len) in self.st.prefix.iter_mut().zip(&old_tail).zip(&start_len) {
+                let done = p.len() - len as usize;
+                p.extend_from_slice(&old[done..]);
+            }
+        } else if r.is_err() && complete {
+            // Back to the last walk's records, which stay valid to the end.
+            for &(b, e) in epoch_log.iter().rev() {
+                self.st.epoch[b as usize] = e;
+            }
+            for ((p, old), &len) in self.st.prefix.iter_mut().zip(old_tail).zip(&start_len) {
+                p.truncate(len as usize);
+                p.extend(old);
+            }
+            self.checkpoints.truncate(keep);
+            self.checkpoints.append(&mut old_checkpoints);
+            return match r {
+                Err(Stop::Race) => Some(false),
+                _ => None,
+            };
         }
         match r {
             Ok(()) => {
@@ -815,7 +922,12 @@ impl<'a, L: Lane> Checker<'a, L> {
             .map(|&(i, _)| self.first_pos[i])
             .min()
             .unwrap_or(usize::MAX);
-        if self.race_free(first) == Some(true) {
+        let until = moved
+            .iter()
+            .map(|&(i, _)| self.last_pos[i])
+            .max()
+            .unwrap_or(0);
+        if self.race_free(first, until) == Some(true) {
             return true;
         }
         for &x in trial {
@@ -877,6 +989,27 @@ struct Walk<'a, L> {
     /// The semaphore each node signals, if a kept wait reads it.
     signal: &'a [Option<usize>],
     st: &'a mut State<L>,
+    diff: Diff<'a, L>,
+}
+
+/// How a walk differs from the last one so far ([`Checker::race_free`]).
+struct Diff<'a, L> {
+    /// Per semaphore, the signals the last walk published from the start of this one on, and
+    /// how many it had published before.
+    old_tail: &'a [Vec<Vc<L>>],
+    start_len: &'a [u32],
+    /// Per semaphore and signal, the last position of a wait instance that may read it.
+    last_read: &'a [Vec<u32>],
+    /// The last position that may read a signal this walk published differently.
+    read_after: usize,
+    /// Per semaphore, whether its latest signal differs from the last walk's (later ones, joined
+    /// with it, would too), and how many do.
+    tail_differs: Vec<bool>,
+    tails_differing: usize,
+    /// Whether an instance's epoch differs from the last walk's.
+    epochs_differ: bool,
+    /// The epochs this walk overwrote, to restore when it stops.
+    epoch_log: Vec<(u32, L)>,
 }
 
 impl<L: Lane> Walk<'_, L> {
@@ -886,7 +1019,30 @@ impl<L: Lane> Walk<'_, L> {
         if let Some(last) = p.last() {
             join(&mut v, last);
         }
+        let d = &mut self.diff;
+        let at = p.len();
+        let old = d.old_tail[sem].get(at - d.start_len[sem] as usize);
+        let differs = old != Some(&v);
+        if differs {
+            let read = d.last_read[sem].get(at).map_or(usize::MAX, |&r| r as usize);
+            d.read_after = d.read_after.max(read);
+        }
+        if differs != d.tail_differs[sem] {
+            d.tail_differs[sem] = differs;
+            if differs {
+                d.tails_differing += 1;
+            } else {
+                d.tails_differing -= 1;
+            }
+        }
         p.push(v);
+    }
+
+    /// Sets instance `b`'s epoch, noting whether it differs from the last walk's.
+    fn set_epoch(&mut self, b: usize, e: L) {
+        let old = std::mem::replace(&mut self.st.epoch[b], e);
+        self.diff.epochs_differ |= old != e;
+        self.diff.epoch_log.push((b as u32, old));
     }
 
     /// Whether instance `b`, whose thread's clock is `c`, happens after every instance it must.
@@ -942,7 +1098,7 @@ impl<L: Lane> Walk<'_, L> {
                     self.st.queue_epoch[q].incr();
                     let mut c = self.st.clock[sp];
                     c[5 + q] = self.st.queue_epoch[q];
-                    self.st.epoch[b] = self.st.queue_epoch[q];
+                    self.set_epoch(b, self.st.queue_epoch[q]);
                     self.check(b, &c, &before)?;
                     if let Some(s) = self.signal[i] {
                         self.publish(s, c);
@@ -954,7 +1110,7 @@ impl<L: Lane> Walk<'_, L> {
             }
             None => {
                 if on {
-                    self.st.epoch[b] = self.st.clock[ei][ei];
+                    self.set_epoch(b, self.st.clock[ei][ei]);
                     let c = self.st.clock[ei];
                     self.check(b, &c, &before)?;
                 }
@@ -982,10 +1138,7 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let tabulated: u64 = (sync.waits.iter().zip(&em.nodes))
         .map(|(w, n)| w.len() as u64 * sync::instances(&sync::trips(em, n)) as u64)
         .sum();
-    if waits == 0
-        || dynamic.saturating_mul(waits) > PRUNE_BUDGET
-        || dynamic.max(tabulated) > MAX_INSTANCES
-    {
+    if waits == 0 || dynamic.max(tabulated) > MAX_INSTANCES {
         return 0;
     }
     let inst = match sync.instances.clone() {
@@ -1029,7 +1182,7 @@ fn prune<L: Lane>(
     for e in Engine::ALL {
         ck.keep(e, &alive);
     }
-    if ck.race_free(0) != Some(true) {
+    if ck.race_free(0, usize::MAX) != Some(true) {
         return None;
     }
     // The waits are tried in order, a run at a time: the run grows while its removal keeps
@@ -1038,7 +1191,8 @@ fn prune<L: Lane>(
     // wait would remove too, and the result is the wait-by-wait greedy's. A wait known to be
     // needed stays, and the run goes on past it.
     let (mut w, mut run) = (0, 1);
-    while w < alive.len() {
+    // (Past the budget, the waits not yet tried stay: the program is race free as it is.)
+    while w < alive.len() && ck.steps <= PRUNE_BUDGET {
         let end = (w + run).min(alive.len());
         let trial: Vec<usize> = (w..end)
             .filter(|&x| !ck.certainly_needed(x, &alive))

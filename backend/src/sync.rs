@@ -26,6 +26,19 @@
 //! elements only when their live ranges are disjoint, so one's last access precedes the other's
 //! first anyway).
 //!
+//! **Linear in the program.** The producers of a consumer `Y` are searched thread by thread
+//! (an engine, or a DMA queue), from the latest in program order back: those in `Y`'s outermost
+//! loop, then those before it. Each producer paired with `Y` moves the thread's *frontier*: per
+//! running instance of `Y`, the latest position of a conflicting instance of a paired producer
+//! of the thread. `Y`'s instance is ordered after that instance (by the wait, or by whatever the
+//! pruning keeps in its place, since it checks every pair's conflicts), and that instance after
+//! every earlier one of its thread (an engine completes in order; a queue's transfers that run
+//! complete first in, first out), so a producer whose running instances before each instance
+//! of `Y` all precede the frontier needs no pair ([`Frontier::covers`]), and before `Y`'s loop
+//! the search stops at the first producer whose last instance precedes the whole frontier. A
+//! kernel of `n` sequential loops whose tiles share addresses has `O(n)` pairs, not `O(n²)`:
+//! a consumer pairs with the latest loop's producers of each thread.
+//!
 //! Which pairs need a semaphore: instructions on different engines, and any pair whose producer is
 //! a DMA (its transfer runs after `sp` moved on) unless both are transfers on the same queue (a
 //! queue is first in, first out). A predicated-off DMA signals once its semaphore's earlier
@@ -131,8 +144,9 @@ pub struct Sync {
     /// instance of the consumer later in program order (what [`crate::hb`] keeps ordered when it
     /// prunes waits).
     pub pairs: Vec<(usize, usize)>,
-    /// Pairs that conflict on a buffer but never need a wait (same engine, same queue).
-    pub ordered_pairs: usize,
+    /// Producers not searched because the consumer is already ordered after their every
+    /// conflicting instance by a later producer of their thread ([`Frontier`]).
+    pub dominated_pairs: usize,
     /// Waits dropped because another wait of the same consumer implies them.
     pub implied_waits: usize,
     /// The instance table of the kernel the waits were computed on, for the pruning to reuse
@@ -152,6 +166,18 @@ pub(crate) fn common_depth(x: &Node, y: &Node) -> usize {
         .zip(&y.loops)
         .take_while(|(a, b)| a == b)
         .count()
+}
+
+/// The threads whose instructions complete in program order: the five engines, then the DMA
+/// queues.
+const THREADS: usize = 5 + runtime_sim::machine::DMA_QUEUES;
+
+/// The thread a node's accesses belong to: its transfer's queue, or its engine.
+fn thread(n: &Node) -> usize {
+    match n.queue() {
+        Some(q) => 5 + q as usize,
+        None => n.engine.index(),
+    }
 }
 
 /// Whether program order between the two must be enforced by a semaphore.
@@ -175,45 +201,218 @@ fn may_conflict(x: &Node, y: &Node) -> bool {
     })
 }
 
-/// Per node `y`, the nodes `x` (in increasing order) such that a footprint of one shares bytes
-/// of its region with a footprint of the other in one memory, one of them writing (what
-/// [`may_conflict`] checks first), found by sorting the footprints of each memory by region
-/// instead of comparing every pair of nodes.
-fn compute_near_pairs(em: &Emitted) -> Vec<Vec<usize>> {
-    let n = em.nodes.len();
-    let mut seen = vec![false; n * n];
-    let mut near = vec![Vec::new(); n];
-    let mut feet: Vec<(Space, u64, u64, bool, usize)> = Vec::new();
-    for (i, node) in em.nodes.iter().enumerate() {
-        for f in &node.foot {
-            feet.push((f.space, f.region.0, f.region.1, f.write, i));
-        }
+/// Every instance's position in program order, and each loop's nodes.
+struct Order {
+    /// Per node, where its instances' positions start in `pos`.
+    base: Vec<usize>,
+    pos: Vec<i64>,
+    /// Per node, the position of its last instance (running or not; -1: none).
+    last: Vec<i64>,
+    /// Per loop, the range of the nodes inside it.
+    span: SecondaryMap<BirLoop, (usize, usize)>,
+}
+
+impl Order {
+    fn pos(&self, i: usize, lin: i64) -> i64 {
+        self.pos[self.base[i] + lin as usize]
     }
-    let key = |s: Space| match s {
-        Space::Sbuf => (0, 0),
-        Space::Psum => (1, 0),
-        Space::Hbm(a) => (2, a),
-    };
-    feet.sort_by_key(|&(s, lo, hi, _, _)| (key(s), lo, hi));
-    for (k, &(s, _, hi, w, i)) in feet.iter().enumerate() {
-        for &(s2, lo2, _, w2, j) in &feet[k + 1..] {
-            if key(s2) != key(s) || lo2 >= hi {
-                break;
-            }
-            if (w || w2) && !seen[i * n + j] {
-                seen[i * n + j] = true;
-                seen[j * n + i] = true;
-                near[i].push(j);
-                if i != j {
-                    near[j].push(i);
+}
+
+fn compute_order(em: &Emitted, inst: &Instances) -> Order {
+    fn walk(
+        em: &Emitted,
+        tree: &[ENode],
+        regs: &mut [i64; MAX_REGS],
+        next: &mut i64,
+        o: &mut Order,
+    ) -> (usize, usize) {
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        for t in tree {
+            match t {
+                ENode::Loop(l, body) => {
+                    let (trip, depth) = em.loops[*l];
+                    let mut span = (usize::MAX, 0);
+                    for it in 0..trip as i64 {
+                        regs[depth] = it;
+                        span = walk(em, body, regs, next, o);
+                    }
+                    if trip == 0 {
+                        span = (usize::MAX, 0);
+                    }
+                    o.span[*l] = span;
+                    lo = lo.min(span.0);
+                    hi = hi.max(span.1);
+                }
+                ENode::Inst(i) => {
+                    let node = &em.nodes[*i];
+                    let lin = node
+                        .loops
+                        .iter()
+                        .enumerate()
+                        .fold(0i64, |acc, (d, &l)| acc * em.loops[l].0 as i64 + regs[d]);
+                    o.pos[o.base[*i] + lin as usize] = *next;
+                    o.last[*i] = *next;
+                    *next += 1;
+                    lo = lo.min(*i);
+                    hi = hi.max(*i + 1);
                 }
             }
         }
+        (lo, hi)
     }
-    for xs in &mut near {
-        xs.sort_unstable();
+    let mut base = Vec::with_capacity(em.nodes.len());
+    let mut total = 0usize;
+    for t in &inst.trips {
+        base.push(total);
+        total += instances(t) as usize;
     }
-    near
+    let mut o = Order {
+        base,
+        pos: vec![-1; total],
+        last: vec![-1; em.nodes.len()],
+        span: SecondaryMap::with_default((usize::MAX, 0)),
+    };
+    let mut regs = [0i64; MAX_REGS];
+    walk(em, &em.tree, &mut regs, &mut 0, &mut o);
+    o
+}
+
+impl Frontier {
+    /// Whether, for `xi` before `yi` in program order, the latest instance of `xi` (running or
+    /// not) before each running instance of `yi` precedes the frontier (or there is none).
+    fn precedes(&self, em: &Emitted, o: &Order, inst: &Instances, xi: usize, yi: usize) -> bool {
+        let c = common_depth(&em.nodes[xi], &em.nodes[yi]);
+        let (tx, ty) = (&inst.trips[xi], &inst.trips[yi]);
+        let px = instances(&tx[c..]);
+        let py = instances(&ty[c..]).max(1);
+        // (A producer with no instance in some shared iteration proves nothing.)
+        px > 0
+            && inst.running[yi].iter().zip(&self.at).all(|(&v, &f)| {
+                let before = (v / py + 1) * px - 1;
+                before < 0 || o.pos(xi, before) < f
+            })
+    }
+}
+
+/// How many consecutive nodes of a thread share a [`Summary`].
+const CHUNK: usize = 16;
+
+/// What some footprints touch in one memory (one HBM tensor): the hull of their regions, of
+/// their rows when those do not depend on the iteration, and whether one writes.
+#[derive(Clone, Debug)]
+struct Summary {
+    space: Space,
+    tensor: penguin::Tensor,
+    write: bool,
+    region: (u64, u64),
+    /// `None`: some row start depends on the iteration.
+    rows: Option<(i64, i64)>,
+}
+
+fn summarise<'a>(feet: impl Iterator<Item = &'a Foot>) -> Vec<Summary> {
+    let mut out: Vec<Summary> = Vec::new();
+    for f in feet {
+        let rows =
+            f.r0.terms
+                .is_empty()
+                .then(|| (f.r0.constant, f.r0.constant + f.nr as i64));
+        add(
+            &mut out,
+            Summary {
+                space: f.space,
+                tensor: f.tensor,
+                write: f.write,
+                region: f.region,
+                rows,
+            },
+        );
+    }
+    out
+}
+
+/// Adds `x` to the summaries `out` (into the one of its memory and HBM tensor, if any).
+fn add(out: &mut Vec<Summary>, x: Summary) {
+    let same = |s: &&mut Summary| {
+        s.space == x.space && (s.tensor == x.tensor || !matches!(x.space, Space::Hbm(_)))
+    };
+    match out.iter_mut().find(same) {
+        Some(s) => {
+            s.write |= x.write;
+            s.region = (s.region.0.min(x.region.0), s.region.1.max(x.region.1));
+            s.rows = match (s.rows, x.rows) {
+                (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+                _ => None,
+            };
+        }
+        None => out.push(x),
+    }
+}
+
+/// The summaries of the footprints of `a` and `b` together.
+fn merge(a: &[Summary], b: &[Summary]) -> Vec<Summary> {
+    let mut out = a.to_vec();
+    for x in b {
+        add(&mut out, x.clone());
+    }
+    out
+}
+
+/// Whether some footprint summed up in `a` may meet one summed up in `b` ([`may_conflict`]'s
+/// test on the hulls: two footprints that may meet have hulls that do).
+fn meet(a: &[Summary], b: &[Summary]) -> bool {
+    a.iter().any(|x| {
+        b.iter().any(|y| {
+            x.space == y.space
+                && (x.write || y.write)
+                && x.region.0 < y.region.1
+                && y.region.0 < x.region.1
+                && match (x.rows, y.rows) {
+                    // Rows are compared only within one tensor (scratch tensors of one arena
+                    // meet by their elements alone).
+                    (Some(p), Some(q))
+                        if x.tensor == y.tensor || !matches!(x.space, Space::Hbm(_)) =>
+                    {
+                        p.0 < q.1 && q.0 < p.1
+                    }
+                    _ => true,
+                }
+        })
+    })
+}
+
+/// Per running instance of a consumer, the latest position of a conflicting instance of a
+/// producer on one thread paired with it; `least`, the smallest of them.
+struct Frontier {
+    at: Vec<i64>,
+    least: i64,
+}
+
+impl Frontier {
+    /// Whether every running instance of `xi` before each running instance of `yi` precedes
+    /// the frontier: the consumer is ordered after the frontier's instance (by its wait, or by
+    /// what the pruning keeps in its place: it is one of [`Sync::pairs`]' conflicts), and that
+    /// instance after `xi`'s by their thread's order (an engine completes in order; a queue's
+    /// transfers that run complete first in, first out). So `xi` needs no pair.
+    fn covers(&self, em: &Emitted, o: &Order, inst: &Instances, xi: usize, yi: usize) -> bool {
+        let running = &inst.running[xi];
+        let Some(&last) = running.last() else {
+            return true;
+        };
+        if self.least >= 0 && o.pos(xi, last) < self.least {
+            return true;
+        }
+        let (tx, ty) = (&inst.trips[xi], &inst.trips[yi]);
+        let c = common_depth(&em.nodes[xi], &em.nodes[yi]);
+        let px = instances(&tx[c..]);
+        let py = instances(&ty[c..]).max(1);
+        let xb = i64::from(xi < yi);
+        inst.running[yi].iter().zip(&self.at).all(|(&v, &f)| {
+            // The latest running instance of `x` before `v`.
+            let before = (v / py + xb) * px - 1;
+            let k = running.partition_point(|&u| u <= before);
+            k == 0 || o.pos(xi, running[k - 1]) < f
+        })
+    }
 }
 
 /// Whether two footprints may overlap in the coordinates that do not depend on the iteration:
@@ -243,8 +442,8 @@ fn fixed_parts_may_meet(a: &Foot, b: &Foot) -> bool {
 ///
 /// Every running instance of `y` is searched (the pruning needs them all): `found` gets, per
 /// instance `v` of `y` that conflicts with an earlier one of `x`, `(v, u)` with `u` the latest
-/// such instance of `x`; it is cleared and the function returns `false` as its second value when
-/// the search ran out of budget (the list is then incomplete).
+/// such instance of `x`; it is cleared and the function returns [`Search::Incomplete`] when the
+/// search ran out of budget (the list is then incomplete).
 fn need(
     em: &Emitted,
     inst: &Instances,
@@ -252,7 +451,7 @@ fn need(
     xi: usize,
     yi: usize,
     found: &mut Vec<(i64, i64)>,
-) -> (Option<Need>, bool) {
+) -> (Option<Need>, Search) {
     let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
     let c = common_depth(x, y);
     let (tx, ty) = (&inst.trips[xi], &inst.trips[yi]);
@@ -329,7 +528,20 @@ fn need(
             _ => Some(Need::Distance(d)),
         },
     };
-    (need, complete)
+    let search = match complete {
+        false => Search::Incomplete,
+        true => Search::Complete,
+    };
+    (need, search)
+}
+
+/// How [`need`]'s search of the conflicting instances ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Search {
+    /// Out of budget: the conflicts found are incomplete.
+    Incomplete,
+    /// Every conflicting instance was found.
+    Complete,
 }
 
 /// `(lin_common(regs) - d + xb) * px` as an expression over the consumer's registers.
@@ -362,27 +574,124 @@ pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync 
     let mut deps: Vec<(usize, usize, Need)> = Vec::new();
     let mut conflicts = Vec::new();
     let inst = std::sync::Arc::new(compute_instances(em));
-    let near = compute_near_pairs(em);
-    for (yi, xs) in near.iter().enumerate() {
-        for &xi in xs {
-            let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-            if xi == yi && x.queue().is_none() {
+    let order = compute_order(em, &inst);
+    // Per thread, its nodes in program order, and a summary of each run of [`CHUNK`] of them.
+    let mut on_thread: Vec<Vec<usize>> = vec![Vec::new(); THREADS];
+    for (i, node) in em.nodes.iter().enumerate() {
+        on_thread[thread(node)].push(i);
+    }
+    // (Each with the summary of every node up to its end.)
+    let chunks: Vec<Vec<(Vec<Summary>, Vec<Summary>)>> = (on_thread.iter())
+        .map(|nodes| {
+            let mut upto: Vec<Summary> = Vec::new();
+            (nodes.chunks(CHUNK))
+                .map(|c| {
+                    let sum = summarise(c.iter().flat_map(|&i| &em.nodes[i].foot));
+                    upto = merge(&upto, &sum);
+                    (sum, upto.clone())
+                })
+                .collect()
+        })
+        .collect();
+    let mut found = Vec::new();
+    for yi in 0..n {
+        let y = &em.nodes[yi];
+        let running_y = &inst.running[yi];
+        if running_y.is_empty() {
+            continue;
+        }
+        // The nodes of the consumer's outermost loop share a loop with it; those before it
+        // share none, and those after it none and never precede it.
+        let (lo, hi) = y.loops.first().map_or((yi, yi + 1), |&l| order.span[l]);
+        let mine = summarise(y.foot.iter());
+        for (nodes, chunks) in on_thread.iter().zip(&chunks) {
+            let Some(&first) = nodes.first() else {
+                continue;
+            };
+            // (A thread's order needs no semaphore with the consumer's.)
+            if !needs_semaphore(&em.nodes[first], y) {
                 continue;
             }
-            if !may_conflict(x, y) {
-                continue;
-            }
-            if !needs_semaphore(x, y) {
-                s.ordered_pairs += 1;
-                continue;
-            }
-            let mut f = Vec::new();
-            if let (Some(d), complete) = need(em, &inst, peeled, xi, yi, &mut f) {
+            // Per running instance of the consumer, the latest position in program order of a
+            // conflicting instance of a producer of this thread already paired with it (-1:
+            // none yet): every instance of the thread before it is ordered before the
+            // consumer's ([`Frontier`]).
+            let mut frontier = Frontier {
+                at: vec![-1; running_y.len()],
+                least: -1,
+            };
+            let at = |k: usize| nodes.partition_point(|&x| x < k);
+            // After the consumer in its loop (earlier iterations), then the latest first before
+            // it in its loop and before the loop, where the search stops at the first producer
+            // whose latest instance before each of the consumer's precedes the frontier: an
+            // instance of an earlier node before the consumer's precedes that one too (the
+            // producer lies between them in the loop tree, so it runs between them).
+            let inside = nodes[at(lo)..at(yi)].iter().rev();
+            let after = nodes[at(yi + 1)..at(hi)].iter().rev();
+            // (Before the loop, runs of nodes none of which may meet the consumer are skipped.)
+            let (mut k, mut checked) = (at(lo), usize::MAX);
+            let outside = std::iter::from_fn(|| loop {
+                let c = k.checked_sub(1)? / CHUNK;
+                if c != checked {
+                    checked = c;
+                    if !meet(&chunks[c].1, &mine) {
+                        // Nothing before meets the consumer either.
+                        return None;
+                    }
+                    if !meet(&chunks[c].0, &mine) {
+                        k = c * CHUNK;
+                        continue;
+                    }
+                }
+                k -= 1;
+                return Some(&nodes[k]);
+            });
+            for (k, &xi) in (after.map(|x| (2, x)))
+                .chain(inside.map(|x| (0, x)))
+                .chain(outside.map(|x| (1, x)))
+            {
+                let x = &em.nodes[xi];
+                if k == 1 && order.last[xi] < frontier.least {
+                    s.dominated_pairs += 1;
+                    break;
+                }
+                if !may_conflict(x, y) {
+                    continue;
+                }
+                if frontier.covers(em, &order, &inst, xi, yi) {
+                    s.dominated_pairs += 1;
+                    if k == 0 && frontier.precedes(em, &order, &inst, xi, yi) {
+                        break;
+                    }
+                    continue;
+                }
+                found.clear();
+                let (need, search) = need(em, &inst, peeled, xi, yi, &mut found);
+                let Some(d) = need else {
+                    continue;
+                };
                 deps.push((xi, yi, d));
-                conflicts.push(complete.then_some(f));
+                if search == Search::Incomplete {
+                    conflicts.push(None);
+                    continue;
+                }
+                for &(v, u) in &found {
+                    let j = running_y.partition_point(|&w| w < v);
+                    let p = order.pos(xi, u);
+                    frontier.at[j] = frontier.at[j].max(p);
+                }
+                frontier.least = frontier.at.iter().copied().min().unwrap_or(-1);
+                conflicts.push(Some(found.clone()));
             }
         }
     }
+    // Every consumer's pairs in producer order (the order the pruning tries its waits in).
+    let mut sorted: Vec<usize> = (0..deps.len()).collect();
+    sorted.sort_by_key(|&k| (deps[k].1, deps[k].0));
+    let conflicts: Vec<_> = (sorted.iter())
+        .map(|&k| std::mem::take(&mut conflicts[k]))
+        .collect();
+    let deps: Vec<_> = sorted.iter().map(|&k| deps[k].clone()).collect();
     s.dependences = deps.len();
     s.conflicts = conflicts;
     s.pairs = deps.iter().map(|&(xi, yi, _)| (xi, yi)).collect();
