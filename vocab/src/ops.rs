@@ -532,7 +532,8 @@ mod tests {
         let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
         let sp = |x: f64| (1.0 + x.exp()).ln();
         let c = (2.0 / std::f64::consts::PI).sqrt();
-        let table: Vec<(ActFunc, Box<dyn Fn(f64) -> f64>)> = vec![
+        type Reference = Box<dyn Fn(f64) -> f64>;
+        let table: Vec<(ActFunc, Reference)> = vec![
             (ActFunc::Negative, Box::new(|x| -x)),
             (ActFunc::Abs, Box::new(f64::abs)),
             (

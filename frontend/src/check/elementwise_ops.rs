@@ -13,6 +13,12 @@
 //!   transpose on the Tensor engine, a reduction along the free axis and a transpose back;
 //! - `nisa.activation_reduce(op, data, reduce_op=, reduce_res=, bias=, scale=)`: an activation,
 //!   then its reduction along the free axis written into `reduce_res`;
+//! - `nisa.iota(expr, dtype)`: the Penguin `iota` instruction (GpSimd) of an index expression
+//!   (`nl.arange` / `nl.mgrid` vectors, integers, `+ - *` by an integer) whose vectors start at
+//!   constants; `nisa.affine_select(pred, on_true_tile, on_false_value)`: the iota of
+//!   `lhs - rhs`, compared with 0, then `nl.where`'s exact selection. A loop-dependent start is
+//!   a diagnostic (the iota's base is an immediate);
+//! - `nl.store` of a PSUM tile goes through an SBUF copy (`ops.rs`), as NKI's compiler does;
 //! - the `engine=` keyword of `nisa` operations: honoured where the machine's engine runs the
 //!   instruction (`vector_engine` → `dve`, `scalar_engine` → `act`, `gpsimd_engine` → `pool`),
 //!   a diagnostic where it does not.
