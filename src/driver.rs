@@ -325,6 +325,18 @@ pub fn backend_failure(e: backend::BackendError) -> Failure {
 pub struct Specialise {
     pub shapes: Vec<(String, Vec<u64>)>,
     pub dtype: Option<penguin::DType>,
+    /// `--arg NAME=VALUE`: the values of scalar parameters.
+    pub args: Vec<(String, String)>,
+}
+
+/// `NAME=VALUE` of `--arg`.
+pub fn parse_arg(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.to_string()))
+        }
+        _ => Err(format!("expected NAME=VALUE, found `{text}`")),
+    }
 }
 
 impl Specialise {
@@ -334,6 +346,11 @@ impl Specialise {
         unique_inputs(inputs)?;
         let dtype = self.dtype.unwrap_or(penguin::DType::F32);
         let mut specs = frontend::Specs::new();
+        for (name, value) in &self.args {
+            specs
+                .args
+                .insert(name.clone(), frontend::ScalarArg::parse(value));
+        }
         for (name, shape) in &self.shapes {
             let spec = frontend::ParamSpec {
                 dtype,

@@ -37,6 +37,10 @@ struct SpecArgs {
     /// The dtype of the untyped parameters.
     #[arg(long, value_enum)]
     dtype: Option<DTypeArg>,
+    /// The value of a scalar kernel parameter, `NAME=VALUE` (repeatable): a Python literal such
+    /// as `1e-5`, `128`, `True`.
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = driver::parse_arg)]
+    args: Vec<(String, String)>,
 }
 
 /// Printing the IR between passes (on standard error).
@@ -71,6 +75,7 @@ enum DTypeArg {
 impl SpecArgs {
     fn specialise(self) -> driver::Specialise {
         driver::Specialise {
+            args: self.args,
             shapes: self.shapes,
             dtype: self.dtype.map(|d| match d {
                 DTypeArg::Float32 => penguin::DType::F32,
