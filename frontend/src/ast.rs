@@ -44,6 +44,27 @@ pub struct Kernel {
     pub span: Span,
 }
 
+impl Kernel {
+    /// Whether a decorator marks the function as an NKI kernel (`@nki.jit`, `@nki.baremetal`,
+    /// `@nki.trace(...)`, ...), rather than a helper or a test.
+    pub fn is_nki_kernel(&self) -> bool {
+        fn names(e: &Expr) -> Option<&str> {
+            match &e.kind {
+                ExprKind::Name(n) => Some(n),
+                ExprKind::Attribute { attr, .. } => Some(&attr.name),
+                ExprKind::Call { func, .. } => names(func),
+                _ => None,
+            }
+        }
+        self.decorators.iter().any(|d| {
+            matches!(
+                names(d),
+                Some("jit" | "baremetal" | "benchmark" | "simulate_kernel" | "trace" | "profile")
+            )
+        })
+    }
+}
+
 /// `name: annotation = default`, where the annotation is an expression such as
 /// `nl.hbm[nl.float32, 128, 512]`. A parameter without an annotation or default (`ty: None`) is a
 /// shape-generic HBM input, specialised from the inputs of a run; one with a default is a
@@ -93,6 +114,10 @@ pub enum StmtKind {
     Def(std::rc::Rc<Kernel>),
     /// `while test: body`
     While { test: Expr, body: Vec<Stmt> },
+    /// A statement of Python that nkc does not run (`class`, `with`, `try`, `raise`, ...), with
+    /// its block, kept with its keyword: running one is a diagnostic, but it may stand where it
+    /// never runs (a test class beside the kernel).
+    Opaque(String),
     /// `break`
     Break,
     /// `continue`

@@ -62,6 +62,8 @@ pub enum ScalarArg {
     Bool(bool),
     None,
     Str(String),
+    /// `(3, 4)` or `[3, 4]`.
+    Tuple(Vec<ScalarArg>),
 }
 
 impl ScalarArg {
@@ -74,6 +76,18 @@ impl ScalarArg {
         }
         if let Ok(v) = t.parse::<f64>() {
             return ScalarArg::Float(v);
+        }
+        let inner = t
+            .strip_prefix('(')
+            .and_then(|s| s.strip_suffix(')'))
+            .or_else(|| t.strip_prefix('[').and_then(|s| s.strip_suffix(']')));
+        if let Some(inner) = inner {
+            let items = inner
+                .split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(ScalarArg::parse)
+                .collect();
+            return ScalarArg::Tuple(items);
         }
         match t {
             "True" | "true" => ScalarArg::Bool(true),
@@ -159,7 +173,7 @@ pub fn compile_with(
     let decorated: Vec<&ast::Kernel> = module
         .kernels
         .iter()
-        .filter(|k| !k.decorators.is_empty())
+        .filter(|k| k.is_nki_kernel())
         .collect();
     let name = match (kernel, module.kernels.as_slice()) {
         (Some(name), _) => name.to_string(),

@@ -1294,6 +1294,12 @@ where
                     return StmtKind::MultiAssign { targets: ts, value };
                 }
                 let lhs = targets.pop().expect("one target");
+                if let ExprKind::Subscript { value, .. } = &lhs.kind {
+                    if matches!(value.kind, ExprKind::Attribute { .. }) {
+                        // `os.environ["X"] = "1"`: Python nkc does not run.
+                        return StmtKind::Opaque("item assignment through an attribute".into());
+                    }
+                }
                 match to_target(lhs) {
                     Ok(target) => match op {
                         None => StmtKind::Assign { target, value },
@@ -1370,6 +1376,26 @@ where
                 )
             });
 
+        // A statement nkc does not run, with its block (skipped token by token).
+        let skip_block = recursive(|sb| {
+            just(Token::Indent)
+                .ignore_then(
+                    choice((sb, none_of([Token::Indent, Token::Dedent]).ignored()))
+                        .repeated(),
+                )
+                .then_ignore(just(Token::Dedent))
+                .ignored()
+                .boxed()
+        });
+        let opaque = select! { Token::Unsupported(k) if k != ";" => k }
+            .then_ignore(none_of([Token::Newline]).repeated())
+            .then_ignore(just(Token::Newline))
+            .then_ignore(skip_block.or_not())
+            .map_with(|k: &str, e| Stmt {
+                kind: StmtKind::Opaque(k.to_string()),
+                span: sp(e.span()),
+            });
+
         let simple = choice((
             ret,
             just(Token::Pass).to(StmtKind::Pass),
@@ -1419,7 +1445,15 @@ where
                 }
             });
 
-        choice((for_stmt, while_stmt, if_stmt, def_stmt, simple, stray_block))
+        choice((
+            for_stmt,
+            while_stmt,
+            if_stmt,
+            def_stmt,
+            opaque,
+            simple,
+            stray_block,
+        ))
             .labelled(L_STMT)
             .recover_with(via_parser(skip_line))
             .boxed()

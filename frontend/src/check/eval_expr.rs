@@ -517,6 +517,10 @@ impl Checker<'_> {
                         dims.into_iter().map(|d| Value::int(d as i64)).collect(),
                     ))
                 }
+                "ndim" => {
+                    let n = self.logical_dims(t).map_or(2, Vec::len);
+                    Some(Value::int(n as i64))
+                }
                 "dtype" => {
                     let d = self.tensor(t.tensor).dtype;
                     Some(Value::py(Py::Ref("nl", dtype_name(d).to_string())))

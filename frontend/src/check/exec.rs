@@ -222,6 +222,19 @@ impl Checker<'_> {
                     self.bind(&alias.name, v, alias.span.clone());
                 }
             }
+            StmtKind::Opaque(what) => {
+                // At module level (a test class, a driver block) it is skipped; in a kernel or a
+                // helper it would change what the kernel computes.
+                if self.kernel_frame || self.frames > 0 {
+                    let what = if what.contains(' ') {
+                        what.clone()
+                    } else {
+                        format!("a `{what}` statement")
+                    };
+                    self.unsupported_py(what, &s.span);
+                    return Flow::Stop;
+                }
+            }
             StmtKind::Break => return Flow::Break,
             StmtKind::Continue => return Flow::Continue,
             StmtKind::Pass | StmtKind::Error | StmtKind::Recovered { .. } => {

@@ -830,5 +830,5 @@ impl Checker<'_> {
 /// Whether a module-level `def` is the kernel of its file rather than a helper: it carries a
 /// decorator (`@nki.jit`, `@nki.baremetal`, ...).
 pub(crate) fn is_decorated(k: &ast::Kernel) -> bool {
-    !k.decorators.is_empty()
+    k.is_nki_kernel()
 }

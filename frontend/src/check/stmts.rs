@@ -444,6 +444,7 @@ impl Checker<'_> {
             | StmtKind::Def(_)
             | StmtKind::Import(_)
             | StmtKind::Break
+            | StmtKind::Opaque(_)
             | StmtKind::Continue
             | StmtKind::MultiAssign { .. }
             | StmtKind::Return(_)

@@ -137,6 +137,18 @@ fn show(e: &Expr) -> String {
                 .collect();
             format!("{}[{}]", show(value), parts.join(", "))
         }
+        ExprKind::List(items) => {
+            let parts: Vec<String> = items.iter().map(show).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        ExprKind::IfExp { test, body, orelse } => {
+            format!("({} if {} else {})", show(body), show(test), show(orelse))
+        }
+        ExprKind::Dict(_)
+        | ExprKind::Starred(_)
+        | ExprKind::FStr(_)
+        | ExprKind::ListComp { .. }
+        | ExprKind::Lambda { .. } => format!("{:?}", e.kind),
         ExprKind::Tuple(items) => {
             format!(
                 "<{}>",
@@ -269,7 +281,12 @@ fn statements() {
     assert!(k.params[0].ty.is_some());
     assert!(k.params[1].ty.is_none());
     assert_eq!(k.body.len(), 4);
-    let StmtKind::For { var, body, .. } = &k.body[1].kind else {
+    let StmtKind::For {
+        target: Target::Name(var),
+        body,
+        ..
+    } = &k.body[1].kind
+    else {
         panic!("{:?}", k.body[1]);
     };
     assert_eq!(var.name, "i");
