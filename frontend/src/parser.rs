@@ -280,6 +280,14 @@ fn merge(source: &str, lex_errors: Vec<Error>, mut parse_errors: Vec<Error>) -> 
     all
 }
 
+/// What follows the first item in brackets.
+#[derive(Clone)]
+enum Tail {
+    Comp(Vec<CompFor>),
+    More(Vec<Expr>),
+    Nothing,
+}
+
 /// The outcome of one postfix operation, folded onto the expression before it.
 enum Postfix {
     Call(Vec<Expr>, Vec<Keyword>),
@@ -355,7 +363,8 @@ where
                 kind: ExprKind::Starred(Box::new(inner)),
                 span: sp(e.span()),
             })
-            .or(expr.clone());
+            .or(expr.clone())
+            .labelled(L_EXPR);
 
         // `for target in iter if cond ...`, one or more, after a comprehension's element.
         let target_atom = ident().map(Target::Name);
@@ -402,42 +411,58 @@ where
             .collect::<Vec<CompFor>>()
             .boxed();
 
+        // What follows the first item of a bracketed display: a comprehension, more items, or
+        // nothing (each item is parsed once, so nesting stays linear).
+        let tail = choice((
+            comp_fors.clone().map(Tail::Comp),
+            just(Token::Comma)
+                .ignore_then(
+                    starred_item
+                        .clone()
+                        .separated_by(just(Token::Comma))
+                        .allow_trailing()
+                        .collect::<Vec<Expr>>(),
+                )
+                .map(Tail::More),
+            empty().to(Tail::Nothing),
+        ));
+        let body = starred_item.clone().then(tail).or_not();
+
         // `(e)`, `()`, `(a,)`, `(a, b)`, `(e for v in xs)`.
-        let items = starred_item
+        let paren = body
             .clone()
-            .separated_by(just(Token::Comma))
-            .at_least(1)
-            .collect::<Vec<Expr>>()
-            .then(just(Token::Comma).or_not().map(|c| c.is_some()));
-        let paren_gen = expr
-            .clone()
-            .then(comp_fors.clone())
             .delimited_by(just(Token::LParen), just(Token::RParen))
-            .map_with(|(elt, gens), e| Expr {
-                kind: ExprKind::ListComp {
-                    elt: Box::new(elt),
-                    gens,
-                },
-                span: sp(e.span()),
-            });
-        let paren = items
-            .or_not()
-            .delimited_by(just(Token::LParen), just(Token::RParen))
-            .map_with(|items, e| match items {
-                Some((v, false)) if v.len() == 1 && !matches!(v[0].kind, ExprKind::Starred(_)) => {
-                    v.into_iter().next().expect("length checked to be 1")
+            .map_with(|body, e| {
+                let span = sp(e.span());
+                match body {
+                    None => Expr {
+                        kind: ExprKind::Tuple(Vec::new()),
+                        span,
+                    },
+                    Some((first, Tail::Nothing)) if !matches!(first.kind, ExprKind::Starred(_)) => {
+                        first
+                    }
+                    Some((first, Tail::Nothing)) => Expr {
+                        kind: ExprKind::Tuple(vec![first]),
+                        span,
+                    },
+                    Some((first, Tail::More(rest))) => {
+                        let mut items = vec![first];
+                        items.extend(rest);
+                        Expr {
+                            kind: ExprKind::Tuple(items),
+                            span,
+                        }
+                    }
+                    Some((first, Tail::Comp(gens))) => Expr {
+                        kind: ExprKind::ListComp {
+                            elt: Box::new(first),
+                            gens,
+                        },
+                        span,
+                    },
                 }
-                Some((v, _)) => Expr {
-                    kind: ExprKind::Tuple(v),
-                    span: sp(e.span()),
-                },
-                None => Expr {
-                    kind: ExprKind::Tuple(Vec::new()),
-                    span: sp(e.span()),
-                },
-            });
-        let paren = paren_gen
-            .or(paren)
+            })
             .recover_with(via_parser(nested_delimiters(
                 Token::LParen,
                 Token::RParen,
@@ -449,29 +474,25 @@ where
             )));
 
         // `[a, b]` and `[e for v in xs if c]`.
-        let list_comp = expr
-            .clone()
-            .then(comp_fors.clone())
+        let list = body
             .delimited_by(just(Token::LBracket), just(Token::RBracket))
-            .map_with(|(elt, gens), e| Expr {
-                kind: ExprKind::ListComp {
-                    elt: Box::new(elt),
-                    gens,
-                },
-                span: sp(e.span()),
-            });
-        let list = starred_item
-            .clone()
-            .separated_by(just(Token::Comma))
-            .allow_trailing()
-            .collect::<Vec<Expr>>()
-            .delimited_by(just(Token::LBracket), just(Token::RBracket))
-            .map_with(|items, e| Expr {
-                kind: ExprKind::List(items),
-                span: sp(e.span()),
-            });
-        let list = list_comp
-            .or(list)
+            .map_with(|body, e| {
+                let span = sp(e.span());
+                let kind = match body {
+                    None => ExprKind::List(Vec::new()),
+                    Some((first, Tail::Nothing)) => ExprKind::List(vec![first]),
+                    Some((first, Tail::More(rest))) => {
+                        let mut items = vec![first];
+                        items.extend(rest);
+                        ExprKind::List(items)
+                    }
+                    Some((first, Tail::Comp(gens))) => ExprKind::ListComp {
+                        elt: Box::new(first),
+                        gens,
+                    },
+                };
+                Expr { kind, span }
+            })
             .recover_with(via_parser(nested_delimiters(
                 Token::LBracket,
                 Token::RBracket,
@@ -509,19 +530,21 @@ where
                     span: sp(e.span()),
                 })
             });
-        let gen_arg = expr
+        // A positional argument, or a generator (`sum(x for x in xs)`), parsed once.
+        let pos_arg = starred_item
             .clone()
-            .then(comp_fors.clone())
-            .map_with(|(elt, gens), e| Expr {
-                kind: ExprKind::ListComp {
-                    elt: Box::new(elt),
-                    gens,
+            .then(comp_fors.clone().or_not())
+            .map_with(|(elt, gens), e| match gens {
+                None => elt,
+                Some(gens) => Expr {
+                    kind: ExprKind::ListComp {
+                        elt: Box::new(elt),
+                        gens,
+                    },
+                    span: sp(e.span()),
                 },
-                span: sp(e.span()),
             });
-        let arg = kwarg
-            .or(gen_arg.map(Arg::Pos))
-            .or(starred_item.clone().map(Arg::Pos));
+        let arg = kwarg.or(pos_arg.map(Arg::Pos));
         let call = arg
             .separated_by(just(Token::Comma))
             .allow_trailing()
@@ -981,7 +1004,8 @@ where
             kind: ExprKind::Starred(Box::new(inner)),
             span: sp(e.span()),
         })
-        .or(expr);
+        .or(expr)
+        .labelled(L_EXPR);
     item.separated_by(just(Token::Comma))
         .at_least(1)
         .collect::<Vec<Expr>>()
@@ -1380,8 +1404,7 @@ where
         let skip_block = recursive(|sb| {
             just(Token::Indent)
                 .ignore_then(
-                    choice((sb, none_of([Token::Indent, Token::Dedent]).ignored()))
-                        .repeated(),
+                    choice((sb, none_of([Token::Indent, Token::Dedent]).ignored())).repeated(),
                 )
                 .then_ignore(just(Token::Dedent))
                 .ignored()
@@ -1454,9 +1477,9 @@ where
             simple,
             stray_block,
         ))
-            .labelled(L_STMT)
-            .recover_with(via_parser(skip_line))
-            .boxed()
+        .labelled(L_STMT)
+        .recover_with(via_parser(skip_line))
+        .boxed()
     })
 }
 
@@ -1486,12 +1509,6 @@ fn bound_names(toks: &[(Token<'_>, Span)]) -> Vec<Ident> {
         }
     }
     Vec::new()
-}
-
-/// A top-level item of a module.
-enum Item {
-    Kernel(Kernel),
-    Stmt(Stmt),
 }
 
 fn module_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Module, Ex<'t, 's>>

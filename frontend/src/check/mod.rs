@@ -199,7 +199,9 @@ pub(crate) fn scalar_arg_value(a: &crate::ScalarArg) -> Value {
         crate::ScalarArg::Bool(b) => Value::Bool(*b),
         crate::ScalarArg::None => Value::None,
         crate::ScalarArg::Str(s) => Value::str(s.clone()),
-        crate::ScalarArg::Tuple(items) => Value::tuple(items.iter().map(scalar_arg_value).collect()),
+        crate::ScalarArg::Tuple(items) => {
+            Value::tuple(items.iter().map(scalar_arg_value).collect())
+        }
     }
 }
 

@@ -225,24 +225,29 @@ impl Checker<'_> {
         }
         let names: Vec<String> = self.missing.iter().map(|(n, _)| format!("`{n}`")).collect();
         let first = self.missing[0].1.clone();
-        let example = &self.missing[0].0;
-        let e = CheckError::UnspecialisedParam {
-            name: names.join(", "),
-            at: first,
-        };
-        let mut d: Error = e.into();
-        if names.len() > 1 {
-            d.message = format!(
+        let example = self.missing[0].0.clone();
+        let message = if names.len() == 1 {
+            format!(
+                "parameter {} has no type, and no shape was given for it",
+                names[0]
+            )
+        } else {
+            format!(
                 "kernel `{}`: parameters {} have no type, and no shape was given for them",
                 k.name.name,
                 names.join(", ")
-            );
-        }
+            )
+        };
+        let mut d = Error::new(crate::codes::UNSPECIALISED_PARAM, message, first)
+            .with_label("a shape-generic input");
         for (_, span) in self.missing.iter().skip(1) {
-            d.secondary.push((span.clone(), "needs a shape too".into()));
+            d.secondary.push((span.clone(), "shape-generic too".into()));
         }
+        d.notes.push(
+            "note: a kernel is specialised for the shapes of its inputs when it is run; the checks that do not depend on these shapes were run".to_string(),
+        );
         d.notes.push(format!(
-            "note: the checks that do not depend on these shapes were run; give the shapes to check the rest: `--shape {example}=128x512` (or `--input {example}=FILE.npy`), or `--arg {example}=VALUE` for a scalar"
+            "help: give each one `--input {example}=FILE.npy` or `--shape {example}=ROWSxCOLS` (with `--dtype`), `--arg {example}=VALUE` for a scalar, or write `{example}: nl.hbm[nl.float32, ROWS, COLS]`"
         ));
         self.error(d);
     }
