@@ -127,6 +127,7 @@ fn unescape(s: &str) -> String {
 
 /// A string literal token at `start` as an expression: a plain string, or an f-string split into
 /// its literal text and its `{expression[:spec]}` parts (each parsed where it stands in the file).
+#[allow(clippy::result_large_err)]
 fn string_expr(text: &str, start: usize) -> Result<ExprKind, Error> {
     let (prefix, body) = split_prefix(text);
     if !prefix.contains(['f', 'F']) {
@@ -210,6 +211,7 @@ fn string_expr(text: &str, start: usize) -> Result<ExprKind, Error> {
 
 /// Parses `piece`, which stands at byte `offset` of the file, as one expression whose spans are
 /// positions in the file.
+#[allow(clippy::result_large_err)]
 fn parse_expr_at(piece: &str, offset: usize) -> Result<Expr, Error> {
     let bad = || -> Error {
         SyntaxError::Unsupported {
@@ -654,7 +656,6 @@ where
         // `a ** b`: tighter than a unary minus on its left (`-x ** 2` is `-(x ** 2)`); the
         // exponent is a unary expression (not chained).
         let signed_postfix = unary_op
-            .clone()
             .repeated()
             .collect::<Vec<_>>()
             .then(postfix.clone())
@@ -888,7 +889,7 @@ fn concat_strings(kinds: Vec<ExprKind>) -> ExprKind {
     if kinds.len() == 1 {
         return kinds.into_iter().next().expect("one item");
     }
-    if kinds.iter().any(|k| *k == ExprKind::Error) {
+    if kinds.contains(&ExprKind::Error) {
         return ExprKind::Error;
     }
     if kinds.iter().all(|k| matches!(k, ExprKind::Str(_))) {

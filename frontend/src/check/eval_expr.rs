@@ -494,7 +494,7 @@ impl Checker<'_> {
         match ix {
             Index::Expr(e) => self.eval(e),
             Index::Slice { lo, hi, step, .. } => {
-                let mut part = |this: &mut Self, e: Option<&Expr>| match e {
+                let part = |this: &mut Self, e: Option<&Expr>| match e {
                     Some(e) => this.eval(e),
                     None => Some(Value::None),
                 };
@@ -507,7 +507,7 @@ impl Checker<'_> {
     }
 
     /// `v.attr`.
-    fn attribute(&mut self, v: &Value, attr: &ast::Ident, e: &Expr) -> Option<Value> {
+    fn attribute(&mut self, v: &Value, attr: &ast::Ident, _e: &Expr) -> Option<Value> {
         let name = attr.name.as_str();
         match v {
             Value::Tile(t) => match name {
@@ -529,7 +529,7 @@ impl Checker<'_> {
             },
             Value::Param(t) => {
                 let whole = super::TileVal::whole(*t, self.tensor(*t).shape);
-                self.attribute(&Value::Tile(whole), attr, e)
+                self.attribute(&Value::Tile(whole), attr, _e)
             }
             Value::Float(_) | Value::Int(_) | Value::Bool(_) => match name {
                 "real" => Some(v.clone()),
@@ -1455,7 +1455,7 @@ impl Checker<'_> {
                             }
                         }
                         Index::Slice { lo, hi, step, span } => {
-                            let mut part =
+                            let part =
                                 |this: &mut Self, p: Option<&Expr>| -> Option<Option<Expr>> {
                                     match p {
                                         None => Some(None),
@@ -1540,7 +1540,7 @@ impl Checker<'_> {
 
     /// `lo:hi:step` from a `slice(...)` value.
     fn quote_slice(&mut self, a: &Value, b: &Value, c: &Value, span: &Span) -> Option<Index> {
-        let mut part = |this: &mut Self, v: &Value| -> Option<Option<Expr>> {
+        let part = |this: &mut Self, v: &Value| -> Option<Option<Expr>> {
             match v {
                 Value::None => Some(None),
                 _ => this.quote(v, span).map(Some),
