@@ -345,6 +345,18 @@ pub struct Specialise {
     pub dtype: Option<penguin::DType>,
     /// `--dtype NAME=DTYPE`: one parameter's.
     pub dtypes: Vec<(String, penguin::DType)>,
+    /// `--arg NAME=VALUE`: the values of scalar parameters.
+    pub args: Vec<(String, String)>,
+}
+
+/// `NAME=VALUE` of `--arg`.
+pub fn parse_arg(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.to_string()))
+        }
+        _ => Err(format!("expected NAME=VALUE, found `{text}`")),
+    }
 }
 
 impl Specialise {
@@ -370,6 +382,11 @@ impl Specialise {
                     "`--dtype {name}=...` is given twice; give each dtype at most once"
                 )));
             }
+        }
+        for (name, value) in &self.args {
+            specs
+                .args
+                .insert(name.clone(), frontend::ScalarArg::parse(value));
         }
         for (name, shape) in &self.shapes {
             let spec = frontend::ParamSpec {

@@ -84,6 +84,10 @@ struct SpecArgs {
     /// seeded random values).
     #[arg(long = "input", value_name = "NAME=PATH.npy", value_parser = parse_input)]
     inputs: Vec<(String, PathBuf)>,
+    /// The value of a scalar kernel parameter, `NAME=VALUE` (repeatable): a Python literal such
+    /// as `1e-5`, `128`, `True`.
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = driver::parse_arg)]
+    args: Vec<(String, String)>,
 }
 
 /// Printing the IR between passes (on standard error).
@@ -164,6 +168,7 @@ impl SpecArgs {
             shapes: self.shapes.clone(),
             dtype: all,
             dtypes,
+            args: self.args.clone(),
         })
     }
 }

@@ -548,7 +548,12 @@ fn find_kernel<'m>(module: &'m Module, name: &str) -> Result<&'m Kernel, Failure
 /// The loops to consider, in program order: innermost loops, and every annotated loop.
 fn collect_sites(text: &str, block: &[Stmt], path: &mut Vec<usize>, out: &mut Vec<Site>) {
     for (k, s) in block.iter().enumerate() {
-        let StmtKind::For { var, iter, body } = &s.kind else {
+        let StmtKind::For {
+            target: frontend::ast::Target::Name(var),
+            iter,
+            body,
+        } = &s.kind
+        else {
             continue;
         };
         path.push(k);

@@ -36,10 +36,33 @@ pub struct Module {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
     pub name: Ident,
+    /// The decorator expressions written above the `def` (`@nki.jit`), in order.
+    pub decorators: Vec<Expr>,
     pub params: Vec<Param>,
     pub body: Vec<Stmt>,
     /// From `def` to the end of the body.
     pub span: Span,
+}
+
+impl Kernel {
+    /// Whether a decorator marks the function as an NKI kernel (`@nki.jit`, `@nki.baremetal`,
+    /// `@nki.trace(...)`, ...), rather than a helper or a test.
+    pub fn is_nki_kernel(&self) -> bool {
+        fn names(e: &Expr) -> Option<&str> {
+            match &e.kind {
+                ExprKind::Name(n) => Some(n),
+                ExprKind::Attribute { attr, .. } => Some(&attr.name),
+                ExprKind::Call { func, .. } => names(func),
+                _ => None,
+            }
+        }
+        self.decorators.iter().any(|d| {
+            matches!(
+                names(d),
+                Some("jit" | "baremetal" | "benchmark" | "simulate_kernel" | "trace" | "profile")
+            )
+        })
+    }
 }
 
 /// `name: annotation = default`, where the annotation is an expression such as
@@ -72,16 +95,33 @@ pub enum StmtKind {
     },
     /// A bare expression, normally a call such as `nl.store(...)`.
     Expr(Expr),
-    /// `for var in iter: body`
+    /// `a = b = value`: every target bound to the one value.
+    MultiAssign { targets: Vec<Target>, value: Expr },
+    /// `for target in iter: body`
     For {
-        var: Ident,
+        target: Target,
         iter: Expr,
         body: Vec<Stmt>,
     },
     /// `return a` or `return a, b` (also `return (a, b)`); empty for a bare `return`.
     Return(Vec<Expr>),
-    /// `pass`, and statements that do nothing in a kernel: `import` lines, docstrings.
+    /// `pass`, and statements that do nothing in a kernel: docstrings.
     Pass,
+    /// `import a.b.c [as d]` (one entry per name) or `from a.b import c [as d]`: each entry is the
+    /// dotted path imported and the name it is bound to.
+    Import(Vec<(Vec<String>, Ident)>),
+    /// `def name(params): body` inside a block or at module level: a helper function.
+    Def(std::rc::Rc<Kernel>),
+    /// `while test: body`
+    While { test: Expr, body: Vec<Stmt> },
+    /// A statement of Python that nkc does not run (`class`, `with`, `try`, `raise`, ...), with
+    /// its block, kept with its keyword: running one is a diagnostic, but it may stand where it
+    /// never runs (a test class beside the kernel).
+    Opaque(String),
+    /// `break`
+    Break,
+    /// `continue`
+    Continue,
     /// `assert test` or `assert test, message`.
     Assert { test: Expr, msg: Option<Expr> },
     /// `if test: body else: orelse` (`elif` is an `If` alone in `orelse`).
@@ -111,13 +151,20 @@ pub enum Target {
     },
     /// `a, b = ...` (also `(a, b) = ...`): tuple unpacking into names.
     Tuple { names: Vec<Ident>, span: Span },
+    /// Any other unpacking: nested tuples, subscripts and at most one `*rest` per level.
+    Seq { items: Vec<Target>, span: Span },
+    /// `*rest` inside a [`Target::Seq`].
+    Starred(Ident),
 }
 
 impl Target {
     pub fn span(&self) -> Span {
         match self {
             Target::Name(id) => id.span.clone(),
-            Target::Subscript { span, .. } | Target::Tuple { span, .. } => span.clone(),
+            Target::Subscript { span, .. }
+            | Target::Tuple { span, .. }
+            | Target::Seq { span, .. } => span.clone(),
+            Target::Starred(id) => id.span.clone(),
         }
     }
 }
@@ -170,6 +217,30 @@ pub enum ExprKind {
     },
     /// `(a, b)` or `a, b` where a tuple is allowed.
     Tuple(Vec<Expr>),
+    /// `[a, b]`: a Python list (as an operation's argument, the same as a tuple).
+    List(Vec<Expr>),
+    /// `{k: v, ...}`
+    Dict(Vec<(Expr, Expr)>),
+    /// `*e` in a call's arguments or in a tuple or list display.
+    Starred(Box<Expr>),
+    /// `f"...{e}..."`: literal text and formatted expressions, in order.
+    FStr(Vec<FPart>),
+    /// `body if test else orelse`
+    IfExp {
+        test: Box<Expr>,
+        body: Box<Expr>,
+        orelse: Box<Expr>,
+    },
+    /// `[elt for v in iter if cond ...]` (a list comprehension; also a generator in a call).
+    ListComp {
+        elt: Box<Expr>,
+        gens: Vec<CompFor>,
+    },
+    /// `lambda params: body`
+    Lambda {
+        params: Vec<Param>,
+        body: Box<Expr>,
+    },
     Binary {
         op: BinOp,
         lhs: Box<Expr>,
@@ -197,6 +268,22 @@ pub enum ExprKind {
     Error,
 }
 
+/// One part of an f-string.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FPart {
+    Lit(String),
+    /// `{expr}` or `{expr:spec}`, with `!r`/`!s` conversions dropped.
+    Expr(Expr, Option<String>),
+}
+
+/// `for target in iter if cond ...` in a comprehension.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompFor {
+    pub target: Target,
+    pub iter: Expr,
+    pub conds: Vec<Expr>,
+}
+
 /// `name=value` in a call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Keyword {
@@ -214,6 +301,8 @@ pub enum Index {
     Slice {
         lo: Option<Expr>,
         hi: Option<Expr>,
+        /// `lo:hi:step`
+        step: Option<Box<Expr>>,
         span: Span,
     },
 }
@@ -240,6 +329,10 @@ pub enum BinOp {
     Mod,
     /// `&`: of booleans (masks, conditions) or of compile-time integers.
     BitAnd,
+    /// `|`
+    BitOr,
+    /// `**`
+    Pow,
 }
 
 impl BinOp {
@@ -252,6 +345,8 @@ impl BinOp {
             BinOp::FloorDiv => "//",
             BinOp::Mod => "%",
             BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::Pow => "**",
         }
     }
 }
@@ -274,6 +369,9 @@ pub enum CmpOp {
     /// `is`, `is not`: only against `None`.
     Is,
     IsNot,
+    /// `in`, `not in`: membership in a compile-time container.
+    In,
+    NotIn,
 }
 
 impl CmpOp {
@@ -302,6 +400,8 @@ impl CmpOp {
             // Identity of two values known at compile time: their equality.
             CmpOp::Is => a == b,
             CmpOp::IsNot => a != b,
+            // Membership is decided by the evaluator, never on two scalars.
+            CmpOp::In | CmpOp::NotIn => false,
         }
     }
 }

@@ -270,6 +270,18 @@ pub const RESHAPE_COUNT: &str = "E0232";
 /// `x.reshape(shape)` that nkc cannot express as a view: of an on-chip tile, or changing the
 /// length of the rows of the stored array.
 pub const RESHAPE_LAYOUT: &str = "E0233";
+// ---- Python evaluated at compile time (E0210–E0219) ----
+/// A Python error while the kernel's Python runs at compile time (an index out of range, a
+/// missing key, a call with the wrong arguments, an operation on the wrong types).
+pub const PYTHON_ERROR: &str = "E0210";
+/// Evaluation that does not end: calls nested too deep, or too many steps (`while True:`).
+pub const EVAL_LIMIT: &str = "E0211";
+/// Python that needs the value of a hardware loop's index (`if i == 0:` in `nl.affine_range`).
+pub const LOOP_INDEX_VALUE: &str = "E0212";
+/// A scalar kernel parameter with no default and no `--arg`.
+pub const MISSING_SCALAR_ARG: &str = "E0213";
+/// Python nkc does not evaluate (a construct, a builtin or a method it does not have).
+pub const PYTHON_UNSUPPORTED: &str = "E0214";
 
 // ---- Found at run time (E0900–) ----
 /// A kernel reads an element that nothing wrote (for example part of an `nl.ndarray`, on chip or

@@ -74,6 +74,10 @@ pub enum Token<'src> {
     And,
     Or,
     Not,
+    While,
+    Break,
+    Continue,
+    Lambda,
     // Operators.
     Plus,
     Minus,
@@ -89,17 +93,22 @@ pub enum Token<'src> {
     Ellipsis,
     /// `&`
     Amp,
+    /// `|`
+    Pipe,
+    /// `**`
+    DoubleStar,
     /// `is`
     Is,
-    /// `**`, `//=`, `%=`, `;` and Python's keywords other than the ones above (`while`, `class`,
-    /// `lambda`, ...): Python syntax the kernel language does not have. Kept as one token so that
-    /// the parser can name it.
+    /// `;` and Python's keywords other than the ones above (`class`, `with`, ...): Python syntax
+    /// the kernel language does not have. Kept as one token so that the parser can name it.
     Unsupported(&'src str),
     Assign,
     PlusAssign,
     MinusAssign,
     StarAssign,
     SlashAssign,
+    FloorDivAssign,
+    ModAssign,
     // Punctuation.
     Colon,
     Comma,
@@ -109,6 +118,8 @@ pub enum Token<'src> {
     RParen,
     LBracket,
     RBracket,
+    LBrace,
+    RBrace,
     // Layout.
     Newline,
     Indent,
@@ -157,6 +168,16 @@ impl Token<'_> {
             Token::And => "and",
             Token::Or => "or",
             Token::Not => "not",
+            Token::While => "while",
+            Token::Break => "break",
+            Token::Continue => "continue",
+            Token::Lambda => "lambda",
+            Token::Pipe => "|",
+            Token::DoubleStar => "**",
+            Token::FloorDivAssign => "//=",
+            Token::ModAssign => "%=",
+            Token::LBrace => "{",
+            Token::RBrace => "}",
             Token::At => "@",
             Token::Ellipsis => "...",
             Token::Amp => "&",
@@ -235,6 +256,26 @@ enum Raw {
     Or,
     #[token("not")]
     Not,
+    #[token("while")]
+    While,
+    #[token("break")]
+    Break,
+    #[token("continue")]
+    Continue,
+    #[token("lambda")]
+    Lambda,
+    #[token("|")]
+    Pipe,
+    #[token("**")]
+    DoubleStar,
+    #[token("//=")]
+    FloorDivAssign,
+    #[token("%=")]
+    ModAssign,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
     #[token("@")]
     At,
     #[token("...")]
@@ -256,10 +297,10 @@ enum Raw {
     #[regex(r"\.[0-9](_?[0-9])*([eE][+-]?[0-9](_?[0-9])*)?")]
     #[regex(r"[0-9](_?[0-9])*[eE][+-]?[0-9](_?[0-9])*")]
     Float,
-    #[regex(r#""([^"\\\r\n]|\\[^\r\n])*""#)]
-    #[regex(r#"'([^'\\\r\n]|\\[^\r\n])*'"#)]
-    #[token(r#"""""#, |lex| triple_quoted(lex, "\"\"\""))]
-    #[token("'''", |lex| triple_quoted(lex, "'''"))]
+    #[regex(r#"([rRbBuUfF]|[fF][rR]|[rR][fF]|[bB][rR]|[rR][bB])?"([^"\\\r\n]|\\[^\r\n])*""#)]
+    #[regex(r#"([rRbBuUfF]|[fF][rR]|[rR][fF]|[bB][rR]|[rR][bB])?'([^'\\\r\n]|\\[^\r\n])*'"#)]
+    #[regex(r#"([rRbBuUfF]|[fF][rR]|[rR][fF])?""""#, |lex| triple_quoted(lex, "\"\"\""))]
+    #[regex(r#"([rRbBuUfF]|[fF][rR]|[rR][fF])?'''"#, |lex| triple_quoted(lex, "'''"))]
     Str,
     #[token("+")]
     Plus,
@@ -273,24 +314,17 @@ enum Raw {
     DoubleSlash,
     #[token("%")]
     Percent,
-    #[token("**")]
-    #[token("//=")]
-    #[token("%=")]
     #[token(";")]
-    #[token("while")]
     #[token("class")]
     #[token("with")]
     #[token("try")]
     #[token("except")]
     #[token("finally")]
-    #[token("lambda")]
     #[token("yield")]
     #[token("global")]
     #[token("nonlocal")]
     #[token("del")]
     #[token("raise")]
-    #[token("break")]
-    #[token("continue")]
     #[token("async")]
     #[token("await")]
     Unsupported,
@@ -618,8 +652,8 @@ impl<'src> Layout<'src, '_> {
             self.out.push((Token::Error, start..end));
         }
         // A header opens a block even when its `:` is missing (the parser reports that).
-        self.prev_line_opens_block =
-            line.last == Some(Raw::Colon) || matches!(line.first, Some(Raw::Def | Raw::For));
+        self.prev_line_opens_block = line.last == Some(Raw::Colon)
+            || matches!(line.first, Some(Raw::Def | Raw::For | Raw::While));
         self.out.push((Token::Newline, span));
     }
 
@@ -720,6 +754,14 @@ impl<'src> Layout<'src, '_> {
                 Raw::And => Token::And,
                 Raw::Or => Token::Or,
                 Raw::Not => Token::Not,
+                Raw::While => Token::While,
+                Raw::Break => Token::Break,
+                Raw::Continue => Token::Continue,
+                Raw::Lambda => Token::Lambda,
+                Raw::Pipe => Token::Pipe,
+                Raw::DoubleStar => Token::DoubleStar,
+                Raw::FloorDivAssign => Token::FloorDivAssign,
+                Raw::ModAssign => Token::ModAssign,
                 Raw::At => Token::At,
                 Raw::Ellipsis => Token::Ellipsis,
                 Raw::Amp => Token::Amp,
@@ -744,11 +786,11 @@ impl<'src> Layout<'src, '_> {
                 Raw::Comma => Token::Comma,
                 Raw::Dot => Token::Dot,
                 Raw::Arrow => Token::Arrow,
-                Raw::LParen | Raw::LBracket => {
-                    let open = if raw == Raw::LParen {
-                        Token::LParen
-                    } else {
-                        Token::LBracket
+                Raw::LParen | Raw::LBracket | Raw::LBrace => {
+                    let open = match raw {
+                        Raw::LParen => Token::LParen,
+                        Raw::LBracket => Token::LBracket,
+                        _ => Token::LBrace,
                     };
                     self.brackets.push((open.clone(), span.clone()));
                     if self.brackets.len() == MAX_NESTING + 1 {
@@ -756,11 +798,11 @@ impl<'src> Layout<'src, '_> {
                     }
                     open
                 }
-                Raw::RParen | Raw::RBracket => {
-                    let close = if raw == Raw::RParen {
-                        Token::RParen
-                    } else {
-                        Token::RBracket
+                Raw::RParen | Raw::RBracket | Raw::RBrace => {
+                    let close = match raw {
+                        Raw::RParen => Token::RParen,
+                        Raw::RBracket => Token::RBracket,
+                        _ => Token::RBrace,
                     };
                     self.close(close, span);
                     return;
@@ -924,12 +966,14 @@ fn unmatched_openers(raws: &[(Option<Raw>, Span)]) -> HashSet<usize> {
     let mut bad = HashSet::new();
     for (raw, span) in raws {
         match raw {
-            Some(open @ (Raw::LParen | Raw::LBracket)) => stack.push((*open, span.start)),
-            Some(close @ (Raw::RParen | Raw::RBracket)) => {
-                let want = if *close == Raw::RParen {
-                    Raw::LParen
-                } else {
-                    Raw::LBracket
+            Some(open @ (Raw::LParen | Raw::LBracket | Raw::LBrace)) => {
+                stack.push((*open, span.start))
+            }
+            Some(close @ (Raw::RParen | Raw::RBracket | Raw::RBrace)) => {
+                let want = match close {
+                    Raw::RParen => Raw::LParen,
+                    Raw::RBracket => Raw::LBracket,
+                    _ => Raw::LBrace,
                 };
                 while let Some((open, at)) = stack.pop() {
                     if open == want {
@@ -946,18 +990,18 @@ fn unmatched_openers(raws: &[(Option<Raw>, Span)]) -> HashSet<usize> {
 }
 
 fn closer<'src>(open: &Token<'src>) -> Token<'src> {
-    if *open == Token::LParen {
-        Token::RParen
-    } else {
-        Token::RBracket
+    match open {
+        Token::LParen => Token::RParen,
+        Token::LBrace => Token::RBrace,
+        _ => Token::RBracket,
     }
 }
 
 fn opener<'src>(close: &Token<'src>) -> Token<'src> {
-    if *close == Token::RParen {
-        Token::LParen
-    } else {
-        Token::LBracket
+    match close {
+        Token::RParen => Token::LParen,
+        Token::RBrace => Token::LBrace,
+        _ => Token::LBracket,
     }
 }
 

@@ -27,8 +27,87 @@ pub struct ParamSpec {
     pub shape: Vec<u64>,
 }
 
-/// Parameter name to its [`ParamSpec`]. Typed parameters ignore it.
-pub type Specs = HashMap<String, ParamSpec>;
+/// What a run gives a kernel's parameters: the [`ParamSpec`] of untyped tensor parameters, by
+/// name (the map this dereferences to; typed parameters ignore it), and the values of scalar
+/// parameters (`args`, from `--arg NAME=VALUE`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Specs {
+    shapes: HashMap<String, ParamSpec>,
+    pub args: Args,
+}
+
+impl Specs {
+    pub fn new() -> Self {
+        Specs::default()
+    }
+}
+
+impl std::ops::Deref for Specs {
+    type Target = HashMap<String, ParamSpec>;
+    fn deref(&self) -> &Self::Target {
+        &self.shapes
+    }
+}
+
+impl std::ops::DerefMut for Specs {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.shapes
+    }
+}
+
+/// The value a run gives a scalar kernel parameter (`--arg NAME=VALUE`): a Python literal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ScalarArg {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    None,
+    Str(String),
+    /// `(3, 4)` or `[3, 4]`.
+    Tuple(Vec<ScalarArg>),
+}
+
+impl ScalarArg {
+    /// Reads `VALUE` as Python would read the literal: `3`, `1e-5`, `True`, `None`, `'text'`;
+    /// anything else is a string.
+    pub fn parse(text: &str) -> ScalarArg {
+        let t = text.trim();
+        if let Ok(v) = t.replace('_', "").parse::<i64>() {
+            return ScalarArg::Int(v);
+        }
+        if let Ok(v) = t.parse::<f64>() {
+            return ScalarArg::Float(v);
+        }
+        let inner = t
+            .strip_prefix('(')
+            .and_then(|s| s.strip_suffix(')'))
+            .or_else(|| t.strip_prefix('[').and_then(|s| s.strip_suffix(']')));
+        if let Some(inner) = inner {
+            let items = inner
+                .split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(ScalarArg::parse)
+                .collect();
+            return ScalarArg::Tuple(items);
+        }
+        match t {
+            "True" | "true" => ScalarArg::Bool(true),
+            "False" | "false" => ScalarArg::Bool(false),
+            "None" => ScalarArg::None,
+            _ => {
+                let unquoted = t
+                    .strip_prefix('"')
+                    .and_then(|s| s.strip_suffix('"'))
+                    .or_else(|| t.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
+                    .unwrap_or(t);
+                ScalarArg::Str(unquoted.to_string())
+            }
+        }
+    }
+}
+
+/// Parameter name to the value of a scalar parameter given by the run.
+pub type Args = HashMap<String, ScalarArg>;
 
 /// Parses a whole file. Always returns a module (with `Error` nodes where recovery happened) and
 /// every syntax error found, in source order.
@@ -91,9 +170,16 @@ pub fn compile_with(
     if !errors.is_empty() {
         return Err(check_source_with(source, kernel, specs));
     }
+    // With no kernel named, the one decorated kernel (`@nki.jit`) of a file with helpers.
+    let decorated: Vec<&ast::Kernel> = module
+        .kernels
+        .iter()
+        .filter(|k| k.is_nki_kernel())
+        .collect();
     let name = match (kernel, module.kernels.as_slice()) {
         (Some(name), _) => name.to_string(),
         (None, [only]) => only.name.name.clone(),
+        (None, _) if decorated.len() == 1 => decorated[0].name.name.clone(),
         (None, []) => return Err(vec![no_kernel()]),
         (None, several) => {
             let names: Vec<String> = several

@@ -73,16 +73,185 @@ pub fn parse(source: &str) -> (Module, Vec<Error>) {
     )
 }
 
-/// The text of a string literal without its quotes (one or three of them).
+/// The text of a string literal without its prefix (`f`, `r`, ...) and quotes (one or three of
+/// them), with Python's common escapes (`\\n`, `\\t`, `\\\\`, quotes) applied unless it is raw.
 fn string_text(text: &str) -> String {
-    let q = if text.starts_with("\"\"\"") || text.starts_with("'''") {
+    let (prefix, body) = split_prefix(text);
+    let raw = prefix.contains(['r', 'R']);
+    let inner = strip_quotes(body);
+    if raw {
+        inner.to_string()
+    } else {
+        unescape(inner)
+    }
+}
+
+/// `(prefix, rest)` of a string literal: `f"a"` gives `("f", "\"a\"")`.
+fn split_prefix(text: &str) -> (&str, &str) {
+    let k = text.find(['"', '\'']).unwrap_or(0);
+    text.split_at(k)
+}
+
+fn strip_quotes(body: &str) -> &str {
+    let q = if body.starts_with("\"\"\"") || body.starts_with("'''") {
         3
     } else {
         1
     };
-    text.get(q..text.len().saturating_sub(q))
+    body.get(q..body.len().saturating_sub(q))
         .unwrap_or_default()
-        .to_string()
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\n') => {}
+            Some(c @ ('\\' | '\'' | '"')) => out.push(c),
+            Some(c) => {
+                out.push('\\');
+                out.push(c);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// A string literal token at `start` as an expression: a plain string, or an f-string split into
+/// its literal text and its `{expression[:spec]}` parts (each parsed where it stands in the file).
+#[allow(clippy::result_large_err)]
+fn string_expr(text: &str, start: usize) -> Result<ExprKind, Error> {
+    let (prefix, body) = split_prefix(text);
+    if !prefix.contains(['f', 'F']) {
+        return Ok(ExprKind::Str(string_text(text)));
+    }
+    let q = if body.starts_with("\"\"\"") || body.starts_with("'''") {
+        3
+    } else {
+        1
+    };
+    let inner = strip_quotes(body);
+    let base = start + prefix.len() + q;
+    let mut parts = Vec::new();
+    let mut lit = String::new();
+    let bytes = inner.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' if bytes.get(i + 1) == Some(&b'{') => {
+                lit.push('{');
+                i += 2;
+            }
+            b'}' if bytes.get(i + 1) == Some(&b'}') => {
+                lit.push('}');
+                i += 2;
+            }
+            b'{' => {
+                // The expression ends at the matching `}`; a top-level `:` or `!` starts its
+                // format spec or conversion.
+                let mut depth = 0usize;
+                let mut j = i + 1;
+                let mut split = None;
+                while j < bytes.len() {
+                    match bytes[j] {
+                        b'(' | b'[' | b'{' => depth += 1,
+                        b')' | b']' => depth = depth.saturating_sub(1),
+                        b'}' if depth == 0 => break,
+                        b'}' => depth -= 1,
+                        b':' | b'!'
+                            if depth == 0 && split.is_none() && bytes.get(j + 1) != Some(&b'=') =>
+                        {
+                            split = Some(j)
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if j >= bytes.len() {
+                    return Err(SyntaxError::Unsupported {
+                        at: base + i..base + inner.len(),
+                        op: "an f-string `{` without its `}`".to_string(),
+                    }
+                    .into());
+                }
+                let end = split.unwrap_or(j);
+                let piece = &inner[i + 1..end];
+                let spec = split.and_then(|k| {
+                    let rest = &inner[k..j];
+                    // `!r` / `!s` conversions are dropped; `:spec` is kept.
+                    rest.find(':').map(|c| rest[c + 1..].to_string())
+                });
+                let expr = parse_expr_at(piece, base + i + 1)?;
+                if !lit.is_empty() {
+                    parts.push(FPart::Lit(std::mem::take(&mut lit)));
+                }
+                parts.push(FPart::Expr(expr, spec));
+                i = j + 1;
+            }
+            _ => {
+                let c = inner[i..].chars().next().unwrap_or(' ');
+                lit.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    if !lit.is_empty() {
+        parts.push(FPart::Lit(unescape(&lit)));
+    }
+    Ok(ExprKind::FStr(parts))
+}
+
+/// Parses `piece`, which stands at byte `offset` of the file, as one expression whose spans are
+/// positions in the file.
+#[allow(clippy::result_large_err)]
+fn parse_expr_at(piece: &str, offset: usize) -> Result<Expr, Error> {
+    let bad = || -> Error {
+        SyntaxError::Unsupported {
+            at: offset..offset + piece.len(),
+            op: "this f-string expression".to_string(),
+        }
+        .into()
+    };
+    if offset < 2 || piece.trim().is_empty() || piece.contains('\n') {
+        return Err(bad());
+    }
+    // A comment line of `offset - 1` bytes and its newline put the piece at `offset`.
+    let padded = format!("#{}\n({piece})", " ".repeat(offset - 2));
+    let (tokens, lex_errors) = lexer::lex(&padded);
+    if !lex_errors.is_empty() {
+        return Err(bad());
+    }
+    let body = match tokens.split_last() {
+        Some(((Token::Eof, _), rest)) => rest,
+        _ => &tokens[..],
+    };
+    // The parentheses were added one byte before the piece: shift every span back by one.
+    let chumsky_tokens: Vec<(Token<'_>, SimpleSpan)> = body
+        .iter()
+        .map(|(t, s)| {
+            (
+                t.clone(),
+                SimpleSpan::from(s.start.saturating_sub(1)..s.end.saturating_sub(1)),
+            )
+        })
+        .collect();
+    let eoi = SimpleSpan::from(padded.len()..padded.len());
+    let (expr, errors) = expr_parser()
+        .then_ignore(just(Token::Newline).or_not())
+        .parse(chumsky_tokens.as_slice().split_token_span(eoi))
+        .into_output_errors();
+    match expr {
+        Some(e) if errors.is_empty() => Ok(e),
+        _ => Err(bad()),
+    }
 }
 
 fn sp(s: SimpleSpan) -> Span {
@@ -111,6 +280,14 @@ fn merge(source: &str, lex_errors: Vec<Error>, mut parse_errors: Vec<Error>) -> 
     }
     all.sort_by_key(|e| (e.span.start, e.span.end));
     all
+}
+
+/// What follows the first item in brackets.
+#[derive(Clone)]
+enum Tail {
+    Comp(Vec<CompFor>),
+    More(Vec<Expr>),
+    Nothing,
 }
 
 /// The outcome of one postfix operation, folded onto the expression before it.
@@ -152,7 +329,6 @@ where
             Token::True => ExprKind::Bool(true),
             Token::False => ExprKind::Bool(false),
             Token::None => ExprKind::None,
-            Token::Str(text) => ExprKind::Str(string_text(text)),
             Token::Ellipsis => ExprKind::Ellipsis,
             Token::Error => ExprKind::Error,
         }
@@ -161,28 +337,133 @@ where
             span: sp(e.span()),
         });
 
-        // `(e)`, `()`, `(a,)`, `(a, b)`.
-        let items = expr
+        // String literals, adjacent ones concatenated as Python does (`"a" f"{b}"`).
+        let one_string = select! { Token::Str(text) => text }
+            .map_with(|text: &str, e| (text, sp(e.span())))
+            .validate(|(text, span): (&str, Span), _, emitter| {
+                match string_expr(text, span.start) {
+                    Ok(k) => k,
+                    Err(err) => {
+                        emitter.emit(custom(err));
+                        ExprKind::Error
+                    }
+                }
+            });
+        let string = one_string
+            .repeated()
+            .at_least(1)
+            .collect::<Vec<ExprKind>>()
+            .map_with(|kinds, e| Expr {
+                kind: concat_strings(kinds),
+                span: sp(e.span()),
+            });
+
+        // `*e` in a display or a call.
+        let starred_item = just(Token::Star)
+            .ignore_then(expr.clone())
+            .map_with(|inner, e| Expr {
+                kind: ExprKind::Starred(Box::new(inner)),
+                span: sp(e.span()),
+            })
+            .or(expr.clone())
+            .labelled(L_EXPR);
+
+        // `for target in iter if cond ...`, one or more, after a comprehension's element.
+        let target_atom = ident().map(Target::Name);
+        let comp_target = target_atom
             .clone()
             .separated_by(just(Token::Comma))
             .at_least(1)
-            .collect::<Vec<Expr>>()
-            .then(just(Token::Comma).or_not().map(|c| c.is_some()));
-        let paren = items
-            .or_not()
-            .delimited_by(just(Token::LParen), just(Token::RParen))
-            .map_with(|items, e| match items {
-                Some((v, false)) if v.len() == 1 => {
-                    v.into_iter().next().expect("length checked to be 1")
+            .collect::<Vec<Target>>()
+            .or(target_atom
+                .separated_by(just(Token::Comma))
+                .at_least(1)
+                .collect::<Vec<Target>>()
+                .delimited_by(just(Token::LParen), just(Token::RParen)))
+            .map_with(|mut items, e| {
+                if items.len() == 1 {
+                    items.pop().expect("one item")
+                } else {
+                    Target::Seq {
+                        items,
+                        span: sp(e.span()),
+                    }
                 }
-                Some((v, _)) => Expr {
-                    kind: ExprKind::Tuple(v),
-                    span: sp(e.span()),
-                },
-                None => Expr {
-                    kind: ExprKind::Tuple(Vec::new()),
-                    span: sp(e.span()),
-                },
+            });
+        // The iterable and conditions of a comprehension stop before `if`/`for`: they are
+        // parsed without conditional expressions (`or`-level).
+        let comp_for = just(Token::For)
+            .ignore_then(comp_target)
+            .then_ignore(just(Token::In))
+            .then(expr.clone())
+            .then(
+                just(Token::If)
+                    .ignore_then(expr.clone())
+                    .repeated()
+                    .collect::<Vec<Expr>>(),
+            )
+            .map(|((target, iter), conds)| CompFor {
+                target,
+                iter,
+                conds,
+            });
+        let comp_fors = comp_for
+            .repeated()
+            .at_least(1)
+            .collect::<Vec<CompFor>>()
+            .boxed();
+
+        // What follows the first item of a bracketed display: a comprehension, more items, or
+        // nothing (each item is parsed once, so nesting stays linear).
+        let tail = choice((
+            comp_fors.clone().map(Tail::Comp),
+            just(Token::Comma)
+                .ignore_then(
+                    starred_item
+                        .clone()
+                        .separated_by(just(Token::Comma))
+                        .allow_trailing()
+                        .collect::<Vec<Expr>>(),
+                )
+                .map(Tail::More),
+            empty().to(Tail::Nothing),
+        ));
+        let body = starred_item.clone().then(tail).or_not();
+
+        // `(e)`, `()`, `(a,)`, `(a, b)`, `(e for v in xs)`.
+        let paren = body
+            .clone()
+            .delimited_by(just(Token::LParen), just(Token::RParen))
+            .map_with(|body, e| {
+                let span = sp(e.span());
+                match body {
+                    None => Expr {
+                        kind: ExprKind::Tuple(Vec::new()),
+                        span,
+                    },
+                    Some((first, Tail::Nothing)) if !matches!(first.kind, ExprKind::Starred(_)) => {
+                        first
+                    }
+                    Some((first, Tail::Nothing)) => Expr {
+                        kind: ExprKind::Tuple(vec![first]),
+                        span,
+                    },
+                    Some((first, Tail::More(rest))) => {
+                        let mut items = vec![first];
+                        items.extend(rest);
+                        Expr {
+                            kind: ExprKind::Tuple(items),
+                            span,
+                        }
+                    }
+                    Some((first, Tail::Comp(gens))) => Expr {
+                        kind: ExprKind::ListComp {
+                            elt: Box::new(first),
+                            gens,
+                        },
+                        span,
+                    },
+                }
             })
             .recover_with(via_parser(nested_delimiters(
                 Token::LParen,
@@ -194,16 +475,25 @@ where
                 },
             )));
 
-        // `[a, b]`: a list, which the language treats as a tuple (`axis=[1]`, shapes).
-        let list = expr
-            .clone()
-            .separated_by(just(Token::Comma))
-            .allow_trailing()
-            .collect::<Vec<Expr>>()
+        // `[a, b]` and `[e for v in xs if c]`.
+        let list = body
             .delimited_by(just(Token::LBracket), just(Token::RBracket))
-            .map_with(|items, e| Expr {
-                kind: ExprKind::Tuple(items),
-                span: sp(e.span()),
+            .map_with(|body, e| {
+                let span = sp(e.span());
+                let kind = match body {
+                    None => ExprKind::List(Vec::new()),
+                    Some((first, Tail::Nothing)) => ExprKind::List(vec![first]),
+                    Some((first, Tail::More(rest))) => {
+                        let mut items = vec![first];
+                        items.extend(rest);
+                        ExprKind::List(items)
+                    }
+                    Some((first, Tail::Comp(gens))) => ExprKind::ListComp {
+                        elt: Box::new(first),
+                        gens,
+                    },
+                };
+                Expr { kind, span }
             })
             .recover_with(via_parser(nested_delimiters(
                 Token::LBracket,
@@ -215,7 +505,21 @@ where
                 },
             )));
 
-        let atom = literal.or(paren).or(list).boxed();
+        // `{k: v, ...}`
+        let dict = expr
+            .clone()
+            .then_ignore(just(Token::Colon))
+            .then(expr.clone())
+            .separated_by(just(Token::Comma))
+            .allow_trailing()
+            .collect::<Vec<(Expr, Expr)>>()
+            .delimited_by(just(Token::LBrace), just(Token::RBrace))
+            .map_with(|items, e| Expr {
+                kind: ExprKind::Dict(items),
+                span: sp(e.span()),
+            });
+
+        let atom = literal.or(string).or(paren).or(list).or(dict).boxed();
 
         // Calls: positional arguments, then keyword arguments.
         let kwarg = ident()
@@ -228,7 +532,21 @@ where
                     span: sp(e.span()),
                 })
             });
-        let arg = kwarg.or(expr.clone().map(Arg::Pos));
+        // A positional argument, or a generator (`sum(x for x in xs)`), parsed once.
+        let pos_arg = starred_item
+            .clone()
+            .then(comp_fors.clone().or_not())
+            .map_with(|(elt, gens), e| match gens {
+                None => elt,
+                Some(gens) => Expr {
+                    kind: ExprKind::ListComp {
+                        elt: Box::new(elt),
+                        gens,
+                    },
+                    span: sp(e.span()),
+                },
+            });
+        let arg = kwarg.or(pos_arg.map(Arg::Pos));
         let call = arg
             .separated_by(just(Token::Comma))
             .allow_trailing()
@@ -261,25 +579,26 @@ where
             )));
 
         // Subscripts: `e` or `lo:hi` with optional bounds, comma-separated.
+        // `e`, or a slice `lo:hi[:step]` with every part optional.
+        let step = just(Token::Colon).ignore_then(expr.clone().or_not());
+        let slice_rest = just(Token::Colon)
+            .ignore_then(expr.clone().or_not())
+            .then(step.or_not());
         let index = choice((
-            just(Token::Colon)
-                .ignore_then(expr.clone().or_not())
-                .map_with(|hi, e| Index::Slice {
-                    lo: None,
-                    hi,
-                    span: sp(e.span()),
-                }),
+            slice_rest.clone().map_with(|(hi, step), e| Index::Slice {
+                lo: None,
+                hi,
+                step: step.flatten().map(Box::new),
+                span: sp(e.span()),
+            }),
             expr.clone()
-                .then(
-                    just(Token::Colon)
-                        .ignore_then(expr.clone().or_not())
-                        .or_not(),
-                )
+                .then(slice_rest.or_not())
                 .map_with(|(lo, rest), e| match rest {
                     None => Index::Expr(lo),
-                    Some(hi) => Index::Slice {
+                    Some((hi, step)) => Index::Slice {
                         lo: Some(lo),
                         hi,
+                        step: step.flatten().map(Box::new),
                         span: sp(e.span()),
                     },
                 }),
@@ -334,19 +653,32 @@ where
             Token::Plus => UnaryOp::Pos,
         }
         .map_with(|op, e| (op, sp(e.span())));
+        // `a ** b`: tighter than a unary minus on its left (`-x ** 2` is `-(x ** 2)`); the
+        // exponent is a unary expression (not chained).
+        let signed_postfix = unary_op
+            .repeated()
+            .collect::<Vec<_>>()
+            .then(postfix.clone())
+            .map(fold_unary);
+        let power = postfix
+            .then(just(Token::DoubleStar).ignore_then(signed_postfix).or_not())
+            .map_with(|(base, exp), e| match exp {
+                None => base,
+                Some(exp) => Expr {
+                    kind: ExprKind::Binary {
+                        op: BinOp::Pow,
+                        lhs: Box::new(base),
+                        rhs: Box::new(exp),
+                    },
+                    span: sp(e.span()),
+                },
+            })
+            .boxed();
         let unary = unary_op
             .repeated()
             .collect::<Vec<_>>()
-            .then(postfix)
-            .map(|(ops, operand)| {
-                ops.into_iter().rev().fold(operand, |acc, (op, span)| Expr {
-                    span: span.start..acc.span.end,
-                    kind: ExprKind::Unary {
-                        op,
-                        operand: Box::new(acc),
-                    },
-                })
-            })
+            .then(power)
+            .map(fold_unary)
             .labelled(L_EXPR);
 
         let binary = |op: BinOp, lhs: Expr, rhs: Expr, span: SimpleSpan| Expr {
@@ -389,6 +721,14 @@ where
                 move |lhs, rhs, e| binary(BinOp::BitAnd, lhs, rhs, e.span()),
             )
             .boxed();
+        // `|`, between `&` and comparisons.
+        let bit_and = bit_and
+            .clone()
+            .foldl_with(
+                just(Token::Pipe).ignore_then(bit_and).repeated(),
+                move |lhs, rhs, e| binary(BinOp::BitOr, lhs, rhs, e.span()),
+            )
+            .boxed();
         // Comparisons, `not`, `and`, `or` (loosest last), each folded iteratively.
         let is_op = just(Token::Is)
             .ignore_then(just(Token::Not).or_not())
@@ -399,21 +739,51 @@ where
                     CmpOp::Is
                 }
             });
+        let in_op = just(Token::In)
+            .to(CmpOp::In)
+            .or(just(Token::Not).then(just(Token::In)).to(CmpOp::NotIn));
         let cmp_op = select! { Token::Compare(s) => s }
             .try_map(|s: &str, span| {
                 CmpOp::from_symbol(s).ok_or_else(|| Rich::custom(span, unsupported(s, sp(span))))
             })
             .or(is_op)
+            .or(in_op)
             .labelled(L_OPERATOR);
+        // `a < b < c` is `a < b and b < c` (`b` is a pure expression here, evaluated twice).
         let comparison = bit_and
             .clone()
-            .foldl_with(cmp_op.then(bit_and).repeated(), |lhs, (op, rhs), e| Expr {
-                kind: ExprKind::Compare {
-                    op,
-                    lhs: Box::new(lhs),
-                    rhs: Box::new(rhs),
-                },
-                span: sp(e.span()),
+            .then(
+                cmp_op
+                    .then(bit_and)
+                    .repeated()
+                    .collect::<Vec<(CmpOp, Expr)>>(),
+            )
+            .map(|(first, rest)| {
+                let mut lhs = first;
+                let mut chain: Option<Expr> = None;
+                for (op, rhs) in rest {
+                    let cmp = Expr {
+                        span: lhs.span.start..rhs.span.end,
+                        kind: ExprKind::Compare {
+                            op,
+                            lhs: Box::new(lhs),
+                            rhs: Box::new(rhs.clone()),
+                        },
+                    };
+                    chain = Some(match chain {
+                        None => cmp,
+                        Some(prev) => Expr {
+                            span: prev.span.start..cmp.span.end,
+                            kind: ExprKind::BoolOp {
+                                and: true,
+                                lhs: Box::new(prev),
+                                rhs: Box::new(cmp),
+                            },
+                        },
+                    });
+                    lhs = rhs;
+                }
+                chain.unwrap_or(lhs)
             })
             .boxed();
         let not = just(Token::Not)
@@ -444,15 +814,102 @@ where
             .clone()
             .foldl_with(just(Token::And).ignore_then(not).repeated(), bool_op(true))
             .boxed();
-        conjunction
+        let disjunction = conjunction
             .clone()
             .foldl_with(
                 just(Token::Or).ignore_then(conjunction).repeated(),
                 bool_op(false),
             )
-            .labelled(L_EXPR)
-            .boxed()
+            .boxed();
+        // `body if test else orelse`, and `lambda params: body`.
+        let ifexp = disjunction
+            .clone()
+            .then(
+                just(Token::If)
+                    .ignore_then(disjunction.clone())
+                    .then_ignore(just(Token::Else))
+                    .then(expr.clone())
+                    .or_not(),
+            )
+            .map_with(|(body, rest), e| match rest {
+                None => body,
+                Some((test, orelse)) => Expr {
+                    kind: ExprKind::IfExp {
+                        test: Box::new(test),
+                        body: Box::new(body),
+                        orelse: Box::new(orelse),
+                    },
+                    span: sp(e.span()),
+                },
+            });
+        let lambda_param = ident()
+            .then(
+                just(Token::Assign)
+                    .ignore_then(disjunction.clone())
+                    .or_not(),
+            )
+            .map_with(|(name, default), e| Param {
+                name,
+                ty: None,
+                default,
+                span: sp(e.span()),
+            });
+        let lambda = just(Token::Lambda)
+            .ignore_then(
+                lambda_param
+                    .separated_by(just(Token::Comma))
+                    .collect::<Vec<Param>>(),
+            )
+            .then_ignore(just(Token::Colon))
+            .then(expr.clone())
+            .map_with(|(params, body), e| Expr {
+                kind: ExprKind::Lambda {
+                    params,
+                    body: Box::new(body),
+                },
+                span: sp(e.span()),
+            });
+        lambda.or(ifexp).labelled(L_EXPR).boxed()
     })
+}
+
+/// Folds prefix `-`/`+` operators (innermost last) onto their operand.
+fn fold_unary((ops, operand): (Vec<(UnaryOp, Span)>, Expr)) -> Expr {
+    ops.into_iter().rev().fold(operand, |acc, (op, span)| Expr {
+        span: span.start..acc.span.end,
+        kind: ExprKind::Unary {
+            op,
+            operand: Box::new(acc),
+        },
+    })
+}
+
+/// Adjacent string literals as one: plain text joined, or f-string parts in order.
+fn concat_strings(kinds: Vec<ExprKind>) -> ExprKind {
+    if kinds.len() == 1 {
+        return kinds.into_iter().next().expect("one item");
+    }
+    if kinds.contains(&ExprKind::Error) {
+        return ExprKind::Error;
+    }
+    if kinds.iter().all(|k| matches!(k, ExprKind::Str(_))) {
+        let mut out = String::new();
+        for k in kinds {
+            if let ExprKind::Str(t) = k {
+                out.push_str(&t);
+            }
+        }
+        return ExprKind::Str(out);
+    }
+    let mut parts = Vec::new();
+    for k in kinds {
+        match k {
+            ExprKind::Str(t) => parts.push(FPart::Lit(t)),
+            ExprKind::FStr(ps) => parts.extend(ps),
+            _ => {}
+        }
+    }
+    ExprKind::FStr(parts)
 }
 
 /// `:` at the end of a header. When the line simply ends without it, the colon is reported and
@@ -504,21 +961,196 @@ fn to_target(lhs: Expr) -> Result<Target, Box<Error>> {
                 SyntaxError::SubscriptTarget { at: value.span }.into(),
             )),
         },
-        ExprKind::Tuple(items) => {
-            let mut names = Vec::new();
-            for item in items {
-                match item.kind {
-                    ExprKind::Name(name) => names.push(Ident {
-                        name,
-                        span: item.span,
-                    }),
-                    _ => return Err(Box::new(SyntaxError::TupleTarget { at: item.span }.into())),
-                }
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            if items.iter().all(|i| matches!(i.kind, ExprKind::Name(_))) {
+                let names = items
+                    .into_iter()
+                    .map(|item| match item.kind {
+                        ExprKind::Name(name) => Ident {
+                            name,
+                            span: item.span,
+                        },
+                        _ => unreachable!("checked to be names"),
+                    })
+                    .collect();
+                return Ok(Target::Tuple { names, span });
             }
-            Ok(Target::Tuple { names, span })
+            let mut out = Vec::new();
+            for item in items {
+                out.push(to_target(item)?);
+            }
+            Ok(Target::Seq { items: out, span })
         }
+        ExprKind::Starred(inner) => match inner.kind {
+            ExprKind::Name(name) => Ok(Target::Starred(Ident {
+                name,
+                span: inner.span,
+            })),
+            _ => Err(Box::new(SyntaxError::TupleTarget { at: inner.span }.into())),
+        },
         _ => Err(Box::new(SyntaxError::BadTarget { at: span }.into())),
     }
+}
+
+/// `a, b` where a tuple may stand without brackets (both sides of `=`, `return`, `for ... in`).
+fn expr_list<'t, 's: 't, I>(
+    expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone,
+) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let item = just(Token::Star)
+        .ignore_then(expr.clone())
+        .map_with(|inner, e| Expr {
+            kind: ExprKind::Starred(Box::new(inner)),
+            span: sp(e.span()),
+        })
+        .or(expr)
+        .labelled(L_EXPR);
+    item.separated_by(just(Token::Comma))
+        .at_least(1)
+        .collect::<Vec<Expr>>()
+        .then(just(Token::Comma).or_not().map(|c| c.is_some()))
+        .map_with(|(mut items, trailing), e| {
+            if items.len() == 1 && !trailing && !matches!(items[0].kind, ExprKind::Starred(_)) {
+                items.pop().expect("one item")
+            } else {
+                Expr {
+                    kind: ExprKind::Tuple(items),
+                    span: sp(e.span()),
+                }
+            }
+        })
+}
+
+/// The target of a `for` (or a comprehension): names, possibly nested in brackets, one `*rest`.
+fn target_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Target, Ex<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let seq = |items: Vec<Target>, span: Span| {
+        if items.iter().all(|t| matches!(t, Target::Name(_))) {
+            let names = items
+                .into_iter()
+                .map(|t| match t {
+                    Target::Name(id) => id,
+                    _ => unreachable!("checked to be names"),
+                })
+                .collect();
+            Target::Tuple { names, span }
+        } else {
+            Target::Seq { items, span }
+        }
+    };
+    let item = recursive(|item| {
+        let items = item
+            .separated_by(just(Token::Comma))
+            .at_least(1)
+            .allow_trailing()
+            .collect::<Vec<Target>>();
+        choice((
+            ident().map(Target::Name),
+            just(Token::Star).ignore_then(ident()).map(Target::Starred),
+            items
+                .clone()
+                .delimited_by(just(Token::LParen), just(Token::RParen))
+                .map_with(move |items, e| seq(items, sp(e.span()))),
+            items
+                .delimited_by(just(Token::LBracket), just(Token::RBracket))
+                .map_with(move |items, e| seq(items, sp(e.span()))),
+        ))
+    });
+    item.separated_by(just(Token::Comma))
+        .at_least(1)
+        .collect::<Vec<Target>>()
+        .then(just(Token::Comma).or_not().map(|c| c.is_some()))
+        .map_with(move |(mut items, trailing), e| {
+            if items.len() == 1 && !trailing && !matches!(items[0], Target::Starred(_)) {
+                items.pop().expect("one item")
+            } else {
+                seq(items, sp(e.span()))
+            }
+        })
+        .boxed()
+}
+
+/// `@decorator ... def name(params) [-> T]: body`, at module level or in a block.
+fn def_parser<'t, 's: 't, I>(
+    expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
+    block: impl Parser<'t, I, Vec<Stmt>, Ex<'t, 's>> + Clone + 't,
+) -> impl Parser<'t, I, Kernel, Ex<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    // `name[: annotation][= default]`, `*args`, `**kwargs` (both accepted; `*` alone too).
+    let param = just(Token::Star)
+        .or(just(Token::DoubleStar))
+        .or_not()
+        .then(ident().or_not())
+        .then(just(Token::Colon).ignore_then(expr.clone()).or_not())
+        .then(just(Token::Assign).ignore_then(expr.clone()).or_not())
+        .try_map(|(((star, name), ty), default), span| {
+            let name = match (star, name) {
+                (None, Some(n)) => n,
+                (Some(Token::Star), Some(n)) => Ident {
+                    name: format!("*{}", n.name),
+                    span: n.span,
+                },
+                (Some(_), Some(n)) => Ident {
+                    name: format!("**{}", n.name),
+                    span: n.span,
+                },
+                (Some(Token::Star), None) => Ident {
+                    name: "*".to_string(),
+                    span: sp(span),
+                },
+                _ => return Err(Rich::custom(span, unsupported("this parameter", sp(span)))),
+            };
+            Ok(Param {
+                name,
+                ty,
+                default,
+                span: sp(span),
+            })
+        });
+    let decorator = just(Token::At)
+        .ignore_then(expr.clone())
+        .then_ignore(just(Token::Newline));
+    let params = param
+        .separated_by(just(Token::Comma))
+        .allow_trailing()
+        .collect::<Vec<Param>>()
+        .delimited_by(just(Token::LParen), just(Token::RParen))
+        .recover_with(via_parser(nested_delimiters(
+            Token::LParen,
+            Token::RParen,
+            [(Token::LBracket, Token::RBracket)],
+            |_| Vec::new(),
+        )))
+        .labelled(L_PARAMS);
+    decorator
+        .repeated()
+        .collect::<Vec<Expr>>()
+        .then(just(Token::Def).map_with(|_, e| sp(e.span())))
+        .then(ident())
+        .then(params)
+        .then_ignore(just(Token::Arrow).then(expr).or_not())
+        .then_ignore(header_colon(L_COLON_DEF, "def"))
+        .then(block)
+        .map(|((((decorators, kw), name), params), body)| {
+            let end = body.last().map_or(kw.end, |s| s.span.end);
+            let start = decorators
+                .first()
+                .map_or(kw.start, |d| kw.start.min(d.span.start));
+            let _ = start;
+            Kernel {
+                name,
+                decorators,
+                params,
+                body,
+                span: kw.start..end,
+            }
+        })
 }
 
 fn stmt_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
@@ -533,20 +1165,38 @@ where
             .then_ignore(just(Token::Dedent))
             .boxed();
 
+        // `for i in ...`, `for i, (a, b) in ...`: the target is a name or an unpacking.
+        let for_target = target_parser();
         let for_stmt = just(Token::For)
             .map_with(|_, e| sp(e.span()))
-            .then(ident())
+            .then(for_target)
             .then_ignore(just(Token::In))
-            .then(expr.clone())
+            .then(expr_list(expr.clone()))
             .then_ignore(header_colon(L_COLON_FOR, "for"))
             .then(block.clone())
-            .map(|(((kw, var), iter), body)| {
+            .map(|(((kw, target), iter), body)| {
                 let end = body.last().map_or(kw.end, |s| s.span.end);
                 Stmt {
-                    kind: StmtKind::For { var, iter, body },
+                    kind: StmtKind::For { target, iter, body },
                     span: kw.start..end,
                 }
             });
+        let while_stmt = just(Token::While)
+            .map_with(|_, e| sp(e.span()))
+            .then(expr.clone())
+            .then_ignore(header_colon(L_COLON_IF, "while"))
+            .then(block.clone())
+            .map(|((kw, test), body)| {
+                let end = body.last().map_or(kw.end, |s| s.span.end);
+                Stmt {
+                    kind: StmtKind::While { test, body },
+                    span: kw.start..end,
+                }
+            });
+        let def_stmt = def_parser(expr.clone(), block.clone()).map(|k| Stmt {
+            span: k.span.clone(),
+            kind: StmtKind::Def(std::rc::Rc::new(k)),
+        });
 
         // `if test: ...`, any number of `elif test: ...`, then optionally `else: ...`; an `elif`
         // is an `if` alone in the `else` branch of the one before.
@@ -610,33 +1260,72 @@ where
             Token::MinusAssign => Some(BinOp::Sub),
             Token::StarAssign => Some(BinOp::Mul),
             Token::SlashAssign => Some(BinOp::Div),
+            Token::FloorDivAssign => Some(BinOp::FloorDiv),
+            Token::ModAssign => Some(BinOp::Mod),
         };
         // `a, b` where a tuple may stand without brackets (both sides of `=`).
-        let expr_list = expr
-            .clone()
-            .separated_by(just(Token::Comma))
-            .at_least(1)
-            .collect::<Vec<Expr>>()
-            .then(just(Token::Comma).or_not().map(|c| c.is_some()))
-            .map_with(|(mut items, trailing), e| {
-                if items.len() == 1 && !trailing {
-                    items.pop().expect("one item")
-                } else {
-                    Expr {
-                        kind: ExprKind::Tuple(items),
-                        span: sp(e.span()),
-                    }
-                }
-            });
+        let expr_list = expr_list(expr.clone());
+        // `x: T = v` (the annotation is a hint and is dropped), `x: T` (declares nothing).
+        let annotation = just(Token::Colon).ignore_then(expr.clone());
+        // `a = b = v`: every target but the last is followed by `=`.
         let assign_or_expr = expr_list
             .clone()
-            .then(assign_op.then(expr_list).or_not())
-            .validate(|(lhs, rhs), _, emitter| match rhs {
-                None if lhs.kind == ExprKind::Error => StmtKind::Error,
-                // A docstring, or any bare string: it does nothing.
-                None if matches!(lhs.kind, ExprKind::Str(_)) => StmtKind::Pass,
-                None => StmtKind::Expr(lhs),
-                Some((op, value)) => match to_target(lhs) {
+            .then(annotation.or_not())
+            .then(
+                assign_op
+                    .then(expr_list.clone())
+                    .repeated()
+                    .collect::<Vec<_>>(),
+            )
+            .validate(|((lhs, ann), rhs), _, emitter| {
+                let mut rhs = rhs;
+                let Some((op, value)) = rhs.pop() else {
+                    return match (&lhs.kind, ann) {
+                        (ExprKind::Error, _) => StmtKind::Error,
+                        (_, Some(_)) => StmtKind::Pass,
+                        // A docstring, or any bare string: it does nothing.
+                        (ExprKind::Str(_), None) => StmtKind::Pass,
+                        _ => StmtKind::Expr(lhs),
+                    };
+                };
+                // Chained `a = b = v`: the first target and the middle ones.
+                let mut targets = vec![lhs];
+                for (op, middle) in rhs {
+                    if op.is_some() {
+                        emitter.emit(custom(SyntaxError::BadTarget {
+                            at: middle.span.clone(),
+                        }));
+                        return StmtKind::Error;
+                    }
+                    targets.push(middle);
+                }
+                if targets.len() > 1 {
+                    if op.is_some() {
+                        emitter.emit(custom(SyntaxError::BadTarget {
+                            at: value.span.clone(),
+                        }));
+                        return StmtKind::Error;
+                    }
+                    let mut ts = Vec::new();
+                    for t in targets {
+                        match to_target(t) {
+                            Ok(t) => ts.push(t),
+                            Err(error) => {
+                                emitter.emit(custom(*error));
+                                return StmtKind::Error;
+                            }
+                        }
+                    }
+                    return StmtKind::MultiAssign { targets: ts, value };
+                }
+                let lhs = targets.pop().expect("one target");
+                if let ExprKind::Subscript { value, .. } = &lhs.kind {
+                    if matches!(value.kind, ExprKind::Attribute { .. }) {
+                        // `os.environ["X"] = "1"`: Python nkc does not run.
+                        return StmtKind::Opaque("item assignment through an attribute".into());
+                    }
+                }
+                match to_target(lhs) {
                     Ok(target) => match op {
                         None => StmtKind::Assign { target, value },
                         Some(op) => StmtKind::AugAssign { target, op, value },
@@ -645,24 +1334,100 @@ where
                         emitter.emit(custom(*error));
                         StmtKind::Error
                     }
-                },
+                }
             });
 
         let assert = just(Token::Assert)
             .ignore_then(expr.clone())
             .then(just(Token::Comma).ignore_then(expr.clone()).or_not())
             .map(|(test, msg)| StmtKind::Assert { test, msg });
-        // `import m [as n]`, `from m import a, b`: the names are NKI's modules, which nkc knows.
+        // `import a.b [as n], ...` and `from a.b import c [as n], ...` (also in brackets).
+        let dotted = ident()
+            .separated_by(just(Token::Dot))
+            .at_least(1)
+            .collect::<Vec<Ident>>();
+        let alias = just(Token::As).ignore_then(ident()).or_not();
         let import = just(Token::Import)
-            .or(just(Token::From))
-            .then(none_of([Token::Newline]).repeated())
-            .to(StmtKind::Pass);
+            .ignore_then(
+                dotted
+                    .clone()
+                    .then(alias.clone())
+                    .separated_by(just(Token::Comma))
+                    .at_least(1)
+                    .collect::<Vec<_>>(),
+            )
+            .map(|items| {
+                StmtKind::Import(
+                    items
+                        .into_iter()
+                        .map(|(path, alias)| {
+                            let names: Vec<String> = path.iter().map(|i| i.name.clone()).collect();
+                            // `import a.b` binds `a` to the package `a`; `import a.b as n` binds `n`.
+                            match alias {
+                                Some(n) => (names, n),
+                                None => (vec![names[0].clone()], path[0].clone()),
+                            }
+                        })
+                        .collect(),
+                )
+            });
+        let from_names = ident()
+            .then(alias)
+            .separated_by(just(Token::Comma))
+            .at_least(1)
+            .allow_trailing()
+            .collect::<Vec<_>>();
+        let from_import = just(Token::From)
+            .ignore_then(dotted)
+            .then_ignore(just(Token::Import))
+            .then(
+                from_names
+                    .clone()
+                    .delimited_by(just(Token::LParen), just(Token::RParen))
+                    .or(from_names)
+                    .or(just(Token::Star).to(Vec::new())),
+            )
+            .map(|(path, names)| {
+                let base: Vec<String> = path.iter().map(|i| i.name.clone()).collect();
+                StmtKind::Import(
+                    names
+                        .into_iter()
+                        .map(|(name, alias)| {
+                            let mut full = base.clone();
+                            full.push(name.name.clone());
+                            (full, alias.unwrap_or(name))
+                        })
+                        .collect(),
+                )
+            });
+
+        // A statement nkc does not run, with its block (skipped token by token).
+        let skip_block = recursive(|sb| {
+            just(Token::Indent)
+                .ignore_then(
+                    choice((sb, none_of([Token::Indent, Token::Dedent]).ignored())).repeated(),
+                )
+                .then_ignore(just(Token::Dedent))
+                .ignored()
+                .boxed()
+        });
+        let opaque = select! { Token::Unsupported(k) if k != ";" => k }
+            .then_ignore(none_of([Token::Newline]).repeated())
+            .then_ignore(just(Token::Newline))
+            .then_ignore(skip_block.or_not())
+            .map_with(|k: &str, e| Stmt {
+                kind: StmtKind::Opaque(k.to_string()),
+                span: sp(e.span()),
+            });
 
         let simple = choice((
             ret,
             just(Token::Pass).to(StmtKind::Pass),
+            just(Token::Break).to(StmtKind::Break),
+            just(Token::Continue).to(StmtKind::Continue),
             assert,
             import,
+            from_import,
             assign_or_expr,
         ))
         .map_with(|kind, e| Stmt {
@@ -704,10 +1469,18 @@ where
                 }
             });
 
-        choice((for_stmt, if_stmt, simple, stray_block))
-            .labelled(L_STMT)
-            .recover_with(via_parser(skip_line))
-            .boxed()
+        choice((
+            for_stmt,
+            while_stmt,
+            if_stmt,
+            def_stmt,
+            opaque,
+            simple,
+            stray_block,
+        ))
+        .labelled(L_STMT)
+        .recover_with(via_parser(skip_line))
+        .boxed()
     })
 }
 
@@ -739,68 +1512,11 @@ fn bound_names(toks: &[(Token<'_>, Span)]) -> Vec<Ident> {
     Vec::new()
 }
 
-/// A top-level item of a module.
-enum Item {
-    Kernel(Kernel),
-    Stmt(Stmt),
-}
-
 fn module_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Module, Ex<'t, 's>>
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
-    let expr = expr_parser();
     let stmt = stmt_parser();
-
-    let block = just(Token::Newline)
-        .ignore_then(just(Token::Indent).labelled(L_BLOCK))
-        .ignore_then(stmt.clone().repeated().at_least(1).collect::<Vec<Stmt>>())
-        .then_ignore(just(Token::Dedent));
-
-    let param = ident()
-        .then(just(Token::Colon).ignore_then(expr.clone()).or_not())
-        .then(just(Token::Assign).ignore_then(expr.clone()).or_not())
-        .map_with(|((name, ty), default), e| Param {
-            name,
-            ty,
-            default,
-            span: sp(e.span()),
-        });
-    // `@nki.jit`, `@nki.jit(mode="simulation")`: decorators are accepted and ignored.
-    let decorator = just(Token::At)
-        .ignore_then(expr.clone())
-        .then_ignore(just(Token::Newline));
-    let params = param
-        .separated_by(just(Token::Comma))
-        .allow_trailing()
-        .collect::<Vec<Param>>()
-        .delimited_by(just(Token::LParen), just(Token::RParen))
-        .recover_with(via_parser(nested_delimiters(
-            Token::LParen,
-            Token::RParen,
-            [(Token::LBracket, Token::RBracket)],
-            |_| Vec::new(),
-        )))
-        .labelled(L_PARAMS);
-
-    let kernel = decorator
-        .repeated()
-        .ignore_then(just(Token::Def))
-        .map_with(|_, e| sp(e.span()))
-        .then(ident())
-        .then(params)
-        .then_ignore(just(Token::Arrow).then(expr).or_not())
-        .then_ignore(header_colon(L_COLON_DEF, "def"))
-        .then(block)
-        .map(|(((kw, name), params), body)| {
-            let end = body.last().map_or(kw.end, |s| s.span.end);
-            Kernel {
-                name,
-                params,
-                body,
-                span: kw.start..end,
-            }
-        });
 
     // Last resort, for a token no statement can start with and no recovery can skip.
     let stray = any().map_with(|t: Token<'s>, e| {
@@ -812,30 +1528,29 @@ where
             at: span.clone(),
             found: t.describe(),
         }));
-        Item::Stmt(Stmt {
+        Stmt {
             kind: StmtKind::Error,
             span,
-        })
+        }
     });
 
-    // A kernel is a statement too, as far as messages go ("expected a statement").
-    choice((
-        kernel.map(Item::Kernel).labelled(L_STMT),
-        stmt.map(Item::Stmt),
-        stray,
-    ))
-    .repeated()
-    .collect::<Vec<Item>>()
-    .map(|items| {
-        let mut module = Module::default();
-        for item in items {
-            match item {
-                Item::Kernel(k) => module.kernels.push(k),
-                Item::Stmt(s) => module.items.push(s),
+    // A module-level `def` is a kernel (or a helper the kernels call); the other statements are
+    // run before the kernel, in order.
+    choice((stmt, stray))
+        .repeated()
+        .collect::<Vec<Stmt>>()
+        .map(|items| {
+            let mut module = Module::default();
+            for item in items {
+                match item.kind {
+                    StmtKind::Def(k) => module
+                        .kernels
+                        .push(std::rc::Rc::try_unwrap(k).unwrap_or_else(|k| (*k).clone())),
+                    _ => module.items.push(item),
+                }
             }
-        }
-        module
-    })
+            module
+        })
 }
 
 /// Words a chumsky error as a diagnostic. `None` for an error at an `Error` token, which the
@@ -909,9 +1624,6 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
             }
             .into(),
         );
-    }
-    if found == Some(Token::Def) {
-        return Some(SyntaxError::DefInBlock { at: span }.into());
     }
 
     // What could have come instead, in words. Continuations of an expression that is already

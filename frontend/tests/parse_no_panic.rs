@@ -136,7 +136,14 @@ fn stmt_has_error(s: &Stmt) -> bool {
         StmtKind::If { test, body, orelse } => {
             expr_has_error(test) || body.iter().chain(orelse).any(stmt_has_error)
         }
-        StmtKind::Pass => false,
+        StmtKind::MultiAssign { value, .. } => expr_has_error(value),
+        StmtKind::While { test, body } => expr_has_error(test) || body.iter().any(stmt_has_error),
+        StmtKind::Def(k) => k.body.iter().any(stmt_has_error),
+        StmtKind::Pass
+        | StmtKind::Opaque(_)
+        | StmtKind::Import(_)
+        | StmtKind::Break
+        | StmtKind::Continue => false,
     }
 }
 

@@ -199,38 +199,11 @@ impl Checker<'_> {
                 let a = self.const_value(lhs);
                 let b = self.const_value(rhs);
                 let (a, b) = (a?, b?);
-                match (a, b, op) {
-                    (Const::None, _, _) | (_, Const::None, _) => self.none_operand(e),
-                    (Const::Bool(x), Const::Bool(y), BinOp::BitAnd) => Some(Const::Bool(x & y)),
-                    (Const::Float(_), _, BinOp::BitAnd) | (_, Const::Float(_), BinOp::BitAnd) => {
-                        self.error(CheckError::AndOfFloat { at: e.span.clone() });
-                        None
+                match (a, b) {
+                    (Const::Int(_), Const::Int(_)) if !matches!(op, BinOp::Div) => {
+                        self.const_int(e).map(Const::Int)
                     }
-                    (
-                        Const::Int(_) | Const::Bool(_),
-                        Const::Int(_) | Const::Bool(_),
-                        BinOp::Div,
-                    ) => {
-                        let (x, y) = (a.as_f64(), b.as_f64());
-                        self.float_div(x, y, rhs).map(Const::Float)
-                    }
-                    (Const::Float(_), _, _) | (_, Const::Float(_), _) => {
-                        let (x, y) = (a.as_f64(), b.as_f64());
-                        let v = match op {
-                            BinOp::Add => x + y,
-                            BinOp::Sub => x - y,
-                            BinOp::Mul => x * y,
-                            BinOp::Div => self.float_div(x, y, rhs)?,
-                            BinOp::FloorDiv => (self.float_div(x, y, rhs)?).floor(),
-                            BinOp::Mod => {
-                                self.float_div(x, y, rhs)?;
-                                x - y * (x / y).floor()
-                            }
-                            BinOp::BitAnd => unreachable!("`&` of floats is reported above"),
-                        };
-                        Some(Const::Float(v))
-                    }
-                    _ => self.const_int(e).map(Const::Int),
+                    _ => self.const_binary(*op, a, b, e, rhs),
                 }
             }
             ExprKind::Call { func, args, kwargs } if builtin_name(func).is_some() => {
@@ -244,6 +217,56 @@ impl Checker<'_> {
                 }
                 self.error(CheckError::NotConst { at: e.span.clone() });
                 None
+            }
+        }
+    }
+
+    /// `a op b` on two compile-time scalars (`e` is the whole expression, `rhs` its right
+    /// operand): Python's rules, integers staying integers except under `/`.
+    pub(crate) fn const_binary(
+        &mut self,
+        op: BinOp,
+        a: Const,
+        b: Const,
+        e: &Expr,
+        rhs: &Expr,
+    ) -> Option<Const> {
+        match (a, b, op) {
+            (Const::None, _, _) | (_, Const::None, _) => self.none_operand(e),
+            (Const::Bool(x), Const::Bool(y), BinOp::BitAnd) => Some(Const::Bool(x & y)),
+            (Const::Float(_), _, BinOp::BitAnd) | (_, Const::Float(_), BinOp::BitAnd) => {
+                self.error(CheckError::AndOfFloat { at: e.span.clone() });
+                None
+            }
+            (Const::Int(_) | Const::Bool(_), Const::Int(_) | Const::Bool(_), BinOp::Div) => {
+                let (x, y) = (a.as_f64(), b.as_f64());
+                self.float_div(x, y, rhs).map(Const::Float)
+            }
+            (Const::Float(_), _, _) | (_, Const::Float(_), _) => {
+                let (x, y) = (a.as_f64(), b.as_f64());
+                let v = match op {
+                    BinOp::Add => x + y,
+                    BinOp::Sub => x - y,
+                    BinOp::Mul => x * y,
+                    BinOp::Div => self.float_div(x, y, rhs)?,
+                    BinOp::FloorDiv => (self.float_div(x, y, rhs)?).floor(),
+                    BinOp::Mod => {
+                        self.float_div(x, y, rhs)?;
+                        x - y * (x / y).floor()
+                    }
+                    BinOp::Pow => x.powf(y),
+                    BinOp::BitAnd | BinOp::BitOr => {
+                        self.error(CheckError::AndOfFloat { at: e.span.clone() });
+                        return None;
+                    }
+                };
+                Some(Const::Float(v))
+            }
+            _ => {
+                let x = penguin::AffineExpr::constant(a.as_f64() as i64);
+                let y = penguin::AffineExpr::constant(b.as_f64() as i64);
+                let r = self.int_binary(op, &x, &y, &e.span, &rhs.span)?;
+                r.as_constant().map(Const::Int)
             }
         }
     }
@@ -312,6 +335,17 @@ impl Checker<'_> {
             vals.push(self.const_value(a));
         }
         let vals: Vec<Const> = vals.into_iter().collect::<Option<_>>()?;
+        self.apply_builtin(name, vals, e)
+    }
+
+    /// A numeric builtin (`math.ceil`, `min`, `abs`, `int`, ...) applied to compile-time scalars
+    /// (`vals` is not empty).
+    pub(crate) fn apply_builtin(
+        &mut self,
+        name: &str,
+        vals: Vec<Const>,
+        e: &Expr,
+    ) -> Option<Const> {
         if vals.contains(&Const::None) {
             return self.none_operand(e);
         }

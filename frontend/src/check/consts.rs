@@ -72,7 +72,7 @@ impl Checker<'_> {
                     });
                     None
                 }
-                Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
+                Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None | Value::Py(_) => {
                     self.error(CheckError::ScalarNotInt {
                         name: n.to_string(),
                         at: e.span.clone(),
@@ -169,12 +169,30 @@ impl Checker<'_> {
                 self.error(CheckError::IntTrueDivision { at: span.clone() });
                 None
             }
-            BinOp::BitAnd => {
+            BinOp::BitAnd | BinOp::BitOr => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
                     self.error(CheckError::AndOfIv { at: span.clone() });
                     return None;
                 };
-                Some(AffineExpr::constant(x & y))
+                Some(AffineExpr::constant(if op == BinOp::BitAnd {
+                    x & y
+                } else {
+                    x | y
+                }))
+            }
+            BinOp::Pow => {
+                let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
+                    self.error(CheckError::DivOfIv {
+                        op: op.symbol(),
+                        at: span.clone(),
+                    });
+                    return None;
+                };
+                let r = u32::try_from(y)
+                    .ok()
+                    .and_then(|y| x.checked_pow(y))
+                    .map(AffineExpr::constant);
+                self.checked(r, span)
             }
             BinOp::FloorDiv | BinOp::Mod => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {

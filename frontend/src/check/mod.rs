@@ -54,11 +54,15 @@ mod consts;
 mod dst;
 mod elementwise_ops;
 pub(crate) mod error;
+mod eval_expr;
+mod exec;
+mod functions;
 mod nd;
 mod nisa;
 mod ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 mod reshape;
+mod pyvalue;
 mod slices;
 mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
@@ -190,6 +194,22 @@ pub(crate) enum Value {
     None,
     /// A binding whose definition failed; uses are silent.
     Error,
+    /// Any other compile-time Python value (`pyvalue`): a string, a tuple, a list, a function...
+    Py(std::rc::Rc<pyvalue::Py>),
+}
+
+/// The value of a scalar kernel argument given by the run (`--arg NAME=VALUE`).
+pub(crate) fn scalar_arg_value(a: &crate::ScalarArg) -> Value {
+    match a {
+        crate::ScalarArg::Int(v) => Value::Int(AffineExpr::constant(*v)),
+        crate::ScalarArg::Float(v) => Value::Float(*v),
+        crate::ScalarArg::Bool(b) => Value::Bool(*b),
+        crate::ScalarArg::None => Value::None,
+        crate::ScalarArg::Str(s) => Value::str(s.clone()),
+        crate::ScalarArg::Tuple(items) => {
+            Value::tuple(items.iter().map(scalar_arg_value).collect())
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -213,8 +233,9 @@ pub fn check_module(
     kernel: Option<&str>,
     specs: &crate::Specs,
 ) -> Result<Vec<CheckedKernel>, Vec<Error>> {
+    let args = &specs.args;
     let mut errors = Vec::new();
-    let globals = check_items(&module.items, &mut errors);
+    let globals = check_items(module, &mut errors);
 
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for k in &module.kernels {
@@ -232,8 +253,15 @@ pub fn check_module(
         }
     }
 
+    // With no kernel named: the decorated ones (`@nki.jit`) when there are any (the others are
+    // their helpers), else every one.
+    let decorated = module.kernels.iter().any(functions::is_decorated);
     let selected: Vec<&ast::Kernel> = match kernel {
-        None => module.kernels.iter().collect(),
+        None => module
+            .kernels
+            .iter()
+            .filter(|k| !decorated || functions::is_decorated(k))
+            .collect(),
         Some(name) => {
             let found: Vec<&ast::Kernel> = module
                 .kernels
@@ -252,6 +280,7 @@ pub fn check_module(
         let mut kernel_errors = Vec::new();
         let mut checker = Checker::new(&globals, &mut kernel_errors);
         checker.specs = Some(specs);
+        checker.args = Some(args);
         let result = checker.kernel(k);
         if kernel_errors.is_empty() {
             checked.push(result);
@@ -287,41 +316,55 @@ pub(crate) fn unknown_kernel(module: &ast::Module, name: &str) -> Error {
     .into()
 }
 
-/// Module-level statements: only compile-time integer bindings.
-fn check_items(items: &[ast::Stmt], errors: &mut Vec<Error>) -> HashMap<String, Bound> {
+/// Runs the module's statements (imports, constants, `if __name__ == ...` blocks) and binds
+/// every module-level function; the result is the globals the kernels see.
+fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String, Bound> {
     let empty = HashMap::new();
     let mut checker = Checker::new(&empty, errors);
-    for item in items {
-        match &item.kind {
-            ast::StmtKind::Assign {
-                target: ast::Target::Name(id),
-                value,
-            } => {
-                if RESERVED.contains(&id.name.as_str()) {
-                    checker.error(reserved(id));
-                    continue;
-                }
-                let value = match checker.classify(value) {
-                    stmts::Class::Float | stmts::Class::Bool => checker
-                        .const_value(value)
-                        .map_or(Value::Error, comptime::Const::value),
-                    _ => match checker.const_int(value) {
-                        Some(v) => Value::Int(AffineExpr::constant(v)),
-                        None => Value::Error,
-                    },
-                };
-                checker.scopes[0].insert(
-                    id.name.clone(),
-                    Bound {
-                        value,
-                        span: id.span.clone(),
-                    },
-                );
+    let mut out = Vec::new();
+    for item in &module.items {
+        let traced = match &item.kind {
+            ast::StmtKind::Assign { value, .. } | ast::StmtKind::Expr(value) => {
+                checker.traced(value)
             }
-            ast::StmtKind::Error | ast::StmtKind::Recovered { .. } | ast::StmtKind::Pass => {}
-            _ => checker.error(CheckError::BadModuleItem {
+            _ => false,
+        };
+        let is_call = matches!(&item.kind, ast::StmtKind::Expr(e) if matches!(e.kind, ast::ExprKind::Call { .. }));
+        if traced
+            || is_call
+                && checker.traced(match &item.kind {
+                    ast::StmtKind::Expr(e) => e,
+                    _ => unreachable!("checked to be an expression statement"),
+                })
+        {
+            checker.error(CheckError::BadModuleItem {
                 at: item.span.clone(),
-            }),
+            });
+            continue;
+        }
+        if let ast::StmtKind::Assign {
+            target: ast::Target::Name(id),
+            ..
+        } = &item.kind
+        {
+            if RESERVED.contains(&id.name.as_str()) {
+                checker.error(reserved(id));
+                continue;
+            }
+        }
+        let flow = checker.exec_block(std::slice::from_ref(item), &mut out, false);
+        if matches!(flow, stmts::Flow::Return(..)) {
+            checker.error(CheckError::BadModuleItem {
+                at: item.span.clone(),
+            });
+        }
+        if checker.stopped {
+            break;
+        }
+    }
+    for k in &module.kernels {
+        if let Some(f) = checker.make_function(std::rc::Rc::new(k.clone())) {
+            checker.bind(&k.name.name, f, k.name.span.clone());
         }
     }
     checker.scopes.pop().unwrap_or_default()
@@ -358,6 +401,32 @@ pub(crate) struct Checker<'a> {
     logical: HashMap<Tensor, Vec<u64>>,
     /// tile_nd: the partition dimension of multi-dimensional tiles, reshaped HBM views.
     tile_nd: tile_nd::TileNdData,
+    /// The values a run gives scalar parameters (`--arg`).
+    args: Option<&'a crate::Args>,
+    /// Set by a Python error: the kernel's evaluation stops.
+    stopped: bool,
+    /// Statements and loop iterations run so far (`functions::MAX_STEPS`).
+    steps: u64,
+    /// User-function frames open (`functions::MAX_DEPTH`).
+    frames: usize,
+    /// How many of `enclosing` were open when the current frame was entered.
+    loop_base: usize,
+    /// Instructions of tile operations traced inside an expression, not yet in their block.
+    pending: Vec<CStmt>,
+    /// Whether the statement being run is directly in a hardware loop's body.
+    in_loop_body: bool,
+    /// Temporaries named so far (unique suffixes).
+    temp_count: usize,
+    /// The axes of `range` loops being tried as hardware loops (`exec`).
+    soft_axes: Vec<Axis>,
+    /// Set when such a loop's index needs a value: the loop is unrolled instead.
+    need_unroll: bool,
+    /// True in a kernel's checker (functions defined in it close over its scope).
+    kernel_frame: bool,
+    /// Untyped parameters with no shape from the run, reported together.
+    missing: Vec<(String, Span)>,
+    /// The span and name of each value of the kernel's `return`.
+    return_items: Vec<(Span, String)>,
 }
 
 impl<'a> Checker<'a> {
@@ -375,6 +444,19 @@ impl<'a> Checker<'a> {
             specs: None,
             logical: HashMap::new(),
             tile_nd: tile_nd::TileNdData::default(),
+            args: None,
+            stopped: false,
+            steps: 0,
+            frames: 0,
+            loop_base: 0,
+            pending: Vec::new(),
+            in_loop_body: false,
+            temp_count: 0,
+            soft_axes: Vec::new(),
+            need_unroll: false,
+            kernel_frame: false,
+            missing: Vec::new(),
+            return_items: Vec::new(),
         }
     }
 

@@ -429,7 +429,7 @@ impl Checker<'_> {
                 });
                 None
             }
-            Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
+            Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None | Value::Py(_) => {
                 self.error(CheckError::ScalarNameNotTile {
                     name: n.to_string(),
                     at: span.clone(),
@@ -1608,6 +1608,6 @@ pub(super) fn tile_alu(op: BinOp) -> Option<AluOp> {
         BinOp::Sub => Some(AluOp::Subtract),
         BinOp::Mul => Some(AluOp::Multiply),
         BinOp::Div => Some(AluOp::Divide),
-        BinOp::FloorDiv | BinOp::Mod | BinOp::BitAnd => None,
+        BinOp::FloorDiv | BinOp::Mod | BinOp::BitAnd | BinOp::BitOr | BinOp::Pow => None,
     }
 }

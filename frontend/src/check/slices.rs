@@ -118,7 +118,17 @@ impl Checker<'_> {
                 Some(range) => range,
                 None => (self.affine(e)?, 1u64),
             },
-            Index::Slice { lo, hi, span } => {
+            Index::Slice { lo, hi, step, span } => {
+                if let Some(step) = step {
+                    self.error(crate::diagnostic::Error::new(
+                        crate::codes::PYTHON_UNSUPPORTED,
+                        "a slice of a tile with a step",
+                        step.span.clone(),
+                    )
+                    .with_label("nkc's tiles are contiguous")
+                    .with_help("select every element and drop the others with a mask, or copy the elements you need"));
+                    return None;
+                }
                 let l = lo.as_ref().map(|e| self.affine(e));
                 let h = hi.as_ref().map(|e| self.affine(e));
                 let l = l.unwrap_or(Some(AffineExpr::constant(0)))?;

@@ -41,6 +41,19 @@ pub(super) enum Class {
     Other,
 }
 
+/// How a block of statements ended.
+#[derive(Clone, Debug)]
+pub(crate) enum Flow {
+    /// It ran to its end.
+    Next,
+    Break,
+    Continue,
+    /// `return value` (the statement's span).
+    Return(Value, Span),
+    /// A Python error stopped the evaluation.
+    Stop,
+}
+
 impl Checker<'_> {
     pub(super) fn classify(&self, e: &Expr) -> Class {
         match &e.kind {
@@ -50,7 +63,7 @@ impl Checker<'_> {
                 Some(Value::Int(_) | Value::Iv(_)) => Class::Int,
                 Some(Value::Float(_)) => Class::Float,
                 Some(Value::Bool(_) | Value::None) => Class::Bool,
-                Some(Value::Vec(_)) => Class::Other,
+                Some(Value::Vec(_) | Value::Py(_)) => Class::Other,
                 Some(Value::Tile(_) | Value::Param(_)) => Class::Tile,
                 Some(Value::Error) => Class::Poison,
                 // Evaluated as an integer, which reports the undefined name.
@@ -92,15 +105,26 @@ impl Checker<'_> {
             ExprKind::Tuple(_)
             | ExprKind::Str(_)
             | ExprKind::Ellipsis
-            | ExprKind::Attribute { .. } => Class::Other,
+            | ExprKind::Attribute { .. }
+            | ExprKind::List(_)
+            | ExprKind::Dict(_)
+            | ExprKind::Starred(_)
+            | ExprKind::FStr(_)
+            | ExprKind::IfExp { .. }
+            | ExprKind::ListComp { .. }
+            | ExprKind::Lambda { .. } => Class::Other,
         }
     }
 
-    /// Checks one kernel.
+    /// Checks one kernel: binds its parameters, then runs its body.
     pub(super) fn kernel(&mut self, k: &ast::Kernel) -> CheckedKernel {
         let mut params = Vec::new();
         let mut seen: HashMap<&str, Span> = HashMap::new();
+        self.kernel_frame = true;
         for p in &k.params {
+            if p.name.name.starts_with('*') {
+                continue;
+            }
             if RESERVED.contains(&p.name.name.as_str()) {
                 self.error(reserved(&p.name));
                 continue;
@@ -114,10 +138,32 @@ impl Checker<'_> {
                 continue;
             }
             seen.insert(&p.name.name, p.name.span.clone());
+            if let Some(v) = self.args.and_then(|a| a.get(&p.name.name)) {
+                // A scalar argument of the run (`--arg eps=1e-5`).
+                let v = super::scalar_arg_value(v);
+                self.bind(&p.name.name, v, p.name.span.clone());
+                continue;
+            }
             if let Some(default) = &p.default {
-                // A compile-time scalar parameter: its default is its value.
+                // A compile-time parameter: its default is its value.
                 let value = self.scalar_param(p, default);
                 self.bind(&p.name.name, value, p.name.span.clone());
+                continue;
+            }
+            if let Some(hint) = p.ty.as_ref().and_then(scalar_hint) {
+                self.error(
+                    Error::new(
+                        crate::codes::MISSING_SCALAR_ARG,
+                        format!(
+                            "the {hint} parameter `{}` has no default and no value",
+                            p.name.name
+                        ),
+                        p.span.clone(),
+                    )
+                    .with_label("needs a value")
+                    .with_help(format!("give it one: `--arg {}=VALUE`", p.name.name)),
+                );
+                self.bind(&p.name.name, Value::Error, p.name.span.clone());
                 continue;
             }
             let value = match self.param_type(p) {
@@ -140,38 +186,23 @@ impl Checker<'_> {
             };
             self.bind(&p.name.name, value, p.name.span.clone());
         }
+        self.unspecialised_note(k);
 
         let mut body = Vec::new();
+        let flow = self.exec_block(&k.body, &mut body, false);
         let mut outputs = Vec::new();
-        let mut returned = false;
-        let last = k.body.iter().rposition(|s| {
-            !matches!(
-                s.kind,
-                StmtKind::Pass | StmtKind::Error | StmtKind::Recovered { .. }
-            )
-        });
-        for (i, s) in k.body.iter().enumerate() {
-            if let StmtKind::Return(values) = &s.kind {
-                if Some(i) != last {
-                    self.error(CheckError::ReturnNotLast { at: s.span.clone() });
-                }
-                if !returned {
-                    outputs = self.returns(values, &s.span);
-                }
-                returned = true;
-            } else {
-                self.stmt(s, &mut body, false);
-            }
-        }
         let broken = k
             .body
             .iter()
             .any(|s| matches!(s.kind, StmtKind::Error | StmtKind::Recovered { .. }));
-        if !returned && !broken {
-            self.error(CheckError::NoReturn {
+        match flow {
+            Flow::Return(v, span) => outputs = self.returns(v, &span),
+            Flow::Stop => {}
+            _ if self.stopped || broken || !self.missing.is_empty() => {}
+            _ => self.error(CheckError::NoReturn {
                 kernel: k.name.name.clone(),
                 at: k.name.span.clone(),
-            });
+            }),
         }
         for &t in &outputs {
             self.tensors[t.as_u32() as usize].kind = TensorKind::Output;
@@ -187,20 +218,59 @@ impl Checker<'_> {
         }
     }
 
-    /// `name=default`: a compile-time integer, float or boolean.
+    /// One diagnostic for all the parameters that need a shape from the run, instead of one each.
+    fn unspecialised_note(&mut self, k: &ast::Kernel) {
+        if self.missing.is_empty() {
+            return;
+        }
+        let names: Vec<String> = self.missing.iter().map(|(n, _)| format!("`{n}`")).collect();
+        let first = self.missing[0].1.clone();
+        let example = self.missing[0].0.clone();
+        let message = if names.len() == 1 {
+            format!(
+                "parameter {} has no type, and no shape was given for it",
+                names[0]
+            )
+        } else {
+            format!(
+                "kernel `{}`: parameters {} have no type, and no shape was given for them",
+                k.name.name,
+                names.join(", ")
+            )
+        };
+        let mut d = Error::new(crate::codes::UNSPECIALISED_PARAM, message, first)
+            .with_label("a shape-generic input");
+        for (_, span) in self.missing.iter().skip(1) {
+            d.secondary.push((span.clone(), "shape-generic too".into()));
+        }
+        d.notes.push(
+            "note: a kernel is specialised for the shapes of its inputs when it is run; the checks that do not depend on these shapes were run".to_string(),
+        );
+        d.notes.push(format!(
+            "help: give each one `--input {example}=FILE.npy` or `--shape {example}=ROWSxCOLS` (with `--dtype`), `--arg {example}=VALUE` for a scalar, or write `{example}: nl.hbm[nl.float32, ROWS, COLS]`"
+        ));
+        self.error(d);
+    }
+
+    /// `name=default`: any compile-time Python value.
     fn scalar_param(&mut self, p: &ast::Param, default: &Expr) -> Value {
-        match self.classify(default) {
-            Class::Int | Class::Float | Class::Bool => self
-                .const_value(default)
-                .map_or(Value::Error, |c| c.value()),
-            Class::Poison => Value::Error,
-            _ => {
+        if self.traced(default) {
+            self.error(CheckError::DefaultNotConst {
+                param: p.name.name.clone(),
+                at: default.span.clone(),
+            });
+            return Value::Error;
+        }
+        match self.eval(default) {
+            Some(Value::Iv(_) | Value::Tile(_) | Value::Param(_) | Value::Vec(_)) => {
                 self.error(CheckError::DefaultNotConst {
                     param: p.name.name.clone(),
                     at: default.span.clone(),
                 });
                 Value::Error
             }
+            Some(v) => v,
+            None => Value::Error,
         }
     }
 
@@ -208,10 +278,7 @@ impl Checker<'_> {
     fn param_spec(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2], Vec<u64>)> {
         let name = &p.name.name;
         let Some(spec) = self.specs.and_then(|s| s.get(name)) else {
-            self.error(CheckError::UnspecialisedParam {
-                name: name.to_string(),
-                at: p.span.clone(),
-            });
+            self.missing.push((name.to_string(), p.span.clone()));
             return None;
         };
         let (dtype, shape) = (spec.dtype, spec.shape.clone());
@@ -230,7 +297,7 @@ impl Checker<'_> {
 
     /// `nl.hbm[DTYPE, ROWS, COLS]`, or the shape of the run's input for an untyped parameter.
     fn param_type(&mut self, p: &ast::Param) -> Option<(penguin::DType, [u64; 2], Vec<u64>)> {
-        let Some(ty) = &p.ty else {
+        let Some(ty) = p.ty.as_ref().filter(|t| !is_hint(t)) else {
             return self.param_spec(p);
         };
         if let ExprKind::Subscript { value, indices } = &ty.kind {
@@ -255,34 +322,36 @@ impl Checker<'_> {
         None
     }
 
-    /// The outputs named by `return`.
-    fn returns(&mut self, values: &[Expr], span: &Span) -> Vec<penguin::Tensor> {
-        let mut flat: Vec<&Expr> = Vec::new();
-        for v in values {
-            match &v.kind {
-                ExprKind::Tuple(items) => flat.extend(items.iter()),
-                _ => flat.push(v),
-            }
-        }
-        if flat.is_empty() {
+    /// The outputs a kernel's `return` gives: HBM arrays made by the kernel, whole.
+    fn returns(&mut self, v: Value, span: &Span) -> Vec<penguin::Tensor> {
+        let flat: Vec<Value> = match (&v, v.seq_items()) {
+            (Value::Py(p), Some(items)) if matches!(**p, super::pyvalue::Py::Tuple(_)) => items,
+            _ => vec![v.clone()],
+        };
+        if flat.is_empty() || matches!(v, Value::None) {
             self.error(CheckError::EmptyReturn { at: span.clone() });
+            return Vec::new();
         }
         let mut outputs: Vec<(penguin::Tensor, Span)> = Vec::new();
-        for v in flat {
-            let ExprKind::Name(n) = &v.kind else {
-                if !matches!(v.kind, ExprKind::Error) {
-                    self.error(CheckError::ReturnNotName { at: v.span.clone() });
-                }
-                continue;
-            };
+        let items = std::mem::take(&mut self.return_items);
+        let mut names = if items.len() == flat.len() {
+            items.into_iter()
+        } else {
+            Vec::new().into_iter()
+        };
+        for item in flat {
+            let (at, name) = names
+                .next()
+                .unwrap_or((span.clone(), "the value".to_string()));
+            let span = &at;
             let bad = |this: &mut Self, what: &str| {
                 this.error(CheckError::ReturnNotOutput {
-                    name: n.to_string(),
+                    name: name.clone(),
                     what: what.to_string(),
-                    at: v.span.clone(),
+                    at: span.clone(),
                 });
             };
-            match self.lookup(n, &v.span) {
+            match item {
                 Value::Tile(t) => {
                     let td = self.tensor(t.tensor).clone();
                     if td.kind == TensorKind::Input {
@@ -297,27 +366,25 @@ impl Checker<'_> {
                     } else if let Some((_, first)) = outputs.iter().find(|(x, _)| *x == t.tensor) {
                         let first = first.clone();
                         self.error(CheckError::DuplicateReturn {
-                            name: n.to_string(),
+                            name: name.clone(),
                             first,
-                            at: v.span.clone(),
+                            at: span.clone(),
                         });
                     } else {
-                        outputs.push((t.tensor, v.span.clone()));
+                        outputs.push((t.tensor, span.clone()));
                     }
                 }
                 Value::Param(_) => bad(self, "a parameter"),
                 Value::Int(_) | Value::Iv(_) => bad(self, "an integer"),
-                Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None => {
-                    bad(self, "a scalar")
-                }
                 Value::Error => {}
+                other => bad(self, &format!("a `{}`", other.type_name())),
             }
         }
         outputs.into_iter().map(|(t, _)| t).collect()
     }
 
     /// One statement of a block; `in_loop` when the block is a loop body.
-    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<CStmt>, in_loop: bool) {
+    pub(super) fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<CStmt>, in_loop: bool) {
         let mut cx = StmtCtx {
             in_loop_body: in_loop,
             ..StmtCtx::default()
@@ -376,28 +443,25 @@ impl Checker<'_> {
                     self.error(CheckError::NoEffect { at: e.span.clone() });
                 }
             }
-            StmtKind::For { var, iter, body } => {
-                self.for_loop(var, iter, body, s, out, in_loop);
-                return;
-            }
-            StmtKind::Return(_) => {
-                self.error(CheckError::ReturnInLoop { at: s.span.clone() });
-            }
+            // Python's statements are run by `exec`; only residual statements arrive here.
+            StmtKind::For { .. }
+            | StmtKind::While { .. }
+            | StmtKind::Def(_)
+            | StmtKind::Import(_)
+            | StmtKind::Break
+            | StmtKind::Opaque(_)
+            | StmtKind::Continue
+            | StmtKind::MultiAssign { .. }
+            | StmtKind::Return(_)
+            | StmtKind::Assign {
+                target: Target::Seq { .. } | Target::Starred(_),
+                ..
+            } => {}
             StmtKind::Assign {
                 target: Target::Tuple { names, span },
                 value,
             } => self.unpack(names, value, span, &mut cx),
-            StmtKind::Assert { test, msg } => self.assert(test, msg.as_ref(), &s.span),
-            StmtKind::If { test, body, orelse } => {
-                // Decided at compile time: only the branch taken is checked and compiled, as NKI's
-                // tracing runs only that branch; its statements join the enclosing block.
-                if let Some(taken) = self.condition(test, "if") {
-                    for st in if taken { body } else { orelse } {
-                        self.stmt(st, out, in_loop);
-                    }
-                }
-                return;
-            }
+            StmtKind::Assert { .. } | StmtKind::If { .. } => {}
             StmtKind::Recovered { binds } => {
                 for id in binds {
                     if self.find(&id.name).is_none() {
@@ -418,7 +482,7 @@ impl Checker<'_> {
 
     /// Checks that `name` may be (re)bound to a value of class `class`; reports and returns false
     /// otherwise.
-    fn may_bind(&mut self, id: &ast::Ident, class: Class) -> bool {
+    pub(super) fn may_bind(&mut self, id: &ast::Ident, class: Class) -> bool {
         if RESERVED.contains(&id.name.as_str()) {
             self.error(reserved(id));
             return false;
@@ -427,6 +491,8 @@ impl Checker<'_> {
             return true;
         };
         let e = match (&prev.value, class) {
+            // A helper's parameters are its locals, which it may rebind.
+            (Value::Param(_), _) if self.frames > 0 => return true,
             (Value::Param(_), _) => CheckError::AssignToParam {
                 name: id.name.clone(),
                 prev: prev.span,
@@ -463,7 +529,7 @@ impl Checker<'_> {
     /// True when the statement being checked is in a loop body and `name` is bound outside it.
     fn bound_outside_loop(&self, name: &str) -> bool {
         let inner = self.scopes.len() - 1;
-        !self.enclosing.is_empty() && !self.scopes[inner].contains_key(name)
+        self.enclosing.len() > self.loop_base && !self.scopes[inner].contains_key(name)
     }
 
     /// The error for rebinding, in a loop body, a name bound outside the loop.
@@ -604,23 +670,6 @@ impl Checker<'_> {
         }
     }
 
-    /// `assert test, msg`: the test is decided at compile time; a false one is a diagnostic that
-    /// quotes the message.
-    fn assert(&mut self, test: &Expr, msg: Option<&Expr>, span: &Span) {
-        if self.condition(test, "assert") != Some(false) {
-            return;
-        }
-        let says = match msg.map(|m| &m.kind) {
-            Some(ExprKind::Str(text)) => Some(text.clone()),
-            _ => None,
-        };
-        self.error(CheckError::AssertFailed {
-            assert_at: span.clone(),
-            says,
-            at: test.span.clone(),
-        });
-    }
-
     /// The shape of the tensor named by `base` (for `x.shape`).
     pub(super) fn shape_value(&mut self, base: &Expr) -> Option<Vec<u64>> {
         let ExprKind::Name(n) = &base.kind else {
@@ -678,7 +727,8 @@ impl Checker<'_> {
             | Value::Float(_)
             | Value::Bool(_)
             | Value::Vec(_)
-            | Value::None => {
+            | Value::None
+            | Value::Py(_) => {
                 self.error(CheckError::SubscriptOfScalar {
                     name: base.name.clone(),
                     at: base.span.clone(),
@@ -725,7 +775,9 @@ impl Checker<'_> {
                 }
                 Some(Value::Tile(t)) => t,
                 Some(Value::Error) => return,
-                Some(Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None) => {
+                Some(
+                    Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None | Value::Py(_),
+                ) => {
                     self.error(CheckError::UpdateScalar {
                         name: id.name.clone(),
                         at: id.span.clone(),
@@ -749,10 +801,17 @@ impl Checker<'_> {
                 Some(t) => t,
                 None => return,
             },
-            Target::Tuple { span, .. } => {
+            Target::Tuple { span, .. } | Target::Seq { span, .. } => {
                 self.error(CheckError::UpdateTuple {
                     op: op.symbol(),
                     at: span.clone(),
+                });
+                return;
+            }
+            Target::Starred(id) => {
+                self.error(CheckError::UpdateTuple {
+                    op: op.symbol(),
+                    at: id.span.clone(),
                 });
                 return;
             }
@@ -801,8 +860,9 @@ impl Checker<'_> {
         }
     }
 
-    /// `for var in iter: body`.
-    fn for_loop(
+    /// `for var in iter: body` as a Penguin IR loop, `iter` a range call of the core language;
+    /// the body is run (traced) once, with `var` bound to the loop's symbolic index.
+    pub(super) fn for_loop(
         &mut self,
         var: &ast::Ident,
         iter: &Expr,
@@ -810,7 +870,7 @@ impl Checker<'_> {
         s: &ast::Stmt,
         out: &mut Vec<CStmt>,
         in_loop: bool,
-    ) {
+    ) -> Flow {
         let header = s.span.start..iter.span.end.max(s.span.start);
         let mut attrs = AxisAttrs::default();
         let mut annot = StmtAnnot::default();
@@ -884,8 +944,13 @@ impl Checker<'_> {
         self.bind(&var.name, Value::Iv(axis), var.span.clone());
         self.enclosing.push(axis);
         let mut inner = Vec::new();
-        for st in body {
-            self.stmt(st, &mut inner, true);
+        let flow = self.exec_block(body, &mut inner, true);
+        if let Flow::Break | Flow::Continue = flow {
+            self.raise(
+                crate::codes::PYTHON_UNSUPPORTED,
+                "`break` and `continue` in a hardware loop (`nl.affine_range`, `nl.sequential_range`, `range`) are not supported".into(),
+                &s.span,
+            );
         }
         self.enclosing.pop();
         let scope = self.scopes.pop().unwrap_or_default();
@@ -900,6 +965,11 @@ impl Checker<'_> {
             annot,
             span: s.span.clone(),
         });
+        if self.stopped {
+            Flow::Stop
+        } else {
+            Flow::Next
+        }
     }
 
     fn bad_iter(&mut self, iter: &Expr) {
@@ -939,5 +1009,35 @@ impl Checker<'_> {
             at: span.clone(),
         });
         None
+    }
+}
+
+/// A parameter annotation that is only a hint: `nt.tensor[...]`, `nki.tensor`, `nl.ndarray`, or a
+/// Python type; the parameter's shape then comes from the run, as for an untyped one.
+fn is_hint(ty: &Expr) -> bool {
+    let base = match &ty.kind {
+        ExprKind::Subscript { value, .. } => value,
+        _ => ty,
+    };
+    match &base.kind {
+        ExprKind::Attribute { value, attr } => {
+            !(matches!(&value.kind, ExprKind::Name(m) if m == "nl") && attr.name == "hbm")
+        }
+        ExprKind::Name(_) | ExprKind::Str(_) => true,
+        _ => false,
+    }
+}
+
+/// `int`, `float`, `bool`, `str`: the annotation of a scalar parameter.
+fn scalar_hint(ty: &Expr) -> Option<&'static str> {
+    match &ty.kind {
+        ExprKind::Name(n) => match n.as_str() {
+            "int" => Some("integer"),
+            "float" => Some("float"),
+            "bool" => Some("boolean"),
+            "str" => Some("string"),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -301,6 +301,7 @@ impl Checker<'_> {
                     CmpOp::Ge => lo >= 0,
                     CmpOp::Eq | CmpOp::Is => lo == 0 && hi == 0,
                     CmpOp::Ne | CmpOp::IsNot => lo > 0 || hi < 0,
+                    CmpOp::In | CmpOp::NotIn => false,
                 };
                 if always {
                     return Some(());

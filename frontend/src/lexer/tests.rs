@@ -358,7 +358,7 @@ fn unsupported_python_tokens_are_single_tokens() {
         tokens("a ** b == 'c'"),
         vec![
             Name("a"),
-            Unsupported("**"),
+            DoubleStar,
             Name("b"),
             Compare("=="),
             Str("'c'"),

@@ -1,0 +1,678 @@
+//! Statements, run as Python runs them at compile time, with the tile operations among them
+//! handed to the operation checks of `stmts`.
+//!
+//! [`Checker::exec_block`] runs a block: assignments (to names, subscripts, unpackings with
+//! `*rest`, chained), augmented assignments, `if`/`elif`/`else` decided at compile time, `for`
+//! over Python iterables (unrolled: the body runs once per item), `while`, `break`, `continue`,
+//! `assert` (a false one is a diagnostic with its evaluated message, and evaluation stops),
+//! `return` anywhere, `def`, `import`. A statement whose value is a tile operation is residualised
+//! (`eval_expr`) and checked by `Checker::stmt` as a statement of the core language.
+//!
+//! Loops: `nl.affine_range` and `nl.sequential_range` are hardware loops (a Penguin IR loop whose
+//! body is traced once, with a symbolic index); `nl.static_range` and any other iterable are
+//! unrolled. A `range` loop is first tried as a hardware loop, as nkc's core language has always
+//! compiled it; when its body needs the index's value (to index a list, in an `if`, in an
+//! f-string) or mutates a Python container, the attempt is rolled back and the loop unrolled, as
+//! Python would run it.
+//!
+//! Invariants: every statement counts one evaluation step (`functions::MAX_STEPS`); after a
+//! Python error (`Checker::stopped`) no further statement of the kernel runs; instructions come
+//! out in the order Python would run the statements.
+
+use super::error::CheckError;
+use super::eval_expr::module_of_path;
+use super::pyvalue::Py;
+use super::stmts::{Class, Flow};
+use super::{CStmt, Checker, Value};
+use crate::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind, Target};
+use crate::codes;
+use penguin::Axis;
+
+/// How a `for` loop runs.
+enum LoopWay {
+    /// A Penguin IR loop (`nl.affine_range`, `nl.sequential_range`).
+    Hardware,
+    /// `range`: a hardware loop unless its body needs the index's value.
+    TryHardware,
+    /// Python's loop, unrolled.
+    Unroll,
+}
+
+/// What a `range` loop tried as a hardware loop must restore when it is unrolled instead.
+struct Snapshot {
+    errors: usize,
+    tensors: usize,
+    loops: usize,
+    out: usize,
+    pending: usize,
+    scopes: Vec<std::collections::HashMap<String, super::Bound>>,
+    out_of_scope: std::collections::HashMap<String, (Span, bool)>,
+    reported: std::collections::HashSet<String>,
+    hbm_elements: u64,
+}
+
+impl Checker<'_> {
+    /// Runs a block; see the module doc.
+    pub(crate) fn exec_block(
+        &mut self,
+        stmts: &[Stmt],
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) -> Flow {
+        for s in stmts {
+            let flow = self.exec(s, out, in_loop);
+            self.flush(out);
+            if self.stopped {
+                return Flow::Stop;
+            }
+            if !matches!(flow, Flow::Next) {
+                return flow;
+            }
+        }
+        Flow::Next
+    }
+
+    /// Moves the instructions of tile operations traced inside expressions (temporaries, helper
+    /// bodies) to the block, before the statement that needed them.
+    pub(crate) fn flush(&mut self, out: &mut Vec<CStmt>) {
+        out.append(&mut self.pending);
+    }
+
+    fn exec(&mut self, s: &Stmt, out: &mut Vec<CStmt>, in_loop: bool) -> Flow {
+        if self.step(&s.span).is_none() {
+            return Flow::Stop;
+        }
+        let saved = std::mem::replace(&mut self.in_loop_body, in_loop);
+        let flow = self.exec_inner(s, out, in_loop);
+        self.in_loop_body = saved;
+        flow
+    }
+
+    /// Checks a residual statement of the core language.
+    fn core(&mut self, kind: StmtKind, span: &Span, out: &mut Vec<CStmt>, in_loop: bool) {
+        self.flush(out);
+        let s = Stmt {
+            kind,
+            span: span.clone(),
+        };
+        self.stmt(&s, out, in_loop);
+    }
+
+    fn exec_inner(&mut self, s: &Stmt, out: &mut Vec<CStmt>, in_loop: bool) -> Flow {
+        match &s.kind {
+            StmtKind::Assign { target, value } => self.exec_assign(target, value, s, out, in_loop),
+            StmtKind::MultiAssign { targets, value } => {
+                if let Some(v) = self.eval(value) {
+                    for t in targets {
+                        if self.assign_value(t, v.clone()).is_none() {
+                            break;
+                        }
+                    }
+                }
+            }
+            StmtKind::AugAssign { target, op, value } => {
+                self.exec_aug(target, *op, value, s, out, in_loop)
+            }
+            StmtKind::Expr(e) => match &e.kind {
+                ExprKind::Ellipsis | ExprKind::Str(_) | ExprKind::FStr(_) => {}
+                _ if self.traced(e) => {
+                    if let Some(r) = self.resid(e) {
+                        self.core(StmtKind::Expr(r), &s.span, out, in_loop);
+                    }
+                }
+                ExprKind::Call { .. } => {
+                    self.eval(e);
+                }
+                _ => self.core(s.kind.clone(), &s.span, out, in_loop),
+            },
+            StmtKind::For { target, iter, body } => {
+                return self.exec_for(target, iter, body, s, out, in_loop)
+            }
+            StmtKind::While { test, body } => loop {
+                if self.step(&s.span).is_none() {
+                    return Flow::Stop;
+                }
+                let Some(t) = self.test(test, "while") else {
+                    return Flow::Stop;
+                };
+                if !t {
+                    break;
+                }
+                match self.exec_block(body, out, in_loop) {
+                    Flow::Break => break,
+                    Flow::Next | Flow::Continue => {}
+                    f => return f,
+                }
+            },
+            StmtKind::If { test, body, orelse } => {
+                // Decided at compile time: only the branch taken runs, as in NKI's tracing.
+                let Some(taken) = self.test(test, "if") else {
+                    return if self.stopped { Flow::Stop } else { Flow::Next };
+                };
+                return self.exec_block(if taken { body } else { orelse }, out, in_loop);
+            }
+            StmtKind::Assert { test, msg } => {
+                if self.test(test, "assert") == Some(false) {
+                    let says = match msg {
+                        Some(m) => match self.eval(m) {
+                            Some(v) => Some(v.to_str()),
+                            None => return Flow::Stop,
+                        },
+                        None => None,
+                    };
+                    self.error(CheckError::AssertFailed {
+                        assert_at: s.span.clone(),
+                        says,
+                        at: test.span.clone(),
+                    });
+                    self.stopped = true;
+                    return Flow::Stop;
+                }
+            }
+            StmtKind::Return(values) => {
+                if self.enclosing.len() > self.loop_base {
+                    self.error(CheckError::ReturnInLoop { at: s.span.clone() });
+                    return Flow::Next;
+                }
+                if self.frames == 0 {
+                    self.return_items = values
+                        .iter()
+                        .map(|e| {
+                            let name = match &e.kind {
+                                ExprKind::Name(n) => n.clone(),
+                                _ => "the value".to_string(),
+                            };
+                            (e.span.clone(), name)
+                        })
+                        .collect();
+                }
+                let v = match values.as_slice() {
+                    [] => Value::None,
+                    [one] => match self.eval(one) {
+                        Some(v) => v,
+                        None => {
+                            return if self.stopped {
+                                Flow::Stop
+                            } else {
+                                Flow::Return(Value::Error, s.span.clone())
+                            }
+                        }
+                    },
+                    many => {
+                        let mut items = Vec::new();
+                        for e in many {
+                            items.push(self.eval(e).unwrap_or(Value::Error));
+                        }
+                        if self.stopped {
+                            return Flow::Stop;
+                        }
+                        Value::tuple(items)
+                    }
+                };
+                return Flow::Return(v, s.span.clone());
+            }
+            StmtKind::Def(k) => {
+                if let Some(f) = self.make_function(k.clone()) {
+                    self.bind(&k.name.name, f, k.name.span.clone());
+                }
+            }
+            StmtKind::Import(items) => {
+                for (path, alias) in items {
+                    let v = module_of_path(path);
+                    self.bind(&alias.name, v, alias.span.clone());
+                }
+            }
+            StmtKind::Opaque(what) => {
+                // At module level (a test class, a driver block) it is skipped; in a kernel or a
+                // helper it would change what the kernel computes.
+                if self.kernel_frame || self.frames > 0 {
+                    let what = if what.contains(' ') {
+                        what.clone()
+                    } else {
+                        format!("a `{what}` statement")
+                    };
+                    self.unsupported_py(what, &s.span);
+                    return Flow::Stop;
+                }
+            }
+            StmtKind::Break => return Flow::Break,
+            StmtKind::Continue => return Flow::Continue,
+            StmtKind::Pass | StmtKind::Error | StmtKind::Recovered { .. } => {
+                self.core(s.kind.clone(), &s.span, out, in_loop)
+            }
+        }
+        Flow::Next
+    }
+
+    /// The truth of an `if`, `while` or `assert` condition, which must be known at compile time.
+    fn test(&mut self, test: &Expr, what: &str) -> Option<bool> {
+        if self.traced(test) {
+            self.error(CheckError::TileCondition {
+                what: what.to_string(),
+                at: test.span.clone(),
+            });
+            return None;
+        }
+        let v = self.eval(test)?;
+        self.truthy(&v, test)
+    }
+
+    fn exec_assign(
+        &mut self,
+        target: &Target,
+        value: &Expr,
+        s: &Stmt,
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) {
+        match target {
+            Target::Name(_) | Target::Tuple { .. } if self.traced(value) => {
+                if let Some(r) = self.resid(value) {
+                    self.core(
+                        StmtKind::Assign {
+                            target: target.clone(),
+                            value: r,
+                        },
+                        &s.span,
+                        out,
+                        in_loop,
+                    );
+                } else if !self.stopped {
+                    self.poison(target);
+                }
+            }
+            Target::Subscript {
+                base,
+                indices,
+                span,
+            } if self.is_tile_name(&base.name) => {
+                let Some((indices, value)) = self.resid_subscript(base, indices, span, value)
+                else {
+                    return;
+                };
+                self.core(
+                    StmtKind::Assign {
+                        target: Target::Subscript {
+                            base: base.clone(),
+                            indices,
+                            span: span.clone(),
+                        },
+                        value,
+                    },
+                    &s.span,
+                    out,
+                    in_loop,
+                );
+            }
+            _ => match self.eval(value) {
+                Some(v) => {
+                    self.flush(out);
+                    self.assign_value(target, v);
+                }
+                None if !self.stopped => self.poison(target),
+                None => {}
+            },
+        }
+    }
+
+    /// Binds the names of a target whose value failed (already reported) to the error value.
+    fn poison(&mut self, target: &Target) {
+        match target {
+            Target::Name(id) | Target::Starred(id) => {
+                if self.may_bind(id, Class::Poison) {
+                    self.bind(&id.name, Value::Error, id.span.clone());
+                }
+            }
+            Target::Tuple { names, .. } => {
+                for id in names {
+                    self.bind(&id.name, Value::Error, id.span.clone());
+                }
+            }
+            Target::Seq { items, .. } => items.iter().for_each(|t| self.poison(t)),
+            Target::Subscript { .. } => {}
+        }
+    }
+
+    /// `target = v` for a computed value.
+    fn assign_value(&mut self, target: &Target, v: Value) -> Option<()> {
+        self.bind_target(target, v)
+    }
+
+    /// Binds `id` to `v` by the binding rules of `stmts` (kinds kept, loop bodies local).
+    pub(crate) fn bind_value(&mut self, id: &ast::Ident, v: Value) {
+        let class = match &v {
+            Value::Int(_) | Value::Iv(_) => Class::Int,
+            Value::Tile(_) | Value::Param(_) => Class::Tile,
+            Value::Float(_) => Class::Float,
+            Value::Bool(_) | Value::None => Class::Bool,
+            Value::Error => Class::Poison,
+            Value::Vec(_) | Value::Py(_) => Class::Other,
+        };
+        if self.may_bind(id, class) {
+            self.bind(&id.name, v, id.span.clone());
+        }
+    }
+
+    fn is_tile_name(&self, name: &str) -> bool {
+        matches!(
+            self.find(name).map(|b| &b.value),
+            Some(Value::Tile(_) | Value::Param(_))
+        )
+    }
+
+    /// The indices and value of `base[indices] = value` (or `+=`) on a tile, residualised.
+    fn resid_subscript(
+        &mut self,
+        base: &ast::Ident,
+        indices: &[ast::Index],
+        span: &Span,
+        value: &Expr,
+    ) -> Option<(Vec<ast::Index>, Expr)> {
+        let sub = Expr {
+            kind: ExprKind::Subscript {
+                value: Box::new(Expr {
+                    kind: ExprKind::Name(base.name.clone()),
+                    span: base.span.clone(),
+                }),
+                indices: indices.to_vec(),
+            },
+            span: span.clone(),
+        };
+        let r = self.resid(&sub)?;
+        let ExprKind::Subscript { indices, .. } = r.kind else {
+            return None;
+        };
+        let value = self.resid(value)?;
+        Some((indices, value))
+    }
+
+    fn exec_aug(
+        &mut self,
+        target: &Target,
+        op: ast::BinOp,
+        value: &Expr,
+        s: &Stmt,
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) {
+        match target {
+            Target::Name(id) => {
+                let cur = self.find(&id.name).map(|b| b.value.clone());
+                match cur {
+                    Some(
+                        Value::Tile(_)
+                        | Value::Param(_)
+                        | Value::Iv(_)
+                        | Value::Int(_)
+                        | Value::Error,
+                    )
+                    | None => {
+                        // The core language's updates: tiles in place, integers rebound.
+                        let Some(r) = self.resid(value) else {
+                            return;
+                        };
+                        self.core(
+                            StmtKind::AugAssign {
+                                target: target.clone(),
+                                op,
+                                value: r,
+                            },
+                            &s.span,
+                            out,
+                            in_loop,
+                        );
+                    }
+                    Some(cur) => {
+                        let Some(v) = self.eval(value) else {
+                            return;
+                        };
+                        // `xs += [...]` extends the list in place, as Python does.
+                        if let (Some(Py::List(items)), ast::BinOp::Add) = (cur.as_py(), op) {
+                            let at = value.clone();
+                            if let Some(more) = self.iterate(&v, &at) {
+                                if self.mutating(&s.span).is_some() {
+                                    items.borrow_mut().extend(more);
+                                }
+                            }
+                            return;
+                        }
+                        let whole = Expr {
+                            kind: ExprKind::Error,
+                            span: s.span.clone(),
+                        };
+                        if let Some(r) = self.binary(op, cur, v, &whole, value) {
+                            self.bind_value(id, r);
+                        }
+                    }
+                }
+            }
+            Target::Subscript {
+                base,
+                indices,
+                span,
+            } if self.is_tile_name(&base.name) => {
+                let Some((indices, value)) = self.resid_subscript(base, indices, span, value)
+                else {
+                    return;
+                };
+                self.core(
+                    StmtKind::AugAssign {
+                        target: Target::Subscript {
+                            base: base.clone(),
+                            indices,
+                            span: span.clone(),
+                        },
+                        op,
+                        value,
+                    },
+                    &s.span,
+                    out,
+                    in_loop,
+                );
+            }
+            Target::Subscript {
+                base,
+                indices,
+                span,
+            } => {
+                let expr = Expr {
+                    kind: ExprKind::Subscript {
+                        value: Box::new(Expr {
+                            kind: ExprKind::Name(base.name.clone()),
+                            span: base.span.clone(),
+                        }),
+                        indices: indices.clone(),
+                    },
+                    span: span.clone(),
+                };
+                let Some(cur) = self.eval(&expr) else {
+                    return;
+                };
+                let Some(v) = self.eval(value) else {
+                    return;
+                };
+                if let Some(r) = self.binary(op, cur, v, &expr, value) {
+                    self.bind_target(target, r);
+                }
+            }
+            _ => self.core(s.kind.clone(), &s.span, out, in_loop),
+        }
+    }
+
+    fn loop_way(&self, iter: &Expr) -> LoopWay {
+        let ExprKind::Call { func, .. } = &iter.kind else {
+            return LoopWay::Unroll;
+        };
+        match self.peek_callee(func).as_ref().and_then(Value::as_py) {
+            Some(Py::Ref("nl", n)) if n == "affine_range" || n == "sequential_range" => {
+                LoopWay::Hardware
+            }
+            Some(Py::Builtin("range")) => LoopWay::TryHardware,
+            _ => LoopWay::Unroll,
+        }
+    }
+
+    fn exec_for(
+        &mut self,
+        target: &Target,
+        iter: &Expr,
+        body: &[Stmt],
+        s: &Stmt,
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) -> Flow {
+        let way = self.loop_way(iter);
+        let var = match target {
+            Target::Name(id) => Some(id),
+            _ => None,
+        };
+        match (way, var) {
+            (LoopWay::Hardware, Some(var)) => self.hardware_loop(var, iter, body, s, out, in_loop),
+            (LoopWay::Hardware, None) => {
+                self.raise(
+                    codes::PYTHON_ERROR,
+                    "the index of a hardware loop is one name".into(),
+                    &target.span(),
+                );
+                Flow::Stop
+            }
+            (LoopWay::TryHardware, Some(var)) => {
+                let snap = self.snapshot(out);
+                let axis = Axis::from_u32(self.loops.len() as u32);
+                self.soft_axes.push(axis);
+                let flow = self.hardware_loop(var, iter, body, s, out, in_loop);
+                self.soft_axes.pop();
+                if !self.need_unroll {
+                    return flow;
+                }
+                self.restore(snap, out);
+                self.need_unroll = false;
+                self.stopped = false;
+                self.unrolled(target, iter, body, out, in_loop)
+            }
+            _ => self.unrolled(target, iter, body, out, in_loop),
+        }
+    }
+
+    fn snapshot(&mut self, out: &[CStmt]) -> Snapshot {
+        Snapshot {
+            errors: self.errors.len(),
+            tensors: self.tensors.len(),
+            loops: self.loops.len(),
+            out: out.len(),
+            pending: self.pending.len(),
+            scopes: self.scopes.clone(),
+            out_of_scope: self.out_of_scope.clone(),
+            reported: self.reported.clone(),
+            hbm_elements: self.hbm_elements,
+        }
+    }
+
+    fn restore(&mut self, s: Snapshot, out: &mut Vec<CStmt>) {
+        self.errors.truncate(s.errors);
+        self.tensors.truncate(s.tensors);
+        let tensors = s.tensors;
+        self.logical.retain(|t, _| (t.as_u32() as usize) < tensors);
+        self.loops.truncate(s.loops);
+        out.truncate(s.out);
+        self.pending.truncate(s.pending);
+        self.scopes = s.scopes;
+        self.out_of_scope = s.out_of_scope;
+        self.reported = s.reported;
+        self.hbm_elements = s.hbm_elements;
+    }
+
+    /// A Penguin IR loop: the header's Python arguments evaluated, the body traced once.
+    fn hardware_loop(
+        &mut self,
+        var: &ast::Ident,
+        iter: &Expr,
+        body: &[Stmt],
+        s: &Stmt,
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) -> Flow {
+        let Some(iter) = self.resid_range(iter) else {
+            return if self.stopped { Flow::Stop } else { Flow::Next };
+        };
+        self.flush(out);
+        self.for_loop(var, &iter, body, s, out, in_loop)
+    }
+
+    /// The range call of a hardware loop with its arguments evaluated and written back.
+    fn resid_range(&mut self, iter: &Expr) -> Option<Expr> {
+        let ExprKind::Call { func, args, kwargs } = &iter.kind else {
+            return Some(iter.clone());
+        };
+        let func = match self.peek_callee(func) {
+            Some(v) if matches!(v.as_py(), Some(Py::Ref(..))) => self.quote(&v, &func.span)?,
+            _ => Expr {
+                kind: ExprKind::Name("range".into()),
+                span: func.span.clone(),
+            },
+        };
+        let mut a2 = Vec::new();
+        for a in args {
+            let v = self.eval(a)?;
+            a2.push(self.quote(&v, &a.span)?);
+        }
+        let mut k2 = Vec::new();
+        for k in kwargs {
+            let value = match &k.value.kind {
+                ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::Bool(_)
+                | ExprKind::Str(_)
+                | ExprKind::None => k.value.clone(),
+                _ => {
+                    let v = self.eval(&k.value)?;
+                    self.quote(&v, &k.value.span)?
+                }
+            };
+            k2.push(ast::Keyword {
+                name: k.name.clone(),
+                value,
+                span: k.span.clone(),
+            });
+        }
+        Some(Expr {
+            kind: ExprKind::Call {
+                func: Box::new(func),
+                args: a2,
+                kwargs: k2,
+            },
+            span: iter.span.clone(),
+        })
+    }
+
+    /// Python's loop: the body runs once per item, in the enclosing block.
+    fn unrolled(
+        &mut self,
+        target: &Target,
+        iter: &Expr,
+        body: &[Stmt],
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) -> Flow {
+        let Some(it) = self.eval(iter) else {
+            return if self.stopped { Flow::Stop } else { Flow::Next };
+        };
+        let Some(items) = self.iterate(&it, iter) else {
+            return if self.stopped { Flow::Stop } else { Flow::Next };
+        };
+        for item in items {
+            if self.step(&iter.span).is_none() {
+                return Flow::Stop;
+            }
+            if self.bind_target(target, item).is_none() {
+                return Flow::Stop;
+            }
+            match self.exec_block(body, out, in_loop) {
+                Flow::Break => break,
+                Flow::Next | Flow::Continue => {}
+                f => return f,
+            }
+        }
+        Flow::Next
+    }
+}
