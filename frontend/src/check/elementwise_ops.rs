@@ -817,6 +817,14 @@ impl Checker<'_> {
             CmpOp::Gt => AluOp::Greater,
             CmpOp::Le => AluOp::LessEqual,
             CmpOp::Ge => AluOp::GreaterEqual,
+            CmpOp::In | CmpOp::NotIn => {
+                self.error(Diagnostic::new(
+                    codes::UNSUPPORTED,
+                    "the predicate of affine_select compares index expressions with ==, !=, <, >, <= or >=, not `in`",
+                    pred.span.clone(),
+                ));
+                return None;
+            }
         };
         let on_true = self.compute_tile(slots[1]?, cx, "`nisa.affine_select`");
         let on_false = self.arg(slots[2]?, cx);

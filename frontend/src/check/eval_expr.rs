@@ -1396,7 +1396,16 @@ impl Checker<'_> {
             ExprKind::Call { func, args, kwargs } => {
                 let func = match self.peek_callee(func) {
                     Some(v) if matches!(v.as_py(), Some(Py::Ref(..))) => {
-                        self.quote(&v, &func.span)?
+                        let mut q = self.quote(&v, &func.span)?;
+                        // Diagnostics about the operation point at its name, as written.
+                        if let (
+                            ExprKind::Attribute { attr: written, .. },
+                            ExprKind::Attribute { attr, .. },
+                        ) = (&func.kind, &mut q.kind)
+                        {
+                            attr.span = written.span.clone();
+                        }
+                        q
                     }
                     Some(v) if matches!(v.as_py(), Some(Py::Builtin(_))) => (**func).clone(),
                     _ => match &func.kind {
