@@ -424,10 +424,9 @@ pub fn engine_runs(engine: Engine, op: &Op) -> bool {
         Op::Load | Op::Store => engine == Sp,
         Op::Matmul { .. } | Op::Transpose => engine == Pe,
         Op::Activation { .. } => engine == Act,
-        Op::TensorTensor { .. }
-        | Op::TensorScalar { .. }
-        | Op::Memset { .. }
-        | Op::Iota { .. } => matches!(engine, Dve | Pool),
+        Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } | Op::Iota { .. } => {
+            matches!(engine, Dve | Pool)
+        }
         // The machine reduces on `dve` only (`runtime_sim::validate::engines_of`).
         Op::Reduce { .. } => engine == Dve,
         Op::Copy => matches!(engine, Dve | Act | Pool),

@@ -61,8 +61,8 @@ mod nd;
 mod nisa;
 mod ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
-mod reshape;
 mod pyvalue;
+mod reshape;
 mod slices;
 mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
