@@ -217,10 +217,9 @@ pub fn suggest(source: &Source, opts: &SuggestOptions) -> Result<Suggestions, Fa
         .specs(source, opts.kernel.as_deref(), &opts.inputs)?;
     let func = driver::compile_with(source, opts.kernel.as_deref(), &specs)?;
     let kernel = func.name.clone();
-    let emergent_cycles =
-        measure(source, &source.text, PipelineMode::Emergent, opts).ok_or_else(|| {
-            Failure::Internal("the kernel as given does not run on `emergent`".into())
-        })?;
+    // The kernel as given runs on the measured path; its diagnostics there are the user's.
+    run_on(source, &source.text, MEASURED_ON, opts)?;
+    let emergent_cycles = run_on(source, &source.text, PipelineMode::Emergent, opts)?;
     let module = driver::parse(source)?;
     let k = find_kernel(&module, &kernel)?;
     let mut sites = Vec::new();
@@ -513,6 +512,18 @@ fn first_line(s: &str) -> String {
 
 /// Cycles of `text` on `mode` with `--check`; `None` when it fails.
 fn measure(source: &Source, text: &str, mode: PipelineMode, opts: &SuggestOptions) -> Option<u64> {
+    run_on(source, text, mode, opts).ok()
+}
+
+/// Cycles of `text` on `mode`, checked bit for bit against the interpreter and free of races. A
+/// diagnostic of that path is returned as it is (the kernel's, for the user); a run that does not
+/// match the interpreter or races is an internal error.
+fn run_on(
+    source: &Source,
+    text: &str,
+    mode: PipelineMode,
+    opts: &SuggestOptions,
+) -> Result<u64, Failure> {
     let src = Source {
         path: source.path.clone(),
         text: text.to_string(),
@@ -532,9 +543,14 @@ fn measure(source: &Source, text: &str, mode: PipelineMode, opts: &SuggestOption
         },
         ..RunOptions::default()
     };
-    let report = run::run(&src, &ropts, &mut PipelineLog::default()).ok()?;
-    let sim = report.sim?;
-    (report.checked && sim.races.is_empty()).then_some(sim.stats.cycles)
+    let report = run::run(&src, &ropts, &mut PipelineLog::default())?;
+    match report.sim {
+        Some(sim) if report.checked && sim.races.is_empty() => Ok(sim.stats.cycles),
+        _ => Err(Failure::Internal(format!(
+            "the kernel runs on `{}` but does not match the interpreter bit for bit, or races",
+            mode.name()
+        ))),
+    }
 }
 
 fn find_kernel<'m>(module: &'m Module, name: &str) -> Result<&'m Kernel, Failure> {
