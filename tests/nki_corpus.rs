@@ -101,6 +101,21 @@ fn softmax_row(row: &[f64]) -> Vec<f64> {
 }
 
 /// `a + b`, elementwise.
+/// `tests/nki/py_unrolled.nk`: tile `k` (128 rows) scaled by `k + 1` and offset by 0.5 (even
+/// `k`) or -1.0 (odd `k`).
+fn py_unrolled_ref(x: &Mat) -> Mat {
+    let mut y = x.clone();
+    for r in 0..y.rows {
+        let k = r / 128;
+        let off = if k % 2 == 0 { 0.5 } else { -1.0 };
+        for c in 0..y.cols {
+            let v = &mut y.data[r * y.cols + c];
+            *v = *v * (k + 1) as f64 + off;
+        }
+    }
+    y
+}
+
 fn sum(a: &Mat, b: &Mat) -> Mat {
     let mut c = a.clone();
     for (x, y) in c.data.iter_mut().zip(&b.data) {
@@ -229,6 +244,28 @@ const SUMS: (f64, f64) = (1e-4, 1e-4);
 const TRANSCENDENTAL: (f64, f64) = (1e-4, 1e-3);
 
 const CASES: &[Case] = &[
+    // ---- trace: the kernel's Python evaluated at compile time ----
+    Case {
+        file: "py_helpers.nk",
+        inputs: &[("a_tensor", &[256, 512]), ("b_tensor", &[256, 512])],
+        // scale_add(a, b, beta=0.5): alpha (1.0) * a + 0.5 * b.
+        reference: |m| vec![sum(&m[0], &m[1].map(|x| 0.5 * x))],
+        tol: EXACT,
+    },
+    Case {
+        file: "py_scalars.nk",
+        inputs: &[("x", &[256, 512])],
+        // The defaults: use_exp=False picks square; scale = 2.0 * sqrt(4) / 2 = 2; eps = 1e-5.
+        reference: |m| vec![m[0].map(|x| (2.0 * x) * (2.0 * x) + 1e-5)],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "py_unrolled.nk",
+        inputs: &[("x", &[512, 512])],
+        // Tile k of 128 rows: x * (k + 1), plus 0.5 for even k and -1.0 for odd k.
+        reference: |m| vec![py_unrolled_ref(&m[0])],
+        tol: EXACT,
+    },
     Case {
         file: "tensor_add.nk",
         inputs: &[("a_input", &[256, 1024]), ("b_input", &[256, 1024])],

@@ -80,7 +80,16 @@ fn an_output_that_is_an_input_is_refused() {
         vec!["run", s(&k), "--trace", s(&link)],
         vec!["run", s(&k), "--input", &input_c, "--trace", s(&c)],
         vec!["run", s(&k), "--input", &input_c, "--output", s(&dir)],
-        vec!["run", s(&k), "--engine", "interp", "--trace", s(&k)],
+        vec![
+            "run",
+            s(&k),
+            "--engine",
+            "interp",
+            "--input",
+            &input_c,
+            "--output",
+            s(&dir),
+        ],
         vec!["compare", s(&k), "--svg", s(&k)],
         vec![
             "compare",

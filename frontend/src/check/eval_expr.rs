@@ -299,6 +299,16 @@ impl Checker<'_> {
             }
             ExprKind::Name(n) => self.eval_name(n, &e.span),
             ExprKind::Attribute { value, attr } => {
+                // tile_nd: a name bound to `x.reshape(shape)` has the new shape.
+                if let (ExprKind::Name(n), "shape" | "ndim") = (&value.kind, attr.name.as_str()) {
+                    if let Some(dims) = self.reshaped_dims(n) {
+                        return Some(if attr.name == "ndim" {
+                            Value::int(dims.len() as i64)
+                        } else {
+                            Value::tuple(dims.into_iter().map(|d| Value::int(d as i64)).collect())
+                        });
+                    }
+                }
                 let v = self.eval(value)?;
                 self.attribute(&v, attr, e)
             }
@@ -1381,6 +1391,32 @@ impl Checker<'_> {
     pub(crate) fn resid(&mut self, e: &Expr) -> Option<Expr> {
         if self.stopped {
             return None;
+        }
+        // A shape written with `nl.par_dim(n)` keeps the mark, which `tile_nd` reads.
+        if let ExprKind::Tuple(items) = &e.kind {
+            if items
+                .iter()
+                .any(|i| super::tile_nd::par_dim_arg(i).is_some())
+            {
+                let mut out = Vec::new();
+                for i in items {
+                    out.push(match (&i.kind, super::tile_nd::par_dim_arg(i)) {
+                        (ExprKind::Call { func, kwargs, .. }, Some(arg)) => Expr {
+                            kind: ExprKind::Call {
+                                func: func.clone(),
+                                args: vec![self.resid(arg)?],
+                                kwargs: kwargs.clone(),
+                            },
+                            span: i.span.clone(),
+                        },
+                        _ => self.resid(i)?,
+                    });
+                }
+                return Some(Expr {
+                    kind: ExprKind::Tuple(out),
+                    span: e.span.clone(),
+                });
+            }
         }
         if !self.traced(e) {
             // Keep the source form of names bound to non-tile values the checks read directly.
