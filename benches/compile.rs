@@ -1,7 +1,7 @@
 //! Compile time, front end to pseudo-ISA (parse, checks, lowering, the annotated pipeliner with
 //! its ISL legality check, emergent pipelining, the backend), as the loop body grows (a chain of
 //! N elementwise statements in a 3-stage loop) and as the trip count grows (tensor add over
-//! 128 · T rows of 32 columns in 128-row tiles, on the default and the emergent path). The trip
+//! 128 · T rows of 4 columns in 128-row tiles, on the default and the emergent path). The trip
 //! count does not matter: nothing is unrolled (one hardware loop), the backend's synchronisation
 //! analysis and wait pruning run on a copy whose long loops are clamped to a bound independent
 //! of T (`backend/src/clamp.rs`), and the modulo scheduler and the queue plan count guarded
@@ -119,12 +119,12 @@ fn reload_kernel(n: usize) -> String {
     s
 }
 
-/// Tensor add over `128 · t` rows of 32 columns: narrow enough that the three arrays stay within
-/// the 2^30 HBM elements a kernel may have (E0173) up to `t = 65536`.
+/// Tensor add over `128 · t` rows of 4 columns: narrow enough that the three arrays stay within
+/// the 2^27 HBM elements a kernel may have (E0173) up to `t = 65536`.
 fn trip_kernel(t: usize) -> String {
     format!(
-        "def add(a: nl.hbm[nl.float32, {r}, 32], b: nl.hbm[nl.float32, {r}, 32]):\n    \
-         c = nl.ndarray(({r}, 32), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+        "def add(a: nl.hbm[nl.float32, {r}, 4], b: nl.hbm[nl.float32, {r}, 4]):\n    \
+         c = nl.ndarray(({r}, 4), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
          for i in nl.affine_range({t}, num_stages=3):\n        \
          ta = nl.load(a[i * 128:(i + 1) * 128, :])\n        \
          tb = nl.load(b[i * 128:(i + 1) * 128, :])\n        \
