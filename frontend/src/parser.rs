@@ -1104,7 +1104,11 @@ where
                     name: "*".to_string(),
                     span: sp(span),
                 },
-                _ => return Err(Rich::custom(span, unsupported("this parameter", sp(span)))),
+                _ => {
+                    // An empty match can end before it starts: point at where it starts.
+                    let at = SimpleSpan::from(span.start.min(span.end)..span.start.min(span.end));
+                    return Err(Rich::custom(at, unsupported("this parameter", sp(at))));
+                }
             };
             Ok(Param {
                 name,
