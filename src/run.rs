@@ -697,22 +697,14 @@ fn refuse_inputs_as_outputs(
     func: &Function,
     opts: &RunOptions,
 ) -> Result<(), Failure> {
-    let mut inputs: Vec<&std::path::Path> = vec![source.path.as_path()];
-    inputs.extend(opts.inputs.iter().map(|(_, p)| p.as_path()));
-    let files: Vec<PathBuf> = match &opts.output_dir {
-        Some(dir) => func
-            .outputs
-            .iter()
-            .map(|&t| dir.join(format!("{}.npy", output_name(func, t))))
-            .collect(),
-        None => Vec::new(),
-    };
-    let outputs = opts
-        .trace
-        .iter()
-        .map(|p| ("--trace", p.as_path()))
-        .chain(files.iter().map(|p| ("--output", p.as_path())));
-    crate::write_file::refuse_inputs_as_outputs(outputs, &inputs).map_err(Failure::User)
+    crate::write_file::refuse_run_outputs(
+        &source.path,
+        &opts.inputs,
+        opts.trace.as_deref(),
+        opts.output_dir.as_deref(),
+        func.outputs.iter().map(|&t| func.tensors[t].name.as_str()),
+    )
+    .map_err(Failure::User)
 }
 
 /// The name `return` gave an output.

@@ -144,23 +144,17 @@ fn refuse_inputs_as_outputs(
     prog: &Program,
     opts: &SimOptions,
 ) -> Result<(), Failure> {
-    let mut inputs: Vec<&std::path::Path> = vec![source.path.as_path()];
-    inputs.extend(opts.inputs.iter().map(|(_, p)| p.as_path()));
-    let files: Vec<PathBuf> = match &opts.output_dir {
-        Some(dir) => prog
-            .tensors
+    crate::write_file::refuse_run_outputs(
+        &source.path,
+        &opts.inputs,
+        opts.trace.as_deref(),
+        opts.output_dir.as_deref(),
+        prog.tensors
             .iter()
             .filter(|t| t.role == Role::Output)
-            .map(|t| dir.join(format!("{}.npy", t.name)))
-            .collect(),
-        None => Vec::new(),
-    };
-    let outputs = opts
-        .trace
-        .iter()
-        .map(|p| ("--trace", p.as_path()))
-        .chain(files.iter().map(|p| ("--output", p.as_path())));
-    crate::write_file::refuse_inputs_as_outputs(outputs, &inputs).map_err(Failure::User)
+            .map(|t| t.name.as_str()),
+    )
+    .map_err(Failure::User)
 }
 
 /// A progress bar for a long simulation, on standard error: drawn only when standard error is a

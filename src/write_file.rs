@@ -131,6 +131,32 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 
 /// An error when an output is one of the inputs (the same file, [`same_file`]): `what` names the
 /// output's flag (`--trace`, `-o`, ...). Checked before anything runs, so the input survives.
+/// The check of [`refuse_inputs_as_outputs`] for a run (`run`, `sim`): its `--trace` file and one
+/// `NAME.npy` per output in `--output DIR`, against the program or kernel file and its `--input`
+/// files.
+pub fn refuse_run_outputs<'a>(
+    source: &Path,
+    inputs: &[(String, std::path::PathBuf)],
+    trace: Option<&Path>,
+    output_dir: Option<&Path>,
+    output_names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), String> {
+    let mut read: Vec<&Path> = vec![source];
+    read.extend(inputs.iter().map(|(_, p)| p.as_path()));
+    let files: Vec<std::path::PathBuf> = match output_dir {
+        Some(dir) => output_names
+            .into_iter()
+            .map(|n| dir.join(format!("{n}.npy")))
+            .collect(),
+        None => Vec::new(),
+    };
+    let outputs = trace
+        .map(|p| ("--trace", p))
+        .into_iter()
+        .chain(files.iter().map(|p| ("--output", p.as_path())));
+    refuse_inputs_as_outputs(outputs, &read)
+}
+
 pub fn refuse_inputs_as_outputs<'a>(
     outputs: impl IntoIterator<Item = (&'a str, &'a Path)>,
     inputs: &[&Path],
