@@ -1,6 +1,7 @@
 # The two commands of the README: `make demo` runs nkc on a bundled example, `make test` runs the
 # whole test suite. `make test-long` runs the fuzz campaigns of tests/fuzz_stable.rs with larger
-# budgets (release build; CI runs it after `make test`). `make docs` regenerates the README's
+# budgets, the campaign over every surface and the widened random kernels (release build; CI runs
+# it after `make test`). `make docs` regenerates the README's
 # `nkc compare` tables and docs/compare.svg. Each first installs what a fresh machine lacks
 # (scripts/setup.sh).
 
@@ -22,7 +23,10 @@ test: setup
 # Longer campaigns of the fuzz targets' always-on counterparts: some minutes on two cores.
 test-long: setup
 	NKC_FUZZ_PIR=1500 NKC_FUZZ_NPY=100000 NKC_FUZZ_SUGGEST=30 NKC_FUZZ_RUN_CHECK=1000 \
-		cargo test --release --test fuzz_stable -- --nocapture
+	NKC_CAMPAIGN_NPY=100000 NKC_CAMPAIGN_PIR_VERIFY=20000 NKC_CAMPAIGN_PIR_RUN=300 \
+	NKC_CAMPAIGN_FRONTEND=5000 NKC_CAMPAIGN_KERNELS=60 NKC_CAMPAIGN_SUGGEST=10 \
+	NKC_CAMPAIGN_ISA=5000 NKC_CAMPAIGN_CLI=300 NKC_WIDE_CASES=300 \
+		cargo test --release --test fuzz_stable --test wide_kernels -- --nocapture
 
 lint: setup
 	cargo fmt --all -- --check

@@ -279,12 +279,15 @@ pub fn compile_with(
 
 /// A `.pir` file: its Penguin IR text read ([`penguin::parse_function`]; a syntax error is
 /// E0050 at its line and column) and verified with the machine's limits (a violated invariant or
-/// a tensor too large for its memory is E0051, the user's: the text came from the user).
+/// a tensor too large for its memory is E0051, the user's: the text came from the user), then
+/// looked at for reads of memory nothing wrote ([`penguin::uninit`] over every tensor but the
+/// inputs: E0051 at the instruction, on every command, so that no path runs on what an
+/// uninitialised buffer happens to hold).
 /// `kernel`, when given, must be the function's name. Its shapes are concrete, so `--shape` and
 /// `--dtype` do not apply.
 pub fn read_penguin(source: &Source, kernel: Option<&str>) -> Result<Function, Failure> {
     let text = &source.text;
-    let func = penguin::parse_function(text).map_err(|e| {
+    let (func, inst_at) = penguin::parse::parse_function_located(text).map_err(|e| {
         let at = byte_offset(text, e.line, e.col);
         let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
         Failure::Diagnostics(vec![RunError::PenguinSyntax {
@@ -299,6 +302,29 @@ pub fn read_penguin(source: &Source, kernel: Option<&str>) -> Result<Function, F
             errors: errors.iter().map(|e| e.to_string()).collect(),
         }
         .to_diagnostic()]));
+    }
+    let unwritten: Vec<Error> =
+        penguin::uninit::unwritten_reads(&func, penguin::uninit::Scope::AllButInputs)
+            .into_iter()
+            .map(|u| {
+                let at = inst_at
+                    .get(u.inst.as_u32() as usize)
+                    .map_or(0..0, |&(line, col)| {
+                        let start = byte_offset(text, line, col);
+                        let end = text[start..].find('\n').map_or(text.len(), |n| start + n);
+                        start..end
+                    });
+                RunError::PenguinUnwrittenRead {
+                    function: func.name.clone(),
+                    tensor: func.tensors[u.tensor].name.clone(),
+                    at,
+                    element: u.element,
+                }
+                .to_diagnostic()
+            })
+            .collect();
+    if !unwritten.is_empty() {
+        return Err(Failure::Diagnostics(unwritten));
     }
     if let Some(k) = kernel.filter(|k| *k != func.name) {
         return Err(Failure::User(format!(

@@ -23,6 +23,15 @@ pub enum RunError {
         function: String,
         errors: Vec<String>,
     },
+    /// E0051 too: a `.pir` instruction that certainly reads an element nothing wrote before it
+    /// ([`penguin::uninit`]), at the instruction.
+    #[error("the Penguin IR of `{function}` does not verify: this reads part of `{tensor}` that was never written")]
+    PenguinUnwrittenRead {
+        function: String,
+        tensor: String,
+        at: Range<usize>,
+        element: (u64, u64),
+    },
     /// E0900: a read of HBM scratch that nothing wrote, at the statement. `element` is the first
     /// such element when it is known before running; `detail` what the engine that ran into it
     /// says.
@@ -67,7 +76,9 @@ impl RunError {
     pub fn code(&self) -> &'static str {
         match self {
             RunError::PenguinSyntax { .. } => codes::PENGUIN_SYNTAX,
-            RunError::PenguinInvalid { .. } => codes::PENGUIN_INVALID,
+            RunError::PenguinInvalid { .. } | RunError::PenguinUnwrittenRead { .. } => {
+                codes::PENGUIN_INVALID
+            }
             RunError::UnwrittenRead { .. } => codes::UNINITIALISED_READ,
             RunError::TooLargeToRun { .. } => codes::TOO_LARGE_TO_RUN,
             RunError::CycleLimit { .. } => codes::CYCLE_LIMIT,
@@ -79,6 +90,7 @@ impl RunError {
     pub fn to_diagnostic(&self) -> Diagnostic {
         let at = match self {
             RunError::PenguinSyntax { at, .. }
+            | RunError::PenguinUnwrittenRead { at, .. }
             | RunError::UnwrittenRead { at, .. }
             | RunError::TooLargeToRun { at, .. } => at.clone(),
             RunError::CycleLimit { busiest, .. } => busiest.as_ref().map_or(0..0, |b| b.0.clone()),
@@ -92,6 +104,16 @@ impl RunError {
                 d.notes = errors.iter().take(20).cloned().collect();
                 d
             }
+            RunError::PenguinUnwrittenRead {
+                tensor,
+                element: (r, c),
+                ..
+            } => d
+                .with_label("reads uninitialised memory")
+                .with_note(format!(
+                    "element [{r}, {c}] of `{tensor}` is read here, in the first iteration of every enclosing loop, before any instruction writes it"
+                ))
+                .with_help(format!("write every element of `{tensor}` that is read before reading it")),
             RunError::UnwrittenRead {
                 tensor,
                 element,

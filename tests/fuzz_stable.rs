@@ -583,3 +583,607 @@ fn fuzz_suggest_write() {
     println!("fuzz suggest_write: {written} of {n} suggestions written and checked");
     assert!(written > 0, "no suggestion was written");
 }
+
+/// What one input of the campaign did (a column of its table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Exit 0 (and, where the surface checks it, the right bits).
+    Ok,
+    /// A user error (exit 1).
+    Refused,
+    /// A command-line usage error (clap's exit 2; the CLI surface only).
+    Usage,
+    /// A panic, or an internal compiler error (exit 101), or a crash by another signal.
+    Panic,
+    /// Longer than the surface allows.
+    Timeout,
+    /// An allocation failure under the memory cap (an abort by `SIGABRT`/`SIGKILL`, or a message
+    /// saying so).
+    Oom,
+    /// Exit 0 with other bits than the interpreter's, or an answer that breaks the surface's
+    /// property (a suggestion that does not hold, an array of the wrong size).
+    Wrong,
+    /// A file of the user's changed that no `--write`/`--output` named, or a temporary file left.
+    Damaged,
+}
+
+const VERDICTS: [Verdict; 8] = [
+    Verdict::Ok,
+    Verdict::Refused,
+    Verdict::Usage,
+    Verdict::Panic,
+    Verdict::Timeout,
+    Verdict::Oom,
+    Verdict::Wrong,
+    Verdict::Damaged,
+];
+
+/// The counts of one surface, and its first finding of each bad kind.
+#[derive(Default)]
+struct Tally {
+    counts: [u64; 8],
+    findings: Vec<String>,
+    slowest: Duration,
+}
+
+impl Tally {
+    fn add(&mut self, v: Verdict, input: &str, took: Duration) {
+        let k = VERDICTS
+            .iter()
+            .position(|&x| x == v)
+            .expect("every verdict");
+        self.counts[k] += 1;
+        self.slowest = self.slowest.max(took);
+        if k >= 3 && self.findings.len() < 3 {
+            self.findings
+                .push(format!("{v:?}: {}", &input[..boundary(input, 2000)]));
+        }
+    }
+    fn bad(&self) -> u64 {
+        self.counts[3..].iter().sum()
+    }
+}
+
+/// Runs `one` on `n` inputs from `make`, under `catch_unwind` (a panic is [`Verdict::Panic`]) and
+/// a clock (`limit`: [`Verdict::Timeout`] when longer).
+fn surface(
+    tally: &mut Tally,
+    n: u64,
+    limit: Duration,
+    mut make: impl FnMut(u64) -> String,
+    one: impl Fn(&str) -> Verdict,
+) {
+    for i in 0..n {
+        let input = make(i);
+        let t = Instant::now();
+        let v = catch_unwind(AssertUnwindSafe(|| one(&input))).unwrap_or(Verdict::Panic);
+        let took = t.elapsed();
+        let v = if v != Verdict::Panic && took > limit {
+            Verdict::Timeout
+        } else {
+            v
+        };
+        tally.add(v, &input, took);
+    }
+}
+
+/// The verdict of an in-process `nkc run --check`-like result.
+fn run_verdict(r: Result<nkc::run::RunReport, nkc::driver::Failure>) -> Verdict {
+    use nkc::driver::Failure;
+    match r {
+        Ok(rep) if rep.checked && rep.sim.as_ref().is_none_or(|s| s.races.is_empty()) => {
+            Verdict::Ok
+        }
+        Ok(_) => Verdict::Wrong,
+        Err(Failure::Internal(e)) if e.starts_with("--check:") => Verdict::Wrong,
+        Err(Failure::Internal(_)) => Verdict::Panic,
+        Err(_) => Verdict::Refused,
+    }
+}
+
+/// Every file of `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .map(|p| {
+                    let bytes = std::fs::read(&p).unwrap_or_default();
+                    (p, bytes)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// One random command line over the files of the CLI surface's directory: a command, a kernel,
+/// and options drawn from every flag, with paths that are sometimes the kernel itself.
+fn random_command_line(rng: &mut Rng, dir: &Path) -> Vec<String> {
+    let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let kernels = [p("k.nk"), p("k.pir"), p("bad.nk"), p("p.s")];
+    let cmd = [
+        "run", "check", "compile", "suggest", "compare", "sim", "explain",
+    ][rng.below(7)];
+    let mut args = vec![cmd.to_string()];
+    if cmd == "explain" {
+        args.push(["E0051", "E0902", "E9999", "", "e0173"][rng.below(5)].to_string());
+        return args;
+    }
+    args.push(kernels[rng.below(kernels.len())].clone());
+    let targets = [
+        p("k.nk"),
+        p("k.pir"),
+        p("out"),
+        p("t.json"),
+        p("a.npy"),
+        dir.to_string_lossy().into_owned(),
+    ];
+    for _ in 0..rng.below(5) {
+        let t = targets[rng.below(targets.len())].clone();
+        let opt: Vec<String> = match rng.below(18) {
+            0 => vec!["--check".into()],
+            1 => vec!["--json".into()],
+            2 => vec![
+                "--pipeline".into(),
+                ["default", "annotated", "emergent", "none", "auto", "bogus"][rng.below(6)].into(),
+            ],
+            3 => vec!["--peel".into()],
+            4 => vec!["--trace".into(), t],
+            5 => vec!["--output".into(), t],
+            6 => vec!["-o".into(), t],
+            7 => vec!["--svg".into(), t],
+            8 => vec!["--write".into()],
+            9 => vec![
+                "--input".into(),
+                format!(
+                    "a={}",
+                    [p("a.npy"), p("k.nk"), p("missing.npy")][rng.below(3)]
+                ),
+            ],
+            10 => vec![
+                "--max-cycles".into(),
+                ["0", "1", "1000", "18446744073709551615", "-1"][rng.below(5)].into(),
+            ],
+            11 => vec!["--seed".into(), ["0", "7", "x"][rng.below(3)].into()],
+            12 => vec![
+                "--shape".into(),
+                ["a=128x512", "a=0x0", "zz=1x1", "a=99999999999x99999999999"][rng.below(4)].into(),
+            ],
+            13 => vec![
+                "--dtype".into(),
+                ["bfloat16", "a=float32", "int7"][rng.below(3)].into(),
+            ],
+            14 => vec!["--kernel".into(), ["k", "nope", ""][rng.below(3)].into()],
+            15 => vec![
+                "--engine".into(),
+                ["sim", "interp", "gpu"][rng.below(3)].into(),
+            ],
+            16 => vec![
+                "--emit".into(),
+                ["penguin", "pipelined", "ast", "isa", "bir"][rng.below(5)].into(),
+            ],
+            _ => vec!["--no-legality-check".into()],
+        };
+        args.extend(opt);
+    }
+    args
+}
+
+/// The paths a command line names as what it writes (`--output`, `-o`, `--trace`, `--svg`, the
+/// kernel under `--write`): the files it may change.
+fn named_outputs(args: &[String]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for w in args.windows(2) {
+        if ["--output", "-o", "--trace", "--svg"].contains(&w[0].as_str()) {
+            out.push(PathBuf::from(&w[1]));
+        }
+    }
+    if args.iter().any(|a| a == "--write") {
+        if let Some(k) = args.get(1) {
+            out.push(PathBuf::from(k));
+        }
+    }
+    out
+}
+
+/// The CLI surface: `nkc` as a child under the 2 GiB cap, killed after `limit`.
+fn cli_verdict(args: &[String], dir: &Path, limit: Duration) -> Verdict {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::process::{Command, Stdio};
+    let before = snapshot(dir);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nkc"));
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: `setrlimit` is async-signal-safe and touches no state of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            let cap = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &cap);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("the nkc binary runs");
+    let mut stderr = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait on the child") {
+            break Some(s);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let err = reader.join().unwrap_or_default();
+    let Some(status) = status else {
+        return Verdict::Timeout;
+    };
+    let changed = {
+        let after = snapshot(dir);
+        let allowed = named_outputs(args);
+        let names = |s: &[(PathBuf, Vec<u8>)]| s.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+        let lost = before.iter().any(|(p, bytes)| {
+            !allowed.contains(p)
+                && after
+                    .iter()
+                    .find(|a| &a.0 == p)
+                    .is_none_or(|a| &a.1 != bytes)
+        });
+        let left = names(&after)
+            .iter()
+            .any(|p| !names(&before).contains(p) && !allowed.contains(p));
+        lost || left
+    };
+    // Restore the directory for the next command line.
+    for (p, bytes) in &before {
+        let _ = std::fs::write(p, bytes);
+    }
+    for (p, _) in snapshot(dir) {
+        if !before.iter().any(|b| b.0 == p) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    if err.contains("memory allocation")
+        || matches!(status.signal(), Some(libc::SIGABRT | libc::SIGKILL))
+    {
+        return Verdict::Oom;
+    }
+    match status.code() {
+        _ if changed => Verdict::Damaged,
+        Some(0) => Verdict::Ok,
+        Some(1) => Verdict::Refused,
+        Some(2) => Verdict::Usage,
+        _ => Verdict::Panic,
+    }
+}
+
+/// The campaign over every surface (issue 30): mutated `.npy` headers, mutated `.pir` through the
+/// reader and verifier, mutated `.pir` through `run --check` on every path, mutated `.nk` through
+/// the front end, random and widened random kernels through `run --check` on every path,
+/// `suggest --write`, mutated `.s` programs through the reader and the simulator, and random
+/// command lines through the binary (as a child under the 2 GiB cap, with the files of its
+/// directory compared before and after). Prints one row per surface: exit 0 / exit 1 / usage
+/// (exit 2) / panic / timeout / OOM / wrong / file damaged; the last five must be zero. The
+/// in-process surfaces run under the same 2 GiB address-space cap (set on this process): an
+/// allocation failure there aborts the campaign. Budgets: `NKC_CAMPAIGN_<SURFACE>` per surface
+/// (`NPY`, `PIR_VERIFY`, `PIR_RUN`, `FRONTEND`, `KERNELS`, `SUGGEST`, `ISA`, `CLI`), seed
+/// `NKC_FUZZ_SEED`.
+#[test]
+fn campaign_every_surface() {
+    // SAFETY: plain libc calls on this process's limits.
+    unsafe {
+        let cap = libc::rlimit {
+            rlim_cur: 2 << 30,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_AS, &cap), 0);
+    }
+    let seed = env_u64("NKC_FUZZ_SEED", 1);
+    let budget = |name: &str, default: u64| env_u64(&format!("NKC_CAMPAIGN_{name}"), default);
+    let mut table: Vec<(&str, Tally)> = Vec::new();
+    let scratch = std::env::temp_dir().join(format!("nkc-campaign-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).expect("the temporary directory is writable");
+
+    // .npy headers.
+    let mut t = Tally::default();
+    let npy_seeds: Vec<String> = [
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
+        "{'descr': 'f4', 'fortran_order': False, 'shape': (4,), }",
+        "{\"shape\": [2, 2], \"descr\": \">f4\", \"fortran_order\": True}",
+    ]
+    .iter()
+    .map(|h| format!("{h:<70}\n"))
+    .collect();
+    let mut rng = Rng(seed ^ 1);
+    let npy_path = scratch.join("h.npy");
+    surface(
+        &mut t,
+        budget("NPY", 400),
+        Duration::from_millis(200),
+        |_| mutate(&mut rng, &npy_seeds, NPY_DICT),
+        |h| {
+            let bytes = npy_file(h, h.len() % 2 == 0);
+            std::fs::write(&npy_path, &bytes).expect("writable");
+            let r = nkc::npy::read_npy(&npy_path);
+            if std::fs::read(&npy_path).ok().as_deref() != Some(&bytes[..]) {
+                return Verdict::Damaged;
+            }
+            match r {
+                Ok(a) if a.data.len() == a.shape.iter().product::<usize>() => Verdict::Ok,
+                Ok(_) => Verdict::Wrong,
+                Err(e) if e.len() <= 400 + npy_path.as_os_str().len() => Verdict::Refused,
+                Err(_) => Verdict::Wrong,
+            }
+        },
+    );
+    table.push(("npy header", t));
+
+    // .pir through the reader and verifier (what every command does first).
+    let pir_seeds = pir_corpus();
+    let mut t = Tally::default();
+    let mut rng = Rng(seed ^ 2);
+    surface(
+        &mut t,
+        budget("PIR_VERIFY", 300),
+        Duration::from_secs(10),
+        |_| mutate(&mut rng, &pir_seeds, PIR_DICT),
+        |text| {
+            let src = nkc::driver::Source {
+                path: PathBuf::from("m.pir"),
+                text: text.to_string(),
+            };
+            match nkc::driver::read_penguin(&src, None) {
+                Ok(_) => Verdict::Ok,
+                Err(nkc::driver::Failure::Internal(_)) => Verdict::Panic,
+                Err(_) => Verdict::Refused,
+            }
+        },
+    );
+    table.push((".pir read+verify", t));
+
+    // .pir through run --check on every path.
+    let mut t = Tally::default();
+    let mut rng = Rng(seed ^ 3);
+    surface(
+        &mut t,
+        budget("PIR_RUN", 12),
+        Duration::from_secs(10),
+        |_| mutate(&mut rng, &pir_seeds, PIR_DICT),
+        |text| {
+            use nkc::run::{PipelineMode, RunOptions};
+            let src = nkc::driver::Source {
+                path: PathBuf::from("m.pir"),
+                text: text.to_string(),
+            };
+            let mut worst = Verdict::Refused;
+            for mode in PipelineMode::ALL {
+                let opts = RunOptions {
+                    pipeline: mode,
+                    check: true,
+                    max_cycles: 2_000_000,
+                    ..RunOptions::default()
+                };
+                let v = run_verdict(nkc::run::run(&src, &opts, &mut Default::default()));
+                if v != Verdict::Ok && v != Verdict::Refused {
+                    return v;
+                }
+                if v == Verdict::Ok {
+                    worst = Verdict::Ok;
+                }
+            }
+            worst
+        },
+    );
+    table.push((".pir run --check x5", t));
+
+    // .nk through the front end.
+    let mut nk_seeds: Vec<String> = Vec::new();
+    for dir in ["examples", "tests/good", "tests/ui"] {
+        nk_seeds.extend(corpus(dir, "nk"));
+    }
+    nk_seeds.extend((0..8).map(random_kernel::random_wide_kernel));
+    let mut t = Tally::default();
+    let mut rng = Rng(seed ^ 4);
+    surface(
+        &mut t,
+        budget("FRONTEND", 150),
+        Duration::from_secs(10),
+        |_| mutate(&mut rng, &nk_seeds, NK_DICT),
+        |text| match frontend::compile(text, None) {
+            Ok(_) => Verdict::Ok,
+            Err(_) => Verdict::Refused,
+        },
+    );
+    table.push((".nk check", t));
+
+    // Random kernels (the first generator and the widened one) through run --check, on every
+    // path and peeled.
+    let mut t = Tally::default();
+    let base = seed << 40;
+    surface(
+        &mut t,
+        budget("KERNELS", 6),
+        Duration::from_secs(20),
+        |i| {
+            if i % 2 == 0 {
+                random_kernel::random_case(base + i)
+            } else {
+                random_kernel::random_wide_kernel(base + i)
+            }
+        },
+        |text| {
+            use nkc::run::{PipelineMode, RunOptions};
+            let src = nkc::driver::Source {
+                path: PathBuf::from("r.nk"),
+                text: text.to_string(),
+            };
+            let mut worst = Verdict::Refused;
+            for mode in PipelineMode::ALL {
+                for peel in [false, true] {
+                    let opts = RunOptions {
+                        pipeline: mode,
+                        check: true,
+                        peel,
+                        ..RunOptions::default()
+                    };
+                    let v = run_verdict(nkc::run::run(&src, &opts, &mut Default::default()));
+                    if v != Verdict::Ok && v != Verdict::Refused {
+                        return v;
+                    }
+                    if v == Verdict::Ok {
+                        worst = Verdict::Ok;
+                    }
+                }
+            }
+            worst
+        },
+    );
+    table.push((".nk random run --check x10", t));
+
+    // suggest --write.
+    let mut t = Tally::default();
+    let sdir = scratch.join("suggest");
+    surface(
+        &mut t,
+        budget("SUGGEST", 3),
+        Duration::from_secs(20),
+        |i| random_kernel::random_kernel(base + (1 << 20) + i),
+        |text| {
+            let _ = std::fs::remove_dir_all(&sdir);
+            std::fs::create_dir_all(&sdir).expect("writable");
+            match catch_unwind(AssertUnwindSafe(|| fuzz_checks::suggest_write(text, &sdir))) {
+                Ok(fuzz_checks::Outcome::Ran) => Verdict::Ok,
+                Ok(fuzz_checks::Outcome::Refused) => Verdict::Refused,
+                // The property's own failures: a file that does not hold the suggestion, or a
+                // suggestion that does not run bit-exact; an internal error is a panic.
+                Err(e) => {
+                    let msg = e
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    if msg.contains("internal error") {
+                        Verdict::Panic
+                    } else if msg.contains("temporary file") || msg.contains("holds other") {
+                        Verdict::Damaged
+                    } else {
+                        Verdict::Wrong
+                    }
+                }
+            }
+        },
+    );
+    table.push(("suggest --write", t));
+
+    // .s programs through the reader and the simulator.
+    let mut isa_seeds = corpus("runtime-sim/tests/programs", "s");
+    isa_seeds.extend(compiled_examples());
+    let mut t = Tally::default();
+    let mut rng = Rng(seed ^ 5);
+    surface(
+        &mut t,
+        budget("ISA", 150),
+        Duration::from_secs(10),
+        |_| mutate(&mut rng, &isa_seeds, ISA_DICT),
+        |text| {
+            isa_check(text);
+            Verdict::Ok
+        },
+    );
+    table.push((".s read+simulate", t));
+
+    // Command lines through the binary.
+    let cdir = scratch.join("cli");
+    std::fs::create_dir_all(&cdir).expect("writable");
+    let kernel = "def k(a: nl.hbm[nl.float32, 128, 512]):\n    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    for i in nl.affine_range(2, num_stages=2):\n        t = nl.load(a[:, i * 256:(i + 1) * 256])\n        nl.store(c[:, i * 256:(i + 1) * 256], value=nl.exp(t))\n    return c\n";
+    std::fs::write(cdir.join("k.nk"), kernel).expect("writable");
+    std::fs::write(
+        cdir.join("bad.nk"),
+        kernel.replace("nl.exp(t)", "nl.exp(u)"),
+    )
+    .expect("writable");
+    std::fs::write(cdir.join("k.pir"), &pir_seeds[0]).expect("writable");
+    std::fs::write(cdir.join("p.s"), &isa_seeds[0]).expect("writable");
+    let data: Vec<f32> = (0..128 * 512).map(|x| (x % 7) as f32 * 0.25).collect();
+    let arr = penguin::interp::Array {
+        shape: vec![128, 512],
+        data,
+    };
+    nkc::npy::write_npy(&cdir.join("a.npy"), &arr).expect("writable");
+    let mut t = Tally::default();
+    let mut rng = Rng(seed ^ 6);
+    let limit = Duration::from_secs(10);
+    surface(
+        &mut t,
+        budget("CLI", 8),
+        limit + Duration::from_secs(1),
+        |_| random_command_line(&mut rng, &cdir).join("\u{1f}"),
+        |line| {
+            let args: Vec<String> = line.split('\u{1f}').map(str::to_string).collect();
+            cli_verdict(&args, &cdir, limit)
+        },
+    );
+    table.push(("CLI (child, 2 GiB)", t));
+    let _ = std::fs::remove_dir_all(&scratch);
+
+    println!(
+        "{:<28} {:>9} {:>9} {:>7} {:>6} {:>8} {:>4} {:>6} {:>8}  slowest",
+        "surface", "exit 0", "exit 1", "usage", "panic", "timeout", "OOM", "wrong", "damaged"
+    );
+    let mut total = [0u64; 8];
+    for (name, t) in &table {
+        let c = t.counts;
+        println!(
+            "{name:<28} {:>9} {:>9} {:>7} {:>6} {:>8} {:>4} {:>6} {:>8}  {:.3} s",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7],
+            t.slowest.as_secs_f64()
+        );
+        for (k, x) in c.iter().enumerate() {
+            total[k] += x;
+        }
+    }
+    let c = total;
+    println!(
+        "{:<28} {:>9} {:>9} {:>7} {:>6} {:>8} {:>4} {:>6} {:>8}  ({} inputs)",
+        "total",
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
+        c[5],
+        c[6],
+        c[7],
+        c.iter().sum::<u64>()
+    );
+    let findings: Vec<String> = table
+        .iter()
+        .filter(|(_, t)| t.bad() > 0)
+        .flat_map(|(name, t)| t.findings.iter().map(move |f| format!("[{name}] {f}")))
+        .collect();
+    assert!(findings.is_empty(), "findings:\n{}", findings.join("\n\n"));
+}

@@ -93,12 +93,13 @@ fn ring_reads_at_any_offset_keep_the_interpreters_bits() {
     }
 }
 
-/// Item 2: IR that reads an element nothing wrote is the kernel's error (E0900, naming the
-/// instruction and the element), not an internal error of the interpreter.
+/// Item 2: IR that certainly reads an element nothing wrote is a verifier error (E0051) at the
+/// instruction, on every command and path: it was an internal error of the interpreter under
+/// `--check`, and exit 0 with whatever the simulator's memory held without it.
 #[test]
-fn a_read_of_unwritten_memory_is_a_diagnostic() {
+fn a_read_of_unwritten_memory_does_not_verify() {
     let dir = scratch("hostile", "unwritten");
-    // The reduce writes the first 64 partitions of `m`; the multiply reads all 128.
+    // The reduce writes the first 64 partitions of `m`; the multiply (line 14) reads all 128.
     let text = base_kernel(|s| {
         s.replace(
             "m[0 +: 128, 0 +: 1] = reduce.dve(op=max) t[0 +: 128, 0 +: 512]",
@@ -106,8 +107,52 @@ fn a_read_of_unwritten_memory_is_a_diagnostic() {
         )
     });
     let f = write(&dir, "k.pir", &text);
+    for args in [
+        vec!["check", &f],
+        vec!["run", &f],
+        vec!["run", &f, "--check"],
+        vec!["run", &f, "--pipeline", "emergent"],
+        vec!["run", &f, "--engine", "interp"],
+        vec!["compile", &f],
+    ] {
+        let o = nkc_capped(&args);
+        fails_with(
+            &o,
+            &["E0051", "`m`", "element [64, 0]", "k.pir:14:"],
+            &format!("{args:?}"),
+        );
+    }
+    // In a loop: the store of the first iteration reads `t` before its load (the two swapped).
+    let looped = "kernel k(x) -> (y) {
+  tensor x: hbm f32[256, 8] input
+  tensor y: hbm f32[256, 8] output
+  tensor t: sbuf f32[128, 8] local
+  loop r in 0..2 sequential {
+    stmt {
+      y[128*r +: 128, 0 +: 8] = store.dma t[0 +: 128, 0 +: 8]
+    }
+    stmt {
+      t[0 +: 128, 0 +: 8] = load.dma x[128*r +: 128, 0 +: 8]
+    }
+  }
+}
+";
+    let f = write(&dir, "loop.pir", looped);
+    let o = nkc_capped(&["run", &f]);
+    fails_with(
+        &o,
+        &["E0051", "`t`", "element [0, 0]", "loop.pir:7:"],
+        "loop",
+    );
+    // In order, it runs to the interpreter's bits: the check is about the order, not the tensor.
+    let ordered = looped.replace(
+        "      y[128*r +: 128, 0 +: 8] = store.dma t[0 +: 128, 0 +: 8]\n    }\n    stmt {\n      t[0 +: 128, 0 +: 8] = load.dma x[128*r +: 128, 0 +: 8]",
+        "      t[0 +: 128, 0 +: 8] = load.dma x[128*r +: 128, 0 +: 8]\n    }\n    stmt {\n      y[128*r +: 128, 0 +: 8] = store.dma t[0 +: 128, 0 +: 8]",
+    );
+    assert_ne!(ordered, looped);
+    let f = write(&dir, "ordered.pir", &ordered);
     let o = nkc_capped(&["run", &f, "--check"]);
-    fails_with(&o, &["E0900", "`m`", "element [64, 0]"], "unwritten read");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
 /// Item 3: an op on an engine the machine cannot run it on (`reduce` on `pool`) is E0051, not a

@@ -50,6 +50,13 @@ impl std::error::Error for ParseError {}
 
 /// Parses the text form of one function.
 pub fn parse_function(text: &str) -> Result<Function, ParseError> {
+    parse_function_located(text).map(|(func, _)| func)
+}
+
+/// [`parse_function`], with where each instruction starts: the 1-based line and column of its
+/// destination, indexed by the instruction's number (so that a driver can point a diagnostic at
+/// it; the function itself keeps no source spans).
+pub fn parse_function_located(text: &str) -> Result<(Function, Vec<(usize, usize)>), ParseError> {
     let toks = lex(text, SYMBOLS)?;
     let mut p = Parser {
         toks,
@@ -58,10 +65,11 @@ pub fn parse_function(text: &str) -> Result<Function, ParseError> {
         tensors: HashMap::new(),
         axes: HashMap::new(),
         depth: 0,
+        inst_at: Vec::new(),
     };
     p.prescan_loops()?;
     p.function()?;
-    Ok(p.func)
+    Ok((p.func, p.inst_at))
 }
 
 /// The deepest loop nesting the parser accepts. It recurses once per level, and this keeps it far
@@ -81,6 +89,8 @@ struct Parser {
     tensors: HashMap<String, Tensor>,
     axes: HashMap<String, Axis>,
     depth: usize,
+    /// The line and column of each instruction's destination, in order of appearance.
+    inst_at: Vec<(usize, usize)>,
 }
 
 type PResult<T> = Result<T, ParseError>;
@@ -578,6 +588,7 @@ impl Parser {
                 "an instruction (statements do not nest inside `stmt { }`; use a `loop`)",
             );
         }
+        let at = (self.peek().line, self.peek().col);
         let dst = self.operand()?;
         self.expect_sym("=")?;
         let (word, op_tok) = self.ident("an operation `OP.ENGINE`")?;
@@ -625,6 +636,7 @@ impl Parser {
                 srcs.push(self.operand()?);
             }
         }
+        self.inst_at.push(at);
         Ok(self.func.insts.push(InstData {
             op,
             engine,

@@ -1,4 +1,6 @@
-//! A static look for reads of HBM scratch that nothing wrote, for `nkc check`.
+//! A static look for reads of memory that nothing wrote: of HBM scratch for `nkc check` on a
+//! kernel, of every tensor but the inputs for Penguin IR a user wrote (a `.pir` file, where it is
+//! the verifier's error E0051 on every command).
 //!
 //! The interpreter (and the simulator) find every such read by running the kernel; this pass finds
 //! the ones that are certain without running it, so that `nkc check` reports them too. It is
@@ -7,15 +9,17 @@
 //! to the same tensor preceding it in program order could ever touch (each write's rectangle is
 //! widened over every iteration of its loops, which can only over-approximate what it writes).
 //! Since every loop runs at least once and a kernel as written carries no predicates, that first
-//! execution happens, and nothing has written the element by then.
+//! execution happens, and nothing has written the element by then. An accumulating matmul reads
+//! its destination too (the interpreter adds to it), so it counts as a read of it.
 //!
-//! Only HBM scratch tensors are looked at (local HBM arrays, `nl.ndarray(..., buffer=nl.shared_hbm)`
-//! not returned), unblocked and two-dimensional; a read under a predicate, or in a loop whose trip
-//! count is not positive, is skipped, and so is any expression that overflows.
+//! Only two-dimensional tensors of the [`Scope`] are looked at (for a kernel, HBM scratch: local
+//! HBM arrays, `nl.ndarray(..., buffer=nl.shared_hbm)` not returned); an access with ring slots
+//! is skipped (a write with slots makes the whole tensor count as written), and so is a read under
+//! a predicate, or in a loop whose trip count is not positive, and any expression that overflows.
 
 use crate::affine::AffineExpr;
 use crate::entities::{Axis, Inst, Stmt, Tensor};
-use crate::ir::{Access, Function, Memory, StmtKind, TensorKind};
+use crate::ir::{Access, Function, Memory, Op, StmtKind, TensorKind};
 use std::collections::BTreeMap;
 
 /// The most write rectangles of one tensor the coverage check looks at (beyond, it gives up on
@@ -34,10 +38,26 @@ pub struct UnwrittenRead {
 /// A rectangle `[r0, r1) × [c0, c1)` of a 2-D tensor.
 type Rect = [(i128, i128); 2];
 
+/// Which tensors the look covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// HBM scratch only: a kernel's local HBM arrays (the front end checks its tiles).
+    HbmScratch,
+    /// Every tensor but the inputs (SBUF, PSUM, HBM scratch and outputs): Penguin IR read from text.
+    AllButInputs,
+}
+
 /// Every read of HBM scratch in `func` that is certainly of unwritten elements, in program order.
 pub fn unwritten_scratch_reads(func: &Function) -> Vec<UnwrittenRead> {
+    unwritten_reads(func, Scope::HbmScratch)
+}
+
+/// Every read of a tensor of `scope` in `func` that is certainly of unwritten elements, in
+/// program order.
+pub fn unwritten_reads(func: &Function, scope: Scope) -> Vec<UnwrittenRead> {
     let mut walk = Walk {
         func,
+        scope,
         loops: Vec::new(),
         writes: BTreeMap::new(),
         found: Vec::new(),
@@ -48,6 +68,7 @@ pub fn unwritten_scratch_reads(func: &Function) -> Vec<UnwrittenRead> {
 
 struct Walk<'f> {
     func: &'f Function,
+    scope: Scope,
     /// The enclosing loops, outermost first.
     loops: Vec<Axis>,
     /// Per scratch tensor, the rectangles of the writes seen so far (`None`: unknown, the whole
@@ -57,9 +78,14 @@ struct Walk<'f> {
 }
 
 impl Walk<'_> {
+    /// Whether the look covers `t` ([`Scope`], two dimensions).
     fn is_scratch(&self, t: Tensor) -> bool {
         self.func.tensors.get(t).is_some_and(|d| {
-            d.memory == Memory::Hbm && d.kind == TensorKind::Local && d.shape.len() == 2
+            d.shape.len() == 2
+                && match self.scope {
+                    Scope::HbmScratch => d.memory == Memory::Hbm && d.kind == TensorKind::Local,
+                    Scope::AllButInputs => d.kind != TensorKind::Input,
+                }
         })
     }
 
@@ -93,9 +119,13 @@ impl Walk<'_> {
         let Some(d) = self.func.insts.get(i) else {
             return;
         };
-        // The reads first: an instruction reads before it writes.
+        // The reads first: an instruction reads before it writes. An accumulating matmul reads
+        // its destination (not looked at for a kernel: the front end zeroes its accumulators).
+        let acc_dst = (self.scope == Scope::AllButInputs
+            && matches!(d.op, Op::Matmul { accumulate: true }))
+        .then_some(&d.dst);
         if runs {
-            for src in &d.srcs {
+            for src in d.srcs.iter().chain(acc_dst) {
                 if !self.is_scratch(src.tensor) {
                     continue;
                 }

@@ -329,11 +329,15 @@ pub fn run_checked(seed: u64, mode: nkc::run::PipelineMode) -> bool {
 
 /// [`run_checked`], with the extended loops peeled (`--peel`) when `peel` is set.
 pub fn run_checked_peeled(seed: u64, mode: nkc::run::PipelineMode, peel: bool) -> bool {
+    run_text_checked(&random_case(seed), seed, mode, peel)
+}
+
+/// [`run_checked_peeled`] on the kernel `text` (named after `seed`, whose inputs it runs on).
+pub fn run_text_checked(text: &str, seed: u64, mode: nkc::run::PipelineMode, peel: bool) -> bool {
     use nkc::run::{self, RunOptions};
-    let text = random_case(seed);
     let src = nkc::driver::Source {
         path: std::path::PathBuf::from(format!("random{seed}.nk")),
-        text: text.clone(),
+        text: text.to_string(),
     };
     let opts = RunOptions {
         pipeline: mode,
@@ -359,4 +363,374 @@ pub fn run_checked_peeled(seed: u64, mode: nkc::run::PipelineMode, peel: bool) -
             if peel { " --peel" } else { "" }
         ),
     }
+}
+
+/// A tile of a widened random kernel: its name, its shape, and whether it lives in PSUM (a matmul
+/// result, copied to SBUF before it is stored).
+#[derive(Clone)]
+struct WideTile {
+    name: String,
+    rows: usize,
+    cols: usize,
+    psum: bool,
+}
+
+/// A random kernel over every operation family (issue 30's widened generator), as source text:
+/// loads of `[P, F]` tiles (`P` in {4, 16, 32}, `F` in {8, 16, 32}) from float32 or bfloat16
+/// inputs; element-wise binary and unary operations, scalar operands, row reductions (`nl.max`,
+/// `nl.sum` to `[P, 1]`), their broadcasts back over the rows, `nisa.activation` with a bias
+/// column, matmuls into PSUM (`transpose_x=True`), Tensor-engine transposes, a PSUM accumulator
+/// (`acc += nl.matmul(...)`) or an SBUF one carried across iterations; a loop of 1 to 4
+/// iterations, sometimes inside an outer loop of 1 to 3 over column blocks; every loop with a
+/// random schedule: none, `num_stages=k`, `num_stages="auto"`, or Mode B `stage_id`s. The last
+/// tile of each shape is stored (a float32 or bfloat16 output), so that every family reaches an
+/// output. Deterministic in the seed; every kernel passes `nkc check`.
+pub fn random_wide_kernel(seed: u64) -> String {
+    let mut r = Rng(seed ^ 0x7769_6465);
+    let p = [4, 16, 32][r.below(3)];
+    let f = [8, 16, 32][r.below(3)];
+    let trip = 1 + r.below(4);
+    let outer = if r.chance(30) { 1 + r.below(3) } else { 0 };
+    let nested = outer > 0;
+    let ob = outer.max(1);
+    let in_dt = if r.chance(30) { "bfloat16" } else { "float32" };
+    let out_dt = if r.chance(20) { "bfloat16" } else { "float32" };
+    let kind = if r.chance(50) {
+        "affine_range"
+    } else {
+        "sequential_range"
+    };
+    // Column slice of the current block.
+    let cols = if nested {
+        format!("o * {f}:(o + 1) * {f}")
+    } else {
+        ":".to_string()
+    };
+
+    let mut body: Vec<String> = Vec::new();
+    let mut pool: Vec<WideTile> = vec![WideTile {
+        name: "t0".into(),
+        rows: p,
+        cols: f,
+        psum: false,
+    }];
+    body.push(format!("t0 = nl.load(a[i * {p}:(i + 1) * {p}, {cols}]"));
+    if r.chance(60) {
+        body.push(format!("t1 = nl.load(b[i * {p}:(i + 1) * {p}, {cols}]"));
+        pool.push(WideTile {
+            name: "t1".into(),
+            rows: p,
+            cols: f,
+            psum: false,
+        });
+    }
+    // A carried accumulator: a PSUM matmul group or an SBUF sum.
+    let acc = match r.below(3) {
+        0 => Some(true),
+        1 => Some(false),
+        _ => None,
+    };
+    let computes = 2 + r.below(5);
+    let acc_at = r.below(computes + 1);
+    let mut k = 0;
+    for step in 0..=computes {
+        if step == acc_at {
+            match acc {
+                // acc[F, F] += t^T t', both [P, F].
+                Some(true) => {
+                    let ks: Vec<&WideTile> = pool
+                        .iter()
+                        .filter(|t| t.rows == p && t.cols == f && !t.psum)
+                        .collect();
+                    let x = ks[r.below(ks.len())].name.clone();
+                    let y = ks[r.below(ks.len())].name.clone();
+                    body.push(format!("acc += nl.matmul({x}, {y}, transpose_x=True"));
+                }
+                Some(false) => {
+                    let ks: Vec<&WideTile> = pool
+                        .iter()
+                        .filter(|t| t.rows == p && t.cols == f && !t.psum)
+                        .collect();
+                    let x = ks[r.below(ks.len())].name.clone();
+                    body.push(format!("acc += nl.multiply({x}, 0.5"));
+                }
+                None => {}
+            }
+        }
+        if step == computes {
+            break;
+        }
+        let name = format!("u{k}");
+        k += 1;
+        let x = pool[r.below(pool.len())].clone();
+        let same: Vec<WideTile> = pool
+            .iter()
+            .filter(|t| t.rows == x.rows && t.cols == x.cols && t.name != x.name)
+            .cloned()
+            .collect();
+        let column: Vec<WideTile> = pool
+            .iter()
+            .filter(|t| t.rows == x.rows && t.cols == 1)
+            .cloned()
+            .collect();
+        let (head, rows, cols, psum) = match r.below(10) {
+            0 | 1 if !same.is_empty() => {
+                let y = &same[r.below(same.len())].name;
+                let op = ["add", "multiply", "subtract", "maximum"][r.below(4)];
+                (
+                    format!("{name} = nl.{op}({}, {y}", x.name),
+                    x.rows,
+                    x.cols,
+                    false,
+                )
+            }
+            2 => {
+                let op = ["exp", "tanh"][r.below(2)];
+                (
+                    format!("{name} = nl.{op}({}", x.name),
+                    x.rows,
+                    x.cols,
+                    false,
+                )
+            }
+            3 => (
+                format!("{name} = nl.multiply({}, 0.75", x.name),
+                x.rows,
+                x.cols,
+                false,
+            ),
+            4 if x.cols > 1 => {
+                let op = ["max", "sum"][r.below(2)];
+                (
+                    format!("{name} = nl.{op}({}, axis=1", x.name),
+                    x.rows,
+                    1,
+                    false,
+                )
+            }
+            5 if x.cols > 1 && !column.is_empty() => {
+                let m = &column[r.below(column.len())].name;
+                let op = ["multiply", "subtract", "add"][r.below(3)];
+                (
+                    format!("{name} = nl.{op}({}, {m}", x.name),
+                    x.rows,
+                    x.cols,
+                    false,
+                )
+            }
+            6 if x.cols > 1 && !column.is_empty() => {
+                let m = &column[r.below(column.len())].name;
+                let op = ["exp", "tanh"][r.below(2)];
+                (
+                    format!(
+                        "{name} = nisa.activation(op=nl.{op}, data={}, bias={m}",
+                        x.name
+                    ),
+                    x.rows,
+                    x.cols,
+                    false,
+                )
+            }
+            7 | 8 if !x.psum => {
+                // x[K, M]^T y[K, N] into PSUM.
+                let ys: Vec<WideTile> = pool
+                    .iter()
+                    .filter(|t| t.rows == x.rows && t.cols > 1 && !t.psum)
+                    .cloned()
+                    .collect();
+                if ys.is_empty() {
+                    continue;
+                }
+                let y = &ys[r.below(ys.len())];
+                (
+                    format!(
+                        "{name} = nl.matmul({}, {}, transpose_x=True",
+                        x.name, y.name
+                    ),
+                    x.cols,
+                    y.cols,
+                    true,
+                )
+            }
+            9 if !x.psum => (
+                format!("{name} = nl.copy(nisa.nc_transpose({})", x.name),
+                x.cols,
+                x.rows,
+                false,
+            ),
+            _ => (
+                format!("{name} = nl.multiply({}, -1.5", x.name),
+                x.rows,
+                x.cols,
+                false,
+            ),
+        };
+        body.push(head);
+        pool.push(WideTile {
+            name,
+            rows,
+            cols,
+            psum,
+        });
+    }
+    // The last tile of each shape, stored: [P, F] to `c`, every other shape to an output of its
+    // own, one block of rows per iteration.
+    let mut shapes: Vec<(usize, usize)> = Vec::new();
+    for t in pool.iter().rev() {
+        if !shapes.contains(&(t.rows, t.cols)) {
+            shapes.push((t.rows, t.cols));
+        }
+    }
+    shapes.sort();
+    let mut outs: Vec<(String, usize, usize)> = Vec::new();
+    for (j, &(rows, cols_n)) in shapes.iter().enumerate() {
+        let t = pool
+            .iter()
+            .rev()
+            .find(|t| (t.rows, t.cols) == (rows, cols_n))
+            .expect("a tile of each shape")
+            .clone();
+        let mut value = t.name.clone();
+        if t.psum {
+            body.push(format!("s{j} = nl.copy({}", t.name));
+            value = format!("s{j}");
+        }
+        let out = format!("out{j}");
+        let col_slice = if nested {
+            format!("o * {cols_n}:(o + 1) * {cols_n}")
+        } else {
+            ":".to_string()
+        };
+        let row_slice = if trip > 1 {
+            format!("i * {rows}:(i + 1) * {rows}")
+        } else {
+            ":".to_string()
+        };
+        body.push(format!(
+            "nl.store({out}[{row_slice}, {col_slice}], value={value}"
+        ));
+        outs.push((out, rows * trip, cols_n * ob));
+    }
+
+    // The inner loop's schedule.
+    let n = body.len();
+    let mut kws = vec![String::new(); n];
+    let mut loop_kws = String::new();
+    match r.below(4) {
+        0 => {}
+        1 => loop_kws = format!(", num_stages={}", 2 + r.below(2)),
+        2 => loop_kws = ", num_stages=\"auto\"".to_string(),
+        _ => {
+            let mut s = 0;
+            for (j, kw) in kws.iter_mut().enumerate() {
+                if j > 0 && s < 2 && r.chance(35) {
+                    s += 1;
+                }
+                *kw = format!(", stage_id={s}");
+            }
+            if s == 0 {
+                kws.iter_mut().for_each(String::clear);
+            }
+        }
+    }
+
+    let rows_in = p * trip;
+    let cols_in = f * ob;
+    let mut src = format!(
+        "def k(a: nl.hbm[nl.{in_dt}, {rows_in}, {cols_in}], b: nl.hbm[nl.float32, {rows_in}, {cols_in}]):\n"
+    );
+    for (j, (out, rows, cols_n)) in outs.iter().enumerate() {
+        let dt = if j == 0 { out_dt } else { "float32" };
+        src += &format!(
+            "    {out} = nl.ndarray(({rows}, {cols_n}), dtype=nl.{dt}, buffer=nl.shared_hbm)\n"
+        );
+    }
+    let (ind, acc_ind) = if nested {
+        ("            ", "        ")
+    } else {
+        ("        ", "    ")
+    };
+    let mut acc_out = String::new();
+    let mut acc_decl = String::new();
+    match acc {
+        Some(true) => {
+            acc_decl =
+                format!("{acc_ind}acc = nl.zeros(({f}, {f}), dtype=nl.float32, buffer=nl.psum)\n");
+            acc_out = format!("{acc_ind}ar = nl.copy(acc)\n");
+        }
+        Some(false) => {
+            acc_decl =
+                format!("{acc_ind}acc = nl.zeros(({p}, {f}), dtype=nl.float32, buffer=nl.sbuf)\n");
+        }
+        None => {}
+    }
+    let acc_shape = match acc {
+        Some(true) => Some((f, f, "ar")),
+        Some(false) => Some((p, f, "acc")),
+        None => None,
+    };
+    if let Some((ar, ac, _)) = acc_shape {
+        src += &format!(
+            "    accout = nl.ndarray(({ar}, {}), dtype=nl.float32, buffer=nl.shared_hbm)\n",
+            ac * ob
+        );
+    }
+    if nested && acc.is_none() {
+        src += &format!(
+            "    ex = nl.ndarray(({p}, {cols_in}), dtype=nl.float32, buffer=nl.shared_hbm)\n"
+        );
+    }
+    let mut outer_close = String::new();
+    if nested {
+        let mut okw = String::new();
+        let mut inner_stage = String::new();
+        let mut after_stage = String::new();
+        match r.below(4) {
+            0 => {}
+            1 => okw = format!(", num_stages={}", 2 + r.below(2)),
+            2 => okw = ", num_stages=\"auto\"".to_string(),
+            // Mode B on the outer loop only without an accumulator (its `nl.zeros` would need
+            // a stage too).
+            _ if acc.is_some() => {}
+            _ => {
+                inner_stage = ", stage_id=0".to_string();
+                after_stage = ", stage_id=1".to_string();
+            }
+        }
+        src += &format!("    for o in nl.affine_range({outer}{okw}):\n");
+        src += &acc_decl;
+        src += &format!("        for i in nl.{kind}({trip}{inner_stage}{loop_kws}):\n");
+        if let Some((_, ac, v)) = acc_shape {
+            outer_close += &acc_out;
+            outer_close += &format!(
+                "        nl.store(accout[:, o * {ac}:(o + 1) * {ac}], value={v}{after_stage})\n"
+            );
+        } else {
+            // After the inner loop: a load and a store of its own (an outer body of two stages
+            // under Mode B).
+            outer_close += &format!(
+                "        w = nl.load(b[0:{p}, o * {f}:(o + 1) * {f}]{after_stage})\n        nl.store(ex[:, o * {f}:(o + 1) * {f}], value=nl.exp(w){after_stage})\n"
+            );
+        }
+    } else {
+        src += &acc_decl;
+        src += &format!("    for i in nl.{kind}({trip}{loop_kws}):\n");
+        if acc.is_some() {
+            outer_close += &acc_out;
+            let at = if acc == Some(true) { "ar" } else { "acc" };
+            outer_close += &format!("    nl.store(accout, value={at})\n");
+        }
+    }
+    for (line, kw) in body.iter().zip(&kws) {
+        src += &format!("{ind}{line}{kw})\n");
+    }
+    src += &outer_close;
+    let mut rets: Vec<String> = outs.iter().map(|o| o.0.clone()).collect();
+    if acc.is_some() {
+        rets.push("accout".into());
+    } else if nested {
+        rets.push("ex".into());
+    }
+    src += &format!("    return {}\n", rets.join(", "));
+    src
 }
