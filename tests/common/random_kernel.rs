@@ -432,7 +432,6 @@ pub fn random_wide_kernel(seed: u64) -> String {
     };
     let computes = 2 + r.below(5);
     let acc_at = r.below(computes + 1);
-    let mut k = 0;
     for step in 0..=computes {
         if step == acc_at {
             match acc {
@@ -460,8 +459,7 @@ pub fn random_wide_kernel(seed: u64) -> String {
         if step == computes {
             break;
         }
-        let name = format!("u{k}");
-        k += 1;
+        let name = format!("u{step}");
         let x = pool[r.below(pool.len())].clone();
         let same: Vec<WideTile> = pool
             .iter()
