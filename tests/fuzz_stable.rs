@@ -628,6 +628,24 @@ struct Tally {
 }
 
 impl Tally {
+    /// The row of the table, printed as soon as the surface is done (a long campaign stopped
+    /// early still reports what it ran).
+    fn row(&self, name: &str) -> String {
+        let c = self.counts;
+        format!(
+            "{name:<28} {:>9} {:>9} {:>7} {:>6} {:>8} {:>4} {:>6} {:>8}  {:.3} s",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7],
+            self.slowest.as_secs_f64()
+        )
+    }
+
     fn add(&mut self, v: Verdict, input: &str, took: Duration) {
         let k = VERDICTS
             .iter()
@@ -970,6 +988,7 @@ fn campaign_every_surface() {
             }
         },
     );
+    eprintln!("{}", t.row("npy header"));
     table.push(("npy header", t));
 
     // .pir through the reader and verifier (what every command does first).
@@ -993,6 +1012,7 @@ fn campaign_every_surface() {
             }
         },
     );
+    eprintln!("{}", t.row(".pir read+verify"));
     table.push((".pir read+verify", t));
 
     // .pir through run --check on every path.
@@ -1028,6 +1048,7 @@ fn campaign_every_surface() {
             worst
         },
     );
+    eprintln!("{}", t.row(".pir run --check x5"));
     table.push((".pir run --check x5", t));
 
     // .nk through the front end.
@@ -1048,6 +1069,7 @@ fn campaign_every_surface() {
             Err(_) => Verdict::Refused,
         },
     );
+    eprintln!("{}", t.row(".nk check"));
     table.push((".nk check", t));
 
     // Random kernels (the first generator and the widened one) through run --check, on every
@@ -1092,6 +1114,7 @@ fn campaign_every_surface() {
             worst
         },
     );
+    eprintln!("{}", t.row(".nk random run --check x10"));
     table.push((".nk random run --check x10", t));
 
     // suggest --write.
@@ -1127,6 +1150,7 @@ fn campaign_every_surface() {
             }
         },
     );
+    eprintln!("{}", t.row("suggest --write"));
     table.push(("suggest --write", t));
 
     // .s programs through the reader and the simulator.
@@ -1144,6 +1168,7 @@ fn campaign_every_surface() {
             Verdict::Ok
         },
     );
+    eprintln!("{}", t.row(".s read+simulate"));
     table.push((".s read+simulate", t));
 
     // Command lines through the binary.
@@ -1177,6 +1202,7 @@ fn campaign_every_surface() {
             cli_verdict(&args, &cdir, limit)
         },
     );
+    eprintln!("{}", t.row("CLI (child, 2 GiB)"));
     table.push(("CLI (child, 2 GiB)", t));
     let _ = std::fs::remove_dir_all(&scratch);
 
