@@ -219,3 +219,58 @@ fn npy_headers_parse_in_linear_time_and_quote_little() {
         assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
     }
 }
+
+/// A straight line of `n` statements of `.pir`, each scaling the same tile.
+fn long_pir(n: usize) -> String {
+    let mut s = String::from("kernel big(x) -> (y) {\n  tensor x: hbm f32[128, 8] input\n  tensor y: hbm f32[128, 8] output\n  tensor t: sbuf f32[128, 8] local\n  stmt {\n    t[0 +: 128, 0 +: 8] = load.dma x[0 +: 128, 0 +: 8]\n  }\n");
+    for _ in 0..n {
+        s += "  stmt {\n    t[0 +: 128, 0 +: 8] = tensor_scalar.dve(op=multiply, imm=1.0, reverse=false) t[0 +: 128, 0 +: 8]\n  }\n";
+    }
+    s += "  stmt {\n    y[0 +: 128, 0 +: 8] = store.dma t[0 +: 128, 0 +: 8]\n  }\n}\n";
+    s
+}
+
+/// Open (issue 30, "Time"): a 20,000-statement `.pir` runs out of the 2 GiB cap in
+/// `backend::schedule::schedule` (one allocation of 3 GiB; 5,000 statements take 527 MB and
+/// 3.7 s of CPU in release, 2,000 take 98 MB): the scheduler's memory is quadratic in the
+/// statements of one body. Ignored until the scheduler is fixed; run with `--ignored`.
+#[test]
+#[ignore = "open: backend::schedule is quadratic in a body's statements (issue 30)"]
+fn a_twenty_thousand_statement_pir_runs_or_refuses_within_the_cap() {
+    let p = file("stmts", "long.pir", &long_pir(20_000));
+    for cmd in ["check", "run"] {
+        let o = timed(&[cmd, s(&p)], 10);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{cmd}: {:?}: {}",
+            o.status,
+            stderr(&o)
+        );
+    }
+}
+
+/// Open (issue 30, "Time"): 5,000 loads in one loop body; `check` takes 0.9 s of CPU in release,
+/// `run` more than 20 s (the backend's scheduling and wait pruning). Ignored until fixed.
+#[test]
+#[ignore = "open: 5,000 loads in one body take minutes in the backend (issue 30)"]
+fn five_thousand_loads_in_one_body_compile_in_seconds() {
+    let mut k = String::from("def k(a: nl.hbm[nl.float32, 128, 512]):\n    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    for i in nl.affine_range(2):\n        acc = nl.load(a[:, 0:512])\n");
+    for j in 0..5000 {
+        k += &format!(
+            "        t{j} = nl.load(a[:, {c}:{d}])\n",
+            c = j % 512,
+            d = j % 512 + 1
+        );
+    }
+    k += "        nl.store(c[:, 0:512], value=acc)\n    return c\n";
+    let p = file("loads", "loads.nk", &k);
+    for cmd in ["check", "run"] {
+        let o = timed(&[cmd, s(&p)], 10);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{cmd}: {:?}: {}",
+            o.status,
+            stderr(&o)
+        );
+    }
+}
