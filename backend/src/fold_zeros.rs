@@ -36,7 +36,7 @@ pub fn fold_psum_zeros(func: &mut Function) -> Vec<String> {
                 fold(func, parent, j, l, m_stmt);
                 log.push(format!(
                     "backend: the zeroing of PSUM tile `{}` is folded into the first matmul of loop `{}` (it overwrites at `{} == {}`)",
-                    func.tensors[tensor].name,
+                    func.display_name(tensor),
                     func.axes[l].iv_name,
                     func.axes[l].iv_name,
                     func.axes[l].lb

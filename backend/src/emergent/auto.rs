@@ -157,7 +157,7 @@ fn compute_auto_stages(
             if fit.wanted > u64::from(MAX_DEPTH) {
                 return Err(format!(
                     "bound by DMA latency: `{}` takes ~{} cycles to move against ~{} compute cycles per iteration, more than a ring of {} slots hides",
-                    func.tensors[tile].name,
+                    func.display_name(tile),
                     fit.dma,
                     fit.compute,
                     MAX_DEPTH

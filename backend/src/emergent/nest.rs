@@ -275,7 +275,7 @@ fn divisor_rings(
         let Some(n) = divisor_slots(t, depth, room) else {
             return Err(format!(
                 "no ring of 2..={MAX_SLOTS} slots for `{}` divides the trip count {t}",
-                func.tensors[rt].name
+                func.display_name(rt)
             ));
         };
         if n > depth {
@@ -366,7 +366,7 @@ fn prefetch_flat(
     let names: Vec<String> = ringed
         .iter()
         .zip(slots)
-        .map(|(&x, &(_, n))| format!("`{}` ({n} slots)", func.tensors[x].name))
+        .map(|(&x, &(_, n))| format!("`{}` ({n} slots)", func.display_name(x)))
         .collect();
     format!(
         "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued {p} flat iteration(s) ahead across the nest (ring slot = flat iteration mod slots; {} carry copy(ies) per load, {p} prologue load(s) at the first iteration; no extra iterations, no drain)",
@@ -509,7 +509,7 @@ fn prefetch_next_execution(
     func.axes[l].body = carries.iter().chain(&rest).copied().collect();
     let names: Vec<String> = ringed
         .iter()
-        .map(|&x| format!("`{}`", func.tensors[x].name))
+        .map(|&x| format!("`{}`", func.display_name(x)))
         .collect();
     Ok(format!(
         "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {t} slots; {} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain)",
@@ -577,6 +577,7 @@ fn first_execution_loop(
         body: hoisted.to_vec(),
     });
     func.axis_spans[first] = func.axis_spans[l];
+    func.axis_display[first] = func.axis_display[l].clone();
     for &s in hoisted {
         let subst: Vec<(Axis, AffineExpr)> = outer
             .iter()

@@ -65,7 +65,7 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<String>) -> RingPlan {
         if !starts_by_writing_all(func, &us, t, l, depth) {
             log.push(format!(
                 "emergent: `{}` stays single-buffered in loop `{}`: an iteration does not start by writing all of it",
-                func.tensors[t].name, func.axes[l].iv_name
+                func.display_name(t), func.axes[l].iv_name
             ));
             continue;
         }

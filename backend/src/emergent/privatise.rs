@@ -65,6 +65,7 @@ pub fn privatise_tiles(func: &mut Function, log: &mut Vec<String>) {
                 .tensors
                 .push(penguin::ir::TensorData { name, ..td.clone() });
             func.tensor_spans[copy] = func.tensor_spans[t];
+            func.tensor_display[copy] = func.tensor_display[t].clone();
             for u in group {
                 let d = &mut func.insts[u.inst];
                 for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {

@@ -225,7 +225,7 @@ fn check_legality(
                 "emergent: loop `{iv}`: the ISL legality check refuses the stage plan ({} violation(s), first: {} on `{}`); falling back to the single shift",
                 r.violations.len(),
                 v.kind.name(),
-                original.tensors[v.tensor].name
+                original.display_name(v.tensor)
             ));
             None
         }
@@ -273,7 +273,7 @@ fn log_plan(
         let (d, u) = stage_span(facts, &plan.stages, t);
         log.push(format!(
             "emergent: loop `{iv}`: `{}` is a ring of {count} slot(s): written in stage {d}, last used in stage {u}{}",
-            func.tensors[t].name,
+            func.display_name(t),
             if count == u - d + 1 {
                 ""
             } else if facts.hoisted_tiles.contains(&t) && count == u - d + 2 {

@@ -46,7 +46,7 @@ fn too_many_stages_help(func: &Function, children: &[crate::entities::Stmt], n: 
     match inner {
         Some(a) => format!(
             "to pipeline the inner loop `{}` ({} statements), write num_stages={n} on its range call instead; or {fewer}",
-            func.axis_name(a),
+            func.display_iv(a),
             func.axes[a].body.len()
         ),
         None => fewer,

@@ -369,6 +369,7 @@ fn deep_copy(
             ad.iv_name = fresh_name(names, &ad.iv_name, func.axis_name(a), k);
             let new = func.axes.push(ad);
             func.axis_spans[new] = func.axis_spans[inner];
+            func.axis_display[new] = func.axis_display[inner].clone();
             renamed.push((inner, new));
             let copied = body
                 .iter()

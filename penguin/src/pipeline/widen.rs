@@ -67,7 +67,7 @@ pub fn compute_widening(
         };
         match attrs.multi_buffer {
             Some(k) if auto && count > 1 => errors.push(PipelineError::ManualAndAutoBuffer {
-                tensor: func.tensors[t].name.clone(),
+                tensor: func.display_name(t).to_string(),
                 iv: iv.to_string(),
                 auto: count,
                 manual: k,
@@ -149,7 +149,7 @@ fn check_capacity(
             tiles: sbuf
                 .iter()
                 .map(|&(t, slots, bytes)| SbufTile {
-                    name: func.tensors[t].name.clone(),
+                    name: func.display_name(t).to_string(),
                     slots,
                     bytes,
                     at: tensor_span(func, t),
@@ -177,7 +177,7 @@ fn check_capacity(
             limit: PSUM_BANKS,
             tiles: psum
                 .iter()
-                .map(|&(t, b)| (func.tensors[t].name.clone(), b, tensor_span(func, t)))
+                .map(|&(t, b)| (func.display_name(t).to_string(), b, tensor_span(func, t)))
                 .collect(),
             header: axis_span(func, axis),
         });
