@@ -571,9 +571,9 @@ pub fn compile_function(
 fn warn_unchecked(func: &Function) {
     let loops: Vec<String> = func
         .axes
-        .values()
-        .filter(|a| a.attrs.pipelined.is_some())
-        .map(|a| format!("`{}`", a.iv_name))
+        .iter()
+        .filter(|(_, a)| a.attrs.pipelined.is_some())
+        .map(|(a, _)| format!("`{}`", func.display_iv(a)))
         .collect();
     if !loops.is_empty() {
         eprintln!(

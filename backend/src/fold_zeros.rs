@@ -37,8 +37,8 @@ pub fn fold_psum_zeros(func: &mut Function) -> Vec<String> {
                 log.push(format!(
                     "backend: the zeroing of PSUM tile `{}` is folded into the first matmul of loop `{}` (it overwrites at `{} == {}`)",
                     func.display_name(tensor),
-                    func.axes[l].iv_name,
-                    func.axes[l].iv_name,
+                    func.display_iv(l),
+                    func.display_iv(l),
                     func.axes[l].lb
                 ));
                 continue;

@@ -83,7 +83,7 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
         if transfers.is_empty() {
             continue;
         }
-        let name = func.axes[l].iv_name.clone();
+        let name = func.display_iv(l).to_string();
         // A full unroll leaves the copies to the enclosing loop's pipelining.
         let enclosed = position(func, l).0.is_some_and(|p| {
             let pd = &func.axes[p];

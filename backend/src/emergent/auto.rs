@@ -89,7 +89,7 @@ pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<S
         .filter(|&l| func.axes[l].attrs.auto_stages && func.axes[l].attrs.pipelined.is_none())
         .collect();
     for l in marked {
-        let iv = func.axes[l].iv_name.clone();
+        let iv = func.display_iv(l).to_string();
         let body = func.axes[l].body.clone();
         let annotated = body.iter().any(|&s| {
             let a = func.annots[s];

@@ -85,7 +85,7 @@ use penguin::{Axis, Function, Stmt, Tensor};
 /// Issues the first loads of each next execution of the extended loop `e` in the drain of the
 /// one before (see the module doc); returns whether it did, having logged the decision.
 pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<String>) -> bool {
-    let name = func.axes[e].iv_name.clone();
+    let name = func.display_iv(e).to_string();
     let Some(pipe) = func.axes[e].attrs.pipelined else {
         return false;
     };
@@ -273,7 +273,7 @@ fn carry_peeled(
     t: i64,
     s: i64,
 ) -> Result<String, String> {
-    let name = func.axes[e].iv_name.clone();
+    let name = func.display_iv(e).to_string();
     let parent = outer
         .last()
         .expect("a nest has an enclosing loop (compute_nest)")

@@ -47,7 +47,7 @@ pub fn privatise_tiles(func: &mut Function, log: &mut Vec<String>) {
         };
         let loops: Vec<String> = groups
             .iter()
-            .map(|(l, _)| format!("`{}`", func.axes[*l].iv_name))
+            .map(|(l, _)| format!("`{}`", func.display_iv(*l)))
             .collect();
         if !fits {
             log.push(format!(

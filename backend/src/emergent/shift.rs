@@ -62,7 +62,7 @@ pub fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &
         .collect();
     log.push(format!(
         "emergent: loop `{}`: the loads of {} are issued {p} iteration(s) ahead (one predicated loop of {} iterations, no peeling)",
-        func.axes[l].iv_name,
+        func.display_iv(l),
         names.join(", "),
         ub + p - lb
     ));

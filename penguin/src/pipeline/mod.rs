@@ -179,9 +179,10 @@ fn apply_plan(func: &mut Function, plan: &PipelinePlan, log: &mut PipelineLog) {
     extend::extend_loop(func, plan);
     reorder::reorder_body(func, plan);
     let a = &func.axes[plan.axis];
+    let iv = func.display_iv(plan.axis);
     log.push(format!(
         "loop `{}`: created the extended loop with bounds [{}, {}) (was [{}, {}))",
-        a.iv_name,
+        iv,
         a.lb,
         a.ub,
         a.lb,
@@ -189,7 +190,7 @@ fn apply_plan(func: &mut Function, plan: &PipelinePlan, log: &mut PipelineLog) {
     ));
     log.push(format!(
         "loop `{}`: applied software pipelining with num_stages={}",
-        a.iv_name, plan.num_stages
+        iv, plan.num_stages
     ));
 }
 

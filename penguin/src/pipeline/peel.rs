@@ -135,7 +135,7 @@ fn peel_loop(
     block.extend(epilogue);
     func.block_mut(parent).splice(pos..=pos, block);
 
-    let iv = func.axes[a].iv_name.clone();
+    let iv = func.display_iv(a).to_string();
     log.push(if steady {
         format!(
             "loop `{iv}`: peeled: a prologue of {n_pro} statement(s) (iterations [{lb}, {steady_lo})), \
