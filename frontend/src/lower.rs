@@ -160,7 +160,13 @@ fn temp_what(source: &str, span: &std::ops::Range<usize>, op: Option<&str>) -> S
 fn position(source: &str, offset: usize) -> String {
     let before = source.get(..offset).unwrap_or(source);
     let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().unwrap_or_default().chars().count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .count()
+        + 1;
     format!("{line}:{column}")
 }
 

@@ -173,7 +173,8 @@ pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<NestLevel>, String> 
         let Some((lo, hi)) = guard_interval(func, p, &func.stmts[s].preds) else {
             break format!(
                 "loop `{}` is guarded by more than loop `{}`",
-                func.display_iv(cur), func.display_iv(p)
+                func.display_iv(cur),
+                func.display_iv(p)
             );
         };
         let pd = &func.axes[p];
@@ -457,7 +458,12 @@ pub(super) fn nest_names(func: &Function, outer: &[NestLevel]) -> String {
             if (o.lo, o.hi) == (a.lb, a.ub) {
                 format!("`{}`", func.display_iv(o.axis))
             } else {
-                format!("`{}` (iterations {}..{})", func.display_iv(o.axis), o.lo, o.hi)
+                format!(
+                    "`{}` (iterations {}..{})",
+                    func.display_iv(o.axis),
+                    o.lo,
+                    o.hi
+                )
             }
         })
         .collect();

@@ -195,7 +195,8 @@ fn psum_ring(
     if !budget::psum_fits(*psum_used + need) {
         log.push(format!(
             "emergent: `{}` stays one PSUM bank in loop `{}`: no bank is free for a second slot",
-            func.display_name(t), func.display_iv(l)
+            func.display_name(t),
+            func.display_iv(l)
         ));
         return None;
     }
@@ -236,7 +237,8 @@ fn transfer_ring(
     if depth < 2 {
         log.push(format!(
             "emergent: `{}` stays single-buffered in loop `{}`: SBUF has no room for a second slot",
-            func.display_name(t), func.display_iv(l)
+            func.display_name(t),
+            func.display_iv(l)
         ));
         return None;
     }

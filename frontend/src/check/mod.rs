@@ -528,8 +528,7 @@ impl<'a> Checker<'a> {
         let Some(t) = self.tensors.get(tile.tensor.as_u32() as usize) else {
             return;
         };
-        let whole = tile.size == t.shape
-            && tile.start.iter().all(|s| s.as_constant() == Some(0));
+        let whole = tile.size == t.shape && tile.start.iter().all(|s| s.as_constant() == Some(0));
         if whole && t.name.starts_with('_') && !name.starts_with('_') {
             self.user_names
                 .entry(tile.tensor)
