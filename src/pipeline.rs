@@ -391,9 +391,6 @@ impl<'l> Context<'l> {
             PipelineMode::Default | PipelineMode::Annotated | PipelineMode::Auto
         ) {
             self.pipeline_annotated(func)?;
-            if !self.opts.legality_check {
-                warn_unchecked(func);
-            }
         }
         if !self.opts.peel {
             return Ok(());
@@ -426,6 +423,10 @@ impl<'l> Context<'l> {
         };
         penguin::pipeline::pipeline_function_logged(func, &popts, self.log)
             .map_err(driver::pipeline_failure)?;
+        // Every command that pipelines says so (`check` and `--emit pipelined` too).
+        if !self.opts.legality_check {
+            warn_unchecked(func);
+        }
         self.after("pipeline", "the pipeliner", func)
     }
 
