@@ -95,7 +95,7 @@ fn stats(
     body.dedup();
     let period = measure(timeline, &body, lp.depth, lp.trip);
     LoopStats {
-        name: lp.iv.clone(),
+        name: compiled.func.display_iv(lp.axis).to_string(),
         line: marker.map(|m| m.1),
         trip: lp.trip,
         pipelined: s.insts.iter().any(|&(_, stage, _)| stage.is_some()),

@@ -543,6 +543,14 @@ fn usage_error(msg: String) -> ! {
 /// `nkc check FILE...`: each file's diagnostics, reported in file order; the command fails
 /// with the worst exit code.
 fn check_command(a: CheckArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Outcome {
+    if a.flags.log.contains(&LogKind::Backend) {
+        usage_error(
+            "`--log backend` logs the backend's decisions, and `nkc check` stops before the \
+             backend (after the pipeliner's legality check): use it with `nkc run` or `nkc \
+             compile --emit isa`"
+                .into(),
+        );
+    }
     let spec = a.spec.specialise().map_err(|f| (f, None))?;
     let count = a.files.len();
     for (k, file) in a.files.iter().enumerate() {
@@ -568,6 +576,7 @@ fn check_command(a: CheckArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Ou
 
 /// `nkc compile`: the options, then [`compile`], then the output.
 fn compile_command(a: CompileArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Outcome {
+    refuse_unused_compile_options(&a);
     refuse_inputs_as_outputs(a.output.as_deref().map(|o| ("-o", o)), &[&a.file])?;
     let src = read_kernel(&a.file)?;
     let specs = a
@@ -589,6 +598,55 @@ fn compile_command(a: CompileArgs, popts: &PipelineOptions, env: &mut Env<'_>) -
         eprint!("{}", pipeline::format_pass_times(&times));
     }
     write_output(a.output.as_deref(), &text)
+}
+
+/// `nkc compile`: a usage error for an option that the `--emit` asked for makes meaningless
+/// (`--emit penguin` runs no pass after lowering, `--emit pipelined` no backend), rather than
+/// ignoring it silently. `--print-after` runs every pass, so it makes each of them meaningful.
+fn refuse_unused_compile_options(a: &CompileArgs) {
+    if a.print.print_after_all || !a.print.print_after.is_empty() {
+        return;
+    }
+    let emit = a
+        .emit
+        .to_possible_value()
+        .map_or(String::new(), |v| v.get_name().to_string());
+    let backend = matches!(a.emit, Emit::Bir | Emit::Isa);
+    let pipeliner = backend || matches!(a.emit, Emit::Pipelined);
+    let unused = |option: &str, needs: &str| {
+        usage_error(format!(
+            "`{option}` means nothing with `--emit {emit}`, which {needs}: use it with `--emit \
+             bir` or `--emit isa` (or `--print-after PASS`)"
+        ))
+    };
+    if !backend && a.flags.log.contains(&LogKind::Backend) {
+        unused("--log backend", "runs no backend");
+    }
+    if !backend && a.pipeline != PipelineMode::Default {
+        unused(
+            "--pipeline",
+            "prints the annotated path whatever the mode (or no pipelining at all)",
+        );
+    }
+    if !pipeliner {
+        let runs = if matches!(a.emit, Emit::Ast) {
+            "only parses the file"
+        } else {
+            "prints the kernel before the pipeliner runs"
+        };
+        if a.flags.log.contains(&LogKind::Pipeliner) {
+            unused("--log pipeliner", runs);
+        }
+        if a.peel {
+            unused("--peel", runs);
+        }
+        if a.flags.no_legality_check {
+            unused("--no-legality-check", runs);
+        }
+    }
+    if matches!(a.emit, Emit::Ast) && a.time_passes {
+        unused("--time-passes", "runs no pass (it only parses the file)");
+    }
 }
 
 /// `nkc compile`: the phases `emit` needs, through the compile context; returns the text and

@@ -391,9 +391,6 @@ impl<'l> Context<'l> {
             PipelineMode::Default | PipelineMode::Annotated | PipelineMode::Auto
         ) {
             self.pipeline_annotated(func)?;
-            if !self.opts.legality_check {
-                warn_unchecked(func);
-            }
         }
         if !self.opts.peel {
             return Ok(());
@@ -426,6 +423,10 @@ impl<'l> Context<'l> {
         };
         penguin::pipeline::pipeline_function_logged(func, &popts, self.log)
             .map_err(driver::pipeline_failure)?;
+        // Every command that pipelines says so (`check` and `--emit pipelined` too).
+        if !self.opts.legality_check {
+            warn_unchecked(func);
+        }
         self.after("pipeline", "the pipeliner", func)
     }
 
@@ -571,9 +572,9 @@ pub fn compile_function(
 fn warn_unchecked(func: &Function) {
     let loops: Vec<String> = func
         .axes
-        .values()
-        .filter(|a| a.attrs.pipelined.is_some())
-        .map(|a| format!("`{}`", a.iv_name))
+        .iter()
+        .filter(|(_, a)| a.attrs.pipelined.is_some())
+        .map(|(a, _)| format!("`{}`", func.display_iv(a)))
         .collect();
     if !loops.is_empty() {
         eprintln!(

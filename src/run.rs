@@ -290,10 +290,10 @@ pub fn run(
             cx.backend_log.extend(loops.iter().map(|l| l.text.clone()));
             let annotated_loops = func
                 .axes
-                .values()
-                .filter_map(|a| {
+                .iter()
+                .filter_map(|(ax, a)| {
                     let p = a.attrs.pipelined?;
-                    Some((a.iv_name.clone(), p.num_stages, p.orig_trip))
+                    Some((func.display_iv(ax).to_string(), p.num_stages, p.orig_trip))
                 })
                 .collect();
             sim = Some(SimRun {

@@ -158,7 +158,7 @@ fn refuse_inputs_as_outputs(
 }
 
 /// A progress bar for a long simulation, on standard error: drawn only when standard error is a
-/// terminal, and only once the run has taken more than [`ProgressBar::AFTER`]; cleared when
+/// terminal, and only once the run has taken more than [`ProgressBar::after`]; cleared when
 /// dropped. It counts instructions executed or skipped, out of every instance of the program's
 /// instructions (at most `--max-cycles`, where the run stops), and shows the simulated cycle.
 pub struct ProgressBar {
@@ -168,8 +168,21 @@ pub struct ProgressBar {
 }
 
 impl ProgressBar {
-    /// How long a simulation runs before its bar appears.
-    pub const AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+    /// How long a simulation runs before its bar appears: a second, or the milliseconds of the
+    /// environment variable `NKC_PROGRESS_AFTER_MS` (undocumented, for the tests that check
+    /// the bar on a pseudo-terminal without a long run).
+    pub fn after() -> std::time::Duration {
+        static AFTER: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+        *AFTER.get_or_init(|| {
+            std::env::var("NKC_PROGRESS_AFTER_MS")
+                .ok()
+                .and_then(|ms| ms.parse().ok())
+                .map_or(
+                    std::time::Duration::from_secs(1),
+                    std::time::Duration::from_millis,
+                )
+        })
+    }
 
     /// A bar for a run of `total` instruction instances (none drawn yet).
     pub fn new(total: u64) -> ProgressBar {
@@ -184,7 +197,7 @@ impl ProgressBar {
     /// a [`StepsBar`] counts the runs this one is part of.
     pub fn update(&mut self, p: sim::Progress) {
         if self.bar.is_none() {
-            if self.started.elapsed() < Self::AFTER
+            if self.started.elapsed() < Self::after()
                 || !std::io::stderr().is_terminal()
                 || STEPS_SHOWN.load(std::sync::atomic::Ordering::Relaxed) > 0
             {
@@ -220,7 +233,7 @@ static STEPS_SHOWN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUs
 
 /// A progress bar over the steps of a long command made of many runs (`nkc compare`: one per
 /// file and path; `nkc suggest`: one per candidate), on standard error: drawn only when it is a
-/// terminal and once the command has taken more than [`ProgressBar::AFTER`]; cleared when
+/// terminal and once the command has taken more than [`ProgressBar::after`]; cleared when
 /// dropped. Thread-safe: the steps may finish on several threads.
 pub struct StepsBar {
     what: &'static str,
@@ -259,7 +272,7 @@ impl StepsBar {
 
     fn show(&self, done: u64) {
         if self.bar.get().is_none()
-            && (self.started.elapsed() < ProgressBar::AFTER || !std::io::stderr().is_terminal())
+            && (self.started.elapsed() < ProgressBar::after() || !std::io::stderr().is_terminal())
         {
             return;
         }

@@ -809,7 +809,7 @@ fn a_wait_has_a_distance_per_range_of_a_short_inner_loop() {
     let j = run_json("examples/matmul_nested.nk", PipelineMode::Default);
     assert_eq!(j["races"], serde_json::json!([]));
     let l = &j["loops"][0];
-    assert_eq!(l["loop"], "k.1");
+    assert_eq!(l["loop"], "k@13:13");
     common::assert_measured_as_predicted(l);
 }
 

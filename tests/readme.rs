@@ -103,3 +103,33 @@ fn every_link_of_the_readme_is_a_file_of_the_repository() {
     }
     assert!(links >= 2, "found {links} links");
 }
+
+#[test]
+fn the_readme_opens_with_a_quick_start_for_nki_users() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    // The quick start is the first section, its commands within the first screen.
+    let first = readme
+        .lines()
+        .find(|l| l.starts_with("## "))
+        .unwrap_or_default();
+    assert!(first.contains("Quick start"), "first section: {first}");
+    let head: Vec<&str> = readme.lines().take(25).collect();
+    let commands = readme_commands(&head.join("\n"));
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.starts_with("nkc run") && c.contains("--shape")),
+        "{commands:?}"
+    );
+    assert!(
+        commands.iter().any(|c| c.starts_with("nkc check")),
+        "{commands:?}"
+    );
+    // The one fact an NKI user needs, said there: an untyped parameter takes a shape or an array.
+    let head = head.join("\n");
+    assert!(
+        head.contains("--shape NAME=") && head.contains("--input NAME="),
+        "{head}"
+    );
+}

@@ -287,7 +287,7 @@ fn check_sbuf(func: &Function, sbuf: &[Buffer], used: u64) -> Result<(), Backend
     }
     let list = capped_list(
         sbuf.iter()
-            .map(|&(t, b, _)| format!("`{}` {b} bytes", func.tensors[t].name)),
+            .map(|&(t, b, _)| format!("`{}` {b} bytes", func.display_name(t))),
         ", ",
     );
     let big = sbuf.iter().max_by_key(|x| x.1).map(|x| x.0);
@@ -309,7 +309,7 @@ fn check_psum(func: &Function, psum: &[Buffer], used: u64) -> Result<(), Backend
         psum.iter().map(|&(t, b, _)| {
             format!(
                 "`{}` {b} bank{} ({} bytes)",
-                func.tensors[t].name,
+                func.display_name(t),
                 if b == 1 { "" } else { "s" },
                 b * PSUM_BANK_BYTES
             )

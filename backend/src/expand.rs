@@ -73,8 +73,8 @@ pub fn expand_recurrence(
                     "`{}` in loop `{}` gets {} slots (was {}): its reuse is on the recurrence that \
                      {above} above its resources' {} cycles per iteration (averaged over the \
                      fill and the drain): {}",
-                    func.tensors[t].name,
-                    func.axis_name(l),
+                    func.display_name(t),
+                    func.display_iv(l),
                     n + 1,
                     n,
                     s.res_average,

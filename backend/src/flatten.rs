@@ -240,7 +240,7 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
     {
         return Err(format!(
             "the ring `{}` cannot take a tile per value (a value flows in from before the loop, or a write covers part of a tile)",
-            func.tensors[t].name
+            func.display_name(t)
         ));
     }
     // The budget: the renamed tiles in place of the tensors they replace.
@@ -277,6 +277,7 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
                 td.block = Vec::new();
                 let n = func.tensors.push(td);
                 func.tensor_spans[n] = span;
+                func.tensor_display[n] = func.tensor_display[t].clone();
                 n
             })
             .collect();

@@ -36,9 +36,9 @@ pub fn fold_psum_zeros(func: &mut Function) -> Vec<String> {
                 fold(func, parent, j, l, m_stmt);
                 log.push(format!(
                     "backend: the zeroing of PSUM tile `{}` is folded into the first matmul of loop `{}` (it overwrites at `{} == {}`)",
-                    func.tensors[tensor].name,
-                    func.axes[l].iv_name,
-                    func.axes[l].iv_name,
+                    func.display_name(tensor),
+                    func.display_iv(l),
+                    func.display_iv(l),
                     func.axes[l].lb
                 ));
                 continue;

@@ -179,7 +179,7 @@ impl ModuloSchedule {
         let lp = &bir.loops[self.lp];
         let mut s = format!(
             "modulo schedule of loop `{}` (trip {}): II {} (MII {}; ResMII {} set by {}; RecMII {}",
-            lp.iv,
+            func.display_iv(lp.axis),
             lp.trip,
             self.ii,
             self.mii(),
@@ -259,7 +259,7 @@ pub fn inst_label(func: &Function, bir: &Bir, i: BirInst) -> String {
         "{}.{}({})",
         bi.engine.name(),
         bi.op.name(),
-        func.tensors[buf.tensor].name
+        func.display_name(buf.tensor)
     )
 }
 
@@ -562,7 +562,7 @@ fn critical_cycle(
 fn edge_label(func: &Function, bir: &Bir, a: BirInst, b: BirInst, e: Option<DepData>) -> String {
     let to = inst_label(func, bir, b);
     let Some(e) = e else { return to };
-    let name = &func.tensors[e.tensor].name;
+    let name = func.display_name(e.tensor);
     let later = |d: u32| format!("{d} iteration{} later", if d == 1 { "" } else { "s" });
     match e.kind {
         DepKind::Order if e.distance > 0 => {

@@ -83,7 +83,7 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
         if transfers.is_empty() {
             continue;
         }
-        let name = func.axes[l].iv_name.clone();
+        let name = func.display_iv(l).to_string();
         // A full unroll leaves the copies to the enclosing loop's pipelining.
         let enclosed = position(func, l).0.is_some_and(|p| {
             let pd = &func.axes[p];
@@ -248,6 +248,7 @@ fn fresh_tiles(func: &mut Function, private: &[Tensor], suffix: &str) -> BTreeMa
         let span = func.tensor_spans[t];
         let n = func.tensors.push(td);
         func.tensor_spans[n] = span;
+        func.tensor_display[n] = func.tensor_display[t].clone();
         renamed.insert(t, n);
     }
     renamed
@@ -272,6 +273,7 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
             body: Vec::new(),
         });
         func.axis_spans[r] = func.axis_spans[l];
+        func.axis_display[r] = func.axis_display[l].clone();
         // Its own private tiles: the main loop's accesses then meet no access outside it, which
         // keeps the main loop clampable for the synchronisation analysis ([`crate::clamp`]).
         let renamed = fresh_tiles(func, private, "rem");

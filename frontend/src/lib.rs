@@ -198,5 +198,5 @@ pub fn compile_with(
     let k = checked
         .pop()
         .expect("check_module returns the selected kernel when it reports no error");
-    Ok(lower::lower_kernel(&k))
+    Ok(lower::lower_kernel(&k, source))
 }

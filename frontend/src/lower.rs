@@ -7,15 +7,23 @@
 //! annotations. It also makes names unique within the function (`t`, `t.1`, `t.2`, ...), tensors
 //! and induction variables sharing one namespace, and gives each instruction its op's default
 //! engine class.
+//!
+//! Display names (`Function::tensor_display`, `axis_display`) are made here too, for the names
+//! the user never wrote: a temporary is shown by the variable it was assigned to
+//! (`CheckedKernel::user_names`), else by its operation and source position
+//! (`nl.multiply@12:9`); a source name several tensors (or loops) share is shown with each one's
+//! position (`t@14:5`), as its IR name (`t.1`) is made unique.
 
 use crate::check::{CStmt, CStmtKind, CheckedKernel};
 use penguin::{AxisData, Function, InstData, SrcSpan, Stmt, TensorData};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-/// Lowers one checked kernel.
-pub fn lower_kernel(k: &CheckedKernel) -> Function {
+/// Lowers one checked kernel of the file `source`.
+pub fn lower_kernel(k: &CheckedKernel, source: &str) -> Function {
     let mut f = Function::new(k.name.clone());
     let mut names = Names::default();
+    let shared = shared_names(k);
+    let ops = temp_ops(&k.body);
     for t in &k.tensors {
         let id = f.tensors.push(TensorData {
             name: names.unique(&t.name),
@@ -26,6 +34,23 @@ pub fn lower_kernel(k: &CheckedKernel) -> Function {
             block: Vec::new(),
         });
         f.tensor_spans[id] = Some(SrcSpan::new(t.span.clone()));
+        // A name the checker made (`_exp3`), not one the source writes (`_x = ...`).
+        let temporary =
+            t.name.starts_with('_') && source.get(t.span.clone()) != Some(t.name.as_str());
+        f.tensor_display[id] = if temporary {
+            Some(match k.user_names.get(&id) {
+                Some(user) => user.clone(),
+                None => format!(
+                    "{}@{}",
+                    temp_what(source, &t.span, ops.get(&id).copied()),
+                    position(source, t.span.start)
+                ),
+            })
+        } else if shared.contains(t.name.as_str()) {
+            Some(format!("{}@{}", t.name, position(source, t.span.start)))
+        } else {
+            None
+        };
     }
     for l in &k.loops {
         let id = f.axes.push(AxisData {
@@ -37,6 +62,9 @@ pub fn lower_kernel(k: &CheckedKernel) -> Function {
             body: Vec::new(),
         });
         f.axis_spans[id] = Some(SrcSpan::new(l.span.clone()));
+        if shared.contains(l.iv.as_str()) {
+            f.axis_display[id] = Some(format!("{}@{}", l.iv, iv_position(source, l)));
+        }
     }
     f.params = k.params.clone();
     f.outputs = k.outputs.clone();
@@ -75,6 +103,83 @@ fn lower_block(f: &mut Function, block: &[CStmt]) -> Vec<Stmt> {
         out.push(stmt);
     }
     out
+}
+
+/// The source names of tensors and loops that more than one tensor or loop shares.
+fn shared_names(k: &CheckedKernel) -> HashSet<&str> {
+    let mut seen = HashSet::new();
+    let mut shared = HashSet::new();
+    let all = k.tensors.iter().map(|t| t.name.as_str());
+    for name in all.chain(k.loops.iter().map(|l| l.iv.as_str())) {
+        if !seen.insert(name) {
+            shared.insert(name);
+        }
+    }
+    shared
+}
+
+/// The operation that writes each tensor first (what a temporary holds).
+fn temp_ops(block: &[CStmt]) -> HashMap<penguin::Tensor, &'static str> {
+    let mut ops = HashMap::new();
+    let mut walk = vec![block];
+    while let Some(b) = walk.pop() {
+        for s in b {
+            match &s.kind {
+                CStmtKind::Insts(insts) => {
+                    for i in insts {
+                        ops.entry(i.dst.tensor).or_insert(i.op.name());
+                    }
+                }
+                CStmtKind::Loop { body, .. } => walk.push(body),
+            }
+        }
+    }
+    ops
+}
+
+/// What a temporary holds, as the user wrote it: the function a call names (`nl.multiply`), a
+/// short expression as written (`x * 2`), else the operation's name.
+fn temp_what(source: &str, span: &std::ops::Range<usize>, op: Option<&str>) -> String {
+    let text = source.get(span.clone()).unwrap_or_default();
+    let callee = text.split('(').next().unwrap_or_default().trim();
+    let is_path = !callee.is_empty()
+        && callee
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    if is_path && text.len() > callee.len() {
+        return callee.to_string();
+    }
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if !flat.is_empty() && flat.chars().count() <= 24 {
+        return flat;
+    }
+    op.unwrap_or("tmp").to_string()
+}
+
+/// `LINE:COLUMN` (1-based, columns in characters) of byte `offset` of `source`.
+fn position(source: &str, offset: usize) -> String {
+    let before = source.get(..offset).unwrap_or(source);
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .count()
+        + 1;
+    format!("{line}:{column}")
+}
+
+/// The position of a loop's induction variable in its `for` header (of the header when the
+/// name is not found there).
+fn iv_position(source: &str, l: &crate::check::CLoop) -> String {
+    let header = source.get(l.span.clone()).unwrap_or_default();
+    let offset = header
+        .strip_prefix("for ")
+        .filter(|rest| rest.trim_start().starts_with(l.iv.as_str()))
+        .map(|rest| l.span.start + 4 + (rest.len() - rest.trim_start().len()))
+        .unwrap_or(l.span.start);
+    position(source, offset)
 }
 
 /// Unique names: the first use of `t` is `t`, the next `t.1`, and so on.

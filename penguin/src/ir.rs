@@ -428,6 +428,14 @@ pub struct Function {
     pub axis_spans: SecondaryMap<Axis, Option<SrcSpan>>,
     pub stmt_spans: SecondaryMap<Stmt, Option<SrcSpan>>,
     pub inst_spans: SecondaryMap<Inst, Option<SrcSpan>>,
+
+    /// The names logs and diagnostics show, where the IR name is one the user never wrote: a
+    /// temporary's (`_tensor_scalar.1`) is the variable it was assigned to or its operation and
+    /// source position (`nl.multiply@12:9`); a name lowering made unique (`t.1`) is the source
+    /// name and position (`t@14:5`). Not part of the IR: the text form neither prints nor reads
+    /// it, and a pass that copies a tensor (or loop) copies its display name.
+    pub tensor_display: SecondaryMap<Tensor, Option<String>>,
+    pub axis_display: SecondaryMap<Axis, Option<String>>,
 }
 
 impl Function {
@@ -512,6 +520,23 @@ impl Function {
                 }
             }
         }
+    }
+
+    /// The name of `t` for the user: its display name ([`Function::tensor_display`]), else its
+    /// IR name.
+    pub fn display_name(&self, t: Tensor) -> &str {
+        self.tensor_display
+            .get(t)
+            .and_then(|d| d.as_deref())
+            .unwrap_or(&self.tensors[t].name)
+    }
+
+    /// The name of `a`'s induction variable for the user, as [`Function::display_name`].
+    pub fn display_iv(&self, a: Axis) -> &str {
+        self.axis_display
+            .get(a)
+            .and_then(|d| d.as_deref())
+            .unwrap_or(&self.axes[a].iv_name)
     }
 
     /// A tensor name no tensor has yet: `base`, else `base` followed by as few `_` as make it

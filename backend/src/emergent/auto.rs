@@ -89,7 +89,7 @@ pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<S
         .filter(|&l| func.axes[l].attrs.auto_stages && func.axes[l].attrs.pipelined.is_none())
         .collect();
     for l in marked {
-        let iv = func.axes[l].iv_name.clone();
+        let iv = func.display_iv(l).to_string();
         let body = func.axes[l].body.clone();
         let annotated = body.iter().any(|&s| {
             let a = func.annots[s];
@@ -157,7 +157,7 @@ fn compute_auto_stages(
             if fit.wanted > u64::from(MAX_DEPTH) {
                 return Err(format!(
                     "bound by DMA latency: `{}` takes ~{} cycles to move against ~{} compute cycles per iteration, more than a ring of {} slots hides",
-                    func.tensors[tile].name,
+                    func.display_name(tile),
                     fit.dma,
                     fit.compute,
                     MAX_DEPTH

@@ -85,7 +85,7 @@ use penguin::{Axis, Function, Stmt, Tensor};
 /// Issues the first loads of each next execution of the extended loop `e` in the drain of the
 /// one before (see the module doc); returns whether it did, having logged the decision.
 pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<String>) -> bool {
-    let name = func.axes[e].iv_name.clone();
+    let name = func.display_iv(e).to_string();
     let Some(pipe) = func.axes[e].attrs.pipelined else {
         return false;
     };
@@ -236,8 +236,8 @@ fn divisor_ring(func: &Function, x: Tensor, t: i64, in_use: u64) -> Option<(u32,
 fn ring_names(func: &Function, rings: impl Iterator<Item = (Tensor, u32, u32)>) -> String {
     let names: Vec<String> = rings
         .map(|(x, d, n)| match d == n {
-            true => format!("`{}` ({d} slots)", func.tensors[x].name),
-            false => format!("`{}` ({d} slots, was {n})", func.tensors[x].name),
+            true => format!("`{}` ({d} slots)", func.display_name(x)),
+            false => format!("`{}` ({d} slots, was {n})", func.display_name(x)),
         })
         .collect();
     names.join(", ")
@@ -273,7 +273,7 @@ fn carry_peeled(
     t: i64,
     s: i64,
 ) -> Result<String, String> {
-    let name = func.axes[e].iv_name.clone();
+    let name = func.display_iv(e).to_string();
     let parent = outer
         .last()
         .expect("a nest has an enclosing loop (compute_nest)")
@@ -300,17 +300,17 @@ fn carry_peeled(
         let (d, added) = divisor_ring(func, l.ring, t, have).ok_or_else(|| {
             format!(
                 "no ring of `{}` divides the trip count {t}",
-                func.tensors[l.ring].name
+                func.display_name(l.ring)
             )
         })?;
         if d > n && !compute_reads_kept(func, l.ring, e, d) {
             return Err(format!(
                 "a read of `{}` would read another write with {d} slots",
-                func.tensors[l.ring].name
+                func.display_name(l.ring)
             ));
         }
         let last_reader = last_reader_stage(func, e, l.ring)
-            .ok_or_else(|| format!("a reader of `{}` has no stage", func.tensors[l.ring].name))?;
+            .ok_or_else(|| format!("a reader of `{}` has no stage", func.display_name(l.ring)))?;
         p = p.min(i64::from(d) - last_reader);
         have += added;
         grown.push((l.ring, d, n));

@@ -153,7 +153,7 @@ impl Realise<'_> {
         if let Some(&inner) = across.iter().find(|&&a| encloses(func, l, a)) {
             log.push(format!(
                 "emergent: loop `{}`: no compute stages: it encloses loop `{}`, whose loads are issued across the nest",
-                func.axes[l].iv_name, func.axes[inner].iv_name
+                func.display_iv(l), func.display_iv(inner)
             ));
             shift::shift_loads(func, l, rings, log);
             return false;
@@ -168,7 +168,7 @@ impl Realise<'_> {
             Some(_) if self.dma_bound => {
                 log.push(format!(
                     "emergent: loop `{}`: no compute stages: even a ring of {MAX_DEPTH} slots does not hide its DMA behind its compute, so splitting the compute would only lengthen the ramp",
-                    func.axes[l].iv_name
+                    func.display_iv(l)
                 ));
                 false
             }

@@ -168,20 +168,21 @@ pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<NestLevel>, String> 
             if func.stmts[s].preds.is_empty() {
                 break "the nest reaches the top of the kernel".to_string();
             }
-            break format!("loop `{}` is guarded", func.axes[cur].iv_name);
+            break format!("loop `{}` is guarded", func.display_iv(cur));
         };
         let Some((lo, hi)) = guard_interval(func, p, &func.stmts[s].preds) else {
             break format!(
                 "loop `{}` is guarded by more than loop `{}`",
-                func.axes[cur].iv_name, func.axes[p].iv_name
+                func.display_iv(cur),
+                func.display_iv(p)
             );
         };
         let pd = &func.axes[p];
         if pd.attrs.pipelined.is_none() && pd.attrs.num_stages.is_some() {
-            break format!("loop `{}` is annotated", pd.iv_name);
+            break format!("loop `{}` is annotated", func.display_iv(p));
         }
         if hi - lo < 1 {
-            break format!("loop `{}` never runs", pd.iv_name);
+            break format!("loop `{}` never runs", func.display_iv(p));
         }
         chain.push(NestLevel { axis: p, lo, hi });
         cur = p;
@@ -211,7 +212,7 @@ pub fn prefetch_across_nest(
     rings: &[(Tensor, u32)],
     log: &mut Vec<String>,
 ) -> bool {
-    let name = func.axes[l].iv_name.clone();
+    let name = func.display_iv(l).to_string();
     let decline = |log: &mut Vec<String>, why: String| {
         log.push(format!(
             "emergent: loop `{name}`: loads prefetched within the loop only: {why}"
@@ -275,7 +276,7 @@ fn divisor_rings(
         let Some(n) = divisor_slots(t, depth, room) else {
             return Err(format!(
                 "no ring of 2..={MAX_SLOTS} slots for `{}` divides the trip count {t}",
-                func.tensors[rt].name
+                func.display_name(rt)
             ));
         };
         if n > depth {
@@ -366,11 +367,11 @@ fn prefetch_flat(
     let names: Vec<String> = ringed
         .iter()
         .zip(slots)
-        .map(|(&x, &(_, n))| format!("`{}` ({n} slots)", func.tensors[x].name))
+        .map(|(&x, &(_, n))| format!("`{}` ({n} slots)", func.display_name(x)))
         .collect();
     format!(
         "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued {p} flat iteration(s) ahead across the nest (ring slot = flat iteration mod slots; {} carry copy(ies) per load, {p} prologue load(s) at the first iteration; no extra iterations, no drain)",
-        func.axes[l].iv_name,
+        func.display_iv(l),
         nest_names(func, outer),
         names.join(", "),
         carries.len() / hoisted.len(),
@@ -455,9 +456,14 @@ pub(super) fn nest_names(func: &Function, outer: &[NestLevel]) -> String {
         .map(|o| {
             let a = &func.axes[o.axis];
             if (o.lo, o.hi) == (a.lb, a.ub) {
-                format!("`{}`", a.iv_name)
+                format!("`{}`", func.display_iv(o.axis))
             } else {
-                format!("`{}` (iterations {}..{})", a.iv_name, o.lo, o.hi)
+                format!(
+                    "`{}` (iterations {}..{})",
+                    func.display_iv(o.axis),
+                    o.lo,
+                    o.hi
+                )
             }
         })
         .collect();
@@ -509,11 +515,11 @@ fn prefetch_next_execution(
     func.axes[l].body = carries.iter().chain(&rest).copied().collect();
     let names: Vec<String> = ringed
         .iter()
-        .map(|&x| format!("`{}`", func.tensors[x].name))
+        .map(|&x| format!("`{}`", func.display_name(x)))
         .collect();
     Ok(format!(
         "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {t} slots; {} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain)",
-        func.axes[l].iv_name,
+        func.display_iv(l),
         nest_names(func, outer),
         names.join(", "),
         carries.len() / hoisted_stmts.len(),
@@ -533,7 +539,7 @@ fn next_execution_qualifies(func: &Function, t: i64, outer: &[NestLevel]) -> Res
     if tk < 2 || (outer.len() > 1 && tk % 2 != 0) {
         return Err(format!(
             "the parity of the executions does not follow loop `{}` (trip {tk})",
-            func.axes[ok.axis].iv_name
+            func.display_iv(ok.axis)
         ));
     }
     Ok(ok.axis)
@@ -577,6 +583,7 @@ fn first_execution_loop(
         body: hoisted.to_vec(),
     });
     func.axis_spans[first] = func.axis_spans[l];
+    func.axis_display[first] = func.axis_display[l].clone();
     for &s in hoisted {
         let subst: Vec<(Axis, AffineExpr)> = outer
             .iter()

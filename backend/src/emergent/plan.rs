@@ -65,7 +65,7 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<String>) -> RingPlan {
         if !starts_by_writing_all(func, &us, t, l, depth) {
             log.push(format!(
                 "emergent: `{}` stays single-buffered in loop `{}`: an iteration does not start by writing all of it",
-                func.tensors[t].name, func.axes[l].iv_name
+                func.display_name(t), func.display_iv(l)
             ));
             continue;
         }
@@ -195,16 +195,17 @@ fn psum_ring(
     if !budget::psum_fits(*psum_used + need) {
         log.push(format!(
             "emergent: `{}` stays one PSUM bank in loop `{}`: no bank is free for a second slot",
-            td.name, ad.iv_name
+            func.display_name(t),
+            func.display_iv(l)
         ));
         return None;
     }
     *psum_used += need;
     log.push(format!(
         "emergent: loop `{}` (trip {}): PSUM tile `{}` becomes a ring of 2 banks (the Tensor engine writes one while the other is read)",
-        ad.iv_name,
+        func.display_iv(l),
         ad.trip_count(),
-        td.name,
+        func.display_name(t),
     ));
     Some(2)
 }
@@ -236,16 +237,17 @@ fn transfer_ring(
     if depth < 2 {
         log.push(format!(
             "emergent: `{}` stays single-buffered in loop `{}`: SBUF has no room for a second slot",
-            td.name, ad.iv_name
+            func.display_name(t),
+            func.display_iv(l)
         ));
         return None;
     }
     *sbuf_used += copy * u64::from(depth - 1);
     log.push(format!(
         "emergent: loop `{}` (trip {}): `{}` becomes a ring of {depth} slots (prefetch depth {}): its DMA takes ~{dma} cycles ({pieces} piece(s) of {} bytes) against ~{compute} compute cycles per iteration",
-        ad.iv_name,
+        func.display_iv(l),
         ad.trip_count(),
-        td.name,
+        func.display_name(t),
         depth - 1,
         bytes / pieces,
     ));

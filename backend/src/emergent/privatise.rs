@@ -47,7 +47,7 @@ pub fn privatise_tiles(func: &mut Function, log: &mut Vec<String>) {
         };
         let loops: Vec<String> = groups
             .iter()
-            .map(|(l, _)| format!("`{}`", func.axes[*l].iv_name))
+            .map(|(l, _)| format!("`{}`", func.display_iv(*l)))
             .collect();
         if !fits {
             log.push(format!(
@@ -65,6 +65,7 @@ pub fn privatise_tiles(func: &mut Function, log: &mut Vec<String>) {
                 .tensors
                 .push(penguin::ir::TensorData { name, ..td.clone() });
             func.tensor_spans[copy] = func.tensor_spans[t];
+            func.tensor_display[copy] = func.tensor_display[t].clone();
             for u in group {
                 let d = &mut func.insts[u.inst];
                 for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {

@@ -58,11 +58,11 @@ pub fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &
     func.axes[l].body = hoisted.iter().chain(rest.iter()).copied().collect();
     let names: Vec<String> = loads
         .iter()
-        .map(|&(_, t, _)| format!("`{}`", func.tensors[t].name))
+        .map(|&(_, t, _)| format!("`{}`", func.display_name(t)))
         .collect();
     log.push(format!(
         "emergent: loop `{}`: the loads of {} are issued {p} iteration(s) ahead (one predicated loop of {} iterations, no peeling)",
-        func.axes[l].iv_name,
+        func.display_iv(l),
         names.join(", "),
         ub + p - lb
     ));

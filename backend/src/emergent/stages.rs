@@ -138,7 +138,7 @@ pub fn stage_loop(
     opts: &StageOptions,
     log: &mut Vec<String>,
 ) -> bool {
-    let iv = func.axes[l].iv_name.clone();
+    let iv = func.display_iv(l).to_string();
     let mut facts = compute_facts(func, l, rings);
     if !opts.carried_rule {
         facts.groups.clear();
@@ -225,7 +225,7 @@ fn check_legality(
                 "emergent: loop `{iv}`: the ISL legality check refuses the stage plan ({} violation(s), first: {} on `{}`); falling back to the single shift",
                 r.violations.len(),
                 v.kind.name(),
-                original.tensors[v.tensor].name
+                original.display_name(v.tensor)
             ));
             None
         }
@@ -248,7 +248,7 @@ fn log_plan(
     (max_cap, verdict): (u32, &str),
     log: &mut Vec<String>,
 ) {
-    let iv = &func.axes[l].iv_name;
+    let iv = func.display_iv(l);
     let last = plan.stages.iter().copied().max().unwrap_or(0);
     let body = func.axes[l].body.clone();
     let described: Vec<String> = body
@@ -273,7 +273,7 @@ fn log_plan(
         let (d, u) = stage_span(facts, &plan.stages, t);
         log.push(format!(
             "emergent: loop `{iv}`: `{}` is a ring of {count} slot(s): written in stage {d}, last used in stage {u}{}",
-            func.tensors[t].name,
+            func.display_name(t),
             if count == u - d + 1 {
                 ""
             } else if facts.hoisted_tiles.contains(&t) && count == u - d + 2 {
@@ -305,14 +305,14 @@ pub(super) fn describe_child(func: &Function, s: Stmt, facts: &LoopFacts) -> Str
                 .map(|i| {
                     format!(
                         "{}.{}",
-                        func.tensors[func.insts[*i].dst.tensor].name,
+                        func.display_name(func.insts[*i].dst.tensor),
                         engine_name(facts.engines[i])
                     )
                 })
                 .collect();
             format!("`{}`", parts.join(","))
         }
-        StmtKind::Loop(a) => format!("`loop {}`", func.axes[*a].iv_name),
+        StmtKind::Loop(a) => format!("`loop {}`", func.display_iv(*a)),
     }
 }
 

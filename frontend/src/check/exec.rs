@@ -349,6 +349,9 @@ impl Checker<'_> {
             Value::Vec(_) | Value::Py(_) => Class::Other,
         };
         if self.may_bind(id, class) {
+            if let Value::Tile(tile) = &v {
+                self.note_user_name(tile, &id.name);
+            }
             self.bind(&id.name, v, id.span.clone());
         }
     }

@@ -45,7 +45,9 @@
 //! - tensor dimensions and loop trip counts are at most 2^24, loop bounds and the coefficients of
 //!   loop variables in indices at most 2^24 in magnitude; the HBM arrays of a kernel hold at most
 //!   2^27 elements together, and an SBUF tile at most 192 KiB per partition;
-//! - temporaries of nested calls are named after their op (`_activation`, `_tensor_scalar`).
+//! - temporaries of nested calls are named after their op (`_activation`, `_tensor_scalar`); the
+//!   variable a temporary is then assigned to as a whole is recorded (`user_names`), so that logs
+//!   can show that name instead (lowering makes the display names).
 
 mod broadcast;
 mod calls;
@@ -92,6 +94,9 @@ pub struct CheckedKernel {
     pub params: Vec<Tensor>,
     pub outputs: Vec<Tensor>,
     pub body: Vec<CStmt>,
+    /// The variable a temporary (a tensor the checker named, `_exp3`) was then assigned to as a
+    /// whole (`y = helper(x)`): the name logs show for it.
+    pub user_names: HashMap<Tensor, String>,
 }
 
 /// A tensor with its source name (not yet made unique) and binding span.
@@ -427,6 +432,8 @@ pub(crate) struct Checker<'a> {
     missing: Vec<(String, Span)>,
     /// The span and name of each value of the kernel's `return`.
     return_items: Vec<(Span, String)>,
+    /// [`CheckedKernel::user_names`].
+    user_names: HashMap<Tensor, String>,
 }
 
 impl<'a> Checker<'a> {
@@ -457,6 +464,7 @@ impl<'a> Checker<'a> {
             kernel_frame: false,
             missing: Vec::new(),
             return_items: Vec::new(),
+            user_names: HashMap::new(),
         }
     }
 
@@ -512,6 +520,20 @@ impl<'a> Checker<'a> {
             .last_mut()
             .expect("the kernel scope is never popped");
         scope.insert(name.to_string(), Bound { value, span });
+    }
+
+    /// Records `name` as the name the user knows a temporary by, when `tile` is the whole of a
+    /// tensor the checker named (`_exp3`) and it has none yet.
+    fn note_user_name(&mut self, tile: &TileVal, name: &str) {
+        let Some(t) = self.tensors.get(tile.tensor.as_u32() as usize) else {
+            return;
+        };
+        let whole = tile.size == t.shape && tile.start.iter().all(|s| s.as_constant() == Some(0));
+        if whole && t.name.starts_with('_') && !name.starts_with('_') {
+            self.user_names
+                .entry(tile.tensor)
+                .or_insert_with(|| name.to_string());
+        }
     }
 
     fn new_tensor(&mut self, t: CTensor) -> Tensor {

@@ -215,6 +215,7 @@ impl Checker<'_> {
             params,
             outputs,
             body,
+            user_names: std::mem::take(&mut self.user_names),
         }
     }
 
@@ -578,6 +579,9 @@ impl Checker<'_> {
         };
         // A rejected rebinding keeps the old binding, so later uses are checked against it and
         // do not cascade.
+        if let (true, Some(Value::Tile(tile))) = (allowed, &bound) {
+            self.note_user_name(tile, &id.name);
+        }
         if allowed {
             self.bind(&id.name, bound.unwrap_or(Value::Error), id.span.clone());
         }

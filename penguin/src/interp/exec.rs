@@ -102,7 +102,7 @@ impl<'f> Machine<'f> {
         Iteration(
             self.loops
                 .iter()
-                .map(|&a| (self.func.axis_name(a).to_string(), self.ivs[a]))
+                .map(|&a| (self.func.display_iv(a).to_string(), self.ivs[a]))
                 .collect(),
         )
     }
@@ -124,7 +124,7 @@ impl<'f> Machine<'f> {
                     inst,
                     format!(
                         "an expression uses the induction variable of {axis} (`{}`) outside its loop",
-                        self.func.axis_name(axis)
+                        self.func.display_iv(axis)
                     ),
                 ));
             }
@@ -279,7 +279,7 @@ impl<'f> Machine<'f> {
         let data = buf.read(&region).map_err(|u| InterpError::Uninitialised {
             inst,
             op,
-            tensor: self.func.tensors[t].name.clone(),
+            tensor: self.func.display_name(t).to_string(),
             element: Element {
                 slot: (!buf.block_counts.is_empty()).then_some(u.slot),
                 row: u.row,
@@ -303,7 +303,7 @@ impl<'f> Machine<'f> {
             return Err(InterpError::WriteToInput {
                 inst,
                 op,
-                tensor: self.func.tensors[t].name.clone(),
+                tensor: self.func.display_name(t).to_string(),
                 at: self.iteration(),
             });
         }

@@ -46,7 +46,7 @@ fn too_many_stages_help(func: &Function, children: &[crate::entities::Stmt], n: 
     match inner {
         Some(a) => format!(
             "to pipeline the inner loop `{}` ({} statements), write num_stages={n} on its range call instead; or {fewer}",
-            func.axis_name(a),
+            func.display_iv(a),
             func.axes[a].body.len()
         ),
         None => fewer,
@@ -95,7 +95,7 @@ pub fn array_split_sizes(n: usize, k: usize) -> Vec<usize> {
 /// [`super::codes::BOTH_MODES`]: loop `axis` has `num_stages={value}` and statement `stmt` a stage id.
 fn both_modes(func: &Function, axis: Axis, stmt: Stmt, value: &str, help: &str) -> PipelineError {
     PipelineError::BothModes {
-        iv: func.axes[axis].iv_name.clone(),
+        iv: func.display_iv(axis).to_string(),
         num_stages: value.to_string(),
         help: help.to_string(),
         stmt: stmt_span(func, stmt),
@@ -175,7 +175,7 @@ fn mode_a_context(
     }
     if (n as usize) > children.len() {
         errors.push(PipelineError::TooManyStages {
-            iv: data.iv_name.clone(),
+            iv: func.display_iv(axis).to_string(),
             num_stages: n,
             statements: children.len(),
             help: too_many_stages_help(func, children, n),
@@ -252,7 +252,7 @@ fn check_stage_ids_given(
     for (k, a) in annots.iter().enumerate() {
         if a.stage_id.is_none() {
             errors.push(PipelineError::MissingStageId {
-                iv: data.iv_name.clone(),
+                iv: func.display_iv(axis).to_string(),
                 stmt: stmt_span(func, children[k]),
                 with_stage: with_stage
                     .first()
@@ -290,7 +290,7 @@ fn check_no_gap(
             .position(|&s| s == max_stage)
             .map(|k| children[k]);
         errors.push(PipelineError::StageGap {
-            iv: data.iv_name.clone(),
+            iv: func.display_iv(axis).to_string(),
             max_stage,
             missing: list,
             header: axis_span(func, axis),
@@ -343,7 +343,7 @@ fn check_execution_orders(
         for (k, a) in annots.iter().enumerate() {
             if a.execution_order.is_none() {
                 errors.push(PipelineError::OrderMixed {
-                    iv: data.iv_name.clone(),
+                    iv: func.display_iv(axis).to_string(),
                     stmt: stmt_span(func, children[k]),
                     with_order: stmt_span(func, children[with_order[0]]),
                 });

@@ -73,11 +73,11 @@ pub fn apply(func: &mut Function, moves: &[(Axis, Axis)], log: &mut PipelineLog)
         };
         log.push(format!(
             "loop `{}`: num_stages={} asks for more stages than its body has statements, and the body is the single loop `{}` ({} statement(s)): pipelining `{}` instead",
-            func.axis_name(from),
+            func.display_iv(from),
             attrs.num_stages.unwrap_or(0),
-            func.axis_name(to),
+            func.display_iv(to),
             func.axes[to].body.len(),
-            func.axis_name(to)
+            func.display_iv(to)
         ));
     }
 }

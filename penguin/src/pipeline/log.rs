@@ -39,11 +39,11 @@ impl fmt::Display for PipelineLog {
 /// A short description of a statement: `ta = load`, `acc = matmul`, `loop k`.
 pub fn describe_stmt(func: &Function, stmt: Stmt) -> String {
     match &func.stmts[stmt].kind {
-        StmtKind::Loop(axis) => format!("loop {}", func.axis_name(*axis)),
+        StmtKind::Loop(axis) => format!("loop {}", func.display_iv(*axis)),
         StmtKind::Insts(insts) => match insts.last() {
             Some(&i) => {
                 let d = &func.insts[i];
-                format!("{} = {}", func.tensors[d.dst.tensor].name, d.op.name())
+                format!("{} = {}", func.display_name(d.dst.tensor), d.op.name())
             }
             None => "(empty statement)".into(),
         },

@@ -113,13 +113,13 @@ fn pipeline_targets(
     for &(axis, ref reason) in &found.skipped {
         log.push(format!(
             "loop `{}`: skipped: {reason}",
-            func.axis_name(axis)
+            func.display_iv(axis)
         ));
     }
     for &axis in &found.targets {
         log.push(format!(
             "loop `{}`: target found (trip count {})",
-            func.axis_name(axis),
+            func.display_iv(axis),
             func.axes[axis].trip_count()
         ));
     }
@@ -179,9 +179,10 @@ fn apply_plan(func: &mut Function, plan: &PipelinePlan, log: &mut PipelineLog) {
     extend::extend_loop(func, plan);
     reorder::reorder_body(func, plan);
     let a = &func.axes[plan.axis];
+    let iv = func.display_iv(plan.axis);
     log.push(format!(
         "loop `{}`: created the extended loop with bounds [{}, {}) (was [{}, {}))",
-        a.iv_name,
+        iv,
         a.lb,
         a.ub,
         a.lb,
@@ -189,7 +190,7 @@ fn apply_plan(func: &mut Function, plan: &PipelinePlan, log: &mut PipelineLog) {
     ));
     log.push(format!(
         "loop `{}`: applied software pipelining with num_stages={}",
-        a.iv_name, plan.num_stages
+        iv, plan.num_stages
     ));
 }
 
@@ -200,7 +201,7 @@ fn plan_loop(
     opts: &PipelineOptions,
     log: &mut PipelineLog,
 ) -> Result<PipelinePlan, Vec<PipelineError>> {
-    let iv = func.axis_name(axis).to_string();
+    let iv = func.display_iv(axis).to_string();
     let ctx = context::compute_schedule_context(func, axis)?;
     let how = match ctx.mode {
         context::Mode::NumStages => "from num_stages on the loop (Mode A)",
@@ -243,7 +244,7 @@ fn plan_loop(
 
     let counts = buffers::compute_buffer_counts(func, axis, &ctx.stages);
     for (t, c) in &counts {
-        let name = &func.tensors[*t].name;
+        let name = func.display_name(*t);
         match c {
             BufferCount::Counted {
                 def_min,
@@ -308,7 +309,7 @@ fn check_legality(
     plan: &PipelinePlan,
     log: &mut PipelineLog,
 ) -> Result<(), Vec<PipelineError>> {
-    let iv = func.axis_name(plan.axis).to_string();
+    let iv = func.display_iv(plan.axis).to_string();
     let violations = match run_legality(func, plan) {
         Ok((violations, summary)) => {
             if violations.is_empty() {
@@ -357,7 +358,7 @@ fn fmt_iter(func: &Function, iter: &[(Axis, i64)]) -> String {
     }
     let parts: Vec<String> = iter
         .iter()
-        .map(|&(a, v)| format!("{} = {v}", func.axis_name(a)))
+        .map(|&(a, v)| format!("{} = {v}", func.display_iv(a)))
         .collect();
     parts.join(", ")
 }
@@ -375,7 +376,7 @@ fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> Pipel
     let access = |i: Inst, iter: &[(Axis, i64)]| {
         let stage = child_of(func, plan, i).map(|k| plan.stages[k]);
         let d = &func.insts[i];
-        let what = format!("`{} = {}`", func.tensors[d.dst.tensor].name, d.op.name());
+        let what = format!("`{} = {}`", func.display_name(d.dst.tensor), d.op.name());
         error::Access {
             at: func.inst_spans.get(i).copied().flatten(),
             iter: fmt_iter(func, iter),
@@ -403,7 +404,7 @@ fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> Pipel
                 .attrs
                 .pipelined
                 .expect("filtered on pipelined loops");
-            (func.axis_name(a).to_string(), p.num_stages)
+            (func.display_iv(a).to_string(), p.num_stages)
         })
         .collect();
     let buffered = plan.buffer_count(v.tensor);
@@ -423,9 +424,9 @@ fn violation_error(func: &Function, plan: &PipelinePlan, v: &Violation) -> Pipel
         _ => error::ViolationHelp::Overlap,
     };
     PipelineError::DependenceViolation(Box::new(error::Violated {
-        iv: func.axis_name(plan.axis).to_string(),
+        iv: func.display_iv(plan.axis).to_string(),
         kind: v.kind,
-        tensor: func.tensors[v.tensor].name.clone(),
+        tensor: func.display_name(v.tensor).to_string(),
         source: access(v.source, &v.source_iter),
         sink: access(v.sink, &v.sink_iter),
         inner,

@@ -135,7 +135,7 @@ fn peel_loop(
     block.extend(epilogue);
     func.block_mut(parent).splice(pos..=pos, block);
 
-    let iv = func.axes[a].iv_name.clone();
+    let iv = func.display_iv(a).to_string();
     log.push(if steady {
         format!(
             "loop `{iv}`: peeled: a prologue of {n_pro} statement(s) (iterations [{lb}, {steady_lo})), \
@@ -369,6 +369,7 @@ fn deep_copy(
             ad.iv_name = fresh_name(names, &ad.iv_name, func.axis_name(a), k);
             let new = func.axes.push(ad);
             func.axis_spans[new] = func.axis_spans[inner];
+            func.axis_display[new] = func.axis_display[inner].clone();
             renamed.push((inner, new));
             let copied = body
                 .iter()

@@ -57,7 +57,7 @@ fn walk(func: &Function, block: &[crate::entities::Stmt], depth: usize, out: &mu
         } else if is_annotated(func, axis) {
             if data.lb != 0 {
                 out.errors.push(PipelineError::NonCanonicalLoop {
-                    iv: data.iv_name.clone(),
+                    iv: func.display_iv(axis).to_string(),
                     lb: data.lb,
                     trip_count: data.trip_count(),
                     header: axis_span(func, axis),

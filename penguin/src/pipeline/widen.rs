@@ -52,7 +52,7 @@ pub fn compute_widening(
     counts: &[(Tensor, BufferCount)],
 ) -> Result<Vec<Widening>, Vec<PipelineError>> {
     let attrs = func.axes[axis].attrs;
-    let iv = &func.axes[axis].iv_name;
+    let iv = func.display_iv(axis);
     let auto = !attrs.disable_auto_buffer;
     let mut errors = Vec::new();
     let mut out = Vec::new();
@@ -67,7 +67,7 @@ pub fn compute_widening(
         };
         match attrs.multi_buffer {
             Some(k) if auto && count > 1 => errors.push(PipelineError::ManualAndAutoBuffer {
-                tensor: func.tensors[t].name.clone(),
+                tensor: func.display_name(t).to_string(),
                 iv: iv.to_string(),
                 auto: count,
                 manual: k,
@@ -126,7 +126,7 @@ fn check_capacity(
     axis: Axis,
     widened: &[Widening],
 ) -> Result<(), Vec<PipelineError>> {
-    let iv = &func.axes[axis].iv_name;
+    let iv = func.display_iv(axis);
     let tensors = tensors_in_loop(func, axis);
     let mut errors = Vec::new();
 
@@ -143,13 +143,13 @@ fn check_capacity(
     let total: u64 = sbuf.iter().map(|&(_, _, b)| b).sum();
     if total > SBUF_BYTES_PER_PARTITION && !widened.is_empty() {
         errors.push(PipelineError::SbufOverflow {
-            iv: iv.clone(),
+            iv: iv.to_string(),
             total,
             limit: SBUF_BYTES_PER_PARTITION,
             tiles: sbuf
                 .iter()
                 .map(|&(t, slots, bytes)| SbufTile {
-                    name: func.tensors[t].name.clone(),
+                    name: func.display_name(t).to_string(),
                     slots,
                     bytes,
                     at: tensor_span(func, t),
@@ -172,12 +172,12 @@ fn check_capacity(
     let banks: u64 = psum.iter().map(|&(_, b)| b).sum();
     if banks > PSUM_BANKS {
         errors.push(PipelineError::PsumBanks {
-            iv: iv.clone(),
+            iv: iv.to_string(),
             banks,
             limit: PSUM_BANKS,
             tiles: psum
                 .iter()
-                .map(|&(t, b)| (func.tensors[t].name.clone(), b, tensor_span(func, t)))
+                .map(|&(t, b)| (func.display_name(t).to_string(), b, tensor_span(func, t)))
                 .collect(),
             header: axis_span(func, axis),
         });
