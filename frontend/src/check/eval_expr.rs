@@ -218,12 +218,11 @@ impl Checker<'_> {
                     _ => false,
                 },
             },
-            ExprKind::Subscript { value, .. } => {
-                self.traced(value)
-                    || matches!(self.peek_callee(value).as_ref().and_then(Value::as_py), Some(Py::Ref("nl", n)) if n == "mgrid")
-            }
+            ExprKind::Subscript { value, .. } => self.traced(value),
+            // A field of an `nl.mgrid` grid is an index vector.
             ExprKind::Attribute { value, attr } => {
-                !matches!(attr.name.as_str(), "shape" | "dtype") && self.traced(value)
+                !matches!(attr.name.as_str(), "shape" | "dtype" | "ndim")
+                    && (self.traced(value) || self.is_grid(value))
             }
             ExprKind::Binary { lhs, rhs, .. }
             | ExprKind::Compare { lhs, rhs, .. }
@@ -232,6 +231,14 @@ impl Checker<'_> {
             ExprKind::Tuple(items) => items.iter().any(|i| self.traced(i)),
             _ => false,
         }
+    }
+
+    /// Whether `e` names an `nl.mgrid` grid.
+    fn is_grid(&self, e: &Expr) -> bool {
+        matches!(&e.kind, ExprKind::Name(n) if matches!(
+            self.find(n).map(|b| &b.value).and_then(Value::as_py),
+            Some(Py::Grid(_))
+        ))
     }
 
     /// Evaluates a traced expression where a value is needed: a statement `_tmpN = e` is checked
@@ -314,6 +321,13 @@ impl Checker<'_> {
             }
             ExprKind::Subscript { value, indices } => {
                 let v = self.eval(value)?;
+                if matches!(v.as_py(), Some(Py::Ref("nl", n)) if n == "mgrid") {
+                    let mut items = Vec::new();
+                    for ix in indices {
+                        items.push((self.eval_index(ix)?, ix.span()));
+                    }
+                    return self.mgrid_value(&items);
+                }
                 let key = if indices.len() == 1 {
                     self.eval_index(&indices[0])?
                 } else {
@@ -577,6 +591,20 @@ impl Checker<'_> {
                     _ => self.no_attr(v, name, &attr.span),
                 },
                 Py::Func(f) if name == "__name__" => Some(Value::str(f.def.name.name.clone())),
+                Py::Grid(g) => {
+                    let axis = ["p", "x", "y", "z"].iter().position(|f| *f == name);
+                    match axis.and_then(|a| g.get(a)) {
+                        Some(iv) => Some(Value::Vec(iv.clone())),
+                        None => self.type_error(
+                            format!(
+                                "an `nl.mgrid` of {} axes has no field `{name}` (its fields are {})",
+                                g.len(),
+                                ["`.p`", "`.x`", "`.y`", "`.z`"][..g.len().min(4)].join(", ")
+                            ),
+                            &attr.span,
+                        ),
+                    }
+                }
                 Py::Str(_) | Py::List(_) | Py::Dict(_) | Py::Tuple(_) => {
                     Some(Value::py(Py::Method(v.clone(), name.to_string())))
                 }
@@ -818,6 +846,7 @@ impl Checker<'_> {
                 }
                 Py::Str(s) => Some(s.chars().map(|c| Value::str(c.to_string())).collect()),
                 Py::Dict(d) => Some(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
+                Py::Grid(g) => Some(g.iter().cloned().map(Value::Vec).collect()),
                 _ => {
                     self.type_error(format!("a `{}` is not iterable", v.type_name()), &at.span);
                     None
@@ -1430,6 +1459,10 @@ impl Checker<'_> {
         Some(match &e.kind {
             ExprKind::Name(_) => e.clone(),
             ExprKind::Call { func, args, kwargs } => {
+                let nki_op = matches!(
+                    self.peek_callee(func).as_ref().and_then(Value::as_py),
+                    Some(Py::Ref(..))
+                );
                 let func = match self.peek_callee(func) {
                     Some(v) if matches!(v.as_py(), Some(Py::Ref(..))) => {
                         let mut q = self.quote(&v, &func.span)?;
@@ -1452,24 +1485,40 @@ impl Checker<'_> {
                         _ => (**func).clone(),
                     },
                 };
+                // Every operand is evaluated, so that an error in one (an undefined name) is
+                // reported beside an operand that is already an error value.
                 let mut a2 = Vec::new();
+                let mut ok = true;
                 for a in args {
                     if let ExprKind::Starred(inner) = &a.kind {
                         let v = self.eval(inner)?;
                         for item in self.iterate(&v, inner)? {
                             a2.push(self.quote(&item, &inner.span)?);
                         }
+                    } else if let Some(r) = self.resid(a) {
+                        a2.push(r);
                     } else {
-                        a2.push(self.resid(a)?);
+                        ok = false;
                     }
                 }
                 let mut k2 = Vec::new();
                 for k in kwargs {
+                    let Some(value) = self.resid_kw(&k.name.name, &k.value) else {
+                        ok = false;
+                        continue;
+                    };
+                    // `bias=None`: NKI's operations take `None` for an optional argument left out.
+                    if nki_op && value.kind == ExprKind::None {
+                        continue;
+                    }
                     k2.push(ast::Keyword {
                         name: k.name.clone(),
-                        value: self.resid_kw(&k.name.name, &k.value)?,
+                        value,
                         span: k.span.clone(),
                     });
+                }
+                if !ok {
+                    return None;
                 }
                 mk(ExprKind::Call {
                     func: Box::new(func),
@@ -1496,6 +1545,13 @@ impl Checker<'_> {
                                     out.push(self.quote_slice(&a, &b, &c, &x.span)?)
                                 }
                                 Some(Py::Ellipsis) => out.push(Index::Expr(mk(ExprKind::Ellipsis))),
+                                // `t[grid]`: one index per axis of the grid.
+                                Some(Py::Grid(g)) => {
+                                    for iv in g.clone() {
+                                        let q = self.quote(&Value::Vec(iv), &x.span)?;
+                                        out.push(Index::Expr(q));
+                                    }
+                                }
                                 _ => out.push(Index::Expr(self.quote(&v, &x.span)?)),
                             }
                         }
@@ -1534,6 +1590,12 @@ impl Checker<'_> {
                     value: Box::new(base),
                     indices: out,
                 })
+            }
+            // `grid.p`: the index vector, under a name the checks read.
+            ExprKind::Attribute { value, attr } if !self.traced(value) => {
+                let base = self.eval(value)?;
+                let v = self.attribute(&base, attr, e)?;
+                return self.quote(&v, &e.span);
             }
             ExprKind::Attribute { value, attr } => mk(ExprKind::Attribute {
                 value: Box::new(self.resid(value)?),

@@ -65,7 +65,7 @@ impl Checker<'_> {
             // The last dimension is the free one; the others are rows.
             let axis = usize::from(d == last && dims.len() > 1);
             let r = match indices.get(d) {
-                Some(ix) => self.index_in(extent, name, axis, ix),
+                Some(ix) => self.index_in(extent, name, axis, d, ix),
                 None => Some((AffineExpr::constant(0), extent)),
             };
             match r {

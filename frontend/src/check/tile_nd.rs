@@ -308,7 +308,7 @@ impl Checker<'_> {
         for (d, &extent) in dims.iter().enumerate() {
             let axis = usize::from(d != par);
             let r = match indices.get(d) {
-                Some(ix) => self.index_in(extent, name, axis, ix),
+                Some(ix) => self.index_in(extent, name, axis, d, ix),
                 None => Some((AffineExpr::constant(0), extent)),
             };
             match r {
