@@ -577,6 +577,8 @@ impl Checker<'_> {
                         None
                     }
                 },
+                // `nl.fp32.min`: the dtype's least (or greatest) finite value.
+                Py::Ref("nl", d) if dtype_limit(d, name).is_some() => dtype_limit(d, name),
                 Py::Ref(m, n) => Some(Value::py(Py::Ref(m, format!("{n}.{name}")))),
                 Py::Slice(a, b, c) => match name {
                     "start" => Some(a.clone()),
@@ -1700,6 +1702,34 @@ impl Checker<'_> {
             }),
         );
         out
+    }
+}
+
+/// `DTYPE.min` / `DTYPE.max` of an NKI (or numpy) dtype, as numpy's `finfo` / `iinfo` give them.
+fn dtype_limit(dtype: &str, which: &str) -> Option<Value> {
+    let max = match dtype {
+        "fp32" | "float32" | "tfloat32" => f64::from(f32::MAX),
+        // bfloat16's largest finite value: (2 - 2^-7) · 2^127.
+        "bfloat16" | "bf16" => 3.389_531_389_251_535_5e38,
+        "fp16" | "float16" => 65504.0,
+        "int32" => return int_limit(i64::from(i32::MIN), i64::from(i32::MAX), which),
+        "int16" => return int_limit(i64::from(i16::MIN), i64::from(i16::MAX), which),
+        "int8" => return int_limit(i64::from(i8::MIN), i64::from(i8::MAX), which),
+        "uint8" => return int_limit(0, i64::from(u8::MAX), which),
+        _ => return None,
+    };
+    match which {
+        "max" => Some(Value::Float(max)),
+        "min" => Some(Value::Float(-max)),
+        _ => None,
+    }
+}
+
+fn int_limit(lo: i64, hi: i64, which: &str) -> Option<Value> {
+    match which {
+        "max" => Some(Value::int(hi)),
+        "min" => Some(Value::int(lo)),
+        _ => None,
     }
 }
 

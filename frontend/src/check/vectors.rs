@@ -359,7 +359,7 @@ impl Checker<'_> {
                     }
                     _ => self.unsupported_vector(
                         e,
-                        "it combines two index vectors: a multi-dimensional access pattern (a window, a transpose), which nkc's tiles do not have; an index holds one index vector, added to an affine offset",
+                        "it combines two index vectors: a multi-dimensional access pattern (a window, a transpose), which nkc's tiles do not have; index with one vector per index, and for a window one tile per window offset (`for kh in nl.static_range(k):` ... `x[i_h + kh, i_w]`)",
                     ),
                 }
             }
