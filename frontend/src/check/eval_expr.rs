@@ -152,6 +152,15 @@ impl Checker<'_> {
         self.stopped = true;
     }
 
+    /// Python's `ZeroDivisionError`, with the code of a division by zero (E0121); stops.
+    fn division_by_zero(&mut self, at: &Span) {
+        self.error(
+            Error::new(codes::DIVISION_BY_ZERO, "division by zero", at.clone())
+                .with_label("this is zero"),
+        );
+        self.stopped = true;
+    }
+
     /// Reports a `TypeError`-like misuse and stops.
     pub(crate) fn type_error(&mut self, message: String, at: &Span) -> Option<Value> {
         self.raise(codes::PYTHON_ERROR, message, at);
@@ -973,11 +982,7 @@ impl Checker<'_> {
                     self.scalar(op, Const::Int(p), Const::Int(q), e, rhs)
                 }
                 BinOp::FloorDiv | BinOp::Mod if y.as_constant() == Some(0) => {
-                    self.raise(
-                        codes::PYTHON_ERROR,
-                        "integer division by zero".into(),
-                        &rhs.span,
-                    );
+                    self.division_by_zero(&rhs.span);
                     None
                 }
                 _ => {
@@ -1060,7 +1065,7 @@ impl Checker<'_> {
             _ => {}
         }
         if b.as_f64() == 0.0 && matches!(op, BinOp::Div | BinOp::FloorDiv | BinOp::Mod) {
-            self.raise(codes::PYTHON_ERROR, "division by zero".into(), &rhs.span);
+            self.division_by_zero(&rhs.span);
             return None;
         }
         let before = self.errors.len();
