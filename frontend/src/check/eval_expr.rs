@@ -1455,6 +1455,13 @@ impl Checker<'_> {
             }
         }
         if !self.traced(e) {
+            // A name whose value failed (already reported) stays a name: the operation checks
+            // are silent about it and still check the other operands.
+            if let ExprKind::Name(n) = &e.kind {
+                if matches!(self.find(n).map(|b| &b.value), Some(Value::Error)) {
+                    return Some(e.clone());
+                }
+            }
             // Keep the source form of names bound to non-tile values the checks read directly.
             let v = self.eval(e)?;
             return self.quote(&v, &e.span);
