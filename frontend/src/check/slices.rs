@@ -77,6 +77,17 @@ impl Checker<'_> {
             return self.subscript_nd(base, &dims, name, indices, span);
         }
         if indices.len() != 2 {
+            // A window written with index vectors (`t[i0, 2 * i1 + i2, 2 * i3 + i4]`) is
+            // what to report: it is refused whatever the tile's dimensions.
+            let mut window = false;
+            for ix in indices {
+                if let Index::Expr(e) = ix {
+                    window |= self.is_vector_expr(e) && self.offset_vector(e).is_none();
+                }
+            }
+            if window {
+                return None;
+            }
             self.error(CheckError::WrongIndexCount {
                 name: name.to_string(),
                 indices: indices.len(),

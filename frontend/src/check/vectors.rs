@@ -397,7 +397,7 @@ impl Checker<'_> {
             ExprKind::Binary { op, .. } => self.unsupported_vector(
                 e,
                 &format!(
-                    "`{}` of an index vector is not affine: index vectors take `+`, `-` and `*` by an integer",
+                    "`{}` of an index vector is not affine: index vectors take `+`, `-` and `*` by an integer (`np.arange` is an index vector too, not a numpy array: compute a list of indices with a Python list comprehension)",
                     op.symbol()
                 ),
             ),
