@@ -539,7 +539,11 @@ fn corpus_kernels_run_as_written_and_match_their_references() {
     for f in &files {
         let name = f.file_name().and_then(|n| n.to_str()).expect("UTF-8 name");
         assert!(
-            CASES.iter().chain(OPS_CASES).any(|c| c.file == name),
+            CASES
+                .iter()
+                .chain(OPS_CASES)
+                .chain(INDEX_CASES)
+                .any(|c| c.file == name),
             "tests/nki/{name} has no case in tests/nki_corpus.rs"
         );
     }
@@ -928,4 +932,77 @@ fn the_ops_reference_helpers_are_right() {
     assert!((erf(-1.5) + 0.966_105_146_475_310_7).abs() < 1e-12);
     assert!((softplus(0.0) - 2f64.ln()).abs() < 1e-15);
     assert_eq!(left_cols(&Mat::zeros(2, 3), 1).cols, 1);
+}
+
+/// The index-vector forms: `nl.mgrid` as one value, vectors with a step, predicates of
+/// `nisa.affine_select` over vectors, vectors of three axes.
+const INDEX_CASES: &[Case] = &[
+    Case {
+        file: "index_mgrid_fields.nk",
+        inputs: &[("a_in", &[256, 256]), ("b_in", &[256, 256])],
+        reference: |m| {
+            let out = zip_map(&m[0], &m[1], |a, b| 2.0 * a + b);
+            let mut head = Mat::zeros(128, m[1].cols);
+            for r in 0..128 {
+                for c in 0..m[1].cols {
+                    head.set(r, c, m[1].at(r, c) + 1.0);
+                }
+            }
+            vec![out, head]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "index_iota_steps.nk",
+        inputs: &[("x_in", &[128, 64])],
+        reference: |m| {
+            let x = &m[0];
+            let f = x.cols as f64;
+            let mut up_down = x.clone();
+            let mut backwards = x.clone();
+            for r in 0..x.rows {
+                for c in 0..x.cols {
+                    let (rf, cf) = (r as f64, c as f64);
+                    up_down.set(r, c, x.at(r, c) + (1.0 + 2.0 * rf - cf));
+                    backwards.set(r, c, x.at(r, c) + (3.0 * (f - 1.0 - cf) - rf));
+                }
+            }
+            vec![up_down, backwards]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "index_affine_select.nk",
+        inputs: &[("a_tensor", &[128, 128])],
+        reference: |m| {
+            let a = &m[0];
+            let mut lower = a.clone();
+            let mut band = a.clone();
+            for r in 0..a.rows {
+                for c in 0..a.cols {
+                    if c >= r {
+                        lower.set(r, c, -1000.0);
+                    }
+                    if 2 * r < c {
+                        band.set(r, c, 0.0);
+                    }
+                }
+            }
+            vec![lower, band]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "index_grid_3d.nk",
+        inputs: &[("x_in", &[2, 6, 6])],
+        reference: |m| vec![m[0].map(|v| v * 3.0 - 1.0)],
+        tol: EXACT,
+    },
+];
+
+#[test]
+fn index_vector_kernels_run_as_written_and_match_their_references() {
+    for case in INDEX_CASES {
+        run_case(case);
+    }
 }

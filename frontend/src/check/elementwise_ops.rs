@@ -708,13 +708,25 @@ impl Checker<'_> {
                     );
                     return None;
                 };
+                if v.ndim > 2 {
+                    self.error(
+                        Diagnostic::new(
+                            codes::UNSUPPORTED,
+                            format!("an iota or affine_select index of a {}-axis grid", v.ndim),
+                            e.span.clone(),
+                        )
+                        .with_label("an iota is a 2-D tile: partitions and one free axis")
+                        .with_help("place the vectors with `[:, None]` and `[None, :]`"),
+                    );
+                    return None;
+                }
                 let axis = v.axis.unwrap_or(1);
                 let mut f = scalar(start);
                 f.shape[axis] = v.len;
                 if axis == 0 {
-                    f.pstep = 1;
+                    f.pstep = v.step;
                 } else {
-                    f.fstep = 1;
+                    f.fstep = v.step;
                 }
                 Some(f)
             }

@@ -462,7 +462,7 @@ pub enum CheckError {
     #[error("`nl.mgrid` takes ranges `start:stop`")]
     MgridItem { at: Span },
     /// `nl.mgrid[...]` that is empty, too long or not 2-D.
-    #[error("`nl.mgrid` makes a non-empty 2-D grid here")]
+    #[error("`nl.mgrid` takes non-empty ranges no longer than a tensor's extent")]
     MgridShape { at: Span },
     /// `nl.ds` with other arguments than `(start, size)`.
     #[error("`nl.ds` takes `(start, size)`")]
@@ -1377,13 +1377,15 @@ impl From<CheckError> for Diagnostic {
             } else {
                 "too many indices"
             }),
-            VectorPlacement { .. } => d.with_label("another subscript of an index vector"),
+            VectorPlacement { .. } => d.with_label(
+                "another subscript of an index vector (one `:` among `None`s places it: `[None, :, None]`)",
+            ),
             VectorPlacedTwice { .. } => d.with_label("placed twice"),
             NotAVector { .. } => {
                 d.with_label("not `nl.arange(n)[:, None]` or `nl.arange(n)[None, :]`")
             }
             MgridItem { .. } => d.with_label("not a range with a stop"),
-            MgridShape { .. } => d.with_label("an empty or too long range, or a third axis"),
+            MgridShape { .. } => d.with_label("an empty or too long range"),
             DsArgs { .. } => d.with_label("wrong arguments"),
             DsEmpty { .. } => d.with_label("the size of `nl.ds` must be positive"),
             VectorAxis { axis, dim, .. } => d

@@ -152,6 +152,15 @@ impl Checker<'_> {
         self.stopped = true;
     }
 
+    /// Python's `ZeroDivisionError`, with the code of a division by zero (E0121); stops.
+    fn division_by_zero(&mut self, at: &Span) {
+        self.error(
+            Error::new(codes::DIVISION_BY_ZERO, "division by zero", at.clone())
+                .with_label("this is zero"),
+        );
+        self.stopped = true;
+    }
+
     /// Reports a `TypeError`-like misuse and stops.
     pub(crate) fn type_error(&mut self, message: String, at: &Span) -> Option<Value> {
         self.raise(codes::PYTHON_ERROR, message, at);
@@ -218,12 +227,11 @@ impl Checker<'_> {
                     _ => false,
                 },
             },
-            ExprKind::Subscript { value, .. } => {
-                self.traced(value)
-                    || matches!(self.peek_callee(value).as_ref().and_then(Value::as_py), Some(Py::Ref("nl", n)) if n == "mgrid")
-            }
+            ExprKind::Subscript { value, .. } => self.traced(value),
+            // A field of an `nl.mgrid` grid is an index vector.
             ExprKind::Attribute { value, attr } => {
-                !matches!(attr.name.as_str(), "shape" | "dtype") && self.traced(value)
+                !matches!(attr.name.as_str(), "shape" | "dtype" | "ndim")
+                    && (self.traced(value) || self.is_grid(value))
             }
             ExprKind::Binary { lhs, rhs, .. }
             | ExprKind::Compare { lhs, rhs, .. }
@@ -232,6 +240,14 @@ impl Checker<'_> {
             ExprKind::Tuple(items) => items.iter().any(|i| self.traced(i)),
             _ => false,
         }
+    }
+
+    /// Whether `e` names an `nl.mgrid` grid.
+    fn is_grid(&self, e: &Expr) -> bool {
+        matches!(&e.kind, ExprKind::Name(n) if matches!(
+            self.find(n).map(|b| &b.value).and_then(Value::as_py),
+            Some(Py::Grid(_))
+        ))
     }
 
     /// Evaluates a traced expression where a value is needed: a statement `_tmpN = e` is checked
@@ -314,6 +330,13 @@ impl Checker<'_> {
             }
             ExprKind::Subscript { value, indices } => {
                 let v = self.eval(value)?;
+                if matches!(v.as_py(), Some(Py::Ref("nl", n)) if n == "mgrid") {
+                    let mut items = Vec::new();
+                    for ix in indices {
+                        items.push((self.eval_index(ix)?, ix.span()));
+                    }
+                    return self.mgrid_value(&items);
+                }
                 let key = if indices.len() == 1 {
                     self.eval_index(&indices[0])?
                 } else {
@@ -563,6 +586,8 @@ impl Checker<'_> {
                         None
                     }
                 },
+                // `nl.fp32.min`: the dtype's least (or greatest) finite value.
+                Py::Ref("nl", d) if dtype_limit(d, name).is_some() => dtype_limit(d, name),
                 Py::Ref(m, n) => Some(Value::py(Py::Ref(m, format!("{n}.{name}")))),
                 Py::Slice(a, b, c) => match name {
                     "start" => Some(a.clone()),
@@ -577,6 +602,20 @@ impl Checker<'_> {
                     _ => self.no_attr(v, name, &attr.span),
                 },
                 Py::Func(f) if name == "__name__" => Some(Value::str(f.def.name.name.clone())),
+                Py::Grid(g) => {
+                    let axis = ["p", "x", "y", "z"].iter().position(|f| *f == name);
+                    match axis.and_then(|a| g.get(a)) {
+                        Some(iv) => Some(Value::Vec(iv.clone())),
+                        None => self.type_error(
+                            format!(
+                                "an `nl.mgrid` of {} axes has no field `{name}` (its fields are {})",
+                                g.len(),
+                                ["`.p`", "`.x`", "`.y`", "`.z`"][..g.len().min(4)].join(", ")
+                            ),
+                            &attr.span,
+                        ),
+                    }
+                }
                 Py::Str(_) | Py::List(_) | Py::Dict(_) | Py::Tuple(_) => {
                     Some(Value::py(Py::Method(v.clone(), name.to_string())))
                 }
@@ -818,6 +857,7 @@ impl Checker<'_> {
                 }
                 Py::Str(s) => Some(s.chars().map(|c| Value::str(c.to_string())).collect()),
                 Py::Dict(d) => Some(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
+                Py::Grid(g) => Some(g.iter().cloned().map(Value::Vec).collect()),
                 _ => {
                     self.type_error(format!("a `{}` is not iterable", v.type_name()), &at.span);
                     None
@@ -942,11 +982,7 @@ impl Checker<'_> {
                     self.scalar(op, Const::Int(p), Const::Int(q), e, rhs)
                 }
                 BinOp::FloorDiv | BinOp::Mod if y.as_constant() == Some(0) => {
-                    self.raise(
-                        codes::PYTHON_ERROR,
-                        "integer division by zero".into(),
-                        &rhs.span,
-                    );
+                    self.division_by_zero(&rhs.span);
                     None
                 }
                 _ => {
@@ -1029,7 +1065,7 @@ impl Checker<'_> {
             _ => {}
         }
         if b.as_f64() == 0.0 && matches!(op, BinOp::Div | BinOp::FloorDiv | BinOp::Mod) {
-            self.raise(codes::PYTHON_ERROR, "division by zero".into(), &rhs.span);
+            self.division_by_zero(&rhs.span);
             return None;
         }
         let before = self.errors.len();
@@ -1419,6 +1455,13 @@ impl Checker<'_> {
             }
         }
         if !self.traced(e) {
+            // A name whose value failed (already reported) stays a name: the operation checks
+            // are silent about it and still check the other operands.
+            if let ExprKind::Name(n) = &e.kind {
+                if matches!(self.find(n).map(|b| &b.value), Some(Value::Error)) {
+                    return Some(e.clone());
+                }
+            }
             // Keep the source form of names bound to non-tile values the checks read directly.
             let v = self.eval(e)?;
             return self.quote(&v, &e.span);
@@ -1430,6 +1473,10 @@ impl Checker<'_> {
         Some(match &e.kind {
             ExprKind::Name(_) => e.clone(),
             ExprKind::Call { func, args, kwargs } => {
+                let nki_op = matches!(
+                    self.peek_callee(func).as_ref().and_then(Value::as_py),
+                    Some(Py::Ref(..))
+                );
                 let func = match self.peek_callee(func) {
                     Some(v) if matches!(v.as_py(), Some(Py::Ref(..))) => {
                         let mut q = self.quote(&v, &func.span)?;
@@ -1452,24 +1499,40 @@ impl Checker<'_> {
                         _ => (**func).clone(),
                     },
                 };
+                // Every operand is evaluated, so that an error in one (an undefined name) is
+                // reported beside an operand that is already an error value.
                 let mut a2 = Vec::new();
+                let mut ok = true;
                 for a in args {
                     if let ExprKind::Starred(inner) = &a.kind {
                         let v = self.eval(inner)?;
                         for item in self.iterate(&v, inner)? {
                             a2.push(self.quote(&item, &inner.span)?);
                         }
+                    } else if let Some(r) = self.resid(a) {
+                        a2.push(r);
                     } else {
-                        a2.push(self.resid(a)?);
+                        ok = false;
                     }
                 }
                 let mut k2 = Vec::new();
                 for k in kwargs {
+                    let Some(value) = self.resid_kw(&k.name.name, &k.value) else {
+                        ok = false;
+                        continue;
+                    };
+                    // `bias=None`: NKI's operations take `None` for an optional argument left out.
+                    if nki_op && value.kind == ExprKind::None {
+                        continue;
+                    }
                     k2.push(ast::Keyword {
                         name: k.name.clone(),
-                        value: self.resid_kw(&k.name.name, &k.value)?,
+                        value,
                         span: k.span.clone(),
                     });
+                }
+                if !ok {
+                    return None;
                 }
                 mk(ExprKind::Call {
                     func: Box::new(func),
@@ -1496,6 +1559,13 @@ impl Checker<'_> {
                                     out.push(self.quote_slice(&a, &b, &c, &x.span)?)
                                 }
                                 Some(Py::Ellipsis) => out.push(Index::Expr(mk(ExprKind::Ellipsis))),
+                                // `t[grid]`: one index per axis of the grid.
+                                Some(Py::Grid(g)) => {
+                                    for iv in g.clone() {
+                                        let q = self.quote(&Value::Vec(iv), &x.span)?;
+                                        out.push(Index::Expr(q));
+                                    }
+                                }
                                 _ => out.push(Index::Expr(self.quote(&v, &x.span)?)),
                             }
                         }
@@ -1534,6 +1604,12 @@ impl Checker<'_> {
                     value: Box::new(base),
                     indices: out,
                 })
+            }
+            // `grid.p`: the index vector, under a name the checks read.
+            ExprKind::Attribute { value, attr } if !self.traced(value) => {
+                let base = self.eval(value)?;
+                let v = self.attribute(&base, attr, e)?;
+                return self.quote(&v, &e.span);
             }
             ExprKind::Attribute { value, attr } => mk(ExprKind::Attribute {
                 value: Box::new(self.resid(value)?),
@@ -1638,6 +1714,34 @@ impl Checker<'_> {
             }),
         );
         out
+    }
+}
+
+/// `DTYPE.min` / `DTYPE.max` of an NKI (or numpy) dtype, as numpy's `finfo` / `iinfo` give them.
+fn dtype_limit(dtype: &str, which: &str) -> Option<Value> {
+    let max = match dtype {
+        "fp32" | "float32" | "tfloat32" => f64::from(f32::MAX),
+        // bfloat16's largest finite value: (2 - 2^-7) · 2^127.
+        "bfloat16" | "bf16" => 3.389_531_389_251_535_5e38,
+        "fp16" | "float16" => 65504.0,
+        "int32" => return int_limit(i64::from(i32::MIN), i64::from(i32::MAX), which),
+        "int16" => return int_limit(i64::from(i16::MIN), i64::from(i16::MAX), which),
+        "int8" => return int_limit(i64::from(i8::MIN), i64::from(i8::MAX), which),
+        "uint8" => return int_limit(0, i64::from(u8::MAX), which),
+        _ => return None,
+    };
+    match which {
+        "max" => Some(Value::Float(max)),
+        "min" => Some(Value::Float(-max)),
+        _ => None,
+    }
+}
+
+fn int_limit(lo: i64, hi: i64, which: &str) -> Option<Value> {
+    match which {
+        "max" => Some(Value::int(hi)),
+        "min" => Some(Value::int(lo)),
+        _ => None,
     }
 }
 

@@ -286,23 +286,10 @@ impl Checker<'_> {
                 indices,
                 span,
             } if self.is_tile_name(&base.name) => {
-                let Some((indices, value)) = self.resid_subscript(base, indices, span, value)
-                else {
+                let Some((target, value)) = self.resid_subscript(base, indices, span, value) else {
                     return;
                 };
-                self.core(
-                    StmtKind::Assign {
-                        target: Target::Subscript {
-                            base: base.clone(),
-                            indices,
-                            span: span.clone(),
-                        },
-                        value,
-                    },
-                    &s.span,
-                    out,
-                    in_loop,
-                );
+                self.core(StmtKind::Assign { target, value }, &s.span, out, in_loop);
             }
             _ => match self.eval(value) {
                 Some(v) => {
@@ -363,14 +350,14 @@ impl Checker<'_> {
         )
     }
 
-    /// The indices and value of `base[indices] = value` (or `+=`) on a tile, residualised.
+    /// The target and value of `base[indices] = value` (or `+=`) on a tile, residualised.
     fn resid_subscript(
         &mut self,
         base: &ast::Ident,
         indices: &[ast::Index],
         span: &Span,
         value: &Expr,
-    ) -> Option<(Vec<ast::Index>, Expr)> {
+    ) -> Option<(Target, Expr)> {
         let sub = Expr {
             kind: ExprKind::Subscript {
                 value: Box::new(Expr {
@@ -386,7 +373,12 @@ impl Checker<'_> {
             return None;
         };
         let value = self.resid(value)?;
-        Some((indices, value))
+        let target = Target::Subscript {
+            base: base.clone(),
+            indices,
+            span: span.clone(),
+        };
+        Some((target, value))
     }
 
     fn exec_aug(
@@ -454,24 +446,11 @@ impl Checker<'_> {
                 indices,
                 span,
             } if self.is_tile_name(&base.name) => {
-                let Some((indices, value)) = self.resid_subscript(base, indices, span, value)
-                else {
+                let Some((target, value)) = self.resid_subscript(base, indices, span, value) else {
                     return;
                 };
-                self.core(
-                    StmtKind::AugAssign {
-                        target: Target::Subscript {
-                            base: base.clone(),
-                            indices,
-                            span: span.clone(),
-                        },
-                        op,
-                        value,
-                    },
-                    &s.span,
-                    out,
-                    in_loop,
-                );
+                let kind = StmtKind::AugAssign { target, op, value };
+                self.core(kind, &s.span, out, in_loop);
             }
             Target::Subscript {
                 base,

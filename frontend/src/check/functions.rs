@@ -106,6 +106,13 @@ impl Checker<'_> {
                     &e.span,
                 ),
             },
+            // `from common import helper`: a name of a module nkc does not have.
+            Some(Py::Module(m)) if m.contains('.') => self.unsupported_py(
+                format!(
+                    "calling `{m}`, imported from a module outside the kernel's file (define the function in the file)"
+                ),
+                &e.span,
+            ),
             _ => {
                 if matches!(callee, Value::Error) {
                     return None;

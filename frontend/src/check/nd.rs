@@ -49,33 +49,11 @@ impl Checker<'_> {
         indices: &[Index],
         span: &Span,
     ) -> Option<TileVal> {
-        if indices.len() > dims.len() {
-            self.error(CheckError::NdIndexCount {
-                name: name.to_string(),
-                dims: dims.to_vec(),
-                indices: indices.len(),
-                at: span.clone(),
-            });
-            return None;
-        }
+        // The last dimension is the free one; the others are rows.
         let last = dims.len() - 1;
-        let mut sel: Vec<(AffineExpr, u64)> = Vec::with_capacity(dims.len());
-        let mut ok = true;
-        for (d, &extent) in dims.iter().enumerate() {
-            // The last dimension is the free one; the others are rows.
-            let axis = usize::from(d == last && dims.len() > 1);
-            let r = match indices.get(d) {
-                Some(ix) => self.index_in(extent, name, axis, ix),
-                None => Some((AffineExpr::constant(0), extent)),
-            };
-            match r {
-                Some(x) => sel.push(x),
-                None => ok = false,
-            }
-        }
-        if !ok {
-            return None;
-        }
+        let sel = self.select_dims(dims, name, indices, span, |d| {
+            usize::from(d == last && dims.len() > 1)
+        })?;
         // A vector `[N]` is the row `[1, N]`.
         let (cols, leading) = sel.split_last().expect("a tensor has a dimension");
         let mut row_start = AffineExpr::constant(0);
@@ -113,6 +91,41 @@ impl Checker<'_> {
             start: [row_start, col_start],
             size: [rows, cols.1],
         })
+    }
+
+    /// The start and size each index of a subscript of a tensor of dimensions `dims` selects
+    /// (a missing trailing index is the whole dimension); `axis(d)` is 0 when dimension `d`
+    /// is a partition (row) dimension, 1 when it is a free one.
+    pub(crate) fn select_dims(
+        &mut self,
+        dims: &[u64],
+        name: &str,
+        indices: &[Index],
+        span: &Span,
+        axis: impl Fn(usize) -> usize,
+    ) -> Option<Vec<(AffineExpr, u64)>> {
+        if indices.len() > dims.len() {
+            self.error(CheckError::NdIndexCount {
+                name: name.to_string(),
+                dims: dims.to_vec(),
+                indices: indices.len(),
+                at: span.clone(),
+            });
+            return None;
+        }
+        let mut sel = Vec::with_capacity(dims.len());
+        let mut ok = true;
+        for (d, &extent) in dims.iter().enumerate() {
+            let r = match indices.get(d) {
+                Some(ix) => self.index_in(extent, name, axis(d), d, ix),
+                None => Some((AffineExpr::constant(0), extent)),
+            };
+            match r {
+                Some(x) => sel.push(x),
+                None => ok = false,
+            }
+        }
+        ok.then_some(sel)
     }
 
     fn nd_overflow<T>(&mut self, span: &Span) -> Option<T> {

@@ -192,6 +192,10 @@ pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
             "nkc keeps a tensor's layout: a tile is 2-D `[partitions, free]`, an HBM tensor keeps the shape it is given",
             "index the tensor as it is instead of reshaping it (a vector `v[i_f]` loads as one row, `x[b, i0:i1, :]` a block of rows)",
         ),
+        "ap" => (
+            "`t.ap([[step, count], ...])` is an access pattern of NKI beta 2: a strided, possibly overlapping view, and nkc's tiles are rectangular boxes of consecutive elements",
+            "select each window offset with a slice (`t[:, j:j + n]`) and combine the slices with nl.maximum / nl.add, or reduce a tile whose free axis holds the window",
+        ),
         "shared_constant" | "shared_identity_matrix" => (
             "nkc has no constant tensors in HBM",
             "make the constant on chip with nl.full(shape, value, dtype=nl.float32)",

@@ -11,6 +11,7 @@
 //! [`Value::Tile`]/[`Value::Param`] values, snapshots of the binding, as Python's references are;
 //! lists and dicts are shared and mutable (`RefCell` inside an `Rc`), everything else immutable.
 
+use super::vectors::IndexVec;
 use super::Value;
 use crate::ast::Kernel;
 use penguin::AffineExpr;
@@ -51,6 +52,9 @@ pub(crate) enum Py {
     Builtin(&'static str),
     /// `obj.method` of a Python value, not yet called.
     Method(Value, String),
+    /// `nl.mgrid[...]`: one index vector per axis, read as `.p`, `.x`, `.y`, `.z`, by
+    /// unpacking, or whole as the index of a tensor (`t[grid]`).
+    Grid(Vec<IndexVec>),
 }
 
 impl Value {
@@ -123,6 +127,7 @@ impl Value {
                 Py::Ref(..) => "NKI name",
                 Py::Builtin(_) => "builtin function",
                 Py::Method(..) => "method",
+                Py::Grid(_) => "mgrid",
             },
         }
     }
@@ -213,6 +218,7 @@ impl Value {
                 Py::Ref(m, n) => format!("{m}.{n}"),
                 Py::Builtin(n) => format!("<built-in function {n}>"),
                 Py::Method(_, n) => format!("<method {n}>"),
+                Py::Grid(g) => format!("<mgrid of {} axes>", g.len()),
             },
         }
     }

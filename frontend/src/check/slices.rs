@@ -77,6 +77,17 @@ impl Checker<'_> {
             return self.subscript_nd(base, &dims, name, indices, span);
         }
         if indices.len() != 2 {
+            // A window written with index vectors (`t[i0, 2 * i1 + i2, 2 * i3 + i4]`) is
+            // what to report: it is refused whatever the tile's dimensions.
+            let mut window = false;
+            for ix in indices {
+                if let Index::Expr(e) = ix {
+                    window |= self.is_vector_expr(e) && self.offset_vector(e).is_none();
+                }
+            }
+            if window {
+                return None;
+            }
             self.error(CheckError::WrongIndexCount {
                 name: name.to_string(),
                 indices: indices.len(),
@@ -87,7 +98,7 @@ impl Checker<'_> {
         let mut out = base.clone();
         let mut ok = true;
         for (dim, index) in indices.iter().enumerate() {
-            match self.index_in(base.size[dim], name, dim, index) {
+            match self.index_in(base.size[dim], name, dim, dim, index) {
                 Some((lo, size)) => {
                     match lin(&base.start[dim], 1, &lo, 1) {
                         Some(s) => out.start[dim] = s,
@@ -105,16 +116,18 @@ impl Checker<'_> {
     }
 
     /// The start (relative to its base) and size of one index of a dimension of `extent`
-    /// elements; `dim` is 0 for rows (partitions) and 1 for columns (the free axis).
+    /// elements; `dim` is 0 for rows (partitions) and 1 for columns (the free axis), `pos` the
+    /// index's position in its subscript.
     pub(super) fn index_in(
         &mut self,
         extent: u64,
         name: &str,
         dim: usize,
+        pos: usize,
         index: &Index,
     ) -> Option<(AffineExpr, u64)> {
         let (lo, size) = match index {
-            Index::Expr(e) => match self.vector_index(e, dim)? {
+            Index::Expr(e) => match self.vector_index(e, dim, pos)? {
                 Some(range) => range,
                 None => (self.affine(e)?, 1u64),
             },
@@ -125,8 +138,8 @@ impl Checker<'_> {
                         "a slice of a tile with a step",
                         step.span.clone(),
                     )
-                    .with_label("nkc's tiles are contiguous")
-                    .with_help("select every element and drop the others with a mask, or copy the elements you need"));
+                    .with_label("a strided slice: nkc's tiles are boxes of consecutive elements")
+                    .with_help("slice with step 1 (`t[:, a:b]`): nkc has no strided access, so select every other element with nl.matmul by a 0/1 matrix, or store the whole tile and split it outside the kernel"));
                     return None;
                 }
                 let l = lo.as_ref().map(|e| self.affine(e));

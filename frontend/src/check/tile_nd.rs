@@ -294,31 +294,7 @@ impl Checker<'_> {
         indices: &[Index],
         span: &Span,
     ) -> Option<TileVal> {
-        if indices.len() > dims.len() {
-            self.error(CheckError::NdIndexCount {
-                name: name.to_string(),
-                dims: dims.to_vec(),
-                indices: indices.len(),
-                at: span.clone(),
-            });
-            return None;
-        }
-        let mut sel: Vec<(AffineExpr, u64)> = Vec::with_capacity(dims.len());
-        let mut ok = true;
-        for (d, &extent) in dims.iter().enumerate() {
-            let axis = usize::from(d != par);
-            let r = match indices.get(d) {
-                Some(ix) => self.index_in(extent, name, axis, ix),
-                None => Some((AffineExpr::constant(0), extent)),
-            };
-            match r {
-                Some(x) => sel.push(x),
-                None => ok = false,
-            }
-        }
-        if !ok {
-            return None;
-        }
+        let sel = self.select_dims(dims, name, indices, span, |d| usize::from(d != par))?;
         // The free offset, row-major over the dimensions other than the partition one.
         let mut start = AffineExpr::constant(0);
         let mut size = 1u64;

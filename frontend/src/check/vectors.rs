@@ -7,12 +7,20 @@
 //! which is exactly a slice. This module recognises those forms and turns them into slices
 //! ([`Checker::vector_index`]); `nl.ds(start, size)` is the slice `start:start + size`.
 //!
+//! Index vectors are compile-time values ([`Value::Vec`]); `nl.mgrid[...]` is one too
+//! (`Py::Grid`, built by [`Checker::mgrid_value`]), whose fields `.p`, `.x`, `.y`, `.z` (or its
+//! unpacking) are its vectors, and which indexes a tensor whole (`t[grid]`).
+//!
 //! Rules (each break is a diagnostic):
-//! - an index vector is `nl.arange(n)` or `nl.arange(a, b)` (step 1), made 2-D with `[:, None]`
-//!   (partitions) or `[None, :]` (the free axis); a vector of the partition axis indexes the
-//!   first dimension and one of the free axis the second;
-//! - an index holds at most one vector, added to (or subtracted from) an affine expression;
-//!   a vector times a number would be a strided access pattern, which nkc does not have;
+//! - an index vector is `nl.arange(n)` or `nl.arange(a, b)` (step 1), placed with one `:` among
+//!   `None`s (`[:, None]` partitions, `[None, :]` the free axis, `[None, :, None]` the middle
+//!   axis of three); an `nl.mgrid` of `k` ranges gives `k` vectors, one per axis of `k`;
+//! - a vector of 2 axes indexes the partition (axis 0) or the free dimension (axis 1); a vector
+//!   of more axes indexes the dimension at its own position in the subscript;
+//! - an index vector expression holds one vector, added to an affine expression, multiplied by
+//!   an integer or negated: a vector with a step (`expr * -1`, `5 + 2 * i_p`). `nisa.iota`,
+//!   `nisa.affine_select` and masks take any step; a subscript only step 1 (a tile is a box of
+//!   consecutive elements); two vectors in one index (`i_h + i_kh`, a window) are refused;
 //! - `mask=` is accepted where it provably keeps every element of every iteration (a mask that
 //!   guards the ragged last tile of a shape that divides evenly): the comparison holds over the
 //!   whole box of loop bounds and vector ranges. A mask that would drop elements is refused with
@@ -20,19 +28,51 @@
 
 use super::consts::lin;
 use super::error::CheckError;
+use super::pyvalue::Py;
 use super::slices::range128;
 use super::{Checker, Value};
-use crate::ast::{BinOp, CmpOp, Expr, ExprKind, Index};
+use crate::ast::{BinOp, CmpOp, Expr, ExprKind, Index, Span, UnaryOp};
 use penguin::AffineExpr;
 
-/// A contiguous range of indices `start..start + len` along `axis` (0 for partitions, 1 for the
-/// free axis; `None` for a 1-D `nl.arange` not yet placed); `start` is affine in the loop
-/// variables (`ix = i * 128 + nl.arange(128)[:, None]`).
+/// The `len` indices `start + k·step` (`k` in `0..len`) along `axis` of an `ndim`-axis index
+/// space (axis 0 for partitions, 1 for the free axis of a 2-D one; `None` for a 1-D
+/// `nl.arange` not yet placed); `start` is affine in the loop variables
+/// (`ix = i * 128 + nl.arange(128)[:, None]`). A subscript takes only `step == 1` (a
+/// contiguous range); `nisa.iota` and masks take any step.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct IndexVec {
     pub start: AffineExpr,
     pub len: u64,
     pub axis: Option<usize>,
+    pub step: i64,
+    /// The number of axes of its placement (`[:, None]` is 2, `[:, None, None]` is 3), 1 while
+    /// unplaced.
+    pub ndim: usize,
+}
+
+impl IndexVec {
+    /// The contiguous vector `start..start + len` along `axis` of `ndim` axes.
+    pub(crate) fn range(start: i64, len: u64, axis: Option<usize>, ndim: usize) -> IndexVec {
+        IndexVec {
+            start: AffineExpr::constant(start),
+            len,
+            axis,
+            step: 1,
+            ndim,
+        }
+    }
+
+    /// Its least value and the length of the range of values it spans: `step` may be negative
+    /// or above 1 (`None` on overflow).
+    pub(crate) fn span_range(&self) -> Option<(AffineExpr, u64)> {
+        let last = self.step.checked_mul(self.len as i64 - 1)?;
+        let lo = if last < 0 {
+            lin(&self.start, 1, &AffineExpr::constant(last), 1)?
+        } else {
+            self.start.clone()
+        };
+        Some((lo, last.unsigned_abs().checked_add(1)?))
+    }
 }
 
 /// Whether `func` is `nl.NAME`.
@@ -88,29 +128,31 @@ impl Checker<'_> {
                     });
                     return None;
                 }
-                Some(IndexVec {
-                    start: AffineExpr::constant(start),
-                    len: stop.abs_diff(start),
-                    axis: None,
-                })
+                Some(IndexVec::range(start, stop.abs_diff(start), None, 1))
             }
             ExprKind::Subscript { value, indices } => {
                 let v = self.index_vec(value)?;
-                let axis = match indices.as_slice() {
-                    [Index::Slice {
-                        lo: None, hi: None, ..
-                    }, Index::Expr(n)]
-                        if n.kind == ExprKind::None =>
-                    {
-                        0
-                    }
-                    [Index::Expr(n), Index::Slice {
-                        lo: None, hi: None, ..
-                    }] if n.kind == ExprKind::None => 1,
-                    _ => {
-                        self.error(CheckError::VectorPlacement { at: e.span.clone() });
-                        return None;
-                    }
+                // `[:, None]`, `[None, :, None]`, ...: one whole slice (the vector's axis) among
+                // `None`s (new axes of one element).
+                let whole = |ix: &Index| {
+                    matches!(
+                        ix,
+                        Index::Slice {
+                            lo: None,
+                            hi: None,
+                            step: None,
+                            ..
+                        }
+                    )
+                };
+                let none = |ix: &Index| matches!(ix, Index::Expr(n) if n.kind == ExprKind::None);
+                let axis = indices.iter().position(whole);
+                let placed = indices.len() >= 2
+                    && indices.iter().filter(|ix| whole(ix)).count() == 1
+                    && indices.iter().all(|ix| whole(ix) || none(ix));
+                let Some(axis) = axis.filter(|_| placed) else {
+                    self.error(CheckError::VectorPlacement { at: e.span.clone() });
+                    return None;
                 };
                 if v.axis.is_some() {
                     self.error(CheckError::VectorPlacedTwice { at: e.span.clone() });
@@ -118,6 +160,7 @@ impl Checker<'_> {
                 }
                 Some(IndexVec {
                     axis: Some(axis),
+                    ndim: indices.len(),
                     ..v
                 })
             }
@@ -131,13 +174,13 @@ impl Checker<'_> {
         None
     }
 
-    /// `nl.mgrid[a:b, c:d]`: the partition and free index vectors.
+    /// `nl.mgrid[a:b, c:d]` written in the core language: the partition and free index vectors.
     pub(crate) fn mgrid(&mut self, e: &Expr) -> Option<Vec<IndexVec>> {
         let ExprKind::Subscript { indices, .. } = &e.kind else {
             return None;
         };
-        let mut out = Vec::new();
-        for (axis, ix) in indices.iter().enumerate() {
+        let mut items = Vec::new();
+        for ix in indices {
             let Index::Slice {
                 lo, hi: Some(hi), ..
             } = ix
@@ -149,16 +192,49 @@ impl Checker<'_> {
                 Some(l) => self.const_int(l)?,
                 None => 0,
             };
-            let stop = self.const_int(hi)?;
-            if stop <= start || axis > 1 || stop.abs_diff(start) > super::ops::MAX_EXTENT as u64 {
-                self.error(CheckError::MgridShape { at: ix.span() });
+            items.push((start, self.const_int(hi)?, ix.span()));
+        }
+        self.grid_vectors(&items)
+    }
+
+    /// `nl.mgrid[...]` evaluated: a grid of as many axes as it has ranges (`items` are the
+    /// evaluated subscript items and their spans), each a compile-time `start:stop`.
+    pub(crate) fn mgrid_value(&mut self, items: &[(Value, Span)]) -> Option<Value> {
+        let mut bounds = Vec::new();
+        for (v, at) in items {
+            let part = |x: &Value, dflt: Option<i64>| match x {
+                Value::None => dflt,
+                _ => x.as_int(),
+            };
+            let range = match v.as_py() {
+                Some(Py::Slice(lo, hi, step)) if part(step, Some(1)) == Some(1) => {
+                    part(lo, Some(0)).zip(part(hi, None))
+                }
+                _ => None,
+            };
+            let Some((start, stop)) = range else {
+                self.error(CheckError::MgridItem { at: at.clone() });
+                return None;
+            };
+            bounds.push((start, stop, at.clone()));
+        }
+        self.grid_vectors(&bounds).map(|g| Value::py(Py::Grid(g)))
+    }
+
+    /// The index vectors of a grid of ranges `start..stop`, one axis each.
+    fn grid_vectors(&mut self, items: &[(i64, i64, Span)]) -> Option<Vec<IndexVec>> {
+        let mut out = Vec::new();
+        for (axis, (start, stop, at)) in items.iter().enumerate() {
+            if stop <= start || stop.abs_diff(*start) > super::ops::MAX_EXTENT as u64 {
+                self.error(CheckError::MgridShape { at: at.clone() });
                 return None;
             }
-            out.push(IndexVec {
-                start: AffineExpr::constant(start),
-                len: stop.abs_diff(start),
-                axis: Some(axis),
-            });
+            out.push(IndexVec::range(
+                *start,
+                stop.abs_diff(*start),
+                Some(axis),
+                items.len(),
+            ));
         }
         Some(out)
     }
@@ -170,12 +246,14 @@ impl Checker<'_> {
                 && matches!(&m.kind, ExprKind::Name(n) if n == "nl")))
     }
 
-    /// An index of dimension `dim` written with an index vector (`i * 128 + i_p`) or `nl.ds`:
-    /// its start and size. `None` inside when the index is an ordinary one.
+    /// An index of dimension `dim` (0 for partitions, 1 for the free axis), at position `pos`
+    /// of its subscript, written with an index vector (`i * 128 + i_p`) or `nl.ds`: its start
+    /// and size. `None` inside when the index is an ordinary one.
     pub(crate) fn vector_index(
         &mut self,
         e: &Expr,
         dim: usize,
+        pos: usize,
     ) -> Option<Option<(AffineExpr, u64)>> {
         if let ExprKind::Call { func, args, kwargs } = &e.kind {
             if is_nl(func, "ds") {
@@ -200,13 +278,35 @@ impl Checker<'_> {
             return Some(None);
         }
         let v = self.offset_vector(e)?;
-        if let Some(axis) = v.axis.filter(|&a| a != dim) {
-            self.error(CheckError::VectorAxis {
-                axis,
-                dim,
-                at: e.span.clone(),
-            });
-            return None;
+        if v.step != 1 && v.len > 1 {
+            return self.unsupported_vector(
+                e,
+                &format!(
+                    "it steps by {} between elements: a strided access pattern, which nkc's tiles do not have",
+                    v.step
+                ),
+            );
+        }
+        match v.axis {
+            // A vector of a grid of more than 2 axes indexes the dimension at its own position.
+            Some(axis) if v.ndim > 2 && axis != pos => {
+                return self.unsupported_vector(
+                    e,
+                    &format!(
+                        "it varies along axis {axis} of a {}-axis grid but indexes dimension {pos}",
+                        v.ndim
+                    ),
+                );
+            }
+            Some(axis) if v.ndim <= 2 && axis != dim => {
+                self.error(CheckError::VectorAxis {
+                    axis,
+                    dim,
+                    at: e.span.clone(),
+                });
+                return None;
+            }
+            _ => {}
         }
         Some(Some((v.start, v.len)))
     }
@@ -222,7 +322,20 @@ impl Checker<'_> {
         }
     }
 
-    /// `affine + vector`, `vector + affine`, `vector - affine`: the one vector, shifted.
+    /// `k·v`: every index and the step scaled, or an overflow diagnostic.
+    fn scaled(&mut self, v: IndexVec, k: i64, e: &Expr) -> Option<IndexVec> {
+        let start = lin(&v.start, k, &AffineExpr::constant(0), 0);
+        match (start, v.step.checked_mul(k)) {
+            (Some(start), Some(step)) => Some(IndexVec { start, step, ..v }),
+            _ => {
+                self.error(CheckError::IndexOverflow { at: e.span.clone() });
+                None
+            }
+        }
+    }
+
+    /// An index-vector expression: one vector, added to (or subtracted from) an affine offset,
+    /// multiplied by or negated with integers (`i * 128 + i_p`, `expr * -1`, `5 + 2 * i_p`).
     pub(crate) fn offset_vector(&mut self, e: &Expr) -> Option<IndexVec> {
         match &e.kind {
             ExprKind::Binary {
@@ -238,17 +351,55 @@ impl Checker<'_> {
                         let k = if *op == BinOp::Add { 1 } else { -1 };
                         self.shifted(v?, &b?, k, e)
                     }
-                    (false, true, BinOp::Add) => {
+                    (false, true, _) => {
                         let a = self.affine(lhs);
-                        let v = self.offset_vector(rhs);
-                        self.shifted(v?, &a?, 1, e)
+                        let v = self.offset_vector(rhs)?;
+                        let v = if *op == BinOp::Sub { self.scaled(v, -1, e)? } else { v };
+                        self.shifted(v, &a?, 1, e)
                     }
-                    _ => self.unsupported_vector(e, "an index holds one index vector, added to an affine offset"),
+                    _ => self.unsupported_vector(
+                        e,
+                        "it combines two index vectors: a multi-dimensional access pattern (a window, a transpose), which nkc's tiles do not have; index with one vector per index, and for a window one tile per window offset (`for kh in nl.static_range(k):` ... `x[i_h + kh, i_w]`)",
+                    ),
                 }
             }
-            ExprKind::Binary { .. } | ExprKind::Unary { .. } => self.unsupported_vector(
+            ExprKind::Binary {
+                op: BinOp::Mul,
+                lhs,
+                rhs,
+            } => {
+                let (l, r) = (self.is_vector_expr(lhs), self.is_vector_expr(rhs));
+                let (v, k) = match (l, r) {
+                    (true, false) => (lhs, rhs),
+                    (false, true) => (rhs, lhs),
+                    _ => {
+                        return self.unsupported_vector(
+                            e,
+                            "a product of two index vectors is not affine",
+                        )
+                    }
+                };
+                let v = self.offset_vector(v);
+                let k = self.const_int(k);
+                self.scaled(v?, k?, e)
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+            } => {
+                let v = self.offset_vector(operand)?;
+                self.scaled(v, -1, e)
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Pos,
+                operand,
+            } => self.offset_vector(operand),
+            ExprKind::Binary { op, .. } => self.unsupported_vector(
                 e,
-                "a scaled or negated index vector is a strided access pattern, which nkc does not have",
+                &format!(
+                    "`{}` of an index vector is not affine: index vectors take `+`, `-` and `*` by an integer (`np.arange` is an index vector too, not a numpy array: compute a list of indices with a Python list comprehension)",
+                    op.symbol()
+                ),
             ),
             _ => self.index_vec(e),
         }
@@ -325,7 +476,11 @@ impl Checker<'_> {
     fn mask_side(&mut self, e: &Expr) -> Option<(AffineExpr, Option<u64>)> {
         if self.is_vector_expr(e) {
             let v = self.offset_vector(e)?;
-            Some((v.start, Some(v.len)))
+            let Some((lo, len)) = v.span_range() else {
+                self.error(CheckError::IndexOverflow { at: e.span.clone() });
+                return None;
+            };
+            Some((lo, Some(len)))
         } else {
             Some((self.affine(e)?, None))
         }
