@@ -86,12 +86,6 @@ pub fn retime_stores(func: &mut Function) -> Vec<String> {
                 // The added iteration, if any, runs only the store, whose data the last body
                 // left ready: the loop's original iterations are what the periods compare.
                 let cost = u128::from(after.predicted) * u128::from(f.trip);
-                if std::env::var_os("NKC_RETIME_DEBUG").is_some() {
-                    eprintln!(
-                        "retime trial {}: {} -> {}",
-                        func.tensors[t].name, f.predicted, after.predicted
-                    );
-                }
                 let gains = cost * 100 <= before * u128::from(100 - MIN_GAIN_PERCENT);
                 if gains && best.as_ref().is_none_or(|b| cost < b.0) {
                     let note = format!(
