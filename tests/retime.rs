@@ -34,7 +34,11 @@ fn run(file: &str, kernel: Option<&str>, mode: PipelineMode) -> (RunReport, u64)
     let src = Source::read(Path::new(file)).unwrap();
     let r = run::run(&src, &opts(mode, kernel), &mut PipelineLog::default())
         .unwrap_or_else(|f| panic!("{file} --pipeline {}: {f:?}", mode.name()));
-    assert!(r.checked, "{file} --pipeline {}: not bit-exact", mode.name());
+    assert!(
+        r.checked,
+        "{file} --pipeline {}: not bit-exact",
+        mode.name()
+    );
     let sim = r.sim.as_ref().expect("engine sim");
     assert!(sim.races.is_empty(), "{file}: races {:?}", sim.races);
     let cycles = sim.stats.cycles;
@@ -64,7 +68,11 @@ fn a_late_store_goes_after_the_next_loads_on_default_only() {
         "{:#?}",
         default.backend_log
     );
-    assert!(retimed(&annotated).is_empty(), "{:#?}", annotated.backend_log);
+    assert!(
+        retimed(&annotated).is_empty(),
+        "{:#?}",
+        annotated.backend_log
+    );
     assert!(d * 100 < a * 95, "default {d} against annotated {a}");
     assert!(d * 100 <= e * 110, "default {d} against emergent {e}");
 }
