@@ -16,6 +16,7 @@
 //! | `flatten` | Penguin | `default|auto`: unroll a short, issue-bound annotated loop into the loop around it |
 //! | `unroll` | Penguin | `default|emergent|auto`: unroll loops whose transfers spread better |
 //! | `emergent` | Penguin | `default|emergent|auto`: the backend's emergent pipelining |
+//! | `retime` | Penguin | `default|emergent|auto`: a store whose data is late issued one iteration later |
 //! | `lower-bir` … `hoist` | BIR, then ISA | the backend's passes ([`backend::PASSES`]) |
 //!
 //! The phases are methods so that a command can stop between them or keep the IR of one: `run`
@@ -99,6 +100,7 @@ const PENGUIN_PASSES: &[&str] = &[
     "flatten",
     "unroll",
     "emergent",
+    "retime",
 ];
 
 /// The passes a kernel can go through, in order; the names `--print-after` takes.
@@ -444,7 +446,8 @@ impl<'l> Context<'l> {
     /// annotated loop unrolled into the un-annotated loop around it, [`backend::flatten`]),
     /// `unroll` and `emergent` pipelining on
     /// the loops the path gives it (`default`: the loops the annotated pipeliner left alone;
-    /// `emergent`: every loop, the annotations being stripped). Their decisions go to
+    /// `emergent`: every loop, the annotations being stripped), and `retime` (a store whose data
+    /// is late goes one iteration later, [`backend::retime`]). Their decisions go to
     /// [`Context::backend_log`].
     pub fn prepare_backend(&mut self, func: &mut Function) -> Result<(), Failure> {
         let log = backend::fold_zeros::fold_psum_zeros(func);
@@ -461,6 +464,9 @@ impl<'l> Context<'l> {
             let log = backend::emergent::pipeline_emergent(func);
             self.backend_log.extend(log);
             self.after("emergent", "emergent pipelining", func)?;
+            let log = backend::retime::retime_stores(func);
+            self.backend_log.extend(log);
+            self.after("retime", "retiming stores", func)?;
         }
         Ok(())
     }

@@ -104,7 +104,7 @@ fn pipelined(func: &Function, bir: &Bir, l: crate::bir::BirLoop) -> bool {
 }
 
 /// The current slot count of `t` when one more slot along `l` keeps every value (module doc).
-fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
+pub(crate) fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
     let td = &func.tensors[t];
     if td.memory != Memory::Sbuf || td.kind != TensorKind::Local {
         return None;
@@ -129,7 +129,7 @@ fn fits_one_more_slot(func: &Function, t: Tensor, n: u32) -> Option<u32> {
 }
 
 /// Gives `t` `count` slots along `l`; an unblocked tile's accesses select slot `iv`.
-fn apply(func: &mut Function, t: Tensor, l: Axis, count: u32) {
+pub(crate) fn apply(func: &mut Function, t: Tensor, l: Axis, count: u32) {
     let was_blocked = !func.tensors[t].block.is_empty();
     func.tensors[t].block = vec![BlockDim { axis: l, count }];
     if was_blocked {

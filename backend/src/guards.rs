@@ -8,6 +8,7 @@
 //! - [`guard_fraction`]: the fraction of its instances a guarded instruction runs;
 //! - [`running_iterations`]: the iterations of one loop in which it runs;
 //! - [`count_together`]: how many iterations each pair of guard lists holds in together;
+//! - [`run_classes`]: the classes of iterations by which guard lists hold in them;
 //! - [`may_run_shifted`]: whether two instructions can run `d` iterations of a loop apart.
 //!
 //! A guard that names two loops at once has no box. Then the iteration space of the loops the
@@ -254,6 +255,75 @@ pub fn count_together(func: &Function, guards: &[&[Predicate]]) -> Option<(Vec<V
     Some((both, total))
 }
 
+/// The classes of iterations of the loops that `guards` name, by which of the guard lists hold
+/// in them: each class as `(holds, count)`, `holds[k]` whether list `k` holds there and `count`
+/// how many points of the iteration space the class holds (classes in which no list holds
+/// included; the counts sum to the space's size). Sorted by `holds`, each once. `None` when the
+/// lists name no loop, or name loops together past [`MAX_GUARD_ENUMERATION`] points (or cells
+/// of the boxes' cuts).
+pub fn run_classes(func: &Function, guards: &[&[Predicate]]) -> Option<Vec<(Vec<bool>, u64)>> {
+    let axes = named_axes(guards);
+    if axes.is_empty() {
+        return None;
+    }
+    let mut classes: std::collections::BTreeMap<Vec<bool>, u64> = Default::default();
+    let boxes: Option<Vec<GuardBox>> = guards.iter().map(|g| compute_guard_box(func, g)).collect();
+    let Some(boxes) = boxes else {
+        for_each_guard_point(func, guards, |ivs| {
+            let holds = guards
+                .iter()
+                .map(|g| g.iter().all(|p| p.holds(ivs)))
+                .collect();
+            *classes.entry(holds).or_insert(0) += 1;
+        })?;
+        return Some(classes.into_iter().collect());
+    };
+    // Each loop cut at every box's ends: in every cell of the cuts, each box holds throughout or
+    // nowhere.
+    let cuts: Vec<Vec<i64>> = axes
+        .iter()
+        .map(|&a| {
+            let (lb, ub) = (func.axes[a].lb, func.axes[a].ub.max(func.axes[a].lb));
+            let mut c: Vec<i64> = boxes
+                .iter()
+                .flat_map(|b| {
+                    let r = b.range(func, a);
+                    [r.start, r.end]
+                })
+                .map(|v| v.clamp(lb, ub))
+                .chain([lb, ub])
+                .collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        })
+        .collect();
+    let cells = cuts.iter().try_fold(1u64, |acc, c| {
+        acc.checked_mul(c.len().saturating_sub(1) as u64)
+    })?;
+    if cells > MAX_GUARD_ENUMERATION {
+        return None;
+    }
+    for v in 0..cells {
+        let mut rest = v;
+        let mut count = 1u64;
+        let mut at: Vec<(Axis, i64)> = Vec::with_capacity(axes.len());
+        for (&a, c) in axes.iter().zip(&cuts) {
+            let n = c.len() as u64 - 1;
+            let s = (rest % n) as usize;
+            rest /= n;
+            count *= (c[s + 1] - c[s]) as u64;
+            at.push((a, c[s]));
+        }
+        let holds = boxes
+            .iter()
+            .map(|b| !b.is_empty() && at.iter().all(|&(a, x)| b.range(func, a).contains(&x)))
+            .collect();
+        *classes.entry(holds).or_insert(0) += count;
+    }
+    Some(classes.into_iter().filter(|&(_, n)| n > 0).collect())
+}
+
 /// The largest joint iteration space [`may_run_shifted`] enumerates.
 const MAX_SHIFTED_ENUMERATION: u64 = 1 << 12;
 
@@ -445,6 +515,14 @@ mod tests {
                 for &a in &on { for &b in &on { both[a][b] += 1; } }
             });
             prop_assert_eq!(counted, total.map(|t| (both, t)));
+            // Classes of iterations, by cells of the boxes' cuts against the points.
+            let mut classes: std::collections::BTreeMap<Vec<bool>, u64> = Default::default();
+            for_each_guard_point(&func, &lists, |ivs| {
+                let holds = lists.iter().map(|g| g.iter().all(|p| p.holds(ivs))).collect();
+                *classes.entry(holds).or_insert(0) += 1;
+            });
+            let expected = (!named_axes(&lists).is_empty()).then(|| classes.into_iter().collect::<Vec<_>>());
+            prop_assert_eq!(run_classes(&func, &lists), expected);
             // Shifted runs, along either loop.
             for &iv in &axes {
                 let mut named = named_axes(&[&p1, &p2]);

@@ -7,7 +7,8 @@
 //! over the DMA queues unrolled, and [`emergent::pipeline_emergent`] pipelines the loops that carry
 //! no annotation (rings for load/store tiles, loads issued ahead in one predicated loop, compute
 //! spread over stages, or, for a short loop nested in un-annotated loops, across the nest:
-//! [`emergent::nest`]). `num_stages="auto"` is chosen earlier still, before the annotated
+//! [`emergent::nest`]); then [`retime::retime_stores`] issues a store whose data is late one
+//! iteration later, after the next iteration's loads, where the modulo scheduler predicts a gain. `num_stages="auto"` is chosen earlier still, before the annotated
 //! pipeliner ([`emergent::choose_auto_stages`]).
 //!
 //! The passes, in order ([`compile`]; their names, [`PASSES`], are those of `--print-after`, and
@@ -77,6 +78,7 @@ pub mod hoist;
 pub mod ldg;
 pub mod modulo;
 pub mod queues;
+pub mod retime;
 pub mod ring_reads;
 pub mod schedule;
 pub mod sync;
