@@ -812,7 +812,7 @@ const GRID_CASES: &[Case] = &[
             let neg = m[0].rows_map(|r| vec![-r.iter().sum::<f64>()]);
             let inv = m[0].rows_map(|r| {
                 let s: f64 = r.iter().sum();
-                r.iter().map(|v| 1.0 / v - s).collect()
+                r.iter().map(|v| -s / v).collect()
             });
             vec![neg, inv, m[0].transpose()]
         },

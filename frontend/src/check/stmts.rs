@@ -202,12 +202,7 @@ impl Checker<'_> {
         match flow {
             Flow::Return(v, span) => outputs = self.returns(v, &span),
             Flow::Stop => {}
-            // A kernel with other errors may have failed to store into its output parameters.
-            _ if self.stopped
-                || broken
-                || !self.missing.is_empty()
-                || self.has_out_params()
-                || !self.errors.is_empty() => {}
+            _ if self.stopped || broken || !self.missing.is_empty() || self.has_out_params() => {}
             _ => self.error(CheckError::NoReturn {
                 kernel: k.name.name.clone(),
                 at: k.name.span.clone(),
