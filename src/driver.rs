@@ -373,6 +373,8 @@ pub struct Specialise {
     pub dtypes: Vec<(String, penguin::DType)>,
     /// `--arg NAME=VALUE`: the values of scalar parameters.
     pub args: Vec<(String, String)>,
+    /// `--grid AxB`: the SPMD launch grid, one extent per axis.
+    pub grid: Option<Vec<u64>>,
 }
 
 /// `NAME=VALUE` of `--arg`.
@@ -402,6 +404,7 @@ impl Specialise {
             own.or(file).or(self.dtype).unwrap_or(penguin::DType::F32)
         };
         let mut specs = frontend::Specs::new();
+        specs.grid = self.grid.clone();
         for (k, (name, _)) in self.dtypes.iter().enumerate() {
             if self.dtypes[..k].iter().any(|(n, _)| n == name) {
                 return Err(Failure::User(format!(
@@ -654,6 +657,62 @@ pub fn parse_shape(s: &str) -> Result<(String, Vec<u64>), String> {
         .map(|d| d.trim().parse::<u64>().map_err(|_| bad()))
         .collect::<Result<_, _>>()?;
     Ok((name.to_string(), dims))
+}
+
+/// The most programs a launch grid may have: they run one after the other, as loops.
+pub const MAX_GRID_PROGRAMS: u64 = 1 << 16;
+
+/// A launch grid as `--grid` gives it: one extent per axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grid(pub Vec<u64>);
+
+/// Parses `--grid`: one extent per axis, `4`, `2x4` or `2x2x2` (at most
+/// [`frontend::check::grid::MAX_GRID_AXES`] axes, each at least 1, at most [`MAX_GRID_PROGRAMS`]
+/// programs together). NKI's spellings `2,4`, `[2, 4]` and `(2, 4)` are refused with the `x`
+/// form to write instead.
+pub fn parse_grid(s: &str) -> Result<Grid, String> {
+    let t = s.trim();
+    let bare = t
+        .trim_start_matches(['(', '['])
+        .trim_end_matches([')', ']']);
+    let parts: Vec<&str> = bare
+        .split([',', '*', ' ', 'x', 'X'])
+        .filter(|p| !p.is_empty())
+        .collect();
+    let numbers: Option<Vec<u64>> = parts.iter().map(|p| p.parse::<u64>().ok()).collect();
+    let written = numbers
+        .as_ref()
+        .map(|n| n.iter().map(u64::to_string).collect::<Vec<_>>().join("x"));
+    let plain = !t.is_empty() && t.split(['x', 'X']).all(|p| p.parse::<u64>().is_ok());
+    match (plain, numbers, written) {
+        (true, Some(dims), _) => {
+            if dims.len() > frontend::check::grid::MAX_GRID_AXES {
+                return Err(format!(
+                    "a launch grid has at most {} axes, found {} in `{s}`",
+                    frontend::check::grid::MAX_GRID_AXES,
+                    dims.len()
+                ));
+            }
+            if dims.contains(&0) {
+                return Err(format!(
+                    "every axis of a launch grid has at least one program, found `{s}`"
+                ));
+            }
+            let total = dims.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+            if total > MAX_GRID_PROGRAMS {
+                return Err(format!(
+                    "`{s}` launches {total} programs; nkc runs at most {MAX_GRID_PROGRAMS}"
+                ));
+            }
+            Ok(Grid(dims))
+        }
+        (false, Some(dims), Some(w)) if !dims.is_empty() => Err(format!(
+            "expected the extents of the grid separated by `x`, found `{s}`; did you mean `--grid {w}`?"
+        )),
+        _ => Err(format!(
+            "expected the extents of the grid separated by `x` (such as `2x4`), found `{s}`"
+        )),
+    }
 }
 
 /// Runs the verifier; a failure after a pass is a bug in that pass.

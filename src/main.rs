@@ -88,6 +88,11 @@ struct SpecArgs {
     /// as `1e-5`, `128`, `True`.
     #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = driver::parse_arg)]
     args: Vec<(String, String)>,
+    /// The SPMD launch grid of a kernel that uses `nl.program_id`: one extent per axis, `2x4`
+    /// as NKI's `kernel[2, 4](...)`. The programs run one after the other, as loops around the
+    /// kernel's body.
+    #[arg(long = "grid", value_name = "AxB", value_parser = driver::parse_grid)]
+    grid: Option<driver::Grid>,
 }
 
 /// Printing the IR between passes (on standard error).
@@ -169,6 +174,7 @@ impl SpecArgs {
             dtype: all,
             dtypes,
             args: self.args.clone(),
+            grid: self.grid.as_ref().map(|g| g.0.clone()),
         })
     }
 }

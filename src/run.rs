@@ -719,8 +719,15 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
         .map(|&t| func.tensors[t].name.as_str())
         .collect();
     driver::unique_inputs(&opts.inputs)?;
+    // An output parameter (one the kernel stores into) takes its shape from its `--input`, which
+    // the front end read; its contents are not an input.
+    let outputs: Vec<&str> = func
+        .outputs
+        .iter()
+        .map(|&t| func.tensors[t].name.as_str())
+        .collect();
     for (name, _) in &opts.inputs {
-        if !param_names.contains(&name.as_str()) {
+        if !param_names.contains(&name.as_str()) && !outputs.contains(&name.as_str()) {
             return Err(Failure::User(format!(
                 "`{name}` is not a parameter of `{}`; its parameters are: {}",
                 func.name,

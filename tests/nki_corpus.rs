@@ -192,13 +192,20 @@ fn run_case(case: &Case) {
         .join("tests/nki")
         .join(case.file);
     let src = Source::read(&path).expect("the corpus file reads");
-    let opts = RunOptions {
+    // `# grid: AxB`: the launch grid the kernel is run with (`--grid AxB`).
+    let grid = src
+        .text
+        .lines()
+        .find_map(|l| l.strip_prefix("# grid:"))
+        .map(|g| nkc::driver::parse_grid(g.trim()).expect("a grid AxB").0);
+    let mut opts = RunOptions {
         engine: Engine::Sim,
         pipeline: PipelineMode::Default,
         inputs,
         check: true,
         ..RunOptions::default()
     };
+    opts.specialise.grid = grid;
     let report = run::run(&src, &opts, &mut PipelineLog::default()).unwrap_or_else(|f| {
         let text = match &f {
             nkc::driver::Failure::Diagnostics(errors) => {
@@ -543,6 +550,7 @@ fn corpus_kernels_run_as_written_and_match_their_references() {
                 .iter()
                 .chain(OPS_CASES)
                 .chain(INDEX_CASES)
+                .chain(GRID_CASES)
                 .any(|c| c.file == name),
             "tests/nki/{name} has no case in tests/nki_corpus.rs"
         );
@@ -739,6 +747,99 @@ fn left_cols(m: &Mat, cols: usize) -> Mat {
         }
     }
     out
+}
+
+// ---- grid: launch grids, outputs as parameters, matmul forms, NKI's keyword names ----
+const GRID_CASES: &[Case] = &[
+    Case {
+        file: "grid_rows.nk",
+        inputs: &[("x", &[512, 256])],
+        reference: |m| vec![m[0].map(|v| v * 3.0 - 1.5)],
+        tol: EXACT,
+    },
+    Case {
+        file: "grid_blocks_2d.nk",
+        inputs: &[("a", &[256, 768]), ("b", &[256, 768])],
+        // Program (i, j) owns columns [256 j, 256 j + 256) in two halves of 128.
+        reference: |m| {
+            let p = zip_map(&m[0], &m[1], |x, y| x * y);
+            let s = p.rows_map(|r| r.chunks(128).map(|c| c.iter().sum()).collect());
+            vec![p, s]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "out_params.nk",
+        inputs: &[
+            ("x", &[256, 384]),
+            ("row_max", &[256, 1]),
+            ("shifted", &[256, 384]),
+        ],
+        reference: |m| {
+            let mx = m[0].rows_map(|r| vec![r.iter().cloned().fold(f64::MIN, f64::max)]);
+            let sh = m[0].rows_map(|r| {
+                let top = r.iter().cloned().fold(f64::MIN, f64::max);
+                r.iter().map(|v| v - top).collect()
+            });
+            vec![mx, sh]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "matmul_untransposed.nk",
+        inputs: &[("x", &[128, 256]), ("y", &[256, 512])],
+        reference: |m| {
+            let full = m[0].matmul(&m[1]);
+            let mut x64 = Mat::zeros(64, 128);
+            let mut y128 = Mat::zeros(128, 512);
+            for r in 0..64 {
+                for c in 0..128 {
+                    x64.set(r, c, m[0].at(r, c));
+                }
+            }
+            for r in 0..128 {
+                for c in 0..512 {
+                    y128.set(r, c, m[1].at(r, c));
+                }
+            }
+            vec![full, x64.matmul(&y128)]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "nki_keywords.nk",
+        inputs: &[("x", &[128, 128])],
+        reference: |m| {
+            let neg = m[0].rows_map(|r| vec![-r.iter().sum::<f64>()]);
+            let inv = m[0].rows_map(|r| {
+                let s: f64 = r.iter().sum();
+                r.iter().map(|v| -s / v).collect()
+            });
+            vec![neg, inv, m[0].transpose()]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "psum_banks.nk",
+        inputs: &[("q_t", &[128, 128]), ("k_t", &[128, 1024])],
+        reference: |m| {
+            let s = m[0].transpose().matmul(&m[1]);
+            let mx = s.rows_map(|r| {
+                r.chunks(512)
+                    .map(|c| c.iter().cloned().fold(f64::MIN, f64::max))
+                    .collect()
+            });
+            vec![s.map(|v| 0.5 * v), mx]
+        },
+        tol: SUMS,
+    },
+];
+
+#[test]
+fn grid_kernels_run_as_written_and_match_their_references() {
+    for case in GRID_CASES {
+        run_case(case);
+    }
 }
 
 const OPS_CASES: &[Case] = &[

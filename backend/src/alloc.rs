@@ -58,7 +58,8 @@ pub enum Place {
     },
     /// Bytes `[base, base + slots * slot_bytes)` of every partition.
     Sbuf { base: u64, slot_bytes: u64 },
-    /// Banks from `base / PSUM_BANK_BYTES`, one per slot (`slot_bytes` = one bank).
+    /// Banks from `base / PSUM_BANK_BYTES`, whole banks per slot (`slot_bytes` = one bank, or
+    /// several for a PSUM array of several banks).
     Psum { base: u64, slot_bytes: u64 },
 }
 
@@ -133,7 +134,8 @@ pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
 }
 
 /// A buffer to place: (tensor, size in units, unit): SBUF in bytes (the unit: one slot),
-/// PSUM in banks, HBM scratch in elements rounded up to 64 bytes (unit 1).
+/// PSUM in banks (the unit: one slot's bytes, whole banks), HBM scratch in elements rounded up
+/// to 64 bytes (unit 1).
 type Buffer = (Tensor, u64, u64);
 
 /// The buffers to place, by memory.
@@ -169,12 +171,12 @@ pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> 
         );
         a.sbuf_bytes = a.sbuf_bytes.max(off.saturating_add(size));
     }
-    for (&(t, banks, _), &off) in bufs.psum.iter().zip(&ps) {
+    for (&(t, banks, slot_bytes), &off) in bufs.psum.iter().zip(&ps) {
         a.places.insert(
             t,
             Place::Psum {
                 base: off * PSUM_BANK_BYTES,
-                slot_bytes: PSUM_BANK_BYTES,
+                slot_bytes,
             },
         );
         a.psum_banks = a.psum_banks.max(off.saturating_add(banks));
@@ -227,7 +229,10 @@ fn collect_buffers(
                     bufs.sbuf
                         .push((t, slot_bytes.saturating_mul(d.slots()), slot_bytes));
                 } else {
-                    if copy > PSUM_BANK_BYTES {
+                    // A PSUM array of several banks (each access within one bank, checked by
+                    // the front end and the simulator) takes whole contiguous banks per slot.
+                    let banks = copy.div_ceil(PSUM_BANK_BYTES).max(1);
+                    if banks > PSUM_BANKS {
                         return Err(BackendError::PsumTileTooLarge {
                             tensor: d.name.clone(),
                             bytes: copy,
@@ -235,7 +240,8 @@ fn collect_buffers(
                             at: span,
                         });
                     }
-                    bufs.psum.push((t, d.slots(), PSUM_BANK_BYTES));
+                    bufs.psum
+                        .push((t, banks.saturating_mul(d.slots()), banks * PSUM_BANK_BYTES));
                 }
             }
         }

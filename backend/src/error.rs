@@ -56,9 +56,9 @@ pub enum BackendError {
         /// The largest ring.
         at: At,
     },
-    /// `E0503`: a PSUM tile larger than one bank.
+    /// `E0503`: a PSUM tensor larger than the PSUM (all its banks).
     #[error(
-        "PSUM tensor `{tensor}` needs {bytes} bytes per partition, more than one {bank}-byte bank"
+        "PSUM tensor `{tensor}` needs {bytes} bytes per partition, more than the PSUM's {bank}-byte banks hold"
     )]
     PsumTileTooLarge {
         tensor: String,

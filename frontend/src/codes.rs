@@ -283,6 +283,14 @@ pub const MISSING_SCALAR_ARG: &str = "E0213";
 /// Python nkc does not evaluate (a construct, a builtin or a method it does not have).
 pub const PYTHON_UNSUPPORTED: &str = "E0214";
 
+// ---- grid: launch grid, PSUM arrays of several banks (E0260–E0269) ----
+/// `nl.program_id` / `nl.num_programs` in a kernel run without a launch grid (`--grid`).
+pub const NO_GRID: &str = "E0260";
+/// `nl.program_id(axis)` / `nl.num_programs(axis)` with an axis the run's grid does not have.
+pub const GRID_AXIS: &str = "E0261";
+/// An access to a PSUM array of several banks that may cross from one bank into the next.
+pub const PSUM_BANK_CROSSING: &str = "E0262";
+
 // ---- Found at run time (E0900–) ----
 /// A kernel reads an element that nothing wrote (for example part of an `nl.ndarray`, on chip or
 /// HBM scratch): found by the interpreter and the simulator, and by `nkc check` for HBM scratch

@@ -34,6 +34,8 @@ pub struct ParamSpec {
 pub struct Specs {
     shapes: HashMap<String, ParamSpec>,
     pub args: Args,
+    /// The SPMD launch grid (`--grid 2x4`): one extent per axis; `None` for no grid.
+    pub grid: Option<Vec<u64>>,
 }
 
 impl Specs {

@@ -123,6 +123,9 @@ pub fn describe_inst(func: &Function, inst: Inst) -> String {
 const MAX_PARTITIONS: u64 = 128;
 /// The bytes per partition of one PSUM bank.
 const PSUM_BANK_BYTES: u64 = 2048;
+/// The bytes per partition of the whole PSUM (8 banks): the largest PSUM tensor, whose accesses
+/// each stay within one bank.
+const PSUM_PARTITION_BYTES: u64 = 8 * PSUM_BANK_BYTES;
 /// The largest matmul contraction (K) and stationary (M) dimension.
 const MATMUL_MAX_KM: u64 = 128;
 /// The largest matmul moving (N) dimension.
@@ -256,11 +259,11 @@ impl<'a> Verifier<'a> {
                     .skip(1)
                     .fold(1u128, |acc, &n| acc.saturating_mul(u128::from(n)));
                 let bytes = free.saturating_mul(u128::from(data.dtype.size_bytes()));
-                if bytes > u128::from(PSUM_BANK_BYTES) {
+                if bytes > u128::from(PSUM_PARTITION_BYTES) {
                     self.error(
                         e,
                         format!(
-                            "a PSUM tile takes {bytes} bytes per partition; one bank holds {PSUM_BANK_BYTES}"
+                            "a PSUM tensor takes {bytes} bytes per partition; the PSUM holds {PSUM_PARTITION_BYTES}"
                         ),
                     );
                 }
@@ -655,6 +658,9 @@ impl<'a> Verifier<'a> {
                 ok = false;
             }
         }
+        if ok && rank == 2 && t.memory == Memory::Psum {
+            self.psum_bank(e, loops, o, what);
+        }
         if ok && scoped {
             if let Some(bx) = bx {
                 let verb = if write { "writes" } else { "reads" };
@@ -693,6 +699,40 @@ impl<'a> Verifier<'a> {
             }
         }
         ok && rank == 2
+    }
+
+    /// An access to a PSUM tensor stays within one bank: it spans at most a bank's bytes, and on
+    /// a tensor of several banks its free start is bank-aligned in every loop variable, with its
+    /// constant part and size inside one bank.
+    fn psum_bank(&mut self, e: AnyEntity, loops: &[Axis], o: &Operand, what: &str) {
+        let t = &self.func.tensors[o.tensor];
+        let elem = t.dtype.size_bytes();
+        let bank = (PSUM_BANK_BYTES / elem) as i64;
+        let size = o.access.size[1] as i64;
+        let name = t.name.clone();
+        if size > bank {
+            self.error_in(
+                e,
+                loops,
+                format!(
+                    "{what} reaches {} bytes of `{name}` in each partition, more than one PSUM bank ({PSUM_BANK_BYTES})",
+                    size as u64 * elem
+                ),
+            );
+            return;
+        }
+        if t.shape[1] * elem <= PSUM_BANK_BYTES {
+            return;
+        }
+        let start = &o.access.start[1];
+        let aligned = start.terms().iter().all(|&(_, c)| c % bank == 0);
+        if !aligned || start.constant_term().rem_euclid(bank) + size > bank {
+            self.error_in(
+                e,
+                loops,
+                format!("{what} of `{name}` may cross a PSUM bank ({bank} elements each)"),
+            );
+        }
     }
 
     fn memories(

@@ -1,6 +1,6 @@
 # test: pir
 # error: matmul source 1 is [128, 1024] but N is at most 512
-# error: tensor t2 (`acc`): a PSUM tile takes 4096 bytes per partition; one bank holds 2048
+# error: reaches 4096 bytes of `acc` in each partition, more than one PSUM bank (2048)
 kernel k() -> () {
   tensor lhs: sbuf f32[128, 128] local
   tensor rhs: sbuf f32[128, 1024] local

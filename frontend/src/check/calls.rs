@@ -102,7 +102,16 @@ impl Checker<'_> {
                 }
                 continue;
             }
-            match params.iter().position(|p| p.0 == name) {
+            // nki_names.rs: NKI's name for a parameter nkc spells otherwise, or one it ignores.
+            let canonical = match params.iter().any(|p| p.0 == name) {
+                true => Some(name),
+                false => match super::nki_names::alias(op_name, name) {
+                    Some(super::nki_names::Alias::Ignored) => continue,
+                    Some(super::nki_names::Alias::Param(p)) => Some(p),
+                    None => None,
+                },
+            };
+            match canonical.and_then(|c| params.iter().position(|p| p.0 == c)) {
                 Some(i) => {
                     if let Some(first) = &given_at[i] {
                         self.error(CheckError::DuplicateArgument {

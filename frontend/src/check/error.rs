@@ -146,8 +146,11 @@ pub enum CheckError {
     /// `transpose_x=` that is not a boolean literal.
     #[error("`transpose_x` must be True or False")]
     TransposeXNotBool { at: Span },
-    /// `nl.matmul` without `transpose_x=True`.
-    #[error("nl.matmul needs `transpose_x=True`")]
+    /// `nl.matmul` without `transpose_x=True` of an `x` too large to transpose on the Tensor
+    /// engine.
+    #[error(
+        "nl.matmul without `transpose_x=True` transposes x, which must then be at most [128, 128]"
+    )]
     MatmulNeedsTransposeX { at: Span },
     /// A Tensor-engine operand outside SBUF (`at` is the operand).
     #[error("Tensor-engine operands must be in SBUF, but `{tensor}` is in {}", mem(.memory))]
@@ -225,8 +228,8 @@ pub enum CheckError {
         memory: Memory,
         at: Span,
     },
-    /// `nl.store` into a kernel parameter.
-    #[error("cannot store into the parameter `{tensor}`; parameters are read-only")]
+    /// `nl.store` into a kernel parameter that the kernel also reads (`out_params`).
+    #[error("the parameter `{tensor}` is both read and stored into")]
     StoreIntoParam { tensor: String, at: Span },
     /// `nl.store` of a value that is not in SBUF.
     #[error("nl.store writes an SBUF tile, but `{tensor}` is in {}", mem(.memory))]
@@ -1128,9 +1131,9 @@ impl From<CheckError> for Diagnostic {
                 .with_help("use the tile directly, or nl.copy it"),
             TransposeXNotBool { .. } => d.with_label("not a boolean"),
             MatmulNeedsTransposeX { .. } => d
-                .with_label("x @ y with x as [M, K] is not supported")
-                .with_note("the Tensor engine computes x.T @ y with x given as [K, M]")
-                .with_help("pass x transposed ([K, M]) with transpose_x=True, or transpose it first with nisa.nc_transpose"),
+                .with_label("x is too large to transpose")
+                .with_note("the Tensor engine computes x.T @ y with x given as [K, M]; without transpose_x=True, x is [M, K] and is transposed on the Tensor engine first, at most 128 x 128")
+                .with_help("pass x transposed ([K, M]) with transpose_x=True, or split the matmul into blocks of at most 128 rows and columns of x"),
             TensorEngineOperand { memory, .. } => d.with_label("not in SBUF").with_help(
                 if memory == Memory::Hbm {
                     "load it into SBUF first, with nl.load"
@@ -1203,8 +1206,8 @@ impl From<CheckError> for Diagnostic {
                 .with_label("not in HBM")
                 .with_help("to write part of an on-chip tile, use slice assignment: `t[r0:r1, c0:c1] = value`"),
             StoreIntoParam { .. } => d
-                .with_label("a kernel input")
-                .with_help("make an output with nl.ndarray(..., buffer=nl.shared_hbm) and return it"),
+                .with_label("stored into here, so it is an output")
+                .with_help("a parameter the kernel stores into is an output, whose contents on entry nkc does not read: make the output with nl.ndarray(..., buffer=nl.shared_hbm) and return it, or do not read the parameter"),
             StoreValueNotSbuf { memory, .. } => d.with_label("not in SBUF").with_help(
                 if memory == Memory::Psum {
                     "copy it into SBUF first, with nl.copy"
@@ -1234,7 +1237,7 @@ impl From<CheckError> for Diagnostic {
                 .with_secondary(first, "first declared here"),
             ReturnNotLast { .. } => d.with_label("statements follow this return"),
             NoReturn { .. } => d.with_label("returns nothing").with_help(
-                "make the outputs with nl.ndarray(..., buffer=nl.shared_hbm) and return them",
+                "make the outputs with nl.ndarray(..., buffer=nl.shared_hbm) and return them, or store into an output parameter",
             ),
             DefaultNotConst { .. } => d
                 .with_label("not a number or a boolean")

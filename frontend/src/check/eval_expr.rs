@@ -62,13 +62,15 @@ pub(crate) const BUILTINS: [&str; 27] = [
 ];
 
 /// `nl` names that are Python, not tile operations.
-const PURE_NL: [&str; 6] = [
+const PURE_NL: [&str; 8] = [
     "tile_size",
     "static_range",
     "affine_range",
     "sequential_range",
     "par_dim",
     "program_ndim",
+    "program_id",
+    "num_programs",
 ];
 
 /// What a traced expression in a boolean context is called in messages.

@@ -94,6 +94,10 @@ impl Checker<'_> {
                     self.call_builtin("range", pos, spans, Vec::new(), e)
                 }
                 ("nl", "par_dim") => pos.into_iter().next().or(Some(Value::None)),
+                // grid.rs: the SPMD launch grid.
+                ("nl", "program_id") => self.program_id(pos, kws, &e.span),
+                ("nl", "num_programs") => self.num_programs(pos, kws, &e.span),
+                ("nl", "program_ndim") => Some(self.program_ndim()),
                 ("nki", "jit" | "baremetal" | "benchmark" | "simulate_kernel" | "profile") => {
                     pos.into_iter().next().or_else(|| Some(callee.clone()))
                 }

@@ -37,7 +37,8 @@
 //! - a name may bind an integer expression affine in loop variables (`off = i * 128`); where a
 //!   compile-time constant is required it must not depend on a loop variable;
 //! - `u = t` (a plain name or a slice) binds `u` to the same tile (a view), with no instruction;
-//! - `nl.matmul` requires `transpose_x=True` (it is rejected otherwise, with help);
+//! - `nl.matmul(x, y)` without `transpose_x=True` is `x @ y`: `x` is transposed on the Tensor
+//!   engine first, as NKI lowers it (`ops::matmul_untransposed`);
 //! - a statement that produces no instruction (`nl.ndarray`, a view binding) is not lowered;
 //! - integer scalars are accepted where float scalars are (`x * 2`);
 //! - `nl.zeros` / `nl.ndarray` take a required `dtype` and an optional `buffer` (default SBUF);
@@ -59,10 +60,18 @@ pub(crate) mod error;
 mod eval_expr;
 mod exec;
 mod functions;
+// grid: the SPMD launch grid (nl.program_id, --grid).
+pub mod grid;
 mod nd;
 mod nisa;
+// nki_names: NKI's keyword names for parameters nkc spells otherwise.
+mod nki_names;
 mod ops;
+// out_params: outputs passed as parameters (written by nl.store, no return).
+mod out_params;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
+// psum_banks: PSUM arrays of several banks, each access within one bank.
+mod psum_banks;
 mod pyvalue;
 mod reshape;
 mod slices;
@@ -327,6 +336,13 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
     let empty = HashMap::new();
     let mut checker = Checker::new(&empty, errors);
     let mut out = Vec::new();
+    // The functions are bound first, so that a statement after a `def` may name it
+    // (`k = nki.jit(k, mode="simulation")`, as NKI's tests rebind their kernels).
+    for k in &module.kernels {
+        if let Some(f) = checker.make_function(std::rc::Rc::new(k.clone())) {
+            checker.bind(&k.name.name, f, k.name.span.clone());
+        }
+    }
     for item in &module.items {
         let traced = match &item.kind {
             ast::StmtKind::Assign { value, .. } | ast::StmtKind::Expr(value) => {
@@ -434,6 +450,10 @@ pub(crate) struct Checker<'a> {
     return_items: Vec<(Span, String)>,
     /// [`CheckedKernel::user_names`].
     user_names: HashMap<Tensor, String>,
+    /// grid: the launch grid of the run (`--grid`) and the program ids.
+    grid: grid::GridData,
+    /// out_params: the parameters the kernel stores into.
+    out_params: out_params::OutParamsData,
 }
 
 impl<'a> Checker<'a> {
@@ -465,6 +485,8 @@ impl<'a> Checker<'a> {
             missing: Vec::new(),
             return_items: Vec::new(),
             user_names: HashMap::new(),
+            grid: grid::GridData::default(),
+            out_params: out_params::OutParamsData::default(),
         }
     }
 

@@ -179,11 +179,6 @@ fn is_tensor_engine(op: &Op) -> bool {
 /// NKI operations nkc does not have, with what to write instead: `(note, help)`.
 pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
     Some(match name {
-        "program_id" | "num_programs" | "program_ndim" => (
-            "nkc runs a kernel once: there is no launch grid of program instances",
-            "write the grid as a loop over the instances, `for pid in nl.affine_range(N):`, and index with `pid`",
-        ),
-
         "dma_copy" => (
             "a copy between HBM and SBUF is a statement of its own",
             "write `nisa.dma_copy(dst=..., src=...)` as a statement, or `t = nl.load(src)` / `nl.store(dst, value=t)`",
@@ -289,6 +284,7 @@ fn params(kind: OpKind) -> &'static [Param] {
             ("data", true),
             ("axis", true),
             ("keepdims", false),
+            ("negate", false),
         ],
         OpKind::Range => &[],
         OpKind::Where
@@ -943,8 +939,34 @@ impl Checker<'_> {
             OpKind::TensorTensor => self.tensor_tensor(&slots, span, cx, dest),
             OpKind::TensorReduce => {
                 let rop = self.reduce_op(slots[0]?)?;
-                self.reduce(
-                    rop, false, slots[1]?, slots[2]?, slots[3], &name, span, cx, dest,
+                let negate = match slots[4] {
+                    Some(n) => self.condition(n, "negate")?,
+                    None => false,
+                };
+                if !negate {
+                    return self.reduce(
+                        rop, false, slots[1]?, slots[2]?, slots[3], &name, span, cx, dest,
+                    );
+                }
+                // `negate=True`: the reduction times -1, exact (a sign flip).
+                let r = self.reduce(
+                    rop,
+                    false,
+                    slots[1]?,
+                    slots[2]?,
+                    slots[3],
+                    &name,
+                    span,
+                    cx,
+                    Dest::Temp,
+                )?;
+                self.elementwise(
+                    AluOp::Multiply,
+                    Arg::Tile(r, span.clone()),
+                    Arg::Scalar(-1.0),
+                    span,
+                    cx,
+                    dest,
                 )
             }
             OpKind::Copy => self.unary(Op::Copy, slots[0]?, "`nl.copy`", span, cx, dest),
@@ -1038,8 +1060,10 @@ impl Checker<'_> {
         self.emit(cx, Op::Load, vec![src], res, dest, span)
     }
 
-    /// `nl.matmul(x, y, transpose_x=True)`: the Tensor engine's `x.T @ y`; without
-    /// `transpose_x=True` it is refused.
+    /// `nl.matmul(x, y, transpose_x=True)`: the Tensor engine's `x.T @ y`. Without
+    /// `transpose_x=True` (NKI's default is False) it is `x @ y` with `x[M, K]`, lowered as NKI
+    /// lowers it: `x` transposed on the Tensor engine (into PSUM), copied to SBUF in its own
+    /// dtype, then the matmul; both are exact, so the result is the matmul's.
     fn nl_matmul(
         &mut self,
         slots: &[Option<&Expr>],
@@ -1056,10 +1080,72 @@ impl Checker<'_> {
             }
         }
         if !transposed {
+            return self.matmul_untransposed(slots[0]?, slots[1]?, span, cx, dest);
+        }
+        let (xe, ye) = (slots[0]?, slots[1]?);
+        let x = self.matmul_operand(xe, cx);
+        let y = self.matmul_operand(ye, cx);
+        self.matmul_tiles(x?, y?, xe, ye, span, cx, dest)
+    }
+
+    /// An operand of `nl.matmul`: a tile in SBUF, or in PSUM (a transpose's result), which is
+    /// copied to SBUF first, as NKI's compiler does for `nl.matmul`. (`nisa.nc_matmul` takes
+    /// SBUF operands only.)
+    fn matmul_operand(&mut self, e: &Expr, cx: &mut StmtCtx) -> Option<TileVal> {
+        let x = self.arg(e, cx)?;
+        let (t, s) = self.tile_of_arg(x, &e.span)?;
+        if self.tensor(t.tensor).memory != Memory::Psum {
+            let tt = self.tensor(t.tensor).clone();
+            if tt.memory != Memory::Sbuf {
+                self.error(CheckError::TensorEngineOperand {
+                    tensor: tt.name.clone(),
+                    memory: tt.memory,
+                    at: s,
+                });
+                return None;
+            }
+            return Some(t);
+        }
+        let shape = t.size;
+        self.emit(cx, Op::Copy, vec![t], Res::sbuf(shape), Dest::Temp, &e.span)
+    }
+
+    /// `nl.matmul(x, y)` with `x[M, K]`: `x` transposed to `[K, M]` first (see `nl_matmul`).
+    fn matmul_untransposed(
+        &mut self,
+        xe: &Expr,
+        ye: &Expr,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let x = self.matmul_operand(xe, cx);
+        let y = self.matmul_operand(ye, cx);
+        let (x, y) = (x?, y?);
+        let [m, k] = x.size;
+        if m > PMAX || k > PMAX {
             self.error(CheckError::MatmulNeedsTransposeX { at: span.clone() });
             return None;
         }
-        self.matmul(slots[0]?, slots[1]?, span, cx, dest)
+        if k != y.size[0] {
+            self.error(CheckError::MatmulShape {
+                x: [k, m],
+                y: y.size,
+                x_at: xe.span.clone(),
+                y_at: ye.span.clone(),
+                at: span.clone(),
+            });
+            return None;
+        }
+        let dtype = self.tensor(x.tensor).dtype;
+        let xt = self.transpose_of(x, span, cx, Dest::Temp)?;
+        let res = Res {
+            shape: [k, m],
+            memory: Memory::Sbuf,
+            dtype,
+        };
+        let xt = self.emit(cx, Op::Copy, vec![xt], res, Dest::Temp, span)?;
+        self.matmul_tiles(xt, y, xe, ye, span, cx, dest)
     }
 
     /// A one-operand operation (`nl.exp`, ..., `nl.copy`) of the tile `x_e` into a new SBUF
@@ -1148,6 +1234,21 @@ impl Checker<'_> {
         let x = self.tensor_engine_operand(xe, cx);
         let y = self.tensor_engine_operand(ye, cx);
         let (x, y) = (x?, y?);
+        self.matmul_tiles(x, y, xe, ye, span, cx, dest)
+    }
+
+    /// `x.T @ y` of SBUF tiles `x[K, M]`, `y[K, N]` written at `xe`, `ye`.
+    #[allow(clippy::too_many_arguments)]
+    fn matmul_tiles(
+        &mut self,
+        x: TileVal,
+        y: TileVal,
+        xe: &Expr,
+        ye: &Expr,
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
         let [k, m] = x.size;
         let [k2, n] = y.size;
         if k != k2 {
@@ -1531,11 +1632,8 @@ impl Checker<'_> {
             });
             ok = false;
         } else if dt.kind == TensorKind::Input {
-            self.error(CheckError::StoreIntoParam {
-                tensor: dt.name.clone(),
-                at: dst_e.span.clone(),
-            });
-            ok = false;
+            // out_params.rs: a parameter stored into is an output of the kernel.
+            self.write_param(dst.tensor, &dst_e.span);
         }
         let (mut v, sv) = self.tile_of_arg(val?, &val_e.span)?;
         if self.tensor(v.tensor).memory == Memory::Psum {

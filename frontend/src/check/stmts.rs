@@ -188,8 +188,12 @@ impl Checker<'_> {
         }
         self.unspecialised_note(k);
 
+        // grid.rs: the run's launch grid, as loops around the body.
+        let grid = self.specs.and_then(|s| s.grid.clone());
+        self.open_grid(grid.as_deref(), &k.name.span);
         let mut body = Vec::new();
         let flow = self.exec_block(&k.body, &mut body, false);
+        let body = self.close_grid(body, &k.name.span);
         let mut outputs = Vec::new();
         let broken = k
             .body
@@ -198,7 +202,7 @@ impl Checker<'_> {
         match flow {
             Flow::Return(v, span) => outputs = self.returns(v, &span),
             Flow::Stop => {}
-            _ if self.stopped || broken || !self.missing.is_empty() => {}
+            _ if self.stopped || broken || !self.missing.is_empty() || self.has_out_params() => {}
             _ => self.error(CheckError::NoReturn {
                 kernel: k.name.name.clone(),
                 at: k.name.span.clone(),
@@ -207,6 +211,10 @@ impl Checker<'_> {
         for &t in &outputs {
             self.tensors[t.as_u32() as usize].kind = TensorKind::Output;
         }
+        // out_params.rs: the parameters stored into follow the returned arrays.
+        self.finish_out_params(&body, &mut params, &mut outputs);
+        // psum_banks.rs: no access to a PSUM array of several banks crosses a bank.
+        self.check_psum_banks(&body);
         CheckedKernel {
             name: k.name.name.clone(),
             span: k.span.clone(),

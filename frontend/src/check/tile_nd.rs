@@ -20,8 +20,8 @@
 //! `[partitions, free elements]`.
 //!
 //! Invariants: a tensor in `par` is on chip, has an entry in `Checker::logical`, and its stored
-//! shape is `[dims[par], product of the other dims]`; a PSUM array fits one 2 KiB bank per
-//! partition (nkc's PSUM tiles are one bank each).
+//! shape is `[dims[par], product of the other dims]`; a PSUM array fits the PSUM (8 banks of
+//! 2 KiB per partition), and each access to it stays within one bank (`psum_banks`).
 
 use super::error::CheckError;
 use super::ops::{Dest, OpKind, Res, StmtCtx, MAX_EXTENT};
@@ -30,7 +30,7 @@ use crate::ast::{Expr, ExprKind, Index, Span};
 use crate::codes;
 use penguin::{AffineExpr, DType, Memory, Op, Tensor, TensorKind};
 use std::collections::HashMap;
-use vocab::machine::{PMAX, PSUM_BANK_BYTES};
+use vocab::machine::{PMAX, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES};
 use vocab::Diagnostic;
 
 /// The multi-dimensional views of the kernel being checked.
@@ -227,8 +227,9 @@ impl Checker<'_> {
                 });
                 return None;
             }
+            // psum_banks.rs: an array of several banks, each access within one bank.
             let bytes = free * dtype.size_bytes();
-            if bytes > PSUM_BANK_BYTES {
+            if bytes > PSUM_PARTITION_BYTES {
                 self.error(psum_array_too_large(&dims, par, bytes, &shape_e.span));
                 return None;
             }
@@ -374,13 +375,13 @@ fn psum_array_too_large(dims: &[u64], par: usize, bytes: u64, at: &Span) -> Diag
     Diagnostic::new(
         codes::PSUM_TOO_LARGE,
         format!(
-            "a PSUM array {} takes {bytes} bytes per partition, more than one {PSUM_BANK_BYTES}-byte bank",
+            "a PSUM array {} takes {bytes} bytes per partition, more than the PSUM's {PSUM_PARTITION_BYTES} (8 banks of {PSUM_BANK_BYTES})",
             show_dims(dims, par)
         ),
         at.clone(),
     )
-    .with_label("more than one PSUM bank")
-    .with_note("nkc's PSUM tiles are one bank each; an array of them cannot be indexed by a loop variable")
+    .with_label("larger than the PSUM")
+    .with_note("a PSUM array may span several banks, each access within one bank")
     .with_help("declare one PSUM tile inside the loop that fills it (`t = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)`), and copy each result to an SBUF array")
 }
 
