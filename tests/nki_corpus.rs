@@ -913,6 +913,70 @@ const OPS_CASES: &[Case] = &[
         },
         tol: EXACT,
     },
+    Case {
+        file: "ops_scan.nk",
+        inputs: &[("decay", &[256, 64]), ("inp", &[256, 64])],
+        reference: |m| {
+            let (a, b) = (&m[0], &m[1]);
+            let mut h = Mat::zeros(a.rows, a.cols);
+            let mut leak = Mat::zeros(a.rows, a.cols);
+            for r in 0..a.rows {
+                let (mut acc, mut run) = (0.0, -1.0f64);
+                for c in 0..a.cols {
+                    acc = a.at(r, c) * acc + b.at(r, c);
+                    h.set(r, c, acc);
+                    run = b.at(r, c).max(run) - a.at(r, c);
+                    leak.set(r, c, run);
+                }
+            }
+            vec![h, leak]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "ops_bn_stats.nk",
+        inputs: &[("x_in", &[256, 1024])],
+        reference: |m| {
+            let x = &m[0];
+            let mean = x.rows_map(|row| vec![row.iter().sum::<f64>() / row.len() as f64]);
+            let var = x.rows_map(|row| {
+                let mu = row.iter().sum::<f64>() / row.len() as f64;
+                vec![row.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / row.len() as f64]
+            });
+            let y = x.rows_map(|row| {
+                let mu = row.iter().sum::<f64>() / row.len() as f64;
+                let v = row.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / row.len() as f64;
+                row.iter().map(|x| (x - mu) / (v + 1e-5).sqrt()).collect()
+            });
+            vec![mean, var, y]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "ops_loop_reduce.nk",
+        inputs: &[("a_t", &[256, 128]), ("b", &[256, 512]), ("x_in", &[384, 64])],
+        reference: |m| {
+            let (a_t, b, x) = (&m[0], &m[1], &m[2]);
+            let c = a_t.transpose().matmul(b);
+            let mut mx = Mat::zeros(128, x.cols);
+            for r in 0..128 {
+                for col in 0..x.cols {
+                    let v = (0..x.rows / 128)
+                        .map(|t| x.at(t * 128 + r, col))
+                        .fold(-1e30, f64::max);
+                    mx.set(r, col, v);
+                }
+            }
+            let mut top = Mat::zeros(128, x.cols);
+            for r in 0..128 {
+                for col in 0..x.cols {
+                    top.set(r, col, x.at(r, col));
+                }
+            }
+            vec![c, mx, top.transpose()]
+        },
+        tol: SUMS,
+    },
 ];
 
 #[test]

@@ -53,6 +53,7 @@ mod comptime;
 mod consts;
 mod dst;
 mod elementwise_ops;
+mod scan_stats_ops;
 pub(crate) mod error;
 mod eval_expr;
 mod exec;
