@@ -172,6 +172,11 @@ struct Case {
 
 /// Runs one case: inputs as `.npy` files, `run --check` on the simulator, then the reference.
 fn run_case(case: &Case) {
+    run_case_on(case, PipelineMode::Default);
+}
+
+/// [`run_case`] on one pipeline path.
+fn run_case_on(case: &Case, pipeline: PipelineMode) {
     let dir = common::scratch("nki", case.file.trim_end_matches(".nk"));
     let mut rng = Rng(0x5EED ^ case.file.len() as u64);
     let mut mats = Vec::new();
@@ -194,7 +199,7 @@ fn run_case(case: &Case) {
     let src = Source::read(&path).expect("the corpus file reads");
     let opts = RunOptions {
         engine: Engine::Sim,
-        pipeline: PipelineMode::Default,
+        pipeline,
         inputs,
         check: true,
         ..RunOptions::default()
@@ -978,6 +983,30 @@ const OPS_CASES: &[Case] = &[
         tol: SUMS,
     },
 ];
+
+/// The kernels of the Vector engine's scan and statistics instructions, the loop reduction and
+/// the DMA transpose, on every pipeline path: `ops_scan.nk`'s loop is annotated
+/// (`num_stages=2`), so `default` and `annotated` pipeline it as written, `auto` chooses, and
+/// `emergent` / `none` ignore the annotation; each run is `--check`ed against the interpreter
+/// and compared with the reference.
+#[test]
+fn scan_and_statistics_kernels_run_on_every_pipeline_path() {
+    for file in ["ops_scan.nk", "ops_bn_stats.nk", "ops_loop_reduce.nk"] {
+        let case = OPS_CASES
+            .iter()
+            .find(|c| c.file == file)
+            .expect("the kernel is an ops case");
+        for mode in [
+            PipelineMode::Default,
+            PipelineMode::Annotated,
+            PipelineMode::Emergent,
+            PipelineMode::None,
+            PipelineMode::Auto,
+        ] {
+            run_case_on(case, mode);
+        }
+    }
+}
 
 #[test]
 fn ops_kernels_run_as_written_and_match_their_references() {

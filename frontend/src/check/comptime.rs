@@ -256,6 +256,10 @@ impl Checker<'_> {
                         x - y * (x / y).floor()
                     }
                     BinOp::Pow => x.powf(y),
+                    BinOp::MatMul => {
+                        self.refuse_matmul_operator(&e.span);
+                        return None;
+                    }
                     BinOp::BitAnd | BinOp::BitOr => {
                         self.error(CheckError::AndOfFloat { at: e.span.clone() });
                         return None;

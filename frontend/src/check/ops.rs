@@ -337,6 +337,12 @@ impl Checker<'_> {
             ExprKind::Call { func, args, kwargs } => {
                 self.call(e, func, args, kwargs, cx, dest, outer)
             }
+            ExprKind::Binary {
+                op: BinOp::MatMul, ..
+            } => {
+                self.refuse_matmul_operator(&e.span);
+                None
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 let Some(alu) = tile_alu(*op) else {
                     self.error(CheckError::NotOnTiles {
@@ -1646,6 +1652,11 @@ pub(super) fn tile_alu(op: BinOp) -> Option<AluOp> {
         BinOp::Sub => Some(AluOp::Subtract),
         BinOp::Mul => Some(AluOp::Multiply),
         BinOp::Div => Some(AluOp::Divide),
-        BinOp::FloorDiv | BinOp::Mod | BinOp::BitAnd | BinOp::BitOr | BinOp::Pow => None,
+        BinOp::FloorDiv
+        | BinOp::Mod
+        | BinOp::BitAnd
+        | BinOp::BitOr
+        | BinOp::Pow
+        | BinOp::MatMul => None,
     }
 }
