@@ -959,7 +959,11 @@ const OPS_CASES: &[Case] = &[
     },
     Case {
         file: "ops_loop_reduce.nk",
-        inputs: &[("a_t", &[256, 128]), ("b", &[256, 512]), ("x_in", &[384, 64])],
+        inputs: &[
+            ("a_t", &[256, 128]),
+            ("b", &[256, 512]),
+            ("x_in", &[384, 64]),
+        ],
         reference: |m| {
             let (a_t, b, x) = (&m[0], &m[1], &m[2]);
             let c = a_t.transpose().matmul(b);

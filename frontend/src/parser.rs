@@ -704,7 +704,11 @@ where
                 mul_op.then(unary).repeated(),
                 move |lhs, ((op, op_span), rhs), e| {
                     // An `@` expression's span is its operator's: evaluating it is refused there.
-                    let span = if op == BinOp::MatMul { op_span } else { e.span() };
+                    let span = if op == BinOp::MatMul {
+                        op_span
+                    } else {
+                        e.span()
+                    };
                     binary(op, lhs, rhs, span)
                 },
             )

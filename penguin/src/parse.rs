@@ -605,7 +605,8 @@ impl Parser {
         };
         use ParamTy as T;
         let schema: &[(&str, ParamTy)] = match op_name {
-            "load" | "store" | "transpose" | "copy" | "bn_stats" | "bn_aggr" | "vector_transpose" => &[],
+            "load" | "store" | "transpose" | "copy" | "bn_stats" | "bn_aggr"
+            | "vector_transpose" => &[],
             "tensor_tensor_scan" => &[("op0", T::Alu), ("op1", T::Alu)],
             "matmul" => &[("accumulate", T::Bool)],
             "tensor_tensor" => &[("op", T::Alu)],

@@ -19,7 +19,14 @@ pub const BN_AGGR_WIDTH: usize = 2;
 /// `out[i] = op1(op0(d0[i], out[i - 1]), d1[i])`, each step rounded to float32 (NKI's
 /// definition: `data0` is `op0`'s left operand, the running value its right one). Requires
 /// `d0.len() == d1.len() == out.len()`.
-pub fn tensor_tensor_scan(op0: AluOp, op1: AluOp, initial: f32, d0: &[f32], d1: &[f32], out: &mut [f32]) {
+pub fn tensor_tensor_scan(
+    op0: AluOp,
+    op1: AluOp,
+    initial: f32,
+    d0: &[f32],
+    d1: &[f32],
+    out: &mut [f32],
+) {
     let mut acc = initial;
     for ((o, &a), &b) in out.iter_mut().zip(d0).zip(d1) {
         acc = op1.apply(op0.apply(a, acc), b);
@@ -93,7 +100,14 @@ mod tests {
         // 2*1+1 = 3; 3*3+1 = 10; 0.5*10+4 = 9
         assert_eq!(out, [3.0, 10.0, 9.0]);
         // op0's left operand is data0: 5 - 0 = 5, then 5 - 1 = 4 ... (subtract is not symmetric)
-        tensor_tensor_scan(AluOp::Subtract, AluOp::Add, 0.0, &[5.0, 7.0], &[0.0, 0.0], &mut out[..2]);
+        tensor_tensor_scan(
+            AluOp::Subtract,
+            AluOp::Add,
+            0.0,
+            &[5.0, 7.0],
+            &[0.0, 0.0],
+            &mut out[..2],
+        );
         assert_eq!(&out[..2], &[5.0, 2.0]);
     }
 
@@ -106,7 +120,10 @@ mod tests {
         let [mean, var] = bn_aggr(&s);
         let m = row.iter().sum::<f32>() / 5.0;
         let v = row.iter().map(|x| (x - m) * (x - m)).sum::<f32>() / 5.0;
-        assert!((mean - m).abs() < 1e-5 && (var - v).abs() < 1e-4, "{mean} {var} {m} {v}");
+        assert!(
+            (mean - m).abs() < 1e-5 && (var - v).abs() < 1e-4,
+            "{mean} {var} {m} {v}"
+        );
         assert_eq!(bn_stats(&[4.0]), [1.0, 4.0, 0.0, 0.0, 0.0, 0.0]);
         assert_eq!(bn_aggr(&[0.0; 6]), [0.0, 0.0]);
     }

@@ -53,7 +53,6 @@ mod comptime;
 mod consts;
 mod dst;
 mod elementwise_ops;
-mod scan_stats_ops;
 pub(crate) mod error;
 mod eval_expr;
 mod exec;
@@ -61,6 +60,7 @@ mod functions;
 mod nd;
 mod nisa;
 mod ops;
+mod scan_stats_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 mod pyvalue;
 mod reshape;

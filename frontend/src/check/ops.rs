@@ -20,8 +20,8 @@
 
 use super::calls::{KwSite, Param};
 use super::elementwise_ops::{self, Fill};
-use super::scan_stats_ops;
 use super::error::{matmul_excess, CheckError};
+use super::scan_stats_ops;
 use super::stmts::Class;
 use super::{CInst, CTensor, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
@@ -174,9 +174,7 @@ fn nisa_op(name: &str) -> Option<OpKind> {
         "scalar_tensor_tensor" => OpKind::TensorScalar,
         // A DMA whose access pattern transposes: `nl.load_transpose2d`'s meaning.
         "dma_transpose" => OpKind::LoadTranspose,
-        _ => {
-            return elementwise_ops::nisa_extra(name).or_else(|| scan_stats_ops::nisa_ops(name))
-        }
+        _ => return elementwise_ops::nisa_extra(name).or_else(|| scan_stats_ops::nisa_ops(name)),
     })
 }
 
@@ -317,9 +315,7 @@ fn params(kind: OpKind) -> &'static [Param] {
         | OpKind::BnStats
         | OpKind::BnAggr
         | OpKind::LoopReduce
-        | OpKind::VectorTranspose => {
-            scan_stats_ops::params(kind)
-        }
+        | OpKind::VectorTranspose => scan_stats_ops::params(kind),
     }
 }
 
@@ -993,12 +989,10 @@ impl Checker<'_> {
             | OpKind::Iota
             | OpKind::AffineSelect => self.extra_op(kind, &name, &slots, span, cx, dest),
             OpKind::TensorTensorScan
-        | OpKind::BnStats
-        | OpKind::BnAggr
-        | OpKind::LoopReduce
-        | OpKind::VectorTranspose => {
-                self.scan_stats_op(kind, &slots, span, cx, dest)
-            }
+            | OpKind::BnStats
+            | OpKind::BnAggr
+            | OpKind::LoopReduce
+            | OpKind::VectorTranspose => self.scan_stats_op(kind, &slots, span, cx, dest),
             OpKind::Store | OpKind::Range => None,
         }
     }

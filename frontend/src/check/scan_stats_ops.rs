@@ -240,7 +240,14 @@ impl Checker<'_> {
             return None;
         }
         let shape = [x.size[1], x.size[0]];
-        self.emit(cx, Op::VectorTranspose, vec![x], Res::sbuf(shape), dest, span)
+        self.emit(
+            cx,
+            Op::VectorTranspose,
+            vec![x],
+            Res::sbuf(shape),
+            dest,
+            span,
+        )
     }
 
     /// `dst[...] = nl.loop_reduce(x, op, loop_indices)`: `dst = dst op x` (a `tensor_tensor`).
