@@ -986,6 +986,16 @@ const OPS_CASES: &[Case] = &[
         },
         tol: SUMS,
     },
+    Case {
+        file: "ops_nisa_names.nk",
+        inputs: &[("x_in", &[256, 64])],
+        reference: |m| {
+            let x = &m[0];
+            let neg_max = x.rows_map(|row| vec![-row.iter().cloned().fold(f64::MIN, f64::max)]);
+            vec![x.clone(), neg_max, x.map(|v| 1.0 / (v.abs() + 1.0))]
+        },
+        tol: EXACT,
+    },
 ];
 
 /// The kernels of the Vector engine's scan and statistics instructions, the loop reduction and

@@ -933,7 +933,7 @@ impl<'a> Verifier<'a> {
                         show(d)
                     ));
                 }
-                if s[0][1] % 3 != 0 {
+                if !s[0][1].is_multiple_of(3) {
                     errs.push(format!(
                         "bn_aggr reads {}, whose free size is not a multiple of 3 (count, mean, variance * count)",
                         show(s[0])

@@ -370,7 +370,7 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
             }
             let limit_ok = match op {
                 Op::BnStats { .. } => src.free_elems() <= vocab::machine::BN_STATS_FMAX,
-                _ => src.free_elems() % 3 == 0,
+                _ => src.free_elems().is_multiple_of(3),
             };
             if !limit_ok {
                 return Err(format!(

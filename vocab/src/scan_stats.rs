@@ -78,7 +78,7 @@ pub fn bn_aggr(row: &[f32]) -> [f32; BN_AGGR_WIDTH] {
         }
         let total = n + nb;
         let delta = mb - mean;
-        mean = mean + delta * (nb / total);
+        mean += delta * (nb / total);
         m2 = m2 + m2b + delta * delta * (n * nb / total);
         n = total;
     }

@@ -131,6 +131,10 @@ pub(super) enum OpKind {
     LoopReduce,
     /// `nisa.nc_transpose(x, engine=nisa.vector_engine)`.
     VectorTranspose,
+    /// `nisa.tensor_copy(src)`: `nl.copy` under NKI's `nisa` parameter name.
+    TensorCopy,
+    /// `nisa.reciprocal(data)`: `nl.reciprocal` under NKI's `nisa` parameter name.
+    NisaReciprocal,
 }
 
 fn nl_op(name: &str) -> Option<OpKind> {
@@ -165,8 +169,8 @@ fn nisa_op(name: &str) -> Option<OpKind> {
         "nc_matmul" => OpKind::NcMatmul,
         "nc_transpose" => OpKind::NcTranspose,
         "activation" => OpKind::Activation,
-        "tensor_copy" => OpKind::Copy,
-        "reciprocal" => OpKind::Act(ActFunc::Reciprocal),
+        "tensor_copy" => OpKind::TensorCopy,
+        "reciprocal" => OpKind::NisaReciprocal,
         "tensor_scalar" => OpKind::TensorScalar,
         "tensor_tensor" => OpKind::TensorTensor,
         "tensor_reduce" => OpKind::TensorReduce,
@@ -274,6 +278,8 @@ fn params(kind: OpKind) -> &'static [Param] {
         ],
         OpKind::Alu(_) => &[("x", true), ("y", true)],
         OpKind::Act(_) | OpKind::Copy => &[("x", true)],
+        OpKind::TensorCopy => &[("src", true)],
+        OpKind::NisaReciprocal => &[("data", true)],
         OpKind::Reduce(_) | OpKind::Mean => &[("x", true), ("axis", true), ("keepdims", false)],
         OpKind::Zeros | OpKind::Ndarray => &[("shape", true), ("dtype", true), ("buffer", false)],
         OpKind::Full => &[
@@ -298,6 +304,7 @@ fn params(kind: OpKind) -> &'static [Param] {
             ("op", true),
             ("data", true),
             ("axis", true),
+            ("negate", false),
             ("keepdims", false),
         ],
         OpKind::Range => &[],
@@ -972,11 +979,31 @@ impl Checker<'_> {
             OpKind::TensorTensor => self.tensor_tensor(&slots, span, cx, dest),
             OpKind::TensorReduce => {
                 let rop = self.reduce_op(slots[0]?)?;
-                self.reduce(
-                    rop, false, slots[1]?, slots[2]?, slots[3], &name, span, cx, dest,
-                )
+                // `negate=True`: the reduction, then times -1 (exact).
+                let negate = match slots[3] {
+                    Some(n) => self.condition(n, "negate")?,
+                    None => false,
+                };
+                let (x, axis, keep) = (slots[1]?, slots[2]?, slots[4]);
+                if !negate {
+                    return self.reduce(rop, false, x, axis, keep, &name, span, cx, dest);
+                }
+                let r = self.reduce(rop, false, x, axis, keep, &name, span, cx, Dest::Temp)?;
+                let r = Arg::Tile(r, span.clone());
+                self.elementwise(AluOp::Multiply, r, Arg::Scalar(-1.0), span, cx, dest)
             }
             OpKind::Copy => self.unary(Op::Copy, slots[0]?, "`nl.copy`", span, cx, dest),
+            OpKind::TensorCopy => {
+                self.unary(Op::Copy, slots[0]?, "`nisa.tensor_copy`", span, cx, dest)
+            }
+            OpKind::NisaReciprocal => {
+                let op = Op::Activation {
+                    func: ActFunc::Reciprocal,
+                    scale: Scale::Imm(1.0),
+                    bias: false,
+                };
+                self.unary(op, slots[0]?, "`nisa.reciprocal`", span, cx, dest)
+            }
             OpKind::Zeros | OpKind::Ndarray | OpKind::Full | OpKind::Ones | OpKind::NisaMemset => {
                 self.alloc(kind, &name, &slots, span, cx, dest)
             }

@@ -195,7 +195,7 @@ impl Checker<'_> {
         dest: Dest,
     ) -> Option<TileVal> {
         let x = self.compute_tile(x_e, cx, "`nisa.bn_aggr`")?;
-        if x.size[1] % 3 != 0 {
+        if !x.size[1].is_multiple_of(3) {
             self.scan_shape_error(
                 format!(
                     "`nisa.bn_aggr` of {:?}: the free size must be a multiple of 3 \
