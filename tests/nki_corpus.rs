@@ -172,6 +172,11 @@ struct Case {
 
 /// Runs one case: inputs as `.npy` files, `run --check` on the simulator, then the reference.
 fn run_case(case: &Case) {
+    run_case_on(case, PipelineMode::Default);
+}
+
+/// [`run_case`] on one pipeline path.
+fn run_case_on(case: &Case, pipeline: PipelineMode) {
     let dir = common::scratch("nki", case.file.trim_end_matches(".nk"));
     let mut rng = Rng(0x5EED ^ case.file.len() as u64);
     let mut mats = Vec::new();
@@ -200,7 +205,7 @@ fn run_case(case: &Case) {
         .map(|g| nkc::driver::parse_grid(g.trim()).expect("a grid AxB").0);
     let mut opts = RunOptions {
         engine: Engine::Sim,
-        pipeline: PipelineMode::Default,
+        pipeline,
         inputs,
         check: true,
         ..RunOptions::default()
@@ -1018,7 +1023,109 @@ const OPS_CASES: &[Case] = &[
         },
         tol: EXACT,
     },
+    Case {
+        file: "ops_scan.nk",
+        inputs: &[("decay", &[256, 64]), ("inp", &[256, 64])],
+        reference: |m| {
+            let (a, b) = (&m[0], &m[1]);
+            let mut h = Mat::zeros(a.rows, a.cols);
+            let mut leak = Mat::zeros(a.rows, a.cols);
+            for r in 0..a.rows {
+                let (mut acc, mut run) = (0.0, -1.0f64);
+                for c in 0..a.cols {
+                    acc = a.at(r, c) * acc + b.at(r, c);
+                    h.set(r, c, acc);
+                    run = b.at(r, c).max(run) - a.at(r, c);
+                    leak.set(r, c, run);
+                }
+            }
+            vec![h, leak]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "ops_bn_stats.nk",
+        inputs: &[("x_in", &[256, 1024])],
+        reference: |m| {
+            let x = &m[0];
+            let mean = x.rows_map(|row| vec![row.iter().sum::<f64>() / row.len() as f64]);
+            let var = x.rows_map(|row| {
+                let mu = row.iter().sum::<f64>() / row.len() as f64;
+                vec![row.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / row.len() as f64]
+            });
+            let y = x.rows_map(|row| {
+                let mu = row.iter().sum::<f64>() / row.len() as f64;
+                let v = row.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / row.len() as f64;
+                row.iter().map(|x| (x - mu) / (v + 1e-5).sqrt()).collect()
+            });
+            vec![mean, var, y]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "ops_loop_reduce.nk",
+        inputs: &[
+            ("a_t", &[256, 128]),
+            ("b", &[256, 512]),
+            ("x_in", &[384, 64]),
+        ],
+        reference: |m| {
+            let (a_t, b, x) = (&m[0], &m[1], &m[2]);
+            let c = a_t.transpose().matmul(b);
+            let mut mx = Mat::zeros(128, x.cols);
+            for r in 0..128 {
+                for col in 0..x.cols {
+                    let v = (0..x.rows / 128)
+                        .map(|t| x.at(t * 128 + r, col))
+                        .fold(-1e30, f64::max);
+                    mx.set(r, col, v);
+                }
+            }
+            let mut top = Mat::zeros(128, x.cols);
+            for r in 0..128 {
+                for col in 0..x.cols {
+                    top.set(r, col, x.at(r, col));
+                }
+            }
+            vec![c, mx, top.transpose()]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "ops_nisa_names.nk",
+        inputs: &[("x_in", &[256, 64])],
+        reference: |m| {
+            let x = &m[0];
+            let neg_max = x.rows_map(|row| vec![-row.iter().cloned().fold(f64::MIN, f64::max)]);
+            vec![x.clone(), neg_max, x.map(|v| 1.0 / (v.abs() + 1.0))]
+        },
+        tol: EXACT,
+    },
 ];
+
+/// The kernels of the Vector engine's scan and statistics instructions, the loop reduction and
+/// the DMA transpose, on every pipeline path: `ops_scan.nk`'s loop is annotated
+/// (`num_stages=2`), so `default` and `annotated` pipeline it as written, `auto` chooses, and
+/// `emergent` / `none` ignore the annotation; each run is `--check`ed against the interpreter
+/// and compared with the reference.
+#[test]
+fn scan_and_statistics_kernels_run_on_every_pipeline_path() {
+    for file in ["ops_scan.nk", "ops_bn_stats.nk", "ops_loop_reduce.nk"] {
+        let case = OPS_CASES
+            .iter()
+            .find(|c| c.file == file)
+            .expect("the kernel is an ops case");
+        for mode in [
+            PipelineMode::Default,
+            PipelineMode::Annotated,
+            PipelineMode::Emergent,
+            PipelineMode::None,
+            PipelineMode::Auto,
+        ] {
+            run_case_on(case, mode);
+        }
+    }
+}
 
 #[test]
 fn ops_kernels_run_as_written_and_match_their_references() {

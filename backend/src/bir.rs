@@ -254,7 +254,7 @@ pub fn tile_bytes(func: &Function, tile: &Operand) -> u64 {
 pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand]) -> u64 {
     let free = |o: &Operand| o.access.size.iter().skip(1).product::<u64>().max(1);
     let n = match op {
-        Op::Reduce { .. } => srcs.first().map_or(1, free),
+        Op::Reduce { .. } | Op::BnStats | Op::BnAggr => srcs.first().map_or(1, free),
         _ => free(dst),
     };
     match (engine, op) {
@@ -270,6 +270,8 @@ pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand])
             machine::matmul_cycles(runtime_sim::isa::DType::F32, m, n)
         }
         (_, Op::TensorTensor { .. }) => machine::tensor_tensor_cycles(n, false),
+        (_, Op::TensorTensorScan { .. }) => machine::scan_cycles(n, false),
+        (_, Op::BnStats | Op::BnAggr) => machine::bn_cycles(n),
         _ => machine::vector_cycles(n),
     }
 }

@@ -504,6 +504,8 @@ impl Parser {
                 ("bias", ParamTy::Bool),
             ],
             "reduce" => &[("op", ParamTy::Reduce)],
+            "tensor_tensor_scan" => &[("op0", ParamTy::Alu), ("op1", ParamTy::Alu)],
+            "bn_stats" | "bn_aggr" | "vector_transpose" => &[],
             "memset" => &[("value", ParamTy::Float)],
             "iota" => &[
                 ("base", ParamTy::Float),
@@ -574,6 +576,13 @@ impl Parser {
             ("store", []) => Op::Store,
             ("transpose", []) => Op::Transpose,
             ("copy", []) => Op::Copy,
+            ("bn_stats", []) => Op::BnStats,
+            ("bn_aggr", []) => Op::BnAggr,
+            ("vector_transpose", []) => Op::VectorTranspose,
+            ("tensor_tensor_scan", [V::Alu(op0), V::Alu(op1)]) => Op::TensorTensorScan {
+                op0: *op0,
+                op1: *op1,
+            },
             // Every key was filled above with a value of its schema's type.
             _ => return self.err_at(op_tok, format!("malformed parameters of `{op_name}`")),
         })

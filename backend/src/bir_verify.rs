@@ -312,6 +312,10 @@ impl Verifier<'_> {
             | Op::TensorScalar { .. }
             | Op::Activation { .. }
             | Op::Reduce { .. }
+            | Op::TensorTensorScan { .. }
+            | Op::BnStats
+            | Op::BnAggr
+            | Op::VectorTranspose
             | Op::Copy => (&[Sbuf], &[Sbuf, Psum]),
         };
         let operands = std::iter::once(("destination".to_string(), &bi.dst, dst_ok, "writes"))
@@ -429,6 +433,9 @@ pub fn engine_runs(engine: Engine, op: &Op) -> bool {
         }
         // The machine reduces on `dve` only (`runtime_sim::validate::engines_of`).
         Op::Reduce { .. } => engine == Dve,
+        Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => {
+            engine == Dve
+        }
         Op::Copy => matches!(engine, Dve | Act | Pool),
     }
 }
@@ -439,7 +446,11 @@ fn runs_on(op: &Op) -> &'static str {
         Op::Matmul { .. } | Op::Transpose => "`pe`",
         Op::Activation { .. } => "`act`",
         Op::Copy => "`dve`, `act` or `pool`",
-        Op::Reduce { .. } => "`dve`",
+        Op::Reduce { .. }
+        | Op::TensorTensorScan { .. }
+        | Op::BnStats
+        | Op::BnAggr
+        | Op::VectorTranspose => "`dve`",
         _ => "`dve` or `pool`",
     }
 }

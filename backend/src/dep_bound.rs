@@ -474,12 +474,14 @@ pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
         .iter()
         .any(|o| func.tensors[o.tensor].memory == Memory::Psum);
     let n = match d.op {
-        Op::Reduce { .. } => d.srcs.first().map_or(1, free),
+        Op::Reduce { .. } | Op::BnStats | Op::BnAggr => d.srcs.first().map_or(1, free),
         _ => free(&d.dst),
     };
     let vector = match d.op {
         Op::TensorTensor { .. } => machine::tensor_tensor_cycles(n, psum_input),
+        Op::TensorTensorScan { .. } => machine::scan_cycles(n, psum_input),
         Op::Reduce { .. } => machine::reduce_cycles(n),
+        Op::BnStats | Op::BnAggr => machine::bn_cycles(n),
         _ => machine::vector_cycles(n),
     };
     match d.engine {

@@ -467,6 +467,44 @@ impl Emit<'_> {
                     vec![d.foot, s.foot],
                 )
             }
+            pir::Op::TensorTensorScan { op0, op1 } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let a = self.tile(i, &bi.srcs[0], false)?;
+                let b = self.tile(i, &bi.srcs[1], false)?;
+                let init = self.tile(i, &bi.srcs[2], false)?;
+                (
+                    Op::TensorTensorScan {
+                        op0: *op0,
+                        op1: *op1,
+                        dst: d.ap,
+                        a: a.ap,
+                        b: b.ap,
+                        init: init.ap,
+                    },
+                    vec![d.foot, a.foot, b.foot, init.foot],
+                )
+            }
+            pir::Op::VectorTranspose => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::VectorTranspose {
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::BnStats | pir::Op::BnAggr => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                let (dst, src) = (d.ap, s.ap);
+                let op = match bi.op {
+                    pir::Op::BnStats => Op::BnStats { dst, src },
+                    _ => Op::BnAggr { dst, src },
+                };
+                (op, vec![d.foot, s.foot])
+            }
             pir::Op::Copy => {
                 let d = self.tile(i, &bi.dst, true)?;
                 let s = self.tile(i, &bi.srcs[0], false)?;

@@ -333,6 +333,9 @@ pub enum BinOp {
     BitOr,
     /// `**`
     Pow,
+    /// `@`: parsed so that the Python beside a kernel (a driver's `A.T @ B`) parses; evaluating
+    /// it is a diagnostic (E0016). The span of an `@` expression is its operator's.
+    MatMul,
 }
 
 impl BinOp {
@@ -347,6 +350,7 @@ impl BinOp {
             BinOp::BitAnd => "&",
             BinOp::BitOr => "|",
             BinOp::Pow => "**",
+            BinOp::MatMul => "@",
         }
     }
 }

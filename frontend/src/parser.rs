@@ -694,13 +694,24 @@ where
             Token::Slash => BinOp::Div,
             Token::DoubleSlash => BinOp::FloorDiv,
             Token::Percent => BinOp::Mod,
+            Token::At => BinOp::MatMul,
         }
+        .map_with(|op, e| (op, e.span()))
         .labelled(L_OPERATOR);
         let product = unary
             .clone()
-            .foldl_with(mul_op.then(unary).repeated(), move |lhs, (op, rhs), e| {
-                binary(op, lhs, rhs, e.span())
-            })
+            .foldl_with(
+                mul_op.then(unary).repeated(),
+                move |lhs, ((op, op_span), rhs), e| {
+                    // An `@` expression's span is its operator's: evaluating it is refused there.
+                    let span = if op == BinOp::MatMul {
+                        op_span
+                    } else {
+                        e.span()
+                    };
+                    binary(op, lhs, rhs, span)
+                },
+            )
             .boxed();
         let add_op = select! {
             Token::Plus => BinOp::Add,

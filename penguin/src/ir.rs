@@ -318,6 +318,19 @@ pub enum Op {
     /// `dst[p][f] = base + p * pstep + f * fstep` ([`vocab::iota`]); no source. SBUF only (it
     /// runs on GpSimd by default, which cannot reach PSUM).
     Iota { base: f32, pstep: f32, fstep: f32 },
+    /// `dst[P, F] = scan(src0[P, F], src1[P, F], src2[P, 1])` along the free axis
+    /// ([`vocab::tensor_tensor_scan`]): `dst[p][0] = op1(op0(src0[p][0], src2[p]), src1[p][0])`,
+    /// then `dst[p][i] = op1(op0(src0[p][i], dst[p][i - 1]), src1[p][i])`. Vector engine only.
+    TensorTensorScan { op0: AluOp, op1: AluOp },
+    /// `dst[P, 6] = bn_stats(src0[P, F])` ([`vocab::bn_stats`]), `F` at most 512. Vector engine.
+    BnStats,
+    /// `dst[P, 2] = bn_aggr(src0[P, 3k])` ([`vocab::bn_aggr`]): the mean and the variance.
+    /// Vector engine.
+    BnAggr,
+    /// `dst[F, P] (SBUF) = src0[P, F]ᵀ` on the Vector engine, both sides at most
+    /// [`vocab::machine::DVE_TRANSPOSE_MAX`] (one 32 × 32 block; `nisa.nc_transpose(...,
+    /// engine=nisa.vector_engine)`).
+    VectorTranspose,
 }
 
 impl Op {
@@ -335,6 +348,10 @@ impl Op {
             Op::Copy => "copy",
             Op::Memset { .. } => "memset",
             Op::Iota { .. } => "iota",
+            Op::TensorTensorScan { .. } => "tensor_tensor_scan",
+            Op::BnStats => "bn_stats",
+            Op::BnAggr => "bn_aggr",
+            Op::VectorTranspose => "vector_transpose",
         }
     }
 
@@ -343,8 +360,10 @@ impl Op {
         match self {
             Op::Memset { .. } | Op::Iota { .. } => 0,
             Op::Load | Op::Store | Op::Transpose | Op::Copy => 1,
-            Op::TensorScalar { .. } | Op::Reduce { .. } => 1,
+            Op::TensorScalar { .. } | Op::Reduce { .. } | Op::BnStats | Op::BnAggr => 1,
+            Op::VectorTranspose => 1,
             Op::Matmul { .. } | Op::TensorTensor { .. } => 2,
+            Op::TensorTensorScan { .. } => 3,
             Op::Activation { scale, bias, .. } => {
                 1 + usize::from(*scale == Scale::Tile) + usize::from(*bias)
             }
@@ -359,7 +378,11 @@ impl Op {
             Op::TensorTensor { .. }
             | Op::TensorScalar { .. }
             | Op::Reduce { .. }
-            | Op::Memset { .. } => EngineClass::Vector,
+            | Op::Memset { .. }
+            | Op::TensorTensorScan { .. }
+            | Op::BnStats
+            | Op::BnAggr
+            | Op::VectorTranspose => EngineClass::Vector,
             Op::Activation { .. } => EngineClass::Scalar,
             Op::Iota { .. } => EngineClass::GpSimd,
             Op::Copy => EngineClass::Any,

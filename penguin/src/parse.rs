@@ -616,7 +616,9 @@ impl Parser {
         };
         use ParamTy as T;
         let schema: &[(&str, ParamTy)] = match op_name {
-            "load" | "store" | "transpose" | "copy" => &[],
+            "load" | "store" | "transpose" | "copy" | "bn_stats" | "bn_aggr"
+            | "vector_transpose" => &[],
+            "tensor_tensor_scan" => &[("op0", T::Alu), ("op1", T::Alu)],
             "matmul" => &[("accumulate", T::Bool)],
             "tensor_tensor" => &[("op", T::Alu)],
             "tensor_scalar" => &[("op", T::Alu), ("imm", T::Float), ("reverse", T::Bool)],
@@ -811,6 +813,13 @@ fn build_op(name: &str, vals: &[ParamVal]) -> Op {
         ("store", []) => Op::Store,
         ("transpose", []) => Op::Transpose,
         ("copy", []) => Op::Copy,
+        ("bn_stats", []) => Op::BnStats,
+        ("bn_aggr", []) => Op::BnAggr,
+        ("vector_transpose", []) => Op::VectorTranspose,
+        ("tensor_tensor_scan", [V::Alu(op0), V::Alu(op1)]) => Op::TensorTensorScan {
+            op0: *op0,
+            op1: *op1,
+        },
         _ => unreachable!("the parameters of `{name}` were checked against its schema"),
     }
 }

@@ -756,6 +756,10 @@ impl<'a> Verifier<'a> {
             | Op::TensorScalar { .. }
             | Op::Activation { .. }
             | Op::Reduce { .. }
+            | Op::TensorTensorScan { .. }
+            | Op::BnStats
+            | Op::BnAggr
+            | Op::VectorTranspose
             | Op::Copy => (&[Sbuf], &[Sbuf, Psum]),
         };
         let operands = std::iter::once(("destination".to_string(), dst, dst_ok, "writes")).chain(
@@ -905,6 +909,77 @@ impl<'a> Verifier<'a> {
                     ));
                 }
             }
+            Op::TensorTensorScan { .. } => {
+                for (k, &x) in s.iter().take(2).enumerate() {
+                    if x != d {
+                        errs.push(format!(
+                            "scan source {k} is {} but the destination is {}; a scan keeps the shape",
+                            show(x),
+                            show(d)
+                        ));
+                    }
+                }
+                if s[2] != col {
+                    errs.push(format!(
+                        "the scan's initial value (source 2) is {} but must be [{}, 1]",
+                        show(s[2]),
+                        d[0]
+                    ));
+                }
+            }
+            Op::VectorTranspose => {
+                let max = vocab::machine::DVE_TRANSPOSE_MAX;
+                if d != [s[0][1], s[0][0]] {
+                    errs.push(format!(
+                        "vector_transpose of {} gives [{}, {}], but the destination is {}",
+                        show(s[0]),
+                        s[0][1],
+                        s[0][0],
+                        show(d)
+                    ));
+                }
+                if s[0][0] > max || s[0][1] > max {
+                    errs.push(format!(
+                        "vector_transpose of {}: the Vector engine transposes at most [{max}, {max}]",
+                        show(s[0])
+                    ));
+                }
+            }
+            Op::BnStats => {
+                let want = [s[0][0], vocab::BN_STATS_WIDTH as u64];
+                if d != want {
+                    errs.push(format!(
+                        "bn_stats of {} gives {}, but the destination is {}",
+                        show(s[0]),
+                        show(want),
+                        show(d)
+                    ));
+                }
+                if s[0][1] > vocab::machine::BN_STATS_FMAX {
+                    errs.push(format!(
+                        "bn_stats reads {} but at most {} elements per partition",
+                        show(s[0]),
+                        vocab::machine::BN_STATS_FMAX
+                    ));
+                }
+            }
+            Op::BnAggr => {
+                let want = [s[0][0], vocab::BN_AGGR_WIDTH as u64];
+                if d != want {
+                    errs.push(format!(
+                        "bn_aggr of {} gives {}, but the destination is {}",
+                        show(s[0]),
+                        show(want),
+                        show(d)
+                    ));
+                }
+                if !s[0][1].is_multiple_of(3) {
+                    errs.push(format!(
+                        "bn_aggr reads {}, whose free size is not a multiple of 3 (count, mean, variance * count)",
+                        show(s[0])
+                    ));
+                }
+            }
             Op::Memset { .. } | Op::Iota { .. } => {}
         }
         for m in errs {
@@ -925,6 +1000,10 @@ fn engine_runs(engine: EngineClass, op: &Op) -> bool {
         }
         // The machine reduces on the Vector engine only (`runtime_sim::validate::engines_of`).
         Op::Reduce { .. } => engine == Vector,
+        // Sequential along the free axis: the Vector engine's (MACHINE.md cost table).
+        Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => {
+            engine == Vector
+        }
         Op::Copy => matches!(engine, Any | Vector | Scalar | GpSimd),
     }
 }

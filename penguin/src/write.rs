@@ -147,7 +147,11 @@ pub fn write_op(out: &mut dyn Write, inst: &InstData) -> fmt::Result {
 /// any (the BIR text form writes them the same way).
 pub fn write_op_params(out: &mut dyn Write, op: &Op) -> fmt::Result {
     match op {
-        Op::Load | Op::Store | Op::Transpose | Op::Copy => Ok(()),
+        Op::Load | Op::Store | Op::Transpose | Op::Copy | Op::BnStats | Op::BnAggr => Ok(()),
+        Op::VectorTranspose => Ok(()),
+        Op::TensorTensorScan { op0, op1 } => {
+            write!(out, "(op0={}, op1={})", op0.name(), op1.name())
+        }
         Op::Matmul { accumulate } => write!(out, "(accumulate={accumulate})"),
         Op::TensorTensor { op } => write!(out, "(op={})", op.name()),
         Op::TensorScalar { op, imm, reverse } => {

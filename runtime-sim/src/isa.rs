@@ -263,6 +263,23 @@ pub enum Op {
         pstep: f32,
         fstep: f32,
     },
+    /// `dst[P, F] = scan(a[P, F], b[P, F], init[P, 1])` along the free axis (dve):
+    /// `dst[p][i] = op1(op0(a[p][i], prev), b[p][i])` with `prev` the previous result, `init[p]`
+    /// before the first ([`vocab::tensor_tensor_scan`]).
+    TensorTensorScan {
+        op0: AluOp,
+        op1: AluOp,
+        dst: Ap,
+        a: Ap,
+        b: Ap,
+        init: Ap,
+    },
+    /// `dst[P, 6] = bn_stats(src[P, F])` (dve; [`vocab::bn_stats`]).
+    BnStats { dst: Ap, src: Ap },
+    /// `dst[P, 2] = bn_aggr(src[P, 3k])`: mean and variance (dve; [`vocab::bn_aggr`]).
+    BnAggr { dst: Ap, src: Ap },
+    /// `dst[F, P] (SBUF) = src[P, F]ᵀ` with `P` and `F` at most 32 (dve).
+    VectorTranspose { dst: Ap, src: Ap },
     /// A DMA transfer on `queue` between HBM and SBUF (sp). Elements pair up in row-major order of
     /// both sides (partition outermost on the tile side). Transfers of one queue complete in
     /// issue order; predicated off, it moves nothing but signals in that order (see [`Cmp`]).
@@ -290,6 +307,10 @@ impl Op {
             Op::Copy { .. } => "copy",
             Op::Memset { .. } => "memset",
             Op::Iota { .. } => "iota",
+            Op::TensorTensorScan { .. } => "tensor_tensor_scan",
+            Op::BnStats { .. } => "bn_stats",
+            Op::BnAggr { .. } => "bn_aggr",
+            Op::VectorTranspose { .. } => "vector_transpose",
             Op::Dma { .. } => "dma",
             Op::Signal { .. } => "signal",
             Op::Wait { .. } => "wait",

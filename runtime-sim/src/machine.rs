@@ -150,6 +150,19 @@ pub fn reduce_cycles(n: u64) -> u64 {
     n.max(MIN_II).saturating_add(ACCESS_FIXED)
 }
 
+/// `tensor_tensor_scan` on the Vector engine over `n` elements per partition: the rate of a
+/// `tensor_tensor` (two inputs streamed once; the running value stays in the ALU), so
+/// `max(MIN_II, 2N)`, or `max(MIN_II, N)` when one input is in PSUM.
+pub fn scan_cycles(n: u64, one_input_in_psum: bool) -> u64 {
+    tensor_tensor_cycles(n, one_input_in_psum)
+}
+
+/// `bn_stats` / `bn_aggr` on the Vector engine over `n` input elements per partition: one pass
+/// over the input like a reduction, `max(MIN_II, N)`.
+pub fn bn_cycles(n: u64) -> u64 {
+    reduce_cycles(n)
+}
+
 /// Any GpSimd instruction over `n` output elements per partition: `150 + N`, plus the access.
 pub fn pool_cycles(n: u64) -> u64 {
     n.saturating_add(POOL_FIXED + ACCESS_FIXED)
@@ -198,7 +211,13 @@ pub fn op_cycles(engine: Engine, op: &crate::isa::Op) -> u64 {
             vector_cycles(n_of(dst))
         }
         Op::Iota { dst, .. } => vector_cycles(n_of(dst)),
+        // A 32 x 32 block moved through the Vector engine at a copy's rate.
+        Op::VectorTranspose { dst, .. } => vector_cycles(n_of(dst)),
         Op::Reduce { src, .. } => reduce_cycles(n_of(src)),
+        Op::TensorTensorScan { dst, a, b, .. } => {
+            scan_cycles(n_of(dst), a.mem == Mem::Psum || b.mem == Mem::Psum)
+        }
+        Op::BnStats { src, .. } | Op::BnAggr { src, .. } => bn_cycles(n_of(src)),
         Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => 0,
     }
 }

@@ -90,6 +90,10 @@ pub fn engines_of(op: &Op) -> &'static [Engine] {
         Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } => &[Dve, Pool],
         Op::Reduce { .. } => &[Dve],
         Op::Iota { .. } => &[Pool],
+        Op::TensorTensorScan { .. }
+        | Op::BnStats { .. }
+        | Op::BnAggr { .. }
+        | Op::VectorTranspose { .. } => &[Dve],
         Op::Dma { .. } => &[Sp],
         Op::Signal { .. } | Op::Wait { .. } => &[Pe, Act, Dve, Pool, Sp],
     }
@@ -99,9 +103,15 @@ pub fn engines_of(op: &Op) -> &'static [Engine] {
 pub fn tile_operands(op: &Op) -> Vec<&Ap> {
     match op {
         Op::Matmul { dst, a, b, .. } => vec![dst, a, b],
-        Op::Transpose { dst, src } | Op::Copy { dst, src } | Op::Reduce { dst, src, .. } => {
-            vec![dst, src]
-        }
+        Op::Transpose { dst, src }
+        | Op::Copy { dst, src }
+        | Op::Reduce { dst, src, .. }
+        | Op::BnStats { dst, src }
+        | Op::BnAggr { dst, src }
+        | Op::VectorTranspose { dst, src } => vec![dst, src],
+        Op::TensorTensorScan {
+            dst, a, b, init, ..
+        } => vec![dst, a, b, init],
         Op::Activation {
             dst,
             src,
@@ -302,6 +312,72 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
                     fmt_shape(src),
                     src.np,
                     fmt_shape(dst)
+                ));
+            }
+        }
+        Op::TensorTensorScan {
+            dst, a, b, init, ..
+        } => {
+            for (x, what) in [(a, "the first source"), (b, "the second source")] {
+                if shape(x) != shape(dst) {
+                    return Err(format!(
+                        "scan's {what} is {} but the destination is {}",
+                        fmt_shape(x),
+                        fmt_shape(dst)
+                    ));
+                }
+            }
+            if shape(init) != (dst.np as u64, 1) {
+                return Err(format!(
+                    "scan's initial value is {} but must be [{}, 1]",
+                    fmt_shape(init),
+                    dst.np
+                ));
+            }
+        }
+        Op::VectorTranspose { dst, src } => {
+            let (sp, sf) = shape(src);
+            if shape(dst) != (sf, sp) {
+                return Err(format!(
+                    "vector_transpose of {} gives [{sf}, {sp}], but the destination is {}",
+                    fmt_shape(src),
+                    fmt_shape(dst)
+                ));
+            }
+            let max = vocab::machine::DVE_TRANSPOSE_MAX;
+            if sp > max || sf > max {
+                return Err(format!(
+                    "vector_transpose of {}: the Vector engine transposes at most [{max}, {max}]",
+                    fmt_shape(src)
+                ));
+            }
+            if dst.mem != Mem::Sbuf {
+                return Err("vector_transpose writes SBUF".to_string());
+            }
+        }
+        Op::BnStats { dst, src } | Op::BnAggr { dst, src } => {
+            let (name, width) = match op {
+                Op::BnStats { .. } => ("bn_stats", vocab::BN_STATS_WIDTH as u64),
+                _ => ("bn_aggr", vocab::BN_AGGR_WIDTH as u64),
+            };
+            if shape(dst) != (src.np as u64, width) {
+                return Err(format!(
+                    "{name} of {} gives [{}, {width}], but the destination is {}",
+                    fmt_shape(src),
+                    src.np,
+                    fmt_shape(dst)
+                ));
+            }
+            let limit_ok = match op {
+                Op::BnStats { .. } => src.free_elems() <= vocab::machine::BN_STATS_FMAX,
+                _ => src.free_elems().is_multiple_of(3),
+            };
+            if !limit_ok {
+                return Err(format!(
+                    "{name} cannot read {} (bn_stats reads at most {} elements per partition; \
+                     bn_aggr a multiple of 3)",
+                    fmt_shape(src),
+                    vocab::machine::BN_STATS_FMAX
                 ));
             }
         }

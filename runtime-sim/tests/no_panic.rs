@@ -151,6 +151,19 @@ fn op(regs: Vec<Reg>, sems: usize) -> impl Strategy<Value = Op> {
             src
         }),
         (a(), a()).prop_map(|(dst, src)| Op::Copy { dst, src }),
+        (0..6usize, 0..6usize, a(), a(), a(), a()).prop_map(|(o0, o1, dst, a, b, init)| {
+            Op::TensorTensorScan {
+                op0: AluOp::ALL[o0],
+                op1: AluOp::ALL[o1],
+                dst,
+                a,
+                b,
+                init,
+            }
+        }),
+        (a(), a()).prop_map(|(dst, src)| Op::BnStats { dst, src }),
+        (a(), a()).prop_map(|(dst, src)| Op::BnAggr { dst, src }),
+        (a(), a()).prop_map(|(dst, src)| Op::VectorTranspose { dst, src }),
         (a(), f.clone()).prop_map(|(dst, value)| Op::Memset { dst, value }),
         (a(), f.clone(), f.clone(), f).prop_map(|(dst, base, pstep, fstep)| Op::Iota {
             dst,
@@ -243,7 +256,11 @@ fn legalise(e: Engine, stmts: &mut [Stmt]) {
                         | Op::Memset { .. }
                         | Op::TensorTensor { .. }
                         | Op::TensorScalar { .. }
-                        | Op::Reduce { .. },
+                        | Op::Reduce { .. }
+                        | Op::TensorTensorScan { .. }
+                        | Op::BnStats { .. }
+                        | Op::BnAggr { .. }
+                        | Op::VectorTranspose { .. },
                         Engine::Dve,
                     ) => true,
                     _ => false,

@@ -19,9 +19,11 @@ mod dtype;
 pub mod machine;
 mod ops;
 mod rng;
+pub mod scan_stats;
 
 pub use array::Array;
 pub use diagnostic::Diagnostic;
 pub use dtype::{canonical_nan, round_bf16, round_to, DType};
 pub use ops::{iota, matmul, maximum, minimum, ActFunc, AluOp, ReduceOp};
 pub use rng::SplitMix64;
+pub use scan_stats::{bn_aggr, bn_stats, tensor_tensor_scan, BN_AGGR_WIDTH, BN_STATS_WIDTH};

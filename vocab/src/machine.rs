@@ -25,3 +25,9 @@ pub const PSUM_FMAX: u64 = PSUM_BANK_BYTES / 4;
 pub const GEMM_STATIONARY_FMAX: u64 = PARTITIONS as u64;
 /// The most columns of the Tensor engine's moving operand (`nl.tile_size.gemm_moving_fmax`).
 pub const GEMM_MOVING_FMAX: u64 = PSUM_FMAX;
+/// The most elements per partition one `bn_stats` reads (`nl.tile_size.bn_stats_fmax`, NKI's
+/// documented hardware limit).
+pub const BN_STATS_FMAX: u64 = 512;
+/// The largest side of a transpose on the Vector engine: one 32 × 32 block (NKI's
+/// `nc_transpose` on `nisa.vector_engine`).
+pub const DVE_TRANSPOSE_MAX: u64 = 32;

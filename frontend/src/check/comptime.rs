@@ -77,6 +77,7 @@ pub(crate) fn tile_size(name: &str) -> Option<i64> {
         "gemm_stationary_fmax" => machine::GEMM_STATIONARY_FMAX,
         "gemm_moving_fmax" => machine::GEMM_MOVING_FMAX,
         "psum_partition_max" => machine::PMAX,
+        "bn_stats_fmax" => machine::BN_STATS_FMAX,
         _ => return None,
     };
     Some(size as i64)
@@ -255,6 +256,10 @@ impl Checker<'_> {
                         x - y * (x / y).floor()
                     }
                     BinOp::Pow => x.powf(y),
+                    BinOp::MatMul => {
+                        self.refuse_matmul_operator(&e.span);
+                        return None;
+                    }
                     BinOp::BitAnd | BinOp::BitOr => {
                         self.error(CheckError::AndOfFloat { at: e.span.clone() });
                         return None;

@@ -169,6 +169,10 @@ impl Checker<'_> {
                 self.error(CheckError::IntTrueDivision { at: span.clone() });
                 None
             }
+            BinOp::MatMul => {
+                self.refuse_matmul_operator(span);
+                None
+            }
             BinOp::BitAnd | BinOp::BitOr => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
                     self.error(CheckError::AndOfIv { at: span.clone() });

@@ -148,6 +148,7 @@ fn engines_running(op: &Op) -> &'static [EngineClass] {
         | Op::Reduce { .. }
         | Op::Memset { .. }
         | Op::Iota { .. } => &[Vector, GpSimd],
+        Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => &[Vector],
     }
 }
 
@@ -558,18 +559,6 @@ pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str
         "range_select" | "select_reduce" | "tensor_copy_predicated" => (
             "nkc has no selection by a predicate on the indices",
             "compute the condition as a tile (a comparison such as nl.greater_equal(a, b)) and select with nl.where(cond, x, y)",
-        ),
-        "tensor_tensor_scan" => (
-            "nkc has no scan along the free axis",
-            "write the recurrence over column slices in a loop: `for j in nl.sequential_range(F):` with nl.multiply / nl.add on `t[:, j:j+1]`",
-        ),
-        "bn_stats" | "bn_aggr" => (
-            "nkc has no batch-norm statistics instructions",
-            "compute the mean and the variance of each row with nl.mean(x, axis=1) and nl.var(x, axis=1)",
-        ),
-        "dma_transpose" => (
-            "nkc transposes on the Tensor engine, not in a DMA",
-            "load the tile with nl.load_transpose2d(src), or transpose it with nisa.nc_transpose(t)",
         ),
         "tensor_copy_dynamic_src" | "tensor_copy_dynamic_dst" | "local_gather" | "gather_flattened" => (
             "nkc's indices are affine in the loop variables: there is no indexing by values in a tile",

@@ -433,6 +433,12 @@ impl Checker<'_> {
                 }
                 self.eval(rhs)
             }
+            ExprKind::Binary {
+                op: BinOp::MatMul, ..
+            } => {
+                self.refuse_matmul_operator(&e.span);
+                None
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.eval(lhs)?;
                 let b = self.eval(rhs)?;
@@ -904,6 +910,16 @@ impl Checker<'_> {
                 &e.span,
             ),
         }
+    }
+
+    /// `a @ b`, evaluated: E0016 at the operator (the expression's span is the `@`'s), as when
+    /// the parser refused it; it parses only so that the Python beside a kernel parses.
+    pub(crate) fn refuse_matmul_operator(&mut self, at: &Span) {
+        let err = crate::syntax_error::SyntaxError::Unsupported {
+            at: at.clone(),
+            op: "@".to_string(),
+        };
+        self.error(vocab::Diagnostic::from(err));
     }
 
     /// `a op b` on Python values.

@@ -69,6 +69,7 @@ mod nki_names;
 mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
+mod scan_stats_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 // psum_banks: PSUM arrays of several banks, each access within one bank.
 mod psum_banks;

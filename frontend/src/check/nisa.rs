@@ -28,7 +28,7 @@ fn alu_named(name: &str) -> Option<AluOp> {
 
 impl Checker<'_> {
     /// The ALU operation an `op=` argument names.
-    fn alu_op(&mut self, e: &Expr) -> Option<AluOp> {
+    pub(super) fn alu_op(&mut self, e: &Expr) -> Option<AluOp> {
         if let Some(alu) = op_name(e).and_then(alu_named) {
             return Some(alu);
         }

@@ -21,6 +21,7 @@
 use super::calls::{KwSite, Param};
 use super::elementwise_ops::{self, Fill};
 use super::error::{matmul_excess, CheckError};
+use super::scan_stats_ops;
 use super::stmts::Class;
 use super::{CInst, CTensor, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
@@ -119,6 +120,17 @@ pub(super) enum OpKind {
     Iota,
     /// `nisa.affine_select(pred, on_true_tile, on_false_value)`.
     AffineSelect,
+    // The operations of `check/scan_stats_ops.rs`.
+    /// `nisa.tensor_tensor_scan(data0, data1, initial, op0, op1)`.
+    TensorTensorScan,
+    /// `nisa.bn_stats(data)`.
+    BnStats,
+    /// `nisa.bn_aggr(data)`.
+    BnAggr,
+    /// `nl.loop_reduce(x, op, loop_indices)`.
+    LoopReduce,
+    /// `nisa.nc_transpose(x, engine=nisa.vector_engine)`.
+    VectorTranspose,
 }
 
 fn nl_op(name: &str) -> Option<OpKind> {
@@ -144,7 +156,7 @@ fn nl_op(name: &str) -> Option<OpKind> {
         "zeros" => OpKind::Zeros,
         "ndarray" => OpKind::Ndarray,
         "affine_range" | "sequential_range" => OpKind::Range,
-        _ => return elementwise_ops::nl_extra(name),
+        _ => return elementwise_ops::nl_extra(name).or_else(|| scan_stats_ops::nl_ops(name)),
     })
 }
 
@@ -160,7 +172,9 @@ fn nisa_op(name: &str) -> Option<OpKind> {
         "tensor_reduce" => OpKind::TensorReduce,
         // Keyword-only in NKI: `(data op0 operand0) op1 operand1` with a tile `operand1`.
         "scalar_tensor_tensor" => OpKind::TensorScalar,
-        _ => return elementwise_ops::nisa_extra(name),
+        // A DMA whose access pattern transposes: `nl.load_transpose2d`'s meaning.
+        "dma_transpose" => OpKind::LoadTranspose,
+        _ => return elementwise_ops::nisa_extra(name).or_else(|| scan_stats_ops::nisa_ops(name)),
     })
 }
 
@@ -297,6 +311,11 @@ fn params(kind: OpKind) -> &'static [Param] {
         | OpKind::ActivationReduce
         | OpKind::Iota
         | OpKind::AffineSelect => elementwise_ops::params(kind),
+        OpKind::TensorTensorScan
+        | OpKind::BnStats
+        | OpKind::BnAggr
+        | OpKind::LoopReduce
+        | OpKind::VectorTranspose => scan_stats_ops::params(kind),
     }
 }
 
@@ -313,6 +332,12 @@ impl Checker<'_> {
         match &e.kind {
             ExprKind::Call { func, args, kwargs } => {
                 self.call(e, func, args, kwargs, cx, dest, outer)
+            }
+            ExprKind::Binary {
+                op: BinOp::MatMul, ..
+            } => {
+                self.refuse_matmul_operator(&e.span);
+                None
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 let Some(alu) = tile_alu(*op) else {
@@ -818,12 +843,20 @@ impl Checker<'_> {
             return self.tile_expr(&call, cx, dest, outer);
         }
         let kind = self.resolve(func)?;
+        let engine_kw = kwargs.iter().find(|k| k.name.name == "engine");
+        // scan_stats_ops.rs: `nisa.nc_transpose(x, engine=nisa.vector_engine)` is its own
+        // instruction (a 32 x 32 block on the Vector engine), not the Tensor engine's.
+        let kind = match (kind, engine_kw) {
+            (OpKind::NcTranspose, Some(k)) if scan_stats_ops::is_vector_engine(&k.value) => {
+                OpKind::VectorTranspose
+            }
+            _ => kind,
+        };
         let takes_dtype = params(kind).iter().any(|p| p.0 == "dtype");
         let dtype_kw = kwargs
             .iter()
             .find(|k| k.name.name == "dtype")
             .filter(|_| !takes_dtype);
-        let engine_kw = kwargs.iter().find(|k| k.name.name == "engine");
         let Some(rest) = self.without_mask(kwargs, |k| {
             (dtype_kw.is_some() && k == "dtype") || (engine_kw.is_some() && k == "engine")
         }) else {
@@ -833,7 +866,7 @@ impl Checker<'_> {
         let fresh = !matches!(dest, Dest::Into { .. });
         let before = cx.insts.len();
         let t = self.call_op(e, func, kind, args, &rest?, cx, dest, outer)?;
-        if let Some(k) = engine_kw {
+        if let Some(k) = engine_kw.filter(|_| kind != OpKind::VectorTranspose) {
             self.apply_engine(&k.value, &func_name(func), before, cx)?;
         }
         if dtype.flatten() == Some(DType::Bf16) && fresh {
@@ -981,6 +1014,11 @@ impl Checker<'_> {
             | OpKind::ActivationReduce
             | OpKind::Iota
             | OpKind::AffineSelect => self.extra_op(kind, &name, &slots, span, cx, dest),
+            OpKind::TensorTensorScan
+            | OpKind::BnStats
+            | OpKind::BnAggr
+            | OpKind::LoopReduce
+            | OpKind::VectorTranspose => self.scan_stats_op(kind, &slots, span, cx, dest),
             OpKind::Store | OpKind::Range => None,
         }
     }
@@ -1710,6 +1748,11 @@ pub(super) fn tile_alu(op: BinOp) -> Option<AluOp> {
         BinOp::Sub => Some(AluOp::Subtract),
         BinOp::Mul => Some(AluOp::Multiply),
         BinOp::Div => Some(AluOp::Divide),
-        BinOp::FloorDiv | BinOp::Mod | BinOp::BitAnd | BinOp::BitOr | BinOp::Pow => None,
+        BinOp::FloorDiv
+        | BinOp::Mod
+        | BinOp::BitAnd
+        | BinOp::BitOr
+        | BinOp::Pow
+        | BinOp::MatMul => None,
     }
 }

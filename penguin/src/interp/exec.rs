@@ -419,7 +419,44 @@ impl<'f> Machine<'f> {
                 elements = x.data.len() as u64;
                 kernels::reduce(red, &x.data, xf)
             }
-            Op::Transpose => {
+            Op::TensorTensorScan { op0, op1 } => {
+                let a = self.read(inst, name, &data.srcs[0])?;
+                let b = self.read(inst, name, &data.srcs[1])?;
+                let init = self.read(inst, name, &data.srcs[2])?;
+                self.elementwise_src(inst, "source 0", &a, p, f, false)?;
+                self.elementwise_src(inst, "source 1", &b, p, f, false)?;
+                self.elementwise_src(inst, "the initial value", &init, p, 1, false)?;
+                let mut out = vec![0.0f32; p * f];
+                for (pi, row) in out.chunks_exact_mut(f.max(1)).enumerate() {
+                    let span = pi * f..(pi + 1) * f;
+                    let (d0, d1) = (&a.data[span.clone()], &b.data[span]);
+                    vocab::tensor_tensor_scan(op0, op1, init.data[pi], d0, d1, row);
+                }
+                out
+            }
+            Op::BnStats | Op::BnAggr => {
+                let x = self.read(inst, name, &data.srcs[0])?;
+                let (xp, xf) = x.shape();
+                let width = match op {
+                    Op::BnStats => vocab::BN_STATS_WIDTH,
+                    _ => vocab::BN_AGGR_WIDTH,
+                };
+                if (p, f) != (xp, width) {
+                    return Err(self.bad_shape(
+                        inst,
+                        "the destination",
+                        (p, f),
+                        format!("[{xp}, {width}]"),
+                    ));
+                }
+                elements = x.data.len() as u64;
+                let rows = x.data.chunks_exact(xf.max(1));
+                match op {
+                    Op::BnStats => rows.flat_map(vocab::bn_stats).collect(),
+                    _ => rows.flat_map(vocab::bn_aggr).collect(),
+                }
+            }
+            Op::Transpose | Op::VectorTranspose => {
                 let x = self.read(inst, name, &data.srcs[0])?;
                 let (xp, xf) = x.shape();
                 if (p, f) != (xf, xp) {

@@ -967,7 +967,7 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
             }
             out
         }
-        Op::Transpose { .. } => {
+        Op::Transpose { .. } | Op::VectorTranspose { .. } => {
             let x = st.read(&res[1]);
             let (xp, xf) = (res[1].np as usize, res[1].free as usize);
             let mut out = vec![0.0f32; xp * xf];
@@ -1049,6 +1049,26 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                 .collect()
         }
         Op::Copy { .. } => st.read(&res[1]),
+        Op::TensorTensorScan { op0, op1, .. } => {
+            let a = st.read(&res[1]);
+            let b = st.read(&res[2]);
+            let init = st.read(&res[3]);
+            let mut out = vec![0.0f32; p * f];
+            for (pi, row) in out.chunks_exact_mut(f.max(1)).enumerate() {
+                let span = pi * f..(pi + 1) * f;
+                let (d0, d1) = (&a[span.clone()], &b[span]);
+                vocab::tensor_tensor_scan(*op0, *op1, init[pi], d0, d1, row);
+            }
+            out
+        }
+        Op::BnStats { .. } | Op::BnAggr { .. } => {
+            let x = st.read(&res[1]);
+            let rows = x.chunks_exact((res[1].free as usize).max(1));
+            match op {
+                Op::BnStats { .. } => rows.flat_map(vocab::bn_stats).collect(),
+                _ => rows.flat_map(vocab::bn_aggr).collect(),
+            }
+        }
         Op::Memset { value, .. } => vec![*value; p * f],
         Op::Iota {
             base, pstep, fstep, ..

@@ -475,6 +475,37 @@ impl Parser {
                 Op::Memset { dst, value }
             }
             "iota" => self.iota()?,
+            "tensor_tensor_scan" => {
+                let op0 = self.named("ALU operation", &AluOp::ALL, AluOp::name)?;
+                let op1 = self.named("ALU operation", &AluOp::ALL, AluOp::name)?;
+                let dst = self.ap()?;
+                self.expect_punct(",")?;
+                let a = self.ap()?;
+                self.expect_punct(",")?;
+                let b = self.ap()?;
+                self.expect_punct(",")?;
+                let init = self.ap()?;
+                Op::TensorTensorScan {
+                    op0,
+                    op1,
+                    dst,
+                    a,
+                    b,
+                    init,
+                }
+            }
+            "vector_transpose" => {
+                let (dst, src) = self.dst_src()?;
+                Op::VectorTranspose { dst, src }
+            }
+            "bn_stats" => {
+                let (dst, src) = self.dst_src()?;
+                Op::BnStats { dst, src }
+            }
+            "bn_aggr" => {
+                let (dst, src) = self.dst_src()?;
+                Op::BnAggr { dst, src }
+            }
             "dma" => self.dma()?,
             "signal" => Op::Signal { sem: self.sem()? },
             "wait" => {

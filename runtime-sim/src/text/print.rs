@@ -288,6 +288,29 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
             s.push_str("copy ");
             aps(s, &[dst, src]);
         }
+        Op::TensorTensorScan {
+            op0,
+            op1,
+            dst,
+            a: x,
+            b,
+            init,
+        } => {
+            let _ = write!(s, "tensor_tensor_scan {} {} ", op0.name(), op1.name());
+            aps(s, &[dst, x, b, init]);
+        }
+        Op::VectorTranspose { dst, src } => {
+            s.push_str("vector_transpose ");
+            aps(s, &[dst, src]);
+        }
+        Op::BnStats { dst, src } => {
+            s.push_str("bn_stats ");
+            aps(s, &[dst, src]);
+        }
+        Op::BnAggr { dst, src } => {
+            s.push_str("bn_aggr ");
+            aps(s, &[dst, src]);
+        }
         Op::Memset { dst, value } => {
             s.push_str("memset ");
             aps(s, &[dst]);
