@@ -10,8 +10,8 @@
 //! execution happens, and nothing has written the element by then.
 //!
 //! Only HBM scratch tensors are looked at (local HBM arrays, `nl.ndarray(..., buffer=nl.shared_hbm)`
-//! not returned), unblocked and two-dimensional; a read under a predicate, or in a loop whose trip
-//! count is not positive, is skipped, and so is any expression that overflows.
+//! not returned), unblocked and two-dimensional; a read under a predicate or a mask, or in a loop
+//! whose trip count is not positive, is skipped, and so is any expression that overflows.
 
 use crate::affine::AffineExpr;
 use crate::entities::{Axis, Inst, Stmt, Tensor};
@@ -93,8 +93,10 @@ impl Walk<'_> {
         let Some(d) = self.func.insts.get(i) else {
             return;
         };
-        // The reads first: an instruction reads before it writes.
-        if runs {
+        // The reads first: an instruction reads before it writes. A masked read may read only
+        // part of its rectangle, so it is skipped like a predicated one (its write's rectangle
+        // still over-approximates what it writes).
+        if runs && d.mask.is_empty() {
             for src in &d.srcs {
                 if !self.is_scratch(src.tensor) {
                     continue;

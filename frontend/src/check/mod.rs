@@ -142,6 +142,8 @@ pub struct CInst {
     pub span: Span,
     /// The engine an `engine=` keyword chose; `None` for the operation's default.
     pub engine: Option<penguin::EngineClass>,
+    /// The bounds of the call's `mask=` (empty: none), `vectors`.
+    pub mask: Vec<penguin::MaskBound>,
 }
 
 /// A tile: a tensor, or a rectangular part of one.
@@ -190,6 +192,9 @@ pub(crate) enum Value {
     Bool(bool),
     /// An index vector (`nl.arange(128)[:, None]`).
     Vec(vectors::IndexVec),
+    /// A mask over index vectors (`m = (i * 128 + i_p < n) & (i_f < d)`): its bounds, for
+    /// `mask=m` (`vectors`).
+    Mask(Vec<penguin::MaskBound>),
     /// `None`: the default of an optional parameter.
     None,
     /// A binding whose definition failed; uses are silent.
@@ -427,6 +432,9 @@ pub(crate) struct Checker<'a> {
     missing: Vec<(String, Span)>,
     /// The span and name of each value of the kernel's `return`.
     return_items: Vec<(Span, String)>,
+    /// The mask of the call being checked (empty when none): its subscripts are in bounds where
+    /// the mask keeps them (`vectors::mask_keeps_in_bounds`).
+    active_mask: Vec<penguin::MaskBound>,
 }
 
 impl<'a> Checker<'a> {
@@ -457,6 +465,7 @@ impl<'a> Checker<'a> {
             kernel_frame: false,
             missing: Vec::new(),
             return_items: Vec::new(),
+            active_mask: Vec::new(),
         }
     }
 

@@ -108,6 +108,7 @@ impl Value {
             Value::Float(_) => "float",
             Value::Bool(_) => "bool",
             Value::Vec(_) => "index vector",
+            Value::Mask(_) => "mask",
             Value::None => "NoneType",
             Value::Error => "error",
             Value::Py(p) => match &**p {
@@ -190,6 +191,7 @@ impl Value {
             Value::None => "None".into(),
             Value::Tile(_) | Value::Param(_) => "<tile>".into(),
             Value::Vec(_) => "<index vector>".into(),
+            Value::Mask(_) => "<mask>".into(),
             Value::Error => "<error>".into(),
             Value::Py(p) => match &**p {
                 Py::Str(s) => format!("'{s}'"),
