@@ -1,5 +1,5 @@
 # test: pir
-# error: line 8:76: expected `p` or `f` in a mask, found `q`
+# error: line 8:74: expected `p` or `f` in a mask, found `q`
 kernel k(a) -> (b) {
   tensor a: hbm f32[128, 512] input
   tensor b: hbm f32[128, 512] output
