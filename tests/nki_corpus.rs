@@ -548,7 +548,11 @@ fn corpus_kernels_run_as_written_and_match_their_references() {
     for f in &files {
         let name = f.file_name().and_then(|n| n.to_str()).expect("UTF-8 name");
         assert!(
-            CASES.iter().chain(OPS_CASES).chain(MASK_CASES).any(|c| c.file == name),
+            CASES
+                .iter()
+                .chain(OPS_CASES)
+                .chain(MASK_CASES)
+                .any(|c| c.file == name),
             "tests/nki/{name} has no case in tests/nki_corpus.rs"
         );
     }

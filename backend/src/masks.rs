@@ -69,7 +69,10 @@ pub fn compute_mask_versions(
     }
     let unsupported = |why: String| BackendError::Mask { why, at };
     if !InstData::maskable(&d.op) {
-        return Err(unsupported(format!("`{}` cannot carry a mask", d.op.name())));
+        return Err(unsupported(format!(
+            "`{}` cannot carry a mask",
+            d.op.name()
+        )));
     }
     let shape = d
         .iter_shape()
@@ -164,9 +167,8 @@ fn partial_values(
     size: i64,
     bounds_of: &dyn Fn(Axis) -> (i64, i64),
 ) -> Result<Vec<i64>, String> {
-    let too_many = || {
-        format!("a bound takes more than {MAX_PARTIALS} partial values over its loops")
-    };
+    let too_many =
+        || format!("a bound takes more than {MAX_PARTIALS} partial values over its loops");
     let c = e.constant_term();
     let mut found = BTreeSet::new();
     match e.terms() {
@@ -214,7 +216,9 @@ fn partial_values(
                 let v = terms
                     .iter()
                     .zip(&at)
-                    .fold(i128::from(c), |s, (&(_, k), &x)| s + i128::from(k) * i128::from(x));
+                    .fold(i128::from(c), |s, (&(_, k), &x)| {
+                        s + i128::from(k) * i128::from(x)
+                    });
                 if 0 < v && v < i128::from(size) {
                     found.insert(v as i64);
                     if found.len() > MAX_PARTIALS {
@@ -285,9 +289,9 @@ fn div_ceil(a: i128, b: i128) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use penguin::ir::{Access, AxisData, AxisAttrs, EngineClass, LoopKind, Op, Operand, TileDim};
-    use penguin::Tensor;
     use cranelift_entity::EntityRef;
+    use penguin::ir::{Access, AxisAttrs, AxisData, EngineClass, LoopKind, Op, Operand, TileDim};
+    use penguin::Tensor;
 
     fn func_with_loop(ub: i64) -> (Function, Axis) {
         let mut f = Function::new("k");

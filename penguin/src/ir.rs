@@ -11,8 +11,10 @@
 //! - every access names one start expression and one size per tensor dimension, and one slot
 //!   expression per block dimension of its tensor; the tile it selects lies inside the tensor for
 //!   every iteration of the enclosing loops;
-//! - affine expressions (starts, slots, predicates) mention only the induction variables of loops
-//!   that enclose the statement;
+//! - affine expressions (starts, slots, predicates, mask bounds) mention only the induction
+//!   variables of loops that enclose the statement;
+//! - a mask ([`InstData::mask`]) is only on an operation [`InstData::maskable`] allows, and an
+//!   access may leave its tensor only where the mask drops it;
 //! - an operation's operand count, memories and shapes are those [`Op`] documents.
 
 use crate::affine::{AffineExpr, Predicate};

@@ -23,8 +23,9 @@
 use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{
-    Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData, MaskBound, TileDim,
-    LoopKind, Memory, Op, Operand, ReduceOp, Scale, StmtAnnot, StmtKind, TensorData, TensorKind,
+    Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData,
+    LoopKind, MaskBound, Memory, Op, Operand, ReduceOp, Scale, StmtAnnot, StmtKind, TensorData,
+    TensorKind, TileDim,
 };
 use crate::lex::{lex, Tok, Token, TokenCursor, SYMBOLS};
 use std::collections::HashMap;
@@ -659,7 +660,12 @@ impl Parser {
         let dim = match word.as_str() {
             "p" => TileDim::Partition,
             "f" => TileDim::Free,
-            _ => return self.err_at(&tok, format!("expected `p` or `f` in a mask, found `{word}`")),
+            _ => {
+                return self.err_at(
+                    &tok,
+                    format!("expected `p` or `f` in a mask, found `{word}`"),
+                )
+            }
         };
         let lower = if self.eat_sym(">=") {
             true

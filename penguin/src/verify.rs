@@ -625,7 +625,11 @@ impl<'a> Verifier<'a> {
         }
         let shape = data.iter_shape();
         if shape.is_none() {
-            self.error_in(e, loops, "a masked instruction's iteration space is not 2-D");
+            self.error_in(
+                e,
+                loops,
+                "a masked instruction's iteration space is not 2-D",
+            );
         }
         Some((&data.mask[..], shape?)).filter(|_| scoped)
     }

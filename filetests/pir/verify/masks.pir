@@ -1,6 +1,6 @@
 # test: pir
 # error: inst i1 (`t = load`, in loop i): source 0 reads `x` rows 0..256 but `x` has 250 rows (at i = 1)
-# error: inst i2 (`tp = transpose`): `transpose` cannot carry a mask
+# error: inst i2 (`tp = transpose`, at top level): `transpose` cannot carry a mask
 # error: mask bound on `p` uses `j` outside the loop over `j`
 kernel k(x) -> () {
   tensor x: hbm f32[250, 512] input

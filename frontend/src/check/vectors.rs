@@ -404,9 +404,8 @@ impl Checker<'_> {
             return None;
         };
         let plus1 = |e: &AffineExpr| lin(e, 1, &AffineExpr::constant(1), 1);
-        let bound = |lower: bool, e: Option<AffineExpr>| {
-            e.map(|bound| MaskBound { dim, lower, bound })
-        };
+        let bound =
+            |lower: bool, e: Option<AffineExpr>| e.map(|bound| MaskBound { dim, lower, bound });
         let out = match op {
             CmpOp::Lt => vec![bound(false, Some(x))],
             CmpOp::Le => vec![bound(false, plus1(&x))],

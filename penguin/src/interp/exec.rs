@@ -468,7 +468,10 @@ impl<'f> Machine<'f> {
             ));
         }
         let shape = data.iter_shape().ok_or_else(|| {
-            self.malformed(Some(inst), "a masked instruction's iteration space is not 2-D")
+            self.malformed(
+                Some(inst),
+                "a masked instruction's iteration space is not 2-D",
+            )
         })?;
         let mut err = None;
         let active = mask_box(&data.mask, shape, &mut |e| {
