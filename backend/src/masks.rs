@@ -140,12 +140,13 @@ fn classes(
 ) -> Result<Vec<(Class, Option<Predicate>)>, String> {
     let e = &b.bound;
     let size = i64::try_from(size).map_err(|_| "its extent is too large".to_string())?;
-    let (lo, hi) = e.range(bounds_of);
+    let (lo, hi) = range128(e, bounds_of);
     // The inactive class: `e <= 0` for a lower bound, `e >= size` for an upper one.
+    let s = i128::from(size);
     let (inactive_reach, inactive_always, inactive) = if b.lower {
         (lo <= 0, hi <= 0, pred(e, CmpOp::Lt, 1))
     } else {
-        (hi >= size, lo >= size, pred(e, CmpOp::Ge, size))
+        (hi >= s, lo >= s, pred(e, CmpOp::Ge, size))
     };
     let mut out = Vec::new();
     if inactive_always {
@@ -271,6 +272,19 @@ fn pred(e: &AffineExpr, cmp: CmpOp, bound: i64) -> Predicate {
         },
         None => general,
     }
+}
+
+/// The least and greatest values of `e` over the box of its loops, in 128-bit arithmetic.
+fn range128(e: &AffineExpr, bounds_of: &dyn Fn(Axis) -> (i64, i64)) -> (i128, i128) {
+    let c = i128::from(e.constant_term());
+    e.terms().iter().fold((c, c), |(lo, hi), &(a, k)| {
+        let (amin, amax) = bounds_of(a);
+        let (x, y) = (
+            i128::from(k) * i128::from(amin),
+            i128::from(k) * i128::from(amax),
+        );
+        (lo + x.min(y), hi + x.max(y))
+    })
 }
 
 fn div_floor(a: i128, b: i128) -> i128 {

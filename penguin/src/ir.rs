@@ -523,7 +523,11 @@ impl InstData {
             for d in 0..2 {
                 if o.access.size.get(d) == Some(&shape[d]) {
                     let (lo, hi) = active[d];
-                    o.access.start[d].add_constant(lo as i64);
+                    if let Some(e) = o.access.start.get_mut(d) {
+                        // Saturating: a start this large is out of range anyway, and reported.
+                        let c = e.constant_term().saturating_add(lo as i64);
+                        *e = AffineExpr::from_terms(e.terms().iter().copied(), c);
+                    }
                     o.access.size[d] = hi - lo;
                 }
             }

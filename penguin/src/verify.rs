@@ -720,7 +720,10 @@ impl<'a> Verifier<'a> {
                     };
                     let held = |lower: bool| {
                         clips.iter().filter(|b| b.lower == lower).any(|b| {
-                            let (blo, bhi, _, _) = range(&start.add(&b.bound), bx);
+                            let Some(sum) = checked_sum(start, &b.bound) else {
+                                return false;
+                            };
+                            let (blo, bhi, _, _) = range(&sum, bx);
                             if lower {
                                 blo >= 0
                             } else {
@@ -1046,6 +1049,19 @@ fn div_ceil(a: i128, b: i128) -> i128 {
 }
 
 type Assignment = Vec<(Axis, i128)>;
+
+/// `a + b`, or `None` when a coefficient overflows.
+fn checked_sum(a: &AffineExpr, b: &AffineExpr) -> Option<AffineExpr> {
+    let mut terms: Vec<(Axis, i64)> = a.terms().to_vec();
+    for &(x, c) in b.terms() {
+        match terms.iter_mut().find(|(y, _)| *y == x) {
+            Some((_, d)) => *d = d.checked_add(c)?,
+            None => terms.push((x, c)),
+        }
+    }
+    let constant = a.constant_term().checked_add(b.constant_term())?;
+    Some(AffineExpr::from_terms(terms, constant))
+}
 
 /// The smallest and largest value of `e` over the box, with the iterations that reach them.
 fn range(e: &AffineExpr, bx: &[(Axis, i128, i128)]) -> (i128, i128, Assignment, Assignment) {

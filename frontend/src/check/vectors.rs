@@ -272,7 +272,8 @@ impl Checker<'_> {
 
     /// `mask=`: its bounds on the tile's partition and free indices (empty when it keeps every
     /// element in every iteration). `cond` is a comparison of an index expression with an affine
-    /// one, several joined with `&` (or `and`), or a name bound to a mask.
+    /// one, several joined with `&` (or `and`), or a name bound to a mask; `None` and `True` keep
+    /// everything.
     pub(crate) fn mask(&mut self, cond: &Expr) -> Option<Vec<MaskBound>> {
         match &cond.kind {
             ExprKind::BoolOp {
@@ -293,7 +294,7 @@ impl Checker<'_> {
             }
             ExprKind::Name(n) => match self.lookup(n, &cond.span) {
                 Value::Mask(bounds) => Some(bounds),
-                Value::Bool(true) => Some(Vec::new()),
+                Value::Bool(true) | Value::None => Some(Vec::new()),
                 Value::Error => None,
                 _ => {
                     self.error(CheckError::MaskNotComparison {
@@ -302,7 +303,7 @@ impl Checker<'_> {
                     None
                 }
             },
-            ExprKind::Bool(true) => Some(Vec::new()),
+            ExprKind::Bool(true) | ExprKind::None => Some(Vec::new()),
             ExprKind::Compare { op, lhs, rhs } => {
                 let a = self.mask_side(lhs);
                 let b = self.mask_side(rhs);
