@@ -172,11 +172,11 @@ struct Case {
 
 /// Runs one case: inputs as `.npy` files, `run --check` on the simulator, then the reference.
 fn run_case(case: &Case) {
-    run_case_on(case, PipelineMode::Default);
+    run_case_on(case, PipelineMode::Default, false);
 }
 
-/// [`run_case`] on one pipeline path.
-fn run_case_on(case: &Case, pipeline: PipelineMode) {
+/// [`run_case`] on one pipelining path, with the annotated loops peeled or not.
+fn run_case_on(case: &Case, pipeline: PipelineMode, peel: bool) {
     let dir = common::scratch("nki", case.file.trim_end_matches(".nk"));
     let mut rng = Rng(0x5EED ^ case.file.len() as u64);
     let mut mats = Vec::new();
@@ -206,6 +206,7 @@ fn run_case_on(case: &Case, pipeline: PipelineMode) {
     let mut opts = RunOptions {
         engine: Engine::Sim,
         pipeline,
+        peel,
         inputs,
         check: true,
         ..RunOptions::default()
@@ -218,7 +219,10 @@ fn run_case_on(case: &Case, pipeline: PipelineMode) {
             }
             other => format!("{other:?}"),
         };
-        panic!("{} is not accepted as written:\n{text}", case.file)
+        panic!(
+            "{} ({pipeline:?}, peel {peel}) is not accepted as written:\n{text}",
+            case.file
+        )
     });
     assert!(report.checked, "{}: --check did not run", case.file);
     let want = (case.reference)(&mats);
@@ -556,6 +560,7 @@ fn corpus_kernels_run_as_written_and_match_their_references() {
                 .chain(OPS_CASES)
                 .chain(INDEX_CASES)
                 .chain(GRID_CASES)
+                .chain(MASK_CASES)
                 .any(|c| c.file == name),
             "tests/nki/{name} has no case in tests/nki_corpus.rs"
         );
@@ -1122,7 +1127,7 @@ fn scan_and_statistics_kernels_run_on_every_pipeline_path() {
             PipelineMode::None,
             PipelineMode::Auto,
         ] {
-            run_case_on(case, mode);
+            run_case_on(case, mode, false);
         }
     }
 }
@@ -1212,5 +1217,77 @@ const INDEX_CASES: &[Case] = &[
 fn index_vector_kernels_run_as_written_and_match_their_references() {
     for case in INDEX_CASES {
         run_case(case);
+    }
+}
+
+// ---- Masks that drop elements: partial tiles (docs/language.md, "Masks: partial tiles") ----
+
+/// The row maxima subtracted, times 0.5.
+fn shifted_half(row: &[f64]) -> Vec<f64> {
+    let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    row.iter().map(|v| (v - m) * 0.5).collect()
+}
+
+/// Rounds to bfloat16 (nearest even), as the reference of a bf16 store.
+fn bf16(x: f64) -> f64 {
+    let b = (x as f32).to_bits();
+    let r = b.wrapping_add(0x7fff + ((b >> 16) & 1)) & 0xffff_0000;
+    f64::from(f32::from_bits(r))
+}
+
+const MASK_CASES: &[Case] = &[
+    Case {
+        file: "mask_rows.nk",
+        // 300 rows: tiles of 128, 128 and 44 rows.
+        inputs: &[("x_tensor", &[300, 256])],
+        reference: |m| vec![m[0].rows_map(shifted_half)],
+        tol: EXACT,
+    },
+    Case {
+        file: "mask_cols.nk",
+        // 1000 columns: tiles of 512 and 488 columns.
+        inputs: &[("a_tensor", &[256, 1000])],
+        reference: |m| vec![m[0].map(|x| x.exp() + 1.0)],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "mask_named.nk",
+        // 200 rows (128 + 72) and 600 columns (256 + 256 + 88).
+        inputs: &[("a_tensor", &[200, 600])],
+        reference: |m| {
+            let mut out = Mat::zeros(m[0].rows, 1);
+            for r in 0..m[0].rows {
+                let s = (0..m[0].cols).map(|c| m[0].at(r, c).powi(2)).sum::<f64>();
+                out.set(r, 0, s);
+            }
+            vec![out]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "mask_pipelined.nk",
+        // 5 tiles, the last of 10 rows, through a 3-stage pipeline.
+        inputs: &[("x_tensor", &[522, 128])],
+        reference: |m| vec![m[0].map(|x| x * sigmoid(x))],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "mask_bf16.nk",
+        inputs: &[("a_tensor", &[130, 64]), ("b_tensor", &[130, 64])],
+        // The product is rounded to bfloat16, then the sum.
+        reference: |m| vec![zip_map(&m[0], &m[1], |a, b| bf16(bf16(a * b) + a))],
+        tol: (1e-2, 1e-2),
+    },
+];
+
+#[test]
+fn mask_kernels_run_on_every_path_and_match_their_references() {
+    use PipelineMode::*;
+    for case in MASK_CASES {
+        for mode in [Default, Annotated, Emergent, None, Auto] {
+            run_case_on(case, mode, false);
+        }
+        run_case_on(case, Default, true);
+        run_case_on(case, Annotated, true);
     }
 }

@@ -3,7 +3,8 @@
 //! [`lower_function`] walks the Penguin loop tree (pipelined or not) and keeps its shape: every
 //! Penguin loop becomes one BIR loop, so an annotated loop that the pipeliner extended stays **one**
 //! hardware loop. A statement's predicates, and those of every enclosing loop statement, become the
-//! guards of each of its instructions: nothing is peeled. Each instruction gets its engine here;
+//! guards of each of its instructions: nothing is peeled. A masked instruction becomes one
+//! instruction per version of constant extent, each under its own guards ([`crate::masks`]). Each instruction gets its engine here;
 //! for an operation that several engines can run (`copy`) the choice balances the estimated busy
 //! cycles of the candidate engines, costed with the shared machine description.
 //!
@@ -22,9 +23,10 @@
 //! is never on `pool`. The verifier ([`crate::bir_verify`]) checks them.
 
 use crate::error::BackendError;
+use crate::masks;
 use cranelift_entity::{entity_impl, PrimaryMap};
 use penguin::affine::Predicate;
-use penguin::ir::{EngineClass, Memory, Op, Operand, StmtKind};
+use penguin::ir::{EngineClass, InstData, Memory, Op, Operand, StmtKind};
 use penguin::{Axis, Function, SrcSpan, Stmt};
 use runtime_sim::isa::Engine;
 use runtime_sim::machine;
@@ -128,8 +130,16 @@ impl Lower<'_> {
             match &sd.kind {
                 StmtKind::Insts(insts) => {
                     for &i in insts {
-                        let idx = self.inst(s, i, loops, guards)?;
-                        out.push(BNode::Inst(idx));
+                        let span = self.func.inst_spans.get(i).copied().flatten();
+                        let versions =
+                            masks::compute_mask_versions(self.func, &self.func.insts[i], span)?;
+                        for v in versions {
+                            let n = guards.len();
+                            guards.extend(v.guards);
+                            let idx = self.inst(s, i, &v.inst, loops, guards)?;
+                            guards.truncate(n);
+                            out.push(BNode::Inst(idx));
+                        }
                     }
                 }
                 StmtKind::Loop(axis) => {
@@ -170,14 +180,16 @@ impl Lower<'_> {
         Ok(out)
     }
 
+    /// Lowers `d`, instruction `i` of statement `s` or one version of it when it is masked
+    /// ([`masks::compute_mask_versions`]).
     fn inst(
         &mut self,
         s: Stmt,
         i: penguin::Inst,
+        d: &InstData,
         loops: &[BirLoop],
         guards: &[Predicate],
     ) -> Result<BirInst, BackendError> {
-        let d = &self.func.insts[i];
         let span = self.func.inst_spans.get(i).copied().flatten();
         let touches_psum = std::iter::once(&d.dst)
             .chain(d.srcs.iter())

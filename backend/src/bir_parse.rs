@@ -452,6 +452,7 @@ impl Parser {
             engine: engine_class(engine),
             dst: dst.clone(),
             srcs: srcs.clone(),
+            mask: Vec::new(),
         });
         let stmt = self.func.add_inst_stmt(vec![inst]);
         self.func.stmts[stmt].preds = guards.clone();

@@ -91,6 +91,9 @@ pub enum BackendError {
     /// `E0504`: a DMA to or from another memory than SBUF.
     #[error("a DMA reaches SBUF only")]
     DmaNotSbuf { at: At },
+    /// `E0504`: a mask the backend cannot split into versions of constant extent.
+    #[error("this mask cannot be lowered: {why}")]
+    Mask { why: String, at: At },
     /// `E0599`: a bug in the backend.
     #[error("{0}")]
     Internal(String),
@@ -115,7 +118,8 @@ impl BackendError {
             | TileDims { .. }
             | OperandDims { .. }
             | RingSelector { .. }
-            | DmaNotSbuf { .. } => UNSUPPORTED,
+            | DmaNotSbuf { .. }
+            | Mask { .. } => UNSUPPORTED,
             Internal(_) => INTERNAL,
         }
     }
@@ -137,7 +141,8 @@ impl BackendError {
             | TileDims { at, .. }
             | OperandDims { at, .. }
             | RingSelector { at, .. }
-            | DmaNotSbuf { at } => *at,
+            | DmaNotSbuf { at }
+            | Mask { at, .. } => *at,
             Internal(_) => None,
         }
     }

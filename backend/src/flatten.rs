@@ -355,7 +355,7 @@ fn live_ranges(
             };
             let reads = matches!(d.op, Op::Matmul { accumulate: true })
                 || d.srcs.iter().any(|o| o.tensor == t);
-            let whole = d.dst.access.is_whole(&func.tensors[t].shape);
+            let whole = d.writes_whole(&func.tensors[t].shape);
             if whole && !reads && !guarded {
                 let rs = ranges.entry(t).or_default();
                 rs.push(vec![(i, None)]);

@@ -63,6 +63,7 @@ fn foldable(func: &Function, s: Stmt, next: Stmt) -> Option<(Tensor, Axis, Stmt)
     let t = d.dst.tensor;
     let td = &func.tensors[t];
     if value.to_bits() != 0.0f32.to_bits()
+        || !d.mask.is_empty()
         || td.memory != Memory::Psum
         || d.dst.access.size != td.shape
         || d.dst

@@ -76,6 +76,7 @@ pub mod guards;
 pub mod hb;
 pub mod hoist;
 pub mod ldg;
+pub mod masks;
 pub mod modulo;
 pub mod queues;
 pub mod retime;

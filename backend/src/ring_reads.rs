@@ -86,7 +86,7 @@ fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
                 return;
             }
             let pos = func.axes[l].body.iter().position(|&b| b == s).unwrap_or(0);
-            let whole = dst.is_some_and(|o| o.access.is_whole(&td.shape));
+            let whole = dst.is_some() && d.writes_whole(&td.shape);
             let access = src.or(dst).map(|o| offset(&o.access.slots, l));
             // Every access of the instruction must select the same slot.
             let same = src
@@ -290,7 +290,7 @@ fn ring_events(
             events.push((selector(o)?, false));
         }
         if d.dst.tensor == t {
-            let whole = d.dst.access.is_whole(&td.shape);
+            let whole = d.writes_whole(&td.shape);
             if !whole
                 || matches!(d.op, Op::Matmul { accumulate: true })
                 || d.srcs.iter().any(|o| o.tensor == t)

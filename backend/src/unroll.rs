@@ -215,7 +215,7 @@ fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
                 first.entry(o.tensor).or_insert(false);
             }
             let td = &func.tensors[d.dst.tensor];
-            let whole = d.dst.access.is_whole(&td.shape);
+            let whole = d.writes_whole(&td.shape);
             let reads = matches!(d.op, Op::Matmul { accumulate: true })
                 || d.srcs.iter().any(|o| o.tensor == d.dst.tensor);
             first.entry(d.dst.tensor).or_insert(whole && !reads);
@@ -393,6 +393,9 @@ pub(crate) fn substitute_stmt(
             for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
                 *e = e.substitute(l, by);
             }
+        }
+        for b in &mut d.mask {
+            b.bound = b.bound.substitute(l, by);
         }
     }
 }

@@ -255,8 +255,8 @@ pub const ASSERT_FAILED: &str = "E0203";
 pub const NOT_CONST: &str = "E0204";
 /// A parameter without a type whose shape the run does not give (`--input`, `--shape`).
 pub const UNSPECIALISED_PARAM: &str = "E0205";
-/// A `mask=` that would drop elements of a tile (nkc's tiles have a fixed size), or that is not a
-/// comparison of index expressions.
+/// A `mask=` that nkc cannot lower: not a conjunction of bounds on index vectors, or on an
+/// operation that cannot take one.
 pub const PARTIAL_MASK: &str = "E0206";
 
 // ---- tile_nd: multi-dimensional tiles, reshape, broadcast (E0230–E0239) ----

@@ -85,6 +85,7 @@ fn lower_block(f: &mut Function, block: &[CStmt]) -> Vec<Stmt> {
                             engine: i.engine.unwrap_or_else(|| i.op.default_engine()),
                             dst: i.dst.clone(),
                             srcs: i.srcs.clone(),
+                            mask: i.mask.clone(),
                         });
                         f.inst_spans[id] = Some(SrcSpan::new(i.span.clone()));
                         id

@@ -11,8 +11,10 @@
 //! - every access names one start expression and one size per tensor dimension, and one slot
 //!   expression per block dimension of its tensor; the tile it selects lies inside the tensor for
 //!   every iteration of the enclosing loops;
-//! - affine expressions (starts, slots, predicates) mention only the induction variables of loops
-//!   that enclose the statement;
+//! - affine expressions (starts, slots, predicates, mask bounds) mention only the induction
+//!   variables of loops that enclose the statement;
+//! - a mask ([`InstData::mask`]) is only on an operation [`InstData::maskable`] allows, and an
+//!   access may leave its tensor only where the mask drops it;
 //! - an operation's operand count, memories and shapes are those [`Op`] documents.
 
 use crate::affine::{AffineExpr, Predicate};
@@ -419,12 +421,149 @@ impl EngineClass {
     }
 }
 
+/// The index of an instruction's iteration space that a [`MaskBound`] limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TileDim {
+    /// The partition index `p` (text `p`).
+    Partition,
+    /// The free index `f` (text `f`).
+    Free,
+}
+
+impl TileDim {
+    pub fn name(self) -> &'static str {
+        match self {
+            TileDim::Partition => "p",
+            TileDim::Free => "f",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        match self {
+            TileDim::Partition => 0,
+            TileDim::Free => 1,
+        }
+    }
+}
+
+/// One affine inequality of a mask: `idx >= bound` (`lower`) or `idx < bound` (not `lower`), with
+/// `idx` the instruction's partition or free index and `bound` affine in the enclosing loops'
+/// induction variables (text `p < 250 + -128*i`, `f >= 3`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MaskBound {
+    pub dim: TileDim,
+    pub lower: bool,
+    pub bound: AffineExpr,
+}
+
+/// The active part of an instruction's iteration space under its mask: per dimension (partition,
+/// free) the half-open range `[lo, hi)`, or `None` when no element is active.
+pub type ActiveBox = [(u64, u64); 2];
+
+/// The elements of an `[P, F]` iteration space that `mask` keeps, with `eval` giving each bound's
+/// value in the current iteration: `None` when none. An empty mask keeps everything.
+pub fn mask_box(
+    mask: &[MaskBound],
+    shape: [u64; 2],
+    eval: &mut dyn FnMut(&AffineExpr) -> i64,
+) -> Option<ActiveBox> {
+    let mut out = [(0u64, shape[0]), (0u64, shape[1])];
+    for b in mask {
+        let d = b.dim.index();
+        let v = eval(&b.bound).clamp(0, shape[d].min(i64::MAX as u64) as i64) as u64;
+        if b.lower {
+            out[d].0 = out[d].0.max(v);
+        } else {
+            out[d].1 = out[d].1.min(v);
+        }
+    }
+    out.iter().all(|&(lo, hi)| lo < hi).then_some(out)
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct InstData {
     pub op: Op,
     pub engine: EngineClass,
     pub dst: Operand,
     pub srcs: Vec<Operand>,
+    /// The mask (a conjunction; empty: every element): the instruction reads and writes only the
+    /// elements of its iteration space ([`InstData::iter_shape`]) where every bound holds; the
+    /// destination's other elements keep their values. Never on `matmul`, `transpose` or `iota`.
+    pub mask: Vec<MaskBound>,
+}
+
+impl InstData {
+    /// An unmasked instruction.
+    pub fn new(op: Op, engine: EngineClass, dst: Operand, srcs: Vec<Operand>) -> Self {
+        InstData {
+            op,
+            engine,
+            dst,
+            srcs,
+            mask: Vec::new(),
+        }
+    }
+
+    /// The `[P, F]` space a mask's indices range over: the source's shape for `reduce`, the
+    /// destination's otherwise. `None` when the access is not two-dimensional.
+    pub fn iter_shape(&self) -> Option<[u64; 2]> {
+        let acc = match self.op {
+            Op::Reduce { .. } => &self.srcs.first()?.access,
+            _ => &self.dst.access,
+        };
+        match acc.size.as_slice() {
+            &[p, f] => Some([p, f]),
+            _ => None,
+        }
+    }
+
+    /// Whether the instruction writes the whole of a destination tensor of shape `shape` in
+    /// every execution: it selects all of it and carries no mask.
+    pub fn writes_whole(&self, shape: &[u64]) -> bool {
+        self.mask.is_empty() && self.dst.access.is_whole(shape)
+    }
+
+    /// Whether an operation may carry a mask (its elements map one to one, or by row, onto the
+    /// iteration space).
+    pub fn maskable(op: &Op) -> bool {
+        !matches!(op, Op::Matmul { .. } | Op::Transpose | Op::Iota { .. })
+    }
+
+    /// Every affine expression of the instruction: operand starts and slots, then mask bounds.
+    pub fn exprs_mut(&mut self) -> impl Iterator<Item = &mut AffineExpr> {
+        let operands = std::iter::once(&mut self.dst).chain(self.srcs.iter_mut());
+        operands
+            .flat_map(|o| o.access.start.iter_mut().chain(o.access.slots.iter_mut()))
+            .chain(self.mask.iter_mut().map(|b| &mut b.bound))
+    }
+
+    /// The unmasked instruction that does what this one does where `active` is its active box
+    /// (of [`InstData::iter_shape`] `shape`): each operand dimension as long as the iteration
+    /// space's is cut to the box, a broadcast (length-1) dimension kept.
+    pub fn clipped(&self, shape: [u64; 2], active: ActiveBox) -> InstData {
+        let clip = |o: &Operand| {
+            let mut o = o.clone();
+            for d in 0..2 {
+                if o.access.size.get(d) == Some(&shape[d]) {
+                    let (lo, hi) = active[d];
+                    if let Some(e) = o.access.start.get_mut(d) {
+                        // Saturating: a start this large is out of range anyway, and reported.
+                        let c = e.constant_term().saturating_add(lo as i64);
+                        *e = AffineExpr::from_terms(e.terms().iter().copied(), c);
+                    }
+                    o.access.size[d] = hi - lo;
+                }
+            }
+            o
+        };
+        InstData {
+            op: self.op.clone(),
+            engine: self.engine,
+            dst: clip(&self.dst),
+            srcs: self.srcs.iter().map(clip).collect(),
+            mask: Vec::new(),
+        }
+    }
 }
 
 /// One kernel in Penguin IR.
@@ -521,7 +660,7 @@ impl Function {
     }
 
     /// Applies `f` to every affine expression of statement `s` and of everything nested in it:
-    /// predicates, tile starts and slot selectors.
+    /// predicates, tile starts, slot selectors and mask bounds.
     pub fn map_exprs(&mut self, s: Stmt, f: &dyn Fn(&AffineExpr) -> AffineExpr) {
         for g in &mut self.stmts[s].preds {
             g.expr = f(&g.expr);
@@ -529,11 +668,8 @@ impl Function {
         match self.stmts[s].kind.clone() {
             StmtKind::Insts(insts) => {
                 for i in insts {
-                    let d = &mut self.insts[i];
-                    for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
-                        for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
-                            *e = f(e);
-                        }
+                    for e in self.insts[i].exprs_mut() {
+                        *e = f(e);
                     }
                 }
             }

@@ -24,7 +24,8 @@ use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{
     Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData,
-    LoopKind, Memory, Op, Operand, ReduceOp, Scale, StmtAnnot, StmtKind, TensorData, TensorKind,
+    LoopKind, MaskBound, Memory, Op, Operand, ReduceOp, Scale, StmtAnnot, StmtKind, TensorData,
+    TensorKind, TileDim,
 };
 use crate::lex::{lex, Tok, Token, TokenCursor, SYMBOLS};
 use std::collections::HashMap;
@@ -632,11 +633,18 @@ impl Parser {
         let vals = self.params(&op_name, schema)?;
         let op = build_op(&op_name, &vals);
         let mut srcs = Vec::new();
-        if matches!(self.peek().tok, Tok::Ident(_)) && self.peek().line == op_tok.line {
+        let same_line = |p: &Self| p.peek().line == op_tok.line;
+        if matches!(self.peek().tok, Tok::Ident(_)) && same_line(self) && !self.at_mask() {
             srcs.push(self.operand()?);
             while self.eat_sym(",") {
                 srcs.push(self.operand()?);
             }
+        }
+        let mut mask = Vec::new();
+        if same_line(self) && self.at_mask() {
+            self.bump();
+            self.expect_sym("(")?;
+            mask = self.list(")", |p| p.mask_bound())?;
         }
         self.inst_at.push(at);
         Ok(self.func.insts.push(InstData {
@@ -644,7 +652,44 @@ impl Parser {
             engine,
             dst,
             srcs,
+            mask,
         }))
+    }
+
+    /// Whether the next tokens are `mask (`: a tensor named `mask` is followed by `[` or `{`.
+    fn at_mask(&mut self) -> bool {
+        if !self.is_word("mask") {
+            return false;
+        }
+        let pos = self.pos();
+        self.bump();
+        let open = self.is_sym("(");
+        self.set_pos(pos);
+        open
+    }
+
+    /// One bound of a mask: `p >= EXPR`, `p < EXPR`, `f >= EXPR` or `f < EXPR`.
+    fn mask_bound(&mut self) -> PResult<MaskBound> {
+        let (word, tok) = self.ident("a mask index (`p` or `f`)")?;
+        let dim = match word.as_str() {
+            "p" => TileDim::Partition,
+            "f" => TileDim::Free,
+            _ => {
+                return self.err_at(
+                    &tok,
+                    format!("expected `p` or `f` in a mask, found `{word}`"),
+                )
+            }
+        };
+        let lower = if self.eat_sym(">=") {
+            true
+        } else if self.eat_sym("<") {
+            false
+        } else {
+            return self.expected("`>=` or `<` in a mask bound");
+        };
+        let bound = self.affine()?;
+        Ok(MaskBound { dim, lower, bound })
     }
 
     /// The parameter list of an op: every key of `schema`, once, in any order.

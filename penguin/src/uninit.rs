@@ -15,7 +15,8 @@
 //! Only two-dimensional tensors of the [`Scope`] are looked at (for a kernel, HBM scratch: local
 //! HBM arrays, `nl.ndarray(..., buffer=nl.shared_hbm)` not returned); an access with ring slots
 //! is skipped (a write with slots makes the whole tensor count as written), and so is a read under
-//! a predicate, or in a loop whose trip count is not positive, and any expression that overflows.
+//! a predicate or a mask (a masked write's rectangle still over-approximates what it writes), or
+//! in a loop whose trip count is not positive, and any expression that overflows.
 
 use crate::affine::AffineExpr;
 use crate::entities::{Axis, Inst, Stmt, Tensor};
@@ -121,10 +122,12 @@ impl Walk<'_> {
         };
         // The reads first: an instruction reads before it writes. An accumulating matmul reads
         // its destination (not looked at for a kernel: the front end zeroes its accumulators).
+        // A masked read may read only part of its rectangle, so it is skipped like a predicated
+        // one.
         let acc_dst = (self.scope == Scope::AllButInputs
             && matches!(d.op, Op::Matmul { accumulate: true }))
         .then_some(&d.dst);
-        if runs {
+        if runs && d.mask.is_empty() {
             for src in d.srcs.iter().chain(acc_dst) {
                 if !self.is_scratch(src.tensor) {
                     continue;

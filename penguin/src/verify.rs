@@ -24,6 +24,10 @@
 //!   the statement or of an enclosing loop statement) in a single induction variable, such as the
 //!   pipeliner's `i >= s` and `i < ub + s`; predicates in several variables are not used, so the
 //!   check is conservative for them. A statement whose box is empty never runs and is not checked;
+//!   a dimension that a mask clips is in bounds when its start plus one of the mask's bounds on
+//!   that index is (so `a[128*i +: 128]` under `p < 250 - 128*i` reads rows below 250);
+//! - **masks**: only on operations that take one ([`InstData::maskable`]), over a 2-D iteration
+//!   space, with bounds that mention only induction variables of enclosing loops;
 //! - **ops**: the source count ([`Op::num_srcs`]); the engine can run the op (load/store on DMA,
 //!   matmul/transpose on the Tensor engine, activation on Scalar, tensor_tensor/tensor_scalar on
 //!   Vector or GpSimd, reduce on Vector, memset on Vector or GpSimd, copy on any but DMA and
@@ -41,7 +45,9 @@
 
 use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
-use crate::ir::{EngineClass, Function, Memory, Op, Operand, Scale, StmtKind, TensorKind};
+use crate::ir::{
+    EngineClass, Function, InstData, MaskBound, Memory, Op, Operand, Scale, StmtKind, TensorKind,
+};
 use crate::write::{iv_name, tensor_name};
 use cranelift_entity::SecondaryMap;
 use std::collections::HashMap;
@@ -577,9 +583,12 @@ impl<'a> Verifier<'a> {
             );
         }
         let bx = iteration_box(f, ctx);
-        let mut shapes_ok = self.operand(e, loops, &data.dst, "destination", true, bx.as_deref());
+        let masked = self.mask(e, loops, data);
+        let bx = bx.as_deref();
+        let mut shapes_ok = self.operand(e, loops, &data.dst, "destination", true, bx, masked);
         for (k, src) in data.srcs.iter().enumerate() {
-            shapes_ok &= self.operand(e, loops, src, &format!("source {k}"), false, bx.as_deref());
+            let what = format!("source {k}");
+            shapes_ok &= self.operand(e, loops, src, &what, false, bx, masked);
         }
         if let Some(t) = f.tensors.get(data.dst.tensor) {
             if t.kind == TensorKind::Input {
@@ -592,7 +601,46 @@ impl<'a> Verifier<'a> {
         }
     }
 
-    /// Checks one operand's access; returns whether its sizes are well-formed 2-D sizes.
+    /// Checks an instruction's mask: an operation that takes one, a two-dimensional iteration
+    /// space, bounds in scope. Returns the mask and the iteration space's shape when the operands'
+    /// bounds checks may rely on it.
+    fn mask<'d>(
+        &mut self,
+        e: AnyEntity,
+        loops: &[Axis],
+        data: &'d InstData,
+    ) -> Option<(&'d [MaskBound], [u64; 2])> {
+        if data.mask.is_empty() {
+            return None;
+        }
+        if !InstData::maskable(&data.op) {
+            self.error_in(
+                e,
+                loops,
+                format!("`{}` cannot carry a mask", data.op.name()),
+            );
+            return None;
+        }
+        let mut scoped = true;
+        for b in &data.mask {
+            let what = format!("mask bound on `{}`", b.dim.name());
+            scoped &= self.scope(e, loops, &b.bound, &what);
+        }
+        let shape = data.iter_shape();
+        if shape.is_none() {
+            self.error_in(
+                e,
+                loops,
+                "a masked instruction's iteration space is not 2-D",
+            );
+        }
+        Some((&data.mask[..], shape?)).filter(|_| scoped)
+    }
+
+    /// Checks one operand's access; returns whether its sizes are well-formed 2-D sizes. With
+    /// `masked`, a dimension that the mask clips ([`InstData::clipped`]) is in bounds when its
+    /// start plus some bound of the mask is.
+    #[allow(clippy::too_many_arguments)]
     fn operand(
         &mut self,
         e: AnyEntity,
@@ -601,6 +649,7 @@ impl<'a> Verifier<'a> {
         what: &str,
         write: bool,
         bx: Option<&[(Axis, i128, i128)]>,
+        masked: Option<(&[MaskBound], [u64; 2])>,
     ) -> bool {
         let f = self.func;
         let Some(t) = f.tensors.get(o.tensor) else {
@@ -668,9 +717,29 @@ impl<'a> Verifier<'a> {
                     let (lo, hi, lo_at, hi_at) = range(start, bx);
                     let extent = i128::from(t.shape.get(d).copied().unwrap_or(0));
                     let end = hi + i128::from(size);
-                    let bad = if lo < 0 {
+                    // The mask's bounds on this dimension, when the mask clips it.
+                    let clips: Vec<&MaskBound> = match masked {
+                        Some((m, shape)) if d < 2 && shape[d] == size => {
+                            m.iter().filter(|b| b.dim.index() == d).collect()
+                        }
+                        _ => Vec::new(),
+                    };
+                    let held = |lower: bool| {
+                        clips.iter().filter(|b| b.lower == lower).any(|b| {
+                            let Some(sum) = checked_sum(start, &b.bound) else {
+                                return false;
+                            };
+                            let (blo, bhi, _, _) = range(&sum, bx);
+                            if lower {
+                                blo >= 0
+                            } else {
+                                bhi <= extent
+                            }
+                        })
+                    };
+                    let bad = if lo < 0 && !held(true) {
                         Some(lo_at)
-                    } else if end > extent {
+                    } else if end > extent && !held(false) {
                         Some(hi_at)
                     } else {
                         None
@@ -1099,6 +1168,19 @@ fn div_ceil(a: i128, b: i128) -> i128 {
 }
 
 type Assignment = Vec<(Axis, i128)>;
+
+/// `a + b`, or `None` when a coefficient overflows.
+fn checked_sum(a: &AffineExpr, b: &AffineExpr) -> Option<AffineExpr> {
+    let mut terms: Vec<(Axis, i64)> = a.terms().to_vec();
+    for &(x, c) in b.terms() {
+        match terms.iter_mut().find(|(y, _)| *y == x) {
+            Some((_, d)) => *d = d.checked_add(c)?,
+            None => terms.push((x, c)),
+        }
+    }
+    let constant = a.constant_term().checked_add(b.constant_term())?;
+    Some(AffineExpr::from_terms(terms, constant))
+}
 
 /// The smallest and largest value of `e` over the box, with the iterations that reach them.
 fn range(e: &AffineExpr, bx: &[(Axis, i128, i128)]) -> (i128, i128, Assignment, Assignment) {

@@ -30,6 +30,8 @@
 //! - An instruction is `DST = OP.ENGINE[(PARAMS)] SRC, SRC, ...`. An operand is
 //!   `TENSOR[{SLOT, ...}][START +: SIZE, ...]`: the slot selectors (one per block dimension, taken
 //!   modulo its count) in braces, then one affine start and one constant size per dimension.
+//!   A masked instruction ends with `mask(BOUND, ...)`, each bound `p >= EXPR`, `p < EXPR`,
+//!   `f >= EXPR` or `f < EXPR` over its partition (`p`) or free (`f`) index.
 //! - Op parameters are all written, as `key=value`: `matmul(accumulate=B)`, `tensor_tensor(op=ALU)`,
 //!   `tensor_scalar(op=ALU, imm=F, reverse=B)`, `activation(func=F, scale=F|tile, bias=B)`,
 //!   `reduce(op=R)`, `memset(value=F)`.
@@ -44,7 +46,7 @@
 
 use crate::affine::{AffineExpr, Predicate};
 use crate::entities::{Axis, Stmt, Tensor};
-use crate::ir::{Function, InstData, Op, Operand, Scale, StmtKind};
+use crate::ir::{Function, InstData, MaskBound, Op, Operand, Scale, StmtKind};
 use std::collections::HashSet;
 use std::fmt::{self, Write};
 
@@ -193,6 +195,20 @@ pub fn write_inst(out: &mut dyn Write, func: &Function, inst: &InstData) -> fmt:
     for (k, src) in inst.srcs.iter().enumerate() {
         out.write_str(if k == 0 { " " } else { ", " })?;
         write_operand(out, func, src)?;
+    }
+    write_mask(out, func, &inst.mask)
+}
+
+/// Writes a mask, ` mask(p < EXPR, f >= EXPR, ...)`, or nothing for an empty one.
+pub fn write_mask(out: &mut dyn Write, func: &Function, mask: &[MaskBound]) -> fmt::Result {
+    for (k, b) in mask.iter().enumerate() {
+        out.write_str(if k == 0 { " mask(" } else { ", " })?;
+        let cmp = if b.lower { ">=" } else { "<" };
+        write!(out, "{} {cmp} ", b.dim.name())?;
+        write_affine(out, func, &b.bound)?;
+    }
+    if !mask.is_empty() {
+        out.write_str(")")?;
     }
     Ok(())
 }

@@ -64,12 +64,14 @@ fn tiled_add_one() -> Function {
         engine: EngineClass::Dma,
         dst: hbm(c),
         srcs: vec![tile(t)],
+        mask: Vec::new(),
     });
     let load = f.insts.push(InstData {
         op: Op::Load,
         engine: EngineClass::Dma,
         dst: tile(t),
         srcs: vec![hbm(a)],
+        mask: Vec::new(),
     });
     let add = f.insts.push(InstData {
         op: Op::TensorScalar {
@@ -80,6 +82,7 @@ fn tiled_add_one() -> Function {
         engine: EngineClass::Vector,
         dst: tile(t),
         srcs: vec![tile(t)],
+        mask: Vec::new(),
     });
     let s_store = f.add_inst_stmt(vec![store]);
     let s_compute = f.add_inst_stmt(vec![load, add]);
@@ -255,6 +258,7 @@ fn floats_round_trip_bit_exactly() {
                 access: Access::whole(&[1, 1]),
             },
             srcs: Vec::new(),
+            mask: Vec::new(),
         });
         let s = f.add_inst_stmt(vec![i]);
         f.body.push(s);

@@ -645,6 +645,11 @@ fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slots: &
                 o.access.slots = slots.to_vec();
             }
         }
+        for b in &mut d.mask {
+            for (a, by) in subst {
+                b.bound = b.bound.substitute(*a, by);
+            }
+        }
     }
 }
 

@@ -159,7 +159,7 @@ pub(super) fn common_loops(us: &[Use]) -> Vec<Axis> {
 fn starts_by_writing_all(func: &Function, us: &[Use], t: Tensor, l: Axis, depth: usize) -> bool {
     let first = &us[0];
     let fd = &func.insts[first.inst];
-    let whole = fd.dst.tensor == t && fd.dst.access.is_whole(&func.tensors[t].shape);
+    let whole = fd.dst.tensor == t && fd.writes_whole(&func.tensors[t].shape);
     let direct = first.loops.len() == depth && func.stmts[first.stmt].preds.is_empty();
     // Or the first iteration of a loop directly in `l`'s body, unguarded (a folded
     // accumulation's overwriting matmul): every iteration of `l` still writes it all first.

@@ -133,7 +133,7 @@ fn groups<'u>(
         u.writes
             && !u.reads
             && d.dst.tensor == t
-            && d.dst.access.is_whole(&td.shape)
+            && d.writes_whole(&td.shape)
             && func.stmts[u.stmt].preds.is_empty()
             && on_the_way
     };

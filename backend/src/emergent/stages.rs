@@ -489,7 +489,7 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
         let fs = body[first.child];
         let direct = matches!(&func.stmts[fs].kind, StmtKind::Insts(i) if i.contains(&first.inst))
             && func.stmts[fs].preds.is_empty();
-        let whole = fd.dst.tensor == t && fd.dst.access.is_whole(&td.shape);
+        let whole = fd.dst.tensor == t && fd.writes_whole(&td.shape);
         let renamable = matches!(td.memory, Memory::Sbuf | Memory::Psum)
             && td.kind == TensorKind::Local
             && td.block.is_empty()

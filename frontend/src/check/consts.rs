@@ -72,7 +72,12 @@ impl Checker<'_> {
                     });
                     None
                 }
-                Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None | Value::Py(_) => {
+                Value::Float(_)
+                | Value::Bool(_)
+                | Value::Vec(_)
+                | Value::Mask(_)
+                | Value::None
+                | Value::Py(_) => {
                     self.error(CheckError::ScalarNotInt {
                         name: n.to_string(),
                         at: e.span.clone(),

@@ -482,9 +482,9 @@ pub enum CheckError {
     /// An index vector expression that is not a contiguous range (`why` says why).
     #[error("this index vector expression is not a contiguous range")]
     UnsupportedVector { why: String, at: Span },
-    /// A mask that drops elements.
-    #[error("this mask drops elements, and nkc's tiles have a fixed size")]
-    MaskDrops { at: Span },
+    /// A mask that drops elements in a form nkc does not lower (`why` says which).
+    #[error("this mask cannot be lowered: {why}")]
+    MaskUnsupported { why: String, at: Span },
     /// A mask that is not a comparison.
     #[error("a mask is a comparison of index expressions")]
     MaskNotComparison { at: Span },
@@ -838,7 +838,7 @@ impl CheckError {
             IntTrueDivision { .. } => codes::INT_TRUE_DIVISION,
             IntDivisionByZero { .. } | FloatDivisionByZero { .. } => codes::DIVISION_BY_ZERO,
             ArangeRange { .. } | DsEmpty { .. } | EmptySlice { .. } => codes::EMPTY_SLICE,
-            MaskDrops { .. } | MaskNotComparison { .. } => codes::PARTIAL_MASK,
+            MaskUnsupported { .. } | MaskNotComparison { .. } => codes::PARTIAL_MASK,
             TooManyArguments { .. } | BuiltinArity { .. } | DmaCopyPositional { .. } => {
                 codes::TOO_MANY_ARGUMENTS
             }
@@ -991,7 +991,7 @@ impl CheckError {
             | VectorAxis { at, .. }
             | IndexOverflow { at, .. }
             | UnsupportedVector { at, .. }
-            | MaskDrops { at, .. }
+            | MaskUnsupported { at, .. }
             | MaskNotComparison { at, .. }
             | TooManyArguments { at, .. }
             | DuplicateKeyword { at, .. }
@@ -1404,10 +1404,10 @@ impl From<CheckError> for Diagnostic {
             UnsupportedVector { why, .. } => d.with_label(why).with_help(
                 "write `offset + nl.arange(n)[:, None]` (or `[None, :]`), or a slice `lo:hi`",
             ),
-            MaskDrops { .. } => d
-                .with_label("false for some element of some iteration")
-                .with_note("a mask is accepted where it keeps every element: with shapes that divide into whole tiles")
-                .with_help("run the kernel on a shape that is a multiple of the tile size, or loop over the whole tiles and handle the rest with a smaller slice"),
+            MaskUnsupported { .. } => d
+                .with_label("this mask")
+                .with_note("a mask keeps a box of the tile: each comparison bounds one index vector (`i * 128 + i_p < n`, `i_f >= k`), joined with `&`")
+                .with_help("write `mask=(i * 128 + i_p < n) & (j * 512 + i_f < m)`"),
             MaskNotComparison { .. } => d
                 .with_label("not a comparison")
                 .with_help("write `mask=(i * 128 + i_p < n)`"),

@@ -209,7 +209,7 @@ impl Checker<'_> {
         match &e.kind {
             ExprKind::Name(n) => matches!(
                 self.find(n).map(|b| &b.value),
-                Some(Value::Tile(_) | Value::Param(_) | Value::Vec(_))
+                Some(Value::Tile(_) | Value::Param(_) | Value::Vec(_) | Value::Mask(_))
             ),
             ExprKind::Call { func, args, kwargs } => match self.peek_callee(func) {
                 Some(v) => match v.as_py() {
@@ -829,7 +829,7 @@ impl Checker<'_> {
             Value::Float(x) => *x != 0.0,
             Value::Bool(b) => *b,
             Value::None => false,
-            Value::Tile(_) | Value::Param(_) | Value::Vec(_) => {
+            Value::Tile(_) | Value::Param(_) | Value::Vec(_) | Value::Mask(_) => {
                 self.error(CheckError::TileCondition {
                     what: "if".into(),
                     at: at.span.clone(),
@@ -1364,7 +1364,7 @@ impl Checker<'_> {
             Value::Float(x) => mk(ExprKind::Float(*x)),
             Value::Bool(b) => mk(ExprKind::Bool(*b)),
             Value::None => mk(ExprKind::None),
-            Value::Tile(_) | Value::Param(_) | Value::Vec(_) => {
+            Value::Tile(_) | Value::Param(_) | Value::Vec(_) | Value::Mask(_) => {
                 self.temp_count += 1;
                 let name = format!("_t{}", self.temp_count);
                 let scope = self.scopes.last_mut().expect("a scope is always open");

@@ -333,7 +333,7 @@ impl Checker<'_> {
             Value::Float(_) => Class::Float,
             Value::Bool(_) | Value::None => Class::Bool,
             Value::Error => Class::Poison,
-            Value::Vec(_) | Value::Py(_) => Class::Other,
+            Value::Vec(_) | Value::Mask(_) | Value::Py(_) => Class::Other,
         };
         if self.may_bind(id, class) {
             if let Value::Tile(tile) = &v {

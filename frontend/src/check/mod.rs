@@ -157,6 +157,8 @@ pub struct CInst {
     pub span: Span,
     /// The engine an `engine=` keyword chose; `None` for the operation's default.
     pub engine: Option<penguin::EngineClass>,
+    /// The bounds of the call's `mask=` (empty: none), `vectors`.
+    pub mask: Vec<penguin::MaskBound>,
 }
 
 /// A tile: a tensor, or a rectangular part of one.
@@ -205,6 +207,9 @@ pub(crate) enum Value {
     Bool(bool),
     /// An index vector (`nl.arange(128)[:, None]`).
     Vec(vectors::IndexVec),
+    /// A mask over index vectors (`m = (i * 128 + i_p < n) & (i_f < d)`): its bounds, for
+    /// `mask=m` (`vectors`).
+    Mask(Vec<penguin::MaskBound>),
     /// `None`: the default of an optional parameter.
     None,
     /// A binding whose definition failed; uses are silent.
@@ -455,6 +460,9 @@ pub(crate) struct Checker<'a> {
     grid: grid::GridData,
     /// out_params: the parameters the kernel stores into.
     out_params: out_params::OutParamsData,
+    /// The mask of the call being checked (empty when none): its subscripts are in bounds where
+    /// the mask keeps them (`vectors::mask_keeps_in_bounds`).
+    active_mask: Vec<penguin::MaskBound>,
 }
 
 impl<'a> Checker<'a> {
@@ -488,6 +496,7 @@ impl<'a> Checker<'a> {
             user_names: HashMap::new(),
             grid: grid::GridData::default(),
             out_params: out_params::OutParamsData::default(),
+            active_mask: Vec::new(),
         }
     }
 

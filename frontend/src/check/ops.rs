@@ -25,7 +25,9 @@ use super::scan_stats_ops;
 use super::stmts::Class;
 use super::{CInst, CTensor, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
-use penguin::{ActFunc, AluOp, DType, Memory, Op, ReduceOp, Scale, StmtAnnot, TensorKind};
+use penguin::{
+    ActFunc, AluOp, DType, MaskBound, Memory, Op, ReduceOp, Scale, StmtAnnot, TensorKind,
+};
 use vocab::machine::{PMAX, PSUM_BANK_BYTES};
 
 /// Where the outermost instruction of an expression writes.
@@ -454,7 +456,12 @@ impl Checker<'_> {
                 });
                 None
             }
-            Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None | Value::Py(_) => {
+            Value::Float(_)
+            | Value::Bool(_)
+            | Value::Vec(_)
+            | Value::Mask(_)
+            | Value::None
+            | Value::Py(_) => {
                 self.error(CheckError::ScalarNameNotTile {
                     name: n.to_string(),
                     at: span.clone(),
@@ -590,6 +597,7 @@ impl Checker<'_> {
             srcs: srcs.iter().map(TileVal::operand).collect(),
             span: span.clone(),
             engine: None,
+            mask: Vec::new(),
         });
         Some(dst)
     }
@@ -862,10 +870,15 @@ impl Checker<'_> {
         }) else {
             return self.call_op(e, func, kind, args, kwargs, cx, dest, outer);
         };
+        let (rest, mask) = rest?;
         let dtype = dtype_kw.map(|k| self.dtype_of(&k.value));
         let fresh = !matches!(dest, Dest::Into { .. });
         let before = cx.insts.len();
-        let t = self.call_op(e, func, kind, args, &rest?, cx, dest, outer)?;
+        let prev_mask = std::mem::replace(&mut self.active_mask, mask.clone());
+        let t = self.call_op(e, func, kind, args, &rest, cx, dest, outer);
+        self.active_mask = prev_mask;
+        let t = t?;
+        self.apply_mask(mask, before, cx, &e.span)?;
         if let Some(k) = engine_kw.filter(|_| kind != OpKind::VectorTranspose) {
             self.apply_engine(&k.value, &func_name(func), before, cx)?;
         }
@@ -878,23 +891,56 @@ impl Checker<'_> {
         Some(t)
     }
 
-    /// The keywords of a call without `mask=` (checked by [`Checker::mask`]) and those `drop`
-    /// names: `None` when there is nothing to take off, `Some(None)` when the mask is refused.
+    /// The keywords of a call without `mask=` and those `drop` names, with the mask's bounds
+    /// ([`Checker::mask`]; empty when it keeps every element): `None` when there is nothing to
+    /// take off, `Some(None)` when the mask is refused.
     pub(super) fn without_mask(
         &mut self,
         kwargs: &[Keyword],
         drop: impl Fn(&str) -> bool,
-    ) -> Option<Option<Vec<Keyword>>> {
+    ) -> Option<Option<(Vec<Keyword>, Vec<MaskBound>)>> {
         let taken = |k: &Keyword| k.name.name == "mask" || drop(&k.name.name);
         if !kwargs.iter().any(taken) {
             return None;
         }
         let mut ok = true;
+        let mut bounds = Vec::new();
         for k in kwargs.iter().filter(|k| k.name.name == "mask") {
-            ok &= self.mask(&k.value).is_some();
+            match self.mask(&k.value) {
+                Some(b) => bounds.extend(b),
+                None => ok = false,
+            }
         }
         let rest = kwargs.iter().filter(|k| !taken(k)).cloned().collect();
-        Some(ok.then_some(rest))
+        Some(ok.then_some((rest, bounds)))
+    }
+
+    /// Puts `mask` on every instruction a masked call made (those of `cx` from `before`), or
+    /// reports an operation that cannot take one.
+    pub(super) fn apply_mask(
+        &mut self,
+        mask: Vec<MaskBound>,
+        before: usize,
+        cx: &mut StmtCtx,
+        at: &Span,
+    ) -> Option<()> {
+        if mask.is_empty() {
+            return Some(());
+        }
+        for inst in &mut cx.insts[before..] {
+            if !penguin::InstData::maskable(&inst.op) {
+                self.error(CheckError::MaskUnsupported {
+                    why: format!(
+                        "`{}` cannot take a mask that drops elements (its elements do not map one to one onto the tile's)",
+                        inst.op.name()
+                    ),
+                    at: at.clone(),
+                });
+                return None;
+            }
+            inst.mask.extend(mask.iter().cloned());
+        }
+        Some(())
     }
 
     /// [`Checker::call`] once `dtype=` and `mask=` are taken off: refuses the operations that
@@ -1628,15 +1674,32 @@ impl Checker<'_> {
         let ExprKind::Call { args, kwargs, .. } = &e.kind else {
             return None;
         };
+        let masked = self.without_mask(kwargs, |_| false);
+        let (kwargs, mask) = match &masked {
+            None => (&kwargs[..], Vec::new()),
+            Some(None) => return None,
+            Some(Some((rest, mask))) => (&rest[..], mask.clone()),
+        };
+        let before = cx.insts.len();
+        let prev_mask = std::mem::replace(&mut self.active_mask, mask.clone());
+        let stored = self.store_op(e, args, kwargs, cx);
+        self.active_mask = prev_mask;
+        stored?;
+        self.apply_mask(mask, before, cx, &e.span)
+    }
+
+    /// [`Checker::store`] once `mask=` is taken off: binds the arguments and emits the store.
+    fn store_op(
+        &mut self,
+        e: &Expr,
+        args: &[Expr],
+        kwargs: &[Keyword],
+        cx: &mut StmtCtx,
+    ) -> Option<()> {
         let site = if cx.in_loop_body {
             KwSite::Allowed
         } else {
             KwSite::NotInLoop
-        };
-        let masked = self.without_mask(kwargs, |_| false);
-        let kwargs = match &masked {
-            None => kwargs,
-            Some(rest) => rest.as_deref()?,
         };
         let mut annot = cx.annot;
         let slots = self.bind_args(
@@ -1708,6 +1771,7 @@ impl Checker<'_> {
             srcs: vec![v.operand()],
             span: e.span.clone(),
             engine: None,
+            mask: Vec::new(),
         });
         Some(())
     }

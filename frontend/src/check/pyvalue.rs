@@ -112,6 +112,7 @@ impl Value {
             Value::Float(_) => "float",
             Value::Bool(_) => "bool",
             Value::Vec(_) => "index vector",
+            Value::Mask(_) => "mask",
             Value::None => "NoneType",
             Value::Error => "error",
             Value::Py(p) => match &**p {
@@ -195,6 +196,7 @@ impl Value {
             Value::None => "None".into(),
             Value::Tile(_) | Value::Param(_) => "<tile>".into(),
             Value::Vec(_) => "<index vector>".into(),
+            Value::Mask(_) => "<mask>".into(),
             Value::Error => "<error>".into(),
             Value::Py(p) => match &**p {
                 Py::Str(s) => format!("'{s}'"),

@@ -209,6 +209,12 @@ impl Checker<'_> {
         if !violates(&bounds) {
             return Some(());
         }
+        // Under a mask (vectors.rs), a slice may reach past the tensor where the mask drops it.
+        let (min, max) = range128(lo, &bounds);
+        let (low, high) = (min < 0, max + size as i128 > extent as i128);
+        if self.mask_keeps_in_bounds(lo, dim, extent, low, high) {
+            return Some(());
+        }
         // The first violating iteration in loop order: fix each axis, outermost first, to the
         // smallest value that still leaves a violating completion. With the other axes free, the
         // set of such values is an interval for each of the two conditions, so a binary search

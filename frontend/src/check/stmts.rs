@@ -63,7 +63,7 @@ impl Checker<'_> {
                 Some(Value::Int(_) | Value::Iv(_)) => Class::Int,
                 Some(Value::Float(_)) => Class::Float,
                 Some(Value::Bool(_) | Value::None) => Class::Bool,
-                Some(Value::Vec(_) | Value::Py(_)) => Class::Other,
+                Some(Value::Vec(_) | Value::Mask(_) | Value::Py(_)) => Class::Other,
                 Some(Value::Tile(_) | Value::Param(_)) => Class::Tile,
                 Some(Value::Error) => Class::Poison,
                 // Evaluated as an integer, which reports the undefined name.
@@ -271,7 +271,9 @@ impl Checker<'_> {
             return Value::Error;
         }
         match self.eval(default) {
-            Some(Value::Iv(_) | Value::Tile(_) | Value::Param(_) | Value::Vec(_)) => {
+            Some(
+                Value::Iv(_) | Value::Tile(_) | Value::Param(_) | Value::Vec(_) | Value::Mask(_),
+            ) => {
                 self.error(CheckError::DefaultNotConst {
                     param: p.name.name.clone(),
                     at: default.span.clone(),
@@ -553,6 +555,14 @@ impl Checker<'_> {
 
     /// `name = value`.
     fn assign(&mut self, id: &ast::Ident, value: &Expr, cx: &mut StmtCtx) {
+        if self.is_mask_expr(value) {
+            // `valid = (i * 128 + i_p < n) & (i_f < d)`: a mask, passed later as `mask=valid`.
+            if self.may_bind(id, Class::Other) {
+                let m = self.mask(value).map_or(Value::Error, Value::Mask);
+                self.bind(&id.name, m, id.span.clone());
+            }
+            return;
+        }
         if self.is_vector_expr(value) {
             // `i_p = nl.arange(128)[:, None]`: an index vector, used in subscripts and masks.
             if self.may_bind(id, Class::Other) {
@@ -739,6 +749,7 @@ impl Checker<'_> {
             | Value::Float(_)
             | Value::Bool(_)
             | Value::Vec(_)
+            | Value::Mask(_)
             | Value::None
             | Value::Py(_) => {
                 self.error(CheckError::SubscriptOfScalar {
@@ -788,7 +799,12 @@ impl Checker<'_> {
                 Some(Value::Tile(t)) => t,
                 Some(Value::Error) => return,
                 Some(
-                    Value::Float(_) | Value::Bool(_) | Value::Vec(_) | Value::None | Value::Py(_),
+                    Value::Float(_)
+                    | Value::Bool(_)
+                    | Value::Vec(_)
+                    | Value::Mask(_)
+                    | Value::None
+                    | Value::Py(_),
                 ) => {
                     self.error(CheckError::UpdateScalar {
                         name: id.name.clone(),

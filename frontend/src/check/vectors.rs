@@ -21,10 +21,14 @@
 //!   an integer or negated: a vector with a step (`expr * -1`, `5 + 2 * i_p`). `nisa.iota`,
 //!   `nisa.affine_select` and masks take any step; a subscript only step 1 (a tile is a box of
 //!   consecutive elements); two vectors in one index (`i_h + i_kh`, a window) are refused;
-//! - `mask=` is accepted where it provably keeps every element of every iteration (a mask that
-//!   guards the ragged last tile of a shape that divides evenly): the comparison holds over the
-//!   whole box of loop bounds and vector ranges. A mask that would drop elements is refused with
-//!   the shape it needs, since tiles of a varying size do not exist in nkc.
+//! - `mask=` is a conjunction of comparisons, each of one index vector (plus an affine offset)
+//!   with an affine bound, or a name bound to such a conjunction. A comparison that holds over
+//!   the whole box of loop bounds and vector ranges keeps every element and adds nothing (so a
+//!   mask on a shape that divides into whole tiles changes no code); any other becomes a
+//!   [`MaskBound`] on the partition (`[:, None]` vector) or free (`[None, :]`) index of the
+//!   instruction's tile (`i * 128 + i_p < n` is `p < n - 128*i`). While a masked call is
+//!   checked, its subscripts may reach past a tensor's end where the mask drops those elements
+//!   ([`Checker::mask_keeps_in_bounds`]).
 
 use super::consts::lin;
 use super::error::CheckError;
@@ -32,7 +36,11 @@ use super::pyvalue::Py;
 use super::slices::range128;
 use super::{Checker, Value};
 use crate::ast::{BinOp, CmpOp, Expr, ExprKind, Index, Span, UnaryOp};
-use penguin::AffineExpr;
+use penguin::{AffineExpr, MaskBound, TileDim};
+
+/// One side of a mask comparison: its least value, affine, and, when it holds an index vector,
+/// the number of indices it spans, its axis and its step.
+type MaskSide = (AffineExpr, Option<(u64, Option<usize>, i64)>);
 
 /// The `len` indices `start + k·step` (`k` in `0..len`) along `axis` of an `ndim`-axis index
 /// space (axis 0 for partitions, 1 for the free axis of a 2-D one; `None` for a 1-D
@@ -413,9 +421,11 @@ impl Checker<'_> {
         None
     }
 
-    /// `mask=`: accepted when it keeps every element in every iteration. `cond` is a comparison
-    /// of index expressions, or several joined with `&` (or `and`).
-    pub(crate) fn mask(&mut self, cond: &Expr) -> Option<()> {
+    /// `mask=`: its bounds on the tile's partition and free indices (empty when it keeps every
+    /// element in every iteration). `cond` is a comparison of an index expression with an affine
+    /// one, several joined with `&` (or `and`), or a name bound to a mask; `None` and `True` keep
+    /// everything.
+    pub(crate) fn mask(&mut self, cond: &Expr) -> Option<Vec<MaskBound>> {
         match &cond.kind {
             ExprKind::BoolOp {
                 and: true,
@@ -429,38 +439,30 @@ impl Checker<'_> {
             } => {
                 let a = self.mask(lhs);
                 let b = self.mask(rhs);
-                a.and(b)
+                let mut a = a?;
+                a.extend(b?);
+                Some(a)
             }
+            ExprKind::Name(n) => match self.lookup(n, &cond.span) {
+                Value::Mask(bounds) => Some(bounds),
+                Value::Bool(true) | Value::None => Some(Vec::new()),
+                Value::Error => None,
+                _ => {
+                    self.error(CheckError::MaskNotComparison {
+                        at: cond.span.clone(),
+                    });
+                    None
+                }
+            },
+            ExprKind::Bool(true) | ExprKind::None => Some(Vec::new()),
             ExprKind::Compare { op, lhs, rhs } => {
                 let a = self.mask_side(lhs);
                 let b = self.mask_side(rhs);
                 let (a, b) = (a?, b?);
-                // lhs − rhs over the box of loop bounds and vector ranges, in 128-bit arithmetic.
-                let bounds = |ax| {
-                    let l = self.loop_data(ax);
-                    (l.lb, l.ub - 1)
-                };
-                let (alo, ahi) = range128(&a.0, &bounds);
-                let (blo, bhi) = range128(&b.0, &bounds);
-                let (mut lo, mut hi) = (alo - bhi, ahi - blo);
-                hi += a.1.map_or(0, |len| len as i128 - 1);
-                lo -= b.1.map_or(0, |len| len as i128 - 1);
-                let always = match op {
-                    CmpOp::Lt => hi < 0,
-                    CmpOp::Le => hi <= 0,
-                    CmpOp::Gt => lo > 0,
-                    CmpOp::Ge => lo >= 0,
-                    CmpOp::Eq | CmpOp::Is => lo == 0 && hi == 0,
-                    CmpOp::Ne | CmpOp::IsNot => lo > 0 || hi < 0,
-                    CmpOp::In | CmpOp::NotIn => false,
-                };
-                if always {
-                    return Some(());
+                if self.mask_always_holds(*op, &a, &b) {
+                    return Some(Vec::new());
                 }
-                self.error(CheckError::MaskDrops {
-                    at: cond.span.clone(),
-                });
-                None
+                self.mask_bounds(*op, a, b, cond)
             }
             ExprKind::Error => None,
             _ => {
@@ -472,17 +474,200 @@ impl Checker<'_> {
         }
     }
 
-    /// One side of a mask comparison: its least value, affine, and the length of its vector.
-    fn mask_side(&mut self, e: &Expr) -> Option<(AffineExpr, Option<u64>)> {
+    /// Whether `a op b` holds over the whole box of loop bounds and vector ranges (so the
+    /// comparison drops nothing), in 128-bit arithmetic.
+    fn mask_always_holds(&self, op: CmpOp, a: &MaskSide, b: &MaskSide) -> bool {
+        let bounds = |ax| {
+            let l = self.loop_data(ax);
+            (l.lb, l.ub - 1)
+        };
+        let (alo, ahi) = range128(&a.0, &bounds);
+        let (blo, bhi) = range128(&b.0, &bounds);
+        let (mut lo, mut hi) = (alo - bhi, ahi - blo);
+        hi += a.1.map_or(0, |(len, _, _)| len as i128 - 1);
+        lo -= b.1.map_or(0, |(len, _, _)| len as i128 - 1);
+        match op {
+            CmpOp::Lt => hi < 0,
+            CmpOp::Le => hi <= 0,
+            CmpOp::Gt => lo > 0,
+            CmpOp::Ge => lo >= 0,
+            CmpOp::Eq | CmpOp::Is => lo == 0 && hi == 0,
+            CmpOp::Ne | CmpOp::IsNot => lo > 0 || hi < 0,
+            CmpOp::In | CmpOp::NotIn => false,
+        }
+    }
+
+    /// The bounds of a comparison `a op b` that drops elements: exactly one side holds an index
+    /// vector, placed on an axis; the comparison is `<`, `<=`, `>`, `>=` or `==`.
+    fn mask_bounds(
+        &mut self,
+        op: CmpOp,
+        a: MaskSide,
+        b: MaskSide,
+        cond: &Expr,
+    ) -> Option<Vec<MaskBound>> {
+        let unsupported = |cx: &mut Self, why: &str| {
+            cx.error(CheckError::MaskUnsupported {
+                why: why.to_string(),
+                at: cond.span.clone(),
+            });
+            None
+        };
+        // `idx op' x`: the vector's index against an affine value.
+        let step = a.1.or(b.1).map_or(1, |(_, _, step)| step);
+        if step != 1 {
+            return unsupported(
+                self,
+                "its index vector has a step, so the elements it keeps are not a box of the tile; compare a vector of step 1 (`nl.arange(n)`) with a bound",
+            );
+        }
+        let (axis, op, x) = match (a.1, b.1) {
+            (Some((_, axis, _)), None) => (axis, op, lin(&b.0, 1, &a.0, -1)),
+            (None, Some((_, axis, _))) => {
+                let flipped = match op {
+                    CmpOp::Lt => CmpOp::Gt,
+                    CmpOp::Le => CmpOp::Ge,
+                    CmpOp::Gt => CmpOp::Lt,
+                    CmpOp::Ge => CmpOp::Le,
+                    other => other,
+                };
+                (axis, flipped, lin(&a.0, 1, &b.0, -1))
+            }
+            (Some(_), Some(_)) => {
+                return unsupported(
+                    self,
+                    "it compares two index vectors; compare one index vector with a bound",
+                )
+            }
+            (None, None) => {
+                return unsupported(
+                    self,
+                    "it holds no index vector, so it would keep all of the tile or none of it; select the iterations with the loop's range instead",
+                )
+            }
+        };
+        let dim = match axis {
+            Some(0) => TileDim::Partition,
+            Some(1) => TileDim::Free,
+            _ => {
+                return unsupported(
+                    self,
+                    "its index vector is not placed on an axis; write `nl.arange(n)[:, None]` (partitions) or `nl.arange(n)[None, :]` (free axis)",
+                )
+            }
+        };
+        let Some(x) = x else {
+            self.error(CheckError::IndexOverflow {
+                at: cond.span.clone(),
+            });
+            return None;
+        };
+        let plus1 = |e: &AffineExpr| lin(e, 1, &AffineExpr::constant(1), 1);
+        let bound =
+            |lower: bool, e: Option<AffineExpr>| e.map(|bound| MaskBound { dim, lower, bound });
+        let out = match op {
+            CmpOp::Lt => vec![bound(false, Some(x))],
+            CmpOp::Le => vec![bound(false, plus1(&x))],
+            CmpOp::Gt => vec![bound(true, plus1(&x))],
+            CmpOp::Ge => vec![bound(true, Some(x))],
+            CmpOp::Eq | CmpOp::Is => vec![bound(true, Some(x.clone())), bound(false, plus1(&x))],
+            CmpOp::Ne | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => {
+                return unsupported(
+                    self,
+                    "a mask keeps a box of the tile: compare with `<`, `<=`, `>`, `>=` or `==`",
+                )
+            }
+        };
+        let out: Option<Vec<MaskBound>> = out.into_iter().collect();
+        if out.is_none() {
+            self.error(CheckError::IndexOverflow {
+                at: cond.span.clone(),
+            });
+        }
+        out
+    }
+
+    /// Whether the subscript of dimension `dim` starting at `lo` (of `size` elements, in a tensor
+    /// of `extent`) stays inside the tensor where the active mask keeps it: some mask bound on
+    /// that dimension keeps `lo + bound` within `0` (lower) or `extent` (upper) in every
+    /// iteration. `violates_low` / `violates_high` say which side the plain check failed on.
+    pub(crate) fn mask_keeps_in_bounds(
+        &self,
+        lo: &AffineExpr,
+        dim: usize,
+        extent: u64,
+        violates_low: bool,
+        violates_high: bool,
+    ) -> bool {
+        if self.active_mask.is_empty() || dim > 1 {
+            return false;
+        }
+        let bounds = |a: penguin::Axis| {
+            let l = self.loop_data(a);
+            (l.lb, (l.ub - 1).max(l.lb))
+        };
+        let held = |lower: bool| {
+            self.active_mask
+                .iter()
+                .filter(|b| b.dim.index() == dim && b.lower == lower)
+                .any(|b| match lin(lo, 1, &b.bound, 1) {
+                    Some(e) => {
+                        let (min, max) = range128(&e, &bounds);
+                        if lower {
+                            min >= 0
+                        } else {
+                            max <= extent as i128
+                        }
+                    }
+                    None => false,
+                })
+        };
+        (!violates_low || held(true)) && (!violates_high || held(false))
+    }
+
+    /// One side of a mask comparison: its least value, affine, and the length and axis of its
+    /// vector.
+    fn mask_side(&mut self, e: &Expr) -> Option<MaskSide> {
         if self.is_vector_expr(e) {
             let v = self.offset_vector(e)?;
+            if v.ndim > 2 {
+                // The free axis of a tile of more than 2 axes is its free axes folded: a bound
+                // on one of them is not a bound on the folded index.
+                self.error(CheckError::MaskUnsupported {
+                    why: "its index vector has more than 2 axes; mask a 2-D tile, with `[:, None]` (partitions) or `[None, :]` (free axis)".to_string(),
+                    at: e.span.clone(),
+                });
+                return None;
+            }
             let Some((lo, len)) = v.span_range() else {
                 self.error(CheckError::IndexOverflow { at: e.span.clone() });
                 return None;
             };
-            Some((lo, Some(len)))
+            Some((lo, Some((len, v.axis, v.step))))
         } else {
             Some((self.affine(e)?, None))
+        }
+    }
+
+    /// Whether `e` is a mask: a comparison that mentions an index vector, several joined with
+    /// `&` (or `and`), or a name bound to one (`valid = (i * 128 + i_p < n) & (i_f < d)`).
+    pub(crate) fn is_mask_expr(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::BoolOp {
+                and: true,
+                lhs,
+                rhs,
+            }
+            | ExprKind::Binary {
+                op: BinOp::BitAnd,
+                lhs,
+                rhs,
+            } => self.is_mask_expr(lhs) || self.is_mask_expr(rhs),
+            ExprKind::Compare { lhs, rhs, .. } => {
+                self.is_vector_expr(lhs) || self.is_vector_expr(rhs)
+            }
+            ExprKind::Name(n) => matches!(self.find(n).map(|b| &b.value), Some(Value::Mask(_))),
+            _ => false,
         }
     }
 }

@@ -1,5 +1,9 @@
 //! The executor: walks the loop tree, evaluates predicates and accesses, and runs each
 //! instruction by gathering its source tiles, calling its kernel and scattering the result.
+//! A masked instruction runs, in each iteration, as the unmasked instruction on its active box
+//! ([`crate::ir::InstData::clipped`]): the other elements are neither read (nor range-checked) nor
+//! written, so a destination keeps its old values there, and an element no instruction wrote
+//! stays unwritten (a later read of it is the usual uninitialised-read error).
 //!
 //! Invariants:
 //! - `active[a]` is true exactly for the axes of the loops currently executing (those in
@@ -13,7 +17,7 @@ use super::memory::{Buffer, Region};
 use super::{Element, InterpError, Iteration, Stats};
 use crate::affine::AffineExpr;
 use crate::entities::{Axis, Inst, Stmt, Tensor};
-use crate::ir::{ActFunc, Function, InstData, Op, Operand, Scale, StmtKind};
+use crate::ir::{mask_box, ActFunc, Function, InstData, Op, Operand, Scale, StmtKind};
 use cranelift_entity::{EntityRef, SecondaryMap};
 
 type Result<T> = std::result::Result<T, InterpError>;
@@ -352,6 +356,21 @@ impl<'f> Machine<'f> {
             .insts
             .get(inst)
             .ok_or_else(|| self.malformed(None, format!("instruction {inst} is not defined")))?;
+        let clipped;
+        let data = if data.mask.is_empty() {
+            data
+        } else {
+            match self.unmasked(inst, data)? {
+                Some(d) => {
+                    clipped = d;
+                    &clipped
+                }
+                None => {
+                    self.stats.masked_off += 1;
+                    return Ok(());
+                }
+            }
+        };
         let op = &data.op;
         let name = op.name();
         if data.srcs.len() != op.num_srcs() {
@@ -474,6 +493,34 @@ impl<'f> Machine<'f> {
         self.write(inst, name, &dst, &data.dst, &result)?;
         self.stats.record(op, data.engine, elements);
         Ok(())
+    }
+
+    /// Masked instruction `data` as the unmasked one it is in this iteration: its operands cut
+    /// to the active box ([`InstData::clipped`]), or `None` when no element is active.
+    fn unmasked(&self, inst: Inst, data: &InstData) -> Result<Option<InstData>> {
+        if !InstData::maskable(&data.op) {
+            return Err(self.malformed(
+                Some(inst),
+                format!("`{}` cannot carry a mask", data.op.name()),
+            ));
+        }
+        let shape = data.iter_shape().ok_or_else(|| {
+            self.malformed(
+                Some(inst),
+                "a masked instruction's iteration space is not 2-D",
+            )
+        })?;
+        let mut err = None;
+        let active = mask_box(&data.mask, shape, &mut |e| {
+            self.eval(e, Some(inst)).unwrap_or_else(|x| {
+                err = Some(x);
+                0
+            })
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        Ok(active.map(|b| data.clipped(shape, b)))
     }
 
     /// The values of activation `inst` (`data`) into a `[p, f]` destination: the data source,

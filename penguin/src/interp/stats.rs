@@ -35,6 +35,8 @@ pub struct Stats {
     pub matmul_macs: u64,
     /// Statements (instruction groups or whole loops) skipped because a predicate failed.
     pub stmts_skipped: u64,
+    /// Executions of a masked instruction whose mask kept no element (nothing read or written).
+    pub masked_off: u64,
 }
 
 impl Stats {

@@ -73,6 +73,9 @@ fn rewrite_subtree(
                 for op in operands {
                     rewrite_operand(op, axis, shift, plan);
                 }
+                for b in &mut data.mask {
+                    b.bound = b.bound.substitute(axis, shift);
+                }
             }
         }
         StmtKind::Loop(inner) => {

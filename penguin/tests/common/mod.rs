@@ -120,6 +120,7 @@ impl Builder {
             engine,
             dst,
             srcs,
+            mask: Vec::new(),
         });
         let stmt = self.f.add_inst_stmt(vec![inst]);
         self.place(stmt);
