@@ -379,7 +379,30 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
                 continue;
             }
         }
+        let mark = checker.errors.len();
         let flow = checker.exec_block(std::slice::from_ref(item), &mut out, false);
+        // An assignment that failed only on names nkc does not know (an instance of a skipped
+        // `class`) defers its diagnostics to the kernels that use the names it binds. A Python
+        // error (a division by zero, a failed call) stays an error of the module.
+        if let ast::StmtKind::Assign { target, .. } = &item.kind {
+            let mut names = Vec::new();
+            target_names(target, &mut names);
+            let failed = &checker.errors[mark..];
+            if !failed.is_empty()
+                && !names.is_empty()
+                && failed
+                    .iter()
+                    .all(|e| e.code == crate::codes::UNDEFINED_NAME)
+            {
+                let errs = checker.errors.split_off(mark);
+                for id in names {
+                    let v = Value::py(pyvalue::Py::Unrun(errs.clone()));
+                    checker.bind(&id.name, v, id.span.clone());
+                }
+                checker.stopped = false;
+                continue;
+            }
+        }
         if matches!(flow, stmts::Flow::Return(..)) {
             checker.error(CheckError::BadModuleItem {
                 at: item.span.clone(),
@@ -395,6 +418,17 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
         }
     }
     checker.scopes.pop().unwrap_or_default()
+}
+
+/// The names an assignment target binds.
+fn target_names<'t>(t: &'t ast::Target, out: &mut Vec<&'t ast::Ident>) {
+    match t {
+        ast::Target::Name(id) => out.push(id),
+        ast::Target::Tuple { names, .. } => out.extend(names.iter()),
+        ast::Target::Seq { items, .. } => items.iter().for_each(|t| target_names(t, out)),
+        ast::Target::Starred(id) => out.push(id),
+        ast::Target::Subscript { .. } => {}
+    }
 }
 
 pub(crate) fn reserved(id: &ast::Ident) -> Error {
@@ -516,7 +550,23 @@ impl<'a> Checker<'a> {
     /// The value of a name used at `span`; reports undefined and out-of-scope names.
     fn lookup(&mut self, name: &str, span: &Span) -> Value {
         if let Some(b) = self.find(name) {
-            return b.value.clone();
+            let v = b.value.clone();
+            if let Value::Py(p) = &v {
+                if let pyvalue::Py::Unrun(errs) = &**p {
+                    // The module-level assignment's own diagnostics, once per kernel.
+                    if self.reported.insert(name.to_string()) {
+                        let errs = errs.clone();
+                        for e in errs {
+                            self.error(e.with_secondary(
+                                span.clone(),
+                                format!("`{name}` is used here, and its module-level assignment could not be evaluated"),
+                            ));
+                        }
+                    }
+                    return Value::Error;
+                }
+            }
+            return v;
         }
         if RESERVED.contains(&name) {
             self.error(CheckError::NotAValue {

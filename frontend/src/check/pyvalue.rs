@@ -55,6 +55,11 @@ pub(crate) enum Py {
     /// `nl.mgrid[...]`: one index vector per axis, read as `.p`, `.x`, `.y`, `.z`, by
     /// unpacking, or whole as the index of a tensor (`t[grid]`).
     Grid(Vec<IndexVec>),
+    /// A module-level name whose assignment nkc could not evaluate (it calls a `class`, which nkc
+    /// skips, say): the diagnostics that assignment gave, reported where a kernel uses the name.
+    /// A kernel that never uses it compiles, as a Python kernel does whatever the rest of its
+    /// module holds.
+    Unrun(Vec<crate::diagnostic::Error>),
 }
 
 impl Value {
@@ -129,6 +134,7 @@ impl Value {
                 Py::Builtin(_) => "builtin function",
                 Py::Method(..) => "method",
                 Py::Grid(_) => "mgrid",
+                Py::Unrun(_) => "value nkc could not compute",
             },
         }
     }
@@ -221,6 +227,7 @@ impl Value {
                 Py::Builtin(n) => format!("<built-in function {n}>"),
                 Py::Method(_, n) => format!("<method {n}>"),
                 Py::Grid(g) => format!("<mgrid of {} axes>", g.len()),
+                Py::Unrun(_) => "<not evaluated>".into(),
             },
         }
     }
