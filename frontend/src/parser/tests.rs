@@ -571,7 +571,8 @@ fn python_syntax_outside_the_language_is_named() {
         assert_eq!(errors.len(), 1, "{src:?}: {errors:#?}");
         (errors[0].code, errors[0].message.clone())
     };
-    assert_eq!(first("x = a @ b\n").0, "E0016");
+    // `@` parses (a test driver beside a kernel uses it); evaluating it in a kernel is E0016.
+    assert!(parse("x = a @ b\n").1.is_empty());
     // Python that the compile-time evaluator runs parses: slice steps, `**`, `while`.
     for src in [
         "x = a[1:2:3]\n",
