@@ -151,7 +151,7 @@ fn expected_message(expected: &[String], found: &str) -> String {
 fn unsupported_help(op: &str) -> &'static str {
     match op {
         "**" => "write the power as a product, or use an `nl` function",
-        "@" => "for a matrix product use `nl.matmul(x, y, transpose_x=True)`; `@` starts a line only as a decorator (`@nki.jit`)",
+        "@" => "for a matrix product in a kernel use `nl.matmul(x, y, transpose_x=True)`; `@` is numpy's product of host arrays, which a kernel does not have",
         ";" => "write one statement per line",
         "//=" | "%=" => "write `x = x // y` or `x = x % y`",
         _ => {

@@ -573,6 +573,7 @@ fn python_syntax_outside_the_language_is_named() {
     };
     // `@` parses (a test driver beside a kernel uses it); evaluating it in a kernel is E0016.
     assert!(parse("x = a @ b\n").1.is_empty());
+    assert_eq!(first("x = 1; y = 2\n").0, "E0016");
     // Python that the compile-time evaluator runs parses: slice steps, `**`, `while`.
     for src in [
         "x = a[1:2:3]\n",
