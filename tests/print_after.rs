@@ -135,6 +135,7 @@ fn print_after_all_on_matmul_names_each_pass() {
             "flatten",
             "unroll",
             "emergent",
+            "retime",
             "lower-bir",
             "schedule",
             "modulo",

@@ -10,11 +10,11 @@ kernel rmsnorm_mode_b(x, g) -> (y) {
   tensor _tensor_scalar.1: sbuf f32[128, 1] local
   tensor r: sbuf f32[128, 1] local block[i: 2]
   tensor _tensor_tensor: sbuf f32[128, 512] local
-  tensor yt: sbuf f32[128, 512] local
+  tensor yt: sbuf f32[128, 512] local block[i: 2]
   stmt {
     gt[0 +: 128, 0 +: 512] = load.dma g[0 +: 128, 0 +: 512]
   }
-  loop i in 0..10 affine pipelined(stages=3, trip=8) {
+  loop i in 0..11 affine pipelined(stages=4, trip=8) {
     stmt stage_id=0 stage=0 if i < 8 {
       t{i}[0 +: 128, 0 +: 512] = load.dma x[128*i +: 128, 0 +: 512]
     }
@@ -29,12 +29,12 @@ kernel rmsnorm_mode_b(x, g) -> (y) {
       _tensor_scalar.1[0 +: 128, 0 +: 1] = tensor_scalar.dve(op=add, imm=1e-6, reverse=false) _tensor_scalar[0 +: 128, 0 +: 1]
       r{i - 1}[0 +: 128, 0 +: 1] = activation.act(func=rsqrt, scale=1.0, bias=false) _tensor_scalar.1[0 +: 128, 0 +: 1]
     }
-    stmt stage_id=2 stage=2 if i >= 2 {
+    stmt stage_id=2 stage=2 if i >= 2 && i < 10 {
       _tensor_tensor[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) t{i - 2}[0 +: 128, 0 +: 512], r{i - 2}[0 +: 128, 0 +: 1]
-      yt[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) _tensor_tensor[0 +: 128, 0 +: 512], gt[0 +: 128, 0 +: 512]
+      yt{i}[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) _tensor_tensor[0 +: 128, 0 +: 512], gt[0 +: 128, 0 +: 512]
     }
-    stmt stage_id=2 stage=2 if i >= 2 {
-      y[128*i - 256 +: 128, 0 +: 512] = store.dma yt[0 +: 128, 0 +: 512]
+    stmt stage_id=2 stage=3 if i - 1 >= 2 {
+      y[128*i - 384 +: 128, 0 +: 512] = store.dma yt{i - 1}[0 +: 128, 0 +: 512]
     }
   }
 }

@@ -7,8 +7,8 @@ kernel softmax(x) -> (y) {
   tensor e: sbuf f32[128, 512] local block[i: 2]
   tensor s: sbuf f32[128, 1] local block[i: 2]
   tensor _activation: sbuf f32[128, 1] local
-  tensor r: sbuf f32[128, 512] local
-  loop i in 0..10 affine pipelined(stages=3, trip=8) {
+  tensor r: sbuf f32[128, 512] local block[i: 2]
+  loop i in 0..11 affine pipelined(stages=4, trip=8) {
     stmt stage_id=0 stage=0 if i < 8 {
       t{i}[0 +: 128, 0 +: 512] = load.dma x[128*i +: 128, 0 +: 512]
     }
@@ -22,12 +22,12 @@ kernel softmax(x) -> (y) {
     stmt stage_id=1 stage=1 if i >= 1 && i < 9 {
       s{i - 1}[0 +: 128, 0 +: 1] = reduce.dve(op=sum) e{i - 1}[0 +: 128, 0 +: 512]
     }
-    stmt stage_id=2 stage=2 if i >= 2 {
+    stmt stage_id=2 stage=2 if i >= 2 && i < 10 {
       _activation[0 +: 128, 0 +: 1] = activation.act(func=reciprocal, scale=1.0, bias=false) s{i - 2}[0 +: 128, 0 +: 1]
-      r[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) e{i - 2}[0 +: 128, 0 +: 512], _activation[0 +: 128, 0 +: 1]
+      r{i}[0 +: 128, 0 +: 512] = tensor_tensor.dve(op=multiply) e{i - 2}[0 +: 128, 0 +: 512], _activation[0 +: 128, 0 +: 1]
     }
-    stmt stage_id=2 stage=2 if i >= 2 {
-      y[128*i - 256 +: 128, 0 +: 512] = store.dma r[0 +: 128, 0 +: 512]
+    stmt stage_id=2 stage=3 if i - 1 >= 2 {
+      y[128*i - 384 +: 128, 0 +: 512] = store.dma r{i - 1}[0 +: 128, 0 +: 512]
     }
   }
 }
