@@ -11,20 +11,12 @@ use std::path::Path;
 
 fn opts(mode: PipelineMode, kernel: Option<&str>) -> RunOptions {
     RunOptions {
-        specialise: Default::default(),
         kernel: kernel.map(str::to_string),
         engine: Engine::Sim,
         pipeline: mode,
-        inputs: Vec::new(),
         seed: 7,
-        output_dir: None,
-        legality_check: true,
         check: true,
-        trace: None,
-        timeline: false,
-        max_cycles: runtime_sim::sim::DEFAULT_MAX_CYCLES,
-        peel: false,
-        print_after: Default::default(),
+        ..RunOptions::default()
     }
 }
 
