@@ -561,6 +561,7 @@ fn corpus_kernels_run_as_written_and_match_their_references() {
                 .chain(INDEX_CASES)
                 .chain(GRID_CASES)
                 .chain(MASK_CASES)
+                .chain(PSUM_CASES)
                 .any(|c| c.file == name),
             "tests/nki/{name} has no case in tests/nki_corpus.rs"
         );
@@ -1272,6 +1273,24 @@ const MASK_CASES: &[Case] = &[
         tol: TRANSCENDENTAL,
     },
     Case {
+        file: "mask_flat_offset.nk",
+        // 384 x 256 = 98,304 elements, of which the first 70,000 are added: the third tile
+        // stops at row 17, column 112.
+        inputs: &[("a_ptr", &[384, 256]), ("b_ptr", &[384, 256])],
+        reference: |m| {
+            let mut out = Mat::zeros(384, 256);
+            for r in 0..384 {
+                for c in 0..256 {
+                    if r * 256 + c < 70000 {
+                        out.set(r, c, f64::from((m[0].at(r, c) + m[1].at(r, c)) as f32));
+                    }
+                }
+            }
+            vec![out]
+        },
+        tol: EXACT,
+    },
+    Case {
         file: "mask_bf16.nk",
         inputs: &[("a_tensor", &[130, 64]), ("b_tensor", &[130, 64])],
         // The product is rounded to bfloat16, then the sum.
@@ -1279,6 +1298,51 @@ const MASK_CASES: &[Case] = &[
         tol: (1e-2, 1e-2),
     },
 ];
+
+/// PSUM written by the Vector engine (a split reduction's `+=` and `*=` into a PSUM tile) and
+/// Tensor-engine results assigned into SBUF (an implicit copy from a PSUM temporary).
+const PSUM_CASES: &[Case] = &[
+    Case {
+        file: "psum_split_reduce.nk",
+        // 600 columns: chunks of 256, 256 and 88.
+        inputs: &[("a_tensor", &[256, 600])],
+        reference: |m| {
+            let mut out = Mat::zeros(m[0].rows, 1);
+            for r in 0..m[0].rows {
+                let s = (0..m[0].cols).map(|c| m[0].at(r, c).powi(2)).sum::<f64>();
+                out.set(r, 0, 0.5 * s);
+            }
+            vec![out]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "transpose_into_sbuf.nk",
+        inputs: &[("x_tensor", &[128, 512])],
+        reference: |m| {
+            let mut out = Mat::zeros(128, 512);
+            for p in 0..128 {
+                for j in 0..4 {
+                    for f in 0..128 {
+                        out.set(p, j * 128 + f, 2.0 * bf16(m[0].at(f, j * 128 + p)));
+                    }
+                }
+            }
+            vec![out]
+        },
+        tol: EXACT,
+    },
+];
+
+#[test]
+fn psum_kernels_run_on_every_path_and_match_their_references() {
+    use PipelineMode::*;
+    for case in PSUM_CASES {
+        for mode in [Default, Annotated, Emergent, None, Auto] {
+            run_case_on(case, mode, false);
+        }
+    }
+}
 
 #[test]
 fn mask_kernels_run_on_every_path_and_match_their_references() {

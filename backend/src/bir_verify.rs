@@ -312,11 +312,10 @@ impl Verifier<'_> {
             | Op::TensorScalar { .. }
             | Op::Activation { .. }
             | Op::Reduce { .. }
-            | Op::TensorTensorScan { .. }
-            | Op::BnStats
-            | Op::BnAggr
-            | Op::VectorTranspose
-            | Op::Copy => (&[Sbuf], &[Sbuf, Psum]),
+            | Op::Copy => (&[Sbuf, Psum], &[Sbuf, Psum]),
+            Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => {
+                (&[Sbuf], &[Sbuf, Psum])
+            }
         };
         let operands = std::iter::once(("destination".to_string(), &bi.dst, dst_ok, "writes"))
             .chain(

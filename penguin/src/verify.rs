@@ -32,8 +32,8 @@
 //!   matmul/transpose on the Tensor engine, activation on Scalar, tensor_tensor/tensor_scalar on
 //!   Vector or GpSimd, reduce on Vector, memset on Vector or GpSimd, copy on any but DMA and
 //!   Tensor); memories (load HBM→SBUF, store SBUF→HBM, matmul/transpose SBUF→PSUM, other compute
-//!   ops read SBUF or PSUM and write SBUF, memset writes SBUF or PSUM, and GpSimd never touches
-//!   PSUM); shapes, on the access sizes: load/store/copy/tensor_scalar keep the shape, matmul is
+//!   ops read SBUF or PSUM, tensor_tensor/tensor_scalar/activation/reduce/copy/memset write SBUF
+//!   or PSUM, the others SBUF, and GpSimd never touches PSUM); shapes, on the access sizes: load/store/copy/tensor_scalar keep the shape, matmul is
 //!   `[K,M]ᵀ·[K,N] → [M,N]` with K, M <= 128 and N <= 512, transpose `[P,F] → [F,P]`, tensor_tensor
 //!   sources are the destination's shape or `[P,1]`, reduce gives `[P,1]`, activation's scale and
 //!   bias tiles are `[P,1]`;
@@ -825,11 +825,10 @@ impl<'a> Verifier<'a> {
             | Op::TensorScalar { .. }
             | Op::Activation { .. }
             | Op::Reduce { .. }
-            | Op::TensorTensorScan { .. }
-            | Op::BnStats
-            | Op::BnAggr
-            | Op::VectorTranspose
-            | Op::Copy => (&[Sbuf], &[Sbuf, Psum]),
+            | Op::Copy => (&[Sbuf, Psum], &[Sbuf, Psum]),
+            Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => {
+                (&[Sbuf], &[Sbuf, Psum])
+            }
         };
         let operands = std::iter::once(("destination".to_string(), dst, dst_ok, "writes")).chain(
             srcs.iter()

@@ -1,6 +1,6 @@
 # test: pir
 # error: inst i0 (`t = exp`, at top level): source 0 `a` is in HBM, but `activation` reads SBUF or PSUM
-# error: inst i1 (`c = multiply scalar`, at top level): destination `c` is in HBM, but `tensor_scalar` writes SBUF
+# error: inst i1 (`c = multiply scalar`, at top level): destination `c` is in HBM, but `tensor_scalar` writes SBUF or PSUM
 kernel k(a) -> (c) {
   tensor a: hbm f32[128, 512] input
   tensor c: hbm f32[128, 512] output

@@ -540,14 +540,17 @@ impl Checker<'_> {
         before: usize,
         cx: &mut StmtCtx,
     ) -> Option<()> {
-        let Some(inst) = cx.insts[before..].last().cloned() else {
+        // The call's own instruction: the last one it emitted that nkc did not insert.
+        let Some(k) = (before..cx.insts.len())
+            .rev()
+            .find(|&k| !cx.insts[k].implicit)
+        else {
             // An operation without an instruction (`nl.ndarray`, `nl.empty_like`).
             return Some(());
         };
+        let inst = cx.insts[k].clone();
         let choice = self.engine_choice(e, op_name, &inst)?;
-        if let Some(last) = cx.insts.last_mut() {
-            last.engine = choice;
-        }
+        cx.insts[k].engine = choice;
         Some(())
     }
 }
@@ -684,6 +687,11 @@ impl Checker<'_> {
             }
             _ if self.is_vector_expr(e) => {
                 let v = self.index_vec(e)?;
+                if !v.extra.is_empty() {
+                    // A name bound to a sum of vectors: reported as in a subscript.
+                    let _ = self.single_vector(e);
+                    return None;
+                }
                 let Some(start) = v.start.as_constant() else {
                     self.error(
                         Diagnostic::new(

@@ -79,8 +79,9 @@ pub enum CheckError {
     /// A compute result written into HBM.
     #[error("`{tensor}` is in HBM; only nl.store writes HBM")]
     HbmWrite { tensor: String, at: Span },
-    /// A result of another engine than the Tensor engine written into PSUM.
-    #[error("`{tensor}` is in PSUM, which only the Tensor engine writes")]
+    /// A result written into PSUM by an instruction that cannot write it (a load, an iota, a
+    /// statistics op).
+    #[error("`{tensor}` is in PSUM, which `{op}` cannot write")]
     PsumWrite {
         tensor: String,
         op: &'static str,
@@ -363,13 +364,6 @@ pub enum CheckError {
     /// An in-place update of an HBM array.
     #[error("`{tensor}` is in HBM; only nl.store writes HBM")]
     UpdateHbm { tensor: String, at: Span },
-    /// An in-place update of PSUM other than an accumulating matmul.
-    #[error("`{tensor}` is in PSUM, which is updated only by accumulating matmuls")]
-    PsumUpdate {
-        tensor: String,
-        op: &'static str,
-        at: Span,
-    },
     /// An in-place update with an operator tiles do not have.
     #[error("`{op}=` is not defined on tiles")]
     UpdateNotOnTiles { op: &'static str, at: Span },
@@ -814,7 +808,7 @@ impl CheckError {
             | ShapeOfScalar { .. }
             | ShapeIndexCount { .. }
             | ShapeIndexRange { .. } => codes::BAD_SHAPE_ACCESS,
-            UpdateTuple { .. } | PsumUpdate { .. } => codes::BAD_UPDATE,
+            UpdateTuple { .. } => codes::BAD_UPDATE,
             LoopVarShadows { .. } => codes::LOOP_VAR_SHADOWS,
             LoopBound { .. } => codes::LOOP_BOUND_RANGE,
             TripCount { .. } => codes::BAD_TRIP_COUNT,
@@ -955,7 +949,6 @@ impl CheckError {
             | UpdateScalar { at, .. }
             | UpdateTuple { at, .. }
             | UpdateHbm { at, .. }
-            | PsumUpdate { at, .. }
             | UpdateNotOnTiles { at, .. }
             | LoopVarShadows { at, .. }
             | BadLoopIter { at, .. }
@@ -1079,8 +1072,8 @@ impl From<CheckError> for Diagnostic {
                 .with_label("this writes HBM")
                 .with_help("compute into an SBUF tile, then nl.store it"),
             PsumWrite { op, .. } => d
-                .with_label(format!("written by `{op}`, not by the Tensor engine"))
-                .with_note("PSUM holds results of nl.matmul, nisa.nc_matmul and nisa.nc_transpose, and nl.zeros(..., buffer=nl.psum)")
+                .with_label(format!("written by `{op}`"))
+                .with_note("PSUM is written by the Tensor engine (matmul, transpose) and by the elementwise operations, activations, reductions and copies of the Vector and Scalar engines")
                 .with_help("write the result into an SBUF tile instead"),
             TensorEngineDst { .. } => d
                 .with_label("a Tensor-engine result")
@@ -1316,9 +1309,6 @@ impl From<CheckError> for Diagnostic {
             UpdateHbm { .. } => d
                 .with_label("updated in place here")
                 .with_help("accumulate in an SBUF or PSUM buffer, then nl.store it"),
-            PsumUpdate { op, .. } => d
-                .with_label(format!("`{op}=` of something other than a matmul"))
-                .with_help("write `acc += nl.matmul(x, y, transpose_x=True)`, or copy the PSUM tile to SBUF first"),
             UpdateNotOnTiles { .. } => d.with_label("tiles support `+= -= *= /=`"),
             LoopVarShadows { prev, .. } => d
                 .with_label("bound again here")

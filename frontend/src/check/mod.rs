@@ -78,6 +78,7 @@ mod reshape;
 mod slices;
 mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
+mod mask_sums;
 mod tile_nd;
 mod vectors;
 
@@ -159,6 +160,9 @@ pub struct CInst {
     pub engine: Option<penguin::EngineClass>,
     /// The bounds of the call's `mask=` (empty: none), `vectors`.
     pub mask: Vec<penguin::MaskBound>,
+    /// An implicit copy nkc inserted (a Tensor-engine result assigned into SBUF goes through a
+    /// PSUM temporary): `engine=` of the call names the engine of the instruction before it.
+    pub implicit: bool,
 }
 
 /// A tile: a tensor, or a rectangular part of one.
@@ -209,7 +213,7 @@ pub(crate) enum Value {
     Vec(vectors::IndexVec),
     /// A mask over index vectors (`m = (i * 128 + i_p < n) & (i_f < d)`): its bounds, for
     /// `mask=m` (`vectors`).
-    Mask(Vec<penguin::MaskBound>),
+    Mask(vectors::MaskPieces),
     /// `None`: the default of an optional parameter.
     None,
     /// A binding whose definition failed; uses are silent.

@@ -21,13 +21,13 @@
 use super::calls::{KwSite, Param};
 use super::elementwise_ops::{self, Fill};
 use super::error::{matmul_excess, CheckError};
+use super::mask_sums::mask_hull;
 use super::scan_stats_ops;
 use super::stmts::Class;
+use super::vectors::MaskPieces;
 use super::{CInst, CTensor, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
-use penguin::{
-    ActFunc, AluOp, DType, MaskBound, Memory, Op, ReduceOp, Scale, StmtAnnot, TensorKind,
-};
+use penguin::{ActFunc, AluOp, DType, Memory, Op, ReduceOp, Scale, StmtAnnot, TensorKind};
 use vocab::machine::{PMAX, PSUM_BANK_BYTES};
 
 /// Where the outermost instruction of an expression writes.
@@ -190,6 +190,22 @@ const NL_NON_OPS: [&str; 6] = ["float32", "bfloat16", "sbuf", "psum", "shared_hb
 
 fn is_tensor_engine(op: &Op) -> bool {
     matches!(op, Op::Matmul { .. } | Op::Transpose)
+}
+
+/// Whether `op` may write a PSUM destination: the Tensor engine's results, and the elementwise
+/// operations, activations, reductions and copies of `act` and `dve` (MACHINE.md: only `pool`
+/// cannot access PSUM; a load, a store, an iota or the statistics ops cannot write it).
+pub(super) fn writes_psum(op: &Op) -> bool {
+    is_tensor_engine(op)
+        || matches!(
+            op,
+            Op::TensorTensor { .. }
+                | Op::TensorScalar { .. }
+                | Op::Activation { .. }
+                | Op::Reduce { .. }
+                | Op::Copy
+                | Op::Memset { .. }
+        )
 }
 
 /// NKI operations nkc does not have, with what to write instead: `(note, help)`.
@@ -565,7 +581,7 @@ impl Checker<'_> {
                         });
                         return None;
                     }
-                    Memory::Psum if !is_tensor_engine(&op) => {
+                    Memory::Psum if !writes_psum(&op) => {
                         self.error(CheckError::PsumWrite {
                             tensor: tt.name.clone(),
                             op: op.name(),
@@ -573,13 +589,46 @@ impl Checker<'_> {
                         });
                         return None;
                     }
-                    Memory::Sbuf if is_tensor_engine(&op) => {
+                    Memory::Sbuf if is_tensor_engine(&op) && accumulate => {
                         self.error(CheckError::TensorEngineDst {
                             op: op.name(),
                             tensor: tt.name.clone(),
                             at: span.clone(),
                         });
                         return None;
+                    }
+                    Memory::Sbuf if is_tensor_engine(&op) => {
+                        // The Tensor engine writes PSUM only: its result goes to a PSUM
+                        // temporary, copied into the SBUF destination (an implicit copy, on
+                        // `act` or `dve`, as NKI does).
+                        let tmp = self.new_tensor(CTensor {
+                            name: format!("_{}_psum", op.name()),
+                            memory: Memory::Psum,
+                            dtype: DType::F32,
+                            shape: res.shape,
+                            kind: TensorKind::Local,
+                            span: span.clone(),
+                        });
+                        let tmp = TileVal::whole(tmp, res.shape);
+                        cx.insts.push(CInst {
+                            op,
+                            dst: tmp.operand(),
+                            srcs: srcs.iter().map(TileVal::operand).collect(),
+                            span: span.clone(),
+                            engine: None,
+                            mask: Vec::new(),
+                            implicit: false,
+                        });
+                        cx.insts.push(CInst {
+                            op: Op::Copy,
+                            dst: target.operand(),
+                            srcs: vec![tmp.operand()],
+                            span: span.clone(),
+                            engine: None,
+                            mask: Vec::new(),
+                            implicit: true,
+                        });
+                        return Some(target);
                     }
                     _ => {}
                 }
@@ -598,6 +647,7 @@ impl Checker<'_> {
             span: span.clone(),
             engine: None,
             mask: Vec::new(),
+            implicit: false,
         });
         Some(dst)
     }
@@ -874,14 +924,15 @@ impl Checker<'_> {
         let dtype = dtype_kw.map(|k| self.dtype_of(&k.value));
         let fresh = !matches!(dest, Dest::Into { .. });
         let before = cx.insts.len();
-        let prev_mask = std::mem::replace(&mut self.active_mask, mask.clone());
+        let prev_mask = std::mem::replace(&mut self.active_mask, mask_hull(&mask));
         let t = self.call_op(e, func, kind, args, &rest, cx, dest, outer);
         self.active_mask = prev_mask;
         let t = t?;
-        self.apply_mask(mask, before, cx, &e.span)?;
+        // The engine first: a mask of several pieces copies the instructions, engine included.
         if let Some(k) = engine_kw.filter(|_| kind != OpKind::VectorTranspose) {
             self.apply_engine(&k.value, &func_name(func), before, cx)?;
         }
+        self.apply_mask(mask, before, cx, &e.span)?;
         if dtype.flatten() == Some(DType::Bf16) && fresh {
             let tensor = &mut self.tensors[t.tensor.as_u32() as usize];
             if tensor.memory == Memory::Sbuf {
@@ -898,16 +949,21 @@ impl Checker<'_> {
         &mut self,
         kwargs: &[Keyword],
         drop: impl Fn(&str) -> bool,
-    ) -> Option<Option<(Vec<Keyword>, Vec<MaskBound>)>> {
+    ) -> Option<Option<(Vec<Keyword>, MaskPieces)>> {
         let taken = |k: &Keyword| k.name.name == "mask" || drop(&k.name.name);
         if !kwargs.iter().any(taken) {
             return None;
         }
         let mut ok = true;
-        let mut bounds = Vec::new();
+        let mut bounds: MaskPieces = vec![Vec::new()];
         for k in kwargs.iter().filter(|k| k.name.name == "mask") {
             match self.mask(&k.value) {
-                Some(b) => bounds.extend(b),
+                Some(b) => {
+                    bounds = bounds
+                        .iter()
+                        .flat_map(|x| b.iter().map(move |y| x.iter().chain(y).cloned().collect()))
+                        .collect()
+                }
                 None => ok = false,
             }
         }
@@ -919,11 +975,22 @@ impl Checker<'_> {
     /// reports an operation that cannot take one.
     pub(super) fn apply_mask(
         &mut self,
-        mask: Vec<MaskBound>,
+        pieces: MaskPieces,
         before: usize,
         cx: &mut StmtCtx,
         at: &Span,
     ) -> Option<()> {
+        if pieces.len() > 1 {
+            // mask_sums.rs: a union of disjoint boxes; the call's instructions run once per box.
+            let insts = cx.insts.split_off(before);
+            for piece in pieces {
+                let start = cx.insts.len();
+                cx.insts.extend(insts.iter().cloned());
+                self.apply_mask(vec![piece], start, cx, at)?;
+            }
+            return Some(());
+        }
+        let mask = pieces.into_iter().next().unwrap_or_default();
         if mask.is_empty() {
             return Some(());
         }
@@ -1676,12 +1743,12 @@ impl Checker<'_> {
         };
         let masked = self.without_mask(kwargs, |_| false);
         let (kwargs, mask) = match &masked {
-            None => (&kwargs[..], Vec::new()),
+            None => (&kwargs[..], vec![Vec::new()]),
             Some(None) => return None,
             Some(Some((rest, mask))) => (&rest[..], mask.clone()),
         };
         let before = cx.insts.len();
-        let prev_mask = std::mem::replace(&mut self.active_mask, mask.clone());
+        let prev_mask = std::mem::replace(&mut self.active_mask, mask_hull(&mask));
         let stored = self.store_op(e, args, kwargs, cx);
         self.active_mask = prev_mask;
         stored?;
@@ -1772,6 +1839,7 @@ impl Checker<'_> {
             span: e.span.clone(),
             engine: None,
             mask: Vec::new(),
+            implicit: false,
         });
         Some(())
     }

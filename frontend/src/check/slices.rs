@@ -82,7 +82,7 @@ impl Checker<'_> {
             let mut window = false;
             for ix in indices {
                 if let Index::Expr(e) = ix {
-                    window |= self.is_vector_expr(e) && self.offset_vector(e).is_none();
+                    window |= self.is_vector_expr(e) && self.single_vector(e).is_none();
                 }
             }
             if window {

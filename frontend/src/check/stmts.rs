@@ -853,22 +853,16 @@ impl Checker<'_> {
                     at: tspan,
                 });
             }
-            Memory::Psum => {
-                if op == BinOp::Add && is_matmul(value) {
-                    let dest = Dest::Into {
-                        target: tile,
-                        accumulate: true,
-                    };
-                    self.tile_expr(value, cx, dest, true);
-                } else {
-                    self.error(CheckError::PsumUpdate {
-                        tensor: tt.name.clone(),
-                        op: op.symbol(),
-                        at: span.clone(),
-                    });
-                }
+            Memory::Psum if op == BinOp::Add && is_matmul(value) => {
+                let dest = Dest::Into {
+                    target: tile,
+                    accumulate: true,
+                };
+                self.tile_expr(value, cx, dest, true);
             }
-            Memory::Sbuf => {
+            // Any other update is an elementwise read-modify-write, on SBUF as on PSUM (`act`
+            // and `dve` read and write PSUM; MACHINE.md).
+            Memory::Sbuf | Memory::Psum => {
                 let Some(alu) = super::ops::tile_alu(op) else {
                     self.error(CheckError::UpdateNotOnTiles {
                         op: op.symbol(),

@@ -56,7 +56,26 @@ pub(crate) struct IndexVec {
     /// The number of axes of its placement (`[:, None]` is 2, `[:, None, None]` is 3), 1 while
     /// unplaced.
     pub ndim: usize,
+    /// Further vectors added to this one (`512 * i_p + i_f`, a flattened offset): each term's
+    /// indices `k·step` (`k` in `0..len`) along its axis. Empty for a vector of one axis; only a
+    /// mask takes a sum of vectors.
+    pub extra: Vec<VecTerm>,
 }
+
+/// One vector of a sum of index vectors ([`IndexVec::extra`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct VecTerm {
+    pub len: u64,
+    pub axis: Option<usize>,
+    pub step: i64,
+    pub ndim: usize,
+}
+
+/// A mask as the union of disjoint pieces, each a conjunction of bounds (`[[]]`: every element).
+pub(crate) type MaskPieces = Vec<Vec<MaskBound>>;
+
+/// Most pieces of one mask (each piece is one more copy of the masked instructions).
+pub(crate) const MAX_MASK_PIECES: usize = 8;
 
 impl IndexVec {
     /// The contiguous vector `start..start + len` along `axis` of `ndim` axes.
@@ -67,7 +86,15 @@ impl IndexVec {
             axis,
             step: 1,
             ndim,
+            extra: Vec::new(),
         }
+    }
+
+    /// Its vectors as `(coefficient, len, axis, ndim)`, the main one first.
+    pub(crate) fn terms(&self) -> Vec<(i64, u64, Option<usize>, usize)> {
+        std::iter::once((self.step, self.len, self.axis, self.ndim))
+            .chain(self.extra.iter().map(|t| (t.step, t.len, t.axis, t.ndim)))
+            .collect()
     }
 
     /// Its least value and the length of the range of values it spans: `step` may be negative
@@ -162,7 +189,7 @@ impl Checker<'_> {
                     self.error(CheckError::VectorPlacement { at: e.span.clone() });
                     return None;
                 };
-                if v.axis.is_some() {
+                if v.axis.is_some() || !v.extra.is_empty() {
                     self.error(CheckError::VectorPlacedTwice { at: e.span.clone() });
                     return None;
                 }
@@ -285,7 +312,7 @@ impl Checker<'_> {
         if !self.is_vector_expr(e) {
             return Some(None);
         }
-        let v = self.offset_vector(e)?;
+        let v = self.single_vector(e)?;
         if v.step != 1 && v.len > 1 {
             return self.unsupported_vector(
                 e,
@@ -333,8 +360,23 @@ impl Checker<'_> {
     /// `k·v`: every index and the step scaled, or an overflow diagnostic.
     fn scaled(&mut self, v: IndexVec, k: i64, e: &Expr) -> Option<IndexVec> {
         let start = lin(&v.start, k, &AffineExpr::constant(0), 0);
-        match (start, v.step.checked_mul(k)) {
-            (Some(start), Some(step)) => Some(IndexVec { start, step, ..v }),
+        let extra: Option<Vec<VecTerm>> = v
+            .extra
+            .iter()
+            .map(|t| {
+                Some(VecTerm {
+                    step: t.step.checked_mul(k)?,
+                    ..t.clone()
+                })
+            })
+            .collect();
+        match (start, v.step.checked_mul(k), extra) {
+            (Some(start), Some(step), Some(extra)) => Some(IndexVec {
+                start,
+                step,
+                extra,
+                ..v
+            }),
             _ => {
                 self.error(CheckError::IndexOverflow { at: e.span.clone() });
                 None
@@ -365,10 +407,23 @@ impl Checker<'_> {
                         let v = if *op == BinOp::Sub { self.scaled(v, -1, e)? } else { v };
                         self.shifted(v, &a?, 1, e)
                     }
-                    _ => self.unsupported_vector(
-                        e,
-                        "it combines two index vectors: a multi-dimensional access pattern (a window, a transpose), which nkc's tiles do not have; index with one vector per index, and for a window one tile per window offset (`for kh in nl.static_range(k):` ... `x[i_h + kh, i_w]`)",
-                    ),
+                    (true, true, _) => {
+                        // A sum of vectors (`512 * i_p + i_f`): a mask takes it, a subscript
+                        // does not ([`Checker::single_vector`]).
+                        let l = self.offset_vector(lhs);
+                        let r = self.offset_vector(rhs)?;
+                        let r = if *op == BinOp::Sub { self.scaled(r, -1, e)? } else { r };
+                        let mut l = self.shifted(l?, &r.start, 1, e)?;
+                        l.extra.push(VecTerm {
+                            len: r.len,
+                            axis: r.axis,
+                            step: r.step,
+                            ndim: r.ndim,
+                        });
+                        l.extra.extend(r.extra);
+                        Some(l)
+                    }
+                    (false, false, _) => self.unsupported_vector(e, "it holds no index vector"),
                 }
             }
             ExprKind::Binary {
@@ -413,6 +468,18 @@ impl Checker<'_> {
         }
     }
 
+    /// [`Checker::offset_vector`] for an index: one vector, not a sum of several.
+    pub(crate) fn single_vector(&mut self, e: &Expr) -> Option<IndexVec> {
+        let v = self.offset_vector(e)?;
+        if !v.extra.is_empty() {
+            return self.unsupported_vector(
+                e,
+                "it combines two index vectors: a multi-dimensional access pattern (a window, a transpose), which nkc's tiles do not have; index with one vector per index, and for a window one tile per window offset (`for kh in nl.static_range(k):` ... `x[i_h + kh, i_w]`)",
+            );
+        }
+        Some(v)
+    }
+
     fn unsupported_vector<T>(&mut self, e: &Expr, why: &str) -> Option<T> {
         self.error(CheckError::UnsupportedVector {
             why: why.to_string(),
@@ -425,7 +492,7 @@ impl Checker<'_> {
     /// element in every iteration). `cond` is a comparison of an index expression with an affine
     /// one, several joined with `&` (or `and`), or a name bound to a mask; `None` and `True` keep
     /// everything.
-    pub(crate) fn mask(&mut self, cond: &Expr) -> Option<Vec<MaskBound>> {
+    pub(crate) fn mask(&mut self, cond: &Expr) -> Option<MaskPieces> {
         match &cond.kind {
             ExprKind::BoolOp {
                 and: true,
@@ -439,13 +506,28 @@ impl Checker<'_> {
             } => {
                 let a = self.mask(lhs);
                 let b = self.mask(rhs);
-                let mut a = a?;
-                a.extend(b?);
-                Some(a)
+                let (a, b) = (a?, b?);
+                let mut out = Vec::new();
+                for x in &a {
+                    for y in &b {
+                        out.push(x.iter().chain(y).cloned().collect());
+                    }
+                }
+                if out.len() > MAX_MASK_PIECES {
+                    self.error(CheckError::MaskUnsupported {
+                        why: format!(
+                            "it is the union of {} boxes of the tile (at most {MAX_MASK_PIECES})",
+                            out.len()
+                        ),
+                        at: cond.span.clone(),
+                    });
+                    return None;
+                }
+                Some(out)
             }
             ExprKind::Name(n) => match self.lookup(n, &cond.span) {
-                Value::Mask(bounds) => Some(bounds),
-                Value::Bool(true) | Value::None => Some(Vec::new()),
+                Value::Mask(pieces) => Some(pieces),
+                Value::Bool(true) | Value::None => Some(vec![Vec::new()]),
                 Value::Error => None,
                 _ => {
                     self.error(CheckError::MaskNotComparison {
@@ -454,15 +536,19 @@ impl Checker<'_> {
                     None
                 }
             },
-            ExprKind::Bool(true) | ExprKind::None => Some(Vec::new()),
+            ExprKind::Bool(true) | ExprKind::None => Some(vec![Vec::new()]),
             ExprKind::Compare { op, lhs, rhs } => {
+                if self.vector_count(lhs) + self.vector_count(rhs) > 1 {
+                    // mask_sums.rs: a comparison of a sum of vectors (`512 * i_p + i_f < n`).
+                    return self.mask_sum(*op, lhs, rhs, cond);
+                }
                 let a = self.mask_side(lhs);
                 let b = self.mask_side(rhs);
                 let (a, b) = (a?, b?);
                 if self.mask_always_holds(*op, &a, &b) {
-                    return Some(Vec::new());
+                    return Some(vec![Vec::new()]);
                 }
-                self.mask_bounds(*op, a, b, cond)
+                self.mask_bounds(*op, a, b, cond).map(|b| vec![b])
             }
             ExprKind::Error => None,
             _ => {
@@ -646,6 +732,28 @@ impl Checker<'_> {
             Some((lo, Some((len, v.axis, v.step))))
         } else {
             Some((self.affine(e)?, None))
+        }
+    }
+
+    /// The number of index vectors `e` sums, syntactically (0 for an affine value; a name bound
+    /// to a sum counts its vectors). Errors are reported when the side is evaluated.
+    pub(crate) fn vector_count(&self, e: &Expr) -> usize {
+        if !self.is_vector_expr(e) {
+            return 0;
+        }
+        match &e.kind {
+            ExprKind::Name(n) => match self.find(n).map(|b| &b.value) {
+                Some(Value::Vec(v)) => 1 + v.extra.len(),
+                _ => 0,
+            },
+            ExprKind::Binary {
+                op: BinOp::Add | BinOp::Sub,
+                lhs,
+                rhs,
+            } => self.vector_count(lhs) + self.vector_count(rhs),
+            ExprKind::Binary { lhs, rhs, .. } => self.vector_count(lhs).max(self.vector_count(rhs)),
+            ExprKind::Unary { operand, .. } => self.vector_count(operand),
+            _ => 1,
         }
     }
 
