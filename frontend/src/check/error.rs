@@ -1396,7 +1396,7 @@ impl From<CheckError> for Diagnostic {
             ),
             MaskUnsupported { .. } => d
                 .with_label("this mask")
-                .with_note("a mask keeps a box of the tile: each comparison bounds one index vector (`i * 128 + i_p < n`, `i_f >= k`), joined with `&`")
+                .with_note("a mask keeps a box of the tile (each comparison bounds one index vector: `i * 128 + i_p < n`, `i_f >= k`, joined with `&`), or the elements below a flattened row-major offset (`512 * i_p + i_f < n`)")
                 .with_help("write `mask=(i * 128 + i_p < n) & (j * 512 + i_f < m)`"),
             MaskNotComparison { .. } => d
                 .with_label("not a comparison")

@@ -157,6 +157,12 @@ impl Checker<'_> {
             }
             [x, y] if y.1 == 1 && y.2 <= x.1 as u64 && x.1 > 0 => (x, y),
             [y, x] if y.1 == 1 && y.2 <= x.1 as u64 && x.1 > 0 => (x, y),
+            [x, y] if (x.1 > 0) != (y.1 > 0) => {
+                return unsupported(
+                    self,
+                    "it compares index vectors against each other (a triangle such as `i_p < i_f`); nkc's masks keep boxes of the tile or the elements below a flattened offset (`512 * i_p + i_f < n`): select a triangle with `nisa.affine_select`".into(),
+                )
+            }
             _ => {
                 return unsupported(
                     self,

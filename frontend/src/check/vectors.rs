@@ -716,11 +716,12 @@ impl Checker<'_> {
     fn mask_side(&mut self, e: &Expr) -> Option<MaskSide> {
         if self.is_vector_expr(e) {
             let v = self.offset_vector(e)?;
-            if v.ndim > 2 {
+            if v.ndim > 2 && v.axis != Some(0) {
                 // The free axis of a tile of more than 2 axes is its free axes folded: a bound
-                // on one of them is not a bound on the folded index.
+                // on one of them is not a bound on the folded index. (The partition axis is
+                // axis 0 whatever the tile's rank: a bound on it is a partition bound.)
                 self.error(CheckError::MaskUnsupported {
-                    why: "its index vector has more than 2 axes; mask a 2-D tile, with `[:, None]` (partitions) or `[None, :]` (free axis)".to_string(),
+                    why: "its index vector is on a free axis of a tile of more than 2 axes; mask the partition axis (`[:, None, None]`), or a 2-D tile with `[:, None]` (partitions) or `[None, :]` (free axis)".to_string(),
                     at: e.span.clone(),
                 });
                 return None;
