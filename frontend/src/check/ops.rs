@@ -6,7 +6,9 @@
 //! destination ([`Dest`]): a new tensor bound to a name, a temporary, or part of an existing
 //! tensor (slice assignment, `+=`). The rules enforced here are those of `LANGUAGE.md`:
 //! - memories: on-chip tiles have at most 128 partitions; a PSUM tile fits one 2 KiB bank per
-//!   partition; PSUM is written only by Tensor-engine results and `nl.zeros(..., buffer=nl.psum)`;
+//!   partition; PSUM is written by Tensor-engine results and by the elementwise operations,
+//!   activations, reductions, copies and memsets of `act`/`dve` ([`writes_psum`]); a
+//!   Tensor-engine result assigned into SBUF goes through a PSUM temporary and an implicit copy;
 //!   HBM is read only by `nl.load` and written only by `nl.store`; Tensor-engine operands are SBUF;
 //! - shapes: matmul `x[K,M]`, `y[K,N]` → `[M,N]` (K, M ≤ 128, N ≤ 512); transpose `[P,F]` → `[F,P]`
 //!   (P, F ≤ 128); elementwise operands equal or `[P,1]` broadcast along the free axis, or a

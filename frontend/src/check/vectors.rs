@@ -20,7 +20,9 @@
 //! - an index vector expression holds one vector, added to an affine expression, multiplied by
 //!   an integer or negated: a vector with a step (`expr * -1`, `5 + 2 * i_p`). `nisa.iota`,
 //!   `nisa.affine_select` and masks take any step; a subscript only step 1 (a tile is a box of
-//!   consecutive elements); two vectors in one index (`i_h + i_kh`, a window) are refused;
+//!   consecutive elements); two vectors in one index (`i_h + i_kh`, a window) are refused
+//!   ([`Checker::single_vector`]); a sum of vectors ([`IndexVec::extra`], `512 * i_p + i_f`) is
+//!   a value only a mask takes (`mask_sums.rs`);
 //! - `mask=` is a conjunction of comparisons, each of one index vector (plus an affine offset)
 //!   with an affine bound, or a name bound to such a conjunction. A comparison that holds over
 //!   the whole box of loop bounds and vector ranges keeps every element and adds nothing (so a
