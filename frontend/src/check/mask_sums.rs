@@ -150,7 +150,7 @@ impl Checker<'_> {
                         .into(),
                 )
             }
-            [(ax, c, _)] if c == 1 => {
+            [(ax, 1, _)] => {
                 // One axis left: a plain bound.
                 let b = piece(dim_of(ax), !upper, e);
                 return Some(vec![vec![b]]);
