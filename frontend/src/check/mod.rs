@@ -167,6 +167,11 @@ pub(crate) struct TileVal {
     pub tensor: Tensor,
     pub start: [AffineExpr; 2],
     pub size: [u64; 2],
+    /// For a slice of an N-D HBM tensor that keeps more than one leading dimension: its shape as
+    /// a tile `[P, F]` by NKI's rule (the first kept dimension is the partition axis, the others
+    /// flatten onto the free axis), where it differs from the stored rectangle `size`. A load
+    /// or store of it moves `size[0] / P` HBM rows per partition (`dma_rows_per_partition`).
+    pub view: Option<[u64; 2]>,
 }
 
 impl TileVal {
@@ -175,7 +180,14 @@ impl TileVal {
             tensor,
             start: [AffineExpr::constant(0), AffineExpr::constant(0)],
             size: shape,
+            view: None,
         }
+    }
+
+    /// The tile shape a DMA of this slice gives or takes: the partition-major `view` when it has
+    /// one, else the stored rectangle.
+    pub(crate) fn tile_shape(&self) -> [u64; 2] {
+        self.view.unwrap_or(self.size)
     }
 
     fn operand(&self) -> Operand {
@@ -314,7 +326,7 @@ pub fn check_module(
     }
 }
 
-/// The 2-D shape in which a tensor of shape `dims` (1 to 4 dimensions) is stored: `[N]` as
+/// The 2-D shape in which a tensor of shape `dims` (any rank from 1) is stored: `[N]` as
 /// `[1, N]`, `[A, B, C]` as `[A·B, C]`; `None` for a shape nkc does not take.
 pub fn stored_shape(dims: &[usize]) -> Option<Vec<usize>> {
     let dims: Vec<u64> = dims.iter().map(|&d| d as u64).collect();

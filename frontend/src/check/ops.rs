@@ -402,7 +402,15 @@ impl Checker<'_> {
         }
         match &e.kind {
             ExprKind::Name(n) => {
-                let t = self.tile_of_name(n, &e.span)?;
+                let mut t = self.tile_of_name(n, &e.span)?;
+                // A whole HBM tensor of 3 or more dimensions, as a tile: NKI's partition-major
+                // `[d0, d1·d2·...]` (`TileVal::view`).
+                if self.tensor(t.tensor).memory == Memory::Hbm {
+                    if let Some(dims) = self.logical_dims(&t).filter(|d| d.len() > 2) {
+                        let free = dims[1..].iter().product();
+                        t.view = Some([dims[0], free]);
+                    }
+                }
                 Some((t, n.clone()))
             }
             ExprKind::Subscript { value, indices } => {
@@ -1137,7 +1145,7 @@ impl Checker<'_> {
             return None;
         }
         let res = Res {
-            shape: src.size,
+            shape: src.tile_shape(),
             memory: Memory::Sbuf,
             dtype: t.dtype,
         };
@@ -1480,7 +1488,7 @@ impl Checker<'_> {
                 return r;
             }
         }
-        // An HBM array may have 1 to 4 dimensions (`nd`); a tile has 2.
+        // An HBM array may have any rank (`nd`); a tile has 2.
         let (shape, dims) = if memory == Some(Memory::Hbm) {
             match self.hbm_dims(slots[0]?) {
                 Some((dims, flat)) => (Some(flat), Some(dims)),
@@ -1752,10 +1760,10 @@ impl Checker<'_> {
             });
             ok = false;
         }
-        if ok && v.size != dst.size {
+        if ok && v.size != dst.tile_shape() {
             self.error(CheckError::StoreShape {
                 value: v.size,
-                dest: dst.size,
+                dest: dst.tile_shape(),
                 value_at: sv,
                 dest_at: dst_e.span.clone(),
                 at: e.span.clone(),
