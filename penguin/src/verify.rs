@@ -879,7 +879,11 @@ impl<'a> Verifier<'a> {
         let col = [d[0], 1];
         match op {
             Op::Load | Op::Store => {
-                let (hbm, tile) = if *op == Op::Load { (s[0], d) } else { (d, s[0]) };
+                let (hbm, tile) = if *op == Op::Load {
+                    (s[0], d)
+                } else {
+                    (d, s[0])
+                };
                 if crate::ir::dma_rows_per_partition(hbm, tile).is_none() {
                     errs.push(format!(
                         "source 0 is {} but the destination is {}; `{}` keeps the shape or moves whole runs of HBM rows per partition",

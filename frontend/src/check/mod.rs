@@ -66,9 +66,11 @@ mod nd;
 mod nisa;
 // nki_names: NKI's keyword names for parameters nkc spells otherwise.
 mod nki_names;
+mod np_array;
 mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
+mod pe_tiling;
 mod scan_stats_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 // psum_banks: PSUM arrays of several banks, each access within one bank.
@@ -182,6 +184,12 @@ impl TileVal {
             size: shape,
             view: None,
         }
+    }
+
+    /// Whether this is the whole of a tensor of stored shape `shape` (in either layout).
+    pub(crate) fn is_whole(&self, shape: [u64; 2]) -> bool {
+        let whole = TileVal::whole(self.tensor, shape);
+        self.start == whole.start && self.size == whole.size
     }
 
     /// The tile shape a DMA of this slice gives or takes: the partition-major `view` when it has
@@ -494,6 +502,10 @@ pub(crate) struct Checker<'a> {
     soft_axes: Vec<Axis>,
     /// Set when such a loop's index needs a value: the loop is unrolled instead.
     need_unroll: bool,
+    /// The axes of `nl.affine_range` / `nl.sequential_range` loops being run: `//` or `%` of
+    /// their index (not affine, so not a device index) unrolls the loop, whose iterations are
+    /// then compile-time values, as NKI's tracer runs them (`exec`).
+    div_soft_axes: Vec<Axis>,
     /// True in a kernel's checker (functions defined in it close over its scope).
     kernel_frame: bool,
     /// Untyped parameters with no shape from the run, reported together.
@@ -536,6 +548,7 @@ impl<'a> Checker<'a> {
             temp_count: 0,
             soft_axes: Vec::new(),
             need_unroll: false,
+            div_soft_axes: Vec::new(),
             kernel_frame: false,
             missing: Vec::new(),
             return_items: Vec::new(),

@@ -37,7 +37,7 @@ impl Checker<'_> {
     /// dimensions.
     pub(crate) fn logical_dims(&self, t: &TileVal) -> Option<&Vec<u64>> {
         let dims = self.logical.get(&t.tensor)?;
-        (*t == TileVal::whole(t.tensor, self.tensor(t.tensor).shape)).then_some(dims)
+        t.is_whole(self.tensor(t.tensor).shape).then_some(dims)
     }
 
     /// `x[indices]` on a tensor of logical shape `dims`.

@@ -265,7 +265,12 @@ fn params(kind: OpKind) -> &'static [Param] {
         OpKind::Load => &[("src", true)],
         OpKind::Store => &[("dst", true), ("value", true)],
         OpKind::Matmul => &[("x", true), ("y", true), ("transpose_x", false)],
-        OpKind::NcMatmul => &[("stationary", true), ("moving", true)],
+        OpKind::NcMatmul => &[
+            ("stationary", true),
+            ("moving", true),
+            ("tile_position", false),
+            ("tile_size", false),
+        ],
         OpKind::NcTranspose => &[("data", true)],
         OpKind::Activation => &[
             ("op", true),
@@ -974,7 +979,10 @@ impl Checker<'_> {
         match kind {
             OpKind::Load => self.load(slots[0]?, span, cx, dest),
             OpKind::Matmul => self.nl_matmul(&slots, span, cx, dest),
-            OpKind::NcMatmul => self.matmul(slots[0]?, slots[1]?, span, cx, dest),
+            OpKind::NcMatmul => {
+                let (pos, size) = (slots[2], slots[3]);
+                self.matmul_tiled(slots[0]?, slots[1]?, pos, size, span, cx, dest)
+            }
             OpKind::NcTranspose => {
                 let x = self.tensor_engine_operand(slots[0]?, cx)?;
                 self.transpose_of(x, span, cx, dest)
@@ -1315,10 +1323,15 @@ impl Checker<'_> {
     }
 
     /// `x.T @ y` with `x[K, M]`, `y[K, N]`.
-    fn matmul(
+    /// `nisa.nc_matmul(x, y, tile_position=..., tile_size=...)`: the PE tiling checked
+    /// (`pe_tiling`), then the matmul.
+    #[allow(clippy::too_many_arguments)]
+    fn matmul_tiled(
         &mut self,
         xe: &Expr,
         ye: &Expr,
+        position: Option<&Expr>,
+        size: Option<&Expr>,
         span: &Span,
         cx: &mut StmtCtx,
         dest: Dest,
@@ -1326,6 +1339,7 @@ impl Checker<'_> {
         let x = self.tensor_engine_operand(xe, cx);
         let y = self.tensor_engine_operand(ye, cx);
         let (x, y) = (x?, y?);
+        self.check_pe_tiling(position, size, x.size, span)?;
         self.matmul_tiles(x, y, xe, ye, span, cx, dest)
     }
 

@@ -271,7 +271,7 @@ impl Checker<'_> {
         span: &Span,
     ) -> Option<Option<TileVal>> {
         if let Some(dims) = self.reshaped_dims(name) {
-            if *base == TileVal::whole(base.tensor, self.tensor(base.tensor).shape) {
+            if base.is_whole(self.tensor(base.tensor).shape) {
                 return Some(self.subscript_nd(base, &dims, name, indices, span));
             }
         }

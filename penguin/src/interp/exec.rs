@@ -396,8 +396,8 @@ impl<'f> Machine<'f> {
                     ([sr as u64, sc as u64], [p as u64, f as u64])
                 };
                 // A load or store may move whole runs of HBM rows per partition (row-major).
-                let reshaped = *op != Op::Copy
-                    && crate::ir::dma_rows_per_partition(hbm, tile).is_some();
+                let reshaped =
+                    *op != Op::Copy && crate::ir::dma_rows_per_partition(hbm, tile).is_some();
                 if src.shape() != (p, f) && !reshaped {
                     return Err(self.bad_shape(
                         inst,
