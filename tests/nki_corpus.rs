@@ -516,17 +516,17 @@ const CASES: &[Case] = &[
     Case {
         file: "nd_partition_major.nk",
         inputs: &[
-            ("x", &[128, 4, 64]),
+            ("x", &[128, 2, 64]),
             ("y", &[2, 128, 8, 16]),
-            ("colsum", &[1, 4, 64]),
+            ("colsum", &[1, 2, 64]),
         ],
         reference: |m| {
-            // x is stored as [128·4, 64]: element [p, a, b] at row p·4 + a.
-            let mut colsum = Mat::zeros(4, 64);
+            // x is stored as [128·2, 64]: element [p, a, b] at row p·2 + a.
+            let mut colsum = Mat::zeros(2, 64);
             for p in 0..128 {
-                for a in 0..4 {
+                for a in 0..2 {
                     for b in 0..64 {
-                        let v = colsum.at(a, b) + m[0].at(p * 4 + a, b);
+                        let v = colsum.at(a, b) + m[0].at(p * 2 + a, b);
                         colsum.set(a, b, v);
                     }
                 }

@@ -407,15 +407,7 @@ impl Checker<'_> {
         }
         match &e.kind {
             ExprKind::Name(n) => {
-                let mut t = self.tile_of_name(n, &e.span)?;
-                // A whole HBM tensor of 3 or more dimensions, as a tile: NKI's partition-major
-                // `[d0, d1·d2·...]` (`TileVal::view`).
-                if self.tensor(t.tensor).memory == Memory::Hbm {
-                    if let Some(dims) = self.logical_dims(&t).filter(|d| d.len() > 2) {
-                        let free = dims[1..].iter().product();
-                        t.view = Some([dims[0], free]);
-                    }
-                }
+                let t = self.tile_of_name(n, &e.span)?;
                 Some((t, n.clone()))
             }
             ExprKind::Subscript { value, indices } => {
@@ -1143,6 +1135,7 @@ impl Checker<'_> {
     /// `nl.load(src)`: an HBM slice into a new SBUF tile.
     fn load(&mut self, src_e: &Expr, span: &Span, cx: &mut StmtCtx, dest: Dest) -> Option<TileVal> {
         let (src, _) = self.view(src_e)?;
+        let src = self.dma_view(src);
         let t = self.tensor(src.tensor).clone();
         if t.memory != Memory::Hbm {
             self.error(CheckError::LoadNotHbm {
@@ -1158,6 +1151,17 @@ impl Checker<'_> {
             dtype: t.dtype,
         };
         self.emit(cx, Op::Load, vec![src], res, dest, span)
+    }
+
+    /// A whole HBM tensor of 3 or more dimensions moved by a load or store: NKI's tile of it,
+    /// partition-major `[d0, d1·d2·...]` (`TileVal::view`). Any other tile is unchanged.
+    fn dma_view(&self, mut t: TileVal) -> TileVal {
+        if t.view.is_none() && self.tensor(t.tensor).memory == Memory::Hbm {
+            if let Some(dims) = self.logical_dims(&t).filter(|d| d.len() > 2) {
+                t.view = Some([dims[0], dims[1..].iter().product()]);
+            }
+        }
+        t
     }
 
     /// `nl.matmul(x, y, transpose_x=True)`: the Tensor engine's `x.T @ y`. Without
@@ -1745,6 +1749,7 @@ impl Checker<'_> {
             (d, self.arg(val_e, cx))
         };
         let (dst, _) = dst?;
+        let dst = self.dma_view(dst);
         let dt = self.tensor(dst.tensor).clone();
         let mut ok = true;
         if dt.memory != Memory::Hbm {
