@@ -137,7 +137,7 @@ impl Checker<'_> {
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
             let (p, q) = (pick(&xa, a, i), pick(&xb, b, i));
-            if matches!(p.as_py(), Some(_)) || matches!(q.as_py(), Some(_)) {
+            if p.as_py().is_some() || q.as_py().is_some() {
                 return Some(self.np_error(
                     format!(
                         "`{}` of an array and a `{}`: nkc's arrays combine with numbers and arrays",
