@@ -514,6 +514,80 @@ const CASES: &[Case] = &[
         tol: EXACT,
     },
     Case {
+        file: "nd_partition_major.nk",
+        inputs: &[
+            ("x", &[128, 2, 64]),
+            ("y", &[2, 128, 8, 16]),
+            ("colsum", &[1, 2, 64]),
+        ],
+        reference: |m| {
+            // x is stored as [128·2, 64]: element [p, a, b] at row p·2 + a.
+            let mut colsum = Mat::zeros(2, 64);
+            for p in 0..128 {
+                for a in 0..2 {
+                    for b in 0..64 {
+                        let v = colsum.at(a, b) + m[0].at(p * 2 + a, b);
+                        colsum.set(a, b, v);
+                    }
+                }
+            }
+            vec![m[0].map(f64::exp), m[1].map(|v| 2.0 * v), colsum]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "py_numpy_arrays.nk",
+        inputs: &[("x", &[128, 60])],
+        reference: |m| {
+            // Window j of 7 over 60 columns: [j·60 / 7, ceil((j + 1)·60 / 7)).
+            let out = m[0].rows_map(|r| {
+                (0..7)
+                    .map(|j| {
+                        let (s, e) = (j * 60 / 7, ((j + 1) * 60 + 6) / 7);
+                        r[s..e].iter().sum::<f64>() / (e - s) as f64
+                    })
+                    .collect()
+            });
+            vec![out]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "matmul_pe_tiles.nk",
+        inputs: &[("a", &[8, 64, 64]), ("b", &[8, 64, 256])],
+        reference: |m| {
+            // a and b are stored [8·64, cols]: batch i is rows i·64 .. i·64 + 64.
+            let mut out = Mat::zeros(8 * 64, 256);
+            for i in 0..8 {
+                for mm in 0..64 {
+                    for k in 0..64 {
+                        let a = m[0].at(i * 64 + k, mm);
+                        for c in 0..256 {
+                            let v = out.at(i * 64 + mm, c) + a * m[1].at(i * 64 + k, c);
+                            out.set(i * 64 + mm, c, v);
+                        }
+                    }
+                }
+            }
+            vec![out]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "iota_loop_base.nk",
+        inputs: &[("x", &[384, 64])],
+        reference: |m| {
+            let mut out = m[0].clone();
+            for r in 0..out.rows {
+                for c in 0..out.cols {
+                    out.set(r, c, m[0].at(r, c) + r as f64);
+                }
+            }
+            vec![out]
+        },
+        tol: EXACT,
+    },
+    Case {
         file: "nd_broadcast.nk",
         inputs: &[
             ("a_tensor", &[128, 1024]),

@@ -597,8 +597,28 @@ impl Emit<'_> {
             return Err(BackendError::DmaNotSbuf { at: self.at(i) });
         }
         let tile = self.tile(i, tile_op, load)?;
-        let (hbm, hfoot) = self.hbm(hbm_op, !load)?;
+        let (mut hbm, hfoot) = self.hbm(hbm_op, !load)?;
         let np = u64::from(tile.ap.np);
+        // A partition-major transfer (`pir::dma_rows_per_partition`): partition `p` moves the
+        // `k` HBM rows `p·k ..`, so the HBM side is `np` runs of `k` rows.
+        let k = hbm.dims[0].size / np.max(1);
+        if k > 1 {
+            let row = hbm.dims[0];
+            let run = row.stride.checked_mul(k as i64).ok_or_else(|| {
+                BackendError::internal("a partition-major DMA's HBM run overflows".to_string())
+            })?;
+            hbm.dims[0] = Dim {
+                size: np,
+                stride: run,
+            };
+            hbm.dims.insert(
+                1,
+                Dim {
+                    size: k,
+                    stride: row.stride,
+                },
+            );
+        }
         let split = self
             .queues
             .split(i)
@@ -620,8 +640,8 @@ impl Emit<'_> {
             tf.r0.constant += off;
             tf.nr = pp;
             let mut hf = hfoot.clone();
-            hf.r0.constant += off;
-            hf.nr = pp;
+            hf.r0.constant += off * k.max(1) as i64;
+            hf.nr = pp * k.max(1);
             let queue = split.queues[k as usize];
             let (dst, src) = if load {
                 (DmaSide::Tile(ap), DmaSide::Hbm(h))

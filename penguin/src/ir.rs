@@ -257,6 +257,22 @@ pub struct Access {
     pub slots: Vec<AffineExpr>,
 }
 
+/// How a load or store pairs an HBM rectangle `hbm` (`[rows, cols]`) with a tile `tile`
+/// (`[P, F]`): `Some(k)` when `rows = P·k` and `F = k·cols`, so that partition `p` holds the
+/// `k` HBM rows `p·k .. p·k + k` one after another (the partition-major layout of an N-D
+/// tensor's slice, NKI's rule: the first dimension of the tile is the partition axis, the rest
+/// flatten onto the free axis). `k = 1` is the plain same-shape transfer. Elements pair in
+/// row-major order on both sides.
+pub fn dma_rows_per_partition(hbm: [u64; 2], tile: [u64; 2]) -> Option<u64> {
+    let [rows, cols] = hbm;
+    let [p, f] = tile;
+    if p == 0 || cols == 0 || !rows.is_multiple_of(p) {
+        return None;
+    }
+    let k = rows / p;
+    (k.checked_mul(cols) == Some(f)).then_some(k)
+}
+
 impl Access {
     /// Whether the access selects the whole of a tensor of shape `shape`: every start 0, every
     /// size the dimension's.
@@ -292,9 +308,9 @@ pub enum Scale {
 /// row `p`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
-    /// `dst (SBUF) = src0 (HBM)`, same shape.
+    /// `dst (SBUF) = src0 (HBM)`, same shape, or partition-major ([`dma_rows_per_partition`]).
     Load,
-    /// `dst (HBM) = src0 (SBUF)`, same shape.
+    /// `dst (HBM) = src0 (SBUF)`, same shape, or partition-major ([`dma_rows_per_partition`]).
     Store,
     /// `dst[M, N] (PSUM) = src0[K, M]ᵀ · src1[K, N]` (both SBUF), added to `dst` when `accumulate`.
     Matmul { accumulate: bool },

@@ -877,7 +877,22 @@ impl<'a> Verifier<'a> {
         let mut errs: Vec<String> = Vec::new();
         let col = [d[0], 1];
         match op {
-            Op::Load | Op::Store | Op::Copy | Op::TensorScalar { .. } => {
+            Op::Load | Op::Store => {
+                let (hbm, tile) = if *op == Op::Load {
+                    (s[0], d)
+                } else {
+                    (d, s[0])
+                };
+                if crate::ir::dma_rows_per_partition(hbm, tile).is_none() {
+                    errs.push(format!(
+                        "source 0 is {} but the destination is {}; `{}` keeps the shape or moves whole runs of HBM rows per partition",
+                        show(s[0]),
+                        show(d),
+                        op.name()
+                    ));
+                }
+            }
+            Op::Copy | Op::TensorScalar { .. } => {
                 if s[0] != d {
                     errs.push(format!(
                         "source 0 is {} but the destination is {}; `{}` keeps the shape",

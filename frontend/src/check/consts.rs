@@ -144,6 +144,20 @@ impl Checker<'_> {
         v
     }
 
+    /// `a // b` or `a % b` with a loop index in `a` or `b` (or another value that must be a
+    /// compile-time integer, an iota's base): when every such index is of a loop that may be
+    /// unrolled (a `range` or hardware loop being run, `exec`), asks for that and stops
+    /// evaluation (true); otherwise false (a diagnostic follows).
+    pub(super) fn unroll_for_division(&mut self, a: &AffineExpr, b: &AffineExpr) -> bool {
+        let mut axes = a.terms().iter().chain(b.terms().iter()).map(|(x, _)| *x);
+        let soft = axes.all(|x| self.soft_axes.contains(&x) || self.div_soft_axes.contains(&x));
+        if soft {
+            self.need_unroll = true;
+            self.stopped = true;
+        }
+        soft
+    }
+
     pub(super) fn int_binary(
         &mut self,
         op: BinOp,
@@ -205,6 +219,10 @@ impl Checker<'_> {
             }
             BinOp::FloorDiv | BinOp::Mod => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
+                    // Of the index of a loop being tried as a hardware loop: unroll it instead.
+                    if self.unroll_for_division(a, b) {
+                        return None;
+                    }
                     self.error(CheckError::DivOfIv {
                         op: op.symbol(),
                         at: span.clone(),

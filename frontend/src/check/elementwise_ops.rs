@@ -31,7 +31,7 @@ use super::ops::{Arg, Dest, OpKind, Res, StmtCtx};
 use super::{CInst, CTensor, Checker, TileVal};
 use crate::ast::{Expr, Span};
 use crate::codes;
-use penguin::{ActFunc, AluOp, DType, EngineClass, Memory, Op, ReduceOp, TensorKind};
+use penguin::{ActFunc, AffineExpr, AluOp, DType, EngineClass, Memory, Op, ReduceOp, TensorKind};
 use vocab::machine::PMAX;
 use vocab::Diagnostic;
 
@@ -693,6 +693,11 @@ impl Checker<'_> {
                     return None;
                 }
                 let Some(start) = v.start.as_constant() else {
+                    // The base of an iota is an immediate: a loop whose index it depends on is
+                    // unrolled (`exec`), each copy's base a compile-time integer.
+                    if self.unroll_for_division(&v.start, &AffineExpr::constant(0)) {
+                        return None;
+                    }
                     self.error(
                         Diagnostic::new(
                             codes::UNSUPPORTED,

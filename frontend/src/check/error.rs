@@ -273,7 +273,7 @@ pub enum CheckError {
     #[error("parameter `{name}` has no type, and no shape was given for it")]
     UnspecialisedParam { name: String, at: Span },
     /// An untyped parameter given a shape nkc's HBM tensors cannot have.
-    #[error("`{name}` is given the shape [{}]; nkc's HBM tensors have 1 to 4 dimensions, each from 1 to {MAX_EXTENT}, whose leading ones multiply to at most {MAX_EXTENT}", .shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))]
+    #[error("`{name}` is given the shape [{}]; nkc's HBM tensors have dimensions from 1 to {MAX_EXTENT}, whose leading ones multiply to at most {MAX_EXTENT}", .shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))]
     BadSpecShape {
         name: String,
         shape: Vec<u64>,
@@ -1531,7 +1531,7 @@ impl From<CheckError> for Diagnostic {
                 .with_help("select a single index in the dimensions before a partial one, or loop over them"),
             SliceOverflow { .. } => d.with_label("this overflows a 64-bit integer"),
             BadHbmShape { .. } => d
-                .with_label("1 to 4 dimensions, whose leading ones multiply to at most 2^24")
+                .with_label("dimensions of at least 1, whose leading ones multiply to at most 2^24")
                 .with_help("merge dimensions into fewer"),
             WrongIndexCount { .. } => d
                 .with_label("expected `[rows, columns]`")

@@ -125,6 +125,9 @@ pub(crate) fn module_attr(module: &str, name: &str) -> Option<Value> {
             "e" => Value::Float(std::f64::consts::E),
             "inf" => Value::Float(f64::INFINITY),
             "prod" => Value::py(Py::Builtin("np.prod")),
+            // np_array.rs: numpy arrays of compile-time numbers, not index vectors.
+            "arange" => Value::py(Py::Builtin("np.arange")),
+            "array" | "asarray" => Value::py(Py::Builtin("np.array")),
             _ => Value::py(Py::Ref("nl", name.to_string())),
         },
         "math" => match name {
@@ -627,6 +630,12 @@ impl Checker<'_> {
                 Py::Str(_) | Py::List(_) | Py::Dict(_) | Py::Tuple(_) => {
                     Some(Value::py(Py::Method(v.clone(), name.to_string())))
                 }
+                Py::Array(items) => match name {
+                    "shape" => Some(Value::tuple(vec![Value::int(items.len() as i64)])),
+                    "size" => Some(Value::int(items.len() as i64)),
+                    "ndim" => Some(Value::int(1)),
+                    _ => Some(Value::py(Py::Method(v.clone(), name.to_string()))),
+                },
                 _ => self.no_attr(v, name, &attr.span),
             },
             Value::Error => None,
@@ -646,7 +655,7 @@ impl Checker<'_> {
         let at = &e.span;
         if let Value::Py(p) = v {
             match &**p {
-                Py::Tuple(_) | Py::List(_) | Py::Str(_) | Py::Range(..) => {
+                Py::Tuple(_) | Py::List(_) | Py::Str(_) | Py::Range(..) | Py::Array(_) => {
                     let items: Vec<Value> = match &**p {
                         Py::Str(s) => s.chars().map(|c| Value::str(c.to_string())).collect(),
                         Py::Range(a, b, c) => range_items(*a, *b, *c).map(Value::int).collect(),
@@ -654,6 +663,7 @@ impl Checker<'_> {
                     };
                     let rebuild = |items: Vec<Value>| match &**p {
                         Py::List(_) => Value::list(items),
+                        Py::Array(_) => Value::array(items),
                         Py::Str(_) => {
                             Value::str(items.iter().map(Value::to_str).collect::<String>())
                         }
@@ -884,6 +894,12 @@ impl Checker<'_> {
     }
 
     fn py_unary(&mut self, op: UnaryOp, v: Value, e: &Expr) -> Option<Value> {
+        if let Some(Py::Array(items)) = v.as_py() {
+            return match op {
+                UnaryOp::Neg => self.array_neg(items, e),
+                _ => Some(v.clone()),
+            };
+        }
         match (op, &v) {
             (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Some(v),
             (UnaryOp::Neg, Value::Float(x)) => Some(Value::Float(-x)),
@@ -931,6 +947,10 @@ impl Checker<'_> {
         e: &Expr,
         rhs: &Expr,
     ) -> Option<Value> {
+        // np_array.rs: numpy arrays, elementwise.
+        if let Some(r) = self.array_binary(op, &a, &b, e, rhs) {
+            return r;
+        }
         // Sequences: `+` concatenates, `*` repeats, `%` formats a string.
         if let (Some(x), Some(y)) = (a.as_py(), b.as_py()) {
             match (x, y, op) {
@@ -1006,7 +1026,9 @@ impl Checker<'_> {
                 _ => {
                     if matches!(op, BinOp::FloorDiv | BinOp::Mod | BinOp::BitAnd)
                         && (x.as_constant().is_none() || y.as_constant().is_none())
-                        && (self.soft(x) || self.soft(y))
+                        && (self.soft(x)
+                            || self.soft(y)
+                            || (op != BinOp::BitAnd && self.unroll_for_division(x, y)))
                     {
                         self.need_unroll = true;
                         self.stopped = true;

@@ -13,7 +13,10 @@
 //! unrolled. A `range` loop is first tried as a hardware loop, as nkc's core language has always
 //! compiled it; when its body needs the index's value (to index a list, in an `if`, in an
 //! f-string) or mutates a Python container, the attempt is rolled back and the loop unrolled, as
-//! Python would run it.
+//! Python would run it. A hardware loop whose body takes `//` or `%` of its index (not an affine
+//! index: `tile_position=((i % 2) * 64, ...)`), or whose iota base depends on the index, is
+//! unrolled the same way, its index then a
+//! compile-time integer in each copy of the body.
 //!
 //! Invariants: every statement counts one evaluation step (`functions::MAX_STEPS`); after a
 //! Python error (`Checker::stopped`) no further statement of the kernel runs; instructions come
@@ -509,7 +512,21 @@ impl Checker<'_> {
             _ => None,
         };
         match (way, var) {
-            (LoopWay::Hardware, Some(var)) => self.hardware_loop(var, iter, body, s, out, in_loop),
+            (LoopWay::Hardware, Some(var)) => {
+                // `//` or `%` of the index unrolls the loop (`Checker::div_soft_axes`).
+                let snap = self.snapshot(out);
+                let axis = Axis::from_u32(self.loops.len() as u32);
+                self.div_soft_axes.push(axis);
+                let flow = self.hardware_loop(var, iter, body, s, out, in_loop);
+                self.div_soft_axes.pop();
+                if !self.need_unroll {
+                    return flow;
+                }
+                self.restore(snap, out);
+                self.need_unroll = false;
+                self.stopped = false;
+                self.unrolled(target, iter, body, out, in_loop)
+            }
             (LoopWay::Hardware, None) => {
                 self.raise(
                     codes::PYTHON_ERROR,

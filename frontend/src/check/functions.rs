@@ -533,6 +533,8 @@ impl Checker<'_> {
                 }
                 Some(Value::py(Py::Dict(RefCell::new(out))))
             }
+            "np.arange" => self.np_arange(&pos, &kws, at),
+            "np.array" => self.np_array(&pos, &kws, at),
             "sum" | "any" | "all" | "np.prod" => {
                 arity(self, 1, 2)?;
                 let items = self.iterate(&pos[0], &arg_expr(0))?;
@@ -719,6 +721,9 @@ impl Checker<'_> {
                 at,
             );
         };
+        if let Py::Array(items) = p {
+            return self.array_method(items, name, &pos, e);
+        }
         match (p, name) {
             (Py::List(items), "append") if pos.len() == 1 => {
                 self.mutating(at)?;

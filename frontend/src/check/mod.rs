@@ -66,9 +66,11 @@ mod nd;
 mod nisa;
 // nki_names: NKI's keyword names for parameters nkc spells otherwise.
 mod nki_names;
+mod np_array;
 mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
+mod pe_tiling;
 mod scan_stats_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 // psum_banks: PSUM arrays of several banks, each access within one bank.
@@ -171,6 +173,11 @@ pub(crate) struct TileVal {
     pub tensor: Tensor,
     pub start: [AffineExpr; 2],
     pub size: [u64; 2],
+    /// For a slice of an N-D HBM tensor that keeps more than one leading dimension: its shape as
+    /// a tile `[P, F]` by NKI's rule (the first kept dimension is the partition axis, the others
+    /// flatten onto the free axis), where it differs from the stored rectangle `size`. A load
+    /// or store of it moves `size[0] / P` HBM rows per partition (`dma_rows_per_partition`).
+    pub view: Option<[u64; 2]>,
 }
 
 impl TileVal {
@@ -179,7 +186,20 @@ impl TileVal {
             tensor,
             start: [AffineExpr::constant(0), AffineExpr::constant(0)],
             size: shape,
+            view: None,
         }
+    }
+
+    /// Whether this is the whole of a tensor of stored shape `shape` (in either layout).
+    pub(crate) fn is_whole(&self, shape: [u64; 2]) -> bool {
+        let whole = TileVal::whole(self.tensor, shape);
+        self.start == whole.start && self.size == whole.size
+    }
+
+    /// The tile shape a DMA of this slice gives or takes: the partition-major `view` when it has
+    /// one, else the stored rectangle.
+    pub(crate) fn tile_shape(&self) -> [u64; 2] {
+        self.view.unwrap_or(self.size)
     }
 
     fn operand(&self) -> Operand {
@@ -318,7 +338,7 @@ pub fn check_module(
     }
 }
 
-/// The 2-D shape in which a tensor of shape `dims` (1 to 4 dimensions) is stored: `[N]` as
+/// The 2-D shape in which a tensor of shape `dims` (any rank from 1) is stored: `[N]` as
 /// `[1, N]`, `[A, B, C]` as `[A·B, C]`; `None` for a shape nkc does not take.
 pub fn stored_shape(dims: &[usize]) -> Option<Vec<usize>> {
     let dims: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
@@ -486,6 +506,10 @@ pub(crate) struct Checker<'a> {
     soft_axes: Vec<Axis>,
     /// Set when such a loop's index needs a value: the loop is unrolled instead.
     need_unroll: bool,
+    /// The axes of `nl.affine_range` / `nl.sequential_range` loops being run: `//` or `%` of
+    /// their index (not affine, so not a device index) unrolls the loop, whose iterations are
+    /// then compile-time values, as NKI's tracer runs them (`exec`).
+    div_soft_axes: Vec<Axis>,
     /// True in a kernel's checker (functions defined in it close over its scope).
     kernel_frame: bool,
     /// Untyped parameters with no shape from the run, reported together.
@@ -528,6 +552,7 @@ impl<'a> Checker<'a> {
             temp_count: 0,
             soft_axes: Vec::new(),
             need_unroll: false,
+            div_soft_axes: Vec::new(),
             kernel_frame: false,
             missing: Vec::new(),
             return_items: Vec::new(),

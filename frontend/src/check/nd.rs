@@ -18,11 +18,11 @@ use super::{Checker, TileVal};
 use crate::ast::{Expr, ExprKind, Index, Span};
 use penguin::AffineExpr;
 
-/// The stored 2-D shape of a tensor of logical shape `dims` (rank 1 to 4): `None` when a
+/// The stored 2-D shape of a tensor of logical shape `dims` (any rank from 1): `None` when a
 /// dimension is 0 or the rows exceed the largest extent.
 pub(crate) fn flatten(dims: &[u64]) -> Option<[u64; 2]> {
     let (&last, leading) = dims.split_last()?;
-    if dims.len() > 4 || dims.iter().any(|&d| d == 0 || d > MAX_EXTENT as u64) {
+    if dims.iter().any(|&d| d == 0 || d > MAX_EXTENT as u64) {
         return None;
     }
     let rows = leading
@@ -37,7 +37,7 @@ impl Checker<'_> {
     /// dimensions.
     pub(crate) fn logical_dims(&self, t: &TileVal) -> Option<&Vec<u64>> {
         let dims = self.logical.get(&t.tensor)?;
-        (*t == TileVal::whole(t.tensor, self.tensor(t.tensor).shape)).then_some(dims)
+        t.is_whole(self.tensor(t.tensor).shape).then_some(dims)
     }
 
     /// `x[indices]` on a tensor of logical shape `dims`.
@@ -86,10 +86,27 @@ impl Checker<'_> {
         let Some(col_start) = lin(&base.start[1], 1, &cols.0, 1) else {
             return self.nd_overflow(span);
         };
+        // NKI's tile of this slice: the dimensions a slice (or a missing index) keeps, the
+        // first of them the partition axis and the rest flattened onto the free axis. It
+        // differs from the stored rectangle when more than one leading dimension is kept (and
+        // the last one is too: a dropped last dimension keeps the rectangle).
+        let kept = |d: usize| match indices.get(d) {
+            None | Some(Index::Slice { .. }) => true,
+            Some(Index::Expr(_)) => sel[d].1 > 1,
+        };
+        let kept_leading: Vec<u64> = (0..last).filter(|&d| kept(d)).map(|d| sel[d].1).collect();
+        let view = match kept_leading.split_first() {
+            Some((&p, more)) if !more.is_empty() && (dims.len() == 1 || kept(last)) => {
+                let k: u64 = more.iter().product();
+                Some([p, k * cols.1])
+            }
+            _ => None,
+        };
         Some(TileVal {
             tensor: base.tensor,
             start: [row_start, col_start],
             size: [rows, cols.1],
+            view,
         })
     }
 
@@ -133,7 +150,7 @@ impl Checker<'_> {
         None
     }
 
-    /// The shape `(d0, d1, ...)` of an `nl.ndarray` in HBM: 1 to 4 positive compile-time
+    /// The shape `(d0, d1, ...)` of an `nl.ndarray` in HBM: one or more positive compile-time
     /// integers (or `x.shape`), with the stored 2-D shape.
     pub(crate) fn hbm_dims(&mut self, e: &Expr) -> Option<(Vec<u64>, [u64; 2])> {
         let dims: Vec<u64> = match &e.kind {

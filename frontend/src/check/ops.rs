@@ -283,7 +283,12 @@ fn params(kind: OpKind) -> &'static [Param] {
         OpKind::Load => &[("src", true)],
         OpKind::Store => &[("dst", true), ("value", true)],
         OpKind::Matmul => &[("x", true), ("y", true), ("transpose_x", false)],
-        OpKind::NcMatmul => &[("stationary", true), ("moving", true)],
+        OpKind::NcMatmul => &[
+            ("stationary", true),
+            ("moving", true),
+            ("tile_position", false),
+            ("tile_size", false),
+        ],
         OpKind::NcTranspose => &[("data", true)],
         OpKind::Activation => &[
             ("op", true),
@@ -1035,7 +1040,10 @@ impl Checker<'_> {
         match kind {
             OpKind::Load => self.load(slots[0]?, span, cx, dest),
             OpKind::Matmul => self.nl_matmul(&slots, span, cx, dest),
-            OpKind::NcMatmul => self.matmul(slots[0]?, slots[1]?, span, cx, dest),
+            OpKind::NcMatmul => {
+                let (pos, size) = (slots[2], slots[3]);
+                self.matmul_tiled(slots[0]?, slots[1]?, pos, size, span, cx, dest)
+            }
             OpKind::NcTranspose => {
                 let x = self.tensor_engine_operand(slots[0]?, cx)?;
                 self.transpose_of(x, span, cx, dest)
@@ -1196,6 +1204,7 @@ impl Checker<'_> {
     /// `nl.load(src)`: an HBM slice into a new SBUF tile.
     fn load(&mut self, src_e: &Expr, span: &Span, cx: &mut StmtCtx, dest: Dest) -> Option<TileVal> {
         let (src, _) = self.view(src_e)?;
+        let src = self.dma_view(src);
         let t = self.tensor(src.tensor).clone();
         if t.memory != Memory::Hbm {
             self.error(CheckError::LoadNotHbm {
@@ -1206,11 +1215,22 @@ impl Checker<'_> {
             return None;
         }
         let res = Res {
-            shape: src.size,
+            shape: src.tile_shape(),
             memory: Memory::Sbuf,
             dtype: t.dtype,
         };
         self.emit(cx, Op::Load, vec![src], res, dest, span)
+    }
+
+    /// A whole HBM tensor of 3 or more dimensions moved by a load or store: NKI's tile of it,
+    /// partition-major `[d0, d1·d2·...]` (`TileVal::view`). Any other tile is unchanged.
+    fn dma_view(&self, mut t: TileVal) -> TileVal {
+        if t.view.is_none() && self.tensor(t.tensor).memory == Memory::Hbm {
+            if let Some(dims) = self.logical_dims(&t).filter(|d| d.len() > 2) {
+                t.view = Some([dims[0], dims[1..].iter().product()]);
+            }
+        }
+        t
     }
 
     /// `nl.matmul(x, y, transpose_x=True)`: the Tensor engine's `x.T @ y`. Without
@@ -1376,10 +1396,15 @@ impl Checker<'_> {
     }
 
     /// `x.T @ y` with `x[K, M]`, `y[K, N]`.
-    fn matmul(
+    /// `nisa.nc_matmul(x, y, tile_position=..., tile_size=...)`: the PE tiling checked
+    /// (`pe_tiling`), then the matmul.
+    #[allow(clippy::too_many_arguments)]
+    fn matmul_tiled(
         &mut self,
         xe: &Expr,
         ye: &Expr,
+        position: Option<&Expr>,
+        size: Option<&Expr>,
         span: &Span,
         cx: &mut StmtCtx,
         dest: Dest,
@@ -1387,6 +1412,7 @@ impl Checker<'_> {
         let x = self.tensor_engine_operand(xe, cx);
         let y = self.tensor_engine_operand(ye, cx);
         let (x, y) = (x?, y?);
+        self.check_pe_tiling(position, size, x.size, span)?;
         self.matmul_tiles(x, y, xe, ye, span, cx, dest)
     }
 
@@ -1549,7 +1575,7 @@ impl Checker<'_> {
                 return r;
             }
         }
-        // An HBM array may have 1 to 4 dimensions (`nd`); a tile has 2.
+        // An HBM array may have any rank (`nd`); a tile has 2.
         let (shape, dims) = if memory == Some(Memory::Hbm) {
             match self.hbm_dims(slots[0]?) {
                 Some((dims, flat)) => (Some(flat), Some(dims)),
@@ -1792,6 +1818,7 @@ impl Checker<'_> {
             (d, self.arg(val_e, cx))
         };
         let (dst, _) = dst?;
+        let dst = self.dma_view(dst);
         let dt = self.tensor(dst.tensor).clone();
         let mut ok = true;
         if dt.memory != Memory::Hbm {
@@ -1821,10 +1848,10 @@ impl Checker<'_> {
             });
             ok = false;
         }
-        if ok && v.size != dst.size {
+        if ok && v.size != dst.tile_shape() {
             self.error(CheckError::StoreShape {
                 value: v.size,
-                dest: dst.size,
+                dest: dst.tile_shape(),
                 value_at: sv,
                 dest_at: dst_e.span.clone(),
                 at: e.span.clone(),

@@ -52,6 +52,10 @@ pub(crate) enum Py {
     Builtin(&'static str),
     /// `obj.method` of a Python value, not yet called.
     Method(Value, String),
+    /// A one-dimensional numpy array of compile-time numbers (`np.arange`, `np.array`): Python
+    /// values with numpy's semantics (elementwise arithmetic, indexing, `.max()`, `.tolist()`),
+    /// not an index vector (only `nl.arange` / `nl.mgrid` make those).
+    Array(Vec<Value>),
     /// `nl.mgrid[...]`: one index vector per axis, read as `.p`, `.x`, `.y`, `.z`, by
     /// unpacking, or whole as the index of a tensor (`t[grid]`).
     Grid(Vec<IndexVec>),
@@ -81,6 +85,11 @@ impl Value {
 
     pub(crate) fn list(items: Vec<Value>) -> Value {
         Value::py(Py::List(RefCell::new(items)))
+    }
+
+    /// A one-dimensional numpy array of compile-time numbers.
+    pub(crate) fn array(items: Vec<Value>) -> Value {
+        Value::py(Py::Array(items))
     }
 
     /// The integer when this is a compile-time integer (a boolean counts, as in Python).
@@ -134,6 +143,7 @@ impl Value {
                 Py::Builtin(_) => "builtin function",
                 Py::Method(..) => "method",
                 Py::Grid(_) => "mgrid",
+                Py::Array(_) => "numpy.ndarray",
                 Py::Unrun(_) => "value nkc could not compute",
             },
         }
@@ -144,6 +154,7 @@ impl Value {
         match self.as_py()? {
             Py::Tuple(v) => Some(v.clone()),
             Py::List(v) => Some(v.borrow().clone()),
+            Py::Array(v) => Some(v.clone()),
             _ => None,
         }
     }
@@ -227,6 +238,10 @@ impl Value {
                 Py::Builtin(n) => format!("<built-in function {n}>"),
                 Py::Method(_, n) => format!("<method {n}>"),
                 Py::Grid(g) => format!("<mgrid of {} axes>", g.len()),
+                Py::Array(v) => {
+                    let items: Vec<String> = v.iter().map(Value::repr).collect();
+                    format!("array([{}])", items.join(", "))
+                }
                 Py::Unrun(_) => "<not evaluated>".into(),
             },
         }

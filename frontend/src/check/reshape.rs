@@ -101,7 +101,7 @@ impl Checker<'_> {
             }
         };
         let tt = self.tensor(base.tensor).clone();
-        let whole = base == TileVal::whole(base.tensor, tt.shape);
+        let whole = base.is_whole(tt.shape);
         if tt.memory != Memory::Hbm || !whole {
             self.error(
                 Diagnostic::new(

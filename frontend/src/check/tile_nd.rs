@@ -271,7 +271,7 @@ impl Checker<'_> {
         span: &Span,
     ) -> Option<Option<TileVal>> {
         if let Some(dims) = self.reshaped_dims(name) {
-            if *base == TileVal::whole(base.tensor, self.tensor(base.tensor).shape) {
+            if base.is_whole(self.tensor(base.tensor).shape) {
                 return Some(self.subscript_nd(base, &dims, name, indices, span));
             }
         }
@@ -333,6 +333,7 @@ impl Checker<'_> {
             tensor: base.tensor,
             start: [p0, f0],
             size: [sel[par].1, size],
+            view: None,
         })
     }
 }

@@ -389,7 +389,16 @@ impl<'f> Machine<'f> {
         let result = match *op {
             Op::Load | Op::Store | Op::Copy => {
                 let src = self.read(inst, name, &data.srcs[0])?;
-                if src.shape() != (p, f) {
+                let (sr, sc) = src.shape();
+                let (hbm, tile) = if *op == Op::Store {
+                    ([p as u64, f as u64], [sr as u64, sc as u64])
+                } else {
+                    ([sr as u64, sc as u64], [p as u64, f as u64])
+                };
+                // A load or store may move whole runs of HBM rows per partition (row-major).
+                let reshaped =
+                    *op != Op::Copy && crate::ir::dma_rows_per_partition(hbm, tile).is_some();
+                if src.shape() != (p, f) && !reshaped {
                     return Err(self.bad_shape(
                         inst,
                         "the source",
