@@ -185,6 +185,7 @@ impl TileVal {
                 start: self.start.to_vec(),
                 size: self.size.to_vec(),
                 slots: Vec::new(),
+                pattern: None,
             },
         }
     }
