@@ -261,6 +261,29 @@ impl Emit<'_> {
         let p0 = self.expr(&o.access.start[0]);
         let np = o.access.size[0];
         let nf = o.access.size[1];
+        // A box is one unit-stride free dimension; an access pattern's free axes are the
+        // dimensions (the verifier keeps them on the free axis, the partition axis unstrided).
+        let dims = match &o.access.pattern {
+            None => vec![Dim {
+                size: nf,
+                stride: 1,
+            }],
+            Some(p) => p.axes[1..]
+                .iter()
+                .map(|a| Dim {
+                    size: a.count,
+                    stride: a.step[1],
+                })
+                .collect(),
+        };
+        if dims.len() > isa::MAX_DIMS {
+            return Err(BackendError::internal(format!(
+                "an access pattern of `{}` has {} free axes; the machine takes at most {}",
+                t.name,
+                dims.len(),
+                isa::MAX_DIMS
+            )));
+        }
         let mut start = self.expr(&o.access.start[1].scale(esize));
         start.constant += base as i64;
         // Address rotation: slot k of block dimension d is `(selector mod count)`, and the slots
@@ -310,10 +333,7 @@ impl Emit<'_> {
                 p0,
                 np: np as u32,
                 start,
-                dims: vec![Dim {
-                    size: nf,
-                    stride: 1,
-                }],
+                dims,
             },
             foot,
         })
@@ -351,20 +371,42 @@ impl Emit<'_> {
         start.constant += offset as i64;
         let nr = o.access.size[0];
         let nc = o.access.size.get(1).copied().unwrap_or(1);
+        // A box is rows × columns; an access pattern's axes step `step[0]·cols + step[1]`
+        // elements of the row-major tensor, its partition axis first (the footprint stays its
+        // bounding box).
+        let dims = match &o.access.pattern {
+            None => vec![
+                Dim {
+                    size: nr,
+                    stride: cols,
+                },
+                Dim {
+                    size: nc,
+                    stride: 1,
+                },
+            ],
+            Some(p) => p
+                .axes
+                .iter()
+                .map(|a| Dim {
+                    size: a.count,
+                    stride: a.step[0] * cols + a.step.get(1).copied().unwrap_or(0),
+                })
+                .collect(),
+        };
+        if dims.len() > isa::MAX_DIMS {
+            return Err(BackendError::internal(format!(
+                "an access pattern of HBM tensor `{}` has {} axes; a DMA takes at most {}",
+                t.name,
+                dims.len(),
+                isa::MAX_DIMS
+            )));
+        }
         Ok((
             HbmAp {
                 tensor: index,
                 start,
-                dims: vec![
-                    Dim {
-                        size: nr,
-                        stride: cols,
-                    },
-                    Dim {
-                        size: nc,
-                        stride: 1,
-                    },
-                ],
+                dims,
             },
             Foot {
                 space: Space::Hbm(index),
@@ -606,7 +648,14 @@ impl Emit<'_> {
             .expect("compute_queue_plan plans every load and store");
         let pieces = split.pieces();
         let pp = np / pieces;
-        let cols = hbm.dims[0].stride;
+        // The HBM side's outermost dimension pairs with the tile's partitions; a piece of `pp`
+        // partitions starts `pp` of its steps further. Its footprint is a band of rows when that
+        // step is one row (a box, or a pattern whose partition axis steps rows), else the whole
+        // bounding box.
+        let pstride = hbm.dims[0].stride;
+        let by_rows = hbm_op.access.pattern.as_ref().is_none_or(|p| {
+            p.axes[0].step.first() == Some(&1) && p.axes[0].step[1..].iter().all(|&s| s == 0)
+        });
         let mut out = Vec::new();
         for k in 0..pieces {
             let off = (k * pp) as i64;
@@ -614,14 +663,16 @@ impl Emit<'_> {
             ap.p0.constant += off;
             ap.np = pp as u32;
             let mut h = hbm.clone();
-            h.start.constant += off * cols;
+            h.start.constant += off * pstride;
             h.dims[0].size = pp;
             let mut tf = tile.foot.clone();
             tf.r0.constant += off;
             tf.nr = pp;
             let mut hf = hfoot.clone();
-            hf.r0.constant += off;
-            hf.nr = pp;
+            if by_rows {
+                hf.r0.constant += off;
+                hf.nr = pp;
+            }
             let queue = split.queues[k as usize];
             let (dst, src) = if load {
                 (DmaSide::Tile(ap), DmaSide::Hbm(h))
