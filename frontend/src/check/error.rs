@@ -482,6 +482,14 @@ pub enum CheckError {
     /// An index vector expression that is not a contiguous range (`why` says why).
     #[error("this index vector expression is not a contiguous range")]
     UnsupportedVector { why: String, at: Span },
+    /// An index or `.ap` that would be an access pattern nkc does not take (`why` says why,
+    /// `help` what to write).
+    #[error("this access pattern is not one nkc lowers")]
+    AccessPattern {
+        why: String,
+        help: &'static str,
+        at: Span,
+    },
     /// A mask that drops elements in a form nkc does not lower (`why` says which).
     #[error("this mask cannot be lowered: {why}")]
     MaskUnsupported { why: String, at: Span },
@@ -832,7 +840,11 @@ impl CheckError {
             | IndexOverflow { .. }
             | BuiltinOverflow { .. }
             | SliceOverflow { .. } => codes::CONST_OVERFLOW,
-            ProductOfIvs { .. } | AndOfIv { .. } | DivOfIv { .. } | UnsupportedVector { .. } => {
+            ProductOfIvs { .. }
+            | AndOfIv { .. }
+            | DivOfIv { .. }
+            | UnsupportedVector { .. }
+            | AccessPattern { .. } => {
                 codes::NOT_AFFINE
             }
             IntTrueDivision { .. } => codes::INT_TRUE_DIVISION,
@@ -991,6 +1003,7 @@ impl CheckError {
             | VectorAxis { at, .. }
             | IndexOverflow { at, .. }
             | UnsupportedVector { at, .. }
+            | AccessPattern { at, .. }
             | MaskUnsupported { at, .. }
             | MaskNotComparison { at, .. }
             | TooManyArguments { at, .. }
@@ -1401,6 +1414,7 @@ impl From<CheckError> for Diagnostic {
                 } else {
                     "index the second dimension with `nl.arange(n)[None, :]`"
                 }),
+            AccessPattern { why, help, .. } => d.with_label(why).with_help(help.to_string()),
             UnsupportedVector { why, .. } => d.with_label(why).with_help(
                 "write `offset + nl.arange(n)[:, None]` (or `[None, :]`), or a slice `lo:hi`",
             ),

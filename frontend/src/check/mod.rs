@@ -69,6 +69,7 @@ mod nki_names;
 mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
+mod patterns;
 mod scan_stats_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 // psum_banks: PSUM arrays of several banks, each access within one bank.
@@ -161,12 +162,16 @@ pub struct CInst {
     pub mask: Vec<penguin::MaskBound>,
 }
 
-/// A tile: a tensor, or a rectangular part of one.
+/// A tile: a tensor, or a rectangular part of one, or (with `pattern`) an access pattern over
+/// one (`patterns`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct TileVal {
     pub tensor: Tensor,
     pub start: [AffineExpr; 2],
+    /// The value's shape `[partitions, free]`: the box's size, or the pattern's value shape.
     pub size: [u64; 2],
+    /// The access pattern's value axes (partition axis first), when the tile is not a box.
+    pub pattern: Option<penguin::Pattern>,
 }
 
 impl TileVal {
@@ -175,17 +180,23 @@ impl TileVal {
             tensor,
             start: [AffineExpr::constant(0), AffineExpr::constant(0)],
             size: shape,
+            pattern: None,
         }
     }
 
     fn operand(&self) -> Operand {
+        // A pattern's access size is its bounding box (`patterns` built it within bounds).
+        let size = match &self.pattern {
+            None => self.size.to_vec(),
+            Some(p) => p.bounding_box(2).unwrap_or_else(|| self.size.to_vec()),
+        };
         Operand {
             tensor: self.tensor,
             access: penguin::Access {
                 start: self.start.to_vec(),
-                size: self.size.to_vec(),
+                size,
                 slots: Vec::new(),
-                pattern: None,
+                pattern: self.pattern.clone(),
             },
         }
     }

@@ -90,6 +90,7 @@ impl Checker<'_> {
             tensor: base.tensor,
             start: [row_start, col_start],
             size: [rows, cols.1],
+            pattern: None,
         })
     }
 

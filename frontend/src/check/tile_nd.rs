@@ -333,6 +333,7 @@ impl Checker<'_> {
             tensor: base.tensor,
             start: [p0, f0],
             size: [sel[par].1, size],
+            pattern: None,
         })
     }
 }
