@@ -844,9 +844,7 @@ impl CheckError {
             | AndOfIv { .. }
             | DivOfIv { .. }
             | UnsupportedVector { .. }
-            | AccessPattern { .. } => {
-                codes::NOT_AFFINE
-            }
+            | AccessPattern { .. } => codes::NOT_AFFINE,
             IntTrueDivision { .. } => codes::INT_TRUE_DIVISION,
             IntDivisionByZero { .. } | FloatDivisionByZero { .. } => codes::DIVISION_BY_ZERO,
             ArangeRange { .. } | DsEmpty { .. } | EmptySlice { .. } => codes::EMPTY_SLICE,

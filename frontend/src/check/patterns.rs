@@ -107,7 +107,9 @@ impl Checker<'_> {
                 let l = l.unwrap_or(Some(AffineExpr::constant(0)))?;
                 let h = h.unwrap_or(Some(AffineExpr::constant(extent as i64)))?;
                 let Some(size) = lin(&h, 1, &l, -1).and_then(|d| d.as_constant()) else {
-                    let shown = lin(&h, 1, &l, -1).map(|d| self.show(&d)).unwrap_or_default();
+                    let shown = lin(&h, 1, &l, -1)
+                        .map(|d| self.show(&d))
+                        .unwrap_or_default();
                     self.error(CheckError::SliceSizeNotConst {
                         shown,
                         at: span.clone(),
@@ -288,7 +290,9 @@ impl Checker<'_> {
                 ),
             );
         }
-        // Merge contiguous neighbours, outermost first.
+        // Merge contiguous neighbours, outermost first: a run that merges into one unit-step
+        // axis is a box; otherwise the value keeps its axes (a reduction may name them), merged
+        // only when there are more than the machine's 4.
         let mut merged: Vec<(u64, i64)> = Vec::new();
         for t in &free {
             match merged.last_mut() {
@@ -299,19 +303,23 @@ impl Checker<'_> {
                 _ => merged.push((t.count, t.step)),
             }
         }
-        if merged.len() > 4 {
+        let free: Vec<(u64, i64)> = if free.len() <= 4 {
+            free.iter().map(|t| (t.count, t.step)).collect()
+        } else {
+            merged
+        };
+        if free.len() > 4 {
             return refuse(
                 self,
                 format!(
                     "it has {} free axes; the machine's access patterns have at most 4",
-                    merged.len()
+                    free.len()
                 ),
             );
         }
-        let fcount = merged.iter().fold(1u64, |a, &(c, _)| a.saturating_mul(c));
-        let fext = merged
-            .iter()
-            .fold(1u64, |a, &(c, s)| a.saturating_add((c - 1).saturating_mul(s as u64)));
+        let fext = free.iter().fold(1u64, |a, &(c, s)| {
+            a.saturating_add((c - 1).saturating_mul(s as u64))
+        });
         self.check_bounds(&ps.start, pcount, base.size[0], name, 0, span.clone())?;
         self.check_bounds(&fs.start, fext, base.size[1], name, 1, span.clone())?;
         let (Some(p0), Some(f0)) = (
@@ -321,25 +329,26 @@ impl Checker<'_> {
             self.overflow(span.clone());
             return None;
         };
-        let pattern = match merged.as_slice() {
-            [] | [(_, 1)] => None,
-            _ => {
-                let mut axes = vec![PatAxis {
-                    count: pcount,
-                    step: vec![1, 0],
-                }];
-                axes.extend(merged.iter().map(|&(count, s)| PatAxis {
-                    count,
-                    step: vec![0, s],
-                }));
-                Some(Pattern { axes })
+        let mut axes = vec![PatAxis {
+            count: pcount,
+            step: vec![1, 0],
+        }];
+        axes.extend(free.iter().map(|&(count, s)| PatAxis {
+            count,
+            step: vec![0, s],
+        }));
+        // A single free axis of unit step is a box (as `slices` would make it); several axes
+        // stay a pattern even when contiguous, so that a reduction can name them.
+        if let [_, a] = axes.as_slice() {
+            if a.step[1] == 1 {
+                return Some(tile_of_axes(base.tensor, p0, f0, axes));
             }
-        };
+        }
         Some(TileVal {
             tensor: base.tensor,
             start: [p0, f0],
-            size: [pcount, fcount],
-            pattern,
+            size: [pcount, free.iter().fold(1u64, |a, x| a.saturating_mul(x.0))],
+            pattern: Some(Pattern { axes }),
         })
     }
 }
@@ -383,5 +392,330 @@ impl Checker<'_> {
             ExprKind::Unary { operand, .. } => self.vector_count(operand),
             _ => (usize::from(self.is_vector_expr(e)), false),
         }
+    }
+}
+
+impl Checker<'_> {
+    /// `t.ap([[step, count], ...], offset=k)`: NKI's explicit access pattern over the tile `t`
+    /// (steps and offset in elements of its flattened `[P, F]` storage; the first pair is the
+    /// partition axis, whose step must be `F`). `None` when `e` is not such a call.
+    pub(super) fn ap_view(&mut self, e: &Expr) -> Option<Option<(TileVal, String)>> {
+        let ExprKind::Call { func, args, kwargs } = &e.kind else {
+            return None;
+        };
+        let ExprKind::Attribute { value, attr } = &func.kind else {
+            return None;
+        };
+        let ExprKind::Name(n) = &value.kind else {
+            return None;
+        };
+        if attr.name != "ap" {
+            return None;
+        }
+        let base = match self.lookup(n, &value.span) {
+            super::Value::Tile(t) => t,
+            _ => return None,
+        };
+        Some(
+            self.ap_of(base, n, args, kwargs, &e.span)
+                .map(|t| (t, n.clone())),
+        )
+    }
+
+    fn ap_of(
+        &mut self,
+        base: TileVal,
+        name: &str,
+        args: &[Expr],
+        kwargs: &[crate::ast::Keyword],
+        span: &Span,
+    ) -> Option<TileVal> {
+        let refuse = |cx: &mut Self, why: String, at: &Span| {
+            cx.error(CheckError::AccessPattern {
+                why,
+                help: "write `t.ap([[F, P], [step, count], ...], offset=k)`: the partition pair first (its step is the tile's free size F), then up to 4 free pairs with positive steps",
+                at: at.clone(),
+            });
+            None
+        };
+        if base.pattern.is_some() {
+            return refuse(self, format!("`{name}` is already an access pattern"), span);
+        }
+        let [list] = args else {
+            return refuse(
+                self,
+                "`.ap` takes one list of [step, count] pairs".to_string(),
+                span,
+            );
+        };
+        let (ExprKind::List(pairs) | ExprKind::Tuple(pairs)) = &list.kind else {
+            return refuse(
+                self,
+                "`.ap` takes a literal list of [step, count] pairs".to_string(),
+                &list.span,
+            );
+        };
+        let mut offset = 0i64;
+        for kw in kwargs {
+            if kw.name.name == "offset" {
+                offset = self.const_int(&kw.value)?;
+            } else {
+                return refuse(
+                    self,
+                    format!("`.ap` has no keyword `{}`", kw.name.name),
+                    &kw.name.span,
+                );
+            }
+        }
+        let mut axes: Vec<(i64, u64)> = Vec::new();
+        for p in pairs {
+            let (ExprKind::List(sc) | ExprKind::Tuple(sc)) = &p.kind else {
+                return refuse(
+                    self,
+                    "each entry of `.ap` is a [step, count] pair".to_string(),
+                    &p.span,
+                );
+            };
+            let [s, c] = sc.as_slice() else {
+                return refuse(
+                    self,
+                    "each entry of `.ap` is a [step, count] pair".to_string(),
+                    &p.span,
+                );
+            };
+            let (s, c) = (self.const_int(s)?, self.const_int(c)?);
+            if c < 1 {
+                return refuse(self, format!("an axis of {c} elements"), &p.span);
+            }
+            axes.push((s, c as u64));
+        }
+        let row = self.tensor(base.tensor).shape[1] as i64;
+        let Some(&(pstep, pcount)) = axes.first() else {
+            return refuse(
+                self,
+                "an access pattern needs a partition pair".to_string(),
+                span,
+            );
+        };
+        if pstep != row && pcount > 1 {
+            return refuse(
+                self,
+                format!("its partition step is {pstep}, but a partition of `{name}` holds {row} elements: the partition axis is never strided"),
+                span,
+            );
+        }
+        if axes.len() > 5 {
+            return refuse(
+                self,
+                format!("it has {} free axes; at most 4", axes.len() - 1),
+                span,
+            );
+        }
+        if let Some(&(s, _)) = axes[1..].iter().find(|a| a.0 <= 0) {
+            return refuse(
+                self,
+                format!("a free step of {s}: nkc takes positive steps"),
+                span,
+            );
+        }
+        if offset < 0 {
+            return refuse(self, format!("a negative offset {offset}"), span);
+        }
+        let (dp, df) = (offset / row.max(1), offset % row.max(1));
+        let fext = axes[1..].iter().fold(1u64, |a, &(s, c)| {
+            a.saturating_add((c - 1).saturating_mul(s as u64))
+        });
+        self.check_bounds(
+            &AffineExpr::constant(dp),
+            pcount,
+            base.size[0],
+            name,
+            0,
+            span.clone(),
+        )?;
+        self.check_bounds(
+            &AffineExpr::constant(df),
+            fext,
+            base.size[1],
+            name,
+            1,
+            span.clone(),
+        )?;
+        let (Some(p0), Some(f0)) = (
+            lin(&base.start[0], 1, &AffineExpr::constant(dp), 1),
+            lin(&base.start[1], 1, &AffineExpr::constant(df), 1),
+        ) else {
+            self.overflow(span.clone());
+            return None;
+        };
+        let mut pat = vec![PatAxis {
+            count: pcount,
+            step: vec![1, 0],
+        }];
+        pat.extend(axes[1..].iter().map(|&(s, count)| PatAxis {
+            count,
+            step: vec![0, s],
+        }));
+        Some(tile_of_axes(base.tensor, p0, f0, pat))
+    }
+
+    /// A reduction of an access-pattern value over the axes `axes` of its value (`axis=[2, 4]`
+    /// of a `[p, h, kh, w, kw]` window): one elementwise `op` per further index of the reduced
+    /// axes, over the sub-patterns of the kept axes, in increasing row-major order of the
+    /// reduced indices (then divided by their count for a mean).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn reduce_pattern_axes(
+        &mut self,
+        rop: penguin::ReduceOp,
+        mean: bool,
+        x: TileVal,
+        axes: &[i64],
+        at: &Span,
+        span: &Span,
+        cx: &mut super::ops::StmtCtx,
+        dest: super::ops::Dest,
+    ) -> Option<TileVal> {
+        use super::ops::{Arg, Dest};
+        let refuse = |cx: &mut Self, why: String| {
+            cx.error(CheckError::AccessPattern {
+                why,
+                help: "reduce over axes of an access-pattern value (a window `x[i_p, 2*i_w + i_kw]` or `t.ap(...)`), never its partition axis; nl.sum, nl.max, nl.min and nl.mean take them",
+                at: at.clone(),
+            });
+            None
+        };
+        let Some(pat) = x.pattern.clone() else {
+            return refuse(
+                self,
+                "reducing several axes needs a value with those axes: an access pattern"
+                    .to_string(),
+            );
+        };
+        let rank = pat.axes.len() as i64;
+        let mut red: Vec<usize> = Vec::new();
+        for &a in axes {
+            let a = if a < 0 { a + rank } else { a };
+            if a <= 0 || a >= rank {
+                return refuse(
+                    self,
+                    format!("axis {a} is not a free axis of this {rank}-axis value"),
+                );
+            }
+            if !red.contains(&(a as usize)) {
+                red.push(a as usize);
+            }
+        }
+        let alu = match rop {
+            penguin::ReduceOp::Sum => penguin::AluOp::Add,
+            penguin::ReduceOp::Max => penguin::AluOp::Maximum,
+            penguin::ReduceOp::Min => penguin::AluOp::Minimum,
+            _ => {
+                return refuse(
+                    self,
+                    format!("`{}` over pattern axes is not lowered", rop.name()),
+                )
+            }
+        };
+        let kept: Vec<PatAxis> = (0..pat.axes.len())
+            .filter(|k| !red.contains(k))
+            .map(|k| pat.axes[k].clone())
+            .collect();
+        let mut combos: Vec<i64> = vec![0];
+        for &k in &red {
+            let a = &pat.axes[k];
+            combos = combos
+                .iter()
+                .flat_map(|&o| (0..a.count as i64).map(move |i| o + i * a.step[1]))
+                .collect();
+        }
+        let subs: Vec<TileVal> = combos
+            .iter()
+            .filter_map(|&o| {
+                let f0 = lin(&x.start[1], 1, &AffineExpr::constant(o), 1)?;
+                Some(tile_of_axes(x.tensor, x.start[0].clone(), f0, kept.clone()))
+            })
+            .collect();
+        let n = subs.len();
+        let last_dest = |i: usize| if i + 1 == n && !mean { Some(()) } else { None };
+        let mut acc: Option<TileVal> = None;
+        let mut dest = Some(dest);
+        for (i, t) in subs.into_iter().enumerate() {
+            let d = if last_dest(i).is_some() {
+                dest.take().unwrap_or(Dest::Temp)
+            } else {
+                Dest::Temp
+            };
+            acc = Some(match acc {
+                None if n == 1 => self.elementwise(
+                    penguin::AluOp::Multiply,
+                    Arg::Tile(t, span.clone()),
+                    Arg::Scalar(1.0),
+                    span,
+                    cx,
+                    d,
+                )?,
+                None => t,
+                Some(a) => self.elementwise(
+                    alu,
+                    Arg::Tile(a, span.clone()),
+                    Arg::Tile(t, span.clone()),
+                    span,
+                    cx,
+                    d,
+                )?,
+            });
+        }
+        let acc = acc?;
+        if !mean {
+            return Some(acc);
+        }
+        self.elementwise(
+            penguin::AluOp::Divide,
+            Arg::Tile(acc, span.clone()),
+            Arg::Scalar(n as f32),
+            span,
+            cx,
+            dest.unwrap_or(Dest::Temp),
+        )
+    }
+}
+
+/// The tile of the value axes `axes` (partition first) from `(p0, f0)` of `tensor`: a box when
+/// the free axes merge into one unit-step run, else a pattern.
+fn tile_of_axes(
+    tensor: penguin::Tensor,
+    p0: AffineExpr,
+    f0: AffineExpr,
+    axes: Vec<PatAxis>,
+) -> TileVal {
+    let pcount = axes.first().map_or(1, |a| a.count);
+    let free: Vec<&PatAxis> = axes.iter().skip(1).filter(|a| a.count > 1).collect();
+    let fcount = free.iter().fold(1u64, |a, x| a.saturating_mul(x.count));
+    let mut merged: Vec<(u64, i64)> = Vec::new();
+    for a in &free {
+        match merged.last_mut() {
+            Some((c, s)) if *s == a.step[1].saturating_mul(a.count as i64) => {
+                *c = c.saturating_mul(a.count);
+                *s = a.step[1];
+            }
+            _ => merged.push((a.count, a.step[1])),
+        }
+    }
+    let pattern = match merged.as_slice() {
+        [] | [(_, 1)] => None,
+        _ => {
+            let mut out = vec![PatAxis {
+                count: pcount,
+                step: vec![1, 0],
+            }];
+            out.extend(free.iter().map(|a| (*a).clone()));
+            Some(Pattern { axes: out })
+        }
+    };
+    TileVal {
+        tensor,
+        start: [p0, f0],
+        size: [pcount, fcount],
+        pattern,
     }
 }
