@@ -131,12 +131,12 @@ impl Checker<'_> {
                     });
                     return None;
                 }
-                let count = (size + st - 1) / st;
+                let count = (size as u64).div_ceil(st as u64);
                 Some(Sum {
                     start: l,
                     terms: vec![Term {
                         key: dim,
-                        count: count as u64,
+                        count,
                         step: st,
                     }],
                 })
@@ -197,11 +197,7 @@ impl Checker<'_> {
             ExprKind::Binary { .. } => self.offset_vector(e).and(None),
             _ => {
                 let v: IndexVec = self.index_vec(e)?;
-                let key = match v.axis {
-                    Some(a) if v.ndim > 2 => a,
-                    Some(a) => a,
-                    None => dim,
-                };
+                let key = v.axis.unwrap_or(dim);
                 Some(Sum {
                     start: v.start.clone(),
                     terms: vec![Term {
@@ -636,11 +632,10 @@ impl Checker<'_> {
             })
             .collect();
         let n = subs.len();
-        let last_dest = |i: usize| if i + 1 == n && !mean { Some(()) } else { None };
         let mut acc: Option<TileVal> = None;
         let mut dest = Some(dest);
         for (i, t) in subs.into_iter().enumerate() {
-            let d = if last_dest(i).is_some() {
+            let d = if i + 1 == n && !mean {
                 dest.take().unwrap_or(Dest::Temp)
             } else {
                 Dest::Temp
