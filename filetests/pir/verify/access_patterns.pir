@@ -2,7 +2,7 @@
 # error: strides its partition axis; on chip the partition axis is never strided
 # error: has a free axis that moves across partitions
 # error: writes `b` through an access pattern that reaches some element twice
-# error: reads `a` columns 0..13 but `a` has 12 columns
+# error: reads `a` columns 1..14 but `a` has 12 columns
 kernel k(x) -> () {
   tensor x: hbm f32[128, 12] input
   tensor a: sbuf f32[128, 12] local
