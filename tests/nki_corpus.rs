@@ -616,6 +616,58 @@ const CASES: &[Case] = &[
     // ---- end tile_nd ----
 ];
 
+/// Access patterns: strided slices, a transposed view, a window, `.ap` (issue 29).
+const PATTERN_CASES: &[Case] = &[
+    Case {
+        file: "strided_split.nk",
+        inputs: &[("in_tensor", &[256, 10])],
+        reference: |m| {
+            let even = m[0].rows_map(|r| r.iter().step_by(2).copied().collect());
+            let odd = m[0].rows_map(|r| r.iter().skip(1).step_by(2).map(|x| 2.0 * x).collect());
+            vec![even, odd]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "transpose_view.nk",
+        inputs: &[("in_tensor", &[256, 32])],
+        // Row r holds a row-major [4, 8]: the output holds its [8, 4] transpose.
+        reference: |m| vec![m[0].rows_map(|r| (0..32).map(|k| r[(k % 4) * 8 + k / 4]).collect())],
+        tol: EXACT,
+    },
+    Case {
+        file: "window_maxpool.nk",
+        inputs: &[("in_tensor", &[128, 64])],
+        reference: |m| vec![m[0].rows_map(|r| r.chunks(2).map(|w| w[0].max(w[1])).collect())],
+        tol: EXACT,
+    },
+    Case {
+        file: "ap_avgpool.nk",
+        inputs: &[("in_tensor", &[128, 128])],
+        // Each row is an [8, 16] image: the mean of each 2 x 2 window, [4, 8] row-major.
+        reference: |m| {
+            vec![m[0].rows_map(|r| {
+                let mut out = Vec::new();
+                for h in 0..4 {
+                    for w in 0..8 {
+                        let at = |dh: usize, dw: usize| r[(2 * h + dh) * 16 + 2 * w + dw];
+                        out.push((at(0, 0) + at(0, 1) + at(1, 0) + at(1, 1)) / 4.0);
+                    }
+                }
+                out
+            })]
+        },
+        tol: SUMS,
+    },
+];
+
+#[test]
+fn pattern_kernels_run_as_written_and_match_their_references() {
+    for case in PATTERN_CASES {
+        run_case(case);
+    }
+}
+
 /// softmax(q @ k.T / sqrt(d)) @ v, with q and k given transposed.
 fn attention(m: &[Mat]) -> Vec<Mat> {
     let scale = 1.0 / (m[0].rows as f64).sqrt();
@@ -636,6 +688,7 @@ fn corpus_kernels_run_as_written_and_match_their_references() {
                 .chain(GRID_CASES)
                 .chain(MASK_CASES)
                 .chain(PSUM_CASES)
+                .chain(PATTERN_CASES)
                 .any(|c| c.file == name),
             "tests/nki/{name} has no case in tests/nki_corpus.rs"
         );

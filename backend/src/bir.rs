@@ -194,7 +194,14 @@ impl Lower<'_> {
         let touches_psum = std::iter::once(&d.dst)
             .chain(d.srcs.iter())
             .any(|o| self.func.tensors[o.tensor].memory == Memory::Psum);
-        let n = d.dst.access.size.iter().skip(1).product::<u64>().max(1);
+        let n = d
+            .dst
+            .access
+            .value_shape()
+            .iter()
+            .skip(1)
+            .product::<u64>()
+            .max(1);
         let reps: u64 = loops.iter().map(|&l| self.bir.loops[l].trip).product();
         let engine = match d.engine {
             EngineClass::Dma => Engine::Sp,
@@ -256,7 +263,7 @@ pub fn dma_tile<'a>(op: &Op, dst: &'a Operand, srcs: &'a [Operand]) -> Option<&'
 
 /// The bytes a transfer of `tile` moves: its elements times their size.
 pub fn tile_bytes(func: &Function, tile: &Operand) -> u64 {
-    tile.access.size.iter().product::<u64>() * func.tensors[tile.tensor].dtype.size_bytes()
+    tile.access.value_shape().iter().product::<u64>() * func.tensors[tile.tensor].dtype.size_bytes()
 }
 
 /// The cost of an instruction for load balancing and scheduling, from the machine description:
@@ -264,7 +271,14 @@ pub fn tile_bytes(func: &Function, tile: &Operand) -> u64 {
 /// stationary operand's free size. (The exact cost is computed on the emitted instruction; this
 /// one does not know whether a tensor_tensor input sits in PSUM, so it charges the SBUF rate.)
 pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand]) -> u64 {
-    let free = |o: &Operand| o.access.size.iter().skip(1).product::<u64>().max(1);
+    let free = |o: &Operand| {
+        o.access
+            .value_shape()
+            .iter()
+            .skip(1)
+            .product::<u64>()
+            .max(1)
+    };
     let n = match op {
         Op::Reduce { .. } | Op::BnStats | Op::BnAggr => srcs.first().map_or(1, free),
         _ => free(dst),

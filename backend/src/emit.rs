@@ -261,6 +261,29 @@ impl Emit<'_> {
         let p0 = self.expr(&o.access.start[0]);
         let np = o.access.size[0];
         let nf = o.access.size[1];
+        // A box is one unit-stride free dimension; an access pattern's free axes are the
+        // dimensions (the verifier keeps them on the free axis, the partition axis unstrided).
+        let dims = match &o.access.pattern {
+            None => vec![Dim {
+                size: nf,
+                stride: 1,
+            }],
+            Some(p) => p.axes[1..]
+                .iter()
+                .map(|a| Dim {
+                    size: a.count,
+                    stride: a.step[1],
+                })
+                .collect(),
+        };
+        if dims.len() > isa::MAX_DIMS {
+            return Err(BackendError::internal(format!(
+                "an access pattern of `{}` has {} free axes; the machine takes at most {}",
+                t.name,
+                dims.len(),
+                isa::MAX_DIMS
+            )));
+        }
         let mut start = self.expr(&o.access.start[1].scale(esize));
         start.constant += base as i64;
         // Address rotation: slot k of block dimension d is `(selector mod count)`, and the slots
@@ -310,10 +333,7 @@ impl Emit<'_> {
                 p0,
                 np: np as u32,
                 start,
-                dims: vec![Dim {
-                    size: nf,
-                    stride: 1,
-                }],
+                dims,
             },
             foot,
         })
@@ -351,20 +371,42 @@ impl Emit<'_> {
         start.constant += offset as i64;
         let nr = o.access.size[0];
         let nc = o.access.size.get(1).copied().unwrap_or(1);
+        // A box is rows × columns; an access pattern's axes step `step[0]·cols + step[1]`
+        // elements of the row-major tensor, its partition axis first (the footprint stays its
+        // bounding box).
+        let dims = match &o.access.pattern {
+            None => vec![
+                Dim {
+                    size: nr,
+                    stride: cols,
+                },
+                Dim {
+                    size: nc,
+                    stride: 1,
+                },
+            ],
+            Some(p) => p
+                .axes
+                .iter()
+                .map(|a| Dim {
+                    size: a.count,
+                    stride: a.step[0] * cols + a.step.get(1).copied().unwrap_or(0),
+                })
+                .collect(),
+        };
+        if dims.len() > isa::MAX_DIMS {
+            return Err(BackendError::internal(format!(
+                "an access pattern of HBM tensor `{}` has {} axes; a DMA takes at most {}",
+                t.name,
+                dims.len(),
+                isa::MAX_DIMS
+            )));
+        }
         Ok((
             HbmAp {
                 tensor: index,
                 start,
-                dims: vec![
-                    Dim {
-                        size: nr,
-                        stride: cols,
-                    },
-                    Dim {
-                        size: nc,
-                        stride: 1,
-                    },
-                ],
+                dims,
             },
             Foot {
                 space: Space::Hbm(index),
@@ -600,11 +642,11 @@ impl Emit<'_> {
         let (mut hbm, hfoot) = self.hbm(hbm_op, !load)?;
         let np = u64::from(tile.ap.np);
         // A partition-major transfer (`pir::dma_rows_per_partition`): partition `p` moves the
-        // `k` HBM rows `p·k ..`, so the HBM side is `np` runs of `k` rows.
-        let k = hbm.dims[0].size / np.max(1);
-        if k > 1 {
+        // `rows` HBM rows `p·rows ..`, so the HBM side is `np` runs of `rows` rows.
+        let rows = hbm.dims[0].size / np.max(1);
+        if rows > 1 {
             let row = hbm.dims[0];
-            let run = row.stride.checked_mul(k as i64).ok_or_else(|| {
+            let run = row.stride.checked_mul(rows as i64).ok_or_else(|| {
                 BackendError::internal("a partition-major DMA's HBM run overflows".to_string())
             })?;
             hbm.dims[0] = Dim {
@@ -614,7 +656,7 @@ impl Emit<'_> {
             hbm.dims.insert(
                 1,
                 Dim {
-                    size: k,
+                    size: rows,
                     stride: row.stride,
                 },
             );
@@ -626,7 +668,14 @@ impl Emit<'_> {
             .expect("compute_queue_plan plans every load and store");
         let pieces = split.pieces();
         let pp = np / pieces;
-        let cols = hbm.dims[0].stride;
+        // The HBM side's outermost dimension pairs with the tile's partitions; a piece of `pp`
+        // partitions starts `pp` of its steps further. Its footprint is a band of rows when that
+        // step is one row (a box, or a pattern whose partition axis steps rows), else the whole
+        // bounding box.
+        let pstride = hbm.dims[0].stride;
+        let by_rows = hbm_op.access.pattern.as_ref().is_none_or(|p| {
+            p.axes[0].step.first() == Some(&1) && p.axes[0].step[1..].iter().all(|&s| s == 0)
+        });
         let mut out = Vec::new();
         for k in 0..pieces {
             let off = (k * pp) as i64;
@@ -634,14 +683,18 @@ impl Emit<'_> {
             ap.p0.constant += off;
             ap.np = pp as u32;
             let mut h = hbm.clone();
-            h.start.constant += off * cols;
+            h.start.constant += off * pstride;
             h.dims[0].size = pp;
             let mut tf = tile.foot.clone();
             tf.r0.constant += off;
             tf.nr = pp;
             let mut hf = hfoot.clone();
-            hf.r0.constant += off * k.max(1) as i64;
-            hf.nr = pp * k.max(1);
+            if by_rows {
+                // `rows` HBM rows per partition (1 but for a partition-major transfer).
+                let rows = rows.max(1);
+                hf.r0.constant += off * rows as i64;
+                hf.nr = pp * rows;
+            }
             let queue = split.queues[k as usize];
             let (dst, src) = if load {
                 (DmaSide::Tile(ap), DmaSide::Hbm(h))

@@ -65,6 +65,7 @@ fn foldable(func: &Function, s: Stmt, next: Stmt) -> Option<(Tensor, Axis, Stmt)
     if value.to_bits() != 0.0f32.to_bits()
         || !d.mask.is_empty()
         || td.memory != Memory::Psum
+        || d.dst.access.pattern.is_some()
         || d.dst.access.size != td.shape
         || d.dst
             .access

@@ -335,6 +335,7 @@ mod tests {
                     start: vec![AffineExpr::term(i, 128), AffineExpr::constant(0)],
                     size: vec![128, 512],
                     slots: Vec::new(),
+                    pattern: None,
                 },
             }],
         );

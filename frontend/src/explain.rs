@@ -54,7 +54,7 @@ pub const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0122", "`/` between integers. Python's `/` gives a float; indices and shapes need integers: use `//`."),
     ("E0123", "Integer overflow in compile-time arithmetic: a result beyond 64-bit signed integers. Shapes and indices are far smaller; check the expression."),
     ("E0124", "`x.shape[k]` with a `k` out of range, or `.shape` of something that is not a tensor. A tensor of `n` dimensions has `x.shape[0]` to `x.shape[n - 1]`."),
-    ("E0125", "An index expression that is not affine in the loop variables, such as `i * j` or `i % 4`. Indices must be sums of loop variables times constants plus a constant, so that the pipeliner's legality check can reason about them."),
+    ("E0125", "An index expression that is not affine in the loop variables, such as `i * j` or `i % 4`. Indices must be sums of loop variables times constants plus a constant, so that the pipeliner's legality check can reason about them. The same code marks an index-vector expression or `.ap(...)` that is not an access pattern nkc lowers: a strided or multi-axis partition index (the partition axis is never strided), a negative step, two vectors on one grid axis, more than 4 free axes."),
     ("E0126", "A loop variable's coefficient in an index larger than 2^24 in magnitude: only a loop of one iteration could keep such an index inside its tensor. Check the index."),
     ("E0130", "A subscript with the wrong number of indices: an on-chip tile takes two (partition, free), an HBM tensor one per dimension."),
     ("E0131", "A slice whose size depends on a loop variable, or an HBM subscript that does not select contiguous rows. Every tile has a fixed size: slice `t[i * 128:(i + 1) * 128]`, whose size is the constant 128."),

@@ -247,14 +247,90 @@ pub struct StmtAnnot {
 }
 
 /// The part of a tensor that an operand reads or writes.
+///
+/// A *box* (`pattern` is `None`, the common case) selects `size[d]` consecutive indices from
+/// `start[d]` in every tensor dimension `d`; its value has the shape `size`.
+///
+/// A general *access pattern* (`pattern` is `Some`) names the value's own axes: axis `k` has
+/// `count` indices, and index `i_k` along it moves `i_k * step[d]` along tensor dimension `d`.
+/// Value element `(i_0, i_1, ..., i_n)` is tensor element `start + Σ_k i_k * step_k`. Axis 0 is
+/// the value's partition axis; axes `1..` are its free axes, flattened row-major into the value's
+/// one free dimension, so the value is the `[count_0, Π count_k]` tile ([`Access::value_shape`]).
+/// Every step is non-negative, and `size` then holds the pattern's bounding box,
+/// `size[d] = 1 + Σ_k (count_k - 1) * step_k[d]` ([`Pattern::bounding_box`]): every analysis that
+/// reasons about the box `start .. start + size` (dependences, footprints, races, the ISL
+/// relations) sees a sound over-approximation of the elements the pattern touches.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Access {
     /// One start per tensor dimension.
     pub start: Vec<AffineExpr>,
-    /// One constant size per tensor dimension.
+    /// One constant size per tensor dimension: the box, or a pattern's bounding box.
     pub size: Vec<u64>,
     /// One slot selector per block dimension of the tensor, taken modulo that dimension's count.
     pub slots: Vec<AffineExpr>,
+    /// The value's axes when the access is not a box.
+    pub pattern: Option<Pattern>,
+}
+
+/// One axis of a value read through an access pattern: `count` indices, `step[d]` elements apart
+/// along tensor dimension `d`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PatAxis {
+    pub count: u64,
+    pub step: Vec<i64>,
+}
+
+/// The value axes of a general access pattern (see [`Access`]): the partition axis first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Pattern {
+    pub axes: Vec<PatAxis>,
+}
+
+impl Pattern {
+    /// The extent of the pattern in each of `rank` tensor dimensions,
+    /// `1 + Σ_k (count_k - 1) * step_k[d]`, or `None` when a step is negative, a count is 0 or a
+    /// step vector has the wrong length, or the extent overflows.
+    pub fn bounding_box(&self, rank: usize) -> Option<Vec<u64>> {
+        let mut out = vec![1u64; rank];
+        for a in &self.axes {
+            if a.count == 0 || a.step.len() != rank {
+                return None;
+            }
+            for (o, &s) in out.iter_mut().zip(&a.step) {
+                let s = u64::try_from(s).ok()?;
+                *o = o.checked_add((a.count - 1).checked_mul(s)?)?;
+            }
+        }
+        Some(out)
+    }
+
+    /// The value's shape, `[count_0, Π_{k ≥ 1} count_k]` (saturating).
+    pub fn value_shape(&self) -> Vec<u64> {
+        let p = self.axes.first().map_or(1, |a| a.count);
+        let f = self
+            .axes
+            .iter()
+            .skip(1)
+            .fold(1u64, |a, x| a.saturating_mul(x.count));
+        vec![p, f]
+    }
+
+    /// The offsets (per tensor dimension, from the start) of every value element, in the
+    /// value's row-major order.
+    pub fn offsets(&self) -> Vec<Vec<i64>> {
+        let rank = self.axes.first().map_or(0, |a| a.step.len());
+        let mut out = vec![vec![0i64; rank]];
+        for a in &self.axes {
+            let mut next = Vec::with_capacity(out.len().saturating_mul(a.count as usize));
+            for base in &out {
+                for i in 0..a.count as i64 {
+                    next.push(base.iter().zip(&a.step).map(|(b, s)| b + i * s).collect());
+                }
+            }
+            out = next;
+        }
+        out
+    }
 }
 
 /// How a load or store pairs an HBM rectangle `hbm` (`[rows, cols]`) with a tile `tile`
@@ -275,9 +351,11 @@ pub fn dma_rows_per_partition(hbm: [u64; 2], tile: [u64; 2]) -> Option<u64> {
 
 impl Access {
     /// Whether the access selects the whole of a tensor of shape `shape`: every start 0, every
-    /// size the dimension's.
+    /// size the dimension's, and no pattern.
     pub fn is_whole(&self, shape: &[u64]) -> bool {
-        self.start.iter().all(|e| e.as_constant() == Some(0)) && self.size == shape
+        self.pattern.is_none()
+            && self.start.iter().all(|e| e.as_constant() == Some(0))
+            && self.size == shape
     }
 
     /// The whole of an unblocked tensor of the given shape.
@@ -286,6 +364,26 @@ impl Access {
             start: shape.iter().map(|_| AffineExpr::constant(0)).collect(),
             size: shape.to_vec(),
             slots: Vec::new(),
+            pattern: None,
+        }
+    }
+
+    /// A box access.
+    pub fn boxed(start: Vec<AffineExpr>, size: Vec<u64>, slots: Vec<AffineExpr>) -> Self {
+        Access {
+            start,
+            size,
+            slots,
+            pattern: None,
+        }
+    }
+
+    /// The shape of the value read or written: the box's sizes, or the pattern's
+    /// `[partitions, free elements]`.
+    pub fn value_shape(&self) -> Vec<u64> {
+        match &self.pattern {
+            None => self.size.clone(),
+            Some(p) => p.value_shape(),
         }
     }
 }

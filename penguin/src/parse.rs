@@ -24,8 +24,8 @@ use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{
     Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData,
-    LoopKind, MaskBound, Memory, Op, Operand, ReduceOp, Scale, StmtAnnot, StmtKind, TensorData,
-    TensorKind, TileDim,
+    LoopKind, MaskBound, Memory, Op, Operand, PatAxis, Pattern, ReduceOp, Scale, StmtAnnot,
+    StmtKind, TensorData, TensorKind, TileDim,
 };
 use crate::lex::{lex, Tok, Token, TokenCursor, SYMBOLS};
 use std::collections::HashMap;
@@ -209,16 +209,70 @@ pub trait OperandReader: TokenCursor + Sized {
             slots = self.list("}", |p| p.affine())?;
         }
         self.expect_sym("[")?;
-        let dims = self.list("]", |p| {
-            let start = p.affine()?;
-            p.expect_sym("+:")?;
-            let size = p.u64_lit("a size")?;
-            Ok((start, size))
-        })?;
-        let (start, size) = dims.into_iter().unzip();
+        if self.eat_sym("]") {
+            return Ok(Operand {
+                tensor,
+                access: Access::boxed(Vec::new(), Vec::new(), slots),
+            });
+        }
+        let first = self.affine()?;
+        if !self.eat_sym("+:") {
+            return self.pattern_rest(tensor, first, slots);
+        }
+        let mut start = vec![first];
+        let mut size = vec![self.u64_lit("a size")?];
+        while !self.eat_sym("]") {
+            self.expect_sym(",")?;
+            start.push(self.affine()?);
+            self.expect_sym("+:")?;
+            size.push(self.u64_lit("a size")?);
+        }
         Ok(Operand {
             tensor,
-            access: Access { start, size, slots },
+            access: Access::boxed(start, size, slots),
+        })
+    }
+
+    /// The rest of a general access pattern operand after its first start:
+    /// `, START ... : (COUNT: STEP, ...), ...]`. The size is the pattern's bounding box.
+    fn pattern_rest(
+        &mut self,
+        tensor: Tensor,
+        first: AffineExpr,
+        slots: Vec<AffineExpr>,
+    ) -> Result<Operand, Self::Error> {
+        let mut start = vec![first];
+        while self.eat_sym(",") {
+            start.push(self.affine()?);
+        }
+        let at = self.peek().clone();
+        self.expect_sym(":")?;
+        let axes = self.list("]", |p| {
+            p.expect_sym("(")?;
+            let count = p.u64_lit("a count")?;
+            p.expect_sym(":")?;
+            let mut step = vec![p.i64_lit("a step")?];
+            while !p.eat_sym(")") {
+                p.expect_sym(",")?;
+                step.push(p.i64_lit("a step")?);
+            }
+            Ok(PatAxis { count, step })
+        })?;
+        let pattern = Pattern { axes };
+        let Some(size) = pattern.bounding_box(start.len()) else {
+            return self.err_at(
+                &at,
+                "an access pattern needs a positive count, one non-negative step per tensor dimension on every axis, and a bounding box that fits in 64 bits",
+            );
+        };
+        Ok(Operand {
+            tensor,
+            access: Access {
+                start,
+                size,
+                slots,
+                pattern: Some(pattern),
+            },
         })
     }
 }

@@ -157,7 +157,8 @@ impl Walk<'_> {
 
     /// The rectangle an access touches when every enclosing loop is at its lower bound.
     fn first_rect(&self, a: &Access) -> Option<Rect> {
-        if !a.slots.is_empty() || a.start.len() != 2 || a.size.len() != 2 {
+        // A pattern touches only some elements of its bounding box: no rectangle is exact.
+        if a.pattern.is_some() || !a.slots.is_empty() || a.start.len() != 2 || a.size.len() != 2 {
             return None;
         }
         let mut rect = [(0, 0); 2];

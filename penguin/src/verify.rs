@@ -26,6 +26,10 @@
 //!   check is conservative for them. A statement whose box is empty never runs and is not checked;
 //!   a dimension that a mask clips is in bounds when its start plus one of the mask's bounds on
 //!   that index is (so `a[128*i +: 128]` under `p < 250 - 128*i` reads rows below 250);
+//! - **access patterns** ([`crate::ir::Pattern`]): the size is the pattern's bounding box (so
+//!   the bounds check above covers every element), a partition axis and 1 to 4 free axes; on
+//!   chip the partition axis has step `(1, 0)` (never strided) and the free axes step along the
+//!   free dimension only; a written pattern reaches no element twice; no mask on the instruction;
 //! - **masks**: only on operations that take one ([`InstData::maskable`]), over a 2-D iteration
 //!   space, with bounds that mention only induction variables of enclosing loops;
 //! - **ops**: the source count ([`Op::num_srcs`]); the engine can run the op (load/store on DMA,
@@ -46,7 +50,8 @@
 use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{
-    EngineClass, Function, InstData, MaskBound, Memory, Op, Operand, Scale, StmtKind, TensorKind,
+    EngineClass, Function, InstData, MaskBound, Memory, Op, Operand, Pattern, Scale, StmtKind,
+    TensorKind,
 };
 use crate::write::{iv_name, tensor_name};
 use cranelift_entity::SecondaryMap;
@@ -707,6 +712,11 @@ impl<'a> Verifier<'a> {
                 ok = false;
             }
         }
+        if ok {
+            if let Some(pat) = &acc.pattern {
+                ok &= self.pattern(e, loops, o, pat, what, write, masked.is_some());
+            }
+        }
         if ok && rank == 2 && t.memory == Memory::Psum {
             self.psum_bank(e, loops, o, what);
         }
@@ -866,12 +876,95 @@ impl<'a> Verifier<'a> {
         }
     }
 
-    /// The shape rules of each op, on access sizes (all operands 2-D, source count right).
+    /// A general access pattern's own rules: its size is its bounding box (whose bounds the
+    /// caller checks, so every element is inside the tensor); on chip the partition axis is
+    /// axis 0 with unit partition step and no free step, and the free axes (at most 4) never
+    /// move across partitions; a written pattern touches no element twice; no mask.
+    #[allow(clippy::too_many_arguments)]
+    fn pattern(
+        &mut self,
+        e: AnyEntity,
+        loops: &[Axis],
+        o: &Operand,
+        pat: &Pattern,
+        what: &str,
+        write: bool,
+        masked: bool,
+    ) -> bool {
+        let t = &self.func.tensors[o.tensor];
+        let rank = t.shape.len();
+        let name = t.name.clone();
+        let mut errs = Vec::new();
+        if pat.bounding_box(rank).as_ref() != Some(&o.access.size) {
+            errs.push(format!(
+                "{what} `{name}` has an access pattern whose size is not its bounding box (every axis needs a positive count and {rank} non-negative steps)"
+            ));
+        }
+        if pat.axes.is_empty() || pat.axes.len() > 5 {
+            errs.push(format!(
+                "{what} `{name}` has an access pattern of {} axes; a pattern has a partition axis and 1 to 4 free axes",
+                pat.axes.len()
+            ));
+        }
+        if masked {
+            errs.push(format!(
+                "{what} `{name}` has an access pattern on a masked instruction"
+            ));
+        }
+        if errs.is_empty() && rank == 2 && t.memory != Memory::Hbm {
+            if pat.axes[0].step != [1, 0] {
+                errs.push(format!(
+                    "{what} `{name}` strides its partition axis; on chip the partition axis is never strided (its step must be (1, 0))"
+                ));
+            }
+            if pat.axes[1..].iter().any(|a| a.step[0] != 0) {
+                errs.push(format!(
+                    "{what} `{name}` has a free axis that moves across partitions; on chip a free axis steps along the free dimension only"
+                ));
+            }
+        }
+        if errs.is_empty() && write {
+            let cols = t
+                .shape
+                .iter()
+                .skip(1)
+                .fold(1i64, |a, &n| a.saturating_mul(n as i64));
+            let mut flat: Vec<i64> = pat
+                .offsets()
+                .iter()
+                .map(|v| {
+                    v.iter()
+                        .rev()
+                        .fold((0i64, 1i64), |(acc, m), &x| (acc + x * m, m * cols))
+                        .0
+                })
+                .collect();
+            let n = flat.len();
+            flat.sort_unstable();
+            flat.dedup();
+            if flat.len() != n {
+                errs.push(format!(
+                    "{what} writes `{name}` through an access pattern that reaches some element twice"
+                ));
+            }
+        }
+        let ok = errs.is_empty();
+        for m in errs {
+            self.error_in(e, loops, m);
+        }
+        ok
+    }
+
+    /// The shape rules of each op, on the value shapes (all operands 2-D, source count right).
     fn shapes(&mut self, e: AnyEntity, loops: &[Axis], op: &Op, dst: &Operand, srcs: &[Operand]) {
-        let d = [dst.access.size[0], dst.access.size[1]];
+        let vd = dst.access.value_shape();
+        let d = [vd[0], vd[1]];
         let s: Vec<[u64; 2]> = srcs
             .iter()
-            .map(|o| [o.access.size[0], o.access.size[1]])
+            .map(|o| {
+                let v = o.access.value_shape();
+                [v[0], v[1]]
+            })
             .collect();
         let show = |x: [u64; 2]| format!("[{}, {}]", x[0], x[1]);
         let mut errs: Vec<String> = Vec::new();

@@ -30,6 +30,10 @@
 //! - An instruction is `DST = OP.ENGINE[(PARAMS)] SRC, SRC, ...`. An operand is
 //!   `TENSOR[{SLOT, ...}][START +: SIZE, ...]`: the slot selectors (one per block dimension, taken
 //!   modulo its count) in braces, then one affine start and one constant size per dimension.
+//!   A general access pattern is `TENSOR[{SLOT, ...}][START, ... : (COUNT: STEP, ...), ...]`:
+//!   one affine start per dimension, then the value's axes, partition axis first, each a count
+//!   and one integer step per tensor dimension (`x[0, 4 : (2: 1, 0), (3: 0, 2)]` is rows 0..2,
+//!   columns 4, 6, 8). Its size is not written: it is the pattern's bounding box.
 //!   A masked instruction ends with `mask(BOUND, ...)`, each bound `p >= EXPR`, `p < EXPR`,
 //!   `f >= EXPR` or `f < EXPR` over its partition (`p`) or free (`f`) index.
 //! - Op parameters are all written, as `key=value`: `matmul(accumulate=B)`, `tensor_tensor(op=ALU)`,
@@ -107,7 +111,8 @@ pub fn write_predicate(out: &mut dyn Write, func: &Function, p: &Predicate) -> f
     write!(out, " {} {}", p.cmp.symbol(), p.bound)
 }
 
-/// Writes an operand, `TENSOR{SLOTS}[START +: SIZE, ...]`.
+/// Writes an operand, `TENSOR{SLOTS}[START +: SIZE, ...]` or, for a general access pattern,
+/// `TENSOR{SLOTS}[START, ... : (COUNT: STEP, ...), ...]`.
 pub fn write_operand(out: &mut dyn Write, func: &Function, o: &Operand) -> fmt::Result {
     out.write_str(&tensor_name(func, o.tensor))?;
     let acc = &o.access;
@@ -122,6 +127,24 @@ pub fn write_operand(out: &mut dyn Write, func: &Function, o: &Operand) -> fmt::
         out.write_str("}")?;
     }
     out.write_str("[")?;
+    if let Some(pat) = &acc.pattern {
+        for (d, s) in acc.start.iter().enumerate() {
+            if d > 0 {
+                out.write_str(", ")?;
+            }
+            write_affine(out, func, s)?;
+        }
+        out.write_str(" :")?;
+        for (k, a) in pat.axes.iter().enumerate() {
+            out.write_str(if k > 0 { ", (" } else { " (" })?;
+            write!(out, "{}:", a.count)?;
+            for (d, st) in a.step.iter().enumerate() {
+                write!(out, "{}{st}", if d > 0 { ", " } else { " " })?;
+            }
+            out.write_str(")")?;
+        }
+        return out.write_str("]");
+    }
     let n = acc.start.len().max(acc.size.len());
     for d in 0..n {
         if d > 0 {

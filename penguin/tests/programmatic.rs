@@ -57,6 +57,7 @@ fn tiled_add_one() -> Function {
             start: vec![rows.clone(), AffineExpr::constant(0)],
             size: vec![128, 512],
             slots: Vec::new(),
+            pattern: None,
         },
     };
     let store = f.insts.push(InstData {

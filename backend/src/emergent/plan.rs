@@ -378,6 +378,7 @@ fn filled_by_child_loop(func: &Function, us: &[Use], t: Tensor, l: Axis) -> bool
     }
     let d = &func.insts[i];
     if d.dst.tensor != t
+        || d.dst.access.pattern.is_some()
         || !d
             .srcs
             .first()

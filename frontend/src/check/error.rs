@@ -476,6 +476,14 @@ pub enum CheckError {
     /// An index vector expression that is not a contiguous range (`why` says why).
     #[error("this index vector expression is not a contiguous range")]
     UnsupportedVector { why: String, at: Span },
+    /// An index or `.ap` that would be an access pattern nkc does not take (`why` says why,
+    /// `help` what to write).
+    #[error("this access pattern is not one nkc lowers")]
+    AccessPattern {
+        why: String,
+        help: &'static str,
+        at: Span,
+    },
     /// A mask that drops elements in a form nkc does not lower (`why` says which).
     #[error("this mask cannot be lowered: {why}")]
     MaskUnsupported { why: String, at: Span },
@@ -826,9 +834,11 @@ impl CheckError {
             | IndexOverflow { .. }
             | BuiltinOverflow { .. }
             | SliceOverflow { .. } => codes::CONST_OVERFLOW,
-            ProductOfIvs { .. } | AndOfIv { .. } | DivOfIv { .. } | UnsupportedVector { .. } => {
-                codes::NOT_AFFINE
-            }
+            ProductOfIvs { .. }
+            | AndOfIv { .. }
+            | DivOfIv { .. }
+            | UnsupportedVector { .. }
+            | AccessPattern { .. } => codes::NOT_AFFINE,
             IntTrueDivision { .. } => codes::INT_TRUE_DIVISION,
             IntDivisionByZero { .. } | FloatDivisionByZero { .. } => codes::DIVISION_BY_ZERO,
             ArangeRange { .. } | DsEmpty { .. } | EmptySlice { .. } => codes::EMPTY_SLICE,
@@ -984,6 +994,7 @@ impl CheckError {
             | VectorAxis { at, .. }
             | IndexOverflow { at, .. }
             | UnsupportedVector { at, .. }
+            | AccessPattern { at, .. }
             | MaskUnsupported { at, .. }
             | MaskNotComparison { at, .. }
             | TooManyArguments { at, .. }
@@ -1391,6 +1402,7 @@ impl From<CheckError> for Diagnostic {
                 } else {
                     "index the second dimension with `nl.arange(n)[None, :]`"
                 }),
+            AccessPattern { why, help, .. } => d.with_label(why).with_help(help.to_string()),
             UnsupportedVector { why, .. } => d.with_label(why).with_help(
                 "write `offset + nl.arange(n)[:, None]` (or `[None, :]`), or a slice `lo:hi`",
             ),

@@ -71,6 +71,7 @@ mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
 mod pe_tiling;
+mod patterns;
 mod scan_stats_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 // psum_banks: PSUM arrays of several banks, each access within one bank.
@@ -167,17 +168,21 @@ pub struct CInst {
     pub implicit: bool,
 }
 
-/// A tile: a tensor, or a rectangular part of one.
+/// A tile: a tensor, or a rectangular part of one, or (with `pattern`) an access pattern over
+/// one (`patterns`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct TileVal {
     pub tensor: Tensor,
     pub start: [AffineExpr; 2],
+    /// The value's shape `[partitions, free]`: the box's size, or the pattern's value shape.
     pub size: [u64; 2],
     /// For a slice of an N-D HBM tensor that keeps more than one leading dimension: its shape as
     /// a tile `[P, F]` by NKI's rule (the first kept dimension is the partition axis, the others
     /// flatten onto the free axis), where it differs from the stored rectangle `size`. A load
     /// or store of it moves `size[0] / P` HBM rows per partition (`dma_rows_per_partition`).
     pub view: Option<[u64; 2]>,
+    /// The access pattern's value axes (partition axis first), when the tile is not a box.
+    pub pattern: Option<penguin::Pattern>,
 }
 
 impl TileVal {
@@ -187,6 +192,7 @@ impl TileVal {
             start: [AffineExpr::constant(0), AffineExpr::constant(0)],
             size: shape,
             view: None,
+            pattern: None,
         }
     }
 
@@ -203,12 +209,18 @@ impl TileVal {
     }
 
     fn operand(&self) -> Operand {
+        // A pattern's access size is its bounding box (`patterns` built it within bounds).
+        let size = match &self.pattern {
+            None => self.size.to_vec(),
+            Some(p) => p.bounding_box(2).unwrap_or_else(|| self.size.to_vec()),
+        };
         Operand {
             tensor: self.tensor,
             access: penguin::Access {
                 start: self.start.to_vec(),
-                size: self.size.to_vec(),
+                size,
                 slots: Vec::new(),
+                pattern: self.pattern.clone(),
             },
         }
     }

@@ -107,6 +107,7 @@ impl Checker<'_> {
             start: [row_start, col_start],
             size: [rows, cols.1],
             view,
+            pattern: None,
         })
     }
 

@@ -210,6 +210,29 @@ pub(super) fn writes_psum(op: &Op) -> bool {
         )
 }
 
+/// The axes of `axis=` when they are not the free axis alone: a literal list or tuple of
+/// integers other than `[1]` / `[-1]`, or an integer other than `1` / `-1` (`patterns`).
+fn pattern_axes(e: &Expr) -> Option<Vec<i64>> {
+    let int = |e: &Expr| match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+        } => match &operand.kind {
+            ExprKind::Int(v) => Some(-*v),
+            _ => None,
+        },
+        _ => None,
+    };
+    let axes: Vec<i64> = match &e.kind {
+        ExprKind::List(items) | ExprKind::Tuple(items) => {
+            items.iter().map(int).collect::<Option<Vec<i64>>>()?
+        }
+        _ => vec![int(e)?],
+    };
+    (axes != [1] && axes != [-1] && axes.iter().all(|&a| a >= 2 || a <= -2)).then_some(axes)
+}
+
 /// NKI operations nkc does not have, with what to write instead: `(note, help)`.
 pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
     Some(match name {
@@ -355,6 +378,12 @@ impl Checker<'_> {
         outer: bool,
     ) -> Option<TileVal> {
         match &e.kind {
+            // patterns.rs: `t.ap(...)` is a view, no instruction.
+            ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Attribute { attr, .. } if attr.name == "ap") =>
+            {
+                let (t, _) = self.view(e)?;
+                self.pass_view(t, &e.span, cx, dest)
+            }
             ExprKind::Call { func, args, kwargs } => {
                 self.call(e, func, args, kwargs, cx, dest, outer)
             }
@@ -421,6 +450,10 @@ impl Checker<'_> {
     pub(super) fn view(&mut self, e: &Expr) -> Option<(TileVal, String)> {
         // reshape.rs: `x.reshape(shape)` and `x.reshape(shape)[...]`.
         if let Some(r) = self.reshape_view(e) {
+            return r;
+        }
+        // patterns.rs: `t.ap([[step, count], ...])`.
+        if let Some(r) = self.ap_view(e) {
             return r;
         }
         match &e.kind {
@@ -806,12 +839,19 @@ impl Checker<'_> {
         dest: Dest,
     ) -> Option<TileVal> {
         let x = self.arg(x_e, cx);
-        self.reduce_axis(axis_e)?;
+        // patterns: `axis=[2, 4]` of an access-pattern value.
+        let axes = pattern_axes(axis_e);
+        if axes.is_none() {
+            self.reduce_axis(axis_e)?;
+        }
         if let Some(k) = keepdims {
             // The result is `[P, 1]` either way: a reduced row is a column here.
             self.condition(k, "keepdims")?;
         }
         let (x, sx) = self.tile_of_arg(x?, &x_e.span)?;
+        if let Some(axes) = axes {
+            return self.reduce_pattern_axes(rop, mean, x, &axes, &axis_e.span, span, cx, dest);
+        }
         if !self.compute_src(&x, &sx, &format!("`{name}`")) {
             return None;
         }

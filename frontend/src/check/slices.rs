@@ -28,7 +28,7 @@ pub(super) fn range128(e: &AffineExpr, bounds: &dyn Fn(Axis) -> (i64, i64)) -> (
 }
 
 impl Checker<'_> {
-    fn overflow(&mut self, span: Span) {
+    pub(super) fn overflow(&mut self, span: Span) {
         self.error(CheckError::SliceOverflow { at: span });
     }
 }
@@ -75,6 +75,10 @@ impl Checker<'_> {
         }
         if let Some(dims) = self.logical_dims(base).cloned() {
             return self.subscript_nd(base, &dims, name, indices, span);
+        }
+        // patterns: strided slices, sums of index vectors.
+        if let Some(r) = self.subscript_pattern(base, name, indices, span) {
+            return r;
         }
         if indices.len() != 2 {
             // A window written with index vectors (`t[i0, 2 * i1 + i2, 2 * i3 + i4]`) is
@@ -173,7 +177,7 @@ impl Checker<'_> {
     }
 
     /// Reports `lo..lo+size` leaving `0..extent` in some iteration of the enclosing loops.
-    fn check_bounds(
+    pub(super) fn check_bounds(
         &mut self,
         lo: &AffineExpr,
         size: u64,

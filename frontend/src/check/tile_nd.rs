@@ -334,6 +334,7 @@ impl Checker<'_> {
             start: [p0, f0],
             size: [sel[par].1, size],
             view: None,
+            pattern: None,
         })
     }
 }

@@ -267,12 +267,39 @@ impl<'f> Machine<'f> {
             }
             starts[d] = start as usize;
         }
+        let Some(pat) = &acc.pattern else {
+            return Ok(Region {
+                slot: slot as usize,
+                row0: starts[0],
+                col0: starts[1],
+                rows: acc.size[0] as usize,
+                cols: acc.size[1] as usize,
+                pattern: None,
+            });
+        };
+        // The bounding box lies inside the tensor (checked above), so does every element.
+        if pat.bounding_box(2).as_ref() != Some(&acc.size) {
+            return Err(self.malformed(
+                Some(inst),
+                format!(
+                    "an access pattern of `{}` does not have its bounding box as its size",
+                    tdata.name
+                ),
+            ));
+        }
+        let shape = pat.value_shape();
+        let offsets = pat
+            .offsets()
+            .into_iter()
+            .map(|v| (v[0] as usize, v[1] as usize))
+            .collect();
         Ok(Region {
             slot: slot as usize,
             row0: starts[0],
             col0: starts[1],
-            rows: acc.size[0] as usize,
-            cols: acc.size[1] as usize,
+            rows: shape[0] as usize,
+            cols: shape[1] as usize,
+            pattern: Some(offsets),
         })
     }
 

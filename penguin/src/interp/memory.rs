@@ -20,15 +20,18 @@ pub use vocab::round_bf16;
 /// than an allocation failure.
 const MAX_ELEMS: u64 = 1 << 32;
 
-/// A tile of a buffer: `rows × cols` elements from `(row0, col0)` of slot `slot`. Always inside
-/// the buffer (the executor checks before building one).
-#[derive(Clone, Copy, Debug)]
+/// A tile of a buffer: `rows × cols` elements from `(row0, col0)` of slot `slot`, or, for an
+/// access pattern, the `rows × cols` elements at `(row0, col0)` plus the offsets in `pattern`
+/// (row-major over the tile). Always inside the buffer (the executor checks before building one).
+#[derive(Clone, Debug)]
 pub(super) struct Region {
     pub slot: usize,
     pub row0: usize,
     pub col0: usize,
     pub rows: usize,
     pub cols: usize,
+    /// `(row, col)` offsets from `(row0, col0)`, one per tile element, for a pattern.
+    pub pattern: Option<Vec<(usize, usize)>>,
 }
 
 impl Region {
@@ -121,6 +124,21 @@ impl Buffer {
     /// The tile's values in row-major order, or the first element of it never written.
     pub fn read(&self, r: &Region) -> Result<Vec<f32>, Unwritten> {
         let mut out = Vec::with_capacity(r.len());
+        if let Some(pat) = &r.pattern {
+            for &(dr, dc) in pat {
+                let (row, col) = (r.row0 + dr, r.col0 + dc);
+                let o = r.slot * self.elems() + row * self.cols + col;
+                if !self.written.is_empty() && !self.written[o] {
+                    return Err(Unwritten {
+                        slot: r.slot,
+                        row,
+                        col,
+                    });
+                }
+                out.push(self.data[o]);
+            }
+            return Ok(out);
+        }
         for row in 0..r.rows {
             let o = self.offset(r, row);
             if !self.written.is_empty() {
@@ -140,6 +158,17 @@ impl Buffer {
     /// Stores a row-major tile (rounding to bfloat16 for a bf16 buffer) and marks it written.
     pub fn write(&mut self, r: &Region, values: &[f32]) {
         debug_assert_eq!(values.len(), r.len());
+        if let Some(pat) = &r.pattern {
+            for (&(dr, dc), &v) in pat.iter().zip(values) {
+                let o = r.slot * self.elems() + (r.row0 + dr) * self.cols + r.col0 + dc;
+                let v = canonical_nan(v);
+                self.data[o] = if self.bf16 { round_bf16(v) } else { v };
+                if !self.written.is_empty() {
+                    self.written[o] = true;
+                }
+            }
+            return;
+        }
         for (row, src) in values.chunks_exact(r.cols).enumerate() {
             let o = self.offset(r, row);
             let dst = &mut self.data[o..o + r.cols];

@@ -9,8 +9,10 @@
 //! - **Storage.** Each tensor is one flat `f32` buffer of `slots() × elems()` values. The slot of an
 //!   access is the row-major combination of the tensor's block dimensions, each slot expression
 //!   evaluated and taken `rem_euclid(count)`. Tile element `(p, f)` of an access is element
-//!   `(start[0] + p, start[1] + f)` of that slot. A tile that does not lie inside the tensor is an
-//!   [`InterpError::OutOfRange`].
+//!   `(start[0] + p, start[1] + f)` of that slot; through an access pattern
+//!   ([`crate::ir::Pattern`]) it is element `start + Σ_k i_k · step_k` for the value index
+//!   `(i_0, i_1, …)` whose row-major flattening is `(p, f)`. A tile (or a pattern's bounding box)
+//!   that does not lie inside the tensor is an [`InterpError::OutOfRange`].
 //! - **Types.** Arithmetic is float32 throughout, in the order `kernels` documents (no fused
 //!   multiply-add, sums in increasing index order from `0.0`). A bf16 tensor — wherever it lives —
 //!   holds bfloat16 values: every store into it is rounded by [`round_bf16`], and bf16 parameters

@@ -161,6 +161,7 @@ pub fn tile(t: Tensor, r: AffineExpr, c: AffineExpr, rows: u64, cols: u64) -> Op
             start: vec![r, c],
             size: vec![rows, cols],
             slots: Vec::new(),
+            pattern: None,
         },
     }
 }

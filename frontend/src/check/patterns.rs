@@ -1,0 +1,718 @@
+//! Access patterns from subscripts of 2-D tiles: strided slices (`t[:, 0:n:2]`), index
+//! expressions that sum several index vectors with constant coefficients (`t[i_p, i_f2*3 + i_f1]`,
+//! a transposed view; `t[i_p, 2*i_w + i_kw]`, a window), and NKI's `t.ap([[step, count], ...])`.
+//!
+//! An index is read as an affine start plus a list of *terms*, each `count` indices `step`
+//! elements apart along the dimension it indexes, keyed by the value axis it spans: a vector's
+//! axis in its grid (`nl.arange(n)[None, :, None]` is axis 1 of 3, `nl.mgrid` gives axis `k` to
+//! its `k`-th vector), a stepped slice's position in the subscript. The value's axes are the
+//! keys in increasing order: the partition axis (key 0) first, then the free axes, which flatten
+//! row-major into the value's free dimension, so `in_tile[i_p, i_f1*4 + i_f2]` with `i_f1` of
+//! axis 1 and `i_f2` of axis 2 is the `[P, F1·F2]` value whose element `(p, f1·F2 + f2)` is
+//! element `(p, 4·f1 + f2)` of the tile.
+//!
+//! Invariants of what this module returns: a subscript that needs no pattern (every index a box)
+//! is left to `slices` (so box accesses are exactly as before); a pattern's partition axis is a
+//! unit-step range of the first dimension and its free axes step along the second dimension
+//! only, with positive steps, at most 4 of them after merging axes that are contiguous
+//! (`outer.step == inner.step * inner.count`); a pattern that merges into one unit-step axis is
+//! a box; its bounding box lies inside the tile for every iteration of the enclosing loops.
+//! A written pattern that reaches an element twice is left to the verifier.
+
+use super::consts::lin;
+use super::error::CheckError;
+use super::vectors::IndexVec;
+use super::{Checker, TileVal};
+use crate::ast::{BinOp, Expr, ExprKind, Index, Span, UnaryOp};
+use penguin::{AffineExpr, PatAxis, Pattern};
+
+/// Help for a pattern nkc refuses.
+const HELP: &str = "index the partitions with a unit-step range (`i_p`, `lo:hi`) and the free axis with sums of index vectors or slices whose steps are positive constants, at most 4 free axes";
+
+/// One term of an index: `count` indices `step` apart, spanning value axis `key`.
+#[derive(Clone, Copy, Debug)]
+struct Term {
+    key: usize,
+    count: u64,
+    step: i64,
+}
+
+/// An index as an affine start plus terms.
+#[derive(Clone, Debug)]
+struct Sum {
+    start: AffineExpr,
+    terms: Vec<Term>,
+}
+
+impl Sum {
+    fn constant(start: AffineExpr) -> Sum {
+        Sum {
+            start,
+            terms: Vec::new(),
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// `base[indices]` as an access pattern: `None` when no index needs one (a box, for
+    /// `slices`), `Some(None)` after a diagnostic.
+    pub(super) fn subscript_pattern(
+        &mut self,
+        base: &TileVal,
+        name: &str,
+        indices: &[Index],
+        span: &Span,
+    ) -> Option<Option<TileVal>> {
+        if indices.len() != 2 || !indices.iter().any(|ix| self.needs_pattern(ix)) {
+            return None;
+        }
+        if base.pattern.is_some() {
+            self.error(CheckError::AccessPattern {
+                why: format!("`{name}` is already an access pattern: a view of it is not one"),
+                help: "subscript the tile the pattern views",
+                at: span.clone(),
+            });
+            return Some(None);
+        }
+        let mut sums = Vec::new();
+        for (dim, ix) in indices.iter().enumerate() {
+            let s = self.index_sum(ix, dim, base.size[dim]);
+            sums.push(s);
+        }
+        let (Some(ps), Some(fs)) = (sums[0].take(), sums[1].take()) else {
+            return Some(None);
+        };
+        Some(self.pattern_tile(base, name, ps, fs, span))
+    }
+
+    /// Whether an index needs a pattern: a slice with a step, or an index-vector expression
+    /// that is not one unit-step vector plus an offset.
+    fn needs_pattern(&self, ix: &Index) -> bool {
+        match ix {
+            Index::Slice { step, .. } => step.is_some(),
+            Index::Expr(e) => self.is_vector_expr(e) && !self.is_one_vector(e),
+        }
+    }
+
+    /// One index as a sum: a slice (with or without a step), a vector sum, or an affine integer.
+    fn index_sum(&mut self, ix: &Index, dim: usize, extent: u64) -> Option<Sum> {
+        match ix {
+            Index::Slice { lo, hi, step, span } => {
+                let l = lo.as_ref().map(|e| self.affine(e));
+                let h = hi.as_ref().map(|e| self.affine(e));
+                let st = match step {
+                    Some(e) => self.const_int(e)?,
+                    None => 1,
+                };
+                let l = l.unwrap_or(Some(AffineExpr::constant(0)))?;
+                let h = h.unwrap_or(Some(AffineExpr::constant(extent as i64)))?;
+                let Some(size) = lin(&h, 1, &l, -1).and_then(|d| d.as_constant()) else {
+                    let shown = lin(&h, 1, &l, -1)
+                        .map(|d| self.show(&d))
+                        .unwrap_or_default();
+                    self.error(CheckError::SliceSizeNotConst {
+                        shown,
+                        at: span.clone(),
+                    });
+                    return None;
+                };
+                if st <= 0 {
+                    self.error(CheckError::AccessPattern {
+                        why: format!("a slice with step {st}: nkc takes positive steps"),
+                        help: HELP,
+                        at: span.clone(),
+                    });
+                    return None;
+                }
+                if size <= 0 {
+                    self.error(CheckError::EmptySlice {
+                        size,
+                        at: span.clone(),
+                    });
+                    return None;
+                }
+                let count = (size as u64).div_ceil(st as u64);
+                Some(Sum {
+                    start: l,
+                    terms: vec![Term {
+                        key: dim,
+                        count,
+                        step: st,
+                    }],
+                })
+            }
+            Index::Expr(e) if self.is_vector_expr(e) => self.vector_sum(e, dim),
+            Index::Expr(e) => Some(Sum::constant(self.affine(e)?)),
+        }
+    }
+
+    /// An index-vector expression as a sum of vectors with integer coefficients plus an affine
+    /// offset; `dim` keys a vector of 1 or 2 axes.
+    fn vector_sum(&mut self, e: &Expr, dim: usize) -> Option<Sum> {
+        match &e.kind {
+            ExprKind::Binary {
+                op: op @ (BinOp::Add | BinOp::Sub),
+                lhs,
+                rhs,
+            } => {
+                let a = self.pattern_sum_side(lhs, dim);
+                let b = self.pattern_sum_side(rhs, dim);
+                let k = if *op == BinOp::Add { 1 } else { -1 };
+                let (a, b) = (a?, b?);
+                let b = self.scale_sum(b, k, e)?;
+                let Some(start) = lin(&a.start, 1, &b.start, 1) else {
+                    self.error(CheckError::IndexOverflow { at: e.span.clone() });
+                    return None;
+                };
+                let mut terms = a.terms;
+                terms.extend(b.terms);
+                Some(Sum { start, terms })
+            }
+            ExprKind::Binary {
+                op: BinOp::Mul,
+                lhs,
+                rhs,
+            } => {
+                let (v, k) = match (self.is_vector_expr(lhs), self.is_vector_expr(rhs)) {
+                    (true, false) => (lhs, rhs),
+                    (false, true) => (rhs, lhs),
+                    // The diagnostics of `vectors` (a product of two vectors).
+                    _ => return self.offset_vector(e).and(None),
+                };
+                let v = self.vector_sum(v, dim);
+                let k = self.const_int(k);
+                self.scale_sum(v?, k?, e)
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+            } => {
+                let v = self.vector_sum(operand, dim)?;
+                self.scale_sum(v, -1, e)
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Pos,
+                operand,
+            } => self.vector_sum(operand, dim),
+            ExprKind::Binary { .. } => self.offset_vector(e).and(None),
+            _ => {
+                let v: IndexVec = self.index_vec(e)?;
+                let key = v.axis.unwrap_or(dim);
+                Some(Sum {
+                    start: v.start.clone(),
+                    terms: vec![Term {
+                        key,
+                        count: v.len,
+                        step: v.step,
+                    }],
+                })
+            }
+        }
+    }
+
+    fn pattern_sum_side(&mut self, e: &Expr, dim: usize) -> Option<Sum> {
+        if self.is_vector_expr(e) {
+            self.vector_sum(e, dim)
+        } else {
+            Some(Sum::constant(self.affine(e)?))
+        }
+    }
+
+    fn scale_sum(&mut self, s: Sum, k: i64, e: &Expr) -> Option<Sum> {
+        let start = lin(&s.start, k, &AffineExpr::constant(0), 0);
+        let terms: Option<Vec<Term>> = s
+            .terms
+            .iter()
+            .map(|t| t.step.checked_mul(k).map(|step| Term { step, ..*t }))
+            .collect();
+        match (start, terms) {
+            (Some(start), Some(terms)) => Some(Sum { start, terms }),
+            _ => {
+                self.error(CheckError::IndexOverflow { at: e.span.clone() });
+                None
+            }
+        }
+    }
+
+    /// The tile of partition sum `ps` and free sum `fs` of `base`.
+    fn pattern_tile(
+        &mut self,
+        base: &TileVal,
+        name: &str,
+        ps: Sum,
+        fs: Sum,
+        span: &Span,
+    ) -> Option<TileVal> {
+        let refuse = |cx: &mut Self, why: String| {
+            cx.error(CheckError::AccessPattern {
+                why,
+                help: HELP,
+                at: span.clone(),
+            });
+            None
+        };
+        // The partition index: one unit-step range (or a single index), spanning value axis 0.
+        let pcount = match ps.terms.as_slice() {
+            [] => 1,
+            [t] if t.step == 1 && t.key == 0 => t.count,
+            [t] if t.count == 1 => t.count,
+            _ => {
+                return refuse(
+                    self,
+                    "its partition index is strided or spans several axes: the partition axis is never strided".to_string(),
+                )
+            }
+        };
+        let mut free: Vec<Term> = fs.terms.into_iter().filter(|t| t.count > 1).collect();
+        free.sort_by_key(|t| t.key);
+        if free.iter().any(|t| t.key == 0) {
+            return refuse(
+                self,
+                "its free index varies along the partition axis of its index grid".to_string(),
+            );
+        }
+        if free.windows(2).any(|w| w[0].key == w[1].key) {
+            return refuse(
+                self,
+                "its free index has two index vectors along the same axis".to_string(),
+            );
+        }
+        if let Some(t) = free.iter().find(|t| t.step <= 0) {
+            return refuse(
+                self,
+                format!(
+                    "its free index steps by {}: nkc takes positive steps",
+                    t.step
+                ),
+            );
+        }
+        // Merge contiguous neighbours, outermost first: a run that merges into one unit-step
+        // axis is a box; otherwise the value keeps its axes (a reduction may name them), merged
+        // only when there are more than the machine's 4.
+        let mut merged: Vec<(u64, i64)> = Vec::new();
+        for t in &free {
+            match merged.last_mut() {
+                Some((c, s)) if *s == t.step.saturating_mul(t.count as i64) => {
+                    *c = c.saturating_mul(t.count);
+                    *s = t.step;
+                }
+                _ => merged.push((t.count, t.step)),
+            }
+        }
+        let free: Vec<(u64, i64)> = if free.len() <= 4 {
+            free.iter().map(|t| (t.count, t.step)).collect()
+        } else {
+            merged
+        };
+        if free.len() > 4 {
+            return refuse(
+                self,
+                format!(
+                    "it has {} free axes; the machine's access patterns have at most 4",
+                    free.len()
+                ),
+            );
+        }
+        let fext = free.iter().fold(1u64, |a, &(c, s)| {
+            a.saturating_add((c - 1).saturating_mul(s as u64))
+        });
+        self.check_bounds(&ps.start, pcount, base.size[0], name, 0, span.clone())?;
+        self.check_bounds(&fs.start, fext, base.size[1], name, 1, span.clone())?;
+        let (Some(p0), Some(f0)) = (
+            lin(&base.start[0], 1, &ps.start, 1),
+            lin(&base.start[1], 1, &fs.start, 1),
+        ) else {
+            self.overflow(span.clone());
+            return None;
+        };
+        let mut axes = vec![PatAxis {
+            count: pcount,
+            step: vec![1, 0],
+        }];
+        axes.extend(free.iter().map(|&(count, s)| PatAxis {
+            count,
+            step: vec![0, s],
+        }));
+        // A single free axis of unit step is a box (as `slices` would make it); several axes
+        // stay a pattern even when contiguous, so that a reduction can name them.
+        if let [_, a] = axes.as_slice() {
+            if a.step[1] == 1 {
+                return Some(tile_of_axes(base.tensor, p0, f0, axes));
+            }
+        }
+        Some(TileVal {
+            tensor: base.tensor,
+            start: [p0, f0],
+            size: [pcount, free.iter().fold(1u64, |a, x| a.saturating_mul(x.0))],
+            pattern: Some(Pattern { axes }),
+            view: None,
+        })
+    }
+}
+
+impl Checker<'_> {
+    /// Whether an index-vector expression holds at most one vector, with unit coefficient (then
+    /// `vectors` takes it as a box, or reports it).
+    fn is_one_vector(&self, e: &Expr) -> bool {
+        let (n, scaled) = self.pattern_vector_count(e);
+        n <= 1 && !scaled
+    }
+
+    /// The number of vectors an index expression adds, and whether one is scaled.
+    fn pattern_vector_count(&self, e: &Expr) -> (usize, bool) {
+        match &e.kind {
+            ExprKind::Binary {
+                op: BinOp::Add | BinOp::Sub,
+                lhs,
+                rhs,
+            } => {
+                let (a, sa) = self.pattern_vector_count(lhs);
+                let (b, sb) = self.pattern_vector_count(rhs);
+                (a + b, sa || sb)
+            }
+            ExprKind::Binary {
+                op: BinOp::Mul,
+                lhs,
+                rhs,
+            } => {
+                let (a, _) = self.pattern_vector_count(lhs);
+                let (b, _) = self.pattern_vector_count(rhs);
+                (a + b, a + b > 0)
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+            } => {
+                let (a, _) = self.pattern_vector_count(operand);
+                (a, a > 0)
+            }
+            ExprKind::Unary { operand, .. } => self.pattern_vector_count(operand),
+            _ => (usize::from(self.is_vector_expr(e)), false),
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// `t.ap([[step, count], ...], offset=k)`: NKI's explicit access pattern over the tile `t`
+    /// (steps and offset in elements of its flattened `[P, F]` storage; the first pair is the
+    /// partition axis, whose step must be `F`). `None` when `e` is not such a call.
+    pub(super) fn ap_view(&mut self, e: &Expr) -> Option<Option<(TileVal, String)>> {
+        let ExprKind::Call { func, args, kwargs } = &e.kind else {
+            return None;
+        };
+        let ExprKind::Attribute { value, attr } = &func.kind else {
+            return None;
+        };
+        let ExprKind::Name(n) = &value.kind else {
+            return None;
+        };
+        if attr.name != "ap" {
+            return None;
+        }
+        let base = match self.lookup(n, &value.span) {
+            super::Value::Tile(t) => t,
+            _ => return None,
+        };
+        Some(
+            self.ap_of(base, n, args, kwargs, &e.span)
+                .map(|t| (t, n.clone())),
+        )
+    }
+
+    fn ap_of(
+        &mut self,
+        base: TileVal,
+        name: &str,
+        args: &[Expr],
+        kwargs: &[crate::ast::Keyword],
+        span: &Span,
+    ) -> Option<TileVal> {
+        let refuse = |cx: &mut Self, why: String, at: &Span| {
+            cx.error(CheckError::AccessPattern {
+                why,
+                help: "write `t.ap([[F, P], [step, count], ...], offset=k)`: the partition pair first (its step is the tile's free size F), then up to 4 free pairs with positive steps",
+                at: at.clone(),
+            });
+            None
+        };
+        if base.pattern.is_some() {
+            return refuse(self, format!("`{name}` is already an access pattern"), span);
+        }
+        let [list] = args else {
+            return refuse(
+                self,
+                "`.ap` takes one list of [step, count] pairs".to_string(),
+                span,
+            );
+        };
+        let (ExprKind::List(pairs) | ExprKind::Tuple(pairs)) = &list.kind else {
+            return refuse(
+                self,
+                "`.ap` takes a literal list of [step, count] pairs".to_string(),
+                &list.span,
+            );
+        };
+        let mut offset = 0i64;
+        for kw in kwargs {
+            if kw.name.name == "offset" {
+                offset = self.const_int(&kw.value)?;
+            } else {
+                return refuse(
+                    self,
+                    format!("`.ap` has no keyword `{}`", kw.name.name),
+                    &kw.name.span,
+                );
+            }
+        }
+        let mut axes: Vec<(i64, u64)> = Vec::new();
+        for p in pairs {
+            let (ExprKind::List(sc) | ExprKind::Tuple(sc)) = &p.kind else {
+                return refuse(
+                    self,
+                    "each entry of `.ap` is a [step, count] pair".to_string(),
+                    &p.span,
+                );
+            };
+            let [s, c] = sc.as_slice() else {
+                return refuse(
+                    self,
+                    "each entry of `.ap` is a [step, count] pair".to_string(),
+                    &p.span,
+                );
+            };
+            let (s, c) = (self.const_int(s)?, self.const_int(c)?);
+            if c < 1 {
+                return refuse(self, format!("an axis of {c} elements"), &p.span);
+            }
+            axes.push((s, c as u64));
+        }
+        let row = self.tensor(base.tensor).shape[1] as i64;
+        let Some(&(pstep, pcount)) = axes.first() else {
+            return refuse(
+                self,
+                "an access pattern needs a partition pair".to_string(),
+                span,
+            );
+        };
+        if pstep != row && pcount > 1 {
+            return refuse(
+                self,
+                format!("its partition step is {pstep}, but a partition of `{name}` holds {row} elements: the partition axis is never strided"),
+                span,
+            );
+        }
+        if axes.len() > 5 {
+            return refuse(
+                self,
+                format!("it has {} free axes; at most 4", axes.len() - 1),
+                span,
+            );
+        }
+        if let Some(&(s, _)) = axes[1..].iter().find(|a| a.0 <= 0) {
+            return refuse(
+                self,
+                format!("a free step of {s}: nkc takes positive steps"),
+                span,
+            );
+        }
+        if offset < 0 {
+            return refuse(self, format!("a negative offset {offset}"), span);
+        }
+        let (dp, df) = (offset / row.max(1), offset % row.max(1));
+        let fext = axes[1..].iter().fold(1u64, |a, &(s, c)| {
+            a.saturating_add((c - 1).saturating_mul(s as u64))
+        });
+        self.check_bounds(
+            &AffineExpr::constant(dp),
+            pcount,
+            base.size[0],
+            name,
+            0,
+            span.clone(),
+        )?;
+        self.check_bounds(
+            &AffineExpr::constant(df),
+            fext,
+            base.size[1],
+            name,
+            1,
+            span.clone(),
+        )?;
+        let (Some(p0), Some(f0)) = (
+            lin(&base.start[0], 1, &AffineExpr::constant(dp), 1),
+            lin(&base.start[1], 1, &AffineExpr::constant(df), 1),
+        ) else {
+            self.overflow(span.clone());
+            return None;
+        };
+        let mut pat = vec![PatAxis {
+            count: pcount,
+            step: vec![1, 0],
+        }];
+        pat.extend(axes[1..].iter().map(|&(s, count)| PatAxis {
+            count,
+            step: vec![0, s],
+        }));
+        Some(tile_of_axes(base.tensor, p0, f0, pat))
+    }
+
+    /// A reduction of an access-pattern value over the axes `axes` of its value (`axis=[2, 4]`
+    /// of a `[p, h, kh, w, kw]` window): one elementwise `op` per further index of the reduced
+    /// axes, over the sub-patterns of the kept axes, in increasing row-major order of the
+    /// reduced indices (then divided by their count for a mean).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn reduce_pattern_axes(
+        &mut self,
+        rop: penguin::ReduceOp,
+        mean: bool,
+        x: TileVal,
+        axes: &[i64],
+        at: &Span,
+        span: &Span,
+        cx: &mut super::ops::StmtCtx,
+        dest: super::ops::Dest,
+    ) -> Option<TileVal> {
+        use super::ops::{Arg, Dest};
+        let refuse = |cx: &mut Self, why: String| {
+            cx.error(CheckError::AccessPattern {
+                why,
+                help: "reduce over axes of an access-pattern value (a window `x[i_p, 2*i_w + i_kw]` or `t.ap(...)`), never its partition axis; nl.sum, nl.max, nl.min and nl.mean take them",
+                at: at.clone(),
+            });
+            None
+        };
+        let Some(pat) = x.pattern.clone() else {
+            return refuse(
+                self,
+                "reducing several axes needs a value with those axes: an access pattern"
+                    .to_string(),
+            );
+        };
+        let rank = pat.axes.len() as i64;
+        let mut red: Vec<usize> = Vec::new();
+        for &a in axes {
+            let a = if a < 0 { a + rank } else { a };
+            if a <= 0 || a >= rank {
+                return refuse(
+                    self,
+                    format!("axis {a} is not a free axis of this {rank}-axis value"),
+                );
+            }
+            if !red.contains(&(a as usize)) {
+                red.push(a as usize);
+            }
+        }
+        let alu = match rop {
+            penguin::ReduceOp::Sum => penguin::AluOp::Add,
+            penguin::ReduceOp::Max => penguin::AluOp::Maximum,
+            penguin::ReduceOp::Min => penguin::AluOp::Minimum,
+            _ => {
+                return refuse(
+                    self,
+                    format!("`{}` over pattern axes is not lowered", rop.name()),
+                )
+            }
+        };
+        let kept: Vec<PatAxis> = (0..pat.axes.len())
+            .filter(|k| !red.contains(k))
+            .map(|k| pat.axes[k].clone())
+            .collect();
+        let mut combos: Vec<i64> = vec![0];
+        for &k in &red {
+            let a = &pat.axes[k];
+            combos = combos
+                .iter()
+                .flat_map(|&o| (0..a.count as i64).map(move |i| o + i * a.step[1]))
+                .collect();
+        }
+        let subs: Vec<TileVal> = combos
+            .iter()
+            .filter_map(|&o| {
+                let f0 = lin(&x.start[1], 1, &AffineExpr::constant(o), 1)?;
+                Some(tile_of_axes(x.tensor, x.start[0].clone(), f0, kept.clone()))
+            })
+            .collect();
+        let n = subs.len();
+        let mut acc: Option<TileVal> = None;
+        let mut dest = Some(dest);
+        for (i, t) in subs.into_iter().enumerate() {
+            let d = if i + 1 == n && !mean {
+                dest.take().unwrap_or(Dest::Temp)
+            } else {
+                Dest::Temp
+            };
+            acc = Some(match acc {
+                None if n == 1 => self.elementwise(
+                    penguin::AluOp::Multiply,
+                    Arg::Tile(t, span.clone()),
+                    Arg::Scalar(1.0),
+                    span,
+                    cx,
+                    d,
+                )?,
+                None => t,
+                Some(a) => self.elementwise(
+                    alu,
+                    Arg::Tile(a, span.clone()),
+                    Arg::Tile(t, span.clone()),
+                    span,
+                    cx,
+                    d,
+                )?,
+            });
+        }
+        let acc = acc?;
+        if !mean {
+            return Some(acc);
+        }
+        self.elementwise(
+            penguin::AluOp::Divide,
+            Arg::Tile(acc, span.clone()),
+            Arg::Scalar(n as f32),
+            span,
+            cx,
+            dest.unwrap_or(Dest::Temp),
+        )
+    }
+}
+
+/// The tile of the value axes `axes` (partition first) from `(p0, f0)` of `tensor`: a box when
+/// the free axes merge into one unit-step run, else a pattern.
+fn tile_of_axes(
+    tensor: penguin::Tensor,
+    p0: AffineExpr,
+    f0: AffineExpr,
+    axes: Vec<PatAxis>,
+) -> TileVal {
+    let pcount = axes.first().map_or(1, |a| a.count);
+    let free: Vec<&PatAxis> = axes.iter().skip(1).filter(|a| a.count > 1).collect();
+    let fcount = free.iter().fold(1u64, |a, x| a.saturating_mul(x.count));
+    let mut merged: Vec<(u64, i64)> = Vec::new();
+    for a in &free {
+        match merged.last_mut() {
+            Some((c, s)) if *s == a.step[1].saturating_mul(a.count as i64) => {
+                *c = c.saturating_mul(a.count);
+                *s = a.step[1];
+            }
+            _ => merged.push((a.count, a.step[1])),
+        }
+    }
+    let pattern = match merged.as_slice() {
+        [] | [(_, 1)] => None,
+        _ => {
+            let mut out = vec![PatAxis {
+                count: pcount,
+                step: vec![1, 0],
+            }];
+            out.extend(free.iter().map(|a| (*a).clone()));
+            Some(Pattern { axes: out })
+        }
+    };
+    TileVal {
+        tensor,
+        start: [p0, f0],
+        size: [pcount, fcount],
+        pattern,
+        view: None,
+    }
+}
