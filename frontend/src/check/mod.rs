@@ -70,6 +70,7 @@ mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
 mod scan_stats_ops;
+mod top8_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 // psum_banks: PSUM arrays of several banks, each access within one bank.
 mod psum_banks;
