@@ -1100,6 +1100,71 @@ const OPS_CASES: &[Case] = &[
         tol: SUMS,
     },
     Case {
+        file: "ops_top8.nk",
+        inputs: &[("x_in", &[256, 64])],
+        reference: |m| {
+            let x = &m[0];
+            // Positions of each row's values in descending order (the inputs are distinct).
+            let order = |row: &[f64]| {
+                let mut idx: Vec<usize> = (0..row.len()).collect();
+                idx.sort_by(|&a, &b| row[b].total_cmp(&row[a]));
+                idx
+            };
+            let top = x.rows_map(|r| order(r)[..16].iter().map(|&i| r[i]).collect());
+            let first = x.rows_map(|r| order(r)[..8].iter().map(|&i| i as f64).collect());
+            let second = x.rows_map(|r| order(r)[8..16].iter().map(|&i| i as f64).collect());
+            let rest = x.rows_map(|r| {
+                let mut out = r.to_vec();
+                for &i in &order(r)[..8] {
+                    out[i] = -10.0;
+                }
+                out
+            });
+            vec![top, first, second, rest]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "ops_predicated.nk",
+        inputs: &[("a_in", &[256, 64]), ("b_in", &[256, 64])],
+        reference: |m| {
+            let (a, b) = (&m[0], &m[1]);
+            let sel = zip_map(a, b, |x, y| if x > y { x } else { -1.0 });
+            let best = sel.rows_map(|r| vec![r.iter().copied().fold(f64::NEG_INFINITY, f64::max)]);
+            let low = zip_map(a, b, f64::min);
+            let run = a.rows_map(|r| {
+                let mut acc = 1.0;
+                r.iter()
+                    .map(|v| {
+                        acc += 0.5 * v;
+                        acc
+                    })
+                    .collect()
+            });
+            let peak = a.rows_map(|r| {
+                let mut acc = f64::NEG_INFINITY;
+                r.iter()
+                    .map(|&v| {
+                        acc = acc.max(v);
+                        acc
+                    })
+                    .collect()
+            });
+            vec![sel, best, low, run, peak]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "matmul_dst.nk",
+        inputs: &[("lhsT", &[256, 128]), ("rhs", &[256, 1024])],
+        reference: |m| {
+            let c = m[0].transpose().matmul(&m[1]);
+            let relu = c.map(|v| v.max(0.0));
+            vec![c, relu]
+        },
+        tol: SUMS,
+    },
+    Case {
         file: "ops_fill.nk",
         inputs: &[("x_in", &[256, 512])],
         reference: |m| vec![m[0].map(|x| 2.0 * x + 0.5)],

@@ -281,6 +281,7 @@ pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand])
     };
     let n = match op {
         Op::Reduce { .. } | Op::BnStats | Op::BnAggr => srcs.first().map_or(1, free),
+        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => srcs.first().map_or(1, free),
         _ => free(dst),
     };
     match (engine, op) {
@@ -298,6 +299,7 @@ pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand])
         (_, Op::TensorTensor { .. }) => machine::tensor_tensor_cycles(n, false),
         (_, Op::TensorTensorScan { .. }) => machine::scan_cycles(n, false),
         (_, Op::BnStats | Op::BnAggr) => machine::bn_cycles(n),
+        (_, Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. }) => machine::top8_cycles(n),
         _ => machine::vector_cycles(n),
     }
 }

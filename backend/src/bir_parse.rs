@@ -506,7 +506,8 @@ impl Parser {
             ],
             "reduce" => &[("op", ParamTy::Reduce)],
             "tensor_tensor_scan" => &[("op0", ParamTy::Alu), ("op1", ParamTy::Alu)],
-            "bn_stats" | "bn_aggr" | "vector_transpose" => &[],
+            "bn_stats" | "bn_aggr" | "vector_transpose" | "max8" | "find_index8" => &[],
+            "match_replace8" => &[("imm", ParamTy::Float)],
             "memset" => &[("value", ParamTy::Float)],
             "iota" => &[
                 ("base", ParamTy::Float),
@@ -580,6 +581,9 @@ impl Parser {
             ("bn_stats", []) => Op::BnStats,
             ("bn_aggr", []) => Op::BnAggr,
             ("vector_transpose", []) => Op::VectorTranspose,
+            ("max8", []) => Op::Max8,
+            ("find_index8", []) => Op::FindIndex8,
+            ("match_replace8", [V::Float(imm)]) => Op::MatchReplace8 { imm: *imm },
             ("tensor_tensor_scan", [V::Alu(op0), V::Alu(op1)]) => Op::TensorTensorScan {
                 op0: *op0,
                 op1: *op1,

@@ -313,9 +313,13 @@ impl Verifier<'_> {
             | Op::Activation { .. }
             | Op::Reduce { .. }
             | Op::Copy => (&[Sbuf, Psum], &[Sbuf, Psum]),
-            Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => {
-                (&[Sbuf], &[Sbuf, Psum])
-            }
+            Op::TensorTensorScan { .. }
+            | Op::BnStats
+            | Op::BnAggr
+            | Op::VectorTranspose
+            | Op::Max8
+            | Op::FindIndex8
+            | Op::MatchReplace8 { .. } => (&[Sbuf], &[Sbuf, Psum]),
         };
         let operands = std::iter::once(("destination".to_string(), &bi.dst, dst_ok, "writes"))
             .chain(
@@ -435,6 +439,7 @@ pub fn engine_runs(engine: Engine, op: &Op) -> bool {
         Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => {
             engine == Dve
         }
+        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => engine == Dve,
         Op::Copy => matches!(engine, Dve | Act | Pool),
     }
 }
@@ -449,7 +454,10 @@ fn runs_on(op: &Op) -> &'static str {
         | Op::TensorTensorScan { .. }
         | Op::BnStats
         | Op::BnAggr
-        | Op::VectorTranspose => "`dve`",
+        | Op::VectorTranspose
+        | Op::Max8
+        | Op::FindIndex8
+        | Op::MatchReplace8 { .. } => "`dve`",
         _ => "`dve` or `pool`",
     }
 }

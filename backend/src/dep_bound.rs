@@ -475,6 +475,7 @@ pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
         .any(|o| func.tensors[o.tensor].memory == Memory::Psum);
     let n = match d.op {
         Op::Reduce { .. } | Op::BnStats | Op::BnAggr => d.srcs.first().map_or(1, free),
+        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => d.srcs.first().map_or(1, free),
         _ => free(&d.dst),
     };
     let vector = match d.op {
@@ -482,6 +483,7 @@ pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
         Op::TensorTensorScan { .. } => machine::scan_cycles(n, psum_input),
         Op::Reduce { .. } => machine::reduce_cycles(n),
         Op::BnStats | Op::BnAggr => machine::bn_cycles(n),
+        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => machine::top8_cycles(n),
         _ => machine::vector_cycles(n),
     };
     match d.engine {

@@ -537,6 +537,33 @@ impl Emit<'_> {
                     vec![d.foot, s.foot],
                 )
             }
+            pir::Op::Max8 => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::Max8 {
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::FindIndex8 | pir::Op::MatchReplace8 { .. } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                let v = self.tile(i, &bi.srcs[1], false)?;
+                let (dst, src, vals) = (d.ap, s.ap, v.ap);
+                let op = match bi.op {
+                    pir::Op::MatchReplace8 { imm } => Op::MatchReplace8 {
+                        dst,
+                        src,
+                        vals,
+                        imm,
+                    },
+                    _ => Op::FindIndex8 { dst, src, vals },
+                };
+                (op, vec![d.foot, s.foot, v.foot])
+            }
             pir::Op::BnStats | pir::Op::BnAggr => {
                 let d = self.tile(i, &bi.dst, true)?;
                 let s = self.tile(i, &bi.srcs[0], false)?;

@@ -1556,16 +1556,30 @@ where
         .collect::<Vec<Stmt>>()
         .map(|items| {
             let mut module = Module::default();
-            for item in items {
-                match item.kind {
-                    StmtKind::Def(k) => module
-                        .kernels
-                        .push(std::rc::Rc::try_unwrap(k).unwrap_or_else(|k| (*k).clone())),
-                    _ => module.items.push(item),
-                }
-            }
+            add_module_items(&mut module, items);
             module
         })
+}
+
+/// Adds module-level statements to `module`. The body of `if FLAG:` (a bare name, as in `try:
+/// import nki; HAS_NKI = True except ImportError: HAS_NKI = False` then `if HAS_NKI:`) is taken
+/// as if the flag were true: the guard of an optional dependency, which NKI always has when it
+/// traces a kernel. Its `else` is dropped.
+fn add_module_items(module: &mut Module, items: Vec<Stmt>) {
+    for item in items {
+        match item.kind {
+            StmtKind::Def(k) => module
+                .kernels
+                .push(std::rc::Rc::try_unwrap(k).unwrap_or_else(|k| (*k).clone())),
+            StmtKind::If { test, body, .. } if matches!(test.kind, ExprKind::Name(_)) => {
+                add_module_items(module, body)
+            }
+            kind => module.items.push(Stmt {
+                kind,
+                span: item.span,
+            }),
+        }
+    }
 }
 
 /// Words a chumsky error as a diagnostic. `None` for an error at an `Error` token, which the

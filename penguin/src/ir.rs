@@ -447,6 +447,15 @@ pub enum Op {
     /// [`vocab::machine::DVE_TRANSPOSE_MAX`] (one 32 × 32 block; `nisa.nc_transpose(...,
     /// engine=nisa.vector_engine)`).
     VectorTranspose,
+    /// `dst[P, 8] = max8(src0[P, F])` ([`vocab::max8`]): each partition's 8 largest values in
+    /// descending order, `F` at least [`vocab::TOP8_MIN_FREE`]. Vector engine.
+    Max8,
+    /// `dst[P, 8] = find_index8(src0[P, F], src1[P, 8])` ([`vocab::find_index8`]): where each of
+    /// the 8 values of `src1` is in the row of `src0`. Vector engine.
+    FindIndex8,
+    /// `dst[P, F] = match_replace8(src0[P, F], src1[P, 8], imm)` ([`vocab::match_replace8`]):
+    /// `src0` with each of the 8 values of `src1` replaced by `imm`. Vector engine.
+    MatchReplace8 { imm: f32 },
 }
 
 impl Op {
@@ -468,6 +477,9 @@ impl Op {
             Op::BnStats => "bn_stats",
             Op::BnAggr => "bn_aggr",
             Op::VectorTranspose => "vector_transpose",
+            Op::Max8 => "max8",
+            Op::FindIndex8 => "find_index8",
+            Op::MatchReplace8 { .. } => "match_replace8",
         }
     }
 
@@ -477,8 +489,9 @@ impl Op {
             Op::Memset { .. } | Op::Iota { .. } => 0,
             Op::Load | Op::Store | Op::Transpose | Op::Copy => 1,
             Op::TensorScalar { .. } | Op::Reduce { .. } | Op::BnStats | Op::BnAggr => 1,
-            Op::VectorTranspose => 1,
+            Op::VectorTranspose | Op::Max8 => 1,
             Op::Matmul { .. } | Op::TensorTensor { .. } => 2,
+            Op::FindIndex8 | Op::MatchReplace8 { .. } => 2,
             Op::TensorTensorScan { .. } => 3,
             Op::Activation { scale, bias, .. } => {
                 1 + usize::from(*scale == Scale::Tile) + usize::from(*bias)
@@ -498,7 +511,10 @@ impl Op {
             | Op::TensorTensorScan { .. }
             | Op::BnStats
             | Op::BnAggr
-            | Op::VectorTranspose => EngineClass::Vector,
+            | Op::VectorTranspose
+            | Op::Max8
+            | Op::FindIndex8
+            | Op::MatchReplace8 { .. } => EngineClass::Vector,
             Op::Activation { .. } => EngineClass::Scalar,
             Op::Iota { .. } => EngineClass::GpSimd,
             Op::Copy => EngineClass::Any,

@@ -672,7 +672,8 @@ impl Parser {
         use ParamTy as T;
         let schema: &[(&str, ParamTy)] = match op_name {
             "load" | "store" | "transpose" | "copy" | "bn_stats" | "bn_aggr"
-            | "vector_transpose" => &[],
+            | "vector_transpose" | "max8" | "find_index8" => &[],
+            "match_replace8" => &[("imm", T::Float)],
             "tensor_tensor_scan" => &[("op0", T::Alu), ("op1", T::Alu)],
             "matmul" => &[("accumulate", T::Bool)],
             "tensor_tensor" => &[("op", T::Alu)],
@@ -915,6 +916,9 @@ fn build_op(name: &str, vals: &[ParamVal]) -> Op {
         ("bn_stats", []) => Op::BnStats,
         ("bn_aggr", []) => Op::BnAggr,
         ("vector_transpose", []) => Op::VectorTranspose,
+        ("max8", []) => Op::Max8,
+        ("find_index8", []) => Op::FindIndex8,
+        ("match_replace8", [V::Float(imm)]) => Op::MatchReplace8 { imm: *imm },
         ("tensor_tensor_scan", [V::Alu(op0), V::Alu(op1)]) => Op::TensorTensorScan {
             op0: *op0,
             op1: *op1,

@@ -836,9 +836,13 @@ impl<'a> Verifier<'a> {
             | Op::Activation { .. }
             | Op::Reduce { .. }
             | Op::Copy => (&[Sbuf, Psum], &[Sbuf, Psum]),
-            Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => {
-                (&[Sbuf], &[Sbuf, Psum])
-            }
+            Op::TensorTensorScan { .. }
+            | Op::BnStats
+            | Op::BnAggr
+            | Op::VectorTranspose
+            | Op::Max8
+            | Op::FindIndex8
+            | Op::MatchReplace8 { .. } => (&[Sbuf], &[Sbuf, Psum]),
         };
         let operands = std::iter::once(("destination".to_string(), dst, dst_ok, "writes")).chain(
             srcs.iter()
@@ -1156,6 +1160,38 @@ impl<'a> Verifier<'a> {
                     ));
                 }
             }
+            Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => {
+                let top = vocab::TOP8 as u64;
+                let name = op.name();
+                if s[0][1] < vocab::TOP8_MIN_FREE as u64 {
+                    errs.push(format!(
+                        "{name} reads {}, fewer than {} elements per partition",
+                        show(s[0]),
+                        vocab::TOP8_MIN_FREE
+                    ));
+                }
+                if let Some(v) = s.get(1) {
+                    if *v != [s[0][0], top] {
+                        errs.push(format!(
+                            "the values of {name} (source 1) are {} but must be [{}, {top}]",
+                            show(*v),
+                            s[0][0]
+                        ));
+                    }
+                }
+                let want = match op {
+                    Op::MatchReplace8 { .. } => s[0],
+                    _ => [s[0][0], top],
+                };
+                if d != want {
+                    errs.push(format!(
+                        "{name} of {} gives {}, but the destination is {}",
+                        show(s[0]),
+                        show(want),
+                        show(d)
+                    ));
+                }
+            }
             Op::Memset { .. } | Op::Iota { .. } => {}
         }
         for m in errs {
@@ -1180,6 +1216,7 @@ fn engine_runs(engine: EngineClass, op: &Op) -> bool {
         Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => {
             engine == Vector
         }
+        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => engine == Vector,
         Op::Copy => matches!(engine, Any | Vector | Scalar | GpSimd),
     }
 }

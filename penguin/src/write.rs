@@ -173,7 +173,12 @@ pub fn write_op(out: &mut dyn Write, inst: &InstData) -> fmt::Result {
 pub fn write_op_params(out: &mut dyn Write, op: &Op) -> fmt::Result {
     match op {
         Op::Load | Op::Store | Op::Transpose | Op::Copy | Op::BnStats | Op::BnAggr => Ok(()),
-        Op::VectorTranspose => Ok(()),
+        Op::VectorTranspose | Op::Max8 | Op::FindIndex8 => Ok(()),
+        Op::MatchReplace8 { imm } => {
+            out.write_str("(imm=")?;
+            write_f32(out, *imm)?;
+            out.write_str(")")
+        }
         Op::TensorTensorScan { op0, op1 } => {
             write!(out, "(op0={}, op1={})", op0.name(), op1.name())
         }

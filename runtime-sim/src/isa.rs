@@ -280,6 +280,20 @@ pub enum Op {
     BnAggr { dst: Ap, src: Ap },
     /// `dst[F, P] (SBUF) = src[P, F]ᵀ` with `P` and `F` at most 32 (dve).
     VectorTranspose { dst: Ap, src: Ap },
+    /// `dst[P, 8] = max8(src[P, F])`: each partition's 8 largest values, descending (dve;
+    /// [`vocab::max8`]).
+    Max8 { dst: Ap, src: Ap },
+    /// `dst[P, 8] = find_index8(src[P, F], vals[P, 8])`: where each value is (dve;
+    /// [`vocab::find_index8`]).
+    FindIndex8 { dst: Ap, src: Ap, vals: Ap },
+    /// `dst[P, F] = match_replace8(src[P, F], vals[P, 8], imm)` (dve;
+    /// [`vocab::match_replace8`]).
+    MatchReplace8 {
+        dst: Ap,
+        src: Ap,
+        vals: Ap,
+        imm: f32,
+    },
     /// A DMA transfer on `queue` between HBM and SBUF (sp). Elements pair up in row-major order of
     /// both sides (partition outermost on the tile side). Transfers of one queue complete in
     /// issue order; predicated off, it moves nothing but signals in that order (see [`Cmp`]).
@@ -311,6 +325,9 @@ impl Op {
             Op::BnStats { .. } => "bn_stats",
             Op::BnAggr { .. } => "bn_aggr",
             Op::VectorTranspose { .. } => "vector_transpose",
+            Op::Max8 { .. } => "max8",
+            Op::FindIndex8 { .. } => "find_index8",
+            Op::MatchReplace8 { .. } => "match_replace8",
             Op::Dma { .. } => "dma",
             Op::Signal { .. } => "signal",
             Op::Wait { .. } => "wait",

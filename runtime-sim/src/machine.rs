@@ -163,6 +163,13 @@ pub fn bn_cycles(n: u64) -> u64 {
     reduce_cycles(n)
 }
 
+/// `max8` / `find_index8` / `match_replace8` on the Vector engine over `n` data elements per
+/// partition: one pass over the data like a reduction, `max(MIN_II, N)` (NKI documents `N`
+/// engine cycles for `nc_find_index8`).
+pub fn top8_cycles(n: u64) -> u64 {
+    reduce_cycles(n)
+}
+
 /// Any GpSimd instruction over `n` output elements per partition: `150 + N`, plus the access.
 pub fn pool_cycles(n: u64) -> u64 {
     n.saturating_add(POOL_FIXED + ACCESS_FIXED)
@@ -218,6 +225,9 @@ pub fn op_cycles(engine: Engine, op: &crate::isa::Op) -> u64 {
             scan_cycles(n_of(dst), a.mem == Mem::Psum || b.mem == Mem::Psum)
         }
         Op::BnStats { src, .. } | Op::BnAggr { src, .. } => bn_cycles(n_of(src)),
+        Op::Max8 { src, .. } | Op::FindIndex8 { src, .. } | Op::MatchReplace8 { src, .. } => {
+            top8_cycles(n_of(src))
+        }
         Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => 0,
     }
 }

@@ -94,6 +94,7 @@ pub fn engines_of(op: &Op) -> &'static [Engine] {
         | Op::BnStats { .. }
         | Op::BnAggr { .. }
         | Op::VectorTranspose { .. } => &[Dve],
+        Op::Max8 { .. } | Op::FindIndex8 { .. } | Op::MatchReplace8 { .. } => &[Dve],
         Op::Dma { .. } => &[Sp],
         Op::Signal { .. } | Op::Wait { .. } => &[Pe, Act, Dve, Pool, Sp],
     }
@@ -108,7 +109,11 @@ pub fn tile_operands(op: &Op) -> Vec<&Ap> {
         | Op::Reduce { dst, src, .. }
         | Op::BnStats { dst, src }
         | Op::BnAggr { dst, src }
-        | Op::VectorTranspose { dst, src } => vec![dst, src],
+        | Op::VectorTranspose { dst, src }
+        | Op::Max8 { dst, src } => vec![dst, src],
+        Op::FindIndex8 { dst, src, vals } | Op::MatchReplace8 { dst, src, vals, .. } => {
+            vec![dst, src, vals]
+        }
         Op::TensorTensorScan {
             dst, a, b, init, ..
         } => vec![dst, a, b, init],
@@ -379,6 +384,43 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
                     fmt_shape(src),
                     vocab::machine::BN_STATS_FMAX
                 ));
+            }
+        }
+        Op::Max8 { dst, src }
+        | Op::FindIndex8 { dst, src, .. }
+        | Op::MatchReplace8 { dst, src, .. } => {
+            let top = vocab::TOP8 as u64;
+            let (sp, sf) = shape(src);
+            if sf < vocab::TOP8_MIN_FREE as u64 {
+                return Err(format!(
+                    "{} reads {}, fewer than {} elements per partition",
+                    op.name(),
+                    fmt_shape(src),
+                    vocab::TOP8_MIN_FREE
+                ));
+            }
+            let want = match op {
+                Op::MatchReplace8 { .. } => (sp, sf),
+                _ => (sp, top),
+            };
+            if shape(dst) != want {
+                return Err(format!(
+                    "{} of {} gives [{}, {}], but the destination is {}",
+                    op.name(),
+                    fmt_shape(src),
+                    want.0,
+                    want.1,
+                    fmt_shape(dst)
+                ));
+            }
+            if let Op::FindIndex8 { vals, .. } | Op::MatchReplace8 { vals, .. } = op {
+                if shape(vals) != (sp, top) {
+                    return Err(format!(
+                        "the values of {} are {} but must be [{sp}, {top}]",
+                        op.name(),
+                        fmt_shape(vals)
+                    ));
+                }
             }
         }
         Op::Memset { .. } | Op::Iota { .. } => {}

@@ -164,6 +164,14 @@ fn op(regs: Vec<Reg>, sems: usize) -> impl Strategy<Value = Op> {
         (a(), a()).prop_map(|(dst, src)| Op::BnStats { dst, src }),
         (a(), a()).prop_map(|(dst, src)| Op::BnAggr { dst, src }),
         (a(), a()).prop_map(|(dst, src)| Op::VectorTranspose { dst, src }),
+        (a(), a()).prop_map(|(dst, src)| Op::Max8 { dst, src }),
+        (a(), a(), a()).prop_map(|(dst, src, vals)| Op::FindIndex8 { dst, src, vals }),
+        (a(), a(), a(), f.clone()).prop_map(|(dst, src, vals, imm)| Op::MatchReplace8 {
+            dst,
+            src,
+            vals,
+            imm
+        }),
         (a(), f.clone()).prop_map(|(dst, value)| Op::Memset { dst, value }),
         (a(), f.clone(), f.clone(), f).prop_map(|(dst, base, pstep, fstep)| Op::Iota {
             dst,
@@ -260,7 +268,10 @@ fn legalise(e: Engine, stmts: &mut [Stmt]) {
                         | Op::TensorTensorScan { .. }
                         | Op::BnStats { .. }
                         | Op::BnAggr { .. }
-                        | Op::VectorTranspose { .. },
+                        | Op::VectorTranspose { .. }
+                        | Op::Max8 { .. }
+                        | Op::FindIndex8 { .. }
+                        | Op::MatchReplace8 { .. },
                         Engine::Dve,
                     ) => true,
                     _ => false,

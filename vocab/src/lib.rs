@@ -20,6 +20,7 @@ pub mod machine;
 mod ops;
 mod rng;
 pub mod scan_stats;
+pub mod top8;
 
 pub use array::Array;
 pub use diagnostic::Diagnostic;
@@ -27,3 +28,4 @@ pub use dtype::{canonical_nan, round_bf16, round_to, DType};
 pub use ops::{iota, matmul, maximum, minimum, ActFunc, AluOp, ReduceOp};
 pub use rng::SplitMix64;
 pub use scan_stats::{bn_aggr, bn_stats, tensor_tensor_scan, BN_AGGR_WIDTH, BN_STATS_WIDTH};
+pub use top8::{find_index8, match_replace8, max8, TOP8, TOP8_MIN_FREE, TOP8_NOT_FOUND};

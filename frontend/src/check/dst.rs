@@ -7,14 +7,29 @@
 //!   `t[...] = nisa.tensor_tensor(data1=a, data2=b, op=nl.add)`, where `dst` is a tile name or a
 //!   slice of one.
 //!
+//! - `nisa.memset(dst=t, value=v)` is a `memset` of `t`;
+//! - `nisa.nc_matmul(dst=t, ...)` (also `nc_matmul(t, stationary, moving)`) adds into `t` when
+//!   `accumulate=True`, or, by default, when `t` is a PSUM tile bound outside the innermost
+//!   loop ([`Checker::matmul_accumulates`]);
+//! - `nisa.tensor_copy_predicated(src=s, dst=t, predicate=c)` is
+//!   `t[...] = nl.where(c, s, t)`; `nisa.select_reduce(dst=t, predicate=c, on_true=a,
+//!   on_false=b, reduce_res=r, reduce_op=op)` is `t[...] = nl.where(c, a, b)` then
+//!   `r[...] = nisa.tensor_reduce(op, t, axis=1, keepdims=True)` (`reverse_pred=True` swaps the
+//!   two values);
+//! - `nisa.tensor_scalar_cumulative(dst=t, src=s, op0=f, op1=g, imm0=a, imm1=b)` is
+//!   `x = nisa.tensor_scalar(s, f, a)` then `t[...] = nisa.tensor_tensor_scan(ones, x, init,
+//!   nl.multiply, g)`: `t[i] = g(1 * t[i - 1], x[i])`, exact since `1 * v == v`; `init` is `b`
+//!   with `reduce_cmd=load_reduce`, otherwise `g`'s identity (0, 1, -inf, +inf).
+//!
 //! Each is rewritten to the statement it means and checked as that statement, so the rules of
 //! stores, loads and slice assignment (and their diagnostics) apply unchanged.
 
 use super::error::CheckError;
-use super::ops::{Dest, StmtCtx};
+use super::ops::{Arg, Dest, Res, StmtCtx};
 use super::Checker;
+use super::TileVal;
 use crate::ast::{Expr, ExprKind, Ident, Keyword, Span};
-use penguin::Memory;
+use penguin::{Memory, Op};
 
 /// `nl.NAME` as a callee, spanning `span`.
 fn nl_func(name: &str, span: &Span) -> Expr {
@@ -53,15 +68,27 @@ impl Checker<'_> {
         };
         let is_dma = matches!(&func.kind, ExprKind::Attribute { value, attr }
             if attr.name == "dma_copy" && matches!(&value.kind, ExprKind::Name(m) if m == "nisa" || m == "nl"));
-        let Some(dst) = kwargs.iter().find(|k| k.name.name == "dst") else {
-            return false;
+        let is_matmul =
+            matches!(&func.kind, ExprKind::Attribute { attr, .. } if attr.name == "nc_matmul");
+        let is_nisa = matches!(&func.kind, ExprKind::Attribute { value, .. }
+            if matches!(&value.kind, ExprKind::Name(m) if m == "nisa"));
+        // `nisa.activation(dst, op, data)`, `nisa.nc_matmul(dst, stationary, moving)`: NKI's newer
+        // signatures put the destination first. A `nisa` call statement whose first argument is
+        // a tile (or a slice of one) has no other meaning: its result would be unused.
+        let (dst_value, args): (Expr, &[Expr]) = match kwargs.iter().find(|k| k.name.name == "dst")
+        {
+            Some(dst) => (dst.value.clone(), args.as_slice()),
+            None if is_nisa && !is_dma && args.first().is_some_and(|a| self.names_tile(a)) => {
+                (args[0].clone(), &args[1..])
+            }
+            None => return false,
         };
         let rest: Vec<Keyword> = kwargs
             .iter()
-            .filter(|k| k.name.name != "dst")
+            .filter(|k| k.name.name != "dst" && !(is_matmul && k.name.name == "accumulate"))
             .cloned()
             .collect();
-        let Some((target, _)) = self.view(&dst.value) else {
+        let Some((target, _)) = self.view(&dst_value) else {
             return true;
         };
         if is_dma {
@@ -86,7 +113,7 @@ impl Checker<'_> {
                 };
                 let store = call(
                     nl_func("store", &func.span),
-                    vec![dst.value.clone()],
+                    vec![dst_value.clone()],
                     vec![value],
                     &e.span,
                 );
@@ -106,12 +133,452 @@ impl Checker<'_> {
             }
             return true;
         }
-        let op = call((**func).clone(), args.clone(), rest, &e.span);
+        let base = match &func.kind {
+            ExprKind::Attribute { attr, .. } => attr.name.as_str(),
+            _ => "",
+        };
+        if base == "tensor_scalar_cumulative" {
+            self.cumulative(e, args, &rest, target, cx);
+            return true;
+        }
+        if matches!(base, "tensor_copy_predicated" | "select_reduce") {
+            self.predicated(base, e, args, &rest, &dst_value, target, cx);
+            return true;
+        }
+        if base == "memset" && args.is_empty() {
+            // `nisa.memset(dst=t, value=v)` (NKI's newer form): `t`'s shape.
+            if let Some(v) = rest.iter().find(|k| k.name.name == "value") {
+                if let Some(arg) = self.arg(&v.value, cx) {
+                    match arg {
+                        Arg::Scalar(value) => {
+                            let t = self.tensor(target.tensor);
+                            let res = Res {
+                                shape: target.size,
+                                memory: t.memory,
+                                dtype: t.dtype,
+                            };
+                            let dest = Dest::Into {
+                                target,
+                                accumulate: false,
+                            };
+                            self.emit(cx, Op::Memset { value }, vec![], res, dest, &e.span);
+                        }
+                        Arg::Tile(_, at) => self.error(CheckError::OpFormUnsupported {
+                            what: "`nisa.memset` of a tile".to_string(),
+                            help: "pass one number as `value=`".to_string(),
+                            at,
+                        }),
+                    }
+                }
+                return true;
+            }
+        }
+        let accumulate = is_matmul && self.matmul_accumulates(kwargs, &dst_value, &target);
+        let op = call((**func).clone(), args.to_vec(), rest, &e.span);
+        let dest = Dest::Into { target, accumulate };
+        self.tile_expr(&op, cx, dest, true);
+        true
+    }
+
+    /// Whether `nisa.nc_matmul(dst=t, ...)` adds to `t` (NKI's `accumulate=`): as the keyword
+    /// says when it is `True` or `False`; otherwise (`None`, absent) when `t` is a PSUM tile
+    /// bound outside the innermost enclosing hardware loop, so that the loop's iterations add
+    /// their products into it (the tiled matmul's contraction loop). A tile bound in the loop's
+    /// own body, or a matmul outside every loop, is overwritten.
+    fn matmul_accumulates(&mut self, kwargs: &[Keyword], dst: &Expr, target: &TileVal) -> bool {
+        if let Some(k) = kwargs.iter().find(|k| k.name.name == "accumulate") {
+            if !matches!(k.value.kind, ExprKind::None) {
+                return self.condition(&k.value, "accumulate").unwrap_or(false);
+            }
+        }
+        if self.tensor(target.tensor).memory != Memory::Psum {
+            return false;
+        }
+        let name = match &dst.kind {
+            ExprKind::Name(n) => Some(n.as_str()),
+            ExprKind::Subscript { value, .. } => match &value.kind {
+                ExprKind::Name(n) => Some(n.as_str()),
+                _ => None,
+            },
+            _ => None,
+        };
+        name.is_some_and(|n| self.bound_outside_loop(n))
+    }
+
+    /// `nisa.tensor_copy_predicated` and `nisa.select_reduce`, as `nl.where` into `dst` (and a
+    /// row reduction of it into `reduce_res`).
+    #[allow(clippy::too_many_arguments)]
+    fn predicated(
+        &mut self,
+        base: &str,
+        e: &Expr,
+        args: &[Expr],
+        rest: &[Keyword],
+        dst: &Expr,
+        target: TileVal,
+        cx: &mut StmtCtx,
+    ) {
+        let copy = base == "tensor_copy_predicated";
+        // NKI's positional order after `dst`, which is a keyword here.
+        let order: &[&str] = if copy {
+            &["src", "predicate"]
+        } else {
+            &["predicate", "on_true", "on_false"]
+        };
+        let get = |name: &str| -> Option<Expr> {
+            rest.iter()
+                .find(|k| k.name.name == name)
+                .map(|k| k.value.clone())
+                .or_else(|| {
+                    order
+                        .iter()
+                        .position(|n| *n == name)
+                        .and_then(|i| args.get(i).cloned())
+                })
+        };
+        let known: &[&str] = if copy {
+            &["src", "predicate", "reverse_pred", "dtype", "name"]
+        } else {
+            &[
+                "predicate",
+                "on_true",
+                "on_false",
+                "reduce_res",
+                "reduce_cmd",
+                "reduce_op",
+                "reverse_pred",
+                "dtype",
+                "name",
+            ]
+        };
+        if let Some(k) = rest.iter().find(|k| !known.contains(&k.name.name.as_str())) {
+            self.error(CheckError::OpFormUnsupported {
+                what: format!("`nisa.{base}` with `{}=`", k.name.name),
+                help: "leave the keyword out: nkc models this operation without it".to_string(),
+                at: k.span.clone(),
+            });
+            return;
+        }
+        if !copy {
+            if let Some(cmd) = rest.iter().find(|k| k.name.name == "reduce_cmd") {
+                let plain = matches!(&cmd.value.kind, ExprKind::Attribute { attr, .. }
+                    if attr.name == "reset_reduce" || attr.name == "idle");
+                if !plain {
+                    self.error(CheckError::OpFormUnsupported {
+                        what: format!(
+                            "`nisa.{base}` with a `reduce_cmd` other than `reset_reduce`: an accumulation register carried from one instruction to the next"
+                        ),
+                        help: "reduce each result on its own (`reduce_cmd=nisa.reduce_cmd.reset_reduce`) and combine the partial results with nl.maximum / nl.add".to_string(),
+                        at: cmd.span.clone(),
+                    });
+                    return;
+                }
+            }
+        }
+        let names: (&str, &str, &str) = if copy {
+            ("predicate", "src", "")
+        } else {
+            ("predicate", "on_true", "on_false")
+        };
+        let (Some(pred), Some(on_true)) = (get(names.0), get(names.1)) else {
+            let missing = if get(names.0).is_none() {
+                names.0
+            } else {
+                names.1
+            };
+            self.error(CheckError::OpFormUnsupported {
+                what: format!("`nisa.{base}` is missing its argument `{missing}`"),
+                help: format!("pass `{missing}=`"),
+                at: e.span.clone(),
+            });
+            return;
+        };
+        let on_false = if copy {
+            dst.clone()
+        } else if let Some(v) = get(names.2) {
+            v
+        } else {
+            self.error(CheckError::OpFormUnsupported {
+                what: format!("`nisa.{base}` is missing its argument `on_false`"),
+                help: "pass `on_false=` (a value or a `[P, 1]` tile)".to_string(),
+                at: e.span.clone(),
+            });
+            return;
+        };
+        let reverse = match rest.iter().find(|k| k.name.name == "reverse_pred") {
+            Some(k) => match self.condition(&k.value, "reverse_pred") {
+                Some(b) => b,
+                None => return,
+            },
+            None => false,
+        };
+        let (a, b) = if reverse {
+            (on_false, on_true)
+        } else {
+            (on_true, on_false)
+        };
+        let select = call(
+            nl_func("where", &e.span),
+            vec![pred, a, b],
+            Vec::new(),
+            &e.span,
+        );
         let dest = Dest::Into {
             target,
             accumulate: false,
         };
-        self.tile_expr(&op, cx, dest, true);
-        true
+        if self.tile_expr(&select, cx, dest, true).is_none() {
+            return;
+        }
+        let Some(res) = rest.iter().find(|k| k.name.name == "reduce_res") else {
+            return;
+        };
+        let Some((res_target, _)) = self.view(&res.value) else {
+            return;
+        };
+        let op = match rest.iter().find(|k| k.name.name == "reduce_op") {
+            Some(k) => k.value.clone(),
+            None => nl_func("max", &e.span),
+        };
+        let kw = |name: &str, value: Expr| Keyword {
+            name: Ident {
+                name: name.to_string(),
+                span: e.span.clone(),
+            },
+            value,
+            span: e.span.clone(),
+        };
+        let lit = |kind: ExprKind| Expr {
+            kind,
+            span: e.span.clone(),
+        };
+        let nisa = Expr {
+            kind: ExprKind::Attribute {
+                value: Box::new(lit(ExprKind::Name("nisa".to_string()))),
+                attr: Ident {
+                    name: "tensor_reduce".to_string(),
+                    span: e.span.clone(),
+                },
+            },
+            span: e.span.clone(),
+        };
+        let reduce = call(
+            nisa,
+            Vec::new(),
+            vec![
+                kw("op", op),
+                kw("data", dst.clone()),
+                kw("axis", lit(ExprKind::Int(1))),
+                kw("keepdims", lit(ExprKind::Bool(true))),
+            ],
+            &e.span,
+        );
+        let dest = Dest::Into {
+            target: res_target,
+            accumulate: false,
+        };
+        self.tile_expr(&reduce, cx, dest, true);
+    }
+
+    /// `nisa.tensor_scalar_cumulative` as a `tensor_scalar` and a `tensor_tensor_scan`.
+    fn cumulative(
+        &mut self,
+        e: &Expr,
+        args: &[Expr],
+        rest: &[Keyword],
+        target: TileVal,
+        cx: &mut StmtCtx,
+    ) {
+        const ORDER: [&str; 6] = ["src", "op0", "op1", "imm0", "imm1", "reduce_cmd"];
+        let get = |name: &str| -> Option<Expr> {
+            rest.iter()
+                .find(|k| k.name.name == name)
+                .map(|k| k.value.clone())
+                .or_else(|| {
+                    ORDER
+                        .iter()
+                        .position(|n| *n == name)
+                        .and_then(|i| args.get(i).cloned())
+                })
+                .filter(|v| !matches!(v.kind, ExprKind::None))
+        };
+        if let Some(k) = rest.iter().find(|k| {
+            !ORDER.contains(&k.name.name.as_str())
+                && k.name.name != "name"
+                && k.name.name != "dtype"
+        }) {
+            self.error(CheckError::OpFormUnsupported {
+                what: format!("`nisa.tensor_scalar_cumulative` with `{}=`", k.name.name),
+                help: "leave the keyword out: nkc models this operation without it".to_string(),
+                at: k.span.clone(),
+            });
+            return;
+        }
+        let span = &e.span;
+        let missing = ["src", "op0", "op1", "imm0"]
+            .into_iter()
+            .find(|n| get(n).is_none());
+        if let Some(m) = missing {
+            self.error(CheckError::OpFormUnsupported {
+                what: format!("`nisa.tensor_scalar_cumulative` is missing its argument `{m}`"),
+                help: format!("pass `{m}=`"),
+                at: span.clone(),
+            });
+            return;
+        }
+        let (src, op0, op1, imm0) = (
+            get("src").expect("checked present above"),
+            get("op0").expect("checked present above"),
+            get("op1").expect("checked present above"),
+            get("imm0").expect("checked present above"),
+        );
+        let cmd = get("reduce_cmd");
+        let cmd_name = match cmd.as_ref().map(|c| &c.kind) {
+            None => "reset_reduce",
+            Some(ExprKind::Attribute { attr, .. }) => attr.name.as_str(),
+            Some(_) => "",
+        };
+        let op1 = self.resolve_ref(&op1);
+        let op0 = self.resolve_ref(&op0);
+        let (op1_name, identity) = match op1.attr_of(&["nl", "np", "numpy"]) {
+            Some("add") => ("add", 0.0),
+            Some("multiply") => ("multiply", 1.0),
+            Some("maximum" | "max") => ("maximum", f64::NEG_INFINITY),
+            Some("minimum" | "min") => ("minimum", f64::INFINITY),
+            _ => {
+                self.error(CheckError::OpFormUnsupported {
+                    what: "`nisa.tensor_scalar_cumulative` with this `op1`".to_string(),
+                    help: "write op1=nl.add, nl.multiply, nl.maximum or nl.minimum".to_string(),
+                    at: op1.span.clone(),
+                });
+                return;
+            }
+        };
+        let load = match cmd_name {
+            "reset_reduce" | "idle" => false,
+            "load_reduce" => true,
+            _ => {
+                self.error(CheckError::OpFormUnsupported {
+                    what: "`nisa.tensor_scalar_cumulative` with a `reduce_cmd` that continues an accumulation register from an earlier instruction".to_string(),
+                    help: "start each scan from a known value: `reduce_cmd=nisa.reduce_cmd.load_reduce, imm1=` the last column of the earlier result".to_string(),
+                    at: cmd.as_ref().map_or(span.clone(), |c| c.span.clone()),
+                });
+                return;
+            }
+        };
+        let what = "`nisa.tensor_scalar_cumulative`";
+        let Some(x) = self.compute_tile(&src, cx, what) else {
+            return;
+        };
+        let (Some(f), Some(g)) = (self.alu_op(&op0), self.alu_op(&nl_func(op1_name, span))) else {
+            return;
+        };
+        let Some(a) = self.arg(&imm0, cx) else {
+            return;
+        };
+        let src_arg = Arg::Tile(x.clone(), src.span.clone());
+        let Some(stepped) = self.elementwise(f, src_arg, a, span, cx, Dest::Temp) else {
+            return;
+        };
+        let col = [x.size[0], 1];
+        let memset = |value: f32| Op::Memset { value };
+        let init = if load {
+            let Some(b) = get("imm1") else {
+                self.error(CheckError::OpFormUnsupported {
+                    what: "`reduce_cmd=load_reduce` without `imm1`".to_string(),
+                    help: "pass the value to start from as `imm1=`".to_string(),
+                    at: span.clone(),
+                });
+                return;
+            };
+            match self.arg(&b, cx) {
+                Some(Arg::Scalar(v)) => {
+                    self.emit(cx, memset(v), vec![], Res::sbuf(col), Dest::Temp, span)
+                }
+                Some(Arg::Tile(t, s)) if t.size == col && self.compute_src(&t, &s, what) => Some(t),
+                Some(Arg::Tile(t, s)) => {
+                    self.error(CheckError::OpFormUnsupported {
+                        what: format!(
+                            "{what}: `imm1` is {:?} but must be a value or [{}, 1]",
+                            t.size, col[0]
+                        ),
+                        help: "give one value per partition".to_string(),
+                        at: s,
+                    });
+                    None
+                }
+                None => None,
+            }
+        } else {
+            self.emit(
+                cx,
+                memset(identity as f32),
+                vec![],
+                Res::sbuf(col),
+                Dest::Temp,
+                span,
+            )
+        };
+        let Some(init) = init else {
+            return;
+        };
+        let Some(ones) = self.emit(cx, memset(1.0), vec![], Res::sbuf(x.size), Dest::Temp, span)
+        else {
+            return;
+        };
+        let dest = Dest::Into {
+            target,
+            accumulate: false,
+        };
+        let op = Op::TensorTensorScan {
+            op0: vocab::AluOp::Multiply,
+            op1: g,
+        };
+        self.emit(
+            cx,
+            op,
+            vec![ones, stepped, init],
+            Res::sbuf(x.size),
+            dest,
+            span,
+        );
+    }
+
+    /// Whether `e` is a name bound to a tile, or a subscript of one.
+    fn names_tile(&self, e: &Expr) -> bool {
+        let name = match &e.kind {
+            ExprKind::Name(n) => n,
+            ExprKind::Subscript { value, .. } => match &value.kind {
+                ExprKind::Name(n) => n,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        matches!(
+            self.find(name).map(|b| &b.value),
+            Some(super::Value::Tile(_))
+        )
+    }
+
+    /// `e`, or the `nl.NAME` / `np.NAME` it names when it is a name bound to an operation of
+    /// NKI's API (`op1=op1` for a kernel argument `op1=nl.add`).
+    fn resolve_ref(&mut self, e: &Expr) -> Expr {
+        let ExprKind::Name(n) = &e.kind else {
+            return e.clone();
+        };
+        let Some(super::Value::Py(p)) = self.find(n).map(|b| b.value.clone()) else {
+            return e.clone();
+        };
+        match &*p {
+            super::pyvalue::Py::Ref(module, name) => {
+                let m = if *module == "nisa" { "nisa" } else { "nl" };
+                let mut f = nl_func(name, &e.span);
+                if let ExprKind::Attribute { value, .. } = &mut f.kind {
+                    value.kind = ExprKind::Name(m.to_string());
+                }
+                f
+            }
+            _ => e.clone(),
+        }
     }
 }

@@ -149,6 +149,7 @@ fn engines_running(op: &Op) -> &'static [EngineClass] {
         | Op::Memset { .. }
         | Op::Iota { .. } => &[Vector, GpSimd],
         Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => &[Vector],
+        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => &[Vector],
     }
 }
 
@@ -559,7 +560,11 @@ impl Checker<'_> {
 /// instead: `(note, help)`.
 pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str)> {
     Some(match name {
-        "range_select" | "select_reduce" | "tensor_copy_predicated" => (
+        "select_reduce" | "tensor_copy_predicated" | "tensor_scalar_cumulative" => (
+            "nkc has this operation as a statement that writes its `dst=` tile",
+            "write it as a statement with `dst=`: `nisa.select_reduce(dst=t, predicate=c, on_true=a, on_false=b)`, `nisa.tensor_copy_predicated(dst=t, src=s, predicate=c)`",
+        ),
+        "range_select" => (
             "nkc has no selection by a predicate on the indices",
             "compute the condition as a tile (a comparison such as nl.greater_equal(a, b)) and select with nl.where(cond, x, y)",
         ),
@@ -567,7 +572,7 @@ pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str
             "nkc's indices are affine in the loop variables: there is no indexing by values in a tile",
             "index with slices whose bounds are affine in the loop variables",
         ),
-        "max8" | "nc_find_index8" | "nc_match_replace8" | "nc_stream_shuffle" | "sequence_bounds" => (
+        "nc_stream_shuffle" | "sequence_bounds" => (
             "nkc does not model this special-purpose instruction",
             "compute it with nl.max / nl.where / nl.equal on whole tiles",
         ),

@@ -367,6 +367,14 @@ pub enum CheckError {
     /// An in-place update with an operator tiles do not have.
     #[error("`{op}=` is not defined on tiles")]
     UpdateNotOnTiles { op: &'static str, at: Span },
+    /// A form of an NKI operation that nkc does not model (`what` names it, `help` says what to
+    /// write instead).
+    #[error("{what}")]
+    OpFormUnsupported {
+        what: String,
+        help: String,
+        at: Span,
+    },
     /// A loop variable that reuses a bound name.
     #[error("the loop variable `{name}` reuses a name already bound")]
     LoopVarShadows { name: String, prev: Span, at: Span },
@@ -732,7 +740,8 @@ impl CheckError {
             | UnpackCount { .. }
             | UnpackNotTuple { .. }
             | UpdateScalar { .. }
-            | UpdateNotOnTiles { .. } => codes::UNSUPPORTED,
+            | UpdateNotOnTiles { .. }
+            | OpFormUnsupported { .. } => codes::UNSUPPORTED,
             SlicedNkiMethod { .. } | SliceOfNonName { .. } | SubscriptOfScalar { .. } => {
                 codes::NOT_SUBSCRIPTABLE
             }
@@ -960,6 +969,7 @@ impl CheckError {
             | UpdateTuple { at, .. }
             | UpdateHbm { at, .. }
             | UpdateNotOnTiles { at, .. }
+            | OpFormUnsupported { at, .. }
             | LoopVarShadows { at, .. }
             | BadLoopIter { at, .. }
             | LoopBound { at, .. }
@@ -1406,6 +1416,7 @@ impl From<CheckError> for Diagnostic {
             UnsupportedVector { why, .. } => d.with_label(why).with_help(
                 "write `offset + nl.arange(n)[:, None]` (or `[None, :]`), or a slice `lo:hi`",
             ),
+            OpFormUnsupported { help, .. } => d.with_label("not modelled").with_help(help),
             MaskUnsupported { .. } => d
                 .with_label("this mask")
                 .with_note("a mask keeps a box of the tile (each comparison bounds one index vector: `i * 128 + i_p < n`, `i_f >= k`, joined with `&`), or the elements below a flattened row-major offset (`512 * i_p + i_f < n`)")

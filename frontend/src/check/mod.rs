@@ -73,6 +73,7 @@ mod out_params;
 mod pe_tiling;
 mod patterns;
 mod scan_stats_ops;
+mod top8_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 // psum_banks: PSUM arrays of several banks, each access within one bank.
 mod psum_banks;

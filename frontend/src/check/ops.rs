@@ -26,6 +26,7 @@ use super::error::{matmul_excess, CheckError};
 use super::mask_sums::mask_hull;
 use super::scan_stats_ops;
 use super::stmts::Class;
+use super::top8_ops;
 use super::vectors::MaskPieces;
 use super::{CInst, CTensor, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
@@ -135,6 +136,13 @@ pub(super) enum OpKind {
     LoopReduce,
     /// `nisa.nc_transpose(x, engine=nisa.vector_engine)`.
     VectorTranspose,
+    // The operations of `check/top8_ops.rs`.
+    /// `nisa.max8(src)`.
+    Max8,
+    /// `nisa.nc_find_index8(data, vals)`.
+    FindIndex8,
+    /// `nisa.nc_match_replace8(data, vals, imm, dst_idx)`.
+    MatchReplace8,
 }
 
 fn nl_op(name: &str) -> Option<OpKind> {
@@ -178,7 +186,11 @@ fn nisa_op(name: &str) -> Option<OpKind> {
         "scalar_tensor_tensor" => OpKind::TensorScalar,
         // A DMA whose access pattern transposes: `nl.load_transpose2d`'s meaning.
         "dma_transpose" => OpKind::LoadTranspose,
-        _ => return elementwise_ops::nisa_extra(name).or_else(|| scan_stats_ops::nisa_ops(name)),
+        _ => {
+            return elementwise_ops::nisa_extra(name)
+                .or_else(|| scan_stats_ops::nisa_ops(name))
+                .or_else(|| top8_ops::nisa_ops(name))
+        }
     })
 }
 
@@ -364,6 +376,7 @@ fn params(kind: OpKind) -> &'static [Param] {
         | OpKind::BnAggr
         | OpKind::LoopReduce
         | OpKind::VectorTranspose => scan_stats_ops::params(kind),
+        OpKind::Max8 | OpKind::FindIndex8 | OpKind::MatchReplace8 => top8_ops::params(kind),
     }
 }
 
@@ -1182,6 +1195,9 @@ impl Checker<'_> {
             | OpKind::BnAggr
             | OpKind::LoopReduce
             | OpKind::VectorTranspose => self.scan_stats_op(kind, &slots, span, cx, dest),
+            OpKind::Max8 | OpKind::FindIndex8 | OpKind::MatchReplace8 => {
+                self.top8_op(kind, &slots, span, cx, dest)
+            }
             OpKind::Store | OpKind::Range => None,
         }
     }
@@ -1777,9 +1793,13 @@ impl Checker<'_> {
                 }
             }
         }
-        match e.attr_of(&["nl"]) {
+        match e.attr_of(&["nl", "np", "numpy"]) {
             Some("float32") => return Some(DType::F32),
             Some("bfloat16") => return Some(DType::Bf16),
+            // Integer tiles (indices, counts) are held as float32, exact below 2^24.
+            Some("uint32" | "int32" | "uint16" | "int16" | "uint8" | "int8") => {
+                return Some(DType::F32)
+            }
             _ => {}
         }
         if matches!(e.kind, ExprKind::Error) {

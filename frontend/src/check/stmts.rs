@@ -504,6 +504,9 @@ impl Checker<'_> {
         let e = match (&prev.value, class) {
             // A helper's parameters are its locals, which it may rebind.
             (Value::Param(_), _) if self.frames > 0 => return true,
+            // Outside loops a kernel rebinds a parameter's name as Python does (`x =
+            // x.reshape(...)`, `imm = nl.load(imm)`); the parameter itself is unchanged.
+            (Value::Param(_), _) if !self.bound_outside_loop(&id.name) => return true,
             (Value::Param(_), _) => CheckError::AssignToParam {
                 name: id.name.clone(),
                 prev: prev.span,
@@ -538,7 +541,7 @@ impl Checker<'_> {
     }
 
     /// True when the statement being checked is in a loop body and `name` is bound outside it.
-    fn bound_outside_loop(&self, name: &str) -> bool {
+    pub(super) fn bound_outside_loop(&self, name: &str) -> bool {
         let inner = self.scopes.len() - 1;
         self.enclosing.len() > self.loop_base && !self.scopes[inner].contains_key(name)
     }

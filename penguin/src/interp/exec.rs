@@ -489,6 +489,49 @@ impl<'f> Machine<'f> {
                 }
                 out
             }
+            Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => {
+                let x = self.read(inst, name, &data.srcs[0])?;
+                let (xp, xf) = x.shape();
+                let top = vocab::TOP8;
+                let out_f = match op {
+                    Op::MatchReplace8 { .. } => xf,
+                    _ => top,
+                };
+                if (p, f) != (xp, out_f) || xf < vocab::TOP8_MIN_FREE {
+                    return Err(self.bad_shape(
+                        inst,
+                        "the destination",
+                        (p, f),
+                        format!("[{xp}, {out_f}] (from a source of at least {top} columns)"),
+                    ));
+                }
+                let vals = match op {
+                    Op::Max8 => None,
+                    _ => {
+                        let v = self.read(inst, name, &data.srcs[1])?;
+                        self.elementwise_src(inst, "the values", &v, p, top, false)?;
+                        Some(v)
+                    }
+                };
+                elements = x.data.len() as u64;
+                let mut out = vec![0.0f32; p * f];
+                for (pi, (row, o)) in x
+                    .data
+                    .chunks_exact(xf)
+                    .zip(out.chunks_exact_mut(f))
+                    .enumerate()
+                {
+                    let v = vals.as_ref().map(|v| &v.data[pi * top..(pi + 1) * top]);
+                    match (op, v) {
+                        (Op::FindIndex8, Some(v)) => vocab::find_index8(row, v, o),
+                        (Op::MatchReplace8 { imm }, Some(v)) => {
+                            vocab::match_replace8(row, v, *imm, o)
+                        }
+                        _ => vocab::max8(row, o),
+                    }
+                }
+                out
+            }
             Op::BnStats | Op::BnAggr => {
                 let x = self.read(inst, name, &data.srcs[0])?;
                 let (xp, xf) = x.shape();

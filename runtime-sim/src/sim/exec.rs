@@ -1069,6 +1069,29 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                 _ => rows.flat_map(vocab::bn_aggr).collect(),
             }
         }
+        Op::Max8 { .. } | Op::FindIndex8 { .. } | Op::MatchReplace8 { .. } => {
+            let x = st.read(&res[1]);
+            let xf = (res[1].free as usize).max(1);
+            let top = vocab::TOP8;
+            let vals = match op {
+                Op::Max8 { .. } => Vec::new(),
+                _ => st.read(&res[2]),
+            };
+            let mut out = vec![0.0f32; p * f];
+            for (pi, (row, o)) in x
+                .chunks_exact(xf)
+                .zip(out.chunks_exact_mut(f.max(1)))
+                .enumerate()
+            {
+                let v = vals.get(pi * top..(pi + 1) * top).unwrap_or(&[]);
+                match op {
+                    Op::FindIndex8 { .. } => vocab::find_index8(row, v, o),
+                    Op::MatchReplace8 { imm, .. } => vocab::match_replace8(row, v, *imm, o),
+                    _ => vocab::max8(row, o),
+                }
+            }
+            out
+        }
         Op::Memset { value, .. } => vec![*value; p * f],
         Op::Iota {
             base, pstep, fstep, ..

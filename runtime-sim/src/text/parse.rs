@@ -502,6 +502,27 @@ impl Parser {
                 let (dst, src) = self.dst_src()?;
                 Op::BnStats { dst, src }
             }
+            "max8" => {
+                let (dst, src) = self.dst_src()?;
+                Op::Max8 { dst, src }
+            }
+            "find_index8" | "match_replace8" => {
+                let (dst, src) = self.dst_src()?;
+                self.expect_punct(",")?;
+                let vals = self.ap()?;
+                if opname == "find_index8" {
+                    Op::FindIndex8 { dst, src, vals }
+                } else {
+                    self.expect_punct(",")?;
+                    let imm = self.float("a value")?;
+                    Op::MatchReplace8 {
+                        dst,
+                        src,
+                        vals,
+                        imm,
+                    }
+                }
+            }
             "bn_aggr" => {
                 let (dst, src) = self.dst_src()?;
                 Op::BnAggr { dst, src }

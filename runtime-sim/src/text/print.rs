@@ -307,6 +307,25 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
             s.push_str("bn_stats ");
             aps(s, &[dst, src]);
         }
+        Op::Max8 { dst, src } => {
+            s.push_str("max8 ");
+            aps(s, &[dst, src]);
+        }
+        Op::FindIndex8 { dst, src, vals } => {
+            s.push_str("find_index8 ");
+            aps(s, &[dst, src, vals]);
+        }
+        Op::MatchReplace8 {
+            dst,
+            src,
+            vals,
+            imm,
+        } => {
+            s.push_str("match_replace8 ");
+            aps(s, &[dst, src, vals]);
+            s.push_str(", ");
+            write_float(s, *imm);
+        }
         Op::BnAggr { dst, src } => {
             s.push_str("bn_aggr ");
             aps(s, &[dst, src]);
