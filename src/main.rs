@@ -710,7 +710,7 @@ fn compile(
     let text = match emit {
         Emit::Ast | Emit::Penguin => text,
         Emit::Pipelined => pipelined,
-        Emit::Bir => backend::bir::write_bir(&compiled.func, &compiled.bir),
+        Emit::Bir => backend::codegen::bir::write_bir(&compiled.func, &compiled.bir),
         Emit::Isa => runtime_sim::text::print(&compiled.program),
     };
     Ok((text, cx.times))

@@ -47,9 +47,9 @@ mod common;
 #[path = "common/schedules.rs"]
 mod schedules;
 
-use backend::bir::{lower_function, write_bir};
-use backend::bir_parse::parse_bir;
-use backend::bir_verify::verify_bir;
+use backend::codegen::bir::{lower_function, write_bir};
+use backend::codegen::bir_parse::parse_bir;
+use backend::codegen::bir_verify::verify_bir;
 use common::{expectations, line_of, nk_files};
 use nkc::driver::{self, Source};
 use nkc::pipeline::{self, CompileOptions, Context, Form, PipelineMode, PrintAfter};

@@ -3,8 +3,8 @@
 //! the program compiled with the former pruning, which simulated the (trip-clamped) program
 //! once per wait and kept a wait removed when the simulation reported no race.
 
-use backend::emit::Emitted;
-use backend::sync::Sync;
+use backend::codegen::emit::Emitted;
+use backend::codegen::sync::Sync;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use penguin::pipeline::PipelineLog;
@@ -34,7 +34,7 @@ fn prune_by_simulation(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) ->
         ..Options::default()
     };
     let races = |sync: &Sync| -> bool {
-        let (prog, _) = backend::assemble(em, sync, tensors.to_vec());
+        let (prog, _) = backend::codegen::assemble(em, sync, tensors.to_vec());
         simulate(&prog, &[], &opts).map_or(true, |r| !r.races.is_empty())
     };
     let dynamic: u64 = em
