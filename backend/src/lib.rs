@@ -198,7 +198,7 @@ pub fn compile_observed(
         if expansions.len() >= MAX_EXPANSIONS {
             break (bir, schedules);
         }
-        let note = expand::expand_recurrence(&mut expanded, &bir, &schedules);
+        let note = expand_recurrence(&mut expanded, &bir, &schedules);
         observe("expand", PassOutput::Penguin(&expanded));
         match note {
             Some(note) => expansions.push(note),
@@ -313,6 +313,20 @@ pub fn compile_observed(
         schedules,
         expansions,
     })
+}
+
+/// Gives one more ring slot to the tile whose reuse bounds a pipelined loop, as the modulo
+/// scheduler's recurrences decide ([`expand::compute_expansion`], on BIR) and the Penguin side
+/// realises ([`transform::ring_slots::apply`]); returns the log's line, `None` when no tile
+/// qualifies.
+pub(crate) fn expand_recurrence(
+    func: &mut Function,
+    bir: &bir::Bir,
+    schedules: &[modulo::ModuloSchedule],
+) -> Option<String> {
+    let x = expand::compute_expansion(func, bir, schedules)?;
+    transform::ring_slots::apply(func, x.tensor, x.axis, x.slots);
+    Some(x.note)
 }
 
 /// Runs the BIR verifier ([`bir_verify`]) after backend pass `pass` in debug builds (and so in

@@ -36,12 +36,12 @@
 //! stay `orig_trip + num_stages − 1` (a store moved past the last stage adds a stage).
 
 use crate::codegen::bir::{lower_function, Bir};
-use crate::codegen::expand;
 use crate::codegen::modulo::{schedule_loops, MIN_GAIN_PERCENT};
 use crate::codegen::queues::compute_queue_plan;
 use crate::codegen::schedule::schedule_bodies;
 use crate::cost::guards::running_iterations;
 use crate::transform::ring_reads::compute_reads_kept;
+use crate::transform::ring_slots;
 use crate::MAX_EXPANSIONS;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{Op, StmtKind};
@@ -131,7 +131,7 @@ fn compute_figures(func: &Function) -> Option<Vec<LoopFigures>> {
         let plan = compute_queue_plan(&expanded, &bir);
         let schedules = schedule_loops(&expanded, &mut bir, &plan);
         if expansions < MAX_EXPANSIONS
-            && expand::expand_recurrence(&mut expanded, &bir, &schedules).is_some()
+            && crate::expand_recurrence(&mut expanded, &bir, &schedules).is_some()
         {
             expansions += 1;
             continue;
@@ -182,7 +182,7 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, Tensor, u32)> {
         if !alone || shared || out.iter().any(|&(_, t, _)| t == src.tensor) {
             continue;
         }
-        if let Some(n) = expand::expandable(func, src.tensor, l) {
+        if let Some(n) = ring_slots::expandable(func, src.tensor, l) {
             out.push((s, src.tensor, n));
         }
     }
@@ -200,7 +200,7 @@ fn retime(func: &mut Function, l: Axis, s: Stmt, t: Tensor, n: u32) -> bool {
     };
     let first = store_runs.first().is_some_and(|r| r.start == 0);
     let last = store_runs.last().is_some_and(|r| r.end == trip);
-    expand::apply(func, t, l, n + 1);
+    ring_slots::apply(func, t, l, n + 1);
     let earlier = AffineExpr::from_terms([(l, 1)], -1);
     func.map_exprs(s, &|e| e.substitute(l, &earlier));
     if first {

@@ -36,6 +36,7 @@
 //! past the SBUF or the PSUM's banks (that is an error instead).
 
 use crate::codegen::bir::{BNode, Bir};
+pub use crate::cost::budget::SBUF_ALIGN;
 use crate::error::BackendError;
 use penguin::ir::{Memory, TensorKind};
 use penguin::listing::capped_list;
@@ -89,10 +90,6 @@ pub struct Allocation {
     /// Live ranges `[first, last]` in program positions, per on-chip buffer.
     pub live: BTreeMap<Tensor, (usize, usize)>,
 }
-
-/// The alignment of every SBUF slot, in bytes per partition (and of every scratch tensor's
-/// offset in its arena, in bytes).
-pub const SBUF_ALIGN: u64 = 64;
 
 /// The live range of every buffer `bir` uses.
 pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {

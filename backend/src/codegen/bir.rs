@@ -23,6 +23,7 @@
 //! is never on `pool`. The verifier ([`crate::codegen::bir_verify`]) checks them.
 
 use crate::codegen::masks;
+pub use crate::cost::dma::{dma_tile, tile_bytes};
 use crate::error::BackendError;
 use cranelift_entity::{entity_impl, PrimaryMap};
 use penguin::affine::Predicate;
@@ -242,21 +243,6 @@ impl Lower<'_> {
         });
         Ok(idx)
     }
-}
-
-/// The on-chip tile of a load (which writes it) or a store (which reads it); `None` for any other
-/// operation.
-pub fn dma_tile<'a>(op: &Op, dst: &'a Operand, srcs: &'a [Operand]) -> Option<&'a Operand> {
-    match op {
-        Op::Load => Some(dst),
-        Op::Store => srcs.first(),
-        _ => None,
-    }
-}
-
-/// The bytes a transfer of `tile` moves: its elements times their size.
-pub fn tile_bytes(func: &Function, tile: &Operand) -> u64 {
-    tile.access.size.iter().product::<u64>() * func.tensors[tile.tensor].dtype.size_bytes()
 }
 
 /// The cost of an instruction for load balancing and scheduling, from the machine description:

@@ -22,6 +22,7 @@
 use crate::codegen::alloc::{Allocation, Place};
 use crate::codegen::bir::{BNode, Bir, BirInst, BirLoop};
 use crate::codegen::queues::{compute_queue_plan, QueuePlan};
+pub use crate::cost::dma::dma_pieces;
 use crate::error::BackendError;
 use cranelift_entity::SecondaryMap;
 use penguin::affine::{AffineExpr, CmpOp as PCmp};
@@ -30,7 +31,6 @@ use penguin::{Axis, Function, Tensor};
 use runtime_sim::isa::{
     self, Ap, Cmp, CmpOp, Dim, DmaSide, Engine, Expr, HbmAp, Inst, Meta, Op, Reg, Term,
 };
-use runtime_sim::machine::{self, DMA_QUEUES};
 use std::collections::HashMap;
 
 /// Where a footprint lies.
@@ -643,18 +643,4 @@ fn reduce_slot(sel: &AffineExpr, n: i64) -> AffineExpr {
         sel.terms().iter().map(|&(a, c)| (a, c.rem_euclid(n))),
         sel.constant_term(),
     )
-}
-
-/// How many pieces a lone transfer of `np` partitions and `bytes` would be split into for its
-/// latency: a power of two that divides `np`, at most the 16 queues, and no more than keeps each
-/// piece's queue time at least twice the `sp` issue cost. The emergent heuristic estimates a
-/// tile's DMA time with it; the emitter's actual split balances whole loop bodies
-/// ([`crate::codegen::queues::compute_queue_plan`]).
-pub fn dma_pieces(np: u64, bytes: u64) -> u64 {
-    let want = machine::dma_queue_cycles(bytes) / (2 * machine::dma_issue_cycles());
-    let mut k = 1;
-    while k * 2 <= DMA_QUEUES as u64 && k * 2 <= want && np.is_multiple_of(k * 2) {
-        k *= 2;
-    }
-    k
 }

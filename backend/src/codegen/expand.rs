@@ -29,20 +29,26 @@
 use crate::codegen::bir::Bir;
 use crate::codegen::ldg::DepKind;
 use crate::codegen::modulo::ModuloSchedule;
-use crate::cost::budget;
-use crate::cost::loop_cost::MAX_DEPTH;
-use crate::transform::ring_reads::compute_reads_kept;
-use penguin::affine::AffineExpr;
-use penguin::ir::{BlockDim, Memory, TensorKind};
+use crate::transform::ring_slots::expandable;
 use penguin::{Axis, Function, Tensor};
 
-/// Expands the first tile, on the critical cycle of a recurrence-bound pipelined loop, that the
-/// rule allows; returns what it did, for the log.
-pub fn expand_recurrence(
-    func: &mut Function,
+/// One more ring slot for a tile: which tile, along which loop, how many slots it gets, and why
+/// (the log's line). [`crate::transform::ring_slots::apply`] realises it on the Penguin function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpansionData {
+    pub tensor: Tensor,
+    pub axis: Axis,
+    pub slots: u32,
+    pub note: String,
+}
+
+/// The first tile, on the critical cycle of a recurrence-bound pipelined loop, that the rule
+/// allows one more slot; `None` when there is none. The function is read, not changed.
+pub fn compute_expansion(
+    func: &Function,
     bir: &Bir,
     schedules: &[ModuloSchedule],
-) -> Option<String> {
+) -> Option<ExpansionData> {
     for s in schedules {
         let l = bir.loops[s.lp].axis;
         // A peeled loop's ResMII counts every stage in every iteration (no fill or drain to
@@ -63,13 +69,12 @@ pub fn expand_recurrence(
                 continue;
             }
             if let Some(n) = expandable(func, t, l) {
-                apply(func, t, l, n + 1);
                 let above = if s.rec_mii > s.res_average {
                     format!("sets RecMII {}", s.rec_mii)
                 } else {
                     format!("holds the schedule at II {}", s.search_ii)
                 };
-                return Some(format!(
+                let note = format!(
                     "`{}` in loop `{}` gets {} slots (was {}): its reuse is on the recurrence that \
                      {above} above its resources' {} cycles per iteration (averaged over the \
                      fill and the drain): {}",
@@ -79,7 +84,13 @@ pub fn expand_recurrence(
                     n,
                     s.res_average,
                     s.rec_cycle
-                ));
+                );
+                return Some(ExpansionData {
+                    tensor: t,
+                    axis: l,
+                    slots: n + 1,
+                    note,
+                });
             }
         }
     }
@@ -101,49 +112,4 @@ fn pipelined(func: &Function, bir: &Bir, l: crate::codegen::bir::BirLoop) -> boo
         }
         crate::codegen::bir::BNode::Loop(_) => false,
     })
-}
-
-/// The current slot count of `t` when one more slot along `l` keeps every value (module doc).
-pub(crate) fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
-    let td = &func.tensors[t];
-    if td.memory != Memory::Sbuf || td.kind != TensorKind::Local {
-        return None;
-    }
-    let n = match td.block.as_slice() {
-        [] => 1,
-        [b] if b.axis == l => b.count,
-        _ => return None,
-    };
-    if n >= MAX_DEPTH || !compute_reads_kept(func, t, l, n + 1) {
-        return None;
-    }
-    fits_one_more_slot(func, t, n)
-}
-
-/// `Some(n)` when one more slot of `t` (of `n` slots) fits in SBUF, every tensor counted with
-/// all its slots.
-fn fits_one_more_slot(func: &Function, t: Tensor, n: u32) -> Option<u32> {
-    let used = budget::sbuf_in_use(func);
-    let slot = budget::slot_bytes(&func.tensors[t], u64::from(n));
-    budget::sbuf_fits(used + slot).then_some(n)
-}
-
-/// Gives `t` `count` slots along `l`; an unblocked tile's accesses select slot `iv`.
-pub(crate) fn apply(func: &mut Function, t: Tensor, l: Axis, count: u32) {
-    let was_blocked = !func.tensors[t].block.is_empty();
-    func.tensors[t].block = vec![BlockDim { axis: l, count }];
-    if was_blocked {
-        return;
-    }
-    let sel = vec![AffineExpr::iv(l)];
-    for (_, d) in func.insts.iter_mut() {
-        if d.dst.tensor == t {
-            d.dst.access.slots = sel.clone();
-        }
-        for o in &mut d.srcs {
-            if o.tensor == t {
-                o.access.slots = sel.clone();
-            }
-        }
-    }
 }

@@ -4,8 +4,8 @@
 //! synchronisation ([`clamp`], [`sync`], [`hb`]) and the program ([`assemble`], [`hoist`]).
 //!
 //! Invariant: the passes here run on BIR and the emitted kernel; the Penguin function is read
-//! (for its tensors and loops), never rewritten, except by [`expand`], which hands its slot to
-//! the Penguin side.
+//! (for its tensors and loops), never rewritten: [`expand`] decides a ring slot and
+//! `crate::transform::ring_slots` realises it.
 
 pub mod alloc;
 pub mod assemble;

@@ -5,7 +5,7 @@
 //! expansion ([`crate::codegen::expand`]) all ask "do these slots still fit?", and all answer it here, with
 //! one accounting:
 //! - an SBUF tensor takes its bytes per partition, all slots together, rounded up to the
-//!   allocator's alignment ([`crate::codegen::alloc::SBUF_ALIGN`]): [`tensor_bytes`], summed over the kernel
+//!   allocator's alignment ([`crate::cost::budget::SBUF_ALIGN`]): [`tensor_bytes`], summed over the kernel
 //!   by [`sbuf_in_use`]; one more slot of a tensor costs one slot rounded up the same way
 //!   ([`slot_bytes`]);
 //! - a PSUM tensor takes whole banks, one per slot, since a tile never crosses a bank
@@ -24,11 +24,14 @@
 //! Invariants: nothing here changes the function; tensor dimensions and block counts are non-zero
 //! (checked by the Penguin verifier), so a slot is never empty and every division is exact.
 
-use crate::codegen::alloc::SBUF_ALIGN;
 use penguin::ir::{Memory, StmtKind, TensorData};
 use penguin::{Function, Tensor};
 use runtime_sim::machine::{PSUM_BANKS, PSUM_BANK_BYTES, SBUF_PARTITION_BYTES};
 use std::collections::BTreeSet;
+
+/// The alignment of every SBUF slot, in bytes per partition (and of every scratch tensor's
+/// offset in its arena, in bytes).
+pub const SBUF_ALIGN: u64 = 64;
 
 /// `bytes` rounded up to the allocator's SBUF alignment.
 pub fn aligned(bytes: u64) -> u64 {

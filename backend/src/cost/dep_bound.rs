@@ -148,7 +148,7 @@ fn fill_bound(func: &Function, heads: &[Instance], tails: &[Instance]) -> (u64, 
         debug_assert_eq!(h.inst, t.inst, "both walks visit the same instances");
         let d = &func.insts[h.inst];
         let lat = min_latency(func, h.inst);
-        if let Some(tile) = crate::codegen::bir::dma_tile(&d.op, &d.dst, &d.srcs) {
+        if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
             let bytes = transfer_bytes(func, d, tile);
             let issue = machine::dma_issue_cycles();
             // The bytes move after one issue and the fixed latency; the last piece's bytes
@@ -446,7 +446,7 @@ fn transfer_bytes(func: &Function, d: &penguin::ir::InstData, tile: &Operand) ->
 /// reader that waits piece by piece follows it by no more (`None` for a compute instruction).
 pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
     let d = &func.insts[i];
-    let tile = crate::codegen::bir::dma_tile(&d.op, &d.dst, &d.srcs)?;
+    let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
     let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
     let bytes = transfer_bytes(func, d, tile);
     [1u64, 2, 4, 8, 16]
@@ -459,7 +459,7 @@ pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
 /// The least time instruction `i` can take from its start to its effect (module doc).
 pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
     let d = &func.insts[i];
-    if let Some(tile) = crate::codegen::bir::dma_tile(&d.op, &d.dst, &d.srcs) {
+    if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
         let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
         let bytes = transfer_bytes(func, d, tile);
         return [1u64, 2, 4, 8, 16]

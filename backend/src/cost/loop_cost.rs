@@ -3,14 +3,14 @@
 //! ([`body_compute`]), `sp`'s cycles issuing its transfers ([`issue_cycles`]), and how many ring
 //! slots a tile's transfer wants against the compute ([`wanted_depth`]; the rings are built at
 //! most [`MAX_DEPTH`] deep). A transfer is split into pieces as the emitter splits it
-//! ([`crate::codegen::emit::dma_pieces`]).
+//! ([`crate::cost::dma::dma_pieces`]).
 //!
 //! The ring choice ([`crate::transform::emergent::plan`]), the nest realisation ([`crate::transform::emergent::nest`]), `num_stages="auto"`
 //! ([`crate::transform::emergent::auto`]) and unrolling ([`crate::transform::unroll`]) read these; nothing here changes the
 //! function. A guarded statement counts in proportion to how often its guards hold
 //! ([`crate::cost::guards::guard_fraction`]); a nested loop counts its trip count times its body.
 
-use crate::codegen::emit::dma_pieces;
+use crate::cost::dma::dma_pieces;
 use penguin::ir::{Op, Pipelined, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::machine;

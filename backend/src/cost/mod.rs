@@ -7,5 +7,6 @@
 
 pub mod budget;
 pub mod dep_bound;
+pub mod dma;
 pub mod guards;
 pub mod loop_cost;

@@ -10,4 +10,5 @@ pub mod emergent;
 pub mod flatten;
 pub mod fold_zeros;
 pub mod ring_reads;
+pub mod ring_slots;
 pub mod unroll;

@@ -35,7 +35,7 @@
 //! its spans and annotations; the instances run, and the order of the accesses to every shared
 //! tensor, are those of the loop as written.
 
-use crate::codegen::bir::{dma_tile, tile_bytes};
+use crate::cost::dma::{dma_tile, tile_bytes};
 use penguin::affine::{AffineExpr, Predicate};
 use penguin::ir::{AxisData, Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};

@@ -68,7 +68,7 @@
 //! semaphores enforce exactly these orders (the race detector checks it on every example).
 //!
 //! **Issue-bound loops: a whole execution ahead.** When `sp` spends at least as long issuing
-//! one iteration's transfers (pieces as [`crate::codegen::emit::dma_pieces`] splits them) as the compute
+//! one iteration's transfers (pieces as [`crate::cost::dma::dma_pieces`] splits them) as the compute
 //! engines spend on it, `sp` is the bottleneck and each of its waits costs time. The copies
 //! above turn off once per execution of `L` (the in-loop copy at `l + P = ub(L)`, a carry at the
 //! start of the next execution), and when a guarded transfer turns off `sp` first waits for its
