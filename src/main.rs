@@ -564,7 +564,7 @@ fn check_command(a: CheckArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Ou
             let specs = spec
                 .specs(&src, a.kernel.as_deref(), &a.spec.inputs)
                 .map_err(|f| (f, Some(src.clone())))?;
-            driver::check(&src, a.kernel.as_deref(), &specs, popts, env.log)
+            pipeline::check(&src, a.kernel.as_deref(), &specs, popts, env.log)
                 .map_err(|f| (f, Some(src)))
         });
         match result {

@@ -616,3 +616,67 @@ fn strip_annotations(func: &mut Function) {
     }
     func.annots.clear();
 }
+
+/// `nkc check`: every diagnostic of the file (all kernels, or only `kernel`): the front end's,
+/// then, when it has none, for each kernel the reads of HBM scratch that certainly find nothing
+/// written (E0900, [`driver::unwritten_scratch_reads`]), the pipeliner's and its legality check's.
+pub fn check(
+    source: &Source,
+    kernel: Option<&str>,
+    specs: &frontend::Specs,
+    opts: &PipelineOptions,
+    log: &mut PipelineLog,
+) -> Result<(), Failure> {
+    if source.is_penguin() {
+        let copts = CompileOptions {
+            legality_check: opts.legality_check,
+            ..CompileOptions::default()
+        };
+        let mut cx = Context::new(copts, log);
+        let mut func = cx.lower(source, kernel, specs)?;
+        let mut all = driver::unwritten_scratch_reads(&func);
+        match cx.pipeline_annotated(&mut func) {
+            Ok(()) => {}
+            Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
+            Err(other) => return Err(other),
+        }
+        return if all.is_empty() {
+            Ok(())
+        } else {
+            Err(Failure::Diagnostics(all))
+        };
+    }
+    driver::check_kernel_option(source, kernel)?;
+    let errors = frontend::check_source_with(&source.text, kernel, specs);
+    if !errors.is_empty() {
+        return Err(Failure::Diagnostics(errors));
+    }
+    let names: Vec<String> = match kernel {
+        Some(k) => vec![k.to_string()],
+        None => driver::parse(source)?
+            .kernels
+            .iter()
+            .map(|k| k.name.name.clone())
+            .collect(),
+    };
+    let mut all = Vec::new();
+    let copts = CompileOptions {
+        legality_check: opts.legality_check,
+        ..CompileOptions::default()
+    };
+    let mut cx = Context::new(copts, log);
+    for name in names {
+        let mut func = cx.lower(source, Some(&name), specs)?;
+        all.extend(driver::unwritten_scratch_reads(&func));
+        match cx.pipeline_annotated(&mut func) {
+            Ok(()) => {}
+            Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
+            Err(other) => return Err(other),
+        }
+    }
+    if all.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Diagnostics(all))
+    }
+}
