@@ -11,7 +11,7 @@ use crate::error::RunError;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use frontend::diagnostic::{self, Diagnostic, Error};
 use penguin::listing::capped_list;
-use penguin::pipeline::{PipelineError, PipelineLog, PipelineOptions};
+use penguin::pipeline::PipelineError;
 use penguin::Function;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

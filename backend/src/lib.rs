@@ -54,9 +54,16 @@
 //! path's cycles, beside the simulator's resource bound). Every error a kernel can cause is a
 //! [`BackendError`] with a stable code ([`error`]), never a panic.
 //!
+//! The folders say the pipeline: [`transform`] holds the Penguin → Penguin passes,
+//! [`codegen`] the BIR → ISA passes (which read the Penguin function and never rewrite it:
+//! [`codegen::expand`] decides a ring slot, [`transform::ring_slots`] realises it), and [`cost`]
+//! the machine-cost model both read. [`retime`] sits above both: a Penguin pass that measures its
+//! moves with codegen's modulo scheduler.
+//!
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
 //! `runtime_sim::machine`, never a copy. Within the crate no file imports one that imports it
-//! back (`tests/no_import_cycles.rs`).
+//! back, `transform/` and `cost/` never import `codegen/`, and `cost/` never `transform/`
+//! (the workspace's `tests/no_import_cycles.rs`; one edge is still listed there as known).
 
 pub mod codegen;
 pub mod cost;

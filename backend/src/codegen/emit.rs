@@ -33,13 +33,8 @@ use runtime_sim::isa::{
 };
 use std::collections::HashMap;
 
-/// Where a footprint lies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Space {
-    Sbuf,
-    Psum,
-    Hbm(usize),
-}
+/// Where a footprint lies: the simulator's own spaces (SBUF, PSUM, an HBM tensor by index).
+pub use runtime_sim::sim::memory::Space;
 
 /// A rectangle an instruction touches: rows `[r0, r0 + nr)` (partitions, or HBM rows) and columns
 /// `[c0, c0 + nc)` (bytes of each partition, or HBM elements of each row).
