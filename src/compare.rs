@@ -210,7 +210,7 @@ fn run_path(
 }
 
 /// When the annotated path's slowest loop is bound by `sp` or the DMA queues and the emergent path
-/// unrolled the same loop (`backend::unroll`, which spreads a body's transfers over the queues),
+/// unrolled the same loop (`backend::transform::unroll`, which spreads a body's transfers over the queues),
 /// that loop and the unroll factor.
 fn unrolled_for_queues(annotated: &PathRun, emergent: &PathRun) -> Option<(String, u32)> {
     let l = (annotated.sim().loops.iter()).max_by_key(|l| l.ii.max(l.predicted))?;

@@ -11,7 +11,7 @@ use crate::error::RunError;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use frontend::diagnostic::{self, Diagnostic, Error};
 use penguin::listing::capped_list;
-use penguin::pipeline::{PipelineError, PipelineLog, PipelineOptions};
+use penguin::pipeline::PipelineError;
 use penguin::Function;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -147,70 +147,6 @@ pub fn emit_diagnostics(source: &Source, errors: &[Error], color: ColorMode) {
     let mut stream = StandardStream::stderr(choice);
     // A failure to write to stderr leaves nothing better to report it on.
     let _ = diagnostic::render(&mut stream, &source.display_name(), &source.text, errors);
-}
-
-/// `nkc check`: every diagnostic of the file (all kernels, or only `kernel`): the front end's,
-/// then, when it has none, for each kernel the reads of HBM scratch that certainly find nothing
-/// written (E0900, [`unwritten_scratch_reads`]), the pipeliner's and its legality check's.
-pub fn check(
-    source: &Source,
-    kernel: Option<&str>,
-    specs: &frontend::Specs,
-    opts: &PipelineOptions,
-    log: &mut PipelineLog,
-) -> Result<(), Failure> {
-    if source.is_penguin() {
-        let copts = crate::pipeline::CompileOptions {
-            legality_check: opts.legality_check,
-            ..crate::pipeline::CompileOptions::default()
-        };
-        let mut cx = crate::pipeline::Context::new(copts, log);
-        let mut func = cx.lower(source, kernel, specs)?;
-        let mut all = unwritten_scratch_reads(&func);
-        match cx.pipeline_annotated(&mut func) {
-            Ok(()) => {}
-            Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
-            Err(other) => return Err(other),
-        }
-        return if all.is_empty() {
-            Ok(())
-        } else {
-            Err(Failure::Diagnostics(all))
-        };
-    }
-    check_kernel_option(source, kernel)?;
-    let errors = frontend::check_source_with(&source.text, kernel, specs);
-    if !errors.is_empty() {
-        return Err(Failure::Diagnostics(errors));
-    }
-    let names: Vec<String> = match kernel {
-        Some(k) => vec![k.to_string()],
-        None => parse(source)?
-            .kernels
-            .iter()
-            .map(|k| k.name.name.clone())
-            .collect(),
-    };
-    let mut all = Vec::new();
-    let copts = crate::pipeline::CompileOptions {
-        legality_check: opts.legality_check,
-        ..crate::pipeline::CompileOptions::default()
-    };
-    let mut cx = crate::pipeline::Context::new(copts, log);
-    for name in names {
-        let mut func = cx.lower(source, Some(&name), specs)?;
-        all.extend(unwritten_scratch_reads(&func));
-        match cx.pipeline_annotated(&mut func) {
-            Ok(()) => {}
-            Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
-            Err(other) => return Err(other),
-        }
-    }
-    if all.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::Diagnostics(all))
-    }
 }
 
 /// The reads of HBM scratch that certainly find elements nothing wrote

@@ -1,5 +1,5 @@
 //! Per-loop figures of a simulated run: what the modulo scheduler predicted for every pipelined
-//! loop ([`backend::modulo`]) beside the iteration period the simulation measured.
+//! loop ([`backend::codegen::modulo`]) beside the iteration period the simulation measured.
 //!
 //! The measured **steady-state period** of a loop is read off the timeline. For every instruction
 //! of its body (by its source line and engine): its start per iteration of the loop, in the
@@ -15,8 +15,8 @@
 //! distorts. A loop whose stages never all run in two consecutive iterations has no steady
 //! state, and no measured period.
 
-use backend::emit::line_of;
-use backend::modulo::{Limit, ModuloSchedule};
+use backend::codegen::emit::line_of;
+use backend::codegen::modulo::{Limit, ModuloSchedule};
 use backend::Compiled;
 use penguin::Function;
 use runtime_sim::sim::trace::{Slice, Track};

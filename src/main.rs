@@ -564,7 +564,7 @@ fn check_command(a: CheckArgs, popts: &PipelineOptions, env: &mut Env<'_>) -> Ou
             let specs = spec
                 .specs(&src, a.kernel.as_deref(), &a.spec.inputs)
                 .map_err(|f| (f, Some(src.clone())))?;
-            driver::check(&src, a.kernel.as_deref(), &specs, popts, env.log)
+            pipeline::check(&src, a.kernel.as_deref(), &specs, popts, env.log)
                 .map_err(|f| (f, Some(src)))
         });
         match result {
@@ -710,7 +710,7 @@ fn compile(
     let text = match emit {
         Emit::Ast | Emit::Penguin => text,
         Emit::Pipelined => pipelined,
-        Emit::Bir => backend::bir::write_bir(&compiled.func, &compiled.bir),
+        Emit::Bir => backend::codegen::bir::write_bir(&compiled.func, &compiled.bir),
         Emit::Isa => runtime_sim::text::print(&compiled.program),
     };
     Ok((text, cx.times))

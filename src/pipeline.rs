@@ -155,7 +155,7 @@ impl PrintAfter {
 pub enum Form {
     /// Penguin IR text (`penguin::write_function`; reads back with `penguin::parse_function`).
     Penguin,
-    /// BIR text (`backend::bir::write_bir`; reads back with `backend::bir_parse::parse_bir`).
+    /// BIR text (`backend::codegen::bir::write_bir`; reads back with `backend::codegen::bir_parse::parse_bir`).
     Bir,
     /// The pseudo-ISA program (`runtime_sim::text::print`; reads back with
     /// `runtime_sim::text::parse`).
@@ -233,7 +233,7 @@ pub struct CompileOptions {
     pub legality_check: bool,
     /// Peel the loops the annotated pipeliner extended (`--peel`).
     pub peel: bool,
-    /// Run the backend's synchronisation analysis on a trip-clamped copy ([`backend::clamp`]).
+    /// Run the backend's synchronisation analysis on a trip-clamped copy ([`backend::codegen::clamp`]).
     pub clamp_trips: bool,
     pub print_after: PrintAfter,
     /// Write each printed block to standard error as soon as its pass completes (the CLI);
@@ -273,8 +273,8 @@ pub struct Context<'l> {
     /// The backend's decisions on Penguin IR: zero folding, unrolling, emergent pipelining
     /// (`--log backend`).
     pub backend_log: Vec<String>,
-    /// The loops the backend unrolled (`backend::unroll`).
-    pub unrolled: Vec<backend::unroll::UnrolledData>,
+    /// The loops the backend unrolled (`backend::transform::unroll`).
+    pub unrolled: Vec<backend::transform::unroll::UnrolledData>,
     /// Notes for the user, such as `--peel` on a kernel with nothing to peel.
     pub notes: Vec<String>,
     /// The blocks printed so far (`print_after`).
@@ -377,7 +377,7 @@ impl<'l> Context<'l> {
                 self.print("strip-annotations", Form::Penguin, || {
                     penguin::write_function(func)
                 });
-                backend::emergent::mark_auto_loops(func);
+                backend::transform::emergent::mark_auto_loops(func);
                 self.after("mark-auto", "marking loops num_stages=\"auto\"", func)?;
             }
             PipelineMode::Emergent | PipelineMode::None => {
@@ -412,7 +412,7 @@ impl<'l> Context<'l> {
     /// written in Mode B; then the annotated pipeliner with its legality check, on every
     /// annotated loop.
     pub fn pipeline_annotated(&mut self, func: &mut Function) -> Result<(), Failure> {
-        for line in backend::emergent::choose_auto_stages(func) {
+        for line in backend::transform::emergent::choose_auto_stages(func) {
             self.log.push(line);
         }
         self.after(
@@ -441,27 +441,27 @@ impl<'l> Context<'l> {
     }
 
     /// The backend's transformations on Penguin IR: on every path `fold-zeros` (a PSUM
-    /// accumulator's zeroing goes into its first matmul, [`backend::fold_zeros`]); then, on the
+    /// accumulator's zeroing goes into its first matmul, [`backend::transform::fold_zeros`]); then, on the
     /// paths that have it ([`PipelineMode::emergent`]), `flatten` (a short, issue-bound
-    /// annotated loop unrolled into the un-annotated loop around it, [`backend::flatten`]),
+    /// annotated loop unrolled into the un-annotated loop around it, [`backend::transform::flatten`]),
     /// `unroll` and `emergent` pipelining on
     /// the loops the path gives it (`default`: the loops the annotated pipeliner left alone;
     /// `emergent`: every loop, the annotations being stripped), and `retime` (a store whose data
     /// is late goes one iteration later, [`backend::retime`]). Their decisions go to
     /// [`Context::backend_log`].
     pub fn prepare_backend(&mut self, func: &mut Function) -> Result<(), Failure> {
-        let log = backend::fold_zeros::fold_psum_zeros(func);
+        let log = backend::transform::fold_zeros::fold_psum_zeros(func);
         self.backend_log.extend(log);
         self.after("fold-zeros", "folding PSUM zeroing", func)?;
         if self.opts.mode.emergent() {
-            let log = backend::flatten::flatten_short_pipelines(func);
+            let log = backend::transform::flatten::flatten_short_pipelines(func);
             self.backend_log.extend(log);
             self.after("flatten", "flattening short pipelined loops", func)?;
-            let (unrolled, log) = backend::unroll::unroll_loops(func);
+            let (unrolled, log) = backend::transform::unroll::unroll_loops(func);
             self.unrolled.extend(unrolled);
             self.backend_log.extend(log);
             self.after("unroll", "unrolling", func)?;
-            let log = backend::emergent::pipeline_emergent(func);
+            let log = backend::transform::emergent::pipeline_emergent(func);
             self.backend_log.extend(log);
             self.after("emergent", "emergent pipelining", func)?;
             let log = backend::retime::retime_stores(func);
@@ -479,11 +479,11 @@ impl<'l> Context<'l> {
         source: Option<&str>,
     ) -> Result<backend::Compiled, Failure> {
         self.codegen_with_pruner(func, source, &|em, sync, _| {
-            backend::hb::compute_pruned_waits(em, sync)
+            backend::codegen::hb::compute_pruned_waits(em, sync)
         })
     }
 
-    /// [`Context::codegen`] with the wait pruning `prune` (the tests' oracle for `backend::hb`).
+    /// [`Context::codegen`] with the wait pruning `prune` (the tests' oracle for `backend::codegen::hb`).
     #[doc(hidden)]
     pub fn codegen_with_pruner(
         &mut self,
@@ -496,7 +496,9 @@ impl<'l> Context<'l> {
             use backend::PassOutput as P;
             match out {
                 P::Penguin(f) => self.print(pass, Form::Penguin, || penguin::write_function(f)),
-                P::Bir(f, b) => self.print(pass, Form::Bir, || backend::bir::write_bir(f, b)),
+                P::Bir(f, b) => {
+                    self.print(pass, Form::Bir, || backend::codegen::bir::write_bir(f, b))
+                }
                 P::Program(p) => self.print(pass, Form::Isa, || runtime_sim::text::print(p)),
                 P::Summary(s) => self.print(pass, Form::Summary, || format!("# {s}\n")),
             }
@@ -613,4 +615,68 @@ fn strip_annotations(func: &mut Function) {
         axis.attrs.disable_execution_order_check = false;
     }
     func.annots.clear();
+}
+
+/// `nkc check`: every diagnostic of the file (all kernels, or only `kernel`): the front end's,
+/// then, when it has none, for each kernel the reads of HBM scratch that certainly find nothing
+/// written (E0900, [`driver::unwritten_scratch_reads`]), the pipeliner's and its legality check's.
+pub fn check(
+    source: &Source,
+    kernel: Option<&str>,
+    specs: &frontend::Specs,
+    opts: &PipelineOptions,
+    log: &mut PipelineLog,
+) -> Result<(), Failure> {
+    if source.is_penguin() {
+        let copts = CompileOptions {
+            legality_check: opts.legality_check,
+            ..CompileOptions::default()
+        };
+        let mut cx = Context::new(copts, log);
+        let mut func = cx.lower(source, kernel, specs)?;
+        let mut all = driver::unwritten_scratch_reads(&func);
+        match cx.pipeline_annotated(&mut func) {
+            Ok(()) => {}
+            Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
+            Err(other) => return Err(other),
+        }
+        return if all.is_empty() {
+            Ok(())
+        } else {
+            Err(Failure::Diagnostics(all))
+        };
+    }
+    driver::check_kernel_option(source, kernel)?;
+    let errors = frontend::check_source_with(&source.text, kernel, specs);
+    if !errors.is_empty() {
+        return Err(Failure::Diagnostics(errors));
+    }
+    let names: Vec<String> = match kernel {
+        Some(k) => vec![k.to_string()],
+        None => driver::parse(source)?
+            .kernels
+            .iter()
+            .map(|k| k.name.name.clone())
+            .collect(),
+    };
+    let mut all = Vec::new();
+    let copts = CompileOptions {
+        legality_check: opts.legality_check,
+        ..CompileOptions::default()
+    };
+    let mut cx = Context::new(copts, log);
+    for name in names {
+        let mut func = cx.lower(source, Some(&name), specs)?;
+        all.extend(driver::unwritten_scratch_reads(&func));
+        match cx.pipeline_annotated(&mut func) {
+            Ok(()) => {}
+            Err(Failure::Diagnostics(mut e)) => all.append(&mut e),
+            Err(other) => return Err(other),
+        }
+    }
+    if all.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Diagnostics(all))
+    }
 }

@@ -126,8 +126,8 @@ pub struct RunReport {
     pub sim: Option<SimRun>,
     /// The backend's decisions (`--log backend`).
     pub backend_log: Vec<String>,
-    /// The loops the backend unrolled (`backend::unroll`: the emergent path's).
-    pub unrolled: Vec<backend::unroll::UnrolledData>,
+    /// The loops the backend unrolled (`backend::transform::unroll`: the emergent path's).
+    pub unrolled: Vec<backend::transform::unroll::UnrolledData>,
     /// Whether `--check` compared the outputs with the interpreter's (they agreed, or the run
     /// failed).
     pub checked: bool,
@@ -154,9 +154,9 @@ pub struct SimRun {
     pub loops: Vec<crate::loops::LoopStats>,
     /// Every loop the annotated pipeliner extended: `(iv, stages, iterations)`.
     pub annotated_loops: Vec<(String, u32, i64)>,
-    /// The dependence and fill bounds of the kernel as written ([`backend::dep_bound`]; `None`
+    /// The dependence and fill bounds of the kernel as written ([`backend::cost::dep_bound`]; `None`
     /// when it has too many instances to walk).
-    pub kernel_bounds: Option<backend::dep_bound::KernelBoundsData>,
+    pub kernel_bounds: Option<backend::cost::dep_bound::KernelBoundsData>,
 }
 
 impl SimRun {
@@ -297,7 +297,7 @@ pub fn run(
                 })
                 .collect();
             sim = Some(SimRun {
-                kernel_bounds: backend::dep_bound::compute_kernel_bounds(&written),
+                kernel_bounds: backend::cost::dep_bound::compute_kernel_bounds(&written),
                 annotated_loops,
                 loops,
                 stats: r.stats,

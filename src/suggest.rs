@@ -6,7 +6,7 @@
 //! 1. **Candidates.** The annotation as written (the baseline; none for an un-annotated loop);
 //!    Mode A `num_stages=K` for `K` from 2 to 4 (at most the body's statement count); and, when
 //!    every statement of the body carries a call to annotate, the stages of
-//!    `num_stages="auto"` ([`backend::emergent::choose_auto_stages`]) written out in Mode B.
+//!    `num_stages="auto"` ([`backend::transform::emergent::choose_auto_stages`]) written out in Mode B.
 //! 2. **Local search.** From the fastest Mode B plan so far, one statement's stage one up or one
 //!    down (kept non-decreasing and without a gap, as Mode B wants), hill-climbing while it
 //!    gains, within [`MAX_TRIALS`] measured candidates per loop.
@@ -449,7 +449,7 @@ impl<'a> Trials<'a> {
         let Ok(mut func) = driver::compile_with(&src, Some(self.kernel), &specs) else {
             return Ok(None);
         };
-        backend::emergent::choose_auto_stages(&mut func);
+        backend::transform::emergent::choose_auto_stages(&mut func);
         // The statements of the loop, by their source spans.
         let spans: Vec<std::ops::Range<usize>> =
             self.with_loop(&edited, |stmt| match &stmt.kind {

@@ -1,11 +1,11 @@
-//! The property test of `num_stages="auto"` (`backend::emergent::choose_auto_stages`): on random
+//! The property test of `num_stages="auto"` (`backend::transform::emergent::choose_auto_stages`): on random
 //! loop bodies (the random kernels of `tests/pipeline_props.rs`, their own schedules stripped),
 //! every stage plan the chooser writes is accepted by the annotated pipeliner and its ISL
 //! legality check, and the pipelined kernel interprets to the bits of the kernel as written.
 //! The DMA-latency decline is off here: the random tiles (`[4, 8]`) are far too small to hide a
 //! transfer, and the property is about the stage rule. `NKC_AUTO_CASES=N` changes the count.
 
-use backend::emergent::{choose_auto_stages_with, mark_auto_loops, AutoOptions};
+use backend::transform::emergent::{choose_auto_stages_with, mark_auto_loops, AutoOptions};
 use penguin::pipeline::{pipeline_function, PipelineOptions};
 
 #[path = "common/random_kernel.rs"]

@@ -1,4 +1,4 @@
-//! `num_stages="auto"` (`backend::emergent::choose_auto_stages`): on every example annotated with
+//! `num_stages="auto"` (`backend::transform::emergent::choose_auto_stages`): on every example annotated with
 //! `num_stages=K`, the same kernel with `num_stages="auto"` runs on the simulator bit for bit
 //! like the kernel as written, with no races; the chosen stages (or why none) are logged; where
 //! the user's own stages leave a cross-engine hand-off inside one stage, `auto` runs faster; and

@@ -441,8 +441,8 @@ fn waits_between_scratch_transfers_are_needed_and_caught() {
 /// arena's elements.
 fn scratch_places(src: &Source, kernel: &str, names: &[&str]) -> (Vec<(u64, u64)>, u64) {
     let func = nkc::driver::compile(src, Some(kernel)).unwrap();
-    let bir = backend::bir::lower_function(&func).unwrap();
-    let alloc = backend::alloc::allocate(&func, &bir).unwrap();
+    let bir = backend::codegen::bir::lower_function(&func).unwrap();
+    let alloc = backend::codegen::alloc::allocate(&func, &bir).unwrap();
     let places = names
         .iter()
         .map(|n| {
@@ -452,7 +452,7 @@ fn scratch_places(src: &Source, kernel: &str, names: &[&str]) -> (Vec<(u64, u64)
                 .find(|(_, d)| d.name == *n)
                 .unwrap_or_else(|| panic!("tensor {n}"));
             match alloc.places[&t] {
-                backend::alloc::Place::Scratch { offset, elems, .. } => (offset, elems),
+                backend::codegen::alloc::Place::Scratch { offset, elems, .. } => (offset, elems),
                 p => panic!("{n} is placed at {p:?}"),
             }
         })

@@ -1,10 +1,10 @@
 //! BIR's text form on real kernels: for every example on every pipelining path, the compiled
-//! BIR (`nkc compile --emit bir`'s text) reads back ([`backend::bir_parse::parse_bir`]),
+//! BIR (`nkc compile --emit bir`'s text) reads back ([`backend::codegen::bir_parse::parse_bir`]),
 //! verifies, and prints back identically.
 
-use backend::bir::write_bir;
-use backend::bir_parse::parse_bir;
-use backend::bir_verify::verify_bir;
+use backend::codegen::bir::write_bir;
+use backend::codegen::bir_parse::parse_bir;
+use backend::codegen::bir_verify::verify_bir;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use penguin::pipeline::PipelineLog;

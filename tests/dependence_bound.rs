@@ -1,4 +1,4 @@
-//! The dependence and fill bounds (`backend::dep_bound`), worked by hand on kernels from MACHINE.md's
+//! The dependence and fill bounds (`backend::cost::dep_bound`), worked by hand on kernels from MACHINE.md's
 //! cost table. (That it never exceeds the simulated cycles of any path is checked on every example
 //! and corpus kernel by `tests/backend.rs`.)
 //!
@@ -22,11 +22,11 @@ fn kernel(text: &str) -> penguin::Function {
 }
 
 fn bound(text: &str) -> Option<u64> {
-    backend::dep_bound::compute_dependence_bound(&kernel(text))
+    backend::cost::dep_bound::compute_dependence_bound(&kernel(text))
 }
 
-fn bounds(text: &str) -> backend::dep_bound::KernelBoundsData {
-    backend::dep_bound::compute_kernel_bounds(&kernel(text)).expect("small enough to walk")
+fn bounds(text: &str) -> backend::cost::dep_bound::KernelBoundsData {
+    backend::cost::dep_bound::compute_kernel_bounds(&kernel(text)).expect("small enough to walk")
 }
 
 /// Every iteration loads what the previous one stored in HBM scratch.

@@ -4,7 +4,7 @@
 //! and a PSUM accumulation group across an inner loop. Every program is simulated with the race
 //! detector and compared with the interpreter bit for bit.
 
-use backend::emergent::{pipeline_emergent_with, EmergentOptions};
+use backend::transform::emergent::{pipeline_emergent_with, EmergentOptions};
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use nkc::run::{self, Engine, RunOptions};

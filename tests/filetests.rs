@@ -47,9 +47,9 @@ mod common;
 #[path = "common/schedules.rs"]
 mod schedules;
 
-use backend::bir::{lower_function, write_bir};
-use backend::bir_parse::parse_bir;
-use backend::bir_verify::verify_bir;
+use backend::codegen::bir::{lower_function, write_bir};
+use backend::codegen::bir_parse::parse_bir;
+use backend::codegen::bir_verify::verify_bir;
 use common::{expectations, line_of, nk_files};
 use nkc::driver::{self, Source};
 use nkc::pipeline::{self, CompileOptions, Context, Form, PipelineMode, PrintAfter};
@@ -65,6 +65,12 @@ fn root() -> PathBuf {
 /// `NKC_BLESS=1` rewrites the expectations; any other value (`0`, empty) or none checks them.
 fn bless() -> bool {
     std::env::var("NKC_BLESS").is_ok_and(|v| v == "1")
+}
+
+/// `NKC_FILETEST=TEXT` runs only the filetests whose path (from the repository) contains `TEXT`
+/// (`NKC_FILETEST=isa/auto cargo test --test filetests filetests`); unset or empty, all.
+fn filter() -> Option<String> {
+    std::env::var("NKC_FILETEST").ok().filter(|f| !f.is_empty())
 }
 
 /// Every file under `dir`, recursively, sorted; `filetests/examples` holds snapshots, not tests.
@@ -105,13 +111,17 @@ fn filetests() {
     walk(&root(), &mut files);
     let mut failures = Vec::new();
     let mut n = 0;
+    let only = filter();
     for path in &files {
-        let text = std::fs::read_to_string(path).expect("readable filetest");
         let rel = path
             .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")))
             .unwrap_or(path)
             .display()
             .to_string();
+        if only.as_ref().is_some_and(|f| !rel.contains(f.as_str())) {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).expect("readable filetest");
         let Some((kind, arg)) = header(&text) else {
             failures.push(format!("{rel}: no `# test: KIND` header line"));
             continue;
@@ -138,7 +148,10 @@ fn filetests() {
         failures.len(),
         failures.join("\n\n")
     );
-    assert!(n >= 60, "at least 60 filetests, found {n}");
+    match only {
+        None => assert!(n >= 60, "at least 60 filetests, found {n}"),
+        Some(f) => assert!(n >= 1, "NKC_FILETEST={f} names no filetest"),
+    }
 }
 
 // ---- Expected sections and the check matcher ----

@@ -231,11 +231,11 @@ fn long_pir(n: usize) -> String {
 }
 
 /// Open (issue 30, "Time"): a 20,000-statement `.pir` runs out of the 2 GiB cap in
-/// `backend::schedule::schedule` (one allocation of 3 GiB; 5,000 statements take 527 MB and
+/// `backend::codegen::schedule::schedule` (one allocation of 3 GiB; 5,000 statements take 527 MB and
 /// 3.7 s of CPU in release, 2,000 take 98 MB): the scheduler's memory is quadratic in the
 /// statements of one body. Ignored until the scheduler is fixed; run with `--ignored`.
 #[test]
-#[ignore = "open: backend::schedule is quadratic in a body's statements (issue 30)"]
+#[ignore = "open: backend::codegen::schedule is quadratic in a body's statements (issue 30)"]
 fn a_twenty_thousand_statement_pir_runs_or_refuses_within_the_cap() {
     let p = file("stmts", "long.pir", &long_pir(20_000));
     for cmd in ["check", "run"] {

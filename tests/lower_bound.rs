@@ -2,7 +2,7 @@
 //! `lower_bound`) never exceeds the cycles any path achieves: every example and every
 //! `tests/good` kernel on every path (`auto` included), with and without `--peel`, and random
 //! kernels (`tests/common/random_kernel.rs`) on the default and emergent paths. The bound is
-//! computed on the kernel as written (`backend::dep_bound`); a path that beat it would show the
+//! computed on the kernel as written (`backend::cost::dep_bound`); a path that beat it would show the
 //! bound counting something the program does not wait for (a transfer as a whole where the
 //! program waits for it piece by piece, `tests/good/hbm_chain.nk`).
 

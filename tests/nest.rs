@@ -30,11 +30,11 @@ fn lowered(src: &Source) -> Function {
 /// simulate with no race.
 fn cycles(src: &Source, across_nests: bool) -> (u64, Vec<String>) {
     let mut func = lowered(src);
-    let opts = backend::emergent::EmergentOptions {
+    let opts = backend::transform::emergent::EmergentOptions {
         across_nests,
         ..Default::default()
     };
-    let log = backend::emergent::pipeline_emergent_with(&mut func, &opts);
+    let log = backend::transform::emergent::pipeline_emergent_with(&mut func, &opts);
     nkc::driver::verify(&func, "emergent pipelining").unwrap();
     let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     let opts = Options {
@@ -139,7 +139,7 @@ fn an_odd_nest_prefetches_two_flat_iterations_with_no_extra_iteration() {
         );
     }
     let mut func = lowered(&src);
-    backend::emergent::pipeline_emergent(&mut func);
+    backend::transform::emergent::pipeline_emergent(&mut func);
     assert_eq!(trip(&func, "j"), 3, "the inner loop runs no drain");
     assert_eq!(trip(&func, "i"), 5);
     // The load statement, one carry copy, two prologue copies, then the computation.
@@ -204,7 +204,7 @@ fn a_long_outer_loop_is_still_clamped() {
             text: text.to_string(),
         };
         let mut func = lowered(&src);
-        let log = backend::emergent::pipeline_emergent(&mut func);
+        let log = backend::transform::emergent::pipeline_emergent(&mut func);
         assert!(
             log.iter()
                 .any(|l| l.contains("is nested in") && l.contains(how)),

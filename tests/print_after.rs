@@ -14,7 +14,7 @@ fn assert_reads_back(what: &str, blocks: &[nkc::pipeline::Printed]) {
             Form::Penguin => penguin::parse_function(&b.text)
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
-            Form::Bir => backend::bir_parse::parse_bir(&b.text)
+            Form::Bir => backend::codegen::bir_parse::parse_bir(&b.text)
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
             Form::Isa => runtime_sim::text::parse(&b.text)

@@ -3,8 +3,8 @@
 //! the program compiled with the former pruning, which simulated the (trip-clamped) program
 //! once per wait and kept a wait removed when the simulation reported no race.
 
-use backend::emit::Emitted;
-use backend::sync::Sync;
+use backend::codegen::emit::Emitted;
+use backend::codegen::sync::Sync;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use penguin::pipeline::PipelineLog;

@@ -1,4 +1,4 @@
-//! The emergent path's unroll (`backend::unroll`): the factor its log reports, the remainder
+//! The emergent path's unroll (`backend::transform::unroll`): the factor its log reports, the remainder
 //! loop and the full unroll, each run on the simulator and checked bit for bit against the
 //! kernel as written, with no races.
 

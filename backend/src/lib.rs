@@ -1,15 +1,15 @@
 //! The nkc backend: Penguin IR (pipelined or not) to the pseudo-ISA of `../shared/MACHINE.md`.
 //!
 //! Before it, on Penguin IR (run by the driver's compile context, `nkc::pipeline::Context`,
-//! verifying after each): [`fold_zeros::fold_psum_zeros`] folds a PSUM accumulator's zeroing into
+//! verifying after each): [`transform::fold_zeros::fold_psum_zeros`] folds a PSUM accumulator's zeroing into
 //! its first matmul, on every path; on the paths that pipeline un-annotated loops,
-//! [`unroll::unroll_loops`] unrolls the innermost un-annotated loops whose transfers spread better
-//! over the DMA queues unrolled, and [`emergent::pipeline_emergent`] pipelines the loops that carry
+//! [`transform::unroll::unroll_loops`] unrolls the innermost un-annotated loops whose transfers spread better
+//! over the DMA queues unrolled, and [`transform::emergent::pipeline_emergent`] pipelines the loops that carry
 //! no annotation (rings for load/store tiles, loads issued ahead in one predicated loop, compute
 //! spread over stages, or, for a short loop nested in un-annotated loops, across the nest:
-//! [`emergent::nest`]); then [`retime::retime_stores`] issues a store whose data is late one
+//! [`transform::emergent::nest`]); then [`retime::retime_stores`] issues a store whose data is late one
 //! iteration later, after the next iteration's loads, where the modulo scheduler predicts a gain. `num_stages="auto"` is chosen earlier still, before the annotated
-//! pipeliner ([`emergent::choose_auto_stages`]).
+//! pipeliner ([`transform::emergent::choose_auto_stages`]).
 //!
 //! The passes, in order ([`compile`]; their names, [`PASSES`], are those of `--print-after`, and
 //! [`compile_observed`] shows each one's output to an observer):
@@ -50,48 +50,37 @@
 //! decisions (which waits, at which distances) are realised on the real kernel by
 //! [`sync::realise`]. So compile time does not grow with the trip count.
 //!
-//! [`dep_bound`] computes the dependence bound of a kernel as written (a lower bound of every
+//! [`cost::dep_bound`] computes the dependence bound of a kernel as written (a lower bound of every
 //! path's cycles, beside the simulator's resource bound). Every error a kernel can cause is a
 //! [`BackendError`] with a stable code ([`error`]), never a panic.
 //!
+//! The folders say the pipeline: [`transform`] holds the Penguin → Penguin passes,
+//! [`codegen`] the BIR → ISA passes (which read the Penguin function and never rewrite it:
+//! [`codegen::expand`] decides a ring slot, [`transform::ring_slots`] realises it), and [`cost`]
+//! the machine-cost model both read. [`retime`] sits above both: a Penguin pass that measures its
+//! moves with codegen's modulo scheduler.
+//!
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
 //! `runtime_sim::machine`, never a copy. Within the crate no file imports one that imports it
-//! back (`tests/no_import_cycles.rs`).
+//! back, `transform/` and `cost/` never import `codegen/`, and `cost/` never `transform/`
+//! (the workspace's `tests/no_import_cycles.rs`; one edge is still listed there as known).
 
-pub mod alloc;
-pub mod assemble;
-pub mod bir;
-pub mod bir_parse;
-pub mod bir_verify;
-pub mod clamp;
-pub mod dep_bound;
-pub mod emergent;
-pub mod emit;
+pub mod codegen;
+pub mod cost;
 pub mod error;
-pub mod expand;
-pub mod flatten;
-pub mod fold_zeros;
-pub mod footprints;
-pub mod guards;
-pub mod hb;
-pub mod hoist;
-pub mod ldg;
-pub mod masks;
-pub mod modulo;
-pub mod queues;
 pub mod retime;
-pub mod ring_reads;
-pub mod schedule;
-pub mod sync;
-pub mod unroll;
+pub mod transform;
 
-pub use assemble::assemble;
+pub use codegen::assemble::assemble;
 pub use error::BackendError;
 
-use emit::Emitted;
+use codegen::emit::Emitted;
+use codegen::sync::Sync;
+use codegen::{
+    alloc, bir, bir_verify, clamp, emit, expand, hb, hoist, modulo, queues, schedule, sync,
+};
 use penguin::Function;
 use runtime_sim::isa::{Program, Role, TensorDecl};
-use sync::Sync;
 
 /// A compiled kernel.
 #[derive(Clone, Debug)]
@@ -216,7 +205,7 @@ pub fn compile_observed(
         if expansions.len() >= MAX_EXPANSIONS {
             break (bir, schedules);
         }
-        let note = expand::expand_recurrence(&mut expanded, &bir, &schedules);
+        let note = expand_recurrence(&mut expanded, &bir, &schedules);
         observe("expand", PassOutput::Penguin(&expanded));
         match note {
             Some(note) => expansions.push(note),
@@ -331,6 +320,20 @@ pub fn compile_observed(
         schedules,
         expansions,
     })
+}
+
+/// Gives one more ring slot to the tile whose reuse bounds a pipelined loop, as the modulo
+/// scheduler's recurrences decide ([`expand::compute_expansion`], on BIR) and the Penguin side
+/// realises ([`transform::ring_slots::apply`]); returns the log's line, `None` when no tile
+/// qualifies.
+pub(crate) fn expand_recurrence(
+    func: &mut Function,
+    bir: &bir::Bir,
+    schedules: &[modulo::ModuloSchedule],
+) -> Option<String> {
+    let x = expand::compute_expansion(func, bir, schedules)?;
+    transform::ring_slots::apply(func, x.tensor, x.axis, x.slots);
+    Some(x.note)
 }
 
 /// Runs the BIR verifier ([`bir_verify`]) after backend pass `pass` in debug builds (and so in

@@ -13,10 +13,10 @@
 //! statements keep the iteration they belong to; only the store's issue moves.
 //!
 //! [`retime_stores`] measures before it moves: for every flat loop body that has a steady state
-//! and whose predicted period ([`crate::modulo`]) is above its MII (a cycle through the
+//! and whose predicted period ([`crate::codegen::modulo`]) is above its MII (a cycle through the
 //! engines' in-order sequences sets it, which a resource or a recurrence alone would not), it retimes each store that may move,
 //! one at a time on a copy of the kernel, and keeps the move whose loop's predicted period is
-//! the shortest, when that gains at least [`crate::modulo::MIN_GAIN_PERCENT`] (an added
+//! the shortest, when that gains at least [`crate::codegen::modulo::MIN_GAIN_PERCENT`] (an added
 //! iteration runs only the store, whose value the last body left ready, so it is not counted); then it looks again, at most [`MAX_RETIMES`]
 //! times and [`MAX_TRIALS`] trials per kernel. A loop without a steady state (its stages never
 //! all run in two consecutive iterations) is all fill and drain, where the predicted period
@@ -27,7 +27,7 @@
 //! statements; its statement is the store alone; no other statement of the body touches the
 //! HBM tensor it writes (so moving its write past the next iteration's statements changes no
 //! value they see, and it still lands before anything after the loop runs); and its value's
-//! tile takes one more slot along the loop ([`crate::expand`]'s rule: SBUF local, within the
+//! tile takes one more slot along the loop ([`crate::codegen::expand`]'s rule: SBUF local, within the
 //! depth and SBUF budgets, every read finding the same write, checked again after the move).
 //!
 //! Invariants: a moved store runs exactly the instances it ran before, each one iteration of
@@ -35,13 +35,13 @@
 //! every other statement runs exactly the instances it ran before; a pipelined loop's bounds
 //! stay `orig_trip + num_stages − 1` (a store moved past the last stage adds a stage).
 
-use crate::bir::{lower_function, Bir};
-use crate::expand;
-use crate::guards::running_iterations;
-use crate::modulo::{schedule_loops, MIN_GAIN_PERCENT};
-use crate::queues::compute_queue_plan;
-use crate::ring_reads::compute_reads_kept;
-use crate::schedule::schedule_bodies;
+use crate::codegen::bir::{lower_function, Bir};
+use crate::codegen::modulo::{schedule_loops, MIN_GAIN_PERCENT};
+use crate::codegen::queues::compute_queue_plan;
+use crate::codegen::schedule::schedule_bodies;
+use crate::cost::guards::running_iterations;
+use crate::transform::ring_reads::compute_reads_kept;
+use crate::transform::ring_slots;
 use crate::MAX_EXPANSIONS;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{Op, StmtKind};
@@ -58,7 +58,7 @@ struct LoopFigures {
     axis: Axis,
     predicted: u64,
     above_mii: bool,
-    /// Whether the loop has a steady state ([`crate::modulo::ModuloSchedule::steady_state`]).
+    /// Whether the loop has a steady state ([`crate::codegen::modulo::ModuloSchedule::steady_state`]).
     steady_state: bool,
     trip: u64,
 }
@@ -120,7 +120,7 @@ pub fn retime_stores(func: &mut Function) -> Vec<String> {
 }
 
 /// The figures of every flat loop that the modulo scheduler schedules, as the backend would
-/// compile `func` now: lowered, scheduled, and given the ring slots [`crate::expand`] adds, as
+/// compile `func` now: lowered, scheduled, and given the ring slots [`crate::codegen::expand`] adds, as
 /// [`crate::compile_observed`] does; `None` when it does not lower.
 fn compute_figures(func: &Function) -> Option<Vec<LoopFigures>> {
     let mut expanded = func.clone();
@@ -131,7 +131,7 @@ fn compute_figures(func: &Function) -> Option<Vec<LoopFigures>> {
         let plan = compute_queue_plan(&expanded, &bir);
         let schedules = schedule_loops(&expanded, &mut bir, &plan);
         if expansions < MAX_EXPANSIONS
-            && expand::expand_recurrence(&mut expanded, &bir, &schedules).is_some()
+            && crate::expand_recurrence(&mut expanded, &bir, &schedules).is_some()
         {
             expansions += 1;
             continue;
@@ -182,7 +182,7 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, Tensor, u32)> {
         if !alone || shared || out.iter().any(|&(_, t, _)| t == src.tensor) {
             continue;
         }
-        if let Some(n) = expand::expandable(func, src.tensor, l) {
+        if let Some(n) = ring_slots::expandable(func, src.tensor, l) {
             out.push((s, src.tensor, n));
         }
     }
@@ -200,7 +200,7 @@ fn retime(func: &mut Function, l: Axis, s: Stmt, t: Tensor, n: u32) -> bool {
     };
     let first = store_runs.first().is_some_and(|r| r.start == 0);
     let last = store_runs.last().is_some_and(|r| r.end == trip);
-    expand::apply(func, t, l, n + 1);
+    ring_slots::apply(func, t, l, n + 1);
     let earlier = AffineExpr::from_terms([(l, 1)], -1);
     func.map_exprs(s, &|e| e.substitute(l, &earlier));
     if first {

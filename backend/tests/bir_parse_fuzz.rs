@@ -3,9 +3,9 @@
 //! and is a well-formed tree (the reader places every loop and instruction it creates once, with
 //! its loop chain), so the only structural complaint the verifier may have is a loop's depth.
 
-use backend::bir::write_bir;
-use backend::bir_parse::parse_bir;
-use backend::bir_verify::verify_bir;
+use backend::codegen::bir::write_bir;
+use backend::codegen::bir_parse::parse_bir;
+use backend::codegen::bir_verify::verify_bir;
 use proptest::prelude::*;
 use std::path::Path;
 

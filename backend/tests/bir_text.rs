@@ -2,7 +2,7 @@
 //! verifier-rejection files are filetests (`filetests/bir/*.bir`, run by the workspace's
 //! `tests/filetests.rs`); `bir_parse_fuzz.rs` checks that no text makes the reader panic.
 
-use backend::bir_parse::parse_bir;
+use backend::codegen::bir_parse::parse_bir;
 
 #[test]
 fn syntax_errors_name_line_and_column() {

@@ -2,7 +2,7 @@
 //! modulo terms, predicates as guards in one loop, affine semaphore counts, DMA splitting, and the
 //! pseudo-ISA text round trip.
 
-use backend::emit::dma_pieces;
+use backend::cost::dma::dma_pieces;
 use runtime_sim::isa::{Op, Stmt};
 
 const PIPELINED: &str = r#"kernel tensor_add(a, b) -> (c) {

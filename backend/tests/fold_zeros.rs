@@ -68,7 +68,7 @@ fn bits(a: &Array) -> Vec<u32> {
 fn the_folded_accumulation_keeps_every_bit() {
     let original = penguin::parse_function(KERNEL).expect("the test kernel parses");
     let mut folded = original.clone();
-    let log = backend::fold_zeros::fold_psum_zeros(&mut folded);
+    let log = backend::transform::fold_zeros::fold_psum_zeros(&mut folded);
     assert_eq!(log.len(), 1, "{log:?}");
     penguin::verify_function(&folded).expect("the folded kernel verifies");
     let text = penguin::write_function(&folded);
@@ -106,5 +106,5 @@ fn a_zeroing_that_another_statement_reads_first_is_left_alone() {
         1,
     );
     let mut f = penguin::parse_function(&text).expect("the variant parses");
-    assert!(backend::fold_zeros::fold_psum_zeros(&mut f).is_empty());
+    assert!(backend::transform::fold_zeros::fold_psum_zeros(&mut f).is_empty());
 }

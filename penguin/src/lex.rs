@@ -5,7 +5,25 @@
 //! language passes in, and `#` comments to the end of the line. Invariants: the token list ends
 //! with [`Tok::Eof`]; lines and columns are 1-based, columns counted in characters.
 
-use crate::parse::ParseError;
+use std::fmt;
+
+/// A syntax error in Penguin IR text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub col: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}:{}: {}", self.line, self.col, self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tok {

@@ -27,27 +27,9 @@ use crate::ir::{
     LoopKind, MaskBound, Memory, Op, Operand, PatAxis, Pattern, ReduceOp, Scale, StmtAnnot,
     StmtKind, TensorData, TensorKind, TileDim,
 };
+pub use crate::lex::ParseError;
 use crate::lex::{lex, Tok, Token, TokenCursor, SYMBOLS};
 use std::collections::HashMap;
-use std::fmt;
-
-/// A syntax error in Penguin IR text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub col: usize,
-    pub message: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}:{}: {}", self.line, self.col, self.message)
-    }
-}
-
-impl std::error::Error for ParseError {}
 
 /// Parses the text form of one function.
 pub fn parse_function(text: &str) -> Result<Function, ParseError> {

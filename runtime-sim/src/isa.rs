@@ -460,3 +460,50 @@ impl Program {
         self.semaphores.iter().position(|s| s == name)
     }
 }
+
+/// The tile operands of an operation, destination first (DMA tile sides included).
+pub fn tile_operands(op: &Op) -> Vec<&Ap> {
+    match op {
+        Op::Matmul { dst, a, b, .. } => vec![dst, a, b],
+        Op::Transpose { dst, src }
+        | Op::Copy { dst, src }
+        | Op::Reduce { dst, src, .. }
+        | Op::BnStats { dst, src }
+        | Op::BnAggr { dst, src }
+        | Op::VectorTranspose { dst, src }
+        | Op::Max8 { dst, src } => vec![dst, src],
+        Op::FindIndex8 { dst, src, vals } | Op::MatchReplace8 { dst, src, vals, .. } => {
+            vec![dst, src, vals]
+        }
+        Op::TensorTensorScan {
+            dst, a, b, init, ..
+        } => vec![dst, a, b, init],
+        Op::Activation {
+            dst,
+            src,
+            scale,
+            bias,
+            ..
+        } => {
+            let mut v = vec![dst, src];
+            if let Scale::Tile(t) = scale {
+                v.push(t);
+            }
+            if let Some(b) = bias {
+                v.push(b);
+            }
+            v
+        }
+        Op::TensorTensor { dst, a, b, .. } => vec![dst, a, b],
+        Op::TensorScalar { dst, src, .. } => vec![dst, src],
+        Op::Memset { dst, .. } | Op::Iota { dst, .. } => vec![dst],
+        Op::Dma { dst, src, .. } => [dst, src]
+            .into_iter()
+            .filter_map(|s| match s {
+                DmaSide::Tile(a) => Some(a),
+                DmaSide::Hbm(_) => None,
+            })
+            .collect(),
+        Op::Signal { .. } | Op::Wait { .. } => vec![],
+    }
+}

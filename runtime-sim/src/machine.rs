@@ -201,7 +201,7 @@ pub fn op_cycles(engine: Engine, op: &crate::isa::Op) -> u64 {
         return match op {
             Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => 0,
             Op::Reduce { src, .. } => pool_cycles(n_of(src)),
-            _ => crate::validate::tile_operands(op)
+            _ => crate::isa::tile_operands(op)
                 .first()
                 .map_or(0, |dst| pool_cycles(n_of(dst))),
         };

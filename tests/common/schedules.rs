@@ -4,10 +4,10 @@
 
 #![allow(dead_code)]
 
-use backend::bir::{BNode, Bir};
-use backend::bir_verify::verify_after;
-use backend::modulo::{inst_label, schedule_loops};
-use backend::{ldg, queues, schedule};
+use backend::codegen::bir::{BNode, Bir};
+use backend::codegen::bir_verify::verify_after;
+use backend::codegen::modulo::{inst_label, schedule_loops};
+use backend::{codegen::ldg, codegen::queues, codegen::schedule};
 use penguin::Function;
 use petgraph::visit::EdgeRef;
 use std::fmt::Write as _;

@@ -887,7 +887,7 @@ impl<'p> Sim<'p, '_> {
     fn compute(&mut self, ei: usize, inst: &'p Inst, op: &Op, t: u64) -> Result<u64, SimError> {
         let engine = self.engines[ei].engine;
         let cost = machine::op_cycles(engine, op);
-        let operands = crate::validate::tile_operands(op);
+        let operands = crate::isa::tile_operands(op);
         let mut res = Vec::with_capacity(operands.len());
         for a in &operands {
             res.push(self.resolve(ei, inst, a)?);
@@ -944,7 +944,7 @@ fn at(src: &[f32], full: bool, f_len: usize, p: usize, f: usize) -> f32 {
 }
 
 /// The destination's values (`[P, F]` row-major) of a compute operation; `res[0]` is the
-/// destination and the others the sources in [`crate::validate::tile_operands`] order. Shapes
+/// destination and the others the sources in [`crate::isa::tile_operands`] order. Shapes
 /// were checked by the validator.
 fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
     let dst = &res[0];

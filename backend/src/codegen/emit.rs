@@ -1,0 +1,741 @@
+//! Emission of pseudo-ISA instructions from BIR: addresses, address rotation and DMA splitting.
+//!
+//! [`emit_nodes`] turns every BIR instruction into one pseudo-ISA instruction (a DMA into several:
+//! it is split by partitions over the DMA queues as [`crate::codegen::queues`] planned, so that a loop
+//! body's transfers move at the core's bandwidth rather than one queue's, and `sp`'s issue slots
+//! do not become the bottleneck) with:
+//! - addresses as expressions in the iteration registers (loop at depth `d` has register `rd`;
+//!   the Penguin induction variable is `lb + rd`);
+//! - **address rotation**: a tensor with block dimensions is a ring of physical slots, and an
+//!   access with slot selector `iv + c` along a block of `N` slots addresses
+//!   `base + ((rd + lb + c) mod N) * slot_bytes`, a modulo term of the program (PSUM slots are
+//!   whole banks, so a PSUM ring rotates banks); the selector's coefficients are first reduced
+//!   modulo `N`, so a multi-iv selector whose other coefficients are multiples of `N` (the flat
+//!   iteration of a nest, [`crate::transform::emergent::nest`]) is one register's modulo term;
+//! - its guard, from the BIR guards;
+//! - its **footprints**: the rectangles (partitions × bytes, or HBM rows × columns) it reads and
+//!   writes, as expressions, for the synchronisation analysis.
+//!
+//! Semaphores and waits are not emitted here (see `sync`). Invariant: nodes are in program order
+//! (the sequential order of the kernel), which every engine's stream preserves.
+
+use crate::codegen::alloc::{Allocation, Place};
+use crate::codegen::bir::{BNode, Bir, BirInst, BirLoop};
+use crate::codegen::queues::{compute_queue_plan, QueuePlan};
+pub use crate::cost::dma::dma_pieces;
+use crate::error::BackendError;
+use cranelift_entity::SecondaryMap;
+use penguin::affine::{AffineExpr, CmpOp as PCmp};
+use penguin::ir::{self as pir, Memory, Operand};
+use penguin::{Axis, Function, Tensor};
+use runtime_sim::isa::{
+    self, Ap, Cmp, CmpOp, Dim, DmaSide, Engine, Expr, HbmAp, Inst, Meta, Op, Reg, Term,
+};
+use std::collections::HashMap;
+
+/// Where a footprint lies: the simulator's own spaces (SBUF, PSUM, an HBM tensor by index).
+pub use runtime_sim::sim::memory::Space;
+
+/// A rectangle an instruction touches: rows `[r0, r0 + nr)` (partitions, or HBM rows) and columns
+/// `[c0, c0 + nc)` (bytes of each partition, or HBM elements of each row).
+#[derive(Clone, Debug)]
+pub struct Foot {
+    pub space: Space,
+    /// The logical buffer.
+    pub tensor: Tensor,
+    /// The bytes of every partition the buffer may occupy (all slots; HBM: everything; HBM
+    /// scratch: its elements of the arena). Buffers may share memory (the allocator colours by
+    /// live ranges), so conflicts are physical.
+    pub region: (u64, u64),
+    pub r0: Expr,
+    pub nr: u64,
+    pub c0: Expr,
+    pub nc: u64,
+    pub write: bool,
+}
+
+/// One emitted instruction in its loop nest.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub engine: Engine,
+    pub inst: Inst,
+    /// Enclosing BIR loops, outermost first (loop at index `d` has register `rd`).
+    pub loops: Vec<BirLoop>,
+    pub foot: Vec<Foot>,
+    /// The BIR instruction it comes from.
+    pub bir: BirInst,
+}
+
+impl Node {
+    pub fn queue(&self) -> Option<u8> {
+        match self.inst.op {
+            Op::Dma { queue, .. } => Some(queue),
+            _ => None,
+        }
+    }
+}
+
+/// The emitted kernel before synchronisation.
+#[derive(Clone, Debug)]
+pub struct Emitted {
+    /// The emitted instructions in program order (a BIR instruction may give several: a DMA's
+    /// pieces); a `usize` that names one is its index here, not a BIR id.
+    pub nodes: Vec<Node>,
+    /// The loop tree over node indices.
+    pub tree: Vec<ENode>,
+    /// `(trip, depth)` per BIR loop.
+    pub loops: SecondaryMap<BirLoop, (u64, usize)>,
+}
+
+/// The loop tree of the emitted kernel: emitted nodes by index, and BIR loops.
+#[derive(Clone, Debug)]
+pub enum ENode {
+    Inst(usize),
+    Loop(BirLoop, Vec<ENode>),
+}
+
+/// The 1-based line of byte `offset` of `text` (the last line past its end).
+pub fn line_of(text: &str, offset: u32) -> u32 {
+    let start = (offset as usize).min(text.len());
+    text.get(..start).unwrap_or(text).matches('\n').count() as u32 + 1
+}
+
+/// Source text, for the trace's metadata.
+pub struct SourceInfo<'a> {
+    pub text: &'a str,
+}
+
+/// Emits every BIR instruction.
+pub fn emit_nodes(
+    func: &Function,
+    bir: &Bir,
+    alloc: &Allocation,
+    src: Option<&SourceInfo<'_>>,
+) -> Result<Emitted, BackendError> {
+    let mut regs: HashMap<Axis, (Reg, i64)> = HashMap::new();
+    for l in bir.loops.values() {
+        regs.insert(l.axis, (Reg(l.depth as u8), l.lb));
+    }
+    let mut cx = Emit {
+        func,
+        bir,
+        alloc,
+        src,
+        regs,
+        nodes: Vec::new(),
+        queues: compute_queue_plan(func, bir),
+    };
+    let tree = cx.block(&bir.body)?;
+    Ok(Emitted {
+        nodes: cx.nodes,
+        tree,
+        loops: bir
+            .loops
+            .iter()
+            .map(|(k, l)| (k, (l.trip, l.depth)))
+            .collect(),
+    })
+}
+
+struct Emit<'a> {
+    func: &'a Function,
+    bir: &'a Bir,
+    alloc: &'a Allocation,
+    src: Option<&'a SourceInfo<'a>>,
+    regs: HashMap<Axis, (Reg, i64)>,
+    nodes: Vec<Node>,
+    queues: QueuePlan,
+}
+
+/// A tile operand resolved to an access pattern and a footprint.
+struct Tile {
+    ap: Ap,
+    foot: Foot,
+}
+
+impl Emit<'_> {
+    fn block(&mut self, nodes: &[BNode]) -> Result<Vec<ENode>, BackendError> {
+        let mut out = Vec::new();
+        for &n in nodes {
+            match n {
+                BNode::Loop(l) => {
+                    let body = self.block(&self.bir.loops[l].body)?;
+                    out.push(ENode::Loop(l, body));
+                }
+                BNode::Inst(i) => {
+                    for idx in self.inst(i)? {
+                        out.push(ENode::Inst(idx));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The span of instruction `i`.
+    fn at(&self, i: BirInst) -> Option<penguin::SrcSpan> {
+        self.bir.insts[i].span
+    }
+
+    /// `e` over the registers.
+    fn expr(&self, e: &AffineExpr) -> Expr {
+        let mut out = Expr::constant(e.constant_term());
+        for &(axis, c) in e.terms() {
+            match self.regs.get(&axis) {
+                Some(&(reg, lb)) => {
+                    out.terms.push(Term::Lin { coeff: c, reg });
+                    out.constant += c * lb;
+                }
+                // The verifier guarantees that only enclosing loops' variables appear.
+                None => unreachable!("an affine expression names a loop that does not enclose it"),
+            }
+        }
+        out
+    }
+
+    fn meta(&self, i: BirInst) -> Meta {
+        let bi = &self.bir.insts[i];
+        let mut m = Meta {
+            line: None,
+            stage: bi.stage,
+            stmt: None,
+        };
+        if let (Some(src), Some(span)) = (self.src, bi.span) {
+            let start = (span.start as usize).min(src.text.len());
+            m.line = Some(line_of(src.text, span.start));
+            let end = (span.end as usize).clamp(start, src.text.len());
+            let text = src.text.get(start..end).unwrap_or("");
+            let first = text.lines().next().unwrap_or("").trim();
+            if !first.is_empty() {
+                m.stmt = Some(first.replace('"', "'"));
+            }
+        }
+        m
+    }
+
+    fn guard(&self, i: BirInst) -> Vec<Cmp> {
+        self.bir.insts[i]
+            .guards
+            .iter()
+            .map(|p| Cmp {
+                lhs: self.expr(&p.expr),
+                op: match p.cmp {
+                    PCmp::Ge => CmpOp::Ge,
+                    PCmp::Lt => CmpOp::Lt,
+                    PCmp::Eq => CmpOp::Eq,
+                },
+                rhs: Expr::constant(p.bound),
+            })
+            .collect()
+    }
+
+    fn tile(&self, i: BirInst, o: &Operand, write: bool) -> Result<Tile, BackendError> {
+        let t = &self.func.tensors[o.tensor];
+        let dtype = t.dtype;
+        let esize = t.dtype.size_bytes() as i64;
+        let (mem, space, base, slot_bytes) = match self.alloc.places.get(&o.tensor) {
+            Some(&Place::Sbuf { base, slot_bytes }) => {
+                (isa::Mem::Sbuf, Space::Sbuf, base, slot_bytes)
+            }
+            Some(&Place::Psum { base, slot_bytes }) => {
+                (isa::Mem::Psum, Space::Psum, base, slot_bytes)
+            }
+            _ => {
+                return Err(BackendError::internal(format!(
+                    "tile operand `{}` has no on-chip place",
+                    t.name
+                )))
+            }
+        };
+        if o.access.start.len() != 2 {
+            return Err(BackendError::OperandDims {
+                tensor: t.name.clone(),
+                at: self.at(i),
+            });
+        }
+        let p0 = self.expr(&o.access.start[0]);
+        let np = o.access.size[0];
+        let nf = o.access.size[1];
+        // A box is one unit-stride free dimension; an access pattern's free axes are the
+        // dimensions (the verifier keeps them on the free axis, the partition axis unstrided).
+        let dims = match &o.access.pattern {
+            None => vec![Dim {
+                size: nf,
+                stride: 1,
+            }],
+            Some(p) => p.axes[1..]
+                .iter()
+                .map(|a| Dim {
+                    size: a.count,
+                    stride: a.step[1],
+                })
+                .collect(),
+        };
+        if dims.len() > isa::MAX_DIMS {
+            return Err(BackendError::internal(format!(
+                "an access pattern of `{}` has {} free axes; the machine takes at most {}",
+                t.name,
+                dims.len(),
+                isa::MAX_DIMS
+            )));
+        }
+        let mut start = self.expr(&o.access.start[1].scale(esize));
+        start.constant += base as i64;
+        // Address rotation: slot k of block dimension d is `(selector mod count)`, and the slots
+        // are laid out with the last block dimension fastest.
+        let mut stride = slot_bytes as i64;
+        for (sel, b) in o.access.slots.iter().zip(&t.block).rev() {
+            let n = i64::from(b.count);
+            let sel = &reduce_slot(sel, n);
+            match (sel.as_constant(), sel.terms()) {
+                (Some(c), _) => start.constant += c.rem_euclid(n) * stride,
+                (None, [(axis, 1)]) => {
+                    let Some(&(reg, lb)) = self.regs.get(axis) else {
+                        unreachable!("a slot selector names a loop that does not enclose it")
+                    };
+                    start.terms.push(Term::Mod {
+                        coeff: stride,
+                        reg,
+                        offset: lb + sel.constant_term(),
+                        modulus: n,
+                    });
+                }
+                _ => {
+                    return Err(BackendError::RingSelector {
+                        selector: self.func.display_affine(sel).to_string(),
+                        tensor: t.name.clone(),
+                        at: self.at(i),
+                    })
+                }
+            }
+            stride *= n;
+        }
+        let slots: u64 = t.block.iter().map(|b| u64::from(b.count)).product();
+        let foot = Foot {
+            space,
+            tensor: o.tensor,
+            region: (base, base + slots * slot_bytes),
+            r0: p0.clone(),
+            nr: np,
+            c0: start.clone(),
+            nc: nf * esize as u64,
+            write,
+        };
+        Ok(Tile {
+            ap: Ap {
+                mem,
+                dtype,
+                p0,
+                np: np as u32,
+                start,
+                dims,
+            },
+            foot,
+        })
+    }
+
+    fn hbm(&self, o: &Operand, write: bool) -> Result<(HbmAp, Foot), BackendError> {
+        let t = &self.func.tensors[o.tensor];
+        // A scratch tensor is elements `[offset, offset + elems)` of its arena (`alloc`).
+        let (index, offset, region) = match self.alloc.places.get(&o.tensor) {
+            Some(&Place::Hbm { index }) => (index, 0, (0, u64::MAX)),
+            Some(&Place::Scratch {
+                index,
+                offset,
+                elems,
+            }) => (index, offset, (offset, offset + elems)),
+            _ => {
+                return Err(BackendError::internal(format!(
+                    "HBM operand `{}` has no tensor",
+                    t.name
+                )))
+            }
+        };
+        let cols = t.shape.get(1).copied().unwrap_or(1) as i64;
+        let r0 = self.expr(&o.access.start[0]);
+        let c0 = o
+            .access
+            .start
+            .get(1)
+            .map_or(Expr::constant(0), |e| self.expr(e));
+        let flat = match o.access.start.get(1) {
+            Some(c) => o.access.start[0].scale(cols).add(c),
+            None => o.access.start[0].scale(cols),
+        };
+        let mut start = self.expr(&flat);
+        start.constant += offset as i64;
+        let nr = o.access.size[0];
+        let nc = o.access.size.get(1).copied().unwrap_or(1);
+        // A box is rows × columns; an access pattern's axes step `step[0]·cols + step[1]`
+        // elements of the row-major tensor, its partition axis first (the footprint stays its
+        // bounding box).
+        let dims = match &o.access.pattern {
+            None => vec![
+                Dim {
+                    size: nr,
+                    stride: cols,
+                },
+                Dim {
+                    size: nc,
+                    stride: 1,
+                },
+            ],
+            Some(p) => p
+                .axes
+                .iter()
+                .map(|a| Dim {
+                    size: a.count,
+                    stride: a.step[0] * cols + a.step.get(1).copied().unwrap_or(0),
+                })
+                .collect(),
+        };
+        if dims.len() > isa::MAX_DIMS {
+            return Err(BackendError::internal(format!(
+                "an access pattern of HBM tensor `{}` has {} axes; a DMA takes at most {}",
+                t.name,
+                dims.len(),
+                isa::MAX_DIMS
+            )));
+        }
+        Ok((
+            HbmAp {
+                tensor: index,
+                start,
+                dims,
+            },
+            Foot {
+                space: Space::Hbm(index),
+                tensor: o.tensor,
+                region,
+                r0,
+                nr,
+                c0,
+                nc,
+                write,
+            },
+        ))
+    }
+
+    fn push(&mut self, i: BirInst, engine: Engine, op: Op, foot: Vec<Foot>) -> usize {
+        let mut inst = Inst::new(op);
+        inst.pred = self.guard(i);
+        inst.meta = self.meta(i);
+        self.nodes.push(Node {
+            engine,
+            inst,
+            loops: self.bir.insts[i].loops.clone(),
+            foot,
+            bir: i,
+        });
+        self.nodes.len() - 1
+    }
+
+    fn inst(&mut self, i: BirInst) -> Result<Vec<usize>, BackendError> {
+        let bi = &self.bir.insts[i];
+        let engine = bi.engine;
+        let op = match &bi.op {
+            pir::Op::Load | pir::Op::Store => return self.dma(i),
+            pir::Op::Matmul { accumulate } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let a = self.tile(i, &bi.srcs[0], false)?;
+                let b = self.tile(i, &bi.srcs[1], false)?;
+                let foot = vec![d.foot, a.foot, b.foot];
+                (
+                    Op::Matmul {
+                        dst: d.ap,
+                        a: a.ap,
+                        b: b.ap,
+                        acc: *accumulate,
+                    },
+                    foot,
+                )
+            }
+            pir::Op::Transpose => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::Transpose {
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::TensorTensor { op } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let a = self.tile(i, &bi.srcs[0], false)?;
+                let b = self.tile(i, &bi.srcs[1], false)?;
+                (
+                    Op::TensorTensor {
+                        op: *op,
+                        dst: d.ap,
+                        a: a.ap,
+                        b: b.ap,
+                    },
+                    vec![d.foot, a.foot, b.foot],
+                )
+            }
+            pir::Op::TensorScalar { op, imm, reverse } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::TensorScalar {
+                        op: *op,
+                        dst: d.ap,
+                        src: s.ap,
+                        imm: *imm,
+                        reverse: *reverse,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::Activation { func, scale, bias } => {
+                self.activation(i, *func, *scale, *bias)?
+            }
+            pir::Op::Reduce { op } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::Reduce {
+                        op: *op,
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::TensorTensorScan { op0, op1 } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let a = self.tile(i, &bi.srcs[0], false)?;
+                let b = self.tile(i, &bi.srcs[1], false)?;
+                let init = self.tile(i, &bi.srcs[2], false)?;
+                (
+                    Op::TensorTensorScan {
+                        op0: *op0,
+                        op1: *op1,
+                        dst: d.ap,
+                        a: a.ap,
+                        b: b.ap,
+                        init: init.ap,
+                    },
+                    vec![d.foot, a.foot, b.foot, init.foot],
+                )
+            }
+            pir::Op::VectorTranspose => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::VectorTranspose {
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::Max8 => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::Max8 {
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::FindIndex8 | pir::Op::MatchReplace8 { .. } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                let v = self.tile(i, &bi.srcs[1], false)?;
+                let (dst, src, vals) = (d.ap, s.ap, v.ap);
+                let op = match bi.op {
+                    pir::Op::MatchReplace8 { imm } => Op::MatchReplace8 {
+                        dst,
+                        src,
+                        vals,
+                        imm,
+                    },
+                    _ => Op::FindIndex8 { dst, src, vals },
+                };
+                (op, vec![d.foot, s.foot, v.foot])
+            }
+            pir::Op::BnStats | pir::Op::BnAggr => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                let (dst, src) = (d.ap, s.ap);
+                let op = match bi.op {
+                    pir::Op::BnStats => Op::BnStats { dst, src },
+                    _ => Op::BnAggr { dst, src },
+                };
+                (op, vec![d.foot, s.foot])
+            }
+            pir::Op::Copy => {
+                let d = self.tile(i, &bi.dst, true)?;
+                let s = self.tile(i, &bi.srcs[0], false)?;
+                (
+                    Op::Copy {
+                        dst: d.ap,
+                        src: s.ap,
+                    },
+                    vec![d.foot, s.foot],
+                )
+            }
+            pir::Op::Memset { value } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                (
+                    Op::Memset {
+                        dst: d.ap,
+                        value: *value,
+                    },
+                    vec![d.foot],
+                )
+            }
+            pir::Op::Iota { base, pstep, fstep } => {
+                let d = self.tile(i, &bi.dst, true)?;
+                (
+                    Op::Iota {
+                        dst: d.ap,
+                        base: *base,
+                        pstep: *pstep,
+                        fstep: *fstep,
+                    },
+                    vec![d.foot],
+                )
+            }
+        };
+        Ok(vec![self.push(i, engine, op.0, op.1)])
+    }
+
+    /// Activation `i`: its operation and the footprints of its destination, its source, then
+    /// its scale tile (with `Scale::Tile`) and its bias (with `bias`), the sources in that order.
+    fn activation(
+        &mut self,
+        i: BirInst,
+        func: isa::ActFunc,
+        scale: pir::Scale,
+        bias: bool,
+    ) -> Result<(Op, Vec<Foot>), BackendError> {
+        let bi = &self.bir.insts[i];
+        let d = self.tile(i, &bi.dst, true)?;
+        let s = self.tile(i, &bi.srcs[0], false)?;
+        let mut foot = vec![d.foot, s.foot];
+        let mut next = 1;
+        let scale = match scale {
+            pir::Scale::Imm(x) => isa::Scale::Imm(x),
+            pir::Scale::Tile => {
+                let t = self.tile(i, &bi.srcs[next], false)?;
+                next += 1;
+                foot.push(t.foot);
+                isa::Scale::Tile(t.ap)
+            }
+        };
+        let bias = if bias {
+            let t = self.tile(i, &bi.srcs[next], false)?;
+            foot.push(t.foot);
+            Some(t.ap)
+        } else {
+            None
+        };
+        Ok((
+            Op::Activation {
+                func,
+                dst: d.ap,
+                src: s.ap,
+                scale,
+                bias,
+            },
+            foot,
+        ))
+    }
+
+    /// A load or store, split by partitions into pieces on successive queues.
+    fn dma(&mut self, i: BirInst) -> Result<Vec<usize>, BackendError> {
+        let bi = &self.bir.insts[i];
+        let load = matches!(bi.op, pir::Op::Load);
+        let (tile_op, hbm_op) = if load {
+            (&bi.dst, &bi.srcs[0])
+        } else {
+            (&bi.srcs[0], &bi.dst)
+        };
+        if self.func.tensors[tile_op.tensor].memory != Memory::Sbuf {
+            return Err(BackendError::DmaNotSbuf { at: self.at(i) });
+        }
+        let tile = self.tile(i, tile_op, load)?;
+        let (mut hbm, hfoot) = self.hbm(hbm_op, !load)?;
+        let np = u64::from(tile.ap.np);
+        // A partition-major transfer (`pir::dma_rows_per_partition`): partition `p` moves the
+        // `rows` HBM rows `p·rows ..`, so the HBM side is `np` runs of `rows` rows.
+        let rows = hbm.dims[0].size / np.max(1);
+        if rows > 1 {
+            let row = hbm.dims[0];
+            let run = row.stride.checked_mul(rows as i64).ok_or_else(|| {
+                BackendError::internal("a partition-major DMA's HBM run overflows".to_string())
+            })?;
+            hbm.dims[0] = Dim {
+                size: np,
+                stride: run,
+            };
+            hbm.dims.insert(
+                1,
+                Dim {
+                    size: rows,
+                    stride: row.stride,
+                },
+            );
+        }
+        let split = self
+            .queues
+            .split(i)
+            .cloned()
+            .expect("compute_queue_plan plans every load and store");
+        let pieces = split.pieces();
+        let pp = np / pieces;
+        // The HBM side's outermost dimension pairs with the tile's partitions; a piece of `pp`
+        // partitions starts `pp` of its steps further. Its footprint is a band of rows when that
+        // step is one row (a box, or a pattern whose partition axis steps rows), else the whole
+        // bounding box.
+        let pstride = hbm.dims[0].stride;
+        let by_rows = hbm_op.access.pattern.as_ref().is_none_or(|p| {
+            p.axes[0].step.first() == Some(&1) && p.axes[0].step[1..].iter().all(|&s| s == 0)
+        });
+        let mut out = Vec::new();
+        for k in 0..pieces {
+            let off = (k * pp) as i64;
+            let mut ap = tile.ap.clone();
+            ap.p0.constant += off;
+            ap.np = pp as u32;
+            let mut h = hbm.clone();
+            h.start.constant += off * pstride;
+            h.dims[0].size = pp;
+            let mut tf = tile.foot.clone();
+            tf.r0.constant += off;
+            tf.nr = pp;
+            let mut hf = hfoot.clone();
+            if by_rows {
+                // `rows` HBM rows per partition (1 but for a partition-major transfer).
+                let rows = rows.max(1);
+                hf.r0.constant += off * rows as i64;
+                hf.nr = pp * rows;
+            }
+            let queue = split.queues[k as usize];
+            let (dst, src) = if load {
+                (DmaSide::Tile(ap), DmaSide::Hbm(h))
+            } else {
+                (DmaSide::Hbm(h), DmaSide::Tile(ap))
+            };
+            out.push(self.push(i, Engine::Sp, Op::Dma { queue, dst, src }, vec![tf, hf]));
+        }
+        Ok(out)
+    }
+}
+
+/// A slot selector reduced modulo the ring size `n`: every coefficient taken modulo `n`, so a
+/// term whose coefficient `n` divides disappears (the emergent prefetch across a nest selects
+/// slot `flat iteration mod n`, whose outer coefficients are multiples of `n`). The reduced
+/// selector selects the same slot for every iteration.
+fn reduce_slot(sel: &AffineExpr, n: i64) -> AffineExpr {
+    AffineExpr::from_terms(
+        sel.terms().iter().map(|&(a, c)| (a, c.rem_euclid(n))),
+        sel.constant_term(),
+    )
+}

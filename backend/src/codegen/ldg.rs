@@ -1,0 +1,319 @@
+//! The loop dependence graph of one flat loop body: which instructions must stay ordered, at
+//! which iteration distance, and how long the consumer waits for the producer.
+//!
+//! [`compute_loop_deps`] builds a petgraph `DiGraph` over the instructions of a BIR loop whose
+//! body holds no nested loop. An edge `p → c` carries:
+//! - its **kind**: flow (`p` writes what `c` reads), anti (`p` reads what `c` writes) or output
+//!   (both write);
+//! - its **distance** `d`: the smallest number of iterations such that `p` at iteration `j` and
+//!   `c` at iteration `j + d` may touch a common element (`d = 0` only when `p` precedes `c` in the
+//!   body; a self edge has `d ≥ 1`);
+//! - its **latency**: the cycles from `p`'s start until its effect is complete (a compute
+//!   instruction's cost; a DMA's issue, latency and queue time, as the queue plan splits it),
+//!   from the shared machine description.
+//!
+//! The test is exact for what pipelined loops contain, and conservative otherwise. Two operands
+//! conflict when they name the same logical buffer, their ring slots are equal and their element
+//! ranges overlap in every dimension. With the loop's induction variable at `iv` for `p` and
+//! `iv + d` for `c`, and the same values of every enclosing loop's variable, a dimension whose
+//! starts have the same coefficients on every variable differs by a constant, so its overlap is an
+//! interval test; a slot selector with the same coefficients is equal exactly when
+//! `(s·d + c_c − c_p) mod N = 0`, which is what makes **different slots of one ring independent**
+//! (`k mod 2` and `(k − 1) mod 2`). Anything else (different coefficients) is assumed to
+//! conflict. A conflict also needs both instructions to run at the two iterations: their guards
+//! are enumerated over the loops they name (the copies of a prefetch that take turns never
+//! conflict), within a bound past which they are assumed to; pairs on one engine that never run
+//! in one iteration are listed ([`LoopDeps::exclusive`]) for the scheduler. Different logical buffers never conflict inside one body: the allocator gives
+//! buffers accessed in one loop disjoint memory (their live ranges both span the loop).
+//!
+//! Positions and ids: the graph's nodes are the body's instructions by **position** `k` (a
+//! `usize`, program order), not by BIR id; [`LoopDeps::insts`] maps a position to its
+//! [`BirInst`], and the per-instruction tables (`busy`, `latency`, `exclusive`) are by position.
+//!
+//! Invariants: node weights are positions in the body (program order); every `d = 0` edge goes
+//! forward in program order, so the `d = 0` subgraph is acyclic; distances are at most
+//! [`MAX_DISTANCE`] (a conflict only at larger distances gives no edge: it constrains neither the
+//! order of the body, which only same-iteration edges do, nor any realistic schedule).
+
+use crate::codegen::bir::{dma_tile, estimate, tile_bytes, BNode, Bir, BirInst, BirLoop};
+use crate::codegen::queues::QueuePlan;
+use penguin::affine::AffineExpr;
+use penguin::ir::{Op, Operand};
+use penguin::{Axis, Function, Tensor};
+use petgraph::graph::{DiGraph, NodeIndex};
+use runtime_sim::isa::Engine;
+use runtime_sim::machine;
+use std::fmt;
+
+/// The largest iteration distance an edge records.
+pub const MAX_DISTANCE: u32 = 64;
+
+/// The kind of a dependence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DepKind {
+    Flow,
+    Anti,
+    Output,
+    /// Not a dependence of the loop: one in-order engine's next instruction in an emitted body
+    /// order (the edges [`crate::codegen::modulo::compute_order_period`] adds).
+    Order,
+}
+
+impl DepKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DepKind::Flow => "flow",
+            DepKind::Anti => "anti",
+            DepKind::Output => "output",
+            DepKind::Order => "order",
+        }
+    }
+}
+
+/// One dependence edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DepData {
+    pub kind: DepKind,
+    pub distance: u32,
+    pub latency: u64,
+    /// The buffer both touch.
+    pub tensor: Tensor,
+}
+
+/// The dependence graph of one loop body.
+#[derive(Clone, Debug)]
+pub struct LoopDeps {
+    /// The BIR loop.
+    pub lp: BirLoop,
+    /// The body's instructions in program order: position `k` (node weight `k`) is `insts[k]`.
+    pub insts: Vec<BirInst>,
+    pub graph: DiGraph<usize, DepData>,
+    /// Per instruction (by position): the cycles it keeps its engine busy (`sp`: its issue slots).
+    pub busy: Vec<u64>,
+    /// Per instruction (by position): its latency (see the module doc).
+    pub latency: Vec<u64>,
+    /// Pairs of positions `(a, b)`, `a < b`, whose guards never hold in one iteration (the
+    /// copies of a prefetch that take turns): they never share their engine in an iteration.
+    pub exclusive: Vec<(usize, usize)>,
+}
+
+impl LoopDeps {
+    pub fn node(&self, k: usize) -> NodeIndex {
+        NodeIndex::new(k)
+    }
+
+    /// Whether positions `a` and `b` never run in one iteration.
+    pub fn excludes(&self, a: usize, b: usize) -> bool {
+        self.exclusive.contains(&(a.min(b), a.max(b)))
+    }
+}
+
+/// The cycles instruction `i` keeps its engine busy and the cycles until its effect is complete.
+pub fn compute_costs(func: &Function, bir: &Bir, plan: &QueuePlan, i: BirInst) -> (u64, u64) {
+    let bi = &bir.insts[i];
+    if bi.engine == Engine::Sp {
+        let pieces = plan.split(i).map_or(1, |s| s.pieces()).max(1);
+        // The tile's bytes; each piece moves its share.
+        let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
+        let bytes = tile_bytes(func, tile);
+        let issue = pieces * machine::dma_issue_cycles();
+        (issue, issue + machine::dma_transfer(bytes.div_ceil(pieces)))
+    } else {
+        let c = estimate(bi.engine, &bi.op, &bi.dst, &bi.srcs);
+        (c, c)
+    }
+}
+
+/// The reads and writes of an instruction.
+fn operands(bir: &Bir, i: BirInst) -> Vec<(&Operand, bool)> {
+    let bi = &bir.insts[i];
+    let mut out = vec![(&bi.dst, true)];
+    if matches!(bi.op, Op::Matmul { accumulate: true }) {
+        out.push((&bi.dst, false));
+    }
+    out.extend(bi.srcs.iter().map(|s| (s, false)));
+    out
+}
+
+/// Whether `e` and `f` have the same coefficient on every variable but `iv`.
+fn same_other_terms(e: &AffineExpr, f: &AffineExpr, iv: Axis, modulus: Option<i64>) -> bool {
+    let norm = |c: i64| modulus.map_or(c, |n| c.rem_euclid(n));
+    e.axes()
+        .chain(f.axes())
+        .filter(|&a| a != iv)
+        .all(|a| norm(e.coeff(a)) == norm(f.coeff(a)))
+}
+
+/// Whether `p` at iteration `j` and `c` at iteration `j + d` may touch a common element, for the
+/// distances `d` in `range`: the smallest such `d`, or `None`.
+fn first_conflict(
+    func: &Function,
+    iv: Axis,
+    p: &Operand,
+    c: &Operand,
+    range: std::ops::RangeInclusive<u32>,
+) -> Option<u32> {
+    if p.tensor != c.tensor {
+        return None;
+    }
+    let t = &func.tensors[p.tensor];
+    // Per dimension: `Some((a, delta0))` when the starts differ by `a·d + delta0`; `None` when
+    // the difference depends on more (assumed to overlap at every distance).
+    let dims: Vec<Option<(i64, i64, u64, u64)>> = p
+        .access
+        .start
+        .iter()
+        .zip(&c.access.start)
+        .zip(p.access.size.iter().zip(&c.access.size))
+        .map(|((sp, sc), (&np, &nc))| {
+            (sp.coeff(iv) == sc.coeff(iv) && same_other_terms(sp, sc, iv, None)).then(|| {
+                (
+                    sc.coeff(iv),
+                    sc.constant_term() - sp.constant_term(),
+                    np,
+                    nc,
+                )
+            })
+        })
+        .collect();
+    let slots: Vec<Option<(i64, i64, i64)>> = p
+        .access
+        .slots
+        .iter()
+        .zip(&c.access.slots)
+        .zip(&t.block)
+        .map(|((sp, sc), b)| {
+            let n = i64::from(b.count);
+            let (ap, ac) = (sp.coeff(iv).rem_euclid(n), sc.coeff(iv).rem_euclid(n));
+            (ap == ac && same_other_terms(sp, sc, iv, Some(n)))
+                .then(|| (ac, sc.constant_term() - sp.constant_term(), n))
+        })
+        .collect();
+    range.into_iter().find(|&d| {
+        let d = i64::from(d);
+        let overlap = dims.iter().all(|dim| match *dim {
+            None => true,
+            Some((a, delta0, np, nc)) => {
+                let delta = a * d + delta0;
+                delta < np as i64 && -delta < nc as i64
+            }
+        });
+        let same_slot = slots.iter().all(|s| match *s {
+            None => true,
+            Some((a, delta0, n)) => (a * d + delta0).rem_euclid(n) == 0,
+        });
+        overlap && same_slot
+    })
+}
+
+/// Whether instruction `p` at some iteration and `c` at `d` iterations of loop `iv` later (every
+/// other loop at the same iteration) can both run ([`crate::cost::guards::may_run_shifted`]). Guards
+/// that never hold together (the copies of a prefetch that take turns, a fill and a drain) carry
+/// no dependence.
+fn may_run_together(func: &Function, bir: &Bir, p: BirInst, c: BirInst, iv: Axis, d: u32) -> bool {
+    let (gp, gc) = (&bir.insts[p].guards, &bir.insts[c].guards);
+    crate::cost::guards::may_run_shifted(func, gp, gc, iv, d)
+}
+
+/// The dependence graph of BIR loop `l`, or `None` when its body holds a nested loop.
+pub fn compute_loop_deps(
+    func: &Function,
+    bir: &Bir,
+    plan: &QueuePlan,
+    l: BirLoop,
+) -> Option<LoopDeps> {
+    let lp = &bir.loops[l];
+    let mut insts = Vec::new();
+    for n in &lp.body {
+        match *n {
+            BNode::Inst(i) => insts.push(i),
+            BNode::Loop(_) => return None,
+        }
+    }
+    let iv = lp.axis;
+    let dmax = (lp.trip.saturating_sub(1)).min(u64::from(MAX_DISTANCE)) as u32;
+    let mut graph = DiGraph::new();
+    for k in 0..insts.len() {
+        graph.add_node(k);
+    }
+    let costs: Vec<(u64, u64)> = insts
+        .iter()
+        .map(|&i| compute_costs(func, bir, plan, i))
+        .collect();
+    for (kp, &ip) in insts.iter().enumerate() {
+        for (kc, &ic) in insts.iter().enumerate() {
+            let dmin = u32::from(kc <= kp);
+            if dmin > dmax {
+                continue;
+            }
+            // The strongest (smallest-distance) dependence of the pair.
+            let mut best: Option<DepData> = None;
+            for (po, pw) in operands(bir, ip) {
+                for (co, cw) in operands(bir, ic) {
+                    if !(pw || cw) {
+                        continue;
+                    }
+                    let mut from = dmin;
+                    let d = loop {
+                        let Some(d) = first_conflict(func, iv, po, co, from..=dmax) else {
+                            break None;
+                        };
+                        if may_run_together(func, bir, ip, ic, iv, d) {
+                            break Some(d);
+                        }
+                        from = d + 1;
+                    };
+                    let Some(d) = d else {
+                        continue;
+                    };
+                    let kind = match (pw, cw) {
+                        (true, false) => DepKind::Flow,
+                        (false, true) => DepKind::Anti,
+                        _ => DepKind::Output,
+                    };
+                    if best.is_none_or(|b| d < b.distance) {
+                        best = Some(DepData {
+                            kind,
+                            distance: d,
+                            latency: costs[kp].1,
+                            tensor: po.tensor,
+                        });
+                    }
+                }
+            }
+            if let Some(dep) = best {
+                graph.add_edge(NodeIndex::new(kp), NodeIndex::new(kc), dep);
+            }
+        }
+    }
+    let mut exclusive = Vec::new();
+    for (a, &ia) in insts.iter().enumerate() {
+        for (b, &ib) in insts.iter().enumerate().skip(a + 1) {
+            if bir.insts[ia].engine == bir.insts[ib].engine
+                && !may_run_together(func, bir, ia, ib, iv, 0)
+            {
+                exclusive.push((a, b));
+            }
+        }
+    }
+    Some(LoopDeps {
+        lp: l,
+        insts,
+        graph,
+        busy: costs.iter().map(|c| c.0).collect(),
+        latency: costs.iter().map(|c| c.1).collect(),
+        exclusive,
+    })
+}
+
+impl fmt::Display for DepData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} d={} lat={}",
+            self.kind.name(),
+            self.distance,
+            self.latency
+        )
+    }
+}

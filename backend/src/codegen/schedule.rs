@@ -1,0 +1,253 @@
+//! The list scheduler: the order of every loop body, by critical path.
+//!
+//! [`schedule_bodies`] builds, for the body of every loop (and the kernel's top level), a
+//! dependence DAG (petgraph) over its statements, a nested loop counting as one node: an edge
+//! `a → b` for every pair, `a` before `b` in program order, that touch a common buffer with at
+//! least one write (read after write, write after read, write after write within one iteration;
+//! a conservative test, by logical buffer). Each node's latency comes from the shared machine
+//! description: a compute instruction its engine's cost, a DMA its latency plus queue time, a
+//! loop the sum of its body times its trip count. The list scheduler then repeatedly emits the
+//! ready node with the longest latency-weighted path to the end of the body (the critical path),
+//! ties in program order. Any topological order of the DAG is the same sequential program within
+//! an iteration, and iterations stay in order, so dependences carried across iterations are kept
+//! too; the synchronisation analysis then runs on the new order.
+//!
+//! The body of an annotated pipelined loop that holds a nested loop (which the modulo scheduler
+//! does not reorder) is a **staged** body: one body runs stage `s` of iteration `k − s` for every
+//! `s`, so work of later stages finds its inputs ready while stage 0 waits for this iteration's
+//! loads. When some node of such a body waits (through the body's edges) for one of its own
+//! loads, the ready nodes go by class, then critical path: the nodes holding a load first, then
+//! the work whose inputs come from earlier bodies, then the work that waits, then the stores
+//! (which wait for this body's compute, and would hold `sp`'s next loads behind them). Its
+//! conflict test also tells ring slots apart: two accesses of one ring whose slot selectors
+//! differ by a constant that the ring's depth does not divide touch different slots in every
+//! iteration. Otherwise the body keeps the critical-path order on the edges by buffer.
+//!
+//! The engine streams stay in-order: the schedule decides the order each engine sees.
+
+use crate::codegen::bir::{estimate, BNode, Bir, BirLoop};
+use penguin::affine::AffineExpr;
+use penguin::ir::Op;
+use penguin::{Function, Tensor};
+use petgraph::graph::{DiGraph, NodeIndex};
+use runtime_sim::isa::Engine;
+use runtime_sim::machine;
+use std::collections::BTreeSet;
+
+/// Reorders every body of `bir`; returns how many bodies changed order.
+pub fn schedule_bodies(func: &Function, bir: &mut Bir) -> usize {
+    let mut changed = 0;
+    for l in bir.loops.keys() {
+        let body = bir.loops[l].body.clone();
+        let staged = staged_body(func, bir, l);
+        let new = schedule(bir, &body, staged.as_ref());
+        if new != body {
+            changed += 1;
+        }
+        bir.loops[l].body = new;
+    }
+    let body = bir.body.clone();
+    let new = schedule(bir, &body, None);
+    if new != body {
+        changed += 1;
+    }
+    bir.body = new;
+    changed
+}
+
+/// What scheduling a staged body needs: the Function (for ring depths) and each node's kind.
+struct Staged<'f> {
+    func: &'f Function,
+    /// Per node: whether it holds a load (it goes first: its latency is the longest).
+    loads: Vec<bool>,
+    /// Per node: whether it is a store (it goes last: it waits for this body's compute, and
+    /// `sp` would hold the next body's loads behind it).
+    stores: Vec<bool>,
+}
+
+/// What scheduling `l`'s body by class needs, when it is an annotated pipelined loop holding a
+/// nested loop (a body the modulo scheduler leaves as it is); `None` otherwise.
+fn staged_body<'f>(func: &'f Function, bir: &Bir, l: BirLoop) -> Option<Staged<'f>> {
+    let lp = &bir.loops[l];
+    let pipelined = func.axes[lp.axis].attrs.pipelined.is_some();
+    if !pipelined || !lp.body.iter().any(|n| matches!(n, BNode::Loop(_))) {
+        return None;
+    }
+    let holds = |n: BNode, op: fn(&Op) -> bool| {
+        let mut found = false;
+        for_each_inst(bir, n, &mut |i| found |= op(&bir.insts[i].op));
+        found
+    };
+    let loads = (lp.body.iter())
+        .map(|&n| holds(n, |op| matches!(op, Op::Load)))
+        .collect();
+    let stores = (lp.body.iter())
+        .map(|&n| matches!(n, BNode::Inst(i) if matches!(bir.insts[i].op, Op::Store)))
+        .collect();
+    Some(Staged {
+        func,
+        loads,
+        stores,
+    })
+}
+
+/// Calls `f` with every instruction of node `n`.
+fn for_each_inst(bir: &Bir, n: BNode, f: &mut impl FnMut(crate::codegen::bir::BirInst)) {
+    match n {
+        BNode::Inst(i) => f(i),
+        BNode::Loop(l) => {
+            for &c in &bir.loops[l].body {
+                for_each_inst(bir, c, f);
+            }
+        }
+    }
+}
+
+/// Every operand a node touches: its buffer, its slot selectors and whether it is written.
+fn operands(bir: &Bir, n: BNode) -> Vec<(Tensor, &[AffineExpr], bool)> {
+    let mut out = Vec::new();
+    for_each_inst(bir, n, &mut |i| {
+        let bi = &bir.insts[i];
+        out.push((bi.dst.tensor, bi.dst.access.slots.as_slice(), true));
+        if matches!(bi.op, Op::Matmul { accumulate: true }) {
+            out.push((bi.dst.tensor, bi.dst.access.slots.as_slice(), false));
+        }
+        for o in &bi.srcs {
+            out.push((o.tensor, o.access.slots.as_slice(), false));
+        }
+    });
+    out
+}
+
+/// Whether two accesses of ring `t` select different slots in every iteration: some block
+/// dimension's selectors differ by a constant that its depth does not divide.
+fn distinct_slots(func: &Function, t: Tensor, a: &[AffineExpr], b: &[AffineExpr]) -> bool {
+    let blocks = &func.tensors[t].block;
+    (a.iter().zip(b).zip(blocks)).any(|((x, y), dim)| {
+        let depth = i64::from(dim.count.max(1));
+        x.terms() == y.terms() && (x.constant_term() - y.constant_term()).rem_euclid(depth) != 0
+    })
+}
+
+/// The buffers a node reads and writes ([`operands`], by buffer).
+fn accesses(bir: &Bir, n: BNode) -> (BTreeSet<Tensor>, BTreeSet<Tensor>) {
+    let (mut reads, mut writes) = (BTreeSet::new(), BTreeSet::new());
+    for (t, _, w) in operands(bir, n) {
+        match w {
+            true => writes.insert(t),
+            false => reads.insert(t),
+        };
+    }
+    (reads, writes)
+}
+
+/// The cycles a node keeps its engine (or queue) busy, from the machine description.
+fn latency(bir: &Bir, n: BNode) -> u64 {
+    match n {
+        BNode::Inst(i) => {
+            let bi = &bir.insts[i];
+            if bi.engine == Engine::Sp {
+                let elems: u64 = bi.dst.access.size.iter().product();
+                machine::dma_transfer(elems * 4 / 16) + machine::dma_issue_cycles()
+            } else {
+                estimate(bi.engine, &bi.op, &bi.dst, &bi.srcs)
+            }
+        }
+        BNode::Loop(l) => {
+            let lp = &bir.loops[l];
+            lp.trip * lp.body.iter().map(|&c| latency(bir, c)).sum::<u64>()
+        }
+    }
+}
+
+fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
+    let n = body.len();
+    if n < 2 {
+        return body.to_vec();
+    }
+    let acc: Vec<(BTreeSet<Tensor>, BTreeSet<Tensor>)> =
+        body.iter().map(|&b| accesses(bir, b)).collect();
+    let ops: Vec<Vec<(Tensor, &[AffineExpr], bool)>> = match staged {
+        Some(_) => body.iter().map(|&b| operands(bir, b)).collect(),
+        None => Vec::new(),
+    };
+    // Every pair `i < j` that touches a common buffer, one of them writing, with whether the
+    // conflict stands in a staged body: not when every such pair of accesses provably selects
+    // different slots of a ring.
+    let mut edges: Vec<(usize, usize, bool)> = Vec::new();
+    for j in 0..n {
+        for i in 0..j {
+            let (ri, wi) = &acc[i];
+            let (rj, wj) = &acc[j];
+            if wi.intersection(rj).next().is_some()
+                || ri.intersection(wj).next().is_some()
+                || wi.intersection(wj).next().is_some()
+            {
+                let slots = staged.is_none_or(|st| {
+                    ops[i].iter().any(|&(t, a, wa)| {
+                        (ops[j].iter()).any(|&(u, b, wb)| {
+                            t == u && (wa || wb) && !distinct_slots(st.func, t, a, b)
+                        })
+                    })
+                });
+                edges.push((i, j, slots));
+            }
+        }
+    }
+    // In a staged body, the classes go first to last: a node holding a load; then one that does
+    // not wait for a load of this body (through the slot-aware edges), its inputs coming from
+    // earlier bodies; then one that waits; then a store. The critical path orders each class.
+    // When nothing waits for the body's own loads, the critical-path order on the edges by
+    // buffer stands.
+    let class: Option<Vec<(bool, bool, bool)>> = staged.and_then(|st| {
+        let mut waits = vec![false; n];
+        for &(i, j, slots) in &edges {
+            // The edges come by increasing `j`: `waits[i]` is final for every `i < j`.
+            waits[j] |= slots && (st.loads[i] || waits[i]);
+        }
+        (waits.contains(&true)).then(|| {
+            (0..n)
+                .map(|k| (st.loads[k], !st.stores[k], !waits[k]))
+                .collect()
+        })
+    });
+    let mut g: DiGraph<usize, ()> = DiGraph::new();
+    let idx: Vec<NodeIndex> = (0..n).map(|i| g.add_node(i)).collect();
+    for &(i, j, slots) in &edges {
+        if slots || class.is_none() {
+            g.add_edge(idx[i], idx[j], ());
+        }
+    }
+    let class = class.unwrap_or_else(|| vec![(false, false, false); n]);
+    // Critical path: the longest latency-weighted path from a node to the end of the body.
+    let lat: Vec<u64> = body.iter().map(|&b| latency(bir, b)).collect();
+    let mut prio = vec![0u64; n];
+    for i in (0..n).rev() {
+        let tail = g.neighbors(idx[i]).map(|s| prio[g[s]]).max().unwrap_or(0);
+        prio[i] = lat[i] + tail;
+    }
+    let mut preds: Vec<usize> = (0..n)
+        .map(|i| {
+            g.neighbors_directed(idx[i], petgraph::Direction::Incoming)
+                .count()
+        })
+        .collect();
+    let mut done = vec![false; n];
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        // The ready node with the longest critical path, ties in program order. Some node is
+        // always ready: the graph's edges go forward in program order, so it has no cycle.
+        let Some(pick) = (0..n)
+            .filter(|&i| !done[i] && preds[i] == 0)
+            .max_by_key(|&i| (class[i], prio[i], std::cmp::Reverse(i)))
+        else {
+            return body.to_vec();
+        };
+        done[pick] = true;
+        out.push(body[pick]);
+        for s in g.neighbors(idx[pick]) {
+            preds[g[s]] -= 1;
+        }
+    }
+    out
+}

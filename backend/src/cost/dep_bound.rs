@@ -1,0 +1,510 @@
+//! The bounds of a kernel as written, in cycles of the machine model: the dependence bound (the
+//! longest chain of flow dependences, with unlimited resources) and the fill bound (one
+//! resource's work between the fill before it and the drain after it).
+//!
+//! [`compute_kernel_bounds`] runs the kernel's instructions (Penguin IR, before any pipelining)
+//! in program order, instance by instance, without data: each instance starts when the values it
+//! reads are ready and takes its **minimal latency** ([`min_latency`]); the values it writes are
+//! ready when it ends. No engine, queue or buffer is shared, so the result is the critical path of
+//! the flow dependences, and no schedule of the kernel (on any pipelining path) can end sooner:
+//! every path keeps each value's producer before its readers.
+//!
+//! The **fill bound**: the same walk in reverse (statements, instructions and iterations from
+//! last to first) gives every instance its *tail*, the longest chain of flow dependences after it
+//! ends (a write's tail is the largest latency-plus-tail of the later reads it feeds; the reads
+//! its write covers are fed by it, not by earlier writers). The forward walk's start is its
+//! *head*. A resource — the 16 DMA queues as one pool (a transfer's bytes move only after one
+//! issue and the fixed latency), `sp`'s issue slots, and each compute engine for the
+//! instructions whose engine the kernel fixes (an `Any` instruction, or a `memset` that
+//! `fold_zeros` may remove, claims none) — does the work of any set `S` of its instances after
+//! the earliest head of `S` and before the end minus the least tail of `S`, so no schedule ends
+//! before `min head(S) + work(S) / units + min tail(S)`. [`fill_bound`] takes the largest over the
+//! sets of the instances whose head (or tail) is at least a threshold. The lower bound of a run
+//! is `max(resource, dependence, fill)`.
+//!
+//! Readiness is tracked per tensor as rectangles (one per dimension, in elements, and the slot a
+//! write filled) with the time their last write ends; a read waits for every rectangle it
+//! overlaps. **Transfers synchronise piece by piece**: a transfer is split in pieces of its
+//! partitions, and a reader waits only for the pieces whose rows it reads. So a rectangle a
+//! transfer wrote also has the time its first piece may land (its start plus its least piece
+//! latency, [`piece_latency`]); a read that covers the rectangle waits for all of it, one that
+//! meets it in part only for that first piece. A transfer reading another's rows ends no sooner
+//! than one piece latency after all it reads has landed, and a whole latency after the first
+//! pieces of the rectangles that cover its read have; the reverse walk counts tails the same
+//! way. Counting transfers whole would put the bound above runs that overlap a store's last
+//! pieces with the reload's first (`tests/good/hbm_chain.nk`). A write replaces the rectangles it covers; one it only partly covers stays (a later
+//! write of the same element is ordered after it on every path, so waiting for it is still a
+//! lower bound). Tensors that no instruction reads are not tracked.
+//!
+//! Minimal latencies (MACHINE.md's cost table): a compute instruction costs its engine's cycles
+//! (an operation several engines can run, the cheapest; a `tensor_tensor` with an input in PSUM
+//! the PSUM rate); a DMA its issue on `sp` for each piece, the fixed latency and its bytes (in the HBM
+//! side's type, as the simulator counts them) on one queue per piece, with the split (1, 2, 4, 8 or 16 pieces dividing its partitions) that ends
+//! first. Past [`MAX_INSTANCES`] instances the bound is not computed (`None`).
+
+use penguin::affine::AffineExpr;
+use penguin::ir::{EngineClass, Memory, Op, Operand, StmtKind};
+use penguin::{Axis, Function, Stmt, Tensor};
+use runtime_sim::isa::DType;
+use runtime_sim::machine::{self, DMA_QUEUES};
+use std::collections::BTreeMap;
+
+/// The most instruction instances and loop iterations the bound walks.
+pub const MAX_INSTANCES: u64 = 2_000_000;
+
+/// A rectangle of a tensor: per dimension `[start, start + size)`, and its ring slot.
+#[derive(Clone, Debug)]
+struct Rect {
+    lo: Vec<i64>,
+    hi: Vec<i64>,
+    slot: i64,
+    /// Forward: when the whole rectangle is written. Reverse: the reader's latency plus tail.
+    ready: u64,
+    /// Forward: when some piece of it may be written (a transfer's first piece; `ready` for a
+    /// compute write). Reverse: the reader's least piece latency plus tail (`ready` for a
+    /// compute reader).
+    first: u64,
+    /// Reverse: whether the reader is a transfer.
+    dma: bool,
+}
+
+/// The bounds of a kernel as written, in cycles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelBoundsData {
+    /// The longest chain of flow dependences.
+    pub dependence: u64,
+    /// The fill bound: the largest, over the resources, of a resource's work plus the fill
+    /// before it and the drain after it (module doc), and the resource that sets it.
+    pub fill: u64,
+    pub fill_resource: &'static str,
+}
+
+/// The dependence bound of `func` (as written) in cycles, or `None` past [`MAX_INSTANCES`].
+pub fn compute_dependence_bound(func: &Function) -> Option<u64> {
+    compute_kernel_bounds(func).map(|b| b.dependence)
+}
+
+/// The dependence and fill bounds of `func` (as written), or `None` past [`MAX_INSTANCES`].
+pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
+    let mut instances = 0u64;
+    count(func, &func.body, 1, &mut instances);
+    if instances > MAX_INSTANCES {
+        return None;
+    }
+    // Only what some instruction reads needs its readiness tracked.
+    let mut read = std::collections::BTreeSet::new();
+    for (_, d) in func.insts.iter() {
+        read.extend(d.srcs.iter().map(|o| o.tensor));
+        if matches!(d.op, Op::Matmul { accumulate: true }) {
+            read.insert(d.dst.tensor);
+        }
+    }
+    let mut cx = Walk {
+        func,
+        ivs: cranelift_entity::SecondaryMap::new(),
+        ready: BTreeMap::new(),
+        read,
+        end: 0,
+        reverse: false,
+        times: Vec::new(),
+    };
+    cx.block(&func.body);
+    let dependence = cx.end;
+    let heads = std::mem::take(&mut cx.times);
+    cx.reverse = true;
+    cx.ready.clear();
+    cx.ivs = cranelift_entity::SecondaryMap::new();
+    cx.block(&func.body);
+    let mut tails = std::mem::take(&mut cx.times);
+    tails.reverse();
+    let (fill, fill_resource) = fill_bound(func, &heads, &tails);
+    Some(KernelBoundsData {
+        dependence,
+        fill,
+        fill_resource,
+    })
+}
+
+/// The resources of the fill bound: the DMA queues (as one pool of [`DMA_QUEUES`]), `sp`'s issue
+/// slots, and the compute engines an instruction's class fixes.
+const RESOURCES: [&str; 6] = ["dma", "sp", "pe", "act", "dve", "pool"];
+
+/// One instance's claim on a resource: earliest start of the work, the work, and the least time
+/// that must follow its end.
+#[derive(Clone, Copy)]
+struct Claim {
+    head: u64,
+    work: u64,
+    tail: u64,
+}
+
+/// The fill bound from every instance's head (its earliest start) and tail (the longest chain
+/// after its end), both in walk order: the largest over the resources and over the sets `S` of
+/// claims that start no sooner than `a` (or leave at least `b` after them) of
+/// `a + work(S) / units + b`.
+fn fill_bound(func: &Function, heads: &[Instance], tails: &[Instance]) -> (u64, &'static str) {
+    let mut claims: Vec<Vec<Claim>> = vec![Vec::new(); RESOURCES.len()];
+    for (h, t) in heads.iter().zip(tails) {
+        debug_assert_eq!(h.inst, t.inst, "both walks visit the same instances");
+        let d = &func.insts[h.inst];
+        let lat = min_latency(func, h.inst);
+        if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
+            let bytes = transfer_bytes(func, d, tile);
+            let issue = machine::dma_issue_cycles();
+            // The bytes move after one issue and the fixed latency; the last piece's bytes
+            // are at least a sixteenth of the tile's.
+            claims[0].push(Claim {
+                head: h.time + issue + machine::DMA_LATENCY,
+                work: machine::dma_queue_cycles(bytes),
+                tail: t.time,
+            });
+            claims[1].push(Claim {
+                head: h.time,
+                work: issue,
+                tail: t.time + machine::DMA_LATENCY + machine::dma_queue_cycles(bytes / 16),
+            });
+            continue;
+        }
+        let r = match d.engine {
+            EngineClass::Tensor => 2,
+            EngineClass::Scalar => 3,
+            // A memset may be folded away (`fold_zeros`); the rest runs on the Vector engine.
+            EngineClass::Vector if !matches!(d.op, Op::Memset { .. }) => 4,
+            EngineClass::GpSimd => 5,
+            // An instruction the backend may place on any engine claims none.
+            _ => continue,
+        };
+        claims[r].push(Claim {
+            head: h.time,
+            work: lat,
+            tail: t.time,
+        });
+    }
+    let mut best = (0, RESOURCES[0]);
+    for (r, cs) in claims.iter_mut().enumerate() {
+        let units = if r == 0 { DMA_QUEUES as u64 } else { 1 };
+        let b = suffix_bound(cs, units, |c| c.head, |c| c.tail).max(suffix_bound(
+            cs,
+            units,
+            |c| c.tail,
+            |c| c.head,
+        ));
+        if b > best.0 {
+            best = (b, RESOURCES[r]);
+        }
+    }
+    best
+}
+
+/// `max over k` of `key_k + work(S_k) / units + min over S_k of other`, where `S_k` holds the
+/// claims whose `key` is at least `key_k` (sorted by `key`, suffix sums).
+fn suffix_bound(
+    cs: &mut [Claim],
+    units: u64,
+    key: impl Fn(&Claim) -> u64,
+    other: impl Fn(&Claim) -> u64,
+) -> u64 {
+    cs.sort_by_key(|c| std::cmp::Reverse(key(c)));
+    let (mut work, mut least, mut best) = (0u64, u64::MAX, 0u64);
+    for c in cs.iter() {
+        work = work.saturating_add(c.work);
+        least = least.min(other(c));
+        best = best.max(key(c).saturating_add(work / units).saturating_add(least));
+    }
+    best
+}
+
+fn count(func: &Function, block: &[Stmt], reps: u64, out: &mut u64) {
+    for &s in block {
+        match &func.stmts[s].kind {
+            StmtKind::Insts(insts) => *out = out.saturating_add(reps * insts.len() as u64),
+            StmtKind::Loop(a) => {
+                // Every iteration is a step of the walk, even of a loop with nothing to run.
+                let reps = reps.saturating_mul(func.axes[*a].trip_count().max(0) as u64);
+                *out = out.saturating_add(reps);
+                count(func, &func.axes[*a].body, reps, out);
+            }
+        }
+    }
+}
+
+/// One instance visited by a walk: its instruction and its head (forward) or tail (reverse).
+#[derive(Clone, Copy)]
+struct Instance {
+    inst: penguin::Inst,
+    time: u64,
+}
+
+/// A walk over every instance, forward (each instance's earliest start; `ready` holds when
+/// written values are ready) or in reverse (each instance's tail, the longest chain after its
+/// end; `ready` holds, per region a later instruction reads, that reader's latency plus tail).
+struct Walk<'f> {
+    func: &'f Function,
+    ivs: cranelift_entity::SecondaryMap<Axis, i64>,
+    ready: BTreeMap<Tensor, Vec<Rect>>,
+    /// The tensors some instruction reads.
+    read: std::collections::BTreeSet<Tensor>,
+    end: u64,
+    reverse: bool,
+    times: Vec<Instance>,
+}
+
+impl Walk<'_> {
+    fn block(&mut self, block: &[Stmt]) {
+        let order: Box<dyn Iterator<Item = &Stmt>> = if self.reverse {
+            Box::new(block.iter().rev())
+        } else {
+            Box::new(block.iter())
+        };
+        for &s in order {
+            let sd = &self.func.stmts[s];
+            if !sd.preds.iter().all(|p| p.holds(&self.ivs)) {
+                continue;
+            }
+            match &sd.kind {
+                StmtKind::Insts(insts) => {
+                    if self.reverse {
+                        for &i in insts.iter().rev() {
+                            self.inst_reverse(i);
+                        }
+                    } else {
+                        for &i in insts {
+                            self.inst(i);
+                        }
+                    }
+                }
+                StmtKind::Loop(a) => {
+                    let ad = &self.func.axes[*a];
+                    let vs: Box<dyn Iterator<Item = i64>> = if self.reverse {
+                        Box::new((ad.lb..ad.ub).rev())
+                    } else {
+                        Box::new(ad.lb..ad.ub)
+                    };
+                    for v in vs {
+                        self.ivs[*a] = v;
+                        self.block(&ad.body);
+                    }
+                }
+            }
+        }
+    }
+    fn rect(&self, o: &Operand) -> Rect {
+        let eval = |e: &AffineExpr| e.eval(&self.ivs);
+        let lo: Vec<i64> = o.access.start.iter().map(eval).collect();
+        let hi = lo
+            .iter()
+            .zip(&o.access.size)
+            .map(|(&l, &n)| l + n as i64)
+            .collect();
+        let t = &self.func.tensors[o.tensor];
+        // The slots, flattened (last block dimension fastest).
+        let mut slot = 0i64;
+        for (sel, b) in o.access.slots.iter().zip(&t.block) {
+            slot = slot * i64::from(b.count) + eval(sel).rem_euclid(i64::from(b.count));
+        }
+        Rect {
+            lo,
+            hi,
+            slot,
+            ready: 0,
+            first: 0,
+            dma: false,
+        }
+    }
+
+    /// The forward step. A read of a rectangle it covers waits for all of it (`ready`); one
+    /// that meets it only in part may need only its first piece (`first`). A transfer's first
+    /// piece starts once what it reads in rectangles that cover its whole read may be there
+    /// (`first`; its other pieces may read other rows), and it ends once it has taken its
+    /// latency from there and its least piece latency after its last input.
+    fn inst(&mut self, i: penguin::Inst) {
+        let d = &self.func.insts[i];
+        let mut reads: Vec<&Operand> = d.srcs.iter().collect();
+        if matches!(d.op, Op::Matmul { accumulate: true }) {
+            reads.push(&d.dst);
+        }
+        let (mut first, mut all) = (0u64, 0u64);
+        for o in reads {
+            let r = self.rect(o);
+            if let Some(rects) = self.ready.get(&o.tensor) {
+                for w in rects.iter().filter(|w| overlaps(w, &r)) {
+                    all = all.max(if covers(&r, w) { w.ready } else { w.first });
+                    if covers(w, &r) {
+                        first = first.max(w.first);
+                    }
+                }
+            }
+        }
+        let lat = min_latency(self.func, i);
+        let (start, end, end_first) = match piece_latency(self.func, i) {
+            Some(piece) => (first, (first + lat).max(all + piece), first + piece),
+            None => (all, all + lat, all + lat),
+        };
+        self.times.push(Instance {
+            inst: i,
+            time: start,
+        });
+        self.end = self.end.max(end);
+        if self.read.contains(&d.dst.tensor) {
+            let mut w = self.rect(&d.dst);
+            w.ready = end;
+            w.first = end_first.min(end);
+            let rects = self.ready.entry(d.dst.tensor).or_default();
+            rects.retain(|old| !covers(&w, old));
+            rects.push(w);
+        }
+    }
+
+    /// The reverse step: the instance's tail is the largest latency-plus-tail of the later
+    /// readers of what it writes (the readers its write covers are fed by it, not by earlier
+    /// writers); then its own reads become needs of earlier writers.
+    ///
+    /// Tails count from the end of the whole instruction. After a compute instruction, a
+    /// reader starts when it ends; a transfer reading more than it wrote has a piece reading
+    /// elsewhere, which only its least piece latency is sure to follow. After a transfer, a
+    /// reader of all it wrote waits for its last piece (a transfer, for one piece after it);
+    /// one reading part of it may need only pieces that ended sooner, and adds nothing.
+    fn inst_reverse(&mut self, i: penguin::Inst) {
+        let d = &self.func.insts[i];
+        let w = self.rect(&d.dst);
+        let dma = piece_latency(self.func, i).is_some();
+        let mut tail = 0u64;
+        if let Some(rects) = self.ready.get_mut(&d.dst.tensor) {
+            for r in rects.iter().filter(|r| overlaps(r, &w)) {
+                let after = match (dma, r.dma) {
+                    (false, false) => r.ready,
+                    (false, true) if covers(&w, r) => r.ready,
+                    (false, true) => r.first,
+                    (true, _) if !covers(r, &w) => 0,
+                    (true, false) => r.ready,
+                    (true, true) => r.first,
+                };
+                tail = tail.max(after);
+            }
+            rects.retain(|r| !covers(&w, r));
+        }
+        self.times.push(Instance {
+            inst: i,
+            time: tail,
+        });
+        let need = tail + min_latency(self.func, i);
+        let piece = piece_latency(self.func, i).map_or(need, |p| tail + p);
+        let mut reads: Vec<&Operand> = d.srcs.iter().collect();
+        if matches!(d.op, Op::Matmul { accumulate: true }) {
+            reads.push(&d.dst);
+        }
+        for o in reads {
+            let mut r = self.rect(o);
+            r.ready = need;
+            r.first = piece;
+            r.dma = dma;
+            self.ready.entry(o.tensor).or_default().push(r);
+        }
+    }
+}
+
+fn overlaps(a: &Rect, b: &Rect) -> bool {
+    a.slot == b.slot
+        && a.lo
+            .iter()
+            .zip(&a.hi)
+            .zip(b.lo.iter().zip(&b.hi))
+            .all(|((&al, &ah), (&bl, &bh))| al < bh && bl < ah)
+}
+
+fn covers(a: &Rect, b: &Rect) -> bool {
+    a.slot == b.slot
+        && a.lo
+            .iter()
+            .zip(&a.hi)
+            .zip(b.lo.iter().zip(&b.hi))
+            .all(|((&al, &ah), (&bl, &bh))| al <= bl && bh <= ah)
+}
+
+fn free(o: &Operand) -> u64 {
+    o.access.size.iter().skip(1).product::<u64>().max(1)
+}
+
+fn dtype(func: &Function, o: &Operand) -> DType {
+    func.tensors[o.tensor].dtype
+}
+
+/// The bytes a transfer moves, as the simulator counts them: the tile's elements in the HBM
+/// side's type (a store that narrows f32 to bf16 moves bf16).
+fn transfer_bytes(func: &Function, d: &penguin::ir::InstData, tile: &Operand) -> u64 {
+    let hbm = match d.op {
+        Op::Load => d.srcs.first(),
+        _ => Some(&d.dst),
+    };
+    let dtype = hbm.map_or(func.tensors[tile.tensor].dtype, |o| {
+        func.tensors[o.tensor].dtype
+    });
+    tile.access.size.iter().product::<u64>() * dtype.size_bytes()
+}
+
+/// For a transfer, the least time one of its pieces takes from its issue to its effect: a
+/// reader that waits piece by piece follows it by no more (`None` for a compute instruction).
+pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
+    let d = &func.insts[i];
+    let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
+    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+    let bytes = transfer_bytes(func, d, tile);
+    [1u64, 2, 4, 8, 16]
+        .into_iter()
+        .filter(|p| partitions.is_multiple_of(*p))
+        .map(|p| machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
+        .min()
+}
+
+/// The least time instruction `i` can take from its start to its effect (module doc).
+pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
+    let d = &func.insts[i];
+    if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
+        let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+        let bytes = transfer_bytes(func, d, tile);
+        return [1u64, 2, 4, 8, 16]
+            .into_iter()
+            .filter(|p| partitions.is_multiple_of(*p))
+            .map(|p| p * machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
+            .min()
+            .unwrap_or(machine::dma_issue_cycles() + machine::dma_transfer(bytes));
+    }
+    let psum_input = d
+        .srcs
+        .iter()
+        .any(|o| func.tensors[o.tensor].memory == Memory::Psum);
+    let n = match d.op {
+        Op::Reduce { .. } | Op::BnStats | Op::BnAggr => d.srcs.first().map_or(1, free),
+        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => d.srcs.first().map_or(1, free),
+        _ => free(&d.dst),
+    };
+    let vector = match d.op {
+        Op::TensorTensor { .. } => machine::tensor_tensor_cycles(n, psum_input),
+        Op::TensorTensorScan { .. } => machine::scan_cycles(n, psum_input),
+        Op::Reduce { .. } => machine::reduce_cycles(n),
+        Op::BnStats | Op::BnAggr => machine::bn_cycles(n),
+        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => machine::top8_cycles(n),
+        _ => machine::vector_cycles(n),
+    };
+    match d.engine {
+        EngineClass::Tensor => match d.op {
+            Op::Transpose => {
+                let src = d.srcs.first().unwrap_or(&d.dst);
+                machine::transpose_cycles(src.access.size.first().copied().unwrap_or(1), free(src))
+            }
+            _ => {
+                let m = d.srcs.first().map_or(128, free);
+                // The simulator's rate: bf16 only when both operands are bf16 (a bf16 operand
+                // beside an f32 one is widened).
+                let operand = |k: usize| d.srcs.get(k).map_or(DType::Bf16, |o| dtype(func, o));
+                machine::matmul_cycles(machine::matmul_dtype(operand(0), operand(1)), m, n)
+            }
+        },
+        EngineClass::Scalar => machine::activation_cycles(n),
+        EngineClass::Vector => vector,
+        EngineClass::GpSimd => machine::pool_cycles(n),
+        EngineClass::Any | EngineClass::Dma => vector
+            .min(machine::activation_cycles(n))
+            .min(machine::pool_cycles(n)),
+    }
+}

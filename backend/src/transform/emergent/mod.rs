@@ -1,0 +1,202 @@
+//! Emergent pipelining of loops that carry no annotation: load and store tiles become rings, and
+//! the loads are issued ahead.
+//!
+//! [`pipeline_emergent`] runs in two steps, with data flowing one way through the files of this
+//! folder (no file imports one that imports it back; `backend/tests/no_import_cycles.rs` checks):
+//! 1. **Plan** ([`plan`]): every SBUF tile a DMA moves, and every PSUM tile, whose innermost
+//!    enclosing loop `L` starts each iteration by writing all of it, becomes a ring of `N` slots
+//!    along `L`. The synchronisation analysis then sees the write-after-read distance grow from 1
+//!    to `N` iterations, so the in-order `sp` stream issues the loads of later iterations while
+//!    the compute engines still work on earlier ones: pipelining emerges from the rings, the
+//!    per-engine streams and the exact waits, without peeling. The depth is
+//!    `1 + ceil(DMA time / compute time)` ([`cost`]) between 2 and [`MAX_DEPTH`], lowered until
+//!    SBUF holds every buffer ([`budget`], the one SBUF/PSUM accounting of every pass that adds
+//!    slots). Unrolling, which the seed's heuristic also decides, runs before this pass
+//!    ([`crate::transform::unroll`]): it gives each copy its own tiles, so every copy's tile becomes a ring of
+//!    its own here.
+//! 2. **Realise** each ringed loop, innermost first ([`plan::innermost_first`]), in exactly one
+//!    way: a loop nested in un-annotated loops prefetches across the whole nest when the
+//!    heuristic agrees ([`nest`]: no fill or drain per execution of the loop); otherwise, one
+//!    predicated loop: by default [`stages`] also spreads the loop's compute statements over
+//!    stages by their engine hand-offs (rings for the tiles that cross stages, checked by the
+//!    annotated pipeliner's ISL legality check), and the single shift ([`shift`]: every non-load
+//!    statement shifted by the same prefetch depth) is the fallback (a loop bound by DMA latency,
+//!    no hand-off, no room, a plan the check refuses, or a loop around a nest realised across
+//!    it), logged with its reason. A loop around one the annotated pipeliner extended is staged
+//!    like any other: the extended loop is one child, in one stage.
+//!
+//! Before both steps, a tile that sibling loops use in turn, each writing all of it first, gets a
+//! copy per loop ([`privatise`]: the copies of a loop in a peeled prologue and epilogue), so that
+//! each loop's tile is planned in that loop alone; and every loop the annotated pipeliner
+//! extended that sits in a nest carries the stage-0 loads of each next execution into the drain
+//! of the one before ([`carry`]): the user's stages stay as written, and the ring's slots
+//! continue across executions.
+//!
+//! `num_stages="auto"` ([`auto`]) reuses the stage rule before the annotated pipeliner runs.
+//!
+//! Invariants: a loop takes exactly one path: a loop the annotated pipeliner extended gets no
+//! ring of its own (only [`carry`]'s copies, within its stages), and a loop with a `num_stages`
+//! annotation is skipped; each decision and its reason is logged.
+//! The files import downwards only: `mod` → `auto`, `carry`, `nest`, `privatise`, `stages`,
+//! `shift`, `plan`; `auto` → `stages`, `budget`, `cost`; `carry` → `nest`, `budget`, `cost`;
+//! `nest` → `plan`, `budget`, `cost`; `privatise` → `plan`, `budget`; `stages` → `shift`,
+//! `plan`, `budget`; `shift` → `plan`; `plan` → `budget`, `cost`.
+
+pub mod auto;
+pub mod carry;
+pub mod nest;
+pub mod plan;
+pub mod privatise;
+pub mod shift;
+pub mod stages;
+
+pub use crate::cost::loop_cost::{wanted_depth, DmaFit, MAX_DEPTH};
+pub use auto::{choose_auto_stages, choose_auto_stages_with, mark_auto_loops, AutoOptions};
+pub use stages::StageOrder;
+
+use penguin::ir::StmtKind;
+use penguin::{Axis, Function, Tensor};
+
+/// How the emergent path realises a ring loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EmergentOptions {
+    /// Spread compute over stages by engine hand-offs ([`stages`]); `false`: the single shift.
+    pub stages: bool,
+    /// The execution order of a staged loop's body.
+    pub order: StageOrder,
+    /// Keep loop-carried state in one stage (always on; off only to test that the ISL legality
+    /// check catches the plans this rule prevents).
+    pub carried_rule: bool,
+    /// Let a ring loop nested in un-annotated loops prefetch across the nest ([`nest`]);
+    /// `false` realises every ring in its own loop.
+    pub across_nests: bool,
+}
+
+impl Default for EmergentOptions {
+    fn default() -> Self {
+        EmergentOptions {
+            stages: true,
+            order: StageOrder::Mixed,
+            carried_rule: true,
+            across_nests: true,
+        }
+    }
+}
+
+/// Turns the load and store tiles of un-annotated loops into rings; returns the log lines.
+pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
+    pipeline_emergent_with(func, &EmergentOptions::default())
+}
+
+/// [`pipeline_emergent`] with options.
+pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Vec<String> {
+    let mut log = Vec::new();
+    privatise::privatise_tiles(func, &mut log);
+    if opts.across_nests {
+        let extended: Vec<Axis> = func
+            .axes
+            .keys()
+            .filter(|&a| func.axes[a].attrs.pipelined.is_some())
+            .collect();
+        for e in extended {
+            carry::carry_across_executions(func, e, &mut log);
+        }
+    }
+    let original = opts.stages.then(|| func.clone());
+    let plan = plan::ring_tiles(func, &mut log);
+    // The loops realised across their nest so far.
+    let mut across: Vec<Axis> = Vec::new();
+    for (l, rings) in plan::innermost_first(func, plan.rings) {
+        let dma_bound = plan.dma_bound.get(&l).copied().unwrap_or(false);
+        let ctx = Realise {
+            original: original.as_ref(),
+            opts,
+            dma_bound,
+        };
+        if ctx.realise_loop(func, l, &rings, &across, &mut log) {
+            across.push(l);
+        }
+    }
+    log
+}
+
+/// What realising one ring loop reads besides the function.
+struct Realise<'a> {
+    /// The function before emergent pipelining, when stages are on (for the legality check).
+    original: Option<&'a Function>,
+    opts: &'a EmergentOptions,
+    /// Even the deepest ring cannot hide a tile's DMA behind the loop's compute.
+    dma_bound: bool,
+}
+
+impl Realise<'_> {
+    /// Realises the rings of loop `l` in one of the ways of the module doc; returns whether the
+    /// loop was realised across its nest. `across`: the loops realised across their nest so far.
+    fn realise_loop(
+        &self,
+        func: &mut Function,
+        l: Axis,
+        rings: &[(Tensor, u32)],
+        across: &[Axis],
+        log: &mut Vec<String>,
+    ) -> bool {
+        // A short loop nested in un-annotated loops prefetches across the nest (no fill or
+        // drain per execution); otherwise compute stages, or the single shift.
+        if self.opts.across_nests && nest::prefetch_across_nest(func, l, rings, log) {
+            return true;
+        }
+        // Staging a loop around a nest realised across it would add a fill and a drain to every
+        // execution of the enclosing loop, which is what the nest realisation removed (measured:
+        // matmul 90063 cycles unstaged against 111545 staged).
+        if let Some(&inner) = across.iter().find(|&&a| encloses(func, l, a)) {
+            log.push(format!(
+                "emergent: loop `{}`: no compute stages: it encloses loop `{}`, whose loads are issued across the nest",
+                func.display_iv(l), func.display_iv(inner)
+            ));
+            shift::shift_loads(func, l, rings, log);
+            return false;
+        }
+        // Around a loop the annotated pipeliner extended, stages do pay: its own fill and drain
+        // come on top of theirs, but its stores no longer hold `sp` in front of the next
+        // execution's loads (measured on the default path: matmul_mode_b 115,259 cycles
+        // unstaged against 108,875 staged, with `--peel` 117,627 against 115,483;
+        // matmul_blocked_stages the same cycles, with `--peel` 205,387 against 199,243; earlier,
+        // before the list scheduler ordered such bodies, staging cost matmul_mode_b 5%).
+        let staged = match self.original {
+            Some(_) if self.dma_bound => {
+                log.push(format!(
+                    "emergent: loop `{}`: no compute stages: even a ring of {MAX_DEPTH} slots does not hide its DMA behind its compute, so splitting the compute would only lengthen the ramp",
+                    func.display_iv(l)
+                ));
+                false
+            }
+            Some(orig) => stages::stage_loop(
+                func,
+                orig,
+                l,
+                rings,
+                &stages::StageOptions {
+                    order: self.opts.order,
+                    carried_rule: self.opts.carried_rule,
+                },
+                log,
+            ),
+            None => false,
+        };
+        if !staged {
+            shift::shift_loads(func, l, rings, log);
+        }
+        false
+    }
+}
+
+/// Whether loop `outer` encloses loop `inner` (at any depth).
+fn encloses(func: &Function, outer: Axis, inner: Axis) -> bool {
+    func.axes[outer]
+        .body
+        .iter()
+        .any(|&s| match func.stmts[s].kind {
+            StmtKind::Loop(a) => a == inner || encloses(func, a, inner),
+            StmtKind::Insts(_) => false,
+        })
+}

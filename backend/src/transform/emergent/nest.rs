@@ -1,0 +1,761 @@
+//! Emergent prefetch across a loop nest: the second realisation of an emergent ring.
+//!
+//! [`super::plan::ring_tiles`] rings the load tiles of an innermost loop `L` of trip `T`. Its
+//! single-loop realisation ([`super::shift::shift_loads`]) runs `L` for `T + P` iterations and
+//! issues the loads `P` iterations ahead, so each execution of `L` starts with `P` exposed loads
+//! (the fill) and ends with `P` load-free iterations (the drain). When `L` is short and nested,
+//! that happens once per iteration of the enclosing loops. [`prefetch_across_nest`] removes both
+//! for a loop `L` nested in loops `O1 ⊃ O2 ⊃ … ⊃ Ok ⊃ L` where
+//! - every loop of the chain is a direct child of the next one out, either unguarded or guarded
+//!   only by comparisons of that next loop's induction variable with constants. Those guards
+//!   leave an interval `lo(Oj) .. hi(Oj)` of the iterations of `Oj` (its **running
+//!   iterations**; all of them for an unguarded child), of which there is at least one;
+//! - no loop of the chain is annotated (`num_stages`) without having been extended by the
+//!   annotated pipeliner. A loop it extended is a level like any other: the stage that holds the
+//!   next loop in runs on the iterations its stage guards allow, `s .. s + T` for stage `s`, and
+//!   the indices there already read `oj - s`. So an un-annotated loop inside a user's stage
+//!   prefetches across the executions of the user's loop (matmul's `k` loop, stage 0 of `n`);
+//! - the chain stops below the first loop that does not qualify, or at the top of the kernel;
+//!
+//! so that the executions of `L`'s body form one flat sequence
+//! `f = ((o1' · T2 + o2') · …) · T + l'` over the whole nest, where `oj' = oj - lo(Oj)` and
+//! `Tj = hi(Oj) - lo(Oj)` count running iterations only. Below, "first" and "last" iteration of a
+//! level mean its first and last running iteration. The ring tiles are used only inside `L` (`L`
+//! is the innermost loop enclosing all their accesses).
+//!
+//! The transformation, for the hoistable loads ([`super::plan::hoistable_loads`]: a direct,
+//! unguarded, single-instruction statement of `L` that loads a whole ring tile from a kernel
+//! input):
+//! - every ring of a hoisted load gets `N` slots with `N` dividing `T` (the heuristic's depth
+//!   rounded up to such a divisor when SBUF has room, else down; no divisor in `2..=`
+//!   [`MAX_SLOTS`] declines), and its slot selector becomes the flat index `f` (affine; taken
+//!   modulo `N`). Since `N | T`, every outer coefficient of `f` is a multiple of `N` and
+//!   `f mod N = l' mod N`: address rotation ([`crate::codegen::emit`]) reduces the selector to one
+//!   register's modulo term;
+//! - `P` = the heuristic's prefetch depth (its ring depth minus one), lowered to `N - 1` when the
+//!   ring got fewer slots, minimum over the hoisted loads (so `P < N <= T`, and one carry per
+//!   level suffices); slots beyond `P + 1` are slack;
+//! - the load statement itself becomes the **in-loop copy**: in iteration `(o…, l)` it loads for
+//!   `(o…, l + P)`, guarded `l + P < ub(L)`, into slot `f + P`;
+//! - one **carry copy** per enclosing level `Oj` (of trip at least 2): it loads for the first
+//!   iteration of the next execution of `L` at that level,
+//!   `(o1, …, oj + 1, lo, …, lo, l + P - T)`, guarded `l + P >= ub(L)`, `oj + 1 < hi(Oj)` and
+//!   `oi == hi(Oi) - 1` for every level `i` inside `j`, into slot `f + P` (on that guard the
+//!   target's flat index is exactly `f + P`);
+//! - the **prologue**: the loads for flat `0 .. P - 1` (`o… = lb`, `l = lb(L) + q`), with constant
+//!   indices, at the head of `L`'s body guarded by "first iteration of the nest" (`oj == lo(Oj)`
+//!   for every level and `l == lb(L)`). They stay inside `L` so that every access to the ring is
+//!   inside every loop of the nest: the trip clamping of the synchronisation analysis
+//!   ([`crate::codegen::clamp`]) may then still clamp those loops (nothing outside a loop touches its
+//!   ring), and each guard compares one induction variable with a threshold at the start or the
+//!   end of its loop, which is what the clamping asks of guards;
+//! - `L`'s body becomes: prologue, carries, in-loop copies, then the rest. (When a guarded
+//!   transfer turns off, `sp` first waits for its earlier transfers, see [`crate::codegen::sync`]; the
+//!   in-loop copy turns off at `l + P = ub(L)`, after the carry for that iteration is issued.)
+//! - the compute statements stay where they were, unshifted: no extra iterations, no drain, no
+//!   peeling; the loop bodies stay one hardware loop each, and the number of statements added
+//!   (`1 + levels + P` per load) does not depend on the trip counts.
+//!
+//! Why it is correct. Every hoisted copy reads a kernel input, which nothing writes, so issuing it
+//! earlier reads the same values. Exactly one copy is on for each flat target `g` (`g < P`: the
+//! prologue; otherwise the copy of flat iteration `g - P`, where the guards select the in-loop
+//! copy or the one carry level that applies), and it writes slot `g mod N`: the slot the readers
+//! of iteration `g` read. Its previous readers are those of flat iteration `g - N`, which ran
+//! `N - P >= 1` flat iterations before the copy's own iteration `g - P`, so in program order the
+//! copy follows them and precedes iteration `g`'s readers: the order of writes and reads of each
+//! slot is the order of the original program. The backend's synchronisation analysis
+//! ([`crate::codegen::sync`]) is exact on the physical footprints of the emitted instructions, so the
+//! semaphores enforce exactly these orders (the race detector checks it on every example).
+//!
+//! **Issue-bound loops: a whole execution ahead.** When `sp` spends at least as long issuing
+//! one iteration's transfers (pieces as [`crate::cost::dma::dma_pieces`] splits them) as the compute
+//! engines spend on it, `sp` is the bottleneck and each of its waits costs time. The copies
+//! above turn off once per execution of `L` (the in-loop copy at `l + P = ub(L)`, a carry at the
+//! start of the next execution), and when a guarded transfer turns off `sp` first waits for its
+//! earlier transfers ([`crate::codegen::sync`]), a transfer issued one iteration before. So such a loop
+//! (trip at most [`MAX_SLOTS`]) prefetches one whole execution ahead instead: its rings get
+//! `2 x T` slots, two block dimensions selected by the parity of the outer flat index
+//! `h = (o1' · T2 + o2') · …` (along `Ok`; with several levels `Tk` must be even, so that the
+//! parity is that of `ok` alone and address rotation keeps one register per modulo term) and by
+//! `l'`; in iteration `(h, l)` one carry copy per level loads the tile of `(h + 1, l)` (guards as
+//! above, without the comparison on `l`), and the loads of the first execution run in a loop of
+//! their own placed just before `L`, guarded by the first outer iteration (inside every `Oj`, so
+//! those stay clampable; `L` itself, of trip at most [`MAX_SLOTS`], is too short to be clamped
+//! anyway). The carries then turn
+//! off once per execution of `Ok` only. Correctness: the slot `(h mod 2, l')` is written for
+//! execution `h` during execution `h - 1` (or before `L` for `h = 0`) and last read by execution
+//! `h - 2`, which precedes it; the rest of the argument is the one above. When the loop does not
+//! qualify (trip above [`MAX_SLOTS`], odd `Tk` under several levels, no SBUF room), it keeps the
+//! single-loop realisation. (transpose's `c` loop is issue-bound: 2048 `sp` cycles against 440
+//! compute cycles per iteration.)
+//!
+//! A loop not nested this way, or whose ring cannot get a divisor of `T` slots, also keeps the
+//! single-loop realisation; the choice and its reason are logged (`--log backend`).
+//!
+//! Invariants: [`prefetch_across_nest`] either returns `false` with the function unchanged, or
+//! realises every ring of the hoisted loads; it adds no iteration to any loop; every statement it
+//! adds is a copy of a hoisted load (one instruction, same spans); SBUF holds the grown rings by
+//! [`crate::cost::budget`]'s count.
+
+use super::plan::hoistable_loads;
+use crate::cost::budget;
+use crate::cost::loop_cost::{body_compute, issue_cycles};
+use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::ir::{BlockDim, StmtKind};
+use penguin::{Axis, Function, Stmt, Tensor};
+use std::collections::HashMap;
+
+/// The largest ring the nested realisation builds (a divisor of the inner trip count).
+pub const MAX_SLOTS: u32 = 8;
+
+/// A hoisted load of the nest's innermost loop: its statement, the ring it fills, the ring's
+/// depth ([`hoistable_loads`]).
+type Hoisted = (Stmt, Tensor, u32);
+
+/// A loop of a nest, with the iterations `lo .. hi` in which the next loop in runs: all of them,
+/// or those its stage guards allow when the next loop in sits in a stage of a loop the annotated
+/// pipeliner extended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NestLevel {
+    pub axis: Axis,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl NestLevel {
+    /// How many iterations of the level run the next loop in.
+    pub fn trip(&self) -> i64 {
+        self.hi - self.lo
+    }
+}
+
+/// The iterations `lo .. hi` of loop `p` on which every guard of `preds` holds, when each guard
+/// compares `p`'s induction variable (plus a constant) with a bound; `None` when a guard names
+/// anything else.
+fn guard_interval(func: &Function, p: Axis, preds: &[Predicate]) -> Option<(i64, i64)> {
+    let (mut lo, mut hi) = (func.axes[p].lb, func.axes[p].ub);
+    for g in preds {
+        if g.expr.terms() != [(p, 1)] {
+            return None;
+        }
+        let b = g.bound - g.expr.constant_term();
+        match g.cmp {
+            CmpOp::Ge => lo = lo.max(b),
+            CmpOp::Lt => hi = hi.min(b),
+            CmpOp::Eq => (lo, hi) = (lo.max(b), hi.min(b + 1)),
+        }
+    }
+    Some((lo, hi))
+}
+
+/// The enclosing loops of `l` that form a flat nest with it, outermost first (see the module
+/// doc), or why there are none.
+pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<NestLevel>, String> {
+    // Parent loop and statement of every loop.
+    let mut parent: HashMap<Axis, (Option<Axis>, Stmt)> = HashMap::new();
+    func.walk_stmts(|s, loops| {
+        if let StmtKind::Loop(a) = func.stmts[s].kind {
+            parent.insert(a, (loops.last().copied(), s));
+        }
+    });
+    let mut chain = Vec::new();
+    let mut cur = l;
+    let why = loop {
+        let Some(&(p, s)) = parent.get(&cur) else {
+            break "it is not in the kernel's loop tree".to_string();
+        };
+        let Some(p) = p else {
+            if func.stmts[s].preds.is_empty() {
+                break "the nest reaches the top of the kernel".to_string();
+            }
+            break format!("loop `{}` is guarded", func.display_iv(cur));
+        };
+        let Some((lo, hi)) = guard_interval(func, p, &func.stmts[s].preds) else {
+            break format!(
+                "loop `{}` is guarded by more than loop `{}`",
+                func.display_iv(cur),
+                func.display_iv(p)
+            );
+        };
+        let pd = &func.axes[p];
+        if pd.attrs.pipelined.is_none() && pd.attrs.num_stages.is_some() {
+            break format!("loop `{}` is annotated", func.display_iv(p));
+        }
+        if hi - lo < 1 {
+            break format!("loop `{}` never runs", func.display_iv(p));
+        }
+        chain.push(NestLevel { axis: p, lo, hi });
+        cur = p;
+    };
+    if chain.is_empty() {
+        return Err(format!("not nested in another loop ({why})"));
+    }
+    chain.reverse();
+    Ok(chain)
+}
+
+/// The ring slots for a ring of `depth` slots along a loop of trip `t`: the smallest divisor of
+/// `t` in `depth..=MAX_SLOTS` when `room` allows it, else the largest divisor in `2..depth`.
+pub(super) fn divisor_slots(t: i64, depth: u32, room: impl Fn(u32) -> bool) -> Option<u32> {
+    let divides = |n: u32| t % i64::from(n) == 0;
+    (depth..=MAX_SLOTS)
+        .find(|&n| divides(n) && room(n))
+        .or_else(|| (2..depth.min(MAX_SLOTS + 1)).rev().find(|&n| divides(n)))
+}
+
+/// Realises the rings of loop `l` (tensor, slots chosen by the heuristic) by prefetching across
+/// the enclosing loops; returns `false`, having changed nothing and logged why, when `l` does not
+/// qualify (the caller then uses the single-loop realisation).
+pub fn prefetch_across_nest(
+    func: &mut Function,
+    l: Axis,
+    rings: &[(Tensor, u32)],
+    log: &mut Vec<String>,
+) -> bool {
+    let name = func.display_iv(l).to_string();
+    let decline = |log: &mut Vec<String>, why: String| {
+        log.push(format!(
+            "emergent: loop `{name}`: loads prefetched within the loop only: {why}"
+        ));
+        false
+    };
+    let outer = match compute_nest(func, l) {
+        Ok(o) => o,
+        Err(why) => return decline(log, why),
+    };
+    // The hoistable loads, as every realisation picks them.
+    let body = func.axes[l].body.clone();
+    let hoisted = hoistable_loads(func, l, rings, false);
+    if hoisted.is_empty() || hoisted.len() == body.len() {
+        return decline(log, "no load to issue ahead of other work".to_string());
+    }
+    // Issue-bound transfers: when `sp` spends longer issuing the loop's transfers than the
+    // compute engines spend per iteration, `sp` is the bottleneck and every wait of `sp` costs
+    // time: prefetch a whole execution ahead (its copies turn off once per execution of the
+    // innermost enclosing loop, not once per execution of `l`), or keep the single loop.
+    let issue = issue_cycles(func, &body);
+    let compute = body_compute(func, &body);
+    if issue >= compute {
+        let why = format!(
+            "its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration)"
+        );
+        return match prefetch_next_execution(func, l, &outer, &hoisted, &body) {
+            Ok(line) => {
+                log.push(format!("{line}: {why}"));
+                true
+            }
+            Err(not) => decline(log, format!("{why} and {not}")),
+        };
+    }
+    let t = func.axes[l].ub - func.axes[l].lb;
+    let slots = match divisor_rings(func, t, &hoisted) {
+        Ok(slots) => slots,
+        Err(why) => return decline(log, why),
+    };
+    let line = prefetch_flat(func, l, &outer, &hoisted, &body, &slots);
+    log.push(line);
+    true
+}
+
+/// The slots of every ring the hoisted loads fill, each a divisor of the trip count `t`, SBUF
+/// permitting ([`divisor_slots`]), or why a ring has none.
+fn divisor_rings(
+    func: &Function,
+    t: i64,
+    hoisted: &[Hoisted],
+) -> Result<Vec<(Tensor, u32)>, String> {
+    let mut sbuf_used = budget::sbuf_in_use(func);
+    let mut slots: Vec<(Tensor, u32)> = Vec::new();
+    for &(_, rt, depth) in hoisted {
+        if slots.iter().any(|&(x, _)| x == rt) {
+            continue;
+        }
+        let copy = budget::slot_bytes(&func.tensors[rt], u64::from(depth));
+        let have = sbuf_used;
+        let room = |n: u32| n <= depth || budget::sbuf_fits(have + copy * u64::from(n - depth));
+        let Some(n) = divisor_slots(t, depth, room) else {
+            return Err(format!(
+                "no ring of 2..={MAX_SLOTS} slots for `{}` divides the trip count {t}",
+                func.display_name(rt)
+            ));
+        };
+        if n > depth {
+            sbuf_used += copy * u64::from(n - depth);
+        }
+        slots.push((rt, n));
+    }
+    Ok(slots)
+}
+
+/// The index `Σ oj' · stride_j` of the iteration of the loops `outer` (outermost first; primes:
+/// offsets from the first iteration that runs the nest), the innermost with stride `unit`, each next one out with the
+/// stride of the one inside it times that one's trip count.
+fn outer_index(outer: &[NestLevel], unit: i64) -> AffineExpr {
+    let mut index = AffineExpr::constant(0);
+    let mut stride = unit;
+    for o in outer.iter().rev() {
+        index = index.add(&AffineExpr::from_terms([(o.axis, stride)], -stride * o.lo));
+        stride *= o.trip();
+    }
+    index
+}
+
+/// The flat realisation (see the module doc): rings of `slots` selected by the flat iteration,
+/// each hoisted load turned into its prologue, carry and in-loop copies, `P` flat iterations
+/// ahead. Returns the log line.
+fn prefetch_flat(
+    func: &mut Function,
+    l: Axis,
+    outer: &[NestLevel],
+    hoisted: &[Hoisted],
+    body: &[Stmt],
+    slots: &[(Tensor, u32)],
+) -> String {
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let t = ub - lb;
+    // The heuristic's prefetch depth (its ring depth minus one), or less when the ring got fewer
+    // slots; extra slots are slack (a load's slot was last read at least 2 iterations before).
+    let p = hoisted
+        .iter()
+        .map(|&(_, rt, depth)| {
+            let n = slots.iter().find(|&&(x, _)| x == rt).map_or(2, |&(_, n)| n);
+            i64::from(depth.min(n)) - 1
+        })
+        .min()
+        .unwrap_or(1);
+    for &(rt, n) in slots {
+        func.tensors[rt].block = vec![BlockDim { axis: l, count: n }];
+    }
+    // The flat index of `L`'s iteration over the nest.
+    let flat = AffineExpr::from_terms([(l, 1)], -lb).add(&outer_index(outer, t));
+    let ahead = flat.add(&AffineExpr::constant(p));
+    let ringed: Vec<Tensor> = slots.iter().map(|&(x, _)| x).collect();
+    set_slots(func, body, &ringed, &[flat]);
+    let mut prologue = Vec::new();
+    let mut carries = Vec::new();
+    let mut in_loop = Vec::new();
+    for &(s, _, _) in hoisted {
+        prologue.extend(prologue_copies(func, l, outer, s, p));
+        // One carry per enclosing level, for the first iterations of the next execution of `L`.
+        let inner = [(l, AffineExpr::from_terms([(l, 1)], p - t))];
+        let on = [guard(AffineExpr::iv(l), CmpOp::Ge, ub - p)];
+        let slot = std::slice::from_ref(&ahead);
+        carries.extend(carry_copies(func, outer, s, &inner, &on, slot));
+        // The load itself becomes the in-loop copy.
+        let by = AffineExpr::from_terms([(l, 1)], p);
+        retarget(func, s, &[(l, by)], std::slice::from_ref(&ahead));
+        func.stmts[s]
+            .preds
+            .push(guard(AffineExpr::iv(l), CmpOp::Lt, ub - p));
+        in_loop.push(s);
+    }
+    let rest: Vec<Stmt> = body
+        .iter()
+        .copied()
+        .filter(|s| !in_loop.contains(s))
+        .collect();
+    // The carries before the in-loop copies: when the in-loop copy turns off (at
+    // `l + P = ub(L)`), `sp` first waits for its last transfer (see `sync`); the carry for the
+    // next execution of `L` is then already issued.
+    func.axes[l].body = prologue
+        .iter()
+        .chain(&carries)
+        .chain(&in_loop)
+        .chain(&rest)
+        .copied()
+        .collect();
+    let names: Vec<String> = ringed
+        .iter()
+        .zip(slots)
+        .map(|(&x, &(_, n))| format!("`{}` ({n} slots)", func.display_name(x)))
+        .collect();
+    format!(
+        "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued {p} flat iteration(s) ahead across the nest (ring slot = flat iteration mod slots; {} carry copy(ies) per load, {p} prologue load(s) at the first iteration; no extra iterations, no drain)",
+        func.display_iv(l),
+        nest_names(func, outer),
+        names.join(", "),
+        carries.len() / hoisted.len(),
+    )
+}
+
+/// The prologue of the flat realisation for hoisted load `s`: the loads of flat iterations
+/// `0 .. P - 1` (every loop at its lower bound but `l` at `lb + q`), with constant indices, guarded
+/// by the first iteration of the nest.
+fn prologue_copies(
+    func: &mut Function,
+    l: Axis,
+    outer: &[NestLevel],
+    s: Stmt,
+    p: i64,
+) -> Vec<Stmt> {
+    let lb = func.axes[l].lb;
+    let mut copies = Vec::new();
+    for q in 0..p {
+        let mut subst: Vec<(Axis, AffineExpr)> = outer
+            .iter()
+            .map(|o| (o.axis, AffineExpr::constant(o.lo)))
+            .collect();
+        subst.push((l, AffineExpr::constant(lb + q)));
+        let mut preds: Vec<Predicate> = outer
+            .iter()
+            .map(|o| guard(AffineExpr::iv(o.axis), CmpOp::Eq, o.lo))
+            .collect();
+        preds.push(guard(AffineExpr::iv(l), CmpOp::Eq, lb));
+        copies.push(copy_load(
+            func,
+            s,
+            &subst,
+            &[AffineExpr::constant(q)],
+            preds,
+        ));
+    }
+    copies
+}
+
+/// One carry copy of hoisted load `s` per enclosing level `Oj` of trip at least 2, innermost
+/// level first: it loads for the next iteration of `Oj` (every level inside it at its lower
+/// bound), guarded by `Oj` not being in its last iteration and every level inside it being in its
+/// last one. `inner` and `on` are the substitution and guards of the innermost loop itself (they
+/// come first); `slots` the ring selectors the copies write.
+pub(super) fn carry_copies(
+    func: &mut Function,
+    outer: &[NestLevel],
+    s: Stmt,
+    inner: &[(Axis, AffineExpr)],
+    on: &[Predicate],
+    slots: &[AffineExpr],
+) -> Vec<Stmt> {
+    let mut copies = Vec::new();
+    for j in (0..outer.len()).rev() {
+        let oj = outer[j];
+        if oj.trip() < 2 {
+            continue;
+        }
+        let mut subst = inner.to_vec();
+        subst.push((oj.axis, AffineExpr::from_terms([(oj.axis, 1)], 1)));
+        let mut preds = on.to_vec();
+        preds.push(guard(AffineExpr::iv(oj.axis), CmpOp::Lt, oj.hi - 1));
+        for oi in &outer[j + 1..] {
+            subst.push((oi.axis, AffineExpr::constant(oi.lo)));
+            preds.push(guard(AffineExpr::iv(oi.axis), CmpOp::Eq, oi.hi - 1));
+        }
+        copies.push(copy_load(func, s, &subst, slots, preds));
+    }
+    copies
+}
+
+/// The guard `expr cmp bound`.
+pub(super) fn guard(expr: AffineExpr, cmp: CmpOp, bound: i64) -> Predicate {
+    Predicate { expr, cmp, bound }
+}
+
+/// The loops of a nest as the log names them, `` `o1` ⊃ `o2` ``.
+pub(super) fn nest_names(func: &Function, outer: &[NestLevel]) -> String {
+    let nest: Vec<String> = outer
+        .iter()
+        .map(|o| {
+            let a = &func.axes[o.axis];
+            if (o.lo, o.hi) == (a.lb, a.ub) {
+                format!("`{}`", func.display_iv(o.axis))
+            } else {
+                format!(
+                    "`{}` (iterations {}..{})",
+                    func.display_iv(o.axis),
+                    o.lo,
+                    o.hi
+                )
+            }
+        })
+        .collect();
+    nest.join(" ⊃ ")
+}
+
+/// Prefetch one whole execution of `l` ahead: each ring gets `2 x T` slots (block dimensions:
+/// the parity of the outer flat index `h` along the innermost enclosing loop, then `l`), and in
+/// iteration `(h, l)` one carry copy per level loads the tile of `(h + 1, l)`. The first
+/// execution's loads run in a loop of their own before `l`, at the first outer iteration. Returns
+/// the log line, or why not (nothing changed).
+fn prefetch_next_execution(
+    func: &mut Function,
+    l: Axis,
+    outer: &[NestLevel],
+    hoisted: &[Hoisted],
+    body: &[Stmt],
+) -> Result<String, String> {
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let t = ub - lb;
+    let ok = next_execution_qualifies(func, t, outer)?;
+    let ringed = double_rings(func, t, hoisted)?;
+    // The outer flat index, whose parity selects the half of the ring.
+    let h = outer_index(outer, 1);
+    let lsel = AffineExpr::from_terms([(l, 1)], -lb);
+    let count = u32::try_from(t).expect("the trip count is at most MAX_SLOTS (checked above)");
+    for &rt in &ringed {
+        func.tensors[rt].block = vec![BlockDim { axis: ok, count: 2 }, BlockDim { axis: l, count }];
+    }
+    set_slots(func, body, &ringed, &[h.clone(), lsel.clone()]);
+    let next = [h.add(&AffineExpr::constant(1)), lsel];
+    let hoisted_stmts: Vec<Stmt> = hoisted.iter().map(|&(s, _, _)| s).collect();
+    let mut carries = Vec::new();
+    for &s in &hoisted_stmts {
+        carries.extend(carry_copies(func, outer, s, &[], &[], &next));
+    }
+    let first_stmt = first_execution_loop(func, l, outer, &hoisted_stmts);
+    let parent = &mut func.axes[ok].body;
+    let at = parent
+        .iter()
+        .position(|&s| matches!(func.stmts[s].kind, StmtKind::Loop(a) if a == l))
+        .expect("`l` is a direct child of its innermost enclosing loop (checked by compute_nest)");
+    parent.insert(at, first_stmt);
+    let rest: Vec<Stmt> = body
+        .iter()
+        .copied()
+        .filter(|s| !hoisted_stmts.contains(s))
+        .collect();
+    func.axes[l].body = carries.iter().chain(&rest).copied().collect();
+    let names: Vec<String> = ringed
+        .iter()
+        .map(|&x| format!("`{}`", func.display_name(x)))
+        .collect();
+    Ok(format!(
+        "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {t} slots; {} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain)",
+        func.display_iv(l),
+        nest_names(func, outer),
+        names.join(", "),
+        carries.len() / hoisted_stmts.len(),
+    ))
+}
+
+/// The innermost enclosing loop `Ok`, whose parity selects the half of a ring one execution
+/// ahead, when loop `l` of trip `t` qualifies for it (see the module doc), or why not.
+fn next_execution_qualifies(func: &Function, t: i64, outer: &[NestLevel]) -> Result<Axis, String> {
+    if t > i64::from(MAX_SLOTS) {
+        return Err(format!("the trip count {t} is above {MAX_SLOTS}"));
+    }
+    let ok = *outer
+        .last()
+        .expect("a nest has an enclosing loop (checked by compute_nest)");
+    let tk = ok.trip();
+    if tk < 2 || (outer.len() > 1 && tk % 2 != 0) {
+        return Err(format!(
+            "the parity of the executions does not follow loop `{}` (trip {tk})",
+            func.display_iv(ok.axis)
+        ));
+    }
+    Ok(ok.axis)
+}
+
+/// The rings the hoisted loads fill, when SBUF holds each with `2 x t` slots, or why not.
+fn double_rings(func: &Function, t: i64, hoisted: &[Hoisted]) -> Result<Vec<Tensor>, String> {
+    let mut sbuf_used = budget::sbuf_in_use(func);
+    let mut ringed: Vec<Tensor> = Vec::new();
+    for &(_, rt, depth) in hoisted {
+        if ringed.contains(&rt) {
+            continue;
+        }
+        let copy = budget::slot_bytes(&func.tensors[rt], u64::from(depth));
+        sbuf_used += copy * (2 * t as u64).saturating_sub(u64::from(depth));
+        if !budget::sbuf_fits(sbuf_used) {
+            return Err("SBUF has no room for two executions of the ring".to_string());
+        }
+        ringed.push(rt);
+    }
+    Ok(ringed)
+}
+
+/// The loop of the first execution's loads, `l.first`, placed by the caller just before `l`: the
+/// hoisted statements move into it (their outer indices at the lower bounds, slot `(0, l')`),
+/// and its statement is guarded by the first outer iteration.
+fn first_execution_loop(
+    func: &mut Function,
+    l: Axis,
+    outer: &[NestLevel],
+    hoisted: &[Stmt],
+) -> Stmt {
+    let lb = func.axes[l].lb;
+    let name = func.fresh_iv_name(&format!("{}.first", func.axes[l].iv_name));
+    let first = func.axes.push(penguin::ir::AxisData {
+        iv_name: name,
+        kind: func.axes[l].kind,
+        lb,
+        ub: func.axes[l].ub,
+        attrs: Default::default(),
+        body: hoisted.to_vec(),
+    });
+    func.axis_spans[first] = func.axis_spans[l];
+    func.axis_display[first] = func.axis_display[l].clone();
+    for &s in hoisted {
+        let subst: Vec<(Axis, AffineExpr)> = outer
+            .iter()
+            .map(|o| (o.axis, AffineExpr::constant(o.lo)))
+            .chain([(l, AffineExpr::iv(first))])
+            .collect();
+        let sel = [
+            AffineExpr::constant(0),
+            AffineExpr::from_terms([(first, 1)], -lb),
+        ];
+        retarget(func, s, &subst, &sel);
+    }
+    let first_stmt = func.add_loop_stmt(first);
+    func.stmts[first_stmt].preds = outer
+        .iter()
+        .map(|o| guard(AffineExpr::iv(o.axis), CmpOp::Eq, o.lo))
+        .collect();
+    first_stmt
+}
+
+/// Sets the slot selectors (one per block dimension) of every access to a tensor of `ringed` in
+/// `body` (and below) to `sel`.
+fn set_slots(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &[AffineExpr]) {
+    for &s in body {
+        match func.stmts[s].kind.clone() {
+            StmtKind::Insts(insts) => {
+                for i in insts {
+                    let d = &mut func.insts[i];
+                    for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+                        if ringed.contains(&o.tensor) {
+                            o.access.slots = sel.to_vec();
+                        }
+                    }
+                }
+            }
+            StmtKind::Loop(a) => {
+                let inner = func.axes[a].body.clone();
+                set_slots(func, &inner, ringed, sel);
+            }
+        }
+    }
+}
+
+/// Substitutes `subst` (in order) in every start of statement `s`'s instructions and sets the
+/// slot selectors of every blocked operand to `slots` (one per block dimension).
+fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slots: &[AffineExpr]) {
+    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
+        return;
+    };
+    for i in insts {
+        let d = &mut func.insts[i];
+        for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+            for e in o.access.start.iter_mut() {
+                for (a, by) in subst {
+                    *e = e.substitute(*a, by);
+                }
+            }
+            if !o.access.slots.is_empty() {
+                o.access.slots = slots.to_vec();
+            }
+        }
+        for b in &mut d.mask {
+            for (a, by) in subst {
+                b.bound = b.bound.substitute(*a, by);
+            }
+        }
+    }
+}
+
+/// A copy of load statement `s` (one instruction, unplaced) retargeted by `subst` and `slots`,
+/// under `preds`.
+pub(super) fn copy_load(
+    func: &mut Function,
+    s: Stmt,
+    subst: &[(Axis, AffineExpr)],
+    slots: &[AffineExpr],
+    preds: Vec<Predicate>,
+) -> Stmt {
+    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
+        unreachable!("a hoisted load is an instruction statement (checked when hoisting)")
+    };
+    let copies: Vec<_> = insts
+        .iter()
+        .map(|&i| {
+            let c = func.insts.push(func.insts[i].clone());
+            func.inst_spans[c] = func.inst_spans[i];
+            c
+        })
+        .collect();
+    let c = func.add_inst_stmt(copies);
+    func.stmt_spans[c] = func.stmt_spans[s];
+    func.stmts[c].preds = preds;
+    retarget(func, c, subst, slots);
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `k` in stage 1 of the extended `n` (iterations 1..3 of 0..3), `n` in `m`; `j` guarded by
+    /// `m` from inside `n`; `z` guarded by an equality.
+    const NEST: &str = "kernel f(a) -> (c) {
+  tensor a: hbm f32[512, 512] input
+  tensor c: hbm f32[512, 512] output
+  tensor t: sbuf f32[128, 128] local
+  loop m in 0..4 affine {
+    loop n in 0..3 affine num_stages=2 pipelined(stages=2, trip=2) {
+      loop k in 0..4 affine stage=1 if n >= 1 {
+        stmt {
+          t[0 +: 128, 0 +: 128] = load.dma a[128*k +: 128, 128*n +: 128]
+        }
+      }
+      loop j in 0..2 affine stage=1 if m >= 1 {
+        stmt {
+          t[0 +: 128, 0 +: 128] = load.dma a[128*j +: 128, 0 +: 128]
+        }
+      }
+      loop z in 0..2 affine stage=0 if n == 2 {
+        stmt {
+          t[0 +: 128, 0 +: 128] = load.dma a[128*z +: 128, 0 +: 128]
+        }
+      }
+    }
+  }
+}
+";
+
+    fn axis(func: &Function, name: &str) -> Axis {
+        func.axes
+            .keys()
+            .find(|&a| func.axes[a].iv_name == name)
+            .expect("the test kernel names the loop")
+    }
+
+    #[test]
+    fn a_nest_runs_through_an_extended_loop_on_its_running_iterations() {
+        let func = penguin::parse::parse_function(NEST).expect("the test kernel parses");
+        let (m, n) = (axis(&func, "m"), axis(&func, "n"));
+        let level = |axis, lo, hi| NestLevel { axis, lo, hi };
+        assert_eq!(
+            compute_nest(&func, axis(&func, "k")),
+            Ok(vec![level(m, 0, 4), level(n, 1, 3)])
+        );
+        assert_eq!(
+            compute_nest(&func, axis(&func, "z")),
+            Ok(vec![level(m, 0, 4), level(n, 2, 3)])
+        );
+        // A guard on a loop other than the parent ends the chain before it.
+        let j = compute_nest(&func, axis(&func, "j"));
+        assert!(
+            j.as_ref()
+                .is_err_and(|why| why.contains("guarded by more than loop `n`")),
+            "{j:?}"
+        );
+        // The flat index counts the running iterations from their first.
+        let flat = outer_index(&[level(m, 0, 4), level(n, 1, 3)], 4);
+        assert_eq!(flat.coeff(m), 8);
+        assert_eq!(flat.coeff(n), 4);
+        assert_eq!(flat.constant_term(), -4);
+    }
+
+    #[test]
+    fn ring_slots_divide_the_trip_count() {
+        let any = |_: u32| true;
+        assert_eq!(divisor_slots(4, 3, any), Some(4));
+        assert_eq!(divisor_slots(4, 3, |n| n <= 3), Some(2));
+        assert_eq!(divisor_slots(3, 2, any), Some(3));
+        assert_eq!(divisor_slots(6, 4, any), Some(6));
+        assert_eq!(divisor_slots(12, 4, any), Some(4));
+        assert_eq!(divisor_slots(7, 2, any), Some(7));
+        assert_eq!(divisor_slots(7, 2, |n| n <= 4), None);
+        assert_eq!(divisor_slots(11, 4, any), None);
+    }
+}

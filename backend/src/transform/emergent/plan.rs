@@ -1,0 +1,425 @@
+//! Which tiles become rings, of how many slots, along which loop, and which loads may then be
+//! issued ahead: the first step of emergent pipelining ([`super`]), before any loop is realised.
+//!
+//! [`ring_tiles`] looks, for every SBUF tile a DMA writes or reads and every PSUM tile, at the
+//! innermost loop `L` that encloses all its accesses. When each iteration of `L` starts by writing
+//! the whole tile (a load, or any operation that does not read it) unconditionally, before any
+//! other access — or by filling it slice by slice with a loop of loads directly in its body
+//! ([`filled_by_child_loop`]; that loop is then issued ahead as a whole, like a single load) — no
+//! value of the tile flows from one iteration of `L` to the next: the tile can be renamed per
+//! iteration. It then becomes a ring of `N` slots along `L` (a block dimension, slot selector
+//! `iv(L)`), which address rotation realises as `base + (r mod N) * stride`.
+//!
+//! The depth of a DMA tile's ring is the heuristic's ([`crate::cost::loop_cost::wanted_depth`]) between 2 and
+//! [`MAX_DEPTH`], lowered until SBUF holds every buffer ([`crate::cost::budget`]); a PSUM tile (an
+//! accumulator, a transpose's result) becomes a ring of two banks when one is free, so that the
+//! Tensor engine fills the next iteration's bank while another engine still reads this one's. A
+//! loop annotated (`num_stages`) or extended by the annotated pipeliner, or of fewer than two
+//! iterations, rings nothing. Each decision and its reason is logged.
+//!
+//! [`hoistable_loads`] is the one definition of the loads a realisation issues ahead (the single
+//! shift, [`super::shift`]; the stages, [`super::stages`]; the nest, [`super::nest`]), and
+//! [`innermost_first`] the order in which the loops are realised.
+//!
+//! Invariants after [`ring_tiles`]: a ringed tile is local and has exactly one block dimension,
+//! along the loop it is listed under, and every access of it selects slot `iv(L)`; the rings fit
+//! the budget counted with every ring chosen before them; nothing else in the function changed.
+
+use crate::cost::budget;
+use crate::cost::loop_cost::{wanted_depth, DmaFit, MAX_DEPTH};
+use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
+use penguin::{Axis, Function, Inst, Stmt, Tensor};
+use std::collections::BTreeMap;
+
+/// One access of a tile.
+#[derive(Clone, Debug)]
+pub(super) struct Use {
+    pub stmt: Stmt,
+    pub inst: Inst,
+    /// The loops enclosing the access, outermost first.
+    pub loops: Vec<Axis>,
+    pub writes: bool,
+    pub reads: bool,
+}
+
+/// The rings [`ring_tiles`] chose.
+#[derive(Clone, Debug, Default)]
+pub struct RingPlan {
+    /// Per loop, its rings (tile, slots), in tile order.
+    pub rings: BTreeMap<Axis, Vec<(Tensor, u32)>>,
+    /// Loops where even the deepest ring cannot hide a tile's DMA behind the body's compute.
+    pub dma_bound: BTreeMap<Axis, bool>,
+}
+
+/// Turns the load/store tiles and the PSUM tiles of un-annotated loops into rings (see the
+/// module doc), logging each decision; returns the rings per loop.
+pub fn ring_tiles(func: &mut Function, log: &mut Vec<String>) -> RingPlan {
+    let mut plan = RingPlan::default();
+    let mut sbuf_used = budget::sbuf_in_use(func);
+    let mut psum_used = budget::psum_banks_in_use(func);
+    for (t, us) in collect_uses(func) {
+        let Some((l, depth)) = candidate_loop(func, t, &us) else {
+            continue;
+        };
+        if !starts_by_writing_all(func, &us, t, l, depth) {
+            log.push(format!(
+                "emergent: `{}` stays single-buffered in loop `{}`: an iteration does not start by writing all of it",
+                func.display_name(t), func.display_iv(l)
+            ));
+            continue;
+        }
+        let slots = if func.tensors[t].memory == Memory::Psum {
+            psum_ring(func, t, l, &mut psum_used, log)
+        } else {
+            let fit = wanted_depth(func, t, l);
+            *plan.dma_bound.entry(l).or_default() |= fit.wanted > u64::from(MAX_DEPTH);
+            transfer_ring(func, t, l, &fit, &mut sbuf_used, log)
+        };
+        let Some(count) = slots else { continue };
+        func.tensors[t].block = vec![BlockDim { axis: l, count }];
+        plan.rings.entry(l).or_default().push((t, count));
+        rename(func, &us, t, l);
+    }
+    plan
+}
+
+/// Every access of every tensor, in program order (within an instruction, the sources first).
+pub(super) fn collect_uses(func: &Function) -> BTreeMap<Tensor, Vec<Use>> {
+    let mut uses: BTreeMap<Tensor, Vec<Use>> = BTreeMap::new();
+    func.walk_stmts(|s, loops| {
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            for &i in insts {
+                let d = &func.insts[i];
+                let acc_reads_dst = matches!(d.op, Op::Matmul { accumulate: true });
+                let mut add = |t: Tensor, w: bool, r: bool| {
+                    uses.entry(t).or_default().push(Use {
+                        stmt: s,
+                        inst: i,
+                        loops: loops.to_vec(),
+                        writes: w,
+                        reads: r,
+                    })
+                };
+                for o in &d.srcs {
+                    add(o.tensor, false, true);
+                }
+                add(d.dst.tensor, true, acc_reads_dst);
+            }
+        }
+    });
+    uses
+}
+
+/// The loop a ring of tile `t` would run along, with its depth in the loop tree (the number of
+/// loops from the top down to it): the innermost loop enclosing every access, for a local,
+/// unblocked SBUF tile that a DMA moves or a PSUM tile, when that loop is un-annotated and runs at
+/// least twice.
+fn candidate_loop(func: &Function, t: Tensor, us: &[Use]) -> Option<(Axis, usize)> {
+    let td = &func.tensors[t];
+    if td.kind != TensorKind::Local || !td.block.is_empty() {
+        return None;
+    }
+    let psum = td.memory == Memory::Psum;
+    let dma = us
+        .iter()
+        .any(|u| matches!(func.insts[u.inst].op, Op::Load | Op::Store));
+    if !(dma && td.memory == Memory::Sbuf || psum) {
+        return None;
+    }
+    let common = common_loops(us);
+    let &l = common.last()?;
+    let ad = &func.axes[l];
+    if ad.attrs.pipelined.is_some() || ad.attrs.num_stages.is_some() || ad.trip_count() < 2 {
+        return None;
+    }
+    Some((l, common.len()))
+}
+
+/// The loops that enclose every access of `us`, outermost first.
+pub(super) fn common_loops(us: &[Use]) -> Vec<Axis> {
+    let Some((first, rest)) = us.split_first() else {
+        return Vec::new();
+    };
+    let mut common = first.loops.clone();
+    for u in rest {
+        let n = common
+            .iter()
+            .zip(&u.loops)
+            .take_while(|(a, b)| a == b)
+            .count();
+        common.truncate(n);
+    }
+    common
+}
+
+/// Whether every iteration of loop `l` (at `depth` in the loop tree) starts by writing all of
+/// tile `t` before any other access of it (`us` in program order; within an instruction the
+/// sources come first, so a read-modify-write shows its read first).
+fn starts_by_writing_all(func: &Function, us: &[Use], t: Tensor, l: Axis, depth: usize) -> bool {
+    let first = &us[0];
+    let fd = &func.insts[first.inst];
+    let whole = fd.dst.tensor == t && fd.writes_whole(&func.tensors[t].shape);
+    let direct = first.loops.len() == depth && func.stmts[first.stmt].preds.is_empty();
+    // Or the first iteration of a loop directly in `l`'s body, unguarded (a folded
+    // accumulation's overwriting matmul): every iteration of `l` still writes it all first.
+    let first_of_child = first.loops.len() == depth + 1
+        && first.loops.last().is_some_and(|&c| {
+            let cd = &func.axes[c];
+            cd.ub > cd.lb
+                && func.stmts[first.stmt].preds
+                    == [Predicate {
+                        expr: AffineExpr::iv(c),
+                        cmp: CmpOp::Eq,
+                        bound: cd.lb,
+                    }]
+                && func.axes[l].body.iter().any(|&b| {
+                    func.stmts[b].kind == StmtKind::Loop(c) && func.stmts[b].preds.is_empty()
+                })
+        });
+    let filled = filled_by_child_loop(func, us, t, l);
+    first.writes && !first.reads && (whole && (direct || first_of_child) || filled)
+}
+
+/// The slots of PSUM tile `t`'s ring along `l`: two banks when one is free (counted into
+/// `psum_used`), else `None`; logged either way.
+fn psum_ring(
+    func: &Function,
+    t: Tensor,
+    l: Axis,
+    psum_used: &mut u64,
+    log: &mut Vec<String>,
+) -> Option<u32> {
+    let (td, ad) = (&func.tensors[t], &func.axes[l]);
+    let need = budget::psum_slot_banks(td);
+    if !budget::psum_fits(*psum_used + need) {
+        log.push(format!(
+            "emergent: `{}` stays one PSUM bank in loop `{}`: no bank is free for a second slot",
+            func.display_name(t),
+            func.display_iv(l)
+        ));
+        return None;
+    }
+    *psum_used += need;
+    log.push(format!(
+        "emergent: loop `{}` (trip {}): PSUM tile `{}` becomes a ring of 2 banks (the Tensor engine writes one while the other is read)",
+        func.display_iv(l),
+        ad.trip_count(),
+        func.display_name(t),
+    ));
+    Some(2)
+}
+
+/// The slots of DMA tile `t`'s ring along `l`: the heuristic's depth `fit` between 2 and
+/// [`MAX_DEPTH`], lowered until SBUF holds it (counted into `sbuf_used`); `None` when not even
+/// two slots fit. Logged either way.
+fn transfer_ring(
+    func: &Function,
+    t: Tensor,
+    l: Axis,
+    fit: &DmaFit,
+    sbuf_used: &mut u64,
+    log: &mut Vec<String>,
+) -> Option<u32> {
+    let (td, ad) = (&func.tensors[t], &func.axes[l]);
+    let &DmaFit {
+        wanted,
+        dma,
+        compute,
+        pieces,
+        bytes,
+    } = fit;
+    let mut depth = wanted.clamp(2, u64::from(MAX_DEPTH)) as u32;
+    let copy = budget::slot_bytes(td, 1);
+    while depth >= 2 && !budget::sbuf_fits(*sbuf_used + copy * u64::from(depth - 1)) {
+        depth -= 1;
+    }
+    if depth < 2 {
+        log.push(format!(
+            "emergent: `{}` stays single-buffered in loop `{}`: SBUF has no room for a second slot",
+            func.display_name(t),
+            func.display_iv(l)
+        ));
+        return None;
+    }
+    *sbuf_used += copy * u64::from(depth - 1);
+    log.push(format!(
+        "emergent: loop `{}` (trip {}): `{}` becomes a ring of {depth} slots (prefetch depth {}): its DMA takes ~{dma} cycles ({pieces} piece(s) of {} bytes) against ~{compute} compute cycles per iteration",
+        func.display_iv(l),
+        ad.trip_count(),
+        func.display_name(t),
+        depth - 1,
+        bytes / pieces,
+    ));
+    Some(depth)
+}
+
+/// Points every access of tile `t` at the ring slot of the current iteration of loop `l`.
+fn rename(func: &mut Function, us: &[Use], t: Tensor, l: Axis) {
+    let sel = AffineExpr::iv(l);
+    for u in us {
+        let d = &mut func.insts[u.inst];
+        if d.dst.tensor == t {
+            d.dst.access.slots = vec![sel.clone()];
+        }
+        for o in &mut d.srcs {
+            if o.tensor == t {
+                o.access.slots = vec![sel.clone()];
+            }
+        }
+    }
+}
+
+/// The ringed loops, innermost first (deepest in the loop tree first, then in entity order): a
+/// loop nested in un-annotated loops is realised across its nest before an enclosing loop is
+/// staged (staging guards the inner loop statement, which the nest realisation requires
+/// unguarded; staging after it shifts the whole nest uniformly).
+pub fn innermost_first(
+    func: &Function,
+    rings: BTreeMap<Axis, Vec<(Tensor, u32)>>,
+) -> Vec<(Axis, Vec<(Tensor, u32)>)> {
+    let mut depth: BTreeMap<Axis, usize> = BTreeMap::new();
+    func.walk_stmts(|s, loops| {
+        if let StmtKind::Loop(a) = func.stmts[s].kind {
+            depth.insert(a, loops.len());
+        }
+    });
+    let mut ringed: Vec<(Axis, Vec<(Tensor, u32)>)> = rings.into_iter().collect();
+    ringed.sort_by_key(|(l, _)| (std::cmp::Reverse(depth.get(l).copied().unwrap_or(0)), *l));
+    ringed
+}
+
+/// The loads of loop `l` that may be issued ahead of the rest of its body, in body order, with
+/// the ring each fills and the ring's depth: direct, unguarded, single-instruction statements that
+/// load a whole ring tile from a kernel input (which nothing writes), so moving them earlier
+/// changes no value; with `loops`, also a direct, unguarded loop whose body is one such load
+/// filling a ring tile slice by slice ([`filled_by_child_loop`]). Every realisation of an
+/// emergent ring ([`super::shift`], [`super::stages`], [`super::nest`]) hoists exactly these
+/// (only the single shift hoists loops).
+pub fn hoistable_loads(
+    func: &Function,
+    l: Axis,
+    rings: &[(Tensor, u32)],
+    loops: bool,
+) -> Vec<(Stmt, Tensor, u32)> {
+    let mut out = Vec::new();
+    for &s in &func.axes[l].body {
+        let sd = &func.stmts[s];
+        if !sd.preds.is_empty() {
+            continue;
+        }
+        let inst = match &sd.kind {
+            StmtKind::Insts(insts) if insts.len() == 1 => insts[0],
+            StmtKind::Loop(c) if loops => match single_load(func, *c) {
+                Some(i) => i,
+                None => continue,
+            },
+            _ => continue,
+        };
+        let d = &func.insts[inst];
+        let from_input = d
+            .srcs
+            .first()
+            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
+        let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
+        if let (Op::Load, true, Some(&(rt, depth))) = (&d.op, from_input, ring) {
+            // A load that does not write the ring alone cannot move: another write of the slot
+            // (a second load of the same tile later in the body) would then come between it
+            // and its readers, or, hoisted too, overwrite it before they read it.
+            if count_writers(func, rt) != 1 {
+                continue;
+            }
+            out.push((s, rt, depth));
+        }
+    }
+    out
+}
+
+/// The instruction of loop `c`'s body when that body is one unguarded statement of one load.
+fn single_load(func: &Function, c: Axis) -> Option<Inst> {
+    let [s] = func.axes[c].body[..] else {
+        return None;
+    };
+    let sd = &func.stmts[s];
+    match &sd.kind {
+        StmtKind::Insts(insts) if insts.len() == 1 && sd.preds.is_empty() => {
+            let i = insts[0];
+            (func.insts[i].op == Op::Load).then_some(i)
+        }
+        _ => None,
+    }
+}
+
+/// Whether every iteration of loop `l` starts by filling all of tile `t` with a loop directly in
+/// its body: an unguarded loop `c` whose body is one unguarded load of a kernel input into `t`,
+/// the first access of `t` (`us` in program order), writing one slice of `t` per iteration
+/// (in one dimension, the start is `size · (iv(c) − lb)`, and the slices of the `trip` iterations
+/// tile the dimension; every other dimension whole), with no other access of `t` in `c`.
+fn filled_by_child_loop(func: &Function, us: &[Use], t: Tensor, l: Axis) -> bool {
+    let Some(first) = us.first() else {
+        return false;
+    };
+    let Some(&c) = first.loops.last() else {
+        return false;
+    };
+    let depth = first.loops.len();
+    if depth < 2 || first.loops[depth - 2] != l {
+        return false;
+    }
+    let direct = func.axes[l]
+        .body
+        .iter()
+        .any(|&b| func.stmts[b].kind == StmtKind::Loop(c) && func.stmts[b].preds.is_empty());
+    let Some(i) = single_load(func, c) else {
+        return false;
+    };
+    if !direct || i != first.inst || us.iter().any(|u| u.inst != i && u.loops.contains(&c)) {
+        return false;
+    }
+    let d = &func.insts[i];
+    if d.dst.tensor != t
+        || d.dst.access.pattern.is_some()
+        || !d
+            .srcs
+            .first()
+            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input)
+    {
+        return false;
+    }
+    let (cd, td) = (&func.axes[c], &func.tensors[t]);
+    let mut sliced = 0;
+    for ((start, &size), &dim) in d
+        .dst
+        .access
+        .start
+        .iter()
+        .zip(&d.dst.access.size)
+        .zip(&td.shape)
+    {
+        let whole = start.as_constant() == Some(0) && size == dim;
+        let size_i = size as i64;
+        let slice = start.terms() == [(c, size_i)]
+            && start.constant_term() == -size_i * cd.lb
+            && size.checked_mul(cd.trip_count().max(0) as u64) == Some(dim);
+        match (whole, slice) {
+            (true, _) => {}
+            (false, true) => sliced += 1,
+            (false, false) => return false,
+        }
+    }
+    sliced == 1
+}
+
+/// How many instructions of the function write tensor `x`.
+pub(super) fn count_writers(func: &Function, x: Tensor) -> usize {
+    let mut n = 0;
+    func.walk_stmts(|s, _| {
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            n += insts
+                .iter()
+                .filter(|&&i| func.insts[i].dst.tensor == x)
+                .count();
+        }
+    });
+    n
+}

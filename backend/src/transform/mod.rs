@@ -1,0 +1,14 @@
+//! The Penguin → Penguin passes of the backend, run before any BIR exists (by the driver's
+//! compile context): [`fold_zeros`], [`flatten`], [`unroll`], [`emergent`] (with
+//! `num_stages="auto"`, [`emergent::auto`]), and the rule every pass that deepens a ring keeps
+//! ([`ring_reads`]).
+//!
+//! Invariant: nothing here imports [`crate::codegen`] (`backend/tests/no_import_cycles.rs`);
+//! the machine costs these passes weigh come from [`crate::cost`].
+
+pub mod emergent;
+pub mod flatten;
+pub mod fold_zeros;
+pub mod ring_reads;
+pub mod ring_slots;
+pub mod unroll;

@@ -1,0 +1,304 @@
+//! Whether a ring keeps every read when it gets more slots: the one rule of every pass that
+//! deepens a ring that already exists ([`crate::codegen::expand`]'s one more slot for a recurrence,
+//! [`crate::transform::emergent::carry`]'s slots dividing the trip count).
+//!
+//! A read of ring `t` (`n` slots along loop `l`) with selector `iv + c` reads slot
+//! `(iv + c) mod n`: the last value written there, whatever selector wrote it. With `m > n`
+//! slots the same selector may name another slot, so a ring is deepened only when every read
+//! provably finds, with `m` slots as with `n`, the write of the same selector value
+//! ([`compute_reads_kept`]). The selectors themselves are never rewritten: a read whose offset
+//! only means its value modulo `n` (such as `iv + 1` on a ring of 2, or `iv - 1` on a ring of 1
+//! after a write of `iv` in the same iteration) keeps the ring as it is.
+//!
+//! The rule, for a loop that is not peeled: the tile is accessed only directly in `l`'s body, one
+//! instruction writes it, the whole tile, without reading it, and every read of slot `iv + c_r`
+//! finds the writer's slot `iv + c_w` filled `0 <= c_w − c_r < n` iterations earlier (or earlier
+//! in the same iteration), with the writer's guard on at that iteration whenever the reader's is
+//! on (compared as intervals of iterations, [`crate::cost::guards`]). Then every read finds the value
+//! of the same write with any `m >= n` slots. For a **peeled** loop (`penguin::pipeline::peel`),
+//! whose prologue and epilogue copies access the ring at constant slots beside it, the accesses
+//! of the block that holds the loop are walked in program order instead (see
+//! [`peeled_reads_kept`]), with `n` and with `m` slots.
+//!
+//! Invariant: [`compute_reads_kept`] only answers; it changes nothing.
+
+use crate::cost::guards::compute_guard_box;
+use penguin::affine::AffineExpr;
+use penguin::ir::{Op, StmtKind};
+use penguin::{Axis, Function, Stmt, Tensor};
+use std::ops::Range;
+
+/// The largest peeled loop whose ring accesses [`peeled_reads_kept`] walks.
+const MAX_ENUMERATION: i64 = 1 << 16;
+
+/// One access of the tile: its statement's position in the body, the instruction's position in
+/// the statement, whether it writes, and its slot offset `c` (slot `iv + c`).
+struct Access {
+    stmt: Stmt,
+    pos: (usize, usize),
+    writes_whole: bool,
+    writes: bool,
+    reads: bool,
+    offset: Option<i64>,
+}
+
+/// The tile's slot offset in an access: `Some(c)` for slot `iv + c`.
+fn offset(slots: &[AffineExpr], l: Axis) -> Option<i64> {
+    match slots {
+        [] => Some(0),
+        [sel] if sel.coeff(l) == 1 && sel.terms().len() == 1 => Some(sel.constant_term()),
+        _ => None,
+    }
+}
+
+/// Whether every read of `t` (a ring of `n` slots along `l`, or an unblocked tile: one slot of
+/// selector `iv`) reads the same write when the ring has `m >= n` slots (module doc).
+pub fn compute_reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> bool {
+    reads_kept(func, t, l, m).is_some()
+}
+
+fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
+    let td = &func.tensors[t];
+    let n = match td.block.as_slice() {
+        [] => 1,
+        [b] if b.axis == l => b.count,
+        _ => return None,
+    };
+    if m < n {
+        return None;
+    }
+    let mut accesses = Vec::new();
+    let mut elsewhere = false;
+    func.walk_stmts(|s, loops| {
+        let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+            return;
+        };
+        for (k, &i) in insts.iter().enumerate() {
+            let d = &func.insts[i];
+            let reads_dst = matches!(d.op, Op::Matmul { accumulate: true });
+            let src = d.srcs.iter().find(|o| o.tensor == t);
+            let dst = (d.dst.tensor == t).then_some(&d.dst);
+            if src.is_none() && dst.is_none() {
+                continue;
+            }
+            if loops.last() != Some(&l) {
+                elsewhere = true;
+                return;
+            }
+            let pos = func.axes[l].body.iter().position(|&b| b == s).unwrap_or(0);
+            let whole = dst.is_some() && d.writes_whole(&td.shape);
+            let access = src.or(dst).map(|o| offset(&o.access.slots, l));
+            // Every access of the instruction must select the same slot.
+            let same = src
+                .into_iter()
+                .chain(dst)
+                .all(|o| Some(offset(&o.access.slots, l)) == access);
+            accesses.push(Access {
+                stmt: s,
+                pos: (pos, k),
+                writes_whole: whole && !reads_dst && src.is_none(),
+                writes: dst.is_some(),
+                reads: src.is_some() || (dst.is_some() && reads_dst),
+                offset: if same { access.flatten() } else { None },
+            });
+        }
+    });
+    if elsewhere || accesses.iter().any(|a| a.offset.is_none()) {
+        // A peeled loop's prologue and epilogue copies access its rings outside it.
+        let peeled = func.axes[l].attrs.pipelined.is_some_and(|p| p.peeled);
+        return if peeled {
+            peeled_reads_kept(func, t, l, n, m)
+        } else {
+            None
+        };
+    }
+    let writers: Vec<&Access> = accesses.iter().filter(|a| a.writes).collect();
+    let [w] = writers[..] else { return None };
+    if !w.writes_whole {
+        return None;
+    }
+    let cw = w.offset?;
+    // The iterations of `l` in which a statement runs (its guards name no other loop).
+    let running = |s: Stmt| -> Option<Range<i64>> {
+        let bx = compute_guard_box(func, &func.stmts[s].preds)?;
+        if bx.axes().any(|a| a != l) {
+            return None;
+        }
+        Some(match bx.is_empty() {
+            true => 0..0,
+            false => bx.range(func, l),
+        })
+    };
+    for r in accesses.iter().filter(|a| a.reads) {
+        let cr = r.offset?;
+        // The write of the value read: `cw - cr` iterations earlier, or earlier in this one.
+        let back = cw - cr;
+        if back < 0 || back >= i64::from(n) || (back == 0 && r.pos <= w.pos) {
+            return None;
+        }
+        let reads = running(r.stmt)?;
+        if reads.is_empty() {
+            continue;
+        }
+        // Every iteration that reads finds the writer on `back` iterations earlier (within the
+        // loop: the writer's iterations are clamped to it).
+        let writes = running(w.stmt)?;
+        if reads.start - back < writes.start || reads.end - back > writes.end {
+            return None;
+        }
+    }
+    Some(())
+}
+
+/// The rule for a ring of a peeled loop `l` (`penguin::pipeline::peel`), whose prologue and
+/// epilogue copies, beside the loop in its block, access the ring at constant slots: every access
+/// of `t` is directly in `l`'s body or in an unguarded instruction statement of that block, every
+/// write writes the whole tile without reading it, and, walking the block's accesses in program
+/// order (each slot selector's value before it is taken modulo the ring), every read finds, with
+/// `n` slots as with `m`, the last write of its slot to be a write of the same selector
+/// value. Then every read reads the same write with `m` slots, and no read reaches back
+/// before the block (so nothing is carried across the loops around it). Enumerated, up to
+/// [`MAX_ENUMERATION`] iterations of `l`.
+fn peeled_reads_kept(func: &Function, t: Tensor, l: Axis, n: u32, m: u32) -> Option<()> {
+    if !matches!(func.tensors[t].block.as_slice(), [b] if b.axis == l) {
+        return None;
+    }
+    let mut parent = None;
+    func.walk_stmts(|s, loops| {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            parent = Some(loops.last().copied());
+        }
+    });
+    let axis = &func.axes[l];
+    // (selector value, writes) in program order, and how many instructions gave them.
+    // A read event is `(selector, false, checked)`: a read in a warm-up iteration is not checked.
+    let mut events: Vec<(i64, bool, bool)> = Vec::new();
+    let mut seen = 0;
+    let walk = iterations_to_walk(func, t, l, m)?;
+    for &s in func.block(parent?) {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            for &(iv, checked) in &walk {
+                for &c in &axis.body {
+                    let mut body = Vec::new();
+                    let accesses = ring_events(func, c, t, l, iv, &mut body)?;
+                    events.extend(body.into_iter().map(|(sel, w)| (sel, w, checked)));
+                    if iv == axis.lb {
+                        seen += accesses;
+                    }
+                }
+            }
+        } else {
+            let mut body = Vec::new();
+            seen += ring_events(func, s, t, l, 0, &mut body)?;
+            events.extend(body.into_iter().map(|(sel, w)| (sel, w, true)));
+        }
+    }
+    let all = func.insts.values().filter(|d| touches(d, t)).count();
+    if seen != all {
+        return None;
+    }
+    for m in [i64::from(n), i64::from(m)] {
+        let mut last: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
+        for &(sel, writes, checked) in &events {
+            let slot = sel.rem_euclid(m);
+            if writes {
+                last.insert(slot, sel);
+            } else if checked && last.get(&slot) != Some(&sel) {
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+fn touches(d: &penguin::ir::InstData, t: Tensor) -> bool {
+    d.dst.tensor == t || d.srcs.iter().any(|o| o.tensor == t)
+}
+
+/// The iterations of peeled loop `l` whose accesses of `t` (of up to `n` slots) [`peeled_reads_kept`]
+/// walks, each with whether its reads are checked. Every iteration, up to [`MAX_ENUMERATION`]
+/// of them. A longer loop whose every selector of `t` is `iv + c` (the peeled body holds no
+/// guard) repeats one pattern, shifted by one slot per iteration: its first `K` iterations and
+/// its last `K` are walked, `K = 2·W`, and the reads of the first `W` of the last ones are not
+/// checked (the writes they would find were skipped; the same reads, shifted, were checked in
+/// the first iterations). `W = 2n + (max c − min c)` iterations rewrite every slot of up
+/// to `n` and reach back past every offset, so the walk checks what the whole loop would.
+fn iterations_to_walk(func: &Function, t: Tensor, l: Axis, n: u32) -> Option<Vec<(i64, bool)>> {
+    let axis = &func.axes[l];
+    // The selectors at the first two iterations.
+    let selectors = |iv: i64| -> Option<Vec<i64>> {
+        let mut events = Vec::new();
+        for &c in &axis.body {
+            ring_events(func, c, t, l, iv, &mut events)?;
+        }
+        Some(events.into_iter().map(|(sel, _)| sel).collect())
+    };
+    let (first, second) = (selectors(axis.lb)?, selectors(axis.lb + 1)?);
+    let step_one =
+        first.len() == second.len() && first.iter().zip(&second).all(|(a, b)| b - a == 1);
+    let spread = first
+        .iter()
+        .max()
+        .zip(first.iter().min())
+        .map_or(0, |(hi, lo)| hi - lo);
+    let w = 2 * i64::from(n) + spread;
+    match axis.trip_count() {
+        trip if step_one && trip > 4 * w => Some(
+            (axis.lb..axis.lb + 2 * w)
+                .map(|iv| (iv, true))
+                .chain((axis.ub - 2 * w..axis.ub).map(|iv| (iv, iv >= axis.ub - w)))
+                .collect(),
+        ),
+        trip if trip > MAX_ENUMERATION => None,
+        _ => Some((axis.lb..axis.ub).map(|iv| (iv, true)).collect()),
+    }
+}
+
+/// The accesses of `t` by statement `s` at iteration `iv` of `l`, appended to `events` (reads
+/// before the write of each instruction); the number of instructions that access `t`. `None`
+/// when the statement breaks [`peeled_reads_kept`]'s rule.
+fn ring_events(
+    func: &Function,
+    s: Stmt,
+    t: Tensor,
+    l: Axis,
+    iv: i64,
+    events: &mut Vec<(i64, bool)>,
+) -> Option<usize> {
+    let insts = match &func.stmts[s].kind {
+        StmtKind::Insts(insts) => insts,
+        // An access in a nested loop breaks the rule (the count of accesses then falls short).
+        StmtKind::Loop(_) => return Some(0),
+    };
+    let td = &func.tensors[t];
+    let at = AffineExpr::constant(iv);
+    let selector = |o: &penguin::ir::Operand| match o.access.slots.as_slice() {
+        [sel] => sel.substitute(l, &at).as_constant(),
+        _ => None,
+    };
+    let mut count = 0;
+    for &i in insts {
+        let d = &func.insts[i];
+        if !touches(d, t) {
+            continue;
+        }
+        if !func.stmts[s].preds.is_empty() {
+            return None;
+        }
+        count += 1;
+        for o in d.srcs.iter().filter(|o| o.tensor == t) {
+            events.push((selector(o)?, false));
+        }
+        if d.dst.tensor == t {
+            let whole = d.writes_whole(&td.shape);
+            if !whole
+                || matches!(d.op, Op::Matmul { accumulate: true })
+                || d.srcs.iter().any(|o| o.tensor == t)
+            {
+                return None;
+            }
+            events.push((selector(&d.dst)?, true));
+        }
+    }
+    Some(count)
+}

@@ -1,0 +1,60 @@
+//! One more ring slot for a tile along a loop, on the Penguin function: whether the tile may take
+//! it ([`expandable`]: an SBUF tile local to the kernel, blocked along that loop or not at all,
+//! within [`crate::cost::loop_cost::MAX_DEPTH`] slots and the SBUF budget, every read finding the
+//! same write, [`crate::transform::ring_reads`]) and the edit itself ([`apply`]). The modulo
+//! scheduler's recurrence decides which tile (`codegen::expand`), and `retime` reuses the rule.
+//!
+//! Invariant: [`apply`] changes only `t`'s block and, for a tile that was not blocked, the slot
+//! selectors of its accesses (slot `iv` of `l`).
+
+use crate::cost::budget;
+use crate::cost::loop_cost::MAX_DEPTH;
+use crate::transform::ring_reads::compute_reads_kept;
+use penguin::affine::AffineExpr;
+use penguin::ir::{BlockDim, Memory, TensorKind};
+use penguin::{Axis, Function, Tensor};
+
+/// The current slot count of `t` when one more slot along `l` keeps every value (module doc).
+pub fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
+    let td = &func.tensors[t];
+    if td.memory != Memory::Sbuf || td.kind != TensorKind::Local {
+        return None;
+    }
+    let n = match td.block.as_slice() {
+        [] => 1,
+        [b] if b.axis == l => b.count,
+        _ => return None,
+    };
+    if n >= MAX_DEPTH || !compute_reads_kept(func, t, l, n + 1) {
+        return None;
+    }
+    fits_one_more_slot(func, t, n)
+}
+
+/// `Some(n)` when one more slot of `t` (of `n` slots) fits in SBUF, every tensor counted with
+/// all its slots.
+fn fits_one_more_slot(func: &Function, t: Tensor, n: u32) -> Option<u32> {
+    let used = budget::sbuf_in_use(func);
+    let slot = budget::slot_bytes(&func.tensors[t], u64::from(n));
+    budget::sbuf_fits(used + slot).then_some(n)
+}
+
+/// Gives `t` `count` slots along `l`; an unblocked tile's accesses select slot `iv`.
+pub fn apply(func: &mut Function, t: Tensor, l: Axis, count: u32) {
+    let was_blocked = !func.tensors[t].block.is_empty();
+    func.tensors[t].block = vec![BlockDim { axis: l, count }];
+    if was_blocked {
+        return;
+    }
+    let sel = vec![AffineExpr::iv(l)];
+    for (_, d) in func.insts.iter_mut() {
+        if d.dst.tensor == t {
+            d.dst.access.slots = sel.clone();
+        }
+        for o in &mut d.srcs {
+            if o.tensor == t {
+                o.access.slots = sel.clone();
+            }
+        }
+    }
+}

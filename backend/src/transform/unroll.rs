@@ -1,0 +1,400 @@
+//! Unrolling for the emergent path: the seed's heuristic unroll, with the factor chosen from the
+//! DMA queue plan.
+//!
+//! A DMA instruction names its queues, the same in every iteration (MACHINE.md). A loop body with
+//! few large transfers therefore either splits each over many queues, in short pieces that cost
+//! `sp` one issue slot each (the loop becomes `sp`-bound), or leaves queues idle. Unrolling by `U`
+//! gives the queue plan `U` copies of each transfer to place on different queues, so the same
+//! bytes move in fewer, longer pieces.
+//!
+//! [`unroll_loops`] looks at every innermost loop that carries no annotation and has a transfer.
+//! For `U` in 1, 2, 4, 8, it packs `U` copies of the body's transfers with the queue plan's own
+//! packing ([`crate::codegen::queues::packed_period`]) and divides by `U`: the DMA time per original
+//! iteration. A factor is tried only when the unrolled loop keeps at least [`MIN_TRIP`]
+//! iterations (a pipelined loop of fewer pays more in fill and drain than the plan gains), or
+//! when it unrolls the loop fully into an un-annotated enclosing loop, which then pipelines the
+//! copies; and when SBUF has room for two slots of every private SBUF tile of every copy, and
+//! PSUM for a bank of every private PSUM tile of every copy ([`crate::cost::budget`]: an
+//! unrolled loop's PSUM plan then always fits, at worst with its PSUM tiles unringed). It takes
+//! the smallest `U` within [`GAIN_PERCENT`] of the best, when that beats `U = 1` by at least as much,
+//! the body has compute to overlap (a loop of transfers alone only lengthens each transfer with
+//! fewer pieces) and its compute per iteration is below its DMA time (a compute-bound loop gains
+//! nothing from a faster queue plan). Each decision and its reason is logged.
+//!
+//! The unrolled loop keeps its axis: it runs `q = trip / U` iterations from 0, and its body holds
+//! `U` copies of the old body, copy `u` with the induction variable replaced by
+//! `U·iv + lb + u` in every access and guard. A full unroll puts the copies (the induction
+//! variable replaced by `lb + u`) in the loop's place and leaves the loop empty, of trip 0. A
+//! tile private to an iteration (an on-chip local tensor that only this body touches, first written whole by an unguarded statement that does
+//! not read it) gets a fresh tensor in every copy but the first, so the copies are independent
+//! and the emergent pass rings each; any other tensor is shared, in program order, which keeps
+//! every value. When `U` does not divide the trip count, a remainder loop of `trip mod U`
+//! iterations (a new axis `iv.rem`, the old body with its own private tiles) follows.
+//!
+//! Invariants: the function verifies after the pass; every copied statement and instruction keeps
+//! its spans and annotations; the instances run, and the order of the accesses to every shared
+//! tensor, are those of the loop as written.
+
+use crate::cost::dma::{dma_tile, tile_bytes};
+use penguin::affine::{AffineExpr, Predicate};
+use penguin::ir::{AxisData, Memory, Op, StmtKind, TensorKind};
+use penguin::{Axis, Function, Stmt, Tensor};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The factors tried.
+pub const FACTORS: [u32; 4] = [1, 2, 4, 8];
+
+/// The fewest iterations an unrolled loop keeps (the fill and drain of a pipelined loop of fewer
+/// cost more than the queue plan gains).
+pub const MIN_TRIP: i64 = 4;
+
+/// How much faster per iteration (percent) a larger factor's queue plan must be to be taken.
+pub const GAIN_PERCENT: u64 = 5;
+
+/// A loop [`unroll_loops`] unrolled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnrolledData {
+    /// The loop's induction variable, as written.
+    pub iv: String,
+    pub factor: u32,
+}
+
+/// Unrolls the innermost un-annotated loops whose transfers spread better over the queues
+/// unrolled; returns the loops it unrolled and the log lines (one per loop considered).
+pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
+    let mut unrolled = Vec::new();
+    let mut log = Vec::new();
+    let candidates: Vec<Axis> = func
+        .axes
+        .keys()
+        .filter(|&l| {
+            let ad = &func.axes[l];
+            ad.attrs.num_stages.is_none()
+                && ad.attrs.pipelined.is_none()
+                && ad.attrs.multi_buffer.is_none()
+                && ad.body.iter().all(|&s| {
+                    matches!(func.stmts[s].kind, StmtKind::Insts(_))
+                        && func.stmts[s].preds.is_empty()
+                })
+        })
+        .collect();
+    for l in candidates {
+        let transfers = transfers(func, l);
+        if transfers.is_empty() {
+            continue;
+        }
+        let name = func.display_iv(l).to_string();
+        // A full unroll leaves the copies to the enclosing loop's pipelining.
+        let enclosed = position(func, l).0.is_some_and(|p| {
+            let pd = &func.axes[p];
+            pd.attrs.num_stages.is_none() && pd.attrs.pipelined.is_none() && pd.trip_count() >= 2
+        });
+        let trip = func.axes[l].trip_count();
+        let period = |u: u32| {
+            let copies: Vec<(u64, u64)> = (0..u).flat_map(|_| transfers.iter().copied()).collect();
+            crate::codegen::queues::packed_period(&copies) / u64::from(u)
+        };
+        let private = private_tiles(func, l);
+        let sbuf_copy: u64 = private
+            .iter()
+            .filter(|&&t| func.tensors[t].memory == Memory::Sbuf)
+            .map(|&t| crate::cost::budget::tensor_bytes(&func.tensors[t]))
+            .sum();
+        let in_use = crate::cost::budget::sbuf_in_use(func);
+        // The PSUM banks of one copy's private tiles: every copy holds its own (one slot each;
+        // the emergent pass rings a PSUM tile only where a bank is free).
+        let psum_copy: u64 = private
+            .iter()
+            .filter(|&&t| func.tensors[t].memory == Memory::Psum)
+            .map(|&t| crate::cost::budget::psum_slot_banks(&func.tensors[t]))
+            .sum();
+        let psum_in_use = crate::cost::budget::psum_banks_in_use(func);
+        let tried: Vec<(u32, u64)> = FACTORS
+            .into_iter()
+            // Enough iterations left to pipeline, or a full unroll into an enclosing loop.
+            .filter(|&u| {
+                u == 1 || trip / i64::from(u) >= MIN_TRIP || (trip == i64::from(u) && enclosed)
+            })
+            // Two slots of every private SBUF tile of every copy (the emergent pass rings each),
+            // and a bank for every private PSUM tile of every copy.
+            .filter(|&u| {
+                u == 1
+                    || (crate::cost::budget::sbuf_fits(in_use + sbuf_copy * (2 * u64::from(u) - 1))
+                        && crate::cost::budget::psum_fits(
+                            psum_in_use + psum_copy * (u64::from(u) - 1),
+                        ))
+            })
+            .map(|u| (u, period(u)))
+            .collect();
+        let Some(&(_, one)) = tried.first() else {
+            continue;
+        };
+        let best = tried.iter().map(|&(_, p)| p).min().unwrap_or(one);
+        let (u, p) = tried
+            .iter()
+            .copied()
+            .find(|&(_, p)| p * 100 <= best * (100 + GAIN_PERCENT))
+            .unwrap_or((1, one));
+        let compute = crate::cost::loop_cost::body_compute(func, &func.axes[l].body);
+        let table = tried
+            .iter()
+            .map(|(u, p)| format!("U={u}: {p}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if u == 1 || p * 100 > one * (100 - GAIN_PERCENT) {
+            log.push(format!(
+                "unroll: loop `{name}` (trip {trip}): factor 1: unrolling does not spread its transfers better (DMA cycles per iteration {table})"
+            ));
+            continue;
+        }
+        if compute == 0 {
+            log.push(format!(
+                "unroll: loop `{name}` (trip {trip}): factor 1: no compute to overlap with its transfers, whose latency fewer, longer pieces would lengthen"
+            ));
+            continue;
+        }
+        if compute >= one {
+            log.push(format!(
+                "unroll: loop `{name}` (trip {trip}): factor 1: its compute (~{compute} cycles per iteration) is not below its DMA time ({one}), which unrolling would shorten"
+            ));
+            continue;
+        }
+        let rem = trip % i64::from(u);
+        log.push(format!(
+            "unroll: loop `{name}` (trip {trip}): factor {u}{}: {} copies of each transfer spread over the queues in fewer pieces (DMA cycles per iteration {table}; compute ~{compute}); {} tile(s) private to an iteration renamed per copy",
+            if rem > 0 { format!(", remainder loop of {rem}") } else { String::new() },
+            u,
+            private.len()
+        ));
+        unroll(func, l, u, &private);
+        unrolled.push(UnrolledData {
+            iv: name.clone(),
+            factor: u,
+        });
+    }
+    (unrolled, log)
+}
+
+/// `(partitions, bytes)` of every transfer of `l`'s body.
+fn transfers(func: &Function, l: Axis) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    for &s in &func.axes[l].body {
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            for &i in insts {
+                let d = &func.insts[i];
+                if let Some(tile) = dma_tile(&d.op, &d.dst, &d.srcs) {
+                    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+                    out.push((partitions, tile_bytes(func, tile)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The on-chip local tensors private to one iteration of `l` (module doc).
+fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
+    let inside: BTreeSet<Stmt> = func.axes[l].body.iter().copied().collect();
+    // Per tensor the body touches, whether its first access (program order) writes all of it
+    // without reading it; and the tensors touched outside the body.
+    let mut first: BTreeMap<Tensor, bool> = BTreeMap::new();
+    let mut outside: BTreeSet<Tensor> = BTreeSet::new();
+    func.walk_stmts(|s, _| {
+        let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+            return;
+        };
+        for &i in insts {
+            let d = &func.insts[i];
+            let tensors = d.srcs.iter().chain([&d.dst]).map(|o| o.tensor);
+            if !inside.contains(&s) {
+                outside.extend(tensors);
+                continue;
+            }
+            for o in &d.srcs {
+                first.entry(o.tensor).or_insert(false);
+            }
+            let td = &func.tensors[d.dst.tensor];
+            let whole = d.writes_whole(&td.shape);
+            let reads = matches!(d.op, Op::Matmul { accumulate: true })
+                || d.srcs.iter().any(|o| o.tensor == d.dst.tensor);
+            first.entry(d.dst.tensor).or_insert(whole && !reads);
+        }
+    });
+    first
+        .into_iter()
+        .filter(|&(t, ok)| {
+            let td = &func.tensors[t];
+            ok && !outside.contains(&t)
+                && td.kind == TensorKind::Local
+                && td.memory != Memory::Hbm
+                && td.block.is_empty()
+        })
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// A fresh tensor name from `base` ([`Function::fresh_tensor_name`]).
+pub(crate) fn fresh_name(func: &Function, base: &str) -> String {
+    func.fresh_tensor_name(base)
+}
+
+/// A fresh copy of every tile of `private`, named `name.suffix`.
+fn fresh_tiles(func: &mut Function, private: &[Tensor], suffix: &str) -> BTreeMap<Tensor, Tensor> {
+    let mut renamed = BTreeMap::new();
+    for &t in private {
+        let mut td = func.tensors[t].clone();
+        td.name = fresh_name(func, &format!("{}.{suffix}", td.name));
+        let span = func.tensor_spans[t];
+        let n = func.tensors.push(td);
+        func.tensor_spans[n] = span;
+        func.tensor_display[n] = func.tensor_display[t].clone();
+        renamed.insert(t, n);
+    }
+    renamed
+}
+
+/// Unrolls `l` by `u` (module doc).
+fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
+    let (lb, trip) = (func.axes[l].lb, func.axes[l].trip_count());
+    let q = trip / i64::from(u);
+    let rem = trip % i64::from(u);
+    let body = func.axes[l].body.clone();
+    let (parent, pos) = position(func, l);
+    // The remainder loop first, from the old body and tensors.
+    if rem > 0 {
+        let name = func.fresh_iv_name(&format!("{}.rem", func.axes[l].iv_name));
+        let r = func.axes.push(AxisData {
+            iv_name: name,
+            kind: func.axes[l].kind,
+            lb: lb + q * i64::from(u),
+            ub: lb + trip,
+            attrs: func.axes[l].attrs,
+            body: Vec::new(),
+        });
+        func.axis_spans[r] = func.axis_spans[l];
+        func.axis_display[r] = func.axis_display[l].clone();
+        // Its own private tiles: the main loop's accesses then meet no access outside it, which
+        // keeps the main loop clampable for the synchronisation analysis ([`crate::codegen::clamp`]).
+        let renamed = fresh_tiles(func, private, "rem");
+        let rbody: Vec<Stmt> = body
+            .iter()
+            .map(|&s| copy_stmt(func, s, l, &AffineExpr::iv(r), &renamed))
+            .collect();
+        func.axes[r].body = rbody;
+        let rs = func.add_loop_stmt(r);
+        func.stmt_spans[rs] = func.stmt_spans[func.block(parent)[pos]];
+        func.block_mut(parent).insert(pos + 1, rs);
+    }
+    // The unrolled loop: copies 1.. from the body as written, then copy 0 in place. A full
+    // unroll's copies leave the loop: their induction variable is a constant.
+    let full = q == 1 && rem == 0;
+    let at = |k: u32| {
+        if full {
+            AffineExpr::constant(lb + i64::from(k))
+        } else {
+            AffineExpr::from_terms([(l, i64::from(u))], lb + i64::from(k))
+        }
+    };
+    let mut copies = Vec::new();
+    for k in 1..u {
+        let by = at(k);
+        let renamed = fresh_tiles(func, private, &format!("u{k}"));
+        copies.extend(body.iter().map(|&s| copy_stmt(func, s, l, &by, &renamed)));
+    }
+    let by = at(0);
+    for &s in &body {
+        substitute_stmt(func, s, l, &by, &BTreeMap::new());
+    }
+    let new_body: Vec<Stmt> = body.iter().copied().chain(copies).collect();
+    if full {
+        // The copies take the loop's place in its block, and the loop stays behind them, empty,
+        // of trip 0 (an axis is the loop of exactly one statement).
+        func.block_mut(parent).splice(pos..pos, new_body);
+        func.axes[l].lb = 0;
+        func.axes[l].ub = 0;
+        func.axes[l].body = Vec::new();
+        return;
+    }
+    func.axes[l].lb = 0;
+    func.axes[l].ub = q;
+    func.axes[l].body = new_body;
+}
+
+/// Where loop `l`'s statement stands: the loop whose body holds it (`None`: the top level) and
+/// its index in that block.
+pub(crate) fn position(func: &Function, l: Axis) -> (Option<Axis>, usize) {
+    let mut parent = None;
+    func.walk_stmts(|s, loops| {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            parent = loops.last().copied();
+        }
+    });
+    let pos = func
+        .block(parent)
+        .iter()
+        .position(|&s| func.stmts[s].kind == StmtKind::Loop(l))
+        .expect("a loop of the verified tree stands in its parent's block");
+    (parent, pos)
+}
+
+/// A copy of instruction statement `s` (fresh statement and instructions), with `iv(l)` replaced
+/// by `by` and tensors renamed by `renamed`.
+pub(crate) fn copy_stmt(
+    func: &mut Function,
+    s: Stmt,
+    l: Axis,
+    by: &AffineExpr,
+    renamed: &BTreeMap<Tensor, Tensor>,
+) -> Stmt {
+    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
+        unreachable!("unroll_loops only takes bodies of instruction statements");
+    };
+    let copies: Vec<penguin::Inst> = insts
+        .iter()
+        .map(|&i| {
+            let d = func.insts[i].clone();
+            let n = func.insts.push(d);
+            func.inst_spans[n] = func.inst_spans[i];
+            n
+        })
+        .collect();
+    let c = func.add_inst_stmt(copies);
+    func.stmts[c].preds = func.stmts[s].preds.clone();
+    func.stmt_spans[c] = func.stmt_spans[s];
+    func.annots[c] = func.annots[s];
+    substitute_stmt(func, c, l, by, renamed);
+    c
+}
+
+/// Replaces `iv(l)` by `by` in statement `s`'s guards and accesses, and renames tensors.
+pub(crate) fn substitute_stmt(
+    func: &mut Function,
+    s: Stmt,
+    l: Axis,
+    by: &AffineExpr,
+    renamed: &BTreeMap<Tensor, Tensor>,
+) {
+    for p in &mut func.stmts[s].preds {
+        *p = Predicate {
+            expr: p.expr.substitute(l, by),
+            ..p.clone()
+        };
+    }
+    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
+        return;
+    };
+    for i in insts {
+        let d = &mut func.insts[i];
+        for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
+            if let Some(&n) = renamed.get(&o.tensor) {
+                o.tensor = n;
+            }
+            for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
+                *e = e.substitute(l, by);
+            }
+        }
+        for b in &mut d.mask {
+            b.bound = b.bound.substitute(l, by);
+        }
+    }
+}
