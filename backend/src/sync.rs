@@ -297,8 +297,8 @@ impl Frontier {
 /// How many consecutive nodes of a thread share a [`Summary`].
 const CHUNK: usize = 16;
 
-/// What some footprints touch in one memory (one HBM tensor): the hull of their regions, of
-/// their rows when those do not depend on the iteration, and whether one writes.
+/// What some footprints of one access kind (reads, or writes) touch in one memory (one HBM
+/// tensor) at constant rows `rows`: the hull of their regions ([`add`]).
 #[derive(Clone, Debug)]
 struct Summary {
     space: Space,
@@ -330,22 +330,46 @@ fn summarise<'a>(feet: impl Iterator<Item = &'a Foot>) -> Vec<Summary> {
     out
 }
 
-/// Adds `x` to the summaries `out` (into the one of its memory and HBM tensor, if any).
+/// The most summaries of one memory (and HBM tensor) and access kind with distinct constant rows
+/// kept apart; past it they merge into their hull.
+const MAX_ROW_SUMMARIES: usize = 32;
+
+/// Adds `x` to the summaries `out`: into the one of its memory, HBM tensor, access kind (read or
+/// write) and constant rows, if any; a memory and kind with more than [`MAX_ROW_SUMMARIES`] row
+/// ranges (or rows that depend on the iteration) keeps their hull in the first. Keeping reads
+/// apart from writes and distinct rows apart is what lets a thread whose transfers touch other
+/// partitions of the same tiles (the pieces of a split DMA rotate over the queues) be skipped
+/// whole ([`meet`]).
 fn add(out: &mut Vec<Summary>, x: Summary) {
-    let same = |s: &&mut Summary| {
-        s.space == x.space && (s.tensor == x.tensor || !matches!(x.space, Space::Hbm(_)))
+    let (space, write, tensor) = (x.space, x.write, x.tensor);
+    let kind = move |s: &Summary| {
+        s.space == space
+            && s.write == write
+            && (s.tensor == tensor || !matches!(space, Space::Hbm(_)))
     };
-    match out.iter_mut().find(same) {
-        Some(s) => {
-            s.write |= x.write;
-            s.region = (s.region.0.min(x.region.0), s.region.1.max(x.region.1));
-            s.rows = match (s.rows, x.rows) {
-                (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
-                _ => None,
-            };
-        }
-        None => out.push(x),
+    if let Some(s) = out.iter_mut().find(|s| kind(s) && s.rows == x.rows) {
+        s.region = (s.region.0.min(x.region.0), s.region.1.max(x.region.1));
+        return;
     }
+    let same = out.iter().filter(|s| kind(s)).count();
+    if same < MAX_ROW_SUMMARIES && (x.rows.is_some() || same == 0) {
+        out.push(x);
+        return;
+    }
+    // Too many row ranges, or rows that vary: one hull for the memory and kind.
+    let mut hull = x;
+    out.retain(|s| {
+        if !kind(s) {
+            return true;
+        }
+        hull.region = (hull.region.0.min(s.region.0), hull.region.1.max(s.region.1));
+        hull.rows = match (hull.rows, s.rows) {
+            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+            _ => None,
+        };
+        false
+    });
+    out.push(hull);
 }
 
 /// The summaries of the footprints of `a` and `b` together.
