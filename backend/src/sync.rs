@@ -298,24 +298,77 @@ impl Frontier {
 const CHUNK: usize = 16;
 
 /// What some footprints of one access kind (reads, or writes) touch in one memory (one HBM
-/// tensor) at constant rows `rows`: the hull of their regions ([`add`]).
+/// tensor) at rows `rows`: the hull of their regions ([`add`]).
 #[derive(Clone, Debug)]
 struct Summary {
     space: Space,
     tensor: penguin::Tensor,
     write: bool,
     region: (u64, u64),
-    /// `None`: some row start depends on the iteration.
-    rows: Option<(i64, i64)>,
+    /// `None`: any rows.
+    rows: Option<Rows>,
+}
+
+/// The rows of footprints: `n` rows from a start `lo` (when `g` is 0), or from any start
+/// congruent to `lo` modulo `g` (a start affine in the iteration registers whose coefficients
+/// have `g` as greatest common divisor: the pieces of a transfer split by rows keep their
+/// offset within each iteration's block of rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Rows {
+    g: i64,
+    lo: i64,
+    n: i64,
+}
+
+impl Rows {
+    /// The rows of a footprint starting at `r0`, `n` of them (`None`: not affine).
+    fn of(r0: &Expr, n: u64) -> Option<Rows> {
+        let mut g = 0i64;
+        for t in &r0.terms {
+            match *t {
+                Term::Lin { coeff, .. } => g = gcd(g, coeff.unsigned_abs() as i64),
+                Term::Mod { .. } => return None,
+            }
+        }
+        let lo = match g {
+            0 => r0.constant,
+            g => r0.constant.rem_euclid(g),
+        };
+        Some(Rows {
+            g,
+            lo,
+            n: i64::try_from(n).ok()?,
+        })
+    }
+
+    /// Whether some rows of `self` may be rows of `other`.
+    fn meet(self, other: Rows) -> bool {
+        let (p, q) = (self, other);
+        let g = gcd(p.g, q.g);
+        if g == 0 {
+            return p.lo < q.lo + q.n && q.lo < p.lo + p.n;
+        }
+        // Rows meet when `t1 - t2 ≡ q.lo - p.lo (mod g)` for some offsets `t1 < p.n`,
+        // `t2 < q.n`.
+        if p.n + q.n - 1 >= g {
+            return true;
+        }
+        let d = (q.lo - p.lo).rem_euclid(g);
+        d < p.n || d > g - q.n
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    match b {
+        0 => a,
+        b => gcd(b, a % b),
+    }
 }
 
 fn summarise<'a>(feet: impl Iterator<Item = &'a Foot>) -> Vec<Summary> {
     let mut out: Vec<Summary> = Vec::new();
     for f in feet {
-        let rows =
-            f.r0.terms
-                .is_empty()
-                .then(|| (f.r0.constant, f.r0.constant + f.nr as i64));
+        let rows = Rows::of(&f.r0, f.nr);
         add(
             &mut out,
             Summary {
@@ -364,7 +417,14 @@ fn add(out: &mut Vec<Summary>, x: Summary) {
         }
         hull.region = (hull.region.0.min(s.region.0), hull.region.1.max(s.region.1));
         hull.rows = match (hull.rows, s.rows) {
-            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+            (Some(a), Some(b)) if a.g == 0 && b.g == 0 => {
+                let lo = a.lo.min(b.lo);
+                Some(Rows {
+                    g: 0,
+                    lo,
+                    n: (a.lo + a.n).max(b.lo + b.n) - lo,
+                })
+            }
             _ => None,
         };
         false
@@ -396,7 +456,7 @@ fn meet(a: &[Summary], b: &[Summary]) -> bool {
                     (Some(p), Some(q))
                         if x.tensor == y.tensor || !matches!(x.space, Space::Hbm(_)) =>
                     {
-                        p.0 < q.1 && q.0 < p.1
+                        p.meet(q)
                     }
                     _ => true,
                 }
