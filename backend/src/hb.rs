@@ -70,7 +70,9 @@
 //! the rest would be the previous walk's, whose records stay. In a kernel of sequential loops
 //! a walk covers the loop that changed and the next, so the pruning is linear in the kernel;
 //! in one long loop it still goes to the end. A walk that finds a race puts the previous
-//! walk's records back (its epochs and signals are logged).
+//! walk's records back (its epochs and signals are logged). A walk overwrites the previous
+//! walk's signals in place and learns which semaphores are signalled differently from the
+//! waits whose keeping changed, so its cost is what it walks, not the kernel's size.
 //!
 //! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
 //! is one). The decision for every wait is exact (a wait is removed exactly when the race

@@ -4,7 +4,9 @@
 //! dependence DAG (petgraph) over its statements, a nested loop counting as one node: an edge
 //! `a → b` for every pair, `a` before `b` in program order, that touch a common buffer with at
 //! least one write (read after write, write after read, write after write within one iteration;
-//! a conservative test, by logical buffer). Each node's latency comes from the shared machine
+//! a conservative test, by logical buffer). Outside a staged body (below) only the edges from
+//! each buffer's last writer and from its readers since are built: the same partial order and
+//! the same longest paths, in memory linear in the body. Each node's latency comes from the shared machine
 //! description: a compute instruction its engine's cost, a DMA its latency plus queue time, a
 //! loop the sum of its body times its trip count. The list scheduler then repeatedly emits the
 //! ready node with the longest latency-weighted path to the end of the body (the critical path),

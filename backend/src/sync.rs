@@ -38,6 +38,10 @@
 //! the search stops at the first producer whose last instance precedes the whole frontier. A
 //! kernel of `n` sequential loops whose tiles share addresses has `O(n)` pairs, not `O(n²)`:
 //! a consumer pairs with the latest loop's producers of each thread.
+//! A thread's producers before the consumer's loop are visited through summaries of runs of
+//! them ([`Summary`]: per memory, access kind and rows, the rows a residue modulo the gcd of
+//! their coefficients when they move with the iteration), so a thread none of whose accesses can
+//! meet the consumer's (the pieces of a split transfer on the other queues) costs one test.
 //!
 //! Which pairs need a semaphore: instructions on different engines, and any pair whose producer is
 //! a DMA (its transfer runs after `sp` moved on) unless both are transfers on the same queue (a
@@ -350,7 +354,7 @@ impl Rows {
         }
         // Rows meet when `t1 - t2 ≡ q.lo - p.lo (mod g)` for some offsets `t1 < p.n`,
         // `t2 < q.n`.
-        if p.n + q.n - 1 >= g {
+        if p.n + q.n > g {
             return true;
         }
         let d = (q.lo - p.lo).rem_euclid(g);
