@@ -230,12 +230,13 @@ fn long_pir(n: usize) -> String {
     s
 }
 
-/// Open (issue 30, "Time"): a 20,000-statement `.pir` runs out of the 2 GiB cap in
-/// `backend::codegen::schedule::schedule` (one allocation of 3 GiB; 5,000 statements take 527 MB and
-/// 3.7 s of CPU in release, 2,000 take 98 MB): the scheduler's memory is quadratic in the
-/// statements of one body. Ignored until the scheduler is fixed; run with `--ignored`.
+/// Open (issue 30, "Time"): a 20,000-statement `.pir` ran out of the 2 GiB cap in
+/// `backend::codegen::schedule::schedule` (one allocation of 3 GiB). The scheduler's edges are linear
+/// now (211 MB peak for the compile), but the wait pruning is still quadratic in one
+/// straight-line stretch's waits (`codegen::hb::Checker::keep_segment`: 4.8 s of CPU for the compile in
+/// release, 32,016 waits of which 17 stay). Ignored until that is fixed; run with `--ignored`.
 #[test]
-#[ignore = "open: backend::codegen::schedule is quadratic in a body's statements (issue 30)"]
+#[ignore = "open: the wait pruning is quadratic in one straight-line stretch's waits (issue 30)"]
 fn a_twenty_thousand_statement_pir_runs_or_refuses_within_the_cap() {
     let p = file("stmts", "long.pir", &long_pir(20_000));
     for cmd in ["check", "run"] {
@@ -250,7 +251,9 @@ fn a_twenty_thousand_statement_pir_runs_or_refuses_within_the_cap() {
 }
 
 /// Open (issue 30, "Time"): 5,000 loads in one loop body; `check` takes 0.9 s of CPU in release,
-/// `run` more than 20 s (the backend's scheduling and wait pruning). Ignored until fixed.
+/// `run` more than 20 s: the DMA queue plan (`queues::Together::view`, two thirds of the time),
+/// then the emergent cost model and the loop dependence graph; synchronisation and the wait
+/// pruning take milliseconds. Ignored until fixed.
 #[test]
 #[ignore = "open: 5,000 loads in one body take minutes in the backend (issue 30)"]
 fn five_thousand_loads_in_one_body_compile_in_seconds() {

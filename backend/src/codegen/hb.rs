@@ -70,7 +70,9 @@
 //! the rest would be the previous walk's, whose records stay. In a kernel of sequential loops
 //! a walk covers the loop that changed and the next, so the pruning is linear in the kernel;
 //! in one long loop it still goes to the end. A walk that finds a race puts the previous
-//! walk's records back (its epochs and signals are logged).
+//! walk's records back (its epochs and signals are logged). A walk overwrites the previous
+//! walk's signals in place and learns which semaphores are signalled differently from the
+//! waits whose keeping changed, so its cost is what it walks, not the kernel's size.
 //!
 //! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
 //! is one). The decision for every wait is exact (a wait is removed exactly when the race
@@ -385,8 +387,17 @@ struct Checker<'a, L: Lane> {
     /// Per semaphore and signal, the last position in `order` of an instance of a wait (any,
     /// kept or not) that may read it ([`Diff`]).
     last_read: Vec<Vec<u32>>,
-    /// The semaphores the current program signals (those a kept wait reads).
+    /// The semaphores the program of the last walk that found no race signals (those a kept
+    /// wait read).
     read: Vec<bool>,
+    /// Per semaphore, how many waits of [`Checker::kept`] read it (kept up to date by
+    /// [`Checker::set_kept`]): the semaphores the current program signals are those above 0.
+    readers: Vec<u32>,
+    /// `readers[s] > 0`, per semaphore.
+    read_now: Vec<bool>,
+    /// The semaphores whose readers changed since the last walk that found no race (with
+    /// repeats): only they can be signalled differently from it.
+    dirty: Vec<usize>,
     /// Scratch for [`Checker::keep_segment`]: per thread, the waits kept so far.
     known: Vec<Vec<usize>>,
     /// The instance steps walked so far ([`PRUNE_BUDGET`]).
@@ -407,8 +418,18 @@ struct State<L> {
     /// The engines' clocks.
     clock: [Vc<L>; 5],
     queue_epoch: [L; DMA_QUEUES],
-    /// Per semaphore, the join of its first `k + 1` signals' clocks at `k`.
+    /// Per semaphore, the join of its first `k + 1` signals' clocks at `k`: the first
+    /// [`State::len`] of them are the current walk's, the rest the last walk's (a walk
+    /// overwrites them in place, logging what it overwrote in `undo`).
     prefix: Vec<Vec<Vc<L>>>,
+    /// Per semaphore, how many signals the current walk has published (counting those before
+    /// its start), valid where `stamp` is the walk's `generation` (elsewhere: the start
+    /// snapshot's count).
+    len: Vec<u32>,
+    stamp: Vec<u32>,
+    generation: u32,
+    /// The entries of `prefix` the current walk overwrote (`None`: it pushed one).
+    undo: Vec<(u32, u32, Option<Vc<L>>)>,
     /// Per flat instance that ran, the epoch of its access on its thread.
     epoch: Vec<L>,
 }
@@ -534,6 +555,10 @@ impl<'a, L: Lane> Checker<'a, L> {
                 clock,
                 queue_epoch: [L::default(); DMA_QUEUES],
                 prefix: vec![Vec::new(); sync.semaphores.len()],
+                len: vec![0; sync.semaphores.len()],
+                stamp: vec![0; sync.semaphores.len()],
+                generation: 0,
+                undo: Vec::new(),
                 epoch: vec![L::default(); total],
             },
             valid_until: 0,
@@ -548,6 +573,9 @@ impl<'a, L: Lane> Checker<'a, L> {
             last_pos,
             last_read,
             read: vec![false; sync.semaphores.len()],
+            readers: vec![0; sync.semaphores.len()],
+            read_now: vec![false; sync.semaphores.len()],
+            dirty: Vec::new(),
             known: vec![Vec::new(); THREADS],
             steps: 0,
         }
@@ -606,6 +634,25 @@ impl<'a, L: Lane> Checker<'a, L> {
         x
     }
 
+    /// Makes `ws` the waits node `i` keeps, counting the semaphores they read; returns the
+    /// waits it kept before.
+    fn set_kept(&mut self, i: usize, ws: Vec<usize>) -> Vec<usize> {
+        let was = std::mem::replace(&mut self.kept[i], ws);
+        for &w in &was {
+            let s = self.sem[w];
+            self.readers[s] -= 1;
+            self.read_now[s] = self.readers[s] > 0;
+            self.dirty.push(s);
+        }
+        for &w in &self.kept[i] {
+            let s = self.sem[w];
+            self.readers[s] += 1;
+            self.read_now[s] = true;
+            self.dirty.push(s);
+        }
+        was
+    }
+
     /// Sets [`Checker::kept`] for the nodes of engine `e`: the waits of `alive` that the program
     /// `assemble` builds keeps, by its rules: a wait whose value is never positive is dropped,
     /// and so is one that a wait kept earlier in the same iteration of the same body of the same
@@ -651,7 +698,8 @@ impl<'a, L: Lane> Checker<'a, L> {
                 }
             }
             if ws != self.kept[i] {
-                moved.push((i, std::mem::replace(&mut self.kept[i], ws.clone())));
+                let was = self.set_kept(i, ws.clone());
+                moved.push((i, was));
             }
         }
         self.known = known;
@@ -675,14 +723,11 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// walk's: it stops there and keeps that walk's records (a kernel of sequential loops walks
     /// one loop or two per wait, not the rest of the kernel).
     fn race_free(&mut self, changed: usize, until: usize) -> Option<bool> {
-        // Like `assemble`, signal only the semaphores some kept wait reads.
-        let mut read = vec![false; self.sync.semaphores.len()];
-        for &w in self.kept.iter().flatten() {
-            read[self.sem[w]] = true;
-        }
+        // Like `assemble`, signal only the semaphores some kept wait reads (`read_now`); those
+        // signalled differently from the last walk are among `dirty`.
         let (mut changed, mut until) = (changed, until);
-        for (s, (&now, &was)) in read.iter().zip(&self.read).enumerate() {
-            if now != was {
+        for &s in &self.dirty {
+            if self.read_now[s] != self.read[s] {
                 let i = self.signaller[s];
                 if let Some(&p) = self.first_pos.get(i) {
                     changed = changed.min(p);
@@ -690,12 +735,6 @@ impl<'a, L: Lane> Checker<'a, L> {
                 }
             }
         }
-        let signal: Vec<Option<usize>> = self
-            .sync
-            .signal
-            .iter()
-            .map(|s| s.filter(|&s| read[s]))
-            .collect();
         let limit = changed.min(self.valid_until);
         let keep = self.checkpoints.partition_point(|c| c.pos <= limit);
         // The last walk's records past the start, to compare with, and to restore if this walk
@@ -711,10 +750,13 @@ impl<'a, L: Lane> Checker<'a, L> {
         let st = &mut self.st;
         st.clock = cp.clock;
         st.queue_epoch = cp.queue_epoch;
-        let old_tail: Vec<Vec<Vc<L>>> = (st.prefix.iter_mut())
-            .zip(&start_len)
-            .map(|(p, &len)| p.split_off(len as usize))
-            .collect();
+        // Every semaphore's count is the snapshot's until the walk publishes to it.
+        st.generation = st.generation.wrapping_add(1);
+        if st.generation == 0 {
+            st.stamp.fill(0);
+            st.generation = 1;
+        }
+        st.undo.clear();
         let mut walk = Walk {
             em: self.em,
             cf: self.cf,
@@ -726,10 +768,10 @@ impl<'a, L: Lane> Checker<'a, L> {
             needed_log: &mut self.needed_log,
             joined: Vec::new(),
             on: &self.on,
-            signal: &signal,
+            signal: &self.sync.signal,
+            read: &self.read_now,
             st,
             diff: Diff {
-                old_tail: &old_tail,
                 start_len: &start_len,
                 last_read: &self.last_read,
                 read_after: 0,
@@ -751,7 +793,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                     pos,
                     clock: walk.st.clock,
                     queue_epoch: walk.st.queue_epoch,
-                    published: walk.st.prefix.iter().map(|p| p.len() as u32).collect(),
+                    published: (0..start_len.len()).map(|s| walk.len(s)).collect(),
                 };
                 while next_old < old_checkpoints.len() && old_checkpoints[next_old].pos < pos {
                     next_old += 1;
@@ -782,20 +824,23 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         let epoch_log = std::mem::take(&mut walk.diff.epoch_log);
         if let Some(k) = converged {
-            // The rest is the last walk's: its snapshots and the signals it published.
+            // The rest is the last walk's: its snapshots and the signals it published (still
+            // in `prefix` past what this walk overwrote).
             self.checkpoints.extend(old_checkpoints.drain(k..));
-            for ((p, old), &len) in self.st.prefix.iter_mut().zip(&old_tail).zip(&start_len) {
-                let done = p.len() - len as usize;
-                p.extend_from_slice(&old[done..]);
-            }
         } else if r.is_err() && complete {
             // Back to the last walk's records, which stay valid to the end.
             for &(b, e) in epoch_log.iter().rev() {
                 self.st.epoch[b as usize] = e;
             }
-            for ((p, old), &len) in self.st.prefix.iter_mut().zip(old_tail).zip(&start_len) {
-                p.truncate(len as usize);
-                p.extend(old);
+            let st = &mut self.st;
+            for &(s, at, old) in st.undo.iter().rev() {
+                let p = &mut st.prefix[s as usize];
+                match old {
+                    Some(v) => p[at as usize] = v,
+                    None => {
+                        p.pop();
+                    }
+                }
             }
             self.checkpoints.truncate(keep);
             self.checkpoints.append(&mut old_checkpoints);
@@ -803,6 +848,17 @@ impl<'a, L: Lane> Checker<'a, L> {
                 Err(Stop::Race) => Some(false),
                 _ => None,
             };
+        }
+        if converged.is_none() {
+            // Past the walk's end nothing is the last walk's any more.
+            let st = &mut self.st;
+            for (s, p) in st.prefix.iter_mut().enumerate() {
+                let len = match st.stamp[s] == st.generation {
+                    true => st.len[s],
+                    false => start_len[s],
+                };
+                p.truncate(len as usize);
+            }
         }
         match r {
             Ok(()) => {
@@ -813,7 +869,10 @@ impl<'a, L: Lane> Checker<'a, L> {
                     self.needed[w as usize] = true;
                 }
                 self.valid_until = self.order.len();
-                self.read = read;
+                for &s in &self.dirty {
+                    self.read[s] = self.read_now[s];
+                }
+                self.dirty.clear();
                 Some(true)
             }
             Err(stop) => {
@@ -934,7 +993,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             alive[x] = true;
         }
         for (i, was) in moved {
-            self.kept[i] = was;
+            self.set_kept(i, was);
         }
         false
     }
@@ -986,17 +1045,18 @@ struct Walk<'a, L> {
     /// The waits the current instance joined, each with the clock it joined.
     joined: Vec<(usize, Vc<L>)>,
     on: &'a [bool],
-    /// The semaphore each node signals, if a kept wait reads it.
+    /// The semaphore each node signals, and which semaphores a kept wait reads (the others are
+    /// not signalled).
     signal: &'a [Option<usize>],
+    read: &'a [bool],
     st: &'a mut State<L>,
     diff: Diff<'a, L>,
 }
 
 /// How a walk differs from the last one so far ([`Checker::race_free`]).
 struct Diff<'a, L> {
-    /// Per semaphore, the signals the last walk published from the start of this one on, and
-    /// how many it had published before.
-    old_tail: &'a [Vec<Vc<L>>],
+    /// Per semaphore, how many signals the last walk had published at the start of this one
+    /// (the signals it published from there on are still in `prefix` past this walk's).
     start_len: &'a [u32],
     /// Per semaphore and signal, the last position of a wait instance that may read it.
     last_read: &'a [Vec<u32>],
@@ -1013,16 +1073,38 @@ struct Diff<'a, L> {
 }
 
 impl<L: Lane> Walk<'_, L> {
+    /// How many signals of `sem` this walk has published, counting those before its start.
+    fn len(&self, sem: usize) -> u32 {
+        match self.st.stamp[sem] == self.st.generation {
+            true => self.st.len[sem],
+            false => self.diff.start_len[sem],
+        }
+    }
+
+    /// The semaphore node `i` signals in this program, if any.
+    fn signal(&self, i: usize) -> Option<usize> {
+        self.signal[i].filter(|&s| self.read[s])
+    }
+
     fn publish(&mut self, sem: usize, c: Vc<L>) {
-        let p = &mut self.st.prefix[sem];
+        let at = self.len(sem) as usize;
+        let st = &mut *self.st;
+        st.stamp[sem] = st.generation;
+        st.len[sem] = at as u32 + 1;
+        let p = &mut st.prefix[sem];
         let mut v = c;
-        if let Some(last) = p.last() {
+        if let Some(last) = at.checked_sub(1).map(|k| &p[k]) {
             join(&mut v, last);
         }
+        // The last walk's signal at this count, which this one replaces.
+        let old = p.get(at).copied();
+        st.undo.push((sem as u32, at as u32, old));
+        match at < p.len() {
+            true => p[at] = v,
+            false => p.push(v),
+        }
         let d = &mut self.diff;
-        let at = p.len();
-        let old = d.old_tail[sem].get(at - d.start_len[sem] as usize);
-        let differs = old != Some(&v);
+        let differs = old != Some(v);
         if differs {
             let read = d.last_read[sem].get(at).map_or(usize::MAX, |&r| r as usize);
             d.read_after = d.read_after.max(read);
@@ -1035,7 +1117,6 @@ impl<L: Lane> Walk<'_, L> {
                 d.tails_differing -= 1;
             }
         }
-        p.push(v);
     }
 
     /// Sets instance `b`'s epoch, noting whether it differs from the last walk's.
@@ -1080,11 +1161,11 @@ impl<L: Lane> Walk<'_, L> {
             if need == 0 {
                 continue;
             }
-            let p = &self.st.prefix[self.sem[w]];
-            if need > p.len() {
+            let s = self.sem[w];
+            if need > self.len(s) as usize {
                 return Err(Stop::Undecided);
             }
-            let c = p[need - 1];
+            let c = self.st.prefix[s][need - 1];
             let raised = join_raises(&mut self.st.clock[ei], &c);
             self.raised_log.push((at as u32, raised));
             self.joined.push((w, c));
@@ -1100,10 +1181,10 @@ impl<L: Lane> Walk<'_, L> {
                     c[5 + q] = self.st.queue_epoch[q];
                     self.set_epoch(b, self.st.queue_epoch[q]);
                     self.check(b, &c, &before)?;
-                    if let Some(s) = self.signal[i] {
+                    if let Some(s) = self.signal(i) {
                         self.publish(s, c);
                     }
-                } else if let Some(s) = self.signal[i] {
+                } else if let Some(s) = self.signal(i) {
                     // A predicated-off transfer publishes `sp`'s clock, taking no epoch.
                     self.publish(s, self.st.clock[sp]);
                 }
@@ -1114,7 +1195,7 @@ impl<L: Lane> Walk<'_, L> {
                     let c = self.st.clock[ei];
                     self.check(b, &c, &before)?;
                 }
-                if let Some(s) = self.signal[i] {
+                if let Some(s) = self.signal(i) {
                     // Publish, then advance the engine's own epoch.
                     self.publish(s, self.st.clock[ei]);
                     self.st.clock[ei][ei].incr();

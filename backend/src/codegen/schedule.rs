@@ -4,7 +4,9 @@
 //! dependence DAG (petgraph) over its statements, a nested loop counting as one node: an edge
 //! `a → b` for every pair, `a` before `b` in program order, that touch a common buffer with at
 //! least one write (read after write, write after read, write after write within one iteration;
-//! a conservative test, by logical buffer). Each node's latency comes from the shared machine
+//! a conservative test, by logical buffer). Outside a staged body (below) only the edges from
+//! each buffer's last writer and from its readers since are built: the same partial order and
+//! the same longest paths, in memory linear in the body. Each node's latency comes from the shared machine
 //! description: a compute instruction its engine's cost, a DMA its latency plus queue time, a
 //! loop the sum of its body times its trip count. The list scheduler then repeatedly emits the
 //! ready node with the longest latency-weighted path to the end of the body (the critical path),
@@ -171,26 +173,29 @@ fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
         Some(_) => body.iter().map(|&b| operands(bir, b)).collect(),
         None => Vec::new(),
     };
-    // Every pair `i < j` that touches a common buffer, one of them writing, with whether the
-    // conflict stands in a staged body: not when every such pair of accesses provably selects
-    // different slots of a ring.
+    // In a staged body, every pair `i < j` that touches a common buffer, one of them writing,
+    // with whether the conflict stands: not when every such pair of accesses provably selects
+    // different slots of a ring. Otherwise the same relation without the pairs it implies.
     let mut edges: Vec<(usize, usize, bool)> = Vec::new();
-    for j in 0..n {
-        for i in 0..j {
-            let (ri, wi) = &acc[i];
-            let (rj, wj) = &acc[j];
-            if wi.intersection(rj).next().is_some()
-                || ri.intersection(wj).next().is_some()
-                || wi.intersection(wj).next().is_some()
-            {
-                let slots = staged.is_none_or(|st| {
-                    ops[i].iter().any(|&(t, a, wa)| {
-                        (ops[j].iter()).any(|&(u, b, wb)| {
-                            t == u && (wa || wb) && !distinct_slots(st.func, t, a, b)
-                        })
-                    })
-                });
-                edges.push((i, j, slots));
+    match staged {
+        None => edges = buffer_edges(&acc),
+        Some(st) => {
+            for j in 0..n {
+                for i in 0..j {
+                    let (ri, wi) = &acc[i];
+                    let (rj, wj) = &acc[j];
+                    if wi.intersection(rj).next().is_some()
+                        || ri.intersection(wj).next().is_some()
+                        || wi.intersection(wj).next().is_some()
+                    {
+                        let slots = ops[i].iter().any(|&(t, a, wa)| {
+                            (ops[j].iter()).any(|&(u, b, wb)| {
+                                t == u && (wa || wb) && !distinct_slots(st.func, t, a, b)
+                            })
+                        });
+                        edges.push((i, j, slots));
+                    }
+                }
             }
         }
     }
@@ -232,22 +237,56 @@ fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
                 .count()
         })
         .collect();
-    let mut done = vec![false; n];
+    // The ready nodes, the one with the longest critical path on top, ties in program order.
+    let key = |i: usize| (class[i], prio[i], std::cmp::Reverse(i));
+    let mut ready: std::collections::BinaryHeap<_> =
+        (0..n).filter(|&i| preds[i] == 0).map(key).collect();
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
-        // The ready node with the longest critical path, ties in program order. Some node is
-        // always ready: the graph's edges go forward in program order, so it has no cycle.
-        let Some(pick) = (0..n)
-            .filter(|&i| !done[i] && preds[i] == 0)
-            .max_by_key(|&i| (class[i], prio[i], std::cmp::Reverse(i)))
-        else {
+        // Some node is always ready: the graph's edges go forward in program order, so it has
+        // no cycle.
+        let Some((_, _, std::cmp::Reverse(pick))) = ready.pop() else {
             return body.to_vec();
         };
-        done[pick] = true;
         out.push(body[pick]);
         for s in g.neighbors(idx[pick]) {
             preds[g[s]] -= 1;
+            if preds[g[s]] == 0 {
+                ready.push(key(g[s]));
+            }
         }
     }
     out
+}
+
+/// The edges of an unstaged body by buffer, without the pairs that others imply: to each node
+/// from the last writer of each buffer it touches, and, when it writes one, from the readers
+/// since that writer. Their transitive closure is the all-pairs relation (`a` before `b`, a
+/// common buffer, one writing), so the topological orders and the longest paths (latencies
+/// are not negative) are the same, in time and memory linear in the body's accesses.
+fn buffer_edges(acc: &[(BTreeSet<Tensor>, BTreeSet<Tensor>)]) -> Vec<(usize, usize, bool)> {
+    let mut last_write: std::collections::HashMap<Tensor, usize> = Default::default();
+    let mut readers: std::collections::HashMap<Tensor, Vec<usize>> = Default::default();
+    let mut edges = Vec::new();
+    let mut from = Vec::new();
+    for (j, (reads, writes)) in acc.iter().enumerate() {
+        from.clear();
+        for t in reads.iter().chain(writes) {
+            from.extend(last_write.get(t));
+        }
+        for t in writes {
+            from.extend(readers.get(t).into_iter().flatten());
+        }
+        from.sort_unstable();
+        from.dedup();
+        edges.extend(from.iter().filter(|&&i| i != j).map(|&i| (i, j, true)));
+        for t in reads {
+            readers.entry(*t).or_default().push(j);
+        }
+        for t in writes {
+            last_write.insert(*t, j);
+            readers.entry(*t).or_default().clear();
+        }
+    }
+    edges
 }
