@@ -47,6 +47,12 @@
 //! that does not pack. Shorter pieces shorten each transfer's latency, which is what a
 //! compute-bound loop's fill and drain wait for.
 //!
+//! With classes of iterations known, a last search ([`search_splits`]) weighs every choice of
+//! split per transfer over the fill, the steady state and the drain together (the views fit one
+//! per-iteration time, so a loop of few iterations whose fill runs only loads keeps half the
+//! queues idle there to balance its steady state), and replaces the views' plan when its
+//! iterations take at least [`STEADY_GAIN_PERCENT`] less time by [`estimate_time`].
+//!
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
@@ -162,6 +168,15 @@ fn plan_body(
         if after * 100 < before * u128::from(100 - STEADY_GAIN_PERCENT) {
             splits = other;
         }
+        // Every split of every transfer, placed on the queues the iterations use least: kept
+        // when its iterations take less time still (fill and drain included, class by class).
+        if let Some(searched) = search_splits(&transfers, classes, compute, *rotation) {
+            let best = estimate_time(&transfers, classes, &splits, compute);
+            let found = estimate_time(&transfers, classes, &searched, compute);
+            if found * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT) {
+                splits = searched;
+            }
+        }
     }
     for (t, s) in transfers.iter().zip(splits) {
         plan.splits[t.inst] = Some(s);
@@ -170,8 +185,71 @@ fn plan_body(
 }
 
 /// The smallest gain, in percent of the estimated time, for which the steady view's plan
-/// replaces the average's ([`Together`]).
+/// replaces the average's ([`Together`]), and the searched plan the views' ([`search_splits`]).
 const STEADY_GAIN_PERCENT: u64 = 2;
+
+/// The most plans [`search_splits`] weighs (the product of every transfer's split choices).
+const SEARCH_PLANS: usize = 4096;
+
+/// The plan of least [`estimate_time`] over every choice of split per transfer (1, 2, 4, ... up
+/// to its largest), each transfer placed, largest first, on the queues least busy over the
+/// iterations (a piece counts its cycles times the iterations its transfer runs in; ties to the
+/// lowest index after `rotation`); ties between plans go to the fewest pieces. The views plan
+/// each transfer with the fewest pieces that fit a per-iteration time, so when the fill runs
+/// only loads and the drain only stores, the loads keep half the queues idle in the fill (and
+/// the stores in the drain) to balance the steady state; this search weighs every phase.
+/// `None` when there are more than [`SEARCH_PLANS`] choices.
+fn search_splits(
+    ts: &[Transfer],
+    classes: &[(Vec<bool>, u64)],
+    compute: u64,
+    rotation: usize,
+) -> Option<Vec<SplitData>> {
+    let choices: Vec<Vec<u64>> = (ts.iter())
+        .map(|t| {
+            let most = largest_split(t.partitions);
+            std::iter::successors(Some(1u64), |p| (p * 2 <= most).then_some(p * 2)).collect()
+        })
+        .collect();
+    let plans = (choices.iter()).try_fold(1usize, |n, c| n.checked_mul(c.len()))?;
+    if plans > SEARCH_PLANS {
+        return None;
+    }
+    let runs: Vec<u64> = (0..ts.len())
+        .map(|k| (classes.iter()).filter(|(h, _)| h[k]).map(|(_, n)| n).sum())
+        .collect();
+    let mut best: Option<(u128, u64, Vec<SplitData>)> = None;
+    for mut index in 0..plans {
+        let mut busy = [0u64; DMA_QUEUES];
+        let mut splits = Vec::with_capacity(ts.len());
+        for (k, t) in ts.iter().enumerate() {
+            let p = choices[k][index % choices[k].len()];
+            index /= choices[k].len();
+            let piece = machine::dma_queue_cycles(t.bytes / p);
+            let mut order: Vec<usize> = (0..DMA_QUEUES)
+                .map(|j| (j + rotation) % DMA_QUEUES)
+                .collect();
+            order.sort_by_key(|&q| busy[q]);
+            let mut chosen: Vec<usize> = order.into_iter().take(p as usize).collect();
+            chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
+            for &q in &chosen {
+                busy[q] += piece * runs[k].max(1);
+            }
+            splits.push(SplitData {
+                queues: chosen.into_iter().map(|q| q as u8).collect(),
+            });
+        }
+        let time = estimate_time(ts, classes, &splits, compute);
+        let pieces: u64 = splits.iter().map(SplitData::pieces).sum();
+        if best
+            .as_ref()
+            .is_none_or(|(bt, bp, _)| (time, pieces) < (*bt, *bp))
+        {
+            best = Some((time, pieces, splits));
+        }
+    }
+    best.map(|(_, _, splits)| splits)
+}
 
 /// The plan of a body's transfers in view `together`: the tightest packing
 /// ([`pack_search`]), spread over more queues when the body's compute `compute` leaves the
