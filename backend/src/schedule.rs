@@ -280,3 +280,35 @@ fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_entity::EntityRef;
+    use penguin::Axis;
+
+    /// `c[:, lo + 512·i .. + cols]` of a 2-D tensor, in iteration `i` of axis 0.
+    fn cols(lo: i64, cols: u64, coeff: i64) -> Access {
+        Access {
+            start: vec![
+                AffineExpr::constant(0),
+                AffineExpr::from_terms([(Axis::new(0), coeff)], lo),
+            ],
+            size: vec![128, cols],
+            slots: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn halves_of_a_tensor_are_disjoint_and_overlaps_are_not() {
+        // The two halves of the columns, in the same iteration.
+        assert!(disjoint_rects(&cols(0, 512, 512), &cols(512, 512, 512)));
+        assert!(disjoint_rects(&cols(512, 512, 512), &cols(0, 512, 512)));
+        // Overlapping by one column.
+        assert!(!disjoint_rects(&cols(0, 513, 512), &cols(512, 512, 512)));
+        // Starts that move differently with the iteration may meet in some iteration.
+        assert!(!disjoint_rects(&cols(0, 512, 512), &cols(512, 512, 256)));
+        // Equal rectangles.
+        assert!(!disjoint_rects(&cols(0, 512, 512), &cols(0, 512, 512)));
+    }
+}
