@@ -125,5 +125,6 @@ fn no_path_beats_the_lower_bound_on_random_kernels() {
             }
         }
     }
-    assert!(runs >= 5 * 24, "{runs} runs");
+    // Every seed on every path but `annotated`, which refuses some random annotations (E04xx).
+    assert!(runs >= 4 * 24, "{runs} runs");
 }
