@@ -225,6 +225,18 @@ fn run_case_on(case: &Case, pipeline: PipelineMode, peel: bool) {
         )
     });
     assert!(report.checked, "{}: --check did not run", case.file);
+    // No path beats the lower bound of the kernel as written (`backend::dep_bound`).
+    let sim = report
+        .sim
+        .as_ref()
+        .expect("the simulator reports its figures");
+    assert!(
+        sim.lower_bound() <= sim.stats.cycles,
+        "{} ({pipeline:?}, peel {peel}): lower bound {} above {} cycles",
+        case.file,
+        sim.lower_bound(),
+        sim.stats.cycles
+    );
     let want = (case.reference)(&mats);
     assert_eq!(
         report.outputs.len(),
@@ -1322,6 +1334,25 @@ fn scan_and_statistics_kernels_run_on_every_pipeline_path() {
         ] {
             run_case_on(case, mode, false);
         }
+    }
+}
+
+/// Every corpus kernel on every pipeline path, with and without `--peel`: bit-exact, equal to
+/// its reference, and never below its lower bound (issue 32, item 4; [`run_case_on`] asserts
+/// the bound on every run).
+#[test]
+fn every_corpus_kernel_on_every_path_stays_above_its_lower_bound() {
+    use PipelineMode::*;
+    let cases = (CASES.iter())
+        .chain(OPS_CASES)
+        .chain(INDEX_CASES)
+        .chain(GRID_CASES)
+        .chain(MASK_CASES);
+    for case in cases {
+        for mode in [Default, Annotated, Emergent, None, Auto] {
+            run_case_on(case, mode, false);
+        }
+        run_case_on(case, Default, true);
     }
 }
 

@@ -23,16 +23,16 @@ kernel tensor_add_mode_b(a, b) -> (c) {
 }
 
 # schedule:
-# loop i trip 18: ResMII 2588 (dma queues), RecMII 2571, II 2908, predicted 2908 (before 2908), order kept
+# loop i trip 18: ResMII 2588 (dma queues), RecMII 2571, II 2908, predicted 2908 (before 3339), reordered
 #   recurrence: sp.load(ta) → (1 iteration later, `ta`: stage 0 → 1) dve.tensor_tensor(tc) → (1 iteration later, `ta`'s slot reused) sp.load(ta)
-#   period set by: dve.tensor_tensor(tc) → (1 iteration later, `tc`: stage 1 → 2) sp.store(tc) → (sp in order) sp.load(ta) → (sp in order) sp.load(tb) → (1 iteration later, `tb`: stage 0 → 1) dve.tensor_tensor(tc)
-#   dep sp.store(tc) -> dve.tensor_tensor(tc): anti d=1 lat=4057
+#   period set by: dve.tensor_tensor(tc) → (1 iteration later, `ta`'s slot reused) sp.load(ta) → (sp in order) sp.load(tb) → (sp in order) sp.store(tc) → (1 iteration later, `tc`'s slot reused) dve.tensor_tensor(tc)
+#   dep sp.store(tc) -> dve.tensor_tensor(tc): anti d=1 lat=3707
 #   dep dve.tensor_tensor(tc) -> sp.store(tc): flow d=1 lat=1084
 #   dep dve.tensor_tensor(tc) -> dve.tensor_tensor(tc): output d=2 lat=1084
 #   dep dve.tensor_tensor(tc) -> sp.load(ta): anti d=1 lat=1084
 #   dep dve.tensor_tensor(tc) -> sp.load(tb): anti d=1 lat=1084
 #   dep sp.load(ta) -> dve.tensor_tensor(tc): flow d=1 lat=4057
 #   dep sp.load(ta) -> sp.load(ta): output d=2 lat=4057
-#   dep sp.load(tb) -> dve.tensor_tensor(tc): flow d=1 lat=3707
-#   dep sp.load(tb) -> sp.load(tb): output d=2 lat=3707
-#   order: sp.store(tc)@0, dve.tensor_tensor(tc)@1149, sp.load(ta)@512, sp.load(tb)@1024
+#   dep sp.load(tb) -> dve.tensor_tensor(tc): flow d=1 lat=4057
+#   dep sp.load(tb) -> sp.load(tb): output d=2 lat=4057
+#   order: sp.load(ta)@0, sp.load(tb)@512, sp.store(tc)@1024, dve.tensor_tensor(tc)@1823

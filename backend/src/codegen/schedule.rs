@@ -4,9 +4,12 @@
 //! dependence DAG (petgraph) over its statements, a nested loop counting as one node: an edge
 //! `a → b` for every pair, `a` before `b` in program order, that touch a common buffer with at
 //! least one write (read after write, write after read, write after write within one iteration;
-//! a conservative test, by logical buffer). Outside a staged body (below) only the edges from
-//! each buffer's last writer and from its readers since are built: the same partial order and
-//! the same longest paths, in memory linear in the body. Each node's latency comes from the shared machine
+//! a conservative test, by logical buffer, except that two instructions whose accesses of it
+//! are rectangles provably disjoint within an iteration do not conflict: a load of a tensor's
+//! rows is not held behind a store of other rows, issue 32). An unstaged body of more than
+//! [`PAIRWISE_LIMIT`] nodes takes only the edges from each buffer's last writer and from its
+//! readers since, without the disjoint-rectangle exception: a superset of the order, so still
+//! sound, in memory linear in the body. Each node's latency comes from the shared machine
 //! description: a compute instruction its engine's cost, a DMA its latency plus queue time, a
 //! loop the sum of its body times its trip count. The list scheduler then repeatedly emits the
 //! ready node with the longest latency-weighted path to the end of the body (the critical path),
@@ -29,7 +32,7 @@
 
 use crate::codegen::bir::{estimate, BNode, Bir, BirLoop};
 use penguin::affine::AffineExpr;
-use penguin::ir::Op;
+use penguin::ir::{Access, Op};
 use penguin::{Function, Tensor};
 use petgraph::graph::{DiGraph, NodeIndex};
 use runtime_sim::isa::Engine;
@@ -105,20 +108,40 @@ fn for_each_inst(bir: &Bir, n: BNode, f: &mut impl FnMut(crate::codegen::bir::Bi
     }
 }
 
-/// Every operand a node touches: its buffer, its slot selectors and whether it is written.
-fn operands(bir: &Bir, n: BNode) -> Vec<(Tensor, &[AffineExpr], bool)> {
+/// Every operand a node touches: its buffer, its access and whether it is written.
+fn operands(bir: &Bir, n: BNode) -> Vec<(Tensor, &Access, bool)> {
     let mut out = Vec::new();
     for_each_inst(bir, n, &mut |i| {
         let bi = &bir.insts[i];
-        out.push((bi.dst.tensor, bi.dst.access.slots.as_slice(), true));
+        out.push((bi.dst.tensor, &bi.dst.access, true));
         if matches!(bi.op, Op::Matmul { accumulate: true }) {
-            out.push((bi.dst.tensor, bi.dst.access.slots.as_slice(), false));
+            out.push((bi.dst.tensor, &bi.dst.access, false));
         }
         for o in &bi.srcs {
-            out.push((o.tensor, o.access.slots.as_slice(), false));
+            out.push((o.tensor, &o.access, false));
         }
     });
     out
+}
+
+/// Whether two accesses of one buffer by instructions of the same body touch disjoint
+/// rectangles in every iteration: in some dimension their starts differ by a constant (the same
+/// terms of the enclosing loops' variables, fixed within one iteration of the body) at least
+/// the size of the one that starts first.
+fn disjoint_rects(a: &Access, b: &Access) -> bool {
+    (a.start.iter().zip(&a.size))
+        .zip(b.start.iter().zip(&b.size))
+        .any(|((x, &xs), (y, &ys))| {
+            if x.terms() != y.terms() {
+                return false;
+            }
+            let (cx, cy) = (x.constant_term(), y.constant_term());
+            let (xs, ys) = (
+                i64::try_from(xs).unwrap_or(i64::MAX),
+                i64::try_from(ys).unwrap_or(i64::MAX),
+            );
+            cx.saturating_add(xs) <= cy || cy.saturating_add(ys) <= cx
+        })
 }
 
 /// Whether two accesses of ring `t` select different slots in every iteration: some block
@@ -162,6 +185,11 @@ fn latency(bir: &Bir, n: BNode) -> u64 {
     }
 }
 
+/// The number of nodes above which an unstaged body takes the edges by buffer
+/// ([`buffer_edges`], linear) rather than every pair (quadratic, with the disjoint-rectangle
+/// exception).
+const PAIRWISE_LIMIT: usize = 1024;
+
 fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
     let n = body.len();
     if n < 2 {
@@ -169,32 +197,42 @@ fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
     }
     let acc: Vec<(BTreeSet<Tensor>, BTreeSet<Tensor>)> =
         body.iter().map(|&b| accesses(bir, b)).collect();
-    let ops: Vec<Vec<(Tensor, &[AffineExpr], bool)>> = match staged {
-        Some(_) => body.iter().map(|&b| operands(bir, b)).collect(),
-        None => Vec::new(),
-    };
-    // In a staged body, every pair `i < j` that touches a common buffer, one of them writing,
-    // with whether the conflict stands: not when every such pair of accesses provably selects
-    // different slots of a ring. Otherwise the same relation without the pairs it implies.
+    let ops: Vec<Vec<(Tensor, &Access, bool)>> = body.iter().map(|&b| operands(bir, b)).collect();
+    // Every pair `i < j` that touches a common buffer, one of them writing, with whether the
+    // conflict stands in a staged body: not when every such pair of accesses provably selects
+    // different slots of a ring. Two instructions of the body whose every such pair of accesses
+    // touches disjoint rectangles ([`disjoint_rects`]) do not conflict on any body: a load of
+    // one half of a tensor is not held behind the store of its other half. A long unstaged body
+    // takes the buffer edges instead ([`buffer_edges`]).
     let mut edges: Vec<(usize, usize, bool)> = Vec::new();
-    match staged {
-        None => edges = buffer_edges(&acc),
-        Some(st) => {
-            for j in 0..n {
-                for i in 0..j {
-                    let (ri, wi) = &acc[i];
-                    let (rj, wj) = &acc[j];
-                    if wi.intersection(rj).next().is_some()
-                        || ri.intersection(wj).next().is_some()
-                        || wi.intersection(wj).next().is_some()
-                    {
-                        let slots = ops[i].iter().any(|&(t, a, wa)| {
+    if staged.is_none() && n > PAIRWISE_LIMIT {
+        edges = buffer_edges(&acc);
+    } else {
+        for j in 0..n {
+            for i in 0..j {
+                let (ri, wi) = &acc[i];
+                let (rj, wj) = &acc[j];
+                if wi.intersection(rj).next().is_some()
+                    || ri.intersection(wj).next().is_some()
+                    || wi.intersection(wj).next().is_some()
+                {
+                    let insts = matches!((body[i], body[j]), (BNode::Inst(_), BNode::Inst(_)));
+                    let meets = |ring: Option<&Function>| {
+                        ops[i].iter().any(|&(t, a, wa)| {
                             (ops[j].iter()).any(|&(u, b, wb)| {
-                                t == u && (wa || wb) && !distinct_slots(st.func, t, a, b)
+                                t == u
+                                    && (wa || wb)
+                                    && !ring
+                                        .is_some_and(|f| distinct_slots(f, t, &a.slots, &b.slots))
+                                    && !(insts && a.slots == b.slots && disjoint_rects(a, b))
                             })
-                        });
-                        edges.push((i, j, slots));
+                        })
+                    };
+                    if !meets(None) {
+                        continue;
                     }
+                    let slots = staged.is_none_or(|st| meets(Some(st.func)));
+                    edges.push((i, j, slots));
                 }
             }
         }
@@ -289,4 +327,37 @@ fn buffer_edges(acc: &[(BTreeSet<Tensor>, BTreeSet<Tensor>)]) -> Vec<(usize, usi
         }
     }
     edges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_entity::EntityRef;
+    use penguin::Axis;
+
+    /// `c[:, lo + 512·i .. + cols]` of a 2-D tensor, in iteration `i` of axis 0.
+    fn cols(lo: i64, cols: u64, coeff: i64) -> Access {
+        Access {
+            start: vec![
+                AffineExpr::constant(0),
+                AffineExpr::from_terms([(Axis::new(0), coeff)], lo),
+            ],
+            size: vec![128, cols],
+            slots: Vec::new(),
+            pattern: None,
+        }
+    }
+
+    #[test]
+    fn halves_of_a_tensor_are_disjoint_and_overlaps_are_not() {
+        // The two halves of the columns, in the same iteration.
+        assert!(disjoint_rects(&cols(0, 512, 512), &cols(512, 512, 512)));
+        assert!(disjoint_rects(&cols(512, 512, 512), &cols(0, 512, 512)));
+        // Overlapping by one column.
+        assert!(!disjoint_rects(&cols(0, 513, 512), &cols(512, 512, 512)));
+        // Starts that move differently with the iteration may meet in some iteration.
+        assert!(!disjoint_rects(&cols(0, 512, 512), &cols(512, 512, 256)));
+        // Equal rectangles.
+        assert!(!disjoint_rects(&cols(0, 512, 512), &cols(0, 512, 512)));
+    }
 }

@@ -70,8 +70,8 @@ mod np_array;
 mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
-mod pe_tiling;
 mod patterns;
+mod pe_tiling;
 mod scan_stats_ops;
 mod top8_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
