@@ -491,7 +491,7 @@ fn fuzz_pir_run_check() {
 /// reach a run (`NKC_FUZZ_PIR_VALID` inputs).
 #[test]
 fn fuzz_pir_valid_mutants() {
-    let n = env_u64("NKC_FUZZ_PIR_VALID", 40);
+    let n = env_u64("NKC_FUZZ_PIR_VALID", 12);
     let seeds = pir_mutate::seeds(24, &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pir"));
     assert!(seeds.len() >= 20, "only {} seeds verify", seeds.len());
     let mut rng = Rng(env_u64("NKC_FUZZ_SEED", 1) ^ 7);
