@@ -420,6 +420,8 @@ fn fuzz_run_check() {
 
 #[path = "common/fuzz_checks.rs"]
 mod fuzz_checks;
+#[path = "common/pir_mutate.rs"]
+mod pir_mutate;
 
 const PIR_DICT: &[&str] = &[
     "loop r in 0..4 affine {\n",
@@ -480,6 +482,41 @@ fn fuzz_pir_run_check() {
     let ran = ran.into_inner();
     println!("fuzz pir_run_check: {ran} of {n} inputs ran and were checked");
     assert!(ran > 0, "no mutated .pir input ran");
+}
+
+/// The valid-IR mutator ([`pir_mutate`]): pipelined `.pir` with its ring offsets, slot counts,
+/// trips, stages, predicates, loop kinds and tile sizes changed within the verifier's rules,
+/// through `run --check` on every path (`default|annotated|emergent|none|auto`, each with and
+/// without `--peel`): the interpreter's bits or a user error, and at least half of the inputs
+/// reach a run (`NKC_FUZZ_PIR_VALID` inputs).
+#[test]
+fn fuzz_pir_valid_mutants() {
+    let n = env_u64("NKC_FUZZ_PIR_VALID", 12);
+    let seeds = pir_mutate::seeds(24, &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pir"));
+    assert!(seeds.len() >= 20, "only {} seeds verify", seeds.len());
+    let mut rng = Rng(env_u64("NKC_FUZZ_SEED", 1) ^ 7);
+    let mut ran = 0;
+    let mut findings = Vec::new();
+    for _ in 0..n {
+        let text = pir_mutate::mutate_valid(&mut rng, &seeds, 8);
+        let mut finding = String::new();
+        match catch_unwind(AssertUnwindSafe(|| {
+            pir_mutate::run_every_path(&text, 2_000_000, &mut finding)
+        })) {
+            Ok(Some(true)) => ran += 1,
+            Ok(Some(false)) => {}
+            Ok(None) => findings.push(format!("{finding}\n{text}")),
+            Err(_) => findings.push(format!("panic\n{text}")),
+        }
+    }
+    println!("fuzz pir_valid_mutants: {ran} of {n} inputs ran on at least one path");
+    assert!(
+        findings.is_empty(),
+        "{} findings, the first:\n{}",
+        findings.len(),
+        findings[0]
+    );
+    assert!(2 * ran >= n, "only {ran} of {n} mutants reached a run");
 }
 
 const NPY_DICT: &[&str] = &[
@@ -937,7 +974,7 @@ fn cli_verdict(args: &[String], dir: &Path, limit: Duration) -> Verdict {
 /// (exit 2) / panic / timeout / OOM / wrong / file damaged; the last five must be zero. The
 /// in-process surfaces run under the same 2 GiB address-space cap (set on this process): an
 /// allocation failure there aborts the campaign. Budgets: `NKC_CAMPAIGN_<SURFACE>` per surface
-/// (`NPY`, `PIR_VERIFY`, `PIR_RUN`, `FRONTEND`, `KERNELS`, `SUGGEST`, `ISA`, `CLI`), seed
+/// (`NPY`, `PIR_VERIFY`, `PIR_RUN`, `PIR_VALID`, `FRONTEND`, `KERNELS`, `SUGGEST`, `ISA`, `CLI`), seed
 /// `NKC_FUZZ_SEED`.
 #[test]
 fn campaign_every_surface() {
@@ -1050,6 +1087,32 @@ fn campaign_every_surface() {
     );
     eprintln!("{}", t.row(".pir run --check x5"));
     table.push((".pir run --check x5", t));
+
+    // Valid-IR mutants of pipelined .pir (ring offsets, slots, trips, stages, predicates, loop
+    // kinds, tile sizes) through run --check on every path, with and without --peel.
+    let valid_seeds =
+        pir_mutate::seeds(24, &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pir"));
+    let mut t = Tally::default();
+    let mut rng = Rng(seed ^ 7);
+    surface(
+        &mut t,
+        budget("PIR_VALID", 10),
+        Duration::from_secs(20),
+        |_| pir_mutate::mutate_valid(&mut rng, &valid_seeds, 8),
+        |text| {
+            let mut finding = String::new();
+            match pir_mutate::run_every_path(text, 2_000_000, &mut finding) {
+                Some(true) => Verdict::Ok,
+                Some(false) => Verdict::Refused,
+                None if finding.contains("--check:") || finding.contains("exit 0") => {
+                    Verdict::Wrong
+                }
+                None => Verdict::Panic,
+            }
+        },
+    );
+    eprintln!("{}", t.row(".pir valid mutants x10"));
+    table.push((".pir valid mutants x10", t));
 
     // .nk through the front end.
     let mut nk_seeds: Vec<String> = Vec::new();

@@ -253,3 +253,59 @@ fn the_emergent_path_fits_its_psum_plan() {
         assert!(stdout(&o).contains("bit for bit"), "--pipeline {p}");
     }
 }
+
+/// Round three, item 2: a read through a ring slot that nothing has written yet (the stage-1
+/// add of the pipelined `tensor_add` moved to the first iteration, where `ta{i - 1}` is slot 1,
+/// written only in iteration 1), and a read under a predicate of a tile whose only write is
+/// predicated later, are E0051 on every command, as the interpreter's E0900 would be at run time.
+/// The same IR with its guards as the pipeliner wrote them verifies and runs to the interpreter's
+/// bits.
+#[test]
+fn a_read_of_a_ring_slot_not_yet_written_does_not_verify() {
+    let dir = scratch("hostile", "ring-unwritten");
+    let good = std::fs::read_to_string("filetests/pir/roundtrip/tensor_add_pipelined.pir")
+        .expect("the corpus file exists");
+    let f = write(&dir, "good.pir", &good);
+    let o = nkc_capped(&["run", &f, "--check", "--pipeline", "none"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let early = good.replace(
+        "stmt stage=1 if i >= 1 && i < 17",
+        "stmt stage=1 if i >= 0 && i < 17",
+    );
+    assert_ne!(early, good, "the corpus file changed");
+    let f = write(&dir, "early.pir", &early);
+    for args in [
+        vec!["check", &f],
+        vec!["run", &f],
+        vec!["run", &f, "--check", "--pipeline", "emergent"],
+        vec!["run", &f, "--engine", "interp"],
+        vec!["compile", &f, "--emit", "isa"],
+    ] {
+        fails_with(
+            &nkc_capped(&args),
+            &["E0051", "`ta`", "early.pir:18:"],
+            &format!("{args:?}"),
+        );
+    }
+    // A store in every iteration of a tile loaded only from the second one on.
+    let later = "kernel k(x) -> (y) {
+  tensor x: hbm f32[256, 8] input
+  tensor y: hbm f32[256, 8] output
+  tensor t: sbuf f32[128, 8] local
+  loop r in 0..2 sequential {
+    stmt if r >= 1 {
+      t[0 +: 128, 0 +: 8] = load.dma x[128*r +: 128, 0 +: 8]
+    }
+    stmt {
+      y[128*r +: 128, 0 +: 8] = store.dma t[0 +: 128, 0 +: 8]
+    }
+  }
+}
+";
+    let f = write(&dir, "later.pir", later);
+    fails_with(
+        &nkc_capped(&["run", &f, "--check"]),
+        &["E0051", "`t`", "element [0, 0]", "later.pir:10:"],
+        "later",
+    );
+}

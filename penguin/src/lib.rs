@@ -21,6 +21,7 @@ pub mod listing;
 pub mod parse;
 pub mod pipeline;
 pub mod uninit;
+pub mod uninit_walk;
 pub mod verify;
 pub mod verify_limits;
 pub mod write;

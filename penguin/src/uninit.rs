@@ -12,6 +12,9 @@
 //! execution happens, and nothing has written the element by then. An accumulating matmul reads
 //! its destination too (the interpreter adds to it), so it counts as a read of it.
 //!
+//! For Penguin IR ([`Scope::AllButInputs`]) the reads this look skips are covered by the bounded
+//! walk of the iteration space in [`crate::uninit_walk`], whose reports are added to its own.
+//!
 //! Only two-dimensional tensors of the [`Scope`] are looked at (for a kernel, HBM scratch: local
 //! HBM arrays, `nl.ndarray(..., buffer=nl.shared_hbm)` not returned); an access with ring slots
 //! is skipped (a write with slots makes the whole tensor count as written), and so is a read under
@@ -37,7 +40,7 @@ pub struct UnwrittenRead {
 }
 
 /// A rectangle `[r0, r1) × [c0, c1)` of a 2-D tensor.
-type Rect = [(i128, i128); 2];
+pub(crate) type Rect = [(i128, i128); 2];
 
 /// Which tensors the look covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +67,17 @@ pub fn unwritten_reads(func: &Function, scope: Scope) -> Vec<UnwrittenRead> {
         found: Vec::new(),
     };
     walk.stmts(&func.body, true);
-    walk.found
+    let mut found = walk.found;
+    if scope == Scope::AllButInputs {
+        // What the static look skips (ring slots, predicated reads, later iterations), by the
+        // bounded walk of the iteration space; one report per instruction.
+        for u in crate::uninit_walk::unwritten_reads_walked(func) {
+            if !found.iter().any(|f| f.inst == u.inst) {
+                found.push(u);
+            }
+        }
+    }
+    found
 }
 
 struct Walk<'f> {
@@ -206,7 +219,7 @@ impl Walk<'_> {
 }
 
 /// The first element (row-major) of `read` in none of `writes`, if any.
-fn first_uncovered(read: &Rect, writes: &[Rect]) -> Option<(i128, i128)> {
+pub(crate) fn first_uncovered(read: &Rect, writes: &[Rect]) -> Option<(i128, i128)> {
     let clip = |k: usize, v: i128| v.clamp(read[k].0, read[k].1);
     let mut cuts: [Vec<i128>; 2] = [vec![read[0].0, read[0].1], vec![read[1].0, read[1].1]];
     for w in writes {
