@@ -553,9 +553,9 @@ const CASES: &[Case] = &[
         reference: |m| {
             // Window j of 7 over 60 columns: [j·60 / 7, ceil((j + 1)·60 / 7)).
             let out = m[0].rows_map(|r| {
-                (0..7)
+                (0usize..7)
                     .map(|j| {
-                        let (s, e) = (j * 60 / 7, ((j + 1) * 60 + 6) / 7);
+                        let (s, e) = (j * 60 / 7, ((j + 1) * 60).div_ceil(7));
                         r[s..e].iter().sum::<f64>() / (e - s) as f64
                     })
                     .collect()
