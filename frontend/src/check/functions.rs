@@ -26,6 +26,12 @@ use std::rc::Rc;
 /// The deepest nesting of calls of user functions.
 pub(crate) const MAX_DEPTH: usize = 64;
 
+/// Stack left below which a user-function call moves to a new stack segment.
+const STACK_RED_ZONE: usize = 512 * 1024;
+
+/// Size of each stack segment a deep call chain adds.
+const STACK_SEGMENT: usize = 8 * 1024 * 1024;
+
 /// The most statements and loop iterations one kernel's evaluation may run.
 pub(crate) const MAX_STEPS: u64 = 1_000_000;
 
@@ -130,7 +136,24 @@ impl Checker<'_> {
     }
 
     /// Calls a user function: binds its arguments in a new frame and runs its body.
+    ///
+    /// The checker recurses through `eval` and `exec` once per nested call, so the native stack
+    /// needed grows with the kernel's call depth (at most [`MAX_DEPTH`]). The body runs on a
+    /// segment that `stacker` extends when less than [`STACK_RED_ZONE`] remains, so any caller's
+    /// thread, a 2 MiB test thread included, can check any kernel.
     pub(crate) fn call_function(
+        &mut self,
+        f: &FuncVal,
+        pos: Vec<Value>,
+        kws: Kwargs,
+        at: &Span,
+    ) -> Option<Value> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.call_function_body(f, pos, kws, at)
+        })
+    }
+
+    fn call_function_body(
         &mut self,
         f: &FuncVal,
         pos: Vec<Value>,
