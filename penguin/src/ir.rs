@@ -483,6 +483,31 @@ impl Op {
         }
     }
 
+    /// The memories this operation may write (its destination) and read (its sources): the
+    /// machine's data paths, which both IR verifiers check.
+    pub fn memories(&self) -> (&'static [Memory], &'static [Memory]) {
+        use Memory::{Hbm, Psum, Sbuf};
+        match self {
+            Op::Load => (&[Sbuf], &[Hbm]),
+            Op::Store => (&[Hbm], &[Sbuf]),
+            Op::Matmul { .. } | Op::Transpose => (&[Psum], &[Sbuf]),
+            Op::Memset { .. } => (&[Sbuf, Psum], &[]),
+            Op::Iota { .. } => (&[Sbuf], &[]),
+            Op::TensorTensor { .. }
+            | Op::TensorScalar { .. }
+            | Op::Activation { .. }
+            | Op::Reduce { .. }
+            | Op::Copy => (&[Sbuf, Psum], &[Sbuf, Psum]),
+            Op::TensorTensorScan { .. }
+            | Op::BnStats
+            | Op::BnAggr
+            | Op::VectorTranspose
+            | Op::Max8
+            | Op::FindIndex8
+            | Op::MatchReplace8 { .. } => (&[Sbuf], &[Sbuf, Psum]),
+        }
+    }
+
     /// The number of sources this operation takes.
     pub fn num_srcs(&self) -> usize {
         match self {

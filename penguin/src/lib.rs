@@ -18,6 +18,7 @@ pub mod interp;
 pub mod ir;
 pub mod lex;
 pub mod listing;
+pub mod op_text;
 pub mod parse;
 pub mod pipeline;
 pub mod uninit;

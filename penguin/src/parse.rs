@@ -23,12 +23,13 @@
 use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{
-    Access, ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData,
-    LoopKind, MaskBound, Memory, Op, Operand, PatAxis, Pattern, ReduceOp, Scale, StmtAnnot,
-    StmtKind, TensorData, TensorKind, TileDim,
+    Access, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData, LoopKind,
+    MaskBound, Memory, Operand, PatAxis, Pattern, StmtAnnot, StmtKind, TensorData, TensorKind,
+    TileDim,
 };
 pub use crate::lex::ParseError;
 use crate::lex::{lex, Tok, Token, TokenCursor, SYMBOLS};
+use crate::op_text::OpReader;
 use std::collections::HashMap;
 
 /// Parses the text form of one function.
@@ -77,28 +78,6 @@ struct Parser {
 }
 
 type PResult<T> = Result<T, ParseError>;
-
-/// The type of an op parameter's value.
-#[derive(Clone, Copy)]
-enum ParamTy {
-    Bool,
-    Float,
-    /// A float or the word `tile`.
-    Scale,
-    Alu,
-    Act,
-    Reduce,
-}
-
-#[derive(Clone, Copy)]
-enum ParamVal {
-    Bool(bool),
-    Float(f32),
-    Scale(Scale),
-    Alu(AluOp),
-    Act(ActFunc),
-    Reduce(ReduceOp),
-}
 
 impl TokenCursor for Parser {
     type Error = ParseError;
@@ -257,7 +236,92 @@ pub trait OperandReader: TokenCursor + Sized {
             },
         })
     }
+
+    /// `KEYWORD NAME: MEMORY DTYPE[SHAPE] KIND [BLOCK[IV: COUNT, ...]]`, a tensor declaration
+    /// with the words of `words`: the name, its token (for a duplicate's error) and the data.
+    fn declaration(
+        &mut self,
+        words: &DeclWords,
+    ) -> Result<(String, Token, TensorData), Self::Error> {
+        self.expect_word(words.keyword)?;
+        let (name, name_tok) = self.ident(&format!("a {} name", words.noun))?;
+        self.expect_sym(":")?;
+        let (mem, tok) = self.ident("a memory (`hbm`, `sbuf` or `psum`)")?;
+        let memory = match mem.as_str() {
+            "hbm" => Memory::Hbm,
+            "sbuf" => Memory::Sbuf,
+            "psum" => Memory::Psum,
+            _ => {
+                return self.err_at(
+                    &tok,
+                    format!("expected a memory (`hbm`, `sbuf` or `psum`), found `{mem}`"),
+                )
+            }
+        };
+        let (dt, tok) = self.ident("a dtype (`f32` or `bf16`)")?;
+        let dtype = match dt.as_str() {
+            "f32" => DType::F32,
+            "bf16" => DType::Bf16,
+            _ => {
+                return self.err_at(
+                    &tok,
+                    format!("expected a dtype (`f32` or `bf16`), found `{dt}`"),
+                )
+            }
+        };
+        self.expect_sym("[")?;
+        let shape = self.list("]", |p| p.u64_lit("a dimension"))?;
+        let what = format!("a {} kind (`input`, `output` or `local`)", words.noun);
+        let (k, tok) = self.ident(&what)?;
+        let kind = match k.as_str() {
+            "input" => TensorKind::Input,
+            "output" => TensorKind::Output,
+            "local" => TensorKind::Local,
+            _ => return self.err_at(&tok, format!("expected {what}, found `{k}`")),
+        };
+        let mut block = Vec::new();
+        if self.is_word(words.block) {
+            self.bump();
+            self.expect_sym("[")?;
+            block = self.list("]", |p| {
+                let (iv, tok) = p.ident("an induction variable")?;
+                let axis = p.axis_ref(&iv, &tok)?;
+                p.expect_sym(":")?;
+                let count = p.u32_lit(words.count)?;
+                Ok(BlockDim { axis, count })
+            })?;
+        }
+        let data = TensorData {
+            name: name.clone(),
+            memory,
+            dtype,
+            shape,
+            kind,
+            block,
+        };
+        Ok((name, name_tok, data))
+    }
 }
+
+/// The words of a tensor declaration, which the two IR texts spell differently.
+pub struct DeclWords {
+    /// The word that opens it (`tensor`, `buffer`).
+    pub keyword: &'static str,
+    /// What it declares, in errors.
+    pub noun: &'static str,
+    /// The word of its block dimensions (`block`, `ring`).
+    pub block: &'static str,
+    /// What a block dimension's count is, in errors.
+    pub count: &'static str,
+}
+
+/// Penguin's spelling: `tensor NAME: ... block[IV: COUNT]`.
+const TENSOR_DECL: DeclWords = DeclWords {
+    keyword: "tensor",
+    noun: "tensor",
+    block: "block",
+    count: "a block count",
+};
 
 impl OperandReader for Parser {
     const OPERAND: &'static str = "a tensor operand";
@@ -343,69 +407,11 @@ impl Parser {
     }
 
     fn tensor_decl(&mut self) -> PResult<()> {
-        self.expect_word("tensor")?;
-        let (name, name_tok) = self.ident("a tensor name")?;
+        let (name, name_tok, data) = self.declaration(&TENSOR_DECL)?;
         if self.tensors.contains_key(&name) {
             return self.err_at(&name_tok, format!("duplicate tensor `{name}`"));
         }
-        self.expect_sym(":")?;
-        let (mem, tok) = self.ident("a memory (`hbm`, `sbuf` or `psum`)")?;
-        let memory = match mem.as_str() {
-            "hbm" => Memory::Hbm,
-            "sbuf" => Memory::Sbuf,
-            "psum" => Memory::Psum,
-            _ => {
-                return self.err_at(
-                    &tok,
-                    format!("expected a memory (`hbm`, `sbuf` or `psum`), found `{mem}`"),
-                )
-            }
-        };
-        let (dt, tok) = self.ident("a dtype (`f32` or `bf16`)")?;
-        let dtype = match dt.as_str() {
-            "f32" => DType::F32,
-            "bf16" => DType::Bf16,
-            _ => {
-                return self.err_at(
-                    &tok,
-                    format!("expected a dtype (`f32` or `bf16`), found `{dt}`"),
-                )
-            }
-        };
-        self.expect_sym("[")?;
-        let shape = self.list("]", |p| p.u64_lit("a dimension"))?;
-        let (k, tok) = self.ident("a tensor kind (`input`, `output` or `local`)")?;
-        let kind = match k.as_str() {
-            "input" => TensorKind::Input,
-            "output" => TensorKind::Output,
-            "local" => TensorKind::Local,
-            _ => {
-                return self.err_at(
-                    &tok,
-                    format!("expected a tensor kind (`input`, `output` or `local`), found `{k}`"),
-                )
-            }
-        };
-        let mut block = Vec::new();
-        if self.is_word("block") {
-            self.bump();
-            self.expect_sym("[")?;
-            block = self.list("]", |p| {
-                let (iv, tok) = p.ident("an induction variable")?;
-                let axis = p.axis_ref(&iv, &tok)?;
-                p.expect_sym(":")?;
-                let count = p.u32_lit("a block count")?;
-                Ok(BlockDim { axis, count })
-            })?;
-        }
-        let t = self.func.tensors.push(TensorData {
-            name: name.clone(),
-            memory,
-            dtype,
-            shape,
-            kind,
-            block,
-        });
+        let t = self.func.tensors.push(data);
         self.tensors.insert(name, t);
         Ok(())
     }
@@ -651,24 +657,7 @@ impl Parser {
                 )
             }
         };
-        use ParamTy as T;
-        let schema: &[(&str, ParamTy)] = match op_name {
-            "load" | "store" | "transpose" | "copy" | "bn_stats" | "bn_aggr"
-            | "vector_transpose" | "max8" | "find_index8" => &[],
-            "match_replace8" => &[("imm", T::Float)],
-            "tensor_tensor_scan" => &[("op0", T::Alu), ("op1", T::Alu)],
-            "matmul" => &[("accumulate", T::Bool)],
-            "tensor_tensor" => &[("op", T::Alu)],
-            "tensor_scalar" => &[("op", T::Alu), ("imm", T::Float), ("reverse", T::Bool)],
-            "activation" => &[("func", T::Act), ("scale", T::Scale), ("bias", T::Bool)],
-            "reduce" => &[("op", T::Reduce)],
-            "memset" => &[("value", T::Float)],
-            "iota" => &[("base", T::Float), ("pstep", T::Float), ("fstep", T::Float)],
-            _ => return self.err_at(&op_tok, format!("unknown operation `{op_name}`")),
-        };
-        let op_name = op_name.to_string();
-        let vals = self.params(&op_name, schema)?;
-        let op = build_op(&op_name, &vals);
+        let op = self.op(op_name, &op_tok)?;
         let mut srcs = Vec::new();
         let same_line = |p: &Self| p.peek().line == op_tok.line;
         if matches!(self.peek().tok, Tok::Ident(_)) && same_line(self) && !self.at_mask() {
@@ -728,188 +717,4 @@ impl Parser {
         let bound = self.affine()?;
         Ok(MaskBound { dim, lower, bound })
     }
-
-    /// The parameter list of an op: every key of `schema`, once, in any order.
-    fn params(&mut self, op: &str, schema: &[(&str, ParamTy)]) -> PResult<Vec<ParamVal>> {
-        let mut vals: Vec<Option<ParamVal>> = vec![None; schema.len()];
-        if self.is_sym("(") {
-            let open = self.bump();
-            let _ = self.list(")", |p| {
-                let (key, tok) = p.ident("a parameter name")?;
-                let Some(k) = schema.iter().position(|(n, _)| *n == key) else {
-                    let names: Vec<&str> = schema.iter().map(|(n, _)| *n).collect();
-                    let expected = if names.is_empty() {
-                        "it takes none".to_string()
-                    } else {
-                        format!("expected {}", names.join(", "))
-                    };
-                    return p.err_at(
-                        &tok,
-                        format!("unknown parameter `{key}` of `{op}` ({expected})"),
-                    );
-                };
-                if vals[k].is_some() {
-                    return p.err_at(&tok, format!("duplicate parameter `{key}`"));
-                }
-                p.expect_sym("=")?;
-                vals[k] = Some(p.param_value(schema[k].1)?);
-                Ok(())
-            })?;
-            if let Some(k) = vals.iter().position(Option::is_none) {
-                return self.err_at(
-                    &open,
-                    format!("missing parameter `{}` of `{op}`", schema[k].0),
-                );
-            }
-        } else if let Some((name, _)) = schema.first() {
-            return self.expected(&format!(
-                "`(` and the parameters of `{op}` (missing `{name}`)"
-            ));
-        }
-        // Every slot is filled: checked just above, or the schema is empty.
-        Ok(vals.into_iter().flatten().collect())
-    }
-
-    fn param_value(&mut self, ty: ParamTy) -> PResult<ParamVal> {
-        match ty {
-            ParamTy::Bool => {
-                let (w, tok) = self.ident("`true` or `false`")?;
-                match w.as_str() {
-                    "true" => Ok(ParamVal::Bool(true)),
-                    "false" => Ok(ParamVal::Bool(false)),
-                    _ => self.err_at(&tok, format!("expected `true` or `false`, found `{w}`")),
-                }
-            }
-            ParamTy::Float => Ok(ParamVal::Float(self.float()?)),
-            ParamTy::Scale => {
-                if self.is_word("tile") {
-                    self.bump();
-                    Ok(ParamVal::Scale(Scale::Tile))
-                } else {
-                    Ok(ParamVal::Scale(Scale::Imm(self.float()?)))
-                }
-            }
-            ParamTy::Alu => {
-                let (w, tok) = self.ident("an ALU operation")?;
-                match AluOp::ALL.iter().find(|o| o.name() == w) {
-                    Some(&o) => Ok(ParamVal::Alu(o)),
-                    None => self.err_at(
-                        &tok,
-                        format!(
-                            "unknown ALU operation `{w}` (expected one of {})",
-                            names(AluOp::ALL.map(AluOp::name))
-                        ),
-                    ),
-                }
-            }
-            ParamTy::Act => {
-                let (w, tok) = self.ident("an activation function")?;
-                match ActFunc::ALL.iter().find(|o| o.name() == w) {
-                    Some(&o) => Ok(ParamVal::Act(o)),
-                    None => self.err_at(&tok, format!("unknown activation function `{w}`")),
-                }
-            }
-            ParamTy::Reduce => {
-                let (w, tok) = self.ident("a reduction")?;
-                match ReduceOp::ALL.into_iter().find(|o| o.name() == w) {
-                    Some(o) => Ok(ParamVal::Reduce(o)),
-                    None => self.err_at(
-                        &tok,
-                        format!(
-                            "unknown reduction `{w}` (expected one of {})",
-                            names(ReduceOp::ALL.map(ReduceOp::name))
-                        ),
-                    ),
-                }
-            }
-        }
-    }
-
-    /// `['-'] (NUMBER | inf | NaN | nan:0xBITS)` as an `f32`, bit-exact.
-    fn float(&mut self) -> PResult<f32> {
-        let neg = self.eat_sym("-");
-        let tok = self.peek().clone();
-        let v = match &tok.tok {
-            Tok::Int(s) | Tok::Float(s) if !s.starts_with("0x") && !s.starts_with("0X") => {
-                self.bump();
-                match s.parse::<f32>() {
-                    Ok(v) => v,
-                    Err(_) => return self.err_at(&tok, format!("malformed number `{s}`")),
-                }
-            }
-            Tok::Ident(w) if w == "inf" => {
-                self.bump();
-                f32::INFINITY
-            }
-            Tok::Ident(w) if w == "NaN" => {
-                self.bump();
-                f32::NAN
-            }
-            Tok::Ident(w) if w == "nan" => {
-                self.bump();
-                self.expect_sym(":")?;
-                let (bits, btok) = self.uint("the bits of a NaN (`nan:0x7fc00001`)")?;
-                let v = u32::try_from(bits)
-                    .map(f32::from_bits)
-                    .ok()
-                    .filter(|v| v.is_nan());
-                match v {
-                    Some(v) => v,
-                    None => {
-                        return self.err_at(&btok, format!("0x{bits:x} is not the bits of a NaN"))
-                    }
-                }
-            }
-            _ => return self.expected("a number"),
-        };
-        Ok(if neg { -v } else { v })
-    }
-}
-
-/// Builds the op from its checked parameter values (in schema order).
-fn build_op(name: &str, vals: &[ParamVal]) -> Op {
-    use ParamVal as V;
-    match (name, vals) {
-        ("matmul", [V::Bool(accumulate)]) => Op::Matmul {
-            accumulate: *accumulate,
-        },
-        ("tensor_tensor", [V::Alu(op)]) => Op::TensorTensor { op: *op },
-        ("tensor_scalar", [V::Alu(op), V::Float(imm), V::Bool(reverse)]) => Op::TensorScalar {
-            op: *op,
-            imm: *imm,
-            reverse: *reverse,
-        },
-        ("activation", [V::Act(func), V::Scale(scale), V::Bool(bias)]) => Op::Activation {
-            func: *func,
-            scale: *scale,
-            bias: *bias,
-        },
-        ("reduce", [V::Reduce(op)]) => Op::Reduce { op: *op },
-        ("memset", [V::Float(value)]) => Op::Memset { value: *value },
-        ("iota", [V::Float(base), V::Float(pstep), V::Float(fstep)]) => Op::Iota {
-            base: *base,
-            pstep: *pstep,
-            fstep: *fstep,
-        },
-        ("load", []) => Op::Load,
-        ("store", []) => Op::Store,
-        ("transpose", []) => Op::Transpose,
-        ("copy", []) => Op::Copy,
-        ("bn_stats", []) => Op::BnStats,
-        ("bn_aggr", []) => Op::BnAggr,
-        ("vector_transpose", []) => Op::VectorTranspose,
-        ("max8", []) => Op::Max8,
-        ("find_index8", []) => Op::FindIndex8,
-        ("match_replace8", [V::Float(imm)]) => Op::MatchReplace8 { imm: *imm },
-        ("tensor_tensor_scan", [V::Alu(op0), V::Alu(op1)]) => Op::TensorTensorScan {
-            op0: *op0,
-            op1: *op1,
-        },
-        _ => unreachable!("the parameters of `{name}` were checked against its schema"),
-    }
-}
-
-/// Names for a diagnostic: `a, b, c`.
-fn names<const N: usize>(all: [&str; N]) -> String {
-    all.join(", ")
 }

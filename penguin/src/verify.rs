@@ -823,27 +823,8 @@ impl<'a> Verifier<'a> {
         dst: &Operand,
         srcs: &[Operand],
     ) {
-        use Memory::{Hbm, Psum, Sbuf};
         let f = self.func;
-        let (dst_ok, src_ok): (&[Memory], &[Memory]) = match op {
-            Op::Load => (&[Sbuf], &[Hbm]),
-            Op::Store => (&[Hbm], &[Sbuf]),
-            Op::Matmul { .. } | Op::Transpose => (&[Psum], &[Sbuf]),
-            Op::Memset { .. } => (&[Sbuf, Psum], &[]),
-            Op::Iota { .. } => (&[Sbuf], &[]),
-            Op::TensorTensor { .. }
-            | Op::TensorScalar { .. }
-            | Op::Activation { .. }
-            | Op::Reduce { .. }
-            | Op::Copy => (&[Sbuf, Psum], &[Sbuf, Psum]),
-            Op::TensorTensorScan { .. }
-            | Op::BnStats
-            | Op::BnAggr
-            | Op::VectorTranspose
-            | Op::Max8
-            | Op::FindIndex8
-            | Op::MatchReplace8 { .. } => (&[Sbuf], &[Sbuf, Psum]),
-        };
+        let (dst_ok, src_ok) = op.memories();
         let operands = std::iter::once(("destination".to_string(), dst, dst_ok, "writes")).chain(
             srcs.iter()
                 .enumerate()
@@ -867,7 +848,7 @@ impl<'a> Verifier<'a> {
                     ),
                 );
             }
-            if engine == EngineClass::GpSimd && t.memory == Psum {
+            if engine == EngineClass::GpSimd && t.memory == Memory::Psum {
                 self.error_in(
                     e,
                     loops,

@@ -25,12 +25,10 @@
 
 use crate::codegen::bir::{BInstData, BLoopData, BNode, Bir, BirLoop, MAX_TEXT_DEPTH};
 use penguin::affine::{CmpOp, Predicate};
-use penguin::ir::{
-    ActFunc, AluOp, AxisAttrs, AxisData, BlockDim, DType, EngineClass, InstData, LoopKind, Memory,
-    Op, ReduceOp, Scale, TensorData, TensorKind,
-};
+use penguin::ir::{AxisAttrs, AxisData, EngineClass, InstData, LoopKind};
 use penguin::lex::{Tok, Token, TokenCursor};
-use penguin::parse::OperandReader;
+use penguin::op_text::OpReader;
+use penguin::parse::{DeclWords, OperandReader};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::isa::Engine;
 use std::collections::HashMap;
@@ -53,6 +51,14 @@ impl fmt::Display for BirParseError {
 }
 
 impl std::error::Error for BirParseError {}
+
+/// BIR's spelling of a tensor declaration: `buffer NAME: ... ring[IV: COUNT]`.
+const BUFFER_DECL: DeclWords = DeclWords {
+    keyword: "buffer",
+    noun: "buffer",
+    block: "ring",
+    count: "a slot count",
+};
 
 /// Reads the text form of one kernel's BIR, with the Penguin Function it references.
 pub fn parse_bir(text: &str) -> Result<(Function, Bir), BirParseError> {
@@ -225,69 +231,11 @@ impl Parser {
 
     /// `buffer NAME: MEMORY DTYPE[SHAPE] KIND [ring[IV: COUNT, ...]]`
     fn buffer(&mut self) -> PResult<()> {
-        self.expect_word("buffer")?;
-        let (name, name_tok) = self.ident("a buffer name")?;
+        let (name, name_tok, data) = self.declaration(&BUFFER_DECL)?;
         if self.tensors.contains_key(&name) {
             return self.err_at(&name_tok, format!("duplicate buffer `{name}`"));
         }
-        self.expect_sym(":")?;
-        let (mem, tok) = self.ident("a memory (`hbm`, `sbuf` or `psum`)")?;
-        let memory = match mem.as_str() {
-            "hbm" => Memory::Hbm,
-            "sbuf" => Memory::Sbuf,
-            "psum" => Memory::Psum,
-            _ => {
-                return self.err_at(
-                    &tok,
-                    format!("expected a memory (`hbm`, `sbuf` or `psum`), found `{mem}`"),
-                )
-            }
-        };
-        let (dt, tok) = self.ident("a dtype (`f32` or `bf16`)")?;
-        let dtype = match dt.as_str() {
-            "f32" => DType::F32,
-            "bf16" => DType::Bf16,
-            _ => {
-                return self.err_at(
-                    &tok,
-                    format!("expected a dtype (`f32` or `bf16`), found `{dt}`"),
-                )
-            }
-        };
-        self.expect_sym("[")?;
-        let shape = self.list("]", |p| p.u64_lit("a dimension"))?;
-        let (k, tok) = self.ident("a buffer kind (`input`, `output` or `local`)")?;
-        let kind = match k.as_str() {
-            "input" => TensorKind::Input,
-            "output" => TensorKind::Output,
-            "local" => TensorKind::Local,
-            _ => {
-                return self.err_at(
-                    &tok,
-                    format!("expected a buffer kind (`input`, `output` or `local`), found `{k}`"),
-                )
-            }
-        };
-        let mut block = Vec::new();
-        if self.is_word("ring") {
-            self.bump();
-            self.expect_sym("[")?;
-            block = self.list("]", |p| {
-                let (iv, tok) = p.ident("an induction variable")?;
-                let axis = p.axis_ref(&iv, &tok)?;
-                p.expect_sym(":")?;
-                let count = p.u32_lit("a slot count")?;
-                Ok(BlockDim { axis, count })
-            })?;
-        }
-        let t = self.func.tensors.push(TensorData {
-            name: name.clone(),
-            memory,
-            dtype,
-            shape,
-            kind,
-            block,
-        });
+        let t = self.func.tensors.push(data);
         self.tensors.insert(name, t);
         Ok(())
     }
@@ -486,232 +434,4 @@ impl Parser {
         let bound = self.i64_lit("an integer bound")?;
         Ok(Predicate { expr, cmp, bound })
     }
-
-    /// The operation `op_name` with its parameters, `(key=value, ...)`: every key of its
-    /// schema, once, in any order.
-    fn op(&mut self, op_name: &str, op_tok: &Token) -> PResult<Op> {
-        let schema: &[(&str, ParamTy)] = match op_name {
-            "load" | "store" | "transpose" | "copy" => &[],
-            "matmul" => &[("accumulate", ParamTy::Bool)],
-            "tensor_tensor" => &[("op", ParamTy::Alu)],
-            "tensor_scalar" => &[
-                ("op", ParamTy::Alu),
-                ("imm", ParamTy::Float),
-                ("reverse", ParamTy::Bool),
-            ],
-            "activation" => &[
-                ("func", ParamTy::Act),
-                ("scale", ParamTy::Scale),
-                ("bias", ParamTy::Bool),
-            ],
-            "reduce" => &[("op", ParamTy::Reduce)],
-            "tensor_tensor_scan" => &[("op0", ParamTy::Alu), ("op1", ParamTy::Alu)],
-            "bn_stats" | "bn_aggr" | "vector_transpose" | "max8" | "find_index8" => &[],
-            "match_replace8" => &[("imm", ParamTy::Float)],
-            "memset" => &[("value", ParamTy::Float)],
-            "iota" => &[
-                ("base", ParamTy::Float),
-                ("pstep", ParamTy::Float),
-                ("fstep", ParamTy::Float),
-            ],
-            _ => return self.err_at(op_tok, format!("unknown operation `{op_name}`")),
-        };
-        let mut vals: Vec<Option<ParamVal>> = vec![None; schema.len()];
-        if !schema.is_empty() {
-            let open = self.expect_sym("(").or_else(|_| {
-                self.expected(&format!(
-                    "`(` and the parameters of `{op_name}` (missing `{}`)",
-                    schema[0].0
-                ))
-            })?;
-            self.list(")", |p| {
-                let (key, tok) = p.ident("a parameter name")?;
-                let Some(k) = schema.iter().position(|(n, _)| *n == key) else {
-                    let names: Vec<&str> = schema.iter().map(|(n, _)| *n).collect();
-                    return p.err_at(
-                        &tok,
-                        format!(
-                            "unknown parameter `{key}` of `{op_name}` (expected {})",
-                            names.join(", ")
-                        ),
-                    );
-                };
-                if vals[k].is_some() {
-                    return p.err_at(&tok, format!("duplicate parameter `{key}`"));
-                }
-                p.expect_sym("=")?;
-                vals[k] = Some(p.param_value(schema[k].1)?);
-                Ok(())
-            })?;
-            if let Some(k) = vals.iter().position(Option::is_none) {
-                return self.err_at(
-                    &open,
-                    format!("missing parameter `{}` of `{op_name}`", schema[k].0),
-                );
-            }
-        }
-        let vals: Vec<ParamVal> = vals.into_iter().flatten().collect();
-        use ParamVal as V;
-        Ok(match (op_name, vals.as_slice()) {
-            ("matmul", [V::Bool(accumulate)]) => Op::Matmul {
-                accumulate: *accumulate,
-            },
-            ("tensor_tensor", [V::Alu(op)]) => Op::TensorTensor { op: *op },
-            ("tensor_scalar", [V::Alu(op), V::Float(imm), V::Bool(reverse)]) => Op::TensorScalar {
-                op: *op,
-                imm: *imm,
-                reverse: *reverse,
-            },
-            ("activation", [V::Act(func), V::Scale(scale), V::Bool(bias)]) => Op::Activation {
-                func: *func,
-                scale: *scale,
-                bias: *bias,
-            },
-            ("reduce", [V::Reduce(op)]) => Op::Reduce { op: *op },
-            ("memset", [V::Float(value)]) => Op::Memset { value: *value },
-            ("iota", [V::Float(base), V::Float(pstep), V::Float(fstep)]) => Op::Iota {
-                base: *base,
-                pstep: *pstep,
-                fstep: *fstep,
-            },
-            ("load", []) => Op::Load,
-            ("store", []) => Op::Store,
-            ("transpose", []) => Op::Transpose,
-            ("copy", []) => Op::Copy,
-            ("bn_stats", []) => Op::BnStats,
-            ("bn_aggr", []) => Op::BnAggr,
-            ("vector_transpose", []) => Op::VectorTranspose,
-            ("max8", []) => Op::Max8,
-            ("find_index8", []) => Op::FindIndex8,
-            ("match_replace8", [V::Float(imm)]) => Op::MatchReplace8 { imm: *imm },
-            ("tensor_tensor_scan", [V::Alu(op0), V::Alu(op1)]) => Op::TensorTensorScan {
-                op0: *op0,
-                op1: *op1,
-            },
-            // Every key was filled above with a value of its schema's type.
-            _ => return self.err_at(op_tok, format!("malformed parameters of `{op_name}`")),
-        })
-    }
-
-    fn param_value(&mut self, ty: ParamTy) -> PResult<ParamVal> {
-        match ty {
-            ParamTy::Bool => {
-                let (w, tok) = self.ident("`true` or `false`")?;
-                match w.as_str() {
-                    "true" => Ok(ParamVal::Bool(true)),
-                    "false" => Ok(ParamVal::Bool(false)),
-                    _ => self.err_at(&tok, format!("expected `true` or `false`, found `{w}`")),
-                }
-            }
-            ParamTy::Float => Ok(ParamVal::Float(self.float()?)),
-            ParamTy::Scale => {
-                if self.is_word("tile") {
-                    self.bump();
-                    Ok(ParamVal::Scale(Scale::Tile))
-                } else {
-                    Ok(ParamVal::Scale(Scale::Imm(self.float()?)))
-                }
-            }
-            ParamTy::Alu => {
-                let (w, tok) = self.ident("an ALU operation")?;
-                match AluOp::ALL.iter().find(|o| o.name() == w) {
-                    Some(&o) => Ok(ParamVal::Alu(o)),
-                    None => self.err_at(
-                        &tok,
-                        format!(
-                            "unknown ALU operation `{w}` (expected one of {})",
-                            names(AluOp::ALL.map(AluOp::name))
-                        ),
-                    ),
-                }
-            }
-            ParamTy::Act => {
-                let (w, tok) = self.ident("an activation function")?;
-                match ActFunc::ALL.iter().find(|o| o.name() == w) {
-                    Some(&o) => Ok(ParamVal::Act(o)),
-                    None => self.err_at(&tok, format!("unknown activation function `{w}`")),
-                }
-            }
-            ParamTy::Reduce => {
-                let (w, tok) = self.ident("a reduction")?;
-                match ReduceOp::ALL.into_iter().find(|o| o.name() == w) {
-                    Some(o) => Ok(ParamVal::Reduce(o)),
-                    None => self.err_at(
-                        &tok,
-                        format!(
-                            "unknown reduction `{w}` (expected one of {})",
-                            names(ReduceOp::ALL.map(ReduceOp::name))
-                        ),
-                    ),
-                }
-            }
-        }
-    }
-
-    /// `['-'] (NUMBER | inf | NaN | nan:0xBITS)` as an `f32`, bit-exact.
-    fn float(&mut self) -> PResult<f32> {
-        let neg = self.eat_sym("-");
-        let tok = self.peek().clone();
-        let v = match &tok.tok {
-            Tok::Int(s) | Tok::Float(s) if !s.starts_with("0x") && !s.starts_with("0X") => {
-                self.bump();
-                match s.parse::<f32>() {
-                    Ok(v) => v,
-                    Err(_) => return self.err_at(&tok, format!("malformed number `{s}`")),
-                }
-            }
-            Tok::Ident(w) if w == "inf" => {
-                self.bump();
-                f32::INFINITY
-            }
-            Tok::Ident(w) if w == "NaN" => {
-                self.bump();
-                f32::NAN
-            }
-            Tok::Ident(w) if w == "nan" => {
-                self.bump();
-                self.expect_sym(":")?;
-                let (bits, btok) = self.uint("the bits of a NaN (`nan:0x7fc00001`)")?;
-                let v = u32::try_from(bits)
-                    .map(f32::from_bits)
-                    .ok()
-                    .filter(|v| v.is_nan());
-                match v {
-                    Some(v) => v,
-                    None => {
-                        return self.err_at(&btok, format!("0x{bits:x} is not the bits of a NaN"))
-                    }
-                }
-            }
-            _ => return self.expected("a number"),
-        };
-        Ok(if neg { -v } else { v })
-    }
-}
-
-/// The type of an op parameter's value.
-#[derive(Clone, Copy)]
-enum ParamTy {
-    Bool,
-    Float,
-    /// A float or the word `tile`.
-    Scale,
-    Alu,
-    Act,
-    Reduce,
-}
-
-#[derive(Clone, Copy)]
-enum ParamVal {
-    Bool(bool),
-    Float(f32),
-    Scale(Scale),
-    Alu(AluOp),
-    Act(ActFunc),
-    Reduce(ReduceOp),
-}
-
-/// Names for a diagnostic: `a, b, c`.
-fn names<const N: usize>(all: [&str; N]) -> String {
-    all.join(", ")
 }

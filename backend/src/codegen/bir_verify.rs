@@ -301,26 +301,7 @@ impl Verifier<'_> {
                 ),
             );
         }
-        use Memory::{Hbm, Psum, Sbuf};
-        let (dst_ok, src_ok): (&[Memory], &[Memory]) = match bi.op {
-            Op::Load => (&[Sbuf], &[Hbm]),
-            Op::Store => (&[Hbm], &[Sbuf]),
-            Op::Matmul { .. } | Op::Transpose => (&[Psum], &[Sbuf]),
-            Op::Memset { .. } => (&[Sbuf, Psum], &[]),
-            Op::Iota { .. } => (&[Sbuf], &[]),
-            Op::TensorTensor { .. }
-            | Op::TensorScalar { .. }
-            | Op::Activation { .. }
-            | Op::Reduce { .. }
-            | Op::Copy => (&[Sbuf, Psum], &[Sbuf, Psum]),
-            Op::TensorTensorScan { .. }
-            | Op::BnStats
-            | Op::BnAggr
-            | Op::VectorTranspose
-            | Op::Max8
-            | Op::FindIndex8
-            | Op::MatchReplace8 { .. } => (&[Sbuf], &[Sbuf, Psum]),
-        };
+        let (dst_ok, src_ok) = bi.op.memories();
         let operands = std::iter::once(("destination".to_string(), &bi.dst, dst_ok, "writes"))
             .chain(
                 bi.srcs
@@ -346,7 +327,7 @@ impl Verifier<'_> {
                     ),
                 );
             }
-            if t.memory == Psum && bi.engine == Engine::Pool {
+            if t.memory == Memory::Psum && bi.engine == Engine::Pool {
                 self.error(
                     loc.clone(),
                     format!(
