@@ -423,6 +423,20 @@ fn every_case() -> Vec<Case> {
         "run k.pir --engine interp",
         &[1],
     ));
+    // Found by the campaign over every surface (test-long): a written access pattern of 3 * 10^6
+    // values on one column made the verifier list every element's offset (1.2 GB).
+    let huge_pattern = String::from_utf8(repo_file("filetests/pir/roundtrip/access_patterns.pir"))
+        .expect("UTF-8")
+        .replace(
+            "b[0, 0 : (128: 1, 0), (3: 0, 1), (4: 0, 3)]",
+            "b[0, 0 : (128: 1, 0), (3000000: 0, 0), (4: 0, 3)]",
+        );
+    v.push(case(
+        "campaign .pir written pattern of 1.5 * 10^9 values",
+        &[("k.pir", huge_pattern.as_bytes())],
+        "run k.pir --check",
+        &[1],
+    ));
     let privat = repo_file("tests/pir/privatised_name_taken.pir");
     for p in ["default --peel", "emergent", "auto --peel"] {
         v.push(case(

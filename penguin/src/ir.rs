@@ -280,6 +280,9 @@ pub struct PatAxis {
     pub step: Vec<i64>,
 }
 
+/// The most values [`Pattern::reaches_twice`] enumerates to decide a pattern that does not nest.
+pub const MAX_PATTERN_ENUMERATION: usize = 1 << 22;
+
 /// The value axes of a general access pattern (see [`Access`]): the partition axis first.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Pattern {
@@ -313,6 +316,71 @@ impl Pattern {
             .skip(1)
             .fold(1u64, |a, x| a.saturating_mul(x.count));
         vec![p, f]
+    }
+
+    /// Whether the pattern reaches some element of a tensor of shape `shape` twice (its steps
+    /// non-negative, one per dimension: a pattern whose [`Pattern::bounding_box`] exists).
+    /// `None` when that cannot be decided within [`MAX_PATTERN_ENUMERATION`] elements.
+    ///
+    /// Decided without enumerating where possible, so that a pattern of 2^40 values costs
+    /// nothing: more values than the bounding box has elements reach one twice (pigeonhole);
+    /// axes that nest (each, by its step in the row-major flattening, steps past everything the
+    /// axes of smaller step reach) reach distinct elements, as the digits of a mixed radix.
+    /// Otherwise the flat offsets are enumerated and compared.
+    pub fn reaches_twice(&self, shape: &[u64]) -> Option<bool> {
+        let rank = shape.len();
+        let bbox = self.bounding_box(rank)?;
+        let values = self
+            .axes
+            .iter()
+            .fold(1u128, |n, a| n.saturating_mul(u128::from(a.count)));
+        let volume = bbox
+            .iter()
+            .fold(1u128, |n, &d| n.saturating_mul(u128::from(d)));
+        if values > volume {
+            return Some(true);
+        }
+        // The row-major stride of each dimension, and each axis's flattened step.
+        let mut strides = vec![1u128; rank];
+        for d in (0..rank.saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1].saturating_mul(u128::from(shape[d + 1]));
+        }
+        let mut axes: Vec<(u128, u64)> = self
+            .axes
+            .iter()
+            .filter(|a| a.count > 1)
+            .map(|a| {
+                let step = a.step.iter().zip(&strides).fold(0u128, |acc, (&s, &st)| {
+                    acc.saturating_add((s.max(0) as u128).saturating_mul(st))
+                });
+                (step, a.count)
+            })
+            .collect();
+        axes.sort_unstable();
+        let mut span = 0u128;
+        let nested = axes.iter().all(|&(step, count)| {
+            let ok = step > span;
+            span = span.saturating_add(step.saturating_mul(u128::from(count - 1)));
+            ok
+        });
+        if nested {
+            return Some(false);
+        }
+        if values > MAX_PATTERN_ENUMERATION as u128 || span > i64::MAX as u128 {
+            return None;
+        }
+        let mut flat: Vec<i64> = vec![0];
+        for &(step, count) in &axes {
+            let step = step as i64;
+            flat = flat
+                .iter()
+                .flat_map(|&b| (0..count as i64).map(move |i| b + i * step))
+                .collect();
+        }
+        let n = flat.len();
+        flat.sort_unstable();
+        flat.dedup();
+        Some(flat.len() != n)
     }
 
     /// The offsets (per tensor dimension, from the start) of every value element, in the
@@ -941,5 +1009,67 @@ mod tests {
         assert!(odd.is_nan());
         assert_eq!(bits(canonical_nan(odd)), bits(f32::NAN));
         assert_eq!(bits(canonical_nan(-0.0)), bits(-0.0));
+    }
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    use super::{PatAxis, Pattern};
+
+    fn pat(axes: &[(u64, &[i64])]) -> Pattern {
+        Pattern {
+            axes: axes
+                .iter()
+                .map(|&(count, step)| PatAxis {
+                    count,
+                    step: step.to_vec(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn nested_axes_reach_distinct_elements_without_enumeration() {
+        // A transposed view of a 128 x 64 tile, and 2^20 x 2^20 values of a huge tensor.
+        assert_eq!(
+            pat(&[(64, &[0, 1]), (128, &[1, 0])]).reaches_twice(&[128, 64]),
+            Some(false)
+        );
+        let huge = pat(&[(1 << 20, &[1, 0]), (1 << 20, &[0, 1])]);
+        assert_eq!(huge.reaches_twice(&[1 << 20, 1 << 20]), Some(false));
+    }
+
+    #[test]
+    fn more_values_than_the_bounding_box_reach_some_element_twice() {
+        // 2^40 values on one element: decided by counting, never enumerated.
+        let p = pat(&[(1, &[1, 0]), (1 << 40, &[0, 0])]);
+        assert_eq!(p.reaches_twice(&[4, 4]), Some(true));
+    }
+
+    #[test]
+    fn axes_that_do_not_nest_are_enumerated() {
+        // Overlapping windows (step 1, width 3, 4 windows) reach elements twice; steps 2 and 3
+        // with 3 values each do not nest and still reach 9 distinct elements.
+        assert_eq!(
+            pat(&[(1, &[1, 0]), (4, &[0, 1]), (3, &[0, 1])]).reaches_twice(&[1, 8]),
+            Some(true)
+        );
+        assert_eq!(
+            pat(&[(1, &[1, 0]), (3, &[0, 2]), (3, &[0, 3])]).reaches_twice(&[1, 16]),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn a_large_pattern_that_does_not_nest_is_undecided() {
+        // Steps 2 and 3 interleave (3 values each), repeated 2^20 times 11 apart: 9 * 2^20
+        // values, fewer than the bounding box's elements, more than the enumeration bound.
+        let p = pat(&[
+            (1, &[1, 0]),
+            (3, &[0, 2]),
+            (3, &[0, 3]),
+            (1 << 20, &[0, 11]),
+        ]);
+        assert_eq!(p.reaches_twice(&[1, 1 << 24]), None);
     }
 }

@@ -51,7 +51,7 @@ use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{
     EngineClass, Function, InstData, MaskBound, Memory, Op, Operand, Pattern, Scale, StmtKind,
-    TensorKind,
+    TensorKind, MAX_PATTERN_ENUMERATION,
 };
 use crate::write::{iv_name, tensor_name};
 use cranelift_entity::SecondaryMap;
@@ -909,28 +909,14 @@ impl<'a> Verifier<'a> {
             }
         }
         if errs.is_empty() && write {
-            let cols = t
-                .shape
-                .iter()
-                .skip(1)
-                .fold(1i64, |a, &n| a.saturating_mul(n as i64));
-            let mut flat: Vec<i64> = pat
-                .offsets()
-                .iter()
-                .map(|v| {
-                    v.iter()
-                        .rev()
-                        .fold((0i64, 1i64), |(acc, m), &x| (acc + x * m, m * cols))
-                        .0
-                })
-                .collect();
-            let n = flat.len();
-            flat.sort_unstable();
-            flat.dedup();
-            if flat.len() != n {
-                errs.push(format!(
+            match pat.reaches_twice(&t.shape) {
+                Some(false) => {}
+                Some(true) => errs.push(format!(
                     "{what} writes `{name}` through an access pattern that reaches some element twice"
-                ));
+                )),
+                None => errs.push(format!(
+                    "{what} writes `{name}` through an access pattern whose elements nkc cannot show distinct (its axes do not nest and it has more than {MAX_PATTERN_ENUMERATION} values)"
+                )),
             }
         }
         let ok = errs.is_empty();
