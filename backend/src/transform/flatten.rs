@@ -52,9 +52,9 @@
 
 use crate::cost::budget;
 use crate::cost::loop_cost::steady_issue_and_compute;
-use crate::transform::unroll::{copy_stmt, fresh_name, position, substitute_stmt};
 use cranelift_entity::SecondaryMap;
 use penguin::affine::{AffineExpr, Predicate};
+use penguin::edit::{self, Cursor, Subst};
 use penguin::ir::{Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use std::collections::{BTreeMap, BTreeSet};
@@ -80,7 +80,7 @@ pub fn flatten_short_pipelines(func: &mut Function) -> Vec<String> {
             .body
             .iter()
             .all(|&s| matches!(func.stmts[s].kind, StmtKind::Insts(_)));
-        let (Some(parent), _) = position(func, l) else {
+        let Some((Some(parent), _)) = edit::locate_loop(func, l) else {
             continue;
         };
         let pd = &func.axes[parent];
@@ -152,7 +152,8 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
     let body = func.axes[l].body.clone();
     // The region renamed by live range: the parent's body, the loop replaced by its copies. The
     // candidates are the tensors touched only by its statements.
-    let (parent, pos) = position(func, l);
+    let place = edit::locate_loop(func, l).expect("a loop of the verified tree is in the tree");
+    let (parent, pos) = place;
     let siblings: Vec<Stmt> = func.block(parent).to_vec();
     let inside: BTreeSet<Stmt> = body.iter().chain(&siblings).copied().collect();
     let mut touched: BTreeSet<Tensor> = BTreeSet::new();
@@ -185,14 +186,9 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
     // from it as written), the others copies.
     let mut instances: Vec<(i64, Stmt, Vec<Predicate>)> = Vec::new();
     for v in lb..ub {
-        let by = AffineExpr::constant(v);
+        let at = Subst::new().axis(l, AffineExpr::constant(v));
         for &s in &body {
-            let preds: Vec<Predicate> = (func.stmts[s].preds.iter())
-                .map(|p| Predicate {
-                    expr: p.expr.substitute(l, &by),
-                    ..p.clone()
-                })
-                .collect();
+            let preds: Vec<Predicate> = func.stmts[s].preds.iter().map(|p| at.pred(p)).collect();
             if preds.iter().all(|p| decided(p) != Some(false)) {
                 let open = preds.into_iter().filter(|p| decided(p).is_none()).collect();
                 instances.push((v, s, open));
@@ -203,13 +199,8 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
     let mut firsts: Vec<(Stmt, i64)> = Vec::new();
     for (v, s, _) in &instances {
         if firsts.iter().any(|&(f, _)| f == *s) {
-            copies.push(copy_stmt(
-                func,
-                *s,
-                l,
-                &AffineExpr::constant(*v),
-                &BTreeMap::new(),
-            ));
+            let at = Subst::new().axis(l, AffineExpr::constant(*v));
+            copies.push(edit::copy_stmt(func, *s, &at, &edit::tag("f", *v)));
         } else {
             firsts.push((*s, *v));
             copies.push(*s);
@@ -219,7 +210,9 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
         return Err("a statement of its body never runs".to_string());
     }
     for &(s, v) in &firsts {
-        substitute_stmt(func, s, l, &AffineExpr::constant(v), &BTreeMap::new());
+        Subst::new()
+            .axis(l, AffineExpr::constant(v))
+            .apply(func, s);
     }
     for (c, (_, _, preds)) in copies.iter().zip(instances) {
         func.stmts[*c].preds = preds;
@@ -269,15 +262,10 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
     let mut renamed = Vec::new();
     for (t, ranges) in plan {
         let base = func.tensors[t].name.clone();
-        let span = func.tensor_spans[t];
         let tiles: Vec<Tensor> = (0..ranges.len())
             .map(|k| {
-                let mut td = func.tensors[t].clone();
-                td.name = fresh_name(func, &format!("{base}.f{k}"));
-                td.block = Vec::new();
-                let n = func.tensors.push(td);
-                func.tensor_spans[n] = span;
-                func.tensor_display[n] = func.tensor_display[t].clone();
+                let n = edit::copy_tensor(func, t, &format!("f{k}"));
+                func.tensors[n].block = Vec::new();
                 n
             })
             .collect();
@@ -297,7 +285,7 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
         renamed.push((base, tiles.len()));
     }
     // The copies take the loop's place, which stays behind them, empty.
-    func.block_mut(parent).splice(pos..pos, copies);
+    Cursor::at(func, place).insert_before(copies);
     func.axes[l].lb = 0;
     func.axes[l].ub = 0;
     func.axes[l].body = Vec::new();

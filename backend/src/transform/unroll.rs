@@ -36,8 +36,9 @@
 //! tensor, are those of the loop as written.
 
 use crate::cost::dma::{dma_tile, tile_bytes};
-use penguin::affine::{AffineExpr, Predicate};
-use penguin::ir::{AxisData, Memory, Op, StmtKind, TensorKind};
+use penguin::affine::AffineExpr;
+use penguin::edit::{self, Cursor, Subst};
+use penguin::ir::{Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,7 +86,7 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
         }
         let name = func.display_iv(l).to_string();
         // A full unroll leaves the copies to the enclosing loop's pipelining.
-        let enclosed = position(func, l).0.is_some_and(|p| {
+        let enclosed = edit::locate_loop(func, l).and_then(|p| p.0).is_some_and(|p| {
             let pd = &func.axes[p];
             pd.attrs.num_stages.is_none() && pd.attrs.pipelined.is_none() && pd.trip_count() >= 2
         });
@@ -233,24 +234,13 @@ fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
         .collect()
 }
 
-/// A fresh tensor name from `base` ([`Function::fresh_tensor_name`]).
-pub(crate) fn fresh_name(func: &Function, base: &str) -> String {
-    func.fresh_tensor_name(base)
-}
-
-/// A fresh copy of every tile of `private`, named `name.suffix`.
-fn fresh_tiles(func: &mut Function, private: &[Tensor], suffix: &str) -> BTreeMap<Tensor, Tensor> {
-    let mut renamed = BTreeMap::new();
-    for &t in private {
-        let mut td = func.tensors[t].clone();
-        td.name = fresh_name(func, &format!("{}.{suffix}", td.name));
-        let span = func.tensor_spans[t];
-        let n = func.tensors.push(td);
-        func.tensor_spans[n] = span;
-        func.tensor_display[n] = func.tensor_display[t].clone();
-        renamed.insert(t, n);
-    }
-    renamed
+/// A fresh copy of every tile of `private` ([`edit::copy_tensor`], named `name.tag`), as the
+/// renames of a substitution.
+fn fresh_tiles(func: &mut Function, private: &[Tensor], tag: &str) -> Vec<(Tensor, Tensor)> {
+    private
+        .iter()
+        .map(|&t| (t, edit::copy_tensor(func, t, tag)))
+        .collect()
 }
 
 /// Unrolls `l` by `u` (module doc).
@@ -259,31 +249,25 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     let q = trip / i64::from(u);
     let rem = trip % i64::from(u);
     let body = func.axes[l].body.clone();
-    let (parent, pos) = position(func, l);
+    let place = edit::locate_loop(func, l).expect("a loop of the verified tree is in the tree");
     // The remainder loop first, from the old body and tensors.
     if rem > 0 {
-        let name = func.fresh_iv_name(&format!("{}.rem", func.axes[l].iv_name));
-        let r = func.axes.push(AxisData {
-            iv_name: name,
-            kind: func.axes[l].kind,
-            lb: lb + q * i64::from(u),
-            ub: lb + trip,
-            attrs: func.axes[l].attrs,
-            body: Vec::new(),
-        });
-        func.axis_spans[r] = func.axis_spans[l];
-        func.axis_display[r] = func.axis_display[l].clone();
+        let name = edit::fresh_iv_name(func, &edit::derived(&func.axes[l].iv_name, "rem"));
+        let r = edit::copy_loop_header(func, l, name);
+        func.axes[r].lb = lb + q * i64::from(u);
+        func.axes[r].ub = lb + trip;
         // Its own private tiles: the main loop's accesses then meet no access outside it, which
         // keeps the main loop clampable for the synchronisation analysis ([`crate::codegen::clamp`]).
         let renamed = fresh_tiles(func, private, "rem");
+        let sub = Subst::new().axis(l, AffineExpr::iv(r)).tensors(renamed);
         let rbody: Vec<Stmt> = body
             .iter()
-            .map(|&s| copy_stmt(func, s, l, &AffineExpr::iv(r), &renamed))
+            .map(|&s| edit::copy_stmt(func, s, &sub, "rem"))
             .collect();
         func.axes[r].body = rbody;
         let rs = func.add_loop_stmt(r);
-        func.stmt_spans[rs] = func.stmt_spans[func.block(parent)[pos]];
-        func.block_mut(parent).insert(pos + 1, rs);
+        func.stmt_spans[rs] = func.stmt_spans[func.block(place.0)[place.1]];
+        Cursor::at(func, place).insert_after([rs]);
     }
     // The unrolled loop: copies 1.. from the body as written, then copy 0 in place. A full
     // unroll's copies leave the loop: their induction variable is a constant.
@@ -297,19 +281,20 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     };
     let mut copies = Vec::new();
     for k in 1..u {
-        let by = at(k);
-        let renamed = fresh_tiles(func, private, &format!("u{k}"));
-        copies.extend(body.iter().map(|&s| copy_stmt(func, s, l, &by, &renamed)));
+        let tag = format!("u{k}");
+        let renamed = fresh_tiles(func, private, &tag);
+        let sub = Subst::new().axis(l, at(k)).tensors(renamed);
+        copies.extend(body.iter().map(|&s| edit::copy_stmt(func, s, &sub, &tag)));
     }
-    let by = at(0);
+    let sub = Subst::new().axis(l, at(0));
     for &s in &body {
-        substitute_stmt(func, s, l, &by, &BTreeMap::new());
+        sub.apply(func, s);
     }
     let new_body: Vec<Stmt> = body.iter().copied().chain(copies).collect();
     if full {
         // The copies take the loop's place in its block, and the loop stays behind them, empty,
         // of trip 0 (an axis is the loop of exactly one statement).
-        func.block_mut(parent).splice(pos..pos, new_body);
+        Cursor::at(func, place).insert_before(new_body);
         func.axes[l].lb = 0;
         func.axes[l].ub = 0;
         func.axes[l].body = Vec::new();
@@ -318,83 +303,4 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     func.axes[l].lb = 0;
     func.axes[l].ub = q;
     func.axes[l].body = new_body;
-}
-
-/// Where loop `l`'s statement stands: the loop whose body holds it (`None`: the top level) and
-/// its index in that block.
-pub(crate) fn position(func: &Function, l: Axis) -> (Option<Axis>, usize) {
-    let mut parent = None;
-    func.walk_stmts(|s, loops| {
-        if func.stmts[s].kind == StmtKind::Loop(l) {
-            parent = loops.last().copied();
-        }
-    });
-    let pos = func
-        .block(parent)
-        .iter()
-        .position(|&s| func.stmts[s].kind == StmtKind::Loop(l))
-        .expect("a loop of the verified tree stands in its parent's block");
-    (parent, pos)
-}
-
-/// A copy of instruction statement `s` (fresh statement and instructions), with `iv(l)` replaced
-/// by `by` and tensors renamed by `renamed`.
-pub(crate) fn copy_stmt(
-    func: &mut Function,
-    s: Stmt,
-    l: Axis,
-    by: &AffineExpr,
-    renamed: &BTreeMap<Tensor, Tensor>,
-) -> Stmt {
-    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
-        unreachable!("unroll_loops only takes bodies of instruction statements");
-    };
-    let copies: Vec<penguin::Inst> = insts
-        .iter()
-        .map(|&i| {
-            let d = func.insts[i].clone();
-            let n = func.insts.push(d);
-            func.inst_spans[n] = func.inst_spans[i];
-            n
-        })
-        .collect();
-    let c = func.add_inst_stmt(copies);
-    func.stmts[c].preds = func.stmts[s].preds.clone();
-    func.stmt_spans[c] = func.stmt_spans[s];
-    func.annots[c] = func.annots[s];
-    substitute_stmt(func, c, l, by, renamed);
-    c
-}
-
-/// Replaces `iv(l)` by `by` in statement `s`'s guards and accesses, and renames tensors.
-pub(crate) fn substitute_stmt(
-    func: &mut Function,
-    s: Stmt,
-    l: Axis,
-    by: &AffineExpr,
-    renamed: &BTreeMap<Tensor, Tensor>,
-) {
-    for p in &mut func.stmts[s].preds {
-        *p = Predicate {
-            expr: p.expr.substitute(l, by),
-            ..p.clone()
-        };
-    }
-    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
-        return;
-    };
-    for i in insts {
-        let d = &mut func.insts[i];
-        for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
-            if let Some(&n) = renamed.get(&o.tensor) {
-                o.tensor = n;
-            }
-            for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
-                *e = e.substitute(l, by);
-            }
-        }
-        for b in &mut d.mask {
-            b.bound = b.bound.substitute(l, by);
-        }
-    }
 }

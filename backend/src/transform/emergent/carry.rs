@@ -73,6 +73,7 @@
 //! only to a divisor of the trip count that SBUF holds; every statement it adds is a copy of a
 //! carried load (one instruction, same spans, stage 0).
 
+use penguin::edit::Cursor;
 use super::nest::{carry_copies, compute_nest, copy_load, divisor_slots, guard, NestLevel};
 use super::plan::count_writers;
 use crate::cost::budget;
@@ -339,9 +340,7 @@ fn carry_peeled(
         }
     }
     let per_load = carries.len() / loads.len() / p as usize;
-    func.axes[parent]
-        .body
-        .splice(at + 1..at + 1, carries.iter().copied());
+    Cursor::at(func, (Some(parent), at)).insert_after(carries.iter().copied());
     let names = ring_names(func, grown.iter().copied());
     Ok(format!(
         "emergent: annotated loop `{name}` (peeled, trip {t}, {s} stages) is nested in {}: the stage-0 loads of {} for the first {p} iteration(s) of each next execution are issued after this one's steady state ({per_load} carry copy(ies) per load and iteration; the ring's slots continue across executions; the prologue's copies of those iterations run in the first execution only)",

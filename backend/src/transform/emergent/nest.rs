@@ -101,6 +101,7 @@ use super::plan::hoistable_loads;
 use crate::cost::budget;
 use crate::cost::loop_cost::{body_compute, issue_cycles};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::edit::{self, Subst};
 use penguin::ir::{BlockDim, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use std::collections::HashMap;
@@ -501,12 +502,12 @@ fn prefetch_next_execution(
         carries.extend(carry_copies(func, outer, s, &[], &[], &next));
     }
     let first_stmt = first_execution_loop(func, l, outer, &hoisted_stmts);
-    let parent = &mut func.axes[ok].body;
-    let at = parent
+    let at = func.axes[ok]
+        .body
         .iter()
         .position(|&s| matches!(func.stmts[s].kind, StmtKind::Loop(a) if a == l))
         .expect("`l` is a direct child of its innermost enclosing loop (checked by compute_nest)");
-    parent.insert(at, first_stmt);
+    edit::Cursor::at(func, (Some(ok), at)).insert_before([first_stmt]);
     let rest: Vec<Stmt> = body
         .iter()
         .copied()
@@ -573,17 +574,10 @@ fn first_execution_loop(
     hoisted: &[Stmt],
 ) -> Stmt {
     let lb = func.axes[l].lb;
-    let name = func.fresh_iv_name(&format!("{}.first", func.axes[l].iv_name));
-    let first = func.axes.push(penguin::ir::AxisData {
-        iv_name: name,
-        kind: func.axes[l].kind,
-        lb,
-        ub: func.axes[l].ub,
-        attrs: Default::default(),
-        body: hoisted.to_vec(),
-    });
-    func.axis_spans[first] = func.axis_spans[l];
-    func.axis_display[first] = func.axis_display[l].clone();
+    let name = edit::fresh_iv_name(func, &edit::derived(&func.axes[l].iv_name, "first"));
+    let first = edit::copy_loop_header(func, l, name);
+    func.axes[first].attrs = Default::default();
+    func.axes[first].body = hoisted.to_vec();
     for &s in hoisted {
         let subst: Vec<(Axis, AffineExpr)> = outer
             .iter()
@@ -627,34 +621,28 @@ fn set_slots(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &[Affin
     }
 }
 
-/// Substitutes `subst` (in order) in every start of statement `s`'s instructions and sets the
-/// slot selectors of every blocked operand to `slots` (one per block dimension).
+/// Substitutes `subst` (in order, [`Subst`]) in statement `s` and sets the slot selectors of
+/// every blocked operand to `slots` (one per block dimension).
 fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slots: &[AffineExpr]) {
-    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
-        return;
-    };
-    for i in insts {
+    Subst::new().axes(subst.iter().cloned()).apply(func, s);
+    set_blocked_slots(func, s, slots);
+}
+
+/// Sets the slot selectors of every blocked operand in statement `s` (and below) to `slots`.
+fn set_blocked_slots(func: &mut Function, s: Stmt, slots: &[AffineExpr]) {
+    for i in edit::subtree_insts(func, s) {
         let d = &mut func.insts[i];
         for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
-            for e in o.access.start.iter_mut() {
-                for (a, by) in subst {
-                    *e = e.substitute(*a, by);
-                }
-            }
             if !o.access.slots.is_empty() {
                 o.access.slots = slots.to_vec();
-            }
-        }
-        for b in &mut d.mask {
-            for (a, by) in subst {
-                b.bound = b.bound.substitute(*a, by);
             }
         }
     }
 }
 
 /// A copy of load statement `s` (one instruction, unplaced) retargeted by `subst` and `slots`,
-/// under `preds`.
+/// under `preds`. It issues ahead of the iteration it loads for: it keeps the statement's spans,
+/// but no annotation and no stage tag (a caller that places it in a stage says so).
 pub(super) fn copy_load(
     func: &mut Function,
     s: Stmt,
@@ -662,21 +650,12 @@ pub(super) fn copy_load(
     slots: &[AffineExpr],
     preds: Vec<Predicate>,
 ) -> Stmt {
-    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
-        unreachable!("a hoisted load is an instruction statement (checked when hoisting)")
-    };
-    let copies: Vec<_> = insts
-        .iter()
-        .map(|&i| {
-            let c = func.insts.push(func.insts[i].clone());
-            func.inst_spans[c] = func.inst_spans[i];
-            c
-        })
-        .collect();
-    let c = func.add_inst_stmt(copies);
-    func.stmt_spans[c] = func.stmt_spans[s];
+    let sub = Subst::new().axes(subst.iter().cloned());
+    let c = edit::copy_stmt(func, s, &sub, "load");
+    func.annots[c] = Default::default();
+    func.stage_tags[c] = None;
     func.stmts[c].preds = preds;
-    retarget(func, c, subst, slots);
+    set_blocked_slots(func, c, slots);
     c
 }
 
