@@ -45,6 +45,8 @@
 //! loop, or from a loop nested beside) it keeps its slots. A loop whose renamed tiles do not fit
 //! SBUF or PSUM beside every other tensor is left as it is.
 //!
+//! The copies and the tiles are made with [`penguin::edit`].
+//!
 //! Invariants: the function verifies after the pass; every copied statement keeps its spans and
 //! annotations, and has no stage tag (the enclosing loop's pipelining gives its own); every
 //! instance, and the order of the accesses to every memory location, are those of the extended
@@ -210,9 +212,7 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
         return Err("a statement of its body never runs".to_string());
     }
     for &(s, v) in &firsts {
-        Subst::new()
-            .axis(l, AffineExpr::constant(v))
-            .apply(func, s);
+        Subst::new().axis(l, AffineExpr::constant(v)).apply(func, s);
     }
     for (c, (_, _, preds)) in copies.iter().zip(instances) {
         func.stmts[*c].preds = preds;

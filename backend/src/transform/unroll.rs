@@ -31,8 +31,10 @@
 //! every value. When `U` does not divide the trip count, a remainder loop of `trip mod U`
 //! iterations (a new axis `iv.rem`, the old body with its own private tiles) follows.
 //!
+//! The copies, renamed tiles and the remainder loop are made with [`penguin::edit`].
+//!
 //! Invariants: the function verifies after the pass; every copied statement and instruction keeps
-//! its spans and annotations; the instances run, and the order of the accesses to every shared
+//! its side tables (spans, annotations, stage tag); the instances run, and the order of the accesses to every shared
 //! tensor, are those of the loop as written.
 
 use crate::cost::dma::{dma_tile, tile_bytes};
@@ -86,10 +88,14 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
         }
         let name = func.display_iv(l).to_string();
         // A full unroll leaves the copies to the enclosing loop's pipelining.
-        let enclosed = edit::locate_loop(func, l).and_then(|p| p.0).is_some_and(|p| {
-            let pd = &func.axes[p];
-            pd.attrs.num_stages.is_none() && pd.attrs.pipelined.is_none() && pd.trip_count() >= 2
-        });
+        let enclosed = edit::locate_loop(func, l)
+            .and_then(|p| p.0)
+            .is_some_and(|p| {
+                let pd = &func.axes[p];
+                pd.attrs.num_stages.is_none()
+                    && pd.attrs.pipelined.is_none()
+                    && pd.trip_count() >= 2
+            });
         let trip = func.axes[l].trip_count();
         let period = |u: u32| {
             let copies: Vec<(u64, u64)> = (0..u).flat_map(|_| transfers.iter().copied()).collect();

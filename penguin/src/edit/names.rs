@@ -17,7 +17,8 @@ use crate::ir::Function;
 /// `base.tag`: the name of something made from `base` (module doc).
 pub fn derived(base: &str, tag: &str) -> String {
     debug_assert!(
-        tag.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'),
+        tag.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'),
         "a name tag is letters, digits, `_` and `.`: {tag:?}"
     );
     format!("{base}.{tag}")

@@ -129,9 +129,7 @@ pub fn subtree_insts(func: &Function, s: Stmt) -> Vec<Inst> {
 /// Replaces `iv(a)` by the constant `k` in statement `s` and everything nested in it, and drops
 /// the predicates that become constant and true: `s` as it runs in iteration `k` of loop `a`.
 pub fn bind_iv(func: &mut Function, s: Stmt, a: Axis, k: i64) {
-    Subst::new()
-        .axis(a, AffineExpr::constant(k))
-        .apply(func, s);
+    Subst::new().axis(a, AffineExpr::constant(k)).apply(func, s);
     let mut ivs = SecondaryMap::new();
     ivs[a] = k;
     for t in subtree_stmts(func, s) {
@@ -181,8 +179,16 @@ mod tests {
         let mut f = parse_function(NEST).expect("the fixture parses");
         let (i, _) = loop_stmt(&f, "i");
         let (j, js) = loop_stmt(&f, "j");
-        let t = f.tensors.keys().find(|&t| f.tensors[t].name == "t").unwrap();
-        let u = f.tensors.keys().find(|&t| f.tensors[t].name == "u").unwrap();
+        let t = f
+            .tensors
+            .keys()
+            .find(|&t| f.tensors[t].name == "t")
+            .unwrap();
+        let u = f
+            .tensors
+            .keys()
+            .find(|&t| f.tensors[t].name == "u")
+            .unwrap();
         // In order: j -> 2i + j, then i -> 3 (so the first replacement's i is bound too).
         let sub = Subst::new()
             .axis(j, AffineExpr::from_terms([(i, 2), (j, 1)], 0))
@@ -223,6 +229,10 @@ mod tests {
         // Bound at 0 instead, the guard is constant and false: it stays.
         let mut g = parse_function(NEST).expect("the fixture parses");
         bind_iv(&mut g, js, i, 0);
-        assert!(write_function(&g).contains("if 0 >= 1"), "{}", write_function(&g));
+        assert!(
+            write_function(&g).contains("if 0 >= 1"),
+            "{}",
+            write_function(&g)
+        );
     }
 }

@@ -62,7 +62,12 @@ fn a_loop_copied_for_one_iteration_and_inserted_before_its_original() {
     let mut f = parse(INPUT);
     let (i, j) = (axis(&f, "i"), axis(&f, "j"));
     let js = loop_stmt(&f, j);
-    let copy = copy_stmt(&mut f, js, &Subst::new().axis(i, AffineExpr::constant(0)), "i0");
+    let copy = copy_stmt(
+        &mut f,
+        js,
+        &Subst::new().axis(i, AffineExpr::constant(0)),
+        "i0",
+    );
     let mut cur = Cursor::at_loop(&mut f, j).expect("the loop is in the tree");
     cur.insert_before([copy]);
     assert_eq!(cur.current(), Some(js));
@@ -99,7 +104,12 @@ fn a_copy_keeps_the_side_tables_of_every_entity() {
     let j = axis(&f, "j");
     let js = loop_stmt(&f, j);
     // Spans are not in the text: give every entity one to follow.
-    let span = |n: u32| Some(SrcSpan { start: n, end: n + 1 });
+    let span = |n: u32| {
+        Some(SrcSpan {
+            start: n,
+            end: n + 1,
+        })
+    };
     f.axis_spans[j] = span(1);
     f.axis_display[j] = Some("j@3:5".to_string());
     f.stmt_spans[js] = span(2);
@@ -149,7 +159,10 @@ fn an_unrolled_copy_with_a_renamed_tile_goes_after_its_original() {
     let sub = Subst::new()
         .axis(j, AffineExpr::from_terms([(j, 2)], 1))
         .tensor(t, u);
-    let copies: Vec<Stmt> = body.iter().map(|&s| copy_stmt(&mut f, s, &sub, "")).collect();
+    let copies: Vec<Stmt> = body
+        .iter()
+        .map(|&s| copy_stmt(&mut f, s, &sub, ""))
+        .collect();
     // Copy 0 is the original with `j -> 2j`; the loop runs half as many iterations.
     let js = loop_stmt(&f, j);
     Subst::new()

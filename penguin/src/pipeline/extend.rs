@@ -58,7 +58,13 @@ pub fn extend_loop(func: &mut Function, plan: &PipelinePlan) {
 
 /// Rewrites the subtree of `stmt` for its stage: `iv -> shift` everywhere ([`Subst`]), then the
 /// slot `shift` on every access to a tensor the plan widened along the loop.
-fn rewrite_subtree(func: &mut Function, stmt: Stmt, axis: Axis, shift: &AffineExpr, plan: &PipelinePlan) {
+fn rewrite_subtree(
+    func: &mut Function,
+    stmt: Stmt,
+    axis: Axis,
+    shift: &AffineExpr,
+    plan: &PipelinePlan,
+) {
     Subst::new().axis(axis, shift.clone()).apply(func, stmt);
     for i in subtree_insts(func, stmt) {
         let data = &mut func.insts[i];

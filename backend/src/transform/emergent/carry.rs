@@ -73,13 +73,13 @@
 //! only to a divisor of the trip count that SBUF holds; every statement it adds is a copy of a
 //! carried load (one instruction, same spans, stage 0).
 
-use penguin::edit::Cursor;
 use super::nest::{carry_copies, compute_nest, copy_load, divisor_slots, guard, NestLevel};
 use super::plan::count_writers;
 use crate::cost::budget;
 use crate::cost::loop_cost::steady_issue_and_compute;
 use crate::transform::ring_reads::compute_reads_kept;
 use penguin::affine::{AffineExpr, CmpOp};
+use penguin::edit::Cursor;
 use penguin::ir::{Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 
