@@ -54,6 +54,7 @@
 
 use crate::cost::budget;
 use crate::cost::loop_cost::steady_issue_and_compute;
+use crate::transform::decline::Decline;
 use cranelift_entity::SecondaryMap;
 use penguin::affine::{AffineExpr, Predicate};
 use penguin::edit::{self, Cursor, Subst};
@@ -149,7 +150,7 @@ fn decided(pred: &Predicate) -> Option<bool> {
 
 /// Unrolls loop `l` fully in its parent's block and renames its tiles by live range; returns the
 /// renamed tensors with their tile counts, or why nothing changed.
-fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String> {
+fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, Decline> {
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let body = func.axes[l].body.clone();
     // The region renamed by live range: the parent's body, the loop replaced by its copies. The
@@ -209,7 +210,7 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
         }
     }
     if firsts.len() != body.len() {
-        return Err("a statement of its body never runs".to_string());
+        return Err(Decline::BodyNeverRuns);
     }
     for &(s, v) in &firsts {
         Subst::new().axis(l, AffineExpr::constant(v)).apply(func, s);
@@ -231,10 +232,9 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
     if let Some(t) = (func.tensors.keys())
         .find(|&t| func.tensors[t].block.iter().any(|b| b.axis == l) && !plan.contains_key(&t))
     {
-        return Err(format!(
-            "the ring `{}` cannot take a tile per value (a value flows in from before the loop, or a write covers part of a tile)",
-            func.display_name(t)
-        ));
+        return Err(Decline::RingKeepsSlots {
+            ring: func.display_name(t).to_string(),
+        });
     }
     // The budget: the renamed tiles in place of the tensors they replace.
     let mut sbuf = budget::sbuf_in_use(func);
@@ -255,9 +255,7 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
         }
     }
     if !budget::sbuf_fits(sbuf) || !budget::psum_fits(psum) {
-        return Err(format!(
-            "its values, a tile each, would need {sbuf} bytes of SBUF per partition and {psum} PSUM banks"
-        ));
+        return Err(Decline::NoRoomForTiles { sbuf, psum });
     }
     let mut renamed = Vec::new();
     for (t, ranges) in plan {
