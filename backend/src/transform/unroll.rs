@@ -29,7 +29,8 @@
 //! not read it) gets a fresh tensor in every copy but the first, so the copies are independent
 //! and the emergent pass rings each; any other tensor is shared, in program order, which keeps
 //! every value. When `U` does not divide the trip count, a remainder loop of `trip mod U`
-//! iterations (a new axis `iv.rem`, the old body with its own private tiles) follows.
+//! iterations (a new axis `iv.rem`, the old body with its own private tiles) follows, under the
+//! loop statement's guards and stage.
 //!
 //! The copies, renamed tiles and the remainder loop are made with [`penguin::edit`].
 //!
@@ -271,8 +272,12 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
             .map(|&s| edit::copy_stmt(func, s, &sub, "rem"))
             .collect();
         func.axes[r].body = rbody;
+        // Its statement stands beside the loop's, under the same guards and in the same stage
+        // (a loop in a user's stage of an extended loop runs only on that stage's iterations).
         let rs = func.add_loop_stmt(r);
-        func.stmt_spans[rs] = func.stmt_spans[func.block(place.0)[place.1]];
+        let ls = func.block(place.0)[place.1];
+        func.stmts[rs].preds = func.stmts[ls].preds.clone();
+        edit::copy_stmt_tables(func, ls, rs);
         Cursor::at(func, place).insert_after([rs]);
     }
     // The unrolled loop: copies 1.. from the body as written, then copy 0 in place. A full
@@ -309,4 +314,60 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     func.axes[l].lb = 0;
     func.axes[l].ub = q;
     func.axes[l].body = new_body;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use penguin::affine::CmpOp;
+
+    /// An un-annotated, transfer-bound loop `c` (trip 9) in stage 1 of the extended `r`: its
+    /// statement is guarded `r >= 1`, and so must be its remainder loop's.
+    const IN_STAGE: &str = "kernel probe(x) -> (y) {
+  tensor x: hbm f32[512, 1152] input
+  tensor y: hbm f32[1152, 512] output
+  tensor t: sbuf f32[128, 128] local
+  tensor tp: psum f32[128, 128] local
+  tensor o: sbuf f32[128, 128] local
+  loop r in 0..5 affine pipelined(stages=2, trip=4) {
+    loop c in 0..9 affine stage_id=1 stage=1 if r >= 1 {
+      stmt {
+        t[0 +: 128, 0 +: 128] = load.dma x[128*r - 128 +: 128, 128*c +: 128]
+      }
+      stmt {
+        tp[0 +: 128, 0 +: 128] = transpose.pe t[0 +: 128, 0 +: 128]
+      }
+      stmt {
+        o[0 +: 128, 0 +: 128] = copy.any tp[0 +: 128, 0 +: 128]
+      }
+      stmt {
+        y[128*c +: 128, 128*r - 128 +: 128] = store.dma o[0 +: 128, 0 +: 128]
+      }
+    }
+  }
+}
+";
+
+    #[test]
+    fn a_remainder_loop_keeps_the_guards_and_stage_of_its_loop() {
+        let mut func = penguin::parse_function(IN_STAGE).expect("the test kernel parses");
+        let (unrolled, log) = unroll_loops(&mut func);
+        assert_eq!(unrolled.len(), 1, "{log:?}");
+        assert!(log[0].contains("remainder loop of"), "{log:?}");
+        let rem = func
+            .axes
+            .keys()
+            .find(|&a| func.axes[a].iv_name == "c.rem")
+            .expect("a remainder loop");
+        let (parent, at) = edit::locate_loop(&func, rem).expect("in the tree");
+        let rs = func.block(parent)[at];
+        let r = parent.expect("the remainder stands in `r`");
+        assert_eq!(func.stmts[rs].preds.len(), 1);
+        let g = &func.stmts[rs].preds[0];
+        assert_eq!((g.expr.coeff(r), g.cmp, g.bound), (1, CmpOp::Ge, 1));
+        assert_eq!(func.stage_tags[rs], Some(1));
+        assert_eq!(func.annots[rs].stage_id, Some(1));
+        let verified = penguin::verify_function(&func);
+        assert!(verified.is_ok(), "{verified:?}");
+    }
 }
