@@ -921,18 +921,6 @@ impl Function {
             .unwrap_or(&self.axes[a].iv_name)
     }
 
-    /// A tensor name no tensor has yet: `base`, else `base` followed by as few `_` as make it
-    /// unique. The one way every pass names a new tensor: it keeps an identifier an identifier,
-    /// so the verifier and the text form accept it.
-    pub fn fresh_tensor_name(&self, base: &str) -> String {
-        fresh(base, |n| self.tensors.values().any(|t| t.name == n))
-    }
-
-    /// An induction-variable name no loop has yet, as [`Function::fresh_tensor_name`].
-    pub fn fresh_iv_name(&self, base: &str) -> String {
-        fresh(base, |n| self.axes.values().any(|a| a.iv_name == n))
-    }
-
     /// A display name for an axis: its induction variable.
     pub fn axis_name(&self, axis: Axis) -> &str {
         self.axes
@@ -952,37 +940,9 @@ impl Function {
     }
 }
 
-/// `base`, then `base_`, `base__`, ... up to the first that `taken` refuses.
-fn fresh(base: &str, taken: impl Fn(&str) -> bool) -> String {
-    let mut name = base.to_string();
-    while taken(&name) {
-        name.push('_');
-    }
-    name
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_fresh_name_is_unique_and_an_identifier() {
-        let mut f = Function::new("k");
-        for name in ["t", "t.1", "t.1_"] {
-            f.tensors.push(TensorData {
-                name: name.into(),
-                memory: Memory::Sbuf,
-                dtype: DType::F32,
-                shape: vec![128, 4],
-                kind: TensorKind::Local,
-                block: Vec::new(),
-            });
-        }
-        let n = f.fresh_tensor_name("t.1");
-        assert_eq!(n, "t.1__");
-        assert!(crate::verify::is_identifier(&n));
-        assert_eq!(f.fresh_tensor_name("u"), "u");
-    }
 
     fn bits(x: f32) -> u32 {
         x.to_bits()

@@ -4,8 +4,10 @@
 //! maps. This crate owns the IR and everything that works on it without knowing the kernel
 //! language: the IR's data ([`ir`], [`entities`], [`affine`]), its verifier ([`verify`]), its text
 //! form ([`write`], [`parse`], over the lexer [`lex`] that BIR's reader shares), the reference
-//! interpreter ([`interp`]), the machine's limits on IR read from text ([`verify_limits`]), the static look for unwritten scratch ([`uninit`]) and the annotated
-//! software pipeliner with its ISL legality check ([`pipeline`]) (`../shared/DESIGN.md`, "Penguin
+//! interpreter ([`interp`]), the machine's limits on IR read from text ([`verify_limits`]), the
+//! static look for unwritten scratch ([`uninit`]), the editing API with which passes copy, name and
+//! insert statements ([`edit`]), and the annotated software pipeliner with its ISL legality check
+//! ([`pipeline`]) (`../shared/DESIGN.md`, "Penguin
 //! IR"). Dtypes, op kinds and arithmetic come from the leaf crate `vocab`, shared with the
 //! simulator.
 //!
@@ -13,6 +15,7 @@
 //! (the driver runs the verifier after each pass).
 
 pub mod affine;
+pub mod edit;
 pub mod entities;
 pub mod interp;
 pub mod ir;

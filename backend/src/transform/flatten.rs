@@ -45,6 +45,8 @@
 //! loop, or from a loop nested beside) it keeps its slots. A loop whose renamed tiles do not fit
 //! SBUF or PSUM beside every other tensor is left as it is.
 //!
+//! The copies and the tiles are made with [`penguin::edit`].
+//!
 //! Invariants: the function verifies after the pass; every copied statement keeps its spans and
 //! annotations, and has no stage tag (the enclosing loop's pipelining gives its own); every
 //! instance, and the order of the accesses to every memory location, are those of the extended
@@ -52,9 +54,10 @@
 
 use crate::cost::budget;
 use crate::cost::loop_cost::steady_issue_and_compute;
-use crate::transform::unroll::{copy_stmt, fresh_name, position, substitute_stmt};
+use crate::transform::decline::Decline;
 use cranelift_entity::SecondaryMap;
 use penguin::affine::{AffineExpr, Predicate};
+use penguin::edit::{self, Cursor, Subst};
 use penguin::ir::{Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use std::collections::{BTreeMap, BTreeSet};
@@ -80,7 +83,7 @@ pub fn flatten_short_pipelines(func: &mut Function) -> Vec<String> {
             .body
             .iter()
             .all(|&s| matches!(func.stmts[s].kind, StmtKind::Insts(_)));
-        let (Some(parent), _) = position(func, l) else {
+        let Some((Some(parent), _)) = edit::locate_loop(func, l) else {
             continue;
         };
         let pd = &func.axes[parent];
@@ -147,12 +150,13 @@ fn decided(pred: &Predicate) -> Option<bool> {
 
 /// Unrolls loop `l` fully in its parent's block and renames its tiles by live range; returns the
 /// renamed tensors with their tile counts, or why nothing changed.
-fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String> {
+fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, Decline> {
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let body = func.axes[l].body.clone();
     // The region renamed by live range: the parent's body, the loop replaced by its copies. The
     // candidates are the tensors touched only by its statements.
-    let (parent, pos) = position(func, l);
+    let place = edit::locate_loop(func, l).expect("a loop of the verified tree is in the tree");
+    let (parent, pos) = place;
     let siblings: Vec<Stmt> = func.block(parent).to_vec();
     let inside: BTreeSet<Stmt> = body.iter().chain(&siblings).copied().collect();
     let mut touched: BTreeSet<Tensor> = BTreeSet::new();
@@ -185,14 +189,9 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
     // from it as written), the others copies.
     let mut instances: Vec<(i64, Stmt, Vec<Predicate>)> = Vec::new();
     for v in lb..ub {
-        let by = AffineExpr::constant(v);
+        let at = Subst::new().axis(l, AffineExpr::constant(v));
         for &s in &body {
-            let preds: Vec<Predicate> = (func.stmts[s].preds.iter())
-                .map(|p| Predicate {
-                    expr: p.expr.substitute(l, &by),
-                    ..p.clone()
-                })
-                .collect();
+            let preds: Vec<Predicate> = func.stmts[s].preds.iter().map(|p| at.pred(p)).collect();
             if preds.iter().all(|p| decided(p) != Some(false)) {
                 let open = preds.into_iter().filter(|p| decided(p).is_none()).collect();
                 instances.push((v, s, open));
@@ -203,23 +202,18 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
     let mut firsts: Vec<(Stmt, i64)> = Vec::new();
     for (v, s, _) in &instances {
         if firsts.iter().any(|&(f, _)| f == *s) {
-            copies.push(copy_stmt(
-                func,
-                *s,
-                l,
-                &AffineExpr::constant(*v),
-                &BTreeMap::new(),
-            ));
+            let at = Subst::new().axis(l, AffineExpr::constant(*v));
+            copies.push(edit::copy_stmt(func, *s, &at, &edit::tag("f", *v)));
         } else {
             firsts.push((*s, *v));
             copies.push(*s);
         }
     }
     if firsts.len() != body.len() {
-        return Err("a statement of its body never runs".to_string());
+        return Err(Decline::BodyNeverRuns);
     }
     for &(s, v) in &firsts {
-        substitute_stmt(func, s, l, &AffineExpr::constant(v), &BTreeMap::new());
+        Subst::new().axis(l, AffineExpr::constant(v)).apply(func, s);
     }
     for (c, (_, _, preds)) in copies.iter().zip(instances) {
         func.stmts[*c].preds = preds;
@@ -238,10 +232,9 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
     if let Some(t) = (func.tensors.keys())
         .find(|&t| func.tensors[t].block.iter().any(|b| b.axis == l) && !plan.contains_key(&t))
     {
-        return Err(format!(
-            "the ring `{}` cannot take a tile per value (a value flows in from before the loop, or a write covers part of a tile)",
-            func.display_name(t)
-        ));
+        return Err(Decline::RingKeepsSlots {
+            ring: func.display_name(t).to_string(),
+        });
     }
     // The budget: the renamed tiles in place of the tensors they replace.
     let mut sbuf = budget::sbuf_in_use(func);
@@ -262,22 +255,15 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
         }
     }
     if !budget::sbuf_fits(sbuf) || !budget::psum_fits(psum) {
-        return Err(format!(
-            "its values, a tile each, would need {sbuf} bytes of SBUF per partition and {psum} PSUM banks"
-        ));
+        return Err(Decline::NoRoomForTiles { sbuf, psum });
     }
     let mut renamed = Vec::new();
     for (t, ranges) in plan {
         let base = func.tensors[t].name.clone();
-        let span = func.tensor_spans[t];
         let tiles: Vec<Tensor> = (0..ranges.len())
             .map(|k| {
-                let mut td = func.tensors[t].clone();
-                td.name = fresh_name(func, &format!("{base}.f{k}"));
-                td.block = Vec::new();
-                let n = func.tensors.push(td);
-                func.tensor_spans[n] = span;
-                func.tensor_display[n] = func.tensor_display[t].clone();
+                let n = edit::copy_tensor(func, t, &format!("f{k}"));
+                func.tensors[n].block = Vec::new();
                 n
             })
             .collect();
@@ -297,7 +283,7 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, String>
         renamed.push((base, tiles.len()));
     }
     // The copies take the loop's place, which stays behind them, empty.
-    func.block_mut(parent).splice(pos..pos, copies);
+    Cursor::at(func, place).insert_before(copies);
     func.axes[l].lb = 0;
     func.axes[l].ub = 0;
     func.axes[l].body = Vec::new();

@@ -151,9 +151,7 @@ fn fold(func: &mut Function, parent: Option<Axis>, j: usize, l: Axis, m_stmt: St
     func.insts[z] = func.insts[m].clone();
     func.insts[z].op = Op::Matmul { accumulate: false };
     func.inst_spans[z] = func.inst_spans[m];
-    func.stmt_spans[s] = func.stmt_spans[m_stmt];
-    func.annots[s] = func.annots[m_stmt];
-    func.stage_tags[s] = func.stage_tags[m_stmt];
+    penguin::edit::copy_stmt_tables(func, m_stmt, s);
     func.stmts[s].preds = vec![Predicate {
         expr: AffineExpr::iv(l),
         cmp: CmpOp::Eq,

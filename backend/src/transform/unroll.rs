@@ -29,15 +29,19 @@
 //! not read it) gets a fresh tensor in every copy but the first, so the copies are independent
 //! and the emergent pass rings each; any other tensor is shared, in program order, which keeps
 //! every value. When `U` does not divide the trip count, a remainder loop of `trip mod U`
-//! iterations (a new axis `iv.rem`, the old body with its own private tiles) follows.
+//! iterations (a new axis `iv.rem`, the old body with its own private tiles) follows, under the
+//! loop statement's guards and stage.
+//!
+//! The copies, renamed tiles and the remainder loop are made with [`penguin::edit`].
 //!
 //! Invariants: the function verifies after the pass; every copied statement and instruction keeps
-//! its spans and annotations; the instances run, and the order of the accesses to every shared
+//! its side tables (spans, annotations, stage tag); the instances run, and the order of the accesses to every shared
 //! tensor, are those of the loop as written.
 
 use crate::cost::dma::{dma_tile, tile_bytes};
-use penguin::affine::{AffineExpr, Predicate};
-use penguin::ir::{AxisData, Memory, Op, StmtKind, TensorKind};
+use penguin::affine::AffineExpr;
+use penguin::edit::{self, Cursor, Subst};
+use penguin::ir::{Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,10 +89,14 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
         }
         let name = func.display_iv(l).to_string();
         // A full unroll leaves the copies to the enclosing loop's pipelining.
-        let enclosed = position(func, l).0.is_some_and(|p| {
-            let pd = &func.axes[p];
-            pd.attrs.num_stages.is_none() && pd.attrs.pipelined.is_none() && pd.trip_count() >= 2
-        });
+        let enclosed = edit::locate_loop(func, l)
+            .and_then(|p| p.0)
+            .is_some_and(|p| {
+                let pd = &func.axes[p];
+                pd.attrs.num_stages.is_none()
+                    && pd.attrs.pipelined.is_none()
+                    && pd.trip_count() >= 2
+            });
         let trip = func.axes[l].trip_count();
         let period = |u: u32| {
             let copies: Vec<(u64, u64)> = (0..u).flat_map(|_| transfers.iter().copied()).collect();
@@ -233,24 +241,13 @@ fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
         .collect()
 }
 
-/// A fresh tensor name from `base` ([`Function::fresh_tensor_name`]).
-pub(crate) fn fresh_name(func: &Function, base: &str) -> String {
-    func.fresh_tensor_name(base)
-}
-
-/// A fresh copy of every tile of `private`, named `name.suffix`.
-fn fresh_tiles(func: &mut Function, private: &[Tensor], suffix: &str) -> BTreeMap<Tensor, Tensor> {
-    let mut renamed = BTreeMap::new();
-    for &t in private {
-        let mut td = func.tensors[t].clone();
-        td.name = fresh_name(func, &format!("{}.{suffix}", td.name));
-        let span = func.tensor_spans[t];
-        let n = func.tensors.push(td);
-        func.tensor_spans[n] = span;
-        func.tensor_display[n] = func.tensor_display[t].clone();
-        renamed.insert(t, n);
-    }
-    renamed
+/// A fresh copy of every tile of `private` ([`edit::copy_tensor`], named `name.tag`), as the
+/// renames of a substitution.
+fn fresh_tiles(func: &mut Function, private: &[Tensor], tag: &str) -> Vec<(Tensor, Tensor)> {
+    private
+        .iter()
+        .map(|&t| (t, edit::copy_tensor(func, t, tag)))
+        .collect()
 }
 
 /// Unrolls `l` by `u` (module doc).
@@ -259,31 +256,29 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     let q = trip / i64::from(u);
     let rem = trip % i64::from(u);
     let body = func.axes[l].body.clone();
-    let (parent, pos) = position(func, l);
+    let place = edit::locate_loop(func, l).expect("a loop of the verified tree is in the tree");
     // The remainder loop first, from the old body and tensors.
     if rem > 0 {
-        let name = func.fresh_iv_name(&format!("{}.rem", func.axes[l].iv_name));
-        let r = func.axes.push(AxisData {
-            iv_name: name,
-            kind: func.axes[l].kind,
-            lb: lb + q * i64::from(u),
-            ub: lb + trip,
-            attrs: func.axes[l].attrs,
-            body: Vec::new(),
-        });
-        func.axis_spans[r] = func.axis_spans[l];
-        func.axis_display[r] = func.axis_display[l].clone();
+        let name = edit::fresh_iv_name(func, &edit::derived(&func.axes[l].iv_name, "rem"));
+        let r = edit::copy_loop_header(func, l, name);
+        func.axes[r].lb = lb + q * i64::from(u);
+        func.axes[r].ub = lb + trip;
         // Its own private tiles: the main loop's accesses then meet no access outside it, which
         // keeps the main loop clampable for the synchronisation analysis ([`crate::codegen::clamp`]).
         let renamed = fresh_tiles(func, private, "rem");
+        let sub = Subst::new().axis(l, AffineExpr::iv(r)).tensors(renamed);
         let rbody: Vec<Stmt> = body
             .iter()
-            .map(|&s| copy_stmt(func, s, l, &AffineExpr::iv(r), &renamed))
+            .map(|&s| edit::copy_stmt(func, s, &sub, "rem"))
             .collect();
         func.axes[r].body = rbody;
+        // Its statement stands beside the loop's, under the same guards and in the same stage
+        // (a loop in a user's stage of an extended loop runs only on that stage's iterations).
         let rs = func.add_loop_stmt(r);
-        func.stmt_spans[rs] = func.stmt_spans[func.block(parent)[pos]];
-        func.block_mut(parent).insert(pos + 1, rs);
+        let ls = func.block(place.0)[place.1];
+        func.stmts[rs].preds = func.stmts[ls].preds.clone();
+        edit::copy_stmt_tables(func, ls, rs);
+        Cursor::at(func, place).insert_after([rs]);
     }
     // The unrolled loop: copies 1.. from the body as written, then copy 0 in place. A full
     // unroll's copies leave the loop: their induction variable is a constant.
@@ -297,19 +292,20 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     };
     let mut copies = Vec::new();
     for k in 1..u {
-        let by = at(k);
-        let renamed = fresh_tiles(func, private, &format!("u{k}"));
-        copies.extend(body.iter().map(|&s| copy_stmt(func, s, l, &by, &renamed)));
+        let tag = format!("u{k}");
+        let renamed = fresh_tiles(func, private, &tag);
+        let sub = Subst::new().axis(l, at(k)).tensors(renamed);
+        copies.extend(body.iter().map(|&s| edit::copy_stmt(func, s, &sub, &tag)));
     }
-    let by = at(0);
+    let sub = Subst::new().axis(l, at(0));
     for &s in &body {
-        substitute_stmt(func, s, l, &by, &BTreeMap::new());
+        sub.apply(func, s);
     }
     let new_body: Vec<Stmt> = body.iter().copied().chain(copies).collect();
     if full {
         // The copies take the loop's place in its block, and the loop stays behind them, empty,
         // of trip 0 (an axis is the loop of exactly one statement).
-        func.block_mut(parent).splice(pos..pos, new_body);
+        Cursor::at(func, place).insert_before(new_body);
         func.axes[l].lb = 0;
         func.axes[l].ub = 0;
         func.axes[l].body = Vec::new();
@@ -320,81 +316,58 @@ fn unroll(func: &mut Function, l: Axis, u: u32, private: &[Tensor]) {
     func.axes[l].body = new_body;
 }
 
-/// Where loop `l`'s statement stands: the loop whose body holds it (`None`: the top level) and
-/// its index in that block.
-pub(crate) fn position(func: &Function, l: Axis) -> (Option<Axis>, usize) {
-    let mut parent = None;
-    func.walk_stmts(|s, loops| {
-        if func.stmts[s].kind == StmtKind::Loop(l) {
-            parent = loops.last().copied();
-        }
-    });
-    let pos = func
-        .block(parent)
-        .iter()
-        .position(|&s| func.stmts[s].kind == StmtKind::Loop(l))
-        .expect("a loop of the verified tree stands in its parent's block");
-    (parent, pos)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use penguin::affine::CmpOp;
 
-/// A copy of instruction statement `s` (fresh statement and instructions), with `iv(l)` replaced
-/// by `by` and tensors renamed by `renamed`.
-pub(crate) fn copy_stmt(
-    func: &mut Function,
-    s: Stmt,
-    l: Axis,
-    by: &AffineExpr,
-    renamed: &BTreeMap<Tensor, Tensor>,
-) -> Stmt {
-    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
-        unreachable!("unroll_loops only takes bodies of instruction statements");
-    };
-    let copies: Vec<penguin::Inst> = insts
-        .iter()
-        .map(|&i| {
-            let d = func.insts[i].clone();
-            let n = func.insts.push(d);
-            func.inst_spans[n] = func.inst_spans[i];
-            n
-        })
-        .collect();
-    let c = func.add_inst_stmt(copies);
-    func.stmts[c].preds = func.stmts[s].preds.clone();
-    func.stmt_spans[c] = func.stmt_spans[s];
-    func.annots[c] = func.annots[s];
-    substitute_stmt(func, c, l, by, renamed);
-    c
-}
-
-/// Replaces `iv(l)` by `by` in statement `s`'s guards and accesses, and renames tensors.
-pub(crate) fn substitute_stmt(
-    func: &mut Function,
-    s: Stmt,
-    l: Axis,
-    by: &AffineExpr,
-    renamed: &BTreeMap<Tensor, Tensor>,
-) {
-    for p in &mut func.stmts[s].preds {
-        *p = Predicate {
-            expr: p.expr.substitute(l, by),
-            ..p.clone()
-        };
+    /// An un-annotated, transfer-bound loop `c` (trip 9) in stage 1 of the extended `r`: its
+    /// statement is guarded `r >= 1`, and so must be its remainder loop's.
+    const IN_STAGE: &str = "kernel probe(x) -> (y) {
+  tensor x: hbm f32[512, 1152] input
+  tensor y: hbm f32[1152, 512] output
+  tensor t: sbuf f32[128, 128] local
+  tensor tp: psum f32[128, 128] local
+  tensor o: sbuf f32[128, 128] local
+  loop r in 0..5 affine pipelined(stages=2, trip=4) {
+    loop c in 0..9 affine stage_id=1 stage=1 if r >= 1 {
+      stmt {
+        t[0 +: 128, 0 +: 128] = load.dma x[128*r - 128 +: 128, 128*c +: 128]
+      }
+      stmt {
+        tp[0 +: 128, 0 +: 128] = transpose.pe t[0 +: 128, 0 +: 128]
+      }
+      stmt {
+        o[0 +: 128, 0 +: 128] = copy.any tp[0 +: 128, 0 +: 128]
+      }
+      stmt {
+        y[128*c +: 128, 128*r - 128 +: 128] = store.dma o[0 +: 128, 0 +: 128]
+      }
     }
-    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
-        return;
-    };
-    for i in insts {
-        let d = &mut func.insts[i];
-        for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
-            if let Some(&n) = renamed.get(&o.tensor) {
-                o.tensor = n;
-            }
-            for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
-                *e = e.substitute(l, by);
-            }
-        }
-        for b in &mut d.mask {
-            b.bound = b.bound.substitute(l, by);
-        }
+  }
+}
+";
+
+    #[test]
+    fn a_remainder_loop_keeps_the_guards_and_stage_of_its_loop() {
+        let mut func = penguin::parse_function(IN_STAGE).expect("the test kernel parses");
+        let (unrolled, log) = unroll_loops(&mut func);
+        assert_eq!(unrolled.len(), 1, "{log:?}");
+        assert!(log[0].contains("remainder loop of"), "{log:?}");
+        let rem = func
+            .axes
+            .keys()
+            .find(|&a| func.axes[a].iv_name == "c.rem")
+            .expect("a remainder loop");
+        let (parent, at) = edit::locate_loop(&func, rem).expect("in the tree");
+        let rs = func.block(parent)[at];
+        let r = parent.expect("the remainder stands in `r`");
+        assert_eq!(func.stmts[rs].preds.len(), 1);
+        let g = &func.stmts[rs].preds[0];
+        assert_eq!((g.expr.coeff(r), g.cmp, g.bound), (1, CmpOp::Ge, 1));
+        assert_eq!(func.stage_tags[rs], Some(1));
+        assert_eq!(func.annots[rs].stage_id, Some(1));
+        let verified = penguin::verify_function(&func);
+        assert!(verified.is_ok(), "{verified:?}");
     }
 }

@@ -11,13 +11,14 @@
 //!   dimension is this axis) the slot `iv − s`, taken modulo the count;
 //! - tags the child with its stage (`Function::stage_tags`).
 //!
-//! It runs on a function whose widened tensors already have their block dimension
+//! The substitution is [`crate::edit`]'s. It runs on a function whose widened tensors already have their block dimension
 //! ([`super::widen::widen_allocations`]) and whose accesses do not yet have the matching slot.
 
 use super::plan::PipelinePlan;
 use crate::affine::{AffineExpr, CmpOp, Predicate};
+use crate::edit::{subtree_insts, Subst};
 use crate::entities::{Axis, Stmt};
-use crate::ir::{Function, Operand, Pipelined, StmtKind};
+use crate::ir::{Function, Pipelined};
 
 /// Rewrites the loop of `plan` into its extended form.
 pub fn extend_loop(func: &mut Function, plan: &PipelinePlan) {
@@ -55,6 +56,8 @@ pub fn extend_loop(func: &mut Function, plan: &PipelinePlan) {
     }
 }
 
+/// Rewrites the subtree of `stmt` for its stage: `iv -> shift` everywhere ([`Subst`]), then the
+/// slot `shift` on every access to a tensor the plan widened along the loop.
 fn rewrite_subtree(
     func: &mut Function,
     stmt: Stmt,
@@ -62,35 +65,13 @@ fn rewrite_subtree(
     shift: &AffineExpr,
     plan: &PipelinePlan,
 ) {
-    for p in &mut func.stmts[stmt].preds {
-        p.expr = p.expr.substitute(axis, shift);
-    }
-    match func.stmts[stmt].kind.clone() {
-        StmtKind::Insts(insts) => {
-            for i in insts {
-                let data = &mut func.insts[i];
-                let operands = std::iter::once(&mut data.dst).chain(data.srcs.iter_mut());
-                for op in operands {
-                    rewrite_operand(op, axis, shift, plan);
-                }
-                for b in &mut data.mask {
-                    b.bound = b.bound.substitute(axis, shift);
-                }
+    Subst::new().axis(axis, shift.clone()).apply(func, stmt);
+    for i in subtree_insts(func, stmt) {
+        let data = &mut func.insts[i];
+        for op in std::iter::once(&mut data.dst).chain(data.srcs.iter_mut()) {
+            if plan.buffers.iter().any(|&(t, _)| t == op.tensor) {
+                op.access.slots.push(shift.clone());
             }
         }
-        StmtKind::Loop(inner) => {
-            for child in func.axes[inner].body.clone() {
-                rewrite_subtree(func, child, axis, shift, plan);
-            }
-        }
-    }
-}
-
-fn rewrite_operand(op: &mut Operand, axis: Axis, shift: &AffineExpr, plan: &PipelinePlan) {
-    for e in op.access.start.iter_mut().chain(op.access.slots.iter_mut()) {
-        *e = e.substitute(axis, shift);
-    }
-    if plan.buffers.iter().any(|&(t, _)| t == op.tensor) {
-        op.access.slots.push(shift.clone());
     }
 }

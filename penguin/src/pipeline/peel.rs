@@ -20,7 +20,8 @@
 //!   (every axis is the loop of exactly one statement). A child that never runs (a trip count of
 //!   0) stays in that empty loop.
 //!
-//! A copy keeps its child's stage tag, annotations and spans; the loop statement's own
+//! The copies are made with [`crate::edit`]: a copy keeps its child's stage tag, annotations and
+//! spans, and a nested loop's copy is named by the naming rule (`k.n0`); the loop statement's own
 //! predicates (none, unless the loop is itself nested in a guarded statement) are prepended to
 //! every copy's. Loops are peeled innermost first, so a copy of a loop nested in another's stage
 //! is already peeled. The meaning is unchanged: the instances that run, their order and their
@@ -29,9 +30,9 @@
 use super::error::{axis_span, PipelineError};
 use super::log::PipelineLog;
 use crate::affine::AffineExpr;
+use crate::edit::{self, Cursor, Subst};
 use crate::entities::{Axis, Stmt};
 use crate::ir::{Function, StmtKind};
-use std::collections::HashSet;
 
 /// The most instructions the copies of one function's prologues and epilogues may hold: peeling
 /// copies up to `stages − 1` iterations on each side of every loop, which a long body in many
@@ -102,8 +103,8 @@ fn peel_loop(
         }]);
     }
 
-    let (parent, pos) = position(func, a);
-    let loop_stmt = func.block(parent)[pos];
+    let place = edit::locate_loop(func, a).expect("a pipelined loop of the walk is in the tree");
+    let loop_stmt = func.block(place.0)[place.1];
     let mut made = make_copies(func, a, loop_stmt, &copies);
 
     // The steady state: the children not reused as copies, without the guards that always hold.
@@ -129,11 +130,10 @@ fn peel_loop(
 
     let split = copies.iter().take_while(|c| c.k < steady_lo).count();
     let epilogue = made.split_off(split);
-    let mut block: Vec<Stmt> = made;
-    let (n_pro, n_epi) = (block.len(), epilogue.len());
-    block.push(loop_stmt);
-    block.extend(epilogue);
-    func.block_mut(parent).splice(pos..=pos, block);
+    let (n_pro, n_epi) = (made.len(), epilogue.len());
+    let mut at = Cursor::at(func, place);
+    at.insert_before(made);
+    at.insert_after(epilogue);
 
     let iv = func.display_iv(a).to_string();
     log.push(if steady {
@@ -203,20 +203,23 @@ fn plan_copies(
 fn make_copies(func: &mut Function, a: Axis, loop_stmt: Stmt, copies: &[Copy]) -> Vec<Stmt> {
     let outer_preds = func.stmts[loop_stmt].preds.clone();
     let outer_tag = func.stage_tags[loop_stmt];
-    let mut names: HashSet<String> = func.axes.values().map(|d| d.iv_name.clone()).collect();
     let made: Vec<Stmt> = copies
         .iter()
         .map(|c| {
             if c.in_place {
                 c.child
             } else {
-                clone_subtree(func, c.child, a, c.k, &mut names)
+                // `k.n0`: loop `k` copied for `n = 0`.
+                let tag = edit::tag(func.axis_name(a), c.k);
+                let copy = edit::copy_stmt(func, c.child, &Subst::new(), &tag);
+                edit::bind_iv(func, copy, a, c.k);
+                copy
             }
         })
         .collect();
     for (c, &s) in copies.iter().zip(&made) {
         if c.in_place {
-            bind_iv(func, s, a, c.k);
+            edit::bind_iv(func, s, a, c.k);
         }
     }
     for &s in &made {
@@ -304,122 +307,4 @@ fn runs_at(func: &Function, s: Stmt, a: Axis, k: i64) -> bool {
         .preds
         .iter()
         .all(|g| g.expr.axes().any(|x| x != a) || g.holds(&ivs))
-}
-
-/// Where loop `a`'s statement stands: the loop whose body holds it (`None`: the top level) and
-/// its index in that block.
-fn position(func: &Function, a: Axis) -> (Option<Axis>, usize) {
-    let mut found = (None, 0);
-    func.walk_stmts(|s, loops| {
-        if func.stmts[s].kind == StmtKind::Loop(a) {
-            let parent = loops.last().copied();
-            let pos = func.block(parent).iter().position(|&b| b == s);
-            found = (
-                parent,
-                pos.expect("a statement of the tree stands in its parent's block"),
-            );
-        }
-    });
-    found
-}
-
-/// A fresh copy of statement `s` (new statements, instructions and nested axes) for iteration
-/// `k` of loop `a`: [`bind_iv`] on a deep copy whose nested loops have fresh induction variables.
-fn clone_subtree(
-    func: &mut Function,
-    s: Stmt,
-    a: Axis,
-    k: i64,
-    names: &mut HashSet<String>,
-) -> Stmt {
-    let mut renamed: Vec<(Axis, Axis)> = Vec::new();
-    let copy = deep_copy(func, s, a, k, names, &mut renamed);
-    for &(old, new) in &renamed {
-        func.map_exprs(copy, &|e| e.substitute(old, &AffineExpr::iv(new)));
-    }
-    bind_iv(func, copy, a, k);
-    copy
-}
-
-/// New entities for statement `s` and everything nested in it; `renamed` collects every nested
-/// axis and its copy (the copy's expressions still name the old axes).
-fn deep_copy(
-    func: &mut Function,
-    s: Stmt,
-    a: Axis,
-    k: i64,
-    names: &mut HashSet<String>,
-    renamed: &mut Vec<(Axis, Axis)>,
-) -> Stmt {
-    let data = func.stmts[s].clone();
-    let kind = match data.kind {
-        StmtKind::Insts(insts) => StmtKind::Insts(
-            insts
-                .iter()
-                .map(|&i| {
-                    let n = func.insts.push(func.insts[i].clone());
-                    func.inst_spans[n] = func.inst_spans[i];
-                    n
-                })
-                .collect(),
-        ),
-        StmtKind::Loop(inner) => {
-            let mut ad = func.axes[inner].clone();
-            let body = std::mem::take(&mut ad.body);
-            ad.iv_name = fresh_name(names, &ad.iv_name, func.axis_name(a), k);
-            let new = func.axes.push(ad);
-            func.axis_spans[new] = func.axis_spans[inner];
-            func.axis_display[new] = func.axis_display[inner].clone();
-            renamed.push((inner, new));
-            let copied = body
-                .iter()
-                .map(|&c| deep_copy(func, c, a, k, names, renamed))
-                .collect();
-            func.axes[new].body = copied;
-            StmtKind::Loop(new)
-        }
-    };
-    let n = func.stmts.push(crate::ir::StmtData {
-        kind,
-        preds: data.preds,
-    });
-    func.stmt_spans[n] = func.stmt_spans[s];
-    func.annots[n] = func.annots[s];
-    func.stage_tags[n] = func.stage_tags[s];
-    n
-}
-
-/// `INNER.OUTERk` (loop `INNER` copied for `OUTER = k`), made unique among `names`.
-fn fresh_name(names: &mut HashSet<String>, inner: &str, outer: &str, k: i64) -> String {
-    let k = if k < 0 {
-        format!("m{}", k.unsigned_abs())
-    } else {
-        k.to_string()
-    };
-    let base = format!("{inner}.{outer}{k}");
-    let mut name = base.clone();
-    let mut n = 2;
-    while names.contains(&name) {
-        name = format!("{base}.{n}");
-        n += 1;
-    }
-    names.insert(name.clone());
-    name
-}
-
-/// Replaces the induction variable of `a` by `k` in statement `s` and everything nested in it,
-/// and drops the predicates that become constant and true.
-fn bind_iv(func: &mut Function, s: Stmt, a: Axis, k: i64) {
-    let by = AffineExpr::constant(k);
-    func.map_exprs(s, &|e| e.substitute(a, &by));
-    let ivs = ivs_at(a, k);
-    let mut stmts = vec![s];
-    while let Some(t) = stmts.pop() {
-        func.stmts[t]
-            .preds
-            .retain(|g| g.expr.as_constant().is_none() || !g.holds(&ivs));
-        if let StmtKind::Loop(inner) = func.stmts[t].kind {
-            stmts.extend(func.axes[inner].body.iter().copied());
-        }
-    }
 }

@@ -77,8 +77,10 @@ use super::nest::{carry_copies, compute_nest, copy_load, divisor_slots, guard, N
 use super::plan::count_writers;
 use crate::cost::budget;
 use crate::cost::loop_cost::steady_issue_and_compute;
+use crate::transform::decline::Decline;
 use crate::transform::ring_reads::compute_reads_kept;
 use penguin::affine::{AffineExpr, CmpOp};
+use penguin::edit::Cursor;
 use penguin::ir::{Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 
@@ -89,7 +91,7 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
     let Some(pipe) = func.axes[e].attrs.pipelined else {
         return false;
     };
-    let decline = |log: &mut Vec<String>, why: String| {
+    let decline = |log: &mut Vec<String>, why: Decline| {
         log.push(format!(
             "emergent: annotated loop `{name}`: each execution loads its own first iterations: {why}"
         ));
@@ -107,7 +109,7 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
     // loading there only moves its waits. (A peeled body is the steady state, unguarded.)
     let (issue, compute) = steady_issue_and_compute(func, e, &pipe);
     if issue >= compute {
-        return decline(log, format!("its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration of the steady state), so `sp` has no idle drain"));
+        return decline(log, Decline::DrainNotIdle { issue, compute });
     }
     if pipe.peeled {
         return match carry_peeled(func, e, &outer, t, s) {
@@ -120,11 +122,7 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
     }
     let loads = grow_rings(func, t, carried_loads(func, e, t));
     if loads.is_empty() {
-        return decline(
-            log,
-            "no stage-0 load of a kernel input into a ring whose slots divide the trip count"
-                .into(),
-        );
+        return decline(log, Decline::NoCarriedLoad);
     }
     let p = loads
         .iter()
@@ -272,7 +270,7 @@ fn carry_peeled(
     outer: &[NestLevel],
     t: i64,
     s: i64,
-) -> Result<String, String> {
+) -> Result<String, Decline> {
     let name = func.display_iv(e).to_string();
     let parent = outer
         .last()
@@ -287,7 +285,7 @@ fn carry_peeled(
     let lb = func.axes[e].lb - (s - 1);
     let loads = peeled_loads(func, e, parent, lb, &siblings[..at], t.min(s - 1));
     if loads.is_empty() {
-        return Err("no stage-0 load of a kernel input into a ring that only it and its prologue copies write".into());
+        return Err(Decline::NoPeeledCarriedLoad);
     }
     // The ring grows first; then each carry for iteration `q` must find its slot's last reader
     // (stage `s` reads slot `e - s`) already done at the end of the steady state: `q + s < N`.
@@ -297,26 +295,27 @@ fn carry_peeled(
     let mut have = budget::sbuf_in_use(func);
     for l in &loads {
         let n = func.tensors[l.ring].block[0].count;
-        let (d, added) = divisor_ring(func, l.ring, t, have).ok_or_else(|| {
-            format!(
-                "no ring of `{}` divides the trip count {t}",
-                func.display_name(l.ring)
-            )
-        })?;
+        let (d, added) =
+            divisor_ring(func, l.ring, t, have).ok_or_else(|| Decline::NoRingDivides {
+                ring: func.display_name(l.ring).to_string(),
+                trip: t,
+            })?;
         if d > n && !compute_reads_kept(func, l.ring, e, d) {
-            return Err(format!(
-                "a read of `{}` would read another write with {d} slots",
-                func.display_name(l.ring)
-            ));
+            return Err(Decline::ReadsAnotherWrite {
+                ring: func.display_name(l.ring).to_string(),
+                slots: d,
+            });
         }
-        let last_reader = last_reader_stage(func, e, l.ring)
-            .ok_or_else(|| format!("a reader of `{}` has no stage", func.display_name(l.ring)))?;
+        let last_reader =
+            last_reader_stage(func, e, l.ring).ok_or_else(|| Decline::ReaderWithoutStage {
+                ring: func.display_name(l.ring).to_string(),
+            })?;
         p = p.min(i64::from(d) - last_reader);
         have += added;
         grown.push((l.ring, d, n));
     }
     if p < 1 {
-        return Err("the rings leave no slot free at the end of the steady state".into());
+        return Err(Decline::NoSlotFree);
     }
     for &(ring, d, _) in &grown {
         func.tensors[ring].block[0].count = d;
@@ -339,9 +338,7 @@ fn carry_peeled(
         }
     }
     let per_load = carries.len() / loads.len() / p as usize;
-    func.axes[parent]
-        .body
-        .splice(at + 1..at + 1, carries.iter().copied());
+    Cursor::at(func, (Some(parent), at)).insert_after(carries.iter().copied());
     let names = ring_names(func, grown.iter().copied());
     Ok(format!(
         "emergent: annotated loop `{name}` (peeled, trip {t}, {s} stages) is nested in {}: the stage-0 loads of {} for the first {p} iteration(s) of each next execution are issued after this one's steady state ({per_load} carry copy(ies) per load and iteration; the ring's slots continue across executions; the prologue's copies of those iterations run in the first execution only)",

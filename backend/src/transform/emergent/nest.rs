@@ -100,7 +100,9 @@
 use super::plan::hoistable_loads;
 use crate::cost::budget;
 use crate::cost::loop_cost::{body_compute, issue_cycles};
+use crate::transform::decline::{Decline, NestEnd};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::edit::{self, Subst};
 use penguin::ir::{BlockDim, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use std::collections::HashMap;
@@ -150,7 +152,7 @@ fn guard_interval(func: &Function, p: Axis, preds: &[Predicate]) -> Option<(i64,
 
 /// The enclosing loops of `l` that form a flat nest with it, outermost first (see the module
 /// doc), or why there are none.
-pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<NestLevel>, String> {
+pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<NestLevel>, Decline> {
     // Parent loop and statement of every loop.
     let mut parent: HashMap<Axis, (Option<Axis>, Stmt)> = HashMap::new();
     func.walk_stmts(|s, loops| {
@@ -162,33 +164,38 @@ pub fn compute_nest(func: &Function, l: Axis) -> Result<Vec<NestLevel>, String> 
     let mut cur = l;
     let why = loop {
         let Some(&(p, s)) = parent.get(&cur) else {
-            break "it is not in the kernel's loop tree".to_string();
+            break NestEnd::NotInTree;
         };
         let Some(p) = p else {
             if func.stmts[s].preds.is_empty() {
-                break "the nest reaches the top of the kernel".to_string();
+                break NestEnd::ReachesTop;
             }
-            break format!("loop `{}` is guarded", func.display_iv(cur));
+            break NestEnd::Guarded {
+                iv: func.display_iv(cur).to_string(),
+            };
         };
         let Some((lo, hi)) = guard_interval(func, p, &func.stmts[s].preds) else {
-            break format!(
-                "loop `{}` is guarded by more than loop `{}`",
-                func.display_iv(cur),
-                func.display_iv(p)
-            );
+            break NestEnd::GuardedByMore {
+                iv: func.display_iv(cur).to_string(),
+                parent: func.display_iv(p).to_string(),
+            };
         };
         let pd = &func.axes[p];
         if pd.attrs.pipelined.is_none() && pd.attrs.num_stages.is_some() {
-            break format!("loop `{}` is annotated", func.display_iv(p));
+            break NestEnd::Annotated {
+                iv: func.display_iv(p).to_string(),
+            };
         }
         if hi - lo < 1 {
-            break format!("loop `{}` never runs", func.display_iv(p));
+            break NestEnd::NeverRuns {
+                iv: func.display_iv(p).to_string(),
+            };
         }
         chain.push(NestLevel { axis: p, lo, hi });
         cur = p;
     };
     if chain.is_empty() {
-        return Err(format!("not nested in another loop ({why})"));
+        return Err(Decline::NotNested(why));
     }
     chain.reverse();
     Ok(chain)
@@ -213,7 +220,7 @@ pub fn prefetch_across_nest(
     log: &mut Vec<String>,
 ) -> bool {
     let name = func.display_iv(l).to_string();
-    let decline = |log: &mut Vec<String>, why: String| {
+    let decline = |log: &mut Vec<String>, why: Decline| {
         log.push(format!(
             "emergent: loop `{name}`: loads prefetched within the loop only: {why}"
         ));
@@ -227,7 +234,7 @@ pub fn prefetch_across_nest(
     let body = func.axes[l].body.clone();
     let hoisted = hoistable_loads(func, l, rings, false);
     if hoisted.is_empty() || hoisted.len() == body.len() {
-        return decline(log, "no load to issue ahead of other work".to_string());
+        return decline(log, Decline::NoLoadAhead);
     }
     // Issue-bound transfers: when `sp` spends longer issuing the loop's transfers than the
     // compute engines spend per iteration, `sp` is the bottleneck and every wait of `sp` costs
@@ -236,15 +243,13 @@ pub fn prefetch_across_nest(
     let issue = issue_cycles(func, &body);
     let compute = body_compute(func, &body);
     if issue >= compute {
-        let why = format!(
-            "its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration)"
-        );
+        let why = Decline::IssueBound { issue, compute };
         return match prefetch_next_execution(func, l, &outer, &hoisted, &body) {
             Ok(line) => {
                 log.push(format!("{line}: {why}"));
                 true
             }
-            Err(not) => decline(log, format!("{why} and {not}")),
+            Err(not) => decline(log, Decline::Both(Box::new(why), Box::new(not))),
         };
     }
     let t = func.axes[l].ub - func.axes[l].lb;
@@ -263,7 +268,7 @@ fn divisor_rings(
     func: &Function,
     t: i64,
     hoisted: &[Hoisted],
-) -> Result<Vec<(Tensor, u32)>, String> {
+) -> Result<Vec<(Tensor, u32)>, Decline> {
     let mut sbuf_used = budget::sbuf_in_use(func);
     let mut slots: Vec<(Tensor, u32)> = Vec::new();
     for &(_, rt, depth) in hoisted {
@@ -274,10 +279,11 @@ fn divisor_rings(
         let have = sbuf_used;
         let room = |n: u32| n <= depth || budget::sbuf_fits(have + copy * u64::from(n - depth));
         let Some(n) = divisor_slots(t, depth, room) else {
-            return Err(format!(
-                "no ring of 2..={MAX_SLOTS} slots for `{}` divides the trip count {t}",
-                func.display_name(rt)
-            ));
+            return Err(Decline::NoDivisorRing {
+                ring: func.display_name(rt).to_string(),
+                max: MAX_SLOTS,
+                trip: t,
+            });
         };
         if n > depth {
             sbuf_used += copy * u64::from(n - depth);
@@ -481,7 +487,7 @@ fn prefetch_next_execution(
     outer: &[NestLevel],
     hoisted: &[Hoisted],
     body: &[Stmt],
-) -> Result<String, String> {
+) -> Result<String, Decline> {
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let t = ub - lb;
     let ok = next_execution_qualifies(func, t, outer)?;
@@ -501,12 +507,12 @@ fn prefetch_next_execution(
         carries.extend(carry_copies(func, outer, s, &[], &[], &next));
     }
     let first_stmt = first_execution_loop(func, l, outer, &hoisted_stmts);
-    let parent = &mut func.axes[ok].body;
-    let at = parent
+    let at = func.axes[ok]
+        .body
         .iter()
         .position(|&s| matches!(func.stmts[s].kind, StmtKind::Loop(a) if a == l))
         .expect("`l` is a direct child of its innermost enclosing loop (checked by compute_nest)");
-    parent.insert(at, first_stmt);
+    edit::Cursor::at(func, (Some(ok), at)).insert_before([first_stmt]);
     let rest: Vec<Stmt> = body
         .iter()
         .copied()
@@ -528,25 +534,28 @@ fn prefetch_next_execution(
 
 /// The innermost enclosing loop `Ok`, whose parity selects the half of a ring one execution
 /// ahead, when loop `l` of trip `t` qualifies for it (see the module doc), or why not.
-fn next_execution_qualifies(func: &Function, t: i64, outer: &[NestLevel]) -> Result<Axis, String> {
+fn next_execution_qualifies(func: &Function, t: i64, outer: &[NestLevel]) -> Result<Axis, Decline> {
     if t > i64::from(MAX_SLOTS) {
-        return Err(format!("the trip count {t} is above {MAX_SLOTS}"));
+        return Err(Decline::TripAboveSlots {
+            trip: t,
+            max: MAX_SLOTS,
+        });
     }
     let ok = *outer
         .last()
         .expect("a nest has an enclosing loop (checked by compute_nest)");
     let tk = ok.trip();
     if tk < 2 || (outer.len() > 1 && tk % 2 != 0) {
-        return Err(format!(
-            "the parity of the executions does not follow loop `{}` (trip {tk})",
-            func.display_iv(ok.axis)
-        ));
+        return Err(Decline::ParityDoesNotFollow {
+            iv: func.display_iv(ok.axis).to_string(),
+            trip: tk,
+        });
     }
     Ok(ok.axis)
 }
 
 /// The rings the hoisted loads fill, when SBUF holds each with `2 x t` slots, or why not.
-fn double_rings(func: &Function, t: i64, hoisted: &[Hoisted]) -> Result<Vec<Tensor>, String> {
+fn double_rings(func: &Function, t: i64, hoisted: &[Hoisted]) -> Result<Vec<Tensor>, Decline> {
     let mut sbuf_used = budget::sbuf_in_use(func);
     let mut ringed: Vec<Tensor> = Vec::new();
     for &(_, rt, depth) in hoisted {
@@ -556,7 +565,7 @@ fn double_rings(func: &Function, t: i64, hoisted: &[Hoisted]) -> Result<Vec<Tens
         let copy = budget::slot_bytes(&func.tensors[rt], u64::from(depth));
         sbuf_used += copy * (2 * t as u64).saturating_sub(u64::from(depth));
         if !budget::sbuf_fits(sbuf_used) {
-            return Err("SBUF has no room for two executions of the ring".to_string());
+            return Err(Decline::NoRoomForTwoExecutions);
         }
         ringed.push(rt);
     }
@@ -573,17 +582,10 @@ fn first_execution_loop(
     hoisted: &[Stmt],
 ) -> Stmt {
     let lb = func.axes[l].lb;
-    let name = func.fresh_iv_name(&format!("{}.first", func.axes[l].iv_name));
-    let first = func.axes.push(penguin::ir::AxisData {
-        iv_name: name,
-        kind: func.axes[l].kind,
-        lb,
-        ub: func.axes[l].ub,
-        attrs: Default::default(),
-        body: hoisted.to_vec(),
-    });
-    func.axis_spans[first] = func.axis_spans[l];
-    func.axis_display[first] = func.axis_display[l].clone();
+    let name = edit::fresh_iv_name(func, &edit::derived(&func.axes[l].iv_name, "first"));
+    let first = edit::copy_loop_header(func, l, name);
+    func.axes[first].attrs = Default::default();
+    func.axes[first].body = hoisted.to_vec();
     for &s in hoisted {
         let subst: Vec<(Axis, AffineExpr)> = outer
             .iter()
@@ -627,34 +629,28 @@ fn set_slots(func: &mut Function, body: &[Stmt], ringed: &[Tensor], sel: &[Affin
     }
 }
 
-/// Substitutes `subst` (in order) in every start of statement `s`'s instructions and sets the
-/// slot selectors of every blocked operand to `slots` (one per block dimension).
+/// Substitutes `subst` (in order, [`Subst`]) in statement `s` and sets the slot selectors of
+/// every blocked operand to `slots` (one per block dimension).
 fn retarget(func: &mut Function, s: Stmt, subst: &[(Axis, AffineExpr)], slots: &[AffineExpr]) {
-    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
-        return;
-    };
-    for i in insts {
+    Subst::new().axes(subst.iter().cloned()).apply(func, s);
+    set_blocked_slots(func, s, slots);
+}
+
+/// Sets the slot selectors of every blocked operand in statement `s` (and below) to `slots`.
+fn set_blocked_slots(func: &mut Function, s: Stmt, slots: &[AffineExpr]) {
+    for i in edit::subtree_insts(func, s) {
         let d = &mut func.insts[i];
         for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
-            for e in o.access.start.iter_mut() {
-                for (a, by) in subst {
-                    *e = e.substitute(*a, by);
-                }
-            }
             if !o.access.slots.is_empty() {
                 o.access.slots = slots.to_vec();
-            }
-        }
-        for b in &mut d.mask {
-            for (a, by) in subst {
-                b.bound = b.bound.substitute(*a, by);
             }
         }
     }
 }
 
 /// A copy of load statement `s` (one instruction, unplaced) retargeted by `subst` and `slots`,
-/// under `preds`.
+/// under `preds`. It issues ahead of the iteration it loads for: it keeps the statement's spans,
+/// but no annotation and no stage tag (a caller that places it in a stage says so).
 pub(super) fn copy_load(
     func: &mut Function,
     s: Stmt,
@@ -662,21 +658,12 @@ pub(super) fn copy_load(
     slots: &[AffineExpr],
     preds: Vec<Predicate>,
 ) -> Stmt {
-    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
-        unreachable!("a hoisted load is an instruction statement (checked when hoisting)")
-    };
-    let copies: Vec<_> = insts
-        .iter()
-        .map(|&i| {
-            let c = func.insts.push(func.insts[i].clone());
-            func.inst_spans[c] = func.inst_spans[i];
-            c
-        })
-        .collect();
-    let c = func.add_inst_stmt(copies);
-    func.stmt_spans[c] = func.stmt_spans[s];
+    let sub = Subst::new().axes(subst.iter().cloned());
+    let c = edit::copy_stmt(func, s, &sub, "load");
+    func.annots[c] = Default::default();
+    func.stage_tags[c] = None;
     func.stmts[c].preds = preds;
-    retarget(func, c, subst, slots);
+    set_blocked_slots(func, c, slots);
     c
 }
 
@@ -734,10 +721,18 @@ mod tests {
         );
         // A guard on a loop other than the parent ends the chain before it.
         let j = compute_nest(&func, axis(&func, "j"));
-        assert!(
-            j.as_ref()
-                .is_err_and(|why| why.contains("guarded by more than loop `n`")),
-            "{j:?}"
+        let end = NestEnd::GuardedByMore {
+            iv: "j".to_string(),
+            parent: "n".to_string(),
+        };
+        assert_eq!(j, Err(Decline::NotNested(end)));
+        assert_eq!(
+            j.unwrap_err().to_string(),
+            "not nested in another loop (loop `j` is guarded by more than loop `n`)"
+        );
+        assert_eq!(
+            compute_nest(&func, m),
+            Err(Decline::NotNested(NestEnd::ReachesTop))
         );
         // The flat index counts the running iterations from their first.
         let flat = outer_index(&[level(m, 0, 4), level(n, 1, 3)], 4);

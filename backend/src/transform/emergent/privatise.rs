@@ -23,6 +23,7 @@
 
 use super::plan::{collect_uses, common_loops, Use};
 use crate::cost::budget;
+use penguin::edit;
 use penguin::ir::{Memory, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 
@@ -59,13 +60,8 @@ pub fn privatise_tiles(func: &mut Function, log: &mut Vec<String>) {
         }
         let mut names = vec![format!("`{}`", td.name)];
         for (_, group) in &groups[1..] {
-            let name = func.fresh_tensor_name(&format!("{}.{}", td.name, names.len()));
-            names.push(format!("`{name}`"));
-            let copy = func
-                .tensors
-                .push(penguin::ir::TensorData { name, ..td.clone() });
-            func.tensor_spans[copy] = func.tensor_spans[t];
-            func.tensor_display[copy] = func.tensor_display[t].clone();
+            let copy = edit::copy_tensor(func, t, &names.len().to_string());
+            names.push(format!("`{}`", func.tensors[copy].name));
             for u in group {
                 let d = &mut func.insts[u.inst];
                 for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
