@@ -391,12 +391,9 @@ fn a_stored_load_keeps_a_spare_slot() {
             .any(|l| l.contains("the loads of `t` are issued 3 iteration(s) ahead")),
         "{log:#?}"
     );
-    let (a, _) = run_kernel(
-        "tests/good/sched_phases.nk",
-        "phases_stores_first",
-        PipelineMode::Annotated,
-    );
-    assert!(e < a, "emergent {e} against the user's stages {a}");
+    // 22,641 cycles with the ring as deep as its prefetch; the user's stages, with three slots
+    // for `t`, ran 18,211.
+    assert!(e * 100 < 18_211 * 95, "emergent {e}");
     // On `default`, the user's stages keep `t` in stages 0 to 2; the store's transfer reading
     // its slot is a reuse through `sp`'s DMA, not through `sp`'s order, so the ring gets a
     // fourth slot (`codegen::expand`): 18,211 cycles with three.
