@@ -24,7 +24,8 @@
 //! iterations in seven stages, ran 1.17x as long retimed).
 //!
 //! A store may move when: its loop is not peeled and its body holds only instruction
-//! statements; its statement is the store alone; no other statement of the body touches the
+//! statements; it is its statement's last instruction (a statement that computes the value and
+//! stores it is split in two, the store alone in the second); no other statement of the body touches the
 //! HBM tensor it writes (so moving its write past the next iteration's statements changes no
 //! value they see, and it still lands before anything after the loop runs); and its value's
 //! tile takes one more slot along the loop ([`crate::codegen::expand`]'s rule: SBUF local, within the
@@ -171,7 +172,9 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, Tensor, u32)> {
         let (Op::Store, [src]) = (&d.op, d.srcs.as_slice()) else {
             continue;
         };
-        let alone = matches!(&func.stmts[s].kind, StmtKind::Insts(is) if is.len() == 1);
+        // The store is its statement's last instruction (a statement computing the stored
+        // value and storing it is split in two when the store moves, [`split_store`]).
+        let last = matches!(&func.stmts[s].kind, StmtKind::Insts(is) if is.last() == Some(&i));
         let hbm = d.dst.tensor;
         let shared = insts.iter().any(|&(_, j)| {
             j != i && {
@@ -179,7 +182,7 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, Tensor, u32)> {
                 o.dst.tensor == hbm || o.srcs.iter().any(|x| x.tensor == hbm)
             }
         });
-        if !alone || shared || out.iter().any(|&(_, t, _)| t == src.tensor) {
+        if !last || shared || out.iter().any(|&(_, t, _)| t == src.tensor) {
             continue;
         }
         if let Some(n) = ring_slots::expandable(func, src.tensor, l) {
@@ -189,9 +192,38 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, Tensor, u32)> {
     out
 }
 
-/// Moves store statement `s` of loop `l` one iteration later, giving its value's tile `t`
+/// The statement of store statement `s`'s last instruction (the store) alone: `s` itself when it
+/// holds only the store, otherwise a new statement after `s` in `l`'s body, with `s`'s guards,
+/// stage, annotations and span, and `s` keeps the instructions before it (the same program:
+/// the instructions run in the same order under the same guards).
+fn split_store(func: &mut Function, l: Axis, s: Stmt) -> Stmt {
+    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
+        return s;
+    };
+    let [rest @ .., store] = insts.as_slice() else {
+        return s;
+    };
+    if rest.is_empty() {
+        return s;
+    }
+    let c = func.add_inst_stmt(vec![*store]);
+    func.stmts[s].kind = StmtKind::Insts(rest.to_vec());
+    func.stmts[c].preds = func.stmts[s].preds.clone();
+    func.stmt_spans[c] = func.stmt_spans[s];
+    func.annots[c] = func.annots[s];
+    func.stage_tags[c] = func.stage_tags[s];
+    let body = &mut func.axes[l].body;
+    if let Some(pos) = body.iter().position(|&x| x == s) {
+        body.insert(pos + 1, c);
+    }
+    c
+}
+
+/// Moves store statement `s` of loop `l` one iteration later (split from the statement that
+/// computes its value first, [`split_store`]), giving its value's tile `t`
 /// `n + 1` slots; `false` (with `func` in any state) when the ring would not keep every read.
 fn retime(func: &mut Function, l: Axis, s: Stmt, t: Tensor, n: u32) -> bool {
+    let s = split_store(func, l, s);
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let trip = (ub - lb).max(0) as u64;
     let runs = |func: &Function, s: Stmt| running_iterations(func, &func.stmts[s].preds, l);

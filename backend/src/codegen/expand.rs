@@ -64,7 +64,8 @@ pub fn compute_expansion(
         }
         for &(kind, t, cross_engine) in &s.rec_edges {
             // A flow edge is the computation itself, and a reuse within one in-order engine is
-            // that engine's order: more slots help neither.
+            // that engine's order: more slots help neither. A reuse from a transfer counts as
+            // crossing engines (`rec_edges`): the slot stays busy until the DMA lands.
             if kind == DepKind::Flow || !cross_engine {
                 continue;
             }

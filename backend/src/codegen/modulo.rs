@@ -105,7 +105,9 @@ pub struct ModuloSchedule {
     /// The dependence cycle that sets `rec_mii` (empty when there is none).
     pub rec_cycle: String,
     /// That cycle's edges: kind, buffer, and whether its two instructions run on different
-    /// engines (an edge within one in-order engine is that engine's order anyway).
+    /// engines (an edge within one in-order engine is that engine's order anyway), or its source
+    /// is a transfer (which reads or writes the slot until it lands, long after `sp` issued it:
+    /// a store's slot reused by the next load waits for the store's DMA, not for `sp`'s order).
     pub rec_edges: Vec<(DepKind, Tensor, bool)>,
     /// Per body instruction (program order): the instruction, its stage and its start offset `σ`.
     pub insts: Vec<(BirInst, Option<u32>, u64)>,
@@ -545,7 +547,7 @@ fn critical_cycle(
             edges.push((
                 e.kind,
                 e.tensor,
-                bir.insts[ia].engine != bir.insts[ib].engine,
+                bir.insts[ia].engine != bir.insts[ib].engine || bir.insts[ia].engine == Engine::Sp,
             ));
         }
         if k == 0 {

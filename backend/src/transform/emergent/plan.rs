@@ -74,7 +74,8 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<String>) -> RingPlan {
         } else {
             let fit = wanted_depth(func, t, l);
             *plan.dma_bound.entry(l).or_default() |= fit.wanted > u64::from(MAX_DEPTH);
-            transfer_ring(func, t, l, &fit, &mut sbuf_used, log)
+            let stored = loaded_and_stored(func, &us);
+            transfer_ring(func, t, l, &fit, stored, &mut sbuf_used, log)
         };
         let Some(count) = slots else { continue };
         func.tensors[t].block = vec![BlockDim { axis: l, count }];
@@ -210,14 +211,24 @@ fn psum_ring(
     Some(2)
 }
 
+/// Whether tile `t` (its uses `us`) is written by a load and read by a store: the store's
+/// transfer holds the slot for a DMA latency after `sp` issues it, behind its iteration's
+/// compute, so its ring gets one slot more than the prefetch depth needs (issue 32).
+pub(super) fn loaded_and_stored(func: &Function, us: &[Use]) -> bool {
+    let op = |u: &Use| &func.insts[u.inst].op;
+    us.iter().any(|u| u.writes && matches!(op(u), Op::Load))
+        && us.iter().any(|u| u.reads && matches!(op(u), Op::Store))
+}
+
 /// The slots of DMA tile `t`'s ring along `l`: the heuristic's depth `fit` between 2 and
-/// [`MAX_DEPTH`], lowered until SBUF holds it (counted into `sbuf_used`); `None` when not even
+/// [`MAX_DEPTH`] (one more for a tile a store reads, [`loaded_and_stored`]), lowered until SBUF holds it (counted into `sbuf_used`); `None` when not even
 /// two slots fit. Logged either way.
 fn transfer_ring(
     func: &Function,
     t: Tensor,
     l: Axis,
     fit: &DmaFit,
+    stored: bool,
     sbuf_used: &mut u64,
     log: &mut Vec<String>,
 ) -> Option<u32> {
@@ -229,7 +240,7 @@ fn transfer_ring(
         pieces,
         bytes,
     } = fit;
-    let mut depth = wanted.clamp(2, u64::from(MAX_DEPTH)) as u32;
+    let mut depth = wanted.clamp(2, u64::from(MAX_DEPTH)) as u32 + u32::from(stored);
     let copy = budget::slot_bytes(td, 1);
     while depth >= 2 && !budget::sbuf_fits(*sbuf_used + copy * u64::from(depth - 1)) {
         depth -= 1;
@@ -248,7 +259,7 @@ fn transfer_ring(
         func.display_iv(l),
         ad.trip_count(),
         func.display_name(t),
-        depth - 1,
+        depth - 1 - u32::from(stored && depth >= 3),
         bytes / pieces,
     ));
     Some(depth)

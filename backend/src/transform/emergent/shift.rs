@@ -5,7 +5,9 @@
 //! included) to the front of the body, guarded by `iv < ub`; every other statement is guarded by
 //! `iv >= lb + P` and works on iteration `iv - P`; the loop runs `P` more iterations. `P` is the
 //! smallest ring depth of the hoisted loads minus one, so the slot a load fills was last read
-//! `P + 1` iterations earlier. Every hoisted load reads a kernel input, which nothing writes, so
+//! `P + 1` iterations earlier; minus two for a tile of at least 3 slots that a store reads (the
+//! store's transfer holds the slot for a DMA latency after its iteration's compute, so one more
+//! slot keeps the load from waiting for the previous iteration's store, issue 32). Every hoisted load reads a kernel input, which nothing writes, so
 //! issuing it earlier reads the same values.
 //!
 //! Invariants: the function changes only when there is at least one hoisted load, `P >= 1`, and
@@ -15,6 +17,7 @@
 
 use super::plan::hoistable_loads;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::ir::{Op, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 
 /// Issues the loads of loop `l` that fill a ring `P` iterations ahead, in one predicated loop
@@ -25,7 +28,12 @@ pub fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &
     let hoisted: Vec<Stmt> = loads.iter().map(|&(s, _, _)| s).collect();
     let p = loads
         .iter()
-        .map(|&(_, _, depth)| depth - 1)
+        .map(
+            |&(_, t, depth)| match depth >= 3 && stored_in(func, &body, t) {
+                true => depth - 2,
+                false => depth - 1,
+            },
+        )
         .min()
         .unwrap_or(0);
     if hoisted.is_empty() || p == 0 || hoisted.len() == body.len() {
@@ -66,6 +74,19 @@ pub fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &
         names.join(", "),
         ub + p - lb
     ));
+}
+
+/// Whether a store of `body` (at any depth) reads tile `t`: its transfer then holds `t`'s slot
+/// for a DMA latency after `sp` issues it, behind the iteration's compute, so a load issued
+/// `depth - 1` iterations ahead would wait for it in every iteration (issue 32).
+fn stored_in(func: &Function, body: &[Stmt], t: Tensor) -> bool {
+    body.iter().any(|&s| match &func.stmts[s].kind {
+        StmtKind::Insts(insts) => insts.iter().any(|&i| {
+            let d = &func.insts[i];
+            matches!(d.op, Op::Store) && d.srcs.iter().any(|o| o.tensor == t)
+        }),
+        StmtKind::Loop(a) => stored_in(func, &func.axes[*a].body, t),
+    })
 }
 
 /// Replaces `iv(l)` by `by` in every access and guard of `s` and everything nested in it.
