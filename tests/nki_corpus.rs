@@ -1555,6 +1555,29 @@ const PSUM_CASES: &[Case] = &[
         },
         tol: EXACT,
     },
+    Case {
+        file: "psum_back_off.nk",
+        inputs: &[
+            ("x_tensor", &[2048, 128]),
+            ("g_tensor", &[16, 64, 64]),
+            ("h_tensor", &[16, 64, 512]),
+        ],
+        reference: |m| {
+            let mut prod = Mat::zeros(16 * 64, 512);
+            for b in 0..16 {
+                for r in 0..64 {
+                    for c in 0..512 {
+                        let s: f64 = (0..64)
+                            .map(|k| m[1].at(b * 64 + k, r) * m[2].at(b * 64 + k, c))
+                            .sum();
+                        prod.set(b * 64 + r, c, s);
+                    }
+                }
+            }
+            vec![m[0].transpose(), prod]
+        },
+        tol: SUMS,
+    },
 ];
 
 #[test]

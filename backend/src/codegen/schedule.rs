@@ -459,7 +459,10 @@ impl PsumPressure {
             if self.open.insert(t) {
                 self.held += self.banks[&t];
             }
-            let left = self.left.get_mut(&t).expect("every use was counted in `new`");
+            let left = self
+                .left
+                .get_mut(&t)
+                .expect("every use was counted in `new`");
             *left -= 1;
             if *left == 0 {
                 self.open.remove(&t);

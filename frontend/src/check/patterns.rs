@@ -346,6 +346,7 @@ impl Checker<'_> {
             size: [pcount, free.iter().fold(1u64, |a, x| a.saturating_mul(x.0))],
             pattern: Some(Pattern { axes }),
             view: None,
+            dims: None,
         })
     }
 }
@@ -714,5 +715,6 @@ fn tile_of_axes(
         size: [pcount, fcount],
         pattern,
         view: None,
+        dims: None,
     }
 }
