@@ -259,7 +259,7 @@ impl Checker<'_> {
             _ => {
                 return refuse(
                     self,
-                    "its partition index is strided or spans several axes: the partition axis is never strided".to_string(),
+                    "its partition index is strided or spans several axes: the partition axis is never strided; for a window over rows (`x[i_h + i_kh, i_w]`) write one access per window offset (`for kh in nl.static_range(k):` ... `x[i_h + kh, i_w]`)".to_string(),
                 )
             }
         };
