@@ -625,6 +625,29 @@ const CASES: &[Case] = &[
         reference: |m| vec![m[0].rows_map(|r| rms_norm(r, 0.0, Some(&m[1].data)))],
         tol: TRANSCENDENTAL,
     },
+    Case {
+        file: "nd_subview_blocks.nk",
+        inputs: &[
+            ("x", &[256, 64]),
+            ("table", &[1, 256, 64]),
+            ("wide", &[128, 256]),
+        ],
+        reference: |m| {
+            let mut prod = Mat::zeros(512, 64);
+            for r in 0..256 {
+                for c in 0..64 {
+                    prod.set(r, c, m[0].at(r, c) * m[1].at(r, c));
+                    prod.set(256 + r, c, m[0].at(r, c) - m[1].at(r, c));
+                }
+            }
+            let mut sums = Mat::zeros(1, 256);
+            for c in 0..256 {
+                sums.set(0, c, (0..128).map(|r| m[2].at(r, c)).sum());
+            }
+            vec![prod, sums]
+        },
+        tol: SUMS,
+    },
     // ---- end tile_nd ----
 ];
 
@@ -1311,6 +1334,43 @@ const OPS_CASES: &[Case] = &[
         },
         tol: EXACT,
     },
+    Case {
+        file: "ops_mod.nk",
+        inputs: &[("x_in", &[128, 512]), ("y_in", &[128, 512])],
+        reference: |m| {
+            // In float32 as the kernel computes the operands; the remainders of float32 values
+            // are exact in f64.
+            let x = m[0].map(|v| f64::from(v as f32 * 8.0));
+            let div = m[1].map(|v| {
+                let v = v as f32;
+                f64::from((v.abs() * 2.0 + 1.0) * v.signum())
+            });
+            let py_mod = |a: f64, b: f64| {
+                let r = a % b;
+                if r != 0.0 && (r < 0.0) != (b < 0.0) {
+                    r + b
+                } else {
+                    r
+                }
+            };
+            let by = |f: &dyn Fn(f64, f64) -> f64| {
+                let mut out = Mat::zeros(x.rows, x.cols);
+                for r in 0..x.rows {
+                    for c in 0..x.cols {
+                        out.set(r, c, f(x.at(r, c), div.at(r, c)));
+                    }
+                }
+                out
+            };
+            vec![
+                x.map(|a| py_mod(a, 3.0)),
+                x.map(|a| py_mod(a, -2.5)),
+                by(&py_mod),
+                by(&|a, b| a % b),
+            ]
+        },
+        tol: EXACT,
+    },
 ];
 
 /// The kernels of the Vector engine's scan and statistics instructions, the loop reduction and
@@ -1554,6 +1614,29 @@ const PSUM_CASES: &[Case] = &[
             vec![out]
         },
         tol: EXACT,
+    },
+    Case {
+        file: "psum_back_off.nk",
+        inputs: &[
+            ("x_tensor", &[2048, 128]),
+            ("g_tensor", &[16, 64, 64]),
+            ("h_tensor", &[16, 64, 512]),
+        ],
+        reference: |m| {
+            let mut prod = Mat::zeros(16 * 64, 512);
+            for b in 0..16 {
+                for r in 0..64 {
+                    for c in 0..512 {
+                        let s: f64 = (0..64)
+                            .map(|k| m[1].at(b * 64 + k, r) * m[2].at(b * 64 + k, c))
+                            .sum();
+                        prod.set(b * 64 + r, c, s);
+                    }
+                }
+            }
+            vec![m[0].transpose(), prod]
+        },
+        tol: SUMS,
     },
 ];
 

@@ -187,33 +187,13 @@ pub fn compile_observed(
     prune: Pruner<'_>,
     observe: Observer<'_>,
 ) -> Result<Compiled, BackendError> {
-    // Lower, schedule, and give one more slot to a tile whose reuse bounds a pipelined loop
-    // ([`expand`]), until no recurrence runs through such a tile.
-    let mut expanded = func.clone();
-    let mut expansions = Vec::new();
-    let (bir, schedules) = loop {
-        let mut bir = bir::lower_function(&expanded)?;
-        debug_verify_bir(&expanded, &bir, "lowering")?;
-        observe("lower-bir", PassOutput::Bir(&expanded, &bir));
-        schedule::schedule_bodies(&expanded, &mut bir);
-        debug_verify_bir(&expanded, &bir, "the list scheduler")?;
-        observe("schedule", PassOutput::Bir(&expanded, &bir));
-        let plan = queues::compute_queue_plan(&expanded, &bir);
-        let schedules = modulo::schedule_loops(&expanded, &mut bir, &plan);
-        debug_verify_bir(&expanded, &bir, "the modulo scheduler")?;
-        observe("modulo", PassOutput::Bir(&expanded, &bir));
-        if expansions.len() >= MAX_EXPANSIONS {
-            break (bir, schedules);
-        }
-        let note = expand_recurrence(&mut expanded, &bir, &schedules);
-        observe("expand", PassOutput::Penguin(&expanded));
-        match note {
-            Some(note) => expansions.push(note),
-            None => break (bir, schedules),
-        }
+    // Plan with the critical-path schedule; when its PSUM buffers do not fit the banks, plan
+    // again with every body's PSUM budget (`schedule::schedule_bodies_fitting`).
+    let (expanded, bir, schedules, expansions, alloc) = match plan(func, false, observe) {
+        Err(BackendError::PsumOverflow { .. }) => plan(func, true, observe)?,
+        other => other?,
     };
     let func = &expanded;
-    let alloc = alloc::allocate(func, &bir)?;
     observe(
         "alloc",
         PassOutput::Summary(format!(
@@ -320,6 +300,47 @@ pub fn compile_observed(
         schedules,
         expansions,
     })
+}
+
+/// A kernel's plan: the kernel with its ring slots, its scheduled BIR, the modulo schedules, the
+/// expansions' log lines and the allocation.
+type Plan = (
+    Function,
+    bir::Bir,
+    Vec<modulo::ModuloSchedule>,
+    Vec<String>,
+    alloc::Allocation,
+);
+
+/// Lowers, schedules (keeping PSUM within its banks with `fit_psum`), gives one more slot to a
+/// tile whose reuse bounds a pipelined loop ([`expand`]) until no recurrence runs through such a
+/// tile, and allocates.
+fn plan(func: &Function, fit_psum: bool, observe: Observer<'_>) -> Result<Plan, BackendError> {
+    let mut expanded = func.clone();
+    let mut expansions = Vec::new();
+    let (bir, schedules) = loop {
+        let mut bir = bir::lower_function(&expanded)?;
+        debug_verify_bir(&expanded, &bir, "lowering")?;
+        observe("lower-bir", PassOutput::Bir(&expanded, &bir));
+        schedule::schedule_bodies_fitting(&expanded, &mut bir, fit_psum);
+        debug_verify_bir(&expanded, &bir, "the list scheduler")?;
+        observe("schedule", PassOutput::Bir(&expanded, &bir));
+        let plan = queues::compute_queue_plan(&expanded, &bir);
+        let schedules = modulo::schedule_loops(&expanded, &mut bir, &plan);
+        debug_verify_bir(&expanded, &bir, "the modulo scheduler")?;
+        observe("modulo", PassOutput::Bir(&expanded, &bir));
+        if expansions.len() >= MAX_EXPANSIONS {
+            break (bir, schedules);
+        }
+        let note = expand_recurrence(&mut expanded, &bir, &schedules);
+        observe("expand", PassOutput::Penguin(&expanded));
+        match note {
+            Some(note) => expansions.push(note),
+            None => break (bir, schedules),
+        }
+    };
+    let alloc = alloc::allocate(&expanded, &bir)?;
+    Ok((expanded, bir, schedules, expansions, alloc))
 }
 
 /// Gives one more ring slot to the tile whose reuse bounds a pipelined loop, as the modulo

@@ -85,6 +85,14 @@ fn reference_alu(op: AluOp, x: f32, y: f32) -> f32 {
                 x
             }
         }
+        // The f64 remainders of float32 operands are exact (and so is adding the divisor back
+        // to a remainder of the other sign): rounding to f32 changes nothing.
+        AluOp::Fmod => (f64::from(x) % f64::from(y)) as f32,
+        AluOp::Mod => {
+            let (x, y) = (f64::from(x), f64::from(y));
+            let r = x.rem_euclid(y);
+            (if y < 0.0 && r != 0.0 { r + y } else { r }) as f32
+        }
     }
 }
 

@@ -51,7 +51,11 @@ pub fn scratch_kernel(tag: &str, name: &str, text: &str) -> String {
 
 /// A fresh, empty directory for one test (`tag` keeps tests of different files apart).
 pub fn scratch(tag: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nkc-{tag}-{}-{name}", std::process::id()));
+    // A sequence number per call: two tests of one process that run the same case at once (the
+    // corpus test and the lower-bound test) must not wipe each other's inputs.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("nkc-{tag}-{}-{n}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("the temporary directory is writable");
     dir

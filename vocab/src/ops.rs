@@ -35,10 +35,16 @@ pub enum AluOp {
     PassIf,
     /// `a` where `b` is false (zero), `-0.0` elsewhere.
     PassUnless,
+    /// `nl.mod`: Python's `a % b`, the remainder of the floor division, with the sign of `b`
+    /// (numpy's `mod`); NaN when `b` is zero.
+    Mod,
+    /// `nl.fmod`: C's `fmod`, the remainder of the division truncated toward zero, with the sign
+    /// of `a`; exact in float32; NaN when `b` is zero.
+    Fmod,
 }
 
 impl AluOp {
-    pub const ALL: [AluOp; 21] = [
+    pub const ALL: [AluOp; 23] = [
         AluOp::Add,
         AluOp::Subtract,
         AluOp::Multiply,
@@ -60,6 +66,8 @@ impl AluOp {
         AluOp::BitwiseXor,
         AluOp::PassIf,
         AluOp::PassUnless,
+        AluOp::Mod,
+        AluOp::Fmod,
     ];
 
     pub fn name(self) -> &'static str {
@@ -85,6 +93,8 @@ impl AluOp {
             AluOp::BitwiseXor => "bitwise_xor",
             AluOp::PassIf => "pass_if",
             AluOp::PassUnless => "pass_unless",
+            AluOp::Mod => "mod",
+            AluOp::Fmod => "fmod",
         }
     }
 
@@ -134,6 +144,15 @@ impl AluOp {
                     -0.0
                 }
             }
+            AluOp::Mod => {
+                let r = a % b;
+                if r != 0.0 && (r < 0.0) != (b < 0.0) {
+                    r + b
+                } else {
+                    r
+                }
+            }
+            AluOp::Fmod => a % b,
         }
     }
 }
@@ -666,6 +685,19 @@ mod tests {
                 assert_eq!(sel0.to_bits(), (-0.0f32).to_bits());
             }
         }
+        // mod takes the divisor's sign (Python's %), fmod the dividend's (C's fmod).
+        for (a, b, m, f) in [
+            (7.0f32, 3.0f32, 1.0f32, 1.0f32),
+            (-7.0, 3.0, 2.0, -1.0),
+            (7.0, -3.0, -2.0, 1.0),
+            (-7.0, -3.0, -1.0, -1.0),
+            (5.5, 2.0, 1.5, 1.5),
+            (6.0, 3.0, 0.0, 0.0),
+        ] {
+            assert_eq!(AluOp::Mod.apply(a, b), m, "mod({a}, {b})");
+            assert_eq!(AluOp::Fmod.apply(a, b), f, "fmod({a}, {b})");
+        }
+        assert!(AluOp::Mod.apply(1.0, 0.0).is_nan() && AluOp::Fmod.apply(1.0, 0.0).is_nan());
         for (a, b) in [(2.0f32, 10.0f32), (0.5, -3.0), (1.7, 0.3), (9.0, 0.5)] {
             let want = f64::from(a).powf(f64::from(b));
             let got = f64::from(AluOp::Power.apply(a, b));

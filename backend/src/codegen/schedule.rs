@@ -29,6 +29,16 @@
 //! iteration. Otherwise the body keeps the critical-path order on the edges by buffer.
 //!
 //! The engine streams stay in-order: the schedule decides the order each engine sees.
+//!
+//! **Backing off to a plan that fits PSUM** ([`schedule_bodies_fitting`]): the critical path may
+//! start many Tensor-engine results before copying any of them out (sixteen transposes, then
+//! sixteen copies), more PSUM banks at once than the machine has. When the allocator finds
+//! that, the backend schedules again with a PSUM budget per body: a PSUM buffer *local* to a
+//! body (every access of it a direct instruction of that body) holds its banks from its first
+//! to its last access there; the budget is the PSUM's banks less every other PSUM buffer's. The
+//! ready node that would open a local buffer past the budget waits while another ready node
+//! fits (a copy that frees a bank goes first); when none fits, the best goes anyway. Kernels
+//! that fit are never rescheduled, so their code does not change.
 
 use crate::codegen::bir::{estimate, BNode, Bir, BirLoop};
 use penguin::affine::AffineExpr;
@@ -37,27 +47,101 @@ use penguin::{Function, Tensor};
 use petgraph::graph::{DiGraph, NodeIndex};
 use runtime_sim::isa::Engine;
 use runtime_sim::machine;
-use std::collections::BTreeSet;
+use runtime_sim::machine::{PSUM_BANKS, PSUM_BANK_BYTES};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Reorders every body of `bir`; returns how many bodies changed order.
 pub fn schedule_bodies(func: &Function, bir: &mut Bir) -> usize {
+    schedule_bodies_fitting(func, bir, false)
+}
+
+/// [`schedule_bodies`]; with `fit_psum`, every body keeps its local PSUM buffers within the
+/// PSUM's banks where the dependences allow (the module's "backing off").
+pub fn schedule_bodies_fitting(func: &Function, bir: &mut Bir, fit_psum: bool) -> usize {
+    let budgets = fit_psum.then(|| compute_psum_budgets(func, bir));
+    let budget = |owner: Option<BirLoop>| budgets.as_ref().map(|b| b.for_body(owner));
     let mut changed = 0;
     for l in bir.loops.keys() {
         let body = bir.loops[l].body.clone();
         let staged = staged_body(func, bir, l);
-        let new = schedule(bir, &body, staged.as_ref());
+        let new = schedule(bir, &body, staged.as_ref(), budget(Some(l)).as_ref());
         if new != body {
             changed += 1;
         }
         bir.loops[l].body = new;
     }
     let body = bir.body.clone();
-    let new = schedule(bir, &body, None);
+    let new = schedule(bir, &body, None, budget(None).as_ref());
     if new != body {
         changed += 1;
     }
     bir.body = new;
     changed
+}
+
+/// The PSUM buffers of a kernel by the body that owns them.
+struct PsumBudgets {
+    /// Per PSUM buffer accessed only by direct instructions of one body (`None`: the top
+    /// level): that body and the buffer's banks (all slots).
+    local: BTreeMap<Tensor, (Option<BirLoop>, u64)>,
+    /// The banks of every PSUM buffer of the kernel.
+    total: u64,
+}
+
+/// One body's PSUM budget: its local buffers' banks and the banks they may hold at once.
+struct PsumBudget {
+    banks: BTreeMap<Tensor, u64>,
+    limit: u64,
+}
+
+impl PsumBudgets {
+    fn for_body(&self, owner: Option<BirLoop>) -> PsumBudget {
+        let banks: BTreeMap<Tensor, u64> = (self.local.iter())
+            .filter(|(_, &(o, _))| o == owner)
+            .map(|(&t, &(_, b))| (t, b))
+            .collect();
+        let mine: u64 = banks.values().sum();
+        PsumBudget {
+            banks,
+            limit: PSUM_BANKS.saturating_sub(self.total.saturating_sub(mine)),
+        }
+    }
+}
+
+/// Which PSUM buffers are local to one body, and every PSUM buffer's banks.
+fn compute_psum_budgets(func: &Function, bir: &Bir) -> PsumBudgets {
+    let banks = |t: Tensor| {
+        let d = &func.tensors[t];
+        let row = d.shape.get(1).copied().unwrap_or(1);
+        let per_slot = row
+            .saturating_mul(d.dtype.size_bytes())
+            .div_ceil(PSUM_BANK_BYTES)
+            .max(1);
+        per_slot.saturating_mul(d.slots())
+    };
+    // Per PSUM buffer: the bodies whose direct instructions access it.
+    let mut owners: BTreeMap<Tensor, BTreeSet<Option<BirLoop>>> = BTreeMap::new();
+    let mut visit = |owner: Option<BirLoop>, body: &[BNode]| {
+        for &n in body {
+            if let BNode::Inst(_) = n {
+                for (t, _, _) in operands(bir, n) {
+                    if func.tensors[t].memory == penguin::ir::Memory::Psum {
+                        owners.entry(t).or_default().insert(owner);
+                    }
+                }
+            }
+        }
+    };
+    visit(None, &bir.body);
+    for (l, lp) in bir.loops.iter() {
+        visit(Some(l), &lp.body);
+    }
+    let total = owners.keys().map(|&t| banks(t)).sum();
+    let local = (owners.iter())
+        .filter(|(_, o)| o.len() == 1)
+        .filter_map(|(&t, o)| o.first().map(|&owner| (t, (owner, banks(t)))))
+        .collect();
+    PsumBudgets { local, total }
 }
 
 /// What scheduling a staged body needs: the Function (for ring depths) and each node's kind.
@@ -190,7 +274,12 @@ fn latency(bir: &Bir, n: BNode) -> u64 {
 /// exception).
 const PAIRWISE_LIMIT: usize = 1024;
 
-fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
+fn schedule(
+    bir: &Bir,
+    body: &[BNode],
+    staged: Option<&Staged>,
+    psum: Option<&PsumBudget>,
+) -> Vec<BNode> {
     let n = body.len();
     if n < 2 {
         return body.to_vec();
@@ -280,12 +369,32 @@ fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
     let mut ready: std::collections::BinaryHeap<_> =
         (0..n).filter(|&i| preds[i] == 0).map(key).collect();
     let mut out = Vec::with_capacity(n);
+    let mut pressure = psum.map(|b| PsumPressure::new(b, &ops));
     while out.len() < n {
         // Some node is always ready: the graph's edges go forward in program order, so it has
         // no cycle.
-        let Some((_, _, std::cmp::Reverse(pick))) = ready.pop() else {
+        let Some(mut top) = ready.pop() else {
             return body.to_vec();
         };
+        if let Some(p) = &pressure {
+            // The best ready node that fits the PSUM budget, else the best.
+            let mut passed = Vec::new();
+            while !p.fits(top.2 .0) {
+                passed.push(top);
+                match ready.pop() {
+                    Some(next) => top = next,
+                    None => {
+                        top = passed.remove(0);
+                        break;
+                    }
+                }
+            }
+            ready.extend(passed.into_iter().filter(|x| x.2 != top.2));
+        }
+        let pick = top.2 .0;
+        if let Some(p) = &mut pressure {
+            p.take(pick);
+        }
         out.push(body[pick]);
         for s in g.neighbors(idx[pick]) {
             preds[g[s]] -= 1;
@@ -295,6 +404,72 @@ fn schedule(bir: &Bir, body: &[BNode], staged: Option<&Staged>) -> Vec<BNode> {
         }
     }
     out
+}
+
+/// The PSUM banks a body's local buffers hold as its schedule grows.
+struct PsumPressure {
+    /// Per node: the local PSUM buffers it accesses (once each).
+    uses: Vec<Vec<Tensor>>,
+    banks: BTreeMap<Tensor, u64>,
+    limit: u64,
+    /// Per local buffer: how many of the body's unscheduled nodes still access it.
+    left: BTreeMap<Tensor, usize>,
+    /// The local buffers accessed so far and not finished, and their banks.
+    open: BTreeSet<Tensor>,
+    held: u64,
+}
+
+impl PsumPressure {
+    fn new(budget: &PsumBudget, ops: &[Vec<(Tensor, &Access, bool)>]) -> Self {
+        let uses: Vec<Vec<Tensor>> = (ops.iter())
+            .map(|o| {
+                let set: BTreeSet<Tensor> = (o.iter())
+                    .map(|x| x.0)
+                    .filter(|t| budget.banks.contains_key(t))
+                    .collect();
+                set.into_iter().collect()
+            })
+            .collect();
+        let mut left = BTreeMap::new();
+        for &t in uses.iter().flatten() {
+            *left.entry(t).or_insert(0) += 1;
+        }
+        PsumPressure {
+            uses,
+            banks: budget.banks.clone(),
+            limit: budget.limit,
+            left,
+            open: BTreeSet::new(),
+            held: 0,
+        }
+    }
+
+    /// Whether node `i` opens no local buffer past the budget.
+    fn fits(&self, i: usize) -> bool {
+        let new: u64 = (self.uses[i].iter())
+            .filter(|t| !self.open.contains(t))
+            .map(|t| self.banks[t])
+            .sum();
+        new == 0 || self.held.saturating_add(new) <= self.limit
+    }
+
+    /// Schedules node `i`: opens the buffers it starts, frees those it finishes.
+    fn take(&mut self, i: usize) {
+        for &t in &self.uses[i] {
+            if self.open.insert(t) {
+                self.held += self.banks[&t];
+            }
+            let left = self
+                .left
+                .get_mut(&t)
+                .expect("every use was counted in `new`");
+            *left -= 1;
+            if *left == 0 {
+                self.open.remove(&t);
+                self.held -= self.banks[&t];
+            }
+        }
+    }
 }
 
 /// The edges of an unstaged body by buffer, without the pairs that others imply: to each node

@@ -219,7 +219,7 @@ impl Checker<'_> {
     }
 
     /// A new float32 SBUF tensor, whole.
-    fn sbuf_tile(&mut self, name: String, shape: [u64; 2], span: Span) -> TileVal {
+    pub(super) fn sbuf_tile(&mut self, name: String, shape: [u64; 2], span: Span) -> TileVal {
         let t = self.new_tensor(super::CTensor {
             name,
             memory: Memory::Sbuf,

@@ -414,11 +414,43 @@ impl Checker<'_> {
             let shape = x.size;
             self.emit(cx, Op::Copy, vec![x], Res::sbuf(shape), Dest::Temp, span)?
         };
-        let t = self.transpose_of(x, span, cx, Dest::Temp)?;
-        let r = self.row_reduce(op, &t, span, cx)?;
-        let back = self.transpose_of(r, span, cx, Dest::Temp)?;
-        let shape = back.size;
-        self.emit(cx, Op::Copy, vec![back], Res::sbuf(shape), dest, span)
+        let cols = x.size[1];
+        if cols <= PMAX {
+            let t = self.transpose_of(x, span, cx, Dest::Temp)?;
+            let r = self.row_reduce(op, &t, span, cx)?;
+            let back = self.transpose_of(r, span, cx, Dest::Temp)?;
+            let shape = back.size;
+            return self.emit(cx, Op::Copy, vec![back], Res::sbuf(shape), dest, span);
+        }
+        // More columns than the PE array transposes at once: each block of at most 128 columns
+        // is reduced on its own into its columns of a `[1, F]` result.
+        let sum = self.sbuf_tile("_partition_reduce".to_string(), [1, cols], span.clone());
+        let mut c0 = 0;
+        while c0 < cols {
+            let w = (cols - c0).min(PMAX);
+            let mut block = x.clone();
+            let Some(start) =
+                super::consts::lin(&x.start[1], 1, &AffineExpr::constant(c0 as i64), 1)
+            else {
+                self.error(super::error::CheckError::SliceOverflow { at: span.clone() });
+                return None;
+            };
+            block.start[1] = start;
+            block.size[1] = w;
+            let t = self.transpose_of(block, span, cx, Dest::Temp)?;
+            let r = self.row_reduce(op, &t, span, cx)?;
+            let back = self.transpose_of(r, span, cx, Dest::Temp)?;
+            let mut target = sum.clone();
+            target.start[1] = AffineExpr::constant(c0 as i64);
+            target.size[1] = w;
+            let into = Dest::Into {
+                target,
+                accumulate: false,
+            };
+            self.emit(cx, Op::Copy, vec![back], Res::sbuf([1, w]), into, span)?;
+            c0 += w;
+        }
+        self.emit(cx, Op::Copy, vec![sum], Res::sbuf([1, cols]), dest, span)
     }
 
     /// `nisa.activation_reduce(op, data, reduce_op, reduce_res, bias, scale)`: the activation,

@@ -1346,7 +1346,12 @@ impl From<CheckError> for Diagnostic {
             LoopDependent { shown, .. } => {
                 d.with_label(format!("this is `{shown}`, which changes with the loop"))
             }
-            TileNotInt { .. } => d.with_label("a tile, not an integer"),
+            TileNotInt { .. } => d.with_label("a tile, not an integer").with_note(
+                "indices and sizes are compile-time integers or affine in loop variables; a tile's \
+                 values as the index of a load or store (an indirect DMA, a gather) are not \
+                 modelled: compute the index from `nl.arange`/loop variables, or load the rows \
+                 with a static loop over them",
+            ),
             ScalarNotInt { .. } => d
                 .with_label("a float or a boolean, not an integer")
                 .with_help("convert it with `int(...)` or `math.ceil(...)`"),
@@ -1411,7 +1416,13 @@ impl From<CheckError> for Diagnostic {
                     "index the first dimension with `nl.arange(n)[:, None]`"
                 } else {
                     "index the second dimension with `nl.arange(n)[None, :]`"
-                }),
+                })
+                .with_note(
+                    "swapping the vectors (`x[i_f, i_p]`) would transpose in the DMA, which nkc's \
+                     loads and stores do not do: transpose on chip (`nisa.nc_transpose(t)` or \
+                     `nl.transpose(t)`, at most 128x128 per call) and store it with `x[i_p, i_f]`, \
+                     or load with `nl.load_transpose2d`",
+                ),
             AccessPattern { why, help, .. } => d.with_label(why).with_help(help.to_string()),
             UnsupportedVector { why, .. } => d.with_label(why).with_help(
                 "write `offset + nl.arange(n)[:, None]` (or `[None, :]`), or a slice `lo:hi`",

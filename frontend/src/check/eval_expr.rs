@@ -1468,7 +1468,10 @@ impl Checker<'_> {
         if self.stopped {
             return None;
         }
-        // A shape written with `nl.par_dim(n)` keeps the mark, which `tile_nd` reads.
+        // A shape written with `nl.par_dim(n)` keeps the mark, which `tile_nd` reads: as a
+        // tuple, a list, or a concatenation of displays (`[2] + [nl.par_dim(p), f]`).
+        let displayed = par_dim_display(e);
+        let e = displayed.as_ref().unwrap_or(e);
         if let ExprKind::Tuple(items) = &e.kind {
             if items
                 .iter()
@@ -1873,4 +1876,32 @@ fn percent_format(fmt: &str, args: &[Value]) -> String {
         }
     }
     out
+}
+
+/// A shape display that marks `nl.par_dim` as a list or a concatenation of tuple and list
+/// displays, as the one tuple of its items; `None` for anything else.
+fn par_dim_display(e: &Expr) -> Option<Expr> {
+    fn items<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) -> bool {
+        match &e.kind {
+            ExprKind::Tuple(xs) | ExprKind::List(xs) => {
+                out.extend(xs);
+                true
+            }
+            ExprKind::Binary {
+                op: crate::ast::BinOp::Add,
+                lhs,
+                rhs,
+            } => items(lhs, out) && items(rhs, out),
+            _ => false,
+        }
+    }
+    if matches!(e.kind, ExprKind::Tuple(_)) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let marked = items(e, &mut out) && out.iter().any(|i| super::tile_nd::par_dim_arg(i).is_some());
+    marked.then(|| Expr {
+        kind: ExprKind::Tuple(out.into_iter().cloned().collect()),
+        span: e.span.clone(),
+    })
 }

@@ -184,6 +184,10 @@ pub(crate) struct TileVal {
     pub view: Option<[u64; 2]>,
     /// The access pattern's value axes (partition axis first), when the tile is not a box.
     pub pattern: Option<penguin::Pattern>,
+    /// For a subscript of an N-D HBM tensor: the dimensions it keeps (numpy's shape of the
+    /// slice), which a further subscript indexes, whether or not the slice covers the whole
+    /// stored array (`cos[b]` of a `[1, S, D]` tensor is `[S, D]`, not `[1, S, D]`).
+    pub dims: Option<Vec<u64>>,
 }
 
 impl TileVal {
@@ -194,6 +198,7 @@ impl TileVal {
             size: shape,
             view: None,
             pattern: None,
+            dims: None,
         }
     }
 

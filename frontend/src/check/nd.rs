@@ -34,8 +34,12 @@ pub(crate) fn flatten(dims: &[u64]) -> Option<[u64; 2]> {
 
 impl Checker<'_> {
     /// The logical shape of a tile, when it is a whole tensor declared with other than 2
-    /// dimensions.
-    pub(crate) fn logical_dims(&self, t: &TileVal) -> Option<&Vec<u64>> {
+    /// dimensions, or a subscript of one that keeps more than 2.
+    pub(crate) fn logical_dims<'a>(&'a self, t: &'a TileVal) -> Option<&'a Vec<u64>> {
+        if let Some(kept) = &t.dims {
+            // A subscript's own dimensions; two or fewer index as a 2-D tile.
+            return (kept.len() > 2).then_some(kept);
+        }
         let dims = self.logical.get(&t.tensor)?;
         t.is_whole(self.tensor(t.tensor).shape).then_some(dims)
     }
@@ -102,12 +106,14 @@ impl Checker<'_> {
             }
             _ => None,
         };
+        let kept_dims = (0..=last).filter(|&d| kept(d)).map(|d| sel[d].1).collect();
         Some(TileVal {
             tensor: base.tensor,
             start: [row_start, col_start],
             size: [rows, cols.1],
             view,
             pattern: None,
+            dims: Some(kept_dims),
         })
     }
 

@@ -259,7 +259,7 @@ impl Checker<'_> {
             _ => {
                 return refuse(
                     self,
-                    "its partition index is strided or spans several axes: the partition axis is never strided".to_string(),
+                    "its partition index is strided or spans several axes: the partition axis is never strided; for a window over rows (`x[i_h + i_kh, i_w]`) write one access per window offset (`for kh in nl.static_range(k):` ... `x[i_h + kh, i_w]`)".to_string(),
                 )
             }
         };
@@ -346,6 +346,7 @@ impl Checker<'_> {
             size: [pcount, free.iter().fold(1u64, |a, x| a.saturating_mul(x.0))],
             pattern: Some(Pattern { axes }),
             view: None,
+            dims: None,
         })
     }
 }
@@ -714,5 +715,6 @@ fn tile_of_axes(
         size: [pcount, fcount],
         pattern,
         view: None,
+        dims: None,
     }
 }

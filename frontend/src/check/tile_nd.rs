@@ -335,6 +335,7 @@ impl Checker<'_> {
             size: [sel[par].1, size],
             view: None,
             pattern: None,
+            dims: None,
         })
     }
 }
