@@ -161,6 +161,7 @@ fn plan_body(
         let steady = Together::Counted {
             classes: classes.clone(),
             steady: true,
+            kinds: Kinds::new(classes, transfers.len()),
         };
         let other = plan_view(&transfers, &steady, compute, *rotation);
         let before = estimate_time(&transfers, classes, &splits, compute);
@@ -358,7 +359,50 @@ enum Together {
     Counted {
         classes: Vec<(Vec<bool>, u64)>,
         steady: bool,
+        /// The transfers by the classes they run in ([`Kinds`]).
+        kinds: Kinds,
     },
+}
+
+/// The transfers grouped by the set of classes of iterations they run in (their *kind*): a view
+/// depends on the transfer that sees it only through its kind, so it is computed once per kind,
+/// and `both` between two transfers (the iterations that run both) is a table of kinds.
+#[derive(Clone)]
+struct Kinds {
+    /// Per transfer, its kind.
+    of: Vec<usize>,
+    /// Per pair of kinds, the iterations that run a transfer of each.
+    both: Vec<Vec<u64>>,
+}
+
+impl Kinds {
+    /// The kinds of `n` transfers that run in `classes`.
+    fn new(classes: &[(Vec<bool>, u64)], n: usize) -> Kinds {
+        let mut ids: std::collections::HashMap<Vec<bool>, usize> = Default::default();
+        let mut reps: Vec<usize> = Vec::new();
+        let of = (0..n)
+            .map(|t| {
+                let key: Vec<bool> = classes.iter().map(|(h, _)| h[t]).collect();
+                *ids.entry(key).or_insert_with(|| {
+                    reps.push(t);
+                    reps.len() - 1
+                })
+            })
+            .collect();
+        let both = (reps.iter())
+            .map(|&t| {
+                (reps.iter())
+                    .map(|&u| {
+                        (classes.iter())
+                            .filter(|(h, _)| h[t] && h[u])
+                            .map(|&(_, c)| c)
+                            .sum()
+                    })
+                    .collect()
+            })
+            .collect();
+        Kinds { of, both }
+    }
 }
 
 impl Together {
@@ -370,32 +414,40 @@ impl Together {
             Together::Counted {
                 classes,
                 steady: true,
+                ..
             } => (classes.iter())
                 .filter(|(h, _)| k.is_none_or(|k| h[k]))
                 .map(|(h, _)| items.iter().filter(|&&(u, _)| h[u]).map(|&(_, c)| c).sum())
                 .max()
                 .unwrap_or(0),
             Together::Counted {
-                classes,
                 steady: false,
+                kinds,
+                ..
             } => {
-                let both = |t: usize, u: usize| -> u64 {
-                    (classes.iter())
-                        .filter(|(h, _)| h[t] && h[u])
-                        .map(|&(_, n)| n)
-                        .sum()
-                };
-                let seen = |t: usize| -> u64 {
-                    let own = both(t, t).max(1);
+                // As transfer `t` of kind `kt` sees them: each piece for the share of `t`'s
+                // iterations that also run its transfer.
+                let seen = |kt: usize| -> u64 {
+                    let both = &kinds.both[kt];
+                    let own = both[kt].max(1);
                     (items.iter())
-                        .map(|&(u, c)| (c * both(t, u)).div_ceil(own))
+                        .map(|&(u, c)| (c * both[kinds.of[u]]).div_ceil(own))
                         .sum()
                 };
                 match k {
-                    Some(k) => seen(k),
-                    None => (0..ts.len()).map(seen).max().unwrap_or(0),
+                    Some(k) => seen(kinds.of[k]),
+                    // (Every kind is some transfer's.)
+                    None => (0..kinds.both.len()).map(seen).max().unwrap_or(0),
                 }
             }
+        }
+    }
+
+    /// The kind of transfer `k` ([`Kinds`]): two transfers of one kind see every view alike.
+    fn kind(&self, k: usize) -> usize {
+        match self {
+            Together::Always => 0,
+            Together::Counted { kinds, .. } => kinds.of[k],
         }
     }
 
@@ -424,10 +476,12 @@ fn compute_together(func: &Function, guards: &[&[penguin::affine::Predicate]]) -
     if (0..n).any(|k| runs(k).saturating_mul(RARE) < total) {
         return Together::Always;
     }
+    let classes: Vec<(Vec<bool>, u64)> = (classes.into_iter())
+        .filter(|(h, _)| h.contains(&true))
+        .collect();
     Together::Counted {
-        classes: (classes.into_iter())
-            .filter(|(h, _)| h.contains(&true))
-            .collect(),
+        kinds: Kinds::new(&classes, n),
+        classes,
         steady: false,
     }
 }
@@ -503,8 +557,18 @@ impl<'a> Queues<'a> {
     fn fits(&self, k: usize, q: usize, cycles: u64, target: u64) -> bool {
         let mut items = self.pieces[q].clone();
         items.push((k, cycles));
+        // (Once per kind: transfers of one kind see the queue alike.)
+        let mut kinds: Vec<usize> = Vec::new();
         std::iter::once(k)
             .chain(self.pieces[q].iter().map(|&(u, _)| u))
+            .filter(|&x| {
+                let kind = self.together.kind(x);
+                let new = !kinds.contains(&kind);
+                if new {
+                    kinds.push(kind);
+                }
+                new
+            })
             .all(|x| self.together.view(self.ts, Some(x), &items) <= target)
     }
 
