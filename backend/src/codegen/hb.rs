@@ -12,7 +12,10 @@
 //! **The program.** `assemble` drops a wait whose value is never positive, and one that a wait
 //! kept earlier in the same iteration of the same body of the same engine implies, and signals
 //! only the semaphores a kept wait reads; `Checker::keep` applies the same rules (memoising
-//! [`crate::codegen::sync::implies`]), and debug builds check the result against `assemble`'s streams.
+//! [`crate::codegen::sync::implies`]; when waits are removed it redoes their stretch from the
+//! first changed node only until the waits kept so far are the last pass's again, so a long
+//! straight-line stretch costs what changes), and debug builds check the result against
+//! `assemble`'s streams.
 //!
 //! **The relation** is the one the race detector (`runtime_sim::sim::race`, `exec`) computes
 //! with vector clocks over the threads `pe act dve pool sp` and the 16 DMA queues:

@@ -158,11 +158,7 @@ fn plan_body(
     // The steady view's plan, kept when its iterations take less time, class by class (by at
     // least [`STEADY_GAIN_PERCENT`]: the estimate ignores latencies).
     if let Together::Counted { classes, .. } = &together {
-        let steady = Together::Counted {
-            classes: classes.clone(),
-            steady: true,
-            kinds: Kinds::new(classes, transfers.len()),
-        };
+        let steady = Together::counted(classes.clone(), true);
         let other = plan_view(&transfers, &steady, compute, *rotation);
         let before = estimate_time(&transfers, classes, &splits, compute);
         let after = estimate_time(&transfers, classes, &other, compute);
@@ -376,8 +372,9 @@ struct Kinds {
 }
 
 impl Kinds {
-    /// The kinds of `n` transfers that run in `classes`.
-    fn new(classes: &[(Vec<bool>, u64)], n: usize) -> Kinds {
+    /// The kinds of the transfers that run in `classes`.
+    fn new(classes: &[(Vec<bool>, u64)]) -> Kinds {
+        let n = classes.first().map_or(0, |(h, _)| h.len());
         let mut ids: std::collections::HashMap<Vec<bool>, usize> = Default::default();
         let mut reps: Vec<usize> = Vec::new();
         let of = (0..n)
@@ -435,7 +432,8 @@ impl Together {
                         .sum()
                 };
                 match k {
-                    Some(k) => seen(kinds.of[k]),
+                    // (No class at all: nothing runs together.)
+                    Some(k) => kinds.of.get(k).map_or(0, |&kt| seen(kt)),
                     // (Every kind is some transfer's.)
                     None => (0..kinds.both.len()).map(seen).max().unwrap_or(0),
                 }
@@ -443,11 +441,20 @@ impl Together {
         }
     }
 
+    /// The counted view of `classes` (each with its transfers' flags and its iterations).
+    fn counted(classes: Vec<(Vec<bool>, u64)>, steady: bool) -> Together {
+        Together::Counted {
+            kinds: Kinds::new(&classes),
+            classes,
+            steady,
+        }
+    }
+
     /// The kind of transfer `k` ([`Kinds`]): two transfers of one kind see every view alike.
     fn kind(&self, k: usize) -> usize {
         match self {
             Together::Always => 0,
-            Together::Counted { kinds, .. } => kinds.of[k],
+            Together::Counted { kinds, .. } => kinds.of.get(k).copied().unwrap_or(0),
         }
     }
 
@@ -479,11 +486,7 @@ fn compute_together(func: &Function, guards: &[&[penguin::affine::Predicate]]) -
     let classes: Vec<(Vec<bool>, u64)> = (classes.into_iter())
         .filter(|(h, _)| h.contains(&true))
         .collect();
-    Together::Counted {
-        kinds: Kinds::new(&classes, n),
-        classes,
-        steady: false,
-    }
+    Together::counted(classes, false)
 }
 
 /// The time a plan takes over the iterations of `classes`: in each class, the longest of
@@ -807,14 +810,7 @@ mod tests {
             q.dedup();
             q.len()
         };
-        let (_, counted) = pack_search(
-            &ts,
-            &Together::Counted {
-                classes,
-                steady: false,
-            },
-            0,
-        );
+        let (_, counted) = pack_search(&ts, &Together::counted(classes, false), 0);
         // The loads take every queue between them, and so do the stores.
         assert_eq!(queues(&counted, 0..4), DMA_QUEUES, "{counted:?}");
         assert_eq!(queues(&counted, 4..8), DMA_QUEUES, "{counted:?}");
@@ -845,10 +841,7 @@ mod tests {
 
     /// The plan [`plan_body`] keeps, between the two views, for a body without compute.
     fn chosen(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Vec<SplitData> {
-        let view = |steady| Together::Counted {
-            classes: classes.to_vec(),
-            steady,
-        };
+        let view = |steady| Together::counted(classes.to_vec(), steady);
         let average = plan_view(ts, &view(false), 0, 0);
         let steady = plan_view(ts, &view(true), 0, 0);
         let (a, s) = (
@@ -867,10 +860,7 @@ mod tests {
         // Both transfers run in the steady state: the queues take 2 x 13,797 / 16 = 1,725
         // cycles there, and 16 pieces each would cost `sp` 2,048 cycles of issue slots.
         let (ts, classes) = load_then_store(3, 5);
-        let steady = Together::Counted {
-            classes,
-            steady: true,
-        };
+        let steady = Together::counted(classes, true);
         let (target, splits) = pack_search(&ts, &steady, 0);
         let (busiest, issued) = cost(&ts, &splits);
         let queues = 2 * machine::dma_queue_cycles(262144) / DMA_QUEUES as u64;
@@ -929,10 +919,7 @@ mod tests {
             (vec![true, true, true], 5),
             (vec![false, true, true], 3),
         ];
-        let view = |steady| Together::Counted {
-            classes: classes.clone(),
-            steady,
-        };
+        let view = |steady| Together::counted(classes.clone(), steady);
         let views = [
             plan_view(&ts, &view(false), 0, 0),
             plan_view(&ts, &view(true), 0, 0),
