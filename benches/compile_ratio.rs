@@ -31,7 +31,7 @@ const MODES: [PipelineMode; 5] = [
 type Samples = BTreeMap<String, BTreeMap<&'static str, Vec<Duration>>>;
 
 thread_local! {
-    static SAMPLES: RefCell<Samples> = RefCell::new(BTreeMap::new());
+    static SAMPLES: RefCell<Samples> = const { RefCell::new(BTreeMap::new()) };
 }
 
 fn check(src: &Source) {
