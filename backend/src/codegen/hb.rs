@@ -12,7 +12,10 @@
 //! **The program.** `assemble` drops a wait whose value is never positive, and one that a wait
 //! kept earlier in the same iteration of the same body of the same engine implies, and signals
 //! only the semaphores a kept wait reads; `Checker::keep` applies the same rules (memoising
-//! [`crate::codegen::sync::implies`]), and debug builds check the result against `assemble`'s streams.
+//! [`crate::codegen::sync::implies`]; when waits are removed it redoes their stretch from the
+//! first changed node only until the waits kept so far are the last pass's again, so a long
+//! straight-line stretch costs what changes), and debug builds check the result against
+//! `assemble`'s streams.
 //!
 //! **The relation** is the one the race detector (`runtime_sim::sim::race`, `exec`) computes
 //! with vector clocks over the threads `pe act dve pool sp` and the 16 DMA queues:
@@ -398,10 +401,21 @@ struct Checker<'a, L: Lane> {
     /// The semaphores whose readers changed since the last walk that found no race (with
     /// repeats): only they can be signalled differently from it.
     dirty: Vec<usize>,
-    /// Scratch for [`Checker::keep_segment`]: per thread, the waits kept so far.
-    known: Vec<Vec<usize>>,
+    /// Per stretch, what [`Checker::keep_segment`] last computed there ([`KeptRun`]; `None`:
+    /// to compute from the stretch's start).
+    runs: Vec<Option<KeptRun>>,
+    /// Per node, its position in its stretch.
+    position: Vec<usize>,
     /// The instance steps walked so far ([`PRUNE_BUDGET`]).
     steps: u64,
+}
+
+/// What [`Checker::keep_segment`] computed for one stretch: per producer thread, the waits
+/// kept in the stretch in node order, and per position `k` of the stretch (up to its length),
+/// how many of each thread's were kept before its `k`th node.
+struct KeptRun {
+    lists: Vec<Vec<usize>>,
+    lens: Vec<[u32; THREADS]>,
 }
 
 /// The state of a walk before one position of the program order. The epochs and published
@@ -576,7 +590,8 @@ impl<'a, L: Lane> Checker<'a, L> {
             readers: vec![0; sync.semaphores.len()],
             read_now: vec![false; sync.semaphores.len()],
             dirty: Vec::new(),
-            known: vec![Vec::new(); THREADS],
+            runs: Vec::new(),
+            position: vec![0; n],
             steps: 0,
         }
     }
@@ -588,9 +603,11 @@ impl<'a, L: Lane> Checker<'a, L> {
             segments_in(self.em, &self.em.tree, e, &mut out);
             for seg in out {
                 let id = self.segments.len();
-                for &i in &seg {
+                for (k, &i) in seg.iter().enumerate() {
                     self.segment_of[i] = id;
+                    self.position[i] = k;
                 }
+                self.runs.push(None);
                 self.segments.push((e, seg));
             }
         }
@@ -664,7 +681,8 @@ impl<'a, L: Lane> Checker<'a, L> {
         let mut moved = Vec::new();
         for s in 0..self.segments.len() {
             if self.segments[s].0 == e {
-                self.keep_segment(s, alive, &mut moved);
+                self.runs[s] = None;
+                self.keep_segment(s, alive, &mut moved, &[]);
             }
         }
     }
@@ -672,15 +690,49 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// [`Checker::keep`] for stretch `s` only (the one whose kept waits change when a wait of
     /// one of its nodes does). Each node whose kept waits change is pushed on `moved` with the
     /// waits it had.
-    fn keep_segment(&mut self, s: usize, alive: &[bool], moved: &mut Vec<(usize, Vec<usize>)>) {
+    ///
+    /// `changed` are the nodes of the stretch whose waits changed (were removed or came back)
+    /// since the last call for it. What a node keeps depends only on its own waits and on the
+    /// waits kept before it in the stretch (by producer thread), so the pass starts at the first
+    /// changed node, from the kept waits the last pass had there ([`KeptRun`]), and stops at the
+    /// first node after the last changed one where the kept waits so far are again the last
+    /// pass's: from there on every node keeps what it kept. A run of waits removed one at a time
+    /// down a long stretch so costs what changes, not the stretch per wait.
+    fn keep_segment(
+        &mut self,
+        s: usize,
+        alive: &[bool],
+        moved: &mut Vec<(usize, Vec<usize>)>,
+        changed: &[usize],
+    ) {
         self.clean.remove(&s);
         let nodes = std::mem::take(&mut self.segments[s].1);
+        let (old, mut lens) = match self.runs[s].take() {
+            Some(run) => (Some(run.lists), run.lens),
+            None => (None, vec![[0; THREADS]; nodes.len() + 1]),
+        };
+        // Where the pass starts, and the last changed node.
+        let mine = || {
+            (changed.iter())
+                .filter(|&&i| self.segment_of[i] == s)
+                .map(|&i| self.position[i])
+        };
+        let (start, last) = match (&old, mine().min()) {
+            (Some(_), Some(first)) => (first, mine().max().unwrap_or(first)),
+            _ => (0, nodes.len()),
+        };
         // The kept waits so far, by the thread of their producer: a wait implies another only
         // when both producers are on one thread (one queue, or one compute engine; `implies`).
-        let mut known = std::mem::take(&mut self.known);
-        known.iter_mut().for_each(Vec::clear);
+        let mut known: Vec<Vec<usize>> = vec![Vec::new(); THREADS];
+        let base = lens[start];
+        if let Some(lists) = &old {
+            for (t, k) in known.iter_mut().enumerate() {
+                k.extend_from_slice(&lists[t][..base[t] as usize]);
+            }
+        }
+        let mut converged = false;
         let mut ws = Vec::new();
-        for &i in &nodes {
+        for (at, &i) in nodes.iter().enumerate().skip(start) {
             ws.clear();
             for k in 0..self.of_node[i].len() {
                 let w = self.of_node[i][k];
@@ -701,8 +753,26 @@ impl<'a, L: Lane> Checker<'a, L> {
                 let was = self.set_kept(i, ws.clone());
                 moved.push((i, was));
             }
+            let now: [u32; THREADS] = std::array::from_fn(|t| known[t].len() as u32);
+            let before = std::mem::replace(&mut lens[at + 1], now);
+            if let Some(lists) = &old {
+                if at >= last
+                    && now == before
+                    && (0..THREADS).all(|t| {
+                        let r = base[t] as usize..now[t] as usize;
+                        known[t][r.clone()] == lists[t][r]
+                    })
+                {
+                    converged = true;
+                    break;
+                }
+            }
         }
-        self.known = known;
+        let lists = match (converged, old) {
+            (true, Some(lists)) => lists,
+            _ => known,
+        };
+        self.runs[s] = Some(KeptRun { lists, lens });
         self.segments[s].1 = nodes;
     }
 
@@ -957,8 +1027,9 @@ impl<'a, L: Lane> Checker<'a, L> {
             alive[x] = false;
         }
         let mut moved = Vec::new();
+        let changed: Vec<usize> = trial.iter().map(|&x| self.waits[x].0).collect();
         for &s in &segs {
-            self.keep_segment(s, alive, &mut moved);
+            self.keep_segment(s, alive, &mut moved, &changed);
         }
         if moved.is_empty() {
             return true;
@@ -994,6 +1065,10 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         for (i, was) in moved {
             self.set_kept(i, was);
+        }
+        // (The stretches keep what they kept before the trial: their next pass starts over.)
+        for &s in &segs {
+            self.runs[s] = None;
         }
         false
     }

@@ -240,8 +240,34 @@ pub fn compute_loop_deps(
         .iter()
         .map(|&i| compute_costs(func, bir, plan, i))
         .collect();
-    for (kp, &ip) in insts.iter().enumerate() {
-        for (kc, &ic) in insts.iter().enumerate() {
+    // Only instructions that touch a common tensor, one of them writing it, may depend on each
+    // other ([`first_conflict`]): the candidate pairs, from each tensor's writers and its other
+    // instructions, visited in the order of the all-pairs loop (producer, then consumer) so the
+    // graph is the same.
+    type Touch = (Vec<usize>, Vec<usize>);
+    let mut by_tensor: std::collections::HashMap<penguin::Tensor, Touch> = Default::default();
+    for (k, &i) in insts.iter().enumerate() {
+        for (o, w) in operands(bir, i) {
+            let (all, writers) = by_tensor.entry(o.tensor).or_default();
+            if all.last() != Some(&k) {
+                all.push(k);
+            }
+            if w && writers.last() != Some(&k) {
+                writers.push(k);
+            }
+        }
+    }
+    let mut candidates: Vec<(usize, usize)> = Vec::new();
+    for (all, writers) in by_tensor.values() {
+        for &w in writers {
+            candidates.extend(all.iter().flat_map(|&k| [(w, k), (k, w)]));
+        }
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    for (kp, kc) in candidates {
+        let (ip, ic) = (insts[kp], insts[kc]);
+        {
             let dmin = u32::from(kc <= kp);
             if dmin > dmax {
                 continue;
@@ -286,11 +312,31 @@ pub fn compute_loop_deps(
             }
         }
     }
+    // (Decided once per pair of distinct guards: most instructions share a few.)
+    let mut guard_ids: std::collections::HashMap<&[penguin::affine::Predicate], usize> =
+        Default::default();
+    let mut first_of: Vec<BirInst> = Vec::new();
+    let guard_of: Vec<usize> = (insts.iter())
+        .map(|&i| {
+            *guard_ids
+                .entry(bir.insts[i].guards.as_slice())
+                .or_insert_with(|| {
+                    first_of.push(i);
+                    first_of.len() - 1
+                })
+        })
+        .collect();
+    let mut together: std::collections::HashMap<(usize, usize), bool> = Default::default();
     let mut exclusive = Vec::new();
     for (a, &ia) in insts.iter().enumerate() {
         for (b, &ib) in insts.iter().enumerate().skip(a + 1) {
             if bir.insts[ia].engine == bir.insts[ib].engine
-                && !may_run_together(func, bir, ia, ib, iv, 0)
+                && !*together
+                    .entry((guard_of[a], guard_of[b]))
+                    .or_insert_with(|| {
+                        let (ga, gb) = (first_of[guard_of[a]], first_of[guard_of[b]]);
+                        may_run_together(func, bir, ga, gb, iv, 0)
+                    })
             {
                 exclusive.push((a, b));
             }

@@ -630,11 +630,13 @@ impl PathCache {
                 let iii = ii as i64;
                 let est = longest_paths(deps, ii, &mut vec![None; n]).ok()?;
                 let mut height = vec![0i64; n];
+                // (The edges backwards: a height flows from consumer to producer, so a chain
+                // whose edges come in program order settles in one round, not one per link.)
                 for _ in 0..=n {
                     let mut changed = false;
-                    for e in deps.graph.edge_references() {
+                    for e in deps.graph.raw_edges().iter().rev() {
                         let (p, c) = (e.source().index(), e.target().index());
-                        let w = e.weight().latency as i64 - i64::from(e.weight().distance) * iii;
+                        let w = e.weight.latency as i64 - i64::from(e.weight.distance) * iii;
                         if height[c] + w > height[p] {
                             height[p] = height[c] + w;
                             changed = true;

@@ -158,10 +158,7 @@ fn plan_body(
     // The steady view's plan, kept when its iterations take less time, class by class (by at
     // least [`STEADY_GAIN_PERCENT`]: the estimate ignores latencies).
     if let Together::Counted { classes, .. } = &together {
-        let steady = Together::Counted {
-            classes: classes.clone(),
-            steady: true,
-        };
+        let steady = Together::counted(classes.clone(), true);
         let other = plan_view(&transfers, &steady, compute, *rotation);
         let before = estimate_time(&transfers, classes, &splits, compute);
         let after = estimate_time(&transfers, classes, &other, compute);
@@ -358,7 +355,51 @@ enum Together {
     Counted {
         classes: Vec<(Vec<bool>, u64)>,
         steady: bool,
+        /// The transfers by the classes they run in ([`Kinds`]).
+        kinds: Kinds,
     },
+}
+
+/// The transfers grouped by the set of classes of iterations they run in (their *kind*): a view
+/// depends on the transfer that sees it only through its kind, so it is computed once per kind,
+/// and `both` between two transfers (the iterations that run both) is a table of kinds.
+#[derive(Clone)]
+struct Kinds {
+    /// Per transfer, its kind.
+    of: Vec<usize>,
+    /// Per pair of kinds, the iterations that run a transfer of each.
+    both: Vec<Vec<u64>>,
+}
+
+impl Kinds {
+    /// The kinds of the transfers that run in `classes`.
+    fn new(classes: &[(Vec<bool>, u64)]) -> Kinds {
+        let n = classes.first().map_or(0, |(h, _)| h.len());
+        let mut ids: std::collections::HashMap<Vec<bool>, usize> = Default::default();
+        let mut reps: Vec<usize> = Vec::new();
+        let of = (0..n)
+            .map(|t| {
+                let key: Vec<bool> = classes.iter().map(|(h, _)| h[t]).collect();
+                *ids.entry(key).or_insert_with(|| {
+                    reps.push(t);
+                    reps.len() - 1
+                })
+            })
+            .collect();
+        let both = (reps.iter())
+            .map(|&t| {
+                (reps.iter())
+                    .map(|&u| {
+                        (classes.iter())
+                            .filter(|(h, _)| h[t] && h[u])
+                            .map(|&(_, c)| c)
+                            .sum()
+                    })
+                    .collect()
+            })
+            .collect();
+        Kinds { of, both }
+    }
 }
 
 impl Together {
@@ -370,32 +411,50 @@ impl Together {
             Together::Counted {
                 classes,
                 steady: true,
+                ..
             } => (classes.iter())
                 .filter(|(h, _)| k.is_none_or(|k| h[k]))
                 .map(|(h, _)| items.iter().filter(|&&(u, _)| h[u]).map(|&(_, c)| c).sum())
                 .max()
                 .unwrap_or(0),
             Together::Counted {
-                classes,
                 steady: false,
+                kinds,
+                ..
             } => {
-                let both = |t: usize, u: usize| -> u64 {
-                    (classes.iter())
-                        .filter(|(h, _)| h[t] && h[u])
-                        .map(|&(_, n)| n)
-                        .sum()
-                };
-                let seen = |t: usize| -> u64 {
-                    let own = both(t, t).max(1);
+                // As transfer `t` of kind `kt` sees them: each piece for the share of `t`'s
+                // iterations that also run its transfer.
+                let seen = |kt: usize| -> u64 {
+                    let both = &kinds.both[kt];
+                    let own = both[kt].max(1);
                     (items.iter())
-                        .map(|&(u, c)| (c * both(t, u)).div_ceil(own))
+                        .map(|&(u, c)| (c * both[kinds.of[u]]).div_ceil(own))
                         .sum()
                 };
                 match k {
-                    Some(k) => seen(k),
-                    None => (0..ts.len()).map(seen).max().unwrap_or(0),
+                    // (No class at all: nothing runs together.)
+                    Some(k) => kinds.of.get(k).map_or(0, |&kt| seen(kt)),
+                    // (Every kind is some transfer's.)
+                    None => (0..kinds.both.len()).map(seen).max().unwrap_or(0),
                 }
             }
+        }
+    }
+
+    /// The counted view of `classes` (each with its transfers' flags and its iterations).
+    fn counted(classes: Vec<(Vec<bool>, u64)>, steady: bool) -> Together {
+        Together::Counted {
+            kinds: Kinds::new(&classes),
+            classes,
+            steady,
+        }
+    }
+
+    /// The kind of transfer `k` ([`Kinds`]): two transfers of one kind see every view alike.
+    fn kind(&self, k: usize) -> usize {
+        match self {
+            Together::Always => 0,
+            Together::Counted { kinds, .. } => kinds.of.get(k).copied().unwrap_or(0),
         }
     }
 
@@ -424,12 +483,10 @@ fn compute_together(func: &Function, guards: &[&[penguin::affine::Predicate]]) -
     if (0..n).any(|k| runs(k).saturating_mul(RARE) < total) {
         return Together::Always;
     }
-    Together::Counted {
-        classes: (classes.into_iter())
-            .filter(|(h, _)| h.contains(&true))
-            .collect(),
-        steady: false,
-    }
+    let classes: Vec<(Vec<bool>, u64)> = (classes.into_iter())
+        .filter(|(h, _)| h.contains(&true))
+        .collect();
+    Together::counted(classes, false)
 }
 
 /// The time a plan takes over the iterations of `classes`: in each class, the longest of
@@ -503,8 +560,18 @@ impl<'a> Queues<'a> {
     fn fits(&self, k: usize, q: usize, cycles: u64, target: u64) -> bool {
         let mut items = self.pieces[q].clone();
         items.push((k, cycles));
+        // (Once per kind: transfers of one kind see the queue alike.)
+        let mut kinds: Vec<usize> = Vec::new();
         std::iter::once(k)
             .chain(self.pieces[q].iter().map(|&(u, _)| u))
+            .filter(|&x| {
+                let kind = self.together.kind(x);
+                let new = !kinds.contains(&kind);
+                if new {
+                    kinds.push(kind);
+                }
+                new
+            })
             .all(|x| self.together.view(self.ts, Some(x), &items) <= target)
     }
 
@@ -743,14 +810,7 @@ mod tests {
             q.dedup();
             q.len()
         };
-        let (_, counted) = pack_search(
-            &ts,
-            &Together::Counted {
-                classes,
-                steady: false,
-            },
-            0,
-        );
+        let (_, counted) = pack_search(&ts, &Together::counted(classes, false), 0);
         // The loads take every queue between them, and so do the stores.
         assert_eq!(queues(&counted, 0..4), DMA_QUEUES, "{counted:?}");
         assert_eq!(queues(&counted, 4..8), DMA_QUEUES, "{counted:?}");
@@ -781,10 +841,7 @@ mod tests {
 
     /// The plan [`plan_body`] keeps, between the two views, for a body without compute.
     fn chosen(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Vec<SplitData> {
-        let view = |steady| Together::Counted {
-            classes: classes.to_vec(),
-            steady,
-        };
+        let view = |steady| Together::counted(classes.to_vec(), steady);
         let average = plan_view(ts, &view(false), 0, 0);
         let steady = plan_view(ts, &view(true), 0, 0);
         let (a, s) = (
@@ -803,10 +860,7 @@ mod tests {
         // Both transfers run in the steady state: the queues take 2 x 13,797 / 16 = 1,725
         // cycles there, and 16 pieces each would cost `sp` 2,048 cycles of issue slots.
         let (ts, classes) = load_then_store(3, 5);
-        let steady = Together::Counted {
-            classes,
-            steady: true,
-        };
+        let steady = Together::counted(classes, true);
         let (target, splits) = pack_search(&ts, &steady, 0);
         let (busiest, issued) = cost(&ts, &splits);
         let queues = 2 * machine::dma_queue_cycles(262144) / DMA_QUEUES as u64;
@@ -865,10 +919,7 @@ mod tests {
             (vec![true, true, true], 5),
             (vec![false, true, true], 3),
         ];
-        let view = |steady| Together::Counted {
-            classes: classes.clone(),
-            steady,
-        };
+        let view = |steady| Together::counted(classes.clone(), steady);
         let views = [
             plan_view(&ts, &view(false), 0, 0),
             plan_view(&ts, &view(true), 0, 0),

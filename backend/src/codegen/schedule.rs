@@ -6,12 +6,12 @@
 //! least one write (read after write, write after read, write after write within one iteration;
 //! a conservative test, by logical buffer, except that two instructions whose accesses of it
 //! are rectangles provably disjoint within an iteration do not conflict: a load of a tensor's
-//! rows is not held behind a store of other rows, issue 32). An unstaged body of more than
-//! [`PAIRWISE_LIMIT`] nodes takes only the edges from each buffer's last writer and from its
-//! readers since, without the disjoint-rectangle exception: a superset of the order, so still
-//! sound, in memory linear in the body. Each node's latency comes from the shared machine
-//! description: a compute instruction its engine's cost, a DMA its latency plus queue time, a
-//! loop the sum of its body times its trip count. The list scheduler then repeatedly emits the
+//! rows is not held behind a store of other rows, issue 32). The edges are built in time linear
+//! in the body's accesses ([`compute_edges`]: per buffer, the accesses that no later write
+//! stands for), as a relation whose transitive closure is that all-pairs one, for a body of any
+//! size: the size of a body never changes which orders it may take. Each node's latency comes
+//! from the shared machine description: a compute instruction its engine's cost, a DMA its
+//! latency plus queue time, a loop the sum of its body times its trip count. The list scheduler then repeatedly emits the
 //! ready node with the longest latency-weighted path to the end of the body (the critical path),
 //! ties in program order. Any topological order of the DAG is the same sequential program within
 //! an iteration, and iterations stay in order, so dependences carried across iterations are kept
@@ -238,18 +238,6 @@ fn distinct_slots(func: &Function, t: Tensor, a: &[AffineExpr], b: &[AffineExpr]
     })
 }
 
-/// The buffers a node reads and writes ([`operands`], by buffer).
-fn accesses(bir: &Bir, n: BNode) -> (BTreeSet<Tensor>, BTreeSet<Tensor>) {
-    let (mut reads, mut writes) = (BTreeSet::new(), BTreeSet::new());
-    for (t, _, w) in operands(bir, n) {
-        match w {
-            true => writes.insert(t),
-            false => reads.insert(t),
-        };
-    }
-    (reads, writes)
-}
-
 /// The cycles a node keeps its engine (or queue) busy, from the machine description.
 fn latency(bir: &Bir, n: BNode) -> u64 {
     match n {
@@ -269,11 +257,6 @@ fn latency(bir: &Bir, n: BNode) -> u64 {
     }
 }
 
-/// The number of nodes above which an unstaged body takes the edges by buffer
-/// ([`buffer_edges`], linear) rather than every pair (quadratic, with the disjoint-rectangle
-/// exception).
-const PAIRWISE_LIMIT: usize = 1024;
-
 fn schedule(
     bir: &Bir,
     body: &[BNode],
@@ -284,48 +267,32 @@ fn schedule(
     if n < 2 {
         return body.to_vec();
     }
-    let acc: Vec<(BTreeSet<Tensor>, BTreeSet<Tensor>)> =
-        body.iter().map(|&b| accesses(bir, b)).collect();
     let ops: Vec<Vec<(Tensor, &Access, bool)>> = body.iter().map(|&b| operands(bir, b)).collect();
-    // Every pair `i < j` that touches a common buffer, one of them writing, with whether the
-    // conflict stands in a staged body: not when every such pair of accesses provably selects
-    // different slots of a ring. Two instructions of the body whose every such pair of accesses
-    // touches disjoint rectangles ([`disjoint_rects`]) do not conflict on any body: a load of
-    // one half of a tensor is not held behind the store of its other half. A long unstaged body
-    // takes the buffer edges instead ([`buffer_edges`]).
-    let mut edges: Vec<(usize, usize, bool)> = Vec::new();
-    if staged.is_none() && n > PAIRWISE_LIMIT {
-        edges = buffer_edges(&acc);
-    } else {
-        for j in 0..n {
-            for i in 0..j {
-                let (ri, wi) = &acc[i];
-                let (rj, wj) = &acc[j];
-                if wi.intersection(rj).next().is_some()
-                    || ri.intersection(wj).next().is_some()
-                    || wi.intersection(wj).next().is_some()
-                {
-                    let insts = matches!((body[i], body[j]), (BNode::Inst(_), BNode::Inst(_)));
-                    let meets = |ring: Option<&Function>| {
-                        ops[i].iter().any(|&(t, a, wa)| {
-                            (ops[j].iter()).any(|&(u, b, wb)| {
-                                t == u
-                                    && (wa || wb)
-                                    && !ring
-                                        .is_some_and(|f| distinct_slots(f, t, &a.slots, &b.slots))
-                                    && !(insts && a.slots == b.slots && disjoint_rects(a, b))
-                            })
-                        })
-                    };
-                    if !meets(None) {
-                        continue;
-                    }
-                    let slots = staged.is_none_or(|st| meets(Some(st.func)));
-                    edges.push((i, j, slots));
-                }
-            }
+    let insts: Vec<bool> = body.iter().map(|b| matches!(b, BNode::Inst(_))).collect();
+    // The order by buffer ([`compute_edges`]); in a staged body also the one that tells ring
+    // slots apart, whose edges carry `true` (every edge does in an unstaged body).
+    let edges: Vec<(usize, usize, bool)> = match staged {
+        None => (compute_edges(&ops, &insts, None).into_iter())
+            .map(|(i, j)| (i, j, true))
+            .collect(),
+        Some(st) => {
+            let mut all: Vec<(usize, usize, bool)> = (compute_edges(&ops, &insts, None))
+                .into_iter()
+                .map(|(i, j)| (i, j, false))
+                .collect();
+            all.extend(
+                (compute_edges(
+                    &ops,
+                    &insts,
+                    Some(&|t, a, b| distinct_slots(st.func, t, a, b)),
+                )
+                .into_iter())
+                .map(|(i, j)| (i, j, true)),
+            );
+            all.sort_unstable_by_key(|&(i, j, slots)| (j, i, slots));
+            all
         }
-    }
+    };
     // In a staged body, the classes go first to last: a node holding a load; then one that does
     // not wait for a load of this body (through the slot-aware edges), its inputs coming from
     // earlier bodies; then one that waits; then a store. The critical path orders each class.
@@ -345,8 +312,10 @@ fn schedule(
     });
     let mut g: DiGraph<usize, ()> = DiGraph::new();
     let idx: Vec<NodeIndex> = (0..n).map(|i| g.add_node(i)).collect();
+    // Without classes, the order by buffer; with them, the one that tells ring slots apart.
+    let ring_aware = staged.is_some() && class.is_some();
     for &(i, j, slots) in &edges {
-        if slots || class.is_none() {
+        if slots == ring_aware || staged.is_none() {
             g.add_edge(idx[i], idx[j], ());
         }
     }
@@ -472,33 +441,133 @@ impl PsumPressure {
     }
 }
 
-/// The edges of an unstaged body by buffer, without the pairs that others imply: to each node
-/// from the last writer of each buffer it touches, and, when it writes one, from the readers
-/// since that writer. Their transitive closure is the all-pairs relation (`a` before `b`, a
-/// common buffer, one writing), so the topological orders and the longest paths (latencies
-/// are not negative) are the same, in time and memory linear in the body's accesses.
-fn buffer_edges(acc: &[(BTreeSet<Tensor>, BTreeSet<Tensor>)]) -> Vec<(usize, usize, bool)> {
-    let mut last_write: std::collections::HashMap<Tensor, usize> = Default::default();
-    let mut readers: std::collections::HashMap<Tensor, Vec<usize>> = Default::default();
+/// Whether two accesses of a ring select different slots in every iteration, from their slot
+/// selectors ([`distinct_slots`] in a staged body).
+type Ring<'a> = dyn Fn(Tensor, &[AffineExpr], &[AffineExpr]) -> bool + 'a;
+
+/// One access of a buffer the edge builder has seen: its node, the access, whether it writes.
+#[derive(Clone, Copy)]
+struct Seen<'a> {
+    node: usize,
+    access: &'a Access,
+    write: bool,
+}
+
+/// Whether two accesses of buffer `t` by nodes of one body conflict: one writes, they may
+/// select the same slot of a ring (only when `ring` is given: a staged body), and unless both
+/// nodes are instructions ([`BNode::Inst`], `inst`) with the same slot selectors and rectangles
+/// disjoint within an iteration ([`disjoint_rects`]).
+fn conflict(ring: Option<&Ring>, t: Tensor, a: Seen, b: Seen, inst: &[bool]) -> bool {
+    (a.write || b.write)
+        && !ring.is_some_and(|r| r(t, &a.access.slots, &b.access.slots))
+        && !(inst[a.node]
+            && inst[b.node]
+            && a.access.slots == b.access.slots
+            && disjoint_rects(a.access, b.access))
+}
+
+/// Whether the write `w` of a later node stands for the earlier access `a` (which conflicts
+/// with it) toward every later access: anything that conflicts with `a` conflicts with `w`.
+/// It does when they select the same slots and either `w`'s node is a loop (every access of
+/// its buffer conflicts with it but for ring slots) or both are instructions and `w`'s
+/// rectangle holds `a`'s (same terms in every dimension, `a`'s constant interval inside `w`'s:
+/// a rectangle disjoint from `w`'s is disjoint from `a`'s).
+fn stands_for(w: Seen, a: Seen, inst: &[bool]) -> bool {
+    if a.access.slots != w.access.slots {
+        return false;
+    }
+    if !inst[w.node] {
+        return true;
+    }
+    inst[a.node]
+        && a.access.start.len() == w.access.start.len()
+        && (a.access.start.iter().zip(&a.access.size))
+            .zip(w.access.start.iter().zip(&w.access.size))
+            .all(|((x, &xs), (y, &ys))| {
+                let (xs, ys) = (
+                    i64::try_from(xs).unwrap_or(i64::MAX),
+                    i64::try_from(ys).unwrap_or(i64::MAX),
+                );
+                x.terms() == y.terms()
+                    && y.constant_term() <= x.constant_term()
+                    && x.constant_term().saturating_add(xs) <= y.constant_term().saturating_add(ys)
+            })
+}
+
+/// The dependence edges `i → j` (`i < j`) of a body whose nodes touch `ops` (per node, every
+/// buffer, access and whether it writes) and are instructions where `inst`: a relation whose
+/// transitive closure is the all-pairs one (`i` before `j`, some pair of their accesses of one
+/// buffer conflicting, [`conflict`]), so the topological orders and the longest paths (latencies
+/// are not negative) are the same, for a body of any size.
+///
+/// Per buffer, the builder keeps the accesses not yet stood for: a new access gets an edge from
+/// each of them it conflicts with (a read only from the writes), and a write drops the ones it
+/// conflicts with and [`stands_for`]: a later access that conflicts with one of those conflicts
+/// with the write, which is ordered after it. A body that rewrites a buffer where it read it
+/// (a chain of statements on one tile, a reloaded tile) keeps one or two accesses per buffer, so
+/// the time is linear in the accesses; only accesses that no later write covers (disjoint pieces
+/// of one buffer) stay, each conflicting later access paying for them.
+fn compute_edges(
+    ops: &[Vec<(Tensor, &Access, bool)>],
+    inst: &[bool],
+    ring: Option<&Ring>,
+) -> Vec<(usize, usize)> {
+    /// A buffer's accesses not yet stood for: its writes, and its reads.
+    #[derive(Default)]
+    struct Live<'a> {
+        writes: Vec<Seen<'a>>,
+        reads: Vec<Seen<'a>>,
+    }
+    let mut live: std::collections::HashMap<Tensor, Live> = Default::default();
     let mut edges = Vec::new();
-    let mut from = Vec::new();
-    for (j, (reads, writes)) in acc.iter().enumerate() {
+    let mut from: Vec<usize> = Vec::new();
+    for (j, node_ops) in ops.iter().enumerate() {
         from.clear();
-        for t in reads.iter().chain(writes) {
-            from.extend(last_write.get(t));
-        }
-        for t in writes {
-            from.extend(readers.get(t).into_iter().flatten());
+        for &(t, access, write) in node_ops {
+            let Some(l) = live.get(&t) else {
+                continue;
+            };
+            let b = Seen {
+                node: j,
+                access,
+                write,
+            };
+            let earlier = if write { &l.reads[..] } else { &[][..] };
+            for &a in l.writes.iter().chain(earlier) {
+                if a.node != j && conflict(ring, t, a, b, inst) {
+                    from.push(a.node);
+                }
+            }
         }
         from.sort_unstable();
         from.dedup();
-        edges.extend(from.iter().filter(|&&i| i != j).map(|&i| (i, j, true)));
-        for t in reads {
-            readers.entry(*t).or_default().push(j);
+        edges.extend(from.iter().map(|&i| (i, j)));
+        // This node's writes stand for the earlier accesses they hold; then its accesses join.
+        for &(t, access, write) in node_ops.iter().filter(|o| o.2) {
+            let w = Seen {
+                node: j,
+                access,
+                write,
+            };
+            if let Some(l) = live.get_mut(&t) {
+                let dropped = |a: &Seen| {
+                    a.node != j && conflict(ring, t, *a, w, inst) && stands_for(w, *a, inst)
+                };
+                l.writes.retain(|a| !dropped(a));
+                l.reads.retain(|a| !dropped(a));
+            }
         }
-        for t in writes {
-            last_write.insert(*t, j);
-            readers.entry(*t).or_default().clear();
+        for &(t, access, write) in node_ops {
+            let seen = Seen {
+                node: j,
+                access,
+                write,
+            };
+            let l = live.entry(t).or_default();
+            match write {
+                true => l.writes.push(seen),
+                false => l.reads.push(seen),
+            }
         }
     }
     edges
@@ -534,5 +603,97 @@ mod tests {
         assert!(!disjoint_rects(&cols(0, 512, 512), &cols(512, 512, 256)));
         // Equal rectangles.
         assert!(!disjoint_rects(&cols(0, 512, 512), &cols(0, 512, 512)));
+    }
+
+    /// An access of a 2-D buffer: rows `[0, 8)`, columns from `lo` (plus `i` when `moves`),
+    /// `cols` of them, ring slot selector `slot`.
+    fn acc(lo: i64, cols: u64, moves: bool, slot: i64) -> Access {
+        let terms = if moves {
+            vec![(Axis::new(0), 1)]
+        } else {
+            Vec::new()
+        };
+        Access {
+            start: vec![AffineExpr::constant(0), AffineExpr::from_terms(terms, lo)],
+            size: vec![8, cols],
+            slots: vec![AffineExpr::constant(slot)],
+            pattern: None,
+        }
+    }
+
+    /// The transitive closure of `edges` over `n` nodes, as a reachability matrix.
+    fn closure(n: usize, edges: &[(usize, usize)]) -> Vec<Vec<bool>> {
+        let mut r = vec![vec![false; n]; n];
+        // Edges go forward, so from the last node back each row is final when read.
+        for i in (0..n).rev() {
+            for &(a, b) in edges.iter().filter(|e| e.0 == i) {
+                assert!(a < b, "an edge goes forward");
+                r[i][b] = true;
+                let row = r[b].clone();
+                for (x, y) in r[i].iter_mut().zip(row) {
+                    *x |= y;
+                }
+            }
+        }
+        r
+    }
+
+    proptest::proptest! {
+        /// The linear builder's edges have the transitive closure of every conflicting pair, with
+        /// and without ring slots told apart, whatever the mix of instructions and loops.
+        #[test]
+        fn edges_close_to_the_all_pairs_relation(
+            nodes in proptest::collection::vec(
+                (
+                    proptest::bool::weighted(0.85),
+                    proptest::collection::vec(
+                        (0usize..3, 0i64..6, 1u64..5, proptest::bool::weighted(0.2), 0i64..3, proptest::bool::ANY),
+                        1..4,
+                    ),
+                ),
+                2..14,
+            ),
+            ring in proptest::bool::ANY,
+        ) {
+            let accesses: Vec<Vec<(Tensor, Access, bool)>> = (nodes.iter())
+                .map(|(_, ops)| {
+                    (ops.iter())
+                        .map(|&(t, lo, cols, moves, slot, w)| (Tensor::new(t), acc(lo, cols, moves, slot), w))
+                        .collect()
+                })
+                .collect();
+            let ops: Vec<Vec<(Tensor, &Access, bool)>> = (accesses.iter())
+                .map(|v| v.iter().map(|(t, a, w)| (*t, a, *w)).collect())
+                .collect();
+            let inst: Vec<bool> = nodes.iter().map(|n| n.0).collect();
+            // A ring of 2 slots: selectors an odd constant apart never meet.
+            let two = |_: Tensor, a: &[AffineExpr], b: &[AffineExpr]| {
+                (a[0].constant_term() - b[0].constant_term()).rem_euclid(2) != 0
+            };
+            let ring: Option<&Ring> = if ring { Some(&two) } else { None };
+            let n = ops.len();
+            let mut pairs = Vec::new();
+            for j in 0..n {
+                for i in 0..j {
+                    let meets = ops[i].iter().any(|&(t, a, wa)| {
+                        ops[j].iter().any(|&(u, b, wb)| {
+                            let (sa, sb) = (
+                                Seen { node: i, access: a, write: wa },
+                                Seen { node: j, access: b, write: wb },
+                            );
+                            t == u && conflict(ring, t, sa, sb, &inst)
+                        })
+                    });
+                    if meets {
+                        pairs.push((i, j));
+                    }
+                }
+            }
+            let edges = compute_edges(&ops, &inst, ring);
+            for &(i, j) in &edges {
+                proptest::prop_assert!(pairs.contains(&(i, j)), "edge {i} -> {j} is no conflict");
+            }
+            proptest::prop_assert_eq!(closure(n, &edges), closure(n, &pairs));
+        }
     }
 }
