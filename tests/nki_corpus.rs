@@ -1335,6 +1335,24 @@ const OPS_CASES: &[Case] = &[
         tol: EXACT,
     },
     Case {
+        file: "py_bitwise.nk",
+        inputs: &[("x_in", &[384, 64])],
+        reference: |m| {
+            // Tile s is scaled by ((1 << (s + 1)) >> 1) ^ (s & 1): 1, 3, 4.
+            let x = &m[0];
+            let mut out = Mat::zeros(x.rows, x.cols);
+            for r in 0..x.rows {
+                let s = (r / 128) as i64;
+                let scale = (((1i64 << (s + 1)) >> 1) ^ (s & 1)) as f32;
+                for c in 0..x.cols {
+                    out.set(r, c, f64::from(x.at(r, c) as f32 * scale));
+                }
+            }
+            vec![out]
+        },
+        tol: EXACT,
+    },
+    Case {
         file: "ops_mod.nk",
         inputs: &[("x_in", &[128, 512]), ("y_in", &[128, 512])],
         reference: |m| {

@@ -331,6 +331,12 @@ pub enum BinOp {
     BitAnd,
     /// `|`
     BitOr,
+    /// `^`: of booleans or of compile-time integers.
+    BitXor,
+    /// `<<`, of compile-time integers.
+    Shl,
+    /// `>>`, of compile-time integers (arithmetic: toward negative infinity).
+    Shr,
     /// `**`
     Pow,
     /// `@`: parsed so that the Python beside a kernel (a driver's `A.T @ B`) parses; evaluating
@@ -348,6 +354,9 @@ impl BinOp {
             BinOp::FloorDiv => "//",
             BinOp::Mod => "%",
             BinOp::BitAnd => "&",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
             BinOp::BitOr => "|",
             BinOp::Pow => "**",
             BinOp::MatMul => "@",

@@ -95,6 +95,12 @@ pub enum Token<'src> {
     Amp,
     /// `|`
     Pipe,
+    /// `^`
+    Caret,
+    /// `<<`
+    ShiftLeft,
+    /// `>>`
+    ShiftRight,
     /// `**`
     DoubleStar,
     /// `is`
@@ -173,6 +179,9 @@ impl Token<'_> {
             Token::Continue => "continue",
             Token::Lambda => "lambda",
             Token::Pipe => "|",
+            Token::Caret => "^",
+            Token::ShiftLeft => "<<",
+            Token::ShiftRight => ">>",
             Token::DoubleStar => "**",
             Token::FloorDivAssign => "//=",
             Token::ModAssign => "%=",
@@ -282,6 +291,12 @@ enum Raw {
     Ellipsis,
     #[token("&")]
     Amp,
+    #[token("^")]
+    Caret,
+    #[token("<<")]
+    ShiftLeft,
+    #[token(">>")]
+    ShiftRight,
     #[token("is")]
     Is,
     #[token("==")]
@@ -765,6 +780,9 @@ impl<'src> Layout<'src, '_> {
                 Raw::At => Token::At,
                 Raw::Ellipsis => Token::Ellipsis,
                 Raw::Amp => Token::Amp,
+                Raw::Caret => Token::Caret,
+                Raw::ShiftLeft => Token::ShiftLeft,
+                Raw::ShiftRight => Token::ShiftRight,
                 Raw::Is => Token::Is,
                 Raw::Compare => Token::Compare(text),
                 Raw::Int => self.int(text, span.clone()),

@@ -724,19 +724,37 @@ where
                 binary(op, lhs, rhs, e.span())
             })
             .boxed();
-        // `&`, which binds tighter than comparisons (masks write `(a < n) & (b < m)`).
-        let bit_and = sum
+        // Python's bitwise levels, tightest first: `<<` / `>>`, `&`, `^`, `|`; all bind tighter
+        // than comparisons (masks write `(a < n) & (b < m)`).
+        let shift_op = select! {
+            Token::ShiftLeft => BinOp::Shl,
+            Token::ShiftRight => BinOp::Shr,
+        }
+        .labelled(L_OPERATOR);
+        let shift = sum
+            .clone()
+            .foldl_with(shift_op.then(sum).repeated(), move |lhs, (op, rhs), e| {
+                binary(op, lhs, rhs, e.span())
+            })
+            .boxed();
+        let bit_and = shift
             .clone()
             .foldl_with(
-                just(Token::Amp).ignore_then(sum).repeated(),
+                just(Token::Amp).ignore_then(shift).repeated(),
                 move |lhs, rhs, e| binary(BinOp::BitAnd, lhs, rhs, e.span()),
             )
             .boxed();
-        // `|`, between `&` and comparisons.
-        let bit_and = bit_and
+        let bit_xor = bit_and
             .clone()
             .foldl_with(
-                just(Token::Pipe).ignore_then(bit_and).repeated(),
+                just(Token::Caret).ignore_then(bit_and).repeated(),
+                move |lhs, rhs, e| binary(BinOp::BitXor, lhs, rhs, e.span()),
+            )
+            .boxed();
+        let bit_and = bit_xor
+            .clone()
+            .foldl_with(
+                just(Token::Pipe).ignore_then(bit_xor).repeated(),
                 move |lhs, rhs, e| binary(BinOp::BitOr, lhs, rhs, e.span()),
             )
             .boxed();
@@ -1392,8 +1410,35 @@ where
             .at_least(1)
             .allow_trailing()
             .collect::<Vec<_>>();
+        // A relative module (`from .m import f`, `from .. import g`): its leading dots become
+        // the path's first name (`.`, `..`), a module nkc does not know.
+        let dots = choice((
+            just(Token::Dot).to(1usize),
+            just(Token::Ellipsis).to(3usize),
+        ))
+        .repeated()
+        .collect::<Vec<usize>>()
+        .map(|v| v.iter().sum::<usize>());
+        let module = dots
+            .then(dotted.or_not())
+            .filter(|(n, path)| *n > 0 || path.is_some())
+            .map(|(n, path)| {
+                let mut out: Vec<Ident> = Vec::new();
+                if n > 0 {
+                    let at = path
+                        .as_ref()
+                        .and_then(|p| p.first())
+                        .map_or(0..0, |i| i.span.start.saturating_sub(n)..i.span.start);
+                    out.push(Ident {
+                        name: ".".repeat(n),
+                        span: at,
+                    });
+                }
+                out.extend(path.unwrap_or_default());
+                out
+            });
         let from_import = just(Token::From)
-            .ignore_then(dotted)
+            .ignore_then(module)
             .then_ignore(just(Token::Import))
             .then(
                 from_names
@@ -1671,7 +1716,9 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
                 | Token::Dot
                 | Token::And
                 | Token::Or
-                | Token::Amp => {
+                | Token::Amp
+                | Token::Caret
+                | Token::Pipe => {
                     continuation = true;
                     continue;
                 }

@@ -260,7 +260,7 @@ impl Checker<'_> {
                         self.refuse_matmul_operator(&e.span);
                         return None;
                     }
-                    BinOp::BitAnd | BinOp::BitOr => {
+                    BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
                         self.error(CheckError::AndOfFloat { at: e.span.clone() });
                         return None;
                     }

@@ -192,16 +192,28 @@ impl Checker<'_> {
                 self.refuse_matmul_operator(span);
                 None
             }
-            BinOp::BitAnd | BinOp::BitOr => {
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {
                     self.error(CheckError::AndOfIv { at: span.clone() });
                     return None;
                 };
-                Some(AffineExpr::constant(if op == BinOp::BitAnd {
-                    x & y
-                } else {
-                    x | y
-                }))
+                let v = match op {
+                    BinOp::BitAnd => x & y,
+                    BinOp::BitOr => x | y,
+                    BinOp::BitXor => x ^ y,
+                    _ if y < 0 => {
+                        self.error(CheckError::ConstOverflow { at: rhs.clone() });
+                        return None;
+                    }
+                    _ => match super::eval_expr::shift(op, x, y) {
+                        Some(v) => v,
+                        None => {
+                            self.error(CheckError::ConstOverflow { at: span.clone() });
+                            return None;
+                        }
+                    },
+                };
+                Some(AffineExpr::constant(v))
             }
             BinOp::Pow => {
                 let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) else {

@@ -1011,7 +1011,7 @@ impl Checker<'_> {
                     };
                     self.scalar(op, Const::Int(p), Const::Int(q), e, rhs)
                 }
-                BinOp::Pow | BinOp::BitOr => {
+                BinOp::Pow | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
                     let (Some(p), Some(q)) = (x.as_constant(), y.as_constant()) else {
                         let affine = if x.as_constant().is_none() { x } else { y };
                         self.needs_value(affine, e);
@@ -1093,14 +1093,38 @@ impl Checker<'_> {
                     _ => Some(Value::Float(a.as_f64().powf(b.as_f64()))),
                 }
             }
-            BinOp::BitOr => {
+            BinOp::BitOr | BinOp::BitXor => {
+                let bits = |x: i64, y: i64| if op == BinOp::BitOr { x | y } else { x ^ y };
                 return match (a, b) {
-                    (Const::Bool(x), Const::Bool(y)) => Some(Value::Bool(x | y)),
-                    (Const::Int(_) | Const::Bool(_), Const::Int(_) | Const::Bool(_)) => {
-                        Some(Value::int(a.as_f64() as i64 | b.as_f64() as i64))
+                    (Const::Bool(x), Const::Bool(y)) => {
+                        Some(Value::Bool(bits(x as i64, y as i64) != 0))
                     }
-                    _ => self.type_error("`|` of a float".into(), &e.span),
-                }
+                    (Const::Int(_) | Const::Bool(_), Const::Int(_) | Const::Bool(_)) => {
+                        Some(Value::int(bits(a.as_f64() as i64, b.as_f64() as i64)))
+                    }
+                    _ => self.type_error(format!("`{}` of a float", op.symbol()), &e.span),
+                };
+            }
+            BinOp::Shl | BinOp::Shr => {
+                return match (a, b) {
+                    (Const::Int(_) | Const::Bool(_), Const::Int(_) | Const::Bool(_)) => {
+                        let (x, y) = (a.as_f64() as i64, b.as_f64() as i64);
+                        if y < 0 {
+                            return self.type_error(
+                                format!("negative shift count `{y}` (Python's ValueError)"),
+                                &rhs.span,
+                            );
+                        }
+                        match shift(op, x, y) {
+                            Some(v) => Some(Value::int(v)),
+                            None => {
+                                self.error(CheckError::ConstOverflow { at: e.span.clone() });
+                                None
+                            }
+                        }
+                    }
+                    _ => self.type_error(format!("`{}` of a float", op.symbol()), &e.span),
+                };
             }
             _ => {}
         }
@@ -1904,4 +1928,17 @@ fn par_dim_display(e: &Expr) -> Option<Expr> {
         kind: ExprKind::Tuple(out.into_iter().cloned().collect()),
         span: e.span.clone(),
     })
+}
+
+/// `x << y` or `x >> y` (`op`) on Python's integers, `y` not negative: `None` when the result
+/// leaves 64 bits. A right shift rounds toward negative infinity, as Python's does.
+pub(super) fn shift(op: BinOp, x: i64, y: i64) -> Option<i64> {
+    if op == BinOp::Shr {
+        return Some(if y >= 64 { x.signum().min(0) } else { x >> y });
+    }
+    if x == 0 {
+        return Some(0);
+    }
+    let v = i128::from(x).checked_shl(u32::try_from(y).ok().filter(|&y| y < 64)?)?;
+    i64::try_from(v).ok()
 }

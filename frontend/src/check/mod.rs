@@ -352,8 +352,27 @@ pub fn check_module(
     if errors.is_empty() {
         Ok(checked)
     } else {
-        Err(errors)
+        Err(without_repeats(errors))
     }
+}
+
+/// `errors` with each diagnostic once: the checker runs a statement once per unrolled iteration
+/// and per call of a helper, and the same error at the same place says nothing new the second
+/// time (the first of each stays, in its order).
+fn without_repeats(errors: Vec<Error>) -> Vec<Error> {
+    let mut seen: std::collections::HashSet<(&'static str, usize, usize, String, String)> =
+        std::collections::HashSet::new();
+    (errors.into_iter())
+        .filter(|e| {
+            seen.insert((
+                e.code,
+                e.span.start,
+                e.span.end,
+                e.message.clone(),
+                format!("{}{:?}{:?}", e.label, e.secondary, e.notes),
+            ))
+        })
+        .collect()
 }
 
 /// The 2-D shape in which a tensor of shape `dims` (any rank from 1) is stored: `[N]` as

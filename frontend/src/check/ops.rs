@@ -1973,6 +1973,9 @@ pub(super) fn tile_alu(op: BinOp) -> Option<AluOp> {
         | BinOp::Mod
         | BinOp::BitAnd
         | BinOp::BitOr
+        | BinOp::BitXor
+        | BinOp::Shl
+        | BinOp::Shr
         | BinOp::Pow
         | BinOp::MatMul => None,
     }
