@@ -1115,7 +1115,7 @@ impl Checker<'_> {
                                 &rhs.span,
                             );
                         }
-                        match shift(op, x, y) {
+                        match super::consts::shift(op, x, y) {
                             Some(v) => Some(Value::int(v)),
                             None => {
                                 self.error(CheckError::ConstOverflow { at: e.span.clone() });
@@ -1928,17 +1928,4 @@ fn par_dim_display(e: &Expr) -> Option<Expr> {
         kind: ExprKind::Tuple(out.into_iter().cloned().collect()),
         span: e.span.clone(),
     })
-}
-
-/// `x << y` or `x >> y` (`op`) on Python's integers, `y` not negative: `None` when the result
-/// leaves 64 bits. A right shift rounds toward negative infinity, as Python's does.
-pub(super) fn shift(op: BinOp, x: i64, y: i64) -> Option<i64> {
-    if op == BinOp::Shr {
-        return Some(if y >= 64 { x.signum().min(0) } else { x >> y });
-    }
-    if x == 0 {
-        return Some(0);
-    }
-    let v = i128::from(x).checked_shl(u32::try_from(y).ok().filter(|&y| y < 64)?)?;
-    i64::try_from(v).ok()
 }
