@@ -291,6 +291,19 @@ impl Checker<'_> {
     }
 }
 
+/// `x << y` or `x >> y` (`op`) on Python's integers, `y` not negative: `None` when the result
+/// leaves 64 bits. A right shift rounds toward negative infinity, as Python's does.
+pub(super) fn shift(op: BinOp, x: i64, y: i64) -> Option<i64> {
+    if op == BinOp::Shr {
+        return Some(if y >= 64 { x.signum().min(0) } else { x >> y });
+    }
+    if x == 0 {
+        return Some(0);
+    }
+    let v = i128::from(x).checked_shl(u32::try_from(y).ok().filter(|&y| y < 64)?)?;
+    i64::try_from(v).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::floor_div_mod;
@@ -303,17 +316,4 @@ mod tests {
         assert_eq!(floor_div_mod(-7, -2), Some((3, -1)));
         assert_eq!(floor_div_mod(i64::MIN, -1), None);
     }
-}
-
-/// `x << y` or `x >> y` (`op`) on Python's integers, `y` not negative: `None` when the result
-/// leaves 64 bits. A right shift rounds toward negative infinity, as Python's does.
-pub(super) fn shift(op: BinOp, x: i64, y: i64) -> Option<i64> {
-    if op == BinOp::Shr {
-        return Some(if y >= 64 { x.signum().min(0) } else { x >> y });
-    }
-    if x == 0 {
-        return Some(0);
-    }
-    let v = i128::from(x).checked_shl(u32::try_from(y).ok().filter(|&y| y < 64)?)?;
-    i64::try_from(v).ok()
 }
