@@ -1717,8 +1717,7 @@ fn convert(err: Rch<'_, '_>) -> Option<Error> {
                 | Token::And
                 | Token::Or
                 | Token::Amp
-                | Token::Caret
-                | Token::Pipe => {
+                | Token::Caret => {
                     continuation = true;
                     continue;
                 }
