@@ -202,7 +202,10 @@ impl Checker<'_> {
                     BinOp::BitOr => x | y,
                     BinOp::BitXor => x ^ y,
                     _ if y < 0 => {
-                        self.error(CheckError::ConstOverflow { at: rhs.clone() });
+                        self.type_error(
+                            format!("negative shift count `{y}` (Python's ValueError)"),
+                            rhs,
+                        );
                         return None;
                     }
                     _ => match shift(op, x, y) {
