@@ -1,7 +1,8 @@
 # The two commands of the README: `make demo` runs nkc on a bundled example, `make test` runs the
-# whole test suite. `make test-long` runs the fuzz campaigns of tests/fuzz_stable.rs with larger
-# budgets, the campaign over every surface and the widened random kernels (release build; CI runs
-# it after `make test`). `make docs` regenerates the README's
+# whole test suite (every library, binary and test target; the benches are compiled by clippy and
+# run once each, in release, by `make test-long`). `make test-long` runs the fuzz campaigns of
+# tests/fuzz_stable.rs with larger budgets, the campaign over every surface and the widened random
+# kernels, then every bench once as a test (release build; CI runs it after `make test`). `make docs` regenerates the README's
 # `nkc compare` tables and docs/compare.svg. Each first installs what a fresh machine lacks
 # (scripts/setup.sh).
 
@@ -18,7 +19,7 @@ demo: setup
 	./target/release/nkc run $(DEMO) --check
 
 test: setup
-	cargo test --workspace --all-targets
+	cargo test --workspace --lib --bins --tests
 
 # Longer campaigns of the fuzz targets' always-on counterparts: some minutes on two cores.
 test-long: setup
@@ -27,6 +28,7 @@ test-long: setup
 	NKC_CAMPAIGN_FRONTEND=5000 NKC_CAMPAIGN_KERNELS=60 NKC_CAMPAIGN_SUGGEST=10 \
 	NKC_CAMPAIGN_ISA=5000 NKC_CAMPAIGN_CLI=300 NKC_WIDE_CASES=300 \
 		cargo test --release --test fuzz_stable --test wide_kernels -- --nocapture
+	cargo test --release --workspace --benches
 
 lint: setup
 	cargo fmt --all -- --check
