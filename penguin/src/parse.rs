@@ -95,6 +95,14 @@ impl TokenCursor for Parser {
     }
 }
 
+/// What a reader has declared so far, borrowed from it: the Function being read and its
+/// tensors and induction variables by name.
+pub struct Declared<'a> {
+    pub func: &'a mut Function,
+    pub tensors: &'a mut HashMap<String, Tensor>,
+    pub axes: &'a mut HashMap<String, Axis>,
+}
+
 /// The reading of affine expressions and operands, shared by the Penguin reader and the BIR
 /// reader: a reader resolves names to its tensors and induction variables.
 pub trait OperandReader: TokenCursor + Sized {
@@ -103,6 +111,78 @@ pub trait OperandReader: TokenCursor + Sized {
 
     fn tensor_ref(&self, name: &str, tok: &Token) -> Result<Tensor, Self::Error>;
     fn axis_ref(&self, name: &str, tok: &Token) -> Result<Axis, Self::Error>;
+
+    /// The Function being read and the reader's tensors and induction variables by name.
+    fn declared(&mut self) -> Declared<'_>;
+
+    /// Declares `name` (at `tok`) as the induction variable of an affine loop whose bounds and
+    /// body the loop's own reading fills in; `first_seen` holds where each earlier one was
+    /// declared, for a duplicate's error.
+    fn declare_iv(
+        &mut self,
+        name: &str,
+        tok: &Token,
+        first_seen: &mut HashMap<String, (usize, usize)>,
+    ) -> Result<(), Self::Error> {
+        if let Some((l, c)) = first_seen.get(name) {
+            return self.err_at(
+                tok,
+                format!("duplicate induction variable `{name}` (first declared at line {l}:{c})"),
+            );
+        }
+        first_seen.insert(name.to_string(), (tok.line, tok.col));
+        let d = self.declared();
+        let axis = d.func.axes.push(AxisData {
+            iv_name: name.to_string(),
+            kind: LoopKind::Affine,
+            lb: 0,
+            ub: 0,
+            attrs: AxisAttrs::default(),
+            body: Vec::new(),
+        });
+        d.axes.insert(name.to_string(), axis);
+        Ok(())
+    }
+
+    /// A tensor declaration spelled with `words` ([`OperandReader::declaration`]), added to the
+    /// Function under its name unless the name is taken.
+    fn declare_tensor(&mut self, words: &DeclWords) -> Result<(), Self::Error> {
+        let (name, name_tok, data) = self.declaration(words)?;
+        let d = self.declared();
+        if d.tensors.contains_key(&name) {
+            return self.err_at(&name_tok, format!("duplicate {} `{name}`", words.noun));
+        }
+        let t = d.func.tensors.push(data);
+        d.tensors.insert(name, t);
+        Ok(())
+    }
+
+    /// `KEYWORD NAME(PARAMS) -> (OUTPUTS) {` and the tensor declarations spelled with `words`
+    /// that follow it: names the Function, resolves its parameters and outputs, and returns
+    /// the `{` token that opens the body.
+    fn kernel_header(&mut self, keyword: &str, words: &DeclWords) -> Result<Token, Self::Error> {
+        self.expect_word(keyword)?;
+        let (name, _) = self.ident("a kernel name")?;
+        self.declared().func.name = name;
+        self.expect_sym("(")?;
+        let params = self.list(")", |p| p.ident("a parameter name"))?;
+        self.expect_sym("->")?;
+        self.expect_sym("(")?;
+        let outputs = self.list(")", |p| p.ident("an output name"))?;
+        let open = self.expect_sym("{")?;
+        while self.is_word(words.keyword) {
+            self.declare_tensor(words)?;
+        }
+        for (name, tok) in params {
+            let t = self.tensor_ref(&name, &tok)?;
+            self.declared().func.params.push(t);
+        }
+        for (name, tok) in outputs {
+            let t = self.tensor_ref(&name, &tok)?;
+            self.declared().func.outputs.push(t);
+        }
+        Ok(open)
+    }
 
     /// `['-'] TERM (('+' | '-') TERM)*` with `TERM = INT ['*' IV] | IV`.
     fn affine(&mut self) -> Result<AffineExpr, Self::Error> {
@@ -339,6 +419,14 @@ impl OperandReader for Parser {
             None => self.err_at(tok, format!("undefined induction variable `{name}`")),
         }
     }
+
+    fn declared(&mut self) -> Declared<'_> {
+        Declared {
+            func: &mut self.func,
+            tensors: &mut self.tensors,
+            axes: &mut self.axes,
+        }
+    }
 }
 
 impl Parser {
@@ -353,24 +441,8 @@ impl Parser {
             if let (Tok::Ident(kw), Tok::Ident(name), Tok::Ident(kw_in)) = (&a.tok, &b.tok, &c.tok)
             {
                 if kw == "loop" && kw_in == "in" {
-                    if let Some((l, c)) = first_seen.get(name) {
-                        return self.err_at(
-                            b,
-                            format!(
-                                "duplicate induction variable `{name}` (first declared at line {l}:{c})"
-                            ),
-                        );
-                    }
-                    first_seen.insert(name.clone(), (b.line, b.col));
-                    let axis = self.func.axes.push(AxisData {
-                        iv_name: name.clone(),
-                        kind: LoopKind::Affine,
-                        lb: 0,
-                        ub: 0,
-                        attrs: AxisAttrs::default(),
-                        body: Vec::new(),
-                    });
-                    self.axes.insert(name.clone(), axis);
+                    let (name, b) = (name.clone(), b.clone());
+                    self.declare_iv(&name, &b, &mut first_seen)?;
                 }
             }
         }
@@ -378,41 +450,12 @@ impl Parser {
     }
 
     fn function(&mut self) -> PResult<()> {
-        self.expect_word("kernel")?;
-        let (name, _) = self.ident("a kernel name")?;
-        self.func.name = name;
-        self.expect_sym("(")?;
-        let params = self.list(")", |p| p.ident("a parameter name"))?;
-        self.expect_sym("->")?;
-        self.expect_sym("(")?;
-        let outputs = self.list(")", |p| p.ident("an output name"))?;
-        let open = self.expect_sym("{")?;
-        while self.is_word("tensor") {
-            self.tensor_decl()?;
-        }
-        for (name, tok) in params {
-            let t = self.tensor_ref(&name, &tok)?;
-            self.func.params.push(t);
-        }
-        for (name, tok) in outputs {
-            let t = self.tensor_ref(&name, &tok)?;
-            self.func.outputs.push(t);
-        }
+        let open = self.kernel_header("kernel", &TENSOR_DECL)?;
         let body = self.stmts(&open, "kernel body")?;
         self.func.body = body;
         if !matches!(self.peek().tok, Tok::Eof) {
             return self.expected("end of input after the kernel");
         }
-        Ok(())
-    }
-
-    fn tensor_decl(&mut self) -> PResult<()> {
-        let (name, name_tok, data) = self.declaration(&TENSOR_DECL)?;
-        if self.tensors.contains_key(&name) {
-            return self.err_at(&name_tok, format!("duplicate tensor `{name}`"));
-        }
-        let t = self.func.tensors.push(data);
-        self.tensors.insert(name, t);
         Ok(())
     }
 

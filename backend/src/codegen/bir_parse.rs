@@ -28,7 +28,7 @@ use penguin::affine::{CmpOp, Predicate};
 use penguin::ir::{AxisAttrs, AxisData, EngineClass, InstData, LoopKind};
 use penguin::lex::{Tok, Token, TokenCursor};
 use penguin::op_text::OpReader;
-use penguin::parse::{DeclWords, OperandReader};
+use penguin::parse::{DeclWords, Declared, OperandReader};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::isa::Engine;
 use std::collections::HashMap;
@@ -157,6 +157,14 @@ impl OperandReader for Parser {
             None => self.err_at(tok, format!("undefined induction variable `{name}`")),
         }
     }
+
+    fn declared(&mut self) -> Declared<'_> {
+        Declared {
+            func: &mut self.func,
+            tensors: &mut self.tensors,
+            axes: &mut self.axes,
+        }
+    }
 }
 
 impl Parser {
@@ -176,67 +184,21 @@ impl Parser {
             let (Some(Tok::Sym("(")), Tok::Ident(name)) = (open, &tok.tok) else {
                 continue;
             };
-            if let Some((l, c)) = first_seen.get(name) {
-                return self.err_at(
-                    tok,
-                    format!(
-                        "duplicate induction variable `{name}` (first declared at line {l}:{c})"
-                    ),
-                );
-            }
-            first_seen.insert(name.clone(), (tok.line, tok.col));
-            let axis = self.func.axes.push(AxisData {
-                iv_name: name.clone(),
-                kind: LoopKind::Affine,
-                lb: 0,
-                ub: 0,
-                attrs: AxisAttrs::default(),
-                body: Vec::new(),
-            });
-            self.axes.insert(name.clone(), axis);
+            let (name, tok) = (name.clone(), tok.clone());
+            self.declare_iv(&name, &tok, &mut first_seen)?;
         }
         Ok(())
     }
 
     /// `bir NAME(PARAMS) -> (OUTPUTS) { BUFFER... NODE... }`
     fn kernel(&mut self) -> PResult<()> {
-        self.expect_word("bir")?;
-        let (name, _) = self.ident("a kernel name")?;
-        self.func.name = name;
-        self.expect_sym("(")?;
-        let params = self.list(")", |p| p.ident("a parameter name"))?;
-        self.expect_sym("->")?;
-        self.expect_sym("(")?;
-        let outputs = self.list(")", |p| p.ident("an output name"))?;
-        let open = self.expect_sym("{")?;
-        while self.is_word("buffer") {
-            self.buffer()?;
-        }
-        for (name, tok) in params {
-            let t = self.tensor_ref(&name, &tok)?;
-            self.func.params.push(t);
-        }
-        for (name, tok) in outputs {
-            let t = self.tensor_ref(&name, &tok)?;
-            self.func.outputs.push(t);
-        }
+        let open = self.kernel_header("bir", &BUFFER_DECL)?;
         let (stmts, nodes) = self.block(&open, "kernel body")?;
         self.func.body = stmts;
         self.bir.body = nodes;
         if !matches!(self.peek().tok, Tok::Eof) {
             return self.expected("end of input after the kernel");
         }
-        Ok(())
-    }
-
-    /// `buffer NAME: MEMORY DTYPE[SHAPE] KIND [ring[IV: COUNT, ...]]`
-    fn buffer(&mut self) -> PResult<()> {
-        let (name, name_tok, data) = self.declaration(&BUFFER_DECL)?;
-        if self.tensors.contains_key(&name) {
-            return self.err_at(&name_tok, format!("duplicate buffer `{name}`"));
-        }
-        let t = self.func.tensors.push(data);
-        self.tensors.insert(name, t);
         Ok(())
     }
 
