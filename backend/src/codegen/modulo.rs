@@ -35,6 +35,10 @@
 //!   zeroing's first matmul and the accumulating one) never share their engine in an iteration:
 //!   neither the table nor the window counts one against the other.
 //!
+//! The search is a function of the loop's graph, busy cycles and MII alone; each thread
+//! remembers its latest searches, so a loop scheduled again unchanged (by the retiming's trials,
+//! a ring expansion's next round, the compilation of the kernel they keep) is not searched again.
+//!
 //! The order of `σ` (ties in program order), improved by single moves ([`improve_order`]), is
 //! emitted when its predicted steady-state period ([`compute_order_period`]: the dependence
 //! cycles plus each in-order engine's sequence) is at least [`MIN_GAIN_PERCENT`] shorter than the
@@ -1173,7 +1177,7 @@ pub fn compute_modulo_schedule(
             let ii = predicted_before.max(search_from);
             (ii, written.clone(), predicted_before, true)
         } else {
-            let (ii, sigma) = search_schedule(bir, &deps, &busy, &steady, search_from)?;
+            let (ii, sigma) = search_schedule_remembered(bir, &deps, &busy, &steady, search_from)?;
             let mut order: Vec<usize> = (0..sigma.len()).collect();
             order.sort_by_key(|&k| (sigma[k], k));
             // The best of every order when there are few, else single moves from offset order.
@@ -1220,6 +1224,80 @@ pub fn compute_modulo_schedule(
         insts: offsets(bir, &deps, &sigma),
         deps,
     })
+}
+
+/// Everything [`search_schedule`] reads: per position its engine, the dependence edges
+/// (`source, target, latency, distance`), the exclusive pairs, the latencies, both busy
+/// vectors, and the MII it starts from.
+#[derive(PartialEq, Eq)]
+struct SearchKey {
+    engines: Vec<usize>,
+    edges: Vec<(usize, usize, u64, u32)>,
+    exclusive: Vec<(usize, usize)>,
+    latency: Vec<u64>,
+    busy: Vec<u64>,
+    steady: Vec<u64>,
+    mii: u64,
+}
+
+/// How many searches [`SEARCHES`] remembers.
+const REMEMBERED_SEARCHES: usize = 8;
+
+thread_local! {
+    /// The latest II searches of this thread and their results. One kernel's loops are
+    /// scheduled again with the same graphs: by each round of [`crate::expand_recurrence`], by
+    /// the retiming's trials ([`crate::retime`]) and by the compilation of the kernel they keep.
+    static SEARCHES: std::cell::RefCell<std::collections::VecDeque<(SearchKey, Option<(u64, Vec<i64>)>)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// [`search_schedule`], answered from [`SEARCHES`] when its inputs are those of a search this
+/// thread made lately (the search is a function of them alone).
+fn search_schedule_remembered(
+    bir: &Bir,
+    deps: &LoopDeps,
+    busy: &[u64],
+    steady: &[u64],
+    mii: u64,
+) -> Option<(u64, Vec<i64>)> {
+    let key = SearchKey {
+        engines: (deps.insts.iter())
+            .map(|&i| bir.insts[i].engine.index())
+            .collect(),
+        edges: (deps.graph.edge_references())
+            .map(|e| {
+                let w = e.weight();
+                (
+                    e.source().index(),
+                    e.target().index(),
+                    w.latency,
+                    w.distance,
+                )
+            })
+            .collect(),
+        exclusive: deps.exclusive.clone(),
+        latency: deps.latency.clone(),
+        busy: busy.to_vec(),
+        steady: steady.to_vec(),
+        mii,
+    };
+    let found = SEARCHES.with(|m| {
+        (m.borrow().iter())
+            .find(|(k, _)| *k == key)
+            .map(|(_, r)| r.clone())
+    });
+    if let Some(r) = found {
+        return r;
+    }
+    let r = search_schedule(bir, deps, busy, steady, mii);
+    SEARCHES.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= REMEMBERED_SEARCHES {
+            m.pop_front();
+        }
+        m.push_back((key, r.clone()));
+    });
+    r
 }
 
 /// The II search: every list order, with and without the global earliest starts as lower
