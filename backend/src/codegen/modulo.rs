@@ -1240,6 +1240,9 @@ struct SearchKey {
     mii: u64,
 }
 
+/// What [`search_schedule`] returns: the II and the start offsets, or `None`.
+type Searched = Option<(u64, Vec<i64>)>;
+
 /// How many searches [`SEARCHES`] remembers.
 const REMEMBERED_SEARCHES: usize = 8;
 
@@ -1247,7 +1250,7 @@ thread_local! {
     /// The latest II searches of this thread and their results. One kernel's loops are
     /// scheduled again with the same graphs: by each round of [`crate::expand_recurrence`], by
     /// the retiming's trials ([`crate::retime`]) and by the compilation of the kernel they keep.
-    static SEARCHES: std::cell::RefCell<std::collections::VecDeque<(SearchKey, Option<(u64, Vec<i64>)>)>> =
+    static SEARCHES: std::cell::RefCell<std::collections::VecDeque<(SearchKey, Searched)>> =
         const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
 }
 
@@ -1451,6 +1454,32 @@ mod tests {
             let hi = smallest_ii(&deps);
             prop_assert!(full(hi));
             prop_assert!(hi == 0 || !full(hi - 1));
+            // Below a bound, the search finds the same `II`; at or above it, nothing.
+            for bound in 0..hi + 3 {
+                let below = smallest_ii_below(&deps, bound);
+                prop_assert_eq!(below, (hi < bound).then_some(hi), "bound {}", bound);
+            }
+        }
+
+        /// The sorted reservation table places every interval where the scan over every
+        /// placed interval does, as the II search fills an engine (placing each at the answer).
+        #[test]
+        fn reservations_place_where_the_scan_does(
+            ii in 1i64..60,
+            items in proptest::collection::vec((-40i64..80, 0i64..40, 0i64..25), 1..30),
+        ) {
+            let deps = graph(items.len(), &[]);
+            let mut table: Vec<(i64, i64, usize)> = Vec::new();
+            let mut reserved = Reservations::default();
+            for (k, &(lower, span, b)) in items.iter().enumerate() {
+                let upper = lower + span;
+                let scanned = place_scanning(&deps, &table, k, lower, upper, b, ii);
+                prop_assert_eq!(reserved.place(lower, upper, b, ii), scanned, "item {}", k);
+                if let Some(t) = scanned {
+                    table.push((t, b, k));
+                    reserved.insert(t, b, ii);
+                }
+            }
         }
     }
 }
