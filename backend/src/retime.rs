@@ -68,11 +68,13 @@ struct LoopFigures {
 pub fn retime_stores(func: &mut Function) -> Vec<String> {
     let mut log = Vec::new();
     let mut trials = 0;
+    // The figures of the kernel as it stands: those of the trial kept last, when there is one.
+    let mut current: Option<Vec<LoopFigures>> = None;
     while log.len() < MAX_RETIMES && trials < MAX_TRIALS {
-        let Some(figures) = compute_figures(func) else {
+        let Some(figures) = current.take().or_else(|| compute_figures(func)) else {
             break;
         };
-        let mut best: Option<(u128, Function, String)> = None;
+        let mut best: Option<(u128, Function, String, Vec<LoopFigures>)> = None;
         for f in figures.iter().filter(|f| f.above_mii && f.steady_state) {
             let before = u128::from(f.predicted) * u128::from(f.trip);
             for (s, t, n) in candidates(func, f.axis) {
@@ -84,9 +86,10 @@ pub fn retime_stores(func: &mut Function) -> Vec<String> {
                 if !retime(&mut trial, f.axis, s, t, n) {
                     continue;
                 }
-                let Some(after) = compute_figures(&trial)
-                    .and_then(|fs| fs.into_iter().find(|g| g.axis == f.axis))
-                else {
+                let Some(all) = compute_figures(&trial) else {
+                    continue;
+                };
+                let Some(after) = all.iter().find(|g| g.axis == f.axis) else {
                     continue;
                 };
                 // The added iteration, if any, runs only the store, whose data the last body
@@ -107,14 +110,15 @@ pub fn retime_stores(func: &mut Function) -> Vec<String> {
                         f.predicted,
                         f.trip
                     );
-                    best = Some((cost, trial, note));
+                    best = Some((cost, trial, note, all));
                 }
             }
         }
-        let Some((_, trial, note)) = best else {
+        let Some((_, trial, note, all)) = best else {
             break;
         };
         *func = trial;
+        current = Some(all);
         log.push(note);
     }
     log

@@ -5,7 +5,8 @@
 //! **live range**: from its first to its last access, widened to the whole span of every loop
 //! that contains one of its accesses (so a value carried from one iteration to the next, or a ring
 //! whose slots are reused across iterations, stays live for the whole loop). Two buffers
-//! **interfere** when their live ranges overlap; the interference graph is a petgraph `UnGraph`.
+//! **interfere** when their live ranges overlap (the interference graph is implicit: each buffer
+//! tests its live range against those of the buffers already placed).
 //! Buffers are then placed largest first, each at the lowest offset that overlaps no interfering
 //! buffer already placed (first fit; SBUF in bytes of every partition, 64-byte aligned, all ring
 //! slots together; PSUM in whole banks, one per slot, so that a tile never crosses a bank and a
@@ -41,7 +42,6 @@ use crate::error::BackendError;
 use penguin::ir::{Memory, TensorKind};
 use penguin::listing::capped_list;
 use penguin::{Function, Tensor};
-use petgraph::graph::{NodeIndex, UnGraph};
 use runtime_sim::isa::{Role, TensorDecl};
 use runtime_sim::machine::{PSUM_BANKS, PSUM_BANK_BYTES, SBUF_PARTITION_BYTES};
 use std::collections::BTreeMap;
@@ -328,40 +328,35 @@ fn check_psum(func: &Function, psum: &[Buffer], used: u64) -> Result<(), Backend
     })
 }
 
-/// First-fit colouring of the interference graph, largest buffer first: the offset of each
-/// buffer (in its units), in the order of `bufs`.
+/// First-fit colouring of the interference graph, largest buffer first (ties by the start of
+/// the live range): the offset of each buffer (in its units), in the order of `bufs`.
 fn colour(bufs: &[Buffer], live: &BTreeMap<Tensor, (usize, usize)>) -> Vec<u64> {
-    let mut g: UnGraph<usize, ()> = UnGraph::new_undirected();
-    let nodes: Vec<NodeIndex> = (0..bufs.len()).map(|i| g.add_node(i)).collect();
-    let range = |i: usize| live.get(&bufs[i].0).copied().unwrap_or((0, 0));
-    for i in 0..bufs.len() {
-        for j in i + 1..bufs.len() {
-            let (a, b) = (range(i), range(j));
-            if a.0 <= b.1 && b.0 <= a.1 {
-                g.add_edge(nodes[i], nodes[j], ());
-            }
-        }
-    }
+    let ranges: Vec<(usize, usize)> = (bufs.iter())
+        .map(|b| live.get(&b.0).copied().unwrap_or((0, 0)))
+        .collect();
+    // Two buffers interfere when their live ranges overlap.
+    let interfere = |i: usize, j: usize| {
+        let (a, b) = (ranges[i], ranges[j]);
+        a.0 <= b.1 && b.0 <= a.1
+    };
     let mut order: Vec<usize> = (0..bufs.len()).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(bufs[i].1), range(i).0));
+    order.sort_by_key(|&i| (std::cmp::Reverse(bufs[i].1), ranges[i].0));
     let mut off: Vec<Option<u64>> = vec![None; bufs.len()];
+    // The buffers placed so far, by their placed interval `(offset, end)`: the first fit of the
+    // next buffer walks its interfering ones in that order, and stops at the first gap it fits.
+    let mut placed: Vec<(u64, u64, usize)> = Vec::with_capacity(bufs.len());
     for i in order {
-        let mut taken: Vec<(u64, u64)> = g
-            .neighbors(nodes[i])
-            .filter_map(|n| {
-                let j = g[n];
-                off[j].map(|o| (o, o.saturating_add(bufs[j].1)))
-            })
-            .collect();
-        taken.sort_unstable();
         let mut at: u64 = 0;
-        for (s, e) in taken {
+        for &(s, e, _) in placed.iter().filter(|p| interfere(i, p.2)) {
             if at.saturating_add(bufs[i].1) <= s {
                 break;
             }
             at = at.max(e);
         }
         off[i] = Some(at);
+        let p = (at, at.saturating_add(bufs[i].1), i);
+        let k = placed.partition_point(|q| (q.0, q.1) <= (p.0, p.1));
+        placed.insert(k, p);
     }
     // Every buffer was given an offset by the loop above.
     off.into_iter().map(|o| o.unwrap_or(0)).collect()

@@ -35,6 +35,10 @@
 //!   zeroing's first matmul and the accumulating one) never share their engine in an iteration:
 //!   neither the table nor the window counts one against the other.
 //!
+//! The search is a function of the loop's graph, busy cycles and MII alone; each thread
+//! remembers its latest searches, so a loop scheduled again unchanged (by the retiming's trials,
+//! a ring expansion's next round, the compilation of the kernel they keep) is not searched again.
+//!
 //! The order of `σ` (ties in program order), improved by single moves ([`improve_order`]), is
 //! emitted when its predicted steady-state period ([`compute_order_period`]: the dependence
 //! cycles plus each in-order engine's sequence) is at least [`MIN_GAIN_PERCENT`] shorter than the
@@ -482,7 +486,26 @@ fn smallest_ii(deps: &LoopDeps) -> u64 {
         .edge_references()
         .map(|e| e.weight().latency)
         .sum();
-    let (mut lo, mut hi) = (0u64, total.max(1));
+    search_ii(deps, total.max(1))
+}
+
+/// [`smallest_ii`] when it is below `bound`, else `None`: one check at `bound − 1` answers
+/// most candidates of a search that keeps only shorter periods. (Feasibility is monotone in
+/// `II`: each edge's weight `latency − II · distance` only falls as `II` grows.)
+fn smallest_ii_below(deps: &LoopDeps, bound: u64) -> Option<u64> {
+    if bound == 0 || !feasible(deps, bound - 1) {
+        return None;
+    }
+    if feasible(deps, 0) {
+        return Some(0);
+    }
+    Some(search_ii(deps, bound - 1))
+}
+
+/// The smallest feasible `II` in `(0, hi]`, given that `0` is not feasible and `hi` is
+/// (binary search over [`feasible`]).
+fn search_ii(deps: &LoopDeps, hi: u64) -> u64 {
+    let (mut lo, mut hi) = (0u64, hi);
     while lo + 1 < hi {
         let mid = (lo + hi) / 2;
         if feasible(deps, mid) {
@@ -674,12 +697,21 @@ fn try_schedule(
     let mut sigma: Vec<Option<i64>> = vec![None; n];
     // Per engine: the placed (start, busy, position) intervals.
     let mut table: Vec<Vec<(i64, i64, usize)>> = vec![Vec::new(); 5];
+    // Without exclusive pairs, every placed interval of an engine is clear of the others modulo
+    // `ii`, so the engine's reservations are kept sorted ([`Reservations`]) and its window as
+    // a running minimum and maximum; with them, the intervals are scanned as placed.
+    let disjoint = deps.exclusive.is_empty();
+    let mut reserved: Vec<Reservations> = vec![Reservations::default(); 5];
+    // The ready instructions, by the priority's key (unique: it ends with the position), the
+    // smallest on top.
+    let key = |k: usize| match priority {
+        Priority::Earliest => std::cmp::Reverse((est[k], -height[k], k)),
+        Priority::Constrained => std::cmp::Reverse((-est[k], -height[k], k)),
+    };
+    let mut ready: std::collections::BinaryHeap<_> =
+        (0..n).filter(|&k| pending[k] == 0).map(key).collect();
     for _ in 0..n {
-        let ready = (0..n).filter(|&k| sigma[k].is_none() && pending[k] == 0);
-        let k = match priority {
-            Priority::Earliest => ready.min_by_key(|&k| (est[k], -height[k], k))?,
-            Priority::Constrained => ready.min_by_key(|&k| (-est[k], -height[k], k))?,
-        };
+        let std::cmp::Reverse((_, _, k)) = ready.pop()?;
         // With `from_est`, the earliest start over every path (not only from the placed
         // neighbours), a lower bound of any schedule with non-negative starts: starting there
         // keeps an engine's flexible work out of the window that its late, chained work needs.
@@ -705,53 +737,152 @@ fn try_schedule(
         }
         let r = bir.insts[deps.insts[k]].engine.index();
         let b = busy[k] as i64;
-        // Only the work that may run in the same iteration shares the engine with `k`.
-        let slots: Vec<(i64, i64)> = table[r]
-            .iter()
-            .filter(|s| !deps.excludes(k, s.2))
-            .map(|s| (s.0, s.1))
-            .collect();
-        // The engine's window: all of one body's work within `ii` cycles.
-        let lo_e = slots.iter().map(|s| s.0).min();
-        let hi_e = slots.iter().map(|s| s.0 + s.1).max();
-        let mut t = lower;
-        let last = lower + iii;
-        let placed = loop {
-            if t > upper || t >= last {
-                break None;
-            }
-            if let Some(step) = slots
-                .iter()
-                .filter_map(|&(x, bx)| modulo_clash(t, b, x, bx, iii))
-                .max()
-            {
-                t += step;
-                continue;
-            }
-            let lo = lo_e.map_or(t, |v| v.min(t));
-            let hi = hi_e.map_or(t + b, |v| v.max(t + b));
-            if hi - lo > iii {
-                // Later only widens the window when the engine's work starts earlier.
-                if lo < t {
-                    break None;
-                }
-                t += 1.max(hi - lo - iii);
-                continue;
-            }
-            break Some(t);
+        let placed = if disjoint {
+            reserved[r].place(lower, upper, b, iii)
+        } else {
+            place_scanning(deps, &table[r], k, lower, upper, b, iii)
         }?;
         sigma[k] = Some(placed);
-        table[r].push((placed, b, k));
+        match disjoint {
+            true => reserved[r].insert(placed, b, iii),
+            false => table[r].push((placed, b, k)),
+        }
         for e in deps
             .graph
             .edges_directed(deps.node(k), petgraph::Direction::Outgoing)
         {
             if e.weight().distance == 0 {
-                pending[e.target().index()] -= 1;
+                let c = e.target().index();
+                pending[c] -= 1;
+                if pending[c] == 0 {
+                    ready.push(key(c));
+                }
             }
         }
     }
     sigma.into_iter().collect()
+}
+
+/// The earliest start in `[lower, upper]`, and before `lower + ii`, at which `k` (busy `b`
+/// cycles) clashes modulo `ii` with none of its engine's placed intervals `table` that may run
+/// in its iteration, and the engine's work of one body still fits one window of `ii` cycles.
+fn place_scanning(
+    deps: &LoopDeps,
+    table: &[(i64, i64, usize)],
+    k: usize,
+    lower: i64,
+    upper: i64,
+    b: i64,
+    ii: i64,
+) -> Option<i64> {
+    // Only the work that may run in the same iteration shares the engine with `k`.
+    let slots: Vec<(i64, i64)> = table
+        .iter()
+        .filter(|s| !deps.excludes(k, s.2))
+        .map(|s| (s.0, s.1))
+        .collect();
+    // The engine's window: all of one body's work within `ii` cycles.
+    let lo_e = slots.iter().map(|s| s.0).min();
+    let hi_e = slots.iter().map(|s| s.0 + s.1).max();
+    let mut t = lower;
+    let last = lower + ii;
+    loop {
+        if t > upper || t >= last {
+            return None;
+        }
+        if let Some(step) = slots
+            .iter()
+            .filter_map(|&(x, bx)| modulo_clash(t, b, x, bx, ii))
+            .max()
+        {
+            t += step;
+            continue;
+        }
+        let lo = lo_e.map_or(t, |v| v.min(t));
+        let hi = hi_e.map_or(t + b, |v| v.max(t + b));
+        if hi - lo > ii {
+            // Later only widens the window when the engine's work starts earlier.
+            if lo < t {
+                return None;
+            }
+            t += 1.max(hi - lo - ii);
+            continue;
+        }
+        return Some(t);
+    }
+}
+
+/// One engine's modulo reservation table when no two of its intervals may overlap (no
+/// exclusive pairs): the placed intervals of positive length by start modulo `ii` (clear of
+/// each other modulo `ii`, each at most `ii` long: the window holds it), and the window of
+/// every placed interval (zero-length ones included). [`Reservations::place`] answers what
+/// [`place_scanning`] answers, finding each clash from the neighbours of a start in the sorted
+/// table instead of over every interval.
+#[derive(Clone, Default)]
+struct Reservations {
+    /// Start modulo `ii` → length.
+    by_start: std::collections::BTreeMap<i64, i64>,
+    /// The earliest start and the latest end placed.
+    window: Option<(i64, i64)>,
+}
+
+impl Reservations {
+    fn insert(&mut self, t: i64, b: i64, ii: i64) {
+        self.window = Some(
+            self.window
+                .map_or((t, t + b), |(lo, hi)| (lo.min(t), hi.max(t + b))),
+        );
+        if b > 0 {
+            self.by_start.insert(t.rem_euclid(ii), b);
+        }
+    }
+
+    /// How far `[t, t + b)` must move later to clear the interval it clashes with modulo `ii`
+    /// (the end of the first interval it meets), or `None` when it clashes with none. The
+    /// intervals are clear of each other: only the one that starts at or before `t` (modulo
+    /// `ii`, cyclically) and the next one after `t` can overlap it.
+    fn clash(&self, t: i64, b: i64, ii: i64) -> Option<i64> {
+        if b == 0 || self.by_start.is_empty() {
+            return None;
+        }
+        let tm = t.rem_euclid(ii);
+        let before =
+            (self.by_start.range(..=tm).next_back()).or_else(|| self.by_start.iter().next_back());
+        if let Some((&x, &bx)) = before {
+            if let Some(step) = modulo_clash(t, b, x, bx, ii) {
+                return Some(step);
+            }
+        }
+        let after = (self.by_start.range(tm + 1..).next()).or_else(|| self.by_start.iter().next());
+        let (&x, &bx) = after?;
+        modulo_clash(t, b, x, bx, ii)
+    }
+
+    /// [`place_scanning`] over this table.
+    fn place(&self, lower: i64, upper: i64, b: i64, ii: i64) -> Option<i64> {
+        let mut t = lower;
+        let last = lower + ii;
+        loop {
+            if t > upper || t >= last {
+                return None;
+            }
+            if let Some(step) = self.clash(t, b, ii) {
+                t += step;
+                continue;
+            }
+            let lo = self.window.map_or(t, |w| w.0.min(t));
+            let hi = self.window.map_or(t + b, |w| w.1.max(t + b));
+            if hi - lo > ii {
+                // Later only widens the window when the engine's work starts earlier.
+                if lo < t {
+                    return None;
+                }
+                t += 1.max(hi - lo - ii);
+                continue;
+            }
+            return Some(t);
+        }
+    }
 }
 
 /// The steady-state period of the body run in `order` (positions in program order) by in-order
@@ -760,6 +891,17 @@ fn try_schedule(
 /// followed by its first of the next iteration (`d = 1`). Found like RecMII.
 pub fn compute_order_period(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &[usize]) -> u64 {
     smallest_ii(&order_graph(bir, deps, busy, order))
+}
+
+/// [`compute_order_period`] of `order` when it is below `bound`, else `None`.
+fn order_period_below(
+    bir: &Bir,
+    deps: &LoopDeps,
+    busy: &[u64],
+    order: &[usize],
+    bound: u64,
+) -> Option<u64> {
+    smallest_ii_below(&order_graph(bir, deps, busy, order), bound)
 }
 
 /// The cycle that sets [`compute_order_period`] of `order`, named like RecMII's (empty when no
@@ -845,8 +987,7 @@ fn improve_order(bir: &Bir, deps: &LoopDeps, busy: &[u64], order: &mut Vec<usize
                 if !forward(&cand) {
                     continue;
                 }
-                let p = compute_order_period(bir, deps, busy, &cand);
-                if p < best {
+                if let Some(p) = order_period_below(bir, deps, busy, &cand, best) {
                     best = p;
                     *order = cand;
                     improved = true;
@@ -904,8 +1045,11 @@ fn exhaust_engine_orders(
         let chosen: Vec<&Vec<usize>> = pick.iter().zip(&perms).map(|(&i, p)| &p[i]).collect();
         if let Some(o) = merge_sequences(deps, order, &chosen) {
             merged += 1;
-            let p = compute_order_period(bir, deps, busy, &o);
-            if best.as_ref().is_none_or(|b| p < b.1) {
+            let p = match &best {
+                None => Some(compute_order_period(bir, deps, busy, &o)),
+                Some(b) => order_period_below(bir, deps, busy, &o, b.1),
+            };
+            if let Some(p) = p {
                 best = Some((o, p, 0));
             }
         }
@@ -1033,7 +1177,7 @@ pub fn compute_modulo_schedule(
             let ii = predicted_before.max(search_from);
             (ii, written.clone(), predicted_before, true)
         } else {
-            let (ii, sigma) = search_schedule(bir, &deps, &busy, &steady, search_from)?;
+            let (ii, sigma) = search_schedule_remembered(bir, &deps, &busy, &steady, search_from)?;
             let mut order: Vec<usize> = (0..sigma.len()).collect();
             order.sort_by_key(|&k| (sigma[k], k));
             // The best of every order when there are few, else single moves from offset order.
@@ -1080,6 +1224,83 @@ pub fn compute_modulo_schedule(
         insts: offsets(bir, &deps, &sigma),
         deps,
     })
+}
+
+/// Everything [`search_schedule`] reads: per position its engine, the dependence edges
+/// (`source, target, latency, distance`), the exclusive pairs, the latencies, both busy
+/// vectors, and the MII it starts from.
+#[derive(PartialEq, Eq)]
+struct SearchKey {
+    engines: Vec<usize>,
+    edges: Vec<(usize, usize, u64, u32)>,
+    exclusive: Vec<(usize, usize)>,
+    latency: Vec<u64>,
+    busy: Vec<u64>,
+    steady: Vec<u64>,
+    mii: u64,
+}
+
+/// What [`search_schedule`] returns: the II and the start offsets, or `None`.
+type Searched = Option<(u64, Vec<i64>)>;
+
+/// How many searches [`SEARCHES`] remembers.
+const REMEMBERED_SEARCHES: usize = 8;
+
+thread_local! {
+    /// The latest II searches of this thread and their results. One kernel's loops are
+    /// scheduled again with the same graphs: by each round of [`crate::expand_recurrence`], by
+    /// the retiming's trials ([`crate::retime`]) and by the compilation of the kernel they keep.
+    static SEARCHES: std::cell::RefCell<std::collections::VecDeque<(SearchKey, Searched)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// [`search_schedule`], answered from [`SEARCHES`] when its inputs are those of a search this
+/// thread made lately (the search is a function of them alone).
+fn search_schedule_remembered(
+    bir: &Bir,
+    deps: &LoopDeps,
+    busy: &[u64],
+    steady: &[u64],
+    mii: u64,
+) -> Option<(u64, Vec<i64>)> {
+    let key = SearchKey {
+        engines: (deps.insts.iter())
+            .map(|&i| bir.insts[i].engine.index())
+            .collect(),
+        edges: (deps.graph.edge_references())
+            .map(|e| {
+                let w = e.weight();
+                (
+                    e.source().index(),
+                    e.target().index(),
+                    w.latency,
+                    w.distance,
+                )
+            })
+            .collect(),
+        exclusive: deps.exclusive.clone(),
+        latency: deps.latency.clone(),
+        busy: busy.to_vec(),
+        steady: steady.to_vec(),
+        mii,
+    };
+    let found = SEARCHES.with(|m| {
+        (m.borrow().iter())
+            .find(|(k, _)| *k == key)
+            .map(|(_, r)| r.clone())
+    });
+    if let Some(r) = found {
+        return r;
+    }
+    let r = search_schedule(bir, deps, busy, steady, mii);
+    SEARCHES.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= REMEMBERED_SEARCHES {
+            m.pop_front();
+        }
+        m.push_back((key, r.clone()));
+    });
+    r
 }
 
 /// The II search: every list order, with and without the global earliest starts as lower
@@ -1233,6 +1454,32 @@ mod tests {
             let hi = smallest_ii(&deps);
             prop_assert!(full(hi));
             prop_assert!(hi == 0 || !full(hi - 1));
+            // Below a bound, the search finds the same `II`; at or above it, nothing.
+            for bound in 0..hi + 3 {
+                let below = smallest_ii_below(&deps, bound);
+                prop_assert_eq!(below, (hi < bound).then_some(hi), "bound {}", bound);
+            }
+        }
+
+        /// The sorted reservation table places every interval where the scan over every
+        /// placed interval does, as the II search fills an engine (placing each at the answer).
+        #[test]
+        fn reservations_place_where_the_scan_does(
+            ii in 1i64..60,
+            items in proptest::collection::vec((-40i64..80, 0i64..40, 0i64..25), 1..30),
+        ) {
+            let deps = graph(items.len(), &[]);
+            let mut table: Vec<(i64, i64, usize)> = Vec::new();
+            let mut reserved = Reservations::default();
+            for (k, &(lower, span, b)) in items.iter().enumerate() {
+                let upper = lower + span;
+                let scanned = place_scanning(&deps, &table, k, lower, upper, b, ii);
+                prop_assert_eq!(reserved.place(lower, upper, b, ii), scanned, "item {}", k);
+                if let Some(t) = scanned {
+                    table.push((t, b, k));
+                    reserved.insert(t, b, ii);
+                }
+            }
         }
     }
 }

@@ -582,7 +582,8 @@ impl<'a> Queues<'a> {
             .map(|j| (j + rotation) % DMA_QUEUES)
             .collect();
         let all = |q: usize| -> u64 { self.pieces[q].iter().map(|&(_, c)| c).sum() };
-        order.sort_by_key(|&q| (self.load(k, q), all(q)));
+        // (Each queue's load computed once: a view walks every piece on the queue.)
+        order.sort_by_cached_key(|&q| (self.load(k, q), all(q)));
         let mut chosen: Vec<usize> = order.into_iter().take(n).collect();
         chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
         chosen
