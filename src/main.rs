@@ -693,7 +693,7 @@ fn compile(
         Emit::Pipelined | Emit::Bir | Emit::Isa => String::new(),
     };
     if !printing && matches!(emit, Emit::Penguin | Emit::Pipelined) {
-        return Ok((text, cx.times));
+        return Ok((text, cx.instrument.times));
     }
     cx.pipeline(&mut func)?;
     for note in &cx.notes {
@@ -713,7 +713,7 @@ fn compile(
         Emit::Bir => backend::codegen::bir::write_bir(&compiled.func, &compiled.bir),
         Emit::Isa => runtime_sim::text::print(&compiled.program),
     };
-    Ok((text, cx.times))
+    Ok((text, cx.instrument.times))
 }
 
 /// `--json` of a command that failed: one JSON object on standard output, so that a script
