@@ -702,7 +702,7 @@ fn compile(
     let pipelined = penguin::write::write_function(&func);
     cx.prepare_backend(&mut func)?;
     if env.show_backend {
-        for l in &cx.backend_log {
+        for l in &cx.remarks {
             eprintln!("{l}");
         }
     }

@@ -41,6 +41,7 @@ use crate::driver::{self, Failure, Source};
 pub use backend::instrument::{
     format_pass_times, split_printed, Form, Instrument, PassTime, PrintAfter, Printed,
 };
+use backend::transform::remark::Remark;
 use penguin::listing::capped_list;
 use penguin::pipeline::{PipelineLog, PipelineOptions};
 use penguin::Function;
@@ -185,8 +186,8 @@ pub struct Context<'l> {
     /// The annotated pipeliner's decisions (`--log pipeliner`).
     pub log: &'l mut PipelineLog,
     /// The backend's decisions on Penguin IR: zero folding, unrolling, emergent pipelining
-    /// (`--log backend`).
-    pub backend_log: Vec<String>,
+    /// (`--log backend`: their `Display`), each pass's pushed in order.
+    pub remarks: Vec<Remark>,
     /// The loops the backend unrolled (`backend::transform::unroll`).
     pub unrolled: Vec<backend::transform::unroll::UnrolledData>,
     /// Notes for the user, such as `--peel` on a kernel with nothing to peel.
@@ -203,7 +204,7 @@ impl<'l> Context<'l> {
         Context {
             opts,
             log,
-            backend_log: Vec::new(),
+            remarks: Vec::new(),
             unrolled: Vec::new(),
             notes: Vec::new(),
             instrument,
@@ -318,24 +319,24 @@ impl<'l> Context<'l> {
     /// the loops the path gives it (`default`: the loops the annotated pipeliner left alone;
     /// `emergent`: every loop, the annotations being stripped), and `retime` (a store whose data
     /// is late goes one iteration later, [`backend::retime`]). Their decisions go to
-    /// [`Context::backend_log`].
+    /// [`Context::remarks`].
     pub fn prepare_backend(&mut self, func: &mut Function) -> Result<(), Failure> {
         let log = backend::transform::fold_zeros::fold_psum_zeros(func);
-        self.backend_log.extend(log);
+        self.remarks.extend(log);
         self.after("fold-zeros", "folding PSUM zeroing", func)?;
         if self.opts.mode.emergent() {
             let log = backend::transform::flatten::flatten_short_pipelines(func);
-            self.backend_log.extend(log);
+            self.remarks.extend(log.into_iter().map(Remark::Logged));
             self.after("flatten", "flattening short pipelined loops", func)?;
             let (unrolled, log) = backend::transform::unroll::unroll_loops(func);
             self.unrolled.extend(unrolled);
-            self.backend_log.extend(log);
+            self.remarks.extend(log);
             self.after("unroll", "unrolling", func)?;
             let log = backend::transform::emergent::pipeline_emergent(func);
-            self.backend_log.extend(log);
+            self.remarks.extend(log.into_iter().map(Remark::Logged));
             self.after("emergent", "emergent pipelining", func)?;
             let log = backend::retime::retime_stores(func);
-            self.backend_log.extend(log);
+            self.remarks.extend(log.into_iter().map(Remark::Logged));
             self.after("retime", "retiming stores", func)?;
         }
         Ok(())
@@ -405,12 +406,12 @@ pub fn pipeline_path(
 }
 
 /// The backend's transformations on Penguin IR on path `mode` ([`Context::prepare_backend`]);
-/// returns their log.
-pub fn prepare_backend(func: &mut Function, mode: PipelineMode) -> Result<Vec<String>, Failure> {
+/// returns their remarks.
+pub fn prepare_backend(func: &mut Function, mode: PipelineMode) -> Result<Vec<Remark>, Failure> {
     let mut log = PipelineLog::default();
     let mut cx = Context::new(CompileOptions::for_mode(mode), &mut log);
     cx.prepare_backend(func)?;
-    Ok(cx.backend_log)
+    Ok(cx.remarks)
 }
 
 /// The backend's passes on `func` ([`Context::codegen`]), the synchronisation analysis on a

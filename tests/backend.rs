@@ -580,6 +580,7 @@ fn emergent_rings_shrink_to_fit_sbuf() {
     };
     let mut func = nkc::driver::compile(&src, None).unwrap();
     let log = nkc::pipeline::prepare_backend(&mut func, PipelineMode::Emergent).unwrap();
+    let log = backend::transform::remark::remark_lines(&log);
     let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     assert!(compiled.sbuf_bytes <= runtime_sim::machine::SBUF_PARTITION_BYTES);
     assert!(log.iter().any(|l| l.contains("ring of 2 slots")), "{log:?}");

@@ -1,0 +1,126 @@
+//! What a Penguin pass of the backend decided, as typed remarks (`--log backend`).
+//!
+//! A pass returns [`Remark`]s, one per decision, carrying the decision's data; the driver's
+//! compile context collects them in pass order. Rust code matches the variants; the log gets their
+//! [`fmt::Display`], which is the wording the filetests and the `--log backend` output have
+//! always had. Like [`super::decline::Decline`] (whose style this follows), names are the ones
+//! the user sees, taken when the remark is made.
+//!
+//! Invariant: each remark's text is one line. The passes not yet moved onto typed variants
+//! (emergent pipelining, `num_stages="auto"`, flattening, retiming, the ring slots the modulo
+//! scheduler adds, the modulo schedules) give [`Remark::Logged`], their line as it was.
+
+use std::fmt;
+
+/// Why `unroll` leaves a loop at factor 1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnrollDecline {
+    /// Unrolling does not spread the loop's transfers better.
+    NoBetterSpread,
+    /// The body has no compute to overlap with its transfers.
+    NoCompute,
+    /// The body's compute is not below its DMA time at factor 1.
+    ComputeBound { compute: u64, dma: u64 },
+}
+
+/// One decision of a backend pass on Penguin IR.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Remark {
+    /// `fold-zeros`: the zeroing of PSUM tile `tile` goes into the first matmul of loop `iv`,
+    /// which overwrites at `iv == lb`.
+    ZeroingFolded { tile: String, iv: String, lb: i64 },
+    /// `unroll`: loop `iv` stays at factor 1. `periods`: the DMA cycles per iteration at each
+    /// factor tried.
+    UnrollDeclined {
+        iv: String,
+        trip: i64,
+        why: UnrollDecline,
+        periods: Vec<(u32, u64)>,
+    },
+    /// `unroll`: loop `iv` unrolled `factor` times (with a remainder loop of `remainder`
+    /// iterations when not zero); `private` tiles renamed per copy.
+    Unrolled {
+        iv: String,
+        trip: i64,
+        factor: u32,
+        remainder: i64,
+        periods: Vec<(u32, u64)>,
+        compute: u64,
+        private: usize,
+    },
+    /// A decision of a pass whose remarks are not typed yet: its log line.
+    Logged(String),
+}
+
+impl From<String> for Remark {
+    fn from(line: String) -> Self {
+        Remark::Logged(line)
+    }
+}
+
+/// `U=1: 512, U=2: 384`: the DMA cycles per iteration at each factor tried.
+fn periods_table(periods: &[(u32, u64)]) -> String {
+    periods
+        .iter()
+        .map(|(u, p)| format!("U={u}: {p}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for Remark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Remark::ZeroingFolded { tile, iv, lb } => write!(
+                f,
+                "backend: the zeroing of PSUM tile `{tile}` is folded into the first matmul of loop `{iv}` (it overwrites at `{iv} == {lb}`)"
+            ),
+            Remark::UnrollDeclined {
+                iv,
+                trip,
+                why,
+                periods,
+            } => {
+                write!(f, "unroll: loop `{iv}` (trip {trip}): factor 1: ")?;
+                match why {
+                    UnrollDecline::NoBetterSpread => write!(
+                        f,
+                        "unrolling does not spread its transfers better (DMA cycles per iteration {})",
+                        periods_table(periods)
+                    ),
+                    UnrollDecline::NoCompute => f.write_str(
+                        "no compute to overlap with its transfers, whose latency fewer, longer pieces would lengthen",
+                    ),
+                    UnrollDecline::ComputeBound { compute, dma } => write!(
+                        f,
+                        "its compute (~{compute} cycles per iteration) is not below its DMA time ({dma}), which unrolling would shorten"
+                    ),
+                }
+            }
+            Remark::Unrolled {
+                iv,
+                trip,
+                factor,
+                remainder,
+                periods,
+                compute,
+                private,
+            } => {
+                write!(f, "unroll: loop `{iv}` (trip {trip}): factor {factor}")?;
+                if *remainder > 0 {
+                    write!(f, ", remainder loop of {remainder}")?;
+                }
+                write!(
+                    f,
+                    ": {factor} copies of each transfer spread over the queues in fewer pieces (DMA cycles per iteration {}; compute ~{compute}); {private} tile(s) private to an iteration renamed per copy",
+                    periods_table(periods)
+                )
+            }
+            Remark::Logged(line) => f.write_str(line),
+        }
+    }
+}
+
+/// Every remark's line, in order.
+pub fn remark_lines(remarks: &[Remark]) -> Vec<String> {
+    remarks.iter().map(ToString::to_string).collect()
+}
