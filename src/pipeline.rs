@@ -326,7 +326,7 @@ impl<'l> Context<'l> {
         self.after("fold-zeros", "folding PSUM zeroing", func)?;
         if self.opts.mode.emergent() {
             let log = backend::transform::flatten::flatten_short_pipelines(func);
-            self.remarks.extend(log.into_iter().map(Remark::Logged));
+            self.remarks.extend(log);
             self.after("flatten", "flattening short pipelined loops", func)?;
             let (unrolled, log) = backend::transform::unroll::unroll_loops(func);
             self.unrolled.extend(unrolled);

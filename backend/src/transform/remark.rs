@@ -7,9 +7,10 @@
 //! the user sees, taken when the remark is made.
 //!
 //! Invariant: each remark's text is one line. The passes not yet moved onto typed variants
-//! (emergent pipelining, `num_stages="auto"`, flattening, retiming, the ring slots the modulo
+//! (emergent pipelining, `num_stages="auto"`, retiming, the ring slots the modulo
 //! scheduler adds, the modulo schedules) give [`Remark::Logged`], their line as it was.
 
+use super::decline::Decline;
 use std::fmt;
 
 /// Why `unroll` leaves a loop at factor 1.
@@ -47,6 +48,25 @@ pub enum Remark {
         periods: Vec<(u32, u64)>,
         compute: u64,
         private: usize,
+    },
+    /// `flatten`: annotated loop `iv` (`trip` iterations in `stages` stages) stays a loop.
+    FlattenDeclined {
+        iv: String,
+        trip: i64,
+        stages: u32,
+        why: Decline,
+    },
+    /// `flatten`: annotated loop `iv` (`trip` iterations in `stages` stages; `extended`
+    /// iterations as the pipeliner left it, `peeled` or extended) is unrolled fully into loop
+    /// `into`; `renamed`: each tile renamed by live range, and into how many tiles.
+    Flattened {
+        iv: String,
+        trip: i64,
+        stages: u32,
+        peeled: bool,
+        extended: i64,
+        into: String,
+        renamed: Vec<(String, usize)>,
     },
     /// A decision of a pass whose remarks are not typed yet: its log line.
     Logged(String),
@@ -115,9 +135,66 @@ impl fmt::Display for Remark {
                     periods_table(periods)
                 )
             }
+            Remark::FlattenDeclined {
+                iv,
+                trip,
+                stages,
+                why,
+            } => write!(
+                f,
+                "flatten: loop `{iv}` ({trip} iterations in {stages} stages) stays a loop: {why}"
+            ),
+            Remark::Flattened { .. } => fmt_flattened(self, f),
             Remark::Logged(line) => f.write_str(line),
         }
     }
+}
+
+/// [`Remark::Flattened`]'s line.
+fn fmt_flattened(r: &Remark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let Remark::Flattened {
+        iv,
+        trip,
+        stages,
+        peeled,
+        extended,
+        into,
+        renamed,
+    } = r
+    else {
+        return Ok(());
+    };
+    write!(
+        f,
+        "flatten: loop `{iv}` ({trip} iterations in {stages} stages, "
+    )?;
+    if *peeled {
+        write!(
+            f,
+            "peeled, {extended} iteration(s) between its prologue and epilogue"
+        )?;
+    } else {
+        write!(f, "extended to {extended}")?;
+    }
+    if *trip <= i64::from(*stages) {
+        f.write_str("; no steady state")?;
+    } else {
+        write!(f, "; {} of them fill or drain", stages - 1)?;
+    }
+    write!(
+        f,
+        ") is unrolled fully into loop `{into}`, whose pipelining overlaps its executions; renamed by live range: "
+    )?;
+    if renamed.is_empty() {
+        return f.write_str("none");
+    }
+    for (k, (t, n)) in renamed.iter().enumerate() {
+        if k > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "`{t}` → {n} tiles")?;
+    }
+    Ok(())
 }
 
 /// Every remark's line, in order.
