@@ -1,7 +1,8 @@
-//! The backend's compile context and its driver loop, on the model of Cranelift's `Context`:
-//! one [`Context`] owns everything the passes of [`crate::passes::PASSES`] build (the kernel with
-//! its ring slots, the BIR, the queue plan, the modulo schedules, the allocation, the emitted
-//! nodes, the synchronisation, the program), and [`Context::run`] walks that static table.
+//! The backend's compile context, on the model of Cranelift's `Context`: one [`Context`] owns
+//! everything the passes of [`crate::passes::PASSES`] build (the kernel with its ring slots, the
+//! BIR, the queue plan, the modulo schedules, the allocation, the emitted nodes, the
+//! synchronisation, the program), and the driver loop ([`Context::run`], in
+//! [`crate::passes`]) walks that static table.
 //!
 //! After every pass that ran, the driver loop verifies the IR by the form the pass leaves
 //! ([`IrForm`]: Penguin IR with `penguin::verify`, BIR with [`crate::codegen::bir_verify`], the
@@ -16,9 +17,8 @@
 
 use crate::codegen::emit::Emitted;
 use crate::codegen::sync::Sync;
-use crate::codegen::{alloc, bir, bir_verify, modulo, queues};
-use crate::instrument::{Form, Instrument};
-use crate::passes::{Flow, Pass, PASSES};
+use crate::codegen::{alloc, bir, modulo, queues};
+use crate::instrument::Instrument;
 use crate::{BackendError, Compiled, Pruner};
 use cranelift_entity::SecondaryMap;
 use penguin::Function;
@@ -148,87 +148,8 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// Runs every pass of [`PASSES`] in order (a pass may send the loop back to an earlier one),
-    /// verifying and recording each one that ran; then returns the compiled kernel.
-    pub fn run(mut self) -> Result<Compiled, BackendError> {
-        let mut i = 0;
-        while let Some(pass) = PASSES.get(i) {
-            let next = match (pass.run)(&mut self)? {
-                Flow::Skip(to) => to,
-                flow @ (Flow::Next | Flow::Goto(_)) => {
-                    self.verify(pass)?;
-                    self.record(pass);
-                    match flow {
-                        Flow::Goto(to) => Some(to),
-                        _ => None,
-                    }
-                }
-            };
-            i = match next {
-                Some(name) => PASSES
-                    .iter()
-                    .position(|p| p.name == name)
-                    .expect("invariant: a pass sends the loop to a pass of the table"),
-                None => i + 1,
-            };
-        }
-        self.finish()
-    }
-
-    /// Verifies the IR `pass` left, by its form, when [`Options::verify`] is on.
-    fn verify(&self, pass: &Pass) -> Result<(), BackendError> {
-        if !self.opts.verify {
-            return Ok(());
-        }
-        let name = pass.name;
-        match pass.leaves {
-            IrForm::Penguin => penguin::verify::verify_function(&self.func).map_err(|errs| {
-                let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-                BackendError::internal(format!(
-                    "Penguin IR does not verify after {name}:\n{}",
-                    msgs.join("\n")
-                ))
-            }),
-            IrForm::Bir | IrForm::ScheduledBir => {
-                bir_verify::verify_after(&self.func, &self.bir, name)
-                    .map_err(BackendError::internal)
-            }
-            IrForm::Program => runtime_sim::validate::validate(built(&self.program, "the program"))
-                .map_err(|e| {
-                    BackendError::internal(format!(
-                        "the program does not validate after {name}: {e}"
-                    ))
-                }),
-            IrForm::Allocated | IrForm::Emitted | IrForm::Synchronised => Ok(()),
-        }
-    }
-
-    /// Records `pass` in the instrument: its time, and the IR it left (a one-line summary for a
-    /// form with no text).
-    fn record(&mut self, pass: &Pass) {
-        let form = match pass.leaves {
-            IrForm::Penguin => Form::Penguin,
-            IrForm::Bir | IrForm::ScheduledBir => Form::Bir,
-            IrForm::Program => Form::Isa,
-            IrForm::Allocated | IrForm::Emitted | IrForm::Synchronised => Form::Summary,
-        };
-        let cx = &*self;
-        let text = || match form {
-            Form::Penguin => penguin::write_function(&cx.func),
-            Form::Bir => crate::codegen::bir::write_bir(&cx.func, &cx.bir),
-            Form::Isa => runtime_sim::text::print(built(&cx.program, "the program")),
-            Form::Summary => format!("# {}\n", (pass.summary)(cx)),
-        };
-        let text = if self.instrument.print_after.wants(pass.name) {
-            text()
-        } else {
-            String::new()
-        };
-        self.instrument.record(pass.name, form, || text);
-    }
-
     /// The compiled kernel, once every pass ran; the program is validated whatever the options.
-    fn finish(self) -> Result<Compiled, BackendError> {
+    pub(crate) fn finish(self) -> Result<Compiled, BackendError> {
         let program = self
             .program
             .expect("invariant: the pass table ends in a pass that builds the program");

@@ -1,6 +1,7 @@
 //! The backend's static pass table ([`PASSES`]): each pass's name (the one `nkc compile
 //! --print-after PASS` takes), the IR form it leaves, and the function that runs it on the
-//! [`Context`]. [`Context::run`] walks the table in order.
+//! [`Context`]; and the one driver loop, [`Context::run`], that walks the table in order, timing,
+//! verifying by IR form and printing each pass that ran.
 //!
 //! Two loops run through the table: `expand` sends the driver back to `lower-bir` while it gives a
 //! tile one more ring slot (at most [`MAX_EXPANSIONS`] times), and `alloc`, when the
@@ -11,9 +12,10 @@
 //! not apply returns [`Flow::Skip`] and is neither verified nor recorded.
 
 use crate::codegen::emit::{self, SourceInfo};
-use crate::codegen::{alloc, bir, clamp, hoist, modulo, queues, schedule, sync};
+use crate::codegen::{alloc, bir, bir_verify, clamp, hoist, modulo, queues, schedule, sync};
 use crate::context::{built, Context, IrForm};
-use crate::{assemble, expand_recurrence, BackendError, MAX_EXPANSIONS};
+use crate::instrument::Form;
+use crate::{assemble, expand_recurrence, BackendError, Compiled, MAX_EXPANSIONS};
 use runtime_sim::isa::{Role, TensorDecl};
 
 /// Where the driver loop goes after a pass.
@@ -84,6 +86,87 @@ const fn summarised(
 /// The names of [`PASSES`], in order.
 pub fn pass_names() -> impl Iterator<Item = &'static str> {
     PASSES.iter().map(|p| p.name)
+}
+
+impl Context<'_> {
+    /// Runs every pass of [`PASSES`] in order (a pass may send the loop back to an earlier one),
+    /// verifying and recording each one that ran; then returns the compiled kernel.
+    pub fn run(mut self) -> Result<Compiled, BackendError> {
+        let mut i = 0;
+        while let Some(pass) = PASSES.get(i) {
+            let next = match (pass.run)(&mut self)? {
+                Flow::Skip(to) => to,
+                flow @ (Flow::Next | Flow::Goto(_)) => {
+                    self.verify(pass)?;
+                    self.record(pass);
+                    match flow {
+                        Flow::Goto(to) => Some(to),
+                        _ => None,
+                    }
+                }
+            };
+            i = match next {
+                Some(name) => PASSES
+                    .iter()
+                    .position(|p| p.name == name)
+                    .expect("invariant: a pass sends the loop to a pass of the table"),
+                None => i + 1,
+            };
+        }
+        self.finish()
+    }
+
+    /// Verifies the IR `pass` left, by its form, when [`Options::verify`] is on.
+    fn verify(&self, pass: &Pass) -> Result<(), BackendError> {
+        if !self.opts.verify {
+            return Ok(());
+        }
+        let name = pass.name;
+        match pass.leaves {
+            IrForm::Penguin => penguin::verify::verify_function(&self.func).map_err(|errs| {
+                let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+                BackendError::internal(format!(
+                    "Penguin IR does not verify after {name}:\n{}",
+                    msgs.join("\n")
+                ))
+            }),
+            IrForm::Bir | IrForm::ScheduledBir => {
+                bir_verify::verify_after(&self.func, &self.bir, name)
+                    .map_err(BackendError::internal)
+            }
+            IrForm::Program => runtime_sim::validate::validate(built(&self.program, "the program"))
+                .map_err(|e| {
+                    BackendError::internal(format!(
+                        "the program does not validate after {name}: {e}"
+                    ))
+                }),
+            IrForm::Allocated | IrForm::Emitted | IrForm::Synchronised => Ok(()),
+        }
+    }
+
+    /// Records `pass` in the instrument: its time, and the IR it left (a one-line summary for a
+    /// form with no text).
+    fn record(&mut self, pass: &Pass) {
+        let form = match pass.leaves {
+            IrForm::Penguin => Form::Penguin,
+            IrForm::Bir | IrForm::ScheduledBir => Form::Bir,
+            IrForm::Program => Form::Isa,
+            IrForm::Allocated | IrForm::Emitted | IrForm::Synchronised => Form::Summary,
+        };
+        let cx = &*self;
+        let text = || match form {
+            Form::Penguin => penguin::write_function(&cx.func),
+            Form::Bir => crate::codegen::bir::write_bir(&cx.func, &cx.bir),
+            Form::Isa => runtime_sim::text::print(built(&cx.program, "the program")),
+            Form::Summary => format!("# {}\n", (pass.summary)(cx)),
+        };
+        let text = if self.instrument.print_after.wants(pass.name) {
+            text()
+        } else {
+            String::new()
+        };
+        self.instrument.record(pass.name, form, || text);
+    }
 }
 
 /// `lower-bir`: [`bir::lower_function`].
