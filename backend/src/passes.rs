@@ -377,3 +377,88 @@ fn hoist_waits(cx: &mut Context<'_>) -> Result<Flow, BackendError> {
     );
     Ok(Flow::Next)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Options;
+    use crate::instrument::Instrument;
+
+    /// A PSUM accumulation over two iterations: no tile to expand, so every pass runs once.
+    const KERNEL: &str = r#"kernel acc(x, y) -> (z) {
+  tensor x: hbm f32[256, 128] input
+  tensor y: hbm f32[256, 512] input
+  tensor z: hbm f32[128, 512] output
+  tensor acc: psum f32[128, 512] local
+  tensor lhs: sbuf f32[128, 128] local
+  tensor rhs: sbuf f32[128, 512] local
+  tensor res: sbuf f32[128, 512] local
+  loop k in 0..2 affine {
+    stmt {
+      lhs[0 +: 128, 0 +: 128] = load.dma x[128*k +: 128, 0 +: 128]
+    }
+    stmt {
+      rhs[0 +: 128, 0 +: 512] = load.dma y[128*k +: 128, 0 +: 512]
+    }
+    stmt {
+      acc[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs[0 +: 128, 0 +: 128], rhs[0 +: 128, 0 +: 512]
+    }
+  }
+  stmt {
+    res[0 +: 128, 0 +: 512] = copy.any acc[0 +: 128, 0 +: 512]
+  }
+  stmt {
+    z[0 +: 128, 0 +: 512] = store.dma res[0 +: 128, 0 +: 512]
+  }
+}
+"#;
+
+    fn no_pruning(
+        _: &crate::codegen::emit::Emitted,
+        _: &mut sync::Sync,
+        _: &[TensorDecl],
+    ) -> usize {
+        0
+    }
+
+    #[test]
+    fn the_driver_loop_records_every_pass_of_the_table_in_order() {
+        let func = penguin::parse_function(KERNEL).expect("the test kernel parses");
+        let mut instrument = Instrument::default();
+        let opts = Options {
+            clamp_trips: true,
+            verify: true,
+        };
+        Context::new(&func, None, opts, &no_pruning, &mut instrument)
+            .run()
+            .expect("the test kernel compiles");
+        let ran: Vec<&str> = instrument.times.iter().map(|t| t.pass.as_str()).collect();
+        assert_eq!(ran, pass_names().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_verifier_failure_names_the_pass() {
+        let func = penguin::parse_function(KERNEL).expect("the test kernel parses");
+        let mut instrument = Instrument::default();
+        let opts = Options {
+            clamp_trips: true,
+            verify: true,
+        };
+        let mut cx = Context::new(&func, None, opts, &no_pruning, &mut instrument);
+        assert_eq!(lower_bir(&mut cx), Ok(Flow::Next));
+        let schedule = &PASSES[1];
+        assert_eq!(schedule.name, "schedule");
+        assert_eq!(cx.verify(schedule), Ok(()));
+        // A node in two places breaks BIR's structure.
+        let first = cx.bir.body[0];
+        cx.bir.body.push(first);
+        match cx.verify(schedule) {
+            Err(BackendError::Internal(m)) => {
+                assert!(m.starts_with("BIR does not verify after schedule"), "{m}")
+            }
+            other => panic!("expected an internal error, got {other:?}"),
+        }
+        cx.opts.verify = false;
+        assert_eq!(cx.verify(schedule), Ok(()));
+    }
+}
