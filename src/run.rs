@@ -287,8 +287,9 @@ pub fn run(
                 .map(|(_, a)| a)
                 .collect();
             let loops = crate::loops::compute_loop_stats(&func, &compiled, &source.text, &r.trace);
-            let logged = (compiled.expansions.iter()).chain(loops.iter().map(|l| &l.text));
-            cx.remarks.extend(logged.cloned().map(Remark::Logged));
+            cx.remarks.extend(compiled.expansions.iter().cloned());
+            cx.remarks
+                .extend(loops.iter().map(|l| Remark::Logged(l.text.clone())));
             let annotated_loops = func
                 .axes
                 .iter()

@@ -90,7 +90,7 @@ pub struct Context<'a> {
     /// The modulo schedule of every loop body it reordered.
     pub schedules: Vec<modulo::ModuloSchedule>,
     /// The ring slots [`crate::codegen::expand`] added, for the log.
-    pub expansions: Vec<String>,
+    pub expansions: Vec<crate::transform::remark::Remark>,
     pub alloc: Option<alloc::Allocation>,
     pub emitted: Option<Emitted>,
     /// The kernel's HBM tensors and scratch arenas, as the program declares them.

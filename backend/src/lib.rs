@@ -107,7 +107,7 @@ pub struct Compiled {
     /// The modulo schedule of every loop body it reordered ([`modulo`]).
     pub schedules: Vec<modulo::ModuloSchedule>,
     /// The ring slots [`expand`] added, for the log.
-    pub expansions: Vec<String>,
+    pub expansions: Vec<transform::remark::Remark>,
 }
 
 /// The most ring slots [`expand`] adds to one kernel.
@@ -155,14 +155,14 @@ pub fn compile_with_pruner(
 
 /// Gives one more ring slot to the tile whose reuse bounds a pipelined loop, as the modulo
 /// scheduler's recurrences decide ([`expand::compute_expansion`], on BIR) and the Penguin side
-/// realises ([`transform::ring_slots::apply`]); returns the log's line, `None` when no tile
+/// realises ([`transform::ring_slots::apply`]); returns the decision, `None` when no tile
 /// qualifies.
 pub(crate) fn expand_recurrence(
     func: &mut Function,
     bir: &bir::Bir,
     schedules: &[modulo::ModuloSchedule],
-) -> Option<String> {
+) -> Option<transform::remark::Remark> {
     let x = expand::compute_expansion(func, bir, schedules)?;
     transform::ring_slots::apply(func, x.tensor, x.axis, x.slots);
-    Some(x.note)
+    Some(x.remark)
 }

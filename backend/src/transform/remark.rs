@@ -7,8 +7,8 @@
 //! the user sees, taken when the remark is made.
 //!
 //! Invariant: each remark's text is one line. The passes not yet moved onto typed variants
-//! (emergent pipelining, `num_stages="auto"`, retiming, the ring slots the modulo
-//! scheduler adds, the modulo schedules) give [`Remark::Logged`], their line as it was.
+//! (emergent pipelining, `num_stages="auto"`, retiming, the modulo schedules) give
+//! [`Remark::Logged`], their line as it was.
 
 use super::decline::Decline;
 use std::fmt;
@@ -24,7 +24,17 @@ pub enum UnrollDecline {
     ComputeBound { compute: u64, dma: u64 },
 }
 
-/// One decision of a backend pass on Penguin IR.
+/// What holds a pipelined loop above its resources' average, in [`Remark::RingSlotAdded`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecurrenceBound {
+    /// The recurrence sets RecMII.
+    RecMii(u64),
+    /// The recurrence holds the II search at this II.
+    SearchIi(u64),
+}
+
+/// One decision of a backend pass on Penguin IR (or, for [`Remark::RingSlotAdded`], of the
+/// backend's `expand`, which codegen decides and [`super::ring_slots`] realises).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Remark {
     /// `fold-zeros`: the zeroing of PSUM tile `tile` goes into the first matmul of loop `iv`,
@@ -67,6 +77,17 @@ pub enum Remark {
         extended: i64,
         into: String,
         renamed: Vec<(String, usize)>,
+    },
+    /// `expand`: tile `tile` in loop `iv` gets `slots` slots (one more): its reuse is on the
+    /// recurrence `cycle` (as the modulo scheduler names it) that `bound` above the resources'
+    /// `res_average` cycles per iteration.
+    RingSlotAdded {
+        tile: String,
+        iv: String,
+        slots: u32,
+        bound: RecurrenceBound,
+        res_average: u64,
+        cycle: String,
     },
     /// A decision of a pass whose remarks are not typed yet: its log line.
     Logged(String),
@@ -145,6 +166,30 @@ impl fmt::Display for Remark {
                 "flatten: loop `{iv}` ({trip} iterations in {stages} stages) stays a loop: {why}"
             ),
             Remark::Flattened { .. } => fmt_flattened(self, f),
+            Remark::RingSlotAdded {
+                tile,
+                iv,
+                slots,
+                bound,
+                res_average,
+                cycle,
+            } => {
+                write!(
+                    f,
+                    "`{tile}` in loop `{iv}` gets {slots} slots (was {}): its reuse is on the recurrence that ",
+                    slots - 1
+                )?;
+                match bound {
+                    RecurrenceBound::RecMii(r) => write!(f, "sets RecMII {r}")?,
+                    RecurrenceBound::SearchIi(ii) => {
+                        write!(f, "holds the schedule at II {ii}")?
+                    }
+                }
+                write!(
+                    f,
+                    " above its resources' {res_average} cycles per iteration (averaged over the fill and the drain): {cycle}"
+                )
+            }
             Remark::Logged(line) => f.write_str(line),
         }
     }
