@@ -18,6 +18,7 @@
 
 use crate::driver::{self, Failure, Source};
 use crate::run::{self, Engine, PipelineMode, RunOptions, RunReport};
+use backend::codegen::schedule_summary::Limit;
 use penguin::listing::capped_list;
 use penguin::pipeline::PipelineLog;
 use rayon::prelude::*;
@@ -214,7 +215,7 @@ fn run_path(
 /// that loop and the unroll factor.
 fn unrolled_for_queues(annotated: &PathRun, emergent: &PathRun) -> Option<(String, u32)> {
     let l = (annotated.sim().loops.iter()).max_by_key(|l| l.ii.max(l.predicted))?;
-    if !matches!(l.limited_by.as_str(), "resource sp" | "resource dma queues") {
+    if !matches!(&l.limited_by, Limit::Resource(r) if r == "sp" || r == "dma queues") {
         return None;
     }
     let u = (emergent.report.unrolled.iter()).find(|u| u.iv == l.name)?;
@@ -348,7 +349,7 @@ impl Comparison {
         );
         let describe = |p: &PathRun| {
             let l = p.sim().loops.iter().max_by_key(|l| l.ii.max(l.predicted))?;
-            if !l.period_set_by.is_empty() {
+            if let Some(cycle) = l.period_set_by.as_ref().filter(|c| !c.is_empty()) {
                 // The engines' orders hold the loop above its MII: name that cycle, and say when
                 // no order of the body does better (then the user's stages and buffers set it).
                 let best = match l.order_bound {
@@ -363,13 +364,12 @@ impl Comparison {
                     l.predicted,
                     l.name,
                     l.mii,
-                    l.period_set_by
+                    cycle
                 ));
             }
-            let what = if let Some(cycle) = l.limited_by.strip_prefix("recurrence ") {
-                format!("the recurrence {cycle}")
-            } else {
-                l.limited_by.trim_start_matches("resource ").to_string()
+            let what = match &l.limited_by {
+                Limit::Recurrence(cycle) => format!("the recurrence {cycle}"),
+                Limit::Resource(r) => r.clone(),
             };
             Some(format!(
                 "{}: II {} in loop `{}` set by {}",

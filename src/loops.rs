@@ -16,7 +16,8 @@
 //! state, and no measured period.
 
 use backend::codegen::emit::line_of;
-use backend::codegen::modulo::{Limit, ModuloSchedule};
+use backend::codegen::modulo::ModuloSchedule;
+use backend::codegen::schedule_summary::{CycleData, Limit};
 use backend::Compiled;
 use penguin::Function;
 use runtime_sim::sim::trace::{Slice, Track};
@@ -42,17 +43,18 @@ pub struct LoopStats {
     pub rec_mii: u64,
     /// The predicted steady-state period of the emitted order.
     pub predicted: u64,
-    /// `resource NAME` or `recurrence CYCLE`.
-    pub limited_by: String,
+    /// The resource or recurrence that sets the MII (its `Display`: `resource NAME` or
+    /// `recurrence CYCLE`).
+    pub limited_by: Limit,
     /// When the predicted period is more than 2% above the MII: the cycle through the engines'
-    /// orders that sets it ([`ModuloSchedule::period_cycle`]); otherwise empty.
-    pub period_set_by: String,
+    /// orders that sets it (empty when none does); otherwise `None`.
+    pub period_set_by: Option<CycleData>,
     /// The shortest predicted period of any order of the body, when the scheduler tried them
     /// all ([`ModuloSchedule::order_bound`]: an annotated loop with few orders).
     pub order_bound: Option<u64>,
     /// The measured steady-state iteration period, in cycles.
     pub period: Option<f64>,
-    /// The scheduler's one-line account (`--log backend`).
+    /// The scheduler's one-line account (`--log backend`: its summary rendered).
     pub text: String,
 }
 
@@ -94,29 +96,23 @@ fn stats(
     body.sort_by_key(|&(e, l)| (e.index(), l));
     body.dedup();
     let period = measure(timeline, &body, lp.depth, lp.trip);
+    let summary = s.summary(func, bir);
     LoopStats {
         name: compiled.func.display_iv(lp.axis).to_string(),
         line: marker.map(|m| m.1),
         trip: lp.trip,
         pipelined: s.insts.iter().any(|&(_, stage, _)| stage.is_some()),
         steady_state: s.steady_state,
-        ii: s.ii,
-        mii: s.mii(),
-        res_mii: s.res_mii,
-        rec_mii: s.rec_mii,
-        predicted: s.predicted,
-        limited_by: match s.limited_by() {
-            Limit::Resource(r) => format!("resource {r}"),
-            Limit::Recurrence(c) => format!("recurrence {c}"),
-        },
+        ii: summary.ii,
+        mii: summary.mii,
+        res_mii: summary.res_mii,
+        rec_mii: summary.rec_mii,
+        predicted: summary.predicted,
+        limited_by: summary.limited_by(),
         period,
-        order_bound: s.order_bound.map(|(b, _)| b),
-        period_set_by: if s.predicted_above_mii() {
-            s.period_cycle(func, bir)
-        } else {
-            String::new()
-        },
-        text: s.describe(func, bir),
+        order_bound: summary.order_bound.map(|(b, _)| b),
+        text: summary.to_string(),
+        period_set_by: summary.period_cycle,
     }
 }
 

@@ -693,7 +693,7 @@ fn compile(
         Emit::Pipelined | Emit::Bir | Emit::Isa => String::new(),
     };
     if !printing && matches!(emit, Emit::Penguin | Emit::Pipelined) {
-        return Ok((text, cx.times));
+        return Ok((text, cx.instrument.times));
     }
     cx.pipeline(&mut func)?;
     for note in &cx.notes {
@@ -702,7 +702,7 @@ fn compile(
     let pipelined = penguin::write::write_function(&func);
     cx.prepare_backend(&mut func)?;
     if env.show_backend {
-        for l in &cx.backend_log {
+        for l in &cx.remarks {
             eprintln!("{l}");
         }
     }
@@ -713,7 +713,7 @@ fn compile(
         Emit::Bir => backend::codegen::bir::write_bir(&compiled.func, &compiled.bir),
         Emit::Isa => runtime_sim::text::print(&compiled.program),
     };
-    Ok((text, cx.times))
+    Ok((text, cx.instrument.times))
 }
 
 /// `--json` of a command that failed: one JSON object on standard output, so that a script

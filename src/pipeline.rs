@@ -17,7 +17,7 @@
 //! | `unroll` | Penguin | `default|emergent|auto`: unroll loops whose transfers spread better |
 //! | `emergent` | Penguin | `default|emergent|auto`: the backend's emergent pipelining |
 //! | `retime` | Penguin | `default|emergent|auto`: a store whose data is late issued one iteration later |
-//! | `lower-bir` … `hoist` | BIR, then ISA | the backend's passes ([`backend::PASSES`]) |
+//! | `lower-bir` … `hoist` | BIR, then ISA | the backend's passes ([`backend::passes::PASSES`]) |
 //!
 //! The phases are methods so that a command can stop between them or keep the IR of one: `run`
 //! keeps the kernel as the annotated path leaves it ([`Context::pipeline`]) as the interpreter's
@@ -28,13 +28,20 @@
 //! block preceded by a header line `# *** IR after PASS (FORM) ***`; every Penguin, BIR and ISA
 //! block reads back with its parser. Passes whose product has no text form (`alloc`, `emit`,
 //! `clamp`, `sync`, `prune-waits`) print a one-line summary as a `#` comment instead. Every pass
-//! ends in the same place, which also times it ([`Context::times`], `--time-passes`).
+//! ends in the same place, which also times it ([`Instrument::times`], `--time-passes`).
 //!
 //! Invariant: after every pass the IR verifies; a verifier failure is an internal error naming
-//! the pass. The BIR verifier runs after the backend's BIR passes in debug builds (see
-//! [`backend::compile_observed`]).
+//! the pass. The Penguin passes here verify always; the backend's passes are one static table
+//! ([`backend::passes::PASSES`]) that [`backend::Context`] runs, verifying by IR form when
+//! [`CompileOptions::verify`] is on (debug builds, `NKC_VERIFY=1`). This context hands its
+//! [`Instrument`] down to the backend's, so the times and printed blocks of both halves form one
+//! list, in pass order.
 
 use crate::driver::{self, Failure, Source};
+pub use backend::instrument::{
+    format_pass_times, split_printed, Form, Instrument, PassTime, PrintAfter, Printed,
+};
+use backend::transform::remark::Remark;
 use penguin::listing::capped_list;
 use penguin::pipeline::{PipelineLog, PipelineOptions};
 use penguin::Function;
@@ -88,7 +95,7 @@ impl PipelineMode {
     }
 }
 
-/// The passes on Penguin IR, in order, before the backend's ([`backend::PASSES`]).
+/// The passes on Penguin IR, in order, before the backend's ([`backend::passes::PASSES`]).
 const PENGUIN_PASSES: &[&str] = &[
     "lower",
     "strip-annotations",
@@ -107,8 +114,8 @@ const PENGUIN_PASSES: &[&str] = &[
 pub static PASSES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
     PENGUIN_PASSES
         .iter()
-        .chain(backend::PASSES)
         .copied()
+        .chain(backend::passes::pass_names())
         .collect()
 });
 
@@ -129,102 +136,6 @@ pub fn parse_pass(s: &str) -> Result<String, String> {
     }
 }
 
-/// After which passes the IR is printed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum PrintAfter {
-    #[default]
-    Nothing,
-    /// `--print-after-all`.
-    All,
-    /// `--print-after PASS` (repeatable).
-    Passes(Vec<String>),
-}
-
-impl PrintAfter {
-    fn wants(&self, pass: &str) -> bool {
-        match self {
-            PrintAfter::Nothing => false,
-            PrintAfter::All => true,
-            PrintAfter::Passes(p) => p.iter().any(|x| x == pass),
-        }
-    }
-}
-
-/// The form of a printed block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// Penguin IR text (`penguin::write_function`; reads back with `penguin::parse_function`).
-    Penguin,
-    /// BIR text (`backend::codegen::bir::write_bir`; reads back with `backend::codegen::bir_parse::parse_bir`).
-    Bir,
-    /// The pseudo-ISA program (`runtime_sim::text::print`; reads back with
-    /// `runtime_sim::text::parse`).
-    Isa,
-    /// A one-line summary (`#` comment) of a pass whose product has no text form.
-    Summary,
-}
-
-impl Form {
-    pub fn name(self) -> &'static str {
-        match self {
-            Form::Penguin => "penguin",
-            Form::Bir => "bir",
-            Form::Isa => "isa",
-            Form::Summary => "summary",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<Form> {
-        [Form::Penguin, Form::Bir, Form::Isa, Form::Summary]
-            .into_iter()
-            .find(|f| f.name() == s)
-    }
-}
-
-/// The IR after one pass, as printed.
-#[derive(Clone, Debug)]
-pub struct Printed {
-    pub pass: String,
-    pub form: Form,
-    pub text: String,
-}
-
-impl Printed {
-    /// The header line that precedes the block.
-    pub fn header(&self) -> String {
-        format!("# *** IR after {} ({}) ***", self.pass, self.form.name())
-    }
-
-    /// The header, then the text.
-    pub fn render(&self) -> String {
-        format!("{}\n{}", self.header(), self.text)
-    }
-}
-
-/// Splits printed output (headers and blocks, as [`Printed::render`] writes them) back into
-/// blocks; text before the first header is dropped.
-pub fn split_printed(text: &str) -> Vec<Printed> {
-    let mut out: Vec<Printed> = Vec::new();
-    for line in text.split_inclusive('\n') {
-        let header = line
-            .trim_end()
-            .strip_prefix("# *** IR after ")
-            .and_then(|r| r.strip_suffix(") ***"))
-            .and_then(|r| r.split_once(" ("))
-            .and_then(|(pass, form)| Some((pass, Form::from_name(form)?)));
-        match (header, out.last_mut()) {
-            (Some((pass, form)), _) => out.push(Printed {
-                pass: pass.to_string(),
-                form,
-                text: String::new(),
-            }),
-            (None, Some(last)) => last.text.push_str(line),
-            (None, None) => {}
-        }
-    }
-    out
-}
-
 /// How a kernel is compiled.
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
@@ -237,8 +148,11 @@ pub struct CompileOptions {
     pub clamp_trips: bool,
     pub print_after: PrintAfter,
     /// Write each printed block to standard error as soon as its pass completes (the CLI);
-    /// otherwise they are only kept in [`Context::printed`].
+    /// otherwise they are only kept in [`Instrument::printed`].
     pub print_to_stderr: bool,
+    /// Verify the IR after every backend pass ([`backend::context::verify_by_default`]; the
+    /// Penguin IR is verified after every pass whatever this says).
+    pub verify: bool,
 }
 
 impl Default for CompileOptions {
@@ -250,6 +164,7 @@ impl Default for CompileOptions {
             clamp_trips: true,
             print_after: PrintAfter::Nothing,
             print_to_stderr: false,
+            verify: backend::context::verify_by_default(),
         }
     }
 }
@@ -271,78 +186,34 @@ pub struct Context<'l> {
     /// The annotated pipeliner's decisions (`--log pipeliner`).
     pub log: &'l mut PipelineLog,
     /// The backend's decisions on Penguin IR: zero folding, unrolling, emergent pipelining
-    /// (`--log backend`).
-    pub backend_log: Vec<String>,
+    /// (`--log backend`: their `Display`), each pass's pushed in order.
+    pub remarks: Vec<Remark>,
     /// The loops the backend unrolled (`backend::transform::unroll`).
     pub unrolled: Vec<backend::transform::unroll::UnrolledData>,
     /// Notes for the user, such as `--peel` on a kernel with nothing to peel.
     pub notes: Vec<String>,
-    /// The blocks printed so far (`print_after`).
-    pub printed: Vec<Printed>,
-    /// The passes run so far, each with the time since the previous one completed (its
-    /// verifier included; `nkc compile --time-passes`).
-    pub times: Vec<PassTime>,
-    mark: std::time::Instant,
-}
-
-/// A pass and the wall-clock time it took.
-#[derive(Clone, Debug)]
-pub struct PassTime {
-    pub pass: String,
-    pub time: std::time::Duration,
-}
-
-/// The `--time-passes` report: one line per pass run, in order (a pass the backend repeats,
-/// such as `schedule`, once per run), then the total.
-pub fn format_pass_times(times: &[PassTime]) -> String {
-    let total: std::time::Duration = times.iter().map(|t| t.time).sum();
-    let mut out = String::from("# pass times (ms)\n");
-    for t in times {
-        out.push_str(&format!(
-            "{:>9.3}  {}\n",
-            1e3 * t.time.as_secs_f64(),
-            t.pass
-        ));
-    }
-    out.push_str(&format!("{:>9.3}  total\n", 1e3 * total.as_secs_f64()));
-    out
+    /// The passes run so far with their times (`nkc compile --time-passes`), and the blocks
+    /// printed (`print_after`); handed down to the backend's context, so both halves of the
+    /// pipeline record in it.
+    pub instrument: Instrument,
 }
 
 impl<'l> Context<'l> {
     pub fn new(opts: CompileOptions, log: &'l mut PipelineLog) -> Self {
+        let instrument = Instrument::new(opts.print_after.clone(), opts.print_to_stderr);
         Context {
             opts,
             log,
-            backend_log: Vec::new(),
+            remarks: Vec::new(),
             unrolled: Vec::new(),
             notes: Vec::new(),
-            printed: Vec::new(),
-            times: Vec::new(),
-            mark: std::time::Instant::now(),
+            instrument,
         }
     }
 
-    /// Keeps (and with `print_to_stderr` writes) the IR after `pass` when it is asked for.
-    /// Every pass ends here, which also times it ([`Context::times`]).
+    /// Records that `pass` completed ([`Instrument::record`]: its time, and its IR when asked).
     fn print(&mut self, pass: &str, form: Form, text: impl FnOnce() -> String) {
-        let now = std::time::Instant::now();
-        self.times.push(PassTime {
-            pass: pass.to_string(),
-            time: now - self.mark,
-        });
-        self.mark = now;
-        if !self.opts.print_after.wants(pass) {
-            return;
-        }
-        let p = Printed {
-            pass: pass.to_string(),
-            form,
-            text: text(),
-        };
-        if self.opts.print_to_stderr {
-            eprint!("{}", p.render());
-        }
-        self.printed.push(p);
+        self.instrument.record(pass, form, text);
     }
 
     /// Verifies `func` after `pass` (`what` names it in the internal error), then prints it.
@@ -448,30 +319,30 @@ impl<'l> Context<'l> {
     /// the loops the path gives it (`default`: the loops the annotated pipeliner left alone;
     /// `emergent`: every loop, the annotations being stripped), and `retime` (a store whose data
     /// is late goes one iteration later, [`backend::retime`]). Their decisions go to
-    /// [`Context::backend_log`].
+    /// [`Context::remarks`].
     pub fn prepare_backend(&mut self, func: &mut Function) -> Result<(), Failure> {
         let log = backend::transform::fold_zeros::fold_psum_zeros(func);
-        self.backend_log.extend(log);
+        self.remarks.extend(log);
         self.after("fold-zeros", "folding PSUM zeroing", func)?;
         if self.opts.mode.emergent() {
             let log = backend::transform::flatten::flatten_short_pipelines(func);
-            self.backend_log.extend(log);
+            self.remarks.extend(log);
             self.after("flatten", "flattening short pipelined loops", func)?;
             let (unrolled, log) = backend::transform::unroll::unroll_loops(func);
             self.unrolled.extend(unrolled);
-            self.backend_log.extend(log);
+            self.remarks.extend(log);
             self.after("unroll", "unrolling", func)?;
             let log = backend::transform::emergent::pipeline_emergent(func);
-            self.backend_log.extend(log);
+            self.remarks.extend(log.into_iter().map(Remark::Logged));
             self.after("emergent", "emergent pipelining", func)?;
             let log = backend::retime::retime_stores(func);
-            self.backend_log.extend(log);
+            self.remarks.extend(log.into_iter().map(Remark::Logged));
             self.after("retime", "retiming stores", func)?;
         }
         Ok(())
     }
 
-    /// The backend's passes ([`backend::PASSES`]) on a kernel [`Context::prepare_backend`]
+    /// The backend's passes ([`backend::passes::PASSES`]) on a kernel [`Context::prepare_backend`]
     /// left; `source` (the kernel file's text) gives the trace its line numbers.
     pub fn codegen(
         &mut self,
@@ -491,19 +362,12 @@ impl<'l> Context<'l> {
         source: Option<&str>,
         prune: backend::Pruner<'_>,
     ) -> Result<backend::Compiled, Failure> {
-        let clamp = self.opts.clamp_trips;
-        let mut observe = |pass: &'static str, out: backend::PassOutput<'_>| {
-            use backend::PassOutput as P;
-            match out {
-                P::Penguin(f) => self.print(pass, Form::Penguin, || penguin::write_function(f)),
-                P::Bir(f, b) => {
-                    self.print(pass, Form::Bir, || backend::codegen::bir::write_bir(f, b))
-                }
-                P::Program(p) => self.print(pass, Form::Isa, || runtime_sim::text::print(p)),
-                P::Summary(s) => self.print(pass, Form::Summary, || format!("# {s}\n")),
-            }
+        let opts = backend::context::Options {
+            clamp_trips: self.opts.clamp_trips,
+            verify: self.opts.verify,
         };
-        backend::compile_observed(func, source, clamp, prune, &mut observe)
+        backend::Context::new(func, source, opts, prune, &mut self.instrument)
+            .run()
             .map_err(driver::backend_failure)
     }
 
@@ -542,12 +406,12 @@ pub fn pipeline_path(
 }
 
 /// The backend's transformations on Penguin IR on path `mode` ([`Context::prepare_backend`]);
-/// returns their log.
-pub fn prepare_backend(func: &mut Function, mode: PipelineMode) -> Result<Vec<String>, Failure> {
+/// returns their remarks.
+pub fn prepare_backend(func: &mut Function, mode: PipelineMode) -> Result<Vec<Remark>, Failure> {
     let mut log = PipelineLog::default();
     let mut cx = Context::new(CompileOptions::for_mode(mode), &mut log);
     cx.prepare_backend(func)?;
-    Ok(cx.backend_log)
+    Ok(cx.remarks)
 }
 
 /// The backend's passes on `func` ([`Context::codegen`]), the synchronisation analysis on a

@@ -18,6 +18,7 @@ use crate::driver::{self, Failure, Source};
 use crate::error::RunError;
 use crate::npy;
 use crate::pipeline::{CompileOptions, Context, PrintAfter};
+use backend::transform::remark::Remark;
 use penguin::interp::{self, Array};
 use penguin::listing::capped_list;
 use penguin::pipeline::PipelineLog;
@@ -286,8 +287,9 @@ pub fn run(
                 .map(|(_, a)| a)
                 .collect();
             let loops = crate::loops::compute_loop_stats(&func, &compiled, &source.text, &r.trace);
-            cx.backend_log.extend(compiled.expansions.iter().cloned());
-            cx.backend_log.extend(loops.iter().map(|l| l.text.clone()));
+            cx.remarks.extend(compiled.expansions.iter().cloned());
+            cx.remarks
+                .extend(loops.iter().map(|l| Remark::Logged(l.text.clone())));
             let annotated_loops = func
                 .axes
                 .iter()
@@ -358,7 +360,7 @@ pub fn run(
         outputs,
         stats: interp_stats,
         sim,
-        backend_log: cx.backend_log,
+        backend_log: backend::transform::remark::remark_lines(&cx.remarks),
         unrolled: cx.unrolled,
         checked,
         compile_seconds,
@@ -854,8 +856,12 @@ impl RunReport {
                     "predicted_period": l.predicted,
                     "pipelined": l.pipelined,
                     "steady_state": l.steady_state,
-                    "limited_by": l.limited_by,
-                    "period_set_by": l.period_set_by,
+                    "limited_by": l.limited_by.to_string(),
+                    "period_set_by": l
+                        .period_set_by
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default(),
                     "order_bound": l.order_bound,
                     "measured_period": l.period,
                 }))

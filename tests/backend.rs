@@ -580,6 +580,7 @@ fn emergent_rings_shrink_to_fit_sbuf() {
     };
     let mut func = nkc::driver::compile(&src, None).unwrap();
     let log = nkc::pipeline::prepare_backend(&mut func, PipelineMode::Emergent).unwrap();
+    let log = backend::transform::remark::remark_lines(&log);
     let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     assert!(compiled.sbuf_bytes <= runtime_sim::machine::SBUF_PARTITION_BYTES);
     assert!(log.iter().any(|l| l.contains("ring of 2 slots")), "{log:?}");
@@ -861,5 +862,43 @@ fn a_short_annotated_loop_is_flattened_into_the_loop_around_it() {
     assert!(
         default * 100 <= emergent * 102,
         "default {default}, emergent {emergent}"
+    );
+}
+
+/// The `flatten` remark carries the decision's data: the loop, its iterations and stages, how the
+/// pipeliner left it and the loop it went into (the text above is its `Display`).
+#[test]
+fn the_flatten_remark_names_the_loops_it_joined() {
+    use backend::transform::remark::Remark;
+    let src = source("examples/transpose_stages.nk");
+    let mut func = nkc::driver::compile(&src, None).unwrap();
+    let mode = PipelineMode::Default;
+    nkc::pipeline::pipeline_path(&mut func, mode, &mut PipelineLog::default()).unwrap();
+    let remarks = nkc::pipeline::prepare_backend(&mut func, mode).unwrap();
+    let flat = remarks.iter().find_map(|r| match r {
+        Remark::Flattened {
+            iv,
+            trip,
+            stages,
+            peeled,
+            extended,
+            into,
+            ..
+        } => Some((
+            iv.as_str(),
+            *trip,
+            *stages,
+            *peeled,
+            *extended,
+            into.as_str(),
+        )),
+        _ => None,
+    });
+    assert_eq!(flat, Some(("c", 4, 4, false, 7, "r")), "{remarks:#?}");
+    // Every loop `unroll` considered has its remark, unrolled or declined.
+    assert!(
+        remarks.iter().all(|r| !r.to_string().starts_with("unroll:")
+            || matches!(r, Remark::Unrolled { .. } | Remark::UnrollDeclined { .. })),
+        "{remarks:#?}"
     );
 }

@@ -785,14 +785,14 @@ fn run_printed(path: &Path, text: &str, pass: &str) -> Result<(), String> {
     let mut cx = Context::new(opts, &mut log);
     let compiled = cx.compile(&source, None, &frontend::Specs::new());
     let mut got = String::new();
-    for p in &cx.printed {
+    for p in &cx.instrument.printed {
         reads_back(p)?;
         got.push_str(&p.render());
     }
     if let Err(f) = compiled {
         got.push_str(&format!("# error: {f:?}\n"));
     }
-    if cx.printed.is_empty() {
+    if cx.instrument.printed.is_empty() {
         return Err(format!("the pass `{pass}` did not run:\n{got}"));
     }
     let script = directives(text);

@@ -126,7 +126,7 @@ pub fn retime_stores(func: &mut Function) -> Vec<String> {
 
 /// The figures of every flat loop that the modulo scheduler schedules, as the backend would
 /// compile `func` now: lowered, scheduled, and given the ring slots [`crate::codegen::expand`] adds, as
-/// [`crate::compile_observed`] does; `None` when it does not lower.
+/// [`crate::context::Context::run`] does; `None` when it does not lower.
 fn compute_figures(func: &Function) -> Option<Vec<LoopFigures>> {
     let mut expanded = func.clone();
     let mut expansions = 0;

@@ -58,6 +58,14 @@ fn a_pipelined_loop_stays_one_predicated_loop_with_rotated_addresses() {
     // since the reuse of each (a slot refilled while its last reader may still run) is on the
     // recurrence that bounds the loop.
     assert!(!c.expansions.is_empty(), "{text}");
+    assert!(
+        c.expansions.iter().all(|r| matches!(
+            r,
+            backend::transform::remark::Remark::RingSlotAdded { slots: 3, .. }
+        )),
+        "{:?}",
+        c.expansions
+    );
     assert!(text.contains("((r0 - 1) mod 3)*2048"), "{text}");
     assert!(text.contains("((r0 - 2) mod 3)*2048"), "{text}");
     assert!(text.contains("(r0 mod 3)*2048"), "{text}");

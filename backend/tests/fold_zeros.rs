@@ -1,6 +1,7 @@
 //! Folding a PSUM accumulator's zeroing into its first matmul: the folded kernel gives the
 //! original's bits on the interpreter, signed zeros included, and the simulator agrees.
 
+use backend::transform::remark::Remark;
 use penguin::interp::{interpret, Array};
 
 const KERNEL: &str = r#"kernel acc(x, y) -> (z) {
@@ -70,6 +71,17 @@ fn the_folded_accumulation_keeps_every_bit() {
     let mut folded = original.clone();
     let log = backend::transform::fold_zeros::fold_psum_zeros(&mut folded);
     assert_eq!(log.len(), 1, "{log:?}");
+    // The remark names the tile and the loop whose first iteration overwrites it.
+    let (tile, iv) = match &log[0] {
+        Remark::ZeroingFolded { tile, iv, lb: 0 } => (tile.clone(), iv.clone()),
+        other => panic!("expected a folded zeroing, got {other:?}"),
+    };
+    assert_eq!(iv, "k", "{log:?}");
+    assert!(KERNEL.contains(&format!("{tile}[")), "{tile}");
+    assert!(
+        log[0].to_string().contains(&format!("PSUM tile `{tile}`")),
+        "{log:?}"
+    );
     penguin::verify_function(&folded).expect("the folded kernel verifies");
     let text = penguin::write_function(&folded);
     assert!(!text.contains("memset"), "{text}");

@@ -54,8 +54,8 @@ pub fn render_schedules(func: &Function, mut bir: Bir) -> String {
         if !s.rec_cycle.is_empty() {
             let _ = writeln!(out, "  recurrence: {}", s.rec_cycle);
         }
-        if s.predicted_above_mii() {
-            let _ = writeln!(out, "  period set by: {}", s.period_cycle(func, &before));
+        if let Some(cycle) = s.summary(func, &before).period_cycle {
+            let _ = writeln!(out, "  period set by: {cycle}");
         }
         let deps = ldg::compute_loop_deps(func, &before, &plan, s.lp)
             .expect("a scheduled loop has a flat body");

@@ -1,9 +1,9 @@
 //! The BIR verifier: [`verify_bir`] checks the invariants every backend pass relies on and
 //! reports every violation, with the instruction or loop and what is wrong.
 //!
-//! It runs after each pass that builds or rewrites BIR (lowering, the list scheduler, the modulo
-//! scheduler) in debug builds and in tests ([`crate::compile_with_pruner`]), and on every BIR
-//! filetest. The checks:
+//! The backend's driver loop ([`crate::context::Context::run`]) runs it after each pass that
+//! leaves BIR (`lower-bir`, `schedule`, `modulo`) when verification is on (debug builds and so
+//! the tests, `NKC_VERIFY=1`), and it runs on every BIR filetest. The checks:
 //! - **structure**: every node of every body names an instruction or loop that exists; every instruction is in exactly
 //!   one body; the loops form a tree under the kernel's body (each loop in exactly one body, none
 //!   inside itself); each loop's `depth` is its nesting depth and at most the register count;

@@ -29,6 +29,7 @@
 use crate::codegen::bir::Bir;
 use crate::codegen::ldg::DepKind;
 use crate::codegen::modulo::ModuloSchedule;
+use crate::transform::remark::{RecurrenceBound, Remark};
 use crate::transform::ring_slots::expandable;
 use penguin::{Axis, Function, Tensor};
 
@@ -39,7 +40,8 @@ pub struct ExpansionData {
     pub tensor: Tensor,
     pub axis: Axis,
     pub slots: u32,
-    pub note: String,
+    /// The decision, for the log ([`Remark::RingSlotAdded`]).
+    pub remark: Remark,
 }
 
 /// The first tile, on the critical cycle of a recurrence-bound pipelined loop, that the rule
@@ -70,27 +72,24 @@ pub fn compute_expansion(
                 continue;
             }
             if let Some(n) = expandable(func, t, l) {
-                let above = if s.rec_mii > s.res_average {
-                    format!("sets RecMII {}", s.rec_mii)
+                let bound = if s.rec_mii > s.res_average {
+                    RecurrenceBound::RecMii(s.rec_mii)
                 } else {
-                    format!("holds the schedule at II {}", s.search_ii)
+                    RecurrenceBound::SearchIi(s.search_ii)
                 };
-                let note = format!(
-                    "`{}` in loop `{}` gets {} slots (was {}): its reuse is on the recurrence that \
-                     {above} above its resources' {} cycles per iteration (averaged over the \
-                     fill and the drain): {}",
-                    func.display_name(t),
-                    func.display_iv(l),
-                    n + 1,
-                    n,
-                    s.res_average,
-                    s.rec_cycle
-                );
+                let remark = Remark::RingSlotAdded {
+                    tile: func.display_name(t).to_string(),
+                    iv: func.display_iv(l).to_string(),
+                    slots: n + 1,
+                    bound,
+                    res_average: s.res_average,
+                    cycle: s.rec_cycle.to_string(),
+                };
                 return Some(ExpansionData {
                     tensor: t,
                     axis: l,
                     slots: n + 1,
-                    note,
+                    remark,
                 });
             }
         }

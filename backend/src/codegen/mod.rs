@@ -23,4 +23,5 @@ pub mod masks;
 pub mod modulo;
 pub mod queues;
 pub mod schedule;
+pub mod schedule_summary;
 pub mod sync;

@@ -67,20 +67,15 @@ use penguin::{Axis, Function, Tensor};
 use petgraph::visit::EdgeRef;
 use runtime_sim::isa::Engine;
 use runtime_sim::machine::{self, DMA_QUEUES};
-use std::fmt::Write as _;
 use std::ops::Range;
 
 /// The smallest predicted gain, in percent of the period, for which a body is reordered.
 pub const MIN_GAIN_PERCENT: u64 = 2;
 
-/// The resource or recurrence that sets a loop's MII.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Limit {
-    /// An engine (`pe`, `act`, `dve`, `pool`, `sp`) or `dma` (the busiest DMA queue).
-    Resource(String),
-    /// A dependence cycle, described by its instructions and buffers.
-    Recurrence(String),
-}
+pub use crate::codegen::schedule_summary::Limit;
+use crate::codegen::schedule_summary::{
+    CycleData, CycleEdge, CycleStep, OffsetData, ScheduleSummaryData,
+};
 
 /// The schedule of one pipelined loop.
 #[derive(Clone, Debug)]
@@ -107,7 +102,7 @@ pub struct ModuloSchedule {
     pub res_resource: String,
     pub rec_mii: u64,
     /// The dependence cycle that sets `rec_mii` (empty when there is none).
-    pub rec_cycle: String,
+    pub rec_cycle: CycleData,
     /// That cycle's edges: kind, buffer, and whether its two instructions run on different
     /// engines (an edge within one in-order engine is that engine's order anyway), or its source
     /// is a transfer (which reads or writes the slot until it lands, long after `sp` issued it:
@@ -171,7 +166,7 @@ impl ModuloSchedule {
     /// The dependence cycle, through the in-order engines' sequences in the emitted order, that
     /// sets the predicted period ([`compute_order_cycle`]): when the period is above the MII, the
     /// chain of stages, buffers and engine orders that holds the loop back.
-    pub fn period_cycle(&self, func: &Function, bir: &Bir) -> String {
+    fn period_cycle(&self, func: &Function, bir: &Bir) -> CycleData {
         let pos: Vec<usize> = self
             .emitted_order()
             .iter()
@@ -180,80 +175,39 @@ impl ModuloSchedule {
         compute_order_cycle(func, bir, &self.deps, &self.busy, &pos)
     }
 
-    /// One line for `--log backend` and the compare table.
-    pub fn describe(&self, func: &Function, bir: &Bir) -> String {
+    /// The typed account of this schedule (its `Display` is the line of `--log backend`).
+    pub fn summary(&self, func: &Function, bir: &Bir) -> ScheduleSummaryData {
         let lp = &bir.loops[self.lp];
-        let mut s = format!(
-            "modulo schedule of loop `{}` (trip {}): II {} (MII {}; ResMII {} set by {}; RecMII {}",
-            func.display_iv(lp.axis),
-            lp.trip,
-            self.ii,
-            self.mii(),
-            self.res_mii,
-            self.res_resource,
-            self.rec_mii
-        );
-        if !self.rec_cycle.is_empty() {
-            let _ = write!(s, " set by {}", self.rec_cycle);
+        let mut offsets: Vec<&(BirInst, Option<u32>, u64)> = self.insts.iter().collect();
+        offsets.sort_by_key(|x| x.2);
+        ScheduleSummaryData {
+            loop_name: func.display_iv(lp.axis).to_string(),
+            trip: lp.trip,
+            ii: self.ii,
+            mii: self.mii(),
+            res_mii: self.res_mii,
+            res_resource: self.res_resource.clone(),
+            rec_mii: self.rec_mii,
+            rec_cycle: self.rec_cycle.clone(),
+            search_ii: self.search_ii,
+            kept_order: self.kept_order,
+            predicted: self.predicted,
+            predicted_before: self.predicted_before,
+            scheduled: self.scheduled,
+            period_cycle: self
+                .predicted_above_mii()
+                .then(|| self.period_cycle(func, bir)),
+            order_bound: self.order_bound,
+            steady_state: self.steady_state,
+            offsets: offsets
+                .into_iter()
+                .map(|&(i, stage, sigma)| OffsetData {
+                    inst: inst_label(func, bir, i),
+                    stage,
+                    sigma,
+                })
+                .collect(),
         }
-        if self.search_ii != self.ii {
-            let _ = write!(s, "); the II search reached {}", self.search_ii);
-            s.push_str(if self.kept_order {
-                ", but"
-            } else {
-                "; the body is"
-            });
-        } else {
-            s.push_str(");");
-        }
-        if self.kept_order {
-            let _ = write!(
-                s,
-                " the body keeps its order (predicted period {} against {} in offset order",
-                self.predicted_before, self.scheduled
-            );
-        } else {
-            let _ = write!(
-                s,
-                " reordered, predicted period {} (was {}",
-                self.predicted, self.predicted_before
-            );
-        }
-        s.push(')');
-        if self.predicted_above_mii() {
-            let cycle = self.period_cycle(func, bir);
-            if !cycle.is_empty() {
-                let _ = write!(s, "; the period {} is set by {}", self.predicted, cycle);
-            }
-            match self.order_bound {
-                Some((b, n)) if b >= self.predicted => {
-                    let _ = write!(
-                        s,
-                        "; no order of the body is faster (the best of all {n} orders of its engines' instructions)"
-                    );
-                }
-                Some((b, _)) => {
-                    let _ = write!(s, "; the best order of the body would run at {b}");
-                }
-                None => {}
-            }
-        }
-        if !self.steady_state {
-            s.push_str(
-                "; no steady state: its stages never all run in two consecutive iterations, so \
-                 the figures count every stage whole",
-            );
-        }
-        s.push_str("; start offsets:");
-        let mut order: Vec<&(BirInst, Option<u32>, u64)> = self.insts.iter().collect();
-        order.sort_by_key(|x| x.2);
-        for &(i, stage, sigma) in order {
-            let _ = write!(s, " {}@{}", inst_label(func, bir, i), sigma);
-            if let Some(st) = stage {
-                let _ = write!(s, "[s{st}]");
-            }
-        }
-        s
     }
 }
 
@@ -522,13 +476,13 @@ fn compute_rec_mii(
     func: &Function,
     bir: &Bir,
     deps: &LoopDeps,
-) -> (u64, String, Vec<(DepKind, Tensor, bool)>) {
+) -> (u64, CycleData, Vec<(DepKind, Tensor, bool)>) {
     let hi = smallest_ii(deps);
     if hi == 0 {
-        return (0, String::new(), Vec::new());
+        return (0, CycleData::default(), Vec::new());
     }
-    let (text, edges) = critical_cycle(func, bir, deps, hi);
-    (hi, text, edges)
+    let (cycle, edges) = critical_cycle(func, bir, deps, hi);
+    (hi, cycle, edges)
 }
 
 /// The cycle of `deps` that needs `hi` (its smallest feasible `II`): a positive cycle at
@@ -538,11 +492,11 @@ fn critical_cycle(
     bir: &Bir,
     deps: &LoopDeps,
     hi: u64,
-) -> (String, Vec<(DepKind, Tensor, bool)>) {
+) -> (CycleData, Vec<(DepKind, Tensor, bool)>) {
     let n = deps.insts.len();
     let mut pred = vec![None; n];
     let Err(mut v) = longest_paths(deps, hi.saturating_sub(1), &mut pred) else {
-        return (String::new(), Vec::new());
+        return (CycleData::default(), Vec::new());
     };
     for _ in 0..n {
         v = pred[v].unwrap_or(v);
@@ -554,7 +508,7 @@ fn critical_cycle(
         u = pred[u].unwrap_or(v);
     }
     cycle.reverse();
-    let mut text = String::new();
+    let mut text = CycleData::default();
     let mut edges = Vec::new();
     for (k, &a) in cycle.iter().enumerate() {
         let b = cycle[(k + 1) % cycle.len()];
@@ -574,38 +528,44 @@ fn critical_cycle(
             ));
         }
         if k == 0 {
-            text.push_str(&inst_label(func, bir, ia));
+            text.start = inst_label(func, bir, ia);
         }
-        let _ = write!(text, " → {}", edge_label(func, bir, ia, ib, e));
+        text.edges.push(edge_label(func, bir, ia, ib, e));
     }
     (text, edges)
 }
 
-/// How a cycle's text names the edge from instruction `a` to `b` and then `b`: the iteration
-/// distance and buffer of a loop-carried dependence, the user's stages of a flow into a later
-/// stage, and an in-order engine's next instruction.
-fn edge_label(func: &Function, bir: &Bir, a: BirInst, b: BirInst, e: Option<DepData>) -> String {
+/// The edge of a cycle from instruction `a` to `b`: the iteration distance and buffer of a
+/// loop-carried dependence, the user's stages of a flow into a later stage, an in-order engine's
+/// next instruction.
+fn edge_label(func: &Function, bir: &Bir, a: BirInst, b: BirInst, e: Option<DepData>) -> CycleEdge {
     let to = inst_label(func, bir, b);
-    let Some(e) = e else { return to };
-    let name = func.display_name(e.tensor);
-    let later = |d: u32| format!("{d} iteration{} later", if d == 1 { "" } else { "s" });
-    match e.kind {
-        DepKind::Order if e.distance > 0 => {
-            format!("({} in order, next body) {to}", bir.insts[a].engine.name())
-        }
-        DepKind::Order => format!("({} in order) {to}", bir.insts[a].engine.name()),
-        DepKind::Flow if e.distance > 0 => match (bir.insts[a].stage, bir.insts[b].stage) {
-            (Some(sa), Some(sb)) if sb > sa => {
-                format!("({}, `{name}`: stage {sa} → {sb}) {to}", later(e.distance))
-            }
-            _ => format!("({}, `{name}`) {to}", later(e.distance)),
+    let Some(e) = e else {
+        return CycleEdge {
+            step: CycleStep::Direct,
+            to,
+        };
+    };
+    let tensor = func.display_name(e.tensor).to_string();
+    let distance = e.distance;
+    let step = match e.kind {
+        DepKind::Order => CycleStep::InOrder {
+            engine: bir.insts[a].engine,
+            next_body: distance > 0,
         },
-        DepKind::Anti if e.distance > 0 => {
-            format!("({}, `{name}`'s slot reused) {to}", later(e.distance))
-        }
-        _ if e.distance > 0 => format!("({}, `{name}`) {to}", later(e.distance)),
-        _ => to,
-    }
+        _ if distance == 0 => CycleStep::Direct,
+        DepKind::Flow => CycleStep::Flow {
+            distance,
+            tensor,
+            stages: match (bir.insts[a].stage, bir.insts[b].stage) {
+                (Some(sa), Some(sb)) if sb > sa => Some((sa, sb)),
+                _ => None,
+            },
+        },
+        DepKind::Anti => CycleStep::SlotReused { distance, tensor },
+        _ => CycleStep::Carried { distance, tensor },
+    };
+    CycleEdge { step, to }
 }
 
 /// Whether `[t, t + b)` overlaps `[x, x + bx)` modulo `ii`; when it does, how far `t` must move
@@ -912,11 +872,11 @@ pub fn compute_order_cycle(
     deps: &LoopDeps,
     busy: &[u64],
     order: &[usize],
-) -> String {
+) -> CycleData {
     let g = order_graph(bir, deps, busy, order);
     let hi = smallest_ii(&g);
     if hi == 0 {
-        return String::new();
+        return CycleData::default();
     }
     critical_cycle(func, bir, &g, hi).0
 }

@@ -54,6 +54,9 @@ pub enum Decline {
     /// `sp` issues longer than the compute engines run, per iteration (the reason the nest
     /// realisation tries one whole execution ahead, and the first half of its decline then).
     IssueBound { issue: u64, compute: u64 },
+    /// `sp` issues faster than the compute engines run, per iteration of the steady state: the
+    /// carry across executions overlaps them (why [`super::flatten`] leaves a loop).
+    NotIssueBound { issue: u64, compute: u64 },
     /// Two reasons, the first why the second was tried.
     Both(Box<Decline>, Box<Decline>),
     /// No ring size in `2..=max` for `ring` divides the trip count.
@@ -94,6 +97,10 @@ impl fmt::Display for Decline {
             Decline::IssueBound { issue, compute } => write!(
                 f,
                 "its transfers are issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration)"
+            ),
+            Decline::NotIssueBound { issue, compute } => write!(
+                f,
+                "its transfers are not issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration of the steady state), so the carry across its executions overlaps them"
             ),
             Decline::Both(why, not) => write!(f, "{why} and {not}"),
             Decline::NoDivisorRing { ring, max, trip } => write!(

@@ -55,6 +55,7 @@
 use crate::cost::budget;
 use crate::cost::loop_cost::steady_issue_and_compute;
 use crate::transform::decline::Decline;
+use crate::transform::remark::Remark;
 use cranelift_entity::SecondaryMap;
 use penguin::affine::{AffineExpr, Predicate};
 use penguin::edit::{self, Cursor, Subst};
@@ -66,8 +67,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MAX_ITERATIONS: i64 = 16;
 
 /// Flattens every short, issue-bound annotated loop into the un-annotated loop around it (module
-/// doc); returns the log lines, one per loop considered.
-pub fn flatten_short_pipelines(func: &mut Function) -> Vec<String> {
+/// doc); returns the remarks, one per loop considered.
+pub fn flatten_short_pipelines(func: &mut Function) -> Vec<Remark> {
     let mut log = Vec::new();
     let candidates: Vec<Axis> = func.axes.keys().collect();
     for l in candidates {
@@ -97,11 +98,14 @@ pub fn flatten_short_pipelines(func: &mut Function) -> Vec<String> {
         let into = pd.iv_name.clone();
         // Issue-bound, as the carry across executions sees it (`crate::transform::emergent::carry`).
         let (issue, compute) = steady_issue_and_compute(func, l, &p);
+        let kept = |why| Remark::FlattenDeclined {
+            iv: name.clone(),
+            trip: p.orig_trip,
+            stages: p.num_stages,
+            why,
+        };
         if issue < compute {
-            log.push(format!(
-                "flatten: loop `{name}` ({} iterations in {} stages) stays a loop: its transfers are not issue-bound (~{issue} `sp` cycles against ~{compute} compute cycles per iteration of the steady state), so the carry across its executions overlaps them",
-                p.orig_trip, p.num_stages
-            ));
+            log.push(kept(Decline::NotIssueBound { issue, compute }));
             continue;
         }
         // On a copy: a loop left as it is leaves no stray statement behind.
@@ -109,32 +113,17 @@ pub fn flatten_short_pipelines(func: &mut Function) -> Vec<String> {
         match flatten(&mut flat_func, l) {
             Ok(renamed) => {
                 *func = flat_func;
-                let names: Vec<String> = renamed
-                    .iter()
-                    .map(|(t, n)| format!("`{t}` → {n} tiles"))
-                    .collect();
-                let why = if p.orig_trip <= i64::from(p.num_stages) {
-                    "no steady state".to_string()
-                } else {
-                    format!("{} of them fill or drain", p.num_stages - 1)
-                };
-                let shape = match p.peeled {
-                    true => {
-                        format!("peeled, {trip} iteration(s) between its prologue and epilogue")
-                    }
-                    false => format!("extended to {trip}"),
-                };
-                log.push(format!(
-                    "flatten: loop `{name}` ({} iterations in {} stages, {shape}; {why}) is unrolled fully into loop `{into}`, whose pipelining overlaps its executions; renamed by live range: {}",
-                    p.orig_trip,
-                    p.num_stages,
-                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
-                ));
+                log.push(Remark::Flattened {
+                    iv: name,
+                    trip: p.orig_trip,
+                    stages: p.num_stages,
+                    peeled: p.peeled,
+                    extended: trip,
+                    into,
+                    renamed,
+                });
             }
-            Err(why) => log.push(format!(
-                "flatten: loop `{name}` ({} iterations in {} stages) stays a loop: {why}",
-                p.orig_trip, p.num_stages
-            )),
+            Err(why) => log.push(kept(why)),
         }
     }
     log

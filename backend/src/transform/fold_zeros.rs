@@ -18,12 +18,13 @@
 //! overwriting matmul, so no entity leaves the tree); the matmul's spans, annotations and stage
 //! tag are copied to it; a tile's accesses are otherwise unchanged.
 
+use crate::transform::remark::Remark;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{Memory, Op, StmtKind};
 use penguin::{Axis, Function, Inst, Stmt, Tensor};
 
-/// Folds every foldable zeroing; returns one log line per fold.
-pub fn fold_psum_zeros(func: &mut Function) -> Vec<String> {
+/// Folds every foldable zeroing; returns one remark per fold.
+pub fn fold_psum_zeros(func: &mut Function) -> Vec<Remark> {
     let mut log = Vec::new();
     let mut blocks: Vec<Option<Axis>> = vec![None];
     blocks.extend(func.axes.keys().map(Some));
@@ -34,13 +35,11 @@ pub fn fold_psum_zeros(func: &mut Function) -> Vec<String> {
             let (s, next) = (block[j], block[j + 1]);
             if let Some((tensor, l, m_stmt)) = foldable(func, s, next) {
                 fold(func, parent, j, l, m_stmt);
-                log.push(format!(
-                    "backend: the zeroing of PSUM tile `{}` is folded into the first matmul of loop `{}` (it overwrites at `{} == {}`)",
-                    func.display_name(tensor),
-                    func.display_iv(l),
-                    func.display_iv(l),
-                    func.axes[l].lb
-                ));
+                log.push(Remark::ZeroingFolded {
+                    tile: func.display_name(tensor).to_string(),
+                    iv: func.display_iv(l).to_string(),
+                    lb: func.axes[l].lb,
+                });
                 continue;
             }
             j += 1;

@@ -10,6 +10,7 @@ pub mod decline;
 pub mod emergent;
 pub mod flatten;
 pub mod fold_zeros;
+pub mod remark;
 pub mod ring_reads;
 pub mod ring_slots;
 pub mod unroll;

@@ -39,6 +39,7 @@
 //! tensor, are those of the loop as written.
 
 use crate::cost::dma::{dma_tile, tile_bytes};
+use crate::transform::remark::{Remark, UnrollDecline};
 use penguin::affine::AffineExpr;
 use penguin::edit::{self, Cursor, Subst};
 use penguin::ir::{Memory, Op, StmtKind, TensorKind};
@@ -65,7 +66,7 @@ pub struct UnrolledData {
 
 /// Unrolls the innermost un-annotated loops whose transfers spread better over the queues
 /// unrolled; returns the loops it unrolled and the log lines (one per loop considered).
-pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
+pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
     let mut unrolled = Vec::new();
     let mut log = Vec::new();
     let candidates: Vec<Axis> = func
@@ -144,36 +145,33 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<String>) {
             .find(|&(_, p)| p * 100 <= best * (100 + GAIN_PERCENT))
             .unwrap_or((1, one));
         let compute = crate::cost::loop_cost::body_compute(func, &func.axes[l].body);
-        let table = tried
-            .iter()
-            .map(|(u, p)| format!("U={u}: {p}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if u == 1 || p * 100 > one * (100 - GAIN_PERCENT) {
-            log.push(format!(
-                "unroll: loop `{name}` (trip {trip}): factor 1: unrolling does not spread its transfers better (DMA cycles per iteration {table})"
-            ));
+        let why = if u == 1 || p * 100 > one * (100 - GAIN_PERCENT) {
+            Some(UnrollDecline::NoBetterSpread)
+        } else if compute == 0 {
+            Some(UnrollDecline::NoCompute)
+        } else if compute >= one {
+            Some(UnrollDecline::ComputeBound { compute, dma: one })
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            log.push(Remark::UnrollDeclined {
+                iv: name,
+                trip,
+                why,
+                periods: tried,
+            });
             continue;
         }
-        if compute == 0 {
-            log.push(format!(
-                "unroll: loop `{name}` (trip {trip}): factor 1: no compute to overlap with its transfers, whose latency fewer, longer pieces would lengthen"
-            ));
-            continue;
-        }
-        if compute >= one {
-            log.push(format!(
-                "unroll: loop `{name}` (trip {trip}): factor 1: its compute (~{compute} cycles per iteration) is not below its DMA time ({one}), which unrolling would shorten"
-            ));
-            continue;
-        }
-        let rem = trip % i64::from(u);
-        log.push(format!(
-            "unroll: loop `{name}` (trip {trip}): factor {u}{}: {} copies of each transfer spread over the queues in fewer pieces (DMA cycles per iteration {table}; compute ~{compute}); {} tile(s) private to an iteration renamed per copy",
-            if rem > 0 { format!(", remainder loop of {rem}") } else { String::new() },
-            u,
-            private.len()
-        ));
+        log.push(Remark::Unrolled {
+            iv: name.clone(),
+            trip,
+            factor: u,
+            remainder: trip % i64::from(u),
+            periods: tried,
+            compute,
+            private: private.len(),
+        });
         unroll(func, l, u, &private);
         unrolled.push(UnrolledData {
             iv: name.clone(),
@@ -353,7 +351,13 @@ mod tests {
         let mut func = penguin::parse_function(IN_STAGE).expect("the test kernel parses");
         let (unrolled, log) = unroll_loops(&mut func);
         assert_eq!(unrolled.len(), 1, "{log:?}");
-        assert!(log[0].contains("remainder loop of"), "{log:?}");
+        assert!(
+            // `c` runs 9 iterations: the remainder is what the factor leaves of them.
+            matches!(&log[0], Remark::Unrolled { trip: 9, remainder, factor, .. }
+                if *remainder > 0 && *remainder == 9 % i64::from(*factor)),
+            "{log:?}"
+        );
+        assert!(log[0].to_string().contains("remainder loop of"), "{log:?}");
         let rem = func
             .axes
             .keys()

@@ -1,0 +1,248 @@
+//! What a Penguin pass of the backend decided, as typed remarks (`--log backend`).
+//!
+//! A pass returns [`Remark`]s, one per decision, carrying the decision's data; the driver's
+//! compile context collects them in pass order. Rust code matches the variants; the log gets their
+//! [`fmt::Display`], which is the wording the filetests and the `--log backend` output have
+//! always had. Like [`super::decline::Decline`] (whose style this follows), names are the ones
+//! the user sees, taken when the remark is made.
+//!
+//! Invariant: each remark's text is one line. The passes not yet moved onto typed variants
+//! (emergent pipelining, `num_stages="auto"`, retiming, the modulo schedules) give
+//! [`Remark::Logged`], their line as it was.
+
+use super::decline::Decline;
+use std::fmt;
+
+/// Why `unroll` leaves a loop at factor 1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnrollDecline {
+    /// Unrolling does not spread the loop's transfers better.
+    NoBetterSpread,
+    /// The body has no compute to overlap with its transfers.
+    NoCompute,
+    /// The body's compute is not below its DMA time at factor 1.
+    ComputeBound { compute: u64, dma: u64 },
+}
+
+/// What holds a pipelined loop above its resources' average, in [`Remark::RingSlotAdded`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecurrenceBound {
+    /// The recurrence sets RecMII.
+    RecMii(u64),
+    /// The recurrence holds the II search at this II.
+    SearchIi(u64),
+}
+
+/// One decision of a backend pass on Penguin IR (or, for [`Remark::RingSlotAdded`], of the
+/// backend's `expand`, which codegen decides and [`super::ring_slots`] realises).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Remark {
+    /// `fold-zeros`: the zeroing of PSUM tile `tile` goes into the first matmul of loop `iv`,
+    /// which overwrites at `iv == lb`.
+    ZeroingFolded { tile: String, iv: String, lb: i64 },
+    /// `unroll`: loop `iv` stays at factor 1. `periods`: the DMA cycles per iteration at each
+    /// factor tried.
+    UnrollDeclined {
+        iv: String,
+        trip: i64,
+        why: UnrollDecline,
+        periods: Vec<(u32, u64)>,
+    },
+    /// `unroll`: loop `iv` unrolled `factor` times (with a remainder loop of `remainder`
+    /// iterations when not zero); `private` tiles renamed per copy.
+    Unrolled {
+        iv: String,
+        trip: i64,
+        factor: u32,
+        remainder: i64,
+        periods: Vec<(u32, u64)>,
+        compute: u64,
+        private: usize,
+    },
+    /// `flatten`: annotated loop `iv` (`trip` iterations in `stages` stages) stays a loop.
+    FlattenDeclined {
+        iv: String,
+        trip: i64,
+        stages: u32,
+        why: Decline,
+    },
+    /// `flatten`: annotated loop `iv` (`trip` iterations in `stages` stages; `extended`
+    /// iterations as the pipeliner left it, `peeled` or extended) is unrolled fully into loop
+    /// `into`; `renamed`: each tile renamed by live range, and into how many tiles.
+    Flattened {
+        iv: String,
+        trip: i64,
+        stages: u32,
+        peeled: bool,
+        extended: i64,
+        into: String,
+        renamed: Vec<(String, usize)>,
+    },
+    /// `expand`: tile `tile` in loop `iv` gets `slots` slots (one more): its reuse is on the
+    /// recurrence `cycle` (as the modulo scheduler names it) that `bound` above the resources'
+    /// `res_average` cycles per iteration.
+    RingSlotAdded {
+        tile: String,
+        iv: String,
+        slots: u32,
+        bound: RecurrenceBound,
+        res_average: u64,
+        cycle: String,
+    },
+    /// A decision of a pass whose remarks are not typed yet: its log line.
+    Logged(String),
+}
+
+impl From<String> for Remark {
+    fn from(line: String) -> Self {
+        Remark::Logged(line)
+    }
+}
+
+/// `U=1: 512, U=2: 384`: the DMA cycles per iteration at each factor tried.
+fn periods_table(periods: &[(u32, u64)]) -> String {
+    periods
+        .iter()
+        .map(|(u, p)| format!("U={u}: {p}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for Remark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Remark::ZeroingFolded { tile, iv, lb } => write!(
+                f,
+                "backend: the zeroing of PSUM tile `{tile}` is folded into the first matmul of loop `{iv}` (it overwrites at `{iv} == {lb}`)"
+            ),
+            Remark::UnrollDeclined {
+                iv,
+                trip,
+                why,
+                periods,
+            } => {
+                write!(f, "unroll: loop `{iv}` (trip {trip}): factor 1: ")?;
+                match why {
+                    UnrollDecline::NoBetterSpread => write!(
+                        f,
+                        "unrolling does not spread its transfers better (DMA cycles per iteration {})",
+                        periods_table(periods)
+                    ),
+                    UnrollDecline::NoCompute => f.write_str(
+                        "no compute to overlap with its transfers, whose latency fewer, longer pieces would lengthen",
+                    ),
+                    UnrollDecline::ComputeBound { compute, dma } => write!(
+                        f,
+                        "its compute (~{compute} cycles per iteration) is not below its DMA time ({dma}), which unrolling would shorten"
+                    ),
+                }
+            }
+            Remark::Unrolled {
+                iv,
+                trip,
+                factor,
+                remainder,
+                periods,
+                compute,
+                private,
+            } => {
+                write!(f, "unroll: loop `{iv}` (trip {trip}): factor {factor}")?;
+                if *remainder > 0 {
+                    write!(f, ", remainder loop of {remainder}")?;
+                }
+                write!(
+                    f,
+                    ": {factor} copies of each transfer spread over the queues in fewer pieces (DMA cycles per iteration {}; compute ~{compute}); {private} tile(s) private to an iteration renamed per copy",
+                    periods_table(periods)
+                )
+            }
+            Remark::FlattenDeclined {
+                iv,
+                trip,
+                stages,
+                why,
+            } => write!(
+                f,
+                "flatten: loop `{iv}` ({trip} iterations in {stages} stages) stays a loop: {why}"
+            ),
+            Remark::Flattened { .. } => fmt_flattened(self, f),
+            Remark::RingSlotAdded {
+                tile,
+                iv,
+                slots,
+                bound,
+                res_average,
+                cycle,
+            } => {
+                write!(
+                    f,
+                    "`{tile}` in loop `{iv}` gets {slots} slots (was {}): its reuse is on the recurrence that ",
+                    slots - 1
+                )?;
+                match bound {
+                    RecurrenceBound::RecMii(r) => write!(f, "sets RecMII {r}")?,
+                    RecurrenceBound::SearchIi(ii) => {
+                        write!(f, "holds the schedule at II {ii}")?
+                    }
+                }
+                write!(
+                    f,
+                    " above its resources' {res_average} cycles per iteration (averaged over the fill and the drain): {cycle}"
+                )
+            }
+            Remark::Logged(line) => f.write_str(line),
+        }
+    }
+}
+
+/// [`Remark::Flattened`]'s line.
+fn fmt_flattened(r: &Remark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let Remark::Flattened {
+        iv,
+        trip,
+        stages,
+        peeled,
+        extended,
+        into,
+        renamed,
+    } = r
+    else {
+        return Ok(());
+    };
+    write!(
+        f,
+        "flatten: loop `{iv}` ({trip} iterations in {stages} stages, "
+    )?;
+    if *peeled {
+        write!(
+            f,
+            "peeled, {extended} iteration(s) between its prologue and epilogue"
+        )?;
+    } else {
+        write!(f, "extended to {extended}")?;
+    }
+    if *trip <= i64::from(*stages) {
+        f.write_str("; no steady state")?;
+    } else {
+        write!(f, "; {} of them fill or drain", stages - 1)?;
+    }
+    write!(
+        f,
+        ") is unrolled fully into loop `{into}`, whose pipelining overlaps its executions; renamed by live range: "
+    )?;
+    if renamed.is_empty() {
+        return f.write_str("none");
+    }
+    for (k, (t, n)) in renamed.iter().enumerate() {
+        if k > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "`{t}` → {n} tiles")?;
+    }
+    Ok(())
+}
+
+/// Every remark's line, in order.
+pub fn remark_lines(remarks: &[Remark]) -> Vec<String> {
+    remarks.iter().map(ToString::to_string).collect()
+}
