@@ -115,6 +115,20 @@ pub enum Token<'src> {
     SlashAssign,
     FloorDivAssign,
     ModAssign,
+    /// `**=`
+    PowAssign,
+    /// `&=`
+    AmpAssign,
+    /// `|=`
+    PipeAssign,
+    /// `^=`
+    CaretAssign,
+    /// `<<=`
+    ShlAssign,
+    /// `>>=`
+    ShrAssign,
+    /// `~`, the unary bitwise inversion.
+    Tilde,
     // Punctuation.
     Colon,
     Comma,
@@ -185,6 +199,13 @@ impl Token<'_> {
             Token::DoubleStar => "**",
             Token::FloorDivAssign => "//=",
             Token::ModAssign => "%=",
+            Token::PowAssign => "**=",
+            Token::AmpAssign => "&=",
+            Token::PipeAssign => "|=",
+            Token::CaretAssign => "^=",
+            Token::ShlAssign => "<<=",
+            Token::ShrAssign => ">>=",
+            Token::Tilde => "~",
             Token::LBrace => "{",
             Token::RBrace => "}",
             Token::At => "@",
@@ -281,6 +302,20 @@ enum Raw {
     FloorDivAssign,
     #[token("%=")]
     ModAssign,
+    #[token("**=")]
+    PowAssign,
+    #[token("&=")]
+    AmpAssign,
+    #[token("|=")]
+    PipeAssign,
+    #[token("^=")]
+    CaretAssign,
+    #[token("<<=")]
+    ShlAssign,
+    #[token(">>=")]
+    ShrAssign,
+    #[token("~")]
+    Tilde,
     #[token("{")]
     LBrace,
     #[token("}")]
@@ -777,6 +812,13 @@ impl<'src> Layout<'src, '_> {
                 Raw::DoubleStar => Token::DoubleStar,
                 Raw::FloorDivAssign => Token::FloorDivAssign,
                 Raw::ModAssign => Token::ModAssign,
+                Raw::PowAssign => Token::PowAssign,
+                Raw::AmpAssign => Token::AmpAssign,
+                Raw::PipeAssign => Token::PipeAssign,
+                Raw::CaretAssign => Token::CaretAssign,
+                Raw::ShlAssign => Token::ShlAssign,
+                Raw::ShrAssign => Token::ShrAssign,
+                Raw::Tilde => Token::Tilde,
                 Raw::At => Token::At,
                 Raw::Ellipsis => Token::Ellipsis,
                 Raw::Amp => Token::Amp,

@@ -307,7 +307,15 @@ pub(super) fn literal_scalar(e: &Expr) -> Option<f64> {
         ExprKind::Int(v) => Some(*v as f64),
         ExprKind::Unary { op, operand } => {
             let v = literal_scalar(operand)?;
-            Some(if *op == UnaryOp::Neg { -v } else { v })
+            match op {
+                UnaryOp::Neg => Some(-v),
+                UnaryOp::Pos => Some(v),
+                // `~` of an integer literal only: `~2.0` is Python's TypeError.
+                UnaryOp::Invert => match operand.kind {
+                    ExprKind::Int(i) => Some(!i as f64),
+                    _ => None,
+                },
+            }
         }
         _ => None,
     }
@@ -424,6 +432,19 @@ impl Checker<'_> {
                     (UnaryOp::Pos, Arg::Tile(t, s)) => self.pass_view(t, &s, cx, dest),
                     (UnaryOp::Neg, x @ Arg::Tile(..)) => {
                         self.elementwise(AluOp::Multiply, x, Arg::Scalar(-1.0), &e.span, cx, dest)
+                    }
+                    // `~t` is `nl.invert(t)`, as NKI's tiles define the operator.
+                    (UnaryOp::Invert, Arg::Tile(t, s)) => {
+                        if !self.compute_src(&t, &s, "`~`") {
+                            return None;
+                        }
+                        let op = Op::Activation {
+                            func: ActFunc::LogicalNot,
+                            scale: Scale::Imm(1.0),
+                            bias: false,
+                        };
+                        let shape = t.size;
+                        self.emit(cx, op, vec![t], Res::sbuf(shape), dest, &e.span)
                     }
                     (_, Arg::Scalar(_)) => {
                         self.scalar_where_tile(&e.span);
