@@ -343,6 +343,11 @@ enum Raw {
     Compare,
     #[regex(r"[0-9](_?[0-9])*")]
     Int,
+    /// `0x1F`, `0o17`, `0b101` (underscores between digits too).
+    #[regex(r"0[xX](_?[0-9a-fA-F])+")]
+    #[regex(r"0[oO](_?[0-7])+")]
+    #[regex(r"0[bB](_?[01])+")]
+    RadixInt,
     #[regex(r"[0-9](_?[0-9])*\.([0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?")]
     #[regex(r"\.[0-9](_?[0-9])*([eE][+-]?[0-9](_?[0-9])*)?")]
     #[regex(r"[0-9](_?[0-9])*[eE][+-]?[0-9](_?[0-9])*")]
@@ -828,6 +833,7 @@ impl<'src> Layout<'src, '_> {
                 Raw::Is => Token::Is,
                 Raw::Compare => Token::Compare(text),
                 Raw::Int => self.int(text, span.clone()),
+                Raw::RadixInt => self.radix_int(text, span.clone()),
                 Raw::Float => self.float(text, span.clone()),
                 Raw::Str => Token::Str(text),
                 Raw::Plus => Token::Plus,
@@ -977,6 +983,24 @@ impl<'src> Layout<'src, '_> {
             );
         }
         match digits.parse::<i64>() {
+            Ok(v) => Token::Int(v),
+            Err(_) => {
+                self.errors
+                    .push(SyntaxError::IntTooLarge { at: span }.into());
+                Token::Error
+            }
+        }
+    }
+
+    /// A hexadecimal, octal or binary literal (the regex admits only its radix's digits).
+    fn radix_int(&mut self, text: &str, span: Span) -> Token<'src> {
+        let radix = match text.as_bytes().get(1) {
+            Some(b'x' | b'X') => 16,
+            Some(b'o' | b'O') => 8,
+            _ => 2,
+        };
+        let digits: String = text[2..].chars().filter(|c| *c != '_').collect();
+        match i64::from_str_radix(&digits, radix) {
             Ok(v) => Token::Int(v),
             Err(_) => {
                 self.errors

@@ -582,10 +582,13 @@ impl Checker<'_> {
             Value::Py(p) => match &**p {
                 Py::Module(m) => match module_attr(m, name) {
                     Some(v) => Some(v),
-                    None => self.type_error(
-                        format!("module `{m}` has no attribute `{name}` that nkc knows"),
-                        &attr.span,
-                    ),
+                    None => {
+                        self.unknown_module_attrs += 1;
+                        self.type_error(
+                            format!("module `{m}` has no attribute `{name}` that nkc knows"),
+                            &attr.span,
+                        )
+                    }
                 },
                 Py::Ref("nl", ts) if ts == "tile_size" => match tile_size(name) {
                     Some(v) => Some(Value::int(v)),
