@@ -1017,6 +1017,34 @@ fn grid_kernels_run_as_written_and_match_their_references() {
 
 const OPS_CASES: &[Case] = &[
     Case {
+        file: "ops_activation_reduce_kw.nk",
+        inputs: &[("x_in", &[256, 512])],
+        reference: |m| {
+            let x = &m[0];
+            let ex = x.map(|v| (0.5 * v).exp());
+            let ex_sum = ex.rows_map(|r| vec![r.iter().sum()]);
+            let sq_max =
+                x.rows_map(|r| vec![r.iter().map(|v| v * v).fold(f64::NEG_INFINITY, f64::max)]);
+            vec![ex, ex_sum, sq_max]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "ops_bit_invert.nk",
+        inputs: &[("x_in", &[128, 512])],
+        reference: |m| {
+            let x = &m[0];
+            let mut kept = x.clone();
+            for r in 0..x.rows {
+                for c in 14..x.cols {
+                    kept.set(r, c, 0.0);
+                }
+            }
+            vec![x.map(|v| truth(v <= 0.0)), kept]
+        },
+        tol: EXACT,
+    },
+    Case {
         file: "ops_unary_math.nk",
         inputs: &[("x_in", &[256, 512])],
         reference: |m| {

@@ -423,4 +423,17 @@ impl CmpOp {
 pub enum UnaryOp {
     Neg,
     Pos,
+    /// `~x`: the bitwise inversion of an integer (`-x - 1`), or of a tile as `nl.invert`.
+    Invert,
+}
+
+impl UnaryOp {
+    /// The operator as Python writes it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Pos => "+",
+            UnaryOp::Invert => "~",
+        }
+    }
 }

@@ -115,6 +115,20 @@ pub enum Token<'src> {
     SlashAssign,
     FloorDivAssign,
     ModAssign,
+    /// `**=`
+    PowAssign,
+    /// `&=`
+    AmpAssign,
+    /// `|=`
+    PipeAssign,
+    /// `^=`
+    CaretAssign,
+    /// `<<=`
+    ShlAssign,
+    /// `>>=`
+    ShrAssign,
+    /// `~`, the unary bitwise inversion.
+    Tilde,
     // Punctuation.
     Colon,
     Comma,
@@ -185,6 +199,13 @@ impl Token<'_> {
             Token::DoubleStar => "**",
             Token::FloorDivAssign => "//=",
             Token::ModAssign => "%=",
+            Token::PowAssign => "**=",
+            Token::AmpAssign => "&=",
+            Token::PipeAssign => "|=",
+            Token::CaretAssign => "^=",
+            Token::ShlAssign => "<<=",
+            Token::ShrAssign => ">>=",
+            Token::Tilde => "~",
             Token::LBrace => "{",
             Token::RBrace => "}",
             Token::At => "@",
@@ -281,6 +302,20 @@ enum Raw {
     FloorDivAssign,
     #[token("%=")]
     ModAssign,
+    #[token("**=")]
+    PowAssign,
+    #[token("&=")]
+    AmpAssign,
+    #[token("|=")]
+    PipeAssign,
+    #[token("^=")]
+    CaretAssign,
+    #[token("<<=")]
+    ShlAssign,
+    #[token(">>=")]
+    ShrAssign,
+    #[token("~")]
+    Tilde,
     #[token("{")]
     LBrace,
     #[token("}")]
@@ -308,6 +343,11 @@ enum Raw {
     Compare,
     #[regex(r"[0-9](_?[0-9])*")]
     Int,
+    /// `0x1F`, `0o17`, `0b101` (underscores between digits too).
+    #[regex(r"0[xX](_?[0-9a-fA-F])+")]
+    #[regex(r"0[oO](_?[0-7])+")]
+    #[regex(r"0[bB](_?[01])+")]
+    RadixInt,
     #[regex(r"[0-9](_?[0-9])*\.([0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?")]
     #[regex(r"\.[0-9](_?[0-9])*([eE][+-]?[0-9](_?[0-9])*)?")]
     #[regex(r"[0-9](_?[0-9])*[eE][+-]?[0-9](_?[0-9])*")]
@@ -777,6 +817,13 @@ impl<'src> Layout<'src, '_> {
                 Raw::DoubleStar => Token::DoubleStar,
                 Raw::FloorDivAssign => Token::FloorDivAssign,
                 Raw::ModAssign => Token::ModAssign,
+                Raw::PowAssign => Token::PowAssign,
+                Raw::AmpAssign => Token::AmpAssign,
+                Raw::PipeAssign => Token::PipeAssign,
+                Raw::CaretAssign => Token::CaretAssign,
+                Raw::ShlAssign => Token::ShlAssign,
+                Raw::ShrAssign => Token::ShrAssign,
+                Raw::Tilde => Token::Tilde,
                 Raw::At => Token::At,
                 Raw::Ellipsis => Token::Ellipsis,
                 Raw::Amp => Token::Amp,
@@ -786,6 +833,7 @@ impl<'src> Layout<'src, '_> {
                 Raw::Is => Token::Is,
                 Raw::Compare => Token::Compare(text),
                 Raw::Int => self.int(text, span.clone()),
+                Raw::RadixInt => self.radix_int(text, span.clone()),
                 Raw::Float => self.float(text, span.clone()),
                 Raw::Str => Token::Str(text),
                 Raw::Plus => Token::Plus,
@@ -935,6 +983,24 @@ impl<'src> Layout<'src, '_> {
             );
         }
         match digits.parse::<i64>() {
+            Ok(v) => Token::Int(v),
+            Err(_) => {
+                self.errors
+                    .push(SyntaxError::IntTooLarge { at: span }.into());
+                Token::Error
+            }
+        }
+    }
+
+    /// A hexadecimal, octal or binary literal (the regex admits only its radix's digits).
+    fn radix_int(&mut self, text: &str, span: Span) -> Token<'src> {
+        let radix = match text.as_bytes().get(1) {
+            Some(b'x' | b'X') => 16,
+            Some(b'o' | b'O') => 8,
+            _ => 2,
+        };
+        let digits: String = text[2..].chars().filter(|c| *c != '_').collect();
+        match i64::from_str_radix(&digits, radix) {
             Ok(v) => Token::Int(v),
             Err(_) => {
                 self.errors

@@ -651,6 +651,7 @@ where
         let unary_op = select! {
             Token::Minus => UnaryOp::Neg,
             Token::Plus => UnaryOp::Pos,
+            Token::Tilde => UnaryOp::Invert,
         }
         .map_with(|op, e| (op, sp(e.span())));
         // `a ** b`: tighter than a unary minus on its left (`-x ** 2` is `-(x ** 2)`); the
@@ -1295,6 +1296,12 @@ where
             Token::SlashAssign => Some(BinOp::Div),
             Token::FloorDivAssign => Some(BinOp::FloorDiv),
             Token::ModAssign => Some(BinOp::Mod),
+            Token::PowAssign => Some(BinOp::Pow),
+            Token::AmpAssign => Some(BinOp::BitAnd),
+            Token::PipeAssign => Some(BinOp::BitOr),
+            Token::CaretAssign => Some(BinOp::BitXor),
+            Token::ShlAssign => Some(BinOp::Shl),
+            Token::ShrAssign => Some(BinOp::Shr),
         };
         // `a, b` where a tuple may stand without brackets (both sides of `=`).
         let expr_list = expr_list(expr.clone());
@@ -1471,7 +1478,12 @@ where
                 .ignored()
                 .boxed()
         });
-        let opaque = select! { Token::Unsupported(k) if k != ";" => k }
+        // Decorators before it are skipped with it (`@dataclass` over a `class`).
+        let opaque = just(Token::At)
+            .ignore_then(expr.clone())
+            .then_ignore(just(Token::Newline))
+            .repeated()
+            .ignore_then(select! { Token::Unsupported(k) if k != ";" => k })
             .then_ignore(none_of([Token::Newline]).repeated())
             .then_ignore(just(Token::Newline))
             .then_ignore(skip_block.or_not())
@@ -1563,7 +1575,15 @@ fn bound_names(toks: &[(Token<'_>, Span)]) -> Vec<Ident> {
                 | Token::PlusAssign
                 | Token::MinusAssign
                 | Token::StarAssign
-                | Token::SlashAssign,
+                | Token::SlashAssign
+                | Token::FloorDivAssign
+                | Token::ModAssign
+                | Token::PowAssign
+                | Token::AmpAssign
+                | Token::PipeAssign
+                | Token::CaretAssign
+                | Token::ShlAssign
+                | Token::ShrAssign,
                 false,
             ) => return names,
             _ => return Vec::new(),

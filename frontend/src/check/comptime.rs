@@ -147,7 +147,7 @@ impl Checker<'_> {
             },
             ExprKind::Unary { op, operand } => match self.const_value(operand)? {
                 Const::Float(v) if *op == UnaryOp::Neg => Some(Const::Float(-v)),
-                Const::Float(v) => Some(Const::Float(v)),
+                Const::Float(v) if *op == UnaryOp::Pos => Some(Const::Float(v)),
                 _ => self.const_int(e).map(Const::Int),
             },
             ExprKind::Not(operand) => Some(Const::Bool(!self.const_value(operand)?.truthy())),

@@ -105,6 +105,10 @@ impl Checker<'_> {
                 match op {
                     UnaryOp::Pos => Some(a),
                     UnaryOp::Neg => self.checked(lin(&a, -1, &AffineExpr::constant(0), 0), &e.span),
+                    // `~a` is `-a - 1`, for every Python integer.
+                    UnaryOp::Invert => {
+                        self.checked(lin(&a, -1, &AffineExpr::constant(-1), 1), &e.span)
+                    }
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {

@@ -582,10 +582,13 @@ impl Checker<'_> {
             Value::Py(p) => match &**p {
                 Py::Module(m) => match module_attr(m, name) {
                     Some(v) => Some(v),
-                    None => self.type_error(
-                        format!("module `{m}` has no attribute `{name}` that nkc knows"),
-                        &attr.span,
-                    ),
+                    None => {
+                        self.unknown_module_attrs += 1;
+                        self.type_error(
+                            format!("module `{m}` has no attribute `{name}` that nkc knows"),
+                            &attr.span,
+                        )
+                    }
                 },
                 Py::Ref("nl", ts) if ts == "tile_size" => match tile_size(name) {
                     Some(v) => Some(Value::int(v)),
@@ -897,15 +900,25 @@ impl Checker<'_> {
         if let Some(Py::Array(items)) = v.as_py() {
             return match op {
                 UnaryOp::Neg => self.array_neg(items, e),
-                _ => Some(v.clone()),
+                UnaryOp::Pos => Some(v.clone()),
+                // numpy's `~` on an integer array: elementwise.
+                UnaryOp::Invert => {
+                    let items = items.clone();
+                    let mut out = Vec::with_capacity(items.len());
+                    for item in items {
+                        out.push(self.py_unary(op, item, e)?);
+                    }
+                    Some(Value::py(Py::Array(out)))
+                }
             };
         }
         match (op, &v) {
             (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Some(v),
             (UnaryOp::Neg, Value::Float(x)) => Some(Value::Float(-x)),
-            (UnaryOp::Neg, Value::Int(a)) => {
-                let zero = AffineExpr::constant(0);
-                match super::consts::lin(a, -1, &zero, 0) {
+            (UnaryOp::Neg | UnaryOp::Invert, Value::Int(a)) => {
+                // `-a` is `-1 * a`, `~a` is `-1 * a - 1`.
+                let k = if op == UnaryOp::Neg { 0 } else { 1 };
+                match super::consts::lin(a, -1, &AffineExpr::constant(-1), k) {
                     Some(r) => Some(Value::Int(r)),
                     None => {
                         self.error(CheckError::ConstOverflow { at: e.span.clone() });
@@ -915,12 +928,16 @@ impl Checker<'_> {
             }
             (_, Value::Bool(b)) => {
                 let i = i64::from(*b);
-                Some(Value::int(if op == UnaryOp::Neg { -i } else { i }))
+                Some(Value::int(match op {
+                    UnaryOp::Neg => -i,
+                    UnaryOp::Pos => i,
+                    UnaryOp::Invert => !i,
+                }))
             }
             _ => self.type_error(
                 format!(
                     "bad operand type for unary `{}`: `{}`",
-                    if op == UnaryOp::Neg { "-" } else { "+" },
+                    op.symbol(),
                     v.type_name()
                 ),
                 &e.span,

@@ -406,9 +406,7 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
     // The functions are bound first, so that a statement after a `def` may name it
     // (`k = nki.jit(k, mode="simulation")`, as NKI's tests rebind their kernels).
     for k in &module.kernels {
-        if let Some(f) = checker.make_function(std::rc::Rc::new(k.clone())) {
-            checker.bind(&k.name.name, f, k.name.span.clone());
-        }
+        checker.bind_module_function(k);
     }
     for item in &module.items {
         let traced = match &item.kind {
@@ -441,19 +439,23 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
             }
         }
         let mark = checker.errors.len();
+        let unknown_mark = checker.unknown_module_attrs;
         let flow = checker.exec_block(std::slice::from_ref(item), &mut out, false);
         // An assignment that failed only on names nkc does not know (an instance of a skipped
-        // `class`) defers its diagnostics to the kernels that use the names it binds. A Python
+        // `class`, an attribute of a host module such as `os.environ`) defers its diagnostics to the kernels that use the names it binds. A Python
         // error (a division by zero, a failed call) stays an error of the module.
         if let ast::StmtKind::Assign { target, .. } = &item.kind {
             let mut names = Vec::new();
             target_names(target, &mut names);
             let failed = &checker.errors[mark..];
+            let unknown_names = failed
+                .iter()
+                .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
+                .count();
+            let unknown_attrs = checker.unknown_module_attrs - unknown_mark;
             if !failed.is_empty()
                 && !names.is_empty()
-                && failed
-                    .iter()
-                    .all(|e| e.code == crate::codes::UNDEFINED_NAME)
+                && unknown_names + unknown_attrs == failed.len()
             {
                 let errs = checker.errors.split_off(mark);
                 for id in names {
@@ -474,11 +476,36 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
         }
     }
     for k in &module.kernels {
-        if let Some(f) = checker.make_function(std::rc::Rc::new(k.clone())) {
-            checker.bind(&k.name.name, f, k.name.span.clone());
-        }
+        checker.bind_module_function(k);
     }
     checker.scopes.pop().unwrap_or_default()
+}
+
+impl Checker<'_> {
+    /// Binds a module-level `def`. A default that fails only on names nkc does not know (a host
+    /// helper's `dtype=torch.float32`) defers its diagnostics to the kernels that use the
+    /// function, as a module-level assignment's do.
+    fn bind_module_function(&mut self, k: &ast::Kernel) {
+        let mark = self.errors.len();
+        let unknown_mark = self.unknown_module_attrs;
+        if let Some(f) = self.make_function(std::rc::Rc::new(k.clone())) {
+            self.bind(&k.name.name, f, k.name.span.clone());
+            return;
+        }
+        let failed = &self.errors[mark..];
+        let unknown_names = failed
+            .iter()
+            .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
+            .count();
+        if !failed.is_empty()
+            && unknown_names + (self.unknown_module_attrs - unknown_mark) == failed.len()
+        {
+            let errs = self.errors.split_off(mark);
+            let v = Value::py(pyvalue::Py::Unrun(errs));
+            self.bind(&k.name.name, v, k.name.span.clone());
+            self.stopped = false;
+        }
+    }
 }
 
 /// The names an assignment target binds.
@@ -527,6 +554,9 @@ pub(crate) struct Checker<'a> {
     args: Option<&'a crate::Args>,
     /// Set by a Python error: the kernel's evaluation stops.
     stopped: bool,
+    /// How many attributes of modules nkc does not model were asked for (`os.environ`): at
+    /// module level, a failure made only of these and of unknown names is deferred to the use.
+    unknown_module_attrs: usize,
     /// Statements and loop iterations run so far (`functions::MAX_STEPS`).
     steps: u64,
     /// User-function frames open (`functions::MAX_DEPTH`).
@@ -581,6 +611,7 @@ impl<'a> Checker<'a> {
             tile_nd: tile_nd::TileNdData::default(),
             args: None,
             stopped: false,
+            unknown_module_attrs: 0,
             steps: 0,
             frames: 0,
             loop_base: 0,

@@ -307,7 +307,15 @@ pub(super) fn literal_scalar(e: &Expr) -> Option<f64> {
         ExprKind::Int(v) => Some(*v as f64),
         ExprKind::Unary { op, operand } => {
             let v = literal_scalar(operand)?;
-            Some(if *op == UnaryOp::Neg { -v } else { v })
+            match op {
+                UnaryOp::Neg => Some(-v),
+                UnaryOp::Pos => Some(v),
+                // `~` of an integer literal only: `~2.0` is Python's TypeError.
+                UnaryOp::Invert => match operand.kind {
+                    ExprKind::Int(i) => Some(!i as f64),
+                    _ => None,
+                },
+            }
         }
         _ => None,
     }
@@ -424,6 +432,19 @@ impl Checker<'_> {
                     (UnaryOp::Pos, Arg::Tile(t, s)) => self.pass_view(t, &s, cx, dest),
                     (UnaryOp::Neg, x @ Arg::Tile(..)) => {
                         self.elementwise(AluOp::Multiply, x, Arg::Scalar(-1.0), &e.span, cx, dest)
+                    }
+                    // `~t` is `nl.invert(t)`, as NKI's tiles define the operator.
+                    (UnaryOp::Invert, Arg::Tile(t, s)) => {
+                        if !self.compute_src(&t, &s, "`~`") {
+                            return None;
+                        }
+                        let op = Op::Activation {
+                            func: ActFunc::LogicalNot,
+                            scale: Scale::Imm(1.0),
+                            bias: false,
+                        };
+                        let shape = t.size;
+                        self.emit(cx, op, vec![t], Res::sbuf(shape), dest, &e.span)
                     }
                     (_, Arg::Scalar(_)) => {
                         self.scalar_where_tile(&e.span);
@@ -964,10 +985,17 @@ impl Checker<'_> {
         let engine_kw = kwargs.iter().find(|k| k.name.name == "engine");
         // scan_stats_ops.rs: `nisa.nc_transpose(x, engine=nisa.vector_engine)` is its own
         // instruction (a 32 x 32 block on the Vector engine), not the Tensor engine's.
+        // `nisa.activation(op, data, ..., reduce_op=, reduce_res=)` (NKI's newer signature) is
+        // `nisa.activation_reduce`: the keywords name its parameters, so with at most `op` and
+        // `data` positional every argument keeps its meaning.
+        let reduces = kwargs
+            .iter()
+            .any(|k| matches!(k.name.name.as_str(), "reduce_op" | "reduce_res"));
         let kind = match (kind, engine_kw) {
             (OpKind::NcTranspose, Some(k)) if scan_stats_ops::is_vector_engine(&k.value) => {
                 OpKind::VectorTranspose
             }
+            (OpKind::Activation, _) if reduces && args.len() <= 2 => OpKind::ActivationReduce,
             _ => kind,
         };
         let takes_dtype = params(kind).iter().any(|p| p.0 == "dtype");
@@ -975,8 +1003,17 @@ impl Checker<'_> {
             .iter()
             .find(|k| k.name.name == "dtype")
             .filter(|_| !takes_dtype);
+        // `reduce_cmd=nisa.reduce_cmd.reset_reduce`: a fresh reduction, what activation_reduce
+        // does; the accumulating commands (`reduce`, `idle`) stay an unknown argument.
+        let reset_reduce = kind == OpKind::ActivationReduce
+            && kwargs.iter().any(|k| {
+                k.name.name == "reduce_cmd"
+                    && matches!(&k.value.kind, ExprKind::Attribute { attr, .. } if attr.name == "reset_reduce")
+            });
         let Some(rest) = self.without_mask(kwargs, |k| {
-            (dtype_kw.is_some() && k == "dtype") || (engine_kw.is_some() && k == "engine")
+            (dtype_kw.is_some() && k == "dtype")
+                || (engine_kw.is_some() && k == "engine")
+                || (reset_reduce && k == "reduce_cmd")
         }) else {
             return self.call_op(e, func, kind, args, kwargs, cx, dest, outer);
         };

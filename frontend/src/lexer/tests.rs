@@ -392,3 +392,47 @@ fn closed_brackets_continue_over_any_indentation() {
     let kinds = tokens(src);
     assert_eq!(kinds.iter().filter(|t| **t == Newline).count(), 3);
 }
+
+#[test]
+fn radix_literals_bitwise_assignments_and_tilde() {
+    assert_eq!(
+        tokens("x = 0xD251_1F53 + 0o17 + 0B101 + 0x0"),
+        vec![
+            Name("x"),
+            Assign,
+            Int(0xD251_1F53),
+            Plus,
+            Int(0o17),
+            Plus,
+            Int(0b101),
+            Plus,
+            Int(0),
+            Newline,
+            Eof
+        ]
+    );
+    assert_eq!(
+        tokens("x &= ~y |= z ^= w <<= v >>= u **= t"),
+        vec![
+            Name("x"),
+            AmpAssign,
+            Tilde,
+            Name("y"),
+            PipeAssign,
+            Name("z"),
+            CaretAssign,
+            Name("w"),
+            ShlAssign,
+            Name("v"),
+            ShrAssign,
+            Name("u"),
+            PowAssign,
+            Name("t"),
+            Newline,
+            Eof
+        ]
+    );
+    let src = "x = 0x1_0000_0000_0000_0000\n";
+    let (_, errors) = lex(src);
+    assert_eq!(codes_and_lines(src, &errors).len(), 1, "{errors:#?}");
+}

@@ -157,7 +157,7 @@ fn show(e: &Expr) -> String {
         }
         ExprKind::Binary { op, lhs, rhs } => format!("({} {op} {})", show(lhs), show(rhs)),
         ExprKind::Unary { op, operand } => {
-            let sym = if *op == UnaryOp::Neg { "-" } else { "+" };
+            let sym = op.symbol();
             format!("({sym}{})", show(operand))
         }
         ExprKind::Error => "<error>".to_string(),
@@ -326,6 +326,62 @@ fn statements() {
     }
     assert_eq!(body[5].kind, StmtKind::Pass);
     assert!(matches!(k.body[2].kind, StmtKind::Expr(_)));
+}
+
+#[test]
+fn bitwise_augmented_assignments_and_invert() {
+    let src = "def k(a):\n    x = 6\n    x &= 3\n    x |= 8\n    x ^= 1\n    x <<= 2\n    x >>= 1\n    x **= 2\n    x //= 3\n    x %= 5\n    y = ~x\n    return a\n";
+    let module = parse_ok(src);
+    let body = &module.kernels[0].body;
+    let ops: Vec<BinOp> = body
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::AugAssign { op, .. } => Some(*op),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            BinOp::BitAnd,
+            BinOp::BitOr,
+            BinOp::BitXor,
+            BinOp::Shl,
+            BinOp::Shr,
+            BinOp::Pow,
+            BinOp::FloorDiv,
+            BinOp::Mod
+        ]
+    );
+    match &body[9].kind {
+        StmtKind::Assign { value, .. } => assert!(
+            matches!(
+                value.kind,
+                ExprKind::Unary {
+                    op: UnaryOp::Invert,
+                    ..
+                }
+            ),
+            "{value:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_decorated_class_is_skipped_as_an_undecorated_one() {
+    let src = "@dataclass(frozen=True)\nclass Cfg:\n    tile: int = 128\n\nclass Plain:\n    x = 1\n\ndef k(a):\n    return a\n";
+    let module = parse_ok(src);
+    assert_eq!(module.kernels.len(), 1);
+    let kinds: Vec<&StmtKind> = module.items.iter().map(|s| &s.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            &StmtKind::Opaque("class".into()),
+            &StmtKind::Opaque("class".into())
+        ]
+    );
+    assert_eq!(&src[module.items[0].span.clone()][..10], "@dataclass");
 }
 
 #[test]
