@@ -62,14 +62,26 @@ pub fn pir_run_check(text: &str, max_cycles: u64) -> Outcome {
 pub fn npy_header(bytes: &[u8], dir: &Path) -> Outcome {
     let path = dir.join(format!("fuzz-{}.npy", std::process::id()));
     std::fs::write(&path, bytes).expect("the scratch directory is writable");
-    let started = std::time::Instant::now();
-    let result = nkc::npy::read_npy(&path);
-    // Linear time: a generous 1 ms per KiB, and 50 ms for any file.
-    let allowed = std::time::Duration::from_millis(50 + bytes.len() as u64 / 1024);
+    // Linear time: a generous 1 ms per KiB, and 250 ms for any file. The bound catches a reader
+    // that goes exponential (20 nested brackets once took > 20 s), not a busy machine: a read over
+    // the bound is timed twice more and the fastest of the three counts, so a run that a loaded
+    // CI machine paused does not fail the property.
+    let allowed = std::time::Duration::from_millis(250 + bytes.len() as u64 / 1024);
+    let timed = || {
+        let started = std::time::Instant::now();
+        let result = nkc::npy::read_npy(&path);
+        (started.elapsed(), result)
+    };
+    let (mut fastest, result) = timed();
+    for _ in 0..2 {
+        if fastest < allowed {
+            break;
+        }
+        fastest = fastest.min(timed().0);
+    }
     assert!(
-        started.elapsed() < allowed,
-        "{:?} to read {} bytes",
-        started.elapsed(),
+        fastest < allowed,
+        "{fastest:?} to read {} bytes (fastest of three reads)",
         bytes.len()
     );
     match result {
