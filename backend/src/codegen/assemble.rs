@@ -16,7 +16,9 @@
 //! function's.
 
 use crate::codegen::emit::{ENode, Emitted};
+use crate::codegen::entities::Sem;
 use crate::codegen::sync::{self, Sync};
+use cranelift_entity::{EntityRef, SecondaryMap};
 use runtime_sim::isa::{Engine, Inst, Loop, Op, Program, Reg, Stmt, TensorDecl};
 
 /// Builds one stream per engine and drops redundant waits: a wait is redundant when an earlier
@@ -26,14 +28,14 @@ use runtime_sim::isa::{Engine, Inst, Loop, Op, Program, Reg, Stmt, TensorDecl};
 pub fn assemble(em: &Emitted, sync: &Sync, tensors: Vec<TensorDecl>) -> (Program, usize) {
     let mut prog = Program {
         tensors,
-        semaphores: sync.semaphores.clone(),
+        semaphores: sync.semaphores.values().cloned().collect(),
         ..Program::default()
     };
     let mut dropped = 0;
-    let mut signaller = vec![usize::MAX; sync.semaphores.len()];
+    let mut signaller = SecondaryMap::new();
     for (n, s) in sync.signal.iter().enumerate() {
-        if let Some(s) = s {
-            signaller[*s] = n;
+        if let Some(s) = s.expand() {
+            signaller[s] = Some(n);
         }
     }
     // First pass: which semaphores some dependence wait still reads once redundant waits are
@@ -42,15 +44,15 @@ pub fn assemble(em: &Emitted, sync: &Sync, tensors: Vec<TensorDecl>) -> (Program
         em,
         sync,
         signaller,
-        used: vec![true; sync.semaphores.len()],
-        record: vec![false; sync.semaphores.len()],
+        used: SecondaryMap::with_default(true),
+        record: SecondaryMap::new(),
     };
     for e in Engine::ALL {
         let (mut trips, mut d) = (Vec::new(), 0);
         stream(&mut cx, &em.tree, e, &mut trips, &mut d);
     }
     cx.used = std::mem::take(&mut cx.record);
-    cx.record = vec![false; sync.semaphores.len()];
+    cx.record = SecondaryMap::new();
     for e in Engine::ALL {
         let mut trips = Vec::new();
         prog.streams[e.index()] = stream(&mut cx, &em.tree, e, &mut trips, &mut dropped);
@@ -62,11 +64,11 @@ struct Cx<'a> {
     em: &'a Emitted,
     sync: &'a Sync,
     /// The node that signals each semaphore.
-    signaller: Vec<usize>,
+    signaller: SecondaryMap<Sem, Option<usize>>,
     /// Semaphores some dependence wait reads (from the first pass).
-    used: Vec<bool>,
+    used: SecondaryMap<Sem, bool>,
     /// Semaphores read by the dependence waits emitted in this pass.
-    record: Vec<bool>,
+    record: SecondaryMap<Sem, bool>,
 }
 
 fn stream(
@@ -79,7 +81,7 @@ fn stream(
     let (em, sync) = (cx.em, cx.sync);
     let mut out = Vec::new();
     // Waits known to have run in this iteration of this body: (sem, value, guard).
-    let mut known: Vec<(usize, runtime_sim::isa::Expr, Vec<runtime_sim::isa::Cmp>)> = Vec::new();
+    let mut known: Vec<(Sem, runtime_sim::isa::Expr, Vec<runtime_sim::isa::Cmp>)> = Vec::new();
     for t in tree {
         match t {
             ENode::Loop(l, body) => {
@@ -120,9 +122,10 @@ fn stream(
                                     em,
                                     None,
                                     *i,
-                                    cx.signaller[*s],
+                                    cx.signaller[*s].expect("a kept wait's semaphore is signalled"),
                                     v,
-                                    cx.signaller[w.sem],
+                                    cx.signaller[w.sem]
+                                        .expect("every waited semaphore is signalled"),
                                     &w.value,
                                 ))
                     });
@@ -133,14 +136,16 @@ fn stream(
                     known.push((w.sem, w.value.clone(), w.pred.clone()));
                     cx.record[w.sem] = true;
                     let mut inst = Inst::new(Op::Wait {
-                        sem: w.sem,
+                        sem: w.sem.index(),
                         value: w.value.clone(),
                     });
                     inst.pred = w.pred.clone();
                     out.push(Stmt::Inst(inst));
                 }
                 let mut inst = node.inst.clone();
-                inst.signal = sync.signal[*i].filter(|&s| cx.used[s]);
+                inst.signal = (sync.signal[*i].expand())
+                    .filter(|&s| cx.used[s])
+                    .map(Sem::index);
                 out.push(Stmt::Inst(inst));
             }
         }

@@ -85,8 +85,11 @@
 //! the waits not yet tried (correct, maybe redundant).
 
 use crate::codegen::emit::{ENode, Emitted};
+use crate::codegen::entities::Sem;
 use crate::codegen::footprints::{compute_instances, meeting_feet, Instances};
 use crate::codegen::sync::{self, Sync};
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use runtime_sim::isa::{Cmp, Engine, Expr, Op, Stmt, MAX_REGS};
 use runtime_sim::machine::DMA_QUEUES;
 
@@ -247,7 +250,7 @@ fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conf
 }
 
 /// A wait as the assembled program has it: semaphore, value, guard.
-type EWait<'p> = (usize, &'p Expr, &'p [Cmp]);
+type EWait<'p> = (Sem, &'p Expr, &'p [Cmp]);
 
 /// The waits each node has in a program `assemble` built, by walking each engine's stream
 /// alongside the kernel's tree; `None` when they do not line up. Debug builds check
@@ -287,7 +290,9 @@ fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Vec<
                         };
                         *k += 1;
                         match &inst.op {
-                            Op::Wait { sem, value } => out[*i].push((*sem, value, &inst.pred)),
+                            Op::Wait { sem, value } => {
+                                out[*i].push((Sem::new(*sem), value, &inst.pred))
+                            }
                             _ => break,
                         }
                     }
@@ -306,6 +311,13 @@ fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Vec<
         }
     }
     Some(out)
+}
+
+/// A table with one entry per semaphore of `sync`, each `v`.
+fn per_sem<T: Clone>(sync: &Sync, v: T) -> SecondaryMap<Sem, T> {
+    let mut m = SecondaryMap::with_default(v);
+    m.resize(sync.semaphores.len());
+    m
 }
 
 /// Why a check stopped.
@@ -327,7 +339,7 @@ struct Checker<'a, L: Lane> {
     /// Per wait: its node and index in the node's waits.
     waits: Vec<(usize, usize)>,
     /// Per wait, its semaphore.
-    sem: Vec<usize>,
+    sem: Vec<Sem>,
     /// Per node, its waits' numbers.
     of_node: Vec<Vec<usize>>,
     /// Per wait, whether `assemble` may keep it (its value is positive somewhere).
@@ -359,7 +371,7 @@ struct Checker<'a, L: Lane> {
     /// Every instance in program order: (node, linear iteration index).
     order: Vec<(u32, u32)>,
     /// The node signalling each semaphore.
-    signaller: Vec<usize>,
+    signaller: SecondaryMap<Sem, Option<usize>>,
     /// Per wait, the thread of the node it waits for ([`thread`]).
     producer_thread: Vec<usize>,
     /// Whether a kept wait (first) makes a later one (second) redundant, as `assemble` decides
@@ -389,18 +401,18 @@ struct Checker<'a, L: Lane> {
     last_pos: Vec<usize>,
     /// Per semaphore and signal, the last position in `order` of an instance of a wait (any,
     /// kept or not) that may read it ([`Diff`]).
-    last_read: Vec<Vec<u32>>,
+    last_read: SecondaryMap<Sem, Vec<u32>>,
     /// The semaphores the program of the last walk that found no race signals (those a kept
     /// wait read).
-    read: Vec<bool>,
+    read: SecondaryMap<Sem, bool>,
     /// Per semaphore, how many waits of [`Checker::kept`] read it (kept up to date by
     /// [`Checker::set_kept`]): the semaphores the current program signals are those above 0.
-    readers: Vec<u32>,
+    readers: SecondaryMap<Sem, u32>,
     /// `readers[s] > 0`, per semaphore.
-    read_now: Vec<bool>,
+    read_now: SecondaryMap<Sem, bool>,
     /// The semaphores whose readers changed since the last walk that found no race (with
     /// repeats): only they can be signalled differently from it.
-    dirty: Vec<usize>,
+    dirty: Vec<Sem>,
     /// Per stretch, what [`Checker::keep_segment`] last computed there ([`KeptRun`]; `None`:
     /// to compute from the stretch's start).
     runs: Vec<Option<KeptRun>>,
@@ -424,26 +436,26 @@ struct Checkpoint<L> {
     pos: usize,
     clock: [Vc<L>; 5],
     queue_epoch: [L; DMA_QUEUES],
-    published: Vec<u32>,
+    published: SecondaryMap<Sem, u32>,
 }
 
 /// The state of one pass of clock propagation over the instances in program order.
-struct State<L> {
+struct State<L: Copy> {
     /// The engines' clocks.
     clock: [Vc<L>; 5],
     queue_epoch: [L; DMA_QUEUES],
     /// Per semaphore, the join of its first `k + 1` signals' clocks at `k`: the first
     /// [`State::len`] of them are the current walk's, the rest the last walk's (a walk
     /// overwrites them in place, logging what it overwrote in `undo`).
-    prefix: Vec<Vec<Vc<L>>>,
+    prefix: SecondaryMap<Sem, Vec<Vc<L>>>,
     /// Per semaphore, how many signals the current walk has published (counting those before
     /// its start), valid where `stamp` is the walk's `generation` (elsewhere: the start
     /// snapshot's count).
-    len: Vec<u32>,
-    stamp: Vec<u32>,
+    len: SecondaryMap<Sem, u32>,
+    stamp: SecondaryMap<Sem, u32>,
     generation: u32,
     /// The entries of `prefix` the current walk overwrote (`None`: it pushed one).
-    undo: Vec<(u32, u32, Option<Vc<L>>)>,
+    undo: Vec<(Sem, u32, Option<Vc<L>>)>,
     /// Per flat instance that ran, the epoch of its access on its thread.
     epoch: Vec<L>,
 }
@@ -478,10 +490,10 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         // About 256 snapshots over the walk, none closer than 64 instances.
         let every = (order.len() / 256).max(64);
-        let mut signaller = vec![usize::MAX; sync.semaphores.len()];
+        let mut signaller = per_sem(sync, None);
         for (i, s) in sync.signal.iter().enumerate() {
-            if let Some(s) = *s {
-                signaller[s] = i;
+            if let Some(s) = s.expand() {
+                signaller[s] = Some(i);
             }
         }
         let (mut waits, mut of_node, mut positive) = (Vec::new(), vec![Vec::new(); n], Vec::new());
@@ -505,13 +517,12 @@ impl<'a, L: Lane> Checker<'a, L> {
                 }
             }
         }
-        let mut last_read: Vec<Vec<u32>> = signaller
-            .iter()
-            .map(|&i| match i < n {
-                true => vec![0; sync::instances(&inst.trips[i]) as usize],
-                false => Vec::new(),
-            })
-            .collect();
+        let mut last_read = per_sem(sync, Vec::new());
+        for (s, i) in signaller.iter() {
+            if let Some(i) = *i {
+                last_read[s] = vec![0; sync::instances(&inst.trips[i]) as usize];
+            }
+        }
         for (w, &(yi, _)) in waits.iter().enumerate() {
             let at = offset[w];
             for v in 0..cf.base[yi + 1] - cf.base[yi] {
@@ -529,12 +540,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         // (Every waited semaphore has its signalling node: `sync` makes them in pairs.)
         let producer_thread = sem
             .iter()
-            .map(|&x| {
-                signaller
-                    .get(x)
-                    .filter(|&&i| i < n)
-                    .map_or(0, |&i| thread(em, i))
-            })
+            .map(|&x| signaller[x].map_or(0, |i| thread(em, i)))
             .collect();
         Checker {
             em,
@@ -568,9 +574,9 @@ impl<'a, L: Lane> Checker<'a, L> {
             st: State {
                 clock,
                 queue_epoch: [L::default(); DMA_QUEUES],
-                prefix: vec![Vec::new(); sync.semaphores.len()],
-                len: vec![0; sync.semaphores.len()],
-                stamp: vec![0; sync.semaphores.len()],
+                prefix: per_sem(sync, Vec::new()),
+                len: per_sem(sync, 0),
+                stamp: per_sem(sync, 0),
                 generation: 0,
                 undo: Vec::new(),
                 epoch: vec![L::default(); total],
@@ -580,15 +586,15 @@ impl<'a, L: Lane> Checker<'a, L> {
                 pos: 0,
                 clock,
                 queue_epoch: [L::default(); DMA_QUEUES],
-                published: vec![0; sync.semaphores.len()],
+                published: per_sem(sync, 0),
             }],
             every,
             first_pos,
             last_pos,
             last_read,
-            read: vec![false; sync.semaphores.len()],
-            readers: vec![0; sync.semaphores.len()],
-            read_now: vec![false; sync.semaphores.len()],
+            read: per_sem(sync, false),
+            readers: per_sem(sync, 0),
+            read_now: per_sem(sync, false),
             dirty: Vec::new(),
             runs: Vec::new(),
             position: vec![0; n],
@@ -638,9 +644,9 @@ impl<'a, L: Lane> Checker<'a, L> {
                     self.em,
                     Some(self.inst),
                     i,
-                    self.signaller[wa.sem],
+                    self.signaller[wa.sem].expect("every waited semaphore has its signaller"),
                     &wa.value,
-                    self.signaller[wb.sem],
+                    self.signaller[wb.sem].expect("every waited semaphore has its signaller"),
                     &wb.value,
                 ));
         if dense {
@@ -798,9 +804,8 @@ impl<'a, L: Lane> Checker<'a, L> {
         let (mut changed, mut until) = (changed, until);
         for &s in &self.dirty {
             if self.read_now[s] != self.read[s] {
-                let i = self.signaller[s];
-                if let Some(&p) = self.first_pos.get(i) {
-                    changed = changed.min(p);
+                if let Some(i) = self.signaller[s] {
+                    changed = changed.min(self.first_pos[i]);
                     until = until.max(self.last_pos[i]);
                 }
             }
@@ -823,7 +828,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         // Every semaphore's count is the snapshot's until the walk publishes to it.
         st.generation = st.generation.wrapping_add(1);
         if st.generation == 0 {
-            st.stamp.fill(0);
+            st.stamp.values_mut().for_each(|x| *x = 0);
             st.generation = 1;
         }
         st.undo.clear();
@@ -845,7 +850,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                 start_len: &start_len,
                 last_read: &self.last_read,
                 read_after: 0,
-                tail_differs: vec![false; self.sync.semaphores.len()],
+                tail_differs: per_sem(self.sync, false),
                 tails_differing: 0,
                 epochs_differ: false,
                 epoch_log: Vec::new(),
@@ -863,7 +868,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                     pos,
                     clock: walk.st.clock,
                     queue_epoch: walk.st.queue_epoch,
-                    published: (0..start_len.len()).map(|s| walk.len(s)).collect(),
+                    published: start_len.keys().map(|s| (s, walk.len(s))).collect(),
                 };
                 while next_old < old_checkpoints.len() && old_checkpoints[next_old].pos < pos {
                     next_old += 1;
@@ -904,7 +909,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             }
             let st = &mut self.st;
             for &(s, at, old) in st.undo.iter().rev() {
-                let p = &mut st.prefix[s as usize];
+                let p = &mut st.prefix[s];
                 match old {
                     Some(v) => p[at as usize] = v,
                     None => {
@@ -922,7 +927,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         if converged.is_none() {
             // Past the walk's end nothing is the last walk's any more.
             let st = &mut self.st;
-            for (s, p) in st.prefix.iter_mut().enumerate() {
+            for (s, p) in st.prefix.iter_mut() {
                 let len = match st.stamp[s] == st.generation {
                     true => st.len[s],
                     false => start_len[s],
@@ -1105,12 +1110,12 @@ fn program_order(
 }
 
 /// One pass of clock propagation over the instances in program order.
-struct Walk<'a, L> {
+struct Walk<'a, L: Copy> {
     em: &'a Emitted,
     cf: &'a Conflicts,
     /// Per node, the numbers of the waits the program has before it.
     kept: &'a [Vec<usize>],
-    sem: &'a [usize],
+    sem: &'a [Sem],
     offset: &'a [usize],
     need: &'a [u32],
     /// Where the walk records, per wait instance it runs, whether the join raised the clock.
@@ -1122,8 +1127,8 @@ struct Walk<'a, L> {
     on: &'a [bool],
     /// The semaphore each node signals, and which semaphores a kept wait reads (the others are
     /// not signalled).
-    signal: &'a [Option<usize>],
-    read: &'a [bool],
+    signal: &'a [PackedOption<Sem>],
+    read: &'a SecondaryMap<Sem, bool>,
     st: &'a mut State<L>,
     diff: Diff<'a, L>,
 }
@@ -1132,14 +1137,14 @@ struct Walk<'a, L> {
 struct Diff<'a, L> {
     /// Per semaphore, how many signals the last walk had published at the start of this one
     /// (the signals it published from there on are still in `prefix` past this walk's).
-    start_len: &'a [u32],
+    start_len: &'a SecondaryMap<Sem, u32>,
     /// Per semaphore and signal, the last position of a wait instance that may read it.
-    last_read: &'a [Vec<u32>],
+    last_read: &'a SecondaryMap<Sem, Vec<u32>>,
     /// The last position that may read a signal this walk published differently.
     read_after: usize,
     /// Per semaphore, whether its latest signal differs from the last walk's (later ones, joined
     /// with it, would too), and how many do.
-    tail_differs: Vec<bool>,
+    tail_differs: SecondaryMap<Sem, bool>,
     tails_differing: usize,
     /// Whether an instance's epoch differs from the last walk's.
     epochs_differ: bool,
@@ -1149,7 +1154,7 @@ struct Diff<'a, L> {
 
 impl<L: Lane> Walk<'_, L> {
     /// How many signals of `sem` this walk has published, counting those before its start.
-    fn len(&self, sem: usize) -> u32 {
+    fn len(&self, sem: Sem) -> u32 {
         match self.st.stamp[sem] == self.st.generation {
             true => self.st.len[sem],
             false => self.diff.start_len[sem],
@@ -1157,11 +1162,11 @@ impl<L: Lane> Walk<'_, L> {
     }
 
     /// The semaphore node `i` signals in this program, if any.
-    fn signal(&self, i: usize) -> Option<usize> {
-        self.signal[i].filter(|&s| self.read[s])
+    fn signal(&self, i: usize) -> Option<Sem> {
+        self.signal[i].expand().filter(|&s| self.read[s])
     }
 
-    fn publish(&mut self, sem: usize, c: Vc<L>) {
+    fn publish(&mut self, sem: Sem, c: Vc<L>) {
         let at = self.len(sem) as usize;
         let st = &mut *self.st;
         st.stamp[sem] = st.generation;
@@ -1173,7 +1178,7 @@ impl<L: Lane> Walk<'_, L> {
         }
         // The last walk's signal at this count, which this one replaces.
         let old = p.get(at).copied();
-        st.undo.push((sem as u32, at as u32, old));
+        st.undo.push((sem, at as u32, old));
         match at < p.len() {
             true => p[at] = v,
             false => p.push(v),
@@ -1423,7 +1428,7 @@ fn check_kept<L: Lane>(ck: &mut Checker<'_, L>, alive: &[bool]) {
         ck.keep(e, alive);
     }
     for (i, ws) in ck.kept.iter().enumerate() {
-        let want: Vec<(usize, &Expr, &[Cmp])> = ws
+        let want: Vec<EWait<'_>> = ws
             .iter()
             .map(|&w| {
                 let x = ck.wait(w);

@@ -20,8 +20,9 @@
 
 use crate::codegen::bir::BirLoop;
 use crate::codegen::emit::{ENode, Emitted};
+use crate::codegen::entities::Sem;
 use crate::codegen::sync::{engine_has, Sync};
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use runtime_sim::isa::{Engine, Op, Program, Reg, Stmt, Term};
 
 /// Hoists the invariant waits of every BIR loop `l` with `peeled[l]` out of it, in every stream.
@@ -35,9 +36,9 @@ pub fn hoist_invariant_waits(
         return;
     }
     // The node that signals each semaphore.
-    let mut signaller = vec![None; sync.semaphores.len()];
+    let mut signaller = SecondaryMap::new();
     for (n, s) in sync.signal.iter().enumerate() {
-        if let Some(s) = *s {
+        if let Some(s) = s.expand() {
             signaller[s] = Some(n);
         }
     }
@@ -55,7 +56,7 @@ pub fn hoist_invariant_waits(
 struct Cx<'a> {
     em: &'a Emitted,
     peeled: &'a SecondaryMap<BirLoop, bool>,
-    signaller: &'a [Option<usize>],
+    signaller: &'a SecondaryMap<Sem, Option<usize>>,
     engine: Engine,
 }
 
@@ -120,7 +121,7 @@ impl Cx<'_> {
         };
         let outside = self
             .signaller
-            .get(*sem)
+            .get(Sem::new(*sem))
             .copied()
             .flatten()
             .is_some_and(|n| !inside.contains(&n));

@@ -14,6 +14,7 @@ pub mod bir_parse;
 pub mod bir_verify;
 pub mod clamp;
 pub mod emit;
+pub mod entities;
 pub mod expand;
 pub mod footprints;
 pub mod hb;

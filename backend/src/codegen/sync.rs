@@ -60,9 +60,11 @@
 
 use crate::codegen::bir::BirLoop;
 use crate::codegen::emit::{ENode, Emitted, Foot, Node, Space};
+use crate::codegen::entities::Sem;
 use crate::codegen::footprints::{compute_instances, meeting_feet, Instances};
 pub(crate) use crate::codegen::footprints::{decode, instances, on, trips};
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::{PrimaryMap, SecondaryMap};
 use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Reg, Term, MAX_REGS};
 
 /// The largest dependence distance searched for.
@@ -73,7 +75,7 @@ pub const MAX_WORK: u64 = 2_000_000;
 /// A wait of a consumer on its producer's semaphore: a dependence at a distance.
 #[derive(Clone, Debug)]
 pub struct Wait {
-    pub sem: usize,
+    pub sem: Sem,
     pub value: Expr,
     /// The guard under which the wait runs: the consumer's, then `range`.
     pub pred: Vec<Cmp>,
@@ -136,11 +138,11 @@ fn pieces(by: &[Option<i64>]) -> Option<Vec<(i64, i64, i64)>> {
 #[derive(Clone, Debug, Default)]
 pub struct Sync {
     /// The semaphore each node signals.
-    pub signal: Vec<Option<usize>>,
+    pub signal: Vec<PackedOption<Sem>>,
     /// The waits before each node.
     pub waits: Vec<Vec<Wait>>,
-    /// Semaphore names.
-    pub semaphores: Vec<String>,
+    /// The semaphores, by name.
+    pub semaphores: PrimaryMap<Sem, String>,
     /// Producer/consumer pairs examined and found to need a wait.
     pub dependences: usize,
     /// Those pairs, `(producer, consumer)` nodes: every pair of nodes on different threads (engines
@@ -655,7 +657,7 @@ fn wait_value(em: &Emitted, x: &Node, y: &Node, xb: bool, d: i64) -> Expr {
 pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync {
     let n = em.nodes.len();
     let mut s = Sync {
-        signal: vec![None; n],
+        signal: vec![None.into(); n],
         waits: vec![Vec::new(); n],
         ..Sync::default()
     };
@@ -784,14 +786,12 @@ pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync 
     s.conflicts = conflicts;
     s.pairs = deps.iter().map(|&(xi, yi, _)| (xi, yi)).collect();
     for (xi, yi, d) in deps {
-        let sem = match s.signal[xi] {
+        let sem = match s.signal[xi].expand() {
             Some(sem) => sem,
             None => {
                 let x = &em.nodes[xi];
-                let name = format!("{}{}", x.inst.op.name(), xi);
-                s.semaphores.push(name);
-                let sem = s.semaphores.len() - 1;
-                s.signal[xi] = Some(sem);
+                let sem = s.semaphores.push(format!("{}{}", x.inst.op.name(), xi));
+                s.signal[xi] = sem.into();
                 sem
             }
         };

@@ -1,0 +1,27 @@
+//! The entity references of the emitted kernel and its synchronisation: what the passes after
+//! emission ([`crate::codegen::emit`], [`crate::codegen::sync`], [`crate::codegen::hb`],
+//! [`crate::codegen::assemble`], [`crate::codegen::hoist`]) index their tables by.
+//!
+//! Each is a `u32` newtype made by `cranelift_entity::entity_impl!` (as Penguin's and BIR's are),
+//! indexing a `PrimaryMap` of the structure that owns it, with `SecondaryMap`s for the tables
+//! kept beside it. "None" is `Option<Entity>` or `PackedOption<Entity>`, never a sentinel value.
+//!
+//! **The index spaces after emission**, and who owns them:
+//! - [`Sem`]: a semaphore. `Sync::semaphores` owns them (their names); each has one signalling
+//!   node (`Sync::signal`), and every `Wait` names one. The program's ISA keeps plain numbers
+//!   (`Op::Wait { sem }`, `Inst::signal`): the number of `s` there is `s.index()`.
+//!
+//! Left as integers, being dense arithmetic rather than names:
+//! - threads, `0 .. 5 + DMA_QUEUES`: the five engines, then the DMA queues (`sync::thread`,
+//!   `hb::thread`), the components of `hb`'s vector clocks;
+//! - a node's instances: its linear iteration index over its loops (`footprints::decode`), and
+//!   the flat instance numbers and program-order positions of `sync`'s `Order` and `hb`'s
+//!   `Conflicts` and walks (`base[node] + instance`, as `u32` where the walks stream them);
+//! - a wait's instances in `hb` (`offset[wait] + instance`).
+
+use cranelift_entity::entity_impl;
+
+/// A semaphore: signalled by one node, read by the waits on it.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sem(u32);
+entity_impl!(Sem, "sem");
