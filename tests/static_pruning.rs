@@ -34,7 +34,7 @@ fn prune_by_simulation(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) ->
         ..Options::default()
     };
     let races = |sync: &Sync| -> bool {
-        let (prog, _) = backend::assemble(em, sync, tensors.to_vec());
+        let (prog, _) = backend::build_program(em, sync, tensors.to_vec());
         simulate(&prog, &[], &opts).map_or(true, |r| !r.races.is_empty())
     };
     let dynamic: u64 = em

@@ -4,18 +4,19 @@
 //! It owns the greedy pruning of `lib.rs`: the waits of [`crate::codegen::sync::compute_sync`] are tried
 //! one at a time, consumer by consumer in node order and each consumer's waits in order, and a
 //! wait is removed when, without it (and without those removed before it), the program that
-//! [`crate::codegen::assemble::assemble`] builds is still free of races: when every conflicting pair of
+//! the backend builds ([`crate::build_program`]) is still free of races: when every conflicting pair of
 //! instruction instances that the simulator's race detector checks is still ordered. (The former pruning
 //! simulated that program under the race detector once per wait; it is now the tests' oracle,
 //! `tests/static_pruning.rs`, which finds the same waits on every example and corpus kernel.)
 //!
-//! **The program.** `assemble` drops a wait whose value is never positive, and one that a wait
-//! kept earlier in the same iteration of the same body of the same engine implies, and signals
-//! only the semaphores a kept wait reads; `Checker::keep` applies the same rules (memoising
-//! [`crate::codegen::sync::implies`]; when waits are removed it redoes their stretch from the
-//! first changed node only until the waits kept so far are the last pass's again, so a long
-//! straight-line stretch costs what changes), and debug builds check the result against
-//! `assemble`'s streams.
+//! **The program** keeps the waits that [`crate::codegen::redundant`]'s rule keeps (it drops a
+//! wait whose value is never positive, and one that a wait kept earlier in the same stretch of
+//! the same engine implies) and signals only the semaphores a kept wait reads. `Checker::keep`
+//! applies that rule through the module's functions (memoising
+//! [`crate::codegen::redundant::makes_redundant`]) incrementally: when waits are removed it
+//! redoes their stretch from the first changed node only until the waits kept so far are the
+//! last pass's again, so a long straight-line stretch costs what changes; debug builds check the
+//! result against [`crate::codegen::redundant::drop_redundant_waits`] computed at once.
 //!
 //! **The relation** is the one the race detector (`runtime_sim::sim::race`, `exec`) computes
 //! with vector clocks over the threads `pe act dve pool sp` and the 16 DMA queues:
@@ -87,10 +88,11 @@
 use crate::codegen::emit::{ENode, Emitted};
 use crate::codegen::entities::Sem;
 use crate::codegen::footprints::{compute_instances, meeting_feet, Instances};
+use crate::codegen::redundant;
 use crate::codegen::sync::{self, Sync};
 use cranelift_entity::packed_option::PackedOption;
-use cranelift_entity::{EntityRef, SecondaryMap};
-use runtime_sim::isa::{Cmp, Engine, Expr, Op, Stmt, MAX_REGS};
+use cranelift_entity::SecondaryMap;
+use runtime_sim::isa::{Cmp, Engine, Expr, MAX_REGS};
 use runtime_sim::machine::DMA_QUEUES;
 
 /// The most footprint checks spent finding the conflicting instances; past it nothing is pruned.
@@ -249,70 +251,6 @@ fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conf
     })
 }
 
-/// A wait as the assembled program has it: semaphore, value, guard.
-type EWait<'p> = (Sem, &'p Expr, &'p [Cmp]);
-
-/// The waits each node has in a program `assemble` built, by walking each engine's stream
-/// alongside the kernel's tree; `None` when they do not line up. Debug builds check
-/// [`Checker::keep`] against it.
-fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Vec<Vec<EWait<'p>>>> {
-    fn walk<'p>(
-        em: &Emitted,
-        tree: &[ENode],
-        e: Engine,
-        stmts: &'p [Stmt],
-        k: &mut usize,
-        out: &mut Vec<Vec<EWait<'p>>>,
-    ) -> Option<()> {
-        for t in tree {
-            match t {
-                ENode::Loop(_, body) => {
-                    if !sync::engine_has(em, body, e) {
-                        continue;
-                    }
-                    let Stmt::Loop(l) = stmts.get(*k)? else {
-                        return None;
-                    };
-                    *k += 1;
-                    let mut j = 0;
-                    walk(em, body, e, &l.body, &mut j, out)?;
-                    if j != l.body.len() {
-                        return None;
-                    }
-                }
-                ENode::Inst(i) => {
-                    if em.nodes[*i].engine != e {
-                        continue;
-                    }
-                    loop {
-                        let Stmt::Inst(inst) = stmts.get(*k)? else {
-                            return None;
-                        };
-                        *k += 1;
-                        match &inst.op {
-                            Op::Wait { sem, value } => {
-                                out[*i].push((Sem::new(*sem), value, &inst.pred))
-                            }
-                            _ => break,
-                        }
-                    }
-                }
-            }
-        }
-        Some(())
-    }
-    let mut out = vec![Vec::new(); em.nodes.len()];
-    for e in Engine::ALL {
-        let stmts = prog.stream(e);
-        let mut k = 0;
-        walk(em, &em.tree, e, stmts, &mut k, &mut out)?;
-        if k != stmts.len() {
-            return None;
-        }
-    }
-    Some(out)
-}
-
 /// A table with one entry per semaphore of `sync`, each `v`.
 fn per_sem<T: Clone>(sync: &Sync, v: T) -> SecondaryMap<Sem, T> {
     let mut m = SecondaryMap::with_default(v);
@@ -330,7 +268,7 @@ enum Stop {
 
 /// What the checks share: the kernel's waits numbered in pruning order (`(node, index)` in
 /// `sync.waits`), what each asks for at each instance, and the implications between waits that
-/// [`crate::codegen::assemble`] uses to drop some (memoised).
+/// [`crate::codegen::redundant`] drops some by (memoised).
 struct Checker<'a, L: Lane> {
     em: &'a Emitted,
     inst: &'a Instances,
@@ -342,7 +280,7 @@ struct Checker<'a, L: Lane> {
     sem: Vec<Sem>,
     /// Per node, its waits' numbers.
     of_node: Vec<Vec<usize>>,
-    /// Per wait, whether `assemble` may keep it (its value is positive somewhere).
+    /// Per wait, whether the program may keep it ([`redundant::may_keep`]).
     positive: Vec<bool>,
     /// Per wait, `offset[w] + v` indexes `need` for instance `v` of its node.
     offset: Vec<usize>,
@@ -374,14 +312,14 @@ struct Checker<'a, L: Lane> {
     signaller: SecondaryMap<Sem, Option<usize>>,
     /// Per wait, the thread of the node it waits for ([`thread`]).
     producer_thread: Vec<usize>,
-    /// Whether a kept wait (first) makes a later one (second) redundant, as `assemble` decides
+    /// Whether a kept wait (first) makes a later one (second) redundant ([`redundant`])
     /// (memoised: 0 unknown, 1 no, 2 yes), at `first * waits + second` (up to [`DENSE_MEMO`]
     /// waits; past it in `implied_sparse`).
     implied: Vec<u8>,
     implied_sparse: std::collections::HashMap<(usize, usize), bool>,
     /// Per node, the waits the program has before it (see [`Checker::keep`]).
     kept: Vec<Vec<usize>>,
-    /// The stretches of one engine's stream within which `assemble` remembers the waits it
+    /// The stretches of one engine's stream within which the program remembers the waits it
     /// kept (a body of a loop, cut by the nested loops that hold work of the engine), each with
     /// its engine; and the stretch of each node (`usize::MAX`: none).
     segments: Vec<(Engine, Vec<usize>)>,
@@ -490,12 +428,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         // About 256 snapshots over the walk, none closer than 64 instances.
         let every = (order.len() / 256).max(64);
-        let mut signaller = per_sem(sync, None);
-        for (i, s) in sync.signal.iter().enumerate() {
-            if let Some(s) = s.expand() {
-                signaller[s] = Some(i);
-            }
-        }
+        let signaller = redundant::compute_signallers(sync);
         let (mut waits, mut of_node, mut positive) = (Vec::new(), vec![Vec::new(); n], Vec::new());
         let (mut offset, mut need, mut sem) = (Vec::new(), Vec::new(), Vec::new());
         for (yi, ws) in sync.waits.iter().enumerate() {
@@ -504,7 +437,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                 of_node[yi].push(waits.len());
                 waits.push((yi, k));
                 sem.push(w.sem);
-                positive.push(!sync::never_positive(&w.value, &t));
+                positive.push(redundant::may_keep(w, &t));
                 offset.push(need.len());
                 need.resize(need.len() + sync::instances(&t) as usize, 0);
                 // (A wait runs only where its node does: elsewhere it needs nothing.)
@@ -602,20 +535,16 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
     }
 
-    /// Cuts every engine's stream into the stretches `assemble` filters alone.
+    /// Cuts every engine's stream into its stretches ([`redundant::compute_stretches`]).
     fn compute_segments(&mut self) {
-        for e in Engine::ALL {
-            let mut out = Vec::new();
-            segments_in(self.em, &self.em.tree, e, &mut out);
-            for seg in out {
-                let id = self.segments.len();
-                for (k, &i) in seg.iter().enumerate() {
-                    self.segment_of[i] = id;
-                    self.position[i] = k;
-                }
-                self.runs.push(None);
-                self.segments.push((e, seg));
+        for (e, seg) in redundant::compute_stretches(self.em) {
+            let id = self.segments.len();
+            for (k, &i) in seg.iter().enumerate() {
+                self.segment_of[i] = id;
+                self.position[i] = k;
             }
+            self.runs.push(None);
+            self.segments.push((e, seg));
         }
     }
 
@@ -624,7 +553,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         &self.sync.waits[yi][k]
     }
 
-    /// Whether `assemble` drops wait `b` (of node `i`) when wait `a` ran before it in the same
+    /// Whether the program drops wait `b` (of node `i`) when wait `a` ran before it in the same
     /// iteration of the same body of the same engine.
     fn implies(&mut self, a: usize, b: usize, i: usize) -> bool {
         let at = a * self.waits.len() + b;
@@ -636,19 +565,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             return x;
         }
         let (wa, wb) = (self.wait(a), self.wait(b));
-        let x = wa.pred.iter().all(|c| wb.pred.contains(c))
-            && ((wa.sem == wb.sem
-                && wa.value.terms == wb.value.terms
-                && wa.value.constant >= wb.value.constant)
-                || sync::implies(
-                    self.em,
-                    Some(self.inst),
-                    i,
-                    self.signaller[wa.sem].expect("every waited semaphore has its signaller"),
-                    &wa.value,
-                    self.signaller[wb.sem].expect("every waited semaphore has its signaller"),
-                    &wb.value,
-                ));
+        let x = redundant::makes_redundant(self.em, Some(self.inst), i, &self.signaller, wa, wb);
         if dense {
             self.implied[at] = 1 + u8::from(x);
         } else {
@@ -677,7 +594,7 @@ impl<'a, L: Lane> Checker<'a, L> {
     }
 
     /// Sets [`Checker::kept`] for the nodes of engine `e`: the waits of `alive` that the program
-    /// `assemble` builds keeps, by its rules: a wait whose value is never positive is dropped,
+    /// keeps, by [`redundant`]'s rule: a wait whose value is never positive is dropped,
     /// and so is one that a wait kept earlier in the same iteration of the same body of the same
     /// engine implies. (The other engines' waits do not change what it keeps on `e`.)
     fn keep(&mut self, e: Engine, alive: &[bool]) {
@@ -737,24 +654,21 @@ impl<'a, L: Lane> Checker<'a, L> {
             }
         }
         let mut converged = false;
-        let mut ws = Vec::new();
+        let (mut ws, mut candidates) = (Vec::new(), Vec::new());
         for (at, &i) in nodes.iter().enumerate().skip(start) {
             ws.clear();
-            for k in 0..self.of_node[i].len() {
-                let w = self.of_node[i][k];
-                if !alive[w] || !self.positive[w] {
-                    continue;
-                }
-                let t = self.producer_thread[w];
-                let implied = (0..known[t].len()).any(|j| {
-                    let a = known[t][j];
-                    self.implies(a, w, i)
-                });
-                if !implied {
-                    known[t].push(w);
-                    ws.push(w);
-                }
-            }
+            candidates.clear();
+            candidates.extend(
+                (self.of_node[i].iter())
+                    .filter(|&&w| alive[w] && self.positive[w])
+                    .map(|&w| (w, self.producer_thread[w])),
+            );
+            redundant::keep_node(
+                candidates.iter().copied(),
+                &mut known,
+                |a, w| self.implies(a, w, i),
+                &mut ws,
+            );
             if ws != self.kept[i] {
                 let was = self.set_kept(i, ws.clone());
                 moved.push((i, was));
@@ -782,7 +696,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         self.segments[s].1 = nodes;
     }
 
-    /// Whether the program `assemble` builds with the kept waits is free of races, or `None`
+    /// Whether the program with the kept waits is free of races, or `None`
     /// when undecided.
     ///
     /// `changed` is the first position of the program order at which this program may differ
@@ -799,7 +713,7 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// walk's: it stops there and keeps that walk's records (a kernel of sequential loops walks
     /// one loop or two per wait, not the rest of the kernel).
     fn race_free(&mut self, changed: usize, until: usize) -> Option<bool> {
-        // Like `assemble`, signal only the semaphores some kept wait reads (`read_now`); those
+        // Like the program, signal only the semaphores some kept wait reads (`read_now`); those
         // signalled differently from the last walk are among `dirty`.
         let (mut changed, mut until) = (changed, until);
         for &s in &self.dirty {
@@ -1008,10 +922,10 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// Removes the waits `trial` when the program stays free of races without them, and says
     /// whether it did (otherwise the program is as it was).
     ///
-    /// Most removals need no walk. A wait `assemble` already drops (an earlier wait of its
+    /// Most removals need no walk. A wait the program already drops (an earlier wait of its
     /// engine implies it) is not in the program, so removing it changes nothing. Nor does
     /// removing waits whose joins raised no clock ([`Checker::orders_nothing`]): a wait that
-    /// `assemble` keeps in their place was dropped because one of them implied it, so it
+    /// the program keeps in their place was dropped because one of them implied it, so it
     /// joins no more than that one did and raises nothing either.
     fn try_remove(&mut self, trial: &[usize], alive: &mut [bool]) -> bool {
         if self.segments.is_empty() {
@@ -1387,54 +1301,29 @@ fn prune<L: Lane>(
     Some(alive)
 }
 
-/// The stretches of engine `e`'s nodes in `tree` that `assemble`'s wait filter treats alone: it
-/// forgets the waits it kept after every nested loop that holds work of `e`.
-fn segments_in(em: &Emitted, tree: &[ENode], e: Engine, out: &mut Vec<Vec<usize>>) {
-    let mut cur: Vec<usize> = Vec::new();
-    for t in tree {
-        match t {
-            ENode::Loop(_, body) => {
-                if !sync::engine_has(em, body, e) {
-                    continue;
-                }
-                segments_in(em, body, e, out);
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            ENode::Inst(i) => {
-                if em.nodes[*i].engine == e {
-                    cur.push(*i);
-                }
-            }
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-}
-
-/// Debug builds: the waits [`Checker::keep`] says the program has are the ones `assemble`
-/// emits.
+/// Debug builds: the waits [`Checker::keep`] says the program has, computed stretch by stretch
+/// as waits come and go, are those [`redundant::drop_redundant_waits`] keeps, computed at once.
 fn check_kept<L: Lane>(ck: &mut Checker<'_, L>, alive: &[bool]) {
     let mut pruned = ck.sync.clone();
     let mut it = alive.iter();
     for ws in pruned.waits.iter_mut() {
         ws.retain(|_| *it.next().expect("one flag per wait"));
     }
-    let (prog, _) = crate::codegen::assemble::assemble(ck.em, &pruned, Vec::new());
-    let got = emitted(ck.em, &prog).expect("the assembled streams follow the kernel's tree");
+    redundant::drop_redundant_waits(ck.em, &mut pruned);
     for e in Engine::ALL {
         ck.keep(e, alive);
     }
     for (i, ws) in ck.kept.iter().enumerate() {
-        let want: Vec<EWait<'_>> = ws
-            .iter()
-            .map(|&w| {
-                let x = ck.wait(w);
-                (x.sem, &x.value, &x.pred[..])
-            })
-            .collect();
-        assert_eq!(got[i], want, "node {i}: hb's model of assemble's waits");
+        let want: Vec<_> = ws.iter().map(|&w| ck.wait(w)).map(key).collect();
+        let got: Vec<_> = pruned.waits[i].iter().map(key).collect();
+        assert_eq!(
+            got, want,
+            "node {i}: hb's kept waits are the redundant-wait rule's"
+        );
     }
+}
+
+/// What tells two waits of one node apart.
+fn key(w: &sync::Wait) -> (Sem, &Expr, &[Cmp]) {
+    (w.sem, &w.value, &w.pred[..])
 }

@@ -21,6 +21,7 @@
 use crate::codegen::bir::BirLoop;
 use crate::codegen::emit::{ENode, Emitted};
 use crate::codegen::entities::Sem;
+use crate::codegen::redundant::compute_signallers;
 use crate::codegen::sync::{engine_has, Sync};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use runtime_sim::isa::{Engine, Op, Program, Reg, Stmt, Term};
@@ -35,13 +36,7 @@ pub fn hoist_invariant_waits(
     if !peeled.values().any(|&p| p) {
         return;
     }
-    // The node that signals each semaphore.
-    let mut signaller = SecondaryMap::new();
-    for (n, s) in sync.signal.iter().enumerate() {
-        if let Some(s) = s.expand() {
-            signaller[s] = Some(n);
-        }
-    }
+    let signaller = compute_signallers(sync);
     for e in Engine::ALL {
         let cx = Cx {
             em,

@@ -176,10 +176,10 @@ pub(crate) fn common_depth(x: &Node, y: &Node) -> usize {
 
 /// The threads whose instructions complete in program order: the five engines, then the DMA
 /// queues.
-const THREADS: usize = 5 + runtime_sim::machine::DMA_QUEUES;
+pub(crate) const THREADS: usize = 5 + runtime_sim::machine::DMA_QUEUES;
 
 /// The thread a node's accesses belong to: its transfer's queue, or its engine.
-fn thread(n: &Node) -> usize {
+pub(crate) fn thread(n: &Node) -> usize {
     match n.queue() {
         Some(q) => 5 + q as usize,
         None => n.engine.index(),
