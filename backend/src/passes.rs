@@ -323,7 +323,7 @@ fn sync_summary(cx: &Context<'_>) -> String {
         "{} semaphore(s), {} dependence(s) needing a wait, {} wait(s)",
         s.semaphores.len(),
         s.dependences,
-        s.waits.iter().map(Vec::len).sum::<usize>()
+        s.waits.values().map(Vec::len).sum::<usize>()
     )
 }
 
@@ -349,7 +349,7 @@ fn prune_summary(cx: &Context<'_>) -> String {
         cx.pruned,
         built(&cx.sync, "the synchronisation")
             .waits
-            .iter()
+            .values()
             .map(Vec::len)
             .sum::<usize>()
     )

@@ -7,9 +7,16 @@
 //! kept beside it. "None" is `Option<Entity>` or `PackedOption<Entity>`, never a sentinel value.
 //!
 //! **The index spaces after emission**, and who owns them:
+//! - [`Node`]: an emitted instruction. `Emitted::nodes` owns them, in program order (so comparing
+//!   two nodes compares their program order); the loop tree (`ENode::Inst`), the instance table
+//!   (`footprints::Instances`), the synchronisation's waits and signals, and `hb`'s tables are
+//!   indexed by them. A semaphore's name is its signaller's op and number (`dma3`).
 //! - [`Sem`]: a semaphore. `Sync::semaphores` owns them (their names); each has one signalling
 //!   node (`Sync::signal`), and every `Wait` names one. The program's ISA keeps plain numbers
 //!   (`Op::Wait { sem }`, `Inst::signal`): the number of `s` there is `s.index()`.
+//!
+//! - [`Stretch`]: a stretch of one engine's stream, within which a kept wait can make a later one
+//!   redundant (`redundant::compute_stretches`); `hb` numbers them to redo one at a time.
 //!
 //! Left as integers, being dense arithmetic rather than names:
 //! - threads, `0 .. 5 + DMA_QUEUES`: the five engines, then the DMA queues (`sync::thread`,
@@ -21,7 +28,18 @@
 
 use cranelift_entity::entity_impl;
 
+/// An emitted instruction in its loop nest.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Node(u32);
+entity_impl!(Node, "node");
+
 /// A semaphore: signalled by one node, read by the waits on it.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sem(u32);
 entity_impl!(Sem, "sem");
+
+/// A stretch of one engine's stream: its nodes in one loop body between the nested loops that
+/// hold work of the engine.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Stretch(u32);
+entity_impl!(Stretch, "stretch");

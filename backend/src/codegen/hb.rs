@@ -86,12 +86,12 @@
 //! the waits not yet tried (correct, maybe redundant).
 
 use crate::codegen::emit::{ENode, Emitted};
-use crate::codegen::entities::Sem;
+use crate::codegen::entities::{Node, Sem, Stretch};
 use crate::codegen::footprints::{compute_instances, meeting_feet, Instances};
 use crate::codegen::redundant;
 use crate::codegen::sync::{self, Sync};
 use cranelift_entity::packed_option::PackedOption;
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{PrimaryMap, SecondaryMap};
 use runtime_sim::isa::{Cmp, Engine, Expr, MAX_REGS};
 use runtime_sim::machine::DMA_QUEUES;
 
@@ -150,12 +150,8 @@ fn join_raises<L: Lane>(a: &mut Vc<L>, b: &Vc<L>) -> bool {
 }
 
 /// The thread whose events are a node's accesses: its engine, or its transfer's queue.
-fn thread(em: &Emitted, i: usize) -> usize {
-    let n = &em.nodes[i];
-    match n.queue() {
-        Some(q) => 5 + q as usize,
-        None => n.engine.index(),
-    }
+fn thread(em: &Emitted, i: Node) -> usize {
+    sync::thread(&em.nodes[i])
 }
 
 fn holds(pred: &[Cmp], regs: &[i64; MAX_REGS]) -> bool {
@@ -168,7 +164,9 @@ fn holds(pred: &[Cmp], regs: &[i64; MAX_REGS]) -> bool {
 /// node, the latest running conflicting instance before it in program order, with the
 /// producer's thread.
 struct Conflicts {
-    base: Vec<usize>,
+    base: SecondaryMap<Node, usize>,
+    /// The number of instances.
+    total: usize,
     /// `after[start[b] .. start[b + 1]]` are instance `b`'s.
     start: Vec<u32>,
     /// (thread, flat instance).
@@ -177,13 +175,12 @@ struct Conflicts {
 
 /// Finds the conflicting instances of every pair of `sync.pairs`, or `None` past the budget.
 fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conflicts> {
-    let mut base = Vec::with_capacity(em.nodes.len() + 1);
+    let mut base = SecondaryMap::new();
     let mut total = 0usize;
-    for t in &inst.trips {
-        base.push(total);
+    for (i, t) in inst.trips.iter() {
+        base[i] = total;
         total += sync::instances(t) as usize;
     }
-    base.push(total);
     if total >= u32::MAX as usize {
         return None;
     }
@@ -246,6 +243,7 @@ fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conf
     }
     Some(Conflicts {
         base,
+        total,
         start,
         after: found.into_iter().map(|(_, t, a)| (t, a)).collect(),
     })
@@ -275,11 +273,11 @@ struct Checker<'a, L: Lane> {
     sync: &'a Sync,
     cf: &'a Conflicts,
     /// Per wait: its node and index in the node's waits.
-    waits: Vec<(usize, usize)>,
+    waits: Vec<(Node, usize)>,
     /// Per wait, its semaphore.
     sem: Vec<Sem>,
     /// Per node, its waits' numbers.
-    of_node: Vec<Vec<usize>>,
+    of_node: SecondaryMap<Node, Vec<usize>>,
     /// Per wait, whether the program may keep it ([`redundant::may_keep`]).
     positive: Vec<bool>,
     /// Per wait, `offset[w] + v` indexes `need` for instance `v` of its node.
@@ -303,13 +301,13 @@ struct Checker<'a, L: Lane> {
     needed_log: Vec<u32>,
     /// Per stretch, whether every live wait in it is kept, as last computed since its kept
     /// waits changed ([`Checker::certainly_needed`]).
-    clean: std::collections::HashMap<usize, bool>,
+    clean: std::collections::HashMap<Stretch, bool>,
     /// Per flat instance, whether it runs.
     on: Vec<bool>,
     /// Every instance in program order: (node, linear iteration index).
-    order: Vec<(u32, u32)>,
+    order: Vec<(Node, u32)>,
     /// The node signalling each semaphore.
-    signaller: SecondaryMap<Sem, Option<usize>>,
+    signaller: SecondaryMap<Sem, Option<Node>>,
     /// Per wait, the thread of the node it waits for ([`thread`]).
     producer_thread: Vec<usize>,
     /// Whether a kept wait (first) makes a later one (second) redundant ([`redundant`])
@@ -318,12 +316,12 @@ struct Checker<'a, L: Lane> {
     implied: Vec<u8>,
     implied_sparse: std::collections::HashMap<(usize, usize), bool>,
     /// Per node, the waits the program has before it (see [`Checker::keep`]).
-    kept: Vec<Vec<usize>>,
+    kept: SecondaryMap<Node, Vec<usize>>,
     /// The stretches of one engine's stream within which the program remembers the waits it
     /// kept (a body of a loop, cut by the nested loops that hold work of the engine), each with
     /// its engine; and the stretch of each node (`usize::MAX`: none).
-    segments: Vec<(Engine, Vec<usize>)>,
-    segment_of: Vec<usize>,
+    segments: PrimaryMap<Stretch, (Engine, Vec<Node>)>,
+    segment_of: SecondaryMap<Node, PackedOption<Stretch>>,
     /// The clocks of the latest walk. Its records (the epochs of the instances before position
     /// `valid_until` of `order`, the signals published there) are those a whole walk of the
     /// current program would compute; see [`Checker::race_free`].
@@ -333,10 +331,8 @@ struct Checker<'a, L: Lane> {
     /// most `valid_until`; the first at 0), every `every` positions.
     checkpoints: Vec<Checkpoint<L>>,
     every: usize,
-    /// Per node, the position in `order` of its first instance (`usize::MAX`: none).
-    first_pos: Vec<usize>,
-    /// Per node, the position in `order` of its last instance (0: none).
-    last_pos: Vec<usize>,
+    /// Per node with an instance, the positions in `order` of its first and last.
+    positions: SecondaryMap<Node, Option<(usize, usize)>>,
     /// Per semaphore and signal, the last position in `order` of an instance of a wait (any,
     /// kept or not) that may read it ([`Diff`]).
     last_read: SecondaryMap<Sem, Vec<u32>>,
@@ -353,9 +349,9 @@ struct Checker<'a, L: Lane> {
     dirty: Vec<Sem>,
     /// Per stretch, what [`Checker::keep_segment`] last computed there ([`KeptRun`]; `None`:
     /// to compute from the stretch's start).
-    runs: Vec<Option<KeptRun>>,
+    runs: SecondaryMap<Stretch, Option<KeptRun>>,
     /// Per node, its position in its stretch.
-    position: Vec<usize>,
+    position: SecondaryMap<Node, usize>,
     /// The instance steps walked so far ([`PRUNE_BUDGET`]).
     steps: u64,
 }
@@ -363,6 +359,7 @@ struct Checker<'a, L: Lane> {
 /// What [`Checker::keep_segment`] computed for one stretch: per producer thread, the waits
 /// kept in the stretch in node order, and per position `k` of the stretch (up to its length),
 /// how many of each thread's were kept before its `k`th node.
+#[derive(Clone)]
 struct KeptRun {
     lists: Vec<Vec<usize>>,
     lens: Vec<[u32; THREADS]>,
@@ -405,33 +402,33 @@ impl<'a, L: Lane> Checker<'a, L> {
         sync: &'a Sync,
         cf: &'a Conflicts,
     ) -> Checker<'a, L> {
-        let n = em.nodes.len();
-        let total = cf.base[n];
+        let total = cf.total;
         let mut on = vec![false; total];
         let mut regs = [0i64; MAX_REGS];
-        for (i, running) in inst.running.iter().enumerate() {
+        for (i, running) in inst.running.iter() {
             for &u in running {
                 on[cf.base[i] + u as usize] = true;
             }
         }
         let mut order = Vec::with_capacity(total);
         program_order(em, &em.tree, &mut regs, &mut order);
-        let mut first_pos = vec![usize::MAX; n];
-        for (pos, &(i, _)) in order.iter().enumerate().rev() {
-            first_pos[i as usize] = pos;
-        }
-        let mut last_pos = vec![0; n];
+        let mut positions: SecondaryMap<Node, Option<(usize, usize)>> = SecondaryMap::new();
         let mut pos_of = vec![0u32; total];
         for (pos, &(i, lin)) in order.iter().enumerate() {
-            last_pos[i as usize] = pos;
-            pos_of[cf.base[i as usize] + lin as usize] = pos as u32;
+            let first = positions[i].map_or(pos, |p| p.0);
+            positions[i] = Some((first, pos));
+            pos_of[cf.base[i] + lin as usize] = pos as u32;
         }
         // About 256 snapshots over the walk, none closer than 64 instances.
         let every = (order.len() / 256).max(64);
         let signaller = redundant::compute_signallers(sync);
-        let (mut waits, mut of_node, mut positive) = (Vec::new(), vec![Vec::new(); n], Vec::new());
+        let (mut waits, mut of_node, mut positive) = (
+            Vec::new(),
+            SecondaryMap::<Node, Vec<usize>>::new(),
+            Vec::new(),
+        );
         let (mut offset, mut need, mut sem) = (Vec::new(), Vec::new(), Vec::new());
-        for (yi, ws) in sync.waits.iter().enumerate() {
+        for (yi, ws) in sync.waits.iter() {
             let t = sync::trips(em, &em.nodes[yi]);
             for (k, w) in ws.iter().enumerate() {
                 of_node[yi].push(waits.len());
@@ -458,7 +455,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         for (w, &(yi, _)) in waits.iter().enumerate() {
             let at = offset[w];
-            for v in 0..cf.base[yi + 1] - cf.base[yi] {
+            for v in 0..sync::instances(&inst.trips[yi]) as usize {
                 let k = need[at + v] as usize;
                 if let Some(r) = k.checked_sub(1).and_then(|k| last_read[sem[w]].get_mut(k)) {
                     *r = (*r).max(pos_of[cf.base[yi] + v]);
@@ -501,9 +498,9 @@ impl<'a, L: Lane> Checker<'a, L> {
                 Vec::new()
             },
             implied_sparse: std::collections::HashMap::new(),
-            kept: vec![Vec::new(); n],
-            segments: Vec::new(),
-            segment_of: vec![usize::MAX; n],
+            kept: SecondaryMap::new(),
+            segments: PrimaryMap::new(),
+            segment_of: SecondaryMap::new(),
             st: State {
                 clock,
                 queue_epoch: [L::default(); DMA_QUEUES],
@@ -522,15 +519,14 @@ impl<'a, L: Lane> Checker<'a, L> {
                 published: per_sem(sync, 0),
             }],
             every,
-            first_pos,
-            last_pos,
+            positions,
             last_read,
             read: per_sem(sync, false),
             readers: per_sem(sync, 0),
             read_now: per_sem(sync, false),
             dirty: Vec::new(),
-            runs: Vec::new(),
-            position: vec![0; n],
+            runs: SecondaryMap::new(),
+            position: SecondaryMap::new(),
             steps: 0,
         }
     }
@@ -538,12 +534,11 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// Cuts every engine's stream into its stretches ([`redundant::compute_stretches`]).
     fn compute_segments(&mut self) {
         for (e, seg) in redundant::compute_stretches(self.em) {
-            let id = self.segments.len();
+            let id = self.segments.next_key();
             for (k, &i) in seg.iter().enumerate() {
-                self.segment_of[i] = id;
+                self.segment_of[i] = id.into();
                 self.position[i] = k;
             }
-            self.runs.push(None);
             self.segments.push((e, seg));
         }
     }
@@ -555,7 +550,7 @@ impl<'a, L: Lane> Checker<'a, L> {
 
     /// Whether the program drops wait `b` (of node `i`) when wait `a` ran before it in the same
     /// iteration of the same body of the same engine.
-    fn implies(&mut self, a: usize, b: usize, i: usize) -> bool {
+    fn implies(&mut self, a: usize, b: usize, i: Node) -> bool {
         let at = a * self.waits.len() + b;
         let dense = !self.implied.is_empty();
         if dense && self.implied[at] != 0 {
@@ -576,7 +571,7 @@ impl<'a, L: Lane> Checker<'a, L> {
 
     /// Makes `ws` the waits node `i` keeps, counting the semaphores they read; returns the
     /// waits it kept before.
-    fn set_kept(&mut self, i: usize, ws: Vec<usize>) -> Vec<usize> {
+    fn set_kept(&mut self, i: Node, ws: Vec<usize>) -> Vec<usize> {
         let was = std::mem::replace(&mut self.kept[i], ws);
         for &w in &was {
             let s = self.sem[w];
@@ -602,7 +597,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             self.compute_segments();
         }
         let mut moved = Vec::new();
-        for s in 0..self.segments.len() {
+        for s in self.segments.keys() {
             if self.segments[s].0 == e {
                 self.runs[s] = None;
                 self.keep_segment(s, alive, &mut moved, &[]);
@@ -623,10 +618,10 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// down a long stretch so costs what changes, not the stretch per wait.
     fn keep_segment(
         &mut self,
-        s: usize,
+        s: Stretch,
         alive: &[bool],
-        moved: &mut Vec<(usize, Vec<usize>)>,
-        changed: &[usize],
+        moved: &mut Vec<(Node, Vec<usize>)>,
+        changed: &[Node],
     ) {
         self.clean.remove(&s);
         let nodes = std::mem::take(&mut self.segments[s].1);
@@ -637,7 +632,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         // Where the pass starts, and the last changed node.
         let mine = || {
             (changed.iter())
-                .filter(|&&i| self.segment_of[i] == s)
+                .filter(|&&i| self.segment_of[i].expand() == Some(s))
                 .map(|&i| self.position[i])
         };
         let (start, last) = match (&old, mine().min()) {
@@ -718,9 +713,9 @@ impl<'a, L: Lane> Checker<'a, L> {
         let (mut changed, mut until) = (changed, until);
         for &s in &self.dirty {
             if self.read_now[s] != self.read[s] {
-                if let Some(i) = self.signaller[s] {
-                    changed = changed.min(self.first_pos[i]);
-                    until = until.max(self.last_pos[i]);
+                if let Some((first, last)) = self.signaller[s].and_then(|i| self.positions[i]) {
+                    changed = changed.min(first);
+                    until = until.max(last);
                 }
             }
         }
@@ -805,7 +800,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                 }
                 self.checkpoints.push(now);
             }
-            r = walk.inst(i as usize, lin as usize);
+            r = walk.inst(i, lin as usize);
             self.steps += 1;
             if r.is_err() {
                 break;
@@ -879,7 +874,7 @@ impl<'a, L: Lane> Checker<'a, L> {
     fn instances_of(&self, w: usize) -> std::ops::Range<usize> {
         let i = self.waits[w].0;
         let at = self.offset[w];
-        at..at + (self.cf.base[i + 1] - self.cf.base[i])
+        at..at + sync::instances(&self.inst.trips[i]) as usize
     }
 
     /// Whether wait `w` is in the current program and its join raised no clock at any instance
@@ -900,20 +895,20 @@ impl<'a, L: Lane> Checker<'a, L> {
         if self.segments.is_empty() {
             self.compute_segments();
         }
-        let s = self.segment_of[i];
-        if let Some(&clean) = self.clean.get(&s) {
+        let s = self.segment_of[i].expand();
+        if let Some(&clean) = s.and_then(|s| self.clean.get(&s)) {
             return clean;
         }
-        let nodes: &[usize] = match s {
-            usize::MAX => std::slice::from_ref(&i),
-            s => &self.segments[s].1,
+        let nodes: &[Node] = match s {
+            None => std::slice::from_ref(&i),
+            Some(s) => &self.segments[s].1,
         };
         let clean = nodes.iter().all(|&j| {
             self.of_node[j]
                 .iter()
                 .all(|&x| !alive[x] || !self.positive[x] || self.kept[j].contains(&x))
         });
-        if s != usize::MAX {
+        if let Some(s) = s {
             self.clean.insert(s, clean);
         }
         clean
@@ -932,10 +927,9 @@ impl<'a, L: Lane> Checker<'a, L> {
             self.compute_segments();
         }
         // Only the kept waits of the trial's stretches can change.
-        let mut segs: Vec<usize> = trial
+        let mut segs: Vec<Stretch> = trial
             .iter()
-            .map(|&x| self.segment_of[self.waits[x].0])
-            .filter(|&s| s != usize::MAX)
+            .filter_map(|&x| self.segment_of[self.waits[x].0].expand())
             .collect();
         segs.sort_unstable();
         segs.dedup();
@@ -946,7 +940,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             alive[x] = false;
         }
         let mut moved = Vec::new();
-        let changed: Vec<usize> = trial.iter().map(|&x| self.waits[x].0).collect();
+        let changed: Vec<Node> = trial.iter().map(|&x| self.waits[x].0).collect();
         for &s in &segs {
             self.keep_segment(s, alive, &mut moved, &changed);
         }
@@ -968,12 +962,12 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         let first = moved
             .iter()
-            .map(|&(i, _)| self.first_pos[i])
+            .filter_map(|&(i, _)| self.positions[i].map(|p| p.0))
             .min()
-            .unwrap_or(usize::MAX);
+            .unwrap_or(self.order.len());
         let until = moved
             .iter()
-            .map(|&(i, _)| self.last_pos[i])
+            .filter_map(|&(i, _)| self.positions[i].map(|p| p.1))
             .max()
             .unwrap_or(0);
         if self.race_free(first, until) == Some(true) {
@@ -999,7 +993,7 @@ fn program_order(
     em: &Emitted,
     tree: &[ENode],
     regs: &mut [i64; MAX_REGS],
-    out: &mut Vec<(u32, u32)>,
+    out: &mut Vec<(Node, u32)>,
 ) {
     for t in tree {
         match t {
@@ -1017,7 +1011,7 @@ fn program_order(
                     .iter()
                     .enumerate()
                     .fold(0i64, |acc, (d, &l)| acc * em.loops[l].0 as i64 + regs[d]);
-                out.push((*i as u32, lin as u32));
+                out.push((*i, lin as u32));
             }
         }
     }
@@ -1028,7 +1022,7 @@ struct Walk<'a, L: Copy> {
     em: &'a Emitted,
     cf: &'a Conflicts,
     /// Per node, the numbers of the waits the program has before it.
-    kept: &'a [Vec<usize>],
+    kept: &'a SecondaryMap<Node, Vec<usize>>,
     sem: &'a [Sem],
     offset: &'a [usize],
     need: &'a [u32],
@@ -1041,7 +1035,7 @@ struct Walk<'a, L: Copy> {
     on: &'a [bool],
     /// The semaphore each node signals, and which semaphores a kept wait reads (the others are
     /// not signalled).
-    signal: &'a [PackedOption<Sem>],
+    signal: &'a SecondaryMap<Node, PackedOption<Sem>>,
     read: &'a SecondaryMap<Sem, bool>,
     st: &'a mut State<L>,
     diff: Diff<'a, L>,
@@ -1076,7 +1070,7 @@ impl<L: Lane> Walk<'_, L> {
     }
 
     /// The semaphore node `i` signals in this program, if any.
-    fn signal(&self, i: usize) -> Option<Sem> {
+    fn signal(&self, i: Node) -> Option<Sem> {
         self.signal[i].expand().filter(|&s| self.read[s])
     }
 
@@ -1143,7 +1137,7 @@ impl<L: Lane> Walk<'_, L> {
     }
 
     /// Instance `lin` of node `i`: its waits, its access, its signal.
-    fn inst(&mut self, i: usize, lin: usize) -> Result<(), Stop> {
+    fn inst(&mut self, i: Node, lin: usize) -> Result<(), Stop> {
         let node = &self.em.nodes[i];
         let ei = node.engine.index();
         let b = self.cf.base[i] + lin;
@@ -1206,12 +1200,12 @@ impl<L: Lane> Walk<'_, L> {
 pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let dynamic: u64 = em
         .nodes
-        .iter()
+        .values()
         .map(|n| sync::instances(&sync::trips(em, n)) as u64)
         .sum();
-    let waits: u64 = sync.waits.iter().map(|w| w.len() as u64).sum();
-    let tabulated: u64 = (sync.waits.iter().zip(&em.nodes))
-        .map(|(w, n)| w.len() as u64 * sync::instances(&sync::trips(em, n)) as u64)
+    let waits: u64 = sync.waits.values().map(|w| w.len() as u64).sum();
+    let tabulated: u64 = (em.nodes.iter())
+        .map(|(i, n)| sync.waits[i].len() as u64 * sync::instances(&sync::trips(em, n)) as u64)
         .sum();
     if waits == 0 || dynamic.max(tabulated) > MAX_INSTANCES {
         return 0;
@@ -1224,7 +1218,7 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
         return 0;
     };
     // Epochs count instances: below `u16::MAX` instances, every clock fits `u16`s.
-    let alive = if cf.base[em.nodes.len()] < usize::from(u16::MAX) - 1 {
+    let alive = if cf.total < usize::from(u16::MAX) - 1 {
         prune::<u16>(em, &inst, sync, &cf)
     } else {
         prune::<u32>(em, &inst, sync, &cf)
@@ -1234,7 +1228,7 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     };
     let mut it = alive.iter();
     let mut pruned = 0;
-    for ws in sync.waits.iter_mut() {
+    for ws in sync.waits.values_mut() {
         ws.retain(|_| {
             let keep = *it.next().expect("one flag per wait");
             pruned += usize::from(!keep);
@@ -1257,7 +1251,7 @@ fn prune<L: Lane>(
     for e in Engine::ALL {
         ck.keep(e, &alive);
     }
-    if ck.race_free(0, usize::MAX) != Some(true) {
+    if ck.race_free(0, ck.order.len()) != Some(true) {
         return None;
     }
     // The waits are tried in order, a run at a time: the run grows while its removal keeps
@@ -1306,14 +1300,15 @@ fn prune<L: Lane>(
 fn check_kept<L: Lane>(ck: &mut Checker<'_, L>, alive: &[bool]) {
     let mut pruned = ck.sync.clone();
     let mut it = alive.iter();
-    for ws in pruned.waits.iter_mut() {
+    for ws in pruned.waits.values_mut() {
         ws.retain(|_| *it.next().expect("one flag per wait"));
     }
     redundant::drop_redundant_waits(ck.em, &mut pruned);
     for e in Engine::ALL {
         ck.keep(e, alive);
     }
-    for (i, ws) in ck.kept.iter().enumerate() {
+    for i in ck.em.nodes.keys() {
+        let ws = &ck.kept[i];
         let want: Vec<_> = ws.iter().map(|&w| ck.wait(w)).map(key).collect();
         let got: Vec<_> = pruned.waits[i].iter().map(key).collect();
         assert_eq!(

@@ -19,7 +19,7 @@
 //! programs are unchanged.
 
 use crate::codegen::bir::BirLoop;
-use crate::codegen::emit::{ENode, Emitted};
+use crate::codegen::emit::{ENode, Emitted, Node};
 use crate::codegen::entities::Sem;
 use crate::codegen::redundant::compute_signallers;
 use crate::codegen::sync::{engine_has, Sync};
@@ -51,7 +51,7 @@ pub fn hoist_invariant_waits(
 struct Cx<'a> {
     em: &'a Emitted,
     peeled: &'a SecondaryMap<BirLoop, bool>,
-    signaller: &'a SecondaryMap<Sem, Option<usize>>,
+    signaller: &'a SecondaryMap<Sem, Option<Node>>,
     engine: Engine,
 }
 
@@ -107,7 +107,7 @@ impl Cx<'_> {
 
     /// An unguarded wait whose value does not depend on register `reg`, on a semaphore that no
     /// node of `inside` signals.
-    fn invariant(&self, s: &Stmt, reg: Reg, inside: &[usize]) -> bool {
+    fn invariant(&self, s: &Stmt, reg: Reg, inside: &[Node]) -> bool {
         let Stmt::Inst(i) = s else {
             return false;
         };
@@ -128,7 +128,7 @@ impl Cx<'_> {
 }
 
 /// The nodes of `tree`, however deep.
-fn nodes(tree: &[ENode], out: &mut Vec<usize>) {
+fn nodes(tree: &[ENode], out: &mut Vec<Node>) {
     for t in tree {
         match t {
             ENode::Inst(i) => out.push(*i),

@@ -20,7 +20,7 @@
 //! Invariants: only waits and signals are dropped; a kept wait is one the synchronisation
 //! computed, unchanged, before the same node; every semaphore some kept wait reads is signalled.
 
-use crate::codegen::emit::{ENode, Emitted};
+use crate::codegen::emit::{ENode, Emitted, Node};
 use crate::codegen::entities::Sem;
 use crate::codegen::footprints::Instances;
 use crate::codegen::sync::{self, Sync, Wait};
@@ -33,11 +33,13 @@ use runtime_sim::isa::Engine;
 pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let signaller = compute_signallers(sync);
     let thread_of = |w: &Wait| signaller[w.sem].map_or(0, |i| sync::thread(&em.nodes[i]));
-    let mut keep: Vec<Vec<bool>> = sync.waits.iter().map(|ws| vec![false; ws.len()]).collect();
+    let mut keep: SecondaryMap<Node, Vec<bool>> = (sync.waits.iter())
+        .map(|(i, ws)| (i, vec![false; ws.len()]))
+        .collect();
     let mut kept = Vec::new();
     for (_, nodes) in compute_stretches(em) {
         // The kept waits so far, as (node, index in its waits), by producer thread.
-        let mut known: Vec<Vec<(usize, usize)>> = vec![Vec::new(); sync::THREADS];
+        let mut known: Vec<Vec<(Node, usize)>> = vec![Vec::new(); sync::THREADS];
         for i in nodes {
             let trips = sync::trips(em, &em.nodes[i]);
             let candidates = (sync.waits[i].iter().enumerate())
@@ -60,8 +62,8 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
     }
     let mut dropped = 0;
     let mut read: SecondaryMap<Sem, bool> = SecondaryMap::new();
-    for (ws, keep) in sync.waits.iter_mut().zip(keep) {
-        let mut it = keep.into_iter();
+    for (i, ws) in sync.waits.iter_mut() {
+        let mut it = std::mem::take(&mut keep[i]).into_iter();
         ws.retain(|_| {
             let k = it.next().expect("one flag per wait");
             dropped += usize::from(!k);
@@ -71,7 +73,7 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
             read[w.sem] = true;
         }
     }
-    for s in sync.signal.iter_mut() {
+    for s in sync.signal.values_mut() {
         if s.expand().is_some_and(|s| !read[s]) {
             *s = None.into();
         }
@@ -80,9 +82,9 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
 }
 
 /// The node that signals each semaphore.
-pub(crate) fn compute_signallers(sync: &Sync) -> SecondaryMap<Sem, Option<usize>> {
+pub(crate) fn compute_signallers(sync: &Sync) -> SecondaryMap<Sem, Option<Node>> {
     let mut signaller = SecondaryMap::new();
-    for (i, s) in sync.signal.iter().enumerate() {
+    for (i, s) in sync.signal.iter() {
         if let Some(s) = s.expand() {
             signaller[s] = Some(i);
         }
@@ -91,7 +93,7 @@ pub(crate) fn compute_signallers(sync: &Sync) -> SecondaryMap<Sem, Option<usize>
 }
 
 /// Every engine's stretches, engine by engine ([`Engine::ALL`]), each in program order.
-pub(crate) fn compute_stretches(em: &Emitted) -> Vec<(Engine, Vec<usize>)> {
+pub(crate) fn compute_stretches(em: &Emitted) -> Vec<(Engine, Vec<Node>)> {
     let mut out = Vec::new();
     for e in Engine::ALL {
         let mut mine = Vec::new();
@@ -103,8 +105,8 @@ pub(crate) fn compute_stretches(em: &Emitted) -> Vec<(Engine, Vec<usize>)> {
 
 /// The stretches of engine `e`'s nodes in `tree`: a stretch ends at every nested loop that holds
 /// work of `e`.
-fn stretches_in(em: &Emitted, tree: &[ENode], e: Engine, out: &mut Vec<Vec<usize>>) {
-    let mut cur: Vec<usize> = Vec::new();
+fn stretches_in(em: &Emitted, tree: &[ENode], e: Engine, out: &mut Vec<Vec<Node>>) {
+    let mut cur: Vec<Node> = Vec::new();
     for t in tree {
         match t {
             ENode::Loop(_, body) => {
@@ -139,8 +141,8 @@ pub(crate) fn may_keep(w: &Wait, trips: &[i64]) -> bool {
 pub(crate) fn makes_redundant(
     em: &Emitted,
     inst: Option<&Instances>,
-    i: usize,
-    signaller: &SecondaryMap<Sem, Option<usize>>,
+    i: Node,
+    signaller: &SecondaryMap<Sem, Option<Node>>,
     a: &Wait,
     b: &Wait,
 ) -> bool {
