@@ -18,6 +18,9 @@
 //! - [`Stretch`]: a stretch of one engine's stream, within which a kept wait can make a later one
 //!   redundant (`redundant::compute_stretches`); `hb` numbers them to redo one at a time.
 //!
+//! - [`WaitId`]: a wait of the synchronisation, numbered in `hb`'s pruning order (node by node,
+//!   each node's waits in order); `hb`'s per-wait tables are indexed by it.
+//!
 //! Left as integers, being dense arithmetic rather than names:
 //! - threads, `0 .. 5 + DMA_QUEUES`: the five engines, then the DMA queues (`sync::thread`,
 //!   `hb::thread`), the components of `hb`'s vector clocks;
@@ -43,3 +46,8 @@ entity_impl!(Sem, "sem");
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Stretch(u32);
 entity_impl!(Stretch, "stretch");
+
+/// A wait of the synchronisation, in the order the pruning tries them.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WaitId(u32);
+entity_impl!(WaitId, "wait");

@@ -86,12 +86,12 @@
 //! the waits not yet tried (correct, maybe redundant).
 
 use crate::codegen::emit::{ENode, Emitted};
-use crate::codegen::entities::{Node, Sem, Stretch};
+use crate::codegen::entities::{Node, Sem, Stretch, WaitId};
 use crate::codegen::footprints::{compute_instances, meeting_feet, Instances};
 use crate::codegen::redundant;
 use crate::codegen::sync::{self, Sync};
 use cranelift_entity::packed_option::PackedOption;
-use cranelift_entity::{PrimaryMap, SecondaryMap};
+use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 use runtime_sim::isa::{Cmp, Engine, Expr, MAX_REGS};
 use runtime_sim::machine::DMA_QUEUES;
 
@@ -256,6 +256,9 @@ fn per_sem<T: Clone>(sync: &Sync, v: T) -> SecondaryMap<Sem, T> {
     m
 }
 
+/// Per wait, whether it is still in the program's waits (not pruned).
+type Alive = SecondaryMap<WaitId, bool>;
+
 /// Why a check stopped.
 enum Stop {
     /// Two conflicting instances are not ordered.
@@ -272,16 +275,14 @@ struct Checker<'a, L: Lane> {
     inst: &'a Instances,
     sync: &'a Sync,
     cf: &'a Conflicts,
-    /// Per wait: its node and index in the node's waits.
-    waits: Vec<(Node, usize)>,
-    /// Per wait, its semaphore.
-    sem: Vec<Sem>,
-    /// Per node, its waits' numbers.
-    of_node: SecondaryMap<Node, Vec<usize>>,
+    /// The waits, in pruning order.
+    waits: PrimaryMap<WaitId, WaitAt>,
+    /// Per node, its waits.
+    of_node: SecondaryMap<Node, Vec<WaitId>>,
     /// Per wait, whether the program may keep it ([`redundant::may_keep`]).
-    positive: Vec<bool>,
+    positive: SecondaryMap<WaitId, bool>,
     /// Per wait, `offset[w] + v` indexes `need` for instance `v` of its node.
-    offset: Vec<usize>,
+    offset: SecondaryMap<WaitId, usize>,
     /// The signals a wait needs at an instance (0: it is off, or satisfied at once).
     need: Vec<u32>,
     /// Per wait instance (indexed like `need`), whether its join raised its engine's clock in
@@ -296,9 +297,9 @@ struct Checker<'a, L: Lane> {
     /// node's waits, and no other wait of the instance, reached that instance's epoch. Removing
     /// waits only lowers clocks, so every later program without it (and with no wait that it
     /// implied put back in its place) has that race ([`compute_pruned_waits`]).
-    needed: Vec<bool>,
+    needed: SecondaryMap<WaitId, bool>,
     /// The waits the walk under way found needed (committed when it finds no race).
-    needed_log: Vec<u32>,
+    needed_log: Vec<WaitId>,
     /// Per stretch, whether every live wait in it is kept, as last computed since its kept
     /// waits changed ([`Checker::certainly_needed`]).
     clean: std::collections::HashMap<Stretch, bool>,
@@ -309,14 +310,14 @@ struct Checker<'a, L: Lane> {
     /// The node signalling each semaphore.
     signaller: SecondaryMap<Sem, Option<Node>>,
     /// Per wait, the thread of the node it waits for ([`thread`]).
-    producer_thread: Vec<usize>,
+    producer_thread: SecondaryMap<WaitId, usize>,
     /// Whether a kept wait (first) makes a later one (second) redundant ([`redundant`])
     /// (memoised: 0 unknown, 1 no, 2 yes), at `first * waits + second` (up to [`DENSE_MEMO`]
     /// waits; past it in `implied_sparse`).
     implied: Vec<u8>,
-    implied_sparse: std::collections::HashMap<(usize, usize), bool>,
+    implied_sparse: std::collections::HashMap<(WaitId, WaitId), bool>,
     /// Per node, the waits the program has before it (see [`Checker::keep`]).
-    kept: SecondaryMap<Node, Vec<usize>>,
+    kept: SecondaryMap<Node, Vec<WaitId>>,
     /// The stretches of one engine's stream within which the program remembers the waits it
     /// kept (a body of a loop, cut by the nested loops that hold work of the engine), each with
     /// its engine; and the stretch of each node (`usize::MAX`: none).
@@ -356,12 +357,20 @@ struct Checker<'a, L: Lane> {
     steps: u64,
 }
 
+/// A wait as the checks see it: its node, its index in the node's waits, its semaphore.
+#[derive(Clone, Copy)]
+struct WaitAt {
+    node: Node,
+    index: usize,
+    sem: Sem,
+}
+
 /// What [`Checker::keep_segment`] computed for one stretch: per producer thread, the waits
 /// kept in the stretch in node order, and per position `k` of the stretch (up to its length),
 /// how many of each thread's were kept before its `k`th node.
 #[derive(Clone)]
 struct KeptRun {
-    lists: Vec<Vec<usize>>,
+    lists: Vec<Vec<WaitId>>,
     lens: Vec<[u32; THREADS]>,
 }
 
@@ -422,26 +431,27 @@ impl<'a, L: Lane> Checker<'a, L> {
         // About 256 snapshots over the walk, none closer than 64 instances.
         let every = (order.len() / 256).max(64);
         let signaller = redundant::compute_signallers(sync);
-        let (mut waits, mut of_node, mut positive) = (
-            Vec::new(),
-            SecondaryMap::<Node, Vec<usize>>::new(),
-            Vec::new(),
-        );
-        let (mut offset, mut need, mut sem) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut waits, mut of_node) =
+            (PrimaryMap::new(), SecondaryMap::<Node, Vec<WaitId>>::new());
+        let (mut positive, mut offset) = (SecondaryMap::new(), SecondaryMap::new());
+        let mut need = Vec::new();
         for (yi, ws) in sync.waits.iter() {
             let t = sync::trips(em, &em.nodes[yi]);
             for (k, w) in ws.iter().enumerate() {
-                of_node[yi].push(waits.len());
-                waits.push((yi, k));
-                sem.push(w.sem);
-                positive.push(redundant::may_keep(w, &t));
-                offset.push(need.len());
+                let id = waits.push(WaitAt {
+                    node: yi,
+                    index: k,
+                    sem: w.sem,
+                });
+                of_node[yi].push(id);
+                positive[id] = redundant::may_keep(w, &t);
+                offset[id] = need.len();
                 need.resize(need.len() + sync::instances(&t) as usize, 0);
                 // (A wait runs only where its node does: elsewhere it needs nothing.)
                 for &v in &inst.running[yi] {
                     sync::decode(&t, v, &mut regs);
                     if holds(&w.pred, &regs) {
-                        let at = offset[offset.len() - 1] + v as usize;
+                        let at = offset[id] + v as usize;
                         need[at] = w.value.eval(&regs).clamp(0, u32::MAX as i128) as u32;
                     }
                 }
@@ -453,11 +463,11 @@ impl<'a, L: Lane> Checker<'a, L> {
                 last_read[s] = vec![0; sync::instances(&inst.trips[i]) as usize];
             }
         }
-        for (w, &(yi, _)) in waits.iter().enumerate() {
+        for (w, &WaitAt { node: yi, sem, .. }) in waits.iter() {
             let at = offset[w];
             for v in 0..sync::instances(&inst.trips[yi]) as usize {
                 let k = need[at + v] as usize;
-                if let Some(r) = k.checked_sub(1).and_then(|k| last_read[sem[w]].get_mut(k)) {
+                if let Some(r) = k.checked_sub(1).and_then(|k| last_read[sem].get_mut(k)) {
                     *r = (*r).max(pos_of[cf.base[yi] + v]);
                 }
             }
@@ -468,9 +478,9 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         let nw = waits.len();
         // (Every waited semaphore has its signalling node: `sync` makes them in pairs.)
-        let producer_thread = sem
+        let producer_thread = waits
             .iter()
-            .map(|&x| signaller[x].map_or(0, |i| thread(em, i)))
+            .map(|(w, x)| (w, signaller[x.sem].map_or(0, |i| thread(em, i))))
             .collect();
         Checker {
             em,
@@ -478,13 +488,12 @@ impl<'a, L: Lane> Checker<'a, L> {
             sync,
             cf,
             waits,
-            sem,
             of_node,
             positive,
             offset,
             raised: vec![false; need.len()],
             raised_log: Vec::new(),
-            needed: vec![false; nw],
+            needed: SecondaryMap::new(),
             needed_log: Vec::new(),
             clean: std::collections::HashMap::new(),
             need,
@@ -543,15 +552,17 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
     }
 
-    fn wait(&self, w: usize) -> &'a sync::Wait {
-        let (yi, k) = self.waits[w];
+    fn wait(&self, w: WaitId) -> &'a sync::Wait {
+        let WaitAt {
+            node: yi, index: k, ..
+        } = self.waits[w];
         &self.sync.waits[yi][k]
     }
 
     /// Whether the program drops wait `b` (of node `i`) when wait `a` ran before it in the same
     /// iteration of the same body of the same engine.
-    fn implies(&mut self, a: usize, b: usize, i: Node) -> bool {
-        let at = a * self.waits.len() + b;
+    fn implies(&mut self, a: WaitId, b: WaitId, i: Node) -> bool {
+        let at = a.index() * self.waits.len() + b.index();
         let dense = !self.implied.is_empty();
         if dense && self.implied[at] != 0 {
             return self.implied[at] == 2;
@@ -571,16 +582,16 @@ impl<'a, L: Lane> Checker<'a, L> {
 
     /// Makes `ws` the waits node `i` keeps, counting the semaphores they read; returns the
     /// waits it kept before.
-    fn set_kept(&mut self, i: Node, ws: Vec<usize>) -> Vec<usize> {
+    fn set_kept(&mut self, i: Node, ws: Vec<WaitId>) -> Vec<WaitId> {
         let was = std::mem::replace(&mut self.kept[i], ws);
         for &w in &was {
-            let s = self.sem[w];
+            let s = self.waits[w].sem;
             self.readers[s] -= 1;
             self.read_now[s] = self.readers[s] > 0;
             self.dirty.push(s);
         }
         for &w in &self.kept[i] {
-            let s = self.sem[w];
+            let s = self.waits[w].sem;
             self.readers[s] += 1;
             self.read_now[s] = true;
             self.dirty.push(s);
@@ -592,7 +603,7 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// keeps, by [`redundant`]'s rule: a wait whose value is never positive is dropped,
     /// and so is one that a wait kept earlier in the same iteration of the same body of the same
     /// engine implies. (The other engines' waits do not change what it keeps on `e`.)
-    fn keep(&mut self, e: Engine, alive: &[bool]) {
+    fn keep(&mut self, e: Engine, alive: &Alive) {
         if self.segments.is_empty() {
             self.compute_segments();
         }
@@ -619,8 +630,8 @@ impl<'a, L: Lane> Checker<'a, L> {
     fn keep_segment(
         &mut self,
         s: Stretch,
-        alive: &[bool],
-        moved: &mut Vec<(Node, Vec<usize>)>,
+        alive: &Alive,
+        moved: &mut Vec<(Node, Vec<WaitId>)>,
         changed: &[Node],
     ) {
         self.clean.remove(&s);
@@ -641,7 +652,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         };
         // The kept waits so far, by the thread of their producer: a wait implies another only
         // when both producers are on one thread (one queue, or one compute engine; `implies`).
-        let mut known: Vec<Vec<usize>> = vec![Vec::new(); THREADS];
+        let mut known: Vec<Vec<WaitId>> = vec![Vec::new(); THREADS];
         let base = lens[start];
         if let Some(lists) = &old {
             for (t, k) in known.iter_mut().enumerate() {
@@ -745,7 +756,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             em: self.em,
             cf: self.cf,
             kept: &self.kept,
-            sem: &self.sem,
+            waits: &self.waits,
             offset: &self.offset,
             need: &self.need,
             raised_log: &mut self.raised_log,
@@ -850,7 +861,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                     self.raised[at as usize] = raised;
                 }
                 for &w in &self.needed_log {
-                    self.needed[w as usize] = true;
+                    self.needed[w] = true;
                 }
                 self.valid_until = self.order.len();
                 for &s in &self.dirty {
@@ -871,24 +882,24 @@ impl<'a, L: Lane> Checker<'a, L> {
     }
 
     /// The instances of wait `w` (one per instance of its node), as indices of `need`.
-    fn instances_of(&self, w: usize) -> std::ops::Range<usize> {
-        let i = self.waits[w].0;
+    fn instances_of(&self, w: WaitId) -> std::ops::Range<usize> {
+        let i = self.waits[w].node;
         let at = self.offset[w];
         at..at + sync::instances(&self.inst.trips[i]) as usize
     }
 
     /// Whether wait `w` is in the current program and its join raised no clock at any instance
     /// (the current program computes the same clocks without it).
-    fn orders_nothing(&self, w: usize) -> bool {
-        self.kept[self.waits[w].0].contains(&w)
+    fn orders_nothing(&self, w: WaitId) -> bool {
+        self.kept[self.waits[w].node].contains(&w)
             && !self.raised[self.instances_of(w)].contains(&true)
     }
 
     /// Whether wait `w` stays whatever the others do: the program keeps it, a walk found it
     /// needed ([`Checker::needed`]), and no wait it could imply is waiting in its stretch to
     /// come back in its place (every live wait there is kept).
-    fn certainly_needed(&mut self, w: usize, alive: &[bool]) -> bool {
-        let i = self.waits[w].0;
+    fn certainly_needed(&mut self, w: WaitId, alive: &Alive) -> bool {
+        let i = self.waits[w].node;
         if !alive[w] || !self.needed[w] || !self.kept[i].contains(&w) {
             return false;
         }
@@ -922,25 +933,25 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// removing waits whose joins raised no clock ([`Checker::orders_nothing`]): a wait that
     /// the program keeps in their place was dropped because one of them implied it, so it
     /// joins no more than that one did and raises nothing either.
-    fn try_remove(&mut self, trial: &[usize], alive: &mut [bool]) -> bool {
+    fn try_remove(&mut self, trial: &[WaitId], alive: &mut Alive) -> bool {
         if self.segments.is_empty() {
             self.compute_segments();
         }
         // Only the kept waits of the trial's stretches can change.
         let mut segs: Vec<Stretch> = trial
             .iter()
-            .filter_map(|&x| self.segment_of[self.waits[x].0].expand())
+            .filter_map(|&x| self.segment_of[self.waits[x].node].expand())
             .collect();
         segs.sort_unstable();
         segs.dedup();
         let silent = trial
             .iter()
-            .all(|&x| !self.kept[self.waits[x].0].contains(&x) || self.orders_nothing(x));
+            .all(|&x| !self.kept[self.waits[x].node].contains(&x) || self.orders_nothing(x));
         for &x in trial {
             alive[x] = false;
         }
         let mut moved = Vec::new();
-        let changed: Vec<Node> = trial.iter().map(|&x| self.waits[x].0).collect();
+        let changed: Vec<Node> = trial.iter().map(|&x| self.waits[x].node).collect();
         for &s in &segs {
             self.keep_segment(s, alive, &mut moved, &changed);
         }
@@ -949,7 +960,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         if silent {
             for (i, was) in &moved {
-                let back: Vec<usize> = (self.kept[*i].iter())
+                let back: Vec<WaitId> = (self.kept[*i].iter())
                     .filter(|x| !was.contains(x))
                     .copied()
                     .collect();
@@ -1022,16 +1033,16 @@ struct Walk<'a, L: Copy> {
     em: &'a Emitted,
     cf: &'a Conflicts,
     /// Per node, the numbers of the waits the program has before it.
-    kept: &'a SecondaryMap<Node, Vec<usize>>,
-    sem: &'a [Sem],
-    offset: &'a [usize],
+    kept: &'a SecondaryMap<Node, Vec<WaitId>>,
+    waits: &'a PrimaryMap<WaitId, WaitAt>,
+    offset: &'a SecondaryMap<WaitId, usize>,
     need: &'a [u32],
     /// Where the walk records, per wait instance it runs, whether the join raised the clock.
     raised_log: &'a mut Vec<(u32, bool)>,
     /// Where the walk records the waits it found needed ([`Checker::needed`]).
-    needed_log: &'a mut Vec<u32>,
+    needed_log: &'a mut Vec<WaitId>,
     /// The waits the current instance joined, each with the clock it joined.
-    joined: Vec<(usize, Vc<L>)>,
+    joined: Vec<(WaitId, Vc<L>)>,
     on: &'a [bool],
     /// The semaphore each node signals, and which semaphores a kept wait reads (the others are
     /// not signalled).
@@ -1130,7 +1141,7 @@ impl<L: Lane> Walk<'_, L> {
             // The only wait whose clock reaches the epoch.
             let mut by = (self.joined.iter()).filter(|(_, c)| c[t] >= epoch);
             if let (Some(&(w, _)), None) = (by.next(), by.next()) {
-                self.needed_log.push(w as u32);
+                self.needed_log.push(w);
             }
         }
         Ok(())
@@ -1149,7 +1160,7 @@ impl<L: Lane> Walk<'_, L> {
             if need == 0 {
                 continue;
             }
-            let s = self.sem[w];
+            let s = self.waits[w].sem;
             if need > self.len(s) as usize {
                 return Err(Stop::Undecided);
             }
@@ -1226,7 +1237,7 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let Some(alive) = alive else {
         return 0;
     };
-    let mut it = alive.iter();
+    let mut it = alive.values();
     let mut pruned = 0;
     for ws in sync.waits.values_mut() {
         ws.retain(|_| {
@@ -1240,14 +1251,10 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
 
 /// The greedy pruning of [`compute_pruned_waits`]: which waits stay, or `None` when the
 /// program with every wait is not provably race free.
-fn prune<L: Lane>(
-    em: &Emitted,
-    inst: &Instances,
-    sync: &Sync,
-    cf: &Conflicts,
-) -> Option<Vec<bool>> {
+fn prune<L: Lane>(em: &Emitted, inst: &Instances, sync: &Sync, cf: &Conflicts) -> Option<Alive> {
     let mut ck = Checker::<L>::new(em, inst, sync, cf);
-    let mut alive = vec![true; ck.waits.len()];
+    let mut alive = SecondaryMap::with_default(true);
+    alive.resize(ck.waits.len());
     for e in Engine::ALL {
         ck.keep(e, &alive);
     }
@@ -1261,9 +1268,11 @@ fn prune<L: Lane>(
     // needed stays, and the run goes on past it.
     let (mut w, mut run) = (0, 1);
     // (Past the budget, the waits not yet tried stay: the program is race free as it is.)
-    while w < alive.len() && ck.steps <= PRUNE_BUDGET {
-        let end = (w + run).min(alive.len());
-        let trial: Vec<usize> = (w..end)
+    let nw = ck.waits.len();
+    while w < nw && ck.steps <= PRUNE_BUDGET {
+        let end = (w + run).min(nw);
+        let trial: Vec<WaitId> = (w..end)
+            .map(WaitId::new)
             .filter(|&x| !ck.certainly_needed(x, &alive))
             .collect();
         if trial.is_empty() {
@@ -1281,10 +1290,10 @@ fn prune<L: Lane>(
             let first = trial
                 .iter()
                 .copied()
-                .find(|&x| ck.kept[ck.waits[x].0].contains(&x) && !ck.orders_nothing(x));
+                .find(|&x| ck.kept[ck.waits[x].node].contains(&x) && !ck.orders_nothing(x));
             run = match first {
-                Some(f) if f == trial[0] => f - w + 1,
-                Some(f) => f - w,
+                Some(f) if f == trial[0] => f.index() - w + 1,
+                Some(f) => f.index() - w,
                 None => run / 2,
             };
         }
@@ -1297,9 +1306,9 @@ fn prune<L: Lane>(
 
 /// Debug builds: the waits [`Checker::keep`] says the program has, computed stretch by stretch
 /// as waits come and go, are those [`redundant::drop_redundant_waits`] keeps, computed at once.
-fn check_kept<L: Lane>(ck: &mut Checker<'_, L>, alive: &[bool]) {
+fn check_kept<L: Lane>(ck: &mut Checker<'_, L>, alive: &Alive) {
     let mut pruned = ck.sync.clone();
-    let mut it = alive.iter();
+    let mut it = alive.values();
     for ws in pruned.waits.values_mut() {
         ws.retain(|_| *it.next().expect("one flag per wait"));
     }
