@@ -1,6 +1,7 @@
 //! The entity references of the emitted kernel and its synchronisation: what the passes after
 //! emission ([`crate::codegen::emit`], [`crate::codegen::sync`], [`crate::codegen::hb`],
-//! [`crate::codegen::assemble`], [`crate::codegen::hoist`]) index their tables by.
+//! [`crate::codegen::redundant`], [`crate::codegen::assemble`], [`crate::codegen::hoist`]) index
+//! their tables by.
 //!
 //! Each is a `u32` newtype made by `cranelift_entity::entity_impl!` (as Penguin's and BIR's are),
 //! indexing a `PrimaryMap` of the structure that owns it, with `SecondaryMap`s for the tables
@@ -14,20 +15,25 @@
 //! - [`Sem`]: a semaphore. `Sync::semaphores` owns them (their names); each has one signalling
 //!   node (`Sync::signal`), and every `Wait` names one. The program's ISA keeps plain numbers
 //!   (`Op::Wait { sem }`, `Inst::signal`): the number of `s` there is `s.index()`.
-//!
+//! - [`WaitId`]: a wait of the synchronisation, numbered in `hb`'s pruning order (node by node,
+//!   each node's waits in order); `hb`'s per-wait tables are indexed by it. (Elsewhere a wait is
+//!   its node and its index in the node's `Sync::waits`.)
 //! - [`Stretch`]: a stretch of one engine's stream, within which a kept wait can make a later one
 //!   redundant (`redundant::compute_stretches`); `hb` numbers them to redo one at a time.
 //!
-//! - [`WaitId`]: a wait of the synchronisation, numbered in `hb`'s pruning order (node by node,
-//!   each node's waits in order); `hb`'s per-wait tables are indexed by it.
-//!
 //! Left as integers, being dense arithmetic rather than names:
-//! - threads, `0 .. 5 + DMA_QUEUES`: the five engines, then the DMA queues (`sync::thread`,
-//!   `hb::thread`), the components of `hb`'s vector clocks;
+//! - threads, `0 .. 5 + DMA_QUEUES`: the five engines, then the DMA queues (`sync::thread`),
+//!   the components of `hb`'s vector clocks;
 //! - a node's instances: its linear iteration index over its loops (`footprints::decode`), and
 //!   the flat instance numbers and program-order positions of `sync`'s `Order` and `hb`'s
 //!   `Conflicts` and walks (`base[node] + instance`, as `u32` where the walks stream them);
 //! - a wait's instances in `hb` (`offset[wait] + instance`).
+//!
+//! **Who decides which waits exist**: [`crate::codegen::sync`] proposes them;
+//! [`crate::codegen::hb`] removes those the others imply; [`crate::codegen::redundant`] alone
+//! decides the final set (and the signals), by the rule `hb` applies through it;
+//! [`crate::codegen::assemble`] prints them and [`crate::codegen::hoist`] moves some before a
+//! peeled loop.
 
 use cranelift_entity::entity_impl;
 
