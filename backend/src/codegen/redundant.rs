@@ -82,7 +82,7 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
 }
 
 /// The node that signals each semaphore.
-pub(crate) fn compute_signallers(sync: &Sync) -> SecondaryMap<Sem, Option<Node>> {
+pub fn compute_signallers(sync: &Sync) -> SecondaryMap<Sem, Option<Node>> {
     let mut signaller = SecondaryMap::new();
     for (i, s) in sync.signal.iter() {
         if let Some(s) = s.expand() {
@@ -93,7 +93,7 @@ pub(crate) fn compute_signallers(sync: &Sync) -> SecondaryMap<Sem, Option<Node>>
 }
 
 /// Every engine's stretches, engine by engine ([`Engine::ALL`]), each in program order.
-pub(crate) fn compute_stretches(em: &Emitted) -> Vec<(Engine, Vec<Node>)> {
+pub fn compute_stretches(em: &Emitted) -> Vec<(Engine, Vec<Node>)> {
     let mut out = Vec::new();
     for e in Engine::ALL {
         let mut mine = Vec::new();
@@ -132,13 +132,13 @@ fn stretches_in(em: &Emitted, tree: &[ENode], e: Engine, out: &mut Vec<Vec<Node>
 
 /// Whether wait `w` of a node with trip counts `trips` may be kept: its value is positive
 /// somewhere.
-pub(crate) fn may_keep(w: &Wait, trips: &[i64]) -> bool {
+pub fn may_keep(w: &Wait, trips: &[i64]) -> bool {
     !sync::never_positive(&w.value, trips)
 }
 
 /// Whether wait `a`, kept earlier in the stretch of node `i`, makes `i`'s wait `b` redundant.
 /// `inst`, when given, is `em`'s instance table ([`sync::implies`]: the same answer, sooner).
-pub(crate) fn makes_redundant(
+pub fn makes_redundant(
     em: &Emitted,
     inst: Option<&Instances>,
     i: Node,
@@ -165,7 +165,7 @@ pub(crate) fn makes_redundant(
 /// One node of a stretch: of its `candidates` (its waits that [`may_keep`], in order, each with
 /// its producer's thread), keeps in `kept` those that no wait kept before (in `known`, by
 /// producer thread) makes redundant, and adds them to `known`.
-pub(crate) fn keep_node<W: Copy>(
+pub fn keep_node<W: Copy>(
     candidates: impl IntoIterator<Item = (W, usize)>,
     known: &mut [Vec<W>],
     mut redundant: impl FnMut(W, W) -> bool,
