@@ -34,20 +34,20 @@ fn prune_by_simulation(em: &Emitted, sync: &mut Sync, tensors: &[TensorDecl]) ->
         ..Options::default()
     };
     let races = |sync: &Sync| -> bool {
-        let (prog, _) = backend::assemble(em, sync, tensors.to_vec());
+        let (prog, _) = backend::build_program(em, sync, tensors.to_vec());
         simulate(&prog, &[], &opts).map_or(true, |r| !r.races.is_empty())
     };
     let dynamic: u64 = em
         .nodes
-        .iter()
+        .values()
         .map(|n| n.loops.iter().map(|&l| em.loops[l].0).product::<u64>())
         .sum();
-    let waits: u64 = sync.waits.iter().map(|w| w.len() as u64).sum();
+    let waits: u64 = sync.waits.values().map(|w| w.len() as u64).sum();
     if dynamic.saturating_mul(waits) > ORACLE_BUDGET || races(sync) {
         return 0;
     }
     let mut pruned = 0;
-    for yi in 0..sync.waits.len() {
+    for yi in em.nodes.keys() {
         let mut k = 0;
         while k < sync.waits[yi].len() {
             let w = sync.waits[yi].remove(k);

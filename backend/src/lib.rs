@@ -33,8 +33,10 @@
 //! 5. [`hb::compute_pruned_waits`] (`prune-waits`): waits that other waits imply are dropped, decided by a static
 //!    happens-before analysis of the program (never by simulating it; the race detector is the
 //!    tests' oracle for it, `tests/static_pruning.rs`);
-//! 6. [`assemble()`]: one in-order stream per engine (the program order of the kernel), hardware
-//!    loops, the remaining redundant waits dropped; then a peeled loop's waits that hold in every
+//! 6. [`codegen::redundant::drop_redundant_waits`]: the one place that decides the final set of
+//!    waits and signals (the waits that a wait kept before them implies, or that always hold,
+//!    dropped); [`assemble()`] prints them: one in-order stream per engine (the program order of
+//!    the kernel), hardware loops; then a peeled loop's waits that hold in every
 //!    iteration once they held before it go before it ([`codegen::hoist::hoist_invariant_waits`]), and
 //!    the program is validated (`runtime_sim::validate`).
 //!
@@ -151,6 +153,15 @@ pub fn compile_with_pruner(
         ..context::Options::default()
     };
     context::Context::new(func, source, opts, prune, &mut instrument).run()
+}
+
+/// The program the backend builds from the waits of `sync` on `em`: the redundant ones dropped
+/// ([`codegen::redundant::drop_redundant_waits`], on a copy), then [`assemble()`]d; with the
+/// number dropped. (The wait pruning's oracle, `tests/static_pruning.rs`, simulates it.)
+pub fn build_program(em: &Emitted, sync: &Sync, tensors: Vec<TensorDecl>) -> (Program, usize) {
+    let mut sync = sync.clone();
+    let dropped = codegen::redundant::drop_redundant_waits(em, &mut sync);
+    (assemble(em, &sync, tensors), dropped)
 }
 
 /// Gives one more ring slot to the tile whose reuse bounds a pipelined loop, as the modulo

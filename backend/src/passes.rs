@@ -12,7 +12,9 @@
 //! not apply returns [`Flow::Skip`] and is neither verified nor recorded.
 
 use crate::codegen::emit::{self, SourceInfo};
-use crate::codegen::{alloc, bir, bir_verify, clamp, hoist, modulo, queues, schedule, sync};
+use crate::codegen::{
+    alloc, bir, bir_verify, clamp, hoist, modulo, queues, redundant, schedule, sync,
+};
 use crate::context::{built, Context, IrForm};
 use crate::instrument::Form;
 use crate::{assemble, expand_recurrence, BackendError, Compiled, MAX_EXPANSIONS};
@@ -321,7 +323,7 @@ fn sync_summary(cx: &Context<'_>) -> String {
         "{} semaphore(s), {} dependence(s) needing a wait, {} wait(s)",
         s.semaphores.len(),
         s.dependences,
-        s.waits.iter().map(Vec::len).sum::<usize>()
+        s.waits.values().map(Vec::len).sum::<usize>()
     )
 }
 
@@ -347,19 +349,22 @@ fn prune_summary(cx: &Context<'_>) -> String {
         cx.pruned,
         built(&cx.sync, "the synchronisation")
             .waits
-            .iter()
+            .values()
             .map(Vec::len)
             .sum::<usize>()
     )
 }
 
-/// `assemble`: [`assemble()`], one in-order stream per engine.
+/// `assemble`: the final set of waits and signals ([`redundant::drop_redundant_waits`]), then
+/// [`assemble()`], one in-order stream per engine.
 fn assemble_program(cx: &mut Context<'_>) -> Result<Flow, BackendError> {
     let em = built(&cx.emitted, "the emitted nodes");
-    let sync = built(&cx.sync, "the synchronisation");
-    let (program, redundant) = assemble(em, sync, std::mem::take(&mut cx.tensors));
-    cx.program = Some(program);
-    cx.redundant = redundant;
+    let sync = cx
+        .sync
+        .as_mut()
+        .expect("invariant: `sync` runs before `assemble`");
+    cx.redundant = redundant::drop_redundant_waits(em, sync);
+    cx.program = Some(assemble(em, sync, std::mem::take(&mut cx.tensors)));
     Ok(Flow::Next)
 }
 

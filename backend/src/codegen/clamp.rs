@@ -36,7 +36,7 @@
 //! A loop that breaks one of the conditions keeps its trip count (correct, only slower).
 
 use crate::codegen::bir::BirLoop;
-use crate::codegen::emit::{Emitted, Foot, Node};
+use crate::codegen::emit::{Emitted, Foot, NodeData};
 use crate::codegen::sync::MAX_DISTANCE;
 use runtime_sim::isa::{Cmp, Term};
 
@@ -87,11 +87,11 @@ fn feet_may_meet(a: &Foot, b: &Foot) -> bool {
 fn clamp_loop(em: &Emitted, l: BirLoop, period: i64) -> Option<(i64, i64)> {
     let (trip, depth) = em.loops[l];
     let n = trip as i64;
-    let inside = |nd: &Node| nd.loops.get(depth) == Some(&l);
+    let inside = |nd: &NodeData| nd.loops.get(depth) == Some(&l);
     let reg = depth as u8;
     // Thresholds of the guards on this loop's register.
     let (mut low, mut high) = (0i64, 0i64);
-    for nd in em.nodes.iter().filter(|nd| inside(nd)) {
+    for nd in em.nodes.values().filter(|nd| inside(nd)) {
         for c in &nd.inst.pred {
             let (coeffs, k) = difference(c)?;
             if !coeffs.iter().any(|&(r, _)| r == reg) {
@@ -112,14 +112,14 @@ fn clamp_loop(em: &Emitted, l: BirLoop, period: i64) -> Option<(i64, i64)> {
         }
     }
     // The loops around `l` (an instruction directly beside it has exactly these).
-    let parent = match em.nodes.iter().find(|nd| inside(nd)) {
+    let parent = match em.nodes.values().find(|nd| inside(nd)) {
         Some(nd) => &nd.loops[..depth],
         None => &[][..],
     };
     // Accesses: nothing outside may meet them (but beside the loop); inside, equal coefficients
     // on the register.
-    for (xi, x) in em.nodes.iter().enumerate() {
-        for (yi, y) in em.nodes.iter().enumerate() {
+    for (xi, x) in em.nodes.iter() {
+        for (yi, y) in em.nodes.iter() {
             if xi > yi || inside(x) == inside(y) && !inside(x) {
                 continue;
             }
@@ -155,7 +155,7 @@ fn clamp_loop(em: &Emitted, l: BirLoop, period: i64) -> Option<(i64, i64)> {
 /// The clamped copy of `em`, or `None` when no loop is clamped.
 pub fn clamp_trips(em: &Emitted) -> Option<Emitted> {
     let mut period = 1i64;
-    for nd in &em.nodes {
+    for nd in em.nodes.values() {
         for f in &nd.foot {
             for t in f.r0.terms.iter().chain(&f.c0.terms) {
                 if let Term::Mod { modulus, .. } = *t {
@@ -181,7 +181,7 @@ pub fn clamp_trips(em: &Emitted) -> Option<Emitted> {
         let (trip, depth) = em.loops[l];
         out.loops[l].0 = b as u64;
         let reg = depth as u8;
-        for nd in out.nodes.iter_mut() {
+        for nd in out.nodes.values_mut() {
             if nd.loops.get(depth) != Some(&l) {
                 continue;
             }

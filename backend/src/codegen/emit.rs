@@ -21,10 +21,11 @@
 
 use crate::codegen::alloc::{Allocation, Place};
 use crate::codegen::bir::{BNode, Bir, BirInst, BirLoop};
+pub use crate::codegen::entities::Node;
 use crate::codegen::queues::{compute_queue_plan, QueuePlan};
 pub use crate::cost::dma::dma_pieces;
 use crate::error::BackendError;
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{PrimaryMap, SecondaryMap};
 use penguin::affine::{AffineExpr, CmpOp as PCmp};
 use penguin::ir::{self as pir, Memory, Operand};
 use penguin::{Axis, Function, Tensor};
@@ -56,7 +57,7 @@ pub struct Foot {
 
 /// One emitted instruction in its loop nest.
 #[derive(Clone, Debug)]
-pub struct Node {
+pub struct NodeData {
     pub engine: Engine,
     pub inst: Inst,
     /// Enclosing BIR loops, outermost first (loop at index `d` has register `rd`).
@@ -66,7 +67,7 @@ pub struct Node {
     pub bir: BirInst,
 }
 
-impl Node {
+impl NodeData {
     pub fn queue(&self) -> Option<u8> {
         match self.inst.op {
             Op::Dma { queue, .. } => Some(queue),
@@ -79,8 +80,8 @@ impl Node {
 #[derive(Clone, Debug)]
 pub struct Emitted {
     /// The emitted instructions in program order (a BIR instruction may give several: a DMA's
-    /// pieces); a `usize` that names one is its index here, not a BIR id.
-    pub nodes: Vec<Node>,
+    /// pieces): a [`Node`] is one, and comparing nodes compares their program order.
+    pub nodes: PrimaryMap<Node, NodeData>,
     /// The loop tree over node indices.
     pub tree: Vec<ENode>,
     /// `(trip, depth)` per BIR loop.
@@ -90,7 +91,7 @@ pub struct Emitted {
 /// The loop tree of the emitted kernel: emitted nodes by index, and BIR loops.
 #[derive(Clone, Debug)]
 pub enum ENode {
-    Inst(usize),
+    Inst(Node),
     Loop(BirLoop, Vec<ENode>),
 }
 
@@ -122,7 +123,7 @@ pub fn emit_nodes(
         alloc,
         src,
         regs,
-        nodes: Vec::new(),
+        nodes: PrimaryMap::new(),
         queues: compute_queue_plan(func, bir),
     };
     let tree = cx.block(&bir.body)?;
@@ -143,7 +144,7 @@ struct Emit<'a> {
     alloc: &'a Allocation,
     src: Option<&'a SourceInfo<'a>>,
     regs: HashMap<Axis, (Reg, i64)>,
-    nodes: Vec<Node>,
+    nodes: PrimaryMap<Node, NodeData>,
     queues: QueuePlan,
 }
 
@@ -416,21 +417,20 @@ impl Emit<'_> {
         ))
     }
 
-    fn push(&mut self, i: BirInst, engine: Engine, op: Op, foot: Vec<Foot>) -> usize {
+    fn push(&mut self, i: BirInst, engine: Engine, op: Op, foot: Vec<Foot>) -> Node {
         let mut inst = Inst::new(op);
         inst.pred = self.guard(i);
         inst.meta = self.meta(i);
-        self.nodes.push(Node {
+        self.nodes.push(NodeData {
             engine,
             inst,
             loops: self.bir.insts[i].loops.clone(),
             foot,
             bir: i,
-        });
-        self.nodes.len() - 1
+        })
     }
 
-    fn inst(&mut self, i: BirInst) -> Result<Vec<usize>, BackendError> {
+    fn inst(&mut self, i: BirInst) -> Result<Vec<Node>, BackendError> {
         let bi = &self.bir.insts[i];
         let engine = bi.engine;
         let op = match &bi.op {
@@ -649,7 +649,7 @@ impl Emit<'_> {
     }
 
     /// A load or store, split by partitions into pieces on successive queues.
-    fn dma(&mut self, i: BirInst) -> Result<Vec<usize>, BackendError> {
+    fn dma(&mut self, i: BirInst) -> Result<Vec<Node>, BackendError> {
         let bi = &self.bir.insts[i];
         let load = matches!(bi.op, pir::Op::Load);
         let (tile_op, hbm_op) = if load {

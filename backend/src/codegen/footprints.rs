@@ -13,11 +13,12 @@
 //! [`MAX_TABULATED`] footprint instances and every start fits an `i64`, and are otherwise
 //! evaluated at each question (the same answers).
 
-use crate::codegen::emit::{Emitted, Foot, Node, Space};
+use crate::codegen::emit::{Emitted, Foot, Node, NodeData, Space};
+use cranelift_entity::{EntityRef, SecondaryMap};
 use runtime_sim::isa::MAX_REGS;
 
 /// The trip counts of the loops enclosing `n`, outermost first.
-pub fn trips(em: &Emitted, n: &Node) -> Vec<i64> {
+pub fn trips(em: &Emitted, n: &NodeData) -> Vec<i64> {
     n.loops.iter().map(|&l| em.loops[l].0 as i64).collect()
 }
 
@@ -35,7 +36,7 @@ pub fn decode(t: &[i64], mut lin: i64, regs: &mut [i64; MAX_REGS]) {
 }
 
 /// Whether `n`'s guard holds at `regs`.
-pub fn on(n: &Node, regs: &[i64; MAX_REGS]) -> bool {
+pub fn on(n: &NodeData, regs: &[i64; MAX_REGS]) -> bool {
     n.inst
         .pred
         .iter()
@@ -49,11 +50,11 @@ pub const MAX_TABULATED: usize = 1 << 21;
 #[derive(Debug)]
 pub struct Instances {
     /// Per node, its trip counts (outermost first).
-    pub trips: Vec<Vec<i64>>,
+    pub trips: SecondaryMap<Node, Vec<i64>>,
     /// Per node, its instances that run, in increasing order.
-    pub running: Vec<Vec<i64>>,
-    /// Per node, where its instance 0's first footprint is in `starts`, and its number of
-    /// footprints (empty when not tabulated).
+    pub running: SecondaryMap<Node, Vec<i64>>,
+    /// Per node (by [`Node::index`]), where its instance 0's first footprint is in `starts`, and
+    /// its number of footprints (empty when not tabulated).
     first: Vec<(usize, usize)>,
     /// `(row start, column start)` of each footprint of each instance, node by node, instance by
     /// instance (tabulated only when every start fits an `i64`: half the memory, and the table
@@ -63,26 +64,30 @@ pub struct Instances {
 
 /// Tabulates the running instances and footprint starts of every node of `em`.
 pub fn compute_instances(em: &Emitted) -> Instances {
-    let trips: Vec<Vec<i64>> = em.nodes.iter().map(|n| trips(em, n)).collect();
+    let trips: SecondaryMap<Node, Vec<i64>> =
+        em.nodes.iter().map(|(i, n)| (i, trips(em, n))).collect();
     let mut regs = [0i64; MAX_REGS];
-    let running = (em.nodes.iter().zip(&trips))
-        .map(|(n, t)| {
-            (0..instances(t))
+    let running = (em.nodes.iter())
+        .map(|(i, n)| {
+            let t = &trips[i];
+            let running = (0..instances(t))
                 .filter(|&u| {
                     decode(t, u, &mut regs);
                     on(n, &regs)
                 })
-                .collect()
+                .collect();
+            (i, running)
         })
         .collect();
-    let total: usize = (em.nodes.iter().zip(&trips))
-        .map(|(n, t)| n.foot.len().saturating_mul(instances(t) as usize))
+    let total: usize = (em.nodes.iter())
+        .map(|(i, n)| n.foot.len().saturating_mul(instances(&trips[i]) as usize))
         .fold(0usize, usize::saturating_add);
     let (mut first, mut starts) = (Vec::new(), Vec::new());
     if total <= MAX_TABULATED {
         starts.reserve(total);
         let mut fits = true;
-        for (n, t) in em.nodes.iter().zip(&trips) {
+        for (i, n) in em.nodes.iter() {
+            let t = &trips[i];
             first.push((starts.len(), n.foot.len()));
             for u in 0..instances(t) {
                 decode(t, u, &mut regs);
@@ -108,8 +113,8 @@ pub fn compute_instances(em: &Emitted) -> Instances {
 impl Instances {
     /// The starts of footprint `f` of instance `u` of node `i`.
     #[inline]
-    fn start(&self, em: &Emitted, i: usize, u: i64, f: usize) -> (i128, i128) {
-        match self.first.get(i) {
+    fn start(&self, em: &Emitted, i: Node, u: i64, f: usize) -> (i128, i128) {
+        match self.first.get(i.index()) {
             Some(&(at, feet)) => {
                 let (r, c) = self.starts[at + u as usize * feet + f];
                 (r.into(), c.into())
@@ -120,7 +125,7 @@ impl Instances {
 
     /// [`Instances::start`] of a kernel whose starts are not tabulated.
     #[cold]
-    fn evaluate_start(&self, em: &Emitted, i: usize, u: i64, f: usize) -> (i128, i128) {
+    fn evaluate_start(&self, em: &Emitted, i: Node, u: i64, f: usize) -> (i128, i128) {
         let foot = &em.nodes[i].foot[f];
         let mut regs = [0i64; MAX_REGS];
         decode(&self.trips[i], u, &mut regs);
@@ -133,8 +138,8 @@ impl Instances {
         &self,
         em: &Emitted,
         feet: &[FootPair],
-        (xi, u): (usize, i64),
-        (yi, v): (usize, i64),
+        (xi, u): (Node, i64),
+        (yi, v): (Node, i64),
     ) -> bool {
         feet.iter().any(|p| {
             p.always || {
@@ -167,7 +172,7 @@ pub struct FootPair {
 /// The pairs of footprints of `x` and `y` that can meet at some instances: one memory, one of
 /// them writing, and for two scratch tensors of one arena, overlapping element ranges. Decided
 /// once per pair of nodes.
-pub fn meeting_feet(x: &Node, y: &Node) -> Vec<FootPair> {
+pub fn meeting_feet(x: &NodeData, y: &NodeData) -> Vec<FootPair> {
     let mut out = Vec::new();
     for (fx, a) in x.foot.iter().enumerate() {
         for (fy, b) in y.foot.iter().enumerate() {

@@ -4,18 +4,19 @@
 //! It owns the greedy pruning of `lib.rs`: the waits of [`crate::codegen::sync::compute_sync`] are tried
 //! one at a time, consumer by consumer in node order and each consumer's waits in order, and a
 //! wait is removed when, without it (and without those removed before it), the program that
-//! [`crate::codegen::assemble::assemble`] builds is still free of races: when every conflicting pair of
+//! the backend builds ([`crate::build_program`]) is still free of races: when every conflicting pair of
 //! instruction instances that the simulator's race detector checks is still ordered. (The former pruning
 //! simulated that program under the race detector once per wait; it is now the tests' oracle,
 //! `tests/static_pruning.rs`, which finds the same waits on every example and corpus kernel.)
 //!
-//! **The program.** `assemble` drops a wait whose value is never positive, and one that a wait
-//! kept earlier in the same iteration of the same body of the same engine implies, and signals
-//! only the semaphores a kept wait reads; `Checker::keep` applies the same rules (memoising
-//! [`crate::codegen::sync::implies`]; when waits are removed it redoes their stretch from the
-//! first changed node only until the waits kept so far are the last pass's again, so a long
-//! straight-line stretch costs what changes), and debug builds check the result against
-//! `assemble`'s streams.
+//! **The program** keeps the waits that [`crate::codegen::redundant`]'s rule keeps (it drops a
+//! wait whose value is never positive, and one that a wait kept earlier in the same stretch of
+//! the same engine implies) and signals only the semaphores a kept wait reads. `Checker::keep`
+//! applies that rule through the module's functions (memoising
+//! [`crate::codegen::redundant::makes_redundant`]) incrementally: when waits are removed it
+//! redoes their stretch from the first changed node only until the waits kept so far are the
+//! last pass's again, so a long straight-line stretch costs what changes; debug builds check the
+//! result against [`crate::codegen::redundant::drop_redundant_waits`] computed at once.
 //!
 //! **The relation** is the one the race detector (`runtime_sim::sim::race`, `exec`) computes
 //! with vector clocks over the threads `pe act dve pool sp` and the 16 DMA queues:
@@ -85,9 +86,13 @@
 //! the waits not yet tried (correct, maybe redundant).
 
 use crate::codegen::emit::{ENode, Emitted};
+use crate::codegen::entities::{Node, Sem, Stretch, WaitId};
 use crate::codegen::footprints::{compute_instances, meeting_feet, Instances};
+use crate::codegen::redundant;
 use crate::codegen::sync::{self, Sync};
-use runtime_sim::isa::{Cmp, Engine, Expr, Op, Stmt, MAX_REGS};
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
+use runtime_sim::isa::{Cmp, Engine, Expr, MAX_REGS};
 use runtime_sim::machine::DMA_QUEUES;
 
 /// The most footprint checks spent finding the conflicting instances; past it nothing is pruned.
@@ -145,12 +150,8 @@ fn join_raises<L: Lane>(a: &mut Vc<L>, b: &Vc<L>) -> bool {
 }
 
 /// The thread whose events are a node's accesses: its engine, or its transfer's queue.
-fn thread(em: &Emitted, i: usize) -> usize {
-    let n = &em.nodes[i];
-    match n.queue() {
-        Some(q) => 5 + q as usize,
-        None => n.engine.index(),
-    }
+fn thread(em: &Emitted, i: Node) -> usize {
+    sync::thread(&em.nodes[i])
 }
 
 fn holds(pred: &[Cmp], regs: &[i64; MAX_REGS]) -> bool {
@@ -163,7 +164,9 @@ fn holds(pred: &[Cmp], regs: &[i64; MAX_REGS]) -> bool {
 /// node, the latest running conflicting instance before it in program order, with the
 /// producer's thread.
 struct Conflicts {
-    base: Vec<usize>,
+    base: SecondaryMap<Node, usize>,
+    /// The number of instances.
+    total: usize,
     /// `after[start[b] .. start[b + 1]]` are instance `b`'s.
     start: Vec<u32>,
     /// (thread, flat instance).
@@ -172,13 +175,12 @@ struct Conflicts {
 
 /// Finds the conflicting instances of every pair of `sync.pairs`, or `None` past the budget.
 fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conflicts> {
-    let mut base = Vec::with_capacity(em.nodes.len() + 1);
+    let mut base = SecondaryMap::new();
     let mut total = 0usize;
-    for t in &inst.trips {
-        base.push(total);
+    for (i, t) in inst.trips.iter() {
+        base[i] = total;
         total += sync::instances(t) as usize;
     }
-    base.push(total);
     if total >= u32::MAX as usize {
         return None;
     }
@@ -241,72 +243,21 @@ fn compute_conflicts(em: &Emitted, inst: &Instances, sync: &Sync) -> Option<Conf
     }
     Some(Conflicts {
         base,
+        total,
         start,
         after: found.into_iter().map(|(_, t, a)| (t, a)).collect(),
     })
 }
 
-/// A wait as the assembled program has it: semaphore, value, guard.
-type EWait<'p> = (usize, &'p Expr, &'p [Cmp]);
-
-/// The waits each node has in a program `assemble` built, by walking each engine's stream
-/// alongside the kernel's tree; `None` when they do not line up. Debug builds check
-/// [`Checker::keep`] against it.
-fn emitted<'p>(em: &Emitted, prog: &'p runtime_sim::isa::Program) -> Option<Vec<Vec<EWait<'p>>>> {
-    fn walk<'p>(
-        em: &Emitted,
-        tree: &[ENode],
-        e: Engine,
-        stmts: &'p [Stmt],
-        k: &mut usize,
-        out: &mut Vec<Vec<EWait<'p>>>,
-    ) -> Option<()> {
-        for t in tree {
-            match t {
-                ENode::Loop(_, body) => {
-                    if !sync::engine_has(em, body, e) {
-                        continue;
-                    }
-                    let Stmt::Loop(l) = stmts.get(*k)? else {
-                        return None;
-                    };
-                    *k += 1;
-                    let mut j = 0;
-                    walk(em, body, e, &l.body, &mut j, out)?;
-                    if j != l.body.len() {
-                        return None;
-                    }
-                }
-                ENode::Inst(i) => {
-                    if em.nodes[*i].engine != e {
-                        continue;
-                    }
-                    loop {
-                        let Stmt::Inst(inst) = stmts.get(*k)? else {
-                            return None;
-                        };
-                        *k += 1;
-                        match &inst.op {
-                            Op::Wait { sem, value } => out[*i].push((*sem, value, &inst.pred)),
-                            _ => break,
-                        }
-                    }
-                }
-            }
-        }
-        Some(())
-    }
-    let mut out = vec![Vec::new(); em.nodes.len()];
-    for e in Engine::ALL {
-        let stmts = prog.stream(e);
-        let mut k = 0;
-        walk(em, &em.tree, e, stmts, &mut k, &mut out)?;
-        if k != stmts.len() {
-            return None;
-        }
-    }
-    Some(out)
+/// A table with one entry per semaphore of `sync`, each `v`.
+fn per_sem<T: Clone>(sync: &Sync, v: T) -> SecondaryMap<Sem, T> {
+    let mut m = SecondaryMap::with_default(v);
+    m.resize(sync.semaphores.len());
+    m
 }
+
+/// Per wait, whether it is still in the program's waits (not pruned).
+type Alive = SecondaryMap<WaitId, bool>;
 
 /// Why a check stopped.
 enum Stop {
@@ -318,22 +269,20 @@ enum Stop {
 
 /// What the checks share: the kernel's waits numbered in pruning order (`(node, index)` in
 /// `sync.waits`), what each asks for at each instance, and the implications between waits that
-/// [`crate::codegen::assemble`] uses to drop some (memoised).
+/// [`crate::codegen::redundant`] drops some by (memoised).
 struct Checker<'a, L: Lane> {
     em: &'a Emitted,
     inst: &'a Instances,
     sync: &'a Sync,
     cf: &'a Conflicts,
-    /// Per wait: its node and index in the node's waits.
-    waits: Vec<(usize, usize)>,
-    /// Per wait, its semaphore.
-    sem: Vec<usize>,
-    /// Per node, its waits' numbers.
-    of_node: Vec<Vec<usize>>,
-    /// Per wait, whether `assemble` may keep it (its value is positive somewhere).
-    positive: Vec<bool>,
+    /// The waits, in pruning order.
+    waits: PrimaryMap<WaitId, WaitAt>,
+    /// Per node, its waits.
+    of_node: SecondaryMap<Node, Vec<WaitId>>,
+    /// Per wait, whether the program may keep it ([`redundant::may_keep`]).
+    positive: SecondaryMap<WaitId, bool>,
     /// Per wait, `offset[w] + v` indexes `need` for instance `v` of its node.
-    offset: Vec<usize>,
+    offset: SecondaryMap<WaitId, usize>,
     /// The signals a wait needs at an instance (0: it is off, or satisfied at once).
     need: Vec<u32>,
     /// Per wait instance (indexed like `need`), whether its join raised its engine's clock in
@@ -348,32 +297,32 @@ struct Checker<'a, L: Lane> {
     /// node's waits, and no other wait of the instance, reached that instance's epoch. Removing
     /// waits only lowers clocks, so every later program without it (and with no wait that it
     /// implied put back in its place) has that race ([`compute_pruned_waits`]).
-    needed: Vec<bool>,
+    needed: SecondaryMap<WaitId, bool>,
     /// The waits the walk under way found needed (committed when it finds no race).
-    needed_log: Vec<u32>,
+    needed_log: Vec<WaitId>,
     /// Per stretch, whether every live wait in it is kept, as last computed since its kept
     /// waits changed ([`Checker::certainly_needed`]).
-    clean: std::collections::HashMap<usize, bool>,
+    clean: std::collections::HashMap<Stretch, bool>,
     /// Per flat instance, whether it runs.
     on: Vec<bool>,
     /// Every instance in program order: (node, linear iteration index).
-    order: Vec<(u32, u32)>,
+    order: Vec<(Node, u32)>,
     /// The node signalling each semaphore.
-    signaller: Vec<usize>,
+    signaller: SecondaryMap<Sem, Option<Node>>,
     /// Per wait, the thread of the node it waits for ([`thread`]).
-    producer_thread: Vec<usize>,
-    /// Whether a kept wait (first) makes a later one (second) redundant, as `assemble` decides
+    producer_thread: SecondaryMap<WaitId, usize>,
+    /// Whether a kept wait (first) makes a later one (second) redundant ([`redundant`])
     /// (memoised: 0 unknown, 1 no, 2 yes), at `first * waits + second` (up to [`DENSE_MEMO`]
     /// waits; past it in `implied_sparse`).
     implied: Vec<u8>,
-    implied_sparse: std::collections::HashMap<(usize, usize), bool>,
+    implied_sparse: std::collections::HashMap<(WaitId, WaitId), bool>,
     /// Per node, the waits the program has before it (see [`Checker::keep`]).
-    kept: Vec<Vec<usize>>,
-    /// The stretches of one engine's stream within which `assemble` remembers the waits it
+    kept: SecondaryMap<Node, Vec<WaitId>>,
+    /// The stretches of one engine's stream within which the program remembers the waits it
     /// kept (a body of a loop, cut by the nested loops that hold work of the engine), each with
     /// its engine; and the stretch of each node (`usize::MAX`: none).
-    segments: Vec<(Engine, Vec<usize>)>,
-    segment_of: Vec<usize>,
+    segments: PrimaryMap<Stretch, (Engine, Vec<Node>)>,
+    segment_of: SecondaryMap<Node, PackedOption<Stretch>>,
     /// The clocks of the latest walk. Its records (the epochs of the instances before position
     /// `valid_until` of `order`, the signals published there) are those a whole walk of the
     /// current program would compute; see [`Checker::race_free`].
@@ -383,38 +332,45 @@ struct Checker<'a, L: Lane> {
     /// most `valid_until`; the first at 0), every `every` positions.
     checkpoints: Vec<Checkpoint<L>>,
     every: usize,
-    /// Per node, the position in `order` of its first instance (`usize::MAX`: none).
-    first_pos: Vec<usize>,
-    /// Per node, the position in `order` of its last instance (0: none).
-    last_pos: Vec<usize>,
+    /// Per node with an instance, the positions in `order` of its first and last.
+    positions: SecondaryMap<Node, Option<(usize, usize)>>,
     /// Per semaphore and signal, the last position in `order` of an instance of a wait (any,
     /// kept or not) that may read it ([`Diff`]).
-    last_read: Vec<Vec<u32>>,
+    last_read: SecondaryMap<Sem, Vec<u32>>,
     /// The semaphores the program of the last walk that found no race signals (those a kept
     /// wait read).
-    read: Vec<bool>,
+    read: SecondaryMap<Sem, bool>,
     /// Per semaphore, how many waits of [`Checker::kept`] read it (kept up to date by
     /// [`Checker::set_kept`]): the semaphores the current program signals are those above 0.
-    readers: Vec<u32>,
+    readers: SecondaryMap<Sem, u32>,
     /// `readers[s] > 0`, per semaphore.
-    read_now: Vec<bool>,
+    read_now: SecondaryMap<Sem, bool>,
     /// The semaphores whose readers changed since the last walk that found no race (with
     /// repeats): only they can be signalled differently from it.
-    dirty: Vec<usize>,
+    dirty: Vec<Sem>,
     /// Per stretch, what [`Checker::keep_segment`] last computed there ([`KeptRun`]; `None`:
     /// to compute from the stretch's start).
-    runs: Vec<Option<KeptRun>>,
+    runs: SecondaryMap<Stretch, Option<KeptRun>>,
     /// Per node, its position in its stretch.
-    position: Vec<usize>,
+    position: SecondaryMap<Node, usize>,
     /// The instance steps walked so far ([`PRUNE_BUDGET`]).
     steps: u64,
+}
+
+/// A wait as the checks see it: its node, its index in the node's waits, its semaphore.
+#[derive(Clone, Copy)]
+struct WaitAt {
+    node: Node,
+    index: usize,
+    sem: Sem,
 }
 
 /// What [`Checker::keep_segment`] computed for one stretch: per producer thread, the waits
 /// kept in the stretch in node order, and per position `k` of the stretch (up to its length),
 /// how many of each thread's were kept before its `k`th node.
+#[derive(Clone)]
 struct KeptRun {
-    lists: Vec<Vec<usize>>,
+    lists: Vec<Vec<WaitId>>,
     lens: Vec<[u32; THREADS]>,
 }
 
@@ -424,26 +380,26 @@ struct Checkpoint<L> {
     pos: usize,
     clock: [Vc<L>; 5],
     queue_epoch: [L; DMA_QUEUES],
-    published: Vec<u32>,
+    published: SecondaryMap<Sem, u32>,
 }
 
 /// The state of one pass of clock propagation over the instances in program order.
-struct State<L> {
+struct State<L: Copy> {
     /// The engines' clocks.
     clock: [Vc<L>; 5],
     queue_epoch: [L; DMA_QUEUES],
     /// Per semaphore, the join of its first `k + 1` signals' clocks at `k`: the first
     /// [`State::len`] of them are the current walk's, the rest the last walk's (a walk
     /// overwrites them in place, logging what it overwrote in `undo`).
-    prefix: Vec<Vec<Vc<L>>>,
+    prefix: SecondaryMap<Sem, Vec<Vc<L>>>,
     /// Per semaphore, how many signals the current walk has published (counting those before
     /// its start), valid where `stamp` is the walk's `generation` (elsewhere: the start
     /// snapshot's count).
-    len: Vec<u32>,
-    stamp: Vec<u32>,
+    len: SecondaryMap<Sem, u32>,
+    stamp: SecondaryMap<Sem, u32>,
     generation: u32,
     /// The entries of `prefix` the current walk overwrote (`None`: it pushed one).
-    undo: Vec<(u32, u32, Option<Vc<L>>)>,
+    undo: Vec<(Sem, u32, Option<Vc<L>>)>,
     /// Per flat instance that ran, the epoch of its access on its thread.
     epoch: Vec<L>,
 }
@@ -455,68 +411,63 @@ impl<'a, L: Lane> Checker<'a, L> {
         sync: &'a Sync,
         cf: &'a Conflicts,
     ) -> Checker<'a, L> {
-        let n = em.nodes.len();
-        let total = cf.base[n];
+        let total = cf.total;
         let mut on = vec![false; total];
         let mut regs = [0i64; MAX_REGS];
-        for (i, running) in inst.running.iter().enumerate() {
+        for (i, running) in inst.running.iter() {
             for &u in running {
                 on[cf.base[i] + u as usize] = true;
             }
         }
         let mut order = Vec::with_capacity(total);
         program_order(em, &em.tree, &mut regs, &mut order);
-        let mut first_pos = vec![usize::MAX; n];
-        for (pos, &(i, _)) in order.iter().enumerate().rev() {
-            first_pos[i as usize] = pos;
-        }
-        let mut last_pos = vec![0; n];
+        let mut positions: SecondaryMap<Node, Option<(usize, usize)>> = SecondaryMap::new();
         let mut pos_of = vec![0u32; total];
         for (pos, &(i, lin)) in order.iter().enumerate() {
-            last_pos[i as usize] = pos;
-            pos_of[cf.base[i as usize] + lin as usize] = pos as u32;
+            let first = positions[i].map_or(pos, |p| p.0);
+            positions[i] = Some((first, pos));
+            pos_of[cf.base[i] + lin as usize] = pos as u32;
         }
         // About 256 snapshots over the walk, none closer than 64 instances.
         let every = (order.len() / 256).max(64);
-        let mut signaller = vec![usize::MAX; sync.semaphores.len()];
-        for (i, s) in sync.signal.iter().enumerate() {
-            if let Some(s) = *s {
-                signaller[s] = i;
-            }
-        }
-        let (mut waits, mut of_node, mut positive) = (Vec::new(), vec![Vec::new(); n], Vec::new());
-        let (mut offset, mut need, mut sem) = (Vec::new(), Vec::new(), Vec::new());
-        for (yi, ws) in sync.waits.iter().enumerate() {
+        let signaller = redundant::compute_signallers(sync);
+        let (mut waits, mut of_node) =
+            (PrimaryMap::new(), SecondaryMap::<Node, Vec<WaitId>>::new());
+        let (mut positive, mut offset) = (SecondaryMap::new(), SecondaryMap::new());
+        let mut need = Vec::new();
+        for (yi, ws) in sync.waits.iter() {
             let t = sync::trips(em, &em.nodes[yi]);
             for (k, w) in ws.iter().enumerate() {
-                of_node[yi].push(waits.len());
-                waits.push((yi, k));
-                sem.push(w.sem);
-                positive.push(!sync::never_positive(&w.value, &t));
-                offset.push(need.len());
+                let id = waits.push(WaitAt {
+                    node: yi,
+                    index: k,
+                    sem: w.sem,
+                });
+                of_node[yi].push(id);
+                positive[id] = redundant::may_keep(w, &t);
+                offset[id] = need.len();
                 need.resize(need.len() + sync::instances(&t) as usize, 0);
                 // (A wait runs only where its node does: elsewhere it needs nothing.)
                 for &v in &inst.running[yi] {
                     sync::decode(&t, v, &mut regs);
                     if holds(&w.pred, &regs) {
-                        let at = offset[offset.len() - 1] + v as usize;
+                        let at = offset[id] + v as usize;
                         need[at] = w.value.eval(&regs).clamp(0, u32::MAX as i128) as u32;
                     }
                 }
             }
         }
-        let mut last_read: Vec<Vec<u32>> = signaller
-            .iter()
-            .map(|&i| match i < n {
-                true => vec![0; sync::instances(&inst.trips[i]) as usize],
-                false => Vec::new(),
-            })
-            .collect();
-        for (w, &(yi, _)) in waits.iter().enumerate() {
+        let mut last_read = per_sem(sync, Vec::new());
+        for (s, i) in signaller.iter() {
+            if let Some(i) = *i {
+                last_read[s] = vec![0; sync::instances(&inst.trips[i]) as usize];
+            }
+        }
+        for (w, &WaitAt { node: yi, sem, .. }) in waits.iter() {
             let at = offset[w];
-            for v in 0..cf.base[yi + 1] - cf.base[yi] {
+            for v in 0..sync::instances(&inst.trips[yi]) as usize {
                 let k = need[at + v] as usize;
-                if let Some(r) = k.checked_sub(1).and_then(|k| last_read[sem[w]].get_mut(k)) {
+                if let Some(r) = k.checked_sub(1).and_then(|k| last_read[sem].get_mut(k)) {
                     *r = (*r).max(pos_of[cf.base[yi] + v]);
                 }
             }
@@ -527,14 +478,9 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         let nw = waits.len();
         // (Every waited semaphore has its signalling node: `sync` makes them in pairs.)
-        let producer_thread = sem
+        let producer_thread = waits
             .iter()
-            .map(|&x| {
-                signaller
-                    .get(x)
-                    .filter(|&&i| i < n)
-                    .map_or(0, |&i| thread(em, i))
-            })
+            .map(|(w, x)| (w, signaller[x.sem].map_or(0, |i| thread(em, i))))
             .collect();
         Checker {
             em,
@@ -542,13 +488,12 @@ impl<'a, L: Lane> Checker<'a, L> {
             sync,
             cf,
             waits,
-            sem,
             of_node,
             positive,
             offset,
             raised: vec![false; need.len()],
             raised_log: Vec::new(),
-            needed: vec![false; nw],
+            needed: SecondaryMap::new(),
             needed_log: Vec::new(),
             clean: std::collections::HashMap::new(),
             need,
@@ -562,15 +507,15 @@ impl<'a, L: Lane> Checker<'a, L> {
                 Vec::new()
             },
             implied_sparse: std::collections::HashMap::new(),
-            kept: vec![Vec::new(); n],
-            segments: Vec::new(),
-            segment_of: vec![usize::MAX; n],
+            kept: SecondaryMap::new(),
+            segments: PrimaryMap::new(),
+            segment_of: SecondaryMap::new(),
             st: State {
                 clock,
                 queue_epoch: [L::default(); DMA_QUEUES],
-                prefix: vec![Vec::new(); sync.semaphores.len()],
-                len: vec![0; sync.semaphores.len()],
-                stamp: vec![0; sync.semaphores.len()],
+                prefix: per_sem(sync, Vec::new()),
+                len: per_sem(sync, 0),
+                stamp: per_sem(sync, 0),
                 generation: 0,
                 undo: Vec::new(),
                 epoch: vec![L::default(); total],
@@ -580,48 +525,44 @@ impl<'a, L: Lane> Checker<'a, L> {
                 pos: 0,
                 clock,
                 queue_epoch: [L::default(); DMA_QUEUES],
-                published: vec![0; sync.semaphores.len()],
+                published: per_sem(sync, 0),
             }],
             every,
-            first_pos,
-            last_pos,
+            positions,
             last_read,
-            read: vec![false; sync.semaphores.len()],
-            readers: vec![0; sync.semaphores.len()],
-            read_now: vec![false; sync.semaphores.len()],
+            read: per_sem(sync, false),
+            readers: per_sem(sync, 0),
+            read_now: per_sem(sync, false),
             dirty: Vec::new(),
-            runs: Vec::new(),
-            position: vec![0; n],
+            runs: SecondaryMap::new(),
+            position: SecondaryMap::new(),
             steps: 0,
         }
     }
 
-    /// Cuts every engine's stream into the stretches `assemble` filters alone.
+    /// Cuts every engine's stream into its stretches ([`redundant::compute_stretches`]).
     fn compute_segments(&mut self) {
-        for e in Engine::ALL {
-            let mut out = Vec::new();
-            segments_in(self.em, &self.em.tree, e, &mut out);
-            for seg in out {
-                let id = self.segments.len();
-                for (k, &i) in seg.iter().enumerate() {
-                    self.segment_of[i] = id;
-                    self.position[i] = k;
-                }
-                self.runs.push(None);
-                self.segments.push((e, seg));
+        for (e, seg) in redundant::compute_stretches(self.em) {
+            let id = self.segments.next_key();
+            for (k, &i) in seg.iter().enumerate() {
+                self.segment_of[i] = id.into();
+                self.position[i] = k;
             }
+            self.segments.push((e, seg));
         }
     }
 
-    fn wait(&self, w: usize) -> &'a sync::Wait {
-        let (yi, k) = self.waits[w];
+    fn wait(&self, w: WaitId) -> &'a sync::Wait {
+        let WaitAt {
+            node: yi, index: k, ..
+        } = self.waits[w];
         &self.sync.waits[yi][k]
     }
 
-    /// Whether `assemble` drops wait `b` (of node `i`) when wait `a` ran before it in the same
+    /// Whether the program drops wait `b` (of node `i`) when wait `a` ran before it in the same
     /// iteration of the same body of the same engine.
-    fn implies(&mut self, a: usize, b: usize, i: usize) -> bool {
-        let at = a * self.waits.len() + b;
+    fn implies(&mut self, a: WaitId, b: WaitId, i: Node) -> bool {
+        let at = a.index() * self.waits.len() + b.index();
         let dense = !self.implied.is_empty();
         if dense && self.implied[at] != 0 {
             return self.implied[at] == 2;
@@ -630,19 +571,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             return x;
         }
         let (wa, wb) = (self.wait(a), self.wait(b));
-        let x = wa.pred.iter().all(|c| wb.pred.contains(c))
-            && ((wa.sem == wb.sem
-                && wa.value.terms == wb.value.terms
-                && wa.value.constant >= wb.value.constant)
-                || sync::implies(
-                    self.em,
-                    Some(self.inst),
-                    i,
-                    self.signaller[wa.sem],
-                    &wa.value,
-                    self.signaller[wb.sem],
-                    &wb.value,
-                ));
+        let x = redundant::makes_redundant(self.em, Some(self.inst), i, &self.signaller, wa, wb);
         if dense {
             self.implied[at] = 1 + u8::from(x);
         } else {
@@ -653,16 +582,16 @@ impl<'a, L: Lane> Checker<'a, L> {
 
     /// Makes `ws` the waits node `i` keeps, counting the semaphores they read; returns the
     /// waits it kept before.
-    fn set_kept(&mut self, i: usize, ws: Vec<usize>) -> Vec<usize> {
+    fn set_kept(&mut self, i: Node, ws: Vec<WaitId>) -> Vec<WaitId> {
         let was = std::mem::replace(&mut self.kept[i], ws);
         for &w in &was {
-            let s = self.sem[w];
+            let s = self.waits[w].sem;
             self.readers[s] -= 1;
             self.read_now[s] = self.readers[s] > 0;
             self.dirty.push(s);
         }
         for &w in &self.kept[i] {
-            let s = self.sem[w];
+            let s = self.waits[w].sem;
             self.readers[s] += 1;
             self.read_now[s] = true;
             self.dirty.push(s);
@@ -671,15 +600,15 @@ impl<'a, L: Lane> Checker<'a, L> {
     }
 
     /// Sets [`Checker::kept`] for the nodes of engine `e`: the waits of `alive` that the program
-    /// `assemble` builds keeps, by its rules: a wait whose value is never positive is dropped,
+    /// keeps, by [`redundant`]'s rule: a wait whose value is never positive is dropped,
     /// and so is one that a wait kept earlier in the same iteration of the same body of the same
     /// engine implies. (The other engines' waits do not change what it keeps on `e`.)
-    fn keep(&mut self, e: Engine, alive: &[bool]) {
+    fn keep(&mut self, e: Engine, alive: &Alive) {
         if self.segments.is_empty() {
             self.compute_segments();
         }
         let mut moved = Vec::new();
-        for s in 0..self.segments.len() {
+        for s in self.segments.keys() {
             if self.segments[s].0 == e {
                 self.runs[s] = None;
                 self.keep_segment(s, alive, &mut moved, &[]);
@@ -700,10 +629,10 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// down a long stretch so costs what changes, not the stretch per wait.
     fn keep_segment(
         &mut self,
-        s: usize,
-        alive: &[bool],
-        moved: &mut Vec<(usize, Vec<usize>)>,
-        changed: &[usize],
+        s: Stretch,
+        alive: &Alive,
+        moved: &mut Vec<(Node, Vec<WaitId>)>,
+        changed: &[Node],
     ) {
         self.clean.remove(&s);
         let nodes = std::mem::take(&mut self.segments[s].1);
@@ -714,7 +643,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         // Where the pass starts, and the last changed node.
         let mine = || {
             (changed.iter())
-                .filter(|&&i| self.segment_of[i] == s)
+                .filter(|&&i| self.segment_of[i].expand() == Some(s))
                 .map(|&i| self.position[i])
         };
         let (start, last) = match (&old, mine().min()) {
@@ -723,7 +652,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         };
         // The kept waits so far, by the thread of their producer: a wait implies another only
         // when both producers are on one thread (one queue, or one compute engine; `implies`).
-        let mut known: Vec<Vec<usize>> = vec![Vec::new(); THREADS];
+        let mut known: Vec<Vec<WaitId>> = vec![Vec::new(); THREADS];
         let base = lens[start];
         if let Some(lists) = &old {
             for (t, k) in known.iter_mut().enumerate() {
@@ -731,24 +660,21 @@ impl<'a, L: Lane> Checker<'a, L> {
             }
         }
         let mut converged = false;
-        let mut ws = Vec::new();
+        let (mut ws, mut candidates) = (Vec::new(), Vec::new());
         for (at, &i) in nodes.iter().enumerate().skip(start) {
             ws.clear();
-            for k in 0..self.of_node[i].len() {
-                let w = self.of_node[i][k];
-                if !alive[w] || !self.positive[w] {
-                    continue;
-                }
-                let t = self.producer_thread[w];
-                let implied = (0..known[t].len()).any(|j| {
-                    let a = known[t][j];
-                    self.implies(a, w, i)
-                });
-                if !implied {
-                    known[t].push(w);
-                    ws.push(w);
-                }
-            }
+            candidates.clear();
+            candidates.extend(
+                (self.of_node[i].iter())
+                    .filter(|&&w| alive[w] && self.positive[w])
+                    .map(|&w| (w, self.producer_thread[w])),
+            );
+            redundant::keep_node(
+                candidates.iter().copied(),
+                &mut known,
+                |a, w| self.implies(a, w, i),
+                &mut ws,
+            );
             if ws != self.kept[i] {
                 let was = self.set_kept(i, ws.clone());
                 moved.push((i, was));
@@ -776,7 +702,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         self.segments[s].1 = nodes;
     }
 
-    /// Whether the program `assemble` builds with the kept waits is free of races, or `None`
+    /// Whether the program with the kept waits is free of races, or `None`
     /// when undecided.
     ///
     /// `changed` is the first position of the program order at which this program may differ
@@ -793,15 +719,14 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// walk's: it stops there and keeps that walk's records (a kernel of sequential loops walks
     /// one loop or two per wait, not the rest of the kernel).
     fn race_free(&mut self, changed: usize, until: usize) -> Option<bool> {
-        // Like `assemble`, signal only the semaphores some kept wait reads (`read_now`); those
+        // Like the program, signal only the semaphores some kept wait reads (`read_now`); those
         // signalled differently from the last walk are among `dirty`.
         let (mut changed, mut until) = (changed, until);
         for &s in &self.dirty {
             if self.read_now[s] != self.read[s] {
-                let i = self.signaller[s];
-                if let Some(&p) = self.first_pos.get(i) {
-                    changed = changed.min(p);
-                    until = until.max(self.last_pos[i]);
+                if let Some((first, last)) = self.signaller[s].and_then(|i| self.positions[i]) {
+                    changed = changed.min(first);
+                    until = until.max(last);
                 }
             }
         }
@@ -823,7 +748,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         // Every semaphore's count is the snapshot's until the walk publishes to it.
         st.generation = st.generation.wrapping_add(1);
         if st.generation == 0 {
-            st.stamp.fill(0);
+            st.stamp.values_mut().for_each(|x| *x = 0);
             st.generation = 1;
         }
         st.undo.clear();
@@ -831,7 +756,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             em: self.em,
             cf: self.cf,
             kept: &self.kept,
-            sem: &self.sem,
+            waits: &self.waits,
             offset: &self.offset,
             need: &self.need,
             raised_log: &mut self.raised_log,
@@ -845,7 +770,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                 start_len: &start_len,
                 last_read: &self.last_read,
                 read_after: 0,
-                tail_differs: vec![false; self.sync.semaphores.len()],
+                tail_differs: per_sem(self.sync, false),
                 tails_differing: 0,
                 epochs_differ: false,
                 epoch_log: Vec::new(),
@@ -863,7 +788,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                     pos,
                     clock: walk.st.clock,
                     queue_epoch: walk.st.queue_epoch,
-                    published: (0..start_len.len()).map(|s| walk.len(s)).collect(),
+                    published: start_len.keys().map(|s| (s, walk.len(s))).collect(),
                 };
                 while next_old < old_checkpoints.len() && old_checkpoints[next_old].pos < pos {
                     next_old += 1;
@@ -886,7 +811,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                 }
                 self.checkpoints.push(now);
             }
-            r = walk.inst(i as usize, lin as usize);
+            r = walk.inst(i, lin as usize);
             self.steps += 1;
             if r.is_err() {
                 break;
@@ -904,7 +829,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             }
             let st = &mut self.st;
             for &(s, at, old) in st.undo.iter().rev() {
-                let p = &mut st.prefix[s as usize];
+                let p = &mut st.prefix[s];
                 match old {
                     Some(v) => p[at as usize] = v,
                     None => {
@@ -922,7 +847,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         if converged.is_none() {
             // Past the walk's end nothing is the last walk's any more.
             let st = &mut self.st;
-            for (s, p) in st.prefix.iter_mut().enumerate() {
+            for (s, p) in st.prefix.iter_mut() {
                 let len = match st.stamp[s] == st.generation {
                     true => st.len[s],
                     false => start_len[s],
@@ -936,7 +861,7 @@ impl<'a, L: Lane> Checker<'a, L> {
                     self.raised[at as usize] = raised;
                 }
                 for &w in &self.needed_log {
-                    self.needed[w as usize] = true;
+                    self.needed[w] = true;
                 }
                 self.valid_until = self.order.len();
                 for &s in &self.dirty {
@@ -957,44 +882,44 @@ impl<'a, L: Lane> Checker<'a, L> {
     }
 
     /// The instances of wait `w` (one per instance of its node), as indices of `need`.
-    fn instances_of(&self, w: usize) -> std::ops::Range<usize> {
-        let i = self.waits[w].0;
+    fn instances_of(&self, w: WaitId) -> std::ops::Range<usize> {
+        let i = self.waits[w].node;
         let at = self.offset[w];
-        at..at + (self.cf.base[i + 1] - self.cf.base[i])
+        at..at + sync::instances(&self.inst.trips[i]) as usize
     }
 
     /// Whether wait `w` is in the current program and its join raised no clock at any instance
     /// (the current program computes the same clocks without it).
-    fn orders_nothing(&self, w: usize) -> bool {
-        self.kept[self.waits[w].0].contains(&w)
+    fn orders_nothing(&self, w: WaitId) -> bool {
+        self.kept[self.waits[w].node].contains(&w)
             && !self.raised[self.instances_of(w)].contains(&true)
     }
 
     /// Whether wait `w` stays whatever the others do: the program keeps it, a walk found it
     /// needed ([`Checker::needed`]), and no wait it could imply is waiting in its stretch to
     /// come back in its place (every live wait there is kept).
-    fn certainly_needed(&mut self, w: usize, alive: &[bool]) -> bool {
-        let i = self.waits[w].0;
+    fn certainly_needed(&mut self, w: WaitId, alive: &Alive) -> bool {
+        let i = self.waits[w].node;
         if !alive[w] || !self.needed[w] || !self.kept[i].contains(&w) {
             return false;
         }
         if self.segments.is_empty() {
             self.compute_segments();
         }
-        let s = self.segment_of[i];
-        if let Some(&clean) = self.clean.get(&s) {
+        let s = self.segment_of[i].expand();
+        if let Some(&clean) = s.and_then(|s| self.clean.get(&s)) {
             return clean;
         }
-        let nodes: &[usize] = match s {
-            usize::MAX => std::slice::from_ref(&i),
-            s => &self.segments[s].1,
+        let nodes: &[Node] = match s {
+            None => std::slice::from_ref(&i),
+            Some(s) => &self.segments[s].1,
         };
         let clean = nodes.iter().all(|&j| {
             self.of_node[j]
                 .iter()
                 .all(|&x| !alive[x] || !self.positive[x] || self.kept[j].contains(&x))
         });
-        if s != usize::MAX {
+        if let Some(s) = s {
             self.clean.insert(s, clean);
         }
         clean
@@ -1003,31 +928,30 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// Removes the waits `trial` when the program stays free of races without them, and says
     /// whether it did (otherwise the program is as it was).
     ///
-    /// Most removals need no walk. A wait `assemble` already drops (an earlier wait of its
+    /// Most removals need no walk. A wait the program already drops (an earlier wait of its
     /// engine implies it) is not in the program, so removing it changes nothing. Nor does
     /// removing waits whose joins raised no clock ([`Checker::orders_nothing`]): a wait that
-    /// `assemble` keeps in their place was dropped because one of them implied it, so it
+    /// the program keeps in their place was dropped because one of them implied it, so it
     /// joins no more than that one did and raises nothing either.
-    fn try_remove(&mut self, trial: &[usize], alive: &mut [bool]) -> bool {
+    fn try_remove(&mut self, trial: &[WaitId], alive: &mut Alive) -> bool {
         if self.segments.is_empty() {
             self.compute_segments();
         }
         // Only the kept waits of the trial's stretches can change.
-        let mut segs: Vec<usize> = trial
+        let mut segs: Vec<Stretch> = trial
             .iter()
-            .map(|&x| self.segment_of[self.waits[x].0])
-            .filter(|&s| s != usize::MAX)
+            .filter_map(|&x| self.segment_of[self.waits[x].node].expand())
             .collect();
         segs.sort_unstable();
         segs.dedup();
         let silent = trial
             .iter()
-            .all(|&x| !self.kept[self.waits[x].0].contains(&x) || self.orders_nothing(x));
+            .all(|&x| !self.kept[self.waits[x].node].contains(&x) || self.orders_nothing(x));
         for &x in trial {
             alive[x] = false;
         }
         let mut moved = Vec::new();
-        let changed: Vec<usize> = trial.iter().map(|&x| self.waits[x].0).collect();
+        let changed: Vec<Node> = trial.iter().map(|&x| self.waits[x].node).collect();
         for &s in &segs {
             self.keep_segment(s, alive, &mut moved, &changed);
         }
@@ -1036,7 +960,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         if silent {
             for (i, was) in &moved {
-                let back: Vec<usize> = (self.kept[*i].iter())
+                let back: Vec<WaitId> = (self.kept[*i].iter())
                     .filter(|x| !was.contains(x))
                     .copied()
                     .collect();
@@ -1049,12 +973,12 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
         let first = moved
             .iter()
-            .map(|&(i, _)| self.first_pos[i])
+            .filter_map(|&(i, _)| self.positions[i].map(|p| p.0))
             .min()
-            .unwrap_or(usize::MAX);
+            .unwrap_or(self.order.len());
         let until = moved
             .iter()
-            .map(|&(i, _)| self.last_pos[i])
+            .filter_map(|&(i, _)| self.positions[i].map(|p| p.1))
             .max()
             .unwrap_or(0);
         if self.race_free(first, until) == Some(true) {
@@ -1080,7 +1004,7 @@ fn program_order(
     em: &Emitted,
     tree: &[ENode],
     regs: &mut [i64; MAX_REGS],
-    out: &mut Vec<(u32, u32)>,
+    out: &mut Vec<(Node, u32)>,
 ) {
     for t in tree {
         match t {
@@ -1098,32 +1022,32 @@ fn program_order(
                     .iter()
                     .enumerate()
                     .fold(0i64, |acc, (d, &l)| acc * em.loops[l].0 as i64 + regs[d]);
-                out.push((*i as u32, lin as u32));
+                out.push((*i, lin as u32));
             }
         }
     }
 }
 
 /// One pass of clock propagation over the instances in program order.
-struct Walk<'a, L> {
+struct Walk<'a, L: Copy> {
     em: &'a Emitted,
     cf: &'a Conflicts,
     /// Per node, the numbers of the waits the program has before it.
-    kept: &'a [Vec<usize>],
-    sem: &'a [usize],
-    offset: &'a [usize],
+    kept: &'a SecondaryMap<Node, Vec<WaitId>>,
+    waits: &'a PrimaryMap<WaitId, WaitAt>,
+    offset: &'a SecondaryMap<WaitId, usize>,
     need: &'a [u32],
     /// Where the walk records, per wait instance it runs, whether the join raised the clock.
     raised_log: &'a mut Vec<(u32, bool)>,
     /// Where the walk records the waits it found needed ([`Checker::needed`]).
-    needed_log: &'a mut Vec<u32>,
+    needed_log: &'a mut Vec<WaitId>,
     /// The waits the current instance joined, each with the clock it joined.
-    joined: Vec<(usize, Vc<L>)>,
+    joined: Vec<(WaitId, Vc<L>)>,
     on: &'a [bool],
     /// The semaphore each node signals, and which semaphores a kept wait reads (the others are
     /// not signalled).
-    signal: &'a [Option<usize>],
-    read: &'a [bool],
+    signal: &'a SecondaryMap<Node, PackedOption<Sem>>,
+    read: &'a SecondaryMap<Sem, bool>,
     st: &'a mut State<L>,
     diff: Diff<'a, L>,
 }
@@ -1132,14 +1056,14 @@ struct Walk<'a, L> {
 struct Diff<'a, L> {
     /// Per semaphore, how many signals the last walk had published at the start of this one
     /// (the signals it published from there on are still in `prefix` past this walk's).
-    start_len: &'a [u32],
+    start_len: &'a SecondaryMap<Sem, u32>,
     /// Per semaphore and signal, the last position of a wait instance that may read it.
-    last_read: &'a [Vec<u32>],
+    last_read: &'a SecondaryMap<Sem, Vec<u32>>,
     /// The last position that may read a signal this walk published differently.
     read_after: usize,
     /// Per semaphore, whether its latest signal differs from the last walk's (later ones, joined
     /// with it, would too), and how many do.
-    tail_differs: Vec<bool>,
+    tail_differs: SecondaryMap<Sem, bool>,
     tails_differing: usize,
     /// Whether an instance's epoch differs from the last walk's.
     epochs_differ: bool,
@@ -1149,7 +1073,7 @@ struct Diff<'a, L> {
 
 impl<L: Lane> Walk<'_, L> {
     /// How many signals of `sem` this walk has published, counting those before its start.
-    fn len(&self, sem: usize) -> u32 {
+    fn len(&self, sem: Sem) -> u32 {
         match self.st.stamp[sem] == self.st.generation {
             true => self.st.len[sem],
             false => self.diff.start_len[sem],
@@ -1157,11 +1081,11 @@ impl<L: Lane> Walk<'_, L> {
     }
 
     /// The semaphore node `i` signals in this program, if any.
-    fn signal(&self, i: usize) -> Option<usize> {
-        self.signal[i].filter(|&s| self.read[s])
+    fn signal(&self, i: Node) -> Option<Sem> {
+        self.signal[i].expand().filter(|&s| self.read[s])
     }
 
-    fn publish(&mut self, sem: usize, c: Vc<L>) {
+    fn publish(&mut self, sem: Sem, c: Vc<L>) {
         let at = self.len(sem) as usize;
         let st = &mut *self.st;
         st.stamp[sem] = st.generation;
@@ -1173,7 +1097,7 @@ impl<L: Lane> Walk<'_, L> {
         }
         // The last walk's signal at this count, which this one replaces.
         let old = p.get(at).copied();
-        st.undo.push((sem as u32, at as u32, old));
+        st.undo.push((sem, at as u32, old));
         match at < p.len() {
             true => p[at] = v,
             false => p.push(v),
@@ -1217,14 +1141,14 @@ impl<L: Lane> Walk<'_, L> {
             // The only wait whose clock reaches the epoch.
             let mut by = (self.joined.iter()).filter(|(_, c)| c[t] >= epoch);
             if let (Some(&(w, _)), None) = (by.next(), by.next()) {
-                self.needed_log.push(w as u32);
+                self.needed_log.push(w);
             }
         }
         Ok(())
     }
 
     /// Instance `lin` of node `i`: its waits, its access, its signal.
-    fn inst(&mut self, i: usize, lin: usize) -> Result<(), Stop> {
+    fn inst(&mut self, i: Node, lin: usize) -> Result<(), Stop> {
         let node = &self.em.nodes[i];
         let ei = node.engine.index();
         let b = self.cf.base[i] + lin;
@@ -1236,7 +1160,7 @@ impl<L: Lane> Walk<'_, L> {
             if need == 0 {
                 continue;
             }
-            let s = self.sem[w];
+            let s = self.waits[w].sem;
             if need > self.len(s) as usize {
                 return Err(Stop::Undecided);
             }
@@ -1287,12 +1211,12 @@ impl<L: Lane> Walk<'_, L> {
 pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let dynamic: u64 = em
         .nodes
-        .iter()
+        .values()
         .map(|n| sync::instances(&sync::trips(em, n)) as u64)
         .sum();
-    let waits: u64 = sync.waits.iter().map(|w| w.len() as u64).sum();
-    let tabulated: u64 = (sync.waits.iter().zip(&em.nodes))
-        .map(|(w, n)| w.len() as u64 * sync::instances(&sync::trips(em, n)) as u64)
+    let waits: u64 = sync.waits.values().map(|w| w.len() as u64).sum();
+    let tabulated: u64 = (em.nodes.iter())
+        .map(|(i, n)| sync.waits[i].len() as u64 * sync::instances(&sync::trips(em, n)) as u64)
         .sum();
     if waits == 0 || dynamic.max(tabulated) > MAX_INSTANCES {
         return 0;
@@ -1305,7 +1229,7 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
         return 0;
     };
     // Epochs count instances: below `u16::MAX` instances, every clock fits `u16`s.
-    let alive = if cf.base[em.nodes.len()] < usize::from(u16::MAX) - 1 {
+    let alive = if cf.total < usize::from(u16::MAX) - 1 {
         prune::<u16>(em, &inst, sync, &cf)
     } else {
         prune::<u32>(em, &inst, sync, &cf)
@@ -1313,9 +1237,9 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let Some(alive) = alive else {
         return 0;
     };
-    let mut it = alive.iter();
+    let mut it = alive.values();
     let mut pruned = 0;
-    for ws in sync.waits.iter_mut() {
+    for ws in sync.waits.values_mut() {
         ws.retain(|_| {
             let keep = *it.next().expect("one flag per wait");
             pruned += usize::from(!keep);
@@ -1327,18 +1251,14 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
 
 /// The greedy pruning of [`compute_pruned_waits`]: which waits stay, or `None` when the
 /// program with every wait is not provably race free.
-fn prune<L: Lane>(
-    em: &Emitted,
-    inst: &Instances,
-    sync: &Sync,
-    cf: &Conflicts,
-) -> Option<Vec<bool>> {
+fn prune<L: Lane>(em: &Emitted, inst: &Instances, sync: &Sync, cf: &Conflicts) -> Option<Alive> {
     let mut ck = Checker::<L>::new(em, inst, sync, cf);
-    let mut alive = vec![true; ck.waits.len()];
+    let mut alive = SecondaryMap::with_default(true);
+    alive.resize(ck.waits.len());
     for e in Engine::ALL {
         ck.keep(e, &alive);
     }
-    if ck.race_free(0, usize::MAX) != Some(true) {
+    if ck.race_free(0, ck.order.len()) != Some(true) {
         return None;
     }
     // The waits are tried in order, a run at a time: the run grows while its removal keeps
@@ -1348,9 +1268,11 @@ fn prune<L: Lane>(
     // needed stays, and the run goes on past it.
     let (mut w, mut run) = (0, 1);
     // (Past the budget, the waits not yet tried stay: the program is race free as it is.)
-    while w < alive.len() && ck.steps <= PRUNE_BUDGET {
-        let end = (w + run).min(alive.len());
-        let trial: Vec<usize> = (w..end)
+    let nw = ck.waits.len();
+    while w < nw && ck.steps <= PRUNE_BUDGET {
+        let end = (w + run).min(nw);
+        let trial: Vec<WaitId> = (w..end)
+            .map(WaitId::new)
             .filter(|&x| !ck.certainly_needed(x, &alive))
             .collect();
         if trial.is_empty() {
@@ -1368,10 +1290,10 @@ fn prune<L: Lane>(
             let first = trial
                 .iter()
                 .copied()
-                .find(|&x| ck.kept[ck.waits[x].0].contains(&x) && !ck.orders_nothing(x));
+                .find(|&x| ck.kept[ck.waits[x].node].contains(&x) && !ck.orders_nothing(x));
             run = match first {
-                Some(f) if f == trial[0] => f - w + 1,
-                Some(f) => f - w,
+                Some(f) if f == trial[0] => f.index() - w + 1,
+                Some(f) => f.index() - w,
                 None => run / 2,
             };
         }
@@ -1382,54 +1304,30 @@ fn prune<L: Lane>(
     Some(alive)
 }
 
-/// The stretches of engine `e`'s nodes in `tree` that `assemble`'s wait filter treats alone: it
-/// forgets the waits it kept after every nested loop that holds work of `e`.
-fn segments_in(em: &Emitted, tree: &[ENode], e: Engine, out: &mut Vec<Vec<usize>>) {
-    let mut cur: Vec<usize> = Vec::new();
-    for t in tree {
-        match t {
-            ENode::Loop(_, body) => {
-                if !sync::engine_has(em, body, e) {
-                    continue;
-                }
-                segments_in(em, body, e, out);
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            ENode::Inst(i) => {
-                if em.nodes[*i].engine == e {
-                    cur.push(*i);
-                }
-            }
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-}
-
-/// Debug builds: the waits [`Checker::keep`] says the program has are the ones `assemble`
-/// emits.
-fn check_kept<L: Lane>(ck: &mut Checker<'_, L>, alive: &[bool]) {
+/// Debug builds: the waits [`Checker::keep`] says the program has, computed stretch by stretch
+/// as waits come and go, are those [`redundant::drop_redundant_waits`] keeps, computed at once.
+fn check_kept<L: Lane>(ck: &mut Checker<'_, L>, alive: &Alive) {
     let mut pruned = ck.sync.clone();
-    let mut it = alive.iter();
-    for ws in pruned.waits.iter_mut() {
+    let mut it = alive.values();
+    for ws in pruned.waits.values_mut() {
         ws.retain(|_| *it.next().expect("one flag per wait"));
     }
-    let (prog, _) = crate::codegen::assemble::assemble(ck.em, &pruned, Vec::new());
-    let got = emitted(ck.em, &prog).expect("the assembled streams follow the kernel's tree");
+    redundant::drop_redundant_waits(ck.em, &mut pruned);
     for e in Engine::ALL {
         ck.keep(e, alive);
     }
-    for (i, ws) in ck.kept.iter().enumerate() {
-        let want: Vec<(usize, &Expr, &[Cmp])> = ws
-            .iter()
-            .map(|&w| {
-                let x = ck.wait(w);
-                (x.sem, &x.value, &x.pred[..])
-            })
-            .collect();
-        assert_eq!(got[i], want, "node {i}: hb's model of assemble's waits");
+    for i in ck.em.nodes.keys() {
+        let ws = &ck.kept[i];
+        let want: Vec<_> = ws.iter().map(|&w| ck.wait(w)).map(key).collect();
+        let got: Vec<_> = pruned.waits[i].iter().map(key).collect();
+        assert_eq!(
+            got, want,
+            "node {i}: hb's kept waits are the redundant-wait rule's"
+        );
     }
+}
+
+/// What tells two waits of one node apart.
+fn key(w: &sync::Wait) -> (Sem, &Expr, &[Cmp]) {
+    (w.sem, &w.value, &w.pred[..])
 }

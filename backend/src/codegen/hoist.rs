@@ -19,9 +19,11 @@
 //! programs are unchanged.
 
 use crate::codegen::bir::BirLoop;
-use crate::codegen::emit::{ENode, Emitted};
+use crate::codegen::emit::{ENode, Emitted, Node};
+use crate::codegen::entities::Sem;
+use crate::codegen::redundant::compute_signallers;
 use crate::codegen::sync::{engine_has, Sync};
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use runtime_sim::isa::{Engine, Op, Program, Reg, Stmt, Term};
 
 /// Hoists the invariant waits of every BIR loop `l` with `peeled[l]` out of it, in every stream.
@@ -34,13 +36,7 @@ pub fn hoist_invariant_waits(
     if !peeled.values().any(|&p| p) {
         return;
     }
-    // The node that signals each semaphore.
-    let mut signaller = vec![None; sync.semaphores.len()];
-    for (n, s) in sync.signal.iter().enumerate() {
-        if let Some(s) = *s {
-            signaller[s] = Some(n);
-        }
-    }
+    let signaller = compute_signallers(sync);
     for e in Engine::ALL {
         let cx = Cx {
             em,
@@ -55,7 +51,7 @@ pub fn hoist_invariant_waits(
 struct Cx<'a> {
     em: &'a Emitted,
     peeled: &'a SecondaryMap<BirLoop, bool>,
-    signaller: &'a [Option<usize>],
+    signaller: &'a SecondaryMap<Sem, Option<Node>>,
     engine: Engine,
 }
 
@@ -111,7 +107,7 @@ impl Cx<'_> {
 
     /// An unguarded wait whose value does not depend on register `reg`, on a semaphore that no
     /// node of `inside` signals.
-    fn invariant(&self, s: &Stmt, reg: Reg, inside: &[usize]) -> bool {
+    fn invariant(&self, s: &Stmt, reg: Reg, inside: &[Node]) -> bool {
         let Stmt::Inst(i) = s else {
             return false;
         };
@@ -120,7 +116,7 @@ impl Cx<'_> {
         };
         let outside = self
             .signaller
-            .get(*sem)
+            .get(Sem::new(*sem))
             .copied()
             .flatten()
             .is_some_and(|n| !inside.contains(&n));
@@ -132,7 +128,7 @@ impl Cx<'_> {
 }
 
 /// The nodes of `tree`, however deep.
-fn nodes(tree: &[ENode], out: &mut Vec<usize>) {
+fn nodes(tree: &[ENode], out: &mut Vec<Node>) {
     for t in tree {
         match t {
             ENode::Inst(i) => out.push(*i),

@@ -59,10 +59,12 @@
 //! the clamping preserves.
 
 use crate::codegen::bir::BirLoop;
-use crate::codegen::emit::{ENode, Emitted, Foot, Node, Space};
+use crate::codegen::emit::{ENode, Emitted, Foot, Node, NodeData, Space};
+use crate::codegen::entities::Sem;
 use crate::codegen::footprints::{compute_instances, meeting_feet, Instances};
 pub(crate) use crate::codegen::footprints::{decode, instances, on, trips};
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Reg, Term, MAX_REGS};
 
 /// The largest dependence distance searched for.
@@ -73,7 +75,7 @@ pub const MAX_WORK: u64 = 2_000_000;
 /// A wait of a consumer on its producer's semaphore: a dependence at a distance.
 #[derive(Clone, Debug)]
 pub struct Wait {
-    pub sem: usize,
+    pub sem: Sem,
     pub value: Expr,
     /// The guard under which the wait runs: the consumer's, then `range`.
     pub pred: Vec<Cmp>,
@@ -82,7 +84,7 @@ pub struct Wait {
     /// [`realise`] keeps it.
     pub range: Vec<Cmp>,
     /// The producer node.
-    pub from: usize,
+    pub from: Node,
     /// The dependence distance, in iterations of the loops producer and consumer share.
     pub distance: i64,
     /// Only the producer's first instance conflicts (a prologue copy that runs once): the wait is
@@ -136,18 +138,18 @@ fn pieces(by: &[Option<i64>]) -> Option<Vec<(i64, i64, i64)>> {
 #[derive(Clone, Debug, Default)]
 pub struct Sync {
     /// The semaphore each node signals.
-    pub signal: Vec<Option<usize>>,
+    pub signal: SecondaryMap<Node, PackedOption<Sem>>,
     /// The waits before each node.
-    pub waits: Vec<Vec<Wait>>,
-    /// Semaphore names.
-    pub semaphores: Vec<String>,
+    pub waits: SecondaryMap<Node, Vec<Wait>>,
+    /// The semaphores, by name.
+    pub semaphores: PrimaryMap<Sem, String>,
     /// Producer/consumer pairs examined and found to need a wait.
     pub dependences: usize,
     /// Those pairs, `(producer, consumer)` nodes: every pair of nodes on different threads (engines
     /// or DMA queues) such that some running instance of the producer conflicts with a running
     /// instance of the consumer later in program order (what [`crate::codegen::hb`] keeps ordered when it
     /// prunes waits).
-    pub pairs: Vec<(usize, usize)>,
+    pub pairs: Vec<(Node, Node)>,
     /// Producers not searched because the consumer is already ordered after their every
     /// conflicting instance by a later producer of their thread ([`Frontier`]).
     pub dominated_pairs: usize,
@@ -164,7 +166,7 @@ pub struct Sync {
 }
 
 /// How many loops, outermost first, enclose both nodes.
-pub(crate) fn common_depth(x: &Node, y: &Node) -> usize {
+pub(crate) fn common_depth(x: &NodeData, y: &NodeData) -> usize {
     x.loops
         .iter()
         .zip(&y.loops)
@@ -174,10 +176,10 @@ pub(crate) fn common_depth(x: &Node, y: &Node) -> usize {
 
 /// The threads whose instructions complete in program order: the five engines, then the DMA
 /// queues.
-const THREADS: usize = 5 + runtime_sim::machine::DMA_QUEUES;
+pub(crate) const THREADS: usize = 5 + runtime_sim::machine::DMA_QUEUES;
 
 /// The thread a node's accesses belong to: its transfer's queue, or its engine.
-fn thread(n: &Node) -> usize {
+pub(crate) fn thread(n: &NodeData) -> usize {
     match n.queue() {
         Some(q) => 5 + q as usize,
         None => n.engine.index(),
@@ -185,7 +187,7 @@ fn thread(n: &Node) -> usize {
 }
 
 /// Whether program order between the two must be enforced by a semaphore.
-fn needs_semaphore(x: &Node, y: &Node) -> bool {
+fn needs_semaphore(x: &NodeData, y: &NodeData) -> bool {
     match (x.queue(), y.queue()) {
         (Some(qx), Some(qy)) => qx != qy,
         (Some(_), None) => true,
@@ -193,7 +195,7 @@ fn needs_semaphore(x: &Node, y: &Node) -> bool {
     }
 }
 
-fn may_conflict(x: &Node, y: &Node) -> bool {
+fn may_conflict(x: &NodeData, y: &NodeData) -> bool {
     x.foot.iter().any(|fx| {
         y.foot.iter().any(|fy| {
             fx.space == fy.space
@@ -208,16 +210,17 @@ fn may_conflict(x: &Node, y: &Node) -> bool {
 /// Every instance's position in program order, and each loop's nodes.
 struct Order {
     /// Per node, where its instances' positions start in `pos`.
-    base: Vec<usize>,
+    base: SecondaryMap<Node, usize>,
     pos: Vec<i64>,
-    /// Per node, the position of its last instance (running or not; -1: none).
-    last: Vec<i64>,
-    /// Per loop, the range of the nodes inside it.
-    span: SecondaryMap<BirLoop, (usize, usize)>,
+    /// Per node, the position of its last instance (running or not; `None`: none, which orders
+    /// before every position).
+    last: SecondaryMap<Node, Option<i64>>,
+    /// Per loop that runs, its first and last node.
+    span: SecondaryMap<BirLoop, Option<(Node, Node)>>,
 }
 
 impl Order {
-    fn pos(&self, i: usize, lin: i64) -> i64 {
+    fn pos(&self, i: Node, lin: i64) -> i64 {
         self.pos[self.base[i] + lin as usize]
     }
 }
@@ -229,23 +232,23 @@ fn compute_order(em: &Emitted, inst: &Instances) -> Order {
         regs: &mut [i64; MAX_REGS],
         next: &mut i64,
         o: &mut Order,
-    ) -> (usize, usize) {
-        let (mut lo, mut hi) = (usize::MAX, 0);
+    ) -> Option<(Node, Node)> {
+        let hull = |a: Option<(Node, Node)>, b: Option<(Node, Node)>| match (a, b) {
+            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+            (a, b) => a.or(b),
+        };
+        let mut span = None;
         for t in tree {
             match t {
                 ENode::Loop(l, body) => {
                     let (trip, depth) = em.loops[*l];
-                    let mut span = (usize::MAX, 0);
+                    let mut inner = None;
                     for it in 0..trip as i64 {
                         regs[depth] = it;
-                        span = walk(em, body, regs, next, o);
+                        inner = walk(em, body, regs, next, o);
                     }
-                    if trip == 0 {
-                        span = (usize::MAX, 0);
-                    }
-                    o.span[*l] = span;
-                    lo = lo.min(span.0);
-                    hi = hi.max(span.1);
+                    o.span[*l] = inner;
+                    span = hull(span, inner);
                 }
                 ENode::Inst(i) => {
                     let node = &em.nodes[*i];
@@ -255,26 +258,26 @@ fn compute_order(em: &Emitted, inst: &Instances) -> Order {
                         .enumerate()
                         .fold(0i64, |acc, (d, &l)| acc * em.loops[l].0 as i64 + regs[d]);
                     o.pos[o.base[*i] + lin as usize] = *next;
-                    o.last[*i] = *next;
+                    o.last[*i] = Some(*next);
                     *next += 1;
-                    lo = lo.min(*i);
-                    hi = hi.max(*i + 1);
+                    span = hull(span, Some((*i, *i)));
                 }
             }
         }
-        (lo, hi)
+        span
     }
-    let mut base = Vec::with_capacity(em.nodes.len());
+    let mut base = SecondaryMap::new();
     let mut total = 0usize;
-    for t in &inst.trips {
-        base.push(total);
+    for (i, t) in inst.trips.iter() {
+        base[i] = total;
         total += instances(t) as usize;
     }
     let mut o = Order {
         base,
-        pos: vec![-1; total],
-        last: vec![-1; em.nodes.len()],
-        span: SecondaryMap::with_default((usize::MAX, 0)),
+        // (The walk writes every entry.)
+        pos: vec![0; total],
+        last: SecondaryMap::new(),
+        span: SecondaryMap::new(),
     };
     let mut regs = [0i64; MAX_REGS];
     walk(em, &em.tree, &mut regs, &mut 0, &mut o);
@@ -284,7 +287,7 @@ fn compute_order(em: &Emitted, inst: &Instances) -> Order {
 impl Frontier {
     /// Whether, for `xi` before `yi` in program order, the latest instance of `xi` (running or
     /// not) before each running instance of `yi` precedes the frontier (or there is none).
-    fn precedes(&self, em: &Emitted, o: &Order, inst: &Instances, xi: usize, yi: usize) -> bool {
+    fn precedes(&self, em: &Emitted, o: &Order, inst: &Instances, xi: Node, yi: Node) -> bool {
         let c = common_depth(&em.nodes[xi], &em.nodes[yi]);
         let (tx, ty) = (&inst.trips[xi], &inst.trips[yi]);
         let px = instances(&tx[c..]);
@@ -293,7 +296,7 @@ impl Frontier {
         px > 0
             && inst.running[yi].iter().zip(&self.at).all(|(&v, &f)| {
                 let before = (v / py + 1) * px - 1;
-                before < 0 || o.pos(xi, before) < f
+                before < 0 || Some(o.pos(xi, before)) < f
             })
     }
 }
@@ -471,8 +474,8 @@ fn meet(a: &[Summary], b: &[Summary]) -> bool {
 /// Per running instance of a consumer, the latest position of a conflicting instance of a
 /// producer on one thread paired with it; `least`, the smallest of them.
 struct Frontier {
-    at: Vec<i64>,
-    least: i64,
+    at: Vec<Option<i64>>,
+    least: Option<i64>,
 }
 
 impl Frontier {
@@ -481,12 +484,12 @@ impl Frontier {
     /// what the pruning keeps in its place: it is one of [`Sync::pairs`]' conflicts), and that
     /// instance after `xi`'s by their thread's order (an engine completes in order; a queue's
     /// transfers that run complete first in, first out). So `xi` needs no pair.
-    fn covers(&self, em: &Emitted, o: &Order, inst: &Instances, xi: usize, yi: usize) -> bool {
+    fn covers(&self, em: &Emitted, o: &Order, inst: &Instances, xi: Node, yi: Node) -> bool {
         let running = &inst.running[xi];
         let Some(&last) = running.last() else {
             return true;
         };
-        if self.least >= 0 && o.pos(xi, last) < self.least {
+        if self.least.is_some_and(|least| o.pos(xi, last) < least) {
             return true;
         }
         let (tx, ty) = (&inst.trips[xi], &inst.trips[yi]);
@@ -498,7 +501,7 @@ impl Frontier {
             // The latest running instance of `x` before `v`.
             let before = (v / py + xb) * px - 1;
             let k = running.partition_point(|&u| u <= before);
-            k == 0 || o.pos(xi, running[k - 1]) < f
+            k == 0 || Some(o.pos(xi, running[k - 1])) < f
         })
     }
 }
@@ -536,8 +539,8 @@ fn need(
     em: &Emitted,
     inst: &Instances,
     peeled: &SecondaryMap<BirLoop, bool>,
-    xi: usize,
-    yi: usize,
+    xi: Node,
+    yi: Node,
     found: &mut Vec<(i64, i64)>,
 ) -> (Option<Need>, Search) {
     let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
@@ -633,7 +636,7 @@ enum Search {
 }
 
 /// `(lin_common(regs) - d + xb) * px` as an expression over the consumer's registers.
-fn wait_value(em: &Emitted, x: &Node, y: &Node, xb: bool, d: i64) -> Expr {
+fn wait_value(em: &Emitted, x: &NodeData, y: &NodeData, xb: bool, d: i64) -> Expr {
     let c = common_depth(x, y);
     let tx = trips(em, x);
     let px = instances(&tx[c..]);
@@ -653,19 +656,16 @@ fn wait_value(em: &Emitted, x: &Node, y: &Node, xb: bool, d: i64) -> Expr {
 /// Computes every semaphore, signal and wait of the emitted kernel. A loop of `peeled` keeps one
 /// distance per wait ([`Need::Pieces`] would guard its guard-free steady-state body).
 pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync {
-    let n = em.nodes.len();
-    let mut s = Sync {
-        signal: vec![None; n],
-        waits: vec![Vec::new(); n],
-        ..Sync::default()
-    };
-    let mut deps: Vec<(usize, usize, Need)> = Vec::new();
+    let mut s = Sync::default();
+    s.signal.resize(em.nodes.len());
+    s.waits.resize(em.nodes.len());
+    let mut deps: Vec<(Node, Node, Need)> = Vec::new();
     let mut conflicts = Vec::new();
     let inst = std::sync::Arc::new(compute_instances(em));
     let order = compute_order(em, &inst);
     // Per thread, its nodes in program order, and a summary of each run of [`CHUNK`] of them.
-    let mut on_thread: Vec<Vec<usize>> = vec![Vec::new(); THREADS];
-    for (i, node) in em.nodes.iter().enumerate() {
+    let mut on_thread: Vec<Vec<Node>> = vec![Vec::new(); THREADS];
+    for (i, node) in em.nodes.iter() {
         on_thread[thread(node)].push(i);
     }
     // (Each with the summary of every node up to its end.)
@@ -682,7 +682,7 @@ pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync 
         })
         .collect();
     let mut found = Vec::new();
-    for yi in 0..n {
+    for yi in em.nodes.keys() {
         let y = &em.nodes[yi];
         let running_y = &inst.running[yi];
         if running_y.is_empty() {
@@ -690,7 +690,10 @@ pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync 
         }
         // The nodes of the consumer's outermost loop share a loop with it; those before it
         // share none, and those after it none and never precede it.
-        let (lo, hi) = y.loops.first().map_or((yi, yi + 1), |&l| order.span[l]);
+        let (lo, last) = match y.loops.first() {
+            None => (yi, yi),
+            Some(&l) => order.span[l].expect("the loops of a node that runs run"),
+        };
         let mine = summarise(y.foot.iter());
         for (nodes, chunks) in on_thread.iter().zip(&chunks) {
             let Some(&first) = nodes.first() else {
@@ -705,23 +708,25 @@ pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync 
             // none yet): every instance of the thread before it is ordered before the
             // consumer's ([`Frontier`]).
             let mut frontier = Frontier {
-                at: vec![-1; running_y.len()],
-                least: -1,
+                at: vec![None; running_y.len()],
+                least: None,
             };
-            let at = |k: usize| nodes.partition_point(|&x| x < k);
+            // Where the nodes from `k` on, and those after `k`, start.
+            let at = |k: Node| nodes.partition_point(|&x| x < k);
+            let past = |k: Node| nodes.partition_point(|&x| x <= k);
             // After the consumer in its loop (earlier iterations), then the latest first before
             // it in its loop and before the loop, where the search stops at the first producer
             // whose latest instance before each of the consumer's precedes the frontier: an
             // instance of an earlier node before the consumer's precedes that one too (the
             // producer lies between them in the loop tree, so it runs between them).
             let inside = nodes[at(lo)..at(yi)].iter().rev();
-            let after = nodes[at(yi + 1)..at(hi)].iter().rev();
+            let after = nodes[past(yi)..past(last)].iter().rev();
             // (Before the loop, runs of nodes none of which may meet the consumer are skipped.)
-            let (mut k, mut checked) = (at(lo), usize::MAX);
+            let (mut k, mut checked) = (at(lo), None);
             let outside = std::iter::from_fn(|| loop {
                 let c = k.checked_sub(1)? / CHUNK;
-                if c != checked {
-                    checked = c;
+                if checked != Some(c) {
+                    checked = Some(c);
                     if !meet(&chunks[c].1, &mine) {
                         // Nothing before meets the consumer either.
                         return None;
@@ -766,9 +771,9 @@ pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync 
                 for &(v, u) in &found {
                     let j = running_y.partition_point(|&w| w < v);
                     let p = order.pos(xi, u);
-                    frontier.at[j] = frontier.at[j].max(p);
+                    frontier.at[j] = frontier.at[j].max(Some(p));
                 }
-                frontier.least = frontier.at.iter().copied().min().unwrap_or(-1);
+                frontier.least = frontier.at.iter().copied().min().flatten();
                 conflicts.push(Some(found.clone()));
             }
         }
@@ -784,14 +789,14 @@ pub fn compute_sync(em: &Emitted, peeled: &SecondaryMap<BirLoop, bool>) -> Sync 
     s.conflicts = conflicts;
     s.pairs = deps.iter().map(|&(xi, yi, _)| (xi, yi)).collect();
     for (xi, yi, d) in deps {
-        let sem = match s.signal[xi] {
+        let sem = match s.signal[xi].expand() {
             Some(sem) => sem,
             None => {
                 let x = &em.nodes[xi];
-                let name = format!("{}{}", x.inst.op.name(), xi);
-                s.semaphores.push(name);
-                let sem = s.semaphores.len() - 1;
-                s.signal[xi] = Some(sem);
+                let sem = s
+                    .semaphores
+                    .push(format!("{}{}", x.inst.op.name(), xi.index()));
+                s.signal[xi] = sem.into();
                 sem
             }
         };
@@ -860,7 +865,7 @@ pub fn realise(em: &Emitted, s: &Sync) -> Sync {
     let mut out = s.clone();
     out.instances = None;
     out.conflicts.clear();
-    for (yi, waits) in out.waits.iter_mut().enumerate() {
+    for (yi, waits) in out.waits.iter_mut() {
         let y = &em.nodes[yi];
         for w in waits.iter_mut() {
             if !w.first_only {
@@ -873,12 +878,12 @@ pub fn realise(em: &Emitted, s: &Sync) -> Sync {
 }
 
 /// Whether instance `ix` of node `xi` precedes instance `iz` of node `zi` in program order.
-fn precedes(em: &Emitted, xi: usize, ix: i64, zi: usize, iz: i64) -> bool {
+fn precedes(em: &Emitted, xi: Node, ix: i64, zi: Node, iz: i64) -> bool {
     let (x, z) = (&em.nodes[xi], &em.nodes[zi]);
     let c = common_depth(x, z);
     // The instance's iteration of the shared loops: its linear index over them (the loops
     // below them are the last digits of `ix`).
-    let shared = |n: &Node, i: i64| {
+    let shared = |n: &NodeData, i: i64| {
         i / n.loops[c..]
             .iter()
             .map(|&l| em.loops[l].0 as i64)
@@ -898,7 +903,7 @@ fn precedes(em: &Emitted, xi: usize, ix: i64, zi: usize, iz: i64) -> bool {
 /// (in order) as the instance of `X` the first wait needs, and comes after it in program order.
 /// Counted in `implied_waits`.
 fn drop_implied(em: &Emitted, inst: &Instances, s: &mut Sync) {
-    for yi in 0..em.nodes.len() {
+    for yi in em.nodes.keys() {
         let mut keep = vec![true; s.waits[yi].len()];
         for a in 0..keep.len() {
             let xa = s.waits[yi][a].from;
@@ -935,10 +940,10 @@ fn drop_implied(em: &Emitted, inst: &Instances, s: &mut Sync) {
 pub fn implies(
     em: &Emitted,
     inst: Option<&Instances>,
-    yi: usize,
-    zi: usize,
+    yi: Node,
+    zi: Node,
     z_value: &Expr,
-    xi: usize,
+    xi: Node,
     x_value: &Expr,
 ) -> bool {
     let (x, y, z) = (&em.nodes[xi], &em.nodes[yi], &em.nodes[zi]);
