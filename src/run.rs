@@ -18,7 +18,6 @@ use crate::driver::{self, Failure, Source};
 use crate::error::RunError;
 use crate::npy;
 use crate::pipeline::{CompileOptions, Context, PrintAfter};
-use backend::transform::remark::Remark;
 use penguin::interp::{self, Array};
 use penguin::listing::capped_list;
 use penguin::pipeline::PipelineLog;
@@ -288,8 +287,6 @@ pub fn run(
                 .collect();
             let loops = crate::loops::compute_loop_stats(&func, &compiled, &source.text, &r.trace);
             cx.remarks.extend(compiled.expansions.iter().cloned());
-            cx.remarks
-                .extend(loops.iter().map(|l| Remark::Logged(l.text.clone())));
             let annotated_loops = func
                 .axes
                 .iter()
@@ -352,6 +349,14 @@ pub fn run(
             file,
         });
     }
+    // The passes' remarks, then every modulo-scheduled loop's account.
+    let backend_log = backend::transform::remark::remark_lines(&cx.remarks)
+        .into_iter()
+        .chain(
+            sim.iter()
+                .flat_map(|s| s.loops.iter().map(|l| l.summary.to_string())),
+        )
+        .collect();
     Ok(RunReport {
         kernel: func.name.clone(),
         engine: opts.engine,
@@ -360,7 +365,7 @@ pub fn run(
         outputs,
         stats: interp_stats,
         sim,
-        backend_log: backend::transform::remark::remark_lines(&cx.remarks),
+        backend_log,
         unrolled: cx.unrolled,
         checked,
         compile_seconds,
