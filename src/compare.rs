@@ -130,7 +130,7 @@ impl Default for CompareOptions {
 pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Failure> {
     let mut all = compare_each(&[source], opts);
     all.pop()
-        .unwrap_or_else(|| Err(Failure::Internal(InternalCause::NoComparison)))
+        .unwrap_or(Err(Failure::internal(InternalCause::NoComparison)))
 }
 
 /// [`compare`] of each source, in order. The runs (one per source and path) are independent, so
@@ -198,13 +198,13 @@ fn run_path(
     };
     let name = path_name(mode, peel);
     let report = run::run(source, &ropts, &mut PipelineLog::default()).map_err(|f| match f {
-        Failure::Internal(cause) => Failure::Internal(InternalCause::OnPath {
+        Failure::Internal(cause) => Failure::internal(InternalCause::OnPath {
             path: name.to_string(),
-            cause: Box::new(cause),
+            cause,
         }),
-        Failure::User(cause) => Failure::User(UserCause::OnPath {
+        Failure::User(cause) => Failure::user(UserCause::OnPath {
             path: name.to_string(),
-            cause: Box::new(cause),
+            cause,
         }),
         d => d,
     })?;

@@ -27,13 +27,13 @@ pub struct Source {
 impl Source {
     pub fn read(path: &Path) -> Result<Source, Failure> {
         let bytes = std::fs::read(path).map_err(|e| {
-            Failure::User(UserCause::Read {
+            Failure::user(UserCause::Read {
                 path: path.to_path_buf(),
                 error: e.to_string(),
             })
         })?;
         let text = String::from_utf8(bytes).map_err(|e| {
-            Failure::User(UserCause::NotUtf8 {
+            Failure::user(UserCause::NotUtf8 {
                 path: path.to_path_buf(),
                 byte: e.utf8_error().valid_up_to(),
             })
@@ -61,16 +61,26 @@ pub enum Failure {
     /// Errors in the kernel's source.
     Diagnostics(Vec<Error>),
     /// Any other error the user can fix.
-    User(UserCause),
+    User(Box<UserCause>),
     /// An error of a command-line option about the kernel (a `--kernel` or `--shape` name that
     /// the file does not define): a diagnostic with no place in the file, printed without a
     /// snippet (its code may be empty).
     Unplaced(Box<Diagnostic>),
     /// A bug in nkc.
-    Internal(InternalCause),
+    Internal(Box<InternalCause>),
 }
 
 impl Failure {
+    /// An error the user can fix, for `cause`.
+    pub fn user(cause: UserCause) -> Failure {
+        Failure::User(Box::new(cause))
+    }
+
+    /// A bug in nkc, for `cause`.
+    pub fn internal(cause: InternalCause) -> Failure {
+        Failure::Internal(Box::new(cause))
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             Failure::Diagnostics(_) | Failure::User(_) | Failure::Unplaced(_) => 1,
@@ -179,7 +189,7 @@ pub fn unwritten_scratch_reads(func: &Function) -> Vec<Error> {
 /// Pipeliner errors as a failure: diagnostics, or an internal error if any is a bug of nkc.
 pub fn pipeline_failure(errors: Vec<PipelineError>) -> Failure {
     if let Some(e) = errors.iter().find(|e| e.is_internal()) {
-        return Failure::Internal(InternalCause::Pipeliner(Box::new(e.clone())));
+        return Failure::internal(InternalCause::Pipeliner(Box::new(e.clone())));
     }
     Failure::Diagnostics(errors.iter().map(PipelineError::to_diagnostic).collect())
 }
@@ -265,7 +275,7 @@ pub fn read_penguin(source: &Source, kernel: Option<&str>) -> Result<Function, F
         return Err(Failure::Diagnostics(unwritten));
     }
     if let Some(k) = kernel.filter(|k| *k != func.name) {
-        return Err(Failure::User(UserCause::WrongKernel {
+        return Err(Failure::user(UserCause::WrongKernel {
             file: source.display_name(),
             holds: func.name.clone(),
             asked: k.to_string(),
@@ -293,7 +303,7 @@ fn byte_offset(text: &str, line: usize, col: usize) -> usize {
 /// A backend error as a failure: an internal error, or a diagnostic at the kernel's source.
 pub fn backend_failure(e: backend::BackendError) -> Failure {
     if e.is_internal() {
-        return Failure::Internal(InternalCause::Backend(Box::new(e)));
+        return Failure::internal(InternalCause::Backend(Box::new(e)));
     }
     Failure::Diagnostics(vec![e.to_diagnostic()])
 }
@@ -345,7 +355,7 @@ impl Specialise {
         specs.grid = self.grid.clone();
         for (k, (name, _)) in self.dtypes.iter().enumerate() {
             if self.dtypes[..k].iter().any(|(n, _)| n == name) {
-                return Err(Failure::User(UserCause::DtypeTwice { name: name.clone() }));
+                return Err(Failure::user(UserCause::DtypeTwice { name: name.clone() }));
             }
         }
         for (name, value) in &self.args {
@@ -359,17 +369,17 @@ impl Specialise {
                 shape: shape.clone(),
             };
             if specs.insert(name.clone(), spec).is_some() {
-                return Err(Failure::User(UserCause::ShapeTwice { name: name.clone() }));
+                return Err(Failure::user(UserCause::ShapeTwice { name: name.clone() }));
             }
         }
         for (name, path) in inputs {
             if specs.contains_key(name) {
-                return Err(Failure::User(UserCause::ShapeAndInput {
+                return Err(Failure::user(UserCause::ShapeAndInput {
                     name: name.clone(),
                 }));
             }
             let (array, file_dtype) =
-                crate::npy::read_npy_typed(path).map_err(|e| Failure::User(UserCause::Other(e)))?;
+                crate::npy::read_npy_typed(path).map_err(|e| Failure::user(UserCause::Other(e)))?;
             let shape = array.shape.iter().map(|&d| d as u64).collect();
             let dtype = dtype_of(
                 name,
@@ -379,7 +389,7 @@ impl Specialise {
         }
         for (name, _) in &self.dtypes {
             if !specs.contains_key(name) {
-                return Err(Failure::User(UserCause::DtypeWithoutShape {
+                return Err(Failure::user(UserCause::DtypeWithoutShape {
                     name: name.clone(),
                 }));
             }
@@ -404,7 +414,7 @@ impl Specialise {
                     .then_some("--shape")
                     .or((self.dtype.is_some() || !self.dtypes.is_empty()).then_some("--dtype"))
             {
-                return Err(Failure::User(UserCause::NotForPenguin {
+                return Err(Failure::user(UserCause::NotForPenguin {
                     flag,
                     file: source.display_name(),
                 }));
@@ -653,7 +663,7 @@ pub fn parse_grid(s: &str) -> Result<Grid, String> {
 /// Runs the verifier; a failure after a pass is a bug in that pass.
 pub fn verify(func: &Function, after: &str) -> Result<(), Failure> {
     penguin::verify::verify_function(func).map_err(|errors| {
-        Failure::Internal(InternalCause::InvalidPenguin {
+        Failure::internal(InternalCause::InvalidPenguin {
             after: after.to_string(),
             function: func.name.clone(),
             errors,
@@ -666,7 +676,7 @@ pub fn verify(func: &Function, after: &str) -> Result<(), Failure> {
 pub fn unique_inputs(inputs: &[(String, PathBuf)]) -> Result<(), Failure> {
     for (k, (name, path)) in inputs.iter().enumerate() {
         if let Some((_, first)) = inputs[..k].iter().find(|(n, _)| n == name) {
-            return Err(Failure::User(UserCause::InputTwice {
+            return Err(Failure::user(UserCause::InputTwice {
                 name: name.clone(),
                 first: first.clone(),
                 second: path.clone(),

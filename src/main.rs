@@ -159,7 +159,7 @@ impl SpecArgs {
         for (name, d) in &self.dtypes {
             match name {
                 Some(n) => dtypes.push((n.clone(), d.dtype())),
-                None if all.is_some() => return Err(Failure::User(UserCause::DtypeAllTwice)),
+                None if all.is_some() => return Err(Failure::user(UserCause::DtypeAllTwice)),
                 None => all = Some(d.dtype()),
             }
         }
@@ -661,7 +661,7 @@ fn compile(
 ) -> Result<(String, Vec<pipeline::PassTime>), Failure> {
     if let Emit::Ast = emit {
         if src.is_penguin() {
-            return Err(Failure::User(UserCause::NoSyntaxTree {
+            return Err(Failure::user(UserCause::NoSyntaxTree {
                 file: src.display_name(),
             }));
         }
@@ -794,7 +794,7 @@ fn suggest(a: SuggestArgs) -> Outcome {
     }
     if a.write && s.suggested != s.original {
         nkc::write_file::write_atomically(file, s.suggested.as_bytes())
-            .map_err(|e| (Failure::User(UserCause::Other(e)), None))?;
+            .map_err(|e| (Failure::user(UserCause::Other(e)), None))?;
         eprintln!("wrote {}", file.display());
     }
     Ok(())
@@ -935,7 +935,7 @@ fn explain(code: &str) -> Outcome {
                 first: codes.first().unwrap_or(&"").to_string(),
                 last: codes.last().unwrap_or(&"").to_string(),
             };
-            Err((Failure::User(cause), None))
+            Err((Failure::user(cause), None))
         }
     }
 }
@@ -961,9 +961,9 @@ fn suite_outcome(entries: &[SuiteEntry]) -> Outcome {
         .iter()
         .any(|e| matches!(e, SuiteEntry::Failed { internal: true, .. }));
     let failure = if internal {
-        Failure::Internal(InternalCause::FilesFailed(files))
+        Failure::internal(InternalCause::FilesFailed(files))
     } else {
-        Failure::User(UserCause::FilesFailed(files))
+        Failure::user(UserCause::FilesFailed(files))
     };
     Err((failure, None))
 }
@@ -973,7 +973,7 @@ fn suite_outcome(entries: &[SuiteEntry]) -> Outcome {
 fn read_kernel(file: &Path) -> Result<Source, (Failure, Option<Source>)> {
     if file.extension().is_some_and(|e| e == "s") {
         return Err((
-            Failure::User(UserCause::IsProgram {
+            Failure::user(UserCause::IsProgram {
                 file: file.to_path_buf(),
             }),
             None,
@@ -990,7 +990,7 @@ fn read_program(file: &Path) -> Result<Source, (Failure, Option<Source>)> {
         .is_some_and(|e| e == "nk" || e == "py" || e == "pir")
     {
         return Err((
-            Failure::User(UserCause::IsKernel {
+            Failure::user(UserCause::IsKernel {
                 file: file.to_path_buf(),
             }),
             None,
@@ -1005,13 +1005,13 @@ fn refuse_inputs_as_outputs<'a>(
     inputs: &[&std::path::Path],
 ) -> Outcome {
     nkc::write_file::refuse_inputs_as_outputs(outputs, inputs)
-        .map_err(|e| (Failure::User(UserCause::Other(e)), None))
+        .map_err(|e| (Failure::user(UserCause::Other(e)), None))
 }
 
 fn write_output(path: Option<&Path>, text: &str) -> Outcome {
     match path {
         Some(p) => nkc::write_file::write_atomically(p, text.as_bytes())
-            .map_err(|e| (Failure::User(UserCause::Other(e)), None)),
+            .map_err(|e| (Failure::user(UserCause::Other(e)), None)),
         None => {
             out(text);
             Ok(())

@@ -274,10 +274,10 @@ pub fn run(
                     path,
                     runtime_sim::sim::trace::to_chrome_json(&r.trace).as_bytes(),
                 )
-                .map_err(|e| Failure::User(UserCause::Other(e)))?;
+                .map_err(|e| Failure::user(UserCause::Other(e)))?;
             }
             if !r.races.is_empty() {
-                return Err(Failure::Internal(InternalCause::Races(
+                return Err(Failure::internal(InternalCause::Races(
                     r.races.iter().map(|x| x.to_string()).collect(),
                 )));
             }
@@ -321,7 +321,7 @@ pub fn run(
     let mut outputs = Vec::new();
     if let Some(dir) = &opts.output_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::User(UserCause::CreateDir {
+            Failure::user(UserCause::CreateDir {
                 dir: dir.clone(),
                 error: e.to_string(),
             })
@@ -337,7 +337,7 @@ pub fn run(
                     penguin::DType::Bf16 => npy::write_npy_bf16(&path, &array),
                     penguin::DType::F32 => npy::write_npy(&path, &array),
                 }
-                .map_err(|e| Failure::User(UserCause::Other(e)))?;
+                .map_err(|e| Failure::user(UserCause::Other(e)))?;
                 Some(path)
             }
             None => None,
@@ -409,7 +409,7 @@ fn check_outputs(
     );
     // An output missing on one side is a mismatch, never a shorter comparison.
     if want.outputs.len() != got.len() || func.outputs.len() != got.len() {
-        return Err(Failure::Internal(InternalCause::CheckOutputCount {
+        return Err(Failure::internal(InternalCause::CheckOutputCount {
             path,
             got: got.len(),
             want: want.outputs.len(),
@@ -440,11 +440,11 @@ fn check_outputs(
             difference: msg,
         };
         return Err(if !pipeliner_changed {
-            Failure::Internal(InternalCause::CheckBackendChanged { head })
+            Failure::internal(InternalCause::CheckBackendChanged { head })
         } else if !opts.legality_check {
-            Failure::User(UserCause::CheckUnchecked { head, why })
+            Failure::user(UserCause::CheckUnchecked { head, why })
         } else {
-            Failure::Internal(InternalCause::CheckLegalityMissed { head, why })
+            Failure::internal(InternalCause::CheckLegalityMissed { head, why })
         });
     }
     Ok(want.stats)
@@ -491,7 +491,7 @@ fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
             }
             .to_diagnostic()])
         }
-        _ => Failure::Internal(InternalCause::Interpreter(e.clone())),
+        _ => Failure::internal(InternalCause::Interpreter(e.clone())),
     }
 }
 
@@ -674,7 +674,7 @@ fn sim_failure(
     e: &runtime_sim::sim::SimError,
     max_cycles: u64,
 ) -> Failure {
-    let internal = || Failure::Internal(InternalCause::SimRejected(e.clone()));
+    let internal = || Failure::internal(InternalCause::SimRejected(e.clone()));
     match e {
         runtime_sim::sim::SimError::Uninitialised { .. } => {}
         runtime_sim::sim::SimError::CycleLimit { .. } => {
@@ -705,7 +705,7 @@ fn refuse_inputs_as_outputs(
         opts.output_dir.as_deref(),
         func.outputs.iter().map(|&t| func.tensors[t].name.as_str()),
     )
-    .map_err(|e| Failure::User(UserCause::Other(e)))
+    .map_err(|e| Failure::user(UserCause::Other(e)))
 }
 
 /// The name `return` gave an output.
@@ -729,7 +729,7 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
         .collect();
     for (name, _) in &opts.inputs {
         if !param_names.contains(&name.as_str()) && !outputs.contains(&name.as_str()) {
-            return Err(Failure::User(UserCause::NotAParameter {
+            return Err(Failure::user(UserCause::NotAParameter {
                 name: name.clone(),
                 kernel: func.name.clone(),
                 params: param_names.iter().map(|p| p.to_string()).collect(),
@@ -743,7 +743,7 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
         if let Some((name, path)) = given {
             // The random values it replaces go first: the inputs are held once.
             inputs[i].data = Vec::new();
-            let array = npy::read_npy(path).map_err(|e| Failure::User(UserCause::Other(e)))?;
+            let array = npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e)))?;
             let want: Vec<usize> = data.shape.iter().map(|&d| d as usize).collect();
             // A tensor of other than 2 dimensions is stored as [leading product, last].
             let stored: Option<Vec<usize>> = frontend::check::stored_shape(&array.shape);
@@ -754,7 +754,7 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
                 };
             } else {
                 if array.shape != want {
-                    return Err(Failure::User(UserCause::InputShape {
+                    return Err(Failure::user(UserCause::InputShape {
                         name: name.clone(),
                         path: path.clone(),
                         got: array.shape.clone(),
@@ -1043,7 +1043,7 @@ mod tests {
         assert!(
             matches!(
                 &e,
-                Failure::Internal(InternalCause::CheckOutputCount {
+                Failure::Internal(cause) if matches!(**cause, InternalCause::CheckOutputCount {
                     got: 1,
                     want: 2,
                     declared: 2,

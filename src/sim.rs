@@ -71,7 +71,7 @@ impl SimReport {
 /// Parses, runs and writes the files asked for.
 pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
     let prog = runtime_sim::text::parse(&source.text).map_err(|e| {
-        Failure::User(UserCause::ProgramSyntax {
+        Failure::user(UserCause::ProgramSyntax {
             file: source.display_name(),
             line: e.line,
             col: e.col,
@@ -93,7 +93,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
     let mut files = Vec::new();
     if let Some(dir) = &opts.output_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::User(UserCause::CreateDir {
+            Failure::user(UserCause::CreateDir {
                 dir: dir.clone(),
                 error: e.to_string(),
             })
@@ -109,7 +109,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             } else {
                 npy::write_npy(&path, a)
             }
-            .map_err(|e| Failure::User(UserCause::Other(e)))?;
+            .map_err(|e| Failure::user(UserCause::Other(e)))?;
             files.push((name.clone(), path));
         }
     }
@@ -118,7 +118,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             path,
             sim::trace::to_chrome_json(&result.trace).as_bytes(),
         )
-        .map_err(|e| Failure::User(UserCause::Other(e)))?;
+        .map_err(|e| Failure::user(UserCause::Other(e)))?;
     }
     Ok(SimReport {
         program: source.display_name(),
@@ -152,7 +152,7 @@ fn refuse_inputs_as_outputs(
             .filter(|t| t.role == Role::Output)
             .map(|t| t.name.as_str()),
     )
-    .map_err(|e| Failure::User(UserCause::Other(e)))
+    .map_err(|e| Failure::user(UserCause::Other(e)))
 }
 
 /// A progress bar for a long simulation, on standard error: drawn only when standard error is a
@@ -306,7 +306,7 @@ pub fn sim_failure(source: &Source, e: &SimError) -> Failure {
         SimError::TooLarge { .. } => frontend::codes::TOO_LARGE_TO_RUN,
         SimError::CycleLimit { .. } => frontend::codes::CYCLE_LIMIT,
         _ => {
-            return Failure::User(UserCause::ProgramRejected {
+            return Failure::user(UserCause::ProgramRejected {
                 file: source.display_name(),
                 error: e.clone(),
             })
@@ -343,7 +343,7 @@ fn gather_inputs(
     crate::driver::unique_inputs(&opts.inputs)?;
     for (name, _) in &opts.inputs {
         if !names.contains(&name.as_str()) {
-            return Err(Failure::User(UserCause::NotAProgramInput {
+            return Err(Failure::user(UserCause::NotAProgramInput {
                 name: name.clone(),
                 inputs: names.iter().map(|n| n.to_string()).collect(),
             }));
@@ -355,9 +355,9 @@ fn gather_inputs(
         if let Some((_, path)) = opts.inputs.iter().find(|(n, _)| n == name) {
             // The random values it replaces go first: the inputs are held once.
             inputs[i].data = Vec::new();
-            let a = npy::read_npy(path).map_err(|e| Failure::User(UserCause::Other(e)))?;
+            let a = npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e)))?;
             if a.shape != inputs[i].shape {
-                return Err(Failure::User(UserCause::ProgramInputShape {
+                return Err(Failure::user(UserCause::ProgramInputShape {
                     name: name.to_string(),
                     path: path.clone(),
                     got: a.shape.clone(),
@@ -531,7 +531,7 @@ impl SimReport {
         if races.is_empty() {
             return None;
         }
-        Some(Failure::User(UserCause::ProgramRaces {
+        Some(Failure::user(UserCause::ProgramRaces {
             program: self.program.clone(),
             races: races.iter().map(|r| r.to_string()).collect(),
         }))

@@ -234,7 +234,7 @@ pub fn suggest(source: &Source, opts: &SuggestOptions) -> Result<Suggestions, Fa
         let mut trials = Trials::new(source, &kernel, site, opts, &bar);
         let current = trials.current(&text)?;
         let Some(current_cycles) = trials.run(&text, &current) else {
-            return Err(Failure::Internal(InternalCause::DoesNotRun {
+            return Err(Failure::internal(InternalCause::DoesNotRun {
                 iv: site.iv.to_string(),
                 on: MEASURED_ON.name(),
             }));
@@ -372,7 +372,7 @@ impl<'a> Trials<'a> {
         let module = driver::parse(&src)?;
         let k = find_kernel(&module, self.kernel)?;
         let stmt =
-            at_path(&k.body, &self.site.path).ok_or(Failure::Internal(InternalCause::LostLoop))?;
+            at_path(&k.body, &self.site.path).ok_or(Failure::internal(InternalCause::LostLoop))?;
         Ok(f(stmt))
     }
 
@@ -545,7 +545,7 @@ fn run_on(
     let report = run::run(&src, &ropts, &mut PipelineLog::default())?;
     match report.sim {
         Some(sim) if report.checked && sim.races.is_empty() => Ok(sim.stats.cycles),
-        _ => Err(Failure::Internal(InternalCause::NotBitExact {
+        _ => Err(Failure::internal(InternalCause::NotBitExact {
             mode: mode.name(),
         })),
     }
@@ -557,7 +557,7 @@ fn find_kernel<'m>(module: &'m Module, name: &str) -> Result<&'m Kernel, Failure
         .iter()
         .find(|k| k.name.name == name)
         .ok_or_else(|| {
-            Failure::Internal(InternalCause::KernelVanished {
+            Failure::internal(InternalCause::KernelVanished {
                 name: name.to_string(),
             })
         })
@@ -637,10 +637,10 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
     let module = driver::parse(&src)?;
     let k = find_kernel(&module, kernel)?;
     let Some(stmt) = at_path(&k.body, &site.path) else {
-        return Err(Failure::Internal(InternalCause::LostLoop));
+        return Err(Failure::internal(InternalCause::LostLoop));
     };
     let StmtKind::For { iter, body, .. } = &stmt.kind else {
-        return Err(Failure::Internal(InternalCause::LostLoop));
+        return Err(Failure::internal(InternalCause::LostLoop));
     };
     // (start, end, replacement), applied from the end. A keyword the annotation keeps gets its
     // new value in place; one it drops goes with the comma that separates it; a new one goes
@@ -714,7 +714,7 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
         if let Some(call) = annotation_call(s) {
             set(call, &["stage_id", "execution_order"], add);
         } else if add.is_some() {
-            return Err(Failure::User(UserCause::NoStageCall));
+            return Err(Failure::user(UserCause::NoStageCall));
         }
     }
     // Removals that touch (two keywords dropped side by side) become one.

@@ -749,11 +749,16 @@ fn run_verdict(r: Result<nkc::run::RunReport, nkc::driver::Failure>) -> Verdict 
             Verdict::Ok
         }
         Ok(_) => Verdict::Wrong,
-        Err(Failure::Internal(
-            InternalCause::CheckOutputCount { .. }
-            | InternalCause::CheckBackendChanged { .. }
-            | InternalCause::CheckLegalityMissed { .. },
-        )) => Verdict::Wrong,
+        Err(Failure::Internal(cause))
+            if matches!(
+                *cause,
+                InternalCause::CheckOutputCount { .. }
+                    | InternalCause::CheckBackendChanged { .. }
+                    | InternalCause::CheckLegalityMissed { .. }
+            ) =>
+        {
+            Verdict::Wrong
+        }
         Err(Failure::Internal(_)) => Verdict::Panic,
         Err(_) => Verdict::Refused,
     }

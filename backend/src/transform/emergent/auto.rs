@@ -125,12 +125,15 @@ pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<A
     log
 }
 
+/// The busiest engine and its cycles per iteration, which the II aims at ([`AutoRemark::Staged`]).
+type Aim = Option<(String, u64)>;
+
 /// The stage of every child of `l`, or why there is none worth giving.
 fn compute_auto_stages(
     func: &Function,
     l: Axis,
     opts: &AutoOptions,
-) -> Result<(Vec<u32>, Option<(String, u64)>), AutoDecline> {
+) -> Result<(Vec<u32>, Aim), AutoDecline> {
     // A transfer no ring of `MAX_DEPTH` slots hides behind the body's compute wants its loads
     // issued several iterations ahead, which stage ids without a gap cannot say.
     let body = if opts.decline_dma_bound {
