@@ -115,9 +115,52 @@ pub enum BackendError {
     /// `E0599`: the program the backend emitted breaks a static rule (a bug in the backend).
     #[error("the backend emitted an invalid program: {0}")]
     InvalidProgram(runtime_sim::validate::ValidateError),
-    /// `E0599`: any other bug in the backend.
+    /// `E0599`: emission met an operand it cannot place (a bug in the backend).
     #[error("{0}")]
-    Internal(String),
+    Emission(EmitBug),
+}
+
+/// What emission met that earlier passes should have ruled out, in [`BackendError::Emission`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EmitBug {
+    /// A tile operand of `tensor` has no on-chip place.
+    NoPlace { tensor: String },
+    /// An access pattern of tile `tensor` has `axes` free axes, more than `max`.
+    TileAxes {
+        tensor: String,
+        axes: usize,
+        max: usize,
+    },
+    /// An HBM operand of `tensor` has no tensor in the program.
+    NoHbmTensor { tensor: String },
+    /// An access pattern of HBM tensor `tensor` has `axes` axes, more than `max`.
+    HbmAxes {
+        tensor: String,
+        axes: usize,
+        max: usize,
+    },
+    /// A partition-major DMA's HBM run overflows.
+    RunOverflow,
+}
+
+impl std::fmt::Display for EmitBug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmitBug::NoPlace { tensor } => {
+                write!(f, "tile operand `{tensor}` has no on-chip place")
+            }
+            EmitBug::TileAxes { tensor, axes, max } => write!(
+                f,
+                "an access pattern of `{tensor}` has {axes} free axes; the machine takes at most {max}"
+            ),
+            EmitBug::NoHbmTensor { tensor } => write!(f, "HBM operand `{tensor}` has no tensor"),
+            EmitBug::HbmAxes { tensor, axes, max } => write!(
+                f,
+                "an access pattern of HBM tensor `{tensor}` has {axes} axes; a DMA takes at most {max}"
+            ),
+            EmitBug::RunOverflow => f.write_str("a partition-major DMA's HBM run overflows"),
+        }
+    }
 }
 
 /// One violated invariant of BIR (its verifier, `codegen::bir_verify`, finds them).
@@ -184,11 +227,6 @@ fn lines(errors: &[impl std::fmt::Display]) -> String {
 }
 
 impl BackendError {
-    /// A bug in the backend.
-    pub fn internal(message: impl Into<String>) -> Self {
-        BackendError::Internal(message.into())
-    }
-
     /// The stable code, `E05xx`.
     pub fn code(&self) -> &'static str {
         use BackendError::*;
@@ -208,7 +246,7 @@ impl BackendError {
             | BirNotVerified { .. }
             | ProgramNotValid { .. }
             | InvalidProgram(_)
-            | Internal(_) => INTERNAL,
+            | Emission(_) => INTERNAL,
         }
     }
 
@@ -235,7 +273,7 @@ impl BackendError {
             | BirNotVerified { .. }
             | ProgramNotValid { .. }
             | InvalidProgram(_)
-            | Internal(_) => None,
+            | Emission(_) => None,
         }
     }
 

@@ -149,16 +149,11 @@ fn pipeline_targets(
         }
         plans.extend(level_plans);
     }
-    if let Err(errs) = crate::verify::verify_function(func) {
-        let list = crate::listing::capped_list(&errs, "\n");
+    if let Err(errors) = crate::verify::verify_function(func) {
         *func = before;
-        return Err(vec![PipelineError::Internal {
-            message: format!(
-                "the pipeliner produced invalid Penguin IR for `{}`",
-                func.name
-            ),
-            note: Some(list),
-            at: None,
+        return Err(vec![PipelineError::InvalidIr {
+            function: func.name.clone(),
+            errors,
         }]);
     }
     Ok(plans)
@@ -325,9 +320,9 @@ fn check_legality(
             violations
         }
         Err(e) => {
-            return Err(vec![PipelineError::Internal {
-                message: format!("the legality check of loop `{iv}` failed: {e}"),
-                note: None,
+            return Err(vec![PipelineError::LegalityFailed {
+                iv,
+                error: e,
                 at: error::axis_span(func, plan.axis),
             }]);
         }
