@@ -16,7 +16,7 @@
 //!
 //! Invariant: every [`PathRun`] holds a simulated, checked run (`report.sim` is `Some`).
 
-use crate::driver::{self, Failure, Source};
+use crate::driver::{self, Failure, InternalCause, Source, UserCause};
 use crate::run::{self, Engine, PipelineMode, RunOptions, RunReport};
 use backend::codegen::schedule_summary::Limit;
 use penguin::listing::capped_list;
@@ -130,7 +130,7 @@ impl Default for CompareOptions {
 pub fn compare(source: &Source, opts: &CompareOptions) -> Result<Comparison, Failure> {
     let mut all = compare_each(&[source], opts);
     all.pop()
-        .unwrap_or_else(|| Err(Failure::Internal("no comparison".into())))
+        .unwrap_or(Err(Failure::internal(InternalCause::NoComparison)))
 }
 
 /// [`compare`] of each source, in order. The runs (one per source and path) are independent, so
@@ -198,8 +198,14 @@ fn run_path(
     };
     let name = path_name(mode, peel);
     let report = run::run(source, &ropts, &mut PipelineLog::default()).map_err(|f| match f {
-        Failure::Internal(m) => Failure::Internal(format!("path `{name}`: {m}")),
-        Failure::User(m) => Failure::User(format!("path `{name}`: {m}")),
+        Failure::Internal(cause) => Failure::internal(InternalCause::OnPath {
+            path: name.to_string(),
+            cause,
+        }),
+        Failure::User(cause) => Failure::user(UserCause::OnPath {
+            path: name.to_string(),
+            cause,
+        }),
         d => d,
     })?;
     debug_assert!(report.checked && report.sim.is_some());

@@ -7,6 +7,7 @@
 //! errors, which are bugs in nkc (exit code 101, like a panic). Diagnostics become codespan output
 //! only here, at the edge.
 
+pub use crate::cause::{CheckHead, FilesFailed, InternalCause, UserCause};
 use crate::error::RunError;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use frontend::diagnostic::{self, Diagnostic, Error};
@@ -25,14 +26,17 @@ pub struct Source {
 
 impl Source {
     pub fn read(path: &Path) -> Result<Source, Failure> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| Failure::User(format!("cannot read `{}`: {e}", path.display())))?;
+        let bytes = std::fs::read(path).map_err(|e| {
+            Failure::user(UserCause::Read {
+                path: path.to_path_buf(),
+                error: e.to_string(),
+            })
+        })?;
         let text = String::from_utf8(bytes).map_err(|e| {
-            Failure::User(format!(
-                "`{}` is not valid UTF-8 (byte {})",
-                path.display(),
-                e.utf8_error().valid_up_to()
-            ))
+            Failure::user(UserCause::NotUtf8 {
+                path: path.to_path_buf(),
+                byte: e.utf8_error().valid_up_to(),
+            })
         })?;
         Ok(Source {
             path: path.to_path_buf(),
@@ -57,16 +61,26 @@ pub enum Failure {
     /// Errors in the kernel's source.
     Diagnostics(Vec<Error>),
     /// Any other error the user can fix.
-    User(String),
+    User(Box<UserCause>),
     /// An error of a command-line option about the kernel (a `--kernel` or `--shape` name that
     /// the file does not define): a diagnostic with no place in the file, printed without a
     /// snippet (its code may be empty).
     Unplaced(Box<Diagnostic>),
     /// A bug in nkc.
-    Internal(String),
+    Internal(Box<InternalCause>),
 }
 
 impl Failure {
+    /// An error the user can fix, for `cause`.
+    pub fn user(cause: UserCause) -> Failure {
+        Failure::User(Box::new(cause))
+    }
+
+    /// A bug in nkc, for `cause`.
+    pub fn internal(cause: InternalCause) -> Failure {
+        Failure::Internal(Box::new(cause))
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             Failure::Diagnostics(_) | Failure::User(_) | Failure::Unplaced(_) => 1,
@@ -102,7 +116,7 @@ pub fn report(failure: &Failure, source: Option<&Source>, color: ColorMode) {
                 }
             }
         },
-        Failure::User(msg) => eprintln!("error: {}", printable(msg)),
+        Failure::User(cause) => eprintln!("error: {}", printable(&cause.to_string())),
         Failure::Unplaced(d) => {
             match d.code {
                 "" => eprintln!("error: {}", printable(&d.message)),
@@ -112,8 +126,11 @@ pub fn report(failure: &Failure, source: Option<&Source>, color: ColorMode) {
                 eprintln!("  = {}", printable(n));
             }
         }
-        Failure::Internal(msg) => {
-            eprintln!("error: internal compiler error: {}", printable(msg));
+        Failure::Internal(cause) => {
+            eprintln!(
+                "error: internal compiler error: {}",
+                printable(&cause.to_string())
+            );
             eprintln!(
                 "note: this is a bug in nkc; please report it with the kernel that caused it"
             );
@@ -172,12 +189,7 @@ pub fn unwritten_scratch_reads(func: &Function) -> Vec<Error> {
 /// Pipeliner errors as a failure: diagnostics, or an internal error if any is a bug of nkc.
 pub fn pipeline_failure(errors: Vec<PipelineError>) -> Failure {
     if let Some(e) = errors.iter().find(|e| e.is_internal()) {
-        let d = e.to_diagnostic();
-        let mut msg = d.message;
-        for n in &d.notes {
-            msg += &format!("\n{n}");
-        }
-        return Failure::Internal(msg);
+        return Failure::internal(InternalCause::Pipeliner(Box::new(e.clone())));
     }
     Failure::Diagnostics(errors.iter().map(PipelineError::to_diagnostic).collect())
 }
@@ -263,11 +275,11 @@ pub fn read_penguin(source: &Source, kernel: Option<&str>) -> Result<Function, F
         return Err(Failure::Diagnostics(unwritten));
     }
     if let Some(k) = kernel.filter(|k| *k != func.name) {
-        return Err(Failure::User(format!(
-            "`{}` holds the kernel `{}`, not `{k}`",
-            source.display_name(),
-            func.name
-        )));
+        return Err(Failure::user(UserCause::WrongKernel {
+            file: source.display_name(),
+            holds: func.name.clone(),
+            asked: k.to_string(),
+        }));
     }
     Ok(func)
 }
@@ -291,7 +303,7 @@ fn byte_offset(text: &str, line: usize, col: usize) -> usize {
 /// A backend error as a failure: an internal error, or a diagnostic at the kernel's source.
 pub fn backend_failure(e: backend::BackendError) -> Failure {
     if e.is_internal() {
-        return Failure::Internal(e.report());
+        return Failure::internal(InternalCause::Backend(Box::new(e)));
     }
     Failure::Diagnostics(vec![e.to_diagnostic()])
 }
@@ -343,9 +355,7 @@ impl Specialise {
         specs.grid = self.grid.clone();
         for (k, (name, _)) in self.dtypes.iter().enumerate() {
             if self.dtypes[..k].iter().any(|(n, _)| n == name) {
-                return Err(Failure::User(format!(
-                    "`--dtype {name}=...` is given twice; give each dtype at most once"
-                )));
+                return Err(Failure::user(UserCause::DtypeTwice { name: name.clone() }));
             }
         }
         for (name, value) in &self.args {
@@ -359,18 +369,17 @@ impl Specialise {
                 shape: shape.clone(),
             };
             if specs.insert(name.clone(), spec).is_some() {
-                return Err(Failure::User(format!(
-                    "`--shape {name}` is given twice; give each shape at most once"
-                )));
+                return Err(Failure::user(UserCause::ShapeTwice { name: name.clone() }));
             }
         }
         for (name, path) in inputs {
             if specs.contains_key(name) {
-                return Err(Failure::User(format!(
-                    "`{name}` has both `--shape` and `--input`; the input's shape is its shape, drop `--shape {name}`"
-                )));
+                return Err(Failure::user(UserCause::ShapeAndInput {
+                    name: name.clone(),
+                }));
             }
-            let (array, file_dtype) = crate::npy::read_npy_typed(path).map_err(Failure::User)?;
+            let (array, file_dtype) =
+                crate::npy::read_npy_typed(path).map_err(|e| Failure::user(UserCause::Other(e)))?;
             let shape = array.shape.iter().map(|&d| d as u64).collect();
             let dtype = dtype_of(
                 name,
@@ -380,9 +389,9 @@ impl Specialise {
         }
         for (name, _) in &self.dtypes {
             if !specs.contains_key(name) {
-                return Err(Failure::User(format!(
-                    "`--dtype {name}=...` gives a dtype but no shape: add `--shape {name}=ROWSxCOLS` or `--input {name}=FILE.npy`"
-                )));
+                return Err(Failure::user(UserCause::DtypeWithoutShape {
+                    name: name.clone(),
+                }));
             }
         }
         Ok(specs)
@@ -405,10 +414,10 @@ impl Specialise {
                     .then_some("--shape")
                     .or((self.dtype.is_some() || !self.dtypes.is_empty()).then_some("--dtype"))
             {
-                return Err(Failure::User(format!(
-                    "`{flag}` does not apply to `{}`: Penguin IR text has concrete shapes and dtypes",
-                    source.display_name()
-                )));
+                return Err(Failure::user(UserCause::NotForPenguin {
+                    flag,
+                    file: source.display_name(),
+                }));
             }
             return Ok(());
         }
@@ -654,11 +663,11 @@ pub fn parse_grid(s: &str) -> Result<Grid, String> {
 /// Runs the verifier; a failure after a pass is a bug in that pass.
 pub fn verify(func: &Function, after: &str) -> Result<(), Failure> {
     penguin::verify::verify_function(func).map_err(|errors| {
-        Failure::Internal(format!(
-            "{after} produced invalid Penguin IR for `{}`:\n{}",
-            func.name,
-            capped_list(errors.iter().map(|e| format!("  {e}")), "\n")
-        ))
+        Failure::internal(InternalCause::InvalidPenguin {
+            after: after.to_string(),
+            function: func.name.clone(),
+            errors,
+        })
     })
 }
 
@@ -667,11 +676,11 @@ pub fn verify(func: &Function, after: &str) -> Result<(), Failure> {
 pub fn unique_inputs(inputs: &[(String, PathBuf)]) -> Result<(), Failure> {
     for (k, (name, path)) in inputs.iter().enumerate() {
         if let Some((_, first)) = inputs[..k].iter().find(|(n, _)| n == name) {
-            return Err(Failure::User(format!(
-                "`--input {name}` is given twice (`{}` and `{}`); give each input at most once",
-                first.display(),
-                path.display()
-            )));
+            return Err(Failure::user(UserCause::InputTwice {
+                name: name.clone(),
+                first: first.clone(),
+                second: path.clone(),
+            }));
         }
     }
     Ok(())

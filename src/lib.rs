@@ -15,6 +15,7 @@
 //! - [`message_format`]: `--message-format json`, failures as JSON objects.
 //! - [`write_file`]: every file nkc writes, replaced whole or not at all, never an input.
 
+pub mod cause;
 pub mod compare;
 pub mod driver;
 pub mod error;

@@ -17,7 +17,7 @@
 
 use backend::codegen::emit::line_of;
 use backend::codegen::modulo::ModuloSchedule;
-use backend::codegen::schedule_summary::{CycleData, Limit};
+use backend::codegen::schedule_summary::{CycleData, Limit, ScheduleSummaryData};
 use backend::Compiled;
 use penguin::Function;
 use runtime_sim::sim::trace::{Slice, Track};
@@ -54,8 +54,8 @@ pub struct LoopStats {
     pub order_bound: Option<u64>,
     /// The measured steady-state iteration period, in cycles.
     pub period: Option<f64>,
-    /// The scheduler's one-line account (`--log backend`: its summary rendered).
-    pub text: String,
+    /// The scheduler's account (`--log backend`: its one line is this summary's `Display`).
+    pub summary: ScheduleSummaryData,
 }
 
 /// The prediction and measurement of every loop `compiled` modulo-scheduled.
@@ -111,8 +111,8 @@ fn stats(
         limited_by: summary.limited_by(),
         period,
         order_bound: summary.order_bound.map(|(b, _)| b),
-        text: summary.to_string(),
-        period_set_by: summary.period_cycle,
+        period_set_by: summary.period_cycle.clone(),
+        summary,
     }
 }
 

@@ -9,12 +9,12 @@
 //! 101 a bug in nkc.
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use nkc::cause::FilesFailed;
 use nkc::compare::{self, CompareOptions, SuiteEntry};
-use nkc::driver::{self, ColorMode, Failure, Source};
+use nkc::driver::{self, ColorMode, Failure, InternalCause, Source, UserCause};
 use nkc::pipeline::{self, CompileOptions, Context, PipelineMode, PrintAfter};
 use nkc::run::{self, Engine, RunOptions};
 use nkc::sim::{self as simcmd, SimOptions};
-use penguin::listing::capped_list;
 use penguin::pipeline::{PipelineLog, PipelineOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -159,13 +159,7 @@ impl SpecArgs {
         for (name, d) in &self.dtypes {
             match name {
                 Some(n) => dtypes.push((n.clone(), d.dtype())),
-                None if all.is_some() => {
-                    return Err(Failure::User(
-                        "`--dtype DTYPE` (every untyped parameter) is given twice; give it once, \
-                         or name a parameter: `--dtype NAME=DTYPE`"
-                            .into(),
-                    ))
-                }
+                None if all.is_some() => return Err(Failure::user(UserCause::DtypeAllTwice)),
                 None => all = Some(d.dtype()),
             }
         }
@@ -667,10 +661,9 @@ fn compile(
 ) -> Result<(String, Vec<pipeline::PassTime>), Failure> {
     if let Emit::Ast = emit {
         if src.is_penguin() {
-            return Err(Failure::User(format!(
-                "`{}` is Penguin IR: it has no syntax tree (`--emit ast` takes a `.nk` file)",
-                src.display_name()
-            )));
+            return Err(Failure::user(UserCause::NoSyntaxTree {
+                file: src.display_name(),
+            }));
         }
         let module = driver::parse(src)?;
         return Ok((format!("{module:#?}\n"), Vec::new()));
@@ -801,7 +794,7 @@ fn suggest(a: SuggestArgs) -> Outcome {
     }
     if a.write && s.suggested != s.original {
         nkc::write_file::write_atomically(file, s.suggested.as_bytes())
-            .map_err(|e| (Failure::User(e), None))?;
+            .map_err(|e| (Failure::user(UserCause::Other(e)), None))?;
         eprintln!("wrote {}", file.display());
     }
     Ok(())
@@ -936,16 +929,13 @@ fn explain(code: &str) -> Outcome {
                 .iter()
                 .map(|(c, _)| *c)
                 .collect();
-            let mut msg = format!("`{code}` is not a diagnostic code of nkc");
-            if let Some(close) = driver::did_you_mean(&normal, codes.iter().copied()) {
-                msg += &format!("\n  = help: did you mean `{close}`?");
-            }
-            msg += &format!(
-                "\n  = note: the codes run from {} to {}; `nkc check` prints them in brackets (`error[E0205]`)",
-                codes.first().unwrap_or(&""),
-                codes.last().unwrap_or(&"")
-            );
-            Err((Failure::User(msg), None))
+            let cause = UserCause::UnknownCode {
+                code: code.to_string(),
+                close: driver::did_you_mean(&normal, codes.iter().copied()).map(|c| c.to_string()),
+                first: codes.first().unwrap_or(&"").to_string(),
+                last: codes.last().unwrap_or(&"").to_string(),
+            };
+            Err((Failure::user(cause), None))
         }
     }
 }
@@ -953,29 +943,27 @@ fn explain(code: &str) -> Outcome {
 /// The end of a suite: success, or one failure naming the files that failed (each was reported
 /// already); a bug in nkc on any file makes it an internal error (exit code 101).
 fn suite_outcome(entries: &[SuiteEntry]) -> Outcome {
-    let failed: Vec<&str> = entries
+    let failed: Vec<String> = entries
         .iter()
         .filter_map(|e| match e {
-            SuiteEntry::Failed { file, .. } => Some(file.as_str()),
+            SuiteEntry::Failed { file, .. } => Some(file.clone()),
             SuiteEntry::Compared(_) => None,
         })
         .collect();
     if failed.is_empty() {
         return Ok(());
     }
-    let msg = format!(
-        "{} of the {} files failed: {}",
-        failed.len(),
-        entries.len(),
-        capped_list(&failed, ", ")
-    );
+    let files = FilesFailed {
+        failed,
+        total: entries.len(),
+    };
     let internal = entries
         .iter()
         .any(|e| matches!(e, SuiteEntry::Failed { internal: true, .. }));
     let failure = if internal {
-        Failure::Internal(msg)
+        Failure::internal(InternalCause::FilesFailed(files))
     } else {
-        Failure::User(msg)
+        Failure::user(UserCause::FilesFailed(files))
     };
     Err((failure, None))
 }
@@ -985,10 +973,9 @@ fn suite_outcome(entries: &[SuiteEntry]) -> Outcome {
 fn read_kernel(file: &Path) -> Result<Source, (Failure, Option<Source>)> {
     if file.extension().is_some_and(|e| e == "s") {
         return Err((
-            Failure::User(format!(
-                "`{0}` is a pseudo-ISA program (`.s`), not a kernel: run it with `nkc sim {0}`",
-                file.display()
-            )),
+            Failure::user(UserCause::IsProgram {
+                file: file.to_path_buf(),
+            }),
             None,
         ));
     }
@@ -1003,11 +990,9 @@ fn read_program(file: &Path) -> Result<Source, (Failure, Option<Source>)> {
         .is_some_and(|e| e == "nk" || e == "py" || e == "pir")
     {
         return Err((
-            Failure::User(format!(
-                "`{0}` is a kernel, not a pseudo-ISA program (`.s`): run it with `nkc run {0}` \
-                 (or compile it with `nkc compile {0} --emit isa -o prog.s`, then `nkc sim prog.s`)",
-                file.display()
-            )),
+            Failure::user(UserCause::IsKernel {
+                file: file.to_path_buf(),
+            }),
             None,
         ));
     }
@@ -1019,13 +1004,14 @@ fn refuse_inputs_as_outputs<'a>(
     outputs: impl IntoIterator<Item = (&'a str, &'a std::path::Path)>,
     inputs: &[&std::path::Path],
 ) -> Outcome {
-    nkc::write_file::refuse_inputs_as_outputs(outputs, inputs).map_err(|e| (Failure::User(e), None))
+    nkc::write_file::refuse_inputs_as_outputs(outputs, inputs)
+        .map_err(|e| (Failure::user(UserCause::Other(e)), None))
 }
 
 fn write_output(path: Option<&Path>, text: &str) -> Outcome {
     match path {
         Some(p) => nkc::write_file::write_atomically(p, text.as_bytes())
-            .map_err(|e| (Failure::User(e), None)),
+            .map_err(|e| (Failure::user(UserCause::Other(e)), None)),
         None => {
             out(text);
             Ok(())

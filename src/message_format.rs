@@ -38,8 +38,10 @@ pub fn failure_json(failure: &Failure, source: Option<&Source>) -> Vec<Value> {
                 .collect()
         }
         Failure::Unplaced(d) => vec![diagnostic_json(d, None)],
-        Failure::User(msg) => vec![message_json("error", msg, source)],
-        Failure::Internal(msg) => vec![message_json("internal_error", msg, source)],
+        Failure::User(cause) => vec![message_json("error", &cause.to_string(), source)],
+        Failure::Internal(cause) => {
+            vec![message_json("internal_error", &cause.to_string(), source)]
+        }
     }
 }
 

@@ -283,8 +283,8 @@ impl<'l> Context<'l> {
     /// written in Mode B; then the annotated pipeliner with its legality check, on every
     /// annotated loop.
     pub fn pipeline_annotated(&mut self, func: &mut Function) -> Result<(), Failure> {
-        for line in backend::transform::emergent::choose_auto_stages(func) {
-            self.log.push(line);
+        for remark in backend::transform::emergent::choose_auto_stages(func) {
+            self.log.push(remark.to_string());
         }
         self.after(
             "choose-auto-stages",
@@ -333,10 +333,10 @@ impl<'l> Context<'l> {
             self.remarks.extend(log);
             self.after("unroll", "unrolling", func)?;
             let log = backend::transform::emergent::pipeline_emergent(func);
-            self.remarks.extend(log.into_iter().map(Remark::Logged));
+            self.remarks.extend(log.into_iter().map(Remark::Emergent));
             self.after("emergent", "emergent pipelining", func)?;
             let log = backend::retime::retime_stores(func);
-            self.remarks.extend(log.into_iter().map(Remark::Logged));
+            self.remarks.extend(log);
             self.after("retime", "retiming stores", func)?;
         }
         Ok(())

@@ -14,13 +14,11 @@
 //! a kernel of more instruction instances than that for the interpreter (E0902), and a read of
 //! HBM scratch that nothing wrote, on either engine (E0900, at the statement).
 
-use crate::driver::{self, Failure, Source};
+use crate::driver::{self, CheckHead, Failure, InternalCause, Source, UserCause};
 use crate::error::RunError;
 use crate::npy;
 use crate::pipeline::{CompileOptions, Context, PrintAfter};
-use backend::transform::remark::Remark;
 use penguin::interp::{self, Array};
-use penguin::listing::capped_list;
 use penguin::pipeline::PipelineLog;
 use penguin::{Function, Tensor};
 use serde_json::json;
@@ -125,8 +123,11 @@ pub struct RunReport {
     pub stats: Option<interp::Stats>,
     /// What the simulator measured (engine `sim`).
     pub sim: Option<SimRun>,
-    /// The backend's decisions (`--log backend`).
+    /// The backend's decisions (`--log backend`): [`RunReport::remarks`] rendered, then every
+    /// modulo-scheduled loop's account.
     pub backend_log: Vec<String>,
+    /// The decisions of the backend's passes, typed.
+    pub remarks: Vec<backend::transform::remark::Remark>,
     /// The loops the backend unrolled (`backend::transform::unroll`: the emergent path's).
     pub unrolled: Vec<backend::transform::unroll::UnrolledData>,
     /// Whether `--check` compared the outputs with the interpreter's (they agreed, or the run
@@ -273,13 +274,11 @@ pub fn run(
                     path,
                     runtime_sim::sim::trace::to_chrome_json(&r.trace).as_bytes(),
                 )
-                .map_err(Failure::User)?;
+                .map_err(|e| Failure::user(UserCause::Other(e)))?;
             }
             if !r.races.is_empty() {
-                return Err(Failure::Internal(format!(
-                    "the compiled program has {} data race(s):\n{}",
-                    r.races.len(),
-                    capped_list(r.races.iter().map(|x| format!("  {x}")), "\n")
+                return Err(Failure::internal(InternalCause::Races(
+                    r.races.iter().map(|x| x.to_string()).collect(),
                 )));
             }
             let arrays = std::mem::take(&mut r.outputs)
@@ -288,8 +287,6 @@ pub fn run(
                 .collect();
             let loops = crate::loops::compute_loop_stats(&func, &compiled, &source.text, &r.trace);
             cx.remarks.extend(compiled.expansions.iter().cloned());
-            cx.remarks
-                .extend(loops.iter().map(|l| Remark::Logged(l.text.clone())));
             let annotated_loops = func
                 .axes
                 .iter()
@@ -324,10 +321,10 @@ pub fn run(
     let mut outputs = Vec::new();
     if let Some(dir) = &opts.output_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::User(format!(
-                "cannot create output directory `{}`: {e}",
-                dir.display()
-            ))
+            Failure::user(UserCause::CreateDir {
+                dir: dir.clone(),
+                error: e.to_string(),
+            })
         })?;
     }
     for (&tensor, array) in func.outputs.iter().zip(result.outputs) {
@@ -340,7 +337,7 @@ pub fn run(
                     penguin::DType::Bf16 => npy::write_npy_bf16(&path, &array),
                     penguin::DType::F32 => npy::write_npy(&path, &array),
                 }
-                .map_err(Failure::User)?;
+                .map_err(|e| Failure::user(UserCause::Other(e)))?;
                 Some(path)
             }
             None => None,
@@ -352,6 +349,14 @@ pub fn run(
             file,
         });
     }
+    // The passes' remarks, then every modulo-scheduled loop's account.
+    let backend_log = backend::transform::remark::remark_lines(&cx.remarks)
+        .into_iter()
+        .chain(
+            sim.iter()
+                .flat_map(|s| s.loops.iter().map(|l| l.summary.to_string())),
+        )
+        .collect();
     Ok(RunReport {
         kernel: func.name.clone(),
         engine: opts.engine,
@@ -360,7 +365,8 @@ pub fn run(
         outputs,
         stats: interp_stats,
         sim,
-        backend_log: backend::transform::remark::remark_lines(&cx.remarks),
+        backend_log,
+        remarks: cx.remarks,
         unrolled: cx.unrolled,
         checked,
         compile_seconds,
@@ -403,12 +409,12 @@ fn check_outputs(
     );
     // An output missing on one side is a mismatch, never a shorter comparison.
     if want.outputs.len() != got.len() || func.outputs.len() != got.len() {
-        return Err(Failure::Internal(format!(
-            "--check: {path} gives {} output(s), but the kernel as written gives {} (and declares {})",
-            got.len(),
-            want.outputs.len(),
-            func.outputs.len()
-        )));
+        return Err(Failure::internal(InternalCause::CheckOutputCount {
+            path,
+            got: got.len(),
+            want: want.outputs.len(),
+            declared: func.outputs.len(),
+        }));
     }
     let outputs = func.outputs.iter().zip(&want.outputs).zip(got);
     for (index, ((&tensor, want_a), got_a)) in outputs.enumerate() {
@@ -424,27 +430,21 @@ fn check_outputs(
                     .outputs
                     .get(index)
                     .is_some_and(|p| first_difference(want_a, p).is_some()),
-                String::new(),
+                None,
             ),
-            Err(e) => (
-                true,
-                format!(" (interpreted, the pipelined kernel stops: {e})"),
-            ),
+            Err(e) => (true, Some(e.to_string())),
         };
-        let head =
-            format!("--check: output `{name}` of {path} differs from the kernel as written: {msg}");
+        let head = CheckHead {
+            output: name,
+            path: path.clone(),
+            difference: msg,
+        };
         return Err(if !pipeliner_changed {
-            Failure::Internal(format!(
-                "{head}; the pipelined kernel interprets to the bits of the kernel as written, so the backend changed the result"
-            ))
+            Failure::internal(InternalCause::CheckBackendChanged { head })
         } else if !opts.legality_check {
-            Failure::User(format!(
-                "{head}; the pipelined kernel differs too{why}: the pipelining changed the result, and its legality check was skipped (--no-legality-check)"
-            ))
+            Failure::user(UserCause::CheckUnchecked { head, why })
         } else {
-            Failure::Internal(format!(
-                "{head}; the pipelined kernel differs too{why}, although its legality check accepted it"
-            ))
+            Failure::internal(InternalCause::CheckLegalityMissed { head, why })
         });
     }
     Ok(want.stats)
@@ -491,7 +491,7 @@ fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
             }
             .to_diagnostic()])
         }
-        _ => Failure::Internal(format!("the interpreter failed: {e}")),
+        _ => Failure::internal(InternalCause::Interpreter(e.clone())),
     }
 }
 
@@ -674,8 +674,7 @@ fn sim_failure(
     e: &runtime_sim::sim::SimError,
     max_cycles: u64,
 ) -> Failure {
-    let internal =
-        || Failure::Internal(format!("the simulator rejected the compiled program: {e}"));
+    let internal = || Failure::internal(InternalCause::SimRejected(e.clone()));
     match e {
         runtime_sim::sim::SimError::Uninitialised { .. } => {}
         runtime_sim::sim::SimError::CycleLimit { .. } => {
@@ -706,7 +705,7 @@ fn refuse_inputs_as_outputs(
         opts.output_dir.as_deref(),
         func.outputs.iter().map(|&t| func.tensors[t].name.as_str()),
     )
-    .map_err(Failure::User)
+    .map_err(|e| Failure::user(UserCause::Other(e)))
 }
 
 /// The name `return` gave an output.
@@ -730,11 +729,11 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
         .collect();
     for (name, _) in &opts.inputs {
         if !param_names.contains(&name.as_str()) && !outputs.contains(&name.as_str()) {
-            return Err(Failure::User(format!(
-                "`{name}` is not a parameter of `{}`; its parameters are: {}",
-                func.name,
-                capped_list(&param_names, ", ")
-            )));
+            return Err(Failure::user(UserCause::NotAParameter {
+                name: name.clone(),
+                kernel: func.name.clone(),
+                params: param_names.iter().map(|p| p.to_string()).collect(),
+            }));
         }
     }
     let mut inputs = interp::random_inputs(func, opts.seed);
@@ -744,7 +743,7 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
         if let Some((name, path)) = given {
             // The random values it replaces go first: the inputs are held once.
             inputs[i].data = Vec::new();
-            let array = npy::read_npy(path).map_err(Failure::User)?;
+            let array = npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e)))?;
             let want: Vec<usize> = data.shape.iter().map(|&d| d as usize).collect();
             // A tensor of other than 2 dimensions is stored as [leading product, last].
             let stored: Option<Vec<usize>> = frontend::check::stored_shape(&array.shape);
@@ -755,13 +754,13 @@ fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Array>, Failu
                 };
             } else {
                 if array.shape != want {
-                    return Err(Failure::User(format!(
-                        "input `{name}` from `{}` has shape {:?}, but `{}` declares `{name}` as {:?}",
-                        path.display(),
-                        array.shape,
-                        func.name,
-                        want
-                    )));
+                    return Err(Failure::user(UserCause::InputShape {
+                        name: name.clone(),
+                        path: path.clone(),
+                        got: array.shape.clone(),
+                        kernel: func.name.clone(),
+                        want,
+                    }));
                 }
                 inputs[i] = array;
             }
@@ -1042,7 +1041,15 @@ mod tests {
         let fewer = &want.outputs[..1];
         let e = check_outputs(&func, &func, &func, &inputs, fewer, &opts).unwrap_err();
         assert!(
-            matches!(&e, Failure::Internal(m) if m.contains("gives 1 output(s)")),
+            matches!(
+                &e,
+                Failure::Internal(cause) if matches!(**cause, InternalCause::CheckOutputCount {
+                    got: 1,
+                    want: 2,
+                    declared: 2,
+                    ..
+                })
+            ),
             "{e:?}"
         );
     }

@@ -10,10 +10,9 @@
 //! terminal (`nkc run` too), and a command of many runs (`compare`, `suggest`) one [`StepsBar`]
 //! over them instead.
 
-use crate::driver::{Failure, Source};
+use crate::driver::{Failure, Source, UserCause};
 use crate::error::RunError;
 use crate::npy;
-use penguin::listing::capped_list;
 use runtime_sim::isa::{Engine, Program, Role};
 use runtime_sim::machine::DMA_QUEUES;
 use runtime_sim::sim::{self, Array, Options, SimError, SimResult};
@@ -72,13 +71,12 @@ impl SimReport {
 /// Parses, runs and writes the files asked for.
 pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
     let prog = runtime_sim::text::parse(&source.text).map_err(|e| {
-        Failure::User(format!(
-            "{}:{}:{}: {}",
-            source.display_name(),
-            e.line,
-            e.col,
-            e.message
-        ))
+        Failure::user(UserCause::ProgramSyntax {
+            file: source.display_name(),
+            line: e.line,
+            col: e.col,
+            message: e.message.clone(),
+        })
     })?;
     refuse_inputs_as_outputs(source, &prog, opts)?;
     let inputs = gather_inputs(source, &prog, opts)?;
@@ -95,10 +93,10 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
     let mut files = Vec::new();
     if let Some(dir) = &opts.output_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::User(format!(
-                "cannot create output directory `{}`: {e}",
-                dir.display()
-            ))
+            Failure::user(UserCause::CreateDir {
+                dir: dir.clone(),
+                error: e.to_string(),
+            })
         })?;
         for (name, a) in &result.outputs {
             let path = dir.join(format!("{name}.npy"));
@@ -111,7 +109,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             } else {
                 npy::write_npy(&path, a)
             }
-            .map_err(Failure::User)?;
+            .map_err(|e| Failure::user(UserCause::Other(e)))?;
             files.push((name.clone(), path));
         }
     }
@@ -120,7 +118,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             path,
             sim::trace::to_chrome_json(&result.trace).as_bytes(),
         )
-        .map_err(Failure::User)?;
+        .map_err(|e| Failure::user(UserCause::Other(e)))?;
     }
     Ok(SimReport {
         program: source.display_name(),
@@ -154,7 +152,7 @@ fn refuse_inputs_as_outputs(
             .filter(|t| t.role == Role::Output)
             .map(|t| t.name.as_str()),
     )
-    .map_err(Failure::User)
+    .map_err(|e| Failure::user(UserCause::Other(e)))
 }
 
 /// A progress bar for a long simulation, on standard error: drawn only when standard error is a
@@ -307,7 +305,12 @@ pub fn sim_failure(source: &Source, e: &SimError) -> Failure {
     let code = match e {
         SimError::TooLarge { .. } => frontend::codes::TOO_LARGE_TO_RUN,
         SimError::CycleLimit { .. } => frontend::codes::CYCLE_LIMIT,
-        _ => return Failure::User(format!("{}: {e}", source.display_name())),
+        _ => {
+            return Failure::user(UserCause::ProgramRejected {
+                file: source.display_name(),
+                error: e.clone(),
+            })
+        }
     };
     let d = RunError::Program {
         code,
@@ -340,10 +343,10 @@ fn gather_inputs(
     crate::driver::unique_inputs(&opts.inputs)?;
     for (name, _) in &opts.inputs {
         if !names.contains(&name.as_str()) {
-            return Err(Failure::User(format!(
-                "`{name}` is not an input tensor of the program; its inputs are: {}",
-                capped_list(&names, ", ")
-            )));
+            return Err(Failure::user(UserCause::NotAProgramInput {
+                name: name.clone(),
+                inputs: names.iter().map(|n| n.to_string()).collect(),
+            }));
         }
     }
     let mut inputs =
@@ -352,14 +355,14 @@ fn gather_inputs(
         if let Some((_, path)) = opts.inputs.iter().find(|(n, _)| n == name) {
             // The random values it replaces go first: the inputs are held once.
             inputs[i].data = Vec::new();
-            let a = npy::read_npy(path).map_err(Failure::User)?;
+            let a = npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e)))?;
             if a.shape != inputs[i].shape {
-                return Err(Failure::User(format!(
-                    "input `{name}` from `{}` has shape {:?}, but the program declares {:?}",
-                    path.display(),
-                    a.shape,
-                    inputs[i].shape
-                )));
+                return Err(Failure::user(UserCause::ProgramInputShape {
+                    name: name.to_string(),
+                    path: path.clone(),
+                    got: a.shape.clone(),
+                    want: inputs[i].shape.clone(),
+                }));
             }
             inputs[i] = a;
         }
@@ -528,12 +531,9 @@ impl SimReport {
         if races.is_empty() {
             return None;
         }
-        Some(Failure::User(format!(
-            "{}: {} data race{} (unsynchronised accesses between engines):\n{}",
-            self.program,
-            races.len(),
-            if races.len() == 1 { "" } else { "s" },
-            capped_list(races.iter().map(|r| format!("  {r}")), "\n")
-        )))
+        Some(Failure::user(UserCause::ProgramRaces {
+            program: self.program.clone(),
+            races: races.iter().map(|r| r.to_string()).collect(),
+        }))
     }
 }

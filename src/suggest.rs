@@ -27,7 +27,7 @@
 //! bit-exact; and its cycles on `nkc run`'s default path are below the input's (so applying it
 //! never slows `nkc run`).
 
-use crate::driver::{self, Failure, Source};
+use crate::driver::{self, Failure, InternalCause, Source, UserCause};
 use crate::run::{self, Engine, PipelineMode, RunOptions};
 use frontend::ast::{Expr, ExprKind, Kernel, Keyword, Module, Stmt, StmtKind};
 use penguin::pipeline::PipelineLog;
@@ -234,11 +234,10 @@ pub fn suggest(source: &Source, opts: &SuggestOptions) -> Result<Suggestions, Fa
         let mut trials = Trials::new(source, &kernel, site, opts, &bar);
         let current = trials.current(&text)?;
         let Some(current_cycles) = trials.run(&text, &current) else {
-            return Err(Failure::Internal(format!(
-                "loop `{}`: the kernel as given does not run on `{}`",
-                site.iv,
-                MEASURED_ON.name()
-            )));
+            return Err(Failure::internal(InternalCause::DoesNotRun {
+                iv: site.iv.to_string(),
+                on: MEASURED_ON.name(),
+            }));
         };
         let n = trials.statements(&text)?;
         let mut best: (Annotation, u64) = (current.clone(), current_cycles);
@@ -372,8 +371,8 @@ impl<'a> Trials<'a> {
         };
         let module = driver::parse(&src)?;
         let k = find_kernel(&module, self.kernel)?;
-        let stmt = at_path(&k.body, &self.site.path)
-            .ok_or_else(|| Failure::Internal("suggest lost track of a loop".into()))?;
+        let stmt =
+            at_path(&k.body, &self.site.path).ok_or(Failure::internal(InternalCause::LostLoop))?;
         Ok(f(stmt))
     }
 
@@ -546,10 +545,9 @@ fn run_on(
     let report = run::run(&src, &ropts, &mut PipelineLog::default())?;
     match report.sim {
         Some(sim) if report.checked && sim.races.is_empty() => Ok(sim.stats.cycles),
-        _ => Err(Failure::Internal(format!(
-            "the kernel runs on `{}` but does not match the interpreter bit for bit, or races",
-            mode.name()
-        ))),
+        _ => Err(Failure::internal(InternalCause::NotBitExact {
+            mode: mode.name(),
+        })),
     }
 }
 
@@ -558,7 +556,11 @@ fn find_kernel<'m>(module: &'m Module, name: &str) -> Result<&'m Kernel, Failure
         .kernels
         .iter()
         .find(|k| k.name.name == name)
-        .ok_or_else(|| Failure::Internal(format!("kernel `{name}` vanished from the source")))
+        .ok_or_else(|| {
+            Failure::internal(InternalCause::KernelVanished {
+                name: name.to_string(),
+            })
+        })
 }
 
 /// The loops to consider, in program order: innermost loops, and every annotated loop.
@@ -635,10 +637,10 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
     let module = driver::parse(&src)?;
     let k = find_kernel(&module, kernel)?;
     let Some(stmt) = at_path(&k.body, &site.path) else {
-        return Err(Failure::Internal("suggest lost track of a loop".into()));
+        return Err(Failure::internal(InternalCause::LostLoop));
     };
     let StmtKind::For { iter, body, .. } = &stmt.kind else {
-        return Err(Failure::Internal("suggest lost track of a loop".into()));
+        return Err(Failure::internal(InternalCause::LostLoop));
     };
     // (start, end, replacement), applied from the end. A keyword the annotation keeps gets its
     // new value in place; one it drops goes with the comma that separates it; a new one goes
@@ -712,9 +714,7 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
         if let Some(call) = annotation_call(s) {
             set(call, &["stage_id", "execution_order"], add);
         } else if add.is_some() {
-            return Err(Failure::User(
-                "a statement of the loop has no call to carry stage_id".into(),
-            ));
+            return Err(Failure::user(UserCause::NoStageCall));
         }
     }
     // Removals that touch (two keywords dropped side by side) become one.

@@ -5,6 +5,9 @@
 
 mod common;
 
+use backend::transform::emergent::remark::SingleBuffered;
+use backend::transform::emergent::EmergentRemark;
+use backend::transform::remark::Remark;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use nkc::run::{self, Engine, RunOptions};
@@ -580,12 +583,23 @@ fn emergent_rings_shrink_to_fit_sbuf() {
     };
     let mut func = nkc::driver::compile(&src, None).unwrap();
     let log = nkc::pipeline::prepare_backend(&mut func, PipelineMode::Emergent).unwrap();
-    let log = backend::transform::remark::remark_lines(&log);
     let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
     assert!(compiled.sbuf_bytes <= runtime_sim::machine::SBUF_PARTITION_BYTES);
-    assert!(log.iter().any(|l| l.contains("ring of 2 slots")), "{log:?}");
     assert!(
-        log.iter().any(|l| l.contains("SBUF has no room")),
+        log.iter().any(|r| matches!(
+            r,
+            Remark::Emergent(EmergentRemark::TransferRing { slots: 2, .. })
+        )),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|r| matches!(
+            r,
+            Remark::Emergent(EmergentRemark::StaysSingle {
+                why: SingleBuffered::NoRoom,
+                ..
+            })
+        )),
         "{log:?}"
     );
     let report = run::run(
@@ -846,8 +860,17 @@ fn a_short_annotated_loop_is_flattened_into_the_loop_around_it() {
     )
     .unwrap();
     assert!(
-        (report.backend_log.iter()).any(|l| l.starts_with(
-            "flatten: loop `c` (4 iterations in 4 stages, extended to 7; no steady state) is unrolled fully into loop `r`"
+        report.remarks.iter().any(|r| matches!(
+            r,
+            Remark::Flattened {
+                iv,
+                trip: 4,
+                stages: 4,
+                peeled: false,
+                extended: 7,
+                into,
+                ..
+            } if iv == "c" && into == "r"
         )),
         "{:#?}",
         report.backend_log

@@ -4,7 +4,9 @@
 //! and a PSUM accumulation group across an inner loop. Every program is simulated with the race
 //! detector and compared with the interpreter bit for bit.
 
-use backend::transform::emergent::{pipeline_emergent_with, EmergentOptions};
+use backend::cost::budget::Overflow;
+use backend::transform::emergent::{pipeline_emergent_with, EmergentOptions, EmergentRemark};
+use backend::transform::remark::Remark;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use nkc::run::{self, Engine, RunOptions};
@@ -21,7 +23,10 @@ fn source_text(name: &str, text: &str) -> Source {
 
 /// Compiles `src` on the emergent path with `opts` and simulates it (seeded inputs, race
 /// detector on); returns the cycles, the outputs and the emergent log.
-fn simulate(src: &Source, opts: &EmergentOptions) -> (u64, Vec<(String, sim::Array)>, Vec<String>) {
+fn simulate(
+    src: &Source,
+    opts: &EmergentOptions,
+) -> (u64, Vec<(String, sim::Array)>, Vec<EmergentRemark>) {
     let mut func = nkc::driver::compile(src, None).unwrap();
     nkc::pipeline::pipeline_path(
         &mut func,
@@ -67,25 +72,29 @@ fn check_emergent(src: &Source) {
     assert!(report.checked);
 }
 
-/// The stage of the statement the log names `name` (`` `name.engine`@stage `` in the loop line).
-fn stage_of(log: &[String], name: &str) -> u32 {
-    let line = log
+/// The stage of the statement the staged loop's remark names `name` (a child `` `a.e,name` ``:
+/// its last instruction, `tensor.engine`, or `loop k`).
+fn stage_of(log: &[EmergentRemark], name: &str) -> u32 {
+    let children = log
         .iter()
-        .find(|l| l.contains("compute spread over"))
-        .unwrap_or_else(|| panic!("no staged loop in {log:#?}"));
-    // A statement is `` `a.e,b.e`@s ``: the name follows a backtick or a comma.
-    let (at, len) = ["`", ","]
-        .iter()
-        .find_map(|sep| {
-            let pat = format!("{sep}{name}`@");
-            line.find(&pat).map(|at| (at, pat.len()))
+        .find_map(|r| match r {
+            EmergentRemark::Staged { children, .. } => Some(children),
+            _ => None,
         })
-        .unwrap_or_else(|| panic!("`{name}` not in {line}"));
-    let digits: String = line[at + len..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    digits.parse().unwrap()
+        .unwrap_or_else(|| panic!("no staged loop in {log:#?}"));
+    children
+        .iter()
+        .find(|(c, _)| c.trim_matches('`').rsplit(',').next() == Some(name))
+        .map(|&(_, stage)| stage)
+        .unwrap_or_else(|| panic!("`{name}` not in {children:?}"))
+}
+
+/// The slots of the stage ring of tile `tile`, if any.
+fn ring_slots(log: &[EmergentRemark], tile: &str) -> Option<u32> {
+    log.iter().find_map(|r| match r {
+        EmergentRemark::StageRing { tile: t, slots, .. } if t == tile => Some(*slots),
+        _ => None,
+    })
 }
 
 #[test]
@@ -104,7 +113,9 @@ fn stages_beat_the_single_shift_on_softmax() {
         "{log:#?}"
     );
     assert!(
-        !log_single.iter().any(|l| l.contains("compute spread")),
+        !log_single
+            .iter()
+            .any(|r| matches!(r, EmergentRemark::Staged { .. })),
         "{log_single:#?}"
     );
     assert!(
@@ -132,16 +143,7 @@ fn the_rings_cover_the_stages_their_tiles_span() {
     let (_, _, log) = simulate(&src, &EmergentOptions::default());
     // `e` is written by exp and read by sum and multiply, two and one stages later.
     let span = stage_of(&log, "r.dve") - stage_of(&log, "e.act");
-    let line = log
-        .iter()
-        .find(|l| l.contains("`e` is a ring of"))
-        .unwrap_or_else(|| panic!("no ring for `e` in {log:#?}"));
-    let slots: u32 = line
-        .split("ring of ")
-        .nth(1)
-        .and_then(|r| r.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
+    let slots = ring_slots(&log, "e").unwrap_or_else(|| panic!("no ring for `e` in {log:#?}"));
     assert!(
         slots > span,
         "{slots} slot(s) for a span of {span} stage(s)"
@@ -185,12 +187,12 @@ fn the_isl_check_refuses_a_plan_that_splits_loop_carried_state() {
     let (_, out, log) = simulate(&src, &unsafe_opts);
     assert!(
         log.iter()
-            .any(|l| l.contains("ISL legality check refuses") && l.contains("`acc`")),
+            .any(|r| matches!(r, EmergentRemark::StagesIllegal { tensor, .. } if tensor == "acc")),
         "{log:#?}"
     );
     assert!(
         log.iter()
-            .any(|l| l.contains("issued 2 iteration(s) ahead")),
+            .any(|r| matches!(r, EmergentRemark::Shifted { ahead: 2, .. })),
         "{log:#?}"
     );
     let (_, want, _) = simulate(&src, &single_shift());
@@ -233,10 +235,7 @@ fn an_accumulation_group_across_an_inner_loop_stays_exact() {
     // the PSUM accumulator becomes a ring of banks spanning those stages.
     let inner = stage_of(&log, "loop k");
     assert!(inner < stage_of(&log, "res.act"), "{log:#?}");
-    assert!(
-        log.iter().any(|l| l.contains("`acc` is a ring of")),
-        "{log:#?}"
-    );
+    assert!(ring_slots(&log, "acc").is_some(), "{log:#?}");
     check_emergent(&src);
 }
 
@@ -330,12 +329,23 @@ fn stages_merge_when_their_rings_do_not_fit_sbuf() {
     let src = source_text("big.nk", BIG);
     let (_, _, log) = simulate(&src, &EmergentOptions::default());
     assert!(
-        log.iter()
-            .any(|l| l.contains("do not fit (SBUF would need")),
+        log.iter().any(|r| matches!(
+            r,
+            EmergentRemark::StagesDoNotFit {
+                why: Overflow::Sbuf { .. },
+                ..
+            }
+        )),
         "{log:#?}"
     );
     assert!(
-        log.iter().any(|l| l.contains("stages merged to fit")),
+        log.iter().any(|r| matches!(
+            r,
+            EmergentRemark::Staged {
+                merged: Some(_),
+                ..
+            }
+        )),
         "{log:#?}"
     );
     // Merged, not dropped: some hand-offs are still split.
@@ -374,7 +384,7 @@ fn a_stored_load_keeps_a_spare_slot() {
         );
         let sim = r.sim.as_ref().expect("engine sim");
         assert!(sim.races.is_empty(), "{kernel}: races {:?}", sim.races);
-        (sim.stats.cycles, r.backend_log.clone())
+        (sim.stats.cycles, r.remarks.clone())
     };
     let (e, log) = run_kernel(
         "tests/good/sched_phases.nk",
@@ -382,13 +392,26 @@ fn a_stored_load_keeps_a_spare_slot() {
         PipelineMode::Emergent,
     );
     assert!(
-        log.iter()
-            .any(|l| l.contains("`t` becomes a ring of 5 slots (prefetch depth 3)")),
+        log.iter().any(|r| matches!(
+            r,
+            Remark::Emergent(EmergentRemark::TransferRing {
+                tile,
+                slots: 5,
+                ahead: 3,
+                ..
+            }) if tile == "t"
+        )),
         "{log:#?}"
     );
     assert!(
-        log.iter()
-            .any(|l| l.contains("the loads of `t` are issued 3 iteration(s) ahead")),
+        log.iter().any(|r| matches!(
+            r,
+            Remark::Emergent(EmergentRemark::Shifted {
+                tiles,
+                ahead: 3,
+                ..
+            }) if tiles.last().is_some_and(|t| t == "t")
+        )),
         "{log:#?}"
     );
     // 22,641 cycles with the ring as deep as its prefetch; the user's stages, with three slots
@@ -403,8 +426,15 @@ fn a_stored_load_keeps_a_spare_slot() {
         PipelineMode::Default,
     );
     assert!(
-        log.iter()
-            .any(|l| l.contains("`t` in loop `i` gets 4 slots (was 3)")),
+        log.iter().any(|r| matches!(
+            r,
+            Remark::RingSlotAdded {
+                tile,
+                iv,
+                slots: 4,
+                ..
+            } if tile == "t" && iv == "i"
+        )),
         "{log:#?}"
     );
     assert!(d * 100 < 18_211 * 95, "default {d}");

@@ -743,13 +743,22 @@ fn surface(
 
 /// The verdict of an in-process `nkc run --check`-like result.
 fn run_verdict(r: Result<nkc::run::RunReport, nkc::driver::Failure>) -> Verdict {
-    use nkc::driver::Failure;
+    use nkc::driver::{Failure, InternalCause};
     match r {
         Ok(rep) if rep.checked && rep.sim.as_ref().is_none_or(|s| s.races.is_empty()) => {
             Verdict::Ok
         }
         Ok(_) => Verdict::Wrong,
-        Err(Failure::Internal(e)) if e.starts_with("--check:") => Verdict::Wrong,
+        Err(Failure::Internal(cause))
+            if matches!(
+                *cause,
+                InternalCause::CheckOutputCount { .. }
+                    | InternalCause::CheckBackendChanged { .. }
+                    | InternalCause::CheckLegalityMissed { .. }
+            ) =>
+        {
+            Verdict::Wrong
+        }
         Err(Failure::Internal(_)) => Verdict::Panic,
         Err(_) => Verdict::Refused,
     }

@@ -5,6 +5,10 @@
 //! iterations, and the trip-clamped synchronisation analysis still decides what the full one
 //! decides when the outer loop is long.
 
+use backend::transform::decline::Decline;
+use backend::transform::emergent::remark::SingleBuffered;
+use backend::transform::emergent::EmergentRemark;
+use backend::transform::remark::Remark;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use nkc::run::{self, RunOptions};
@@ -28,7 +32,7 @@ fn lowered(src: &Source) -> Function {
 
 /// Emergent pipelining with or without prefetch across nests: (cycles, log). The program must
 /// simulate with no race.
-fn cycles(src: &Source, across_nests: bool) -> (u64, Vec<String>) {
+fn cycles(src: &Source, across_nests: bool) -> (u64, Vec<EmergentRemark>) {
     let mut func = lowered(src);
     let opts = backend::transform::emergent::EmergentOptions {
         across_nests,
@@ -49,7 +53,8 @@ fn cycles(src: &Source, across_nests: bool) -> (u64, Vec<String>) {
     (r.stats.cycles, log)
 }
 
-fn checked(src: &Source, mode: PipelineMode) -> Vec<String> {
+/// The emergent remarks of a checked run on `mode`.
+fn checked(src: &Source, mode: PipelineMode) -> Vec<EmergentRemark> {
     let opts = RunOptions {
         pipeline: mode,
         seed: 11,
@@ -64,7 +69,36 @@ fn checked(src: &Source, mode: PipelineMode) -> Vec<String> {
         .sim
         .expect("engine sim reports the simulator's figures");
     assert!(sim.races.is_empty(), "{:?}", sim.races);
-    report.backend_log
+    report
+        .remarks
+        .into_iter()
+        .filter_map(|r| match r {
+            Remark::Emergent(e) => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A prefetch across a nest: the loop, its trip count, the nest as the log names it, the carry
+/// copies per load, and whether it runs one execution ahead (else flat iterations ahead).
+fn across(r: &EmergentRemark) -> Option<(&str, i64, &str, usize, bool)> {
+    match r {
+        EmergentRemark::PrefetchedFlat {
+            iv,
+            trip,
+            nest,
+            carries,
+            ..
+        } => Some((iv, *trip, nest, *carries, false)),
+        EmergentRemark::PrefetchedExecution {
+            iv,
+            trip,
+            nest,
+            carries,
+            ..
+        } => Some((iv, *trip, nest, *carries, true)),
+        _ => None,
+    }
 }
 
 #[test]
@@ -74,7 +108,10 @@ fn prefetch_across_the_nest_beats_the_single_loop_realisation() {
         let (nested, log) = cycles(&src, true);
         let (single, _) = cycles(&src, false);
         assert!(
-            log.iter().any(|l| l.contains("is nested in `m` ⊃ `n`")),
+            log.iter().any(|r| match r {
+                EmergentRemark::Carried { nest, .. } => nest.starts_with("`m` ⊃ `n`"),
+                r => across(r).is_some_and(|a| a.2.starts_with("`m` ⊃ `n`")),
+            }),
             "{ex}: {log:#?}"
         );
         assert!(
@@ -92,10 +129,16 @@ fn an_issue_bound_nest_prefetches_a_whole_execution_ahead() {
     let (nested, log) = cycles(&src, true);
     let (single, _) = cycles(&src, false);
     assert!(
-        log.iter()
-            .any(|l| l.contains("loop `c` (trip 4) is nested in `r`")
-                && l.contains("one execution ahead")
-                && l.contains("issue-bound")),
+        log.iter().any(|r| matches!(
+            r,
+            EmergentRemark::PrefetchedExecution {
+                iv,
+                trip: 4,
+                nest,
+                why: Decline::IssueBound { .. },
+                ..
+            } if iv == "c" && nest.starts_with("`r`")
+        )),
         "{log:#?}"
     );
     assert!(
@@ -106,9 +149,11 @@ fn an_issue_bound_nest_prefetches_a_whole_execution_ahead() {
     let src = good("nest_whole.nk");
     let log = checked(&src, PipelineMode::Emergent);
     assert!(
-        log.iter().any(|l| l.contains("is nested in `b` ⊃ `r`")
-            && l.contains("one execution ahead")
-            && l.contains("2 carry copy(ies)")),
+        log.iter()
+            .filter_map(across)
+            .any(|(_, _, nest, carries, whole)| nest.starts_with("`b` ⊃ `r`")
+                && whole
+                && carries == 2),
         "{log:#?}"
     );
     let (nested, _) = cycles(&src, true);
@@ -132,9 +177,19 @@ fn an_odd_nest_prefetches_two_flat_iterations_with_no_extra_iteration() {
     for mode in [PipelineMode::Emergent, PipelineMode::Default] {
         let log = checked(&src, mode);
         assert!(
-            log.iter()
-                .any(|l| l.contains("loop `j` (trip 3) is nested in `i`")
-                    && l.contains("`t` (3 slots) are issued 2 flat iteration(s) ahead")),
+            log.iter().any(|r| matches!(
+                r,
+                EmergentRemark::PrefetchedFlat {
+                    iv,
+                    trip: 3,
+                    nest,
+                    rings,
+                    ahead: 2,
+                    ..
+                } if iv == "j"
+                    && nest.starts_with("`i`")
+                    && rings.last() == Some(&("t".to_string(), 3))
+            )),
             "{log:#?}"
         );
     }
@@ -162,8 +217,11 @@ fn an_inner_loop_after_other_statements_prefetches_across_two_levels() {
         let log = checked(&src, mode);
         assert!(
             log.iter()
-                .any(|l| l.contains("loop `k` (trip 4) is nested in `m` ⊃ `n`")
-                    && l.contains("2 carry copy(ies) per load")),
+                .filter_map(across)
+                .any(|(iv, trip, nest, carries, _)| iv == "k"
+                    && trip == 4
+                    && nest.starts_with("`m` ⊃ `n`")
+                    && carries == 2),
             "{log:#?}"
         );
     }
@@ -195,10 +253,7 @@ fn a_long_outer_loop_is_still_clamped() {
                  o = nl.copy(tp)\n            \
                  nl.store(y[c * 128:(c + 1) * 128, r * 128:(r + 1) * 128], value=o)\n    \
                  return y\n";
-    for (name, text, how) in [
-        ("long_nest", flat, "flat iteration(s) ahead"),
-        ("long_transpose", whole, "one execution ahead"),
-    ] {
+    for (name, text, how) in [("long_nest", flat, false), ("long_transpose", whole, true)] {
         let src = Source {
             path: PathBuf::from(format!("{name}.nk")),
             text: text.to_string(),
@@ -206,8 +261,7 @@ fn a_long_outer_loop_is_still_clamped() {
         let mut func = lowered(&src);
         let log = backend::transform::emergent::pipeline_emergent(&mut func);
         assert!(
-            log.iter()
-                .any(|l| l.contains("is nested in") && l.contains(how)),
+            log.iter().filter_map(across).any(|a| a.4 == how),
             "{name}: {log:#?}"
         );
         let clamped = nkc::pipeline::codegen(&func, None, true).unwrap();
@@ -267,13 +321,17 @@ fn a_tile_filled_by_a_loop_of_loads_becomes_a_ring_issued_ahead() {
     let src = Source::read(Path::new("examples/matmul_blocked.nk")).unwrap();
     let log = checked(&src, PipelineMode::Emergent);
     assert!(
-        log.iter()
-            .any(|l| l.contains("loop `m` (trip 4): `lhs` becomes a ring of 2 slots")),
+        log.iter().any(|r| matches!(
+            r,
+            EmergentRemark::TransferRing { iv, trip: 4, tile, slots: 2, .. } if iv == "m" && tile == "lhs"
+        )),
         "{log:#?}"
     );
     assert!(
-        log.iter()
-            .any(|l| l.contains("loop `m`: the loads of `lhs` are issued 1 iteration(s) ahead")),
+        log.iter().any(|r| matches!(
+            r,
+            EmergentRemark::Shifted { iv, tiles, ahead: 1, .. } if iv == "m" && tiles.first().is_some_and(|t| t == "lhs")
+        )),
         "{log:#?}"
     );
     // A loop that fills only half of the tile does not start every iteration by writing all of
@@ -291,8 +349,10 @@ fn a_tile_filled_by_a_loop_of_loads_becomes_a_ring_issued_ahead() {
     };
     let log = checked(&src, PipelineMode::Emergent);
     assert!(
-        log.iter()
-            .any(|l| l.contains("`lhs` stays single-buffered in loop `m`")),
+        log.iter().any(|r| matches!(
+            r,
+            EmergentRemark::StaysSingle { tile, iv, why: SingleBuffered::NotWrittenFirst | SingleBuffered::NoRoom } if tile == "lhs" && iv == "m"
+        )),
         "{log:#?}"
     );
 }

@@ -153,9 +153,7 @@ impl<'a> Context<'a> {
         let program = self
             .program
             .expect("invariant: the pass table ends in a pass that builds the program");
-        runtime_sim::validate::validate(&program).map_err(|e| {
-            BackendError::internal(format!("the backend emitted an invalid program: {e}"))
-        })?;
+        runtime_sim::validate::validate(&program).map_err(BackendError::InvalidProgram)?;
         let alloc = built(&self.alloc, "the allocation");
         let sync = built(&self.sync, "the synchronisation");
         Ok(Compiled {

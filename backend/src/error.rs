@@ -93,18 +93,140 @@ pub enum BackendError {
     DmaNotSbuf { at: At },
     /// `E0504`: a mask the backend cannot split into versions of constant extent.
     #[error("this mask cannot be lowered: {why}")]
-    Mask { why: String, at: At },
-    /// `E0599`: a bug in the backend.
+    Mask { why: MaskDecline, at: At },
+    /// `E0599`: the Penguin IR a pass left breaks an invariant (a bug in the backend).
+    #[error("Penguin IR does not verify after {pass}:\n{}", lines(errors))]
+    PenguinNotVerified {
+        pass: &'static str,
+        errors: Vec<penguin::verify::VerifierError>,
+    },
+    /// `E0599`: the BIR a pass left breaks an invariant (a bug in the backend).
+    #[error("BIR does not verify after {pass}:\n{}", lines(errors))]
+    BirNotVerified {
+        pass: String,
+        errors: Vec<BirVerifierError>,
+    },
+    /// `E0599`: the program a pass left breaks a static rule (a bug in the backend).
+    #[error("the program does not validate after {pass}: {error}")]
+    ProgramNotValid {
+        pass: &'static str,
+        error: runtime_sim::validate::ValidateError,
+    },
+    /// `E0599`: the program the backend emitted breaks a static rule (a bug in the backend).
+    #[error("the backend emitted an invalid program: {0}")]
+    InvalidProgram(runtime_sim::validate::ValidateError),
+    /// `E0599`: emission met an operand it cannot place (a bug in the backend).
     #[error("{0}")]
-    Internal(String),
+    Emission(EmitBug),
+}
+
+/// What emission met that earlier passes should have ruled out, in [`BackendError::Emission`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EmitBug {
+    /// A tile operand of `tensor` has no on-chip place.
+    NoPlace { tensor: String },
+    /// An access pattern of tile `tensor` has `axes` free axes, more than `max`.
+    TileAxes {
+        tensor: String,
+        axes: usize,
+        max: usize,
+    },
+    /// An HBM operand of `tensor` has no tensor in the program.
+    NoHbmTensor { tensor: String },
+    /// An access pattern of HBM tensor `tensor` has `axes` axes, more than `max`.
+    HbmAxes {
+        tensor: String,
+        axes: usize,
+        max: usize,
+    },
+    /// A partition-major DMA's HBM run overflows.
+    RunOverflow,
+}
+
+impl std::fmt::Display for EmitBug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmitBug::NoPlace { tensor } => {
+                write!(f, "tile operand `{tensor}` has no on-chip place")
+            }
+            EmitBug::TileAxes { tensor, axes, max } => write!(
+                f,
+                "an access pattern of `{tensor}` has {axes} free axes; the machine takes at most {max}"
+            ),
+            EmitBug::NoHbmTensor { tensor } => write!(f, "HBM operand `{tensor}` has no tensor"),
+            EmitBug::HbmAxes { tensor, axes, max } => write!(
+                f,
+                "an access pattern of HBM tensor `{tensor}` has {axes} axes; a DMA takes at most {max}"
+            ),
+            EmitBug::RunOverflow => f.write_str("a partition-major DMA's HBM run overflows"),
+        }
+    }
+}
+
+/// One violated invariant of BIR (its verifier, `codegen::bir_verify`, finds them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BirVerifierError {
+    /// What is wrong where: `inst3 (sp.load tx)`, `loop1 (i)`, `bir`.
+    pub location: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for BirVerifierError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+/// Why a masked instruction cannot be lowered to versions of constant extent
+/// (`codegen::masks`), in [`BackendError::Mask`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MaskDecline {
+    /// The operation (its name) cannot carry a mask.
+    NotMaskable { op: &'static str },
+    /// Its iteration space is not [partitions, free].
+    NotTile,
+    /// A bound's dimension is larger than an `i64`.
+    ExtentTooLarge,
+    /// A bound takes more than `max` partial values over its loops.
+    TooManyPartials { max: usize },
+    /// A bound in several loop variables ranges over more than `max` iterations.
+    BoxTooLarge { max: u64 },
+    /// The versions needed, more than `max`.
+    TooManyVersions { total: usize, max: usize },
+}
+
+impl std::fmt::Display for MaskDecline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MaskDecline::NotMaskable { op } => write!(f, "`{op}` cannot carry a mask"),
+            MaskDecline::NotTile => f.write_str("its iteration space is not [partitions, free]"),
+            MaskDecline::ExtentTooLarge => f.write_str("its extent is too large"),
+            MaskDecline::TooManyPartials { max } => write!(
+                f,
+                "a bound takes more than {max} partial values over its loops"
+            ),
+            MaskDecline::BoxTooLarge { max } => write!(
+                f,
+                "a bound in several loop variables ranges over more than {max} iterations"
+            ),
+            MaskDecline::TooManyVersions { total, max } => write!(
+                f,
+                "it would need {total} versions of constant extent (at most {max})"
+            ),
+        }
+    }
+}
+
+/// Every error's text, one a line.
+fn lines(errors: &[impl std::fmt::Display]) -> String {
+    errors
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl BackendError {
-    /// A bug in the backend.
-    pub fn internal(message: impl Into<String>) -> Self {
-        BackendError::Internal(message.into())
-    }
-
     /// The stable code, `E05xx`.
     pub fn code(&self) -> &'static str {
         use BackendError::*;
@@ -120,12 +242,16 @@ impl BackendError {
             | RingSelector { .. }
             | DmaNotSbuf { .. }
             | Mask { .. } => UNSUPPORTED,
-            Internal(_) => INTERNAL,
+            PenguinNotVerified { .. }
+            | BirNotVerified { .. }
+            | ProgramNotValid { .. }
+            | InvalidProgram(_)
+            | Emission(_) => INTERNAL,
         }
     }
 
     pub fn is_internal(&self) -> bool {
-        matches!(self, BackendError::Internal(_))
+        self.code() == INTERNAL
     }
 
     /// The source text responsible, when there is one.
@@ -143,7 +269,11 @@ impl BackendError {
             | RingSelector { at, .. }
             | DmaNotSbuf { at }
             | Mask { at, .. } => *at,
-            Internal(_) => None,
+            PenguinNotVerified { .. }
+            | BirNotVerified { .. }
+            | ProgramNotValid { .. }
+            | InvalidProgram(_)
+            | Emission(_) => None,
         }
     }
 

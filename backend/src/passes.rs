@@ -125,23 +125,13 @@ impl Context<'_> {
         }
         let name = pass.name;
         match pass.leaves {
-            IrForm::Penguin => penguin::verify::verify_function(&self.func).map_err(|errs| {
-                let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-                BackendError::internal(format!(
-                    "Penguin IR does not verify after {name}:\n{}",
-                    msgs.join("\n")
-                ))
-            }),
+            IrForm::Penguin => penguin::verify::verify_function(&self.func)
+                .map_err(|errors| BackendError::PenguinNotVerified { pass: name, errors }),
             IrForm::Bir | IrForm::ScheduledBir => {
                 bir_verify::verify_after(&self.func, &self.bir, name)
-                    .map_err(BackendError::internal)
             }
             IrForm::Program => runtime_sim::validate::validate(built(&self.program, "the program"))
-                .map_err(|e| {
-                    BackendError::internal(format!(
-                        "the program does not validate after {name}: {e}"
-                    ))
-                }),
+                .map_err(|error| BackendError::ProgramNotValid { pass: name, error }),
             IrForm::Allocated | IrForm::Emitted | IrForm::Synchronised => Ok(()),
         }
     }
@@ -458,8 +448,9 @@ mod tests {
         let first = cx.bir.body[0];
         cx.bir.body.push(first);
         match cx.verify(schedule) {
-            Err(BackendError::Internal(m)) => {
-                assert!(m.starts_with("BIR does not verify after schedule"), "{m}")
+            Err(BackendError::BirNotVerified { pass, errors }) => {
+                assert_eq!(pass, "schedule");
+                assert!(!errors.is_empty());
             }
             other => panic!("expected an internal error, got {other:?}"),
         }

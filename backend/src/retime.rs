@@ -41,6 +41,7 @@ use crate::codegen::modulo::{schedule_loops, MIN_GAIN_PERCENT};
 use crate::codegen::queues::compute_queue_plan;
 use crate::codegen::schedule::schedule_bodies;
 use crate::cost::guards::running_iterations;
+use crate::transform::remark::Remark;
 use crate::transform::ring_reads::compute_reads_kept;
 use crate::transform::ring_slots;
 use crate::MAX_EXPANSIONS;
@@ -65,7 +66,7 @@ struct LoopFigures {
 }
 
 /// Retimes the stores of `func` that the module doc describes; returns what it did, for the log.
-pub fn retime_stores(func: &mut Function) -> Vec<String> {
+pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
     let mut log = Vec::new();
     let mut trials = 0;
     // The figures of the kernel as it stands: those of the trial kept last, when there is one.
@@ -74,7 +75,7 @@ pub fn retime_stores(func: &mut Function) -> Vec<String> {
         let Some(figures) = current.take().or_else(|| compute_figures(func)) else {
             break;
         };
-        let mut best: Option<(u128, Function, String, Vec<LoopFigures>)> = None;
+        let mut best: Option<(u128, Function, Remark, Vec<LoopFigures>)> = None;
         for f in figures.iter().filter(|f| f.above_mii && f.steady_state) {
             let before = u128::from(f.predicted) * u128::from(f.trip);
             for (s, t, n) in candidates(func, f.axis) {
@@ -97,19 +98,15 @@ pub fn retime_stores(func: &mut Function) -> Vec<String> {
                 let cost = u128::from(after.predicted) * u128::from(f.trip);
                 let gains = cost * 100 <= before * u128::from(100 - MIN_GAIN_PERCENT);
                 if gains && best.as_ref().is_none_or(|b| cost < b.0) {
-                    let note = format!(
-                        "retime: loop `{}`: the store of `{}` goes one iteration later, after \
-                         the next iteration's loads (`{}` gets {} slots): predicted period {} \
-                         over {} iterations (was {} over {})",
-                        func.axis_name(f.axis),
-                        func.tensors[t].name,
-                        func.tensors[t].name,
-                        n + 1,
-                        after.predicted,
-                        after.trip,
-                        f.predicted,
-                        f.trip
-                    );
+                    let note = Remark::Retimed {
+                        iv: func.axis_name(f.axis).to_string(),
+                        tile: func.tensors[t].name.clone(),
+                        slots: n + 1,
+                        predicted: after.predicted,
+                        trip: after.trip,
+                        was: f.predicted,
+                        was_trip: f.trip,
+                    };
                     best = Some((cost, trial, note, all));
                 }
             }

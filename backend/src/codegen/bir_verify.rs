@@ -22,26 +22,13 @@
 //! Invariant: the verifier never panics, whatever the BIR (it is also run on parsed texts).
 
 use crate::codegen::bir::{BNode, Bir, BirInst, BirLoop};
+use crate::error::BackendError;
+pub use crate::error::BirVerifierError;
 use cranelift_entity::SecondaryMap;
 use penguin::affine::AffineExpr;
 use penguin::ir::{Memory, Op, Operand};
 use penguin::{Axis, Function};
 use runtime_sim::isa::Engine;
-use std::fmt;
-
-/// One violated invariant.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BirVerifierError {
-    /// What is wrong where: `inst3 (sp.load tx)`, `loop1 (i)`, `bir`.
-    pub location: String,
-    pub message: String,
-}
-
-impl fmt::Display for BirVerifierError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.location, self.message)
-    }
-}
 
 impl std::error::Error for BirVerifierError {}
 
@@ -64,12 +51,11 @@ pub fn verify_bir(func: &Function, bir: &Bir) -> Result<(), Vec<BirVerifierError
     }
 }
 
-/// [`verify_bir`] as one message naming the pass after which it failed (for
-/// `BackendError::internal`).
-pub fn verify_after(func: &Function, bir: &Bir, pass: &str) -> Result<(), String> {
-    verify_bir(func, bir).map_err(|errs| {
-        let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-        format!("BIR does not verify after {pass}:\n{}", msgs.join("\n"))
+/// [`verify_bir`] as an internal error naming the pass after which it failed.
+pub fn verify_after(func: &Function, bir: &Bir, pass: &str) -> Result<(), BackendError> {
+    verify_bir(func, bir).map_err(|errors| BackendError::BirNotVerified {
+        pass: pass.to_string(),
+        errors,
     })
 }
 

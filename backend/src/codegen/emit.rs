@@ -24,7 +24,7 @@ use crate::codegen::bir::{BNode, Bir, BirInst, BirLoop};
 pub use crate::codegen::entities::Node;
 use crate::codegen::queues::{compute_queue_plan, QueuePlan};
 pub use crate::cost::dma::dma_pieces;
-use crate::error::BackendError;
+use crate::error::{BackendError, EmitBug};
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use penguin::affine::{AffineExpr, CmpOp as PCmp};
 use penguin::ir::{self as pir, Memory, Operand};
@@ -242,10 +242,9 @@ impl Emit<'_> {
                 (isa::Mem::Psum, Space::Psum, base, slot_bytes)
             }
             _ => {
-                return Err(BackendError::internal(format!(
-                    "tile operand `{}` has no on-chip place",
-                    t.name
-                )))
+                return Err(BackendError::Emission(EmitBug::NoPlace {
+                    tensor: t.name.clone(),
+                }))
             }
         };
         if o.access.start.len() != 2 {
@@ -273,12 +272,11 @@ impl Emit<'_> {
                 .collect(),
         };
         if dims.len() > isa::MAX_DIMS {
-            return Err(BackendError::internal(format!(
-                "an access pattern of `{}` has {} free axes; the machine takes at most {}",
-                t.name,
-                dims.len(),
-                isa::MAX_DIMS
-            )));
+            return Err(BackendError::Emission(EmitBug::TileAxes {
+                tensor: t.name.clone(),
+                axes: dims.len(),
+                max: isa::MAX_DIMS,
+            }));
         }
         let mut start = self.expr(&o.access.start[1].scale(esize));
         start.constant += base as i64;
@@ -346,10 +344,9 @@ impl Emit<'_> {
                 elems,
             }) => (index, offset, (offset, offset + elems)),
             _ => {
-                return Err(BackendError::internal(format!(
-                    "HBM operand `{}` has no tensor",
-                    t.name
-                )))
+                return Err(BackendError::Emission(EmitBug::NoHbmTensor {
+                    tensor: t.name.clone(),
+                }))
             }
         };
         let cols = t.shape.get(1).copied().unwrap_or(1) as i64;
@@ -391,12 +388,11 @@ impl Emit<'_> {
                 .collect(),
         };
         if dims.len() > isa::MAX_DIMS {
-            return Err(BackendError::internal(format!(
-                "an access pattern of HBM tensor `{}` has {} axes; a DMA takes at most {}",
-                t.name,
-                dims.len(),
-                isa::MAX_DIMS
-            )));
+            return Err(BackendError::Emission(EmitBug::HbmAxes {
+                tensor: t.name.clone(),
+                axes: dims.len(),
+                max: isa::MAX_DIMS,
+            }));
         }
         Ok((
             HbmAp {
@@ -668,9 +664,10 @@ impl Emit<'_> {
         let rows = hbm.dims[0].size / np.max(1);
         if rows > 1 {
             let row = hbm.dims[0];
-            let run = row.stride.checked_mul(rows as i64).ok_or_else(|| {
-                BackendError::internal("a partition-major DMA's HBM run overflows".to_string())
-            })?;
+            let run = row
+                .stride
+                .checked_mul(rows as i64)
+                .ok_or(BackendError::Emission(EmitBug::RunOverflow))?;
             hbm.dims[0] = Dim {
                 size: np,
                 stride: run,

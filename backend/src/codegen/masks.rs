@@ -23,7 +23,7 @@
 //! is an `E0504` error, never a silent approximation. Guards in one variable are written with
 //! coefficient 1 (`i == 1`, `i < 2`), the form the guard analyses read best.
 
-use crate::error::BackendError;
+use crate::error::{BackendError, MaskDecline};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{Function, InstData, MaskBound};
 use penguin::{Axis, SrcSpan};
@@ -67,16 +67,13 @@ pub fn compute_mask_versions(
             inst: d.clone(),
         }]);
     }
-    let unsupported = |why: String| BackendError::Mask { why, at };
+    let unsupported = |why: MaskDecline| BackendError::Mask { why, at };
     if !InstData::maskable(&d.op) {
-        return Err(unsupported(format!(
-            "`{}` cannot carry a mask",
-            d.op.name()
-        )));
+        return Err(unsupported(MaskDecline::NotMaskable { op: d.op.name() }));
     }
     let shape = d
         .iter_shape()
-        .ok_or_else(|| unsupported("its iteration space is not [partitions, free]".into()))?;
+        .ok_or_else(|| unsupported(MaskDecline::NotTile))?;
     let bounds_of = |a: Axis| {
         let ax = &func.axes[a];
         (ax.lb, (ax.ub - 1).max(ax.lb))
@@ -89,9 +86,10 @@ pub fn compute_mask_versions(
     }
     let total: usize = choices.iter().map(Vec::len).product();
     if total > MAX_VERSIONS {
-        return Err(unsupported(format!(
-            "it would need {total} versions of constant extent (at most {MAX_VERSIONS})"
-        )));
+        return Err(unsupported(MaskDecline::TooManyVersions {
+            total,
+            max: MAX_VERSIONS,
+        }));
     }
     let mut out = Vec::new();
     let mut pick = vec![0usize; choices.len()];
@@ -137,9 +135,9 @@ fn classes(
     b: &MaskBound,
     size: u64,
     bounds_of: &dyn Fn(Axis) -> (i64, i64),
-) -> Result<Vec<(Class, Option<Predicate>)>, String> {
+) -> Result<Vec<(Class, Option<Predicate>)>, MaskDecline> {
     let e = &b.bound;
-    let size = i64::try_from(size).map_err(|_| "its extent is too large".to_string())?;
+    let size = i64::try_from(size).map_err(|_| MaskDecline::ExtentTooLarge)?;
     let (lo, hi) = range128(e, bounds_of);
     // The inactive class: `e <= 0` for a lower bound, `e >= size` for an upper one.
     let s = i128::from(size);
@@ -167,9 +165,8 @@ fn partial_values(
     e: &AffineExpr,
     size: i64,
     bounds_of: &dyn Fn(Axis) -> (i64, i64),
-) -> Result<Vec<i64>, String> {
-    let too_many =
-        || format!("a bound takes more than {MAX_PARTIALS} partial values over its loops");
+) -> Result<Vec<i64>, MaskDecline> {
+    let too_many = || MaskDecline::TooManyPartials { max: MAX_PARTIALS };
     let c = e.constant_term();
     let mut found = BTreeSet::new();
     match e.terms() {
@@ -208,9 +205,7 @@ fn partial_values(
                 n.checked_mul((h - l + 1) as u64).filter(|&n| n <= MAX_BOX)
             });
             if points.is_none() {
-                return Err(format!(
-                    "a bound in several loop variables ranges over more than {MAX_BOX} iterations"
-                ));
+                return Err(MaskDecline::BoxTooLarge { max: MAX_BOX });
             }
             let mut at: Vec<i64> = axes.iter().map(|&(_, l, _)| l).collect();
             'points: loop {
@@ -426,6 +421,15 @@ mod tests {
             bound,
         }];
         let e = compute_mask_versions(&f, &load(mask, i), None).unwrap_err();
-        assert!(e.to_string().contains("partial values"), "{e}");
+        assert!(
+            matches!(
+                e,
+                BackendError::Mask {
+                    why: MaskDecline::TooManyPartials { .. },
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 }

@@ -28,6 +28,7 @@ use penguin::ir::{Memory, StmtKind, TensorData};
 use penguin::{Function, Tensor};
 use runtime_sim::machine::{PSUM_BANKS, PSUM_BANK_BYTES, SBUF_PARTITION_BYTES};
 use std::collections::BTreeSet;
+use std::fmt;
 
 /// The alignment of every SBUF slot, in bytes per partition (and of every scratch tensor's
 /// offset in its arena, in bytes).
@@ -99,9 +100,32 @@ fn accessed(func: &Function) -> BTreeSet<Tensor> {
     used
 }
 
+/// Which memory a set of ring sizes overflows ([`check_rings`]), and by how much.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    /// SBUF would need `bytes` per partition.
+    Sbuf { bytes: u64 },
+    /// PSUM would need `banks` banks.
+    Psum { banks: u64 },
+}
+
+impl fmt::Display for Overflow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Overflow::Sbuf { bytes } => write!(
+                f,
+                "SBUF would need {bytes} bytes per partition, more than {SBUF_PARTITION_BYTES}"
+            ),
+            Overflow::Psum { banks } => {
+                write!(f, "PSUM would need {banks} banks, more than {PSUM_BANKS}")
+            }
+        }
+    }
+}
+
 /// Checks that SBUF and PSUM hold every tensor of `func` once each tensor of `rings` has the
 /// given number of slots (the others keep theirs); the error says which memory overflows.
-pub fn check_rings(func: &Function, rings: &[(Tensor, u32)]) -> Result<(), String> {
+pub fn check_rings(func: &Function, rings: &[(Tensor, u32)]) -> Result<(), Overflow> {
     let count_of = |t: Tensor| -> u64 {
         rings
             .iter()
@@ -119,14 +143,10 @@ pub fn check_rings(func: &Function, rings: &[(Tensor, u32)]) -> Result<(), Strin
         }
     }
     if !sbuf_fits(sbuf) {
-        return Err(format!(
-            "SBUF would need {sbuf} bytes per partition, more than {SBUF_PARTITION_BYTES}"
-        ));
+        return Err(Overflow::Sbuf { bytes: sbuf });
     }
     if !psum_fits(banks) {
-        return Err(format!(
-            "PSUM would need {banks} banks, more than {PSUM_BANKS}"
-        ));
+        return Err(Overflow::Psum { banks });
     }
     Ok(())
 }

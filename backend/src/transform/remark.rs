@@ -6,11 +6,12 @@
 //! always had. Like [`super::decline::Decline`] (whose style this follows), names are the ones
 //! the user sees, taken when the remark is made.
 //!
-//! Invariant: each remark's text is one line. The passes not yet moved onto typed variants
-//! (emergent pipelining, `num_stages="auto"`, retiming, the modulo schedules) give
-//! [`Remark::Logged`], their line as it was.
+//! Invariant: each remark's text is one line. Emergent pipelining's remarks are their own type
+//! ([`EmergentRemark`], in [`Remark::Emergent`]); the modulo schedules' lines are their typed
+//! summaries (`crate::codegen::schedule_summary`), which the run report prints after these.
 
 use super::decline::Decline;
+use super::emergent::remark::EmergentRemark;
 use std::fmt;
 
 /// Why `unroll` leaves a loop at factor 1.
@@ -89,13 +90,25 @@ pub enum Remark {
         res_average: u64,
         cycle: String,
     },
-    /// A decision of a pass whose remarks are not typed yet: its log line.
-    Logged(String),
+    /// `emergent`: a decision of emergent pipelining.
+    Emergent(EmergentRemark),
+    /// `retime`: the store of `tile` in loop `iv` goes one iteration later (the tile gets
+    /// `slots` slots): predicted period `predicted` over `trip` iterations, was `was` over
+    /// `was_trip`.
+    Retimed {
+        iv: String,
+        tile: String,
+        slots: u32,
+        predicted: u64,
+        trip: u64,
+        was: u64,
+        was_trip: u64,
+    },
 }
 
-impl From<String> for Remark {
-    fn from(line: String) -> Self {
-        Remark::Logged(line)
+impl From<EmergentRemark> for Remark {
+    fn from(r: EmergentRemark) -> Self {
+        Remark::Emergent(r)
     }
 }
 
@@ -190,7 +203,19 @@ impl fmt::Display for Remark {
                     " above its resources' {res_average} cycles per iteration (averaged over the fill and the drain): {cycle}"
                 )
             }
-            Remark::Logged(line) => f.write_str(line),
+            Remark::Emergent(r) => write!(f, "{r}"),
+            Remark::Retimed {
+                iv,
+                tile,
+                slots,
+                predicted,
+                trip,
+                was,
+                was_trip,
+            } => write!(
+                f,
+                "retime: loop `{iv}`: the store of `{tile}` goes one iteration later, after the next iteration's loads (`{tile}` gets {slots} slots): predicted period {predicted} over {trip} iterations (was {was} over {was_trip})"
+            ),
         }
     }
 }

@@ -12,6 +12,7 @@
 //!   initialisation (everything but kernel inputs, which are fully initialised on entry);
 //! - an unwritten element holds `0.0`, so an output that is never written reads back as zeros.
 
+use crate::entities::Axis;
 use crate::ir::{canonical_nan, DType, TensorData, TensorKind};
 
 pub use vocab::round_bf16;
@@ -60,19 +61,39 @@ pub(super) struct Buffer {
     written: Vec<bool>,
 }
 
+/// Why a tensor cannot be stored ([`Buffer::new`]); its text follows the tensor's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BufferError {
+    /// The tensor is not 2-D: its rank.
+    Rank(usize),
+    /// A block dimension along this loop has count 0.
+    EmptyBlock(Axis),
+    /// More elements than the interpreter holds.
+    TooLarge,
+}
+
+impl std::fmt::Display for BufferError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BufferError::Rank(r) => write!(f, "has rank {r} (the interpreter needs 2-D tensors)"),
+            BufferError::EmptyBlock(axis) => {
+                write!(f, "has a block dimension of count 0 along {axis}")
+            }
+            BufferError::TooLarge => f.write_str("is too large to interpret"),
+        }
+    }
+}
+
 impl Buffer {
     /// An all-unwritten buffer for a tensor, or why the tensor cannot be stored.
-    pub fn new(t: &TensorData) -> Result<Buffer, String> {
+    pub fn new(t: &TensorData) -> Result<Buffer, BufferError> {
         if t.shape.len() != 2 {
-            return Err(format!(
-                "has rank {} (the interpreter needs 2-D tensors)",
-                t.shape.len()
-            ));
+            return Err(BufferError::Rank(t.shape.len()));
         }
         if let Some(b) = t.block.iter().find(|b| b.count == 0) {
-            return Err(format!("has a block dimension of count 0 along {}", b.axis));
+            return Err(BufferError::EmptyBlock(b.axis));
         }
-        let too_large = || "is too large to interpret".to_string();
+        let too_large = || BufferError::TooLarge;
         let elems = t.shape[0].checked_mul(t.shape[1]).ok_or_else(too_large)?;
         let total = t
             .block

@@ -9,10 +9,12 @@
 //! diagnostic then has the empty span `0..0` and no secondary label for it.
 
 use super::codes;
+use super::legality::LegalityError;
 use super::plan::DepKind;
 use crate::entities::{Axis, Stmt, Tensor};
 use crate::ir::{Function, SrcSpan, StmtKind};
 use crate::listing::{capped_list, LIST_CAP};
+use crate::verify::VerifierError;
 use vocab::Diagnostic;
 
 /// A place of the source, when the IR knows it.
@@ -160,11 +162,19 @@ pub enum PipelineError {
         num_stages: u32,
         header: At,
     },
-    /// `E0499`: a bug in the pipeliner.
-    #[error("{message}")]
-    Internal {
-        message: String,
-        note: Option<String>,
+    /// `E0499`: the pipeliner left Penguin IR that does not verify (a bug in the pipeliner); the
+    /// note lists the violated invariants.
+    #[error("the pipeliner produced invalid Penguin IR for `{function}`")]
+    InvalidIr {
+        function: String,
+        errors: Vec<VerifierError>,
+    },
+    /// `E0499`: the legality check could not give a verdict on loop `iv` (a bug in the
+    /// pipeliner).
+    #[error("the legality check of loop `{iv}` failed: {error}")]
+    LegalityFailed {
+        iv: String,
+        error: LegalityError,
         at: At,
     },
 }
@@ -260,13 +270,16 @@ impl PipelineError {
             PsumBanks { .. } => codes::PSUM_BANKS,
             DependenceViolation(_) => codes::DEPENDENCE_VIOLATION,
             PeelTooLarge { .. } => codes::PEEL_TOO_LARGE,
-            Internal { .. } => codes::INTERNAL,
+            InvalidIr { .. } | LegalityFailed { .. } => codes::INTERNAL,
         }
     }
 
     /// Whether this is a bug in nkc rather than a problem of the kernel.
     pub fn is_internal(&self) -> bool {
-        matches!(self, PipelineError::Internal { .. })
+        matches!(
+            self,
+            PipelineError::InvalidIr { .. } | PipelineError::LegalityFailed { .. }
+        )
     }
 
     /// The diagnostic of this error: the one place where its code, spans, labels, notes and
@@ -487,7 +500,8 @@ impl PipelineError {
                     num_stages - 1
                 ))
                 .with_help("drop `--peel` (the predicated loop copies nothing), or use fewer stages"),
-            Internal { note, at: span, .. } => at(*span).with_note_opt(note.as_deref()),
+            InvalidIr { errors, .. } => at(None).with_note(capped_list(errors, "\n")),
+            LegalityFailed { at: span, .. } => at(*span),
         }
     }
 }

@@ -73,8 +73,66 @@ pub struct LoopModel {
     tail_len: usize,
 }
 
-/// Why a function and plan cannot be modelled.
-pub type ModelError = String;
+/// Why a function and plan cannot be modelled. Loop names are the ones the user sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelError {
+    /// The plan's loop is not in the function.
+    NoSuchLoop(Axis),
+    /// The plan's loop is not in the function's loop tree.
+    NotInTree { iv: String },
+    /// The plan's stage and order counts do not match the loop's children.
+    PlanMismatch {
+        iv: String,
+        stages: usize,
+        order: usize,
+        children: usize,
+    },
+    /// The plan's execution order is not a permutation of the loop's children.
+    NotPermutation { iv: String },
+    /// An instruction uses the induction variable of a loop that does not enclose it.
+    IvOutsideLoop { inst: Inst, axis: Axis },
+    /// The loop names a tensor that the function does not define.
+    UndefinedTensor(Tensor),
+    /// An access does not match its tensor's dimensions.
+    AccessDims { inst: Inst, tensor: String },
+}
+
+impl std::fmt::Display for ModelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelError::NoSuchLoop(axis) => {
+                write!(f, "the pipelined loop {axis} is not in the function")
+            }
+            ModelError::NotInTree { iv } => {
+                write!(f, "loop `{iv}` is not in the function's loop tree")
+            }
+            ModelError::PlanMismatch {
+                iv,
+                stages,
+                order,
+                children,
+            } => write!(
+                f,
+                "the plan of loop `{iv}` has {stages} stages and {order} order entries for {children} children"
+            ),
+            ModelError::NotPermutation { iv } => write!(
+                f,
+                "the execution order of loop `{iv}` is not a permutation"
+            ),
+            ModelError::IvOutsideLoop { inst, axis } => write!(
+                f,
+                "instruction {inst} uses the induction variable of a loop ({axis}) that does not enclose it"
+            ),
+            ModelError::UndefinedTensor(tensor) => {
+                write!(f, "the loop names an undefined tensor {tensor}")
+            }
+            ModelError::AccessDims { inst, tensor } => write!(
+                f,
+                "an access of instruction {inst} to `{tensor}` does not match the tensor's dimensions"
+            ),
+        }
+    }
+}
 
 impl LoopModel {
     /// Collects the instructions of `plan.axis`'s subtree in program order.
@@ -82,30 +140,26 @@ impl LoopModel {
         let axis = plan.axis;
         let axis_name = func.axis_name(axis).to_string();
         if func.axes.get(axis).is_none() {
-            return Err(format!("the pipelined loop {axis} is not in the function"));
+            return Err(ModelError::NoSuchLoop(axis));
         }
         let mut outer = Vec::new();
         let mut preds = Vec::new();
         if !find_loop(func, &func.body, axis, &mut outer, &mut preds) {
-            return Err(format!(
-                "loop `{axis_name}` is not in the function's loop tree"
-            ));
+            return Err(ModelError::NotInTree { iv: axis_name });
         }
         let body = &func.axes[axis].body;
         if plan.stages.len() != body.len() || plan.order.len() != body.len() {
-            return Err(format!(
-                "the plan of loop `{axis_name}` has {} stages and {} order entries for {} children",
-                plan.stages.len(),
-                plan.order.len(),
-                body.len()
-            ));
+            return Err(ModelError::PlanMismatch {
+                iv: axis_name,
+                stages: plan.stages.len(),
+                order: plan.order.len(),
+                children: body.len(),
+            });
         }
         let mut seen = vec![false; body.len()];
         for &c in &plan.order {
             if c >= body.len() || std::mem::replace(&mut seen[c], true) {
-                return Err(format!(
-                    "the execution order of loop `{axis_name}` is not a permutation"
-                ));
+                return Err(ModelError::NotPermutation { iv: axis_name });
             }
         }
         let mut loops = outer.clone();
@@ -147,12 +201,7 @@ impl LoopModel {
             .iter()
             .position(|&a| a == axis)
             .map(|q| format!("d{q}"))
-            .ok_or_else(|| {
-                format!(
-                    "instruction {} uses the induction variable of a loop ({axis}) that does not enclose it",
-                    m.inst
-                )
-            })
+            .ok_or(ModelError::IvOutsideLoop { inst: m.inst, axis })
     }
 
     fn affine(m: &InstModel, e: &AffineExpr) -> Result<String, ModelError> {
@@ -255,7 +304,7 @@ impl LoopModel {
         let t = func
             .tensors
             .get(tensor)
-            .ok_or_else(|| format!("the loop names an undefined tensor {tensor}"))?;
+            .ok_or(ModelError::UndefinedTensor(tensor))?;
         // (model index, operand, is a write, is also read)
         let mut ops: Vec<(usize, &Operand, bool, bool)> = Vec::new();
         for (k, m) in self.insts.iter().enumerate() {
@@ -276,10 +325,10 @@ impl LoopModel {
                 || acc.size.len() != t.shape.len()
                 || acc.slots.len() != t.block.len()
             {
-                return Err(format!(
-                    "an access of instruction {} to `{}` does not match the tensor's dimensions",
-                    self.insts[k].inst, t.name
-                ));
+                return Err(ModelError::AccessDims {
+                    inst: self.insts[k].inst,
+                    tensor: t.name.clone(),
+                });
             }
         }
         let dims: Vec<DimEncoding> = (0..t.shape.len())

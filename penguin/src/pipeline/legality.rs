@@ -43,7 +43,7 @@
 //! instruction. One violation per (kind, tensor, source, sink), with the lexicographically first
 //! violating pair (source iteration first, then sink).
 
-use super::isl_model::{LoopModel, TRIP_PARAM};
+use super::isl_model::{LoopModel, ModelError, TRIP_PARAM};
 use super::plan::{DepKind, PipelinePlan, Violation};
 use super::prefilter::compute_order_kept;
 use crate::entities::{Axis, Inst, Tensor};
@@ -103,7 +103,7 @@ pub enum LegalityError {
     },
     /// The function or the plan holds something the check cannot model.
     #[error("the legality check cannot model this loop: {0}")]
-    Unsupported(String),
+    Unsupported(ModelError),
 }
 
 fn isl(during: &'static str) -> impl FnOnce(LibISLError) -> LegalityError {

@@ -149,16 +149,11 @@ fn pipeline_targets(
         }
         plans.extend(level_plans);
     }
-    if let Err(errs) = crate::verify::verify_function(func) {
-        let list = crate::listing::capped_list(&errs, "\n");
+    if let Err(errors) = crate::verify::verify_function(func) {
         *func = before;
-        return Err(vec![PipelineError::Internal {
-            message: format!(
-                "the pipeliner produced invalid Penguin IR for `{}`",
-                func.name
-            ),
-            note: Some(list),
-            at: None,
+        return Err(vec![PipelineError::InvalidIr {
+            function: func.name.clone(),
+            errors,
         }]);
     }
     Ok(plans)
@@ -310,8 +305,10 @@ fn check_legality(
     log: &mut PipelineLog,
 ) -> Result<(), Vec<PipelineError>> {
     let iv = func.display_iv(plan.axis).to_string();
-    let violations = match run_legality(func, plan) {
-        Ok((violations, summary)) => {
+    let violations = match compute_violations(func, plan) {
+        Ok(report) => {
+            let summary = legality_summary(&report);
+            let violations = report.violations;
             if violations.is_empty() {
                 log.push(format!("loop `{iv}`: legality: legal ({summary})"));
             } else {
@@ -323,9 +320,9 @@ fn check_legality(
             violations
         }
         Err(e) => {
-            return Err(vec![PipelineError::Internal {
-                message: format!("the legality check of loop `{iv}` failed: {e}"),
-                note: None,
+            return Err(vec![PipelineError::LegalityFailed {
+                iv,
+                error: e,
                 at: error::axis_span(func, plan.axis),
             }]);
         }
@@ -340,15 +337,13 @@ fn check_legality(
     }
 }
 
-/// The ISL legality analysis: its violations and a summary of the dependences it checked.
-fn run_legality(func: &Function, plan: &PipelinePlan) -> Result<(Vec<Violation>, String), String> {
-    let report = compute_violations(func, plan).map_err(|e| e.to_string())?;
-    let summary = format!(
+/// The summary of the dependences the ISL legality analysis checked, for the log.
+fn legality_summary(report: &LegalityReport) -> String {
+    format!(
         "checked {} flow, {} anti and {} output dependences on {} tensor(s) with ISL; {} tensor(s) \
          keep their order without ISL",
         report.flow, report.anti, report.output, report.tensors_checked, report.tensors_preserved
-    );
-    Ok((report.violations, summary))
+    )
 }
 
 /// `i = 3, k = 0`.

@@ -30,6 +30,7 @@
 //! whose body carries the user's stage annotations; the stage ids written are `0..N-1` with
 //! `N >= 2`, non-decreasing in program order, one on every child of the loop.
 
+use super::remark::{AutoDecline, AutoRefusal, AutoRemark};
 use super::stages::{compute_facts, compute_rings, compute_stages};
 use crate::cost::budget::check_rings;
 use crate::cost::loop_cost::{wanted_depth, MAX_DEPTH};
@@ -76,12 +77,12 @@ impl Default for AutoOptions {
 
 /// Replaces every `num_stages="auto"` by chosen `stage_id`s (see the module doc). Returns the
 /// decision log, one line per loop.
-pub fn choose_auto_stages(func: &mut Function) -> Vec<String> {
+pub fn choose_auto_stages(func: &mut Function) -> Vec<AutoRemark> {
     choose_auto_stages_with(func, &AutoOptions::default())
 }
 
 /// [`choose_auto_stages`] with options.
-pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<String> {
+pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<AutoRemark> {
     let mut log = Vec::new();
     let marked: Vec<Axis> = func
         .axes
@@ -107,31 +108,32 @@ pub fn choose_auto_stages_with(func: &mut Function, opts: &AutoOptions) -> Vec<S
                         execution_order: None,
                     };
                 }
-                let described: Vec<String> = body
-                    .iter()
-                    .zip(&stages)
-                    .map(|(&s, stage)| format!("`{}`@{stage}", describe_stmt(func, s)))
-                    .collect();
-                log.push(format!(
-                    "auto: loop `{iv}`: {} stages by engine hand-offs, in program order: {}{aim}",
-                    stages.iter().max().map_or(0, |m| m + 1),
-                    described.join(" ")
-                ));
+                log.push(AutoRemark::Staged {
+                    iv,
+                    stages: stages.iter().max().map_or(0, |m| m + 1),
+                    children: body
+                        .iter()
+                        .zip(&stages)
+                        .map(|(&s, &stage)| (describe_stmt(func, s), stage))
+                        .collect(),
+                    aim,
+                });
             }
-            Err(why) => log.push(format!(
-                "auto: loop `{iv}`: {why}; left un-annotated (the backend's emergent pipelining may take it)"
-            )),
+            Err(why) => log.push(AutoRemark::Declined { iv, why }),
         }
     }
     log
 }
+
+/// The busiest engine and its cycles per iteration, which the II aims at ([`AutoRemark::Staged`]).
+type Aim = Option<(String, u64)>;
 
 /// The stage of every child of `l`, or why there is none worth giving.
 fn compute_auto_stages(
     func: &Function,
     l: Axis,
     opts: &AutoOptions,
-) -> Result<(Vec<u32>, String), String> {
+) -> Result<(Vec<u32>, Aim), AutoDecline> {
     // A transfer no ring of `MAX_DEPTH` slots hides behind the body's compute wants its loads
     // issued several iterations ahead, which stage ids without a gap cannot say.
     let body = if opts.decline_dma_bound {
@@ -155,13 +157,12 @@ fn compute_auto_stages(
             }
             let fit = wanted_depth(func, tile, l);
             if fit.wanted > u64::from(MAX_DEPTH) {
-                return Err(format!(
-                    "bound by DMA latency: `{}` takes ~{} cycles to move against ~{} compute cycles per iteration, more than a ring of {} slots hides",
-                    func.display_name(tile),
-                    fit.dma,
-                    fit.compute,
-                    MAX_DEPTH
-                ));
+                return Err(AutoDecline::DmaBound {
+                    tile: func.display_name(tile).to_string(),
+                    dma: fit.dma,
+                    compute: fit.compute,
+                    max: MAX_DEPTH,
+                });
             }
         }
     }
@@ -169,9 +170,9 @@ fn compute_auto_stages(
     let n = func.axes[l].body.len() as u32;
     let max_cap = compute_stages(&facts, n).into_iter().max().unwrap_or(0);
     if max_cap == 0 {
-        return Err("no engine hand-off to split into stages".into());
+        return Err(AutoDecline::NoHandOff);
     }
-    let mut refused = String::new();
+    let mut refused = None;
     for cap in (1..=max_cap).rev() {
         let stages = monotone(&compute_stages(&facts, cap));
         if stages.iter().all(|&s| s == 0) {
@@ -179,7 +180,7 @@ fn compute_auto_stages(
         }
         let rings = compute_rings(&facts, &stages);
         if let Err(why) = check_rings(func, &rings) {
-            refused = why;
+            refused = Some(AutoRefusal::Rings(why));
             continue;
         }
         match accepted(func, l, &stages) {
@@ -190,19 +191,13 @@ fn compute_auto_stages(
                     .loads
                     .iter()
                     .max_by_key(|&(_, &c)| c)
-                    .map_or(String::new(), |(e, c)| {
-                        format!("; aiming at an II of about {c} cycles (the work of `{e}` per iteration)")
-                    });
+                    .map(|(e, &c)| (e.to_string(), c));
                 return Ok((stages, aim));
             }
-            Err(why) => refused = why,
+            Err(why) => refused = Some(why),
         }
     }
-    Err(if refused.is_empty() {
-        "no stage split".into()
-    } else {
-        format!("the pipeliner refuses every stage split ({refused})")
-    })
+    Err(refused.map_or(AutoDecline::NoSplit, AutoDecline::Refused))
 }
 
 /// `stages` raised to their running maximum and renumbered `0..N-1`.
@@ -221,7 +216,7 @@ fn monotone(stages: &[u32]) -> Vec<u32> {
 
 /// Whether the annotated pipeliner accepts `stages` on `l`: run on a copy of the function whose
 /// only annotation is this one.
-fn accepted(func: &Function, l: Axis, stages: &[u32]) -> Result<(), String> {
+fn accepted(func: &Function, l: Axis, stages: &[u32]) -> Result<(), AutoRefusal> {
     let mut trial = func.clone();
     let keys: Vec<Axis> = trial.axes.keys().collect();
     for a in keys {
@@ -238,9 +233,9 @@ fn accepted(func: &Function, l: Axis, stages: &[u32]) -> Result<(), String> {
     }
     match pipeline_function(&mut trial, &PipelineOptions::default()) {
         Ok(_) => Ok(()),
-        Err(errors) => Err(errors
-            .first()
-            .map_or_else(|| "an unknown refusal".into(), |e| e.to_string())),
+        Err(errors) => Err(errors.into_iter().next().map_or(AutoRefusal::Unknown, |e| {
+            AutoRefusal::Pipeliner(Box::new(e))
+        })),
     }
 }
 

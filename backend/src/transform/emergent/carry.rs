@@ -75,6 +75,7 @@
 
 use super::nest::{carry_copies, compute_nest, copy_load, divisor_slots, guard, NestLevel};
 use super::plan::count_writers;
+use super::remark::{CarryForm, EmergentRemark, GrownRing};
 use crate::cost::budget;
 use crate::cost::loop_cost::steady_issue_and_compute;
 use crate::transform::decline::Decline;
@@ -86,15 +87,20 @@ use penguin::{Axis, Function, Stmt, Tensor};
 
 /// Issues the first loads of each next execution of the extended loop `e` in the drain of the
 /// one before (see the module doc); returns whether it did, having logged the decision.
-pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<String>) -> bool {
+pub fn carry_across_executions(
+    func: &mut Function,
+    e: Axis,
+    log: &mut Vec<EmergentRemark>,
+) -> bool {
     let name = func.display_iv(e).to_string();
     let Some(pipe) = func.axes[e].attrs.pipelined else {
         return false;
     };
-    let decline = |log: &mut Vec<String>, why: Decline| {
-        log.push(format!(
-            "emergent: annotated loop `{name}`: each execution loads its own first iterations: {why}"
-        ));
+    let decline = |log: &mut Vec<EmergentRemark>, why: Decline| {
+        log.push(EmergentRemark::CarryDeclined {
+            iv: name.clone(),
+            why,
+        });
         false
     };
     if pipe.num_stages < 2 {
@@ -113,8 +119,8 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
     }
     if pipe.peeled {
         return match carry_peeled(func, e, &outer, t, s) {
-            Ok(line) => {
-                log.push(line);
+            Ok(remark) => {
+                log.push(remark);
                 true
             }
             Err(why) => decline(log, why),
@@ -156,12 +162,16 @@ pub fn carry_across_executions(func: &mut Function, e: Axis, log: &mut Vec<Strin
         body.splice(at..at, std::iter::once(prologue).chain(carries));
     }
     func.axes[e].body = body;
-    let names = ring_names(func, loads.iter().map(|&(_, x, d, n)| (x, d, n)));
-    log.push(format!(
-        "emergent: annotated loop `{name}` (trip {t}, {s} stages) is nested in {}: the stage-0 loads of {} for the first {p} iteration(s) of each next execution are issued in the last {p} iteration(s) of this one ({carries_per_load} carry copy(ies) per load; the ring's slots continue across executions; the first execution loads its own)",
-        super::nest::nest_names(func, &outer),
-        names,
-    ));
+    log.push(EmergentRemark::Carried {
+        iv: name,
+        form: CarryForm::Extended,
+        trip: t,
+        stages: s,
+        nest: super::nest::nest_names(func, &outer),
+        rings: grown_rings(func, loads.iter().map(|&(_, x, d, n)| (x, d, n))),
+        ahead: p,
+        carries: carries_per_load,
+    });
     true
 }
 
@@ -230,15 +240,15 @@ fn divisor_ring(func: &Function, x: Tensor, t: i64, in_use: u64) -> Option<(u32,
     Some((d, slot * u64::from(d - n)))
 }
 
-/// The rings as the log names them, `` `x` (4 slots, was 2) ``, from (ring, slots, slots before).
-fn ring_names(func: &Function, rings: impl Iterator<Item = (Tensor, u32, u32)>) -> String {
-    let names: Vec<String> = rings
-        .map(|(x, d, n)| match d == n {
-            true => format!("`{}` ({d} slots)", func.display_name(x)),
-            false => format!("`{}` ({d} slots, was {n})", func.display_name(x)),
+/// The rings as the log names them, from (ring, slots, slots before).
+fn grown_rings(func: &Function, rings: impl Iterator<Item = (Tensor, u32, u32)>) -> Vec<GrownRing> {
+    rings
+        .map(|(x, slots, was)| GrownRing {
+            ring: func.display_name(x).to_string(),
+            slots,
+            was,
         })
-        .collect();
-    names.join(", ")
+        .collect()
 }
 
 /// The prologue copy of carried load `ld`: the load itself on `e < lb + P`, in the first
@@ -270,7 +280,7 @@ fn carry_peeled(
     outer: &[NestLevel],
     t: i64,
     s: i64,
-) -> Result<String, Decline> {
+) -> Result<EmergentRemark, Decline> {
     let name = func.display_iv(e).to_string();
     let parent = outer
         .last()
@@ -339,12 +349,16 @@ fn carry_peeled(
     }
     let per_load = carries.len() / loads.len() / p as usize;
     Cursor::at(func, (Some(parent), at)).insert_after(carries.iter().copied());
-    let names = ring_names(func, grown.iter().copied());
-    Ok(format!(
-        "emergent: annotated loop `{name}` (peeled, trip {t}, {s} stages) is nested in {}: the stage-0 loads of {} for the first {p} iteration(s) of each next execution are issued after this one's steady state ({per_load} carry copy(ies) per load and iteration; the ring's slots continue across executions; the prologue's copies of those iterations run in the first execution only)",
-        super::nest::nest_names(func, outer),
-        names,
-    ))
+    Ok(EmergentRemark::Carried {
+        iv: name,
+        form: CarryForm::Peeled,
+        trip: t,
+        stages: s,
+        nest: super::nest::nest_names(func, outer),
+        rings: grown_rings(func, grown.iter().copied()),
+        ahead: p,
+        carries: per_load,
+    })
 }
 
 /// The carried loads of the peeled loop `e` (see the module doc), with their prologue copies

@@ -47,11 +47,13 @@ pub mod carry;
 pub mod nest;
 pub mod plan;
 pub mod privatise;
+pub mod remark;
 pub mod shift;
 pub mod stages;
 
 pub use crate::cost::loop_cost::{wanted_depth, DmaFit, MAX_DEPTH};
 pub use auto::{choose_auto_stages, choose_auto_stages_with, mark_auto_loops, AutoOptions};
+pub use remark::{AutoRemark, EmergentRemark};
 pub use stages::StageOrder;
 
 use penguin::ir::StmtKind;
@@ -84,12 +86,12 @@ impl Default for EmergentOptions {
 }
 
 /// Turns the load and store tiles of un-annotated loops into rings; returns the log lines.
-pub fn pipeline_emergent(func: &mut Function) -> Vec<String> {
+pub fn pipeline_emergent(func: &mut Function) -> Vec<EmergentRemark> {
     pipeline_emergent_with(func, &EmergentOptions::default())
 }
 
 /// [`pipeline_emergent`] with options.
-pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Vec<String> {
+pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Vec<EmergentRemark> {
     let mut log = Vec::new();
     privatise::privatise_tiles(func, &mut log);
     if opts.across_nests {
@@ -138,7 +140,7 @@ impl Realise<'_> {
         l: Axis,
         rings: &[(Tensor, u32)],
         across: &[Axis],
-        log: &mut Vec<String>,
+        log: &mut Vec<EmergentRemark>,
     ) -> bool {
         // A short loop nested in un-annotated loops prefetches across the nest (no fill or
         // drain per execution); otherwise compute stages, or the single shift.
@@ -149,10 +151,10 @@ impl Realise<'_> {
         // execution of the enclosing loop, which is what the nest realisation removed (measured:
         // matmul 90063 cycles unstaged against 111545 staged).
         if let Some(&inner) = across.iter().find(|&&a| encloses(func, l, a)) {
-            log.push(format!(
-                "emergent: loop `{}`: no compute stages: it encloses loop `{}`, whose loads are issued across the nest",
-                func.display_iv(l), func.display_iv(inner)
-            ));
+            log.push(EmergentRemark::EnclosesNest {
+                iv: func.display_iv(l).to_string(),
+                inner: func.display_iv(inner).to_string(),
+            });
             shift::shift_loads(func, l, rings, log);
             return false;
         }
@@ -164,10 +166,10 @@ impl Realise<'_> {
         // before the list scheduler ordered such bodies, staging cost matmul_mode_b 5%).
         let staged = match self.original {
             Some(_) if self.dma_bound => {
-                log.push(format!(
-                    "emergent: loop `{}`: no compute stages: even a ring of {MAX_DEPTH} slots does not hide its DMA behind its compute, so splitting the compute would only lengthen the ramp",
-                    func.display_iv(l)
-                ));
+                log.push(EmergentRemark::DmaBound {
+                    iv: func.display_iv(l).to_string(),
+                    max: MAX_DEPTH,
+                });
                 false
             }
             Some(orig) => stages::stage_loop(

@@ -98,6 +98,7 @@
 //! [`crate::cost::budget`]'s count.
 
 use super::plan::hoistable_loads;
+use super::remark::EmergentRemark;
 use crate::cost::budget;
 use crate::cost::loop_cost::{body_compute, issue_cycles};
 use crate::transform::decline::{Decline, NestEnd};
@@ -217,13 +218,14 @@ pub fn prefetch_across_nest(
     func: &mut Function,
     l: Axis,
     rings: &[(Tensor, u32)],
-    log: &mut Vec<String>,
+    log: &mut Vec<EmergentRemark>,
 ) -> bool {
     let name = func.display_iv(l).to_string();
-    let decline = |log: &mut Vec<String>, why: Decline| {
-        log.push(format!(
-            "emergent: loop `{name}`: loads prefetched within the loop only: {why}"
-        ));
+    let decline = |log: &mut Vec<EmergentRemark>, why: Decline| {
+        log.push(EmergentRemark::NestDeclined {
+            iv: name.clone(),
+            why,
+        });
         false
     };
     let outer = match compute_nest(func, l) {
@@ -244,9 +246,9 @@ pub fn prefetch_across_nest(
     let compute = body_compute(func, &body);
     if issue >= compute {
         let why = Decline::IssueBound { issue, compute };
-        return match prefetch_next_execution(func, l, &outer, &hoisted, &body) {
-            Ok(line) => {
-                log.push(format!("{line}: {why}"));
+        return match prefetch_next_execution(func, l, &outer, &hoisted, &body, &why) {
+            Ok(remark) => {
+                log.push(remark);
                 true
             }
             Err(not) => decline(log, Decline::Both(Box::new(why), Box::new(not))),
@@ -257,8 +259,8 @@ pub fn prefetch_across_nest(
         Ok(slots) => slots,
         Err(why) => return decline(log, why),
     };
-    let line = prefetch_flat(func, l, &outer, &hoisted, &body, &slots);
-    log.push(line);
+    let remark = prefetch_flat(func, l, &outer, &hoisted, &body, &slots);
+    log.push(remark);
     true
 }
 
@@ -316,7 +318,7 @@ fn prefetch_flat(
     hoisted: &[Hoisted],
     body: &[Stmt],
     slots: &[(Tensor, u32)],
-) -> String {
+) -> EmergentRemark {
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let t = ub - lb;
     // The heuristic's prefetch depth (its ring depth minus one), or less when the ring got fewer
@@ -370,18 +372,18 @@ fn prefetch_flat(
         .chain(&rest)
         .copied()
         .collect();
-    let names: Vec<String> = ringed
-        .iter()
-        .zip(slots)
-        .map(|(&x, &(_, n))| format!("`{}` ({n} slots)", func.display_name(x)))
-        .collect();
-    format!(
-        "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued {p} flat iteration(s) ahead across the nest (ring slot = flat iteration mod slots; {} carry copy(ies) per load, {p} prologue load(s) at the first iteration; no extra iterations, no drain)",
-        func.display_iv(l),
-        nest_names(func, outer),
-        names.join(", "),
-        carries.len() / hoisted.len(),
-    )
+    EmergentRemark::PrefetchedFlat {
+        iv: func.display_iv(l).to_string(),
+        trip: t,
+        nest: nest_names(func, outer),
+        rings: ringed
+            .iter()
+            .zip(slots)
+            .map(|(&x, &(_, n))| (func.display_name(x).to_string(), n))
+            .collect(),
+        ahead: p,
+        carries: carries.len() / hoisted.len(),
+    }
 }
 
 /// The prologue of the flat realisation for hoisted load `s`: the loads of flat iterations
@@ -480,14 +482,15 @@ pub(super) fn nest_names(func: &Function, outer: &[NestLevel]) -> String {
 /// the parity of the outer flat index `h` along the innermost enclosing loop, then `l`), and in
 /// iteration `(h, l)` one carry copy per level loads the tile of `(h + 1, l)`. The first
 /// execution's loads run in a loop of their own before `l`, at the first outer iteration. Returns
-/// the log line, or why not (nothing changed).
+/// the remark (with `why`, the reason to try it), or why not (nothing changed).
 fn prefetch_next_execution(
     func: &mut Function,
     l: Axis,
     outer: &[NestLevel],
     hoisted: &[Hoisted],
     body: &[Stmt],
-) -> Result<String, Decline> {
+    why: &Decline,
+) -> Result<EmergentRemark, Decline> {
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let t = ub - lb;
     let ok = next_execution_qualifies(func, t, outer)?;
@@ -519,17 +522,17 @@ fn prefetch_next_execution(
         .filter(|s| !hoisted_stmts.contains(s))
         .collect();
     func.axes[l].body = carries.iter().chain(&rest).copied().collect();
-    let names: Vec<String> = ringed
-        .iter()
-        .map(|&x| format!("`{}`", func.display_name(x)))
-        .collect();
-    Ok(format!(
-        "emergent: loop `{}` (trip {t}) is nested in {}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {t} slots; {} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain)",
-        func.display_iv(l),
-        nest_names(func, outer),
-        names.join(", "),
-        carries.len() / hoisted_stmts.len(),
-    ))
+    Ok(EmergentRemark::PrefetchedExecution {
+        iv: func.display_iv(l).to_string(),
+        trip: t,
+        nest: nest_names(func, outer),
+        rings: ringed
+            .iter()
+            .map(|&x| func.display_name(x).to_string())
+            .collect(),
+        carries: carries.len() / hoisted_stmts.len(),
+        why: why.clone(),
+    })
 }
 
 /// The innermost enclosing loop `Ok`, whose parity selects the half of a ring one execution

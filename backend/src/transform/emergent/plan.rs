@@ -25,6 +25,7 @@
 //! along the loop it is listed under, and every access of it selects slot `iv(L)`; the rings fit
 //! the budget counted with every ring chosen before them; nothing else in the function changed.
 
+use super::remark::{EmergentRemark, SingleBuffered};
 use crate::cost::budget;
 use crate::cost::loop_cost::{wanted_depth, DmaFit, MAX_DEPTH};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
@@ -54,7 +55,7 @@ pub struct RingPlan {
 
 /// Turns the load/store tiles and the PSUM tiles of un-annotated loops into rings (see the
 /// module doc), logging each decision; returns the rings per loop.
-pub fn ring_tiles(func: &mut Function, log: &mut Vec<String>) -> RingPlan {
+pub fn ring_tiles(func: &mut Function, log: &mut Vec<EmergentRemark>) -> RingPlan {
     let mut plan = RingPlan::default();
     let mut sbuf_used = budget::sbuf_in_use(func);
     let mut psum_used = budget::psum_banks_in_use(func);
@@ -63,10 +64,11 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<String>) -> RingPlan {
             continue;
         };
         if !starts_by_writing_all(func, &us, t, l, depth) {
-            log.push(format!(
-                "emergent: `{}` stays single-buffered in loop `{}`: an iteration does not start by writing all of it",
-                func.display_name(t), func.display_iv(l)
-            ));
+            log.push(EmergentRemark::StaysSingle {
+                tile: func.display_name(t).to_string(),
+                iv: func.display_iv(l).to_string(),
+                why: SingleBuffered::NotWrittenFirst,
+            });
             continue;
         }
         let slots = if func.tensors[t].memory == Memory::Psum {
@@ -189,25 +191,23 @@ fn psum_ring(
     t: Tensor,
     l: Axis,
     psum_used: &mut u64,
-    log: &mut Vec<String>,
+    log: &mut Vec<EmergentRemark>,
 ) -> Option<u32> {
     let (td, ad) = (&func.tensors[t], &func.axes[l]);
     let need = budget::psum_slot_banks(td);
     if !budget::psum_fits(*psum_used + need) {
-        log.push(format!(
-            "emergent: `{}` stays one PSUM bank in loop `{}`: no bank is free for a second slot",
-            func.display_name(t),
-            func.display_iv(l)
-        ));
+        log.push(EmergentRemark::PsumStaysOne {
+            tile: func.display_name(t).to_string(),
+            iv: func.display_iv(l).to_string(),
+        });
         return None;
     }
     *psum_used += need;
-    log.push(format!(
-        "emergent: loop `{}` (trip {}): PSUM tile `{}` becomes a ring of 2 banks (the Tensor engine writes one while the other is read)",
-        func.display_iv(l),
-        ad.trip_count(),
-        func.display_name(t),
-    ));
+    log.push(EmergentRemark::PsumRing {
+        iv: func.display_iv(l).to_string(),
+        trip: ad.trip_count(),
+        tile: func.display_name(t).to_string(),
+    });
     Some(2)
 }
 
@@ -230,7 +230,7 @@ fn transfer_ring(
     fit: &DmaFit,
     stored: bool,
     sbuf_used: &mut u64,
-    log: &mut Vec<String>,
+    log: &mut Vec<EmergentRemark>,
 ) -> Option<u32> {
     let (td, ad) = (&func.tensors[t], &func.axes[l]);
     let &DmaFit {
@@ -246,22 +246,25 @@ fn transfer_ring(
         depth -= 1;
     }
     if depth < 2 {
-        log.push(format!(
-            "emergent: `{}` stays single-buffered in loop `{}`: SBUF has no room for a second slot",
-            func.display_name(t),
-            func.display_iv(l)
-        ));
+        log.push(EmergentRemark::StaysSingle {
+            tile: func.display_name(t).to_string(),
+            iv: func.display_iv(l).to_string(),
+            why: SingleBuffered::NoRoom,
+        });
         return None;
     }
     *sbuf_used += copy * u64::from(depth - 1);
-    log.push(format!(
-        "emergent: loop `{}` (trip {}): `{}` becomes a ring of {depth} slots (prefetch depth {}): its DMA takes ~{dma} cycles ({pieces} piece(s) of {} bytes) against ~{compute} compute cycles per iteration",
-        func.display_iv(l),
-        ad.trip_count(),
-        func.display_name(t),
-        depth - 1 - u32::from(stored && depth >= 3),
-        bytes / pieces,
-    ));
+    log.push(EmergentRemark::TransferRing {
+        iv: func.display_iv(l).to_string(),
+        trip: ad.trip_count(),
+        tile: func.display_name(t).to_string(),
+        slots: depth,
+        ahead: depth - 1 - u32::from(stored && depth >= 3),
+        dma,
+        pieces,
+        piece_bytes: bytes / pieces,
+        compute,
+    });
     Some(depth)
 }
 

@@ -22,6 +22,7 @@
 //! fresh name; the accesses of one group all name the same tile; nothing else changes.
 
 use super::plan::{collect_uses, common_loops, Use};
+use super::remark::EmergentRemark;
 use crate::cost::budget;
 use penguin::edit;
 use penguin::ir::{Memory, StmtKind, TensorKind};
@@ -29,7 +30,7 @@ use penguin::{Axis, Function, Stmt, Tensor};
 
 /// Gives every loop after the first that uses a tile in turn its own copy of the tile (see the
 /// module doc); logs each tile it splits.
-pub fn privatise_tiles(func: &mut Function, log: &mut Vec<String>) {
+pub fn privatise_tiles(func: &mut Function, log: &mut Vec<EmergentRemark>) {
     let parents = loop_stmts(func);
     for (t, us) in collect_uses(func) {
         let Some(groups) = groups(func, t, &us, &parents) else {
@@ -48,20 +49,19 @@ pub fn privatise_tiles(func: &mut Function, log: &mut Vec<String>) {
         };
         let loops: Vec<String> = groups
             .iter()
-            .map(|(l, _)| format!("`{}`", func.display_iv(*l)))
+            .map(|(l, _)| func.display_iv(*l).to_string())
             .collect();
         if !fits {
-            log.push(format!(
-                "emergent: `{}` stays one tile across loops {}: no room for a copy per loop",
-                td.name,
-                loops.join(", ")
-            ));
+            log.push(EmergentRemark::SharedTile {
+                tile: td.name.clone(),
+                loops,
+            });
             continue;
         }
-        let mut names = vec![format!("`{}`", td.name)];
+        let mut names = vec![td.name.clone()];
         for (_, group) in &groups[1..] {
             let copy = edit::copy_tensor(func, t, &names.len().to_string());
-            names.push(format!("`{}`", func.tensors[copy].name));
+            names.push(func.tensors[copy].name.clone());
             for u in group {
                 let d = &mut func.insts[u.inst];
                 for o in std::iter::once(&mut d.dst).chain(d.srcs.iter_mut()) {
@@ -71,12 +71,11 @@ pub fn privatise_tiles(func: &mut Function, log: &mut Vec<String>) {
                 }
             }
         }
-        log.push(format!(
-            "emergent: loops {} use `{}` in turn, each writing all of it first: each gets its own tile ({})",
-            loops.join(", "),
-            td.name,
-            names.join(", ")
-        ));
+        log.push(EmergentRemark::Privatised {
+            tile: td.name.clone(),
+            loops,
+            copies: names,
+        });
     }
 }
 

@@ -16,13 +16,19 @@
 //! change).
 
 use super::plan::hoistable_loads;
+use super::remark::EmergentRemark;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{Op, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 
 /// Issues the loads of loop `l` that fill a ring `P` iterations ahead, in one predicated loop
 /// (see the module doc); `rings` are `l`'s rings with their depths. Logs what it did.
-pub fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &mut Vec<String>) {
+pub fn shift_loads(
+    func: &mut Function,
+    l: Axis,
+    rings: &[(Tensor, u32)],
+    log: &mut Vec<EmergentRemark>,
+) {
     let body = func.axes[l].body.clone();
     let loads = hoistable_loads(func, l, rings, true);
     let hoisted: Vec<Stmt> = loads.iter().map(|&(s, _, _)| s).collect();
@@ -66,14 +72,14 @@ pub fn shift_loads(func: &mut Function, l: Axis, rings: &[(Tensor, u32)], log: &
     func.axes[l].body = hoisted.iter().chain(rest.iter()).copied().collect();
     let names: Vec<String> = loads
         .iter()
-        .map(|&(_, t, _)| format!("`{}`", func.display_name(t)))
+        .map(|&(_, t, _)| func.display_name(t).to_string())
         .collect();
-    log.push(format!(
-        "emergent: loop `{}`: the loads of {} are issued {p} iteration(s) ahead (one predicated loop of {} iterations, no peeling)",
-        func.display_iv(l),
-        names.join(", "),
-        ub + p - lb
-    ));
+    log.push(EmergentRemark::Shifted {
+        iv: func.display_iv(l).to_string(),
+        tiles: names,
+        ahead: p,
+        iterations: ub + p - lb,
+    });
 }
 
 /// Whether a store of `body` (at any depth) reads tile `t`: its transfer then holds `t`'s slot

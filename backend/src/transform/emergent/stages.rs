@@ -56,11 +56,12 @@
 //! the span of stages of its accesses.
 
 use super::plan::hoistable_loads;
+use super::remark::{EmergentRemark, RingDepth};
 use super::shift::shift_stmt;
 use crate::cost::budget::check_rings;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{BlockDim, EngineClass, Memory, Op, StmtKind, TensorKind};
-use penguin::pipeline::PipelinePlan;
+use penguin::pipeline::{LegalityReport, PipelinePlan};
 use penguin::{Axis, Function, Inst, Stmt, Tensor};
 use runtime_sim::machine;
 use std::collections::{BTreeMap, BTreeSet};
@@ -136,7 +137,7 @@ pub fn stage_loop(
     l: Axis,
     rings: &[(Tensor, u32)],
     opts: &StageOptions,
-    log: &mut Vec<String>,
+    log: &mut Vec<EmergentRemark>,
 ) -> bool {
     let iv = func.display_iv(l).to_string();
     let mut facts = compute_facts(func, l, rings);
@@ -152,15 +153,11 @@ pub fn stage_loop(
         .unwrap_or(0)
         .saturating_sub(facts.p);
     if max_cap == 0 {
-        log.push(format!(
-            "emergent: loop `{iv}`: no engine hand-off to split into stages; single shift"
-        ));
+        log.push(EmergentRemark::NoHandOff { iv });
         return false;
     }
     let Some(plan) = fitting_plan(func, &facts, max_cap, &iv, log) else {
-        log.push(format!(
-            "emergent: loop `{iv}`: no stage split fits the memories; single shift"
-        ));
+        log.push(EmergentRemark::NoSplitFits { iv });
         return false;
     };
     let has_loop = func.axes[l]
@@ -179,7 +176,7 @@ pub fn stage_loop(
     let Some(verdict) = check_legality(original, &pplan, &iv, log) else {
         return false;
     };
-    log_plan(func, l, &facts, &plan, (max_cap, &verdict), log);
+    log_plan(func, l, &facts, &plan, (max_cap, verdict), log);
     apply(func, l, &facts, &plan, &order);
     true
 }
@@ -191,16 +188,18 @@ fn fitting_plan(
     facts: &LoopFacts,
     max_cap: u32,
     iv: &str,
-    log: &mut Vec<String>,
+    log: &mut Vec<EmergentRemark>,
 ) -> Option<StagePlan> {
     for cap in (1..=max_cap).rev() {
         let stages = compute_stages(facts, cap);
         let rings = compute_rings(facts, &stages);
         match check_rings(func, &rings) {
             Ok(()) => return Some(StagePlan { stages, rings, cap }),
-            Err(why) => log.push(format!(
-                "emergent: loop `{iv}`: {cap} hand-off stage(s) do not fit ({why}); merging stages"
-            )),
+            Err(why) => log.push(EmergentRemark::StagesDoNotFit {
+                iv: iv.to_string(),
+                cap,
+                why,
+            }),
         }
     }
     None
@@ -212,27 +211,25 @@ fn check_legality(
     original: &Function,
     pplan: &PipelinePlan,
     iv: &str,
-    log: &mut Vec<String>,
-) -> Option<String> {
+    log: &mut Vec<EmergentRemark>,
+) -> Option<LegalityReport> {
     match penguin::pipeline::compute_violations(original, pplan) {
-        Ok(r) if r.is_legal() => Some(format!(
-            "legal ({} flow, {} anti, {} output dependence pair(s) checked on {} tensor(s), {} kept in order without ISL)",
-            r.flow, r.anti, r.output, r.tensors_checked, r.tensors_preserved
-        )),
+        Ok(r) if r.is_legal() => Some(r),
         Ok(r) => {
             let v = &r.violations[0];
-            log.push(format!(
-                "emergent: loop `{iv}`: the ISL legality check refuses the stage plan ({} violation(s), first: {} on `{}`); falling back to the single shift",
-                r.violations.len(),
-                v.kind.name(),
-                original.display_name(v.tensor)
-            ));
+            log.push(EmergentRemark::StagesIllegal {
+                iv: iv.to_string(),
+                violations: r.violations.len(),
+                kind: v.kind,
+                tensor: original.display_name(v.tensor).to_string(),
+            });
             None
         }
-        Err(e) => {
-            log.push(format!(
-                "emergent: loop `{iv}`: {e}; falling back to the single shift"
-            ));
+        Err(why) => {
+            log.push(EmergentRemark::StagesUnchecked {
+                iv: iv.to_string(),
+                why,
+            });
             None
         }
     }
@@ -245,43 +242,43 @@ fn log_plan(
     l: Axis,
     facts: &LoopFacts,
     plan: &StagePlan,
-    (max_cap, verdict): (u32, &str),
-    log: &mut Vec<String>,
+    (max_cap, verdict): (u32, LegalityReport),
+    log: &mut Vec<EmergentRemark>,
 ) {
     let iv = func.display_iv(l);
     let last = plan.stages.iter().copied().max().unwrap_or(0);
     let body = func.axes[l].body.clone();
-    let described: Vec<String> = body
+    let children = body
         .iter()
         .enumerate()
-        .map(|(c, &s)| format!("{}@{}", describe_child(func, s, facts), plan.stages[c]))
+        .map(|(c, &s)| (describe_child(func, s, facts), plan.stages[c]))
         .collect();
-    log.push(format!(
-        "emergent: loop `{iv}` (trip {}): compute spread over {} stage(s) by engine hand-offs (prefetch depth {}, {} hand-off stage(s) after it{}); ISL: {verdict}; {}",
-        func.axes[l].trip_count(),
-        last + 1,
-        facts.p,
-        last - facts.p,
-        if plan.cap < max_cap {
-            format!(", stages merged to fit: at most {} instead of {max_cap}", plan.cap)
-        } else {
-            String::new()
-        },
-        described.join(" ")
-    ));
+    log.push(EmergentRemark::Staged {
+        iv: iv.to_string(),
+        trip: func.axes[l].trip_count(),
+        stages: last + 1,
+        depth: facts.p,
+        merged: (plan.cap < max_cap).then_some(plan.cap),
+        max_cap,
+        verdict,
+        children,
+    });
     for &(t, count) in &plan.rings {
         let (d, u) = stage_span(facts, &plan.stages, t);
-        log.push(format!(
-            "emergent: loop `{iv}`: `{}` is a ring of {count} slot(s): written in stage {d}, last used in stage {u}{}",
-            func.display_name(t),
-            if count == u - d + 1 {
-                ""
+        log.push(EmergentRemark::StageRing {
+            iv: iv.to_string(),
+            tile: func.display_name(t).to_string(),
+            slots: count,
+            written: d,
+            used: u,
+            depth: if count == u - d + 1 {
+                RingDepth::Span
             } else if facts.hoisted_tiles.contains(&t) && count == u - d + 2 {
-                " (one more than its span: the load may fill it before the previous trip's readers are done)"
+                RingDepth::OneMore
             } else {
-                " (the DMA heuristic's depth)"
-            }
-        ));
+                RingDepth::Heuristic
+            },
+        });
     }
 }
 
