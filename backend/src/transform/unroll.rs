@@ -38,7 +38,7 @@
 //! its side tables (spans, annotations, stage tag); the instances run, and the order of the accesses to every shared
 //! tensor, are those of the loop as written.
 
-use crate::cost::dma::{dma_tile, tile_bytes};
+use crate::cost::dma::{dma_tile, transfer_bytes};
 use crate::transform::remark::{Remark, UnrollDecline};
 use penguin::affine::AffineExpr;
 use penguin::edit::{self, Cursor, Subst};
@@ -188,9 +188,12 @@ fn transfers(func: &Function, l: Axis) -> Vec<(u64, u64)> {
         if let StmtKind::Insts(insts) = &func.stmts[s].kind {
             for &i in insts {
                 let d = &func.insts[i];
-                if let Some(tile) = dma_tile(&d.op, &d.dst, &d.srcs) {
+                if let (Some(tile), Some(bytes)) = (
+                    dma_tile(&d.op, &d.dst, &d.srcs),
+                    transfer_bytes(func, &d.op, &d.dst, &d.srcs),
+                ) {
                     let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
-                    out.push((partitions, tile_bytes(func, tile)));
+                    out.push((partitions, bytes));
                 }
             }
         }
