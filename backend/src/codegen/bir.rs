@@ -23,7 +23,7 @@
 //! is never on `pool`. The verifier ([`crate::codegen::bir_verify`]) checks them.
 
 use crate::codegen::masks;
-pub use crate::cost::dma::{dma_tile, tile_bytes};
+pub use crate::cost::dma::{dma_tile, tile_bytes, transfer_bytes};
 use crate::error::BackendError;
 use cranelift_entity::{entity_impl, PrimaryMap};
 use penguin::affine::Predicate;

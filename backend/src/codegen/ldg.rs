@@ -35,7 +35,9 @@
 //! [`MAX_DISTANCE`] (a conflict only at larger distances gives no edge: it constrains neither the
 //! order of the body, which only same-iteration edges do, nor any realistic schedule).
 
-use crate::codegen::bir::{dma_tile, estimate, tile_bytes, BNode, Bir, BirInst, BirLoop};
+use crate::codegen::bir::{
+    dma_tile, estimate, tile_bytes, transfer_bytes, BNode, Bir, BirInst, BirLoop,
+};
 use crate::codegen::queues::QueuePlan;
 use penguin::affine::AffineExpr;
 use penguin::ir::{Op, Operand};
@@ -115,7 +117,8 @@ pub fn compute_costs(func: &Function, bir: &Bir, plan: &QueuePlan, i: BirInst) -
         let pieces = plan.split(i).map_or(1, |s| s.pieces()).max(1);
         // The tile's bytes; each piece moves its share.
         let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
-        let bytes = tile_bytes(func, tile);
+        let bytes = transfer_bytes(func, &bi.op, &bi.dst, &bi.srcs)
+            .unwrap_or_else(|| tile_bytes(func, tile));
         let issue = pieces * machine::dma_issue_cycles();
         (issue, issue + machine::dma_transfer(bytes.div_ceil(pieces)))
     } else {

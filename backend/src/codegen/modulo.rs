@@ -59,7 +59,7 @@
 //! Invariant: a loop is reordered only when its schedule exists; its order is a topological order
 //! of the same-iteration edges of its dependence graph.
 
-use crate::codegen::bir::{dma_tile, tile_bytes, BNode, Bir, BirInst, BirLoop};
+use crate::codegen::bir::{dma_tile, tile_bytes, transfer_bytes, BNode, Bir, BirInst, BirLoop};
 use crate::codegen::ldg::{compute_loop_deps, DepData, DepKind, LoopDeps};
 use crate::codegen::queues::QueuePlan;
 use crate::cost::guards::{guard_fraction, running_iterations};
@@ -319,8 +319,9 @@ fn steady_queue_bound(
             continue;
         };
         let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs).unwrap_or(&bi.dst);
-        let piece =
-            machine::dma_queue_cycles(tile_bytes(func, tile).div_ceil(split.pieces().max(1)));
+        let bytes = transfer_bytes(func, &bi.op, &bi.dst, &bi.srcs)
+            .unwrap_or_else(|| tile_bytes(func, tile));
+        let piece = machine::dma_queue_cycles(bytes.div_ceil(split.pieces().max(1)));
         for &q in &split.queues {
             queues[q as usize] += share_of(piece, shares[k]);
         }

@@ -56,7 +56,7 @@
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
-use crate::codegen::bir::{dma_tile, estimate, tile_bytes, BNode, Bir, BirInst};
+use crate::codegen::bir::{dma_tile, estimate, transfer_bytes, BNode, Bir, BirInst};
 use crate::cost::guards::{guard_fraction, run_classes};
 use cranelift_entity::SecondaryMap;
 use penguin::Function;
@@ -93,7 +93,8 @@ impl QueuePlan {
 struct Transfer {
     inst: BirInst,
     partitions: u64,
-    /// The tile's bytes, which set each piece's length (and so the transfer's latency).
+    /// The bytes it moves ([`transfer_bytes`]: in the HBM side's type, as the simulator counts
+    /// them), which set each piece's length (and so the transfer's latency).
     bytes: u64,
     /// The fraction `on / total` of the instruction's instances its guard lets run: the queue and
     /// `sp` time it costs per iteration on average (copies of one load that take turns, such as
@@ -711,7 +712,9 @@ fn transfer(func: &Function, bir: &Bir, i: BirInst) -> Option<Transfer> {
     let bi = &bir.insts[i];
     let tile = dma_tile(&bi.op, &bi.dst, &bi.srcs)?;
     let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
-    let bytes = tile_bytes(func, tile);
+    // The bytes the transfer moves on its queues (in the HBM side's type), which set its pieces'
+    // lengths.
+    let bytes = transfer_bytes(func, &bi.op, &bi.dst, &bi.srcs)?;
     let (on, total) = on_fraction(func, bir, i);
     Some(Transfer {
         inst: i,
@@ -726,6 +729,7 @@ fn transfer(func: &Function, bir: &Bir, i: BirInst) -> Option<Transfer> {
 mod tests {
     use super::*;
     use cranelift_entity::EntityRef;
+    use runtime_sim::machine::DType;
 
     fn t(inst: usize, partitions: u64, bytes: u64) -> Transfer {
         Transfer {
@@ -970,6 +974,73 @@ mod tests {
         // Counted as always on, they would need twice the time.
         let full = [t(0, 128, 262144), t(1, 128, 262144)];
         assert!(spread(&full, &Together::Always, one_tile + 2, sp, 0).is_none());
+    }
+
+    /// One f32 tile stored twice: whole to an f32 output, and narrowed to a bf16 one.
+    const NARROWING: &str = r#"kernel narrow(x) -> (y, z) {
+  tensor x: hbm f32[128, 512] input
+  tensor y: hbm bf16[128, 512] output
+  tensor z: hbm f32[128, 512] output
+  tensor t: sbuf f32[128, 512] local
+  stmt {
+    t[0 +: 128, 0 +: 512] = load.dma x[0 +: 128, 0 +: 512]
+  }
+  stmt {
+    y[0 +: 128, 0 +: 512] = store.dma t[0 +: 128, 0 +: 512]
+  }
+  stmt {
+    z[0 +: 128, 0 +: 512] = store.dma t[0 +: 128, 0 +: 512]
+  }
+}
+"#;
+
+    #[test]
+    fn a_narrowing_store_is_planned_with_the_bytes_it_moves() {
+        let func = penguin::parse_function(NARROWING).expect("the test kernel parses");
+        let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+        let stores: Vec<BirInst> = (bir.insts.keys())
+            .filter(|&i| matches!(bir.insts[i].op, penguin::ir::Op::Store))
+            .collect();
+        assert_eq!(stores.len(), 2);
+        let bytes = |i: BirInst| {
+            transfer(&func, &bir, i)
+                .expect("a store is a transfer")
+                .bytes
+        };
+        let (narrow, whole) = match func.tensors[bir.insts[stores[0]].dst.tensor].dtype {
+            DType::Bf16 => (stores[0], stores[1]),
+            _ => (stores[1], stores[0]),
+        };
+        // As the simulator counts them: the bf16 side's bytes, half the f32 store's (the tile's
+        // bytes, which the plan took before, are the same for both).
+        assert_eq!(bytes(narrow), 128 * 512 * 2);
+        assert_eq!(bytes(whole), 128 * 512 * 4);
+        // The plan: the busiest queue, with each piece's bytes as the simulator moves them, is
+        // within a sixteenth of the bound of the bytes the three transfers move.
+        let plan = compute_queue_plan(&func, &bir);
+        let mut load = [0u64; DMA_QUEUES];
+        let mut total = 0;
+        for i in bir.insts.keys() {
+            if let Some(s) = plan.split(i) {
+                let b = bytes_of(&func, &bir, i);
+                total += machine::dma_queue_cycles(b);
+                for &q in &s.queues {
+                    load[q as usize] += machine::dma_queue_cycles(b / s.pieces());
+                }
+            }
+        }
+        let busiest = load.into_iter().max().unwrap_or(0);
+        let bound = total / DMA_QUEUES as u64;
+        assert!(
+            busiest <= bound + bound / 16 + 2,
+            "{busiest} vs {bound}: {:?}",
+            plan.splits
+        );
+    }
+
+    fn bytes_of(func: &Function, bir: &Bir, i: BirInst) -> u64 {
+        let bi = &bir.insts[i];
+        transfer_bytes(func, &bi.op, &bi.dst, &bi.srcs).expect("a load or a store")
     }
 
     #[test]

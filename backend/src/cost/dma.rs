@@ -1,10 +1,11 @@
 //! The machine cost of one DMA transfer as the Penguin passes and the emitter both see it: which
-//! operand is a load's or a store's on-chip tile ([`dma_tile`]), the bytes it moves
-//! ([`tile_bytes`]), and how many pieces a lone transfer is split into for its latency
+//! operand is a load's or a store's on-chip tile ([`dma_tile`]), the tile's bytes
+//! ([`tile_bytes`]), the bytes the transfer moves on its queues ([`transfer_bytes`]: in the HBM
+//! side's type, as the simulator counts them), and how many pieces a lone transfer is split into for its latency
 //! ([`dma_pieces`]; the emitter's actual split balances whole loop bodies,
 //! `codegen::queues::compute_queue_plan`).
 
-use penguin::ir::{Op, Operand};
+use penguin::ir::{Memory, Op, Operand};
 use penguin::Function;
 use runtime_sim::machine::{self, DMA_QUEUES};
 
@@ -23,6 +24,20 @@ pub fn tile_bytes(func: &Function, tile: &Operand) -> u64 {
     tile.access.value_shape().iter().product::<u64>() * func.tensors[tile.tensor].dtype.size_bytes()
 }
 
+/// The bytes a load or store moves on its queues, as the simulator counts them: its tile's
+/// elements in the type of its HBM side (the destination when that is in HBM, else the source),
+/// so a store that narrows an f32 tile to bf16 moves the bf16 bytes; `None` for any other
+/// operation.
+pub fn transfer_bytes(func: &Function, op: &Op, dst: &Operand, srcs: &[Operand]) -> Option<u64> {
+    let tile = dma_tile(op, dst, srcs)?;
+    let side = match func.tensors[dst.tensor].memory {
+        Memory::Hbm => dst,
+        _ => srcs.first().unwrap_or(tile),
+    };
+    let elems: u64 = tile.access.value_shape().iter().product();
+    Some(elems * func.tensors[side.tensor].dtype.size_bytes())
+}
+
 /// How many pieces a lone transfer of `np` partitions and `bytes` would be split into for its
 /// latency: a power of two that divides `np`, at most the 16 queues, and no more than keeps each
 /// piece's queue time at least twice the `sp` issue cost. The emergent heuristic estimates a
@@ -35,4 +50,51 @@ pub fn dma_pieces(np: u64, bytes: u64) -> u64 {
         k *= 2;
     }
     k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COPIES: &str = r#"kernel copies(x) -> (y, z) {
+  tensor x: hbm bf16[64, 256] input
+  tensor y: hbm bf16[64, 256] output
+  tensor z: hbm f32[64, 256] output
+  tensor t: sbuf f32[64, 256] local
+  stmt {
+    t[0 +: 64, 0 +: 256] = load.dma x[0 +: 64, 0 +: 256]
+  }
+  stmt {
+    y[0 +: 64, 0 +: 256] = store.dma t[0 +: 64, 0 +: 256]
+  }
+  stmt {
+    z[0 +: 64, 0 +: 256] = store.dma t[0 +: 64, 0 +: 256]
+  }
+}
+"#;
+
+    #[test]
+    fn a_transfer_moves_its_hbm_sides_bytes() {
+        let func = penguin::parse_function(COPIES).expect("the test kernel parses");
+        let moved: Vec<(u64, u64)> = (func.insts.values())
+            .filter_map(|d| {
+                let tile = dma_tile(&d.op, &d.dst, &d.srcs)?;
+                Some((
+                    tile_bytes(&func, tile),
+                    transfer_bytes(&func, &d.op, &d.dst, &d.srcs)?,
+                ))
+            })
+            .collect();
+        // The widening load and the narrowing store move bf16; the f32 store moves f32. The
+        // tile is f32 in all three.
+        let elems = 64 * 256;
+        assert_eq!(
+            moved,
+            vec![
+                (elems * 4, elems * 2),
+                (elems * 4, elems * 2),
+                (elems * 4, elems * 4)
+            ]
+        );
+    }
 }

@@ -59,6 +59,9 @@ pub enum Remark {
         periods: Vec<(u32, u64)>,
         compute: u64,
         private: usize,
+        /// When unrolled for its loads' latency rather than the queue plan: the ring slots
+        /// they want.
+        deeper: Option<u64>,
     },
     /// `flatten`: annotated loop `iv` (`trip` iterations in `stages` stages) stays a loop.
     FlattenDeclined {
@@ -158,10 +161,20 @@ impl fmt::Display for Remark {
                 periods,
                 compute,
                 private,
+                deeper,
             } => {
                 write!(f, "unroll: loop `{iv}` (trip {trip}): factor {factor}")?;
                 if *remainder > 0 {
                     write!(f, ", remainder loop of {remainder}")?;
+                }
+                if let Some(wanted) = deeper {
+                    let depth = crate::cost::loop_cost::MAX_DEPTH;
+                    return write!(
+                        f,
+                        ": {factor} copies keep {} tiles in flight, for loads whose latency wants {wanted} ring slots (a ring holds at most {depth}; DMA cycles per iteration {}; compute ~{compute}); {private} tile(s) private to an iteration renamed per copy",
+                        u64::from(*factor) * u64::from(depth),
+                        periods_table(periods)
+                    );
                 }
                 write!(
                     f,

@@ -19,7 +19,13 @@
 //! the smallest `U` within [`GAIN_PERCENT`] of the best, when that beats `U = 1` by at least as much,
 //! the body has compute to overlap (a loop of transfers alone only lengthens each transfer with
 //! fewer pieces) and its compute per iteration is below its DMA time (a compute-bound loop gains
-//! nothing from a faster queue plan). Each decision and its reason is logged.
+//! nothing from a faster queue plan). A loop whose factor-1 plan is no better unrolled is still
+//! unrolled when its loads are bound by their latency: a load's transfer time (latency, queue
+//! time and issue, [`crate::cost::loop_cost::wanted_depth`]) over the loop's period (the longer
+//! of its compute and its DMA time at factor 1) wants more ring slots than a ring holds
+//! ([`crate::cost::loop_cost::MAX_DEPTH`]), and `U` copies keep `U` times as many tiles in flight;
+//! it takes the smallest factor that holds them (or the largest tried), among those whose
+//! queue plan is no more than [`GAIN_PERCENT`] slower. Each decision and its reason is logged.
 //!
 //! The unrolled loop keeps its axis: it runs `q = trip / U` iterations from 0, and its body holds
 //! `U` copies of the old body, copy `u` with the induction variable replaced by
@@ -38,7 +44,7 @@
 //! its side tables (spans, annotations, stage tag); the instances run, and the order of the accesses to every shared
 //! tensor, are those of the loop as written.
 
-use crate::cost::dma::{dma_tile, tile_bytes};
+use crate::cost::dma::{dma_tile, transfer_bytes};
 use crate::transform::remark::{Remark, UnrollDecline};
 use penguin::affine::AffineExpr;
 use penguin::edit::{self, Cursor, Subst};
@@ -145,7 +151,36 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
             .find(|&(_, p)| p * 100 <= best * (100 + GAIN_PERCENT))
             .unwrap_or((1, one));
         let compute = crate::cost::loop_cost::body_compute(func, &func.axes[l].body);
-        let why = if u == 1 || p * 100 > one * (100 - GAIN_PERCENT) {
+        // The ring slots the loop's loads want to hide their transfer's time behind the period
+        // (the longer of the compute and the transfers' period at factor 1): a load whose
+        // latency a ring of [`MAX_DEPTH`] slots does not hide keeps `U · MAX_DEPTH` tiles in
+        // flight with `U` copies.
+        let wanted = (private.iter())
+            .filter(|&&t| loaded_in(func, l, t))
+            .map(|&t| {
+                let fit = crate::cost::loop_cost::wanted_depth(func, t, l);
+                1 + fit.dma.div_ceil(compute.max(one).max(1))
+            })
+            .max()
+            .unwrap_or(0);
+        let depth = u64::from(crate::cost::loop_cost::MAX_DEPTH);
+        let deeper = (compute > 0 && compute < one && wanted > depth)
+            .then(|| {
+                let fits: Vec<(u32, u64)> = (tried.iter().copied())
+                    .filter(|&(f, q)| f > 1 && q * 100 <= one * (100 + GAIN_PERCENT))
+                    .collect();
+                (fits.iter().copied())
+                    .find(|&(f, _)| u64::from(f) * depth >= wanted)
+                    .or_else(|| fits.last().copied())
+            })
+            .flatten();
+        let spreads = u > 1 && p * 100 <= one * (100 - GAIN_PERCENT);
+        let u = match deeper {
+            Some((d, _)) if !spreads => d,
+            _ => u,
+        };
+        let by_latency = !spreads && deeper.is_some();
+        let why = if !spreads && !by_latency {
             Some(UnrollDecline::NoBetterSpread)
         } else if compute == 0 {
             Some(UnrollDecline::NoCompute)
@@ -171,6 +206,7 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
             periods: tried,
             compute,
             private: private.len(),
+            deeper: by_latency.then_some(wanted),
         });
         unroll(func, l, u, &private);
         unrolled.push(UnrolledData {
@@ -181,6 +217,18 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
     (unrolled, log)
 }
 
+/// Whether a load of loop `l`'s body writes tensor `t`.
+fn loaded_in(func: &Function, l: Axis, t: Tensor) -> bool {
+    func.axes[l]
+        .body
+        .iter()
+        .any(|&s| match &func.stmts[s].kind {
+            StmtKind::Insts(insts) => (insts.iter())
+                .any(|&i| matches!(func.insts[i].op, Op::Load) && func.insts[i].dst.tensor == t),
+            _ => false,
+        })
+}
+
 /// `(partitions, bytes)` of every transfer of `l`'s body.
 fn transfers(func: &Function, l: Axis) -> Vec<(u64, u64)> {
     let mut out = Vec::new();
@@ -188,9 +236,12 @@ fn transfers(func: &Function, l: Axis) -> Vec<(u64, u64)> {
         if let StmtKind::Insts(insts) = &func.stmts[s].kind {
             for &i in insts {
                 let d = &func.insts[i];
-                if let Some(tile) = dma_tile(&d.op, &d.dst, &d.srcs) {
+                if let (Some(tile), Some(bytes)) = (
+                    dma_tile(&d.op, &d.dst, &d.srcs),
+                    transfer_bytes(func, &d.op, &d.dst, &d.srcs),
+                ) {
                     let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
-                    out.push((partitions, tile_bytes(func, tile)));
+                    out.push((partitions, bytes));
                 }
             }
         }
@@ -371,6 +422,62 @@ mod tests {
         assert_eq!((g.expr.coeff(r), g.cmp, g.bound), (1, CmpOp::Ge, 1));
         assert_eq!(func.stage_tags[rs], Some(1));
         assert_eq!(func.annots[rs].stage_id, Some(1));
+        let verified = penguin::verify_function(&func);
+        assert!(verified.is_ok(), "{verified:?}");
+    }
+
+    /// Eight 96-row blocks, one f32 load and two narrowing bf16 stores: each load takes about
+    /// five periods of the loop to land, more than a ring's four slots hold.
+    const LATENCY_BOUND: &str = "kernel narrow_two(x) -> (y, z) {
+  tensor x: hbm f32[768, 384] input
+  tensor y: hbm bf16[768, 384] output
+  tensor z: hbm bf16[768, 128] output
+  tensor t: sbuf f32[96, 384] local
+  tensor a: sbuf f32[96, 384] local
+  tensor b: sbuf f32[96, 128] local
+  loop i in 0..8 affine {
+    stmt {
+      t[0 +: 96, 0 +: 384] = load.dma x[96*i +: 96, 0 +: 384]
+    }
+    stmt {
+      a[0 +: 96, 0 +: 384] = activation.act(func=exp, scale=1.0, bias=false) t[0 +: 96, 0 +: 384]
+      y[96*i +: 96, 0 +: 384] = store.dma a[0 +: 96, 0 +: 384]
+    }
+    stmt {
+      b[0 +: 96, 0 +: 128] = tensor_scalar.dve(op=multiply, imm=0.25, reverse=false) t[0 +: 96, 0 +: 128]
+      z[96*i +: 96, 0 +: 128] = store.dma b[0 +: 96, 0 +: 128]
+    }
+  }
+}
+";
+
+    #[test]
+    fn a_loop_bound_by_its_loads_latency_is_unrolled_for_more_tiles_in_flight() {
+        let mut func = penguin::parse_function(LATENCY_BOUND).expect("the test kernel parses");
+        let (unrolled, log) = unroll_loops(&mut func);
+        // The queue plan is no better unrolled: the factor comes from the loads' latency.
+        let Some(Remark::Unrolled {
+            factor,
+            periods,
+            deeper: Some(wanted),
+            ..
+        }) = log.first()
+        else {
+            panic!("unrolled for latency: {log:?}");
+        };
+        let one = periods[0].1;
+        let at = |f: u32| periods.iter().find(|p| p.0 == f).map(|p| p.1);
+        assert!(
+            at(*factor).is_some_and(|p| p * 100 > one * (100 - GAIN_PERCENT)),
+            "{log:?}"
+        );
+        let depth = u64::from(crate::cost::loop_cost::MAX_DEPTH);
+        assert!(*wanted > depth, "{log:?}");
+        // The smallest factor whose copies hold the slots the loads want.
+        assert!(u64::from(*factor) * depth >= *wanted, "{log:?}");
+        assert!(u64::from(*factor / 2) * depth < *wanted, "{log:?}");
+        assert_eq!(unrolled.len(), 1);
+        assert!(log[0].to_string().contains("tiles in flight"), "{}", log[0]);
         let verified = penguin::verify_function(&func);
         assert!(verified.is_ok(), "{verified:?}");
     }
