@@ -676,6 +676,9 @@ impl Checker<'_> {
                         let idx = self.slice_indices(a, b, c, items.len() as i64, at)?;
                         return Some(rebuild(idx.into_iter().map(|i| items[i].clone()).collect()));
                     }
+                    if self.unroll_for_index(key) {
+                        return None;
+                    }
                     let Some(k) = self.concrete_int(key, e) else {
                         return self.type_error(
                             format!(
@@ -1087,6 +1090,24 @@ impl Checker<'_> {
                 )
             }
         }
+    }
+
+    /// A Python container indexed by the index of a loop being run that may be unrolled
+    /// (`tiles[k]` in an `nl.affine_range(n)` loop, of the list its iterations built): asks for
+    /// the unrolling and stops evaluation (true), as NKI's tracer gives each iteration its item.
+    fn unroll_for_index(&mut self, key: &Value) -> bool {
+        let axes: Vec<penguin::Axis> = match key {
+            Value::Int(a) => a.terms().iter().map(|(x, _)| *x).collect(),
+            Value::Iv(x) => vec![*x],
+            _ => return false,
+        };
+        let soft = !axes.is_empty()
+            && (axes.iter()).all(|x| self.soft_axes.contains(x) || self.div_soft_axes.contains(x));
+        if soft {
+            self.need_unroll = true;
+            self.stopped = true;
+        }
+        soft
     }
 
     fn soft(&self, a: &AffineExpr) -> bool {

@@ -513,12 +513,15 @@ impl Checker<'_> {
         };
         match (way, var) {
             (LoopWay::Hardware, Some(var)) => {
-                // `//` or `%` of the index unrolls the loop (`Checker::div_soft_axes`).
+                // `//` or `%` of the index, a list index, or a list bound outside the body and
+                // grown in it unrolls the loop (`Checker::div_soft_axes`).
                 let snap = self.snapshot(out);
                 let axis = Axis::from_u32(self.loops.len() as u32);
                 self.div_soft_axes.push(axis);
+                self.div_soft_scopes.push((self.frames, self.scopes.len()));
                 let flow = self.hardware_loop(var, iter, body, s, out, in_loop);
                 self.div_soft_axes.pop();
+                self.div_soft_scopes.pop();
                 if !self.need_unroll {
                     return flow;
                 }
@@ -659,6 +662,14 @@ impl Checker<'_> {
         let Some(items) = self.iterate(&it, iter) else {
             return if self.stopped { Flow::Stop } else { Flow::Next };
         };
+        // The index of a loop unrolled in a hardware loop's body may have the name of an
+        // earlier loop's index outside that body (`for k in ...:` twice, the first unrolled):
+        // it is a new binding of this body, as the index of a hardware loop is.
+        if let Target::Name(id) = target {
+            if self.bound_outside_loop(&id.name) {
+                self.bind(&id.name, Value::None, id.span.clone());
+            }
+        }
         for item in items {
             if self.step(&iter.span).is_none() {
                 return Flow::Stop;

@@ -577,6 +577,10 @@ pub(crate) struct Checker<'a> {
     /// their index (not affine, so not a device index) unrolls the loop, whose iterations are
     /// then compile-time values, as NKI's tracer runs them (`exec`).
     div_soft_axes: Vec<Axis>,
+    /// For each of `div_soft_axes`: the user-function frame it runs in (`frames`) and how many
+    /// scopes were open when its body began. A list bound in one of those scopes and grown in
+    /// the body (`tiles.append(t)`) holds one value per iteration, so the loop is unrolled.
+    div_soft_scopes: Vec<(usize, usize)>,
     /// True in a kernel's checker (functions defined in it close over its scope).
     kernel_frame: bool,
     /// Untyped parameters with no shape from the run, reported together.
@@ -621,6 +625,7 @@ impl<'a> Checker<'a> {
             soft_axes: Vec::new(),
             need_unroll: false,
             div_soft_axes: Vec::new(),
+            div_soft_scopes: Vec::new(),
             kernel_frame: false,
             missing: Vec::new(),
             return_items: Vec::new(),
