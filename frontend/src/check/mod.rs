@@ -375,6 +375,13 @@ fn without_repeats(errors: Vec<Error>) -> Vec<Error> {
         .collect()
 }
 
+/// Whether a parameter annotation is only a hint (`nt.tensor`, `nki.tensor`, `nl.ndarray`: a
+/// tensor type of no shape), so that the run gives the parameter's shape and dtype as for an
+/// untyped one; `int`, `float`, `bool`, `str` are scalar annotations, not hints of a tensor.
+pub fn annotation_is_hint(ty: &ast::Expr) -> bool {
+    stmts::is_hint(ty) && stmts::scalar_hint(ty).is_none()
+}
+
 /// The 2-D shape in which a tensor of shape `dims` (any rank from 1) is stored: `[N]` as
 /// `[1, N]`, `[A, B, C]` as `[A·B, C]`; `None` for a shape nkc does not take.
 pub fn stored_shape(dims: &[usize]) -> Option<Vec<usize>> {

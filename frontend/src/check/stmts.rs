@@ -1039,7 +1039,7 @@ impl Checker<'_> {
 
 /// A parameter annotation that is only a hint: `nt.tensor[...]`, `nki.tensor`, `nl.ndarray`, or a
 /// Python type; the parameter's shape then comes from the run, as for an untyped one.
-fn is_hint(ty: &Expr) -> bool {
+pub(crate) fn is_hint(ty: &Expr) -> bool {
     let base = match &ty.kind {
         ExprKind::Subscript { value, .. } => value,
         _ => ty,
@@ -1054,7 +1054,7 @@ fn is_hint(ty: &Expr) -> bool {
 }
 
 /// `int`, `float`, `bool`, `str`: the annotation of a scalar parameter.
-fn scalar_hint(ty: &Expr) -> Option<&'static str> {
+pub(crate) fn scalar_hint(ty: &Expr) -> Option<&'static str> {
     match &ty.kind {
         ExprKind::Name(n) => match n.as_str() {
             "int" => Some("integer"),
