@@ -52,6 +52,7 @@ struct Snapshot {
     out_of_scope: std::collections::HashMap<String, (Span, bool)>,
     reported: std::collections::HashSet<String>,
     hbm_elements: u64,
+    unrolled_matmuls: Vec<std::collections::HashSet<penguin::Tensor>>,
 }
 
 impl Checker<'_> {
@@ -567,6 +568,7 @@ impl Checker<'_> {
             out_of_scope: self.out_of_scope.clone(),
             reported: self.reported.clone(),
             hbm_elements: self.hbm_elements,
+            unrolled_matmuls: self.unrolled_matmuls.clone(),
         }
     }
 
@@ -582,6 +584,7 @@ impl Checker<'_> {
         self.out_of_scope = s.out_of_scope;
         self.reported = s.reported;
         self.hbm_elements = s.hbm_elements;
+        self.unrolled_matmuls = s.unrolled_matmuls;
     }
 
     /// A Penguin IR loop: the header's Python arguments evaluated, the body traced once.
@@ -670,6 +673,21 @@ impl Checker<'_> {
                 self.bind(&id.name, Value::None, id.span.clone());
             }
         }
+        self.unrolled_matmuls.push(std::collections::HashSet::new());
+        let flow = self.unrolled_items(target, iter, items, body, out, in_loop);
+        self.unrolled_matmuls.pop();
+        flow
+    }
+
+    fn unrolled_items(
+        &mut self,
+        target: &Target,
+        iter: &Expr,
+        items: Vec<Value>,
+        body: &[Stmt],
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) -> Flow {
         for item in items {
             if self.step(&iter.span).is_none() {
                 return Flow::Stop;

@@ -588,6 +588,9 @@ pub(crate) struct Checker<'a> {
     /// scopes were open when its body began. A list bound in one of those scopes and grown in
     /// the body (`tiles.append(t)`) holds one value per iteration, so the loop is unrolled.
     div_soft_scopes: Vec<(usize, usize)>,
+    /// For each unrolled loop being run, outermost first: the PSUM tiles `nisa.nc_matmul(dst=)`
+    /// has written in it so far; a later matmul into one of them adds to it (`dst`).
+    unrolled_matmuls: Vec<HashSet<Tensor>>,
     /// True in a kernel's checker (functions defined in it close over its scope).
     kernel_frame: bool,
     /// Untyped parameters with no shape from the run, reported together.
@@ -633,6 +636,7 @@ impl<'a> Checker<'a> {
             need_unroll: false,
             div_soft_axes: Vec::new(),
             div_soft_scopes: Vec::new(),
+            unrolled_matmuls: Vec::new(),
             kernel_frame: false,
             missing: Vec::new(),
             return_items: Vec::new(),
