@@ -62,8 +62,9 @@ pub(crate) const BUILTINS: [&str; 27] = [
 ];
 
 /// `nl` names that are Python, not tile operations.
-const PURE_NL: [&str; 8] = [
+const PURE_NL: [&str; 9] = [
     "tile_size",
+    "device_print",
     "static_range",
     "affine_range",
     "sequential_range",

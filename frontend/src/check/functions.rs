@@ -104,6 +104,17 @@ impl Checker<'_> {
                 ("nl", "program_id") => self.program_id(pos, kws, &e.span),
                 ("nl", "num_programs") => self.num_programs(pos, kws, &e.span),
                 ("nl", "program_ndim") => Some(self.program_ndim()),
+                // `nl.device_print(prefix, x)`: NKI's simulator prints the tensor's values as it
+                // runs; nkc compiles no instruction for it. With `NKC_PRINT` set the prefix and
+                // the operand are printed at compile time, as `print` is (the values are in
+                // `nkc run --output DIR`).
+                ("nl", "device_print") => {
+                    if std::env::var_os("NKC_PRINT").is_some() {
+                        let text: Vec<String> = pos.iter().map(Value::to_str).collect();
+                        eprintln!("device_print: {}", text.join(" "));
+                    }
+                    Some(Value::None)
+                }
                 ("nki", "jit" | "baremetal" | "benchmark" | "simulate_kernel" | "profile") => {
                     pos.into_iter().next().or_else(|| Some(callee.clone()))
                 }
