@@ -53,6 +53,8 @@ struct Snapshot {
     reported: std::collections::HashSet<String>,
     hbm_elements: u64,
     unrolled_matmuls: Vec<std::collections::HashSet<penguin::Tensor>>,
+    written: std::collections::HashSet<penguin::Tensor>,
+    zero_first: Vec<penguin::Tensor>,
 }
 
 impl Checker<'_> {
@@ -569,6 +571,8 @@ impl Checker<'_> {
             reported: self.reported.clone(),
             hbm_elements: self.hbm_elements,
             unrolled_matmuls: self.unrolled_matmuls.clone(),
+            written: self.written.clone(),
+            zero_first: self.zero_first.clone(),
         }
     }
 
@@ -585,6 +589,8 @@ impl Checker<'_> {
         self.reported = s.reported;
         self.hbm_elements = s.hbm_elements;
         self.unrolled_matmuls = s.unrolled_matmuls;
+        self.written = s.written;
+        self.zero_first = s.zero_first;
     }
 
     /// A Penguin IR loop: the header's Python arguments evaluated, the body traced once.

@@ -591,6 +591,13 @@ pub(crate) struct Checker<'a> {
     /// For each unrolled loop being run, outermost first: the PSUM tiles `nisa.nc_matmul(dst=)`
     /// has written in it so far; a later matmul into one of them adds to it (`dst`).
     unrolled_matmuls: Vec<HashSet<Tensor>>,
+    /// The tensors an instruction traced so far writes (`stmts`).
+    written: HashSet<Tensor>,
+    /// PSUM tiles that a matmul adds to before anything wrote them (`nl.ndarray(...,
+    /// buffer=nl.psum)` and a contraction loop of `nisa.nc_matmul(dst=acc, ...)`): the loop that
+    /// ends first among those allocated after the tile zeroes it before it starts, as NKI's
+    /// first matmul of an accumulation group writes its bank instead of adding (`stmts`).
+    zero_first: Vec<Tensor>,
     /// True in a kernel's checker (functions defined in it close over its scope).
     kernel_frame: bool,
     /// Untyped parameters with no shape from the run, reported together.
@@ -637,6 +644,8 @@ impl<'a> Checker<'a> {
             div_soft_axes: Vec::new(),
             div_soft_scopes: Vec::new(),
             unrolled_matmuls: Vec::new(),
+            written: HashSet::new(),
+            zero_first: Vec::new(),
             kernel_frame: false,
             missing: Vec::new(),
             return_items: Vec::new(),
