@@ -62,9 +62,10 @@ pub(crate) const BUILTINS: [&str; 27] = [
 ];
 
 /// `nl` names that are Python, not tile operations.
-const PURE_NL: [&str; 9] = [
+const PURE_NL: [&str; 10] = [
     "tile_size",
     "device_print",
+    "dtype",
     "static_range",
     "affine_range",
     "sequential_range",
@@ -342,6 +343,19 @@ impl Checker<'_> {
                         items.push((self.eval_index(ix)?, ix.span()));
                     }
                     return self.mgrid_value(&items);
+                }
+                if matches!(v, Value::Tile(_) | Value::Param(_)) {
+                    // A subscript of a tile that a Python expression gives (`tiles[k][0:128,
+                    // j]`, an item of a list of tiles): the tile's subscript, as if named.
+                    let base = self.quote(&v, &value.span)?;
+                    let sub = Expr {
+                        kind: ExprKind::Subscript {
+                            value: Box::new(base),
+                            indices: indices.clone(),
+                        },
+                        span: e.span.clone(),
+                    };
+                    return self.eval_traced(&sub);
                 }
                 let key = if indices.len() == 1 {
                     self.eval_index(&indices[0])?

@@ -118,6 +118,8 @@ impl Checker<'_> {
                 ("nki", "jit" | "baremetal" | "benchmark" | "simulate_kernel" | "profile") => {
                     pos.into_iter().next().or_else(|| Some(callee.clone()))
                 }
+                // `np.dtype(np.float32)`: the dtype.
+                ("nl", "dtype") if pos.len() == 1 => pos.into_iter().next(),
                 // A dtype called as a constructor (`np.float32(1.0)`): the number.
                 ("nl", "float32" | "bfloat16" | "float16" | "int32") => {
                     pos.into_iter().next().or(Some(Value::Float(0.0)))
