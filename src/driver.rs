@@ -503,7 +503,10 @@ impl Specialise {
                     .with_help(format!("give its value with `--arg {name}=VALUE`")),
                 )));
             }
-            if let Some(ty) = &p.ty {
+            if let Some(ty) =
+                p.ty.as_ref()
+                    .filter(|t| !frontend::check::annotation_is_hint(t))
+            {
                 if flag != "--input" {
                     let what = if flag == "--shape" { "shape" } else { "dtype" };
                     return Err(Failure::Unplaced(Box::new(

@@ -97,6 +97,42 @@ fn shape_on_a_scalar_a_typed_parameter_or_no_parameter_is_an_error() {
     assert!(stderr(&o).contains("has none"), "{}", stderr(&o));
 }
 
+const HINTED: &str = "\
+import neuronxcc.nki.typing as nt
+def k(a: nt.tensor, b: nl.ndarray, n: int = 2):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a[0:128, 0:64])
+    u = nl.load(b[0:128, 0:64])
+    nl.store(out[0:128, 0:64], value=nl.add(t, u))
+    return out
+";
+
+#[test]
+fn a_tensor_annotation_without_a_shape_takes_the_shape_of_the_run() {
+    // `nt.tensor`, `nki.tensor`, `nl.ndarray`: hints that say nothing of the shape, so the run
+    // gives it (and the dtype), as for an untyped parameter.
+    let k = scratch_kernel("first-hour", "hinted", HINTED);
+    let o = nkc(&[
+        "run",
+        &k,
+        "--shape",
+        "a=128x64",
+        "--shape",
+        "b=128x64",
+        "--dtype",
+        "a=bfloat16",
+        "--dtype",
+        "b=bfloat16",
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A scalar annotation is no tensor's.
+    let o = nkc(&[
+        "run", &k, "--shape", "a=128x64", "--shape", "b=128x64", "--shape", "n=4",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
 #[test]
 fn a_trace_from_the_interpreter_is_a_usage_error() {
     let dir = scratch("first-hour", "trace");

@@ -499,6 +499,18 @@ const CASES: &[Case] = &[
         tol: SUMS,
     },
     Case {
+        file: "matmul_psum_ndarray.nk",
+        inputs: &[("lhsT", &[384, 256]), ("rhs", &[384, 1024])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
+        file: "py_tile_lists.nk",
+        inputs: &[("lhsT", &[384, 256]), ("rhs", &[384, 512])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1])],
+        tol: SUMS,
+    },
+    Case {
         file: "nd_free_dims.nk",
         inputs: &[("x", &[128, 512]), ("w", &[128, 512])],
         reference: |m| {

@@ -183,7 +183,16 @@ fn string_expr(text: &str, start: usize) -> Result<ExprKind, Error> {
                     .into());
                 }
                 let end = split.unwrap_or(j);
-                let piece = &inner[i + 1..end];
+                let mut piece = &inner[i + 1..end];
+                // `{expr=}` (Python 3.8's self-documenting form): the text `expr=`, then the
+                // value (its conversion, `repr` there, is dropped as `!r` is).
+                let trimmed = piece.trim_end();
+                if let Some(head) = trimmed.strip_suffix('=') {
+                    if !head.ends_with(['=', '!', '<', '>']) {
+                        lit.push_str(piece);
+                        piece = head;
+                    }
+                }
                 let spec = split.and_then(|k| {
                     let rest = &inner[k..j];
                     // `!r` / `!s` conversions are dropped; `:spec` is kept.

@@ -10,7 +10,8 @@
 //! - `nisa.memset(dst=t, value=v)` is a `memset` of `t`;
 //! - `nisa.nc_matmul(dst=t, ...)` (also `nc_matmul(t, stationary, moving)`) adds into `t` when
 //!   `accumulate=True`, or, by default, when `t` is a PSUM tile bound outside the innermost
-//!   loop ([`Checker::matmul_accumulates`]);
+//!   loop, or one an earlier matmul of the unrolled loops being run wrote
+//!   ([`Checker::matmul_accumulates`]);
 //! - `nisa.tensor_copy_predicated(src=s, dst=t, predicate=c)` is
 //!   `t[...] = nl.where(c, s, t)`; `nisa.select_reduce(dst=t, predicate=c, on_true=a,
 //!   on_false=b, reduce_res=r, reduce_op=op)` is `t[...] = nl.where(c, a, b)` then
@@ -193,6 +194,18 @@ impl Checker<'_> {
         }
         if self.tensor(target.tensor).memory != Memory::Psum {
             return false;
+        }
+        // In a loop that is unrolled (a Python loop, or a hardware loop the tracer runs per
+        // iteration): the first matmul into the tile writes it, the later ones add to it, as
+        // the hardware loop's iterations do.
+        if !self.unrolled_matmuls.is_empty() {
+            let seen = (self.unrolled_matmuls.iter()).any(|s| s.contains(&target.tensor));
+            for s in &mut self.unrolled_matmuls {
+                s.insert(target.tensor);
+            }
+            if seen {
+                return true;
+            }
         }
         let name = match &dst.kind {
             ExprKind::Name(n) => Some(n.as_str()),

@@ -632,10 +632,6 @@ pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str
             "a tile is `[partitions, free]` here",
             "index with a size-1 range (`t[:, j:j+1]`) instead of adding a dimension",
         ),
-        "device_print" => (
-            "nkc does not print from the device",
-            "write the tensors out with `nkc run FILE --output DIR`",
-        ),
         "spmd_dim" | "nc" => (
             "nkc runs a kernel once: there is no launch grid of program instances",
             "write the grid as a loop over the instances, `for pid in nl.affine_range(N):`, and index with `pid`",

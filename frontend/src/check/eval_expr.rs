@@ -62,8 +62,10 @@ pub(crate) const BUILTINS: [&str; 27] = [
 ];
 
 /// `nl` names that are Python, not tile operations.
-const PURE_NL: [&str; 8] = [
+const PURE_NL: [&str; 10] = [
     "tile_size",
+    "device_print",
+    "dtype",
     "static_range",
     "affine_range",
     "sequential_range",
@@ -341,6 +343,19 @@ impl Checker<'_> {
                         items.push((self.eval_index(ix)?, ix.span()));
                     }
                     return self.mgrid_value(&items);
+                }
+                if matches!(v, Value::Tile(_) | Value::Param(_)) {
+                    // A subscript of a tile that a Python expression gives (`tiles[k][0:128,
+                    // j]`, an item of a list of tiles): the tile's subscript, as if named.
+                    let base = self.quote(&v, &value.span)?;
+                    let sub = Expr {
+                        kind: ExprKind::Subscript {
+                            value: Box::new(base),
+                            indices: indices.clone(),
+                        },
+                        span: e.span.clone(),
+                    };
+                    return self.eval_traced(&sub);
                 }
                 let key = if indices.len() == 1 {
                     self.eval_index(&indices[0])?
@@ -675,6 +690,9 @@ impl Checker<'_> {
                     if let Some(Py::Slice(a, b, c)) = key.as_py() {
                         let idx = self.slice_indices(a, b, c, items.len() as i64, at)?;
                         return Some(rebuild(idx.into_iter().map(|i| items[i].clone()).collect()));
+                    }
+                    if self.unroll_for_index(key) {
+                        return None;
                     }
                     let Some(k) = self.concrete_int(key, e) else {
                         return self.type_error(
@@ -1087,6 +1105,24 @@ impl Checker<'_> {
                 )
             }
         }
+    }
+
+    /// A Python container indexed by the index of a loop being run that may be unrolled
+    /// (`tiles[k]` in an `nl.affine_range(n)` loop, of the list its iterations built): asks for
+    /// the unrolling and stops evaluation (true), as NKI's tracer gives each iteration its item.
+    fn unroll_for_index(&mut self, key: &Value) -> bool {
+        let axes: Vec<penguin::Axis> = match key {
+            Value::Int(a) => a.terms().iter().map(|(x, _)| *x).collect(),
+            Value::Iv(x) => vec![*x],
+            _ => return false,
+        };
+        let soft = !axes.is_empty()
+            && (axes.iter()).all(|x| self.soft_axes.contains(x) || self.div_soft_axes.contains(x));
+        if soft {
+            self.need_unroll = true;
+            self.stopped = true;
+        }
+        soft
     }
 
     fn soft(&self, a: &AffineExpr) -> bool {

@@ -52,6 +52,9 @@ struct Snapshot {
     out_of_scope: std::collections::HashMap<String, (Span, bool)>,
     reported: std::collections::HashSet<String>,
     hbm_elements: u64,
+    unrolled_matmuls: Vec<std::collections::HashSet<penguin::Tensor>>,
+    written: std::collections::HashSet<penguin::Tensor>,
+    zero_first: Vec<penguin::Tensor>,
 }
 
 impl Checker<'_> {
@@ -513,12 +516,15 @@ impl Checker<'_> {
         };
         match (way, var) {
             (LoopWay::Hardware, Some(var)) => {
-                // `//` or `%` of the index unrolls the loop (`Checker::div_soft_axes`).
+                // `//` or `%` of the index, a list index, or a list bound outside the body and
+                // grown in it unrolls the loop (`Checker::div_soft_axes`).
                 let snap = self.snapshot(out);
                 let axis = Axis::from_u32(self.loops.len() as u32);
                 self.div_soft_axes.push(axis);
+                self.div_soft_scopes.push((self.frames, self.scopes.len()));
                 let flow = self.hardware_loop(var, iter, body, s, out, in_loop);
                 self.div_soft_axes.pop();
+                self.div_soft_scopes.pop();
                 if !self.need_unroll {
                     return flow;
                 }
@@ -564,6 +570,9 @@ impl Checker<'_> {
             out_of_scope: self.out_of_scope.clone(),
             reported: self.reported.clone(),
             hbm_elements: self.hbm_elements,
+            unrolled_matmuls: self.unrolled_matmuls.clone(),
+            written: self.written.clone(),
+            zero_first: self.zero_first.clone(),
         }
     }
 
@@ -579,6 +588,9 @@ impl Checker<'_> {
         self.out_of_scope = s.out_of_scope;
         self.reported = s.reported;
         self.hbm_elements = s.hbm_elements;
+        self.unrolled_matmuls = s.unrolled_matmuls;
+        self.written = s.written;
+        self.zero_first = s.zero_first;
     }
 
     /// A Penguin IR loop: the header's Python arguments evaluated, the body traced once.
@@ -659,6 +671,29 @@ impl Checker<'_> {
         let Some(items) = self.iterate(&it, iter) else {
             return if self.stopped { Flow::Stop } else { Flow::Next };
         };
+        // The index of a loop unrolled in a hardware loop's body may have the name of an
+        // earlier loop's index outside that body (`for k in ...:` twice, the first unrolled):
+        // it is a new binding of this body, as the index of a hardware loop is.
+        if let Target::Name(id) = target {
+            if self.bound_outside_loop(&id.name) {
+                self.bind(&id.name, Value::None, id.span.clone());
+            }
+        }
+        self.unrolled_matmuls.push(std::collections::HashSet::new());
+        let flow = self.unrolled_items(target, iter, items, body, out, in_loop);
+        self.unrolled_matmuls.pop();
+        flow
+    }
+
+    fn unrolled_items(
+        &mut self,
+        target: &Target,
+        iter: &Expr,
+        items: Vec<Value>,
+        body: &[Stmt],
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) -> Flow {
         for item in items {
             if self.step(&iter.span).is_none() {
                 return Flow::Stop;

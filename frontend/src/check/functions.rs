@@ -104,9 +104,22 @@ impl Checker<'_> {
                 ("nl", "program_id") => self.program_id(pos, kws, &e.span),
                 ("nl", "num_programs") => self.num_programs(pos, kws, &e.span),
                 ("nl", "program_ndim") => Some(self.program_ndim()),
+                // `nl.device_print(prefix, x)`: NKI's simulator prints the tensor's values as it
+                // runs; nkc compiles no instruction for it. With `NKC_PRINT` set the prefix and
+                // the operand are printed at compile time, as `print` is (the values are in
+                // `nkc run --output DIR`).
+                ("nl", "device_print") => {
+                    if std::env::var_os("NKC_PRINT").is_some() {
+                        let text: Vec<String> = pos.iter().map(Value::to_str).collect();
+                        eprintln!("device_print: {}", text.join(" "));
+                    }
+                    Some(Value::None)
+                }
                 ("nki", "jit" | "baremetal" | "benchmark" | "simulate_kernel" | "profile") => {
                     pos.into_iter().next().or_else(|| Some(callee.clone()))
                 }
+                // `np.dtype(np.float32)`: the dtype.
+                ("nl", "dtype") if pos.len() == 1 => pos.into_iter().next(),
                 // A dtype called as a constructor (`np.float32(1.0)`): the number.
                 ("nl", "float32" | "bfloat16" | "float16" | "int32") => {
                     pos.into_iter().next().or(Some(Value::Float(0.0)))
@@ -729,6 +742,35 @@ impl Checker<'_> {
         }
     }
 
+    /// Whether the call `e`, `name.append(...)` (or `extend`, `insert`), grows a list bound
+    /// outside the body of an `nl.affine_range` / `nl.sequential_range` loop being run: then
+    /// each iteration adds its own values (`tiles.append(tile)` of the tile it allocates), as
+    /// NKI's tracer runs the loop, so the loop is unrolled and this asks for that (true: the
+    /// evaluation stops and the loop is run again, unrolled).
+    fn grows_outer_list(&mut self, e: &Expr) -> bool {
+        let ExprKind::Call { func, .. } = &e.kind else {
+            return false;
+        };
+        let ExprKind::Attribute { value, .. } = &func.kind else {
+            return false;
+        };
+        let ExprKind::Name(n) = &value.kind else {
+            return false;
+        };
+        // The scope of the current frame that binds the list (module-level lists are outside
+        // every loop).
+        let bound_in = self.scopes.iter().rposition(|s| s.contains_key(n));
+        let outside = |&(frame, open): &(usize, usize)| {
+            frame == self.frames && bound_in.is_none_or(|b| b < open)
+        };
+        if self.div_soft_scopes.iter().any(outside) {
+            self.need_unroll = true;
+            self.stopped = true;
+            return true;
+        }
+        false
+    }
+
     /// `recv.name(args)` for strings, lists, dicts and tuples.
     fn call_method(
         &mut self,
@@ -746,6 +788,12 @@ impl Checker<'_> {
         };
         if let Py::Array(items) = p {
             return self.array_method(items, name, &pos, e);
+        }
+        if matches!(p, Py::List(_))
+            && matches!(name, "append" | "extend" | "insert")
+            && self.grows_outer_list(e)
+        {
+            return None;
         }
         match (p, name) {
             (Py::List(items), "append") if pos.len() == 1 => {

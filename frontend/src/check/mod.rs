@@ -375,6 +375,13 @@ fn without_repeats(errors: Vec<Error>) -> Vec<Error> {
         .collect()
 }
 
+/// Whether a parameter annotation is only a hint (`nt.tensor`, `nki.tensor`, `nl.ndarray`: a
+/// tensor type of no shape), so that the run gives the parameter's shape and dtype as for an
+/// untyped one; `int`, `float`, `bool`, `str` are scalar annotations, not hints of a tensor.
+pub fn annotation_is_hint(ty: &ast::Expr) -> bool {
+    stmts::is_hint(ty) && stmts::scalar_hint(ty).is_none()
+}
+
 /// The 2-D shape in which a tensor of shape `dims` (any rank from 1) is stored: `[N]` as
 /// `[1, N]`, `[A, B, C]` as `[A·B, C]`; `None` for a shape nkc does not take.
 pub fn stored_shape(dims: &[usize]) -> Option<Vec<usize>> {
@@ -577,6 +584,20 @@ pub(crate) struct Checker<'a> {
     /// their index (not affine, so not a device index) unrolls the loop, whose iterations are
     /// then compile-time values, as NKI's tracer runs them (`exec`).
     div_soft_axes: Vec<Axis>,
+    /// For each of `div_soft_axes`: the user-function frame it runs in (`frames`) and how many
+    /// scopes were open when its body began. A list bound in one of those scopes and grown in
+    /// the body (`tiles.append(t)`) holds one value per iteration, so the loop is unrolled.
+    div_soft_scopes: Vec<(usize, usize)>,
+    /// For each unrolled loop being run, outermost first: the PSUM tiles `nisa.nc_matmul(dst=)`
+    /// has written in it so far; a later matmul into one of them adds to it (`dst`).
+    unrolled_matmuls: Vec<HashSet<Tensor>>,
+    /// The tensors an instruction traced so far writes (`stmts`).
+    written: HashSet<Tensor>,
+    /// PSUM tiles that a matmul adds to before anything wrote them (`nl.ndarray(...,
+    /// buffer=nl.psum)` and a contraction loop of `nisa.nc_matmul(dst=acc, ...)`): the loop that
+    /// ends first among those allocated after the tile zeroes it before it starts, as NKI's
+    /// first matmul of an accumulation group writes its bank instead of adding (`stmts`).
+    zero_first: Vec<Tensor>,
     /// True in a kernel's checker (functions defined in it close over its scope).
     kernel_frame: bool,
     /// Untyped parameters with no shape from the run, reported together.
@@ -621,6 +642,10 @@ impl<'a> Checker<'a> {
             soft_axes: Vec::new(),
             need_unroll: false,
             div_soft_axes: Vec::new(),
+            div_soft_scopes: Vec::new(),
+            unrolled_matmuls: Vec::new(),
+            written: HashSet::new(),
+            zero_first: Vec::new(),
             kernel_frame: false,
             missing: Vec::new(),
             return_items: Vec::new(),

@@ -21,11 +21,12 @@ use super::comptime::{builtin_class, builtin_name, is_tile_size};
 use super::error::CheckError;
 use super::ops::{is_matmul, is_store, literal_scalar, Arg, Dest, Res, StmtCtx, MAX_EXTENT};
 use super::{
-    reserved, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal, Value, RESERVED,
+    reserved, CInst, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal, Value,
+    RESERVED,
 };
 use crate::ast::{self, BinOp, Expr, ExprKind, Span, StmtKind, Target};
 use crate::diagnostic::Error;
-use penguin::{Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, TensorKind};
+use penguin::{Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, Tensor, TensorKind};
 use std::collections::HashMap;
 
 /// What kind of value an expression denotes, judged from its form before evaluation.
@@ -481,6 +482,17 @@ impl Checker<'_> {
                 }
             }
             StmtKind::Pass | StmtKind::Error => {}
+        }
+        for inst in &cx.insts {
+            let t = inst.dst.tensor;
+            let first = self.written.insert(t);
+            if first
+                && matches!(inst.op, penguin::Op::Matmul { accumulate: true })
+                && self.tensor(t).memory == penguin::Memory::Psum
+                && !self.zero_first.contains(&t)
+            {
+                self.zero_first.push(t);
+            }
         }
         if !cx.insts.is_empty() {
             out.push(CStmt {
@@ -946,6 +958,7 @@ impl Checker<'_> {
         }
         let (lb, ub) = bounds.unwrap_or((0, 1));
 
+        let tensors_before = self.tensors.len();
         let axis = Axis::from_u32(self.loops.len() as u32);
         self.loops.push(CLoop {
             iv: var.name.clone(),
@@ -985,6 +998,7 @@ impl Checker<'_> {
                 self.out_of_scope.insert(name, (b.span, is_iv));
             }
         }
+        self.zero_before_loop(tensors_before, s, out);
         out.push(CStmt {
             kind: CStmtKind::Loop { axis, body: inner },
             annot,
@@ -994,6 +1008,40 @@ impl Checker<'_> {
             Flow::Stop
         } else {
             Flow::Next
+        }
+    }
+
+    /// Zeroes, before the loop that has just been traced, each PSUM tile of `zero_first` that
+    /// was allocated before it (`tensors_before`): the loop's matmuls add to a tile nothing
+    /// wrote, so its first iteration starts from zero. A tile of more than one PSUM bank is
+    /// left as it is (the read of uninitialised memory is reported when the kernel runs).
+    fn zero_before_loop(&mut self, tensors_before: usize, s: &ast::Stmt, out: &mut Vec<CStmt>) {
+        let (now, later): (Vec<Tensor>, Vec<Tensor>) = std::mem::take(&mut self.zero_first)
+            .into_iter()
+            .partition(|t| (t.as_u32() as usize) < tensors_before);
+        self.zero_first = later;
+        let mut insts = Vec::new();
+        for t in now {
+            let ct = self.tensor(t);
+            if ct.shape[1] * 4 > vocab::machine::PSUM_BANK_BYTES {
+                continue;
+            }
+            insts.push(CInst {
+                op: penguin::Op::Memset { value: 0.0 },
+                dst: TileVal::whole(t, ct.shape).operand(),
+                srcs: Vec::new(),
+                span: ct.span.clone(),
+                engine: None,
+                mask: Vec::new(),
+                implicit: true,
+            });
+        }
+        if !insts.is_empty() {
+            out.push(CStmt {
+                kind: CStmtKind::Insts(insts),
+                annot: StmtAnnot::default(),
+                span: s.span.clone(),
+            });
         }
     }
 
@@ -1039,7 +1087,7 @@ impl Checker<'_> {
 
 /// A parameter annotation that is only a hint: `nt.tensor[...]`, `nki.tensor`, `nl.ndarray`, or a
 /// Python type; the parameter's shape then comes from the run, as for an untyped one.
-fn is_hint(ty: &Expr) -> bool {
+pub(crate) fn is_hint(ty: &Expr) -> bool {
     let base = match &ty.kind {
         ExprKind::Subscript { value, .. } => value,
         _ => ty,
@@ -1054,7 +1102,7 @@ fn is_hint(ty: &Expr) -> bool {
 }
 
 /// `int`, `float`, `bool`, `str`: the annotation of a scalar parameter.
-fn scalar_hint(ty: &Expr) -> Option<&'static str> {
+pub(crate) fn scalar_hint(ty: &Expr) -> Option<&'static str> {
     match &ty.kind {
         ExprKind::Name(n) => match n.as_str() {
             "int" => Some("integer"),
