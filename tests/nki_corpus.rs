@@ -1696,6 +1696,24 @@ const PSUM_CASES: &[Case] = &[
         },
         tol: SUMS,
     },
+    Case {
+        file: "psum_phases.nk",
+        inputs: &[
+            ("x_t", &[128, 256]),
+            ("w", &[128, 4096]),
+            ("u", &[128, 128]),
+        ],
+        reference: |m| {
+            let h = m[0].transpose().matmul(&m[1]);
+            let head = h.rows_map(|r| {
+                let mu = mean(r);
+                r[..128].iter().map(|v| v - mu).collect()
+            });
+            vec![head.matmul(&m[2].transpose())]
+        },
+        // Sums of 128 products of values near 6: absolute errors near 1e-4.
+        tol: (1e-3, 1e-4),
+    },
 ];
 
 #[test]
@@ -1717,5 +1735,22 @@ fn mask_kernels_run_on_every_path_and_match_their_references() {
         }
         run_case_on(case, Default, true);
         run_case_on(case, Annotated, true);
+    }
+}
+
+/// `psum_phases.nk`: a block loop whose first PSUM tile takes all eight banks and is consumed
+/// before the block's two other PSUM tiles are written. It fits only with the allocator's exact
+/// live ranges (the widened ones need 10 banks at once); every path, peeled or not, is bit-exact.
+#[test]
+fn a_psum_tile_consumed_per_iteration_shares_banks_on_every_path() {
+    use PipelineMode::*;
+    let case = PSUM_CASES
+        .iter()
+        .find(|c| c.file == "psum_phases.nk")
+        .expect("the kernel is a PSUM case");
+    for mode in [Default, Annotated, Emergent, None, Auto] {
+        for peel in [false, true] {
+            run_case_on(case, mode, peel);
+        }
     }
 }
