@@ -8,18 +8,6 @@
 //! **interfere** when their live ranges overlap (the interference graph is implicit: each buffer
 //! tests its live range against those of the buffers already placed).
 //!
-//! Those **widened** ranges are the first colouring, and the one kept whenever it fits. Only when
-//! it overflows the SBUF or the PSUM is the kernel coloured again with the **exact** ranges
-//! ([`compute_exact_live_ranges`]): a buffer is widened to a loop only when it may carry a value
-//! across that loop's iterations (no unguarded write covering all of it precedes, in every
-//! iteration, the reads of it), is a ring rotating along that loop (a slot selected by its
-//! variable), is staged in it (a pipelined body overlaps its iterations), or the loop is flat (so
-//! that different buffers of one flat body never share memory, which the loop dependence graph
-//! counts on); a tile written whole and then consumed within each iteration of an outer loop
-//! lives only from its first to its last access within the body. Exact ranges share more, and
-//! every sharing is ordered by the synchronisation (a write-after-read wait on the bytes the
-//! buffers share), which can cost overlap; hence widened first. The overflow reported when both
-//! overflow is the widened colouring's.
 //! Buffers are then placed largest first, each at the lowest offset that overlaps no interfering
 //! buffer already placed (first fit; SBUF in bytes of every partition, 64-byte aligned, all ring
 //! slots together; PSUM in whole banks, one per slot, so that a tile never crosses a bank and a
@@ -28,6 +16,20 @@
 //! bytes before. Running out of SBUF or of PSUM banks is a diagnostic that names the buffers and
 //! their bytes; nothing is ever placed past capacity. HBM inputs and outputs become the program's
 //! tensors.
+//!
+//! Those **widened** ranges are the first colouring, and the one kept whenever it fits. Only when
+//! it overflows the SBUF or the PSUM is the kernel coloured again with the **exact** ranges
+//! ([`compute_exact_live_ranges`]): a buffer is widened to a loop only when it may carry a value
+//! across that loop's iterations (in some iteration, a read of it may run before a write of all
+//! of it that surely ran), is a ring rotating along that loop (a slot selected by its variable),
+//! is staged in it (a pipelined body overlaps its iterations), or the loop is flat (every buffer
+//! of a flat body still spans it, so that different buffers of one flat body never share memory,
+//! which the loop dependence graph of the modulo scheduler counts on); a tile written whole and
+//! then consumed within each iteration of an outer loop lives only from its first to its last
+//! access within the body. Exact ranges share more, and every sharing is ordered by the
+//! synchronisation (a write-after-read wait on the bytes the buffers share), which can cost
+//! overlap; hence the widened ranges first. The overflow reported when both overflow is the
+//! widened colouring's.
 //!
 //! **HBM scratch** (a local HBM tensor: `nl.ndarray(..., buffer=nl.shared_hbm)` not returned) is
 //! coloured the same way into one **arena** per dtype, a program tensor of role `scratch`
