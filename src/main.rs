@@ -1,7 +1,7 @@
 //! The `nkc` command line: argument parsing, reading the files, printing what the commands
 //! return (the commands themselves live in the library).
 //!
-//! Output conventions: what a command produces goes to standard output, written by [`out`], so
+//! Output conventions: what a command produces goes to standard output, written by [`cli::out`], so
 //! that a closed pipe (`nkc ... | head`) ends nkc quietly with exit code 0, as rustc, cargo and
 //! ripgrep do, never as an internal error; diagnostics, logs and progress go to standard error
 //! (or, with `--message-format json`, diagnostics to standard output as JSON lines).
@@ -74,7 +74,7 @@ fn execute(command: Command, popts: &PipelineOptions, env: &mut Env<'_>) -> Outc
 
 /// A panic is a bug: say so the way compilers do, then let it end the process (exit code 101).
 /// The one exception is a print to a closed pipe (`eprintln!` into `| head` after `2>&1`), which
-/// is the reader's choice: nkc then stops quietly, as [`out`] does for standard output.
+/// is the reader's choice: nkc then stops quietly, as [`cli::out`] does for standard output.
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

@@ -13,6 +13,10 @@
 //! elements than the simulator holds (E0901, [`check_size`]), a simulation past `--max-cycles` or
 //! a kernel of more instruction instances than that for the interpreter (E0902), and a read of
 //! HBM scratch that nothing wrote, on either engine (E0900, at the statement).
+//!
+//! Layout: this module holds the options, the report's types and [`run`] in its steps (compile,
+//! execute on one engine, `--check`, write the outputs); [`inputs`] gathers the input arrays,
+//! [`limits`] holds the size and cycle limits, [`report`] prints the report as text and JSON.
 
 use crate::driver::{self, CheckHead, Failure, InternalCause, Source, UserCause};
 use crate::error::RunError;
