@@ -425,6 +425,7 @@ pub fn write_npy(path: &Path, array: &Array) -> Result<(), String> {
         writer.extend(array.data.iter().copied())?;
         writer.finish()
     })
+    .map_err(|e| e.to_string())
 }
 
 /// Writes `array` (bfloat16 values held as float32, rounded to bfloat16 if they are not) as a
@@ -446,6 +447,7 @@ pub fn write_npy_bf16(path: &Path, array: &Array) -> Result<(), String> {
         )?;
         writer.finish()
     })
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

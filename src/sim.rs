@@ -118,7 +118,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             path,
             sim::trace::to_chrome_json(&result.trace).as_bytes(),
         )
-        .map_err(|e| Failure::user(UserCause::Other(e)))?;
+        .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
     }
     Ok(SimReport {
         program: source.display_name(),
@@ -152,7 +152,7 @@ fn refuse_inputs_as_outputs(
             .filter(|t| t.role == Role::Output)
             .map(|t| t.name.as_str()),
     )
-    .map_err(|e| Failure::user(UserCause::Other(e)))
+    .map_err(|e| Failure::user(UserCause::Other(e.to_string())))
 }
 
 /// A progress bar for a long simulation, on standard error: drawn only when standard error is a

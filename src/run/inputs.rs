@@ -21,7 +21,7 @@ pub(super) fn refuse_inputs_as_outputs(
         opts.output_dir.as_deref(),
         func.outputs.iter().map(|&t| func.tensors[t].name.as_str()),
     )
-    .map_err(|e| Failure::user(UserCause::Other(e)))
+    .map_err(|e| Failure::user(UserCause::Other(e.to_string())))
 }
 
 /// The kernel's input arrays: each `--input` file (of a parameter, with the parameter's shape),
