@@ -109,7 +109,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             } else {
                 npy::write_npy(&path, a)
             }
-            .map_err(|e| Failure::user(UserCause::Other(e)))?;
+            .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
             files.push((name.clone(), path));
         }
     }
@@ -355,7 +355,8 @@ fn gather_inputs(
         if let Some((_, path)) = opts.inputs.iter().find(|(n, _)| n == name) {
             // The random values it replaces go first: the inputs are held once.
             inputs[i].data = Vec::new();
-            let a = npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e)))?;
+            let a =
+                npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
             if a.shape != inputs[i].shape {
                 return Err(Failure::user(UserCause::ProgramInputShape {
                     name: name.to_string(),

@@ -56,7 +56,8 @@ pub(super) fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Ar
         if let Some((name, path)) = given {
             // The random values it replaces go first: the inputs are held once.
             inputs[i].data = Vec::new();
-            let array = npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e)))?;
+            let array =
+                npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
             let want: Vec<usize> = data.shape.iter().map(|&d| d as usize).collect();
             // A tensor of other than 2 dimensions is stored as [leading product, last].
             let stored: Option<Vec<usize>> = frontend::check::stored_shape(&array.shape);

@@ -447,7 +447,7 @@ fn write_outputs(
                     penguin::DType::Bf16 => npy::write_npy_bf16(&path, &array),
                     penguin::DType::F32 => npy::write_npy(&path, &array),
                 }
-                .map_err(|e| Failure::user(UserCause::Other(e)))?;
+                .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
                 Some(path)
             }
             None => None,
