@@ -15,13 +15,77 @@
 //! bfloat16 patterns for bfloat16 ones ([`write_npy_bf16`]; `numpy.load(p).view(ml_dtypes.bfloat16)`
 //! reads them as bfloat16).
 
+use crate::write_file::WriteError;
 use penguin::interp::Array;
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why a `.npy` file was not read or written. The Display text is the sentence the user sees;
+/// `path` is the file as given.
+#[derive(Debug, thiserror::Error)]
+pub enum NpyError {
+    #[error("cannot open `{}`: {error}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("cannot read `{}`: {error}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    /// The magic, version or header is not a `.npy` file's (`reason` says how).
+    #[error("`{}` is not a .npy file: {reason}", path.display())]
+    NotNpy { path: PathBuf, reason: String },
+    /// A dtype nkc does not take (`descr`, as the header spells it).
+    #[error(
+        "`{}` holds '{descr}' values, but nkc takes float32 ('<f4') arrays, or bfloat16 \
+                 stored as 16-bit patterns ('<u2' or '|V2'); convert it with \
+                 `a.astype(numpy.float32)`",
+        path.display()
+    )]
+    DType { path: PathBuf, descr: String },
+    #[error(
+        "`{}` is in Fortran order; save it in C order (`numpy.ascontiguousarray(a)`)",
+        path.display()
+    )]
+    FortranOrder { path: PathBuf },
+    /// A shape of more elements than nkc holds (`max`).
+    #[error("`{}` claims shape {shape:?}, more than the {max} elements nkc holds", path.display())]
+    TooLarge {
+        path: PathBuf,
+        shape: Vec<u64>,
+        max: u64,
+    },
+    /// A shape whose `bytes` of `dtype` are not the `data_len` bytes after the header.
+    #[error(
+        "`{}` claims shape {shape:?} ({bytes} bytes of {dtype}), but {data_len} bytes follow its header",
+        path.display()
+    )]
+    DataLength {
+        path: PathBuf,
+        shape: Vec<u64>,
+        bytes: u64,
+        dtype: &'static str,
+        data_len: u64,
+    },
+    #[error("cannot read the data of `{}`: {error}", path.display())]
+    Data {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("`{}` changed while it was read", path.display())]
+    Changed { path: PathBuf },
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
 
 /// Reads a C-order float32 or bfloat16 `.npy` file (see the module doc), as float32 values.
-pub fn read_npy(path: &Path) -> Result<Array, String> {
+pub fn read_npy(path: &Path) -> Result<Array, NpyError> {
     read_npy_typed(path).map(|(a, _)| a)
 }
 
@@ -33,19 +97,31 @@ pub fn read_npy(path: &Path) -> Result<Array, String> {
 /// against [`runtime_sim::sim::MAX_HBM_ELEMS`] and the bytes that follow the header. A float32
 /// dtype written without a byte order (`'f4'`, `'=f4'`: native order, which NumPy accepts) is read
 /// as little-endian, the order of every machine nkc runs on.
-pub fn read_npy_typed(path: &Path) -> Result<(Array, vocab::DType), String> {
-    let shown = path.display();
-    let file = File::open(path).map_err(|e| format!("cannot open `{shown}`: {e}"))?;
+pub fn read_npy_typed(path: &Path) -> Result<(Array, vocab::DType), NpyError> {
+    let path_buf = || path.to_path_buf();
+    let file = File::open(path).map_err(|error| NpyError::Open {
+        path: path_buf(),
+        error,
+    })?;
     let file_len = file
         .metadata()
-        .map_err(|e| format!("cannot read `{shown}`: {e}"))?
+        .map_err(|error| NpyError::Read {
+            path: path_buf(),
+            error,
+        })?
         .len();
     let mut reader = BufReader::new(file);
-    let (header, header_len) = read_header(&mut reader, file_len)
-        .map_err(|e| format!("`{shown}` is not a .npy file: {e}"))?;
+    let (header, header_len) =
+        read_header(&mut reader, file_len).map_err(|e| NpyError::NotNpy {
+            path: path_buf(),
+            reason: e.to_string(),
+        })?;
     let data_len = file_len - header_len;
-    let npy = npyz::NpyFile::new(Cursor::new(header).chain(reader))
-        .map_err(|e| format!("`{shown}` is not a .npy file: {e}"))?;
+    let npy =
+        npyz::NpyFile::new(Cursor::new(header).chain(reader)).map_err(|e| NpyError::NotNpy {
+            path: path_buf(),
+            reason: e.to_string(),
+        })?;
     let descr = match npy.dtype() {
         npyz::DType::Plain(ts) => ts.to_string(),
         other => other.descr(),
@@ -54,50 +130,50 @@ pub fn read_npy_typed(path: &Path) -> Result<(Array, vocab::DType), String> {
         "<f4" | ">f4" => 4,
         "<u2" | "|u2" | "|V2" | "<V2" => 2,
         _ => {
-            return Err(format!(
-            "`{shown}` holds '{descr}' values, but nkc takes float32 ('<f4') arrays, or bfloat16 \
-                 stored as 16-bit patterns ('<u2' or '|V2'); convert it with \
-                 `a.astype(numpy.float32)`"
-        ))
+            return Err(NpyError::DType {
+                path: path_buf(),
+                descr,
+            })
         }
     };
     if npy.order() == npyz::Order::Fortran && npy.shape().len() > 1 {
-        return Err(format!(
-            "`{shown}` is in Fortran order; save it in C order (`numpy.ascontiguousarray(a)`)"
-        ));
+        return Err(NpyError::FortranOrder { path: path_buf() });
     }
     let elems = npy
         .shape()
         .iter()
         .try_fold(1u64, |a, &d| a.checked_mul(d))
         .filter(|&n| n <= runtime_sim::sim::MAX_HBM_ELEMS)
-        .ok_or_else(|| {
-            format!(
-                "`{shown}` claims shape {:?}, more than the {} elements nkc holds",
-                npy.shape(),
-                runtime_sim::sim::MAX_HBM_ELEMS
-            )
+        .ok_or_else(|| NpyError::TooLarge {
+            path: path_buf(),
+            shape: npy.shape().to_vec(),
+            max: runtime_sim::sim::MAX_HBM_ELEMS,
         })?;
     if elems * width != data_len {
-        return Err(format!(
-            "`{shown}` claims shape {:?} ({} bytes of {}), but {data_len} bytes follow its header",
-            npy.shape(),
-            elems * width,
-            if width == 4 { "float32" } else { "bfloat16" }
-        ));
+        return Err(NpyError::DataLength {
+            path: path_buf(),
+            shape: npy.shape().to_vec(),
+            bytes: elems * width,
+            dtype: if width == 4 { "float32" } else { "bfloat16" },
+            data_len,
+        });
     }
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
     if width == 4 {
-        let data = npy
-            .into_vec::<f32>()
-            .map_err(|e| format!("cannot read the data of `{shown}`: {e}"))?;
+        let data = npy.into_vec::<f32>().map_err(|error| NpyError::Data {
+            path: path_buf(),
+            error,
+        })?;
         return Ok((Array { shape, data }, vocab::DType::F32));
     }
     // bfloat16 patterns: the bytes after the header, little-endian 16-bit words.
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let bytes = std::fs::read(path).map_err(|error| NpyError::Read {
+        path: path_buf(),
+        error,
+    })?;
     let body = bytes
         .get(bytes.len() - data_len as usize..)
-        .ok_or_else(|| format!("`{shown}` changed while it was read"))?;
+        .ok_or_else(|| NpyError::Changed { path: path_buf() })?;
     let data = body
         .chunks_exact(2)
         .map(|w| f32::from_bits(u32::from(u16::from_le_bytes([w[0], w[1]])) << 16))
@@ -413,7 +489,7 @@ impl HeaderParser<'_> {
 
 /// Writes `array` as a little-endian float32 `.npy` file, replacing `path` whole or not at all
 /// ([`crate::write_file::write_atomically_with`]).
-pub fn write_npy(path: &Path, array: &Array) -> Result<(), String> {
+pub fn write_npy(path: &Path, array: &Array) -> Result<(), NpyError> {
     use npyz::WriterBuilder;
     let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
     crate::write_file::write_atomically_with(path, |w| {
@@ -425,11 +501,12 @@ pub fn write_npy(path: &Path, array: &Array) -> Result<(), String> {
         writer.extend(array.data.iter().copied())?;
         writer.finish()
     })
+    .map_err(NpyError::from)
 }
 
 /// Writes `array` (bfloat16 values held as float32, rounded to bfloat16 if they are not) as a
 /// little-endian `<u2` `.npy` file of bfloat16 bit patterns (see the module doc).
-pub fn write_npy_bf16(path: &Path, array: &Array) -> Result<(), String> {
+pub fn write_npy_bf16(path: &Path, array: &Array) -> Result<(), NpyError> {
     use npyz::WriterBuilder;
     let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
     crate::write_file::write_atomically_with(path, |w| {
@@ -446,6 +523,7 @@ pub fn write_npy_bf16(path: &Path, array: &Array) -> Result<(), String> {
         )?;
         writer.finish()
     })
+    .map_err(NpyError::from)
 }
 
 #[cfg(test)]
@@ -533,7 +611,7 @@ mod tests {
             .unwrap();
         w.extend([1.0f64, 2.0]).unwrap();
         w.finish().unwrap();
-        let err = read_npy(&path).unwrap_err();
+        let err = read_npy(&path).unwrap_err().to_string();
         assert!(err.contains("'<f8'") && err.contains("float32"), "{err}");
     }
 }

@@ -109,7 +109,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             } else {
                 npy::write_npy(&path, a)
             }
-            .map_err(|e| Failure::user(UserCause::Other(e)))?;
+            .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
             files.push((name.clone(), path));
         }
     }
@@ -118,7 +118,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             path,
             sim::trace::to_chrome_json(&result.trace).as_bytes(),
         )
-        .map_err(|e| Failure::user(UserCause::Other(e)))?;
+        .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
     }
     Ok(SimReport {
         program: source.display_name(),
@@ -152,7 +152,7 @@ fn refuse_inputs_as_outputs(
             .filter(|t| t.role == Role::Output)
             .map(|t| t.name.as_str()),
     )
-    .map_err(|e| Failure::user(UserCause::Other(e)))
+    .map_err(|e| Failure::user(UserCause::Other(e.to_string())))
 }
 
 /// A progress bar for a long simulation, on standard error: drawn only when standard error is a
@@ -355,7 +355,8 @@ fn gather_inputs(
         if let Some((_, path)) = opts.inputs.iter().find(|(n, _)| n == name) {
             // The random values it replaces go first: the inputs are held once.
             inputs[i].data = Vec::new();
-            let a = npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e)))?;
+            let a =
+                npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
             if a.shape != inputs[i].shape {
                 return Err(Failure::user(UserCause::ProgramInputShape {
                     name: name.to_string(),

@@ -14,13 +14,51 @@
 //!   the chain) is the one replaced;
 //! - an output that is the same file as an input (after following links: the same device and
 //!   inode) is an error before anything is written, or run.
+//!
+//! Every error is a [`WriteError`], whose text is a sentence for the user.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+/// Why a file was not written. The Display text is the sentence the user sees.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// An I/O error on `path` (following its links, or on the temporary file).
+    #[error("cannot write `{}`: {error}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    /// `path` is a directory.
+    #[error("cannot write `{}`: it is a directory", path.display())]
+    IsDirectory { path: PathBuf },
+    /// An output of the command (`what`: its flag; `output`: its path, when it is not spelled
+    /// as the input) is the same file as `input`.
+    #[error(
+        "the output of {what}{} is the input `{}`: writing it would destroy the input; \
+         name another file",
+        named_output(output.as_deref()),
+        input.display()
+    )]
+    OutputIsInput {
+        what: String,
+        output: Option<PathBuf>,
+        input: PathBuf,
+    },
+}
+
+/// ` (`PATH`)`, or nothing.
+fn named_output(output: Option<&Path>) -> String {
+    match output {
+        Some(o) => format!(" (`{}`)", o.display()),
+        None => String::new(),
+    }
+}
+
 /// Writes `bytes` to `path`, replacing it whole or not at all (see the module's invariants).
 /// The error is a sentence for the user: `cannot write `PATH`: WHY`.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     write_atomically_with(path, |w| w.write_all(bytes))
 }
 
@@ -28,8 +66,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
 pub fn write_atomically_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), String> {
-    let err = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
+) -> Result<(), WriteError> {
+    let err = |error: std::io::Error| WriteError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
     ignore_file_size_signal();
     let target = follow_links(path).map_err(err)?;
     let dir = match target.parent() {
@@ -42,10 +83,9 @@ pub fn write_atomically_with(
         .unwrap_or_default();
     let existing = std::fs::metadata(&target).ok();
     if existing.as_ref().is_some_and(|m| m.is_dir()) {
-        return Err(format!(
-            "cannot write `{}`: it is a directory",
-            path.display()
-        ));
+        return Err(WriteError::IsDirectory {
+            path: path.to_path_buf(),
+        });
     }
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
@@ -140,7 +180,7 @@ pub fn refuse_run_outputs<'a>(
     trace: Option<&Path>,
     output_dir: Option<&Path>,
     output_names: impl IntoIterator<Item = &'a str>,
-) -> Result<(), String> {
+) -> Result<(), WriteError> {
     let mut read: Vec<&Path> = vec![source];
     read.extend(inputs.iter().map(|(_, p)| p.as_path()));
     let files: Vec<std::path::PathBuf> = match output_dir {
@@ -160,19 +200,14 @@ pub fn refuse_run_outputs<'a>(
 pub fn refuse_inputs_as_outputs<'a>(
     outputs: impl IntoIterator<Item = (&'a str, &'a Path)>,
     inputs: &[&Path],
-) -> Result<(), String> {
+) -> Result<(), WriteError> {
     for (what, out) in outputs {
         if let Some(input) = inputs.iter().find(|i| same_file(i, out)) {
-            let also = if input == &out {
-                String::new()
-            } else {
-                format!(" (`{}`)", out.display())
-            };
-            return Err(format!(
-                "the output of {what}{also} is the input `{}`: writing it would destroy the input; \
-                 name another file",
-                input.display()
-            ));
+            return Err(WriteError::OutputIsInput {
+                what: what.to_string(),
+                output: (input != &out).then(|| out.to_path_buf()),
+                input: input.to_path_buf(),
+            });
         }
     }
     Ok(())
@@ -209,6 +244,7 @@ mod tests {
             Err(std::io::Error::other("disk full"))
         })
         .unwrap_err();
+        let e = e.to_string();
         assert!(e.contains("disk full") && e.contains("a.txt"), "{e}");
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "old");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);

@@ -1029,7 +1029,9 @@ fn campaign_every_surface() {
             match r {
                 Ok(a) if a.data.len() == a.shape.iter().product::<usize>() => Verdict::Ok,
                 Ok(_) => Verdict::Wrong,
-                Err(e) if e.len() <= 400 + npy_path.as_os_str().len() => Verdict::Refused,
+                Err(e) if e.to_string().len() <= 400 + npy_path.as_os_str().len() => {
+                    Verdict::Refused
+                }
                 Err(_) => Verdict::Wrong,
             }
         },

@@ -90,6 +90,7 @@ pub fn npy_header(bytes: &[u8], dir: &Path) -> Outcome {
             Outcome::Ran
         }
         Err(e) => {
+            let e = e.to_string();
             assert!(
                 e.len() <= 400 + path.as_os_str().len(),
                 "{} bytes of error",

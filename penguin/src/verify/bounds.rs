@@ -1,0 +1,218 @@
+//! The iteration box of a statement (its enclosing loops' bounds tightened by single-variable
+//! guards) and the in-bounds check of an access over it.
+
+use super::{AnyEntity, Ctx, Verifier};
+use crate::affine::{AffineExpr, CmpOp};
+use crate::entities::Axis;
+use crate::ir::{Access, Function, MaskBound, Memory, TensorData};
+use crate::write::iv_name;
+
+/// The box of iterations of the enclosing loops, `(axis, min, max)` inclusive, tightened by the
+/// single-variable guards; `None` when it is empty (the statement never runs).
+pub(super) fn iteration_box(f: &Function, ctx: &Ctx) -> Option<Vec<(Axis, i128, i128)>> {
+    let mut bx: Vec<(Axis, i128, i128)> = ctx
+        .loops
+        .iter()
+        .map(|&a| {
+            let d = &f.axes[a];
+            (a, i128::from(d.lb), i128::from(d.ub) - 1)
+        })
+        .collect();
+    for p in &ctx.guards {
+        let [(a, c)] = p.expr.terms() else {
+            continue;
+        };
+        let Some(entry) = bx.iter_mut().find(|(x, _, _)| x == a) else {
+            continue;
+        };
+        let c = i128::from(*c);
+        let rhs = i128::from(p.bound) - i128::from(p.expr.constant_term());
+        // Bounds on c·iv, then on iv (dividing by a negative c swaps them).
+        let (at_least, at_most) = match p.cmp {
+            CmpOp::Ge => (Some(rhs), None),
+            CmpOp::Lt => (None, Some(rhs - 1)),
+            CmpOp::Eq => (Some(rhs), Some(rhs)),
+        };
+        if let Some(r) = at_least {
+            if c > 0 {
+                entry.1 = entry.1.max(div_ceil(r, c));
+            } else {
+                entry.2 = entry.2.min(div_floor(r, c));
+            }
+        }
+        if let Some(r) = at_most {
+            if c > 0 {
+                entry.2 = entry.2.min(div_floor(r, c));
+            } else {
+                entry.1 = entry.1.max(div_ceil(r, c));
+            }
+        }
+    }
+    bx.iter().all(|&(_, lo, hi)| lo <= hi).then_some(bx)
+}
+
+/// The mask's bounds on one dimension of an access, when the mask clips it.
+struct Clips<'m> {
+    bounds: Vec<&'m MaskBound>,
+}
+
+impl Verifier<'_> {
+    /// The selected range lies inside the tensor in every dimension, for every iteration of the
+    /// box `bx`; a dimension that `masked` clips is in bounds when its start plus one of the
+    /// mask's bounds on that index is.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bounds(
+        &mut self,
+        e: AnyEntity,
+        loops: &[Axis],
+        t: &TensorData,
+        acc: &Access,
+        what: &str,
+        write: bool,
+        bx: &[(Axis, i128, i128)],
+        masked: Option<(&[MaskBound], [u64; 2])>,
+    ) {
+        let verb = if write { "writes" } else { "reads" };
+        for (d, (start, &size)) in acc.start.iter().zip(&acc.size).enumerate() {
+            let extent = i128::from(t.shape.get(d).copied().unwrap_or(0));
+            let clips = Clips::of(masked, d, size);
+            let Some((lo, end, at)) = out_of_bounds(start, size, extent, bx, &clips) else {
+                continue;
+            };
+            let unit = dim_unit(t.memory, d);
+            let when = self.iterations_text(&at);
+            self.error_in(
+                e,
+                loops,
+                format!(
+                    "{what} {verb} `{}` {unit} {lo}..{end} but `{}` has {extent} {unit}{when}",
+                    t.name, t.name
+                ),
+            );
+        }
+    }
+
+    /// ` (at i = 3, j = 0)`, or nothing for no variables.
+    fn iterations_text(&self, at: &Assignment) -> String {
+        if at.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<String> = at
+            .iter()
+            .map(|&(a, v)| format!("{} = {v}", iv_name(self.func, a)))
+            .collect();
+        format!(" (at {})", parts.join(", "))
+    }
+}
+
+impl<'m> Clips<'m> {
+    /// The bounds of `masked` on dimension `d` of an access of `size`, when the mask clips it.
+    fn of(masked: Option<(&'m [MaskBound], [u64; 2])>, d: usize, size: u64) -> Self {
+        let bounds = match masked {
+            Some((m, shape)) if d < 2 && shape[d] == size => {
+                m.iter().filter(|b| b.dim.index() == d).collect()
+            }
+            _ => Vec::new(),
+        };
+        Clips { bounds }
+    }
+
+    /// Whether some lower (upper) bound keeps `start` plus the bound at least 0 (at most
+    /// `extent`) over the box.
+    fn hold(
+        &self,
+        lower: bool,
+        start: &AffineExpr,
+        extent: i128,
+        bx: &[(Axis, i128, i128)],
+    ) -> bool {
+        self.bounds.iter().filter(|b| b.lower == lower).any(|b| {
+            let Some(sum) = checked_sum(start, &b.bound) else {
+                return false;
+            };
+            let (blo, bhi, _, _) = range(&sum, bx);
+            if lower {
+                blo >= 0
+            } else {
+                bhi <= extent
+            }
+        })
+    }
+}
+
+/// The range `lo..end` of one dimension of an access and the iterations that reach the violated
+/// end, when the range leaves `0..extent` and no clipping bound holds it in.
+fn out_of_bounds(
+    start: &AffineExpr,
+    size: u64,
+    extent: i128,
+    bx: &[(Axis, i128, i128)],
+    clips: &Clips,
+) -> Option<(i128, i128, Assignment)> {
+    let (lo, hi, lo_at, hi_at) = range(start, bx);
+    let end = hi + i128::from(size);
+    if lo < 0 && !clips.hold(true, start, extent, bx) {
+        Some((lo, end, lo_at))
+    } else if end > extent && !clips.hold(false, start, extent, bx) {
+        Some((lo, end, hi_at))
+    } else {
+        None
+    }
+}
+
+pub(super) fn div_floor(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+pub(super) fn div_ceil(a: i128, b: i128) -> i128 {
+    -div_floor(-a, b)
+}
+
+type Assignment = Vec<(Axis, i128)>;
+
+/// `a + b`, or `None` when a coefficient overflows.
+fn checked_sum(a: &AffineExpr, b: &AffineExpr) -> Option<AffineExpr> {
+    let mut terms: Vec<(Axis, i64)> = a.terms().to_vec();
+    for &(x, c) in b.terms() {
+        match terms.iter_mut().find(|(y, _)| *y == x) {
+            Some((_, d)) => *d = d.checked_add(c)?,
+            None => terms.push((x, c)),
+        }
+    }
+    let constant = a.constant_term().checked_add(b.constant_term())?;
+    Some(AffineExpr::from_terms(terms, constant))
+}
+
+/// The smallest and largest value of `e` over the box, with the iterations that reach them.
+fn range(e: &AffineExpr, bx: &[(Axis, i128, i128)]) -> (i128, i128, Assignment, Assignment) {
+    let c0 = i128::from(e.constant_term());
+    let (mut lo, mut hi) = (c0, c0);
+    let (mut lo_at, mut hi_at) = (Vec::new(), Vec::new());
+    for &(a, c) in e.terms() {
+        let c = i128::from(c);
+        // Scoping was checked before: every variable is in the box.
+        let Some(&(_, amin, amax)) = bx.iter().find(|(x, _, _)| *x == a) else {
+            continue;
+        };
+        let (at_min, at_max) = if c >= 0 { (amin, amax) } else { (amax, amin) };
+        lo = lo.saturating_add(c * at_min);
+        hi = hi.saturating_add(c * at_max);
+        lo_at.push((a, at_min));
+        hi_at.push((a, at_max));
+    }
+    (lo, hi, lo_at, hi_at)
+}
+
+fn dim_unit(m: Memory, d: usize) -> String {
+    match (m, d) {
+        (Memory::Hbm, 0) => "rows".to_string(),
+        (_, 0) => "partitions".to_string(),
+        (_, 1) => "columns".to_string(),
+        (_, d) => format!("elements of dim {d}"),
+    }
+}

@@ -1,0 +1,175 @@
+//! Checks of one instruction as a whole: its source count, the engine that runs it, its mask,
+//! the memories of its operands; it then checks each operand ([`Verifier::operand`]) and, when
+//! those are well formed, the op's shapes ([`Verifier::shapes`]).
+
+use super::bounds::iteration_box;
+use super::{mem_name, AnyEntity, Ctx, Verifier};
+use crate::entities::{Axis, Inst};
+use crate::ir::{EngineClass, InstData, MaskBound, Memory, Op, Operand, TensorKind};
+
+impl Verifier<'_> {
+    pub(super) fn inst(&mut self, i: Inst, ctx: &Ctx) {
+        let f = self.func;
+        let data = &f.insts[i];
+        let e = AnyEntity::Inst(i);
+        let loops = &ctx.loops;
+        let op = &data.op;
+        let counts_ok = data.srcs.len() == op.num_srcs();
+        if !counts_ok {
+            self.error_in(
+                e,
+                loops,
+                format!(
+                    "has {} source(s) but `{}` takes {}",
+                    data.srcs.len(),
+                    op.name(),
+                    op.num_srcs()
+                ),
+            );
+        }
+        if !engine_runs(data.engine, op) {
+            self.error_in(
+                e,
+                loops,
+                format!(
+                    "`{}` cannot run on the {} engine",
+                    op.name(),
+                    engine_label(data.engine)
+                ),
+            );
+        }
+        let bx = iteration_box(f, ctx);
+        let masked = self.mask(e, loops, data);
+        let bx = bx.as_deref();
+        let mut shapes_ok = self.operand(e, loops, &data.dst, "destination", true, bx, masked);
+        for (k, src) in data.srcs.iter().enumerate() {
+            let what = format!("source {k}");
+            shapes_ok &= self.operand(e, loops, src, &what, false, bx, masked);
+        }
+        if let Some(t) = f.tensors.get(data.dst.tensor) {
+            if t.kind == TensorKind::Input {
+                self.error_in(e, loops, format!("writes input tensor `{}`", t.name));
+            }
+        }
+        self.memories(e, loops, data.engine, op, &data.dst, &data.srcs);
+        if counts_ok && shapes_ok {
+            self.shapes(e, loops, op, &data.dst, &data.srcs);
+        }
+    }
+
+    /// Checks an instruction's mask: an operation that takes one, a two-dimensional iteration
+    /// space, bounds in scope. Returns the mask and the iteration space's shape when the operands'
+    /// bounds checks may rely on it.
+    fn mask<'d>(
+        &mut self,
+        e: AnyEntity,
+        loops: &[Axis],
+        data: &'d InstData,
+    ) -> Option<(&'d [MaskBound], [u64; 2])> {
+        if data.mask.is_empty() {
+            return None;
+        }
+        if !InstData::maskable(&data.op) {
+            self.error_in(
+                e,
+                loops,
+                format!("`{}` cannot carry a mask", data.op.name()),
+            );
+            return None;
+        }
+        let mut scoped = true;
+        for b in &data.mask {
+            let what = format!("mask bound on `{}`", b.dim.name());
+            scoped &= self.scope(e, loops, &b.bound, &what);
+        }
+        let shape = data.iter_shape();
+        if shape.is_none() {
+            self.error_in(
+                e,
+                loops,
+                "a masked instruction's iteration space is not 2-D",
+            );
+        }
+        Some((&data.mask[..], shape?)).filter(|_| scoped)
+    }
+
+    fn memories(
+        &mut self,
+        e: AnyEntity,
+        loops: &[Axis],
+        engine: EngineClass,
+        op: &Op,
+        dst: &Operand,
+        srcs: &[Operand],
+    ) {
+        let f = self.func;
+        let (dst_ok, src_ok) = op.memories();
+        let operands = std::iter::once(("destination".to_string(), dst, dst_ok, "writes")).chain(
+            srcs.iter()
+                .enumerate()
+                .map(|(k, s)| (format!("source {k}"), s, src_ok, "reads")),
+        );
+        for (what, o, allowed, verb) in operands {
+            let Some(t) = f.tensors.get(o.tensor) else {
+                continue;
+            };
+            if !allowed.is_empty() && !allowed.contains(&t.memory) {
+                let names: Vec<&str> = allowed.iter().map(|&m| mem_name(m)).collect();
+                self.error_in(
+                    e,
+                    loops,
+                    format!(
+                        "{what} `{}` is in {}, but `{}` {verb} {}",
+                        t.name,
+                        mem_name(t.memory),
+                        op.name(),
+                        names.join(" or ")
+                    ),
+                );
+            }
+            if engine == EngineClass::GpSimd && t.memory == Memory::Psum {
+                self.error_in(
+                    e,
+                    loops,
+                    format!(
+                        "runs on GpSimd (pool), which cannot access PSUM, but its {what} `{}` is in PSUM",
+                        t.name
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Whether `engine` can run `op`.
+fn engine_runs(engine: EngineClass, op: &Op) -> bool {
+    use EngineClass::*;
+    match op {
+        Op::Load | Op::Store => engine == Dma,
+        Op::Matmul { .. } | Op::Transpose => engine == Tensor,
+        Op::Activation { .. } => engine == Scalar,
+        Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } | Op::Iota { .. } => {
+            matches!(engine, Vector | GpSimd)
+        }
+        // The machine reduces on the Vector engine only (`runtime_sim::validate::engines_of`).
+        Op::Reduce { .. } => engine == Vector,
+        // Sequential along the free axis: the Vector engine's (MACHINE.md cost table).
+        Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => {
+            engine == Vector
+        }
+        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => engine == Vector,
+        Op::Copy => matches!(engine, Any | Vector | Scalar | GpSimd),
+    }
+}
+
+fn engine_label(engine: EngineClass) -> String {
+    let long = match engine {
+        EngineClass::Dma => "DMA",
+        EngineClass::Tensor => "Tensor",
+        EngineClass::Vector => "Vector",
+        EngineClass::Scalar => "Scalar",
+        EngineClass::GpSimd => "GpSimd",
+        EngineClass::Any => "any",
+    };
+    format!("{long} (`{}`)", engine.name())
+}
