@@ -212,6 +212,11 @@ fn run_case_on(case: &Case, pipeline: PipelineMode, peel: bool) {
         ..RunOptions::default()
     };
     opts.specialise.grid = grid;
+    // `# arg: NAME=VALUE`: a scalar argument of the run (`--arg NAME=VALUE`).
+    for a in src.text.lines().filter_map(|l| l.strip_prefix("# arg:")) {
+        let (name, value) = a.trim().split_once('=').expect("an argument NAME=VALUE");
+        (opts.specialise.args).push((name.trim().to_string(), value.trim().to_string()));
+    }
     let report = run::run(&src, &opts, &mut PipelineLog::default()).unwrap_or_else(|f| {
         let text = match &f {
             nkc::driver::Failure::Diagnostics(errors) => {
@@ -273,6 +278,53 @@ const TRANSCENDENTAL: (f64, f64) = (1e-4, 1e-3);
 
 const CASES: &[Case] = &[
     // ---- trace: the kernel's Python evaluated at compile time ----
+    Case {
+        file: "py_host_module.nk",
+        inputs: &[("x", &[256, 256])],
+        reference: |m| vec![m[0].map(|x| 3.0 * x)],
+        tol: EXACT,
+    },
+    Case {
+        file: "fn_args.nk",
+        inputs: &[("x", &[256, 64])],
+        // op0=nl.add with 1.0, then op1=np.multiply with 2.0.
+        reference: |m| vec![m[0].map(|x| (x + 1.0) * 2.0)],
+        tol: EXACT,
+    },
+    Case {
+        file: "ds_named.nk",
+        inputs: &[("x", &[128, 512])],
+        reference: |m| vec![m[0].map(|x| 2.0 * x + 1.0)],
+        tol: EXACT,
+    },
+    Case {
+        file: "return_in_loop.nk",
+        inputs: &[("x", &[250, 96])],
+        reference: |m| vec![m[0].map(|x| x * x + 0.5)],
+        tol: EXACT,
+    },
+    Case {
+        file: "dma_hbm_copy.nk",
+        inputs: &[("x", &[300, 64])],
+        // `halves` is `x` with its two halves of rows swapped.
+        reference: |m| {
+            let mut halves = Mat::zeros(300, 64);
+            for r in 0..300 {
+                for c in 0..64 {
+                    halves.set(r, c, m[0].at((r + 150) % 300, c));
+                }
+            }
+            vec![m[0].clone(), halves]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "dtype_limits.nk",
+        inputs: &[("x", &[256, 128])],
+        // Clipped to float32's range (no change), plus int8's max (127).
+        reference: |m| vec![m[0].map(|x| x + 127.0)],
+        tol: EXACT,
+    },
     Case {
         file: "py_helpers.nk",
         inputs: &[("a_tensor", &[256, 512]), ("b_tensor", &[256, 512])],

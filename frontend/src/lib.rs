@@ -67,11 +67,14 @@ pub enum ScalarArg {
     Str(String),
     /// `(3, 4)` or `[3, 4]`.
     Tuple(Vec<ScalarArg>),
+    /// A dotted name (`nl.add`, `np.float32`, `nisa.reduce_cmd.reset_reduce`): the value it
+    /// names in the kernel's module, as the caller's Python would pass it.
+    Name(Vec<String>),
 }
 
 impl ScalarArg {
     /// Reads `VALUE` as Python would read the literal: `3`, `1e-5`, `True`, `None`, `'text'`;
-    /// anything else is a string.
+    /// a dotted name (`nl.add`) is the value it names; anything else is a string.
     pub fn parse(text: &str) -> ScalarArg {
         let t = text.trim();
         if let Ok(v) = t.replace('_', "").parse::<i64>() {
@@ -91,6 +94,16 @@ impl ScalarArg {
                 .map(ScalarArg::parse)
                 .collect();
             return ScalarArg::Tuple(items);
+        }
+        let parts: Vec<&str> = t.split('.').collect();
+        let ident = |p: &&str| {
+            p.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        if parts.len() > 1 && parts.iter().all(ident) {
+            return ScalarArg::Name(parts.iter().map(|p| p.to_string()).collect());
         }
         match t {
             "True" | "true" => ScalarArg::Bool(true),

@@ -22,6 +22,10 @@
 //!   nl.multiply, g)`: `t[i] = g(1 * t[i - 1], x[i])`, exact since `1 * v == v`; `init` is `b`
 //!   with `reduce_cmd=load_reduce`, otherwise `g`'s identity (0, 1, -inf, +inf).
 //!
+//! - `nisa.dma_copy(dst=d, src=s)` with both in HBM: the DMA goes through SBUF, as nkc's DMAs
+//!   do (they move HBM to SBUF or back): blocks of at most 128 rows and 64 KiB per partition, each
+//!   loaded into a temporary tile and stored (`hbm_copy`).
+//!
 //! Each is rewritten to the statement it means and checked as that statement, so the rules of
 //! stores, loads and slice assignment (and their diagnostics) apply unchanged.
 
@@ -30,7 +34,10 @@ use super::ops::{Arg, Dest, Res, StmtCtx};
 use super::Checker;
 use super::TileVal;
 use crate::ast::{Expr, ExprKind, Ident, Keyword, Span};
-use penguin::{Memory, Op};
+use penguin::{AffineExpr, Memory, Op};
+
+/// The partitions of SBUF: the rows of one block of an HBM-to-HBM copy.
+const PMAX: u64 = 128;
 
 /// `nl.NAME` as a callee, spanning `span`.
 fn nl_func(name: &str, span: &Span) -> Expr {
@@ -103,7 +110,9 @@ impl Checker<'_> {
                 });
                 return true;
             }
-            if self.tensor(target.tensor).memory == Memory::Hbm {
+            if self.tensor(target.tensor).memory == Memory::Hbm && self.names_hbm(&src.value) {
+                self.hbm_copy(target, &src.value, e, cx);
+            } else if self.tensor(target.tensor).memory == Memory::Hbm {
                 let value = Keyword {
                     name: Ident {
                         name: "value".to_string(),
@@ -592,6 +601,117 @@ impl Checker<'_> {
                 f
             }
             _ => e.clone(),
+        }
+    }
+}
+
+/// The most bytes per partition one block of an HBM-to-HBM copy holds in SBUF.
+const HBM_COPY_BLOCK_BYTES: u64 = 64 * 1024;
+
+impl Checker<'_> {
+    /// Whether `e` names an HBM tensor or a slice of one (a kernel parameter, an array made
+    /// with `buffer=nl.shared_hbm`).
+    fn names_hbm(&self, e: &Expr) -> bool {
+        let root = match &e.kind {
+            ExprKind::Name(n) => n,
+            ExprKind::Subscript { value, .. } => match &value.kind {
+                ExprKind::Name(n) => n,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        match self.find(root).map(|b| &b.value) {
+            Some(super::Value::Param(t)) => self.tensor(*t).memory == Memory::Hbm,
+            Some(super::Value::Tile(t)) => self.tensor(t.tensor).memory == Memory::Hbm,
+            _ => false,
+        }
+    }
+
+    /// `nisa.dma_copy(dst=d, src=s)` from HBM to HBM: each block of at most 128 rows and
+    /// [`HBM_COPY_BLOCK_BYTES`] per partition loaded into a temporary SBUF tile, then stored. A
+    /// copy that cannot be cut so (an access pattern, an N-D view larger than one block) is
+    /// reported with what to write instead.
+    fn hbm_copy(&mut self, dst: TileVal, src_e: &Expr, e: &Expr, cx: &mut StmtCtx) {
+        let Some((src, _)) = self.view(src_e) else {
+            return;
+        };
+        let dst = self.dma_view(dst);
+        let src = self.dma_view(src);
+        let shape = src.tile_shape();
+        if shape != dst.tile_shape() {
+            self.error(CheckError::StoreShape {
+                value: shape,
+                dest: dst.tile_shape(),
+                value_at: src_e.span.clone(),
+                dest_at: e.span.clone(),
+                at: e.span.clone(),
+            });
+            return;
+        }
+        let st = self.tensor(src.tensor).clone();
+        if matches!(self.tensor(dst.tensor).kind, penguin::TensorKind::Input) {
+            // out_params.rs: a parameter written is an output of the kernel.
+            self.write_param(dst.tensor, &e.span);
+        }
+        let elem = st.dtype.size_bytes().max(1);
+        let cols_max = (HBM_COPY_BLOCK_BYTES / elem).max(1);
+        let one_block = shape[0] <= PMAX && shape[1] <= cols_max;
+        let plain = |t: &TileVal| t.view.is_none() && t.pattern.is_none();
+        let cuttable = plain(&src) && plain(&dst);
+        if !one_block && !cuttable {
+            self.error(CheckError::OpFormUnsupported {
+                what: format!(
+                    "an HBM-to-HBM `nisa.dma_copy` of a [{}, {}] view or access pattern",
+                    shape[0], shape[1]
+                ),
+                help: "copy it through SBUF in blocks of at most 128 rows: `t = nl.load(src[...])` then `nl.store(dst[...], value=t)`".to_string(),
+                at: e.span.clone(),
+            });
+            return;
+        }
+        let mut r = 0;
+        while r < shape[0] {
+            let rows = PMAX.min(shape[0] - r);
+            let mut c = 0;
+            while c < shape[1] {
+                let cols = cols_max.min(shape[1] - c);
+                let block = |t: &TileVal| -> Option<TileVal> {
+                    if one_block {
+                        return Some(t.clone());
+                    }
+                    let mut b = t.clone();
+                    b.start[0] =
+                        super::consts::lin(&t.start[0], 1, &AffineExpr::constant(r as i64), 1)?;
+                    b.start[1] =
+                        super::consts::lin(&t.start[1], 1, &AffineExpr::constant(c as i64), 1)?;
+                    b.size = [rows, cols];
+                    b.dims = None;
+                    Some(b)
+                };
+                let (Some(from), Some(into)) = (block(&src), block(&dst)) else {
+                    return;
+                };
+                let res = Res {
+                    shape: [rows, cols],
+                    memory: Memory::Sbuf,
+                    dtype: st.dtype,
+                };
+                let Some(tile) = self.emit(cx, Op::Load, vec![from], res, Dest::Temp, &e.span)
+                else {
+                    return;
+                };
+                cx.insts.push(super::CInst {
+                    op: Op::Store,
+                    dst: into.operand(),
+                    srcs: vec![tile.operand()],
+                    span: e.span.clone(),
+                    engine: None,
+                    mask: Vec::new(),
+                    implicit: false,
+                });
+                c += cols;
+            }
+            r += rows;
         }
     }
 }

@@ -307,6 +307,9 @@ pub enum CheckError {
     /// `return` in a loop body.
     #[error("`return` inside a loop")]
     ReturnInLoop { at: Span },
+    /// A `return` at the end of an `nl.affine_range` body whose value depends on the loop index.
+    #[error("the value returned inside this loop differs from one iteration to the next")]
+    ReturnVaries { at: Span },
     /// An assignment to a kernel parameter (`prev` is the parameter).
     #[error("cannot assign to the parameter `{name}`")]
     AssignToParam { name: String, prev: Span, at: Span },
@@ -800,7 +803,9 @@ impl CheckError {
                 codes::MISSING_ARGUMENT
             }
             DuplicateParam { .. } => codes::DUPLICATE_PARAM,
-            ReturnNotLast { .. } | ReturnInLoop { .. } => codes::MISPLACED_RETURN,
+            ReturnNotLast { .. } | ReturnInLoop { .. } | ReturnVaries { .. } => {
+                codes::MISPLACED_RETURN
+            }
             NoReturn { .. } => codes::NO_RETURN,
             DefaultNotConst { .. }
             | IsNotNone { .. }
@@ -953,6 +958,7 @@ impl CheckError {
             | UnusedResult { at, .. }
             | NoEffect { at, .. }
             | ReturnInLoop { at, .. }
+            | ReturnVaries { at, .. }
             | AssignToParam { at, .. }
             | AssignToLoopVar { at, .. }
             | IntRebound { at, .. }
@@ -1286,7 +1292,11 @@ impl From<CheckError> for Diagnostic {
             NoEffect { .. } => d.with_label("a statement that has no effect"),
             ReturnInLoop { .. } => d
                 .with_label("not at the end of the kernel")
-                .with_help("return the output arrays once, as the kernel's last statement"),
+                .with_help("return the output arrays once, as the kernel's last statement, or as the last statement of an `nl.affine_range` loop's body at the kernel's level"),
+            ReturnVaries { .. } => d
+                .with_label("depends on the loop index")
+                .with_note("the loop is traced once, as NKI traces it: the `return` at the end of its body returns one value for every iteration")
+                .with_help("return the whole output array, after the loop"),
             AssignToParam { prev, .. } => d
                 .with_label("assigned here")
                 .with_secondary(prev, "a parameter of the kernel")

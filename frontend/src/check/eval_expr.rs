@@ -62,8 +62,11 @@ pub(crate) const BUILTINS: [&str; 27] = [
 ];
 
 /// `nl` names that are Python, not tile operations.
-const PURE_NL: [&str; 10] = [
+const PURE_NL: [&str; 13] = [
     "tile_size",
+    "ds",
+    "finfo",
+    "iinfo",
     "device_print",
     "dtype",
     "static_range",
@@ -1848,13 +1851,37 @@ fn dtype_limit(dtype: &str, which: &str) -> Option<Value> {
         "int16" => return int_limit(i64::from(i16::MIN), i64::from(i16::MAX), which),
         "int8" => return int_limit(i64::from(i8::MIN), i64::from(i8::MAX), which),
         "uint8" => return int_limit(0, i64::from(u8::MAX), which),
+        "uint16" => return int_limit(0, i64::from(u16::MAX), which),
+        "uint32" => return int_limit(0, i64::from(u32::MAX), which),
         _ => return None,
+    };
+    // numpy's `finfo` fields: the machine epsilon, the least normal number, the width.
+    let (eps, tiny, bits) = match dtype {
+        "bfloat16" | "bf16" => (2f64.powi(-7), 2f64.powi(-126), 16),
+        "fp16" | "float16" => (2f64.powi(-10), 2f64.powi(-14), 16),
+        _ => (f64::from(f32::EPSILON), f64::from(f32::MIN_POSITIVE), 32),
     };
     match which {
         "max" => Some(Value::Float(max)),
         "min" => Some(Value::Float(-max)),
+        "eps" => Some(Value::Float(eps)),
+        "tiny" | "smallest_normal" => Some(Value::Float(tiny)),
+        "bits" => Some(Value::int(bits)),
         _ => None,
     }
+}
+
+/// `nl.finfo(dtype)` / `np.finfo(dtype)` / `np.iinfo(dtype)`: the dtype itself, whose `.min`,
+/// `.max` (and `finfo`'s `.eps`, `.tiny`, `.bits`) are its limits ([`dtype_limit`]); `None` when
+/// the argument is not a dtype nkc knows the limits of.
+pub(crate) fn type_info(arg: &Value) -> Option<Value> {
+    let name = match arg.as_py()? {
+        Py::Ref("nl", d) => d.clone(),
+        Py::Str(s) => s.to_string(),
+        _ => return None,
+    };
+    dtype_limit(&name, "max")?;
+    Some(Value::py(Py::Ref("nl", name)))
 }
 
 fn int_limit(lo: i64, hi: i64, which: &str) -> Option<Value> {

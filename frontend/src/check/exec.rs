@@ -176,7 +176,11 @@ impl Checker<'_> {
                 }
             }
             StmtKind::Return(values) => {
-                if self.enclosing.len() > self.loop_base {
+                // At the kernel's level, a `return` in a hardware loop's body returns from the
+                // loop: `for_loop` accepts it when it ends the body of an `nl.affine_range` or
+                // `nl.sequential_range` loop (NKI traces that body once, so its `return` returns
+                // after the whole loop), and reports it otherwise.
+                if self.enclosing.len() > self.loop_base && self.frames > 0 {
                     self.error(CheckError::ReturnInLoop { at: s.span.clone() });
                     return Flow::Next;
                 }
@@ -531,7 +535,7 @@ impl Checker<'_> {
                 self.restore(snap, out);
                 self.need_unroll = false;
                 self.stopped = false;
-                self.unrolled(target, iter, body, out, in_loop)
+                self.unrolled_traced(target, iter, body, out, in_loop)
             }
             (LoopWay::Hardware, None) => {
                 self.raise(
@@ -685,6 +689,71 @@ impl Checker<'_> {
         flow
     }
 
+    /// An `nl.affine_range` / `nl.sequential_range` loop unrolled (its index needed a value): as
+    /// Python's loop, except that a `return` ending its body returns after the last iteration,
+    /// as it does from the loop NKI traces once (`stmts::loop_return`).
+    fn unrolled_traced(
+        &mut self,
+        target: &Target,
+        iter: &Expr,
+        body: &[Stmt],
+        out: &mut Vec<CStmt>,
+        in_loop: bool,
+    ) -> Flow {
+        let Some(it) = self.eval(iter) else {
+            return if self.stopped { Flow::Stop } else { Flow::Next };
+        };
+        let Some(items) = self.iterate(&it, iter) else {
+            return if self.stopped { Flow::Stop } else { Flow::Next };
+        };
+        if let Target::Name(id) = target {
+            if self.bound_outside_loop(&id.name) {
+                self.bind(&id.name, Value::None, id.span.clone());
+            }
+        }
+        self.unrolled_matmuls.push(std::collections::HashSet::new());
+        let mut returned: Option<(Value, Span, String)> = None;
+        let mut flow = Flow::Next;
+        for item in items {
+            if self.step(&iter.span).is_none() {
+                flow = Flow::Stop;
+                break;
+            }
+            if self.bind_target(target, item).is_none() {
+                flow = Flow::Stop;
+                break;
+            }
+            match self.exec_block(body, out, in_loop) {
+                Flow::Break => break,
+                Flow::Next | Flow::Continue => {}
+                Flow::Return(v, at) if self.frames == 0 && ends_body(body, &at) => {
+                    let key = format!("{v:?}");
+                    match &returned {
+                        Some((_, _, k)) if *k != key => {
+                            self.error(CheckError::ReturnVaries { at });
+                            flow = Flow::Stop;
+                            break;
+                        }
+                        Some(_) => {}
+                        None => returned = Some((v, at, key)),
+                    }
+                }
+                Flow::Return(_, at) if self.frames == 0 => {
+                    self.error(CheckError::ReturnInLoop { at });
+                }
+                f => {
+                    flow = f;
+                    break;
+                }
+            }
+        }
+        self.unrolled_matmuls.pop();
+        match (flow, returned) {
+            (Flow::Next, Some((v, at, _))) => Flow::Return(v, at),
+            (f, _) => f,
+        }
+    }
+
     fn unrolled_items(
         &mut self,
         target: &Target,
@@ -709,4 +778,11 @@ impl Checker<'_> {
         }
         Flow::Next
     }
+}
+
+/// Whether the statement that returned (`at`, the `return`'s span) is the last of `body`, or
+/// inside the last (an `if`, an inner loop, which checked their own).
+pub(super) fn ends_body(body: &[Stmt], at: &Span) -> bool {
+    body.last()
+        .is_some_and(|last| last.span.start <= at.start && at.end <= last.span.end)
 }

@@ -100,6 +100,18 @@ impl Checker<'_> {
                     self.call_builtin("range", pos, spans, Vec::new(), e)
                 }
                 ("nl", "par_dim") => pos.into_iter().next().or(Some(Value::None)),
+                // `nl.finfo(dtype).min`, `np.iinfo(np.int32).max`: the dtype's limits.
+                ("nl", "finfo" | "iinfo") if pos.len() == 1 && kws.is_empty() => {
+                    match super::eval_expr::type_info(&pos[0]) {
+                        Some(v) => Some(v),
+                        None => self.type_error(
+                            format!("`{m}.{name}` of a `{}`, not a dtype nkc knows the limits of", pos[0].type_name()),
+                            &e.span,
+                        ),
+                    }
+                }
+                // vectors.rs: `sl = nl.ds(start, size)`, a slice value.
+                ("nl", "ds") => self.ds_value(pos, spans, kws, e),
                 // grid.rs: the SPMD launch grid.
                 ("nl", "program_id") => self.program_id(pos, kws, &e.span),
                 ("nl", "num_programs") => self.num_programs(pos, kws, &e.span),

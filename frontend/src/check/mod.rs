@@ -260,16 +260,44 @@ pub(crate) enum Value {
     Py(std::rc::Rc<pyvalue::Py>),
 }
 
-/// The value of a scalar kernel argument given by the run (`--arg NAME=VALUE`).
-pub(crate) fn scalar_arg_value(a: &crate::ScalarArg) -> Value {
-    match a {
-        crate::ScalarArg::Int(v) => Value::Int(AffineExpr::constant(*v)),
-        crate::ScalarArg::Float(v) => Value::Float(*v),
-        crate::ScalarArg::Bool(b) => Value::Bool(*b),
-        crate::ScalarArg::None => Value::None,
-        crate::ScalarArg::Str(s) => Value::str(s.clone()),
-        crate::ScalarArg::Tuple(items) => {
-            Value::tuple(items.iter().map(scalar_arg_value).collect())
+impl Checker<'_> {
+    /// The value of a scalar kernel argument given by the run (`--arg NAME=VALUE`); a dotted
+    /// name (`nl.add`, `np.float32`) is evaluated in the kernel's module, reported at `at` (the
+    /// parameter) when it names nothing.
+    pub(crate) fn scalar_arg_value(&mut self, a: &crate::ScalarArg, at: &Span) -> Value {
+        match a {
+            crate::ScalarArg::Int(v) => Value::Int(AffineExpr::constant(*v)),
+            crate::ScalarArg::Float(v) => Value::Float(*v),
+            crate::ScalarArg::Bool(b) => Value::Bool(*b),
+            crate::ScalarArg::None => Value::None,
+            crate::ScalarArg::Str(s) => Value::str(s.clone()),
+            crate::ScalarArg::Tuple(items) => {
+                let items = items.iter().map(|i| self.scalar_arg_value(i, at)).collect();
+                Value::tuple(items)
+            }
+            crate::ScalarArg::Name(parts) => {
+                let mut it = parts.iter();
+                let Some(first) = it.next() else {
+                    return Value::Error;
+                };
+                let mut e = ast::Expr {
+                    kind: ast::ExprKind::Name(first.clone()),
+                    span: at.clone(),
+                };
+                for p in it {
+                    e = ast::Expr {
+                        kind: ast::ExprKind::Attribute {
+                            value: Box::new(e),
+                            attr: ast::Ident {
+                                name: p.clone(),
+                                span: at.clone(),
+                            },
+                        },
+                        span: at.clone(),
+                    };
+                }
+                self.eval(&e).unwrap_or(Value::Error)
+            }
         }
     }
 }
@@ -448,30 +476,34 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
         let mark = checker.errors.len();
         let unknown_mark = checker.unknown_module_attrs;
         let flow = checker.exec_block(std::slice::from_ref(item), &mut out, false);
-        // An assignment that failed only on names nkc does not know (an instance of a skipped
-        // `class`, an attribute of a host module such as `os.environ`) defers its diagnostics to the kernels that use the names it binds. A Python
-        // error (a division by zero, a failed call) stays an error of the module.
-        if let ast::StmtKind::Assign { target, .. } = &item.kind {
-            let mut names = Vec::new();
-            target_names(target, &mut names);
-            let failed = &checker.errors[mark..];
-            let unknown_names = failed
-                .iter()
-                .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
-                .count();
-            let unknown_attrs = checker.unknown_module_attrs - unknown_mark;
-            if !failed.is_empty()
-                && !names.is_empty()
-                && unknown_names + unknown_attrs == failed.len()
-            {
-                let errs = checker.errors.split_off(mark);
-                for id in names {
-                    let v = Value::py(pyvalue::Py::Unrun(errs.clone()));
-                    checker.bind(&id.name, v, id.span.clone());
-                }
-                checker.stopped = false;
-                continue;
+        // A statement that failed only on names nkc does not know (an instance of a skipped
+        // `class`, an attribute of a host module such as `os.environ` or `logging.disable`)
+        // defers its diagnostics to the kernels that use the names it binds: the kernels do not
+        // depend on it otherwise. One that binds no name (`logging.disable(logging.OFF)`) must
+        // have failed only on host modules' attributes, and is then dropped. A Python error (a
+        // division by zero, a failed call, an unknown `nl` operation) stays an error of the
+        // module.
+        let mut names = Vec::new();
+        stmt_binds(item, &mut names);
+        let failed = &checker.errors[mark..];
+        let unknown_names = failed
+            .iter()
+            .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
+            .count();
+        let unknown_attrs = checker.unknown_module_attrs - unknown_mark;
+        let deferrable = if names.is_empty() {
+            unknown_attrs == failed.len()
+        } else {
+            unknown_names + unknown_attrs == failed.len()
+        };
+        if !failed.is_empty() && deferrable {
+            let errs = checker.errors.split_off(mark);
+            for id in names {
+                let v = Value::py(pyvalue::Py::Unrun(errs.clone()));
+                checker.bind(&id.name, v, id.span.clone());
             }
+            checker.stopped = false;
+            continue;
         }
         if matches!(flow, stmts::Flow::Return(..)) {
             checker.error(CheckError::BadModuleItem {
@@ -512,6 +544,38 @@ impl Checker<'_> {
             self.bind(&k.name.name, v, k.name.span.clone());
             self.stopped = false;
         }
+    }
+}
+
+/// The names a module-level statement binds (its assignment targets, loop variables, imports and
+/// `def`s, in its nested blocks too).
+fn stmt_binds<'t>(s: &'t ast::Stmt, out: &mut Vec<&'t ast::Ident>) {
+    match &s.kind {
+        ast::StmtKind::Assign { target, .. } | ast::StmtKind::AugAssign { target, .. } => {
+            target_names(target, out)
+        }
+        ast::StmtKind::MultiAssign { targets, .. } => {
+            targets.iter().for_each(|t| target_names(t, out))
+        }
+        ast::StmtKind::For { target, body, .. } => {
+            target_names(target, out);
+            body.iter().for_each(|s| stmt_binds(s, out));
+        }
+        ast::StmtKind::While { body, .. } => body.iter().for_each(|s| stmt_binds(s, out)),
+        ast::StmtKind::If { body, orelse, .. } => {
+            body.iter().chain(orelse).for_each(|s| stmt_binds(s, out))
+        }
+        ast::StmtKind::Import(items) => out.extend(items.iter().map(|(_, id)| id)),
+        ast::StmtKind::Def(k) => out.push(&k.name),
+        ast::StmtKind::Recovered { binds } => out.extend(binds.iter()),
+        ast::StmtKind::Expr(_)
+        | ast::StmtKind::Return(_)
+        | ast::StmtKind::Pass
+        | ast::StmtKind::Opaque(_)
+        | ast::StmtKind::Break
+        | ast::StmtKind::Continue
+        | ast::StmtKind::Assert { .. }
+        | ast::StmtKind::Error => {}
     }
 }
 

@@ -1317,7 +1317,7 @@ impl Checker<'_> {
 
     /// A whole HBM tensor of 3 or more dimensions moved by a load or store: NKI's tile of it,
     /// partition-major `[d0, d1·d2·...]` (`TileVal::view`). Any other tile is unchanged.
-    fn dma_view(&self, mut t: TileVal) -> TileVal {
+    pub(super) fn dma_view(&self, mut t: TileVal) -> TileVal {
         if t.view.is_none() && self.tensor(t.tensor).memory == Memory::Hbm {
             if let Some(dims) = self.logical_dims(&t).filter(|d| d.len() > 2) {
                 t.view = Some([dims[0], dims[1..].iter().product()]);

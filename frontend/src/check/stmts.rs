@@ -141,7 +141,7 @@ impl Checker<'_> {
             seen.insert(&p.name.name, p.name.span.clone());
             if let Some(v) = self.args.and_then(|a| a.get(&p.name.name)) {
                 // A scalar argument of the run (`--arg eps=1e-5`).
-                let v = super::scalar_arg_value(v);
+                let v = self.scalar_arg_value(v, &p.name.span);
                 self.bind(&p.name.name, v, p.name.span.clone());
                 continue;
             }
@@ -990,6 +990,10 @@ impl Checker<'_> {
                 &s.span,
             );
         }
+        let returned = match flow {
+            Flow::Return(v, at) => self.loop_return(v, at, kind, axis, body),
+            _ => None,
+        };
         self.enclosing.pop();
         let scope = self.scopes.pop().unwrap_or_default();
         for (name, b) in scope {
@@ -1006,9 +1010,38 @@ impl Checker<'_> {
         });
         if self.stopped {
             Flow::Stop
+        } else if let Some((v, at)) = returned {
+            Flow::Return(v, at)
         } else {
             Flow::Next
         }
+    }
+
+    /// A `return` that ended the traced body of a loop at the kernel's level (`exec`). NKI
+    /// traces an `nl.affine_range` / `nl.sequential_range` body once, so a `return` as its last
+    /// statement returns after the whole loop; its value must be one for every iteration (not
+    /// depend on the loop index). Anywhere else it is reported, and the loop goes on as if it
+    /// were not there.
+    fn loop_return(
+        &mut self,
+        v: Value,
+        at: Span,
+        kind: LoopKind,
+        axis: Axis,
+        body: &[ast::Stmt],
+    ) -> Option<(Value, Span)> {
+        if !matches!(kind, LoopKind::Affine | LoopKind::Sequential)
+            || !super::exec::ends_body(body, &at)
+        {
+            self.error(CheckError::ReturnInLoop { at });
+            return None;
+        }
+        if depends_on(&v, axis) {
+            self.error(CheckError::ReturnVaries { at: at.clone() });
+            // The kernel still returns there, with no value to check further.
+            return Some((Value::Error, at));
+        }
+        Some((v, at))
     }
 
     /// Zeroes, before the loop that has just been traced, each PSUM tile of `zero_first` that
@@ -1112,5 +1145,19 @@ pub(crate) fn scalar_hint(ty: &Expr) -> Option<&'static str> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Whether a value depends on loop `axis`: an integer or a tile's position affine in it.
+fn depends_on(v: &Value, axis: Axis) -> bool {
+    match v {
+        Value::Int(a) => a.coeff(axis) != 0,
+        Value::Iv(a) => *a == axis,
+        Value::Tile(t) => t.start.iter().any(|s| s.coeff(axis) != 0),
+        Value::Py(p) => match &**p {
+            super::pyvalue::Py::Tuple(items) => items.iter().any(|i| depends_on(i, axis)),
+            _ => false,
+        },
+        _ => false,
     }
 }

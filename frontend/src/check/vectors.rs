@@ -276,6 +276,59 @@ impl Checker<'_> {
         Some(out)
     }
 
+    /// `nl.ds(start, size)` outside a subscript (`sl = nl.ds(j * 128, 128)`, then `x[:, sl]`):
+    /// the slice `start:start + size`, a compile-time value like any `slice`, which a subscript
+    /// reads as it reads `nl.ds` written in it. `start` may depend on loop indices; `size` is a
+    /// positive compile-time integer.
+    pub(crate) fn ds_value(
+        &mut self,
+        pos: Vec<Value>,
+        spans: &[Span],
+        kws: super::functions::Kwargs,
+        e: &Expr,
+    ) -> Option<Value> {
+        let mut extra = pos.len() > 2;
+        let mut pos = pos.into_iter().zip(spans.iter().cloned());
+        let mut start = pos.next();
+        let mut size = pos.next();
+        for (k, v, at) in kws {
+            match k.as_str() {
+                "start" if start.is_none() => start = Some((v, at)),
+                "size" if size.is_none() => size = Some((v, at)),
+                _ => extra = true,
+            }
+        }
+        let (Some((start, start_at)), Some((size, size_at)), false) = (start, size, extra) else {
+            self.error(CheckError::DsArgs { at: e.span.clone() });
+            return None;
+        };
+        let start = match start {
+            Value::Int(a) => a,
+            Value::Iv(axis) => AffineExpr::iv(axis),
+            Value::Error => return None,
+            _ => {
+                self.error(CheckError::DsArgs { at: start_at });
+                return None;
+            }
+        };
+        let Some(size) = size.as_int() else {
+            if !matches!(size, Value::Error) {
+                self.error(CheckError::DsArgs { at: size_at });
+            }
+            return None;
+        };
+        if size < 1 {
+            self.error(CheckError::DsEmpty { size, at: size_at });
+            return None;
+        }
+        let stop = start.add(&AffineExpr::constant(size));
+        Some(Value::py(Py::Slice(
+            Value::Int(start),
+            Value::Int(stop),
+            Value::None,
+        )))
+    }
+
     /// Whether `e` is `nl.mgrid[...]`.
     pub(crate) fn is_mgrid(e: &Expr) -> bool {
         matches!(&e.kind, ExprKind::Subscript { value, .. } if matches!(&value.kind,
