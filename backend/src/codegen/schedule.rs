@@ -269,47 +269,8 @@ fn schedule(
     }
     let ops: Vec<Vec<(Tensor, &Access, bool)>> = body.iter().map(|&b| operands(bir, b)).collect();
     let insts: Vec<bool> = body.iter().map(|b| matches!(b, BNode::Inst(_))).collect();
-    // The order by buffer ([`compute_edges`]); in a staged body also the one that tells ring
-    // slots apart, whose edges carry `true` (every edge does in an unstaged body).
-    let edges: Vec<(usize, usize, bool)> = match staged {
-        None => (compute_edges(&ops, &insts, None).into_iter())
-            .map(|(i, j)| (i, j, true))
-            .collect(),
-        Some(st) => {
-            let mut all: Vec<(usize, usize, bool)> = (compute_edges(&ops, &insts, None))
-                .into_iter()
-                .map(|(i, j)| (i, j, false))
-                .collect();
-            all.extend(
-                (compute_edges(
-                    &ops,
-                    &insts,
-                    Some(&|t, a, b| distinct_slots(st.func, t, a, b)),
-                )
-                .into_iter())
-                .map(|(i, j)| (i, j, true)),
-            );
-            all.sort_unstable_by_key(|&(i, j, slots)| (j, i, slots));
-            all
-        }
-    };
-    // In a staged body, the classes go first to last: a node holding a load; then one that does
-    // not wait for a load of this body (through the slot-aware edges), its inputs coming from
-    // earlier bodies; then one that waits; then a store. The critical path orders each class.
-    // When nothing waits for the body's own loads, the critical-path order on the edges by
-    // buffer stands.
-    let class: Option<Vec<(bool, bool, bool)>> = staged.and_then(|st| {
-        let mut waits = vec![false; n];
-        for &(i, j, slots) in &edges {
-            // The edges come by increasing `j`: `waits[i]` is final for every `i < j`.
-            waits[j] |= slots && (st.loads[i] || waits[i]);
-        }
-        (waits.contains(&true)).then(|| {
-            (0..n)
-                .map(|k| (st.loads[k], !st.stores[k], !waits[k]))
-                .collect()
-        })
-    });
+    let edges = body_edges(&ops, &insts, staged);
+    let class = body_classes(staged, &edges, n);
     let mut g: DiGraph<usize, ()> = DiGraph::new();
     let idx: Vec<NodeIndex> = (0..n).map(|i| g.add_node(i)).collect();
     // Without classes, the order by buffer; with them, the one that tells ring slots apart.
@@ -327,6 +288,90 @@ fn schedule(
         let tail = g.neighbors(idx[i]).map(|s| prio[g[s]]).max().unwrap_or(0);
         prio[i] = lat[i] + tail;
     }
+    let pressure = psum.map(|b| PsumPressure::new(b, &ops));
+    list_order(
+        body,
+        &g,
+        &idx,
+        |i: usize| (class[i], prio[i], std::cmp::Reverse(i)),
+        pressure,
+    )
+}
+
+/// The order by buffer of a body with operands `ops` ([`compute_edges`]); in a staged body also
+/// the one that tells ring slots apart, whose edges carry `true` (every edge does in an
+/// unstaged body), sorted by `(target, source, slots)`.
+fn body_edges(
+    ops: &[Vec<(Tensor, &Access, bool)>],
+    insts: &[bool],
+    staged: Option<&Staged>,
+) -> Vec<(usize, usize, bool)> {
+    match staged {
+        None => (compute_edges(ops, insts, None).into_iter())
+            .map(|(i, j)| (i, j, true))
+            .collect(),
+        Some(st) => {
+            let mut all: Vec<(usize, usize, bool)> = (compute_edges(ops, insts, None))
+                .into_iter()
+                .map(|(i, j)| (i, j, false))
+                .collect();
+            all.extend(
+                (compute_edges(
+                    ops,
+                    insts,
+                    Some(&|t, a, b| distinct_slots(st.func, t, a, b)),
+                )
+                .into_iter())
+                .map(|(i, j)| (i, j, true)),
+            );
+            all.sort_unstable_by_key(|&(i, j, slots)| (j, i, slots));
+            all
+        }
+    }
+}
+
+/// The classes of the `n` nodes of a staged body with `edges` ([`body_edges`]), or `None`.
+///
+/// In a staged body, the classes go first to last: a node holding a load; then one that does
+/// not wait for a load of this body (through the slot-aware edges), its inputs coming from
+/// earlier bodies; then one that waits; then a store. The critical path orders each class.
+/// When nothing waits for the body's own loads, the critical-path order on the edges by
+/// buffer stands (`None`).
+fn body_classes(
+    staged: Option<&Staged>,
+    edges: &[(usize, usize, bool)],
+    n: usize,
+) -> Option<Vec<(bool, bool, bool)>> {
+    staged.and_then(|st| {
+        let mut waits = vec![false; n];
+        for &(i, j, slots) in edges {
+            // The edges come by increasing `j`: `waits[i]` is final for every `i < j`.
+            waits[j] |= slots && (st.loads[i] || waits[i]);
+        }
+        (waits.contains(&true)).then(|| {
+            (0..n)
+                .map(|k| (st.loads[k], !st.stores[k], !waits[k]))
+                .collect()
+        })
+    })
+}
+
+/// A node's rank in [`list_order`]: its class ([`body_classes`]), its critical path, and its
+/// position reversed (ties in program order).
+type ListKey = ((bool, bool, bool), u64, std::cmp::Reverse<usize>);
+
+/// The list scheduling of `body` on graph `g` (node `i` at `idx[i]`, its edges forward in
+/// program order): each time, of the ready nodes, the one of the largest `key` (unique: it ends
+/// with the position), or with `pressure` the largest that fits the PSUM budget, else the
+/// largest. The body as it is if no node is ready (which the forward edges rule out).
+fn list_order(
+    body: &[BNode],
+    g: &DiGraph<usize, ()>,
+    idx: &[NodeIndex],
+    key: impl Fn(usize) -> ListKey,
+    mut pressure: Option<PsumPressure>,
+) -> Vec<BNode> {
+    let n = body.len();
     let mut preds: Vec<usize> = (0..n)
         .map(|i| {
             g.neighbors_directed(idx[i], petgraph::Direction::Incoming)
@@ -334,11 +379,9 @@ fn schedule(
         })
         .collect();
     // The ready nodes, the one with the longest critical path on top, ties in program order.
-    let key = |i: usize| (class[i], prio[i], std::cmp::Reverse(i));
     let mut ready: std::collections::BinaryHeap<_> =
-        (0..n).filter(|&i| preds[i] == 0).map(key).collect();
+        (0..n).filter(|&i| preds[i] == 0).map(&key).collect();
     let mut out = Vec::with_capacity(n);
-    let mut pressure = psum.map(|b| PsumPressure::new(b, &ops));
     while out.len() < n {
         // Some node is always ready: the graph's edges go forward in program order, so it has
         // no cycle.
