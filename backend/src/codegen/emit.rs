@@ -280,8 +280,42 @@ impl Emit<'_> {
         }
         let mut start = self.expr(&o.access.start[1].scale(esize));
         start.constant += base as i64;
-        // Address rotation: slot k of block dimension d is `(selector mod count)`, and the slots
-        // are laid out with the last block dimension fastest.
+        self.rotate_slots(i, o, slot_bytes, &mut start)?;
+        let slots: u64 = t.block.iter().map(|b| u64::from(b.count)).product();
+        let foot = Foot {
+            space,
+            tensor: o.tensor,
+            region: (base, base + slots * slot_bytes),
+            r0: p0.clone(),
+            nr: np,
+            c0: start.clone(),
+            nc: nf * esize as u64,
+            write,
+        };
+        Ok(Tile {
+            ap: Ap {
+                mem,
+                dtype,
+                p0,
+                np: np as u32,
+                start,
+                dims,
+            },
+            foot,
+        })
+    }
+
+    /// Adds to `start` the address rotation of operand `o` of instruction `i` (slots of
+    /// `slot_bytes`): slot k of block dimension d is `(selector mod count)`, and the slots are
+    /// laid out with the last block dimension fastest.
+    fn rotate_slots(
+        &self,
+        i: BirInst,
+        o: &Operand,
+        slot_bytes: u64,
+        start: &mut Expr,
+    ) -> Result<(), BackendError> {
+        let t = &self.func.tensors[o.tensor];
         let mut stride = slot_bytes as i64;
         for (sel, b) in o.access.slots.iter().zip(&t.block).rev() {
             let n = i64::from(b.count);
@@ -309,28 +343,7 @@ impl Emit<'_> {
             }
             stride *= n;
         }
-        let slots: u64 = t.block.iter().map(|b| u64::from(b.count)).product();
-        let foot = Foot {
-            space,
-            tensor: o.tensor,
-            region: (base, base + slots * slot_bytes),
-            r0: p0.clone(),
-            nr: np,
-            c0: start.clone(),
-            nc: nf * esize as u64,
-            write,
-        };
-        Ok(Tile {
-            ap: Ap {
-                mem,
-                dtype,
-                p0,
-                np: np as u32,
-                start,
-                dims,
-            },
-            foot,
-        })
+        Ok(())
     }
 
     fn hbm(&self, o: &Operand, write: bool) -> Result<(HbmAp, Foot), BackendError> {
