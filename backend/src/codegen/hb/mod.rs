@@ -78,9 +78,9 @@
 //! walk's signals in place and learns which semaphores are signalled differently from the
 //! waits whose keeping changed, so its cost is what it walks, not the kernel's size.
 //!
-//! One part per file: [`clock`] (vector clocks), [`conflicts`] (the instances each must
-//! happen after), [`checker`] (the checks' state and the trials), [`kept`] (the waits the
-//! program keeps), [`walk`] (the clock propagation); this file drives the greedy pruning.
+//! One part per file: `clock` (vector clocks), `conflicts` (the instances each must
+//! happen after), `checker` (the checks' state and the trials), `kept` (the waits the
+//! program keeps), `walk` (the clock propagation); this file drives the greedy pruning.
 //!
 //! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
 //! is one). The decision for every wait is exact (a wait is removed exactly when the race

@@ -285,7 +285,7 @@ struct Walk<'a, L: Copy> {
 }
 
 /// How a walk differs from the last one so far ([`Checker::race_free`]).
-struct Diff<'a, L> {
+pub(super) struct Diff<'a, L> {
     /// Per semaphore, how many signals the last walk had published at the start of this one
     /// (the signals it published from there on are still in `prefix` past this walk's).
     start_len: &'a SecondaryMap<Sem, u32>,

@@ -56,8 +56,8 @@
 //! synchronisation analysis then derives the waits from the new order), only the engines'
 //! interleaving changes.
 //!
-//! One analysis per file: [`shares`] weighs the busy cycles and finds ResMII, [`recurrence`]
-//! finds RecMII and its cycle, [`search`] is the II search, [`order`] predicts, improves and
+//! One analysis per file: `shares` weighs the busy cycles and finds ResMII, `recurrence`
+//! finds RecMII and its cycle, `search` is the II search, `order` predicts, improves and
 //! places body orders; this file puts them together ([`compute_modulo_schedule`]) and reorders
 //! the bodies ([`schedule_loops`]).
 //!

@@ -43,7 +43,7 @@ enum Priority {
 
 /// Per `II`: the earliest starts ([`longest_paths`]) and the longest path from each instruction
 /// to the end (the reverse relaxation), or `None` when a cycle needs a larger `II`. Every list
-/// order of [`compute_modulo_schedule`] searches the same `II`s, so each is computed once.
+/// order of [`compute_modulo_schedule`](super::compute_modulo_schedule) searches the same `II`s, so each is computed once.
 #[derive(Default)]
 struct PathCache(std::collections::HashMap<u64, Option<Paths>>);
 
@@ -371,7 +371,7 @@ pub(super) fn search_schedule_remembered(
 /// The II search: every list order, with and without the global earliest starts as lower
 /// bounds, searches its own smallest II upward from `mii`; the schedule whose order the engines
 /// run fastest is kept (its II and start offsets), or `None` when no order fits.
-fn search_schedule(
+pub(super) fn search_schedule(
     bir: &Bir,
     deps: &LoopDeps,
     busy: &[u64],

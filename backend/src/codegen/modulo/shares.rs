@@ -85,7 +85,7 @@ pub(super) fn compute_loads(
 /// not count ([`running_iterations`]). `None` when the loop has no steady state (no two
 /// consecutive iterations run every stage: fewer iterations than stages, or one more), or its
 /// guards name loops together past [`crate::cost::guards::MAX_GUARD_ENUMERATION`] points.
-fn steady_shares(
+pub(super) fn steady_shares(
     func: &Function,
     bir: &Bir,
     deps: &LoopDeps,

@@ -58,9 +58,9 @@
 //! same distance) over the real trip counts: a distance is a number of common iterations, which
 //! the clamping preserves.
 //!
-//! One part per file: [`order`] (the instances' program order), [`summary`] (summaries of
-//! runs of footprints), [`pairs`] (which producers each consumer pairs with), [`need`] (what a
-//! consumer needs from one producer), [`implied`] (waits other waits imply); this file turns
+//! One part per file: `order` (the instances' program order), `summary` (summaries of
+//! runs of footprints), `pairs` (which producers each consumer pairs with), `need` (what a
+//! consumer needs from one producer), `implied` (waits other waits imply); this file turns
 //! the pairs into semaphores and waits ([`compute_sync`]) and realises them ([`realise`]).
 
 mod implied;

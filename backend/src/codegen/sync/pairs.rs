@@ -205,7 +205,7 @@ impl Producers<'_> {
 
 /// Per running instance of a consumer, the latest position of a conflicting instance of a
 /// producer on one thread paired with it; `least`, the smallest of them.
-struct Frontier {
+pub(super) struct Frontier {
     at: Vec<Option<i64>>,
     least: Option<i64>,
 }
@@ -216,7 +216,14 @@ impl Frontier {
     /// what the pruning keeps in its place: it is one of [`Sync::pairs`](super::Sync::pairs)' conflicts), and that
     /// instance after `xi`'s by their thread's order (an engine completes in order; a queue's
     /// transfers that run complete first in, first out). So `xi` needs no pair.
-    fn covers(&self, em: &Emitted, o: &Order, inst: &Instances, xi: Node, yi: Node) -> bool {
+    pub(super) fn covers(
+        &self,
+        em: &Emitted,
+        o: &Order,
+        inst: &Instances,
+        xi: Node,
+        yi: Node,
+    ) -> bool {
         let running = &inst.running[xi];
         let Some(&last) = running.last() else {
             return true;
