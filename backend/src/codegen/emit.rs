@@ -280,8 +280,42 @@ impl Emit<'_> {
         }
         let mut start = self.expr(&o.access.start[1].scale(esize));
         start.constant += base as i64;
-        // Address rotation: slot k of block dimension d is `(selector mod count)`, and the slots
-        // are laid out with the last block dimension fastest.
+        self.rotate_slots(i, o, slot_bytes, &mut start)?;
+        let slots: u64 = t.block.iter().map(|b| u64::from(b.count)).product();
+        let foot = Foot {
+            space,
+            tensor: o.tensor,
+            region: (base, base + slots * slot_bytes),
+            r0: p0.clone(),
+            nr: np,
+            c0: start.clone(),
+            nc: nf * esize as u64,
+            write,
+        };
+        Ok(Tile {
+            ap: Ap {
+                mem,
+                dtype,
+                p0,
+                np: np as u32,
+                start,
+                dims,
+            },
+            foot,
+        })
+    }
+
+    /// Adds to `start` the address rotation of operand `o` of instruction `i` (slots of
+    /// `slot_bytes`): slot k of block dimension d is `(selector mod count)`, and the slots are
+    /// laid out with the last block dimension fastest.
+    fn rotate_slots(
+        &self,
+        i: BirInst,
+        o: &Operand,
+        slot_bytes: u64,
+        start: &mut Expr,
+    ) -> Result<(), BackendError> {
+        let t = &self.func.tensors[o.tensor];
         let mut stride = slot_bytes as i64;
         for (sel, b) in o.access.slots.iter().zip(&t.block).rev() {
             let n = i64::from(b.count);
@@ -309,28 +343,7 @@ impl Emit<'_> {
             }
             stride *= n;
         }
-        let slots: u64 = t.block.iter().map(|b| u64::from(b.count)).product();
-        let foot = Foot {
-            space,
-            tensor: o.tensor,
-            region: (base, base + slots * slot_bytes),
-            r0: p0.clone(),
-            nr: np,
-            c0: start.clone(),
-            nc: nf * esize as u64,
-            write,
-        };
-        Ok(Tile {
-            ap: Ap {
-                mem,
-                dtype,
-                p0,
-                np: np as u32,
-                start,
-                dims,
-            },
-            foot,
-        })
+        Ok(())
     }
 
     fn hbm(&self, o: &Operand, write: bool) -> Result<(HbmAp, Foot), BackendError> {
@@ -431,175 +444,91 @@ impl Emit<'_> {
         let engine = bi.engine;
         let op = match &bi.op {
             pir::Op::Load | pir::Op::Store => return self.dma(i),
-            pir::Op::Matmul { accumulate } => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let a = self.tile(i, &bi.srcs[0], false)?;
-                let b = self.tile(i, &bi.srcs[1], false)?;
-                let foot = vec![d.foot, a.foot, b.foot];
-                (
-                    Op::Matmul {
-                        dst: d.ap,
-                        a: a.ap,
-                        b: b.ap,
-                        acc: *accumulate,
-                    },
-                    foot,
-                )
-            }
-            pir::Op::Transpose => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let s = self.tile(i, &bi.srcs[0], false)?;
-                (
-                    Op::Transpose {
-                        dst: d.ap,
-                        src: s.ap,
-                    },
-                    vec![d.foot, s.foot],
-                )
-            }
+            pir::Op::Matmul { accumulate } => self.operands(i, |dst, [a, b]| Op::Matmul {
+                dst,
+                a,
+                b,
+                acc: *accumulate,
+            })?,
+            pir::Op::Transpose => self.operands(i, |dst, [src]| Op::Transpose { dst, src })?,
             pir::Op::TensorTensor { op } => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let a = self.tile(i, &bi.srcs[0], false)?;
-                let b = self.tile(i, &bi.srcs[1], false)?;
-                (
-                    Op::TensorTensor {
-                        op: *op,
-                        dst: d.ap,
-                        a: a.ap,
-                        b: b.ap,
-                    },
-                    vec![d.foot, a.foot, b.foot],
-                )
+                self.operands(i, |dst, [a, b]| Op::TensorTensor { op: *op, dst, a, b })?
             }
             pir::Op::TensorScalar { op, imm, reverse } => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let s = self.tile(i, &bi.srcs[0], false)?;
-                (
-                    Op::TensorScalar {
-                        op: *op,
-                        dst: d.ap,
-                        src: s.ap,
-                        imm: *imm,
-                        reverse: *reverse,
-                    },
-                    vec![d.foot, s.foot],
-                )
+                self.operands(i, |dst, [src]| Op::TensorScalar {
+                    op: *op,
+                    dst,
+                    src,
+                    imm: *imm,
+                    reverse: *reverse,
+                })?
             }
             pir::Op::Activation { func, scale, bias } => {
                 self.activation(i, *func, *scale, *bias)?
             }
             pir::Op::Reduce { op } => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let s = self.tile(i, &bi.srcs[0], false)?;
-                (
-                    Op::Reduce {
-                        op: *op,
-                        dst: d.ap,
-                        src: s.ap,
-                    },
-                    vec![d.foot, s.foot],
-                )
+                self.operands(i, |dst, [src]| Op::Reduce { op: *op, dst, src })?
             }
             pir::Op::TensorTensorScan { op0, op1 } => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let a = self.tile(i, &bi.srcs[0], false)?;
-                let b = self.tile(i, &bi.srcs[1], false)?;
-                let init = self.tile(i, &bi.srcs[2], false)?;
-                (
-                    Op::TensorTensorScan {
-                        op0: *op0,
-                        op1: *op1,
-                        dst: d.ap,
-                        a: a.ap,
-                        b: b.ap,
-                        init: init.ap,
-                    },
-                    vec![d.foot, a.foot, b.foot, init.foot],
-                )
+                self.operands(i, |dst, [a, b, init]| Op::TensorTensorScan {
+                    op0: *op0,
+                    op1: *op1,
+                    dst,
+                    a,
+                    b,
+                    init,
+                })?
             }
             pir::Op::VectorTranspose => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let s = self.tile(i, &bi.srcs[0], false)?;
-                (
-                    Op::VectorTranspose {
-                        dst: d.ap,
-                        src: s.ap,
-                    },
-                    vec![d.foot, s.foot],
-                )
+                self.operands(i, |dst, [src]| Op::VectorTranspose { dst, src })?
             }
-            pir::Op::Max8 => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let s = self.tile(i, &bi.srcs[0], false)?;
-                (
-                    Op::Max8 {
-                        dst: d.ap,
-                        src: s.ap,
-                    },
-                    vec![d.foot, s.foot],
-                )
+            pir::Op::Max8 => self.operands(i, |dst, [src]| Op::Max8 { dst, src })?,
+            pir::Op::FindIndex8 => {
+                self.operands(i, |dst, [src, vals]| Op::FindIndex8 { dst, src, vals })?
             }
-            pir::Op::FindIndex8 | pir::Op::MatchReplace8 { .. } => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let s = self.tile(i, &bi.srcs[0], false)?;
-                let v = self.tile(i, &bi.srcs[1], false)?;
-                let (dst, src, vals) = (d.ap, s.ap, v.ap);
-                let op = match bi.op {
-                    pir::Op::MatchReplace8 { imm } => Op::MatchReplace8 {
-                        dst,
-                        src,
-                        vals,
-                        imm,
-                    },
-                    _ => Op::FindIndex8 { dst, src, vals },
-                };
-                (op, vec![d.foot, s.foot, v.foot])
+            pir::Op::MatchReplace8 { imm } => {
+                self.operands(i, |dst, [src, vals]| Op::MatchReplace8 {
+                    dst,
+                    src,
+                    vals,
+                    imm: *imm,
+                })?
             }
-            pir::Op::BnStats | pir::Op::BnAggr => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let s = self.tile(i, &bi.srcs[0], false)?;
-                let (dst, src) = (d.ap, s.ap);
-                let op = match bi.op {
-                    pir::Op::BnStats => Op::BnStats { dst, src },
-                    _ => Op::BnAggr { dst, src },
-                };
-                (op, vec![d.foot, s.foot])
-            }
-            pir::Op::Copy => {
-                let d = self.tile(i, &bi.dst, true)?;
-                let s = self.tile(i, &bi.srcs[0], false)?;
-                (
-                    Op::Copy {
-                        dst: d.ap,
-                        src: s.ap,
-                    },
-                    vec![d.foot, s.foot],
-                )
-            }
+            pir::Op::BnStats => self.operands(i, |dst, [src]| Op::BnStats { dst, src })?,
+            pir::Op::BnAggr => self.operands(i, |dst, [src]| Op::BnAggr { dst, src })?,
+            pir::Op::Copy => self.operands(i, |dst, [src]| Op::Copy { dst, src })?,
             pir::Op::Memset { value } => {
-                let d = self.tile(i, &bi.dst, true)?;
-                (
-                    Op::Memset {
-                        dst: d.ap,
-                        value: *value,
-                    },
-                    vec![d.foot],
-                )
+                self.operands(i, |dst, []| Op::Memset { dst, value: *value })?
             }
-            pir::Op::Iota { base, pstep, fstep } => {
-                let d = self.tile(i, &bi.dst, true)?;
-                (
-                    Op::Iota {
-                        dst: d.ap,
-                        base: *base,
-                        pstep: *pstep,
-                        fstep: *fstep,
-                    },
-                    vec![d.foot],
-                )
-            }
+            pir::Op::Iota { base, pstep, fstep } => self.operands(i, |dst, []| Op::Iota {
+                dst,
+                base: *base,
+                pstep: *pstep,
+                fstep: *fstep,
+            })?,
         };
         Ok(vec![self.push(i, engine, op.0, op.1)])
+    }
+
+    /// Compute instruction `i` on its destination and its first `N` sources: `make` of their
+    /// access patterns, and their footprints, the destination's first, then the sources' in order
+    /// (resolved in that order: the first operand that fails gives the error).
+    fn operands<const N: usize>(
+        &self,
+        i: BirInst,
+        make: impl FnOnce(Ap, [Ap; N]) -> Op,
+    ) -> Result<(Op, Vec<Foot>), BackendError> {
+        let bi = &self.bir.insts[i];
+        let d = self.tile(i, &bi.dst, true)?;
+        let mut srcs = Vec::with_capacity(N);
+        for s in &bi.srcs[..N] {
+            srcs.push(self.tile(i, s, false)?);
+        }
+        let op = make(d.ap, std::array::from_fn(|k| srcs[k].ap.clone()));
+        let foot = std::iter::once(d.foot)
+            .chain(srcs.into_iter().map(|s| s.foot))
+            .collect();
+        Ok((op, foot))
     }
 
     /// Activation `i`: its operation and the footprints of its destination, its source, then

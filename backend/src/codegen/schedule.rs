@@ -269,47 +269,8 @@ fn schedule(
     }
     let ops: Vec<Vec<(Tensor, &Access, bool)>> = body.iter().map(|&b| operands(bir, b)).collect();
     let insts: Vec<bool> = body.iter().map(|b| matches!(b, BNode::Inst(_))).collect();
-    // The order by buffer ([`compute_edges`]); in a staged body also the one that tells ring
-    // slots apart, whose edges carry `true` (every edge does in an unstaged body).
-    let edges: Vec<(usize, usize, bool)> = match staged {
-        None => (compute_edges(&ops, &insts, None).into_iter())
-            .map(|(i, j)| (i, j, true))
-            .collect(),
-        Some(st) => {
-            let mut all: Vec<(usize, usize, bool)> = (compute_edges(&ops, &insts, None))
-                .into_iter()
-                .map(|(i, j)| (i, j, false))
-                .collect();
-            all.extend(
-                (compute_edges(
-                    &ops,
-                    &insts,
-                    Some(&|t, a, b| distinct_slots(st.func, t, a, b)),
-                )
-                .into_iter())
-                .map(|(i, j)| (i, j, true)),
-            );
-            all.sort_unstable_by_key(|&(i, j, slots)| (j, i, slots));
-            all
-        }
-    };
-    // In a staged body, the classes go first to last: a node holding a load; then one that does
-    // not wait for a load of this body (through the slot-aware edges), its inputs coming from
-    // earlier bodies; then one that waits; then a store. The critical path orders each class.
-    // When nothing waits for the body's own loads, the critical-path order on the edges by
-    // buffer stands.
-    let class: Option<Vec<(bool, bool, bool)>> = staged.and_then(|st| {
-        let mut waits = vec![false; n];
-        for &(i, j, slots) in &edges {
-            // The edges come by increasing `j`: `waits[i]` is final for every `i < j`.
-            waits[j] |= slots && (st.loads[i] || waits[i]);
-        }
-        (waits.contains(&true)).then(|| {
-            (0..n)
-                .map(|k| (st.loads[k], !st.stores[k], !waits[k]))
-                .collect()
-        })
-    });
+    let edges = body_edges(&ops, &insts, staged);
+    let class = body_classes(staged, &edges, n);
     let mut g: DiGraph<usize, ()> = DiGraph::new();
     let idx: Vec<NodeIndex> = (0..n).map(|i| g.add_node(i)).collect();
     // Without classes, the order by buffer; with them, the one that tells ring slots apart.
@@ -327,6 +288,90 @@ fn schedule(
         let tail = g.neighbors(idx[i]).map(|s| prio[g[s]]).max().unwrap_or(0);
         prio[i] = lat[i] + tail;
     }
+    let pressure = psum.map(|b| PsumPressure::new(b, &ops));
+    list_order(
+        body,
+        &g,
+        &idx,
+        |i: usize| (class[i], prio[i], std::cmp::Reverse(i)),
+        pressure,
+    )
+}
+
+/// The order by buffer of a body with operands `ops` ([`compute_edges`]); in a staged body also
+/// the one that tells ring slots apart, whose edges carry `true` (every edge does in an
+/// unstaged body), sorted by `(target, source, slots)`.
+fn body_edges(
+    ops: &[Vec<(Tensor, &Access, bool)>],
+    insts: &[bool],
+    staged: Option<&Staged>,
+) -> Vec<(usize, usize, bool)> {
+    match staged {
+        None => (compute_edges(ops, insts, None).into_iter())
+            .map(|(i, j)| (i, j, true))
+            .collect(),
+        Some(st) => {
+            let mut all: Vec<(usize, usize, bool)> = (compute_edges(ops, insts, None))
+                .into_iter()
+                .map(|(i, j)| (i, j, false))
+                .collect();
+            all.extend(
+                (compute_edges(
+                    ops,
+                    insts,
+                    Some(&|t, a, b| distinct_slots(st.func, t, a, b)),
+                )
+                .into_iter())
+                .map(|(i, j)| (i, j, true)),
+            );
+            all.sort_unstable_by_key(|&(i, j, slots)| (j, i, slots));
+            all
+        }
+    }
+}
+
+/// The classes of the `n` nodes of a staged body with `edges` ([`body_edges`]), or `None`.
+///
+/// In a staged body, the classes go first to last: a node holding a load; then one that does
+/// not wait for a load of this body (through the slot-aware edges), its inputs coming from
+/// earlier bodies; then one that waits; then a store. The critical path orders each class.
+/// When nothing waits for the body's own loads, the critical-path order on the edges by
+/// buffer stands (`None`).
+fn body_classes(
+    staged: Option<&Staged>,
+    edges: &[(usize, usize, bool)],
+    n: usize,
+) -> Option<Vec<(bool, bool, bool)>> {
+    staged.and_then(|st| {
+        let mut waits = vec![false; n];
+        for &(i, j, slots) in edges {
+            // The edges come by increasing `j`: `waits[i]` is final for every `i < j`.
+            waits[j] |= slots && (st.loads[i] || waits[i]);
+        }
+        (waits.contains(&true)).then(|| {
+            (0..n)
+                .map(|k| (st.loads[k], !st.stores[k], !waits[k]))
+                .collect()
+        })
+    })
+}
+
+/// A node's rank in [`list_order`]: its class ([`body_classes`]), its critical path, and its
+/// position reversed (ties in program order).
+type ListKey = ((bool, bool, bool), u64, std::cmp::Reverse<usize>);
+
+/// The list scheduling of `body` on graph `g` (node `i` at `idx[i]`, its edges forward in
+/// program order): each time, of the ready nodes, the one of the largest `key` (unique: it ends
+/// with the position), or with `pressure` the largest that fits the PSUM budget, else the
+/// largest. The body as it is if no node is ready (which the forward edges rule out).
+fn list_order(
+    body: &[BNode],
+    g: &DiGraph<usize, ()>,
+    idx: &[NodeIndex],
+    key: impl Fn(usize) -> ListKey,
+    mut pressure: Option<PsumPressure>,
+) -> Vec<BNode> {
+    let n = body.len();
     let mut preds: Vec<usize> = (0..n)
         .map(|i| {
             g.neighbors_directed(idx[i], petgraph::Direction::Incoming)
@@ -334,11 +379,9 @@ fn schedule(
         })
         .collect();
     // The ready nodes, the one with the longest critical path on top, ties in program order.
-    let key = |i: usize| (class[i], prio[i], std::cmp::Reverse(i));
     let mut ready: std::collections::BinaryHeap<_> =
-        (0..n).filter(|&i| preds[i] == 0).map(key).collect();
+        (0..n).filter(|&i| preds[i] == 0).map(&key).collect();
     let mut out = Vec::with_capacity(n);
-    let mut pressure = psum.map(|b| PsumPressure::new(b, &ops));
     while out.len() < n {
         // Some node is always ready: the graph's edges go forward in program order, so it has
         // no cycle.
@@ -574,126 +617,4 @@ fn compute_edges(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use cranelift_entity::EntityRef;
-    use penguin::Axis;
-
-    /// `c[:, lo + 512·i .. + cols]` of a 2-D tensor, in iteration `i` of axis 0.
-    fn cols(lo: i64, cols: u64, coeff: i64) -> Access {
-        Access {
-            start: vec![
-                AffineExpr::constant(0),
-                AffineExpr::from_terms([(Axis::new(0), coeff)], lo),
-            ],
-            size: vec![128, cols],
-            slots: Vec::new(),
-            pattern: None,
-        }
-    }
-
-    #[test]
-    fn halves_of_a_tensor_are_disjoint_and_overlaps_are_not() {
-        // The two halves of the columns, in the same iteration.
-        assert!(disjoint_rects(&cols(0, 512, 512), &cols(512, 512, 512)));
-        assert!(disjoint_rects(&cols(512, 512, 512), &cols(0, 512, 512)));
-        // Overlapping by one column.
-        assert!(!disjoint_rects(&cols(0, 513, 512), &cols(512, 512, 512)));
-        // Starts that move differently with the iteration may meet in some iteration.
-        assert!(!disjoint_rects(&cols(0, 512, 512), &cols(512, 512, 256)));
-        // Equal rectangles.
-        assert!(!disjoint_rects(&cols(0, 512, 512), &cols(0, 512, 512)));
-    }
-
-    /// An access of a 2-D buffer: rows `[0, 8)`, columns from `lo` (plus `i` when `moves`),
-    /// `cols` of them, ring slot selector `slot`.
-    fn acc(lo: i64, cols: u64, moves: bool, slot: i64) -> Access {
-        let terms = if moves {
-            vec![(Axis::new(0), 1)]
-        } else {
-            Vec::new()
-        };
-        Access {
-            start: vec![AffineExpr::constant(0), AffineExpr::from_terms(terms, lo)],
-            size: vec![8, cols],
-            slots: vec![AffineExpr::constant(slot)],
-            pattern: None,
-        }
-    }
-
-    /// The transitive closure of `edges` over `n` nodes, as a reachability matrix.
-    fn closure(n: usize, edges: &[(usize, usize)]) -> Vec<Vec<bool>> {
-        let mut r = vec![vec![false; n]; n];
-        // Edges go forward, so from the last node back each row is final when read.
-        for i in (0..n).rev() {
-            for &(a, b) in edges.iter().filter(|e| e.0 == i) {
-                assert!(a < b, "an edge goes forward");
-                r[i][b] = true;
-                let row = r[b].clone();
-                for (x, y) in r[i].iter_mut().zip(row) {
-                    *x |= y;
-                }
-            }
-        }
-        r
-    }
-
-    proptest::proptest! {
-        /// The linear builder's edges have the transitive closure of every conflicting pair, with
-        /// and without ring slots told apart, whatever the mix of instructions and loops.
-        #[test]
-        fn edges_close_to_the_all_pairs_relation(
-            nodes in proptest::collection::vec(
-                (
-                    proptest::bool::weighted(0.85),
-                    proptest::collection::vec(
-                        (0usize..3, 0i64..6, 1u64..5, proptest::bool::weighted(0.2), 0i64..3, proptest::bool::ANY),
-                        1..4,
-                    ),
-                ),
-                2..14,
-            ),
-            ring in proptest::bool::ANY,
-        ) {
-            let accesses: Vec<Vec<(Tensor, Access, bool)>> = (nodes.iter())
-                .map(|(_, ops)| {
-                    (ops.iter())
-                        .map(|&(t, lo, cols, moves, slot, w)| (Tensor::new(t), acc(lo, cols, moves, slot), w))
-                        .collect()
-                })
-                .collect();
-            let ops: Vec<Vec<(Tensor, &Access, bool)>> = (accesses.iter())
-                .map(|v| v.iter().map(|(t, a, w)| (*t, a, *w)).collect())
-                .collect();
-            let inst: Vec<bool> = nodes.iter().map(|n| n.0).collect();
-            // A ring of 2 slots: selectors an odd constant apart never meet.
-            let two = |_: Tensor, a: &[AffineExpr], b: &[AffineExpr]| {
-                (a[0].constant_term() - b[0].constant_term()).rem_euclid(2) != 0
-            };
-            let ring: Option<&Ring> = if ring { Some(&two) } else { None };
-            let n = ops.len();
-            let mut pairs = Vec::new();
-            for j in 0..n {
-                for i in 0..j {
-                    let meets = ops[i].iter().any(|&(t, a, wa)| {
-                        ops[j].iter().any(|&(u, b, wb)| {
-                            let (sa, sb) = (
-                                Seen { node: i, access: a, write: wa },
-                                Seen { node: j, access: b, write: wb },
-                            );
-                            t == u && conflict(ring, t, sa, sb, &inst)
-                        })
-                    });
-                    if meets {
-                        pairs.push((i, j));
-                    }
-                }
-            }
-            let edges = compute_edges(&ops, &inst, ring);
-            for &(i, j) in &edges {
-                proptest::prop_assert!(pairs.contains(&(i, j)), "edge {i} -> {j} is no conflict");
-            }
-            proptest::prop_assert_eq!(closure(n, &edges), closure(n, &pairs));
-        }
-    }
-}
+mod tests;
