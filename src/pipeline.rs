@@ -284,7 +284,8 @@ impl<'l> Context<'l> {
     /// annotated loop.
     pub fn pipeline_annotated(&mut self, func: &mut Function) -> Result<(), Failure> {
         for remark in backend::transform::emergent::choose_auto_stages(func) {
-            self.log.push(remark.to_string());
+            self.log
+                .push(penguin::pipeline::PipelineRemark::foreign(remark));
         }
         self.after(
             "choose-auto-stages",

@@ -54,7 +54,7 @@ use common::{expectations, line_of, nk_files};
 use nkc::driver::{self, Source};
 use nkc::pipeline::{self, CompileOptions, Context, Form, PipelineMode, PrintAfter};
 use penguin::interp;
-use penguin::pipeline::{PipelineLog, PipelineOptions};
+use penguin::pipeline::{PipelineLog, PipelineOptions, PipelineRemark};
 use penguin::Function;
 use std::path::{Path, PathBuf};
 
@@ -411,9 +411,9 @@ fn run_pipeline(path: &Path, file: &str, source: &str) -> Result<(), String> {
         Expect::Runs(lines) => {
             let log = assert_same_bits(&func, file);
             if !log
-                .lines
+                .remarks
                 .iter()
-                .any(|l| l.contains("created the extended loop"))
+                .any(|r| matches!(r, PipelineRemark::Extended { .. }))
             {
                 return Err(format!("no loop was pipelined\n{log}"));
             }

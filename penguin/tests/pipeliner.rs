@@ -1,11 +1,14 @@
-//! The pipeliner's steps on IR written in the text form (no source spans): the skipped loops and
-//! the buffer decisions. The extended loop's exact shape, and a loop not pipelined twice, are
-//! filetests (`filetests/passes/pipeline_three_stages.pir`, `pipeline_not_again.pir`).
+//! The pipeliner's steps on IR written in the text form (no source spans): the skipped loops, the
+//! buffer decisions and the remarks of its log. The extended loop's exact shape, and a loop not
+//! pipelined twice, are filetests (`filetests/passes/pipeline_three_stages.pir`,
+//! `pipeline_not_again.pir`), as is the log's wording (`; log:` expectations).
 
 use penguin::parse_function;
 use penguin::pipeline::buffers::{compute_buffer_counts, BufferCount, SkipReason};
 use penguin::pipeline::context::{compute_schedule_context, Mode};
-use penguin::pipeline::targets::find_targets;
+use penguin::pipeline::targets::{find_targets, NotTarget};
+use penguin::pipeline::{pipeline_function, PipelineOptions, PipelineRemark};
+use std::fmt;
 
 const THREE_STAGES: &str = "\
 kernel k(a) -> (c) {
@@ -34,7 +37,7 @@ fn one_stage_is_no_pipelining() {
     let t = find_targets(&f);
     assert!(t.targets.is_empty());
     assert_eq!(t.skipped.len(), 1);
-    assert!(t.skipped[0].1.contains("num_stages=1"), "{:?}", t.skipped);
+    assert_eq!(t.skipped[0].1, NotTarget::OneStage, "{:?}", t.skipped);
 }
 
 #[test]
@@ -91,4 +94,59 @@ kernel k(a) -> (c) {
             count: 2
         }
     );
+}
+
+#[test]
+fn the_log_records_each_decision_with_its_data() {
+    let mut f = parse_function(THREE_STAGES).unwrap();
+    let out = pipeline_function(&mut f, &PipelineOptions::default()).unwrap();
+    let remarks = &out.log.remarks;
+    let iv = || "i".to_string();
+    assert_eq!(remarks[0], PipelineRemark::Target { iv: iv(), trip: 8 });
+    assert!(remarks.contains(&PipelineRemark::StageCount {
+        iv: iv(),
+        num_stages: 3,
+        mode: Mode::NumStages
+    }));
+    assert!(remarks.contains(&PipelineRemark::ProgramOrder { iv: iv() }));
+    assert!(remarks
+        .iter()
+        .any(|r| matches!(r, PipelineRemark::Legality { violations: 0, .. })));
+    let n = remarks.len();
+    assert_eq!(
+        remarks[n - 2..],
+        [
+            PipelineRemark::Extended {
+                iv: iv(),
+                lb: 0,
+                ub: 10,
+                was_ub: 8
+            },
+            PipelineRemark::Applied {
+                iv: iv(),
+                num_stages: 3
+            }
+        ]
+    );
+}
+
+/// A remark of a step outside the pipeliner.
+#[derive(Debug, PartialEq, Eq)]
+struct Note(u32);
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "note {}", self.0)
+    }
+}
+
+#[test]
+fn a_foreign_remark_keeps_its_type_and_line() {
+    let r = PipelineRemark::foreign(Note(3));
+    assert_eq!(r.as_foreign::<Note>(), Some(&Note(3)));
+    assert_eq!(r.as_foreign::<String>(), None);
+    assert_eq!(r, PipelineRemark::foreign(Note(3)));
+    assert_ne!(r, PipelineRemark::foreign(Note(4)));
+    assert_ne!(r, PipelineRemark::foreign("note 3".to_string()));
+    assert_eq!(r.to_string(), "note 3");
 }

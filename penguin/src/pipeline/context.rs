@@ -28,29 +28,25 @@
 //! `order` is a permutation of the child indices that keeps program order within each stage
 //! (unless the order check is disabled).
 
-use super::error::{axis_span, stmt_span, PipelineError};
+use super::error::{axis_span, stmt_span, PipelineError, StagesWritten};
 use crate::entities::{Axis, Stmt};
 use crate::ir::{Function, StmtAnnot};
 use crate::listing::capped_list_of;
 use std::collections::HashMap;
 
-/// What to write instead of `num_stages=n` on a body of too few statements: pipeline a nested
-/// loop of the body that is long enough (its range call takes the keyword), or ask for fewer
-/// stages.
-fn too_many_stages_help(func: &Function, children: &[crate::entities::Stmt], n: u32) -> String {
-    let fewer = format!("use num_stages={} at most", children.len().max(1));
-    let inner = children.iter().find_map(|&c| match func.stmts[c].kind {
-        crate::ir::StmtKind::Loop(a) if func.axes[a].body.len() >= n as usize => Some(a),
+/// The nested loop of a body that `num_stages=n` could pipeline instead (its range call takes
+/// the keyword), with its statement count: the first child loop of at least `n` statements.
+fn compute_long_inner(
+    func: &Function,
+    children: &[crate::entities::Stmt],
+    n: u32,
+) -> Option<(String, usize)> {
+    children.iter().find_map(|&c| match func.stmts[c].kind {
+        crate::ir::StmtKind::Loop(a) if func.axes[a].body.len() >= n as usize => {
+            Some((func.display_iv(a).to_string(), func.axes[a].body.len()))
+        }
         _ => None,
-    });
-    match inner {
-        Some(a) => format!(
-            "to pipeline the inner loop `{}` ({} statements), write num_stages={n} on its range call instead; or {fewer}",
-            func.display_iv(a),
-            func.axes[a].body.len()
-        ),
-        None => fewer,
-    }
+    })
 }
 
 /// How the stages were given.
@@ -93,11 +89,10 @@ pub fn array_split_sizes(n: usize, k: usize) -> Vec<usize> {
 }
 
 /// [`super::codes::BOTH_MODES`]: loop `axis` has `num_stages={value}` and statement `stmt` a stage id.
-fn both_modes(func: &Function, axis: Axis, stmt: Stmt, value: &str, help: &str) -> PipelineError {
+fn both_modes(func: &Function, axis: Axis, stmt: Stmt, value: StagesWritten) -> PipelineError {
     PipelineError::BothModes {
         iv: func.display_iv(axis).to_string(),
-        num_stages: value.to_string(),
-        help: help.to_string(),
+        num_stages: value,
         stmt: stmt_span(func, stmt),
         header: axis_span(func, axis),
     }
@@ -119,13 +114,11 @@ pub fn compute_schedule_context(
     // it on a body without them).
     if data.attrs.auto_stages {
         if let Some(&first) = with_stage.first() {
-            let help = "either let the compiler choose (num_stages=\"auto\"), or give stage_id on every statement";
             return Err(vec![both_modes(
                 func,
                 axis,
                 children[first],
-                "\"auto\"",
-                help,
+                StagesWritten::Auto,
             )]);
         }
     }
@@ -155,13 +148,11 @@ fn mode_a_context(
     let header = axis_span(func, axis);
     let mut errors = Vec::new();
     if let Some(&first) = with_stage.first() {
-        let help = "either give num_stages on the loop, or stage_id on every statement";
         errors.push(both_modes(
             func,
             axis,
             children[first],
-            &n.to_string(),
-            help,
+            StagesWritten::Count(n),
         ));
     }
     for (k, a) in annots.iter().enumerate() {
@@ -178,7 +169,7 @@ fn mode_a_context(
             iv: func.display_iv(axis).to_string(),
             num_stages: n,
             statements: children.len(),
-            help: too_many_stages_help(func, children, n),
+            inner: compute_long_inner(func, children, n),
             header,
         });
     }

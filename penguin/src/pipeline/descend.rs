@@ -13,7 +13,7 @@
 //! statements or on its range call). Anything else keeps the annotation where it was written, and
 //! the context step's diagnostic explains what to write instead.
 
-use super::log::PipelineLog;
+use super::log::{PipelineLog, PipelineRemark};
 use crate::entities::Axis;
 use crate::ir::{AxisAttrs, Function, StmtKind};
 
@@ -71,13 +71,11 @@ pub fn apply(func: &mut Function, moves: &[(Axis, Axis)], log: &mut PipelineLog)
             pipelined: None,
             ..attrs
         };
-        log.push(format!(
-            "loop `{}`: num_stages={} asks for more stages than its body has statements, and the body is the single loop `{}` ({} statement(s)): pipelining `{}` instead",
-            func.display_iv(from),
-            attrs.num_stages.unwrap_or(0),
-            func.display_iv(to),
-            func.axes[to].body.len(),
-            func.display_iv(to)
-        ));
+        log.push(PipelineRemark::Descended {
+            from: func.display_iv(from).to_string(),
+            num_stages: attrs.num_stages.unwrap_or(0),
+            to: func.display_iv(to).to_string(),
+            statements: func.axes[to].body.len(),
+        });
     }
 }

@@ -20,6 +20,24 @@ use vocab::Diagnostic;
 /// A place of the source, when the IR knows it.
 pub type At = Option<SrcSpan>;
 
+/// The value of `num_stages` as written on a loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StagesWritten {
+    /// `num_stages=n`.
+    Count(u32),
+    /// `num_stages="auto"`.
+    Auto,
+}
+
+impl std::fmt::Display for StagesWritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StagesWritten::Count(n) => write!(f, "{n}"),
+            StagesWritten::Auto => f.write_str("\"auto\""),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PipelineError {
     /// `E0402`: a pipelined loop that does not start at 0.
@@ -34,9 +52,8 @@ pub enum PipelineError {
     #[error("loop `{iv}` cannot use both num_stages and stage_id")]
     BothModes {
         iv: String,
-        /// The value of `num_stages` as written (a count or `"auto"`).
-        num_stages: String,
-        help: String,
+        /// The value of `num_stages` as written.
+        num_stages: StagesWritten,
         stmt: At,
         header: At,
     },
@@ -55,7 +72,9 @@ pub enum PipelineError {
         iv: String,
         num_stages: u32,
         statements: usize,
-        help: String,
+        /// A loop of the body with enough statements for `num_stages`, to pipeline instead: its
+        /// name and statement count.
+        inner: Option<(String, usize)>,
         header: At,
     },
     /// `E0405`: Mode B with a statement that has no `stage_id`.
@@ -300,7 +319,6 @@ impl PipelineError {
                 )),
             BothModes {
                 num_stages,
-                help,
                 stmt,
                 header,
                 ..
@@ -309,7 +327,10 @@ impl PipelineError {
                 *header,
                 format!("num_stages={num_stages} here"),
             )
-            .with_help(help),
+            .with_help(match num_stages {
+                StagesWritten::Auto => "either let the compiler choose (num_stages=\"auto\"), or give stage_id on every statement",
+                StagesWritten::Count(_) => "either give num_stages on the loop, or stage_id on every statement",
+            }),
             OrderWithoutStage {
                 num_stages,
                 stmt,
@@ -322,13 +343,22 @@ impl PipelineError {
             .with_help("to order the statements, give each a stage_id and drop num_stages"),
             TooManyStages {
                 num_stages,
-                help,
+                statements,
+                inner,
                 header,
                 ..
-            } => at(*header)
-                .with_label(format!("num_stages={num_stages}"))
-                .with_note("each stage needs at least one statement of the body")
-                .with_help(help),
+            } => {
+                let fewer = format!("use num_stages={} at most", (*statements).max(1));
+                at(*header)
+                    .with_label(format!("num_stages={num_stages}"))
+                    .with_note("each stage needs at least one statement of the body")
+                    .with_help(match inner {
+                        Some((l, len)) => format!(
+                            "to pipeline the inner loop `{l}` ({len} statements), write num_stages={num_stages} on its range call instead; or {fewer}"
+                        ),
+                        None => fewer,
+                    })
+            }
             MissingStageId {
                 stmt, with_stage, ..
             } => secondary(

@@ -41,7 +41,7 @@ pub use error::PipelineError;
 pub use legality::{
     compute_violations, compute_violations_with, LegalityError, LegalityOptions, LegalityReport,
 };
-pub use log::PipelineLog;
+pub use log::{ForeignRemark, PipelineLog, PipelineRemark};
 pub use plan::{DepKind, PipelinePlan, Violation};
 
 use crate::entities::{Axis, Inst, Stmt, Tensor};
@@ -110,18 +110,17 @@ fn pipeline_targets(
     log: &mut PipelineLog,
 ) -> Result<Vec<PipelinePlan>, Vec<PipelineError>> {
     let found = targets::find_targets(func);
-    for &(axis, ref reason) in &found.skipped {
-        log.push(format!(
-            "loop `{}`: skipped: {reason}",
-            func.display_iv(axis)
-        ));
+    for &(axis, why) in &found.skipped {
+        log.push(PipelineRemark::Skipped {
+            iv: func.display_iv(axis).to_string(),
+            why,
+        });
     }
     for &axis in &found.targets {
-        log.push(format!(
-            "loop `{}`: target found (trip count {})",
-            func.display_iv(axis),
-            func.axes[axis].trip_count()
-        ));
+        log.push(PipelineRemark::Target {
+            iv: func.display_iv(axis).to_string(),
+            trip: func.axes[axis].trip_count(),
+        });
     }
     if !found.errors.is_empty() {
         return Err(found.errors);
@@ -175,18 +174,16 @@ fn apply_plan(func: &mut Function, plan: &PipelinePlan, log: &mut PipelineLog) {
     reorder::reorder_body(func, plan);
     let a = &func.axes[plan.axis];
     let iv = func.display_iv(plan.axis);
-    log.push(format!(
-        "loop `{}`: created the extended loop with bounds [{}, {}) (was [{}, {}))",
-        iv,
-        a.lb,
-        a.ub,
-        a.lb,
-        a.ub - i64::from(plan.num_stages) + 1
-    ));
-    log.push(format!(
-        "loop `{}`: applied software pipelining with num_stages={}",
-        iv, plan.num_stages
-    ));
+    log.push(PipelineRemark::Extended {
+        iv: iv.to_string(),
+        lb: a.lb,
+        ub: a.ub,
+        was_ub: a.ub - i64::from(plan.num_stages) + 1,
+    });
+    log.push(PipelineRemark::Applied {
+        iv: iv.to_string(),
+        num_stages: plan.num_stages,
+    });
 }
 
 /// Steps 2 to 5 for one target loop: its plan, checked.
@@ -198,43 +195,32 @@ fn plan_loop(
 ) -> Result<PipelinePlan, Vec<PipelineError>> {
     let iv = func.display_iv(axis).to_string();
     let ctx = context::compute_schedule_context(func, axis)?;
-    let how = match ctx.mode {
-        context::Mode::NumStages => "from num_stages on the loop (Mode A)",
-        context::Mode::StageIds => "from the stage_id of its statements (Mode B)",
-    };
-    log.push(format!(
-        "loop `{iv}`: chosen number of pipeline stages: {} ({how})",
-        ctx.num_stages
-    ));
+    log.push(PipelineRemark::StageCount {
+        iv: iv.clone(),
+        num_stages: ctx.num_stages,
+        mode: ctx.mode,
+    });
     let body = &func.axes[axis].body;
     for (s, group) in ctx.groups().iter().enumerate() {
-        let names: Vec<String> = group
-            .iter()
-            .map(|&k| log::describe_stmt(func, body[k]))
-            .collect();
-        log.push(format!("loop `{iv}`: stage {s}: {}", names.join(", ")));
+        log.push(PipelineRemark::Stage {
+            iv: iv.clone(),
+            stage: s,
+            statements: group
+                .iter()
+                .map(|&k| log::describe_stmt(func, body[k]))
+                .collect(),
+        });
     }
     match &ctx.orders {
-        None => log.push(format!(
-            "loop `{iv}`: no execution_order specified, keeping program order"
-        )),
-        Some(_) => {
-            let names: Vec<String> = ctx
+        None => log.push(PipelineRemark::ProgramOrder { iv: iv.clone() }),
+        Some(_) => log.push(PipelineRemark::Order {
+            iv: iv.clone(),
+            statements: ctx
                 .order
                 .iter()
-                .map(|&k| {
-                    format!(
-                        "{} (stage {})",
-                        log::describe_stmt(func, body[k]),
-                        ctx.stages[k]
-                    )
-                })
-                .collect();
-            log.push(format!(
-                "loop `{iv}`: execution order: {}",
-                names.join(", ")
-            ));
-        }
+                .map(|&k| (log::describe_stmt(func, body[k]), ctx.stages[k]))
+                .collect(),
+        }),
     }
 
     let counts = buffers::compute_buffer_counts(func, axis, &ctx.stages);
@@ -245,40 +231,35 @@ fn plan_loop(
                 def_min,
                 use_max,
                 count,
-            } => log.push(format!(
-                "loop `{iv}`: `{name}` is defined first in stage {def_min} and used last in stage {use_max}: the buffer size needed is {count}"
-            )),
-            BufferCount::Skipped(r) => {
-                log.push(format!("loop `{iv}`: `{name}` {}, skip", r.describe()))
-            }
+            } => log.push(PipelineRemark::BufferCount {
+                iv: iv.clone(),
+                tensor: name.to_string(),
+                def_min: *def_min,
+                use_max: *use_max,
+                count: *count,
+            }),
+            BufferCount::Skipped(r) => log.push(PipelineRemark::BufferSkipped {
+                iv: iv.clone(),
+                tensor: name.to_string(),
+                why: *r,
+            }),
         }
     }
     let attrs = func.axes[axis].attrs;
     if attrs.disable_auto_buffer {
-        log.push(format!(
-            "loop `{iv}`: automatic buffering disabled (disable_auto_buffer=True)"
-        ));
+        log.push(PipelineRemark::AutoBufferOff { iv: iv.clone() });
     }
     let widened = widen::compute_widening(func, axis, &counts)?;
     for w in &widened {
         let t = &func.tensors[w.tensor];
-        let how = match w.source {
-            BufferSource::Auto => "automatically",
-            BufferSource::Manual => "by multi_buffer",
-        };
-        let what = if t.memory == crate::ir::Memory::Psum {
-            format!("a PSUM ring of depth {} (realised by the backend)", w.count)
-        } else {
-            format!(
-                "{} buffers ({} bytes per partition)",
-                w.count,
-                t.bytes_per_partition() * u64::from(w.count)
-            )
-        };
-        log.push(format!(
-            "loop `{iv}`: allocated `{}` {how} with {what}",
-            t.name
-        ));
+        log.push(PipelineRemark::Allocated {
+            iv: iv.clone(),
+            tensor: t.name.clone(),
+            manual: w.source == BufferSource::Manual,
+            psum: t.memory == crate::ir::Memory::Psum,
+            count: w.count,
+            bytes: t.bytes_per_partition() * u64::from(w.count),
+        });
     }
 
     let plan = PipelinePlan {
@@ -291,9 +272,7 @@ fn plan_loop(
     if opts.legality_check {
         check_legality(func, &plan, log)?;
     } else {
-        log.push(format!(
-            "loop `{iv}`: legality check skipped (--no-legality-check)"
-        ));
+        log.push(PipelineRemark::LegalityOff { iv });
     }
     Ok(plan)
 }
@@ -307,17 +286,16 @@ fn check_legality(
     let iv = func.display_iv(plan.axis).to_string();
     let violations = match compute_violations(func, plan) {
         Ok(report) => {
-            let summary = legality_summary(&report);
-            let violations = report.violations;
-            if violations.is_empty() {
-                log.push(format!("loop `{iv}`: legality: legal ({summary})"));
-            } else {
-                log.push(format!(
-                    "loop `{iv}`: legality: {} violated dependence(s) ({summary})",
-                    violations.len()
-                ));
-            }
-            violations
+            log.push(PipelineRemark::Legality {
+                iv: iv.clone(),
+                violations: report.violations.len(),
+                flow: report.flow,
+                anti: report.anti,
+                output: report.output,
+                checked: report.tensors_checked,
+                preserved: report.tensors_preserved,
+            });
+            report.violations
         }
         Err(e) => {
             return Err(vec![PipelineError::LegalityFailed {
@@ -335,15 +313,6 @@ fn check_legality(
             .map(|v| violation_error(func, plan, v))
             .collect())
     }
-}
-
-/// The summary of the dependences the ISL legality analysis checked, for the log.
-fn legality_summary(report: &LegalityReport) -> String {
-    format!(
-        "checked {} flow, {} anti and {} output dependences on {} tensor(s) with ISL; {} tensor(s) \
-         keep their order without ISL",
-        report.flow, report.anti, report.output, report.tensors_checked, report.tensors_preserved
-    )
 }
 
 /// `i = 3, k = 0`.

@@ -28,7 +28,7 @@
 //! addresses are those of the extended loop, so the legality check's verdict holds as it was.
 
 use super::error::{axis_span, PipelineError};
-use super::log::PipelineLog;
+use super::log::{PipelineLog, PipelineRemark};
 use crate::affine::AffineExpr;
 use crate::edit::{self, Cursor, Subst};
 use crate::entities::{Axis, Stmt};
@@ -137,20 +137,23 @@ fn peel_loop(
 
     let iv = func.display_iv(a).to_string();
     log.push(if steady {
-        format!(
-            "loop `{iv}`: peeled: a prologue of {n_pro} statement(s) (iterations [{lb}, {steady_lo})), \
-             the steady-state loop [{steady_lo}, {steady_hi}) without guards, an epilogue of \
-             {n_epi} statement(s) (iterations [{steady_hi}, {ub}))"
-        )
+        PipelineRemark::Peeled {
+            iv,
+            prologue: n_pro,
+            epilogue: n_epi,
+            lb,
+            lo: steady_lo,
+            hi: steady_hi,
+            ub,
+        }
     } else {
-        format!(
-            "loop `{iv}`: peeled: no steady state ({} iteration(s) in {} stages): all {} extended \
-             iterations are straight-line code, {} statement(s)",
-            p.orig_trip,
-            p.num_stages,
-            ub - lb,
-            n_pro + n_epi
-        )
+        PipelineRemark::PeeledFlat {
+            iv,
+            trip: p.orig_trip,
+            stages: p.num_stages,
+            iterations: ub - lb,
+            statements: n_pro + n_epi,
+        }
     });
     Ok(())
 }

@@ -24,7 +24,7 @@ pub struct Targets {
     /// Per target, how many targets enclose it.
     pub depth: Vec<usize>,
     /// Loops left alone, with the reason.
-    pub skipped: Vec<(Axis, String)>,
+    pub skipped: Vec<(Axis, NotTarget)>,
     pub errors: Vec<PipelineError>,
 }
 
@@ -36,6 +36,35 @@ pub fn is_annotated(func: &Function, axis: Axis) -> bool {
             let a = func.annots[s];
             a.stage_id.is_some() || a.execution_order.is_some()
         })
+}
+
+/// Why a loop is no target of the pipeliner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotTarget {
+    /// The pipeliner extended it already.
+    AlreadyPipelined,
+    /// It is annotated but does not start at 0 (an error too).
+    NonZeroStart(i64),
+    /// `num_stages=1`.
+    OneStage,
+    /// Buffering keywords without stages.
+    BufferingOnly,
+    /// No annotation.
+    NotAnnotated,
+}
+
+impl std::fmt::Display for NotTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotTarget::AlreadyPipelined => f.write_str("already pipelined"),
+            NotTarget::NonZeroStart(lb) => write!(f, "does not start at 0 but at {lb}"),
+            NotTarget::OneStage => f.write_str("num_stages=1 means no pipelining"),
+            NotTarget::BufferingOnly => {
+                f.write_str("buffering keywords without stages (no num_stages > 1, no stage_id)")
+            }
+            NotTarget::NotAnnotated => f.write_str("no pipelining annotation"),
+        }
+    }
 }
 
 /// Finds the target loops of `func`.
@@ -53,7 +82,7 @@ fn walk(func: &Function, block: &[crate::entities::Stmt], depth: usize, out: &mu
         let data = &func.axes[axis];
         let mut inner = depth;
         if data.attrs.pipelined.is_some() {
-            out.skipped.push((axis, "already pipelined".into()));
+            out.skipped.push((axis, NotTarget::AlreadyPipelined));
         } else if is_annotated(func, axis) {
             if data.lb != 0 {
                 out.errors.push(PipelineError::NonCanonicalLoop {
@@ -62,8 +91,7 @@ fn walk(func: &Function, block: &[crate::entities::Stmt], depth: usize, out: &mu
                     trip_count: data.trip_count(),
                     header: axis_span(func, axis),
                 });
-                out.skipped
-                    .push((axis, format!("does not start at 0 but at {}", data.lb)));
+                out.skipped.push((axis, NotTarget::NonZeroStart(data.lb)));
             } else {
                 out.targets.push(axis);
                 out.depth.push(depth);
@@ -71,13 +99,13 @@ fn walk(func: &Function, block: &[crate::entities::Stmt], depth: usize, out: &mu
             }
         } else {
             let reason = if data.attrs.num_stages == Some(1) {
-                "num_stages=1 means no pipelining"
+                NotTarget::OneStage
             } else if data.attrs.multi_buffer.is_some() || data.attrs.disable_auto_buffer {
-                "buffering keywords without stages (no num_stages > 1, no stage_id)"
+                NotTarget::BufferingOnly
             } else {
-                "no pipelining annotation"
+                NotTarget::NotAnnotated
             };
-            out.skipped.push((axis, reason.into()));
+            out.skipped.push((axis, reason));
         }
         walk(func, &data.body, inner, out);
     }
