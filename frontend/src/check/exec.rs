@@ -25,7 +25,7 @@
 use super::error::CheckError;
 use super::eval_expr::module_of_path;
 use super::pyvalue::Py;
-use super::stmts::{Class, Flow};
+use super::stmts::{ends_body, Class, Flow};
 use super::{CStmt, Checker, Value};
 use crate::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind, Target};
 use crate::codes;
@@ -778,11 +778,4 @@ impl Checker<'_> {
         }
         Flow::Next
     }
-}
-
-/// Whether the statement that returned (`at`, the `return`'s span) is the last of `body`, or
-/// inside the last (an `if`, an inner loop, which checked their own).
-pub(super) fn ends_body(body: &[Stmt], at: &Span) -> bool {
-    body.last()
-        .is_some_and(|last| last.span.start <= at.start && at.end <= last.span.end)
 }

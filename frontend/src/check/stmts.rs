@@ -24,7 +24,7 @@ use super::{
     reserved, CInst, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal, Value,
     RESERVED,
 };
-use crate::ast::{self, BinOp, Expr, ExprKind, Span, StmtKind, Target};
+use crate::ast::{self, BinOp, Expr, ExprKind, Span, Stmt, StmtKind, Target};
 use crate::diagnostic::Error;
 use penguin::{Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, Tensor, TensorKind};
 use std::collections::HashMap;
@@ -1030,9 +1030,7 @@ impl Checker<'_> {
         axis: Axis,
         body: &[ast::Stmt],
     ) -> Option<(Value, Span)> {
-        if !matches!(kind, LoopKind::Affine | LoopKind::Sequential)
-            || !super::exec::ends_body(body, &at)
-        {
+        if !matches!(kind, LoopKind::Affine | LoopKind::Sequential) || !ends_body(body, &at) {
             self.error(CheckError::ReturnInLoop { at });
             return None;
         }
@@ -1160,4 +1158,11 @@ fn depends_on(v: &Value, axis: Axis) -> bool {
         },
         _ => false,
     }
+}
+
+/// Whether the statement that returned (`at`, the `return`'s span) is the last of `body`, or
+/// inside the last (an `if`, an inner loop, which checked their own).
+pub(super) fn ends_body(body: &[Stmt], at: &Span) -> bool {
+    body.last()
+        .is_some_and(|last| last.span.start <= at.start && at.end <= last.span.end)
 }

@@ -284,7 +284,7 @@ impl Checker<'_> {
         &mut self,
         pos: Vec<Value>,
         spans: &[Span],
-        kws: super::functions::Kwargs,
+        kws: Vec<(String, Value, Span)>,
         e: &Expr,
     ) -> Option<Value> {
         let mut extra = pos.len() > 2;
