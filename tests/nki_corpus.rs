@@ -1200,6 +1200,26 @@ const OPS_CASES: &[Case] = &[
         tol: EXACT,
     },
     Case {
+        file: "ops_shared_constant.nk",
+        inputs: &[("x_in", &[256, 128])],
+        reference: |m| {
+            let x = &m[0];
+            let mut t = Mat::zeros(128, x.rows);
+            let mut low = Mat::zeros(x.rows, 128);
+            for r in 0..x.rows {
+                for c in 0..128 {
+                    t.set(c, r, x.at(r, c));
+                    // np.tri(128, 128, k=1): ones where the column is at most one past the row.
+                    if c <= r % 128 + 1 {
+                        low.set(r, c, x.at(r, c));
+                    }
+                }
+            }
+            vec![t, low]
+        },
+        tol: EXACT,
+    },
+    Case {
         file: "ops_predicated.nk",
         inputs: &[("a_in", &[256, 64]), ("b_in", &[256, 64])],
         reference: |m| {

@@ -244,6 +244,20 @@ impl<'a> Verifier<'a> {
                     ),
                 );
             }
+            if data.kind == TensorKind::Const {
+                match f.consts.get(&t) {
+                    None => self.error(e, "is a constant tensor without values"),
+                    Some(v) if v.len() as u64 != data.elems() => self.error(
+                        e,
+                        format!(
+                            "is a constant of {} elements with {} values",
+                            data.elems(),
+                            v.len()
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
             if data.memory != Memory::Hbm {
                 if let Some(&p) = data.shape.first() {
                     if p > MAX_PARTITIONS {
@@ -342,6 +356,14 @@ impl<'a> Verifier<'a> {
                 if data.kind == kind && !list.contains(&t) {
                     self.error(AnyEntity::Tensor(t), missing);
                 }
+            }
+        }
+        for &t in f.consts.keys() {
+            if f.tensors.get(t).is_none_or(|d| d.kind != TensorKind::Const) {
+                self.error(
+                    fe,
+                    format!("values are given for {t}, which is not a const tensor"),
+                );
             }
         }
         if !is_identifier(&f.name) {
@@ -596,8 +618,9 @@ impl<'a> Verifier<'a> {
             shapes_ok &= self.operand(e, loops, src, &what, false, bx, masked);
         }
         if let Some(t) = f.tensors.get(data.dst.tensor) {
-            if t.kind == TensorKind::Input {
-                self.error_in(e, loops, format!("writes input tensor `{}`", t.name));
+            if t.kind.is_read_only() {
+                let what = t.kind.name();
+                self.error_in(e, loops, format!("writes {what} tensor `{}`", t.name));
             }
         }
         self.memories(e, loops, data.engine, op, &data.dst, &data.srcs);
