@@ -123,6 +123,8 @@ pub(super) enum OpKind {
     PartitionReduce,
     /// `nisa.activation_reduce(op, data, reduce_op, reduce_res, bias, scale)`.
     ActivationReduce,
+    /// `nisa.tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0)`.
+    TensorScalarReduce,
     /// `nisa.iota(expr, dtype)`.
     Iota,
     /// `nisa.affine_select(pred, on_true_tile, on_false_value)`.
@@ -386,6 +388,7 @@ fn params(kind: OpKind) -> &'static [Param] {
         | OpKind::NisaMemset
         | OpKind::PartitionReduce
         | OpKind::ActivationReduce
+        | OpKind::TensorScalarReduce
         | OpKind::Iota
         | OpKind::AffineSelect => elementwise_ops::params(kind),
         OpKind::TensorTensorScan
@@ -1242,6 +1245,7 @@ impl Checker<'_> {
             | OpKind::Like(_)
             | OpKind::PartitionReduce
             | OpKind::ActivationReduce
+            | OpKind::TensorScalarReduce
             | OpKind::Iota
             | OpKind::AffineSelect => self.extra_op(kind, &name, &slots, span, cx, dest),
             OpKind::TensorTensorScan
