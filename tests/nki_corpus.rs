@@ -1252,6 +1252,45 @@ const OPS_CASES: &[Case] = &[
         tol: EXACT,
     },
     Case {
+        file: "ops_shared_constant.nk",
+        inputs: &[("x_in", &[256, 128])],
+        reference: |m| {
+            let x = &m[0];
+            let mut t = Mat::zeros(128, x.rows);
+            let mut low = Mat::zeros(x.rows, 128);
+            for r in 0..x.rows {
+                for c in 0..128 {
+                    t.set(c, r, x.at(r, c));
+                    // np.tri(128, 128, k=1): ones where the column is at most one past the row.
+                    if c <= r % 128 + 1 {
+                        low.set(r, c, x.at(r, c));
+                    }
+                }
+            }
+            vec![t, low]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "ops_tensor_scalar_reduce.nk",
+        inputs: &[("x_in", &[256, 96]), ("scale_in", &[256, 1])],
+        reference: |m| {
+            let (x, s) = (&m[0], &m[1]);
+            let mut y = Mat::zeros(x.rows, x.cols);
+            let mut stats = Mat::zeros(x.rows, 2);
+            for r in 0..x.rows {
+                let row: Vec<f64> = (0..x.cols).map(|c| x.at(r, c) * s.at(r, 0)).collect();
+                for (c, v) in row.iter().enumerate() {
+                    y.set(r, c, *v);
+                }
+                stats.set(r, 0, row.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+                stats.set(r, 1, row.iter().map(|v| 0.5 - v).sum());
+            }
+            vec![y, stats]
+        },
+        tol: SUMS,
+    },
+    Case {
         file: "ops_predicated.nk",
         inputs: &[("a_in", &[256, 64]), ("b_in", &[256, 64])],
         reference: |m| {

@@ -18,6 +18,7 @@ use crate::codegen::{
 use crate::context::{built, Context, IrForm};
 use crate::instrument::Form;
 use crate::{assemble, expand_recurrence, BackendError, Compiled, MAX_EXPANSIONS};
+use penguin::ir::TensorKind;
 use runtime_sim::isa::{Role, TensorDecl};
 
 /// Where the driver loop goes after a pass.
@@ -242,9 +243,12 @@ fn emit_nodes(cx: &mut Context<'_>) -> Result<Flow, BackendError> {
                 shape: d.shape.clone(),
                 role: if func.params.contains(&t) {
                     Role::Input
+                } else if d.kind == TensorKind::Const {
+                    Role::Const
                 } else {
                     Role::Output
                 },
+                values: func.consts.get(&t).cloned().unwrap_or_default(),
             }
         })
         .chain(alloc.arenas.iter().cloned())

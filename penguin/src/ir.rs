@@ -62,6 +62,9 @@ impl Memory {
     }
 }
 
+/// The most elements a constant tensor ([`TensorKind::Const`]) holds.
+pub const MAX_CONST_VALUES: usize = 1 << 24;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TensorKind {
     /// A kernel parameter (HBM, read-only).
@@ -70,6 +73,10 @@ pub enum TensorKind {
     Output,
     /// Everything else: on-chip tiles and buffers, and HBM scratch.
     Local,
+    /// A constant array (`nl.shared_constant`): HBM, read-only, its values computed when the
+    /// kernel was traced and held in [`Function::consts`]; the program's loader fills it, as
+    /// it fills the parameters, but no caller gives it.
+    Const,
 }
 
 impl TensorKind {
@@ -78,7 +85,13 @@ impl TensorKind {
             TensorKind::Input => "input",
             TensorKind::Output => "output",
             TensorKind::Local => "local",
+            TensorKind::Const => "const",
         }
+    }
+
+    /// Whether the tensor is initialised on entry and never written: a parameter or a constant.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, TensorKind::Input | TensorKind::Const)
     }
 }
 
@@ -803,6 +816,9 @@ pub struct Function {
     pub params: Vec<Tensor>,
     /// The returned arrays, in `return` order (all `TensorKind::Output`).
     pub outputs: Vec<Tensor>,
+    /// The values of every `TensorKind::Const` tensor (and of no other), row-major, one per
+    /// element, each exactly representable in the tensor's dtype.
+    pub consts: std::collections::BTreeMap<Tensor, Vec<f32>>,
 
     /// Source annotations of statements (`stage_id`, `execution_order`).
     pub annots: SecondaryMap<Stmt, StmtAnnot>,

@@ -22,6 +22,7 @@
 
 use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
+use crate::ir::MAX_CONST_VALUES;
 use crate::ir::{
     Access, AxisAttrs, AxisData, BlockDim, DType, EngineClass, Function, InstData, LoopKind,
     MaskBound, Memory, Operand, PatAxis, Pattern, StmtAnnot, StmtKind, TensorData, TensorKind,
@@ -148,13 +149,50 @@ pub trait OperandReader: TokenCursor + Sized {
     /// Function under its name unless the name is taken.
     fn declare_tensor(&mut self, words: &DeclWords) -> Result<(), Self::Error> {
         let (name, name_tok, data) = self.declaration(words)?;
+        let values = if data.kind == TensorKind::Const {
+            Some(self.const_values()?)
+        } else {
+            None
+        };
         let d = self.declared();
         if d.tensors.contains_key(&name) {
             return self.err_at(&name_tok, format!("duplicate {} `{name}`", words.noun));
         }
         let t = d.func.tensors.push(data);
         d.tensors.insert(name, t);
+        if let Some(values) = values {
+            d.func.consts.insert(t, values);
+        }
         Ok(())
+    }
+
+    /// `= [RUN, ...]`, the values of a constant tensor, row-major; a run is `VALUE` or
+    /// `VALUE*COUNT` (that many copies).
+    fn const_values(&mut self) -> Result<Vec<f32>, Self::Error> {
+        self.expect_sym("=")?;
+        self.expect_sym("[")?;
+        let runs = self.list("]", |p| {
+            let v = OpReader::float(p)?;
+            let n = if p.eat_sym("*") {
+                p.u64_lit("a repeat count")?
+            } else {
+                1
+            };
+            Ok((v, n))
+        })?;
+        let mut out = Vec::new();
+        for (v, n) in runs {
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            if out.len().saturating_add(n) > MAX_CONST_VALUES {
+                let tok = self.peek().clone();
+                return self.err_at(
+                    &tok,
+                    format!("a constant of more than {MAX_CONST_VALUES} values"),
+                );
+            }
+            out.extend(std::iter::repeat_n(v, n));
+        }
+        Ok(out)
     }
 
     /// `KEYWORD NAME(PARAMS) -> (OUTPUTS) {` and the tensor declarations spelled with `words`
@@ -351,12 +389,16 @@ pub trait OperandReader: TokenCursor + Sized {
         };
         self.expect_sym("[")?;
         let shape = self.list("]", |p| p.u64_lit("a dimension"))?;
-        let what = format!("a {} kind (`input`, `output` or `local`)", words.noun);
+        let what = format!(
+            "a {} kind (`input`, `output`, `local` or `const`)",
+            words.noun
+        );
         let (k, tok) = self.ident(&what)?;
         let kind = match k.as_str() {
             "input" => TensorKind::Input,
             "output" => TensorKind::Output,
             "local" => TensorKind::Local,
+            "const" => TensorKind::Const,
             _ => return self.err_at(&tok, format!("expected {what}, found `{k}`")),
         };
         let mut block = Vec::new();

@@ -98,7 +98,7 @@ impl Walk<'_> {
             d.shape.len() == 2
                 && match self.scope {
                     Scope::HbmScratch => d.memory == Memory::Hbm && d.kind == TensorKind::Local,
-                    Scope::AllButInputs => d.kind != TensorKind::Input,
+                    Scope::AllButInputs => !d.kind.is_read_only(),
                 }
         })
     }

@@ -18,7 +18,7 @@
 
 use crate::affine::AffineExpr;
 use crate::entities::{Axis, Inst, Stmt, Tensor};
-use crate::ir::{Access, Function, Op, StmtKind, TensorKind};
+use crate::ir::{Access, Function, Op, StmtKind};
 use crate::uninit::UnwrittenRead;
 use cranelift_entity::SecondaryMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -154,7 +154,7 @@ impl Walk<'_> {
         self.func
             .tensors
             .get(t)
-            .is_some_and(|d| d.kind != TensorKind::Input && d.shape.len() == 2)
+            .is_some_and(|d| !d.kind.is_read_only() && d.shape.len() == 2)
     }
 
     fn inst(&mut self, i: Inst) {

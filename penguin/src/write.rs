@@ -19,7 +19,8 @@
 //!
 //! - `kernel NAME(params) -> (outputs)`: the parameters and outputs in order.
 //! - `tensor NAME: MEMORY DTYPE[SHAPE] KIND [block[IV: COUNT, ...]]`, one line per tensor, in entity
-//!   order, before any statement.
+//!   order, before any statement; a `const` tensor ends with its values, row-major, as runs
+//!   `= [1.0, 0.0*128, 1.0, ...]` (`VALUE*COUNT`: that many equal values).
 //! - `loop IV in LB..UB KIND [num_stages=N | num_stages=auto] [multi_buffer=N] [disable_auto_buffer]
 //!   [disable_execution_order_check] [pipelined(stages=N, trip=T[, peeled])] STMT-ATTRS { ... }`: a loop
 //!   statement with its axis.
@@ -84,6 +85,29 @@ pub fn write_f32(out: &mut dyn Write, v: f32) -> fmt::Result {
     } else {
         write!(out, "{v:?}")
     }
+}
+
+/// ` = [RUN, ...]`: a constant's values, row-major, each run of equal values (equal bits) as
+/// `VALUE*COUNT` (`VALUE` alone for one).
+pub fn write_const_values(out: &mut dyn Write, values: &[f32]) -> fmt::Result {
+    out.write_str(" = [")?;
+    let mut i = 0;
+    while i < values.len() {
+        let v = values[i];
+        let n = values[i..]
+            .iter()
+            .take_while(|x| x.to_bits() == v.to_bits())
+            .count();
+        if i > 0 {
+            out.write_str(", ")?;
+        }
+        write_f32(out, v)?;
+        if n > 1 {
+            write!(out, "*{n}")?;
+        }
+        i += n;
+    }
+    out.write_str("]")
 }
 
 /// The name of a tensor, or a placeholder for an undefined reference.
@@ -272,7 +296,7 @@ impl<'a> Printer<'a> {
             out.write_str(&tensor_name(func, t))?;
         }
         out.write_str(") {\n")?;
-        for (_, t) in func.tensors.iter() {
+        for (t_id, t) in func.tensors.iter() {
             write!(
                 out,
                 "  tensor {}: {} {}[",
@@ -296,6 +320,9 @@ impl<'a> Printer<'a> {
                     write!(out, "{}: {}", iv_name(func, b.axis), b.count)?;
                 }
                 out.write_str("]")?;
+            }
+            if let Some(values) = func.consts.get(&t_id) {
+                write_const_values(out, values)?;
             }
             out.write_str("\n")?;
         }

@@ -408,10 +408,14 @@ pub enum Role {
     /// Working memory of the program (HBM scratch): starts uninitialised, and reading an element
     /// the program has not written is a run-time error; neither given nor returned.
     Scratch,
+    /// A constant (NKI's `nl.shared_constant`): its values are part of the program
+    /// ([`TensorDecl::values`]), filled in HBM by the loader before the program starts; never
+    /// written.
+    Const,
 }
 
 impl Role {
-    pub const ALL: [Role; 3] = [Role::Input, Role::Output, Role::Scratch];
+    pub const ALL: [Role; 4] = [Role::Input, Role::Output, Role::Scratch, Role::Const];
 
     /// The role's name in the program text.
     pub fn name(self) -> &'static str {
@@ -419,17 +423,21 @@ impl Role {
             Role::Input => "input",
             Role::Output => "output",
             Role::Scratch => "scratch",
+            Role::Const => "const",
         }
     }
 }
 
 /// An HBM tensor: a row-major array.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TensorDecl {
     pub name: String,
     pub dtype: DType,
     pub shape: Vec<u64>,
     pub role: Role,
+    /// The values of a [`Role::Const`] tensor, row-major, one per element (empty for the other
+    /// roles).
+    pub values: Vec<f32>,
 }
 
 impl TensorDecl {

@@ -95,7 +95,7 @@ impl Place {
 #[derive(Clone, Debug, Default)]
 pub struct Allocation {
     pub places: BTreeMap<Tensor, Place>,
-    /// The HBM tensors of the program, in order: parameters, then outputs.
+    /// The HBM tensors of the program, in order: parameters, then outputs, then constants.
     pub hbm: Vec<Tensor>,
     /// The scratch arenas, one per dtype used by HBM scratch: program tensors `hbm.len()..`.
     pub arenas: Vec<TensorDecl>,
@@ -483,7 +483,8 @@ fn allocate_with(
     live: BTreeMap<Tensor, (usize, usize)>,
 ) -> Result<Allocation, BackendError> {
     let mut a = Allocation::default();
-    for &t in func.params.iter().chain(func.outputs.iter()) {
+    let consts = func.consts.keys();
+    for &t in func.params.iter().chain(func.outputs.iter()).chain(consts) {
         a.places.insert(t, Place::Hbm { index: a.hbm.len() });
         a.hbm.push(t);
     }
@@ -614,6 +615,7 @@ fn place_arena(
         dtype,
         shape: vec![size],
         role: Role::Scratch,
+        values: Vec::new(),
     });
 }
 

@@ -331,13 +331,13 @@ pub fn write_bir(func: &Function, bir: &Bir) -> String {
         names(&func.params),
         names(&func.outputs)
     );
-    for (_, t) in func.tensors.iter() {
+    for (id, t) in func.tensors.iter() {
         let block: Vec<String> = t
             .block
             .iter()
             .map(|b| format!("{}: {}", func.axis_name(b.axis), b.count))
             .collect();
-        let _ = writeln!(
+        let _ = write!(
             out,
             "  buffer {}: {} {}{:?} {}{}",
             t.name,
@@ -351,6 +351,10 @@ pub fn write_bir(func: &Function, bir: &Bir) -> String {
                 format!(" ring[{}]", block.join(", "))
             }
         );
+        if let Some(values) = func.consts.get(&id) {
+            let _ = penguin::write::write_const_values(&mut out, values);
+        }
+        out.push('\n');
     }
     write_block(&mut out, func, bir, &bir.body, 1);
     out.push_str("}\n");

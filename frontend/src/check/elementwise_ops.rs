@@ -13,6 +13,9 @@
 //!   transpose on the Tensor engine, a reduction along the free axis and a transpose back;
 //! - `nisa.activation_reduce(op, data, reduce_op=, reduce_res=, bias=, scale=)`: an activation,
 //!   then its reduction along the free axis written into `reduce_res`;
+//! - `nisa.tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0)`:
+//!   `nisa.tensor_scalar` with one operator, then its reduction along the free axis written
+//!   into `reduce_res` (two Vector-engine instructions, each at its cost);
 //! - `nisa.iota(expr, dtype)`: the Penguin `iota` instruction (GpSimd) of an index expression
 //!   (`nl.arange` / `nl.mgrid` vectors, integers, `+ - *` by an integer) whose vectors start at
 //!   constants; `nisa.affine_select(pred, on_true_tile, on_false_value)`: the iota of
@@ -73,6 +76,7 @@ pub(super) fn nisa_extra(name: &str) -> Option<OpKind> {
         "memset" => OpKind::NisaMemset,
         "tensor_partition_reduce" => OpKind::PartitionReduce,
         "activation_reduce" => OpKind::ActivationReduce,
+        "tensor_scalar_reduce" => OpKind::TensorScalarReduce,
         "iota" => OpKind::Iota,
         "affine_select" => OpKind::AffineSelect,
         _ => return None,
@@ -100,6 +104,14 @@ pub(super) fn params(kind: OpKind) -> &'static [Param] {
             ("reduce_res", true),
             ("bias", false),
             ("scale", false),
+        ],
+        OpKind::TensorScalarReduce => &[
+            ("data", true),
+            ("op0", true),
+            ("operand0", true),
+            ("reduce_op", true),
+            ("reduce_res", true),
+            ("reverse0", false),
         ],
         OpKind::Iota => &[("expr", true), ("dtype", false)],
         OpKind::AffineSelect => &[
@@ -183,6 +195,7 @@ impl Checker<'_> {
             OpKind::Like(fill) => self.like(fill, name, slots, span, cx, dest),
             OpKind::PartitionReduce => self.partition_reduce(slots, span, cx, dest),
             OpKind::ActivationReduce => self.activation_reduce(slots, span, cx, dest),
+            OpKind::TensorScalarReduce => self.tensor_scalar_reduce(slots, span, cx, dest),
             OpKind::Iota => self.iota(slots, span, cx, dest),
             OpKind::AffineSelect => self.affine_select(slots, span, cx, dest),
             _ => None,
@@ -467,6 +480,36 @@ impl Checker<'_> {
         let rop = rop?;
         let act_slots = [slots[0], slots[1], slots[4], slots[5]];
         let t = self.activation(&act_slots, span, cx, dest)?;
+        let into = Dest::Into {
+            target,
+            accumulate: false,
+        };
+        let shape = [t.size[0], 1];
+        self.emit(
+            cx,
+            Op::Reduce { op: rop },
+            vec![t.clone()],
+            Res::sbuf(shape),
+            into,
+            span,
+        )?;
+        Some(t)
+    }
+
+    /// `nisa.tensor_scalar_reduce`: `nisa.tensor_scalar(data, op0, operand0, reverse0)`, then
+    /// the reduction of its result along the free axis into `reduce_res`.
+    fn tensor_scalar_reduce(
+        &mut self,
+        slots: &[Option<&Expr>],
+        span: &Span,
+        cx: &mut StmtCtx,
+        dest: Dest,
+    ) -> Option<TileVal> {
+        let rop = self.reduce_op(slots[3]?);
+        let (target, _) = self.view(slots[4]?)?;
+        let rop = rop?;
+        let ts_slots = [slots[0], slots[1], slots[2], slots[5], None, None, None];
+        let t = self.tensor_scalar(&ts_slots, span, cx, dest)?;
         let into = Dest::Into {
             target,
             accumulate: false,

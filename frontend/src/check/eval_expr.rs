@@ -133,6 +133,13 @@ pub(crate) fn module_attr(module: &str, name: &str) -> Option<Value> {
             // np_array.rs: numpy arrays of compile-time numbers, not index vectors.
             "arange" => Value::py(Py::Builtin("np.arange")),
             "array" | "asarray" => Value::py(Py::Builtin("np.array")),
+            // np_consts.rs: two-dimensional arrays, for `nl.shared_constant`.
+            "zeros" => Value::py(Py::Builtin("np.zeros")),
+            "ones" => Value::py(Py::Builtin("np.ones")),
+            "full" => Value::py(Py::Builtin("np.full")),
+            "identity" => Value::py(Py::Builtin("np.identity")),
+            "eye" => Value::py(Py::Builtin("np.eye")),
+            "tri" => Value::py(Py::Builtin("np.tri")),
             _ => Value::py(Py::Ref("nl", name.to_string())),
         },
         "math" => match name {
@@ -651,6 +658,7 @@ impl Checker<'_> {
                 Py::Str(_) | Py::List(_) | Py::Dict(_) | Py::Tuple(_) => {
                     Some(Value::py(Py::Method(v.clone(), name.to_string())))
                 }
+                Py::Array2(a) => self.array2_attr(v, a, name),
                 Py::Array(items) => match name {
                     "shape" => Some(Value::tuple(vec![Value::int(items.len() as i64)])),
                     "size" => Some(Value::int(items.len() as i64)),
@@ -1491,6 +1499,21 @@ impl Checker<'_> {
                     mk(ExprKind::Tuple(out))
                 }
                 Py::Ellipsis => mk(ExprKind::Ellipsis),
+                Py::Array2(_) => {
+                    // `nl.shared_constant(np.identity(128))`: bound to a temporary name, which
+                    // the operation reads back (`np_consts`).
+                    self.temp_count += 1;
+                    let name = format!("_t{}", self.temp_count);
+                    let scope = self.scopes.last_mut().expect("a scope is always open");
+                    scope.insert(
+                        name.clone(),
+                        super::Bound {
+                            value: v.clone(),
+                            span: span.clone(),
+                        },
+                    );
+                    mk(ExprKind::Name(name))
+                }
                 Py::Ref(m, name) => {
                     let mut e = mk(ExprKind::Name(m.to_string()));
                     for part in name.split('.') {

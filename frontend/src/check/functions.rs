@@ -583,6 +583,9 @@ impl Checker<'_> {
             }
             "np.arange" => self.np_arange(&pos, &kws, at),
             "np.array" => self.np_array(&pos, &kws, at),
+            "np.zeros" | "np.ones" | "np.full" | "np.identity" | "np.eye" | "np.tri" => {
+                self.np_constructor(&name[3..], &pos, &kws, at)
+            }
             "sum" | "any" | "all" | "np.prod" => {
                 arity(self, 1, 2)?;
                 let items = self.iterate(&pos[0], &arg_expr(0))?;
@@ -800,6 +803,9 @@ impl Checker<'_> {
         };
         if let Py::Array(items) = p {
             return self.array_method(items, name, &pos, e);
+        }
+        if let Py::Array2(a) = p {
+            return self.array2_method(a, name, &pos, at);
         }
         if matches!(p, Py::List(_))
             && matches!(name, "append" | "extend" | "insert")

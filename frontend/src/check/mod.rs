@@ -67,6 +67,8 @@ mod nisa;
 // nki_names: NKI's keyword names for parameters nkc spells otherwise.
 mod nki_names;
 mod np_array;
+// np_consts: 2-D numpy arrays and the constant HBM tensors of nl.shared_constant.
+mod np_consts;
 mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
@@ -112,6 +114,8 @@ pub struct CheckedKernel {
     /// The variable a temporary (a tensor the checker named, `_exp3`) was then assigned to as a
     /// whole (`y = helper(x)`): the name logs show for it.
     pub user_names: HashMap<Tensor, String>,
+    /// The values of each constant tensor (`nl.shared_constant`, kind `Const`), row-major.
+    pub consts: std::collections::BTreeMap<Tensor, Vec<f32>>,
 }
 
 /// A tensor with its source name (not yet made unique) and binding span.
@@ -619,6 +623,8 @@ pub(crate) struct Checker<'a> {
     specs: Option<&'a crate::Specs>,
     /// The declared shape of each HBM tensor declared with other than 2 dimensions (`nd`).
     logical: HashMap<Tensor, Vec<u64>>,
+    /// The values of the constant tensors made so far (`np_consts`).
+    consts: std::collections::BTreeMap<Tensor, Vec<f32>>,
     /// tile_nd: the partition dimension of multi-dimensional tiles, reshaped HBM views.
     tile_nd: tile_nd::TileNdData,
     /// The values a run gives scalar parameters (`--arg`).
@@ -693,6 +699,7 @@ impl<'a> Checker<'a> {
             hbm_elements: 0,
             specs: None,
             logical: HashMap::new(),
+            consts: std::collections::BTreeMap::new(),
             tile_nd: tile_nd::TileNdData::default(),
             args: None,
             stopped: false,

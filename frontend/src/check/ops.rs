@@ -95,6 +95,8 @@ pub(super) enum OpKind {
     /// `nl.full(shape, fill_value, dtype, buffer)`.
     Full,
     Ndarray,
+    /// `nl.shared_constant(np_array, dtype)` (`np_consts`).
+    SharedConstant,
     /// `nl.broadcast_to(x, shape)` and `x.broadcast_to(shape)` (`check/nisa.rs`).
     BroadcastTo,
     /// `nl.load_transpose2d(src)`: a load, then a transpose on the Tensor engine.
@@ -121,6 +123,8 @@ pub(super) enum OpKind {
     PartitionReduce,
     /// `nisa.activation_reduce(op, data, reduce_op, reduce_res, bias, scale)`.
     ActivationReduce,
+    /// `nisa.tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0)`.
+    TensorScalarReduce,
     /// `nisa.iota(expr, dtype)`.
     Iota,
     /// `nisa.affine_select(pred, on_true_tile, on_false_value)`.
@@ -167,6 +171,7 @@ fn nl_op(name: &str) -> Option<OpKind> {
         "copy" => OpKind::Copy,
         "zeros" => OpKind::Zeros,
         "ndarray" => OpKind::Ndarray,
+        "shared_constant" => OpKind::SharedConstant,
         "affine_range" | "sequential_range" => OpKind::Range,
         _ => return elementwise_ops::nl_extra(name).or_else(|| scan_stats_ops::nl_ops(name)),
     })
@@ -260,7 +265,7 @@ pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
             "`t.ap([[step, count], ...])` is an access pattern of NKI beta 2: a strided, possibly overlapping view, and nkc's tiles are rectangular boxes of consecutive elements",
             "select each window offset with a slice (`t[:, j:j + n]`) and combine the slices with nl.maximum / nl.add, or reduce a tile whose free axis holds the window",
         ),
-        "shared_constant" | "shared_identity_matrix" => (
+        "shared_identity_matrix" => (
             "nkc has no constant tensors in HBM",
             "make the constant on chip with nl.full(shape, value, dtype=nl.float32)",
         ),
@@ -331,6 +336,11 @@ fn params(kind: OpKind) -> &'static [Param] {
             ("moving", true),
             ("tile_position", false),
             ("tile_size", false),
+            // Hints to the Tensor engine (a one-zero operand, a transpose through an identity):
+            // the result is `stationary.T @ moving` either way.
+            ("is_stationary_onezero", false),
+            ("is_moving_onezero", false),
+            ("is_transpose", false),
         ],
         OpKind::NcTranspose => &[("data", true)],
         OpKind::Activation => &[
@@ -343,6 +353,7 @@ fn params(kind: OpKind) -> &'static [Param] {
         OpKind::Act(_) | OpKind::Copy => &[("x", true)],
         OpKind::Reduce(_) | OpKind::Mean => &[("x", true), ("axis", true), ("keepdims", false)],
         OpKind::Zeros | OpKind::Ndarray => &[("shape", true), ("dtype", true), ("buffer", false)],
+        OpKind::SharedConstant => &[("constant", true), ("dtype", false)],
         OpKind::Full => &[
             ("shape", true),
             ("fill_value", true),
@@ -377,6 +388,7 @@ fn params(kind: OpKind) -> &'static [Param] {
         | OpKind::NisaMemset
         | OpKind::PartitionReduce
         | OpKind::ActivationReduce
+        | OpKind::TensorScalarReduce
         | OpKind::Iota
         | OpKind::AffineSelect => elementwise_ops::params(kind),
         OpKind::TensorTensorScan
@@ -1131,6 +1143,14 @@ impl Checker<'_> {
             OpKind::Load => self.load(slots[0]?, span, cx, dest),
             OpKind::Matmul => self.nl_matmul(&slots, span, cx, dest),
             OpKind::NcMatmul => {
+                for (hint, e) in ["is_stationary_onezero", "is_moving_onezero", "is_transpose"]
+                    .iter()
+                    .zip(&slots[4..])
+                {
+                    if let Some(e) = e {
+                        self.condition(e, hint)?;
+                    }
+                }
                 let (pos, size) = (slots[2], slots[3]);
                 self.matmul_tiled(slots[0]?, slots[1]?, pos, size, span, cx, dest)
             }
@@ -1225,6 +1245,7 @@ impl Checker<'_> {
             | OpKind::Like(_)
             | OpKind::PartitionReduce
             | OpKind::ActivationReduce
+            | OpKind::TensorScalarReduce
             | OpKind::Iota
             | OpKind::AffineSelect => self.extra_op(kind, &name, &slots, span, cx, dest),
             OpKind::TensorTensorScan
@@ -1235,6 +1256,7 @@ impl Checker<'_> {
             OpKind::Max8 | OpKind::FindIndex8 | OpKind::MatchReplace8 => {
                 self.top8_op(kind, &slots, span, cx, dest)
             }
+            OpKind::SharedConstant => self.shared_constant(&slots, span, dest),
             OpKind::Store | OpKind::Range => None,
         }
     }
@@ -1924,6 +1946,19 @@ impl Checker<'_> {
                 memory: dt.memory,
                 at: dst_e.span.clone(),
             });
+            ok = false;
+        } else if dt.kind == TensorKind::Const {
+            self.error(
+                crate::diagnostic::Error::new(
+                    crate::codes::STORE_DST,
+                    format!(
+                        "`{}` is a constant (`nl.shared_constant`), which is read-only",
+                        dt.name
+                    ),
+                    dst_e.span.clone(),
+                )
+                .with_label("a constant"),
+            );
             ok = false;
         } else if dt.kind == TensorKind::Input {
             // out_params.rs: a parameter stored into is an output of the kernel.

@@ -60,6 +60,9 @@ pub(crate) enum Py {
     /// values with numpy's semantics (elementwise arithmetic, indexing, `.max()`, `.tolist()`),
     /// not an index vector (only `nl.arange` / `nl.mgrid` make those).
     Array(Vec<Value>),
+    /// A two-dimensional numpy array of compile-time numbers (`np.identity(128)`), which
+    /// `nl.shared_constant` makes a constant HBM tensor of (`np_consts`).
+    Array2(super::np_consts::Array2),
     /// `nl.mgrid[...]`: one index vector per axis, read as `.p`, `.x`, `.y`, `.z`, by
     /// unpacking, or whole as the index of a tensor (`t[grid]`).
     Grid(Vec<IndexVec>),
@@ -147,7 +150,7 @@ impl Value {
                 Py::Builtin(_) => "builtin function",
                 Py::Method(..) => "method",
                 Py::Grid(_) => "mgrid",
-                Py::Array(_) => "numpy.ndarray",
+                Py::Array(_) | Py::Array2(_) => "numpy.ndarray",
                 Py::Unrun(_) => "value nkc could not compute",
             },
         }
@@ -159,6 +162,7 @@ impl Value {
             Py::Tuple(v) => Some(v.clone()),
             Py::List(v) => Some(v.borrow().clone()),
             Py::Array(v) => Some(v.clone()),
+            Py::Array2(a) => Some(a.row_values().map(Value::array).collect()),
             _ => None,
         }
     }
@@ -245,6 +249,11 @@ impl Value {
                 Py::Array(v) => {
                     let items: Vec<String> = v.iter().map(Value::repr).collect();
                     format!("array([{}])", items.join(", "))
+                }
+                Py::Array2(a) => {
+                    let rows: Vec<String> =
+                        a.row_values().map(|r| format!("[{}]", join(&r))).collect();
+                    format!("array([{}])", rows.join(", "))
                 }
                 Py::Unrun(_) => "<not evaluated>".into(),
             },

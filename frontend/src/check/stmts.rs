@@ -225,6 +225,7 @@ impl Checker<'_> {
             outputs,
             body,
             user_names: std::mem::take(&mut self.user_names),
+            consts: std::mem::take(&mut self.consts),
         }
     }
 
@@ -368,6 +369,8 @@ impl Checker<'_> {
                     let td = self.tensor(t.tensor).clone();
                     if td.kind == TensorKind::Input {
                         bad(self, "a parameter");
+                    } else if td.kind == TensorKind::Const {
+                        bad(self, "a constant (`nl.shared_constant`)");
                     } else if td.memory != Memory::Hbm {
                         bad(
                             self,

@@ -13,7 +13,7 @@
 //! - an unwritten element holds `0.0`, so an output that is never written reads back as zeros.
 
 use crate::entities::Axis;
-use crate::ir::{canonical_nan, DType, TensorData, TensorKind};
+use crate::ir::{canonical_nan, DType, TensorData};
 
 pub use vocab::round_bf16;
 
@@ -102,7 +102,7 @@ impl Buffer {
             .filter(|&n| n <= MAX_ELEMS)
             .ok_or_else(too_large)?;
         let total = usize::try_from(total).map_err(|_| too_large())?;
-        let input = t.kind == TensorKind::Input;
+        let input = t.kind.is_read_only();
         Ok(Buffer {
             rows: t.shape[0] as usize,
             cols: t.shape[1] as usize,

@@ -204,6 +204,20 @@ pub fn interpret(func: &Function, inputs: &[Array]) -> Result<RunResult, InterpE
         }
         machine.fill_input(param, &input.data);
     }
+    // The constants (`nl.shared_constant`): the loader fills them as it fills the parameters.
+    for (&t, values) in &func.consts {
+        if func
+            .tensors
+            .get(t)
+            .is_none_or(|d| d.elems() != values.len() as u64)
+        {
+            return Err(exec::malformed(
+                None,
+                format!("constant {t} does not have one value per element"),
+            ));
+        }
+        machine.fill_input(t, values);
+    }
     machine.run()?;
     let mut outputs = Vec::with_capacity(func.outputs.len());
     for &out in &func.outputs {

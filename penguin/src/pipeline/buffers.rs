@@ -90,7 +90,7 @@ pub fn compute_buffer_counts(
             (Some(l), Some(ts)) => ts.start < l.start || ts.end > l.end,
             _ => false,
         };
-        let decision = if data.kind == TensorKind::Input {
+        let decision = if data.kind.is_read_only() {
             BufferCount::Skipped(SkipReason::Input)
         } else if data.kind == TensorKind::Output {
             BufferCount::Skipped(SkipReason::Output)

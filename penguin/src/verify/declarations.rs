@@ -42,6 +42,20 @@ impl Verifier<'_> {
                     ),
                 );
             }
+            if data.kind == TensorKind::Const {
+                match f.consts.get(&t) {
+                    None => self.error(e, "is a constant tensor without values"),
+                    Some(v) if v.len() as u64 != data.elems() => self.error(
+                        e,
+                        format!(
+                            "is a constant of {} elements with {} values",
+                            data.elems(),
+                            v.len()
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
             if data.memory != Memory::Hbm {
                 if let Some(&p) = data.shape.first() {
                     if p > MAX_PARTITIONS {
@@ -140,6 +154,14 @@ impl Verifier<'_> {
                 if data.kind == kind && !list.contains(&t) {
                     self.error(AnyEntity::Tensor(t), missing);
                 }
+            }
+        }
+        for &t in f.consts.keys() {
+            if f.tensors.get(t).is_none_or(|d| d.kind != TensorKind::Const) {
+                self.error(
+                    fe,
+                    format!("values are given for {t}, which is not a const tensor"),
+                );
             }
         }
         if !is_identifier(&f.name) {

@@ -5,7 +5,7 @@
 use super::bounds::iteration_box;
 use super::{mem_name, AnyEntity, Ctx, Verifier};
 use crate::entities::{Axis, Inst};
-use crate::ir::{EngineClass, InstData, MaskBound, Memory, Op, Operand, TensorKind};
+use crate::ir::{EngineClass, InstData, MaskBound, Memory, Op, Operand};
 
 impl Verifier<'_> {
     pub(super) fn inst(&mut self, i: Inst, ctx: &Ctx) {
@@ -47,8 +47,9 @@ impl Verifier<'_> {
             shapes_ok &= self.operand(e, loops, src, &what, false, bx, masked);
         }
         if let Some(t) = f.tensors.get(data.dst.tensor) {
-            if t.kind == TensorKind::Input {
-                self.error_in(e, loops, format!("writes input tensor `{}`", t.name));
+            if t.kind.is_read_only() {
+                let what = t.kind.name();
+                self.error_in(e, loops, format!("writes {what} tensor `{}`", t.name));
             }
         }
         self.memories(e, loops, data.engine, op, &data.dst, &data.srcs);

@@ -41,6 +41,10 @@ impl Builder {
             TensorKind::Input => self.f.params.push(t),
             TensorKind::Output => self.f.outputs.push(t),
             TensorKind::Local => {}
+            TensorKind::Const => {
+                let n = (rows * cols) as usize;
+                self.f.consts.insert(t, vec![0.0; n]);
+            }
         }
         t
     }

@@ -423,6 +423,12 @@ fn initial_storage(p: &Program, inputs: &[Array]) -> Result<Storage, SimError> {
                     data.extend(a.data.iter().map(|&x| numerics::round_to(t.dtype, x)));
                 }
             }
+            Role::Const => {
+                let values = t.values.iter().take(n);
+                data.extend(values.map(|&x| numerics::round_to(t.dtype, x)));
+                // A program built without its values (the text form requires them): NaN.
+                data.resize(n, f32::NAN);
+            }
             Role::Output => data.resize(n, 0.0),
             // Uninitialised: reads of unwritten elements are errors; NaN is a second guard.
             Role::Scratch => data.resize(n, f32::NAN),

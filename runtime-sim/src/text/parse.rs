@@ -103,6 +103,41 @@ impl Parser {
         Ok(if neg { -v } else { v })
     }
 
+    /// `= [RUN, ...]`: the values of a constant tensor of `shape` (declared at `at`), a run
+    /// being `VALUE` or `VALUE*COUNT`; exactly one value per element.
+    fn const_values(&mut self, shape: &[u64], at: &Token) -> PResult<Vec<f32>> {
+        let elems = shape.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+        self.expect_punct("=")?;
+        self.expect_punct("[")?;
+        let mut out: Vec<f32> = Vec::new();
+        if !self.eat_punct("]") {
+            loop {
+                let v = self.float("a value")?;
+                let ct = self.peek().clone();
+                let n = if self.eat_punct("*") {
+                    self.uint("a repeat count")?
+                } else {
+                    1
+                };
+                if (out.len() as u64).saturating_add(n) > elems {
+                    return self.err_at(&ct, format!("more values than the {elems} elements"));
+                }
+                out.extend(std::iter::repeat_n(v, n as usize));
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+            self.expect_punct("]")?;
+        }
+        if out.len() as u64 != elems {
+            return self.err_at(
+                at,
+                format!("{} values for a constant of {elems} elements", out.len()),
+            );
+        }
+        Ok(out)
+    }
+
     fn float(&mut self, what: &str) -> PResult<f32> {
         let neg = self.eat_punct("-");
         let t = self.next();
@@ -731,18 +766,26 @@ impl Parser {
                         }
                     }
                     self.expect_punct("]")?;
-                    let (word, rt) = self.ident("`input`, `output` or `scratch`")?;
+                    let (word, rt) = self.ident("`input`, `output`, `scratch` or `const`")?;
                     let Some(role) = Role::ALL.into_iter().find(|r| r.name() == word) else {
                         return self.err_at(
                             &rt,
-                            format!("expected `input`, `output` or `scratch`, found `{word}`"),
+                            format!(
+                                "expected `input`, `output`, `scratch` or `const`, found `{word}`"
+                            ),
                         );
+                    };
+                    let values = if role == Role::Const {
+                        self.const_values(&shape, &rt)?
+                    } else {
+                        Vec::new()
                     };
                     self.prog.tensors.push(TensorDecl {
                         name,
                         dtype,
                         shape,
                         role,
+                        values,
                     });
                 }
                 Tok::Ident(k) if k == "semaphore" => {

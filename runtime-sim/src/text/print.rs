@@ -14,18 +14,18 @@ pub fn print(p: &Program) -> String {
     let mut out = String::new();
     for t in &p.tensors {
         let shape: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
-        let role = match t.role {
-            Role::Input => "input",
-            Role::Output => "output",
-            Role::Scratch => "scratch",
-        };
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "tensor {}: {}[{}] {role}",
+            "tensor {}: {}[{}] {}",
             t.name,
             t.dtype.name(),
-            shape.join(", ")
+            shape.join(", "),
+            t.role.name()
         );
+        if t.role == Role::Const {
+            write_const_values(&mut out, &t.values);
+        }
+        out.push('\n');
     }
     for s in &p.semaphores {
         let _ = writeln!(out, "semaphore {s}");
@@ -161,6 +161,29 @@ fn write_side(s: &mut String, p: &Program, side: &DmaSide) {
             s.push(']');
         }
     }
+}
+
+/// ` = [RUN, ...]`: a constant's values, row-major, each run of equal values as `VALUE*COUNT`
+/// (`VALUE` alone for one).
+fn write_const_values(s: &mut String, values: &[f32]) {
+    s.push_str(" = [");
+    let mut i = 0;
+    while i < values.len() {
+        let v = values[i];
+        let n = values[i..]
+            .iter()
+            .take_while(|x| x.to_bits() == v.to_bits())
+            .count();
+        if i > 0 {
+            s.push_str(", ");
+        }
+        write_float(s, v);
+        if n > 1 {
+            let _ = write!(s, "*{n}");
+        }
+        i += n;
+    }
+    s.push(']');
 }
 
 fn write_float(s: &mut String, x: f32) {

@@ -82,7 +82,7 @@ use crate::transform::decline::Decline;
 use crate::transform::ring_reads::compute_reads_kept;
 use penguin::affine::{AffineExpr, CmpOp};
 use penguin::edit::Cursor;
-use penguin::ir::{Op, StmtKind, TensorKind};
+use penguin::ir::{Op, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 
 /// Issues the first loads of each next execution of the extended loop `e` in the drain of the
@@ -448,7 +448,7 @@ fn single_load(func: &Function, s: Stmt) -> Option<penguin::Inst> {
     let from_input = d
         .srcs
         .first()
-        .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
+        .is_some_and(|o| func.tensors[o.tensor].kind.is_read_only());
     (d.op == Op::Load && from_input).then_some(i)
 }
 

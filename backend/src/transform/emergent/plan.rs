@@ -334,7 +334,7 @@ pub fn hoistable_loads(
         let from_input = d
             .srcs
             .first()
-            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input);
+            .is_some_and(|o| func.tensors[o.tensor].kind.is_read_only());
         let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
         if let (Op::Load, true, Some(&(rt, depth))) = (&d.op, from_input, ring) {
             // A load that does not write the ring alone cannot move: another write of the slot
@@ -396,7 +396,7 @@ fn filled_by_child_loop(func: &Function, us: &[Use], t: Tensor, l: Axis) -> bool
         || !d
             .srcs
             .first()
-            .is_some_and(|o| func.tensors[o.tensor].kind == TensorKind::Input)
+            .is_some_and(|o| func.tensors[o.tensor].kind.is_read_only())
     {
         return false;
     }
