@@ -16,21 +16,13 @@
 
 use super::functions::Kwargs;
 use super::ops::Dest;
-use super::pyvalue::Py;
+use super::pyvalue::{Array2, Py};
 use super::{CTensor, Checker, TileVal, Value};
 use crate::ast::{Expr, Span};
 use crate::codes;
 use crate::diagnostic::Error;
 use penguin::ir::MAX_CONST_VALUES;
 use penguin::{DType, Memory, TensorKind};
-
-/// A two-dimensional numpy array of compile-time numbers, row-major.
-#[derive(Debug, Clone)]
-pub(crate) struct Array2 {
-    pub rows: usize,
-    pub cols: usize,
-    pub items: Vec<Value>,
-}
 
 /// An array's element at `(row, column)`.
 type ElementOf = Box<dyn Fn(i64, i64) -> f64>;

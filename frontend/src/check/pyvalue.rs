@@ -62,7 +62,7 @@ pub(crate) enum Py {
     Array(Vec<Value>),
     /// A two-dimensional numpy array of compile-time numbers (`np.identity(128)`), which
     /// `nl.shared_constant` makes a constant HBM tensor of (`np_consts`).
-    Array2(super::np_consts::Array2),
+    Array2(Array2),
     /// `nl.mgrid[...]`: one index vector per axis, read as `.p`, `.x`, `.y`, `.z`, by
     /// unpacking, or whole as the index of a tensor (`t[grid]`).
     Grid(Vec<IndexVec>),
@@ -399,4 +399,13 @@ pub(crate) fn format_spec(v: &Value, spec: &str) -> String {
         '^' => format!("{}{body}{}", " ".repeat(pad / 2), " ".repeat(pad - pad / 2)),
         _ => format!("{body}{}", " ".repeat(pad)),
     }
+}
+
+/// A two-dimensional numpy array of compile-time numbers, row-major (`np.identity(128)`, `np.tri(n, m)`:
+/// [`super::np_consts`] builds them; a value type, so it lives with the other Python values).
+#[derive(Debug, Clone)]
+pub(crate) struct Array2 {
+    pub rows: usize,
+    pub cols: usize,
+    pub items: Vec<Value>,
 }
