@@ -107,43 +107,10 @@ pub struct Allocation {
     pub live: BTreeMap<Tensor, (usize, usize)>,
 }
 
-/// The live range of every buffer `bir` uses.
+/// The live range of every buffer `bir` uses, widened to the whole span of every loop that
+/// contains one of its accesses.
 pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
-    fn walk(
-        bir: &Bir,
-        nodes: &[BNode],
-        pos: &mut usize,
-        live: &mut BTreeMap<Tensor, (usize, usize)>,
-    ) {
-        for &n in nodes {
-            match n {
-                BNode::Inst(i) => {
-                    let bi = &bir.insts[i];
-                    for o in std::iter::once(&bi.dst).chain(bi.srcs.iter()) {
-                        let r = live.entry(o.tensor).or_insert((*pos, *pos));
-                        r.0 = r.0.min(*pos);
-                        r.1 = r.1.max(*pos);
-                    }
-                    *pos += 1;
-                }
-                BNode::Loop(l) => {
-                    let start = *pos;
-                    let mut inner = BTreeMap::new();
-                    walk(bir, &bir.loops[l].body, pos, &mut inner);
-                    let end = pos.saturating_sub(1).max(start);
-                    // Accessed in the loop: live for all of it.
-                    for (t, _) in inner {
-                        let r = live.entry(t).or_insert((start, end));
-                        r.0 = r.0.min(start);
-                        r.1 = r.1.max(end);
-                    }
-                }
-            }
-        }
-    }
-    let mut live = BTreeMap::new();
-    walk(bir, &bir.body, &mut 0, &mut live);
-    live
+    live_ranges(bir, &|_, _| true)
 }
 
 /// The **exact** live range of every buffer `bir` uses (the fallback of [`allocate`] when the
@@ -152,45 +119,55 @@ pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
 /// ([`carried_across`]); a tile that each iteration of a loop writes whole before reading it
 /// lives only from its first to its last access within the body.
 pub fn compute_exact_live_ranges(func: &Function, bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
+    live_ranges(bir, &|l, t| carried_across(func, bir, l, t))
+}
+
+/// From the first to the last access of every buffer `bir` uses, in program positions; a buffer
+/// accessed in a loop for which `widen(loop, buffer)` holds is live for the loop's whole span.
+fn live_ranges(
+    bir: &Bir,
+    widen: &dyn Fn(BirLoop, Tensor) -> bool,
+) -> BTreeMap<Tensor, (usize, usize)> {
+    fn extend(
+        live: &mut BTreeMap<Tensor, (usize, usize)>,
+        t: Tensor,
+        (first, last): (usize, usize),
+    ) {
+        let r = live.entry(t).or_insert((first, last));
+        r.0 = r.0.min(first);
+        r.1 = r.1.max(last);
+    }
     fn walk(
-        func: &Function,
         bir: &Bir,
         nodes: &[BNode],
         pos: &mut usize,
         live: &mut BTreeMap<Tensor, (usize, usize)>,
+        widen: &dyn Fn(BirLoop, Tensor) -> bool,
     ) {
         for &n in nodes {
             match n {
                 BNode::Inst(i) => {
                     let bi = &bir.insts[i];
                     for o in std::iter::once(&bi.dst).chain(bi.srcs.iter()) {
-                        let r = live.entry(o.tensor).or_insert((*pos, *pos));
-                        r.0 = r.0.min(*pos);
-                        r.1 = r.1.max(*pos);
+                        extend(live, o.tensor, (*pos, *pos));
                     }
                     *pos += 1;
                 }
                 BNode::Loop(l) => {
                     let start = *pos;
                     let mut inner = BTreeMap::new();
-                    walk(func, bir, &bir.loops[l].body, pos, &mut inner);
+                    walk(bir, &bir.loops[l].body, pos, &mut inner, widen);
                     let end = pos.saturating_sub(1).max(start);
-                    for (t, (first, last)) in inner {
-                        let (first, last) = if carried_across(func, bir, l, t) {
-                            (start, end)
-                        } else {
-                            (first, last)
-                        };
-                        let r = live.entry(t).or_insert((first, last));
-                        r.0 = r.0.min(first);
-                        r.1 = r.1.max(last);
+                    for (t, range) in inner {
+                        let range = if widen(l, t) { (start, end) } else { range };
+                        extend(live, t, range);
                     }
                 }
             }
         }
     }
     let mut live = BTreeMap::new();
-    walk(func, bir, &bir.body, &mut 0, &mut live);
+    walk(bir, &bir.body, &mut 0, &mut live, widen);
     live
 }
 
