@@ -535,7 +535,7 @@ impl Checker<'_> {
                 self.restore(snap, out);
                 self.need_unroll = false;
                 self.stopped = false;
-                self.unrolled_traced(target, iter, body, out, in_loop)
+                self.unrolled(target, iter, body, out, in_loop, true)
             }
             (LoopWay::Hardware, None) => {
                 self.raise(
@@ -557,9 +557,9 @@ impl Checker<'_> {
                 self.restore(snap, out);
                 self.need_unroll = false;
                 self.stopped = false;
-                self.unrolled(target, iter, body, out, in_loop)
+                self.unrolled(target, iter, body, out, in_loop, false)
             }
-            _ => self.unrolled(target, iter, body, out, in_loop),
+            _ => self.unrolled(target, iter, body, out, in_loop, false),
         }
     }
 
@@ -660,7 +660,10 @@ impl Checker<'_> {
         })
     }
 
-    /// Python's loop: the body runs once per item, in the enclosing block.
+    /// Python's loop: the body runs once per item, in the enclosing block. With `traced` (an
+    /// `nl.affine_range` / `nl.sequential_range` loop unrolled because its index needed a value),
+    /// a `return` ending its body returns after the last iteration, as it does from the loop NKI
+    /// traces once (`stmts::loop_return`).
     fn unrolled(
         &mut self,
         target: &Target,
@@ -668,6 +671,7 @@ impl Checker<'_> {
         body: &[Stmt],
         out: &mut Vec<CStmt>,
         in_loop: bool,
+        traced: bool,
     ) -> Flow {
         let Some(it) = self.eval(iter) else {
             return if self.stopped { Flow::Stop } else { Flow::Next };
@@ -684,49 +688,17 @@ impl Checker<'_> {
             }
         }
         self.unrolled_matmuls.push(std::collections::HashSet::new());
-        let flow = self.unrolled_items(target, iter, items, body, out, in_loop);
-        self.unrolled_matmuls.pop();
-        flow
-    }
-
-    /// An `nl.affine_range` / `nl.sequential_range` loop unrolled (its index needed a value): as
-    /// Python's loop, except that a `return` ending its body returns after the last iteration,
-    /// as it does from the loop NKI traces once (`stmts::loop_return`).
-    fn unrolled_traced(
-        &mut self,
-        target: &Target,
-        iter: &Expr,
-        body: &[Stmt],
-        out: &mut Vec<CStmt>,
-        in_loop: bool,
-    ) -> Flow {
-        let Some(it) = self.eval(iter) else {
-            return if self.stopped { Flow::Stop } else { Flow::Next };
-        };
-        let Some(items) = self.iterate(&it, iter) else {
-            return if self.stopped { Flow::Stop } else { Flow::Next };
-        };
-        if let Target::Name(id) = target {
-            if self.bound_outside_loop(&id.name) {
-                self.bind(&id.name, Value::None, id.span.clone());
-            }
-        }
-        self.unrolled_matmuls.push(std::collections::HashSet::new());
         let mut returned: Option<(Value, Span, String)> = None;
         let mut flow = Flow::Next;
         for item in items {
-            if self.step(&iter.span).is_none() {
-                flow = Flow::Stop;
-                break;
-            }
-            if self.bind_target(target, item).is_none() {
+            if self.step(&iter.span).is_none() || self.bind_target(target, item).is_none() {
                 flow = Flow::Stop;
                 break;
             }
             match self.exec_block(body, out, in_loop) {
                 Flow::Break => break,
                 Flow::Next | Flow::Continue => {}
-                Flow::Return(v, at) if self.frames == 0 && ends_body(body, &at) => {
+                Flow::Return(v, at) if traced && self.frames == 0 && ends_body(body, &at) => {
                     let key = format!("{v:?}");
                     match &returned {
                         Some((_, _, k)) if *k != key => {
@@ -738,7 +710,7 @@ impl Checker<'_> {
                         None => returned = Some((v, at, key)),
                     }
                 }
-                Flow::Return(_, at) if self.frames == 0 => {
+                Flow::Return(_, at) if traced && self.frames == 0 => {
                     self.error(CheckError::ReturnInLoop { at });
                 }
                 f => {
@@ -752,30 +724,5 @@ impl Checker<'_> {
             (Flow::Next, Some((v, at, _))) => Flow::Return(v, at),
             (f, _) => f,
         }
-    }
-
-    fn unrolled_items(
-        &mut self,
-        target: &Target,
-        iter: &Expr,
-        items: Vec<Value>,
-        body: &[Stmt],
-        out: &mut Vec<CStmt>,
-        in_loop: bool,
-    ) -> Flow {
-        for item in items {
-            if self.step(&iter.span).is_none() {
-                return Flow::Stop;
-            }
-            if self.bind_target(target, item).is_none() {
-                return Flow::Stop;
-            }
-            match self.exec_block(body, out, in_loop) {
-                Flow::Break => break,
-                Flow::Next | Flow::Continue => {}
-                f => return f,
-            }
-        }
-        Flow::Next
     }
 }
