@@ -1670,6 +1670,25 @@ fn bf16(x: f64) -> f64 {
 
 const MASK_CASES: &[Case] = &[
     Case {
+        file: "mask_bn_stats.nk",
+        // 700 columns: bn_stats blocks of 512 and 188 columns (the second masked).
+        inputs: &[("x_in", &[256, 700]), ("gamma", &[1, 700])],
+        reference: |m| {
+            let (x, g) = (&m[0], &m[1]);
+            let mut y = Mat::zeros(x.rows, x.cols);
+            for r in 0..x.rows {
+                let row: Vec<f64> = (0..x.cols).map(|c| x.at(r, c)).collect();
+                let mu = row.iter().sum::<f64>() / row.len() as f64;
+                let var = row.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / row.len() as f64;
+                for (c, v) in row.iter().enumerate() {
+                    y.set(r, c, (v - mu) / (var + 1e-5).sqrt() * g.at(0, c));
+                }
+            }
+            vec![y]
+        },
+        tol: SUMS,
+    },
+    Case {
         file: "mask_rows.nk",
         // 300 rows: tiles of 128, 128 and 44 rows.
         inputs: &[("x_tensor", &[300, 256])],

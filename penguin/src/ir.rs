@@ -740,11 +740,13 @@ impl InstData {
         }
     }
 
-    /// The `[P, F]` space a mask's indices range over: the source's shape for `reduce`, the
-    /// destination's otherwise. `None` when the access is not two-dimensional.
+    /// The `[P, F]` space a mask's indices range over: the source's shape for the operations
+    /// that reduce the free axis to a fixed width (`reduce`, `bn_stats`: the mask selects the
+    /// elements reduced), the destination's otherwise. `None` when the access is not
+    /// two-dimensional.
     pub fn iter_shape(&self) -> Option<[u64; 2]> {
         let acc = match self.op {
-            Op::Reduce { .. } => &self.srcs.first()?.access,
+            Op::Reduce { .. } | Op::BnStats => &self.srcs.first()?.access,
             _ => &self.dst.access,
         };
         match acc.size.as_slice() {
@@ -762,7 +764,41 @@ impl InstData {
     /// Whether an operation may carry a mask (its elements map one to one, or by row, onto the
     /// iteration space).
     pub fn maskable(op: &Op) -> bool {
-        !matches!(op, Op::Matmul { .. } | Op::Transpose | Op::Iota { .. })
+        !matches!(
+            op,
+            Op::Matmul { .. } | Op::Transpose | Op::VectorTranspose | Op::Iota { .. }
+        )
+    }
+
+    /// Whether a mask of a maskable operation may bound the free index: not for the operations
+    /// whose free elements are a fixed-width result of the whole row (`bn_aggr`'s triples, the
+    /// eight values of `max8`, `nc_find_index8` and `nc_match_replace8`), where dropping free
+    /// elements has no meaning.
+    pub fn free_maskable(op: &Op) -> bool {
+        !matches!(
+            op,
+            Op::BnAggr | Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. }
+        )
+    }
+
+    /// Why this instruction may not carry its mask: an operation that takes none, or a bound on
+    /// the free index of one whose free elements cannot be dropped ([`InstData::free_maskable`]).
+    /// `None` when the mask is empty or allowed.
+    pub fn mask_refusal(&self) -> Option<String> {
+        if self.mask.is_empty() {
+            return None;
+        }
+        if !InstData::maskable(&self.op) {
+            return Some(format!("`{}` cannot carry a mask", self.op.name()));
+        }
+        let free_bound = self.mask.iter().any(|b| b.dim == TileDim::Free);
+        (free_bound && !InstData::free_maskable(&self.op)).then(|| {
+            format!(
+                "`{}` cannot carry a mask on the free index (its free elements are a \
+                 fixed-width result of the whole row)",
+                self.op.name()
+            )
+        })
     }
 
     /// Every affine expression of the instruction: operand starts and slots, then mask bounds.

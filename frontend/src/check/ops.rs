@@ -1103,18 +1103,25 @@ impl Checker<'_> {
         if mask.is_empty() {
             return Some(());
         }
+        let free_bound = mask.iter().any(|b| b.dim == penguin::TileDim::Free);
         for inst in &mut cx.insts[before..] {
-            if !penguin::InstData::maskable(&inst.op) {
-                self.error(CheckError::MaskUnsupported {
-                    why: format!(
-                        "`{}` cannot take a mask that drops elements (its elements do not map one to one onto the tile's)",
-                        inst.op.name()
-                    ),
-                    at: at.clone(),
-                });
-                return None;
-            }
-            inst.mask.extend(mask.iter().cloned());
+            let why = if !penguin::InstData::maskable(&inst.op) {
+                "its elements do not map one to one onto the tile's"
+            } else if free_bound && !penguin::InstData::free_maskable(&inst.op) {
+                "its free elements are a fixed-width result of the whole row: mask only the \
+                 partition index"
+            } else {
+                inst.mask.extend(mask.iter().cloned());
+                continue;
+            };
+            self.error(CheckError::MaskUnsupported {
+                why: format!(
+                    "`{}` cannot take a mask that drops elements ({why})",
+                    inst.op.name()
+                ),
+                at: at.clone(),
+            });
+            return None;
         }
         Some(())
     }

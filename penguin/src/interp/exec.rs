@@ -577,11 +577,8 @@ impl<'f> Machine<'f> {
     /// Masked instruction `data` as the unmasked one it is in this iteration: its operands cut
     /// to the active box ([`InstData::clipped`]), or `None` when no element is active.
     fn unmasked(&self, inst: Inst, data: &InstData) -> Result<Option<InstData>> {
-        if !InstData::maskable(&data.op) {
-            return Err(self.malformed(
-                Some(inst),
-                format!("`{}` cannot carry a mask", data.op.name()),
-            ));
+        if let Some(why) = data.mask_refusal() {
+            return Err(self.malformed(Some(inst), why));
         }
         let shape = data.iter_shape().ok_or_else(|| {
             self.malformed(

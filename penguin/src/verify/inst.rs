@@ -70,12 +70,8 @@ impl Verifier<'_> {
         if data.mask.is_empty() {
             return None;
         }
-        if !InstData::maskable(&data.op) {
-            self.error_in(
-                e,
-                loops,
-                format!("`{}` cannot carry a mask", data.op.name()),
-            );
+        if let Some(why) = data.mask_refusal() {
+            self.error_in(e, loops, why);
             return None;
         }
         let mut scoped = true;
