@@ -4,8 +4,9 @@
 //! operand) never crosses a bank (MACHINE.md). An array larger than a bank is stored in whole
 //! contiguous banks (the backend places it so), and is accepted when every access to it stays
 //! within one bank in every iteration: the access's free start is `c0 + Σ ci·iv`, so it stays in
-//! a bank for every value of the loop variables exactly when every `ci` is a multiple of the
-//! bank's elements and `c0 mod bank + size ≤ bank`. Anything else is one diagnostic (E0262) at
+//! a bank for every value of the loop variables exactly when `start mod bank + size ≤ bank` for
+//! every value `start mod bank` takes over the loops' ranges (`acc[:, nl.ds(128 * i, 128)]` of a
+//! `(par_dim(128), 2048)` float32 array: starts 0, 128, 256, 384 within a bank of 512). Anything else is one diagnostic (E0262) at
 //! the instruction, naming the array and its bank size.
 //!
 //! Invariant: after [`Checker::check_psum_banks`] reports nothing, every access of the kernel to
@@ -15,7 +16,17 @@ use super::{CStmt, CStmtKind, Checker};
 use crate::codes;
 use crate::diagnostic::Error;
 use penguin::{Memory, Operand};
+use std::collections::BTreeSet;
 use vocab::machine::PSUM_BANK_BYTES;
+
+/// The greatest common divisor of two positive numbers.
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
 
 impl Checker<'_> {
     /// Reports each instruction of `body` with an access to a multi-bank PSUM array that may
@@ -49,8 +60,11 @@ impl Checker<'_> {
         let bank = (PSUM_BANK_BYTES / bytes) as i64;
         let start = &o.access.start[1];
         let size = o.access.size[1] as i64;
-        let aligned = start.terms().iter().all(|&(_, c)| c % bank == 0);
-        if aligned && start.constant_term().rem_euclid(bank) + size <= bank {
+        if self
+            .bank_starts(start, bank)
+            .iter()
+            .all(|&r| r + size <= bank)
+        {
             return None;
         }
         Some(
@@ -69,5 +83,26 @@ impl Checker<'_> {
                 "index the array by whole blocks of at most {bank} columns that start at a multiple of {bank} (`acc[i, :, :]` of an array `(n, nl.par_dim(128), {bank})`)"
             )),
         )
+    }
+
+    /// Every value `start mod bank` takes over the ranges of its loop variables: the residues of
+    /// `c0`, then for each term `ci·iv` those plus `ci·v mod bank` for each value `v` of `iv`
+    /// (at most `bank / gcd(ci, bank)` of them matter: the term's residues repeat after that).
+    fn bank_starts(&self, start: &penguin::AffineExpr, bank: i64) -> BTreeSet<i64> {
+        let mut residues = BTreeSet::from([start.constant_term().rem_euclid(bank)]);
+        for &(a, c) in start.terms() {
+            let l = self.loop_data(a);
+            let step = c.rem_euclid(bank);
+            let period = if step == 0 { 1 } else { bank / gcd(step, bank) };
+            let trips = (l.ub - l.lb).clamp(0, period);
+            if trips == 0 {
+                continue;
+            }
+            residues = residues
+                .iter()
+                .flat_map(|&r| (l.lb..l.lb + trips).map(move |v| (r + c * v).rem_euclid(bank)))
+                .collect();
+        }
+        residues
     }
 }
