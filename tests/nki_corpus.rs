@@ -1070,6 +1070,12 @@ const GRID_CASES: &[Case] = &[
         tol: TRANSCENDENTAL,
     },
     Case {
+        file: "psum_bank_tiles.nk",
+        inputs: &[("v", &[128, 1024])],
+        reference: |m| vec![m[0].transpose()],
+        tol: EXACT,
+    },
+    Case {
         file: "psum_banks.nk",
         inputs: &[("q_t", &[128, 128]), ("k_t", &[128, 1024])],
         reference: |m| {

@@ -16,17 +16,7 @@ use super::{CStmt, CStmtKind, Checker};
 use crate::codes;
 use crate::diagnostic::Error;
 use penguin::{Memory, Operand};
-use std::collections::BTreeSet;
 use vocab::machine::PSUM_BANK_BYTES;
-
-/// The greatest common divisor of two positive numbers.
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
 
 impl Checker<'_> {
     /// Reports each instruction of `body` with an access to a multi-bank PSUM array that may
@@ -60,11 +50,11 @@ impl Checker<'_> {
         let bank = (PSUM_BANK_BYTES / bytes) as i64;
         let start = &o.access.start[1];
         let size = o.access.size[1] as i64;
-        if self
-            .bank_starts(start, bank)
-            .iter()
-            .all(|&r| r + size <= bank)
-        {
+        let starts = start.residues_mod(bank, |a| {
+            let l = self.loop_data(a);
+            (l.lb, l.ub)
+        });
+        if starts.iter().all(|&r| r + size <= bank) {
             return None;
         }
         Some(
@@ -83,26 +73,5 @@ impl Checker<'_> {
                 "index the array by whole blocks of at most {bank} columns that start at a multiple of {bank} (`acc[i, :, :]` of an array `(n, nl.par_dim(128), {bank})`)"
             )),
         )
-    }
-
-    /// Every value `start mod bank` takes over the ranges of its loop variables: the residues of
-    /// `c0`, then for each term `ci·iv` those plus `ci·v mod bank` for each value `v` of `iv`
-    /// (at most `bank / gcd(ci, bank)` of them matter: the term's residues repeat after that).
-    fn bank_starts(&self, start: &penguin::AffineExpr, bank: i64) -> BTreeSet<i64> {
-        let mut residues = BTreeSet::from([start.constant_term().rem_euclid(bank)]);
-        for &(a, c) in start.terms() {
-            let l = self.loop_data(a);
-            let step = c.rem_euclid(bank);
-            let period = if step == 0 { 1 } else { bank / gcd(step, bank) };
-            let trips = (l.ub - l.lb).clamp(0, period);
-            if trips == 0 {
-                continue;
-            }
-            residues = residues
-                .iter()
-                .flat_map(|&r| (l.lb..l.lb + trips).map(move |v| (r + c * v).rem_euclid(bank)))
-                .collect();
-        }
-        residues
     }
 }
