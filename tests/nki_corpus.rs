@@ -768,6 +768,19 @@ fn pattern_kernels_run_as_written_and_match_their_references() {
 }
 
 /// softmax(q @ k.T / sqrt(d)) @ v, with q and k given transposed.
+/// The uniform value docs/machine.md defines for `nl.rand` / `nisa.dropout`: two rounds of the
+/// SplitMix64 output function over the seed and stream, then the position, top 24 bits over 2^24.
+fn rand_unit(stream: u64, p: u64, f: u64) -> f64 {
+    fn mix(z: u64) -> u64 {
+        let mut z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    let key = mix(0x6E6B_635F_7261_6E64 ^ stream);
+    (mix(key ^ (p << 40) ^ f) >> 40) as f64 / (1u64 << 24) as f64
+}
+
 fn attention(m: &[Mat]) -> Vec<Mat> {
     let scale = 1.0 / (m[0].rows as f64).sqrt();
     let scores = m[0].transpose().matmul(&m[1]).map(|x| x * scale);
@@ -1057,6 +1070,12 @@ const GRID_CASES: &[Case] = &[
         tol: TRANSCENDENTAL,
     },
     Case {
+        file: "psum_bank_tiles.nk",
+        inputs: &[("v", &[128, 1024])],
+        reference: |m| vec![m[0].transpose()],
+        tol: EXACT,
+    },
+    Case {
         file: "psum_banks.nk",
         inputs: &[("q_t", &[128, 128]), ("k_t", &[128, 1024])],
         reference: |m| {
@@ -1248,6 +1267,31 @@ const OPS_CASES: &[Case] = &[
                 out
             });
             vec![top, first, second, rest]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "ops_random.nk",
+        inputs: &[("x_in", &[256, 64]), ("prob_in", &[256, 1])],
+        reference: |m| {
+            let (x, prob) = (&m[0], &m[1]);
+            // docs/machine.md's generator: stream `s` (the kernel's random calls in order: the
+            // noise 0, nisa.dropout 1, nl.dropout 2), partition `p`, element `f` of the tile.
+            let u = |s: u64, p: usize, f: usize| rand_unit(s, p as u64, f as u64);
+            let mut dropped = Mat::zeros(x.rows, x.cols);
+            let mut rescaled = Mat::zeros(x.rows, x.cols);
+            let mut noisy = Mat::zeros(x.rows, x.cols);
+            for r in 0..x.rows {
+                for c in 0..x.cols {
+                    let (v, p) = (x.at(r, c), r % 128);
+                    let keep = u(1, p, c) >= prob.at(r, 0);
+                    dropped.set(r, c, if keep { v } else { 0.0 });
+                    let keep = u(2, p, c) >= 0.25;
+                    rescaled.set(r, c, if keep { v / 0.75 } else { 0.0 });
+                    noisy.set(r, c, v + u(0, p, c));
+                }
+            }
+            vec![dropped, rescaled, noisy]
         },
         tol: EXACT,
     },

@@ -54,6 +54,48 @@ impl AffineExpr {
         &self.terms
     }
 
+    /// Every value `self mod modulus` takes when each loop variable `a` runs over
+    /// `range(a) = (lb, ub)`: the constant's residue, then for each term `c·iv` those plus
+    /// `c·v mod modulus` for the values `v` of `iv` (at most `modulus / gcd(c, modulus)` of them
+    /// matter: the term's residues repeat after that). A loop of no iterations adds nothing.
+    /// `modulus` is positive.
+    pub fn residues_mod(
+        &self,
+        modulus: i64,
+        range: impl Fn(Axis) -> (i64, i64),
+    ) -> std::collections::BTreeSet<i64> {
+        fn gcd(a: i64, b: i64) -> i64 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        let mut residues =
+            std::collections::BTreeSet::from([self.constant_term().rem_euclid(modulus)]);
+        for &(a, c) in self.terms() {
+            let (lb, ub) = range(a);
+            let step = c.rem_euclid(modulus);
+            let period = if step == 0 {
+                1
+            } else {
+                modulus / gcd(step, modulus)
+            };
+            let trips = (ub - lb).clamp(0, period);
+            if trips == 0 {
+                continue;
+            }
+            residues = residues
+                .iter()
+                .flat_map(|&r| {
+                    (lb..lb + trips)
+                        .map(move |v| (r + step * v.rem_euclid(modulus)).rem_euclid(modulus))
+                })
+                .collect();
+        }
+        residues
+    }
+
     pub fn constant_term(&self) -> i64 {
         self.constant
     }
@@ -231,6 +273,20 @@ mod tests {
 
     fn ax(n: usize) -> Axis {
         Axis::new(n)
+    }
+
+    #[test]
+    fn residues_mod_cover_the_loop_ranges_exactly() {
+        // 128·i over i in 0..32, banks of 512: starts 0, 128, 256, 384 only.
+        let e = AffineExpr::from_terms([(ax(0), 128)], 0);
+        let r = e.residues_mod(512, |_| (0, 32));
+        assert_eq!(r.into_iter().collect::<Vec<_>>(), vec![0, 128, 256, 384]);
+        // 100·i + 7 over i in 1..3: 107 and 207, not the other residues of the period.
+        let e = AffineExpr::from_terms([(ax(0), 100)], 7);
+        let r = e.residues_mod(512, |_| (1, 3));
+        assert_eq!(r.into_iter().collect::<Vec<_>>(), vec![107, 207]);
+        // A loop of no iterations adds nothing.
+        assert_eq!(e.residues_mod(512, |_| (0, 0)).len(), 1);
     }
 
     #[test]

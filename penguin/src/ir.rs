@@ -537,6 +537,14 @@ pub enum Op {
     /// `dst[P, F] = match_replace8(src0[P, F], src1[P, 8], imm)` ([`vocab::match_replace8`]):
     /// `src0` with each of the 8 values of `src1` replaced by `imm`. Vector engine.
     MatchReplace8 { imm: f32 },
+    /// `dst[p][f] = rand_at(stream, p, f)` ([`vocab::rand_at`]): uniform values in `[0, 1)`,
+    /// a pure function of the stream and the element's position; no source (`nl.rand`). Vector
+    /// engine, SBUF only.
+    Rand { stream: u32 },
+    /// `dst[p][f] = dropout(stream, p, f, src0[p][f], src1[p])` ([`vocab::dropout`]): `src0` with
+    /// the elements whose random value is below the `[P, 1]` probability `src1` zeroed
+    /// (`nisa.dropout`). Vector engine, SBUF only.
+    Dropout { stream: u32 },
 }
 
 impl Op {
@@ -561,6 +569,8 @@ impl Op {
             Op::Max8 => "max8",
             Op::FindIndex8 => "find_index8",
             Op::MatchReplace8 { .. } => "match_replace8",
+            Op::Rand { .. } => "rand",
+            Op::Dropout { .. } => "dropout",
         }
     }
 
@@ -573,7 +583,7 @@ impl Op {
             Op::Store => (&[Hbm], &[Sbuf]),
             Op::Matmul { .. } | Op::Transpose => (&[Psum], &[Sbuf]),
             Op::Memset { .. } => (&[Sbuf, Psum], &[]),
-            Op::Iota { .. } => (&[Sbuf], &[]),
+            Op::Iota { .. } | Op::Rand { .. } => (&[Sbuf], &[]),
             Op::TensorTensor { .. }
             | Op::TensorScalar { .. }
             | Op::Activation { .. }
@@ -585,19 +595,20 @@ impl Op {
             | Op::VectorTranspose
             | Op::Max8
             | Op::FindIndex8
-            | Op::MatchReplace8 { .. } => (&[Sbuf], &[Sbuf, Psum]),
+            | Op::MatchReplace8 { .. }
+            | Op::Dropout { .. } => (&[Sbuf], &[Sbuf, Psum]),
         }
     }
 
     /// The number of sources this operation takes.
     pub fn num_srcs(&self) -> usize {
         match self {
-            Op::Memset { .. } | Op::Iota { .. } => 0,
+            Op::Memset { .. } | Op::Iota { .. } | Op::Rand { .. } => 0,
             Op::Load | Op::Store | Op::Transpose | Op::Copy => 1,
             Op::TensorScalar { .. } | Op::Reduce { .. } | Op::BnStats | Op::BnAggr => 1,
             Op::VectorTranspose | Op::Max8 => 1,
             Op::Matmul { .. } | Op::TensorTensor { .. } => 2,
-            Op::FindIndex8 | Op::MatchReplace8 { .. } => 2,
+            Op::FindIndex8 | Op::MatchReplace8 { .. } | Op::Dropout { .. } => 2,
             Op::TensorTensorScan { .. } => 3,
             Op::Activation { scale, bias, .. } => {
                 1 + usize::from(*scale == Scale::Tile) + usize::from(*bias)
@@ -620,7 +631,9 @@ impl Op {
             | Op::VectorTranspose
             | Op::Max8
             | Op::FindIndex8
-            | Op::MatchReplace8 { .. } => EngineClass::Vector,
+            | Op::MatchReplace8 { .. }
+            | Op::Rand { .. }
+            | Op::Dropout { .. } => EngineClass::Vector,
             Op::Activation { .. } => EngineClass::Scalar,
             Op::Iota { .. } => EngineClass::GpSimd,
             Op::Copy => EngineClass::Any,
@@ -764,9 +777,15 @@ impl InstData {
     /// Whether an operation may carry a mask (its elements map one to one, or by row, onto the
     /// iteration space).
     pub fn maskable(op: &Op) -> bool {
+        // A random value depends on the element's position in the tile, which a clip would move.
         !matches!(
             op,
-            Op::Matmul { .. } | Op::Transpose | Op::VectorTranspose | Op::Iota { .. }
+            Op::Matmul { .. }
+                | Op::Transpose
+                | Op::VectorTranspose
+                | Op::Iota { .. }
+                | Op::Rand { .. }
+                | Op::Dropout { .. }
         )
     }
 

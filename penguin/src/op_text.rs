@@ -41,6 +41,7 @@ pub fn op_schema(name: &str) -> Option<&'static [(&'static str, ParamTy)]> {
         "load" | "store" | "transpose" | "copy" | "bn_stats" | "bn_aggr" | "vector_transpose"
         | "max8" | "find_index8" => &[],
         "match_replace8" => &[("imm", T::Float)],
+        "rand" | "dropout" => &[("stream", T::Float)],
         "tensor_tensor_scan" => &[("op0", T::Alu), ("op1", T::Alu)],
         "matmul" => &[("accumulate", T::Bool)],
         "tensor_tensor" => &[("op", T::Alu)],
@@ -242,6 +243,13 @@ fn build_op(name: &str, vals: &[ParamVal]) -> Op {
         ("max8", []) => Op::Max8,
         ("find_index8", []) => Op::FindIndex8,
         ("match_replace8", [V::Float(imm)]) => Op::MatchReplace8 { imm: *imm },
+        // Streams are small integers, exact in float32 (the front end numbers them from 0).
+        ("rand", [V::Float(stream)]) => Op::Rand {
+            stream: *stream as u32,
+        },
+        ("dropout", [V::Float(stream)]) => Op::Dropout {
+            stream: *stream as u32,
+        },
         ("tensor_tensor_scan", [V::Alu(op0), V::Alu(op1)]) => Op::TensorTensorScan {
             op0: *op0,
             op1: *op1,

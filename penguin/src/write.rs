@@ -198,6 +198,7 @@ pub fn write_op_params(out: &mut dyn Write, op: &Op) -> fmt::Result {
     match op {
         Op::Load | Op::Store | Op::Transpose | Op::Copy | Op::BnStats | Op::BnAggr => Ok(()),
         Op::VectorTranspose | Op::Max8 | Op::FindIndex8 => Ok(()),
+        Op::Rand { stream } | Op::Dropout { stream } => write!(out, "(stream={stream})"),
         Op::MatchReplace8 { imm } => {
             out.write_str("(imm=")?;
             write_f32(out, *imm)?;

@@ -294,6 +294,17 @@ pub enum Op {
         vals: Ap,
         imm: f32,
     },
+    /// `dst[p][f] = rand_at(stream, p, f)` with `f` the flat free index: uniform values in
+    /// `[0, 1)` (dve; [`vocab::rand_at`]).
+    Rand { dst: Ap, stream: u32 },
+    /// `dst[p][f] = dropout(stream, p, f, src[p][f], prob[p])`: `src` with the elements whose
+    /// random value is below the partition's probability zeroed (dve; [`vocab::dropout`]).
+    Dropout {
+        dst: Ap,
+        src: Ap,
+        prob: Ap,
+        stream: u32,
+    },
     /// A DMA transfer on `queue` between HBM and SBUF (sp). Elements pair up in row-major order of
     /// both sides (partition outermost on the tile side). Transfers of one queue complete in
     /// issue order; predicated off, it moves nothing but signals in that order (see [`Cmp`]).
@@ -328,6 +339,8 @@ impl Op {
             Op::Max8 { .. } => "max8",
             Op::FindIndex8 { .. } => "find_index8",
             Op::MatchReplace8 { .. } => "match_replace8",
+            Op::Rand { .. } => "rand",
+            Op::Dropout { .. } => "dropout",
             Op::Dma { .. } => "dma",
             Op::Signal { .. } => "signal",
             Op::Wait { .. } => "wait",
@@ -483,6 +496,7 @@ pub fn tile_operands(op: &Op) -> Vec<&Ap> {
         Op::FindIndex8 { dst, src, vals } | Op::MatchReplace8 { dst, src, vals, .. } => {
             vec![dst, src, vals]
         }
+        Op::Dropout { dst, src, prob, .. } => vec![dst, src, prob],
         Op::TensorTensorScan {
             dst, a, b, init, ..
         } => vec![dst, a, b, init],
@@ -504,7 +518,7 @@ pub fn tile_operands(op: &Op) -> Vec<&Ap> {
         }
         Op::TensorTensor { dst, a, b, .. } => vec![dst, a, b],
         Op::TensorScalar { dst, src, .. } => vec![dst, src],
-        Op::Memset { dst, .. } | Op::Iota { dst, .. } => vec![dst],
+        Op::Memset { dst, .. } | Op::Iota { dst, .. } | Op::Rand { dst, .. } => vec![dst],
         Op::Dma { dst, src, .. } => [dst, src]
             .into_iter()
             .filter_map(|s| match s {

@@ -170,6 +170,12 @@ pub fn top8_cycles(n: u64) -> u64 {
     reduce_cycles(n)
 }
 
+/// `rand` / `dropout` on the Vector engine over `n` output elements per partition: one element
+/// per cycle as a copy, `max(MIN_II, N)` (one hash per element, like one ALU operation).
+pub fn random_cycles(n: u64) -> u64 {
+    vector_cycles(n)
+}
+
 /// Any GpSimd instruction over `n` output elements per partition: `150 + N`, plus the access.
 pub fn pool_cycles(n: u64) -> u64 {
     n.saturating_add(POOL_FIXED + ACCESS_FIXED)
@@ -218,6 +224,7 @@ pub fn op_cycles(engine: Engine, op: &crate::isa::Op) -> u64 {
             vector_cycles(n_of(dst))
         }
         Op::Iota { dst, .. } => vector_cycles(n_of(dst)),
+        Op::Rand { dst, .. } | Op::Dropout { dst, .. } => random_cycles(n_of(dst)),
         // A 32 x 32 block moved through the Vector engine at a copy's rate.
         Op::VectorTranspose { dst, .. } => vector_cycles(n_of(dst)),
         Op::Reduce { src, .. } => reduce_cycles(n_of(src)),

@@ -96,6 +96,7 @@ pub fn engines_of(op: &Op) -> &'static [Engine] {
         | Op::BnAggr { .. }
         | Op::VectorTranspose { .. } => &[Dve],
         Op::Max8 { .. } | Op::FindIndex8 { .. } | Op::MatchReplace8 { .. } => &[Dve],
+        Op::Rand { .. } | Op::Dropout { .. } => &[Dve],
         Op::Dma { .. } => &[Sp],
         Op::Signal { .. } | Op::Wait { .. } => &[Pe, Act, Dve, Pool, Sp],
     }
@@ -377,7 +378,23 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
                 }
             }
         }
-        Op::Memset { .. } | Op::Iota { .. } => {}
+        Op::Dropout { dst, src, prob, .. } => {
+            let (dp, df) = shape(dst);
+            if shape(src) != (dp, df) {
+                return Err(format!(
+                    "dropout reads {} into a destination of {}",
+                    fmt_shape(src),
+                    fmt_shape(dst)
+                ));
+            }
+            if shape(prob) != (dp, 1) {
+                return Err(format!(
+                    "the probability of dropout is {} but must be [{dp}, 1]",
+                    fmt_shape(prob)
+                ));
+            }
+        }
+        Op::Memset { .. } | Op::Iota { .. } | Op::Rand { .. } => {}
         Op::Dma { queue, dst, src } => check_dma(p, *queue, dst, src, bound)?,
         Op::Signal { sem } | Op::Wait { sem, .. } => {
             if *sem >= p.semaphores.len() {

@@ -173,6 +173,13 @@ fn op(regs: Vec<Reg>, sems: usize) -> impl Strategy<Value = Op> {
             imm
         }),
         (a(), f.clone()).prop_map(|(dst, value)| Op::Memset { dst, value }),
+        (a(), 0u32..9).prop_map(|(dst, stream)| Op::Rand { dst, stream }),
+        (a(), a(), a(), 0u32..9).prop_map(|(dst, src, prob, stream)| Op::Dropout {
+            dst,
+            src,
+            prob,
+            stream
+        }),
         (a(), f.clone(), f.clone(), f).prop_map(|(dst, base, pstep, fstep)| Op::Iota {
             dst,
             base,
@@ -271,7 +278,9 @@ fn legalise(e: Engine, stmts: &mut [Stmt]) {
                         | Op::VectorTranspose { .. }
                         | Op::Max8 { .. }
                         | Op::FindIndex8 { .. }
-                        | Op::MatchReplace8 { .. },
+                        | Op::MatchReplace8 { .. }
+                        | Op::Rand { .. }
+                        | Op::Dropout { .. },
                         Engine::Dve,
                     ) => true,
                     _ => false,

@@ -2,7 +2,8 @@
 //! operations of the engines ([`AluOp`], [`ActFunc`], [`ReduceOp`]) with their float32 meaning,
 //! the rounding of stored values ([`round_bf16`], [`round_to`], [`canonical_nan`]), the arrays
 //! of kernel inputs and outputs ([`Array`]) and the seeded random numbers they are drawn from
-//! ([`SplitMix64`]), the machine's limits ([`machine`]) and the [`Diagnostic`] every stage reports
+//! ([`SplitMix64`]) and the run-time random numbers of `nl.rand` / `nisa.dropout` ([`rand_at`]),
+//! the machine's limits ([`machine`]) and the [`Diagnostic`] every stage reports
 //! problems in.
 //!
 //! It is a leaf: it depends on no other crate. The front end, Penguin (and its interpreter) and
@@ -18,6 +19,7 @@ pub mod diagnostic;
 mod dtype;
 pub mod machine;
 mod ops;
+pub mod random_ops;
 mod rng;
 pub mod scan_stats;
 pub mod top8;
@@ -26,6 +28,7 @@ pub use array::Array;
 pub use diagnostic::Diagnostic;
 pub use dtype::{canonical_nan, round_bf16, round_to, DType};
 pub use ops::{iota, matmul, maximum, minimum, ActFunc, AluOp, ReduceOp};
+pub use random_ops::{dropout, rand_at, RAND_SEED};
 pub use rng::SplitMix64;
 pub use scan_stats::{bn_aggr, bn_stats, tensor_tensor_scan, BN_AGGR_WIDTH, BN_STATS_WIDTH};
 pub use top8::{find_index8, match_replace8, max8, TOP8, TOP8_MIN_FREE, TOP8_NOT_FOUND};

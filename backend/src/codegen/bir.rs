@@ -286,6 +286,7 @@ pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand])
         (_, Op::TensorTensorScan { .. }) => machine::scan_cycles(n, false),
         (_, Op::BnStats | Op::BnAggr) => machine::bn_cycles(n),
         (_, Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. }) => machine::top8_cycles(n),
+        (_, Op::Rand { .. } | Op::Dropout { .. }) => machine::random_cycles(n),
         _ => machine::vector_cycles(n),
     }
 }

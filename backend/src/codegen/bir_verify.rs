@@ -407,6 +407,7 @@ pub fn engine_runs(engine: Engine, op: &Op) -> bool {
             engine == Dve
         }
         Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => engine == Dve,
+        Op::Rand { .. } | Op::Dropout { .. } => engine == Dve,
         Op::Copy => matches!(engine, Dve | Act | Pool),
     }
 }
@@ -424,7 +425,9 @@ fn runs_on(op: &Op) -> &'static str {
         | Op::VectorTranspose
         | Op::Max8
         | Op::FindIndex8
-        | Op::MatchReplace8 { .. } => "`dve`",
+        | Op::MatchReplace8 { .. }
+        | Op::Rand { .. }
+        | Op::Dropout { .. } => "`dve`",
         _ => "`dve` or `pool`",
     }
 }

@@ -494,6 +494,16 @@ impl Emit<'_> {
                     imm: *imm,
                 })?
             }
+            pir::Op::Rand { stream } => self.operands(i, |dst, []| Op::Rand {
+                dst,
+                stream: *stream,
+            })?,
+            pir::Op::Dropout { stream } => self.operands(i, |dst, [src, prob]| Op::Dropout {
+                dst,
+                src,
+                prob,
+                stream: *stream,
+            })?,
             pir::Op::BnStats => self.operands(i, |dst, [src]| Op::BnStats { dst, src })?,
             pir::Op::BnAggr => self.operands(i, |dst, [src]| Op::BnAggr { dst, src })?,
             pir::Op::Copy => self.operands(i, |dst, [src]| Op::Copy { dst, src })?,

@@ -484,6 +484,7 @@ pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
         Op::Reduce { .. } => machine::reduce_cycles(n),
         Op::BnStats | Op::BnAggr => machine::bn_cycles(n),
         Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => machine::top8_cycles(n),
+        Op::Rand { .. } | Op::Dropout { .. } => machine::random_cycles(n),
         _ => machine::vector_cycles(n),
     };
     match d.engine {

@@ -162,6 +162,7 @@ fn engines_running(op: &Op) -> &'static [EngineClass] {
         | Op::Iota { .. } => &[Vector, GpSimd],
         Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => &[Vector],
         Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => &[Vector],
+        Op::Rand { .. } | Op::Dropout { .. } => &[Vector],
     }
 }
 
@@ -651,9 +652,9 @@ pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str
             "nkc does not model this special-purpose instruction",
             "compute it with nl.max / nl.where / nl.equal on whole tiles",
         ),
-        "rand" | "random_seed" | "rand2" | "rand_set_state" | "rand_get_state" | "set_rng_seed" | "dropout" => (
-            "nkc has no random numbers on chip",
-            "pass the random values (or the dropout mask) as an input tensor",
+        "random_seed" | "rand2" | "rand_set_state" | "rand_get_state" | "set_rng_seed" => (
+            "nkc's random numbers have a fixed seed and no state to set or read",
+            "draw them with nl.rand(shape) or nisa.dropout(data, prob=p), or pass them as an input tensor",
         ),
         "gelu_dx" => (
             "nkc has no gelu_dx",

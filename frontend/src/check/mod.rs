@@ -74,6 +74,7 @@ mod ops;
 mod out_params;
 mod patterns;
 mod pe_tiling;
+mod random_ops;
 mod scan_stats_ops;
 mod top8_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
@@ -646,6 +647,8 @@ pub(crate) struct Checker<'a> {
     in_loop_body: bool,
     /// Temporaries named so far (unique suffixes).
     temp_count: usize,
+    /// Random instructions traced so far: the next one's stream number (`random_ops`).
+    random_streams: u32,
     /// The axes of `range` loops being tried as hardware loops (`exec`).
     soft_axes: Vec<Axis>,
     /// Set when such a loop's index needs a value: the loop is unrolled instead.
@@ -710,6 +713,7 @@ impl<'a> Checker<'a> {
             pending: Vec::new(),
             in_loop_body: false,
             temp_count: 0,
+            random_streams: 0,
             soft_axes: Vec::new(),
             need_unroll: false,
             div_soft_axes: Vec::new(),

@@ -24,6 +24,7 @@ use super::calls::{KwSite, Param};
 use super::elementwise_ops::{self, Fill};
 use super::error::{matmul_excess, CheckError};
 use super::mask_sums::mask_hull;
+use super::random_ops;
 use super::scan_stats_ops;
 use super::stmts::Class;
 use super::top8_ops;
@@ -147,6 +148,11 @@ pub(super) enum OpKind {
     FindIndex8,
     /// `nisa.nc_match_replace8(data, vals, imm, dst_idx)`.
     MatchReplace8,
+    // The operations of `check/random_ops.rs`.
+    /// `nl.rand(shape, dtype)`.
+    Rand,
+    /// `nisa.dropout(data, prob)`, `nl.dropout(x, rate)`.
+    Dropout,
 }
 
 fn nl_op(name: &str) -> Option<OpKind> {
@@ -173,7 +179,11 @@ fn nl_op(name: &str) -> Option<OpKind> {
         "ndarray" => OpKind::Ndarray,
         "shared_constant" => OpKind::SharedConstant,
         "affine_range" | "sequential_range" => OpKind::Range,
-        _ => return elementwise_ops::nl_extra(name).or_else(|| scan_stats_ops::nl_ops(name)),
+        _ => {
+            return elementwise_ops::nl_extra(name)
+                .or_else(|| scan_stats_ops::nl_ops(name))
+                .or_else(|| random_ops::nl_ops(name))
+        }
     })
 }
 
@@ -195,6 +205,7 @@ fn nisa_op(name: &str) -> Option<OpKind> {
             return elementwise_ops::nisa_extra(name)
                 .or_else(|| scan_stats_ops::nisa_ops(name))
                 .or_else(|| top8_ops::nisa_ops(name))
+                .or_else(|| random_ops::nisa_ops(name))
         }
     })
 }
@@ -397,6 +408,7 @@ fn params(kind: OpKind) -> &'static [Param] {
         | OpKind::LoopReduce
         | OpKind::VectorTranspose => scan_stats_ops::params(kind),
         OpKind::Max8 | OpKind::FindIndex8 | OpKind::MatchReplace8 => top8_ops::params(kind),
+        OpKind::Rand | OpKind::Dropout => random_ops::params(kind),
     }
 }
 
@@ -1263,6 +1275,7 @@ impl Checker<'_> {
             OpKind::Max8 | OpKind::FindIndex8 | OpKind::MatchReplace8 => {
                 self.top8_op(kind, &slots, span, cx, dest)
             }
+            OpKind::Rand | OpKind::Dropout => self.random_op(kind, &slots, span, cx, dest),
             OpKind::SharedConstant => self.shared_constant(&slots, span, dest),
             OpKind::Store | OpKind::Range => None,
         }

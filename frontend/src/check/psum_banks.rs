@@ -4,8 +4,9 @@
 //! operand) never crosses a bank (MACHINE.md). An array larger than a bank is stored in whole
 //! contiguous banks (the backend places it so), and is accepted when every access to it stays
 //! within one bank in every iteration: the access's free start is `c0 + Σ ci·iv`, so it stays in
-//! a bank for every value of the loop variables exactly when every `ci` is a multiple of the
-//! bank's elements and `c0 mod bank + size ≤ bank`. Anything else is one diagnostic (E0262) at
+//! a bank for every value of the loop variables exactly when `start mod bank + size ≤ bank` for
+//! every value `start mod bank` takes over the loops' ranges (`acc[:, nl.ds(128 * i, 128)]` of a
+//! `(par_dim(128), 2048)` float32 array: starts 0, 128, 256, 384 within a bank of 512). Anything else is one diagnostic (E0262) at
 //! the instruction, naming the array and its bank size.
 //!
 //! Invariant: after [`Checker::check_psum_banks`] reports nothing, every access of the kernel to
@@ -49,8 +50,11 @@ impl Checker<'_> {
         let bank = (PSUM_BANK_BYTES / bytes) as i64;
         let start = &o.access.start[1];
         let size = o.access.size[1] as i64;
-        let aligned = start.terms().iter().all(|&(_, c)| c % bank == 0);
-        if aligned && start.constant_term().rem_euclid(bank) + size <= bank {
+        let starts = start.residues_mod(bank, |a| {
+            let l = self.loop_data(a);
+            (l.lb, l.ub)
+        });
+        if starts.iter().all(|&r| r + size <= bank) {
             return None;
         }
         Some(

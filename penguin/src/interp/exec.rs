@@ -439,6 +439,22 @@ impl<'f> Machine<'f> {
             Op::Iota { base, pstep, fstep } => (0..p)
                 .flat_map(|pi| (0..f).map(move |fi| vocab::iota(base, pstep, fstep, pi, fi)))
                 .collect(),
+            Op::Rand { stream } => (0..p as u64)
+                .flat_map(|pi| (0..f as u64).map(move |fi| vocab::rand_at(stream, pi, fi)))
+                .collect(),
+            Op::Dropout { stream } => {
+                let x = self.read(inst, name, &data.srcs[0])?;
+                let prob = self.read(inst, name, &data.srcs[1])?;
+                self.elementwise_src(inst, "the data", &x, p, f, false)?;
+                self.elementwise_src(inst, "the probability", &prob, p, 1, false)?;
+                let mut out = x.data.clone();
+                for (pi, row) in out.chunks_exact_mut(f.max(1)).enumerate() {
+                    for (fi, v) in row.iter_mut().enumerate() {
+                        *v = vocab::dropout(stream, pi as u64, fi as u64, *v, prob.data[pi]);
+                    }
+                }
+                out
+            }
             Op::TensorTensor { op: alu } => {
                 let a = self.read(inst, name, &data.srcs[0])?;
                 let b = self.read(inst, name, &data.srcs[1])?;

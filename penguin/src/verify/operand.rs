@@ -136,8 +136,8 @@ impl Verifier<'_> {
     }
 
     /// An access to a PSUM tensor stays within one bank: it spans at most a bank's bytes, and on
-    /// a tensor of several banks its free start is bank-aligned in every loop variable, with its
-    /// constant part and size inside one bank.
+    /// a tensor of several banks every free start it takes over its loops' ranges is at most a
+    /// bank's elements minus its size past a bank boundary.
     fn psum_bank(&mut self, e: AnyEntity, loops: &[Axis], o: &Operand, what: &str) {
         let t = &self.func.tensors[o.tensor];
         let elem = t.dtype.size_bytes();
@@ -158,9 +158,9 @@ impl Verifier<'_> {
         if t.shape[1] * elem <= PSUM_BANK_BYTES {
             return;
         }
-        let start = &o.access.start[1];
-        let aligned = start.terms().iter().all(|&(_, c)| c % bank == 0);
-        if !aligned || start.constant_term().rem_euclid(bank) + size > bank {
+        let axes = &self.func.axes;
+        let starts = o.access.start[1].residues_mod(bank, |a| (axes[a].lb, axes[a].ub));
+        if starts.iter().any(|&r| r + size > bank) {
             self.error_in(
                 e,
                 loops,

@@ -29,7 +29,8 @@ impl Verifier<'_> {
             Op::BnStats => x.bn_stats(),
             Op::BnAggr => x.bn_aggr(),
             Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => x.top8(),
-            Op::Memset { .. } | Op::Iota { .. } => Vec::new(),
+            Op::Dropout { .. } => x.dropout(),
+            Op::Memset { .. } | Op::Iota { .. } | Op::Rand { .. } => Vec::new(),
         };
         for m in errs {
             self.error_in(e, loops, m);
@@ -306,6 +307,27 @@ impl<'o> Shapes<'o> {
             errs.push(format!(
                 "bn_aggr reads {}, whose free size is not a multiple of 3 (count, mean, variance * count)",
                 show(s[0])
+            ));
+        }
+        errs
+    }
+
+    /// dropout: the data of the destination's shape, the probability `[P, 1]`.
+    fn dropout(&self) -> Vec<String> {
+        let (d, s) = (self.d, &self.s[..]);
+        let mut errs = Vec::new();
+        if s[0] != d {
+            errs.push(format!(
+                "dropout reads {} into a destination of {}",
+                show(s[0]),
+                show(d)
+            ));
+        }
+        if s[1] != self.col {
+            errs.push(format!(
+                "the probability of dropout (source 1) is {} but must be {}",
+                show(s[1]),
+                show(self.col)
             ));
         }
         errs

@@ -1098,6 +1098,22 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
             }
             out
         }
+        Op::Rand { stream, .. } => (0..p as u64)
+            .flat_map(|pi| (0..f as u64).map(move |fi| vocab::rand_at(*stream, pi, fi)))
+            .collect(),
+        Op::Dropout { stream, .. } => {
+            let x = st.read(&res[1]);
+            let prob = st.read(&res[2]);
+            let mut out = Vec::with_capacity(p * f);
+            for pi in 0..p {
+                let pr = prob.get(pi).copied().unwrap_or(0.0);
+                for fi in 0..f {
+                    let v = at(&x, true, f, pi, fi);
+                    out.push(vocab::dropout(*stream, pi as u64, fi as u64, v, pr));
+                }
+            }
+            out
+        }
         Op::Memset { value, .. } => vec![*value; p * f],
         Op::Iota {
             base, pstep, fstep, ..

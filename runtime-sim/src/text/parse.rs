@@ -558,6 +558,25 @@ impl Parser {
                     }
                 }
             }
+            "rand" => {
+                let dst = self.ap()?;
+                self.expect_punct(",")?;
+                let stream = self.stream()?;
+                Op::Rand { dst, stream }
+            }
+            "dropout" => {
+                let (dst, src) = self.dst_src()?;
+                self.expect_punct(",")?;
+                let prob = self.ap()?;
+                self.expect_punct(",")?;
+                let stream = self.stream()?;
+                Op::Dropout {
+                    dst,
+                    src,
+                    prob,
+                    stream,
+                }
+            }
             "bn_aggr" => {
                 let (dst, src) = self.dst_src()?;
                 Op::BnAggr { dst, src }
@@ -572,6 +591,13 @@ impl Parser {
             }
             _ => return self.err_at(t, format!("unknown instruction `{opname}`")),
         })
+    }
+
+    /// The stream number of a random instruction (a `u32`).
+    fn stream(&mut self) -> PResult<u32> {
+        let t = self.peek().clone();
+        let v = self.uint("a stream number")?;
+        u32::try_from(v).or_else(|_| self.err_at(&t, format!("stream {v} is out of range")))
     }
 
     /// `DST, SRC`: two access patterns.

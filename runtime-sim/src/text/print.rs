@@ -349,6 +349,21 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
             s.push_str(", ");
             write_float(s, *imm);
         }
+        Op::Rand { dst, stream } => {
+            s.push_str("rand ");
+            aps(s, &[dst]);
+            let _ = write!(s, ", {stream}");
+        }
+        Op::Dropout {
+            dst,
+            src,
+            prob,
+            stream,
+        } => {
+            s.push_str("dropout ");
+            aps(s, &[dst, src, prob]);
+            let _ = write!(s, ", {stream}");
+        }
         Op::BnAggr { dst, src } => {
             s.push_str("bn_aggr ");
             aps(s, &[dst, src]);
