@@ -55,6 +55,11 @@ impl Checker<'_> {
     ) -> Option<TileVal> {
         // The last dimension is the free one; the others are rows.
         let last = dims.len() - 1;
+        // patterns_nd: strided views and exchanged index vectors (a transposing DMA).
+        let lay = super::patterns_nd::NdLayout::hbm(dims);
+        if self.nd_wants_pattern(indices, |d| usize::from(d == last && dims.len() > 1)) {
+            return self.nd_pattern(base, &lay, name, indices, span);
+        }
         let sel = self.select_dims(dims, name, indices, span, |d| {
             usize::from(d == last && dims.len() > 1)
         })?;
@@ -72,13 +77,8 @@ impl Checker<'_> {
             row_start = s;
             let whole = *size == dims[d] && lo.as_constant() == Some(0);
             if partial && *size > 1 {
-                self.error(CheckError::NonContiguousRows {
-                    name: name.to_string(),
-                    dim: d,
-                    stored: base.size,
-                    at: span.clone(),
-                });
-                return None;
+                // Rows that are not contiguous: an HBM access pattern (patterns_nd).
+                return self.nd_pattern(base, &lay, name, indices, span);
             }
             partial |= !whole;
             rows *= size;

@@ -896,6 +896,8 @@ impl Checker<'_> {
         }
         let (x, sx) = self.tile_of_arg(x?, &x_e.span)?;
         if let Some(axes) = axes {
+            // A tile of more than 2 axes (patterns_nd) reduces over them as a pattern.
+            let x = self.shaped_as_pattern(x);
             return self.reduce_pattern_axes(rop, mean, x, &axes, &axis_e.span, span, cx, dest);
         }
         if !self.compute_src(&x, &sx, &format!("`{name}`")) {
@@ -1334,7 +1336,10 @@ impl Checker<'_> {
             memory: Memory::Sbuf,
             dtype: t.dtype,
         };
-        self.emit(cx, Op::Load, vec![src], res, dest, span)
+        let shape = self.value_dims(&src);
+        let r = self.emit(cx, Op::Load, vec![src], res, dest, span)?;
+        self.keep_shape(&r, shape);
+        Some(r)
     }
 
     /// A whole HBM tensor of 3 or more dimensions moved by a load or store: NKI's tile of it,
@@ -1449,7 +1454,11 @@ impl Checker<'_> {
     ) -> Option<TileVal> {
         let x = self.compute_tile(x_e, cx, what)?;
         let shape = x.size;
-        self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)
+        // An elementwise result keeps its operand's NKI shape (patterns_nd).
+        let dims = self.value_dims(&x);
+        let r = self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)?;
+        self.keep_shape(&r, dims);
+        Some(r)
     }
 
     /// The tile `e` as an operand of a compute engine, `what`: a scalar or an HBM tensor is

@@ -716,7 +716,7 @@ fn is_ds(e: &Expr) -> bool {
 
 /// The tile of the value axes `axes` (partition first) from `(p0, f0)` of `tensor`: a box when
 /// the free axes merge into one unit-step run, else a pattern.
-pub(super) fn tile_of_axes(
+fn tile_of_axes(
     tensor: penguin::Tensor,
     p0: AffineExpr,
     f0: AffineExpr,

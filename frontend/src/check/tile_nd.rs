@@ -41,6 +41,10 @@ pub(crate) struct TileNdData {
     pub par: HashMap<Tensor, usize>,
     /// Names bound to `x.reshape(shape)` of an HBM tensor, by binding span: the new logical shape.
     pub reshaped: HashMap<Span, Vec<u64>>,
+    /// Tiles nkc made `[P, F]` whose NKI shape has more axes (a load of an N-D view or of an
+    /// access pattern): that shape, partition first. A subscript naming every axis, or a
+    /// reduction over several, reads the tile as that shape (`patterns_nd`).
+    pub shaped: HashMap<Tensor, Vec<u64>>,
 }
 
 /// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.
@@ -275,6 +279,12 @@ impl Checker<'_> {
                 return Some(self.subscript_nd(base, &dims, name, indices, span));
             }
         }
+        if let Some(dims) = self.tile_nd.shaped.get(&base.tensor) {
+            if indices.len() == dims.len() && base.is_whole(self.tensor(base.tensor).shape) {
+                let dims = dims.clone();
+                return Some(self.subscript_on_chip(base, &dims, 0, name, indices, span));
+            }
+        }
         let &par = self.tile_nd.par.get(&base.tensor)?;
         let dims = self.logical_dims(base)?.clone();
         Some(self.subscript_on_chip(base, &dims, par, name, indices, span))
@@ -295,6 +305,11 @@ impl Checker<'_> {
         indices: &[Index],
         span: &Span,
     ) -> Option<TileVal> {
+        // patterns_nd: windows, strided views and exchanged index vectors.
+        let lay = super::patterns_nd::NdLayout::on_chip(dims, par);
+        if self.nd_wants_pattern(indices, |d| usize::from(d != par)) {
+            return self.nd_pattern(base, &lay, name, indices, span);
+        }
         let sel = self.select_dims(dims, name, indices, span, |d| usize::from(d != par))?;
         // The free offset, row-major over the dimensions other than the partition one.
         let mut start = AffineExpr::constant(0);
@@ -310,8 +325,10 @@ impl Checker<'_> {
             })?;
             if let Some(inner) = partial {
                 if *n > 1 {
-                    self.error(strided_subscript(name, dims, par, d, inner, span));
-                    return None;
+                    // Not contiguous in a partition: an access pattern (patterns_nd), which
+                    // refuses what the machine cannot step.
+                    let _ = (strided_subscript, inner);
+                    return self.nd_pattern(base, &lay, name, indices, span);
                 }
             }
             let whole = *n == dims[d] && lo.as_constant() == Some(0);
