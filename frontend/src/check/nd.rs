@@ -7,9 +7,11 @@
 //!
 //! A subscript `x[b, i0:i1, :]` selects, in each dimension, a single index (which drops the
 //! dimension, as in numpy) or a range; it becomes the 2-D tile of the rows it covers in the
-//! stored array, which must be contiguous: once a leading dimension selects more than one index,
-//! every leading dimension after it is selected whole. Missing trailing indices are whole
-//! dimensions. Every index is checked against its own dimension's extent.
+//! stored array when they are contiguous (once a leading dimension selects more than one index,
+//! every leading dimension after it is selected whole); other subscripts (rows that are not
+//! contiguous, strides, exchanged index vectors) are HBM access patterns (`patterns_nd`).
+//! Missing trailing indices are whole dimensions. Every index is checked against its own
+//! dimension's extent.
 
 use super::consts::lin;
 use super::error::CheckError;

@@ -14,10 +14,12 @@
 //! so that `t.shape` gives them) with the position of the partition dimension
 //! (`TileNdData::par`). A subscript `t[k, i_p, a0:a1, :]` names every dimension (missing trailing
 //! ones are whole): the partition index selects partitions, and the others must select bytes that
-//! are contiguous in each partition: once a dimension selects part of its extent, every dimension
-//! outside it (block dimensions included) selects a single index. A subscript that would need a
-//! strided access is a diagnostic that says which index to change. The result is a 2-D tile
-//! `[partitions, free elements]`.
+//! are contiguous in each partition for a box: once a dimension selects part of its extent, every
+//! dimension outside it (block dimensions included) selects a single index. Any other subscript
+//! (strided, a window, several vectors in one index) is an access pattern (`patterns_nd`). The
+//! result is a 2-D tile `[partitions, free elements]`. A tile nkc made `[P, F]` whose NKI shape
+//! has more axes (a load of an N-D view) keeps that shape in `TileNdData::shaped`, and a
+//! subscript naming every one of its axes reads it as that shape.
 //!
 //! Invariants: a tensor in `par` is on chip, has an entry in `Checker::logical`, and its stored
 //! shape is `[dims[par], product of the other dims]`; a PSUM array fits the PSUM (8 banks of
@@ -315,26 +317,21 @@ impl Checker<'_> {
         let mut start = AffineExpr::constant(0);
         let mut size = 1u64;
         let mut stride = 1i64;
-        // The innermost dimension that selects part of its extent.
-        let mut partial: Option<usize> = None;
+        // Whether a dimension inside this one selects part of its extent.
+        let mut partial = false;
         for d in (0..dims.len()).rev().filter(|&d| d != par) {
             let (lo, n) = &sel[d];
             start = super::consts::lin(&start, 1, lo, stride).or_else(|| {
                 self.error(CheckError::SliceOverflow { at: span.clone() });
                 None
             })?;
-            if let Some(inner) = partial {
-                if *n > 1 {
-                    // Not contiguous in a partition: an access pattern (patterns_nd), which
-                    // refuses what the machine cannot step.
-                    let _ = (strided_subscript, inner);
-                    return self.nd_pattern(base, &lay, name, indices, span);
-                }
+            if partial && *n > 1 {
+                // Not contiguous in a partition: an access pattern (patterns_nd), which
+                // refuses what the machine cannot step.
+                return self.nd_pattern(base, &lay, name, indices, span);
             }
             let whole = *n == dims[d] && lo.as_constant() == Some(0);
-            if !whole && partial.is_none() {
-                partial = Some(d);
-            }
+            partial |= !whole;
             size *= n;
             stride *= dims[d] as i64;
         }
@@ -403,31 +400,4 @@ fn psum_array_too_large(dims: &[u64], par: usize, bytes: u64, at: &Span) -> Diag
     .with_label("larger than the PSUM")
     .with_note("a PSUM array may span several banks, each access within one bank")
     .with_help("declare one PSUM tile inside the loop that fills it (`t = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)`), and copy each result to an SBUF array")
-}
-
-/// A subscript of a multi-dimensional tile that would read a strided pattern: dimension `outer`
-/// selects several indices while `inner`, inside it, selects only part of its extent.
-fn strided_subscript(
-    name: &str,
-    dims: &[u64],
-    par: usize,
-    outer: usize,
-    inner: usize,
-    at: &Span,
-) -> Diagnostic {
-    Diagnostic::new(
-        codes::STRIDED_SUBSCRIPT,
-        format!("this subscript of `{name}` selects elements that are not contiguous in a partition"),
-        at.clone(),
-    )
-    .with_label(format!(
-        "dimension {outer} selects several indices while dimension {inner} selects part of its extent"
-    ))
-    .with_note(format!(
-        "`{name}` is {}; each partition holds the dimensions other than the partition one row-major, and nkc's tiles read contiguous elements of a partition",
-        show_dims(dims, par)
-    ))
-    .with_help(format!(
-        "select one index of dimension {outer} at a time (a loop over it), or the whole of dimension {inner}"
-    ))
 }
