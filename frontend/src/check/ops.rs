@@ -650,6 +650,9 @@ impl Checker<'_> {
             }
             Dest::Into { target, accumulate } => {
                 let tt = self.tensor(target.tensor).clone();
+                if !self.written_pattern_ok(&target, span) {
+                    return None;
+                }
                 if target.size != res.shape {
                     self.error(CheckError::AssignShape {
                         value: res.shape,
@@ -1999,7 +2002,7 @@ impl Checker<'_> {
             });
             ok = false;
         }
-        if !ok {
+        if !ok || !self.written_pattern_ok(&dst, &dst_e.span) {
             return None;
         }
         cx.insts.push(CInst {

@@ -710,7 +710,7 @@ impl Checker<'_> {
 }
 
 /// Whether `e` is `nl.ds(...)`.
-fn is_ds(e: &Expr) -> bool {
+pub(super) fn is_ds(e: &Expr) -> bool {
     matches!(&e.kind, ExprKind::Call { func, .. } if func.attr_of(&["nl"]) == Some("ds"))
 }
 

@@ -150,7 +150,13 @@ impl Checker<'_> {
         for (d, &extent) in dims.iter().enumerate() {
             let (sum, slice) = match indices.get(d) {
                 Some(ix) => match self.index_sum(ix, d, extent) {
-                    Some(s) => (s, matches!(ix, Index::Slice { .. })),
+                    Some(s) => (
+                        s,
+                        match ix {
+                            Index::Slice { .. } => true,
+                            Index::Expr(e) => super::patterns::is_ds(e),
+                        },
+                    ),
                     None => {
                         ok = false;
                         continue;
@@ -207,10 +213,13 @@ impl Checker<'_> {
                     self.overflow(span.clone());
                     return None;
                 };
+                // An axis of one element moves nowhere (its step may be anything, even
+                // negative, in the source).
+                let step = if t.count > 1 { [a, b] } else { [0, 0] };
                 axes.push(Ax {
                     key: t.key,
                     count: t.count,
-                    step: [a, b],
+                    step,
                     slice,
                 });
             }
@@ -218,6 +227,9 @@ impl Checker<'_> {
         if !ok {
             return None;
         }
+        // With an index vector, the value's axes are those of the index grid, axis 0 the
+        // partition axis; with slices only, the first dimension kept is.
+        let gridded = axes.iter().any(|a| !a.slice);
         // One value axis per key: terms of one key add their steps.
         axes.sort_by_key(|a| a.key);
         let mut merged: Vec<Ax> = Vec::new();
@@ -235,7 +247,7 @@ impl Checker<'_> {
                 _ => merged.push(a),
             }
         }
-        let part = if merged.is_empty() {
+        let part = if merged.is_empty() || (gridded && merged[0].key != 0) {
             Ax {
                 key: 0,
                 count: 1,
@@ -336,7 +348,19 @@ impl Checker<'_> {
         let dims = if let Some(p) = &src.pattern {
             p.axes.iter().map(|a| a.count).collect()
         } else if let Some(d) = self.logical_dims(src) {
-            d.clone()
+            // An on-chip array's partition dimension first, the others in order (their
+            // row-major flattening is the free dimension).
+            match self.tile_nd.par.get(&src.tensor) {
+                Some(&par) if par < d.len() => std::iter::once(d[par])
+                    .chain(
+                        d.iter()
+                            .enumerate()
+                            .filter(|&(k, _)| k != par)
+                            .map(|(_, &x)| x),
+                    )
+                    .collect(),
+                _ => d.clone(),
+            }
         } else if let Some(d) = &src.dims {
             d.clone()
         } else {
@@ -387,5 +411,25 @@ impl Checker<'_> {
             pattern: Some(Pattern { axes }),
             ..x
         }
+    }
+}
+
+impl Checker<'_> {
+    /// Whether a tile written at `at` reaches each element once: a pattern that reaches some
+    /// element twice (overlapping windows) or cannot be shown not to is a diagnostic.
+    pub(super) fn written_pattern_ok(&mut self, t: &TileVal, at: &Span) -> bool {
+        let Some(p) = &t.pattern else { return true };
+        let shape = self.tensor(t.tensor).shape;
+        let why = match p.reaches_twice(&shape) {
+            Some(false) => return true,
+            Some(true) => "it is written, and it reaches some element twice (overlapping windows)",
+            None => "it is written, and nkc cannot show that its elements are distinct",
+        };
+        self.error(CheckError::AccessPattern {
+            why: why.to_string(),
+            help: "write through a pattern whose axes reach distinct elements (a window is read, not written: write each window offset with its own statement)",
+            at: at.clone(),
+        });
+        false
     }
 }
