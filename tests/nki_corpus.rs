@@ -758,6 +758,65 @@ const PATTERN_CASES: &[Case] = &[
         },
         tol: SUMS,
     },
+    Case {
+        file: "pattern_nd_pool.nk",
+        inputs: &[("in_tensor", &[128, 8, 16]), ("rows", &[128, 10])],
+        // [C, 8, 16] images: the max and the mean of each 2 x 2 window ([C, 4, 8], stored as
+        // [C * 4, 8]), and the even columns of `rows`.
+        reference: |m| {
+            let x = |c: usize, h: usize, w: usize| m[0].at(c * 8 + h, w);
+            let pool = |f: fn(&[f64]) -> f64| {
+                let mut data = Vec::new();
+                for c in 0..128 {
+                    for h in 0..4 {
+                        for w in 0..8 {
+                            let win = [
+                                x(c, 2 * h, 2 * w),
+                                x(c, 2 * h, 2 * w + 1),
+                                x(c, 2 * h + 1, 2 * w),
+                                x(c, 2 * h + 1, 2 * w + 1),
+                            ];
+                            data.push(f(&win));
+                        }
+                    }
+                }
+                Mat {
+                    rows: 512,
+                    cols: 8,
+                    data,
+                }
+            };
+            let max = pool(|v| v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            let mean = pool(|v| v.iter().sum::<f64>() / 4.0);
+            let even = m[1].rows_map(|r| r.iter().step_by(2).copied().collect());
+            vec![max, mean, even]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "pattern_hbm.nk",
+        inputs: &[("x", &[128, 16, 8]), ("w", &[1, 64, 128])],
+        // Rows 4..12 of each [16, 8] image, doubled, flattened per image; the same transposed;
+        // w's [64, 128] matrix transposed.
+        reference: |m| {
+            let mut data = Vec::new();
+            for n in 0..128 {
+                for h in 4..12 {
+                    for c in 0..8 {
+                        data.push(2.0 * m[0].at(n * 16 + h, c));
+                    }
+                }
+            }
+            let band = Mat {
+                rows: 128,
+                cols: 64,
+                data,
+            };
+            let band_t = band.transpose();
+            vec![band, band_t, m[1].transpose()]
+        },
+        tol: EXACT,
+    },
 ];
 
 #[test]

@@ -262,8 +262,9 @@ pub const PARTIAL_MASK: &str = "E0206";
 // ---- tile_nd: multi-dimensional tiles, reshape, broadcast (E0230–E0239) ----
 /// A tile shape nkc cannot hold: two `nl.par_dim`, or too many elements in a partition.
 pub const TILE_ND_SHAPE: &str = "E0230";
-/// A subscript of a multi-dimensional tile that selects elements that are not contiguous in a
-/// partition (a strided access).
+/// Retired: a subscript of a multi-dimensional tile that selects elements that are not
+/// contiguous in a partition. Such a subscript is an access pattern now (`check/patterns_nd.rs`);
+/// the code is no longer reported and is not reused.
 pub const STRIDED_SUBSCRIPT: &str = "E0231";
 /// `x.reshape(shape)` to a shape of another number of elements.
 pub const RESHAPE_COUNT: &str = "E0232";

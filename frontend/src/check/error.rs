@@ -664,15 +664,6 @@ pub enum CheckError {
         indices: usize,
         at: Span,
     },
-    /// A subscript of `name` (stored as `stored`) whose rows are not contiguous: dimension `dim`
-    /// selects several indices and a later one only part of its own.
-    #[error("this subscript of `{name}` selects rows that are not contiguous in memory")]
-    NonContiguousRows {
-        name: String,
-        dim: usize,
-        stored: Shape,
-        at: Span,
-    },
     /// Overflow in the bounds of a slice.
     #[error("integer overflow in the bounds of this slice")]
     SliceOverflow { at: Span },
@@ -877,7 +868,7 @@ impl CheckError {
             HbmTooLarge { .. } => codes::HBM_TOO_LARGE,
             SbufTileTooLarge { .. } => codes::SBUF_TILE_TOO_LARGE,
             NdIndexCount { .. } | WrongIndexCount { .. } => codes::WRONG_INDEX_COUNT,
-            NonContiguousRows { .. } | SliceSizeNotConst { .. } => codes::SLICE_SIZE_NOT_CONST,
+            SliceSizeNotConst { .. } => codes::SLICE_SIZE_NOT_CONST,
             IndexCoeffRange { .. } => codes::INDEX_COEFF_RANGE,
             SliceOutOfBounds { .. } => codes::SLICE_OUT_OF_BOUNDS,
             TensorEngineOperand { memory, .. } => {
@@ -1051,7 +1042,6 @@ impl CheckError {
             | HbmTooLarge { at, .. }
             | SbufTileTooLarge { at, .. }
             | NdIndexCount { at, .. }
-            | NonContiguousRows { at, .. }
             | SliceOverflow { at, .. }
             | BadHbmShape { at, .. }
             | WrongIndexCount { at, .. }
@@ -1567,12 +1557,6 @@ impl From<CheckError> for Diagnostic {
             NdIndexCount { name, dims, .. } => d
                 .with_label(format!("`{name}` is {dims:?}"))
                 .with_help("give one index or slice per dimension (fewer select whole trailing dimensions)"),
-            NonContiguousRows {
-                name, dim, stored, ..
-            } => d
-                .with_label(format!("dimension {dim} selects several indices, and a dimension after it only part of its own"))
-                .with_note(format!("`{name}` is stored as [{}, {}]: a tile is a block of consecutive rows", stored[0], stored[1]))
-                .with_help("select a single index in the dimensions before a partial one, or loop over them"),
             SliceOverflow { .. } => d.with_label("this overflows a 64-bit integer"),
             BadHbmShape { .. } => d
                 .with_label("dimensions of at least 1, whose leading ones multiply to at most 2^24")

@@ -73,6 +73,7 @@ mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
 mod patterns;
+mod patterns_nd;
 mod pe_tiling;
 mod random_ops;
 mod scan_stats_ops;

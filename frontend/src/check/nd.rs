@@ -7,9 +7,11 @@
 //!
 //! A subscript `x[b, i0:i1, :]` selects, in each dimension, a single index (which drops the
 //! dimension, as in numpy) or a range; it becomes the 2-D tile of the rows it covers in the
-//! stored array, which must be contiguous: once a leading dimension selects more than one index,
-//! every leading dimension after it is selected whole. Missing trailing indices are whole
-//! dimensions. Every index is checked against its own dimension's extent.
+//! stored array when they are contiguous (once a leading dimension selects more than one index,
+//! every leading dimension after it is selected whole); other subscripts (rows that are not
+//! contiguous, strides, exchanged index vectors) are HBM access patterns (`patterns_nd`).
+//! Missing trailing indices are whole dimensions. Every index is checked against its own
+//! dimension's extent.
 
 use super::consts::lin;
 use super::error::CheckError;
@@ -55,6 +57,11 @@ impl Checker<'_> {
     ) -> Option<TileVal> {
         // The last dimension is the free one; the others are rows.
         let last = dims.len() - 1;
+        // patterns_nd: strided views and exchanged index vectors (a transposing DMA).
+        let lay = super::patterns_nd::NdLayout::hbm(dims);
+        if self.nd_wants_pattern(indices, |d| usize::from(d == last && dims.len() > 1)) {
+            return self.nd_pattern(base, &lay, name, indices, span);
+        }
         let sel = self.select_dims(dims, name, indices, span, |d| {
             usize::from(d == last && dims.len() > 1)
         })?;
@@ -72,13 +79,8 @@ impl Checker<'_> {
             row_start = s;
             let whole = *size == dims[d] && lo.as_constant() == Some(0);
             if partial && *size > 1 {
-                self.error(CheckError::NonContiguousRows {
-                    name: name.to_string(),
-                    dim: d,
-                    stored: base.size,
-                    at: span.clone(),
-                });
-                return None;
+                // Rows that are not contiguous: an HBM access pattern (patterns_nd).
+                return self.nd_pattern(base, &lay, name, indices, span);
             }
             partial |= !whole;
             rows *= size;

@@ -662,6 +662,9 @@ impl Checker<'_> {
             }
             Dest::Into { target, accumulate } => {
                 let tt = self.tensor(target.tensor).clone();
+                if !self.written_pattern_ok(&target, span) {
+                    return None;
+                }
                 if target.size != res.shape {
                     self.error(CheckError::AssignShape {
                         value: res.shape,
@@ -908,6 +911,8 @@ impl Checker<'_> {
         }
         let (x, sx) = self.tile_of_arg(x?, &x_e.span)?;
         if let Some(axes) = axes {
+            // A tile of more than 2 axes (patterns_nd) reduces over them as a pattern.
+            let x = self.shaped_as_pattern(x);
             return self.reduce_pattern_axes(rop, mean, x, &axes, &axis_e.span, span, cx, dest);
         }
         if !self.compute_src(&x, &sx, &format!("`{name}`")) {
@@ -1354,7 +1359,10 @@ impl Checker<'_> {
             memory: Memory::Sbuf,
             dtype: t.dtype,
         };
-        self.emit(cx, Op::Load, vec![src], res, dest, span)
+        let shape = self.value_dims(&src);
+        let r = self.emit(cx, Op::Load, vec![src], res, dest, span)?;
+        self.keep_shape(&r, shape);
+        Some(r)
     }
 
     /// A whole HBM tensor of 3 or more dimensions moved by a load or store: NKI's tile of it,
@@ -1469,7 +1477,11 @@ impl Checker<'_> {
     ) -> Option<TileVal> {
         let x = self.compute_tile(x_e, cx, what)?;
         let shape = x.size;
-        self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)
+        // An elementwise result keeps its operand's NKI shape (patterns_nd).
+        let dims = self.value_dims(&x);
+        let r = self.emit(cx, op, vec![x], Res::sbuf(shape), dest, span)?;
+        self.keep_shape(&r, dims);
+        Some(r)
     }
 
     /// The tile `e` as an operand of a compute engine, `what`: a scalar or an HBM tensor is
@@ -2010,7 +2022,7 @@ impl Checker<'_> {
             });
             ok = false;
         }
-        if !ok {
+        if !ok || !self.written_pattern_ok(&dst, &dst_e.span) {
             return None;
         }
         cx.insts.push(CInst {

@@ -31,17 +31,17 @@ const HELP: &str = "index the partitions with a unit-step range (`i_p`, `lo:hi`)
 
 /// One term of an index: `count` indices `step` apart, spanning value axis `key`.
 #[derive(Clone, Copy, Debug)]
-struct Term {
-    key: usize,
-    count: u64,
-    step: i64,
+pub(super) struct Term {
+    pub key: usize,
+    pub count: u64,
+    pub step: i64,
 }
 
 /// An index as an affine start plus terms.
 #[derive(Clone, Debug)]
-struct Sum {
-    start: AffineExpr,
-    terms: Vec<Term>,
+pub(super) struct Sum {
+    pub start: AffineExpr,
+    pub terms: Vec<Term>,
 }
 
 impl Sum {
@@ -87,16 +87,43 @@ impl Checker<'_> {
 
     /// Whether an index needs a pattern: a slice with a step, or an index-vector expression
     /// that is not one unit-step vector plus an offset.
-    fn needs_pattern(&self, ix: &Index) -> bool {
+    pub(super) fn needs_pattern(&mut self, ix: &Index) -> bool {
         match ix {
             Index::Slice { step, .. } => step.is_some(),
-            Index::Expr(e) => self.is_vector_expr(e) && !self.is_one_vector(e),
+            Index::Expr(e) if self.is_vector_expr(e) => {
+                !self.is_one_vector(e)
+                    || self
+                        .peek_vector(e)
+                        .is_some_and(|v| !v.extra.is_empty() || (v.step != 1 && v.len > 1))
+            }
+            Index::Expr(_) => false,
         }
     }
 
+    /// The index vector an expression evaluates to, without diagnostics: `None` when it is not
+    /// one (the caller's own evaluation then reports why).
+    pub(super) fn peek_vector(&mut self, e: &Expr) -> Option<IndexVec> {
+        let n = self.errors.len();
+        let v = self.offset_vector(e);
+        self.errors.truncate(n);
+        v
+    }
+
     /// One index as a sum: a slice (with or without a step), a vector sum, or an affine integer.
-    fn index_sum(&mut self, ix: &Index, dim: usize, extent: u64) -> Option<Sum> {
+    pub(super) fn index_sum(&mut self, ix: &Index, dim: usize, extent: u64) -> Option<Sum> {
         match ix {
+            // `nl.ds(start, size)`: the unit-step range it names.
+            Index::Expr(e) if is_ds(e) => {
+                let (start, count) = self.vector_index(e, dim.min(1), dim)??;
+                Some(Sum {
+                    start,
+                    terms: vec![Term {
+                        key: dim,
+                        count,
+                        step: 1,
+                    }],
+                })
+            }
             Index::Slice { lo, hi, step, span } => {
                 let l = lo.as_ref().map(|e| self.affine(e));
                 let h = hi.as_ref().map(|e| self.affine(e));
@@ -196,15 +223,20 @@ impl Checker<'_> {
             } => self.vector_sum(operand, dim),
             ExprKind::Binary { .. } => self.offset_vector(e).and(None),
             _ => {
+                // A name may hold a sum of vectors (`i_w = 2 * i_o + i_k`): every term.
                 let v: IndexVec = self.index_vec(e)?;
-                let key = v.axis.unwrap_or(dim);
+                let terms = v
+                    .terms()
+                    .into_iter()
+                    .map(|(step, count, axis, _)| Term {
+                        key: axis.unwrap_or(dim),
+                        count,
+                        step,
+                    })
+                    .collect();
                 Some(Sum {
                     start: v.start.clone(),
-                    terms: vec![Term {
-                        key,
-                        count: v.len,
-                        step: v.step,
-                    }],
+                    terms,
                 })
             }
         }
@@ -675,6 +707,11 @@ impl Checker<'_> {
             dest.unwrap_or(Dest::Temp),
         )
     }
+}
+
+/// Whether `e` is `nl.ds(...)`.
+pub(super) fn is_ds(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { func, .. } if func.attr_of(&["nl"]) == Some("ds"))
 }
 
 /// The tile of the value axes `axes` (partition first) from `(p0, f0)` of `tensor`: a box when

@@ -14,10 +14,12 @@
 //! so that `t.shape` gives them) with the position of the partition dimension
 //! (`TileNdData::par`). A subscript `t[k, i_p, a0:a1, :]` names every dimension (missing trailing
 //! ones are whole): the partition index selects partitions, and the others must select bytes that
-//! are contiguous in each partition: once a dimension selects part of its extent, every dimension
-//! outside it (block dimensions included) selects a single index. A subscript that would need a
-//! strided access is a diagnostic that says which index to change. The result is a 2-D tile
-//! `[partitions, free elements]`.
+//! are contiguous in each partition for a box: once a dimension selects part of its extent, every
+//! dimension outside it (block dimensions included) selects a single index. Any other subscript
+//! (strided, a window, several vectors in one index) is an access pattern (`patterns_nd`). The
+//! result is a 2-D tile `[partitions, free elements]`. A tile nkc made `[P, F]` whose NKI shape
+//! has more axes (a load of an N-D view) keeps that shape in `TileNdData::shaped`, and a
+//! subscript naming every one of its axes reads it as that shape.
 //!
 //! Invariants: a tensor in `par` is on chip, has an entry in `Checker::logical`, and its stored
 //! shape is `[dims[par], product of the other dims]`; a PSUM array fits the PSUM (8 banks of
@@ -41,6 +43,10 @@ pub(crate) struct TileNdData {
     pub par: HashMap<Tensor, usize>,
     /// Names bound to `x.reshape(shape)` of an HBM tensor, by binding span: the new logical shape.
     pub reshaped: HashMap<Span, Vec<u64>>,
+    /// Tiles nkc made `[P, F]` whose NKI shape has more axes (a load of an N-D view or of an
+    /// access pattern): that shape, partition first. A subscript naming every axis, or a
+    /// reduction over several, reads the tile as that shape (`patterns_nd`).
+    pub shaped: HashMap<Tensor, Vec<u64>>,
 }
 
 /// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.
@@ -275,6 +281,12 @@ impl Checker<'_> {
                 return Some(self.subscript_nd(base, &dims, name, indices, span));
             }
         }
+        if let Some(dims) = self.tile_nd.shaped.get(&base.tensor) {
+            if indices.len() == dims.len() && base.is_whole(self.tensor(base.tensor).shape) {
+                let dims = dims.clone();
+                return Some(self.subscript_on_chip(base, &dims, 0, name, indices, span));
+            }
+        }
         let &par = self.tile_nd.par.get(&base.tensor)?;
         let dims = self.logical_dims(base)?.clone();
         Some(self.subscript_on_chip(base, &dims, par, name, indices, span))
@@ -295,29 +307,31 @@ impl Checker<'_> {
         indices: &[Index],
         span: &Span,
     ) -> Option<TileVal> {
+        // patterns_nd: windows, strided views and exchanged index vectors.
+        let lay = super::patterns_nd::NdLayout::on_chip(dims, par);
+        if self.nd_wants_pattern(indices, |d| usize::from(d != par)) {
+            return self.nd_pattern(base, &lay, name, indices, span);
+        }
         let sel = self.select_dims(dims, name, indices, span, |d| usize::from(d != par))?;
         // The free offset, row-major over the dimensions other than the partition one.
         let mut start = AffineExpr::constant(0);
         let mut size = 1u64;
         let mut stride = 1i64;
-        // The innermost dimension that selects part of its extent.
-        let mut partial: Option<usize> = None;
+        // Whether a dimension inside this one selects part of its extent.
+        let mut partial = false;
         for d in (0..dims.len()).rev().filter(|&d| d != par) {
             let (lo, n) = &sel[d];
             start = super::consts::lin(&start, 1, lo, stride).or_else(|| {
                 self.error(CheckError::SliceOverflow { at: span.clone() });
                 None
             })?;
-            if let Some(inner) = partial {
-                if *n > 1 {
-                    self.error(strided_subscript(name, dims, par, d, inner, span));
-                    return None;
-                }
+            if partial && *n > 1 {
+                // Not contiguous in a partition: an access pattern (patterns_nd), which
+                // refuses what the machine cannot step.
+                return self.nd_pattern(base, &lay, name, indices, span);
             }
             let whole = *n == dims[d] && lo.as_constant() == Some(0);
-            if !whole && partial.is_none() {
-                partial = Some(d);
-            }
+            partial |= !whole;
             size *= n;
             stride *= dims[d] as i64;
         }
@@ -386,31 +400,4 @@ fn psum_array_too_large(dims: &[u64], par: usize, bytes: u64, at: &Span) -> Diag
     .with_label("larger than the PSUM")
     .with_note("a PSUM array may span several banks, each access within one bank")
     .with_help("declare one PSUM tile inside the loop that fills it (`t = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)`), and copy each result to an SBUF array")
-}
-
-/// A subscript of a multi-dimensional tile that would read a strided pattern: dimension `outer`
-/// selects several indices while `inner`, inside it, selects only part of its extent.
-fn strided_subscript(
-    name: &str,
-    dims: &[u64],
-    par: usize,
-    outer: usize,
-    inner: usize,
-    at: &Span,
-) -> Diagnostic {
-    Diagnostic::new(
-        codes::STRIDED_SUBSCRIPT,
-        format!("this subscript of `{name}` selects elements that are not contiguous in a partition"),
-        at.clone(),
-    )
-    .with_label(format!(
-        "dimension {outer} selects several indices while dimension {inner} selects part of its extent"
-    ))
-    .with_note(format!(
-        "`{name}` is {}; each partition holds the dimensions other than the partition one row-major, and nkc's tiles read contiguous elements of a partition",
-        show_dims(dims, par)
-    ))
-    .with_help(format!(
-        "select one index of dimension {outer} at a time (a loop over it), or the whole of dimension {inner}"
-    ))
 }
