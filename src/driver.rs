@@ -378,8 +378,8 @@ impl Specialise {
                     name: name.clone(),
                 }));
             }
-            let (array, file_dtype) = crate::npy::read_npy_typed(path)
-                .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+            let (array, file_dtype) =
+                crate::npy::read_npy_typed(path).map_err(|e| Failure::user(UserCause::Npy(e)))?;
             let shape = array.shape.iter().map(|&d| d as u64).collect();
             let dtype = dtype_of(
                 name,

@@ -106,7 +106,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             path,
             sim::trace::to_chrome_json(&result.trace).as_bytes(),
         )
-        .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+        .map_err(|e| Failure::user(UserCause::Write(e)))?;
     }
     Ok(SimReport {
         program: source.display_name(),

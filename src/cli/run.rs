@@ -73,7 +73,7 @@ pub(crate) fn suggest(a: SuggestArgs) -> Outcome {
     }
     if a.write && s.suggested != s.original {
         nkc::write_file::write_atomically(file, s.suggested.as_bytes())
-            .map_err(|e| (Failure::user(UserCause::Other(e.to_string())), None))?;
+            .map_err(|e| (Failure::user(UserCause::Write(e)), None))?;
         eprintln!("wrote {}", file.display());
     }
     Ok(())

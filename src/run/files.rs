@@ -21,12 +21,12 @@ pub(crate) fn refuse_inputs_as_outputs<'a>(
     outputs: impl IntoIterator<Item = &'a str>,
 ) -> Result<(), Failure> {
     crate::write_file::refuse_run_outputs(&source.path, inputs, trace, output_dir, outputs)
-        .map_err(|e| Failure::user(UserCause::Other(e.to_string())))
+        .map_err(|e| Failure::user(UserCause::Write(e)))
 }
 
 /// The array of an `--input` file.
 pub(crate) fn read_input(path: &Path) -> Result<Array, Failure> {
-    npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e.to_string())))
+    npy::read_npy(path).map_err(|e| Failure::user(UserCause::Npy(e)))
 }
 
 /// Creates `--output DIR` (and its parents) when missing.
@@ -52,6 +52,6 @@ pub(crate) fn write_output(
     } else {
         npy::write_npy(&path, array)
     }
-    .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+    .map_err(|e| Failure::user(UserCause::Npy(e)))?;
     Ok(path)
 }

@@ -379,7 +379,7 @@ fn simulate(
             path,
             runtime_sim::sim::trace::to_chrome_json(&r.trace).as_bytes(),
         )
-        .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+        .map_err(|e| Failure::user(UserCause::Write(e)))?;
     }
     if !r.races.is_empty() {
         return Err(Failure::internal(InternalCause::Races(
