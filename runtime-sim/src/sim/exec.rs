@@ -723,7 +723,7 @@ impl<'p> Sim<'p, '_> {
     fn access_error(&self, ei: usize, inst: &'p Inst, error: AccessError) -> SimError {
         SimError::Access {
             inst: info(self.prog, &self.who(ei, inst)),
-            error,
+            error: Box::new(error),
         }
     }
 

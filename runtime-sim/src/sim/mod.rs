@@ -198,7 +198,10 @@ pub enum SimError {
     /// The inputs do not fit the program's tensors.
     Input(String),
     /// An access out of range at run time (outside a memory or tensor, across a PSUM bank).
-    Access { inst: InstInfo, error: AccessError },
+    Access {
+        inst: InstInfo,
+        error: Box<AccessError>,
+    },
     /// Every unfinished engine waits for a count that can never come.
     Deadlock { cycle: u64, blocked: Vec<Blocked> },
     /// The program's HBM tensors hold more than [`MAX_HBM_ELEMS`] elements in all.
