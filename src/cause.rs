@@ -6,8 +6,9 @@
 //! not fit, a check that fails), carrying its data; Rust code matches the variant and the
 //! terminal and JSON messages get its [`fmt::Display`], the wording they have always had. Only text
 //! made elsewhere stays text: an operating-system error, a `.npy` file's or a program text's
-//! parse error, inside the variant that says what was being done ([`UserCause::Other`] for the
-//! `.npy` and output-file helpers, whose errors are their own sentences).
+//! parse error, inside the variant that says what was being done; the `.npy` and output-file
+//! helpers' errors are typed ([`UserCause::Npy`], [`UserCause::Write`]), their Display their own
+//! sentences.
 //!
 //! Invariant: nothing here reads the file system or the IR; names and paths are the ones the user
 //! sees, taken when the cause is made.
@@ -111,8 +112,10 @@ pub enum UserCause {
     NoStageCall,
     /// One path of `nkc compare` failed.
     OnPath { path: String, cause: Box<UserCause> },
-    /// Text from elsewhere: a `.npy` file's or an output file's error, its own sentence.
-    Other(String),
+    /// A `.npy` file not read or written (its error is its own sentence).
+    Npy(crate::npy::NpyError),
+    /// An output file not written, or one that is an input (its error is its own sentence).
+    Write(crate::write_file::WriteError),
 }
 
 /// The files of a suite that failed, of `total`.
@@ -295,7 +298,8 @@ impl fmt::Display for UserCause {
             ),
             U::NoStageCall => f.write_str("a statement of the loop has no call to carry stage_id"),
             U::OnPath { path, cause } => write!(f, "path `{path}`: {cause}"),
-            U::Other(text) => f.write_str(text),
+            U::Npy(e) => write!(f, "{e}"),
+            U::Write(e) => write!(f, "{e}"),
         }
     }
 }

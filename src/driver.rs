@@ -378,8 +378,8 @@ impl Specialise {
                     name: name.clone(),
                 }));
             }
-            let (array, file_dtype) = crate::npy::read_npy_typed(path)
-                .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+            let (array, file_dtype) =
+                crate::npy::read_npy_typed(path).map_err(|e| Failure::user(UserCause::Npy(e)))?;
             let shape = array.shape.iter().map(|&d| d as u64).collect();
             let dtype = dtype_of(
                 name,
@@ -455,74 +455,86 @@ impl Specialise {
             .chain(self.dtypes.iter().map(|(n, _)| (n, "--dtype")))
             .chain(inputs.iter().map(|(n, _)| (n, "--input")));
         for (name, flag) in names {
-            let params: Vec<&frontend::ast::Param> = kernels
-                .iter()
-                .flat_map(|k| &k.params)
-                .filter(|p| &p.name.name == name)
-                .collect();
-            let kernel_names = match kernels.as_slice() {
-                [one] => format!("`{}`", one.name.name),
-                several => format!(
-                    "none of the kernels {} has a parameter `{name}`;",
-                    capped_list(several.iter().map(|k| format!("`{}`", k.name.name)), ", ")
-                ),
-            };
-            let Some(p) = params.first() else {
-                let all: Vec<&str> = kernels
-                    .iter()
-                    .flat_map(|k| &k.params)
-                    .map(|p| p.name.name.as_str())
-                    .collect();
-                let what = if kernels.len() == 1 {
-                    format!("{kernel_names} has no parameter `{name}`")
-                } else {
-                    kernel_names.trim_end_matches(';').to_string()
-                };
-                let d = option_error(format!("`{flag} {name}`: {what}")).with_help_opt(
-                    did_you_mean(name, all.iter().copied()).map(|c| format!("did you mean `{c}`?")),
-                );
-                let d = if all.is_empty() {
-                    d.with_note("it takes no parameter")
-                } else {
-                    d.with_note(format!("its parameters are {}", capped_list(&all, ", ")))
-                };
-                return Err(Failure::Unplaced(Box::new(d)));
-            };
-            let text = |e: &frontend::ast::Expr| source.text[e.span.clone()].to_string();
-            if let Some(default) = &p.default {
-                let what = match flag {
-                    "--input" => "array",
-                    "--dtype" => "dtype",
-                    _ => "shape",
-                };
-                return Err(Failure::Unplaced(Box::new(
-                    option_error(format!(
-                        "`{flag} {name}`: `{name}` is a scalar parameter (default `{}`), not a tensor: it takes no {what}",
-                        text(default)
-                    ))
-                    .with_help(format!("give its value with `--arg {name}=VALUE`")),
-                )));
-            }
-            if let Some(ty) =
-                p.ty.as_ref()
-                    .filter(|t| !frontend::check::annotation_is_hint(t))
-            {
-                if flag != "--input" {
-                    let what = if flag == "--shape" { "shape" } else { "dtype" };
-                    return Err(Failure::Unplaced(Box::new(
-                        option_error(format!(
-                            "`{flag} {name}`: `{name}` declares its type, `{}`, so its {what} is that one",
-                            text(ty)
-                        ))
-                        .with_help(format!(
-                            "drop `{flag} {name}`, or remove the annotation to make `{name}` shape-generic"
-                        )),
-                    )));
-                }
-            }
+            check_option_param(source, &kernels, name, flag)?;
         }
         Ok(())
     }
+}
+
+/// `FLAG NAME` (`--shape`, `--dtype`, `--input`) names a tensor parameter of one of `kernels`
+/// whose shape and dtype the option may give: an untyped one (or, for `--input`, any tensor).
+fn check_option_param(
+    source: &Source,
+    kernels: &[&frontend::ast::Kernel],
+    name: &str,
+    flag: &str,
+) -> Result<(), Failure> {
+    let params: Vec<&frontend::ast::Param> = kernels
+        .iter()
+        .flat_map(|k| &k.params)
+        .filter(|p| p.name.name == name)
+        .collect();
+    let kernel_names = match kernels {
+        [one] => format!("`{}`", one.name.name),
+        several => format!(
+            "none of the kernels {} has a parameter `{name}`;",
+            capped_list(several.iter().map(|k| format!("`{}`", k.name.name)), ", ")
+        ),
+    };
+    let Some(p) = params.first() else {
+        let all: Vec<&str> = kernels
+            .iter()
+            .flat_map(|k| &k.params)
+            .map(|p| p.name.name.as_str())
+            .collect();
+        let what = if kernels.len() == 1 {
+            format!("{kernel_names} has no parameter `{name}`")
+        } else {
+            kernel_names.trim_end_matches(';').to_string()
+        };
+        let d = option_error(format!("`{flag} {name}`: {what}")).with_help_opt(
+            did_you_mean(name, all.iter().copied()).map(|c| format!("did you mean `{c}`?")),
+        );
+        let d = if all.is_empty() {
+            d.with_note("it takes no parameter")
+        } else {
+            d.with_note(format!("its parameters are {}", capped_list(&all, ", ")))
+        };
+        return Err(Failure::Unplaced(Box::new(d)));
+    };
+    let text = |e: &frontend::ast::Expr| source.text[e.span.clone()].to_string();
+    if let Some(default) = &p.default {
+        let what = match flag {
+            "--input" => "array",
+            "--dtype" => "dtype",
+            _ => "shape",
+        };
+        return Err(Failure::Unplaced(Box::new(
+            option_error(format!(
+                "`{flag} {name}`: `{name}` is a scalar parameter (default `{}`), not a tensor: it takes no {what}",
+                text(default)
+            ))
+            .with_help(format!("give its value with `--arg {name}=VALUE`")),
+        )));
+    }
+    if let Some(ty) =
+        p.ty.as_ref()
+            .filter(|t| !frontend::check::annotation_is_hint(t))
+    {
+        if flag != "--input" {
+            let what = if flag == "--shape" { "shape" } else { "dtype" };
+            return Err(Failure::Unplaced(Box::new(
+                option_error(format!(
+                    "`{flag} {name}`: `{name}` declares its type, `{}`, so its {what} is that one",
+                    text(ty)
+                ))
+                .with_help(format!(
+                    "drop `{flag} {name}`, or remove the annotation to make `{name}` shape-generic"
+                )),
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// E0197 without a span: `--kernel NAME` names no kernel of the file, with the closest name

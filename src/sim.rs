@@ -12,7 +12,6 @@
 
 use crate::driver::{Failure, Source, UserCause};
 use crate::error::RunError;
-use crate::npy;
 use runtime_sim::isa::{Engine, Program, Role};
 use runtime_sim::machine::DMA_QUEUES;
 use runtime_sim::sim::{self, Array, Options, SimError, SimResult};
@@ -92,24 +91,13 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
     drop(bar);
     let mut files = Vec::new();
     if let Some(dir) = &opts.output_dir {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::user(UserCause::CreateDir {
-                dir: dir.clone(),
-                error: e.to_string(),
-            })
-        })?;
+        crate::run::files::create_output_dir(dir)?;
         for (name, a) in &result.outputs {
-            let path = dir.join(format!("{name}.npy"));
             let bf16 = prog
                 .tensors
                 .iter()
                 .any(|t| &t.name == name && t.dtype == vocab::DType::Bf16);
-            if bf16 {
-                npy::write_npy_bf16(&path, a)
-            } else {
-                npy::write_npy(&path, a)
-            }
-            .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+            let path = crate::run::files::write_output(dir, name, a, bf16)?;
             files.push((name.clone(), path));
         }
     }
@@ -118,7 +106,7 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
             path,
             sim::trace::to_chrome_json(&result.trace).as_bytes(),
         )
-        .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+        .map_err(|e| Failure::user(UserCause::Write(e)))?;
     }
     Ok(SimReport {
         program: source.display_name(),
@@ -142,8 +130,8 @@ fn refuse_inputs_as_outputs(
     prog: &Program,
     opts: &SimOptions,
 ) -> Result<(), Failure> {
-    crate::write_file::refuse_run_outputs(
-        &source.path,
+    crate::run::files::refuse_inputs_as_outputs(
+        source,
         &opts.inputs,
         opts.trace.as_deref(),
         opts.output_dir.as_deref(),
@@ -152,7 +140,6 @@ fn refuse_inputs_as_outputs(
             .filter(|t| t.role == Role::Output)
             .map(|t| t.name.as_str()),
     )
-    .map_err(|e| Failure::user(UserCause::Other(e.to_string())))
 }
 
 /// A progress bar for a long simulation, on standard error: drawn only when standard error is a
@@ -355,8 +342,7 @@ fn gather_inputs(
         if let Some((_, path)) = opts.inputs.iter().find(|(n, _)| n == name) {
             // The random values it replaces go first: the inputs are held once.
             inputs[i].data = Vec::new();
-            let a =
-                npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+            let a = crate::run::files::read_input(path)?;
             if a.shape != inputs[i].shape {
                 return Err(Failure::user(UserCause::ProgramInputShape {
                     name: name.to_string(),

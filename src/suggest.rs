@@ -647,58 +647,7 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
     // last. Everything else the user wrote stays as written.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     let mut set = |call: &Expr, drop: &[&str], add: Option<(&str, String)>| {
-        let ExprKind::Call { args, kwargs, .. } = &call.kind else {
-            return;
-        };
-        let mut placed = false;
-        for kw in kwargs {
-            let name = kw.name.name.as_str();
-            if !drop.contains(&name) {
-                continue;
-            }
-            match &add {
-                Some((new, value)) if *new == name && !placed => {
-                    edits.push((kw.value.span.start, kw.value.span.end, value.clone()));
-                    placed = true;
-                }
-                _ => {
-                    // The comma before it (and the space up to it); for a first argument, the
-                    // comma and the spaces after it.
-                    let before = text[..kw.span.start].trim_end();
-                    let (from, to) = if before.ends_with(',') {
-                        (before.len() - 1, kw.span.end)
-                    } else {
-                        let after = &text[kw.span.end..];
-                        let rest = after.trim_start();
-                        match rest.strip_prefix(',') {
-                            Some(r) => (
-                                kw.span.start,
-                                text.len() - r.trim_start_matches([' ', '\t']).len(),
-                            ),
-                            None => (kw.span.start, kw.span.end),
-                        }
-                    };
-                    edits.push((from, to, String::new()));
-                }
-            }
-        }
-        if let (Some((new, value)), false) = (&add, placed) {
-            let close = call.span.end - 1;
-            let inside = text[..close].trim_end();
-            let kept = args.len()
-                + kwargs
-                    .iter()
-                    .filter(|k| !drop.contains(&k.name.name.as_str()))
-                    .count();
-            let (at, sep) = if inside.ends_with(',') {
-                (inside.len(), " ")
-            } else if kept > 0 {
-                (inside.len(), ", ")
-            } else {
-                (inside.len(), "")
-            };
-            edits.push((at, at, format!("{sep}{new}={value}")));
-        }
+        keyword_edits(text, call, drop, add, &mut edits)
     };
     let loop_kw = match a {
         Annotation::Stages(k) => Some(("num_stages", k.to_string())),
@@ -717,7 +666,76 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
             return Err(Failure::user(UserCause::NoStageCall));
         }
     }
-    // Removals that touch (two keywords dropped side by side) become one.
+    Ok(apply_edits(text, edits))
+}
+
+/// The edits (`start, end, replacement`) of call `call`'s keywords that set an annotation: a
+/// keyword in `drop` that `add` keeps gets its new value in place; one it drops goes with the
+/// comma that separates it; `add`, when no keyword took it, goes last.
+fn keyword_edits(
+    text: &str,
+    call: &Expr,
+    drop: &[&str],
+    add: Option<(&str, String)>,
+    edits: &mut Vec<(usize, usize, String)>,
+) {
+    let ExprKind::Call { args, kwargs, .. } = &call.kind else {
+        return;
+    };
+    let mut placed = false;
+    for kw in kwargs {
+        let name = kw.name.name.as_str();
+        if !drop.contains(&name) {
+            continue;
+        }
+        match &add {
+            Some((new, value)) if *new == name && !placed => {
+                edits.push((kw.value.span.start, kw.value.span.end, value.clone()));
+                placed = true;
+            }
+            _ => {
+                // The comma before it (and the space up to it); for a first argument, the
+                // comma and the spaces after it.
+                let before = text[..kw.span.start].trim_end();
+                let (from, to) = if before.ends_with(',') {
+                    (before.len() - 1, kw.span.end)
+                } else {
+                    let after = &text[kw.span.end..];
+                    let rest = after.trim_start();
+                    match rest.strip_prefix(',') {
+                        Some(r) => (
+                            kw.span.start,
+                            text.len() - r.trim_start_matches([' ', '\t']).len(),
+                        ),
+                        None => (kw.span.start, kw.span.end),
+                    }
+                };
+                edits.push((from, to, String::new()));
+            }
+        }
+    }
+    if let (Some((new, value)), false) = (&add, placed) {
+        let close = call.span.end - 1;
+        let inside = text[..close].trim_end();
+        let kept = args.len()
+            + kwargs
+                .iter()
+                .filter(|k| !drop.contains(&k.name.name.as_str()))
+                .count();
+        let (at, sep) = if inside.ends_with(',') {
+            (inside.len(), " ")
+        } else if kept > 0 {
+            (inside.len(), ", ")
+        } else {
+            (inside.len(), "")
+        };
+        edits.push((at, at, format!("{sep}{new}={value}")));
+    }
+}
+
+/// `text` with `edits` applied, from the end; removals that touch (two keywords dropped side by
+/// side) become one.
+fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
     edits.sort_by_key(|e| (e.0, e.1));
     let mut merged: Vec<(usize, usize, String)> = Vec::new();
     for e in edits {
@@ -733,7 +751,7 @@ fn edit(text: &str, kernel: &str, site: &Site, a: &Annotation) -> Result<String,
     for (from, to, with) in merged.into_iter().rev() {
         out.replace_range(from..to, &with);
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

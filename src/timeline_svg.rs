@@ -77,8 +77,10 @@ pub fn render(comparisons: &[&Comparison]) -> String {
         .max()
         .unwrap_or(0)
         .max(1);
-    let plot = WIDTH - LEFT - RIGHT;
-    let x = |c: u64| LEFT + plot * c as f64 / max_cycles as f64;
+    let axis = Scale {
+        max_cycles,
+        plot: WIDTH - LEFT - RIGHT,
+    };
     let lane_sets: Vec<Vec<Track>> = panels
         .iter()
         .map(|(_, p)| lanes(&p.sim().timeline))
@@ -100,7 +102,30 @@ pub fn render(comparisons: &[&Comparison]) -> String {
         o,
         "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{height:.0}\" fill=\"white\"/>"
     );
-    // The legend: one swatch per stage used anywhere.
+    write_legend(&mut o, &panels);
+    let mut y = LEGEND;
+    for ((c, p), tracks) in panels.iter().zip(&lane_sets) {
+        y = write_panel(&mut o, &axis, c, p, tracks, y);
+    }
+    o += "</svg>\n";
+    o
+}
+
+/// The horizontal scale of every panel: `max_cycles` over `plot` points.
+struct Scale {
+    max_cycles: u64,
+    plot: f64,
+}
+
+impl Scale {
+    /// The x coordinate of cycle `c`.
+    fn x(&self, c: u64) -> f64 {
+        LEFT + self.plot * c as f64 / self.max_cycles as f64
+    }
+}
+
+/// The legend: one swatch per stage used anywhere, then "no stage" and "semaphore wait".
+fn write_legend(o: &mut String, panels: &[(&Comparison, &crate::compare::PathRun)]) {
     let max_stage = panels
         .iter()
         .flat_map(|(_, p)| p.sim().timeline.iter().filter_map(|s| s.meta.stage))
@@ -123,105 +148,130 @@ pub fn render(comparisons: &[&Comparison]) -> String {
             swatch(
                 &format!("stage {st}"),
                 STAGE_COLOURS[st as usize % STAGE_COLOURS.len()],
-                &mut o,
+                o,
             );
         }
     }
-    swatch("no stage", NO_STAGE, &mut o);
-    swatch("semaphore wait", WAIT, &mut o);
+    swatch("no stage", NO_STAGE, o);
+    swatch("semaphore wait", WAIT, o);
     let _ = writeln!(o, "</g>");
+}
 
-    let mut y = LEGEND;
-    for ((c, p), tracks) in panels.iter().zip(&lane_sets) {
-        let st = &p.sim().stats;
-        let _ = writeln!(
-            o,
-            "<g class=\"panel\" data-kernel=\"{}\" data-path=\"{}\">",
-            escape(&c.kernel),
-            p.name()
-        );
-        let _ = writeln!(
-            o,
-            "<text x=\"8\" y=\"{:.1}\" font-size=\"12\" font-weight=\"bold\">{} — {}: {} cycles, \
-             {:.3} × lower bound ({})</text>",
-            y + 15.0,
-            escape(&c.kernel),
-            p.name(),
-            st.cycles,
-            p.sim().cycles_over_bound(),
-            p.sim().lower_bound()
-        );
-        y += TITLE;
-        let top = y;
-        for &track in tracks {
-            let _ = writeln!(
-                o,
-                "<g class=\"lane\" data-kernel=\"{}\" data-path=\"{}\" data-track=\"{}\">",
-                escape(&c.kernel),
-                p.name(),
-                escape(&track.name())
-            );
-            let _ = writeln!(
-                o,
-                "<text x=\"8\" y=\"{:.1}\">{}</text>\
-                 <rect x=\"{LEFT}\" y=\"{y:.1}\" width=\"{plot:.1}\" height=\"{LANE}\" fill=\"#f7f7f7\"/>",
-                y + LANE - 2.0,
-                escape(&track.name())
-            );
-            for s in p.sim().timeline.iter().filter(|s| s.track == track) {
-                let (x0, x1) = (x(s.start), x(s.end));
-                let w = (x1 - x0).max(0.3);
-                let is_wait = s.name.starts_with("wait ");
-                let (colour, dy, h) = if is_wait {
-                    (WAIT, LANE / 2.0 - 1.5, 3.0)
-                } else {
-                    let c = s.meta.stage.map_or(NO_STAGE, |st| {
-                        STAGE_COLOURS[st as usize % STAGE_COLOURS.len()]
-                    });
-                    (c, 0.0, LANE)
-                };
-                let _ = writeln!(
-                    o,
-                    "<rect x=\"{x0:.2}\" y=\"{:.1}\" width=\"{w:.2}\" height=\"{h}\" fill=\"{colour}\"><title>{} [{}, {})</title></rect>",
-                    y + dy,
-                    escape(&s.name),
-                    s.start,
-                    s.end
-                );
-            }
-            let _ = writeln!(o, "</g>");
-            y += LANE + LANE_GAP;
-        }
-        // The axis, in cycles.
-        let _ = writeln!(
-            o,
-            "<g class=\"axis\"><line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"black\"/>",
-            LEFT + plot
-        );
-        let step = tick_step(max_cycles);
-        let mut t = 0;
-        while t <= max_cycles {
-            let tx = x(t);
-            let _ = writeln!(
-                o,
-                "<line x1=\"{tx:.1}\" y1=\"{top:.1}\" x2=\"{tx:.1}\" y2=\"{:.1}\" stroke=\"#cccccc\" stroke-width=\"0.5\"/>\
-                 <text x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{t}</text>",
-                y + 4.0,
-                y + 14.0
-            );
-            t += step;
-        }
-        let _ = writeln!(
-            o,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">cycles</text></g>",
-            LEFT + plot,
-            y + 25.0
-        );
-        y += AXIS + PANEL_GAP;
-        let _ = writeln!(o, "</g>");
+/// One path's panel from height `y` down: its title, a lane per track, the axis; returns the
+/// height below it.
+fn write_panel(
+    o: &mut String,
+    axis: &Scale,
+    c: &Comparison,
+    p: &crate::compare::PathRun,
+    tracks: &[Track],
+    mut y: f64,
+) -> f64 {
+    let st = &p.sim().stats;
+    let _ = writeln!(
+        o,
+        "<g class=\"panel\" data-kernel=\"{}\" data-path=\"{}\">",
+        escape(&c.kernel),
+        p.name()
+    );
+    let _ = writeln!(
+        o,
+        "<text x=\"8\" y=\"{:.1}\" font-size=\"12\" font-weight=\"bold\">{} — {}: {} cycles, \
+         {:.3} × lower bound ({})</text>",
+        y + 15.0,
+        escape(&c.kernel),
+        p.name(),
+        st.cycles,
+        p.sim().cycles_over_bound(),
+        p.sim().lower_bound()
+    );
+    y += TITLE;
+    let top = y;
+    for &track in tracks {
+        write_lane(o, axis, c, p, track, y);
+        y += LANE + LANE_GAP;
     }
-    o += "</svg>\n";
-    o
+    write_axis(o, axis, top, y);
+    y += AXIS + PANEL_GAP;
+    let _ = writeln!(o, "</g>");
+    y
+}
+
+/// One track's lane at height `y`: its name, its background, a rectangle per slice.
+fn write_lane(
+    o: &mut String,
+    axis: &Scale,
+    c: &Comparison,
+    p: &crate::compare::PathRun,
+    track: Track,
+    y: f64,
+) {
+    let plot = axis.plot;
+    let _ = writeln!(
+        o,
+        "<g class=\"lane\" data-kernel=\"{}\" data-path=\"{}\" data-track=\"{}\">",
+        escape(&c.kernel),
+        p.name(),
+        escape(&track.name())
+    );
+    let _ = writeln!(
+        o,
+        "<text x=\"8\" y=\"{:.1}\">{}</text>\
+         <rect x=\"{LEFT}\" y=\"{y:.1}\" width=\"{plot:.1}\" height=\"{LANE}\" fill=\"#f7f7f7\"/>",
+        y + LANE - 2.0,
+        escape(&track.name())
+    );
+    for s in p.sim().timeline.iter().filter(|s| s.track == track) {
+        let (x0, x1) = (axis.x(s.start), axis.x(s.end));
+        let w = (x1 - x0).max(0.3);
+        let is_wait = s.name.starts_with("wait ");
+        let (colour, dy, h) = if is_wait {
+            (WAIT, LANE / 2.0 - 1.5, 3.0)
+        } else {
+            let c = s.meta.stage.map_or(NO_STAGE, |st| {
+                STAGE_COLOURS[st as usize % STAGE_COLOURS.len()]
+            });
+            (c, 0.0, LANE)
+        };
+        let _ = writeln!(
+            o,
+            "<rect x=\"{x0:.2}\" y=\"{:.1}\" width=\"{w:.2}\" height=\"{h}\" fill=\"{colour}\"><title>{} [{}, {})</title></rect>",
+            y + dy,
+            escape(&s.name),
+            s.start,
+            s.end
+        );
+    }
+    let _ = writeln!(o, "</g>");
+}
+
+/// The axis in cycles at height `y`, its ticks' grid lines reaching up to `top`.
+fn write_axis(o: &mut String, axis: &Scale, top: f64, y: f64) {
+    let (plot, max_cycles) = (axis.plot, axis.max_cycles);
+    let _ = writeln!(
+        o,
+        "<g class=\"axis\"><line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"black\"/>",
+        LEFT + plot
+    );
+    let step = tick_step(max_cycles);
+    let mut t = 0;
+    while t <= max_cycles {
+        let tx = axis.x(t);
+        let _ = writeln!(
+            o,
+            "<line x1=\"{tx:.1}\" y1=\"{top:.1}\" x2=\"{tx:.1}\" y2=\"{:.1}\" stroke=\"#cccccc\" stroke-width=\"0.5\"/>\
+             <text x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{t}</text>",
+            y + 4.0,
+            y + 14.0
+        );
+        t += step;
+    }
+    let _ = writeln!(
+        o,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">cycles</text></g>",
+        LEFT + plot,
+        y + 25.0
+    );
 }
 
 #[cfg(test)]

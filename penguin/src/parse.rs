@@ -46,15 +46,13 @@ pub fn parse_function_located(text: &str) -> Result<(Function, Vec<(usize, usize
     let mut p = Parser {
         toks,
         pos: 0,
-        func: Function::default(),
-        tensors: HashMap::new(),
-        axes: HashMap::new(),
+        decl: Declared::default(),
         depth: 0,
         inst_at: Vec::new(),
     };
     p.prescan_loops()?;
     p.function()?;
-    Ok((p.func, p.inst_at))
+    Ok((p.decl.func, p.inst_at))
 }
 
 /// The deepest loop nesting the parser accepts. It recurses once per level, and this keeps it far
@@ -70,9 +68,7 @@ const MAX_DEPTH: usize = 64;
 struct Parser {
     toks: Vec<Token>,
     pos: usize,
-    func: Function,
-    tensors: HashMap<String, Tensor>,
-    axes: HashMap<String, Axis>,
+    decl: Declared,
     depth: usize,
     /// The line and column of each instruction's destination, in order of appearance.
     inst_at: Vec<(usize, usize)>,
@@ -96,25 +92,43 @@ impl TokenCursor for Parser {
     }
 }
 
-/// What a reader has declared so far, borrowed from it: the Function being read and its
-/// tensors and induction variables by name.
-pub struct Declared<'a> {
-    pub func: &'a mut Function,
-    pub tensors: &'a mut HashMap<String, Tensor>,
-    pub axes: &'a mut HashMap<String, Axis>,
+/// What a reader has declared so far: the Function being read and its tensors and induction
+/// variables by name.
+#[derive(Default)]
+pub struct Declared {
+    pub func: Function,
+    pub tensors: HashMap<String, Tensor>,
+    pub axes: HashMap<String, Axis>,
 }
 
-/// The reading of affine expressions and operands, shared by the Penguin reader and the BIR
-/// reader: a reader resolves names to its tensors and induction variables.
+/// The reading of declarations, affine expressions and operands, shared by the Penguin reader
+/// and the BIR reader: a reader resolves names to its tensors and induction variables.
 pub trait OperandReader: TokenCursor + Sized {
     /// What an operand is called in errors (`a tensor operand`).
     const OPERAND: &'static str;
-
-    fn tensor_ref(&self, name: &str, tok: &Token) -> Result<Tensor, Self::Error>;
-    fn axis_ref(&self, name: &str, tok: &Token) -> Result<Axis, Self::Error>;
+    /// What a declared tensor is called in errors (`tensor`).
+    const NOUN: &'static str;
 
     /// The Function being read and the reader's tensors and induction variables by name.
-    fn declared(&mut self) -> Declared<'_>;
+    fn declared(&mut self) -> &mut Declared;
+    /// [`OperandReader::declared`], read-only.
+    fn declared_ref(&self) -> &Declared;
+
+    /// The tensor declared as `name` (mentioned at `tok`).
+    fn tensor_ref(&self, name: &str, tok: &Token) -> Result<Tensor, Self::Error> {
+        match self.declared_ref().tensors.get(name) {
+            Some(&t) => Ok(t),
+            None => self.err_at(tok, format!("undefined {} `{name}`", Self::NOUN)),
+        }
+    }
+
+    /// The induction variable declared as `name` (mentioned at `tok`).
+    fn axis_ref(&self, name: &str, tok: &Token) -> Result<Axis, Self::Error> {
+        match self.declared_ref().axes.get(name) {
+            Some(&a) => Ok(a),
+            None => self.err_at(tok, format!("undefined induction variable `{name}`")),
+        }
+    }
 
     /// Declares `name` (at `tok`) as the induction variable of an affine loop whose bounds and
     /// body the loop's own reading fills in; `first_seen` holds where each earlier one was
@@ -447,27 +461,14 @@ const TENSOR_DECL: DeclWords = DeclWords {
 
 impl OperandReader for Parser {
     const OPERAND: &'static str = "a tensor operand";
+    const NOUN: &'static str = "tensor";
 
-    fn tensor_ref(&self, name: &str, tok: &Token) -> PResult<Tensor> {
-        match self.tensors.get(name) {
-            Some(&t) => Ok(t),
-            None => self.err_at(tok, format!("undefined tensor `{name}`")),
-        }
+    fn declared(&mut self) -> &mut Declared {
+        &mut self.decl
     }
 
-    fn axis_ref(&self, name: &str, tok: &Token) -> PResult<Axis> {
-        match self.axes.get(name) {
-            Some(&a) => Ok(a),
-            None => self.err_at(tok, format!("undefined induction variable `{name}`")),
-        }
-    }
-
-    fn declared(&mut self) -> Declared<'_> {
-        Declared {
-            func: &mut self.func,
-            tensors: &mut self.tensors,
-            axes: &mut self.axes,
-        }
+    fn declared_ref(&self) -> &Declared {
+        &self.decl
     }
 }
 
@@ -494,7 +495,7 @@ impl Parser {
     fn function(&mut self) -> PResult<()> {
         let open = self.kernel_header("kernel", &TENSOR_DECL)?;
         let body = self.stmts(&open, "kernel body")?;
-        self.func.body = body;
+        self.decl.func.body = body;
         if !matches!(self.peek().tok, Tok::Eof) {
             return self.expected("end of input after the kernel");
         }
@@ -530,7 +531,7 @@ impl Parser {
 
     fn inst_stmt(&mut self) -> PResult<Stmt> {
         self.expect_word("stmt")?;
-        let stmt = self.func.add_inst_stmt(Vec::new());
+        let stmt = self.decl.func.add_inst_stmt(Vec::new());
         let mut seen = Vec::new();
         while self.stmt_attr(stmt, &mut seen)? {}
         let open = self.open_body(stmt, "`stage_id=N`, `execution_order=N`, `stage=N`")?;
@@ -547,7 +548,7 @@ impl Parser {
             }
             insts.push(self.inst()?);
         }
-        self.func.stmts[stmt].kind = StmtKind::Insts(insts);
+        self.decl.func.stmts[stmt].kind = StmtKind::Insts(insts);
         Ok(stmt)
     }
 
@@ -576,7 +577,7 @@ impl Parser {
                 )
             }
         };
-        let stmt = self.func.add_loop_stmt(axis);
+        let stmt = self.decl.func.add_loop_stmt(axis);
         let mut attrs = AxisAttrs::default();
         let mut seen: Vec<String> = Vec::new();
         while let Tok::Ident(word) = self.peek().tok.clone() {
@@ -628,7 +629,7 @@ impl Parser {
         self.depth += 1;
         let body = self.stmts(&open, "loop body")?;
         self.depth -= 1;
-        self.func.axes[axis] = AxisData {
+        self.decl.func.axes[axis] = AxisData {
             iv_name: iv,
             kind,
             lb,
@@ -656,11 +657,11 @@ impl Parser {
         self.bump();
         self.expect_sym("=")?;
         let v = self.u32_lit(&format!("a value for `{word}`"))?;
-        let annot: &mut StmtAnnot = &mut self.func.annots[stmt];
+        let annot: &mut StmtAnnot = &mut self.decl.func.annots[stmt];
         match word.as_str() {
             "stage_id" => annot.stage_id = Some(v),
             "execution_order" => annot.execution_order = Some(v),
-            _ => self.func.stage_tags[stmt] = Some(v),
+            _ => self.decl.func.stage_tags[stmt] = Some(v),
         }
         Ok(true)
     }
@@ -698,7 +699,7 @@ impl Parser {
                 return self.expected("a comparison (`>=`, `<` or `==`)");
             };
             let bound = self.i64_lit("an integer bound")?;
-            self.func.stmts[stmt]
+            self.decl.func.stmts[stmt]
                 .preds
                 .push(Predicate { expr, cmp, bound });
             if !self.eat_sym("&&") {
@@ -710,7 +711,7 @@ impl Parser {
     /// `DST = OP.ENGINE[(PARAMS)] [SRC, SRC ...]`
     fn inst(&mut self) -> PResult<Inst> {
         let nested = matches!(&self.peek().tok,
-            Tok::Ident(w) if (w == "stmt" || w == "loop") && !self.tensors.contains_key(w));
+            Tok::Ident(w) if (w == "stmt" || w == "loop") && !self.decl.tensors.contains_key(w));
         if nested {
             return self.expected(
                 "an instruction (statements do not nest inside `stmt { }`; use a `loop`)",
@@ -758,7 +759,7 @@ impl Parser {
             mask = self.list(")", |p| p.mask_bound())?;
         }
         self.inst_at.push(at);
-        Ok(self.func.insts.push(InstData {
+        Ok(self.decl.func.insts.push(InstData {
             op,
             engine,
             dst,

@@ -217,33 +217,8 @@ fn check_tiles(op: &Op, e: Engine, bound: &[Reg]) -> Result<(), String> {
 /// The operands of `op` agree: memories, shapes, queues, declared tensors and semaphores.
 fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
     match op {
-        Op::Matmul { dst, a, b, .. } => {
-            if dst.mem != Mem::Psum || a.mem != Mem::Sbuf || b.mem != Mem::Sbuf {
-                return Err("matmul writes PSUM from two SBUF operands".into());
-            }
-            let ((k, m), (kb, n)) = (shape(a), shape(b));
-            if k != kb || shape(dst) != (m, n) {
-                return Err(format!(
-                    "matmul shapes disagree: dst {} = a {}ᵀ · b {} needs a [K, M], b [K, N], dst [M, N]",
-                    fmt_shape(dst),
-                    fmt_shape(a),
-                    fmt_shape(b)
-                ));
-            }
-        }
-        Op::Transpose { dst, src } => {
-            if dst.mem != Mem::Psum || src.mem != Mem::Sbuf {
-                return Err("transpose writes PSUM from an SBUF operand".into());
-            }
-            let (sp, sf) = shape(src);
-            if shape(dst) != (sf, sp) {
-                return Err(format!(
-                    "transpose of {} gives [{sf}, {sp}], but the destination is {}",
-                    fmt_shape(src),
-                    fmt_shape(dst)
-                ));
-            }
-        }
+        Op::Matmul { dst, a, b, .. } => check_matmul(dst, a, b)?,
+        Op::Transpose { dst, src } => check_transpose(dst, src)?,
         Op::Activation {
             dst,
             src,
@@ -277,123 +252,13 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
         }
         Op::TensorTensorScan {
             dst, a, b, init, ..
-        } => {
-            for (x, what) in [(a, "the first source"), (b, "the second source")] {
-                if shape(x) != shape(dst) {
-                    return Err(format!(
-                        "scan's {what} is {} but the destination is {}",
-                        fmt_shape(x),
-                        fmt_shape(dst)
-                    ));
-                }
-            }
-            if shape(init) != (dst.np as u64, 1) {
-                return Err(format!(
-                    "scan's initial value is {} but must be [{}, 1]",
-                    fmt_shape(init),
-                    dst.np
-                ));
-            }
-        }
-        Op::VectorTranspose { dst, src } => {
-            let (sp, sf) = shape(src);
-            if shape(dst) != (sf, sp) {
-                return Err(format!(
-                    "vector_transpose of {} gives [{sf}, {sp}], but the destination is {}",
-                    fmt_shape(src),
-                    fmt_shape(dst)
-                ));
-            }
-            let max = vocab::machine::DVE_TRANSPOSE_MAX;
-            if sp > max || sf > max {
-                return Err(format!(
-                    "vector_transpose of {}: the Vector engine transposes at most [{max}, {max}]",
-                    fmt_shape(src)
-                ));
-            }
-            if dst.mem != Mem::Sbuf {
-                return Err("vector_transpose writes SBUF".to_string());
-            }
-        }
-        Op::BnStats { dst, src } | Op::BnAggr { dst, src } => {
-            let (name, width) = match op {
-                Op::BnStats { .. } => ("bn_stats", vocab::BN_STATS_WIDTH as u64),
-                _ => ("bn_aggr", vocab::BN_AGGR_WIDTH as u64),
-            };
-            if shape(dst) != (src.np as u64, width) {
-                return Err(format!(
-                    "{name} of {} gives [{}, {width}], but the destination is {}",
-                    fmt_shape(src),
-                    src.np,
-                    fmt_shape(dst)
-                ));
-            }
-            let limit_ok = match op {
-                Op::BnStats { .. } => src.free_elems() <= vocab::machine::BN_STATS_FMAX,
-                _ => src.free_elems().is_multiple_of(3),
-            };
-            if !limit_ok {
-                return Err(format!(
-                    "{name} cannot read {} (bn_stats reads at most {} elements per partition; \
-                     bn_aggr a multiple of 3)",
-                    fmt_shape(src),
-                    vocab::machine::BN_STATS_FMAX
-                ));
-            }
-        }
+        } => check_scan(dst, a, b, init)?,
+        Op::VectorTranspose { dst, src } => check_vector_transpose(dst, src)?,
+        Op::BnStats { dst, src } | Op::BnAggr { dst, src } => check_bn(op, dst, src)?,
         Op::Max8 { dst, src }
         | Op::FindIndex8 { dst, src, .. }
-        | Op::MatchReplace8 { dst, src, .. } => {
-            let top = vocab::TOP8 as u64;
-            let (sp, sf) = shape(src);
-            if sf < vocab::TOP8_MIN_FREE as u64 {
-                return Err(format!(
-                    "{} reads {}, fewer than {} elements per partition",
-                    op.name(),
-                    fmt_shape(src),
-                    vocab::TOP8_MIN_FREE
-                ));
-            }
-            let want = match op {
-                Op::MatchReplace8 { .. } => (sp, sf),
-                _ => (sp, top),
-            };
-            if shape(dst) != want {
-                return Err(format!(
-                    "{} of {} gives [{}, {}], but the destination is {}",
-                    op.name(),
-                    fmt_shape(src),
-                    want.0,
-                    want.1,
-                    fmt_shape(dst)
-                ));
-            }
-            if let Op::FindIndex8 { vals, .. } | Op::MatchReplace8 { vals, .. } = op {
-                if shape(vals) != (sp, top) {
-                    return Err(format!(
-                        "the values of {} are {} but must be [{sp}, {top}]",
-                        op.name(),
-                        fmt_shape(vals)
-                    ));
-                }
-            }
-        }
-        Op::Dropout { dst, src, prob, .. } => {
-            let (dp, df) = shape(dst);
-            if shape(src) != (dp, df) {
-                return Err(format!(
-                    "dropout reads {} into a destination of {}",
-                    fmt_shape(src),
-                    fmt_shape(dst)
-                ));
-            }
-            if shape(prob) != (dp, 1) {
-                return Err(format!(
-                    "the probability of dropout is {} but must be [{dp}, 1]",
-                    fmt_shape(prob)
-                ));
-            }
-        }
+        | Op::MatchReplace8 { dst, src, .. } => check_top8(op, dst, src)?,
+        Op::Dropout { dst, src, prob, .. } => check_dropout(dst, src, prob)?,
         Op::Memset { .. } | Op::Iota { .. } | Op::Rand { .. } => {}
         Op::Dma { queue, dst, src } => check_dma(p, *queue, dst, src, bound)?,
         Op::Signal { sem } | Op::Wait { sem, .. } => {
@@ -404,6 +269,170 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
                 check_expr(value, bound)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// A matmul writes PSUM `[M, N]` from SBUF `a` `[K, M]` and `b` `[K, N]`.
+fn check_matmul(dst: &Ap, a: &Ap, b: &Ap) -> Result<(), String> {
+    if dst.mem != Mem::Psum || a.mem != Mem::Sbuf || b.mem != Mem::Sbuf {
+        return Err("matmul writes PSUM from two SBUF operands".into());
+    }
+    let ((k, m), (kb, n)) = (shape(a), shape(b));
+    if k != kb || shape(dst) != (m, n) {
+        return Err(format!(
+            "matmul shapes disagree: dst {} = a {}ᵀ · b {} needs a [K, M], b [K, N], dst [M, N]",
+            fmt_shape(dst),
+            fmt_shape(a),
+            fmt_shape(b)
+        ));
+    }
+    Ok(())
+}
+
+/// A transpose writes PSUM from SBUF, its destination the source's shape transposed.
+fn check_transpose(dst: &Ap, src: &Ap) -> Result<(), String> {
+    if dst.mem != Mem::Psum || src.mem != Mem::Sbuf {
+        return Err("transpose writes PSUM from an SBUF operand".into());
+    }
+    let (sp, sf) = shape(src);
+    if shape(dst) != (sf, sp) {
+        return Err(format!(
+            "transpose of {} gives [{sf}, {sp}], but the destination is {}",
+            fmt_shape(src),
+            fmt_shape(dst)
+        ));
+    }
+    Ok(())
+}
+
+/// A scan's sources are its destination's shape, its initial value a `[P, 1]` column.
+fn check_scan(dst: &Ap, a: &Ap, b: &Ap, init: &Ap) -> Result<(), String> {
+    for (x, what) in [(a, "the first source"), (b, "the second source")] {
+        if shape(x) != shape(dst) {
+            return Err(format!(
+                "scan's {what} is {} but the destination is {}",
+                fmt_shape(x),
+                fmt_shape(dst)
+            ));
+        }
+    }
+    if shape(init) != (dst.np as u64, 1) {
+        return Err(format!(
+            "scan's initial value is {} but must be [{}, 1]",
+            fmt_shape(init),
+            dst.np
+        ));
+    }
+    Ok(())
+}
+
+/// The Vector engine's transpose: at most `[DVE_TRANSPOSE_MAX, DVE_TRANSPOSE_MAX]`, into SBUF.
+fn check_vector_transpose(dst: &Ap, src: &Ap) -> Result<(), String> {
+    let (sp, sf) = shape(src);
+    if shape(dst) != (sf, sp) {
+        return Err(format!(
+            "vector_transpose of {} gives [{sf}, {sp}], but the destination is {}",
+            fmt_shape(src),
+            fmt_shape(dst)
+        ));
+    }
+    let max = vocab::machine::DVE_TRANSPOSE_MAX;
+    if sp > max || sf > max {
+        return Err(format!(
+            "vector_transpose of {}: the Vector engine transposes at most [{max}, {max}]",
+            fmt_shape(src)
+        ));
+    }
+    if dst.mem != Mem::Sbuf {
+        return Err("vector_transpose writes SBUF".to_string());
+    }
+    Ok(())
+}
+
+/// `bn_stats` and `bn_aggr` (`op`): their output width, and what the source may hold.
+fn check_bn(op: &Op, dst: &Ap, src: &Ap) -> Result<(), String> {
+    let (name, width) = match op {
+        Op::BnStats { .. } => ("bn_stats", vocab::BN_STATS_WIDTH as u64),
+        _ => ("bn_aggr", vocab::BN_AGGR_WIDTH as u64),
+    };
+    if shape(dst) != (src.np as u64, width) {
+        return Err(format!(
+            "{name} of {} gives [{}, {width}], but the destination is {}",
+            fmt_shape(src),
+            src.np,
+            fmt_shape(dst)
+        ));
+    }
+    let limit_ok = match op {
+        Op::BnStats { .. } => src.free_elems() <= vocab::machine::BN_STATS_FMAX,
+        _ => src.free_elems().is_multiple_of(3),
+    };
+    if !limit_ok {
+        return Err(format!(
+            "{name} cannot read {} (bn_stats reads at most {} elements per partition; \
+             bn_aggr a multiple of 3)",
+            fmt_shape(src),
+            vocab::machine::BN_STATS_FMAX
+        ));
+    }
+    Ok(())
+}
+
+/// The top-8 operations (`op`): a source of at least `TOP8_MIN_FREE` elements per partition, the
+/// destination's shape, and the values' `[P, 8]`.
+fn check_top8(op: &Op, dst: &Ap, src: &Ap) -> Result<(), String> {
+    let top = vocab::TOP8 as u64;
+    let (sp, sf) = shape(src);
+    if sf < vocab::TOP8_MIN_FREE as u64 {
+        return Err(format!(
+            "{} reads {}, fewer than {} elements per partition",
+            op.name(),
+            fmt_shape(src),
+            vocab::TOP8_MIN_FREE
+        ));
+    }
+    let want = match op {
+        Op::MatchReplace8 { .. } => (sp, sf),
+        _ => (sp, top),
+    };
+    if shape(dst) != want {
+        return Err(format!(
+            "{} of {} gives [{}, {}], but the destination is {}",
+            op.name(),
+            fmt_shape(src),
+            want.0,
+            want.1,
+            fmt_shape(dst)
+        ));
+    }
+    if let Op::FindIndex8 { vals, .. } | Op::MatchReplace8 { vals, .. } = op {
+        if shape(vals) != (sp, top) {
+            return Err(format!(
+                "the values of {} are {} but must be [{sp}, {top}]",
+                op.name(),
+                fmt_shape(vals)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `dropout`: the data and the destination of one shape, the probability one column.
+fn check_dropout(dst: &Ap, src: &Ap, prob: &Ap) -> Result<(), String> {
+    let (dp, df) = shape(dst);
+    if shape(src) != (dp, df) {
+        return Err(format!(
+            "dropout reads {} into a destination of {}",
+            fmt_shape(src),
+            fmt_shape(dst)
+        ));
+    }
+    if shape(prob) != (dp, 1) {
+        return Err(format!(
+            "the probability of dropout is {} but must be [{dp}, 1]",
+            fmt_shape(prob)
+        ));
     }
     Ok(())
 }

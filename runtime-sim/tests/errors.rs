@@ -165,7 +165,7 @@ fn a_wait_for_more_signals_than_ever_come_deadlocks() {
 
 fn access_error(src: &str) -> String {
     match run(src) {
-        Err(SimError::Access { message, .. }) => message,
+        Err(SimError::Access { error, .. }) => error.to_string(),
         other => panic!("expected an access error, got {other:?}"),
     }
 }

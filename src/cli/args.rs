@@ -197,6 +197,33 @@ pub(crate) enum Command {
 const FILE_HELP: &str = "The kernel file: NKI-style Python source (`.nk`, `.py`), or Penguin IR \
 text (`.pir`, as `nkc compile --emit penguin` writes it)";
 
+/// The kernel of a command that compiles one: its file, and which kernel of the file.
+#[derive(clap::Args)]
+pub(crate) struct KernelFile {
+    #[arg(help = FILE_HELP)]
+    pub(crate) file: PathBuf,
+    /// Which kernel of the file (needed when it defines several).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) kernel: Option<String>,
+}
+
+/// The seed of the random inputs of a command that runs kernels.
+#[derive(clap::Args)]
+pub(crate) struct Seed {
+    /// The seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+}
+
+/// Whether the loops the annotated pipeliner extended are peeled.
+#[derive(clap::Args)]
+pub(crate) struct Peel {
+    /// Peel the loops the annotated pipeliner extended: a physical prologue and epilogue
+    /// beside a steady-state loop without guards, instead of one predicated loop.
+    #[arg(long)]
+    pub(crate) peel: bool,
+}
+
 // The arguments of `nkc check`.
 #[derive(clap::Args)]
 pub(crate) struct CheckArgs {
@@ -219,11 +246,8 @@ pub(crate) struct CheckArgs {
 // The arguments of `nkc compile`.
 #[derive(clap::Args)]
 pub(crate) struct CompileArgs {
-    #[arg(help = FILE_HELP)]
-    pub(crate) file: PathBuf,
-    /// Which kernel of the file (needed when it defines several).
-    #[arg(long, value_name = "NAME")]
-    pub(crate) kernel: Option<String>,
+    #[command(flatten)]
+    pub(crate) target: KernelFile,
     /// What to print.
     #[arg(long, value_enum, default_value_t = Emit::Penguin)]
     pub(crate) emit: Emit,
@@ -233,10 +257,8 @@ pub(crate) struct CompileArgs {
     /// Write to this file instead of standard output.
     #[arg(short = 'o', long = "output")]
     pub(crate) output: Option<PathBuf>,
-    /// Peel the loops the annotated pipeliner extended: a physical prologue and epilogue
-    /// beside a steady-state loop without guards, instead of one predicated loop.
-    #[arg(long)]
-    pub(crate) peel: bool,
+    #[command(flatten)]
+    pub(crate) peel: Peel,
     /// Print each pass's wall-clock time (verifier included) on standard error.
     #[arg(long)]
     pub(crate) time_passes: bool,
@@ -251,11 +273,8 @@ pub(crate) struct CompileArgs {
 // The arguments of `nkc run`.
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
-    #[arg(help = FILE_HELP)]
-    pub(crate) file: PathBuf,
-    /// Which kernel of the file (needed when it defines several).
-    #[arg(long, value_name = "NAME")]
-    pub(crate) kernel: Option<String>,
+    #[command(flatten)]
+    pub(crate) target: KernelFile,
     /// What executes the kernel.
     #[arg(long, value_enum, default_value_t = Engine::Sim)]
     pub(crate) engine: Engine,
@@ -270,9 +289,8 @@ pub(crate) struct RunArgs {
     /// Which pipelining path loops take.
     #[arg(long, value_enum, default_value_t = PipelineMode::Default)]
     pub(crate) pipeline: PipelineMode,
-    /// The seed of the random inputs.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) seed: Seed,
     /// Write each returned array to `DIR/NAME.npy` (float32 `<f4`, or bfloat16 as `<u2`
     /// patterns).
     #[arg(long = "output", value_name = "DIR")]
@@ -286,10 +304,8 @@ pub(crate) struct RunArgs {
     /// instruction instances than this).
     #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
     pub(crate) max_cycles: u64,
-    /// Peel the loops the annotated pipeliner extended: a physical prologue and epilogue
-    /// beside a steady-state loop without guards, instead of one predicated loop.
-    #[arg(long)]
-    pub(crate) peel: bool,
+    #[command(flatten)]
+    pub(crate) peel: Peel,
     #[command(flatten)]
     pub(crate) spec: SpecArgs,
     #[command(flatten)]
@@ -314,9 +330,8 @@ pub(crate) struct CompareArgs {
     /// Draw the paths' simulated timelines, stacked, as SVG in this file.
     #[arg(long)]
     pub(crate) svg: Option<PathBuf>,
-    /// The seed of the random inputs.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) seed: Seed,
     /// Also run the annotated path peeled (a physical prologue and epilogue), beside the
     /// predicated one: cycles, instructions executed and program size of both.
     #[arg(long)]
@@ -334,11 +349,8 @@ pub(crate) struct CompareArgs {
 // The arguments of `nkc suggest`.
 #[derive(clap::Args)]
 pub(crate) struct SuggestArgs {
-    #[arg(help = FILE_HELP)]
-    pub(crate) file: PathBuf,
-    /// Which kernel of the file (needed when it defines several).
-    #[arg(long, value_name = "NAME")]
-    pub(crate) kernel: Option<String>,
+    #[command(flatten)]
+    pub(crate) target: KernelFile,
     /// Apply the diff to the file (only the annotations change).
     #[arg(long)]
     pub(crate) write: bool,
@@ -346,9 +358,8 @@ pub(crate) struct SuggestArgs {
     /// of the report and the diff.
     #[arg(long)]
     pub(crate) json: bool,
-    /// The seed of the random inputs.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) seed: Seed,
     /// Stop each candidate's simulation (error E0902) past this many cycles.
     #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
     pub(crate) max_cycles: u64,
@@ -371,9 +382,8 @@ pub(crate) struct SimArgs {
     /// An input tensor, `NAME=PATH.npy` (repeatable); other inputs get random values.
     #[arg(long = "input", value_name = "NAME=PATH.npy", value_parser = parse_input)]
     pub(crate) inputs: Vec<(String, PathBuf)>,
-    /// The seed of the random inputs.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) seed: Seed,
     /// Write each output tensor to `DIR/NAME.npy`.
     #[arg(long = "output", value_name = "DIR")]
     pub(crate) output: Option<PathBuf>,

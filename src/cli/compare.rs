@@ -25,7 +25,7 @@ pub(crate) fn compare_command(
     refuse_inputs_as_outputs(a.svg.as_deref().map(|o| ("--svg", o)), &files)?;
     let opts = CompareOptions {
         kernel: a.kernel,
-        seed: a.seed,
+        seed: a.seed.seed,
         specialise,
         legality_check: popts.legality_check,
         timelines: a.svg.is_some(),

@@ -50,22 +50,22 @@ pub(crate) fn compile_command(
     env: &mut Env<'_>,
 ) -> Outcome {
     refuse_unused_compile_options(&a);
-    refuse_inputs_as_outputs(a.output.as_deref().map(|o| ("-o", o)), &[&a.file])?;
-    let src = read_kernel(&a.file)?;
+    refuse_inputs_as_outputs(a.output.as_deref().map(|o| ("-o", o)), &[&a.target.file])?;
+    let src = read_kernel(&a.target.file)?;
     let specs = a
         .spec
         .specialise()
-        .and_then(|s| s.specs(&src, a.kernel.as_deref(), &a.spec.inputs))
+        .and_then(|s| s.specs(&src, a.target.kernel.as_deref(), &a.spec.inputs))
         .map_err(|f| (f, Some(src.clone())))?;
     let copts = CompileOptions {
         mode: a.pipeline,
         legality_check: popts.legality_check,
-        peel: a.peel,
+        peel: a.peel.peel,
         print_after: a.print.print_after(),
         print_to_stderr: true,
         ..CompileOptions::default()
     };
-    let (text, times) = compile(&src, a.kernel.as_deref(), &specs, a.emit, copts, env)
+    let (text, times) = compile(&src, a.target.kernel.as_deref(), &specs, a.emit, copts, env)
         .map_err(|f| (f, Some(src)))?;
     if a.time_passes {
         eprint!("{}", pipeline::format_pass_times(&times));
@@ -110,7 +110,7 @@ fn refuse_unused_compile_options(a: &CompileArgs) {
         if a.flags.log.contains(&LogKind::Pipeliner) {
             unused("--log pipeliner", runs);
         }
-        if a.peel {
+        if a.peel.peel {
             unused("--peel", runs);
         }
         if a.flags.no_legality_check {

@@ -145,13 +145,13 @@ pub(crate) fn refuse_inputs_as_outputs<'a>(
     inputs: &[&std::path::Path],
 ) -> Outcome {
     nkc::write_file::refuse_inputs_as_outputs(outputs, inputs)
-        .map_err(|e| (Failure::user(UserCause::Other(e.to_string())), None))
+        .map_err(|e| (Failure::user(UserCause::Write(e)), None))
 }
 
 pub(crate) fn write_output(path: Option<&Path>, text: &str) -> Outcome {
     match path {
         Some(p) => nkc::write_file::write_atomically(p, text.as_bytes())
-            .map_err(|e| (Failure::user(UserCause::Other(e.to_string())), None)),
+            .map_err(|e| (Failure::user(UserCause::Write(e)), None)),
         None => {
             out(text);
             Ok(())

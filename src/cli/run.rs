@@ -22,20 +22,20 @@ pub(crate) fn run_command(a: RunArgs, popts: &PipelineOptions, env: &mut Env<'_>
     let opts = RunOptions {
         max_cycles: a.max_cycles,
         specialise,
-        kernel: a.kernel,
+        kernel: a.target.kernel,
         engine: a.engine,
         pipeline: a.pipeline,
         inputs: a.spec.inputs,
-        seed: a.seed,
+        seed: a.seed.seed,
         output_dir: a.output,
         legality_check: popts.legality_check,
         check: a.check,
         trace: a.trace,
         timeline: false,
-        peel: a.peel,
+        peel: a.peel.peel,
         print_after: a.print.print_after(),
     };
-    let src = read_kernel(&a.file).map_err(|(f, s)| fail(f, s))?;
+    let src = read_kernel(&a.target.file).map_err(|(f, s)| fail(f, s))?;
     let report = run::run(&src, &opts, env.log).map_err(|f| fail(f, Some(src)))?;
     if env.show_backend {
         for l in &report.backend_log {
@@ -57,13 +57,13 @@ pub(crate) fn run_command(a: RunArgs, popts: &PipelineOptions, env: &mut Env<'_>
 pub(crate) fn suggest(a: SuggestArgs) -> Outcome {
     let specialise = a.spec.specialise().map_err(|f| (f, None))?;
     let opts = nkc::suggest::SuggestOptions {
-        kernel: a.kernel,
-        seed: a.seed,
+        kernel: a.target.kernel,
+        seed: a.seed.seed,
         specialise,
         inputs: a.spec.inputs,
         max_cycles: a.max_cycles,
     };
-    let file = &a.file;
+    let file = &a.target.file;
     let src = read_kernel(file)?;
     let s = nkc::suggest::suggest(&src, &opts).map_err(|f| (f, Some(src)))?;
     if a.json {
@@ -73,7 +73,7 @@ pub(crate) fn suggest(a: SuggestArgs) -> Outcome {
     }
     if a.write && s.suggested != s.original {
         nkc::write_file::write_atomically(file, s.suggested.as_bytes())
-            .map_err(|e| (Failure::user(UserCause::Other(e.to_string())), None))?;
+            .map_err(|e| (Failure::user(UserCause::Write(e)), None))?;
         eprintln!("wrote {}", file.display());
     }
     Ok(())
@@ -83,7 +83,7 @@ pub(crate) fn suggest(a: SuggestArgs) -> Outcome {
 pub(crate) fn sim(a: SimArgs) -> Outcome {
     let opts = SimOptions {
         inputs: a.inputs,
-        seed: a.seed,
+        seed: a.seed.seed,
         output_dir: a.output,
         trace: a.trace,
         no_numerics: a.no_numerics,

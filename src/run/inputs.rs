@@ -3,7 +3,6 @@
 
 use super::RunOptions;
 use crate::driver::{self, Failure, Source, UserCause};
-use crate::npy;
 use penguin::interp::{self, Array};
 use penguin::Function;
 
@@ -14,14 +13,13 @@ pub(super) fn refuse_inputs_as_outputs(
     func: &Function,
     opts: &RunOptions,
 ) -> Result<(), Failure> {
-    crate::write_file::refuse_run_outputs(
-        &source.path,
+    super::files::refuse_inputs_as_outputs(
+        source,
         &opts.inputs,
         opts.trace.as_deref(),
         opts.output_dir.as_deref(),
         func.outputs.iter().map(|&t| func.tensors[t].name.as_str()),
     )
-    .map_err(|e| Failure::user(UserCause::Other(e.to_string())))
 }
 
 /// The kernel's input arrays: each `--input` file (of a parameter, with the parameter's shape),
@@ -56,8 +54,7 @@ pub(super) fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Ar
         if let Some((name, path)) = given {
             // The random values it replaces go first: the inputs are held once.
             inputs[i].data = Vec::new();
-            let array =
-                npy::read_npy(path).map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+            let array = super::files::read_input(path)?;
             let want: Vec<usize> = data.shape.iter().map(|&d| d as usize).collect();
             // A tensor of other than 2 dimensions is stored as [leading product, last].
             let stored: Option<Vec<usize>> = frontend::check::stored_shape(&array.shape);

@@ -20,7 +20,6 @@
 
 use crate::driver::{self, CheckHead, Failure, InternalCause, Source, UserCause};
 use crate::error::RunError;
-use crate::npy;
 use crate::pipeline::{CompileOptions, Context, PrintAfter};
 use inputs::{gather_inputs, refuse_inputs_as_outputs};
 pub use limits::check_size;
@@ -31,6 +30,7 @@ use penguin::{Function, Tensor};
 pub use report::dtype_name;
 use std::path::PathBuf;
 
+pub(crate) mod files;
 mod inputs;
 mod limits;
 mod report;
@@ -379,7 +379,7 @@ fn simulate(
             path,
             runtime_sim::sim::trace::to_chrome_json(&r.trace).as_bytes(),
         )
-        .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
+        .map_err(|e| Failure::user(UserCause::Write(e)))?;
     }
     if !r.races.is_empty() {
         return Err(Failure::internal(InternalCause::Races(
@@ -430,26 +430,18 @@ fn write_outputs(
 ) -> Result<Vec<Output>, Failure> {
     let mut outputs = Vec::new();
     if let Some(dir) = &opts.output_dir {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::user(UserCause::CreateDir {
-                dir: dir.clone(),
-                error: e.to_string(),
-            })
-        })?;
+        files::create_output_dir(dir)?;
     }
     for (&tensor, array) in func.outputs.iter().zip(arrays) {
         let name = output_name(func, tensor);
         let dtype = func.tensors[tensor].dtype;
         let file = match &opts.output_dir {
-            Some(dir) => {
-                let path = dir.join(format!("{name}.npy"));
-                match dtype {
-                    penguin::DType::Bf16 => npy::write_npy_bf16(&path, &array),
-                    penguin::DType::F32 => npy::write_npy(&path, &array),
-                }
-                .map_err(|e| Failure::user(UserCause::Other(e.to_string())))?;
-                Some(path)
-            }
+            Some(dir) => Some(files::write_output(
+                dir,
+                &name,
+                &array,
+                dtype == penguin::DType::Bf16,
+            )?),
             None => None,
         };
         outputs.push(Output {

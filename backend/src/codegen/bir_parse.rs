@@ -29,28 +29,13 @@ use penguin::ir::{AxisAttrs, AxisData, EngineClass, InstData, LoopKind};
 use penguin::lex::{Tok, Token, TokenCursor};
 use penguin::op_text::OpReader;
 use penguin::parse::{DeclWords, Declared, OperandReader};
-use penguin::{Axis, Function, Stmt, Tensor};
+use penguin::{Function, Stmt};
 use runtime_sim::isa::Engine;
 use std::collections::HashMap;
-use std::fmt;
 
-/// A syntax error in BIR text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BirParseError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub col: usize,
-    pub message: String,
-}
-
-impl fmt::Display for BirParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}:{}: {}", self.line, self.col, self.message)
-    }
-}
-
-impl std::error::Error for BirParseError {}
+/// A syntax error in BIR text: Penguin's, since the two readers share the lexer, the token
+/// cursor and the reading of declarations and operands.
+pub type BirParseError = penguin::ParseError;
 
 /// BIR's spelling of a tensor declaration: `buffer NAME: ... ring[IV: COUNT]`.
 const BUFFER_DECL: DeclWords = DeclWords {
@@ -66,15 +51,13 @@ pub fn parse_bir(text: &str) -> Result<(Function, Bir), BirParseError> {
     let mut p = Parser {
         toks,
         pos: 0,
-        func: Function::default(),
+        decl: Declared::default(),
         bir: Bir::default(),
-        tensors: HashMap::new(),
-        axes: HashMap::new(),
         loops: Vec::new(),
     };
     p.prescan_loops()?;
     p.kernel()?;
-    Ok((p.func, p.bir))
+    Ok((p.decl.func, p.bir))
 }
 
 /// The engine class of the Penguin instruction behind a BIR instruction on `engine`.
@@ -97,9 +80,9 @@ const SYMBOLS: [&str; 20] = [
     "<", "@",
 ];
 
-/// The shared lexer ([`penguin::lex`]) with BIR's symbols; its errors as BIR's.
+/// The shared lexer ([`penguin::lex`]) with BIR's symbols.
 fn lex(text: &str) -> Result<Vec<Token>, BirParseError> {
-    penguin::lex::lex(text, &SYMBOLS).map_err(BirParseError::from)
+    penguin::lex::lex(text, &SYMBOLS)
 }
 
 type PResult<T> = Result<T, BirParseError>;
@@ -107,10 +90,8 @@ type PResult<T> = Result<T, BirParseError>;
 struct Parser {
     toks: Vec<Token>,
     pos: usize,
-    func: Function,
+    decl: Declared,
     bir: Bir,
-    tensors: HashMap<String, Tensor>,
-    axes: HashMap<String, Axis>,
     /// The BIR loops enclosing the current position, outermost first.
     loops: Vec<BirLoop>,
 }
@@ -131,39 +112,16 @@ impl TokenCursor for Parser {
     }
 }
 
-impl From<penguin::ParseError> for BirParseError {
-    fn from(e: penguin::ParseError) -> Self {
-        BirParseError {
-            line: e.line,
-            col: e.col,
-            message: e.message,
-        }
-    }
-}
-
 impl OperandReader for Parser {
     const OPERAND: &'static str = "a buffer operand";
+    const NOUN: &'static str = "buffer";
 
-    fn tensor_ref(&self, name: &str, tok: &Token) -> PResult<Tensor> {
-        match self.tensors.get(name) {
-            Some(&t) => Ok(t),
-            None => self.err_at(tok, format!("undefined buffer `{name}`")),
-        }
+    fn declared(&mut self) -> &mut Declared {
+        &mut self.decl
     }
 
-    fn axis_ref(&self, name: &str, tok: &Token) -> PResult<Axis> {
-        match self.axes.get(name) {
-            Some(&a) => Ok(a),
-            None => self.err_at(tok, format!("undefined induction variable `{name}`")),
-        }
-    }
-
-    fn declared(&mut self) -> Declared<'_> {
-        Declared {
-            func: &mut self.func,
-            tensors: &mut self.tensors,
-            axes: &mut self.axes,
-        }
+    fn declared_ref(&self) -> &Declared {
+        &self.decl
     }
 }
 
@@ -194,7 +152,7 @@ impl Parser {
     fn kernel(&mut self) -> PResult<()> {
         let open = self.kernel_header("bir", &BUFFER_DECL)?;
         let (stmts, nodes) = self.block(&open, "kernel body")?;
-        self.func.body = stmts;
+        self.decl.func.body = stmts;
         self.bir.body = nodes;
         if !matches!(self.peek().tok, Tok::Eof) {
             return self.expected("end of input after the kernel");
@@ -287,7 +245,7 @@ impl Parser {
             return self.expected("`pipelined(stages=N, trip=T)` or `{`");
         }
         let open = self.bump();
-        let stmt = self.func.add_loop_stmt(axis);
+        let stmt = self.decl.func.add_loop_stmt(axis);
         let id = self.bir.loops.push(BLoopData {
             axis,
             iv: iv.clone(),
@@ -300,7 +258,7 @@ impl Parser {
         let (stmts, nodes) = self.block(&open, "loop body")?;
         self.loops.pop();
         self.bir.loops[id].body = nodes;
-        self.func.axes[axis] = AxisData {
+        self.decl.func.axes[axis] = AxisData {
             iv_name: iv,
             kind: LoopKind::Affine,
             lb,
@@ -357,16 +315,16 @@ impl Parser {
             self.bump();
             stage = Some(self.u32_lit("a stage")?);
         }
-        let inst = self.func.insts.push(InstData {
+        let inst = self.decl.func.insts.push(InstData {
             op: op.clone(),
             engine: engine_class(engine),
             dst: dst.clone(),
             srcs: srcs.clone(),
             mask: Vec::new(),
         });
-        let stmt = self.func.add_inst_stmt(vec![inst]);
-        self.func.stmts[stmt].preds = guards.clone();
-        self.func.stage_tags[stmt] = stage;
+        let stmt = self.decl.func.add_inst_stmt(vec![inst]);
+        self.decl.func.stmts[stmt].preds = guards.clone();
+        self.decl.func.stage_tags[stmt] = stage;
         let idx = self.bir.insts.push(BInstData {
             engine,
             op,

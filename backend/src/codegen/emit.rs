@@ -88,6 +88,18 @@ pub struct Emitted {
     pub loops: SecondaryMap<BirLoop, (u64, usize)>,
 }
 
+impl Emitted {
+    /// Which instance of node `i` runs when its enclosing loops' registers hold `regs`
+    /// (outermost first): the iteration numbers, row-major over the loops' trip counts.
+    pub fn instance_of(&self, i: Node, regs: &[i64]) -> i64 {
+        self.nodes[i]
+            .loops
+            .iter()
+            .enumerate()
+            .fold(0i64, |acc, (d, &l)| acc * self.loops[l].0 as i64 + regs[d])
+    }
+}
+
 /// The loop tree of the emitted kernel: emitted nodes by index, and BIR loops.
 #[derive(Clone, Debug)]
 pub enum ENode {

@@ -243,10 +243,32 @@ pub fn compute_loop_deps(
         .iter()
         .map(|&i| compute_costs(func, bir, plan, i))
         .collect();
-    // Only instructions that touch a common tensor, one of them writing it, may depend on each
-    // other ([`first_conflict`]): the candidate pairs, from each tensor's writers and its other
-    // instructions, visited in the order of the all-pairs loop (producer, then consumer) so the
-    // graph is the same.
+    for (kp, kc) in candidate_pairs(bir, &insts) {
+        let dmin = u32::from(kc <= kp);
+        if dmin > dmax {
+            continue;
+        }
+        let pair = (insts[kp], insts[kc]);
+        if let Some(dep) = strongest_dep(func, bir, pair, iv, dmin..=dmax, costs[kp].1) {
+            graph.add_edge(NodeIndex::new(kp), NodeIndex::new(kc), dep);
+        }
+    }
+    let exclusive = exclusive_pairs(func, bir, &insts, iv);
+    Some(LoopDeps {
+        lp: l,
+        insts,
+        graph,
+        busy: costs.iter().map(|c| c.0).collect(),
+        latency: costs.iter().map(|c| c.1).collect(),
+        exclusive,
+    })
+}
+
+/// The pairs (producer, consumer) of positions in `insts` that may depend on each other: only
+/// instructions that touch a common tensor, one of them writing it ([`first_conflict`]), from
+/// each tensor's writers and its other instructions, in the order of the all-pairs loop
+/// (producer, then consumer) so the graph is the same.
+fn candidate_pairs(bir: &Bir, insts: &[BirInst]) -> Vec<(usize, usize)> {
     type Touch = (Vec<usize>, Vec<usize>);
     let mut by_tensor: std::collections::HashMap<penguin::Tensor, Touch> = Default::default();
     for (k, &i) in insts.iter().enumerate() {
@@ -268,54 +290,61 @@ pub fn compute_loop_deps(
     }
     candidates.sort_unstable();
     candidates.dedup();
-    for (kp, kc) in candidates {
-        let (ip, ic) = (insts[kp], insts[kc]);
-        {
-            let dmin = u32::from(kc <= kp);
-            if dmin > dmax {
+    candidates
+}
+
+/// The strongest (smallest-distance) dependence of producer `ip` on consumer `ic` at a distance
+/// in `distances` of loop `iv`, its latency `latency` (the producer's).
+fn strongest_dep(
+    func: &Function,
+    bir: &Bir,
+    (ip, ic): (BirInst, BirInst),
+    iv: Axis,
+    distances: std::ops::RangeInclusive<u32>,
+    latency: u64,
+) -> Option<DepData> {
+    let (dmin, dmax) = (*distances.start(), *distances.end());
+    let mut best: Option<DepData> = None;
+    for (po, pw) in operands(bir, ip) {
+        for (co, cw) in operands(bir, ic) {
+            if !(pw || cw) {
                 continue;
             }
-            // The strongest (smallest-distance) dependence of the pair.
-            let mut best: Option<DepData> = None;
-            for (po, pw) in operands(bir, ip) {
-                for (co, cw) in operands(bir, ic) {
-                    if !(pw || cw) {
-                        continue;
-                    }
-                    let mut from = dmin;
-                    let d = loop {
-                        let Some(d) = first_conflict(func, iv, po, co, from..=dmax) else {
-                            break None;
-                        };
-                        if may_run_together(func, bir, ip, ic, iv, d) {
-                            break Some(d);
-                        }
-                        from = d + 1;
-                    };
-                    let Some(d) = d else {
-                        continue;
-                    };
-                    let kind = match (pw, cw) {
-                        (true, false) => DepKind::Flow,
-                        (false, true) => DepKind::Anti,
-                        _ => DepKind::Output,
-                    };
-                    if best.is_none_or(|b| d < b.distance) {
-                        best = Some(DepData {
-                            kind,
-                            distance: d,
-                            latency: costs[kp].1,
-                            tensor: po.tensor,
-                        });
-                    }
+            let mut from = dmin;
+            let d = loop {
+                let Some(d) = first_conflict(func, iv, po, co, from..=dmax) else {
+                    break None;
+                };
+                if may_run_together(func, bir, ip, ic, iv, d) {
+                    break Some(d);
                 }
-            }
-            if let Some(dep) = best {
-                graph.add_edge(NodeIndex::new(kp), NodeIndex::new(kc), dep);
+                from = d + 1;
+            };
+            let Some(d) = d else {
+                continue;
+            };
+            let kind = match (pw, cw) {
+                (true, false) => DepKind::Flow,
+                (false, true) => DepKind::Anti,
+                _ => DepKind::Output,
+            };
+            if best.is_none_or(|b| d < b.distance) {
+                best = Some(DepData {
+                    kind,
+                    distance: d,
+                    latency,
+                    tensor: po.tensor,
+                });
             }
         }
     }
-    // (Decided once per pair of distinct guards: most instructions share a few.)
+    best
+}
+
+/// The pairs of positions in `insts` on one engine that never run in the same iteration (their
+/// guards exclude each other), decided once per pair of distinct guards: most instructions
+/// share a few.
+fn exclusive_pairs(func: &Function, bir: &Bir, insts: &[BirInst], iv: Axis) -> Vec<(usize, usize)> {
     let mut guard_ids: std::collections::HashMap<&[penguin::affine::Predicate], usize> =
         Default::default();
     let mut first_of: Vec<BirInst> = Vec::new();
@@ -345,14 +374,7 @@ pub fn compute_loop_deps(
             }
         }
     }
-    Some(LoopDeps {
-        lp: l,
-        insts,
-        graph,
-        busy: costs.iter().map(|c| c.0).collect(),
-        latency: costs.iter().map(|c| c.1).collect(),
-        exclusive,
-    })
+    exclusive
 }
 
 impl fmt::Display for DepData {

@@ -140,14 +140,49 @@ fn decided(pred: &Predicate) -> Option<bool> {
 /// Unrolls loop `l` fully in its parent's block and renames its tiles by live range; returns the
 /// renamed tensors with their tile counts, or why nothing changed.
 fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, Decline> {
-    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let body = func.axes[l].body.clone();
     // The region renamed by live range: the parent's body, the loop replaced by its copies. The
     // candidates are the tensors touched only by its statements.
     let place = edit::locate_loop(func, l).expect("a loop of the verified tree is in the tree");
     let (parent, pos) = place;
     let siblings: Vec<Stmt> = func.block(parent).to_vec();
-    let inside: BTreeSet<Stmt> = body.iter().chain(&siblings).copied().collect();
+    let candidates = rename_candidates(func, l, &body, &siblings);
+    let copies = unrolled_copies(func, l, &body)?;
+    let region: Vec<Stmt> = siblings[..pos]
+        .iter()
+        .chain(&copies)
+        .chain(&siblings[pos + 1..])
+        .copied()
+        .collect();
+    let plan = live_ranges(func, &region, &candidates);
+    // A ring along the loop must go: the loop leaves the program, and its slots with it.
+    if let Some(t) = (func.tensors.keys())
+        .find(|&t| func.tensors[t].block.iter().any(|b| b.axis == l) && !plan.contains_key(&t))
+    {
+        return Err(Decline::RingKeepsSlots {
+            ring: func.display_name(t).to_string(),
+        });
+    }
+    check_budget(func, &plan)?;
+    let renamed = rename_tiles(func, plan);
+    // The copies take the loop's place, which stays behind them, empty.
+    Cursor::at(func, place).insert_before(copies);
+    func.axes[l].lb = 0;
+    func.axes[l].ub = 0;
+    func.axes[l].body = Vec::new();
+    func.axes[l].attrs.pipelined = None;
+    Ok(renamed)
+}
+
+/// The tensors that flattening loop `l` (of statements `body`, among `siblings` in its parent's
+/// block) may rename: local tiles touched only there, of no block dimension but the loop's.
+fn rename_candidates(
+    func: &Function,
+    l: Axis,
+    body: &[Stmt],
+    siblings: &[Stmt],
+) -> BTreeSet<Tensor> {
+    let inside: BTreeSet<Stmt> = body.iter().chain(siblings).copied().collect();
     let mut touched: BTreeSet<Tensor> = BTreeSet::new();
     let mut outside: BTreeSet<Tensor> = BTreeSet::new();
     func.walk_stmts(|s, _| {
@@ -162,7 +197,7 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, Decline
             }
         }
     });
-    let candidates: BTreeSet<Tensor> = touched
+    touched
         .into_iter()
         .filter(|&t| {
             let td = &func.tensors[t];
@@ -172,14 +207,21 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, Decline
                 && td.block.iter().all(|b| b.axis == l)
                 && td.block.len() <= 1
         })
-        .collect();
+        .collect()
+}
+
+/// The copies of loop `l`'s `body`, one per iteration in order (each statement's first one is
+/// the statement itself, substituted), leaving out those whose guards fail; an error when a
+/// statement of the body never runs.
+fn unrolled_copies(func: &mut Function, l: Axis, body: &[Stmt]) -> Result<Vec<Stmt>, Decline> {
     // The copies, in iteration order, with the statements whose guards fail left out. Each
     // statement's first instance is the statement itself (substituted last: the copies are made
     // from it as written), the others copies.
     let mut instances: Vec<(i64, Stmt, Vec<Predicate>)> = Vec::new();
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     for v in lb..ub {
         let at = Subst::new().axis(l, AffineExpr::constant(v));
-        for &s in &body {
+        for &s in body {
             let preds: Vec<Predicate> = func.stmts[s].preds.iter().map(|p| at.pred(p)).collect();
             if preds.iter().all(|p| decided(p) != Some(false)) {
                 let open = preds.into_iter().filter(|p| decided(p).is_none()).collect();
@@ -210,25 +252,15 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, Decline
         // pipelining gives its own).
         func.stage_tags[*c] = None;
     }
-    let region: Vec<Stmt> = siblings[..pos]
-        .iter()
-        .chain(&copies)
-        .chain(&siblings[pos + 1..])
-        .copied()
-        .collect();
-    let plan = live_ranges(func, &region, &candidates);
-    // A ring along the loop must go: the loop leaves the program, and its slots with it.
-    if let Some(t) = (func.tensors.keys())
-        .find(|&t| func.tensors[t].block.iter().any(|b| b.axis == l) && !plan.contains_key(&t))
-    {
-        return Err(Decline::RingKeepsSlots {
-            ring: func.display_name(t).to_string(),
-        });
-    }
+    Ok(copies)
+}
+
+/// The renamed tiles of `plan` fit the memories in place of the tensors they replace.
+fn check_budget(func: &Function, plan: &Plan) -> Result<(), Decline> {
     // The budget: the renamed tiles in place of the tensors they replace.
     let mut sbuf = budget::sbuf_in_use(func);
     let mut psum = budget::psum_banks_in_use(func);
-    for (&t, ranges) in &plan {
+    for (&t, ranges) in plan {
         let td = &func.tensors[t];
         let one = penguin::ir::TensorData {
             block: Vec::new(),
@@ -246,6 +278,12 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, Decline
     if !budget::sbuf_fits(sbuf) || !budget::psum_fits(psum) {
         return Err(Decline::NoRoomForTiles { sbuf, psum });
     }
+    Ok(())
+}
+
+/// Gives each live range of `plan` a tile of its own (`NAMEfK`); returns the renamed tensors with
+/// their tile counts.
+fn rename_tiles(func: &mut Function, plan: Plan) -> Vec<(String, usize)> {
     let mut renamed = Vec::new();
     for (t, ranges) in plan {
         let base = func.tensors[t].name.clone();
@@ -271,26 +309,19 @@ fn flatten(func: &mut Function, l: Axis) -> Result<Vec<(String, usize)>, Decline
         func.tensors[t].block.clear();
         renamed.push((base, tiles.len()));
     }
-    // The copies take the loop's place, which stays behind them, empty.
-    Cursor::at(func, place).insert_before(copies);
-    func.axes[l].lb = 0;
-    func.axes[l].ub = 0;
-    func.axes[l].body = Vec::new();
-    func.axes[l].attrs.pipelined = None;
-    Ok(renamed)
+    renamed
 }
 
 /// One operand of an instruction: the destination (`None`) or source `j`.
 type Operand = (penguin::Inst, Option<usize>);
 
+/// Per renamed tensor, its live ranges in order: the operands each covers ([`live_ranges`]).
+type Plan = BTreeMap<Tensor, Vec<Vec<Operand>>>;
+
 /// Per tensor of `candidates` that can be renamed (module doc), its live ranges in `region` (the
 /// statements in program order) in the order they start: the operands each covers.
-fn live_ranges(
-    func: &Function,
-    region: &[Stmt],
-    candidates: &BTreeSet<Tensor>,
-) -> BTreeMap<Tensor, Vec<Vec<Operand>>> {
-    let mut ranges: BTreeMap<Tensor, Vec<Vec<Operand>>> = BTreeMap::new();
+fn live_ranges(func: &Function, region: &[Stmt], candidates: &BTreeSet<Tensor>) -> Plan {
+    let mut ranges: Plan = BTreeMap::new();
     // Per (tensor, slot): the live range under way.
     let mut current: BTreeMap<(Tensor, i64), usize> = BTreeMap::new();
     let mut refused: BTreeSet<Tensor> = BTreeSet::new();

@@ -153,35 +153,7 @@ impl fmt::Display for Remark {
                     ),
                 }
             }
-            Remark::Unrolled {
-                iv,
-                trip,
-                factor,
-                remainder,
-                periods,
-                compute,
-                private,
-                deeper,
-            } => {
-                write!(f, "unroll: loop `{iv}` (trip {trip}): factor {factor}")?;
-                if *remainder > 0 {
-                    write!(f, ", remainder loop of {remainder}")?;
-                }
-                if let Some(wanted) = deeper {
-                    let depth = crate::cost::loop_cost::MAX_DEPTH;
-                    return write!(
-                        f,
-                        ": {factor} copies keep {} tiles in flight, for loads whose latency wants {wanted} ring slots (a ring holds at most {depth}; DMA cycles per iteration {}; compute ~{compute}); {private} tile(s) private to an iteration renamed per copy",
-                        u64::from(*factor) * u64::from(depth),
-                        periods_table(periods)
-                    );
-                }
-                write!(
-                    f,
-                    ": {factor} copies of each transfer spread over the queues in fewer pieces (DMA cycles per iteration {}; compute ~{compute}); {private} tile(s) private to an iteration renamed per copy",
-                    periods_table(periods)
-                )
-            }
+            Remark::Unrolled { .. } => fmt_unrolled(self, f),
             Remark::FlattenDeclined {
                 iv,
                 trip,
@@ -231,6 +203,41 @@ impl fmt::Display for Remark {
             ),
         }
     }
+}
+
+/// [`Remark::Unrolled`]'s line.
+fn fmt_unrolled(r: &Remark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let Remark::Unrolled {
+        iv,
+        trip,
+        factor,
+        remainder,
+        periods,
+        compute,
+        private,
+        deeper,
+    } = r
+    else {
+        return Ok(());
+    };
+    write!(f, "unroll: loop `{iv}` (trip {trip}): factor {factor}")?;
+    if *remainder > 0 {
+        write!(f, ", remainder loop of {remainder}")?;
+    }
+    if let Some(wanted) = deeper {
+        let depth = crate::cost::loop_cost::MAX_DEPTH;
+        return write!(
+            f,
+            ": {factor} copies keep {} tiles in flight, for loads whose latency wants {wanted} ring slots (a ring holds at most {depth}; DMA cycles per iteration {}; compute ~{compute}); {private} tile(s) private to an iteration renamed per copy",
+            u64::from(*factor) * u64::from(depth),
+            periods_table(periods)
+        );
+    }
+    write!(
+        f,
+        ": {factor} copies of each transfer spread over the queues in fewer pieces (DMA cycles per iteration {}; compute ~{compute}); {private} tile(s) private to an iteration renamed per copy",
+        periods_table(periods)
+    )
 }
 
 /// [`Remark::Flattened`]'s line.

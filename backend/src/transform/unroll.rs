@@ -75,72 +75,15 @@ pub struct UnrolledData {
 pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
     let mut unrolled = Vec::new();
     let mut log = Vec::new();
-    let candidates: Vec<Axis> = func
-        .axes
-        .keys()
-        .filter(|&l| {
-            let ad = &func.axes[l];
-            ad.attrs.num_stages.is_none()
-                && ad.attrs.pipelined.is_none()
-                && ad.attrs.multi_buffer.is_none()
-                && ad.body.iter().all(|&s| {
-                    matches!(func.stmts[s].kind, StmtKind::Insts(_))
-                        && func.stmts[s].preds.is_empty()
-                })
-        })
-        .collect();
-    for l in candidates {
+    for l in candidates(func) {
         let transfers = transfers(func, l);
         if transfers.is_empty() {
             continue;
         }
         let name = func.display_iv(l).to_string();
-        // A full unroll leaves the copies to the enclosing loop's pipelining.
-        let enclosed = edit::locate_loop(func, l)
-            .and_then(|p| p.0)
-            .is_some_and(|p| {
-                let pd = &func.axes[p];
-                pd.attrs.num_stages.is_none()
-                    && pd.attrs.pipelined.is_none()
-                    && pd.trip_count() >= 2
-            });
         let trip = func.axes[l].trip_count();
-        let period = |u: u32| {
-            let copies: Vec<(u64, u64)> = (0..u).flat_map(|_| transfers.iter().copied()).collect();
-            crate::codegen::queues::packed_period(&copies) / u64::from(u)
-        };
         let private = private_tiles(func, l);
-        let sbuf_copy: u64 = private
-            .iter()
-            .filter(|&&t| func.tensors[t].memory == Memory::Sbuf)
-            .map(|&t| crate::cost::budget::tensor_bytes(&func.tensors[t]))
-            .sum();
-        let in_use = crate::cost::budget::sbuf_in_use(func);
-        // The PSUM banks of one copy's private tiles: every copy holds its own (one slot each;
-        // the emergent pass rings a PSUM tile only where a bank is free).
-        let psum_copy: u64 = private
-            .iter()
-            .filter(|&&t| func.tensors[t].memory == Memory::Psum)
-            .map(|&t| crate::cost::budget::psum_slot_banks(&func.tensors[t]))
-            .sum();
-        let psum_in_use = crate::cost::budget::psum_banks_in_use(func);
-        let tried: Vec<(u32, u64)> = FACTORS
-            .into_iter()
-            // Enough iterations left to pipeline, or a full unroll into an enclosing loop.
-            .filter(|&u| {
-                u == 1 || trip / i64::from(u) >= MIN_TRIP || (trip == i64::from(u) && enclosed)
-            })
-            // Two slots of every private SBUF tile of every copy (the emergent pass rings each),
-            // and a bank for every private PSUM tile of every copy.
-            .filter(|&u| {
-                u == 1
-                    || (crate::cost::budget::sbuf_fits(in_use + sbuf_copy * (2 * u64::from(u) - 1))
-                        && crate::cost::budget::psum_fits(
-                            psum_in_use + psum_copy * (u64::from(u) - 1),
-                        ))
-            })
-            .map(|u| (u, period(u)))
-            .collect();
+        let tried = tried_factors(func, l, &transfers, &private);
         let Some(&(_, one)) = tried.first() else {
             continue;
         };
@@ -151,29 +94,7 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
             .find(|&(_, p)| p * 100 <= best * (100 + GAIN_PERCENT))
             .unwrap_or((1, one));
         let compute = crate::cost::loop_cost::body_compute(func, &func.axes[l].body);
-        // The ring slots the loop's loads want to hide their transfer's time behind the period
-        // (the longer of the compute and the transfers' period at factor 1): a load whose
-        // latency a ring of [`MAX_DEPTH`] slots does not hide keeps `U · MAX_DEPTH` tiles in
-        // flight with `U` copies.
-        let wanted = (private.iter())
-            .filter(|&&t| loaded_in(func, l, t))
-            .map(|&t| {
-                let fit = crate::cost::loop_cost::wanted_depth(func, t, l);
-                1 + fit.dma.div_ceil(compute.max(one).max(1))
-            })
-            .max()
-            .unwrap_or(0);
-        let depth = u64::from(crate::cost::loop_cost::MAX_DEPTH);
-        let deeper = (compute > 0 && compute < one && wanted > depth)
-            .then(|| {
-                let fits: Vec<(u32, u64)> = (tried.iter().copied())
-                    .filter(|&(f, q)| f > 1 && q * 100 <= one * (100 + GAIN_PERCENT))
-                    .collect();
-                (fits.iter().copied())
-                    .find(|&(f, _)| u64::from(f) * depth >= wanted)
-                    .or_else(|| fits.last().copied())
-            })
-            .flatten();
+        let (wanted, deeper) = deeper_factor(func, l, &private, compute, one, &tried);
         let spreads = u > 1 && p * 100 <= one * (100 - GAIN_PERCENT);
         let u = match deeper {
             Some((d, _)) if !spreads => d,
@@ -215,6 +136,112 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
         });
     }
     (unrolled, log)
+}
+
+/// The innermost un-annotated loops of instructions alone (no predicates): the loops unrolling
+/// may copy.
+fn candidates(func: &Function) -> Vec<Axis> {
+    func.axes
+        .keys()
+        .filter(|&l| {
+            let ad = &func.axes[l];
+            ad.attrs.num_stages.is_none()
+                && ad.attrs.pipelined.is_none()
+                && ad.attrs.multi_buffer.is_none()
+                && ad.body.iter().all(|&s| {
+                    matches!(func.stmts[s].kind, StmtKind::Insts(_))
+                        && func.stmts[s].preds.is_empty()
+                })
+        })
+        .collect()
+}
+
+/// The factors loop `l` may be unrolled by (its trip count and the memory of the copies of its
+/// `private` tiles allow them), each with the period its `transfers` pack into per iteration.
+fn tried_factors(
+    func: &Function,
+    l: Axis,
+    transfers: &[(u64, u64)],
+    private: &[Tensor],
+) -> Vec<(u32, u64)> {
+    let trip = func.axes[l].trip_count();
+    // A full unroll leaves the copies to the enclosing loop's pipelining.
+    let enclosed = edit::locate_loop(func, l)
+        .and_then(|p| p.0)
+        .is_some_and(|p| {
+            let pd = &func.axes[p];
+            pd.attrs.num_stages.is_none() && pd.attrs.pipelined.is_none() && pd.trip_count() >= 2
+        });
+    let period = |u: u32| {
+        let copies: Vec<(u64, u64)> = (0..u).flat_map(|_| transfers.iter().copied()).collect();
+        crate::codegen::queues::packed_period(&copies) / u64::from(u)
+    };
+    let sbuf_copy: u64 = private
+        .iter()
+        .filter(|&&t| func.tensors[t].memory == Memory::Sbuf)
+        .map(|&t| crate::cost::budget::tensor_bytes(&func.tensors[t]))
+        .sum();
+    let in_use = crate::cost::budget::sbuf_in_use(func);
+    // The PSUM banks of one copy's private tiles: every copy holds its own (one slot each;
+    // the emergent pass rings a PSUM tile only where a bank is free).
+    let psum_copy: u64 = private
+        .iter()
+        .filter(|&&t| func.tensors[t].memory == Memory::Psum)
+        .map(|&t| crate::cost::budget::psum_slot_banks(&func.tensors[t]))
+        .sum();
+    let psum_in_use = crate::cost::budget::psum_banks_in_use(func);
+    FACTORS
+        .into_iter()
+        // Enough iterations left to pipeline, or a full unroll into an enclosing loop.
+        .filter(|&u| {
+            u == 1 || trip / i64::from(u) >= MIN_TRIP || (trip == i64::from(u) && enclosed)
+        })
+        // Two slots of every private SBUF tile of every copy (the emergent pass rings each),
+        // and a bank for every private PSUM tile of every copy.
+        .filter(|&u| {
+            u == 1
+                || (crate::cost::budget::sbuf_fits(in_use + sbuf_copy * (2 * u64::from(u) - 1))
+                    && crate::cost::budget::psum_fits(psum_in_use + psum_copy * (u64::from(u) - 1)))
+        })
+        .map(|u| (u, period(u)))
+        .collect()
+}
+
+/// The ring slots loop `l`'s loads want to hide their transfers behind its period (`wanted`),
+/// and the factor (with its period) among `tried` that keeps that many tiles in flight when the
+/// loop's `compute` is shorter than its transfers' period `one` at factor 1.
+fn deeper_factor(
+    func: &Function,
+    l: Axis,
+    private: &[Tensor],
+    compute: u64,
+    one: u64,
+    tried: &[(u32, u64)],
+) -> (u64, Option<(u32, u64)>) {
+    // The ring slots the loop's loads want to hide their transfer's time behind the period
+    // (the longer of the compute and the transfers' period at factor 1): a load whose
+    // latency a ring of [`MAX_DEPTH`] slots does not hide keeps `U · MAX_DEPTH` tiles in
+    // flight with `U` copies.
+    let wanted = (private.iter())
+        .filter(|&&t| loaded_in(func, l, t))
+        .map(|&t| {
+            let fit = crate::cost::loop_cost::wanted_depth(func, t, l);
+            1 + fit.dma.div_ceil(compute.max(one).max(1))
+        })
+        .max()
+        .unwrap_or(0);
+    let depth = u64::from(crate::cost::loop_cost::MAX_DEPTH);
+    let deeper = (compute > 0 && compute < one && wanted > depth)
+        .then(|| {
+            let fits: Vec<(u32, u64)> = (tried.iter().copied())
+                .filter(|&(f, q)| f > 1 && q * 100 <= one * (100 + GAIN_PERCENT))
+                .collect();
+            (fits.iter().copied())
+                .find(|&(f, _)| u64::from(f) * depth >= wanted)
+                .or_else(|| fits.last().copied())
+        })
+        .flatten();
+    (wanted, deeper)
 }
 
 /// Whether a load of loop `l`'s body writes tensor `t`.

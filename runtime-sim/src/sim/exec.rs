@@ -720,10 +720,10 @@ impl<'p> Sim<'p, '_> {
         Ok(())
     }
 
-    fn access_error(&self, ei: usize, inst: &'p Inst, message: String) -> SimError {
+    fn access_error(&self, ei: usize, inst: &'p Inst, error: AccessError) -> SimError {
         SimError::Access {
             inst: info(self.prog, &self.who(ei, inst)),
-            message,
+            error: Box::new(error),
         }
     }
 

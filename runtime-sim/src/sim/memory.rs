@@ -14,6 +14,52 @@ use crate::isa::{Ap, DType, Dim, HbmAp, Mem, TensorDecl, MAX_DIMS, MAX_REGS};
 use crate::machine::{PARTITIONS, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, SBUF_PARTITION_BYTES};
 use crate::numerics::round_to;
 
+/// Why an access is out of range at run time: the decision [`resolve`] and [`resolve_hbm`]
+/// make, for a caller to match (the text says what is out of range, and of what).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AccessError {
+    /// Partitions `p0..end` leave the memory's `0..PARTITIONS`.
+    #[error("partitions {p0}..{end} are outside {mem} (0..{})", PARTITIONS)]
+    Partitions {
+        p0: i128,
+        end: i128,
+        mem: &'static str,
+    },
+    /// Bytes `lo..hi` of each partition leave the memory's `cap` bytes per partition.
+    #[error("bytes {lo}..{hi} of each partition are outside {mem} ({cap} bytes per partition)")]
+    Bytes {
+        lo: i128,
+        hi: i128,
+        mem: &'static str,
+        cap: i128,
+    },
+    /// A PSUM tile of bytes `lo..hi` of each partition crosses from bank `from` into bank `to`.
+    #[error(
+        "the PSUM tile spans bytes {lo}..{hi} of each partition, crossing from bank {from} into bank {to} ({} bytes per bank)",
+        PSUM_BANK_BYTES
+    )]
+    PsumBanks {
+        lo: i128,
+        hi: i128,
+        from: i128,
+        to: i128,
+    },
+    /// Elements `lo..end` leave HBM tensor `tensor` of `elems` elements.
+    #[error("elements {lo}..{end} are outside tensor `{tensor}` ({elems} elements)")]
+    Elements {
+        lo: i128,
+        end: i128,
+        tensor: String,
+        elems: i128,
+    },
+    #[error("an access pattern has at most {} dimensions", MAX_DIMS)]
+    TooManyDims,
+    #[error("an access pattern's stride is out of range")]
+    Stride,
+    #[error("an access pattern starts out of range")]
+    Start,
+}
+
 /// Where an access lands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Space {
@@ -60,25 +106,21 @@ pub struct Pattern {
 impl Pattern {
     /// The pattern of an in-range access (bounds already checked, so every stride times its
     /// size fits the memory and no product overflows).
-    fn new(start: i128, dims: &[Dim], unit: u64) -> Result<Pattern, String> {
+    fn new(start: i128, dims: &[Dim], unit: u64) -> Result<Pattern, AccessError> {
         if dims.len() > MAX_DIMS {
-            return Err(format!(
-                "an access pattern has at most {MAX_DIMS} dimensions"
-            ));
+            return Err(AccessError::TooManyDims);
         }
         let mut out = [(1u64, 0i64); MAX_DIMS];
         for (o, d) in out.iter_mut().zip(dims) {
             let stride = if d.size > 1 {
-                i64::try_from(d.stride as i128 * unit as i128)
-                    .map_err(|_| "an access pattern's stride is out of range".to_string())?
+                i64::try_from(d.stride as i128 * unit as i128).map_err(|_| AccessError::Stride)?
             } else {
                 0
             };
             *o = (d.size, stride);
         }
         Ok(Pattern {
-            start: u64::try_from(start)
-                .map_err(|_| "an access pattern starts out of range".to_string())?,
+            start: u64::try_from(start).map_err(|_| AccessError::Start)?,
             unit,
             dims: out,
             ndims: dims.len(),
@@ -143,14 +185,14 @@ fn enumerate(start: u64, dims: &[Dim], scale: i64, out: &mut Vec<u64>) {
 }
 
 /// Resolves a tile pattern; an error says what is out of range.
-pub fn resolve(ap: &Ap, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolved, String> {
+pub fn resolve(ap: &Ap, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolved, AccessError> {
     let p0 = ap.p0.eval(regs);
     if p0 < 0 || p0.saturating_add(ap.np as i128) > PARTITIONS as i128 {
-        return Err(format!(
-            "partitions {p0}..{} are outside {} (0..{PARTITIONS})",
-            p0.saturating_add(ap.np as i128),
-            ap.mem.name()
-        ));
+        return Err(AccessError::Partitions {
+            p0,
+            end: p0.saturating_add(ap.np as i128),
+            mem: ap.mem.name(),
+        });
     }
     let esize = ap.dtype.size_bytes() as i128;
     let start = ap.start.eval(regs);
@@ -161,17 +203,20 @@ pub fn resolve(ap: &Ap, regs: &[i64; MAX_REGS], offsets: bool) -> Result<Resolve
         Mem::Psum => PSUM_PARTITION_BYTES,
     } as i128;
     if lo < 0 || hi > cap {
-        return Err(format!(
-            "bytes {lo}..{hi} of each partition are outside {} ({cap} bytes per partition)",
-            ap.mem.name()
-        ));
+        return Err(AccessError::Bytes {
+            lo,
+            hi,
+            mem: ap.mem.name(),
+            cap,
+        });
     }
     if ap.mem == Mem::Psum && lo / PSUM_BANK_BYTES as i128 != (hi - 1) / PSUM_BANK_BYTES as i128 {
-        return Err(format!(
-            "the PSUM tile spans bytes {lo}..{hi} of each partition, crossing from bank {} into bank {} ({PSUM_BANK_BYTES} bytes per bank)",
-            lo / PSUM_BANK_BYTES as i128,
-            (hi - 1) / PSUM_BANK_BYTES as i128
-        ));
+        return Err(AccessError::PsumBanks {
+            lo,
+            hi,
+            from: lo / PSUM_BANK_BYTES as i128,
+            to: (hi - 1) / PSUM_BANK_BYTES as i128,
+        });
     }
     let pattern = Pattern::new(start, &ap.dims, esize as u64)?;
     let mut offs = Vec::new();
@@ -200,16 +245,17 @@ pub fn resolve_hbm(
     t: &TensorDecl,
     regs: &[i64; MAX_REGS],
     offsets: bool,
-) -> Result<Resolved, String> {
+) -> Result<Resolved, AccessError> {
     let start = h.start.eval(regs);
     let (lo, hi) = extremes(start, &h.dims, 1);
     let n = t.elems() as i128;
     if lo < 0 || hi >= n {
-        return Err(format!(
-            "elements {lo}..{} are outside tensor `{}` ({n} elements)",
-            hi.saturating_add(1),
-            t.name
-        ));
+        return Err(AccessError::Elements {
+            lo,
+            end: hi.saturating_add(1),
+            tensor: t.name.clone(),
+            elems: n,
+        });
     }
     let pattern = Pattern::new(start, &h.dims, 1)?;
     let mut offs = Vec::new();

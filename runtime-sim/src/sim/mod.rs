@@ -22,6 +22,7 @@ use crate::validate::ValidateError;
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub use memory::AccessError;
 pub use trace::{Slice, Track};
 
 /// What to compute besides timing.
@@ -197,7 +198,10 @@ pub enum SimError {
     /// The inputs do not fit the program's tensors.
     Input(String),
     /// An access out of range at run time (outside a memory or tensor, across a PSUM bank).
-    Access { inst: InstInfo, message: String },
+    Access {
+        inst: InstInfo,
+        error: Box<AccessError>,
+    },
     /// Every unfinished engine waits for a count that can never come.
     Deadlock { cycle: u64, blocked: Vec<Blocked> },
     /// The program's HBM tensors hold more than [`MAX_HBM_ELEMS`] elements in all.
@@ -231,7 +235,7 @@ impl fmt::Display for SimError {
         match self {
             SimError::Invalid(e) => write!(f, "{e}"),
             SimError::Input(m) => write!(f, "{m}"),
-            SimError::Access { inst, message } => write!(f, "{inst}: {message}"),
+            SimError::Access { inst, error } => write!(f, "{inst}: {error}"),
             SimError::TooLarge {
                 elems,
                 largest,

@@ -507,13 +507,7 @@ fn program_order(
                 }
             }
             ENode::Inst(i) => {
-                let node = &em.nodes[*i];
-                let lin = node
-                    .loops
-                    .iter()
-                    .enumerate()
-                    .fold(0i64, |acc, (d, &l)| acc * em.loops[l].0 as i64 + regs[d]);
-                out.push((*i, lin as u32));
+                out.push((*i, em.instance_of(*i, regs) as u32));
             }
         }
     }

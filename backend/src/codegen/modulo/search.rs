@@ -190,6 +190,7 @@ pub(super) fn place_scanning(
     // The engine's window: all of one body's work within `ii` cycles.
     let lo_e = slots.iter().map(|s| s.0).min();
     let hi_e = slots.iter().map(|s| s.0 + s.1).max();
+    let window = lo_e.zip(hi_e);
     let mut t = lower;
     let last = lower + ii;
     loop {
@@ -204,17 +205,26 @@ pub(super) fn place_scanning(
             t += step;
             continue;
         }
-        let lo = lo_e.map_or(t, |v| v.min(t));
-        let hi = hi_e.map_or(t + b, |v| v.max(t + b));
-        if hi - lo > ii {
-            // Later only widens the window when the engine's work starts earlier.
-            if lo < t {
-                return None;
-            }
-            t += 1.max(hi - lo - ii);
-            continue;
+        match window_fit(window, t, b, ii) {
+            Ok(()) => return Some(t),
+            Err(step) => t += step?,
         }
-        return Some(t);
+    }
+}
+
+/// Whether `[t, t + b)` keeps an engine's `window` (the earliest start and latest end of its
+/// placed work, none when there is none) within `ii` cycles: `Ok` when it does, else how much
+/// later to try, or `None` when no later start does (later only widens the window when the
+/// engine's work starts earlier).
+fn window_fit(window: Option<(i64, i64)>, t: i64, b: i64, ii: i64) -> Result<(), Option<i64>> {
+    let lo = window.map_or(t, |w| w.0.min(t));
+    let hi = window.map_or(t + b, |w| w.1.max(t + b));
+    if hi - lo <= ii {
+        Ok(())
+    } else if lo < t {
+        Err(None)
+    } else {
+        Err(Some(1.max(hi - lo - ii)))
     }
 }
 
@@ -276,17 +286,10 @@ impl Reservations {
                 t += step;
                 continue;
             }
-            let lo = self.window.map_or(t, |w| w.0.min(t));
-            let hi = self.window.map_or(t + b, |w| w.1.max(t + b));
-            if hi - lo > ii {
-                // Later only widens the window when the engine's work starts earlier.
-                if lo < t {
-                    return None;
-                }
-                t += 1.max(hi - lo - ii);
-                continue;
+            match window_fit(self.window, t, b, ii) {
+                Ok(()) => return Some(t),
+                Err(step) => t += step?,
             }
-            return Some(t);
         }
     }
 }

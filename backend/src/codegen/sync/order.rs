@@ -55,12 +55,7 @@ pub(super) fn compute_order(em: &Emitted, inst: &Instances) -> Order {
                     span = hull(span, inner);
                 }
                 ENode::Inst(i) => {
-                    let node = &em.nodes[*i];
-                    let lin = node
-                        .loops
-                        .iter()
-                        .enumerate()
-                        .fold(0i64, |acc, (d, &l)| acc * em.loops[l].0 as i64 + regs[d]);
+                    let lin = em.instance_of(*i, regs);
                     o.pos[o.base[*i] + lin as usize] = *next;
                     o.last[*i] = Some(*next);
                     *next += 1;
