@@ -837,6 +837,9 @@ pub struct Function {
     /// it, and a pass that copies a tensor (or loop) copies its display name.
     pub tensor_display: SecondaryMap<Tensor, Option<String>>,
     pub axis_display: SecondaryMap<Axis, Option<String>>,
+    /// Notes the front end has for the user that are not diagnostics (a kernel's hand-placed
+    /// buffers are allocated by nkc); not part of the IR either.
+    pub notes: Vec<String>,
 }
 
 impl Function {

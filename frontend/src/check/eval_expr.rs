@@ -31,7 +31,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 /// The builtins of Python that kernels call.
-pub(crate) const BUILTINS: [&str; 27] = [
+pub(crate) const BUILTINS: [&str; 28] = [
     "range",
     "len",
     "min",
@@ -59,6 +59,7 @@ pub(crate) const BUILTINS: [&str; 27] = [
     "type",
     "repr",
     "hasattr",
+    "getattr",
 ];
 
 /// `nl` names that are Python, not tile operations.
@@ -576,7 +577,7 @@ impl Checker<'_> {
     }
 
     /// `v.attr`.
-    fn attribute(&mut self, v: &Value, attr: &ast::Ident, _e: &Expr) -> Option<Value> {
+    pub(crate) fn attribute(&mut self, v: &Value, attr: &ast::Ident, _e: &Expr) -> Option<Value> {
         let name = attr.name.as_str();
         match v {
             Value::Tile(t) => match name {
@@ -641,6 +642,8 @@ impl Checker<'_> {
                     _ => self.no_attr(v, name, &attr.span),
                 },
                 Py::Func(f) if name == "__name__" => Some(Value::str(f.def.name.name.clone())),
+                // classes.rs: attributes of user classes and their instances.
+                Py::Class(_) | Py::Instance(_) => self.object_attr(v, name, &attr.span),
                 Py::Grid(g) => {
                     let axis = ["p", "x", "y", "z"].iter().position(|f| *f == name);
                     match axis.and_then(|a| g.get(a)) {
@@ -1309,6 +1312,7 @@ impl Checker<'_> {
                 );
                 None
             }
+            ast::Target::Attribute { value, attr, span } => self.assign_attr(value, attr, v, span),
             ast::Target::Subscript {
                 base,
                 indices,
@@ -1514,6 +1518,14 @@ impl Checker<'_> {
                     );
                     mk(ExprKind::Name(name))
                 }
+                // alloc_api.rs: `nki.compiler.sbuf` as a buffer is `nl.sbuf`.
+                Py::Ref("nki", n) if super::alloc_api::buffer_kind(n).is_some() => {
+                    let a = super::alloc_api::AllocData {
+                        memory: super::alloc_api::buffer_kind(n)?,
+                        api: n.clone(),
+                    };
+                    return self.quote(&a.buffer_ref(), span);
+                }
                 Py::Ref(m, name) => {
                     let mut e = mk(ExprKind::Name(m.to_string()));
                     for part in name.split('.') {
@@ -1527,6 +1539,8 @@ impl Checker<'_> {
                     }
                     e
                 }
+                // alloc_api.rs: a buffer of the direct-allocation API is the memory it asks for.
+                Py::Alloc(a) => return self.quote(&a.buffer_ref(), span),
                 Py::Builtin(b) if b.starts_with("math.") => {
                     // `op=math.exp`: the activation function of that name.
                     let name = b.trim_start_matches("math.");

@@ -226,6 +226,7 @@ impl Checker<'_> {
             body,
             user_names: std::mem::take(&mut self.user_names),
             consts: std::mem::take(&mut self.consts),
+            notes: std::mem::take(&mut self.notes),
         }
     }
 
@@ -465,11 +466,14 @@ impl Checker<'_> {
             | StmtKind::Import(_)
             | StmtKind::Break
             | StmtKind::Opaque(_)
+            | StmtKind::Class(_)
+            | StmtKind::Raise(_)
+            | StmtKind::Declare(_)
             | StmtKind::Continue
             | StmtKind::MultiAssign { .. }
             | StmtKind::Return(_)
             | StmtKind::Assign {
-                target: Target::Seq { .. } | Target::Starred(_),
+                target: Target::Seq { .. } | Target::Starred(_) | Target::Attribute { .. },
                 ..
             } => {}
             StmtKind::Assign {
@@ -861,6 +865,8 @@ impl Checker<'_> {
                 });
                 return;
             }
+            // An attribute is a Python object's, updated by `exec`.
+            Target::Attribute { .. } => return,
         };
         let tt = self.tensor(tile.tensor).clone();
         let tspan = target.span();
