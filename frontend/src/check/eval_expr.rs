@@ -251,6 +251,11 @@ impl Checker<'_> {
                 !matches!(attr.name.as_str(), "shape" | "dtype" | "ndim")
                     && (self.traced(value) || self.is_grid(value))
             }
+            // `t is None` asks for the object, never for the tile's values: Python.
+            ExprKind::Compare {
+                op: CmpOp::Is | CmpOp::IsNot,
+                ..
+            } => false,
             ExprKind::Binary { lhs, rhs, .. }
             | ExprKind::Compare { lhs, rhs, .. }
             | ExprKind::BoolOp { lhs, rhs, .. } => self.traced(lhs) || self.traced(rhs),
@@ -1879,6 +1884,16 @@ impl Checker<'_> {
 
 /// `DTYPE.min` / `DTYPE.max` of an NKI (or numpy) dtype, as numpy's `finfo` / `iinfo` give them.
 fn dtype_limit(dtype: &str, which: &str) -> Option<Value> {
+    if which == "itemsize" {
+        // `np.dtype(dt).itemsize`: its bytes (direct-allocation kernels compute addresses).
+        let bytes = match dtype {
+            "fp32" | "float32" | "tfloat32" | "int32" | "uint32" => 4,
+            "bfloat16" | "bf16" | "fp16" | "float16" | "int16" | "uint16" => 2,
+            "int8" | "uint8" | "fp8_e4m3" | "fp8_e5m2" | "float8_e4m3" | "float8_e5m2" => 1,
+            _ => return None,
+        };
+        return Some(Value::int(bytes));
+    }
     let max = match dtype {
         "fp32" | "float32" | "tfloat32" => f64::from(f32::MAX),
         // bfloat16's largest finite value: (2 - 2^-7) · 2^127.
