@@ -491,6 +491,8 @@ impl Checker<'_> {
             StmtKind::Pass | StmtKind::Error => {}
         }
         for inst in &cx.insts {
+            (self.tile_nd.accessed).extend(inst.srcs.iter().map(|s| s.tensor));
+            self.tile_nd.accessed.insert(inst.dst.tensor);
             let t = inst.dst.tensor;
             let first = self.written.insert(t);
             if first

@@ -41,6 +41,9 @@ pub(crate) struct TileNdData {
     pub par: HashMap<Tensor, usize>,
     /// Names bound to `x.reshape(shape)` of an HBM tensor, by binding span: the new logical shape.
     pub reshaped: HashMap<Span, Vec<u64>>,
+    /// The tensors an instruction traced so far reads or writes: an HBM tensor none has yet may
+    /// be stored in rows of another length by a reshape (`reshape`).
+    pub accessed: std::collections::HashSet<Tensor>,
 }
 
 /// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.
