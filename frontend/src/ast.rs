@@ -125,7 +125,7 @@ pub enum StmtKind {
     Def(std::rc::Rc<Kernel>),
     /// `while test: body`
     While { test: Expr, body: Vec<Stmt> },
-    /// A statement of Python that nkc does not run (`class`, `with`, `try`, `raise`, ...), with
+    /// A statement of Python that nkc does not run (`with`, `try`, `del`, ...), with
     /// its block, kept with its keyword: running one is a diagnostic, but it may stand where it
     /// never runs (a test class beside the kernel).
     Opaque(String),

@@ -1497,7 +1497,7 @@ where
             .ignore_then(expr.clone())
             .then_ignore(just(Token::Newline))
             .repeated()
-            .ignore_then(select! { Token::Unsupported(k) if k != ";" => k })
+            .ignore_then(select! { Token::Unsupported(k) if k != ";" && k != "raise" => k })
             .then_ignore(none_of([Token::Newline]).repeated())
             .then_ignore(just(Token::Newline))
             .then_ignore(skip_block.or_not())
