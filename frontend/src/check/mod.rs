@@ -123,6 +123,9 @@ pub struct CheckedKernel {
     /// Notes for the user that are not diagnostics (`alloc_api`: addresses given by hand are
     /// nkc's to choose).
     pub notes: Vec<String>,
+    /// Parameters a reshape stores in rows of another length than their declared shape gives
+    /// (`reshape`): the declared shape, which the run's input array has.
+    pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
 }
 
 /// A tensor with its source name (not yet made unique) and binding span.

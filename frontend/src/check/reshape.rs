@@ -179,6 +179,7 @@ impl Checker<'_> {
             // shapes but can no longer be indexed (`nd::subscript_nd` checks).
             Some(flat)
                 if !self.tile_nd.accessed.contains(&base.tensor)
+                    && self.logical.contains_key(&base.tensor)
                     && matches!(
                         tt.kind,
                         TensorKind::Input | TensorKind::Local | TensorKind::Output
@@ -186,6 +187,12 @@ impl Checker<'_> {
             {
                 let shape = flat;
                 self.tensors[base.tensor.as_u32() as usize].shape = shape;
+                if tt.kind == TensorKind::Input {
+                    // The run's input keeps the declared shape: the same bytes, row-major.
+                    (self.tile_nd.restored)
+                        .entry(base.tensor)
+                        .or_insert(old.clone());
+                }
                 Some((TileVal::whole(base.tensor, shape), dims))
             }
             // A name bound to the view (`out = out.reshape((n,))` before `return out`): it has

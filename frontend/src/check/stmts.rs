@@ -227,6 +227,7 @@ impl Checker<'_> {
             user_names: std::mem::take(&mut self.user_names),
             consts: std::mem::take(&mut self.consts),
             notes: std::mem::take(&mut self.notes),
+            restored: std::mem::take(&mut self.tile_nd.restored),
         }
     }
 

@@ -44,6 +44,9 @@ pub(crate) struct TileNdData {
     /// The tensors an instruction traced so far reads or writes: an HBM tensor none has yet may
     /// be stored in rows of another length by a reshape (`reshape`).
     pub accessed: std::collections::HashSet<Tensor>,
+    /// Parameters a reshape stores in rows of another length, with their declared shapes
+    /// ([`super::CheckedKernel::restored`]).
+    pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
 }
 
 /// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.
