@@ -232,6 +232,7 @@ impl<'l> Context<'l> {
         specs: &frontend::Specs,
     ) -> Result<Function, Failure> {
         let func = driver::compile_with(source, kernel, specs)?;
+        self.notes.extend(func.notes.iter().cloned());
         self.print("lower", Form::Penguin, || penguin::write_function(&func));
         Ok(func)
     }

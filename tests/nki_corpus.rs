@@ -100,6 +100,31 @@ fn softmax_row(row: &[f64]) -> Vec<f64> {
     e.iter().map(|v| v / s).collect()
 }
 
+/// `tests/nki/py_classes.nk`: tile `k` (128 rows) times `2 (k + 1)`, plus `0.25 + (k + 1)` (the
+/// dataclass's scale and shift, the counter's value after its `k + 1`-th bump).
+fn py_classes_ref(x: &Mat) -> Mat {
+    let mut y = x.clone();
+    for r in 0..y.rows {
+        let k = (r / 128) as f64;
+        for c in 0..y.cols {
+            let v = &mut y.data[r * y.cols + c];
+            *v = *v * (2.0 * (k + 1.0)) + (0.25 + (k + 1.0));
+        }
+    }
+    y
+}
+
+/// `tests/nki/direct_alloc.nk`: `a - b` of two vectors, as the `[n / 64, 64]` array the output is
+/// stored as.
+fn direct_alloc_ref(a: &Mat, b: &Mat) -> Mat {
+    let data: Vec<f64> = a.data.iter().zip(&b.data).map(|(x, y)| x - y).collect();
+    Mat {
+        rows: data.len() / 64,
+        cols: 64,
+        data,
+    }
+}
+
 /// `a + b`, elementwise.
 /// `tests/nki/py_unrolled.nk`: tile `k` (128 rows) scaled by `k + 1` and offset by 0.5 (even
 /// `k`) or -1.0 (odd `k`).
@@ -278,6 +303,18 @@ const TRANSCENDENTAL: (f64, f64) = (1e-4, 1e-3);
 
 const CASES: &[Case] = &[
     // ---- trace: the kernel's Python evaluated at compile time ----
+    Case {
+        file: "py_classes.nk",
+        inputs: &[("x", &[256, 64])],
+        reference: |m| vec![py_classes_ref(&m[0])],
+        tol: EXACT,
+    },
+    Case {
+        file: "direct_alloc.nk",
+        inputs: &[("a", &[16384]), ("b", &[16384])],
+        reference: |m| vec![direct_alloc_ref(&m[0], &m[1])],
+        tol: EXACT,
+    },
     Case {
         file: "py_host_module.nk",
         inputs: &[("x", &[256, 256])],

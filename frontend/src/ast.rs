@@ -65,6 +65,17 @@ impl Kernel {
     }
 }
 
+/// `@decorators class name(bases): body`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassDef {
+    pub name: Ident,
+    pub decorators: Vec<Expr>,
+    pub bases: Vec<Expr>,
+    pub body: Vec<Stmt>,
+    /// From `class` to the end of the body.
+    pub span: Span,
+}
+
 /// `name: annotation = default`, where the annotation is an expression such as
 /// `nl.hbm[nl.float32, 128, 512]`. A parameter without an annotation or default (`ty: None`) is a
 /// shape-generic HBM input, specialised from the inputs of a run; one with a default is a
@@ -114,7 +125,7 @@ pub enum StmtKind {
     Def(std::rc::Rc<Kernel>),
     /// `while test: body`
     While { test: Expr, body: Vec<Stmt> },
-    /// A statement of Python that nkc does not run (`class`, `with`, `try`, `raise`, ...), with
+    /// A statement of Python that nkc does not run (`with`, `try`, `del`, ...), with
     /// its block, kept with its keyword: running one is a diagnostic, but it may stand where it
     /// never runs (a test class beside the kernel).
     Opaque(String),
@@ -124,6 +135,13 @@ pub enum StmtKind {
     Continue,
     /// `assert test` or `assert test, message`.
     Assert { test: Expr, msg: Option<Expr> },
+    /// `class Name(bases): body`, with the decorators written above it (`@dataclass`).
+    Class(std::rc::Rc<ClassDef>),
+    /// `raise` or `raise exc` (`raise ValueError(f"...")`; a `from cause` is dropped).
+    Raise(Option<Expr>),
+    /// `name: annotation` with no value: declares a field in a class body (`x: int`), does
+    /// nothing elsewhere.
+    Declare(Ident),
     /// `if test: body else: orelse` (`elif` is an `If` alone in `orelse`).
     If {
         test: Expr,
@@ -155,6 +173,12 @@ pub enum Target {
     Seq { items: Vec<Target>, span: Span },
     /// `*rest` inside a [`Target::Seq`].
     Starred(Ident),
+    /// `value.attr = ...`: an attribute of a Python object (`self.offset = 0`).
+    Attribute {
+        value: Box<Expr>,
+        attr: Ident,
+        span: Span,
+    },
 }
 
 impl Target {
@@ -162,6 +186,7 @@ impl Target {
         match self {
             Target::Name(id) => id.span.clone(),
             Target::Subscript { span, .. }
+            | Target::Attribute { span, .. }
             | Target::Tuple { span, .. }
             | Target::Seq { span, .. } => span.clone(),
             Target::Starred(id) => id.span.clone(),

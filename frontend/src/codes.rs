@@ -283,6 +283,8 @@ pub const LOOP_INDEX_VALUE: &str = "E0212";
 pub const MISSING_SCALAR_ARG: &str = "E0213";
 /// Python nkc does not evaluate (a construct, a builtin or a method it does not have).
 pub const PYTHON_UNSUPPORTED: &str = "E0214";
+/// A `raise` the kernel's Python ran at compile time (`raise ValueError(f"...")`).
+pub const RAISED: &str = "E0215";
 
 // ---- grid: launch grid, PSUM arrays of several banks (E0260–E0269) ----
 /// `nl.program_id` / `nl.num_programs` in a kernel run without a launch grid (`--grid`).

@@ -68,6 +68,8 @@ pub fn lower_kernel(k: &CheckedKernel, source: &str) -> Function {
     }
     f.params = k.params.clone();
     f.consts = k.consts.clone();
+    f.notes = k.notes.clone();
+    f.input_dims = k.restored.clone();
     f.outputs = k.outputs.clone();
     f.body = lower_block(&mut f, &k.body);
     f

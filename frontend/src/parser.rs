@@ -1020,6 +1020,7 @@ fn to_target(lhs: Expr) -> Result<Target, Box<Error>> {
             }
             Ok(Target::Seq { items: out, span })
         }
+        ExprKind::Attribute { value, attr } => Ok(Target::Attribute { value, attr, span }),
         ExprKind::Starred(inner) => match inner.kind {
             ExprKind::Name(name) => Ok(Target::Starred(Ident {
                 name,
@@ -1331,6 +1332,10 @@ where
                 let Some((op, value)) = rhs.pop() else {
                     return match (&lhs.kind, ann) {
                         (ExprKind::Error, _) => StmtKind::Error,
+                        (ExprKind::Name(n), Some(_)) => StmtKind::Declare(Ident {
+                            name: n.clone(),
+                            span: lhs.span.clone(),
+                        }),
                         (_, Some(_)) => StmtKind::Pass,
                         // A docstring, or any bare string: it does nothing.
                         (ExprKind::Str(_), None) => StmtKind::Pass,
@@ -1492,7 +1497,7 @@ where
             .ignore_then(expr.clone())
             .then_ignore(just(Token::Newline))
             .repeated()
-            .ignore_then(select! { Token::Unsupported(k) if k != ";" => k })
+            .ignore_then(select! { Token::Unsupported(k) if k != ";" && k != "raise" => k })
             .then_ignore(none_of([Token::Newline]).repeated())
             .then_ignore(just(Token::Newline))
             .then_ignore(skip_block.or_not())
@@ -1501,8 +1506,14 @@ where
                 span: sp(e.span()),
             });
 
+        // `raise`, `raise exc`, `raise exc from cause` (the cause is dropped).
+        let raise = just(Token::Unsupported("raise"))
+            .ignore_then(expr.clone().or_not())
+            .then_ignore(just(Token::From).ignore_then(expr.clone()).or_not())
+            .map(StmtKind::Raise);
         let simple = choice((
             ret,
+            raise,
             just(Token::Pass).to(StmtKind::Pass),
             just(Token::Break).to(StmtKind::Break),
             just(Token::Continue).to(StmtKind::Continue),
@@ -1537,7 +1548,7 @@ where
             .repeated()
             .collect::<Vec<(Token<'s>, Span)>>()
             .map_with(|toks, e| (toks, sp(e.span())))
-            .then_ignore(block.ignored().or(just(Token::Newline).ignored()))
+            .then_ignore(block.clone().ignored().or(just(Token::Newline).ignored()))
             .map(|(toks, span)| {
                 let binds = bound_names(&toks);
                 Stmt {
@@ -1550,11 +1561,46 @@ where
                 }
             });
 
+        // `@decorators class Name(bases): body`; a header nkc does not read (keyword bases such
+        // as `metaclass=`) leaves the statement opaque.
+        let class_stmt = just(Token::At)
+            .ignore_then(expr.clone())
+            .then_ignore(just(Token::Newline))
+            .repeated()
+            .collect::<Vec<Expr>>()
+            .then(just(Token::Unsupported("class")).map_with(|_, e| sp(e.span())))
+            .then(ident())
+            .then(
+                expr.clone()
+                    .separated_by(just(Token::Comma))
+                    .allow_trailing()
+                    .collect::<Vec<Expr>>()
+                    .delimited_by(just(Token::LParen), just(Token::RParen))
+                    .or_not(),
+            )
+            .then_ignore(just(Token::Colon))
+            .then(block.clone())
+            .map(|((((decorators, kw), name), bases), body)| {
+                let end = body.last().map_or(kw.end, |s| s.span.end);
+                let span = kw.start..end;
+                Stmt {
+                    kind: StmtKind::Class(std::rc::Rc::new(crate::ast::ClassDef {
+                        name,
+                        decorators,
+                        bases: bases.unwrap_or_default(),
+                        body,
+                        span: span.clone(),
+                    })),
+                    span,
+                }
+            });
+
         choice((
             for_stmt,
             while_stmt,
             if_stmt,
             def_stmt,
+            class_stmt,
             opaque,
             simple,
             stray_block,

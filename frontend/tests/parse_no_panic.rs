@@ -142,6 +142,9 @@ fn stmt_has_error(s: &Stmt) -> bool {
         StmtKind::MultiAssign { value, .. } => expr_has_error(value),
         StmtKind::While { test, body } => expr_has_error(test) || body.iter().any(stmt_has_error),
         StmtKind::Def(k) => k.body.iter().any(stmt_has_error),
+        StmtKind::Class(c) => c.body.iter().any(stmt_has_error),
+        StmtKind::Raise(e) => e.as_ref().is_some_and(expr_has_error),
+        StmtKind::Declare(_) => false,
         StmtKind::Pass
         | StmtKind::Opaque(_)
         | StmtKind::Import(_)

@@ -892,6 +892,12 @@ pub struct Function {
     /// it, and a pass that copies a tensor (or loop) copies its display name.
     pub tensor_display: SecondaryMap<Tensor, Option<String>>,
     pub axis_display: SecondaryMap<Axis, Option<String>>,
+    /// Notes the front end has for the user that are not diagnostics (a kernel's hand-placed
+    /// buffers are allocated by nkc); not part of the IR either.
+    pub notes: Vec<String>,
+    /// Parameters whose input arrays have another shape than their stored one (a 1-D vector
+    /// the kernel views as rows of 64): the input's shape, of the same elements row-major.
+    pub input_dims: std::collections::BTreeMap<Tensor, Vec<u64>>,
 }
 
 impl Function {

@@ -58,7 +58,11 @@ pub(super) fn gather_inputs(func: &Function, opts: &RunOptions) -> Result<Vec<Ar
             let want: Vec<usize> = data.shape.iter().map(|&d| d as usize).collect();
             // A tensor of other than 2 dimensions is stored as [leading product, last].
             let stored: Option<Vec<usize>> = frontend::check::stored_shape(&array.shape);
-            if stored.as_ref() == Some(&want) && array.shape != want {
+            let declared = (func.input_dims.get(&tensor))
+                .map(|d| d.iter().map(|&x| x as usize).collect::<Vec<usize>>());
+            if (stored.as_ref() == Some(&want) || declared.as_ref() == Some(&array.shape))
+                && array.shape != want
+            {
                 inputs[i] = Array {
                     shape: want,
                     data: array.data,

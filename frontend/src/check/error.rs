@@ -616,6 +616,13 @@ pub enum CheckError {
         kernels: Vec<String>,
         at: Span,
     },
+    /// A `raise` run at compile time (`classes`): the exception's type and message.
+    #[error("the kernel raised `{exc}`{}", if .message.is_empty() { String::new() } else { format!(": {}", .message) })]
+    Raised {
+        exc: String,
+        message: String,
+        at: Span,
+    },
     /// A file with no kernel.
     #[error("this file defines no kernel")]
     NoKernel { at: Span },
@@ -861,6 +868,7 @@ impl CheckError {
             }
             DuplicateKernel { .. } => codes::DUPLICATE_KERNEL,
             UnknownKernel { .. } => codes::UNKNOWN_KERNEL,
+            Raised { .. } => codes::RAISED,
             NoKernel { .. } | SeveralKernels { .. } => codes::CHOOSE_KERNEL,
             BadModuleItem { .. } => codes::BAD_MODULE_ITEM,
             OutOfScope { .. } => codes::OUT_OF_SCOPE,
@@ -1033,6 +1041,7 @@ impl CheckError {
             | DmaCopyPositional { at, .. }
             | DuplicateKernel { at, .. }
             | UnknownKernel { at, .. }
+            | Raised { at, .. }
             | NoKernel { at, .. }
             | SeveralKernels { at, .. }
             | BadModuleItem { at, .. }
@@ -1518,6 +1527,9 @@ impl From<CheckError> for Diagnostic {
                     d.with_note(format!("the kernels are {}", capped_list(&kernels, ", ")))
                 }
             }
+            Raised { .. } => d
+                .with_label("raised here, while the kernel's Python ran at compile time")
+                .with_help("run the kernel with arguments (shapes, dtypes, parameters) for which this `raise` is not reached"),
             NoKernel { .. } => {
                 d.with_help("define one with `def name(a: nl.hbm[nl.float32, ROWS, COLS]): ...`")
             }

@@ -31,7 +31,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 /// The builtins of Python that kernels call.
-pub(crate) const BUILTINS: [&str; 27] = [
+pub(crate) const BUILTINS: [&str; 28] = [
     "range",
     "len",
     "min",
@@ -59,6 +59,7 @@ pub(crate) const BUILTINS: [&str; 27] = [
     "type",
     "repr",
     "hasattr",
+    "getattr",
 ];
 
 /// `nl` names that are Python, not tile operations.
@@ -250,6 +251,11 @@ impl Checker<'_> {
                 !matches!(attr.name.as_str(), "shape" | "dtype" | "ndim")
                     && (self.traced(value) || self.is_grid(value))
             }
+            // `t is None` asks for the object, never for the tile's values: Python.
+            ExprKind::Compare {
+                op: CmpOp::Is | CmpOp::IsNot,
+                ..
+            } => false,
             ExprKind::Binary { lhs, rhs, .. }
             | ExprKind::Compare { lhs, rhs, .. }
             | ExprKind::BoolOp { lhs, rhs, .. } => self.traced(lhs) || self.traced(rhs),
@@ -576,7 +582,7 @@ impl Checker<'_> {
     }
 
     /// `v.attr`.
-    fn attribute(&mut self, v: &Value, attr: &ast::Ident, _e: &Expr) -> Option<Value> {
+    pub(crate) fn attribute(&mut self, v: &Value, attr: &ast::Ident, _e: &Expr) -> Option<Value> {
         let name = attr.name.as_str();
         match v {
             Value::Tile(t) => match name {
@@ -641,6 +647,8 @@ impl Checker<'_> {
                     _ => self.no_attr(v, name, &attr.span),
                 },
                 Py::Func(f) if name == "__name__" => Some(Value::str(f.def.name.name.clone())),
+                // classes.rs: attributes of user classes and their instances.
+                Py::Class(_) | Py::Instance(_) => self.object_attr(v, name, &attr.span),
                 Py::Grid(g) => {
                     let axis = ["p", "x", "y", "z"].iter().position(|f| *f == name);
                     match axis.and_then(|a| g.get(a)) {
@@ -1309,6 +1317,7 @@ impl Checker<'_> {
                 );
                 None
             }
+            ast::Target::Attribute { value, attr, span } => self.assign_attr(value, attr, v, span),
             ast::Target::Subscript {
                 base,
                 indices,
@@ -1514,6 +1523,14 @@ impl Checker<'_> {
                     );
                     mk(ExprKind::Name(name))
                 }
+                // alloc_api.rs: `nki.compiler.sbuf` as a buffer is `nl.sbuf`.
+                Py::Ref("nki", n) if super::alloc_api::buffer_kind(n).is_some() => {
+                    let a = super::alloc_api::AllocData {
+                        memory: super::alloc_api::buffer_kind(n)?,
+                        api: n.clone(),
+                    };
+                    return self.quote(&a.buffer_ref(), span);
+                }
                 Py::Ref(m, name) => {
                     let mut e = mk(ExprKind::Name(m.to_string()));
                     for part in name.split('.') {
@@ -1527,6 +1544,8 @@ impl Checker<'_> {
                     }
                     e
                 }
+                // alloc_api.rs: a buffer of the direct-allocation API is the memory it asks for.
+                Py::Alloc(a) => return self.quote(&a.buffer_ref(), span),
                 Py::Builtin(b) if b.starts_with("math.") => {
                     // `op=math.exp`: the activation function of that name.
                     let name = b.trim_start_matches("math.");
@@ -1865,6 +1884,16 @@ impl Checker<'_> {
 
 /// `DTYPE.min` / `DTYPE.max` of an NKI (or numpy) dtype, as numpy's `finfo` / `iinfo` give them.
 fn dtype_limit(dtype: &str, which: &str) -> Option<Value> {
+    if which == "itemsize" {
+        // `np.dtype(dt).itemsize`: its bytes (direct-allocation kernels compute addresses).
+        let bytes = match dtype {
+            "fp32" | "float32" | "tfloat32" | "int32" | "uint32" => 4,
+            "bfloat16" | "bf16" | "fp16" | "float16" | "int16" | "uint16" => 2,
+            "int8" | "uint8" | "fp8_e4m3" | "fp8_e5m2" | "float8_e4m3" | "float8_e5m2" => 1,
+            _ => return None,
+        };
+        return Some(Value::int(bytes));
+    }
     let max = match dtype {
         "fp32" | "float32" | "tfloat32" => f64::from(f32::MAX),
         // bfloat16's largest finite value: (2 - 2^-7) · 2^127.

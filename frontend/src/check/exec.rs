@@ -245,6 +245,9 @@ impl Checker<'_> {
                     return Flow::Stop;
                 }
             }
+            StmtKind::Class(c) => return self.exec_class(c, &s.span),
+            StmtKind::Raise(e) => return self.exec_raise(e.as_ref(), &s.span),
+            StmtKind::Declare(_) => {}
             StmtKind::Break => return Flow::Break,
             StmtKind::Continue => return Flow::Continue,
             StmtKind::Pass | StmtKind::Error | StmtKind::Recovered { .. } => {
@@ -326,7 +329,7 @@ impl Checker<'_> {
                 }
             }
             Target::Seq { items, .. } => items.iter().for_each(|t| self.poison(t)),
-            Target::Subscript { .. } => {}
+            Target::Subscript { .. } | Target::Attribute { .. } => {}
         }
     }
 
@@ -486,6 +489,11 @@ impl Checker<'_> {
                 if let Some(r) = self.binary(op, cur, v, &expr, value) {
                     self.bind_target(target, r);
                 }
+            }
+            Target::Attribute {
+                value: obj, attr, ..
+            } => {
+                self.aug_attr(obj, attr, op, value, &s.span);
             }
             _ => self.core(s.kind.clone(), &s.span, out, in_loop),
         }

@@ -95,6 +95,26 @@ impl Checker<'_> {
                 let (recv, name) = (recv.clone(), name.clone());
                 self.call_method(&recv, &name, pos, e)
             }
+            // classes.rs: a class makes an instance; a bound method gets its instance first.
+            Some(Py::Class(_)) => self.instantiate(callee, pos, kws, &e.span),
+            Some(Py::BoundMethod(recv, f)) => match f.as_py() {
+                Some(Py::Func(f)) => {
+                    let mut args = vec![recv.clone()];
+                    args.extend(pos);
+                    self.call_function(f, args, kws, &e.span)
+                }
+                _ => self.type_error("a bound method of a non-function".into(), &e.span),
+            },
+            // alloc_api.rs: NKI's direct-allocation API and its decorators.
+            Some(Py::Ref("nki", path)) if path.starts_with("compiler.") => {
+                match self.call_compiler_api(path, &pos, &e.span) {
+                    Some(v) => v,
+                    None => self.unsupported_py(
+                        format!("calling `nki.{path}` outside a tile operation"),
+                        &e.span,
+                    ),
+                }
+            }
             Some(Py::Ref(m, name)) => match (*m, name.as_str()) {
                 ("nl", "static_range" | "affine_range" | "sequential_range") => {
                     self.call_builtin("range", pos, spans, Vec::new(), e)
@@ -439,6 +459,8 @@ impl Checker<'_> {
                 let tn = pos[0].type_name();
                 let hit = types.iter().any(|t| match t.as_py() {
                     Some(Py::Builtin(b)) => *b == tn || (*b == "int" && tn == "bool"),
+                    // classes.rs: an instance of a user class or of one derived from it.
+                    Some(Py::Class(_)) => Self::isinstance_user(&pos[0], t).unwrap_or(false),
                     _ => false,
                 });
                 Some(Value::Bool(hit))
@@ -463,7 +485,28 @@ impl Checker<'_> {
                         .unwrap_or("type"),
                 )))
             }
-            "hasattr" => Some(Value::Bool(false)),
+            "hasattr" => {
+                arity(self, 2, 2)?;
+                let name = pos[1].to_str();
+                Some(Value::Bool(Self::object_has_attr(&pos[0], &name)))
+            }
+            "getattr" => {
+                arity(self, 2, 3)?;
+                let Some(Py::Str(name)) = pos[1].as_py() else {
+                    return self
+                        .type_error("`getattr`'s attribute name must be a string".into(), at);
+                };
+                if pos.len() == 3 && !Self::object_has_attr(&pos[0], name) {
+                    if let Some(Py::Class(_) | Py::Instance(_)) = pos[0].as_py() {
+                        return Some(pos[2].clone());
+                    }
+                }
+                let attr = ast::Ident {
+                    name: name.clone(),
+                    span: at.clone(),
+                };
+                self.attribute(&pos[0], &attr, e)
+            }
             "round" => {
                 arity(self, 1, 2)?;
                 let x = self.number(&pos[0], at)?;

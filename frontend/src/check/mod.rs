@@ -50,8 +50,12 @@
 //!   variable a temporary is then assigned to as a whole is recorded (`user_names`), so that logs
 //!   can show that name instead (lowering makes the display names).
 
+// alloc_api: NKI's direct-allocation API (`ncc.sbuf.mod_alloc`), as buffer kinds.
+mod alloc_api;
 mod broadcast;
 mod calls;
+// classes: user classes, instances, bound methods, `@dataclass`, `raise`.
+mod classes;
 mod comptime;
 mod consts;
 mod dst;
@@ -118,6 +122,12 @@ pub struct CheckedKernel {
     pub user_names: HashMap<Tensor, String>,
     /// The values of each constant tensor (`nl.shared_constant`, kind `Const`), row-major.
     pub consts: std::collections::BTreeMap<Tensor, Vec<f32>>,
+    /// Notes for the user that are not diagnostics (`alloc_api`: addresses given by hand are
+    /// nkc's to choose).
+    pub notes: Vec<String>,
+    /// Parameters a reshape stores in rows of another length than their declared shape gives
+    /// (`reshape`): the declared shape, which the run's input array has.
+    pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
 }
 
 /// A tensor with its source name (not yet made unique) and binding span.
@@ -497,7 +507,12 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
             .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
             .count();
         let unknown_attrs = checker.unknown_module_attrs - unknown_mark;
-        let deferrable = if names.is_empty() {
+        // A class is Python nkc may not run whole (a test class beside the kernels): whatever
+        // failed in it is reported where a kernel uses the class.
+        let is_class = matches!(item.kind, ast::StmtKind::Class(_));
+        let deferrable = if is_class {
+            true
+        } else if names.is_empty() {
             unknown_attrs == failed.len()
         } else {
             unknown_names + unknown_attrs == failed.len()
@@ -573,6 +588,7 @@ fn stmt_binds<'t>(s: &'t ast::Stmt, out: &mut Vec<&'t ast::Ident>) {
         }
         ast::StmtKind::Import(items) => out.extend(items.iter().map(|(_, id)| id)),
         ast::StmtKind::Def(k) => out.push(&k.name),
+        ast::StmtKind::Class(c) => out.push(&c.name),
         ast::StmtKind::Recovered { binds } => out.extend(binds.iter()),
         ast::StmtKind::Expr(_)
         | ast::StmtKind::Return(_)
@@ -581,6 +597,8 @@ fn stmt_binds<'t>(s: &'t ast::Stmt, out: &mut Vec<&'t ast::Ident>) {
         | ast::StmtKind::Break
         | ast::StmtKind::Continue
         | ast::StmtKind::Assert { .. }
+        | ast::StmtKind::Raise(_)
+        | ast::StmtKind::Declare(_)
         | ast::StmtKind::Error => {}
     }
 }
@@ -592,7 +610,7 @@ fn target_names<'t>(t: &'t ast::Target, out: &mut Vec<&'t ast::Ident>) {
         ast::Target::Tuple { names, .. } => out.extend(names.iter()),
         ast::Target::Seq { items, .. } => items.iter().for_each(|t| target_names(t, out)),
         ast::Target::Starred(id) => out.push(id),
-        ast::Target::Subscript { .. } => {}
+        ast::Target::Subscript { .. } | ast::Target::Attribute { .. } => {}
     }
 }
 
@@ -687,6 +705,8 @@ pub(crate) struct Checker<'a> {
     /// The mask of the call being checked (empty when none): its subscripts are in bounds where
     /// the mask keeps them (`vectors::mask_keeps_in_bounds`).
     active_mask: Vec<penguin::MaskBound>,
+    /// [`CheckedKernel::notes`].
+    notes: Vec<String>,
 }
 
 impl<'a> Checker<'a> {
@@ -729,6 +749,7 @@ impl<'a> Checker<'a> {
             grid: grid::GridData::default(),
             out_params: out_params::OutParamsData::default(),
             active_mask: Vec::new(),
+            notes: Vec::new(),
         }
     }
 

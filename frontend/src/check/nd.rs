@@ -55,6 +55,23 @@ impl Checker<'_> {
         indices: &[Index],
         span: &Span,
     ) -> Option<TileVal> {
+        // A view of a tensor a reshape stores in rows of another length (`reshape`).
+        let stored = self.tensor(base.tensor).shape;
+        if base.dims.is_none() && base.is_whole(stored) && flatten(dims) != Some(stored) {
+            self.error(
+                vocab::Diagnostic::new(
+                    crate::codes::RESHAPE_LAYOUT,
+                    format!(
+                        "nkc cannot index `{name}` with shape {dims:?}: the tensor is stored as [{}, {}] by a reshape",
+                        stored[0], stored[1]
+                    ),
+                    span.clone(),
+                )
+                .with_label("rows of another length")
+                .with_help("index the tensor through the reshaped view, or reshape it back to a shape of the same last dimension first"),
+            );
+            return None;
+        }
         // The last dimension is the free one; the others are rows.
         let last = dims.len() - 1;
         // patterns_nd: strided views and exchanged index vectors (a transposing DMA).

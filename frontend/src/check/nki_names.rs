@@ -46,6 +46,11 @@ pub(super) fn alias(op: &str, name: &str) -> Option<Alias> {
         ("store", "data") => "value",
         // A label for profiles and IR dumps.
         (_, "name") => return Some(Alias::Ignored),
+        // When an allocation's fill is written: the values are the same either way.
+        (
+            "full" | "zeros" | "ones" | "zeros_like" | "ones_like" | "full_like",
+            "lazy_initialization",
+        ) => return Some(Alias::Ignored),
         _ => return None,
     };
     Some(Alias::Param(param))

@@ -4,7 +4,7 @@
 //! A kernel is a Python program that NKI traces: every value that is not a tile is an ordinary
 //! Python value, computed while the kernel is checked. Integers (affine in the loop variables of
 //! hardware loops), floats, booleans and `None` keep their [`Value`] variants of the checker; the
-//! others are a [`Value::Py`] holding a [`Py`]. This file owns those values: their Python type
+//! others are a [`Value::Py`] holding a [`Py`] (classes and their instances are `classes`'s). This file owns those values: their Python type
 //! names, truth, equality, iteration and text (`str()`/`repr()`).
 //!
 //! Invariants: a `Py` never holds a tile directly by name: tiles inside containers are
@@ -71,6 +71,15 @@ pub(crate) enum Py {
     /// A kernel that never uses it compiles, as a Python kernel does whatever the rest of its
     /// module holds.
     Unrun(Vec<crate::diagnostic::Error>),
+    /// A class of the kernel's file (`classes`).
+    Class(super::classes::ClassVal),
+    /// An instance of such a class (`classes`).
+    Instance(super::classes::InstanceVal),
+    /// `obj.method` of an instance: the instance and the class's function, not yet called.
+    BoundMethod(Value, Value),
+    /// A buffer of NKI's direct-allocation API (`ncc.sbuf.mod_alloc(...)`,
+    /// `ncc.psum.alloc(f)`): the memory it asks for (`alloc_api`).
+    Alloc(super::alloc_api::AllocData),
 }
 
 impl Value {
@@ -152,6 +161,10 @@ impl Value {
                 Py::Grid(_) => "mgrid",
                 Py::Array(_) | Py::Array2(_) => "numpy.ndarray",
                 Py::Unrun(_) => "value nkc could not compute",
+                Py::Class(_) => "type",
+                Py::Instance(_) => "object",
+                Py::BoundMethod(..) => "method",
+                Py::Alloc(_) => "allocation",
             },
         }
     }
@@ -256,6 +269,10 @@ impl Value {
                     format!("array([{}])", rows.join(", "))
                 }
                 Py::Unrun(_) => "<not evaluated>".into(),
+                Py::Class(_) | Py::Instance(_) | Py::BoundMethod(..) => {
+                    super::classes::object_repr(p).unwrap_or_default()
+                }
+                Py::Alloc(a) => a.repr(),
             },
         }
     }
@@ -314,6 +331,9 @@ fn py_eq(a: &Py, b: &Py) -> Option<bool> {
         (Py::Ref(m, x), Py::Ref(n, y)) => m == n && x == y,
         (Py::Builtin(x), Py::Builtin(y)) => x == y,
         (Py::Func(x), Py::Func(y)) => Rc::ptr_eq(&x.def, &y.def),
+        (Py::Instance(_), Py::Instance(_)) | (Py::Class(_), Py::Class(_)) => {
+            return super::classes::object_eq(a, b)
+        }
         (Py::Dict(x), Py::Dict(y)) => {
             let (x, y) = (x.borrow(), y.borrow());
             if x.len() != y.len() {

@@ -45,7 +45,8 @@ impl Checker<'_> {
     /// a name (`dest` new), the name keeps the new shape.
     pub(super) fn reshape_call(&mut self, e: &Expr, dest: &Dest) -> Option<Option<TileVal>> {
         reshape_parts(e)?;
-        let Some((t, dims)) = self.reshape_of(e) else {
+        let bind = matches!(dest, Dest::New { .. });
+        let Some((t, dims)) = self.reshape_of(e, bind) else {
             return Some(None);
         };
         match dest {
@@ -70,14 +71,14 @@ impl Checker<'_> {
     pub(super) fn reshape_view(&mut self, e: &Expr) -> Option<Option<(TileVal, String)>> {
         if let Some((name, ..)) = reshape_parts(e) {
             let name = name.to_string();
-            return Some(self.reshape_of(e).map(|(t, _)| (t, name)));
+            return Some(self.reshape_of(e, false).map(|(t, _)| (t, name)));
         }
         let ExprKind::Subscript { value, indices } = &e.kind else {
             return None;
         };
         let (name, ..) = reshape_parts(value)?;
         let name = name.to_string();
-        let Some((t, dims)) = self.reshape_of(value) else {
+        let Some((t, dims)) = self.reshape_of(value, false) else {
             return Some(None);
         };
         Some(
@@ -87,7 +88,7 @@ impl Checker<'_> {
     }
 
     /// The tensor `x.reshape(...)` views, whole, with its new logical shape.
-    fn reshape_of(&mut self, e: &Expr) -> Option<(TileVal, Vec<u64>)> {
+    fn reshape_of(&mut self, e: &Expr, bind: bool) -> Option<(TileVal, Vec<u64>)> {
         let (name, name_span, args, kwargs) = reshape_parts(e)?;
         let base = match self.lookup(name, name_span) {
             Value::Tile(t) => t,
@@ -173,6 +174,30 @@ impl Checker<'_> {
         }
         match flatten(&dims) {
             Some(flat) if flat == tt.shape => Some((base, dims)),
+            // No instruction has touched the tensor yet: it is stored in rows of the new last
+            // dimension from now on (the same bytes, row-major), and its other views keep their
+            // shapes but can no longer be indexed (`nd::subscript_nd` checks).
+            Some(flat)
+                if !self.tile_nd.accessed.contains(&base.tensor)
+                    && self.logical.contains_key(&base.tensor)
+                    && matches!(
+                        tt.kind,
+                        TensorKind::Input | TensorKind::Local | TensorKind::Output
+                    ) =>
+            {
+                let shape = flat;
+                self.tensors[base.tensor.as_u32() as usize].shape = shape;
+                if tt.kind == TensorKind::Input {
+                    // The run's input keeps the declared shape: the same bytes, row-major.
+                    (self.tile_nd.restored)
+                        .entry(base.tensor)
+                        .or_insert(old.clone());
+                }
+                Some((TileVal::whole(base.tensor, shape), dims))
+            }
+            // A name bound to the view (`out = out.reshape((n,))` before `return out`): it has
+            // the new shape, and indexing it is refused (`nd::subscript_nd` checks).
+            Some(_) if bind => Some((base, dims)),
             _ => {
                 self.error(
                     Diagnostic::new(

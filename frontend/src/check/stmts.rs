@@ -226,6 +226,8 @@ impl Checker<'_> {
             body,
             user_names: std::mem::take(&mut self.user_names),
             consts: std::mem::take(&mut self.consts),
+            notes: std::mem::take(&mut self.notes),
+            restored: std::mem::take(&mut self.tile_nd.restored),
         }
     }
 
@@ -465,11 +467,14 @@ impl Checker<'_> {
             | StmtKind::Import(_)
             | StmtKind::Break
             | StmtKind::Opaque(_)
+            | StmtKind::Class(_)
+            | StmtKind::Raise(_)
+            | StmtKind::Declare(_)
             | StmtKind::Continue
             | StmtKind::MultiAssign { .. }
             | StmtKind::Return(_)
             | StmtKind::Assign {
-                target: Target::Seq { .. } | Target::Starred(_),
+                target: Target::Seq { .. } | Target::Starred(_) | Target::Attribute { .. },
                 ..
             } => {}
             StmtKind::Assign {
@@ -487,6 +492,8 @@ impl Checker<'_> {
             StmtKind::Pass | StmtKind::Error => {}
         }
         for inst in &cx.insts {
+            (self.tile_nd.accessed).extend(inst.srcs.iter().map(|s| s.tensor));
+            self.tile_nd.accessed.insert(inst.dst.tensor);
             let t = inst.dst.tensor;
             let first = self.written.insert(t);
             if first
@@ -861,6 +868,8 @@ impl Checker<'_> {
                 });
                 return;
             }
+            // An attribute is a Python object's, updated by `exec`.
+            Target::Attribute { .. } => return,
         };
         let tt = self.tensor(tile.tensor).clone();
         let tspan = target.span();

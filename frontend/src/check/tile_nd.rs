@@ -47,6 +47,12 @@ pub(crate) struct TileNdData {
     /// access pattern): that shape, partition first. A subscript naming every axis, or a
     /// reduction over several, reads the tile as that shape (`patterns_nd`).
     pub shaped: HashMap<Tensor, Vec<u64>>,
+    /// The tensors an instruction traced so far reads or writes: an HBM tensor none has yet may
+    /// be stored in rows of another length by a reshape (`reshape`).
+    pub accessed: std::collections::HashSet<Tensor>,
+    /// Parameters a reshape stores in rows of another length, with their declared shapes
+    /// ([`super::CheckedKernel::restored`]).
+    pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
 }
 
 /// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.

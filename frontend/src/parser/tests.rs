@@ -369,19 +369,44 @@ fn bitwise_augmented_assignments_and_invert() {
 }
 
 #[test]
-fn a_decorated_class_is_skipped_as_an_undecorated_one() {
-    let src = "@dataclass(frozen=True)\nclass Cfg:\n    tile: int = 128\n\nclass Plain:\n    x = 1\n\ndef k(a):\n    return a\n";
+fn a_class_keeps_its_decorators_bases_fields_and_methods() {
+    let src = "@dataclass(frozen=True)\nclass Cfg:\n    tile: int = 128\n    dtype: str\n\nclass Plain(Cfg):\n    x = 1\n    def get(self):\n        raise ValueError(f\"no {self.x}\")\n\nclass Meta(metaclass=M):\n    pass\n\ndef k(a):\n    return a\n";
     let module = parse_ok(src);
     assert_eq!(module.kernels.len(), 1);
-    let kinds: Vec<&StmtKind> = module.items.iter().map(|s| &s.kind).collect();
-    assert_eq!(
-        kinds,
-        vec![
-            &StmtKind::Opaque("class".into()),
-            &StmtKind::Opaque("class".into())
-        ]
+    let StmtKind::Class(cfg) = &module.items[0].kind else {
+        panic!("{:?}", module.items[0].kind);
+    };
+    assert_eq!(cfg.name.name, "Cfg");
+    assert_eq!(cfg.decorators.len(), 1);
+    assert!(matches!(&cfg.body[1].kind, StmtKind::Declare(id) if id.name == "dtype"));
+    let StmtKind::Class(plain) = &module.items[1].kind else {
+        panic!("{:?}", module.items[1].kind);
+    };
+    assert_eq!(plain.bases.len(), 1);
+    let StmtKind::Def(get) = &plain.body[1].kind else {
+        panic!("{:?}", plain.body[1].kind);
+    };
+    assert!(matches!(&get.body[0].kind, StmtKind::Raise(Some(_))));
+    // A header nkc does not read stays a statement it does not run.
+    assert_eq!(module.items[2].kind, StmtKind::Opaque("class".into()));
+    assert_eq!(&src[module.items[0].span.clone()][..5], "class");
+}
+
+#[test]
+fn an_attribute_is_an_assignment_target() {
+    let src = "def k(a):\n    self.n = 1\n    self.n += 2\n    return a\n";
+    let module = parse_ok(src);
+    let body = &module.kernels[0].body;
+    assert!(
+        matches!(&body[0].kind, StmtKind::Assign { target: Target::Attribute { attr, .. }, .. } if attr.name == "n")
     );
-    assert_eq!(&src[module.items[0].span.clone()][..10], "@dataclass");
+    assert!(matches!(
+        &body[1].kind,
+        StmtKind::AugAssign {
+            target: Target::Attribute { .. },
+            ..
+        }
+    ));
 }
 
 #[test]
