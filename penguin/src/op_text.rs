@@ -41,6 +41,7 @@ pub fn op_schema(name: &str) -> Option<&'static [(&'static str, ParamTy)]> {
         "load" | "store" | "transpose" | "copy" | "bn_stats" | "bn_aggr" | "vector_transpose"
         | "max8" | "find_index8" => &[],
         "match_replace8" => &[("imm", T::Float)],
+        "gather" | "scatter" => &[("skip_oob", T::Bool)],
         "tensor_tensor_scan" => &[("op0", T::Alu), ("op1", T::Alu)],
         "matmul" => &[("accumulate", T::Bool)],
         "tensor_tensor" => &[("op", T::Alu)],
@@ -231,6 +232,12 @@ fn build_op(name: &str, vals: &[ParamVal]) -> Op {
             base: *base,
             pstep: *pstep,
             fstep: *fstep,
+        },
+        ("gather", [V::Bool(skip_oob)]) => Op::Gather {
+            skip_oob: *skip_oob,
+        },
+        ("scatter", [V::Bool(skip_oob)]) => Op::Scatter {
+            skip_oob: *skip_oob,
         },
         ("load", []) => Op::Load,
         ("store", []) => Op::Store,

@@ -1334,6 +1334,11 @@ impl Checker<'_> {
             memory: Memory::Sbuf,
             dtype: t.dtype,
         };
+        if let Some(idx) = src.indirect.clone() {
+            // indirect.rs: a gather, the index tile its second source.
+            let op = Op::Gather { skip_oob: false };
+            return self.emit(cx, op, vec![src, *idx], res, dest, span);
+        }
         self.emit(cx, Op::Load, vec![src], res, dest, span)
     }
 
@@ -1993,10 +1998,18 @@ impl Checker<'_> {
         if !ok {
             return None;
         }
+        // indirect.rs: a scatter, the index tile its second source.
+        let (op, srcs) = match &dst.indirect {
+            Some(idx) => (
+                Op::Scatter { skip_oob: false },
+                vec![v.operand(), idx.operand()],
+            ),
+            None => (Op::Store, vec![v.operand()]),
+        };
         cx.insts.push(CInst {
-            op: Op::Store,
+            op,
             dst: dst.operand(),
-            srcs: vec![v.operand()],
+            srcs,
             span: e.span.clone(),
             engine: None,
             mask: Vec::new(),

@@ -347,6 +347,7 @@ impl Checker<'_> {
             pattern: Some(Pattern { axes }),
             view: None,
             dims: None,
+            indirect: None,
         })
     }
 }
@@ -716,5 +717,6 @@ fn tile_of_axes(
         pattern,
         view: None,
         dims: None,
+        indirect: None,
     }
 }

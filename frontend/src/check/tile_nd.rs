@@ -336,6 +336,7 @@ impl Checker<'_> {
             view: None,
             pattern: None,
             dims: None,
+            indirect: None,
         })
     }
 }

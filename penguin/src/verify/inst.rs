@@ -146,7 +146,7 @@ impl Verifier<'_> {
 fn engine_runs(engine: EngineClass, op: &Op) -> bool {
     use EngineClass::*;
     match op {
-        Op::Load | Op::Store => engine == Dma,
+        Op::Load | Op::Store | Op::Gather { .. } | Op::Scatter { .. } => engine == Dma,
         Op::Matmul { .. } | Op::Transpose => engine == Tensor,
         Op::Activation { .. } => engine == Scalar,
         Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } | Op::Iota { .. } => {
