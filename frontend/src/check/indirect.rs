@@ -66,18 +66,12 @@ impl Checker<'_> {
             ));
             return Some(None);
         }
-        let rank = match self.logical_dims(base) {
-            Some(d) => d.len(),
-            None => 2,
-        };
-        if k + 2 != rank {
+        // The index must be the one before the last: the stored rows (each index one row).
+        if k + 2 != indices.len() {
             self.error(
                 refuse("an index tile on a dimension other than the rows", ie.span.clone())
-                    .with_label(format!("index {k} of a tensor of {rank} dimensions"))
-                    .with_help(format!(
-                        "index dimension {} (the one before the last) with the tile, or reshape the tensor so the gathered dimension comes just before the last",
-                        rank.saturating_sub(2)
-                    )),
+                    .with_label(format!("index {k} of {}", indices.len()))
+                    .with_help("index the dimension just before the last with the tile and give the last one as a slice or `nl.arange` (`t[b, idx[i_p, 0], i_f]`); reshape the tensor so the gathered dimension comes just before the last"),
             );
             return Some(None);
         }
@@ -103,7 +97,8 @@ impl Checker<'_> {
         let Some(mut view) = self.subscript(base, name, &whole, span) else {
             return Some(None);
         };
-        if view.pattern.is_some() || view.view.is_some() {
+        let rows_are_indices = view.dims.as_ref().is_none_or(|d| d.len() == 2);
+        if view.pattern.is_some() || view.view.is_some() || !rows_are_indices {
             self.error(
                 refuse("an indirect subscript whose rows are not contiguous", span.clone())
                     .with_help("keep the free axis a plain slice or `nl.arange` of the last dimension: `t[idx[i_p, 0], i_f]`"),
