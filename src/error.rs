@@ -42,6 +42,14 @@ pub enum RunError {
         element: Option<(u64, u64)>,
         detail: Option<String>,
     },
+    /// E0903: an indirect load or store (gather, scatter) whose index tile holds a value that is
+    /// not a row of the HBM tensor it indexes, at the statement; `detail` is the engine's message.
+    #[error("an index of this indirect access is not a row of `{tensor}`")]
+    IndexOutOfRange {
+        tensor: String,
+        at: Range<usize>,
+        detail: String,
+    },
     /// E0901: HBM tensors larger than `nkc run` holds, at the largest.
     #[error("`{kernel}` is too large to run: the kernel's HBM tensors hold {elems} elements, more than the {limit} `nkc run` holds")]
     TooLargeToRun {
@@ -80,6 +88,7 @@ impl RunError {
                 codes::PENGUIN_INVALID
             }
             RunError::UnwrittenRead { .. } => codes::UNINITIALISED_READ,
+            RunError::IndexOutOfRange { .. } => codes::INDEX_OUT_OF_RANGE,
             RunError::TooLargeToRun { .. } => codes::TOO_LARGE_TO_RUN,
             RunError::CycleLimit { .. } => codes::CYCLE_LIMIT,
             RunError::Program { code, .. } => code,
@@ -92,6 +101,7 @@ impl RunError {
             RunError::PenguinSyntax { at, .. }
             | RunError::PenguinUnwrittenRead { at, .. }
             | RunError::UnwrittenRead { at, .. }
+            | RunError::IndexOutOfRange { at, .. }
             | RunError::TooLargeToRun { at, .. } => at.clone(),
             RunError::CycleLimit { busiest, .. } => busiest.as_ref().map_or(0..0, |b| b.0.clone()),
             RunError::PenguinInvalid { .. } | RunError::Program { .. } => 0..0,
@@ -133,6 +143,12 @@ impl RunError {
                     "write every element of `{tensor}` before reading it, or make it with nl.zeros"
                 ))
             }
+            RunError::IndexOutOfRange { tensor, detail, .. } => d
+                .with_label("an index tile value outside the rows it may name")
+                .with_note(detail.clone())
+                .with_help(format!(
+                    "give the index tile integers in the range of the indexed dimension of `{tensor}` (check the index input's values, or clamp the indices on chip with nl.minimum/nl.maximum)"
+                )),
             RunError::TooLargeToRun {
                 largest,
                 shape,

@@ -1724,6 +1724,31 @@ fn the_ops_reference_helpers_are_right() {
 /// `nisa.affine_select` over vectors, vectors of three axes.
 const INDEX_CASES: &[Case] = &[
     Case {
+        file: "gather_scatter.nk",
+        inputs: &[("table", &[256, 64]), ("keys", &[64, 1])],
+        // Row `p` of `gathered` (and of `copied`) is row floor((keys[p] + 1) * 128) of
+        // `table` (that sum and product in f32, as the kernel computes them); `scattered` is
+        // `table` with row 2p + 1 replaced by twice row `p` of `gathered`.
+        reference: |m| {
+            let (table, keys) = (&m[0], &m[1]);
+            let mut gathered = Mat::zeros(64, 64);
+            for p in 0..64 {
+                let row = (((keys.at(p, 0) as f32) + 1.0f32) * 128.0f32).floor() as usize;
+                for c in 0..64 {
+                    gathered.set(p, c, table.at(row, c));
+                }
+            }
+            let mut scattered = table.clone();
+            for p in 0..64 {
+                for c in 0..64 {
+                    scattered.set(2 * p + 1, c, 2.0 * gathered.at(p, c));
+                }
+            }
+            vec![gathered.clone(), gathered, scattered]
+        },
+        tol: EXACT,
+    },
+    Case {
         file: "index_mgrid_fields.nk",
         inputs: &[("a_in", &[256, 256]), ("b_in", &[256, 256])],
         reference: |m| {

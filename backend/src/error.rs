@@ -141,11 +141,18 @@ pub enum EmitBug {
     },
     /// A partition-major DMA's HBM run overflows.
     RunOverflow,
+    /// A gather or scatter with `skip_oob`: the machine's indirect DMA has no skip mode (the
+    /// front end never makes one).
+    SkipOob,
 }
 
 impl std::fmt::Display for EmitBug {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            EmitBug::SkipOob => write!(
+                f,
+                "an indirect DMA that skips out-of-range indices; the machine's indirect DMA has no skip mode"
+            ),
             EmitBug::NoPlace { tensor } => {
                 write!(f, "tile operand `{tensor}` has no on-chip place")
             }

@@ -133,6 +133,10 @@ pub const NOT_AFFINE: &str = "E0125";
 /// A loop variable's coefficient in an index larger than 2^24 in magnitude (only a loop of one
 /// iteration can keep such an index inside its tensor).
 pub const INDEX_COEFF_RANGE: &str = "E0126";
+/// An indirect subscript (a tile's values as the row index of an HBM tensor) nkc does not lower:
+/// an index tile of more than one column, on an axis other than the rows of the stored tensor,
+/// two index tiles, or an indirect subscript of an on-chip tile.
+pub const INDIRECT_INDEX: &str = "E0127";
 
 // ---- Slices (E0130–E0139) ----
 /// A subscript with other than two indices.
@@ -305,3 +309,6 @@ pub const UNINITIALISED_READ: &str = "E0900";
 pub const TOO_LARGE_TO_RUN: &str = "E0901";
 /// A simulation that executed more cycles than `--max-cycles` allows.
 pub const CYCLE_LIMIT: &str = "E0902";
+/// An indirect load or store (gather, scatter) whose index tile holds a value that is not an
+/// integer row of the dimension it indexes: found by the interpreter and the simulator.
+pub const INDEX_OUT_OF_RANGE: &str = "E0903";

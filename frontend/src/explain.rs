@@ -56,6 +56,7 @@ pub const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0124", "`x.shape[k]` with a `k` out of range, or `.shape` of something that is not a tensor. A tensor of `n` dimensions has `x.shape[0]` to `x.shape[n - 1]`."),
     ("E0125", "An index expression that is not affine in the loop variables, such as `i * j` or `i % 4`. Indices must be sums of loop variables times constants plus a constant, so that the pipeliner's legality check can reason about them. The same code marks an index-vector expression or `.ap(...)` that is not an access pattern nkc lowers: a strided or multi-axis partition index (the partition axis is never strided), a negative step, two vectors on one grid axis, more than 4 free axes."),
     ("E0126", "A loop variable's coefficient in an index larger than 2^24 in magnitude: only a loop of one iteration could keep such an index inside its tensor. Check the index."),
+    ("E0127", "An indirect subscript nkc does not lower. A load or store may index the rows of an HBM tensor with the values of an on-chip integer tile (`nl.load(t[idx[i_p, 0], i_f])`, NKI's gather; `nl.store(t[idx, i_f], value=v)`, its scatter), with one index per partition: the index tile is `[P, 1]`, and it indexes the dimension just before the last (the rows of the stored tensor; leading dimensions are plain indices). Select one column of the index tile (`idx[i_p, 0]`), and index an on-chip tile by affine indices only."),
     ("E0130", "A subscript with the wrong number of indices: an on-chip tile takes two (partition, free), an HBM tensor one per dimension."),
     ("E0131", "A slice whose size depends on a loop variable. Every tile has a fixed size: slice `t[i * 128:(i + 1) * 128]`, whose size is the constant 128."),
     ("E0132", "A slice of size zero or less, such as `t[4:4]` or `t[8:4]`. Tiles are never empty."),
@@ -149,6 +150,7 @@ pub const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0900", "The kernel reads an element that nothing wrote: part of an `nl.ndarray` (on chip or HBM scratch) read before it is written. Write every element first, or make the tile with `nl.zeros`."),
     ("E0901", "The kernel's (or program's) HBM tensors hold more elements than `nkc run` and `nkc sim` hold (2^30, 4 GiB of float32). Run a smaller problem."),
     ("E0902", "The run passed `--max-cycles` (simulated cycles, or instructions executed; for the interpreter, the kernel's instruction instances). The label shows the loop that runs most often. Raise the limit with `--max-cycles N` (on `run`, `sim`, `compare` and `suggest`) if the kernel is meant to run this long."),
+    ("E0903", "An indirect load or store (NKI's gather or scatter: `nl.load(t[idx[i_p, 0], i_f])`, `nl.store(t[idx, i_f], value=v)`) met an index that is not an integer row of the dimension it indexes, found when the kernel ran (by the interpreter and the simulator alike). The note names the partition of the index tile and its value. Give the index tensor values in range, or clamp the indices on chip (`nl.minimum`, `nl.maximum`) before the access."),
 ];
 
 /// The explanation of `code` (as [`normalise`] writes it), if it is a code of nkc.

@@ -491,6 +491,17 @@ pub enum Op {
     Load,
     /// `dst (HBM) = src0 (SBUF)`, same shape, or partition-major ([`dma_rows_per_partition`]).
     Store,
+    /// Indirect load (NKI's gather): `dst[P, F] (SBUF)`, row `p` of it is row `idx[p]` of the
+    /// HBM box `src0[B, F]`, with `src1[P, 1]` (SBUF, an integer dtype) the index tile. The HBM
+    /// box is every row an index may name (`0 <= idx[p] < B`), so every analysis that reasons
+    /// about boxes sees a superset of the rows read. An index outside `0..B` (or not an
+    /// integer) is a run-time error, or, with `skip_oob`, leaves row `p` of `dst` as it was.
+    Gather { skip_oob: bool },
+    /// Indirect store (NKI's scatter): row `p` of `src0[P, F]` (SBUF) goes to row `idx[p]` of
+    /// the HBM box `dst[B, F]`, with `src1[P, 1]` the index tile, partitions in increasing order
+    /// (the last of equal indices wins). The destination box is a superset of the rows written:
+    /// a scatter never counts as writing all of it. Out-of-range indices as for `Gather`.
+    Scatter { skip_oob: bool },
     /// `dst[M, N] (PSUM) = src0[K, M]ᵀ · src1[K, N]` (both SBUF), added to `dst` when `accumulate`.
     Matmul { accumulate: bool },
     /// `dst[F, P] (PSUM) = src0[P, F]ᵀ`.
@@ -553,6 +564,8 @@ impl Op {
         match self {
             Op::Load => "load",
             Op::Store => "store",
+            Op::Gather { .. } => "gather",
+            Op::Scatter { .. } => "scatter",
             Op::Matmul { .. } => "matmul",
             Op::Transpose => "transpose",
             Op::TensorTensor { .. } => "tensor_tensor",
@@ -581,6 +594,9 @@ impl Op {
         match self {
             Op::Load => (&[Sbuf], &[Hbm]),
             Op::Store => (&[Hbm], &[Sbuf]),
+            // The second source is the index tile.
+            Op::Gather { .. } => (&[Sbuf], &[Hbm, Sbuf]),
+            Op::Scatter { .. } => (&[Hbm], &[Sbuf]),
             Op::Matmul { .. } | Op::Transpose => (&[Psum], &[Sbuf]),
             Op::Memset { .. } => (&[Sbuf, Psum], &[]),
             Op::Iota { .. } | Op::Rand { .. } => (&[Sbuf], &[]),
@@ -608,6 +624,7 @@ impl Op {
             Op::TensorScalar { .. } | Op::Reduce { .. } | Op::BnStats | Op::BnAggr => 1,
             Op::VectorTranspose | Op::Max8 => 1,
             Op::Matmul { .. } | Op::TensorTensor { .. } => 2,
+            Op::Gather { .. } | Op::Scatter { .. } => 2,
             Op::FindIndex8 | Op::MatchReplace8 { .. } | Op::Dropout { .. } => 2,
             Op::TensorTensorScan { .. } => 3,
             Op::Activation { scale, bias, .. } => {
@@ -616,10 +633,16 @@ impl Op {
         }
     }
 
+    /// Whether the operation is an indirect DMA (`Gather`, `Scatter`): its HBM operand is the box
+    /// of every row an index may name, and its second source is the index tile.
+    pub fn is_indirect(&self) -> bool {
+        matches!(self, Op::Gather { .. } | Op::Scatter { .. })
+    }
+
     /// The engine class an operation runs on unless something decides otherwise.
     pub fn default_engine(&self) -> EngineClass {
         match self {
-            Op::Load | Op::Store => EngineClass::Dma,
+            Op::Load | Op::Store | Op::Gather { .. } | Op::Scatter { .. } => EngineClass::Dma,
             Op::Matmul { .. } | Op::Transpose => EngineClass::Tensor,
             Op::TensorTensor { .. }
             | Op::TensorScalar { .. }
@@ -759,7 +782,7 @@ impl InstData {
     /// two-dimensional.
     pub fn iter_shape(&self) -> Option<[u64; 2]> {
         let acc = match self.op {
-            Op::Reduce { .. } | Op::BnStats => &self.srcs.first()?.access,
+            Op::Reduce { .. } | Op::BnStats | Op::Scatter { .. } => &self.srcs.first()?.access,
             _ => &self.dst.access,
         };
         match acc.size.as_slice() {
@@ -771,7 +794,17 @@ impl InstData {
     /// Whether the instruction writes the whole of a destination tensor of shape `shape` in
     /// every execution: it selects all of it and carries no mask.
     pub fn writes_whole(&self, shape: &[u64]) -> bool {
-        self.mask.is_empty() && self.dst.access.is_whole(shape)
+        self.mask.is_empty() && !self.op.is_indirect() && self.dst.access.is_whole(shape)
+    }
+
+    /// The sources whose access is exactly what the instruction reads: all but a gather's HBM
+    /// box, which only bounds the rows its indices name (analyses that must not over-approximate
+    /// reads, such as the unwritten-read looks, skip it).
+    pub fn exact_srcs(&self) -> impl Iterator<Item = &Operand> {
+        let gather = matches!(self.op, Op::Gather { .. });
+        (self.srcs.iter().enumerate())
+            .filter(move |(k, _)| !(gather && *k == 0))
+            .map(|(_, o)| o)
     }
 
     /// Whether an operation may carry a mask (its elements map one to one, or by row, onto the
@@ -832,10 +865,16 @@ impl InstData {
     /// (of [`InstData::iter_shape`] `shape`): each operand dimension as long as the iteration
     /// space's is cut to the box, a broadcast (length-1) dimension kept.
     pub fn clipped(&self, shape: [u64; 2], active: ActiveBox) -> InstData {
-        let clip = |o: &Operand| {
+        // An indirect DMA's HBM box is every row an index may name, not the iteration space's
+        // partitions: only its free axis is cut (the index tile's rows are).
+        let (gather, scatter) = (
+            matches!(self.op, Op::Gather { .. }),
+            matches!(self.op, Op::Scatter { .. }),
+        );
+        let clip = |o: &Operand, is_hbm: bool| {
             let mut o = o.clone();
             for d in 0..2 {
-                if o.access.size.get(d) == Some(&shape[d]) {
+                if (d == 1 || !is_hbm) && o.access.size.get(d) == Some(&shape[d]) {
                     let (lo, hi) = active[d];
                     if let Some(e) = o.access.start.get_mut(d) {
                         // Saturating: a start this large is out of range anyway, and reported.
@@ -850,8 +889,10 @@ impl InstData {
         InstData {
             op: self.op.clone(),
             engine: self.engine,
-            dst: clip(&self.dst),
-            srcs: self.srcs.iter().map(clip).collect(),
+            dst: clip(&self.dst, scatter),
+            srcs: (self.srcs.iter().enumerate())
+                .map(|(k, o)| clip(o, k == 0 && gather))
+                .collect(),
             mask: Vec::new(),
         }
     }

@@ -42,6 +42,7 @@ pub fn op_schema(name: &str) -> Option<&'static [(&'static str, ParamTy)]> {
         | "max8" | "find_index8" => &[],
         "match_replace8" => &[("imm", T::Float)],
         "rand" | "dropout" => &[("stream", T::Float)],
+        "gather" | "scatter" => &[("skip_oob", T::Bool)],
         "tensor_tensor_scan" => &[("op0", T::Alu), ("op1", T::Alu)],
         "matmul" => &[("accumulate", T::Bool)],
         "tensor_tensor" => &[("op", T::Alu)],
@@ -232,6 +233,12 @@ fn build_op(name: &str, vals: &[ParamVal]) -> Op {
             base: *base,
             pstep: *pstep,
             fstep: *fstep,
+        },
+        ("gather", [V::Bool(skip_oob)]) => Op::Gather {
+            skip_oob: *skip_oob,
+        },
+        ("scatter", [V::Bool(skip_oob)]) => Op::Scatter {
+            skip_oob: *skip_oob,
         },
         ("load", []) => Op::Load,
         ("store", []) => Op::Store,

@@ -141,7 +141,7 @@ impl Walk<'_> {
             && matches!(d.op, Op::Matmul { accumulate: true }))
         .then_some(&d.dst);
         if runs && d.mask.is_empty() {
-            for src in d.srcs.iter().chain(acc_dst) {
+            for src in d.exact_srcs().chain(acc_dst) {
                 if !self.is_scratch(src.tensor) {
                     continue;
                 }

@@ -163,7 +163,7 @@ impl Walk<'_> {
         };
         let acc_dst = matches!(d.op, Op::Matmul { accumulate: true }).then_some(&d.dst);
         if d.mask.is_empty() && !self.reported.contains(&i) {
-            for src in d.srcs.iter().chain(acc_dst) {
+            for src in d.exact_srcs().chain(acc_dst) {
                 if !self.followed(src.tensor) {
                     continue;
                 }

@@ -316,3 +316,69 @@ fn malformed_ir_is_an_error_not_a_panic() {
     let err = interpret(&b.f, &[]).unwrap_err();
     assert!(err.to_string().contains("rank 3"), "{err}");
 }
+
+/// A gather of rows `idx[p]` of `table[0 +: 4]`, and a scatter of them back at the same rows
+/// into `out` (with `skip_oob` as given), for the index tests.
+fn indirect_kernel(skip_oob: bool) -> Function {
+    let text = format!(
+        "kernel g(table, idx) -> (out) {{
+  tensor table: hbm f32[4, 2] input
+  tensor idx: hbm f32[3, 1] input
+  tensor out: hbm f32[4, 2] output
+  tensor ix: sbuf f32[3, 1] local
+  tensor rows: sbuf f32[3, 2] local
+  tensor z: sbuf f32[4, 2] local
+  stmt {{
+    z[0 +: 4, 0 +: 2] = memset.dve(value=0.0)
+    out[0 +: 4, 0 +: 2] = store.dma z[0 +: 4, 0 +: 2]
+    ix[0 +: 3, 0 +: 1] = load.dma idx[0 +: 3, 0 +: 1]
+    rows[0 +: 3, 0 +: 2] = memset.dve(value=-1.0)
+    rows[0 +: 3, 0 +: 2] = gather.dma(skip_oob={skip_oob}) table[0 +: 4, 0 +: 2], ix[0 +: 3, 0 +: 1]
+    out[0 +: 4, 0 +: 2] = scatter.dma(skip_oob={skip_oob}) rows[0 +: 3, 0 +: 2], ix[0 +: 3, 0 +: 1]
+  }}
+}}"
+    );
+    parse_function(&text).expect("the kernel parses")
+}
+
+#[test]
+fn gather_and_scatter_move_the_rows_their_indices_name() {
+    let f = indirect_kernel(false);
+    let table = Array::new(vec![4, 2], (0..8).map(|v| v as f32).collect());
+    let idx = Array::new(vec![3, 1], vec![3.0, 0.0, 3.0]);
+    let out = interpret(&f, &[table, idx])
+        .expect("the indices are rows")
+        .outputs;
+    // Rows 3 and 0 come back to rows 3 and 0; rows 1 and 2 keep the zeros.
+    assert_eq!(out[0].data, vec![0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 6.0, 7.0]);
+}
+
+#[test]
+fn an_index_outside_the_rows_is_an_error_or_skipped() {
+    let table = Array::new(vec![4, 2], (0..8).map(|v| v as f32).collect());
+    for bad in [4.0, -1.0, 1.5] {
+        let idx = Array::new(vec![3, 1], vec![2.0, bad, 1.0]);
+        let err = interpret(&indirect_kernel(false), &[table.clone(), idx]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                InterpError::IndexOutOfRange {
+                    partition: 1,
+                    rows: 4,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("which is not a row of 0..4"),
+            "{err}"
+        );
+    }
+    // With `skip_oob` an out-of-range row moves nothing: rows 2 and 1 only.
+    let idx = Array::new(vec![3, 1], vec![2.0, 9.0, 1.0]);
+    let out = interpret(&indirect_kernel(true), &[table, idx])
+        .expect("skipped")
+        .outputs;
+    assert_eq!(out[0].data, vec![0.0, 0.0, 2.0, 3.0, 4.0, 5.0, 0.0, 0.0]);
+}

@@ -308,10 +308,18 @@ pub enum Op {
     /// A DMA transfer on `queue` between HBM and SBUF (sp). Elements pair up in row-major order of
     /// both sides (partition outermost on the tile side). Transfers of one queue complete in
     /// issue order; predicated off, it moves nothing but signals in that order (see [`Cmp`]).
+    ///
+    /// With `index` (an indirect DMA, NKI's gather or scatter: text `dma qN DST, SRC index IDX`)
+    /// the HBM side's outermost dimension `(B, stride)` is the rows an index may name: partition
+    /// `p` of the tile side pairs with HBM index `idx[p]` (the first element of partition `p` of
+    /// the `[np, 1]` SBUF tile `index`, read when the transfer issues) along it, instead of `p`,
+    /// and the inner dimensions as usual. An index that is not an integer in `0..B` is a run-time
+    /// error. The queue moves one descriptor per row (each row's bytes rounded up separately).
     Dma {
         queue: u8,
         dst: DmaSide,
         src: DmaSide,
+        index: Option<Ap>,
     },
     /// Add one to a semaphore.
     Signal { sem: usize },
@@ -519,12 +527,15 @@ pub fn tile_operands(op: &Op) -> Vec<&Ap> {
         Op::TensorTensor { dst, a, b, .. } => vec![dst, a, b],
         Op::TensorScalar { dst, src, .. } => vec![dst, src],
         Op::Memset { dst, .. } | Op::Iota { dst, .. } | Op::Rand { dst, .. } => vec![dst],
-        Op::Dma { dst, src, .. } => [dst, src]
+        Op::Dma {
+            dst, src, index, ..
+        } => [dst, src]
             .into_iter()
             .filter_map(|s| match s {
                 DmaSide::Tile(a) => Some(a),
                 DmaSide::Hbm(_) => None,
             })
+            .chain(index)
             .collect(),
         Op::Signal { .. } | Op::Wait { .. } => vec![],
     }

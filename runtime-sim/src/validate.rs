@@ -260,7 +260,12 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
         | Op::MatchReplace8 { dst, src, .. } => check_top8(op, dst, src)?,
         Op::Dropout { dst, src, prob, .. } => check_dropout(dst, src, prob)?,
         Op::Memset { .. } | Op::Iota { .. } | Op::Rand { .. } => {}
-        Op::Dma { queue, dst, src } => check_dma(p, *queue, dst, src, bound)?,
+        Op::Dma {
+            queue,
+            dst,
+            src,
+            index,
+        } => check_dma(p, *queue, dst, src, index.as_ref(), bound)?,
         Op::Signal { sem } | Op::Wait { sem, .. } => {
             if *sem >= p.semaphores.len() {
                 return Err(format!("semaphore #{sem} is not declared"));
@@ -468,6 +473,7 @@ fn check_dma(
     queue: u8,
     dst: &DmaSide,
     src: &DmaSide,
+    index: Option<&Ap>,
     bound: &[Reg],
 ) -> Result<(), String> {
     if queue as usize >= DMA_QUEUES {
@@ -490,11 +496,24 @@ fn check_dma(
     check_expr(&hbm.start, bound)?;
     check_dims(&hbm.dims, MAX_FREE_ELEMS * PARTITIONS as u64)?;
     let n = (tile.np as u64).saturating_mul(tile.free_elems());
-    if n != hbm.elems() {
+    // An indirect DMA moves one index of the HBM side's outermost dimension per partition.
+    let moved = match (index, hbm.dims.first()) {
+        (None, _) => hbm.elems(),
+        (Some(_), Some(d)) => (hbm.elems() / d.size.max(1)).saturating_mul(tile.np as u64),
+        (Some(_), None) => return Err("an indirect DMA's HBM side has no dimension".into()),
+    };
+    if n != moved {
         return Err(format!(
-            "the SBUF side moves {n} elements but the HBM side {}",
-            hbm.elems()
+            "the SBUF side moves {n} elements but the HBM side {moved}"
         ));
+    }
+    if let Some(idx) = index {
+        if idx.mem != Mem::Sbuf || idx.np != tile.np || idx.free_elems() != 1 {
+            return Err(format!(
+                "the index of an indirect DMA is an SBUF tile of one element in each of the {} partitions of its tile side",
+                tile.np
+            ));
+        }
     }
     Ok(())
 }

@@ -208,12 +208,14 @@ fn op(regs: Vec<Reg>, sems: usize) -> impl Strategy<Value = Op> {
                         queue,
                         dst: tile,
                         src: hbm,
+                        index: None,
                     }
                 } else {
                     Op::Dma {
                         queue,
                         dst: hbm,
                         src: tile,
+                        index: None,
                     }
                 }
             }),

@@ -578,6 +578,14 @@ fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
             }
             .to_diagnostic()])
         }
+        (interp::InterpError::IndexOutOfRange { tensor, .. }, span) => {
+            Failure::Diagnostics(vec![RunError::IndexOutOfRange {
+                tensor: tensor.to_string(),
+                at: span.map_or(0..0, |s| s.range()),
+                detail: e.to_string(),
+            }
+            .to_diagnostic()])
+        }
         _ => Failure::internal(InternalCause::Interpreter(e.clone())),
     }
 }
@@ -594,7 +602,10 @@ fn sim_failure(
 ) -> Failure {
     let internal = || Failure::internal(InternalCause::SimRejected(e.clone()));
     match e {
-        runtime_sim::sim::SimError::Uninitialised { .. } => {}
+        // An indirect DMA's index out of range: the kernel's fault when the kernel as written
+        // indexes out of range too.
+        runtime_sim::sim::SimError::Uninitialised { .. }
+        | runtime_sim::sim::SimError::Access { .. } => {}
         runtime_sim::sim::SimError::CycleLimit { .. } => {
             return cycle_limit(written, max_cycles, e.to_string())
         }
@@ -604,7 +615,16 @@ fn sim_failure(
         return internal();
     }
     match interp::interpret(written, inputs) {
-        Err(ie @ interp::InterpError::Uninitialised { .. }) => interp_failure(written, &ie),
+        Err(ie @ interp::InterpError::Uninitialised { .. })
+            if matches!(e, runtime_sim::sim::SimError::Uninitialised { .. }) =>
+        {
+            interp_failure(written, &ie)
+        }
+        Err(ie @ interp::InterpError::IndexOutOfRange { .. })
+            if matches!(e, runtime_sim::sim::SimError::Access { .. }) =>
+        {
+            interp_failure(written, &ie)
+        }
         _ => internal(),
     }
 }

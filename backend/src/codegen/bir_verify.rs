@@ -395,7 +395,7 @@ impl Verifier<'_> {
 pub fn engine_runs(engine: Engine, op: &Op) -> bool {
     use Engine::*;
     match op {
-        Op::Load | Op::Store => engine == Sp,
+        Op::Load | Op::Store | Op::Gather { .. } | Op::Scatter { .. } => engine == Sp,
         Op::Matmul { .. } | Op::Transpose => engine == Pe,
         Op::Activation { .. } => engine == Act,
         Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } | Op::Iota { .. } => {
@@ -414,7 +414,7 @@ pub fn engine_runs(engine: Engine, op: &Op) -> bool {
 
 fn runs_on(op: &Op) -> &'static str {
     match op {
-        Op::Load | Op::Store => "`sp`",
+        Op::Load | Op::Store | Op::Gather { .. } | Op::Scatter { .. } => "`sp`",
         Op::Matmul { .. } | Op::Transpose => "`pe`",
         Op::Activation { .. } => "`act`",
         Op::Copy => "`dve`, `act` or `pool`",

@@ -456,6 +456,7 @@ impl Emit<'_> {
         let engine = bi.engine;
         let op = match &bi.op {
             pir::Op::Load | pir::Op::Store => return self.dma(i),
+            pir::Op::Gather { .. } | pir::Op::Scatter { .. } => return self.dma(i),
             pir::Op::Matmul { accumulate } => self.operands(i, |dst, [a, b]| Op::Matmul {
                 dst,
                 a,
@@ -595,10 +596,22 @@ impl Emit<'_> {
         ))
     }
 
-    /// A load or store, split by partitions into pieces on successive queues.
+    /// A load or store (or a gather or scatter), split by partitions into pieces on successive
+    /// queues.
     fn dma(&mut self, i: BirInst) -> Result<Vec<Node>, BackendError> {
         let bi = &self.bir.insts[i];
-        let load = matches!(bi.op, pir::Op::Load);
+        let load = matches!(bi.op, pir::Op::Load | pir::Op::Gather { .. });
+        // An indirect DMA: its index tile (source 1), read by every piece for its partitions;
+        // the HBM side stays the whole box of rows an index may name (`isa::Op::Dma`).
+        let index = match bi.op {
+            pir::Op::Gather { skip_oob } | pir::Op::Scatter { skip_oob } => {
+                if skip_oob {
+                    return Err(BackendError::Emission(EmitBug::SkipOob));
+                }
+                Some(self.tile(i, &bi.srcs[1], false)?)
+            }
+            _ => None,
+        };
         let (tile_op, hbm_op) = if load {
             (&bi.dst, &bi.srcs[0])
         } else {
@@ -612,7 +625,11 @@ impl Emit<'_> {
         let np = u64::from(tile.ap.np);
         // A partition-major transfer (`pir::dma_rows_per_partition`): partition `p` moves the
         // `rows` HBM rows `p·rows ..`, so the HBM side is `np` runs of `rows` rows.
-        let rows = hbm.dims[0].size / np.max(1);
+        let rows = if index.is_some() {
+            1
+        } else {
+            hbm.dims[0].size / np.max(1)
+        };
         if rows > 1 {
             let row = hbm.dims[0];
             let run = row
@@ -653,13 +670,26 @@ impl Emit<'_> {
             ap.p0.constant += off;
             ap.np = pp as u32;
             let mut h = hbm.clone();
-            h.start.constant += off * pstride;
-            h.dims[0].size = pp;
             let mut tf = tile.foot.clone();
             tf.r0.constant += off;
             tf.nr = pp;
             let mut hf = hfoot.clone();
-            if by_rows {
+            let mut feet = Vec::new();
+            let idx = index.as_ref().map(|x| {
+                let mut ap = x.ap.clone();
+                ap.p0.constant += off;
+                ap.np = pp as u32;
+                let mut f = x.foot.clone();
+                f.r0.constant += off;
+                f.nr = pp;
+                feet.push(f);
+                ap
+            });
+            if index.is_none() {
+                h.start.constant += off * pstride;
+                h.dims[0].size = pp;
+            }
+            if by_rows && index.is_none() {
                 // `rows` HBM rows per partition (1 but for a partition-major transfer).
                 let rows = rows.max(1);
                 hf.r0.constant += off * rows as i64;
@@ -671,7 +701,14 @@ impl Emit<'_> {
             } else {
                 (DmaSide::Hbm(h), DmaSide::Tile(ap))
             };
-            out.push(self.push(i, Engine::Sp, Op::Dma { queue, dst, src }, vec![tf, hf]));
+            feet.splice(0..0, [tf, hf]);
+            let op = Op::Dma {
+                queue,
+                dst,
+                src,
+                index: idx,
+            };
+            out.push(self.push(i, Engine::Sp, op, feet));
         }
         Ok(out)
     }

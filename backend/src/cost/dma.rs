@@ -9,12 +9,12 @@ use penguin::ir::{Memory, Op, Operand};
 use penguin::Function;
 use runtime_sim::machine::{self, DMA_QUEUES};
 
-/// The on-chip tile of a load (which writes it) or a store (which reads it); `None` for any other
-/// operation.
+/// The on-chip tile of a load or gather (which writes it) or a store or scatter (which reads it);
+/// `None` for any other operation.
 pub fn dma_tile<'a>(op: &Op, dst: &'a Operand, srcs: &'a [Operand]) -> Option<&'a Operand> {
     match op {
-        Op::Load => Some(dst),
-        Op::Store => srcs.first(),
+        Op::Load | Op::Gather { .. } => Some(dst),
+        Op::Store | Op::Scatter { .. } => srcs.first(),
         _ => None,
     }
 }

@@ -656,7 +656,7 @@ impl Checker<'_> {
         let elem = st.dtype.size_bytes().max(1);
         let cols_max = (HBM_COPY_BLOCK_BYTES / elem).max(1);
         let one_block = shape[0] <= PMAX && shape[1] <= cols_max;
-        let plain = |t: &TileVal| t.view.is_none() && t.pattern.is_none();
+        let plain = |t: &TileVal| t.view.is_none() && t.pattern.is_none() && t.indirect.is_none();
         let cuttable = plain(&src) && plain(&dst);
         if !one_block && !cuttable {
             self.error(CheckError::OpFormUnsupported {
@@ -696,14 +696,25 @@ impl Checker<'_> {
                     memory: Memory::Sbuf,
                     dtype: st.dtype,
                 };
-                let Some(tile) = self.emit(cx, Op::Load, vec![from], res, Dest::Temp, &e.span)
-                else {
+                // indirect.rs: an indirect side (one block) is a gather or a scatter.
+                let (op, srcs) = match from.indirect.clone() {
+                    Some(idx) => (Op::Gather { skip_oob: false }, vec![from, *idx]),
+                    None => (Op::Load, vec![from]),
+                };
+                let Some(tile) = self.emit(cx, op, srcs, res, Dest::Temp, &e.span) else {
                     return;
                 };
+                let (op, srcs) = match &into.indirect {
+                    Some(idx) => (
+                        Op::Scatter { skip_oob: false },
+                        vec![tile.operand(), idx.operand()],
+                    ),
+                    None => (Op::Store, vec![tile.operand()]),
+                };
                 cx.insts.push(super::CInst {
-                    op: Op::Store,
+                    op,
                     dst: into.operand(),
-                    srcs: vec![tile.operand()],
+                    srcs,
                     span: e.span.clone(),
                     engine: None,
                     mask: Vec::new(),

@@ -151,7 +151,7 @@ fn engine_named(e: &Expr) -> Result<Option<EngineClass>, String> {
 fn engines_running(op: &Op) -> &'static [EngineClass] {
     use EngineClass::*;
     match op {
-        Op::Load | Op::Store => &[Dma],
+        Op::Load | Op::Store | Op::Gather { .. } | Op::Scatter { .. } => &[Dma],
         Op::Matmul { .. } | Op::Transpose => &[Tensor],
         Op::Activation { .. } => &[Scalar],
         Op::Copy => &[Vector, Scalar, GpSimd],

@@ -66,6 +66,7 @@ mod exec;
 mod functions;
 // grid: the SPMD launch grid (nl.program_id, --grid).
 pub mod grid;
+mod indirect;
 mod nd;
 mod nisa;
 // nki_names: NKI's keyword names for parameters nkc spells otherwise.
@@ -204,6 +205,10 @@ pub(crate) struct TileVal {
     /// slice), which a further subscript indexes, whether or not the slice covers the whole
     /// stored array (`cos[b]` of a `[1, S, D]` tensor is `[S, D]`, not `[1, S, D]`).
     pub dims: Option<Vec<u64>>,
+    /// For an indirect subscript of an HBM tensor (`t[idx_tile[i_p, 0], i_f]`, indirect.rs):
+    /// the `[P, 1]` on-chip tile of row indices. The box (`start`, `size`) is then every row an
+    /// index may name, and a load or store of it moves one row per partition: `[P, size[1]]`.
+    pub indirect: Option<Box<TileVal>>,
 }
 
 impl TileVal {
@@ -215,6 +220,7 @@ impl TileVal {
             view: None,
             pattern: None,
             dims: None,
+            indirect: None,
         }
     }
 
@@ -227,6 +233,9 @@ impl TileVal {
     /// The tile shape a DMA of this slice gives or takes: the partition-major `view` when it has
     /// one, else the stored rectangle.
     pub(crate) fn tile_shape(&self) -> [u64; 2] {
+        if let Some(idx) = &self.indirect {
+            return [idx.size[0], self.size[1]];
+        }
         self.view.unwrap_or(self.size)
     }
 

@@ -126,6 +126,11 @@ impl Checker<'_> {
             _ => None,
         };
         let kept_dims = (0..=last).filter(|&d| kept(d)).map(|d| sel[d].1).collect();
+        if let Some(t) =
+            self.vector_on_partitions(base.tensor, dims, indices, [&row_start, &col_start])
+        {
+            return Some(t);
+        }
         Some(TileVal {
             tensor: base.tensor,
             start: [row_start, col_start],
@@ -133,6 +138,7 @@ impl Checker<'_> {
             view,
             pattern: None,
             dims: Some(kept_dims),
+            indirect: None,
         })
     }
 
@@ -169,6 +175,47 @@ impl Checker<'_> {
             }
         }
         ok.then_some(sel)
+    }
+
+    /// NKI's tile of a vector `[N]` indexed by a partition-axis index vector (`v[i_p]`,
+    /// `i_p = nl.arange(n)[:, None]`): `[n, 1]`, one element per partition, as an access pattern
+    /// over the stored row `[1, N]`. `None` for any other subscript.
+    fn vector_on_partitions(
+        &mut self,
+        tensor: penguin::Tensor,
+        dims: &[u64],
+        indices: &[Index],
+        [row, col]: [&AffineExpr; 2],
+    ) -> Option<TileVal> {
+        let [Index::Expr(e)] = indices else {
+            return None;
+        };
+        if dims.len() != 1 || !self.is_vector_expr(e) {
+            return None;
+        }
+        let v = self.single_vector(e)?;
+        if v.axis != Some(0) || v.ndim != 2 || v.step != 1 || v.len < 2 {
+            return None;
+        }
+        let axes = vec![
+            penguin::PatAxis {
+                count: v.len,
+                step: vec![0, 1],
+            },
+            penguin::PatAxis {
+                count: 1,
+                step: vec![0, 0],
+            },
+        ];
+        Some(TileVal {
+            tensor,
+            start: [row.clone(), col.clone()],
+            size: [v.len, 1],
+            view: None,
+            pattern: Some(penguin::Pattern { axes }),
+            dims: None,
+            indirect: None,
+        })
     }
 
     fn nd_overflow<T>(&mut self, span: &Span) -> Option<T> {

@@ -1359,6 +1359,11 @@ impl Checker<'_> {
             memory: Memory::Sbuf,
             dtype: t.dtype,
         };
+        if let Some(idx) = src.indirect.clone() {
+            // indirect.rs: a gather, the index tile its second source.
+            let op = Op::Gather { skip_oob: false };
+            return self.emit(cx, op, vec![src, *idx], res, dest, span);
+        }
         let shape = self.value_dims(&src);
         let r = self.emit(cx, Op::Load, vec![src], res, dest, span)?;
         self.keep_shape(&r, shape);
@@ -2025,10 +2030,18 @@ impl Checker<'_> {
         if !ok || !self.written_pattern_ok(&dst, &dst_e.span) {
             return None;
         }
+        // indirect.rs: a scatter, the index tile its second source.
+        let (op, srcs) = match &dst.indirect {
+            Some(idx) => (
+                Op::Scatter { skip_oob: false },
+                vec![v.operand(), idx.operand()],
+            ),
+            None => (Op::Store, vec![v.operand()]),
+        };
         cx.insts.push(CInst {
-            op: Op::Store,
+            op,
             dst: dst.operand(),
-            srcs: vec![v.operand()],
+            srcs,
             span: e.span.clone(),
             engine: None,
             mask: Vec::new(),

@@ -379,6 +379,7 @@ impl Checker<'_> {
             pattern: Some(Pattern { axes }),
             view: None,
             dims: None,
+            indirect: None,
         })
     }
 }
@@ -753,5 +754,6 @@ fn tile_of_axes(
         pattern,
         view: None,
         dims: None,
+        indirect: None,
     }
 }

@@ -69,6 +69,10 @@ impl Checker<'_> {
                 return Some(base.clone());
             }
         }
+        // indirect: a tile's values as the row index (gather / scatter).
+        if let Some(r) = self.subscript_indirect(base, name, indices, span) {
+            return r;
+        }
         // tile_nd: multi-dimensional on-chip tiles and reshaped HBM views.
         if let Some(r) = self.subscript_tile_nd(base, name, indices, span) {
             return r;

@@ -356,6 +356,7 @@ impl Checker<'_> {
             view: None,
             pattern: None,
             dims: None,
+            indirect: None,
         })
     }
 }

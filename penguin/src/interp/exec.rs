@@ -20,6 +20,8 @@ use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{mask_box, ActFunc, Function, InstData, Op, Operand, Scale, StmtKind};
 use cranelift_entity::{EntityRef, SecondaryMap};
 
+mod indirect;
+
 type Result<T> = std::result::Result<T, InterpError>;
 
 /// A malformed-IR error outside any loop.
@@ -305,9 +307,20 @@ impl<'f> Machine<'f> {
 
     fn read(&self, inst: Inst, op: &'static str, operand: &Operand) -> Result<Tile> {
         let region = self.resolve(inst, op, operand)?;
-        let t = operand.tensor;
+        let data = self.read_region(inst, op, operand.tensor, &region)?;
+        Ok(Tile { region, data })
+    }
+
+    /// The values of `region` (checked to lie inside tensor `t`).
+    fn read_region(
+        &self,
+        inst: Inst,
+        op: &'static str,
+        t: Tensor,
+        region: &Region,
+    ) -> Result<Vec<f32>> {
         let buf = &self.bufs[t.index()];
-        let data = buf.read(&region).map_err(|u| InterpError::Uninitialised {
+        buf.read(region).map_err(|u| InterpError::Uninitialised {
             inst,
             op,
             tensor: self.func.display_name(t).to_string(),
@@ -317,8 +330,7 @@ impl<'f> Machine<'f> {
                 col: u.col,
             },
             at: self.iteration(),
-        })?;
-        Ok(Tile { region, data })
+        })
     }
 
     fn write(
@@ -410,10 +422,15 @@ impl<'f> Machine<'f> {
                 ),
             ));
         }
+        if op.is_indirect() {
+            return self.exec_indirect(inst, data);
+        }
         let dst = self.resolve(inst, name, &data.dst)?;
         let (p, f) = (dst.rows, dst.cols);
         let mut elements = dst.len() as u64;
         let result = match *op {
+            // Handled above.
+            Op::Gather { .. } | Op::Scatter { .. } => Vec::new(),
             Op::Load | Op::Store | Op::Copy => {
                 let src = self.read(inst, name, &data.srcs[0])?;
                 let (sr, sc) = src.shape();

@@ -125,6 +125,18 @@ pub enum InterpError {
         extent: u64,
         at: Iteration,
     },
+    #[error(
+        "instruction {inst} ({op}) indexes `{tensor}` with {value} (partition {partition} of its index tile), which is not a row of 0..{rows}{at}"
+    )]
+    IndexOutOfRange {
+        inst: Inst,
+        op: &'static str,
+        tensor: String,
+        partition: usize,
+        value: f32,
+        rows: u64,
+        at: Iteration,
+    },
     #[error("instruction {inst} ({op}) reads element {element} of `{tensor}`, which was never written{at}")]
     Uninitialised {
         inst: Inst,
@@ -153,6 +165,7 @@ impl InterpError {
     pub fn inst(&self) -> Option<Inst> {
         match self {
             InterpError::OutOfRange { inst, .. }
+            | InterpError::IndexOutOfRange { inst, .. }
             | InterpError::Uninitialised { inst, .. }
             | InterpError::WriteToInput { inst, .. } => Some(*inst),
             InterpError::Malformed { inst, .. } => *inst,

@@ -53,8 +53,39 @@ impl Verifier<'_> {
             }
         }
         self.memories(e, loops, data.engine, op, &data.dst, &data.srcs);
+        if op.is_indirect() && counts_ok {
+            self.indirect_memories(e, loops, data);
+        }
         if counts_ok && shapes_ok {
             self.shapes(e, loops, op, &data.dst, &data.srcs);
+        }
+    }
+
+    /// An indirect DMA's sides: the HBM box in HBM (source 0 of a gather, the destination of a
+    /// scatter), the index tile (source 1) in SBUF.
+    fn indirect_memories(&mut self, e: AnyEntity, loops: &[Axis], data: &InstData) {
+        let f = self.func;
+        let hbm = match data.op {
+            Op::Gather { .. } => &data.srcs[0],
+            _ => &data.dst,
+        };
+        let sides = [
+            (hbm, Memory::Hbm, "its HBM side"),
+            (&data.srcs[1], Memory::Sbuf, "its index tile (source 1)"),
+        ];
+        for (o, want, what) in sides {
+            if let Some(t) = f.tensors.get(o.tensor) {
+                if t.memory != want {
+                    let msg = format!(
+                        "`{}` takes {what} in {}, but `{}` is in {}",
+                        data.op.name(),
+                        mem_name(want),
+                        t.name,
+                        mem_name(t.memory)
+                    );
+                    self.error_in(e, loops, msg);
+                }
+            }
         }
     }
 
@@ -142,7 +173,7 @@ impl Verifier<'_> {
 fn engine_runs(engine: EngineClass, op: &Op) -> bool {
     use EngineClass::*;
     match op {
-        Op::Load | Op::Store => engine == Dma,
+        Op::Load | Op::Store | Op::Gather { .. } | Op::Scatter { .. } => engine == Dma,
         Op::Matmul { .. } | Op::Transpose => engine == Tensor,
         Op::Activation { .. } => engine == Scalar,
         Op::TensorTensor { .. } | Op::TensorScalar { .. } | Op::Memset { .. } | Op::Iota { .. } => {

@@ -18,6 +18,21 @@ impl Verifier<'_> {
         let x = Shapes::of(op, dst, srcs);
         let errs = match op {
             Op::Load | Op::Store => x.dma(),
+            Op::Gather { .. } | Op::Scatter { .. } => {
+                let hbm = if matches!(op, Op::Gather { .. }) {
+                    &srcs[0]
+                } else {
+                    dst
+                };
+                let mut errs = x.indirect();
+                if hbm.access.pattern.is_some() {
+                    errs.push(format!(
+                        "the HBM side of `{}` is an access pattern; an indirect DMA's HBM side is a box of rows",
+                        op.name()
+                    ));
+                }
+                errs
+            }
             Op::Copy | Op::TensorScalar { .. } => x.same_shape(),
             Op::Matmul { .. } => x.matmul(),
             Op::Transpose => x.transpose(),
@@ -86,6 +101,36 @@ impl<'o> Shapes<'o> {
                 show(s[0]),
                 show(d),
                 op.name()
+            ));
+        }
+        errs
+    }
+
+    /// An indirect DMA: the tile `[P, F]` (destination of a gather, source 0 of a scatter), the
+    /// HBM box `[B, F]` of the rows an index may name, the index tile (source 1) `[P, 1]`.
+    fn indirect(&self) -> Vec<String> {
+        let (op, d, s) = (self.op, self.d, &self.s[..]);
+        let mut errs = Vec::new();
+        let (hbm, tile) = if matches!(op, Op::Gather { .. }) {
+            (s[0], d)
+        } else {
+            (d, s[0])
+        };
+        if hbm[1] != tile[1] {
+            errs.push(format!(
+                "the HBM box of `{}` is {} but the tile is {}; the rows must be as long as the tile's",
+                op.name(),
+                show(hbm),
+                show(tile)
+            ));
+        }
+        if s[1] != [tile[0], 1] {
+            errs.push(format!(
+                "the index tile (source 1) of `{}` is {} but the tile is {}; it holds one row index per partition, {}",
+                op.name(),
+                show(s[1]),
+                show(tile),
+                show([tile[0], 1])
             ));
         }
         errs

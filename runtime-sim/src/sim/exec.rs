@@ -704,7 +704,12 @@ impl<'p> Sim<'p, '_> {
                 self.engine_signal(ei, *sem, t);
                 t
             }
-            Op::Dma { queue, dst, src } => self.dma(ei, inst, *queue, dst, src, t)?,
+            Op::Dma {
+                queue,
+                dst,
+                src,
+                index,
+            } => self.dma(ei, inst, *queue, (dst, src), index.as_ref(), t)?,
             op => self.compute(ei, inst, op, t)?,
         };
         let e = &mut self.engines[ei];
@@ -791,8 +796,8 @@ impl<'p> Sim<'p, '_> {
         ei: usize,
         inst: &'p Inst,
         queue: u8,
-        dst: &DmaSide,
-        src: &DmaSide,
+        (dst, src): (&DmaSide, &DmaSide),
+        index: Option<&Ap>,
         t: u64,
     ) -> Result<u64, SimError> {
         let offsets = self.offsets;
@@ -808,17 +813,67 @@ impl<'p> Sim<'p, '_> {
                 .map_err(|m| this.access_error(ei, inst, m)),
             }
         };
-        let d = side(dst, self)?;
-        let s = side(src, self)?;
+        let mut d = side(dst, self)?;
+        let mut s = side(src, self)?;
         let hbm_dtype = match (&d.space, &s.space) {
             (Space::Hbm(_), _) => d.dtype,
             _ => s.dtype,
         };
-        let bytes = (d.np as u64 * d.free).saturating_mul(hbm_dtype.size_bytes());
+        let tile_elems = match (&d.space, &s.space) {
+            (Space::Hbm(_), _) => s.np as u64 * s.free,
+            _ => d.np as u64 * d.free,
+        };
+        let bytes = tile_elems.saturating_mul(hbm_dtype.size_bytes());
+        // An indirect DMA: the HBM side's rows by the index tile's values (one descriptor each);
+        // `boxes` keeps the whole HBM box for the race detector.
+        let mut boxes = None;
+        let mut busy = dma_queue_cycles(bytes);
+        if let Some(idx) = index {
+            let ir = self.resolve(ei, inst, idx)?;
+            let rows = ir.np as u64;
+            busy = rows.saturating_mul(dma_queue_cycles(bytes / rows.max(1)));
+            let hbm_is_dst = matches!(d.space, Space::Hbm(_));
+            let h = if hbm_is_dst { &d } else { &s };
+            let remapped = match &self.storage {
+                Some(st) if !h.offsets.is_empty() => {
+                    let vals = st.read(&ir);
+                    let per = match index_dims(h) {
+                        Some(x) => x,
+                        None => {
+                            return Err(self.access_error(
+                                ei,
+                                inst,
+                                "an indirect DMA's HBM side does not divide into index rows".into(),
+                            ))
+                        }
+                    };
+                    let (b, inner) = per;
+                    let mut offs = Vec::with_capacity(h.offsets.len().min((rows * inner) as usize));
+                    for (p, &v) in vals.iter().enumerate() {
+                        if v.fract() != 0.0 || v < 0.0 || v as f64 >= b as f64 {
+                            return Err(self.access_error(
+                                ei,
+                                inst,
+                                format!("index {v} in partition {p} of the index tile is not a row of 0..{b} of the HBM side"),
+                            ));
+                        }
+                        let k = v as usize * inner as usize;
+                        offs.extend_from_slice(&h.offsets[k..k + inner as usize]);
+                    }
+                    Some(offs)
+                }
+                _ => None,
+            };
+            boxes = Some((if hbm_is_dst { d.clone() } else { s.clone() }, ir));
+            if let Some(offs) = remapped {
+                let h = if hbm_is_dst { &mut d } else { &mut s };
+                h.free = offs.len() as u64;
+                h.offsets = offs;
+            }
+        }
         let issue_end = t + dma_issue_cycles();
         let q = queue as usize;
         let data_start = (issue_end + DMA_LATENCY).max(self.queue_free[q]);
-        let busy = dma_queue_cycles(bytes);
         let done = data_start + busy;
         self.queue_free[q] = done;
         self.stats.queue_busy[q] += busy;
@@ -845,12 +900,25 @@ impl<'p> Sim<'p, '_> {
         clock[queue_thread(queue)] = self.queue_epoch[q];
         if self.opts.races {
             let who = Rc::new(self.who(ei, inst));
-            self.check_races(
-                queue_thread(queue),
-                &clock,
-                &who,
-                &[(&s, false), (&d, true)],
-            );
+            match &boxes {
+                // Conservatively the whole HBM box an index may name, and the index tile read.
+                Some((hbm, ir)) => {
+                    let hbm_is_dst = matches!(d.space, Space::Hbm(_));
+                    let (s, d) = if hbm_is_dst { (&s, hbm) } else { (hbm, &d) };
+                    self.check_races(
+                        queue_thread(queue),
+                        &clock,
+                        &who,
+                        &[(ir, false), (s, false), (d, true)],
+                    );
+                }
+                None => self.check_races(
+                    queue_thread(queue),
+                    &clock,
+                    &who,
+                    &[(&s, false), (&d, true)],
+                ),
+            }
         }
         if recording(&self.trace, &mut self.stats, self.opts.trace) {
             let iters = self.engines[ei].iters();
@@ -1128,4 +1196,13 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
         }
         Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => Vec::new(),
     }
+}
+
+/// An indirect DMA's HBM side `h` as `(B, inner)`: the `B` indices of its outermost dimension,
+/// each `inner` elements (its offsets enumerate `B × inner` in row-major order); `None` when
+/// they do not divide.
+fn index_dims(h: &Resolved) -> Option<(u64, u64)> {
+    let b = h.pattern.dims().first().map(|&(size, _)| size)?;
+    let n = h.offsets.len() as u64;
+    (b > 0 && n.is_multiple_of(b)).then_some((b, n / b))
 }

@@ -662,7 +662,7 @@ impl Parser {
         })
     }
 
-    /// `dma qN DST, SRC`, after the opcode.
+    /// `dma qN DST, SRC [index IDX]`, after the opcode.
     fn dma(&mut self) -> PResult<Op> {
         let (q, qt) = self.ident("a DMA queue (`q0`..`q15`)")?;
         let queue = q
@@ -678,7 +678,17 @@ impl Parser {
         let dst = self.dma_side()?;
         self.expect_punct(",")?;
         let src = self.dma_side()?;
-        Ok(Op::Dma { queue, dst, src })
+        let index = if self.eat_keyword("index") {
+            Some(self.ap()?)
+        } else {
+            None
+        };
+        Ok(Op::Dma {
+            queue,
+            dst,
+            src,
+            index,
+        })
     }
 
     /// The trailing metadata of an instruction: `[line N] [stage N] [stmt "..."]`.

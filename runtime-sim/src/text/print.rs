@@ -387,11 +387,20 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
                 write_float(s, *x);
             }
         }
-        Op::Dma { queue, dst, src } => {
+        Op::Dma {
+            queue,
+            dst,
+            src,
+            index,
+        } => {
             let _ = write!(s, "dma q{queue} ");
             write_side(s, p, dst);
             s.push_str(", ");
             write_side(s, p, src);
+            if let Some(idx) = index {
+                s.push_str(" index ");
+                aps(s, &[idx]);
+            }
         }
         Op::Signal { sem } => {
             let _ = write!(s, "signal {}", sem_name(p, *sem));
