@@ -327,6 +327,7 @@ impl Checker<'_> {
                 pattern: None,
                 view: None,
                 dims: None,
+                indirect: None,
             });
         }
         Some(TileVal {
@@ -336,6 +337,7 @@ impl Checker<'_> {
             pattern: Some(Pattern { axes: pat }),
             view: None,
             dims: None,
+            indirect: None,
         })
     }
 }

@@ -27,7 +27,7 @@
 //! signal's, so an engine is never released late. Values are computed when an instruction is
 //! processed, which is after everything a semaphore chain orders before it.
 
-use super::memory::{resolve, resolve_hbm, Resolved, Space, Storage};
+use super::memory::{resolve, resolve_hbm, AccessError, Resolved, Space, Storage};
 #[cfg(test)]
 use super::race::reference;
 use super::race::{engine_thread, join, queue_thread, Detector, Footprint, Vc, THREADS};
@@ -839,13 +839,7 @@ impl<'p> Sim<'p, '_> {
                     let vals = st.read(&ir);
                     let per = match index_dims(h) {
                         Some(x) => x,
-                        None => {
-                            return Err(self.access_error(
-                                ei,
-                                inst,
-                                "an indirect DMA's HBM side does not divide into index rows".into(),
-                            ))
-                        }
+                        None => return Err(self.access_error(ei, inst, AccessError::IndexRows)),
                     };
                     let (b, inner) = per;
                     let mut offs = Vec::with_capacity(h.offsets.len().min((rows * inner) as usize));
@@ -854,7 +848,11 @@ impl<'p> Sim<'p, '_> {
                             return Err(self.access_error(
                                 ei,
                                 inst,
-                                format!("index {v} in partition {p} of the index tile is not a row of 0..{b} of the HBM side"),
+                                AccessError::IndexOutOfRange {
+                                    value: v,
+                                    partition: p,
+                                    rows: b,
+                                },
                             ));
                         }
                         let k = v as usize * inner as usize;

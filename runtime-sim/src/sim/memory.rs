@@ -16,7 +16,7 @@ use crate::numerics::round_to;
 
 /// Why an access is out of range at run time: the decision [`resolve`] and [`resolve_hbm`]
 /// make, for a caller to match (the text says what is out of range, and of what).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum AccessError {
     /// Partitions `p0..end` leave the memory's `0..PARTITIONS`.
     #[error("partitions {p0}..{end} are outside {mem} (0..{})", PARTITIONS)]
@@ -51,6 +51,17 @@ pub enum AccessError {
         end: i128,
         tensor: String,
         elems: i128,
+    },
+    /// An indirect DMA's HBM side whose elements do not group into the rows its index names.
+    #[error("an indirect DMA's HBM side does not divide into index rows")]
+    IndexRows,
+    /// Index `value` in partition `partition` of an indirect DMA's index tile is not one of the
+    /// `rows` rows of its HBM side.
+    #[error("index {value} in partition {partition} of the index tile is not a row of 0..{rows} of the HBM side")]
+    IndexOutOfRange {
+        value: f32,
+        partition: usize,
+        rows: u64,
     },
     #[error("an access pattern has at most {} dimensions", MAX_DIMS)]
     TooManyDims,
