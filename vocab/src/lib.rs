@@ -18,6 +18,7 @@ pub mod diagnostic;
 mod dtype;
 pub mod machine;
 mod ops;
+pub mod poison;
 mod rng;
 pub mod scan_stats;
 pub mod top8;
