@@ -68,7 +68,10 @@ pub fn rows(srcs: &[Flags<'_>], p: usize, out_f: usize) -> Undef {
     let mut out = vec![false; p * out_f];
     for (i, row) in out.chunks_exact_mut(out_f.max(1)).enumerate().take(p) {
         let bad = srcs.iter().any(|&(u, w)| {
-            u.is_some_and(|u| u.get(i * w..(i + 1) * w).is_some_and(|r| r.iter().any(|&x| x)))
+            u.is_some_and(|u| {
+                u.get(i * w..(i + 1) * w)
+                    .is_some_and(|r| r.iter().any(|&x| x))
+            })
         });
         if bad {
             row.fill(true);

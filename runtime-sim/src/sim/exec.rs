@@ -39,9 +39,9 @@ use super::*;
 use crate::isa::*;
 use crate::machine::{self, dma_issue_cycles, dma_queue_cycles, DMA_LATENCY};
 use crate::numerics;
-use vocab::poison::{self, Undef};
 use crate::text::inst_to_string;
 use std::rc::Rc;
+use vocab::poison::{self, Undef};
 
 struct Frame<'p> {
     stmts: &'p [Stmt],
@@ -963,7 +963,6 @@ fn at(src: &[f32], full: bool, f_len: usize, p: usize, f: usize) -> f32 {
 /// undefined ([`vocab::poison`]); `res[0]` is the destination and the others the sources in
 /// [`crate::isa::tile_operands`] order. Shapes were checked by the validator.
 fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> (Vec<f32>, Undef) {
-
     let dst = &res[0];
     let (p, f) = (dst.np as usize, dst.free as usize);
     match op {
