@@ -281,8 +281,13 @@ impl Storage {
     fn flags(&self, r: &Resolved) -> Undef {
         let n = r.offsets.len();
         let mut undef: Option<Vec<bool>> = None;
+        let (lo, hi) = (r.lo as usize, r.hi as usize);
         if let Space::Hbm(t) = r.space {
             let d = self.hbm_defined[t].as_ref()?;
+            // The common case: everything the pattern spans is defined.
+            if d[lo..hi].iter().all(|&x| x) {
+                return None;
+            }
             for (i, &o) in r.offsets.iter().enumerate() {
                 if !d[o as usize] {
                     undef.get_or_insert_with(|| vec![false; n])[i] = true;
@@ -294,6 +299,13 @@ impl Storage {
             Space::Psum => (&self.psum_defined, PSUM_PARTITION_BYTES),
             _ => (&self.sbuf_defined, SBUF_PARTITION_BYTES),
         };
+        let spans_defined = (r.p0..r.p0 + r.np).all(|p| {
+            let base = (p as u64 * pb) as usize;
+            defined[base + lo..base + hi].iter().all(|&x| x)
+        });
+        if spans_defined {
+            return None;
+        }
         let esize = r.dtype.size_bytes() as usize;
         let total = r.np as usize * n;
         for (row, p) in (r.p0..r.p0 + r.np).enumerate() {
