@@ -217,7 +217,10 @@ kernel prop(x) -> (y, z) {
 
 #[test]
 fn transposes_and_matmuls_move_undefined_values_by_row_and_column() {
-    let run = |store: &str| interpret(&parse(&PROPAGATES.replace("STORE", store)), &[input(3, 4)]);
+    let run = |store: &str| {
+        interpret(&parse(&PROPAGATES.replace("STORE", store)), &[input(3, 4)])
+            .map_err(|e| e.to_string())
+    };
     // The defined parts reach the outputs: columns 0..3 of the transpose, columns 0..2 of the
     // product.
     let r = run("").unwrap_or_else(|e| panic!("{e}"));
