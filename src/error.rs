@@ -50,6 +50,16 @@ pub enum RunError {
         at: Range<usize>,
         detail: String,
     },
+    /// E0900 at run time: a statement that would store undefined values (memory never written,
+    /// or values computed from it) of `tensor` into the HBM tensor `dest`, at the statement;
+    /// `detail` is what the interpreter says (instruction, element, iteration).
+    #[error("this stores undefined values of `{tensor}` into `{dest}`")]
+    UndefinedStore {
+        tensor: String,
+        dest: String,
+        at: Range<usize>,
+        detail: String,
+    },
     /// E0901: HBM tensors larger than `nkc run` holds, at the largest.
     #[error("`{kernel}` is too large to run: the kernel's HBM tensors hold {elems} elements, more than the {limit} `nkc run` holds")]
     TooLargeToRun {
@@ -87,7 +97,9 @@ impl RunError {
             RunError::PenguinInvalid { .. } | RunError::PenguinUnwrittenRead { .. } => {
                 codes::PENGUIN_INVALID
             }
-            RunError::UnwrittenRead { .. } => codes::UNINITIALISED_READ,
+            RunError::UnwrittenRead { .. } | RunError::UndefinedStore { .. } => {
+                codes::UNINITIALISED_READ
+            }
             RunError::IndexOutOfRange { .. } => codes::INDEX_OUT_OF_RANGE,
             RunError::TooLargeToRun { .. } => codes::TOO_LARGE_TO_RUN,
             RunError::CycleLimit { .. } => codes::CYCLE_LIMIT,
@@ -102,6 +114,7 @@ impl RunError {
             | RunError::PenguinUnwrittenRead { at, .. }
             | RunError::UnwrittenRead { at, .. }
             | RunError::IndexOutOfRange { at, .. }
+            | RunError::UndefinedStore { at, .. }
             | RunError::TooLargeToRun { at, .. } => at.clone(),
             RunError::CycleLimit { busiest, .. } => busiest.as_ref().map_or(0..0, |b| b.0.clone()),
             RunError::PenguinInvalid { .. } | RunError::Program { .. } => 0..0,
@@ -148,6 +161,17 @@ impl RunError {
                 .with_note(detail.clone())
                 .with_help(format!(
                     "give the index tile integers in the range of the indexed dimension of `{tensor}` (check the index input's values, or clamp the indices on chip with nl.minimum/nl.maximum)"
+                )),
+            RunError::UndefinedStore {
+                tensor,
+                dest,
+                detail,
+                ..
+            } => d
+                .with_label("stores undefined data")
+                .with_note(detail.clone())
+                .with_help(format!(
+                    "store into `{dest}` only the elements of `{tensor}` that were computed from written memory (e.g. give the store the mask of the load), or write every element first (make the tile with nl.zeros)"
                 )),
             RunError::TooLargeToRun {
                 largest,

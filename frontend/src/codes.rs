@@ -299,9 +299,10 @@ pub const GRID_AXIS: &str = "E0261";
 pub const PSUM_BANK_CROSSING: &str = "E0262";
 
 // ---- Found at run time (E0900–) ----
-/// A kernel reads an element that nothing wrote (for example part of an `nl.ndarray`, on chip or
-/// HBM scratch): found by the interpreter and the simulator, and by `nkc check` for HBM scratch
-/// when it is certain without running the kernel.
+/// A kernel stores undefined values into HBM: elements that nothing wrote (for example part of an
+/// `nl.ndarray`, on chip or HBM scratch), or values computed from them. Found by the interpreter
+/// and the simulator at the store (reading undefined elements is not an error by itself), and by
+/// `nkc check` for reads of HBM scratch that certainly find nothing written.
 pub const UNINITIALISED_READ: &str = "E0900";
 /// A kernel (or a pseudo-ISA program) whose HBM tensors hold more elements than `nkc run` and
 /// `nkc sim` hold (`runtime_sim::sim::MAX_HBM_ELEMS` over all of them), found before anything is

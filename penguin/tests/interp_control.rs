@@ -170,6 +170,17 @@ fn plain_loop(n: i64, f: u64) -> Function {
 /// `t`, live across the stages, has `buffers` slots selected by `(i - s) mod buffers`. Stage 0 runs
 /// first in the body, so one buffer is not enough.
 fn pipelined_loop(n: i64, f: u64, buffers: u32, guard_stage1: bool) -> Function {
+    pipelined_loop_guarding(n, f, buffers, guard_stage1, guard_stage1)
+}
+
+/// [`pipelined_loop`] with stage 1's exp and store guarded separately.
+fn pipelined_loop_guarding(
+    n: i64,
+    f: u64,
+    buffers: u32,
+    guard_exp: bool,
+    guard_store: bool,
+) -> Function {
     let mut b = Builder::new("pipelined");
     let a = b.input("a", n as u64, f);
     let out = b.output("out", n as u64, f);
@@ -198,8 +209,8 @@ fn pipelined_loop(n: i64, f: u64, buffers: u32, guard_stage1: bool) -> Function 
         tile(out, lin(i, 1, -1), k(0), 1, f),
         vec![b.whole(u)],
     );
-    if guard_stage1 {
-        for s in [ex, st] {
+    for (s, guarded) in [(ex, guard_exp), (st, guard_store)] {
+        if guarded {
             b.guard(s, lin(i, 1, 0), CmpOp::Ge, 1);
             b.guard(s, lin(i, 1, 0), CmpOp::Lt, n + 1);
         }
@@ -225,25 +236,72 @@ fn modulo_slots_of_a_widened_tensor_match_the_plain_loop() {
 }
 
 #[test]
-fn an_unguarded_stage_reads_an_unwritten_slot() {
-    // Without its guards, stage 1 runs at i = 0 and reads slot (0 - 1) mod 2 = 1, never written.
-    let x = data(3, 2, 1);
-    let err = interpret(&pipelined_loop(3, 2, 2, false), &[x]).unwrap_err();
+fn an_unguarded_stage_computes_garbage_that_no_output_sees() {
+    // Without its guards, stage 1's exp runs at i = 0 on slot (0 - 1) mod 2 = 1, never written:
+    // `u` holds undefined values, but the guarded store skips them and the next exp overwrites
+    // them, so the run succeeds and equals the plain loop.
+    let (n, f) = (3i64, 2u64);
+    let x = data(n as usize, f as usize, 1);
+    let plain = run(&plain_loop(n, f), std::slice::from_ref(&x));
+    let loose = run(
+        &pipelined_loop_guarding(n, f, 2, false, true),
+        std::slice::from_ref(&x),
+    );
+    assert_eq!(loose, plain);
+}
+
+#[test]
+fn garbage_from_an_unwritten_slot_is_an_error_at_the_store() {
+    // One buffer too few, with a store that writes every iteration's exp into row i of a
+    // widened output: at i = 0 the exp of never-written slot 1 reaches HBM.
+    let (n, f) = (2i64, 2u64);
+    let mut b = Builder::new("early");
+    let a = b.input("a", n as u64, f);
+    let out = b.output("out", n as u64 + 1, f);
+    let t = b.sbuf("t", 1, f);
+    let u = b.sbuf("u", 1, f);
+    let (_, i) = b.begin_loop("i", 0, n + 1);
+    b.widen(t, i, 2);
+    let ld = b.inst(
+        Op::Load,
+        slotted(b.whole(t), vec![lin(i, 1, 0)]),
+        vec![tile(a, lin(i, 1, 0), k(0), 1, f)],
+    );
+    b.guard(ld, lin(i, 1, 0), CmpOp::Lt, n);
+    b.inst(
+        Op::Activation {
+            func: ActFunc::Exp,
+            scale: Scale::Imm(1.0),
+            bias: false,
+        },
+        b.whole(u),
+        vec![slotted(b.whole(t), vec![lin(i, 1, -1)])],
+    );
+    b.inst(
+        Op::Store,
+        tile(out, lin(i, 1, 0), k(0), 1, f),
+        vec![b.whole(u)],
+    );
+    b.end_loop();
+    let err = interpret(&b.f, &[data(n as usize, f as usize, 1)]).unwrap_err();
     match &err {
         penguin::interp::InterpError::Uninitialised {
+            op,
             tensor,
             element,
+            dest,
             at,
             ..
         } => {
-            assert_eq!(tensor, "t");
-            assert_eq!(element.slot, Some(1));
-            assert_eq!((element.row, element.col), (0, 0));
+            assert_eq!(*op, "store");
+            assert_eq!(tensor, "u");
+            assert_eq!(dest, "out");
+            assert_eq!((element.slot, element.row, element.col), (None, 0, 0));
             assert_eq!(at.0, vec![("i".to_string(), 0)]);
         }
-        other => panic!("expected an uninitialised read, got {other}"),
+        other => panic!("expected an undefined store, got {other}"),
     }
-    assert!(err.to_string().contains("[0, 0] of slot 1"), "{err}");
+    assert!(err.to_string().contains("(at i = 0)"), "{err}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The interpreter's errors: uninitialised reads, out-of-range accesses, input mismatches,
+//! The interpreter's errors: undefined data stored into HBM, out-of-range accesses, input mismatches,
 //! writes to inputs and malformed IR — each an `InterpError` naming what went wrong, never a
 //! panic.
 
@@ -16,7 +16,7 @@ fn copy_kernel() -> (Builder, Tensor, Tensor) {
 }
 
 #[test]
-fn accumulating_matmul_without_memset_reads_uninitialised_psum() {
+fn accumulating_matmul_without_memset_stores_undefined_data() {
     let mut b = Builder::new("mm");
     let x = b.input("x", 2, 3);
     let y = b.input("y", 2, 4);
@@ -36,31 +36,35 @@ fn accumulating_matmul_without_memset_reads_uninitialised_psum() {
     b.inst(Op::Store, b.whole(out), vec![b.whole(res)]);
     let inputs = [data(2, 3, 1), data(2, 4, 2)];
     let err = interpret(&b.f, &inputs).unwrap_err();
-    let matmul = b.f.insts.keys().nth(2).unwrap();
+    // The matmul adds to undefined PSUM: its result, copied to `res`, is undefined, which is an
+    // error where it would reach the output.
+    let store = b.f.insts.keys().nth(4).unwrap();
     match &err {
         InterpError::Uninitialised {
             inst,
             op,
             tensor,
             element,
+            dest,
             ..
         } => {
-            assert_eq!(*inst, matmul);
-            assert_eq!(*op, "matmul");
-            assert_eq!(tensor, "acc");
+            assert_eq!(*inst, store);
+            assert_eq!(*op, "store");
+            assert_eq!(tensor, "res");
+            assert_eq!(dest, "out");
             assert_eq!((element.slot, element.row, element.col), (None, 0, 0));
         }
-        other => panic!("expected an uninitialised read, got {other}"),
+        other => panic!("expected an undefined store, got {other}"),
     }
-    assert_eq!(err.inst(), Some(matmul));
+    assert_eq!(err.inst(), Some(store));
     assert_eq!(
         err.to_string(),
-        "instruction i2 (matmul) reads element [0, 0] of `acc`, which was never written"
+        "instruction i4 (store) writes element [0, 0] of `res` into HBM tensor `out`, but its value is undefined: that memory was never written, or the value was computed from memory never written"
     );
 }
 
 #[test]
-fn reading_a_partly_written_tile_names_the_first_unwritten_element() {
+fn storing_a_partly_written_tile_names_the_first_undefined_element() {
     let (mut b, a, out) = copy_kernel();
     let t = b.sbuf("t", 8, 4);
     // Rows 0..8, columns 0..2 loaded; columns 2..4 never written.
@@ -79,18 +83,21 @@ fn reading_a_partly_written_tile_names_the_first_unwritten_element() {
     let err = interpret(&b.f, &[data(8, 4, 3)]).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "instruction i1 (store) reads element [0, 2] of `t`, which was never written (at i = 0)"
+        "instruction i1 (store) writes element [0, 2] of `t` into HBM tensor `out`, but its value is undefined: that memory was never written, or the value was computed from memory never written (at i = 0)"
     );
 }
 
 #[test]
-fn reading_an_output_before_writing_it_is_an_error() {
+fn an_output_read_before_it_is_written_is_undefined() {
+    // Reading it is not an error; storing what was read (even back into itself) is.
     let (mut b, _a, out) = copy_kernel();
     let t = b.sbuf("t", 8, 4);
     b.inst(Op::Load, b.whole(t), vec![b.whole(out)]);
+    assert!(interpret(&b.f, &[data(8, 4, 3)]).is_ok());
+    b.inst(Op::Store, b.whole(out), vec![b.whole(t)]);
     let err = interpret(&b.f, &[data(8, 4, 3)]).unwrap_err();
     assert!(
-        matches!(&err, InterpError::Uninitialised { tensor, .. } if tensor == "out"),
+        matches!(&err, InterpError::Uninitialised { tensor, dest, .. } if tensor == "t" && dest == "out"),
         "{err}"
     );
 }

@@ -426,8 +426,9 @@ pub enum Role {
     Input,
     /// Returned to the caller (starts as zeros).
     Output,
-    /// Working memory of the program (HBM scratch): starts uninitialised, and reading an element
-    /// the program has not written is a run-time error; neither given nor returned.
+    /// Working memory of the program (HBM scratch): starts undefined (an element the program has
+    /// not written reads as poison, and writing poison into it is a run-time error); neither
+    /// given nor returned.
     Scratch,
     /// A constant (NKI's `nl.shared_constant`): its values are part of the program
     /// ([`TensorDecl::values`]), filled in HBM by the loader before the program starts; never

@@ -439,7 +439,7 @@ fn scratch_program(store: bool) -> String {
 }
 
 #[test]
-fn scratch_tensors_round_trip_and_start_uninitialised() {
+fn scratch_tensors_round_trip_and_start_undefined() {
     let x = arr(&[4, 64], |p, f| p as f32 * 0.5 - f as f32);
     let r = run_text(&scratch_program(true), std::slice::from_ref(&x)).unwrap();
     // Only the input is given and only the output returned.
@@ -449,7 +449,8 @@ fn scratch_tensors_round_trip_and_start_uninitialised() {
     let p = text::parse(&scratch_program(true)).unwrap();
     assert_eq!(text::parse(&text::print(&p)).unwrap(), p);
     assert!(text::print(&p).contains("tensor tmp: f32[512] scratch"));
-    // Without the store, the load reads elements nothing wrote: an error naming the first.
+    // Without the store, the load reads elements nothing wrote: that is undefined data, not yet
+    // an error; storing it into the output is, naming the store and the first output element.
     let err = run_text(&scratch_program(false), std::slice::from_ref(&x)).unwrap_err();
     let SimError::Uninitialised {
         inst,
@@ -459,11 +460,11 @@ fn scratch_tensors_round_trip_and_start_uninitialised() {
     else {
         panic!("{err}")
     };
-    assert!(inst.text.contains("hbm tmp[128"), "{err}");
-    assert_eq!((tensor.as_str(), *element), ("tmp", 128), "{err}");
+    assert!(inst.text.starts_with("dma q3 hbm y[0"), "{err}");
+    assert_eq!((tensor.as_str(), *element), ("y", 0), "{err}");
     assert!(
         err.to_string()
-            .contains("element 128 of scratch tensor `tmp`, which nothing wrote"),
+            .contains("writes element 0 of HBM tensor `y` with an undefined value"),
         "{err}"
     );
     // Timing only, nothing is read: no error.
@@ -473,4 +474,88 @@ fn scratch_tensors_round_trip_and_start_uninitialised() {
     };
     let p = text::parse(&scratch_program(false)).unwrap();
     assert!(sim::simulate(&p, &[], &timing).is_ok());
+}
+
+/// `t` (bytes 0..16) holds rows 0..3 of `x`, its partition 3 undefined; `w` (bytes 64..80) holds
+/// columns 0..2 of `x`, its columns 2..4 undefined. `u = tᵀ` (via PSUM) has column 3 undefined;
+/// `v = t[0..3]ᵀ · w` has columns 2..4 undefined (column `n` of the moving operand). Only the
+/// defined parts are stored, then `EXTRA`.
+const UNDEFINED_FLOW: &str = "tensor x: f32[3, 4] input
+tensor y: f32[4, 4] output
+tensor z: f32[4, 4] output
+semaphore ld
+semaphore pe_done
+semaphore cp
+engine sp {
+  dma q0 sbuf.f32[0, 3; 0; 4:1], hbm x[0; 3:4, 4:1] -> ld
+  dma q1 sbuf.f32[0, 3; 64; 2:1], hbm x[0; 3:4, 2:1] -> ld
+  wait cp >= 2
+  dma q2 hbm y[0; 4:4, 3:1], sbuf.f32[0, 4; 128; 3:1]
+  dma q3 hbm z[0; 4:4, 2:1], sbuf.f32[0, 4; 256; 2:1]
+EXTRA}
+engine pe {
+  wait ld >= 2
+  transpose psum.f32[0, 4; 0; 4:1], sbuf.f32[0, 4; 0; 4:1] -> pe_done
+  matmul psum.f32[0, 4; 2048; 4:1], sbuf.f32[0, 3; 0; 4:1], sbuf.f32[0, 3; 64; 4:1] -> pe_done
+}
+engine act {
+  wait pe_done >= 2
+  copy sbuf.f32[0, 4; 128; 4:1], psum.f32[0, 4; 0; 4:1] -> cp
+  copy sbuf.f32[0, 4; 256; 4:1], psum.f32[0, 4; 2048; 4:1] -> cp
+}
+";
+
+#[test]
+fn undefined_values_flow_by_row_and_column_and_fail_only_when_stored() {
+    let x = arr(&[3, 4], |p, f| p as f32 * 0.75 - f as f32 * 0.5 + 0.25);
+    let run = |extra: &str| {
+        run_text(
+            &UNDEFINED_FLOW.replace("EXTRA", extra),
+            std::slice::from_ref(&x),
+        )
+    };
+    let r = run("").unwrap_or_else(|e| panic!("{e}"));
+    let (y, z) = (&r.outputs[0].1.data, &r.outputs[1].1.data);
+    for i in 0..4 {
+        for j in 0..3 {
+            assert_eq!(
+                y[i * 4 + j].to_bits(),
+                x.data[j * 4 + i].to_bits(),
+                "y[{i}, {j}]"
+            );
+        }
+        for j in 0..2 {
+            let mut s = 0.0f32;
+            for k in 0..3 {
+                s += x.data[k * 4 + i] * x.data[k * 4 + j];
+            }
+            assert_eq!(z[i * 4 + j].to_bits(), s.to_bits(), "z[{i}, {j}]");
+        }
+    }
+    // Column 3 of the transpose is partition 3 of `t`; column 2 of the product meets column 2
+    // of `w`: storing either is the error, at the store, naming the output element.
+    for (extra, tensor, element) in [
+        (
+            "  dma q2 hbm y[3; 4:4, 1:1], sbuf.f32[0, 4; 140; 1:1]\n",
+            "y",
+            3,
+        ),
+        (
+            "  dma q3 hbm z[6; 3:4, 1:1], sbuf.f32[1, 3; 264; 1:1]\n",
+            "z",
+            6,
+        ),
+    ] {
+        let err = run(extra).unwrap_err();
+        let SimError::Uninitialised {
+            inst,
+            tensor: t,
+            element: e,
+        } = &err
+        else {
+            panic!("{err}")
+        };
+        assert!(inst.text.starts_with(extra.trim()), "{err}");
+        assert_eq!((t.as_str(), *e), (tensor, element), "{err}");
+    }
 }

@@ -11,8 +11,9 @@
 //!
 //! Limits, each a diagnostic with exit code 1 before the work it bounds: HBM tensors of more
 //! elements than the simulator holds (E0901, [`check_size`]), a simulation past `--max-cycles` or
-//! a kernel of more instruction instances than that for the interpreter (E0902), and a read of
-//! HBM scratch that nothing wrote, on either engine (E0900, at the statement).
+//! a kernel of more instruction instances than that for the interpreter (E0902), and a store of
+//! undefined values (memory nothing wrote, or values computed from it) into HBM, on either
+//! engine (E0900, at the statement).
 //!
 //! Layout: this module holds the options, the report's types and [`run`] in its steps (compile,
 //! execute on one engine, `--check`, write the outputs); [`inputs`] gathers the input arrays,
@@ -372,7 +373,7 @@ fn simulate(
     );
     let mut r =
         runtime_sim::sim::simulate_with_progress(program, inputs, &sopts, &mut |p| bar.update(p))
-            .map_err(|e| sim_failure(written, inputs, &e, opts.max_cycles))?;
+            .map_err(|e| sim_failure(kernels, inputs, &e, opts))?;
     drop(bar);
     if let Some(path) = &opts.trace {
         crate::write_file::write_atomically(
@@ -560,8 +561,9 @@ pub fn first_difference(want: &Array, got: &Array) -> Option<String> {
         })
 }
 
-/// What an interpreter error means for the user. Reading memory that nothing wrote is the kernel's
-/// fault, and becomes a diagnostic at the statement (for Penguin IR text, which has no spans, at
+/// What an interpreter error means for the user. Storing undefined values (memory that nothing
+/// wrote, or values computed from it) into HBM is the kernel's fault, and becomes a diagnostic at
+/// the statement (for Penguin IR text, which has no spans, at
 /// the file, the note naming the instruction); anything else, on IR that the checks and the
 /// verifier accepted, is a bug in nkc.
 fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
@@ -569,12 +571,12 @@ fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
         .inst()
         .and_then(|i| func.inst_spans.get(i).copied().flatten());
     match (e, span) {
-        (interp::InterpError::Uninitialised { tensor, .. }, span) => {
-            Failure::Diagnostics(vec![RunError::UnwrittenRead {
+        (interp::InterpError::Uninitialised { tensor, dest, .. }, span) => {
+            Failure::Diagnostics(vec![RunError::UndefinedStore {
                 tensor: tensor.to_string(),
+                dest: dest.to_string(),
                 at: span.map_or(0..0, |s| s.range()),
-                element: None,
-                detail: Some(e.to_string()),
+                detail: e.to_string(),
             }
             .to_diagnostic()])
         }
@@ -590,40 +592,70 @@ fn interp_failure(func: &Function, e: &interp::InterpError) -> Failure {
     }
 }
 
-/// What a simulator error on a compiled program means for the user. A read of HBM scratch that
-/// nothing wrote is the kernel's fault when the kernel as written does it too: the interpreter,
+/// What a simulator error on a compiled program means for the user. Storing undefined values
+/// into HBM is the kernel's fault when the kernel as written does it too: the interpreter,
 /// run on it, then gives the very diagnostic `--engine interp` gives (E0900, at the statement).
+/// When the kernel as written stores no undefined value but the program does, and the legality
+/// check was skipped, the pipelining is to blame (as for a differing output, `--check` or not).
 /// Anything else, on a program the backend emitted, is a bug in nkc.
 fn sim_failure(
-    written: &Function,
+    kernels: &Kernels,
     inputs: &[Array],
     e: &runtime_sim::sim::SimError,
-    max_cycles: u64,
+    opts: &RunOptions,
 ) -> Failure {
+    let (written, max_cycles) = (&kernels.written, opts.max_cycles);
     let internal = || Failure::internal(InternalCause::SimRejected(e.clone()));
-    match e {
+    let undefined = match e {
+        runtime_sim::sim::SimError::Uninitialised {
+            tensor, element, ..
+        } => Some((tensor, *element)),
         // An indirect DMA's index out of range: the kernel's fault when the kernel as written
         // indexes out of range too.
-        runtime_sim::sim::SimError::Uninitialised { .. }
-        | runtime_sim::sim::SimError::Access { .. } => {}
+        runtime_sim::sim::SimError::Access { .. } => None,
         runtime_sim::sim::SimError::CycleLimit { .. } => {
             return cycle_limit(written, max_cycles, e.to_string())
         }
         _ => return internal(),
-    }
+    };
     if check_interp_budget(written, max_cycles).is_err() {
         return internal();
     }
     match interp::interpret(written, inputs) {
-        Err(ie @ interp::InterpError::Uninitialised { .. })
-            if matches!(e, runtime_sim::sim::SimError::Uninitialised { .. }) =>
-        {
+        Err(ie @ interp::InterpError::Uninitialised { .. }) if undefined.is_some() => {
             interp_failure(written, &ie)
         }
         Err(ie @ interp::InterpError::IndexOutOfRange { .. })
             if matches!(e, runtime_sim::sim::SimError::Access { .. }) =>
         {
             interp_failure(written, &ie)
+        }
+        Ok(_) if !opts.legality_check && undefined.is_some() => {
+            let Some((tensor, element)) = undefined else {
+                return internal();
+            };
+            let cols = (written.tensors.values())
+                .find(|t| t.name == *tensor)
+                .and_then(|t| t.shape.get(1).copied())
+                .unwrap_or(1)
+                .max(1);
+            let head = CheckHead {
+                output: tensor.clone(),
+                path: format!(
+                    "the simulated program on `--pipeline {}{}`",
+                    opts.pipeline.name(),
+                    if opts.peel { " --peel" } else { "" }
+                ),
+                difference: format!(
+                    "element [{}, {}] is undefined (the program stores memory nothing wrote, or a value computed from it)",
+                    element / cols,
+                    element % cols
+                ),
+            };
+            let why = interp::interpret(&kernels.func, inputs)
+                .err()
+                .map(|e| e.to_string());
+            Failure::user(UserCause::CheckUnchecked { head, why })
         }
         _ => internal(),
     }

@@ -19,6 +19,7 @@ pub mod diagnostic;
 mod dtype;
 pub mod machine;
 mod ops;
+pub mod poison;
 pub mod random_ops;
 mod rng;
 pub mod scan_stats;

@@ -3,7 +3,15 @@
 //! A masked instruction runs, in each iteration, as the unmasked instruction on its active box
 //! ([`crate::ir::InstData::clipped`]): the other elements are neither read (nor range-checked) nor
 //! written, so a destination keeps its old values there, and an element no instruction wrote
-//! stays unwritten (a later read of it is the usual uninitialised-read error).
+//! stays unwritten.
+//!
+//! Undefined values ([`vocab::poison`]): reading an element that holds no defined value (never
+//! written, or written with a value computed from undefined ones) is not an error; each tile
+//! carries its undefined flags (`None` when all its elements are defined, so the common path does
+//! no per-element work), each operation computes its result's flags by the shared rules, and the
+//! destination records them. Writing an undefined element into an HBM tensor (a store, or any
+//! transfer into an output or HBM scratch) is the [`InterpError::Uninitialised`] error: that is
+//! where garbage would become observable.
 //!
 //! Invariants:
 //! - `active[a]` is true exactly for the axes of the loops currently executing (those in
@@ -19,6 +27,7 @@ use crate::affine::AffineExpr;
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{mask_box, ActFunc, Function, InstData, Op, Operand, Scale, StmtKind};
 use cranelift_entity::{EntityRef, SecondaryMap};
+use vocab::poison::{self, Undef};
 
 mod indirect;
 
@@ -33,15 +42,26 @@ pub(super) fn malformed(inst: Option<Inst>, msg: String) -> InterpError {
     }
 }
 
-/// A tile read from a tensor: where it lies and its values.
+/// A tile read from a tensor: where it lies, its values and which of them are undefined.
 struct Tile {
     region: Region,
     data: Vec<f32>,
+    undef: Undef,
 }
 
 impl Tile {
     fn shape(&self) -> (usize, usize) {
         (self.region.rows, self.region.cols)
+    }
+
+    /// Its flags as a source of width `w` per row ([`poison::Flags`]).
+    fn flags(&self, w: usize) -> poison::Flags<'_> {
+        (self.undef.as_deref(), w)
+    }
+
+    /// Its flags as a source of its own width.
+    fn row_flags(&self) -> poison::Flags<'_> {
+        self.flags(self.region.cols)
     }
 }
 
@@ -307,39 +327,30 @@ impl<'f> Machine<'f> {
 
     fn read(&self, inst: Inst, op: &'static str, operand: &Operand) -> Result<Tile> {
         let region = self.resolve(inst, op, operand)?;
-        let data = self.read_region(inst, op, operand.tensor, &region)?;
-        Ok(Tile { region, data })
-    }
-
-    /// The values of `region` (checked to lie inside tensor `t`).
-    fn read_region(
-        &self,
-        inst: Inst,
-        op: &'static str,
-        t: Tensor,
-        region: &Region,
-    ) -> Result<Vec<f32>> {
-        let buf = &self.bufs[t.index()];
-        buf.read(region).map_err(|u| InterpError::Uninitialised {
-            inst,
-            op,
-            tensor: self.func.display_name(t).to_string(),
-            element: Element {
-                slot: (!buf.block_counts.is_empty()).then_some(u.slot),
-                row: u.row,
-                col: u.col,
-            },
-            at: self.iteration(),
+        let (data, undef) = self.read_region(operand.tensor, &region);
+        Ok(Tile {
+            region,
+            data,
+            undef,
         })
     }
 
+    /// The values of `region` (checked to lie inside tensor `t`) with their undefined flags.
+    fn read_region(&self, t: Tensor, region: &Region) -> (Vec<f32>, Undef) {
+        self.bufs[t.index()].read(region)
+    }
+
+    /// Writes `values` (with their undefined flags `undef`) to the destination; an undefined
+    /// element bound for HBM is the uninitialised-data error, naming the element it was read
+    /// from (`src`, for a transfer) or else the destination element.
     fn write(
         &mut self,
         inst: Inst,
         op: &'static str,
         region: &Region,
         operand: &Operand,
-        values: &[f32],
+        (values, undef): (&[f32], Option<&[bool]>),
+        src: Option<(&Operand, &Region)>,
     ) -> Result<()> {
         let t = operand.tensor;
         if self.bufs[t.index()].read_only {
@@ -350,7 +361,26 @@ impl<'f> Machine<'f> {
                 at: self.iteration(),
             });
         }
-        self.bufs[t.index()].write(region, values);
+        if let Some(i) = undef.and_then(|u| u.iter().position(|&x| x)) {
+            if self.bufs[t.index()].hbm {
+                let (from, from_region) = src.unwrap_or((operand, region));
+                let (slot, row, col) = from_region.element(i);
+                let blocked = !self.bufs[from.tensor.index()].block_counts.is_empty();
+                return Err(InterpError::Uninitialised {
+                    inst,
+                    op,
+                    tensor: self.func.display_name(from.tensor).to_string(),
+                    element: Element {
+                        slot: blocked.then_some(slot),
+                        row,
+                        col,
+                    },
+                    dest: self.func.display_name(t).to_string(),
+                    at: self.iteration(),
+                });
+            }
+        }
+        self.bufs[t.index()].write(region, values, undef);
         Ok(())
     }
 
@@ -428,9 +458,11 @@ impl<'f> Machine<'f> {
         let dst = self.resolve(inst, name, &data.dst)?;
         let (p, f) = (dst.rows, dst.cols);
         let mut elements = dst.len() as u64;
-        let result = match *op {
+        // The source a transfer moves, for naming an undefined element it would store.
+        let mut moved = None;
+        let (result, undef): (Vec<f32>, Undef) = match *op {
             // Handled above.
-            Op::Gather { .. } | Op::Scatter { .. } => Vec::new(),
+            Op::Gather { .. } | Op::Scatter { .. } => (Vec::new(), None),
             Op::Load | Op::Store | Op::Copy => {
                 let src = self.read(inst, name, &data.srcs[0])?;
                 let (sr, sc) = src.shape();
@@ -450,15 +482,22 @@ impl<'f> Machine<'f> {
                         format!("[{p}, {f}]"),
                     ));
                 }
-                src.data
+                moved = Some(src.region);
+                (src.data, src.undef)
             }
-            Op::Memset { value } => vec![value; dst.len()],
-            Op::Iota { base, pstep, fstep } => (0..p)
-                .flat_map(|pi| (0..f).map(move |fi| vocab::iota(base, pstep, fstep, pi, fi)))
-                .collect(),
-            Op::Rand { stream } => (0..p as u64)
-                .flat_map(|pi| (0..f as u64).map(move |fi| vocab::rand_at(stream, pi, fi)))
-                .collect(),
+            Op::Memset { value } => (vec![value; dst.len()], None),
+            Op::Iota { base, pstep, fstep } => (
+                (0..p)
+                    .flat_map(|pi| (0..f).map(move |fi| vocab::iota(base, pstep, fstep, pi, fi)))
+                    .collect(),
+                None,
+            ),
+            Op::Rand { stream } => (
+                (0..p as u64)
+                    .flat_map(|pi| (0..f as u64).map(move |fi| vocab::rand_at(stream, pi, fi)))
+                    .collect(),
+                None,
+            ),
             Op::Dropout { stream } => {
                 let x = self.read(inst, name, &data.srcs[0])?;
                 let prob = self.read(inst, name, &data.srcs[1])?;
@@ -470,14 +509,19 @@ impl<'f> Machine<'f> {
                         *v = vocab::dropout(stream, pi as u64, fi as u64, *v, prob.data[pi]);
                     }
                 }
-                out
+                let flags = [(x.undef.as_deref(), f), (prob.undef.as_deref(), 1)];
+                (out, vocab::poison::elementwise(&flags, p, f))
             }
             Op::TensorTensor { op: alu } => {
                 let a = self.read(inst, name, &data.srcs[0])?;
                 let b = self.read(inst, name, &data.srcs[1])?;
-                let a = self.elementwise_src(inst, "source 0", &a, p, f, true)?;
-                let b = self.elementwise_src(inst, "source 1", &b, p, f, true)?;
-                kernels::tensor_tensor(alu, a, b, p, f)
+                let sa = self.elementwise_src(inst, "source 0", &a, p, f, true)?;
+                let sb = self.elementwise_src(inst, "source 1", &b, p, f, true)?;
+                let flags = [a.row_flags(), b.row_flags()];
+                (
+                    kernels::tensor_tensor(alu, sa, sb, p, f),
+                    poison::elementwise(&flags, p, f),
+                )
             }
             Op::TensorScalar {
                 op: alu,
@@ -486,7 +530,7 @@ impl<'f> Machine<'f> {
             } => {
                 let x = self.read(inst, name, &data.srcs[0])?;
                 self.elementwise_src(inst, "the source", &x, p, f, false)?;
-                kernels::tensor_scalar(alu, &x.data, imm, reverse)
+                (kernels::tensor_scalar(alu, &x.data, imm, reverse), x.undef)
             }
             Op::Activation {
                 func: act,
@@ -505,7 +549,10 @@ impl<'f> Machine<'f> {
                     ));
                 }
                 elements = x.data.len() as u64;
-                kernels::reduce(red, &x.data, xf)
+                (
+                    kernels::reduce(red, &x.data, xf),
+                    poison::rows(&[x.row_flags()], p, 1),
+                )
             }
             Op::TensorTensorScan { op0, op1 } => {
                 let a = self.read(inst, name, &data.srcs[0])?;
@@ -520,7 +567,8 @@ impl<'f> Machine<'f> {
                     let (d0, d1) = (&a.data[span.clone()], &b.data[span]);
                     vocab::tensor_tensor_scan(op0, op1, init.data[pi], d0, d1, row);
                 }
-                out
+                let flags = [a.row_flags(), b.row_flags(), init.row_flags()];
+                (out, poison::rows(&flags, p, f))
             }
             Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => {
                 let x = self.read(inst, name, &data.srcs[0])?;
@@ -563,7 +611,9 @@ impl<'f> Machine<'f> {
                         _ => vocab::max8(row, o),
                     }
                 }
-                out
+                let mut flags = vec![x.row_flags()];
+                flags.extend(vals.as_ref().map(|v| v.row_flags()));
+                (out, poison::rows(&flags, p, f))
             }
             Op::BnStats | Op::BnAggr => {
                 let x = self.read(inst, name, &data.srcs[0])?;
@@ -582,10 +632,11 @@ impl<'f> Machine<'f> {
                 }
                 elements = x.data.len() as u64;
                 let rows = x.data.chunks_exact(xf.max(1));
-                match op {
+                let values = match op {
                     Op::BnStats => rows.flat_map(vocab::bn_stats).collect(),
                     _ => rows.flat_map(vocab::bn_aggr).collect(),
-                }
+                };
+                (values, poison::rows(&[x.row_flags()], p, f))
             }
             Op::Transpose | Op::VectorTranspose => {
                 let x = self.read(inst, name, &data.srcs[0])?;
@@ -598,11 +649,22 @@ impl<'f> Machine<'f> {
                         format!("[{xf}, {xp}]"),
                     ));
                 }
-                kernels::transpose(&x.data, xp, xf)
+                (
+                    kernels::transpose(&x.data, xp, xf),
+                    poison::transpose(x.undef.as_deref(), xp, xf),
+                )
             }
             Op::Matmul { accumulate } => self.matmul_values(inst, data, accumulate, (p, f))?,
         };
-        self.write(inst, name, &dst, &data.dst, &result)?;
+        let src = moved.as_ref().map(|r| (&data.srcs[0], r));
+        self.write(
+            inst,
+            name,
+            &dst,
+            &data.dst,
+            (&result, undef.as_deref()),
+            src,
+        )?;
         self.stats.record(op, data.engine, elements);
         Ok(())
     }
@@ -643,17 +705,17 @@ impl<'f> Machine<'f> {
         scale: Scale,
         bias: bool,
         (p, f): (usize, usize),
-    ) -> Result<Vec<f32>> {
+    ) -> Result<(Vec<f32>, Undef)> {
         let name = data.op.name();
         let x = self.read(inst, name, &data.srcs[0])?;
         self.elementwise_src(inst, "the source", &x, p, f, false)?;
-        let scale_tile;
+        let mut scale_tile = None;
         let scale_src = match scale {
             Scale::Imm(v) => ScaleSrc::Imm(v),
             Scale::Tile => {
-                scale_tile = self.read(inst, name, &data.srcs[1])?;
-                self.elementwise_src(inst, "the scale", &scale_tile, p, 1, false)?;
-                ScaleSrc::Column(&scale_tile.data)
+                let t = scale_tile.insert(self.read(inst, name, &data.srcs[1])?);
+                self.elementwise_src(inst, "the scale", t, p, 1, false)?;
+                ScaleSrc::Column(&t.data)
             }
         };
         let bias_tile = match bias {
@@ -663,14 +725,18 @@ impl<'f> Machine<'f> {
         if let Some(t) = &bias_tile {
             self.elementwise_src(inst, "the bias", t, p, 1, false)?;
         }
-        Ok(kernels::activation(
+        let values = kernels::activation(
             act,
             &x.data,
             scale_src,
             bias_tile.as_ref().map(|t| &t.data[..]),
             p,
             f,
-        ))
+        );
+        let mut flags = vec![x.row_flags()];
+        flags.extend(scale_tile.as_ref().map(|t| t.row_flags()));
+        flags.extend(bias_tile.as_ref().map(|t| t.row_flags()));
+        Ok((values, poison::elementwise(&flags, p, f)))
     }
 
     /// The values of matmul `inst` (`data`) into a `[p, f]` destination, added to the
@@ -681,7 +747,7 @@ impl<'f> Machine<'f> {
         data: &InstData,
         accumulate: bool,
         (p, f): (usize, usize),
-    ) -> Result<Vec<f32>> {
+    ) -> Result<(Vec<f32>, Undef)> {
         let name = data.op.name();
         let a = self.read(inst, name, &data.srcs[0])?;
         let b = self.read(inst, name, &data.srcs[1])?;
@@ -694,14 +760,16 @@ impl<'f> Machine<'f> {
             return Err(self.bad_shape(inst, "the destination", (p, f), format!("[{m}, {n}]")));
         }
         let mut out = kernels::matmul(&a.data, &b.data, k, m, n);
+        let mut undef = poison::matmul(a.undef.as_deref(), b.undef.as_deref(), k, m, n);
         if accumulate {
             let acc = self.read(inst, name, &data.dst)?;
             for (o, &d) in out.iter_mut().zip(&acc.data) {
                 // `s + dst`, which IEEE addition makes equal to `dst + s`.
                 *o += d;
             }
+            undef = poison::union(undef, acc.undef.as_deref());
         }
         self.stats.matmul_macs += (k * m * n) as u64;
-        Ok(out)
+        Ok((out, undef))
     }
 }

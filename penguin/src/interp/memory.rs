@@ -8,12 +8,17 @@
 //! Invariants:
 //! - a `bf16` buffer only ever holds values that are exactly representable in bfloat16: every
 //!   write goes through [`round_bf16`];
-//! - `written[i]` is true exactly when element `i` has been written, for buffers that track
-//!   initialisation (everything but kernel inputs, which are fully initialised on entry);
-//! - an unwritten element holds `0.0`, so an output that is never written reads back as zeros.
+//! - `defined[i]` is true exactly when element `i` holds a defined value: it has been written,
+//!   with a value not computed from undefined ones ([`vocab::poison`]). Only buffers that track
+//!   initialisation have the map (everything but kernel inputs and constants, which are fully
+//!   defined on entry);
+//! - an unwritten element holds `0.0`, so an output that is never written reads back as zeros;
+//! - an HBM buffer never holds an element that was written undefined: the executor refuses such
+//!   a write before it reaches the buffer.
 
 use crate::entities::Axis;
-use crate::ir::{canonical_nan, DType, TensorData};
+use crate::ir::{canonical_nan, DType, Memory, TensorData};
+use vocab::poison::Undef;
 
 pub use vocab::round_bf16;
 
@@ -41,12 +46,15 @@ impl Region {
     }
 }
 
-/// The first unwritten element of a read: slot, row and column in the tensor.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Unwritten {
-    pub slot: usize,
-    pub row: usize,
-    pub col: usize,
+impl Region {
+    /// Slot, row and column in the tensor of tile element `i` (row-major over the tile).
+    pub fn element(&self, i: usize) -> (usize, usize, usize) {
+        let (dr, dc) = match &self.pattern {
+            Some(pat) => pat[i],
+            None => (i / self.cols.max(1), i % self.cols.max(1)),
+        };
+        (self.slot, self.row0 + dr, self.col0 + dc)
+    }
 }
 
 pub(super) struct Buffer {
@@ -56,9 +64,11 @@ pub(super) struct Buffer {
     pub block_counts: Vec<u64>,
     pub bf16: bool,
     pub read_only: bool,
+    /// Whether the tensor lives in HBM (where an undefined value may never be written).
+    pub hbm: bool,
     data: Vec<f32>,
-    /// Empty when the buffer is fully initialised (inputs).
-    written: Vec<bool>,
+    /// Empty when the buffer is fully defined (inputs and constants).
+    defined: Vec<bool>,
 }
 
 /// Why a tensor cannot be stored ([`Buffer::new`]); its text follows the tensor's name.
@@ -109,8 +119,9 @@ impl Buffer {
             block_counts: t.block.iter().map(|b| u64::from(b.count)).collect(),
             bf16: t.dtype == DType::Bf16,
             read_only: input,
+            hbm: t.memory == Memory::Hbm,
             data: vec![0.0; total],
-            written: if input {
+            defined: if input {
                 Vec::new()
             } else {
                 vec![false; total]
@@ -130,7 +141,7 @@ impl Buffer {
             let v = canonical_nan(v);
             *d = if self.bf16 { round_bf16(v) } else { v };
         }
-        self.written.clear();
+        self.defined.clear();
     }
 
     /// The values of slot 0 (the whole tensor for an unblocked one).
@@ -142,50 +153,47 @@ impl Buffer {
         r.slot * self.elems() + (r.row0 + row) * self.cols + r.col0
     }
 
-    /// The tile's values in row-major order, or the first element of it never written.
-    pub fn read(&self, r: &Region) -> Result<Vec<f32>, Unwritten> {
+    /// The tile's values in row-major order, and which of them are undefined (`None`: none).
+    pub fn read(&self, r: &Region) -> (Vec<f32>, Undef) {
         let mut out = Vec::with_capacity(r.len());
+        let track = !self.defined.is_empty();
+        let mut undef: Option<Vec<bool>> = None;
         if let Some(pat) = &r.pattern {
-            for &(dr, dc) in pat {
-                let (row, col) = (r.row0 + dr, r.col0 + dc);
-                let o = r.slot * self.elems() + row * self.cols + col;
-                if !self.written.is_empty() && !self.written[o] {
-                    return Err(Unwritten {
-                        slot: r.slot,
-                        row,
-                        col,
-                    });
+            for (i, &(dr, dc)) in pat.iter().enumerate() {
+                let o = r.slot * self.elems() + (r.row0 + dr) * self.cols + r.col0 + dc;
+                if track && !self.defined[o] {
+                    undef.get_or_insert_with(|| vec![false; r.len()])[i] = true;
                 }
                 out.push(self.data[o]);
             }
-            return Ok(out);
+            return (out, undef);
         }
         for row in 0..r.rows {
             let o = self.offset(r, row);
-            if !self.written.is_empty() {
-                if let Some(c) = self.written[o..o + r.cols].iter().position(|&w| !w) {
-                    return Err(Unwritten {
-                        slot: r.slot,
-                        row: r.row0 + row,
-                        col: r.col0 + c,
-                    });
+            let flags = &self.defined[if track { o..o + r.cols } else { 0..0 }];
+            if !flags.iter().all(|&d| d) {
+                let u = undef.get_or_insert_with(|| vec![false; r.len()]);
+                for (x, &d) in u[row * r.cols..(row + 1) * r.cols].iter_mut().zip(flags) {
+                    *x = !d;
                 }
             }
             out.extend_from_slice(&self.data[o..o + r.cols]);
         }
-        Ok(out)
+        (out, undef)
     }
 
-    /// Stores a row-major tile (rounding to bfloat16 for a bf16 buffer) and marks it written.
-    pub fn write(&mut self, r: &Region, values: &[f32]) {
+    /// Stores a row-major tile (rounding to bfloat16 for a bf16 buffer) and marks its elements
+    /// defined, or undefined where `undef` says so.
+    pub fn write(&mut self, r: &Region, values: &[f32], undef: Option<&[bool]>) {
         debug_assert_eq!(values.len(), r.len());
+        let track = !self.defined.is_empty();
         if let Some(pat) = &r.pattern {
-            for (&(dr, dc), &v) in pat.iter().zip(values) {
+            for (i, (&(dr, dc), &v)) in pat.iter().zip(values).enumerate() {
                 let o = r.slot * self.elems() + (r.row0 + dr) * self.cols + r.col0 + dc;
                 let v = canonical_nan(v);
                 self.data[o] = if self.bf16 { round_bf16(v) } else { v };
-                if !self.written.is_empty() {
-                    self.written[o] = true;
+                if track {
+                    self.defined[o] = undef.is_none_or(|u| !u[i]);
                 }
             }
             return;
@@ -202,8 +210,16 @@ impl Buffer {
                     *d = canonical_nan(v);
                 }
             }
-            if !self.written.is_empty() {
-                self.written[o..o + r.cols].fill(true);
+            if track {
+                let flags = &mut self.defined[o..o + r.cols];
+                match undef {
+                    None => flags.fill(true),
+                    Some(u) => {
+                        for (d, &x) in flags.iter_mut().zip(&u[row * r.cols..(row + 1) * r.cols]) {
+                            *d = !x;
+                        }
+                    }
+                }
             }
         }
     }

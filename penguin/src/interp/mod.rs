@@ -17,9 +17,13 @@
 //!   multiply-add, sums in increasing index order from `0.0`). A bf16 tensor — wherever it lives —
 //!   holds bfloat16 values: every store into it is rounded by [`round_bf16`], and bf16 parameters
 //!   are rounded on entry.
-//! - **Initialisation.** Every element of every tensor but the inputs starts unwritten. Reading an
-//!   unwritten element is an [`InterpError::Uninitialised`] naming the instruction, the tensor and
-//!   the element. Output elements never written read back as `0.0`. Writing an input is an error.
+//! - **Initialisation.** Every element of every tensor but the inputs starts unwritten, which is
+//!   to say undefined. Reading an undefined element is not an error: the value is poison and
+//!   propagates by the rules of [`vocab::poison`] (elementwise per element, row operations per
+//!   row, matmul per column of its operands). Writing an undefined element into an HBM tensor is
+//!   an [`InterpError::Uninitialised`] naming the instruction, the undefined element and the HBM
+//!   tensor: that is where garbage would become observable. Output elements never written read
+//!   back as `0.0`. Writing an input is an error.
 //! - **Operations** are those [`Op`](crate::ir::Op) documents: an accumulating matmul reads its
 //!   destination (so an accumulation group starts with a memset or an overwriting matmul); `[P, 1]`
 //!   sources of `tensor_tensor` broadcast along the free axis; an activation without a bias
@@ -137,12 +141,16 @@ pub enum InterpError {
         rows: u64,
         at: Iteration,
     },
-    #[error("instruction {inst} ({op}) reads element {element} of `{tensor}`, which was never written{at}")]
+    /// An undefined value (memory never written, or a value computed from it) would be written
+    /// into an HBM tensor: `element` of `tensor` is the undefined element (of the source a
+    /// transfer moves, else of the destination), `dest` the HBM tensor.
+    #[error("instruction {inst} ({op}) writes element {element} of `{tensor}` into HBM tensor `{dest}`, but its value is undefined: that memory was never written, or the value was computed from memory never written{at}")]
     Uninitialised {
         inst: Inst,
         op: &'static str,
         tensor: String,
         element: Element,
+        dest: String,
         at: Iteration,
     },
     #[error("instruction {inst} ({op}) writes to the input tensor `{tensor}`{at}")]

@@ -16,9 +16,12 @@
 //! off instance is not held behind unrelated transfers of its queue (a prefetch issued before it
 //! on the same queue does not delay it).
 //!
-//! HBM scratch tensors ([`Role::Scratch`]) start uninitialised: with numerics on, a transfer that
-//! reads an element of one that nothing wrote before it (in processing order) is a
-//! [`SimError::Uninitialised`], never a silent value.
+//! Undefined values ([`vocab::poison`]), with numerics on: SBUF, PSUM and the HBM outputs and
+//! scratch tensors ([`Role::Output`], [`Role::Scratch`]) start undefined. Reading an undefined
+//! element is not an error: its value is poison, which every operation propagates by the shared
+//! rules (elementwise per element, row operations per row, matmul per column of its operands). A
+//! transfer that would write an undefined element into an HBM output or scratch tensor is a
+//! [`SimError::Uninitialised`], never a silent value: that is where garbage becomes observable.
 //!
 //! Choices MACHINE.md leaves open: a transfer starts its latency when `sp` finishes issuing it;
 //! its bytes are the HBM side's (elements × the tensor's dtype size); a wait that is satisfied
@@ -38,6 +41,7 @@ use crate::machine::{self, dma_issue_cycles, dma_queue_cycles, DMA_LATENCY};
 use crate::numerics;
 use crate::text::inst_to_string;
 use std::rc::Rc;
+use vocab::poison::{self, Undef};
 
 struct Frame<'p> {
     stmts: &'p [Stmt],
@@ -430,13 +434,15 @@ fn initial_storage(p: &Program, inputs: &[Array]) -> Result<Storage, SimError> {
                 data.resize(n, f32::NAN);
             }
             Role::Output => data.resize(n, 0.0),
-            // Uninitialised: reads of unwritten elements are errors; NaN is a second guard.
+            // Undefined until written: storing an undefined value here is an error.
             Role::Scratch => data.resize(n, f32::NAN),
         }
         hbm.push(data);
     }
-    let scratch: Vec<bool> = p.tensors.iter().map(|t| t.role == Role::Scratch).collect();
-    Ok(Storage::new(hbm, &scratch))
+    let tracked: Vec<bool> = (p.tensors.iter())
+        .map(|t| matches!(t.role, Role::Scratch | Role::Output))
+        .collect();
+    Ok(Storage::new(hbm, &tracked))
 }
 
 /// Every engine at the start of its stream, at time 0.
@@ -836,7 +842,15 @@ impl<'p> Sim<'p, '_> {
             let h = if hbm_is_dst { &d } else { &s };
             let remapped = match &self.storage {
                 Some(st) if !h.offsets.is_empty() => {
-                    let vals = st.read(&ir);
+                    let (vals, undef) = st.read(&ir);
+                    // An undefined index would choose an address: the undefined-data error.
+                    if let (Space::Hbm(t), true) = (h.space, undef.is_some()) {
+                        return Err(SimError::Uninitialised {
+                            inst: info(self.prog, &self.who(ei, inst)),
+                            tensor: self.prog.tensors[t].name.clone(),
+                            element: h.offsets[0],
+                        });
+                    }
                     let per = match index_dims(h) {
                         Some(x) => x,
                         None => return Err(self.access_error(ei, inst, AccessError::IndexRows)),
@@ -879,19 +893,18 @@ impl<'p> Sim<'p, '_> {
         self.stats.dma_bytes += bytes;
         self.last_time = self.last_time.max(done);
         if let Some(st) = &mut self.storage {
-            if let Some(o) = st.first_unwritten(&s) {
-                let tensor = match s.space {
-                    Space::Hbm(t) => self.prog.tensors[t].name.clone(),
-                    _ => String::new(),
-                };
-                return Err(SimError::Uninitialised {
-                    inst: info(self.prog, &self.who(ei, inst)),
-                    tensor,
-                    element: o,
-                });
+            let (vals, undef) = st.read(&s);
+            if let (Space::Hbm(t), Some(u)) = (d.space, &undef) {
+                let first = u.iter().position(|&x| x);
+                if let Some(i) = first.filter(|_| st.is_tracked_hbm(&d)) {
+                    return Err(SimError::Uninitialised {
+                        inst: info(self.prog, &self.who(ei, inst)),
+                        tensor: self.prog.tensors[t].name.clone(),
+                        element: d.offsets[i],
+                    });
+                }
             }
-            let vals = st.read(&s);
-            st.write(&d, &vals);
+            st.write(&d, &vals, undef.as_deref());
         }
         self.queue_epoch[q] += 1;
         let mut clock = self.engines[ei].clock;
@@ -965,8 +978,8 @@ impl<'p> Sim<'p, '_> {
             res.push(self.resolve(ei, inst, a)?);
         }
         if let Some(st) = &mut self.storage {
-            let out = compute_values(st, op, &res);
-            st.write(&res[0], &out);
+            let (out, undef) = compute_values(st, op, &res);
+            st.write(&res[0], &out, undef.as_deref());
         }
         if self.opts.races {
             let who = Rc::new(self.who(ei, inst));
@@ -1006,6 +1019,11 @@ fn recording(trace: &[Slice], stats: &mut Stats, wanted: bool) -> bool {
     false
 }
 
+/// A source's flags ([`poison::Flags`]): its undefined elements and its width per row.
+fn fl<'a>(u: &'a Undef, r: &Resolved) -> poison::Flags<'a> {
+    (u.as_deref(), r.free as usize)
+}
+
 /// A `[P, 1]` column or a full `[P, F]` source, element `(p, f)`.
 fn at(src: &[f32], full: bool, f_len: usize, p: usize, f: usize) -> f32 {
     if full {
@@ -1015,32 +1033,34 @@ fn at(src: &[f32], full: bool, f_len: usize, p: usize, f: usize) -> f32 {
     }
 }
 
-/// The destination's values (`[P, F]` row-major) of a compute operation; `res[0]` is the
-/// destination and the others the sources in [`crate::isa::tile_operands`] order. Shapes
-/// were checked by the validator.
-fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
+/// The destination's values (`[P, F]` row-major) of a compute operation, with which of them are
+/// undefined ([`vocab::poison`]); `res[0]` is the destination and the others the sources in
+/// [`crate::isa::tile_operands`] order. Shapes were checked by the validator.
+fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> (Vec<f32>, Undef) {
     let dst = &res[0];
     let (p, f) = (dst.np as usize, dst.free as usize);
     match op {
         Op::Matmul { acc, .. } => {
-            let a = st.read(&res[1]);
-            let b = st.read(&res[2]);
+            let (a, ua) = st.read(&res[1]);
+            let (b, ub) = st.read(&res[2]);
             let (k, m, n) = (
                 res[1].np as usize,
                 res[1].free as usize,
                 res[2].free as usize,
             );
             let mut out = numerics::matmul(&a, &b, k, m, n);
+            let mut undef = poison::matmul(ua.as_deref(), ub.as_deref(), k, m, n);
             if *acc {
-                let old = st.read(dst);
+                let (old, uold) = st.read(dst);
                 for (o, &d) in out.iter_mut().zip(&old) {
                     *o += d;
                 }
+                undef = poison::union(undef, uold.as_deref());
             }
-            out
+            (out, undef)
         }
         Op::Transpose { .. } | Op::VectorTranspose { .. } => {
-            let x = st.read(&res[1]);
+            let (x, ux) = st.read(&res[1]);
             let (xp, xf) = (res[1].np as usize, res[1].free as usize);
             let mut out = vec![0.0f32; xp * xf];
             for pi in 0..xp {
@@ -1048,21 +1068,27 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                     out[fi * xp + pi] = x[pi * xf + fi];
                 }
             }
-            out
+            (out, poison::transpose(ux.as_deref(), xp, xf))
         }
         Op::Activation {
             func, scale, bias, ..
         } => {
-            let x = st.read(&res[1]);
+            let (x, ux) = st.read(&res[1]);
+            let mut flags = vec![fl(&ux, &res[1])];
             let mut next = 2;
-            let scale_col = match scale {
+            let scale_read = match scale {
                 Scale::Tile(_) => {
                     next += 1;
-                    Some(st.read(&res[2]))
+                    Some((st.read(&res[2]), 2))
                 }
                 Scale::Imm(_) => None,
             };
-            let bias_col = bias.as_ref().map(|_| st.read(&res[next]));
+            let bias_read = bias.as_ref().map(|_| (st.read(&res[next]), next));
+            for ((_, u), k) in scale_read.iter().chain(&bias_read) {
+                flags.push(fl(u, &res[*k]));
+            }
+            let scale_col = scale_read.as_ref().map(|((c, _), _)| c);
+            let bias_col = bias_read.as_ref().map(|((c, _), _)| c);
             let mut out = Vec::with_capacity(p * f);
             for pi in 0..p {
                 let s = match (scale, &scale_col) {
@@ -1077,11 +1103,11 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                         .map(|&v| numerics::activation(*func, v, s, b)),
                 );
             }
-            out
+            (out, poison::elementwise(&flags, p, f))
         }
         Op::TensorTensor { op, .. } => {
-            let a = st.read(&res[1]);
-            let b = st.read(&res[2]);
+            let (a, ua) = st.read(&res[1]);
+            let (b, ub) = st.read(&res[2]);
             let (fa, fb) = (res[1].free as usize == f, res[2].free as usize == f);
             let mut out = Vec::with_capacity(p * f);
             for pi in 0..p {
@@ -1093,12 +1119,13 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                     ));
                 }
             }
-            out
+            let flags = [fl(&ua, &res[1]), fl(&ub, &res[2])];
+            (out, poison::elementwise(&flags, p, f))
         }
         Op::TensorScalar {
             op, imm, reverse, ..
         } => {
-            let x = st.read(&res[1]);
+            let (x, ux) = st.read(&res[1]);
             let full = res[1].free as usize == f;
             let mut out = Vec::with_capacity(p * f);
             for pi in 0..p {
@@ -1111,42 +1138,46 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                     });
                 }
             }
-            out
+            (out, poison::elementwise(&[fl(&ux, &res[1])], p, f))
         }
         Op::Reduce { op, .. } => {
-            let x = st.read(&res[1]);
+            let (x, ux) = st.read(&res[1]);
             let xf = res[1].free as usize;
-            x.chunks_exact(xf.max(1))
+            let out = x
+                .chunks_exact(xf.max(1))
                 .map(|row| numerics::reduce(*op, row))
-                .collect()
+                .collect();
+            (out, poison::rows(&[fl(&ux, &res[1])], p, f))
         }
         Op::Copy { .. } => st.read(&res[1]),
         Op::TensorTensorScan { op0, op1, .. } => {
-            let a = st.read(&res[1]);
-            let b = st.read(&res[2]);
-            let init = st.read(&res[3]);
+            let (a, ua) = st.read(&res[1]);
+            let (b, ub) = st.read(&res[2]);
+            let (init, uinit) = st.read(&res[3]);
             let mut out = vec![0.0f32; p * f];
             for (pi, row) in out.chunks_exact_mut(f.max(1)).enumerate() {
                 let span = pi * f..(pi + 1) * f;
                 let (d0, d1) = (&a[span.clone()], &b[span]);
                 vocab::tensor_tensor_scan(*op0, *op1, init[pi], d0, d1, row);
             }
-            out
+            let flags = [fl(&ua, &res[1]), fl(&ub, &res[2]), fl(&uinit, &res[3])];
+            (out, poison::rows(&flags, p, f))
         }
         Op::BnStats { .. } | Op::BnAggr { .. } => {
-            let x = st.read(&res[1]);
+            let (x, ux) = st.read(&res[1]);
             let rows = x.chunks_exact((res[1].free as usize).max(1));
-            match op {
+            let out = match op {
                 Op::BnStats { .. } => rows.flat_map(vocab::bn_stats).collect(),
                 _ => rows.flat_map(vocab::bn_aggr).collect(),
-            }
+            };
+            (out, poison::rows(&[fl(&ux, &res[1])], p, f))
         }
         Op::Max8 { .. } | Op::FindIndex8 { .. } | Op::MatchReplace8 { .. } => {
-            let x = st.read(&res[1]);
+            let (x, ux) = st.read(&res[1]);
             let xf = (res[1].free as usize).max(1);
             let top = vocab::TOP8;
-            let vals = match op {
-                Op::Max8 { .. } => Vec::new(),
+            let (vals, uvals) = match op {
+                Op::Max8 { .. } => (Vec::new(), None),
                 _ => st.read(&res[2]),
             };
             let mut out = vec![0.0f32; p * f];
@@ -1162,14 +1193,21 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                     _ => vocab::max8(row, o),
                 }
             }
-            out
+            let mut flags = vec![fl(&ux, &res[1])];
+            if res.len() > 2 {
+                flags.push(fl(&uvals, &res[2]));
+            }
+            (out, poison::rows(&flags, p, f))
         }
-        Op::Rand { stream, .. } => (0..p as u64)
-            .flat_map(|pi| (0..f as u64).map(move |fi| vocab::rand_at(*stream, pi, fi)))
-            .collect(),
+        Op::Rand { stream, .. } => (
+            (0..p as u64)
+                .flat_map(|pi| (0..f as u64).map(move |fi| vocab::rand_at(*stream, pi, fi)))
+                .collect(),
+            None,
+        ),
         Op::Dropout { stream, .. } => {
-            let x = st.read(&res[1]);
-            let prob = st.read(&res[2]);
+            let (x, ux) = st.read(&res[1]);
+            let (prob, uprob) = st.read(&res[2]);
             let mut out = Vec::with_capacity(p * f);
             for pi in 0..p {
                 let pr = prob.get(pi).copied().unwrap_or(0.0);
@@ -1178,9 +1216,10 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                     out.push(vocab::dropout(*stream, pi as u64, fi as u64, v, pr));
                 }
             }
-            out
+            let flags = [fl(&ux, &res[1]), fl(&uprob, &res[2])];
+            (out, poison::elementwise(&flags, p, f))
         }
-        Op::Memset { value, .. } => vec![*value; p * f],
+        Op::Memset { value, .. } => (vec![*value; p * f], None),
         Op::Iota {
             base, pstep, fstep, ..
         } => {
@@ -1190,9 +1229,9 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> Vec<f32> {
                     out.push(vocab::iota(*base, *pstep, *fstep, pi, fi));
                 }
             }
-            out
+            (out, None)
         }
-        Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => Vec::new(),
+        Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => (Vec::new(), None),
     }
 }
 

@@ -6,6 +6,13 @@
 //! the readers and writers rely on. Values are stored in their dtype: a bf16 element is the top
 //! half of the f32 bit pattern, rounded to nearest even on store.
 //!
+//! Every memory also tracks which of its elements hold a defined value ([`vocab::poison`]): SBUF
+//! and PSUM per byte (an element is defined when all its bytes are), HBM outputs and scratch per
+//! element; inputs and constants are defined throughout and carry no flags. Nothing starts
+//! defined on chip; a write makes its elements defined, or undefined where the value written was
+//! computed from undefined ones. Reads return the values with their flags, `None` when all are
+//! defined.
+//!
 //! Element offsets are enumerated only when asked (for numerics); every resolved pattern also
 //! carries its [`Pattern`] (start and dimensions in bytes, HBM: elements), from which the race
 //! detector builds its footprint without enumerating anything.
@@ -13,6 +20,7 @@
 use crate::isa::{Ap, DType, Dim, HbmAp, Mem, TensorDecl, MAX_DIMS, MAX_REGS};
 use crate::machine::{PARTITIONS, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, SBUF_PARTITION_BYTES};
 use crate::numerics::round_to;
+use vocab::poison::Undef;
 
 /// Why an access is out of range at run time: the decision [`resolve`] and [`resolve_hbm`]
 /// make, for a caller to match (the text says what is out of range, and of what).
@@ -291,35 +299,107 @@ pub struct Storage {
     sbuf: Vec<u8>,
     psum: Vec<u8>,
     pub hbm: Vec<Vec<f32>>,
-    /// Per HBM tensor, for scratch tensors only: which elements have been written.
-    written: Vec<Option<Vec<bool>>>,
+    /// Per byte of SBUF and of PSUM: whether it holds part of a defined value.
+    sbuf_defined: Vec<bool>,
+    psum_defined: Vec<bool>,
+    /// Per HBM tensor, for tensors that track it only (outputs and scratch): which elements
+    /// hold a defined value.
+    hbm_defined: Vec<Option<Vec<bool>>>,
 }
 
 impl Storage {
-    /// The memories, with HBM tensors `hbm`; the tensors whose `scratch` flag is set track which
-    /// of their elements have been written ([`Storage::first_unwritten`]).
-    pub fn new(hbm: Vec<Vec<f32>>, scratch: &[bool]) -> Storage {
-        let written = hbm
+    /// The memories, with HBM tensors `hbm`; the tensors whose `tracked` flag is set start
+    /// undefined, the others defined.
+    pub fn new(hbm: Vec<Vec<f32>>, tracked: &[bool]) -> Storage {
+        let hbm_defined = hbm
             .iter()
-            .zip(scratch.iter().chain(std::iter::repeat(&false)))
+            .zip(tracked.iter().chain(std::iter::repeat(&false)))
             .map(|(t, &s)| s.then(|| vec![false; t.len()]))
             .collect();
+        let sbuf_bytes = (PARTITIONS as u64 * SBUF_PARTITION_BYTES) as usize;
+        let psum_bytes = (PARTITIONS as u64 * PSUM_PARTITION_BYTES) as usize;
         Storage {
-            sbuf: vec![0; (PARTITIONS as u64 * SBUF_PARTITION_BYTES) as usize],
-            psum: vec![0; (PARTITIONS as u64 * PSUM_PARTITION_BYTES) as usize],
+            sbuf: vec![0; sbuf_bytes],
+            psum: vec![0; psum_bytes],
             hbm,
-            written,
+            sbuf_defined: vec![false; sbuf_bytes],
+            psum_defined: vec![false; psum_bytes],
+            hbm_defined,
         }
     }
 
-    /// The first element of a resolved HBM scratch pattern never written, if any (always `None`
-    /// for other memories and tensors).
-    pub fn first_unwritten(&self, r: &Resolved) -> Option<u64> {
-        let Space::Hbm(t) = r.space else {
-            return None;
+    /// Whether a resolved pattern lands in a tensor that must never hold an undefined value
+    /// (an HBM output or scratch tensor).
+    pub fn is_tracked_hbm(&self, r: &Resolved) -> bool {
+        matches!(r.space, Space::Hbm(t) if self.hbm_defined[t].is_some())
+    }
+
+    /// The flags of the `[np, free]` elements of a resolved pattern (resolved with offsets).
+    fn flags(&self, r: &Resolved) -> Undef {
+        let n = r.offsets.len();
+        let mut undef: Option<Vec<bool>> = None;
+        let (lo, hi) = (r.lo as usize, r.hi as usize);
+        if let Space::Hbm(t) = r.space {
+            let d = self.hbm_defined[t].as_ref()?;
+            // The common case: everything the pattern spans is defined.
+            if d[lo..hi].iter().all(|&x| x) {
+                return None;
+            }
+            for (i, &o) in r.offsets.iter().enumerate() {
+                if !d[o as usize] {
+                    undef.get_or_insert_with(|| vec![false; n])[i] = true;
+                }
+            }
+            return undef;
+        }
+        let (defined, pb) = match r.space {
+            Space::Psum => (&self.psum_defined, PSUM_PARTITION_BYTES),
+            _ => (&self.sbuf_defined, SBUF_PARTITION_BYTES),
         };
-        let w = self.written[t].as_ref()?;
-        r.offsets.iter().copied().find(|&o| !w[o as usize])
+        let spans_defined = (r.p0..r.p0 + r.np).all(|p| {
+            let base = (p as u64 * pb) as usize;
+            defined[base + lo..base + hi].iter().all(|&x| x)
+        });
+        if spans_defined {
+            return None;
+        }
+        let esize = r.dtype.size_bytes() as usize;
+        let total = r.np as usize * n;
+        for (row, p) in (r.p0..r.p0 + r.np).enumerate() {
+            let base = (p as u64 * pb) as usize;
+            for (j, &o) in r.offsets.iter().enumerate() {
+                let i = base + o as usize;
+                if !defined[i..i + esize].iter().all(|&d| d) {
+                    undef.get_or_insert_with(|| vec![false; total])[row * n + j] = true;
+                }
+            }
+        }
+        undef
+    }
+
+    /// Records the flags of a write through a resolved pattern (`None`: all defined).
+    fn set_flags(&mut self, r: &Resolved, undef: Option<&[bool]>) {
+        let n = r.offsets.len();
+        if let Space::Hbm(t) = r.space {
+            if let Some(d) = &mut self.hbm_defined[t] {
+                for (i, &o) in r.offsets.iter().enumerate() {
+                    d[o as usize] = undef.is_none_or(|u| !u[i]);
+                }
+            }
+            return;
+        }
+        let (defined, pb) = match r.space {
+            Space::Psum => (&mut self.psum_defined, PSUM_PARTITION_BYTES),
+            _ => (&mut self.sbuf_defined, SBUF_PARTITION_BYTES),
+        };
+        let esize = r.dtype.size_bytes() as usize;
+        for (row, p) in (r.p0..r.p0 + r.np).enumerate() {
+            let base = (p as u64 * pb) as usize;
+            for (j, &o) in r.offsets.iter().enumerate() {
+                let i = base + o as usize;
+                defined[i..i + esize].fill(undef.is_none_or(|u| !u[row * n + j]));
+            }
+        }
     }
 
     fn bytes(&self, space: Space) -> (&[u8], u64) {
@@ -329,8 +409,13 @@ impl Storage {
         }
     }
 
-    /// Reads the `[np, free]` values of a resolved pattern (resolved with offsets).
-    pub fn read(&self, r: &Resolved) -> Vec<f32> {
+    /// Reads the `[np, free]` values of a resolved pattern (resolved with offsets), with which
+    /// of them are undefined.
+    pub fn read(&self, r: &Resolved) -> (Vec<f32>, Undef) {
+        (self.values(r), self.flags(r))
+    }
+
+    fn values(&self, r: &Resolved) -> Vec<f32> {
         let mut out = Vec::with_capacity(r.np as usize * r.offsets.len());
         if let Space::Hbm(t) = r.space {
             let data = &self.hbm[t];
@@ -354,17 +439,14 @@ impl Storage {
         out
     }
 
-    /// Writes `vals` (`[np, free]`, row-major) through a resolved pattern, rounding to its dtype.
-    pub fn write(&mut self, r: &Resolved, vals: &[f32]) {
+    /// Writes `vals` (`[np, free]`, row-major) through a resolved pattern, rounding to its dtype,
+    /// with their undefined flags `undef`.
+    pub fn write(&mut self, r: &Resolved, vals: &[f32], undef: Option<&[bool]>) {
+        self.set_flags(r, undef);
         if let Space::Hbm(t) = r.space {
             let data = &mut self.hbm[t];
             for (&o, &v) in r.offsets.iter().zip(vals) {
                 data[o as usize] = round_to(r.dtype, v);
-            }
-            if let Some(w) = &mut self.written[t] {
-                for &o in &r.offsets {
-                    w[o as usize] = true;
-                }
             }
             return;
         }

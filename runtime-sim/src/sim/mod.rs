@@ -1,8 +1,9 @@
 //! The discrete-event simulator of one Neuron-like core (MACHINE.md).
 //!
 //! [`simulate`] validates a program ([`crate::validate`]), loads its input tensors into HBM (output
-//! tensors start as zeros, scratch tensors uninitialised: reading an unwritten scratch element is
-//! an error) and runs every engine's stream in order (`exec`): compute instructions take the cost
+//! tensors start as zeros; they, scratch tensors and on-chip memory start undefined: reading an
+//! undefined element yields poison, and writing poison into an HBM output or scratch tensor is an
+//! error) and runs every engine's stream in order (`exec`): compute instructions take the cost
 //! table's cycles ([`crate::machine`]), `sp` issues DMA transfers onto 16 queues, waits block
 //! until their semaphore's count is reached. A predicated-off instruction takes no time but still
 //! signals; a predicated-off DMA signals once its semaphore's earlier signals are counted
@@ -220,12 +221,13 @@ pub enum SimError {
         /// Instructions processed when it stopped.
         instructions: u64,
     },
-    /// A transfer reads an element of an HBM scratch tensor that nothing wrote before it.
+    /// A transfer would write an undefined value (memory nothing wrote, or a value computed from
+    /// it) into an HBM output or scratch tensor.
     Uninitialised {
         inst: InstInfo,
-        /// The scratch tensor's name.
+        /// The HBM tensor's name.
         tensor: String,
-        /// The first unwritten element read (row-major, in the tensor).
+        /// The first element it would write undefined (row-major, in the tensor).
         element: u64,
     },
 }
@@ -267,7 +269,7 @@ impl fmt::Display for SimError {
                 element,
             } => write!(
                 f,
-                "{inst}: reads element {element} of scratch tensor `{tensor}`, which nothing wrote"
+                "{inst}: writes element {element} of HBM tensor `{tensor}` with an undefined value: memory nothing wrote, or a value computed from it"
             ),
             SimError::Deadlock { cycle, blocked } => {
                 write!(

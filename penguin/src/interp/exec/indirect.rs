@@ -11,6 +11,7 @@ use crate::entities::Inst;
 use crate::interp::memory::Region;
 use crate::interp::InterpError;
 use crate::ir::{InstData, Op};
+use cranelift_entity::EntityRef;
 
 impl Machine<'_> {
     /// Runs gather or scatter `data` (already unmasked: clipped to its active box).
@@ -39,6 +40,25 @@ impl Machine<'_> {
                 idx.shape(),
                 format!("[{}, 1] beside a tile of {} columns", tile.rows, hbm.cols),
             ));
+        }
+        // An undefined index would choose an address: observable, so the undefined-data error.
+        if let Some(i) = idx.undef.as_ref().and_then(|u| u.iter().position(|&x| x)) {
+            let (slot, row, col) = idx.region.element(i);
+            let blocked = !self.bufs[data.srcs[1].tensor.index()]
+                .block_counts
+                .is_empty();
+            return Err(InterpError::Uninitialised {
+                inst,
+                op: name,
+                tensor: self.func.display_name(data.srcs[1].tensor).to_string(),
+                element: crate::interp::Element {
+                    slot: blocked.then_some(slot),
+                    row,
+                    col,
+                },
+                dest: self.func.display_name(hbm_op.tensor).to_string(),
+                at: self.iteration(),
+            });
         }
         // Every index first: a failing instruction moves nothing.
         let mut rows = Vec::with_capacity(tile.rows);
@@ -72,16 +92,20 @@ impl Machine<'_> {
         if gather {
             for (p, row) in rows.iter().enumerate() {
                 let Some(k) = *row else { continue };
-                let values = self.read_region(inst, name, hbm_op.tensor, &row_of(&hbm, k))?;
-                self.write(inst, name, &row_of(&tile, p), &data.dst, &values)?;
+                let (values, undef) = self.read_region(hbm_op.tensor, &row_of(&hbm, k));
+                let moved_row = (&values[..], undef.as_deref());
+                self.write(inst, name, &row_of(&tile, p), &data.dst, moved_row, None)?;
                 moved += tile.cols as u64;
             }
         } else {
-            let values = self.read(inst, name, tile_op)?.data;
+            let values = self.read(inst, name, tile_op)?;
             for (p, row) in rows.iter().enumerate() {
                 let Some(k) = *row else { continue };
-                let part = &values[p * tile.cols..(p + 1) * tile.cols];
-                self.write(inst, name, &row_of(&hbm, k), &data.dst, part)?;
+                let cols = p * tile.cols..(p + 1) * tile.cols;
+                let part = &values.data[cols.clone()];
+                let undef = values.undef.as_ref().map(|u| &u[cols]);
+                let src = Some((tile_op, &row_of(&tile, p)));
+                self.write(inst, name, &row_of(&hbm, k), &data.dst, (part, undef), src)?;
                 moved += tile.cols as u64;
             }
         }
