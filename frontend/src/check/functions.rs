@@ -310,6 +310,7 @@ impl Checker<'_> {
 
         // The new frame: the closure's scopes, then the parameters.
         let mut scopes = f.closure.clone();
+        let saved_frame = std::mem::replace(&mut self.frame_scope, scopes.len());
         scopes.push(frame);
         let saved_scopes = std::mem::replace(&mut self.scopes, scopes);
         let saved_base = std::mem::replace(&mut self.loop_base, self.enclosing.len());
@@ -322,6 +323,7 @@ impl Checker<'_> {
         self.frames -= 1;
         self.pending.extend(out);
         self.scopes = saved_scopes;
+        self.frame_scope = saved_frame;
         self.loop_base = saved_base;
         self.soft_axes = saved_soft;
         match flow {

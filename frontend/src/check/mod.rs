@@ -500,6 +500,7 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
         }
         let mark = checker.errors.len();
         let unknown_mark = checker.unknown_module_attrs;
+        let unrun_mark = checker.unrun_uses;
         let flow = checker.exec_block(std::slice::from_ref(item), &mut out, false);
         // A statement that failed only on names nkc does not know (an instance of a skipped
         // `class`, an attribute of a host module such as `os.environ` or `logging.disable`)
@@ -515,7 +516,10 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
             .iter()
             .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
             .count();
-        let unknown_attrs = checker.unknown_module_attrs - unknown_mark;
+        // Uses of names bound by statements deferred before (a test class's instance:
+        // `TestCase().test_x()`) are host code's failures too.
+        let unknown_attrs =
+            checker.unknown_module_attrs - unknown_mark + (checker.unrun_uses - unrun_mark);
         // A class is Python nkc may not run whole (a test class beside the kernels): whatever
         // failed in it is reported where a kernel uses the class.
         let is_class = matches!(item.kind, ast::StmtKind::Class(_));
@@ -663,12 +667,18 @@ pub(crate) struct Checker<'a> {
     /// How many attributes of modules nkc does not model were asked for (`os.environ`): at
     /// module level, a failure made only of these and of unknown names is deferred to the use.
     unknown_module_attrs: usize,
+    /// The diagnostics reported so far for uses of module-level names nkc could not evaluate
+    /// (`Py::Unrun`): a module statement that failed only on those is host code too.
+    unrun_uses: usize,
     /// Statements and loop iterations run so far (`functions::MAX_STEPS`).
     steps: u64,
     /// User-function frames open (`functions::MAX_DEPTH`).
     frames: usize,
     /// How many of `enclosing` were open when the current frame was entered.
     loop_base: usize,
+    /// The index in `scopes` of the current frame's own scope (the scopes before it are the
+    /// frame's closure).
+    frame_scope: usize,
     /// Instructions of tile operations traced inside an expression, not yet in their block.
     pending: Vec<CStmt>,
     /// Whether the statement being run is directly in a hardware loop's body.
@@ -737,9 +747,11 @@ impl<'a> Checker<'a> {
             args: None,
             stopped: false,
             unknown_module_attrs: 0,
+            unrun_uses: 0,
             steps: 0,
             frames: 0,
             loop_base: 0,
+            frame_scope: 0,
             pending: Vec::new(),
             in_loop_body: false,
             temp_count: 0,
@@ -784,6 +796,7 @@ impl<'a> Checker<'a> {
                     // The module-level assignment's own diagnostics, once per kernel.
                     if self.reported.insert(name.to_string()) {
                         let errs = errs.clone();
+                        self.unrun_uses += errs.len();
                         for e in errs {
                             self.error(e.with_secondary(
                                 span.clone(),
@@ -825,6 +838,19 @@ impl<'a> Checker<'a> {
     /// Binds `name` in the innermost scope.
     fn bind(&mut self, name: &str, value: Value, span: Span) {
         self.out_of_scope.remove(name);
+        if matches!(&value, Value::Int(e) if e.as_constant().is_some())
+            && self.bound_outside_loop(name)
+        {
+            // A compile-time int updated in a device loop's body (`aug_assign` allows it): the
+            // body is traced once, as NKI's tracer does, so this runs once and rebinds the name
+            // where it lives.
+            let frame = self.frame_scope.min(self.scopes.len());
+            let own = self.scopes[frame..].iter_mut().rev();
+            if let Some(scope) = own.into_iter().find(|s| s.contains_key(name)) {
+                scope.insert(name.to_string(), Bound { value, span });
+                return;
+            }
+        }
         let scope = self
             .scopes
             .last_mut()

@@ -568,6 +568,20 @@ impl Checker<'_> {
         self.enclosing.len() > self.loop_base && !self.scopes[inner].contains_key(name)
     }
 
+    /// Records, once per name, that a Python int bound outside a device loop is rebound in its
+    /// body: as in NKI, the body is traced once, so the statement runs once, not once per
+    /// iteration (an address counter advanced in the loop, `cur_addr += size`).
+    fn trace_once_note(&mut self, name: &str) {
+        let note = format!(
+            "`{name} op= ...` inside a `nl.affine_range`/`sequential_range` loop: as in NKI, the \
+             loop body is traced once, so the update runs once, not once per iteration (use the \
+             loop index for a per-iteration value)"
+        );
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
     /// The error for rebinding, in a loop body, a name bound outside the loop.
     fn rebind_in_loop(&self, id: &ast::Ident, prev: Span) -> Error {
         CheckError::RebindInLoop {
@@ -799,16 +813,25 @@ impl Checker<'_> {
         let tile = match target {
             Target::Name(id) => match self.find(&id.name).map(|b| b.value.clone()) {
                 Some(Value::Int(a)) => {
-                    // An integer update: `n += 1` rebinds `n` (not across loop iterations).
-                    if self.bound_outside_loop(&id.name) {
-                        let prev = self
-                            .find(&id.name)
-                            .map_or(id.span.clone(), |b| b.span.clone());
-                        let e = self.rebind_in_loop(id, prev);
-                        self.error(e);
-                        return;
-                    }
+                    // An integer update: `n += 1` rebinds `n`. In a device loop's body, bound
+                    // outside it, a compile-time update runs once, as NKI traces the body once
+                    // (`bind` rebinds the outer name; an address counter, `addr += size`); one
+                    // that depends on a loop index would differ per iteration: refused.
                     let b = self.affine(value);
+                    if self.bound_outside_loop(&id.name) {
+                        let constant = |e: &Option<penguin::AffineExpr>| {
+                            e.as_ref().is_some_and(|e| e.as_constant().is_some())
+                        };
+                        if a.as_constant().is_none() || !constant(&b) {
+                            let prev = self
+                                .find(&id.name)
+                                .map_or(id.span.clone(), |b| b.span.clone());
+                            let e = self.rebind_in_loop(id, prev);
+                            self.error(e);
+                            return;
+                        }
+                        self.trace_once_note(&id.name);
+                    }
                     let Some(b) = b else {
                         self.bind(&id.name, Value::Error, id.span.clone());
                         return;
