@@ -134,16 +134,24 @@ fn sim_bad_inputs_exit_1_with_a_message() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("has shape [2, 2]"), "{}", stderr(&o));
 
-    // HBM scratch starts uninitialised: reading an element nothing wrote is an error.
+    // HBM scratch starts undefined: reading it is not an error (the values are undefined), but
+    // writing an undefined value back into HBM is, naming the element.
     std::fs::write(
         &bad,
         "tensor tmp: f32[64] scratch\nengine sp {\n  dma q0 sbuf.f32[0, 4; 0; 4:1], hbm tmp[8; 4:4, 4:1]\n}\n",
     )
     .unwrap();
     let o = nkc(&["sim", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::write(
+        &bad,
+        "tensor tmp: f32[64] scratch\nengine sp {\n  dma q0 sbuf.f32[0, 4; 0; 4:1], hbm tmp[8; 4:4, 4:1]\n  dma q1 hbm tmp[32; 4:4, 4:1], sbuf.f32[0, 4; 0; 4:1]\n}\n",
+    )
+    .unwrap();
+    let o = nkc(&["sim", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("reads element 8 of scratch tensor `tmp`, which nothing wrote"),
+        stderr(&o).contains("writes element 32 of HBM tensor `tmp` with an undefined value"),
         "{}",
         stderr(&o)
     );
