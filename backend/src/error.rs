@@ -91,6 +91,10 @@ pub enum BackendError {
     /// `E0504`: a DMA to or from another memory than SBUF.
     #[error("a DMA reaches SBUF only")]
     DmaNotSbuf { at: At },
+    /// `E0504`: a gather or scatter that skips out-of-range indices (`skip_oob`, which `.pir`
+    /// may state): the machine's indirect DMA has no skip mode.
+    #[error("an indirect DMA that skips out-of-range indices: the machine's indirect DMA has no skip mode (out-of-range indices are errors; clamp the indices on chip)")]
+    SkipOob { at: At },
     /// `E0504`: a mask the backend cannot split into versions of constant extent.
     #[error("this mask cannot be lowered: {why}")]
     Mask { why: MaskDecline, at: At },
@@ -141,18 +145,11 @@ pub enum EmitBug {
     },
     /// A partition-major DMA's HBM run overflows.
     RunOverflow,
-    /// A gather or scatter with `skip_oob`: the machine's indirect DMA has no skip mode (the
-    /// front end never makes one).
-    SkipOob,
 }
 
 impl std::fmt::Display for EmitBug {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EmitBug::SkipOob => write!(
-                f,
-                "an indirect DMA that skips out-of-range indices; the machine's indirect DMA has no skip mode"
-            ),
             EmitBug::NoPlace { tensor } => {
                 write!(f, "tile operand `{tensor}` has no on-chip place")
             }
@@ -248,6 +245,7 @@ impl BackendError {
             | OperandDims { .. }
             | RingSelector { .. }
             | DmaNotSbuf { .. }
+            | SkipOob { .. }
             | Mask { .. } => UNSUPPORTED,
             PenguinNotVerified { .. }
             | BirNotVerified { .. }
@@ -275,6 +273,7 @@ impl BackendError {
             | OperandDims { at, .. }
             | RingSelector { at, .. }
             | DmaNotSbuf { at }
+            | SkipOob { at }
             | Mask { at, .. } => *at,
             PenguinNotVerified { .. }
             | BirNotVerified { .. }

@@ -606,7 +606,7 @@ impl Emit<'_> {
         let index = match bi.op {
             pir::Op::Gather { skip_oob } | pir::Op::Scatter { skip_oob } => {
                 if skip_oob {
-                    return Err(BackendError::Emission(EmitBug::SkipOob));
+                    return Err(BackendError::SkipOob { at: self.at(i) });
                 }
                 Some(self.tile(i, &bi.srcs[1], false)?)
             }

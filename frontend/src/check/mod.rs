@@ -500,7 +500,7 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
         }
         let mark = checker.errors.len();
         let unknown_mark = checker.unknown_module_attrs;
-        let unrun_mark = checker.unrun_uses;
+        let unrun_mark = (checker.unrun_uses, checker.unrun_undefined);
         let flow = checker.exec_block(std::slice::from_ref(item), &mut out, false);
         // A statement that failed only on names nkc does not know (an instance of a skipped
         // `class`, an attribute of a host module such as `os.environ` or `logging.disable`)
@@ -512,14 +512,15 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
         let mut names = Vec::new();
         stmt_binds(item, &mut names);
         let failed = &checker.errors[mark..];
+        // Uses of names bound by statements deferred before (a test class's instance:
+        // `TestCase().test_x()`) are host code's failures too, each counted once.
         let unknown_names = failed
             .iter()
             .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
-            .count();
-        // Uses of names bound by statements deferred before (a test class's instance:
-        // `TestCase().test_x()`) are host code's failures too.
+            .count()
+            - (checker.unrun_undefined - unrun_mark.1);
         let unknown_attrs =
-            checker.unknown_module_attrs - unknown_mark + (checker.unrun_uses - unrun_mark);
+            checker.unknown_module_attrs - unknown_mark + (checker.unrun_uses - unrun_mark.0);
         // A class is Python nkc may not run whole (a test class beside the kernels): whatever
         // failed in it is reported where a kernel uses the class.
         let is_class = matches!(item.kind, ast::StmtKind::Class(_));
@@ -670,6 +671,8 @@ pub(crate) struct Checker<'a> {
     /// The diagnostics reported so far for uses of module-level names nkc could not evaluate
     /// (`Py::Unrun`): a module statement that failed only on those is host code too.
     unrun_uses: usize,
+    /// Of `unrun_uses`, those that are undefined names (counted once, as uses, not as names).
+    unrun_undefined: usize,
     /// Statements and loop iterations run so far (`functions::MAX_STEPS`).
     steps: u64,
     /// User-function frames open (`functions::MAX_DEPTH`).
@@ -748,6 +751,7 @@ impl<'a> Checker<'a> {
             stopped: false,
             unknown_module_attrs: 0,
             unrun_uses: 0,
+            unrun_undefined: 0,
             steps: 0,
             frames: 0,
             loop_base: 0,
@@ -797,6 +801,9 @@ impl<'a> Checker<'a> {
                     if self.reported.insert(name.to_string()) {
                         let errs = errs.clone();
                         self.unrun_uses += errs.len();
+                        self.unrun_undefined += (errs.iter())
+                            .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
+                            .count();
                         for e in errs {
                             self.error(e.with_secondary(
                                 span.clone(),
