@@ -621,19 +621,13 @@ fn sim_failure(
     if check_interp_budget(written, max_cycles).is_err() {
         return internal();
     }
-    match interp::interpret(written, inputs) {
-        Err(ie @ interp::InterpError::Uninitialised { .. }) if undefined.is_some() => {
+    // `undefined` is `None` exactly for an out-of-range index (`Access`): the others returned.
+    match (interp::interpret(written, inputs), undefined) {
+        (Err(ie @ interp::InterpError::Uninitialised { .. }), Some(_))
+        | (Err(ie @ interp::InterpError::IndexOutOfRange { .. }), None) => {
             interp_failure(written, &ie)
         }
-        Err(ie @ interp::InterpError::IndexOutOfRange { .. })
-            if matches!(e, runtime_sim::sim::SimError::Access { .. }) =>
-        {
-            interp_failure(written, &ie)
-        }
-        Ok(_) if !opts.legality_check && undefined.is_some() => {
-            let Some((tensor, element)) = undefined else {
-                return internal();
-            };
+        (Ok(_), Some((tensor, element))) if !opts.legality_check => {
             let cols = (written.tensors.values())
                 .find(|t| t.name == *tensor)
                 .and_then(|t| t.shape.get(1).copied())

@@ -518,7 +518,7 @@ fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String,
             .iter()
             .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
             .count()
-            - (checker.unrun_undefined - unrun_mark.1);
+            .saturating_sub(checker.unrun_undefined - unrun_mark.1);
         let unknown_attrs =
             checker.unknown_module_attrs - unknown_mark + (checker.unrun_uses - unrun_mark.0);
         // A class is Python nkc may not run whole (a test class beside the kernels): whatever

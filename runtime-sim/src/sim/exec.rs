@@ -844,7 +844,7 @@ impl<'p> Sim<'p, '_> {
                 Some(st) if !h.offsets.is_empty() => {
                     let (vals, undef) = st.read(&ir);
                     // An undefined index would choose an address: the undefined-data error.
-                    if let (Space::Hbm(t), true) = (h.space, undef.is_some()) {
+                    if let (Space::Hbm(t), Some(_)) = (h.space, &undef) {
                         return Err(SimError::Uninitialised {
                             inst: info(self.prog, &self.who(ei, inst)),
                             tensor: self.prog.tensors[t].name.clone(),
