@@ -587,6 +587,30 @@ const CASES: &[Case] = &[
         },
         tol: TRANSCENDENTAL,
     },
+    // Rows of 8192 f32: the tiles of one iteration of its flat loop fit SBUF only when each
+    // temporary shares memory with the ones not live at the same time (the allocator's last
+    // resort), and the weights' broadcast fits PSUM only once planned within its banks.
+    Case {
+        file: "layernorm_wide_rows.nk",
+        inputs: &[
+            ("input_tensor", &[256, 8192]),
+            ("gamma_vector", &[8192]),
+            ("beta_vector", &[8192]),
+        ],
+        reference: |m| {
+            let (g, b) = (&m[1].data, &m[2].data);
+            vec![m[0].rows_map(|r| {
+                let mu = mean(r);
+                let var = r.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / r.len() as f64;
+                let s = 1.0 / (var + 1e-5).sqrt();
+                r.iter()
+                    .enumerate()
+                    .map(|(i, v)| (v - mu) * s * g[i] + b[i])
+                    .collect()
+            })]
+        },
+        tol: TRANSCENDENTAL,
+    },
     // ---- tile_nd: multi-dimensional tiles, HBM reshape, broadcasting, tall load_transpose2d ----
     Case {
         file: "nd_matmul_hoist.nk",

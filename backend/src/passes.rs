@@ -199,9 +199,9 @@ fn expand(cx: &mut Context<'_>) -> Result<Flow, BackendError> {
 }
 
 /// `alloc`: [`alloc::allocate`]; when PSUM does not fit, the plan again from the kernel as
-/// given, every body within its PSUM budget (once).
+/// given, every body within its PSUM budget (once; the allocator's last resort waits for it).
 fn allocate(cx: &mut Context<'_>) -> Result<Flow, BackendError> {
-    match alloc::allocate(&cx.func, &cx.bir) {
+    match alloc::allocate(&cx.func, &cx.bir, !cx.fit_psum) {
         Ok(a) => {
             cx.alloc = Some(a);
             Ok(Flow::Next)

@@ -28,8 +28,15 @@
 //! then consumed within each iteration of an outer loop lives only from its first to its last
 //! access within the body. Exact ranges share more, and every sharing is ordered by the
 //! synchronisation (a write-after-read wait on the bytes the buffers share), which can cost
-//! overlap; hence the widened ranges first. The overflow reported when both overflow is the
-//! widened colouring's.
+//! overlap; hence the widened ranges first. When the exact ranges overflow too, the **last
+//! resort** treats flat bodies like the others ([`FlatBodies::Exact`]): a tile written whole and
+//! then consumed within each iteration of a flat loop lives only within the iteration, so buffers
+//! of one flat body may share memory. The modulo scheduler's loop dependence graph (built on
+//! logical buffers, before allocation) does not see those sharings; the order it chose is kept
+//! and the synchronisation orders them like any other (it serialises the iterations' overlap on
+//! the shared bytes: slower, but the kernel fits). The overflow reported when every colouring
+//! overflows is the first PSUM overflow met (the pass driver can plan again within the PSUM
+//! budgets, which an SBUF overflow alone does not ask for), else the widened colouring's.
 //!
 //! **HBM scratch** (a local HBM tensor: `nl.ndarray(..., buffer=nl.shared_hbm)` not returned) is
 //! coloured the same way into one **arena** per dtype, a program tensor of role `scratch`
@@ -117,9 +124,29 @@ pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
 /// widened ranges of [`compute_live_ranges`] overflow): from its first to its last access, widened
 /// to the span of a loop only when the buffer may be live across that loop's iterations
 /// ([`carried_across`]); a tile that each iteration of a loop writes whole before reading it
-/// lives only from its first to its last access within the body.
-pub fn compute_exact_live_ranges(func: &Function, bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
-    live_ranges(bir, &|l, t| carried_across(func, bir, l, t))
+/// lives only from its first to its last access within the body. With [`FlatBodies::Span`],
+/// every buffer of a flat body still spans it; with [`FlatBodies::Exact`], flat bodies are
+/// treated as the others (the last resort of [`allocate`]).
+pub fn compute_exact_live_ranges(
+    func: &Function,
+    bir: &Bir,
+    flat: FlatBodies,
+) -> BTreeMap<Tensor, (usize, usize)> {
+    live_ranges(bir, &|l, t| carried_across(func, bir, l, t, flat))
+}
+
+/// Whether the exact live ranges keep every buffer of a flat loop body live for the whole loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlatBodies {
+    /// Every buffer of a flat body spans the loop: different buffers of one flat body never share
+    /// memory, so the loop dependence graph the modulo scheduler built (on logical buffers) holds
+    /// for the memory too, and the iterations of the body overlap freely.
+    Span,
+    /// A tile each iteration of a flat body writes whole before reading it lives only within the
+    /// iteration, as in a nested body: buffers of one flat body may share memory, and the
+    /// synchronisation orders each sharing (a write of the next iteration waits for the last
+    /// access of the bytes it takes), which costs overlap but fits where spanning does not.
+    Exact,
 }
 
 /// From the first to the last access of every buffer `bir` uses, in program positions; a buffer
@@ -172,15 +199,16 @@ fn live_ranges(
 }
 
 /// Whether buffer `t`, accessed in loop `l`, must stay live for the whole of `l` in the exact
-/// ranges. It must unless each iteration of `l` starts afresh: `l` holds a nested loop (every
-/// buffer of a flat body spans it, which the loop dependence graph counts on: different logical
-/// buffers of one flat body never share memory), no access of `t` in `l` is staged (a pipelined
+/// ranges. It must unless each iteration of `l` starts afresh: `l` holds a nested loop or `flat`
+/// is [`FlatBodies::Exact`] (with [`FlatBodies::Span`], every buffer of a flat body spans it,
+/// which the loop dependence graph counts on: different logical buffers of one flat body never
+/// share memory), no access of `t` in `l` is staged (a pipelined
 /// body overlaps its iterations) or selects a ring slot by `l`'s variable (a ring rotating along
 /// `l`), and in each iteration of `l`, every read of `t` follows a write of all of `t` that
 /// surely ran when the read runs ([`FreshCx::body`]).
-fn carried_across(func: &Function, bir: &Bir, l: BirLoop, t: Tensor) -> bool {
+fn carried_across(func: &Function, bir: &Bir, l: BirLoop, t: Tensor, flat: FlatBodies) -> bool {
     let lp = &bir.loops[l];
-    if !lp.body.iter().any(|n| matches!(n, BNode::Loop(_))) {
+    if flat == FlatBodies::Span && !lp.body.iter().any(|n| matches!(n, BNode::Loop(_))) {
         return true;
     }
     let mut insts = Vec::new();
@@ -204,13 +232,29 @@ fn carried_across(func: &Function, bir: &Bir, l: BirLoop, t: Tensor) -> bool {
         t,
         depth: lp.depth,
         inside,
+        unions: flat == FlatBodies::Exact,
     };
-    staged_or_ring || !cx.body(&lp.body, &mut Vec::new(), &mut Vec::new())
+    staged_or_ring || !cx.body(&lp.body, &mut Vec::new(), &mut Kills::default())
 }
 
 /// The guards of a write of all of a buffer that ran, each naming only variables constant within
 /// one iteration of the loop asked about: a read whose guards include them all follows it.
 type Kill = Vec<Predicate>;
+
+/// The writes of all of the buffer that ran ([`Kill`]s), and (with [`FreshCx::unions`]) the
+/// regions written so far by writes of part of it, by their guards: when the regions of one guard
+/// list together cover the buffer, that list becomes a kill.
+#[derive(Default)]
+struct Kills {
+    whole: Vec<Kill>,
+    parts: Vec<(Kill, Vec<Region>)>,
+}
+
+/// The elements a write covers: a half-open interval per dimension.
+type Region = Vec<(i128, i128)>;
+
+/// The most partial regions [`Kills`] keeps per guard list (a bound on the coverage test).
+const MAX_PARTS: usize = 64;
 
 /// Whether each iteration of the loop at `depth` writes all of buffer `t` before reading it.
 struct FreshCx<'a> {
@@ -220,24 +264,27 @@ struct FreshCx<'a> {
     depth: usize,
     /// The variables of the loops inside the loop asked about.
     inside: Vec<Axis>,
+    /// Whether writes of parts of `t` that together cover it kill it too (the last resort's
+    /// ranges, [`FlatBodies::Exact`]), or only a write of all of it.
+    unions: bool,
 }
 
 impl FreshCx<'_> {
     /// Whether every read of `t` in `nodes` follows a write of all of it (one of `kills`, or
     /// one of `nodes`, added to `kills`), with the variables of the loops in `first` at their
     /// first iteration.
-    fn body(&self, nodes: &[BNode], first: &mut Vec<(Axis, i64)>, kills: &mut Vec<Kill>) -> bool {
+    fn body(&self, nodes: &[BNode], first: &mut Vec<(Axis, i64)>, kills: &mut Kills) -> bool {
         nodes.iter().all(|&n| self.node(n, first, kills))
     }
 
-    fn node(&self, n: BNode, first: &mut Vec<(Axis, i64)>, kills: &mut Vec<Kill>) -> bool {
+    fn node(&self, n: BNode, first: &mut Vec<(Axis, i64)>, kills: &mut Kills) -> bool {
         match n {
             BNode::Inst(i) => {
                 let bi = &self.bir.insts[i];
                 let Some(residual) = residual(bi, first) else {
                     return true;
                 };
-                if self.reads(bi) && !covered(kills, &residual) {
+                if self.reads(bi) && !covered(&kills.whole, &residual) {
                     return false;
                 }
                 self.kill(bi, first, residual, kills);
@@ -271,23 +318,48 @@ impl FreshCx<'_> {
                 first.pop();
                 ok && reads
                     .iter()
-                    .all(|bi| residual(bi, first).is_none_or(|r| covered(kills, &r)))
+                    .all(|bi| residual(bi, first).is_none_or(|r| covered(&kills.whole, &r)))
             }
         }
     }
 
     /// Adds the write `bi` (running under the guards `residual`) to `kills` when it writes all
     /// of `t` over the loops it is inside of but not in `first`, and its guards name only
-    /// variables constant within one iteration.
-    fn kill(&self, bi: &BInstData, first: &[(Axis, i64)], residual: Kill, kills: &mut Vec<Kill>) {
+    /// variables constant within one iteration; with [`Self::unions`], a write of part of `t`
+    /// adds its region to those of its guards, and the guards become a kill once their regions
+    /// cover `t`.
+    fn kill(&self, bi: &BInstData, first: &[(Axis, i64)], residual: Kill, kills: &mut Kills) {
         let constant =
             |g: &Predicate| (g.expr.terms().iter()).all(|(ax, _)| !self.inside.contains(ax));
-        if bi.dst.tensor == self.t
-            && !self.reads(bi)
-            && residual.iter().all(constant)
-            && self.covers_all(bi, first)
-        {
-            kills.push(residual);
+        if bi.dst.tensor != self.t || self.reads(bi) || !residual.iter().all(constant) {
+            return;
+        }
+        let Some(region) = self.written(bi, first) else {
+            return;
+        };
+        let shape = &self.func.tensors[self.t].shape;
+        if covers(std::slice::from_ref(&region), shape) {
+            kills.whole.push(residual);
+            return;
+        }
+        if !self.unions {
+            return;
+        }
+        let k = match kills.parts.iter().position(|(g, _)| *g == residual) {
+            Some(k) => k,
+            None => {
+                kills.parts.push((residual, Vec::new()));
+                kills.parts.len() - 1
+            }
+        };
+        let (guards, regions) = &mut kills.parts[k];
+        if regions.len() >= MAX_PARTS {
+            return;
+        }
+        regions.push(region);
+        if covers(regions, shape) {
+            let guards = guards.clone();
+            kills.whole.push(guards);
         }
     }
 
@@ -297,12 +369,12 @@ impl FreshCx<'_> {
             || (bi.dst.tensor == self.t && matches!(bi.op, Op::Matmul { accumulate: true }))
     }
 
-    /// Whether the destination of `bi` (a box) covers every element of every slot of its tensor
-    /// over the iterations of its loops deeper than `depth` (those in `first` at the given
-    /// value): each dimension and each slot selector is a constant or moves with one of those
-    /// loops (each loop in one of them), and the loop's iterations tile it (slots: every
-    /// residue). Conservative: `false` when unsure.
-    fn covers_all(&self, bi: &BInstData, first: &[(Axis, i64)]) -> bool {
+    /// The region the destination of `bi` (a box) writes in every slot of its tensor over the
+    /// iterations of its loops deeper than `depth` (those in `first` at the given value): each
+    /// dimension is a constant or moves with one of those loops (each loop in one of them) whose
+    /// iterations tile an interval, and each slot selector of a ring moves with one of them
+    /// through every residue. Conservative: `None` when unsure.
+    fn written(&self, bi: &BInstData, first: &[(Axis, i64)]) -> Option<Region> {
         let d = &self.func.tensors[bi.dst.tensor];
         let acc = &bi.dst.access;
         if acc.pattern.is_some()
@@ -310,14 +382,14 @@ impl FreshCx<'_> {
             || acc.size.len() != d.shape.len()
             || acc.slots.len() != d.block.len()
         {
-            return false;
+            return None;
         }
         let inner: Vec<&BLoopData> = (bi.loops.iter().skip(self.depth + 1))
             .map(|&m| &self.bir.loops[m])
             .filter(|m| !first.iter().any(|f| f.0 == m.axis))
             .collect();
         if inner.iter().any(|m| m.trip == 0) {
-            return false;
+            return None;
         }
         let mut used = vec![false; inner.len()];
         // `e` with the loops of `first` at their value: its constant, and its only term (the
@@ -339,19 +411,19 @@ impl FreshCx<'_> {
             }
             Some((c, term))
         };
-        for ((e, &size), &n) in acc.start.iter().zip(&acc.size).zip(&d.shape) {
-            let (size, n) = (i128::from(size), i128::from(n));
-            let ok = match split(e) {
-                Some((c, None)) => c <= 0 && c + size >= n,
-                Some((c, Some((m, a)))) => {
+        let mut region = Vec::with_capacity(acc.start.len());
+        for (e, &size) in acc.start.iter().zip(&acc.size) {
+            let size = i128::from(size);
+            region.push(match split(e)? {
+                (c, None) => (c, c + size),
+                (c, Some((m, a))) => {
                     let (lb, trip) = (i128::from(m.lb), i128::from(m.trip));
-                    a > 0 && a <= size && c + a * lb <= 0 && c + a * (lb + trip - 1) + size >= n
+                    if a <= 0 || a > size {
+                        return None;
+                    }
+                    (c + a * lb, c + a * (lb + trip - 1) + size)
                 }
-                None => false,
-            };
-            if !ok {
-                return false;
-            }
+            });
         }
         for (e, b) in acc.slots.iter().zip(&d.block) {
             let count = i128::from(b.count);
@@ -365,10 +437,10 @@ impl FreshCx<'_> {
                 Some((_, None)) | None => false,
             };
             if !ok {
-                return false;
+                return None;
             }
         }
-        true
+        Some(region)
     }
 }
 
@@ -384,6 +456,47 @@ fn residual(bi: &BInstData, first: &[(Axis, i64)]) -> Option<Kill> {
         }
     }
     Some(out)
+}
+
+/// Whether the union of `regions` covers every element of a tensor of `shape`: every cell of the
+/// grid their bounds cut the tensor into lies in one of them.
+fn covers(regions: &[Region], shape: &[u64]) -> bool {
+    // Each dimension's cut points within the tensor, sorted: the cells are the intervals between.
+    let cuts: Vec<Vec<i128>> = (shape.iter().enumerate())
+        .map(|(k, &n)| {
+            let n = i128::from(n);
+            let mut c: Vec<i128> = (regions.iter())
+                .flat_map(|r| [r[k].0, r[k].1])
+                .filter(|&x| 0 < x && x < n)
+                .chain([0, n])
+                .collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        })
+        .collect();
+    // Odometer over the cells (by the index of each dimension's lower cut).
+    let mut at = vec![0usize; shape.len()];
+    loop {
+        let inside = |r: &Region| {
+            (at.iter().enumerate()).all(|(k, &i)| r[k].0 <= cuts[k][i] && cuts[k][i + 1] <= r[k].1)
+        };
+        if !regions.iter().any(inside) {
+            return false;
+        }
+        let mut k = 0;
+        loop {
+            if k == at.len() {
+                return true;
+            }
+            at[k] += 1;
+            if at[k] + 1 < cuts[k].len() {
+                break;
+            }
+            at[k] = 0;
+            k += 1;
+        }
+    }
 }
 
 /// Whether a read under the guards `guards` follows one of `kills`.
@@ -444,14 +557,40 @@ struct Buffers {
 
 /// Places every buffer `bir` uses: coloured with the widened live ranges
 /// ([`compute_live_ranges`]), or, when those overflow the SBUF or the PSUM, with the exact ones
-/// ([`compute_exact_live_ranges`]); the error is the widened colouring's when both overflow.
-pub fn allocate(func: &Function, bir: &Bir) -> Result<Allocation, BackendError> {
-    match allocate_with(func, compute_live_ranges(bir)) {
-        Err(e @ (BackendError::SbufOverflow { .. } | BackendError::PsumOverflow { .. })) => {
-            allocate_with(func, compute_exact_live_ranges(func, bir)).map_err(|_| e)
+/// ([`compute_exact_live_ranges`]), first with flat bodies spanning their loops, then (when that
+/// still overflows and the kernel has a flat loop) with flat bodies exact too: the last resort.
+///
+/// `psum_retry`: whether the pass driver can still plan the kernel again within the PSUM budgets
+/// (which may also free SBUF). Then a PSUM overflow of the first two colourings is returned
+/// before the last resort is tried, as it was before the last resort existed: the last resort
+/// serialises flat bodies, the budgets usually cost less. When every colouring overflows, the
+/// error is the first PSUM overflow any of them met, or else the widened colouring's.
+pub fn allocate(func: &Function, bir: &Bir, psum_retry: bool) -> Result<Allocation, BackendError> {
+    let widened = compute_live_ranges(bir);
+    let first = match allocate_with(func, widened.clone()) {
+        Err(e @ (BackendError::SbufOverflow { .. } | BackendError::PsumOverflow { .. })) => e,
+        r => return r,
+    };
+    let mut psum = matches!(first, BackendError::PsumOverflow { .. }).then(|| first.clone());
+    let mut tried = vec![widened];
+    for flat in [FlatBodies::Span, FlatBodies::Exact] {
+        if flat == FlatBodies::Exact && psum_retry && psum.is_some() {
+            break;
         }
-        r => r,
+        let live = compute_exact_live_ranges(func, bir, flat);
+        if tried.contains(&live) {
+            continue;
+        }
+        match allocate_with(func, live.clone()) {
+            Err(e @ BackendError::PsumOverflow { .. }) => {
+                psum.get_or_insert(e);
+            }
+            Err(BackendError::SbufOverflow { .. }) => {}
+            r => return r,
+        }
+        tried.push(live);
     }
+    Err(psum.unwrap_or(first))
 }
 
 /// Places every buffer `bir` uses by the live ranges `live`.
@@ -492,8 +631,9 @@ fn allocate_with(
         a.psum_banks = a.psum_banks.max(off.saturating_add(banks));
     }
     a.live = live;
-    check_sbuf(func, &bufs.sbuf, a.sbuf_bytes)?;
+    // PSUM first: a PSUM overflow is the one the pass driver can retry (within the PSUM budgets).
     check_psum(func, &bufs.psum, a.psum_banks)?;
+    check_sbuf(func, &bufs.sbuf, a.sbuf_bytes)?;
     Ok(a)
 }
 
@@ -751,7 +891,7 @@ mod tests {
             Err(BackendError::PsumOverflow { banks, .. }) => assert_eq!(banks, 10),
             other => panic!("expected a PSUM overflow, got {other:?}"),
         }
-        let exact = compute_exact_live_ranges(&func, &bir);
+        let exact = compute_exact_live_ranges(&func, &bir, FlatBodies::Span);
         let (h, t, o) = (tensor(&func, "h"), tensor(&func, "t"), tensor(&func, "o"));
         // `h` ends with the loop that reads it, before `t` starts; `t` ends before `o` starts.
         assert!(exact[&h].1 < exact[&t].0);
@@ -760,7 +900,7 @@ mod tests {
         let widened = compute_live_ranges(&bir);
         assert_eq!(exact[&h].0, widened[&h].0);
         assert!(exact[&h].1 < widened[&h].1);
-        let a = allocate(&func, &bir).expect("the exact ranges fit");
+        let a = allocate(&func, &bir, true).expect("the exact ranges fit");
         assert_eq!(a.psum_banks, 8);
         assert_eq!(a.live, exact);
     }
@@ -773,7 +913,7 @@ mod tests {
             .replace("j in 0..8", "j in 0..4")
             .replace("j2 in 0..8", "j2 in 0..4");
         let (func, bir) = lowered(&text);
-        let a = allocate(&func, &bir).expect("the widened ranges fit");
+        let a = allocate(&func, &bir, true).expect("the widened ranges fit");
         assert_eq!(a.live, compute_live_ranges(&bir));
         assert_eq!(a.psum_banks, 6);
     }
@@ -785,11 +925,11 @@ mod tests {
         let (func, bir) = lowered(&text);
         let h = tensor(&func, "h");
         assert_eq!(
-            compute_exact_live_ranges(&func, &bir)[&h],
+            compute_exact_live_ranges(&func, &bir, FlatBodies::Span)[&h],
             compute_live_ranges(&bir)[&h]
         );
         assert!(matches!(
-            allocate(&func, &bir),
+            allocate(&func, &bir, true),
             Err(BackendError::PsumOverflow { banks: 10, .. })
         ));
     }
@@ -816,13 +956,13 @@ mod tests {
     #[test]
     fn a_write_guarded_as_its_reads_are_still_starts_each_iteration_afresh() {
         let (func, bir) = lowered(&guarded(true));
-        let a = allocate(&func, &bir).expect("the exact ranges fit");
+        let a = allocate(&func, &bir, true).expect("the exact ranges fit");
         assert_eq!(a.psum_banks, 8);
         // A read that may run when the write does not may see an earlier iteration's value.
         let (func, bir) = lowered(&guarded(false));
         let h = tensor(&func, "h");
         assert_eq!(
-            compute_exact_live_ranges(&func, &bir)[&h],
+            compute_exact_live_ranges(&func, &bir, FlatBodies::Span)[&h],
             compute_live_ranges(&bir)[&h]
         );
     }
@@ -838,12 +978,139 @@ mod tests {
             .replace("copy.any t[0 +: 128", "copy.any t{b}[0 +: 128");
         let (func, bir) = lowered(&text);
         let (h, t) = (tensor(&func, "h"), tensor(&func, "t"));
-        let exact = compute_exact_live_ranges(&func, &bir);
+        let exact = compute_exact_live_ranges(&func, &bir, FlatBodies::Span);
         assert_eq!(exact[&t], compute_live_ranges(&bir)[&t]);
         assert!(exact[&h].1 >= exact[&t].0);
         assert!(matches!(
-            allocate(&func, &bir),
+            allocate(&func, &bir, true),
             Err(BackendError::PsumOverflow { .. })
         ));
+    }
+
+    /// A flat loop whose four [128, 16384] f32 tiles (64 KiB each) each live only until the next
+    /// is computed: spanning the loop they need 256 KiB, sharing by iteration 128 KiB.
+    const FLAT: &str = r#"kernel flat(x) -> (z) {
+  tensor x: hbm f32[256, 16384] input
+  tensor z: hbm f32[256, 16384] output
+  tensor a: sbuf f32[128, 16384] local
+  tensor b: sbuf f32[128, 16384] local
+  tensor c: sbuf f32[128, 16384] local
+  tensor d: sbuf f32[128, 16384] local
+  loop i in 0..2 affine {
+    stmt {
+      a[0 +: 128, 0 +: 16384] = load.dma x[128*i +: 128, 0 +: 16384]
+    }
+    stmt {
+      b[0 +: 128, 0 +: 16384] = activation.act(func=square, scale=1.0, bias=false) a[0 +: 128, 0 +: 16384]
+    }
+    stmt {
+      c[0 +: 128, 0 +: 16384] = activation.act(func=square, scale=1.0, bias=false) b[0 +: 128, 0 +: 16384]
+    }
+    stmt {
+      d[0 +: 128, 0 +: 16384] = activation.act(func=square, scale=1.0, bias=false) c[0 +: 128, 0 +: 16384]
+    }
+    stmt {
+      z[128*i +: 128, 0 +: 16384] = store.dma d[0 +: 128, 0 +: 16384]
+    }
+  }
+}
+"#;
+
+    #[test]
+    fn a_flat_body_shares_memory_by_iteration_only_as_the_last_resort() {
+        let (func, bir) = lowered(FLAT);
+        let widened = compute_live_ranges(&bir);
+        // Flat bodies span their loop in the first exact ranges: nothing changes.
+        assert_eq!(
+            compute_exact_live_ranges(&func, &bir, FlatBodies::Span),
+            widened
+        );
+        assert!(matches!(
+            allocate_with(&func, widened.clone()),
+            Err(BackendError::SbufOverflow { bytes: 262144, .. })
+        ));
+        let last = compute_exact_live_ranges(&func, &bir, FlatBodies::Exact);
+        let (a, b, c, d) = (
+            tensor(&func, "a"),
+            tensor(&func, "b"),
+            tensor(&func, "c"),
+            tensor(&func, "d"),
+        );
+        assert!(last[&a].1 < last[&c].0 && last[&b].1 < last[&d].0);
+        let alloc = allocate(&func, &bir, true).expect("the last resort fits");
+        assert_eq!(alloc.sbuf_bytes, 2 * 65536);
+        assert_eq!(alloc.live, last);
+    }
+
+    #[test]
+    fn a_flat_body_carrying_a_tile_keeps_it_live_across_the_loop() {
+        // `a` accumulates over the iterations (read before it is written): it spans the loop.
+        let text = FLAT.replace(
+            "a[0 +: 128, 0 +: 16384] = load.dma x[128*i +: 128, 0 +: 16384]",
+            "a[0 +: 128, 0 +: 16384] = tensor_tensor.dve(op=add) a[0 +: 128, 0 +: 16384], d[0 +: 128, 0 +: 16384]",
+        );
+        let (func, bir) = lowered(&text);
+        let last = compute_exact_live_ranges(&func, &bir, FlatBodies::Exact);
+        let a = tensor(&func, "a");
+        assert_eq!(last[&a], compute_live_ranges(&bir)[&a]);
+    }
+
+    /// A block loop whose tile `q` is written in two halves, then stored whole.
+    const HALVES: &str = r#"kernel halves(x) -> (z) {
+  tensor x: hbm f32[256, 1024] input
+  tensor z: hbm f32[256, 1024] output
+  tensor p: sbuf f32[128, 1024] local
+  tensor q: sbuf f32[128, 1024] local
+  loop b in 0..2 affine {
+    loop j in 0..2 affine {
+      stmt {
+        p[0 +: 128, 512*j +: 512] = load.dma x[128*b +: 128, 512*j +: 512]
+      }
+    }
+    stmt {
+      q[0 +: 128, 0 +: 512] = copy.any p[0 +: 128, 0 +: 512]
+    }
+    stmt {
+      q[0 +: 128, 512 +: 512] = copy.any p[0 +: 128, 512 +: 512]
+    }
+    stmt {
+      z[128*b +: 128, 0 +: 1024] = store.dma q[0 +: 128, 0 +: 1024]
+    }
+  }
+}
+"#;
+
+    #[test]
+    fn writes_that_together_cover_a_tile_start_it_afresh_in_the_last_resort() {
+        let (func, bir) = lowered(HALVES);
+        let (p, q) = (tensor(&func, "p"), tensor(&func, "q"));
+        let widened = compute_live_ranges(&bir);
+        // One write of all of it is needed in the first exact ranges; two halves do in the last.
+        let exact = compute_exact_live_ranges(&func, &bir, FlatBodies::Span);
+        assert_eq!(exact[&q], widened[&q]);
+        assert!(exact[&p].1 < widened[&p].1);
+        let last = compute_exact_live_ranges(&func, &bir, FlatBodies::Exact);
+        assert!(last[&q].0 > widened[&q].0 && last[&q].0 > last[&p].0);
+        // Only the first half written does not cover it.
+        let (func, bir) =
+            lowered(&HALVES.replace("q[0 +: 128, 512 +: 512]", "q[0 +: 128, 0 +: 512]"));
+        let q = tensor(&func, "q");
+        let last = compute_exact_live_ranges(&func, &bir, FlatBodies::Exact);
+        assert_eq!(last[&q], compute_live_ranges(&bir)[&q]);
+    }
+
+    #[test]
+    fn regions_cover_a_tensor_only_without_a_gap() {
+        let halves = [vec![(0, 128), (0, 512)], vec![(0, 128), (512, 1024)]];
+        assert!(covers(&halves, &[128, 1024]));
+        assert!(!covers(&halves[..1], &[128, 1024]));
+        let gap = [vec![(0, 128), (0, 500)], vec![(0, 128), (512, 1024)]];
+        assert!(!covers(&gap, &[128, 1024]));
+        let quarters = [
+            vec![(0, 64), (0, 600)],
+            vec![(64, 128), (0, 1024)],
+            vec![(-8, 64), (500, 2000)],
+        ];
+        assert!(covers(&quarters, &[128, 1024]));
     }
 }

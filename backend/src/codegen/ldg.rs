@@ -24,7 +24,9 @@
 //! are enumerated over the loops they name (the copies of a prefetch that take turns never
 //! conflict), within a bound past which they are assumed to; pairs on one engine that never run
 //! in one iteration are listed ([`LoopDeps::exclusive`]) for the scheduler. Different logical buffers never conflict inside one body: the allocator gives
-//! buffers accessed in one loop disjoint memory (their live ranges both span the loop).
+//! buffers accessed in one loop disjoint memory (their live ranges both span the loop), but for
+//! its last resort when nothing else fits (`alloc::FlatBodies::Exact`), whose sharings only the
+//! synchronisation sees (they cost overlap, never correctness).
 //!
 //! Positions and ids: the graph's nodes are the body's instructions by **position** `k` (a
 //! `usize`, program order), not by BIR id; [`LoopDeps::insts`] maps a position to its
