@@ -218,8 +218,15 @@ fn allocate(cx: &mut Context<'_>) -> Result<Flow, BackendError> {
 
 fn alloc_summary(cx: &Context<'_>) -> String {
     let a = built(&cx.alloc, "the allocation");
+    let ranges = match a.exact {
+        None => "",
+        Some(alloc::FlatBodies::Span) => " (exact live ranges)",
+        Some(alloc::FlatBodies::Exact) => {
+            " (last resort: flat loop bodies share memory by iteration, which costs overlap)"
+        }
+    };
     format!(
-        "SBUF {} bytes per partition, {} PSUM bank(s), {} HBM scratch arena(s)",
+        "SBUF {} bytes per partition, {} PSUM bank(s), {} HBM scratch arena(s){ranges}",
         a.sbuf_bytes,
         a.psum_banks,
         a.arenas.len()

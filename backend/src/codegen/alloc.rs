@@ -112,6 +112,9 @@ pub struct Allocation {
     pub psum_banks: u64,
     /// Live ranges `[first, last]` in program positions, per on-chip buffer.
     pub live: BTreeMap<Tensor, (usize, usize)>,
+    /// Which colouring the ranges are: `None` for the widened ones, else the exact ones with
+    /// flat bodies spanning their loops or not (the last resort).
+    pub exact: Option<FlatBodies>,
 }
 
 /// The live range of every buffer `bir` uses, widened to the whole span of every loop that
@@ -586,6 +589,12 @@ pub fn allocate(func: &Function, bir: &Bir, psum_retry: bool) -> Result<Allocati
                 psum.get_or_insert(e);
             }
             Err(BackendError::SbufOverflow { .. }) => {}
+            Ok(a) => {
+                return Ok(Allocation {
+                    exact: Some(flat),
+                    ..a
+                })
+            }
             r => return r,
         }
         tried.push(live);
@@ -903,6 +912,7 @@ mod tests {
         let a = allocate(&func, &bir, true).expect("the exact ranges fit");
         assert_eq!(a.psum_banks, 8);
         assert_eq!(a.live, exact);
+        assert_eq!(a.exact, Some(FlatBodies::Span));
     }
 
     #[test]
@@ -915,6 +925,7 @@ mod tests {
         let (func, bir) = lowered(&text);
         let a = allocate(&func, &bir, true).expect("the widened ranges fit");
         assert_eq!(a.live, compute_live_ranges(&bir));
+        assert_eq!(a.exact, None);
         assert_eq!(a.psum_banks, 6);
     }
 
@@ -1040,6 +1051,7 @@ mod tests {
         let alloc = allocate(&func, &bir, true).expect("the last resort fits");
         assert_eq!(alloc.sbuf_bytes, 2 * 65536);
         assert_eq!(alloc.live, last);
+        assert_eq!(alloc.exact, Some(FlatBodies::Exact));
     }
 
     #[test]
