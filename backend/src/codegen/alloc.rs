@@ -31,12 +31,16 @@
 //! overlap; hence the widened ranges first. When the exact ranges overflow too, the **last
 //! resort** treats flat bodies like the others ([`FlatBodies::Exact`]): a tile written whole and
 //! then consumed within each iteration of a flat loop lives only within the iteration, so buffers
-//! of one flat body may share memory. The modulo scheduler's loop dependence graph (built on
-//! logical buffers, before allocation) does not see those sharings; the order it chose is kept
-//! and the synchronisation orders them like any other (it serialises the iterations' overlap on
-//! the shared bytes: slower, but the kernel fits). The overflow reported when every colouring
-//! overflows is the first PSUM overflow met (the pass driver can plan again within the PSUM
-//! budgets, which an SBUF overflow alone does not ask for), else the widened colouring's.
+//! of one flat body may share memory; and a tile is written whole also by writes of parts of it
+//! that together cover it (`Kills`), not only by one write of all of it. The modulo scheduler's
+//! loop dependence graph (built on logical buffers, before allocation) does not see those
+//! sharings; the order it chose is kept and the synchronisation orders them like any other (it
+//! serialises the iterations' overlap on the shared bytes: slower, but the kernel fits). While
+//! the pass driver can still plan the kernel again within the PSUM budgets, a PSUM overflow of
+//! the first two colourings is returned before the last resort is tried (so every kernel that fit
+//! without the last resort is compiled as before). The overflow reported when every colouring
+//! overflows is the first PSUM overflow met (the driver's plan within the PSUM budgets may fix it,
+//! which an SBUF overflow alone does not ask for), else the widened colouring's.
 //!
 //! **HBM scratch** (a local HBM tensor: `nl.ndarray(..., buffer=nl.shared_hbm)` not returned) is
 //! coloured the same way into one **arena** per dtype, a program tensor of role `scratch`
