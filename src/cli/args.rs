@@ -2,7 +2,7 @@
 //! parsers, and the options they turn into. Their doc comments are the help text.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nkc::driver::{self, ColorMode, Failure, UserCause};
+use nkc::driver::{self, ColorMode, Failure, UserCause, ValueError};
 use nkc::pipeline::{self, PipelineMode, PrintAfter};
 use nkc::run::Engine;
 use std::path::PathBuf;
@@ -121,19 +121,19 @@ impl DTypeArg {
 }
 
 /// Parses `--dtype`: `DTYPE` or `NAME=DTYPE`, a dtype being `float32` or `bfloat16`.
-fn parse_dtype(s: &str) -> Result<(Option<String>, DTypeArg), String> {
+fn parse_dtype(s: &str) -> Result<(Option<String>, DTypeArg), ValueError> {
     let (name, dtype) = match s.split_once('=') {
         Some((n, d)) if !n.is_empty() => (Some(n.to_string()), d),
-        Some(_) => return Err(format!("expected DTYPE or NAME=DTYPE, found `{s}`")),
+        Some(_) => return Err(ValueError::form("DTYPE or NAME=DTYPE", s)),
         None => (None, s),
     };
     let dtype = match dtype {
         "float32" | "f32" => DTypeArg::Float32,
         "bfloat16" | "bf16" => DTypeArg::Bfloat16,
         other => {
-            return Err(format!(
-                "`{other}` is not a dtype nkc takes: float32 or bfloat16"
-            ))
+            return Err(ValueError::UnknownDtype {
+                dtype: other.to_string(),
+            })
         }
     };
     Ok((name, dtype))
@@ -425,11 +425,11 @@ pub(crate) enum Emit {
     Isa,
 }
 
-fn parse_input(s: &str) -> Result<(String, PathBuf), String> {
+fn parse_input(s: &str) -> Result<(String, PathBuf), ValueError> {
     match s.split_once('=') {
         Some((name, path)) if !name.is_empty() && !path.is_empty() => {
             Ok((name.to_string(), PathBuf::from(path)))
         }
-        _ => Err(format!("expected NAME=PATH.npy, found `{s}`")),
+        _ => Err(ValueError::form("NAME=PATH.npy", s)),
     }
 }
