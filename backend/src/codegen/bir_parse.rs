@@ -28,7 +28,7 @@ use penguin::affine::{CmpOp, Predicate};
 use penguin::ir::{AxisAttrs, AxisData, EngineClass, InstData, LoopKind};
 use penguin::lex::{Tok, Token, TokenCursor};
 use penguin::op_text::OpReader;
-use penguin::parse::{DeclWords, Declared, OperandReader};
+use penguin::parse::{DeclWords, OperandReader, Reading};
 use penguin::{Function, Stmt};
 use runtime_sim::isa::Engine;
 use std::collections::HashMap;
@@ -49,15 +49,13 @@ const BUFFER_DECL: DeclWords = DeclWords {
 pub fn parse_bir(text: &str) -> Result<(Function, Bir), BirParseError> {
     let toks = lex(text)?;
     let mut p = Parser {
-        toks,
-        pos: 0,
-        decl: Declared::default(),
+        r: Reading::new(toks),
         bir: Bir::default(),
         loops: Vec::new(),
     };
     p.prescan_loops()?;
     p.kernel()?;
-    Ok((p.decl.func, p.bir))
+    Ok((p.r.decl.func, p.bir))
 }
 
 /// The engine class of the Penguin instruction behind a BIR instruction on `engine`.
@@ -88,40 +86,22 @@ fn lex(text: &str) -> Result<Vec<Token>, BirParseError> {
 type PResult<T> = Result<T, BirParseError>;
 
 struct Parser {
-    toks: Vec<Token>,
-    pos: usize,
-    decl: Declared,
+    r: Reading,
     bir: Bir,
     /// The BIR loops enclosing the current position, outermost first.
     loops: Vec<BirLoop>,
-}
-
-impl TokenCursor for Parser {
-    type Error = BirParseError;
-
-    fn toks(&self) -> &[Token] {
-        &self.toks
-    }
-
-    fn pos(&self) -> usize {
-        self.pos
-    }
-
-    fn set_pos(&mut self, pos: usize) {
-        self.pos = pos;
-    }
 }
 
 impl OperandReader for Parser {
     const OPERAND: &'static str = "a buffer operand";
     const NOUN: &'static str = "buffer";
 
-    fn declared(&mut self) -> &mut Declared {
-        &mut self.decl
+    fn reading(&self) -> &Reading {
+        &self.r
     }
 
-    fn declared_ref(&self) -> &Declared {
-        &self.decl
+    fn reading_mut(&mut self) -> &mut Reading {
+        &mut self.r
     }
 }
 
@@ -130,15 +110,15 @@ impl Parser {
     /// order, so that names resolve wherever they are used.
     fn prescan_loops(&mut self) -> PResult<()> {
         let mut first_seen: HashMap<String, (usize, usize)> = HashMap::new();
-        for k in 0..self.toks.len() {
-            if !matches!(&self.toks[k].tok, Tok::Ident(w) if w == "loop") {
+        for k in 0..self.r.toks.len() {
+            if !matches!(&self.r.toks[k].tok, Tok::Ident(w) if w == "loop") {
                 continue;
             }
             // `loop rD = 0 .. T ( IV`: the variable is the 8th token.
-            let Some(tok) = self.toks.get(k + 7) else {
+            let Some(tok) = self.r.toks.get(k + 7) else {
                 continue;
             };
-            let open = self.toks.get(k + 6).map(|t| &t.tok);
+            let open = self.r.toks.get(k + 6).map(|t| &t.tok);
             let (Some(Tok::Sym("(")), Tok::Ident(name)) = (open, &tok.tok) else {
                 continue;
             };
@@ -152,7 +132,7 @@ impl Parser {
     fn kernel(&mut self) -> PResult<()> {
         let open = self.kernel_header("bir", &BUFFER_DECL)?;
         let (stmts, nodes) = self.block(&open, "kernel body")?;
-        self.decl.func.body = stmts;
+        self.r.decl.func.body = stmts;
         self.bir.body = nodes;
         if !matches!(self.peek().tok, Tok::Eof) {
             return self.expected("end of input after the kernel");
@@ -245,7 +225,7 @@ impl Parser {
             return self.expected("`pipelined(stages=N, trip=T)` or `{`");
         }
         let open = self.bump();
-        let stmt = self.decl.func.add_loop_stmt(axis);
+        let stmt = self.r.decl.func.add_loop_stmt(axis);
         let id = self.bir.loops.push(BLoopData {
             axis,
             iv: iv.clone(),
@@ -258,7 +238,7 @@ impl Parser {
         let (stmts, nodes) = self.block(&open, "loop body")?;
         self.loops.pop();
         self.bir.loops[id].body = nodes;
-        self.decl.func.axes[axis] = AxisData {
+        self.r.decl.func.axes[axis] = AxisData {
             iv_name: iv,
             kind: LoopKind::Affine,
             lb,
@@ -315,16 +295,16 @@ impl Parser {
             self.bump();
             stage = Some(self.u32_lit("a stage")?);
         }
-        let inst = self.decl.func.insts.push(InstData {
+        let inst = self.r.decl.func.insts.push(InstData {
             op: op.clone(),
             engine: engine_class(engine),
             dst: dst.clone(),
             srcs: srcs.clone(),
             mask: Vec::new(),
         });
-        let stmt = self.decl.func.add_inst_stmt(vec![inst]);
-        self.decl.func.stmts[stmt].preds = guards.clone();
-        self.decl.func.stage_tags[stmt] = stage;
+        let stmt = self.r.decl.func.add_inst_stmt(vec![inst]);
+        self.r.decl.func.stmts[stmt].preds = guards.clone();
+        self.r.decl.func.stage_tags[stmt] = stage;
         let idx = self.bir.insts.push(BInstData {
             engine,
             op,
