@@ -48,9 +48,16 @@ pub fn parse_function_located(text: &str) -> Result<(Function, Vec<(usize, usize
         depth: 0,
         inst_at: Vec::new(),
     };
-    p.prescan_loops()?;
+    p.prescan_loops(iv_of_loop)?;
     p.function()?;
     Ok((p.r.decl.func, p.inst_at))
+}
+
+/// The induction variable's name in a Penguin loop header at token `k`, `loop NAME in`.
+fn iv_of_loop(toks: &[Token], k: usize) -> Option<usize> {
+    let word = |at: usize, w: &str| matches!(toks.get(at), Some(t) if matches!(&t.tok, Tok::Ident(x) if x == w));
+    let name = matches!(toks.get(k + 1), Some(t) if matches!(t.tok, Tok::Ident(_)));
+    (word(k, "loop") && name && word(k + 2, "in")).then_some(k + 1)
 }
 
 /// The deepest loop nesting the parser accepts. It recurses once per level, and this keeps it far
@@ -157,6 +164,27 @@ pub trait OperandReader: Sized {
             Some(&a) => Ok(a),
             None => self.err_at(tok, format!("undefined induction variable `{name}`")),
         }
+    }
+
+    /// Registers every induction variable, in order, so that names resolve wherever they are
+    /// used: `iv_at(toks, k)` is the index of the name of the induction variable declared by a
+    /// loop header at token `k`, if one starts there (the two texts spell headers differently).
+    fn prescan_loops(
+        &mut self,
+        iv_at: fn(&[Token], usize) -> Option<usize>,
+    ) -> Result<(), ParseError> {
+        let mut first_seen = HashMap::new();
+        for k in 0..self.reading().toks.len() {
+            let Some(tok) =
+                iv_at(&self.reading().toks, k).map(|at| self.reading().toks[at].clone())
+            else {
+                continue;
+            };
+            if let Tok::Ident(name) = &tok.tok {
+                self.declare_iv(name, &tok, &mut first_seen)?;
+            }
+        }
+        Ok(())
     }
 
     /// Declares `name` (at `tok`) as the induction variable of an affine loop whose bounds and
@@ -503,23 +531,6 @@ impl OperandReader for Parser {
 
 impl Parser {
     // The token cursor (`peek`, `bump`, `expect_sym`, literals, lists) is [`TokenCursor`]'s.
-
-    /// Registers every induction variable (`loop NAME in`), in order, so that names resolve
-    /// wherever they are used.
-    fn prescan_loops(&mut self) -> PResult<()> {
-        let mut first_seen: HashMap<String, (usize, usize)> = HashMap::new();
-        for k in 0..self.r.toks.len().saturating_sub(2) {
-            let (a, b, c) = (&self.r.toks[k], &self.r.toks[k + 1], &self.r.toks[k + 2]);
-            if let (Tok::Ident(kw), Tok::Ident(name), Tok::Ident(kw_in)) = (&a.tok, &b.tok, &c.tok)
-            {
-                if kw == "loop" && kw_in == "in" {
-                    let (name, b) = (name.clone(), b.clone());
-                    self.declare_iv(&name, &b, &mut first_seen)?;
-                }
-            }
-        }
-        Ok(())
-    }
 
     fn function(&mut self) -> PResult<()> {
         let open = self.kernel_header("kernel", &TENSOR_DECL)?;

@@ -31,7 +31,6 @@ use penguin::op_text::OpReader;
 use penguin::parse::{DeclWords, OperandReader, Reading};
 use penguin::{Function, Stmt};
 use runtime_sim::isa::Engine;
-use std::collections::HashMap;
 
 /// A syntax error in BIR text: Penguin's, since the two readers share the lexer, the token
 /// cursor and the reading of declarations and operands.
@@ -53,7 +52,7 @@ pub fn parse_bir(text: &str) -> Result<(Function, Bir), BirParseError> {
         bir: Bir::default(),
         loops: Vec::new(),
     };
-    p.prescan_loops()?;
+    p.prescan_loops(iv_of_loop)?;
     p.kernel()?;
     Ok((p.r.decl.func, p.bir))
 }
@@ -105,29 +104,19 @@ impl OperandReader for Parser {
     }
 }
 
-impl Parser {
-    /// Registers the induction variable of every loop header (`loop rD = 0..T (IV = ...`), in
-    /// order, so that names resolve wherever they are used.
-    fn prescan_loops(&mut self) -> PResult<()> {
-        let mut first_seen: HashMap<String, (usize, usize)> = HashMap::new();
-        for k in 0..self.r.toks.len() {
-            if !matches!(&self.r.toks[k].tok, Tok::Ident(w) if w == "loop") {
-                continue;
-            }
-            // `loop rD = 0 .. T ( IV`: the variable is the 8th token.
-            let Some(tok) = self.r.toks.get(k + 7) else {
-                continue;
-            };
-            let open = self.r.toks.get(k + 6).map(|t| &t.tok);
-            let (Some(Tok::Sym("(")), Tok::Ident(name)) = (open, &tok.tok) else {
-                continue;
-            };
-            let (name, tok) = (name.clone(), tok.clone());
-            self.declare_iv(&name, &tok, &mut first_seen)?;
-        }
-        Ok(())
-    }
+/// The induction variable's name in a BIR loop header at token `k`: `loop rD = 0 .. T ( IV`,
+/// the 8th token.
+fn iv_of_loop(toks: &[Token], k: usize) -> Option<usize> {
+    let tok = |at: usize| toks.get(at).map(|t| &t.tok);
+    let header = matches!(tok(k), Some(Tok::Ident(w)) if w == "loop");
+    let named = matches!(
+        (tok(k + 6), tok(k + 7)),
+        (Some(Tok::Sym("(")), Some(Tok::Ident(_)))
+    );
+    (header && named).then_some(k + 7)
+}
 
+impl Parser {
     /// `bir NAME(PARAMS) -> (OUTPUTS) { BUFFER... NODE... }`
     fn kernel(&mut self) -> PResult<()> {
         let open = self.kernel_header("bir", &BUFFER_DECL)?;

@@ -397,6 +397,15 @@ impl<'f> Machine<'f> {
         )
     }
 
+    /// The destination of `inst` is `[p, f]`, as its operation gives `want`.
+    fn dst_shape(&self, inst: Inst, (p, f): (usize, usize), want: (usize, usize)) -> Result<()> {
+        if (p, f) != want {
+            let (wp, wf) = want;
+            return Err(self.bad_shape(inst, "the destination", (p, f), format!("[{wp}, {wf}]")));
+        }
+        Ok(())
+    }
+
     /// A source of an elementwise operation on a `[p, f]` destination: `[p, f]`, or a `[p, 1]`
     /// column when `column_ok`.
     fn elementwise_src<'t>(
@@ -637,9 +646,7 @@ impl<'f> Machine<'f> {
     ) -> Result<(Values, u64)> {
         let x = self.read(inst, data.op.name(), &data.srcs[0])?;
         let (xp, xf) = x.shape();
-        if (p, f) != (xp, 1) {
-            return Err(self.bad_shape(inst, "the destination", (p, f), format!("[{xp}, 1]")));
-        }
+        self.dst_shape(inst, (p, f), (xp, 1))?;
         let values = (
             kernels::reduce(red, &x.data, xf),
             poison::rows(&[x.row_flags()], p, 1),
@@ -743,14 +750,7 @@ impl<'f> Machine<'f> {
             Op::BnStats => vocab::BN_STATS_WIDTH,
             _ => vocab::BN_AGGR_WIDTH,
         };
-        if (p, f) != (xp, width) {
-            return Err(self.bad_shape(
-                inst,
-                "the destination",
-                (p, f),
-                format!("[{xp}, {width}]"),
-            ));
-        }
+        self.dst_shape(inst, (p, f), (xp, width))?;
         let rows = x.data.chunks_exact(xf.max(1));
         let values = match op {
             Op::BnStats => rows.flat_map(vocab::bn_stats).collect(),
@@ -772,9 +772,7 @@ impl<'f> Machine<'f> {
     ) -> Result<Values> {
         let x = self.read(inst, data.op.name(), &data.srcs[0])?;
         let (xp, xf) = x.shape();
-        if (p, f) != (xf, xp) {
-            return Err(self.bad_shape(inst, "the destination", (p, f), format!("[{xf}, {xp}]")));
-        }
+        self.dst_shape(inst, (p, f), (xf, xp))?;
         Ok((
             kernels::transpose(&x.data, xp, xf),
             poison::transpose(x.undef.as_deref(), xp, xf),
@@ -843,9 +841,7 @@ impl<'f> Machine<'f> {
         if kb != k {
             return Err(self.bad_shape(inst, "source 1", (kb, n), format!("[{k}, N]")));
         }
-        if (p, f) != (m, n) {
-            return Err(self.bad_shape(inst, "the destination", (p, f), format!("[{m}, {n}]")));
-        }
+        self.dst_shape(inst, (p, f), (m, n))?;
         let mut out = kernels::matmul(&a.data, &b.data, k, m, n);
         let mut undef = poison::matmul(a.undef.as_deref(), b.undef.as_deref(), k, m, n);
         if accumulate {
