@@ -293,6 +293,22 @@ pub trait OperandReader: Sized {
         Ok(open)
     }
 
+    /// A guard's comparison, `EXPR (>= | < | ==) INT`.
+    fn predicate(&mut self) -> Result<Predicate, ParseError> {
+        let expr = self.affine()?;
+        let cmp = if self.eat_sym(">=") {
+            CmpOp::Ge
+        } else if self.eat_sym("<") {
+            CmpOp::Lt
+        } else if self.eat_sym("==") {
+            CmpOp::Eq
+        } else {
+            return self.expected("a comparison (`>=`, `<` or `==`)");
+        };
+        let bound = self.i64_lit("an integer bound")?;
+        Ok(Predicate { expr, cmp, bound })
+    }
+
     /// `['-'] TERM (('+' | '-') TERM)*` with `TERM = INT ['*' IV] | IV`.
     fn affine(&mut self) -> Result<AffineExpr, ParseError> {
         let start = self.peek().clone();
@@ -728,20 +744,8 @@ impl Parser {
         }
         self.bump();
         loop {
-            let expr = self.affine()?;
-            let cmp = if self.eat_sym(">=") {
-                CmpOp::Ge
-            } else if self.eat_sym("<") {
-                CmpOp::Lt
-            } else if self.eat_sym("==") {
-                CmpOp::Eq
-            } else {
-                return self.expected("a comparison (`>=`, `<` or `==`)");
-            };
-            let bound = self.i64_lit("an integer bound")?;
-            self.r.decl.func.stmts[stmt]
-                .preds
-                .push(Predicate { expr, cmp, bound });
+            let pred = self.predicate()?;
+            self.r.decl.func.stmts[stmt].preds.push(pred);
             if !self.eat_sym("&&") {
                 return Ok(());
             }

@@ -24,7 +24,6 @@
 //! `write_bir(parse_bir(write_bir(x))) == write_bir(x)`. Source spans are not part of the text.
 
 use crate::codegen::bir::{BInstData, BLoopData, BNode, Bir, BirLoop, MAX_TEXT_DEPTH};
-use penguin::affine::{CmpOp, Predicate};
 use penguin::ir::{AxisAttrs, AxisData, EngineClass, InstData, LoopKind};
 use penguin::lex::{Tok, Token, TokenCursor};
 use penguin::op_text::OpReader;
@@ -306,21 +305,5 @@ impl Parser {
             span: None,
         });
         Ok((stmt, BNode::Inst(idx)))
-    }
-
-    /// `EXPR (>= | < | ==) INT`
-    fn predicate(&mut self) -> PResult<Predicate> {
-        let expr = self.affine()?;
-        let cmp = if self.eat_sym(">=") {
-            CmpOp::Ge
-        } else if self.eat_sym("<") {
-            CmpOp::Lt
-        } else if self.eat_sym("==") {
-            CmpOp::Eq
-        } else {
-            return self.expected("a comparison (`>=`, `<` or `==`)");
-        };
-        let bound = self.i64_lit("an integer bound")?;
-        Ok(Predicate { expr, cmp, bound })
     }
 }
