@@ -325,13 +325,49 @@ pub struct Specialise {
     pub grid: Option<Vec<u64>>,
 }
 
+/// Why the value of a command-line option does not parse (`--arg`, `--shape`, `--grid`,
+/// `--dtype`, `--input`); clap shows the Display text after the option's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// `text` is not of the option's form (`form`, such as `NAME=VALUE`).
+    #[error("expected {form}, found `{text}`")]
+    Form { form: &'static str, text: String },
+    #[error("a launch grid has at most {max} axes, found {axes} in `{text}`")]
+    GridAxes {
+        max: usize,
+        axes: usize,
+        text: String,
+    },
+    #[error("every axis of a launch grid has at least one program, found `{text}`")]
+    EmptyGridAxis { text: String },
+    #[error("`{text}` launches {programs} programs; nkc runs at most {MAX_GRID_PROGRAMS}")]
+    GridPrograms { text: String, programs: u64 },
+    /// NKI's spelling of a grid (`2,4`, `[2, 4]`); `suggested` is the `x` form.
+    #[error(
+        "expected the extents of the grid separated by `x`, found `{text}`; did you mean `--grid {suggested}`?"
+    )]
+    GridSeparator { text: String, suggested: String },
+    #[error("`{dtype}` is not a dtype nkc takes: float32 or bfloat16")]
+    UnknownDtype { dtype: String },
+}
+
+impl ValueError {
+    /// `text` is not of the form `form`.
+    pub fn form(form: &'static str, text: &str) -> ValueError {
+        ValueError::Form {
+            form,
+            text: text.to_string(),
+        }
+    }
+}
+
 /// `NAME=VALUE` of `--arg`.
-pub fn parse_arg(text: &str) -> Result<(String, String), String> {
+pub fn parse_arg(text: &str) -> Result<(String, String), ValueError> {
     match text.split_once('=') {
         Some((name, value)) if !name.trim().is_empty() => {
             Ok((name.trim().to_string(), value.to_string()))
         }
-        _ => Err(format!("expected NAME=VALUE, found `{text}`")),
+        _ => Err(ValueError::form("NAME=VALUE", text)),
     }
 }
 
@@ -606,8 +642,8 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -
 }
 
 /// Parses `NAME=ROWSxCOLS` (any number of dimensions, `x`-separated), the value of `--shape`.
-pub fn parse_shape(s: &str) -> Result<(String, Vec<u64>), String> {
-    let bad = || format!("expected NAME=ROWSxCOLS (such as `a=2048x512`), found `{s}`");
+pub fn parse_shape(s: &str) -> Result<(String, Vec<u64>), ValueError> {
+    let bad = || ValueError::form("NAME=ROWSxCOLS (such as `a=2048x512`)", s);
     let (name, dims) = s.split_once('=').ok_or_else(bad)?;
     if name.is_empty() {
         return Err(bad());
@@ -630,7 +666,7 @@ pub struct Grid(pub Vec<u64>);
 /// [`frontend::check::grid::MAX_GRID_AXES`] axes, each at least 1, at most [`MAX_GRID_PROGRAMS`]
 /// programs together). NKI's spellings `2,4`, `[2, 4]` and `(2, 4)` are refused with the `x`
 /// form to write instead.
-pub fn parse_grid(s: &str) -> Result<Grid, String> {
+pub fn parse_grid(s: &str) -> Result<Grid, ValueError> {
     let t = s.trim();
     let bare = t
         .trim_start_matches(['(', '['])
@@ -647,30 +683,35 @@ pub fn parse_grid(s: &str) -> Result<Grid, String> {
     match (plain, numbers, written) {
         (true, Some(dims), _) => {
             if dims.len() > frontend::check::grid::MAX_GRID_AXES {
-                return Err(format!(
-                    "a launch grid has at most {} axes, found {} in `{s}`",
-                    frontend::check::grid::MAX_GRID_AXES,
-                    dims.len()
-                ));
+                return Err(ValueError::GridAxes {
+                    max: frontend::check::grid::MAX_GRID_AXES,
+                    axes: dims.len(),
+                    text: s.to_string(),
+                });
             }
             if dims.contains(&0) {
-                return Err(format!(
-                    "every axis of a launch grid has at least one program, found `{s}`"
-                ));
+                return Err(ValueError::EmptyGridAxis {
+                    text: s.to_string(),
+                });
             }
-            let total = dims.iter().fold(1u64, |a, &d| a.saturating_mul(d));
-            if total > MAX_GRID_PROGRAMS {
-                return Err(format!(
-                    "`{s}` launches {total} programs; nkc runs at most {MAX_GRID_PROGRAMS}"
-                ));
+            let programs = dims.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+            if programs > MAX_GRID_PROGRAMS {
+                return Err(ValueError::GridPrograms {
+                    text: s.to_string(),
+                    programs,
+                });
             }
             Ok(Grid(dims))
         }
-        (false, Some(dims), Some(w)) if !dims.is_empty() => Err(format!(
-            "expected the extents of the grid separated by `x`, found `{s}`; did you mean `--grid {w}`?"
-        )),
-        _ => Err(format!(
-            "expected the extents of the grid separated by `x` (such as `2x4`), found `{s}`"
+        (false, Some(dims), Some(suggested)) if !dims.is_empty() => {
+            Err(ValueError::GridSeparator {
+                text: s.to_string(),
+                suggested,
+            })
+        }
+        _ => Err(ValueError::form(
+            "the extents of the grid separated by `x` (such as `2x4`)",
+            s,
         )),
     }
 }

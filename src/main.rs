@@ -28,12 +28,12 @@ fn main() -> ExitCode {
         Command::Run(a) => a.flags.clone(),
         Command::Compare(a) => CompileFlags {
             log: Vec::new(),
-            no_legality_check: a.no_legality_check,
+            legality: a.legality.clone(),
         },
         Command::Suggest(_) | Command::Sim(_) | Command::Explain(_) => CompileFlags::default(),
     };
     let popts = PipelineOptions {
-        legality_check: !flags.no_legality_check,
+        legality_check: !flags.legality.no_legality_check,
     };
     let json_messages = cli.message_format == MessageFormat::Json
         || matches!(&cli.command, Command::Check(a) if a.json);

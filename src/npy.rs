@@ -39,7 +39,7 @@ pub enum NpyError {
     },
     /// The magic, version or header is not a `.npy` file's (`reason` says how).
     #[error("`{}` is not a .npy file: {reason}", path.display())]
-    NotNpy { path: PathBuf, reason: String },
+    NotNpy { path: PathBuf, reason: HeaderError },
     /// A dtype nkc does not take (`descr`, as the header spells it).
     #[error(
         "`{}` holds '{descr}' values, but nkc takes float32 ('<f4') arrays, or bfloat16 \
@@ -114,13 +114,13 @@ pub fn read_npy_typed(path: &Path) -> Result<(Array, vocab::DType), NpyError> {
     let (header, header_len) =
         read_header(&mut reader, file_len).map_err(|e| NpyError::NotNpy {
             path: path_buf(),
-            reason: e.to_string(),
+            reason: e,
         })?;
     let data_len = file_len - header_len;
     let npy =
         npyz::NpyFile::new(Cursor::new(header).chain(reader)).map_err(|e| NpyError::NotNpy {
             path: path_buf(),
-            reason: e.to_string(),
+            reason: HeaderError::Npyz(e),
         })?;
     let descr = match npy.dtype() {
         npyz::DType::Plain(ts) => ts.to_string(),
@@ -184,44 +184,123 @@ pub fn read_npy_typed(path: &Path) -> Result<(Array, vocab::DType), NpyError> {
 /// The magic string of every `.npy` file.
 const MAGIC: &[u8] = b"\x93NUMPY";
 
+/// Why the magic, version or header of a file is not a `.npy` file's; the Display text follows
+/// "is not a .npy file: ".
+#[derive(Debug, thiserror::Error)]
+pub enum HeaderError {
+    #[error("it is too short to hold the magic string")]
+    ShortMagic,
+    #[error("magic not found for NPY file")]
+    NoMagic,
+    #[error("version {major}.{minor} is not one NumPy writes")]
+    Version { major: u8, minor: u8 },
+    #[error("it ends inside its header length")]
+    ShortLength,
+    #[error(
+        "its header claims {claimed} bytes, but the file has {available} after the header length"
+    )]
+    PastEnd { claimed: u64, available: u64 },
+    #[error("cannot read its header: {0}")]
+    Read(#[source] std::io::Error),
+    #[error("its header is too long")]
+    TooLong,
+    /// A shape of more elements than nkc holds (`max`).
+    #[error("it claims shape {shape:?}, more than the {max} elements nkc holds")]
+    TooLarge { shape: Vec<u64>, max: u64 },
+    #[error("it holds a structured dtype, but nkc takes float32 ('<f4') arrays")]
+    Structured,
+    #[error("its header gives `{key}` twice{at}")]
+    Twice { key: String, at: Quote },
+    /// A key numpy does not write; `key` is shown as [`shown_key`] cuts it.
+    #[error(
+        "its header has the key `{}` (byte {byte}), but a .npy header holds only \
+         'descr', 'fortran_order' and 'shape'",
+        shown_key(key).escape_debug()
+    )]
+    UnknownKey { key: String, byte: usize },
+    /// Not the dict literal's syntax: `want` is what the parser expected at `at`.
+    #[error("its header is not a Python dict literal: expected {want}{at}")]
+    Unexpected { want: String, at: Quote },
+    #[error("its header is not UTF-8{at}")]
+    NotUtf8 { at: Quote },
+    #[error("its shape has a dimension past 2^64{at}")]
+    HugeDimension { at: Quote },
+    #[error("its header has no '{0}'")]
+    Missing(&'static str),
+    /// What npyz says of the header [`read_header`] handed it.
+    #[error("{0}")]
+    Npyz(#[source] std::io::Error),
+}
+
+/// A place in a header an error points at: its byte offset and at most [`QUOTED`] characters
+/// of the header from there (escaped, `…` when cut), shown ` at byte N: `TEXT``.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quote {
+    pub byte: usize,
+    pub text: String,
+}
+
+impl std::fmt::Display for Quote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.text.is_empty() {
+            write!(f, " at byte {} (its end)", self.byte)
+        } else {
+            write!(f, " at byte {}: `{}`", self.byte, self.text)
+        }
+    }
+}
+
+/// At most [`QUOTED`] characters of an unknown key, `…` when cut.
+fn shown_key(key: &str) -> String {
+    let mut shown: String = key.chars().take(QUOTED).collect();
+    if key.chars().nth(QUOTED).is_some() {
+        shown.push('…');
+    }
+    shown
+}
+
 /// Reads the magic, version, header length and header text of a `.npy` file of `file_len` bytes,
 /// checking the claimed length against the file's before reading it, and returns them with the
 /// header parsed by [`parse_header`] (in linear time: npyz's own parser takes exponential time
 /// on nested brackets) and written back in NumPy's form (the length adjusted), with the number
 /// of bytes they took in the file.
-fn read_header(r: &mut impl Read, file_len: u64) -> Result<(Vec<u8>, u64), String> {
+fn read_header(r: &mut impl Read, file_len: u64) -> Result<(Vec<u8>, u64), HeaderError> {
     let mut pre = [0u8; 8];
     r.read_exact(&mut pre)
-        .map_err(|_| "it is too short to hold the magic string".to_string())?;
+        .map_err(|_| HeaderError::ShortMagic)?;
     if &pre[..6] != MAGIC {
-        return Err("magic not found for NPY file".into());
+        return Err(HeaderError::NoMagic);
     }
     let wide = match pre[6] {
         1 => false,
         2 | 3 => true,
-        v => return Err(format!("version {v}.{} is not one NumPy writes", pre[7])),
+        major => {
+            return Err(HeaderError::Version {
+                major,
+                minor: pre[7],
+            })
+        }
     };
     let len_bytes = if wide { 4 } else { 2 };
     let mut len = [0u8; 4];
     r.read_exact(&mut len[..len_bytes])
-        .map_err(|_| "it ends inside its header length".to_string())?;
+        .map_err(|_| HeaderError::ShortLength)?;
     let header_len = u32::from_le_bytes(len) as u64;
     let start = 8 + len_bytes as u64;
     if start + header_len > file_len {
-        return Err(format!(
-            "its header claims {header_len} bytes, but the file has {} after the header length",
-            file_len - start.min(file_len)
-        ));
+        return Err(HeaderError::PastEnd {
+            claimed: header_len,
+            available: file_len - start.min(file_len),
+        });
     }
     let mut text = vec![0u8; header_len as usize];
-    r.read_exact(&mut text)
-        .map_err(|e| format!("cannot read its header: {e}"))?;
+    r.read_exact(&mut text).map_err(HeaderError::Read)?;
     let text = with_byte_order(text)?;
     let mut out = pre.to_vec();
     if wide {
         out.extend_from_slice(&(text.len() as u32).to_le_bytes());
     } else {
-        let n = u16::try_from(text.len()).map_err(|_| "its header is too long".to_string())?;
+        let n = u16::try_from(text.len()).map_err(|_| HeaderError::TooLong)?;
         out.extend_from_slice(&n.to_le_bytes());
     }
     out.extend_from_slice(&text);
@@ -231,7 +310,7 @@ fn read_header(r: &mut impl Read, file_len: u64) -> Result<(Vec<u8>, u64), Strin
 /// The header text in the one form handed to npyz: [`parse_header`]'s dict written back as
 /// NumPy writes it, a float32 dtype without a byte order (`'f4'`, `'=f4'`) given `<`; a shape of
 /// more elements than nkc holds is an error here (npyz would overflow counting them).
-fn with_byte_order(text: Vec<u8>) -> Result<Vec<u8>, String> {
+fn with_byte_order(text: Vec<u8>) -> Result<Vec<u8>, HeaderError> {
     let h = parse_header(&text)?;
     // npyz multiplies the dimensions unchecked: a shape past the limit stops here.
     let fits = h
@@ -240,11 +319,10 @@ fn with_byte_order(text: Vec<u8>) -> Result<Vec<u8>, String> {
         .try_fold(1u64, |a, &d| a.checked_mul(d))
         .is_some_and(|n| n <= runtime_sim::sim::MAX_HBM_ELEMS);
     if !fits {
-        return Err(format!(
-            "it claims shape {:?}, more than the {} elements nkc holds",
-            h.shape,
-            runtime_sim::sim::MAX_HBM_ELEMS
-        ));
+        return Err(HeaderError::TooLarge {
+            shape: h.shape,
+            max: runtime_sim::sim::MAX_HBM_ELEMS,
+        });
     }
     let descr = match h.descr.as_str() {
         "f4" | "=f4" => "<f4",
@@ -277,7 +355,7 @@ const QUOTED: usize = 40;
 /// spacing, trailing commas, padding and the final newline, and nothing more (numpy refuses
 /// other keys as well). A structured dtype (a list for `descr`) is skipped over, still in linear
 /// time, and refused. An error quotes at most [`QUOTED`] characters of the header.
-fn parse_header(text: &[u8]) -> Result<HeaderData, String> {
+fn parse_header(text: &[u8]) -> Result<HeaderData, HeaderError> {
     let mut p = HeaderParser { s: text, at: 0 };
     p.expect(b'{')?;
     let (mut descr, mut fortran_order, mut shape) = (None, None, None);
@@ -295,28 +373,20 @@ fn parse_header(text: &[u8]) -> Result<HeaderData, String> {
             "descr" if descr.is_none() => {
                 if matches!(p.peek(), Some(b'[') | Some(b'(')) {
                     p.skip_balanced()?;
-                    return Err(
-                        "it holds a structured dtype, but nkc takes float32 ('<f4') arrays"
-                            .to_string(),
-                    );
+                    return Err(HeaderError::Structured);
                 }
                 descr = Some(p.string()?);
             }
             "fortran_order" if fortran_order.is_none() => fortran_order = Some(p.boolean()?),
             "shape" if shape.is_none() => shape = Some(p.tuple()?),
             "descr" | "fortran_order" | "shape" => {
-                return Err(format!("its header gives `{key}` twice{}", p.quote(key_at)))
+                return Err(HeaderError::Twice {
+                    at: p.quote(key_at),
+                    key,
+                })
             }
             _ => {
-                let mut shown: String = key.chars().take(QUOTED).collect();
-                if key.chars().nth(QUOTED).is_some() {
-                    shown.push('…');
-                }
-                return Err(format!(
-                    "its header has the key `{}` (byte {key_at}), but a .npy header holds only \
-                     'descr', 'fortran_order' and 'shape'",
-                    shown.escape_debug()
-                ));
+                return Err(HeaderError::UnknownKey { key, byte: key_at });
             }
         }
         p.skip_space();
@@ -330,11 +400,10 @@ fn parse_header(text: &[u8]) -> Result<HeaderData, String> {
     if p.at != text.len() {
         return Err(p.unexpected("the end of the header"));
     }
-    let missing = |k: &str| format!("its header has no '{k}'");
     Ok(HeaderData {
-        descr: descr.ok_or_else(|| missing("descr"))?,
-        fortran_order: fortran_order.ok_or_else(|| missing("fortran_order"))?,
-        shape: shape.ok_or_else(|| missing("shape"))?,
+        descr: descr.ok_or(HeaderError::Missing("descr"))?,
+        fortran_order: fortran_order.ok_or(HeaderError::Missing("fortran_order"))?,
+        shape: shape.ok_or(HeaderError::Missing("shape"))?,
     })
 }
 
@@ -355,8 +424,8 @@ impl HeaderParser<'_> {
         }
     }
 
-    /// ` at byte N: `TEXT``, TEXT at most [`QUOTED`] characters of the header from `at`.
-    fn quote(&self, at: usize) -> String {
+    /// The place `at` with at most [`QUOTED`] characters of the header from there.
+    fn quote(&self, at: usize) -> Quote {
         let rest = String::from_utf8_lossy(&self.s[at.min(self.s.len())..]);
         let mut shown: String = rest
             .chars()
@@ -366,21 +435,20 @@ impl HeaderParser<'_> {
         if rest.chars().nth(QUOTED).is_some() {
             shown.push('…');
         }
-        if shown.is_empty() {
-            format!(" at byte {at} (its end)")
-        } else {
-            format!(" at byte {at}: `{shown}`")
+        Quote {
+            byte: at,
+            text: shown,
         }
     }
 
-    fn unexpected(&self, want: &str) -> String {
-        format!(
-            "its header is not a Python dict literal: expected {want}{}",
-            self.quote(self.at)
-        )
+    fn unexpected(&self, want: &str) -> HeaderError {
+        HeaderError::Unexpected {
+            want: want.to_string(),
+            at: self.quote(self.at),
+        }
     }
 
-    fn expect(&mut self, c: u8) -> Result<(), String> {
+    fn expect(&mut self, c: u8) -> Result<(), HeaderError> {
         self.skip_space();
         if self.peek() == Some(c) {
             self.at += 1;
@@ -391,7 +459,7 @@ impl HeaderParser<'_> {
     }
 
     /// A quoted string without escapes (numpy's keys and dtype strings have none).
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, HeaderError> {
         self.skip_space();
         let Some(q @ (b'\'' | b'"')) = self.peek() else {
             return Err(self.unexpected("a quoted string"));
@@ -407,11 +475,12 @@ impl HeaderParser<'_> {
             return Err(self.unexpected("a string without escapes"));
         }
         self.at = start + len + 1;
-        String::from_utf8(self.s[start..start + len].to_vec())
-            .map_err(|_| format!("its header is not UTF-8{}", self.quote(start)))
+        String::from_utf8(self.s[start..start + len].to_vec()).map_err(|_| HeaderError::NotUtf8 {
+            at: self.quote(start),
+        })
     }
 
-    fn boolean(&mut self) -> Result<bool, String> {
+    fn boolean(&mut self) -> Result<bool, HeaderError> {
         for (word, value) in [(&b"True"[..], true), (&b"False"[..], false)] {
             if self.s[self.at..].starts_with(word) {
                 self.at += word.len();
@@ -422,7 +491,7 @@ impl HeaderParser<'_> {
     }
 
     /// A tuple (or list) of non-negative integers, for the shape.
-    fn tuple(&mut self) -> Result<Vec<u64>, String> {
+    fn tuple(&mut self) -> Result<Vec<u64>, HeaderError> {
         let close = match self.peek() {
             Some(b'(') => b')',
             Some(b'[') => b']',
@@ -446,7 +515,9 @@ impl HeaderParser<'_> {
             let digits = std::str::from_utf8(&self.s[start..self.at]).unwrap_or_default();
             let dim = digits
                 .parse::<u64>()
-                .map_err(|_| format!("its shape has a dimension past 2^64{}", self.quote(start)))?;
+                .map_err(|_| HeaderError::HugeDimension {
+                    at: self.quote(start),
+                })?;
             dims.push(dim);
             // Python 2's NumPy wrote long integers with an `L`.
             if self.peek() == Some(b'L') {
@@ -462,7 +533,7 @@ impl HeaderParser<'_> {
     }
 
     /// Skips a bracketed value (a structured dtype), counting brackets outside strings.
-    fn skip_balanced(&mut self) -> Result<(), String> {
+    fn skip_balanced(&mut self) -> Result<(), HeaderError> {
         let start = self.at;
         let mut depth = 0usize;
         let mut quote = None;
@@ -553,7 +624,8 @@ mod tests {
     fn a_shape_past_2_64_is_an_error() {
         let h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (18446744073709551615, 2), }";
         let e = with_byte_order(h.to_vec()).unwrap_err();
-        assert!(e.contains("claims shape"), "{e}");
+        assert!(matches!(e, HeaderError::TooLarge { .. }), "{e}");
+        assert!(e.to_string().contains("claims shape"), "{e}");
     }
 
     /// The header parser takes time linear in the header: 10^5 nested brackets are an error at
@@ -567,7 +639,7 @@ mod tests {
                 open.repeat(100_000),
                 open.repeat(100_000)
             );
-            let e = parse_header(h.as_bytes()).unwrap_err();
+            let e = parse_header(h.as_bytes()).unwrap_err().to_string();
             assert!(e.len() < 200, "{e}");
         }
         assert!(started.elapsed() < std::time::Duration::from_secs(2));

@@ -125,15 +125,21 @@ pub fn is_pass(name: &str) -> bool {
 }
 
 /// `--print-after PASS` (as a value parser): a pass name, or the list of them.
-pub fn parse_pass(s: &str) -> Result<String, String> {
+pub fn parse_pass(s: &str) -> Result<String, UnknownPass> {
     if is_pass(s) {
         Ok(s.to_string())
     } else {
-        Err(format!(
-            "`{s}` is not a pass; the passes are: {}",
-            PASSES.join(", ")
-        ))
+        Err(UnknownPass {
+            name: s.to_string(),
+        })
     }
+}
+
+/// `--print-after NAME` with a name not in [`PASSES`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{name}` is not a pass; the passes are: {}", PASSES.join(", "))]
+pub struct UnknownPass {
+    pub name: String,
 }
 
 /// How a kernel is compiled.

@@ -167,7 +167,8 @@ pub fn lex(text: &str, symbols: &[&'static str]) -> Result<Vec<Token>, ParseErro
 /// A parser's position in a token list, and the reading steps both IR readers share: look at and
 /// take tokens, expect punctuation and words, read identifiers, integer literals and
 /// comma-separated lists, with errors at the offending token. A reader implements the three
-/// accessors; its error type takes a [`ParseError`].
+/// accessors (the IR readers get them from their [`crate::parse::Reading`]); its error type takes
+/// a [`ParseError`].
 pub trait TokenCursor {
     type Error: From<ParseError>;
 

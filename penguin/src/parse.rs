@@ -44,15 +44,20 @@ pub fn parse_function(text: &str) -> Result<Function, ParseError> {
 pub fn parse_function_located(text: &str) -> Result<(Function, Vec<(usize, usize)>), ParseError> {
     let toks = lex(text, SYMBOLS)?;
     let mut p = Parser {
-        toks,
-        pos: 0,
-        decl: Declared::default(),
+        r: Reading::new(toks),
         depth: 0,
         inst_at: Vec::new(),
     };
-    p.prescan_loops()?;
+    p.prescan_loops(iv_of_loop)?;
     p.function()?;
-    Ok((p.decl.func, p.inst_at))
+    Ok((p.r.decl.func, p.inst_at))
+}
+
+/// The induction variable's name in a Penguin loop header at token `k`, `loop NAME in`.
+fn iv_of_loop(toks: &[Token], k: usize) -> Option<usize> {
+    let word = |at: usize, w: &str| matches!(toks.get(at), Some(t) if matches!(&t.tok, Tok::Ident(x) if x == w));
+    let name = matches!(toks.get(k + 1), Some(t) if matches!(t.tok, Tok::Ident(_)));
+    (word(k, "loop") && name && word(k + 2, "in")).then_some(k + 1)
 }
 
 /// The deepest loop nesting the parser accepts. It recurses once per level, and this keeps it far
@@ -66,31 +71,13 @@ const MAX_DEPTH: usize = 64;
 // Parser
 
 struct Parser {
-    toks: Vec<Token>,
-    pos: usize,
-    decl: Declared,
+    r: Reading,
     depth: usize,
     /// The line and column of each instruction's destination, in order of appearance.
     inst_at: Vec<(usize, usize)>,
 }
 
 type PResult<T> = Result<T, ParseError>;
-
-impl TokenCursor for Parser {
-    type Error = ParseError;
-
-    fn toks(&self) -> &[Token] {
-        &self.toks
-    }
-
-    fn pos(&self) -> usize {
-        self.pos
-    }
-
-    fn set_pos(&mut self, pos: usize) {
-        self.pos = pos;
-    }
-}
 
 /// What a reader has declared so far: the Function being read and its tensors and induction
 /// variables by name.
@@ -101,21 +88,70 @@ pub struct Declared {
     pub axes: HashMap<String, Axis>,
 }
 
+/// What both IR readers keep while they read: the tokens, the position in them, and what has
+/// been declared so far.
+pub struct Reading {
+    /// The tokens, ending with [`Tok::Eof`].
+    pub toks: Vec<Token>,
+    /// The next token's index; never past the `Eof`.
+    pub pos: usize,
+    pub decl: Declared,
+}
+
+impl Reading {
+    /// Reading `toks` (as [`lex`] returns them) from the start, nothing declared.
+    pub fn new(toks: Vec<Token>) -> Reading {
+        Reading {
+            toks,
+            pos: 0,
+            decl: Declared::default(),
+        }
+    }
+}
+
+/// Every operand reader is a token cursor over its [`Reading`].
+impl<R: OperandReader> TokenCursor for R {
+    type Error = ParseError;
+
+    fn toks(&self) -> &[Token] {
+        &self.reading().toks
+    }
+
+    fn pos(&self) -> usize {
+        self.reading().pos
+    }
+
+    fn set_pos(&mut self, pos: usize) {
+        self.reading_mut().pos = pos;
+    }
+}
+
 /// The reading of declarations, affine expressions and operands, shared by the Penguin reader
-/// and the BIR reader: a reader resolves names to its tensors and induction variables.
-pub trait OperandReader: TokenCursor + Sized {
+/// and the BIR reader: a reader holds a [`Reading`] (and is a [`TokenCursor`] over it) and
+/// resolves names to its tensors and induction variables.
+pub trait OperandReader: Sized {
     /// What an operand is called in errors (`a tensor operand`).
     const OPERAND: &'static str;
     /// What a declared tensor is called in errors (`tensor`).
     const NOUN: &'static str;
 
+    /// The reader's tokens, position and declarations.
+    fn reading(&self) -> &Reading;
+    /// [`OperandReader::reading`], to move on and declare.
+    fn reading_mut(&mut self) -> &mut Reading;
+
     /// The Function being read and the reader's tensors and induction variables by name.
-    fn declared(&mut self) -> &mut Declared;
+    fn declared(&mut self) -> &mut Declared {
+        &mut self.reading_mut().decl
+    }
+
     /// [`OperandReader::declared`], read-only.
-    fn declared_ref(&self) -> &Declared;
+    fn declared_ref(&self) -> &Declared {
+        &self.reading().decl
+    }
 
     /// The tensor declared as `name` (mentioned at `tok`).
-    fn tensor_ref(&self, name: &str, tok: &Token) -> Result<Tensor, Self::Error> {
+    fn tensor_ref(&self, name: &str, tok: &Token) -> Result<Tensor, ParseError> {
         match self.declared_ref().tensors.get(name) {
             Some(&t) => Ok(t),
             None => self.err_at(tok, format!("undefined {} `{name}`", Self::NOUN)),
@@ -123,11 +159,32 @@ pub trait OperandReader: TokenCursor + Sized {
     }
 
     /// The induction variable declared as `name` (mentioned at `tok`).
-    fn axis_ref(&self, name: &str, tok: &Token) -> Result<Axis, Self::Error> {
+    fn axis_ref(&self, name: &str, tok: &Token) -> Result<Axis, ParseError> {
         match self.declared_ref().axes.get(name) {
             Some(&a) => Ok(a),
             None => self.err_at(tok, format!("undefined induction variable `{name}`")),
         }
+    }
+
+    /// Registers every induction variable, in order, so that names resolve wherever they are
+    /// used: `iv_at(toks, k)` is the index of the name of the induction variable declared by a
+    /// loop header at token `k`, if one starts there (the two texts spell headers differently).
+    fn prescan_loops(
+        &mut self,
+        iv_at: fn(&[Token], usize) -> Option<usize>,
+    ) -> Result<(), ParseError> {
+        let mut first_seen = HashMap::new();
+        for k in 0..self.reading().toks.len() {
+            let Some(tok) =
+                iv_at(&self.reading().toks, k).map(|at| self.reading().toks[at].clone())
+            else {
+                continue;
+            };
+            if let Tok::Ident(name) = &tok.tok {
+                self.declare_iv(name, &tok, &mut first_seen)?;
+            }
+        }
+        Ok(())
     }
 
     /// Declares `name` (at `tok`) as the induction variable of an affine loop whose bounds and
@@ -138,7 +195,7 @@ pub trait OperandReader: TokenCursor + Sized {
         name: &str,
         tok: &Token,
         first_seen: &mut HashMap<String, (usize, usize)>,
-    ) -> Result<(), Self::Error> {
+    ) -> Result<(), ParseError> {
         if let Some((l, c)) = first_seen.get(name) {
             return self.err_at(
                 tok,
@@ -161,7 +218,7 @@ pub trait OperandReader: TokenCursor + Sized {
 
     /// A tensor declaration spelled with `words` ([`OperandReader::declaration`]), added to the
     /// Function under its name unless the name is taken.
-    fn declare_tensor(&mut self, words: &DeclWords) -> Result<(), Self::Error> {
+    fn declare_tensor(&mut self, words: &DeclWords) -> Result<(), ParseError> {
         let (name, name_tok, data) = self.declaration(words)?;
         let values = if data.kind == TensorKind::Const {
             Some(self.const_values()?)
@@ -182,7 +239,7 @@ pub trait OperandReader: TokenCursor + Sized {
 
     /// `= [RUN, ...]`, the values of a constant tensor, row-major; a run is `VALUE` or
     /// `VALUE*COUNT` (that many copies).
-    fn const_values(&mut self) -> Result<Vec<f32>, Self::Error> {
+    fn const_values(&mut self) -> Result<Vec<f32>, ParseError> {
         self.expect_sym("=")?;
         self.expect_sym("[")?;
         let runs = self.list("]", |p| {
@@ -212,7 +269,7 @@ pub trait OperandReader: TokenCursor + Sized {
     /// `KEYWORD NAME(PARAMS) -> (OUTPUTS) {` and the tensor declarations spelled with `words`
     /// that follow it: names the Function, resolves its parameters and outputs, and returns
     /// the `{` token that opens the body.
-    fn kernel_header(&mut self, keyword: &str, words: &DeclWords) -> Result<Token, Self::Error> {
+    fn kernel_header(&mut self, keyword: &str, words: &DeclWords) -> Result<Token, ParseError> {
         self.expect_word(keyword)?;
         let (name, _) = self.ident("a kernel name")?;
         self.declared().func.name = name;
@@ -236,8 +293,24 @@ pub trait OperandReader: TokenCursor + Sized {
         Ok(open)
     }
 
+    /// A guard's comparison, `EXPR (>= | < | ==) INT`.
+    fn predicate(&mut self) -> Result<Predicate, ParseError> {
+        let expr = self.affine()?;
+        let cmp = if self.eat_sym(">=") {
+            CmpOp::Ge
+        } else if self.eat_sym("<") {
+            CmpOp::Lt
+        } else if self.eat_sym("==") {
+            CmpOp::Eq
+        } else {
+            return self.expected("a comparison (`>=`, `<` or `==`)");
+        };
+        let bound = self.i64_lit("an integer bound")?;
+        Ok(Predicate { expr, cmp, bound })
+    }
+
     /// `['-'] TERM (('+' | '-') TERM)*` with `TERM = INT ['*' IV] | IV`.
-    fn affine(&mut self) -> Result<AffineExpr, Self::Error> {
+    fn affine(&mut self) -> Result<AffineExpr, ParseError> {
         let start = self.peek().clone();
         let mut terms: Vec<(Axis, i128)> = Vec::new();
         let mut constant: i128 = 0;
@@ -294,7 +367,7 @@ pub trait OperandReader: TokenCursor + Sized {
     }
 
     /// `NAME[{SLOT, ...}][START +: SIZE, ...]`
-    fn operand(&mut self) -> Result<Operand, Self::Error> {
+    fn operand(&mut self) -> Result<Operand, ParseError> {
         let (name, tok) = self.ident(Self::OPERAND)?;
         let tensor = self.tensor_ref(&name, &tok)?;
         let mut slots = Vec::new();
@@ -333,7 +406,7 @@ pub trait OperandReader: TokenCursor + Sized {
         tensor: Tensor,
         first: AffineExpr,
         slots: Vec<AffineExpr>,
-    ) -> Result<Operand, Self::Error> {
+    ) -> Result<Operand, ParseError> {
         let mut start = vec![first];
         while self.eat_sym(",") {
             start.push(self.affine()?);
@@ -374,7 +447,7 @@ pub trait OperandReader: TokenCursor + Sized {
     fn declaration(
         &mut self,
         words: &DeclWords,
-    ) -> Result<(String, Token, TensorData), Self::Error> {
+    ) -> Result<(String, Token, TensorData), ParseError> {
         self.expect_word(words.keyword)?;
         let (name, name_tok) = self.ident(&format!("a {} name", words.noun))?;
         self.expect_sym(":")?;
@@ -463,39 +536,22 @@ impl OperandReader for Parser {
     const OPERAND: &'static str = "a tensor operand";
     const NOUN: &'static str = "tensor";
 
-    fn declared(&mut self) -> &mut Declared {
-        &mut self.decl
+    fn reading(&self) -> &Reading {
+        &self.r
     }
 
-    fn declared_ref(&self) -> &Declared {
-        &self.decl
+    fn reading_mut(&mut self) -> &mut Reading {
+        &mut self.r
     }
 }
 
 impl Parser {
     // The token cursor (`peek`, `bump`, `expect_sym`, literals, lists) is [`TokenCursor`]'s.
 
-    /// Registers every induction variable (`loop NAME in`), in order, so that names resolve
-    /// wherever they are used.
-    fn prescan_loops(&mut self) -> PResult<()> {
-        let mut first_seen: HashMap<String, (usize, usize)> = HashMap::new();
-        for k in 0..self.toks.len().saturating_sub(2) {
-            let (a, b, c) = (&self.toks[k], &self.toks[k + 1], &self.toks[k + 2]);
-            if let (Tok::Ident(kw), Tok::Ident(name), Tok::Ident(kw_in)) = (&a.tok, &b.tok, &c.tok)
-            {
-                if kw == "loop" && kw_in == "in" {
-                    let (name, b) = (name.clone(), b.clone());
-                    self.declare_iv(&name, &b, &mut first_seen)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     fn function(&mut self) -> PResult<()> {
         let open = self.kernel_header("kernel", &TENSOR_DECL)?;
         let body = self.stmts(&open, "kernel body")?;
-        self.decl.func.body = body;
+        self.r.decl.func.body = body;
         if !matches!(self.peek().tok, Tok::Eof) {
             return self.expected("end of input after the kernel");
         }
@@ -531,7 +587,7 @@ impl Parser {
 
     fn inst_stmt(&mut self) -> PResult<Stmt> {
         self.expect_word("stmt")?;
-        let stmt = self.decl.func.add_inst_stmt(Vec::new());
+        let stmt = self.r.decl.func.add_inst_stmt(Vec::new());
         let mut seen = Vec::new();
         while self.stmt_attr(stmt, &mut seen)? {}
         let open = self.open_body(stmt, "`stage_id=N`, `execution_order=N`, `stage=N`")?;
@@ -548,7 +604,7 @@ impl Parser {
             }
             insts.push(self.inst()?);
         }
-        self.decl.func.stmts[stmt].kind = StmtKind::Insts(insts);
+        self.r.decl.func.stmts[stmt].kind = StmtKind::Insts(insts);
         Ok(stmt)
     }
 
@@ -577,7 +633,7 @@ impl Parser {
                 )
             }
         };
-        let stmt = self.decl.func.add_loop_stmt(axis);
+        let stmt = self.r.decl.func.add_loop_stmt(axis);
         let mut attrs = AxisAttrs::default();
         let mut seen: Vec<String> = Vec::new();
         while let Tok::Ident(word) = self.peek().tok.clone() {
@@ -629,7 +685,7 @@ impl Parser {
         self.depth += 1;
         let body = self.stmts(&open, "loop body")?;
         self.depth -= 1;
-        self.decl.func.axes[axis] = AxisData {
+        self.r.decl.func.axes[axis] = AxisData {
             iv_name: iv,
             kind,
             lb,
@@ -657,11 +713,11 @@ impl Parser {
         self.bump();
         self.expect_sym("=")?;
         let v = self.u32_lit(&format!("a value for `{word}`"))?;
-        let annot: &mut StmtAnnot = &mut self.decl.func.annots[stmt];
+        let annot: &mut StmtAnnot = &mut self.r.decl.func.annots[stmt];
         match word.as_str() {
             "stage_id" => annot.stage_id = Some(v),
             "execution_order" => annot.execution_order = Some(v),
-            _ => self.decl.func.stage_tags[stmt] = Some(v),
+            _ => self.r.decl.func.stage_tags[stmt] = Some(v),
         }
         Ok(true)
     }
@@ -688,20 +744,8 @@ impl Parser {
         }
         self.bump();
         loop {
-            let expr = self.affine()?;
-            let cmp = if self.eat_sym(">=") {
-                CmpOp::Ge
-            } else if self.eat_sym("<") {
-                CmpOp::Lt
-            } else if self.eat_sym("==") {
-                CmpOp::Eq
-            } else {
-                return self.expected("a comparison (`>=`, `<` or `==`)");
-            };
-            let bound = self.i64_lit("an integer bound")?;
-            self.decl.func.stmts[stmt]
-                .preds
-                .push(Predicate { expr, cmp, bound });
+            let pred = self.predicate()?;
+            self.r.decl.func.stmts[stmt].preds.push(pred);
             if !self.eat_sym("&&") {
                 return Ok(());
             }
@@ -711,7 +755,7 @@ impl Parser {
     /// `DST = OP.ENGINE[(PARAMS)] [SRC, SRC ...]`
     fn inst(&mut self) -> PResult<Inst> {
         let nested = matches!(&self.peek().tok,
-            Tok::Ident(w) if (w == "stmt" || w == "loop") && !self.decl.tensors.contains_key(w));
+            Tok::Ident(w) if (w == "stmt" || w == "loop") && !self.r.decl.tensors.contains_key(w));
         if nested {
             return self.expected(
                 "an instruction (statements do not nest inside `stmt { }`; use a `loop`)",
@@ -759,7 +803,7 @@ impl Parser {
             mask = self.list(")", |p| p.mask_bound())?;
         }
         self.inst_at.push(at);
-        Ok(self.decl.func.insts.push(InstData {
+        Ok(self.r.decl.func.insts.push(InstData {
             op,
             engine,
             dst,

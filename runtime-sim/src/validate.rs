@@ -5,7 +5,8 @@
 //! simulator runs; the simulator checks only addresses (bounds and PSUM banks) at run time. A
 //! program that passes has: every register bound by an enclosing loop (never rebound), every
 //! tensor and semaphore index in range, at most 4 dimensions of positive size per pattern,
-//! partition counts in `1..=128`, queues below 16, and operand shapes that agree.
+//! partition counts in `1..=128`, queues below 16, and operand shapes that agree. A broken rule
+//! is a [`Violation`] carrying the values it found; its `Display` is the message users read.
 
 pub use crate::isa::tile_operands;
 use crate::isa::*;
@@ -20,7 +21,7 @@ pub struct ValidateError {
     /// The instruction's line in the program text (0 when built in code).
     pub line: u32,
     pub inst: String,
-    pub message: String,
+    pub violation: Violation,
 }
 
 impl fmt::Display for ValidateError {
@@ -31,12 +32,178 @@ impl fmt::Display for ValidateError {
             self.line,
             self.engine.name(),
             self.inst,
-            self.message
+            self.violation
         )
     }
 }
 
 impl std::error::Error for ValidateError {}
+
+/// The shape of an on-chip operand as the checks compare it: partitions and elements per
+/// partition, shown `[P, F]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub p: u64,
+    pub f: u64,
+}
+
+impl Shape {
+    fn of(a: &Ap) -> Shape {
+        Shape {
+            p: a.np as u64,
+            f: a.free_elems(),
+        }
+    }
+
+    /// `[P, F]`'s transpose `[F, P]`.
+    fn transposed(self) -> Shape {
+        Shape {
+            p: self.f,
+            f: self.p,
+        }
+    }
+
+    /// A `[P, 1]` column.
+    fn column(p: u64) -> Shape {
+        Shape { p, f: 1 }
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}, {}]", self.p, self.f)
+    }
+}
+
+/// One broken static rule and the values that broke it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Violation {
+    // Registers, patterns and declarations.
+    #[error("the loop register is out of range or already bound")]
+    LoopRegister,
+    #[error("register r{} is not bound by an enclosing loop", reg.0)]
+    UnboundRegister { reg: Reg },
+    #[error("a modulus must be positive")]
+    NonPositiveModulus,
+    #[error("an access pattern has at most {MAX_DIMS} dimensions")]
+    TooManyDims,
+    #[error("a dimension size must be positive")]
+    EmptyDim,
+    #[error("an access pattern covers {elems} elements per partition, more than {limit}")]
+    TooManyElems { elems: u64, limit: u64 },
+    #[error("a partition count must be 1..={PARTITIONS}")]
+    PartitionCount,
+    #[error("semaphore #{sem} is not declared")]
+    UndeclaredSemaphore { sem: usize },
+    #[error("tensor #{tensor} is not declared")]
+    UndeclaredTensor { tensor: usize },
+
+    // Engines and memories.
+    #[error("`{op}` does not run on {}; it runs on {}", engine.name(), engine_names(runs_on))]
+    WrongEngine {
+        op: &'static str,
+        engine: Engine,
+        runs_on: &'static [Engine],
+    },
+    #[error("{} cannot access PSUM", psum_engine_name(*engine))]
+    PsumAccess { engine: Engine },
+    #[error("matmul writes PSUM from two SBUF operands")]
+    MatmulMemories,
+    #[error("transpose writes PSUM from an SBUF operand")]
+    TransposeMemories,
+    #[error("vector_transpose writes SBUF")]
+    VectorTransposeMemory,
+
+    // Operand shapes.
+    #[error("{what} has shape {src}, but the destination is {dst} (a source is [P, F] or a [P, 1] column)")]
+    ElementwiseSource {
+        what: &'static str,
+        src: Shape,
+        dst: Shape,
+    },
+    #[error("copy of {src} into {dst}")]
+    CopyShape { src: Shape, dst: Shape },
+    #[error(
+        "matmul shapes disagree: dst {dst} = a {a}ᵀ · b {b} needs a [K, M], b [K, N], dst [M, N]"
+    )]
+    MatmulShapes { dst: Shape, a: Shape, b: Shape },
+    #[error("scan's {what} is {src} but the destination is {dst}")]
+    ScanSource {
+        what: &'static str,
+        src: Shape,
+        dst: Shape,
+    },
+    #[error("scan's initial value is {init} but must be {}", Shape::column(*partitions))]
+    ScanInit { init: Shape, partitions: u64 },
+    #[error("vector_transpose of {src}: the Vector engine transposes at most [{max}, {max}]")]
+    VectorTransposeSize { src: Shape, max: u64 },
+    #[error("{op} of {src} gives {want}, but the destination is {dst}")]
+    OutputShape {
+        op: &'static str,
+        src: Shape,
+        want: Shape,
+        dst: Shape,
+    },
+    #[error(
+        "{op} cannot read {src} (bn_stats reads at most {fmax} elements per partition; \
+         bn_aggr a multiple of 3)"
+    )]
+    BnSource {
+        op: &'static str,
+        src: Shape,
+        fmax: u64,
+    },
+    #[error("{op} reads {src}, fewer than {min} elements per partition")]
+    Top8Source {
+        op: &'static str,
+        src: Shape,
+        min: u64,
+    },
+    #[error("the values of {op} are {vals} but must be {want}")]
+    Top8Values {
+        op: &'static str,
+        vals: Shape,
+        want: Shape,
+    },
+    #[error("dropout reads {src} into a destination of {dst}")]
+    DropoutShape { src: Shape, dst: Shape },
+    #[error("the probability of dropout is {prob} but must be {}", Shape::column(*partitions))]
+    DropoutProbability { prob: Shape, partitions: u64 },
+    #[error("activation of {src} into {dst}")]
+    ActivationShape { src: Shape, dst: Shape },
+    #[error("the {what} is {tile}, not a {} column", Shape::column(*partitions))]
+    ActivationColumn {
+        what: &'static str,
+        tile: Shape,
+        partitions: u64,
+    },
+
+    // DMA.
+    #[error("DMA queue q{queue} does not exist (q0..q15)")]
+    DmaQueue { queue: u8 },
+    #[error("a DMA moves data between HBM and SBUF: one side `hbm`, the other `sbuf`")]
+    DmaSides,
+    #[error("a DMA reaches SBUF only, not PSUM")]
+    DmaPsum,
+    #[error("an indirect DMA's HBM side has no dimension")]
+    IndirectNoDim,
+    #[error("the SBUF side moves {sbuf} elements but the HBM side {hbm}")]
+    DmaElems { sbuf: u64, hbm: u64 },
+    #[error("the index of an indirect DMA is an SBUF tile of one element in each of the {partitions} partitions of its tile side")]
+    DmaIndex { partitions: u32 },
+}
+
+fn engine_names(engines: &[Engine]) -> String {
+    let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
+    names.join(", ")
+}
+
+fn psum_engine_name(e: Engine) -> &'static str {
+    match e {
+        Engine::Pool => "GpSimd (pool)",
+        _ => e.name(),
+    }
+}
 
 /// Checks a program; the first broken rule is the error.
 pub fn validate(p: &Program) -> Result<(), ValidateError> {
@@ -61,7 +228,7 @@ fn check_stmts(
                         engine: e,
                         line: 0,
                         inst: format!("loop r{}", l.reg.0),
-                        message: "the loop register is out of range or already bound".into(),
+                        violation: Violation::LoopRegister,
                     });
                 }
                 bound.push(l.reg);
@@ -69,11 +236,11 @@ fn check_stmts(
                 bound.pop();
             }
             Stmt::Inst(i) => {
-                check_inst(p, e, i, bound).map_err(|message| ValidateError {
+                check_inst(p, e, i, bound).map_err(|violation| ValidateError {
                     engine: e,
                     line: i.pos,
                     inst: inst_to_string(p, i),
-                    message,
+                    violation,
                 })?;
             }
         }
@@ -102,120 +269,120 @@ pub fn engines_of(op: &Op) -> &'static [Engine] {
     }
 }
 
-fn check_expr(e: &Expr, bound: &[Reg]) -> Result<(), String> {
+fn check_expr(e: &Expr, bound: &[Reg]) -> Result<(), Violation> {
     for t in &e.terms {
         let (Term::Lin { reg, .. } | Term::Mod { reg, .. }) = *t;
         if !bound.contains(&reg) {
-            return Err(format!(
-                "register r{} is not bound by an enclosing loop",
-                reg.0
-            ));
+            return Err(Violation::UnboundRegister { reg });
         }
         if let Term::Mod { modulus, .. } = *t {
             if modulus <= 0 {
-                return Err("a modulus must be positive".into());
+                return Err(Violation::NonPositiveModulus);
             }
         }
     }
     Ok(())
 }
 
-fn check_dims(dims: &[Dim], limit: u64) -> Result<(), String> {
+fn check_dims(dims: &[Dim], limit: u64) -> Result<(), Violation> {
     if dims.len() > MAX_DIMS {
-        return Err(format!(
-            "an access pattern has at most {MAX_DIMS} dimensions"
-        ));
+        return Err(Violation::TooManyDims);
     }
     if dims.iter().any(|d| d.size == 0) {
-        return Err("a dimension size must be positive".into());
+        return Err(Violation::EmptyDim);
     }
-    let n = dims.iter().fold(1u64, |a, d| a.saturating_mul(d.size));
-    if n > limit {
-        return Err(format!(
-            "an access pattern covers {n} elements per partition, more than {limit}"
-        ));
+    let elems = dims.iter().fold(1u64, |a, d| a.saturating_mul(d.size));
+    if elems > limit {
+        return Err(Violation::TooManyElems { elems, limit });
     }
     Ok(())
 }
 
-fn shape(a: &Ap) -> (u64, u64) {
-    (a.np as u64, a.free_elems())
-}
-
-fn fmt_shape(a: &Ap) -> String {
-    let (p, f) = shape(a);
-    format!("[{p}, {f}]")
+fn shape(a: &Ap) -> Shape {
+    Shape::of(a)
 }
 
 /// A source of an elementwise op: the destination's shape, or `[P, 1]`.
-fn check_elementwise_src(dst: &Ap, src: &Ap, what: &str) -> Result<(), String> {
-    let (p, f) = shape(dst);
-    let (sp, sf) = shape(src);
-    if sp == p && (sf == f || sf == 1) {
+fn check_elementwise_src(dst: &Ap, src: &Ap, what: &'static str) -> Result<(), Violation> {
+    let (d, s) = (shape(dst), shape(src));
+    if s.p == d.p && (s.f == d.f || s.f == 1) {
         Ok(())
     } else {
-        Err(format!(
-            "{what} has shape {}, but the destination is {} (a source is [P, F] or a [P, 1] column)",
-            fmt_shape(src),
-            fmt_shape(dst)
-        ))
+        Err(Violation::ElementwiseSource {
+            what,
+            src: s,
+            dst: d,
+        })
     }
+}
+
+/// `op`'s destination has the shape `want` that its source `src` gives.
+fn check_output(op: &'static str, dst: &Ap, src: &Ap, want: Shape) -> Result<(), Violation> {
+    if shape(dst) != want {
+        return Err(Violation::OutputShape {
+            op,
+            src: shape(src),
+            want,
+            dst: shape(dst),
+        });
+    }
+    Ok(())
 }
 
 /// One instruction on engine `e`, in loops binding `bound`: the engine runs it, its guard,
 /// signal and tile operands are well formed, and its operands agree ([`check_operands`]).
-fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), String> {
+fn check_inst(p: &Program, e: Engine, i: &Inst, bound: &[Reg]) -> Result<(), Violation> {
     let op = &i.op;
     check_engine(op, e)?;
     for c in &i.pred {
         check_expr(&c.lhs, bound)?;
         check_expr(&c.rhs, bound)?;
     }
-    if let Some(s) = i.signal {
-        if s >= p.semaphores.len() {
-            return Err(format!("semaphore #{s} is not declared"));
-        }
+    if let Some(sem) = i.signal {
+        check_semaphore(p, sem)?;
     }
     check_tiles(op, e, bound)?;
     check_operands(p, op, bound)
 }
 
 /// Engine `e` runs `op`.
-fn check_engine(op: &Op, e: Engine) -> Result<(), String> {
+fn check_engine(op: &Op, e: Engine) -> Result<(), Violation> {
     if !engines_of(op).contains(&e) {
-        let names: Vec<&str> = engines_of(op).iter().map(|e| e.name()).collect();
-        return Err(format!(
-            "`{}` does not run on {}; it runs on {}",
-            op.name(),
-            e.name(),
-            names.join(", ")
-        ));
+        return Err(Violation::WrongEngine {
+            op: op.name(),
+            engine: e,
+            runs_on: engines_of(op),
+        });
+    }
+    Ok(())
+}
+
+fn check_semaphore(p: &Program, sem: usize) -> Result<(), Violation> {
+    if sem >= p.semaphores.len() {
+        return Err(Violation::UndeclaredSemaphore { sem });
     }
     Ok(())
 }
 
 /// Every on-chip operand of `op` on engine `e`: expressions over bound registers, dimensions
 /// within the limits, partitions `1..=PARTITIONS`, PSUM only from an engine that reaches it.
-fn check_tiles(op: &Op, e: Engine, bound: &[Reg]) -> Result<(), String> {
+fn check_tiles(op: &Op, e: Engine, bound: &[Reg]) -> Result<(), Violation> {
     for a in tile_operands(op) {
         check_expr(&a.p0, bound)?;
         check_expr(&a.start, bound)?;
         check_dims(&a.dims, MAX_FREE_ELEMS)?;
         if a.np == 0 || a.np > PARTITIONS {
-            return Err(format!("a partition count must be 1..={PARTITIONS}"));
+            return Err(Violation::PartitionCount);
         }
         if a.mem == Mem::Psum && !e.can_access_psum() {
-            return Err(match e {
-                Engine::Pool => "GpSimd (pool) cannot access PSUM".into(),
-                _ => format!("{} cannot access PSUM", e.name()),
-            });
+            return Err(Violation::PsumAccess { engine: e });
         }
     }
     Ok(())
 }
 
 /// The operands of `op` agree: memories, shapes, queues, declared tensors and semaphores.
-fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
+fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), Violation> {
     match op {
         Op::Matmul { dst, a, b, .. } => check_matmul(dst, a, b)?,
         Op::Transpose { dst, src } => check_transpose(dst, src)?,
@@ -233,22 +400,14 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
         Op::TensorScalar { dst, src, .. } => check_elementwise_src(dst, src, "the source")?,
         Op::Copy { dst, src } => {
             if shape(dst) != shape(src) {
-                return Err(format!(
-                    "copy of {} into {}",
-                    fmt_shape(src),
-                    fmt_shape(dst)
-                ));
+                return Err(Violation::CopyShape {
+                    src: shape(src),
+                    dst: shape(dst),
+                });
             }
         }
         Op::Reduce { dst, src, .. } => {
-            if shape(dst) != (src.np as u64, 1) {
-                return Err(format!(
-                    "reduce of {} gives [{}, 1], but the destination is {}",
-                    fmt_shape(src),
-                    src.np,
-                    fmt_shape(dst)
-                ));
-            }
+            check_output("reduce", dst, src, Shape::column(src.np as u64))?
         }
         Op::TensorTensorScan {
             dst, a, b, init, ..
@@ -267,9 +426,7 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
             index,
         } => check_dma(p, *queue, dst, src, index.as_ref(), bound)?,
         Op::Signal { sem } | Op::Wait { sem, .. } => {
-            if *sem >= p.semaphores.len() {
-                return Err(format!("semaphore #{sem} is not declared"));
-            }
+            check_semaphore(p, *sem)?;
             if let Op::Wait { value, .. } = op {
                 check_expr(value, bound)?;
             }
@@ -279,187 +436,153 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), String> {
 }
 
 /// A matmul writes PSUM `[M, N]` from SBUF `a` `[K, M]` and `b` `[K, N]`.
-fn check_matmul(dst: &Ap, a: &Ap, b: &Ap) -> Result<(), String> {
+fn check_matmul(dst: &Ap, a: &Ap, b: &Ap) -> Result<(), Violation> {
     if dst.mem != Mem::Psum || a.mem != Mem::Sbuf || b.mem != Mem::Sbuf {
-        return Err("matmul writes PSUM from two SBUF operands".into());
+        return Err(Violation::MatmulMemories);
     }
-    let ((k, m), (kb, n)) = (shape(a), shape(b));
-    if k != kb || shape(dst) != (m, n) {
-        return Err(format!(
-            "matmul shapes disagree: dst {} = a {}ᵀ · b {} needs a [K, M], b [K, N], dst [M, N]",
-            fmt_shape(dst),
-            fmt_shape(a),
-            fmt_shape(b)
-        ));
+    let (sa, sb) = (shape(a), shape(b));
+    if sa.p != sb.p || shape(dst) != (Shape { p: sa.f, f: sb.f }) {
+        return Err(Violation::MatmulShapes {
+            dst: shape(dst),
+            a: sa,
+            b: sb,
+        });
     }
     Ok(())
 }
 
 /// A transpose writes PSUM from SBUF, its destination the source's shape transposed.
-fn check_transpose(dst: &Ap, src: &Ap) -> Result<(), String> {
+fn check_transpose(dst: &Ap, src: &Ap) -> Result<(), Violation> {
     if dst.mem != Mem::Psum || src.mem != Mem::Sbuf {
-        return Err("transpose writes PSUM from an SBUF operand".into());
+        return Err(Violation::TransposeMemories);
     }
-    let (sp, sf) = shape(src);
-    if shape(dst) != (sf, sp) {
-        return Err(format!(
-            "transpose of {} gives [{sf}, {sp}], but the destination is {}",
-            fmt_shape(src),
-            fmt_shape(dst)
-        ));
-    }
-    Ok(())
+    check_output("transpose", dst, src, shape(src).transposed())
 }
 
 /// A scan's sources are its destination's shape, its initial value a `[P, 1]` column.
-fn check_scan(dst: &Ap, a: &Ap, b: &Ap, init: &Ap) -> Result<(), String> {
+fn check_scan(dst: &Ap, a: &Ap, b: &Ap, init: &Ap) -> Result<(), Violation> {
     for (x, what) in [(a, "the first source"), (b, "the second source")] {
         if shape(x) != shape(dst) {
-            return Err(format!(
-                "scan's {what} is {} but the destination is {}",
-                fmt_shape(x),
-                fmt_shape(dst)
-            ));
+            return Err(Violation::ScanSource {
+                what,
+                src: shape(x),
+                dst: shape(dst),
+            });
         }
     }
-    if shape(init) != (dst.np as u64, 1) {
-        return Err(format!(
-            "scan's initial value is {} but must be [{}, 1]",
-            fmt_shape(init),
-            dst.np
-        ));
+    if shape(init) != Shape::column(dst.np as u64) {
+        return Err(Violation::ScanInit {
+            init: shape(init),
+            partitions: dst.np as u64,
+        });
     }
     Ok(())
 }
 
 /// The Vector engine's transpose: at most `[DVE_TRANSPOSE_MAX, DVE_TRANSPOSE_MAX]`, into SBUF.
-fn check_vector_transpose(dst: &Ap, src: &Ap) -> Result<(), String> {
-    let (sp, sf) = shape(src);
-    if shape(dst) != (sf, sp) {
-        return Err(format!(
-            "vector_transpose of {} gives [{sf}, {sp}], but the destination is {}",
-            fmt_shape(src),
-            fmt_shape(dst)
-        ));
-    }
+fn check_vector_transpose(dst: &Ap, src: &Ap) -> Result<(), Violation> {
+    let s = shape(src);
+    check_output("vector_transpose", dst, src, s.transposed())?;
     let max = vocab::machine::DVE_TRANSPOSE_MAX;
-    if sp > max || sf > max {
-        return Err(format!(
-            "vector_transpose of {}: the Vector engine transposes at most [{max}, {max}]",
-            fmt_shape(src)
-        ));
+    if s.p > max || s.f > max {
+        return Err(Violation::VectorTransposeSize { src: s, max });
     }
     if dst.mem != Mem::Sbuf {
-        return Err("vector_transpose writes SBUF".to_string());
+        return Err(Violation::VectorTransposeMemory);
     }
     Ok(())
 }
 
 /// `bn_stats` and `bn_aggr` (`op`): their output width, and what the source may hold.
-fn check_bn(op: &Op, dst: &Ap, src: &Ap) -> Result<(), String> {
+fn check_bn(op: &Op, dst: &Ap, src: &Ap) -> Result<(), Violation> {
     let (name, width) = match op {
         Op::BnStats { .. } => ("bn_stats", vocab::BN_STATS_WIDTH as u64),
         _ => ("bn_aggr", vocab::BN_AGGR_WIDTH as u64),
     };
-    if shape(dst) != (src.np as u64, width) {
-        return Err(format!(
-            "{name} of {} gives [{}, {width}], but the destination is {}",
-            fmt_shape(src),
-            src.np,
-            fmt_shape(dst)
-        ));
-    }
+    let want = Shape {
+        p: src.np as u64,
+        f: width,
+    };
+    check_output(name, dst, src, want)?;
     let limit_ok = match op {
         Op::BnStats { .. } => src.free_elems() <= vocab::machine::BN_STATS_FMAX,
         _ => src.free_elems().is_multiple_of(3),
     };
     if !limit_ok {
-        return Err(format!(
-            "{name} cannot read {} (bn_stats reads at most {} elements per partition; \
-             bn_aggr a multiple of 3)",
-            fmt_shape(src),
-            vocab::machine::BN_STATS_FMAX
-        ));
+        return Err(Violation::BnSource {
+            op: name,
+            src: shape(src),
+            fmax: vocab::machine::BN_STATS_FMAX,
+        });
     }
     Ok(())
 }
 
 /// The top-8 operations (`op`): a source of at least `TOP8_MIN_FREE` elements per partition, the
 /// destination's shape, and the values' `[P, 8]`.
-fn check_top8(op: &Op, dst: &Ap, src: &Ap) -> Result<(), String> {
+fn check_top8(op: &Op, dst: &Ap, src: &Ap) -> Result<(), Violation> {
     let top = vocab::TOP8 as u64;
-    let (sp, sf) = shape(src);
-    if sf < vocab::TOP8_MIN_FREE as u64 {
-        return Err(format!(
-            "{} reads {}, fewer than {} elements per partition",
-            op.name(),
-            fmt_shape(src),
-            vocab::TOP8_MIN_FREE
-        ));
+    let s = shape(src);
+    if s.f < vocab::TOP8_MIN_FREE as u64 {
+        return Err(Violation::Top8Source {
+            op: op.name(),
+            src: s,
+            min: vocab::TOP8_MIN_FREE as u64,
+        });
     }
+    let values = Shape { p: s.p, f: top };
     let want = match op {
-        Op::MatchReplace8 { .. } => (sp, sf),
-        _ => (sp, top),
+        Op::MatchReplace8 { .. } => s,
+        _ => values,
     };
-    if shape(dst) != want {
-        return Err(format!(
-            "{} of {} gives [{}, {}], but the destination is {}",
-            op.name(),
-            fmt_shape(src),
-            want.0,
-            want.1,
-            fmt_shape(dst)
-        ));
-    }
+    check_output(op.name(), dst, src, want)?;
     if let Op::FindIndex8 { vals, .. } | Op::MatchReplace8 { vals, .. } = op {
-        if shape(vals) != (sp, top) {
-            return Err(format!(
-                "the values of {} are {} but must be [{sp}, {top}]",
-                op.name(),
-                fmt_shape(vals)
-            ));
+        if shape(vals) != values {
+            return Err(Violation::Top8Values {
+                op: op.name(),
+                vals: shape(vals),
+                want: values,
+            });
         }
     }
     Ok(())
 }
 
 /// `dropout`: the data and the destination of one shape, the probability one column.
-fn check_dropout(dst: &Ap, src: &Ap, prob: &Ap) -> Result<(), String> {
-    let (dp, df) = shape(dst);
-    if shape(src) != (dp, df) {
-        return Err(format!(
-            "dropout reads {} into a destination of {}",
-            fmt_shape(src),
-            fmt_shape(dst)
-        ));
+fn check_dropout(dst: &Ap, src: &Ap, prob: &Ap) -> Result<(), Violation> {
+    let d = shape(dst);
+    if shape(src) != d {
+        return Err(Violation::DropoutShape {
+            src: shape(src),
+            dst: d,
+        });
     }
-    if shape(prob) != (dp, 1) {
-        return Err(format!(
-            "the probability of dropout is {} but must be [{dp}, 1]",
-            fmt_shape(prob)
-        ));
+    if shape(prob) != Shape::column(d.p) {
+        return Err(Violation::DropoutProbability {
+            prob: shape(prob),
+            partitions: d.p,
+        });
     }
     Ok(())
 }
 
 /// An activation's operands: the destination's shape is the source's, and a tile scale or bias
 /// is a `[P, 1]` column.
-fn check_activation(dst: &Ap, src: &Ap, scale: &Scale, bias: Option<&Ap>) -> Result<(), String> {
+fn check_activation(dst: &Ap, src: &Ap, scale: &Scale, bias: Option<&Ap>) -> Result<(), Violation> {
     if shape(dst) != shape(src) {
-        return Err(format!(
-            "activation of {} into {}",
-            fmt_shape(src),
-            fmt_shape(dst)
-        ));
+        return Err(Violation::ActivationShape {
+            src: shape(src),
+            dst: shape(dst),
+        });
     }
     for (what, t) in [("scale", scale_tile(scale)), ("bias", bias)] {
         if let Some(t) = t {
-            if shape(t) != (dst.np as u64, 1) {
-                return Err(format!(
-                    "the {what} is {}, not a [{}, 1] column",
-                    fmt_shape(t),
-                    dst.np
-                ));
+            if shape(t) != Shape::column(dst.np as u64) {
+                return Err(Violation::ActivationColumn {
+                    what,
+                    tile: shape(t),
+                    partitions: dst.np as u64,
+                });
             }
         }
     }
@@ -475,44 +598,37 @@ fn check_dma(
     src: &DmaSide,
     index: Option<&Ap>,
     bound: &[Reg],
-) -> Result<(), String> {
+) -> Result<(), Violation> {
     if queue as usize >= DMA_QUEUES {
-        return Err(format!("DMA queue q{queue} does not exist (q0..q15)"));
+        return Err(Violation::DmaQueue { queue });
     }
     let (tile, hbm) = match (dst, src) {
         (DmaSide::Tile(t), DmaSide::Hbm(h)) | (DmaSide::Hbm(h), DmaSide::Tile(t)) => (t, h),
-        _ => {
-            return Err(
-                "a DMA moves data between HBM and SBUF: one side `hbm`, the other `sbuf`".into(),
-            )
-        }
+        _ => return Err(Violation::DmaSides),
     };
     if tile.mem != Mem::Sbuf {
-        return Err("a DMA reaches SBUF only, not PSUM".into());
+        return Err(Violation::DmaPsum);
     }
     if hbm.tensor >= p.tensors.len() {
-        return Err(format!("tensor #{} is not declared", hbm.tensor));
+        return Err(Violation::UndeclaredTensor { tensor: hbm.tensor });
     }
     check_expr(&hbm.start, bound)?;
     check_dims(&hbm.dims, MAX_FREE_ELEMS * PARTITIONS as u64)?;
-    let n = (tile.np as u64).saturating_mul(tile.free_elems());
+    let sbuf = (tile.np as u64).saturating_mul(tile.free_elems());
     // An indirect DMA moves one index of the HBM side's outermost dimension per partition.
     let moved = match (index, hbm.dims.first()) {
         (None, _) => hbm.elems(),
         (Some(_), Some(d)) => (hbm.elems() / d.size.max(1)).saturating_mul(tile.np as u64),
-        (Some(_), None) => return Err("an indirect DMA's HBM side has no dimension".into()),
+        (Some(_), None) => return Err(Violation::IndirectNoDim),
     };
-    if n != moved {
-        return Err(format!(
-            "the SBUF side moves {n} elements but the HBM side {moved}"
-        ));
+    if sbuf != moved {
+        return Err(Violation::DmaElems { sbuf, hbm: moved });
     }
     if let Some(idx) = index {
         if idx.mem != Mem::Sbuf || idx.np != tile.np || idx.free_elems() != 1 {
-            return Err(format!(
-                "the index of an indirect DMA is an SBUF tile of one element in each of the {} partitions of its tile side",
-                tile.np
-            ));
+            return Err(Violation::DmaIndex {
+                partitions: tile.np,
+            });
         }
     }
     Ok(())

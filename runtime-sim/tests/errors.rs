@@ -1,7 +1,9 @@
 //! The race detector on programs with one missing wait, deadlocks, and every bad-input error.
 
+use runtime_sim::isa::Reg;
 use runtime_sim::sim::{self, Options, SimError};
 use runtime_sim::text;
+use runtime_sim::validate::{Shape, Violation};
 
 fn program(name: &str) -> String {
     let path = format!("{}/tests/programs/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -259,6 +261,65 @@ fn static_rules() {
         let m = invalid(src);
         assert!(m.contains(want), "{m}\n{src}");
     }
+}
+
+/// A broken static rule is a typed `Violation` carrying what it found; its text is the message
+/// users read, word for word.
+#[test]
+fn violations_carry_their_values_and_read_as_messages() {
+    let violation = |src: &str| match run(src) {
+        Err(SimError::Invalid(e)) => e.violation,
+        other => panic!("expected a validation error, got {other:?}"),
+    };
+    let v =
+        violation("engine pe {\n  transpose psum.f32[0, 4; 0; 4:1], sbuf.f32[0, 4; 0; 8:1]\n}\n");
+    assert_eq!(
+        v.to_string(),
+        "transpose of [4, 8] gives [8, 4], but the destination is [4, 4]"
+    );
+    assert!(
+        matches!(
+            v,
+            Violation::OutputShape {
+                op: "transpose",
+                want: Shape { p: 8, f: 4 },
+                ..
+            }
+        ),
+        "{v:?}"
+    );
+    let cases = [
+        ("engine dve {\n  matmul psum.f32[0, 4; 0; 4:1], sbuf.f32[0, 4; 0; 4:1], sbuf.f32[0, 4; 0; 4:1]\n}\n",
+         "`matmul` does not run on dve; it runs on pe"),
+        ("engine pe {\n  matmul psum.f32[0, 4; 0; 4:1], sbuf.f32[0, 4; 0; 8:1], sbuf.f32[0, 4; 0; 4:1]\n}\n",
+         "matmul shapes disagree: dst [4, 4] = a [4, 8]ᵀ · b [4, 4] needs a [K, M], b [K, N], dst [M, N]"),
+        ("engine dve {\n  tensor_tensor add sbuf.f32[0, 4; 0; 8:1], sbuf.f32[0, 4; 0; 2:1], sbuf.f32[0, 4; 0; 8:1]\n}\n",
+         "the first source has shape [4, 2], but the destination is [4, 8] (a source is [P, F] or a [P, 1] column)"),
+        ("engine dve {\n  reduce sum sbuf.f32[0, 4; 0; 2:1], sbuf.f32[0, 4; 0; 8:1]\n}\n",
+         "reduce of [4, 8] gives [4, 1], but the destination is [4, 2]"),
+        ("engine pool {\n  memset psum.f32[0, 4; 0; 4:1], 0.0\n}\n", "GpSimd (pool) cannot access PSUM"),
+        ("tensor a: f32[4, 8] input\nengine sp {\n  dma q0 psum.f32[0, 4; 0; 8:1], hbm a[0; 4:8, 8:1]\n}\n",
+         "sp cannot access PSUM"),
+        ("tensor a: f32[4, 8] input\nengine sp {\n  dma q0 sbuf.f32[0, 4; 0; 4:1], hbm a[0; 4:8, 8:1]\n}\n",
+         "the SBUF side moves 16 elements but the HBM side 32"),
+        ("engine act {\n  activation exp sbuf.f32[0, 4; 0; 8:1], sbuf.f32[0, 4; 0; 8:1], scale=1.0, bias=sbuf.f32[0, 4; 0; 2:1]\n}\n",
+         "the bias is [4, 2], not a [4, 1] column"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(violation(src).to_string(), want, "{src}");
+    }
+    assert_eq!(
+        Violation::TooManyDims.to_string(),
+        "an access pattern has at most 4 dimensions"
+    );
+    assert_eq!(
+        Violation::PartitionCount.to_string(),
+        "a partition count must be 1..=128"
+    );
+    assert_eq!(
+        Violation::UnboundRegister { reg: Reg(3) }.to_string(),
+        "register r3 is not bound by an enclosing loop"
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! parsers, and the options they turn into. Their doc comments are the help text.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nkc::driver::{self, ColorMode, Failure, UserCause};
+use nkc::driver::{self, ColorMode, Failure, UserCause, ValueError};
 use nkc::pipeline::{self, PipelineMode, PrintAfter};
 use nkc::run::Engine;
 use std::path::PathBuf;
@@ -48,6 +48,13 @@ pub(crate) struct CompileFlags {
     /// Print a pass's decision log on standard error (repeatable).
     #[arg(long = "log", value_enum)]
     pub(crate) log: Vec<LogKind>,
+    #[command(flatten)]
+    pub(crate) legality: LegalityCheck,
+}
+
+/// Whether the pipeliner's legality check runs (every command that pipelines a kernel).
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct LegalityCheck {
     /// Skip the pipeliner's legality check (an escape hatch: an illegal schedule then runs).
     #[arg(long)]
     pub(crate) no_legality_check: bool,
@@ -121,19 +128,19 @@ impl DTypeArg {
 }
 
 /// Parses `--dtype`: `DTYPE` or `NAME=DTYPE`, a dtype being `float32` or `bfloat16`.
-fn parse_dtype(s: &str) -> Result<(Option<String>, DTypeArg), String> {
+fn parse_dtype(s: &str) -> Result<(Option<String>, DTypeArg), ValueError> {
     let (name, dtype) = match s.split_once('=') {
         Some((n, d)) if !n.is_empty() => (Some(n.to_string()), d),
-        Some(_) => return Err(format!("expected DTYPE or NAME=DTYPE, found `{s}`")),
+        Some(_) => return Err(ValueError::form("DTYPE or NAME=DTYPE", s)),
         None => (None, s),
     };
     let dtype = match dtype {
         "float32" | "f32" => DTypeArg::Float32,
         "bfloat16" | "bf16" => DTypeArg::Bfloat16,
         other => {
-            return Err(format!(
-                "`{other}` is not a dtype nkc takes: float32 or bfloat16"
-            ))
+            return Err(ValueError::UnknownDtype {
+                dtype: other.to_string(),
+            })
         }
     };
     Ok((name, dtype))
@@ -202,6 +209,13 @@ text (`.pir`, as `nkc compile --emit penguin` writes it)";
 pub(crate) struct KernelFile {
     #[arg(help = FILE_HELP)]
     pub(crate) file: PathBuf,
+    #[command(flatten)]
+    pub(crate) name: KernelName,
+}
+
+/// Which kernel of a file a command takes.
+#[derive(clap::Args)]
+pub(crate) struct KernelName {
     /// Which kernel of the file (needed when it defines several).
     #[arg(long, value_name = "NAME")]
     pub(crate) kernel: Option<String>,
@@ -320,9 +334,8 @@ pub(crate) struct CompareArgs {
     /// The kernel files (one, or several for a suite's table).
     #[arg(required = true, value_name = "FILE")]
     pub(crate) files: Vec<PathBuf>,
-    /// Which kernel of the file (needed when it defines several).
-    #[arg(long, value_name = "NAME")]
-    pub(crate) kernel: Option<String>,
+    #[command(flatten)]
+    pub(crate) name: KernelName,
     /// Print one JSON object keyed by path name (by file, then path, for several files; an
     /// `error` object when a single file fails).
     #[arg(long)]
@@ -339,9 +352,8 @@ pub(crate) struct CompareArgs {
     /// Stop each path's simulation (error E0902) past this many cycles.
     #[arg(long, default_value_t = runtime_sim::sim::DEFAULT_MAX_CYCLES)]
     pub(crate) max_cycles: u64,
-    /// Skip the pipeliner's legality check (an escape hatch: an illegal schedule then runs).
-    #[arg(long)]
-    pub(crate) no_legality_check: bool,
+    #[command(flatten)]
+    pub(crate) legality: LegalityCheck,
     #[command(flatten)]
     pub(crate) spec: SpecArgs,
 }
@@ -425,11 +437,11 @@ pub(crate) enum Emit {
     Isa,
 }
 
-fn parse_input(s: &str) -> Result<(String, PathBuf), String> {
+fn parse_input(s: &str) -> Result<(String, PathBuf), ValueError> {
     match s.split_once('=') {
         Some((name, path)) if !name.is_empty() && !path.is_empty() => {
             Ok((name.to_string(), PathBuf::from(path)))
         }
-        _ => Err(format!("expected NAME=PATH.npy, found `{s}`")),
+        _ => Err(ValueError::form("NAME=PATH.npy", s)),
     }
 }

@@ -24,7 +24,7 @@ pub(crate) fn compare_command(
     let files: Vec<&std::path::Path> = a.files.iter().map(|f| f.as_path()).collect();
     refuse_inputs_as_outputs(a.svg.as_deref().map(|o| ("--svg", o)), &files)?;
     let opts = CompareOptions {
-        kernel: a.kernel,
+        kernel: a.name.kernel,
         seed: a.seed.seed,
         specialise,
         legality_check: popts.legality_check,

@@ -55,7 +55,7 @@ pub(crate) fn compile_command(
     let specs = a
         .spec
         .specialise()
-        .and_then(|s| s.specs(&src, a.target.kernel.as_deref(), &a.spec.inputs))
+        .and_then(|s| s.specs(&src, a.target.name.kernel.as_deref(), &a.spec.inputs))
         .map_err(|f| (f, Some(src.clone())))?;
     let copts = CompileOptions {
         mode: a.pipeline,
@@ -65,8 +65,15 @@ pub(crate) fn compile_command(
         print_to_stderr: true,
         ..CompileOptions::default()
     };
-    let (text, times) = compile(&src, a.target.kernel.as_deref(), &specs, a.emit, copts, env)
-        .map_err(|f| (f, Some(src)))?;
+    let (text, times) = compile(
+        &src,
+        a.target.name.kernel.as_deref(),
+        &specs,
+        a.emit,
+        copts,
+        env,
+    )
+    .map_err(|f| (f, Some(src)))?;
     if a.time_passes {
         eprint!("{}", pipeline::format_pass_times(&times));
     }
@@ -113,7 +120,7 @@ fn refuse_unused_compile_options(a: &CompileArgs) {
         if a.peel.peel {
             unused("--peel", runs);
         }
-        if a.flags.no_legality_check {
+        if a.flags.legality.no_legality_check {
             unused("--no-legality-check", runs);
         }
     }

@@ -22,7 +22,7 @@ pub(crate) fn run_command(a: RunArgs, popts: &PipelineOptions, env: &mut Env<'_>
     let opts = RunOptions {
         max_cycles: a.max_cycles,
         specialise,
-        kernel: a.target.kernel,
+        kernel: a.target.name.kernel,
         engine: a.engine,
         pipeline: a.pipeline,
         inputs: a.spec.inputs,
@@ -57,7 +57,7 @@ pub(crate) fn run_command(a: RunArgs, popts: &PipelineOptions, env: &mut Env<'_>
 pub(crate) fn suggest(a: SuggestArgs) -> Outcome {
     let specialise = a.spec.specialise().map_err(|f| (f, None))?;
     let opts = nkc::suggest::SuggestOptions {
-        kernel: a.target.kernel,
+        kernel: a.target.name.kernel,
         seed: a.seed.seed,
         specialise,
         inputs: a.spec.inputs,

@@ -24,14 +24,12 @@
 //! `write_bir(parse_bir(write_bir(x))) == write_bir(x)`. Source spans are not part of the text.
 
 use crate::codegen::bir::{BInstData, BLoopData, BNode, Bir, BirLoop, MAX_TEXT_DEPTH};
-use penguin::affine::{CmpOp, Predicate};
 use penguin::ir::{AxisAttrs, AxisData, EngineClass, InstData, LoopKind};
 use penguin::lex::{Tok, Token, TokenCursor};
 use penguin::op_text::OpReader;
-use penguin::parse::{DeclWords, Declared, OperandReader};
+use penguin::parse::{DeclWords, OperandReader, Reading};
 use penguin::{Function, Stmt};
 use runtime_sim::isa::Engine;
-use std::collections::HashMap;
 
 /// A syntax error in BIR text: Penguin's, since the two readers share the lexer, the token
 /// cursor and the reading of declarations and operands.
@@ -49,15 +47,13 @@ const BUFFER_DECL: DeclWords = DeclWords {
 pub fn parse_bir(text: &str) -> Result<(Function, Bir), BirParseError> {
     let toks = lex(text)?;
     let mut p = Parser {
-        toks,
-        pos: 0,
-        decl: Declared::default(),
+        r: Reading::new(toks),
         bir: Bir::default(),
         loops: Vec::new(),
     };
-    p.prescan_loops()?;
+    p.prescan_loops(iv_of_loop)?;
     p.kernel()?;
-    Ok((p.decl.func, p.bir))
+    Ok((p.r.decl.func, p.bir))
 }
 
 /// The engine class of the Penguin instruction behind a BIR instruction on `engine`.
@@ -88,71 +84,43 @@ fn lex(text: &str) -> Result<Vec<Token>, BirParseError> {
 type PResult<T> = Result<T, BirParseError>;
 
 struct Parser {
-    toks: Vec<Token>,
-    pos: usize,
-    decl: Declared,
+    r: Reading,
     bir: Bir,
     /// The BIR loops enclosing the current position, outermost first.
     loops: Vec<BirLoop>,
-}
-
-impl TokenCursor for Parser {
-    type Error = BirParseError;
-
-    fn toks(&self) -> &[Token] {
-        &self.toks
-    }
-
-    fn pos(&self) -> usize {
-        self.pos
-    }
-
-    fn set_pos(&mut self, pos: usize) {
-        self.pos = pos;
-    }
 }
 
 impl OperandReader for Parser {
     const OPERAND: &'static str = "a buffer operand";
     const NOUN: &'static str = "buffer";
 
-    fn declared(&mut self) -> &mut Declared {
-        &mut self.decl
+    fn reading(&self) -> &Reading {
+        &self.r
     }
 
-    fn declared_ref(&self) -> &Declared {
-        &self.decl
+    fn reading_mut(&mut self) -> &mut Reading {
+        &mut self.r
     }
 }
 
-impl Parser {
-    /// Registers the induction variable of every loop header (`loop rD = 0..T (IV = ...`), in
-    /// order, so that names resolve wherever they are used.
-    fn prescan_loops(&mut self) -> PResult<()> {
-        let mut first_seen: HashMap<String, (usize, usize)> = HashMap::new();
-        for k in 0..self.toks.len() {
-            if !matches!(&self.toks[k].tok, Tok::Ident(w) if w == "loop") {
-                continue;
-            }
-            // `loop rD = 0 .. T ( IV`: the variable is the 8th token.
-            let Some(tok) = self.toks.get(k + 7) else {
-                continue;
-            };
-            let open = self.toks.get(k + 6).map(|t| &t.tok);
-            let (Some(Tok::Sym("(")), Tok::Ident(name)) = (open, &tok.tok) else {
-                continue;
-            };
-            let (name, tok) = (name.clone(), tok.clone());
-            self.declare_iv(&name, &tok, &mut first_seen)?;
-        }
-        Ok(())
-    }
+/// The induction variable's name in a BIR loop header at token `k`: `loop rD = 0 .. T ( IV`,
+/// the 8th token.
+fn iv_of_loop(toks: &[Token], k: usize) -> Option<usize> {
+    let tok = |at: usize| toks.get(at).map(|t| &t.tok);
+    let header = matches!(tok(k), Some(Tok::Ident(w)) if w == "loop");
+    let named = matches!(
+        (tok(k + 6), tok(k + 7)),
+        (Some(Tok::Sym("(")), Some(Tok::Ident(_)))
+    );
+    (header && named).then_some(k + 7)
+}
 
+impl Parser {
     /// `bir NAME(PARAMS) -> (OUTPUTS) { BUFFER... NODE... }`
     fn kernel(&mut self) -> PResult<()> {
         let open = self.kernel_header("bir", &BUFFER_DECL)?;
         let (stmts, nodes) = self.block(&open, "kernel body")?;
-        self.decl.func.body = stmts;
+        self.r.decl.func.body = stmts;
         self.bir.body = nodes;
         if !matches!(self.peek().tok, Tok::Eof) {
             return self.expected("end of input after the kernel");
@@ -245,7 +213,7 @@ impl Parser {
             return self.expected("`pipelined(stages=N, trip=T)` or `{`");
         }
         let open = self.bump();
-        let stmt = self.decl.func.add_loop_stmt(axis);
+        let stmt = self.r.decl.func.add_loop_stmt(axis);
         let id = self.bir.loops.push(BLoopData {
             axis,
             iv: iv.clone(),
@@ -258,7 +226,7 @@ impl Parser {
         let (stmts, nodes) = self.block(&open, "loop body")?;
         self.loops.pop();
         self.bir.loops[id].body = nodes;
-        self.decl.func.axes[axis] = AxisData {
+        self.r.decl.func.axes[axis] = AxisData {
             iv_name: iv,
             kind: LoopKind::Affine,
             lb,
@@ -315,16 +283,16 @@ impl Parser {
             self.bump();
             stage = Some(self.u32_lit("a stage")?);
         }
-        let inst = self.decl.func.insts.push(InstData {
+        let inst = self.r.decl.func.insts.push(InstData {
             op: op.clone(),
             engine: engine_class(engine),
             dst: dst.clone(),
             srcs: srcs.clone(),
             mask: Vec::new(),
         });
-        let stmt = self.decl.func.add_inst_stmt(vec![inst]);
-        self.decl.func.stmts[stmt].preds = guards.clone();
-        self.decl.func.stage_tags[stmt] = stage;
+        let stmt = self.r.decl.func.add_inst_stmt(vec![inst]);
+        self.r.decl.func.stmts[stmt].preds = guards.clone();
+        self.r.decl.func.stage_tags[stmt] = stage;
         let idx = self.bir.insts.push(BInstData {
             engine,
             op,
@@ -337,21 +305,5 @@ impl Parser {
             span: None,
         });
         Ok((stmt, BNode::Inst(idx)))
-    }
-
-    /// `EXPR (>= | < | ==) INT`
-    fn predicate(&mut self) -> PResult<Predicate> {
-        let expr = self.affine()?;
-        let cmp = if self.eat_sym(">=") {
-            CmpOp::Ge
-        } else if self.eat_sym("<") {
-            CmpOp::Lt
-        } else if self.eat_sym("==") {
-            CmpOp::Eq
-        } else {
-            return self.expected("a comparison (`>=`, `<` or `==`)");
-        };
-        let bound = self.i64_lit("an integer bound")?;
-        Ok(Predicate { expr, cmp, bound })
     }
 }

@@ -631,22 +631,7 @@ impl Emit<'_> {
             hbm.dims[0].size / np.max(1)
         };
         if rows > 1 {
-            let row = hbm.dims[0];
-            let run = row
-                .stride
-                .checked_mul(rows as i64)
-                .ok_or(BackendError::Emission(EmitBug::RunOverflow))?;
-            hbm.dims[0] = Dim {
-                size: np,
-                stride: run,
-            };
-            hbm.dims.insert(
-                1,
-                Dim {
-                    size: rows,
-                    stride: row.stride,
-                },
-            );
+            split_into_runs(&mut hbm, np, rows)?;
         }
         let split = self
             .queues
@@ -712,6 +697,28 @@ impl Emit<'_> {
         }
         Ok(out)
     }
+}
+
+/// Splits the outermost dimension of a partition-major transfer's HBM side (`np · rows` rows)
+/// into `np` runs of `rows` rows: partition `p` moves rows `p·rows ..`.
+fn split_into_runs(hbm: &mut HbmAp, np: u64, rows: u64) -> Result<(), BackendError> {
+    let row = hbm.dims[0];
+    let run = row
+        .stride
+        .checked_mul(rows as i64)
+        .ok_or(BackendError::Emission(EmitBug::RunOverflow))?;
+    hbm.dims[0] = Dim {
+        size: np,
+        stride: run,
+    };
+    hbm.dims.insert(
+        1,
+        Dim {
+            size: rows,
+            stride: row.stride,
+        },
+    );
+    Ok(())
 }
 
 /// A slot selector reduced modulo the ring size `n`: every coefficient taken modulo `n`, so a

@@ -25,7 +25,9 @@ use super::memory::{Buffer, Region};
 use super::{Element, InterpError, Iteration, Stats};
 use crate::affine::AffineExpr;
 use crate::entities::{Axis, Inst, Stmt, Tensor};
-use crate::ir::{mask_box, ActFunc, Function, InstData, Op, Operand, Scale, StmtKind};
+use crate::ir::{
+    mask_box, ActFunc, AluOp, Function, InstData, Op, Operand, ReduceOp, Scale, StmtKind,
+};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use vocab::poison::{self, Undef};
 
@@ -43,6 +45,9 @@ pub(super) fn malformed(inst: Option<Inst>, msg: String) -> InterpError {
 }
 
 /// A tile read from a tensor: where it lies, its values and which of them are undefined.
+/// What an operation computes for its destination: the values and their undefined flags.
+type Values = (Vec<f32>, Undef);
+
 struct Tile {
     region: Region,
     data: Vec<f32>,
@@ -392,6 +397,15 @@ impl<'f> Machine<'f> {
         )
     }
 
+    /// The destination of `inst` is `[p, f]`, as its operation gives `want`.
+    fn dst_shape(&self, inst: Inst, (p, f): (usize, usize), want: (usize, usize)) -> Result<()> {
+        if (p, f) != want {
+            let (wp, wf) = want;
+            return Err(self.bad_shape(inst, "the destination", (p, f), format!("[{wp}, {wf}]")));
+        }
+        Ok(())
+    }
+
     /// A source of an elementwise operation on a `[p, f]` destination: `[p, f]`, or a `[p, 1]`
     /// column when `column_ok`.
     fn elementwise_src<'t>(
@@ -455,35 +469,27 @@ impl<'f> Machine<'f> {
         if op.is_indirect() {
             return self.exec_indirect(inst, data);
         }
+        self.exec_direct(inst, data)
+    }
+
+    /// Runs unmasked instruction `inst` (`data`, its source count checked) of a direct operation:
+    /// reads its sources, computes its destination's values and flags, writes them and counts
+    /// it.
+    fn exec_direct(&mut self, inst: Inst, data: &InstData) -> Result<()> {
+        let op = &data.op;
+        let name = op.name();
         let dst = self.resolve(inst, name, &data.dst)?;
         let (p, f) = (dst.rows, dst.cols);
         let mut elements = dst.len() as u64;
         // The source a transfer moves, for naming an undefined element it would store.
         let mut moved = None;
-        let (result, undef): (Vec<f32>, Undef) = match *op {
-            // Handled above.
+        let (result, undef): Values = match *op {
+            // Indirect: `exec_inst` runs them by `exec_indirect`.
             Op::Gather { .. } | Op::Scatter { .. } => (Vec::new(), None),
             Op::Load | Op::Store | Op::Copy => {
-                let src = self.read(inst, name, &data.srcs[0])?;
-                let (sr, sc) = src.shape();
-                let (hbm, tile) = if *op == Op::Store {
-                    ([p as u64, f as u64], [sr as u64, sc as u64])
-                } else {
-                    ([sr as u64, sc as u64], [p as u64, f as u64])
-                };
-                // A load or store may move whole runs of HBM rows per partition (row-major).
-                let reshaped =
-                    *op != Op::Copy && crate::ir::dma_rows_per_partition(hbm, tile).is_some();
-                if src.shape() != (p, f) && !reshaped {
-                    return Err(self.bad_shape(
-                        inst,
-                        "the source",
-                        src.shape(),
-                        format!("[{p}, {f}]"),
-                    ));
-                }
-                moved = Some(src.region);
-                (src.data, src.undef)
+                let (values, region) = self.transfer_values(inst, data, (p, f))?;
+                moved = Some(region);
+                values
             }
             Op::Memset { value } => (vec![value; dst.len()], None),
             Op::Iota { base, pstep, fstep } => (
@@ -498,20 +504,7 @@ impl<'f> Machine<'f> {
                     .collect(),
                 None,
             ),
-            Op::Dropout { stream } => {
-                let x = self.read(inst, name, &data.srcs[0])?;
-                let prob = self.read(inst, name, &data.srcs[1])?;
-                self.elementwise_src(inst, "the data", &x, p, f, false)?;
-                self.elementwise_src(inst, "the probability", &prob, p, 1, false)?;
-                let mut out = x.data.clone();
-                for (pi, row) in out.chunks_exact_mut(f.max(1)).enumerate() {
-                    for (fi, v) in row.iter_mut().enumerate() {
-                        *v = vocab::dropout(stream, pi as u64, fi as u64, *v, prob.data[pi]);
-                    }
-                }
-                let flags = [(x.undef.as_deref(), f), (prob.undef.as_deref(), 1)];
-                (out, vocab::poison::elementwise(&flags, p, f))
-            }
+            Op::Dropout { stream } => self.dropout_values(inst, data, stream, (p, f))?,
             Op::TensorTensor { op: alu } => {
                 let a = self.read(inst, name, &data.srcs[0])?;
                 let b = self.read(inst, name, &data.srcs[1])?;
@@ -538,122 +531,22 @@ impl<'f> Machine<'f> {
                 bias,
             } => self.activation_values(inst, data, act, scale, bias, (p, f))?,
             Op::Reduce { op: red } => {
-                let x = self.read(inst, name, &data.srcs[0])?;
-                let (xp, xf) = x.shape();
-                if (p, f) != (xp, 1) {
-                    return Err(self.bad_shape(
-                        inst,
-                        "the destination",
-                        (p, f),
-                        format!("[{xp}, 1]"),
-                    ));
-                }
-                elements = x.data.len() as u64;
-                (
-                    kernels::reduce(red, &x.data, xf),
-                    poison::rows(&[x.row_flags()], p, 1),
-                )
+                let (values, read) = self.reduce_values(inst, data, red, (p, f))?;
+                elements = read;
+                values
             }
-            Op::TensorTensorScan { op0, op1 } => {
-                let a = self.read(inst, name, &data.srcs[0])?;
-                let b = self.read(inst, name, &data.srcs[1])?;
-                let init = self.read(inst, name, &data.srcs[2])?;
-                self.elementwise_src(inst, "source 0", &a, p, f, false)?;
-                self.elementwise_src(inst, "source 1", &b, p, f, false)?;
-                self.elementwise_src(inst, "the initial value", &init, p, 1, false)?;
-                let mut out = vec![0.0f32; p * f];
-                for (pi, row) in out.chunks_exact_mut(f.max(1)).enumerate() {
-                    let span = pi * f..(pi + 1) * f;
-                    let (d0, d1) = (&a.data[span.clone()], &b.data[span]);
-                    vocab::tensor_tensor_scan(op0, op1, init.data[pi], d0, d1, row);
-                }
-                let flags = [a.row_flags(), b.row_flags(), init.row_flags()];
-                (out, poison::rows(&flags, p, f))
-            }
+            Op::TensorTensorScan { op0, op1 } => self.scan_values(inst, data, op0, op1, (p, f))?,
             Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => {
-                let x = self.read(inst, name, &data.srcs[0])?;
-                let (xp, xf) = x.shape();
-                let top = vocab::TOP8;
-                let out_f = match op {
-                    Op::MatchReplace8 { .. } => xf,
-                    _ => top,
-                };
-                if (p, f) != (xp, out_f) || xf < vocab::TOP8_MIN_FREE {
-                    return Err(self.bad_shape(
-                        inst,
-                        "the destination",
-                        (p, f),
-                        format!("[{xp}, {out_f}] (from a source of at least {top} columns)"),
-                    ));
-                }
-                let vals = match op {
-                    Op::Max8 => None,
-                    _ => {
-                        let v = self.read(inst, name, &data.srcs[1])?;
-                        self.elementwise_src(inst, "the values", &v, p, top, false)?;
-                        Some(v)
-                    }
-                };
-                elements = x.data.len() as u64;
-                let mut out = vec![0.0f32; p * f];
-                for (pi, (row, o)) in x
-                    .data
-                    .chunks_exact(xf)
-                    .zip(out.chunks_exact_mut(f))
-                    .enumerate()
-                {
-                    let v = vals.as_ref().map(|v| &v.data[pi * top..(pi + 1) * top]);
-                    match (op, v) {
-                        (Op::FindIndex8, Some(v)) => vocab::find_index8(row, v, o),
-                        (Op::MatchReplace8 { imm }, Some(v)) => {
-                            vocab::match_replace8(row, v, *imm, o)
-                        }
-                        _ => vocab::max8(row, o),
-                    }
-                }
-                let mut flags = vec![x.row_flags()];
-                flags.extend(vals.as_ref().map(|v| v.row_flags()));
-                (out, poison::rows(&flags, p, f))
+                let (values, read) = self.top8_values(inst, data, (p, f))?;
+                elements = read;
+                values
             }
             Op::BnStats | Op::BnAggr => {
-                let x = self.read(inst, name, &data.srcs[0])?;
-                let (xp, xf) = x.shape();
-                let width = match op {
-                    Op::BnStats => vocab::BN_STATS_WIDTH,
-                    _ => vocab::BN_AGGR_WIDTH,
-                };
-                if (p, f) != (xp, width) {
-                    return Err(self.bad_shape(
-                        inst,
-                        "the destination",
-                        (p, f),
-                        format!("[{xp}, {width}]"),
-                    ));
-                }
-                elements = x.data.len() as u64;
-                let rows = x.data.chunks_exact(xf.max(1));
-                let values = match op {
-                    Op::BnStats => rows.flat_map(vocab::bn_stats).collect(),
-                    _ => rows.flat_map(vocab::bn_aggr).collect(),
-                };
-                (values, poison::rows(&[x.row_flags()], p, f))
+                let (values, read) = self.bn_values(inst, data, (p, f))?;
+                elements = read;
+                values
             }
-            Op::Transpose | Op::VectorTranspose => {
-                let x = self.read(inst, name, &data.srcs[0])?;
-                let (xp, xf) = x.shape();
-                if (p, f) != (xf, xp) {
-                    return Err(self.bad_shape(
-                        inst,
-                        "the destination",
-                        (p, f),
-                        format!("[{xf}, {xp}]"),
-                    ));
-                }
-                (
-                    kernels::transpose(&x.data, xp, xf),
-                    poison::transpose(x.undef.as_deref(), xp, xf),
-                )
-            }
+            Op::Transpose | Op::VectorTranspose => self.transpose_values(inst, data, (p, f))?,
             Op::Matmul { accumulate } => self.matmul_values(inst, data, accumulate, (p, f))?,
         };
         let src = moved.as_ref().map(|r| (&data.srcs[0], r));
@@ -694,6 +587,198 @@ impl<'f> Machine<'f> {
         Ok(active.map(|b| data.clipped(shape, b)))
     }
 
+    /// The values a load, store or copy `inst` (`data`) moves into a `[p, f]` destination, and
+    /// the source region they come from. A load or store may move whole runs of HBM rows per
+    /// partition (row-major), so its source need not be `[p, f]`.
+    fn transfer_values(
+        &mut self,
+        inst: Inst,
+        data: &InstData,
+        (p, f): (usize, usize),
+    ) -> Result<(Values, Region)> {
+        let op = &data.op;
+        let src = self.read(inst, op.name(), &data.srcs[0])?;
+        let (sr, sc) = src.shape();
+        let (hbm, tile) = if *op == Op::Store {
+            ([p as u64, f as u64], [sr as u64, sc as u64])
+        } else {
+            ([sr as u64, sc as u64], [p as u64, f as u64])
+        };
+        let reshaped = *op != Op::Copy && crate::ir::dma_rows_per_partition(hbm, tile).is_some();
+        if src.shape() != (p, f) && !reshaped {
+            return Err(self.bad_shape(inst, "the source", src.shape(), format!("[{p}, {f}]")));
+        }
+        Ok(((src.data, src.undef), src.region))
+    }
+
+    /// The values of dropout `inst` (`data`, random `stream`) into a `[p, f]` destination: the
+    /// data source, then the `[P, 1]` probability.
+    fn dropout_values(
+        &mut self,
+        inst: Inst,
+        data: &InstData,
+        stream: u32,
+        (p, f): (usize, usize),
+    ) -> Result<Values> {
+        let name = data.op.name();
+        let x = self.read(inst, name, &data.srcs[0])?;
+        let prob = self.read(inst, name, &data.srcs[1])?;
+        self.elementwise_src(inst, "the data", &x, p, f, false)?;
+        self.elementwise_src(inst, "the probability", &prob, p, 1, false)?;
+        let mut out = x.data.clone();
+        for (pi, row) in out.chunks_exact_mut(f.max(1)).enumerate() {
+            for (fi, v) in row.iter_mut().enumerate() {
+                *v = vocab::dropout(stream, pi as u64, fi as u64, *v, prob.data[pi]);
+            }
+        }
+        let flags = [(x.undef.as_deref(), f), (prob.undef.as_deref(), 1)];
+        Ok((out, vocab::poison::elementwise(&flags, p, f)))
+    }
+
+    /// The values of reduction `inst` (`data`, operator `red`) into a `[p, f]` destination, which
+    /// must be the source's `[P, 1]`, and the number of elements it read.
+    fn reduce_values(
+        &mut self,
+        inst: Inst,
+        data: &InstData,
+        red: ReduceOp,
+        (p, f): (usize, usize),
+    ) -> Result<(Values, u64)> {
+        let x = self.read(inst, data.op.name(), &data.srcs[0])?;
+        let (xp, xf) = x.shape();
+        self.dst_shape(inst, (p, f), (xp, 1))?;
+        let values = (
+            kernels::reduce(red, &x.data, xf),
+            poison::rows(&[x.row_flags()], p, 1),
+        );
+        Ok((values, x.data.len() as u64))
+    }
+
+    /// The values of scan `inst` (`data`, operators `op0`, `op1`) into a `[p, f]` destination:
+    /// two sources of its shape, then the `[P, 1]` initial value.
+    fn scan_values(
+        &mut self,
+        inst: Inst,
+        data: &InstData,
+        op0: AluOp,
+        op1: AluOp,
+        (p, f): (usize, usize),
+    ) -> Result<Values> {
+        let name = data.op.name();
+        let a = self.read(inst, name, &data.srcs[0])?;
+        let b = self.read(inst, name, &data.srcs[1])?;
+        let init = self.read(inst, name, &data.srcs[2])?;
+        self.elementwise_src(inst, "source 0", &a, p, f, false)?;
+        self.elementwise_src(inst, "source 1", &b, p, f, false)?;
+        self.elementwise_src(inst, "the initial value", &init, p, 1, false)?;
+        let mut out = vec![0.0f32; p * f];
+        for (pi, row) in out.chunks_exact_mut(f.max(1)).enumerate() {
+            let span = pi * f..(pi + 1) * f;
+            let (d0, d1) = (&a.data[span.clone()], &b.data[span]);
+            vocab::tensor_tensor_scan(op0, op1, init.data[pi], d0, d1, row);
+        }
+        let flags = [a.row_flags(), b.row_flags(), init.row_flags()];
+        Ok((out, poison::rows(&flags, p, f)))
+    }
+
+    /// The values of a top-8 operation `inst` (`data`: `max8`, `find_index8`,
+    /// `match_replace8`) into a `[p, f]` destination, and the number of elements it read: a
+    /// source of at least `TOP8_MIN_FREE` columns, then the `[P, 8]` values to find or replace.
+    fn top8_values(
+        &mut self,
+        inst: Inst,
+        data: &InstData,
+        (p, f): (usize, usize),
+    ) -> Result<(Values, u64)> {
+        let op = &data.op;
+        let name = op.name();
+        let x = self.read(inst, name, &data.srcs[0])?;
+        let (xp, xf) = x.shape();
+        let top = vocab::TOP8;
+        let out_f = match op {
+            Op::MatchReplace8 { .. } => xf,
+            _ => top,
+        };
+        if (p, f) != (xp, out_f) || xf < vocab::TOP8_MIN_FREE {
+            return Err(self.bad_shape(
+                inst,
+                "the destination",
+                (p, f),
+                format!("[{xp}, {out_f}] (from a source of at least {top} columns)"),
+            ));
+        }
+        let vals = match op {
+            Op::Max8 => None,
+            _ => {
+                let v = self.read(inst, name, &data.srcs[1])?;
+                self.elementwise_src(inst, "the values", &v, p, top, false)?;
+                Some(v)
+            }
+        };
+        let mut out = vec![0.0f32; p * f];
+        for (pi, (row, o)) in x
+            .data
+            .chunks_exact(xf)
+            .zip(out.chunks_exact_mut(f))
+            .enumerate()
+        {
+            let v = vals.as_ref().map(|v| &v.data[pi * top..(pi + 1) * top]);
+            match (op, v) {
+                (Op::FindIndex8, Some(v)) => vocab::find_index8(row, v, o),
+                (Op::MatchReplace8 { imm }, Some(v)) => vocab::match_replace8(row, v, *imm, o),
+                _ => vocab::max8(row, o),
+            }
+        }
+        let mut flags = vec![x.row_flags()];
+        flags.extend(vals.as_ref().map(|v| v.row_flags()));
+        Ok(((out, poison::rows(&flags, p, f)), x.data.len() as u64))
+    }
+
+    /// The values of `bn_stats` or `bn_aggr` `inst` (`data`) into a `[p, f]` destination, which
+    /// must be the source's partitions by the operation's width, and the number of elements it
+    /// read.
+    fn bn_values(
+        &mut self,
+        inst: Inst,
+        data: &InstData,
+        (p, f): (usize, usize),
+    ) -> Result<(Values, u64)> {
+        let op = &data.op;
+        let x = self.read(inst, op.name(), &data.srcs[0])?;
+        let (xp, xf) = x.shape();
+        let width = match op {
+            Op::BnStats => vocab::BN_STATS_WIDTH,
+            _ => vocab::BN_AGGR_WIDTH,
+        };
+        self.dst_shape(inst, (p, f), (xp, width))?;
+        let rows = x.data.chunks_exact(xf.max(1));
+        let values = match op {
+            Op::BnStats => rows.flat_map(vocab::bn_stats).collect(),
+            _ => rows.flat_map(vocab::bn_aggr).collect(),
+        };
+        Ok((
+            (values, poison::rows(&[x.row_flags()], p, f)),
+            x.data.len() as u64,
+        ))
+    }
+
+    /// The values of a transpose `inst` (`data`, on the Tensor or the Vector engine) into a
+    /// `[p, f]` destination, which must be the source's shape transposed.
+    fn transpose_values(
+        &mut self,
+        inst: Inst,
+        data: &InstData,
+        (p, f): (usize, usize),
+    ) -> Result<Values> {
+        let x = self.read(inst, data.op.name(), &data.srcs[0])?;
+        let (xp, xf) = x.shape();
+        self.dst_shape(inst, (p, f), (xf, xp))?;
+        Ok((
+            kernels::transpose(&x.data, xp, xf),
+            poison::transpose(x.undef.as_deref(), xp, xf),
+        ))
+    }
+
     /// The values of activation `inst` (`data`) into a `[p, f]` destination: the data source,
     /// then the `[P, 1]` scale tile (when `Scale::Tile`), then the `[P, 1]` bias (when `bias`);
     /// the source count is checked by the caller.
@@ -705,7 +790,7 @@ impl<'f> Machine<'f> {
         scale: Scale,
         bias: bool,
         (p, f): (usize, usize),
-    ) -> Result<(Vec<f32>, Undef)> {
+    ) -> Result<Values> {
         let name = data.op.name();
         let x = self.read(inst, name, &data.srcs[0])?;
         self.elementwise_src(inst, "the source", &x, p, f, false)?;
@@ -747,7 +832,7 @@ impl<'f> Machine<'f> {
         data: &InstData,
         accumulate: bool,
         (p, f): (usize, usize),
-    ) -> Result<(Vec<f32>, Undef)> {
+    ) -> Result<Values> {
         let name = data.op.name();
         let a = self.read(inst, name, &data.srcs[0])?;
         let b = self.read(inst, name, &data.srcs[1])?;
@@ -756,9 +841,7 @@ impl<'f> Machine<'f> {
         if kb != k {
             return Err(self.bad_shape(inst, "source 1", (kb, n), format!("[{k}, N]")));
         }
-        if (p, f) != (m, n) {
-            return Err(self.bad_shape(inst, "the destination", (p, f), format!("[{m}, {n}]")));
-        }
+        self.dst_shape(inst, (p, f), (m, n))?;
         let mut out = kernels::matmul(&a.data, &b.data, k, m, n);
         let mut undef = poison::matmul(a.undef.as_deref(), b.undef.as_deref(), k, m, n);
         if accumulate {

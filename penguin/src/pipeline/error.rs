@@ -302,21 +302,19 @@ impl PipelineError {
     }
 
     /// The diagnostic of this error: the one place where its code, spans, labels, notes and
-    /// help are chosen.
+    /// help are chosen. Its `help:` line ([`PipelineError::help`]) comes after its notes
+    /// ([`PipelineError::located`]).
     pub fn to_diagnostic(&self) -> Diagnostic {
+        self.located().with_help_opt(self.help())
+    }
+
+    /// The diagnostic without its help: the primary span and label, the related places and the
+    /// notes.
+    fn located(&self) -> Diagnostic {
         use PipelineError::*;
         let at = |span: At| Diagnostic::new(self.code(), self.to_string(), range(span));
         match self {
-            NonCanonicalLoop {
-                lb,
-                trip_count,
-                header,
-                ..
-            } => at(*header)
-                .with_label("annotated for pipelining")
-                .with_help(format!(
-                    "write the loop as `range({trip_count})` and add {lb} to the index"
-                )),
+            NonCanonicalLoop { header, .. } => at(*header).with_label("annotated for pipelining"),
             BothModes {
                 num_stages,
                 stmt,
@@ -326,11 +324,7 @@ impl PipelineError {
                 at(*stmt).with_label("a stage_id here"),
                 *header,
                 format!("num_stages={num_stages} here"),
-            )
-            .with_help(match num_stages {
-                StagesWritten::Auto => "either let the compiler choose (num_stages=\"auto\"), or give stage_id on every statement",
-                StagesWritten::Count(_) => "either give num_stages on the loop, or stage_id on every statement",
-            }),
+            ),
             OrderWithoutStage {
                 num_stages,
                 stmt,
@@ -339,34 +333,19 @@ impl PipelineError {
                 at(*stmt).with_label("execution_order without stage_id"),
                 *header,
                 format!("num_stages={num_stages} slices the body in program order"),
-            )
-            .with_help("to order the statements, give each a stage_id and drop num_stages"),
+            ),
             TooManyStages {
-                num_stages,
-                statements,
-                inner,
-                header,
-                ..
-            } => {
-                let fewer = format!("use num_stages={} at most", (*statements).max(1));
-                at(*header)
-                    .with_label(format!("num_stages={num_stages}"))
-                    .with_note("each stage needs at least one statement of the body")
-                    .with_help(match inner {
-                        Some((l, len)) => format!(
-                            "to pipeline the inner loop `{l}` ({len} statements), write num_stages={num_stages} on its range call instead; or {fewer}"
-                        ),
-                        None => fewer,
-                    })
-            }
+                num_stages, header, ..
+            } => at(*header)
+                .with_label(format!("num_stages={num_stages}"))
+                .with_note("each stage needs at least one statement of the body"),
             MissingStageId {
                 stmt, with_stage, ..
             } => secondary(
                 at(*stmt).with_label("no stage_id"),
                 *with_stage,
                 "this statement has one",
-            )
-            .with_help("give every statement directly in the loop body a stage_id"),
+            ),
             StageGap {
                 max_stage,
                 missing,
@@ -380,8 +359,7 @@ impl PipelineError {
                 )),
                 *last,
                 format!("stage_id={max_stage}"),
-            )
-            .with_help("number the stages 0, 1, 2, ... in program order"),
+            ),
             StageDecreases {
                 stage,
                 before,
@@ -391,10 +369,6 @@ impl PipelineError {
                 at(*stmt).with_label(format!("stage_id={stage}")),
                 *prev,
                 format!("the statement before is in stage {before}"),
-            )
-            .with_help(
-                "a later stage runs an earlier iteration; to run this statement earlier in \
-                 the loop body, use execution_order",
             ),
             OrderMixed {
                 stmt, with_order, ..
@@ -402,27 +376,20 @@ impl PipelineError {
                 at(*stmt).with_label("no execution_order"),
                 *with_order,
                 "this one has one",
-            )
-            .with_help("give execution_order on every statement of the loop, or on none"),
+            ),
             OrderOutOfRange {
                 order,
                 statements,
                 stmt,
             } => at(*stmt)
                 .with_label(format!("execution_order={order} is out of range"))
-                .with_note(format!("the loop body has {statements} statements"))
-                .with_help(
-                    "add disable_execution_order_check=True to the loop to allow any order values",
-                ),
+                .with_note(format!("the loop body has {statements} statements")),
             OrderTwice {
                 order, stmt, first, ..
             } => secondary(
                 at(*stmt).with_label(format!("execution_order={order} again")),
                 *first,
                 format!("execution_order={order} first here"),
-            )
-            .with_help(
-                "add disable_execution_order_check=True to the loop to allow any order values",
             ),
             OrderDecreasesInStage {
                 stage,
@@ -449,75 +416,17 @@ impl PipelineError {
                 at(*header).with_label(format!("multi_buffer={manual} on loop `{iv}`")),
                 *tensor_at,
                 format!("written in stage {def_stage} and read in stage {use_stage}, so it gets {auto} buffers automatically"),
-            )
-            .with_help("add disable_auto_buffer=True to the loop to buffer by hand only, or drop multi_buffer"),
+            ),
             SbufOverflow {
                 iv, tiles, header, ..
-            } => {
-                let mut d = at(*header).with_label(format!("pipelined loop `{iv}`"));
-                let mut list = Vec::new();
-                let mut labelled = 0;
-                for t in tiles {
-                    let (name, slots, bytes) = (&t.name, t.slots, t.bytes);
-                    let label = if slots > 1 {
-                        format!("`{name}`: {slots} buffers, {bytes} bytes per partition")
-                    } else {
-                        format!("`{name}`: {bytes} bytes per partition")
-                    };
-                    if slots > 1 && labelled < LIST_CAP {
-                        labelled += 1;
-                        d = secondary(d, t.at, label.clone());
-                    }
-                    list.push(label);
-                }
-                d.with_note(format!("the loop's tiles: {}", capped_list(&list, "; ")))
-                    .with_help("use fewer stages, smaller tiles, or disable_auto_buffer=True with a smaller multi_buffer")
-            }
+            } => sbuf_tiles(at(*header).with_label(format!("pipelined loop `{iv}`")), tiles),
             PsumBanks {
                 iv, tiles, header, ..
-            } => tiles
-                .iter()
-                .fold(
-                    at(*header).with_label(format!("pipelined loop `{iv}`")),
-                    |d, (name, banks, t)| secondary(d, *t, format!("`{name}`: {banks} bank(s)")),
-                )
-                .with_help("use fewer stages or fewer PSUM tiles live in the loop"),
-            DependenceViolation(v) => {
-                let (src_verb, sink_verb) = match v.kind {
-                    DepKind::Flow => ("writes", "reads"),
-                    DepKind::Anti => ("reads", "writes"),
-                    DepKind::Output => ("writes", "writes"),
-                };
-                let (tensor, src, sink) = (&v.tensor, &v.source, &v.sink);
-                let mut d = secondary(
-                    at(sink.at).with_label(format!("{sink_verb} `{tensor}` ({})", sink.iter)),
-                    src.at,
-                    format!("{src_verb} `{tensor}` ({})", src.iter),
-                )
-                .with_note(format!(
-                    "iteration {} of {} must run before iteration {} of {}, but the pipelined loop runs it after",
-                    src.iter, src.what, sink.iter, sink.what
-                ));
-                for (inner, stages) in &v.inner {
-                    d = d.with_note(format!(
-                        "loop `{inner}`, inside loop `{}`, is itself pipelined in {stages} stages: its iterations above are those of its extended loop, where a statement of stage s works on iteration {inner} - s",
-                        v.iv
-                    ));
-                }
-                d.with_help(match v.help {
-                    ViolationHelp::Flow => "put the reader in the same stage as the writer or a later one, and after it in execution order".to_string(),
-                    ViolationHelp::TooFewBuffers { buffered, count } => format!(
-                        "`{tensor}` has {buffered} buffer(s) but {count} iterations of it are in flight: let the \
-                         pipeliner buffer it (drop disable_auto_buffer=True) or raise multi_buffer"
-                    ),
-                    ViolationHelp::Carried => format!(
-                        "`{tensor}` is carried across iterations in one buffer: read and write it in one stage"
-                    ),
-                    ViolationHelp::Overlap => format!(
-                        "iterations in flight overlap on `{tensor}`: make the conflicting accesses in one stage"
-                    ),
-                })
-            }
+            } => tiles.iter().fold(
+                at(*header).with_label(format!("pipelined loop `{iv}`")),
+                |d, (name, banks, t)| secondary(d, *t, format!("`{name}`: {banks} bank(s)")),
+            ),
+            DependenceViolation(v) => dependence_places(at(v.sink.at), v),
             PeelTooLarge {
                 trip_count,
                 num_stages,
@@ -528,11 +437,131 @@ impl PipelineError {
                 .with_note(format!(
                     "the loop runs {trip_count} iteration(s) in {num_stages} stages: its prologue and its epilogue each copy up to {} extended iterations of its body",
                     num_stages - 1
-                ))
-                .with_help("drop `--peel` (the predicated loop copies nothing), or use fewer stages"),
+                )),
             InvalidIr { errors, .. } => at(None).with_note(capped_list(errors, "\n")),
             LegalityFailed { at: span, .. } => at(*span),
         }
+    }
+
+    /// What to write instead, when there is something to say.
+    fn help(&self) -> Option<String> {
+        use PipelineError::*;
+        let help = match self {
+            NonCanonicalLoop { lb, trip_count, .. } => format!(
+                "write the loop as `range({trip_count})` and add {lb} to the index"
+            ),
+            BothModes { num_stages, .. } => match num_stages {
+                StagesWritten::Auto => "either let the compiler choose (num_stages=\"auto\"), or give stage_id on every statement",
+                StagesWritten::Count(_) => "either give num_stages on the loop, or stage_id on every statement",
+            }
+            .to_string(),
+            OrderWithoutStage { .. } => {
+                "to order the statements, give each a stage_id and drop num_stages".to_string()
+            }
+            TooManyStages {
+                num_stages,
+                statements,
+                inner,
+                ..
+            } => {
+                let fewer = format!("use num_stages={} at most", (*statements).max(1));
+                match inner {
+                    Some((l, len)) => format!(
+                        "to pipeline the inner loop `{l}` ({len} statements), write num_stages={num_stages} on its range call instead; or {fewer}"
+                    ),
+                    None => fewer,
+                }
+            }
+            MissingStageId { .. } => {
+                "give every statement directly in the loop body a stage_id".to_string()
+            }
+            StageGap { .. } => "number the stages 0, 1, 2, ... in program order".to_string(),
+            StageDecreases { .. } => "a later stage runs an earlier iteration; to run this statement earlier in \
+                 the loop body, use execution_order"
+                .to_string(),
+            OrderMixed { .. } => {
+                "give execution_order on every statement of the loop, or on none".to_string()
+            }
+            OrderOutOfRange { .. } | OrderTwice { .. } => {
+                "add disable_execution_order_check=True to the loop to allow any order values"
+                    .to_string()
+            }
+            ManualAndAutoBuffer { .. } => "add disable_auto_buffer=True to the loop to buffer by hand only, or drop multi_buffer".to_string(),
+            SbufOverflow { .. } => "use fewer stages, smaller tiles, or disable_auto_buffer=True with a smaller multi_buffer".to_string(),
+            PsumBanks { .. } => "use fewer stages or fewer PSUM tiles live in the loop".to_string(),
+            DependenceViolation(v) => dependence_help(v),
+            PeelTooLarge { .. } => "drop `--peel` (the predicated loop copies nothing), or use fewer stages".to_string(),
+            OrderDecreasesInStage { .. } | InvalidIr { .. } | LegalityFailed { .. } => {
+                return None
+            }
+        };
+        Some(help)
+    }
+}
+
+/// Labels the multi-buffered tiles of an SBUF overflow on `d` (at most [`LIST_CAP`]) and notes
+/// every tile of the loop with its size.
+fn sbuf_tiles(mut d: Diagnostic, tiles: &[SbufTile]) -> Diagnostic {
+    let mut list = Vec::new();
+    let mut labelled = 0;
+    for t in tiles {
+        let (name, slots, bytes) = (&t.name, t.slots, t.bytes);
+        let label = if slots > 1 {
+            format!("`{name}`: {slots} buffers, {bytes} bytes per partition")
+        } else {
+            format!("`{name}`: {bytes} bytes per partition")
+        };
+        if slots > 1 && labelled < LIST_CAP {
+            labelled += 1;
+            d = secondary(d, t.at, label.clone());
+        }
+        list.push(label);
+    }
+    d.with_note(format!("the loop's tiles: {}", capped_list(&list, "; ")))
+}
+
+/// A dependence violation's places on `d` (at its sink): the two accesses, the iterations
+/// that run in the wrong order, and the pipelined inner loops whose iterations they are.
+fn dependence_places(d: Diagnostic, v: &Violated) -> Diagnostic {
+    let (src_verb, sink_verb) = match v.kind {
+        DepKind::Flow => ("writes", "reads"),
+        DepKind::Anti => ("reads", "writes"),
+        DepKind::Output => ("writes", "writes"),
+    };
+    let (tensor, src, sink) = (&v.tensor, &v.source, &v.sink);
+    let mut d = secondary(
+        d.with_label(format!("{sink_verb} `{tensor}` ({})", sink.iter)),
+        src.at,
+        format!("{src_verb} `{tensor}` ({})", src.iter),
+    )
+    .with_note(format!(
+        "iteration {} of {} must run before iteration {} of {}, but the pipelined loop runs it after",
+        src.iter, src.what, sink.iter, sink.what
+    ));
+    for (inner, stages) in &v.inner {
+        d = d.with_note(format!(
+            "loop `{inner}`, inside loop `{}`, is itself pipelined in {stages} stages: its iterations above are those of its extended loop, where a statement of stage s works on iteration {inner} - s",
+            v.iv
+        ));
+    }
+    d
+}
+
+/// What to do about a dependence violation, by its kind of help.
+fn dependence_help(v: &Violated) -> String {
+    let tensor = &v.tensor;
+    match v.help {
+        ViolationHelp::Flow => "put the reader in the same stage as the writer or a later one, and after it in execution order".to_string(),
+        ViolationHelp::TooFewBuffers { buffered, count } => format!(
+            "`{tensor}` has {buffered} buffer(s) but {count} iterations of it are in flight: let the \
+             pipeliner buffer it (drop disable_auto_buffer=True) or raise multi_buffer"
+        ),
+        ViolationHelp::Carried => format!(
+            "`{tensor}` is carried across iterations in one buffer: read and write it in one stage"
+        ),
+        ViolationHelp::Overlap => format!(
+            "iterations in flight overlap on `{tensor}`: make the conflicting accesses in one stage"
+        ),
     }
 }
 

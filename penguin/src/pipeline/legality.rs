@@ -113,6 +113,23 @@ fn isl(during: &'static str) -> impl FnOnce(LibISLError) -> LegalityError {
     }
 }
 
+/// The instances of the statements that access a tensor: the domains of its reads and writes.
+fn statement_domain(reads: &UnionMap, writes: &UnionMap) -> Result<UnionSet, LegalityError> {
+    reads
+        .copy()
+        .map_err(isl("copying the reads"))?
+        .domain()
+        .map_err(isl("taking the statement domains"))?
+        .union(
+            writes
+                .copy()
+                .map_err(isl("copying the writes"))?
+                .domain()
+                .map_err(isl("taking the statement domains"))?,
+        )
+        .map_err(isl("taking the statement domains"))
+}
+
 /// Computes the FLOW/ANTI/OUTPUT dependences of `func` (the ORIGINAL, un-pipelined function) with
 /// the multi-buffered layout of `plan.buffers` (slot = original iteration mod count), and returns
 /// every dependence the pipelined schedule of `plan` reverses (at most one per (kind, tensor,
@@ -313,20 +330,8 @@ impl<'a> Checker<'a> {
             .map_err(isl("reading the access relations"))?;
         let writes = UnionMap::read_from_str(ctx, &union_text(&acc.writes))
             .map_err(isl("reading the access relations"))?;
-        let domain = reads
-            .copy()
-            .map_err(isl("copying the reads"))?
-            .domain()
-            .map_err(isl("taking the statement domains"))?
-            .union(
-                writes
-                    .copy()
-                    .map_err(isl("copying the writes"))?
-                    .domain()
-                    .map_err(isl("taking the statement domains"))?,
-            )
-            .map_err(isl("taking the statement domains"))?;
-        let (original, pipelined) = self.schedules(&acc.insts, domain)?;
+        let (original, pipelined) =
+            self.schedules(&acc.insts, statement_domain(&reads, &writes)?)?;
         let copy = |m: &UnionMap| m.copy().map_err(isl("copying an access relation"));
         let trip = || self.trip.copy().map_err(isl("copying the trip count"));
 

@@ -20,6 +20,22 @@ struct Parser {
 
 type PResult<T> = Result<T, ParseError>;
 
+/// Builds an operation from its destination and source.
+type DstSrcOp = fn(Ap, Ap) -> Op;
+
+/// The operations written `NAME DST, SRC` and nothing more, with how to build each.
+const DST_SRC_OPS: [(&str, DstSrcOp); 6] = [
+    ("transpose", |dst, src| Op::Transpose { dst, src }),
+    ("copy", |dst, src| Op::Copy { dst, src }),
+    ("vector_transpose", |dst, src| Op::VectorTranspose {
+        dst,
+        src,
+    }),
+    ("bn_stats", |dst, src| Op::BnStats { dst, src }),
+    ("bn_aggr", |dst, src| Op::BnAggr { dst, src }),
+    ("max8", |dst, src| Op::Max8 { dst, src }),
+];
+
 impl Parser {
     fn peek(&self) -> &Token {
         &self.toks[self.pos.min(self.toks.len() - 1)]
@@ -456,6 +472,10 @@ impl Parser {
 
     /// The operands of opcode `opname` (token `t`), the operation they make.
     fn op(&mut self, opname: &str, t: &Token) -> PResult<Op> {
+        if let Some((_, make)) = DST_SRC_OPS.iter().find(|(name, _)| *name == opname) {
+            let (dst, src) = self.dst_src()?;
+            return Ok(make(dst, src));
+        }
         Ok(match opname {
             "matmul" => {
                 let dst = self.ap()?;
@@ -465,10 +485,6 @@ impl Parser {
                 let b = self.ap()?;
                 let acc = self.eat_keyword("acc");
                 Op::Matmul { dst, a, b, acc }
-            }
-            "transpose" => {
-                let (dst, src) = self.dst_src()?;
-                Op::Transpose { dst, src }
             }
             "activation" => self.activation()?,
             "tensor_tensor" => {
@@ -499,10 +515,6 @@ impl Parser {
                 let (dst, src) = self.dst_src()?;
                 Op::Reduce { op, dst, src }
             }
-            "copy" => {
-                let (dst, src) = self.dst_src()?;
-                Op::Copy { dst, src }
-            }
             "memset" => {
                 let dst = self.ap()?;
                 self.expect_punct(",")?;
@@ -510,54 +522,8 @@ impl Parser {
                 Op::Memset { dst, value }
             }
             "iota" => self.iota()?,
-            "tensor_tensor_scan" => {
-                let op0 = self.named("ALU operation", &AluOp::ALL, AluOp::name)?;
-                let op1 = self.named("ALU operation", &AluOp::ALL, AluOp::name)?;
-                let dst = self.ap()?;
-                self.expect_punct(",")?;
-                let a = self.ap()?;
-                self.expect_punct(",")?;
-                let b = self.ap()?;
-                self.expect_punct(",")?;
-                let init = self.ap()?;
-                Op::TensorTensorScan {
-                    op0,
-                    op1,
-                    dst,
-                    a,
-                    b,
-                    init,
-                }
-            }
-            "vector_transpose" => {
-                let (dst, src) = self.dst_src()?;
-                Op::VectorTranspose { dst, src }
-            }
-            "bn_stats" => {
-                let (dst, src) = self.dst_src()?;
-                Op::BnStats { dst, src }
-            }
-            "max8" => {
-                let (dst, src) = self.dst_src()?;
-                Op::Max8 { dst, src }
-            }
-            "find_index8" | "match_replace8" => {
-                let (dst, src) = self.dst_src()?;
-                self.expect_punct(",")?;
-                let vals = self.ap()?;
-                if opname == "find_index8" {
-                    Op::FindIndex8 { dst, src, vals }
-                } else {
-                    self.expect_punct(",")?;
-                    let imm = self.float("a value")?;
-                    Op::MatchReplace8 {
-                        dst,
-                        src,
-                        vals,
-                        imm,
-                    }
-                }
-            }
+            "tensor_tensor_scan" => self.scan()?,
+            "find_index8" | "match_replace8" => self.top8(opname == "match_replace8")?,
             "rand" => {
                 let dst = self.ap()?;
                 self.expect_punct(",")?;
@@ -576,10 +542,6 @@ impl Parser {
                     prob,
                     stream,
                 }
-            }
-            "bn_aggr" => {
-                let (dst, src) = self.dst_src()?;
-                Op::BnAggr { dst, src }
             }
             "dma" => self.dma()?,
             "signal" => Op::Signal { sem: self.sem()? },
@@ -642,6 +604,46 @@ impl Parser {
             src,
             scale,
             bias,
+        })
+    }
+
+    /// `tensor_tensor_scan OP0 OP1 DST, A, B, INIT`, after the opcode.
+    fn scan(&mut self) -> PResult<Op> {
+        let op0 = self.named("ALU operation", &AluOp::ALL, AluOp::name)?;
+        let op1 = self.named("ALU operation", &AluOp::ALL, AluOp::name)?;
+        let dst = self.ap()?;
+        self.expect_punct(",")?;
+        let a = self.ap()?;
+        self.expect_punct(",")?;
+        let b = self.ap()?;
+        self.expect_punct(",")?;
+        let init = self.ap()?;
+        Ok(Op::TensorTensorScan {
+            op0,
+            op1,
+            dst,
+            a,
+            b,
+            init,
+        })
+    }
+
+    /// `find_index8 DST, SRC, VALS`, or with `replace` `match_replace8 DST, SRC, VALS, IMM`,
+    /// after the opcode.
+    fn top8(&mut self, replace: bool) -> PResult<Op> {
+        let (dst, src) = self.dst_src()?;
+        self.expect_punct(",")?;
+        let vals = self.ap()?;
+        if !replace {
+            return Ok(Op::FindIndex8 { dst, src, vals });
+        }
+        self.expect_punct(",")?;
+        let imm = self.float("a value")?;
+        Ok(Op::MatchReplace8 {
+            dst,
+            src,
+            vals,
+            imm,
         })
     }
 

@@ -241,51 +241,32 @@ pub fn op_to_string(p: &Program, op: &Op) -> String {
     s
 }
 
-/// Appends [`op_to_string`] of `op` to `s`: its name, then its operands, each written by
-/// `write_ap` or `write_float`, separated by `", "`.
+/// Appends [`op_to_string`] of `op` to `s`: its name, then its qualifiers (an ALU operation,
+/// an activation function, a queue), its operands, each written by `write_ap` or `write_float`,
+/// separated by `", "`, and its flags (`acc`, `reverse`); the reader's `op` in reverse.
 fn write_op(s: &mut String, p: &Program, op: &Op) {
-    // Writes the operands after the name.
-    fn aps(s: &mut String, list: &[&Ap]) {
-        for (k, a) in list.iter().enumerate() {
-            if k > 0 {
-                s.push_str(", ");
-            }
-            write_ap(s, a);
-        }
-    }
+    s.push_str(op.name());
+    s.push(' ');
     match op {
         Op::Matmul { dst, a: x, b, acc } => {
-            s.push_str("matmul ");
             aps(s, &[dst, x, b]);
-            if *acc {
-                s.push_str(" acc");
-            }
+            flag(s, *acc, "acc");
         }
-        Op::Transpose { dst, src } => {
-            s.push_str("transpose ");
-            aps(s, &[dst, src]);
-        }
+        Op::Transpose { dst, src }
+        | Op::Copy { dst, src }
+        | Op::VectorTranspose { dst, src }
+        | Op::BnStats { dst, src }
+        | Op::BnAggr { dst, src }
+        | Op::Max8 { dst, src } => aps(s, &[dst, src]),
         Op::Activation {
             func,
             dst,
             src,
             scale,
             bias,
-        } => {
-            let _ = write!(s, "activation {} ", func.name());
-            aps(s, &[dst, src]);
-            s.push_str(", scale=");
-            match scale {
-                Scale::Imm(x) => write_float(s, *x),
-                Scale::Tile(t) => write_ap(s, t),
-            }
-            if let Some(b) = bias {
-                s.push_str(", bias=");
-                write_ap(s, b);
-            }
-        }
+        } => write_activation(s, func.name(), &[dst, src], scale, bias.as_ref()),
         Op::TensorTensor { op, dst, a: x, b } => {
-            let _ = write!(s, "tensor_tensor {} ", op.name());
+            let _ = write!(s, "{} ", op.name());
             aps(s, &[dst, x, b]);
         }
         Op::TensorScalar {
@@ -295,20 +276,13 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
             imm,
             reverse,
         } => {
-            let _ = write!(s, "tensor_scalar {} ", op.name());
+            let _ = write!(s, "{} ", op.name());
             aps(s, &[dst, src]);
-            s.push_str(", ");
-            write_float(s, *imm);
-            if *reverse {
-                s.push_str(" reverse");
-            }
+            floats(s, &[*imm]);
+            flag(s, *reverse, "reverse");
         }
         Op::Reduce { op, dst, src } => {
-            let _ = write!(s, "reduce {} ", op.name());
-            aps(s, &[dst, src]);
-        }
-        Op::Copy { dst, src } => {
-            s.push_str("copy ");
+            let _ = write!(s, "{} ", op.name());
             aps(s, &[dst, src]);
         }
         Op::TensorTensorScan {
@@ -319,38 +293,16 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
             b,
             init,
         } => {
-            let _ = write!(s, "tensor_tensor_scan {} {} ", op0.name(), op1.name());
+            let _ = write!(s, "{} {} ", op0.name(), op1.name());
             aps(s, &[dst, x, b, init]);
         }
-        Op::VectorTranspose { dst, src } => {
-            s.push_str("vector_transpose ");
-            aps(s, &[dst, src]);
-        }
-        Op::BnStats { dst, src } => {
-            s.push_str("bn_stats ");
-            aps(s, &[dst, src]);
-        }
-        Op::Max8 { dst, src } => {
-            s.push_str("max8 ");
-            aps(s, &[dst, src]);
-        }
-        Op::FindIndex8 { dst, src, vals } => {
-            s.push_str("find_index8 ");
+        Op::FindIndex8 { dst, src, vals } | Op::MatchReplace8 { dst, src, vals, .. } => {
             aps(s, &[dst, src, vals]);
-        }
-        Op::MatchReplace8 {
-            dst,
-            src,
-            vals,
-            imm,
-        } => {
-            s.push_str("match_replace8 ");
-            aps(s, &[dst, src, vals]);
-            s.push_str(", ");
-            write_float(s, *imm);
+            if let Op::MatchReplace8 { imm, .. } = op {
+                floats(s, &[*imm]);
+            }
         }
         Op::Rand { dst, stream } => {
-            s.push_str("rand ");
             aps(s, &[dst]);
             let _ = write!(s, ", {stream}");
         }
@@ -360,19 +312,12 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
             prob,
             stream,
         } => {
-            s.push_str("dropout ");
             aps(s, &[dst, src, prob]);
             let _ = write!(s, ", {stream}");
         }
-        Op::BnAggr { dst, src } => {
-            s.push_str("bn_aggr ");
-            aps(s, &[dst, src]);
-        }
         Op::Memset { dst, value } => {
-            s.push_str("memset ");
             aps(s, &[dst]);
-            s.push_str(", ");
-            write_float(s, *value);
+            floats(s, &[*value]);
         }
         Op::Iota {
             dst,
@@ -380,34 +325,84 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
             pstep,
             fstep,
         } => {
-            s.push_str("iota ");
             aps(s, &[dst]);
-            for x in [base, pstep, fstep] {
-                s.push_str(", ");
-                write_float(s, *x);
-            }
+            floats(s, &[*base, *pstep, *fstep]);
         }
         Op::Dma {
             queue,
             dst,
             src,
             index,
-        } => {
-            let _ = write!(s, "dma q{queue} ");
-            write_side(s, p, dst);
-            s.push_str(", ");
-            write_side(s, p, src);
-            if let Some(idx) = index {
-                s.push_str(" index ");
-                aps(s, &[idx]);
-            }
-        }
-        Op::Signal { sem } => {
-            let _ = write!(s, "signal {}", sem_name(p, *sem));
-        }
+        } => write_dma(s, p, *queue, [dst, src], index.as_ref()),
+        Op::Signal { sem } => s.push_str(sem_name(p, *sem)),
         Op::Wait { sem, value } => {
-            let _ = write!(s, "wait {} >= ", sem_name(p, *sem));
+            let _ = write!(s, "{} >= ", sem_name(p, *sem));
             write_expr(s, value);
         }
+    }
+}
+
+/// Appends access patterns, separated by `", "`.
+fn aps(s: &mut String, list: &[&Ap]) {
+    for (k, a) in list.iter().enumerate() {
+        if k > 0 {
+            s.push_str(", ");
+        }
+        write_ap(s, a);
+    }
+}
+
+/// Appends immediates after the operands, each after `", "`.
+fn floats(s: &mut String, list: &[f32]) {
+    for x in list {
+        s.push_str(", ");
+        write_float(s, *x);
+    }
+}
+
+/// Appends ` WORD` when `set`: a flag after the operands.
+fn flag(s: &mut String, set: bool, word: &str) {
+    if set {
+        s.push(' ');
+        s.push_str(word);
+    }
+}
+
+/// `FUNC DST, SRC, scale=IMM|AP[, bias=AP]` of an activation, after its name.
+fn write_activation(
+    s: &mut String,
+    func: &str,
+    operands: &[&Ap],
+    scale: &Scale,
+    bias: Option<&Ap>,
+) {
+    let _ = write!(s, "{func} ");
+    aps(s, operands);
+    s.push_str(", scale=");
+    match scale {
+        Scale::Imm(x) => write_float(s, *x),
+        Scale::Tile(t) => write_ap(s, t),
+    }
+    if let Some(b) = bias {
+        s.push_str(", bias=");
+        write_ap(s, b);
+    }
+}
+
+/// `qN DST, SRC [index IDX]` of a DMA, after its name.
+fn write_dma(
+    s: &mut String,
+    p: &Program,
+    queue: u8,
+    [dst, src]: [&DmaSide; 2],
+    index: Option<&Ap>,
+) {
+    let _ = write!(s, "q{queue} ");
+    write_side(s, p, dst);
+    s.push_str(", ");
+    write_side(s, p, src);
+    if let Some(idx) = index {
+        s.push_str(" index ");
+        aps(s, &[idx]);
     }
 }
