@@ -239,7 +239,7 @@ pub(super) fn writes_psum(op: &Op) -> bool {
 }
 
 /// The axes of `axis=` when they are not the free axis alone: a literal list or tuple of
-/// integers other than `[1]` / `[-1]`, or an integer other than `1` / `-1` (`patterns`).
+/// several nonzero integers, or one other than `0`, `1` and `-1` (`patterns`).
 fn pattern_axes(e: &Expr) -> Option<Vec<i64>> {
     let int = |e: &Expr| match &e.kind {
         ExprKind::Int(v) => Some(*v),
@@ -258,7 +258,10 @@ fn pattern_axes(e: &Expr) -> Option<Vec<i64>> {
         }
         _ => vec![int(e)?],
     };
-    (axes != [1] && axes != [-1] && axes.iter().all(|&a| a >= 2 || a <= -2)).then_some(axes)
+    // One free axis of a 2-D tile is the plain reduction; several axes (`axis=[1, 3]`) or
+    // axes past the first free one name axes of an access-pattern value.
+    let plain = axes.len() == 1 && matches!(axes[0], -1..=1);
+    (!plain && axes.iter().all(|&a| a != 0)).then_some(axes)
 }
 
 /// NKI operations nkc does not have, with what to write instead: `(note, help)`.

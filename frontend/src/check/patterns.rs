@@ -82,6 +82,12 @@ impl Checker<'_> {
         let (Some(ps), Some(fs)) = (sums[0].take(), sums[1].take()) else {
             return Some(None);
         };
+        // A DMA reads HBM along any axes: a partition index the on-chip reading refuses
+        // (`x[i_h + i_kh, i_w]`, overlapping windows of rows) is an HBM access pattern.
+        if self.tensor(base.tensor).memory == penguin::Memory::Hbm && !unit_partition(&ps) {
+            let lay = super::patterns_nd::NdLayout::hbm(&base.size);
+            return Some(self.nd_pattern(base, &lay, name, indices, span));
+        }
         Some(self.pattern_tile(base, name, ps, fs, span))
     }
 
@@ -286,8 +292,7 @@ impl Checker<'_> {
         // The partition index: one unit-step range (or a single index), spanning value axis 0.
         let pcount = match ps.terms.as_slice() {
             [] => 1,
-            [t] if t.step == 1 && t.key == 0 => t.count,
-            [t] if t.count == 1 => t.count,
+            [t] if unit_partition(&ps) => t.count,
             _ => {
                 return refuse(
                     self,
@@ -707,6 +712,16 @@ impl Checker<'_> {
             cx,
             dest.unwrap_or(Dest::Temp),
         )
+    }
+}
+
+/// Whether a partition index is one unit-step range along value axis 0 (or a single index): the
+/// only partition index an on-chip access takes.
+fn unit_partition(ps: &Sum) -> bool {
+    match ps.terms.as_slice() {
+        [] => true,
+        [t] => (t.step == 1 && t.key == 0) || t.count == 1,
+        _ => false,
     }
 }
 
