@@ -93,6 +93,7 @@ mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
 mod mask_sums;
 mod tile_nd;
+mod unroll_axes;
 mod vectors;
 
 use crate::ast::{self, Span};
@@ -729,6 +730,8 @@ pub(crate) struct Checker<'a> {
     active_mask: Vec<penguin::MaskBound>,
     /// [`CheckedKernel::notes`].
     notes: Vec<String>,
+    /// unroll_axes: the axes of the index grid the statement being traced is unrolled over.
+    unroll: unroll_axes::UnrollAxesData,
 }
 
 impl<'a> Checker<'a> {
@@ -775,6 +778,7 @@ impl<'a> Checker<'a> {
             out_params: out_params::OutParamsData::default(),
             active_mask: Vec::new(),
             notes: Vec::new(),
+            unroll: unroll_axes::UnrollAxesData::default(),
         }
     }
 

@@ -561,7 +561,7 @@ impl Checker<'_> {
         }
     }
 
-    fn tile_of_name(&mut self, n: &str, span: &Span) -> Option<TileVal> {
+    pub(super) fn tile_of_name(&mut self, n: &str, span: &Span) -> Option<TileVal> {
         match self.lookup(n, span) {
             Value::Tile(t) => Some(t),
             Value::Param(t) => Some(TileVal::whole(t, self.tensor(t).shape)),

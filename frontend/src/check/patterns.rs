@@ -35,6 +35,8 @@ pub(super) struct Term {
     pub key: usize,
     pub count: u64,
     pub step: i64,
+    /// The number of axes of the index grid of the vector it comes from (`None`: a slice).
+    pub grid: Option<usize>,
 }
 
 /// An index as an affine start plus terms.
@@ -127,6 +129,7 @@ impl Checker<'_> {
                         key: dim,
                         count,
                         step: 1,
+                        grid: None,
                     }],
                 })
             }
@@ -171,6 +174,7 @@ impl Checker<'_> {
                         key: dim,
                         count,
                         step: st,
+                        grid: None,
                     }],
                 })
             }
@@ -234,10 +238,11 @@ impl Checker<'_> {
                 let terms = v
                     .terms()
                     .into_iter()
-                    .map(|(step, count, axis, _)| Term {
+                    .map(|(step, count, axis, ndim)| Term {
                         key: axis.unwrap_or(dim),
                         count,
                         step,
+                        grid: axis.map(|_| ndim),
                     })
                     .collect();
                 Some(Sum {
@@ -315,6 +320,7 @@ impl Checker<'_> {
             );
         }
         if let Some(t) = free.iter().find(|t| t.step <= 0) {
+            self.hint_unroll(t.grid, t.key, t.count);
             return refuse(
                 self,
                 format!(
@@ -336,12 +342,16 @@ impl Checker<'_> {
                 _ => merged.push((t.count, t.step)),
             }
         }
-        let free: Vec<(u64, i64)> = if free.len() <= 4 {
-            free.iter().map(|t| (t.count, t.step)).collect()
+        let free_terms = free;
+        let free: Vec<(u64, i64)> = if free_terms.len() <= 4 {
+            free_terms.iter().map(|t| (t.count, t.step)).collect()
         } else {
             merged
         };
         if free.len() > 4 {
+            if let Some(t) = free_terms.iter().find(|t| t.grid.is_some()) {
+                self.hint_unroll(t.grid, t.key, t.count);
+            }
             return refuse(
                 self,
                 format!(

@@ -79,6 +79,8 @@ struct Ax {
     count: u64,
     step: [i64; 2],
     slice: bool,
+    /// The number of axes of the index grid of its vector (`None`: a slice).
+    grid: Option<usize>,
 }
 
 impl Checker<'_> {
@@ -169,12 +171,14 @@ impl Checker<'_> {
                             key: d,
                             count: extent,
                             step: 1,
+                            grid: None,
                         }],
                     },
                     true,
                 ),
             };
             if let Some(t) = sum.terms.iter().find(|t| t.step <= 0 && t.count > 1) {
+                self.hint_unroll(t.grid, t.key, t.count);
                 refuse(
                     self,
                     format!(
@@ -221,6 +225,7 @@ impl Checker<'_> {
                     count: t.count,
                     step,
                     slice,
+                    grid: t.grid,
                 });
             }
         }
@@ -253,6 +258,7 @@ impl Checker<'_> {
                 count: 1,
                 step: [1, 0],
                 slice: false,
+                grid: None,
             }
         } else {
             merged.remove(0)
@@ -294,6 +300,10 @@ impl Checker<'_> {
             free = m;
         }
         if free.len() > room {
+            // unroll_axes: the outermost free axis of the grid, traced once per index.
+            if let Some(a) = merged.iter().find(|a| a.grid.is_some() && a.count > 1) {
+                self.hint_unroll(a.grid, a.key, a.count);
+            }
             return refuse(
                 self,
                 format!(

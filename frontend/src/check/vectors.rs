@@ -139,8 +139,14 @@ impl Checker<'_> {
         mentions_vector(self, e)
     }
 
-    /// An index vector: `nl.arange(...)`, optionally `[:, None]` / `[None, :]`, or a name.
+    /// An index vector: `nl.arange(...)`, optionally `[:, None]` / `[None, :]`, or a name;
+    /// along an axis being unrolled, its value there (`unroll_axes`).
     pub(crate) fn index_vec(&mut self, e: &Expr) -> Option<IndexVec> {
+        let v = self.index_vec_as_bound(e)?;
+        Some(self.fix_vector(v))
+    }
+
+    fn index_vec_as_bound(&mut self, e: &Expr) -> Option<IndexVec> {
         match &e.kind {
             ExprKind::Name(n) => match self.lookup(n, &e.span) {
                 Value::Vec(v) => Some(v),
@@ -168,7 +174,7 @@ impl Checker<'_> {
                 Some(IndexVec::range(start, stop.abs_diff(start), None, 1))
             }
             ExprKind::Subscript { value, indices } => {
-                let v = self.index_vec(value)?;
+                let v = self.index_vec_as_bound(value)?;
                 // `[:, None]`, `[None, :, None]`, ...: one whole slice (the vector's axis) among
                 // `None`s (new axes of one element).
                 let whole = |ix: &Index| {
