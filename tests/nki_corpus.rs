@@ -859,6 +859,30 @@ const PATTERN_CASES: &[Case] = &[
         tol: SUMS,
     },
     Case {
+        file: "nd_broadcast_ranks.nk",
+        inputs: &[("in_tensor", &[256, 48])],
+        // Windows of 6 elements: each minus its window's max; each times its window's sum.
+        reference: |m| {
+            let per = |f: fn(&[f64], f64) -> f64, red: fn(&[f64]) -> f64| {
+                m[0].rows_map(|r| {
+                    r.chunks(6)
+                        .flat_map(|w| {
+                            let k = red(w);
+                            w.iter().map(move |&x| f(&[x], k)).collect::<Vec<f64>>()
+                        })
+                        .collect()
+                })
+            };
+            let centered = per(
+                |x, k| x[0] - k,
+                |w| w.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            );
+            let scaled = per(|x, k| x[0] * k, |w| w.iter().sum());
+            vec![centered, scaled]
+        },
+        tol: SUMS,
+    },
+    Case {
         file: "pattern_nd_pool.nk",
         inputs: &[("in_tensor", &[128, 8, 16]), ("rows", &[128, 10])],
         // [C, 8, 16] images: the max and the mean of each 2 x 2 window ([C, 4, 8], stored as

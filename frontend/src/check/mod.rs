@@ -53,6 +53,7 @@
 // alloc_api: NKI's direct-allocation API (`ncc.sbuf.mod_alloc`), as buffer kinds.
 mod alloc_api;
 mod broadcast;
+mod broadcast_nd;
 mod calls;
 // classes: user classes, instances, bound methods, `@dataclass`, `raise`.
 mod classes;

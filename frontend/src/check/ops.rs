@@ -782,6 +782,12 @@ impl Checker<'_> {
                     // broadcast.rs: a `[1, F]` operand repeated on every partition (numpy rules).
                     let (a, b) = (Arg::Tile(a, sa), Arg::Tile(b, sb));
                     return self.elementwise(alu, a, b, span, cx, dest);
+                } else if let Some((a, b, dims)) = self.broadcast_nd(&a, &b) {
+                    // broadcast_nd.rs: N-D shapes broadcast along free axes of one element.
+                    let (a, b) = (Arg::Tile(a, sa), Arg::Tile(b, sb));
+                    let r = self.elementwise(alu, a, b, span, cx, dest)?;
+                    self.keep_shape(&r, Some(dims));
+                    return Some(r);
                 } else {
                     self.error(CheckError::ElementwiseShape {
                         op: alu.name(),
@@ -916,7 +922,32 @@ impl Checker<'_> {
         if let Some(axes) = axes {
             // A tile of more than 2 axes (patterns_nd) reduces over them as a pattern.
             let x = self.shaped_as_pattern(x);
-            return self.reduce_pattern_axes(rop, mean, x, &axes, &axis_e.span, span, cx, dest);
+            // `keepdims=True`: the result keeps the reduced axes, of one element each
+            // (`broadcast_nd` broadcasts it against the value reduced).
+            let kept = match (keepdims.map(|k| &k.kind), &x.pattern) {
+                (Some(crate::ast::ExprKind::Bool(true)), Some(p)) => {
+                    let rank = p.axes.len() as i64;
+                    let red: Vec<i64> = axes
+                        .iter()
+                        .map(|&a| if a < 0 { a + rank } else { a })
+                        .collect();
+                    Some(
+                        (0..p.axes.len())
+                            .map(|k| {
+                                if red.contains(&(k as i64)) {
+                                    1
+                                } else {
+                                    p.axes[k].count
+                                }
+                            })
+                            .collect::<Vec<u64>>(),
+                    )
+                }
+                _ => None,
+            };
+            let r = self.reduce_pattern_axes(rop, mean, x, &axes, &axis_e.span, span, cx, dest)?;
+            self.keep_shape(&r, kept.filter(|d| d.len() > 2));
+            return Some(r);
         }
         if !self.compute_src(&x, &sx, &format!("`{name}`")) {
             return None;
