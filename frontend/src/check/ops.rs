@@ -1161,6 +1161,14 @@ impl Checker<'_> {
             } else if free_bound && !penguin::InstData::free_maskable(&inst.op) {
                 "its free elements are a fixed-width result of the whole row: mask only the \
                  partition index"
+            } else if free_bound
+                && std::iter::once(&inst.dst)
+                    .chain(&inst.srcs)
+                    .any(|o| o.access.pattern.as_ref().is_some_and(|p| !p.clips(1)))
+            {
+                "an operand is an access pattern of several free axes, whose flattened free \
+                 index a bound cannot cut: mask only the partition index, or index the free \
+                 axis with one vector"
             } else {
                 inst.mask.extend(mask.iter().cloned());
                 continue;

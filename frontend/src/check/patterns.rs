@@ -324,8 +324,9 @@ impl Checker<'_> {
             return refuse(
                 self,
                 format!(
-                    "its free index steps by {}: nkc takes positive steps",
-                    t.step
+                    "its free index steps by {}: an access pattern takes positive steps{}",
+                    t.step,
+                    super::patterns_nd::UNROLL_NOTE
                 ),
             );
         }
@@ -355,8 +356,9 @@ impl Checker<'_> {
             return refuse(
                 self,
                 format!(
-                    "it has {} free axes; the machine's access patterns have at most 4",
-                    free.len()
+                    "it has {} free axes; the machine's access patterns have at most 4{}",
+                    free.len(),
+                    super::patterns_nd::UNROLL_NOTE
                 ),
             );
         }

@@ -30,6 +30,9 @@ use penguin::{AffineExpr, PatAxis, Pattern};
 /// Help for a multi-dimensional pattern nkc refuses.
 const HELP: &str = "index the partition dimension with a unit-step range and the others with sums of index vectors or slices whose steps are positive constants (at most 4 free axes on chip, 4 axes in all for an HBM tensor), each index vector along its own axis of the index grid";
 
+/// What unrolling (`unroll_axes`) takes, for refusals it would otherwise cure.
+pub(super) const UNROLL_NOTE: &str = "; a statement that writes a subscript indexed by the same grid (`out[i_p, 2 * i_y + i_x] = t[i_p, i_y + (1 - i_x)]`) is traced once per index of such an axis of the grid, up to 64 copies";
+
 /// How a subscript's dimensions lie in the stored tensor.
 pub(super) struct NdLayout<'a> {
     /// The logical dimensions.
@@ -182,8 +185,8 @@ impl Checker<'_> {
                 refuse(
                     self,
                     format!(
-                        "its index of dimension {d} steps by {}: nkc takes positive steps",
-                        t.step
+                        "its index of dimension {d} steps by {}: an access pattern takes positive steps{}",
+                        t.step, UNROLL_NOTE
                     ),
                 );
                 ok = false;
@@ -307,8 +310,9 @@ impl Checker<'_> {
             return refuse(
                 self,
                 format!(
-                    "it has {} free axes; the machine's access patterns have at most {room} here",
-                    free.len()
+                    "it has {} free axes; the machine's access patterns have at most {room} here{}",
+                    free.len(),
+                    UNROLL_NOTE
                 ),
             );
         }
