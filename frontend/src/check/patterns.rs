@@ -366,7 +366,8 @@ impl Checker<'_> {
             a.saturating_add((c - 1).saturating_mul(s as u64))
         });
         self.check_bounds(&ps.start, pcount, base.size[0], name, 0, span.clone())?;
-        self.check_bounds(&fs.start, fext, base.size[1], name, 1, span.clone())?;
+        let reach = super::patterns_nd::mask_reach(&free_terms, 1, fext);
+        self.check_bounds_masked(&fs.start, fext, base.size[1], name, 1, reach, span.clone())?;
         let (Some(p0), Some(f0)) = (
             lin(&base.start[0], 1, &ps.start, 1),
             lin(&base.start[1], 1, &fs.start, 1),
