@@ -1145,6 +1145,33 @@ mod tests {
     }
 
     #[test]
+    fn a_masked_pattern_clips_its_partition_axis_or_its_one_free_axis() {
+        let ax = |count, step: [i64; 2]| PatAxis {
+            count,
+            step: step.to_vec(),
+        };
+        // Overlapping windows of rows: [128 rows, 3 window rows, 32 columns].
+        let mut p = Pattern {
+            axes: vec![ax(128, [1, 0]), ax(3, [1, 0]), ax(32, [0, 1])],
+        };
+        assert!(p.clips(0) && !p.clips(1));
+        let mut start = vec![AffineExpr::constant(128), AffineExpr::constant(0)];
+        p.clip_index(0, (0, 70), &mut start);
+        assert_eq!(p.axes[0].count, 70);
+        assert_eq!(p.bounding_box(2), Some(vec![72, 32]));
+        assert_eq!(start[0].as_constant(), Some(128));
+        // One free axis of step 2, cut to its elements 3..7.
+        let mut q = Pattern {
+            axes: vec![ax(8, [1, 0]), ax(1, [0, 5]), ax(10, [0, 2])],
+        };
+        assert!(q.clips(1));
+        let mut start = vec![AffineExpr::constant(0), AffineExpr::constant(1)];
+        q.clip_index(1, (3, 7), &mut start);
+        assert_eq!(q.axes[2].count, 4);
+        assert_eq!(start[1].as_constant(), Some(7));
+    }
+
+    #[test]
     fn every_nan_is_stored_as_the_canonical_one() {
         let odd = f32::from_bits(0xffc0_1234);
         assert!(odd.is_nan());
