@@ -101,7 +101,7 @@ impl Checker<'_> {
     /// The axes to unroll statement `s` over, `(ndim, axis, count)`: empty when it needs none
     /// or unrolling does not cure it (then it is traced as written, and diagnosed).
     pub(super) fn unroll_plan(&mut self, s: &Stmt) -> Vec<(usize, usize, u64)> {
-        let mut subs: Vec<(&str, &[Index], &crate::ast::Span)> = Vec::new();
+        let mut subs: Vec<Sub<'_>> = Vec::new();
         match &s.kind {
             StmtKind::Assign {
                 target:
@@ -118,25 +118,41 @@ impl Checker<'_> {
             StmtKind::Expr(e) => subscripts(e, &mut subs),
             _ => return Vec::new(),
         }
-        // Only subscripts of tiles and tensors, by an index vector that reverses an axis or
-        // comes from a grid of more than 5 axes, can be refused for what unrolling cures.
         subs.retain(|&(name, ix, _)| {
-            let named = matches!(
+            matches!(
                 self.find(name).map(|b| &b.value),
                 Some(Value::Tile(_) | Value::Param(_))
-            );
-            named
-                && ix.iter().any(|i| match i {
-                    Index::Expr(e) if self.is_vector_expr(e) => {
-                        self.peek_vector(e).is_some_and(|v| {
-                            v.terms()
-                                .iter()
-                                .any(|&(step, len, _, ndim)| (step < 0 && len > 1) || ndim > 5)
-                        })
-                    }
-                    _ => false,
-                })
+            ) && ix
+                .iter()
+                .any(|i| matches!(i, Index::Expr(e) if self.is_vector_expr(e)))
         });
+        if subs.is_empty() {
+            return Vec::new();
+        }
+        // Reading without diagnostics must not mark a name as reported: the statement's own
+        // tracing reports it.
+        let reported = (self.reported.clone(), self.unrun_uses, self.unrun_undefined);
+        let plan = self.unroll_plan_quiet(subs);
+        (self.reported, self.unrun_uses, self.unrun_undefined) = reported;
+        plan
+    }
+
+    /// [`Checker::unroll_plan`] over the subscripts `subs`, read without diagnostics.
+    fn unroll_plan_quiet(&mut self, mut subs: Vec<Sub<'_>>) -> Vec<(usize, usize, u64)> {
+        // Only subscripts by an index vector that reverses an axis or comes from a grid of
+        // more than 5 axes can be refused for what unrolling cures.
+        let n = self.errors.len();
+        subs.retain(|&(_, ix, _)| {
+            ix.iter().any(|i| match i {
+                Index::Expr(e) if self.is_vector_expr(e) => self.peek_vector(e).is_some_and(|v| {
+                    v.terms()
+                        .iter()
+                        .any(|&(step, len, _, ndim)| (step < 0 && len > 1) || ndim > 5)
+                }),
+                _ => false,
+            })
+        });
+        self.errors.truncate(n);
         if subs.is_empty() {
             return Vec::new();
         }
@@ -190,8 +206,11 @@ impl Checker<'_> {
     }
 }
 
-/// The subscripts of names in `e`, `(name, indices, span)`.
-fn subscripts<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e [Index], &'e crate::ast::Span)>) {
+/// A subscript of a name: `(name, indices, span)`.
+type Sub<'e> = (&'e str, &'e [Index], &'e crate::ast::Span);
+
+/// The subscripts of names in `e`.
+fn subscripts<'e>(e: &'e Expr, out: &mut Vec<Sub<'e>>) {
     match &e.kind {
         ExprKind::Subscript { value, indices } => {
             if let ExprKind::Name(n) = &value.kind {
