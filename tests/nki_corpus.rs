@@ -827,6 +827,86 @@ const PATTERN_CASES: &[Case] = &[
         tol: SUMS,
     },
     Case {
+        file: "window_partition_load.nk",
+        inputs: &[("in_tensor", &[200, 32])],
+        // The max of each 3 x 3 window at stride 1: [198, 30].
+        reference: |m| {
+            let mut out = Mat::zeros(198, 30);
+            for h in 0..198 {
+                for w in 0..30 {
+                    let mut v = f64::NEG_INFINITY;
+                    for kh in 0..3 {
+                        for kw in 0..3 {
+                            v = v.max(m[0].at(h + kh, w + kw));
+                        }
+                    }
+                    out.set(h, w, v);
+                }
+            }
+            vec![out]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "pattern_reverse.nk",
+        inputs: &[("in_tensor", &[256, 32])],
+        // Each block of 8 backwards; each pair exchanged, times 3, plus the element itself.
+        reference: |m| {
+            let rev = m[0].rows_map(|r| (0..32).map(|k| r[(k / 8) * 8 + 7 - k % 8]).collect());
+            let swp = m[0].rows_map(|r| (0..32).map(|k| 3.0 * r[k ^ 1] + r[k]).collect());
+            vec![rev, swp]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "pattern_many_axes.nk",
+        inputs: &[("in_tensor", &[128, 4, 4, 4])],
+        // Output voxel (2y + x) per axis: v[y + x] + 0.5 v[y + 1 - x] along depth.
+        reference: |m| {
+            let v = |c: usize, d: usize, h: usize, w: usize| m[0].at(c * 16 + d * 4 + h, w);
+            let mut out = Mat::zeros(128, 216);
+            for c in 0..128 {
+                for d in 0..6 {
+                    for h in 0..6 {
+                        for w in 0..6 {
+                            let (dy, dx, hy, hx, wy, wx) =
+                                (d / 2, d % 2, h / 2, h % 2, w / 2, w % 2);
+                            let x = v(c, dy + dx, hy + hx, wy + wx)
+                                + 0.5 * v(c, dy + 1 - dx, hy + hx, wy + wx);
+                            out.set(c, d * 36 + h * 6 + w, x);
+                        }
+                    }
+                }
+            }
+            vec![out]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "nd_broadcast_ranks.nk",
+        inputs: &[("in_tensor", &[256, 48])],
+        // Windows of 6 elements: each minus its window's max; each times its window's sum.
+        reference: |m| {
+            let per = |f: fn(&[f64], f64) -> f64, red: fn(&[f64]) -> f64| {
+                m[0].rows_map(|r| {
+                    r.chunks(6)
+                        .flat_map(|w| {
+                            let k = red(w);
+                            w.iter().map(move |&x| f(&[x], k)).collect::<Vec<f64>>()
+                        })
+                        .collect()
+                })
+            };
+            let centered = per(
+                |x, k| x[0] - k,
+                |w| w.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            );
+            let scaled = per(|x, k| x[0] * k, |w| w.iter().sum());
+            vec![centered, scaled]
+        },
+        tol: SUMS,
+    },
+    Case {
         file: "pattern_nd_pool.nk",
         inputs: &[("in_tensor", &[128, 8, 16]), ("rows", &[128, 10])],
         // [C, 8, 16] images: the max and the mean of each 2 x 2 window ([C, 4, 8], stored as

@@ -396,6 +396,50 @@ impl Pattern {
         Some(flat.len() != n)
     }
 
+    /// Whether the elements `[lo, hi)` of index `dim` of the value (0: its partition axis, 1:
+    /// its flattened free axes) are themselves a pattern: always for the partition axis; for
+    /// the free index when at most one free axis has more than one element.
+    pub fn clips(&self, dim: usize) -> bool {
+        dim == 0 || self.axes.iter().skip(1).filter(|a| a.count > 1).count() <= 1
+    }
+
+    /// The axis index `dim` of the value runs along when it [`Pattern::clips`]: the partition
+    /// axis, or the one free axis of more than one element (the last free axis when none has).
+    pub fn clipped_axis(&self, dim: usize) -> Option<&PatAxis> {
+        self.axes.get(self.clipped_axis_index(dim))
+    }
+
+    fn clipped_axis_mut(&mut self, dim: usize) -> Option<&mut PatAxis> {
+        let k = self.clipped_axis_index(dim);
+        self.axes.get_mut(k)
+    }
+
+    fn clipped_axis_index(&self, dim: usize) -> usize {
+        if dim == 0 {
+            return 0;
+        }
+        (1..self.axes.len())
+            .find(|&k| self.axes[k].count > 1)
+            .unwrap_or(self.axes.len().saturating_sub(1))
+    }
+
+    /// Cuts index `dim` of the value to `[lo, hi)` (see [`Pattern::clips`], which must hold):
+    /// the axis it runs along keeps `hi - lo` elements from its `lo`-th, whose offset is added
+    /// to `start` (one per tensor dimension).
+    pub fn clip_index(&mut self, dim: usize, (lo, hi): (u64, u64), start: &mut [AffineExpr]) {
+        let Some(a) = self.clipped_axis_mut(dim) else {
+            return;
+        };
+        for (e, &s) in start.iter_mut().zip(&a.step) {
+            // Saturating: a start this large is out of range anyway, and reported.
+            let c = e
+                .constant_term()
+                .saturating_add((lo as i64).saturating_mul(s));
+            *e = AffineExpr::from_terms(e.terms().iter().copied(), c);
+        }
+        a.count = hi - lo;
+    }
+
     /// The offsets (per tensor dimension, from the start) of every value element, in the
     /// value's row-major order.
     pub fn offsets(&self) -> Vec<Vec<i64>> {
@@ -785,7 +829,12 @@ impl InstData {
             Op::Reduce { .. } | Op::BnStats | Op::Scatter { .. } => &self.srcs.first()?.access,
             _ => &self.dst.access,
         };
-        match acc.size.as_slice() {
+        // A pattern's value, not its bounding box, is what the instruction iterates over.
+        let shape = match &acc.pattern {
+            Some(p) => p.value_shape(),
+            None => acc.size.clone(),
+        };
+        match shape.as_slice() {
             &[p, f] => Some([p, f]),
             _ => None,
         }
@@ -873,6 +922,20 @@ impl InstData {
         );
         let clip = |o: &Operand, is_hbm: bool| {
             let mut o = o.clone();
+            if let Some(p) = &o.access.pattern {
+                let value = p.value_shape();
+                let mut p = p.clone();
+                for d in 0..2 {
+                    if value[d] == shape[d] && active[d] != (0, shape[d]) {
+                        p.clip_index(d, active[d], &mut o.access.start);
+                    }
+                }
+                if let Some(size) = p.bounding_box(o.access.start.len()) {
+                    o.access.size = size;
+                }
+                o.access.pattern = Some(p);
+                return o;
+            }
             for d in 0..2 {
                 if (d == 1 || !is_hbm) && o.access.size.get(d) == Some(&shape[d]) {
                     let (lo, hi) = active[d];
@@ -1079,6 +1142,33 @@ mod tests {
         assert_eq!(bits(ActFunc::Relu.apply(-0.0)), bits(0.0));
         assert_eq!(ActFunc::Relu.apply(-5.0), 0.0);
         assert!(ActFunc::Relu.apply(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn a_masked_pattern_clips_its_partition_axis_or_its_one_free_axis() {
+        let ax = |count, step: [i64; 2]| PatAxis {
+            count,
+            step: step.to_vec(),
+        };
+        // Overlapping windows of rows: [128 rows, 3 window rows, 32 columns].
+        let mut p = Pattern {
+            axes: vec![ax(128, [1, 0]), ax(3, [1, 0]), ax(32, [0, 1])],
+        };
+        assert!(p.clips(0) && !p.clips(1));
+        let mut start = vec![AffineExpr::constant(128), AffineExpr::constant(0)];
+        p.clip_index(0, (0, 70), &mut start);
+        assert_eq!(p.axes[0].count, 70);
+        assert_eq!(p.bounding_box(2), Some(vec![72, 32]));
+        assert_eq!(start[0].as_constant(), Some(128));
+        // One free axis of step 2, cut to its elements 3..7.
+        let mut q = Pattern {
+            axes: vec![ax(8, [1, 0]), ax(1, [0, 5]), ax(10, [0, 2])],
+        };
+        assert!(q.clips(1));
+        let mut start = vec![AffineExpr::constant(0), AffineExpr::constant(1)];
+        q.clip_index(1, (3, 7), &mut start);
+        assert_eq!(q.axes[2].count, 4);
+        assert_eq!(start[1].as_constant(), Some(7));
     }
 
     #[test]

@@ -53,6 +53,7 @@
 // alloc_api: NKI's direct-allocation API (`ncc.sbuf.mod_alloc`), as buffer kinds.
 mod alloc_api;
 mod broadcast;
+mod broadcast_nd;
 mod calls;
 // classes: user classes, instances, bound methods, `@dataclass`, `raise`.
 mod classes;
@@ -93,6 +94,7 @@ mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
 mod mask_sums;
 mod tile_nd;
+mod unroll_axes;
 mod vectors;
 
 use crate::ast::{self, Span};
@@ -729,6 +731,8 @@ pub(crate) struct Checker<'a> {
     active_mask: Vec<penguin::MaskBound>,
     /// [`CheckedKernel::notes`].
     notes: Vec<String>,
+    /// unroll_axes: the axes of the index grid the statement being traced is unrolled over.
+    unroll: unroll_axes::UnrollAxesData,
 }
 
 impl<'a> Checker<'a> {
@@ -775,6 +779,7 @@ impl<'a> Checker<'a> {
             out_params: out_params::OutParamsData::default(),
             active_mask: Vec::new(),
             notes: Vec::new(),
+            unroll: unroll_axes::UnrollAxesData::default(),
         }
     }
 

@@ -239,7 +239,7 @@ pub(super) fn writes_psum(op: &Op) -> bool {
 }
 
 /// The axes of `axis=` when they are not the free axis alone: a literal list or tuple of
-/// integers other than `[1]` / `[-1]`, or an integer other than `1` / `-1` (`patterns`).
+/// several nonzero integers, or one other than `0`, `1` and `-1` (`patterns`).
 fn pattern_axes(e: &Expr) -> Option<Vec<i64>> {
     let int = |e: &Expr| match &e.kind {
         ExprKind::Int(v) => Some(*v),
@@ -258,7 +258,10 @@ fn pattern_axes(e: &Expr) -> Option<Vec<i64>> {
         }
         _ => vec![int(e)?],
     };
-    (axes != [1] && axes != [-1] && axes.iter().all(|&a| a >= 2 || a <= -2)).then_some(axes)
+    // One free axis of a 2-D tile is the plain reduction; several axes (`axis=[1, 3]`) or
+    // axes past the first free one name axes of an access-pattern value.
+    let plain = axes.len() == 1 && matches!(axes[0], -1..=1);
+    (!plain && axes.iter().all(|&a| a != 0)).then_some(axes)
 }
 
 /// NKI operations nkc does not have, with what to write instead: `(note, help)`.
@@ -558,7 +561,7 @@ impl Checker<'_> {
         }
     }
 
-    fn tile_of_name(&mut self, n: &str, span: &Span) -> Option<TileVal> {
+    pub(super) fn tile_of_name(&mut self, n: &str, span: &Span) -> Option<TileVal> {
         match self.lookup(n, span) {
             Value::Tile(t) => Some(t),
             Value::Param(t) => Some(TileVal::whole(t, self.tensor(t).shape)),
@@ -779,6 +782,12 @@ impl Checker<'_> {
                     // broadcast.rs: a `[1, F]` operand repeated on every partition (numpy rules).
                     let (a, b) = (Arg::Tile(a, sa), Arg::Tile(b, sb));
                     return self.elementwise(alu, a, b, span, cx, dest);
+                } else if let Some((a, b, dims)) = self.broadcast_nd(&a, &b) {
+                    // broadcast_nd.rs: N-D shapes broadcast along free axes of one element.
+                    let (a, b) = (Arg::Tile(a, sa), Arg::Tile(b, sb));
+                    let r = self.elementwise(alu, a, b, span, cx, dest)?;
+                    self.keep_shape(&r, Some(dims));
+                    return Some(r);
                 } else {
                     self.error(CheckError::ElementwiseShape {
                         op: alu.name(),
@@ -913,7 +922,32 @@ impl Checker<'_> {
         if let Some(axes) = axes {
             // A tile of more than 2 axes (patterns_nd) reduces over them as a pattern.
             let x = self.shaped_as_pattern(x);
-            return self.reduce_pattern_axes(rop, mean, x, &axes, &axis_e.span, span, cx, dest);
+            // `keepdims=True`: the result keeps the reduced axes, of one element each
+            // (`broadcast_nd` broadcasts it against the value reduced).
+            let kept = match (keepdims.map(|k| &k.kind), &x.pattern) {
+                (Some(crate::ast::ExprKind::Bool(true)), Some(p)) => {
+                    let rank = p.axes.len() as i64;
+                    let red: Vec<i64> = axes
+                        .iter()
+                        .map(|&a| if a < 0 { a + rank } else { a })
+                        .collect();
+                    Some(
+                        (0..p.axes.len())
+                            .map(|k| {
+                                if red.contains(&(k as i64)) {
+                                    1
+                                } else {
+                                    p.axes[k].count
+                                }
+                            })
+                            .collect::<Vec<u64>>(),
+                    )
+                }
+                _ => None,
+            };
+            let r = self.reduce_pattern_axes(rop, mean, x, &axes, &axis_e.span, span, cx, dest)?;
+            self.keep_shape(&r, kept.filter(|d| d.len() > 2));
+            return Some(r);
         }
         if !self.compute_src(&x, &sx, &format!("`{name}`")) {
             return None;
@@ -1127,6 +1161,14 @@ impl Checker<'_> {
             } else if free_bound && !penguin::InstData::free_maskable(&inst.op) {
                 "its free elements are a fixed-width result of the whole row: mask only the \
                  partition index"
+            } else if free_bound
+                && std::iter::once(&inst.dst)
+                    .chain(&inst.srcs)
+                    .any(|o| o.access.pattern.as_ref().is_some_and(|p| !p.clips(1)))
+            {
+                "an operand is an access pattern of several free axes, whose flattened free \
+                 index a bound cannot cut: mask only the partition index, or index the free \
+                 axis with one vector"
             } else {
                 inst.mask.extend(mask.iter().cloned());
                 continue;

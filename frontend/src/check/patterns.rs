@@ -35,6 +35,8 @@ pub(super) struct Term {
     pub key: usize,
     pub count: u64,
     pub step: i64,
+    /// The number of axes of the index grid of the vector it comes from (`None`: a slice).
+    pub grid: Option<usize>,
 }
 
 /// An index as an affine start plus terms.
@@ -82,6 +84,12 @@ impl Checker<'_> {
         let (Some(ps), Some(fs)) = (sums[0].take(), sums[1].take()) else {
             return Some(None);
         };
+        // A DMA reads HBM along any axes: a partition index the on-chip reading refuses
+        // (`x[i_h + i_kh, i_w]`, overlapping windows of rows) is an HBM access pattern.
+        if self.tensor(base.tensor).memory == penguin::Memory::Hbm && !unit_partition(&ps) {
+            let lay = super::patterns_nd::NdLayout::hbm(&base.size);
+            return Some(self.nd_pattern(base, &lay, name, indices, span));
+        }
         Some(self.pattern_tile(base, name, ps, fs, span))
     }
 
@@ -121,6 +129,7 @@ impl Checker<'_> {
                         key: dim,
                         count,
                         step: 1,
+                        grid: None,
                     }],
                 })
             }
@@ -165,6 +174,7 @@ impl Checker<'_> {
                         key: dim,
                         count,
                         step: st,
+                        grid: None,
                     }],
                 })
             }
@@ -228,10 +238,11 @@ impl Checker<'_> {
                 let terms = v
                     .terms()
                     .into_iter()
-                    .map(|(step, count, axis, _)| Term {
+                    .map(|(step, count, axis, ndim)| Term {
                         key: axis.unwrap_or(dim),
                         count,
                         step,
+                        grid: axis.map(|_| ndim),
                     })
                     .collect();
                 Some(Sum {
@@ -286,8 +297,7 @@ impl Checker<'_> {
         // The partition index: one unit-step range (or a single index), spanning value axis 0.
         let pcount = match ps.terms.as_slice() {
             [] => 1,
-            [t] if t.step == 1 && t.key == 0 => t.count,
-            [t] if t.count == 1 => t.count,
+            [t] if unit_partition(&ps) => t.count,
             _ => {
                 return refuse(
                     self,
@@ -310,11 +320,13 @@ impl Checker<'_> {
             );
         }
         if let Some(t) = free.iter().find(|t| t.step <= 0) {
+            self.hint_unroll(t.grid, t.key, t.count);
             return refuse(
                 self,
                 format!(
-                    "its free index steps by {}: nkc takes positive steps",
-                    t.step
+                    "its free index steps by {}: an access pattern takes positive steps{}",
+                    t.step,
+                    super::patterns_nd::UNROLL_NOTE
                 ),
             );
         }
@@ -331,17 +343,22 @@ impl Checker<'_> {
                 _ => merged.push((t.count, t.step)),
             }
         }
-        let free: Vec<(u64, i64)> = if free.len() <= 4 {
-            free.iter().map(|t| (t.count, t.step)).collect()
+        let free_terms = free;
+        let free: Vec<(u64, i64)> = if free_terms.len() <= 4 {
+            free_terms.iter().map(|t| (t.count, t.step)).collect()
         } else {
             merged
         };
         if free.len() > 4 {
+            if let Some(t) = free_terms.iter().find(|t| t.grid.is_some()) {
+                self.hint_unroll(t.grid, t.key, t.count);
+            }
             return refuse(
                 self,
                 format!(
-                    "it has {} free axes; the machine's access patterns have at most 4",
-                    free.len()
+                    "it has {} free axes; the machine's access patterns have at most 4{}",
+                    free.len(),
+                    super::patterns_nd::UNROLL_NOTE
                 ),
             );
         }
@@ -349,7 +366,8 @@ impl Checker<'_> {
             a.saturating_add((c - 1).saturating_mul(s as u64))
         });
         self.check_bounds(&ps.start, pcount, base.size[0], name, 0, span.clone())?;
-        self.check_bounds(&fs.start, fext, base.size[1], name, 1, span.clone())?;
+        let reach = super::patterns_nd::mask_reach(&free_terms, 1, fext);
+        self.check_bounds_masked(&fs.start, fext, base.size[1], name, 1, reach, span.clone())?;
         let (Some(p0), Some(f0)) = (
             lin(&base.start[0], 1, &ps.start, 1),
             lin(&base.start[1], 1, &fs.start, 1),
@@ -707,6 +725,16 @@ impl Checker<'_> {
             cx,
             dest.unwrap_or(Dest::Temp),
         )
+    }
+}
+
+/// Whether a partition index is one unit-step range along value axis 0 (or a single index): the
+/// only partition index an on-chip access takes.
+fn unit_partition(ps: &Sum) -> bool {
+    match ps.terms.as_slice() {
+        [] => true,
+        [t] => (t.step == 1 && t.key == 0) || t.count == 1,
+        _ => false,
     }
 }
 

@@ -30,6 +30,9 @@ use penguin::{AffineExpr, PatAxis, Pattern};
 /// Help for a multi-dimensional pattern nkc refuses.
 const HELP: &str = "index the partition dimension with a unit-step range and the others with sums of index vectors or slices whose steps are positive constants (at most 4 free axes on chip, 4 axes in all for an HBM tensor), each index vector along its own axis of the index grid";
 
+/// What unrolling (`unroll_axes`) takes, for refusals it would otherwise cure.
+pub(super) const UNROLL_NOTE: &str = "; a statement that writes a subscript indexed by the same grid (`out[i_p, 2 * i_y + i_x] = t[i_p, i_y + (1 - i_x)]`) is traced once per index of such an axis of the grid, up to 64 copies";
+
 /// How a subscript's dimensions lie in the stored tensor.
 pub(super) struct NdLayout<'a> {
     /// The logical dimensions.
@@ -73,12 +76,32 @@ impl NdLayout<'_> {
     }
 }
 
+/// How a mask bound on index `ax` of the value (0: partition, 1: free) cuts an index of
+/// `terms` reaching `ext` elements ([`Checker::check_bounds_masked`]): one term (or none) as a
+/// box does; on the partition index, the term of the partition axis (key 0) with its step,
+/// the others reaching past it; otherwise no bound cuts it.
+pub(super) fn mask_reach(terms: &[Term], ax: usize, ext: u64) -> Option<(i64, i64)> {
+    let moving: Vec<&Term> = terms.iter().filter(|t| t.count > 1).collect();
+    let axis = match (moving.as_slice(), ax) {
+        ([], _) => return Some((1, 0)),
+        ([t], _) if t.step == 1 => return Some((1, 0)),
+        ([t], 1) => t,
+        (_, 0) => moving.iter().find(|t| t.key == 0)?,
+        _ => return None,
+    };
+    let reach = i64::try_from(axis.count - 1).ok()?.checked_mul(axis.step)?;
+    let rest = i64::try_from(ext).ok()?.checked_sub(reach)?;
+    Some((axis.step, rest.checked_sub(axis.step)?))
+}
+
 /// One value axis being built: its key, count, stored steps, and whether a slice made it.
 struct Ax {
     key: usize,
     count: u64,
     step: [i64; 2],
     slice: bool,
+    /// The number of axes of the index grid of its vector (`None`: a slice).
+    grid: Option<usize>,
 }
 
 impl Checker<'_> {
@@ -169,17 +192,19 @@ impl Checker<'_> {
                             key: d,
                             count: extent,
                             step: 1,
+                            grid: None,
                         }],
                     },
                     true,
                 ),
             };
             if let Some(t) = sum.terms.iter().find(|t| t.step <= 0 && t.count > 1) {
+                self.hint_unroll(t.grid, t.key, t.count);
                 refuse(
                     self,
                     format!(
-                        "its index of dimension {d} steps by {}: nkc takes positive steps",
-                        t.step
+                        "its index of dimension {d} steps by {}: an access pattern takes positive steps{}",
+                        t.step, UNROLL_NOTE
                     ),
                 );
                 ok = false;
@@ -190,8 +215,9 @@ impl Checker<'_> {
             });
             let at = indices.get(d).map_or(span.clone(), |ix| ix.span());
             let ax = usize::from(lay.strides[d][1] != 0);
+            let reach = mask_reach(&sum.terms, ax, ext);
             if self
-                .check_bounds(&sum.start, ext, extent, name, ax, at)
+                .check_bounds_masked(&sum.start, ext, extent, name, ax, reach, at)
                 .is_none()
             {
                 ok = false;
@@ -221,6 +247,7 @@ impl Checker<'_> {
                     count: t.count,
                     step,
                     slice,
+                    grid: t.grid,
                 });
             }
         }
@@ -253,6 +280,7 @@ impl Checker<'_> {
                 count: 1,
                 step: [1, 0],
                 slice: false,
+                grid: None,
             }
         } else {
             merged.remove(0)
@@ -294,11 +322,16 @@ impl Checker<'_> {
             free = m;
         }
         if free.len() > room {
+            // unroll_axes: the outermost free axis of the grid, traced once per index.
+            if let Some(a) = merged.iter().find(|a| a.grid.is_some() && a.count > 1) {
+                self.hint_unroll(a.grid, a.key, a.count);
+            }
             return refuse(
                 self,
                 format!(
-                    "it has {} free axes; the machine's access patterns have at most {room} here",
-                    free.len()
+                    "it has {} free axes; the machine's access patterns have at most {room} here{}",
+                    free.len(),
+                    UNROLL_NOTE
                 ),
             );
         }

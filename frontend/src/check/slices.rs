@@ -190,6 +190,24 @@ impl Checker<'_> {
         dim: usize,
         span: Span,
     ) -> Option<()> {
+        self.check_bounds_masked(lo, size, extent, name, dim, Some((1, 0)), span)
+    }
+
+    /// [`Checker::check_bounds`] of a dimension whose elements under a mask bound `b` on index
+    /// `dim` reach from `lo + scale·b` to `lo + scale·b + shift` (`(1, 0)` for a box; a
+    /// pattern's: its masked axis's step, and what its other axes reach past that axis);
+    /// `None` when no mask bound cuts the dimension.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn check_bounds_masked(
+        &mut self,
+        lo: &AffineExpr,
+        size: u64,
+        extent: u64,
+        name: &str,
+        dim: usize,
+        reach: Option<(i64, i64)>,
+        span: Span,
+    ) -> Option<()> {
         // With two iterations or more, a larger coefficient already leaves the tensor; with one,
         // it would overflow once a pipeliner shifts the loop variable by a stage.
         if let Some(&(axis, c)) = lo
@@ -220,7 +238,7 @@ impl Checker<'_> {
         // Under a mask (vectors.rs), a slice may reach past the tensor where the mask drops it.
         let (min, max) = range128(lo, &bounds);
         let (low, high) = (min < 0, max + size as i128 > extent as i128);
-        if self.mask_keeps_in_bounds(lo, dim, extent, low, high) {
+        if reach.is_some_and(|r| self.mask_keeps_in_bounds(lo, dim, extent, low, high, r)) {
             return Some(());
         }
         // The first violating iteration in loop order: fix each axis, outermost first, to the

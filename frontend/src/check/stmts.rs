@@ -406,11 +406,31 @@ impl Checker<'_> {
             in_loop_body: in_loop,
             ..StmtCtx::default()
         };
+        // unroll_axes: a statement whose patterns need fewer axes, once per index of those.
+        let plan = self.unroll_plan(s);
+        if plan.is_empty() {
+            self.stmt_kind(s, &mut cx);
+        } else {
+            for fixed in Self::unroll_copies(&plan) {
+                let n = self.errors.len();
+                self.unroll.fixed = fixed;
+                self.stmt_kind(s, &mut cx);
+                if self.errors.len() > n {
+                    break;
+                }
+            }
+            self.unroll.fixed.clear();
+        }
+        self.stmt_effects(cx, &s.span, out);
+    }
+
+    /// What statement `s` does, traced into `cx`.
+    fn stmt_kind(&mut self, s: &ast::Stmt, cx: &mut StmtCtx) {
         match &s.kind {
             StmtKind::Assign {
                 target: Target::Name(id),
                 value,
-            } => self.assign(id, value, &mut cx),
+            } => self.assign(id, value, cx),
             StmtKind::Assign {
                 target:
                     Target::Subscript {
@@ -428,7 +448,7 @@ impl Checker<'_> {
                             accumulate: false,
                         };
                         self.emit(
-                            &mut cx,
+                            cx,
                             Op::Memset { value: v as f32 },
                             vec![],
                             res,
@@ -440,20 +460,20 @@ impl Checker<'_> {
                             target,
                             accumulate: false,
                         };
-                        self.tile_expr(value, &mut cx, dest, true);
+                        self.tile_expr(value, cx, dest, true);
                     }
                 }
             }
             StmtKind::AugAssign { target, op, value } => {
-                self.aug_assign(target, *op, value, &s.span, &mut cx)
+                self.aug_assign(target, *op, value, &s.span, cx)
             }
             StmtKind::Expr(e) => {
                 if is_store(e) {
-                    self.store(e, &mut cx);
-                } else if self.dst_call(e, &mut cx) {
+                    self.store(e, cx);
+                } else if self.dst_call(e, cx) {
                     // `op(dst=t, ...)`: checked as `t[...] = op(...)` (or a load or store).
                 } else if matches!(e.kind, ExprKind::Call { .. }) {
-                    if self.tile_expr(e, &mut cx, Dest::Temp, true).is_some() {
+                    if self.tile_expr(e, cx, Dest::Temp, true).is_some() {
                         self.error(CheckError::UnusedResult { at: e.span.clone() });
                     }
                 } else if !matches!(e.kind, ExprKind::Error) {
@@ -480,7 +500,7 @@ impl Checker<'_> {
             StmtKind::Assign {
                 target: Target::Tuple { names, span },
                 value,
-            } => self.unpack(names, value, span, &mut cx),
+            } => self.unpack(names, value, span, cx),
             StmtKind::Assert { .. } | StmtKind::If { .. } => {}
             StmtKind::Recovered { binds } => {
                 for id in binds {
@@ -491,6 +511,10 @@ impl Checker<'_> {
             }
             StmtKind::Pass | StmtKind::Error => {}
         }
+    }
+
+    /// Records what the instructions of a traced statement write, and appends them to `out`.
+    fn stmt_effects(&mut self, cx: StmtCtx, span: &Span, out: &mut Vec<CStmt>) {
         for inst in &cx.insts {
             (self.tile_nd.accessed).extend(inst.srcs.iter().map(|s| s.tensor));
             self.tile_nd.accessed.insert(inst.dst.tensor);
@@ -508,7 +532,7 @@ impl Checker<'_> {
             out.push(CStmt {
                 kind: CStmtKind::Insts(cx.insts),
                 annot: cx.annot,
-                span: s.span.clone(),
+                span: span.clone(),
             });
         }
     }

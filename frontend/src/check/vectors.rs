@@ -139,8 +139,14 @@ impl Checker<'_> {
         mentions_vector(self, e)
     }
 
-    /// An index vector: `nl.arange(...)`, optionally `[:, None]` / `[None, :]`, or a name.
+    /// An index vector: `nl.arange(...)`, optionally `[:, None]` / `[None, :]`, or a name;
+    /// along an axis being unrolled, its value there (`unroll_axes`).
     pub(crate) fn index_vec(&mut self, e: &Expr) -> Option<IndexVec> {
+        let v = self.index_vec_as_bound(e)?;
+        Some(self.fix_vector(v))
+    }
+
+    fn index_vec_as_bound(&mut self, e: &Expr) -> Option<IndexVec> {
         match &e.kind {
             ExprKind::Name(n) => match self.lookup(n, &e.span) {
                 Value::Vec(v) => Some(v),
@@ -168,7 +174,7 @@ impl Checker<'_> {
                 Some(IndexVec::range(start, stop.abs_diff(start), None, 1))
             }
             ExprKind::Subscript { value, indices } => {
-                let v = self.index_vec(value)?;
+                let v = self.index_vec_as_bound(value)?;
                 // `[:, None]`, `[None, :, None]`, ...: one whole slice (the vector's axis) among
                 // `None`s (new axes of one element).
                 let whole = |ix: &Index| {
@@ -730,8 +736,9 @@ impl Checker<'_> {
 
     /// Whether the subscript of dimension `dim` starting at `lo` (of `size` elements, in a tensor
     /// of `extent`) stays inside the tensor where the active mask keeps it: some mask bound on
-    /// that dimension keeps `lo + bound` within `0` (lower) or `extent` (upper) in every
-    /// iteration. `violates_low` / `violates_high` say which side the plain check failed on.
+    /// that dimension keeps `lo + scale·bound` at least `0` (lower), or `lo + scale·bound +
+    /// shift` at most `extent` (upper), in every iteration (`(scale, shift)` is `(1, 0)` for a
+    /// box; [`Checker::check_bounds_masked`]). `violates_low` / `violates_high` say which side the plain check failed on.
     pub(crate) fn mask_keeps_in_bounds(
         &self,
         lo: &AffineExpr,
@@ -739,6 +746,7 @@ impl Checker<'_> {
         extent: u64,
         violates_low: bool,
         violates_high: bool,
+        (scale, shift): (i64, i64),
     ) -> bool {
         if self.active_mask.is_empty() || dim > 1 {
             return false;
@@ -751,16 +759,25 @@ impl Checker<'_> {
             self.active_mask
                 .iter()
                 .filter(|b| b.dim.index() == dim && b.lower == lower)
-                .any(|b| match lin(lo, 1, &b.bound, 1) {
-                    Some(e) => {
-                        let (min, max) = range128(&e, &bounds);
-                        if lower {
-                            min >= 0
-                        } else {
-                            max <= extent as i128
+                .any(|b| {
+                    match lin(lo, 1, &b.bound, scale).and_then(|e| {
+                        lin(
+                            &e,
+                            1,
+                            &AffineExpr::constant(if lower { 0 } else { shift }),
+                            1,
+                        )
+                    }) {
+                        Some(e) => {
+                            let (min, max) = range128(&e, &bounds);
+                            if lower {
+                                min >= 0
+                            } else {
+                                max <= extent as i128
+                            }
                         }
+                        None => false,
                     }
-                    None => false,
                 })
         };
         (!violates_low || held(true)) && (!violates_high || held(false))

@@ -4,7 +4,7 @@
 use super::{AnyEntity, Ctx, Verifier};
 use crate::affine::{AffineExpr, CmpOp};
 use crate::entities::Axis;
-use crate::ir::{Access, Function, MaskBound, Memory, TensorData};
+use crate::ir::{Access, Function, MaskBound, Memory, Pattern, TensorData};
 use crate::write::iv_name;
 
 /// The box of iterations of the enclosing loops, `(axis, min, max)` inclusive, tightened by the
@@ -52,8 +52,15 @@ pub(super) fn iteration_box(f: &Function, ctx: &Ctx) -> Option<Vec<(Axis, i128, 
 }
 
 /// The mask's bounds on one dimension of an access, when the mask clips it.
+///
+/// A bound `b` on an index whose elements are `scale` apart in this dimension holds the access
+/// in when `start + scale·b` (lower) or `start + scale·b + shift` (upper) does: a box has
+/// `scale` 1 and `shift` 0; a pattern's axis of step `s` reaching `rest` elements past its own
+/// ones has `scale` `s` and `shift` `rest - s`.
 struct Clips<'m> {
     bounds: Vec<&'m MaskBound>,
+    scale: i64,
+    shift: i64,
 }
 
 impl Verifier<'_> {
@@ -75,7 +82,10 @@ impl Verifier<'_> {
         let verb = if write { "writes" } else { "reads" };
         for (d, (start, &size)) in acc.start.iter().zip(&acc.size).enumerate() {
             let extent = i128::from(t.shape.get(d).copied().unwrap_or(0));
-            let clips = Clips::of(masked, d, size);
+            let clips = match &acc.pattern {
+                Some(p) => Clips::of_pattern(masked, d, size, p),
+                None => Clips::of(masked, d, size),
+            };
             let Some((lo, end, at)) = out_of_bounds(start, size, extent, bx, &clips) else {
                 continue;
             };
@@ -114,7 +124,57 @@ impl<'m> Clips<'m> {
             }
             _ => Vec::new(),
         };
-        Clips { bounds }
+        Clips {
+            bounds,
+            scale: 1,
+            shift: 0,
+        }
+    }
+
+    /// The bounds of `masked` that clip dimension `d` (of extent `size`, its bounding box) of
+    /// a pattern: those on the one index of the value ([`Pattern::clip_index`]) whose axis
+    /// moves along `d`.
+    fn of_pattern(
+        masked: Option<(&'m [MaskBound], [u64; 2])>,
+        d: usize,
+        size: u64,
+        p: &Pattern,
+    ) -> Self {
+        let none = Clips {
+            bounds: Vec::new(),
+            scale: 1,
+            shift: 0,
+        };
+        let Some((m, shape)) = masked else {
+            return none;
+        };
+        let value = p.value_shape();
+        let mut found = None;
+        for i in 0..2 {
+            if value[i] != shape[i] || !p.clips(i) || !m.iter().any(|b| b.dim.index() == i) {
+                continue;
+            }
+            let Some(a) = p.clipped_axis(i) else { continue };
+            let s = a.step.get(d).copied().unwrap_or(0);
+            if s > 0 {
+                if found.is_some() {
+                    // Two clipped indices move along `d`: checked unclipped.
+                    return none;
+                }
+                let reach = i64::try_from((a.count - 1).saturating_mul(s as u64)).ok();
+                let rest = reach.and_then(|r| i64::try_from(size).ok()?.checked_sub(r));
+                let Some(rest) = rest else { return none };
+                found = Some((i, s, rest - s));
+            }
+        }
+        let Some((i, scale, shift)) = found else {
+            return none;
+        };
+        Clips {
+            bounds: m.iter().filter(|b| b.dim.index() == i).collect(),
+            scale,
+            shift,
+        }
     }
 
     /// Whether some lower (upper) bound keeps `start` plus the bound at least 0 (at most
@@ -127,7 +187,10 @@ impl<'m> Clips<'m> {
         bx: &[(Axis, i128, i128)],
     ) -> bool {
         self.bounds.iter().filter(|b| b.lower == lower).any(|b| {
-            let Some(sum) = checked_sum(start, &b.bound) else {
+            let shift = if lower { 0 } else { self.shift };
+            let Some(sum) =
+                checked_scaled(&b.bound, self.scale, shift).and_then(|x| checked_sum(start, &x))
+            else {
                 return false;
             };
             let (blo, bhi, _, _) = range(&sum, bx);
@@ -186,6 +249,17 @@ fn checked_sum(a: &AffineExpr, b: &AffineExpr) -> Option<AffineExpr> {
     }
     let constant = a.constant_term().checked_add(b.constant_term())?;
     Some(AffineExpr::from_terms(terms, constant))
+}
+
+/// `k·e + c`, or `None` when a coefficient overflows.
+fn checked_scaled(e: &AffineExpr, k: i64, c: i64) -> Option<AffineExpr> {
+    let terms: Option<Vec<(Axis, i64)>> = e
+        .terms()
+        .iter()
+        .map(|&(x, a)| Some((x, a.checked_mul(k)?)))
+        .collect();
+    let constant = e.constant_term().checked_mul(k)?.checked_add(c)?;
+    Some(AffineExpr::from_terms(terms?, constant))
 }
 
 /// The smallest and largest value of `e` over the box, with the iterations that reach them.

@@ -37,7 +37,7 @@ impl Verifier<'_> {
         ok &= self.sizes_nonempty(e, loops, t, acc, what);
         if ok {
             if let Some(pat) = &acc.pattern {
-                ok &= self.pattern(e, loops, o, pat, what, write, masked.is_some());
+                ok &= self.pattern(e, loops, o, pat, what, write, masked.map(mask_dims));
             }
         }
         if ok && rank == 2 && t.memory == Memory::Psum {
@@ -182,7 +182,7 @@ impl Verifier<'_> {
         pat: &Pattern,
         what: &str,
         write: bool,
-        masked: bool,
+        masked: Option<Vec<usize>>,
     ) -> bool {
         let t = &self.func.tensors[o.tensor];
         let rank = t.shape.len();
@@ -199,9 +199,10 @@ impl Verifier<'_> {
                 pat.axes.len()
             ));
         }
-        if masked {
+        if let Some(dims) = masked.filter(|dims| dims.iter().any(|&d| !pat.clips(d))) {
             errs.push(format!(
-                "{what} `{name}` has an access pattern on a masked instruction"
+                "{what} `{name}` has an access pattern on an instruction masked on its {} index, along several free axes",
+                if dims.contains(&0) { "partition" } else { "free" }
             ));
         }
         if errs.is_empty() && rank == 2 && t.memory != Memory::Hbm {
@@ -233,4 +234,12 @@ impl Verifier<'_> {
         }
         ok
     }
+}
+
+/// The indices (0: partition, 1: free) a mask bounds.
+fn mask_dims((m, _): (&[MaskBound], [u64; 2])) -> Vec<usize> {
+    let mut dims: Vec<usize> = m.iter().map(|b| b.dim.index()).collect();
+    dims.sort_unstable();
+    dims.dedup();
+    dims
 }
