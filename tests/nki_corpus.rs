@@ -1914,6 +1914,29 @@ const MASK_CASES: &[Case] = &[
         tol: EXACT,
     },
     Case {
+        file: "mask_loop_predicate.nk",
+        // 3 row tiles in pairs: the second tile of the second pair is skipped whole.
+        inputs: &[("lhsT", &[64, 384]), ("rhs", &[64, 96])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1]).map(f64::exp)],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "mask_causal.nk",
+        // 4 row tiles: tile i is the sum of tiles 0..=i.
+        inputs: &[("x_tensor", &[512, 64])],
+        reference: |m| {
+            let mut out = Mat::zeros(512, 64);
+            for r in 0..512 {
+                for c in 0..64 {
+                    let v: f64 = (0..=r / 128).map(|j| m[0].at(j * 128 + r % 128, c)).sum();
+                    out.set(r, c, v);
+                }
+            }
+            vec![out]
+        },
+        tol: SUMS,
+    },
+    Case {
         file: "mask_bf16.nk",
         inputs: &[("a_tensor", &[130, 64]), ("b_tensor", &[130, 64])],
         // The product is rounded to bfloat16, then the sum.

@@ -217,10 +217,14 @@ impl Checker<'_> {
         if !violates(&bounds) {
             return Some(());
         }
-        // Under a mask (vectors.rs), a slice may reach past the tensor where the mask drops it.
-        let (min, max) = range128(lo, &bounds);
-        let (low, high) = (min < 0, max + size as i128 > extent as i128);
-        if self.mask_keeps_in_bounds(lo, dim, extent, low, high) {
+        // Under a mask (vectors.rs), a slice may reach past the tensor where the mask drops it,
+        // and in the iterations its guards skip (mask_guards.rs).
+        let in_bounds = |b: &dyn Fn(Axis) -> (i64, i64)| {
+            let (min, max) = range128(lo, b);
+            let (low, high) = (min < 0, max + size as i128 > extent as i128);
+            !(low || high) || self.mask_keeps_in_bounds(lo, dim, extent, low, high, b)
+        };
+        if self.all_guarded_boxes(&in_bounds) {
             return Some(());
         }
         // The first violating iteration in loop order: fix each axis, outermost first, to the

@@ -1099,6 +1099,7 @@ impl Checker<'_> {
                 span: ct.span.clone(),
                 engine: None,
                 mask: Vec::new(),
+                guards: Vec::new(),
                 implicit: true,
             });
         }
