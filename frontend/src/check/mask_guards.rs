@@ -25,6 +25,9 @@ use penguin::{AffineExpr, Axis, CmpOp as GuardCmp, Predicate};
 /// Most points of the guarded loops enumerated to check a guarded call's subscripts.
 const MAX_GUARD_POINTS: u64 = 1 << 16;
 
+/// Each loop's range of values `(min, max)` in a box of iterations.
+type LoopBox<'a> = &'a dyn Fn(Axis) -> (i64, i64);
+
 /// Where a guard stands over the box of its loops' bounds.
 enum Verdict {
     Always,
@@ -185,10 +188,7 @@ impl Checker<'_> {
     /// the masked call being checked) hold: each guarded loop fixed to one of the values that
     /// satisfy them, the others over their whole range. Without guards, the one box of every
     /// loop's range. False when the guards' loops have more than [`MAX_GUARD_POINTS`] points.
-    pub(crate) fn all_guarded_boxes(
-        &self,
-        holds: &dyn Fn(&dyn Fn(Axis) -> (i64, i64)) -> bool,
-    ) -> bool {
+    pub(crate) fn all_guarded_boxes(&self, holds: &dyn Fn(LoopBox<'_>) -> bool) -> bool {
         let range = |a: Axis| {
             let l = self.loop_data(a);
             (l.lb, (l.ub - 1).max(l.lb))
@@ -225,10 +225,8 @@ impl Checker<'_> {
                     GuardCmp::Eq => v == g.bound,
                 }
             };
-            if self.active_guards.iter().all(guard_holds) {
-                if !holds(&fixed) {
-                    return false;
-                }
+            if self.active_guards.iter().all(guard_holds) && !holds(&fixed) {
+                return false;
             }
             // The next point, the last axis fastest.
             for k in (0..axes.len()).rev() {
