@@ -1937,6 +1937,23 @@ const MASK_CASES: &[Case] = &[
         tol: SUMS,
     },
     Case {
+        file: "mask_nd_free.nk",
+        // [128, 8, 8] in blocks of [128, 4, 8]: rows 0..5 and columns 0..6 of each plane.
+        inputs: &[("x_tensor", &[128, 8, 8])],
+        reference: |m| {
+            let mut out = Mat::zeros(128 * 8, 8);
+            for r in 0..128 * 8 {
+                for c in 0..8 {
+                    if r % 8 < 5 && c < 6 {
+                        out.set(r, c, m[0].at(r, c).exp());
+                    }
+                }
+            }
+            vec![out]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
         file: "mask_bf16.nk",
         inputs: &[("a_tensor", &[130, 64]), ("b_tensor", &[130, 64])],
         // The product is rounded to bfloat16, then the sum.

@@ -92,6 +92,7 @@ mod slices;
 mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
 mod mask_guards;
+mod mask_nd;
 mod mask_sums;
 mod tile_nd;
 mod vectors;

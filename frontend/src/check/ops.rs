@@ -1113,6 +1113,17 @@ impl Checker<'_> {
             cx.insts.truncate(before);
             return Some(());
         }
+        // mask_nd.rs: bounds on a free axis of an N-D tile, on the folded free index.
+        let free = cx.insts.get(before).and_then(|i| {
+            let d = penguin::InstData::new(
+                i.op.clone(),
+                i.op.default_engine(),
+                i.dst.clone(),
+                i.srcs.clone(),
+            );
+            d.iter_shape().map(|s| s[1])
+        });
+        let pieces = self.resolve_nd_mask(pieces, free, at)?;
         if pieces.len() > 1 {
             // mask_sums.rs: a union of disjoint boxes; the call's instructions run once per box.
             let insts = cx.insts.split_off(before);
@@ -1126,6 +1137,7 @@ impl Checker<'_> {
         let MaskPiece {
             bounds: mask,
             guards,
+            ..
         } = pieces.into_iter().next().unwrap_or_default();
         for inst in &mut cx.insts[before..] {
             inst.guards.extend(guards.iter().cloned());

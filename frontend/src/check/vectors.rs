@@ -80,6 +80,20 @@ pub(crate) struct VecTerm {
 pub(crate) struct MaskPiece {
     pub bounds: Vec<MaskBound>,
     pub guards: Vec<Predicate>,
+    /// Bounds on a free axis of a tile of more than 2 axes, resolved into `bounds` (and more
+    /// pieces) once the instruction's tile is known (`mask_nd.rs`).
+    pub nd: Vec<NdBound>,
+}
+
+/// A bound on the index of free axis `axis` (of `len` indices) of an `ndim`-axis tile:
+/// `idx >= bound` (`lower`) or `idx < bound`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct NdBound {
+    pub axis: usize,
+    pub ndim: usize,
+    pub len: u64,
+    pub lower: bool,
+    pub bound: AffineExpr,
 }
 
 impl MaskPiece {
@@ -87,7 +101,7 @@ impl MaskPiece {
     pub(crate) fn of_bounds(bounds: Vec<MaskBound>) -> MaskPiece {
         MaskPiece {
             bounds,
-            guards: Vec::new(),
+            ..MaskPiece::default()
         }
     }
 
@@ -96,6 +110,7 @@ impl MaskPiece {
         MaskPiece {
             bounds: self.bounds.iter().chain(&other.bounds).cloned().collect(),
             guards: self.guards.iter().chain(&other.guards).cloned().collect(),
+            nd: self.nd.iter().chain(&other.nd).cloned().collect(),
         }
     }
 }
@@ -687,24 +702,36 @@ impl Checker<'_> {
         }
     }
 
-    /// A comparison that drops elements by an index vector on a free axis of a tile of more
-    /// than 2 axes (`v`: its side's vector): refused. The free axis of such a tile is its free
-    /// axes folded, so a bound on one of them is not one bound on the folded index. (The
-    /// partition axis is axis 0 whatever the tile's rank: a bound on it is a partition bound;
-    /// a comparison that holds over the whole tile was dropped before.)
+    /// A comparison that drops elements by an index vector on free axis `k` of a tile of more
+    /// than 2 axes (`v`: its side's vector): its bounds on that axis's index, kept beside the
+    /// piece ([`MaskPiece::nd`]) until the instruction's tile is known (`mask_nd.rs`). The
+    /// partition axis is axis 0 whatever the tile's rank: a bound on it is a partition bound.
     fn nd_free_bound(
         &mut self,
-        _op: CmpOp,
-        _a: MaskSide,
-        _b: MaskSide,
-        _v: (u64, Option<usize>, i64, usize),
+        op: CmpOp,
+        a: MaskSide,
+        b: MaskSide,
+        v: (u64, Option<usize>, i64, usize),
         cond: &Expr,
     ) -> Option<MaskPieces> {
-        self.error(CheckError::MaskUnsupported {
-            why: "its index vector is on a free axis of a tile of more than 2 axes; mask the partition axis (`[:, None, None]`), or a 2-D tile with `[:, None]` (partitions) or `[None, :]` (free axis)".to_string(),
-            at: cond.span.clone(),
-        });
-        None
+        let (len, axis, _, ndim) = v;
+        // The same bounds as on the free axis of a 2-D tile, in units of axis `k`'s index.
+        let as_free = |s: MaskSide| (s.0, s.1.map(|(l, _, st, _)| (l, Some(1), st, 2)));
+        let bounds = self.mask_bounds(op, as_free(a), as_free(b), cond)?;
+        let axis = axis.unwrap_or(1);
+        Some(vec![MaskPiece {
+            nd: bounds
+                .into_iter()
+                .map(|bound| NdBound {
+                    axis,
+                    ndim,
+                    len,
+                    lower: bound.lower,
+                    bound: bound.bound,
+                })
+                .collect(),
+            ..MaskPiece::default()
+        }])
     }
 
     /// The bounds of a comparison `a op b` that drops elements: exactly one side holds an index
