@@ -2018,6 +2018,46 @@ const MASK_CASES: &[Case] = &[
         tol: EXACT,
     },
     Case {
+        file: "mask_loop_predicate.nk",
+        // 3 row tiles in pairs: the second tile of the second pair is skipped whole.
+        inputs: &[("lhsT", &[64, 384]), ("rhs", &[64, 96])],
+        reference: |m| vec![m[0].transpose().matmul(&m[1]).map(f64::exp)],
+        tol: TRANSCENDENTAL,
+    },
+    Case {
+        file: "mask_causal.nk",
+        // 4 row tiles: tile i is the sum of tiles 0..=i.
+        inputs: &[("x_tensor", &[512, 64])],
+        reference: |m| {
+            let mut out = Mat::zeros(512, 64);
+            for r in 0..512 {
+                for c in 0..64 {
+                    let v: f64 = (0..=r / 128).map(|j| m[0].at(j * 128 + r % 128, c)).sum();
+                    out.set(r, c, v);
+                }
+            }
+            vec![out]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "mask_nd_free.nk",
+        // [128, 8, 8] in blocks of [128, 4, 8]: rows 0..5 and columns 0..6 of each plane.
+        inputs: &[("x_tensor", &[128, 8, 8])],
+        reference: |m| {
+            let mut out = Mat::zeros(128 * 8, 8);
+            for r in 0..128 * 8 {
+                for c in 0..8 {
+                    if r % 8 < 5 && c < 6 {
+                        out.set(r, c, m[0].at(r, c).exp());
+                    }
+                }
+            }
+            vec![out]
+        },
+        tol: TRANSCENDENTAL,
+    },
+    Case {
         file: "mask_bf16.nk",
         inputs: &[("a_tensor", &[130, 64]), ("b_tensor", &[130, 64])],
         // The product is rounded to bfloat16, then the sum.

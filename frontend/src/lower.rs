@@ -75,36 +75,52 @@ pub fn lower_kernel(k: &CheckedKernel, source: &str) -> Function {
     f
 }
 
+/// Lowers a block. A source statement whose instructions carry guards (a `mask=` on loop
+/// indices alone) becomes one statement per run of instructions with equal guards, in order,
+/// each guarded by its run's guards (the statement predicates every later stage honours).
 fn lower_block(f: &mut Function, block: &[CStmt]) -> Vec<Stmt> {
     let mut out = Vec::with_capacity(block.len());
     for s in block {
-        let stmt = match &s.kind {
+        let stmts = match &s.kind {
             CStmtKind::Insts(insts) => {
-                let ids = insts
-                    .iter()
-                    .map(|i| {
-                        let id = f.insts.push(InstData {
-                            op: i.op.clone(),
-                            engine: i.engine.unwrap_or_else(|| i.op.default_engine()),
-                            dst: i.dst.clone(),
-                            srcs: i.srcs.clone(),
-                            mask: i.mask.clone(),
-                        });
-                        f.inst_spans[id] = Some(SrcSpan::new(i.span.clone()));
-                        id
-                    })
-                    .collect();
-                f.add_inst_stmt(ids)
+                let mut stmts = Vec::new();
+                let runs: Vec<&[crate::check::CInst]> = if insts.is_empty() {
+                    vec![&insts[..]]
+                } else {
+                    insts.chunk_by(|a, b| a.guards == b.guards).collect()
+                };
+                for run in runs {
+                    let ids = run
+                        .iter()
+                        .map(|i| {
+                            let id = f.insts.push(InstData {
+                                op: i.op.clone(),
+                                engine: i.engine.unwrap_or_else(|| i.op.default_engine()),
+                                dst: i.dst.clone(),
+                                srcs: i.srcs.clone(),
+                                mask: i.mask.clone(),
+                            });
+                            f.inst_spans[id] = Some(SrcSpan::new(i.span.clone()));
+                            id
+                        })
+                        .collect();
+                    let stmt = f.add_inst_stmt(ids);
+                    f.stmts[stmt].preds = run.first().map(|i| i.guards.clone()).unwrap_or_default();
+                    stmts.push(stmt);
+                }
+                stmts
             }
             CStmtKind::Loop { axis, body } => {
                 let children = lower_block(f, body);
                 f.axes[*axis].body = children;
-                f.add_loop_stmt(*axis)
+                vec![f.add_loop_stmt(*axis)]
             }
         };
-        f.annots[stmt] = s.annot;
-        f.stmt_spans[stmt] = Some(SrcSpan::new(s.span.clone()));
-        out.push(stmt);
+        for stmt in stmts {
+            f.annots[stmt] = s.annot;
+            f.stmt_spans[stmt] = Some(SrcSpan::new(s.span.clone()));
+            out.push(stmt);
+        }
     }
     out
 }

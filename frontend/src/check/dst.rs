@@ -718,6 +718,7 @@ impl Checker<'_> {
                     span: e.span.clone(),
                     engine: None,
                     mask: Vec::new(),
+                    guards: Vec::new(),
                     implicit: false,
                 });
                 c += cols;

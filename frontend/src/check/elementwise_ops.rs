@@ -680,10 +680,6 @@ pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str
             "nkc runs a kernel once: there is no launch grid of program instances",
             "write the grid as a loop over the instances, `for pid in nl.affine_range(N):`, and index with `pid`",
         ),
-        "get_nc_version" => (
-            "nkc models one NeuronCore-v2-like core",
-            "write the code for that core without asking for the version",
-        ),
         "builtin_custom_op" | "register_alloc" | "register_load" | "register_store" | "register_move" => (
             "nkc has no custom operations and no engine registers",
             "write the computation with nl / nisa operations on tiles",

@@ -63,7 +63,7 @@ pub(crate) const BUILTINS: [&str; 28] = [
 ];
 
 /// `nl` names that are Python, not tile operations.
-const PURE_NL: [&str; 13] = [
+const PURE_NL: [&str; 15] = [
     "tile_size",
     "ds",
     "finfo",
@@ -77,7 +77,13 @@ const PURE_NL: [&str; 13] = [
     "program_ndim",
     "program_id",
     "num_programs",
+    "get_nc_version",
+    "nc_version",
 ];
+
+/// The NeuronCore generation `nisa.get_nc_version()` answers: nkc models one NeuronCore-v2-like
+/// core (`nisa.nc_version.gen2`).
+pub(crate) const NC_VERSION: i64 = 2;
 
 /// What a traced expression in a boolean context is called in messages.
 pub(crate) fn module_of_path(path: &[String]) -> Value {
@@ -481,6 +487,10 @@ impl Checker<'_> {
             ExprKind::Compare { op, lhs, rhs } => {
                 let a = self.eval(lhs)?;
                 let b = self.eval(rhs)?;
+                // mask_guards.rs: a condition on hardware loop indices is a mask value.
+                if let Some(m) = self.guard_value(*op, &a, &b, &e.span) {
+                    return m;
+                }
                 self.compare(*op, &a, &b, e).map(Value::Bool)
             }
         }
@@ -621,6 +631,14 @@ impl Checker<'_> {
                         )
                     }
                 },
+                // `nisa.nc_version.gen3`: the generation's number, to compare with
+                // `nisa.get_nc_version()`.
+                Py::Ref("nisa", nv) if nv == "nc_version" => {
+                    match name.strip_prefix("gen").and_then(|g| g.parse::<i64>().ok()) {
+                        Some(g) => Some(Value::int(g)),
+                        None => self.no_attr(v, name, &attr.span),
+                    }
+                }
                 Py::Ref("nl", ts) if ts == "tile_size" => match tile_size(name) {
                     Some(v) => Some(Value::int(v)),
                     None => {
@@ -879,6 +897,10 @@ impl Checker<'_> {
             Value::Float(x) => *x != 0.0,
             Value::Bool(b) => *b,
             Value::None => false,
+            Value::Mask(p) if p.iter().all(|p| p.bounds.is_empty()) => {
+                self.guard_condition(p, at);
+                return None;
+            }
             Value::Tile(_) | Value::Param(_) | Value::Vec(_) | Value::Mask(_) => {
                 self.error(CheckError::TileCondition {
                     what: "if".into(),
@@ -1004,6 +1026,18 @@ impl Checker<'_> {
         // np_array.rs: numpy arrays, elementwise.
         if let Some(r) = self.array_binary(op, &a, &b, e, rhs) {
             return r;
+        }
+        // Masks joined with `&` (a bool keeps all, or nothing).
+        if op == BinOp::BitAnd && (matches!(a, Value::Mask(_)) || matches!(b, Value::Mask(_))) {
+            let pieces = |v: &Value| match v {
+                Value::Mask(p) => Some(p.clone()),
+                Value::Bool(true) => Some(vec![super::vectors::MaskPiece::default()]),
+                Value::Bool(false) => Some(Vec::new()),
+                _ => None,
+            };
+            if let (Some(x), Some(y)) = (pieces(&a), pieces(&b)) {
+                return Some(Value::Mask(super::vectors::mask_and(&x, &y)));
+            }
         }
         // Sequences: `+` concatenates, `*` repeats, `%` formats a string.
         if let (Some(x), Some(y)) = (a.as_py(), b.as_py()) {

@@ -136,6 +136,9 @@ impl Checker<'_> {
                 ("nl", "program_id") => self.program_id(pos, kws, &e.span),
                 ("nl", "num_programs") => self.num_programs(pos, kws, &e.span),
                 ("nl", "program_ndim") => Some(self.program_ndim()),
+                ("nisa", "get_nc_version") if pos.is_empty() && kws.is_empty() => {
+                    Some(Value::int(super::eval_expr::NC_VERSION))
+                }
                 // `nl.device_print(prefix, x)`: NKI's simulator prints the tensor's values as it
                 // runs; nkc compiles no instruction for it. With `NKC_PRINT` set the prefix and
                 // the operand are printed at compile time, as `print` is (the values are in

@@ -20,7 +20,7 @@
 use super::consts::lin;
 use super::error::CheckError;
 use super::slices::range128;
-use super::vectors::{MaskPieces, MAX_MASK_PIECES};
+use super::vectors::{MaskPiece, MaskPieces, MAX_MASK_PIECES};
 use super::Checker;
 use crate::ast::{CmpOp, Expr};
 use penguin::{AffineExpr, MaskBound, TileDim};
@@ -139,7 +139,7 @@ impl Checker<'_> {
         };
         let (emin, emax) = range128(&e, &bounds);
         if (upper && smax < emin) || (!upper && smin >= emax) {
-            return Some(vec![Vec::new()]);
+            return Some(vec![MaskPiece::default()]);
         }
         let piece = |dim: TileDim, lower: bool, bound: AffineExpr| MaskBound { dim, lower, bound };
         let ((ox, a, _), (iy, _, _)) = match coeffs[..] {
@@ -153,7 +153,7 @@ impl Checker<'_> {
             [(ax, 1, _)] => {
                 // One axis left: a plain bound.
                 let b = piece(dim_of(ax), !upper, e);
-                return Some(vec![vec![b]]);
+                return Some(vec![MaskPiece::of_bounds(vec![b])]);
             }
             [x, y] if y.1 == 1 && y.2 <= x.1 as u64 && x.1 > 0 => (x, y),
             [y, x] if y.1 == 1 && y.2 <= x.1 as u64 && x.1 > 0 => (x, y),
@@ -186,23 +186,23 @@ impl Checker<'_> {
         let (xd, yd) = (dim_of(ox), dim_of(iy));
         let mut out: MaskPieces = Vec::new();
         if upper {
-            out.push(vec![piece(xd, false, q.clone())]);
+            out.push(MaskPiece::of_bounds(vec![piece(xd, false, q.clone())]));
             if r > 0 {
-                out.push(vec![
+                out.push(MaskPiece::of_bounds(vec![
                     piece(xd, true, q),
                     piece(xd, false, q1),
                     piece(yd, false, AffineExpr::constant(r)),
-                ]);
+                ]));
             }
         } else if r > 0 {
-            out.push(vec![piece(xd, true, q1.clone())]);
-            out.push(vec![
+            out.push(MaskPiece::of_bounds(vec![piece(xd, true, q1.clone())]));
+            out.push(MaskPiece::of_bounds(vec![
                 piece(xd, true, q),
                 piece(xd, false, q1),
                 piece(yd, true, AffineExpr::constant(r)),
-            ]);
+            ]));
         } else {
-            out.push(vec![piece(xd, true, q)]);
+            out.push(MaskPiece::of_bounds(vec![piece(xd, true, q)]));
         }
         debug_assert!(out.len() <= MAX_MASK_PIECES);
         Some(out)
@@ -227,11 +227,11 @@ pub(crate) fn mask_hull(pieces: &MaskPieces) -> Vec<MaskBound> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    'bounds: for b in first {
+    'bounds: for b in &first.bounds {
         let mut best = b.clone();
         for p in rest {
             let mut found = None;
-            for c in p.iter().filter(|c| c.dim == b.dim && c.lower == b.lower) {
+            for c in (p.bounds.iter()).filter(|c| c.dim == b.dim && c.lower == b.lower) {
                 if let Some(d) = lin(&c.bound, 1, &best.bound, -1).and_then(|d| d.as_constant()) {
                     let looser = if b.lower { d < 0 } else { d > 0 };
                     found = Some(if looser { c.clone() } else { best.clone() });

@@ -92,6 +92,8 @@ mod reshape;
 mod slices;
 mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
+mod mask_guards;
+mod mask_nd;
 mod mask_sums;
 mod tile_nd;
 mod unroll_axes;
@@ -183,6 +185,9 @@ pub struct CInst {
     pub engine: Option<penguin::EngineClass>,
     /// The bounds of the call's `mask=` (empty: none), `vectors`.
     pub mask: Vec<penguin::MaskBound>,
+    /// The guards of the call's `mask=` on loop indices alone (empty: none), `mask_guards`:
+    /// the instruction runs only in the iterations where all hold.
+    pub guards: Vec<penguin::Predicate>,
     /// An implicit copy nkc inserted (a Tensor-engine result assigned into SBUF goes through a
     /// PSUM temporary): `engine=` of the call names the engine of the instruction before it.
     pub implicit: bool,
@@ -729,6 +734,10 @@ pub(crate) struct Checker<'a> {
     /// The mask of the call being checked (empty when none): its subscripts are in bounds where
     /// the mask keeps them (`vectors::mask_keeps_in_bounds`).
     active_mask: Vec<penguin::MaskBound>,
+    /// The guards of the call being checked, common to all pieces of its mask (empty when
+    /// none): its subscripts are in bounds in the iterations where they hold
+    /// (`mask_guards::all_guarded_boxes`).
+    active_guards: Vec<penguin::Predicate>,
     /// [`CheckedKernel::notes`].
     notes: Vec<String>,
     /// unroll_axes: the axes of the index grid the statement being traced is unrolled over.
@@ -778,6 +787,7 @@ impl<'a> Checker<'a> {
             grid: grid::GridData::default(),
             out_params: out_params::OutParamsData::default(),
             active_mask: Vec::new(),
+            active_guards: Vec::new(),
             notes: Vec::new(),
             unroll: unroll_axes::UnrollAxesData::default(),
         }

@@ -23,12 +23,13 @@
 use super::calls::{KwSite, Param};
 use super::elementwise_ops::{self, Fill};
 use super::error::{matmul_excess, CheckError};
+use super::mask_guards::common_guards;
 use super::mask_sums::mask_hull;
 use super::random_ops;
 use super::scan_stats_ops;
 use super::stmts::Class;
 use super::top8_ops;
-use super::vectors::MaskPieces;
+use super::vectors::{mask_and, MaskPiece, MaskPieces};
 use super::{CInst, CTensor, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
 use penguin::{ActFunc, AluOp, DType, Memory, Op, ReduceOp, Scale, StmtAnnot, TensorKind};
@@ -721,6 +722,7 @@ impl Checker<'_> {
                             span: span.clone(),
                             engine: None,
                             mask: Vec::new(),
+                            guards: Vec::new(),
                             implicit: false,
                         });
                         cx.insts.push(CInst {
@@ -730,6 +732,7 @@ impl Checker<'_> {
                             span: span.clone(),
                             engine: None,
                             mask: Vec::new(),
+                            guards: Vec::new(),
                             implicit: true,
                         });
                         return Some(target);
@@ -751,6 +754,7 @@ impl Checker<'_> {
             span: span.clone(),
             engine: None,
             mask: Vec::new(),
+            guards: Vec::new(),
             implicit: false,
         });
         Some(dst)
@@ -1085,8 +1089,10 @@ impl Checker<'_> {
         let fresh = !matches!(dest, Dest::Into { .. });
         let before = cx.insts.len();
         let prev_mask = std::mem::replace(&mut self.active_mask, mask_hull(&mask));
+        let prev_guards = std::mem::replace(&mut self.active_guards, common_guards(&mask));
         let t = self.call_op(e, func, kind, args, &rest, cx, dest, outer);
         self.active_mask = prev_mask;
+        self.active_guards = prev_guards;
         let t = t?;
         // The engine first: a mask of several pieces copies the instructions, engine included.
         if let Some(k) = engine_kw.filter(|_| kind != OpKind::VectorTranspose) {
@@ -1115,15 +1121,10 @@ impl Checker<'_> {
             return None;
         }
         let mut ok = true;
-        let mut bounds: MaskPieces = vec![Vec::new()];
+        let mut bounds: MaskPieces = vec![MaskPiece::default()];
         for k in kwargs.iter().filter(|k| k.name.name == "mask") {
             match self.mask(&k.value) {
-                Some(b) => {
-                    bounds = bounds
-                        .iter()
-                        .flat_map(|x| b.iter().map(move |y| x.iter().chain(y).cloned().collect()))
-                        .collect()
-                }
+                Some(b) => bounds = mask_and(&bounds, &b),
                 None => ok = false,
             }
         }
@@ -1132,7 +1133,9 @@ impl Checker<'_> {
     }
 
     /// Puts `mask` on every instruction a masked call made (those of `cx` from `before`), or
-    /// reports an operation that cannot take one.
+    /// reports an operation that cannot take one. A mask of no piece keeps nothing in any
+    /// iteration: the instructions are dropped. Guards (`mask_guards.rs`) go on any operation:
+    /// they run the instruction whole or not at all.
     pub(super) fn apply_mask(
         &mut self,
         pieces: MaskPieces,
@@ -1140,6 +1143,21 @@ impl Checker<'_> {
         cx: &mut StmtCtx,
         at: &Span,
     ) -> Option<()> {
+        if pieces.is_empty() {
+            cx.insts.truncate(before);
+            return Some(());
+        }
+        // mask_nd.rs: bounds on a free axis of an N-D tile, on the folded free index.
+        let free = cx.insts.get(before).and_then(|i| {
+            let d = penguin::InstData::new(
+                i.op.clone(),
+                i.op.default_engine(),
+                i.dst.clone(),
+                i.srcs.clone(),
+            );
+            d.iter_shape().map(|s| s[1])
+        });
+        let pieces = self.resolve_nd_mask(pieces, free, at)?;
         if pieces.len() > 1 {
             // mask_sums.rs: a union of disjoint boxes; the call's instructions run once per box.
             let insts = cx.insts.split_off(before);
@@ -1150,7 +1168,14 @@ impl Checker<'_> {
             }
             return Some(());
         }
-        let mask = pieces.into_iter().next().unwrap_or_default();
+        let MaskPiece {
+            bounds: mask,
+            guards,
+            ..
+        } = pieces.into_iter().next().unwrap_or_default();
+        for inst in &mut cx.insts[before..] {
+            inst.guards.extend(guards.iter().cloned());
+        }
         if mask.is_empty() {
             return Some(());
         }
@@ -1969,14 +1994,16 @@ impl Checker<'_> {
         };
         let masked = self.without_mask(kwargs, |_| false);
         let (kwargs, mask) = match &masked {
-            None => (&kwargs[..], vec![Vec::new()]),
+            None => (&kwargs[..], vec![MaskPiece::default()]),
             Some(None) => return None,
             Some(Some((rest, mask))) => (&rest[..], mask.clone()),
         };
         let before = cx.insts.len();
         let prev_mask = std::mem::replace(&mut self.active_mask, mask_hull(&mask));
+        let prev_guards = std::mem::replace(&mut self.active_guards, common_guards(&mask));
         let stored = self.store_op(e, args, kwargs, cx);
         self.active_mask = prev_mask;
+        self.active_guards = prev_guards;
         stored?;
         self.apply_mask(mask, before, cx, &e.span)
     }
@@ -2087,6 +2114,7 @@ impl Checker<'_> {
             span: e.span.clone(),
             engine: None,
             mask: Vec::new(),
+            guards: Vec::new(),
             implicit: false,
         });
         Some(())

@@ -235,10 +235,17 @@ impl Checker<'_> {
         if !violates(&bounds) {
             return Some(());
         }
-        // Under a mask (vectors.rs), a slice may reach past the tensor where the mask drops it.
-        let (min, max) = range128(lo, &bounds);
-        let (low, high) = (min < 0, max + size as i128 > extent as i128);
-        if reach.is_some_and(|r| self.mask_keeps_in_bounds(lo, dim, extent, low, high, r)) {
+        // Under a mask (vectors.rs), a slice may reach past the tensor where the mask drops it,
+        // and in the iterations its guards skip (mask_guards.rs).
+        let in_bounds = |b: &dyn Fn(Axis) -> (i64, i64)| {
+            let (min, max) = range128(lo, b);
+            let (low, high) = (min < 0, max + size as i128 > extent as i128);
+            !(low || high)
+                || reach.is_some_and(|r| {
+                    self.mask_keeps_in_bounds(lo, dim, extent, (low, high), r, b)
+                })
+        };
+        if self.all_guarded_boxes(&in_bounds) {
             return Some(());
         }
         // The first violating iteration in loop order: fix each axis, outermost first, to the

@@ -1123,6 +1123,7 @@ impl Checker<'_> {
                 span: ct.span.clone(),
                 engine: None,
                 mask: Vec::new(),
+                guards: Vec::new(),
                 implicit: true,
             });
         }

@@ -38,11 +38,11 @@ use super::pyvalue::Py;
 use super::slices::range128;
 use super::{Checker, Value};
 use crate::ast::{BinOp, CmpOp, Expr, ExprKind, Index, Span, UnaryOp};
-use penguin::{AffineExpr, MaskBound, TileDim};
+use penguin::{AffineExpr, MaskBound, Predicate, TileDim};
 
 /// One side of a mask comparison: its least value, affine, and, when it holds an index vector,
-/// the number of indices it spans, its axis and its step.
-type MaskSide = (AffineExpr, Option<(u64, Option<usize>, i64)>);
+/// the number of indices it spans, its axis, its step and the number of axes of its placement.
+type MaskSide = (AffineExpr, Option<(u64, Option<usize>, i64, usize)>);
 
 /// The `len` indices `start + k·step` (`k` in `0..len`) along `axis` of an `ndim`-axis index
 /// space (axis 0 for partitions, 1 for the free axis of a 2-D one; `None` for a 1-D
@@ -73,8 +73,58 @@ pub(crate) struct VecTerm {
     pub ndim: usize,
 }
 
-/// A mask as the union of disjoint pieces, each a conjunction of bounds (`[[]]`: every element).
-pub(crate) type MaskPieces = Vec<Vec<MaskBound>>;
+/// One piece of a mask: a conjunction of bounds on the tile's indices and of guards on the
+/// loop indices alone (the whole instruction runs, or not, in an iteration: `mask_guards.rs`).
+/// The default keeps every element in every iteration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct MaskPiece {
+    pub bounds: Vec<MaskBound>,
+    pub guards: Vec<Predicate>,
+    /// Bounds on a free axis of a tile of more than 2 axes, resolved into `bounds` (and more
+    /// pieces) once the instruction's tile is known (`mask_nd.rs`).
+    pub nd: Vec<NdBound>,
+}
+
+/// A bound on the index of free axis `axis` (of `len` indices) of an `ndim`-axis tile:
+/// `idx >= bound` (`lower`) or `idx < bound`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct NdBound {
+    pub axis: usize,
+    pub ndim: usize,
+    pub len: u64,
+    pub lower: bool,
+    pub bound: AffineExpr,
+}
+
+impl MaskPiece {
+    /// The piece of these bounds, with no guard.
+    pub(crate) fn of_bounds(bounds: Vec<MaskBound>) -> MaskPiece {
+        MaskPiece {
+            bounds,
+            ..MaskPiece::default()
+        }
+    }
+
+    /// Both pieces at once.
+    fn and(&self, other: &MaskPiece) -> MaskPiece {
+        MaskPiece {
+            bounds: self.bounds.iter().chain(&other.bounds).cloned().collect(),
+            guards: self.guards.iter().chain(&other.guards).cloned().collect(),
+            nd: self.nd.iter().chain(&other.nd).cloned().collect(),
+        }
+    }
+}
+
+/// A mask as the union of disjoint pieces (`[MaskPiece::default()]`: every element; `[]`: none,
+/// in any iteration).
+pub(crate) type MaskPieces = Vec<MaskPiece>;
+
+/// Both masks at once: every pair of their pieces.
+pub(crate) fn mask_and(a: &MaskPieces, b: &MaskPieces) -> MaskPieces {
+    a.iter()
+        .flat_map(|x| b.iter().map(move |y| x.and(y)))
+        .collect()
+}
 
 /// Most pieces of one mask (each piece is one more copy of the masked instructions).
 pub(crate) const MAX_MASK_PIECES: usize = 8;
@@ -568,12 +618,7 @@ impl Checker<'_> {
                 let a = self.mask(lhs);
                 let b = self.mask(rhs);
                 let (a, b) = (a?, b?);
-                let mut out = Vec::new();
-                for x in &a {
-                    for y in &b {
-                        out.push(x.iter().chain(y).cloned().collect());
-                    }
-                }
+                let out = mask_and(&a, &b);
                 if out.len() > MAX_MASK_PIECES {
                     self.error(CheckError::MaskUnsupported {
                         why: format!(
@@ -588,7 +633,8 @@ impl Checker<'_> {
             }
             ExprKind::Name(n) => match self.lookup(n, &cond.span) {
                 Value::Mask(pieces) => Some(pieces),
-                Value::Bool(true) | Value::None => Some(vec![Vec::new()]),
+                Value::Bool(true) | Value::None => Some(vec![MaskPiece::default()]),
+                Value::Bool(false) => Some(Vec::new()),
                 Value::Error => None,
                 _ => {
                     self.error(CheckError::MaskNotComparison {
@@ -597,7 +643,8 @@ impl Checker<'_> {
                     None
                 }
             },
-            ExprKind::Bool(true) | ExprKind::None => Some(vec![Vec::new()]),
+            ExprKind::Bool(true) | ExprKind::None => Some(vec![MaskPiece::default()]),
+            ExprKind::Bool(false) => Some(Vec::new()),
             ExprKind::Compare { op, lhs, rhs } => {
                 if self.vector_count(lhs) + self.vector_count(rhs) > 1 {
                     // mask_sums.rs: a comparison of a sum of vectors (`512 * i_p + i_f < n`).
@@ -607,16 +654,33 @@ impl Checker<'_> {
                 let b = self.mask_side(rhs);
                 let (a, b) = (a?, b?);
                 if self.mask_always_holds(*op, &a, &b) {
-                    return Some(vec![Vec::new()]);
+                    return Some(vec![MaskPiece::default()]);
                 }
-                self.mask_bounds(*op, a, b, cond).map(|b| vec![b])
+                if a.1.is_none() && b.1.is_none() {
+                    // mask_guards.rs: a condition on loop indices alone.
+                    return self.guard_pieces(*op, &a.0, &b.0, &cond.span);
+                }
+                if let Some(v) = a.1.or(b.1).filter(|v| v.3 > 2 && v.1 != Some(0)) {
+                    return self.nd_free_bound(*op, a, b, v, cond);
+                }
+                self.mask_bounds(*op, a, b, cond)
+                    .map(|b| vec![MaskPiece::of_bounds(b)])
             }
             ExprKind::Error => None,
             _ => {
-                self.error(CheckError::MaskNotComparison {
-                    at: cond.span.clone(),
-                });
-                None
+                // Any other expression (`m if causal else None`): its value, a mask or a bool.
+                match self.eval(cond)? {
+                    Value::Mask(pieces) => Some(pieces),
+                    Value::Bool(true) | Value::None => Some(vec![MaskPiece::default()]),
+                    Value::Bool(false) => Some(Vec::new()),
+                    Value::Error => None,
+                    _ => {
+                        self.error(CheckError::MaskNotComparison {
+                            at: cond.span.clone(),
+                        });
+                        None
+                    }
+                }
             }
         }
     }
@@ -631,8 +695,8 @@ impl Checker<'_> {
         let (alo, ahi) = range128(&a.0, &bounds);
         let (blo, bhi) = range128(&b.0, &bounds);
         let (mut lo, mut hi) = (alo - bhi, ahi - blo);
-        hi += a.1.map_or(0, |(len, _, _)| len as i128 - 1);
-        lo -= b.1.map_or(0, |(len, _, _)| len as i128 - 1);
+        hi += a.1.map_or(0, |(len, ..)| len as i128 - 1);
+        lo -= b.1.map_or(0, |(len, ..)| len as i128 - 1);
         match op {
             CmpOp::Lt => hi < 0,
             CmpOp::Le => hi <= 0,
@@ -642,6 +706,38 @@ impl Checker<'_> {
             CmpOp::Ne | CmpOp::IsNot => lo > 0 || hi < 0,
             CmpOp::In | CmpOp::NotIn => false,
         }
+    }
+
+    /// A comparison that drops elements by an index vector on free axis `k` of a tile of more
+    /// than 2 axes (`v`: its side's vector): its bounds on that axis's index, kept beside the
+    /// piece ([`MaskPiece::nd`]) until the instruction's tile is known (`mask_nd.rs`). The
+    /// partition axis is axis 0 whatever the tile's rank: a bound on it is a partition bound.
+    fn nd_free_bound(
+        &mut self,
+        op: CmpOp,
+        a: MaskSide,
+        b: MaskSide,
+        v: (u64, Option<usize>, i64, usize),
+        cond: &Expr,
+    ) -> Option<MaskPieces> {
+        let (len, axis, _, ndim) = v;
+        // The same bounds as on the free axis of a 2-D tile, in units of axis `k`'s index.
+        let as_free = |s: MaskSide| (s.0, s.1.map(|(l, _, st, _)| (l, Some(1), st, 2)));
+        let bounds = self.mask_bounds(op, as_free(a), as_free(b), cond)?;
+        let axis = axis.unwrap_or(1);
+        Some(vec![MaskPiece {
+            nd: bounds
+                .into_iter()
+                .map(|bound| NdBound {
+                    axis,
+                    ndim,
+                    len,
+                    lower: bound.lower,
+                    bound: bound.bound,
+                })
+                .collect(),
+            ..MaskPiece::default()
+        }])
     }
 
     /// The bounds of a comparison `a op b` that drops elements: exactly one side holds an index
@@ -661,7 +757,7 @@ impl Checker<'_> {
             None
         };
         // `idx op' x`: the vector's index against an affine value.
-        let step = a.1.or(b.1).map_or(1, |(_, _, step)| step);
+        let step = a.1.or(b.1).map_or(1, |(_, _, step, _)| step);
         if step != 1 {
             return unsupported(
                 self,
@@ -669,8 +765,8 @@ impl Checker<'_> {
             );
         }
         let (axis, op, x) = match (a.1, b.1) {
-            (Some((_, axis, _)), None) => (axis, op, lin(&b.0, 1, &a.0, -1)),
-            (None, Some((_, axis, _))) => {
+            (Some((_, axis, _, _)), None) => (axis, op, lin(&b.0, 1, &a.0, -1)),
+            (None, Some((_, axis, _, _))) => {
                 let flipped = match op {
                     CmpOp::Lt => CmpOp::Gt,
                     CmpOp::Le => CmpOp::Ge,
@@ -737,24 +833,21 @@ impl Checker<'_> {
     /// Whether the subscript of dimension `dim` starting at `lo` (of `size` elements, in a tensor
     /// of `extent`) stays inside the tensor where the active mask keeps it: some mask bound on
     /// that dimension keeps `lo + scale·bound` at least `0` (lower), or `lo + scale·bound +
-    /// shift` at most `extent` (upper), in every iteration (`(scale, shift)` is `(1, 0)` for a
-    /// box; [`Checker::check_bounds_masked`]). `violates_low` / `violates_high` say which side the plain check failed on.
+    /// shift` at most `extent` (upper), in every iteration of the box `bounds` gives each loop
+    /// (`(scale, shift)` is `(1, 0)` for a box; [`Checker::check_bounds_masked`]).
+    /// `violates_low` / `violates_high` say which side the plain check failed on.
     pub(crate) fn mask_keeps_in_bounds(
         &self,
         lo: &AffineExpr,
         dim: usize,
         extent: u64,
-        violates_low: bool,
-        violates_high: bool,
+        (violates_low, violates_high): (bool, bool),
         (scale, shift): (i64, i64),
+        bounds: &dyn Fn(penguin::Axis) -> (i64, i64),
     ) -> bool {
         if self.active_mask.is_empty() || dim > 1 {
             return false;
         }
-        let bounds = |a: penguin::Axis| {
-            let l = self.loop_data(a);
-            (l.lb, (l.ub - 1).max(l.lb))
-        };
         let held = |lower: bool| {
             self.active_mask
                 .iter()
@@ -769,7 +862,7 @@ impl Checker<'_> {
                         )
                     }) {
                         Some(e) => {
-                            let (min, max) = range128(&e, &bounds);
+                            let (min, max) = range128(&e, bounds);
                             if lower {
                                 min >= 0
                             } else {
@@ -788,21 +881,11 @@ impl Checker<'_> {
     fn mask_side(&mut self, e: &Expr) -> Option<MaskSide> {
         if self.is_vector_expr(e) {
             let v = self.offset_vector(e)?;
-            if v.ndim > 2 && v.axis != Some(0) {
-                // The free axis of a tile of more than 2 axes is its free axes folded: a bound
-                // on one of them is not a bound on the folded index. (The partition axis is
-                // axis 0 whatever the tile's rank: a bound on it is a partition bound.)
-                self.error(CheckError::MaskUnsupported {
-                    why: "its index vector is on a free axis of a tile of more than 2 axes; mask the partition axis (`[:, None, None]`), or a 2-D tile with `[:, None]` (partitions) or `[None, :]` (free axis)".to_string(),
-                    at: e.span.clone(),
-                });
-                return None;
-            }
             let Some((lo, len)) = v.span_range() else {
                 self.error(CheckError::IndexOverflow { at: e.span.clone() });
                 return None;
             };
-            Some((lo, Some((len, v.axis, v.step))))
+            Some((lo, Some((len, v.axis, v.step, v.ndim))))
         } else {
             Some((self.affine(e)?, None))
         }

@@ -1,5 +1,6 @@
 //! The iteration box of a statement (its enclosing loops' bounds tightened by single-variable
-//! guards) and the in-bounds check of an access over it.
+//! guards), the boxes of the iterations its guards in several variables keep, and the
+//! in-bounds check of an access over them.
 
 use super::{AnyEntity, Ctx, Verifier};
 use crate::affine::{AffineExpr, CmpOp};
@@ -49,6 +50,72 @@ pub(super) fn iteration_box(f: &Function, ctx: &Ctx) -> Option<Vec<(Axis, i128, 
         }
     }
     bx.iter().all(|&(_, lo, hi)| lo <= hi).then_some(bx)
+}
+
+/// Most points of the loops of guards in several variables enumerated by [`iteration_boxes`].
+const MAX_GUARD_POINTS: i128 = 1 << 16;
+
+/// The iterations a statement runs as boxes: [`iteration_box`], then, for guards in several
+/// variables (`2*i + g < 3`, from a mask on loop indices), one box per point of those guards'
+/// loops where all of them hold, those loops fixed to the point. Empty when the statement never
+/// runs. Past [`MAX_GUARD_POINTS`] points the single box (a superset: the check may then report
+/// an access in an iteration the guards skip, never miss one).
+pub(super) fn iteration_boxes(f: &Function, ctx: &Ctx) -> Vec<Vec<(Axis, i128, i128)>> {
+    let Some(bx) = iteration_box(f, ctx) else {
+        return Vec::new();
+    };
+    let multi: Vec<_> = ctx
+        .guards
+        .iter()
+        .filter(|p| p.expr.terms().len() > 1)
+        .collect();
+    let mut axes: Vec<Axis> = multi.iter().flat_map(|p| p.expr.axes()).collect();
+    axes.sort();
+    axes.dedup();
+    let ranges: Option<Vec<(i128, i128)>> = axes
+        .iter()
+        .map(|a| bx.iter().find(|e| e.0 == *a).map(|e| (e.1, e.2)))
+        .collect();
+    let Some(ranges) = ranges else {
+        return vec![bx];
+    };
+    let count = ranges
+        .iter()
+        .try_fold(1i128, |n, (lo, hi)| n.checked_mul(hi - lo + 1));
+    if multi.is_empty() || count.is_none_or(|n| n > MAX_GUARD_POINTS) {
+        return vec![bx];
+    }
+    let mut out = Vec::new();
+    let mut point: Vec<i128> = ranges.iter().map(|r| r.0).collect();
+    for _ in 0..count.unwrap_or(0) {
+        let fixed: Vec<(Axis, i128, i128)> = bx
+            .iter()
+            .map(|&(a, lo, hi)| match axes.iter().position(|&x| x == a) {
+                Some(k) => (a, point[k], point[k]),
+                None => (a, lo, hi),
+            })
+            .collect();
+        let holds = multi.iter().all(|p| {
+            let (v, _, _, _) = range(&p.expr, &fixed);
+            let b = i128::from(p.bound);
+            match p.cmp {
+                CmpOp::Ge => v >= b,
+                CmpOp::Lt => v < b,
+                CmpOp::Eq => v == b,
+            }
+        });
+        if holds {
+            out.push(fixed);
+        }
+        for k in (0..axes.len()).rev() {
+            if point[k] < ranges[k].1 {
+                point[k] += 1;
+                break;
+            }
+            point[k] = ranges[k].0;
+        }
+    }
+    out
 }
 
 /// The mask's bounds on one dimension of an access, when the mask clips it.

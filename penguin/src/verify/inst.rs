@@ -2,7 +2,7 @@
 //! the memories of its operands; it then checks each operand ([`Verifier::operand`]) and, when
 //! those are well formed, the op's shapes ([`Verifier::shapes`]).
 
-use super::bounds::iteration_box;
+use super::bounds::iteration_boxes;
 use super::{mem_name, AnyEntity, Ctx, Verifier};
 use crate::entities::{Axis, Inst};
 use crate::ir::{EngineClass, InstData, MaskBound, Memory, Op, Operand};
@@ -38,13 +38,32 @@ impl Verifier<'_> {
                 ),
             );
         }
-        let bx = iteration_box(f, ctx);
+        let boxes = iteration_boxes(f, ctx);
         let masked = self.mask(e, loops, data);
-        let bx = bx.as_deref();
+        let bx = boxes.first().map(Vec::as_slice);
+        let before = self.errors.len();
         let mut shapes_ok = self.operand(e, loops, &data.dst, "destination", true, bx, masked);
         for (k, src) in data.srcs.iter().enumerate() {
             let what = format!("source {k}");
             shapes_ok &= self.operand(e, loops, src, &what, false, bx, masked);
+        }
+        // The other boxes of guards in several variables, until one reports.
+        for bx in boxes.iter().skip(1) {
+            if self.errors.len() > before {
+                break;
+            }
+            self.operand(e, loops, &data.dst, "destination", true, Some(bx), masked);
+            for (k, src) in data.srcs.iter().enumerate() {
+                self.operand(
+                    e,
+                    loops,
+                    src,
+                    &format!("source {k}"),
+                    false,
+                    Some(bx),
+                    masked,
+                );
+            }
         }
         if let Some(t) = f.tensors.get(data.dst.tensor) {
             if t.kind.is_read_only() {

@@ -56,3 +56,30 @@ fn a_valid_function_verifies_and_entity_errors_are_found() {
     );
     assert_eq!(msgs.len(), 3, "{msgs:?}");
 }
+
+/// A guard in several variables (`2*i + g < 3`, a mask on loop indices alone) keeps the
+/// iterations where an access would leave the tensor out of the bounds check; without it, or
+/// with a guard that keeps such an iteration, the access is reported at that iteration.
+#[test]
+fn guards_in_several_variables_bound_the_iterations_checked() {
+    let text = |guard: &str| {
+        format!(
+            "kernel k(a) -> () {{\n  tensor a: hbm f32[384, 64] input\n  tensor t: sbuf f32[128, 64] local\n  loop i in 0..2 affine {{\n    loop g in 0..2 affine {{\n      stmt{guard} {{\n        t[0 +: 128, 0 +: 64] = load.dma a[256*i + 128*g +: 128, 0 +: 64]\n      }}\n    }}\n  }}\n}}\n"
+        )
+    };
+    let f = crate::parse_function(&text(" if 2*i + g < 3")).expect("parses");
+    assert_eq!(verify_function(&f), Ok(()));
+    for guard in ["", " if 2*i + g < 4"] {
+        let f = crate::parse_function(&text(guard)).expect("parses");
+        let msgs: Vec<String> = verify_function(&f)
+            .expect_err("reads past the end")
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("384 rows") && m.contains("i = 1, g = 1")),
+            "{msgs:?}"
+        );
+    }
+}
