@@ -343,6 +343,9 @@ pub enum CheckError {
     AssertFailed {
         assert_at: Span,
         says: Option<String>,
+        /// A dtype the condition names that nkc does not have (`nl.float8_e4m3`): the likely
+        /// reason the assertion fails.
+        missing_dtype: Option<String>,
         at: Span,
     },
     /// `.shape` of something other than a name.
@@ -1323,11 +1326,20 @@ impl From<CheckError> for Diagnostic {
                 .with_label("not a tuple")
                 .with_help("write `rows, cols = x.shape`, or `a, b = 1, 2`"),
             AssertFailed {
-                assert_at, says, ..
+                assert_at,
+                says,
+                missing_dtype,
+                ..
             } => d
                 .with_label("this is false for the shapes and parameters of this kernel")
                 .with_secondary(assert_at, "in this assert")
-                .with_note_opt(says.map(|text| format!("the assertion says: {text}"))),
+                .with_note_opt(says.map(|text| format!("the assertion says: {text}")))
+                .with_help_opt(missing_dtype.map(|name| {
+                    format!(
+                        "the condition asks for `{name}`, a dtype nkc does not have: tensors are \
+                         float32 or bfloat16 (`nkc explain E0170`), so no input can satisfy it"
+                    )
+                })),
             ShapeOfNonName { .. } => d.with_label("not a tensor name"),
             ShapeOfScalar { .. } | SubscriptOfScalar { .. } => d.with_label("not a tensor"),
             UpdateScalar { .. } => d

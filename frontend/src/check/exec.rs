@@ -169,6 +169,7 @@ impl Checker<'_> {
                     self.error(CheckError::AssertFailed {
                         assert_at: s.span.clone(),
                         says,
+                        missing_dtype: missing_dtype(test),
                         at: test.span.clone(),
                     });
                     self.stopped = true;
@@ -735,4 +736,60 @@ impl Checker<'_> {
             (f, _) => f,
         }
     }
+}
+
+/// A dtype nkc's machine model does not have (`nl.float8_e4m3`, `np.int8`, `nl.float16`) that a
+/// failed assertion requires: one side of an `==` (or an `in` of only such dtypes), searched
+/// through `and` and `or`. `assert x.dtype == nl.float8_e4m3` fails for that reason, not for the
+/// kernel's shapes; a `!=` or a test that also admits float32 says nothing.
+fn missing_dtype(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Compare {
+            op: ast::CmpOp::Eq,
+            lhs,
+            rhs,
+        } => lacking_dtype(lhs).or_else(|| lacking_dtype(rhs)),
+        ExprKind::Compare {
+            op: ast::CmpOp::In,
+            rhs,
+            ..
+        } => match &rhs.kind {
+            ExprKind::Tuple(items) | ExprKind::List(items) if !items.is_empty() => {
+                let names: Option<Vec<String>> = items.iter().map(lacking_dtype).collect();
+                names.map(|n| n.join("`, `"))
+            }
+            _ => None,
+        },
+        ExprKind::BoolOp { lhs, rhs, .. } => missing_dtype(lhs).or_else(|| missing_dtype(rhs)),
+        _ => None,
+    }
+}
+
+/// `nl.X` / `np.X` / `nki.language.X` where `X` is a dtype nkc lacks.
+fn lacking_dtype(e: &Expr) -> Option<String> {
+    const LACKING: [&str; 14] = [
+        "float16",
+        "fp16",
+        "float8_e4m3",
+        "float8_e5m2",
+        "float8_e4m3fn",
+        "fp8_e4m3",
+        "fp8_e5m2",
+        "int8",
+        "uint8",
+        "int16",
+        "uint16",
+        "int32",
+        "uint32",
+        "tfloat32",
+    ];
+    let ExprKind::Attribute { value, attr } = &e.kind else {
+        return None;
+    };
+    let module = match &value.kind {
+        ExprKind::Name(m) => ["nl", "np", "numpy"].contains(&m.as_str()),
+        ExprKind::Attribute { attr: a, .. } => a.name == "language",
+        _ => false,
+    };
+    (module && LACKING.contains(&attr.name.as_str())).then(|| format!("nl.{}", attr.name))
 }
