@@ -53,6 +53,9 @@ pub(crate) struct TileNdData {
     /// Parameters a reshape stores in rows of another length, with their declared shapes
     /// ([`super::CheckedKernel::restored`]).
     pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
+    /// PSUM arrays of several blocks ([`super::CheckedKernel::arrays`]), each with its E0141 when
+    /// it is declared larger than the PSUM.
+    pub arrays: Vec<(Tensor, Option<Diagnostic>)>,
 }
 
 /// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.
@@ -239,13 +242,12 @@ impl Checker<'_> {
                 });
                 return None;
             }
-            // psum_banks.rs: an array of several banks, each access within one bank.
-            let bytes = free * dtype.size_bytes();
-            if bytes > PSUM_PARTITION_BYTES {
-                self.error(psum_array_too_large(&dims, par, bytes, &shape_e.span));
-                return None;
-            }
         }
+        // psum_banks.rs: an array of several banks, each access within one bank. One larger
+        // than the PSUM fits when its blocks are live one iteration at a time (`fit_arrays`).
+        let bytes = free * dtype.size_bytes();
+        let oversized = (memory == Memory::Psum && bytes > PSUM_PARTITION_BYTES)
+            .then(|| psum_array_too_large(&dims, par, bytes, &shape_e.span));
         let res = Res {
             shape: flat,
             memory,
@@ -268,6 +270,9 @@ impl Checker<'_> {
             let value = fill.unwrap_or(0.0);
             self.emit(cx, Op::Memset { value }, vec![], res, dest.clone(), span)?
         };
+        if memory == Memory::Psum {
+            self.tile_nd.arrays.push((t.tensor, oversized));
+        }
         self.logical.insert(t.tensor, dims);
         self.tile_nd.par.insert(t.tensor, par);
         Some(t)
@@ -406,5 +411,6 @@ fn psum_array_too_large(dims: &[u64], par: usize, bytes: u64, at: &Span) -> Diag
     )
     .with_label("larger than the PSUM")
     .with_note("a PSUM array may span several banks, each access within one bank")
+    .with_note("its blocks cannot share storage: a value one iteration writes is read in another, or by a later loop, so they are live at once")
     .with_help("declare one PSUM tile inside the loop that fills it (`t = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)`), and copy each result to an SBUF array")
 }
