@@ -1192,6 +1192,21 @@ const GRID_CASES: &[Case] = &[
         },
         tol: SUMS,
     },
+    Case {
+        file: "psum_block_lifetime.nk",
+        inputs: &[("q_t", &[256, 256]), ("k_t", &[256, 4096])],
+        reference: |m| {
+            let s = m[0].transpose().matmul(&m[1]);
+            let mx = s.rows_map(|r| {
+                r.chunks(512)
+                    .map(|c| c.iter().cloned().fold(f64::MIN, f64::max))
+                    .collect()
+            });
+            let first = s.rows_map(|r| r[..512].to_vec());
+            vec![s.map(|v| 0.5 * v), mx, first]
+        },
+        tol: SUMS,
+    },
 ];
 
 #[test]

@@ -506,3 +506,135 @@ fn affine(s: &Site, e: &AffineExpr) -> Option<String> {
     write!(out, "{}", e.constant_term()).ok()?;
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_function;
+    use crate::verify::verify_function;
+
+    /// A kernel whose PSUM array `acc` (four blocks of a bank) is used by `body` in a loop `j`
+    /// of `trip` iterations inside a loop `i` of two (after `before`).
+    fn kernel(before: &str, body: &str, after: &str) -> Function {
+        kernel_trip(before, body, after, 4)
+    }
+
+    fn kernel_trip(before: &str, body: &str, after: &str, trip: u32) -> Function {
+        let text = format!(
+            "kernel k(a, b) -> (out) {{
+  tensor a: hbm f32[128, 128] input
+  tensor b: hbm f32[128, 512] input
+  tensor out: hbm f32[128, 512] output
+  tensor acc: psum f32[128, 2048] local
+  tensor q: sbuf f32[128, 128] local
+  tensor k: sbuf f32[128, 512] local
+  tensor s: sbuf f32[128, 512] local
+  stmt {{
+    q[0 +: 128, 0 +: 128] = load.dma a[0 +: 128, 0 +: 128]
+  }}
+  stmt {{
+    k[0 +: 128, 0 +: 512] = load.dma b[0 +: 128, 0 +: 512]
+  }}
+  {before}
+  loop i in 0..2 sequential {{
+    loop j in 0..{trip} affine {{
+      {body}
+    }}
+  }}
+  {after}
+  stmt {{
+    out[0 +: 128, 0 +: 512] = store.dma s[0 +: 128, 0 +: 512]
+  }}
+}}"
+        );
+        let f = parse_function(&text).expect("the test kernel parses");
+        verify_function(&f).expect("the test kernel verifies");
+        f
+    }
+
+    const WRITE: &str = "stmt {
+        acc[0 +: 128, 512*j +: 512] = matmul.pe(accumulate=false) q[0 +: 128, 0 +: 128], k[0 +: 128, 0 +: 512]
+      }";
+    const ADD: &str = "stmt {
+        acc[0 +: 128, 512*j +: 512] = matmul.pe(accumulate=true) q[0 +: 128, 0 +: 128], k[0 +: 128, 0 +: 512]
+      }";
+    const READ: &str = "stmt {
+        s[0 +: 128, 0 +: 512] = copy.any acc[0 +: 128, 512*j +: 512]
+      }";
+
+    fn contract(f: &mut Function) -> Option<ContractionData> {
+        let acc = (f.tensors.iter())
+            .find(|(_, t)| t.name == "acc")
+            .map(|(t, _)| t)
+            .expect("the kernel has `acc`");
+        let done = contract_array(f, acc);
+        verify_function(f).expect("the contracted kernel verifies");
+        done
+    }
+
+    #[test]
+    fn a_block_live_within_its_iteration_gets_one_bank() {
+        let mut f = kernel("", &format!("{WRITE}\n{ADD}\n{READ}"), "");
+        let done = contract(&mut f).expect("contracted");
+        assert_eq!(done.after, vec![128, 512]);
+        assert_eq!(
+            done.loops.len(),
+            1,
+            "along `j` (the outer loop `i` moves no access)"
+        );
+    }
+
+    #[test]
+    fn a_value_read_in_the_next_iteration_keeps_the_declared_storage() {
+        let read_prev = "stmt {
+        s[0 +: 128, 0 +: 512] = copy.any acc[0 +: 128, 512*j +: 512]
+      }
+      stmt {
+        acc[0 +: 128, 512*j + 512 +: 512] = matmul.pe(accumulate=false) q[0 +: 128, 0 +: 128], k[0 +: 128, 0 +: 512]
+      }";
+        let mut f = kernel_trip(&WRITE.replace("512*j", "0"), read_prev, "", 3);
+        assert_eq!(contract(&mut f), None);
+    }
+
+    #[test]
+    fn blocks_read_by_a_later_loop_are_live_at_once() {
+        let later = "loop r in 0..4 affine {
+    stmt {
+      s[0 +: 128, 0 +: 512] = copy.any acc[0 +: 128, 512*r +: 512]
+    }
+  }";
+        let mut f = kernel("", WRITE, later);
+        assert_eq!(contract(&mut f), None);
+    }
+
+    #[test]
+    fn an_accumulation_into_an_unwritten_block_is_not_folded_onto_another() {
+        // The first `+=` of each iteration reads nothing written: sharing the storage would add
+        // to the previous iteration's block.
+        let mut f = kernel("", &format!("{ADD}\n{READ}"), "");
+        assert_eq!(contract(&mut f), None);
+    }
+
+    #[test]
+    fn blocks_selected_by_constants_fold_into_one_window() {
+        let unrolled = "stmt {
+    acc[0 +: 128, 0 +: 512] = matmul.pe(accumulate=false) q[0 +: 128, 0 +: 128], k[0 +: 128, 0 +: 512]
+  }
+  stmt {
+    s[0 +: 128, 0 +: 512] = copy.any acc[0 +: 128, 0 +: 512]
+  }
+  stmt {
+    acc[0 +: 128, 1536 +: 512] = matmul.pe(accumulate=false) q[0 +: 128, 0 +: 128], k[0 +: 128, 0 +: 512]
+  }
+  stmt {
+    s[0 +: 128, 0 +: 512] = copy.any acc[0 +: 128, 1536 +: 512]
+  }";
+        let other = "stmt {
+        s[0 +: 128, 0 +: 512] = copy.any k[0 +: 128, 0 +: 512]
+      }";
+        let mut f = kernel(unrolled, other, "");
+        let done = contract(&mut f).expect("folded");
+        // Offsets 0 and 1536: folded modulo their gcd, both blocks share one bank.
+        assert_eq!((done.window, done.after), (Some(1536), vec![128, 512]));
+    }
+}

@@ -411,6 +411,6 @@ fn psum_array_too_large(dims: &[u64], par: usize, bytes: u64, at: &Span) -> Diag
     )
     .with_label("larger than the PSUM")
     .with_note("a PSUM array may span several banks, each access within one bank")
-    .with_note("its blocks cannot share storage: a value one iteration writes is read in another, or by a later loop, so they are live at once")
+    .with_note("blocks that live one at a time share storage (a block written and read within one iteration of the loop that indexes it); these are live at once: a block is still to be read when another is written (by a later loop, or another iteration)")
     .with_help("declare one PSUM tile inside the loop that fills it (`t = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)`), and copy each result to an SBUF array")
 }
