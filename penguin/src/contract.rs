@@ -7,8 +7,11 @@
 //! the storage its lifetimes need: for each loop `L` that encloses every access of the array
 //! (outermost first), when every access moves by the same `c` elements of the free dimension per
 //! iteration of `L`, it proposes to drop that `c·iv` from every access, so that all iterations of
-//! `L` share one block. The shrunk array is then shifted to start at 0 (on PSUM by whole banks,
-//! so that accesses keep their place within a bank) and its free size is what the accesses reach.
+//! `L` share one block. Blocks selected by constants (a loop the front end unrolled) are then
+//! folded modulo a window `W` ([`fold_modulo`]): offset `Σ c·iv + c0` with every `c` a multiple
+//! of `W` becomes `c0 mod W`. The shrunk array is then shifted to start at 0 (on PSUM by whole
+//! banks, so that accesses keep their place within a bank) and its free size is what the
+//! accesses reach.
 //!
 //! **Legality (ISL, isl-rs).** A proposal is kept only when every element every read reads gets
 //! its value from the same write instance as before, or from none in both: the flow of values

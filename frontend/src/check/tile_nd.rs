@@ -22,8 +22,10 @@
 //! subscript naming every one of its axes reads it as that shape.
 //!
 //! Invariants: a tensor in `par` is on chip, has an entry in `Checker::logical`, and its stored
-//! shape is `[dims[par], product of the other dims]`; a PSUM array fits the PSUM (8 banks of
-//! 2 KiB per partition), and each access to it stays within one bank (`psum_banks`).
+//! shape is `[dims[par], product of the other dims]`; each access to a PSUM array stays within
+//! one bank (`psum_banks`). A PSUM array declared larger than the PSUM (8 banks of 2 KiB per
+//! partition) is recorded with its E0141 (`TileNdData::arrays`): lowering contracts it by
+//! lifetime (`crate::fit_arrays`), and only one that still does not fit gets the diagnostic.
 
 use super::error::CheckError;
 use super::ops::{Dest, OpKind, Res, StmtCtx, MAX_EXTENT};
@@ -235,13 +237,11 @@ impl Checker<'_> {
             });
             return None;
         }
-        if memory == Memory::Psum {
-            if dtype == DType::Bf16 {
-                self.error(CheckError::Bf16InPsum {
-                    at: slots[1]?.span.clone(),
-                });
-                return None;
-            }
+        if memory == Memory::Psum && dtype == DType::Bf16 {
+            self.error(CheckError::Bf16InPsum {
+                at: slots[1]?.span.clone(),
+            });
+            return None;
         }
         // psum_banks.rs: an array of several banks, each access within one bank. One larger
         // than the PSUM fits when its blocks are live one iteration at a time (`fit_arrays`).
