@@ -1207,6 +1207,15 @@ const GRID_CASES: &[Case] = &[
         },
         tol: SUMS,
     },
+    Case {
+        file: "sbuf_block_lifetime.nk",
+        inputs: &[("x", &[1024, 6400])],
+        reference: |m| {
+            let sums = m[0].rows_map(|r| vec![r.iter().sum::<f64>()]);
+            vec![m[0].map(|v| 2.0 * v), sums]
+        },
+        tol: SUMS,
+    },
 ];
 
 #[test]

@@ -131,7 +131,8 @@ pub struct CheckedKernel {
     pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
     /// The PSUM arrays of several blocks (`nl.ndarray((K, nl.par_dim(128), 512), ...)`), each
     /// with the diagnostic it gets if it is declared larger than the PSUM and contraction by
-    /// lifetime ([`crate::fit_arrays`]) cannot make it fit.
+    /// lifetime ([`crate::fit_arrays`]) cannot make it fit; and the SBUF arrays of several
+    /// blocks declared larger than a partition, with theirs.
     pub arrays: Vec<(Tensor, Option<Error>)>,
 }
 

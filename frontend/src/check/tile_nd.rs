@@ -34,7 +34,7 @@ use crate::ast::{Expr, ExprKind, Index, Span};
 use crate::codes;
 use penguin::{AffineExpr, DType, Memory, Op, Tensor, TensorKind};
 use std::collections::HashMap;
-use vocab::machine::{PMAX, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES};
+use vocab::machine::{PMAX, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, SBUF_PARTITION_BYTES};
 use vocab::Diagnostic;
 
 /// The multi-dimensional views of the kernel being checked.
@@ -55,8 +55,9 @@ pub(crate) struct TileNdData {
     /// Parameters a reshape stores in rows of another length, with their declared shapes
     /// ([`super::CheckedKernel::restored`]).
     pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
-    /// PSUM arrays of several blocks ([`super::CheckedKernel::arrays`]), each with its E0141 when
-    /// it is declared larger than the PSUM.
+    /// PSUM arrays of several blocks, each with its E0141 when it is declared larger than the
+    /// PSUM, and `nl.ndarray` SBUF arrays of several blocks declared larger than a partition,
+    /// with their diagnostic ([`super::CheckedKernel::arrays`]).
     pub arrays: Vec<(Tensor, Option<Diagnostic>)>,
 }
 
@@ -257,14 +258,29 @@ impl Checker<'_> {
             let Dest::New { name, span: bspan } = dest.clone() else {
                 return None;
             };
-            let t = self.new_tensor(CTensor {
+            let ct = CTensor {
                 name,
                 memory,
                 dtype,
                 shape: flat,
                 kind: TensorKind::Local,
                 span: bspan,
-            });
+            };
+            let t = if memory == Memory::Sbuf && bytes > SBUF_PARTITION_BYTES {
+                // An SBUF array past a partition: diagnosed only if it stays so (`fit_arrays`).
+                let d = CheckError::SbufTileTooLarge {
+                    tensor: ct.name.clone(),
+                    shape: flat,
+                    bytes,
+                    at: ct.span.clone(),
+                };
+                self.tensors.push(ct);
+                let t = Tensor::from_u32((self.tensors.len() - 1) as u32);
+                self.tile_nd.arrays.push((t, Some(d.into())));
+                t
+            } else {
+                self.new_tensor(ct)
+            };
             TileVal::whole(t, flat)
         } else {
             let value = fill.unwrap_or(0.0);
