@@ -299,6 +299,8 @@ fn run_case_on(case: &Case, pipeline: PipelineMode, peel: bool) {
 
 const EXACT: (f64, f64) = (1e-6, 1e-6);
 const SUMS: (f64, f64) = (1e-4, 1e-4);
+/// Sums of thousands of float32 terms (a row of 6400): the rounding of the partial sums.
+const LONG_SUMS: (f64, f64) = (2e-3, 1e-4);
 const TRANSCENDENTAL: (f64, f64) = (1e-4, 1e-3);
 
 const CASES: &[Case] = &[
@@ -1214,7 +1216,7 @@ const GRID_CASES: &[Case] = &[
             let sums = m[0].rows_map(|r| vec![r.iter().sum::<f64>()]);
             vec![m[0].map(|v| 2.0 * v), sums]
         },
-        tol: SUMS,
+        tol: LONG_SUMS,
     },
 ];
 
