@@ -299,6 +299,8 @@ fn run_case_on(case: &Case, pipeline: PipelineMode, peel: bool) {
 
 const EXACT: (f64, f64) = (1e-6, 1e-6);
 const SUMS: (f64, f64) = (1e-4, 1e-4);
+/// Sums of thousands of float32 terms (a row of 6400): the rounding of the partial sums.
+const LONG_SUMS: (f64, f64) = (2e-3, 1e-4);
 const TRANSCENDENTAL: (f64, f64) = (1e-4, 1e-3);
 
 const CASES: &[Case] = &[
@@ -1295,6 +1297,30 @@ const GRID_CASES: &[Case] = &[
             vec![s.map(|v| 0.5 * v), mx]
         },
         tol: SUMS,
+    },
+    Case {
+        file: "psum_block_lifetime.nk",
+        inputs: &[("q_t", &[256, 256]), ("k_t", &[256, 4096])],
+        reference: |m| {
+            let s = m[0].transpose().matmul(&m[1]);
+            let mx = s.rows_map(|r| {
+                r.chunks(512)
+                    .map(|c| c.iter().cloned().fold(f64::MIN, f64::max))
+                    .collect()
+            });
+            let first = s.rows_map(|r| r[..512].to_vec());
+            vec![s.map(|v| 0.5 * v), mx, first]
+        },
+        tol: SUMS,
+    },
+    Case {
+        file: "sbuf_block_lifetime.nk",
+        inputs: &[("x", &[1024, 6400])],
+        reference: |m| {
+            let sums = m[0].rows_map(|r| vec![r.iter().sum::<f64>()]);
+            vec![m[0].map(|v| 2.0 * v), sums]
+        },
+        tol: LONG_SUMS,
     },
 ];
 

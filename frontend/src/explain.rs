@@ -63,7 +63,7 @@ pub const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0133", "A slice that leaves its tensor in some iteration of the loops around it. The message names the iteration and the bound; fix the range or the slice."),
     ("E0134", "A subscript of something that is not a tensor, such as an integer. Only tensors and tiles can be subscripted."),
     ("E0140", "An on-chip tile with more than 128 partitions (its first dimension). SBUF and PSUM have 128 partitions: tile the data in pieces of at most 128 rows and loop over them."),
-    ("E0141", "A PSUM tile larger than one 2 KiB bank per partition (512 float32 values). Split the matmul's free dimension into pieces of at most 512 columns."),
+    ("E0141", "A PSUM tile larger than one 2 KiB bank per partition (512 float32 values), or a PSUM array of several blocks larger than the PSUM (8 banks) whose blocks are live at once. Split the matmul's free dimension into pieces of at most 512 columns; an array of blocks fits when each block is written and read within one iteration of the loop that indexes it (its blocks then share storage)."),
     ("E0142", "PSUM written by an instruction that cannot write it: a load, an iota or a statistics operation (PSUM is written by matmuls and transposes, and by the elementwise operations, activations, reductions, copies and memsets of the Vector and Scalar engines; GpSimd cannot access it). Compute into SBUF instead."),
     ("E0143", "An HBM tensor given directly to a compute operation. Engines read on-chip memory only: `nl.load` the data into SBUF first."),
     ("E0144", "`nl.load` from something that is not in HBM. Loads move HBM data on chip; an on-chip tile is used as it is (or copied with `nl.copy`)."),

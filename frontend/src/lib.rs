@@ -2,7 +2,8 @@
 //!
 //! The stages run in order: [`parse`] (lexer and parser, with recovery), [`check::check_module`]
 //! (the semantic checks, producing a resolved form of each kernel) and [`lower::lower_kernel`]
-//! (to Penguin IR). [`check_source`] and [`compile`] chain them. After a syntax error both still
+//! (to Penguin IR), then [`fit_arrays`] (arrays declared past their memory, contracted by
+//! lifetime or diagnosed). [`check_source`] and [`compile`] chain them. After a syntax error both still
 //! run the semantic checks on the rest of the file, and report their findings after (in source
 //! order with) the syntax errors; recovery nodes are silent there, so that they cause no
 //! follow-on diagnostics, and a file with a syntax error never compiles.
@@ -12,6 +13,7 @@ pub mod check;
 pub mod codes;
 pub mod diagnostic;
 pub mod explain;
+pub mod fit_arrays;
 pub mod lexer;
 pub mod lower;
 pub mod parser;
@@ -145,7 +147,11 @@ pub fn check_source_with(
 ) -> Vec<diagnostic::Error> {
     let (module, syntax) = parse(source);
     let mut errors = match check::check_module(&module, kernel, specs) {
-        Ok(_) => Vec::new(),
+        // fit_arrays: an array declared past its memory is diagnosed only if it stays so.
+        Ok(checked) => (checked.iter())
+            .filter(|k| fit_arrays::needs_fit(k))
+            .flat_map(|k| fit_arrays::fit_arrays(k, &mut lower::lower_kernel(k, source)))
+            .collect(),
         Err(errors) => errors,
     };
     if kernel.is_none() && module.kernels.is_empty() && syntax.is_empty() {
@@ -213,5 +219,11 @@ pub fn compile_with(
     let k = checked
         .pop()
         .expect("check_module returns the selected kernel when it reports no error");
-    Ok(lower::lower_kernel(&k, source))
+    let mut func = lower::lower_kernel(&k, source);
+    let errors = fit_arrays::fit_arrays(&k, &mut func);
+    if errors.is_empty() {
+        Ok(func)
+    } else {
+        Err(errors)
+    }
 }

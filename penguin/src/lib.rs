@@ -15,6 +15,7 @@
 //! (the driver runs the verifier after each pass).
 
 pub mod affine;
+pub mod contract;
 pub mod edit;
 pub mod entities;
 pub mod interp;

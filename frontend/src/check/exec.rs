@@ -53,8 +53,8 @@ struct Snapshot {
     reported: std::collections::HashSet<String>,
     hbm_elements: u64,
     unrolled_matmuls: Vec<std::collections::HashSet<penguin::Tensor>>,
-    written: std::collections::HashSet<penguin::Tensor>,
-    zero_first: Vec<penguin::Tensor>,
+    written: std::collections::HashSet<(penguin::Tensor, Option<penguin::Access>)>,
+    zero_first: Vec<(penguin::Tensor, penguin::Operand)>,
 }
 
 impl Checker<'_> {

@@ -133,6 +133,11 @@ pub struct CheckedKernel {
     /// Parameters a reshape stores in rows of another length than their declared shape gives
     /// (`reshape`): the declared shape, which the run's input array has.
     pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
+    /// The PSUM arrays of several blocks (`nl.ndarray((K, nl.par_dim(128), 512), ...)`), each
+    /// with the diagnostic it gets if it is declared larger than the PSUM and contraction by
+    /// lifetime ([`crate::fit_arrays`]) cannot make it fit; and the SBUF arrays of several
+    /// blocks declared larger than a partition, with theirs.
+    pub arrays: Vec<(Tensor, Option<Error>)>,
 }
 
 /// A tensor with its source name (not yet made unique) and binding span.
@@ -712,13 +717,15 @@ pub(crate) struct Checker<'a> {
     /// For each unrolled loop being run, outermost first: the PSUM tiles `nisa.nc_matmul(dst=)`
     /// has written in it so far; a later matmul into one of them adds to it (`dst`).
     unrolled_matmuls: Vec<HashSet<Tensor>>,
-    /// The tensors an instruction traced so far writes (`stmts`).
-    written: HashSet<Tensor>,
+    /// The tensors an instruction traced so far writes (`stmts`): each whole, or, of a PSUM
+    /// array of several banks, each block a matmul writes (its access).
+    written: HashSet<(Tensor, Option<penguin::Access>)>,
     /// PSUM tiles that a matmul adds to before anything wrote them (`nl.ndarray(...,
     /// buffer=nl.psum)` and a contraction loop of `nisa.nc_matmul(dst=acc, ...)`): the loop that
     /// ends first among those allocated after the tile zeroes it before it starts, as NKI's
-    /// first matmul of an accumulation group writes its bank instead of adding (`stmts`).
-    zero_first: Vec<Tensor>,
+    /// first matmul of an accumulation group writes its bank instead of adding (`stmts`). With
+    /// each, the destination of that first matmul.
+    zero_first: Vec<(Tensor, Operand)>,
     /// True in a kernel's checker (functions defined in it close over its scope).
     kernel_frame: bool,
     /// Untyped parameters with no shape from the run, reported together.

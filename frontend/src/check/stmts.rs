@@ -26,7 +26,7 @@ use super::{
 };
 use crate::ast::{self, BinOp, Expr, ExprKind, Span, Stmt, StmtKind, Target};
 use crate::diagnostic::Error;
-use penguin::{Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, Tensor, TensorKind};
+use penguin::{Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, TensorKind};
 use std::collections::HashMap;
 
 /// What kind of value an expression denotes, judged from its form before evaluation.
@@ -228,6 +228,7 @@ impl Checker<'_> {
             consts: std::mem::take(&mut self.consts),
             notes: std::mem::take(&mut self.notes),
             restored: std::mem::take(&mut self.tile_nd.restored),
+            arrays: std::mem::take(&mut self.tile_nd.arrays),
         }
     }
 
@@ -519,13 +520,26 @@ impl Checker<'_> {
             (self.tile_nd.accessed).extend(inst.srcs.iter().map(|s| s.tensor));
             self.tile_nd.accessed.insert(inst.dst.tensor);
             let t = inst.dst.tensor;
-            let first = self.written.insert(t);
+            // Each block of a PSUM array of several banks is an accumulation group of its own.
+            let ct = self.tensor(t);
+            let block = (ct.memory == penguin::Memory::Psum
+                && ct.shape[1] * ct.dtype.size_bytes() > vocab::machine::PSUM_BANK_BYTES
+                && matches!(inst.op, penguin::Op::Matmul { .. }))
+            .then(|| inst.dst.access.clone());
+            let first = match &block {
+                None => self.written.insert((t, None)),
+                Some(_) => {
+                    !self.written.contains(&(t, None)) & self.written.insert((t, block.clone()))
+                }
+            };
+            let queued = (self.zero_first.iter())
+                .any(|(z, d)| *z == t && block.as_ref().is_none_or(|b| *b == d.access));
             if first
                 && matches!(inst.op, penguin::Op::Matmul { accumulate: true })
                 && self.tensor(t).memory == penguin::Memory::Psum
-                && !self.zero_first.contains(&t)
+                && !queued
             {
-                self.zero_first.push(t);
+                self.zero_first.push((t, inst.dst.clone()));
             }
         }
         if !cx.insts.is_empty() {
@@ -1103,22 +1117,32 @@ impl Checker<'_> {
 
     /// Zeroes, before the loop that has just been traced, each PSUM tile of `zero_first` that
     /// was allocated before it (`tensors_before`): the loop's matmuls add to a tile nothing
-    /// wrote, so its first iteration starts from zero. A tile of more than one PSUM bank is
-    /// left as it is (the read of uninitialised memory is reported when the kernel runs).
+    /// wrote, so its first iteration starts from zero. Of an array of more than one PSUM bank,
+    /// the block the first matmul adds to is zeroed, when it is the same in every iteration of
+    /// the loop (it names only the loops around it: the accumulation group of
+    /// `acc[i] += nisa.nc_matmul(...)` in a loop inside the loop of `i`); otherwise the array
+    /// is left as it is (the read of uninitialised memory is reported when the kernel runs).
     fn zero_before_loop(&mut self, tensors_before: usize, s: &ast::Stmt, out: &mut Vec<CStmt>) {
-        let (now, later): (Vec<Tensor>, Vec<Tensor>) = std::mem::take(&mut self.zero_first)
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.zero_first)
             .into_iter()
-            .partition(|t| (t.as_u32() as usize) < tensors_before);
+            .partition(|(t, _)| (t.as_u32() as usize) < tensors_before);
         self.zero_first = later;
         let mut insts = Vec::new();
-        for t in now {
+        for (t, first) in now {
             let ct = self.tensor(t);
-            if ct.shape[1] * 4 > vocab::machine::PSUM_BANK_BYTES {
+            let dst = if ct.shape[1] * 4 <= vocab::machine::PSUM_BANK_BYTES {
+                TileVal::whole(t, ct.shape).operand()
+            } else if first.access.pattern.is_none()
+                && (first.access.start.iter())
+                    .all(|e| e.axes().all(|a| self.enclosing.contains(&a)))
+            {
+                first
+            } else {
                 continue;
-            }
+            };
             insts.push(CInst {
                 op: penguin::Op::Memset { value: 0.0 },
-                dst: TileVal::whole(t, ct.shape).operand(),
+                dst,
                 srcs: Vec::new(),
                 span: ct.span.clone(),
                 engine: None,

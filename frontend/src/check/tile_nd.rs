@@ -22,8 +22,10 @@
 //! subscript naming every one of its axes reads it as that shape.
 //!
 //! Invariants: a tensor in `par` is on chip, has an entry in `Checker::logical`, and its stored
-//! shape is `[dims[par], product of the other dims]`; a PSUM array fits the PSUM (8 banks of
-//! 2 KiB per partition), and each access to it stays within one bank (`psum_banks`).
+//! shape is `[dims[par], product of the other dims]`; each access to a PSUM array stays within
+//! one bank (`psum_banks`). A PSUM array declared larger than the PSUM (8 banks of 2 KiB per
+//! partition) is recorded with its E0141 (`TileNdData::arrays`): lowering contracts it by
+//! lifetime (`crate::fit_arrays`), and only one that still does not fit gets the diagnostic.
 
 use super::error::CheckError;
 use super::ops::{Dest, OpKind, Res, StmtCtx, MAX_EXTENT};
@@ -32,7 +34,7 @@ use crate::ast::{Expr, ExprKind, Index, Span};
 use crate::codes;
 use penguin::{AffineExpr, DType, Memory, Op, Tensor, TensorKind};
 use std::collections::HashMap;
-use vocab::machine::{PMAX, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES};
+use vocab::machine::{PMAX, PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, SBUF_PARTITION_BYTES};
 use vocab::Diagnostic;
 
 /// The multi-dimensional views of the kernel being checked.
@@ -53,6 +55,10 @@ pub(crate) struct TileNdData {
     /// Parameters a reshape stores in rows of another length, with their declared shapes
     /// ([`super::CheckedKernel::restored`]).
     pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
+    /// PSUM arrays of several blocks, each with its E0141 when it is declared larger than the
+    /// PSUM, and `nl.ndarray` SBUF arrays of several blocks declared larger than a partition,
+    /// with their diagnostic ([`super::CheckedKernel::arrays`]).
+    pub arrays: Vec<(Tensor, Option<Diagnostic>)>,
 }
 
 /// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.
@@ -232,20 +238,17 @@ impl Checker<'_> {
             });
             return None;
         }
-        if memory == Memory::Psum {
-            if dtype == DType::Bf16 {
-                self.error(CheckError::Bf16InPsum {
-                    at: slots[1]?.span.clone(),
-                });
-                return None;
-            }
-            // psum_banks.rs: an array of several banks, each access within one bank.
-            let bytes = free * dtype.size_bytes();
-            if bytes > PSUM_PARTITION_BYTES {
-                self.error(psum_array_too_large(&dims, par, bytes, &shape_e.span));
-                return None;
-            }
+        if memory == Memory::Psum && dtype == DType::Bf16 {
+            self.error(CheckError::Bf16InPsum {
+                at: slots[1]?.span.clone(),
+            });
+            return None;
         }
+        // psum_banks.rs: an array of several banks, each access within one bank. One larger
+        // than the PSUM fits when its blocks are live one iteration at a time (`fit_arrays`).
+        let bytes = free * dtype.size_bytes();
+        let oversized = (memory == Memory::Psum && bytes > PSUM_PARTITION_BYTES)
+            .then(|| psum_array_too_large(&dims, par, bytes, &shape_e.span));
         let res = Res {
             shape: flat,
             memory,
@@ -255,19 +258,37 @@ impl Checker<'_> {
             let Dest::New { name, span: bspan } = dest.clone() else {
                 return None;
             };
-            let t = self.new_tensor(CTensor {
+            let ct = CTensor {
                 name,
                 memory,
                 dtype,
                 shape: flat,
                 kind: TensorKind::Local,
                 span: bspan,
-            });
+            };
+            let t = if memory == Memory::Sbuf && bytes > SBUF_PARTITION_BYTES {
+                // An SBUF array past a partition: diagnosed only if it stays so (`fit_arrays`).
+                let d = CheckError::SbufTileTooLarge {
+                    tensor: ct.name.clone(),
+                    shape: flat,
+                    bytes,
+                    at: ct.span.clone(),
+                };
+                self.tensors.push(ct);
+                let t = Tensor::from_u32((self.tensors.len() - 1) as u32);
+                self.tile_nd.arrays.push((t, Some(d.into())));
+                t
+            } else {
+                self.new_tensor(ct)
+            };
             TileVal::whole(t, flat)
         } else {
             let value = fill.unwrap_or(0.0);
             self.emit(cx, Op::Memset { value }, vec![], res, dest.clone(), span)?
         };
+        if memory == Memory::Psum {
+            self.tile_nd.arrays.push((t.tensor, oversized));
+        }
         self.logical.insert(t.tensor, dims);
         self.tile_nd.par.insert(t.tensor, par);
         Some(t)
@@ -406,5 +427,6 @@ fn psum_array_too_large(dims: &[u64], par: usize, bytes: u64, at: &Span) -> Diag
     )
     .with_label("larger than the PSUM")
     .with_note("a PSUM array may span several banks, each access within one bank")
+    .with_note("blocks that live one at a time share storage (a block written and read within one iteration of the loop that indexes it); these are live at once: a block is still to be read when another is written (by a later loop, or another iteration)")
     .with_help("declare one PSUM tile inside the loop that fills it (`t = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)`), and copy each result to an SBUF array")
 }
