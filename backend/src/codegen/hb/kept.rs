@@ -139,6 +139,12 @@ impl<'a, L: Lane> Checker<'a, L> {
                     .filter(|&&w| alive[w] && self.positive[w])
                     .map(|&w| (w, self.producer_thread[w])),
             );
+            // The budget counts this pass's comparisons too: each candidate is compared with
+            // the waits kept before it on its producer's thread (a long stretch whose passes
+            // never converge would otherwise cost its length cubed, unbudgeted).
+            self.steps += (candidates.iter())
+                .map(|&(_, t)| known[t].len() as u64 + 1)
+                .sum::<u64>();
             redundant::keep_node(
                 candidates.iter().copied(),
                 &mut known,

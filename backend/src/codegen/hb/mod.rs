@@ -86,8 +86,9 @@
 //! is one). The decision for every wait is exact (a wait is removed exactly when the race
 //! detector, simulating the program without it, would report no race), except that a kernel
 //! past [`MAX_INSTANCES`], or whose conflicts take more than [`SEARCH_BUDGET`] footprint checks
-//! to find, keeps all its waits, and one whose walks take more than [`PRUNE_BUDGET`] steps keeps
-//! the waits not yet tried (correct, maybe redundant).
+//! to find, keeps all its waits, and one whose walks and kept-wait passes take more than
+//! [`prune_budget`] steps (linear in its waits) keeps the waits not yet tried (correct, maybe
+//! redundant).
 
 mod checker;
 mod clock;
@@ -111,8 +112,22 @@ use runtime_sim::machine::DMA_QUEUES;
 pub const SEARCH_BUDGET: u64 = 50_000_000;
 
 /// The most instance steps the walks take (the former limit on instances times waits, each
-/// wait then costing a walk to the end); past it the waits not yet tried are kept.
+/// wait then costing a walk to the end), plus the comparisons of the kept-wait passes
+/// (`kept.rs`); past it the waits not yet tried are kept.
 pub const PRUNE_BUDGET: u64 = 200_000_000;
+
+/// The steps every kernel may take whatever its size ([`prune_budget`]): 30 times what the
+/// largest example takes (`matmul.nk` on `default`: 128,295 steps for 307 waits).
+pub const PRUNE_FLOOR: u64 = 4_000_000;
+
+/// The steps each wait adds to [`PRUNE_FLOOR`] ([`prune_budget`]).
+pub const PRUNE_PER_WAIT: u64 = 50;
+
+/// The steps the pruning of a kernel of `waits` waits may take: linear in the program, so that
+/// a body of thousands of transfers compiles in seconds (issue 32), capped at [`PRUNE_BUDGET`].
+pub fn prune_budget(waits: usize) -> u64 {
+    (PRUNE_FLOOR + PRUNE_PER_WAIT * waits as u64).min(PRUNE_BUDGET)
+}
 
 /// The most instances, and the most (wait, instance) pairs, the pruning tabulates; past it every
 /// wait is kept.
@@ -211,7 +226,8 @@ fn prune<L: Lane>(em: &Emitted, inst: &Instances, sync: &Sync, cf: &Conflicts) -
     let (mut w, mut run) = (0, 1);
     // (Past the budget, the waits not yet tried stay: the program is race free as it is.)
     let nw = ck.waits.len();
-    while w < nw && ck.steps <= PRUNE_BUDGET {
+    let budget = prune_budget(nw);
+    while w < nw && ck.steps <= budget {
         let end = (w + run).min(nw);
         let trial: Vec<WaitId> = (w..end)
             .map(WaitId::new)
