@@ -241,9 +241,8 @@ impl Checker<'_> {
             let (min, max) = range128(lo, b);
             let (low, high) = (min < 0, max + size as i128 > extent as i128);
             !(low || high)
-                || reach.is_some_and(|r| {
-                    self.mask_keeps_in_bounds(lo, dim, extent, (low, high), r, b)
-                })
+                || reach
+                    .is_some_and(|r| self.mask_keeps_in_bounds(lo, dim, extent, (low, high), r, b))
         };
         if self.all_guarded_boxes(&in_bounds) {
             return Some(());
