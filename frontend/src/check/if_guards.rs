@@ -58,7 +58,10 @@ impl Checker<'_> {
         in_loop: bool,
     ) -> super::stmts::Flow {
         use super::stmts::Flow;
-        let then: Vec<Conj> = pieces.iter().map(|p| p.guards.clone()).collect();
+        let then: Vec<Conj> = pieces
+            .iter()
+            .filter_map(|p| self.simplify(p.guards.clone()))
+            .collect();
         if !self.exec_guarded_branch(&then, test, body, out, in_loop) {
             return Flow::Stop;
         }
@@ -86,14 +89,13 @@ impl Checker<'_> {
         use super::stmts::Flow;
         let copies = self.if_guards.copies.max(1).saturating_mul(alts.len());
         if copies > MAX_MASK_PIECES {
-            let shown = self.show_alts(alts);
             self.raise(
                 codes::LOOP_INDEX_VALUE,
-                format!("this branch runs where `{shown}`: {} disjoint pieces of iterations, {copies} copies of its instructions with the enclosing branches (at most {MAX_MASK_PIECES})", alts.len()),
+                format!("this condition of device loop indices splits the iterations of this branch into {} disjoint pieces: {copies} copies of its instructions with the enclosing guarded branches, more than {MAX_MASK_PIECES}", alts.len()),
                 &test.span,
             );
             if let Some(last) = self.errors.last_mut() {
-                last.notes.push("help: split the condition into nested `if`s with no `else`, or write each case as its own `if` on a conjunction (`if (a) & (b):`)".into());
+                last.notes.push("help: each `!=` (and the `else` of each `<`, `>=` or `==` in a conjunction) is one more piece: write the cases as separate `if`s on conjunctions of `<`, `>=` and `==` (`if (i < 1) & (j >= 2):`), or iterate `nl.static_range(...)` to decide in Python".into());
             }
             return false;
         }
