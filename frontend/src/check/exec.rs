@@ -153,17 +153,23 @@ impl Checker<'_> {
             StmtKind::If { test, body, orelse } => {
                 // Decided at compile time: only the branch taken runs, as in NKI's tracing. A
                 // condition of device loop indices alone guards both branches (if_guards.rs).
-                let Some(v) = self.condition_value(test, "if") else {
+                // `if not cond:` is the `else` of `if cond:`.
+                let (mut inner, mut negated) = (test, false);
+                while let ExprKind::Not(operand) = &inner.kind {
+                    (inner, negated) = (&**operand, !negated);
+                }
+                let Some(v) = self.condition_value(inner, "if") else {
                     return if self.stopped { Flow::Stop } else { Flow::Next };
                 };
                 if let Value::Mask(p) = &v {
                     if p.iter().all(|p| p.bounds.is_empty() && p.nd.is_empty()) {
-                        return self.exec_guarded_if(p, test, body, orelse, out, in_loop);
+                        return self.exec_guarded_if(p, negated, test, body, orelse, out, in_loop);
                     }
                 }
-                let Some(taken) = self.truthy(&v, test) else {
+                let Some(holds) = self.truthy(&v, inner) else {
                     return if self.stopped { Flow::Stop } else { Flow::Next };
                 };
+                let taken = holds != negated;
                 return self.exec_block(if taken { body } else { orelse }, out, in_loop);
             }
             StmtKind::Assert { test, msg } => {

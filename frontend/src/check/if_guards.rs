@@ -47,10 +47,13 @@ impl IfGuardsData {
 }
 
 impl Checker<'_> {
-    /// `if test: body else: orelse` where `test` is the guard-only mask `pieces`.
+    /// `if test: body else: orelse` where `test` is the guard-only mask `pieces` (`negated`:
+    /// `not` of it).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn exec_guarded_if(
         &mut self,
         pieces: &MaskPieces,
+        negated: bool,
         test: &crate::ast::Expr,
         body: &[Stmt],
         orelse: &[Stmt],
@@ -58,20 +61,23 @@ impl Checker<'_> {
         in_loop: bool,
     ) -> super::stmts::Flow {
         use super::stmts::Flow;
-        let then: Vec<Conj> = pieces
+        let holds: Vec<Conj> = pieces
             .iter()
             .filter_map(|p| self.simplify(p.guards.clone()))
             .collect();
+        let (then, otherwise) = if negated {
+            (self.negate_guards(&holds), holds)
+        } else if orelse.is_empty() {
+            (holds, Vec::new())
+        } else {
+            let fails = self.negate_guards(&holds);
+            (holds, fails)
+        };
         if !self.exec_guarded_branch(&then, test, body, out, in_loop) {
             return Flow::Stop;
         }
-        if !orelse.is_empty() {
-            let otherwise = self.negate_guards(&then);
-            if !otherwise.is_empty()
-                && !self.exec_guarded_branch(&otherwise, test, orelse, out, in_loop)
-            {
-                return Flow::Stop;
-            }
+        if !orelse.is_empty() && !self.exec_guarded_branch(&otherwise, test, orelse, out, in_loop) {
+            return Flow::Stop;
         }
         Flow::Next
     }
