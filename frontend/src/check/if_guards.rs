@@ -138,11 +138,17 @@ impl Checker<'_> {
         let mut stmts = out.split_off(start);
         guard_stmts(&mut stmts, alts);
         out.extend(stmts);
+        // A tile of an inner guarded branch needs both branches' guards.
         for t in tensors..self.tensors.len() {
-            self.if_guards.created.insert(
-                Tensor::from_u32(t as u32),
-                (alts.to_vec(), test.span.clone()),
-            );
+            let entry = self
+                .if_guards
+                .created
+                .entry(Tensor::from_u32(t as u32))
+                .or_insert_with(|| (vec![Vec::new()], test.span.clone()));
+            entry.0 = alts
+                .iter()
+                .flat_map(|a| entry.0.iter().map(move |b| [&a[..], &b[..]].concat()))
+                .collect();
         }
         true
     }
