@@ -2067,6 +2067,32 @@ const MASK_CASES: &[Case] = &[
         tol: SUMS,
     },
     Case {
+        file: "if_loop_guard.nk",
+        // 4 row tiles: tile i adds tiles 1..=i and half of each other tile, negated; the last
+        // tile doubled.
+        inputs: &[("x_tensor", &[512, 64])],
+        reference: |m| {
+            let mut out = Mat::zeros(512, 64);
+            for r in 0..512 {
+                for c in 0..64 {
+                    let v: f64 = (0..4)
+                        .map(|j| {
+                            let x = m[0].at(j * 128 + r % 128, c);
+                            if j >= 1 && j <= r / 128 {
+                                x
+                            } else {
+                                -0.5 * x
+                            }
+                        })
+                        .sum();
+                    out.set(r, c, if r / 128 == 3 { 2.0 * v } else { v });
+                }
+            }
+            vec![out]
+        },
+        tol: SUMS,
+    },
+    Case {
         file: "mask_nd_free.nk",
         // [128, 8, 8] in blocks of [128, 4, 8]: rows 0..5 and columns 0..6 of each plane.
         inputs: &[("x_tensor", &[128, 8, 8])],

@@ -151,10 +151,25 @@ impl Checker<'_> {
                 }
             },
             StmtKind::If { test, body, orelse } => {
-                // Decided at compile time: only the branch taken runs, as in NKI's tracing.
-                let Some(taken) = self.test(test, "if") else {
+                // Decided at compile time: only the branch taken runs, as in NKI's tracing. A
+                // condition of device loop indices alone guards both branches (if_guards.rs).
+                // `if not cond:` is the `else` of `if cond:`.
+                let (mut inner, mut negated) = (test, false);
+                while let ExprKind::Not(operand) = &inner.kind {
+                    (inner, negated) = (&**operand, !negated);
+                }
+                let Some(v) = self.condition_value(inner, "if") else {
                     return if self.stopped { Flow::Stop } else { Flow::Next };
                 };
+                if let Value::Mask(p) = &v {
+                    if p.iter().all(|p| p.bounds.is_empty() && p.nd.is_empty()) {
+                        return self.exec_guarded_if(p, negated, test, body, orelse, out, in_loop);
+                    }
+                }
+                let Some(holds) = self.truthy(&v, inner) else {
+                    return if self.stopped { Flow::Stop } else { Flow::Next };
+                };
+                let taken = holds != negated;
                 return self.exec_block(if taken { body } else { orelse }, out, in_loop);
             }
             StmtKind::Assert { test, msg } => {
@@ -260,8 +275,19 @@ impl Checker<'_> {
 
     /// The truth of an `if`, `while` or `assert` condition, which must be known at compile time.
     fn test(&mut self, test: &Expr, what: &str) -> Option<bool> {
-        // A condition of loop indices alone (mask_guards.rs) is evaluated: its truth test says
-        // what to write instead.
+        let v = self.condition_value(test, what)?;
+        if let Value::Mask(p) = &v {
+            if what == "while" && p.iter().all(|p| p.bounds.is_empty()) {
+                self.while_guard(test);
+                return None;
+            }
+        }
+        self.truthy(&v, test)
+    }
+
+    /// The value of an `if`, `while` or `assert` condition: a condition of loop indices alone
+    /// (mask_guards.rs) is evaluated, a tile is reported.
+    fn condition_value(&mut self, test: &Expr, what: &str) -> Option<Value> {
         if self.traced(test) && !self.is_guard_expr(test) {
             self.error(CheckError::TileCondition {
                 what: what.to_string(),
@@ -269,8 +295,7 @@ impl Checker<'_> {
             });
             return None;
         }
-        let v = self.eval(test)?;
-        self.truthy(&v, test)
+        self.eval(test)
     }
 
     fn exec_assign(
@@ -594,6 +619,7 @@ impl Checker<'_> {
     fn restore(&mut self, s: Snapshot, out: &mut Vec<CStmt>) {
         self.errors.truncate(s.errors);
         self.tensors.truncate(s.tensors);
+        self.if_guards.truncate(s.tensors);
         let tensors = s.tensors;
         self.logical.retain(|t, _| (t.as_u32() as usize) < tensors);
         self.loops.truncate(s.loops);

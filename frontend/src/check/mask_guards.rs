@@ -8,8 +8,9 @@
 //! puts guarded instructions in statements of their own, whose predicates the interpreter, the
 //! ISL model, the backend and the simulator all honour. The same comparison written as a value
 //! (`causal = i * 128 >= j * 512`) is a mask value ([`Checker::guard_value`]), so it can be
-//! named, joined with `&` and passed as `mask=` later; a Python `if` on it has no value at
-//! compile time and stays a diagnostic (`E0212`).
+//! named, joined with `&` and passed as `mask=` later; a Python `if` on it guards the
+//! instructions of its branches (`if_guards.rs`), and any other truth test of it (`and`, `or`,
+//! `assert`) has no value at compile time and stays a diagnostic (`E0212`).
 //!
 //! Rules: each guard is normalised to `Σ cᵢ·ivᵢ cmp b` with the coefficients' gcd divided out
 //! (`2*i + g < 4`, `i >= 1`); a comparison that holds in every iteration of the loops' box adds
@@ -262,8 +263,9 @@ impl Checker<'_> {
         }
     }
 
-    /// A Python `if` (or any truth test) on a condition of loop indices alone (`pieces`): it has
-    /// no value at compile time (`E0212`), with what to write instead.
+    /// A truth test other than `if` (`and`, `or`, `assert`, `bool(...)`) on a condition of loop
+    /// indices alone (`pieces`): it has no value at compile time (`E0212`), with what to write
+    /// instead.
     pub(crate) fn guard_condition(&mut self, pieces: &MaskPieces, at: &crate::ast::Expr) {
         let guard = pieces.iter().flat_map(|p| p.guards.first()).next();
         let (shown, axis) = match guard {
@@ -292,7 +294,7 @@ impl Checker<'_> {
         );
         if let Some(last) = self.errors.last_mut() {
             last.notes.push(format!(
-                "help: to run a call only in the iterations where the condition holds, pass it as the call's mask (`nl.exp(t, mask=cond)`); to run Python for each value of `{iv}`, iterate `nl.static_range(...)` instead"
+                "help: to run calls only in the iterations where the condition holds, test it with `if cond:` (or pass it as a call's mask, `nl.exp(t, mask=cond)`) and join conditions with `&`; to run Python for each value of `{iv}`, iterate `nl.static_range(...)` instead"
             ));
         }
     }

@@ -92,6 +92,7 @@ mod reshape;
 mod slices;
 mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
+mod if_guards;
 mod mask_guards;
 mod mask_nd;
 mod mask_sums;
@@ -745,6 +746,8 @@ pub(crate) struct Checker<'a> {
     /// none): its subscripts are in bounds in the iterations where they hold
     /// (`mask_guards::all_guarded_boxes`).
     active_guards: Vec<penguin::Predicate>,
+    /// if_guards: the tiles created in guarded branches, and the copies open branches make.
+    if_guards: if_guards::IfGuardsData,
     /// [`CheckedKernel::notes`].
     notes: Vec<String>,
     /// unroll_axes: the axes of the index grid the statement being traced is unrolled over.
@@ -795,6 +798,7 @@ impl<'a> Checker<'a> {
             out_params: out_params::OutParamsData::default(),
             active_mask: Vec::new(),
             active_guards: Vec::new(),
+            if_guards: if_guards::IfGuardsData::default(),
             notes: Vec::new(),
             unroll: unroll_axes::UnrollAxesData::default(),
         }

@@ -1089,7 +1089,8 @@ impl Checker<'_> {
         let fresh = !matches!(dest, Dest::Into { .. });
         let before = cx.insts.len();
         let prev_mask = std::mem::replace(&mut self.active_mask, mask_hull(&mask));
-        let prev_guards = std::mem::replace(&mut self.active_guards, common_guards(&mask));
+        let guards = [&self.active_guards[..], &common_guards(&mask)[..]].concat();
+        let prev_guards = std::mem::replace(&mut self.active_guards, guards);
         let t = self.call_op(e, func, kind, args, &rest, cx, dest, outer);
         self.active_mask = prev_mask;
         self.active_guards = prev_guards;
@@ -2000,7 +2001,8 @@ impl Checker<'_> {
         };
         let before = cx.insts.len();
         let prev_mask = std::mem::replace(&mut self.active_mask, mask_hull(&mask));
-        let prev_guards = std::mem::replace(&mut self.active_guards, common_guards(&mask));
+        let guards = [&self.active_guards[..], &common_guards(&mask)[..]].concat();
+        let prev_guards = std::mem::replace(&mut self.active_guards, guards);
         let stored = self.store_op(e, args, kwargs, cx);
         self.active_mask = prev_mask;
         self.active_guards = prev_guards;

@@ -195,6 +195,7 @@ impl Checker<'_> {
         let mut body = Vec::new();
         let flow = self.exec_block(&k.body, &mut body, false);
         let body = self.close_grid(body, &k.name.span);
+        self.check_guarded_reads(&body);
         let mut outputs = Vec::new();
         let broken = k
             .body
