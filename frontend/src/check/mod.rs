@@ -65,9 +65,11 @@ pub(crate) mod error;
 mod eval_expr;
 mod exec;
 mod functions;
+mod functools;
 // grid: the SPMD launch grid (nl.program_id, --grid).
 pub mod grid;
 mod indirect;
+mod loop_scope;
 mod nd;
 mod nisa;
 // nki_names: NKI's keyword names for parameters nkc spells otherwise.
@@ -656,7 +658,7 @@ pub(crate) struct Checker<'a> {
     scopes: Vec<HashMap<String, Bound>>,
     /// Names bound in a loop body that has ended, with their binding span and whether the name
     /// was the loop variable.
-    out_of_scope: HashMap<String, (Span, bool)>,
+    out_of_scope: HashMap<String, (Span, loop_scope::LoopExit)>,
     /// Undefined names already reported: each is reported once per kernel.
     reported: HashSet<String>,
     tensors: Vec<CTensor>,
@@ -849,10 +851,10 @@ impl<'a> Checker<'a> {
             return Value::Error;
         }
         let e = match self.out_of_scope.get(name) {
-            Some((def, is_iv)) => CheckError::OutOfScope {
+            Some((def, why)) => CheckError::OutOfScope {
                 name: name.to_string(),
                 def: def.clone(),
-                is_iv: *is_iv,
+                why: why.clone(),
                 at: span.clone(),
             },
             None => CheckError::UndefinedName {

@@ -19,6 +19,7 @@
 use super::calls::KwSite;
 use super::comptime::{builtin_class, builtin_name, is_tile_size};
 use super::error::CheckError;
+use super::loop_scope::compute_loop_exit;
 use super::ops::{is_matmul, is_store, literal_scalar, Arg, Dest, Res, StmtCtx, MAX_EXTENT};
 use super::{
     reserved, CInst, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal, Value,
@@ -1069,10 +1070,33 @@ impl Checker<'_> {
         };
         self.enclosing.pop();
         let scope = self.scopes.pop().unwrap_or_default();
-        for (name, b) in scope {
-            if self.find(&name).is_none() {
-                let is_iv = matches!(b.value, Value::Iv(a) if a == axis);
-                self.out_of_scope.insert(name, (b.span, is_iv));
+        // loop_scope.rs: a name the body bound stays bound after the loop to its traced value
+        // when that value is the same in every iteration.
+        let mut names: Vec<_> = scope.into_iter().collect();
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, b) in names {
+            let enclosing = &self.enclosing;
+            let live = |a: Axis| enclosing.contains(&a);
+            let exit = compute_loop_exit(&b.value, axis, &var.name, &live, tensors_before);
+            let outside = self.find(&name).is_some();
+            match exit {
+                // Python's rebinding: the scope that has the name (or the enclosing one) gets
+                // the body's value.
+                None => {
+                    let frame = self.frame_scope.min(self.scopes.len());
+                    let at = (frame..self.scopes.len())
+                        .rev()
+                        .find(|&k| self.scopes[k].contains_key(&name))
+                        .unwrap_or(self.scopes.len() - 1);
+                    self.out_of_scope.remove(&name);
+                    self.scopes[at].insert(name, b);
+                }
+                // A name bound before the loop keeps that binding (nkc's rule before names
+                // left loops).
+                Some(_) if outside => {}
+                Some(why) => {
+                    self.out_of_scope.insert(name, (b.span, why));
+                }
             }
         }
         self.zero_before_loop(tensors_before, s, out);
