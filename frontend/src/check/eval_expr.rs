@@ -1534,6 +1534,7 @@ impl Checker<'_> {
                     super::Bound {
                         value: v.clone(),
                         span: span.clone(),
+                        leaked: false,
                     },
                 );
                 mk(ExprKind::Name(name))
@@ -1561,6 +1562,7 @@ impl Checker<'_> {
                         super::Bound {
                             value: v.clone(),
                             span: span.clone(),
+                            leaked: false,
                         },
                     );
                     mk(ExprKind::Name(name))
@@ -1621,6 +1623,7 @@ impl Checker<'_> {
             super::Bound {
                 value: Value::Iv(axis),
                 span,
+                leaked: false,
             },
         );
         name

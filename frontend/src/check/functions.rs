@@ -292,6 +292,7 @@ impl Checker<'_> {
                 Bound {
                     value: v,
                     span: p.name.span.clone(),
+                    leaked: false,
                 },
             );
         }
@@ -302,6 +303,7 @@ impl Checker<'_> {
                 Bound {
                     value: Value::tuple(extra),
                     span: p.name.span.clone(),
+                    leaked: false,
                 },
             );
         }
@@ -312,6 +314,7 @@ impl Checker<'_> {
                 Bound {
                     value: Value::py(Py::Dict(RefCell::new(extra_kw))),
                     span: p.name.span.clone(),
+                    leaked: false,
                 },
             );
         }

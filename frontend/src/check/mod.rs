@@ -345,6 +345,9 @@ impl Checker<'_> {
 pub(crate) struct Bound {
     pub value: Value,
     pub span: Span,
+    /// Bound by the body of a hardware loop that has ended (`loop_scope`): a later loop's body
+    /// may bind the name as one of its own, as it could before.
+    pub leaked: bool,
 }
 
 /// The most elements the HBM arrays of one kernel may hold together: 2^27 (512 MiB of float32),
@@ -878,7 +881,16 @@ impl<'a> Checker<'a> {
             let frame = self.frame_scope.min(self.scopes.len());
             let own = self.scopes[frame..].iter_mut().rev();
             if let Some(scope) = own.into_iter().find(|s| s.contains_key(name)) {
-                scope.insert(name.to_string(), Bound { value, span });
+                // A name an earlier loop left bound stays one a later loop may bind anew.
+                let leaked = scope.get(name).is_some_and(|b| b.leaked);
+                scope.insert(
+                    name.to_string(),
+                    Bound {
+                        value,
+                        span,
+                        leaked,
+                    },
+                );
                 return;
             }
         }
@@ -886,7 +898,14 @@ impl<'a> Checker<'a> {
             .scopes
             .last_mut()
             .expect("the kernel scope is never popped");
-        scope.insert(name.to_string(), Bound { value, span });
+        scope.insert(
+            name.to_string(),
+            Bound {
+                value,
+                span,
+                leaked: false,
+            },
+        );
     }
 
     /// Records `name` as the name the user knows a temporary by, when `tile` is the whole of a
