@@ -540,8 +540,10 @@ def k(a: nl.hbm[nl.float32, 128, 128]):
         names = ('x', n)
         ip = nl.arange(128)[:, None]
     assert n == 4 and names == ('x', 4)
+    _, m = 1, 2
     for j in nl.affine_range(2):
         n = j * 2
+        _ = j
         names = nl.load(a[ip, nl.arange(128)[None, :]])
     nl.store(c[ip, nl.arange(128)[None, :]], value=nl.load(a[ip, nl.arange(128)[None, :]]))
     return c

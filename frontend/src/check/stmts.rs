@@ -562,9 +562,9 @@ impl Checker<'_> {
         let Some(prev) = self.find(&id.name).cloned() else {
             return true;
         };
-        if prev.leaked {
-            // A name an earlier loop's body left bound (`loop_scope`): rebinding it is Python's
-            // rebinding of a name, checked as a new one.
+        if prev.leaked || id.name == "_" {
+            // A name an earlier loop's body left bound (`loop_scope`), or `_`: rebinding it is
+            // Python's rebinding of a name, checked as a new one.
             return true;
         }
         let e = match (&prev.value, class) {
@@ -1083,7 +1083,9 @@ impl Checker<'_> {
             let enclosing = &self.enclosing;
             let live = |a: Axis| enclosing.contains(&a);
             let exit = compute_loop_exit(&b.value, axis, &var.name, &live, tensors_before);
-            let outside = self.find(&name).map(|o| o.leaked);
+            // `_`, Python's throwaway name, is any loop's to bind, like a name an earlier loop
+            // left.
+            let outside = self.find(&name).map(|o| o.leaked || name == "_");
             let frame = self.frame_scope.min(self.scopes.len());
             let holder = (frame..self.scopes.len())
                 .rev()
