@@ -125,6 +125,19 @@ fn direct_alloc_ref(a: &Mat, b: &Mat) -> Mat {
     }
 }
 
+/// `tests/nki/py_partial_scope.nk`: `2x + 0.5` on the first 128 rows, `2x + 6` on the others.
+fn py_partial_scope_ref(x: &Mat) -> Mat {
+    let mut y = x.clone();
+    for r in 0..y.rows {
+        let shift = if r < 128 { 0.5 } else { 6.0 };
+        for c in 0..y.cols {
+            let v = &mut y.data[r * y.cols + c];
+            *v = 2.0 * *v + shift;
+        }
+    }
+    y
+}
+
 /// `a + b`, elementwise.
 /// `tests/nki/py_unrolled.nk`: tile `k` (128 rows) scaled by `k + 1` and offset by 0.5 (even
 /// `k`) or -1.0 (odd `k`).
@@ -315,6 +328,12 @@ const CASES: &[Case] = &[
         file: "direct_alloc.nk",
         inputs: &[("a", &[16384]), ("b", &[16384])],
         reference: |m| vec![direct_alloc_ref(&m[0], &m[1])],
+        tol: EXACT,
+    },
+    Case {
+        file: "py_partial_scope.nk",
+        inputs: &[("x", &[384, 64])],
+        reference: |m| vec![py_partial_scope_ref(&m[0])],
         tol: EXACT,
     },
     Case {

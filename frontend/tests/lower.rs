@@ -510,3 +510,57 @@ fn integer_expressions_are_scalar_operands() {
         }
     );
 }
+
+/// `functools.partial` / `functools.reduce` / `operator.*` evaluate as Python does (the kernel's
+/// asserts fail the compilation otherwise), and a name a hardware loop's body binds to a
+/// loop-independent value is bound after the loop.
+#[test]
+fn functools_and_names_after_loops_evaluate_as_python() {
+    let src = "\
+import functools
+import operator
+from functools import partial, reduce
+
+def f(a, b, c=0, d=0):
+    return (a, b, c, d)
+
+def k(a: nl.hbm[nl.float32, 128, 128]):
+    p = partial(f, 1, c=3)
+    assert p(2) == (1, 2, 3, 0)
+    assert p(2, c=5, d=6) == (1, 2, 5, 6)
+    q = functools.partial(p, 7, d=8)
+    assert q() == (1, 7, 3, 8)
+    assert reduce(operator.mul, [2, 3, 4]) == 24
+    assert reduce(operator.add, [], 5) == 5
+    assert functools.reduce(lambda x, y: x * 10 + y, (1, 2, 3)) == 123
+    assert operator.contains([1, 2], 2) and operator.lt(1, 2) and operator.floordiv(7, 2) == 3
+    c = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        n = 4
+        names = ('x', n)
+        ip = nl.arange(128)[:, None]
+    assert n == 4 and names == ('x', 4)
+    _, m = 1, 2
+    for j in nl.affine_range(2):
+        n = j * 2
+        _ = j
+        names = nl.load(a[ip, nl.arange(128)[None, :]])
+    nl.store(c[ip, nl.arange(128)[None, :]], value=nl.load(a[ip, nl.arange(128)[None, :]]))
+    return c
+";
+    lower(src, Some("k"));
+    let bad = "\
+from functools import reduce
+import operator
+
+def k(a: nl.hbm[nl.float32, 128, 128]):
+    n = reduce(operator.add, [])
+    return a
+";
+    let errors = frontend::check_source(bad, None);
+    assert_eq!(
+        errors.iter().map(|e| e.code).collect::<Vec<_>>(),
+        ["E0210"],
+        "{errors:?}"
+    );
+}

@@ -638,12 +638,12 @@ pub enum CheckError {
     /// A module or builtin name used as a value.
     #[error("`{name}` is not a value")]
     NotAValue { name: String, at: Span },
-    /// A name bound in a loop body (at `def`; a loop variable when `is_iv`), used after it.
+    /// A name bound in a loop body (at `def`), used after it; `why` it is not bound there.
     #[error("`{name}` is bound only inside a loop body")]
     OutOfScope {
         name: String,
         def: Span,
-        is_iv: bool,
+        why: super::loop_scope::LoopExit,
         at: Span,
     },
     /// A name bound nowhere.
@@ -1552,14 +1552,21 @@ impl From<CheckError> for Diagnostic {
                 d.with_help("write `NAME = INTEGER` here, or move the statement into a kernel")
             }
             NotAValue { .. } => d.with_label("a module or builtin, used as a value"),
-            OutOfScope { def, is_iv, .. } => {
+            OutOfScope { def, why, .. } => {
+                use super::loop_scope::LoopExit;
                 let d = d.with_label("used here, after the loop");
-                if is_iv {
-                    d.with_secondary(def, "the loop variable of this loop")
-                        .with_note("a loop variable exists only in its loop's body")
-                } else {
-                    d.with_secondary(def, "bound here, local to one iteration")
-                        .with_help("bind a buffer before the loop and update it inside (`+=` or slice assignment)")
+                match why {
+                    LoopExit::LoopVar => d
+                        .with_secondary(def, "the loop variable of this loop")
+                        .with_note("a loop variable exists only in its loop's body"),
+                    LoopExit::Varies { iv } => d
+                        .with_secondary(def, format!("bound here to a value that depends on `{iv}`, the loop's index"))
+                        .with_note("a hardware loop's body is traced once, as NKI does: a name it binds keeps its value after the loop only when that value is the same in every iteration, and this one differs per iteration")
+                        .with_help(format!("use it inside the loop, or bind it again after the loop without `{iv}` (for example with the last iteration's index written out)")),
+                    LoopExit::BodyTile => d
+                        .with_secondary(def, "bound here to a tile the loop's body allocates, one per iteration")
+                        .with_note("after the loop it would hold the last iteration's data, which nkc does not keep")
+                        .with_help("bind a buffer before the loop (`nl.ndarray` or `nl.zeros`) and write into it inside (`+=` or slice assignment)"),
                 }
             }
             UndefinedName { .. } => d.with_label("not defined"),

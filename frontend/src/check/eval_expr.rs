@@ -105,6 +105,8 @@ pub(crate) fn module_of_path(path: &[String]) -> Value {
         ["nki", "typing"] => "nt",
         ["numpy"] => "np",
         ["math"] => "math",
+        ["functools"] => "functools",
+        ["operator"] => "operator",
         ["nki", "language", name] => return Value::py(Py::Ref("nl", name.to_string())),
         ["nki", "isa", name] => return Value::py(Py::Ref("nisa", name.to_string())),
         ["nki", "typing", name] => return Value::py(Py::Ref("nt", name.to_string())),
@@ -113,6 +115,9 @@ pub(crate) fn module_of_path(path: &[String]) -> Value {
         }
         ["math", name] => return module_attr("math", name).unwrap_or(Value::Error),
         ["numpy", name] => return module_attr("np", name).unwrap_or(Value::Error),
+        [m @ ("functools" | "operator"), name] => {
+            return module_attr(m, name).unwrap_or_else(|| Value::py(Py::Module(path.join("."))))
+        }
         _ => return Value::py(Py::Module(path.join("."))),
     };
     Value::py(Py::Module(module.to_string()))
@@ -165,6 +170,9 @@ pub(crate) fn module_attr(module: &str, name: &str) -> Option<Value> {
             "trunc" => Value::py(Py::Builtin("int")),
             _ => return None,
         },
+        // functools.rs
+        "functools" => return super::functools::functools_attr(name),
+        "operator" => return super::functools::operator_attr(name),
         _ => return None,
     })
 }
@@ -1526,6 +1534,7 @@ impl Checker<'_> {
                     super::Bound {
                         value: v.clone(),
                         span: span.clone(),
+                        leaked: false,
                     },
                 );
                 mk(ExprKind::Name(name))
@@ -1553,6 +1562,7 @@ impl Checker<'_> {
                         super::Bound {
                             value: v.clone(),
                             span: span.clone(),
+                            leaked: false,
                         },
                     );
                     mk(ExprKind::Name(name))
@@ -1613,6 +1623,7 @@ impl Checker<'_> {
             super::Bound {
                 value: Value::Iv(axis),
                 span,
+                leaked: false,
             },
         );
         name

@@ -49,7 +49,7 @@ struct Snapshot {
     out: usize,
     pending: usize,
     scopes: Vec<std::collections::HashMap<String, super::Bound>>,
-    out_of_scope: std::collections::HashMap<String, (Span, bool)>,
+    out_of_scope: std::collections::HashMap<String, (Span, super::loop_scope::LoopExit)>,
     reported: std::collections::HashSet<String>,
     hbm_elements: u64,
     unrolled_matmuls: Vec<std::collections::HashSet<penguin::Tensor>>,

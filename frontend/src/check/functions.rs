@@ -90,6 +90,11 @@ impl Checker<'_> {
     ) -> Option<Value> {
         match callee.as_py() {
             Some(Py::Func(f)) => self.call_function(f, pos, kws, &e.span),
+            // functools.rs: `functools.partial`, `functools.reduce`, `operator.*`.
+            Some(Py::Builtin(b)) if b.starts_with("functools.") || b.starts_with("operator.") => {
+                self.call_functools(b, pos, spans, kws, e)
+            }
+            Some(Py::Partial(p)) => self.call_partial(p, pos, spans, kws, e),
             Some(Py::Builtin(b)) => self.call_builtin(b, pos, spans, kws, e),
             Some(Py::Method(recv, name)) => {
                 let (recv, name) = (recv.clone(), name.clone());
@@ -287,6 +292,7 @@ impl Checker<'_> {
                 Bound {
                     value: v,
                     span: p.name.span.clone(),
+                    leaked: false,
                 },
             );
         }
@@ -297,6 +303,7 @@ impl Checker<'_> {
                 Bound {
                     value: Value::tuple(extra),
                     span: p.name.span.clone(),
+                    leaked: false,
                 },
             );
         }
@@ -307,6 +314,7 @@ impl Checker<'_> {
                 Bound {
                     value: Value::py(Py::Dict(RefCell::new(extra_kw))),
                     span: p.name.span.clone(),
+                    leaked: false,
                 },
             );
         }

@@ -65,9 +65,11 @@ pub(crate) mod error;
 mod eval_expr;
 mod exec;
 mod functions;
+mod functools;
 // grid: the SPMD launch grid (nl.program_id, --grid).
 pub mod grid;
 mod indirect;
+mod loop_scope;
 mod nd;
 mod nisa;
 // nki_names: NKI's keyword names for parameters nkc spells otherwise.
@@ -344,6 +346,9 @@ impl Checker<'_> {
 pub(crate) struct Bound {
     pub value: Value,
     pub span: Span,
+    /// Bound by the body of a hardware loop that has ended (`loop_scope`): a later loop's body
+    /// may bind the name as one of its own, as it could before.
+    pub leaked: bool,
 }
 
 /// The most elements the HBM arrays of one kernel may hold together: 2^27 (512 MiB of float32),
@@ -657,7 +662,7 @@ pub(crate) struct Checker<'a> {
     scopes: Vec<HashMap<String, Bound>>,
     /// Names bound in a loop body that has ended, with their binding span and whether the name
     /// was the loop variable.
-    out_of_scope: HashMap<String, (Span, bool)>,
+    out_of_scope: HashMap<String, (Span, loop_scope::LoopExit)>,
     /// Undefined names already reported: each is reported once per kernel.
     reported: HashSet<String>,
     tensors: Vec<CTensor>,
@@ -853,10 +858,10 @@ impl<'a> Checker<'a> {
             return Value::Error;
         }
         let e = match self.out_of_scope.get(name) {
-            Some((def, is_iv)) => CheckError::OutOfScope {
+            Some((def, why)) => CheckError::OutOfScope {
                 name: name.to_string(),
                 def: def.clone(),
-                is_iv: *is_iv,
+                why: why.clone(),
                 at: span.clone(),
             },
             None => CheckError::UndefinedName {
@@ -880,7 +885,16 @@ impl<'a> Checker<'a> {
             let frame = self.frame_scope.min(self.scopes.len());
             let own = self.scopes[frame..].iter_mut().rev();
             if let Some(scope) = own.into_iter().find(|s| s.contains_key(name)) {
-                scope.insert(name.to_string(), Bound { value, span });
+                // A name an earlier loop left bound stays one a later loop may bind anew.
+                let leaked = scope.get(name).is_some_and(|b| b.leaked);
+                scope.insert(
+                    name.to_string(),
+                    Bound {
+                        value,
+                        span,
+                        leaked,
+                    },
+                );
                 return;
             }
         }
@@ -888,7 +902,14 @@ impl<'a> Checker<'a> {
             .scopes
             .last_mut()
             .expect("the kernel scope is never popped");
-        scope.insert(name.to_string(), Bound { value, span });
+        scope.insert(
+            name.to_string(),
+            Bound {
+                value,
+                span,
+                leaked: false,
+            },
+        );
     }
 
     /// Records `name` as the name the user knows a temporary by, when `tile` is the whole of a

@@ -80,6 +80,8 @@ pub(crate) enum Py {
     /// A buffer of NKI's direct-allocation API (`ncc.sbuf.mod_alloc(...)`,
     /// `ncc.psum.alloc(f)`): the memory it asks for (`alloc_api`).
     Alloc(super::alloc_api::AllocData),
+    /// `functools.partial(f, *args, **kwargs)`: a function with arguments bound (`functools`).
+    Partial(super::functools::PartialData),
 }
 
 impl Value {
@@ -165,6 +167,7 @@ impl Value {
                 Py::Instance(_) => "object",
                 Py::BoundMethod(..) => "method",
                 Py::Alloc(_) => "allocation",
+                Py::Partial(_) => "functools.partial",
             },
         }
     }
@@ -273,6 +276,7 @@ impl Value {
                     super::classes::object_repr(p).unwrap_or_default()
                 }
                 Py::Alloc(a) => a.repr(),
+                Py::Partial(p) => p.repr(),
             },
         }
     }

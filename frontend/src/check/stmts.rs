@@ -19,10 +19,11 @@
 use super::calls::KwSite;
 use super::comptime::{builtin_class, builtin_name, is_tile_size};
 use super::error::CheckError;
+use super::loop_scope::compute_loop_exit;
 use super::ops::{is_matmul, is_store, literal_scalar, Arg, Dest, Res, StmtCtx, MAX_EXTENT};
 use super::{
-    reserved, CInst, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal, Value,
-    RESERVED,
+    reserved, Bound, CInst, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal,
+    Value, RESERVED,
 };
 use crate::ast::{self, BinOp, Expr, ExprKind, Span, Stmt, StmtKind, Target};
 use crate::diagnostic::Error;
@@ -562,6 +563,11 @@ impl Checker<'_> {
         let Some(prev) = self.find(&id.name).cloned() else {
             return true;
         };
+        if prev.leaked || id.name == "_" {
+            // A name an earlier loop's body left bound (`loop_scope`), or `_`: rebinding it is
+            // Python's rebinding of a name, checked as a new one.
+            return true;
+        }
         let e = match (&prev.value, class) {
             // A helper's parameters are its locals, which it may rebind.
             (Value::Param(_), _) if self.frames > 0 => return true,
@@ -1070,10 +1076,40 @@ impl Checker<'_> {
         };
         self.enclosing.pop();
         let scope = self.scopes.pop().unwrap_or_default();
-        for (name, b) in scope {
-            if self.find(&name).is_none() {
-                let is_iv = matches!(b.value, Value::Iv(a) if a == axis);
-                self.out_of_scope.insert(name, (b.span, is_iv));
+        // loop_scope.rs: a name the body bound stays bound after the loop to its traced value
+        // when that value is the same in every iteration.
+        let mut names: Vec<_> = scope.into_iter().collect();
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, b) in names {
+            let enclosing = &self.enclosing;
+            let live = |a: Axis| enclosing.contains(&a);
+            let exit = compute_loop_exit(&b.value, axis, &var.name, &live, tensors_before);
+            // `_`, Python's throwaway name, is any loop's to bind, like a name an earlier loop
+            // left.
+            let outside = self.find(&name).map(|o| o.leaked || name == "_");
+            let frame = self.frame_scope.min(self.scopes.len());
+            let holder = (frame..self.scopes.len())
+                .rev()
+                .find(|&k| self.scopes[k].contains_key(&name));
+            match exit {
+                // Python's rebinding: the scope that has the name (or the enclosing one) gets
+                // the body's value.
+                None => {
+                    let at = holder.unwrap_or(self.scopes.len() - 1);
+                    self.out_of_scope.remove(&name);
+                    self.scopes[at].insert(name, Bound { leaked: true, ..b });
+                }
+                // A name bound before the loop keeps that binding (nkc's rule before names
+                // left loops).
+                Some(_) if outside == Some(false) => {}
+                // A name an earlier loop's body left bound, bound again here to a value of one
+                // iteration: not bound after this loop.
+                Some(why) => {
+                    if let (Some(true), Some(k)) = (outside, holder) {
+                        self.scopes[k].remove(&name);
+                    }
+                    self.out_of_scope.insert(name, (b.span, why));
+                }
             }
         }
         self.zero_before_loop(tensors_before, s, out);
