@@ -1335,9 +1335,14 @@ impl From<CheckError> for Diagnostic {
                 .with_secondary(assert_at, "in this assert")
                 .with_note_opt(says.map(|text| format!("the assertion says: {text}")))
                 .with_help_opt(missing_dtype.map(|name| {
+                    let what = if name.contains(',') {
+                        "dtypes nkc does not have"
+                    } else {
+                        "a dtype nkc does not have"
+                    };
                     format!(
-                        "the condition asks for `{name}`, a dtype nkc does not have: tensors are \
-                         float32 or bfloat16 (`nkc explain E0170`), so no input can satisfy it"
+                        "the condition asks for `{name}`, {what}: tensors are float32 or \
+                         bfloat16 (`nkc explain E0170`), so no input can satisfy it"
                     )
                 })),
             ShapeOfNonName { .. } => d.with_label("not a tensor name"),
