@@ -1928,13 +1928,14 @@ impl Checker<'_> {
 }
 
 /// `DTYPE.min` / `DTYPE.max` of an NKI (or numpy) dtype, as numpy's `finfo` / `iinfo` give them.
-fn dtype_limit(dtype: &str, which: &str) -> Option<Value> {
+pub(super) fn dtype_limit(dtype: &str, which: &str) -> Option<Value> {
     if which == "itemsize" {
         // `np.dtype(dt).itemsize`: its bytes (direct-allocation kernels compute addresses).
         let bytes = match dtype {
             "fp32" | "float32" | "tfloat32" | "int32" | "uint32" => 4,
             "bfloat16" | "bf16" | "fp16" | "float16" | "int16" | "uint16" => 2,
-            "int8" | "uint8" | "fp8_e4m3" | "fp8_e5m2" | "float8_e4m3" | "float8_e5m2" => 1,
+            "int8" | "uint8" | "fp8_e4m3" | "fp8_e5m2" | "float8_e4m3" | "float8_e4m3fn"
+            | "float8_e5m2" => 1,
             _ => return None,
         };
         return Some(Value::int(bytes));

@@ -23,7 +23,7 @@
 //! out in the order Python would run the statements.
 
 use super::error::CheckError;
-use super::eval_expr::module_of_path;
+use super::eval_expr::{dtype_limit, module_of_path};
 use super::pyvalue::Py;
 use super::stmts::{ends_body, Class, Flow};
 use super::{CStmt, Checker, Value};
@@ -791,24 +791,9 @@ fn missing_dtype(e: &Expr) -> Option<String> {
     }
 }
 
-/// `nl.X` / `np.X` / `nki.language.X` where `X` is a dtype nkc lacks.
+/// `nl.X` / `np.X` / `nki.language.X` where `X` is an NKI or numpy dtype (one with an
+/// `itemsize`, [`dtype_limit`]) other than the two nkc has, float32 and bfloat16.
 fn lacking_dtype(e: &Expr) -> Option<String> {
-    const LACKING: [&str; 14] = [
-        "float16",
-        "fp16",
-        "float8_e4m3",
-        "float8_e5m2",
-        "float8_e4m3fn",
-        "fp8_e4m3",
-        "fp8_e5m2",
-        "int8",
-        "uint8",
-        "int16",
-        "uint16",
-        "int32",
-        "uint32",
-        "tfloat32",
-    ];
     let ExprKind::Attribute { value, attr } = &e.kind else {
         return None;
     };
@@ -817,5 +802,7 @@ fn lacking_dtype(e: &Expr) -> Option<String> {
         ExprKind::Attribute { attr: a, .. } => a.name == "language",
         _ => false,
     };
-    (module && LACKING.contains(&attr.name.as_str())).then(|| format!("nl.{}", attr.name))
+    let name = attr.name.as_str();
+    let has = ["float32", "fp32", "bfloat16", "bf16"].contains(&name);
+    (module && !has && dtype_limit(name, "itemsize").is_some()).then(|| format!("nl.{name}"))
 }

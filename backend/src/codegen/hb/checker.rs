@@ -108,7 +108,8 @@ pub(super) struct Checker<'a, L: Lane> {
     pub(super) runs: SecondaryMap<Stretch, Option<KeptRun>>,
     /// Per node, its position in its stretch.
     pub(super) position: SecondaryMap<Node, usize>,
-    /// The instance steps walked so far ([`PRUNE_BUDGET`](super::PRUNE_BUDGET)).
+    /// The instance steps walked and kept-wait comparisons made so far
+    /// ([`prune_budget`](super::prune_budget)).
     pub(super) steps: u64,
 }
 
