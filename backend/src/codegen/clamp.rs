@@ -34,6 +34,10 @@
 //! wait is removed are the same on the copy as on the real kernel, for any `N`: the bound is
 //! `B = 2H + MAX_DISTANCE + 2 + L` (rounded up so that `L` divides `N - B`), independent of `N`.
 //! A loop that breaks one of the conditions keeps its trip count (correct, only slower).
+//!
+//! The conditions are decided for every loop at once, in one pass over the nodes (the guards)
+//! and one sweep over the footprints of each space by start (the accesses that may meet), which
+//! counts instead of visiting pairs: linear in the kernel times its loop depth, plus a log.
 
 use crate::codegen::bir::BirLoop;
 use crate::codegen::emit::{Emitted, Foot, Node, Space};
@@ -100,9 +104,10 @@ struct LoopFacts {
 
 /// Per loop, what [`clamp_loop`] decides by: the thresholds of its guards, and whether a pair of
 /// accesses that may touch the same bytes breaks a condition (one outside it, not beside it; or
-/// two inside with different coefficients on its register). The pairs are found by a sweep over
-/// each space's footprints by start, so the work is the footprints and the pairs that meet
-/// (with a write), not every pair of the kernel per loop.
+/// two inside with different coefficients on its register). A sweep over each space's
+/// footprints by start ([`Sweep`]) counts the footprints that each one meets instead of visiting
+/// the pairs, so the work is the footprints times the loops around them, not every pair of the
+/// kernel per loop (a chain of tiles that share one address meets quadratically many pairs).
 fn compute_loop_facts(em: &Emitted) -> SecondaryMap<BirLoop, LoopFacts> {
     let mut facts: SecondaryMap<BirLoop, LoopFacts> = SecondaryMap::new();
     // The loops around each loop: those of the first node inside it (in node order).
@@ -163,10 +168,64 @@ fn compute_loop_facts(em: &Emitted) -> SecondaryMap<BirLoop, LoopFacts> {
         feet.sort_by_key(|&(i, k)| em.nodes[i].foot[k].region.0);
         sweep.space(feet);
     }
+    // (What the guards decided, for the check below.)
+    let by_guards: SecondaryMap<BirLoop, bool> = (facts.iter()).map(|(l, f)| (l, f.kept)).collect();
     for (l, f) in facts.iter_mut() {
         f.kept = kept[l];
     }
+    if cfg!(debug_assertions) && em.nodes.len() <= CHECKED_NODES {
+        for l in em.loops.keys() {
+            let by_pairs = by_guards[l] || breaks_by_pairs(em, l);
+            assert_eq!(
+                facts[l].kept, by_pairs,
+                "loop {l}: the sweep decides as every pair of accesses does"
+            );
+        }
+    }
     facts
+}
+
+/// Debug builds check the sweep of [`compute_loop_facts`] against every pair of accesses on
+/// kernels of at most this many nodes.
+const CHECKED_NODES: usize = 400;
+
+/// Debug builds: whether a pair of accesses that may touch the same bytes breaks a condition
+/// for loop `l`, every pair of footprints of the kernel tried (what the sweep decides).
+fn breaks_by_pairs(em: &Emitted, l: BirLoop) -> bool {
+    let depth = em.loops[l].1;
+    let inside = |nd: &crate::codegen::emit::NodeData| nd.loops.get(depth) == Some(&l);
+    let reg = depth as u8;
+    let parent = match em.nodes.values().find(|nd| inside(nd)) {
+        Some(nd) => &nd.loops[..depth],
+        None => &[][..],
+    };
+    for (xi, x) in em.nodes.iter() {
+        for (yi, y) in em.nodes.iter() {
+            if xi > yi || inside(x) == inside(y) && !inside(x) {
+                continue;
+            }
+            for fx in &x.foot {
+                for fy in &y.foot {
+                    if !feet_may_meet(fx, fy) {
+                        continue;
+                    }
+                    if inside(x) != inside(y) {
+                        let out = if inside(x) { y } else { x };
+                        if out.loops[..] != parent[..] {
+                            return true;
+                        }
+                        continue;
+                    }
+                    if lin_coeff(&fx.r0, reg) != lin_coeff(&fy.r0, reg)
+                        || lin_coeff(&fx.c0, reg) != lin_coeff(&fy.c0, reg)
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
 }
 
 /// A footprint in the sweep: its node and its index in the node's footprints.
