@@ -300,6 +300,9 @@ impl<'a> Sweep<'a> {
 
     /// Sweeps the footprints `feet` of one space, sorted by start.
     fn space(&mut self, feet: &[FootAt]) {
+        // (Nothing of another space meets these.)
+        self.writes = Active::default();
+        self.reads = Active::default();
         for &f in feet {
             let ff = self.foot(f);
             let (start, end) = ff.region;
