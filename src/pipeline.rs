@@ -345,6 +345,8 @@ impl<'l> Context<'l> {
             self.after("emergent", "emergent pipelining", func)?;
             let log = backend::retime::retime_stores(func);
             self.remarks.extend(log);
+            let log = backend::transform::delay_stores::delay_stores(func);
+            self.remarks.extend(log);
             self.after("retime", "retiming stores", func)?;
         }
         Ok(())

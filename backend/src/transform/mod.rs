@@ -7,6 +7,7 @@
 //! the machine costs these passes weigh come from [`crate::cost`].
 
 pub mod decline;
+pub mod delay_stores;
 pub mod emergent;
 pub mod flatten;
 pub mod fold_zeros;
