@@ -18,7 +18,7 @@
 
 use crate::driver::{self, Failure, InternalCause, Source, UserCause};
 use crate::run::{self, Engine, PipelineMode, RunOptions, RunReport};
-use backend::codegen::schedule_summary::{CycleData, CycleStep, Limit};
+use backend::codegen::schedule_summary::Limit;
 use penguin::listing::capped_list;
 use penguin::pipeline::PipelineLog;
 use rayon::prelude::*;
@@ -361,7 +361,7 @@ impl Comparison {
                 // unless the cycle runs through a store that holds the next body's loads on `sp`:
                 // issuing that store after them is the backend's freedom (issue 32, item 1), so
                 // no order of one body is not the limit.
-                let best = match (l.order_bound, store_holding_loads(cycle)) {
+                let best = match (l.order_bound, cycle.store_holding_loads()) {
                     (Some(b), Some(store)) if b >= l.predicted => format!(
                         ", and no order of one body is faster; the cycle runs through `{store}` holding the next body's loads, which `default` may issue after them (`annotated` keeps the user's stages as written)"
                     ),
@@ -563,25 +563,4 @@ pub fn suite_json(entries: &[SuiteEntry]) -> serde_json::Value {
         })
         .collect();
     json!(map)
-}
-
-/// The store of `cycle` that `sp` issues before the next body's loads, where the cycle goes from
-/// it to them in `sp`'s order (`sp.store(o) → (sp in order, next body) sp.load(t)`): a store the
-/// backend may issue after those loads instead ([`backend::retime`]).
-fn store_holding_loads(cycle: &CycleData) -> Option<&str> {
-    let mut from = cycle.start.as_str();
-    for e in &cycle.edges {
-        let next_body_sp = matches!(
-            e.step,
-            CycleStep::InOrder {
-                engine: runtime_sim::isa::Engine::Sp,
-                next_body: true
-            }
-        );
-        if next_body_sp && from.starts_with("sp.store") && e.to.starts_with("sp.load") {
-            return Some(from);
-        }
-        from = e.to.as_str();
-    }
-    None
 }

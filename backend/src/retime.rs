@@ -12,6 +12,9 @@
 //! (`default`, `emergent`, `auto`; `annotated` keeps the user's stages as written), the
 //! statements keep the iteration they belong to; only the store's issue moves.
 //!
+//! A store after an inner loop (in a loop that holds a loop, which the modulo scheduler does not
+//! schedule) is [`crate::transform::delay_stores`]'s.
+//!
 //! [`retime_stores`] measures before it moves: for every flat loop body that has a steady state
 //! and whose predicted period ([`crate::codegen::modulo`]) is above its MII (a cycle through the
 //! engines' in-order sequences sets it, which a resource or a recurrence alone would not), it retimes each store that may move,

@@ -28,7 +28,11 @@
 //! differ by a constant that the ring's depth does not divide touch different slots in every
 //! iteration. Otherwise the body keeps the critical-path order on the edges by buffer.
 //!
-//! The engine streams stay in-order: the schedule decides the order each engine sees.
+//! The engine streams stay in-order: the schedule decides the order each engine sees. `sp`'s
+//! too: a transfer waits for its operands, so a store placed before a load holds that load until
+//! the store's data is computed (issue 32, item 1). [`list_order`] therefore lets a ready load go
+//! before a chosen store whose data (by each node's estimated start, the latest finish of its
+//! predecessors) is ready later than the load could start.
 //!
 //! **Backing off to a plan that fits PSUM** ([`schedule_bodies_fitting`]): the critical path may
 //! start many Tensor-engine results before copying any of them out (sixteen transposes, then
