@@ -28,21 +28,27 @@
 //! So exactly one copy stores each flat iteration's tile, one flat iteration later or, for the
 //! last, as before.
 //!
-//! What qualifies: `L` is not peeled and its body holds a loop; `S` is a direct statement of
-//! `L`'s body that is one store of an SBUF tile `X` into an HBM tensor `H`, after a loop
-//! statement, with a load somewhere in `L`'s body before that loop's end (the loads `S` would
-//! hold); `H` is accessed by no other instruction of the kernel; `X` is accessed only by direct
-//! statements of `L`'s body and written only by statements between the last loop before `S` and
-//! `S` (the **producers**), at least one of which reads a tile that the loop writes (directly or
-//! through an earlier producer): the store's data is ready only after the loop's compute.
+//! A peeled `L` (`--peel`) carries nothing: its prologue and epilogue run between two
+//! executions. Without carries (no level of two running iterations either), each execution of
+//! `L` delays its stores within itself, and `S` runs on `L`'s last iteration.
+//!
+//! What qualifies: `L`'s body holds a loop; `S` is a direct statement of `L`'s body that is one
+//! store of an SBUF tile `X` into an HBM tensor `H`, after a loop statement, with a load
+//! somewhere in `L`'s body before that loop's end (the loads `S` would hold); in the **scope** (the
+//! whole kernel when `S` is carried, else `L`'s body and everything in it), `H` is accessed by no
+//! other instruction, and `X` is accessed only by direct statements of `L`'s body and written
+//! only by statements between the last loop before `S` and `S` (the **producers**), at least one
+//! of which reads a tile that the loop writes (directly or through an earlier producer): the
+//! store's data is ready only after the loop's compute.
 //!
 //! Why it is correct. The program is the same sequence of statements but for `S`'s instance of
 //! flat iteration `f`, which now runs after the statements that follow it up to the delayed
 //! copy's place in iteration `f + 1`: the rest of `L`'s body after `S`, the statements of the
-//! enclosing bodies between two executions of `L`, and `L`'s body up to the end of its last loop
-//! before `S`. None of them writes `X` (its writers stand between that loop and `S`) or touches
-//! `H` (only `S` does), so the moved store reads the same values and writes the same bytes,
-//! which nothing reads or writes before the kernel ends. Ring slots need not change: the slot `S`
+//! enclosing bodies between two executions of `L` (only when carried), and `L`'s body up to the
+//! end of its last loop before `S`: all in the scope. None of them writes `X` (its writers stand
+//! between that loop and `S`) or touches `H` (only `S` does), so the moved store reads the same
+//! values and writes the same bytes; every instance runs before anything after the scope (the
+//! last in the scope's last iteration), so nothing outside it sees a difference. Ring slots need not change: the slot `S`
 //! reads was written before and is not written again before the delayed copy (a second slot
 //! changes no value: every read of `X` finds the same write, [`super::ring_reads`]). The backend's
 //! synchronisation is exact on the emitted footprints; every run is checked against the
@@ -96,10 +102,10 @@ pub fn delay_stores(func: &mut Function) -> Vec<Remark> {
     log
 }
 
-/// The body of loop `l`, if it is in the tree, not peeled, and holds a loop.
+/// The body of loop `l`, if it runs at least two iterations and holds a loop.
 fn nesting_body(func: &Function, l: Axis) -> Option<Vec<Stmt>> {
     let ad = &func.axes[l];
-    if ad.attrs.pipelined.is_some_and(|p| p.peeled) || ad.trip_count() < 2 {
+    if ad.trip_count() < 2 {
         return None;
     }
     let body = ad.body.clone();
@@ -115,8 +121,18 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, usize)> {
         return Vec::new();
     };
     // Per tensor, the statements anywhere in the kernel whose instructions read or write it.
+    // Per tensor, the statements whose instructions read or write it (`true`): anywhere in the
+    // kernel when the store is carried across the loops around `l`, else within `l`.
+    let within: Option<BTreeSet<Stmt>> = carry_levels(func, l).is_empty().then(|| {
+        (body.iter())
+            .flat_map(|&b| edit::subtree_stmts(func, b))
+            .collect()
+    });
     let mut touches: std::collections::HashMap<Tensor, Vec<(Stmt, bool)>> = Default::default();
     func.walk_stmts(|s, _| {
+        if within.as_ref().is_some_and(|w| !w.contains(&s)) {
+            return;
+        }
         if let StmtKind::Insts(is) = &func.stmts[s].kind {
             for &i in is {
                 let d = &func.insts[i];
@@ -143,11 +159,9 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, usize)> {
         if func.tensors[x].memory != Memory::Sbuf || func.tensors[h].memory != Memory::Hbm {
             continue;
         }
-        // The last loop statement before `S`.
-        let Some(at) = (0..k)
-            .rev()
-            .find(|&j| matches!(func.stmts[body[j]].kind, StmtKind::Loop(_)))
-        else {
+        // The last loop statement before `S` (that runs an instruction: a peeled loop's steady
+        // state may be empty).
+        let Some(at) = (0..k).rev().find(|&j| runs_a_loop(func, body[j])) else {
             continue;
         };
         // A load in `L`'s body up to that loop's end: what `S` would hold.
@@ -157,10 +171,11 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, usize)> {
                 .any(|&j| matches!(func.insts[j].op, Op::Load))
         });
         // `H` only by `S`; `X` only by direct statements of the body, written only between the
-        // loop and `S`.
-        let only_s = touches
-            .get(&h)
-            .is_some_and(|v| v.iter().all(|&(t, _)| t == s));
+        // loop and `S` (in `l` alone when nothing is carried across the loops around it).
+        let only_s = touches.get(&h).is_some_and(|v| {
+            v.iter()
+                .all(|&(t, write)| t == s || (write && apart(func, t, h, &d.dst.access)))
+        });
         let x_ok = touches.get(&x).is_some_and(|v| {
             v.iter().all(|&(t, write)| {
                 let pos = body.iter().position(|&b| b == t);
@@ -173,6 +188,44 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, usize)> {
         out.push((s, at));
     }
     out
+}
+
+/// Whether statement `s` is a loop of at least one iteration holding an instruction.
+fn runs_a_loop(func: &Function, s: Stmt) -> bool {
+    match func.stmts[s].kind {
+        StmtKind::Loop(a) => {
+            func.axes[a].trip_count() >= 1 && !edit::subtree_insts(func, s).is_empty()
+        }
+        StmtKind::Insts(_) => false,
+    }
+}
+
+/// Whether every access of HBM tensor `h` by statement `t` is a write of a rectangle disjoint
+/// from `a` in every iteration: in some dimension both starts are constants and the intervals
+/// do not meet (two stores of a row's column halves).
+fn apart(func: &Function, t: Stmt, h: Tensor, a: &penguin::ir::Access) -> bool {
+    let StmtKind::Insts(is) = &func.stmts[t].kind else {
+        return false;
+    };
+    let fixed = |b: &penguin::ir::Access| {
+        (a.start.iter().zip(&a.size))
+            .zip(b.start.iter().zip(&b.size))
+            .any(|((x, &xs), (y, &ys))| {
+                if !x.terms().is_empty() || !y.terms().is_empty() {
+                    return false;
+                }
+                let (cx, cy) = (x.constant_term(), y.constant_term());
+                let (xs, ys) = (
+                    i64::try_from(xs).unwrap_or(i64::MAX),
+                    i64::try_from(ys).unwrap_or(i64::MAX),
+                );
+                cx.saturating_add(xs) <= cy || cy.saturating_add(ys) <= cx
+            })
+    };
+    is.iter().all(|&i| {
+        let d = &func.insts[i];
+        d.srcs.iter().all(|o| o.tensor != h) && (d.dst.tensor != h || fixed(&d.dst.access))
+    })
 }
 
 /// Whether tile `x` has at least two slots along `l`, or may take a second
@@ -232,9 +285,24 @@ fn copy_store(
     c
 }
 
+/// The loops around `l` across whose iterations a store of `l` is carried: the flat nest of
+/// `l` ([`compute_nest`]) when it has a level of at least two running iterations, and `l` is not
+/// peeled (its prologue and epilogue run between two executions); else none.
+fn carry_levels(func: &Function, l: Axis) -> Vec<NestLevel> {
+    if func.axes[l].attrs.pipelined.is_some_and(|p| p.peeled) {
+        return Vec::new();
+    }
+    let outer = compute_nest(func, l).unwrap_or_default();
+    if outer.iter().any(|o| o.trip() >= 2) {
+        outer
+    } else {
+        Vec::new()
+    }
+}
+
 /// Delays store `s` of loop `l` (module doc); its copies go after position `at` of the body.
 fn delay(func: &mut Function, l: Axis, s: Stmt, at: usize) -> Remark {
-    let outer: Vec<NestLevel> = compute_nest(func, l).unwrap_or_default();
+    let outer = carry_levels(func, l);
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     // The stored tile's second slot, when it had one (`candidates` checked that it may), before
     // the copies read it at earlier iterations.
