@@ -394,3 +394,73 @@ pub fn split_store(func: &mut Function, l: Axis, s: Stmt) -> Stmt {
     }
     c
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows of `a` summed over two column chunks in an inner loop `k`, scaled, stored per `m`.
+    const KERNEL: &str = "kernel f(a) -> (c) {
+  tensor a: hbm f32[256, 256] input
+  tensor c: hbm f32[256, 128] output
+  tensor t: sbuf f32[128, 128] local
+  tensor s: sbuf f32[128, 128] local
+  tensor x: sbuf f32[128, 128] local
+  loop m in 0..2 affine {
+    stmt {
+      s[0 +: 128, 0 +: 128] = memset.dve(value=0.0)
+    }
+    loop k in 0..2 affine {
+      stmt {
+        t[0 +: 128, 0 +: 128] = load.dma a[128*m +: 128, 128*k +: 128]
+      }
+      stmt {
+        s[0 +: 128, 0 +: 128] = tensor_tensor.dve(op=add) s[0 +: 128, 0 +: 128], t[0 +: 128, 0 +: 128]
+      }
+    }
+    stmt {
+      x[0 +: 128, 0 +: 128] = tensor_tensor.dve(op=multiply) s[0 +: 128, 0 +: 128], s[0 +: 128, 0 +: 128]
+    }
+    stmt {
+      c[128*m +: 128, 0 +: 128] = store.dma x[0 +: 128, 0 +: 128]
+    }
+  }
+}
+";
+
+    #[test]
+    fn the_store_after_the_inner_loop_goes_to_the_next_iteration() {
+        let mut func = penguin::parse::parse_function(KERNEL).expect("the test kernel parses");
+        let log = delay_stores(&mut func);
+        assert_eq!(log.len(), 1, "{log:?}");
+        penguin::verify::verify_function(&func).expect("the delayed kernel verifies");
+        let text = penguin::write_function(&func);
+        // The delayed copy right after `k`, before the multiply, storing for `m - 1` from `x`'s
+        // other slot; the store itself on the last iteration only; `x` got its second slot.
+        let at = |needle: &str| {
+            text.find(needle)
+                .unwrap_or_else(|| panic!("{needle}: {text}"))
+        };
+        let delayed =
+            at("    stmt if m >= 1 {\n      c[128*m - 128 +: 128, 0 +: 128] = store.dma x{m - 1}");
+        assert!(at("loop k") < delayed && delayed < at("x{m}[0 +: 128, 0 +: 128] = tensor_tensor"));
+        assert!(text.contains("if m == 1 {"), "{text}");
+        assert!(
+            text.contains("x: sbuf f32[128, 128] local block[m: 2]"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_store_whose_tensor_is_read_again_stays() {
+        // `c` is read back inside `m`, before `k`: the delayed store would land after that read.
+        let kernel = KERNEL.replace(
+            "    loop k in 0..2 affine {\n",
+            "    stmt {\n      t[0 +: 128, 0 +: 128] = load.dma c[0 +: 128, 0 +: 128]\n    }\n    loop k in 0..2 affine {\n",
+        );
+        let mut func = penguin::parse::parse_function(&kernel).expect("the test kernel parses");
+        let before = penguin::write_function(&func);
+        assert!(delay_stores(&mut func).is_empty());
+        assert_eq!(penguin::write_function(&func), before);
+    }
+}
