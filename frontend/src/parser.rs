@@ -51,6 +51,13 @@ use stmt::stmt_parser;
 
 type Rch<'t, 's> = Rich<'t, Token<'s>, SimpleSpan, Error>;
 type Ex<'t, 's> = extra::Err<Rch<'t, 's>>;
+/// A boxed sub-parser (chumsky's `Boxed`) of `O`.
+type Bx<'t, 's, I, O> = Boxed<'t, 't, I, O, Ex<'t, 's>>;
+
+/// What every sub-parser reads: the lexer's tokens with chumsky's spans.
+trait TokenInput<'t, 's: 't>: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan> {}
+
+impl<'t, 's: 't, I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>> TokenInput<'t, 's> for I {}
 
 /// Labels given to parsers, which [`convert`] recognises.
 const L_EXPR: &str = "an expression";
@@ -158,10 +165,7 @@ fn merge(source: &str, lex_errors: Vec<Error>, mut parse_errors: Vec<Error>) -> 
     all
 }
 
-fn module_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Module, Ex<'t, 's>>
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn module_parser<'t, 's: 't, I: TokenInput<'t, 's>>() -> impl Parser<'t, I, Module, Ex<'t, 's>> {
     let stmt = stmt_parser();
 
     // Last resort, for a token no statement can start with and no recovery can skip.

@@ -9,11 +9,11 @@
 //! covers its tokens, except an `@` product's, which is its operator's.
 
 use super::strings::{concat_strings, string_expr};
-use super::{custom, sp, unsupported, Ex, L_EXPR, L_NAME, L_OPERATOR};
+use super::{custom, sp, unsupported, Bx, Ex, TokenInput, L_EXPR, L_NAME, L_OPERATOR};
 use crate::ast::*;
 use crate::lexer::Token;
 use crate::syntax_error::SyntaxError;
-use chumsky::{input::ValueInput, prelude::*};
+use chumsky::prelude::*;
 
 /// What follows the first item in brackets.
 #[derive(Clone)]
@@ -38,10 +38,8 @@ enum Arg {
     Kw(Keyword),
 }
 
-pub(super) fn ident<'t, 's: 't, I>() -> impl Parser<'t, I, Ident, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+pub(super) fn ident<'t, 's: 't, I: TokenInput<'t, 's>>(
+) -> impl Parser<'t, I, Ident, Ex<'t, 's>> + Clone {
     select! { Token::Name(n) => n }
         .map_with(|n: &str, e| Ident {
             name: n.to_string(),
@@ -51,10 +49,8 @@ where
 }
 
 /// An expression: the loosest level, `lambda` or a conditional expression.
-pub(super) fn expr_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+pub(super) fn expr_parser<'t, 's: 't, I: TokenInput<'t, 's>>(
+) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone {
     recursive(|expr| {
         let starred = starred_item(expr.clone());
         let comp_fors = comp_fors(expr.clone());
@@ -67,12 +63,9 @@ where
 }
 
 /// `*e` in a display, a call or a bracket-free tuple, or an expression.
-pub(super) fn starred_item<'t, 's: 't, I>(
+pub(super) fn starred_item<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone {
     just(Token::Star)
         .ignore_then(expr.clone())
         .map_with(|inner, e| Expr {
@@ -86,12 +79,9 @@ where
 /// `for target in iter if cond ...`, one or more, after a comprehension's element. The iterable
 /// and conditions stop before `if`/`for`: they are parsed without conditional expressions
 /// (`or`-level).
-fn comp_fors<'t, 's: 't, I>(
+fn comp_fors<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> Boxed<'t, 't, I, Vec<CompFor>, Ex<'t, 's>>
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> Bx<'t, 's, I, Vec<CompFor>> {
     let target_atom = ident().map(Target::Name);
     let comp_target = target_atom
         .clone()
@@ -136,14 +126,11 @@ where
 }
 
 /// The atoms: names and literals, strings, `(...)`, `[...]` and `{k: v}`.
-fn atom<'t, 's: 't, I>(
+fn atom<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
     starred_item: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-    comp_fors: Boxed<'t, 't, I, Vec<CompFor>, Ex<'t, 's>>,
-) -> Boxed<'t, 't, I, Expr, Ex<'t, 's>>
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+    comp_fors: Bx<'t, 's, I, Vec<CompFor>>,
+) -> Bx<'t, 's, I, Expr> {
     let literal = select! {
         Token::Name(n) => ExprKind::Name(n.to_string()),
         Token::Int(v) => ExprKind::Int(v),
@@ -168,10 +155,7 @@ where
 }
 
 /// String literals, adjacent ones concatenated as Python does (`"a" f"{b}"`).
-fn string<'t, 's: 't, I>() -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn string<'t, 's: 't, I: TokenInput<'t, 's>>() -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone {
     let one_string = select! { Token::Str(text) => text }
         .map_with(|text: &str, e| (text, sp(e.span())))
         .validate(
@@ -194,16 +178,13 @@ where
 }
 
 /// `(e)`, `()`, `(a,)`, `(a, b)`, `(e for v in xs)`; and `[a, b]`, `[e for v in xs if c]`.
-fn bracketed<'t, 's: 't, I>(
+fn bracketed<'t, 's: 't, I: TokenInput<'t, 's>>(
     starred_item: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-    comp_fors: Boxed<'t, 't, I, Vec<CompFor>, Ex<'t, 's>>,
+    comp_fors: Bx<'t, 's, I, Vec<CompFor>>,
 ) -> (
     impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone,
     impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone,
-)
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) {
     // What follows the first item of a bracketed display: a comprehension, more items, or
     // nothing (each item is parsed once, so nesting stays linear).
     let tail = choice((
@@ -297,12 +278,9 @@ where
 }
 
 /// `{k: v, ...}`
-fn dict<'t, 's: 't, I>(
+fn dict<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone {
     expr.clone()
         .then_ignore(just(Token::Colon))
         .then(expr)
@@ -317,15 +295,12 @@ where
 }
 
 /// Calls, subscripts and attributes after an atom, folded left to right.
-fn postfix<'t, 's: 't, I>(
-    atom: Boxed<'t, 't, I, Expr, Ex<'t, 's>>,
+fn postfix<'t, 's: 't, I: TokenInput<'t, 's>>(
+    atom: Bx<'t, 's, I, Expr>,
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
     starred_item: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-    comp_fors: Boxed<'t, 't, I, Vec<CompFor>, Ex<'t, 's>>,
-) -> Boxed<'t, 't, I, Expr, Ex<'t, 's>>
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+    comp_fors: Bx<'t, 's, I, Vec<CompFor>>,
+) -> Bx<'t, 's, I, Expr> {
     let call = call_args(expr.clone(), starred_item, comp_fors);
     let attr = just(Token::Dot).ignore_then(ident()).map(Postfix::Attr);
     atom.foldl_with(
@@ -357,14 +332,11 @@ where
 }
 
 /// A call's brackets: positional arguments, then keyword arguments.
-fn call_args<'t, 's: 't, I>(
+fn call_args<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
     starred_item: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-    comp_fors: Boxed<'t, 't, I, Vec<CompFor>, Ex<'t, 's>>,
-) -> impl Parser<'t, I, Postfix, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+    comp_fors: Bx<'t, 's, I, Vec<CompFor>>,
+) -> impl Parser<'t, I, Postfix, Ex<'t, 's>> + Clone {
     let kwarg = ident()
         .then_ignore(just(Token::Assign))
         .then(expr)
@@ -422,12 +394,9 @@ where
 
 /// A subscript's brackets: `e`, or a slice `lo:hi[:step]` with every part optional,
 /// comma-separated.
-fn subscript<'t, 's: 't, I>(
+fn subscript<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, Postfix, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, Postfix, Ex<'t, 's>> + Clone {
     let step = just(Token::Colon).ignore_then(expr.clone().or_not());
     let slice_rest = just(Token::Colon)
         .ignore_then(expr.clone().or_not())
@@ -468,12 +437,9 @@ where
 /// `a ** b` and the unary operators, folded from the inside out (iteratively: no recursion per
 /// operator). `**` binds tighter than a unary minus on its left (`-x ** 2` is `-(x ** 2)`); the
 /// exponent is a unary expression (not chained).
-fn unary<'t, 's: 't, I>(
-    postfix: Boxed<'t, 't, I, Expr, Ex<'t, 's>>,
-) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn unary<'t, 's: 't, I: TokenInput<'t, 's>>(
+    postfix: Bx<'t, 's, I, Expr>,
+) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone {
     let unary_op = select! {
         Token::Minus => UnaryOp::Neg,
         Token::Plus => UnaryOp::Pos,
@@ -520,12 +486,9 @@ fn binary(op: BinOp, lhs: Expr, rhs: Expr, span: SimpleSpan) -> Expr {
 }
 
 /// The arithmetic levels over unary expressions: `* / // % @`, then `+ -`.
-fn arithmetic<'t, 's: 't, I>(
+fn arithmetic<'t, 's: 't, I: TokenInput<'t, 's>>(
     unary: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> Boxed<'t, 't, I, Expr, Ex<'t, 's>>
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> Bx<'t, 's, I, Expr> {
     let mul_op = select! {
         Token::Star => BinOp::Mul,
         Token::Slash => BinOp::Div,
@@ -565,12 +528,7 @@ where
 
 /// Python's bitwise levels over sums, tightest first: `<<` / `>>`, `&`, `^`, `|`; all bind
 /// tighter than comparisons (masks write `(a < n) & (b < m)`).
-fn bitwise<'t, 's: 't, I>(
-    sum: Boxed<'t, 't, I, Expr, Ex<'t, 's>>,
-) -> Boxed<'t, 't, I, Expr, Ex<'t, 's>>
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn bitwise<'t, 's: 't, I: TokenInput<'t, 's>>(sum: Bx<'t, 's, I, Expr>) -> Bx<'t, 's, I, Expr> {
     let shift_op = select! {
         Token::ShiftLeft => BinOp::Shl,
         Token::ShiftRight => BinOp::Shr,
@@ -607,12 +565,9 @@ where
 
 /// Comparisons (`< <= == != >= >`, `is [not]`, `[not] in`) over bitwise expressions: `a < b <
 /// c` is `a < b and b < c` (`b` is a pure expression here, evaluated twice).
-fn comparison<'t, 's: 't, I>(
-    bit_or: Boxed<'t, 't, I, Expr, Ex<'t, 's>>,
-) -> Boxed<'t, 't, I, Expr, Ex<'t, 's>>
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn comparison<'t, 's: 't, I: TokenInput<'t, 's>>(
+    bit_or: Bx<'t, 's, I, Expr>,
+) -> Bx<'t, 's, I, Expr> {
     let is_op = just(Token::Is)
         .ignore_then(just(Token::Not).or_not())
         .map(|not| {
@@ -671,12 +626,9 @@ where
 }
 
 /// `not`, `and`, `or` (loosest last) over comparisons, each folded iteratively.
-fn boolean<'t, 's: 't, I>(
-    comparison: Boxed<'t, 't, I, Expr, Ex<'t, 's>>,
-) -> Boxed<'t, 't, I, Expr, Ex<'t, 's>>
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn boolean<'t, 's: 't, I: TokenInput<'t, 's>>(
+    comparison: Bx<'t, 's, I, Expr>,
+) -> Bx<'t, 's, I, Expr> {
     let not = just(Token::Not)
         .map_with(|_, e| sp(e.span()))
         .repeated()
@@ -713,13 +665,10 @@ where
 }
 
 /// The loosest level: `body if test else orelse`, and `lambda params: body`.
-fn conditional<'t, 's: 't, I>(
-    disjunction: Boxed<'t, 't, I, Expr, Ex<'t, 's>>,
+fn conditional<'t, 's: 't, I: TokenInput<'t, 's>>(
+    disjunction: Bx<'t, 's, I, Expr>,
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> Boxed<'t, 't, I, Expr, Ex<'t, 's>>
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> Bx<'t, 's, I, Expr> {
     let ifexp = disjunction
         .clone()
         .then(

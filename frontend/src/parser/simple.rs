@@ -9,20 +9,17 @@
 
 use super::expr::ident;
 use super::targets::{expr_list, to_target};
-use super::{custom, sp, Ex, Rch, L_END};
+use super::{custom, sp, Ex, Rch, TokenInput, L_END};
 use crate::ast::*;
 use crate::lexer::Token;
 use crate::syntax_error::SyntaxError;
-use chumsky::input::{Emitter, ValueInput};
+use chumsky::input::Emitter;
 use chumsky::prelude::*;
 
 /// A simple statement and the end of its line.
-pub(super) fn simple<'t, 's: 't, I>(
+pub(super) fn simple<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     // `raise`, `raise exc`, `raise exc from cause` (the cause is dropped).
     let raise = just(Token::Unsupported("raise"))
         .ignore_then(expr.clone().or_not())
@@ -51,12 +48,9 @@ where
 }
 
 /// `return`, `return a`, `return a, b` (a returned tuple is its items).
-fn return_stmt<'t, 's: 't, I>(
+fn return_stmt<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, StmtKind, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, StmtKind, Ex<'t, 's>> + Clone {
     just(Token::Return)
         .ignore_then(
             expr.separated_by(just(Token::Comma))
@@ -77,12 +71,9 @@ where
 /// Assignments and expression statements: `a = b = v` (every target but the last is followed
 /// by `=`), `a += v`, `x: T = v` (the annotation is a hint and is dropped), `x: T` (declares
 /// nothing), `e`.
-fn assign_or_expr<'t, 's: 't, I>(
+fn assign_or_expr<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, StmtKind, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, StmtKind, Ex<'t, 's>> + Clone {
     let assign_op = select! {
         Token::Assign => None,
         Token::PlusAssign => Some(BinOp::Add),
@@ -180,10 +171,7 @@ fn assignment(
 }
 
 /// `import a.b [as n], ...`.
-fn import<'t, 's: 't, I>() -> impl Parser<'t, I, StmtKind, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn import<'t, 's: 't, I: TokenInput<'t, 's>>() -> impl Parser<'t, I, StmtKind, Ex<'t, 's>> + Clone {
     just(Token::Import)
         .ignore_then(
             dotted()
@@ -210,9 +198,7 @@ where
 }
 
 /// `a.b.c`.
-fn dotted<'t, 's: 't, I>() -> impl Parser<'t, I, Vec<Ident>, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+fn dotted<'t, 's: 't, I: TokenInput<'t, 's>>() -> impl Parser<'t, I, Vec<Ident>, Ex<'t, 's>> + Clone
 {
     ident()
         .separated_by(just(Token::Dot))
@@ -221,18 +207,14 @@ where
 }
 
 /// `[as n]`.
-fn alias<'t, 's: 't, I>() -> impl Parser<'t, I, Option<Ident>, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn alias<'t, 's: 't, I: TokenInput<'t, 's>>(
+) -> impl Parser<'t, I, Option<Ident>, Ex<'t, 's>> + Clone {
     just(Token::As).ignore_then(ident()).or_not()
 }
 
 /// `from a.b import c [as n], ...` (also in brackets, or `*`).
-fn from_import<'t, 's: 't, I>() -> impl Parser<'t, I, StmtKind, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn from_import<'t, 's: 't, I: TokenInput<'t, 's>>(
+) -> impl Parser<'t, I, StmtKind, Ex<'t, 's>> + Clone {
     let from_names = ident()
         .then(alias())
         .separated_by(just(Token::Comma))
@@ -293,12 +275,9 @@ where
 
 /// A statement nkc does not run, with its block (skipped token by token). Decorators before it
 /// are skipped with it (`@dataclass` over a `class`).
-pub(super) fn opaque<'t, 's: 't, I>(
+pub(super) fn opaque<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     let skip_block = recursive(|sb| {
         just(Token::Indent)
             .ignore_then(choice((sb, none_of([Token::Indent, Token::Dedent]).ignored())).repeated())
@@ -321,9 +300,6 @@ where
 }
 
 /// The end of a simple statement's line.
-fn end_of_line<'t, 's: 't, I>() -> impl Parser<'t, I, (), Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn end_of_line<'t, 's: 't, I: TokenInput<'t, 's>>() -> impl Parser<'t, I, (), Ex<'t, 's>> + Clone {
     just(Token::Newline).ignored().labelled(L_END)
 }

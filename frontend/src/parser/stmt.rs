@@ -12,19 +12,17 @@ use super::expr::{expr_parser, ident};
 use super::simple::{opaque, simple};
 use super::targets::{bound_names, expr_list, target_parser};
 use super::{
-    custom, sp, unsupported, Ex, L_BLOCK, L_COLON_DEF, L_COLON_ELSE, L_COLON_FOR, L_COLON_IF,
-    L_PARAMS, L_STMT,
+    custom, sp, unsupported, Bx, Ex, TokenInput, L_BLOCK, L_COLON_DEF, L_COLON_ELSE, L_COLON_FOR,
+    L_COLON_IF, L_PARAMS, L_STMT,
 };
 use crate::ast::*;
 use crate::lexer::Token;
 use crate::syntax_error::SyntaxError;
-use chumsky::{input::ValueInput, prelude::*};
+use chumsky::prelude::*;
 
 /// A statement, compound or simple, or a broken line skipped.
-pub(super) fn stmt_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+pub(super) fn stmt_parser<'t, 's: 't, I: TokenInput<'t, 's>>(
+) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     let expr = expr_parser();
     recursive(|stmt| {
         let block = just(Token::Newline)
@@ -58,13 +56,10 @@ fn block_end(kw: &Span, body: &[Stmt]) -> usize {
 }
 
 /// `for i in ...`, `for i, (a, b) in ...`: the target is a name or an unpacking.
-fn for_stmt<'t, 's: 't, I>(
+fn for_stmt<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-    block: Boxed<'t, 't, I, Vec<Stmt>, Ex<'t, 's>>,
-) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+    block: Bx<'t, 's, I, Vec<Stmt>>,
+) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     just(Token::For)
         .map_with(|_, e| sp(e.span()))
         .then(target_parser())
@@ -82,13 +77,10 @@ where
 }
 
 /// `while test: ...`.
-fn while_stmt<'t, 's: 't, I>(
+fn while_stmt<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-    block: Boxed<'t, 't, I, Vec<Stmt>, Ex<'t, 's>>,
-) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+    block: Bx<'t, 's, I, Vec<Stmt>>,
+) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     just(Token::While)
         .map_with(|_, e| sp(e.span()))
         .then(expr)
@@ -105,13 +97,10 @@ where
 
 /// `if test: ...`, any number of `elif test: ...`, then optionally `else: ...`; an `elif` is an
 /// `if` alone in the `else` branch of the one before.
-fn if_stmt<'t, 's: 't, I>(
+fn if_stmt<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-    block: Boxed<'t, 't, I, Vec<Stmt>, Ex<'t, 's>>,
-) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+    block: Bx<'t, 's, I, Vec<Stmt>>,
+) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     let else_block = just(Token::Else)
         .ignore_then(header_colon(L_COLON_ELSE, "else"))
         .ignore_then(block.clone());
@@ -152,13 +141,10 @@ where
 
 /// `@decorators class Name(bases): body`; a header nkc does not read (keyword bases such as
 /// `metaclass=`) leaves the statement opaque.
-fn class_stmt<'t, 's: 't, I>(
+fn class_stmt<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-    block: Boxed<'t, 't, I, Vec<Stmt>, Ex<'t, 's>>,
-) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+    block: Bx<'t, 's, I, Vec<Stmt>>,
+) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     just(Token::At)
         .ignore_then(expr.clone())
         .then_ignore(just(Token::Newline))
@@ -192,12 +178,9 @@ where
 }
 
 /// An indented block where none was opened (the lexer normally catches this first).
-fn stray_block<'t, 's: 't, I>(
+fn stray_block<'t, 's: 't, I: TokenInput<'t, 's>>(
     stmt: impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     just(Token::Indent)
         .ignore_then(stmt.repeated().collect::<Vec<Stmt>>())
         .then_ignore(just(Token::Dedent))
@@ -213,12 +196,9 @@ where
 
 /// Recovery: skip the rest of the logical line, and the block after it if there is one; keep
 /// the names the line visibly binds (`a, b = ...`).
-fn skip_line<'t, 's: 't, I>(
-    block: Boxed<'t, 't, I, Vec<Stmt>, Ex<'t, 's>>,
-) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+fn skip_line<'t, 's: 't, I: TokenInput<'t, 's>>(
+    block: Bx<'t, 's, I, Vec<Stmt>>,
+) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     none_of([Token::Newline, Token::Indent, Token::Dedent])
         .map_with(|t, e| (t, sp(e.span())))
         .repeated()
@@ -240,13 +220,10 @@ where
 
 /// `:` at the end of a header. When the line simply ends without it, the colon is reported and
 /// assumed, so that the block after the header is still parsed.
-pub(super) fn header_colon<'t, 's: 't, I>(
+pub(super) fn header_colon<'t, 's: 't, I: TokenInput<'t, 's>>(
     label: &'static str,
     header: &'static str,
-) -> impl Parser<'t, I, (), Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, (), Ex<'t, 's>> + Clone {
     let missing = any()
         .filter(|t: &Token<'s>| *t == Token::Newline)
         .map_with(|_, e| e.span())
@@ -262,13 +239,10 @@ where
 }
 
 /// `@decorator ... def name(params) [-> T]: body`, at module level or in a block.
-fn def_parser<'t, 's: 't, I>(
+fn def_parser<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
     block: impl Parser<'t, I, Vec<Stmt>, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, Kernel, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, Kernel, Ex<'t, 's>> + Clone {
     // `name[: annotation][= default]`, `*args`, `**kwargs` (both accepted; `*` alone too).
     let param = just(Token::Star)
         .or(just(Token::DoubleStar))

@@ -6,12 +6,12 @@
 //! starred name or nesting is a [`Target::Seq`].
 
 use super::expr::{ident, starred_item};
-use super::{sp, Ex};
+use super::{sp, Ex, TokenInput};
 use crate::ast::*;
 use crate::diagnostic::Error;
 use crate::lexer::Token;
 use crate::syntax_error::SyntaxError;
-use chumsky::{input::ValueInput, prelude::*};
+use chumsky::prelude::*;
 
 /// Converts the left-hand side of `=` to a target, or reports why it cannot be one.
 pub(super) fn to_target(lhs: Expr) -> Result<Target, Box<Error>> {
@@ -64,12 +64,9 @@ pub(super) fn to_target(lhs: Expr) -> Result<Target, Box<Error>> {
 }
 
 /// `a, b` where a tuple may stand without brackets (both sides of `=`, `return`, `for ... in`).
-pub(super) fn expr_list<'t, 's: 't, I>(
+pub(super) fn expr_list<'t, 's: 't, I: TokenInput<'t, 's>>(
     expr: impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone + 't,
-) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+) -> impl Parser<'t, I, Expr, Ex<'t, 's>> + Clone {
     starred_item(expr)
         .separated_by(just(Token::Comma))
         .at_least(1)
@@ -88,10 +85,8 @@ where
 }
 
 /// The target of a `for` (or a comprehension): names, possibly nested in brackets, one `*rest`.
-pub(super) fn target_parser<'t, 's: 't, I>() -> impl Parser<'t, I, Target, Ex<'t, 's>> + Clone
-where
-    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-{
+pub(super) fn target_parser<'t, 's: 't, I: TokenInput<'t, 's>>(
+) -> impl Parser<'t, I, Target, Ex<'t, 's>> + Clone {
     let seq = |items: Vec<Target>, span: Span| {
         if items.iter().all(|t| matches!(t, Target::Name(_))) {
             let names = items
