@@ -167,140 +167,204 @@ impl fmt::Display for UserCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use UserCause as U;
         match self {
-            U::Read { path, error } => write!(f, "cannot read `{}`: {error}", path.display()),
-            U::NotUtf8 { path, byte } => {
-                write!(f, "`{}` is not valid UTF-8 (byte {byte})", path.display())
+            U::Read { .. }
+            | U::NotUtf8 { .. }
+            | U::WrongKernel { .. }
+            | U::CreateDir { .. }
+            | U::NoSyntaxTree { .. }
+            | U::IsProgram { .. }
+            | U::IsKernel { .. }
+            | U::Npy(..)
+            | U::Write(..) => fmt_files(self, f),
+            U::DtypeTwice { .. }
+            | U::DtypeAllTwice
+            | U::ShapeTwice { .. }
+            | U::ShapeAndInput { .. }
+            | U::DtypeWithoutShape { .. }
+            | U::NotForPenguin { .. }
+            | U::InputTwice { .. }
+            | U::NotAParameter { .. }
+            | U::InputShape { .. }
+            | U::UnknownCode { .. } => fmt_options(self, f),
+            U::ProgramSyntax { .. }
+            | U::NotAProgramInput { .. }
+            | U::ProgramInputShape { .. }
+            | U::ProgramRejected { .. }
+            | U::ProgramRaces { .. } => fmt_program(self, f),
+            U::FilesFailed(..) | U::CheckUnchecked { .. } | U::NoStageCall | U::OnPath { .. } => {
+                fmt_runs(self, f)
             }
-            U::WrongKernel { file, holds, asked } => {
-                write!(f, "`{file}` holds the kernel `{holds}`, not `{asked}`")
-            }
-            U::DtypeTwice { name } => write!(
-                f,
-                "`--dtype {name}=...` is given twice; give each dtype at most once"
-            ),
-            U::DtypeAllTwice => f.write_str(
-                "`--dtype DTYPE` (every untyped parameter) is given twice; give it once, or name a parameter: `--dtype NAME=DTYPE`",
-            ),
-            U::ShapeTwice { name } => write!(
-                f,
-                "`--shape {name}` is given twice; give each shape at most once"
-            ),
-            U::ShapeAndInput { name } => write!(
-                f,
-                "`{name}` has both `--shape` and `--input`; the input's shape is its shape, drop `--shape {name}`"
-            ),
-            U::DtypeWithoutShape { name } => write!(
-                f,
-                "`--dtype {name}=...` gives a dtype but no shape: add `--shape {name}=ROWSxCOLS` or `--input {name}=FILE.npy`"
-            ),
-            U::NotForPenguin { flag, file } => write!(
-                f,
-                "`{flag}` does not apply to `{file}`: Penguin IR text has concrete shapes and dtypes"
-            ),
-            U::InputTwice {
-                name,
-                first,
-                second,
-            } => write!(
-                f,
-                "`--input {name}` is given twice (`{}` and `{}`); give each input at most once",
-                first.display(),
-                second.display()
-            ),
-            U::NotAParameter {
-                name,
-                kernel,
-                params,
-            } => write!(
-                f,
-                "`{name}` is not a parameter of `{kernel}`; its parameters are: {}",
-                capped_list(params, ", ")
-            ),
-            U::InputShape {
-                name,
-                path,
-                got,
-                kernel,
-                want,
-            } => write!(
-                f,
-                "input `{name}` from `{}` has shape {got:?}, but `{kernel}` declares `{name}` as {want:?}",
-                path.display()
-            ),
-            U::ProgramSyntax {
-                file,
-                line,
-                col,
-                message,
-            } => write!(f, "{file}:{line}:{col}: {message}"),
-            U::NotAProgramInput { name, inputs } => write!(
-                f,
-                "`{name}` is not an input tensor of the program; its inputs are: {}",
-                capped_list(inputs, ", ")
-            ),
-            U::ProgramInputShape {
-                name,
-                path,
-                got,
-                want,
-            } => write!(
-                f,
-                "input `{name}` from `{}` has shape {got:?}, but the program declares {want:?}",
-                path.display()
-            ),
-            U::ProgramRejected { file, error } => write!(f, "{file}: {error}"),
-            U::ProgramRaces { program, races } => write!(
-                f,
-                "{program}: {} data race{} (unsynchronised accesses between engines):\n{}",
-                races.len(),
-                if races.len() == 1 { "" } else { "s" },
-                capped_list(races.iter().map(|r| format!("  {r}")), "\n")
-            ),
-            U::CreateDir { dir, error } => write!(
-                f,
-                "cannot create output directory `{}`: {error}",
-                dir.display()
-            ),
-            U::NoSyntaxTree { file } => write!(
-                f,
-                "`{file}` is Penguin IR: it has no syntax tree (`--emit ast` takes a `.nk` file)"
-            ),
-            U::IsProgram { file } => write!(
-                f,
-                "`{0}` is a pseudo-ISA program (`.s`), not a kernel: run it with `nkc sim {0}`",
-                file.display()
-            ),
-            U::IsKernel { file } => write!(
-                f,
-                "`{0}` is a kernel, not a pseudo-ISA program (`.s`): run it with `nkc run {0}` (or compile it with `nkc compile {0} --emit isa -o prog.s`, then `nkc sim prog.s`)",
-                file.display()
-            ),
-            U::UnknownCode {
-                code,
-                close,
-                first,
-                last,
-            } => {
-                write!(f, "`{code}` is not a diagnostic code of nkc")?;
-                if let Some(close) = close {
-                    write!(f, "\n  = help: did you mean `{close}`?")?;
-                }
-                write!(
-                    f,
-                    "\n  = note: the codes run from {first} to {last}; `nkc check` prints them in brackets (`error[E0205]`)"
-                )
-            }
-            U::FilesFailed(files) => write!(f, "{files}"),
-            U::CheckUnchecked { head, why } => write!(
-                f,
-                "{head}; the pipelined kernel differs too{}: the pipelining changed the result, and its legality check was skipped (--no-legality-check)",
-                stops(why)
-            ),
-            U::NoStageCall => f.write_str("a statement of the loop has no call to carry stage_id"),
-            U::OnPath { path, cause } => write!(f, "path `{path}`: {cause}"),
-            U::Npy(e) => write!(f, "{e}"),
-            U::Write(e) => write!(f, "{e}"),
         }
+    }
+}
+
+/// The causes about files: one not read, not written, or of the wrong kind.
+fn fmt_files(c: &UserCause, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use UserCause as U;
+    match c {
+        U::Read { path, error } => write!(f, "cannot read `{}`: {error}", path.display()),
+        U::NotUtf8 { path, byte } => {
+            write!(f, "`{}` is not valid UTF-8 (byte {byte})", path.display())
+        }
+        U::WrongKernel { file, holds, asked } => {
+            write!(f, "`{file}` holds the kernel `{holds}`, not `{asked}`")
+        }
+        U::CreateDir { dir, error } => write!(
+            f,
+            "cannot create output directory `{}`: {error}",
+            dir.display()
+        ),
+        U::NoSyntaxTree { file } => write!(
+            f,
+            "`{file}` is Penguin IR: it has no syntax tree (`--emit ast` takes a `.nk` file)"
+        ),
+        U::IsProgram { file } => write!(
+            f,
+            "`{0}` is a pseudo-ISA program (`.s`), not a kernel: run it with `nkc sim {0}`",
+            file.display()
+        ),
+        U::IsKernel { file } => write!(
+            f,
+            "`{0}` is a kernel, not a pseudo-ISA program (`.s`): run it with `nkc run {0}` (or compile it with `nkc compile {0} --emit isa -o prog.s`, then `nkc sim prog.s`)",
+            file.display()
+        ),
+        U::Npy(e) => write!(f, "{e}"),
+        U::Write(e) => write!(f, "{e}"),
+        // The other families: each has its own function.
+        _ => Ok(()),
+    }
+}
+
+/// The causes about options: given twice, for the wrong parameter, or of the wrong shape.
+fn fmt_options(c: &UserCause, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use UserCause as U;
+    match c {
+        U::DtypeTwice { name } => write!(
+            f,
+            "`--dtype {name}=...` is given twice; give each dtype at most once"
+        ),
+        U::DtypeAllTwice => f.write_str(
+            "`--dtype DTYPE` (every untyped parameter) is given twice; give it once, or name a parameter: `--dtype NAME=DTYPE`",
+        ),
+        U::ShapeTwice { name } => write!(
+            f,
+            "`--shape {name}` is given twice; give each shape at most once"
+        ),
+        U::ShapeAndInput { name } => write!(
+            f,
+            "`{name}` has both `--shape` and `--input`; the input's shape is its shape, drop `--shape {name}`"
+        ),
+        U::DtypeWithoutShape { name } => write!(
+            f,
+            "`--dtype {name}=...` gives a dtype but no shape: add `--shape {name}=ROWSxCOLS` or `--input {name}=FILE.npy`"
+        ),
+        U::NotForPenguin { flag, file } => write!(
+            f,
+            "`{flag}` does not apply to `{file}`: Penguin IR text has concrete shapes and dtypes"
+        ),
+        U::InputTwice {
+            name,
+            first,
+            second,
+        } => write!(
+            f,
+            "`--input {name}` is given twice (`{}` and `{}`); give each input at most once",
+            first.display(),
+            second.display()
+        ),
+        U::NotAParameter {
+            name,
+            kernel,
+            params,
+        } => write!(
+            f,
+            "`{name}` is not a parameter of `{kernel}`; its parameters are: {}",
+            capped_list(params, ", ")
+        ),
+        U::InputShape {
+            name,
+            path,
+            got,
+            kernel,
+            want,
+        } => write!(
+            f,
+            "input `{name}` from `{}` has shape {got:?}, but `{kernel}` declares `{name}` as {want:?}",
+            path.display()
+        ),
+        U::UnknownCode {
+            code,
+            close,
+            first,
+            last,
+        } => {
+            write!(f, "`{code}` is not a diagnostic code of nkc")?;
+            if let Some(close) = close {
+                write!(f, "\n  = help: did you mean `{close}`?")?;
+            }
+            write!(
+                f,
+                "\n  = note: the codes run from {first} to {last}; `nkc check` prints them in brackets (`error[E0205]`)"
+            )
+        }
+        // The other families: each has its own function.
+        _ => Ok(()),
+    }
+}
+
+/// The causes about a pseudo-ISA program (`nkc sim`): its text, its inputs, its races.
+fn fmt_program(c: &UserCause, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use UserCause as U;
+    match c {
+        U::ProgramSyntax {
+            file,
+            line,
+            col,
+            message,
+        } => write!(f, "{file}:{line}:{col}: {message}"),
+        U::NotAProgramInput { name, inputs } => write!(
+            f,
+            "`{name}` is not an input tensor of the program; its inputs are: {}",
+            capped_list(inputs, ", ")
+        ),
+        U::ProgramInputShape {
+            name,
+            path,
+            got,
+            want,
+        } => write!(
+            f,
+            "input `{name}` from `{}` has shape {got:?}, but the program declares {want:?}",
+            path.display()
+        ),
+        U::ProgramRejected { file, error } => write!(f, "{file}: {error}"),
+        U::ProgramRaces { program, races } => write!(
+            f,
+            "{program}: {} data race{} (unsynchronised accesses between engines):\n{}",
+            races.len(),
+            if races.len() == 1 { "" } else { "s" },
+            capped_list(races.iter().map(|r| format!("  {r}")), "\n")
+        ),
+        // The other families: each has its own function.
+        _ => Ok(()),
+    }
+}
+
+/// The causes about runs: a suite's failed files, a check, a suggestion, a path of a
+/// comparison.
+fn fmt_runs(c: &UserCause, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use UserCause as U;
+    match c {
+        U::FilesFailed(files) => write!(f, "{files}"),
+        U::CheckUnchecked { head, why } => write!(
+            f,
+            "{head}; the pipelined kernel differs too{}: the pipelining changed the result, and its legality check was skipped (--no-legality-check)",
+            stops(why)
+        ),
+        U::NoStageCall => f.write_str("a statement of the loop has no call to carry stage_id"),
+        U::OnPath { path, cause } => write!(f, "path `{path}`: {cause}"),
+        // The other families: each has its own function.
+        _ => Ok(()),
     }
 }
 

@@ -24,8 +24,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let flags = match &cli.command {
         Command::Check(a) => a.flags.clone(),
-        Command::Compile(a) => a.flags.clone(),
-        Command::Run(a) => a.flags.clone(),
+        Command::Compile(a) => a.passes.flags.clone(),
+        Command::Run(a) => a.passes.flags.clone(),
         Command::Compare(a) => CompileFlags {
             log: Vec::new(),
             legality: a.legality.clone(),

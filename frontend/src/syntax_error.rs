@@ -231,135 +231,194 @@ impl SyntaxError {
 }
 
 impl From<SyntaxError> for Diagnostic {
-    /// The one place where a syntax error gets its code, labels, notes and help.
+    /// The one place where a syntax error gets its code, labels, notes and help: the code,
+    /// message and span here, the rest from the function of its family (every variant is in
+    /// exactly one).
     fn from(e: SyntaxError) -> Diagnostic {
         use SyntaxError::*;
         let d = Diagnostic::new(e.code(), e.to_string(), e.span().clone());
         match e {
-            NulByte { count, .. } => d
-                .with_label("a NUL byte (shown as `?`)")
-                .with_note("Python rejects a file with a NUL byte anywhere, even in a comment")
-                .with_note_opt(
-                    (count > 1)
-                        .then(|| format!("the file has {count} NUL bytes; this is the first")),
-                ),
-            ContinuationAtEof { .. } => d
-                .with_label("this `\\` continues the line, but the file ends")
-                .with_help("remove the backslash"),
-            TabIndent { .. } => d
-                .with_label("tab here")
-                .with_help("indent with spaces only; tabs are not allowed in kernel source"),
-            UnexpectedIndent { .. } => d
-                .with_label("this line is indented, but no block was opened")
-                .with_help("only the lines after a `def` or `for` header are indented"),
-            StrayBlock { .. } => d.with_label("this block belongs to no header"),
-            BlocksTooDeep { max, .. } => d
-                .with_label(format!("more than {max} nested blocks"))
-                .with_note(format!(
-                    "a kernel nests at most {max} blocks; deeper lines are not reported again"
-                ))
-                .with_help("split the kernel into smaller loops"),
-            BracketsTooDeep { max, .. } => d
-                .with_label(format!("more than {max} nested brackets"))
-                .with_help("split the expression into several statements"),
-            LineTooLong { max, .. } => d
-                .with_label(format!("more than {max} tokens on this line"))
-                .with_help("split the expression into several statements"),
-            BadDedent { col, enclosing, .. } => d
-                .with_label(format!(
-                    "this line is indented by {col}, which matches no enclosing block"
-                ))
-                .with_help(format!(
-                    "indent it like one of the enclosing blocks (by {enclosing})"
-                )),
-            BadCharacter { text, .. } => d
-                .with_label(if text.chars().count() == 1 {
-                    "this character cannot start a token"
-                } else {
-                    "these characters do not form a token"
-                })
-                .with_help_opt(if text.starts_with('\\') {
-                    Some("a `\\` continues a line only when it is the last character")
-                } else if text.starts_with("\"\"\"") || text.starts_with("'''") {
-                    Some("this triple-quoted string is never closed")
-                } else if text.starts_with(['"', '\'']) {
-                    Some("string literals must end on the line they start")
-                } else {
-                    None
-                }),
-            Unclosed {
-                open,
-                closer,
-                open_at,
-                more,
-                ..
-            } => d
-                .with_label(format!("expected {closer} here"))
-                .with_secondary(open_at, format!("this {open} is never closed"))
-                .with_note_opt(
-                    (more > 0).then(|| format!("{more} more enclosing brackets are also unclosed")),
-                ),
-            UnclosedBefore {
-                open,
-                closer,
-                close,
-                open_at,
-                ..
-            } => d
-                .with_label(format!("expected {closer} before this {close}"))
-                .with_secondary(open_at, format!("this {open} is never closed")),
-            MismatchedBracket {
-                expected,
-                open,
-                open_at,
-                ..
-            } => d
-                .with_label(format!("expected {expected}"))
-                .with_secondary(open_at, format!("to close this {open}")),
-            LeadingZeros { digits, .. } => d
-                .with_label("leading zero")
-                .with_help(format!("write `{}`", digits.trim_start_matches('0'))),
-            IntTooLarge { .. } => d
-                .with_label(format!("larger than {}", i64::MAX))
-                .with_note("integers are 64-bit signed"),
-            BadFloat { .. } => d.with_label("not a number"),
-            PositionalAfterKeyword { keyword_at, .. } => d
-                .with_label("positional argument")
-                .with_secondary(keyword_at, "after this keyword argument")
-                .with_help("put every positional argument first"),
-            MissingColon { header, .. } => d
-                .with_label("`:` expected here")
-                .with_help(format!("a `{header}` header ends with `:`")),
-            SubscriptTarget { .. } => d
-                .with_label("not a plain name")
-                .with_help("only `name = ...` and `name[...] = ...` are assignments"),
-            TupleTarget { .. } => d
-                .with_label("not a name")
-                .with_help("write `a, b = ...` with names, then update tiles one by one"),
-            BadTarget { .. } => d
-                .with_label("not a name or a subscript of a name")
-                .with_help("only `name = ...` and `name[...] = ...` are assignments"),
-            StrayToken { .. } => d.with_label("unexpected here"),
-            SliceStep { .. } => d
-                .with_label("a second `:` in a slice")
-                .with_help("a slice is `lo:hi`, with either bound optional"),
-            StringLiteral { .. } => d.with_label("string literal"),
-            Unsupported { op, .. } => d
-                .with_label("not supported")
-                .with_help(unsupported_help(&op)),
-            ExpectedBlock { .. } => d
-                .with_label("an indented line was expected here")
-                .with_help("the body of a `def` or `for` is indented under its header"),
-            DefInBlock { .. } => d
-                .with_label("a kernel cannot be defined here")
-                .with_help("kernels are defined at the top level of the file"),
-            Unexpected {
-                label,
-                operator_missing,
-                ..
-            } => d.with_label(label).with_help_opt(
-                operator_missing.then_some("is an operator or a `,` missing before it?"),
-            ),
+            NulByte { .. }
+            | ContinuationAtEof { .. }
+            | TabIndent { .. }
+            | UnexpectedIndent { .. }
+            | StrayBlock { .. }
+            | BlocksTooDeep { .. }
+            | BracketsTooDeep { .. }
+            | LineTooLong { .. }
+            | BadDedent { .. } => layout_parts(e, d),
+            BadCharacter { .. }
+            | Unclosed { .. }
+            | UnclosedBefore { .. }
+            | MismatchedBracket { .. }
+            | LeadingZeros { .. }
+            | IntTooLarge { .. }
+            | BadFloat { .. } => token_parts(e, d),
+            PositionalAfterKeyword { .. }
+            | MissingColon { .. }
+            | SubscriptTarget { .. }
+            | TupleTarget { .. }
+            | BadTarget { .. }
+            | StrayToken { .. }
+            | SliceStep { .. }
+            | StringLiteral { .. }
+            | Unsupported { .. }
+            | ExpectedBlock { .. }
+            | DefInBlock { .. }
+            | Unexpected { .. } => grammar_parts(e, d),
         }
+    }
+}
+
+/// The labels, notes and help of a problem of the file's layout: its bytes, lines, indentation
+/// and nesting.
+fn layout_parts(e: SyntaxError, d: Diagnostic) -> Diagnostic {
+    use SyntaxError::*;
+    match e {
+        NulByte { count, .. } => d
+            .with_label("a NUL byte (shown as `?`)")
+            .with_note("Python rejects a file with a NUL byte anywhere, even in a comment")
+            .with_note_opt(
+                (count > 1).then(|| format!("the file has {count} NUL bytes; this is the first")),
+            ),
+        ContinuationAtEof { .. } => d
+            .with_label("this `\\` continues the line, but the file ends")
+            .with_help("remove the backslash"),
+        TabIndent { .. } => d
+            .with_label("tab here")
+            .with_help("indent with spaces only; tabs are not allowed in kernel source"),
+        UnexpectedIndent { .. } => d
+            .with_label("this line is indented, but no block was opened")
+            .with_help("only the lines after a `def` or `for` header are indented"),
+        StrayBlock { .. } => d.with_label("this block belongs to no header"),
+        BlocksTooDeep { max, .. } => d
+            .with_label(format!("more than {max} nested blocks"))
+            .with_note(format!(
+                "a kernel nests at most {max} blocks; deeper lines are not reported again"
+            ))
+            .with_help("split the kernel into smaller loops"),
+        BracketsTooDeep { max, .. } => d
+            .with_label(format!("more than {max} nested brackets"))
+            .with_help("split the expression into several statements"),
+        LineTooLong { max, .. } => d
+            .with_label(format!("more than {max} tokens on this line"))
+            .with_help("split the expression into several statements"),
+        BadDedent { col, enclosing, .. } => d
+            .with_label(format!(
+                "this line is indented by {col}, which matches no enclosing block"
+            ))
+            .with_help(format!(
+                "indent it like one of the enclosing blocks (by {enclosing})"
+            )),
+        // The other families: [`Diagnostic::from`] gives each to its own function.
+        _ => d,
+    }
+}
+
+/// The labels, notes and help of a token that does not lex: a bad character, a bracket, a
+/// number.
+fn token_parts(e: SyntaxError, d: Diagnostic) -> Diagnostic {
+    use SyntaxError::*;
+    match e {
+        BadCharacter { text, .. } => d
+            .with_label(if text.chars().count() == 1 {
+                "this character cannot start a token"
+            } else {
+                "these characters do not form a token"
+            })
+            .with_help_opt(if text.starts_with('\\') {
+                Some("a `\\` continues a line only when it is the last character")
+            } else if text.starts_with("\"\"\"") || text.starts_with("'''") {
+                Some("this triple-quoted string is never closed")
+            } else if text.starts_with(['"', '\'']) {
+                Some("string literals must end on the line they start")
+            } else {
+                None
+            }),
+        Unclosed {
+            open,
+            closer,
+            open_at,
+            more,
+            ..
+        } => d
+            .with_label(format!("expected {closer} here"))
+            .with_secondary(open_at, format!("this {open} is never closed"))
+            .with_note_opt(
+                (more > 0).then(|| format!("{more} more enclosing brackets are also unclosed")),
+            ),
+        UnclosedBefore {
+            open,
+            closer,
+            close,
+            open_at,
+            ..
+        } => d
+            .with_label(format!("expected {closer} before this {close}"))
+            .with_secondary(open_at, format!("this {open} is never closed")),
+        MismatchedBracket {
+            expected,
+            open,
+            open_at,
+            ..
+        } => d
+            .with_label(format!("expected {expected}"))
+            .with_secondary(open_at, format!("to close this {open}")),
+        LeadingZeros { digits, .. } => d
+            .with_label("leading zero")
+            .with_help(format!("write `{}`", digits.trim_start_matches('0'))),
+        IntTooLarge { .. } => d
+            .with_label(format!("larger than {}", i64::MAX))
+            .with_note("integers are 64-bit signed"),
+        BadFloat { .. } => d.with_label("not a number"),
+        // The other families: [`Diagnostic::from`] gives each to its own function.
+        _ => d,
+    }
+}
+
+/// The labels, notes and help of a problem the parser finds: a statement or an expression of
+/// the wrong form.
+fn grammar_parts(e: SyntaxError, d: Diagnostic) -> Diagnostic {
+    use SyntaxError::*;
+    match e {
+        PositionalAfterKeyword { keyword_at, .. } => d
+            .with_label("positional argument")
+            .with_secondary(keyword_at, "after this keyword argument")
+            .with_help("put every positional argument first"),
+        MissingColon { header, .. } => d
+            .with_label("`:` expected here")
+            .with_help(format!("a `{header}` header ends with `:`")),
+        SubscriptTarget { .. } => d
+            .with_label("not a plain name")
+            .with_help("only `name = ...` and `name[...] = ...` are assignments"),
+        TupleTarget { .. } => d
+            .with_label("not a name")
+            .with_help("write `a, b = ...` with names, then update tiles one by one"),
+        BadTarget { .. } => d
+            .with_label("not a name or a subscript of a name")
+            .with_help("only `name = ...` and `name[...] = ...` are assignments"),
+        StrayToken { .. } => d.with_label("unexpected here"),
+        SliceStep { .. } => d
+            .with_label("a second `:` in a slice")
+            .with_help("a slice is `lo:hi`, with either bound optional"),
+        StringLiteral { .. } => d.with_label("string literal"),
+        Unsupported { op, .. } => d
+            .with_label("not supported")
+            .with_help(unsupported_help(&op)),
+        ExpectedBlock { .. } => d
+            .with_label("an indented line was expected here")
+            .with_help("the body of a `def` or `for` is indented under its header"),
+        DefInBlock { .. } => d
+            .with_label("a kernel cannot be defined here")
+            .with_help("kernels are defined at the top level of the file"),
+        Unexpected {
+            label,
+            operator_missing,
+            ..
+        } => d.with_label(label).with_help_opt(
+            operator_missing.then_some("is an operator or a `,` missing before it?"),
+        ),
+        // The other families: [`Diagnostic::from`] gives each to its own function.
+        _ => d,
     }
 }

@@ -90,24 +90,7 @@ pub fn write_f32(out: &mut dyn Write, v: f32) -> fmt::Result {
 /// ` = [RUN, ...]`: a constant's values, row-major, each run of equal values (equal bits) as
 /// `VALUE*COUNT` (`VALUE` alone for one).
 pub fn write_const_values(out: &mut dyn Write, values: &[f32]) -> fmt::Result {
-    out.write_str(" = [")?;
-    let mut i = 0;
-    while i < values.len() {
-        let v = values[i];
-        let n = values[i..]
-            .iter()
-            .take_while(|x| x.to_bits() == v.to_bits())
-            .count();
-        if i > 0 {
-            out.write_str(", ")?;
-        }
-        write_f32(out, v)?;
-        if n > 1 {
-            write!(out, "*{n}")?;
-        }
-        i += n;
-    }
-    out.write_str("]")
+    vocab::write_value_runs(out, values, write_f32)
 }
 
 /// The name of a tensor, or a placeholder for an undefined reference.

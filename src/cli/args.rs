@@ -89,6 +89,19 @@ pub(crate) struct SpecArgs {
     pub(crate) grid: Option<driver::Grid>,
 }
 
+/// The options of a command that runs the whole pipeline on one kernel (`compile`, `run`): the
+/// specialisation, the IR printed between passes, the decision logs and the legality check, in
+/// that order in the help.
+#[derive(clap::Args)]
+pub(crate) struct PassArgs {
+    #[command(flatten)]
+    pub(crate) spec: SpecArgs,
+    #[command(flatten)]
+    pub(crate) print: PrintArgs,
+    #[command(flatten)]
+    pub(crate) flags: CompileFlags,
+}
+
 /// Printing the IR between passes (on standard error).
 #[derive(clap::Args, Clone, Default)]
 pub(crate) struct PrintArgs {
@@ -277,11 +290,7 @@ pub(crate) struct CompileArgs {
     #[arg(long)]
     pub(crate) time_passes: bool,
     #[command(flatten)]
-    pub(crate) spec: SpecArgs,
-    #[command(flatten)]
-    pub(crate) print: PrintArgs,
-    #[command(flatten)]
-    pub(crate) flags: CompileFlags,
+    pub(crate) passes: PassArgs,
 }
 
 // The arguments of `nkc run`.
@@ -321,11 +330,7 @@ pub(crate) struct RunArgs {
     #[command(flatten)]
     pub(crate) peel: Peel,
     #[command(flatten)]
-    pub(crate) spec: SpecArgs,
-    #[command(flatten)]
-    pub(crate) print: PrintArgs,
-    #[command(flatten)]
-    pub(crate) flags: CompileFlags,
+    pub(crate) passes: PassArgs,
 }
 
 // The arguments of `nkc compare`.

@@ -53,15 +53,16 @@ pub(crate) fn compile_command(
     refuse_inputs_as_outputs(a.output.as_deref().map(|o| ("-o", o)), &[&a.target.file])?;
     let src = read_kernel(&a.target.file)?;
     let specs = a
+        .passes
         .spec
         .specialise()
-        .and_then(|s| s.specs(&src, a.target.name.kernel.as_deref(), &a.spec.inputs))
+        .and_then(|s| s.specs(&src, a.target.name.kernel.as_deref(), &a.passes.spec.inputs))
         .map_err(|f| (f, Some(src.clone())))?;
     let copts = CompileOptions {
         mode: a.pipeline,
         legality_check: popts.legality_check,
         peel: a.peel.peel,
-        print_after: a.print.print_after(),
+        print_after: a.passes.print.print_after(),
         print_to_stderr: true,
         ..CompileOptions::default()
     };
@@ -84,7 +85,7 @@ pub(crate) fn compile_command(
 /// (`--emit penguin` runs no pass after lowering, `--emit pipelined` no backend), rather than
 /// ignoring it silently. `--print-after` runs every pass, so it makes each of them meaningful.
 fn refuse_unused_compile_options(a: &CompileArgs) {
-    if a.print.print_after_all || !a.print.print_after.is_empty() {
+    if a.passes.print.print_after_all || !a.passes.print.print_after.is_empty() {
         return;
     }
     let emit = a
@@ -99,7 +100,7 @@ fn refuse_unused_compile_options(a: &CompileArgs) {
              bir` or `--emit isa` (or `--print-after PASS`)"
         ))
     };
-    if !backend && a.flags.log.contains(&LogKind::Backend) {
+    if !backend && a.passes.flags.log.contains(&LogKind::Backend) {
         unused("--log backend", "runs no backend");
     }
     if !backend && a.pipeline != PipelineMode::Default {
@@ -114,13 +115,13 @@ fn refuse_unused_compile_options(a: &CompileArgs) {
         } else {
             "prints the kernel before the pipeliner runs"
         };
-        if a.flags.log.contains(&LogKind::Pipeliner) {
+        if a.passes.flags.log.contains(&LogKind::Pipeliner) {
             unused("--log pipeliner", runs);
         }
         if a.peel.peel {
             unused("--peel", runs);
         }
-        if a.flags.legality.no_legality_check {
+        if a.passes.flags.legality.no_legality_check {
             unused("--no-legality-check", runs);
         }
     }

@@ -18,14 +18,14 @@ pub(crate) fn run_command(a: RunArgs, popts: &PipelineOptions, env: &mut Env<'_>
     }
     let json = a.json && !env.json_messages;
     let fail = |f: Failure, s: Option<Source>| if json { json_error(f, s) } else { (f, s) };
-    let specialise = a.spec.specialise().map_err(|f| fail(f, None))?;
+    let specialise = a.passes.spec.specialise().map_err(|f| fail(f, None))?;
     let opts = RunOptions {
         max_cycles: a.max_cycles,
         specialise,
         kernel: a.target.name.kernel,
         engine: a.engine,
         pipeline: a.pipeline,
-        inputs: a.spec.inputs,
+        inputs: a.passes.spec.inputs,
         seed: a.seed.seed,
         output_dir: a.output,
         legality_check: popts.legality_check,
@@ -33,7 +33,7 @@ pub(crate) fn run_command(a: RunArgs, popts: &PipelineOptions, env: &mut Env<'_>
         trace: a.trace,
         timeline: false,
         peel: a.peel.peel,
-        print_after: a.print.print_after(),
+        print_after: a.passes.print.print_after(),
     };
     let src = read_kernel(&a.target.file).map_err(|(f, s)| fail(f, s))?;
     let report = run::run(&src, &opts, env.log).map_err(|f| fail(f, Some(src)))?;

@@ -24,6 +24,7 @@ pub mod random_ops;
 mod rng;
 pub mod scan_stats;
 pub mod top8;
+mod value_runs;
 
 pub use array::Array;
 pub use diagnostic::Diagnostic;
@@ -33,3 +34,4 @@ pub use random_ops::{dropout, rand_at, RAND_SEED};
 pub use rng::SplitMix64;
 pub use scan_stats::{bn_aggr, bn_stats, tensor_tensor_scan, BN_AGGR_WIDTH, BN_STATS_WIDTH};
 pub use top8::{find_index8, match_replace8, max8, TOP8, TOP8_MIN_FREE, TOP8_NOT_FOUND};
+pub use value_runs::write_value_runs;

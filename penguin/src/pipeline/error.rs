@@ -314,6 +314,32 @@ impl PipelineError {
         use PipelineError::*;
         let at = |span: At| Diagnostic::new(self.code(), self.to_string(), range(span));
         match self {
+            NonCanonicalLoop { .. }
+            | BothModes { .. }
+            | OrderWithoutStage { .. }
+            | TooManyStages { .. }
+            | MissingStageId { .. }
+            | StageGap { .. }
+            | StageDecreases { .. } => self.stage_places(at),
+            OrderMixed { .. }
+            | OrderOutOfRange { .. }
+            | OrderTwice { .. }
+            | OrderDecreasesInStage { .. } => self.order_places(at),
+            ManualAndAutoBuffer { .. } | SbufOverflow { .. } | PsumBanks { .. } => {
+                self.buffer_places(at)
+            }
+            DependenceViolation(..)
+            | PeelTooLarge { .. }
+            | InvalidIr { .. }
+            | LegalityFailed { .. } => self.schedule_places(at),
+        }
+    }
+
+    /// The places of a stage annotation that breaks a rule of the two modes: the loop's
+    /// `num_stages`, the statements' `stage_id`s.
+    fn stage_places(&self, at: impl Fn(At) -> Diagnostic) -> Diagnostic {
+        use PipelineError::*;
+        match self {
             NonCanonicalLoop { header, .. } => at(*header).with_label("annotated for pipelining"),
             BothModes {
                 num_stages,
@@ -370,6 +396,15 @@ impl PipelineError {
                 *prev,
                 format!("the statement before is in stage {before}"),
             ),
+            // The other families: each has its own function.
+            _ => at(None),
+        }
+    }
+
+    /// The places of an `execution_order` that is not a permutation kept within each stage.
+    fn order_places(&self, at: impl Fn(At) -> Diagnostic) -> Diagnostic {
+        use PipelineError::*;
+        match self {
             OrderMixed {
                 stmt, with_order, ..
             } => secondary(
@@ -403,6 +438,15 @@ impl PipelineError {
                 format!("an earlier statement of stage {stage} has execution_order={before}"),
             )
             .with_note("within one stage, statements keep their program order"),
+            // The other families: each has its own function.
+            _ => at(None),
+        }
+    }
+
+    /// The places of buffers that do not fit: the loop and the tiles it widens.
+    fn buffer_places(&self, at: impl Fn(At) -> Diagnostic) -> Diagnostic {
+        use PipelineError::*;
+        match self {
             ManualAndAutoBuffer {
                 iv,
                 auto,
@@ -426,6 +470,16 @@ impl PipelineError {
                 at(*header).with_label(format!("pipelined loop `{iv}`")),
                 |d, (name, banks, t)| secondary(d, *t, format!("`{name}`: {banks} bank(s)")),
             ),
+            // The other families: each has its own function.
+            _ => at(None),
+        }
+    }
+
+    /// The places of a schedule the legality check refuses, of a peel too large, and of the
+    /// internal errors.
+    fn schedule_places(&self, at: impl Fn(At) -> Diagnostic) -> Diagnostic {
+        use PipelineError::*;
+        match self {
             DependenceViolation(v) => dependence_places(at(v.sink.at), v),
             PeelTooLarge {
                 trip_count,
@@ -440,6 +494,8 @@ impl PipelineError {
                 )),
             InvalidIr { errors, .. } => at(None).with_note(capped_list(errors, "\n")),
             LegalityFailed { at: span, .. } => at(*span),
+            // The other families: each has its own function.
+            _ => at(None),
         }
     }
 

@@ -178,138 +178,191 @@ impl fmt::Display for PipelineRemark {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use PipelineRemark as R;
         match self {
-            R::Descended {
-                from,
-                num_stages,
-                to,
-                statements,
-            } => write!(
-                f,
-                "loop `{from}`: num_stages={num_stages} asks for more stages than its body has statements, and the body is the single loop `{to}` ({statements} statement(s)): pipelining `{to}` instead"
-            ),
-            R::Skipped { iv, why } => write!(f, "loop `{iv}`: skipped: {why}"),
-            R::Target { iv, trip } => write!(f, "loop `{iv}`: target found (trip count {trip})"),
-            R::Extended { iv, lb, ub, was_ub } => write!(
-                f,
-                "loop `{iv}`: created the extended loop with bounds [{lb}, {ub}) (was [{lb}, {was_ub}))"
-            ),
-            R::Applied { iv, num_stages } => write!(
-                f,
-                "loop `{iv}`: applied software pipelining with num_stages={num_stages}"
-            ),
-            R::StageCount {
-                iv,
-                num_stages,
-                mode,
-            } => write!(
-                f,
-                "loop `{iv}`: chosen number of pipeline stages: {num_stages} ({})",
-                match mode {
-                    Mode::NumStages => "from num_stages on the loop (Mode A)",
-                    Mode::StageIds => "from the stage_id of its statements (Mode B)",
-                }
-            ),
-            R::Stage {
-                iv,
-                stage,
-                statements,
-            } => write!(f, "loop `{iv}`: stage {stage}: {}", statements.join(", ")),
-            R::ProgramOrder { iv } => write!(
-                f,
-                "loop `{iv}`: no execution_order specified, keeping program order"
-            ),
-            R::Order { iv, statements } => {
-                let names: Vec<String> = statements
-                    .iter()
-                    .map(|(s, stage)| format!("{s} (stage {stage})"))
-                    .collect();
-                write!(f, "loop `{iv}`: execution order: {}", names.join(", "))
+            R::Descended { .. }
+            | R::Skipped { .. }
+            | R::Target { .. }
+            | R::Extended { .. }
+            | R::Applied { .. } => fmt_loops(self, f),
+            R::StageCount { .. } | R::Stage { .. } | R::ProgramOrder { .. } | R::Order { .. } => {
+                fmt_schedule(self, f)
             }
-            R::BufferCount {
-                iv,
-                tensor,
-                def_min,
-                use_max,
-                count,
-            } => write!(
-                f,
-                "loop `{iv}`: `{tensor}` is defined first in stage {def_min} and used last in stage {use_max}: the buffer size needed is {count}"
-            ),
-            R::BufferSkipped { iv, tensor, why } => {
-                write!(f, "loop `{iv}`: `{tensor}` {}, skip", why.describe())
-            }
-            R::AutoBufferOff { iv } => write!(
-                f,
-                "loop `{iv}`: automatic buffering disabled (disable_auto_buffer=True)"
-            ),
-            R::Allocated {
-                iv,
-                tensor,
-                manual,
-                psum,
-                count,
-                bytes,
-            } => {
-                let how = if *manual {
-                    "by multi_buffer"
-                } else {
-                    "automatically"
-                };
-                write!(f, "loop `{iv}`: allocated `{tensor}` {how} with ")?;
-                if *psum {
-                    write!(f, "a PSUM ring of depth {count} (realised by the backend)")
-                } else {
-                    write!(f, "{count} buffers ({bytes} bytes per partition)")
-                }
-            }
-            R::LegalityOff { iv } => write!(
-                f,
-                "loop `{iv}`: legality check skipped (--no-legality-check)"
-            ),
-            R::Legality {
-                iv,
-                violations,
-                flow,
-                anti,
-                output,
-                checked,
-                preserved,
-            } => {
-                write!(f, "loop `{iv}`: legality: ")?;
-                if *violations == 0 {
-                    f.write_str("legal")?;
-                } else {
-                    write!(f, "{violations} violated dependence(s)")?;
-                }
-                write!(
-                    f,
-                    " (checked {flow} flow, {anti} anti and {output} output dependences on {checked} tensor(s) with ISL; {preserved} tensor(s) keep their order without ISL)"
-                )
-            }
-            R::Peeled {
-                iv,
-                prologue,
-                epilogue,
-                lb,
-                lo,
-                hi,
-                ub,
-            } => write!(
-                f,
-                "loop `{iv}`: peeled: a prologue of {prologue} statement(s) (iterations [{lb}, {lo})), the steady-state loop [{lo}, {hi}) without guards, an epilogue of {epilogue} statement(s) (iterations [{hi}, {ub}))"
-            ),
-            R::PeeledFlat {
-                iv,
-                trip,
-                stages,
-                iterations,
-                statements,
-            } => write!(
-                f,
-                "loop `{iv}`: peeled: no steady state ({trip} iteration(s) in {stages} stages): all {iterations} extended iterations are straight-line code, {statements} statement(s)"
-            ),
-            R::Foreign(remark) => remark.fmt(f),
+            R::BufferCount { .. }
+            | R::BufferSkipped { .. }
+            | R::AutoBufferOff { .. }
+            | R::Allocated { .. } => fmt_buffers(self, f),
+            R::LegalityOff { .. }
+            | R::Legality { .. }
+            | R::Peeled { .. }
+            | R::PeeledFlat { .. }
+            | R::Foreign(..) => fmt_checks_and_peels(self, f),
         }
+    }
+}
+
+/// The lines about the loops the pipeliner looks at: targets, skipped ones, extended ones.
+fn fmt_loops(r: &PipelineRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use PipelineRemark as R;
+    match r {
+        R::Descended {
+            from,
+            num_stages,
+            to,
+            statements,
+        } => write!(
+            f,
+            "loop `{from}`: num_stages={num_stages} asks for more stages than its body has statements, and the body is the single loop `{to}` ({statements} statement(s)): pipelining `{to}` instead"
+        ),
+        R::Skipped { iv, why } => write!(f, "loop `{iv}`: skipped: {why}"),
+        R::Target { iv, trip } => write!(f, "loop `{iv}`: target found (trip count {trip})"),
+        R::Extended { iv, lb, ub, was_ub } => write!(
+            f,
+            "loop `{iv}`: created the extended loop with bounds [{lb}, {ub}) (was [{lb}, {was_ub}))"
+        ),
+        R::Applied { iv, num_stages } => write!(
+            f,
+            "loop `{iv}`: applied software pipelining with num_stages={num_stages}"
+        ),
+        // The other families: each has its own function.
+        _ => Ok(()),
+    }
+}
+
+/// The lines of the schedule: the stages, their statements and their order.
+fn fmt_schedule(r: &PipelineRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use PipelineRemark as R;
+    match r {
+        R::StageCount {
+            iv,
+            num_stages,
+            mode,
+        } => write!(
+            f,
+            "loop `{iv}`: chosen number of pipeline stages: {num_stages} ({})",
+            match mode {
+                Mode::NumStages => "from num_stages on the loop (Mode A)",
+                Mode::StageIds => "from the stage_id of its statements (Mode B)",
+            }
+        ),
+        R::Stage {
+            iv,
+            stage,
+            statements,
+        } => write!(f, "loop `{iv}`: stage {stage}: {}", statements.join(", ")),
+        R::ProgramOrder { iv } => write!(
+            f,
+            "loop `{iv}`: no execution_order specified, keeping program order"
+        ),
+        R::Order { iv, statements } => {
+            let names: Vec<String> = statements
+                .iter()
+                .map(|(s, stage)| format!("{s} (stage {stage})"))
+                .collect();
+            write!(f, "loop `{iv}`: execution order: {}", names.join(", "))
+        }
+        // The other families: each has its own function.
+        _ => Ok(()),
+    }
+}
+
+/// The lines of the buffers: the counts multi-buffering gives, and the allocation.
+fn fmt_buffers(r: &PipelineRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use PipelineRemark as R;
+    match r {
+        R::BufferCount {
+            iv,
+            tensor,
+            def_min,
+            use_max,
+            count,
+        } => write!(
+            f,
+            "loop `{iv}`: `{tensor}` is defined first in stage {def_min} and used last in stage {use_max}: the buffer size needed is {count}"
+        ),
+        R::BufferSkipped { iv, tensor, why } => {
+            write!(f, "loop `{iv}`: `{tensor}` {}, skip", why.describe())
+        }
+        R::AutoBufferOff { iv } => write!(
+            f,
+            "loop `{iv}`: automatic buffering disabled (disable_auto_buffer=True)"
+        ),
+        R::Allocated {
+            iv,
+            tensor,
+            manual,
+            psum,
+            count,
+            bytes,
+        } => {
+            let how = if *manual {
+                "by multi_buffer"
+            } else {
+                "automatically"
+            };
+            write!(f, "loop `{iv}`: allocated `{tensor}` {how} with ")?;
+            if *psum {
+                write!(f, "a PSUM ring of depth {count} (realised by the backend)")
+            } else {
+                write!(f, "{count} buffers ({bytes} bytes per partition)")
+            }
+        }
+        // The other families: each has its own function.
+        _ => Ok(()),
+    }
+}
+
+/// The lines of the legality check, of peeling, and of other passes' remarks.
+fn fmt_checks_and_peels(r: &PipelineRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use PipelineRemark as R;
+    match r {
+        R::LegalityOff { iv } => write!(
+            f,
+            "loop `{iv}`: legality check skipped (--no-legality-check)"
+        ),
+        R::Legality {
+            iv,
+            violations,
+            flow,
+            anti,
+            output,
+            checked,
+            preserved,
+        } => {
+            write!(f, "loop `{iv}`: legality: ")?;
+            if *violations == 0 {
+                f.write_str("legal")?;
+            } else {
+                write!(f, "{violations} violated dependence(s)")?;
+            }
+            write!(
+                f,
+                " (checked {flow} flow, {anti} anti and {output} output dependences on {checked} tensor(s) with ISL; {preserved} tensor(s) keep their order without ISL)"
+            )
+        }
+        R::Peeled {
+            iv,
+            prologue,
+            epilogue,
+            lb,
+            lo,
+            hi,
+            ub,
+        } => write!(
+            f,
+            "loop `{iv}`: peeled: a prologue of {prologue} statement(s) (iterations [{lb}, {lo})), the steady-state loop [{lo}, {hi}) without guards, an epilogue of {epilogue} statement(s) (iterations [{hi}, {ub}))"
+        ),
+        R::PeeledFlat {
+            iv,
+            trip,
+            stages,
+            iterations,
+            statements,
+        } => write!(
+            f,
+            "loop `{iv}`: peeled: no steady state ({trip} iteration(s) in {stages} stages): all {iterations} extended iterations are straight-line code, {statements} statement(s)"
+        ),
+        R::Foreign(remark) => fmt::Display::fmt(remark, f),
+        // The other families: each has its own function.
+        _ => Ok(()),
     }
 }
 

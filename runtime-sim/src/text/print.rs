@@ -166,24 +166,7 @@ fn write_side(s: &mut String, p: &Program, side: &DmaSide) {
 /// ` = [RUN, ...]`: a constant's values, row-major, each run of equal values as `VALUE*COUNT`
 /// (`VALUE` alone for one).
 fn write_const_values(s: &mut String, values: &[f32]) {
-    s.push_str(" = [");
-    let mut i = 0;
-    while i < values.len() {
-        let v = values[i];
-        let n = values[i..]
-            .iter()
-            .take_while(|x| x.to_bits() == v.to_bits())
-            .count();
-        if i > 0 {
-            s.push_str(", ");
-        }
-        write_float(s, v);
-        if n > 1 {
-            let _ = write!(s, "*{n}");
-        }
-        i += n;
-    }
-    s.push(']');
+    let _ = vocab::write_value_runs(s, values, |o, x| write!(o, "{x:?}"));
 }
 
 fn write_float(s: &mut String, x: f32) {

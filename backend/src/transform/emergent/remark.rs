@@ -190,153 +190,211 @@ impl fmt::Display for EmergentRemark {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use EmergentRemark as R;
         match self {
-            R::NoHandOff { iv } => write!(
-                f,
-                "emergent: loop `{iv}`: no engine hand-off to split into stages; single shift"
-            ),
-            R::NoSplitFits { iv } => write!(
-                f,
-                "emergent: loop `{iv}`: no stage split fits the memories; single shift"
-            ),
-            R::StagesDoNotFit { iv, cap, why } => write!(
-                f,
-                "emergent: loop `{iv}`: {cap} hand-off stage(s) do not fit ({why}); merging stages"
-            ),
-            R::StagesIllegal {
-                iv,
-                violations,
-                kind,
-                tensor,
-            } => write!(
-                f,
-                "emergent: loop `{iv}`: the ISL legality check refuses the stage plan ({violations} violation(s), first: {} on `{tensor}`); falling back to the single shift",
-                kind.name()
-            ),
-            R::StagesUnchecked { iv, why } => write!(
-                f,
-                "emergent: loop `{iv}`: {why}; falling back to the single shift"
-            ),
-            R::Staged { .. } => fmt_staged(self, f),
-            R::StageRing {
-                iv,
-                tile,
-                slots,
-                written,
-                used,
-                depth,
-            } => write!(
-                f,
-                "emergent: loop `{iv}`: `{tile}` is a ring of {slots} slot(s): written in stage {written}, last used in stage {used}{}",
-                match depth {
-                    RingDepth::Span => "",
-                    RingDepth::OneMore => " (one more than its span: the load may fill it before the previous trip's readers are done)",
-                    RingDepth::Heuristic => " (the DMA heuristic's depth)",
-                }
-            ),
-            R::EnclosesNest { iv, inner } => write!(
-                f,
-                "emergent: loop `{iv}`: no compute stages: it encloses loop `{inner}`, whose loads are issued across the nest"
-            ),
-            R::DmaBound { iv, max } => write!(
-                f,
-                "emergent: loop `{iv}`: no compute stages: even a ring of {max} slots does not hide its DMA behind its compute, so splitting the compute would only lengthen the ramp"
-            ),
-            R::StaysSingle { tile, iv, why } => write!(
-                f,
-                "emergent: `{tile}` stays single-buffered in loop `{iv}`: {}",
-                match why {
-                    SingleBuffered::NotWrittenFirst =>
-                        "an iteration does not start by writing all of it",
-                    SingleBuffered::NoRoom => "SBUF has no room for a second slot",
-                }
-            ),
-            R::PsumStaysOne { tile, iv } => write!(
-                f,
-                "emergent: `{tile}` stays one PSUM bank in loop `{iv}`: no bank is free for a second slot"
-            ),
-            R::PsumRing { iv, trip, tile } => write!(
-                f,
-                "emergent: loop `{iv}` (trip {trip}): PSUM tile `{tile}` becomes a ring of 2 banks (the Tensor engine writes one while the other is read)"
-            ),
-            R::TransferRing {
-                iv,
-                trip,
-                tile,
-                slots,
-                ahead,
-                dma,
-                pieces,
-                piece_bytes,
-                compute,
-            } => write!(
-                f,
-                "emergent: loop `{iv}` (trip {trip}): `{tile}` becomes a ring of {slots} slots (prefetch depth {ahead}): its DMA takes ~{dma} cycles ({pieces} piece(s) of {piece_bytes} bytes) against ~{compute} compute cycles per iteration"
-            ),
-            R::Shifted {
-                iv,
-                tiles,
-                ahead,
-                iterations,
-            } => write!(
-                f,
-                "emergent: loop `{iv}`: the loads of {} are issued {ahead} iteration(s) ahead (one predicated loop of {iterations} iterations, no peeling)",
-                quoted(tiles, ", ")
-            ),
-            R::NestDeclined { iv, why } => write!(
-                f,
-                "emergent: loop `{iv}`: loads prefetched within the loop only: {why}"
-            ),
-            R::PrefetchedFlat {
-                iv,
-                trip,
-                nest,
-                rings,
-                ahead,
-                carries,
-            } => {
-                let rings: Vec<String> = rings
-                    .iter()
-                    .map(|(x, n)| format!("`{x}` ({n} slots)"))
-                    .collect();
-                write!(
-                    f,
-                    "emergent: loop `{iv}` (trip {trip}) is nested in {nest}: the loads of {} are issued {ahead} flat iteration(s) ahead across the nest (ring slot = flat iteration mod slots; {carries} carry copy(ies) per load, {ahead} prologue load(s) at the first iteration; no extra iterations, no drain)",
-                    rings.join(", ")
-                )
-            }
-            R::PrefetchedExecution {
-                iv,
-                trip,
-                nest,
-                rings,
-                carries,
-                why,
-            } => write!(
-                f,
-                "emergent: loop `{iv}` (trip {trip}) is nested in {nest}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {trip} slots; {carries} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain): {why}",
-                quoted(rings, ", ")
-            ),
-            R::CarryDeclined { iv, why } => write!(
-                f,
-                "emergent: annotated loop `{iv}`: each execution loads its own first iterations: {why}"
-            ),
-            R::Carried { .. } => fmt_carried(self, f),
-            R::SharedTile { tile, loops } => write!(
-                f,
-                "emergent: `{tile}` stays one tile across loops {}: no room for a copy per loop",
-                quoted(loops, ", ")
-            ),
-            R::Privatised {
-                tile,
-                loops,
-                copies,
-            } => write!(
-                f,
-                "emergent: loops {} use `{tile}` in turn, each writing all of it first: each gets its own tile ({})",
-                quoted(loops, ", "),
-                quoted(copies, ", ")
-            ),
+            R::NoHandOff { .. }
+            | R::NoSplitFits { .. }
+            | R::StagesDoNotFit { .. }
+            | R::StagesIllegal { .. }
+            | R::StagesUnchecked { .. }
+            | R::Staged { .. }
+            | R::StageRing { .. }
+            | R::EnclosesNest { .. }
+            | R::DmaBound { .. } => fmt_stages(self, f),
+            R::StaysSingle { .. }
+            | R::PsumStaysOne { .. }
+            | R::PsumRing { .. }
+            | R::TransferRing { .. } => fmt_plan(self, f),
+            R::Shifted { .. }
+            | R::NestDeclined { .. }
+            | R::PrefetchedFlat { .. }
+            | R::PrefetchedExecution { .. } => fmt_prefetch(self, f),
+            R::CarryDeclined { .. }
+            | R::Carried { .. }
+            | R::SharedTile { .. }
+            | R::Privatised { .. } => fmt_carry_and_privatise(self, f),
         }
+    }
+}
+
+/// The lines of `stages`: the compute spread over stages by engine hand-offs, or why not.
+fn fmt_stages(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use EmergentRemark as R;
+    match r {
+        R::NoHandOff { iv } => write!(
+            f,
+            "emergent: loop `{iv}`: no engine hand-off to split into stages; single shift"
+        ),
+        R::NoSplitFits { iv } => write!(
+            f,
+            "emergent: loop `{iv}`: no stage split fits the memories; single shift"
+        ),
+        R::StagesDoNotFit { iv, cap, why } => write!(
+            f,
+            "emergent: loop `{iv}`: {cap} hand-off stage(s) do not fit ({why}); merging stages"
+        ),
+        R::StagesIllegal {
+            iv,
+            violations,
+            kind,
+            tensor,
+        } => write!(
+            f,
+            "emergent: loop `{iv}`: the ISL legality check refuses the stage plan ({violations} violation(s), first: {} on `{tensor}`); falling back to the single shift",
+            kind.name()
+        ),
+        R::StagesUnchecked { iv, why } => write!(
+            f,
+            "emergent: loop `{iv}`: {why}; falling back to the single shift"
+        ),
+        R::Staged { .. } => fmt_staged(r, f),
+        R::StageRing {
+            iv,
+            tile,
+            slots,
+            written,
+            used,
+            depth,
+        } => write!(
+            f,
+            "emergent: loop `{iv}`: `{tile}` is a ring of {slots} slot(s): written in stage {written}, last used in stage {used}{}",
+            match depth {
+                RingDepth::Span => "",
+                RingDepth::OneMore => " (one more than its span: the load may fill it before the previous trip's readers are done)",
+                RingDepth::Heuristic => " (the DMA heuristic's depth)",
+            }
+        ),
+        R::EnclosesNest { iv, inner } => write!(
+            f,
+            "emergent: loop `{iv}`: no compute stages: it encloses loop `{inner}`, whose loads are issued across the nest"
+        ),
+        R::DmaBound { iv, max } => write!(
+            f,
+            "emergent: loop `{iv}`: no compute stages: even a ring of {max} slots does not hide its DMA behind its compute, so splitting the compute would only lengthen the ramp"
+        ),
+        // The other families: each has its own function.
+        _ => Ok(()),
+    }
+}
+
+/// The lines of `plan`: which tiles become rings, and which stay single.
+fn fmt_plan(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use EmergentRemark as R;
+    match r {
+        R::StaysSingle { tile, iv, why } => write!(
+            f,
+            "emergent: `{tile}` stays single-buffered in loop `{iv}`: {}",
+            match why {
+                SingleBuffered::NotWrittenFirst =>
+                    "an iteration does not start by writing all of it",
+                SingleBuffered::NoRoom => "SBUF has no room for a second slot",
+            }
+        ),
+        R::PsumStaysOne { tile, iv } => write!(
+            f,
+            "emergent: `{tile}` stays one PSUM bank in loop `{iv}`: no bank is free for a second slot"
+        ),
+        R::PsumRing { iv, trip, tile } => write!(
+            f,
+            "emergent: loop `{iv}` (trip {trip}): PSUM tile `{tile}` becomes a ring of 2 banks (the Tensor engine writes one while the other is read)"
+        ),
+        R::TransferRing {
+            iv,
+            trip,
+            tile,
+            slots,
+            ahead,
+            dma,
+            pieces,
+            piece_bytes,
+            compute,
+        } => write!(
+            f,
+            "emergent: loop `{iv}` (trip {trip}): `{tile}` becomes a ring of {slots} slots (prefetch depth {ahead}): its DMA takes ~{dma} cycles ({pieces} piece(s) of {piece_bytes} bytes) against ~{compute} compute cycles per iteration"
+        ),
+        // The other families: each has its own function.
+        _ => Ok(()),
+    }
+}
+
+/// The lines of `shift` and `nest`: loads issued ahead, within the loop or across its nest.
+fn fmt_prefetch(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use EmergentRemark as R;
+    match r {
+        R::Shifted {
+            iv,
+            tiles,
+            ahead,
+            iterations,
+        } => write!(
+            f,
+            "emergent: loop `{iv}`: the loads of {} are issued {ahead} iteration(s) ahead (one predicated loop of {iterations} iterations, no peeling)",
+            quoted(tiles, ", ")
+        ),
+        R::NestDeclined { iv, why } => write!(
+            f,
+            "emergent: loop `{iv}`: loads prefetched within the loop only: {why}"
+        ),
+        R::PrefetchedFlat {
+            iv,
+            trip,
+            nest,
+            rings,
+            ahead,
+            carries,
+        } => {
+            let rings: Vec<String> = rings
+                .iter()
+                .map(|(x, n)| format!("`{x}` ({n} slots)"))
+                .collect();
+            write!(
+                f,
+                "emergent: loop `{iv}` (trip {trip}) is nested in {nest}: the loads of {} are issued {ahead} flat iteration(s) ahead across the nest (ring slot = flat iteration mod slots; {carries} carry copy(ies) per load, {ahead} prologue load(s) at the first iteration; no extra iterations, no drain)",
+                rings.join(", ")
+            )
+        }
+        R::PrefetchedExecution {
+            iv,
+            trip,
+            nest,
+            rings,
+            carries,
+            why,
+        } => write!(
+            f,
+            "emergent: loop `{iv}` (trip {trip}) is nested in {nest}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {trip} slots; {carries} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain): {why}",
+            quoted(rings, ", ")
+        ),
+        // The other families: each has its own function.
+        _ => Ok(()),
+    }
+}
+
+/// The lines of `carry` (loads carried into the next execution) and `privatise` (a tile per
+/// loop).
+fn fmt_carry_and_privatise(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use EmergentRemark as R;
+    match r {
+        R::CarryDeclined { iv, why } => write!(
+            f,
+            "emergent: annotated loop `{iv}`: each execution loads its own first iterations: {why}"
+        ),
+        R::Carried { .. } => fmt_carried(r, f),
+        R::SharedTile { tile, loops } => write!(
+            f,
+            "emergent: `{tile}` stays one tile across loops {}: no room for a copy per loop",
+            quoted(loops, ", ")
+        ),
+        R::Privatised {
+            tile,
+            loops,
+            copies,
+        } => write!(
+            f,
+            "emergent: loops {} use `{tile}` in turn, each writing all of it first: each gets its own tile ({})",
+            quoted(loops, ", "),
+            quoted(copies, ", ")
+        ),
+        // The other families: each has its own function.
+        _ => Ok(()),
     }
 }
 
