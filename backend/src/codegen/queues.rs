@@ -53,6 +53,17 @@
 //! queues idle there to balance its steady state), and replaces the views' plan when its
 //! iterations take at least [`STEADY_GAIN_PERCENT`] less time by [`estimate_time`].
 //!
+//! Last, the steady state's plan ([`steady`]): each transfer split by what binds the steady
+//! state (`sp`'s issue slots or the busiest queue), into any number of pieces that divides its
+//! partitions up to its power-of-two split, and the pieces of every transfer placed together,
+//! longest first, on the queues least busy in the steady state; kept under the same rule (at
+//! least [`STEADY_GAIN_PERCENT`] less time by the estimate over every class, and no fewer pieces
+//! than the plan it replaces, for the latency the estimate does not see). A body without guards
+//! is one class.
+//!
+//! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
+//! costs it and the emitter splits the transfers by it.
+//!
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
@@ -174,6 +185,30 @@ fn plan_body(
             let found = estimate_time_with(&transfers, classes, &searched, compute, SEARCH_SP);
             if found * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT) {
                 splits = searched;
+            }
+        }
+    }
+    // The steady state's plan: splits by what binds it, every piece balanced over the queues
+    // ([`steady`]); kept when its iterations take less time still, fill and drain included. A
+    // body without guards is one class of iterations, every transfer running.
+    let whole;
+    let classes = match &together {
+        Together::Counted { classes, .. } => Some(classes.as_slice()),
+        Together::Always if transfers.iter().all(|t| t.on == t.total) => {
+            whole = [(vec![true; transfers.len()], 1)];
+            Some(&whole[..])
+        }
+        Together::Always => None,
+    };
+    if let Some(classes) = classes {
+        if let Some(steady) = steady::compute_steady_plan(&transfers, classes, compute, *rotation) {
+            let best = estimate_time_with(&transfers, classes, &splits, compute, SEARCH_SP);
+            let found = estimate_time_with(&transfers, classes, &steady, compute, SEARCH_SP);
+            let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
+            if found * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT)
+                && pieces(&steady) >= pieces(&splits)
+            {
+                splits = steady;
             }
         }
     }
@@ -725,5 +760,6 @@ fn transfer(func: &Function, bir: &Bir, i: BirInst) -> Option<Transfer> {
     })
 }
 
+mod steady;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,150 @@
+//! The steady state's plan of a loop body's transfers ([`compute_steady_plan`]): the split of
+//! each transfer chosen by what binds the steady state, and every piece of every transfer
+//! balanced over the 16 queues together.
+//!
+//! The **steady class** is the class of iterations ([`super::run_classes`]) whose transfers keep
+//! the queues busiest (ties: the class of most iterations): in a pipelined loop, the iterations
+//! where every stage runs. Its period is at least the longest of `sp`'s issue slots (one per
+//! piece, counted [`SEARCH_SP`](super::SEARCH_SP) as the search counts them: `sp` is in
+//! order and also waits), the busiest queue, and the body's compute.
+//!
+//! Starting from one piece per transfer, the plan places the pieces ([`place`]) and splits
+//! further the transfer whose pieces bind: while the busiest queue is above `sp` and the
+//! compute, the transfer with the longest piece on that queue takes its next split. Once `sp`
+//! binds, more pieces only lengthen the period, so the walk stops; the best period seen (ties:
+//! fewer pieces) is the plan. A transfer of `np` partitions may take any number of pieces that
+//! divides `np`, up to its largest power-of-two split ([`split_choices`]): an 80-partition tile
+//! splits 5 or 10 ways as well as 2, 4, 8 or 16, which balances three transfers that powers of
+//! two do not (three 80-partition transfers: one piece of a fifth on each of 15 queues, where
+//! quarters put two pieces on some queue).
+//!
+//! **Placement** is longest-processing-time first over the pieces of every transfer: the
+//! transfers by decreasing piece, each piece on the queue least busy in the steady class that
+//! holds no other piece of its transfer (ties: least busy over the whole loop, each piece
+//! counting its transfer's iterations; then the lowest index after the rotation). Queues run
+//! their transfers first in, first out (MACHINE.md, the simulator's `dma`), in `sp`'s order,
+//! whichever queue each is on: any placement keeps every transfer's order, so nothing else
+//! constrains it. LPT puts the busiest queue within one piece of the average
+//! (`Σ Q / 16 + max piece`) when the pieces are at least as many as the queues.
+//!
+//! [`super::compute_queue_plan`] keeps this plan when its estimate over every class (fill and
+//! drain included, [`super::estimate_time_with`]) is better than the other plans' by
+//! [`super::STEADY_GAIN_PERCENT`].
+//!
+//! Invariant of a plan: per transfer, its queues are distinct, as many as its pieces, and its
+//! pieces divide its partitions.
+
+use super::{SplitData, Transfer, SEARCH_SP};
+use crate::cost::dma::split_choices;
+use runtime_sim::machine::{self, DMA_QUEUES};
+
+/// The steady class of `classes` (module doc): its index, or `None` when some transfer does not
+/// run in it (a transfer that takes turns with another, or runs only in the fill: the steady
+/// state alone does not plan it).
+fn steady_class(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Option<usize> {
+    let work = |h: &[bool]| -> u64 {
+        (ts.iter().zip(h))
+            .filter(|(_, &on)| on)
+            .map(|(t, _)| machine::dma_queue_cycles(t.bytes))
+            .sum()
+    };
+    let (c, (h, _)) = (classes.iter().enumerate())
+        .max_by_key(|(c, (h, n))| (work(h), *n, std::cmp::Reverse(*c)))?;
+    h.iter().all(|&on| on).then_some(c)
+}
+
+/// One piece of transfer `t` split `p` ways: its queue cycles.
+fn piece(t: &Transfer, p: u64) -> u64 {
+    machine::dma_queue_cycles(t.bytes / p.max(1))
+}
+
+/// Places the pieces of every transfer, `pieces[k]` for transfer `k` (module doc): the queues of
+/// each, in the order of its pieces (the lowest index after `rotation` first). `runs[k]` is
+/// how many iterations transfer `k` runs in.
+pub fn place(ts: &[Transfer], pieces: &[u64], runs: &[u64], rotation: usize) -> Vec<SplitData> {
+    let mut order: Vec<usize> = (0..ts.len()).collect();
+    // Longest piece first; the plan's order (instruction) breaks ties.
+    order.sort_by_key(|&k| (std::cmp::Reverse(piece(&ts[k], pieces[k])), k));
+    let mut steady = [0u64; DMA_QUEUES];
+    let mut whole = [0u64; DMA_QUEUES];
+    let mut out = vec![SplitData { queues: Vec::new() }; ts.len()];
+    for k in order {
+        let c = piece(&ts[k], pieces[k]);
+        let mut queues: Vec<usize> = (0..DMA_QUEUES)
+            .map(|j| (j + rotation) % DMA_QUEUES)
+            .collect();
+        // (Stable: equal loads keep the rotation's order.)
+        queues.sort_by_key(|&q| (steady[q], whole[q]));
+        let mut chosen: Vec<usize> = queues.into_iter().take(pieces[k] as usize).collect();
+        for &q in &chosen {
+            steady[q] += c;
+            whole[q] += c * runs[k].max(1);
+        }
+        chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
+        out[k].queues = chosen.into_iter().map(|q| q as u8).collect();
+    }
+    out
+}
+
+/// The steady class's period under `splits` (every transfer running): the longest of `sp`
+/// (scaled by [`SEARCH_SP`]), the busiest queue and `compute`; the busiest queue's cycles; and
+/// that queue (ties: the lowest index).
+fn period(ts: &[Transfer], splits: &[SplitData], compute: u64) -> (u64, u64, usize) {
+    let mut queues = [0u64; DMA_QUEUES];
+    let mut pieces = 0;
+    for (t, s) in ts.iter().zip(splits) {
+        pieces += s.pieces();
+        for &q in &s.queues {
+            queues[q as usize] += piece(t, s.pieces());
+        }
+    }
+    let sp = (pieces * machine::dma_issue_cycles() * SEARCH_SP.0).div_ceil(SEARCH_SP.1);
+    let (busiest, load) = (queues.iter().enumerate())
+        .max_by_key(|&(q, &l)| (l, std::cmp::Reverse(q)))
+        .map_or((0, 0), |(q, &l)| (q, l));
+    (sp.max(load).max(compute), load, busiest)
+}
+
+/// The steady state's plan of `ts` (the plan's order) over `classes` (module doc), or `None`
+/// when the steady class does not run every transfer.
+pub fn compute_steady_plan(
+    ts: &[Transfer],
+    classes: &[(Vec<bool>, u64)],
+    compute: u64,
+    rotation: usize,
+) -> Option<Vec<SplitData>> {
+    steady_class(ts, classes)?;
+    let runs: Vec<u64> = (0..ts.len())
+        .map(|k| (classes.iter()).filter(|(h, _)| h[k]).map(|(_, n)| n).sum())
+        .collect();
+    let choices: Vec<Vec<u64>> = ts.iter().map(|t| split_choices(t.partitions)).collect();
+    let mut at = vec![0usize; ts.len()];
+    let mut best: Option<(u64, u64, Vec<SplitData>)> = None;
+    loop {
+        let pieces: Vec<u64> = (0..ts.len()).map(|k| choices[k][at[k]]).collect();
+        let splits = place(ts, &pieces, &runs, rotation);
+        let (time, load, busiest) = period(ts, &splits, compute);
+        let total: u64 = pieces.iter().sum();
+        if best
+            .as_ref()
+            .is_none_or(|(bt, bp, _)| (time, total) < (*bt, *bp))
+        {
+            best = Some((time, total, splits.clone()));
+        }
+        // What binds: the queues (split the longest piece on the busiest one further), or `sp`
+        // or the compute (stop: more pieces cannot shorten the period).
+        let sp = (total * machine::dma_issue_cycles() * SEARCH_SP.0).div_ceil(SEARCH_SP.1);
+        if sp >= load || compute >= load {
+            break;
+        }
+        let grow = (0..ts.len())
+            .filter(|&k| splits[k].queues.contains(&(busiest as u8)))
+            .filter(|&k| at[k] + 1 < choices[k].len())
+            .max_by_key(|&k| (piece(&ts[k], pieces[k]), std::cmp::Reverse(k)));
+        match grow {
+            Some(k) => at[k] += 1,
+            None => break,
+        }
+    }
+    best.map(|(_, _, splits)| splits)
+}
