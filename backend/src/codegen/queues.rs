@@ -53,13 +53,13 @@
 //! queues idle there to balance its steady state), and replaces the views' plan when its
 //! iterations take at least [`STEADY_GAIN_PERCENT`] less time by [`estimate_time`].
 //!
-//! Last, the steady state's plan ([`steady`]): each transfer split by what binds the steady
+//! Last, the steady state's plans ([`steady`]): each transfer split by what binds the steady
 //! state (`sp`'s issue slots or the busiest queue), into any number of pieces that divides its
 //! partitions up to its power-of-two split, and the pieces of every transfer placed together,
-//! longest first, on the queues least busy in the steady state; kept under the same rule (at
-//! least [`STEADY_GAIN_PERCENT`] less time by the estimate over every class, and no fewer pieces
-//! than the plan it replaces, for the latency the estimate does not see). A body without guards
-//! is one class.
+//! longest first, on the queues least busy in the steady state. The best of them by the
+//! estimate over every class replaces the plan under the same rule (at least
+//! [`STEADY_GAIN_PERCENT`] less time), with no fewer pieces than the plan it replaces (for the
+//! latency the estimate does not see). A body without guards is one class.
 //!
 //! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
 //! costs it and the emitter splits the transfers by it.
@@ -201,13 +201,17 @@ fn plan_body(
         Together::Always => None,
     };
     if let Some(classes) = classes {
-        if let Some(steady) = steady::compute_steady_plan(&transfers, classes, compute, *rotation) {
-            let best = estimate_time_with(&transfers, classes, &splits, compute, SEARCH_SP);
-            let found = estimate_time_with(&transfers, classes, &steady, compute, SEARCH_SP);
-            let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
-            if found * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT)
-                && pieces(&steady) >= pieces(&splits)
-            {
+        let walk = steady::compute_steady_walk(&transfers, classes, compute, *rotation);
+        let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
+        let least = pieces(&splits);
+        let time = |s: &[SplitData]| estimate_time_with(&transfers, classes, s, compute, SEARCH_SP);
+        let best = time(&splits);
+        let found = (walk.into_iter().flatten())
+            .filter(|s| pieces(s) >= least)
+            .map(|s| (time(&s), pieces(&s), s))
+            .min_by_key(|(t, p, _)| (*t, *p));
+        if let Some((found, _, steady)) = found {
+            if found * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT) {
                 splits = steady;
             }
         }

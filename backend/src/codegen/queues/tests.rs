@@ -450,4 +450,11 @@ fn exp_stages_split_is_chosen_by_what_binds() {
     // the simulator: 19,433 cycles against 20,761 with 8-way splits).
     let whole = |s: &[SplitData]| estimate_time_with(&ts, &classes, s, 0, SEARCH_SP);
     assert!(whole(&sixteen) < whole(&steady));
+    // The walk goes past the steady state's split, and its best plan over every class is the
+    // 16-way one.
+    let walk = steady::compute_steady_walk(&ts, &classes, 0, 0).expect("both run together");
+    let best = (walk.iter())
+        .min_by_key(|s| whole(s))
+        .expect("the walk has plans");
+    assert!(best.iter().all(|s| s.pieces() == 16), "{walk:?}");
 }
