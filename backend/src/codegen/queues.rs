@@ -59,7 +59,9 @@
 //! longest first, on the queues least busy in the steady state. The best of them by the
 //! estimate over every class replaces the plan under the same rule (at least
 //! [`STEADY_GAIN_PERCENT`] less time), with no fewer pieces than the plan it replaces (for the
-//! latency the estimate does not see). A body without guards is one class.
+//! latency the estimate does not see). A body without guards is one class; a body that the
+//! views plan in the average because of a rare transfer ([`RARE`]) is weighed over its classes
+//! too, the rare transfer split its largest way (its latency is what its iterations wait for).
 //!
 //! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
 //! costs it and the emitter splits the transfers by it.
@@ -191,14 +193,21 @@ fn plan_body(
     // The steady state's plan: splits by what binds it, every piece balanced over the queues
     // ([`steady`]); kept when its iterations take less time still, fill and drain included. A
     // body without guards is one class of iterations, every transfer running.
-    let whole;
+    let whole: Option<Vec<(Vec<bool>, u64)>> = match &together {
+        Together::Counted { .. } => None,
+        Together::Always if transfers.iter().all(|t| t.on == t.total) => {
+            Some(vec![(vec![true; transfers.len()], 1)])
+        }
+        // (A body with a rare transfer: its classes all the same, for the estimate.)
+        Together::Always => run_classes(func, &guards).map(|classes| {
+            (classes.into_iter())
+                .filter(|(h, _)| h.contains(&true))
+                .collect()
+        }),
+    };
     let classes = match &together {
         Together::Counted { classes, .. } => Some(classes.as_slice()),
-        Together::Always if transfers.iter().all(|t| t.on == t.total) => {
-            whole = [(vec![true; transfers.len()], 1)];
-            Some(&whole[..])
-        }
-        Together::Always => None,
+        Together::Always => whole.as_deref(),
     };
     if let Some(classes) = classes {
         let walk = steady::compute_steady_walk(&transfers, classes, compute, *rotation);

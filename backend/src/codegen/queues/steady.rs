@@ -3,8 +3,8 @@
 //! balanced over the 16 queues together.
 //!
 //! The **steady class** is the class of iterations ([`super::run_classes`]) whose transfers keep
-//! the queues busiest (ties: the class of most iterations): in a pipelined loop, the iterations
-//! where every stage runs. Its period is at least the longest of `sp`'s issue slots (one per
+//! the queues busiest over the loop (their queue time times the class's iterations; ties: the
+//! busier iteration): in a pipelined loop, the iterations where every stage runs. Its period is at least the longest of `sp`'s issue slots (one per
 //! piece, counted [`SEARCH_SP`](super::SEARCH_SP) as the search counts them: `sp` is in
 //! order and also waits), the busiest queue, and the body's compute.
 //!
@@ -22,6 +22,14 @@
 //! alone takes 8 pieces per transfer (the queues bind at 1,725 cycles; 16 make `sp` bind at
 //! 2,048), and the whole loop keeps 16: its fill runs only loads and its drain only stores,
 //! and the simulator runs it in 19,433 cycles against 20,761 with 8.
+//!
+//! A transfer the steady class does not run (a nest's first-execution loads, which run once
+//! before the loop's carries take over; a stage's fill or drain when another class moves more)
+//! takes its largest split throughout: its issue slots are not the steady state's, and what the
+//! iterations that run it wait for is its latency, one piece after the fixed latency. (On
+//! `tests/good/nest_odd.nk`, the prologue's two 256 KiB loads, planned whole for their
+//! average share of a queue, each held the first iterations for 13,800 cycles of one queue:
+//! 58,273 cycles, then 37,810 with them split 16 ways.)
 //!
 //! A transfer of `np` partitions may take any number of pieces that divides `np`, up to its
 //! largest power-of-two split ([`split_choices`]): an 80-partition tile splits 5 or 10 ways as
@@ -45,19 +53,18 @@ use super::{SplitData, Transfer, SEARCH_SP};
 use crate::cost::dma::split_choices;
 use runtime_sim::machine::{self, DMA_QUEUES};
 
-/// The steady class of `classes` (module doc): its index, or `None` when some transfer does not
-/// run in it (a transfer that takes turns with another, or runs only in the fill: the steady
-/// state alone does not plan it).
-fn steady_class(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Option<usize> {
+/// The steady class of `classes` (module doc): which transfers run in it, or `None` when there
+/// is no class.
+fn steady_class(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Option<Vec<bool>> {
     let work = |h: &[bool]| -> u64 {
         (ts.iter().zip(h))
             .filter(|(_, &on)| on)
             .map(|(t, _)| machine::dma_queue_cycles(t.bytes))
             .sum()
     };
-    let (c, (h, _)) = (classes.iter().enumerate())
-        .max_by_key(|(c, (h, n))| (work(h), *n, std::cmp::Reverse(*c)))?;
-    h.iter().all(|&on| on).then_some(c)
+    let (_, (h, _)) = (classes.iter().enumerate())
+        .max_by_key(|(c, (h, n))| (work(h) * n, work(h), std::cmp::Reverse(*c)))?;
+    Some(h.clone())
 }
 
 /// One piece of transfer `t` split `p` ways: its queue cycles.
@@ -68,7 +75,13 @@ fn piece(t: &Transfer, p: u64) -> u64 {
 /// Places the pieces of every transfer, `pieces[k]` for transfer `k` (module doc): the queues of
 /// each, in the order of its pieces (the lowest index after `rotation` first). `runs[k]` is
 /// how many iterations transfer `k` runs in.
-pub fn place(ts: &[Transfer], pieces: &[u64], runs: &[u64], rotation: usize) -> Vec<SplitData> {
+pub fn place(
+    ts: &[Transfer],
+    pieces: &[u64],
+    runs: &[u64],
+    steady_on: &[bool],
+    rotation: usize,
+) -> Vec<SplitData> {
     let mut order: Vec<usize> = (0..ts.len()).collect();
     // Longest piece first; the plan's order (instruction) breaks ties.
     order.sort_by_key(|&k| (std::cmp::Reverse(piece(&ts[k], pieces[k])), k));
@@ -84,7 +97,7 @@ pub fn place(ts: &[Transfer], pieces: &[u64], runs: &[u64], rotation: usize) -> 
         queues.sort_by_key(|&q| (steady[q], whole[q]));
         let mut chosen: Vec<usize> = queues.into_iter().take(pieces[k] as usize).collect();
         for &q in &chosen {
-            steady[q] += c;
+            steady[q] += if steady_on[k] { c } else { 0 };
             whole[q] += c * runs[k].max(1);
         }
         chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
@@ -96,10 +109,15 @@ pub fn place(ts: &[Transfer], pieces: &[u64], runs: &[u64], rotation: usize) -> 
 /// The steady class's period under `splits` (every transfer running): the longest of `sp`
 /// (scaled by [`SEARCH_SP`]), the busiest queue and `compute`; the busiest queue's cycles; and
 /// that queue (ties: the lowest index).
-fn period(ts: &[Transfer], splits: &[SplitData], compute: u64) -> (u64, u64, usize) {
+fn period(
+    ts: &[Transfer],
+    splits: &[SplitData],
+    steady_on: &[bool],
+    compute: u64,
+) -> (u64, u64, usize) {
     let mut queues = [0u64; DMA_QUEUES];
     let mut pieces = 0;
-    for (t, s) in ts.iter().zip(splits) {
+    for ((t, s), _) in (ts.iter().zip(splits).zip(steady_on)).filter(|(_, &on)| on) {
         pieces += s.pieces();
         for &q in &s.queues {
             queues[q as usize] += piece(t, s.pieces());
@@ -113,8 +131,8 @@ fn period(ts: &[Transfer], splits: &[SplitData], compute: u64) -> (u64, u64, usi
 }
 
 /// The steady state's plan of `ts` (the plan's order) over `classes` (module doc): the walk's
-/// plan of the shortest steady period (ties: fewer pieces), or `None` when the steady class does
-/// not run every transfer. (The steady state alone; [`super::compute_queue_plan`] weighs the
+/// plan of the shortest steady period (ties: fewer pieces), or `None` when there is no class.
+/// (The steady state alone; [`super::compute_queue_plan`] weighs the
 /// walk's plans over every class, [`compute_steady_walk`].)
 #[cfg(test)]
 pub fn compute_steady_plan(
@@ -131,8 +149,8 @@ pub fn compute_steady_plan(
 /// Every plan of the walk (module doc), carried on past the point where `sp` or the compute
 /// binds the steady state, as long as a transfer on the busiest queue can split further: the
 /// fill and the drain run fewer transfers, which more pieces move faster, so
-/// [`super::compute_queue_plan`] weighs each plan over every class. `None` as
-/// [`compute_steady_plan`].
+/// [`super::compute_queue_plan`] weighs each plan over every class. `None` when there is no
+/// class.
 pub fn compute_steady_walk(
     ts: &[Transfer],
     classes: &[(Vec<bool>, u64)],
@@ -152,23 +170,34 @@ fn walk(
     rotation: usize,
     on: bool,
 ) -> Option<Vec<(u64, u64, Vec<SplitData>)>> {
-    steady_class(ts, classes)?;
+    let steady_on = steady_class(ts, classes)?;
     let runs: Vec<u64> = (0..ts.len())
         .map(|k| (classes.iter()).filter(|(h, _)| h[k]).map(|(_, n)| n).sum())
         .collect();
     let choices: Vec<Vec<u64>> = ts.iter().map(|t| split_choices(t.partitions)).collect();
-    let mut at = vec![0usize; ts.len()];
+    // A transfer the steady state does not run (a first execution's load, a stage's fill or
+    // drain) takes its largest split: its issue slots are not the steady state's, and its
+    // latency is what the iterations that run it wait for.
+    let mut at: Vec<usize> = (0..ts.len())
+        .map(|k| match steady_on[k] {
+            true => 0,
+            false => choices[k].len() - 1,
+        })
+        .collect();
     let mut plans = Vec::new();
     loop {
         let pieces: Vec<u64> = (0..ts.len()).map(|k| choices[k][at[k]]).collect();
-        let splits = place(ts, &pieces, &runs, rotation);
-        let (time, load, busiest) = period(ts, &splits, compute);
-        let total: u64 = pieces.iter().sum();
+        let splits = place(ts, &pieces, &runs, &steady_on, rotation);
+        let (time, load, busiest) = period(ts, &splits, &steady_on, compute);
+        let total: u64 = (pieces.iter().zip(&steady_on))
+            .filter(|(_, &on)| on)
+            .map(|(p, _)| p)
+            .sum();
         // What binds: the queues (split the longest piece on the busiest one further), or `sp`
         // or the compute (more pieces cannot shorten the steady period).
         let sp = (total * machine::dma_issue_cycles() * SEARCH_SP.0).div_ceil(SEARCH_SP.1);
         let grow = (0..ts.len())
-            .filter(|&k| splits[k].queues.contains(&(busiest as u8)))
+            .filter(|&k| steady_on[k] && splits[k].queues.contains(&(busiest as u8)))
             .filter(|&k| at[k] + 1 < choices[k].len())
             .max_by_key(|&k| (piece(&ts[k], pieces[k]), std::cmp::Reverse(k)));
         plans.push((time, total, splits));

@@ -458,3 +458,47 @@ fn exp_stages_split_is_chosen_by_what_binds() {
         .expect("the walk has plans");
     assert!(best.iter().all(|s| s.pieces() == 16), "{walk:?}");
 }
+
+#[test]
+fn a_transfer_the_steady_state_does_not_run_takes_its_largest_split() {
+    // nest_odd's inner body: two first-execution loads that run once in 15 iterations, the
+    // in-loop load in 8 of them, and the carry in the 5 others (takes turns with it). The
+    // steady class is the in-loop load's; the first-execution loads and the carry are planned
+    // 16 ways, for their latency.
+    let ts = [
+        Transfer {
+            on: 1,
+            total: 15,
+            ..t(0, 128, 262144)
+        },
+        Transfer {
+            on: 1,
+            total: 15,
+            ..t(1, 128, 262144)
+        },
+        Transfer {
+            on: 8,
+            total: 15,
+            ..t(2, 128, 262144)
+        },
+        Transfer {
+            on: 5,
+            total: 15,
+            ..t(3, 128, 262144)
+        },
+    ];
+    let classes = vec![
+        (vec![true, true, false, false], 1),
+        (vec![false, false, true, false], 8),
+        (vec![false, false, false, true], 5),
+    ];
+    let walk = steady::compute_steady_walk(&ts, &classes, 0, 0).expect("there are classes");
+    for plan in &walk {
+        for k in [0, 1, 3] {
+            assert_eq!(plan[k].pieces(), 16, "{plan:?}");
+        }
+    }
+    let whole = |s: &[SplitData]| estimate_time_with(&ts, &classes, s, 0, SEARCH_SP);
+    let best = walk.iter().min_by_key(|s| whole(s)).expect("plans");
+    assert_eq!(best[2].pieces(), 16, "{best:?}");
+}
