@@ -210,17 +210,15 @@ fn plan_body(
         Together::Always => whole.as_deref(),
     };
     if let Some(classes) = classes {
-        let walk = steady::compute_steady_walk(&transfers, classes, compute, *rotation);
         let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
         let least = pieces(&splits);
         let time = |s: &[SplitData]| estimate_time_with(&transfers, classes, s, compute, SEARCH_SP);
         let best = time(&splits);
-        let found = (walk.into_iter().flatten())
-            .filter(|s| pieces(s) >= least)
-            .map(|s| (time(&s), pieces(&s), s))
-            .min_by_key(|(t, p, _)| (*t, *p));
-        if let Some((found, _, steady)) = found {
-            if found * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT) {
+        let score = |s: &[SplitData]| (pieces(s) >= least).then(|| time(s));
+        let found =
+            steady::compute_best_steady_plan(&transfers, classes, compute, *rotation, score);
+        if let Some(steady) = found {
+            if time(&steady) * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT) {
                 splits = steady;
             }
         }

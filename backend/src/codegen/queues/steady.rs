@@ -1,4 +1,4 @@
-//! The steady state's plans of a loop body's transfers ([`compute_steady_walk`]): the split of
+//! The steady state's plans of a loop body's transfers ([`compute_best_steady_plan`]): the split of
 //! each transfer chosen by what binds the steady state, and every piece of every transfer
 //! balanced over the 16 queues together.
 //!
@@ -141,35 +141,75 @@ pub fn compute_steady_plan(
     compute: u64,
     rotation: usize,
 ) -> Option<Vec<SplitData>> {
-    (walk(ts, classes, compute, rotation, false)?.into_iter())
-        .min_by_key(|(time, pieces, _)| (*time, *pieces))
-        .map(|(_, _, splits)| splits)
+    let mut best: Option<((u64, u64), Vec<SplitData>)> = None;
+    walk(
+        ts,
+        classes,
+        compute,
+        rotation,
+        false,
+        |time, pieces, splits| {
+            if best.as_ref().is_none_or(|(b, _)| (time, pieces) < *b) {
+                best = Some(((time, pieces), splits.to_vec()));
+            }
+        },
+    )?;
+    best.map(|(_, splits)| splits)
 }
 
 /// Every plan of the walk (module doc), carried on past the point where `sp` or the compute
 /// binds the steady state, as long as a transfer on the busiest queue can split further: the
-/// fill and the drain run fewer transfers, which more pieces move faster, so
-/// [`super::compute_queue_plan`] weighs each plan over every class. `None` when there is no
-/// class.
+/// fill and the drain run fewer transfers, which more pieces move faster. `None` when there is
+/// no class.
+#[cfg(test)]
 pub fn compute_steady_walk(
     ts: &[Transfer],
     classes: &[(Vec<bool>, u64)],
     compute: u64,
     rotation: usize,
 ) -> Option<Vec<Vec<SplitData>>> {
-    let plans = walk(ts, classes, compute, rotation, true)?;
-    Some(plans.into_iter().map(|(_, _, splits)| splits).collect())
+    let mut plans = Vec::new();
+    walk(ts, classes, compute, rotation, true, |_, _, splits| {
+        plans.push(splits.to_vec())
+    })?;
+    Some(plans)
 }
 
-/// The walk (module doc): each plan with its steady period and its pieces. `on` carries it on
-/// once `sp` or the compute binds.
+/// The plan of [`compute_steady_walk`]'s walk of least `score` (ties: fewer pieces of all
+/// transfers); a plan whose score is `None` does not count. [`super::compute_queue_plan`]
+/// scores each by its estimate over every class. `None` when there is no class or no plan
+/// counts.
+pub fn compute_best_steady_plan(
+    ts: &[Transfer],
+    classes: &[(Vec<bool>, u64)],
+    compute: u64,
+    rotation: usize,
+    score: impl Fn(&[SplitData]) -> Option<u128>,
+) -> Option<Vec<SplitData>> {
+    let mut best: Option<((u128, u64), Vec<SplitData>)> = None;
+    walk(ts, classes, compute, rotation, true, |_, _, splits| {
+        let Some(time) = score(splits) else {
+            return;
+        };
+        let key = (time, splits.iter().map(SplitData::pieces).sum());
+        if best.as_ref().is_none_or(|(b, _)| key < *b) {
+            best = Some((key, splits.to_vec()));
+        }
+    })?;
+    best.map(|(_, splits)| splits)
+}
+
+/// The walk (module doc): `visit` sees each plan with its steady period and its pieces (those
+/// of the transfers the steady class runs). `on` carries it on once `sp` or the compute binds.
+/// `None` when there is no class.
 fn walk(
     ts: &[Transfer],
     classes: &[(Vec<bool>, u64)],
     compute: u64,
     rotation: usize,
     on: bool,
-) -> Option<Vec<(u64, u64, Vec<SplitData>)>> {
+    mut visit: impl FnMut(u64, u64, &[SplitData]),
+) -> Option<()> {
     let steady_on = steady_class(ts, classes)?;
     let runs: Vec<u64> = (0..ts.len())
         .map(|k| (classes.iter()).filter(|(h, _)| h[k]).map(|(_, n)| n).sum())
@@ -184,7 +224,6 @@ fn walk(
             false => choices[k].len() - 1,
         })
         .collect();
-    let mut plans = Vec::new();
     loop {
         let pieces: Vec<u64> = (0..ts.len()).map(|k| choices[k][at[k]]).collect();
         let splits = place(ts, &pieces, &runs, &steady_on, rotation);
@@ -200,7 +239,7 @@ fn walk(
             .filter(|&k| steady_on[k] && splits[k].queues.contains(&(busiest as u8)))
             .filter(|&k| at[k] + 1 < choices[k].len())
             .max_by_key(|&k| (piece(&ts[k], pieces[k]), std::cmp::Reverse(k)));
-        plans.push((time, total, splits));
+        visit(time, total, &splits);
         if !on && (sp >= load || compute >= load) {
             break;
         }
@@ -209,5 +248,5 @@ fn walk(
             None => break,
         }
     }
-    Some(plans)
+    Some(())
 }
