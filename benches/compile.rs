@@ -11,7 +11,9 @@
 //! loops, three nested loops of `n` iterations around a trivial body, and the README's matmul
 //! scaled to `n`³ on every path. Issue 32's shapes: `n` sequential loops whose tiles share their
 //! addresses (`compile/seq`: 256 under 1 s is the target), bodies of 256 and 1,024 statements
-//! (`compile/body`: 1,024 within 5x of 256), and `n` reloads of one tile in one body
+//! (`compile/body`: 1,024 within 5x of 256; `compile/chain`: the same for a chain of tiles that
+//! overflow SBUF over the loop, so that the allocator colours them by exact live ranges), and
+//! `n` reloads of one tile in one body
 //! (`compile/reload`). Compile ÷ check per example is `benches/compile_ratio.py`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -39,6 +41,24 @@ fn body_kernel(n: usize) -> String {
         s += &format!("        t{k} = {op}\n");
     }
     s += &format!("        nl.store(c[i * 128:(i + 1) * 128, :], value=t{n})\n    return c\n");
+    s
+}
+
+/// A loop whose body is a chain of `n` multiplies of 128 x 512 tiles: past a few hundred, the
+/// tiles no longer fit SBUF for the whole loop, so the allocator colours them by their exact
+/// live ranges (each lives from one statement to the next), and many tiles share one address
+/// (the footprint sweep of the trip clamping, the per-loop index of the live ranges).
+fn chain_kernel(n: usize) -> String {
+    let mut s = String::from(
+        "def chain(a: nl.hbm[nl.float32, 1024, 512]):\n    \
+         c = nl.ndarray((1024, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+         for i in nl.affine_range(8):\n        \
+         t = nl.load(a[i * 128:(i + 1) * 128, :])\n",
+    );
+    for _ in 0..n {
+        s += "        t = nl.multiply(t, 1.0001)\n";
+    }
+    s += "        nl.store(c[i * 128:(i + 1) * 128, :], value=t)\n    return c\n";
     s
 }
 
@@ -196,6 +216,17 @@ fn compile_time(c: &mut Criterion) {
     group.sample_size(10);
     for n in [4, 16, 64, 256, 1024] {
         let src = source(body_kernel(n));
+        compile(&src);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
+            b.iter(|| compile(black_box(src)))
+        });
+    }
+    group.finish();
+    // Issue 32: 1,024 statements within 5x of 256, also when the tiles overflow SBUF.
+    let mut group = c.benchmark_group("compile/chain");
+    group.sample_size(10);
+    for n in [64, 256, 1024] {
+        let src = source(chain_kernel(n));
         compile(&src);
         group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
             b.iter(|| compile(black_box(src)))

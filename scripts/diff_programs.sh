@@ -21,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 total=0
 differ=0
 for f in $FILES; do
-  kernels=$(grep -oE '^def [A-Za-z_][A-Za-z0-9_]*' "$f" | cut -c5-)
+  kernels=$({ grep -oE '^def [A-Za-z_][A-Za-z0-9_]*' "$f" || true; } | cut -c5-)
   if [ "$(echo "$kernels" | wc -l)" -le 1 ]; then kernels=-; fi
   for k in $kernels; do
     for p in none annotated default emergent auto; do

@@ -357,12 +357,19 @@ impl Comparison {
             let l = p.sim().loops.iter().max_by_key(|l| l.ii.max(l.predicted))?;
             if let Some(cycle) = l.period_set_by.as_ref().filter(|c| !c.is_empty()) {
                 // The engines' orders hold the loop above its MII: name that cycle, and say when
-                // no order of the body does better (then the user's stages and buffers set it).
-                let best = match l.order_bound {
-                    Some(b) if b >= l.predicted => {
+                // no order of the body does better (then the user's stages and buffers set it),
+                // unless the cycle runs through a store that holds the next body's loads on `sp`:
+                // issuing that store after them is the backend's freedom (issue 32, item 1), so
+                // no order of one body is not the limit.
+                let best = match (l.order_bound, cycle.store_holding_loads()) {
+                    (Some(b), Some(store)) if b >= l.predicted => format!(
+                        ", and no order of one body is faster; the cycle runs through `{store}` holding the next body's loads, which `default` may issue after them (`annotated` keeps the user's stages as written)"
+                    ),
+                    (Some(b), None) if b >= l.predicted => {
                         ", and no order of the body is faster: the user's stages and buffers set it"
+                            .to_string()
                     }
-                    _ => "",
+                    _ => String::new(),
                 };
                 return Some(format!(
                     "{}: period {} in loop `{}` (MII {}) set by {}{best}",

@@ -124,8 +124,9 @@ fn compare_names_the_cycle_that_holds_the_slower_path_back() {
         "annotated: period ",
         "in loop `i`",
         "sp.store(r) → (sp in order, next body) sp.load(t)",
-        // Every order of the body was tried: the user's stages, not the order, set the period.
-        "and no order of the body is faster: the user's stages and buffers set it",
+        // Every order of one body was tried, but the store holds the next body's loads, which
+        // `default` may issue before it (issue 32, items 1 and 6): not the user's stages alone.
+        "and no order of one body is faster; the cycle runs through `sp.store(r)` holding the next body's loads, which `default` may issue after them",
         "emergent: period ",
     ] {
         assert!(line.contains(part), "`{part}` missing from: {line}");

@@ -8,7 +8,7 @@
 //! no annotation (rings for load/store tiles, loads issued ahead in one predicated loop, compute
 //! spread over stages, or, for a short loop nested in un-annotated loops, across the nest:
 //! [`transform::emergent::nest`]); then [`retime::retime_stores`] issues a store whose data is late one
-//! iteration later, after the next iteration's loads, where the modulo scheduler predicts a gain. `num_stages="auto"` is chosen earlier still, before the annotated
+//! iteration later, after the next iteration's loads, where the modulo scheduler predicts a gain, and [`transform::delay_stores::delay_stores`] issues a store that follows an inner loop in the next iteration of its nest, after that iteration's inner loops. `num_stages="auto"` is chosen earlier still, before the annotated
 //! pipeliner ([`transform::emergent::choose_auto_stages`]).
 //!
 //! The passes, in order: the static table [`passes::PASSES`] (their names are those of
@@ -16,7 +16,8 @@
 //! verifies by IR form and prints each pass; [`compile`] is the shorthand):
 //! 1. [`bir::lower_function`]: BIR, per-engine instructions on logical buffers; an annotated loop
 //!    stays one hardware loop whose stage predicates are instruction guards; then
-//!    [`codegen::schedule::schedule_bodies`] (the list scheduler: every body's order by critical path)
+//!    [`codegen::schedule::schedule_bodies`] (the list scheduler: every body's order by critical path,
+//!    a ready load before a store whose data is not ready)
 //!    and, for every flat loop body, [`modulo::schedule_loops`] (the modulo scheduler): the loop
 //!    dependence graph ([`ldg`]) and an iterative modulo schedule, whose start-offset order an
 //!    annotated loop's body takes when it is predicted faster; when a pipelined loop's recurrence

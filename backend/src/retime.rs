@@ -12,6 +12,9 @@
 //! (`default`, `emergent`, `auto`; `annotated` keeps the user's stages as written), the
 //! statements keep the iteration they belong to; only the store's issue moves.
 //!
+//! A store after an inner loop (in a loop that holds a loop, which the modulo scheduler does not
+//! schedule) is [`crate::transform::delay_stores`]'s.
+//!
 //! [`retime_stores`] measures before it moves: for every flat loop body that has a steady state
 //! and whose predicted period ([`crate::codegen::modulo`]) is above its MII (a cycle through the
 //! engines' in-order sequences sets it, which a resource or a recurrence alone would not), it retimes each store that may move,
@@ -41,6 +44,7 @@ use crate::codegen::modulo::{schedule_loops, MIN_GAIN_PERCENT};
 use crate::codegen::queues::compute_queue_plan;
 use crate::codegen::schedule::schedule_bodies;
 use crate::cost::guards::running_iterations;
+use crate::transform::delay_stores::split_store;
 use crate::transform::remark::Remark;
 use crate::transform::ring_reads::compute_reads_kept;
 use crate::transform::ring_slots;
@@ -174,7 +178,7 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, Tensor, u32)> {
             continue;
         };
         // The store is its statement's last instruction (a statement computing the stored
-        // value and storing it is split in two when the store moves, [`split_store`]).
+        // value and storing it is split in two when the store moves, [`crate::transform::delay_stores::split_store`]).
         let last = matches!(&func.stmts[s].kind, StmtKind::Insts(is) if is.last() == Some(&i));
         let hbm = d.dst.tensor;
         let shared = insts.iter().any(|&(_, j)| {
@@ -193,35 +197,8 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, Tensor, u32)> {
     out
 }
 
-/// The statement of store statement `s`'s last instruction (the store) alone: `s` itself when it
-/// holds only the store, otherwise a new statement after `s` in `l`'s body, with `s`'s guards,
-/// stage, annotations and span, and `s` keeps the instructions before it (the same program:
-/// the instructions run in the same order under the same guards).
-fn split_store(func: &mut Function, l: Axis, s: Stmt) -> Stmt {
-    let StmtKind::Insts(insts) = func.stmts[s].kind.clone() else {
-        return s;
-    };
-    let [rest @ .., store] = insts.as_slice() else {
-        return s;
-    };
-    if rest.is_empty() {
-        return s;
-    }
-    let c = func.add_inst_stmt(vec![*store]);
-    func.stmts[s].kind = StmtKind::Insts(rest.to_vec());
-    func.stmts[c].preds = func.stmts[s].preds.clone();
-    func.stmt_spans[c] = func.stmt_spans[s];
-    func.annots[c] = func.annots[s];
-    func.stage_tags[c] = func.stage_tags[s];
-    let body = &mut func.axes[l].body;
-    if let Some(pos) = body.iter().position(|&x| x == s) {
-        body.insert(pos + 1, c);
-    }
-    c
-}
-
 /// Moves store statement `s` of loop `l` one iteration later (split from the statement that
-/// computes its value first, [`split_store`]), giving its value's tile `t`
+/// computes its value first, [`crate::transform::delay_stores::split_store`]), giving its value's tile `t`
 /// `n + 1` slots; `false` (with `func` in any state) when the ring would not keep every read.
 fn retime(func: &mut Function, l: Axis, s: Stmt, t: Tensor, n: u32) -> bool {
     let s = split_store(func, l, s);

@@ -24,6 +24,7 @@ pub fn lower_kernel(k: &CheckedKernel, source: &str) -> Function {
     let mut names = Names::default();
     let shared = shared_names(k);
     let ops = temp_ops(&k.body);
+    let lines = Lines::new(source);
     for t in &k.tensors {
         let id = f.tensors.push(TensorData {
             name: names.unique(&t.name),
@@ -43,11 +44,11 @@ pub fn lower_kernel(k: &CheckedKernel, source: &str) -> Function {
                 None => format!(
                     "{}@{}",
                     temp_what(source, &t.span, ops.get(&id).copied()),
-                    position(source, t.span.start)
+                    position(&lines, t.span.start)
                 ),
             })
         } else if shared.contains(t.name.as_str()) {
-            Some(format!("{}@{}", t.name, position(source, t.span.start)))
+            Some(format!("{}@{}", t.name, position(&lines, t.span.start)))
         } else {
             None
         };
@@ -63,7 +64,7 @@ pub fn lower_kernel(k: &CheckedKernel, source: &str) -> Function {
         });
         f.axis_spans[id] = Some(SrcSpan::new(l.span.clone()));
         if shared.contains(l.iv.as_str()) {
-            f.axis_display[id] = Some(format!("{}@{}", l.iv, iv_position(source, l)));
+            f.axis_display[id] = Some(format!("{}@{}", l.iv, iv_position(&lines, l)));
         }
     }
     f.params = k.params.clone();
@@ -177,23 +178,41 @@ fn temp_what(source: &str, span: &std::ops::Range<usize>, op: Option<&str>) -> S
 }
 
 /// `LINE:COLUMN` (1-based, columns in characters) of byte `offset` of `source`.
-fn position(source: &str, offset: usize) -> String {
-    let before = source.get(..offset).unwrap_or(source);
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .count()
-        + 1;
-    format!("{line}:{column}")
+fn position(source: &Lines<'_>, offset: usize) -> String {
+    let text = source.text;
+    // (`source.get(..offset)`, or all of it when `offset` is not a character boundary.)
+    let end = if text.is_char_boundary(offset) {
+        offset
+    } else {
+        text.len()
+    };
+    let before = source.newlines.partition_point(|&k| k < end);
+    let line_start = before.checked_sub(1).map_or(0, |k| source.newlines[k] + 1);
+    let column = text[line_start..end].chars().count() + 1;
+    format!("{}:{column}", before + 1)
+}
+
+/// A source text with the byte offsets of its newlines, so that each [`position`] costs a
+/// binary search and its line's length, not the text before it.
+struct Lines<'a> {
+    text: &'a str,
+    newlines: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Lines<'a> {
+        let newlines = (text.bytes().enumerate())
+            .filter(|&(_, b)| b == b'\n')
+            .map(|(k, _)| k)
+            .collect();
+        Lines { text, newlines }
+    }
 }
 
 /// The position of a loop's induction variable in its `for` header (of the header when the
 /// name is not found there).
-fn iv_position(source: &str, l: &crate::check::CLoop) -> String {
-    let header = source.get(l.span.clone()).unwrap_or_default();
+fn iv_position(source: &Lines<'_>, l: &crate::check::CLoop) -> String {
+    let header = source.text.get(l.span.clone()).unwrap_or_default();
     let offset = header
         .strip_prefix("for ")
         .filter(|rest| rest.trim_start().starts_with(l.iv.as_str()))

@@ -71,7 +71,7 @@ use penguin::listing::capped_list;
 use penguin::{Axis, Function, Tensor};
 use runtime_sim::isa::{Role, TensorDecl};
 use runtime_sim::machine::{PSUM_BANKS, PSUM_BANK_BYTES, SBUF_PARTITION_BYTES};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Where a logical buffer lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,7 +124,7 @@ pub struct Allocation {
 /// The live range of every buffer `bir` uses, widened to the whole span of every loop that
 /// contains one of its accesses.
 pub fn compute_live_ranges(bir: &Bir) -> BTreeMap<Tensor, (usize, usize)> {
-    live_ranges(bir, &|_, _| true)
+    live_ranges(bir, &mut |_, _| true)
 }
 
 /// The **exact** live range of every buffer `bir` uses (the fallback of [`allocate`] when the
@@ -139,7 +139,67 @@ pub fn compute_exact_live_ranges(
     bir: &Bir,
     flat: FlatBodies,
 ) -> BTreeMap<Tensor, (usize, usize)> {
-    live_ranges(bir, &|l, t| carried_across(func, bir, l, t, flat))
+    // The loop asked about and its index: `live_ranges` asks about every buffer of one loop
+    // in a row, so each loop is indexed once.
+    let mut index: Option<(BirLoop, LoopIndex)> = None;
+    live_ranges(bir, &mut |l, t| {
+        let lp = &bir.loops[l];
+        if flat == FlatBodies::Span && !lp.body.iter().any(|n| matches!(n, BNode::Loop(_))) {
+            return true;
+        }
+        if index.as_ref().map(|(k, _)| *k) != Some(l) {
+            index = Some((l, LoopIndex::new(bir, l)));
+        }
+        let Some((_, ix)) = &index else {
+            unreachable!("the loop's index was just made")
+        };
+        carried_across(func, bir, l, t, flat, ix)
+    })
+}
+
+/// What [`carried_across`] asks of one loop for every buffer: the variables of the loops inside
+/// it, and per buffer, the instructions that access it and the nodes of the body that hold them
+/// (the others change nothing in [`FreshCx::body`]), so that deciding every buffer of a body
+/// costs the body, not the body per buffer.
+struct LoopIndex {
+    inside: Vec<Axis>,
+    /// Per buffer: its instructions in the loop (in program order), and the positions in the
+    /// loop's body of the nodes that hold them (increasing).
+    of: HashMap<Tensor, (Vec<BirInst>, Vec<usize>)>,
+}
+
+impl LoopIndex {
+    fn new(bir: &Bir, l: BirLoop) -> LoopIndex {
+        let lp = &bir.loops[l];
+        let mut of: HashMap<Tensor, (Vec<BirInst>, Vec<usize>)> = HashMap::new();
+        let mut inside = Vec::new();
+        let mut insts = Vec::new();
+        for (k, &n) in lp.body.iter().enumerate() {
+            insts.clear();
+            collect_insts(bir, n, &mut insts);
+            for &i in &insts {
+                let bi = &bir.insts[i];
+                inside.extend(
+                    bi.loops
+                        .iter()
+                        .skip(lp.depth + 1)
+                        .map(|&m| bir.loops[m].axis),
+                );
+                for o in std::iter::once(&bi.dst).chain(bi.srcs.iter()) {
+                    let (is, ks) = of.entry(o.tensor).or_default();
+                    if is.last() != Some(&i) {
+                        is.push(i);
+                    }
+                    if ks.last() != Some(&k) {
+                        ks.push(k);
+                    }
+                }
+            }
+        }
+        inside.sort_unstable();
+        inside.dedup();
+        LoopIndex { inside, of }
+    }
 }
 
 /// Whether the exact live ranges keep every buffer of a flat loop body live for the whole loop.
@@ -160,7 +220,7 @@ pub enum FlatBodies {
 /// accessed in a loop for which `widen(loop, buffer)` holds is live for the loop's whole span.
 fn live_ranges(
     bir: &Bir,
-    widen: &dyn Fn(BirLoop, Tensor) -> bool,
+    widen: &mut dyn FnMut(BirLoop, Tensor) -> bool,
 ) -> BTreeMap<Tensor, (usize, usize)> {
     fn extend(
         live: &mut BTreeMap<Tensor, (usize, usize)>,
@@ -176,7 +236,7 @@ fn live_ranges(
         nodes: &[BNode],
         pos: &mut usize,
         live: &mut BTreeMap<Tensor, (usize, usize)>,
-        widen: &dyn Fn(BirLoop, Tensor) -> bool,
+        widen: &mut dyn FnMut(BirLoop, Tensor) -> bool,
     ) {
         for &n in nodes {
             match n {
@@ -213,15 +273,22 @@ fn live_ranges(
 /// body overlaps its iterations) or selects a ring slot by `l`'s variable (a ring rotating along
 /// `l`), and in each iteration of `l`, every read of `t` follows a write of all of `t` that
 /// surely ran when the read runs ([`FreshCx::body`]).
-fn carried_across(func: &Function, bir: &Bir, l: BirLoop, t: Tensor, flat: FlatBodies) -> bool {
+fn carried_across(
+    func: &Function,
+    bir: &Bir,
+    l: BirLoop,
+    t: Tensor,
+    flat: FlatBodies,
+    ix: &LoopIndex,
+) -> bool {
     let lp = &bir.loops[l];
     if flat == FlatBodies::Span && !lp.body.iter().any(|n| matches!(n, BNode::Loop(_))) {
         return true;
     }
-    let mut insts = Vec::new();
-    for &n in &lp.body {
-        collect_insts(bir, n, &mut insts);
-    }
+    let (insts, nodes) = match ix.of.get(&t) {
+        Some((insts, nodes)) => (&insts[..], &nodes[..]),
+        None => (&[][..], &[][..]),
+    };
     let rotates =
         |o: &Operand| o.tensor == t && (o.access.slots.iter()).any(|s| s.coeff(lp.axis) != 0);
     let staged_or_ring = insts.iter().any(|&i| {
@@ -229,19 +296,17 @@ fn carried_across(func: &Function, bir: &Bir, l: BirLoop, t: Tensor, flat: FlatB
         let mut ops = std::iter::once(&bi.dst).chain(bi.srcs.iter());
         (bi.stage.is_some() && ops.clone().any(|o| o.tensor == t)) || ops.any(rotates)
     });
-    let inside = (insts.iter())
-        .flat_map(|&i| bir.insts[i].loops.iter().skip(lp.depth + 1))
-        .map(|&m| bir.loops[m].axis)
-        .collect();
     let cx = FreshCx {
         func,
         bir,
         t,
         depth: lp.depth,
-        inside,
+        inside: &ix.inside,
         unions: flat == FlatBodies::Exact,
     };
-    staged_or_ring || !cx.body(&lp.body, &mut Vec::new(), &mut Kills::default())
+    // (A node of the body that does not access `t` neither reads it nor kills it.)
+    let (mut first, mut kills) = (Vec::new(), Kills::default());
+    staged_or_ring || !(nodes.iter()).all(|&k| cx.node(lp.body[k], &mut first, &mut kills))
 }
 
 /// The guards of a write of all of a buffer that ran, each naming only variables constant within
@@ -270,7 +335,7 @@ struct FreshCx<'a> {
     t: Tensor,
     depth: usize,
     /// The variables of the loops inside the loop asked about.
-    inside: Vec<Axis>,
+    inside: &'a [Axis],
     /// Whether writes of parts of `t` that together cover it kill it too (the last resort's
     /// ranges, [`FlatBodies::Exact`]), or only a write of all of it.
     unions: bool,

@@ -113,6 +113,16 @@ pub fn line_of(text: &str, offset: u32) -> u32 {
     text.get(..start).unwrap_or(text).matches('\n').count() as u32 + 1
 }
 
+/// The byte offsets of the newlines of `text`, in order: the line of an offset is one more than
+/// the number of them before it ([`line_of`] by binary search, so that emitting a kernel costs
+/// its size, not its size times its lines).
+fn newlines(text: &str) -> Vec<u32> {
+    (text.bytes().enumerate())
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(k, _)| k as u32)
+        .collect()
+}
+
 /// Source text, for the trace's metadata.
 pub struct SourceInfo<'a> {
     pub text: &'a str,
@@ -138,6 +148,7 @@ pub fn emit_nodes(
         regs,
         nodes: PrimaryMap::new(),
         queues,
+        newlines: src.map(|s| newlines(s.text)).unwrap_or_default(),
     };
     let tree = cx.block(&bir.body)?;
     Ok(Emitted {
@@ -161,6 +172,8 @@ struct Emit<'a> {
     /// The queue plan the modulo scheduler costed ([`crate::codegen::queues::compute_queue_plan`],
     /// computed once per plan of the kernel, in the `modulo` pass).
     queues: &'a QueuePlan,
+    /// The newlines of the source text ([`newlines`]).
+    newlines: Vec<u32>,
 }
 
 /// A tile operand resolved to an access pattern and a footprint.
@@ -218,7 +231,8 @@ impl Emit<'_> {
         };
         if let (Some(src), Some(span)) = (self.src, bi.span) {
             let start = (span.start as usize).min(src.text.len());
-            m.line = Some(line_of(src.text, span.start));
+            // (`line_of`, by binary search: the newlines before `start`.)
+            m.line = Some(self.newlines.partition_point(|&k| (k as usize) < start) as u32 + 1);
             let end = (span.end as usize).clamp(start, src.text.len());
             let text = src.text.get(start..end).unwrap_or("");
             let first = text.lines().next().unwrap_or("").trim();

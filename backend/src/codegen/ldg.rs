@@ -98,6 +98,7 @@ pub struct LoopDeps {
     pub latency: Vec<u64>,
     /// Pairs of positions `(a, b)`, `a < b`, whose guards never hold in one iteration (the
     /// copies of a prefetch that take turns): they never share their engine in an iteration.
+    /// Sorted.
     pub exclusive: Vec<(usize, usize)>,
 }
 
@@ -108,7 +109,9 @@ impl LoopDeps {
 
     /// Whether positions `a` and `b` never run in one iteration.
     pub fn excludes(&self, a: usize, b: usize) -> bool {
-        self.exclusive.contains(&(a.min(b), a.max(b)))
+        (self.exclusive)
+            .binary_search(&(a.min(b), a.max(b)))
+            .is_ok()
     }
 }
 
@@ -345,7 +348,8 @@ fn strongest_dep(
 
 /// The pairs of positions in `insts` on one engine that never run in the same iteration (their
 /// guards exclude each other), decided once per pair of distinct guards: most instructions
-/// share a few.
+/// share a few. The instructions are grouped by (engine, guards), so the work is the pairs of
+/// groups and the pairs listed, not every pair of the body; the list is sorted.
 fn exclusive_pairs(func: &Function, bir: &Bir, insts: &[BirInst], iv: Axis) -> Vec<(usize, usize)> {
     let mut guard_ids: std::collections::HashMap<&[penguin::affine::Predicate], usize> =
         Default::default();
@@ -360,21 +364,44 @@ fn exclusive_pairs(func: &Function, bir: &Bir, insts: &[BirInst], iv: Axis) -> V
                 })
         })
         .collect();
+    // Per (engine, guards), its positions in order; and per engine, its groups.
+    let mut group_ids: std::collections::HashMap<(Engine, usize), usize> = Default::default();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    let mut group_guard: Vec<usize> = Vec::new();
+    let mut of_engine: std::collections::HashMap<Engine, Vec<usize>> = Default::default();
+    for (a, &ia) in insts.iter().enumerate() {
+        let engine = bir.insts[ia].engine;
+        let g = *group_ids.entry((engine, guard_of[a])).or_insert_with(|| {
+            members.push(Vec::new());
+            group_guard.push(guard_of[a]);
+            of_engine.entry(engine).or_default().push(members.len() - 1);
+            members.len() - 1
+        });
+        members[g].push(a);
+    }
+    // Whether the guards `(ga, gb)` (of an earlier and a later instruction) may hold together,
+    // per ordered pair of guards (as the all-pairs loop asked it).
     let mut together: std::collections::HashMap<(usize, usize), bool> = Default::default();
     let mut exclusive = Vec::new();
+    let mut row = Vec::new();
     for (a, &ia) in insts.iter().enumerate() {
-        for (b, &ib) in insts.iter().enumerate().skip(a + 1) {
-            if bir.insts[ia].engine == bir.insts[ib].engine
-                && !*together
-                    .entry((guard_of[a], guard_of[b]))
-                    .or_insert_with(|| {
-                        let (ga, gb) = (first_of[guard_of[a]], first_of[guard_of[b]]);
-                        may_run_together(func, bir, ga, gb, iv, 0)
-                    })
-            {
-                exclusive.push((a, b));
+        row.clear();
+        for &g in &of_engine[&bir.insts[ia].engine] {
+            let later = &members[g][members[g].partition_point(|&b| b <= a)..];
+            if later.is_empty() {
+                continue;
+            }
+            let key = (guard_of[a], group_guard[g]);
+            let may = *together.entry(key).or_insert_with(|| {
+                let (ga, gb) = (first_of[key.0], first_of[key.1]);
+                may_run_together(func, bir, ga, gb, iv, 0)
+            });
+            if !may {
+                row.extend_from_slice(later);
             }
         }
+        row.sort_unstable();
+        exclusive.extend(row.iter().map(|&b| (a, b)));
     }
     exclusive
 }

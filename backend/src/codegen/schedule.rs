@@ -28,7 +28,11 @@
 //! differ by a constant that the ring's depth does not divide touch different slots in every
 //! iteration. Otherwise the body keeps the critical-path order on the edges by buffer.
 //!
-//! The engine streams stay in-order: the schedule decides the order each engine sees.
+//! The engine streams stay in-order: the schedule decides the order each engine sees. `sp`'s
+//! too: a transfer waits for its operands, so a store placed before a load holds that load until
+//! the store's data is computed (issue 32, item 1). [`list_order`] therefore lets a ready load go
+//! before a chosen store whose data (by each node's estimated start, the latest finish of its
+//! predecessors) is ready later than the load could start.
 //!
 //! **Backing off to a plan that fits PSUM** ([`schedule_bodies_fitting`]): the critical path may
 //! start many Tensor-engine results before copying any of them out (sixteen transposes, then
@@ -289,13 +293,42 @@ fn schedule(
         prio[i] = lat[i] + tail;
     }
     let pressure = psum.map(|b| PsumPressure::new(b, &ops));
+    let stream = SpStream {
+        store: body.iter().map(|&b| is_store(bir, b)).collect(),
+        load: body.iter().map(|&b| holds_load(bir, b)).collect(),
+        lat,
+    };
     list_order(
         body,
         &g,
         &idx,
         |i: usize| (class[i], prio[i], std::cmp::Reverse(i)),
         pressure,
+        &stream,
     )
+}
+
+/// Whether node `n` is a store instruction.
+fn is_store(bir: &Bir, n: BNode) -> bool {
+    matches!(n, BNode::Inst(i) if matches!(bir.insts[i].op, Op::Store))
+}
+
+/// Whether node `n` is, or holds, a load.
+fn holds_load(bir: &Bir, n: BNode) -> bool {
+    let mut found = false;
+    for_each_inst(bir, n, &mut |i| {
+        found |= matches!(bir.insts[i].op, Op::Load);
+    });
+    found
+}
+
+/// What [`list_order`] needs to keep `sp`'s in-order stream from holding a load behind a store
+/// whose data is not ready: per node, whether it is a store, whether it holds a load, and its
+/// latency.
+struct SpStream {
+    store: Vec<bool>,
+    load: Vec<bool>,
+    lat: Vec<u64>,
 }
 
 /// The order by buffer of a body with operands `ops` ([`compute_edges`]); in a staged body also
@@ -364,12 +397,23 @@ type ListKey = ((bool, bool, bool), u64, std::cmp::Reverse<usize>);
 /// program order): each time, of the ready nodes, the one of the largest `key` (unique: it ends
 /// with the position), or with `pressure` the largest that fits the PSUM budget, else the
 /// largest. The body as it is if no node is ready (which the forward edges rule out).
+///
+/// `sp` issues its transfers in the order chosen here, and a transfer waits for its operands:
+/// a store chosen while a load is ready would hold that load until the store's data is computed
+/// (issue 32, item 1). So when the chosen node is a store and a ready node holding a load could
+/// start earlier (each node's start estimated as the latest finish of its predecessors, a
+/// finish as start plus latency, engines not counted), the best such load goes first and the
+/// store waits for the next choice. Only loads overtake a store: two stores, or a compute node
+/// moved ahead of one to feed another store, share the DMA queues as the queue plan placed them
+/// (tried: a store moved before a late one put the late one's pieces behind its own on one
+/// queue, 16% slower).
 fn list_order(
     body: &[BNode],
     g: &DiGraph<usize, ()>,
     idx: &[NodeIndex],
     key: impl Fn(usize) -> ListKey,
     mut pressure: Option<PsumPressure>,
+    sp: &SpStream,
 ) -> Vec<BNode> {
     let n = body.len();
     let mut preds: Vec<usize> = (0..n)
@@ -382,12 +426,26 @@ fn list_order(
     let mut ready: std::collections::BinaryHeap<_> =
         (0..n).filter(|&i| preds[i] == 0).map(&key).collect();
     let mut out = Vec::with_capacity(n);
+    // Per node, the estimated cycle its predecessors so far finish at.
+    let mut start = vec![0u64; n];
     while out.len() < n {
         // Some node is always ready: the graph's edges go forward in program order, so it has
         // no cycle.
         let Some(mut top) = ready.pop() else {
             return body.to_vec();
         };
+        let t = top.2 .0;
+        if sp.store[t] {
+            // The best ready load that could start before the store's data is ready.
+            let load = (ready.iter())
+                .filter(|x| sp.load[x.2 .0] && start[x.2 .0] < start[t])
+                .max();
+            if let Some(&load) = load {
+                ready.retain(|x| x.2 != load.2);
+                ready.push(top);
+                top = load;
+            }
+        }
         if let Some(p) = &pressure {
             // The best ready node that fits the PSUM budget, else the best.
             let mut passed = Vec::new();
@@ -408,7 +466,9 @@ fn list_order(
             p.take(pick);
         }
         out.push(body[pick]);
+        let finish = start[pick].saturating_add(sp.lat[pick]);
         for s in g.neighbors(idx[pick]) {
+            start[g[s]] = start[g[s]].max(finish);
             preds[g[s]] -= 1;
             if preds[g[s]] == 0 {
                 ready.push(key(g[s]));

@@ -51,6 +51,28 @@ impl CycleData {
     pub fn is_empty(&self) -> bool {
         self.start.is_empty() && self.edges.is_empty()
     }
+
+    /// The store that `sp` issues before the next body's loads where the cycle goes from it to
+    /// them in `sp`'s order (`sp.store(o) → (sp in order, next body) sp.load(t)`): a store the
+    /// backend may issue after those loads instead (`crate::retime`, issue 32, item 1), so no
+    /// order of one body is then not the limit.
+    pub fn store_holding_loads(&self) -> Option<&str> {
+        let mut from = self.start.as_str();
+        for e in &self.edges {
+            let next_body_sp = matches!(
+                e.step,
+                CycleStep::InOrder {
+                    engine: Engine::Sp,
+                    next_body: true
+                }
+            );
+            if next_body_sp && from.starts_with("sp.store") && e.to.starts_with("sp.load") {
+                return Some(from);
+            }
+            from = e.to.as_str();
+        }
+        None
+    }
 }
 
 fn later(d: u32) -> String {
@@ -202,10 +224,19 @@ impl ScheduleSummaryData {
             write!(f, "; the period {} is set by {cycle}", self.predicted)?;
         }
         match self.order_bound {
-            Some((b, n)) if b >= self.predicted => write!(
-                f,
-                "; no order of the body is faster (the best of all {n} orders of its engines' instructions)"
-            ),
+            Some((b, n)) if b >= self.predicted => {
+                write!(
+                    f,
+                    "; no order of the body is faster (the best of all {n} orders of its engines' instructions)"
+                )?;
+                match cycle.store_holding_loads() {
+                    Some(store) => write!(
+                        f,
+                        ", but `{store}` holds the next body's loads, which it may follow"
+                    ),
+                    None => Ok(()),
+                }
+            }
             Some((b, _)) => write!(f, "; the best order of the body would run at {b}"),
             None => Ok(()),
         }

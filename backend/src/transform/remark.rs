@@ -107,6 +107,15 @@ pub enum Remark {
         was: u64,
         was_trip: u64,
     },
+    /// `retime`: the store of `tile` after an inner loop of loop `iv` is issued one iteration of
+    /// the nest later, after that iteration's inner loops ([`super::delay_stores`]); the tile
+    /// has `slots` slots; `carries` copies across the executions of `iv`.
+    StoreDelayed {
+        iv: String,
+        tile: String,
+        slots: u64,
+        carries: usize,
+    },
 }
 
 impl From<EmergentRemark> for Remark {
@@ -201,6 +210,21 @@ impl fmt::Display for Remark {
                 f,
                 "retime: loop `{iv}`: the store of `{tile}` goes one iteration later, after the next iteration's loads (`{tile}` gets {slots} slots): predicted period {predicted} over {trip} iterations (was {was} over {was_trip})"
             ),
+            Remark::StoreDelayed {
+                iv,
+                tile,
+                slots,
+                carries,
+            } => {
+                let across = match carries {
+                    0 => String::new(),
+                    n => format!(" ({n} carr{} across the loops around it)", if *n == 1 { "y" } else { "ies" }),
+                };
+                write!(
+                    f,
+                    "retime: loop `{iv}`: the store of `{tile}` after its inner loop is issued in the next iteration of the nest, after that iteration's inner loops and their loads (`{tile}` has {slots} slots){across}"
+                )
+            }
         }
     }
 }

@@ -222,8 +222,9 @@ fn deeper_factor(
     // (the longer of the compute and the transfers' period at factor 1): a load whose
     // latency a ring of [`MAX_DEPTH`] slots does not hide keeps `U · MAX_DEPTH` tiles in
     // flight with `U` copies.
+    let loaded = loaded_in(func, l);
     let wanted = (private.iter())
-        .filter(|&&t| loaded_in(func, l, t))
+        .filter(|t| loaded.contains(t))
         .map(|&t| {
             let fit = crate::cost::loop_cost::wanted_depth(func, t, l);
             1 + fit.dma.div_ceil(compute.max(one).max(1))
@@ -244,16 +245,18 @@ fn deeper_factor(
     (wanted, deeper)
 }
 
-/// Whether a load of loop `l`'s body writes tensor `t`.
-fn loaded_in(func: &Function, l: Axis, t: Tensor) -> bool {
-    func.axes[l]
-        .body
-        .iter()
-        .any(|&s| match &func.stmts[s].kind {
-            StmtKind::Insts(insts) => (insts.iter())
-                .any(|&i| matches!(func.insts[i].op, Op::Load) && func.insts[i].dst.tensor == t),
-            _ => false,
+/// The tensors a load of loop `l`'s body writes (found once for every tile asked about: a body
+/// of thousands of tiles costs its length, not its length per tile).
+fn loaded_in(func: &Function, l: Axis) -> std::collections::HashSet<Tensor> {
+    (func.axes[l].body.iter())
+        .filter_map(|&s| match &func.stmts[s].kind {
+            StmtKind::Insts(insts) => Some(insts),
+            _ => None,
         })
+        .flatten()
+        .filter(|&&i| matches!(func.insts[i].op, Op::Load))
+        .map(|&i| func.insts[i].dst.tensor)
+        .collect()
 }
 
 /// `(partitions, bytes)` of every transfer of `l`'s body.

@@ -15,7 +15,7 @@ kernel attention_nested(qt, kt, v) -> (o) {
   tensor _transpose: psum f32[128, 128] local
   tensor pt: sbuf f32[128, 128] local block[j.1: 2]
   tensor _activation: sbuf f32[128, 1] local
-  tensor r: sbuf f32[128, 128] local
+  tensor r: sbuf f32[128, 128] local block[i: 2]
   stmt {
     ktile[0 +: 128, 0 +: 512] = load.dma kt[0 +: 128, 0 +: 512]
   }
@@ -53,12 +53,15 @@ kernel attention_nested(qt, kt, v) -> (o) {
         acc{i - 2}[0 +: 128, 0 +: 128] = matmul.pe(accumulate=true) pt{j.1 - 1}[0 +: 128, 0 +: 128], vt[0 +: 128, 128*j.1 - 128 +: 128]
       }
     }
-    stmt stage=2 if i >= 2 {
-      _activation[0 +: 128, 0 +: 1] = activation.act(func=reciprocal, scale=1.0, bias=false) l{i - 2}[0 +: 128, 0 +: 1]
-      r[0 +: 128, 0 +: 128] = tensor_tensor.dve(op=multiply) acc{i - 2}[0 +: 128, 0 +: 128], _activation[0 +: 128, 0 +: 1]
+    stmt stage=3 if i - 1 >= 2 && i >= 1 {
+      o[128*i - 384 +: 128, 0 +: 128] = store.dma r{i - 1}[0 +: 128, 0 +: 128]
     }
     stmt stage=2 if i >= 2 {
-      o[128*i - 256 +: 128, 0 +: 128] = store.dma r[0 +: 128, 0 +: 128]
+      _activation[0 +: 128, 0 +: 1] = activation.act(func=reciprocal, scale=1.0, bias=false) l{i - 2}[0 +: 128, 0 +: 1]
+      r{i}[0 +: 128, 0 +: 128] = tensor_tensor.dve(op=multiply) acc{i - 2}[0 +: 128, 0 +: 128], _activation[0 +: 128, 0 +: 1]
+    }
+    stmt stage=2 if i >= 2 && i == 5 {
+      o[128*i - 256 +: 128, 0 +: 128] = store.dma r{i}[0 +: 128, 0 +: 128]
     }
   }
 }

@@ -46,10 +46,16 @@ kernel matmul(at, b) -> (c) {
           acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs{8*m + 4*n + k}[0 +: 128, 0 +: 128], rhs{8*m + 4*n + k}[0 +: 128, 0 +: 512]
         }
       }
+      stmt if n >= 1 {
+        c[128*m +: 128, 512*n - 512 +: 512] = store.dma res{n - 1}[0 +: 128, 0 +: 512]
+      }
+      stmt if n == 0 && m >= 1 {
+        c[128*m - 128 +: 128, 512 +: 512] = store.dma res{1}[0 +: 128, 0 +: 512]
+      }
       stmt {
         res{n}[0 +: 128, 0 +: 512] = copy.any acc{n}[0 +: 128, 0 +: 512]
       }
-      stmt {
+      stmt if n == 1 && m == 3 {
         c[128*m +: 128, 512*n +: 512] = store.dma res{n}[0 +: 128, 0 +: 512]
       }
     }

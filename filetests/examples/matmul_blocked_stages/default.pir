@@ -36,10 +36,16 @@ kernel matmul_blocked_stages(at, b) -> (c) {
           acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs{m - 1}[0 +: 128, 128*k.1 +: 128], rhs{8*m + 4*n + k.1 - 8}[0 +: 128, 0 +: 512]
         }
       }
+      stmt stage=3 if n - 1 >= 2 && n >= 1 {
+        c[128*m - 128 +: 128, 512*n - 1536 +: 512] = store.dma res{n - 3}[0 +: 128, 0 +: 512]
+      }
+      stmt stage=3 if 3 >= 2 && n == 0 && m >= 2 {
+        c[128*m - 256 +: 128, 512 +: 512] = store.dma res{1}[0 +: 128, 0 +: 512]
+      }
       stmt stage=1 if n >= 1 && n < 3 {
         res{n - 1}[0 +: 128, 0 +: 512] = copy.any acc{n - 1}[0 +: 128, 0 +: 512]
       }
-      stmt stage=2 if n >= 2 {
+      stmt stage=2 if n >= 2 && n == 3 && m == 4 {
         c[128*m - 128 +: 128, 512*n - 1024 +: 512] = store.dma res{n - 2}[0 +: 128, 0 +: 512]
       }
     }

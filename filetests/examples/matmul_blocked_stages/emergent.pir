@@ -36,10 +36,16 @@ kernel matmul_blocked_stages(at, b) -> (c) {
           acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs{m - 1}[0 +: 128, 128*k.1 +: 128], rhs{8*m + 4*n + k.1 - 8}[0 +: 128, 0 +: 512]
         }
       }
+      stmt if n >= 1 {
+        c[128*m - 128 +: 128, 512*n - 512 +: 512] = store.dma res{n - 1}[0 +: 128, 0 +: 512]
+      }
+      stmt if n == 0 && m >= 2 {
+        c[128*m - 256 +: 128, 512 +: 512] = store.dma res{1}[0 +: 128, 0 +: 512]
+      }
       stmt {
         res{n}[0 +: 128, 0 +: 512] = copy.any acc{n}[0 +: 128, 0 +: 512]
       }
-      stmt {
+      stmt if n == 1 && m == 4 {
         c[128*m - 128 +: 128, 512*n +: 512] = store.dma res{n}[0 +: 128, 0 +: 512]
       }
     }

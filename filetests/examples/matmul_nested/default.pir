@@ -5,7 +5,7 @@ kernel matmul_nested(at, b) -> (c) {
   tensor lhs: sbuf f32[128, 512] local
   tensor acc: psum f32[128, 512] local block[n: 2]
   tensor rhs: sbuf f32[128, 512] local block[k.1: 4]
-  tensor res: sbuf f32[128, 512] local
+  tensor res: sbuf f32[128, 512] local block[n: 2]
   loop k in 0..4 affine {
     stmt {
       lhs[0 +: 128, 128*k +: 128] = load.dma at[128*k +: 128, 0 +: 128]
@@ -29,11 +29,14 @@ kernel matmul_nested(at, b) -> (c) {
         acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs[0 +: 128, 128*k.1 - 128 +: 128], rhs{k.1 - 1}[0 +: 128, 0 +: 512]
       }
     }
-    stmt stage=1 if n >= 1 {
-      res[0 +: 128, 0 +: 512] = copy.any acc{n - 1}[0 +: 128, 0 +: 512]
+    stmt stage=2 if n - 1 >= 1 && n >= 1 {
+      c[0 +: 128, 512*n - 1024 +: 512] = store.dma res{n - 1}[0 +: 128, 0 +: 512]
     }
     stmt stage=1 if n >= 1 {
-      c[0 +: 128, 512*n - 512 +: 512] = store.dma res[0 +: 128, 0 +: 512]
+      res{n}[0 +: 128, 0 +: 512] = copy.any acc{n - 1}[0 +: 128, 0 +: 512]
+    }
+    stmt stage=1 if n >= 1 && n == 8 {
+      c[0 +: 128, 512*n - 512 +: 512] = store.dma res{n}[0 +: 128, 0 +: 512]
     }
   }
 }

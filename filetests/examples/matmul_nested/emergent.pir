@@ -32,10 +32,13 @@ kernel matmul_nested(at, b) -> (c) {
         acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs[0 +: 128, 128*k.1 +: 128], rhs{4*n + k.1}[0 +: 128, 0 +: 512]
       }
     }
+    stmt if n >= 1 {
+      c[0 +: 128, 512*n - 512 +: 512] = store.dma res{n - 1}[0 +: 128, 0 +: 512]
+    }
     stmt {
       res{n}[0 +: 128, 0 +: 512] = copy.any acc{n}[0 +: 128, 0 +: 512]
     }
-    stmt {
+    stmt if n == 7 {
       c[0 +: 128, 512*n +: 512] = store.dma res{n}[0 +: 128, 0 +: 512]
     }
   }

@@ -45,3 +45,9 @@ pub(super) fn join_raises<L: Lane>(a: &mut Vc<L>, b: &Vc<L>) -> bool {
     }
     raised
 }
+
+/// Whether `a` and `b` are equal, every component compared (no early exit: the loop vectorises,
+/// where `==` on an array of this length calls `memcmp`).
+pub(super) fn same<L: Lane>(a: &Vc<L>, b: &Vc<L>) -> bool {
+    a.iter().zip(b).fold(true, |eq, (x, y)| eq & (x == y))
+}

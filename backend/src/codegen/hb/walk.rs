@@ -9,7 +9,7 @@
 //! to where it started).
 
 use super::checker::{Checker, Checkpoint, State, WaitAt};
-use super::clock::{join, join_raises, Lane, Vc};
+use super::clock::{join, join_raises, same, Lane, Vc};
 use super::conflicts::Conflicts;
 use super::{per_sem, Stop};
 use crate::codegen::emit::Emitted;
@@ -163,11 +163,16 @@ impl<'a, L: Lane> Checker<'a, L> {
         let mut converged = None;
         for (pos, &(i, lin)) in self.order.iter().enumerate().skip(start) {
             if pos > start && pos % self.every == 0 {
+                // (Filled in place: collecting a map key by key grows it key by key.)
+                let mut published = start_len.clone();
+                for (s, n) in published.iter_mut() {
+                    *n = walk.len(s);
+                }
                 let now = Checkpoint {
                     pos,
                     clock: walk.st.clock,
                     queue_epoch: walk.st.queue_epoch,
-                    published: start_len.keys().map(|s| (s, walk.len(s))).collect(),
+                    published,
                 };
                 while next_old < old_checkpoints.len() && old_checkpoints[next_old].pos < pos {
                     next_old += 1;
@@ -335,7 +340,7 @@ impl<L: Lane> Walk<'_, L> {
             false => p.push(v),
         }
         let d = &mut self.diff;
-        let differs = old != Some(v);
+        let differs = old.is_none_or(|o| !same(&o, &v));
         if differs {
             let read = d.last_read[sem].get(at).map_or(usize::MAX, |&r| r as usize);
             d.read_after = d.read_after.max(read);

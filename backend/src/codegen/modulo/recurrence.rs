@@ -15,18 +15,27 @@ use penguin::{Function, Tensor};
 use petgraph::visit::EdgeRef;
 use runtime_sim::isa::Engine;
 
+/// The edges of `deps` in graph order, each `(source, target, latency − ii · distance)`.
+fn weighted_edges(deps: &LoopDeps, ii: u64) -> Vec<(usize, usize, i64)> {
+    (deps.graph.edge_references())
+        .map(|e| {
+            let w = e.weight().latency as i64 - i64::from(e.weight().distance) * ii as i64;
+            (e.source().index(), e.target().index(), w)
+        })
+        .collect()
+}
+
 pub(super) fn longest_paths(
     deps: &LoopDeps,
     ii: u64,
     pred: &mut [Option<usize>],
 ) -> Result<Vec<i64>, usize> {
     let n = deps.insts.len();
+    let edges = weighted_edges(deps, ii);
     let mut dist = vec![0i64; n];
     for round in 0..=n {
         let mut changed = None;
-        for e in deps.graph.edge_references() {
-            let (p, c) = (e.source().index(), e.target().index());
-            let w = e.weight().latency as i64 - i64::from(e.weight().distance) * ii as i64;
+        for &(p, c, w) in &edges {
             if dist[p] + w > dist[c] {
                 dist[c] = dist[p] + w;
                 pred[c] = Some(p);
@@ -48,14 +57,7 @@ pub(super) fn longest_paths(
 /// from a smaller one, so the cycle's weights sum to more than zero.
 pub(super) fn feasible(deps: &LoopDeps, ii: u64) -> bool {
     let n = deps.insts.len();
-    let edges: Vec<(usize, usize, i64)> = deps
-        .graph
-        .edge_references()
-        .map(|e| {
-            let w = e.weight().latency as i64 - i64::from(e.weight().distance) * ii as i64;
-            (e.source().index(), e.target().index(), w)
-        })
-        .collect();
+    let edges = weighted_edges(deps, ii);
     let mut dist = vec![0i64; n];
     let mut pred = vec![usize::MAX; n];
     for _ in 0..=n {
