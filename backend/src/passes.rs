@@ -237,7 +237,13 @@ fn alloc_summary(cx: &Context<'_>) -> String {
 fn emit_nodes(cx: &mut Context<'_>) -> Result<Flow, BackendError> {
     let alloc = built(&cx.alloc, "the allocation");
     let info = cx.source.map(|text| SourceInfo { text });
-    cx.emitted = Some(emit::emit_nodes(&cx.func, &cx.bir, alloc, info.as_ref())?);
+    cx.emitted = Some(emit::emit_nodes(
+        &cx.func,
+        &cx.bir,
+        alloc,
+        &cx.queue_plan,
+        info.as_ref(),
+    )?);
     let func = &cx.func;
     cx.tensors = alloc
         .hbm

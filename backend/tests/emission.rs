@@ -160,3 +160,64 @@ fn the_queue_plan_balances_the_queues_and_spares_sp() {
     let sp = r.stats.engines[runtime_sim::isa::Engine::Sp.index()].busy;
     assert!(sp < max, "sp busy {sp} against the busiest queue {max}");
 }
+
+/// Three 80-partition transfers per iteration (one load stored twice): five pieces each put one
+/// piece on each of 15 queues, where quarters (the largest power of two below 16 pieces that
+/// keeps `sp` below the queues) would put two on some queue.
+const THREE_80: &str = r#"kernel three_80(x) -> (y, z) {
+  tensor x: hbm f32[720, 320] input
+  tensor y: hbm f32[720, 320] output
+  tensor z: hbm f32[720, 320] output
+  tensor t: sbuf f32[80, 320] local block[i: 2]
+  tensor u: sbuf f32[80, 320] local block[i: 2]
+  loop i in 0..9 affine {
+    stmt {
+      t{i}[0 +: 80, 0 +: 320] = load.dma x[80*i +: 80, 0 +: 320]
+    }
+    stmt {
+      u{i}[0 +: 80, 0 +: 320] = activation.act(func=tanh, scale=1.0, bias=false) t{i}[0 +: 80, 0 +: 320]
+    }
+    stmt {
+      y[80*i +: 80, 0 +: 320] = store.dma u{i}[0 +: 80, 0 +: 320]
+    }
+    stmt {
+      z[80*i +: 80, 0 +: 320] = store.dma t{i}[0 +: 80, 0 +: 320]
+    }
+  }
+}
+"#;
+
+/// The queue plan balances every transfer of a body together, with splits that divide the
+/// partitions: the busiest queue within one piece of the average, `sp` below it.
+#[test]
+fn the_queue_plan_balances_all_transfers_within_one_piece() {
+    let c = compile(THREE_80);
+    let func = penguin::parse_function(THREE_80).unwrap();
+    let inputs: Vec<_> = penguin::interp::random_inputs(&func, 5)
+        .into_iter()
+        .map(|a| runtime_sim::sim::Array {
+            shape: a.shape,
+            data: a.data,
+        })
+        .collect();
+    let timing = runtime_sim::sim::Options {
+        numerics: false,
+        ..Default::default()
+    };
+    let r = runtime_sim::sim::simulate(&c.program, &inputs, &timing).unwrap();
+    let busy = r.stats.queue_busy;
+    let total: u64 = busy.iter().sum();
+    let max = *busy.iter().max().unwrap();
+    // Within one piece of the average over the nine iterations (quarters would put two pieces
+    // on a queue every iteration: 9 x 1,348 against an average of 9,095).
+    let piece = runtime_sim::machine::dma_queue_cycles(80 * 320 * 4 / 5);
+    let average = total.div_ceil(16);
+    assert!(
+        max <= average + piece,
+        "busiest {max}, average {average}, piece {piece}: {busy:?}"
+    );
+    let pieces: u64 = r.stats.queue_transfers.iter().sum();
+    assert_eq!(pieces, 9 * 3 * 5, "five pieces per transfer: {busy:?}");
+    let sp = r.stats.engines[runtime_sim::isa::Engine::Sp.index()].busy;
+    assert!(sp < max, "sp busy {sp} against the busiest queue {max}");
+}

@@ -22,7 +22,7 @@
 use crate::codegen::alloc::{Allocation, Place};
 use crate::codegen::bir::{BNode, Bir, BirInst, BirLoop};
 pub use crate::codegen::entities::Node;
-use crate::codegen::queues::{compute_queue_plan, QueuePlan};
+use crate::codegen::queues::QueuePlan;
 pub use crate::cost::dma::dma_pieces;
 use crate::error::{BackendError, EmitBug};
 use cranelift_entity::{PrimaryMap, SecondaryMap};
@@ -133,6 +133,7 @@ pub fn emit_nodes(
     func: &Function,
     bir: &Bir,
     alloc: &Allocation,
+    queues: &QueuePlan,
     src: Option<&SourceInfo<'_>>,
 ) -> Result<Emitted, BackendError> {
     let mut regs: HashMap<Axis, (Reg, i64)> = HashMap::new();
@@ -146,7 +147,7 @@ pub fn emit_nodes(
         src,
         regs,
         nodes: PrimaryMap::new(),
-        queues: compute_queue_plan(func, bir),
+        queues,
         newlines: src.map(|s| newlines(s.text)).unwrap_or_default(),
     };
     let tree = cx.block(&bir.body)?;
@@ -168,7 +169,9 @@ struct Emit<'a> {
     src: Option<&'a SourceInfo<'a>>,
     regs: HashMap<Axis, (Reg, i64)>,
     nodes: PrimaryMap<Node, NodeData>,
-    queues: QueuePlan,
+    /// The queue plan the modulo scheduler costed ([`crate::codegen::queues::compute_queue_plan`],
+    /// computed once per plan of the kernel, in the `modulo` pass).
+    queues: &'a QueuePlan,
     /// The newlines of the source text ([`newlines`]).
     newlines: Vec<u32>,
 }

@@ -53,6 +53,19 @@
 //! queues idle there to balance its steady state), and replaces the views' plan when its
 //! iterations take at least [`STEADY_GAIN_PERCENT`] less time by [`estimate_time`].
 //!
+//! Last, the steady state's plans ([`steady`]): each transfer split by what binds the steady
+//! state (`sp`'s issue slots or the busiest queue), into any number of pieces that divides its
+//! partitions up to its power-of-two split, and the pieces of every transfer placed together,
+//! longest first, on the queues least busy in the steady state. The best of them by the
+//! estimate over every class replaces the plan under the same rule (at least
+//! [`STEADY_GAIN_PERCENT`] less time), with no fewer pieces than the plan it replaces (for the
+//! latency the estimate does not see). A body without guards is one class; a body that the
+//! views plan in the average because of a rare transfer ([`RARE`]) is weighed over its classes
+//! too, the rare transfer split its largest way (its latency is what its iterations wait for).
+//!
+//! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
+//! costs it and the emitter splits the transfers by it.
+//!
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
@@ -174,6 +187,39 @@ fn plan_body(
             let found = estimate_time_with(&transfers, classes, &searched, compute, SEARCH_SP);
             if found * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT) {
                 splits = searched;
+            }
+        }
+    }
+    // The steady state's plan: splits by what binds it, every piece balanced over the queues
+    // ([`steady`]); kept when its iterations take less time still, fill and drain included. A
+    // body without guards is one class of iterations, every transfer running.
+    let whole: Option<Vec<(Vec<bool>, u64)>> = match &together {
+        Together::Counted { .. } => None,
+        Together::Always if transfers.iter().all(|t| t.on == t.total) => {
+            Some(vec![(vec![true; transfers.len()], 1)])
+        }
+        // (A body with a rare transfer: its classes all the same, for the estimate.)
+        Together::Always => run_classes(func, &guards).map(|classes| {
+            (classes.into_iter())
+                .filter(|(h, _)| h.contains(&true))
+                .collect()
+        }),
+    };
+    let classes = match &together {
+        Together::Counted { classes, .. } => Some(classes.as_slice()),
+        Together::Always => whole.as_deref(),
+    };
+    if let Some(classes) = classes {
+        let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
+        let least = pieces(&splits);
+        let time = |s: &[SplitData]| estimate_time_with(&transfers, classes, s, compute, SEARCH_SP);
+        let best = time(&splits);
+        let score = |s: &[SplitData]| (pieces(s) >= least).then(|| time(s));
+        let found =
+            steady::compute_best_steady_plan(&transfers, classes, compute, *rotation, score);
+        if let Some(steady) = found {
+            if time(&steady) * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT) {
+                splits = steady;
             }
         }
     }
@@ -725,5 +771,6 @@ fn transfer(func: &Function, bir: &Bir, i: BirInst) -> Option<Transfer> {
     })
 }
 
+mod steady;
 #[cfg(test)]
 mod tests;

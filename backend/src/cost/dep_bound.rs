@@ -449,9 +449,7 @@ pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
     let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
     let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
     let bytes = transfer_bytes(func, d, tile);
-    [1u64, 2, 4, 8, 16]
-        .into_iter()
-        .filter(|p| partitions.is_multiple_of(*p))
+    (crate::cost::dma::split_choices(partitions).into_iter())
         .map(|p| machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
         .min()
 }
@@ -462,9 +460,7 @@ pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
     if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
         let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
         let bytes = transfer_bytes(func, d, tile);
-        return [1u64, 2, 4, 8, 16]
-            .into_iter()
-            .filter(|p| partitions.is_multiple_of(*p))
+        return (crate::cost::dma::split_choices(partitions).into_iter())
             .map(|p| p * machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
             .min()
             .unwrap_or(machine::dma_issue_cycles() + machine::dma_transfer(bytes));

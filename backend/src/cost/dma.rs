@@ -1,7 +1,8 @@
 //! The machine cost of one DMA transfer as the Penguin passes and the emitter both see it: which
 //! operand is a load's or a store's on-chip tile ([`dma_tile`]), the tile's bytes
 //! ([`tile_bytes`]), the bytes the transfer moves on its queues ([`transfer_bytes`]: in the HBM
-//! side's type, as the simulator counts them), and how many pieces a lone transfer is split into for its latency
+//! side's type, as the simulator counts them), the splits a transfer may take
+//! ([`split_choices`]), and how many pieces a lone transfer is split into for its latency
 //! ([`dma_pieces`]; the emitter's actual split balances whole loop bodies,
 //! `codegen::queues::compute_queue_plan`).
 
@@ -38,6 +39,24 @@ pub fn transfer_bytes(func: &Function, op: &Op, dst: &Operand, srcs: &[Operand])
     Some(elems * func.tensors[side.tensor].dtype.size_bytes())
 }
 
+/// The numbers of pieces a transfer of `partitions` partitions may be split into, ascending:
+/// every divisor of `partitions` (so that every piece moves the same partitions) up to the
+/// largest power of two that divides it, at most the [`DMA_QUEUES`] queues. A 96-partition tile
+/// splits 3, 6 or 12 ways as well as 2, 4, 8 or 16; a 72-partition one 3 or 6 ways but not 12,
+/// so that no piece is shorter than the power-of-two split's: the bounds' least piece
+/// ([`crate::cost::dep_bound::piece_latency`]) is the same with or without the other divisors.
+/// The queue plan's choices (`codegen::queues`).
+pub fn split_choices(partitions: u64) -> Vec<u64> {
+    let partitions = partitions.max(1);
+    let mut most = 1;
+    while most * 2 <= DMA_QUEUES as u64 && partitions.is_multiple_of(most * 2) {
+        most *= 2;
+    }
+    (1..=most)
+        .filter(|&p| partitions.is_multiple_of(p))
+        .collect()
+}
+
 /// How many pieces a lone transfer of `np` partitions and `bytes` would be split into for its
 /// latency: a power of two that divides `np`, at most the 16 queues, and no more than keeps each
 /// piece's queue time at least twice the `sp` issue cost. The emergent heuristic estimates a
@@ -72,6 +91,17 @@ mod tests {
   }
 }
 "#;
+
+    #[test]
+    fn a_transfer_splits_into_divisors_of_its_partitions_up_to_its_power_of_two_split() {
+        assert_eq!(split_choices(128), vec![1, 2, 4, 8, 16]);
+        assert_eq!(split_choices(96), vec![1, 2, 3, 4, 6, 8, 12, 16]);
+        assert_eq!(split_choices(80), vec![1, 2, 4, 5, 8, 10, 16]);
+        assert_eq!(split_choices(72), vec![1, 2, 3, 4, 6, 8]);
+        assert_eq!(split_choices(40), vec![1, 2, 4, 5, 8]);
+        assert_eq!(split_choices(7), vec![1]);
+        assert_eq!(split_choices(0), vec![1]);
+    }
 
     #[test]
     fn a_transfer_moves_its_hbm_sides_bytes() {

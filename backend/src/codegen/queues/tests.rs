@@ -333,3 +333,172 @@ fn a_tile_of_few_partitions_takes_its_largest_split() {
     };
     assert_eq!(splits[0].queues.len(), 1);
 }
+
+/// The steady class's busiest queue and `sp`'s issue cycles under `splits` (every transfer
+/// running).
+fn steady_cost(ts: &[Transfer], splits: &[SplitData]) -> (u64, u64) {
+    cost(ts, splits)
+}
+
+#[test]
+fn the_steady_plan_balances_unlike_transfers_within_one_piece() {
+    // Three transfers of different sizes and partitions in one body, every iteration: a
+    // 128 x 512 f32 load, a 96 x 256 f32 store and an 80 x 320 bf16 store. The busiest queue
+    // is within one piece of the queues' average, and no queue holds two pieces of one
+    // transfer.
+    let ts = [
+        t(0, 128, 128 * 512 * 4),
+        t(1, 96, 96 * 256 * 4),
+        t(2, 80, 80 * 320 * 2),
+    ];
+    let classes = vec![(vec![true; 3], 8)];
+    let splits = steady::compute_steady_plan(&ts, &classes, 0, 0).expect("every transfer runs");
+    let (busiest, issued) = steady_cost(&ts, &splits);
+    let total: u64 = ts.iter().map(|t| machine::dma_queue_cycles(t.bytes)).sum();
+    let average = total.div_ceil(DMA_QUEUES as u64);
+    let longest = (ts.iter().zip(&splits))
+        .map(|(t, s)| machine::dma_queue_cycles(t.bytes / s.pieces()))
+        .max()
+        .unwrap_or(0);
+    assert!(
+        busiest <= average + longest,
+        "busiest {busiest}, average {average}, piece {longest}: {splits:?}"
+    );
+    // What binds: the queues are above `sp` (counted as the search counts it) by less than
+    // one more split of a transfer on the busiest queue would cost.
+    assert!(issued <= busiest, "sp {issued} vs queues {busiest}");
+    for (t, s) in ts.iter().zip(&splits) {
+        let mut q = s.queues.clone();
+        q.sort();
+        q.dedup();
+        assert_eq!(q.len(), s.queues.len(), "distinct queues: {s:?}");
+        assert!(t.partitions.is_multiple_of(s.pieces()), "{s:?}");
+    }
+}
+
+#[test]
+fn a_divisor_split_balances_what_powers_of_two_do_not() {
+    // stream_store_loaded: three 80-partition transfers of 5,390 queue cycles per iteration.
+    // Four pieces each leave a queue with two pieces (1,348 cycles); five each put one piece
+    // on 15 queues (1,078), with 15 issue slots.
+    let ts: Vec<Transfer> = (0..3).map(|k| t(k, 80, 80 * 320 * 4)).collect();
+    let classes = vec![(vec![true; 3], 9)];
+    let splits = steady::compute_steady_plan(&ts, &classes, 0, 0).expect("every transfer runs");
+    assert!(splits.iter().all(|s| s.pieces() == 5), "{splits:?}");
+    let (busiest, _) = steady_cost(&ts, &splits);
+    assert_eq!(busiest, machine::dma_queue_cycles(80 * 320 * 4 / 5));
+    // And the whole plan takes it: its estimate is below the powers of two's.
+    let func = penguin::parse_function(THREE_80).expect("the test kernel parses");
+    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let plan = compute_queue_plan(&func, &bir);
+    let pieces: Vec<u64> = (bir.insts.keys())
+        .filter_map(|i| plan.split(i).map(SplitData::pieces))
+        .collect();
+    assert_eq!(pieces, vec![5, 5, 5], "{:?}", plan.splits);
+}
+
+/// One 80-partition tile loaded and stored twice, in one body (no loop: one class).
+const THREE_80: &str = r#"kernel three(x) -> (y, z) {
+  tensor x: hbm f32[80, 320] input
+  tensor y: hbm f32[80, 320] output
+  tensor z: hbm f32[80, 320] output
+  tensor t: sbuf f32[80, 320] local
+  stmt {
+    t[0 +: 80, 0 +: 320] = load.dma x[0 +: 80, 0 +: 320]
+  }
+  stmt {
+    y[0 +: 80, 0 +: 320] = store.dma t[0 +: 80, 0 +: 320]
+  }
+  stmt {
+    z[0 +: 80, 0 +: 320] = store.dma t[0 +: 80, 0 +: 320]
+  }
+}
+"#;
+
+#[test]
+fn exp_stages_split_is_chosen_by_what_binds() {
+    // exp_stages on the emergent path: a 256 KiB load in iterations 0-7 of 11 and a 256 KiB
+    // store in 3-10. In the steady state (both running), 16 pieces each make `sp` bind (32
+    // issue slots, 2,048 cycles, against 1,725 of queue time); 8 pieces each bind on the
+    // queues at 1,725: the steady plan takes the split whose binding cost is smaller.
+    let ts: Vec<Transfer> = (0..2)
+        .map(|k| Transfer {
+            on: 8,
+            total: 11,
+            ..t(k, 128, 262144)
+        })
+        .collect();
+    let classes = vec![
+        (vec![true, false], 3),
+        (vec![true, true], 5),
+        (vec![false, true], 3),
+    ];
+    let steady = steady::compute_steady_plan(&ts, &classes, 0, 0).expect("both run together");
+    assert!(steady.iter().all(|s| s.pieces() == 8), "{steady:?}");
+    let (queues, issued) = steady_cost(&ts, &steady);
+    assert!(issued < queues, "sp {issued} vs queues {queues}");
+    let sixteen = vec![
+        SplitData {
+            queues: (0..16).collect(),
+        };
+        2
+    ];
+    let (_, issued16) = steady_cost(&ts, &sixteen);
+    assert!(issued16 > queues, "16-way: sp {issued16} vs {queues}");
+    // Over the whole loop, the fill and the drain run one transfer each, which 16 pieces move
+    // twice as fast: the 16-way plan's estimate is lower, and the loop keeps it (measured on
+    // the simulator: 19,433 cycles against 20,761 with 8-way splits).
+    let whole = |s: &[SplitData]| estimate_time_with(&ts, &classes, s, 0, SEARCH_SP);
+    assert!(whole(&sixteen) < whole(&steady));
+    // The walk goes past the steady state's split, and its best plan over every class is the
+    // 16-way one.
+    let walk = steady::compute_steady_walk(&ts, &classes, 0, 0).expect("both run together");
+    let best = (walk.iter())
+        .min_by_key(|s| whole(s))
+        .expect("the walk has plans");
+    assert!(best.iter().all(|s| s.pieces() == 16), "{walk:?}");
+}
+
+#[test]
+fn a_transfer_the_steady_state_does_not_run_takes_its_largest_split() {
+    // nest_odd's inner body: two first-execution loads that run once in 15 iterations, the
+    // in-loop load in 8 of them, and the carry in the 5 others (takes turns with it). The
+    // steady class is the in-loop load's; the first-execution loads and the carry are planned
+    // 16 ways, for their latency.
+    let ts = [
+        Transfer {
+            on: 1,
+            total: 15,
+            ..t(0, 128, 262144)
+        },
+        Transfer {
+            on: 1,
+            total: 15,
+            ..t(1, 128, 262144)
+        },
+        Transfer {
+            on: 8,
+            total: 15,
+            ..t(2, 128, 262144)
+        },
+        Transfer {
+            on: 5,
+            total: 15,
+            ..t(3, 128, 262144)
+        },
+    ];
+    let classes = vec![
+        (vec![true, true, false, false], 1),
+        (vec![false, false, true, false], 8),
+        (vec![false, false, false, true], 5),
+    ];
+    let walk = steady::compute_steady_walk(&ts, &classes, 0, 0).expect("there are classes");
+    for plan in &walk {
+        for k in [0, 1, 3] {
+            assert_eq!(plan[k].pieces(), 16, "{plan:?}");
+        }
+    }
+    let whole = |s: &[SplitData]| estimate_time_with(&ts, &classes, s, 0, SEARCH_SP);
+    let best = walk.iter().min_by_key(|s| whole(s)).expect("plans");
+    assert_eq!(best[2].pieces(), 16, "{best:?}");
+}

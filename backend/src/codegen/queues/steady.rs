@@ -1,0 +1,252 @@
+//! The steady state's plans of a loop body's transfers ([`compute_best_steady_plan`]): the split of
+//! each transfer chosen by what binds the steady state, and every piece of every transfer
+//! balanced over the 16 queues together.
+//!
+//! The **steady class** is the class of iterations ([`super::run_classes`]) whose transfers keep
+//! the queues busiest over the loop (their queue time times the class's iterations; ties: the
+//! busier iteration): in a pipelined loop, the iterations where every stage runs. Its period is at least the longest of `sp`'s issue slots (one per
+//! piece, counted [`SEARCH_SP`](super::SEARCH_SP) as the search counts them: `sp` is in
+//! order and also waits), the busiest queue, and the body's compute.
+//!
+//! **The walk**: starting from one piece per transfer, it places the pieces ([`place`]) and
+//! splits further the transfer whose pieces bind: while the busiest queue is above `sp` and the
+//! compute, the transfer with the longest piece on that queue takes its next split. Once `sp`
+//! or the compute binds, more pieces only lengthen the steady period: the plan of the shortest
+//! period (ties: fewer pieces) is the steady state's alone ([`compute_steady_plan`]). The walk
+//! goes on past that point (as long as a transfer on the busiest queue can split further),
+//! because the fill and the drain run fewer transfers, which more pieces move faster:
+//! [`super::compute_queue_plan`] weighs every plan of the walk over every class (fill and drain
+//! included, [`super::estimate_time_with`]) and keeps the best when it beats the other plans by
+//! [`super::STEADY_GAIN_PERCENT`] with no fewer pieces (more pieces shorten each transfer's
+//! latency, which the estimate does not see). On `exp_stages` (emergent), the steady state
+//! alone takes 8 pieces per transfer (the queues bind at 1,725 cycles; 16 make `sp` bind at
+//! 2,048), and the whole loop keeps 16: its fill runs only loads and its drain only stores,
+//! and the simulator runs it in 19,433 cycles against 20,761 with 8.
+//!
+//! A transfer the steady class does not run (a nest's first-execution loads, which run once
+//! before the loop's carries take over; a stage's fill or drain when another class moves more)
+//! takes its largest split throughout: its issue slots are not the steady state's, and what the
+//! iterations that run it wait for is its latency, one piece after the fixed latency. (On
+//! `tests/good/nest_odd.nk`, the prologue's two 256 KiB loads, planned whole for their
+//! average share of a queue, each held the first iterations for 13,800 cycles of one queue:
+//! 58,273 cycles, then 37,810 with them split 16 ways.)
+//!
+//! A transfer of `np` partitions may take any number of pieces that divides `np`, up to its
+//! largest power-of-two split ([`split_choices`]): an 80-partition tile splits 5 or 10 ways as
+//! well as 2, 4, 8 or 16, which balances three transfers that powers of two do not (three
+//! 80-partition transfers: one piece of a fifth on each of 15 queues, where quarters put two
+//! pieces on some queue).
+//!
+//! **Placement** is longest-processing-time first over the pieces of every transfer: the
+//! transfers by decreasing piece, each piece on the queue least busy in the steady class that
+//! holds no other piece of its transfer (ties: least busy over the whole loop, each piece
+//! counting its transfer's iterations; then the lowest index after the rotation). Queues run
+//! their transfers first in, first out (MACHINE.md, the simulator's `dma`), in `sp`'s order,
+//! whichever queue each is on: any placement keeps every transfer's order, so nothing else
+//! constrains it. LPT puts the busiest queue within one piece of the average
+//! (`Σ Q / 16 + max piece`) when the pieces are at least as many as the queues.
+//!
+//! Invariant of a plan: per transfer, its queues are distinct, as many as its pieces, and its
+//! pieces divide its partitions.
+
+use super::{SplitData, Transfer, SEARCH_SP};
+use crate::cost::dma::split_choices;
+use runtime_sim::machine::{self, DMA_QUEUES};
+
+/// The steady class of `classes` (module doc): which transfers run in it, or `None` when there
+/// is no class.
+fn steady_class(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Option<Vec<bool>> {
+    let work = |h: &[bool]| -> u64 {
+        (ts.iter().zip(h))
+            .filter(|(_, &on)| on)
+            .map(|(t, _)| machine::dma_queue_cycles(t.bytes))
+            .sum()
+    };
+    let (_, (h, _)) = (classes.iter().enumerate())
+        .max_by_key(|(c, (h, n))| (work(h) * n, work(h), std::cmp::Reverse(*c)))?;
+    Some(h.clone())
+}
+
+/// One piece of transfer `t` split `p` ways: its queue cycles.
+fn piece(t: &Transfer, p: u64) -> u64 {
+    machine::dma_queue_cycles(t.bytes / p.max(1))
+}
+
+/// Places the pieces of every transfer, `pieces[k]` for transfer `k` (module doc): the queues of
+/// each, in the order of its pieces (the lowest index after `rotation` first). `runs[k]` is
+/// how many iterations transfer `k` runs in.
+pub fn place(
+    ts: &[Transfer],
+    pieces: &[u64],
+    runs: &[u64],
+    steady_on: &[bool],
+    rotation: usize,
+) -> Vec<SplitData> {
+    let mut order: Vec<usize> = (0..ts.len()).collect();
+    // Longest piece first; the plan's order (instruction) breaks ties.
+    order.sort_by_key(|&k| (std::cmp::Reverse(piece(&ts[k], pieces[k])), k));
+    let mut steady = [0u64; DMA_QUEUES];
+    let mut whole = [0u64; DMA_QUEUES];
+    let mut out = vec![SplitData { queues: Vec::new() }; ts.len()];
+    for k in order {
+        let c = piece(&ts[k], pieces[k]);
+        let mut queues: Vec<usize> = (0..DMA_QUEUES)
+            .map(|j| (j + rotation) % DMA_QUEUES)
+            .collect();
+        // (Stable: equal loads keep the rotation's order.)
+        queues.sort_by_key(|&q| (steady[q], whole[q]));
+        let mut chosen: Vec<usize> = queues.into_iter().take(pieces[k] as usize).collect();
+        for &q in &chosen {
+            steady[q] += if steady_on[k] { c } else { 0 };
+            whole[q] += c * runs[k].max(1);
+        }
+        chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
+        out[k].queues = chosen.into_iter().map(|q| q as u8).collect();
+    }
+    out
+}
+
+/// The steady class's period under `splits` (every transfer running): the longest of `sp`
+/// (scaled by [`SEARCH_SP`]), the busiest queue and `compute`; the busiest queue's cycles; and
+/// that queue (ties: the lowest index).
+fn period(
+    ts: &[Transfer],
+    splits: &[SplitData],
+    steady_on: &[bool],
+    compute: u64,
+) -> (u64, u64, usize) {
+    let mut queues = [0u64; DMA_QUEUES];
+    let mut pieces = 0;
+    for ((t, s), _) in (ts.iter().zip(splits).zip(steady_on)).filter(|(_, &on)| on) {
+        pieces += s.pieces();
+        for &q in &s.queues {
+            queues[q as usize] += piece(t, s.pieces());
+        }
+    }
+    let sp = (pieces * machine::dma_issue_cycles() * SEARCH_SP.0).div_ceil(SEARCH_SP.1);
+    let (busiest, load) = (queues.iter().enumerate())
+        .max_by_key(|&(q, &l)| (l, std::cmp::Reverse(q)))
+        .map_or((0, 0), |(q, &l)| (q, l));
+    (sp.max(load).max(compute), load, busiest)
+}
+
+/// The steady state's plan of `ts` (the plan's order) over `classes` (module doc): the walk's
+/// plan of the shortest steady period (ties: fewer pieces), or `None` when there is no class.
+/// (The steady state alone; [`super::compute_queue_plan`] weighs the
+/// walk's plans over every class, [`compute_steady_walk`].)
+#[cfg(test)]
+pub fn compute_steady_plan(
+    ts: &[Transfer],
+    classes: &[(Vec<bool>, u64)],
+    compute: u64,
+    rotation: usize,
+) -> Option<Vec<SplitData>> {
+    let mut best: Option<((u64, u64), Vec<SplitData>)> = None;
+    walk(
+        ts,
+        classes,
+        compute,
+        rotation,
+        false,
+        |time, pieces, splits| {
+            if best.as_ref().is_none_or(|(b, _)| (time, pieces) < *b) {
+                best = Some(((time, pieces), splits.to_vec()));
+            }
+        },
+    )?;
+    best.map(|(_, splits)| splits)
+}
+
+/// Every plan of the walk (module doc), carried on past the point where `sp` or the compute
+/// binds the steady state, as long as a transfer on the busiest queue can split further: the
+/// fill and the drain run fewer transfers, which more pieces move faster. `None` when there is
+/// no class.
+#[cfg(test)]
+pub fn compute_steady_walk(
+    ts: &[Transfer],
+    classes: &[(Vec<bool>, u64)],
+    compute: u64,
+    rotation: usize,
+) -> Option<Vec<Vec<SplitData>>> {
+    let mut plans = Vec::new();
+    walk(ts, classes, compute, rotation, true, |_, _, splits| {
+        plans.push(splits.to_vec())
+    })?;
+    Some(plans)
+}
+
+/// The plan of [`compute_steady_walk`]'s walk of least `score` (ties: fewer pieces of all
+/// transfers); a plan whose score is `None` does not count. [`super::compute_queue_plan`]
+/// scores each by its estimate over every class. `None` when there is no class or no plan
+/// counts.
+pub fn compute_best_steady_plan(
+    ts: &[Transfer],
+    classes: &[(Vec<bool>, u64)],
+    compute: u64,
+    rotation: usize,
+    score: impl Fn(&[SplitData]) -> Option<u128>,
+) -> Option<Vec<SplitData>> {
+    let mut best: Option<((u128, u64), Vec<SplitData>)> = None;
+    walk(ts, classes, compute, rotation, true, |_, _, splits| {
+        let Some(time) = score(splits) else {
+            return;
+        };
+        let key = (time, splits.iter().map(SplitData::pieces).sum());
+        if best.as_ref().is_none_or(|(b, _)| key < *b) {
+            best = Some((key, splits.to_vec()));
+        }
+    })?;
+    best.map(|(_, splits)| splits)
+}
+
+/// The walk (module doc): `visit` sees each plan with its steady period and its pieces (those
+/// of the transfers the steady class runs). `on` carries it on once `sp` or the compute binds.
+/// `None` when there is no class.
+fn walk(
+    ts: &[Transfer],
+    classes: &[(Vec<bool>, u64)],
+    compute: u64,
+    rotation: usize,
+    on: bool,
+    mut visit: impl FnMut(u64, u64, &[SplitData]),
+) -> Option<()> {
+    let steady_on = steady_class(ts, classes)?;
+    let runs: Vec<u64> = (0..ts.len())
+        .map(|k| (classes.iter()).filter(|(h, _)| h[k]).map(|(_, n)| n).sum())
+        .collect();
+    let choices: Vec<Vec<u64>> = ts.iter().map(|t| split_choices(t.partitions)).collect();
+    // A transfer the steady state does not run (a first execution's load, a stage's fill or
+    // drain) takes its largest split: its issue slots are not the steady state's, and its
+    // latency is what the iterations that run it wait for.
+    let mut at: Vec<usize> = (0..ts.len())
+        .map(|k| match steady_on[k] {
+            true => 0,
+            false => choices[k].len() - 1,
+        })
+        .collect();
+    loop {
+        let pieces: Vec<u64> = (0..ts.len()).map(|k| choices[k][at[k]]).collect();
+        let splits = place(ts, &pieces, &runs, &steady_on, rotation);
+        let (time, load, busiest) = period(ts, &splits, &steady_on, compute);
+        let total: u64 = (pieces.iter().zip(&steady_on))
+            .filter(|(_, &on)| on)
+            .map(|(p, _)| p)
+            .sum();
+        // What binds: the queues (split the longest piece on the busiest one further), or `sp`
+        // or the compute (more pieces cannot shorten the steady period).
+        let sp = (total * machine::dma_issue_cycles() * SEARCH_SP.0).div_ceil(SEARCH_SP.1);
+        let grow = (0..ts.len())
+            .filter(|&k| steady_on[k] && splits[k].queues.contains(&(busiest as u8)))
+            .filter(|&k| at[k] + 1 < choices[k].len())
+            .max_by_key(|&k| (piece(&ts[k], pieces[k]), std::cmp::Reverse(k)));
+        visit(time, total, &splits);
+        if !on && (sp >= load || compute >= load) {
+            break;
+        }
+        match grow {
+            Some(k) => at[k] += 1,
+            None => break,
+        }
+    }
+    Some(())
+}
