@@ -9,8 +9,8 @@
 //!
 //! Invariants: every span is a byte range into the source; shapes are `[partitions, free]`.
 
-use super::ops::not_in_nkc;
-use super::ops::MAX_EXTENT;
+use super::arith::MAX_EXTENT;
+use super::not_in_nkc::not_in_nkc;
 use super::show_shape;
 use super::MAX_HBM_ELEMENTS;
 use crate::ast::Span;

@@ -937,7 +937,7 @@ impl Checker<'_> {
         match v {
             Value::Py(p) => match &**p {
                 Py::Range(a, b, c) => {
-                    if range_len(*a, *b, *c) > super::functions::MAX_STEPS as i64 {
+                    if range_len(*a, *b, *c) > super::MAX_STEPS as i64 {
                         self.limit(at, "a range this long");
                         return None;
                     }
@@ -985,7 +985,7 @@ impl Checker<'_> {
             (UnaryOp::Neg | UnaryOp::Invert, Value::Int(a)) => {
                 // `-a` is `-1 * a`, `~a` is `-1 * a - 1`.
                 let k = if op == UnaryOp::Neg { 0 } else { 1 };
-                match super::consts::lin(a, -1, &AffineExpr::constant(-1), k) {
+                match super::arith::lin(a, -1, &AffineExpr::constant(-1), k) {
                     Some(r) => Some(Value::Int(r)),
                     None => {
                         self.error(CheckError::ConstOverflow { at: e.span.clone() });
@@ -1039,12 +1039,12 @@ impl Checker<'_> {
         if op == BinOp::BitAnd && (matches!(a, Value::Mask(_)) || matches!(b, Value::Mask(_))) {
             let pieces = |v: &Value| match v {
                 Value::Mask(p) => Some(p.clone()),
-                Value::Bool(true) => Some(vec![super::vectors::MaskPiece::default()]),
+                Value::Bool(true) => Some(vec![super::index_vec::MaskPiece::default()]),
                 Value::Bool(false) => Some(Vec::new()),
                 _ => None,
             };
             if let (Some(x), Some(y)) = (pieces(&a), pieces(&b)) {
-                return Some(Value::Mask(super::vectors::mask_and(&x, &y)));
+                return Some(Value::Mask(super::index_vec::mask_and(&x, &y)));
             }
         }
         // Sequences: `+` concatenates, `*` repeats, `%` formats a string.
@@ -1076,7 +1076,7 @@ impl Checker<'_> {
                 if let Some(p) = seq.as_py() {
                     let n = n as usize;
                     if n.saturating_mul(seq.seq_items().map_or(1, |v| v.len()))
-                        > super::functions::MAX_STEPS as usize
+                        > super::MAX_STEPS as usize
                     {
                         self.limit(e, "a sequence this long");
                         return None;
@@ -1229,7 +1229,7 @@ impl Checker<'_> {
                                 &rhs.span,
                             );
                         }
-                        match super::consts::shift(op, x, y) {
+                        match super::arith::shift(op, x, y) {
                             Some(v) => Some(Value::int(v)),
                             None => {
                                 self.error(CheckError::ConstOverflow { at: e.span.clone() });
@@ -1483,7 +1483,7 @@ impl Checker<'_> {
             codes::EVAL_LIMIT,
             format!(
                 "{what} exceeds nkc's limit of {} evaluation steps",
-                super::functions::MAX_STEPS
+                super::MAX_STEPS
             ),
             &at.span,
         );
@@ -1569,7 +1569,7 @@ impl Checker<'_> {
                 }
                 // alloc_api.rs: `nki.compiler.sbuf` as a buffer is `nl.sbuf`.
                 Py::Ref("nki", n) if super::alloc_api::buffer_kind(n).is_some() => {
-                    let a = super::alloc_api::AllocData {
+                    let a = super::pyvalue::AllocData {
                         memory: super::alloc_api::buffer_kind(n)?,
                         api: n.clone(),
                     };
@@ -1642,11 +1642,11 @@ impl Checker<'_> {
         if let ExprKind::Tuple(items) = &e.kind {
             if items
                 .iter()
-                .any(|i| super::tile_nd::par_dim_arg(i).is_some())
+                .any(|i| super::comptime::par_dim_arg(i).is_some())
             {
                 let mut out = Vec::new();
                 for i in items {
-                    out.push(match (&i.kind, super::tile_nd::par_dim_arg(i)) {
+                    out.push(match (&i.kind, super::comptime::par_dim_arg(i)) {
                         (ExprKind::Call { func, kwargs, .. }, Some(arg)) => Expr {
                             kind: ExprKind::Call {
                                 func: func.clone(),
@@ -2101,7 +2101,10 @@ fn par_dim_display(e: &Expr) -> Option<Expr> {
         return None;
     }
     let mut out = Vec::new();
-    let marked = items(e, &mut out) && out.iter().any(|i| super::tile_nd::par_dim_arg(i).is_some());
+    let marked = items(e, &mut out)
+        && out
+            .iter()
+            .any(|i| super::comptime::par_dim_arg(i).is_some());
     marked.then(|| Expr {
         kind: ExprKind::Tuple(out.into_iter().cloned().collect()),
         span: e.span.clone(),

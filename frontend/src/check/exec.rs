@@ -18,14 +18,15 @@
 //! unrolled the same way, its index then a
 //! compile-time integer in each copy of the body.
 //!
-//! Invariants: every statement counts one evaluation step (`functions::MAX_STEPS`); after a
+//! Invariants: every statement counts one evaluation step (`MAX_STEPS`, `mod.rs`); after a
 //! Python error (`Checker::stopped`) no further statement of the kernel runs; instructions come
 //! out in the order Python would run the statements.
 
+use super::comptime::Class;
 use super::error::CheckError;
 use super::eval_expr::{dtype_limit, module_of_path};
 use super::pyvalue::Py;
-use super::stmts::{ends_body, Class, Flow};
+use super::stmts::{ends_body, Flow};
 use super::{CStmt, Checker, Value};
 use crate::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind, Target};
 use crate::codes;

@@ -14,9 +14,9 @@
 
 use super::comptime::Const;
 use super::eval_expr::BUILTINS;
-use super::pyvalue::{range_len, FuncVal, Py};
+use super::pyvalue::{range_len, FuncVal, Kwargs, Py};
 use super::stmts::Flow;
-use super::{Bound, Checker, Value};
+use super::{Bound, Checker, Value, MAX_STEPS};
 use crate::ast::{self, Expr, ExprKind, Span};
 use crate::codes;
 use std::cell::RefCell;
@@ -31,12 +31,6 @@ const STACK_RED_ZONE: usize = 512 * 1024;
 
 /// Size of each stack segment a deep call chain adds.
 const STACK_SEGMENT: usize = 8 * 1024 * 1024;
-
-/// The most statements and loop iterations one kernel's evaluation may run.
-pub(crate) const MAX_STEPS: u64 = 1_000_000;
-
-/// Keyword arguments: name, value and the span of `name=value`.
-pub(crate) type Kwargs = Vec<(String, Value, Span)>;
 
 impl Checker<'_> {
     /// Counts one evaluation step; past [`MAX_STEPS`] reports and stops.

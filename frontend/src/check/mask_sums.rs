@@ -17,10 +17,10 @@
 //! `a·x + y >= L  ⟺  x > Q  ∨  (x == Q ∧ y >= r)`. Anything else is an `E0206` that says what
 //! it covers. A comparison that holds for every element of every iteration keeps everything.
 
-use super::consts::lin;
+use super::arith::lin;
 use super::error::CheckError;
+use super::index_vec::{MaskPiece, MaskPieces, MAX_MASK_PIECES};
 use super::slices::range128;
-use super::vectors::{MaskPiece, MaskPieces, MAX_MASK_PIECES};
 use super::Checker;
 use crate::ast::{CmpOp, Expr};
 use penguin::{AffineExpr, MaskBound, TileDim};

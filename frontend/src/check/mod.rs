@@ -52,6 +52,7 @@
 
 // alloc_api: NKI's direct-allocation API (`ncc.sbuf.mod_alloc`), as buffer kinds.
 mod alloc_api;
+mod arith;
 mod broadcast;
 mod broadcast_nd;
 mod calls;
@@ -68,15 +69,19 @@ mod functions;
 mod functools;
 // grid: the SPMD launch grid (nl.program_id, --grid).
 pub mod grid;
+mod index_sums;
+mod index_vec;
 mod indirect;
 mod loop_scope;
 mod nd;
 mod nisa;
 // nki_names: NKI's keyword names for parameters nkc spells otherwise.
 mod nki_names;
+mod not_in_nkc;
 mod np_array;
 // np_consts: 2-D numpy arrays and the constant HBM tensors of nl.shared_constant.
 mod np_consts;
+mod operands;
 mod ops;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
@@ -288,10 +293,10 @@ pub(crate) enum Value {
     /// A compile-time boolean (a flag parameter, a comparison).
     Bool(bool),
     /// An index vector (`nl.arange(128)[:, None]`).
-    Vec(vectors::IndexVec),
+    Vec(index_vec::IndexVec),
     /// A mask over index vectors (`m = (i * 128 + i_p < n) & (i_f < d)`): its bounds, for
     /// `mask=m` (`vectors`).
-    Mask(vectors::MaskPieces),
+    Mask(index_vec::MaskPieces),
     /// `None`: the default of an optional parameter.
     None,
     /// A binding whose definition failed; uses are silent.
@@ -350,6 +355,9 @@ pub(crate) struct Bound {
     /// may bind the name as one of its own, as it could before.
     pub leaked: bool,
 }
+
+/// The most statements and loop iterations one kernel's evaluation may run.
+pub(crate) const MAX_STEPS: u64 = 1_000_000;
 
 /// The most elements the HBM arrays of one kernel may hold together: 2^27 (512 MiB of float32),
 /// the footprint the simulator allocates at most (`runtime_sim::sim::MAX_HBM_ELEMS`) and the
@@ -691,7 +699,7 @@ pub(crate) struct Checker<'a> {
     unrun_uses: usize,
     /// Of `unrun_uses`, those that are undefined names (counted once, as uses, not as names).
     unrun_undefined: usize,
-    /// Statements and loop iterations run so far (`functions::MAX_STEPS`).
+    /// Statements and loop iterations run so far ([`MAX_STEPS`]).
     steps: u64,
     /// User-function frames open (`functions::MAX_DEPTH`).
     frames: usize,

@@ -9,10 +9,11 @@
 //! iteration are a sequence's (`eval_expr::getitem`).
 //!
 //! Invariants: an array's elements are compile-time numbers (ints, floats or bools); an array
-//! holds at most `functions::MAX_STEPS` elements.
+//! holds at most `MAX_STEPS` (`mod.rs`) elements.
 
-use super::functions::{Kwargs, MAX_STEPS};
+use super::pyvalue::Kwargs;
 use super::pyvalue::Py;
+use super::MAX_STEPS;
 use super::{Checker, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Span};
 use crate::codes;

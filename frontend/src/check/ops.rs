@@ -20,141 +20,24 @@
 //! GpSimd is never chosen here (copies are `EngineClass::Any`), so its restriction (no PSUM reads)
 //! is the backend's to respect.
 
+use super::arith::MAX_EXTENT;
 use super::calls::{KwSite, Param};
-use super::elementwise_ops::{self, Fill};
+use super::comptime::literal_scalar;
+use super::comptime::Class;
+use super::elementwise_ops;
 use super::error::{matmul_excess, CheckError};
+use super::index_vec::{mask_and, MaskPiece, MaskPieces};
 use super::mask_guards::common_guards;
 use super::mask_sums::mask_hull;
+use super::not_in_nkc::not_in_nkc;
+use super::operands::{act_func, Arg, Dest, OpKind, Res, StmtCtx};
 use super::random_ops;
 use super::scan_stats_ops;
-use super::stmts::Class;
 use super::top8_ops;
-use super::vectors::{mask_and, MaskPiece, MaskPieces};
 use super::{CInst, CTensor, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
-use penguin::{ActFunc, AluOp, DType, Memory, Op, ReduceOp, Scale, StmtAnnot, TensorKind};
+use penguin::{ActFunc, AluOp, DType, Memory, Op, ReduceOp, Scale, TensorKind};
 use vocab::machine::{PMAX, PSUM_BANK_BYTES};
-
-/// Where the outermost instruction of an expression writes.
-#[derive(Clone, Debug)]
-pub(super) enum Dest {
-    /// A new tensor bound to `name` (`span` is the binding).
-    New { name: String, span: Span },
-    /// A fresh temporary (a nested call).
-    Temp,
-    /// Part of an existing tensor; `accumulate` for `acc += matmul(...)`.
-    Into { target: TileVal, accumulate: bool },
-}
-
-/// The instructions and annotations of the statement being checked.
-#[derive(Debug, Default)]
-pub(super) struct StmtCtx {
-    pub insts: Vec<CInst>,
-    pub annot: StmtAnnot,
-    /// The statement is directly in a loop body.
-    pub in_loop_body: bool,
-}
-
-/// An operand of an elementwise operation.
-#[derive(Clone, Debug)]
-pub(super) enum Arg {
-    Tile(TileVal, Span),
-    Scalar(f32),
-}
-
-/// The result an operation produces.
-pub(super) struct Res {
-    pub shape: [u64; 2],
-    pub memory: Memory,
-    pub dtype: DType,
-}
-
-impl Res {
-    pub(super) fn sbuf(shape: [u64; 2]) -> Self {
-        Res {
-            shape,
-            memory: Memory::Sbuf,
-            dtype: DType::F32,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum OpKind {
-    Load,
-    Store,
-    Matmul,
-    NcMatmul,
-    NcTranspose,
-    Activation,
-    Alu(AluOp),
-    Act(ActFunc),
-    Reduce(ReduceOp),
-    /// `nl.mean`: a sum, then a division by the count.
-    Mean,
-    Copy,
-    Zeros,
-    /// `nl.full(shape, fill_value, dtype, buffer)`.
-    Full,
-    Ndarray,
-    /// `nl.shared_constant(np_array, dtype)` (`np_consts`).
-    SharedConstant,
-    /// `nl.broadcast_to(x, shape)` and `x.broadcast_to(shape)` (`check/nisa.rs`).
-    BroadcastTo,
-    /// `nl.load_transpose2d(src)`: a load, then a transpose on the Tensor engine.
-    LoadTranspose,
-    /// `nisa.tensor_scalar`, `nisa.tensor_tensor`, `nisa.tensor_reduce` (`check/nisa.rs`).
-    TensorScalar,
-    TensorTensor,
-    TensorReduce,
-    Range,
-    // The operations of `check/elementwise_ops.rs`.
-    /// `nl.where(condition, x, y)`.
-    Where,
-    /// `nl.softmax(x, axis)`.
-    Softmax,
-    /// `nl.var(x, axis)`.
-    Var,
-    /// `nl.zeros_like`, `nl.ones_like`, `nl.empty_like`.
-    Like(Fill),
-    /// `nl.ones(shape, dtype, buffer)`.
-    Ones,
-    /// `nisa.memset(shape, value, dtype)`.
-    NisaMemset,
-    /// `nisa.tensor_partition_reduce(op, data)`.
-    PartitionReduce,
-    /// `nisa.activation_reduce(op, data, reduce_op, reduce_res, bias, scale)`.
-    ActivationReduce,
-    /// `nisa.tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0)`.
-    TensorScalarReduce,
-    /// `nisa.iota(expr, dtype)`.
-    Iota,
-    /// `nisa.affine_select(pred, on_true_tile, on_false_value)`.
-    AffineSelect,
-    // The operations of `check/scan_stats_ops.rs`.
-    /// `nisa.tensor_tensor_scan(data0, data1, initial, op0, op1)`.
-    TensorTensorScan,
-    /// `nisa.bn_stats(data)`.
-    BnStats,
-    /// `nisa.bn_aggr(data)`.
-    BnAggr,
-    /// `nl.loop_reduce(x, op, loop_indices)`.
-    LoopReduce,
-    /// `nisa.nc_transpose(x, engine=nisa.vector_engine)`.
-    VectorTranspose,
-    // The operations of `check/top8_ops.rs`.
-    /// `nisa.max8(src)`.
-    Max8,
-    /// `nisa.nc_find_index8(data, vals)`.
-    FindIndex8,
-    /// `nisa.nc_match_replace8(data, vals, imm, dst_idx)`.
-    MatchReplace8,
-    // The operations of `check/random_ops.rs`.
-    /// `nl.rand(shape, dtype)`.
-    Rand,
-    /// `nisa.dropout(data, prob)`, `nl.dropout(x, rate)`.
-    Dropout,
-}
 
 fn nl_op(name: &str) -> Option<OpKind> {
     Some(match name {
@@ -211,11 +94,6 @@ fn nisa_op(name: &str) -> Option<OpKind> {
     })
 }
 
-/// The activation function named `nl.<name>` (`identity` only as `op=` of `nisa.activation`).
-pub(super) fn act_func(name: &str) -> Option<ActFunc> {
-    ActFunc::ALL.into_iter().find(|f| f.name() == name)
-}
-
 /// Attributes of `nl` that are not operations.
 const NL_NON_OPS: [&str; 6] = ["float32", "bfloat16", "sbuf", "psum", "shared_hbm", "hbm"];
 
@@ -265,29 +143,6 @@ fn pattern_axes(e: &Expr) -> Option<Vec<i64>> {
     (!plain && axes.iter().all(|&a| a != 0)).then_some(axes)
 }
 
-/// NKI operations nkc does not have, with what to write instead: `(note, help)`.
-pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
-    Some(match name {
-        "dma_copy" => (
-            "a copy between HBM and SBUF is a statement of its own",
-            "write `nisa.dma_copy(dst=..., src=...)` as a statement, or `t = nl.load(src)` / `nl.store(dst, value=t)`",
-        ),
-        "reshape" => (
-            "nkc keeps a tensor's layout: a tile is 2-D `[partitions, free]`, an HBM tensor keeps the shape it is given",
-            "index the tensor as it is instead of reshaping it (a vector `v[i_f]` loads as one row, `x[b, i0:i1, :]` a block of rows)",
-        ),
-        "ap" => (
-            "`t.ap([[step, count], ...])` is an access pattern of NKI beta 2: a strided, possibly overlapping view, and nkc's tiles are rectangular boxes of consecutive elements",
-            "select each window offset with a slice (`t[:, j:j + n]`) and combine the slices with nl.maximum / nl.add, or reduce a tile whose free axis holds the window",
-        ),
-        "shared_identity_matrix" => (
-            "nkc has no constant tensors in HBM",
-            "make the constant on chip with nl.full(shape, value, dtype=nl.float32)",
-        ),
-        _ => return elementwise_ops::not_in_nkc_extra(name),
-    })
-}
-
 /// The methods of tiles that are operations: `x.broadcast_to(shape)` is
 /// `nl.broadcast_to(x, shape)`. The call rewritten that way, or `None`.
 fn method_call(func: &Expr, args: &[Expr], kwargs: &[Keyword]) -> Option<Expr> {
@@ -318,27 +173,6 @@ fn method_call(func: &Expr, args: &[Expr], kwargs: &[Keyword]) -> Option<Expr> {
         },
         span: value.span.start..args.last().map_or(func.span.end, |a| a.span.end),
     })
-}
-
-/// A float scalar written as a literal: `2.0`, `-1`, `+0.5`.
-pub(super) fn literal_scalar(e: &Expr) -> Option<f64> {
-    match &e.kind {
-        ExprKind::Float(v) => Some(*v),
-        ExprKind::Int(v) => Some(*v as f64),
-        ExprKind::Unary { op, operand } => {
-            let v = literal_scalar(operand)?;
-            match op {
-                UnaryOp::Neg => Some(-v),
-                UnaryOp::Pos => Some(v),
-                // `~` of an integer literal only: `~2.0` is Python's TypeError.
-                UnaryOp::Invert => match operand.kind {
-                    ExprKind::Int(i) => Some(!i as f64),
-                    _ => None,
-                },
-            }
-        }
-        _ => None,
-    }
 }
 
 fn params(kind: OpKind) -> &'static [Param] {
@@ -2122,10 +1956,6 @@ impl Checker<'_> {
         Some(())
     }
 }
-
-/// The largest dimension of a tensor and the largest trip count of a loop: 2^24. Larger ones are
-/// rejected so that no later pass meets sizes whose products overflow.
-pub(super) const MAX_EXTENT: i64 = 1 << 24;
 
 const RESERVED_MODULES: [&str; 2] = ["nl", "nisa"];
 

@@ -16,11 +16,13 @@
 //! `nl.sequential_range` or `range`, with one argument (`n`) or two (`start, stop`), and at least
 //! one iteration.
 
+use super::arith::MAX_EXTENT;
 use super::calls::KwSite;
-use super::comptime::{builtin_class, builtin_name, is_tile_size};
+use super::comptime::{builtin_class, builtin_name, is_tile_size, literal_scalar, Class};
 use super::error::CheckError;
 use super::loop_scope::compute_loop_exit;
-use super::ops::{is_matmul, is_store, literal_scalar, Arg, Dest, Res, StmtCtx, MAX_EXTENT};
+use super::operands::{Arg, Dest, Res, StmtCtx};
+use super::ops::{is_matmul, is_store};
 use super::{
     reserved, Bound, CInst, CLoop, CStmt, CStmtKind, CTensor, CheckedKernel, Checker, TileVal,
     Value, RESERVED,
@@ -29,19 +31,6 @@ use crate::ast::{self, BinOp, Expr, ExprKind, Span, Stmt, StmtKind, Target};
 use crate::diagnostic::Error;
 use penguin::{Axis, AxisAttrs, LoopKind, Memory, Op, StmtAnnot, TensorKind};
 use std::collections::HashMap;
-
-/// What kind of value an expression denotes, judged from its form before evaluation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Class {
-    Int,
-    Tile,
-    Float,
-    /// A boolean or `None`: a compile-time value that is not a number.
-    Bool,
-    /// Something already reported (or to be reported when evaluated as an integer).
-    Poison,
-    Other,
-}
 
 /// How a block of statements ended.
 #[derive(Clone, Debug)]
