@@ -486,3 +486,15 @@ pub(super) fn par_dim_arg(e: &Expr) -> Option<&Expr> {
     };
     (named && args.len() == 1 && kwargs.is_empty()).then(|| &args[0])
 }
+
+/// `nl.add` for messages.
+pub(super) fn func_name(func: &Expr) -> String {
+    match &func.kind {
+        ExprKind::Attribute { value, attr } => match &value.kind {
+            ExprKind::Name(m) => format!("{m}.{}", attr.name),
+            _ => attr.name.clone(),
+        },
+        ExprKind::Name(n) => n.clone(),
+        _ => "call".into(),
+    }
+}
