@@ -24,7 +24,7 @@
 
 use super::comptime::Class;
 use super::error::CheckError;
-use super::eval_expr::{dtype_limit, module_of_path};
+use super::py_access::{dtype_limit, module_of_path};
 use super::pyvalue::Py;
 use super::stmts::{ends_body, Flow};
 use super::{CStmt, Checker, Value};

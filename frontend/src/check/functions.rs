@@ -121,7 +121,7 @@ impl Checker<'_> {
                 ("nl", "par_dim") => pos.into_iter().next().or(Some(Value::None)),
                 // `nl.finfo(dtype).min`, `np.iinfo(np.int32).max`: the dtype's limits.
                 ("nl", "finfo" | "iinfo") if pos.len() == 1 && kws.is_empty() => {
-                    match super::eval_expr::type_info(&pos[0]) {
+                    match super::py_access::type_info(&pos[0]) {
                         Some(v) => Some(v),
                         None => self.type_error(
                             format!("`{m}.{name}` of a `{}`, not a dtype nkc knows the limits of", pos[0].type_name()),
@@ -136,7 +136,7 @@ impl Checker<'_> {
                 ("nl", "num_programs") => self.num_programs(pos, kws, &e.span),
                 ("nl", "program_ndim") => Some(self.program_ndim()),
                 ("nisa", "get_nc_version") if pos.is_empty() && kws.is_empty() => {
-                    Some(Value::int(super::eval_expr::NC_VERSION))
+                    Some(Value::int(super::py_access::NC_VERSION))
                 }
                 // `nl.device_print(prefix, x)`: NKI's simulator prints the tensor's values as it
                 // runs; nkc compiles no instruction for it. With `NKC_PRINT` set the prefix and

@@ -95,8 +95,11 @@ mod top8_ops;
 // tile_nd: HBM reshape, tall nl.load_transpose2d.
 // psum_banks: PSUM arrays of several banks, each access within one bank.
 mod psum_banks;
+mod py_access;
+mod py_operators;
 mod pyvalue;
 mod reshape;
+mod residualise;
 mod slices;
 mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
