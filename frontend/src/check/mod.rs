@@ -64,6 +64,7 @@ mod core_ops;
 mod dst;
 mod elementwise_ops;
 pub(crate) mod error;
+mod error_diagnostic;
 mod eval_expr;
 mod exec;
 mod functions;
