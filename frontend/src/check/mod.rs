@@ -71,6 +71,7 @@ mod functions;
 mod functools;
 // grid: the SPMD launch grid (nl.program_id, --grid).
 pub mod grid;
+mod hw_loops;
 mod index_sums;
 mod index_vec;
 mod indirect;
@@ -101,6 +102,7 @@ mod py_operators;
 mod pyvalue;
 mod reshape;
 mod residualise;
+mod signature;
 mod slices;
 mod stmts;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
@@ -465,7 +467,7 @@ fn without_repeats(errors: Vec<Error>) -> Vec<Error> {
 /// tensor type of no shape), so that the run gives the parameter's shape and dtype as for an
 /// untyped one; `int`, `float`, `bool`, `str` are scalar annotations, not hints of a tensor.
 pub fn annotation_is_hint(ty: &ast::Expr) -> bool {
-    stmts::is_hint(ty) && stmts::scalar_hint(ty).is_none()
+    signature::is_hint(ty) && signature::scalar_hint(ty).is_none()
 }
 
 /// The 2-D shape in which a tensor of shape `dims` (any rank from 1) is stored: `[N]` as
