@@ -1,7 +1,8 @@
 //! No import cycle between the source files of any crate of the workspace (`src`, `frontend`,
-//! `penguin`, `backend`, `runtime-sim`, `vocab`), and the backend's layers one way: nothing in
-//! `backend/src/transform/` or `backend/src/cost/` imports `backend/src/codegen/`, and nothing in
-//! `cost/` imports `transform/`.
+//! `penguin`, `backend`, `runtime-sim`, `vocab`), and the layers one way: nothing in
+//! `backend/src/transform/` or `backend/src/cost/` imports `backend/src/codegen/`, nothing in
+//! `cost/` imports `transform/`, and no file of `frontend/src/check/` imports one of a higher
+//! layer (the layers are the groups of `mod` declarations in `check/mod.rs`).
 //!
 //! Every file of a crate's `src` is a node; a file has an edge to another when its code names a path
 //! into the other (`use crate::…`, `use super::…`, `crate::x::f(…)`, or a path starting with a
@@ -527,6 +528,71 @@ fn the_backend_layers_import_one_way() {
     // The scanner sees the layers at all: codegen/ imports cost/ and transform/ imports cost/.
     assert!(!backend_edges(&imports, "codegen/", "cost/").is_empty());
     assert!(!backend_edges(&imports, "transform/", "cost/").is_empty());
+}
+
+/// The layer of every file of the front end's checker, from the `// layer N: ...` comments that
+/// group the `mod` declarations of `frontend/src/check/mod.rs` (the layers its `//!` doc
+/// describes): file path from `src/` → layer.
+fn checker_layers() -> BTreeMap<String, u32> {
+    let mod_rs = src_of("frontend").join("check/mod.rs");
+    let text = std::fs::read_to_string(&mod_rs).expect("check/mod.rs is readable");
+    let mut layers = BTreeMap::new();
+    let mut layer = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("// layer ") {
+            let n = rest.split(':').next().unwrap_or(rest).trim();
+            layer = Some(
+                n.parse()
+                    .expect("`// layer N: name` names its layer by a number"),
+            );
+        } else if let Some(decl) = line.strip_suffix(';') {
+            let name = decl.split_whitespace().last().unwrap_or(decl);
+            if decl.split_whitespace().any(|w| w == "mod") {
+                let l = layer.expect("every `mod` of check/mod.rs follows a `// layer N` comment");
+                layers.insert(format!("check/{name}.rs"), l);
+            }
+        }
+    }
+    layers
+}
+
+#[test]
+fn the_checker_layers_import_downward() {
+    let imports = compute_imports(&src_of("frontend"));
+    let layers = checker_layers();
+    // Every file of check/ (but mod.rs, which owns what all layers share) has a layer.
+    let unplaced: Vec<&str> = (imports.files.iter())
+        .map(|f| f.rel.as_str())
+        .filter(|r| r.starts_with("check/") && *r != "check/mod.rs" && !layers.contains_key(*r))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "files of check/ with no layer (declare them under a `// layer N` comment of check/mod.rs): {unplaced:?}"
+    );
+    let mut up = Vec::new();
+    let mut seen = 0;
+    for (&(a, b), (line, path)) in &imports.why {
+        let (ra, rb) = (&imports.files[a].rel, &imports.files[b].rel);
+        if let (Some(&la), Some(&lb)) = (layers.get(ra), layers.get(rb)) {
+            seen += 1;
+            if lb > la {
+                up.push(format!(
+                    "{ra}:{line} (layer {la}) -> {rb} (layer {lb}) (`{path}`)"
+                ));
+            }
+        }
+    }
+    assert!(
+        up.is_empty(),
+        "check/ imports a layer above:\n{}",
+        up.join("\n")
+    );
+    // The scanner sees the checker's imports at all.
+    assert!(
+        seen >= layers.len(),
+        "only {seen} edges between {} files of check/",
+        layers.len()
+    );
 }
 
 #[test]

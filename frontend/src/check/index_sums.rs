@@ -15,7 +15,7 @@ use super::arith::lin;
 use super::error::CheckError;
 use super::index_vec::IndexVec;
 use super::Checker;
-use crate::ast::{BinOp, Expr, ExprKind, Index, UnaryOp};
+use crate::ast::{BinOp, Expr, ExprKind, Index, Span, UnaryOp};
 use penguin::AffineExpr;
 
 /// Help for a 2-D pattern nkc refuses (`patterns`), and for an index this reading refuses.
@@ -48,6 +48,22 @@ impl Sum {
 }
 
 impl Checker<'_> {
+    /// Reports an access pattern nkc refuses (`why`, with `help` saying what to write) and gives
+    /// `None`: the one refusal both pattern files make.
+    pub(super) fn refuse_pattern<T>(
+        &mut self,
+        why: String,
+        help: &'static str,
+        at: &Span,
+    ) -> Option<T> {
+        self.error(CheckError::AccessPattern {
+            why,
+            help,
+            at: at.clone(),
+        });
+        None
+    }
+
     /// Whether an index needs a pattern: a slice with a step, or an index-vector expression
     /// that is not one unit-step vector plus an offset.
     pub(super) fn needs_pattern(&mut self, ix: &Index) -> bool {

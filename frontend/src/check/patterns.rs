@@ -73,14 +73,7 @@ impl Checker<'_> {
         fs: Sum,
         span: &Span,
     ) -> Option<TileVal> {
-        let refuse = |cx: &mut Self, why: String| {
-            cx.error(CheckError::AccessPattern {
-                why,
-                help: HELP,
-                at: span.clone(),
-            });
-            None
-        };
+        let refuse = |cx: &mut Self, why: String| cx.refuse_pattern(why, HELP, span);
         // The partition index: one unit-step range (or a single index), spanning value axis 0.
         let pcount = match ps.terms.as_slice() {
             [] => 1,
@@ -224,14 +217,8 @@ impl Checker<'_> {
         kwargs: &[crate::ast::Keyword],
         span: &Span,
     ) -> Option<TileVal> {
-        let refuse = |cx: &mut Self, why: String, at: &Span| {
-            cx.error(CheckError::AccessPattern {
-                why,
-                help: "write `t.ap([[F, P], [step, count], ...], offset=k)`: the partition pair first (its step is the tile's free size F), then up to 4 free pairs with positive steps",
-                at: at.clone(),
-            });
-            None
-        };
+        const AP_HELP: &str = "write `t.ap([[F, P], [step, count], ...], offset=k)`: the partition pair first (its step is the tile's free size F), then up to 4 free pairs with positive steps";
+        let refuse = |cx: &mut Self, why: String, at: &Span| cx.refuse_pattern(why, AP_HELP, at);
         if base.pattern.is_some() {
             return refuse(self, format!("`{name}` is already an access pattern"), span);
         }
@@ -370,14 +357,8 @@ impl Checker<'_> {
         dest: super::operands::Dest,
     ) -> Option<TileVal> {
         use super::operands::{Arg, Dest};
-        let refuse = |cx: &mut Self, why: String| {
-            cx.error(CheckError::AccessPattern {
-                why,
-                help: "reduce over axes of an access-pattern value (a window `x[i_p, 2*i_w + i_kw]` or `t.ap(...)`), never its partition axis; nl.sum, nl.max, nl.min and nl.mean take them",
-                at: at.clone(),
-            });
-            None
-        };
+        const REDUCE_HELP: &str = "reduce over axes of an access-pattern value (a window `x[i_p, 2*i_w + i_kw]` or `t.ap(...)`), never its partition axis; nl.sum, nl.max, nl.min and nl.mean take them";
+        let refuse = |cx: &mut Self, why: String| cx.refuse_pattern(why, REDUCE_HELP, at);
         let Some(pat) = x.pattern.clone() else {
             return refuse(
                 self,

@@ -143,14 +143,7 @@ impl Checker<'_> {
         indices: &[Index],
         span: &Span,
     ) -> Option<TileVal> {
-        let refuse = |cx: &mut Self, why: String| {
-            cx.error(CheckError::AccessPattern {
-                why,
-                help: HELP,
-                at: span.clone(),
-            });
-            None
-        };
+        let refuse = |cx: &mut Self, why: String| cx.refuse_pattern(why, HELP, span);
         if base.pattern.is_some() {
             return refuse(
                 self,
