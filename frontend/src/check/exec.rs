@@ -701,7 +701,7 @@ impl Checker<'_> {
     /// Python's loop: the body runs once per item, in the enclosing block. With `traced` (an
     /// `nl.affine_range` / `nl.sequential_range` loop unrolled because its index needed a value),
     /// a `return` ending its body returns after the last iteration, as it does from the loop NKI
-    /// traces once (`stmts::loop_return`).
+    /// traces once (`hw_loops::loop_return`).
     fn unrolled(
         &mut self,
         target: &Target,

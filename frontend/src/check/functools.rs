@@ -12,8 +12,7 @@
 //! `Checker::call_value`, so a partial of a helper that performs tile operations runs them where
 //! the partial is called, as the helper would.
 
-use super::pyvalue::Py;
-use super::pyvalue::{Kwargs, PartialData};
+use super::pyvalue::{Kwargs, PartialData, Py};
 use super::{Checker, Value};
 use crate::ast::{BinOp, CmpOp, Expr, ExprKind, Span};
 

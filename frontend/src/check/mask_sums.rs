@@ -6,7 +6,7 @@
 //! after". [`Checker::mask_sum`] covers it exactly with disjoint boxes ("pieces"), each an
 //! ordinary conjunction of [`MaskBound`]s, so every layer below the front end (Penguin IR, its
 //! interpreter, the ISL check, the backend's guarded versions, the simulator) sees plain masked
-//! instructions: the masked call is emitted once per piece (`ops.rs`, `apply_mask`).
+//! instructions: the masked call is emitted once per piece (`core_ops.rs`, `apply_mask`).
 //!
 //! The form covered: after moving everything to one side, `a·x + y < E` or `a·x + y >= L` (also
 //! `<=`, `>`, and either side order), with `x` and `y` index vectors on the two axes of a 2-D

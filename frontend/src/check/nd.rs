@@ -13,8 +13,7 @@
 //! Missing trailing indices are whole dimensions. Every index is checked against its own
 //! dimension's extent.
 
-use super::arith::lin;
-use super::arith::MAX_EXTENT;
+use super::arith::{lin, MAX_EXTENT};
 use super::error::CheckError;
 use super::{Checker, TileVal};
 use crate::ast::{Expr, ExprKind, Index, Span};

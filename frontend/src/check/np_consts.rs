@@ -15,8 +15,7 @@
 //! representable in its dtype and never NaN other than the canonical one.
 
 use super::operands::Dest;
-use super::pyvalue::Kwargs;
-use super::pyvalue::{Array2, Py};
+use super::pyvalue::{Array2, Kwargs, Py};
 use super::{CTensor, Checker, TileVal, Value};
 use crate::ast::{Expr, Span};
 use crate::codes;

@@ -28,8 +28,7 @@
 //! is the backend's to respect.
 
 use super::calls::{KwSite, Param};
-use super::comptime::Class;
-use super::comptime::{func_name, literal_scalar};
+use super::comptime::{func_name, literal_scalar, Class};
 use super::elementwise_ops;
 use super::error::CheckError;
 use super::index_vec::MaskPiece;

@@ -7,8 +7,7 @@
 //! and maximum of the start over the box of loop bounds, and on failure names the first iteration,
 //! in loop order, where the slice leaves the tensor.
 
-use super::arith::lin;
-use super::arith::MAX_EXTENT;
+use super::arith::{lin, MAX_EXTENT};
 use super::error::CheckError;
 use super::{Checker, TileVal};
 use crate::ast::{ExprKind, Index, Span};
