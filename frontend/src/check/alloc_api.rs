@@ -14,34 +14,10 @@
 //! addresses are nkc's; nothing else about its meaning changes, so `nkc run --check` compares
 //! it with the interpreter as any kernel.
 
-use super::pyvalue::Py;
+use super::pyvalue::{AllocData, Py};
 use super::{Checker, Value};
 use crate::ast::Span;
 use penguin::Memory;
-
-/// A buffer of the direct-allocation API.
-#[derive(Debug, Clone)]
-pub(crate) struct AllocData {
-    /// SBUF or PSUM.
-    pub memory: Memory,
-    /// The API function that made it (`sbuf.mod_alloc`), for messages.
-    pub api: String,
-}
-
-impl AllocData {
-    pub(crate) fn repr(&self) -> String {
-        format!("<{} buffer>", self.api)
-    }
-
-    /// `nl.sbuf` or `nl.psum`: the buffer the operation checks see.
-    pub(crate) fn buffer_ref(&self) -> Value {
-        let name = match self.memory {
-            Memory::Psum => "psum",
-            _ => "sbuf",
-        };
-        Value::py(Py::Ref("nl", name.to_string()))
-    }
-}
 
 /// The memory of an `nki.compiler` buffer kind (`compiler.sbuf`, `compiler.psum`).
 pub(crate) fn buffer_kind(path: &str) -> Option<Memory> {

@@ -16,7 +16,7 @@
 //! row needs, as in an RMSNorm or LayerNorm weight applied to every row.
 
 use super::error::CheckError;
-use super::ops::{Arg, Dest, Res, StmtCtx};
+use super::operands::{Arg, Dest, Res, StmtCtx};
 use super::{Checker, TileVal};
 use crate::ast::{Expr, Span};
 use penguin::{AluOp, DType, Memory, Op};
@@ -201,12 +201,12 @@ impl Checker<'_> {
             let w = PSUM_FMAX.min(f - c0);
             let off = penguin::AffineExpr::constant(c0 as i64);
             let mut xs = x.clone();
-            xs.start[1] = super::consts::lin(&x.start[1], 1, &off, 1)?;
+            xs.start[1] = super::arith::lin(&x.start[1], 1, &off, 1)?;
             xs.size[1] = w;
             let mm = Op::Matmul { accumulate: false };
             let rows = self.emit(cx, mm, vec![ones.clone(), xs], psum(w), Dest::Temp, span)?;
             let mut cols = out.clone();
-            cols.start[1] = super::consts::lin(&out.start[1], 1, &off, 1)?;
+            cols.start[1] = super::arith::lin(&out.start[1], 1, &off, 1)?;
             cols.size[1] = w;
             let into = Dest::Into {
                 target: cols,

@@ -16,7 +16,7 @@
 //! keeps the change; a method closes over the scopes around its `class` statement, never over the
 //! class body (Python's rule: the body's names are reached through `self` or the class).
 
-use super::pyvalue::{FuncVal, Py};
+use super::pyvalue::{class_of, same, ClassVal, FuncVal, InstanceVal, Py};
 use super::stmts::Flow;
 use super::{Checker, Value};
 use crate::ast::{self, Expr, ExprKind, Span};
@@ -39,41 +39,6 @@ pub(crate) const EXCEPTIONS: [&str; 10] = [
     "ZeroDivisionError",
 ];
 
-/// A class made by a `class` statement.
-#[derive(Debug)]
-pub(crate) struct ClassVal {
-    pub name: String,
-    /// The classes it derives from, in order (user classes only; `object` and Python's
-    /// exceptions are not kept).
-    pub bases: Vec<Value>,
-    /// Whether it derives from one of Python's exceptions.
-    pub exception: bool,
-    /// The names its body bound.
-    pub attrs: RefCell<HashMap<String, Value>>,
-    /// For a `@dataclass`: its fields with their defaults, the bases' first.
-    pub fields: Option<Vec<(String, Option<Value>)>>,
-    /// `@dataclass(frozen=True)`: its instances' attributes cannot be set after `__init__`.
-    pub frozen: bool,
-}
-
-/// An instance of a user class.
-#[derive(Debug)]
-pub(crate) struct InstanceVal {
-    /// A [`Py::Class`].
-    pub class: Value,
-    pub attrs: RefCell<HashMap<String, Value>>,
-    /// Set once the generated `__init__` of a frozen dataclass has run.
-    pub frozen: std::cell::Cell<bool>,
-}
-
-/// The class of a class value.
-fn class_of(v: &Value) -> Option<&ClassVal> {
-    match v.as_py()? {
-        Py::Class(c) => Some(c),
-        _ => None,
-    }
-}
-
 /// `name` in the dict of class `c` or of its bases (depth first).
 pub(crate) fn class_lookup(c: &ClassVal, name: &str) -> Option<Value> {
     if let Some(v) = c.attrs.borrow().get(name) {
@@ -93,14 +58,6 @@ fn derives(c: &Value, target: &Value) -> bool {
         }
     }
     class_of(c).is_some_and(|cv| cv.bases.iter().any(|b| derives(b, target)))
-}
-
-/// Whether two values are the same Python object.
-pub(crate) fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Py(x), Value::Py(y)) => Rc::ptr_eq(x, y),
-        _ => false,
-    }
 }
 
 /// Whether `v` is an instance of class `class` (or of a class derived from it).
@@ -268,7 +225,7 @@ impl Checker<'_> {
         &mut self,
         class: &Value,
         pos: Vec<Value>,
-        kws: super::functions::Kwargs,
+        kws: super::pyvalue::Kwargs,
         at: &Span,
     ) -> Option<Value> {
         let c = class_of(class)?;
@@ -530,62 +487,5 @@ impl Checker<'_> {
     pub(crate) fn isinstance_user(v: &Value, class: &Value) -> Option<bool> {
         class_of(class)?;
         Some(is_instance(v, class))
-    }
-}
-
-/// `repr()` of a class or an instance: a dataclass's fields, else Python's default form.
-pub(crate) fn object_repr(p: &Py) -> Option<String> {
-    match p {
-        Py::Class(c) => Some(format!("<class '{}'>", c.name)),
-        Py::Instance(i) => {
-            let c = class_of(&i.class)?;
-            match &c.fields {
-                Some(fields) => {
-                    let attrs = i.attrs.borrow();
-                    let items: Vec<String> = fields
-                        .iter()
-                        .map(|(n, _)| {
-                            let v = attrs.get(n).map_or("?".into(), Value::repr);
-                            format!("{n}={v}")
-                        })
-                        .collect();
-                    Some(format!("{}({})", c.name, items.join(", ")))
-                }
-                None => Some(format!("<{} object>", c.name)),
-            }
-        }
-        Py::BoundMethod(_, f) => match f.as_py() {
-            Some(Py::Func(f)) => Some(format!("<bound method {}>", f.def.name.name)),
-            _ => Some("<bound method>".into()),
-        },
-        _ => None,
-    }
-}
-
-/// `a == b` of two instances: a dataclass compares its fields, any other class identity.
-pub(crate) fn object_eq(a: &Py, b: &Py) -> Option<bool> {
-    match (a, b) {
-        (Py::Instance(x), Py::Instance(y)) => {
-            if std::ptr::eq(x, y) {
-                return Some(true);
-            }
-            if !same(&x.class, &y.class) {
-                return Some(false);
-            }
-            let fields = class_of(&x.class).and_then(|c| c.fields.as_ref());
-            let Some(fields) = fields else {
-                return Some(false);
-            };
-            let (xa, ya) = (x.attrs.borrow(), y.attrs.borrow());
-            for (n, _) in fields {
-                match (xa.get(n), ya.get(n)) {
-                    (Some(p), Some(q)) if p.py_eq(q)? => {}
-                    _ => return Some(false),
-                }
-            }
-            Some(true)
-        }
-        (Py::Class(x), Py::Class(y)) => Some(std::ptr::eq(x, y)),
-        _ => None,
     }
 }

@@ -12,9 +12,21 @@
 //! integer result is checked for overflow like every other compile-time integer.
 
 use super::error::CheckError;
-use super::stmts::Class;
 use super::{Checker, Value};
 use crate::ast::{BinOp, CmpOp, Expr, ExprKind, UnaryOp};
+
+/// What kind of value an expression denotes, judged from its form before evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Class {
+    Int,
+    Tile,
+    Float,
+    /// A boolean or `None`: a compile-time value that is not a number.
+    Bool,
+    /// Something already reported (or to be reported when evaluated as an integer).
+    Poison,
+    Other,
+}
 
 /// A compile-time scalar.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -436,5 +448,53 @@ impl Checker<'_> {
             return None;
         }
         self.const_value(e).map(Const::truthy)
+    }
+}
+
+/// A float scalar written as a literal: `2.0`, `-1`, `+0.5`.
+pub(super) fn literal_scalar(e: &Expr) -> Option<f64> {
+    match &e.kind {
+        ExprKind::Float(v) => Some(*v),
+        ExprKind::Int(v) => Some(*v as f64),
+        ExprKind::Unary { op, operand } => {
+            let v = literal_scalar(operand)?;
+            match op {
+                UnaryOp::Neg => Some(-v),
+                UnaryOp::Pos => Some(v),
+                // `~` of an integer literal only: `~2.0` is Python's TypeError.
+                UnaryOp::Invert => match operand.kind {
+                    ExprKind::Int(i) => Some(!i as f64),
+                    _ => None,
+                },
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.
+pub(super) fn par_dim_arg(e: &Expr) -> Option<&Expr> {
+    let ExprKind::Call { func, args, kwargs } = &e.kind else {
+        return None;
+    };
+    let named = match &func.kind {
+        ExprKind::Name(n) => n == "par_dim",
+        ExprKind::Attribute { value, attr } => {
+            attr.name == "par_dim" && matches!(&value.kind, ExprKind::Name(m) if m == "nl")
+        }
+        _ => false,
+    };
+    (named && args.len() == 1 && kwargs.is_empty()).then(|| &args[0])
+}
+
+/// `nl.add` for messages.
+pub(super) fn func_name(func: &Expr) -> String {
+    match &func.kind {
+        ExprKind::Attribute { value, attr } => match &value.kind {
+            ExprKind::Name(m) => format!("{m}.{}", attr.name),
+            _ => attr.name.clone(),
+        },
+        ExprKind::Name(n) => n.clone(),
+        _ => "call".into(),
     }
 }

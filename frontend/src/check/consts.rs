@@ -6,40 +6,12 @@
 //! overflow or a division by zero is a diagnostic, never a panic. [`Checker::const_int`] further
 //! requires the result not to depend on any loop variable.
 
+use super::arith::{floor_div_mod, lin, shift};
 use super::comptime::{builtin_name, is_tile_size, tile_size, Const};
 use super::error::CheckError;
 use super::{Checker, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Index, Span, UnaryOp};
-use penguin::{AffineExpr, Axis};
-use std::collections::BTreeMap;
-
-/// `ka·a + kb·b` with checked arithmetic.
-pub(super) fn lin(a: &AffineExpr, ka: i64, b: &AffineExpr, kb: i64) -> Option<AffineExpr> {
-    let mut terms: BTreeMap<Axis, i64> = BTreeMap::new();
-    for (e, k) in [(a, ka), (b, kb)] {
-        for &(axis, c) in e.terms() {
-            let add = c.checked_mul(k)?;
-            let slot = terms.entry(axis).or_insert(0);
-            *slot = slot.checked_add(add)?;
-        }
-    }
-    let constant = a
-        .constant_term()
-        .checked_mul(ka)?
-        .checked_add(b.constant_term().checked_mul(kb)?)?;
-    Some(AffineExpr::from_terms(terms, constant))
-}
-
-/// Python's `//` and `%` (rounding toward negative infinity); `None` on overflow.
-fn floor_div_mod(a: i64, b: i64) -> Option<(i64, i64)> {
-    let q = a.checked_div(b)?;
-    let r = a.checked_rem(b)?;
-    if r != 0 && ((r < 0) != (b < 0)) {
-        Some((q - 1, r + b))
-    } else {
-        Some((q, r))
-    }
-}
+use penguin::AffineExpr;
 
 impl Checker<'_> {
     /// A compile-time integer: affine with no loop variable.
@@ -295,32 +267,5 @@ impl Checker<'_> {
             at: e.span.clone(),
         });
         None
-    }
-}
-
-/// `x << y` or `x >> y` (`op`) on Python's integers, `y` not negative: `None` when the result
-/// leaves 64 bits. A right shift rounds toward negative infinity, as Python's does.
-pub(super) fn shift(op: BinOp, x: i64, y: i64) -> Option<i64> {
-    if op == BinOp::Shr {
-        return Some(if y >= 64 { x.signum().min(0) } else { x >> y });
-    }
-    if x == 0 {
-        return Some(0);
-    }
-    let v = i128::from(x).checked_shl(u32::try_from(y).ok().filter(|&y| y < 64)?)?;
-    i64::try_from(v).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::floor_div_mod;
-
-    #[test]
-    fn floor_division_follows_python() {
-        assert_eq!(floor_div_mod(7, 2), Some((3, 1)));
-        assert_eq!(floor_div_mod(-7, 2), Some((-4, 1)));
-        assert_eq!(floor_div_mod(7, -2), Some((-4, -1)));
-        assert_eq!(floor_div_mod(-7, -2), Some((3, -1)));
-        assert_eq!(floor_div_mod(i64::MIN, -1), None);
     }
 }

@@ -30,7 +30,7 @@
 //! stores, loads and slice assignment (and their diagnostics) apply unchanged.
 
 use super::error::CheckError;
-use super::ops::{Arg, Dest, Res, StmtCtx};
+use super::operands::{Arg, Dest, Res, StmtCtx};
 use super::Checker;
 use super::TileVal;
 use crate::ast::{Expr, ExprKind, Ident, Keyword, Span};
@@ -681,9 +681,9 @@ impl Checker<'_> {
                     }
                     let mut b = t.clone();
                     b.start[0] =
-                        super::consts::lin(&t.start[0], 1, &AffineExpr::constant(r as i64), 1)?;
+                        super::arith::lin(&t.start[0], 1, &AffineExpr::constant(r as i64), 1)?;
                     b.start[1] =
-                        super::consts::lin(&t.start[1], 1, &AffineExpr::constant(c as i64), 1)?;
+                        super::arith::lin(&t.start[1], 1, &AffineExpr::constant(c as i64), 1)?;
                     b.size = [rows, cols];
                     b.dims = None;
                     Some(b)

@@ -30,22 +30,13 @@
 //! simulator agree on it by construction.
 
 use super::calls::Param;
-use super::ops::{Arg, Dest, OpKind, Res, StmtCtx};
+use super::operands::{Arg, Dest, Fill, OpKind, Res, StmtCtx};
 use super::{CInst, CTensor, Checker, TileVal};
 use crate::ast::{Expr, Span};
 use crate::codes;
 use penguin::{ActFunc, AffineExpr, AluOp, DType, EngineClass, Memory, Op, ReduceOp, TensorKind};
 use vocab::machine::PMAX;
 use vocab::Diagnostic;
-
-/// What a `*_like` creation fills its tile with.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Fill {
-    Zeros,
-    Ones,
-    /// `nl.empty_like`: a buffer without an instruction.
-    Empty,
-}
 
 /// The `nl` operations of this file, by name.
 pub(super) fn nl_extra(name: &str) -> Option<OpKind> {
@@ -65,7 +56,9 @@ pub(super) fn nl_extra(name: &str) -> Option<OpKind> {
             .find(|a| a.is_nl() && a.name() == name)
         {
             Some(a) => OpKind::Alu(a),
-            None => OpKind::Act(super::ops::act_func(name).filter(|f| *f != ActFunc::Identity)?),
+            None => {
+                OpKind::Act(super::operands::act_func(name).filter(|f| *f != ActFunc::Identity)?)
+            }
         },
     })
 }
@@ -444,7 +437,7 @@ impl Checker<'_> {
             let w = (cols - c0).min(PMAX);
             let mut block = x.clone();
             let Some(start) =
-                super::consts::lin(&x.start[1], 1, &AffineExpr::constant(c0 as i64), 1)
+                super::arith::lin(&x.start[1], 1, &AffineExpr::constant(c0 as i64), 1)
             else {
                 self.error(super::error::CheckError::SliceOverflow { at: span.clone() });
                 return None;
@@ -630,62 +623,6 @@ impl Checker<'_> {
         cx.insts[k].engine = choice;
         Some(())
     }
-}
-
-/// NKI operations nkc does not have beyond those of `ops::not_in_nkc`, with what to write
-/// instead: `(note, help)`.
-pub(super) fn not_in_nkc_extra(name: &str) -> Option<(&'static str, &'static str)> {
-    Some(match name {
-        "select_reduce" | "tensor_copy_predicated" | "tensor_scalar_cumulative" => (
-            "nkc has this operation as a statement that writes its `dst=` tile",
-            "write it as a statement with `dst=`: `nisa.select_reduce(dst=t, predicate=c, on_true=a, on_false=b)`, `nisa.tensor_copy_predicated(dst=t, src=s, predicate=c)`",
-        ),
-        "range_select" => (
-            "nkc has no selection by a predicate on the indices",
-            "compute the condition as a tile (a comparison such as nl.greater_equal(a, b)) and select with nl.where(cond, x, y)",
-        ),
-        "tensor_copy_dynamic_src" | "tensor_copy_dynamic_dst" | "local_gather" | "gather_flattened" => (
-            "nkc's indices are affine in the loop variables: there is no indexing by values in a tile",
-            "index with slices whose bounds are affine in the loop variables",
-        ),
-        "nc_stream_shuffle" | "sequence_bounds" => (
-            "nkc does not model this special-purpose instruction",
-            "compute it with nl.max / nl.where / nl.equal on whole tiles",
-        ),
-        "random_seed" | "rand2" | "rand_set_state" | "rand_get_state" | "set_rng_seed" => (
-            "nkc's random numbers have a fixed seed and no state to set or read",
-            "draw them with nl.rand(shape) or nisa.dropout(data, prob=p), or pass them as an input tensor",
-        ),
-        "gelu_dx" => (
-            "nkc has no gelu_dx",
-            "write the derivative with nl.tanh, nl.multiply and nl.add; nl.silu_dx and nl.erf_dx exist",
-        ),
-        "rms_norm" => (
-            "nkc has no fused rms_norm",
-            "write it as nl.rsqrt(nl.mean(nl.square(x), axis=1) + eps) times x",
-        ),
-        "left_shift" | "right_shift" => (
-            "nkc's tiles hold floats: there are no shifts",
-            "multiply or divide by a power of two",
-        ),
-        "atomic_rmw" => (
-            "nkc has no atomic read-modify-write of HBM",
-            "accumulate in a tile on chip and nl.store it once",
-        ),
-        "expand_dims" => (
-            "a tile is `[partitions, free]` here",
-            "index with a size-1 range (`t[:, j:j+1]`) instead of adding a dimension",
-        ),
-        "spmd_dim" | "nc" => (
-            "nkc runs a kernel once: there is no launch grid of program instances",
-            "write the grid as a loop over the instances, `for pid in nl.affine_range(N):`, and index with `pid`",
-        ),
-        "builtin_custom_op" | "register_alloc" | "register_load" | "register_store" | "register_move" => (
-            "nkc has no custom operations and no engine registers",
-            "write the computation with nl / nisa operations on tiles",
-        ),
-        _ => return None,
-    })
 }
 
 impl Checker<'_> {

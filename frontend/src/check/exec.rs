@@ -18,14 +18,15 @@
 //! unrolled the same way, its index then a
 //! compile-time integer in each copy of the body.
 //!
-//! Invariants: every statement counts one evaluation step (`functions::MAX_STEPS`); after a
+//! Invariants: every statement counts one evaluation step (`MAX_STEPS`, `mod.rs`); after a
 //! Python error (`Checker::stopped`) no further statement of the kernel runs; instructions come
 //! out in the order Python would run the statements.
 
+use super::comptime::Class;
 use super::error::CheckError;
-use super::eval_expr::{dtype_limit, module_of_path};
+use super::py_access::{dtype_limit, module_of_path};
 use super::pyvalue::Py;
-use super::stmts::{ends_body, Class, Flow};
+use super::stmts::{ends_body, Flow};
 use super::{CStmt, Checker, Value};
 use crate::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind, Target};
 use crate::codes;
@@ -700,7 +701,7 @@ impl Checker<'_> {
     /// Python's loop: the body runs once per item, in the enclosing block. With `traced` (an
     /// `nl.affine_range` / `nl.sequential_range` loop unrolled because its index needed a value),
     /// a `return` ending its body returns after the last iteration, as it does from the loop NKI
-    /// traces once (`stmts::loop_return`).
+    /// traces once (`hw_loops::loop_return`).
     fn unrolled(
         &mut self,
         target: &Target,

@@ -14,9 +14,9 @@
 
 use super::comptime::Const;
 use super::eval_expr::BUILTINS;
-use super::pyvalue::{range_len, FuncVal, Py};
+use super::pyvalue::{range_len, FuncVal, Kwargs, Py};
 use super::stmts::Flow;
-use super::{Bound, Checker, Value};
+use super::{Bound, Checker, Value, MAX_STEPS};
 use crate::ast::{self, Expr, ExprKind, Span};
 use crate::codes;
 use std::cell::RefCell;
@@ -31,12 +31,6 @@ const STACK_RED_ZONE: usize = 512 * 1024;
 
 /// Size of each stack segment a deep call chain adds.
 const STACK_SEGMENT: usize = 8 * 1024 * 1024;
-
-/// The most statements and loop iterations one kernel's evaluation may run.
-pub(crate) const MAX_STEPS: u64 = 1_000_000;
-
-/// Keyword arguments: name, value and the span of `name=value`.
-pub(crate) type Kwargs = Vec<(String, Value, Span)>;
 
 impl Checker<'_> {
     /// Counts one evaluation step; past [`MAX_STEPS`] reports and stops.
@@ -127,7 +121,7 @@ impl Checker<'_> {
                 ("nl", "par_dim") => pos.into_iter().next().or(Some(Value::None)),
                 // `nl.finfo(dtype).min`, `np.iinfo(np.int32).max`: the dtype's limits.
                 ("nl", "finfo" | "iinfo") if pos.len() == 1 && kws.is_empty() => {
-                    match super::eval_expr::type_info(&pos[0]) {
+                    match super::py_access::type_info(&pos[0]) {
                         Some(v) => Some(v),
                         None => self.type_error(
                             format!("`{m}.{name}` of a `{}`, not a dtype nkc knows the limits of", pos[0].type_name()),
@@ -142,7 +136,7 @@ impl Checker<'_> {
                 ("nl", "num_programs") => self.num_programs(pos, kws, &e.span),
                 ("nl", "program_ndim") => Some(self.program_ndim()),
                 ("nisa", "get_nc_version") if pos.is_empty() && kws.is_empty() => {
-                    Some(Value::int(super::eval_expr::NC_VERSION))
+                    Some(Value::int(super::py_access::NC_VERSION))
                 }
                 // `nl.device_print(prefix, x)`: NKI's simulator prints the tensor's values as it
                 // runs; nkc compiles no instruction for it. With `NKC_PRINT` set the prefix and

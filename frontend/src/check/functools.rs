@@ -12,27 +12,9 @@
 //! `Checker::call_value`, so a partial of a helper that performs tile operations runs them where
 //! the partial is called, as the helper would.
 
-use super::functions::Kwargs;
-use super::pyvalue::Py;
+use super::pyvalue::{Kwargs, PartialData, Py};
 use super::{Checker, Value};
 use crate::ast::{BinOp, CmpOp, Expr, ExprKind, Span};
-
-/// A `functools.partial` object: the function and the arguments bound to it.
-#[derive(Debug, Clone)]
-pub(crate) struct PartialData {
-    pub func: Value,
-    pub args: Vec<Value>,
-    pub kwargs: Kwargs,
-}
-
-impl PartialData {
-    pub(crate) fn repr(&self) -> String {
-        let mut parts = vec![self.func.repr()];
-        parts.extend(self.args.iter().map(Value::repr));
-        parts.extend((self.kwargs.iter()).map(|(k, v, _)| format!("{k}={}", v.repr())));
-        format!("functools.partial({})", parts.join(", "))
-    }
-}
 
 /// `functools.NAME` for the names nkc evaluates.
 pub(crate) fn functools_attr(name: &str) -> Option<Value> {

@@ -155,7 +155,7 @@ impl Checker<'_> {
     pub(crate) fn program_id(
         &mut self,
         pos: Vec<Value>,
-        kws: super::functions::Kwargs,
+        kws: super::pyvalue::Kwargs,
         at: &Span,
     ) -> Option<Value> {
         let axis = one_arg(pos, kws, "axis").unwrap_or(Value::int(0));
@@ -168,7 +168,7 @@ impl Checker<'_> {
     pub(crate) fn num_programs(
         &mut self,
         pos: Vec<Value>,
-        kws: super::functions::Kwargs,
+        kws: super::pyvalue::Kwargs,
         at: &Span,
     ) -> Option<Value> {
         let axes = one_arg(pos, kws, "axes").unwrap_or(Value::None);
@@ -192,7 +192,7 @@ impl Checker<'_> {
 }
 
 /// The one argument of a grid query, positional or by keyword `name`.
-fn one_arg(pos: Vec<Value>, kws: super::functions::Kwargs, name: &str) -> Option<Value> {
+fn one_arg(pos: Vec<Value>, kws: super::pyvalue::Kwargs, name: &str) -> Option<Value> {
     pos.into_iter().next().or_else(|| {
         kws.into_iter()
             .find(|(k, _, _)| k == name)

@@ -18,7 +18,7 @@
 //! `break`, `continue` or `return` inside a guarded branch, are diagnostics with what to write
 //! instead.
 
-use super::vectors::{MaskPieces, MAX_MASK_PIECES};
+use super::index_vec::{MaskPieces, MAX_MASK_PIECES};
 use super::{CStmt, CStmtKind, Checker};
 use crate::ast::{Span, Stmt};
 use crate::codes;

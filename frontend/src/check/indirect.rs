@@ -3,8 +3,8 @@
 //!
 //! The subscript becomes a [`TileVal`] whose box is every row an index may name (the whole
 //! indexed dimension at the affine offset the other indices give) and whose `indirect` is the
-//! `[P, 1]` index tile; a load of it is a `gather`, a store into it a `scatter` (ops.rs), each
-//! moving one row of `size[1]` elements per partition.
+//! `[P, 1]` index tile; a load of it is a `gather` (`memory_ops.rs`), a store into it a
+//! `scatter` (`ops.rs`), each moving one row of `size[1]` elements per partition.
 //!
 //! Invariants: at most one index is a tile, and it indexes the dimension just before the last
 //! (the rows of the stored 2-D form, so one index step is one stored row); the index tile is on

@@ -16,8 +16,8 @@
 //! (`2*i + g < 4`, `i >= 1`); a comparison that holds in every iteration of the loops' box adds
 //! nothing, one that holds in none drops the piece; `!=` is the union of `<` and `>`.
 
+use super::index_vec::{MaskPiece, MaskPieces};
 use super::slices::range128;
-use super::vectors::{MaskPiece, MaskPieces};
 use super::{Checker, Value};
 use crate::ast::{CmpOp, Span};
 use crate::codes;
@@ -59,7 +59,7 @@ impl Checker<'_> {
             None
         };
         // `a - b op 0`: `terms op' -c`.
-        let Some(d) = super::consts::lin(a, 1, b, -1) else {
+        let Some(d) = super::arith::lin(a, 1, b, -1) else {
             return overflow(self);
         };
         let c = d.constant_term();

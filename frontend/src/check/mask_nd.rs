@@ -13,9 +13,9 @@
 //! the mask does not mention takes the rest of the instruction's free extent. The bounds are
 //! resolved when the masked call's instructions are known ([`Checker::resolve_nd_mask`]).
 
-use super::consts::lin;
+use super::arith::lin;
 use super::error::CheckError;
-use super::vectors::{MaskPiece, MaskPieces, MAX_MASK_PIECES};
+use super::index_vec::{MaskPiece, MaskPieces, MAX_MASK_PIECES};
 use super::Checker;
 use crate::ast::Span;
 use penguin::{AffineExpr, MaskBound, TileDim};

@@ -6,7 +6,7 @@
 //! after". [`Checker::mask_sum`] covers it exactly with disjoint boxes ("pieces"), each an
 //! ordinary conjunction of [`MaskBound`]s, so every layer below the front end (Penguin IR, its
 //! interpreter, the ISL check, the backend's guarded versions, the simulator) sees plain masked
-//! instructions: the masked call is emitted once per piece (`ops.rs`, `apply_mask`).
+//! instructions: the masked call is emitted once per piece (`core_ops.rs`, `apply_mask`).
 //!
 //! The form covered: after moving everything to one side, `a·x + y < E` or `a·x + y >= L` (also
 //! `<=`, `>`, and either side order), with `x` and `y` index vectors on the two axes of a 2-D
@@ -17,10 +17,10 @@
 //! `a·x + y >= L  ⟺  x > Q  ∨  (x == Q ∧ y >= r)`. Anything else is an `E0206` that says what
 //! it covers. A comparison that holds for every element of every iteration keeps everything.
 
-use super::consts::lin;
+use super::arith::lin;
 use super::error::CheckError;
+use super::index_vec::{MaskPiece, MaskPieces, MAX_MASK_PIECES};
 use super::slices::range128;
-use super::vectors::{MaskPiece, MaskPieces, MAX_MASK_PIECES};
 use super::Checker;
 use crate::ast::{CmpOp, Expr};
 use penguin::{AffineExpr, MaskBound, TileDim};

@@ -7,13 +7,47 @@
 //! result, a [`CheckedKernel`], is Penguin IR in all but its maps: lowering copies it over
 //! mechanically.
 //!
-//! The work is split by analysis: `consts` (integer and affine arithmetic), `comptime` (the other
-//! compile-time values: floats, booleans, conditions, `math` and builtins, `nl.tile_size`), `slices`
-//! (subscripts and their bounds), `vectors` (index vectors, `nl.ds`, masks), `calls` (argument binding and annotation keywords), `ops` (what
-//! each operation accepts and produces), `nisa` (the `nisa` operations that are core operations
-//! under other names), `broadcast` (`nl.broadcast_to`), `dst` (the `dst=` call style), `nd` (HBM tensors of other than 2
-//! dimensions), `stmts` (statements, bindings, loops, `return`). Every problem they find is a
-//! variant of `error::CheckError`, which carries its data and becomes a diagnostic in one place.
+//! The work is split in layers, one analysis or one family of operations per file. A file names
+//! (by a path: a type, a free function, a constant) only files of its own layer or of a layer
+//! below it, never above, and the files of one layer import each other without a cycle; the
+//! `mod` declarations below are grouped by layer, and `tests/no_import_cycles.rs` checks both
+//! rules from them. Bottom to top:
+//!
+//! 0. **Foundations**, which import nothing of the checker: `arith` (checked integer and affine
+//!    arithmetic, `MAX_EXTENT`), `nki_names` (NKI's keyword names), `not_in_nkc` (NKI operations
+//!    nkc lacks, with what to write instead), `operands` (what the operation checks pass around:
+//!    `OpKind`, `Arg`, `Dest`, `Res`, `StmtCtx`).
+//! 1. **Values**: `index_vec` (index vectors and mask pieces), `pyvalue` (the Python values,
+//!    including the data of classes, instances, partials, direct-allocation buffers and keyword
+//!    arguments), `loop_scope` (which values outlive a loop's body).
+//! 2. **Errors**: `error` (`CheckError`, one variant per problem) and `error_diagnostic` (its code,
+//!    span, labels, notes and help).
+//! 3. **Compile-time values**: `comptime` (floats, booleans, builtins, `nl.tile_size`, the forms of
+//!    expressions), `consts` (integers affine in the loop variables), `calls` (argument binding,
+//!    annotation keywords), `slices` (subscripts and their bounds), `vectors` (index vectors,
+//!    `nl.ds`, masks), `index_sums` (an index as a start plus terms), and the values of modules:
+//!    `alloc_api`, `functools`, `np_array`, `grid`.
+//! 4. **Expressions**: `eval_expr` (the kernel's Python, evaluated), `py_access` (attributes and
+//!    subscripts), `py_operators` (operators and comparisons), `residualise` (traced expressions
+//!    written back in the core language).
+//! 5. **Operations**: `core_ops` (emission, elementwise, reductions, activations, masks applied),
+//!    `matmul_ops`, `memory_ops` (loads, allocations), the families (`elementwise_ops`,
+//!    `random_ops`, `scan_stats_ops`, `top8_ops`, `nisa`, `broadcast`, `broadcast_nd`, `dst`,
+//!    `reshape`, `nd`, `tile_nd`, `np_consts`, `indirect`, `pe_tiling`, `psum_banks`), access
+//!    patterns (`patterns`, `patterns_nd`) and masks (`mask_guards`, `mask_sums`, `mask_nd`); `ops`,
+//!    the dispatcher that resolves a call to its family, sits on top of them.
+//! 6. **Statements and execution**: `stmts` (one statement of the core language), `signature`
+//!    (the kernel's parameters and `return`), `hw_loops` (hardware loops), `exec` (Python
+//!    statements), `functions` (calls of user functions), `classes`, `module_items` (the
+//!    module-level pass), `if_guards`, `unroll_axes`, `out_params`.
+//!
+//! This file owns what every layer shares: the evaluation context ([`Checker`], its scopes and
+//! counters), the checker's values ([`Value`], [`TileVal`]) and its output ([`CheckedKernel`]).
+//! The layers bound imports, not calls: each file adds methods to `Checker`, and evaluation is
+//! re-entrant by nature (an expression calls a user function, whose statements evaluate
+//! expressions), so a lower file may call a method an upper file defines; what it may not do is
+//! name the upper file's types, functions or constants. Every problem the checks find is a variant
+//! of `error::CheckError`, which carries its data and becomes a diagnostic in one place.
 //!
 //! Invariants:
 //! - a kernel is returned as a [`CheckedKernel`] only when it produced no diagnostic; then every
@@ -38,7 +72,7 @@
 //!   compile-time constant is required it must not depend on a loop variable;
 //! - `u = t` (a plain name or a slice) binds `u` to the same tile (a view), with no instruction;
 //! - `nl.matmul(x, y)` without `transpose_x=True` is `x @ y`: `x` is transposed on the Tensor
-//!   engine first, as NKI lowers it (`ops::matmul_untransposed`);
+//!   engine first, as NKI lowers it (`matmul_ops::matmul_untransposed`);
 //! - a statement that produces no instruction (`nl.ndarray`, a view binding) is not lowered;
 //! - integer scalars are accepted where float scalars are (`x * 2`);
 //! - `nl.zeros` / `nl.ndarray` take a required `dtype` and an optional `buffer` (default SBUF);
@@ -50,57 +84,84 @@
 //!   variable a temporary is then assigned to as a whole is recorded (`user_names`), so that logs
 //!   can show that name instead (lowering makes the display names).
 
-// alloc_api: NKI's direct-allocation API (`ncc.sbuf.mod_alloc`), as buffer kinds.
-mod alloc_api;
-mod broadcast;
-mod broadcast_nd;
-mod calls;
-// classes: user classes, instances, bound methods, `@dataclass`, `raise`.
-mod classes;
-mod comptime;
-mod consts;
-mod dst;
-mod elementwise_ops;
-pub(crate) mod error;
-mod eval_expr;
-mod exec;
-mod functions;
-mod functools;
-// grid: the SPMD launch grid (nl.program_id, --grid).
-pub mod grid;
-mod indirect;
-mod loop_scope;
-mod nd;
-mod nisa;
+// layer 0: foundations
+mod arith;
 // nki_names: NKI's keyword names for parameters nkc spells otherwise.
 mod nki_names;
+mod not_in_nkc;
+mod operands;
+
+// layer 1: values
+mod index_vec;
+mod loop_scope;
+mod pyvalue;
+
+// layer 2: errors
+pub(crate) mod error;
+mod error_diagnostic;
+
+// layer 3: compile-time values
+mod calls;
+mod comptime;
+mod consts;
+mod index_sums;
+mod slices;
+mod vectors;
+// alloc_api: NKI's direct-allocation API (`ncc.sbuf.mod_alloc`), as buffer kinds.
+mod alloc_api;
+mod functools;
 mod np_array;
-// np_consts: 2-D numpy arrays and the constant HBM tensors of nl.shared_constant.
-mod np_consts;
-mod ops;
-// out_params: outputs passed as parameters (written by nl.store, no return).
-mod out_params;
-mod patterns;
-mod patterns_nd;
-mod pe_tiling;
+// grid: the SPMD launch grid (nl.program_id, --grid).
+pub mod grid;
+
+// layer 4: expressions
+mod eval_expr;
+mod py_access;
+mod py_operators;
+mod residualise;
+
+// layer 5: operations
+mod broadcast;
+mod broadcast_nd;
+mod core_ops;
+mod dst;
+mod elementwise_ops;
+mod matmul_ops;
+mod memory_ops;
+mod nd;
+mod nisa;
 mod random_ops;
+mod reshape;
 mod scan_stats_ops;
 mod top8_ops;
-// tile_nd: HBM reshape, tall nl.load_transpose2d.
+// tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape, tall nl.load_transpose2d.
+mod tile_nd;
+// np_consts: 2-D numpy arrays and the constant HBM tensors of nl.shared_constant.
+mod indirect;
+mod np_consts;
+mod pe_tiling;
 // psum_banks: PSUM arrays of several banks, each access within one bank.
-mod psum_banks;
-mod pyvalue;
-mod reshape;
-mod slices;
-mod stmts;
-// tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape.
-mod if_guards;
 mod mask_guards;
 mod mask_nd;
 mod mask_sums;
-mod tile_nd;
+mod ops;
+mod patterns;
+mod patterns_nd;
+mod psum_banks;
+
+// layer 6: statements and execution
+mod exec;
+mod functions;
+mod hw_loops;
+mod signature;
+mod stmts;
+// classes: user classes, instances, bound methods, `@dataclass`, `raise`.
+mod classes;
+mod if_guards;
+mod module_items;
 mod unroll_axes;
-mod vectors;
+// out_params: outputs passed as parameters (written by nl.store, no return).
+mod out_params;
 
 use crate::ast::{self, Span};
 use crate::diagnostic::Error;
@@ -288,10 +349,10 @@ pub(crate) enum Value {
     /// A compile-time boolean (a flag parameter, a comparison).
     Bool(bool),
     /// An index vector (`nl.arange(128)[:, None]`).
-    Vec(vectors::IndexVec),
+    Vec(index_vec::IndexVec),
     /// A mask over index vectors (`m = (i * 128 + i_p < n) & (i_f < d)`): its bounds, for
     /// `mask=m` (`vectors`).
-    Mask(vectors::MaskPieces),
+    Mask(index_vec::MaskPieces),
     /// `None`: the default of an optional parameter.
     None,
     /// A binding whose definition failed; uses are silent.
@@ -351,6 +412,9 @@ pub(crate) struct Bound {
     pub leaked: bool,
 }
 
+/// The most statements and loop iterations one kernel's evaluation may run.
+pub(crate) const MAX_STEPS: u64 = 1_000_000;
+
 /// The most elements the HBM arrays of one kernel may hold together: 2^27 (512 MiB of float32),
 /// the footprint the simulator allocates at most (`runtime_sim::sim::MAX_HBM_ELEMS`) and the
 /// interpreter's too. Checked here, so that `check` rejects what `run` cannot run.
@@ -368,7 +432,7 @@ pub fn check_module(
 ) -> Result<Vec<CheckedKernel>, Vec<Error>> {
     let args = &specs.args;
     let mut errors = Vec::new();
-    let globals = check_items(module, &mut errors);
+    let globals = module_items::check_items(module, &mut errors);
 
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for k in &module.kernels {
@@ -450,7 +514,7 @@ fn without_repeats(errors: Vec<Error>) -> Vec<Error> {
 /// tensor type of no shape), so that the run gives the parameter's shape and dtype as for an
 /// untyped one; `int`, `float`, `bool`, `str` are scalar annotations, not hints of a tensor.
 pub fn annotation_is_hint(ty: &ast::Expr) -> bool {
-    stmts::is_hint(ty) && stmts::scalar_hint(ty).is_none()
+    signature::is_hint(ty) && signature::scalar_hint(ty).is_none()
 }
 
 /// The 2-D shape in which a tensor of shape `dims` (any rank from 1) is stored: `[N]` as
@@ -475,176 +539,7 @@ pub(crate) fn unknown_kernel(module: &ast::Module, name: &str) -> Error {
     .into()
 }
 
-/// Runs the module's statements (imports, constants, `if __name__ == ...` blocks) and binds
-/// every module-level function; the result is the globals the kernels see.
-fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String, Bound> {
-    let empty = HashMap::new();
-    let mut checker = Checker::new(&empty, errors);
-    let mut out = Vec::new();
-    // The functions are bound first, so that a statement after a `def` may name it
-    // (`k = nki.jit(k, mode="simulation")`, as NKI's tests rebind their kernels).
-    for k in &module.kernels {
-        checker.bind_module_function(k);
-    }
-    for item in &module.items {
-        let traced = match &item.kind {
-            ast::StmtKind::Assign { value, .. } | ast::StmtKind::Expr(value) => {
-                checker.traced(value)
-            }
-            _ => false,
-        };
-        let is_call = matches!(&item.kind, ast::StmtKind::Expr(e) if matches!(e.kind, ast::ExprKind::Call { .. }));
-        if traced
-            || is_call
-                && checker.traced(match &item.kind {
-                    ast::StmtKind::Expr(e) => e,
-                    _ => unreachable!("checked to be an expression statement"),
-                })
-        {
-            checker.error(CheckError::BadModuleItem {
-                at: item.span.clone(),
-            });
-            continue;
-        }
-        if let ast::StmtKind::Assign {
-            target: ast::Target::Name(id),
-            ..
-        } = &item.kind
-        {
-            if RESERVED.contains(&id.name.as_str()) {
-                checker.error(reserved(id));
-                continue;
-            }
-        }
-        let mark = checker.errors.len();
-        let unknown_mark = checker.unknown_module_attrs;
-        let unrun_mark = (checker.unrun_uses, checker.unrun_undefined);
-        let flow = checker.exec_block(std::slice::from_ref(item), &mut out, false);
-        // A statement that failed only on names nkc does not know (an instance of a skipped
-        // `class`, an attribute of a host module such as `os.environ` or `logging.disable`)
-        // defers its diagnostics to the kernels that use the names it binds: the kernels do not
-        // depend on it otherwise. One that binds no name (`logging.disable(logging.OFF)`) must
-        // have failed only on host modules' attributes, and is then dropped. A Python error (a
-        // division by zero, a failed call, an unknown `nl` operation) stays an error of the
-        // module.
-        let mut names = Vec::new();
-        stmt_binds(item, &mut names);
-        let failed = &checker.errors[mark..];
-        // Uses of names bound by statements deferred before (a test class's instance:
-        // `TestCase().test_x()`) are host code's failures too, each counted once.
-        let unknown_names = failed
-            .iter()
-            .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
-            .count()
-            .saturating_sub(checker.unrun_undefined - unrun_mark.1);
-        let unknown_attrs =
-            checker.unknown_module_attrs - unknown_mark + (checker.unrun_uses - unrun_mark.0);
-        // A class is Python nkc may not run whole (a test class beside the kernels): whatever
-        // failed in it is reported where a kernel uses the class.
-        let is_class = matches!(item.kind, ast::StmtKind::Class(_));
-        let deferrable = if is_class {
-            true
-        } else if names.is_empty() {
-            unknown_attrs == failed.len()
-        } else {
-            unknown_names + unknown_attrs == failed.len()
-        };
-        if !failed.is_empty() && deferrable {
-            let errs = checker.errors.split_off(mark);
-            for id in names {
-                let v = Value::py(pyvalue::Py::Unrun(errs.clone()));
-                checker.bind(&id.name, v, id.span.clone());
-            }
-            checker.stopped = false;
-            continue;
-        }
-        if matches!(flow, stmts::Flow::Return(..)) {
-            checker.error(CheckError::BadModuleItem {
-                at: item.span.clone(),
-            });
-        }
-        if checker.stopped {
-            break;
-        }
-    }
-    for k in &module.kernels {
-        checker.bind_module_function(k);
-    }
-    checker.scopes.pop().unwrap_or_default()
-}
-
-impl Checker<'_> {
-    /// Binds a module-level `def`. A default that fails only on names nkc does not know (a host
-    /// helper's `dtype=torch.float32`) defers its diagnostics to the kernels that use the
-    /// function, as a module-level assignment's do.
-    fn bind_module_function(&mut self, k: &ast::Kernel) {
-        let mark = self.errors.len();
-        let unknown_mark = self.unknown_module_attrs;
-        if let Some(f) = self.make_function(std::rc::Rc::new(k.clone())) {
-            self.bind(&k.name.name, f, k.name.span.clone());
-            return;
-        }
-        let failed = &self.errors[mark..];
-        let unknown_names = failed
-            .iter()
-            .filter(|e| e.code == crate::codes::UNDEFINED_NAME)
-            .count();
-        if !failed.is_empty()
-            && unknown_names + (self.unknown_module_attrs - unknown_mark) == failed.len()
-        {
-            let errs = self.errors.split_off(mark);
-            let v = Value::py(pyvalue::Py::Unrun(errs));
-            self.bind(&k.name.name, v, k.name.span.clone());
-            self.stopped = false;
-        }
-    }
-}
-
-/// The names a module-level statement binds (its assignment targets, loop variables, imports and
-/// `def`s, in its nested blocks too).
-fn stmt_binds<'t>(s: &'t ast::Stmt, out: &mut Vec<&'t ast::Ident>) {
-    match &s.kind {
-        ast::StmtKind::Assign { target, .. } | ast::StmtKind::AugAssign { target, .. } => {
-            target_names(target, out)
-        }
-        ast::StmtKind::MultiAssign { targets, .. } => {
-            targets.iter().for_each(|t| target_names(t, out))
-        }
-        ast::StmtKind::For { target, body, .. } => {
-            target_names(target, out);
-            body.iter().for_each(|s| stmt_binds(s, out));
-        }
-        ast::StmtKind::While { body, .. } => body.iter().for_each(|s| stmt_binds(s, out)),
-        ast::StmtKind::If { body, orelse, .. } => {
-            body.iter().chain(orelse).for_each(|s| stmt_binds(s, out))
-        }
-        ast::StmtKind::Import(items) => out.extend(items.iter().map(|(_, id)| id)),
-        ast::StmtKind::Def(k) => out.push(&k.name),
-        ast::StmtKind::Class(c) => out.push(&c.name),
-        ast::StmtKind::Recovered { binds } => out.extend(binds.iter()),
-        ast::StmtKind::Expr(_)
-        | ast::StmtKind::Return(_)
-        | ast::StmtKind::Pass
-        | ast::StmtKind::Opaque(_)
-        | ast::StmtKind::Break
-        | ast::StmtKind::Continue
-        | ast::StmtKind::Assert { .. }
-        | ast::StmtKind::Raise(_)
-        | ast::StmtKind::Declare(_)
-        | ast::StmtKind::Error => {}
-    }
-}
-
-/// The names an assignment target binds.
-fn target_names<'t>(t: &'t ast::Target, out: &mut Vec<&'t ast::Ident>) {
-    match t {
-        ast::Target::Name(id) => out.push(id),
-        ast::Target::Tuple { names, .. } => out.extend(names.iter()),
-        ast::Target::Seq { items, .. } => items.iter().for_each(|t| target_names(t, out)),
-        ast::Target::Starred(id) => out.push(id),
-        ast::Target::Subscript { .. } | ast::Target::Attribute { .. } => {}
-    }
-}
+impl Checker<'_> {}
 
 pub(crate) fn reserved(id: &ast::Ident) -> Error {
     error::CheckError::ReservedName {
@@ -691,7 +586,7 @@ pub(crate) struct Checker<'a> {
     unrun_uses: usize,
     /// Of `unrun_uses`, those that are undefined names (counted once, as uses, not as names).
     unrun_undefined: usize,
-    /// Statements and loop iterations run so far (`functions::MAX_STEPS`).
+    /// Statements and loop iterations run so far ([`MAX_STEPS`]).
     steps: u64,
     /// User-function frames open (`functions::MAX_DEPTH`).
     frames: usize,

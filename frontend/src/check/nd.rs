@@ -13,9 +13,8 @@
 //! Missing trailing indices are whole dimensions. Every index is checked against its own
 //! dimension's extent.
 
-use super::consts::lin;
+use super::arith::{lin, MAX_EXTENT};
 use super::error::CheckError;
-use super::ops::MAX_EXTENT;
 use super::{Checker, TileVal};
 use crate::ast::{Expr, ExprKind, Index, Span};
 use penguin::AffineExpr;

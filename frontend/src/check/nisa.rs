@@ -10,7 +10,7 @@
 //! lists them.
 
 use super::error::CheckError;
-use super::ops::{Arg, Dest, StmtCtx};
+use super::operands::{Arg, Dest, StmtCtx};
 use super::{Checker, TileVal};
 use crate::ast::{Expr, ExprKind, Span};
 use penguin::{AluOp, ReduceOp};

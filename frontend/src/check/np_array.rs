@@ -6,13 +6,13 @@
 //! instruction exists; only `nl.arange` / `nl.mgrid` make index vectors. Arithmetic follows
 //! numpy: elementwise between an array and a number, or between two arrays of one length (or
 //! of length 1), each element by Python's rules for its numbers (`comptime`); indexing and
-//! iteration are a sequence's (`eval_expr::getitem`).
+//! iteration are a sequence's (`py_access::getitem`).
 //!
 //! Invariants: an array's elements are compile-time numbers (ints, floats or bools); an array
-//! holds at most `functions::MAX_STEPS` elements.
+//! holds at most `MAX_STEPS` (`mod.rs`) elements.
 
-use super::functions::{Kwargs, MAX_STEPS};
-use super::pyvalue::Py;
+use super::pyvalue::{Kwargs, Py};
+use super::MAX_STEPS;
 use super::{Checker, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Span};
 use crate::codes;

@@ -14,9 +14,8 @@
 //! row-major, at most [`penguin::ir::MAX_CONST_VALUES`] of them; a constant's values are exactly
 //! representable in its dtype and never NaN other than the canonical one.
 
-use super::functions::Kwargs;
-use super::ops::Dest;
-use super::pyvalue::{Array2, Py};
+use super::operands::Dest;
+use super::pyvalue::{Array2, Kwargs, Py};
 use super::{CTensor, Checker, TileVal, Value};
 use crate::ast::{Expr, Span};
 use crate::codes;

@@ -20,9 +20,9 @@
 //! pattern that is one unit-step run per partition is a box. Callers take this path only for
 //! subscripts their box reading refuses, so box accesses are exactly as before.
 
-use super::consts::lin;
+use super::arith::lin;
 use super::error::CheckError;
-use super::patterns::{Sum, Term};
+use super::index_sums::{Sum, Term};
 use super::{Checker, TileVal};
 use crate::ast::{Index, Span};
 use penguin::{AffineExpr, PatAxis, Pattern};
@@ -143,14 +143,7 @@ impl Checker<'_> {
         indices: &[Index],
         span: &Span,
     ) -> Option<TileVal> {
-        let refuse = |cx: &mut Self, why: String| {
-            cx.error(CheckError::AccessPattern {
-                why,
-                help: HELP,
-                at: span.clone(),
-            });
-            None
-        };
+        let refuse = |cx: &mut Self, why: String| cx.refuse_pattern(why, HELP, span);
         if base.pattern.is_some() {
             return refuse(
                 self,
@@ -177,7 +170,7 @@ impl Checker<'_> {
                         s,
                         match ix {
                             Index::Slice { .. } => true,
-                            Index::Expr(e) => super::patterns::is_ds(e),
+                            Index::Expr(e) => super::index_sums::is_ds(e),
                         },
                     ),
                     None => {

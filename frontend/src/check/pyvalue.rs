@@ -4,17 +4,24 @@
 //! A kernel is a Python program that NKI traces: every value that is not a tile is an ordinary
 //! Python value, computed while the kernel is checked. Integers (affine in the loop variables of
 //! hardware loops), floats, booleans and `None` keep their [`Value`] variants of the checker; the
-//! others are a [`Value::Py`] holding a [`Py`] (classes and their instances are `classes`'s). This file owns those values: their Python type
-//! names, truth, equality, iteration and text (`str()`/`repr()`).
+//! others are a [`Value::Py`] holding a [`Py`]. This file owns those values: their Python type
+//! names, truth, equality, iteration and text (`str()`/`repr()`), including the data of the
+//! values other files make and call (a user class and its instances, [`ClassVal`] and
+//! [`InstanceVal`], whose behaviour is `classes`'s; a buffer of the direct-allocation API,
+//! [`AllocData`], `alloc_api`'s; a `functools.partial`, [`PartialData`], `functools`'s) and the
+//! keyword arguments of a call ([`Kwargs`]). It sits on the values layer (`mod.rs`): it imports
+//! only `index_vec`, so every file that evaluates may name these values.
 //!
 //! Invariants: a `Py` never holds a tile directly by name: tiles inside containers are
 //! [`Value::Tile`]/[`Value::Param`] values, snapshots of the binding, as Python's references are;
 //! lists and dicts are shared and mutable (`RefCell` inside an `Rc`), everything else immutable.
 
-use super::vectors::IndexVec;
+use super::index_vec::IndexVec;
 use super::Value;
 use crate::ast::Kernel;
+use crate::ast::Span;
 use penguin::AffineExpr;
+use penguin::Memory;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -72,16 +79,87 @@ pub(crate) enum Py {
     /// module holds.
     Unrun(Vec<crate::diagnostic::Error>),
     /// A class of the kernel's file (`classes`).
-    Class(super::classes::ClassVal),
+    Class(ClassVal),
     /// An instance of such a class (`classes`).
-    Instance(super::classes::InstanceVal),
+    Instance(InstanceVal),
     /// `obj.method` of an instance: the instance and the class's function, not yet called.
     BoundMethod(Value, Value),
     /// A buffer of NKI's direct-allocation API (`ncc.sbuf.mod_alloc(...)`,
     /// `ncc.psum.alloc(f)`): the memory it asks for (`alloc_api`).
-    Alloc(super::alloc_api::AllocData),
+    Alloc(AllocData),
     /// `functools.partial(f, *args, **kwargs)`: a function with arguments bound (`functools`).
-    Partial(super::functools::PartialData),
+    Partial(PartialData),
+}
+
+/// Keyword arguments: name, value and the span of `name=value`.
+pub(crate) type Kwargs = Vec<(String, Value, Span)>;
+
+/// A class made by a `class` statement.
+#[derive(Debug)]
+pub(crate) struct ClassVal {
+    pub name: String,
+    /// The classes it derives from, in order (user classes only; `object` and Python's
+    /// exceptions are not kept).
+    pub bases: Vec<Value>,
+    /// Whether it derives from one of Python's exceptions.
+    pub exception: bool,
+    /// The names its body bound.
+    pub attrs: RefCell<HashMap<String, Value>>,
+    /// For a `@dataclass`: its fields with their defaults, the bases' first.
+    pub fields: Option<Vec<(String, Option<Value>)>>,
+    /// `@dataclass(frozen=True)`: its instances' attributes cannot be set after `__init__`.
+    pub frozen: bool,
+}
+
+/// An instance of a user class.
+#[derive(Debug)]
+pub(crate) struct InstanceVal {
+    /// A [`Py::Class`].
+    pub class: Value,
+    pub attrs: RefCell<HashMap<String, Value>>,
+    /// Set once the generated `__init__` of a frozen dataclass has run.
+    pub frozen: std::cell::Cell<bool>,
+}
+
+/// A buffer of the direct-allocation API.
+#[derive(Debug, Clone)]
+pub(crate) struct AllocData {
+    /// SBUF or PSUM.
+    pub memory: Memory,
+    /// The API function that made it (`sbuf.mod_alloc`), for messages.
+    pub api: String,
+}
+
+impl AllocData {
+    pub(crate) fn repr(&self) -> String {
+        format!("<{} buffer>", self.api)
+    }
+
+    /// `nl.sbuf` or `nl.psum`: the buffer the operation checks see.
+    pub(crate) fn buffer_ref(&self) -> Value {
+        let name = match self.memory {
+            Memory::Psum => "psum",
+            _ => "sbuf",
+        };
+        Value::py(Py::Ref("nl", name.to_string()))
+    }
+}
+
+/// A `functools.partial` object: the function and the arguments bound to it.
+#[derive(Debug, Clone)]
+pub(crate) struct PartialData {
+    pub func: Value,
+    pub args: Vec<Value>,
+    pub kwargs: Kwargs,
+}
+
+impl PartialData {
+    pub(crate) fn repr(&self) -> String {
+        let mut parts = vec![self.func.repr()];
+        parts.extend(self.args.iter().map(Value::repr));
+        parts.extend((self.kwargs.iter()).map(|(k, v, _)| format!("{k}={}", v.repr())));
+        format!("functools.partial({})", parts.join(", "))
+    }
 }
 
 impl Value {
@@ -273,7 +351,7 @@ impl Value {
                 }
                 Py::Unrun(_) => "<not evaluated>".into(),
                 Py::Class(_) | Py::Instance(_) | Py::BoundMethod(..) => {
-                    super::classes::object_repr(p).unwrap_or_default()
+                    object_repr(p).unwrap_or_default()
                 }
                 Py::Alloc(a) => a.repr(),
                 Py::Partial(p) => p.repr(),
@@ -336,7 +414,7 @@ fn py_eq(a: &Py, b: &Py) -> Option<bool> {
         (Py::Builtin(x), Py::Builtin(y)) => x == y,
         (Py::Func(x), Py::Func(y)) => Rc::ptr_eq(&x.def, &y.def),
         (Py::Instance(_), Py::Instance(_)) | (Py::Class(_), Py::Class(_)) => {
-            return super::classes::object_eq(a, b)
+            return object_eq(a, b)
         }
         (Py::Dict(x), Py::Dict(y)) => {
             let (x, y) = (x.borrow(), y.borrow());
@@ -432,4 +510,77 @@ pub(crate) struct Array2 {
     pub rows: usize,
     pub cols: usize,
     pub items: Vec<Value>,
+}
+
+/// The class of a class value.
+pub(crate) fn class_of(v: &Value) -> Option<&ClassVal> {
+    match v.as_py()? {
+        Py::Class(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// Whether two values are the same Python object.
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Py(x), Value::Py(y)) => Rc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+/// `repr()` of a class or an instance: a dataclass's fields, else Python's default form.
+fn object_repr(p: &Py) -> Option<String> {
+    match p {
+        Py::Class(c) => Some(format!("<class '{}'>", c.name)),
+        Py::Instance(i) => {
+            let c = class_of(&i.class)?;
+            match &c.fields {
+                Some(fields) => {
+                    let attrs = i.attrs.borrow();
+                    let items: Vec<String> = fields
+                        .iter()
+                        .map(|(n, _)| {
+                            let v = attrs.get(n).map_or("?".into(), Value::repr);
+                            format!("{n}={v}")
+                        })
+                        .collect();
+                    Some(format!("{}({})", c.name, items.join(", ")))
+                }
+                None => Some(format!("<{} object>", c.name)),
+            }
+        }
+        Py::BoundMethod(_, f) => match f.as_py() {
+            Some(Py::Func(f)) => Some(format!("<bound method {}>", f.def.name.name)),
+            _ => Some("<bound method>".into()),
+        },
+        _ => None,
+    }
+}
+
+/// `a == b` of two instances: a dataclass compares its fields, any other class identity.
+fn object_eq(a: &Py, b: &Py) -> Option<bool> {
+    match (a, b) {
+        (Py::Instance(x), Py::Instance(y)) => {
+            if std::ptr::eq(x, y) {
+                return Some(true);
+            }
+            if !same(&x.class, &y.class) {
+                return Some(false);
+            }
+            let fields = class_of(&x.class).and_then(|c| c.fields.as_ref());
+            let Some(fields) = fields else {
+                return Some(false);
+            };
+            let (xa, ya) = (x.attrs.borrow(), y.attrs.borrow());
+            for (n, _) in fields {
+                match (xa.get(n), ya.get(n)) {
+                    (Some(p), Some(q)) if p.py_eq(q)? => {}
+                    _ => return Some(false),
+                }
+            }
+            Some(true)
+        }
+        (Py::Class(x), Py::Class(y)) => Some(std::ptr::eq(x, y)),
+        _ => None,
+    }
 }

@@ -16,7 +16,7 @@
 
 use super::error::CheckError;
 use super::nd::flatten;
-use super::ops::{Dest, Res, StmtCtx};
+use super::operands::{Dest, Res, StmtCtx};
 use super::{CTensor, Checker, TileVal, Value};
 use crate::ast::{Expr, ExprKind, Keyword, Span};
 use crate::codes;
@@ -143,7 +143,7 @@ impl Checker<'_> {
         let mut dims: Vec<Option<u64>> = Vec::with_capacity(items.len());
         let mut inferred = None;
         for (i, item) in items.iter().enumerate() {
-            if super::ops::literal_scalar(item) == Some(-1.0) && inferred.is_none() {
+            if super::comptime::literal_scalar(item) == Some(-1.0) && inferred.is_none() {
                 inferred = Some(i);
                 dims.push(Some(1));
             } else {
@@ -286,7 +286,7 @@ impl Checker<'_> {
         for j in 0..r / PMAX {
             let off = (j * PMAX) as i64;
             let mut part = src.clone();
-            part.start[0] = super::consts::lin(&src.start[0], 1, &AffineExpr::constant(off), 1)?;
+            part.start[0] = super::arith::lin(&src.start[0], 1, &AffineExpr::constant(off), 1)?;
             part.size[0] = PMAX;
             let res = Res {
                 shape: [PMAX, c],
@@ -296,7 +296,7 @@ impl Checker<'_> {
             let loaded = self.emit(cx, Op::Load, vec![part], res, Dest::Temp, span)?;
             let tr = self.transpose_of(loaded, span, cx, Dest::Temp)?;
             let mut cols = out.clone();
-            cols.start[1] = super::consts::lin(&out.start[1], 1, &AffineExpr::constant(off), 1)?;
+            cols.start[1] = super::arith::lin(&out.start[1], 1, &AffineExpr::constant(off), 1)?;
             cols.size[1] = PMAX;
             let into = Dest::Into {
                 target: cols,

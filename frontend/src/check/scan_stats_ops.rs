@@ -17,7 +17,7 @@
 //! `vocab::bn_aggr`), so the interpreter and the simulator agree on them by construction.
 
 use super::calls::Param;
-use super::ops::{Arg, Dest, OpKind, Res, StmtCtx};
+use super::operands::{Arg, Dest, OpKind, Res, StmtCtx};
 use super::{Checker, TileVal};
 use crate::ast::{Expr, Span};
 use crate::codes;

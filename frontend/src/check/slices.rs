@@ -7,9 +7,8 @@
 //! and maximum of the start over the box of loop bounds, and on failure names the first iteration,
 //! in loop order, where the slice leaves the tensor.
 
-use super::consts::lin;
+use super::arith::{lin, MAX_EXTENT};
 use super::error::CheckError;
-use super::ops::MAX_EXTENT;
 use super::{Checker, TileVal};
 use crate::ast::{ExprKind, Index, Span};
 use penguin::{AffineExpr, Axis};

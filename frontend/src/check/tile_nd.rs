@@ -27,8 +27,10 @@
 //! partition) is recorded with its E0141 (`TileNdData::arrays`): lowering contracts it by
 //! lifetime (`crate::fit_arrays`), and only one that still does not fit gets the diagnostic.
 
+use super::arith::MAX_EXTENT;
+use super::comptime::par_dim_arg;
 use super::error::CheckError;
-use super::ops::{Dest, OpKind, Res, StmtCtx, MAX_EXTENT};
+use super::operands::{Dest, OpKind, Res, StmtCtx};
 use super::{CTensor, Checker, TileVal};
 use crate::ast::{Expr, ExprKind, Index, Span};
 use crate::codes;
@@ -59,21 +61,6 @@ pub(crate) struct TileNdData {
     /// PSUM, and `nl.ndarray` SBUF arrays of several blocks declared larger than a partition,
     /// with their diagnostic ([`super::CheckedKernel::arrays`]).
     pub arrays: Vec<(Tensor, Option<Diagnostic>)>,
-}
-
-/// Whether `e` is `nl.par_dim(n)` (or `par_dim(n)`, imported by name): its argument.
-pub(super) fn par_dim_arg(e: &Expr) -> Option<&Expr> {
-    let ExprKind::Call { func, args, kwargs } = &e.kind else {
-        return None;
-    };
-    let named = match &func.kind {
-        ExprKind::Name(n) => n == "par_dim",
-        ExprKind::Attribute { value, attr } => {
-            attr.name == "par_dim" && matches!(&value.kind, ExprKind::Name(m) if m == "nl")
-        }
-        _ => false,
-    };
-    (named && args.len() == 1 && kwargs.is_empty()).then(|| &args[0])
 }
 
 /// The items of a tile shape written as a tuple that is not the plain `(P, F)`: more than two
@@ -348,7 +335,7 @@ impl Checker<'_> {
         let mut partial = false;
         for d in (0..dims.len()).rev().filter(|&d| d != par) {
             let (lo, n) = &sel[d];
-            start = super::consts::lin(&start, 1, lo, stride).or_else(|| {
+            start = super::arith::lin(&start, 1, lo, stride).or_else(|| {
                 self.error(CheckError::SliceOverflow { at: span.clone() });
                 None
             })?;
@@ -362,7 +349,7 @@ impl Checker<'_> {
             size *= n;
             stride *= dims[d] as i64;
         }
-        let lin = |a: &AffineExpr, b: &AffineExpr| super::consts::lin(a, 1, b, 1);
+        let lin = |a: &AffineExpr, b: &AffineExpr| super::arith::lin(a, 1, b, 1);
         let (Some(p0), Some(f0)) = (
             lin(&base.start[0], &sel[par].0),
             lin(&base.start[1], &start),

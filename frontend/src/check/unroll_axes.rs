@@ -20,8 +20,8 @@
 //! Invariants: the fixed axes are never the partition axis (axis 0) of a grid; they are set
 //! only while one statement is traced and empty otherwise.
 
-use super::consts::lin;
-use super::vectors::{IndexVec, VecTerm};
+use super::arith::lin;
+use super::index_vec::{IndexVec, VecTerm};
 use super::{Checker, Value};
 use crate::ast::{Expr, ExprKind, Index, Stmt, StmtKind, Target};
 use penguin::AffineExpr;
