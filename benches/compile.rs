@@ -211,28 +211,24 @@ fn source(text: String) -> Source {
     }
 }
 
+/// Times the whole compile of `kernel(n)` for every `n` of `sizes`, as one criterion group.
+fn family(c: &mut Criterion, name: &str, sizes: &[usize], kernel: fn(usize) -> String) {
+    let mut group = c.benchmark_group(name);
+    group.sample_size(10);
+    for &n in sizes {
+        let src = source(kernel(n));
+        compile(&src);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
+            b.iter(|| compile(black_box(src)))
+        });
+    }
+    group.finish();
+}
+
 fn compile_time(c: &mut Criterion) {
-    let mut group = c.benchmark_group("compile/body");
-    group.sample_size(10);
-    for n in [4, 16, 64, 256, 1024] {
-        let src = source(body_kernel(n));
-        compile(&src);
-        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
-            b.iter(|| compile(black_box(src)))
-        });
-    }
-    group.finish();
+    family(c, "compile/body", &[4, 16, 64, 256, 1024], body_kernel);
     // Issue 32: 1,024 statements within 5x of 256, also when the tiles overflow SBUF.
-    let mut group = c.benchmark_group("compile/chain");
-    group.sample_size(10);
-    for n in [64, 256, 1024] {
-        let src = source(chain_kernel(n));
-        compile(&src);
-        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
-            b.iter(|| compile(black_box(src)))
-        });
-    }
-    group.finish();
+    family(c, "compile/chain", &[64, 256, 1024], chain_kernel);
     let mut group = c.benchmark_group("compile/trip");
     group.sample_size(10);
     for mode in [PipelineMode::Default, PipelineMode::Emergent] {
@@ -246,57 +242,17 @@ fn compile_time(c: &mut Criterion) {
     }
     group.finish();
     // Shapes from the hardening campaign (issue 14): straight-line code and sequential loops.
-    let mut group = c.benchmark_group("compile/straight");
-    group.sample_size(10);
-    for n in [50, 100, 200, 400, 800] {
-        let src = source(straight_kernel(n));
-        compile(&src);
-        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
-            b.iter(|| compile(black_box(src)))
-        });
-    }
-    group.finish();
-    let mut group = c.benchmark_group("compile/loops");
-    group.sample_size(10);
-    for n in [2, 4, 8, 16] {
-        let src = source(loops_kernel(n));
-        compile(&src);
-        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
-            b.iter(|| compile(black_box(src)))
-        });
-    }
-    group.finish();
+    family(
+        c,
+        "compile/straight",
+        &[50, 100, 200, 400, 800],
+        straight_kernel,
+    );
+    family(c, "compile/loops", &[2, 4, 8, 16], loops_kernel);
     // Issue 32: sequential loops whose tiles share addresses, and reloads of one tile.
-    let mut group = c.benchmark_group("compile/seq");
-    group.sample_size(10);
-    for n in [16, 64, 256] {
-        let src = source(seq_kernel(n));
-        compile(&src);
-        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
-            b.iter(|| compile(black_box(src)))
-        });
-    }
-    group.finish();
-    let mut group = c.benchmark_group("compile/reload");
-    group.sample_size(10);
-    for n in [30, 300] {
-        let src = source(reload_kernel(n));
-        compile(&src);
-        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
-            b.iter(|| compile(black_box(src)))
-        });
-    }
-    group.finish();
-    let mut group = c.benchmark_group("compile/nest");
-    group.sample_size(10);
-    for n in [10, 30, 100] {
-        let src = source(nest_kernel(n));
-        compile(&src);
-        group.bench_with_input(BenchmarkId::from_parameter(n), &src, |b, src| {
-            b.iter(|| compile(black_box(src)))
-        });
-    }
-    group.finish();
+    family(c, "compile/seq", &[16, 64, 256], seq_kernel);
+    family(c, "compile/reload", &[30, 300], reload_kernel);
+    family(c, "compile/nest", &[10, 30, 100], nest_kernel);
     // The README's matmul scaled up, on every path (the emergent one prefetches across the nest).
     let mut group = c.benchmark_group("compile/matmul");
     group.sample_size(10);

@@ -26,6 +26,7 @@ pub mod op_text;
 pub mod parse;
 pub mod pipeline;
 pub mod uninit;
+pub mod uninit_rect;
 pub mod uninit_walk;
 pub mod verify;
 pub mod verify_limits;

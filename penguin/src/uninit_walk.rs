@@ -19,7 +19,7 @@
 use crate::affine::AffineExpr;
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{Access, Function, Op, StmtKind};
-use crate::uninit::UnwrittenRead;
+use crate::uninit_rect::{first_uncovered, Rect, UnwrittenRead};
 use cranelift_entity::SecondaryMap;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,9 +28,6 @@ pub const MAX_STEPS: u64 = 200_000;
 
 /// The most distinct rectangles written to one slot of a tensor the walk keeps.
 pub const MAX_WRITES: usize = 64;
-
-/// A rectangle `[r0, r1) × [c0, c1)` of a 2-D tensor.
-type Rect = crate::uninit::Rect;
 
 /// What is known to be written of one tensor: per slot (one index per block dimension), the
 /// rectangles; `None` once the tensor is given up on (every read of it counts as covered).
@@ -188,7 +185,7 @@ impl Walk<'_> {
                 if covered_by_one || read[0].0 >= read[0].1 || read[1].0 >= read[1].1 {
                     continue;
                 }
-                if let Some((r, c)) = crate::uninit::first_uncovered(&read, rects) {
+                if let Some((r, c)) = first_uncovered(&read, rects) {
                     self.reported.insert(i);
                     self.found.push(UnwrittenRead {
                         inst: i,

@@ -3,6 +3,7 @@
 //! - [`machine`]: the machine description, the one cost table shared with the backend (its
 //!   schedulers and its pipelining heuristics);
 //! - [`isa`]: the pseudo-ISA's types; [`text`]: its text form (lexer, parser and printer);
+//! - [`op_cost`]: the cost of one pseudo-ISA operation, `machine`'s table applied to its shapes;
 //! - [`validate`]: the static checks of a program (engines, shapes, memories);
 //! - [`numerics`]: the float32 arithmetic of every operation, bit-identical to Penguin's
 //!   interpreter;
@@ -14,6 +15,7 @@
 pub mod isa;
 pub mod machine;
 pub mod numerics;
+pub mod op_cost;
 pub mod sim;
 pub mod text;
 pub mod validate;

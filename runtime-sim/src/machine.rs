@@ -196,49 +196,6 @@ pub fn dma_transfer(bytes: u64) -> u64 {
     DMA_LATENCY.saturating_add(dma_queue_cycles(bytes))
 }
 
-/// The cycles `engine` spends on a compute operation (MACHINE.md cost table, access included),
-/// from the operation's static shapes. DMA, signal and wait are not compute: a DMA costs `sp`
-/// [`dma_issue_cycles`] and its queue [`dma_queue_cycles`] after [`DMA_LATENCY`]; waits and
-/// signals cost nothing. `N` is the output's elements per partition (the input's for reduce).
-pub fn op_cycles(engine: Engine, op: &crate::isa::Op) -> u64 {
-    use crate::isa::{Mem, Op};
-    let n_of = |a: &crate::isa::Ap| a.free_elems();
-    if engine == Engine::Pool {
-        return match op {
-            Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => 0,
-            Op::Reduce { src, .. } => pool_cycles(n_of(src)),
-            _ => crate::isa::tile_operands(op)
-                .first()
-                .map_or(0, |dst| pool_cycles(n_of(dst))),
-        };
-    }
-    match op {
-        Op::Matmul { a, b, .. } => matmul_cycles(matmul_dtype(a.dtype, b.dtype), n_of(a), n_of(b)),
-        Op::Transpose { src, .. } => transpose_cycles(src.np as u64, n_of(src)),
-        Op::Activation { dst, .. } => activation_cycles(n_of(dst)),
-        Op::Copy { dst, .. } if engine == Engine::Act => activation_cycles(n_of(dst)),
-        Op::TensorTensor { dst, a, b, .. } => {
-            tensor_tensor_cycles(n_of(dst), a.mem == Mem::Psum || b.mem == Mem::Psum)
-        }
-        Op::TensorScalar { dst, .. } | Op::Copy { dst, .. } | Op::Memset { dst, .. } => {
-            vector_cycles(n_of(dst))
-        }
-        Op::Iota { dst, .. } => vector_cycles(n_of(dst)),
-        Op::Rand { dst, .. } | Op::Dropout { dst, .. } => random_cycles(n_of(dst)),
-        // A 32 x 32 block moved through the Vector engine at a copy's rate.
-        Op::VectorTranspose { dst, .. } => vector_cycles(n_of(dst)),
-        Op::Reduce { src, .. } => reduce_cycles(n_of(src)),
-        Op::TensorTensorScan { dst, a, b, .. } => {
-            scan_cycles(n_of(dst), a.mem == Mem::Psum || b.mem == Mem::Psum)
-        }
-        Op::BnStats { src, .. } | Op::BnAggr { src, .. } => bn_cycles(n_of(src)),
-        Op::Max8 { src, .. } | Op::FindIndex8 { src, .. } | Op::MatchReplace8 { src, .. } => {
-            top8_cycles(n_of(src))
-        }
-        Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => 0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -971,7 +971,7 @@ impl<'p> Sim<'p, '_> {
 
     fn compute(&mut self, ei: usize, inst: &'p Inst, op: &Op, t: u64) -> Result<u64, SimError> {
         let engine = self.engines[ei].engine;
-        let cost = machine::op_cycles(engine, op);
+        let cost = crate::op_cost::op_cycles(engine, op);
         let operands = crate::isa::tile_operands(op);
         let mut res = Vec::with_capacity(operands.len());
         for a in &operands {
