@@ -37,7 +37,7 @@ use super::race::{engine_thread, join, queue_thread, Detector, Footprint, Vc, TH
 use super::trace::{Slice, Track};
 use super::*;
 use crate::isa::*;
-use crate::machine::{self, dma_issue_cycles, dma_queue_cycles, DMA_LATENCY};
+use crate::machine::{dma_issue_cycles, dma_queue_cycles, DMA_LATENCY};
 use crate::numerics;
 use crate::text::inst_to_string;
 use std::rc::Rc;
