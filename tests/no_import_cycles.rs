@@ -455,38 +455,15 @@ fn backend_edges(imports: &Imports, from: &str, to: &str) -> Vec<String> {
         .collect()
 }
 
-/// The one edge from `transform/` into `codegen/` that remains: the unroll heuristic measures a
-/// body's transfers with the queue planner's own packing (`codegen::queues::packed_period`),
-/// which works on BIR entities; it goes when the packing moves into `cost/`.
-const KNOWN_TRANSFORM_TO_CODEGEN: &[&str] = &["transform/unroll.rs -> codegen/queues.rs"];
-
 #[test]
 fn the_backend_layers_import_one_way() {
     let imports = compute_imports(&src_of("backend"));
-    let known = |e: &String| {
-        KNOWN_TRANSFORM_TO_CODEGEN.iter().any(|k| {
-            let (a, b) = k.split_once(" -> ").expect("an edge");
-            e.starts_with(a) && e.contains(&format!(" -> {b} "))
-        })
-    };
-    let up: Vec<String> = backend_edges(&imports, "transform/", "codegen/")
-        .into_iter()
-        .filter(|e| !known(e))
-        .collect();
+    let up = backend_edges(&imports, "transform/", "codegen/");
     assert!(
         up.is_empty(),
         "transform/ imports codegen/:\n{}",
         up.join("\n")
     );
-    // The known edge is still there (else it leaves the list).
-    for k in KNOWN_TRANSFORM_TO_CODEGEN {
-        assert!(
-            backend_edges(&imports, "transform/", "codegen/")
-                .iter()
-                .any(known),
-            "{k} is gone: take it out of KNOWN_TRANSFORM_TO_CODEGEN"
-        );
-    }
     let cost_up: Vec<String> = backend_edges(&imports, "cost/", "codegen/")
         .into_iter()
         .chain(backend_edges(&imports, "cost/", "transform/"))

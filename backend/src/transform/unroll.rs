@@ -9,7 +9,7 @@
 //!
 //! [`unroll_loops`] looks at every innermost loop that carries no annotation and has a transfer.
 //! For `U` in 1, 2, 4, 8, it packs `U` copies of the body's transfers with the queue plan's own
-//! packing ([`crate::codegen::queues::packed_period`]) and divides by `U`: the DMA time per original
+//! packing ([`crate::cost::queue_pack::packed_period`]) and divides by `U`: the DMA time per original
 //! iteration. A factor is tried only when the unrolled loop keeps at least [`MIN_TRIP`]
 //! iterations (a pipelined loop of fewer pays more in fill and drain than the plan gains), or
 //! when it unrolls the loop fully into an un-annotated enclosing loop, which then pipelines the
@@ -174,7 +174,7 @@ fn tried_factors(
         });
     let period = |u: u32| {
         let copies: Vec<(u64, u64)> = (0..u).flat_map(|_| transfers.iter().copied()).collect();
-        crate::codegen::queues::packed_period(&copies) / u64::from(u)
+        crate::cost::queue_pack::packed_period(&copies) / u64::from(u)
     };
     let sbuf_copy: u64 = private
         .iter()

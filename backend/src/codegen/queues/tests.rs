@@ -3,12 +3,12 @@
 //! Invariant: tests only; nothing here is compiled outside `cargo test`.
 
 use super::*;
-use cranelift_entity::EntityRef;
+use crate::cost::queue_pack::pack;
 use runtime_sim::machine::DType;
 
 fn t(inst: usize, partitions: u64, bytes: u64) -> Transfer {
     Transfer {
-        inst: BirInst::new(inst),
+        inst,
         partitions,
         bytes,
         on: 1,
