@@ -35,6 +35,25 @@ fn compile(text: &str) -> backend::Compiled {
     backend::compile(&func, None).expect("the test kernel compiles")
 }
 
+/// Compiles `text` and simulates it for its timing alone (no numerics) on random inputs drawn
+/// with `seed`.
+fn timed_run(text: &str, seed: u64) -> runtime_sim::sim::SimResult {
+    let c = compile(text);
+    let func = penguin::parse_function(text).expect("the test kernel parses");
+    let inputs: Vec<_> = penguin::interp::random_inputs(&func, seed)
+        .into_iter()
+        .map(|a| runtime_sim::sim::Array {
+            shape: a.shape,
+            data: a.data,
+        })
+        .collect();
+    let timing = runtime_sim::sim::Options {
+        numerics: false,
+        ..Default::default()
+    };
+    runtime_sim::sim::simulate(&c.program, &inputs, &timing).unwrap()
+}
+
 fn count_loops(stmts: &[Stmt]) -> usize {
     stmts
         .iter()
@@ -132,20 +151,7 @@ fn the_simulated_program_has_no_race_and_the_interpreters_bits() {
 /// slots stay below the queues' time.
 #[test]
 fn the_queue_plan_balances_the_queues_and_spares_sp() {
-    let func = penguin::parse_function(PIPELINED).unwrap();
-    let c = backend::compile(&func, None).unwrap();
-    let inputs: Vec<_> = penguin::interp::random_inputs(&func, 3)
-        .into_iter()
-        .map(|a| runtime_sim::sim::Array {
-            shape: a.shape,
-            data: a.data,
-        })
-        .collect();
-    let timing = runtime_sim::sim::Options {
-        numerics: false,
-        ..Default::default()
-    };
-    let r = runtime_sim::sim::simulate(&c.program, &inputs, &timing).unwrap();
+    let r = timed_run(PIPELINED, 3);
     let busy = r.stats.queue_busy;
     let max = *busy.iter().max().unwrap();
     let min = *busy.iter().min().unwrap();
@@ -191,20 +197,7 @@ const THREE_80: &str = r#"kernel three_80(x) -> (y, z) {
 /// partitions: the busiest queue within one piece of the average, `sp` below it.
 #[test]
 fn the_queue_plan_balances_all_transfers_within_one_piece() {
-    let c = compile(THREE_80);
-    let func = penguin::parse_function(THREE_80).unwrap();
-    let inputs: Vec<_> = penguin::interp::random_inputs(&func, 5)
-        .into_iter()
-        .map(|a| runtime_sim::sim::Array {
-            shape: a.shape,
-            data: a.data,
-        })
-        .collect();
-    let timing = runtime_sim::sim::Options {
-        numerics: false,
-        ..Default::default()
-    };
-    let r = runtime_sim::sim::simulate(&c.program, &inputs, &timing).unwrap();
+    let r = timed_run(THREE_80, 5);
     let busy = r.stats.queue_busy;
     let total: u64 = busy.iter().sum();
     let max = *busy.iter().max().unwrap();

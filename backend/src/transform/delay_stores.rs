@@ -120,9 +120,9 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, usize)> {
     let Some(body) = nesting_body(func, l) else {
         return Vec::new();
     };
-    // Per tensor, the statements anywhere in the kernel whose instructions read or write it.
-    // Per tensor, the statements whose instructions read or write it (`true`): anywhere in the
-    // kernel when the store is carried across the loops around `l`, else within `l`.
+    // Per tensor, the statements whose instructions read or write it (`true` for a write):
+    // anywhere in the kernel when the store is carried across the loops around `l`, else
+    // within `l`.
     let within: Option<BTreeSet<Stmt>> = carry_levels(func, l).is_empty().then(|| {
         (body.iter())
             .flat_map(|&b| edit::subtree_stmts(func, b))
