@@ -231,7 +231,8 @@ fn fmt_files(c: &UserCause, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         U::Npy(e) => write!(f, "{e}"),
         U::Write(e) => write!(f, "{e}"),
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -308,7 +309,8 @@ fn fmt_options(c: &UserCause, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             )
         }
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -346,7 +348,8 @@ fn fmt_program(c: &UserCause, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             capped_list(races.iter().map(|r| format!("  {r}")), "\n")
         ),
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -364,7 +367,8 @@ fn fmt_runs(c: &UserCause, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         U::NoStageCall => f.write_str("a statement of the loop has no call to carry stage_id"),
         U::OnPath { path, cause } => write!(f, "path `{path}`: {cause}"),
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 

@@ -223,7 +223,8 @@ fn fmt_loops(r: &PipelineRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             "loop `{iv}`: applied software pipelining with num_stages={num_stages}"
         ),
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -260,7 +261,8 @@ fn fmt_schedule(r: &PipelineRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             write!(f, "loop `{iv}`: execution order: {}", names.join(", "))
         }
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -306,7 +308,8 @@ fn fmt_buffers(r: &PipelineRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             }
         }
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -362,7 +365,8 @@ fn fmt_checks_and_peels(r: &PipelineRemark, f: &mut fmt::Formatter<'_>) -> fmt::
         ),
         R::Foreign(remark) => fmt::Display::fmt(remark, f),
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 

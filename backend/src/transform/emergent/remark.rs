@@ -271,7 +271,8 @@ fn fmt_stages(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             "emergent: loop `{iv}`: no compute stages: even a ring of {max} slots does not hide its DMA behind its compute, so splitting the compute would only lengthen the ramp"
         ),
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -311,7 +312,8 @@ fn fmt_plan(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             "emergent: loop `{iv}` (trip {trip}): `{tile}` becomes a ring of {slots} slots (prefetch depth {ahead}): its DMA takes ~{dma} cycles ({pieces} piece(s) of {piece_bytes} bytes) against ~{compute} compute cycles per iteration"
         ),
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -364,7 +366,8 @@ fn fmt_prefetch(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             quoted(rings, ", ")
         ),
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
@@ -394,7 +397,8 @@ fn fmt_carry_and_privatise(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fm
             quoted(copies, ", ")
         ),
         // The other families: each has its own function.
-        _ => Ok(()),
+        // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
+        other => write!(f, "{other:?}"),
     }
 }
 
