@@ -10,6 +10,11 @@
 //!   returns `EFBIG` instead of killing the process) the temporary file is removed and the target
 //!   keeps its bytes;
 //! - an existing target keeps its permission bits;
+//! - a target that exists and is neither a regular file nor a directory (`/dev/null`,
+//!   `/dev/stdout`, a FIFO, a terminal) is written in place, as `cp` and the shell's `>` do: it is
+//!   opened for writing and never replaced, so `-o /dev/null` run as root leaves `/dev/null` a
+//!   device (a rename over it would turn it into a regular file that every later reader of
+//!   `/dev/null` sees);
 //! - a target that is a symbolic link stays a link: the file it points to (through every link of
 //!   the chain) is the one replaced;
 //! - an output that is the same file as an input (after following links: the same device and
@@ -72,6 +77,13 @@ pub fn write_atomically_with(
         error,
     };
     ignore_file_size_signal();
+    // `metadata` follows every link, the kernel's own (`/dev/stdout` → `/proc/self/fd/1` → a
+    // pipe) included.
+    if let Ok(m) = std::fs::metadata(path) {
+        if !m.is_file() && !m.is_dir() {
+            return write_in_place(path, fill).map_err(err);
+        }
+    }
     let target = follow_links(path).map_err(err)?;
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -113,6 +125,18 @@ pub fn write_atomically_with(
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Writes into the existing non-regular file `path` (a device, a FIFO, a terminal) without
+/// replacing it: there is no whole-or-nothing for a stream.
+fn write_in_place(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new().write(true).open(path)?;
+    let mut w = BufWriter::new(file);
+    fill(&mut w)?;
+    w.flush()
 }
 
 /// The file `path` names once every symbolic link is followed (`path` itself when it is no link,
@@ -271,5 +295,37 @@ mod tests {
         assert!(same_file(&link, &f));
         assert!(refuse_inputs_as_outputs([("--trace", link.as_path())], &[&f]).is_err());
         assert!(refuse_inputs_as_outputs([("--trace", d.join("x").as_path())], &[&f]).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_through_and_stays_a_fifo() {
+        use std::os::unix::fs::FileTypeExt;
+        let d = scratch("fifo");
+        let f = d.join("pipe");
+        let c = std::ffi::CString::new(f.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Held open for reading and writing, without blocking: the FIFO has a reader when nkc
+        // opens it, and a write that went elsewhere reads as nothing instead of hanging.
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut end = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&f)
+            .unwrap();
+        write_atomically(&f, b"through the pipe").unwrap();
+        let mut got = [0u8; 64];
+        let n = end.read(&mut got).unwrap_or(0);
+        assert_eq!(&got[..n], b"through the pipe");
+        let t = std::fs::symlink_metadata(&f).unwrap().file_type();
+        assert!(t.is_fifo(), "the FIFO was replaced: {t:?}");
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            1,
+            "a temporary was left"
+        );
     }
 }

@@ -226,3 +226,49 @@ fn links_and_modes_are_kept() {
     let c = nkc::npy::read_npy(&outdir.join("c.npy")).expect("a whole .npy file");
     assert_eq!(c.shape, [128, 64]);
 }
+
+/// A device or a pipe named as an output is written in place, never replaced: `-o /dev/stdout`
+/// prints the program, and `-o /dev/null` (run as root in CI) leaves `/dev/null` a device. A
+/// rename over `/dev/null` once turned it into a regular file that collected later commands'
+/// output and fed it to every reader of `/dev/null` (a `rustc -` among them).
+#[cfg(unix)]
+#[test]
+fn devices_are_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = setup("devices");
+    let k = dir.join("k.nk");
+    let file = dir.join("k2.s");
+    let o = nkc(&["compile", s(&k), "--emit", "isa", "-o", s(&file)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = nkc(&["compile", s(&k), "--emit", "isa", "-o", "/dev/stdout"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        o.stdout,
+        std::fs::read(&file).unwrap(),
+        "`-o /dev/stdout` prints what `-o FILE` writes"
+    );
+    let is_device =
+        || std::fs::symlink_metadata("/dev/null").is_ok_and(|m| m.file_type().is_char_device());
+    if !is_device() {
+        eprintln!("/dev/null is no device on this machine: its check is skipped");
+        return;
+    }
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["compile", s(&k), "-o", "/dev/null"],
+        vec!["run", s(&k), "--trace", "/dev/null"],
+        vec!["compare", s(&k), "--svg", "/dev/null"],
+    ];
+    for args in &cases {
+        let o = nkc(args);
+        let kept = is_device();
+        if !kept {
+            // Put the device back before failing, so that the machine stays usable.
+            let c = std::ffi::CString::new("/dev/null").unwrap();
+            let _ = std::fs::remove_file("/dev/null");
+            // SAFETY: `c` is a NUL-terminated path that outlives the call.
+            unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+        }
+        assert!(kept, "{args:?} replaced /dev/null");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    }
+}
