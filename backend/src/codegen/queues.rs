@@ -176,6 +176,10 @@ fn plan_body(
         Together::Counted { classes, .. } => Some(classes.as_slice()),
         Together::Always => whole.as_deref(),
     };
+    // Counted classes whose steady class runs once have no steady period to shorten
+    // ([`steady`]'s module doc); a body without guards is one class for every iteration.
+    let unguarded = transfers.iter().all(|t| t.on == t.total);
+    let classes = classes.filter(|c| unguarded || steady::has_period(&transfers, c));
     if let Some(classes) = classes {
         let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
         let least = pieces(&splits);

@@ -25,11 +25,23 @@
 //!
 //! A transfer the steady class does not run (a nest's first-execution loads, which run once
 //! before the loop's carries take over; a stage's fill or drain when another class moves more)
-//! takes its largest split throughout: its issue slots are not the steady state's, and what the
-//! iterations that run it wait for is its latency, one piece after the fixed latency. (On
+//! takes the split of least latency throughout: its issue slots are not the steady state's, and
+//! what the iterations that run it wait for is its latency, the issue slots of its pieces on
+//! `sp` (each piece one more) plus one piece after the fixed latency; of the splits of equal
+//! latency, the fewest pieces ([`latency_split`]). (On
 //! `tests/good/nest_odd.nk`, the prologue's two 256 KiB loads, planned whole for their
 //! average share of a queue, each held the first iterations for 13,800 cycles of one queue:
-//! 58,273 cycles, then 37,810 with them split 16 ways.)
+//! 58,273 cycles, then 37,810 with them split 16 ways: 16 x 64 issue cycles and a piece of 863
+//! against 8 x 64 and 1,725 for 8 ways.)
+//!
+//! A steady class of **one iteration** has no period (nothing overlaps its transfers but other
+//! classes, and its iteration waits for their latency): [`super::compute_queue_plan`] does not
+//! walk then ([`has_period`]; the classes of a body without guards are one class standing for
+//! every iteration, which has one), and the views' plan stays: more pieces would only put
+//! issue slots on `sp` ahead of the next iteration's transfers. (`nki_rmsnorm_kernel`, 250 rows: two iterations of one class each; the
+//! walk split the first iteration's load and store 8 ways where the views split them 4, and the
+//! store's 4 more issue slots, ahead of the second iteration's load on `sp`, and its pieces on
+//! the queues that load then took, ran 32,989 cycles against 31,520.)
 //!
 //! A transfer of `np` partitions may take any number of pieces that divides `np`, up to its
 //! largest power-of-two split ([`split_choices`]): an 80-partition tile splits 5 or 10 ways as
@@ -53,18 +65,35 @@ use super::{SplitData, Transfer, SEARCH_SP};
 use crate::cost::dma::split_choices;
 use runtime_sim::machine::{self, DMA_QUEUES};
 
-/// The steady class of `classes` (module doc): which transfers run in it, or `None` when there
-/// is no class.
-fn steady_class(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Option<Vec<bool>> {
+/// The steady class of `classes` (module doc): which transfers run in it and in how many
+/// iterations, or `None` when there is no class.
+fn steady_class(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Option<(Vec<bool>, u64)> {
     let work = |h: &[bool]| -> u64 {
         (ts.iter().zip(h))
             .filter(|(_, &on)| on)
             .map(|(t, _)| machine::dma_queue_cycles(t.bytes))
             .sum()
     };
-    let (_, (h, _)) = (classes.iter().enumerate())
+    let (_, (h, n)) = (classes.iter().enumerate())
         .max_by_key(|(c, (h, n))| (work(h) * n, work(h), std::cmp::Reverse(*c)))?;
-    Some(h.clone())
+    Some((h.clone(), *n))
+}
+
+/// Whether the steady class of `classes` (counted iterations) has a period, that is runs in at
+/// least two iterations (module doc); `false` when there is no class.
+pub fn has_period(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> bool {
+    steady_class(ts, classes).is_some_and(|(_, n)| n >= 2)
+}
+
+/// The split of a transfer the steady class does not run, by what the iterations that run it
+/// wait for: `sp` issues its pieces one after another, and its last piece lands a piece's queue
+/// time after it, so of `choices` the one of least `pieces · issue + queue / pieces` (ties: fewer
+/// pieces). Its index in `choices`.
+fn latency_split(t: &Transfer, choices: &[u64]) -> usize {
+    let cost = |p: u64| p * machine::dma_issue_cycles() + piece(t, p);
+    (0..choices.len())
+        .min_by_key(|&i| (cost(choices[i]), choices[i]))
+        .unwrap_or(0)
 }
 
 /// One piece of transfer `t` split `p` ways: its queue cycles.
@@ -210,18 +239,19 @@ fn walk(
     on: bool,
     mut visit: impl FnMut(u64, u64, &[SplitData]),
 ) -> Option<()> {
-    let steady_on = steady_class(ts, classes)?;
+    let (steady_on, _) = steady_class(ts, classes)?;
     let runs: Vec<u64> = (0..ts.len())
         .map(|k| (classes.iter()).filter(|(h, _)| h[k]).map(|(_, n)| n).sum())
         .collect();
     let choices: Vec<Vec<u64>> = ts.iter().map(|t| split_choices(t.partitions)).collect();
     // A transfer the steady state does not run (a first execution's load, a stage's fill or
-    // drain) takes its largest split: its issue slots are not the steady state's, and its
-    // latency is what the iterations that run it wait for.
+    // drain) takes the split of least latency, issue slots included ([`latency_split`]): its
+    // issue slots are not the steady state's, and its latency is what the iterations that run it
+    // wait for.
     let mut at: Vec<usize> = (0..ts.len())
         .map(|k| match steady_on[k] {
             true => 0,
-            false => choices[k].len() - 1,
+            false => latency_split(&ts[k], &choices[k]),
         })
         .collect();
     loop {
