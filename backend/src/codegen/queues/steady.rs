@@ -25,23 +25,26 @@
 //!
 //! A transfer the steady class does not run (a nest's first-execution loads, which run once
 //! before the loop's carries take over; a stage's fill or drain when another class moves more)
-//! takes the split of least latency throughout: its issue slots are not the steady state's, and
-//! what the iterations that run it wait for is its latency, the issue slots of its pieces on
-//! `sp` (each piece one more) plus one piece after the fixed latency; of the splits of equal
-//! latency, the fewest pieces ([`latency_split`]). (On
+//! takes its largest split throughout: its issue slots are not the steady state's, and what the
+//! iterations that run it wait for is its latency, one piece after the fixed latency. (On
 //! `tests/good/nest_odd.nk`, the prologue's two 256 KiB loads, planned whole for their
 //! average share of a queue, each held the first iterations for 13,800 cycles of one queue:
-//! 58,273 cycles, then 37,810 with them split 16 ways: 16 x 64 issue cycles and a piece of 863
-//! against 8 x 64 and 1,725 for 8 ways.)
+//! 58,273 cycles, then 37,810 with them split 16 ways.) Choosing instead the split of least
+//! latency with its issue slots (`64 p + Q / p`, 8 ways for a 64 KiB load) gained 5-7% on
+//! many_psum, sched_nested's nested_matmul_store and nki_tensor_add_kernel_ but lost 12.8% on
+//! matmul_128x128x512_spmd (grid 4x2), whose walk then ended on 16-way steady pieces where it
+//! had 8: the estimate that scores the walk does not see `sp`'s in-order waits, so the largest
+//! split stays.
 //!
 //! A steady class of **one iteration** has no period (nothing overlaps its transfers but other
 //! classes, and its iteration waits for their latency): [`super::compute_queue_plan`] does not
 //! walk then ([`has_period`]; the classes of a body without guards are one class standing for
 //! every iteration, which has one), and the views' plan stays: more pieces would only put
-//! issue slots on `sp` ahead of the next iteration's transfers. (`nki_rmsnorm_kernel`, 250 rows: two iterations of one class each; the
-//! walk split the first iteration's load and store 8 ways where the views split them 4, and the
-//! store's 4 more issue slots, ahead of the second iteration's load on `sp`, and its pieces on
-//! the queues that load then took, ran 32,989 cycles against 31,520.)
+//! issue slots on `sp` ahead of the next iteration's transfers. (`nki_rmsnorm_kernel`, 250
+//! rows: two iterations of one class each; the walk split the first iteration's load and store
+//! 8 ways where the views split them 4, and the store's 4 more issue slots, ahead of the second
+//! iteration's load on `sp`, and its pieces on the queues that load then took, ran 32,989
+//! cycles against 31,520.)
 //!
 //! A transfer of `np` partitions may take any number of pieces that divides `np`, up to its
 //! largest power-of-two split ([`split_choices`]): an 80-partition tile splits 5 or 10 ways as
@@ -83,17 +86,6 @@ fn steady_class(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Option<(Vec<bo
 /// least two iterations (module doc); `false` when there is no class.
 pub fn has_period(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> bool {
     steady_class(ts, classes).is_some_and(|(_, n)| n >= 2)
-}
-
-/// The split of a transfer the steady class does not run, by what the iterations that run it
-/// wait for: `sp` issues its pieces one after another, and its last piece lands a piece's queue
-/// time after it, so of `choices` the one of least `pieces · issue + queue / pieces` (ties: fewer
-/// pieces). Its index in `choices`.
-fn latency_split(t: &Transfer, choices: &[u64]) -> usize {
-    let cost = |p: u64| p * machine::dma_issue_cycles() + piece(t, p);
-    (0..choices.len())
-        .min_by_key(|&i| (cost(choices[i]), choices[i]))
-        .unwrap_or(0)
 }
 
 /// One piece of transfer `t` split `p` ways: its queue cycles.
@@ -245,13 +237,12 @@ fn walk(
         .collect();
     let choices: Vec<Vec<u64>> = ts.iter().map(|t| split_choices(t.partitions)).collect();
     // A transfer the steady state does not run (a first execution's load, a stage's fill or
-    // drain) takes the split of least latency, issue slots included ([`latency_split`]): its
-    // issue slots are not the steady state's, and its latency is what the iterations that run it
-    // wait for.
+    // drain) takes its largest split: its issue slots are not the steady state's, and its
+    // latency is what the iterations that run it wait for.
     let mut at: Vec<usize> = (0..ts.len())
         .map(|k| match steady_on[k] {
             true => 0,
-            false => latency_split(&ts[k], &choices[k]),
+            false => choices[k].len() - 1,
         })
         .collect();
     loop {

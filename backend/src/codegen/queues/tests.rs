@@ -504,27 +504,6 @@ fn a_transfer_the_steady_state_does_not_run_takes_its_largest_split() {
 }
 
 #[test]
-fn a_transfer_the_steady_state_does_not_run_takes_the_split_of_least_latency() {
-    // A 16 KiB first-execution load (863 queue cycles) beside a steady 256 KiB load: its latency
-    // is its pieces' issue slots plus one piece, 64p + 863/p: 4 pieces (472) beat 16 (1,078).
-    let ts = [
-        Transfer {
-            on: 1,
-            total: 9,
-            ..t(0, 128, 16384)
-        },
-        Transfer {
-            on: 8,
-            total: 9,
-            ..t(1, 128, 262144)
-        },
-    ];
-    let classes = vec![(vec![true, false], 1), (vec![false, true], 8)];
-    let walk = steady::compute_steady_walk(&ts, &classes, 0, 0).expect("there are classes");
-    assert!(walk.iter().all(|plan| plan[0].pieces() == 4), "{walk:?}");
-}
-
-#[test]
 fn a_steady_class_of_one_iteration_has_no_period() {
     // nki_rmsnorm_kernel on 250 rows: a full tile's load and store in the first iteration, the
     // 122-row rest's in the second. No class runs twice: no period for the walk to shorten.
