@@ -102,17 +102,19 @@ fn on_fraction(func: &Function, bir: &Bir, i: BirInst) -> (u64, u64) {
 pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
     let mut plan = QueuePlan::default();
     let mut rotation = 0;
-    plan_body(func, bir, &bir.body, &mut plan, &mut rotation);
+    plan_body(func, bir, &bir.body, true, &mut plan, &mut rotation);
     for l in bir.loops.values() {
-        plan_body(func, bir, &l.body, &mut plan, &mut rotation);
+        plan_body(func, bir, &l.body, false, &mut plan, &mut rotation);
     }
     plan
 }
 
+/// Plans the transfers of `body` (`once`: the kernel's top level, which runs once).
 fn plan_body(
     func: &Function,
     bir: &Bir,
     body: &[BNode],
+    once: bool,
     plan: &mut QueuePlan,
     rotation: &mut usize,
 ) {
@@ -134,6 +136,18 @@ fn plan_body(
         .map(|t| bir.insts[BirInst::new(t.inst)].guards.as_slice())
         .collect();
     let together = compute_together(func, &guards);
+    // A body that runs once and whose chain is longer than its transfers' packing is bound by
+    // its latency: each transfer split for it ([`latency`]).
+    if once {
+        if let Some(lat) = latency::compute_latency_pieces(bir, body, &transfers) {
+            let (target, _) = pack_search(&transfers, &together, *rotation);
+            if lat.chain > target {
+                let splits = latency::place_pieces(&transfers, &lat.pieces, *rotation);
+                record(plan, &transfers, splits, rotation);
+                return;
+            }
+        }
+    }
     let compute = compute_cycles(func, bir, body);
     let mut splits = plan_view(&transfers, &together, compute, *rotation);
     // The steady view's plan, kept when its iterations take less time, class by class (by at
@@ -190,6 +204,16 @@ fn plan_body(
             }
         }
     }
+    record(plan, &transfers, splits, rotation);
+}
+
+/// Records the splits of a body's `transfers` in `plan`, and advances the rotation.
+fn record(
+    plan: &mut QueuePlan,
+    transfers: &[Transfer],
+    splits: Vec<SplitData>,
+    rotation: &mut usize,
+) {
     for (t, s) in transfers.iter().zip(splits) {
         plan.splits[BirInst::new(t.inst)] = Some(s);
     }
@@ -415,6 +439,7 @@ fn transfer(func: &Function, bir: &Bir, i: BirInst) -> Option<Transfer> {
     })
 }
 
+mod latency;
 mod steady;
 #[cfg(test)]
 mod tests;
