@@ -142,7 +142,11 @@ fn plan_body(
         if let Some(lat) = latency::compute_latency_pieces(bir, body, &transfers) {
             let (target, _) = pack_search(&transfers, &together, *rotation);
             if lat.chain > target {
-                let splits = latency::place_pieces(&transfers, &lat.pieces, *rotation);
+                let splits = match std::env::var("NKC_LAT").as_deref() {
+                    Ok("spread") => spread(&transfers, &together, lat.chain, lat.chain * 9 / 10, *rotation)
+                        .unwrap_or_else(|| latency::place_pieces(&transfers, &lat.pieces, *rotation)),
+                    _ => latency::place_pieces(&transfers, &lat.pieces, *rotation),
+                };
                 record(plan, &transfers, splits, rotation);
                 return;
             }
