@@ -139,14 +139,19 @@ fn plan_body(
     // A body that runs once and whose chain is longer than its transfers' packing is bound by
     // its latency: each transfer split for it ([`latency`]).
     if once {
-        if let Some(lat) = latency::compute_latency_pieces(bir, body, &transfers) {
+        let pairs: Vec<(usize, usize)> = (chain::chained_pairs(bir, body, &transfers, false))
+            .into_iter()
+            .map(|(w, r, _)| (w, r))
+            .collect();
+        if let Some(lat) = latency::compute_latency_pieces(bir, body, &transfers, &pairs) {
             let (target, _) = pack_search(&transfers, &together, *rotation);
             if lat.chain > target {
-                let splits = match std::env::var("NKC_LAT").as_deref() {
+                let mut splits = match std::env::var("NKC_LAT").as_deref() {
                     Ok("spread") => spread(&transfers, &together, lat.chain, lat.chain * 9 / 10, *rotation)
                         .unwrap_or_else(|| latency::place_pieces(&transfers, &lat.pieces, *rotation)),
                     _ => latency::place_pieces(&transfers, &lat.pieces, *rotation),
                 };
+                chain::align_chained_queues(bir, body, &transfers, &mut splits, false);
                 record(plan, &transfers, splits, rotation);
                 return;
             }
@@ -207,6 +212,11 @@ fn plan_body(
                 splits = steady;
             }
         }
+    }
+    // A loop whose iterations chain through its transfers takes the time of its chain: the
+    // readers of the chain queue behind their writers ([`chain`]).
+    if !once && chain::chains_across_iterations(bir, body, &transfers) {
+        chain::align_chained_queues(bir, body, &transfers, &mut splits, true);
     }
     record(plan, &transfers, splits, rotation);
 }
@@ -443,6 +453,7 @@ fn transfer(func: &Function, bir: &Bir, i: BirInst) -> Option<Transfer> {
     })
 }
 
+mod chain;
 mod latency;
 mod steady;
 #[cfg(test)]

@@ -52,6 +52,7 @@ pub(crate) fn compute_latency_pieces(
     bir: &Bir,
     body: &[BNode],
     transfers: &[Transfer],
+    pairs: &[(usize, usize)],
 ) -> Option<LatencyPiecesData> {
     let position: HashMap<usize, usize> = (body.iter().enumerate())
         .filter_map(|(k, n)| match *n {
@@ -79,14 +80,39 @@ pub(crate) fn compute_latency_pieces(
         .map(|(s, l)| s + l)
         .max()
         .unwrap_or(0);
-    let mut sharing: HashMap<u64, u64> = HashMap::new();
-    for &k in &at {
-        *sharing.entry(start[k]).or_default() += 1;
+    // Chains of transfers (each reading what the one before wrote) take one split, so that
+    // each link queues behind the one before ([`super::chain`]).
+    let mut group: Vec<usize> = (0..transfers.len()).collect();
+    fn root(group: &mut [usize], k: usize) -> usize {
+        let mut r = k;
+        while group[r] != r {
+            r = group[r];
+        }
+        group[k] = r;
+        r
     }
-    let pieces = (transfers.iter().zip(&at))
-        .map(|(t, &k)| {
-            let queue = machine::dma_queue_cycles(t.bytes);
-            soonest_split(largest_split(t.partitions), queue, sharing[&start[k]])
+    for &(w, r) in pairs {
+        let (a, b) = (root(&mut group, w), root(&mut group, r));
+        group[a.max(b)] = a.min(b);
+    }
+    let roots: Vec<usize> = (0..transfers.len()).map(|k| root(&mut group, k)).collect();
+    // Per chain: its earliest start, its transfers, its queue cycles, its least largest split.
+    let mut chains: HashMap<usize, (u64, u64, u64, u64)> = HashMap::new();
+    for (k, t) in transfers.iter().enumerate() {
+        let e = chains.entry(roots[k]).or_insert((u64::MAX, 0, 0, DMA_QUEUES as u64));
+        e.0 = e.0.min(start[at[k]]);
+        e.1 += 1;
+        e.2 += machine::dma_queue_cycles(t.bytes);
+        e.3 = e.3.min(largest_split(t.partitions));
+    }
+    let mut sharing: HashMap<u64, u64> = HashMap::new();
+    for c in chains.values() {
+        *sharing.entry(c.0).or_default() += c.1;
+    }
+    let pieces = (0..transfers.len())
+        .map(|k| {
+            let (first, _, queue, most) = chains[&roots[k]];
+            soonest_split(most, queue, sharing[&first])
         })
         .collect();
     Some(LatencyPiecesData { chain, pieces })
