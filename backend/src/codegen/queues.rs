@@ -63,6 +63,15 @@
 //! views plan in the average because of a rare transfer ([`RARE`]) is weighed over its classes
 //! too, the rare transfer split its largest way (its latency is what its iterations wait for).
 //!
+//! A body that runs once (the kernel's top level, unless it holds a peeled pipeline's fill and
+//! drain) has no steady state: when its chain of dependences is longer than the packing's
+//! time, it is bound by its latency, and each chain of transfers takes the split that ends it
+//! soonest ([`latency`]) instead. Where the time is a chain — such a body, or a loop whose
+//! iterations chain through a transfer (a reload of what the previous iteration stored) — a
+//! transfer that reads what a transfer of its body wrote takes the writer's queues, piece for
+//! piece ([`chain`]): a queue is first in, first out, so the reader needs no semaphore and
+//! moves its bytes right after the writer's, without a second latency.
+//!
 //! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
 //! costs it and the emitter splits the transfers by it.
 //!
@@ -137,8 +146,10 @@ fn plan_body(
         .collect();
     let together = compute_together(func, &guards);
     // A body that runs once and whose chain is longer than its transfers' packing is bound by
-    // its latency: each transfer split for it ([`latency`]).
-    if once {
+    // its latency: each transfer split for it ([`latency`]). Not the fill and drain of a peeled
+    // pipeline (transfers of a stage), which overlap the loop between them like its iterations.
+    let staged = (transfers.iter()).any(|t| bir.insts[BirInst::new(t.inst)].stage.is_some());
+    if once && !staged {
         let pairs: Vec<(usize, usize)> = (chain::chained_pairs(bir, body, &transfers, false))
             .into_iter()
             .map(|(w, r, _)| (w, r))
@@ -146,11 +157,7 @@ fn plan_body(
         if let Some(lat) = latency::compute_latency_pieces(bir, body, &transfers, &pairs) {
             let (target, _) = pack_search(&transfers, &together, *rotation);
             if lat.chain > target {
-                let mut splits = match std::env::var("NKC_LAT").as_deref() {
-                    Ok("spread") => spread(&transfers, &together, lat.chain, lat.chain * 9 / 10, *rotation)
-                        .unwrap_or_else(|| latency::place_pieces(&transfers, &lat.pieces, *rotation)),
-                    _ => latency::place_pieces(&transfers, &lat.pieces, *rotation),
-                };
+                let mut splits = latency::place_pieces(&transfers, &lat.pieces, *rotation);
                 chain::align_chained_queues(bir, body, &transfers, &mut splits, false);
                 record(plan, &transfers, splits, rotation);
                 return;

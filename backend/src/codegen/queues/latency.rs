@@ -99,7 +99,9 @@ pub(crate) fn compute_latency_pieces(
     // Per chain: its earliest start, its transfers, its queue cycles, its least largest split.
     let mut chains: HashMap<usize, (u64, u64, u64, u64)> = HashMap::new();
     for (k, t) in transfers.iter().enumerate() {
-        let e = chains.entry(roots[k]).or_insert((u64::MAX, 0, 0, DMA_QUEUES as u64));
+        let e = chains
+            .entry(roots[k])
+            .or_insert((u64::MAX, 0, 0, DMA_QUEUES as u64));
         e.0 = e.0.min(start[at[k]]);
         e.1 += 1;
         e.2 += machine::dma_queue_cycles(t.bytes);
