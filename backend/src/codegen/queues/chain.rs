@@ -63,6 +63,17 @@ fn meet(w: &Operand, r: &Operand) -> bool {
         })
 }
 
+/// Each transfer's position in `body` (`None` when it is not a direct instruction of it).
+fn positions(body: &[BNode], transfers: &[Transfer]) -> Vec<Option<usize>> {
+    let at: std::collections::HashMap<usize, usize> = (body.iter().enumerate())
+        .filter_map(|(k, n)| match *n {
+            BNode::Inst(i) => Some((i.index(), k)),
+            BNode::Loop(_) => None,
+        })
+        .collect();
+    transfers.iter().map(|t| at.get(&t.inst).copied()).collect()
+}
+
 /// The chained pairs `(writer, reader)` of a body's `transfers` (indices into it): forward
 /// (the writer first in `body`), and with `carried` also the reader first (the writer's previous
 /// iteration feeds it: the accesses are the same rows in every iteration, no term of an
@@ -73,11 +84,7 @@ pub(crate) fn chained_pairs(
     transfers: &[Transfer],
     carried: bool,
 ) -> Vec<(usize, usize, bool)> {
-    let position = |t: &Transfer| {
-        body.iter()
-            .position(|n| *n == BNode::Inst(BirInst::new(t.inst)))
-    };
-    let at: Vec<Option<usize>> = transfers.iter().map(position).collect();
+    let at = positions(body, transfers);
     let mut pairs = Vec::new();
     for (w, tw) in transfers.iter().enumerate() {
         let Some((written, _)) = sides(bir, BirInst::new(tw.inst)) else {
@@ -124,11 +131,8 @@ pub(crate) fn align_chained_queues(
     let mut pairs = chained_pairs(bir, body, transfers, carried);
     // Forward pairs in the body's order, so that a chain of several links follows its first
     // writer; the carried ones last.
-    let order = |k: usize| {
-        body.iter()
-            .position(|n| *n == BNode::Inst(BirInst::new(transfers[k].inst)))
-    };
-    pairs.sort_by_key(|&(w, r, c)| (c, order(r), order(w)));
+    let at = positions(body, transfers);
+    pairs.sort_by_key(|&(w, r, c)| (c, at[r], at[w]));
     let mut changed = 0;
     let mut aligned = vec![false; transfers.len()];
     for (w, r, _) in pairs {
