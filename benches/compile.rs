@@ -14,7 +14,7 @@
 //! (`compile/body`: 1,024 within 5x of 256; `compile/chain`: the same for a chain of tiles that
 //! overflow SBUF over the loop, so that the allocator colours them by exact live ranges), and
 //! `n` reloads of one tile in one body
-//! (`compile/reload`). Compile ÷ check per example is `benches/compile_ratio.py`.
+//! (`compile/reload`), and `n` loads into tiles of their own in one body (`compile/loads`). Compile ÷ check per example is `benches/compile_ratio.py`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use nkc::driver::Source;
@@ -139,6 +139,24 @@ fn reload_kernel(n: usize) -> String {
     s
 }
 
+/// `n` loads of one column each, into tiles of their own, beside a load of a whole row block
+/// that is stored back, in a loop of two iterations: `n` transfers spread over the DMA queues in
+/// one body (issue 32: 5,000 of them reached the wait pruning's budget).
+fn loads_kernel(n: usize) -> String {
+    let mut s = String::from(
+        "def loads(a: nl.hbm[nl.float32, 128, 512]):\n    \
+         c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
+         for i in nl.affine_range(2):\n        \
+         acc = nl.load(a[:, 0:512])\n",
+    );
+    for k in 0..n {
+        let j = k % 512;
+        s += &format!("        t{k} = nl.load(a[:, {j}:{}])\n", j + 1);
+    }
+    s += "        nl.store(c[:, 0:512], value=acc)\n    return c\n";
+    s
+}
+
 /// Tensor add over `128 · t` rows of 4 columns: narrow enough that the three arrays stay within
 /// the 2^27 HBM elements a kernel may have (E0173) up to `t = 65536`.
 fn trip_kernel(t: usize) -> String {
@@ -252,6 +270,7 @@ fn compile_time(c: &mut Criterion) {
     // Issue 32: sequential loops whose tiles share addresses, and reloads of one tile.
     family(c, "compile/seq", &[16, 64, 256], seq_kernel);
     family(c, "compile/reload", &[30, 300], reload_kernel);
+    family(c, "compile/loads", &[300, 1000], loads_kernel);
     family(c, "compile/nest", &[10, 30, 100], nest_kernel);
     // The README's matmul scaled up, on every path (the emergent one prefetches across the nest).
     let mut group = c.benchmark_group("compile/matmul");

@@ -5,7 +5,8 @@
 //! inputs, in `tests/nki_corpus.rs`). The bound is
 //! computed on the kernel as written (`backend::cost::dep_bound`); a path that beat it would show the
 //! bound counting something the program does not wait for (a transfer as a whole where the
-//! program waits for it piece by piece, `tests/good/hbm_chain.nk`).
+//! program waits for it piece by piece, `tests/good/hbm_chain.nk`; a latency after a transfer
+//! that the next one is queued behind, `tests/good/dma_chains.nk`).
 
 #[path = "common/random_kernel.rs"]
 mod random_kernel;

@@ -63,6 +63,15 @@
 //! views plan in the average because of a rare transfer ([`RARE`]) is weighed over its classes
 //! too, the rare transfer split its largest way (its latency is what its iterations wait for).
 //!
+//! A body that runs once (the kernel's top level, unless it holds a peeled pipeline's fill and
+//! drain) has no steady state: when its chain of dependences is longer than the packing's
+//! time, it is bound by its latency, and each chain of transfers takes the split that ends it
+//! soonest ([`latency`]) instead. Where the time is a chain — such a body, or a loop whose
+//! iterations chain through a transfer (a reload of what the previous iteration stored) — a
+//! transfer that reads what a transfer of its body wrote takes the writer's queues, piece for
+//! piece ([`chain`]): a queue is first in, first out, so the reader needs no semaphore and
+//! moves its bytes right after the writer's, without a second latency.
+//!
 //! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
 //! costs it and the emitter splits the transfers by it.
 //!
@@ -102,17 +111,19 @@ fn on_fraction(func: &Function, bir: &Bir, i: BirInst) -> (u64, u64) {
 pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
     let mut plan = QueuePlan::default();
     let mut rotation = 0;
-    plan_body(func, bir, &bir.body, &mut plan, &mut rotation);
+    plan_body(func, bir, &bir.body, true, &mut plan, &mut rotation);
     for l in bir.loops.values() {
-        plan_body(func, bir, &l.body, &mut plan, &mut rotation);
+        plan_body(func, bir, &l.body, false, &mut plan, &mut rotation);
     }
     plan
 }
 
+/// Plans the transfers of `body` (`once`: the kernel's top level, which runs once).
 fn plan_body(
     func: &Function,
     bir: &Bir,
     body: &[BNode],
+    once: bool,
     plan: &mut QueuePlan,
     rotation: &mut usize,
 ) {
@@ -134,6 +145,25 @@ fn plan_body(
         .map(|t| bir.insts[BirInst::new(t.inst)].guards.as_slice())
         .collect();
     let together = compute_together(func, &guards);
+    // A body that runs once and whose chain is longer than its transfers' packing is bound by
+    // its latency: each transfer split for it ([`latency`]). Not the fill and drain of a peeled
+    // pipeline (transfers of a stage), which overlap the loop between them like its iterations.
+    let staged = (transfers.iter()).any(|t| bir.insts[BirInst::new(t.inst)].stage.is_some());
+    if once && !staged {
+        let pairs: Vec<(usize, usize)> = (chain::chained_pairs(bir, body, &transfers, false))
+            .into_iter()
+            .map(|(w, r, _)| (w, r))
+            .collect();
+        if let Some(lat) = latency::compute_latency_pieces(bir, body, &transfers, &pairs) {
+            let (target, _) = pack_search(&transfers, &together, *rotation);
+            if lat.chain > target {
+                let mut splits = latency::place_pieces(&transfers, &lat.pieces, *rotation);
+                chain::align_chained_queues(bir, body, &transfers, &mut splits, false);
+                record(plan, &transfers, splits, rotation);
+                return;
+            }
+        }
+    }
     let compute = compute_cycles(func, bir, body);
     let mut splits = plan_view(&transfers, &together, compute, *rotation);
     // The steady view's plan, kept when its iterations take less time, class by class (by at
@@ -194,6 +224,21 @@ fn plan_body(
             }
         }
     }
+    // A loop whose iterations chain through its transfers takes the time of its chain: the
+    // readers of the chain queue behind their writers ([`chain`]).
+    if !once && chain::chains_across_iterations(bir, body, &transfers) {
+        chain::align_chained_queues(bir, body, &transfers, &mut splits, true);
+    }
+    record(plan, &transfers, splits, rotation);
+}
+
+/// Records the splits of a body's `transfers` in `plan`, and advances the rotation.
+fn record(
+    plan: &mut QueuePlan,
+    transfers: &[Transfer],
+    splits: Vec<SplitData>,
+    rotation: &mut usize,
+) {
     for (t, s) in transfers.iter().zip(splits) {
         plan.splits[BirInst::new(t.inst)] = Some(s);
     }
@@ -419,6 +464,8 @@ fn transfer(func: &Function, bir: &Bir, i: BirInst) -> Option<Transfer> {
     })
 }
 
+mod chain;
+mod latency;
 mod steady;
 #[cfg(test)]
 mod tests;

@@ -242,8 +242,17 @@ fn distinct_slots(func: &Function, t: Tensor, a: &[AffineExpr], b: &[AffineExpr]
     })
 }
 
+/// The edges by buffer of `body` (unstaged: [`compute_edges`]), forward in program order: the
+/// dependence DAG the list scheduler orders, for the queue plan's chain of a body that runs
+/// once (`codegen::queues::latency`).
+pub(crate) fn compute_body_edges(bir: &Bir, body: &[BNode]) -> Vec<(usize, usize)> {
+    let ops: Vec<Vec<(Tensor, &Access, bool)>> = body.iter().map(|&b| operands(bir, b)).collect();
+    let insts: Vec<bool> = body.iter().map(|b| matches!(b, BNode::Inst(_))).collect();
+    compute_edges(&ops, &insts, None)
+}
+
 /// The cycles a node keeps its engine (or queue) busy, from the machine description.
-fn latency(bir: &Bir, n: BNode) -> u64 {
+pub(crate) fn latency(bir: &Bir, n: BNode) -> u64 {
     match n {
         BNode::Inst(i) => {
             let bi = &bir.insts[i];

@@ -32,7 +32,15 @@
 //! than one piece latency after all it reads has landed, and a whole latency after the first
 //! pieces of the rectangles that cover its read have; the reverse walk counts tails the same
 //! way. Counting transfers whole would put the bound above runs that overlap a store's last
-//! pieces with the reload's first (`tests/good/hbm_chain.nk`). A write replaces the rectangles it covers; one it only partly covers stays (a later
+//! pieces with the reload's first (`tests/good/hbm_chain.nk`). **A queue is first in, first
+//! out**, and a transfer's latency overlaps the transfers before it on its queue (MACHINE.md):
+//! a transfer that reads what a transfer wrote (a store of a loaded tile, the reload of a
+//! stored one) may be issued right after it on the same queue, with no wait, and its piece then
+//! moves its bytes as soon as the writer's piece has moved its own. So such a reader ends no
+//! sooner than its least piece's queue time ([`piece_queue_cycles`]) after what it reads has
+//! landed, and its whole latency after the writer's start (not after its landing); the reverse
+//! walk counts the writer's tail the same way. Counting the latency again would put the bound
+//! above runs whose chained transfers share their queues (`tests/good/hbm_scratch.nk`). A write replaces the rectangles it covers; one it only partly covers stays (a later
 //! write of the same element is ordered after it on every path, so waiting for it is still a
 //! lower bound). Tensors that no instruction reads are not tracked.
 //!
@@ -64,8 +72,11 @@ struct Rect {
     /// compute write). Reverse: the reader's least piece latency plus tail (`ready` for a
     /// compute reader).
     first: u64,
-    /// Reverse: whether the reader is a transfer.
+    /// Forward: whether a transfer wrote it. Reverse: whether the reader is a transfer.
     dma: bool,
+    /// Forward: when the transfer that wrote it started (`ready` for a compute write). Reverse:
+    /// a transfer reader's least piece queue time plus tail (`first` for a compute reader).
+    queued: u64,
 }
 
 /// The bounds of a kernel as written, in cycles.
@@ -309,6 +320,7 @@ impl Walk<'_> {
             ready: 0,
             first: 0,
             dma: false,
+            queued: 0,
         }
     }
 
@@ -323,21 +335,39 @@ impl Walk<'_> {
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             reads.push(&d.dst);
         }
-        let (mut first, mut all) = (0u64, 0u64);
+        let piece = piece_latency(self.func, i);
+        // What a transfer reads from a transfer's writes it may follow on the same queue
+        // (`_q`: only its piece's bytes after them, from the writer's start on).
+        let (mut first, mut all, mut first_q, mut all_q) = (0u64, 0u64, 0u64, 0u64);
         for o in reads {
             let r = self.rect(o);
             if let Some(rects) = self.ready.get(&o.tensor) {
                 for w in rects.iter().filter(|w| overlaps(w, &r)) {
-                    all = all.max(if covers(&r, w) { w.ready } else { w.first });
+                    let landed = if covers(&r, w) { w.ready } else { w.first };
+                    let queued = piece.is_some() && w.dma;
+                    match queued {
+                        true => all_q = all_q.max(landed),
+                        false => all = all.max(landed),
+                    }
                     if covers(w, &r) {
-                        first = first.max(w.first);
+                        match queued {
+                            true => {
+                                first = first.max(w.queued);
+                                first_q = first_q.max(w.first);
+                            }
+                            false => first = first.max(w.first),
+                        }
                     }
                 }
             }
         }
         let lat = min_latency(self.func, i);
-        let (start, end, end_first) = match piece_latency(self.func, i) {
-            Some(piece) => (first, (first + lat).max(all + piece), first + piece),
+        let (start, end, end_first) = match piece {
+            Some(piece) => {
+                let bytes = piece_queue_cycles(self.func, i).unwrap_or(0);
+                let end = (first + lat).max(all + piece).max(all_q + bytes);
+                (first, end, (first + piece).max(first_q + bytes))
+            }
             None => (all, all + lat, all + lat),
         };
         self.times.push(Instance {
@@ -349,6 +379,8 @@ impl Walk<'_> {
             let mut w = self.rect(&d.dst);
             w.ready = end;
             w.first = end_first.min(end);
+            w.dma = piece.is_some();
+            w.queued = if w.dma { start } else { end };
             let rects = self.ready.entry(d.dst.tensor).or_default();
             rects.retain(|old| !covers(&w, old));
             rects.push(w);
@@ -377,7 +409,8 @@ impl Walk<'_> {
                     (false, true) => r.first,
                     (true, _) if !covers(r, &w) => 0,
                     (true, false) => r.ready,
-                    (true, true) => r.first,
+                    // The reader may follow on the writer's queue: its piece's bytes.
+                    (true, true) => r.queued,
                 };
                 tail = tail.max(after);
             }
@@ -389,6 +422,7 @@ impl Walk<'_> {
         });
         let need = tail + min_latency(self.func, i);
         let piece = piece_latency(self.func, i).map_or(need, |p| tail + p);
+        let queued = piece_queue_cycles(self.func, i).map_or(piece, |q| tail + q);
         let mut reads: Vec<&Operand> = d.srcs.iter().collect();
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             reads.push(&d.dst);
@@ -398,6 +432,7 @@ impl Walk<'_> {
             r.ready = need;
             r.first = piece;
             r.dma = dma;
+            r.queued = queued;
             self.ready.entry(o.tensor).or_default().push(r);
         }
     }
@@ -451,6 +486,20 @@ pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
     let bytes = transfer_bytes(func, d, tile);
     (crate::cost::dma::split_choices(partitions).into_iter())
         .map(|p| machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
+        .min()
+}
+
+/// For a transfer, the least time one of its pieces keeps its queue: a piece queued behind the
+/// transfer that wrote what it reads moves its bytes as soon as that one's last bytes have (a
+/// queue is first in, first out, and the latency of a transfer overlaps the ones before it:
+/// MACHINE.md), with no latency of its own after them (`None` for a compute instruction).
+pub fn piece_queue_cycles(func: &Function, i: penguin::Inst) -> Option<u64> {
+    let d = &func.insts[i];
+    let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
+    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+    let bytes = transfer_bytes(func, d, tile);
+    (crate::cost::dma::split_choices(partitions).into_iter())
+        .map(|p| machine::dma_queue_cycles(bytes.div_ceil(p)))
         .min()
 }
 

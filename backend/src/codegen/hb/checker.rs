@@ -111,6 +111,10 @@ pub(super) struct Checker<'a, L: Lane> {
     /// The instance steps walked and kept-wait comparisons made so far
     /// ([`prune_budget`](super::prune_budget)).
     pub(super) steps: u64,
+    /// The node of the racing instance the last walk that found a race stopped at.
+    pub(super) race: Option<Node>,
+    /// The buffer of a walk's log of the epochs it overwrote (reused from walk to walk).
+    pub(super) epoch_buf: Vec<(u32, L)>,
 }
 
 /// A wait as the checks see it: its node, its index in the node's waits, its semaphore.
@@ -148,12 +152,9 @@ pub(super) struct State<L: Copy> {
     /// [`State::len`] of them are the current walk's, the rest the last walk's (a walk
     /// overwrites them in place, logging what it overwrote in `undo`).
     pub(super) prefix: SecondaryMap<Sem, Vec<Vc<L>>>,
-    /// Per semaphore, how many signals the current walk has published (counting those before
-    /// its start), valid where `stamp` is the walk's `generation` (elsewhere: the start
-    /// snapshot's count).
+    /// Per semaphore, how many signals the current walk has published, counting those before
+    /// its start (set from the snapshot it resumes from: a snapshot copies it whole).
     pub(super) len: SecondaryMap<Sem, u32>,
-    pub(super) stamp: SecondaryMap<Sem, u32>,
-    pub(super) generation: u32,
     /// The entries of `prefix` the current walk overwrote (`None`: it pushed one).
     pub(super) undo: Vec<(Sem, u32, Option<Vc<L>>)>,
     /// Per flat instance that ran, the epoch of its access on its thread.
@@ -230,8 +231,6 @@ impl<'a, L: Lane> Checker<'a, L> {
                 queue_epoch: [L::default(); DMA_QUEUES],
                 prefix: per_sem(sync, Vec::new()),
                 len: per_sem(sync, 0),
-                stamp: per_sem(sync, 0),
-                generation: 0,
                 undo: Vec::new(),
                 epoch: vec![L::default(); total],
             },
@@ -252,6 +251,8 @@ impl<'a, L: Lane> Checker<'a, L> {
             runs: SecondaryMap::new(),
             position: SecondaryMap::new(),
             steps: 0,
+            race: None,
+            epoch_buf: Vec::new(),
         }
     }
 

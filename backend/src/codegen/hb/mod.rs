@@ -116,8 +116,8 @@ pub const SEARCH_BUDGET: u64 = 50_000_000;
 /// (`kept.rs`); past it the waits not yet tried are kept.
 pub const PRUNE_BUDGET: u64 = 200_000_000;
 
-/// The steps every kernel may take whatever its size ([`prune_budget`]): 30 times what the
-/// largest example takes (`matmul.nk` on `default`: 128,295 steps for 307 waits).
+/// The steps every kernel may take whatever its size ([`prune_budget`]): 50 times what the
+/// largest example takes (`matmul.nk` on `default`: 80,654 steps for 355 waits).
 pub const PRUNE_FLOOR: u64 = 4_000_000;
 
 /// The steps each wait adds to [`PRUNE_FLOOR`] ([`prune_budget`]).
@@ -156,8 +156,8 @@ type Alive = SecondaryMap<WaitId, bool>;
 
 /// Why a check stopped.
 enum Stop {
-    /// Two conflicting instances are not ordered.
-    Race,
+    /// Two conflicting instances are not ordered: the later one is an instance of this node.
+    Race(Node),
     /// A wait asks for a signal not yet given in program order.
     Undecided,
 }
@@ -224,6 +224,8 @@ fn prune<L: Lane>(em: &Emitted, inst: &Instances, sync: &Sync, cf: &Conflicts) -
     // wait would remove too, and the result is the wait-by-wait greedy's. A wait known to be
     // needed stays, and the run goes on past it.
     let (mut w, mut run) = (0, 1);
+    // The wait a failed run was cut before, to be tried alone next.
+    let mut suspect: Option<WaitId> = None;
     // (Past the budget, the waits not yet tried stay: the program is race free as it is.)
     let nw = ck.waits.len();
     let budget = prune_budget(nw);
@@ -237,18 +239,29 @@ fn prune<L: Lane>(em: &Emitted, inst: &Instances, sync: &Sync, cf: &Conflicts) -
             w = end;
         } else if ck.try_remove(&trial, &mut alive) {
             w = end;
-            run *= 2;
+            run = match suspect.take() {
+                Some(x) if x.index() == end => 1,
+                _ => run * 2,
+            };
         } else if trial.len() == 1 {
             w = end;
         } else {
-            // The first wait of the run that raised a clock is the likely culprit: the run
-            // shrinks to end with it when it comes first (it is tried alone, after the
-            // certainly needed waits before it), or just before it (waits that raised nothing
-            // go without a walk); otherwise it halves.
-            let first = trial
-                .iter()
-                .copied()
-                .find(|&x| ck.kept[ck.waits[x].node].contains(&x) && !ck.orders_nothing(x));
+            // The likely culprit is a wait of the node whose instance the walk found racing,
+            // or else the first wait of the run that raised a clock: the run shrinks to end
+            // with it when it comes first (it is tried alone, after the certainly needed waits
+            // before it), or just before it (it is tried alone next: the waits before it go
+            // with one walk, not one per doubling); otherwise it halves. (Any choice of runs
+            // gives the wait-by-wait greedy's result; this one saves walks.)
+            let raced = ck
+                .race
+                .and_then(|y| trial.iter().copied().find(|&x| ck.waits[x].node == y));
+            let first = raced.or_else(|| {
+                trial
+                    .iter()
+                    .copied()
+                    .find(|&x| ck.kept[ck.waits[x].node].contains(&x) && !ck.orders_nothing(x))
+            });
+            suspect = first.filter(|&f| f != trial[0]);
             run = match first {
                 Some(f) if f == trial[0] => f.index() - w + 1,
                 Some(f) => f.index() - w,

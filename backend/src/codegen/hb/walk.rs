@@ -38,6 +38,7 @@ impl<'a, L: Lane> Checker<'a, L> {
     pub(super) fn race_free(&mut self, changed: usize, until: usize) -> Option<bool> {
         // Like the program, signal only the semaphores some kept wait reads (`read_now`); those
         // signalled differently from the last walk are among `dirty`.
+        self.race = None;
         let (changed, until) = self.widen_to_signals(changed, until);
         let limit = changed.min(self.valid_until);
         let keep = self.checkpoints.partition_point(|c| c.pos <= limit);
@@ -45,26 +46,37 @@ impl<'a, L: Lane> Checker<'a, L> {
         // stops (valid only when that walk went to the end).
         let complete = self.valid_until == self.order.len();
         let mut old_checkpoints = self.checkpoints.split_off(keep);
-        let (start, start_len) = self.resume();
-        let end = self.walk_from(start, &start_len, until, complete, &old_checkpoints);
-        let (r, converged) = (end.result, end.converged);
+        let start = self.resume();
+        let WalkEnd {
+            result: r,
+            converged,
+            epoch_log,
+        } = self.walk_from(start, until, complete, &old_checkpoints);
+        let restore = converged.is_none() && r.is_err() && complete;
+        if restore {
+            self.restore_last_walk(&epoch_log);
+        }
+        // (The log's buffer serves the next walk.)
+        self.epoch_buf = epoch_log;
         if let Some(k) = converged {
             // The rest is the last walk's: its snapshots and the signals it published (still
             // in `prefix` past what this walk overwrote).
             self.checkpoints.extend(old_checkpoints.drain(k..));
-        } else if r.is_err() && complete {
+        } else if restore {
             // Back to the last walk's records, which stay valid to the end.
-            self.restore_last_walk(&end.epoch_log);
             self.checkpoints.truncate(keep);
             self.checkpoints.append(&mut old_checkpoints);
             return match r {
-                Err(Stop::Race) => Some(false),
+                Err(Stop::Race(y)) => {
+                    self.race = Some(y);
+                    Some(false)
+                }
                 _ => None,
             };
         }
         if converged.is_none() {
             // Past the walk's end nothing is the last walk's any more.
-            self.truncate_signals(&start_len);
+            self.truncate_signals();
         }
         match r {
             Ok(()) => {
@@ -75,7 +87,10 @@ impl<'a, L: Lane> Checker<'a, L> {
                 self.valid_until = start;
                 self.checkpoints.truncate(keep);
                 match stop {
-                    Stop::Race => Some(false),
+                    Stop::Race(y) => {
+                        self.race = Some(y);
+                        Some(false)
+                    }
                     Stop::Undecided => None,
                 }
             }
@@ -98,35 +113,27 @@ impl<'a, L: Lane> Checker<'a, L> {
         (changed, until)
     }
 
-    /// Sets the walk's clocks to the latest snapshot, which it resumes from, and starts a new
-    /// generation of signal counts; returns the snapshot's position and signal counts.
-    fn resume(&mut self) -> (usize, SecondaryMap<Sem, u32>) {
+    /// Sets the walk's clocks and signal counts to the latest snapshot, which it resumes from;
+    /// returns the snapshot's position.
+    fn resume(&mut self) -> usize {
         let cp = self
             .checkpoints
             .last()
             .expect("the snapshot at position 0 is never dropped");
-        let start = cp.pos;
-        let start_len = cp.published.clone();
         let st = &mut self.st;
         st.clock = cp.clock;
         st.queue_epoch = cp.queue_epoch;
-        // Every semaphore's count is the snapshot's until the walk publishes to it.
-        st.generation = st.generation.wrapping_add(1);
-        if st.generation == 0 {
-            st.stamp.values_mut().for_each(|x| *x = 0);
-            st.generation = 1;
-        }
+        st.len.clone_from(&cp.published);
         st.undo.clear();
-        (start, start_len)
+        cp.pos
     }
 
-    /// Walks the instances from position `start` (signal counts `start_len` there), taking
+    /// Walks the instances from position `start` (its snapshot's signal counts in `st.len`), taking
     /// snapshots, until a race, an undecided wait, the end, or (past `until`, when the last
     /// walk was `complete`) a snapshot of `old_checkpoints` that this walk matches.
     fn walk_from(
         &mut self,
         start: usize,
-        start_len: &SecondaryMap<Sem, u32>,
         until: usize,
         complete: bool,
         old_checkpoints: &[Checkpoint<L>],
@@ -146,28 +153,24 @@ impl<'a, L: Lane> Checker<'a, L> {
             read: &self.read_now,
             st: &mut self.st,
             diff: Diff {
-                start_len,
                 last_read: &self.last_read,
                 read_after: 0,
                 tail_differs: per_sem(self.sync, false),
                 tails_differing: 0,
                 epochs_differ: false,
-                epoch_log: Vec::new(),
+                epoch_log: std::mem::take(&mut self.epoch_buf),
             },
         };
         walk.raised_log.clear();
         walk.needed_log.clear();
+        walk.diff.epoch_log.clear();
         let mut r = Ok(());
         // The next snapshot of the last walk to compare with.
         let mut next_old = 0;
         let mut converged = None;
         for (pos, &(i, lin)) in self.order.iter().enumerate().skip(start) {
             if pos > start && pos % self.every == 0 {
-                // (Filled in place: collecting a map key by key grows it key by key.)
-                let mut published = start_len.clone();
-                for (s, n) in published.iter_mut() {
-                    *n = walk.len(s);
-                }
+                let published = walk.st.len.clone();
                 let now = Checkpoint {
                     pos,
                     clock: walk.st.clock,
@@ -225,16 +228,11 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
     }
 
-    /// Drops the signals past those this walk published (`start_len`: the counts where it
-    /// started, for the semaphores it did not publish to).
-    fn truncate_signals(&mut self, start_len: &SecondaryMap<Sem, u32>) {
+    /// Drops the signals past those this walk published.
+    fn truncate_signals(&mut self) {
         let st = &mut self.st;
         for (s, p) in st.prefix.iter_mut() {
-            let len = match st.stamp[s] == st.generation {
-                true => st.len[s],
-                false => start_len[s],
-            };
-            p.truncate(len as usize);
+            p.truncate(st.len[s] as usize);
         }
     }
 
@@ -291,9 +289,6 @@ struct Walk<'a, L: Copy> {
 
 /// How a walk differs from the last one so far ([`Checker::race_free`]).
 pub(super) struct Diff<'a, L> {
-    /// Per semaphore, how many signals the last walk had published at the start of this one
-    /// (the signals it published from there on are still in `prefix` past this walk's).
-    start_len: &'a SecondaryMap<Sem, u32>,
     /// Per semaphore and signal, the last position of a wait instance that may read it.
     last_read: &'a SecondaryMap<Sem, Vec<u32>>,
     /// The last position that may read a signal this walk published differently.
@@ -311,10 +306,7 @@ pub(super) struct Diff<'a, L> {
 impl<L: Lane> Walk<'_, L> {
     /// How many signals of `sem` this walk has published, counting those before its start.
     fn len(&self, sem: Sem) -> u32 {
-        match self.st.stamp[sem] == self.st.generation {
-            true => self.st.len[sem],
-            false => self.diff.start_len[sem],
-        }
+        self.st.len[sem]
     }
 
     /// The semaphore node `i` signals in this program, if any.
@@ -325,7 +317,6 @@ impl<L: Lane> Walk<'_, L> {
     fn publish(&mut self, sem: Sem, c: Vc<L>) {
         let at = self.len(sem) as usize;
         let st = &mut *self.st;
-        st.stamp[sem] = st.generation;
         st.len[sem] = at as u32 + 1;
         let p = &mut st.prefix[sem];
         let mut v = c;
@@ -362,15 +353,16 @@ impl<L: Lane> Walk<'_, L> {
         self.diff.epoch_log.push((b as u32, old));
     }
 
-    /// Whether instance `b`, whose thread's clock is `c`, happens after every instance it must.
+    /// Whether instance `b` (of node `i`), whose thread's clock is `c`, happens after every
+    /// instance it must.
     /// Also records the waits that alone order `b` after one of its conflicting instances
     /// (`before`: its engine's clock before its waits; [`Checker::needed`]).
-    fn check(&mut self, b: usize, c: &Vc<L>, before: &Vc<L>) -> Result<(), Stop> {
+    fn check(&mut self, i: Node, b: usize, c: &Vc<L>, before: &Vc<L>) -> Result<(), Stop> {
         let (s, e) = (self.cf.start[b] as usize, self.cf.start[b + 1] as usize);
         for &(t, a) in &self.cf.after[s..e] {
             let (t, epoch) = (t as usize, self.st.epoch[a as usize]);
             if epoch > c[t] {
-                return Err(Stop::Race);
+                return Err(Stop::Race(i));
             }
             if before[t] >= epoch {
                 continue;
@@ -416,7 +408,7 @@ impl<L: Lane> Walk<'_, L> {
                     let mut c = self.st.clock[sp];
                     c[5 + q] = self.st.queue_epoch[q];
                     self.set_epoch(b, self.st.queue_epoch[q]);
-                    self.check(b, &c, &before)?;
+                    self.check(i, b, &c, &before)?;
                     if let Some(s) = self.signal(i) {
                         self.publish(s, c);
                     }
@@ -429,7 +421,7 @@ impl<L: Lane> Walk<'_, L> {
                 if on {
                     self.set_epoch(b, self.st.clock[ei][ei]);
                     let c = self.st.clock[ei];
-                    self.check(b, &c, &before)?;
+                    self.check(i, b, &c, &before)?;
                 }
                 if let Some(s) = self.signal(i) {
                     // Publish, then advance the engine's own epoch.

@@ -397,20 +397,23 @@ fn a_divisor_split_balances_what_powers_of_two_do_not() {
     assert_eq!(pieces, vec![5, 5, 5], "{:?}", plan.splits);
 }
 
-/// One 80-partition tile loaded and stored twice, in one body (no loop: one class).
+/// One 80-partition tile loaded and stored twice in each iteration of a loop (no guard: one
+/// class). (A body that runs once is split for its latency instead, `queues::latency`.)
 const THREE_80: &str = r#"kernel three(x) -> (y, z) {
-  tensor x: hbm f32[80, 320] input
-  tensor y: hbm f32[80, 320] output
-  tensor z: hbm f32[80, 320] output
+  tensor x: hbm f32[720, 320] input
+  tensor y: hbm f32[720, 320] output
+  tensor z: hbm f32[720, 320] output
   tensor t: sbuf f32[80, 320] local
-  stmt {
-    t[0 +: 80, 0 +: 320] = load.dma x[0 +: 80, 0 +: 320]
-  }
-  stmt {
-    y[0 +: 80, 0 +: 320] = store.dma t[0 +: 80, 0 +: 320]
-  }
-  stmt {
-    z[0 +: 80, 0 +: 320] = store.dma t[0 +: 80, 0 +: 320]
+  loop i in 0..9 affine {
+    stmt {
+      t[0 +: 80, 0 +: 320] = load.dma x[80*i +: 80, 0 +: 320]
+    }
+    stmt {
+      y[80*i +: 80, 0 +: 320] = store.dma t[0 +: 80, 0 +: 320]
+    }
+    stmt {
+      z[80*i +: 80, 0 +: 320] = store.dma t[0 +: 80, 0 +: 320]
+    }
   }
 }
 "#;
@@ -523,4 +526,104 @@ fn a_steady_class_of_one_iteration_has_no_period() {
         (vec![false, false, true, true], 1),
     ];
     assert!(steady::has_period(&ts, &twice));
+}
+
+/// A tile loaded, stored to HBM scratch, reloaded in part and stored out: a body that runs once,
+/// whose chain (four transfers and an exp) is far longer than its transfers' packing.
+const ROUND_TRIP: &str = r#"kernel trip(x) -> (y) {
+  tensor x: hbm f32[64, 1024] input
+  tensor s: hbm f32[64, 1024] local
+  tensor y: hbm f32[64, 512] output
+  tensor t: sbuf f32[64, 1024] local
+  tensor u: sbuf f32[64, 512] local
+  tensor v: sbuf f32[64, 512] local
+  stmt {
+    t[0 +: 64, 0 +: 1024] = load.dma x[0 +: 64, 0 +: 1024]
+  }
+  stmt {
+    s[0 +: 64, 0 +: 1024] = store.dma t[0 +: 64, 0 +: 1024]
+  }
+  stmt {
+    u[0 +: 64, 0 +: 512] = load.dma s[0 +: 64, 512 +: 512]
+  }
+  stmt {
+    v[0 +: 64, 0 +: 512] = activation.act(func=exp, scale=1.0, bias=false) u[0 +: 64, 0 +: 512]
+  }
+  stmt {
+    y[0 +: 64, 0 +: 512] = store.dma v[0 +: 64, 0 +: 512]
+  }
+}
+"#;
+
+#[test]
+fn a_chain_of_transfers_in_a_body_that_runs_once_shares_its_queues_piece_for_piece() {
+    let func = penguin::parse_function(ROUND_TRIP).expect("the test kernel parses");
+    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let plan = compute_queue_plan(&func, &bir);
+    let split = |k: usize| {
+        plan.split(BirInst::new(k))
+            .expect("a transfer has a split")
+            .clone()
+    };
+    // Load, store of the loaded tile, reload of the stored rows: one chain, one split, each
+    // piece queued behind the piece that wrote its rows (no semaphore, no second latency).
+    let (load, store, reload) = (split(0), split(1), split(2));
+    assert_eq!(store, load, "the store queues behind the load");
+    assert_eq!(reload, store, "the reload queues behind the store");
+    // Split for the chain's latency, not the fewest pieces the queues' throughput allows:
+    // three transfers of 13,798 + 13,798 + 6,899 = 34,495 queue cycles; `3 · p · 64 + 34,495 / p`
+    // is least at 16 pieces (5,228 cycles; 8 pieces: 5,848).
+    assert_eq!(load.pieces(), 16, "{:?}", plan.splits);
+    // The last store reads what the exp wrote: not part of the chain, its own split.
+    assert!(split(4).pieces() >= 1);
+}
+
+/// Rounds through one HBM region: each iteration reloads what the previous one stored.
+const ROUNDS: &str = r#"kernel rounds(x) -> (y) {
+  tensor x: hbm f32[128, 512] input
+  tensor y: hbm f32[128, 512] output
+  tensor t: sbuf f32[128, 512] local
+  tensor u: sbuf f32[128, 512] local
+  stmt {
+    t[0 +: 128, 0 +: 512] = load.dma x[0 +: 128, 0 +: 512]
+  }
+  stmt {
+    y[0 +: 128, 0 +: 512] = store.dma t[0 +: 128, 0 +: 512]
+  }
+  loop i in 0..4 sequential {
+    stmt {
+      t[0 +: 128, 0 +: 512] = load.dma y[0 +: 128, 0 +: 512]
+    }
+    stmt {
+      u[0 +: 128, 0 +: 512] = tensor_scalar.dve(op=add, imm=1.0, reverse=false) t[0 +: 128, 0 +: 512]
+    }
+    stmt {
+      y[0 +: 128, 0 +: 512] = store.dma u[0 +: 128, 0 +: 512]
+    }
+  }
+}
+"#;
+
+#[test]
+fn a_loop_whose_iterations_chain_through_hbm_reloads_on_the_stores_queues() {
+    let func = penguin::parse_function(ROUNDS).expect("the test kernel parses");
+    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let plan = compute_queue_plan(&func, &bir);
+    let (_, l) = bir.loops.iter().next().expect("one loop");
+    let transfers: Vec<BirInst> = (l.body.iter())
+        .filter_map(|n| match *n {
+            BNode::Inst(i) if plan.split(i).is_some() => Some(i),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(transfers.len(), 2);
+    let (load, store) = match bir.insts[transfers[0]].op {
+        penguin::ir::Op::Load => (transfers[0], transfers[1]),
+        _ => (transfers[1], transfers[0]),
+    };
+    assert_eq!(
+        plan.split(load),
+        plan.split(store),
+        "the next iteration's reload queues behind this iteration's store"
+    );
 }

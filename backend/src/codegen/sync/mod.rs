@@ -38,10 +38,13 @@
 //! the search stops at the first producer whose last instance precedes the whole frontier. A
 //! kernel of `n` sequential loops whose tiles share addresses has `O(n)` pairs, not `O(n²)`:
 //! a consumer pairs with the latest loop's producers of each thread.
-//! A thread's producers before the consumer's loop are visited through summaries of runs of
-//! them ([`Summary`](summary::Summary): per memory, access kind and rows, the rows a residue modulo the gcd of
+//! A thread's producers are visited through summaries of runs of them
+//! ([`Summary`](summary::Summary): per memory, access kind and rows, the rows a residue modulo the gcd of
 //! their coefficients when they move with the iteration), so a thread none of whose accesses can
-//! meet the consumer's (the pieces of a split transfer on the other queues) costs one test.
+//! meet the consumer's (the pieces of a split transfer on the other queues) costs one test, and
+//! a run of producers that cannot meet it is skipped whole: before its loop, run by run; in its
+//! loop, through a tree of the runs' summaries (`O(log n)` tests for a run of `n` producers, so
+//! a body of thousands of transfers pairs in time near-linear in its length).
 //!
 //! Which pairs need a semaphore: instructions on different engines, and any pair whose producer is
 //! a DMA (its transfer runs after `sp` moved on) unless both are transfers on the same queue (a

@@ -38,6 +38,9 @@ struct Producers<'a> {
     peeled: &'a SecondaryMap<BirLoop, bool>,
     on_thread: Vec<Vec<Node>>,
     chunks: Vec<Vec<(Vec<Summary>, Vec<Summary>)>>,
+    /// Per thread, per level `l`, the summary of each aligned run of `CHUNK << l` of its nodes
+    /// ([`back_meeting`]).
+    blocks: Vec<Vec<Vec<Vec<Summary>>>>,
 }
 
 /// Pairs every consumer of `em` with the producers it must wait for (see the module doc), with
@@ -66,6 +69,19 @@ pub(super) fn compute_pairs(
                 .collect()
         })
         .collect();
+    let blocks = chunks
+        .iter()
+        .map(|c| {
+            let mut levels = vec![c.iter().map(|(sum, _)| sum.clone()).collect::<Vec<_>>()];
+            while let Some(last) = levels.last().filter(|l| l.len() > 1) {
+                let up = (last.chunks_exact(2))
+                    .map(|pair| merge(&pair[0], &pair[1]))
+                    .collect();
+                levels.push(up);
+            }
+            levels
+        })
+        .collect();
     let producers = Producers {
         em,
         inst,
@@ -73,6 +89,7 @@ pub(super) fn compute_pairs(
         peeled,
         on_thread,
         chunks,
+        blocks,
     };
     let mut out = PairsData {
         deps: Vec::new(),
@@ -99,31 +116,33 @@ impl Producers<'_> {
             Some(&l) => self.order.span[l].expect("the loops of a node that runs run"),
         };
         let mine = summarise(y.foot.iter());
-        for (nodes, chunks) in self.on_thread.iter().zip(&self.chunks) {
-            self.pair_thread(yi, span, &mine, nodes, chunks, out);
+        for t in 0..self.on_thread.len() {
+            self.pair_thread(yi, span, &mine, t, out);
         }
     }
 
     /// Pairs consumer `yi` (its outermost loop's first and last node `lo` and `last`, its
-    /// footprints summed up in `mine`) with its producers among `nodes`, one thread's, whose runs
-    /// are summed up in `chunks`.
+    /// footprints summed up in `mine`) with its producers on thread `t`.
     fn pair_thread(
         &self,
         yi: Node,
         (lo, last): (Node, Node),
         mine: &[Summary],
-        nodes: &[Node],
-        chunks: &[(Vec<Summary>, Vec<Summary>)],
+        t: usize,
         out: &mut PairsData,
     ) {
         let (em, inst, order) = (self.em, self.inst, self.order);
+        let (nodes, chunks, blocks) = (&self.on_thread[t], &self.chunks[t], &self.blocks[t]);
         let y = &em.nodes[yi];
         let running_y = &inst.running[yi];
         let Some(&first) = nodes.first() else {
             return;
         };
-        // (A thread's order needs no semaphore with the consumer's.)
-        if !needs_semaphore(&em.nodes[first], y) {
+        // (A thread's order needs no semaphore with the consumer's; a thread none of whose
+        // nodes may meet the consumer has no pair: the pieces of a split transfer on the other
+        // queues.)
+        if !needs_semaphore(&em.nodes[first], y) || chunks.last().is_some_and(|c| !meet(&c.1, mine))
+        {
             return;
         }
         // Per running instance of the consumer, the latest position in program order of a
@@ -142,8 +161,9 @@ impl Producers<'_> {
         // whose latest instance before each of the consumer's precedes the frontier: an
         // instance of an earlier node before the consumer's precedes that one too (the
         // producer lies between them in the loop tree, so it runs between them).
-        let inside = nodes[at(lo)..at(yi)].iter().rev();
-        let after = nodes[past(yi)..past(last)].iter().rev();
+        // (In the loop, runs of nodes none of which may meet the consumer are skipped.)
+        let inside = back_meeting(nodes, blocks, at(lo)..at(yi), mine);
+        let after = back_meeting(nodes, blocks, past(yi)..past(last), mine);
         // (Before the loop, runs of nodes none of which may meet the consumer are skipped.)
         let (mut k, mut checked) = (at(lo), None);
         let outside = std::iter::from_fn(|| loop {
@@ -201,6 +221,49 @@ impl Producers<'_> {
             out.conflicts.push(Some(found.clone()));
         }
     }
+}
+
+/// The nodes `nodes[range]`, latest first, but for aligned runs of them whose summary in
+/// `blocks` (level `l`: each run of `CHUNK << l` nodes) cannot meet `mine`, skipped whole:
+/// [`may_conflict`] is false for each of their nodes (a summary covers its footprints), so the
+/// search sees the same producers, and a run of `n` nodes none of which meets the consumer
+/// costs `O(log n)` tests.
+fn back_meeting<'a>(
+    nodes: &'a [Node],
+    blocks: &'a [Vec<Vec<Summary>>],
+    range: std::ops::Range<usize>,
+    mine: &'a [Summary],
+) -> impl Iterator<Item = &'a Node> + 'a {
+    let a = range.start;
+    // The next node is `nodes[k - 1]`; down to `floor`, nodes are given one by one.
+    let (mut k, mut floor) = (range.end, range.end);
+    std::iter::from_fn(move || loop {
+        if k <= a {
+            return None;
+        }
+        if k > floor {
+            k -= 1;
+            return Some(&nodes[k]);
+        }
+        if k % CHUNK != 0 || k < a + CHUNK {
+            // Up to the start of the run `k - 1` is in (not before `a`).
+            floor = a.max(k - 1 - (k - 1) % CHUNK);
+            continue;
+        }
+        // The largest aligned run ending at `k` within the range, then smaller ones.
+        let mut l = 0;
+        while l + 1 < blocks.len() && k % (CHUNK << (l + 1)) == 0 && k >= a + (CHUNK << (l + 1)) {
+            l += 1;
+        }
+        let skip = (0..=l)
+            .rev()
+            .map(|l| (l, CHUNK << l))
+            .find(|&(l, n)| !meet(&blocks[l][k / n - 1], mine));
+        match skip {
+            Some((_, n)) => k -= n,
+            None => floor = k - CHUNK,
+        }
+    })
 }
 
 /// Per running instance of a consumer, the latest position of a conflicting instance of a

@@ -305,8 +305,9 @@ pub fn innermost_first(
 
 /// The loads of loop `l` that may be issued ahead of the rest of its body, in body order, with
 /// the ring each fills and the ring's depth: direct, unguarded, single-instruction statements that
-/// load a whole ring tile from a kernel input (which nothing writes), so moving them earlier
-/// changes no value; with `loops`, also a direct, unguarded loop whose body is one such load
+/// load a whole ring tile from a kernel input (which nothing writes) or from an HBM tensor that
+/// nothing in `l`'s outermost enclosing loop writes ([`unwritten_in_nest`]: scratch stored by
+/// an earlier loop and read back in this one), so moving them earlier changes no value; with `loops`, also a direct, unguarded loop whose body is one such load
 /// filling a ring tile slice by slice ([`filled_by_child_loop`]). Every realisation of an
 /// emergent ring ([`super::shift`], [`super::stages`], [`super::nest`]) hoists exactly these
 /// (only the single shift hoists loops).
@@ -331,10 +332,9 @@ pub fn hoistable_loads(
             _ => continue,
         };
         let d = &func.insts[inst];
-        let from_input = d
-            .srcs
-            .first()
-            .is_some_and(|o| func.tensors[o.tensor].kind.is_read_only());
+        let from_input = d.srcs.first().is_some_and(|o| {
+            func.tensors[o.tensor].kind.is_read_only() || unwritten_in_nest(func, l, o.tensor)
+        });
         let ring = rings.iter().find(|(t, _)| *t == d.dst.tensor);
         if let (Op::Load, true, Some(&(rt, depth))) = (&d.op, from_input, ring) {
             // A load that does not write the ring alone cannot move: another write of the slot
@@ -347,6 +347,34 @@ pub fn hoistable_loads(
         }
     }
     out
+}
+
+/// Whether `t` is an HBM tensor that no statement of the outermost loop enclosing loop `l` (`l`
+/// itself at the top level) writes: every realisation issues `l`'s loads earlier only within
+/// that loop's execution (ahead in `l`, or across the nest above it), so a load of `t` reads
+/// the same values wherever it moves there.
+fn unwritten_in_nest(func: &Function, l: Axis, t: Tensor) -> bool {
+    if func.tensors[t].memory != Memory::Hbm {
+        return false;
+    }
+    let mut outer = l;
+    func.walk_stmts(|s, loops| {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            outer = loops.first().copied().unwrap_or(l);
+        }
+    });
+    let mut stack: Vec<Stmt> = func.axes[outer].body.clone();
+    while let Some(s) = stack.pop() {
+        match &func.stmts[s].kind {
+            StmtKind::Insts(insts) => {
+                if insts.iter().any(|&i| func.insts[i].dst.tensor == t) {
+                    return false;
+                }
+            }
+            StmtKind::Loop(a) => stack.extend(func.axes[*a].body.iter().copied()),
+        }
+    }
+    true
 }
 
 /// The instruction of loop `c`'s body when that body is one unguarded statement of one load.

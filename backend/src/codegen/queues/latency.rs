@@ -1,0 +1,145 @@
+//! The queue plan of a body that runs once (the kernel's top level), split for latency.
+//!
+//! A loop body is planned for its steady state: one iteration's transfers must fit in one
+//! iteration's time on the busiest queue and on `sp`, and the fewest pieces that fit keep `sp`
+//! free. A body that runs once has no steady state: it takes the time of its longest chain of
+//! dependences, and every transfer on that chain waits for its whole latency, the fixed part
+//! plus its longest piece's bytes. A chain of transfers through HBM (a store, then the reload of
+//! what it stored) with few pieces each takes several times its bound (issue 32: a scratch
+//! tensor stored in two 64-partition pieces and reloaded in two more).
+//!
+//! [`compute_latency_pieces`] estimates the body's chain (the list scheduler's dependence DAG,
+//! [`crate::codegen::schedule::compute_body_edges`], each transfer at its best lone split, each
+//! other node at its engine's cycles, a nested loop at its serial time) and, for each transfer,
+//! the split that ends soonest among the transfers that may start with it: the transfers of one
+//! earliest start share `sp`, so `k` of them split `p` ways each take `k · p` issue slots before
+//! the last piece starts, and a transfer of `Q` queue cycles picks the power of two `p` (dividing
+//! its partitions, at most the queues) that minimises `k · p · issue + Q / p`. The plan is used
+//! when the chain is longer than the packing's per-iteration time: the body is bound by its
+//! latency, not by its queues. [`place_pieces`] then puts each transfer's pieces, largest
+//! transfer first, on the queues least loaded so far.
+//!
+//! Invariant of the result: one split per transfer, a power of two dividing its partitions, at
+//! most [`DMA_QUEUES`]; the placed queues are distinct per transfer.
+
+use crate::codegen::bir::{BNode, Bir};
+use crate::codegen::schedule::{compute_body_edges, latency};
+use crate::cost::queue_pack::{largest_split, Queues, SplitData, Together, Transfer};
+use runtime_sim::machine::{self, DMA_QUEUES};
+use std::collections::HashMap;
+
+/// A once-run body's chain and the split of each of its transfers for latency.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LatencyPiecesData {
+    /// The longest chain of the body's dependences, in cycles.
+    pub(crate) chain: u64,
+    /// Per transfer (in the order given), its pieces.
+    pub(crate) pieces: Vec<u64>,
+}
+
+/// The split among powers of two up to `most` that ends a transfer of `queue` cycles soonest
+/// when `sharing` transfers (itself included) issue as many pieces each before its last one.
+fn soonest_split(most: u64, queue: u64, sharing: u64) -> u64 {
+    let issue = machine::dma_issue_cycles();
+    std::iter::successors(Some(1u64), |p| (p * 2 <= most).then_some(p * 2))
+        .min_by_key(|&p| (sharing * p * issue + queue.div_ceil(p), p))
+        .unwrap_or(1)
+}
+
+/// The chain of `body` and the latency split of each of `transfers` (the body's loads and
+/// stores; module doc). `None` when a transfer is not an instruction of `body`.
+pub(crate) fn compute_latency_pieces(
+    bir: &Bir,
+    body: &[BNode],
+    transfers: &[Transfer],
+    pairs: &[(usize, usize)],
+) -> Option<LatencyPiecesData> {
+    let position: HashMap<usize, usize> = (body.iter().enumerate())
+        .filter_map(|(k, n)| match *n {
+            BNode::Inst(i) => Some((cranelift_entity::EntityRef::index(i), k)),
+            BNode::Loop(_) => None,
+        })
+        .collect();
+    let at: Vec<usize> = (transfers.iter())
+        .map(|t| position.get(&t.inst).copied())
+        .collect::<Option<_>>()?;
+    let mut lat: Vec<u64> = body.iter().map(|&n| latency(bir, n)).collect();
+    for (t, &k) in transfers.iter().zip(&at) {
+        let queue = machine::dma_queue_cycles(t.bytes);
+        let p = soonest_split(largest_split(t.partitions), queue, 1);
+        lat[k] = p * machine::dma_issue_cycles() + machine::dma_transfer(t.bytes.div_ceil(p));
+    }
+    let mut edges = compute_body_edges(bir, body);
+    edges.sort_unstable_by_key(|&(i, j)| (j, i));
+    let mut start = vec![0u64; body.len()];
+    for (i, j) in edges {
+        // Forward edges, by increasing target: `start[i]` is final.
+        start[j] = start[j].max(start[i] + lat[i]);
+    }
+    let chain = (start.iter().zip(&lat))
+        .map(|(s, l)| s + l)
+        .max()
+        .unwrap_or(0);
+    // Chains of transfers (each reading what the one before wrote) take one split, so that
+    // each link queues behind the one before ([`super::chain`]).
+    let mut group: Vec<usize> = (0..transfers.len()).collect();
+    fn root(group: &mut [usize], k: usize) -> usize {
+        let mut r = k;
+        while group[r] != r {
+            r = group[r];
+        }
+        group[k] = r;
+        r
+    }
+    for &(w, r) in pairs {
+        let (a, b) = (root(&mut group, w), root(&mut group, r));
+        group[a.max(b)] = a.min(b);
+    }
+    let roots: Vec<usize> = (0..transfers.len()).map(|k| root(&mut group, k)).collect();
+    // Per chain: its earliest start, its transfers, its queue cycles, its least largest split.
+    let mut chains: HashMap<usize, (u64, u64, u64, u64)> = HashMap::new();
+    for (k, t) in transfers.iter().enumerate() {
+        let e = chains
+            .entry(roots[k])
+            .or_insert((u64::MAX, 0, 0, DMA_QUEUES as u64));
+        e.0 = e.0.min(start[at[k]]);
+        e.1 += 1;
+        e.2 += machine::dma_queue_cycles(t.bytes);
+        e.3 = e.3.min(largest_split(t.partitions));
+    }
+    let mut sharing: HashMap<u64, u64> = HashMap::new();
+    for c in chains.values() {
+        *sharing.entry(c.0).or_default() += c.1;
+    }
+    let pieces = (0..transfers.len())
+        .map(|k| {
+            let (first, _, queue, most) = chains[&roots[k]];
+            soonest_split(most, queue, sharing[&first])
+        })
+        .collect();
+    Some(LatencyPiecesData { chain, pieces })
+}
+
+/// Places `transfers` (largest first), transfer `k` in `pieces[k]` pieces, each on the queues
+/// least loaded so far (ties to the lowest index after `rotation`).
+pub(crate) fn place_pieces(
+    transfers: &[Transfer],
+    pieces: &[u64],
+    rotation: usize,
+) -> Vec<SplitData> {
+    let together = Together::Always;
+    let mut load = Queues::new(transfers, &together);
+    (transfers.iter().zip(pieces).enumerate())
+        .map(|(k, (t, &p))| {
+            let p = p.clamp(1, DMA_QUEUES as u64);
+            let piece = machine::dma_queue_cycles(t.bytes / p);
+            let queues = load.least_loaded(k, p as usize, rotation);
+            for &q in &queues {
+                load.pieces[q].push((k, piece));
+            }
+            SplitData {
+                queues: queues.into_iter().map(|q| q as u8).collect(),
+            }
+        })
+        .collect()
+}
