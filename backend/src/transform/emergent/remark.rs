@@ -56,6 +56,9 @@ pub enum CarryForm {
 pub enum EmergentRemark {
     /// `stages`: loop `iv` has no engine hand-off to split; the single shift.
     NoHandOff { iv: String },
+    /// `stages`: the stages of loop `iv`, which holds a loop realised across its nest, would
+    /// only move transfers: the single shift.
+    OnlyTransfersSplit { iv: String },
     /// `stages`: no stage split of loop `iv` fits the memories; the single shift.
     NoSplitFits { iv: String },
     /// `stages`: `cap` hand-off stages of loop `iv` do not fit; fewer are tried.
@@ -191,6 +194,7 @@ impl fmt::Display for EmergentRemark {
         use EmergentRemark as R;
         match self {
             R::NoHandOff { .. }
+            | R::OnlyTransfersSplit { .. }
             | R::NoSplitFits { .. }
             | R::StagesDoNotFit { .. }
             | R::StagesIllegal { .. }
@@ -222,6 +226,10 @@ fn fmt_stages(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         R::NoHandOff { iv } => write!(
             f,
             "emergent: loop `{iv}`: no engine hand-off to split into stages; single shift"
+        ),
+        R::OnlyTransfersSplit { iv } => write!(
+            f,
+            "emergent: loop `{iv}`: no compute stages: around a nest they would only move transfers, which the single shift issues ahead in body order"
         ),
         R::NoSplitFits { iv } => write!(
             f,
