@@ -11,6 +11,7 @@ use backend::transform::remark::Remark;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use nkc::run::{self, RunOptions};
+use penguin::ir::StmtKind;
 use penguin::pipeline::PipelineLog;
 use penguin::Function;
 use runtime_sim::sim::{simulate, Options};
@@ -215,4 +216,66 @@ fn stages_that_would_only_move_transfers_keep_the_single_shift() {
     // A staged plan that splits compute but only beside the inner loop's end costs a little
     // (nest_deep_top: `act`'s exponential of the bias, read by the store's add): still bit-exact.
     checked(&good("nest_deep_top.nk"), PipelineMode::Default);
+}
+
+#[test]
+fn an_inner_loop_realised_across_its_nest_splits_its_compute_with_a_peeled_drain() {
+    // `c`'s transpose fills a PSUM ring of two banks that another engine copies out before the
+    // matmul: in two stages the Tensor engine transposes the next chunk while this one is
+    // copied, and the last chunk's copy and matmul run once after the loop, not in an extra
+    // iteration.
+    let src = good("nest_psum_chain.nk");
+    let (with, func, log) = cycles(&src, true);
+    let children = log
+        .iter()
+        .find_map(|r| match r {
+            EmergentRemark::DrainPeeled { iv, children, .. } if iv == "c" => Some(children),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{log:#?}"));
+    let stage_of = |prefix: &str| {
+        children
+            .iter()
+            .find(|(d, _)| d.contains(prefix))
+            .map(|&(_, s)| s)
+    };
+    assert_eq!(stage_of("tp.pe"), Some(0), "{children:?}");
+    assert_eq!(stage_of("u."), Some(1), "{children:?}");
+    assert_eq!(trip(&func, "c"), 6, "no extra iteration");
+    // The peeled copies stand in `r`'s body, right after the loop.
+    let r = func.axes.values().find(|a| a.iv_name == "r").unwrap();
+    let at = r
+        .body
+        .iter()
+        .position(
+            |&s| matches!(func.stmts[s].kind, StmtKind::Loop(a) if func.axes[a].iv_name == "c"),
+        )
+        .unwrap();
+    assert!(matches!(
+        func.stmts[r.body[at + 1]].kind,
+        StmtKind::Insts(_)
+    ));
+    let (without, _, _) = cycles(&src, false);
+    assert!(
+        with * 100 <= without * 99,
+        "split {with} cycles, unsplit {without}"
+    );
+    for mode in [PipelineMode::Emergent, PipelineMode::Default] {
+        assert!(checked(&src, mode)
+            .iter()
+            .any(|r| matches!(r, EmergentRemark::DrainPeeled { .. })));
+    }
+    // A split that would leave only a store in stage 1 is not made (nested_mode_b, issue-bound).
+    let src = good("sched_nested.nk");
+    let mut func = nkc::driver::compile(&src, Some("nested_mode_b")).unwrap();
+    nkc::pipeline::pipeline_path(
+        &mut func,
+        PipelineMode::Emergent,
+        &mut PipelineLog::default(),
+    )
+    .unwrap();
+    let log = backend::transform::emergent::pipeline_emergent(&mut func);
+    assert!(!log
+        .iter()
+        .any(|r| matches!(r, EmergentRemark::DrainPeeled { .. })));
 }

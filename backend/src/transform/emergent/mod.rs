@@ -44,7 +44,16 @@
 //!      the stage of the ring's readers (the ring is state carried across the staged loop's
 //!      iterations), and the legality check runs on the children the loop had before.
 //!
-//!    Measured (cycles, `default` = `emergent` on these): `tests/good`'s nest_outer_stages
+//!    - inside a loop realised across its nest, the compute splits over two stages by its
+//!      hand-offs when both hold compute and the rings have room ([`drain`]: a PSUM tile of two
+//!      banks lets the Tensor engine transpose the next chunk while another engine copies this
+//!      one out); the last iteration's stage 1 is peeled after the loop instead of an extra
+//!      iteration, so the nest realisation keeps its trip count.
+//!
+//!    Measured (cycles, `default` = `emergent` on these): nest_psum_chain 57,231 → 55,855 (both
+//!    mechanisms; sched_stream's stream_inner_psum 16,809 → 16,860: its inner loop is bound by
+//!    its loads' in-order chain on `sp`, so the split frees nothing and the peeled copy and
+//!    matmul after the loop cost 51 cycles); `tests/good`'s nest_outer_stages
 //!    45,272 → 43,148, nest_two_inner 61,651 → 59,420, nest_staged_holder 57,952 → 56,928;
 //!    nest_deep_top 21,340 → 21,976 (its bias exponential, staged a trip ahead, is read only at
 //!    the inner loop's end, and its first matmul waits 863 cycles longer on a DMA queue shared
@@ -63,13 +72,14 @@
 //! ring of its own (only [`carry`]'s copies, within its stages), and a loop with a `num_stages`
 //! annotation is skipped; each decision and its reason is logged (a loop with no ring of its own
 //! is logged only when it is staged or its plan is refused).
-//! The files import downwards only: `mod` → `auto`, `carry`, `nest`, `privatise`, `stages`,
-//! `shift`, `plan`; `auto` → `stages`, `budget`, `cost`; `carry` → `nest`, `budget`, `cost`;
+//! The files import downwards only: `mod` → `auto`, `carry`, `drain`, `nest`, `privatise`,
+//! `stages`, `shift`, `plan`; `drain` → `stages`, `budget`; `auto` → `stages`, `budget`, `cost`; `carry` → `nest`, `budget`, `cost`;
 //! `nest` → `plan`, `budget`, `cost`; `privatise` → `plan`, `budget`; `stages` → `shift`,
 //! `plan`, `budget`; `shift` → `plan`; `plan` → `budget`, `cost`.
 
 pub mod auto;
 pub mod carry;
+pub mod drain;
 pub mod nest;
 pub mod plan;
 pub mod privatise;
@@ -187,6 +197,9 @@ impl Realise<'_> {
             && self.opts.across_nests
             && nest::prefetch_across_nest(func, l, rings, log)
         {
+            if let Some(orig) = self.original.filter(|_| self.opts.stage_nests) {
+                drain::stage_with_peeled_drain(func, orig, l, rings, log);
+            }
             return true;
         }
         // Staging a loop around a nest realised across it adds a fill and a drain to every

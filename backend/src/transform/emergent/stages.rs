@@ -229,7 +229,11 @@ fn fitting_plan(
 /// kernel input into a ring of that nest and shares a stage with the ring's readers (the ring is
 /// state carried across the iterations of `l`, kept in one stage). When a child of `original` is
 /// no longer in the body, the plan is returned whole and the check reports the mismatch.
-fn project_plan(func: &Function, original: &Function, pplan: &PipelinePlan) -> PipelinePlan {
+pub(super) fn project_plan(
+    func: &Function,
+    original: &Function,
+    pplan: &PipelinePlan,
+) -> PipelinePlan {
     let l = pplan.axis;
     let now = &func.axes[l].body;
     let Some(before) = original.axes.get(l).map(|a| &a.body) else {
@@ -259,7 +263,12 @@ fn project_plan(func: &Function, original: &Function, pplan: &PipelinePlan) -> P
 }
 
 /// How many distinct stages of `stages` hold an instruction of an engine other than `sp`.
-fn compute_stage_count(func: &Function, l: Axis, facts: &LoopFacts, stages: &[u32]) -> usize {
+pub(super) fn compute_stage_count(
+    func: &Function,
+    l: Axis,
+    facts: &LoopFacts,
+    stages: &[u32],
+) -> usize {
     let mut with_compute = BTreeSet::new();
     for (c, &s) in func.axes[l].body.iter().enumerate() {
         let mut insts = Vec::new();
@@ -276,7 +285,7 @@ fn compute_stage_count(func: &Function, l: Axis, facts: &LoopFacts, stages: &[u3
 
 /// The ISL legality check of `pplan` on the function before emergent pipelining: the verdict
 /// for the log, or `None` (logged) when the check refuses the plan or cannot build its model.
-fn check_legality(
+pub(super) fn check_legality(
     original: &Function,
     pplan: &PipelinePlan,
     iv: &str,
@@ -586,6 +595,45 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
         loads,
         unsafe_split: false,
     }
+}
+
+/// The facts of loop `l` realised across its nest ([`super::nest`]): its load copies (the
+/// direct statements that are one load from a kernel input: prologue, carries, in-loop copy),
+/// already issued ahead, count as hoisted at stage 0 with no prefetch depth after them, so that
+/// the stages split only the compute. `rings`: the rings of `l` that the nest realisation did
+/// not re-slot (its PSUM rings).
+pub(super) fn compute_nest_facts(
+    func: &Function,
+    l: Axis,
+    rings: &[(Tensor, u32)],
+) -> (LoopFacts, Vec<bool>) {
+    let mut facts = compute_facts(func, l, rings);
+    let body = func.axes[l].body.clone();
+    let hoisted: Vec<bool> = body
+        .iter()
+        .map(|&s| match &func.stmts[s].kind {
+            StmtKind::Insts(insts) if insts.len() == 1 => {
+                let d = &func.insts[insts[0]];
+                matches!(d.op, Op::Load)
+                    && d.srcs
+                        .iter()
+                        .all(|o| func.tensors[o.tensor].kind == TensorKind::Input)
+            }
+            _ => false,
+        })
+        .collect();
+    facts.hoisted_tiles = body
+        .iter()
+        .zip(&hoisted)
+        .filter(|(_, &h)| h)
+        .filter_map(|(&s, _)| match &func.stmts[s].kind {
+            StmtKind::Insts(insts) => Some(func.insts[insts[0]].dst.tensor),
+            StmtKind::Loop(_) => None,
+        })
+        .collect();
+    facts.hoisted = hoisted.clone();
+    facts.p = 0;
+    (facts, hoisted)
 }
 
 /// The lowest stage child `c` may take given the stages of the children before it, and whether it
