@@ -50,8 +50,9 @@
 //!      one out); the last iteration's stage 1 is peeled after the loop instead of an extra
 //!      iteration, so the nest realisation keeps its trip count.
 //!
-//!    Measured (cycles, `default` = `emergent` on these): nest_psum_chain 57,231 → 55,855 (both
-//!    mechanisms; sched_stream's stream_inner_psum 16,809 → 16,860: its inner loop is bound by
+//!    Measured (cycles, `default` = `emergent` on these): the public mamba kernels v1 245,127 →
+//!    227,518 and v2/v3 246,882 → 205,546 (the drain: `i_state`'s scan chain over two stages);
+//!    nest_psum_chain 57,231 → 55,855 (both mechanisms; sched_stream's stream_inner_psum 16,809 → 16,860: its inner loop is bound by
 //!    its loads' in-order chain on `sp`, so the split frees nothing and the peeled copy and
 //!    matmul after the loop cost 51 cycles); `tests/good`'s nest_outer_stages
 //!    45,272 → 43,148, nest_two_inner 61,651 → 59,420, nest_staged_holder 57,952 → 56,928;
