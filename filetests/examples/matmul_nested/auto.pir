@@ -11,8 +11,14 @@ kernel matmul_nested(at, b) -> (c) {
       lhs[0 +: 128, 128*k +: 128] = load.dma at[128*k +: 128, 0 +: 128]
     }
   }
-  loop n in 0..8 affine {
-    loop k.1 in 0..4 affine {
+  loop n in 0..10 affine {
+    stmt stage=2 if n >= 2 {
+      c[0 +: 128, 512*n - 1024 +: 512] = store.dma res{n - 2}[0 +: 128, 0 +: 512]
+    }
+    stmt stage=1 if n >= 1 && n < 9 {
+      res{n - 1}[0 +: 128, 0 +: 512] = copy.dve acc{n - 1}[0 +: 128, 0 +: 512]
+    }
+    loop k.1 in 0..4 affine if n < 8 {
       stmt if n == 0 && k.1 == 0 {
         rhs{0}[0 +: 128, 0 +: 512] = load.dma b[0 +: 128, 0 +: 512]
       }
@@ -31,15 +37,6 @@ kernel matmul_nested(at, b) -> (c) {
       stmt if k.1 >= 1 {
         acc{n}[0 +: 128, 0 +: 512] = matmul.pe(accumulate=true) lhs[0 +: 128, 128*k.1 +: 128], rhs{4*n + k.1}[0 +: 128, 0 +: 512]
       }
-    }
-    stmt if n >= 1 {
-      c[0 +: 128, 512*n - 512 +: 512] = store.dma res{n - 1}[0 +: 128, 0 +: 512]
-    }
-    stmt {
-      res{n}[0 +: 128, 0 +: 512] = copy.any acc{n}[0 +: 128, 0 +: 512]
-    }
-    stmt if n == 7 {
-      c[0 +: 128, 512*n +: 512] = store.dma res{n}[0 +: 128, 0 +: 512]
     }
   }
 }

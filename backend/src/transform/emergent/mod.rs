@@ -21,9 +21,44 @@
 //!    stages by their engine hand-offs (rings for the tiles that cross stages, checked by the
 //!    annotated pipeliner's ISL legality check), and the single shift ([`shift`]: every non-load
 //!    statement shifted by the same prefetch depth) is the fallback (a loop bound by DMA latency,
-//!    no hand-off, no room, a plan the check refuses, or a loop around a nest realised across
-//!    it), logged with its reason. A loop around one the annotated pipeliner extended is staged
-//!    like any other: the extended loop is one child, in one stage.
+//!    no hand-off, no room, a plan the check refuses, or a loop that runs several times around
+//!    a nest realised across it), logged with its reason. A loop around one the annotated
+//!    pipeliner extended is staged like any other: the extended loop is one child, in one stage.
+//!
+//!    **A loop that holds a loop** is staged like a flat loop, the inner loop one child with the
+//!    engines of its whole subtree (its hand-offs in and out are those of its instructions), so
+//!    that the next iteration's work before the inner loop overlaps this iteration's inner loop,
+//!    and the work after it the next one's:
+//!    - a loop with no ring of its own (it moves no tile by DMA; its loops do) is a candidate too
+//!      ([`nest_holders`]): its compute tiles renamed per iteration become the rings of its
+//!      stages, and when no split exists it stays as it is;
+//!    - around a loop realised across its nest, stages add a fill and a drain to every execution
+//!      of the staged loop, which is what the nest realisation removed: only a loop that runs
+//!      once in the kernel ([`executions`]) is staged there (one fill and one drain in all;
+//!      measured without that rule: matmul_blocked 84,786 → 90,470 cycles, `tests/good`'s
+//!      nest_deep_top 21,976 → 24,810), and only when two of its stages hold compute
+//!      ([`stages::StageOptions::compute_split`]): a plan that only moves a store later or a
+//!      loop of loads earlier is what the single shift does, in body order (matmul_blocked's `m`
+//!      staged so ran 85,883 cycles against 84,786). The nest realisation may have put the
+//!      first execution's loads in a loop of their own beside the inner loop; that loop shares
+//!      the stage of the ring's readers (the ring is state carried across the staged loop's
+//!      iterations), and the legality check runs on the children the loop had before.
+//!
+//!    - inside a loop realised across its nest, the compute splits over two stages by its
+//!      hand-offs when both hold compute and the rings have room ([`drain`]: a PSUM tile of two
+//!      banks lets the Tensor engine transpose the next chunk while another engine copies this
+//!      one out); the last iteration's stage 1 is peeled after the loop instead of an extra
+//!      iteration, so the nest realisation keeps its trip count.
+//!
+//!    Measured (cycles, `default` = `emergent` on these): the public mamba kernels v1 245,127 →
+//!    227,518 and v2/v3 246,882 → 205,546 (the drain: `i_state`'s scan chain over two stages);
+//!    nest_psum_chain 57,231 → 55,855 (both mechanisms; sched_stream's stream_inner_psum 16,809 → 16,860: its inner loop is bound by
+//!    its loads' in-order chain on `sp`, so the split frees nothing and the peeled copy and
+//!    matmul after the loop cost 51 cycles); `tests/good`'s nest_outer_stages
+//!    45,272 → 43,148, nest_two_inner 61,651 → 59,420, nest_staged_holder 57,952 → 56,928;
+//!    nest_deep_top 21,340 → 21,976 (its bias exponential, staged a trip ahead, is read only at
+//!    the inner loop's end, and its first matmul waits 863 cycles longer on a DMA queue shared
+//!    with the bias load); every other kernel of the corpus compiles to the same program.
 //!
 //! Before both steps, a tile that sibling loops use in turn, each writing all of it first, gets a
 //! copy per loop ([`privatise`]: the copies of a loop in a peeled prologue and epilogue), so that
@@ -36,14 +71,16 @@
 //!
 //! Invariants: a loop takes exactly one path: a loop the annotated pipeliner extended gets no
 //! ring of its own (only [`carry`]'s copies, within its stages), and a loop with a `num_stages`
-//! annotation is skipped; each decision and its reason is logged.
-//! The files import downwards only: `mod` → `auto`, `carry`, `nest`, `privatise`, `stages`,
-//! `shift`, `plan`; `auto` → `stages`, `budget`, `cost`; `carry` → `nest`, `budget`, `cost`;
+//! annotation is skipped; each decision and its reason is logged (a loop with no ring of its own
+//! is logged only when it is staged or its plan is refused).
+//! The files import downwards only: `mod` → `auto`, `carry`, `drain`, `nest`, `privatise`,
+//! `stages`, `shift`, `plan`; `drain` → `stages`, `budget`; `auto` → `stages`, `budget`, `cost`; `carry` → `nest`, `budget`, `cost`;
 //! `nest` → `plan`, `budget`, `cost`; `privatise` → `plan`, `budget`; `stages` → `shift`,
 //! `plan`, `budget`; `shift` → `plan`; `plan` → `budget`, `cost`.
 
 pub mod auto;
 pub mod carry;
+pub mod drain;
 pub mod nest;
 pub mod plan;
 pub mod privatise;
@@ -72,6 +109,10 @@ pub struct EmergentOptions {
     /// Let a ring loop nested in un-annotated loops prefetch across the nest ([`nest`]);
     /// `false` realises every ring in its own loop.
     pub across_nests: bool,
+    /// Stage a loop that holds a loop: one with no ring of its own, or one that runs once around
+    /// a nest realised across it; `false` leaves the first alone and gives the second the
+    /// single shift (to measure what the stages gain).
+    pub stage_nests: bool,
 }
 
 impl Default for EmergentOptions {
@@ -81,6 +122,7 @@ impl Default for EmergentOptions {
             order: StageOrder::Mixed,
             carried_rule: true,
             across_nests: true,
+            stage_nests: true,
         }
     }
 }
@@ -105,7 +147,14 @@ pub fn pipeline_emergent_with(func: &mut Function, opts: &EmergentOptions) -> Ve
         }
     }
     let original = opts.stages.then(|| func.clone());
-    let plan = plan::ring_tiles(func, &mut log);
+    let mut plan = plan::ring_tiles(func, &mut log);
+    if opts.stages && opts.stage_nests {
+        // A loop that holds a loop is staged like a flat loop even when it rings no tile of
+        // its own: its compute tiles renamed per iteration are the rings of its stages.
+        for l in nest_holders(func) {
+            plan.rings.entry(l).or_default();
+        }
+    }
     // The loops realised across their nest so far.
     let mut across: Vec<Axis> = Vec::new();
     for (l, rings) in plan::innermost_first(func, plan.rings) {
@@ -143,19 +192,32 @@ impl Realise<'_> {
         log: &mut Vec<EmergentRemark>,
     ) -> bool {
         // A short loop nested in un-annotated loops prefetches across the nest (no fill or
-        // drain per execution); otherwise compute stages, or the single shift.
-        if self.opts.across_nests && nest::prefetch_across_nest(func, l, rings, log) {
+        // drain per execution); otherwise compute stages, or the single shift. A loop with no
+        // ring of its own (one that holds a loop) has nothing to prefetch: stages or nothing.
+        if !rings.is_empty()
+            && self.opts.across_nests
+            && nest::prefetch_across_nest(func, l, rings, log)
+        {
+            if let Some(orig) = self.original.filter(|_| self.opts.stage_nests) {
+                drain::stage_with_peeled_drain(func, orig, l, rings, log);
+            }
             return true;
         }
-        // Staging a loop around a nest realised across it would add a fill and a drain to every
-        // execution of the enclosing loop, which is what the nest realisation removed (measured:
-        // matmul 90063 cycles unstaged against 111545 staged).
-        if let Some(&inner) = across.iter().find(|&&a| encloses(func, l, a)) {
-            log.push(EmergentRemark::EnclosesNest {
-                iv: func.display_iv(l).to_string(),
-                inner: func.display_iv(inner).to_string(),
-            });
-            shift::shift_loads(func, l, rings, log);
+        // Staging a loop around a nest realised across it adds a fill and a drain to every
+        // execution of the loop, which is what the nest realisation removed (measured: matmul
+        // 90063 cycles unstaged against 111545 staged). A loop that runs once has one fill and
+        // one drain in the whole kernel: it is staged like a flat loop, the inner loop one child
+        // with its own engines, when its stages split compute (a plan that only moves
+        // transfers is the single shift's, which keeps the body's order).
+        let around = across.iter().copied().find(|&a| encloses(func, l, a));
+        if let Some(inner) = around.filter(|_| !self.opts.stage_nests || executions(func, l) > 1) {
+            if !rings.is_empty() {
+                log.push(EmergentRemark::EnclosesNest {
+                    iv: func.display_iv(l).to_string(),
+                    inner: func.display_iv(inner).to_string(),
+                });
+                shift::shift_loads(func, l, rings, log);
+            }
             return false;
         }
         // Around a loop the annotated pipeliner extended, stages do pay: its own fill and drain
@@ -180,12 +242,13 @@ impl Realise<'_> {
                 &stages::StageOptions {
                     order: self.opts.order,
                     carried_rule: self.opts.carried_rule,
+                    compute_split: around.is_some(),
                 },
                 log,
             ),
             None => false,
         };
-        if !staged {
+        if !staged && !rings.is_empty() {
             shift::shift_loads(func, l, rings, log);
         }
         false
@@ -201,4 +264,35 @@ fn encloses(func: &Function, outer: Axis, inner: Axis) -> bool {
             StmtKind::Loop(a) => a == inner || encloses(func, a, inner),
             StmtKind::Insts(_) => false,
         })
+}
+
+/// How many times loop `l` runs: the product of the trip counts of the loops around it.
+fn executions(func: &Function, l: Axis) -> i64 {
+    let mut n = 1;
+    func.walk_stmts(|s, loops| {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            n = loops
+                .iter()
+                .map(|&a| (func.axes[a].ub - func.axes[a].lb).max(0))
+                .product();
+        }
+    });
+    n
+}
+
+/// The loops that hold a loop (a direct child) and that emergent pipelining may stage: not
+/// annotated, not extended by the annotated pipeliner, of at least two iterations.
+fn nest_holders(func: &Function) -> Vec<Axis> {
+    func.axes
+        .keys()
+        .filter(|&l| {
+            let a = &func.axes[l];
+            a.attrs.num_stages.is_none()
+                && a.attrs.pipelined.is_none()
+                && a.trip_count() >= 2
+                && a.body
+                    .iter()
+                    .any(|&s| matches!(func.stmts[s].kind, StmtKind::Loop(_)))
+        })
+        .collect()
 }

@@ -56,6 +56,17 @@ pub enum CarryForm {
 pub enum EmergentRemark {
     /// `stages`: loop `iv` has no engine hand-off to split; the single shift.
     NoHandOff { iv: String },
+    /// `stages`: the stages of loop `iv`, which holds a loop realised across its nest, would
+    /// only move transfers: the single shift.
+    OnlyTransfersSplit { iv: String },
+    /// `drain`: loop `iv`, realised across its nest, has its compute over two stages (each child
+    /// described, with its stage), the last iteration's stage 1 peeled after it; `rings`: the
+    /// tiles made rings for it, with their slots.
+    DrainPeeled {
+        iv: String,
+        children: Vec<(String, u32)>,
+        rings: Vec<(String, u32)>,
+    },
     /// `stages`: no stage split of loop `iv` fits the memories; the single shift.
     NoSplitFits { iv: String },
     /// `stages`: `cap` hand-off stages of loop `iv` do not fit; fewer are tried.
@@ -191,6 +202,8 @@ impl fmt::Display for EmergentRemark {
         use EmergentRemark as R;
         match self {
             R::NoHandOff { .. }
+            | R::OnlyTransfersSplit { .. }
+            | R::DrainPeeled { .. }
             | R::NoSplitFits { .. }
             | R::StagesDoNotFit { .. }
             | R::StagesIllegal { .. }
@@ -222,6 +235,27 @@ fn fmt_stages(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         R::NoHandOff { iv } => write!(
             f,
             "emergent: loop `{iv}`: no engine hand-off to split into stages; single shift"
+        ),
+        R::DrainPeeled {
+            iv,
+            children,
+            rings,
+        } => {
+            write!(
+                f,
+                "emergent: loop `{iv}`: compute over 2 stages inside the nest realisation, the last iteration's stage 1 peeled after the loop (no extra iteration);"
+            )?;
+            for (c, st) in children {
+                write!(f, " {c}@{st}")?;
+            }
+            for (t, n) in rings {
+                write!(f, "; `{t}` a ring of {n} slot(s)")?;
+            }
+            Ok(())
+        }
+        R::OnlyTransfersSplit { iv } => write!(
+            f,
+            "emergent: loop `{iv}`: no compute stages: around a nest they would only move transfers, which the single shift issues ahead in body order"
         ),
         R::NoSplitFits { iv } => write!(
             f,

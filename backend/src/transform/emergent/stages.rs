@@ -51,6 +51,12 @@
 //! hide the DMA of (the loop is bound by DMA latency: transpose's inner loop took 42,948 cycles
 //! staged against 38,852 single-shifted, the extra stages only lengthening its ramp).
 //!
+//! `l` may have no ring of its own (`rings` empty: a loop that holds a loop, see [`super`]); its
+//! stages then come from its compute hand-offs alone. Around a loop realised across its nest the
+//! caller asks for a plan whose stages split compute ([`StageOptions::compute_split`]), and the
+//! legality check sees the plan restricted to the children `l` had before emergent pipelining
+//! ([`project_plan`]).
+//!
 //! Invariants: on `false` the function is unchanged; on `true` every child of `l` has a stage, the
 //! loop's trip count grew by the largest stage, and every ring of `l` has at least as many slots as
 //! the span of stages of its accesses.
@@ -84,6 +90,10 @@ pub struct StageOptions {
     pub order: StageOrder,
     /// Keep loop-carried state in one stage (off only in tests of the legality check).
     pub carried_rule: bool,
+    /// Stage the loop only when at least two stages hold compute (work of an engine other than
+    /// `sp`): a plan that only moves transfers to other stages is what the single shift
+    /// already does, without the reordering of the body.
+    pub compute_split: bool,
 }
 
 /// One access of a tensor by an instruction of a child of the loop.
@@ -153,13 +163,20 @@ pub fn stage_loop(
         .unwrap_or(0)
         .saturating_sub(facts.p);
     if max_cap == 0 {
-        log.push(EmergentRemark::NoHandOff { iv });
+        // A loop with no ring of its own (one that holds a loop) stays as it was: no line.
+        if !rings.is_empty() {
+            log.push(EmergentRemark::NoHandOff { iv });
+        }
         return false;
     }
     let Some(plan) = fitting_plan(func, &facts, max_cap, &iv, log) else {
         log.push(EmergentRemark::NoSplitFits { iv });
         return false;
     };
+    if opts.compute_split && compute_stage_count(func, l, &facts, &plan.stages) < 2 {
+        log.push(EmergentRemark::OnlyTransfersSplit { iv });
+        return false;
+    }
     let has_loop = func.axes[l]
         .body
         .iter()
@@ -173,7 +190,8 @@ pub fn stage_loop(
         order: order.clone(),
         buffers: plan.rings.clone(),
     };
-    let Some(verdict) = check_legality(original, &pplan, &iv, log) else {
+    let checked = project_plan(func, original, &pplan);
+    let Some(verdict) = check_legality(original, &checked, &iv, log) else {
         return false;
     };
     log_plan(func, l, &facts, &plan, (max_cap, verdict), log);
@@ -205,9 +223,69 @@ fn fitting_plan(
     None
 }
 
+/// `pplan` restricted to the children that loop `l` had before emergent pipelining, for the
+/// legality check on `original`: a loop realised across its nest earlier may have added a
+/// sibling (the first execution's loads in a loop of their own, [`super::nest`]), which loads a
+/// kernel input into a ring of that nest and shares a stage with the ring's readers (the ring is
+/// state carried across the iterations of `l`, kept in one stage). When a child of `original` is
+/// no longer in the body, the plan is returned whole and the check reports the mismatch.
+pub(super) fn project_plan(
+    func: &Function,
+    original: &Function,
+    pplan: &PipelinePlan,
+) -> PipelinePlan {
+    let l = pplan.axis;
+    let now = &func.axes[l].body;
+    let Some(before) = original.axes.get(l).map(|a| &a.body) else {
+        return pplan.clone();
+    };
+    if before == now {
+        return pplan.clone();
+    }
+    let Some(index): Option<Vec<usize>> = before
+        .iter()
+        .map(|s| now.iter().position(|t| t == s))
+        .collect()
+    else {
+        return pplan.clone();
+    };
+    let stages = index.iter().map(|&c| pplan.stages[c]).collect();
+    let order = pplan
+        .order
+        .iter()
+        .filter_map(|c| index.iter().position(|i| i == c))
+        .collect();
+    PipelinePlan {
+        stages,
+        order,
+        ..pplan.clone()
+    }
+}
+
+/// How many distinct stages of `stages` hold an instruction of an engine other than `sp`.
+pub(super) fn compute_stage_count(
+    func: &Function,
+    l: Axis,
+    facts: &LoopFacts,
+    stages: &[u32],
+) -> usize {
+    let mut with_compute = BTreeSet::new();
+    for (c, &s) in func.axes[l].body.iter().enumerate() {
+        let mut insts = Vec::new();
+        subtree_insts(func, s, &mut insts);
+        if insts
+            .iter()
+            .any(|i| facts.engines.get(i).is_some_and(|&e| e != EngineClass::Dma))
+        {
+            with_compute.insert(stages[c]);
+        }
+    }
+    with_compute.len()
+}
+
 /// The ISL legality check of `pplan` on the function before emergent pipelining: the verdict
 /// for the log, or `None` (logged) when the check refuses the plan or cannot build its model.
-fn check_legality(
+pub(super) fn check_legality(
     original: &Function,
     pplan: &PipelinePlan,
     iv: &str,
@@ -517,6 +595,45 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
         loads,
         unsafe_split: false,
     }
+}
+
+/// The facts of loop `l` realised across its nest ([`super::nest`]): its load copies (the
+/// direct statements that are one load from a kernel input: prologue, carries, in-loop copy),
+/// already issued ahead, count as hoisted at stage 0 with no prefetch depth after them, so that
+/// the stages split only the compute. `rings`: the rings of `l` that the nest realisation did
+/// not re-slot (its PSUM rings).
+pub(super) fn compute_nest_facts(
+    func: &Function,
+    l: Axis,
+    rings: &[(Tensor, u32)],
+) -> (LoopFacts, Vec<bool>) {
+    let mut facts = compute_facts(func, l, rings);
+    let body = func.axes[l].body.clone();
+    let hoisted: Vec<bool> = body
+        .iter()
+        .map(|&s| match &func.stmts[s].kind {
+            StmtKind::Insts(insts) if insts.len() == 1 => {
+                let d = &func.insts[insts[0]];
+                matches!(d.op, Op::Load)
+                    && d.srcs
+                        .iter()
+                        .all(|o| func.tensors[o.tensor].kind == TensorKind::Input)
+            }
+            _ => false,
+        })
+        .collect();
+    facts.hoisted_tiles = body
+        .iter()
+        .zip(&hoisted)
+        .filter(|(_, &h)| h)
+        .filter_map(|(&s, _)| match &func.stmts[s].kind {
+            StmtKind::Insts(insts) => Some(func.insts[insts[0]].dst.tensor),
+            StmtKind::Loop(_) => None,
+        })
+        .collect();
+    facts.hoisted = hoisted.clone();
+    facts.p = 0;
+    (facts, hoisted)
 }
 
 /// The lowest stage child `c` may take given the stages of the children before it, and whether it
