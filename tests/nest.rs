@@ -8,75 +8,30 @@
 use backend::transform::decline::Decline;
 use backend::transform::emergent::remark::SingleBuffered;
 use backend::transform::emergent::EmergentRemark;
-use backend::transform::remark::Remark;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
-use nkc::run::{self, RunOptions};
 use penguin::ir::StmtKind;
-use penguin::pipeline::PipelineLog;
-use penguin::Function;
-use runtime_sim::sim::{simulate, Options};
 use std::path::{Path, PathBuf};
 
-/// The kernel as the emergent path gets it (annotations stripped).
-fn lowered(src: &Source) -> Function {
-    let mut func = nkc::driver::compile(src, None).unwrap();
-    nkc::pipeline::pipeline_path(
-        &mut func,
-        PipelineMode::Emergent,
-        &mut PipelineLog::default(),
-    )
-    .unwrap();
-    func
-}
+#[path = "common/emergent.rs"]
+mod emergent;
+
+use emergent::{good, lowered, trip};
 
 /// Emergent pipelining with or without prefetch across nests: (cycles, log). The program must
 /// simulate with no race.
 fn cycles(src: &Source, across_nests: bool) -> (u64, Vec<EmergentRemark>) {
-    let mut func = lowered(src);
     let opts = backend::transform::emergent::EmergentOptions {
         across_nests,
         ..Default::default()
     };
-    let log = backend::transform::emergent::pipeline_emergent_with(&mut func, &opts);
-    nkc::driver::verify(&func, "emergent pipelining").unwrap();
-    let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
-    let opts = Options {
-        numerics: false,
-        races: true,
-        trace: false,
-        max_races: 1,
-        ..Options::default()
-    };
-    let r = simulate(&compiled.program, &[], &opts).unwrap();
-    assert!(r.races.is_empty(), "{}: {:?}", src.path.display(), r.races);
-    (r.stats.cycles, log)
+    let (cycles, _, log) = emergent::emergent_cycles(src, &opts);
+    (cycles, log)
 }
 
 /// The emergent remarks of a checked run on `mode`.
 fn checked(src: &Source, mode: PipelineMode) -> Vec<EmergentRemark> {
-    let opts = RunOptions {
-        pipeline: mode,
-        seed: 11,
-        check: true,
-        peel: false,
-        ..RunOptions::default()
-    };
-    let report = run::run(src, &opts, &mut PipelineLog::default())
-        .unwrap_or_else(|f| panic!("{} --pipeline {}: {f:?}", src.path.display(), mode.name()));
-    assert!(report.checked, "--check compared the outputs");
-    let sim = report
-        .sim
-        .expect("engine sim reports the simulator's figures");
-    assert!(sim.races.is_empty(), "{:?}", sim.races);
-    report
-        .remarks
-        .into_iter()
-        .filter_map(|r| match r {
-            Remark::Emergent(e) => Some(e),
-            _ => None,
-        })
-        .collect()
+    emergent::checked_remarks(src, mode, 11)
 }
 
 /// A prefetch across a nest: the loop, its trip count, the nest as the log names it, the carry
@@ -159,16 +114,6 @@ fn an_issue_bound_nest_prefetches_a_whole_execution_ahead() {
     let (nested, _) = cycles(&src, true);
     let (single, _) = cycles(&src, false);
     assert!(nested < single, "across {nested}, single loop {single}");
-}
-
-fn good(name: &str) -> Source {
-    Source::read(&PathBuf::from("tests/good").join(name)).unwrap()
-}
-
-/// The trip of the loop with induction variable `iv`.
-fn trip(func: &Function, iv: &str) -> i64 {
-    let a = func.axes.values().find(|a| a.iv_name == iv).unwrap();
-    a.trip_count()
 }
 
 #[test]

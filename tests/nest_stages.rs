@@ -7,80 +7,32 @@
 //! Every run is bit-exact against the interpreter and race-free.
 
 use backend::transform::emergent::{EmergentOptions, EmergentRemark};
-use backend::transform::remark::Remark;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
-use nkc::run::{self, RunOptions};
 use penguin::ir::StmtKind;
 use penguin::pipeline::PipelineLog;
 use penguin::Function;
-use runtime_sim::sim::{simulate, Options};
 use std::path::PathBuf;
 
-fn good(name: &str) -> Source {
-    Source::read(&PathBuf::from("tests/good").join(name)).unwrap()
-}
+#[path = "common/emergent.rs"]
+mod emergent;
 
-/// The kernel as the emergent path gets it (annotations stripped).
-fn lowered(src: &Source) -> Function {
-    let mut func = nkc::driver::compile(src, None).unwrap();
-    nkc::pipeline::pipeline_path(
-        &mut func,
-        PipelineMode::Emergent,
-        &mut PipelineLog::default(),
-    )
-    .unwrap();
-    func
-}
+use emergent::{good, trip};
 
 /// Emergent pipelining with or without the stages of loops that hold loops: (cycles, the
 /// function after emergent pipelining, its log). The program must simulate with no race.
 fn cycles(src: &Source, stage_nests: bool) -> (u64, Function, Vec<EmergentRemark>) {
-    let mut func = lowered(src);
     let opts = EmergentOptions {
         stage_nests,
         ..Default::default()
     };
-    let log = backend::transform::emergent::pipeline_emergent_with(&mut func, &opts);
-    nkc::driver::verify(&func, "emergent pipelining").unwrap();
-    let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
-    let opts = Options {
-        numerics: false,
-        races: true,
-        trace: false,
-        max_races: 1,
-        ..Options::default()
-    };
-    let r = simulate(&compiled.program, &[], &opts).unwrap();
-    assert!(r.races.is_empty(), "{}: {:?}", src.path.display(), r.races);
-    (r.stats.cycles, func, log)
+    emergent::emergent_cycles(src, &opts)
 }
 
 /// A checked run (`--check`: bit-exact against the interpreter) on `mode`, with no race; its
 /// emergent remarks.
 fn checked(src: &Source, mode: PipelineMode) -> Vec<EmergentRemark> {
-    let opts = RunOptions {
-        pipeline: mode,
-        seed: 5,
-        check: true,
-        peel: false,
-        ..RunOptions::default()
-    };
-    let report = run::run(src, &opts, &mut PipelineLog::default())
-        .unwrap_or_else(|f| panic!("{} --pipeline {}: {f:?}", src.path.display(), mode.name()));
-    assert!(report.checked, "--check compared the outputs");
-    let sim = report
-        .sim
-        .expect("engine sim reports the simulator's figures");
-    assert!(sim.races.is_empty(), "{:?}", sim.races);
-    report
-        .remarks
-        .into_iter()
-        .filter_map(|r| match r {
-            Remark::Emergent(e) => Some(e),
-            _ => None,
-        })
-        .collect()
+    emergent::checked_remarks(src, mode, 5)
 }
 
 /// The stage plan logged for loop `iv`: (stage count, each child with its stage).
@@ -94,12 +46,6 @@ fn staged<'a>(log: &'a [EmergentRemark], iv: &str) -> Option<(u32, &'a [(String,
         } if i == iv => Some((*stages, children.as_slice())),
         _ => None,
     })
-}
-
-/// The trip count of the loop with induction variable `iv`.
-fn trip(func: &Function, iv: &str) -> i64 {
-    let a = func.axes.values().find(|a| a.iv_name == iv).unwrap();
-    a.trip_count()
 }
 
 /// The stage of the child of a staged loop that is loop `inner`.
