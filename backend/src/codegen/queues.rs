@@ -150,15 +150,13 @@ fn plan_body(
     // pipeline (transfers of a stage), which overlap the loop between them like its iterations.
     let staged = (transfers.iter()).any(|t| bir.insts[BirInst::new(t.inst)].stage.is_some());
     if once && !staged {
-        let pairs: Vec<(usize, usize)> = (chain::chained_pairs(bir, body, &transfers, false))
-            .into_iter()
-            .map(|(w, r, _)| (w, r))
-            .collect();
-        if let Some(lat) = latency::compute_latency_pieces(bir, body, &transfers, &pairs) {
+        let pairs = chain::chained_pairs(bir, body, &transfers, false);
+        let links: Vec<(usize, usize)> = pairs.iter().map(|&(w, r, _)| (w, r)).collect();
+        if let Some(lat) = latency::compute_latency_pieces(bir, body, &transfers, &links) {
             let (target, _) = pack_search(&transfers, &together, *rotation);
             if lat.chain > target {
                 let mut splits = latency::place_pieces(&transfers, &lat.pieces, *rotation);
-                chain::align_chained_queues(bir, body, &transfers, &mut splits, false);
+                chain::align_chained_queues(body, &transfers, &mut splits, pairs);
                 record(plan, &transfers, splits, rotation);
                 return;
             }
@@ -226,8 +224,11 @@ fn plan_body(
     }
     // A loop whose iterations chain through its transfers takes the time of its chain: the
     // readers of the chain queue behind their writers ([`chain`]).
-    if !once && chain::chains_across_iterations(bir, body, &transfers) {
-        chain::align_chained_queues(bir, body, &transfers, &mut splits, true);
+    if !once {
+        let pairs = chain::chained_pairs(bir, body, &transfers, true);
+        if pairs.iter().any(|&(_, _, carried)| carried) {
+            chain::align_chained_queues(body, &transfers, &mut splits, pairs);
+        }
     }
     record(plan, &transfers, splits, rotation);
 }

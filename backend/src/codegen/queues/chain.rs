@@ -24,7 +24,9 @@
 use crate::codegen::bir::{BNode, Bir, BirInst};
 use crate::cost::queue_pack::{SplitData, Transfer};
 use cranelift_entity::EntityRef;
+use penguin::entities::Tensor;
 use penguin::ir::{Op, Operand};
+use std::collections::HashMap;
 
 /// The operand a transfer writes (a load's tile, a store's HBM region) and the one it reads.
 fn sides(bir: &Bir, i: BirInst) -> Option<(&Operand, &Operand)> {
@@ -65,7 +67,7 @@ fn meet(w: &Operand, r: &Operand) -> bool {
 
 /// Each transfer's position in `body` (`None` when it is not a direct instruction of it).
 fn positions(body: &[BNode], transfers: &[Transfer]) -> Vec<Option<usize>> {
-    let at: std::collections::HashMap<usize, usize> = (body.iter().enumerate())
+    let at: HashMap<usize, usize> = (body.iter().enumerate())
         .filter_map(|(k, n)| match *n {
             BNode::Inst(i) => Some((i.index(), k)),
             BNode::Loop(_) => None,
@@ -74,10 +76,12 @@ fn positions(body: &[BNode], transfers: &[Transfer]) -> Vec<Option<usize>> {
     transfers.iter().map(|t| at.get(&t.inst).copied()).collect()
 }
 
-/// The chained pairs `(writer, reader)` of a body's `transfers` (indices into it): forward
-/// (the writer first in `body`), and with `carried` also the reader first (the writer's previous
-/// iteration feeds it: the accesses are the same rows in every iteration, no term of an
-/// induction variable).
+/// The chained pairs `(writer, reader, carried)` of a body's `transfers` (indices into it, in
+/// the order of the writer, then the reader): forward (the writer first in `body`), and with
+/// `carried` also the reader first (the writer's previous iteration feeds it: the accesses are
+/// the same rows in every iteration, no term of an induction variable). Only writers of the
+/// buffer a transfer reads are compared with it, so a body of many transfers of distinct
+/// buffers costs one pass.
 pub(crate) fn chained_pairs(
     bir: &Bir,
     body: &[BNode],
@@ -85,13 +89,20 @@ pub(crate) fn chained_pairs(
     carried: bool,
 ) -> Vec<(usize, usize, bool)> {
     let at = positions(body, transfers);
-    let mut pairs = Vec::new();
+    let mut writers: HashMap<Tensor, Vec<usize>> = HashMap::new();
     for (w, tw) in transfers.iter().enumerate() {
-        let Some((written, _)) = sides(bir, BirInst::new(tw.inst)) else {
+        if let Some((written, _)) = sides(bir, BirInst::new(tw.inst)) {
+            writers.entry(written.tensor).or_default().push(w);
+        }
+    }
+    let mut pairs = Vec::new();
+    for (r, tr) in transfers.iter().enumerate() {
+        let Some((_, read)) = sides(bir, BirInst::new(tr.inst)) else {
             continue;
         };
-        for (r, tr) in transfers.iter().enumerate() {
-            let Some((_, read)) = sides(bir, BirInst::new(tr.inst)) else {
+        for &w in writers.get(&read.tensor).into_iter().flatten() {
+            let tw = &transfers[w];
+            let Some((written, _)) = sides(bir, BirInst::new(tw.inst)) else {
                 continue;
             };
             if w == r || tw.partitions != tr.partitions || !same_rows(written, read, tw.partitions)
@@ -109,26 +120,19 @@ pub(crate) fn chained_pairs(
             }
         }
     }
+    pairs.sort_unstable();
     pairs
 }
 
-/// Whether some transfer of `body` reads what a transfer of the body wrote in the previous
-/// iteration (module doc): the loop's iterations chain through its transfers.
-pub(crate) fn chains_across_iterations(bir: &Bir, body: &[BNode], transfers: &[Transfer]) -> bool {
-    (chained_pairs(bir, body, transfers, true).iter()).any(|&(_, _, carried)| carried)
-}
-
-/// Gives each reader of a chained pair the queues of its writer when both have as many pieces
-/// (module doc); `carried` also aligns the pairs across iterations. Returns how many transfers
-/// changed queues.
+/// Gives the reader of each of `pairs` ([`chained_pairs`] of `body`'s `transfers`) the queues
+/// of its writer when both have as many pieces (module doc). Returns how many transfers changed
+/// queues.
 pub(crate) fn align_chained_queues(
-    bir: &Bir,
     body: &[BNode],
     transfers: &[Transfer],
     splits: &mut [SplitData],
-    carried: bool,
+    mut pairs: Vec<(usize, usize, bool)>,
 ) -> usize {
-    let mut pairs = chained_pairs(bir, body, transfers, carried);
     // Forward pairs in the body's order, so that a chain of several links follows its first
     // writer; the carried ones last.
     let at = positions(body, transfers);

@@ -25,6 +25,7 @@
 use crate::codegen::bir::{BNode, Bir};
 use crate::codegen::schedule::{compute_body_edges, latency};
 use crate::cost::queue_pack::{largest_split, Queues, SplitData, Together, Transfer};
+use petgraph::unionfind::UnionFind;
 use runtime_sim::machine::{self, DMA_QUEUES};
 use std::collections::HashMap;
 
@@ -82,20 +83,11 @@ pub(crate) fn compute_latency_pieces(
         .unwrap_or(0);
     // Chains of transfers (each reading what the one before wrote) take one split, so that
     // each link queues behind the one before ([`super::chain`]).
-    let mut group: Vec<usize> = (0..transfers.len()).collect();
-    fn root(group: &mut [usize], k: usize) -> usize {
-        let mut r = k;
-        while group[r] != r {
-            r = group[r];
-        }
-        group[k] = r;
-        r
-    }
+    let mut group = UnionFind::new(transfers.len());
     for &(w, r) in pairs {
-        let (a, b) = (root(&mut group, w), root(&mut group, r));
-        group[a.max(b)] = a.min(b);
+        group.union(w, r);
     }
-    let roots: Vec<usize> = (0..transfers.len()).map(|k| root(&mut group, k)).collect();
+    let roots: Vec<usize> = (0..transfers.len()).map(|k| group.find_mut(k)).collect();
     // Per chain: its earliest start, its transfers, its queue cycles, its least largest split.
     let mut chains: HashMap<usize, (u64, u64, u64, u64)> = HashMap::new();
     for (k, t) in transfers.iter().enumerate() {
