@@ -100,7 +100,7 @@
 use super::plan::hoistable_loads;
 use super::remark::EmergentRemark;
 use crate::cost::budget;
-use crate::cost::loop_cost::{body_compute, issue_cycles};
+use crate::cost::loop_cost::{body_compute, issue_cycles, wanted_depth};
 use crate::transform::decline::{Decline, NestEnd};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::edit::{self, Subst};
@@ -424,7 +424,8 @@ fn prologue_copies(
 /// level first: it loads for the next iteration of `Oj` (every level inside it at its lower
 /// bound), guarded by `Oj` not being in its last iteration and every level inside it being in its
 /// last one. `inner` and `on` are the substitution and guards of the innermost loop itself (they
-/// come first); `slots` the ring selectors the copies write.
+/// come first); `slots` the ring selectors the copies write (none: the statement's own,
+/// substituted).
 pub(super) fn carry_copies(
     func: &mut Function,
     outer: &[NestLevel],
@@ -478,11 +479,75 @@ pub(super) fn nest_names(func: &Function, outer: &[NestLevel]) -> String {
     nest.join(" ⊃ ")
 }
 
-/// Prefetch one whole execution of `l` ahead: each ring gets `2 x T` slots (block dimensions:
-/// the parity of the outer flat index `h` along the innermost enclosing loop, then `l`), and in
-/// iteration `(h, l)` one carry copy per level loads the tile of `(h + 1, l)`. The first
-/// execution's loads run in a loop of their own before `l`, at the first outer iteration. Returns
-/// the remark (with `why`, the reason to try it), or why not (nothing changed).
+/// A block dimension of a ring filled `d` executions ahead: loop `axis`, whose running
+/// iterations start at `lo`, selects one of `count` blocks by `(o - lo) mod count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecutionBlock {
+    pub axis: Axis,
+    pub lo: i64,
+    pub count: u32,
+}
+
+/// The block dimensions (outermost first) of a ring that holds `d + 1` consecutive executions
+/// of the nest's innermost loop, each in blocks of its own, with one register per modulo term:
+/// from the innermost enclosing level outwards, a level takes the fewest blocks that reach
+/// `d + 1` executions, a divisor of its trip count unless no running level encloses it (so that
+/// `(o - lo) mod count` is the flat execution index's residue), else all its running iterations
+/// (and the next level out continues). Two executions share a block only `d + 1` or more
+/// executions apart. Levels of one running iteration are skipped. `None` when no level runs
+/// twice.
+pub fn compute_execution_blocks(outer: &[NestLevel], d: i64) -> Option<Vec<ExecutionBlock>> {
+    let need = d + 1;
+    let mut span = 1;
+    let mut blocks = Vec::new();
+    for (i, o) in outer.iter().enumerate().rev() {
+        let tj = o.trip();
+        if tj < 2 {
+            continue;
+        }
+        let outermost = outer[..i].iter().all(|x| x.trip() < 2);
+        let fits = (2..tj).find(|&m| span * m >= need && (outermost || tj % m == 0));
+        let count = fits.unwrap_or(tj);
+        blocks.push(ExecutionBlock {
+            axis: o.axis,
+            lo: o.lo,
+            count: u32::try_from(count).ok()?,
+        });
+        span *= count;
+        if span >= need {
+            break;
+        }
+    }
+    blocks.reverse();
+    (!blocks.is_empty()).then_some(blocks)
+}
+
+/// How many executions of the nest's innermost loop ahead its hoisted loads want to be issued:
+/// the longest of their transfers ([`wanted_depth`]'s DMA time: latency, queue time, issue) over
+/// the compute of one iteration of the innermost enclosing loop `ok` (which holds one execution
+/// and whatever runs beside it), rounded up, at least one.
+fn executions_wanted(func: &Function, l: Axis, ok: Axis, hoisted: &[Hoisted]) -> i64 {
+    let dma = hoisted
+        .iter()
+        .map(|&(_, rt, _)| wanted_depth(func, rt, l).dma)
+        .max()
+        .unwrap_or(0);
+    let per_execution = body_compute(func, &func.axes[ok].body).max(1);
+    i64::try_from(dma.div_ceil(per_execution))
+        .unwrap_or(i64::MAX)
+        .max(1)
+}
+
+/// Prefetch `d` whole executions of `l` ahead (`d` from [`executions_wanted`]: enough
+/// executions to cover a transfer, at most the trip of the innermost enclosing level, lowered
+/// until SBUF holds the rings): each ring gets the
+/// blocks of [`compute_execution_blocks`] times `T` slots (block dimensions: the chosen levels,
+/// then `l`, each selected by its own running index), and in iteration `(h, l)` one copy per
+/// level loads the tile of `(h + d, l)`: the in-level copy when the innermost enclosing level
+/// does not wrap, else the carry of the level it wraps into (guards as the flat realisation's,
+/// on that level's index). The first `d` executions' loads run in loops of their own placed just
+/// before `l`, at the first outer iteration. Returns the remark (with `why`, the reason to try
+/// it), or why not (nothing changed).
 fn prefetch_next_execution(
     func: &mut Function,
     l: Axis,
@@ -493,29 +558,76 @@ fn prefetch_next_execution(
 ) -> Result<EmergentRemark, Decline> {
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let t = ub - lb;
-    let ok = next_execution_qualifies(func, t, outer)?;
-    let ringed = double_rings(func, t, hoisted)?;
-    // The outer flat index, whose parity selects the half of the ring.
-    let h = outer_index(outer, 1);
-    let lsel = AffineExpr::from_terms([(l, 1)], -lb);
+    if t > i64::from(MAX_SLOTS) {
+        return Err(Decline::TripAboveSlots {
+            trip: t,
+            max: MAX_SLOTS,
+        });
+    }
+    let ok = *outer
+        .last()
+        .expect("a nest has an enclosing loop (checked by compute_nest)");
+    let tk = ok.trip();
+    if tk < 2 {
+        return Err(Decline::ParityDoesNotFollow {
+            iv: func.display_iv(ok.axis).to_string(),
+            trip: tk,
+        });
+    }
+    let wanted = executions_wanted(func, l, ok.axis, hoisted).min(tk);
+    let Some((d, blocks, ringed)) = (1..=wanted).rev().find_map(|d| {
+        let blocks = compute_execution_blocks(outer, d)?;
+        let slots: u32 = blocks.iter().map(|b| b.count).product::<u32>() * (t as u32);
+        let ringed = rings_fit(func, slots, hoisted)?;
+        Some((d, blocks, ringed))
+    }) else {
+        return Err(Decline::NoRoomForTwoExecutions);
+    };
     let count = u32::try_from(t).expect("the trip count is at most MAX_SLOTS (checked above)");
     for &rt in &ringed {
-        func.tensors[rt].block = vec![BlockDim { axis: ok, count: 2 }, BlockDim { axis: l, count }];
+        func.tensors[rt].block = blocks
+            .iter()
+            .map(|b| BlockDim {
+                axis: b.axis,
+                count: b.count,
+            })
+            .chain([BlockDim { axis: l, count }])
+            .collect();
     }
-    set_slots(func, body, &ringed, &[h.clone(), lsel.clone()]);
-    let next = [h.add(&AffineExpr::constant(1)), lsel];
+    let sel: Vec<AffineExpr> = blocks
+        .iter()
+        .map(|b| AffineExpr::from_terms([(b.axis, 1)], -b.lo))
+        .chain([AffineExpr::from_terms([(l, 1)], -lb)])
+        .collect();
+    set_slots(func, body, &ringed, &sel);
     let hoisted_stmts: Vec<Stmt> = hoisted.iter().map(|&(s, _, _)| s).collect();
+    // The copies `d` executions ahead; their selectors are the substituted ones (no override).
     let mut carries = Vec::new();
     for &s in &hoisted_stmts {
-        carries.extend(carry_copies(func, outer, s, &[], &[], &next));
+        if d < tk {
+            let by = [(ok.axis, AffineExpr::from_terms([(ok.axis, 1)], d))];
+            let on = vec![guard(AffineExpr::iv(ok.axis), CmpOp::Lt, ok.hi - d)];
+            carries.push(copy_load(func, s, &by, &[], on));
+        }
+        let inner = [(ok.axis, AffineExpr::from_terms([(ok.axis, 1)], d - tk))];
+        let on: Vec<Predicate> = (d < tk)
+            .then(|| guard(AffineExpr::iv(ok.axis), CmpOp::Ge, ok.hi - d))
+            .into_iter()
+            .collect();
+        let levels = &outer[..outer.len() - 1];
+        carries.extend(carry_copies(func, levels, s, &inner, &on, &[]));
     }
-    let first_stmt = first_execution_loop(func, l, outer, &hoisted_stmts);
-    let at = func.axes[ok]
+    let mut firsts = Vec::new();
+    for q in (0..d).rev() {
+        firsts.push(first_execution_loop(func, l, outer, &hoisted_stmts, q));
+    }
+    firsts.reverse();
+    let at = func.axes[ok.axis]
         .body
         .iter()
         .position(|&s| matches!(func.stmts[s].kind, StmtKind::Loop(a) if a == l))
         .expect("`l` is a direct child of its innermost enclosing loop (checked by compute_nest)");
-    edit::Cursor::at(func, (Some(ok), at)).insert_before([first_stmt]);
+    edit::Cursor::at(func, (Some(ok.axis), at)).insert_before(firsts);
     let rest: Vec<Stmt> = body
         .iter()
         .copied()
@@ -530,35 +642,15 @@ fn prefetch_next_execution(
             .iter()
             .map(|&x| func.display_name(x).to_string())
             .collect(),
+        ahead: d,
+        blocks: blocks.iter().map(|b| b.count).collect(),
         carries: carries.len() / hoisted_stmts.len(),
         why: why.clone(),
     })
 }
 
-/// The innermost enclosing loop `Ok`, whose parity selects the half of a ring one execution
-/// ahead, when loop `l` of trip `t` qualifies for it (see the module doc), or why not.
-fn next_execution_qualifies(func: &Function, t: i64, outer: &[NestLevel]) -> Result<Axis, Decline> {
-    if t > i64::from(MAX_SLOTS) {
-        return Err(Decline::TripAboveSlots {
-            trip: t,
-            max: MAX_SLOTS,
-        });
-    }
-    let ok = *outer
-        .last()
-        .expect("a nest has an enclosing loop (checked by compute_nest)");
-    let tk = ok.trip();
-    if tk < 2 || (outer.len() > 1 && tk % 2 != 0) {
-        return Err(Decline::ParityDoesNotFollow {
-            iv: func.display_iv(ok.axis).to_string(),
-            trip: tk,
-        });
-    }
-    Ok(ok.axis)
-}
-
-/// The rings the hoisted loads fill, when SBUF holds each with `2 x t` slots, or why not.
-fn double_rings(func: &Function, t: i64, hoisted: &[Hoisted]) -> Result<Vec<Tensor>, Decline> {
+/// The rings the hoisted loads fill, when SBUF holds each with `slots` slots.
+fn rings_fit(func: &Function, slots: u32, hoisted: &[Hoisted]) -> Option<Vec<Tensor>> {
     let mut sbuf_used = budget::sbuf_in_use(func);
     let mut ringed: Vec<Tensor> = Vec::new();
     for &(_, rt, depth) in hoisted {
@@ -566,41 +658,54 @@ fn double_rings(func: &Function, t: i64, hoisted: &[Hoisted]) -> Result<Vec<Tens
             continue;
         }
         let copy = budget::slot_bytes(&func.tensors[rt], u64::from(depth));
-        sbuf_used += copy * (2 * t as u64).saturating_sub(u64::from(depth));
+        sbuf_used += copy * u64::from(slots).saturating_sub(u64::from(depth));
         if !budget::sbuf_fits(sbuf_used) {
-            return Err(Decline::NoRoomForTwoExecutions);
+            return None;
         }
         ringed.push(rt);
     }
-    Ok(ringed)
+    Some(ringed)
 }
 
-/// The loop of the first execution's loads, `l.first`, placed by the caller just before `l`: the
-/// hoisted statements move into it (their outer indices at the lower bounds, slot `(0, l')`),
-/// and its statement is guarded by the first outer iteration.
+/// The loop of execution `q`'s loads (`q` below the innermost enclosing level's trip),
+/// `l.first`, placed by the caller just before `l`: copies of the hoisted statements (for `q`
+/// = 0 the statements themselves move into it) with every outer index at its first running
+/// iteration but the innermost's at `lo + q`, and `l` replaced by the loop's own index; its
+/// statement is guarded by the first outer iteration. The selectors follow by substitution.
 fn first_execution_loop(
     func: &mut Function,
     l: Axis,
     outer: &[NestLevel],
     hoisted: &[Stmt],
+    q: i64,
 ) -> Stmt {
-    let lb = func.axes[l].lb;
     let name = edit::fresh_iv_name(func, &edit::derived(&func.axes[l].iv_name, "first"));
     let first = edit::copy_loop_header(func, l, name);
     func.axes[first].attrs = Default::default();
-    func.axes[first].body = hoisted.to_vec();
-    for &s in hoisted {
-        let subst: Vec<(Axis, AffineExpr)> = outer
+    let k = outer.len() - 1;
+    let subst: Vec<(Axis, AffineExpr)> = outer
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            (
+                o.axis,
+                AffineExpr::constant(o.lo + if i == k { q } else { 0 }),
+            )
+        })
+        .chain([(l, AffineExpr::iv(first))])
+        .collect();
+    let stmts: Vec<Stmt> = if q == 0 {
+        for &s in hoisted {
+            Subst::new().axes(subst.iter().cloned()).apply(func, s);
+        }
+        hoisted.to_vec()
+    } else {
+        hoisted
             .iter()
-            .map(|o| (o.axis, AffineExpr::constant(o.lo)))
-            .chain([(l, AffineExpr::iv(first))])
-            .collect();
-        let sel = [
-            AffineExpr::constant(0),
-            AffineExpr::from_terms([(first, 1)], -lb),
-        ];
-        retarget(func, s, &subst, &sel);
-    }
+            .map(|&s| copy_load(func, s, &subst, &[], Vec::new()))
+            .collect()
+    };
+    func.axes[first].body = stmts;
     let first_stmt = func.add_loop_stmt(first);
     func.stmts[first_stmt].preds = outer
         .iter()
@@ -651,8 +756,8 @@ fn set_blocked_slots(func: &mut Function, s: Stmt, slots: &[AffineExpr]) {
     }
 }
 
-/// A copy of load statement `s` (one instruction, unplaced) retargeted by `subst` and `slots`,
-/// under `preds`. It issues ahead of the iteration it loads for: it keeps the statement's spans,
+/// A copy of load statement `s` (one instruction, unplaced) retargeted by `subst` and `slots`
+/// (none: its own selectors, substituted), under `preds`. It issues ahead of the iteration it loads for: it keeps the statement's spans,
 /// but no annotation and no stage tag (a caller that places it in a stage says so).
 pub(super) fn copy_load(
     func: &mut Function,
@@ -666,7 +771,9 @@ pub(super) fn copy_load(
     func.annots[c] = Default::default();
     func.stage_tags[c] = None;
     func.stmts[c].preds = preds;
-    set_blocked_slots(func, c, slots);
+    if !slots.is_empty() {
+        set_blocked_slots(func, c, slots);
+    }
     c
 }
 

@@ -153,13 +153,16 @@ pub enum EmergentRemark {
         ahead: i64,
         carries: usize,
     },
-    /// `nest`: loop `iv` (`trip`) nested in `nest` has the loads of `rings` issued one execution
-    /// ahead, `carries` carry copies per load, because of `why`.
+    /// `nest`: loop `iv` (`trip`) nested in `nest` has the loads of `rings` issued `ahead` whole
+    /// executions ahead into rings of `blocks` (per enclosing level chosen, outermost first)
+    /// times `trip` slots, `carries` copies per load, because of `why`.
     PrefetchedExecution {
         iv: String,
         trip: i64,
         nest: String,
         rings: Vec<String>,
+        ahead: i64,
+        blocks: Vec<u32>,
         carries: usize,
         why: Decline,
     },
@@ -392,13 +395,29 @@ fn fmt_prefetch(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             trip,
             nest,
             rings,
+            ahead,
+            blocks,
             carries,
             why,
-        } => write!(
-            f,
-            "emergent: loop `{iv}` (trip {trip}) is nested in {nest}: the loads of {} are issued one execution ahead across the nest (rings of 2 x {trip} slots; {carries} carry copy(ies) per load; the first execution's loads in a loop of their own; no extra iterations, no drain): {why}",
-            quoted(rings, ", ")
-        ),
+        } => {
+            let blocks: Vec<String> = blocks.iter().map(u32::to_string).collect();
+            let executions = if *ahead == 1 {
+                "one execution".to_string()
+            } else {
+                format!("{ahead} executions")
+            };
+            let firsts = if *ahead == 1 {
+                "the first execution's loads in a loop of their own".to_string()
+            } else {
+                format!("the first {ahead} executions' loads in loops of their own")
+            };
+            write!(
+                f,
+                "emergent: loop `{iv}` (trip {trip}) is nested in {nest}: the loads of {} are issued {executions} ahead across the nest (rings of {} x {trip} slots; {carries} carry copy(ies) per load; {firsts}; no extra iterations, no drain): {why}",
+                quoted(rings, ", "),
+                blocks.join(" x ")
+            )
+        }
         // The other families: each has its own function.
         // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
         other => write!(f, "{other:?}"),
