@@ -61,6 +61,10 @@ pub enum Decline {
     Both(Box<Decline>, Box<Decline>),
     /// No ring size in `2..=max` for `ring` divides the trip count.
     NoDivisorRing { ring: String, max: u32, trip: i64 },
+    /// The deepest ring whose slots divide the trip count issues the loads only `ahead`
+    /// iterations ahead, fewer than the `wanted` that cover their transfers (the reason the nest
+    /// realisation tries whole executions ahead).
+    ShallowDivisorRing { trip: i64, ahead: i64, wanted: i64 },
     /// One whole execution ahead needs a slot per iteration, more than `max`.
     TripAboveSlots { trip: i64, max: u32 },
     /// The parity of the executions is not that of the innermost enclosing loop `iv`.
@@ -106,6 +110,14 @@ impl fmt::Display for Decline {
             Decline::NoDivisorRing { ring, max, trip } => write!(
                 f,
                 "no ring of 2..={max} slots for `{ring}` divides the trip count {trip}"
+            ),
+            Decline::ShallowDivisorRing {
+                trip,
+                ahead,
+                wanted,
+            } => write!(
+                f,
+                "a ring whose slots divide the trip count {trip} issues its loads {ahead} iteration(s) ahead, fewer than the {wanted} that cover their transfers"
             ),
             Decline::TripAboveSlots { trip, max } => {
                 write!(f, "the trip count {trip} is above {max}")

@@ -259,6 +259,21 @@ pub fn prefetch_across_nest(
         Ok(slots) => slots,
         Err(why) => return decline(log, why),
     };
+    // A ring whose slots divide the trip may be shallower than the heuristic wants (a trip of 3
+    // takes 3 slots, 2 iterations ahead, where 3 are wanted): whole executions ahead then issue
+    // each load at least `T` iterations ahead; when they do not qualify, the flat ring stays.
+    let (ahead, wanted) = flat_ahead(&hoisted, &slots);
+    if ahead < wanted {
+        let why = Decline::ShallowDivisorRing {
+            trip: t,
+            ahead,
+            wanted,
+        };
+        if let Ok(remark) = prefetch_next_execution(func, l, &outer, &hoisted, &body, &why) {
+            log.push(remark);
+            return true;
+        }
+    }
     let remark = prefetch_flat(func, l, &outer, &hoisted, &body, &slots);
     log.push(remark);
     true
@@ -308,6 +323,27 @@ fn outer_index(outer: &[NestLevel], unit: i64) -> AffineExpr {
     index
 }
 
+/// How many flat iterations ahead the flat realisation issues the hoisted loads with rings of
+/// `slots`, and how many the heuristic wants: its prefetch depth (ring depth minus one), or less
+/// when a ring got fewer slots (extra slots are slack: a load's slot was last read at least 2
+/// iterations before); minimum over the hoisted loads.
+fn flat_ahead(hoisted: &[Hoisted], slots: &[(Tensor, u32)]) -> (i64, i64) {
+    let ahead = hoisted
+        .iter()
+        .map(|&(_, rt, depth)| {
+            let n = slots.iter().find(|&&(x, _)| x == rt).map_or(2, |&(_, n)| n);
+            i64::from(depth.min(n)) - 1
+        })
+        .min()
+        .unwrap_or(1);
+    let wanted = hoisted
+        .iter()
+        .map(|&(_, _, depth)| i64::from(depth) - 1)
+        .min()
+        .unwrap_or(1);
+    (ahead, wanted)
+}
+
 /// The flat realisation (see the module doc): rings of `slots` selected by the flat iteration,
 /// each hoisted load turned into its prologue, carry and in-loop copies, `P` flat iterations
 /// ahead. Returns the log line.
@@ -321,16 +357,7 @@ fn prefetch_flat(
 ) -> EmergentRemark {
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let t = ub - lb;
-    // The heuristic's prefetch depth (its ring depth minus one), or less when the ring got fewer
-    // slots; extra slots are slack (a load's slot was last read at least 2 iterations before).
-    let p = hoisted
-        .iter()
-        .map(|&(_, rt, depth)| {
-            let n = slots.iter().find(|&&(x, _)| x == rt).map_or(2, |&(_, n)| n);
-            i64::from(depth.min(n)) - 1
-        })
-        .min()
-        .unwrap_or(1);
+    let (p, _) = flat_ahead(hoisted, slots);
     for &(rt, n) in slots {
         func.tensors[rt].block = vec![BlockDim { axis: l, count: n }];
     }
@@ -524,7 +551,7 @@ pub fn compute_execution_blocks(outer: &[NestLevel], d: i64) -> Option<Vec<Execu
 
 /// How many executions of the nest's innermost loop ahead its hoisted loads want to be issued:
 /// the longest of their transfers ([`wanted_depth`]'s DMA time: latency, queue time, issue) over
-/// the compute of one iteration of the innermost enclosing loop `ok` (which holds one execution
+/// the compute of one iteration of the innermost enclosing loop `ok` (one whole execution of `l`
 /// and whatever runs beside it), rounded up, at least one.
 fn executions_wanted(func: &Function, l: Axis, ok: Axis, hoisted: &[Hoisted]) -> i64 {
     let dma = hoisted
@@ -532,7 +559,17 @@ fn executions_wanted(func: &Function, l: Axis, ok: Axis, hoisted: &[Hoisted]) ->
         .map(|&(_, rt, _)| wanted_depth(func, rt, l).dma)
         .max()
         .unwrap_or(0);
-    let per_execution = body_compute(func, &func.axes[ok].body).max(1);
+    // One execution of `l` whole (its statement may be guarded by the level's stages, which
+    // `body_compute` would weight) plus what runs beside it in an iteration of `ok`.
+    let beside: Vec<Stmt> = func.axes[ok]
+        .body
+        .iter()
+        .copied()
+        .filter(|&s| func.stmts[s].kind != StmtKind::Loop(l))
+        .collect();
+    let t = u64::try_from(func.axes[l].ub - func.axes[l].lb).unwrap_or(1);
+    let per_execution =
+        (t * body_compute(func, &func.axes[l].body) + body_compute(func, &beside)).max(1);
     i64::try_from(dma.div_ceil(per_execution))
         .unwrap_or(i64::MAX)
         .max(1)
