@@ -100,15 +100,16 @@ fn an_issue_bound_nest_prefetches_a_whole_execution_ahead() {
         nested < single,
         "across the nest {nested} cycles, single loop {single}"
     );
-    // Two levels of carries, bit-exact.
+    // Two executions ahead (a transfer outlasts one execution of `c`), in blocks of `b` (2) x
+    // `r` (2, the whole level) x `c`: one carry into the next `b`, bit-exact.
     let src = good("nest_whole.nk");
     let log = checked(&src, PipelineMode::Emergent);
     assert!(
-        log.iter()
-            .filter_map(across)
-            .any(|(_, _, nest, carries, whole)| nest.starts_with("`b` ⊃ `r`")
-                && whole
-                && carries == 2),
+        log.iter().any(|r| matches!(
+            r,
+            EmergentRemark::PrefetchedExecution { nest, ahead: 2, blocks, carries: 1, .. }
+                if nest.starts_with("`b` ⊃ `r`") && blocks == &[2, 2]
+        )),
         "{log:#?}"
     );
     let (nested, _) = cycles(&src, true);
@@ -117,42 +118,75 @@ fn an_issue_bound_nest_prefetches_a_whole_execution_ahead() {
 }
 
 #[test]
-fn an_odd_nest_prefetches_two_flat_iterations_with_no_extra_iteration() {
-    let src = good("nest_odd.nk");
-    for mode in [PipelineMode::Emergent, PipelineMode::Default] {
-        let log = checked(&src, mode);
+fn an_odd_level_takes_blocks_of_a_divisor_of_its_trip() {
+    // `w` (trip 3) in `p` (2) ⊃ `h` (3): no parity of the flat execution index follows `h`, so
+    // this nest used to keep the single loop; its ring's blocks are now 3 along `h` (a divisor of
+    // its trip) x 3 along `w`, two executions ahead, carries into the next `h` and the next `p`.
+    let src = good("nest_ahead_blocks.nk");
+    let log = checked(&src, PipelineMode::Emergent);
+    assert!(
+        log.iter().any(|r| matches!(
+            r,
+            EmergentRemark::PrefetchedExecution { iv, trip: 3, ahead: 2, blocks, carries: 2, .. }
+                if iv == "w" && blocks == &[3]
+        )),
+        "{log:#?}"
+    );
+    let (nested, _) = cycles(&src, true);
+    let (single, _) = cycles(&src, false);
+    assert!(nested < single, "across {nested}, single loop {single}");
+}
+
+#[test]
+fn a_shallow_divisor_ring_prefetches_a_whole_execution_with_no_extra_iteration() {
+    // nest_odd's `j` (trip 3) gets a ring of 3 slots at most along the flat index (2 iterations
+    // ahead, where 3 are wanted); nest_shallow_ring's `q` (trip 2) one of 2 (1 ahead). Both issue
+    // their loads one whole execution ahead instead, with no extra iteration, and beat the
+    // single-loop realisation.
+    for (file, iv, t, blocks) in [
+        ("nest_odd.nk", "j", 3, 2),
+        ("nest_shallow_ring.nk", "q", 2, 2),
+    ] {
+        let src = good(file);
+        for mode in [PipelineMode::Emergent, PipelineMode::Default] {
+            let log = checked(&src, mode);
+            assert!(
+                log.iter().any(|r| matches!(
+                    r,
+                    EmergentRemark::PrefetchedExecution {
+                        iv: i,
+                        trip,
+                        ahead: 1,
+                        blocks: b,
+                        why: Decline::ShallowDivisorRing { .. },
+                        ..
+                    } if i == iv && *trip == t && b == &[blocks]
+                )),
+                "{file}: {log:#?}"
+            );
+        }
+        let mut func = lowered(&src);
+        backend::transform::emergent::pipeline_emergent(&mut func);
+        assert_eq!(trip(&func, iv), t, "{file}: the inner loop runs no drain");
+        let (nested, _) = cycles(&src, true);
+        let (single, _) = cycles(&src, false);
         assert!(
-            log.iter().any(|r| matches!(
-                r,
-                EmergentRemark::PrefetchedFlat {
-                    iv,
-                    trip: 3,
-                    nest,
-                    rings,
-                    ahead: 2,
-                    ..
-                } if iv == "j"
-                    && nest.starts_with("`i`")
-                    && rings.last() == Some(&("t".to_string(), 3))
-            )),
-            "{log:#?}"
+            nested < single,
+            "{file}: across {nested}, single loop {single}"
         );
     }
-    let mut func = lowered(&src);
-    backend::transform::emergent::pipeline_emergent(&mut func);
-    assert_eq!(trip(&func, "j"), 3, "the inner loop runs no drain");
-    assert_eq!(trip(&func, "i"), 5);
-    // The load statement, one carry copy, two prologue copies, then the computation.
-    let j = func.axes.values().find(|a| a.iv_name == "j").unwrap();
-    let loads = j
-        .body
-        .iter()
-        .filter(|&&s| match &func.stmts[s].kind {
-            StmtKind::Insts(i) => matches!(func.insts[i[0]].op, penguin::ir::Op::Load),
-            StmtKind::Loop(_) => false,
-        })
-        .count();
-    assert_eq!(loads, 4);
+}
+
+#[test]
+fn a_ring_that_divides_the_trip_deep_enough_stays_flat() {
+    // nest_preceded's `k` (trip 4) gets a ring of 4 slots, as deep as wanted: the flat ring.
+    let src = good("nest_preceded.nk");
+    let log = checked(&src, PipelineMode::Emergent);
+    assert!(
+        log.iter()
+            .any(|r| matches!(r, EmergentRemark::PrefetchedFlat { iv, trip: 4, .. } if iv == "k")),
+        "{log:#?}"
+    );
 }
 
 #[test]
@@ -180,12 +214,12 @@ fn an_inner_loop_after_other_statements_prefetches_across_two_levels() {
 /// emits the program the full analysis emits, and the run is bit-exact.
 #[test]
 fn a_long_outer_loop_is_still_clamped() {
-    let flat = "def long_nest(a: nl.hbm[nl.float32, 15360, 512]):\n    \
+    let flat = "def long_nest(a: nl.hbm[nl.float32, 20480, 512]):\n    \
                 c = nl.ndarray((5120, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
                 for i in nl.affine_range(40):\n        \
                 acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)\n        \
-                for j in nl.affine_range(3):\n            \
-                t = nl.load(a[i * 384 + j * 128:i * 384 + (j + 1) * 128, :])\n            \
+                for j in nl.affine_range(4):\n            \
+                t = nl.load(a[i * 512 + j * 128:i * 512 + (j + 1) * 128, :])\n            \
                 e = nl.exp(t)\n            \
                 acc += e\n        \
                 nl.store(c[i * 128:(i + 1) * 128, :], value=acc)\n    return c\n";

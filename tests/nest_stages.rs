@@ -131,9 +131,11 @@ fn a_nest_inside_a_staged_loop_keeps_its_middle_loop_whole() {
     );
     let (_, children) = staged(&log, "r").unwrap_or_else(|| panic!("{log:#?}"));
     assert_eq!(loop_stage(children, "m"), Some(1), "{children:?}");
+    // Since `k`, whose divisor ring of 3 slots was shallower than wanted, prefetches a whole
+    // execution ahead (nest.rs), staging `r` no longer gains on this kernel: it must not lose.
     let (without, _, _) = cycles(&src, false);
     assert!(
-        with < without,
+        with <= without,
         "staged {with} cycles, single shift {without}"
     );
     checked(&src, PipelineMode::Default);

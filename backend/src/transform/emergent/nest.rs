@@ -67,27 +67,44 @@
 //! ([`crate::codegen::sync`]) is exact on the physical footprints of the emitted instructions, so the
 //! semaphores enforce exactly these orders (the race detector checks it on every example).
 //!
-//! **Issue-bound loops: a whole execution ahead.** When `sp` spends at least as long issuing
-//! one iteration's transfers (pieces as [`crate::cost::dma::dma_pieces`] splits them) as the compute
-//! engines spend on it, `sp` is the bottleneck and each of its waits costs time. The copies
-//! above turn off once per execution of `L` (the in-loop copy at `l + P = ub(L)`, a carry at the
-//! start of the next execution), and when a guarded transfer turns off `sp` first waits for its
-//! earlier transfers ([`crate::codegen::sync`]), a transfer issued one iteration before. So such a loop
-//! (trip at most [`MAX_SLOTS`]) prefetches one whole execution ahead instead: its rings get
-//! `2 x T` slots, two block dimensions selected by the parity of the outer flat index
-//! `h = (o1' · T2 + o2') · …` (along `Ok`; with several levels `Tk` must be even, so that the
-//! parity is that of `ok` alone and address rotation keeps one register per modulo term) and by
-//! `l'`; in iteration `(h, l)` one carry copy per level loads the tile of `(h + 1, l)` (guards as
-//! above, without the comparison on `l`), and the loads of the first execution run in a loop of
-//! their own placed just before `L`, guarded by the first outer iteration (inside every `Oj`, so
-//! those stay clampable; `L` itself, of trip at most [`MAX_SLOTS`], is too short to be clamped
-//! anyway). The carries then turn
-//! off once per execution of `Ok` only. Correctness: the slot `(h mod 2, l')` is written for
-//! execution `h` during execution `h - 1` (or before `L` for `h = 0`) and last read by execution
-//! `h - 2`, which precedes it; the rest of the argument is the one above. When the loop does not
-//! qualify (trip above [`MAX_SLOTS`], odd `Tk` under several levels, no SBUF room), it keeps the
-//! single-loop realisation. (transpose's `c` loop is issue-bound: 2048 `sp` cycles against 440
-//! compute cycles per iteration.)
+//! **Whole executions ahead.** When `sp` spends at least as long issuing one iteration's
+//! transfers (pieces as [`crate::cost::dma::dma_pieces`] splits them) as the compute engines
+//! spend on it, `sp` is the bottleneck and each of its waits costs time. The copies above turn
+//! off once per execution of `L` (the in-loop copy at `l + P = ub(L)`, a carry at the start of
+//! the next execution), and when a guarded transfer turns off `sp` first waits for its earlier
+//! transfers ([`crate::codegen::sync`]), a transfer issued one iteration before. So such a loop
+//! (trip at most [`MAX_SLOTS`]) prefetches `d` whole executions ahead instead. So does a loop
+//! whose ring of a divisor of `T` slots issues its loads fewer iterations ahead than the
+//! heuristic wants (a trip of 3 gets 3 slots, 2 ahead, where 3 are wanted): whole executions
+//! issue each load at least `T` iterations ahead (else the flat ring stays).
+//! - `d` covers the longest hoisted transfer ([`crate::cost::loop_cost::wanted_depth`]'s DMA
+//!   time) with the compute of one iteration of `Ok` (one execution of `L` and what runs beside
+//!   it), at most `Tk`, lowered until SBUF holds the rings;
+//! - the rings hold `d + 1` consecutive executions in blocks of their own
+//!   ([`compute_execution_blocks`]): from `Ok` outwards, a level takes the fewest blocks that
+//!   reach `d + 1` executions, a divisor of its trip unless no running level encloses it (then
+//!   a power of two, for the period of the rings), else
+//!   all its running iterations and the next level out continues. Each block dimension is
+//!   selected by its own level's running index `oj'` (address rotation keeps one register per
+//!   modulo term: with `Mj | Tj`, `oj' mod Mj` is the flat execution index's residue), the last
+//!   one by `l'`; two executions share a block only `d + 1` or more executions apart;
+//! - in iteration `(h, l)` one copy per level loads the tile of `(h + d, l)` (`d <= Tk`): the
+//!   in-level copy at `ok + d` while `ok < hi(Ok) - d`, else the carry of the level the index
+//!   wraps into (`ok + d - Tk`, that level plus one, the levels between at their first running
+//!   iteration; guards as the flat realisation's with `ok >= hi(Ok) - d` in place of the
+//!   comparison on `l`); their selectors are the substituted ones;
+//! - the loads of the first `d` executions run in loops of their own placed just before `L`,
+//!   guarded by the first outer iteration (inside every `Oj`, so those stay clampable; `L`
+//!   itself, of trip at most [`MAX_SLOTS`], is too short to be clamped anyway).
+//!
+//! The carries then turn off once per execution of `Ok` only. Correctness: the blocks of
+//! execution `g` are written during execution `g - d` (or before `L` for `g < d`) and last read
+//! by execution `g - C` for some `C >= d + 1`, which precedes it; exactly one copy is on for each
+//! target; the rest of the argument is the one above. When the loop does not qualify (trip
+//! above [`MAX_SLOTS`], `Tk` below 2, no SBUF room), an issue-bound loop keeps the single-loop
+//! realisation, a shallow one its flat ring. (transpose's `c` loop is issue-bound: 2048 `sp`
+//! cycles against 440 compute cycles per iteration; nest_whole's `c` runs 2 executions ahead in
+//! blocks of 2 x 2 x 3, nest_odd's `j` one execution ahead in 2 x 3.)
 //!
 //! A loop not nested this way, or whose ring cannot get a divisor of `T` slots, also keeps the
 //! single-loop realisation; the choice and its reason are logged (`--log backend`).
@@ -519,8 +536,10 @@ pub struct ExecutionBlock {
 /// of the nest's innermost loop, each in blocks of its own, with one register per modulo term:
 /// from the innermost enclosing level outwards, a level takes the fewest blocks that reach
 /// `d + 1` executions, a divisor of its trip count unless no running level encloses it (so that
-/// `(o - lo) mod count` is the flat execution index's residue), else all its running iterations
-/// (and the next level out continues). Two executions share a block only `d + 1` or more
+/// `(o - lo) mod count` is the flat execution index's residue; the outermost takes a power of
+/// two, so that the lcm of the kernel's ring periods stays small for the trip clamping of
+/// [`crate::codegen::clamp`]), else all its running iterations (and the next level out
+/// continues). Two executions share a block only `d + 1` or more
 /// executions apart. Levels of one running iteration are skipped. `None` when no level runs
 /// twice.
 pub fn compute_execution_blocks(outer: &[NestLevel], d: i64) -> Option<Vec<ExecutionBlock>> {
@@ -533,7 +552,14 @@ pub fn compute_execution_blocks(outer: &[NestLevel], d: i64) -> Option<Vec<Execu
             continue;
         }
         let outermost = outer[..i].iter().all(|x| x.trip() < 2);
-        let fits = (2..tj).find(|&m| span * m >= need && (outermost || tj % m == 0));
+        let fits = if outermost {
+            // A power of two: the period of the kernel's rings (the lcm of their slot counts,
+            // which the trip clamping of the synchronisation analysis keeps small) grows less.
+            let m = (1..).map(|e| 1i64 << e).find(|&m| span * m >= need);
+            m.filter(|&m| m < tj)
+        } else {
+            (2..tj).find(|&m| span * m >= need && tj % m == 0)
+        };
         let count = fits.unwrap_or(tj);
         blocks.push(ExecutionBlock {
             axis: o.axis,
@@ -886,6 +912,47 @@ mod tests {
         assert_eq!(flat.coeff(m), 8);
         assert_eq!(flat.coeff(n), 4);
         assert_eq!(flat.constant_term(), -4);
+    }
+
+    #[test]
+    fn execution_blocks_hold_d_plus_one_executions_with_one_register_per_level() {
+        let func = penguin::parse::parse_function(NEST).expect("the test kernel parses");
+        let (m, n) = (axis(&func, "m"), axis(&func, "n"));
+        let level = |axis, lo, hi| NestLevel { axis, lo, hi };
+        let block = |axis, lo, count| ExecutionBlock { axis, lo, count };
+        // Even innermost level: its parity for one execution ahead, all of it and then the next
+        // level out for two (its trip 2 reaches only 2 executions).
+        let even = [level(m, 0, 2), level(n, 1, 3)];
+        assert_eq!(
+            compute_execution_blocks(&even, 1),
+            Some(vec![block(n, 1, 2)])
+        );
+        assert_eq!(
+            compute_execution_blocks(&even, 2),
+            Some(vec![block(m, 0, 2), block(n, 1, 2)])
+        );
+        // An odd level under another takes a divisor of its trip (3), never 2.
+        let odd = [level(m, 0, 2), level(n, 0, 3)];
+        assert_eq!(
+            compute_execution_blocks(&odd, 1),
+            Some(vec![block(n, 0, 3)])
+        );
+        assert_eq!(
+            compute_execution_blocks(&odd, 2),
+            Some(vec![block(n, 0, 3)])
+        );
+        // The outermost running level takes any count; a level of one running iteration counts
+        // for nothing.
+        let top = [level(m, 0, 5), level(n, 2, 3)];
+        assert_eq!(
+            compute_execution_blocks(&top, 1),
+            Some(vec![block(m, 0, 2)])
+        );
+        assert_eq!(
+            compute_execution_blocks(&top, 3),
+            Some(vec![block(m, 0, 4)])
+        );
+        assert_eq!(compute_execution_blocks(&[level(n, 2, 3)], 1), None);
     }
 
     #[test]
