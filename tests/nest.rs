@@ -10,7 +10,6 @@ use backend::transform::emergent::remark::SingleBuffered;
 use backend::transform::emergent::EmergentRemark;
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
-use penguin::ir::StmtKind;
 use std::path::{Path, PathBuf};
 
 #[path = "common/emergent.rs"]
