@@ -67,8 +67,9 @@ pub enum Decline {
     ShallowDivisorRing { trip: i64, ahead: i64, wanted: i64 },
     /// One whole execution ahead needs a slot per iteration, more than `max`.
     TripAboveSlots { trip: i64, max: u32 },
-    /// The parity of the executions is not that of the innermost enclosing loop `iv`.
-    ParityDoesNotFollow { iv: String, trip: i64 },
+    /// The innermost enclosing loop `iv` runs the loop fewer than twice (`trip` running
+    /// iterations): no execution follows another in it.
+    LevelRunsOnce { iv: String, trip: i64 },
     /// SBUF cannot hold two executions of the ring.
     NoRoomForTwoExecutions,
     /// The steady state's transfers keep `sp` busy: its drain is not idle.
@@ -122,9 +123,9 @@ impl fmt::Display for Decline {
             Decline::TripAboveSlots { trip, max } => {
                 write!(f, "the trip count {trip} is above {max}")
             }
-            Decline::ParityDoesNotFollow { iv, trip } => write!(
+            Decline::LevelRunsOnce { iv, trip } => write!(
                 f,
-                "the parity of the executions does not follow loop `{iv}` (trip {trip})"
+                "the innermost enclosing loop `{iv}` runs it {trip} time(s), so no execution follows another in it"
             ),
             Decline::NoRoomForTwoExecutions => {
                 f.write_str("SBUF has no room for two executions of the ring")

@@ -632,7 +632,7 @@ fn prefetch_next_execution(
         .expect("a nest has an enclosing loop (checked by compute_nest)");
     let tk = ok.trip();
     if tk < 2 {
-        return Err(Decline::ParityDoesNotFollow {
+        return Err(Decline::LevelRunsOnce {
             iv: func.display_iv(ok.axis).to_string(),
             trip: tk,
         });
