@@ -76,12 +76,12 @@ pub fn shifts_loads(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> bool {
     plan_shift(func, l, rings).is_some()
 }
 
+/// The loads the single shift hoists (each statement, its tile and its ring depth) and their
+/// distance `P`.
+type ShiftPlan = (Vec<(Stmt, Tensor, u32)>, i64);
+
 /// The loads [`shift_loads`] hoists and their distance `P`, or `None` when it changes nothing.
-fn plan_shift(
-    func: &Function,
-    l: Axis,
-    rings: &[(Tensor, u32)],
-) -> Option<(Vec<(Stmt, Tensor, u32)>, i64)> {
+fn plan_shift(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> Option<ShiftPlan> {
     let body = &func.axes[l].body;
     let loads = hoistable_loads(func, l, rings, true);
     let p = loads
