@@ -122,8 +122,8 @@ pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
                 let key = (cost, budget::sbuf_in_use(&trial));
                 if gains && best.as_ref().is_none_or(|b| key < b.key) {
                     let note = Remark::Retimed {
-                        iv: func.axis_name(f.axis).to_string(),
-                        tile: func.tensors[c.tile].name.clone(),
+                        iv: func.display_iv(f.axis).to_string(),
+                        tile: func.display_name(c.tile).to_string(),
                         slots,
                         grown: slots > c.slots,
                         predicted: after.predicted,
