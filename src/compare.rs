@@ -1,8 +1,10 @@
 //! `nkc compare`: one kernel on every pipelining path, side by side.
 //!
 //! The paths are `none`, `emergent`, `auto` (the compiler's own stage choice,
-//! `num_stages="auto"`, on every loop outside a nest), and `annotated` when the kernel carries
-//! pipelining annotations, and with `--peel` also `annotated_peeled`, the annotated path with its
+//! `num_stages="auto"`, on every loop outside a nest), and when the kernel carries pipelining
+//! annotations `default` (what `nkc run` does: the user's stages say which iteration a statement
+//! belongs to, the backend when its transfers are issued) and `annotated` (the user's stages as
+//! written), and with `--peel` also `annotated_peeled`, the annotated path with its
 //! extended loops peeled (physical prologue and epilogue; a `program size` row, a line comparing
 //! it with the predicated path, and for a suite a table of the two per kernel). Each path is a
 //! full `nkc run --check` ([`crate::run::run`] with the simulator and the interpreter as oracle):
@@ -76,8 +78,8 @@ impl PathRun {
 pub struct Comparison {
     pub kernel: String,
     pub file: String,
-    /// `none` first, then `emergent`, `auto`, `annotated` when the kernel is annotated, then
-    /// `annotated_peeled` with `--peel`.
+    /// `none` first, then `emergent`, `auto`, `default` and `annotated` when the kernel is
+    /// annotated, then `annotated_peeled` with `--peel`.
     pub paths: Vec<PathRun>,
 }
 
@@ -102,6 +104,8 @@ fn paths_of(source: &Source, opts: &CompareOptions) -> Result<Vec<(PipelineMode,
         (PipelineMode::Auto, false),
     ];
     if crate::pipeline::has_annotations(&func) {
+        // Without annotations `default` is `emergent`'s pipelining: no column of its own.
+        modes.push((PipelineMode::Default, false));
         modes.push((PipelineMode::Annotated, false));
         if opts.peel {
             modes.push((PipelineMode::Annotated, true));
@@ -216,12 +220,15 @@ fn run_path(
     })
 }
 
-/// When the annotated path's slowest loop is bound by `sp` or the DMA queues and the emergent path
+/// When the user's path's slowest loop is bound by `sp` or the DMA queues and the emergent path
 /// unrolled the same loop (`backend::transform::unroll`, which spreads a body's transfers over the queues),
 /// that loop and the unroll factor.
-fn unrolled_for_queues(annotated: &PathRun, emergent: &PathRun) -> Option<(String, u32)> {
-    let l = (annotated.sim().loops.iter()).max_by_key(|l| l.ii.max(l.predicted))?;
+fn unrolled_for_queues(user: &PathRun, emergent: &PathRun) -> Option<(String, u32)> {
+    let l = (user.sim().loops.iter()).max_by_key(|l| l.ii.max(l.predicted))?;
     if !matches!(&l.limited_by, Limit::Resource(r) if r == "sp" || r == "dma queues") {
+        return None;
+    }
+    if user.report.unrolled.iter().any(|u| u.iv == l.name) {
         return None;
     }
     let u = (emergent.report.unrolled.iter()).find(|u| u.iv == l.name)?;
@@ -346,13 +353,16 @@ impl Comparison {
         ))
     }
 
-    /// One line saying why the slower of `annotated` and `emergent` is slower: each path's
-    /// pipelined loop with the largest predicted II, and what sets it.
+    /// One line saying why the slower of the user's path and `emergent` is slower: each path's
+    /// pipelined loop with the largest predicted II, and what sets it. The user's path is
+    /// `default` (what `nkc run` does) when the comparison has it, else `annotated`; with both,
+    /// a `default` slower than `annotated` is named too.
     pub fn why_slower(&self) -> Option<String> {
         let (a, e) = (
             self.path(PipelineMode::Annotated, false)?,
             self.path(PipelineMode::Emergent, false)?,
         );
+        let user = self.path(PipelineMode::Default, false).unwrap_or(a);
         let describe = |p: &PathRun| {
             let l = p.sim().loops.iter().max_by_key(|l| l.ii.max(l.predicted))?;
             if let Some(cycle) = l.period_set_by.as_ref().filter(|c| !c.is_empty()) {
@@ -361,12 +371,19 @@ impl Comparison {
                 // unless the cycle runs through a store that holds the next body's loads on `sp`:
                 // issuing that store after them is the backend's freedom (issue 32, item 1), so
                 // no order of one body is not the limit.
+                // On `default` that freedom was the backend's to take (`retime`): a store still
+                // holding the loads is one it could not issue later, or that was no faster so.
+                let on_default = p.mode == PipelineMode::Default;
                 let best = match (l.order_bound, cycle.store_holding_loads()) {
+                    (Some(b), Some(store)) if b >= l.predicted && on_default => format!(
+                        ", and no order of one body is faster; the cycle runs through `{store}` holding the next body's loads, {}",
+                        not_retimed(p, &l.name, store)
+                    ),
                     (Some(b), Some(store)) if b >= l.predicted => format!(
                         ", and no order of one body is faster; the cycle runs through `{store}` holding the next body's loads, which `default` may issue after them (`annotated` keeps the user's stages as written)"
                     ),
                     (Some(b), None) if b >= l.predicted => {
-                        ", and no order of the body is faster: the user's stages and buffers set it"
+                        ", and no order of the body is faster, nor a store issued after the next body's loads: the user's stages and buffers set it"
                             .to_string()
                     }
                     _ => String::new(),
@@ -392,10 +409,10 @@ impl Comparison {
                 what
             ))
         };
-        let (slow, fast) = if a.cycles() > e.cycles() {
-            (a, e)
+        let (slow, fast) = if user.cycles() > e.cycles() {
+            (user, e)
         } else {
-            (e, a)
+            (e, user)
         };
         let ds = describe(slow)?;
         let df = describe(fast).map(|d| format!("; {d}")).unwrap_or_default();
@@ -414,25 +431,105 @@ impl Comparison {
                 )
             })
             .collect();
-        let ramps = if ramps.is_empty() {
-            String::new()
-        } else {
-            format!(" The user's stages: {}.", capped_list(&ramps, "; "))
+        // Both paths at the same period in the same slowest loop: the steady state is not the
+        // difference, the iterations around it are (the user's stages' fill and drain, when
+        // they take a large share).
+        let slowest = |p: &PathRun| {
+            (p.sim().loops.iter())
+                .max_by_key(|l| l.ii.max(l.predicted))
+                .map(|l| (l.name.clone(), l.ii.max(l.predicted)))
         };
-        let unrolled = unrolled_for_queues(a, e)
-            .map(|(iv, factor)| {
+        let same_period = match (slowest(slow), slowest(fast)) {
+            (Some(s), Some(f)) if s == f => Some(s),
+            _ => None,
+        };
+        let ramps = match (ramps.is_empty(), same_period) {
+            (true, None) => String::new(),
+            (false, None) => format!(" The user's stages: {}.", capped_list(&ramps, "; ")),
+            (true, Some((iv, _))) => format!(
+                " Both paths run loop `{iv}` at the same period: the difference is outside its steady state."
+            ),
+            (false, Some((iv, _))) => format!(
+                " Both paths run loop `{iv}` at the same period: the difference is the fill and drain of the user's stages: {}.",
+                capped_list(&ramps, "; ")
+            ),
+        };
+        let unrolled_against = |p: &PathRun| {
+            unrolled_for_queues(p, e)
+                .map(|(iv, factor)| {
+                    format!(
+                        " The emergent path unrolls loop `{iv}` ×{factor}, so that the copies' transfers share the DMA queues in fewer pieces; the {} path runs the user's loop as written, one iteration's transfers at a time.",
+                        p.mode.name()
+                    )
+                })
+                .unwrap_or_default()
+        };
+        let unrolled = unrolled_against(user);
+        // `default` issues transfers where the user's stages as written hold them back: where
+        // the two differ, the stages as written and what sets their period.
+        let annotated = (user.mode == PipelineMode::Default && user.cycles() != a.cycles())
+            .then(|| describe(a))
+            .flatten()
+            .map(|d| {
+                let (x, than) = if a.cycles() > user.cycles() {
+                    (a.cycles() as f64 / user.cycles().max(1) as f64, "slower")
+                } else {
+                    (user.cycles() as f64 / a.cycles().max(1) as f64, "faster")
+                };
+                let unrolled = if unrolled.is_empty() {
+                    unrolled_against(a)
+                } else {
+                    String::new()
+                };
                 format!(
-                    " The emergent path unrolls loop `{iv}` ×{factor}, so that the copies' transfers share the DMA queues in fewer pieces; the annotated path runs the user's loop as written, one iteration's transfers at a time."
+                    " The user's stages as written: annotated is {x:.2}x {than} than default; {d}.{unrolled}"
                 )
             })
             .unwrap_or_default();
         Some(format!(
-            "{} is {:.2}x slower than {}. {ds}{df}.{ramps}{unrolled}",
+            "{} is {:.2}x slower than {}. {ds}{df}.{ramps}{unrolled}{annotated}",
             slow.mode.name(),
             slow.cycles() as f64 / fast.cycles().max(1) as f64,
             fast.mode.name()
         ))
     }
+}
+
+/// Why `retime` left a store holding the next body's loads on path `p`'s loop `iv` (the
+/// clause after "holding the next body's loads, "): it did not move this one (its rules, such
+/// as a ring with a slot to spare, or a predicted period that does not gain, kept it), and the
+/// stores it did move there.
+fn not_retimed(p: &PathRun, iv: &str, store: &str) -> String {
+    use backend::transform::remark::Remark;
+    let mut moved: Vec<String> = Vec::new();
+    for r in &p.report.remarks {
+        if let Remark::Retimed { iv: i, tile, .. } = r {
+            let tile = format!("`{tile}`");
+            if i == iv && !moved.contains(&tile) {
+                moved.push(tile);
+            }
+        }
+    }
+    // The store as the cycle names it, `sp.store(TILE)`.
+    let tile = (store.strip_prefix("sp.store(")).and_then(|s| s.strip_suffix(')'));
+    let again = tile.is_some_and(|t| moved.contains(&format!("`{t}`")));
+    let moved = if moved.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "it moved the store{} of {}; ",
+            if moved.len() == 1 { "" } else { "s" },
+            capped_list(&moved, ", ")
+        )
+    };
+    let what = if again {
+        "which `retime` issued one iteration later but not after them"
+    } else {
+        "which `retime` did not issue after them"
+    };
+    format!(
+        "{what} ({moved}a store moves only within its rules and when the predicted period gains, `--log backend` says which)"
+    )
 }
 
 /// One file of a suite: its comparison, or why it failed (its diagnostics went to stderr).
@@ -482,14 +579,16 @@ impl SuiteEntry {
 /// that failed has a row of its own, `failed` in every column, named by its file.
 pub fn suite_table(entries: &[SuiteEntry]) -> String {
     let mut s = String::from(
-        "| kernel | none | emergent | auto | annotated | best path | best cycles / bound |\n\
-         | --- | ---: | ---: | ---: | ---: | --- | ---: |\n",
+        "| kernel | none | emergent | auto | default | annotated | best path | best cycles / bound |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n",
     );
     for entry in entries {
         let c = match entry {
             SuiteEntry::Compared(c) => c,
             SuiteEntry::Failed { file, .. } => {
-                s += &format!("| {file} | failed | failed | failed | failed | failed | — |\n");
+                s += &format!(
+                    "| {file} | failed | failed | failed | failed | failed | failed | — |\n"
+                );
                 continue;
             }
         };
@@ -502,11 +601,12 @@ pub fn suite_table(entries: &[SuiteEntry]) -> String {
             .best()
             .map_or(("—", 0.0), |p| (p.name(), p.sim().cycles_over_bound()));
         s += &format!(
-            "| {} | {} | {} | {} | {} | {best} | {ratio:.3} |\n",
+            "| {} | {} | {} | {} | {} | {} | {best} | {ratio:.3} |\n",
             c.kernel,
             cell(PipelineMode::None),
             cell(PipelineMode::Emergent),
             cell(PipelineMode::Auto),
+            cell(PipelineMode::Default),
             cell(PipelineMode::Annotated),
         );
     }

@@ -5,6 +5,7 @@
 //! detector and compared with the interpreter bit for bit.
 
 use backend::cost::budget::Overflow;
+use backend::transform::emergent::remark::Refused;
 use backend::transform::emergent::{pipeline_emergent_with, EmergentOptions, EmergentRemark};
 use backend::transform::remark::Remark;
 use nkc::driver::Source;
@@ -174,6 +175,66 @@ fn a_loop_carried_buffer_keeps_its_accesses_in_one_stage() {
     check_emergent(&src);
 }
 
+/// CARRIED with its input loaded once before the loop: no load in the loop to issue ahead (its
+/// store's tile is a ring, which the single shift does not shift).
+const CARRIED_NO_RING: &str = "def carried_no_ring(a: nl.hbm[nl.float32, 128, 512]):
+    c = nl.ndarray((1024, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    t = nl.load(a[0:128, :])
+    for i in nl.affine_range(8):
+        e = nl.exp(t)
+        acc[:, :] = nl.add(acc, e)
+        s = nl.tanh(acc)
+        nl.store(c[i * 128:(i + 1) * 128, :], value=s)
+    return c
+";
+
+/// A refused stage plan's remark says what the loop gets instead: with no load to shift, nothing is
+/// shifted, and the remark does not claim a fallback to the single shift.
+#[test]
+fn a_refused_plan_with_no_load_to_shift_says_nothing_is_shifted() {
+    let src = source_text("carried_no_ring.nk", CARRIED_NO_RING);
+    let unsafe_opts = EmergentOptions {
+        carried_rule: false,
+        ..EmergentOptions::default()
+    };
+    let (_, out, log) = simulate(&src, &unsafe_opts);
+    let refused = log
+        .iter()
+        .find(|r| matches!(r, EmergentRemark::StagesIllegal { .. }))
+        .unwrap_or_else(|| panic!("no refused plan: {log:#?}"));
+    assert!(
+        matches!(
+            refused,
+            EmergentRemark::StagesIllegal {
+                then: Refused::Unchanged,
+                ..
+            }
+        ),
+        "{log:#?}"
+    );
+    let text = refused.to_string();
+    assert!(
+        !text.contains("falling back") && text.contains("keeps its body as written"),
+        "{text}"
+    );
+    assert!(
+        !log.iter()
+            .any(|r| matches!(r, EmergentRemark::Shifted { .. })),
+        "{log:#?}"
+    );
+    let (_, want, _) = simulate(&src, &single_shift());
+    assert_eq!(out.len(), want.len());
+    for ((_, a), (_, b)) in out.iter().zip(&want) {
+        assert!(a
+            .data
+            .iter()
+            .zip(&b.data)
+            .all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+    check_emergent(&src);
+}
+
 #[test]
 fn the_isl_check_refuses_a_plan_that_splits_loop_carried_state() {
     // Without the carried-state rule the planner puts the tanh one stage after the add that
@@ -186,8 +247,10 @@ fn the_isl_check_refuses_a_plan_that_splits_loop_carried_state() {
     };
     let (_, out, log) = simulate(&src, &unsafe_opts);
     assert!(
-        log.iter()
-            .any(|r| matches!(r, EmergentRemark::StagesIllegal { tensor, .. } if tensor == "acc")),
+        log.iter().any(|r| matches!(
+            r,
+            EmergentRemark::StagesIllegal { tensor, then: Refused::SingleShift, .. } if tensor == "acc"
+        )),
         "{log:#?}"
     );
     assert!(

@@ -19,20 +19,30 @@
 //! and whose predicted period ([`crate::codegen::modulo`]) is above its MII (a cycle through the
 //! engines' in-order sequences sets it, which a resource or a recurrence alone would not), it retimes each store that may move,
 //! one at a time on a copy of the kernel, and keeps the move whose loop's predicted period is
-//! the shortest, when that gains at least [`crate::codegen::modulo::MIN_GAIN_PERCENT`] (an added
+//! the shortest (of equal periods, the one that takes the least SBUF), when that gains at least [`crate::codegen::modulo::MIN_GAIN_PERCENT`] (an added
 //! iteration runs only the store, whose value the last body left ready, so it is not counted); then it looks again, at most [`MAX_RETIMES`]
 //! times and [`MAX_TRIALS`] trials per kernel. A loop without a steady state (its stages never
 //! all run in two consecutive iterations) is all fill and drain, where the predicted period
 //! says little and one more iteration costs (measured: tests/nki's rmsnorm_arange, two
 //! iterations in seven stages, ran 1.17x as long retimed).
 //!
+//! A store moves at most `n − 1` iterations in all, in a loop of `n` iterations before any
+//! move: that far it follows the loads of every later iteration, and a store moved further
+//! only adds iterations, which the periods compared do not count.
+//!
 //! A store may move when: its loop is not peeled and its body holds only instruction
 //! statements; it is its statement's last instruction (a statement that computes the value and
 //! stores it is split in two, the store alone in the second); no other statement of the body touches the
 //! HBM tensor it writes (so moving its write past the next iteration's statements changes no
 //! value they see, and it still lands before anything after the loop runs); and its value's
-//! tile takes one more slot along the loop ([`crate::codegen::expand`]'s rule: SBUF local, within the
-//! depth and SBUF budgets, every read finding the same write, checked again after the move).
+//! ring holds the value one iteration longer. Either the ring already does: a ring along the
+//! loop whose slots outlive the moved read, because another statement reads the same value later
+//! still (the user's stages often give a tile read in a later stage as many slots as that stage's
+//! distance, so a store of it in an earlier stage may move up to that distance for free, which
+//! the ring's depth limit would otherwise forbid); or the tile takes one more slot along the loop
+//! ([`crate::codegen::expand`]'s rule: SBUF local, within the depth and SBUF budgets). Either
+//! way every read finding the same write is checked again after the move
+//! ([`crate::transform::ring_reads`]).
 //!
 //! Invariants: a moved store runs exactly the instances it ran before, each one iteration of
 //! the loop later (its index expressions, slot selectors and guards are those of `iv − 1`);
@@ -43,6 +53,7 @@ use crate::codegen::bir::{lower_function, Bir};
 use crate::codegen::modulo::{schedule_loops, MIN_GAIN_PERCENT};
 use crate::codegen::queues::compute_queue_plan;
 use crate::codegen::schedule::schedule_bodies;
+use crate::cost::budget;
 use crate::cost::guards::running_iterations;
 use crate::transform::delay_stores::split_store;
 use crate::transform::remark::Remark;
@@ -52,6 +63,7 @@ use crate::MAX_EXPANSIONS;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{Op, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
+use std::collections::HashMap;
 
 /// The most stores one kernel retimes.
 pub const MAX_RETIMES: usize = 4;
@@ -69,28 +81,53 @@ struct LoopFigures {
     trip: u64,
 }
 
+/// The best retiming tried in one round: the kernel with it, its remark and its figures.
+struct Kept {
+    /// The loop's original iterations times its predicted period, then the SBUF bytes in use.
+    key: (u128, u64),
+    /// The loop and the tile of the store it moves.
+    store: (Axis, Tensor),
+    func: Function,
+    note: Remark,
+    figures: Vec<LoopFigures>,
+}
+
 /// Retimes the stores of `func` that the module doc describes; returns what it did, for the log.
 pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
     let mut log = Vec::new();
     let mut trials = 0;
     // The figures of the kernel as it stands: those of the trial kept last, when there is one.
     let mut current: Option<Vec<LoopFigures>> = None;
+    // Each loop's iterations before any move, and how far each store has moved in it.
+    let mut initial: HashMap<Axis, u64> = HashMap::new();
+    let mut moved: HashMap<(Axis, Tensor), u64> = HashMap::new();
     while log.len() < MAX_RETIMES && trials < MAX_TRIALS {
         let Some(figures) = current.take().or_else(|| compute_figures(func)) else {
             break;
         };
-        let mut best: Option<(u128, Function, Remark, Vec<LoopFigures>)> = None;
+        for f in &figures {
+            initial.entry(f.axis).or_insert(f.trip);
+        }
+        let mut best: Option<Kept> = None;
         for f in figures.iter().filter(|f| f.above_mii && f.steady_state) {
             let before = u128::from(f.predicted) * u128::from(f.trip);
-            for (s, t, n) in candidates(func, f.axis) {
+            for c in candidates(func, f.axis) {
                 if trials >= MAX_TRIALS {
                     break;
                 }
-                trials += 1;
-                let mut trial = func.clone();
-                if !retime(&mut trial, f.axis, s, t, n) {
+                // A store `k` iterations late follows the loads of the `k` iterations after its
+                // own: in a loop of `n` iterations there are `n − 1` (measured beyond: sdk
+                // matmul_128x128x512_spmd, a loop of 2 iterations whose store moved three times
+                // within its ring, 29,275 → 33,008 cycles).
+                let far = moved.get(&(f.axis, c.tile)).copied().unwrap_or(0);
+                if far + 1 >= initial.get(&f.axis).copied().unwrap_or(f.trip) {
                     continue;
                 }
+                trials += 1;
+                let mut trial = func.clone();
+                let Some(slots) = retime(&mut trial, f.axis, &c) else {
+                    continue;
+                };
                 let Some(all) = compute_figures(&trial) else {
                     continue;
                 };
@@ -101,26 +138,37 @@ pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
                 // left ready: the loop's original iterations are what the periods compare.
                 let cost = u128::from(after.predicted) * u128::from(f.trip);
                 let gains = cost * 100 <= before * u128::from(100 - MIN_GAIN_PERCENT);
-                if gains && best.as_ref().is_none_or(|b| cost < b.0) {
+                // Of two moves predicted as fast, the one that takes less SBUF (a store whose
+                // ring already holds its value, or a smaller tile's slot).
+                let key = (cost, budget::sbuf_in_use(&trial));
+                if gains && best.as_ref().is_none_or(|b| key < b.key) {
                     let note = Remark::Retimed {
-                        iv: func.axis_name(f.axis).to_string(),
-                        tile: func.tensors[t].name.clone(),
-                        slots: n + 1,
+                        iv: func.display_iv(f.axis).to_string(),
+                        tile: func.display_name(c.tile).to_string(),
+                        slots,
+                        grown: slots > c.slots,
                         predicted: after.predicted,
                         trip: after.trip,
                         was: f.predicted,
                         was_trip: f.trip,
                     };
-                    best = Some((cost, trial, note, all));
+                    best = Some(Kept {
+                        key,
+                        store: (f.axis, c.tile),
+                        func: trial,
+                        note,
+                        figures: all,
+                    });
                 }
             }
         }
-        let Some((_, trial, note, all)) = best else {
+        let Some(kept) = best else {
             break;
         };
-        *func = trial;
-        current = Some(all);
-        log.push(note);
+        *moved.entry(kept.store).or_insert(0) += 1;
+        *func = kept.func;
+        current = Some(kept.figures);
+        log.push(kept.note);
     }
     log
 }
@@ -157,9 +205,21 @@ fn compute_figures(func: &Function) -> Option<Vec<LoopFigures>> {
     }
 }
 
-/// The stores of loop `l` that may move (module doc): each statement, its value's tile and the
-/// tile's slot count.
-fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, Tensor, u32)> {
+/// A store that may move one iteration later (module doc).
+struct Candidate {
+    /// The store's statement.
+    stmt: Stmt,
+    /// The tile it stores.
+    tile: Tensor,
+    /// The tile's slots along the loop (1 when it is not blocked).
+    slots: u32,
+    /// Whether the tile may take one more slot ([`ring_slots::expandable`]); when not, the
+    /// store moves only if its ring already holds the value one iteration longer.
+    may_grow: bool,
+}
+
+/// The stores of loop `l` that may move (module doc).
+fn candidates(func: &Function, l: Axis) -> Vec<Candidate> {
     let ad = &func.axes[l];
     if ad.attrs.pipelined.is_some_and(|p| p.peeled) || ad.trip_count() < 2 {
         return Vec::new();
@@ -187,30 +247,65 @@ fn candidates(func: &Function, l: Axis) -> Vec<(Stmt, Tensor, u32)> {
                 o.dst.tensor == hbm || o.srcs.iter().any(|x| x.tensor == hbm)
             }
         });
-        if !last || shared || out.iter().any(|&(_, t, _)| t == src.tensor) {
+        if !last || shared || out.iter().any(|c: &Candidate| c.tile == src.tensor) {
             continue;
         }
-        if let Some(n) = ring_slots::expandable(func, src.tensor, l) {
-            out.push((s, src.tensor, n));
+        let t = src.tensor;
+        if let Some(n) = ring_slots::expandable(func, t, l) {
+            out.push(Candidate {
+                stmt: s,
+                tile: t,
+                slots: n,
+                may_grow: true,
+            });
+        } else if let Some(n) = ring_along(func, t, l) {
+            out.push(Candidate {
+                stmt: s,
+                tile: t,
+                slots: n,
+                may_grow: false,
+            });
         }
     }
     out
 }
 
-/// Moves store statement `s` of loop `l` one iteration later (split from the statement that
-/// computes its value first, [`crate::transform::delay_stores::split_store`]), giving its value's tile `t`
-/// `n + 1` slots; `false` (with `func` in any state) when the ring would not keep every read.
-fn retime(func: &mut Function, l: Axis, s: Stmt, t: Tensor, n: u32) -> bool {
-    let s = split_store(func, l, s);
+/// The slots of `t` when it is a ring along `l` of at least two slots (a ring that may already
+/// hold a value one iteration longer than a read of it needs).
+fn ring_along(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
+    match func.tensors[t].block.as_slice() {
+        [b] if b.axis == l && b.count >= 2 => Some(b.count),
+        _ => None,
+    }
+}
+
+/// Moves store statement `c.stmt` of loop `l` one iteration later (split from the statement that
+/// computes its value first, [`crate::transform::delay_stores::split_store`]); its value's tile keeps
+/// its slots when its ring already holds the value one iteration longer, else gets one more.
+/// Returns the tile's slots, or `None` (with `func` in any state) when the ring would not keep
+/// every read.
+fn retime(func: &mut Function, l: Axis, c: &Candidate) -> Option<u32> {
+    let (t, n) = (c.tile, c.slots);
+    let s = split_store(func, l, c.stmt);
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let trip = (ub - lb).max(0) as u64;
     let runs = |func: &Function, s: Stmt| running_iterations(func, &func.stmts[s].preds, l);
-    let Some(store_runs) = runs(func, s) else {
-        return false;
-    };
+    let store_runs = runs(func, s)?;
     let first = store_runs.first().is_some_and(|r| r.start == 0);
     let last = store_runs.last().is_some_and(|r| r.end == trip);
-    ring_slots::apply(func, t, l, n + 1);
+    // A ring along `l` keeps its slots when they hold the moved read too (checked after the
+    // move); an unblocked tile has no selector to shift, so it always takes a ring of two.
+    let keeps = ring_along(func, t, l).is_some() && {
+        let mut moved = func.clone();
+        let earlier = AffineExpr::from_terms([(l, 1)], -1);
+        moved.map_exprs(s, &|e| e.substitute(l, &earlier));
+        compute_reads_kept(&moved, t, l, n)
+    };
+    if !keeps && !c.may_grow {
+        return None;
+    }
+    let slots = if keeps { n } else { n + 1 };
+    ring_slots::apply(func, t, l, slots);
     let earlier = AffineExpr::from_terms([(l, 1)], -1);
     func.map_exprs(s, &|e| e.substitute(l, &earlier));
     if first {
@@ -226,9 +321,7 @@ fn retime(func: &mut Function, l: Axis, s: Stmt, t: Tensor, n: u32) -> bool {
             if other == s {
                 continue;
             }
-            let Some(r) = runs(func, other) else {
-                return false;
-            };
+            let r = runs(func, other)?;
             if r.last().is_some_and(|r| r.end == trip) {
                 func.stmts[other].preds.push(Predicate {
                     expr: AffineExpr::iv(l),
@@ -245,5 +338,5 @@ fn retime(func: &mut Function, l: Axis, s: Stmt, t: Tensor, n: u32) -> bool {
     if let Some(stage) = func.stage_tags[s].as_mut() {
         *stage += 1;
     }
-    compute_reads_kept(func, t, l, n + 1)
+    compute_reads_kept(func, t, l, slots).then_some(slots)
 }

@@ -95,13 +95,16 @@ pub enum Remark {
     },
     /// `emergent`: a decision of emergent pipelining.
     Emergent(EmergentRemark),
-    /// `retime`: the store of `tile` in loop `iv` goes one iteration later (the tile gets
-    /// `slots` slots): predicted period `predicted` over `trip` iterations, was `was` over
-    /// `was_trip`.
+    /// `retime`: the store of `tile` in loop `iv` goes one iteration later (the tile has
+    /// `slots` slots, one more when `grown`): predicted period `predicted` over `trip`
+    /// iterations, was `was` over `was_trip`.
     Retimed {
         iv: String,
         tile: String,
         slots: u32,
+        /// Whether the tile took one more slot (else its ring already held the value one
+        /// iteration longer).
+        grown: bool,
         predicted: u64,
         trip: u64,
         was: u64,
@@ -202,14 +205,22 @@ impl fmt::Display for Remark {
                 iv,
                 tile,
                 slots,
+                grown,
                 predicted,
                 trip,
                 was,
                 was_trip,
-            } => write!(
-                f,
-                "retime: loop `{iv}`: the store of `{tile}` goes one iteration later, after the next iteration's loads (`{tile}` gets {slots} slots): predicted period {predicted} over {trip} iterations (was {was} over {was_trip})"
-            ),
+            } => {
+                let ring = if *grown {
+                    format!("`{tile}` gets {slots} slots")
+                } else {
+                    format!("`{tile}`'s {slots} slots already hold it")
+                };
+                write!(
+                    f,
+                    "retime: loop `{iv}`: the store of `{tile}` goes one iteration later, after the next iteration's loads ({ring}): predicted period {predicted} over {trip} iterations (was {was} over {was_trip})"
+                )
+            }
             Remark::StoreDelayed {
                 iv,
                 tile,

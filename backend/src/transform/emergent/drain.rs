@@ -36,7 +36,7 @@
 //! every stage-1 child works on iteration `iv - 1` under `iv >= lb + 1`, and its peeled copy
 //! stands directly after `L` in the parent's body.
 
-use super::remark::EmergentRemark;
+use super::remark::{EmergentRemark, Refused};
 use super::stages::{
     check_legality, compute_nest_facts, compute_rings, compute_stage_count, compute_stages,
     describe_child, project_plan,
@@ -117,7 +117,7 @@ pub fn stage_with_peeled_drain(
     };
     let iv = func.display_iv(l).to_string();
     let checked = project_plan(func, original, &pplan);
-    if check_legality(original, &checked, &iv, log).is_none() {
+    if check_legality(original, &checked, &iv, Refused::OneStage, log).is_none() {
         return false;
     }
     let children = body

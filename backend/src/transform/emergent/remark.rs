@@ -14,6 +14,35 @@ use crate::transform::decline::Decline;
 use penguin::pipeline::{DepKind, LegalityReport, PipelineError};
 use std::fmt;
 
+/// What a loop whose stage plan the legality check refused gets instead, in
+/// [`EmergentRemark::StagesIllegal`] and [`EmergentRemark::StagesUnchecked`]: the remark says
+/// only what happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// Its loads are issued one iteration ahead ([`super::shift`]).
+    SingleShift,
+    /// Nothing: no load of the loop fills a ring the single shift could issue ahead, so its
+    /// body stays as it is.
+    Unchanged,
+    /// Its compute stays in one stage (a loop realised across its nest, [`super::drain`]: its
+    /// loads are already issued across the nest).
+    OneStage,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Refused::SingleShift => "falling back to the single shift",
+            Refused::Unchanged => {
+                "the loop keeps its body as written (no load of it fills a ring that the single shift could issue ahead)"
+            }
+            Refused::OneStage => {
+                "its compute stays in one stage (its loads are already issued across its nest)"
+            }
+        })
+    }
+}
+
 /// Why a ring has the slots it has beyond its span of stages, in [`EmergentRemark::StageRing`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RingDepth {
@@ -72,17 +101,21 @@ pub enum EmergentRemark {
     /// `stages`: `cap` hand-off stages of loop `iv` do not fit; fewer are tried.
     StagesDoNotFit { iv: String, cap: u32, why: Overflow },
     /// `stages`: the ISL legality check refuses the stage plan of loop `iv`: `violations`
-    /// violations, the first of kind `kind` on tensor `tensor`.
+    /// violations, the first of kind `kind` on tensor `tensor`; `then`: what the loop gets
+    /// instead.
     StagesIllegal {
         iv: String,
         violations: usize,
         kind: DepKind,
         tensor: String,
+        then: Refused,
     },
-    /// `stages`: the ISL legality check gives no verdict on loop `iv`'s stage plan.
+    /// `stages`: the ISL legality check gives no verdict on loop `iv`'s stage plan; `then`:
+    /// what the loop gets instead.
     StagesUnchecked {
         iv: String,
         why: penguin::pipeline::LegalityError,
+        then: Refused,
     },
     /// `stages`: loop `iv`'s compute spread over `stages` stages, each child (described) with
     /// its stage; `merged`: the cap if lower than `max_cap`.
@@ -273,15 +306,15 @@ fn fmt_stages(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             violations,
             kind,
             tensor,
+            then,
         } => write!(
             f,
-            "emergent: loop `{iv}`: the ISL legality check refuses the stage plan ({violations} violation(s), first: {} on `{tensor}`); falling back to the single shift",
+            "emergent: loop `{iv}`: the ISL legality check refuses the stage plan ({violations} violation(s), first: {} on `{tensor}`); {then}",
             kind.name()
         ),
-        R::StagesUnchecked { iv, why } => write!(
-            f,
-            "emergent: loop `{iv}`: {why}; falling back to the single shift"
-        ),
+        R::StagesUnchecked { iv, why, then } => {
+            write!(f, "emergent: loop `{iv}`: {why}; {then}")
+        }
         R::Staged { .. } => fmt_staged(r, f),
         R::StageRing {
             iv,

@@ -29,23 +29,11 @@ pub fn shift_loads(
     rings: &[(Tensor, u32)],
     log: &mut Vec<EmergentRemark>,
 ) {
-    let body = func.axes[l].body.clone();
-    let loads = hoistable_loads(func, l, rings, true);
-    let hoisted: Vec<Stmt> = loads.iter().map(|&(s, _, _)| s).collect();
-    let p = loads
-        .iter()
-        .map(
-            |&(_, t, depth)| match depth >= 3 && stored_in(func, &body, t) {
-                true => depth - 2,
-                false => depth - 1,
-            },
-        )
-        .min()
-        .unwrap_or(0);
-    if hoisted.is_empty() || p == 0 || hoisted.len() == body.len() {
+    let Some((loads, p)) = plan_shift(func, l, rings) else {
         return;
-    }
-    let p = i64::from(p);
+    };
+    let body = func.axes[l].body.clone();
+    let hoisted: Vec<Stmt> = loads.iter().map(|&(s, _, _)| s).collect();
     let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
     let shifted = AffineExpr::from_terms([(l, 1)], -p);
     let rest: Vec<Stmt> = body
@@ -80,6 +68,36 @@ pub fn shift_loads(
         ahead: p,
         iterations: ub + p - lb,
     });
+}
+
+/// Whether [`shift_loads`] changes loop `l` with rings `rings` (the module doc's invariant: a
+/// hoisted load, `P >= 1`, and a statement not hoisted).
+pub fn shifts_loads(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> bool {
+    plan_shift(func, l, rings).is_some()
+}
+
+/// The loads the single shift hoists (each statement, its tile and its ring depth) and their
+/// distance `P`.
+type ShiftPlan = (Vec<(Stmt, Tensor, u32)>, i64);
+
+/// The loads [`shift_loads`] hoists and their distance `P`, or `None` when it changes nothing.
+fn plan_shift(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -> Option<ShiftPlan> {
+    let body = &func.axes[l].body;
+    let loads = hoistable_loads(func, l, rings, true);
+    let p = loads
+        .iter()
+        .map(
+            |&(_, t, depth)| match depth >= 3 && stored_in(func, body, t) {
+                true => depth - 2,
+                false => depth - 1,
+            },
+        )
+        .min()
+        .unwrap_or(0);
+    if loads.is_empty() || p == 0 || loads.len() == body.len() {
+        return None;
+    }
+    Some((loads, i64::from(p)))
 }
 
 /// Whether a store of `body` (at any depth) reads tile `t`: its transfer then holds `t`'s slot

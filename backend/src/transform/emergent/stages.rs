@@ -62,7 +62,7 @@
 //! the span of stages of its accesses.
 
 use super::plan::hoistable_loads;
-use super::remark::{EmergentRemark, RingDepth};
+use super::remark::{EmergentRemark, Refused, RingDepth};
 use super::shift::shift_stmt;
 use crate::cost::budget::check_rings;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
@@ -191,7 +191,13 @@ pub fn stage_loop(
         buffers: plan.rings.clone(),
     };
     let checked = project_plan(func, original, &pplan);
-    let Some(verdict) = check_legality(original, &checked, &iv, log) else {
+    // Refused, the caller shifts the loop's loads ([`super::shift`]), when that changes it.
+    let then = if super::shift::shifts_loads(func, l, rings) {
+        Refused::SingleShift
+    } else {
+        Refused::Unchanged
+    };
+    let Some(verdict) = check_legality(original, &checked, &iv, then, log) else {
         return false;
     };
     log_plan(func, l, &facts, &plan, (max_cap, verdict), log);
@@ -289,6 +295,7 @@ pub(super) fn check_legality(
     original: &Function,
     pplan: &PipelinePlan,
     iv: &str,
+    then: Refused,
     log: &mut Vec<EmergentRemark>,
 ) -> Option<LegalityReport> {
     match penguin::pipeline::compute_violations(original, pplan) {
@@ -300,6 +307,7 @@ pub(super) fn check_legality(
                 violations: r.violations.len(),
                 kind: v.kind,
                 tensor: original.display_name(v.tensor).to_string(),
+                then,
             });
             None
         }
@@ -307,6 +315,7 @@ pub(super) fn check_legality(
             log.push(EmergentRemark::StagesUnchecked {
                 iv: iv.to_string(),
                 why,
+                then,
             });
             None
         }
