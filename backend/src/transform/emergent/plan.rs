@@ -5,7 +5,10 @@
 //! innermost loop `L` that encloses all its accesses. When each iteration of `L` starts by writing
 //! the whole tile (a load, or any operation that does not read it) unconditionally, before any
 //! other access — or by filling it slice by slice with a loop of loads directly in its body
-//! ([`filled_by_child_loop`]; that loop is then issued ahead as a whole, like a single load) — no
+//! ([`filled_by_child_loop`]; that loop is then issued ahead as a whole, like a single load), or
+//! by writing all of it in the rows a partition mask keeps when every other access of the tile
+//! carries that mask ([`writes_rows_read_after`]: a ragged last iteration's load, compute and
+//! store) — no
 //! value of the tile flows from one iteration of `L` to the next: the tile can be renamed per
 //! iteration. It then becomes a ring of `N` slots along `L` (a block dimension, slot selector
 //! `iv(L)`), which address rotation realises as `base + (r mod N) * stride`.
@@ -29,7 +32,7 @@ use super::remark::{EmergentRemark, SingleBuffered};
 use crate::cost::budget;
 use crate::cost::loop_cost::{wanted_depth, DmaFit, MAX_DEPTH};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
-use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
+use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind, TileDim};
 use penguin::{Axis, Function, Inst, Stmt, Tensor};
 use std::collections::BTreeMap;
 
@@ -162,7 +165,9 @@ pub(super) fn common_loops(us: &[Use]) -> Vec<Axis> {
 fn starts_by_writing_all(func: &Function, us: &[Use], t: Tensor, l: Axis, depth: usize) -> bool {
     let first = &us[0];
     let fd = &func.insts[first.inst];
-    let whole = fd.dst.tensor == t && fd.writes_whole(&func.tensors[t].shape);
+    let shape = &func.tensors[t].shape;
+    let whole = fd.dst.tensor == t
+        && (fd.writes_whole(shape) || writes_rows_read_after(func, us, t) && !fd.op.is_indirect());
     let direct = first.loops.len() == depth && func.stmts[first.stmt].preds.is_empty();
     // Or the first iteration of a loop directly in `l`'s body, unguarded (a folded
     // accumulation's overwriting matmul): every iteration of `l` still writes it all first.
@@ -182,6 +187,39 @@ fn starts_by_writing_all(func: &Function, us: &[Use], t: Tensor, l: Axis, depth:
         });
     let filled = filled_by_child_loop(func, us, t, l);
     first.writes && !first.reads && (whole && (direct || first_of_child) || filled)
+}
+
+/// Whether the first access of tile `t` (`us` in program order) writes all of it in the rows
+/// its partition mask `M` keeps, and every other access reads or writes only rows that `M` keeps:
+/// a load masked by `p < bound(iv)` (the rest rows of a ragged last iteration) and the compute and
+/// store that carry the same mask. No value of the tile then flows from one iteration to the
+/// next: the rows an iteration reads are those it wrote first.
+///
+/// The rule: `M` is not empty and bounds only the partition index; every other access of `t` is
+/// by an instruction whose mask holds every bound of `M` (it may hold more), through an operand
+/// that maps the instruction's partition index one to one onto `t`'s partitions (no access
+/// pattern, starting at partition 0, as many partitions as the instruction's iteration space and
+/// as `t`), in an operation that maps elements by partition (a maskable one).
+fn writes_rows_read_after(func: &Function, us: &[Use], t: Tensor) -> bool {
+    let shape = &func.tensors[t].shape;
+    let first = &func.insts[us[0].inst];
+    let m = &first.mask;
+    let rows_only = !m.is_empty() && m.iter().all(|b| b.dim == TileDim::Partition);
+    let identity = |d: &penguin::ir::InstData, o: &penguin::ir::Operand| {
+        o.tensor != t
+            || o.access.pattern.is_none()
+                && o.access.start.first().and_then(|e| e.as_constant()) == Some(0)
+                && o.access.size.first() == shape.first()
+                && d.iter_shape().map(|s| s[0]) == shape.first().copied()
+    };
+    let covered = |u: &Use| {
+        let d = &func.insts[u.inst];
+        penguin::ir::InstData::maskable(&d.op)
+            && m.iter().all(|b| d.mask.contains(b))
+            && identity(d, &d.dst)
+            && d.srcs.iter().all(|o| identity(d, o))
+    };
+    rows_only && first.dst.access.is_whole(shape) && us[1..].iter().all(covered)
 }
 
 /// The slots of PSUM tile `t`'s ring along `l`: two banks when one is free (counted into
