@@ -81,7 +81,12 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<EmergentRemark>) -> RingPla
             let fit = wanted_depth(func, t, l);
             *plan.dma_bound.entry(l).or_default() |= fit.wanted > u64::from(MAX_DEPTH);
             let stored = loaded_and_stored(func, &us);
-            transfer_ring(func, t, l, &fit, stored, &mut sbuf_used, log)
+            // The times the loop's body runs: its trip times the trips of the loops around it
+            // (a ring realised across the nest rotates over all of them).
+            let runs = (common_loops(&us).iter())
+                .map(|&a| u64::try_from(func.axes[a].trip_count()).unwrap_or(0))
+                .fold(1u64, |n, t| n.saturating_mul(t));
+            transfer_ring(func, t, l, &fit, stored, runs, &mut sbuf_used, log)
         };
         let Some(count) = slots else { continue };
         func.tensors[t].block = vec![BlockDim { axis: l, count }];
@@ -261,7 +266,7 @@ pub(super) fn loaded_and_stored(func: &Function, us: &[Use]) -> bool {
 
 /// The slots of DMA tile `t`'s ring along `l`: the heuristic's depth `fit` between 2 and
 /// [`MAX_RING_DEPTH`] (one more for a tile a store reads, [`loaded_and_stored`]), at most the
-/// loop's trip count, lowered until SBUF holds it (counted into `sbuf_used`); `None` when not even
+/// times the loop's body runs (`runs`), lowered until SBUF holds it (counted into `sbuf_used`); `None` when not even
 /// two slots fit. Logged either way.
 fn transfer_ring(
     func: &Function,
@@ -269,6 +274,7 @@ fn transfer_ring(
     l: Axis,
     fit: &DmaFit,
     stored: bool,
+    runs: u64,
     sbuf_used: &mut u64,
     log: &mut Vec<EmergentRemark>,
 ) -> Option<u32> {
@@ -280,12 +286,14 @@ fn transfer_ring(
         pieces,
         bytes,
     } = fit;
-    // No deeper than the loop has iterations: every iteration then has a slot of its own
-    // (measured: capped at the trip plus the store's slot instead, sched_stream's
-    // stream_store_loaded ran 3.4% slower and sched_phases' phases_stores_first 1.7% faster).
-    let trip = u32::try_from(ad.trip_count()).unwrap_or(u32::MAX).max(2);
+    // No deeper than the loop's body runs (`runs`, its trip times the trips around it): every
+    // run then has a slot of its own (measured: capped at the trip plus the store's slot
+    // instead, sched_stream's stream_store_loaded ran 3.4% slower and sched_phases'
+    // phases_stores_first 1.7% faster; capped at the trip alone, a ring realised across its nest
+    // lost slots: the public mm-nl-spmd ran 13% slower).
+    let cap = u32::try_from(runs).unwrap_or(u32::MAX).max(2);
     let mut depth =
-        (wanted.clamp(2, u64::from(MAX_RING_DEPTH)) as u32 + u32::from(stored)).min(trip);
+        (wanted.clamp(2, u64::from(MAX_RING_DEPTH)) as u32 + u32::from(stored)).min(cap);
     let copy = budget::slot_bytes(td, 1);
     while depth >= 2 && !budget::sbuf_fits(*sbuf_used + copy * u64::from(depth - 1)) {
         depth -= 1;
