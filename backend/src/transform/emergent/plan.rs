@@ -81,12 +81,7 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<EmergentRemark>) -> RingPla
             let fit = wanted_depth(func, t, l);
             *plan.dma_bound.entry(l).or_default() |= fit.wanted > u64::from(MAX_DEPTH);
             let stored = loaded_and_stored(func, &us);
-            // The times the loop's body runs: its trip times the trips of the loops around it
-            // (a ring realised across the nest rotates over all of them).
-            let runs = (common_loops(&us).iter())
-                .map(|&a| u64::try_from(func.axes[a].trip_count()).unwrap_or(0))
-                .fold(1u64, |n, t| n.saturating_mul(t));
-            transfer_ring(func, t, l, &fit, stored, runs, &mut sbuf_used, log)
+            transfer_ring(func, t, l, &fit, stored, &mut sbuf_used, log)
         };
         let Some(count) = slots else { continue };
         func.tensors[t].block = vec![BlockDim { axis: l, count }];
@@ -274,7 +269,6 @@ fn transfer_ring(
     l: Axis,
     fit: &DmaFit,
     stored: bool,
-    runs: u64,
     sbuf_used: &mut u64,
     log: &mut Vec<EmergentRemark>,
 ) -> Option<u32> {
@@ -291,7 +285,7 @@ fn transfer_ring(
     // instead, sched_stream's stream_store_loaded ran 3.4% slower and sched_phases'
     // phases_stores_first 1.7% faster; capped at the trip alone, a ring realised across its nest
     // lost slots: the public mm-nl-spmd ran 13% slower).
-    let cap = u32::try_from(runs).unwrap_or(u32::MAX).max(2);
+    let cap = u32::try_from(body_runs(func, l)).unwrap_or(u32::MAX).max(2);
     let mut depth =
         (wanted.clamp(2, u64::from(MAX_RING_DEPTH)) as u32 + u32::from(stored)).min(cap);
     let copy = budget::slot_bytes(td, 1);
@@ -319,6 +313,20 @@ fn transfer_ring(
         compute,
     });
     Some(depth)
+}
+
+/// The times the body of loop `l` runs: its trip times the trips of the loops around it (a ring
+/// realised across its nest rotates over all of them).
+fn body_runs(func: &Function, l: Axis) -> u64 {
+    let mut around: Vec<Axis> = Vec::new();
+    func.walk_stmts(|s, loops| {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            around = loops.to_vec();
+        }
+    });
+    (around.iter().chain([&l]))
+        .map(|&a| u64::try_from(func.axes[a].trip_count()).unwrap_or(0))
+        .fold(1, u64::saturating_mul)
 }
 
 /// Points every access of tile `t` at the ring slot of the current iteration of loop `l`.
