@@ -164,7 +164,8 @@ fn compare_names_the_cycle_that_holds_the_slower_path_back() {
         out.contains("The emergent path unrolls loop `c` ×4, so that the copies' transfers share the DMA queues"),
         "{out}"
     );
-    // tensor_add's emergent path keeps factor 1: no such sentence.
+    // tensor_add's emergent path keeps factor 1: no such sentence (its rings of five slots, deeper
+    // than the annotated pipeline's, make it 1.05x faster).
     let file = "examples/tensor_add.nk";
     let out = ok(&nkc(&["compare", file]), file);
     assert!(

@@ -17,7 +17,14 @@
 //! their bytes; nothing is ever placed past capacity. HBM inputs and outputs become the program's
 //! tensors.
 //!
-//! Those **widened** ranges are the first colouring, and the one kept whenever it fits. Only when
+//! **Loads on fresh bytes.** A buffer that a load writes ([`compute_loaded_buffers`]) shares no
+//! bytes with a buffer that lives before it, in the colouring tried first: its load would wait
+//! for that buffer's last access, and every transfer behind it on `sp`'s in-order stream with
+//! it. It may still share with buffers that live after it (their writers wait, not `sp`). That
+//! colouring is kept whenever it fits the SBUF; otherwise the colourings below are tried, as
+//! before it existed.
+//!
+//! Those **widened** ranges are the first colouring (after the fresh loads'), and the one kept whenever it fits. Only when
 //! it overflows the SBUF or the PSUM is the kernel coloured again with the **exact** ranges
 //! ([`compute_exact_live_ranges`]): a buffer is widened to a loop only when it may carry a value
 //! across that loop's iterations (in some iteration, a read of it may run before a write of all
@@ -71,7 +78,7 @@ use penguin::listing::capped_list;
 use penguin::{Axis, Function, Tensor};
 use runtime_sim::isa::{Role, TensorDecl};
 use runtime_sim::machine::{PSUM_BANKS, PSUM_BANK_BYTES, SBUF_PARTITION_BYTES};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Where a logical buffer lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -639,7 +646,14 @@ struct Buffers {
 /// error is the first PSUM overflow any of them met, or else the widened colouring's.
 pub fn allocate(func: &Function, bir: &Bir, psum_retry: bool) -> Result<Allocation, BackendError> {
     let widened = compute_live_ranges(bir);
-    let first = match allocate_with(func, widened.clone()) {
+    // Loads on fresh bytes first: kept whenever it fits (only the SBUF places differ).
+    let loaded = compute_loaded_buffers(bir);
+    if !loaded.is_empty() {
+        if let Ok(a) = allocate_with(func, widened.clone(), &loaded) {
+            return Ok(a);
+        }
+    }
+    let first = match allocate_with(func, widened.clone(), &BTreeSet::new()) {
         Err(e @ (BackendError::SbufOverflow { .. } | BackendError::PsumOverflow { .. })) => e,
         r => return r,
     };
@@ -653,7 +667,7 @@ pub fn allocate(func: &Function, bir: &Bir, psum_retry: bool) -> Result<Allocati
         if tried.contains(&live) {
             continue;
         }
-        match allocate_with(func, live.clone()) {
+        match allocate_with(func, live.clone(), &BTreeSet::new()) {
             Err(e @ BackendError::PsumOverflow { .. }) => {
                 psum.get_or_insert(e);
             }
@@ -671,10 +685,27 @@ pub fn allocate(func: &Function, bir: &Bir, psum_retry: bool) -> Result<Allocati
     Err(psum.unwrap_or(first))
 }
 
-/// Places every buffer `bir` uses by the live ranges `live`.
+/// The SBUF buffers that a load writes: [`allocate`] first places each of them on bytes that no
+/// buffer live before it held ([`colour`]'s `fresh`).
+///
+/// `sp` issues every transfer from one in-order stream. A load into bytes that an earlier buffer
+/// held waits for that buffer's last access (a write-after-read the synchronisation orders), and
+/// every transfer behind it on `sp` waits too: slice_assign's load after its loop waited 2,440
+/// cycles for the loop's last exponential, whose ring it reused, though SBUF had room for both.
+/// On fresh bytes it goes out as soon as `sp` reaches it.
+pub fn compute_loaded_buffers(bir: &Bir) -> BTreeSet<Tensor> {
+    (bir.insts.values())
+        .filter(|d| d.op == Op::Load)
+        .map(|d| d.dst.tensor)
+        .collect()
+}
+
+/// Places every buffer `bir` uses by the live ranges `live`; the SBUF buffers of `fresh` on
+/// bytes that no buffer live before them held ([`colour`]).
 fn allocate_with(
     func: &Function,
     live: BTreeMap<Tensor, (usize, usize)>,
+    fresh: &BTreeSet<Tensor>,
 ) -> Result<Allocation, BackendError> {
     let mut a = Allocation::default();
     let consts = func.consts.keys();
@@ -686,8 +717,8 @@ fn allocate_with(
     for scratch in bufs.scratch.values() {
         place_arena(func, scratch, &live, &mut a);
     }
-    let sb = colour(&bufs.sbuf, &live);
-    let ps = colour(&bufs.psum, &live);
+    let sb = colour(&bufs.sbuf, &live, fresh);
+    let ps = colour(&bufs.psum, &live, &BTreeSet::new());
     for (&(t, size, slot_bytes), &off) in bufs.sbuf.iter().zip(&sb) {
         a.places.insert(
             t,
@@ -786,7 +817,7 @@ fn place_arena(
     a: &mut Allocation,
 ) {
     let index = a.hbm.len() + a.arenas.len();
-    let offs = colour(bufs, live);
+    let offs = colour(bufs, live, &BTreeSet::new());
     let mut size = 0;
     for (&(t, elems, _), &offset) in bufs.iter().zip(&offs) {
         a.places.insert(
@@ -861,15 +892,22 @@ fn check_psum(func: &Function, psum: &[Buffer], used: u64) -> Result<(), Backend
 }
 
 /// First-fit colouring of the interference graph, largest buffer first (ties by the start of
-/// the live range): the offset of each buffer (in its units), in the order of `bufs`.
-fn colour(bufs: &[Buffer], live: &BTreeMap<Tensor, (usize, usize)>) -> Vec<u64> {
+/// the live range): the offset of each buffer (in its units), in the order of `bufs`. Two
+/// buffers interfere when their live ranges overlap, or when one of `fresh` lives after the
+/// other (so that a buffer of `fresh` shares bytes only with buffers that live after it).
+fn colour(
+    bufs: &[Buffer],
+    live: &BTreeMap<Tensor, (usize, usize)>,
+    fresh: &BTreeSet<Tensor>,
+) -> Vec<u64> {
     let ranges: Vec<(usize, usize)> = (bufs.iter())
         .map(|b| live.get(&b.0).copied().unwrap_or((0, 0)))
         .collect();
-    // Two buffers interfere when their live ranges overlap.
+    let is_fresh: Vec<bool> = bufs.iter().map(|b| fresh.contains(&b.0)).collect();
     let interfere = |i: usize, j: usize| {
         let (a, b) = (ranges[i], ranges[j]);
-        a.0 <= b.1 && b.0 <= a.1
+        let overlap = a.0 <= b.1 && b.0 <= a.1;
+        overlap || is_fresh[i] && b.1 < a.0 || is_fresh[j] && a.1 < b.0
     };
     let mut order: Vec<usize> = (0..bufs.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(bufs[i].1), ranges[i].0));
@@ -965,7 +1003,7 @@ mod tests {
     fn a_tile_written_whole_each_iteration_lives_only_within_the_body() {
         let (func, bir) = lowered(PHASES);
         // Widened to the block loop, `h`, `t` and `o` need 10 banks at once.
-        match allocate_with(&func, compute_live_ranges(&bir)) {
+        match allocate_with(&func, compute_live_ranges(&bir), &BTreeSet::new()) {
             Err(BackendError::PsumOverflow { banks, .. }) => assert_eq!(banks, 10),
             other => panic!("expected a PSUM overflow, got {other:?}"),
         }
@@ -982,6 +1020,80 @@ mod tests {
         assert_eq!(a.psum_banks, 8);
         assert_eq!(a.live, exact);
         assert_eq!(a.exact, Some(FlatBodies::Span));
+    }
+
+    /// A loop of loads and exponentials, then a load and a copy after it: `u`, loaded after the
+    /// loop, and `v`, computed after it, may share the bytes of the loop's `t` and `e`.
+    fn after_loop(cols: u64) -> String {
+        format!(
+            r#"kernel after_loop(x, y) -> (z) {{
+  tensor x: hbm f32[128, {c4}] input
+  tensor y: hbm f32[128, {cols}] input
+  tensor z: hbm f32[128, {c5}] output
+  tensor t: sbuf f32[128, {cols}] local
+  tensor e: sbuf f32[128, {cols}] local
+  tensor u: sbuf f32[128, {cols}] local
+  tensor v: sbuf f32[128, {cols}] local
+  loop i in 0..4 affine {{
+    stmt {{
+      t[0 +: 128, 0 +: {cols}] = load.dma x[0 +: 128, {cols}*i +: {cols}]
+    }}
+    stmt {{
+      e[0 +: 128, 0 +: {cols}] = activation.act(func=exp, scale=1.0, bias=false) t[0 +: 128, 0 +: {cols}]
+    }}
+    stmt {{
+      z[0 +: 128, {cols}*i +: {cols}] = store.dma e[0 +: 128, 0 +: {cols}]
+    }}
+  }}
+  stmt {{
+    u[0 +: 128, 0 +: {cols}] = load.dma y[0 +: 128, 0 +: {cols}]
+  }}
+  stmt {{
+    v[0 +: 128, 0 +: {cols}] = copy.any u[0 +: 128, 0 +: {cols}]
+  }}
+  stmt {{
+    z[0 +: 128, {c4} +: {cols}] = store.dma v[0 +: 128, 0 +: {cols}]
+  }}
+}}
+"#,
+            c4 = cols * 4,
+            c5 = cols * 5,
+        )
+    }
+
+    fn sbuf_region(a: &Allocation, t: Tensor) -> (u64, u64) {
+        a.places[&t].region(1).expect("an SBUF tile")
+    }
+
+    fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
+        a.0 < b.1 && b.0 < a.1
+    }
+
+    #[test]
+    fn a_load_goes_to_bytes_no_earlier_buffer_held_when_they_fit() {
+        let (func, bir) = lowered(&after_loop(512));
+        let a = allocate(&func, &bir, true).expect("the kernel fits");
+        let [t, e, u, v] = ["t", "e", "u", "v"].map(|n| sbuf_region(&a, tensor(&func, n)));
+        // `u`'s load waits for no access of the loop's tiles; the copy's `v` still reuses them.
+        assert!(!overlaps(u, t) && !overlaps(u, e), "{t:?} {e:?} {u:?}");
+        assert!(overlaps(v, t) || overlaps(v, e), "{t:?} {e:?} {v:?}");
+        assert_eq!(a.sbuf_bytes, 3 * 2048);
+        // Without the rule, first fit puts `u` on the loop's bytes.
+        let shared = allocate_with(&func, compute_live_ranges(&bir), &BTreeSet::new())
+            .expect("the kernel fits");
+        assert_eq!(shared.sbuf_bytes, 2 * 2048);
+    }
+
+    #[test]
+    fn a_load_shares_bytes_when_fresh_ones_do_not_fit() {
+        // Tiles of 80 KiB: two fit the SBUF (192 KiB per partition), three do not.
+        let (func, bir) = lowered(&after_loop(20480));
+        let a = allocate(&func, &bir, true).expect("the shared colouring fits");
+        assert_eq!(a.sbuf_bytes, 2 * 20480 * 4);
+        let u = sbuf_region(&a, tensor(&func, "u"));
+        let t = sbuf_region(&a, tensor(&func, "t"));
+        let e = sbuf_region(&a, tensor(&func, "e"));
+        assert!(overlaps(u, t) || overlaps(u, e));
     }
 
     #[test]
@@ -1106,7 +1218,7 @@ mod tests {
             widened
         );
         assert!(matches!(
-            allocate_with(&func, widened.clone()),
+            allocate_with(&func, widened.clone(), &BTreeSet::new()),
             Err(BackendError::SbufOverflow { bytes: 262144, .. })
         ));
         let last = compute_exact_live_ranges(&func, &bir, FlatBodies::Exact);

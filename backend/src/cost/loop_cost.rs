@@ -15,8 +15,19 @@ use penguin::ir::{Op, Pipelined, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::machine;
 
-/// The deepest ring the heuristic builds.
+/// The deepest ring the heuristic counts on: a tile whose transfer wants more slots
+/// ([`wanted_depth`]) makes its loop bound by DMA latency for the decisions that read it (no
+/// compute stages, `num_stages="auto"`, unrolling for latency, a ring slot added by
+/// `transform::ring_slots`).
 pub const MAX_DEPTH: u32 = 4;
+
+/// The deepest ring of a transferred tile ([`crate::transform::emergent::plan`]): a tile whose
+/// transfer wants more than [`MAX_DEPTH`] slots still gets as many as it wants up to this (and
+/// the loop's trip count), SBUF permitting, so that its loads are issued further ahead (measured:
+/// `tests/good`'s dma_chains:reload_row_blocks 17,784 -> 15,304 cycles, sched_transpose:
+/// transpose_band on `emergent` 8,268 -> 6,176; the decisions above keep [`MAX_DEPTH`]: raising it
+/// instead made narrow_stores:narrow_two, which unrolls for latency, 31% slower).
+pub const MAX_RING_DEPTH: u32 = 8;
 
 /// A tile's transfer against its loop's compute ([`wanted_depth`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

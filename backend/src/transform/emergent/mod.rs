@@ -9,7 +9,7 @@
 //!    to `N` iterations, so the in-order `sp` stream issues the loads of later iterations while
 //!    the compute engines still work on earlier ones: pipelining emerges from the rings, the
 //!    per-engine streams and the exact waits, without peeling. The depth is
-//!    `1 + ceil(DMA time / compute time)` ([`cost`]) between 2 and [`MAX_DEPTH`], lowered until
+//!    `1 + ceil(DMA time / compute time)` ([`cost`]) between 2 and `MAX_RING_DEPTH`, at most the trip count, lowered until
 //!    SBUF holds every buffer ([`budget`], the one SBUF/PSUM accounting of every pass that adds
 //!    slots). Unrolling, which the seed's heuristic also decides, runs before this pass
 //!    ([`crate::transform::unroll`]): it gives each copy its own tiles, so every copy's tile becomes a ring of

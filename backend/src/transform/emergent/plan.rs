@@ -5,13 +5,17 @@
 //! innermost loop `L` that encloses all its accesses. When each iteration of `L` starts by writing
 //! the whole tile (a load, or any operation that does not read it) unconditionally, before any
 //! other access — or by filling it slice by slice with a loop of loads directly in its body
-//! ([`filled_by_child_loop`]; that loop is then issued ahead as a whole, like a single load) — no
+//! ([`filled_by_child_loop`]; that loop is then issued ahead as a whole, like a single load), or
+//! by writing all of it in the rows a partition mask keeps when every other access of the tile
+//! carries that mask ([`writes_rows_read_after`]: a ragged last iteration's load, compute and
+//! store) — no
 //! value of the tile flows from one iteration of `L` to the next: the tile can be renamed per
 //! iteration. It then becomes a ring of `N` slots along `L` (a block dimension, slot selector
 //! `iv(L)`), which address rotation realises as `base + (r mod N) * stride`.
 //!
 //! The depth of a DMA tile's ring is the heuristic's ([`crate::cost::loop_cost::wanted_depth`]) between 2 and
-//! [`MAX_DEPTH`], lowered until SBUF holds every buffer ([`crate::cost::budget`]); a PSUM tile (an
+//! [`MAX_RING_DEPTH`] (a loop whose tile wants more than [`MAX_DEPTH`] is bound by DMA latency),
+//! at most the loop's trip count, lowered until SBUF holds every buffer ([`crate::cost::budget`]); a PSUM tile (an
 //! accumulator, a transpose's result) becomes a ring of two banks when one is free, so that the
 //! Tensor engine fills the next iteration's bank while another engine still reads this one's. A
 //! loop annotated (`num_stages`) or extended by the annotated pipeliner, or of fewer than two
@@ -27,9 +31,9 @@
 
 use super::remark::{EmergentRemark, SingleBuffered};
 use crate::cost::budget;
-use crate::cost::loop_cost::{wanted_depth, DmaFit, MAX_DEPTH};
+use crate::cost::loop_cost::{wanted_depth, DmaFit, MAX_DEPTH, MAX_RING_DEPTH};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
-use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
+use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind, TileDim};
 use penguin::{Axis, Function, Inst, Stmt, Tensor};
 use std::collections::BTreeMap;
 
@@ -162,7 +166,9 @@ pub(super) fn common_loops(us: &[Use]) -> Vec<Axis> {
 fn starts_by_writing_all(func: &Function, us: &[Use], t: Tensor, l: Axis, depth: usize) -> bool {
     let first = &us[0];
     let fd = &func.insts[first.inst];
-    let whole = fd.dst.tensor == t && fd.writes_whole(&func.tensors[t].shape);
+    let shape = &func.tensors[t].shape;
+    let whole = fd.dst.tensor == t
+        && (fd.writes_whole(shape) || writes_rows_read_after(func, us, t) && !fd.op.is_indirect());
     let direct = first.loops.len() == depth && func.stmts[first.stmt].preds.is_empty();
     // Or the first iteration of a loop directly in `l`'s body, unguarded (a folded
     // accumulation's overwriting matmul): every iteration of `l` still writes it all first.
@@ -182,6 +188,39 @@ fn starts_by_writing_all(func: &Function, us: &[Use], t: Tensor, l: Axis, depth:
         });
     let filled = filled_by_child_loop(func, us, t, l);
     first.writes && !first.reads && (whole && (direct || first_of_child) || filled)
+}
+
+/// Whether the first access of tile `t` (`us` in program order) writes all of it in the rows
+/// its partition mask `M` keeps, and every other access reads or writes only rows that `M` keeps:
+/// a load masked by `p < bound(iv)` (the rest rows of a ragged last iteration) and the compute and
+/// store that carry the same mask. No value of the tile then flows from one iteration to the
+/// next: the rows an iteration reads are those it wrote first.
+///
+/// The rule: `M` is not empty and bounds only the partition index; every other access of `t` is
+/// by an instruction whose mask holds every bound of `M` (it may hold more), through an operand
+/// that maps the instruction's partition index one to one onto `t`'s partitions (no access
+/// pattern, starting at partition 0, as many partitions as the instruction's iteration space and
+/// as `t`), in an operation that maps elements by partition (a maskable one).
+fn writes_rows_read_after(func: &Function, us: &[Use], t: Tensor) -> bool {
+    let shape = &func.tensors[t].shape;
+    let first = &func.insts[us[0].inst];
+    let m = &first.mask;
+    let rows_only = !m.is_empty() && m.iter().all(|b| b.dim == TileDim::Partition);
+    let identity = |d: &penguin::ir::InstData, o: &penguin::ir::Operand| {
+        o.tensor != t
+            || o.access.pattern.is_none()
+                && o.access.start.first().and_then(|e| e.as_constant()) == Some(0)
+                && o.access.size.first() == shape.first()
+                && d.iter_shape().map(|s| s[0]) == shape.first().copied()
+    };
+    let covered = |u: &Use| {
+        let d = &func.insts[u.inst];
+        penguin::ir::InstData::maskable(&d.op)
+            && m.iter().all(|b| d.mask.contains(b))
+            && identity(d, &d.dst)
+            && d.srcs.iter().all(|o| identity(d, o))
+    };
+    rows_only && first.dst.access.is_whole(shape) && us[1..].iter().all(covered)
 }
 
 /// The slots of PSUM tile `t`'s ring along `l`: two banks when one is free (counted into
@@ -221,7 +260,8 @@ pub(super) fn loaded_and_stored(func: &Function, us: &[Use]) -> bool {
 }
 
 /// The slots of DMA tile `t`'s ring along `l`: the heuristic's depth `fit` between 2 and
-/// [`MAX_DEPTH`] (one more for a tile a store reads, [`loaded_and_stored`]), lowered until SBUF holds it (counted into `sbuf_used`); `None` when not even
+/// [`MAX_RING_DEPTH`] (one more for a tile a store reads, [`loaded_and_stored`]), at most the
+/// times the loop's body runs (`runs`), lowered until SBUF holds it (counted into `sbuf_used`); `None` when not even
 /// two slots fit. Logged either way.
 fn transfer_ring(
     func: &Function,
@@ -240,7 +280,14 @@ fn transfer_ring(
         pieces,
         bytes,
     } = fit;
-    let mut depth = wanted.clamp(2, u64::from(MAX_DEPTH)) as u32 + u32::from(stored);
+    // No deeper than the loop's body runs (`runs`, its trip times the trips around it): every
+    // run then has a slot of its own (measured: capped at the trip plus the store's slot
+    // instead, sched_stream's stream_store_loaded ran 3.4% slower and sched_phases'
+    // phases_stores_first 1.7% faster; capped at the trip alone, a ring realised across its nest
+    // lost slots: the public mm-nl-spmd ran 13% slower).
+    let cap = u32::try_from(body_runs(func, l)).unwrap_or(u32::MAX).max(2);
+    let mut depth =
+        (wanted.clamp(2, u64::from(MAX_RING_DEPTH)) as u32 + u32::from(stored)).min(cap);
     let copy = budget::slot_bytes(td, 1);
     while depth >= 2 && !budget::sbuf_fits(*sbuf_used + copy * u64::from(depth - 1)) {
         depth -= 1;
@@ -266,6 +313,20 @@ fn transfer_ring(
         compute,
     });
     Some(depth)
+}
+
+/// The times the body of loop `l` runs: its trip times the trips of the loops around it (a ring
+/// realised across its nest rotates over all of them).
+fn body_runs(func: &Function, l: Axis) -> u64 {
+    let mut around: Vec<Axis> = Vec::new();
+    func.walk_stmts(|s, loops| {
+        if func.stmts[s].kind == StmtKind::Loop(l) {
+            around = loops.to_vec();
+        }
+    });
+    (around.iter().chain([&l]))
+        .map(|&a| u64::try_from(func.axes[a].trip_count()).unwrap_or(0))
+        .fold(1, u64::saturating_mul)
 }
 
 /// Points every access of tile `t` at the ring slot of the current iteration of loop `l`.
