@@ -169,7 +169,7 @@ fn compare_names_the_cycle_that_holds_the_slower_path_back() {
     let file = "examples/tensor_add.nk";
     let out = ok(&nkc(&["compare", file]), file);
     assert!(
-        out.contains("default is 1.03x slower than emergent") && !out.contains("unrolls loop"),
+        out.contains("default is 1.05x slower than emergent") && !out.contains("unrolls loop"),
         "{out}"
     );
 }
