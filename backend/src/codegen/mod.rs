@@ -28,3 +28,4 @@ pub mod redundant;
 pub mod schedule;
 pub mod schedule_summary;
 pub mod sync;
+pub mod targets;

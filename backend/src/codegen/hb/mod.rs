@@ -14,9 +14,11 @@
 //! the same engine implies) and signals only the semaphores a kept wait reads. `Checker::keep`
 //! applies that rule through the module's functions (memoising
 //! [`crate::codegen::redundant::makes_redundant`]) incrementally: when waits are removed it
-//! redoes their stretch from the first changed node only until the waits kept so far are the
-//! last pass's again, so a long straight-line stretch costs what changes; debug builds check the
-//! result against [`crate::codegen::redundant::drop_redundant_waits`] computed at once.
+//! redoes their stretch from the first changed node only until no wait kept differently can
+//! change what a later node keeps (`kept.rs`), so a long straight-line stretch costs what
+//! changes; each wait is compared only with the kept waits whose targets are at or after its
+//! own ([`crate::codegen::targets`]), not with every wait kept before it. Debug builds check
+//! the result against [`crate::codegen::redundant::drop_redundant_waits`] computed at once.
 //!
 //! **The relation** is the one the race detector (`runtime_sim::sim::race`, `exec`) computes
 //! with vector clocks over the threads `pe act dve pool sp` and the 16 DMA queues:
@@ -112,7 +114,7 @@ use runtime_sim::machine::DMA_QUEUES;
 pub const SEARCH_BUDGET: u64 = 50_000_000;
 
 /// The most instance steps the walks take (the former limit on instances times waits, each
-/// wait then costing a walk to the end), plus the comparisons of the kept-wait passes
+/// wait then costing a walk to the end), plus the waits the kept-wait passes visit
 /// (`kept.rs`); past it the waits not yet tried are kept.
 pub const PRUNE_BUDGET: u64 = 200_000_000;
 
