@@ -25,7 +25,7 @@ use crate::codegen::emit::{ENode, Emitted, Node};
 use crate::codegen::entities::Sem;
 use crate::codegen::footprints::{decode, Instances};
 use crate::codegen::sync::{self, Sync, Wait};
-use crate::codegen::targets::{self, Known, Order, Target};
+use crate::codegen::targets::{self, Known, Order, Reference, Target};
 use cranelift_entity::SecondaryMap;
 use runtime_sim::isa::{Engine, MAX_REGS};
 
@@ -181,7 +181,7 @@ pub fn makes_redundant(
 /// no wait kept before (in `known`, by producer thread) makes redundant, and adds them to
 /// `known`. Only the kept waits whose target (`target(a, v)`: at instance `v` of the stretch) is
 /// at or after the candidate's are compared ([`Known::any_implies`]).
-pub fn keep_node<W: Copy, R: std::borrow::Borrow<(i64, Target)>>(
+pub fn keep_node<W: Copy, R: std::borrow::Borrow<Reference>>(
     candidates: impl IntoIterator<Item = (W, usize, Option<R>)>,
     known: &mut Known<W>,
     mut target: impl FnMut(W, i64) -> Option<Target>,

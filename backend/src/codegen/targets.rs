@@ -46,6 +46,13 @@ pub enum Target {
     Past,
 }
 
+/// A wait's reference instance (of the stretch's loops) and its target there ([`reference`]).
+pub type Reference = (i64, Target);
+
+/// One thread's waits at one reference: their targets in increasing order, and at each, the
+/// last position of the stretch of a wait with that target or an earlier one.
+type Reached = (Vec<Target>, Vec<usize>);
+
 /// The first node of every loop of a kernel, from which [`Order::target`] computes keys.
 pub struct Order {
     first: SecondaryMap<BirLoop, i64>,
@@ -121,7 +128,7 @@ pub fn reference(
     i: Node,
     x: Node,
     b: &Wait,
-) -> Option<(i64, Target)> {
+) -> Option<Reference> {
     let n = &em.nodes[i];
     let t = trips(em, n);
     let mut regs = [0i64; MAX_REGS];
@@ -182,7 +189,7 @@ impl<W: Copy> Known<W> {
         &mut self,
         t: usize,
         b: W,
-        r: Option<&(i64, Target)>,
+        r: Option<&Reference>,
         mut target: impl FnMut(W, i64) -> Option<Target>,
         mut redundant: impl FnMut(W, W) -> bool,
     ) -> bool {
@@ -244,7 +251,7 @@ impl<W: Copy> Known<W> {
 #[derive(Clone)]
 pub struct Reach {
     no_reference: Vec<Option<usize>>,
-    by: Vec<HashMap<i64, (Vec<Target>, Vec<usize>)>>,
+    by: Vec<HashMap<i64, Reached>>,
 }
 
 impl Reach {
@@ -252,7 +259,7 @@ impl Reach {
     /// thread, reference)`, over `threads` threads.
     pub fn new(
         threads: usize,
-        waits: impl IntoIterator<Item = (usize, usize, Option<(i64, Target)>)>,
+        waits: impl IntoIterator<Item = (usize, usize, Option<Reference>)>,
     ) -> Reach {
         let mut no_reference = vec![None; threads];
         let mut entries: Vec<HashMap<i64, Vec<(Target, usize)>>> = vec![HashMap::new(); threads];

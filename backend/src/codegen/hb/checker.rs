@@ -17,7 +17,7 @@ use crate::codegen::entities::{Node, Sem, Stretch, WaitId};
 use crate::codegen::footprints::Instances;
 use crate::codegen::redundant;
 use crate::codegen::sync::{self, Sync};
-use crate::codegen::targets::{Known, Order, Reach, Target};
+use crate::codegen::targets::{Known, Order, Reach, Reference};
 use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use runtime_sim::isa::{Cmp, Engine, MAX_REGS};
@@ -115,7 +115,7 @@ pub(super) struct Checker<'a, L: Lane> {
     /// Per wait, its reference instance and target there
     /// ([`crate::codegen::targets::reference`]), once
     /// computed (`None`: not yet).
-    pub(super) reference: SecondaryMap<WaitId, Option<Option<Rc<(i64, Target)>>>>,
+    pub(super) reference: SecondaryMap<WaitId, Option<Option<Rc<Reference>>>>,
     /// Per stretch, how far a change of its kept waits reaches ([`Reach`]; once computed).
     pub(super) reach: SecondaryMap<Stretch, Option<Reach>>,
     /// The instance steps walked and kept-wait comparisons made so far

@@ -18,7 +18,7 @@ use super::{Alive, THREADS};
 use crate::codegen::entities::{Node, Stretch, WaitId};
 use crate::codegen::footprints::decode;
 use crate::codegen::redundant;
-use crate::codegen::targets::{self, Known, Reach, Target};
+use crate::codegen::targets::{self, Known, Reach, Reference};
 use cranelift_entity::EntityRef;
 use runtime_sim::isa::{Engine, MAX_REGS};
 use std::rc::Rc;
@@ -53,7 +53,7 @@ impl<'a, L: Lane> Checker<'a, L> {
     }
 
     /// Wait `w`'s reference instance and its target there ([`targets::reference`]; memoised).
-    fn reference(&mut self, w: WaitId) -> Option<Rc<(i64, Target)>> {
+    fn reference(&mut self, w: WaitId) -> Option<Rc<Reference>> {
         if let Some(r) = &self.reference[w] {
             return r.clone();
         }
