@@ -47,16 +47,17 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
             let trips = sync::trips(em, &em.nodes[i]);
             let candidates = (sync.waits[i].iter().enumerate())
                 .filter(|(_, w)| may_keep(w, &trips))
-                .map(|(k, w)| {
-                    let r = signaller[w.sem]
-                        .and_then(|x| targets::reference(em, None, &order, i, x, w));
-                    ((i, k), thread_of(w), r)
-                });
+                .map(|(k, w)| ((i, k), thread_of(w)));
             kept.clear();
             let mut regs = [0i64; MAX_REGS];
             keep_node(
                 candidates,
                 &mut known,
+                |(bi, bk)| {
+                    let w = &sync.waits[bi][bk];
+                    let x = signaller[w.sem]?;
+                    targets::reference(em, None, &order, bi, x, w)
+                },
                 |(ai, ak), v| {
                     let a = &sync.waits[ai][ak];
                     decode(&trips, v, &mut regs);
@@ -177,19 +178,20 @@ pub fn makes_redundant(
 }
 
 /// One node of a stretch: of its `candidates` (its waits that [`may_keep`], in order, each with
-/// its producer's thread and its reference, [`targets::reference`]), keeps in `kept` those that
-/// no wait kept before (in `known`, by producer thread) makes redundant, and adds them to
-/// `known`. Only the kept waits whose target (`target(a, v)`: at instance `v` of the stretch) is
-/// at or after the candidate's are compared ([`Known::any_implies`]).
+/// its producer's thread), keeps in `kept` those that no wait kept before (in `known`, by
+/// producer thread) makes redundant, and adds them to `known`. Only the kept waits whose target
+/// (`target(a, v)`: at instance `v` of the stretch) is at or after the candidate's at its
+/// reference (`reference(w)`, [`targets::reference`]) are compared ([`Known::any_implies`]).
 pub fn keep_node<W: Copy, R: std::borrow::Borrow<Reference>>(
-    candidates: impl IntoIterator<Item = (W, usize, Option<R>)>,
+    candidates: impl IntoIterator<Item = (W, usize)>,
     known: &mut Known<W>,
+    mut reference: impl FnMut(W) -> Option<R>,
     mut target: impl FnMut(W, i64) -> Option<Target>,
     mut redundant: impl FnMut(W, W) -> bool,
     kept: &mut Vec<W>,
 ) {
-    for (w, t, r) in candidates {
-        if !known.any_implies(t, w, r.as_ref().map(R::borrow), &mut target, &mut redundant) {
+    for (w, t) in candidates {
+        if !known.any_implies(t, w, || reference(w), &mut target, &mut redundant) {
             known.push(t, w);
             kept.push(w);
         }

@@ -148,6 +148,9 @@ pub fn reference(
     found.filter(|(_, k)| *k != Target::Past)
 }
 
+/// The longest list of kept waits that release builds compare whole, without its index.
+pub const FEW: usize = 8;
+
 /// One thread's waits ordered by their targets at one reference instance: the first
 /// `keys.len()` waits of the thread's list, each under its target (`None`: it asks for
 /// nothing there, and implies nothing there).
@@ -183,18 +186,23 @@ impl<W: Copy> Known<W> {
     }
 
     /// Whether some wait of thread `t` makes `b` redundant (`redundant(a, b)`), comparing only
-    /// those whose target at `b`'s reference `r` is at or after `b`'s (all of them when `r` is
-    /// `None`). `target(a, v)` is `a`'s target at instance `v` of the stretch.
-    pub fn any_implies(
+    /// those whose target at `b`'s reference (`reference()`) is at or after `b`'s (all of them
+    /// when it has none). `target(a, v)` is `a`'s target at instance `v` of the stretch. Release
+    /// builds compare a list of at most [`FEW`] waits whole (the same answer, sooner).
+    pub fn any_implies<R: std::borrow::Borrow<Reference>>(
         &mut self,
         t: usize,
         b: W,
-        r: Option<&Reference>,
+        reference: impl FnOnce() -> Option<R>,
         mut target: impl FnMut(W, i64) -> Option<Target>,
         mut redundant: impl FnMut(W, W) -> bool,
     ) -> bool {
         let list = &self.lists[t];
-        let Some((v, key)) = r else {
+        if !cfg!(debug_assertions) && list.len() <= FEW {
+            return list.iter().any(|&a| redundant(a, b));
+        }
+        let r = reference();
+        let Some((v, key)) = r.as_ref().map(R::borrow) else {
             return list.iter().any(|&a| redundant(a, b));
         };
         let s = self.index[t].entry(*v).or_default();

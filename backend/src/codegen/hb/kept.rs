@@ -171,8 +171,12 @@ impl<'a, L: Lane> Checker<'a, L> {
             for k in 0..self.of_node[i].len() {
                 let w = self.of_node[i][k];
                 if alive[w] && self.positive[w] {
-                    let r = self.reference(w);
-                    candidates.push((w, self.producer_thread[w], r));
+                    // (Computed only for a list too long to compare whole.)
+                    let t = self.producer_thread[w];
+                    let r = (cfg!(debug_assertions) || known.lists[t].len() > targets::FEW)
+                        .then(|| self.reference(w))
+                        .flatten();
+                    candidates.push((w, t, r));
                 }
             }
             // The budget counts this pass's candidates too (their comparisons are those with
@@ -205,8 +209,13 @@ impl<'a, L: Lane> Checker<'a, L> {
                 x
             };
             redundant::keep_node(
-                candidates.drain(..),
+                candidates.iter().map(|&(w, t, _)| (w, t)),
                 &mut known,
+                |w| {
+                    (candidates.iter())
+                        .find(|c| c.0 == w)
+                        .and_then(|c| c.2.clone())
+                },
                 |a, v| {
                     let wa = &sync.waits[waits[a].node][waits[a].index];
                     decode(trips, v, &mut regs);
