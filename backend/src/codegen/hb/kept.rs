@@ -248,9 +248,19 @@ impl<'a, L: Lane> Checker<'a, L> {
             let before = std::mem::replace(&mut lens[at + 1], now);
             // Past `until`, every later node keeps what it kept in the last pass: its waits are
             // the same, and the kept waits that differ make none of them redundant.
-            if old_lists.is_some() && at >= until {
-                converged = Some((at, before, now));
-                break;
+            // (Or where the kept waits so far are again the last pass's.)
+            if let Some(lists) = &old_lists {
+                let same = || {
+                    now == before
+                        && (0..THREADS).all(|t| {
+                            let r = base[t] as usize..now[t] as usize;
+                            known.lists[t][r.clone()] == lists[t][r]
+                        })
+                };
+                if at >= until || (at >= last && same()) {
+                    converged = Some((at, before, now));
+                    break;
+                }
             }
         }
         if let (Some((at, before, now)), Some(lists)) = (converged, old_lists) {
