@@ -104,10 +104,14 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
     }
     // Only what some instruction reads needs its readiness tracked.
     let mut read = std::collections::BTreeSet::new();
+    let mut hbm = std::collections::BTreeSet::new();
     for (_, d) in func.insts.iter() {
         read.extend(d.srcs.iter().map(|o| o.tensor));
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             read.insert(d.dst.tensor);
+        }
+        if func.tensors[d.dst.tensor].memory == Memory::Hbm {
+            hbm.insert(d.dst.tensor);
         }
     }
     let mut cx = Walk {
@@ -115,6 +119,8 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
         ivs: cranelift_entity::SecondaryMap::new(),
         ready: BTreeMap::new(),
         read,
+        hbm,
+        order: BTreeMap::new(),
         end: 0,
         reverse: false,
         times: Vec::new(),
@@ -124,6 +130,7 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
     let heads = std::mem::take(&mut cx.times);
     cx.reverse = true;
     cx.ready.clear();
+    cx.order.clear();
     cx.ivs = cranelift_entity::SecondaryMap::new();
     cx.block(&func.body);
     let mut tails = std::mem::take(&mut cx.times);
@@ -255,6 +262,11 @@ struct Walk<'f> {
     ready: BTreeMap<Tensor, Vec<Rect>>,
     /// The tensors some instruction reads.
     read: std::collections::BTreeSet<Tensor>,
+    /// The HBM tensors some instruction writes, whose accesses keep their order (module doc).
+    hbm: std::collections::BTreeSet<Tensor>,
+    /// Forward: the earlier reads and writes of those tensors (`ready`, `first` and `queued` as a
+    /// writer's in `ready`). Reverse: their later writes (as a reader's in `ready`).
+    order: BTreeMap<Tensor, Vec<Rect>>,
     end: u64,
     reverse: bool,
     times: Vec<Instance>,
@@ -338,29 +350,31 @@ impl Walk<'_> {
         let piece = piece_latency(self.func, i);
         // What a transfer reads from a transfer's writes it may follow on the same queue
         // (`_q`: only its piece's bytes after them, from the writer's start on).
-        let (mut first, mut all, mut first_q, mut all_q) = (0u64, 0u64, 0u64, 0u64);
-        for o in reads {
+        let mut waits = Waits::default();
+        for o in &reads {
             let r = self.rect(o);
             if let Some(rects) = self.ready.get(&o.tensor) {
                 for w in rects.iter().filter(|w| overlaps(w, &r)) {
-                    let landed = if covers(&r, w) { w.ready } else { w.first };
-                    let queued = piece.is_some() && w.dma;
-                    match queued {
-                        true => all_q = all_q.max(landed),
-                        false => all = all.max(landed),
-                    }
-                    if covers(w, &r) {
-                        match queued {
-                            true => {
-                                first = first.max(w.queued);
-                                first_q = first_q.max(w.first);
-                            }
-                            false => first = first.max(w.first),
-                        }
-                    }
+                    waits.follow(w, &r, piece.is_some());
                 }
             }
         }
+        // A write of HBM follows the earlier reads and writes of its bytes (module doc).
+        let hbm_dst = self.hbm.contains(&d.dst.tensor);
+        if hbm_dst {
+            let x = self.rect(&d.dst);
+            if let Some(rects) = self.order.get(&d.dst.tensor) {
+                for a in rects.iter().filter(|a| overlaps(a, &x)) {
+                    waits.follow(a, &x, piece.is_some());
+                }
+            }
+        }
+        let Waits {
+            first,
+            all,
+            first_q,
+            all_q,
+        } = waits;
         let lat = min_latency(self.func, i);
         let (start, end, end_first) = match piece {
             Some(piece) => {
@@ -375,6 +389,21 @@ impl Walk<'_> {
             time: start,
         });
         self.end = self.end.max(end);
+        // This instance's accesses of HBM that later writes must follow. One that a newer
+        // access covers is dropped: that only loosens the bound, and keeps the lists short.
+        let hbm_srcs = reads.iter().filter(|o| self.hbm.contains(&o.tensor));
+        let accessed: Vec<(Tensor, Rect)> = (hbm_srcs.map(|o| (o.tensor, self.rect(o))))
+            .chain(hbm_dst.then(|| (d.dst.tensor, self.rect(&d.dst))))
+            .collect();
+        for (t, mut a) in accessed {
+            a.ready = end;
+            a.first = end_first.min(end);
+            a.dma = piece.is_some();
+            a.queued = if a.dma { start } else { end };
+            let rects = self.order.entry(t).or_default();
+            rects.retain(|old| !covers(&a, old));
+            rects.push(a);
+        }
         if self.read.contains(&d.dst.tensor) {
             let mut w = self.rect(&d.dst);
             w.ready = end;
@@ -416,6 +445,20 @@ impl Walk<'_> {
             }
             rects.retain(|r| !covers(&w, r));
         }
+        // Later writes of the HBM bytes it reads or writes follow it (module doc): one that
+        // covers them ends no sooner than its least piece's queue time after it (a transfer's
+        // piece may be queued right behind this one's), or its least piece latency after a
+        // compute instruction.
+        let mut accessed: Vec<&Operand> = d.srcs.iter().collect();
+        accessed.push(&d.dst);
+        for o in accessed.into_iter().filter(|o| self.hbm.contains(&o.tensor)) {
+            let x = self.rect(o);
+            if let Some(rects) = self.order.get(&o.tensor) {
+                for later in rects.iter().filter(|l| covers(l, &x)) {
+                    tail = tail.max(if dma { later.queued } else { later.first });
+                }
+            }
+        }
         self.times.push(Instance {
             inst: i,
             time: tail,
@@ -427,6 +470,16 @@ impl Walk<'_> {
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             reads.push(&d.dst);
         }
+        if self.hbm.contains(&d.dst.tensor) {
+            let mut x = w.clone();
+            x.ready = need;
+            x.first = piece;
+            x.dma = dma;
+            x.queued = queued;
+            let rects = self.order.entry(d.dst.tensor).or_default();
+            rects.retain(|later| !covers(&x, later));
+            rects.push(x);
+        }
         for o in reads {
             let mut r = self.rect(o);
             r.ready = need;
@@ -434,6 +487,43 @@ impl Walk<'_> {
             r.dma = dma;
             r.queued = queued;
             self.ready.entry(o.tensor).or_default().push(r);
+        }
+    }
+}
+
+/// What an instance waits for in the forward walk: its first piece's start (`first`) and, for
+/// the end of the whole instruction, the last landing of what it follows through a semaphore
+/// (`all`) or possibly on the same queue (`all_q`), and the first pieces it follows on the same
+/// queue (`first_q`).
+#[derive(Default)]
+struct Waits {
+    first: u64,
+    all: u64,
+    first_q: u64,
+    all_q: u64,
+}
+
+impl Waits {
+    /// The instance accessing `r` follows the earlier access `w` of overlapping bytes (a write it
+    /// reads; or, for a write of HBM, a read or write it must not overtake). If `r` covers `w`,
+    /// some piece of the instance follows `w`'s last piece; otherwise perhaps only its first. If
+    /// `w` covers `r`, every piece of the instance follows a piece of `w`. A transfer following a
+    /// transfer may be queued right behind it (`_q`).
+    fn follow(&mut self, w: &Rect, r: &Rect, transfer: bool) {
+        let landed = if covers(r, w) { w.ready } else { w.first };
+        let queued = transfer && w.dma;
+        match queued {
+            true => self.all_q = self.all_q.max(landed),
+            false => self.all = self.all.max(landed),
+        }
+        if covers(w, r) {
+            match queued {
+                true => {
+                    self.first = self.first.max(w.queued);
+                    self.first_q = self.first_q.max(w.first);
+                }
+                false => self.first = self.first.max(w.first),
+            }
         }
     }
 }
