@@ -18,9 +18,14 @@
 //! instructions whose engine the kernel fixes (an `Any` instruction, or a `memset` that
 //! `fold_zeros` may remove, claims none) — does the work of any set `S` of its instances after
 //! the earliest head of `S` and before the end minus the least tail of `S`, so no schedule ends
-//! before `min head(S) + work(S) / units + min tail(S)`. [`fill_bound`] takes the largest over the
-//! sets of the instances whose head (or tail) is at least a threshold. The lower bound of a run
-//! is `max(resource, dependence, fill)`.
+//! before `min head(S) + work(S) / units + min tail(S)`. For `sp` it is a little more: the last
+//! piece `sp` issues for `S` belongs to a transfer `T` of `S` split in `p` pieces, which take `p`
+//! issues (every other transfer of `S` at least one, all after `min head(S)`), and that piece
+//! still moves its `bytes / p` after the fixed latency; so no schedule ends before
+//! `min head(S) + issue · (|S| − 1) + min_latency(T) + tail(T)`: `sp`'s claim of a transfer is
+//! one issue, and its tail is its least latency less that issue plus its own tail.
+//! [`fill_bound`] takes the largest over the sets of the instances whose head (or tail) is at
+//! least a threshold. The lower bound of a run is `max(resource, dependence, fill)`.
 //!
 //! Readiness is tracked per tensor as rectangles (one per dimension, in elements, and the slot a
 //! write filled) with the time their last write ends; a read waits for every rectangle it
@@ -43,6 +48,21 @@
 //! above runs whose chained transfers share their queues (`tests/good/hbm_scratch.nk`). A write replaces the rectangles it covers; one it only partly covers stays (a later
 //! write of the same element is ordered after it on every path, so waiting for it is still a
 //! lower bound). Tensors that no instruction reads are not tracked.
+//!
+//! **HBM keeps its order.** No path renames an HBM address (a kernel argument's or a scratch
+//! tensor's bytes are the same in every iteration; only on-chip tiles get ring slots), and the
+//! race detector orders two transfers that touch the same bytes when one of them writes. So a
+//! write of HBM follows the earlier reads (anti-dependence) and writes (output dependence) of its
+//! bytes, piece by piece, as a transfer reading a transfer's write follows it: through a
+//! semaphore after they end, or queued right behind them on their queue. The walks keep, per
+//! HBM tensor some instruction writes, its earlier accesses (forward walk) or its later writes
+//! (reverse walk) as rectangles, and apply the rules above with the earlier access in the
+//! writer's place: a write that covers an earlier access ends no sooner than its least piece's
+//! queue time after that access's last piece (its whole least latency after the start of an
+//! access that covers all of it), and one that covers an earlier access adds that much plus its
+//! own tail to the earlier access's tail. An access that a newer one covers is dropped from the
+//! lists: dropping a constraint only lowers the bound, and the lists stay as short as the
+//! regions the kernel accesses (`tests/good/hbm_reuse.nk`).
 //!
 //! Minimal latencies (MACHINE.md's cost table): a compute instruction costs its engine's cycles
 //! (an operation several engines can run, the cheapest; a `tensor_tensor` with an input in PSUM
@@ -176,10 +196,12 @@ fn fill_bound(func: &Function, heads: &[Instance], tails: &[Instance]) -> (u64, 
                 work: machine::dma_queue_cycles(bytes),
                 tail: t.time,
             });
+            // `sp` issues at least one piece of each; after the last piece it issues, that
+            // transfer still takes its least latency less that one issue (module doc).
             claims[1].push(Claim {
                 head: h.time,
                 work: issue,
-                tail: t.time + machine::DMA_LATENCY + machine::dma_queue_cycles(bytes / 16),
+                tail: t.time + lat.saturating_sub(issue),
             });
             continue;
         }
