@@ -33,7 +33,11 @@
 //! partitions, and a reader waits only for the pieces whose rows it reads. So a rectangle a
 //! transfer wrote also has the time its first piece may land (its start plus its least piece
 //! latency, [`piece_latency`]); a read that covers the rectangle waits for all of it, one that
-//! meets it in part only for that first piece. A transfer reading another's rows ends no sooner
+//! meets it in part only for that first piece. The pieces split the partitions of the on-chip
+//! tile, each with all of the tile's free elements, so a read of a tile that spans the
+//! rectangle's partitions (a column block of a loaded tile) meets every piece and waits for all
+//! of it too ([`needs_all`]; on the HBM side a piece's rows need not be the first dimension, and
+//! only covering counts). A transfer reading another's rows ends no sooner
 //! than one piece latency after all it reads has landed, and a whole latency after the first
 //! pieces of the rectangles that cover its read have; the reverse walk counts tails the same
 //! way. Counting transfers whole would put the bound above runs that overlap a store's last
@@ -375,9 +379,10 @@ impl Walk<'_> {
         let mut waits = Waits::default();
         for o in &reads {
             let r = self.rect(o);
+            let tile = self.func.tensors[o.tensor].memory != Memory::Hbm;
             if let Some(rects) = self.ready.get(&o.tensor) {
                 for w in rects.iter().filter(|w| overlaps(w, &r)) {
-                    waits.follow(w, &r, piece.is_some());
+                    waits.follow(w, &r, piece.is_some(), needs_all(&r, w, tile));
                 }
             }
         }
@@ -387,7 +392,7 @@ impl Walk<'_> {
             let x = self.rect(&d.dst);
             if let Some(rects) = self.order.get(&d.dst.tensor) {
                 for a in rects.iter().filter(|a| overlaps(a, &x)) {
-                    waits.follow(a, &x, piece.is_some());
+                    waits.follow(a, &x, piece.is_some(), covers(&x, a));
                 }
             }
         }
@@ -451,6 +456,7 @@ impl Walk<'_> {
         let d = &self.func.insts[i];
         let w = self.rect(&d.dst);
         let dma = piece_latency(self.func, i).is_some();
+        let tile = self.func.tensors[d.dst.tensor].memory != Memory::Hbm;
         let mut tail = 0u64;
         if let Some(rects) = self.ready.get_mut(&d.dst.tensor) {
             for r in rects.iter().filter(|r| overlaps(r, &w)) {
@@ -458,7 +464,7 @@ impl Walk<'_> {
                     (false, false) => r.ready,
                     (false, true) if covers(&w, r) => r.ready,
                     (false, true) => r.first,
-                    (true, _) if !covers(r, &w) => 0,
+                    (true, _) if !needs_all(r, &w, tile) => 0,
                     (true, false) => r.ready,
                     // The reader may follow on the writer's queue: its piece's bytes.
                     (true, true) => r.queued,
@@ -527,12 +533,12 @@ struct Waits {
 
 impl Waits {
     /// The instance accessing `r` follows the earlier access `w` of overlapping bytes (a write it
-    /// reads; or, for a write of HBM, a read or write it must not overtake). If `r` covers `w`,
-    /// some piece of the instance follows `w`'s last piece; otherwise perhaps only its first. If
-    /// `w` covers `r`, every piece of the instance follows a piece of `w`. A transfer following a
-    /// transfer may be queued right behind it (`_q`).
-    fn follow(&mut self, w: &Rect, r: &Rect, transfer: bool) {
-        let landed = if covers(r, w) { w.ready } else { w.first };
+    /// reads; or, for a write of HBM, a read or write it must not overtake). If it needs every
+    /// piece of `w` (`all`, [`needs_all`]), some piece of the instance follows `w`'s last piece;
+    /// otherwise perhaps only its first. If `w` covers `r`, every piece of the instance follows a
+    /// piece of `w`. A transfer following a transfer may be queued right behind it (`_q`).
+    fn follow(&mut self, w: &Rect, r: &Rect, transfer: bool, all: bool) {
+        let landed = if all { w.ready } else { w.first };
         let queued = transfer && w.dma;
         match queued {
             true => self.all_q = self.all_q.max(landed),
@@ -548,6 +554,24 @@ impl Waits {
             }
         }
     }
+}
+
+/// Whether an access of `r` that overlaps the earlier access `w` meets every piece of it: when it
+/// covers `w`, or, for an on-chip tile (`tile`), when it spans all of `w`'s partitions — a
+/// transfer's pieces split the partitions of its tile and each holds all of its free elements
+/// there, so an access overlapping `w` in the free dimensions and spanning its partitions
+/// overlaps every piece.
+fn needs_all(r: &Rect, w: &Rect, tile: bool) -> bool {
+    covers(r, w) || (tile && spans_partitions(r, w))
+}
+
+/// Whether `a` spans the partitions (first dimension) of `b`, in the same slot.
+fn spans_partitions(a: &Rect, b: &Rect) -> bool {
+    a.slot == b.slot
+        && match (a.lo.first().zip(a.hi.first()), b.lo.first().zip(b.hi.first())) {
+            (Some((&al, &ah)), Some((&bl, &bh))) => al <= bl && bh <= ah,
+            _ => true,
+        }
 }
 
 fn overlaps(a: &Rect, b: &Rect) -> bool {
