@@ -64,9 +64,10 @@
 //! writer's place: a write that covers an earlier access ends no sooner than its least piece's
 //! queue time after that access's last piece (its whole least latency after the start of an
 //! access that covers all of it), and one that covers an earlier access adds that much plus its
-//! own tail to the earlier access's tail. An access that a newer one covers is dropped from the
-//! lists: dropping a constraint only lowers the bound, and the lists stay as short as the
-//! regions the kernel accesses (`tests/good/hbm_reuse.nk`).
+//! own tail to the earlier access's tail (`tests/good/hbm_reuse.nk`). An access that a newer one
+//! covers is dropped from the lists, and a list keeps only the latest [`ORDER_KEPT`] accesses of
+//! its tensor: dropping a constraint only lowers the bound, and a kernel storing a million row
+//! blocks of one output does not scan all the earlier ones at every store.
 //!
 //! Minimal latencies (MACHINE.md's cost table): a compute instruction costs its engine's cycles
 //! (an operation several engines can run, the cheapest; a `tensor_tensor` with an input in PSUM
@@ -83,6 +84,17 @@ use std::collections::BTreeMap;
 
 /// The most instruction instances and loop iterations the bound walks.
 pub const MAX_INSTANCES: u64 = 2_000_000;
+
+/// The most accesses of one HBM tensor the walks keep for the order of its writes (the latest
+/// ones; dropping older ones only loosens the bound, and keeps each step's work bounded).
+const ORDER_KEPT: usize = 64;
+
+/// Keeps the latest [`ORDER_KEPT`] of `rects` once they pass twice that (amortised O(1)).
+fn keep_latest(rects: &mut Vec<Rect>) {
+    if rects.len() > 2 * ORDER_KEPT {
+        rects.drain(..rects.len() - ORDER_KEPT);
+    }
+}
 
 /// A rectangle of a tensor: per dimension `[start, start + size)`, and its ring slot.
 #[derive(Clone, Debug)]
@@ -430,6 +442,7 @@ impl Walk<'_> {
             let rects = self.order.entry(t).or_default();
             rects.retain(|old| !covers(&a, old));
             rects.push(a);
+            keep_latest(rects);
         }
         if self.read.contains(&d.dst.tensor) {
             let mut w = self.rect(&d.dst);
@@ -479,7 +492,10 @@ impl Walk<'_> {
         // compute instruction.
         let mut accessed: Vec<&Operand> = d.srcs.iter().collect();
         accessed.push(&d.dst);
-        for o in accessed.into_iter().filter(|o| self.hbm.contains(&o.tensor)) {
+        for o in accessed
+            .into_iter()
+            .filter(|o| self.hbm.contains(&o.tensor))
+        {
             let x = self.rect(o);
             if let Some(rects) = self.order.get(&o.tensor) {
                 for later in rects.iter().filter(|l| covers(l, &x)) {
@@ -507,6 +523,7 @@ impl Walk<'_> {
             let rects = self.order.entry(d.dst.tensor).or_default();
             rects.retain(|later| !covers(&x, later));
             rects.push(x);
+            keep_latest(rects);
         }
         for o in reads {
             let mut r = self.rect(o);
@@ -568,7 +585,10 @@ fn needs_all(r: &Rect, w: &Rect, tile: bool) -> bool {
 /// Whether `a` spans the partitions (first dimension) of `b`, in the same slot.
 fn spans_partitions(a: &Rect, b: &Rect) -> bool {
     a.slot == b.slot
-        && match (a.lo.first().zip(a.hi.first()), b.lo.first().zip(b.hi.first())) {
+        && match (
+            a.lo.first().zip(a.hi.first()),
+            b.lo.first().zip(b.hi.first()),
+        ) {
             (Some((&al, &ah)), Some((&bl, &bh))) => al <= bl && bh <= ah,
             _ => true,
         }
