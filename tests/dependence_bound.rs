@@ -198,3 +198,52 @@ fn sps_fill_ends_with_a_whole_transfer_after_its_last_issue() {
     assert_eq!(b.fill_resource, "sp");
     assert_eq!(b.dependence, 2316 + 432);
 }
+
+/// A column block of a loaded tile spans all its partitions: every piece of the load (a band of
+/// partitions with all 512 columns) holds some of it, so the exp waits for the whole load (3,707),
+/// not for its first piece (2,747). exp over 128 columns: 128 + 60 = 188; the store of the
+/// 128 × 128 f32 block (65,536 bytes) ends soonest in 8 pieces: 8 × 64 + 1,820 + ⌈8,192 / 19⌉ =
+/// 2,764. 3,707 + 188 + 2,764 = 6,659, what every path runs (5,699 when the block waited only for
+/// the first piece).
+#[test]
+fn a_column_block_of_a_loaded_tile_waits_for_the_whole_load() {
+    let k = "def blocks(a: nl.hbm[nl.float32, 128, 512]):
+    c = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    e = nl.exp(t[:, 0:128])
+    nl.store(c, value=e)
+    return c
+";
+    assert_eq!(bound(k), Some(3707 + 188 + 2764));
+}
+
+/// A kernel of `tests/good`, as written.
+fn good(file: &str, name: &str) -> backend::cost::dep_bound::KernelBoundsData {
+    let src = Source::read(&Path::new("tests/good").join(file)).expect("the good kernel exists");
+    let func = nkc::driver::compile(&src, Some(name)).expect("the good kernel compiles");
+    backend::cost::dep_bound::compute_kernel_bounds(&func).expect("small enough to walk")
+}
+
+/// `tests/good/column_blocks.nk`'s `first_block`: the 64 × 1024 bf16 load (131,072 bytes) ends
+/// soonest in 8 pieces (512 + 1,820 + ⌈16,384 / 19⌉ = 3,195), the exp of a 128-column block that
+/// spans its partitions waits for all of it (+ 188), and the 64 × 128 f32 store (32,768 bytes)
+/// ends soonest in 4 pieces (256 + 1,820 + ⌈8,192 / 19⌉ = 2,508): 5,891, what every path runs.
+#[test]
+fn the_good_column_block_waits_for_the_whole_load() {
+    assert_eq!(good("column_blocks.nk", "first_block").dependence, 3195 + 188 + 2508);
+}
+
+/// `tests/good/hbm_reuse.nk`'s `reuse_scratch` (3 × 2048 f32 tiles, one piece each: 3,178 and
+/// 1,294 on the queue; the reload of half of `s`, 2,531 and 647). Round 0: load, store of `s`
+/// queued behind it (4,472), reload queued behind that (5,119). The store of `s` in round r + 1
+/// ends 1,294 after the reload of round r, and each reload (half of `s`'s columns, all its
+/// partitions, but not all of the rectangle written) only its own 647 after the store's first
+/// bytes: the stores end at 4,472 + 647 + r × 1,294 (r ≥ 1) and the reloads with them. Round 4:
+/// reload 10,295, exp of 1,024 columns (1,084), store of the block (2,531): 13,910, against
+/// 8,734 (round 0's chain) without the anti-dependence.
+#[test]
+fn the_good_scratch_reuse_chains_its_rounds_through_hbm() {
+    let b = good("hbm_reuse.nk", "reuse_scratch");
+    assert_eq!(b.dependence, 4472 + 647 + 4 * 1294 + 1084 + 2531);
+    assert_eq!(good("hbm_reuse.nk", "overwrite_block").dependence, 16_976);
+}
