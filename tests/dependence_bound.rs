@@ -230,7 +230,10 @@ fn good(file: &str, name: &str) -> backend::cost::dep_bound::KernelBoundsData {
 /// ends soonest in 4 pieces (256 + 1,820 + ⌈8,192 / 19⌉ = 2,508): 5,891, what every path runs.
 #[test]
 fn the_good_column_block_waits_for_the_whole_load() {
-    assert_eq!(good("column_blocks.nk", "first_block").dependence, 3195 + 188 + 2508);
+    assert_eq!(
+        good("column_blocks.nk", "first_block").dependence,
+        3195 + 188 + 2508
+    );
 }
 
 /// `tests/good/hbm_reuse.nk`'s `reuse_scratch` (3 × 2048 f32 tiles, one piece each: 3,178 and

@@ -113,6 +113,9 @@ struct Rect {
     /// Forward: when the transfer that wrote it started (`ready` for a compute write). Reverse:
     /// a transfer reader's least piece queue time plus tail (`first` for a compute reader).
     queued: u64,
+    /// Whether the access is a box (every element of the rectangle), not an access pattern's
+    /// values inside their bounding box.
+    dense: bool,
 }
 
 /// The bounds of a kernel as written, in cycles.
@@ -371,6 +374,7 @@ impl Walk<'_> {
             first: 0,
             dma: false,
             queued: 0,
+            dense: o.access.pattern.is_none(),
         }
     }
 
@@ -574,12 +578,13 @@ impl Waits {
 }
 
 /// Whether an access of `r` that overlaps the earlier access `w` meets every piece of it: when it
-/// covers `w`, or, for an on-chip tile (`tile`), when it spans all of `w`'s partitions — a
-/// transfer's pieces split the partitions of its tile and each holds all of its free elements
-/// there, so an access overlapping `w` in the free dimensions and spanning its partitions
-/// overlaps every piece.
+/// covers `w`, or, for an on-chip tile (`tile`), when it is a box spanning all of `w`'s
+/// partitions — a transfer's pieces split the partitions of its tile and each holds all of its
+/// free elements there, so a box overlapping `w` in the free dimensions and spanning its
+/// partitions overlaps every piece (an access pattern's rectangle is its bounding box, which may
+/// meet `w` where no value of the pattern does).
 fn needs_all(r: &Rect, w: &Rect, tile: bool) -> bool {
-    covers(r, w) || (tile && spans_partitions(r, w))
+    covers(r, w) || (tile && r.dense && spans_partitions(r, w))
 }
 
 /// Whether `a` spans the partitions (first dimension) of `b`, in the same slot.
@@ -612,8 +617,20 @@ fn covers(a: &Rect, b: &Rect) -> bool {
             .all(|((&al, &ah), (&bl, &bh))| al <= bl && bh <= ah)
 }
 
+/// The elements per partition an operand accesses (an access pattern's values, not its bounding
+/// box: the simulator's `N`).
 fn free(o: &Operand) -> u64 {
-    o.access.size.iter().skip(1).product::<u64>().max(1)
+    o.access
+        .value_shape()
+        .iter()
+        .skip(1)
+        .product::<u64>()
+        .max(1)
+}
+
+/// The partitions an operand accesses.
+fn partitions(o: &Operand) -> u64 {
+    o.access.value_shape().first().copied().unwrap_or(1).max(1)
 }
 
 fn dtype(func: &Function, o: &Operand) -> DType {
@@ -630,7 +647,7 @@ fn transfer_bytes(func: &Function, d: &penguin::ir::InstData, tile: &Operand) ->
     let dtype = hbm.map_or(func.tensors[tile.tensor].dtype, |o| {
         func.tensors[o.tensor].dtype
     });
-    tile.access.size.iter().product::<u64>() * dtype.size_bytes()
+    tile.access.value_shape().iter().product::<u64>() * dtype.size_bytes()
 }
 
 /// For a transfer, the least time one of its pieces takes from its issue to its effect: a
@@ -638,7 +655,7 @@ fn transfer_bytes(func: &Function, d: &penguin::ir::InstData, tile: &Operand) ->
 pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
     let d = &func.insts[i];
     let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
-    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+    let partitions = partitions(tile);
     let bytes = transfer_bytes(func, d, tile);
     (crate::cost::dma::split_choices(partitions).into_iter())
         .map(|p| machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
@@ -652,7 +669,7 @@ pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
 pub fn piece_queue_cycles(func: &Function, i: penguin::Inst) -> Option<u64> {
     let d = &func.insts[i];
     let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
-    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+    let partitions = partitions(tile);
     let bytes = transfer_bytes(func, d, tile);
     (crate::cost::dma::split_choices(partitions).into_iter())
         .map(|p| machine::dma_queue_cycles(bytes.div_ceil(p)))
@@ -663,7 +680,7 @@ pub fn piece_queue_cycles(func: &Function, i: penguin::Inst) -> Option<u64> {
 pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
     let d = &func.insts[i];
     if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
-        let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+        let partitions = partitions(tile);
         let bytes = transfer_bytes(func, d, tile);
         return (crate::cost::dma::split_choices(partitions).into_iter())
             .map(|p| p * machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
@@ -692,7 +709,7 @@ pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
         EngineClass::Tensor => match d.op {
             Op::Transpose => {
                 let src = d.srcs.first().unwrap_or(&d.dst);
-                machine::transpose_cycles(src.access.size.first().copied().unwrap_or(1), free(src))
+                machine::transpose_cycles(partitions(src), free(src))
             }
             _ => {
                 let m = d.srcs.first().map_or(128, free);
