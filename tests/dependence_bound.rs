@@ -132,3 +132,121 @@ fn a_store_of_a_loaded_tile_queues_behind_the_load() {
 ";
     assert_eq!(bound(k), Some(3707 + 863));
 }
+
+/// A 3 × 2048 f32 tile (24,576 bytes) has no split but one piece (no other of 2, 4, 8, 16 divides
+/// 3 partitions): 64 + 1,820 + ⌈24,576 / 19⌉ = 1,294 → 3,178 cycles, 1,294 of them on its queue.
+const ONE_PIECE: u64 = 64 + 1820 + 1294;
+
+/// An anti-dependence through HBM: the store to the scratch tile `s` in round `r + 1` has its data
+/// as soon as its own load lands, but it overwrites what round `r` reloads, so it ends no sooner
+/// than its queue time after that reload (queued right behind it: a queue is first in, first out,
+/// and no path renames HBM). Round 0: load 3,178, store queued behind it 1,294, reload 1,294,
+/// store of `c` 1,294 (7,060, the bound when only flow dependences counted). Then each round adds
+/// the store and the reload of `s`, 2 × 1,294: the last reload ends at 3,178 + 8 × 1,294 and its
+/// store of `c` 1,294 later: 14,824.
+#[test]
+fn a_store_of_hbm_waits_for_the_earlier_reload_of_its_bytes() {
+    let k = "def reuse(a: nl.hbm[nl.float32, 12, 2048]):
+    s = nl.ndarray((3, 2048), dtype=nl.float32, buffer=nl.shared_hbm)
+    c = nl.ndarray((12, 2048), dtype=nl.float32, buffer=nl.shared_hbm)
+    for r in nl.sequential_range(4):
+        t = nl.load(a[r * 3:(r + 1) * 3, :])
+        nl.store(s, value=t)
+        v = nl.load(s)
+        nl.store(c[r * 3:(r + 1) * 3, :], value=v)
+    return c
+";
+    assert_eq!(bound(k), Some(ONE_PIECE + 9 * 1294));
+    assert_eq!(bound(k), Some(14_824));
+}
+
+/// An output dependence through HBM: six rounds store to the same 5 × 2048 f32 block (40,960
+/// bytes, one piece: 64 + 1,820 + ⌈40,960 / 19⌉ = 2,156 → 4,040). The loads run together, but the
+/// stores keep their order: each is queued behind the one before and moves its 2,156 after it.
+/// 4,040 + 6 × 2,156 = 16,976 (6,196, one load and its store, when only flow dependences counted).
+#[test]
+fn stores_to_the_same_hbm_bytes_keep_their_order() {
+    let k = "def overwrite(a: nl.hbm[nl.float32, 30, 2048]):
+    c = nl.ndarray((5, 2048), dtype=nl.float32, buffer=nl.shared_hbm)
+    for q in nl.sequential_range(6):
+        t = nl.load(a[q * 5:(q + 1) * 5, :])
+        nl.store(c, value=t)
+    return c
+";
+    let b = bounds(k);
+    assert_eq!(b.dependence, 64 + 1820 + 2156 + 6 * 2156);
+    assert_eq!(b.dependence, 16_976);
+}
+
+/// `sp`'s fill: 32 one-row loads and their stores, 64 transfers of 8,192 bytes (⌈8,192 / 19⌉ =
+/// 432 queue cycles, one piece: 64 + 1,820 + 432 = 2,316). `sp` issues at least 64 × 64 = 4,096
+/// cycles, and the transfer of the last piece it issues still takes its latency after that issue
+/// (1,820 + 432; a store need leave nothing after it): 4,096 + 2,316 − 64 = 6,348. Counting only
+/// the latency and a sixteenth of the bytes after the last issue (5,943) ignores that a transfer
+/// split in more pieces takes more issues.
+#[test]
+fn sps_fill_ends_with_a_whole_transfer_after_its_last_issue() {
+    let k = "def rows(a: nl.hbm[nl.float32, 32, 2048]):
+    c = nl.ndarray((32, 2048), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(32):
+        t = nl.load(a[i:i + 1, :])
+        nl.store(c[i:i + 1, :], value=t)
+    return c
+";
+    let b = bounds(k);
+    assert_eq!(b.fill, 64 * 64 + 2316 - 64);
+    assert_eq!(b.fill_resource, "sp");
+    assert_eq!(b.dependence, 2316 + 432);
+}
+
+/// A column block of a loaded tile spans all its partitions: every piece of the load (a band of
+/// partitions with all 512 columns) holds some of it, so the exp waits for the whole load (3,707),
+/// not for its first piece (2,747). exp over 128 columns: 128 + 60 = 188; the store of the
+/// 128 × 128 f32 block (65,536 bytes) ends soonest in 8 pieces: 8 × 64 + 1,820 + ⌈8,192 / 19⌉ =
+/// 2,764. 3,707 + 188 + 2,764 = 6,659, what every path runs (5,699 when the block waited only for
+/// the first piece).
+#[test]
+fn a_column_block_of_a_loaded_tile_waits_for_the_whole_load() {
+    let k = "def blocks(a: nl.hbm[nl.float32, 128, 512]):
+    c = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    e = nl.exp(t[:, 0:128])
+    nl.store(c, value=e)
+    return c
+";
+    assert_eq!(bound(k), Some(3707 + 188 + 2764));
+}
+
+/// A kernel of `tests/good`, as written.
+fn good(file: &str, name: &str) -> backend::cost::dep_bound::KernelBoundsData {
+    let src = Source::read(&Path::new("tests/good").join(file)).expect("the good kernel exists");
+    let func = nkc::driver::compile(&src, Some(name)).expect("the good kernel compiles");
+    backend::cost::dep_bound::compute_kernel_bounds(&func).expect("small enough to walk")
+}
+
+/// `tests/good/column_blocks.nk`'s `first_block`: the 64 × 1024 bf16 load (131,072 bytes) ends
+/// soonest in 8 pieces (512 + 1,820 + ⌈16,384 / 19⌉ = 3,195), the exp of a 128-column block that
+/// spans its partitions waits for all of it (+ 188), and the 64 × 128 f32 store (32,768 bytes)
+/// ends soonest in 4 pieces (256 + 1,820 + ⌈8,192 / 19⌉ = 2,508): 5,891, what every path runs.
+#[test]
+fn the_good_column_block_waits_for_the_whole_load() {
+    assert_eq!(
+        good("column_blocks.nk", "first_block").dependence,
+        3195 + 188 + 2508
+    );
+}
+
+/// `tests/good/hbm_reuse.nk`'s `reuse_scratch` (3 × 2048 f32 tiles, one piece each: 3,178 and
+/// 1,294 on the queue; the reload of half of `s`, 2,531 and 647). Round 0: load, store of `s`
+/// queued behind it (4,472), reload queued behind that (5,119). The store of `s` in round r + 1
+/// ends 1,294 after the reload of round r, and each reload (half of `s`'s columns, all its
+/// partitions, but not all of the rectangle written) only its own 647 after the store's first
+/// bytes: the stores end at 4,472 + 647 + r × 1,294 (r ≥ 1) and the reloads with them. Round 4:
+/// reload 10,295, exp of 1,024 columns (1,084), store of the block (2,531): 13,910, against
+/// 8,734 (round 0's chain) without the anti-dependence.
+#[test]
+fn the_good_scratch_reuse_chains_its_rounds_through_hbm() {
+    let b = good("hbm_reuse.nk", "reuse_scratch");
+    assert_eq!(b.dependence, 4472 + 647 + 4 * 1294 + 1084 + 2531);
+    assert_eq!(good("hbm_reuse.nk", "overwrite_block").dependence, 16_976);
+}

@@ -6,7 +6,10 @@
 //! computed on the kernel as written (`backend::cost::dep_bound`); a path that beat it would show the
 //! bound counting something the program does not wait for (a transfer as a whole where the
 //! program waits for it piece by piece, `tests/good/hbm_chain.nk`; a latency after a transfer
-//! that the next one is queued behind, `tests/good/dma_chains.nk`).
+//! that the next one is queued behind, `tests/good/dma_chains.nk`). The order of HBM accesses
+//! (`tests/good/hbm_reuse.nk`) and column blocks that wait for a whole load
+//! (`tests/good/column_blocks.nk`) are in the corpus, so a constraint the bound counts that some
+//! path does not obey shows here.
 
 #[path = "common/random_kernel.rs"]
 mod random_kernel;

@@ -18,9 +18,14 @@
 //! instructions whose engine the kernel fixes (an `Any` instruction, or a `memset` that
 //! `fold_zeros` may remove, claims none) — does the work of any set `S` of its instances after
 //! the earliest head of `S` and before the end minus the least tail of `S`, so no schedule ends
-//! before `min head(S) + work(S) / units + min tail(S)`. [`fill_bound`] takes the largest over the
-//! sets of the instances whose head (or tail) is at least a threshold. The lower bound of a run
-//! is `max(resource, dependence, fill)`.
+//! before `min head(S) + work(S) / units + min tail(S)`. For `sp` it is a little more: the last
+//! piece `sp` issues for `S` belongs to a transfer `T` of `S` split in `p` pieces, which take `p`
+//! issues (every other transfer of `S` at least one, all after `min head(S)`), and that piece
+//! still moves its `bytes / p` after the fixed latency; so no schedule ends before
+//! `min head(S) + issue · (|S| − 1) + min_latency(T) + tail(T)`: `sp`'s claim of a transfer is
+//! one issue, and its tail is its least latency less that issue plus its own tail.
+//! [`fill_bound`] takes the largest over the sets of the instances whose head (or tail) is at
+//! least a threshold. The lower bound of a run is `max(resource, dependence, fill)`.
 //!
 //! Readiness is tracked per tensor as rectangles (one per dimension, in elements, and the slot a
 //! write filled) with the time their last write ends; a read waits for every rectangle it
@@ -28,7 +33,11 @@
 //! partitions, and a reader waits only for the pieces whose rows it reads. So a rectangle a
 //! transfer wrote also has the time its first piece may land (its start plus its least piece
 //! latency, [`piece_latency`]); a read that covers the rectangle waits for all of it, one that
-//! meets it in part only for that first piece. A transfer reading another's rows ends no sooner
+//! meets it in part only for that first piece. The pieces split the partitions of the on-chip
+//! tile, each with all of the tile's free elements, so a read of a tile that spans the
+//! rectangle's partitions (a column block of a loaded tile) meets every piece and waits for all
+//! of it too ([`needs_all`]; on the HBM side a piece's rows need not be the first dimension, and
+//! only covering counts). A transfer reading another's rows ends no sooner
 //! than one piece latency after all it reads has landed, and a whole latency after the first
 //! pieces of the rectangles that cover its read have; the reverse walk counts tails the same
 //! way. Counting transfers whole would put the bound above runs that overlap a store's last
@@ -43,6 +52,28 @@
 //! above runs whose chained transfers share their queues (`tests/good/hbm_scratch.nk`). A write replaces the rectangles it covers; one it only partly covers stays (a later
 //! write of the same element is ordered after it on every path, so waiting for it is still a
 //! lower bound). Tensors that no instruction reads are not tracked.
+//!
+//! **HBM keeps its order.** No path renames an HBM address (a kernel argument's or a scratch
+//! tensor's bytes are the same in every iteration; only on-chip tiles get ring slots), and the
+//! race detector orders two transfers that touch the same bytes when one of them writes. So a
+//! write of HBM follows the earlier reads (anti-dependence) and writes (output dependence) of its
+//! bytes, piece by piece, as a transfer reading a transfer's write follows it: through a
+//! semaphore after they end, or queued right behind them on their queue. The walks keep, per
+//! HBM tensor some instruction writes, its earlier accesses (forward walk) or its later writes
+//! (reverse walk) as rectangles, and apply the rules above with the earlier access in the
+//! writer's place: a write that covers an earlier access ends no sooner than its least piece's
+//! queue time after that access's last piece (its whole least latency after the start of an
+//! access that covers all of it), and one that covers an earlier access adds that much plus its
+//! own tail to the earlier access's tail (`tests/good/hbm_reuse.nk`). An access that a newer one
+//! covers is dropped from the lists, and a list keeps only the latest [`ORDER_KEPT`] accesses of
+//! its tensor: dropping a constraint only lowers the bound, and a kernel storing a million row
+//! blocks of one output does not scan all the earlier ones at every store.
+//!
+//! An access pattern counts its values (not its bounding box) and a masked instruction the least
+//! any instruction of its kind takes (the walk does not count the elements its mask keeps); the
+//! reads of either never wait for a whole transfer because of their rectangle alone (it is a
+//! bounding box of what they read). A bound that counted the box or the unmasked tile would be
+//! above runs (`tests/nki/pattern_many_axes.nk`; the public `nki_mask`, 7,986 against 6,275).
 //!
 //! Minimal latencies (MACHINE.md's cost table): a compute instruction costs its engine's cycles
 //! (an operation several engines can run, the cheapest; a `tensor_tensor` with an input in PSUM
@@ -59,6 +90,17 @@ use std::collections::BTreeMap;
 
 /// The most instruction instances and loop iterations the bound walks.
 pub const MAX_INSTANCES: u64 = 2_000_000;
+
+/// The most accesses of one HBM tensor the walks keep for the order of its writes (the latest
+/// ones; dropping older ones only loosens the bound, and keeps each step's work bounded).
+const ORDER_KEPT: usize = 64;
+
+/// Keeps the latest [`ORDER_KEPT`] of `rects` once they pass twice that (amortised O(1)).
+fn keep_latest(rects: &mut Vec<Rect>) {
+    if rects.len() > 2 * ORDER_KEPT {
+        rects.drain(..rects.len() - ORDER_KEPT);
+    }
+}
 
 /// A rectangle of a tensor: per dimension `[start, start + size)`, and its ring slot.
 #[derive(Clone, Debug)]
@@ -77,6 +119,9 @@ struct Rect {
     /// Forward: when the transfer that wrote it started (`ready` for a compute write). Reverse:
     /// a transfer reader's least piece queue time plus tail (`first` for a compute reader).
     queued: u64,
+    /// Whether the access is a box (every element of the rectangle), not an access pattern's
+    /// values inside their bounding box.
+    dense: bool,
 }
 
 /// The bounds of a kernel as written, in cycles.
@@ -104,10 +149,14 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
     }
     // Only what some instruction reads needs its readiness tracked.
     let mut read = std::collections::BTreeSet::new();
+    let mut hbm = std::collections::BTreeSet::new();
     for (_, d) in func.insts.iter() {
         read.extend(d.srcs.iter().map(|o| o.tensor));
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             read.insert(d.dst.tensor);
+        }
+        if func.tensors[d.dst.tensor].memory == Memory::Hbm {
+            hbm.insert(d.dst.tensor);
         }
     }
     let mut cx = Walk {
@@ -115,6 +164,8 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
         ivs: cranelift_entity::SecondaryMap::new(),
         ready: BTreeMap::new(),
         read,
+        hbm,
+        order: BTreeMap::new(),
         end: 0,
         reverse: false,
         times: Vec::new(),
@@ -124,6 +175,7 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
     let heads = std::mem::take(&mut cx.times);
     cx.reverse = true;
     cx.ready.clear();
+    cx.order.clear();
     cx.ivs = cranelift_entity::SecondaryMap::new();
     cx.block(&func.body);
     let mut tails = std::mem::take(&mut cx.times);
@@ -160,7 +212,11 @@ fn fill_bound(func: &Function, heads: &[Instance], tails: &[Instance]) -> (u64, 
         let d = &func.insts[h.inst];
         let lat = min_latency(func, h.inst);
         if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
-            let bytes = transfer_bytes(func, d, tile);
+            // A masked transfer moves what its mask keeps: at least nothing.
+            let bytes = match d.mask.is_empty() {
+                true => transfer_bytes(func, d, tile),
+                false => 0,
+            };
             let issue = machine::dma_issue_cycles();
             // The bytes move after one issue and the fixed latency; the last piece's bytes
             // are at least a sixteenth of the tile's.
@@ -169,10 +225,12 @@ fn fill_bound(func: &Function, heads: &[Instance], tails: &[Instance]) -> (u64, 
                 work: machine::dma_queue_cycles(bytes),
                 tail: t.time,
             });
+            // `sp` issues at least one piece of each; after the last piece it issues, that
+            // transfer still takes its least latency less that one issue (module doc).
             claims[1].push(Claim {
                 head: h.time,
                 work: issue,
-                tail: t.time + machine::DMA_LATENCY + machine::dma_queue_cycles(bytes / 16),
+                tail: t.time + lat.saturating_sub(issue),
             });
             continue;
         }
@@ -255,6 +313,11 @@ struct Walk<'f> {
     ready: BTreeMap<Tensor, Vec<Rect>>,
     /// The tensors some instruction reads.
     read: std::collections::BTreeSet<Tensor>,
+    /// The HBM tensors some instruction writes, whose accesses keep their order (module doc).
+    hbm: std::collections::BTreeSet<Tensor>,
+    /// Forward: the earlier reads and writes of those tensors (`ready`, `first` and `queued` as a
+    /// writer's in `ready`). Reverse: their later writes (as a reader's in `ready`).
+    order: BTreeMap<Tensor, Vec<Rect>>,
     end: u64,
     reverse: bool,
     times: Vec<Instance>,
@@ -321,6 +384,7 @@ impl Walk<'_> {
             first: 0,
             dma: false,
             queued: 0,
+            dense: o.access.pattern.is_none(),
         }
     }
 
@@ -338,29 +402,33 @@ impl Walk<'_> {
         let piece = piece_latency(self.func, i);
         // What a transfer reads from a transfer's writes it may follow on the same queue
         // (`_q`: only its piece's bytes after them, from the writer's start on).
-        let (mut first, mut all, mut first_q, mut all_q) = (0u64, 0u64, 0u64, 0u64);
-        for o in reads {
-            let r = self.rect(o);
+        let mut waits = Waits::default();
+        for o in &reads {
+            let mut r = self.rect(o);
+            r.dense &= d.mask.is_empty();
+            let tile = self.func.tensors[o.tensor].memory != Memory::Hbm;
             if let Some(rects) = self.ready.get(&o.tensor) {
                 for w in rects.iter().filter(|w| overlaps(w, &r)) {
-                    let landed = if covers(&r, w) { w.ready } else { w.first };
-                    let queued = piece.is_some() && w.dma;
-                    match queued {
-                        true => all_q = all_q.max(landed),
-                        false => all = all.max(landed),
-                    }
-                    if covers(w, &r) {
-                        match queued {
-                            true => {
-                                first = first.max(w.queued);
-                                first_q = first_q.max(w.first);
-                            }
-                            false => first = first.max(w.first),
-                        }
-                    }
+                    waits.follow(w, &r, piece.is_some(), needs_all(&r, w, tile));
                 }
             }
         }
+        // A write of HBM follows the earlier reads and writes of its bytes (module doc).
+        let hbm_dst = self.hbm.contains(&d.dst.tensor);
+        if hbm_dst {
+            let x = self.rect(&d.dst);
+            if let Some(rects) = self.order.get(&d.dst.tensor) {
+                for a in rects.iter().filter(|a| overlaps(a, &x)) {
+                    waits.follow(a, &x, piece.is_some(), covers(&x, a));
+                }
+            }
+        }
+        let Waits {
+            first,
+            all,
+            first_q,
+            all_q,
+        } = waits;
         let lat = min_latency(self.func, i);
         let (start, end, end_first) = match piece {
             Some(piece) => {
@@ -375,6 +443,22 @@ impl Walk<'_> {
             time: start,
         });
         self.end = self.end.max(end);
+        // This instance's accesses of HBM that later writes must follow. One that a newer
+        // access covers is dropped: that only loosens the bound, and keeps the lists short.
+        let hbm_srcs = reads.iter().filter(|o| self.hbm.contains(&o.tensor));
+        let accessed: Vec<(Tensor, Rect)> = (hbm_srcs.map(|o| (o.tensor, self.rect(o))))
+            .chain(hbm_dst.then(|| (d.dst.tensor, self.rect(&d.dst))))
+            .collect();
+        for (t, mut a) in accessed {
+            a.ready = end;
+            a.first = end_first.min(end);
+            a.dma = piece.is_some();
+            a.queued = if a.dma { start } else { end };
+            let rects = self.order.entry(t).or_default();
+            rects.retain(|old| !covers(&a, old));
+            rects.push(a);
+            keep_latest(rects);
+        }
         if self.read.contains(&d.dst.tensor) {
             let mut w = self.rect(&d.dst);
             w.ready = end;
@@ -400,6 +484,7 @@ impl Walk<'_> {
         let d = &self.func.insts[i];
         let w = self.rect(&d.dst);
         let dma = piece_latency(self.func, i).is_some();
+        let tile = self.func.tensors[d.dst.tensor].memory != Memory::Hbm;
         let mut tail = 0u64;
         if let Some(rects) = self.ready.get_mut(&d.dst.tensor) {
             for r in rects.iter().filter(|r| overlaps(r, &w)) {
@@ -407,7 +492,7 @@ impl Walk<'_> {
                     (false, false) => r.ready,
                     (false, true) if covers(&w, r) => r.ready,
                     (false, true) => r.first,
-                    (true, _) if !covers(r, &w) => 0,
+                    (true, _) if !needs_all(r, &w, tile) => 0,
                     (true, false) => r.ready,
                     // The reader may follow on the writer's queue: its piece's bytes.
                     (true, true) => r.queued,
@@ -415,6 +500,23 @@ impl Walk<'_> {
                 tail = tail.max(after);
             }
             rects.retain(|r| !covers(&w, r));
+        }
+        // Later writes of the HBM bytes it reads or writes follow it (module doc): one that
+        // covers them ends no sooner than its least piece's queue time after it (a transfer's
+        // piece may be queued right behind this one's), or its least piece latency after a
+        // compute instruction.
+        let mut accessed: Vec<&Operand> = d.srcs.iter().collect();
+        accessed.push(&d.dst);
+        for o in accessed
+            .into_iter()
+            .filter(|o| self.hbm.contains(&o.tensor))
+        {
+            let x = self.rect(o);
+            if let Some(rects) = self.order.get(&o.tensor) {
+                for later in rects.iter().filter(|l| covers(l, &x)) {
+                    tail = tail.max(if dma { later.queued } else { later.first });
+                }
+            }
         }
         self.times.push(Instance {
             inst: i,
@@ -427,8 +529,20 @@ impl Walk<'_> {
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             reads.push(&d.dst);
         }
+        if self.hbm.contains(&d.dst.tensor) {
+            let mut x = w.clone();
+            x.ready = need;
+            x.first = piece;
+            x.dma = dma;
+            x.queued = queued;
+            let rects = self.order.entry(d.dst.tensor).or_default();
+            rects.retain(|later| !covers(&x, later));
+            rects.push(x);
+            keep_latest(rects);
+        }
         for o in reads {
             let mut r = self.rect(o);
+            r.dense &= d.mask.is_empty();
             r.ready = need;
             r.first = piece;
             r.dma = dma;
@@ -436,6 +550,65 @@ impl Walk<'_> {
             self.ready.entry(o.tensor).or_default().push(r);
         }
     }
+}
+
+/// What an instance waits for in the forward walk: its first piece's start (`first`) and, for
+/// the end of the whole instruction, the last landing of what it follows through a semaphore
+/// (`all`) or possibly on the same queue (`all_q`), and the first pieces it follows on the same
+/// queue (`first_q`).
+#[derive(Default)]
+struct Waits {
+    first: u64,
+    all: u64,
+    first_q: u64,
+    all_q: u64,
+}
+
+impl Waits {
+    /// The instance accessing `r` follows the earlier access `w` of overlapping bytes (a write it
+    /// reads; or, for a write of HBM, a read or write it must not overtake). If it needs every
+    /// piece of `w` (`all`, [`needs_all`]), some piece of the instance follows `w`'s last piece;
+    /// otherwise perhaps only its first. If `w` covers `r`, every piece of the instance follows a
+    /// piece of `w`. A transfer following a transfer may be queued right behind it (`_q`).
+    fn follow(&mut self, w: &Rect, r: &Rect, transfer: bool, all: bool) {
+        let landed = if all { w.ready } else { w.first };
+        let queued = transfer && w.dma;
+        match queued {
+            true => self.all_q = self.all_q.max(landed),
+            false => self.all = self.all.max(landed),
+        }
+        if covers(w, r) {
+            match queued {
+                true => {
+                    self.first = self.first.max(w.queued);
+                    self.first_q = self.first_q.max(w.first);
+                }
+                false => self.first = self.first.max(w.first),
+            }
+        }
+    }
+}
+
+/// Whether an access of `r` that overlaps the earlier access `w` meets every piece of it: when it
+/// covers `w`, or, for an on-chip tile (`tile`), when it is a box spanning all of `w`'s
+/// partitions — a transfer's pieces split the partitions of its tile and each holds all of its
+/// free elements there, so a box overlapping `w` in the free dimensions and spanning its
+/// partitions overlaps every piece (an access pattern's rectangle is its bounding box, which may
+/// meet `w` where no value of the pattern does).
+fn needs_all(r: &Rect, w: &Rect, tile: bool) -> bool {
+    r.dense && (covers(r, w) || (tile && spans_partitions(r, w)))
+}
+
+/// Whether `a` spans the partitions (first dimension) of `b`, in the same slot.
+fn spans_partitions(a: &Rect, b: &Rect) -> bool {
+    a.slot == b.slot
+        && match (
+            a.lo.first().zip(a.hi.first()),
+            b.lo.first().zip(b.hi.first()),
+        ) {
+            (Some((&al, &ah)), Some((&bl, &bh))) => al <= bl && bh <= ah,
+            _ => true,
+        }
 }
 
 fn overlaps(a: &Rect, b: &Rect) -> bool {
@@ -456,8 +629,20 @@ fn covers(a: &Rect, b: &Rect) -> bool {
             .all(|((&al, &ah), (&bl, &bh))| al <= bl && bh <= ah)
 }
 
+/// The elements per partition an operand accesses (an access pattern's values, not its bounding
+/// box: the simulator's `N`).
 fn free(o: &Operand) -> u64 {
-    o.access.size.iter().skip(1).product::<u64>().max(1)
+    o.access
+        .value_shape()
+        .iter()
+        .skip(1)
+        .product::<u64>()
+        .max(1)
+}
+
+/// The partitions an operand accesses.
+fn partitions(o: &Operand) -> u64 {
+    o.access.value_shape().first().copied().unwrap_or(1).max(1)
 }
 
 fn dtype(func: &Function, o: &Operand) -> DType {
@@ -474,7 +659,7 @@ fn transfer_bytes(func: &Function, d: &penguin::ir::InstData, tile: &Operand) ->
     let dtype = hbm.map_or(func.tensors[tile.tensor].dtype, |o| {
         func.tensors[o.tensor].dtype
     });
-    tile.access.size.iter().product::<u64>() * dtype.size_bytes()
+    tile.access.value_shape().iter().product::<u64>() * dtype.size_bytes()
 }
 
 /// For a transfer, the least time one of its pieces takes from its issue to its effect: a
@@ -482,7 +667,10 @@ fn transfer_bytes(func: &Function, d: &penguin::ir::InstData, tile: &Operand) ->
 pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
     let d = &func.insts[i];
     let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
-    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+    if !d.mask.is_empty() {
+        return Some(masked_latency(d));
+    }
+    let partitions = partitions(tile);
     let bytes = transfer_bytes(func, d, tile);
     (crate::cost::dma::split_choices(partitions).into_iter())
         .map(|p| machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
@@ -496,18 +684,45 @@ pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
 pub fn piece_queue_cycles(func: &Function, i: penguin::Inst) -> Option<u64> {
     let d = &func.insts[i];
     let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
-    let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+    if !d.mask.is_empty() {
+        return Some(machine::dma_queue_cycles(1));
+    }
+    let partitions = partitions(tile);
     let bytes = transfer_bytes(func, d, tile);
     (crate::cost::dma::split_choices(partitions).into_iter())
         .map(|p| machine::dma_queue_cycles(bytes.div_ceil(p)))
         .min()
 }
 
+/// A masked instruction moves or computes only the elements its mask keeps, which the walk does
+/// not count: it takes the least any instruction of its kind takes (one element; a transfer
+/// one issue, the latency and one element's bytes).
+fn masked_latency(d: &penguin::ir::InstData) -> u64 {
+    if crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs).is_some() {
+        return machine::dma_issue_cycles() + machine::dma_transfer(1);
+    }
+    let one = match d.engine {
+        EngineClass::Tensor => match d.op {
+            Op::Transpose => machine::transpose_cycles(1, 1),
+            _ => machine::matmul_cycles(machine::matmul_dtype(DType::Bf16, DType::Bf16), 1, 1),
+        },
+        EngineClass::Scalar => machine::activation_cycles(1),
+        EngineClass::GpSimd => machine::pool_cycles(1),
+        _ => machine::vector_cycles(1)
+            .min(machine::activation_cycles(1))
+            .min(machine::pool_cycles(1)),
+    };
+    one.min(machine::vector_cycles(1))
+}
+
 /// The least time instruction `i` can take from its start to its effect (module doc).
 pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
     let d = &func.insts[i];
+    if !d.mask.is_empty() {
+        return masked_latency(d);
+    }
     if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
-        let partitions = tile.access.size.first().copied().unwrap_or(1).max(1);
+        let partitions = partitions(tile);
         let bytes = transfer_bytes(func, d, tile);
         return (crate::cost::dma::split_choices(partitions).into_iter())
             .map(|p| p * machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
@@ -536,7 +751,7 @@ pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
         EngineClass::Tensor => match d.op {
             Op::Transpose => {
                 let src = d.srcs.first().unwrap_or(&d.dst);
-                machine::transpose_cycles(src.access.size.first().copied().unwrap_or(1), free(src))
+                machine::transpose_cycles(partitions(src), free(src))
             }
             _ => {
                 let m = d.srcs.first().map_or(128, free);
