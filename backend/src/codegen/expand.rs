@@ -18,7 +18,9 @@
 //! The tile must hold no value from one iteration to another except through its slots: an SBUF
 //! tile local to the kernel whose every read finds the same write with `N + 1` slots as with `N`
 //! ([`crate::transform::ring_reads`], the rule of every pass that deepens an existing ring). The ring stays
-//! within [`crate::cost::loop_cost::MAX_DEPTH`] slots and the SBUF capacity (every tensor counted
+//! within its depth cap ([`crate::transform::ring_slots`]: [`crate::cost::loop_cost::MAX_DEPTH`],
+//! or a transferred tile's depth its DMA latency wants, the emergent rings' rule) and the SBUF
+//! capacity (every tensor counted
 //! with all its slots: [`crate::cost::budget`], the count of every pass that adds slots).
 //!
 //! A **peeled** loop's (`penguin::pipeline::peel`) recurrence is broken also when it holds the

@@ -17,11 +17,12 @@ use runtime_sim::machine;
 
 /// The deepest ring the heuristic counts on: a tile whose transfer wants more slots
 /// ([`wanted_depth`]) makes its loop bound by DMA latency for the decisions that read it (no
-/// compute stages, `num_stages="auto"`, unrolling for latency, a ring slot added by
-/// `transform::ring_slots`).
+/// compute stages, `num_stages="auto"`, unrolling for latency), and the deepest ring
+/// `transform::ring_slots` deepens a tile no DMA moves to.
 pub const MAX_DEPTH: u32 = 4;
 
-/// The deepest ring of a transferred tile ([`crate::transform::emergent::plan`]): a tile whose
+/// The deepest ring of a transferred tile ([`crate::transform::emergent::plan`], and the slots
+/// `transform::ring_slots` adds on any path, `default`'s user-staged loops included): a tile whose
 /// transfer wants more than [`MAX_DEPTH`] slots still gets as many as it wants up to this (and
 /// the loop's trip count), SBUF permitting, so that its loads are issued further ahead (measured:
 /// `tests/good`'s dma_chains:reload_row_blocks 17,784 -> 15,304 cycles, sched_transpose:

@@ -1,17 +1,18 @@
 //! One more ring slot for a tile along a loop, on the Penguin function: whether the tile may take
 //! it ([`expandable`]: an SBUF tile local to the kernel, blocked along that loop or not at all,
-//! within [`crate::cost::loop_cost::MAX_DEPTH`] slots and the SBUF budget, every read finding the
-//! same write, [`crate::transform::ring_reads`]) and the edit itself ([`apply`]). The modulo
+//! within its depth cap ([`depth_cap`]) and the SBUF budget, every read finding the same write,
+//! [`crate::transform::ring_reads`]) and the edit itself ([`apply`]). The modulo
 //! scheduler's recurrence decides which tile (`codegen::expand`), and `retime` reuses the rule.
 //!
 //! Invariant: [`apply`] changes only `t`'s block and, for a tile that was not blocked, the slot
 //! selectors of its accesses (slot `iv` of `l`).
 
 use crate::cost::budget;
-use crate::cost::loop_cost::MAX_DEPTH;
+use crate::cost::loop_cost::{wanted_depth, MAX_DEPTH};
+use crate::transform::emergent::plan::{collect_uses, loaded_and_stored, transfer_depth};
 use crate::transform::ring_reads::compute_reads_kept;
 use penguin::affine::AffineExpr;
-use penguin::ir::{BlockDim, Memory, TensorKind};
+use penguin::ir::{BlockDim, Memory, Op, TensorKind};
 use penguin::{Axis, Function, Tensor};
 
 /// The current slot count of `t` when one more slot along `l` keeps every value (module doc).
@@ -25,10 +26,29 @@ pub fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
         [b] if b.axis == l => b.count,
         _ => return None,
     };
-    if n >= MAX_DEPTH || !compute_reads_kept(func, t, l, n + 1) {
+    if n >= depth_cap(func, t, l) || !compute_reads_kept(func, t, l, n + 1) {
         return None;
     }
     fits_one_more_slot(func, t, n)
+}
+
+/// The most slots `t` may take along `l`: [`MAX_DEPTH`], or for a tile a DMA moves the depth its
+/// transfer's latency wants when deeper (the emergent rings' rule,
+/// [`crate::transform::emergent::plan::transfer_depth`]): the user's stages fix where each
+/// statement runs, the ring depth of a tile is the backend's on every path.
+fn depth_cap(func: &Function, t: Tensor, l: Axis) -> u32 {
+    let uses = collect_uses(func);
+    let Some(us) = uses.get(&t) else {
+        return MAX_DEPTH;
+    };
+    if !us
+        .iter()
+        .any(|u| matches!(func.insts[u.inst].op, Op::Load | Op::Store))
+    {
+        return MAX_DEPTH;
+    }
+    let fit = wanted_depth(func, t, l);
+    transfer_depth(func, l, &fit, loaded_and_stored(func, us)).max(MAX_DEPTH)
 }
 
 /// `Some(n)` when one more slot of `t` (of `n` slots) fits in SBUF, every tensor counted with

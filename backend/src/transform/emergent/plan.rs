@@ -39,7 +39,7 @@ use std::collections::BTreeMap;
 
 /// One access of a tile.
 #[derive(Clone, Debug)]
-pub(super) struct Use {
+pub(crate) struct Use {
     pub stmt: Stmt,
     pub inst: Inst,
     /// The loops enclosing the access, outermost first.
@@ -92,7 +92,7 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<EmergentRemark>) -> RingPla
 }
 
 /// Every access of every tensor, in program order (within an instruction, the sources first).
-pub(super) fn collect_uses(func: &Function) -> BTreeMap<Tensor, Vec<Use>> {
+pub(crate) fn collect_uses(func: &Function) -> BTreeMap<Tensor, Vec<Use>> {
     let mut uses: BTreeMap<Tensor, Vec<Use>> = BTreeMap::new();
     func.walk_stmts(|s, loops| {
         if let StmtKind::Insts(insts) = &func.stmts[s].kind {
@@ -253,7 +253,7 @@ fn psum_ring(
 /// Whether tile `t` (its uses `us`) is written by a load and read by a store: the store's
 /// transfer holds the slot for a DMA latency after `sp` issues it, behind its iteration's
 /// compute, so its ring gets one slot more than the prefetch depth needs (issue 32).
-pub(super) fn loaded_and_stored(func: &Function, us: &[Use]) -> bool {
+pub(crate) fn loaded_and_stored(func: &Function, us: &[Use]) -> bool {
     let op = |u: &Use| &func.insts[u.inst].op;
     us.iter().any(|u| u.writes && matches!(op(u), Op::Load))
         && us.iter().any(|u| u.reads && matches!(op(u), Op::Store))
@@ -274,20 +274,13 @@ fn transfer_ring(
 ) -> Option<u32> {
     let (td, ad) = (&func.tensors[t], &func.axes[l]);
     let &DmaFit {
-        wanted,
         dma,
         compute,
         pieces,
         bytes,
+        ..
     } = fit;
-    // No deeper than the loop's body runs (`runs`, its trip times the trips around it): every
-    // run then has a slot of its own (measured: capped at the trip plus the store's slot
-    // instead, sched_stream's stream_store_loaded ran 3.4% slower and sched_phases'
-    // phases_stores_first 1.7% faster; capped at the trip alone, a ring realised across its nest
-    // lost slots: the public mm-nl-spmd ran 13% slower).
-    let cap = u32::try_from(body_runs(func, l)).unwrap_or(u32::MAX).max(2);
-    let mut depth =
-        (wanted.clamp(2, u64::from(MAX_RING_DEPTH)) as u32 + u32::from(stored)).min(cap);
+    let mut depth = transfer_depth(func, l, fit, stored);
     let copy = budget::slot_bytes(td, 1);
     while depth >= 2 && !budget::sbuf_fits(*sbuf_used + copy * u64::from(depth - 1)) {
         depth -= 1;
@@ -313,6 +306,21 @@ fn transfer_ring(
         compute,
     });
     Some(depth)
+}
+
+/// The slots a ring of a transferred tile wants along `l`, SBUF not counted: the heuristic's
+/// depth `fit` between 2 and [`MAX_RING_DEPTH`], one more for a tile a store reads (`stored`,
+/// [`loaded_and_stored`]), at most the times the loop's body runs. The one rule of the rings
+/// [`ring_tiles`] builds and of the slots `crate::transform::ring_slots` adds to a transferred
+/// tile's ring on any path.
+pub(crate) fn transfer_depth(func: &Function, l: Axis, fit: &DmaFit, stored: bool) -> u32 {
+    // No deeper than the loop's body runs (`runs`, its trip times the trips around it): every
+    // run then has a slot of its own (measured: capped at the trip plus the store's slot
+    // instead, sched_stream's stream_store_loaded ran 3.4% slower and sched_phases'
+    // phases_stores_first 1.7% faster; capped at the trip alone, a ring realised across its nest
+    // lost slots: the public mm-nl-spmd ran 13% slower).
+    let cap = u32::try_from(body_runs(func, l)).unwrap_or(u32::MAX).max(2);
+    (fit.wanted.clamp(2, u64::from(MAX_RING_DEPTH)) as u32 + u32::from(stored)).min(cap)
 }
 
 /// The times the body of loop `l` runs: its trip times the trips of the loops around it (a ring
