@@ -195,14 +195,7 @@ impl Lower<'_> {
         let touches_psum = std::iter::once(&d.dst)
             .chain(d.srcs.iter())
             .any(|o| self.func.tensors[o.tensor].memory == Memory::Psum);
-        let n = d
-            .dst
-            .access
-            .value_shape()
-            .iter()
-            .skip(1)
-            .product::<u64>()
-            .max(1);
+        let n = d.dst.access.value_free();
         let reps: u64 = loops.iter().map(|&l| self.bir.loops[l].trip).product();
         let engine = match d.engine {
             EngineClass::Dma => Engine::Sp,
@@ -257,14 +250,7 @@ impl Lower<'_> {
 /// stationary operand's free size. (The exact cost is computed on the emitted instruction; this
 /// one does not know whether a tensor_tensor input sits in PSUM, so it charges the SBUF rate.)
 pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand]) -> u64 {
-    let free = |o: &Operand| {
-        o.access
-            .value_shape()
-            .iter()
-            .skip(1)
-            .product::<u64>()
-            .max(1)
-    };
+    let free = |o: &Operand| o.access.value_free();
     let n = match op {
         Op::Reduce { .. } | Op::BnStats | Op::BnAggr => srcs.first().map_or(1, free),
         Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => srcs.first().map_or(1, free),

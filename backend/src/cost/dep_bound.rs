@@ -632,12 +632,7 @@ fn covers(a: &Rect, b: &Rect) -> bool {
 /// The elements per partition an operand accesses (an access pattern's values, not its bounding
 /// box: the simulator's `N`).
 fn free(o: &Operand) -> u64 {
-    o.access
-        .value_shape()
-        .iter()
-        .skip(1)
-        .product::<u64>()
-        .max(1)
+    o.access.value_free()
 }
 
 /// The partitions an operand accesses.

@@ -253,6 +253,12 @@ impl Access {
         }
     }
 
+    /// The elements per partition of the value read or written (its free dimensions' product,
+    /// at least 1: the machine's `N`), counted on [`Self::value_shape`], not on a bounding box.
+    pub fn value_free(&self) -> u64 {
+        self.value_shape().iter().skip(1).product::<u64>().max(1)
+    }
+
     /// The shape of the value read or written: the box's sizes, or the pattern's
     /// `[partitions, free elements]`.
     pub fn value_shape(&self) -> Vec<u64> {
