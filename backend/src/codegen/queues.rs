@@ -91,6 +91,9 @@ use runtime_sim::machine::{self, DMA_QUEUES};
 #[derive(Clone, Debug, Default)]
 pub struct QueuePlan {
     pub splits: SecondaryMap<BirInst, Option<SplitData>>,
+    /// The transfers that queue behind, or lead, another transfer of their body ([`chain`]):
+    /// their split is their body's chain's, which [`chain::align_across_bodies`] keeps.
+    chained: std::collections::HashSet<BirInst>,
 }
 
 impl QueuePlan {
@@ -115,6 +118,7 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
     for l in bir.loops.values() {
         plan_body(func, bir, &l.body, false, &mut plan, &mut rotation);
     }
+    chain::align_across_bodies(bir, &mut plan);
     plan
 }
 
@@ -156,7 +160,8 @@ fn plan_body(
             let (target, _) = pack_search(&transfers, &together, *rotation);
             if lat.chain > target {
                 let mut splits = latency::place_pieces(&transfers, &lat.pieces, *rotation);
-                chain::align_chained_queues(body, &transfers, &mut splits, pairs);
+                let linked = chain::align_chained_queues(bir, body, &transfers, &mut splits, pairs);
+                plan.chained.extend(linked);
                 record(plan, &transfers, splits, rotation);
                 return;
             }
@@ -227,7 +232,8 @@ fn plan_body(
     if !once {
         let pairs = chain::chained_pairs(bir, body, &transfers, true);
         if pairs.iter().any(|&(_, _, carried)| carried) {
-            chain::align_chained_queues(body, &transfers, &mut splits, pairs);
+            let linked = chain::align_chained_queues(bir, body, &transfers, &mut splits, pairs);
+            plan.chained.extend(linked);
         }
     }
     record(plan, &transfers, splits, rotation);
