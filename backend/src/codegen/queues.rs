@@ -232,6 +232,21 @@ fn plan_body(
     if !once {
         let pairs = chain::chained_pairs(bir, body, &transfers, true);
         if pairs.iter().any(|&(_, _, carried)| carried) {
+            // When every transfer is on a chain its iterations carry, they run the chain one
+            // after the other: if one iteration's chain is longer than the packing's time, each
+            // chain is split for its latency, as in a body that runs once ([`latency`]). (A
+            // transfer off the chains, such as a load of the next iteration's input, lets a
+            // pipelined loop overlap its iterations: the throughput's plan stays.)
+            let links: Vec<(usize, usize)> = pairs.iter().map(|&(w, r, _)| (w, r)).collect();
+            let lat = chain::all_carried(transfers.len(), &pairs)
+                .then(|| latency::compute_latency_pieces(bir, body, &transfers, &links))
+                .flatten();
+            if let Some(lat) = lat {
+                let (target, _) = pack_search(&transfers, &together, *rotation);
+                if lat.chain > target {
+                    splits = latency::place_pieces(&transfers, &lat.pieces, *rotation);
+                }
+            }
             let linked = chain::align_chained_queues(bir, body, &transfers, &mut splits, pairs);
             plan.chained.extend(linked);
         }

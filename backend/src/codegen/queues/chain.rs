@@ -47,6 +47,7 @@ use crate::cost::queue_pack::{SplitData, Transfer};
 use cranelift_entity::EntityRef;
 use penguin::entities::Tensor;
 use penguin::ir::{Op, Operand};
+use petgraph::unionfind::UnionFind;
 use runtime_sim::machine::DMA_QUEUES;
 use std::collections::{HashMap, HashSet};
 
@@ -226,6 +227,20 @@ pub(crate) fn chained_pairs(
     }
     pairs.sort_unstable();
     pairs
+}
+
+/// Whether each of `n` transfers is on a chain of `pairs` ([`chained_pairs`]) that has a carried
+/// pair: the loop's iterations follow one another through every transfer.
+pub(crate) fn all_carried(n: usize, pairs: &[(usize, usize, bool)]) -> bool {
+    let mut group = UnionFind::new(n);
+    for &(l, f, _) in pairs {
+        group.union(l, f);
+    }
+    let carried: HashSet<usize> = (pairs.iter())
+        .filter(|p| p.2)
+        .map(|&(l, _, _)| group.find_mut(l))
+        .collect();
+    (0..n).all(|k| carried.contains(&group.find_mut(k)))
 }
 
 /// Gives the follower of each of `pairs` ([`chained_pairs`] of `body`'s `transfers`) the
