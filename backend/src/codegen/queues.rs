@@ -67,10 +67,16 @@
 //! drain) has no steady state: when its chain of dependences is longer than the packing's
 //! time, it is bound by its latency, and each chain of transfers takes the split that ends it
 //! soonest ([`latency`]) instead. Where the time is a chain — such a body, or a loop whose
-//! iterations chain through a transfer (a reload of what the previous iteration stored) — a
-//! transfer that reads what a transfer of its body wrote takes the writer's queues, piece for
-//! piece ([`chain`]): a queue is first in, first out, so the reader needs no semaphore and
-//! moves its bytes right after the writer's, without a second latency.
+//! iterations chain through a transfer (a reload of what the previous iteration stored, a store
+//! of what it reloaded) — a transfer that follows a transfer of its body (reads what it wrote,
+//! or stores HBM bytes it read or wrote) takes the leader's queues, piece for piece ([`chain`]):
+//! a queue is first in, first out, so the follower needs no semaphore and moves its bytes right
+//! after the leader's, without a second latency. A loop every transfer of which is on such a
+//! chain runs the chain once per iteration, one iteration after the other: it is split for the
+//! chain's latency like a body that runs once, when one iteration's chain is longer than the
+//! packing's time. Last, once every body is planned, a transfer of HBM whose latest conflicting
+//! transfer is in another body (a loop reading what an earlier loop or the top level stored)
+//! follows it on its queues the same way ([`chain::align_across_bodies`]).
 //!
 //! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
 //! costs it and the emitter splits the transfers by it.
