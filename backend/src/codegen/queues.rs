@@ -67,10 +67,16 @@
 //! drain) has no steady state: when its chain of dependences is longer than the packing's
 //! time, it is bound by its latency, and each chain of transfers takes the split that ends it
 //! soonest ([`latency`]) instead. Where the time is a chain — such a body, or a loop whose
-//! iterations chain through a transfer (a reload of what the previous iteration stored) — a
-//! transfer that reads what a transfer of its body wrote takes the writer's queues, piece for
-//! piece ([`chain`]): a queue is first in, first out, so the reader needs no semaphore and
-//! moves its bytes right after the writer's, without a second latency.
+//! iterations chain through a transfer (a reload of what the previous iteration stored, a store
+//! of what it reloaded) — a transfer that follows a transfer of its body (reads what it wrote,
+//! or stores HBM bytes it read or wrote) takes the leader's queues, piece for piece ([`chain`]):
+//! a queue is first in, first out, so the follower needs no semaphore and moves its bytes right
+//! after the leader's, without a second latency. A loop every transfer of which is on such a
+//! chain runs the chain once per iteration, one iteration after the other: it is split for the
+//! chain's latency like a body that runs once, when one iteration's chain is longer than the
+//! packing's time. Last, once every body is planned, a transfer of HBM whose latest conflicting
+//! transfer is in another body (a loop reading what an earlier loop or the top level stored)
+//! follows it on its queues the same way ([`chain::align_across_bodies`]).
 //!
 //! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
 //! costs it and the emitter splits the transfers by it.
@@ -91,6 +97,9 @@ use runtime_sim::machine::{self, DMA_QUEUES};
 #[derive(Clone, Debug, Default)]
 pub struct QueuePlan {
     pub splits: SecondaryMap<BirInst, Option<SplitData>>,
+    /// The transfers that queue behind, or lead, another transfer of their body ([`chain`]):
+    /// their split is their body's chain's, which [`chain::align_across_bodies`] keeps.
+    chained: std::collections::HashSet<BirInst>,
 }
 
 impl QueuePlan {
@@ -115,6 +124,7 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
     for l in bir.loops.values() {
         plan_body(func, bir, &l.body, false, &mut plan, &mut rotation);
     }
+    chain::align_across_bodies(bir, &mut plan);
     plan
 }
 
@@ -156,7 +166,8 @@ fn plan_body(
             let (target, _) = pack_search(&transfers, &together, *rotation);
             if lat.chain > target {
                 let mut splits = latency::place_pieces(&transfers, &lat.pieces, *rotation);
-                chain::align_chained_queues(body, &transfers, &mut splits, pairs);
+                let linked = chain::align_chained_queues(bir, body, &transfers, &mut splits, pairs);
+                plan.chained.extend(linked);
                 record(plan, &transfers, splits, rotation);
                 return;
             }
@@ -227,7 +238,23 @@ fn plan_body(
     if !once {
         let pairs = chain::chained_pairs(bir, body, &transfers, true);
         if pairs.iter().any(|&(_, _, carried)| carried) {
-            chain::align_chained_queues(body, &transfers, &mut splits, pairs);
+            // When every transfer is on a chain its iterations carry, they run the chain one
+            // after the other: if one iteration's chain is longer than the packing's time, each
+            // chain is split for its latency, as in a body that runs once ([`latency`]). (A
+            // transfer off the chains, such as a load of the next iteration's input, lets a
+            // pipelined loop overlap its iterations: the throughput's plan stays.)
+            let links: Vec<(usize, usize)> = pairs.iter().map(|&(w, r, _)| (w, r)).collect();
+            let lat = chain::all_carried(transfers.len(), &pairs)
+                .then(|| latency::compute_latency_pieces(bir, body, &transfers, &links))
+                .flatten();
+            if let Some(lat) = lat {
+                let (target, _) = pack_search(&transfers, &together, *rotation);
+                if lat.chain > target {
+                    splits = latency::place_pieces(&transfers, &lat.pieces, *rotation);
+                }
+            }
+            let linked = chain::align_chained_queues(bir, body, &transfers, &mut splits, pairs);
+            plan.chained.extend(linked);
         }
     }
     record(plan, &transfers, splits, rotation);

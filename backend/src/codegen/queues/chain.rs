@@ -1,32 +1,55 @@
-//! Chained transfers share their queues: a transfer that reads what another transfer of its body
-//! wrote (the store of a loaded tile, the reload of a stored HBM region) takes the writer's
-//! queues, piece for piece.
+//! Chained transfers share their queues: a transfer that follows another transfer of the same
+//! bytes (the store of a loaded tile, the reload of a stored HBM region, a store of HBM bytes
+//! that an earlier transfer read or wrote) takes the leader's queues, piece for piece.
 //!
 //! A queue is first in, first out, and a transfer's latency overlaps the transfers before it on
 //! its queue (MACHINE.md; the simulator starts a transfer's bytes when its latency has passed and
-//! its queue is free). A reader whose piece `k` is queued behind the writer's piece `k` (the same
-//! rows) needs no semaphore (the synchronisation pass pairs no two transfers of one queue) and
-//! moves its bytes as soon as the writer's have: the link costs the piece's bytes, not a wait
-//! for the writer's last piece and then a whole latency. Sharing queues costs throughput (the
-//! two transfers no longer spread over twice the queues), so [`align_chained_queues`] is applied
-//! only where the body's time is its chain: a body that runs once and is bound by its latency
-//! (`queues::latency`), and a loop body whose iterations chain through a transfer (a load
-//! reading the region a store of the previous iteration wrote: each iteration waits for the one
-//! before, whatever the queues).
+//! its queue is free). A follower whose piece `k` is queued behind the leader's piece holding
+//! the same rows needs no semaphore (the synchronisation pass pairs no two transfers of one
+//! queue) and moves its bytes as soon as the leader's have: the link costs the piece's bytes,
+//! not a wait for the leader's last piece and then a whole latency.
 //!
-//! A pair is aligned when the writer's written operand and the reader's read operand are the same
-//! buffer, the same slot selectors, the same start and size on the first dimension (the rows its
-//! pieces split), meeting in every other dimension (a true dependence), that size is both transfers' partitions, and both have as
-//! many pieces. The reader then takes the writer's queues in order: piece `k` of one covers the
-//! rows of piece `k` of the other. Invariant kept: each transfer's queues stay distinct and as
-//! many as its pieces.
+//! **Pairs.** A leader `L` and a follower `F` of one buffer: `F` reads what `L` wrote (any
+//! memory), or, on HBM, `F` is a store of bytes `L` loaded or stored (the anti- and output
+//! dependences: no path renames HBM). Their accesses line up ([`line_up`]) when they are boxes of
+//! the same slot selectors whose first dimension (the rows the pieces split, as many as the
+//! partitions) starts at the same terms, `F`'s rows lie within `L`'s, and begin and end on
+//! boundaries of `L`'s pieces: `F` then splits into pieces of `L`'s rows and its piece `k` takes the
+//! queue of `L`'s piece `first + k`. A store of 128 rows read back as two reloads of 64 rows each
+//! splits each reload into half the store's pieces, the first reload on the store's first
+//! queues, the second on its last; a reload in another dtype than the tile is the same rows of
+//! the same HBM tensor (the pieces count rows, not bytes). Rows that do not line up (a reload
+//! across the pieces' boundaries, or whose rows move with another loop variable than its
+//! writer's) keep their own split and their semaphore.
+//!
+//! **Within a body** ([`chained_pairs`], [`align_chained_queues`]). Sharing queues costs
+//! throughput (the two transfers no longer spread over twice the queues), so the body's pairs
+//! are aligned only where the body's time is its chain: a body that runs once and is bound by
+//! its latency (`queues::latency`), and a loop body whose iterations chain through a transfer (a
+//! load reading the region a store of the previous iteration wrote, or a store of the region the
+//! previous iteration read: each iteration waits for the one before, whatever the queues).
+//!
+//! **Across bodies** ([`align_across_bodies`]). A transfer whose latest conflicting HBM transfer
+//! in program order is in another body (a loop reading what an earlier loop or the top level
+//! stored, the top level reloading what a loop stored) follows it on its queues. Where the
+//! follower keeps its number of pieces, its whole body's queues are renamed by one permutation
+//! that sends the follower's queues to the leader's: every other transfer of the body keeps its
+//! balance, so this costs no throughput. Otherwise (the pieces differ, or the body was renamed
+//! already, or one of its transfers leads another body's) the follower alone takes the
+//! leader's queues.
+//!
+//! Invariant kept: each transfer's queues stay distinct and as many as its pieces, and its
+//! pieces divide its partitions.
 
-use crate::codegen::bir::{BNode, Bir, BirInst};
+use super::QueuePlan;
+use crate::codegen::bir::{BNode, Bir, BirInst, BirLoop};
 use crate::cost::queue_pack::{SplitData, Transfer};
 use cranelift_entity::EntityRef;
 use penguin::entities::Tensor;
 use penguin::ir::{Op, Operand};
-use std::collections::HashMap;
+use petgraph::unionfind::UnionFind;
+use runtime_sim::machine::DMA_QUEUES;
+use std::collections::{HashMap, HashSet};
 
 /// The operand a transfer writes (a load's tile, a store's HBM region) and the one it reads.
 fn sides(bir: &Bir, i: BirInst) -> Option<(&Operand, &Operand)> {
@@ -37,17 +60,84 @@ fn sides(bir: &Bir, i: BirInst) -> Option<(&Operand, &Operand)> {
     }
 }
 
-/// Whether `w` (written) and `r` (read) cover the same rows of one buffer (other dimensions may
-/// differ), split alike over `partitions` rows.
-fn same_rows(w: &Operand, r: &Operand, partitions: u64) -> bool {
-    w.tensor == r.tensor
-        && w.access.pattern.is_none()
-        && r.access.pattern.is_none()
-        && w.access.slots == r.access.slots
-        && w.access.start.first() == r.access.start.first()
-        && w.access.size.first() == r.access.size.first()
-        && w.access.size.first() == Some(&partitions)
-        && meet(w, r)
+/// A transfer's HBM operand and whether it writes it (a store), and its tile's partitions.
+fn hbm_side(bir: &Bir, i: BirInst) -> Option<(&Operand, bool, u64)> {
+    let bi = &bir.insts[i];
+    let (hbm, writes, tile) = match bi.op {
+        Op::Load => (bi.srcs.first()?, false, &bi.dst),
+        Op::Store => (&bi.dst, true, bi.srcs.first()?),
+        _ => return None,
+    };
+    Some((hbm, writes, *tile.access.size.first()?))
+}
+
+/// The operands through which transfer `f` follows transfer `l` (module doc): `f` reads what
+/// `l` wrote, or `f` stores to the HBM tensor `l` loads or stores. `None` when neither.
+fn link(bir: &Bir, l: BirInst, f: BirInst) -> Option<(&Operand, &Operand)> {
+    let (written, _) = sides(bir, l)?;
+    let (_, read) = sides(bir, f)?;
+    if written.tensor == read.tensor {
+        return Some((written, read));
+    }
+    let (lh, _, _) = hbm_side(bir, l)?;
+    let (fh, writes, _) = hbm_side(bir, f)?;
+    (writes && lh.tensor == fh.tensor).then_some((lh, fh))
+}
+
+/// Where the rows of `follow` (a transfer of `fp` partitions) lie within those of `lead` (of
+/// `lp`): `(d, na, nb)`, `follow`'s rows starting `d` rows into `lead`'s `na`, `nb` of them.
+/// `None` unless both are boxes of one buffer and the same slot selectors, each first dimension
+/// its transfer's partitions, starting at the same terms, `follow`'s within `lead`'s, meeting in
+/// every other dimension.
+fn within(lead: &Operand, lp: u64, follow: &Operand, fp: u64) -> Option<(u64, u64, u64)> {
+    let (a, b) = (&lead.access, &follow.access);
+    if lead.tensor != follow.tensor
+        || a.pattern.is_some()
+        || b.pattern.is_some()
+        || a.slots != b.slots
+    {
+        return None;
+    }
+    let (sa, sb) = (a.start.first()?, b.start.first()?);
+    let (&na, &nb) = (a.size.first()?, b.size.first()?);
+    if na != lp || nb != fp || sa.terms() != sb.terms() || !meet(lead, follow) {
+        return None;
+    }
+    let d = u64::try_from(sb.constant_term() - sa.constant_term()).ok()?;
+    (d + nb <= na).then_some((d, na, nb))
+}
+
+/// How `follow`'s pieces line up with those of `lead` split in `pieces`: `(first, n)`, `follow`
+/// split into `n` pieces of `lead`'s rows per piece, its piece `k` on the rows of `lead`'s piece
+/// `first + k` (module doc). `None` when its rows do not begin and end on `lead`'s pieces'
+/// boundaries ([`within`] for the rest).
+fn line_up(
+    lead: &Operand,
+    lp: u64,
+    pieces: u64,
+    follow: &Operand,
+    fp: u64,
+) -> Option<(usize, usize)> {
+    let (d, na, nb) = within(lead, lp, follow, fp)?;
+    if pieces == 0 || na % pieces != 0 {
+        return None;
+    }
+    let rows = na / pieces;
+    (d % rows == 0 && nb % rows == 0 && nb > 0).then(|| ((d / rows) as usize, (nb / rows) as usize))
+}
+
+/// The split that lines `follow` up behind `lead`'s `split`, if any ([`line_up`]).
+fn lined_up(
+    lead: &Operand,
+    lp: u64,
+    split: &SplitData,
+    follow: &Operand,
+    fp: u64,
+) -> Option<SplitData> {
+    let (first, n) = line_up(lead, lp, split.pieces(), follow, fp)?;
+    Some(SplitData {
+        queues: split.queues.get(first..first + n)?.to_vec(),
+    })
 }
 
 /// Whether `w` and `r` may meet in every dimension: their starts differ by a constant less than
@@ -76,12 +166,12 @@ fn positions(body: &[BNode], transfers: &[Transfer]) -> Vec<Option<usize>> {
     transfers.iter().map(|t| at.get(&t.inst).copied()).collect()
 }
 
-/// The chained pairs `(writer, reader, carried)` of a body's `transfers` (indices into it, in
-/// the order of the writer, then the reader): forward (the writer first in `body`), and with
-/// `carried` also the reader first (the writer's previous iteration feeds it: the accesses are
-/// the same rows in every iteration, no term of an induction variable). Only writers of the
-/// buffer a transfer reads are compared with it, so a body of many transfers of distinct
-/// buffers costs one pass.
+/// The chained pairs `(leader, follower, carried)` of a body's `transfers` (indices into it):
+/// forward (the leader first in `body`), and with `carried` also the follower first (the
+/// leader's previous iteration comes before it: the follower's accesses are the same rows in
+/// every iteration, no term of an induction variable). Only transfers of the buffers a transfer
+/// reads or stores to are compared with it, so a body of many transfers of distinct buffers
+/// costs one pass.
 pub(crate) fn chained_pairs(
     bir: &Bir,
     body: &[BNode],
@@ -89,34 +179,49 @@ pub(crate) fn chained_pairs(
     carried: bool,
 ) -> Vec<(usize, usize, bool)> {
     let at = positions(body, transfers);
-    let mut writers: HashMap<Tensor, Vec<usize>> = HashMap::new();
-    for (w, tw) in transfers.iter().enumerate() {
-        if let Some((written, _)) = sides(bir, BirInst::new(tw.inst)) {
-            writers.entry(written.tensor).or_default().push(w);
+    let mut touching: HashMap<Tensor, Vec<usize>> = HashMap::new();
+    for (l, tl) in transfers.iter().enumerate() {
+        let i = BirInst::new(tl.inst);
+        if let Some((written, _)) = sides(bir, i) {
+            touching.entry(written.tensor).or_default().push(l);
+        }
+        if let Some((hbm, false, _)) = hbm_side(bir, i) {
+            touching.entry(hbm.tensor).or_default().push(l);
         }
     }
     let mut pairs = Vec::new();
-    for (r, tr) in transfers.iter().enumerate() {
-        let Some((_, read)) = sides(bir, BirInst::new(tr.inst)) else {
+    for (f, tf) in transfers.iter().enumerate() {
+        let fi = BirInst::new(tf.inst);
+        let Some((_, read)) = sides(bir, fi) else {
             continue;
         };
-        for &w in writers.get(&read.tensor).into_iter().flatten() {
-            let tw = &transfers[w];
-            let Some((written, _)) = sides(bir, BirInst::new(tw.inst)) else {
-                continue;
-            };
-            if w == r || tw.partitions != tr.partitions || !same_rows(written, read, tw.partitions)
-            {
-                continue;
-            }
-            let (Some(pw), Some(pr)) = (at[w], at[r]) else {
-                continue;
-            };
-            let fixed = read.access.start.iter().all(|e| e.terms().is_empty());
-            match pw < pr {
-                true => pairs.push((w, r, false)),
-                false if carried && fixed => pairs.push((w, r, true)),
-                false => {}
+        let mut keys = vec![read.tensor];
+        if let Some((hbm, true, _)) = hbm_side(bir, fi) {
+            keys.push(hbm.tensor);
+        }
+        keys.dedup();
+        let mut seen = HashSet::new();
+        for key in keys {
+            for &l in touching.get(&key).into_iter().flatten() {
+                if l == f || !seen.insert(l) {
+                    continue;
+                }
+                let tl = &transfers[l];
+                let Some((lo, fo)) = link(bir, BirInst::new(tl.inst), fi) else {
+                    continue;
+                };
+                if within(lo, tl.partitions, fo, tf.partitions).is_none() {
+                    continue;
+                }
+                let (Some(pl), Some(pf)) = (at[l], at[f]) else {
+                    continue;
+                };
+                let fixed = fo.access.start.iter().all(|e| e.terms().is_empty());
+                match pl < pf {
+                    true => pairs.push((l, f, false)),
+                    false if carried && fixed => pairs.push((l, f, true)),
+                    false => {}
+                }
             }
         }
     }
@@ -124,30 +229,164 @@ pub(crate) fn chained_pairs(
     pairs
 }
 
-/// Gives the reader of each of `pairs` ([`chained_pairs`] of `body`'s `transfers`) the queues
-/// of its writer when both have as many pieces (module doc). Returns how many transfers changed
-/// queues.
+/// Whether each of `n` transfers is on a chain of `pairs` ([`chained_pairs`]) that has a carried
+/// pair: the loop's iterations follow one another through every transfer.
+pub(crate) fn all_carried(n: usize, pairs: &[(usize, usize, bool)]) -> bool {
+    let mut group = UnionFind::new(n);
+    for &(l, f, _) in pairs {
+        group.union(l, f);
+    }
+    let carried: HashSet<usize> = (pairs.iter())
+        .filter(|p| p.2)
+        .map(|&(l, _, _)| group.find_mut(l))
+        .collect();
+    (0..n).all(|k| carried.contains(&group.find_mut(k)))
+}
+
+/// Gives the follower of each of `pairs` ([`chained_pairs`] of `body`'s `transfers`) the
+/// queues of its leader's pieces that hold its rows, split like them (module doc). Returns the
+/// transfers lined up, leaders and followers.
 pub(crate) fn align_chained_queues(
+    bir: &Bir,
     body: &[BNode],
     transfers: &[Transfer],
     splits: &mut [SplitData],
     mut pairs: Vec<(usize, usize, bool)>,
-) -> usize {
+) -> Vec<BirInst> {
     // Forward pairs in the body's order, so that a chain of several links follows its first
-    // writer; the carried ones last.
+    // leader; the carried ones last.
     let at = positions(body, transfers);
-    pairs.sort_by_key(|&(w, r, c)| (c, at[r], at[w]));
-    let mut changed = 0;
+    pairs.sort_by_key(|&(l, f, c)| (c, at[f], at[l]));
+    let mut linked = Vec::new();
     let mut aligned = vec![false; transfers.len()];
-    for (w, r, _) in pairs {
-        if aligned[r] || splits[w].pieces() != splits[r].pieces() {
+    for (l, f, _) in pairs {
+        if aligned[f] {
             continue;
         }
-        aligned[r] = true;
-        if splits[r] != splits[w] {
-            splits[r] = splits[w].clone();
-            changed += 1;
+        let (tl, tf) = (&transfers[l], &transfers[f]);
+        let Some((lo, fo)) = link(bir, BirInst::new(tl.inst), BirInst::new(tf.inst)) else {
+            continue;
+        };
+        let Some(split) = lined_up(lo, tl.partitions, &splits[l], fo, tf.partitions) else {
+            continue;
+        };
+        aligned[f] = true;
+        splits[f] = split;
+        linked.extend([BirInst::new(tl.inst), BirInst::new(tf.inst)]);
+    }
+    linked
+}
+
+/// The transfers of `body` and of the loops in it, in program order, each with the loop whose
+/// body holds it directly (`None`: the top level).
+fn walk(
+    bir: &Bir,
+    plan: &QueuePlan,
+    body: &[BNode],
+    at: Option<BirLoop>,
+) -> Vec<(BirInst, Option<BirLoop>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(body, at, 0usize)];
+    while let Some((nodes, at, k)) = stack.pop() {
+        let Some(&n) = nodes.get(k) else {
+            continue;
+        };
+        stack.push((nodes, at, k + 1));
+        match n {
+            BNode::Inst(i) if plan.split(i).is_some() => out.push((i, at)),
+            BNode::Inst(_) => {}
+            BNode::Loop(l) => stack.push((&bir.loops[l].body, Some(l), 0)),
         }
     }
-    changed
+    out
+}
+
+/// Lines up every transfer of HBM whose latest conflicting transfer in program order is in
+/// another body behind that transfer's pieces (module doc): its body's queues renamed by a
+/// permutation where it keeps its pieces and the body is free to move, else its own split
+/// replaced. Returns how many transfers followed their leader.
+pub(crate) fn align_across_bodies(bir: &Bir, plan: &mut QueuePlan) -> usize {
+    let order = walk(bir, plan, &bir.body, None);
+    // Per HBM tensor, the latest store and the latest transfer so far (positions in `order`).
+    let mut last_store: HashMap<Tensor, usize> = HashMap::new();
+    let mut last_any: HashMap<Tensor, usize> = HashMap::new();
+    // Bodies one of whose transfers leads another body's (their queues stay), and bodies whose
+    // queues changed already (renamed once at most).
+    let mut leading: HashSet<Option<BirLoop>> = HashSet::new();
+    let mut moved: HashSet<Option<BirLoop>> = HashSet::new();
+    let mut followed = 0;
+    for n in 0..order.len() {
+        let (f, fb) = order[n];
+        let Some((fo, writes, fp)) = hbm_side(bir, f) else {
+            continue;
+        };
+        let lead = match writes {
+            true => last_any.get(&fo.tensor),
+            false => last_store.get(&fo.tensor),
+        }
+        .copied();
+        last_any.insert(fo.tensor, n);
+        if writes {
+            last_store.insert(fo.tensor, n);
+        }
+        let Some(m) = lead else {
+            continue;
+        };
+        let (l, lb) = order[m];
+        if lb == fb {
+            continue;
+        }
+        let (Some((lo, _, lp)), Some(lsplit)) = (hbm_side(bir, l), plan.split(l)) else {
+            continue;
+        };
+        let Some(target) = lined_up(lo, lp, lsplit, fo, fp) else {
+            continue;
+        };
+        leading.insert(lb);
+        followed += 1;
+        let own = plan.split(f).expect("walk keeps planned transfers").clone();
+        if own == target {
+            continue;
+        }
+        let renamable = !leading.contains(&fb) && !moved.contains(&fb);
+        if own.pieces() == target.pieces() && renamable {
+            let rename = permutation(&own, &target);
+            for &(i, b) in &order {
+                if b == fb {
+                    let s = plan.splits[i]
+                        .as_mut()
+                        .expect("walk keeps planned transfers");
+                    for q in &mut s.queues {
+                        *q = rename[usize::from(*q)];
+                    }
+                }
+            }
+        } else if !plan.chained.contains(&f) {
+            plan.splits[f] = Some(target);
+        } else {
+            // Its split is its body's chain's: kept (the link keeps its semaphore).
+            followed -= 1;
+            continue;
+        }
+        moved.insert(fb);
+    }
+    followed
+}
+
+/// A permutation of the queues that sends `from`'s queues to `to`'s, piece for piece (as many
+/// pieces, each distinct), and the other queues in order to the queues left.
+fn permutation(from: &SplitData, to: &SplitData) -> [u8; DMA_QUEUES] {
+    let mut rename = [u8::MAX; DMA_QUEUES];
+    let mut used = [false; DMA_QUEUES];
+    for (&a, &b) in from.queues.iter().zip(&to.queues) {
+        rename[usize::from(a)] = b;
+        used[usize::from(b)] = true;
+    }
+    let mut free = (0..DMA_QUEUES).filter(|&q| !used[q]);
+    for r in &mut rename {
+        if *r == u8::MAX {
+            *r = free.next().expect("as many queues left as unmapped") as u8;
+        }
+    }
+    rename
 }

@@ -627,3 +627,188 @@ fn a_loop_whose_iterations_chain_through_hbm_reloads_on_the_stores_queues() {
         "the next iteration's reload queues behind this iteration's store"
     );
 }
+
+/// The splits of the transfers of `bir`'s loop `k` (in loop order), in body order.
+fn loop_splits(bir: &Bir, plan: &QueuePlan, k: usize) -> Vec<SplitData> {
+    let (_, l) = bir.loops.iter().nth(k).expect("the loop exists");
+    (l.body.iter())
+        .filter_map(|n| match *n {
+            BNode::Inst(i) => plan.split(i).cloned(),
+            BNode::Loop(_) => None,
+        })
+        .collect()
+}
+
+/// Two loops: the first stores column blocks of a scratch tensor, the second reloads them (in
+/// reverse order) and stores them out.
+const TWO_LOOPS: &str = r#"kernel two(x) -> (y) {
+  tensor x: hbm f32[128, 512] input
+  tensor s: hbm f32[128, 512] local
+  tensor y: hbm f32[128, 512] output
+  tensor t: sbuf f32[128, 128] local
+  tensor u: sbuf f32[128, 128] local
+  loop j in 0..4 affine {
+    stmt {
+      t[0 +: 128, 0 +: 128] = load.dma x[0 +: 128, 128*j +: 128]
+    }
+    stmt {
+      s[0 +: 128, 128*j +: 128] = store.dma t[0 +: 128, 0 +: 128]
+    }
+  }
+  loop k in 0..4 affine {
+    stmt {
+      u[0 +: 128, 0 +: 128] = load.dma s[0 +: 128, 384 - 128*k +: 128]
+    }
+    stmt {
+      y[0 +: 128, 128*k +: 128] = store.dma u[0 +: 128, 0 +: 128]
+    }
+  }
+}
+"#;
+
+#[test]
+fn a_loop_reloading_what_an_earlier_loop_stored_queues_behind_its_pieces() {
+    let func = penguin::parse_function(TWO_LOOPS).expect("the test kernel parses");
+    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let plan = compute_queue_plan(&func, &bir);
+    let first = loop_splits(&bir, &plan, 0);
+    let second = loop_splits(&bir, &plan, 1);
+    // The reload takes the store's queues piece for piece (same rows per piece): no semaphore,
+    // the queue's order orders them.
+    assert_eq!(second[0], first[1], "{first:?} {second:?}");
+    // The second loop's queues were renamed as a whole: its store keeps as many pieces as the
+    // loop's own plan gives it, on queues distinct from the reload's.
+    let mut both: Vec<u8> = (second.iter()).flat_map(|s| s.queues.clone()).collect();
+    let n = both.len();
+    both.sort_unstable();
+    both.dedup();
+    assert_eq!(
+        both.len(),
+        n,
+        "the loop's transfers keep distinct queues: {second:?}"
+    );
+}
+
+/// A scratch tensor stored whole (128 rows), then read back as two reloads of 64 rows each.
+const HALVES: &str = r#"kernel halves(x) -> (y) {
+  tensor x: hbm f32[128, 1024] input
+  tensor s: hbm f32[128, 1024] local
+  tensor y: hbm f32[64, 1024] output
+  tensor t: sbuf f32[128, 1024] local
+  tensor lo: sbuf f32[64, 1024] local
+  tensor hi: sbuf f32[64, 1024] local
+  tensor d: sbuf f32[64, 1024] local
+  stmt {
+    t[0 +: 128, 0 +: 1024] = load.dma x[0 +: 128, 0 +: 1024]
+  }
+  stmt {
+    s[0 +: 128, 0 +: 1024] = store.dma t[0 +: 128, 0 +: 1024]
+  }
+  loop k in 0..2 affine {
+    stmt {
+      lo[0 +: 64, 0 +: 1024] = load.dma s[0 +: 64, 0 +: 1024]
+    }
+    stmt {
+      hi[0 +: 64, 0 +: 1024] = load.dma s[64 +: 64, 0 +: 1024]
+    }
+    stmt {
+      d[0 +: 64, 0 +: 1024] = tensor_tensor.dve(op=subtract) lo[0 +: 64, 0 +: 1024], hi[0 +: 64, 0 +: 1024]
+    }
+    stmt {
+      y[0 +: 64, 0 +: 1024] = store.dma d[0 +: 64, 0 +: 1024]
+    }
+  }
+}
+"#;
+
+#[test]
+fn reloads_of_half_the_rows_each_take_the_pieces_of_their_rows() {
+    let func = penguin::parse_function(HALVES).expect("the test kernel parses");
+    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let plan = compute_queue_plan(&func, &bir);
+    let store = plan
+        .split(BirInst::new(1))
+        .expect("the store has a split")
+        .clone();
+    let n = store.queues.len();
+    assert!(n >= 2 && n % 2 == 0, "{store:?}");
+    let inner = loop_splits(&bir, &plan, 0);
+    // Rows 0..64 on the queues of the store's first half of pieces, rows 64..128 on the second.
+    assert_eq!(
+        inner[0].queues,
+        store.queues[..n / 2],
+        "{store:?} {inner:?}"
+    );
+    assert_eq!(
+        inner[1].queues,
+        store.queues[n / 2..],
+        "{store:?} {inner:?}"
+    );
+}
+
+/// One scratch tile rewritten every iteration after the previous iteration's reload of it (an
+/// anti-dependence through HBM), with loads and stores off the chain.
+const REWRITE: &str = r#"kernel rewrite(x) -> (y) {
+  tensor x: hbm f32[512, 512] input
+  tensor s: hbm f32[128, 512] local
+  tensor y: hbm f32[512, 512] output
+  tensor t: sbuf f32[128, 512] local
+  tensor v: sbuf f32[128, 512] local
+  loop i in 0..4 affine {
+    stmt {
+      t[0 +: 128, 0 +: 512] = load.dma x[128*i +: 128, 0 +: 512]
+    }
+    stmt {
+      s[0 +: 128, 0 +: 512] = store.dma t[0 +: 128, 0 +: 512]
+    }
+    stmt {
+      v[0 +: 128, 0 +: 512] = load.dma s[0 +: 128, 0 +: 512]
+    }
+    stmt {
+      y[128*i +: 128, 0 +: 512] = store.dma v[0 +: 128, 0 +: 512]
+    }
+  }
+}
+"#;
+
+#[test]
+fn a_store_of_what_the_previous_iteration_reloaded_queues_behind_the_reload() {
+    let func = penguin::parse_function(REWRITE).expect("the test kernel parses");
+    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let body = &bir.loops.values().next().expect("one loop").body;
+    let transfers: Vec<Transfer> = (body.iter())
+        .filter_map(|n| match *n {
+            BNode::Inst(i) => transfer(&func, &bir, i),
+            BNode::Loop(_) => None,
+        })
+        .collect();
+    let pairs = chain::chained_pairs(&bir, body, &transfers, true);
+    // Forward: the store of the loaded tile, the reload of the stored rows, the store of the
+    // reloaded tile; carried: the store to `s` follows the previous iteration's reload of it.
+    assert!(pairs.contains(&(0, 1, false)), "{pairs:?}");
+    assert!(pairs.contains(&(1, 2, false)), "{pairs:?}");
+    assert!(pairs.contains(&(2, 1, true)), "{pairs:?}");
+    let plan = compute_queue_plan(&func, &bir);
+    let splits = loop_splits(&bir, &plan, 0);
+    assert_eq!(splits[2], splits[1], "the reload queues behind the store");
+    // Off the chain's carried part, the first load keeps the loop pipelined: the body is not
+    // split for the chain's latency.
+    assert!(!chain::all_carried(
+        transfers.len(),
+        &[(1, 2, false), (2, 1, true)]
+    ));
+    assert!(chain::all_carried(2, &[(0, 1, false), (1, 0, true)]));
+}
+
+#[test]
+fn a_loop_whose_iterations_chain_through_every_transfer_is_split_for_the_chain() {
+    let func = penguin::parse_function(ROUNDS).expect("the test kernel parses");
+    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let plan = compute_queue_plan(&func, &bir);
+    let splits = loop_splits(&bir, &plan, 0);
+    // Reload and store of 256 KiB, one after the other every iteration: `2 · p · 64 + 27,596 /
+    // p` is least at 16 pieces (3,773 cycles; 8 pieces: 4,474), where the throughput's plan
+    // takes fewer.
+    assert_eq!(splits[0].pieces(), 16, "{splits:?}");
+    assert_eq!(splits[0], splits[1]);
+}
