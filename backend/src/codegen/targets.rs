@@ -11,7 +11,8 @@
 //! ([`crate::codegen::sync::implies`], whose `precedes` is program order). So at one such
 //! instance `v` (the wait's *reference*, [`reference`]), only the kept waits whose target at `v`
 //! ([`Target`]) is at or after `b`'s can imply it; the others are not compared, and the answer
-//! is the full scan's (debug builds compare the two).
+//! is the full scan's (debug builds compare the two on short lists, and on long ones within a
+//! budget of comparisons per stretch, [`CHECKED_LIST`]; the module's tests on long ones).
 //!
 //! **The index.** Per producer thread and reference instance, [`Known`] keeps the waits of its
 //! lists ordered by their target at that instance, built lazily (only for the references asked
@@ -151,6 +152,16 @@ pub fn reference(
 /// The longest list of kept waits that release builds compare whole, without its index.
 pub const FEW: usize = 8;
 
+/// Debug builds check the index's answer against the full scan on every list of at most this
+/// many kept waits, and on longer ones while a stretch's checks have compared fewer than
+/// [`CHECKED_COMPARISONS`] waits: checking every answer on long lists would make debug builds
+/// quadratic in a long stretch (a body of 5,000 transfers, `tests/limits.rs`, took 4x its
+/// release time). The index itself is checked on long lists by this module's tests.
+const CHECKED_LIST: usize = 16;
+
+/// The comparisons of the full scans that check long lists, per [`Known`] (one stretch).
+const CHECKED_COMPARISONS: usize = 1 << 16;
+
 /// One thread's waits ordered by their targets at one reference instance: the first
 /// `keys.len()` waits of the thread's list, each under its target (`None`: it asks for
 /// nothing there, and implies nothing there).
@@ -166,6 +177,8 @@ struct Sorted {
 pub struct Known<W> {
     pub lists: Vec<Vec<W>>,
     index: Vec<HashMap<i64, Sorted>>,
+    /// The waits the debug checks of long lists compared so far ([`CHECKED_COMPARISONS`]).
+    checked: usize,
 }
 
 impl<W: Copy> Known<W> {
@@ -174,6 +187,7 @@ impl<W: Copy> Known<W> {
         Known {
             lists: vec![Vec::new(); threads],
             index: vec![HashMap::new(); threads],
+            checked: 0,
         }
     }
 
@@ -188,7 +202,9 @@ impl<W: Copy> Known<W> {
     /// Whether some wait of thread `t` makes `b` redundant (`redundant(a, b)`), comparing only
     /// those whose target at `b`'s reference (`reference()`) is at or after `b`'s (all of them
     /// when it has none). `target(a, v)` is `a`'s target at instance `v` of the stretch. Release
-    /// builds compare a list of at most [`FEW`] waits whole (the same answer, sooner).
+    /// builds compare a list of at most [`FEW`] waits whole (the same answer, sooner); debug
+    /// builds always take the index, and compare its answer with the full scan's on short lists
+    /// and within a budget on long ones ([`CHECKED_LIST`]).
     pub fn any_implies<R: std::borrow::Borrow<Reference>>(
         &mut self,
         t: usize,
@@ -216,7 +232,11 @@ impl<W: Copy> Known<W> {
         }
         let found =
             (s.set.range((key.clone(), 0)..)).any(|&(_, at)| redundant(list[at as usize], b));
-        if cfg!(debug_assertions) {
+        let long = list.len() > CHECKED_LIST;
+        if cfg!(debug_assertions) && (!long || self.checked + list.len() <= CHECKED_COMPARISONS) {
+            if long {
+                self.checked += list.len();
+            }
             let all = list.iter().any(|&a| redundant(a, b));
             assert_eq!(
                 found, all,
@@ -313,5 +333,70 @@ impl Reach {
             }
         }
         last
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A wait of the tests: its target at references 0 and 1 (`None`: it asks for nothing
+    /// there).
+    type W = (u32, [Option<i64>; 2]);
+
+    fn at(k: Option<i64>) -> Option<Target> {
+        k.map(|k| Target::At(vec![k]))
+    }
+
+    proptest! {
+        /// On lists far longer than debug builds check ([`CHECKED_LIST`]), with waits kept and
+        /// cut back as a pass over a stretch does, the index answers what the full scan does
+        /// whenever the rule's premise holds: a wait implies another only when its target at
+        /// the other's reference is at or after the other's.
+        #[test]
+        fn the_index_finds_what_the_full_scan_finds(
+            waits in prop::collection::vec(
+                (prop::option::weighted(0.9, 0i64..40), prop::option::weighted(0.9, 0i64..40)),
+                1..400,
+            ),
+            cuts in prop::collection::vec(0usize..400, 0..4),
+            salt in 0u32..7,
+        ) {
+            let waits: Vec<W> = (waits.iter().enumerate())
+                .map(|(n, &(a, b))| (n as u32, [a, b]))
+                .collect();
+            // Implies when its target is at or after the other's at the other's reference
+            // (reference 0 for even waits, 1 for odd), and a hash of the pair says so.
+            let reference = |b: W| {
+                let v = i64::from(b.0 % 2);
+                at(b.1[v as usize]).map(|k| (v, k))
+            };
+            let target = |a: W, v: i64| at(a.1[v as usize]);
+            let redundant = |a: W, b: W| {
+                let Some((v, kb)) = reference(b) else {
+                    return (a.0 * 7 + b.0 * 3 + salt) % 5 == 0;
+                };
+                target(a, v).is_some_and(|ka| ka >= kb) && (a.0 * 7 + b.0 * 3 + salt) % 5 != 0
+            };
+            let mut known: Known<W> = Known::new(2);
+            let mut cuts = cuts.into_iter();
+            for &b in &waits {
+                let t = (b.0 % 3 % 2) as usize;
+                let scan = known.lists[t].iter().any(|&a| redundant(a, b));
+                let found = known.any_implies(t, b, || reference(b), target, redundant);
+                prop_assert_eq!(found, scan);
+                if !found {
+                    known.push(t, b);
+                }
+                if b.0 % 97 == 96 {
+                    if let Some(c) = cuts.next() {
+                        let lens: Vec<u32> =
+                            (known.lists.iter()).map(|l| l.len().min(c) as u32).collect();
+                        known.truncate(&lens);
+                    }
+                }
+            }
+        }
     }
 }
