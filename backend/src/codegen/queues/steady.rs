@@ -97,9 +97,11 @@ fn piece(t: &Transfer, p: u64) -> u64 {
 /// the last: each transfer's queues, in the order of its pieces (the lowest index after the
 /// rotation first). It keeps the transfers in placement order (longest piece first, then the
 /// plan's order) and moves only those whose split changed (a binary search and a shift, where
-/// sorting every plan again cost its transfers times their logarithm), keeps the 16 queues
-/// sorted by load as the pieces land, on the stack (where a list of them was allocated and
-/// sorted per transfer), and refills the plan's queue lists in place. The plans are those of sorting every plan
+/// sorting every plan again cost its transfers times their logarithm), chooses each transfer's
+/// queues among the 16 on the stack (the least loaded one for a single piece, where a list of
+/// them was allocated and sorted per transfer), and refills the plan's queue lists in place.
+/// (Keeping the 16 sorted across transfers, an insertion of the chosen ones back, cost more on
+/// `tests/limits.rs`' 5,000 loads: 44 s against 25 s.) The plans are those of sorting every plan
 /// afresh (the same order and choices, ties included: the tests below compare them).
 ///
 /// Invariant: `order` is `(Reverse(piece), transfer)` for every transfer, sorted, under the
@@ -135,9 +137,9 @@ impl<'a> Placer<'a> {
             self.order = (0..pieces.len()).map(key).collect();
             self.order.sort_unstable();
         } else {
-            for k in 0..pieces.len() {
-                if self.last[k] != pieces[k] {
-                    let was = (std::cmp::Reverse(piece(&self.ts[k], self.last[k])), k);
+            for (k, (&last, &now)) in self.last.iter().zip(pieces).enumerate() {
+                if last != now {
+                    let was = (std::cmp::Reverse(piece(&self.ts[k], last)), k);
                     let at = (self.order.binary_search(&was))
                         .expect("every transfer is in the order under its last split");
                     self.order.remove(at);
@@ -149,26 +151,28 @@ impl<'a> Placer<'a> {
         }
         self.last.clear();
         self.last.extend_from_slice(pieces);
-        // The queues by load in the steady class, then over the whole loop, then their
-        // position after the rotation, kept sorted: each transfer's `p` pieces take the `p`
-        // first, whose loads grow, and an insertion sort puts them back in place (the rest is
-        // still in order).
-        let mut by: [(u64, u64, usize); DMA_QUEUES] = std::array::from_fn(|at| (0, 0, at));
+        let mut steady = [0u64; DMA_QUEUES];
+        let mut whole = [0u64; DMA_QUEUES];
         let rotation = self.rotation;
         for &(std::cmp::Reverse(c), k) in &self.order {
+            // The queues by load in the steady class, then over the whole loop, then their
+            // position after the rotation: the `p` first take the pieces.
+            let mut by: [(u64, u64, usize); DMA_QUEUES] = std::array::from_fn(|at| {
+                let q = (at + rotation) % DMA_QUEUES;
+                (steady[q], whole[q], at)
+            });
             let p = (pieces[k] as usize).min(DMA_QUEUES);
-            let mut chosen = 0u32;
-            for b in &mut by[..p] {
-                chosen |= 1 << b.2;
-                b.0 += if self.steady_on[k] { c } else { 0 };
-                b.1 += c * self.runs[k].max(1);
+            if p == 1 {
+                by[0] = *(by.iter().min()).expect("there are queues");
+            } else {
+                by.sort_unstable();
             }
-            for i in (0..p).rev() {
-                let mut j = i;
-                while j + 1 < DMA_QUEUES && by[j + 1] < by[j] {
-                    by.swap(j, j + 1);
-                    j += 1;
-                }
+            let mut chosen = 0u32;
+            for &(_, _, at) in &by[..p] {
+                chosen |= 1 << at;
+                let q = (at + rotation) % DMA_QUEUES;
+                steady[q] += if self.steady_on[k] { c } else { 0 };
+                whole[q] += c * self.runs[k].max(1);
             }
             let queues = &mut self.out[k].queues;
             queues.clear();
