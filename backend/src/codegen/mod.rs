@@ -1,8 +1,8 @@
 //! The BIR → ISA half of the backend: lowering to BIR ([`bir`], [`masks`], its text form
 //! [`bir_parse`] and verifier [`bir_verify`]), scheduling ([`schedule`], [`queues`], [`ldg`],
 //! [`modulo`], [`expand`]), allocation ([`alloc`]), emission ([`emit`], [`footprints`]), the
-//! synchronisation ([`clamp`], [`sync`], [`hb`], [`redundant`]; their [`entities`]) and the
-//! program ([`assemble`], [`hoist`]).
+//! synchronisation ([`clamp`], [`sync`], [`hb`], [`redundant`] and its index [`targets`]; their
+//! [`entities`]) and the program ([`assemble`], [`hoist`]).
 //!
 //! Invariant: the passes here run on BIR and the emitted kernel; the Penguin function is read
 //! (for its tensors and loops), never rewritten: [`expand`] decides a ring slot and
@@ -28,3 +28,4 @@ pub mod redundant;
 pub mod schedule;
 pub mod schedule_summary;
 pub mod sync;
+pub mod targets;

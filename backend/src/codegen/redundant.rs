@@ -12,8 +12,9 @@
 //!   much ([`makes_redundant`]): on the same semaphore with the same terms and a constant at
 //!   least as large, or on a semaphore whose signaller's completion implies its signaller's
 //!   ([`crate::codegen::sync::implies`]). Both producers are then on one thread (one DMA
-//!   queue, or one compute engine), so only the kept waits on the same producer thread are
-//!   compared ([`keep_node`]).
+//!   queue, or one compute engine), and the earlier wait's target is not before the later
+//!   one's, so only the kept waits on the same producer thread whose targets are at or after
+//!   its own are compared ([`keep_node`], [`crate::codegen::targets`]).
 //!
 //! A node signals its semaphore only when some kept wait reads it.
 //!
@@ -22,10 +23,11 @@
 
 use crate::codegen::emit::{ENode, Emitted, Node};
 use crate::codegen::entities::Sem;
-use crate::codegen::footprints::Instances;
+use crate::codegen::footprints::{decode, Instances};
 use crate::codegen::sync::{self, Sync, Wait};
+use crate::codegen::targets::{self, Known, Order, Reference, Target};
 use cranelift_entity::SecondaryMap;
-use runtime_sim::isa::Engine;
+use runtime_sim::isa::{Engine, MAX_REGS};
 
 /// Drops the waits of `sync` that the rule of the module doc makes redundant on `em` (the
 /// kernel the program is built from), and the signals no kept wait reads. Returns the number of
@@ -36,19 +38,32 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let mut keep: SecondaryMap<Node, Vec<bool>> = (sync.waits.iter())
         .map(|(i, ws)| (i, vec![false; ws.len()]))
         .collect();
+    let order = Order::new(em);
     let mut kept = Vec::new();
     for (_, nodes) in compute_stretches(em) {
         // The kept waits so far, as (node, index in its waits), by producer thread.
-        let mut known: Vec<Vec<(Node, usize)>> = vec![Vec::new(); sync::THREADS];
+        let mut known: Known<(Node, usize)> = Known::new(sync::THREADS);
         for i in nodes {
             let trips = sync::trips(em, &em.nodes[i]);
             let candidates = (sync.waits[i].iter().enumerate())
                 .filter(|(_, w)| may_keep(w, &trips))
                 .map(|(k, w)| ((i, k), thread_of(w)));
             kept.clear();
+            let mut regs = [0i64; MAX_REGS];
             keep_node(
                 candidates,
                 &mut known,
+                |(bi, bk)| {
+                    let w = &sync.waits[bi][bk];
+                    let x = signaller[w.sem]?;
+                    targets::reference(em, None, &order, bi, x, w)
+                },
+                |(ai, ak), v| {
+                    let a = &sync.waits[ai][ak];
+                    decode(&trips, v, &mut regs);
+                    let z = signaller[a.sem]?;
+                    order.target(em, z, &a.value, &regs)
+                },
                 |(ai, ak), (bi, bk)| {
                     let (a, b) = (&sync.waits[ai][ak], &sync.waits[bi][bk]);
                     makes_redundant(em, None, bi, &signaller, a, b)
@@ -164,17 +179,20 @@ pub fn makes_redundant(
 
 /// One node of a stretch: of its `candidates` (its waits that [`may_keep`], in order, each with
 /// its producer's thread), keeps in `kept` those that no wait kept before (in `known`, by
-/// producer thread) makes redundant, and adds them to `known`.
-pub fn keep_node<W: Copy>(
+/// producer thread) makes redundant, and adds them to `known`. Only the kept waits whose target
+/// (`target(a, v)`: at instance `v` of the stretch) is at or after the candidate's at its
+/// reference (`reference(w)`, [`targets::reference`]) are compared ([`Known::any_implies`]).
+pub fn keep_node<W: Copy, R: std::borrow::Borrow<Reference>>(
     candidates: impl IntoIterator<Item = (W, usize)>,
-    known: &mut [Vec<W>],
+    known: &mut Known<W>,
+    mut reference: impl FnMut(W) -> Option<R>,
+    mut target: impl FnMut(W, i64) -> Option<Target>,
     mut redundant: impl FnMut(W, W) -> bool,
     kept: &mut Vec<W>,
 ) {
     for (w, t) in candidates {
-        let implied = (0..known[t].len()).any(|j| redundant(known[t][j], w));
-        if !implied {
-            known[t].push(w);
+        if !known.any_implies(t, w, || reference(w), &mut target, &mut redundant) {
+            known.push(t, w);
             kept.push(w);
         }
     }

@@ -17,10 +17,12 @@ use crate::codegen::entities::{Node, Sem, Stretch, WaitId};
 use crate::codegen::footprints::Instances;
 use crate::codegen::redundant;
 use crate::codegen::sync::{self, Sync};
+use crate::codegen::targets::{Known, Order, Reach, Reference};
 use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use runtime_sim::isa::{Cmp, Engine, MAX_REGS};
 use runtime_sim::machine::DMA_QUEUES;
+use std::rc::Rc;
 
 /// What the checks share: the kernel's waits numbered in pruning order (`(node, index)` in
 /// `sync.waits`), what each asks for at each instance, and the implications between waits that
@@ -108,6 +110,14 @@ pub(super) struct Checker<'a, L: Lane> {
     pub(super) runs: SecondaryMap<Stretch, Option<KeptRun>>,
     /// Per node, its position in its stretch.
     pub(super) position: SecondaryMap<Node, usize>,
+    /// The kernel's loops' first nodes, for the targets of waits ([`Order`]).
+    pub(super) target_order: Order,
+    /// Per wait, its reference instance and target there
+    /// ([`crate::codegen::targets::reference`]), once
+    /// computed (`None`: not yet).
+    pub(super) reference: SecondaryMap<WaitId, Option<Option<Rc<Reference>>>>,
+    /// Per stretch, how far a change of its kept waits reaches ([`Reach`]; once computed).
+    pub(super) reach: SecondaryMap<Stretch, Option<Reach>>,
     /// The instance steps walked and kept-wait comparisons made so far
     /// ([`prune_budget`](super::prune_budget)).
     pub(super) steps: u64,
@@ -126,11 +136,12 @@ pub(super) struct WaitAt {
 }
 
 /// What [`Checker::keep_segment`] computed for one stretch: per producer thread, the waits
-/// kept in the stretch in node order, and per position `k` of the stretch (up to its length),
-/// how many of each thread's were kept before its `k`th node.
+/// kept in the stretch in node order (with their index by target, [`Known`]), and per
+/// position `k` of the stretch (up to its length), how many of each thread's were kept before
+/// its `k`th node.
 #[derive(Clone)]
 pub(super) struct KeptRun {
-    pub(super) lists: Vec<Vec<WaitId>>,
+    pub(super) known: Known<WaitId>,
     pub(super) lens: Vec<[u32; THREADS]>,
 }
 
@@ -250,6 +261,9 @@ impl<'a, L: Lane> Checker<'a, L> {
             dirty: Vec::new(),
             runs: SecondaryMap::new(),
             position: SecondaryMap::new(),
+            target_order: Order::new(em),
+            reference: SecondaryMap::new(),
+            reach: SecondaryMap::new(),
             steps: 0,
             race: None,
             epoch_buf: Vec::new(),

@@ -1,8 +1,12 @@
 //! Which waits the program keeps ([`crate::codegen::hb`]): [`Checker::keep`] applies
 //! [`crate::codegen::redundant`]'s rule (a wait whose value is never positive is dropped, and so
 //! is one that a wait kept earlier in the same stretch of the same engine implies) stretch by
-//! stretch, incrementally: a pass starts at the first node whose waits changed and stops where
-//! the waits kept so far are the last pass's again ([`KeptRun`]).
+//! stretch, incrementally: a pass starts at the first node whose waits changed and stops past
+//! the last node whose kept waits the waits kept differently so far could change
+//! ([`crate::codegen::targets::Reach`]: a wait is made redundant only by one whose target is at
+//! or after its own), the rest of the last pass standing ([`KeptRun`]). Each wait is compared
+//! only with the kept waits of its producer's thread whose targets are at or after its own
+//! ([`crate::codegen::targets::Known`]).
 //!
 //! Invariant: [`Checker::kept`] is what [`crate::codegen::redundant::drop_redundant_waits`]
 //! keeps of the live waits, computed at once (debug builds check it after the pruning), and
@@ -12,9 +16,12 @@ use super::checker::{Checker, KeptRun};
 use super::clock::Lane;
 use super::{Alive, THREADS};
 use crate::codegen::entities::{Node, Stretch, WaitId};
+use crate::codegen::footprints::decode;
 use crate::codegen::redundant;
+use crate::codegen::targets::{self, Known, Reach, Reference};
 use cranelift_entity::EntityRef;
-use runtime_sim::isa::Engine;
+use runtime_sim::isa::{Engine, MAX_REGS};
+use std::rc::Rc;
 
 impl<'a, L: Lane> Checker<'a, L> {
     /// Cuts every engine's stream into its stretches ([`redundant::compute_stretches`]).
@@ -29,25 +36,36 @@ impl<'a, L: Lane> Checker<'a, L> {
         }
     }
 
-    /// Whether the program drops wait `b` (of node `i`) when wait `a` ran before it in the same
-    /// iteration of the same body of the same engine.
-    fn implies(&mut self, a: WaitId, b: WaitId, i: Node) -> bool {
-        let at = a.index() * self.waits.len() + b.index();
-        let dense = !self.implied.is_empty();
-        if dense && self.implied[at] != 0 {
-            return self.implied[at] == 2;
+    /// The reach of the waits of the stretch of `nodes` ([`Reach`]): every wait that may be
+    /// kept, alive or not (the reach of more waits is further).
+    fn compute_reach(&mut self, nodes: &[Node]) -> Reach {
+        let mut all = Vec::new();
+        for (pos, &i) in nodes.iter().enumerate() {
+            for k in 0..self.of_node[i].len() {
+                let w = self.of_node[i][k];
+                if self.positive[w] {
+                    let r = self.reference(w).map(|r| (*r).clone());
+                    all.push((pos, self.producer_thread[w], r));
+                }
+            }
         }
-        if let Some(&x) = self.implied_sparse.get(&(a, b)) {
-            return x;
+        Reach::new(THREADS, all)
+    }
+
+    /// Wait `w`'s reference instance and its target there ([`targets::reference`]; memoised).
+    fn reference(&mut self, w: WaitId) -> Option<Rc<Reference>> {
+        if let Some(r) = &self.reference[w] {
+            return r.clone();
         }
-        let (wa, wb) = (self.wait(a), self.wait(b));
-        let x = redundant::makes_redundant(self.em, Some(self.inst), i, &self.signaller, wa, wb);
-        if dense {
-            self.implied[at] = 1 + u8::from(x);
-        } else {
-            self.implied_sparse.insert((a, b), x);
-        }
-        x
+        let b = self.wait(w);
+        let r = (self.signaller[b.sem])
+            .and_then(|x| {
+                let i = self.waits[w].node;
+                targets::reference(self.em, Some(self.inst), &self.target_order, i, x, b)
+            })
+            .map(Rc::new);
+        self.reference[w] = Some(r.clone());
+        r
     }
 
     /// Makes `ws` the waits node `i` keeps, counting the semaphores they read; returns the
@@ -94,9 +112,13 @@ impl<'a, L: Lane> Checker<'a, L> {
     /// since the last call for it. What a node keeps depends only on its own waits and on the
     /// waits kept before it in the stretch (by producer thread), so the pass starts at the first
     /// changed node, from the kept waits the last pass had there ([`KeptRun`]), and stops at the
-    /// first node after the last changed one where the kept waits so far are again the last
-    /// pass's: from there on every node keeps what it kept. A run of waits removed one at a time
-    /// down a long stretch so costs what changes, not the stretch per wait.
+    /// first node, at or after the last changed one, past which no wait that this pass kept
+    /// differently (came or went) can make a later wait redundant ([`Reach`]): from there on
+    /// every node keeps what it kept, and the last pass's lists and counts stand (shifted by
+    /// what changed). A run of waits removed one at a time down a long stretch so costs what
+    /// changes, not the stretch per wait, when the waits' targets move along with the stretch
+    /// (each wait asks for recent signals); when a later wait may ask for an older signal than
+    /// the one that changed, the pass goes on to it.
     pub(super) fn keep_segment(
         &mut self,
         s: Stretch,
@@ -107,7 +129,7 @@ impl<'a, L: Lane> Checker<'a, L> {
         self.clean.remove(&s);
         let nodes = std::mem::take(&mut self.segments[s].1);
         let (old, mut lens) = match self.runs[s].take() {
-            Some(run) => (Some(run.lists), run.lens),
+            Some(run) => (Some(run.known), run.lens),
             None => (None, vec![[0; THREADS]; nodes.len() + 1]),
         };
         // Where the pass starts, and the last changed node.
@@ -122,59 +144,140 @@ impl<'a, L: Lane> Checker<'a, L> {
         };
         // The kept waits so far, by the thread of their producer: a wait implies another only
         // when both producers are on one thread (one queue, or one compute engine; `implies`).
-        let mut known: Vec<Vec<WaitId>> = vec![Vec::new(); THREADS];
+        // The last pass's, cut where this one starts (its index by target with them); the
+        // last pass's lists stay in `old_lists` to tell where this one converges.
         let base = lens[start];
-        if let Some(lists) = &old {
-            for (t, k) in known.iter_mut().enumerate() {
-                k.extend_from_slice(&lists[t][..base[t] as usize]);
+        let (mut known, old_lists) = match old {
+            Some(mut k) => {
+                let lists = std::mem::take(&mut k.lists);
+                k.lists = (lists.iter().zip(&base))
+                    .map(|(l, &n)| l[..n as usize].to_vec())
+                    .collect();
+                k.truncate_index(&base);
+                (k, Some(lists))
             }
+            None => (Known::new(THREADS), None),
+        };
+        if old_lists.is_some() && self.reach[s].is_none() {
+            self.reach[s] = Some(self.compute_reach(&nodes));
         }
-        let mut converged = false;
+        // The last position whose kept waits the waits kept differently so far may change.
+        let mut until = last;
+        let mut converged = None;
         let (mut ws, mut candidates) = (Vec::new(), Vec::new());
         for (at, &i) in nodes.iter().enumerate().skip(start) {
             ws.clear();
             candidates.clear();
-            candidates.extend(
-                (self.of_node[i].iter())
-                    .filter(|&&w| alive[w] && self.positive[w])
-                    .map(|&w| (w, self.producer_thread[w])),
-            );
-            // The budget counts this pass's comparisons too: each candidate is compared with
-            // the waits kept before it on its producer's thread (a long stretch whose passes
-            // never converge would otherwise cost its length cubed, unbudgeted).
-            self.steps += (candidates.iter())
-                .map(|&(_, t)| known[t].len() as u64 + 1)
-                .sum::<u64>();
+            for k in 0..self.of_node[i].len() {
+                let w = self.of_node[i][k];
+                if alive[w] && self.positive[w] {
+                    // (Computed only for a list too long to compare whole.)
+                    let t = self.producer_thread[w];
+                    let r = (cfg!(debug_assertions) || known.lists[t].len() > targets::FEW)
+                        .then(|| self.reference(w))
+                        .flatten();
+                    candidates.push((w, t, r));
+                }
+            }
+            // The budget counts this pass's candidates too (their comparisons are those with
+            // the kept waits whose targets are at or after theirs: few, `targets`).
+            self.steps += candidates.len() as u64;
+            let (em, order) = (self.em, &self.target_order);
+            let trips = &self.inst.trips[i];
+            let mut regs = [0i64; MAX_REGS];
+            let waits = &self.waits;
+            let (sync, signaller) = (self.sync, &self.signaller);
+            let mut cmp = |a: WaitId, w: WaitId| {
+                let at = a.index() * waits.len() + w.index();
+                let dense = !self.implied.is_empty();
+                if dense && self.implied[at] != 0 {
+                    return self.implied[at] == 2;
+                }
+                if let Some(&x) = self.implied_sparse.get(&(a, w)) {
+                    return x;
+                }
+                let (wa, wb) = (
+                    &sync.waits[waits[a].node][waits[a].index],
+                    &sync.waits[waits[w].node][waits[w].index],
+                );
+                let x = redundant::makes_redundant(em, Some(self.inst), i, signaller, wa, wb);
+                if dense {
+                    self.implied[at] = 1 + u8::from(x);
+                } else {
+                    self.implied_sparse.insert((a, w), x);
+                }
+                x
+            };
             redundant::keep_node(
-                candidates.iter().copied(),
+                candidates.iter().map(|&(w, t, _)| (w, t)),
                 &mut known,
-                |a, w| self.implies(a, w, i),
+                |w| {
+                    (candidates.iter())
+                        .find(|c| c.0 == w)
+                        .and_then(|c| c.2.clone())
+                },
+                |a, v| {
+                    let wa = &sync.waits[waits[a].node][waits[a].index];
+                    decode(trips, v, &mut regs);
+                    order.target(em, signaller[wa.sem]?, &wa.value, &regs)
+                },
+                &mut cmp,
                 &mut ws,
             );
             if ws != self.kept[i] {
                 let was = self.set_kept(i, ws.clone());
+                if old_lists.is_some() {
+                    let reach = self.reach[s].as_ref().expect("computed above");
+                    for &d in (was.iter())
+                        .filter(|d| !ws.contains(d))
+                        .chain((ws.iter()).filter(|d| !was.contains(d)))
+                    {
+                        let wd = &sync.waits[self.waits[d].node][self.waits[d].index];
+                        let z = self.signaller[wd.sem];
+                        let order = &self.target_order;
+                        let affected = reach.last_affected(self.producer_thread[d], |v| {
+                            decode(trips, v, &mut regs);
+                            order.target(em, z?, &wd.value, &regs)
+                        });
+                        until = until.max(affected.unwrap_or(0));
+                    }
+                }
                 moved.push((i, was));
             }
-            let now: [u32; THREADS] = std::array::from_fn(|t| known[t].len() as u32);
+            let now: [u32; THREADS] = std::array::from_fn(|t| known.lists[t].len() as u32);
             let before = std::mem::replace(&mut lens[at + 1], now);
-            if let Some(lists) = &old {
-                if at >= last
-                    && now == before
-                    && (0..THREADS).all(|t| {
-                        let r = base[t] as usize..now[t] as usize;
-                        known[t][r.clone()] == lists[t][r]
-                    })
-                {
-                    converged = true;
+            // Past `until`, every later node keeps what it kept in the last pass: its waits are
+            // the same, and the kept waits that differ make none of them redundant.
+            // (Or where the kept waits so far are again the last pass's.)
+            if let Some(lists) = &old_lists {
+                let same = || {
+                    now == before
+                        && (0..THREADS).all(|t| {
+                            let r = base[t] as usize..now[t] as usize;
+                            known.lists[t][r.clone()] == lists[t][r]
+                        })
+                };
+                if at >= until || (at >= last && same()) {
+                    converged = Some((at, before, now));
                     break;
                 }
             }
         }
-        let lists = match (converged, old) {
-            (true, Some(lists)) => lists,
-            _ => known,
-        };
-        self.runs[s] = Some(KeptRun { lists, lens });
+        if let (Some((at, before, now)), Some(lists)) = (converged, old_lists) {
+            // The rest of the last pass's lists stands, after this pass's (the index covers a
+            // prefix of them), and the counts past `at` move by what this pass changed.
+            for (t, l) in known.lists.iter_mut().enumerate() {
+                l.extend_from_slice(&lists[t][before[t] as usize..]);
+            }
+            if before != now {
+                for n in &mut lens[at + 2..] {
+                    for t in 0..THREADS {
+                        n[t] = n[t] - before[t] + now[t];
+                    }
+                }
+            }
+        }
+        self.runs[s] = Some(KeptRun { known, lens });
         self.segments[s].1 = nodes;
     }
 }

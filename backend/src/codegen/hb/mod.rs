@@ -14,9 +14,11 @@
 //! the same engine implies) and signals only the semaphores a kept wait reads. `Checker::keep`
 //! applies that rule through the module's functions (memoising
 //! [`crate::codegen::redundant::makes_redundant`]) incrementally: when waits are removed it
-//! redoes their stretch from the first changed node only until the waits kept so far are the
-//! last pass's again, so a long straight-line stretch costs what changes; debug builds check the
-//! result against [`crate::codegen::redundant::drop_redundant_waits`] computed at once.
+//! redoes their stretch from the first changed node only until no wait kept differently can
+//! change what a later node keeps (`kept.rs`), so a long straight-line stretch costs what
+//! changes; each wait is compared only with the kept waits whose targets are at or after its
+//! own ([`crate::codegen::targets`]), not with every wait kept before it. Debug builds check
+//! the result against [`crate::codegen::redundant::drop_redundant_waits`] computed at once.
 //!
 //! **The relation** is the one the race detector (`runtime_sim::sim::race`, `exec`) computes
 //! with vector clocks over the threads `pe act dve pool sp` and the 16 DMA queues:
@@ -88,7 +90,14 @@
 //! past [`MAX_INSTANCES`], or whose conflicts take more than [`SEARCH_BUDGET`] footprint checks
 //! to find, keeps all its waits, and one whose walks and kept-wait passes take more than
 //! [`prune_budget`] steps (linear in its waits) keeps the waits not yet tried (correct, maybe
-//! redundant).
+//! redundant). No example or `tests/good` kernel comes near it (at most 2.3% of its budget:
+//! `matmul_blocked_stages.nk` on `default`), nor do issue 32's scaling kernels (256 sequential
+//! loops: 5.3%; a body of 1,024 statements: 6.6%; 300 to 2,000 loads in one body). 5,000 loads
+//! in one body whose tiles overflow SBUF still reach it (65,002 waits over 10,004 instances):
+//! each transfer waits for the previous iteration's transfers that shared its address, in no
+//! order along the body, so a kept wait that goes may change what a wait at the end of the
+//! body keeps ([`crate::codegen::targets::Reach`]), and each such trial is a pass over the
+//! whole body.
 
 mod checker;
 mod clock;
@@ -112,7 +121,7 @@ use runtime_sim::machine::DMA_QUEUES;
 pub const SEARCH_BUDGET: u64 = 50_000_000;
 
 /// The most instance steps the walks take (the former limit on instances times waits, each
-/// wait then costing a walk to the end), plus the comparisons of the kept-wait passes
+/// wait then costing a walk to the end), plus the waits the kept-wait passes visit
 /// (`kept.rs`); past it the waits not yet tried are kept.
 pub const PRUNE_BUDGET: u64 = 200_000_000;
 

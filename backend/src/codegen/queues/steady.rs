@@ -93,38 +93,97 @@ fn piece(t: &Transfer, p: u64) -> u64 {
     machine::dma_queue_cycles(t.bytes / p.max(1))
 }
 
-/// Places the pieces of every transfer, `pieces[k]` for transfer `k` (module doc): the queues of
-/// each, in the order of its pieces (the lowest index after `rotation` first). `runs[k]` is
-/// how many iterations transfer `k` runs in.
-pub fn place(
-    ts: &[Transfer],
-    pieces: &[u64],
-    runs: &[u64],
-    steady_on: &[bool],
+/// The placement of the walk's plans (module doc), one after the other, each a few splits from
+/// the last: each transfer's queues, in the order of its pieces (the lowest index after the
+/// rotation first). It keeps the transfers in placement order (longest piece first, then the
+/// plan's order) and moves only those whose split changed (a binary search and a shift, where
+/// sorting every plan again cost its transfers times their logarithm), chooses each transfer's
+/// queues among the 16 on the stack (the least loaded one for a single piece, where a list of
+/// them was allocated and sorted per transfer), and refills the plan's queue lists in place.
+/// (Keeping the 16 sorted across transfers, an insertion of the chosen ones back, cost more on
+/// `tests/limits.rs`' 5,000 loads: 44 s against 25 s.) The plans are those of sorting every plan
+/// afresh (the same order and choices, ties included: the tests below compare them).
+///
+/// Invariant: `order` is `(Reverse(piece), transfer)` for every transfer, sorted, under the
+/// splits `last`.
+struct Placer<'a> {
+    ts: &'a [Transfer],
+    runs: &'a [u64],
+    steady_on: &'a [bool],
     rotation: usize,
-) -> Vec<SplitData> {
-    let mut order: Vec<usize> = (0..ts.len()).collect();
-    // Longest piece first; the plan's order (instruction) breaks ties.
-    order.sort_by_key(|&k| (std::cmp::Reverse(piece(&ts[k], pieces[k])), k));
-    let mut steady = [0u64; DMA_QUEUES];
-    let mut whole = [0u64; DMA_QUEUES];
-    let mut out = vec![SplitData { queues: Vec::new() }; ts.len()];
-    for k in order {
-        let c = piece(&ts[k], pieces[k]);
-        let mut queues: Vec<usize> = (0..DMA_QUEUES)
-            .map(|j| (j + rotation) % DMA_QUEUES)
-            .collect();
-        // (Stable: equal loads keep the rotation's order.)
-        queues.sort_by_key(|&q| (steady[q], whole[q]));
-        let mut chosen: Vec<usize> = queues.into_iter().take(pieces[k] as usize).collect();
-        for &q in &chosen {
-            steady[q] += if steady_on[k] { c } else { 0 };
-            whole[q] += c * runs[k].max(1);
+    last: Vec<u64>,
+    order: Vec<(std::cmp::Reverse<u64>, usize)>,
+    out: Vec<SplitData>,
+}
+
+impl<'a> Placer<'a> {
+    fn new(ts: &'a [Transfer], runs: &'a [u64], steady_on: &'a [bool], rotation: usize) -> Self {
+        Placer {
+            ts,
+            runs,
+            steady_on,
+            rotation,
+            last: Vec::new(),
+            order: Vec::new(),
+            out: vec![SplitData { queues: Vec::new() }; ts.len()],
         }
-        chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
-        out[k].queues = chosen.into_iter().map(|q| q as u8).collect();
     }
-    out
+
+    /// The placement of the splits `pieces` (`pieces[k]` for transfer `k`; `runs[k]` is how
+    /// many iterations transfer `k` runs in).
+    fn place(&mut self, pieces: &[u64]) -> &[SplitData] {
+        let key = |k: usize| (std::cmp::Reverse(piece(&self.ts[k], pieces[k])), k);
+        if self.last.len() != pieces.len() {
+            self.order = (0..pieces.len()).map(key).collect();
+            self.order.sort_unstable();
+        } else {
+            for (k, (&last, &now)) in self.last.iter().zip(pieces).enumerate() {
+                if last != now {
+                    let was = (std::cmp::Reverse(piece(&self.ts[k], last)), k);
+                    let at = (self.order.binary_search(&was))
+                        .expect("every transfer is in the order under its last split");
+                    self.order.remove(at);
+                    let now = key(k);
+                    let to = self.order.partition_point(|x| *x < now);
+                    self.order.insert(to, now);
+                }
+            }
+        }
+        self.last.clear();
+        self.last.extend_from_slice(pieces);
+        let mut steady = [0u64; DMA_QUEUES];
+        let mut whole = [0u64; DMA_QUEUES];
+        let rotation = self.rotation;
+        for &(std::cmp::Reverse(c), k) in &self.order {
+            // The queues by load in the steady class, then over the whole loop, then their
+            // position after the rotation: the `p` first take the pieces.
+            let mut by: [(u64, u64, usize); DMA_QUEUES] = std::array::from_fn(|at| {
+                let q = (at + rotation) % DMA_QUEUES;
+                (steady[q], whole[q], at)
+            });
+            let p = (pieces[k] as usize).min(DMA_QUEUES);
+            if p == 1 {
+                by[0] = *(by.iter().min()).expect("there are queues");
+            } else {
+                by.sort_unstable();
+            }
+            let mut chosen = 0u32;
+            for &(_, _, at) in &by[..p] {
+                chosen |= 1 << at;
+                let q = (at + rotation) % DMA_QUEUES;
+                steady[q] += if self.steady_on[k] { c } else { 0 };
+                whole[q] += c * self.runs[k].max(1);
+            }
+            let queues = &mut self.out[k].queues;
+            queues.clear();
+            queues.extend(
+                (0..DMA_QUEUES)
+                    .filter(|at| chosen & (1 << at) != 0)
+                    .map(|at| ((at + rotation) % DMA_QUEUES) as u8),
+            );
+        }
+        &self.out
+    }
 }
 
 /// The steady class's period under `splits` (every transfer running): the longest of `sp`
@@ -245,10 +304,11 @@ fn walk(
             false => choices[k].len() - 1,
         })
         .collect();
+    let mut placer = Placer::new(ts, &runs, &steady_on, rotation);
     loop {
         let pieces: Vec<u64> = (0..ts.len()).map(|k| choices[k][at[k]]).collect();
-        let splits = place(ts, &pieces, &runs, &steady_on, rotation);
-        let (time, load, busiest) = period(ts, &splits, &steady_on, compute);
+        let splits = placer.place(&pieces);
+        let (time, load, busiest) = period(ts, splits, &steady_on, compute);
         let total: u64 = (pieces.iter().zip(&steady_on))
             .filter(|(_, &on)| on)
             .map(|(p, _)| p)
@@ -260,7 +320,7 @@ fn walk(
             .filter(|&k| steady_on[k] && splits[k].queues.contains(&(busiest as u8)))
             .filter(|&k| at[k] + 1 < choices[k].len())
             .max_by_key(|&k| (piece(&ts[k], pieces[k]), std::cmp::Reverse(k)));
-        visit(time, total, &splits);
+        visit(time, total, splits);
         if !on && (sp >= load || compute >= load) {
             break;
         }
@@ -270,4 +330,80 @@ fn walk(
         }
     }
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The placement as it was written first, every plan sorted afresh: the placer's oracle.
+    fn place_afresh(
+        ts: &[Transfer],
+        pieces: &[u64],
+        runs: &[u64],
+        steady_on: &[bool],
+        rotation: usize,
+    ) -> Vec<SplitData> {
+        let mut order: Vec<usize> = (0..ts.len()).collect();
+        order.sort_by_key(|&k| (std::cmp::Reverse(piece(&ts[k], pieces[k])), k));
+        let mut steady = [0u64; DMA_QUEUES];
+        let mut whole = [0u64; DMA_QUEUES];
+        let mut out = vec![SplitData { queues: Vec::new() }; ts.len()];
+        for k in order {
+            let c = piece(&ts[k], pieces[k]);
+            let mut queues: Vec<usize> = (0..DMA_QUEUES)
+                .map(|j| (j + rotation) % DMA_QUEUES)
+                .collect();
+            queues.sort_by_key(|&q| (steady[q], whole[q]));
+            let mut chosen: Vec<usize> = queues.into_iter().take(pieces[k] as usize).collect();
+            for &q in &chosen {
+                steady[q] += if steady_on[k] { c } else { 0 };
+                whole[q] += c * runs[k].max(1);
+            }
+            chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
+            out[k].queues = chosen.into_iter().map(|q| q as u8).collect();
+        }
+        out
+    }
+
+    proptest! {
+        /// Over a walk of random splits (each plan a few splits from the last), the placer's
+        /// plans are those of sorting every plan afresh.
+        #[test]
+        fn the_placer_places_as_sorting_afresh(
+            sizes in prop::collection::vec((0usize..5, 1u64..9, 0u64..4, any::<bool>()), 1..40),
+            steps in prop::collection::vec((0usize..40, 0usize..5), 0..60),
+            rotation in 0usize..DMA_QUEUES,
+        ) {
+            let parts = [16u64, 32, 80, 96, 128];
+            let ts: Vec<Transfer> = (sizes.iter().enumerate())
+                .map(|(k, &(p, kib, _, _))| Transfer {
+                    inst: k,
+                    partitions: parts[p],
+                    bytes: parts[p] * 512 * kib,
+                    on: 1,
+                    total: 1,
+                })
+                .collect();
+            let runs: Vec<u64> = sizes.iter().map(|s| s.2).collect();
+            let steady_on: Vec<bool> = sizes.iter().map(|s| s.3).collect();
+            let choices: Vec<Vec<u64>> = ts.iter().map(|t| split_choices(t.partitions)).collect();
+            let mut at = vec![0usize; ts.len()];
+            let mut placer = Placer::new(&ts, &runs, &steady_on, rotation);
+            for step in std::iter::once(None).chain(steps.into_iter().map(Some)) {
+                if let Some((k, to)) = step {
+                    let k = k % ts.len();
+                    at[k] = to.min(choices[k].len() - 1);
+                }
+                let pieces: Vec<u64> = (0..ts.len()).map(|k| choices[k][at[k]]).collect();
+                let want = place_afresh(&ts, &pieces, &runs, &steady_on, rotation);
+                let got = placer.place(&pieces);
+                prop_assert_eq!(
+                    got.iter().map(|s| s.queues.clone()).collect::<Vec<_>>(),
+                    want.into_iter().map(|s| s.queues).collect::<Vec<_>>()
+                );
+            }
+        }
+    }
 }
