@@ -250,6 +250,13 @@ fn compile_ratio(c: &mut Criterion) {
     let rounds = (std::env::var("NKC_RATIO_ROUNDS").ok())
         .and_then(|r| r.parse().ok())
         .unwrap_or(ROUNDS);
+    // `cargo test --benches` runs each bench once, without `--bench`: one round then shows the
+    // table works without timing anything worth reading.
+    let rounds = if std::env::args().any(|a| a == "--bench") {
+        rounds
+    } else {
+        1
+    };
     ratio_table(&examples, rounds);
     if std::env::var_os("NKC_RATIO_ONLY").is_some() {
         return;
