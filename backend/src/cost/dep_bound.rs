@@ -87,12 +87,12 @@
 //! first. Past [`MAX_INSTANCES`] instances the bound is not computed (`None`).
 
 use penguin::affine::AffineExpr;
-use penguin::ir::{mask_box, EngineClass, InstData, Memory, Op, Operand, StmtKind};
+use penguin::ir::{mask_box, ActiveBox, EngineClass, InstData, Memory, Op, Operand, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::isa::DType;
 use runtime_sim::machine::{self, DMA_QUEUES};
-use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 /// The most instruction instances and loop iterations the bound walks.
 pub const MAX_INSTANCES: u64 = 2_000_000;
@@ -176,6 +176,7 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
         reverse: false,
         times: Vec::new(),
         costs: Vec::new(),
+        clipped: HashMap::new(),
     };
     cx.block(&func.body);
     let dependence = cx.end;
@@ -326,27 +327,49 @@ struct Cost {
 /// version for that iteration runs, `codegen::masks`), or `None` when the box is empty (no
 /// version runs: the instance reads, writes and takes nothing). A mask the backend cannot lower
 /// stays on the instruction, which then costs the least of its kind ([`masked_latency`]).
+/// `clipped` keeps each instruction's clip per box (an instruction has a few boxes, its
+/// versions, over many iterations).
 fn active<'f>(
     func: &'f Function,
     ivs: &cranelift_entity::SecondaryMap<Axis, i64>,
+    clipped: &mut HashMap<(penguin::Inst, ActiveBox), Rc<InstData>>,
     i: penguin::Inst,
-) -> Option<Cow<'f, InstData>> {
+) -> Option<Active<'f>> {
     let d = &func.insts[i];
     if d.mask.is_empty() || d.mask_refusal().is_some() {
-        return Some(Cow::Borrowed(d));
+        return Some(Active::Whole(d));
     }
     let Some(shape) = d.iter_shape() else {
-        return Some(Cow::Borrowed(d));
+        return Some(Active::Whole(d));
     };
     let b = mask_box(&d.mask, shape, &mut |e| e.eval(ivs))?;
-    Some(match b == [(0, shape[0]), (0, shape[1])] {
-        // The mask keeps everything here: the instruction runs whole (its one version).
-        true => Cow::Owned(InstData {
-            mask: Vec::new(),
-            ..d.clone()
-        }),
-        false => Cow::Owned(d.clipped(shape, b)),
-    })
+    let c = clipped.entry((i, b)).or_insert_with(|| {
+        Rc::new(match b == [(0, shape[0]), (0, shape[1])] {
+            // The mask keeps everything here: the instruction runs whole (its one version).
+            true => InstData {
+                mask: Vec::new(),
+                ..d.clone()
+            },
+            false => d.clipped(shape, b),
+        })
+    });
+    Some(Active::Clipped(Rc::clone(c)))
+}
+
+/// What [`active`] finds an instance runs: the instruction as written or clipped to a box.
+enum Active<'f> {
+    Whole(&'f InstData),
+    Clipped(Rc<InstData>),
+}
+
+impl std::ops::Deref for Active<'_> {
+    type Target = InstData;
+    fn deref(&self) -> &InstData {
+        match self {
+            Active::Whole(d) => d,
+            Active::Clipped(d) => d,
+        }
+    }
 }
 
 /// A walk over every instance, forward (each instance's earliest start; `ready` holds when
@@ -368,6 +391,8 @@ struct Walk<'f> {
     times: Vec<Instance>,
     /// The forward walk's [`Cost`] of each instance, in walk order.
     costs: Vec<Cost>,
+    /// The clips of masked instructions ([`active`]).
+    clipped: HashMap<(penguin::Inst, ActiveBox), Rc<InstData>>,
 }
 
 impl Walk<'_> {
@@ -441,7 +466,7 @@ impl Walk<'_> {
     /// (`first`; its other pieces may read other rows), and it ends once it has taken its
     /// latency from there and its least piece latency after its last input.
     fn inst(&mut self, i: penguin::Inst) {
-        let Some(d) = active(self.func, &self.ivs, i) else {
+        let Some(d) = active(self.func, &self.ivs, &mut self.clipped, i) else {
             return;
         };
         let d = &*d;
@@ -537,7 +562,7 @@ impl Walk<'_> {
     /// reader of all it wrote waits for its last piece (a transfer, for one piece after it);
     /// one reading part of it may need only pieces that ended sooner, and adds nothing.
     fn inst_reverse(&mut self, i: penguin::Inst) {
-        let Some(d) = active(self.func, &self.ivs, i) else {
+        let Some(d) = active(self.func, &self.ivs, &mut self.clipped, i) else {
             return;
         };
         let d = &*d;
