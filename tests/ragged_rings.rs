@@ -1,7 +1,9 @@
 //! Rings for the tiles of a ragged last iteration (`backend::transform::emergent::plan`): a load
-//! masked to the rows of a partial tile, read only under the same mask, carries no value from one
-//! iteration to the next, so the tile becomes a ring and its loads are issued ahead; a tile read
-//! past the rows its masked load wrote stays single-buffered. Every run is checked against the
+//! masked to the rows of a partial tile, read only under the same mask — or read whole, row by
+//! row, into tiles of the iteration that only masked accesses observe — carries no value an
+//! effect depends on from one iteration to the next, so the tile becomes a ring and its loads are
+//! issued ahead; a tile whose rows past its masked load reach an effect (an unmasked store, an
+//! accumulator kept across iterations) stays single-buffered. Every run is checked against the
 //! interpreter bit for bit.
 
 mod common;
