@@ -250,3 +250,54 @@ fn the_good_scratch_reuse_chains_its_rounds_through_hbm() {
     assert_eq!(b.dependence, 4472 + 647 + 4 * 1294 + 1084 + 2531);
     assert_eq!(good("hbm_reuse.nk", "overwrite_block").dependence, 16_976);
 }
+
+/// A masked instruction counts, in each iteration, the box its mask keeps: a load, exp and store
+/// of a 128-row tile masked to its first 72 rows are bounded exactly as the same chain on a
+/// 72-row tile, unmasked (and not as the least instruction of each kind).
+#[test]
+fn a_mask_counts_the_rows_it_keeps() {
+    let masked = "def masked(a: nl.hbm[nl.float32, 128, 512]):
+    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    ix = nl.arange(128)[:, None]
+    iy = nl.arange(512)[None, :]
+    t = nl.load(a[ix, iy], mask=(ix < 72))
+    nl.store(c[ix, iy], value=nl.exp(t, mask=(ix < 72)), mask=(ix < 72))
+    return c
+";
+    let cut = "def cut(a: nl.hbm[nl.float32, 72, 512]):
+    c = nl.ndarray((72, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a[:, :])
+    nl.store(c[:, :], value=nl.exp(t))
+    return c
+";
+    assert_eq!(bounds(masked), bounds(cut));
+    // 72 rows split 8 ways (9 rows of 18,432 bytes, 971 cycles on a queue): 512 + 1,820 + 971
+    // for each transfer, and 572 for the exp.
+    assert_eq!(bound(cut), Some(2 * (8 * 64 + 1_820 + 971) + 572));
+}
+
+/// A ragged last iteration: each iteration counts its own rows (128, then 72), and an iteration
+/// whose mask keeps nothing runs nothing.
+#[test]
+fn each_iteration_of_a_ragged_loop_counts_its_own_rows() {
+    let ragged = |n: u64, trips: u64| {
+        format!(
+            "def ragged(a: nl.hbm[nl.float32, {n}, 512]):
+    c = nl.ndarray(({n}, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    ix = nl.arange(128)[:, None]
+    iy = nl.arange(512)[None, :]
+    for i in nl.affine_range({trips}):
+        t = nl.load(a[i * 128 + ix, iy], mask=(i * 128 + ix < {n}))
+        nl.store(c[i * 128 + ix, iy], value=nl.exp(t), mask=(i * 128 + ix < {n}))
+    return c
+"
+        )
+    };
+    let (full, rest) = (bounds(&ragged(256, 2)), bounds(&ragged(200, 2)));
+    // The full tiles' chain (a_load_exp_store_chain) is the longest either way: the queues'
+    // work is what differs.
+    assert_eq!(full.dependence, 3_707 + 572 + 3_707);
+    assert!(rest.dependence >= 3_707 + 572 + 3_707, "{rest:?}");
+    // A third iteration past the rows keeps nothing: the bounds are the two iterations'.
+    assert_eq!(bounds(&ragged(200, 3)), rest);
+}

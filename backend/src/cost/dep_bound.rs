@@ -69,11 +69,16 @@
 //! its tensor: dropping a constraint only lowers the bound, and a kernel storing a million row
 //! blocks of one output does not scan all the earlier ones at every store.
 //!
-//! An access pattern counts its values (not its bounding box) and a masked instruction the least
-//! any instruction of its kind takes (the walk does not count the elements its mask keeps); the
-//! reads of either never wait for a whole transfer because of their rectangle alone (it is a
-//! bounding box of what they read). A bound that counted the box or the unmasked tile would be
-//! above runs (`tests/nki/pattern_many_axes.nk`; the public `nki_mask`, 7,986 against 6,275).
+//! An access pattern counts its values (not its bounding box); the reads of one never wait for a
+//! whole transfer because of their rectangle alone (it is a bounding box of what they read). A
+//! **masked instruction counts, in each instance, the box its mask keeps there** ([`active`]):
+//! it is the unmasked instruction clipped to that box, which is what the backend's version for
+//! that iteration runs (`codegen::masks`), so its latency, bytes, pieces and rectangles are that
+//! box's; an instance whose box is empty runs nothing and is skipped by both walks. (A mask the
+//! backend refuses stays whole and costs the least of its kind.) A bound that counted the
+//! unmasked tile would be above runs (`tests/nki/pattern_many_axes.nk`; the public `nki_mask`,
+//! 7,986 against 6,275); one that counted every masked instance as one element was far below
+//! runs whose masks keep nearly every row (`tests/good/queues_rest.nk`).
 //!
 //! Minimal latencies (MACHINE.md's cost table): a compute instruction costs its engine's cycles
 //! (an operation several engines can run, the cheapest; a `tensor_tensor` with an input in PSUM
@@ -82,11 +87,12 @@
 //! first. Past [`MAX_INSTANCES`] instances the bound is not computed (`None`).
 
 use penguin::affine::AffineExpr;
-use penguin::ir::{EngineClass, Memory, Op, Operand, StmtKind};
+use penguin::ir::{mask_box, ActiveBox, EngineClass, InstData, Memory, Op, Operand, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use runtime_sim::isa::DType;
 use runtime_sim::machine::{self, DMA_QUEUES};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 /// The most instruction instances and loop iterations the bound walks.
 pub const MAX_INSTANCES: u64 = 2_000_000;
@@ -169,6 +175,8 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
         end: 0,
         reverse: false,
         times: Vec::new(),
+        costs: Vec::new(),
+        clipped: HashMap::new(),
     };
     cx.block(&func.body);
     let dependence = cx.end;
@@ -180,7 +188,8 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
     cx.block(&func.body);
     let mut tails = std::mem::take(&mut cx.times);
     tails.reverse();
-    let (fill, fill_resource) = fill_bound(func, &heads, &tails);
+    let costs = std::mem::take(&mut cx.costs);
+    let (fill, fill_resource) = fill_bound(func, &heads, &tails, &costs);
     Some(KernelBoundsData {
         dependence,
         fill,
@@ -205,18 +214,18 @@ struct Claim {
 /// after its end), both in walk order: the largest over the resources and over the sets `S` of
 /// claims that start no sooner than `a` (or leave at least `b` after them) of
 /// `a + work(S) / units + b`.
-fn fill_bound(func: &Function, heads: &[Instance], tails: &[Instance]) -> (u64, &'static str) {
+fn fill_bound(
+    func: &Function,
+    heads: &[Instance],
+    tails: &[Instance],
+    costs: &[Cost],
+) -> (u64, &'static str) {
     let mut claims: Vec<Vec<Claim>> = vec![Vec::new(); RESOURCES.len()];
-    for (h, t) in heads.iter().zip(tails) {
+    for ((h, t), c) in heads.iter().zip(tails).zip(costs) {
         debug_assert_eq!(h.inst, t.inst, "both walks visit the same instances");
         let d = &func.insts[h.inst];
-        let lat = min_latency(func, h.inst);
-        if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
-            // A masked transfer moves what its mask keeps: at least nothing.
-            let bytes = match d.mask.is_empty() {
-                true => transfer_bytes(func, d, tile),
-                false => 0,
-            };
+        let Cost { lat, bytes } = *c;
+        if crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs).is_some() {
             let issue = machine::dma_issue_cycles();
             // The bytes move after one issue and the fixed latency; the last piece's bytes
             // are at least a sixteenth of the tile's.
@@ -304,6 +313,65 @@ struct Instance {
     time: u64,
 }
 
+/// What one instance costs, as the forward walk found it ([`active`]): its least latency and,
+/// for a transfer, the bytes it moves.
+#[derive(Clone, Copy)]
+struct Cost {
+    lat: u64,
+    bytes: u64,
+}
+
+/// What instance `i` runs in the iteration `ivs` gives: the instruction itself when unmasked; a
+/// masked one clipped to the box its mask keeps in that iteration
+/// ([`penguin::ir::mask_box`], [`InstData::clipped`]: the unmasked instruction the backend's
+/// version for that iteration runs, `codegen::masks`), or `None` when the box is empty (no
+/// version runs: the instance reads, writes and takes nothing). A mask the backend cannot lower
+/// stays on the instruction, which then costs the least of its kind ([`masked_latency`]).
+/// `clipped` keeps each instruction's clip per box (an instruction has a few boxes, its
+/// versions, over many iterations).
+fn active<'f>(
+    func: &'f Function,
+    ivs: &cranelift_entity::SecondaryMap<Axis, i64>,
+    clipped: &mut HashMap<(penguin::Inst, ActiveBox), Rc<InstData>>,
+    i: penguin::Inst,
+) -> Option<Active<'f>> {
+    let d = &func.insts[i];
+    if d.mask.is_empty() || d.mask_refusal().is_some() {
+        return Some(Active::Whole(d));
+    }
+    let Some(shape) = d.iter_shape() else {
+        return Some(Active::Whole(d));
+    };
+    let b = mask_box(&d.mask, shape, &mut |e| e.eval(ivs))?;
+    let c = clipped.entry((i, b)).or_insert_with(|| {
+        Rc::new(match b == [(0, shape[0]), (0, shape[1])] {
+            // The mask keeps everything here: the instruction runs whole (its one version).
+            true => InstData {
+                mask: Vec::new(),
+                ..d.clone()
+            },
+            false => d.clipped(shape, b),
+        })
+    });
+    Some(Active::Clipped(Rc::clone(c)))
+}
+
+/// What [`active`] finds an instance runs: the instruction as written or clipped to a box.
+enum Active<'f> {
+    Whole(&'f InstData),
+    Clipped(Rc<InstData>),
+}
+
+impl std::ops::Deref for Active<'_> {
+    type Target = InstData;
+    fn deref(&self) -> &InstData {
+        match self {
+            Active::Whole(d) => d,
+            Active::Clipped(d) => d,
+        }
+    }
+}
+
 /// A walk over every instance, forward (each instance's earliest start; `ready` holds when
 /// written values are ready) or in reverse (each instance's tail, the longest chain after its
 /// end; `ready` holds, per region a later instruction reads, that reader's latency plus tail).
@@ -321,6 +389,10 @@ struct Walk<'f> {
     end: u64,
     reverse: bool,
     times: Vec<Instance>,
+    /// The forward walk's [`Cost`] of each instance, in walk order.
+    costs: Vec<Cost>,
+    /// The clips of masked instructions ([`active`]).
+    clipped: HashMap<(penguin::Inst, ActiveBox), Rc<InstData>>,
 }
 
 impl Walk<'_> {
@@ -394,12 +466,15 @@ impl Walk<'_> {
     /// (`first`; its other pieces may read other rows), and it ends once it has taken its
     /// latency from there and its least piece latency after its last input.
     fn inst(&mut self, i: penguin::Inst) {
-        let d = &self.func.insts[i];
+        let Some(d) = active(self.func, &self.ivs, &mut self.clipped, i) else {
+            return;
+        };
+        let d = &*d;
         let mut reads: Vec<&Operand> = d.srcs.iter().collect();
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             reads.push(&d.dst);
         }
-        let piece = piece_latency(self.func, i);
+        let piece = piece_latency(self.func, d);
         // What a transfer reads from a transfer's writes it may follow on the same queue
         // (`_q`: only its piece's bytes after them, from the writer's start on).
         let mut waits = Waits::default();
@@ -429,10 +504,10 @@ impl Walk<'_> {
             first_q,
             all_q,
         } = waits;
-        let lat = min_latency(self.func, i);
+        let lat = min_latency(self.func, d);
         let (start, end, end_first) = match piece {
             Some(piece) => {
-                let bytes = piece_queue_cycles(self.func, i).unwrap_or(0);
+                let bytes = piece_queue_cycles(self.func, d).unwrap_or(0);
                 let end = (first + lat).max(all + piece).max(all_q + bytes);
                 (first, end, (first + piece).max(first_q + bytes))
             }
@@ -442,6 +517,12 @@ impl Walk<'_> {
             inst: i,
             time: start,
         });
+        let bytes = match crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
+            Some(tile) if d.mask.is_empty() => transfer_bytes(self.func, d, tile),
+            // A transfer whose mask stays moves what it keeps: at least nothing.
+            _ => 0,
+        };
+        self.costs.push(Cost { lat, bytes });
         self.end = self.end.max(end);
         // This instance's accesses of HBM that later writes must follow. One that a newer
         // access covers is dropped: that only loosens the bound, and keeps the lists short.
@@ -481,9 +562,12 @@ impl Walk<'_> {
     /// reader of all it wrote waits for its last piece (a transfer, for one piece after it);
     /// one reading part of it may need only pieces that ended sooner, and adds nothing.
     fn inst_reverse(&mut self, i: penguin::Inst) {
-        let d = &self.func.insts[i];
+        let Some(d) = active(self.func, &self.ivs, &mut self.clipped, i) else {
+            return;
+        };
+        let d = &*d;
         let w = self.rect(&d.dst);
-        let dma = piece_latency(self.func, i).is_some();
+        let dma = piece_latency(self.func, d).is_some();
         let tile = self.func.tensors[d.dst.tensor].memory != Memory::Hbm;
         let mut tail = 0u64;
         if let Some(rects) = self.ready.get_mut(&d.dst.tensor) {
@@ -522,9 +606,9 @@ impl Walk<'_> {
             inst: i,
             time: tail,
         });
-        let need = tail + min_latency(self.func, i);
-        let piece = piece_latency(self.func, i).map_or(need, |p| tail + p);
-        let queued = piece_queue_cycles(self.func, i).map_or(piece, |q| tail + q);
+        let need = tail + min_latency(self.func, d);
+        let piece = piece_latency(self.func, d).map_or(need, |p| tail + p);
+        let queued = piece_queue_cycles(self.func, d).map_or(piece, |q| tail + q);
         let mut reads: Vec<&Operand> = d.srcs.iter().collect();
         if matches!(d.op, Op::Matmul { accumulate: true }) {
             reads.push(&d.dst);
@@ -646,7 +730,7 @@ fn dtype(func: &Function, o: &Operand) -> DType {
 
 /// The bytes a transfer moves, as the simulator counts them: the tile's elements in the HBM
 /// side's type (a store that narrows f32 to bf16 moves bf16).
-fn transfer_bytes(func: &Function, d: &penguin::ir::InstData, tile: &Operand) -> u64 {
+fn transfer_bytes(func: &Function, d: &InstData, tile: &Operand) -> u64 {
     let hbm = match d.op {
         Op::Load => d.srcs.first(),
         _ => Some(&d.dst),
@@ -659,8 +743,7 @@ fn transfer_bytes(func: &Function, d: &penguin::ir::InstData, tile: &Operand) ->
 
 /// For a transfer, the least time one of its pieces takes from its issue to its effect: a
 /// reader that waits piece by piece follows it by no more (`None` for a compute instruction).
-pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
-    let d = &func.insts[i];
+pub fn piece_latency(func: &Function, d: &InstData) -> Option<u64> {
     let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
     if !d.mask.is_empty() {
         return Some(masked_latency(d));
@@ -676,8 +759,7 @@ pub fn piece_latency(func: &Function, i: penguin::Inst) -> Option<u64> {
 /// transfer that wrote what it reads moves its bytes as soon as that one's last bytes have (a
 /// queue is first in, first out, and the latency of a transfer overlaps the ones before it:
 /// MACHINE.md), with no latency of its own after them (`None` for a compute instruction).
-pub fn piece_queue_cycles(func: &Function, i: penguin::Inst) -> Option<u64> {
-    let d = &func.insts[i];
+pub fn piece_queue_cycles(func: &Function, d: &InstData) -> Option<u64> {
     let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
     if !d.mask.is_empty() {
         return Some(machine::dma_queue_cycles(1));
@@ -692,7 +774,7 @@ pub fn piece_queue_cycles(func: &Function, i: penguin::Inst) -> Option<u64> {
 /// A masked instruction moves or computes only the elements its mask keeps, which the walk does
 /// not count: it takes the least any instruction of its kind takes (one element; a transfer
 /// one issue, the latency and one element's bytes).
-fn masked_latency(d: &penguin::ir::InstData) -> u64 {
+fn masked_latency(d: &InstData) -> u64 {
     if crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs).is_some() {
         return machine::dma_issue_cycles() + machine::dma_transfer(1);
     }
@@ -710,9 +792,9 @@ fn masked_latency(d: &penguin::ir::InstData) -> u64 {
     one.min(machine::vector_cycles(1))
 }
 
-/// The least time instruction `i` can take from its start to its effect (module doc).
-pub fn min_latency(func: &Function, i: penguin::Inst) -> u64 {
-    let d = &func.insts[i];
+/// The least time instruction `d` (an instance's, [`active`]) can take from its start to its
+/// effect (module doc).
+pub fn min_latency(func: &Function, d: &InstData) -> u64 {
     if !d.mask.is_empty() {
         return masked_latency(d);
     }

@@ -6,10 +6,10 @@
 //! the whole tile (a load, or any operation that does not read it) unconditionally, before any
 //! other access — or by filling it slice by slice with a loop of loads directly in its body
 //! ([`filled_by_child_loop`]; that loop is then issued ahead as a whole, like a single load), or
-//! by writing all of it in the rows a partition mask keeps when every other access of the tile
-//! carries that mask ([`writes_rows_read_after`]: a ragged last iteration's load, compute and
-//! store) — no
-//! value of the tile flows from one iteration of `L` to the next: the tile can be renamed per
+//! by writing all of it in the box a mask keeps when every other access of the tile carries that
+//! mask or computes, element by element, values only such accesses observe
+//! ([`writes_rows_read_after`]: a ragged last iteration's load, compute and store) — no value
+//! of the tile that an effect depends on flows from one iteration of `L` to the next: the tile can be renamed per
 //! iteration. It then becomes a ring of `N` slots along `L` (a block dimension, slot selector
 //! `iv(L)`), which address rotation realises as `base + (r mod N) * stride`.
 //!
@@ -63,11 +63,12 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<EmergentRemark>) -> RingPla
     let mut plan = RingPlan::default();
     let mut sbuf_used = budget::sbuf_in_use(func);
     let mut psum_used = budget::psum_banks_in_use(func);
-    for (t, us) in collect_uses(func) {
-        let Some((l, depth)) = candidate_loop(func, t, &us) else {
+    let uses = collect_uses(func);
+    for (&t, us) in &uses {
+        let Some((l, depth)) = candidate_loop(func, t, us) else {
             continue;
         };
-        if !starts_by_writing_all(func, &us, t, l, depth) {
+        if !starts_by_writing_all(func, &uses, t, l, depth) {
             log.push(EmergentRemark::StaysSingle {
                 tile: func.display_name(t).to_string(),
                 iv: func.display_iv(l).to_string(),
@@ -80,13 +81,13 @@ pub fn ring_tiles(func: &mut Function, log: &mut Vec<EmergentRemark>) -> RingPla
         } else {
             let fit = wanted_depth(func, t, l);
             *plan.dma_bound.entry(l).or_default() |= fit.wanted > u64::from(MAX_DEPTH);
-            let stored = loaded_and_stored(func, &us);
+            let stored = loaded_and_stored(func, us);
             transfer_ring(func, t, l, &fit, stored, &mut sbuf_used, log)
         };
         let Some(count) = slots else { continue };
         func.tensors[t].block = vec![BlockDim { axis: l, count }];
         plan.rings.entry(l).or_default().push((t, count));
-        rename(func, &us, t, l);
+        rename(func, us, t, l);
     }
     plan
 }
@@ -163,12 +164,20 @@ pub(super) fn common_loops(us: &[Use]) -> Vec<Axis> {
 /// Whether every iteration of loop `l` (at `depth` in the loop tree) starts by writing all of
 /// tile `t` before any other access of it (`us` in program order; within an instruction the
 /// sources come first, so a read-modify-write shows its read first).
-fn starts_by_writing_all(func: &Function, us: &[Use], t: Tensor, l: Axis, depth: usize) -> bool {
+fn starts_by_writing_all(
+    func: &Function,
+    uses: &BTreeMap<Tensor, Vec<Use>>,
+    t: Tensor,
+    l: Axis,
+    depth: usize,
+) -> bool {
+    let us = &uses[&t];
     let first = &us[0];
     let fd = &func.insts[first.inst];
     let shape = &func.tensors[t].shape;
     let whole = fd.dst.tensor == t
-        && (fd.writes_whole(shape) || writes_rows_read_after(func, us, t) && !fd.op.is_indirect());
+        && (fd.writes_whole(shape)
+            || writes_rows_read_after(func, uses, t, l, depth) && !fd.op.is_indirect());
     let direct = first.loops.len() == depth && func.stmts[first.stmt].preds.is_empty();
     // Or the first iteration of a loop directly in `l`'s body, unguarded (a folded
     // accumulation's overwriting matmul): every iteration of `l` still writes it all first.
@@ -190,37 +199,157 @@ fn starts_by_writing_all(func: &Function, us: &[Use], t: Tensor, l: Axis, depth:
     first.writes && !first.reads && (whole && (direct || first_of_child) || filled)
 }
 
-/// Whether the first access of tile `t` (`us` in program order) writes all of it in the rows
-/// its partition mask `M` keeps, and every other access reads or writes only rows that `M` keeps:
-/// a load masked by `p < bound(iv)` (the rest rows of a ragged last iteration) and the compute and
-/// store that carry the same mask. No value of the tile then flows from one iteration to the
-/// next: the rows an iteration reads are those it wrote first.
+/// Whether the first access of tile `t` (its uses in program order) writes all of it in the rows
+/// its partition mask `M` keeps, and no other access observes a row that `M` drops: a load masked
+/// by `p < bound(iv)` (the rest rows of a ragged last iteration), and the compute and store that
+/// carry the same mask or compute, row by row, values that only such accesses observe. No value
+/// of the tile that some effect of the kernel depends on then flows from one iteration to the
+/// next: the rows an iteration's results depend on are those it wrote first.
 ///
-/// The rule: `M` is not empty and bounds only the partition index; every other access of `t` is
-/// by an instruction whose mask holds every bound of `M` (it may hold more), through an operand
-/// that maps the instruction's partition index one to one onto `t`'s partitions (no access
-/// pattern, starting at partition 0, as many partitions as the instruction's iteration space and
-/// as `t`), in an operation that maps elements by partition (a maskable one).
-fn writes_rows_read_after(func: &Function, us: &[Use], t: Tensor) -> bool {
+/// The rule: `M` is not empty and the first access writes all of `t` under it; every other
+/// access of `t` is **row-wise** (a maskable, direct operation, every operand of `t` or of a tile
+/// derived from it mapping the instruction's partition index one to one onto that tile's
+/// partitions: no access pattern, starting at partition 0, as many partitions as the
+/// instruction's iteration space and as `t`; and its free index onto the tile's free elements
+/// when `M` bounds the free index too) and either carries every bound of `M` (it may hold
+/// more), or reads `t` into a tile **derived within the iteration**
+/// ([`RowFlow::rows_dead_outside`], written one to one and, under a bound on the free index, by
+/// an operation that keeps every element in its place): whatever it computes in the elements
+/// that `M` drops (from values of an earlier iteration, or of none once `t` is a ring) reaches
+/// no effect. A tile written before the loop and updated from `t` (an accumulator) is no such
+/// tile: its dropped rows would carry the garbage on.
+fn writes_rows_read_after(
+    func: &Function,
+    uses: &BTreeMap<Tensor, Vec<Use>>,
+    t: Tensor,
+    l: Axis,
+    depth: usize,
+) -> bool {
+    let us = &uses[&t];
     let shape = &func.tensors[t].shape;
     let first = &func.insts[us[0].inst];
     let m = &first.mask;
-    let rows_only = !m.is_empty() && m.iter().all(|b| b.dim == TileDim::Partition);
-    let identity = |d: &penguin::ir::InstData, o: &penguin::ir::Operand| {
-        o.tensor != t
-            || o.access.pattern.is_none()
-                && o.access.start.first().and_then(|e| e.as_constant()) == Some(0)
-                && o.access.size.first() == shape.first()
-                && d.iter_shape().map(|s| s[0]) == shape.first().copied()
+    if m.is_empty() || !first.dst.access.is_whole(shape) {
+        return false;
+    }
+    let mut derived = vec![t];
+    let rows = RowFlow {
+        func,
+        uses,
+        m,
+        l,
+        depth,
+        partitions: shape.first().copied(),
+        free: (m.iter().any(|b| b.dim == TileDim::Free)).then(|| shape.get(1).copied()),
     };
-    let covered = |u: &Use| {
-        let d = &func.insts[u.inst];
-        penguin::ir::InstData::maskable(&d.op)
-            && m.iter().all(|b| d.mask.contains(b))
-            && identity(d, &d.dst)
-            && d.srcs.iter().all(|o| identity(d, o))
-    };
-    rows_only && first.dst.access.is_whole(shape) && us[1..].iter().all(covered)
+    us[1..].iter().all(|u| rows.dead_outside(u, &mut derived))
+}
+
+/// The walk of [`writes_rows_read_after`]: the uses of every tile, the mask `M`, the loop `l` (at
+/// `depth`) and the partitions of the masked tile.
+struct RowFlow<'a> {
+    func: &'a Function,
+    uses: &'a BTreeMap<Tensor, Vec<Use>>,
+    m: &'a [penguin::ir::MaskBound],
+    l: Axis,
+    depth: usize,
+    partitions: Option<u64>,
+    /// When `M` bounds the free index too: the free elements of the masked tile.
+    free: Option<Option<u64>>,
+}
+
+impl RowFlow<'_> {
+    /// Whether operand `o` of instruction `d` maps `d`'s partition index one to one onto the
+    /// partitions of its tile, when that tile is one of `derived`.
+    fn identity(
+        &self,
+        d: &penguin::ir::InstData,
+        o: &penguin::ir::Operand,
+        derived: &[Tensor],
+    ) -> bool {
+        !derived.contains(&o.tensor) || self.maps_one_to_one(d, o)
+    }
+
+    /// Whether operand `o` of instruction `d` maps `d`'s partition index (and, under a bound of
+    /// `M` on the free index, its free index) one to one onto its tile, of the masked tile's
+    /// shape.
+    fn maps_one_to_one(&self, d: &penguin::ir::InstData, o: &penguin::ir::Operand) -> bool {
+        o.access.pattern.is_none()
+            && o.access.start.first().and_then(|e| e.as_constant()) == Some(0)
+            && o.access.size.first().copied() == self.partitions
+            && self.func.tensors[o.tensor].shape.first().copied() == self.partitions
+            && d.iter_shape().map(|s| s[0]) == self.partitions
+            && self.free.is_none_or(|f| {
+                o.access.start.get(1).and_then(|e| e.as_constant()) == Some(0)
+                    && o.access.size.get(1).copied() == f
+                    && self.func.tensors[o.tensor].shape.get(1).copied() == f
+                    && d.iter_shape().map(|s| s[1]) == f
+            })
+    }
+
+    /// Whether access `u` of a tile of `derived` observes no row that `M` drops except into
+    /// values no effect depends on ([`Self::rows_dead_outside`]): it is row-wise, and carries `M` or
+    /// writes a tile whose rows that `M` drops are dead. `derived` grows with the tiles found.
+    fn dead_outside(&self, u: &Use, derived: &mut Vec<Tensor>) -> bool {
+        let d = &self.func.insts[u.inst];
+        let row_wise = penguin::ir::InstData::maskable(&d.op)
+            && !d.op.is_indirect()
+            && self.identity(d, &d.dst, derived)
+            && d.srcs.iter().all(|o| self.identity(d, o, derived));
+        if !row_wise {
+            return false;
+        }
+        if self.m.iter().all(|b| d.mask.contains(b)) {
+            return true;
+        }
+        // It reads or writes elements `M` drops: what it writes there must be dead. Under a
+        // bound on the free index, only where it maps each element to itself: an operation that
+        // combines the free elements of a row (a reduction, a scan, the eight largest) would
+        // carry dropped columns into kept ones.
+        let combines_row = matches!(
+            d.op,
+            Op::Reduce { .. }
+                | Op::TensorTensorScan { .. }
+                | Op::BnStats
+                | Op::BnAggr
+                | Op::Max8
+                | Op::FindIndex8
+                | Op::MatchReplace8 { .. }
+        );
+        !(self.free.is_some() && combines_row)
+            && self.maps_one_to_one(d, &d.dst)
+            && self.rows_dead_outside(d.dst.tensor, derived)
+    }
+
+    /// Whether the rows that `M` drops of tile `x` are dead: `x` is already derived, or it is a
+    /// local on-chip tile whose every access is in loop `l`, the first written whole directly in
+    /// `l`'s body, unguarded, so nothing of it flows from one iteration to the next, and every
+    /// other access is [`Self::dead_outside`].
+    fn rows_dead_outside(&self, x: Tensor, derived: &mut Vec<Tensor>) -> bool {
+        if derived.contains(&x) {
+            return true;
+        }
+        let xd = &self.func.tensors[x];
+        if xd.kind != TensorKind::Local || xd.memory == Memory::Hbm {
+            return false;
+        }
+        let Some((first, rest)) = self.uses.get(&x).and_then(|us| us.split_first()) else {
+            return false;
+        };
+        let fd = &self.func.insts[first.inst];
+        let writes_first = first.writes
+            && !first.reads
+            && fd.dst.tensor == x
+            && fd.writes_whole(&xd.shape)
+            && first.loops.len() == self.depth
+            && self.func.stmts[first.stmt].preds.is_empty();
+        let within = |u: &Use| u.loops.get(self.depth - 1) == Some(&self.l);
+        if !(writes_first && within(first) && rest.iter().all(within)) {
+            return false;
+        }
+        derived.push(x);
+        rest.iter().all(|u| self.dead_outside(u, derived))
+    }
 }
 
 /// The slots of PSUM tile `t`'s ring along `l`: two banks when one is free (counted into
