@@ -72,6 +72,10 @@
 //! piece ([`chain`]): a queue is first in, first out, so the reader needs no semaphore and
 //! moves its bytes right after the writer's, without a second latency.
 //!
+//! `sp` is one issue stream for every body: in a loop nest, the bodies are planned again with the
+//! `sp` time the other bodies of the nest take per iteration ([`shared_sp`]), and a body takes
+//! that plan (fewer, longer pieces) where `sp` then binds its iteration.
+//!
 //! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
 //! costs it and the emitter splits the transfers by it.
 //!
@@ -154,6 +158,30 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
                 );
                 kept = (alone.iter())
                     .all(|&(i, p)| plan.split(i).is_some_and(|s| s.pieces() * 2 >= p));
+                // Fewer pieces only where `sp` binds the body: the new plan's iteration is
+                // shorter than the plan alone's with the others' slots on `sp`.
+                if kept {
+                    let before = shared_sp::iteration_time(
+                        func,
+                        bir,
+                        &data.body,
+                        &saved_plan(&alone, &saved),
+                        reserve,
+                        compute(l),
+                    );
+                    let after = shared_sp::iteration_time(
+                        func,
+                        bir,
+                        &data.body,
+                        &plan,
+                        reserve,
+                        compute(l),
+                    );
+                    kept = after < before;
+                    if !kept {
+                        break;
+                    }
+                }
                 if kept {
                     break;
                 }
@@ -165,6 +193,15 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
                 }
             }
         }
+    }
+    plan
+}
+
+/// A plan holding only `saved`, the splits of `alone`'s instructions.
+fn saved_plan(alone: &[(BirInst, u64)], saved: &[Option<SplitData>]) -> QueuePlan {
+    let mut plan = QueuePlan::default();
+    for (&(i, _), s) in alone.iter().zip(saved) {
+        plan.splits[i] = s.clone();
     }
     plan
 }
