@@ -78,15 +78,21 @@
 //! transfer is in another body (a loop reading what an earlier loop or the top level stored)
 //! follows it on its queues the same way ([`chain::align_across_bodies`]).
 //!
+//! `sp` is one issue stream for every body: in a loop nest, the bodies are planned again with the
+//! `sp` time the other bodies of the nest take per iteration ([`shared_sp`]), and a body takes
+//! that plan (fewer, longer pieces) where `sp` then binds its iteration.
+//!
 //! The plan is computed once per plan of the kernel (the `modulo` pass): the modulo scheduler
 //! costs it and the emitter splits the transfers by it.
 //!
 //! Invariant of the plan: every load and store of the BIR has an entry; its queues are distinct,
 //! as many as its pieces, and its pieces divide its partitions.
 
-use crate::codegen::bir::{dma_tile, estimate, transfer_bytes, BNode, Bir, BirInst};
+use crate::codegen::bir::{dma_tile, estimate, transfer_bytes, BNode, Bir, BirInst, BirLoop};
 use crate::cost::guards::{guard_fraction, run_classes};
-use crate::cost::queue_pack::{largest_split, pack_search, spread, Together, Transfer};
+use crate::cost::queue_pack::{
+    largest_split, pack_search, pack_search_reserved, spread, Together, Transfer,
+};
 pub use crate::cost::queue_pack::{packed_period, SplitData};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use penguin::Function;
@@ -120,20 +126,114 @@ fn on_fraction(func: &Function, bir: &Bir, i: BirInst) -> (u64, u64) {
 pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
     let mut plan = QueuePlan::default();
     let mut rotation = 0;
-    plan_body(func, bir, &bir.body, true, &mut plan, &mut rotation);
-    for l in bir.loops.values() {
-        plan_body(func, bir, &l.body, false, &mut plan, &mut rotation);
+    plan_body(func, bir, &bir.body, true, 0, &mut plan, &mut rotation);
+    // The rotation each loop's body started with, to plan it again alike.
+    let mut starts: SecondaryMap<BirLoop, usize> = SecondaryMap::new();
+    for (l, data) in bir.loops.iter() {
+        starts[l] = rotation;
+        plan_body(func, bir, &data.body, false, 0, &mut plan, &mut rotation);
+    }
+    // `sp` is shared by every body of a nest: each body planned again with what the others take
+    // from it ([`shared_sp`]), from the previous round's plan.
+    let compute = |l: BirLoop| compute_cycles(func, bir, &bir.loops[l].body);
+    for _ in 0..SHARED_SP_ROUNDS {
+        let reserves = shared_sp::compute_sp_reserves(func, bir, &plan, compute);
+        for (l, data) in bir.loops.iter() {
+            let alone: Vec<(BirInst, u64)> = (data.body.iter())
+                .filter_map(|n| match *n {
+                    BNode::Inst(i) => plan.split(i).map(|s| (i, s.pieces())),
+                    BNode::Loop(_) => None,
+                })
+                .collect();
+            let saved: Vec<Option<SplitData>> =
+                alone.iter().map(|&(i, _)| plan.splits[i].clone()).collect();
+            // At most one halving of each transfer's pieces: fewer pieces lengthen its latency,
+            // which the reserve does not weigh; a smaller reserve when the first cuts deeper.
+            let mut reserve = reserves[l];
+            let mut kept = false;
+            for _ in 0..RESERVE_TRIES {
+                if reserve == 0 {
+                    break;
+                }
+                let mut rotation = starts[l];
+                plan_body(
+                    func,
+                    bir,
+                    &data.body,
+                    false,
+                    reserve,
+                    &mut plan,
+                    &mut rotation,
+                );
+                kept = (alone.iter())
+                    .all(|&(i, p)| plan.split(i).is_some_and(|s| s.pieces() * 2 >= p));
+                // Fewer pieces only where `sp` binds the body: the new plan's iteration is
+                // shorter than the plan alone's with the others' slots on `sp`.
+                if kept {
+                    let before = shared_sp::iteration_time(
+                        func,
+                        bir,
+                        &data.body,
+                        &saved_plan(&alone, &saved),
+                        reserve,
+                        compute(l),
+                    );
+                    let after = shared_sp::iteration_time(
+                        func,
+                        bir,
+                        &data.body,
+                        &plan,
+                        reserve,
+                        compute(l),
+                    );
+                    kept = after < before;
+                    if !kept {
+                        break;
+                    }
+                }
+                if kept {
+                    break;
+                }
+                reserve /= 2;
+            }
+            if !kept {
+                for (&(i, _), s) in alone.iter().zip(&saved) {
+                    plan.splits[i] = s.clone();
+                }
+            }
+        }
     }
     chain::align_across_bodies(bir, &mut plan);
     plan
 }
 
-/// Plans the transfers of `body` (`once`: the kernel's top level, which runs once).
+/// A plan holding only `saved`, the splits of `alone`'s instructions.
+fn saved_plan(alone: &[(BirInst, u64)], saved: &[Option<SplitData>]) -> QueuePlan {
+    let mut plan = QueuePlan::default();
+    for (&(i, _), s) in alone.iter().zip(saved) {
+        plan.splits[i] = s.clone();
+    }
+    plan
+}
+
+/// How many times the bodies of a nest are planned again with the `sp` time the others take
+/// ([`shared_sp`]): once, from the splits every body takes alone (the reserves scale the
+/// others' slots to what the nest has room for; a second round from the first's splits
+/// oscillates: on nest_staged_holder it gave back the plans of the bodies alone).
+const SHARED_SP_ROUNDS: usize = 1;
+
+/// How many reserves, each half the last, a body of a nest tries before it keeps its plan
+/// alone: a reserve is kept when no transfer of the body loses more than half its pieces.
+const RESERVE_TRIES: usize = 3;
+
+/// Plans the transfers of `body` (`once`: the kernel's top level, which runs once), with
+/// `reserve` cycles of `sp` per iteration taken by the other bodies of its nest ([`shared_sp`]).
 fn plan_body(
     func: &Function,
     bir: &Bir,
     body: &[BNode],
     once: bool,
+    reserve: u64,
     plan: &mut QueuePlan,
     rotation: &mut usize,
 ) {
@@ -174,23 +274,25 @@ fn plan_body(
         }
     }
     let compute = compute_cycles(func, bir, body);
-    let mut splits = plan_view(&transfers, &together, compute, *rotation);
+    let mut splits = plan_view(&transfers, &together, compute, reserve, *rotation);
     // The steady view's plan, kept when its iterations take less time, class by class (by at
     // least [`STEADY_GAIN_PERCENT`]: the estimate ignores latencies).
     if let Together::Counted { classes, .. } = &together {
         let steady = Together::counted(classes.clone(), true);
-        let other = plan_view(&transfers, &steady, compute, *rotation);
-        let before = estimate_time(&transfers, classes, &splits, compute);
-        let after = estimate_time(&transfers, classes, &other, compute);
+        let other = plan_view(&transfers, &steady, compute, reserve, *rotation);
+        let before = estimate_time(&transfers, classes, &splits, compute, reserve);
+        let after = estimate_time(&transfers, classes, &other, compute, reserve);
         if after * 100 < before * u128::from(100 - STEADY_GAIN_PERCENT) {
             splits = other;
         }
         // Every split of every transfer, placed on the queues the iterations use least: kept
         // when its iterations take less time still (fill and drain included, class by class).
         let pieces: u64 = splits.iter().map(SplitData::pieces).sum();
-        if let Some(searched) = search_splits(&transfers, classes, compute, pieces, *rotation) {
-            let best = estimate_time_with(&transfers, classes, &splits, compute, SEARCH_SP);
-            let found = estimate_time_with(&transfers, classes, &searched, compute, SEARCH_SP);
+        let searched = search_splits(&transfers, classes, compute, reserve, pieces, *rotation);
+        if let Some(searched) = searched {
+            let sp = (SEARCH_SP, reserve);
+            let best = estimate_time_with(&transfers, classes, &splits, compute, sp);
+            let found = estimate_time_with(&transfers, classes, &searched, compute, sp);
             if found * 100 < best * u128::from(100 - STEADY_GAIN_PERCENT) {
                 splits = searched;
             }
@@ -222,7 +324,8 @@ fn plan_body(
     if let Some(classes) = classes {
         let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
         let least = pieces(&splits);
-        let time = |s: &[SplitData]| estimate_time_with(&transfers, classes, s, compute, SEARCH_SP);
+        let sp = (SEARCH_SP, reserve);
+        let time = |s: &[SplitData]| estimate_time_with(&transfers, classes, s, compute, sp);
         let best = time(&splits);
         let score = |s: &[SplitData]| (pieces(s) >= least).then(|| time(s));
         let found =
@@ -302,6 +405,7 @@ fn search_splits(
     ts: &[Transfer],
     classes: &[(Vec<bool>, u64)],
     compute: u64,
+    reserve: u64,
     min_pieces: u64,
     rotation: usize,
 ) -> Option<Vec<SplitData>> {
@@ -343,7 +447,7 @@ fn search_splits(
         if pieces < min_pieces {
             continue;
         }
-        let time = estimate_time_with(ts, classes, &splits, compute, SEARCH_SP);
+        let time = estimate_time_with(ts, classes, &splits, compute, (SEARCH_SP, reserve));
         if best
             .as_ref()
             .is_none_or(|(bt, bp, _)| (time, pieces) < (*bt, *bp))
@@ -361,13 +465,15 @@ fn plan_view(
     transfers: &[Transfer],
     together: &Together,
     compute: u64,
+    reserve: u64,
     rotation: usize,
 ) -> Vec<SplitData> {
-    let (target, splits) = pack_search(transfers, together, rotation);
+    let (target, splits) = pack_search_reserved(transfers, together, rotation, reserve);
     if compute > target {
         // `sp` is in order, also waits, and issues the transfers of the enclosing bodies: it keeps
-        // a tenth of the compute time to itself.
-        let sp = compute * 9 / 10;
+        // a tenth of the compute time to itself, and what the other bodies of the nest take
+        // (`reserve`).
+        let sp = (compute * 9 / 10).saturating_sub(reserve);
         if let Some(spread) = spread(transfers, together, compute, sp, rotation) {
             return spread;
         }
@@ -399,24 +505,27 @@ fn compute_together(func: &Function, guards: &[&[penguin::affine::Predicate]]) -
 }
 
 /// The time a plan takes over the iterations of `classes`: in each class, the longest of
-/// `sp`'s issue slots, the busiest queue and the body's compute `compute`, times the class's
+/// `sp`'s issue slots (with the `reserve` the other bodies of the nest take per iteration,
+/// [`shared_sp`]), the busiest queue and the body's compute `compute`, times the class's
 /// iterations.
 fn estimate_time(
     ts: &[Transfer],
     classes: &[(Vec<bool>, u64)],
     splits: &[SplitData],
     compute: u64,
+    reserve: u64,
 ) -> u128 {
-    estimate_time_with(ts, classes, splits, compute, (1, 1))
+    estimate_time_with(ts, classes, splits, compute, ((1, 1), reserve))
 }
 
-/// [`estimate_time`] with `sp`'s issue slots counted `sp.0 / sp.1` times.
+/// [`estimate_time`] with `sp`'s issue slots counted `sp.0.0 / sp.0.1` times, and `sp.1` cycles
+/// of `sp` per iteration reserved for the other bodies of the nest.
 fn estimate_time_with(
     ts: &[Transfer],
     classes: &[(Vec<bool>, u64)],
     splits: &[SplitData],
     compute: u64,
-    sp_scale: (u64, u64),
+    (sp_scale, reserve): ((u64, u64), u64),
 ) -> u128 {
     let issue = machine::dma_issue_cycles();
     (classes.iter())
@@ -434,7 +543,7 @@ fn estimate_time_with(
                 }
             }
             let busiest = queues.into_iter().max().unwrap_or(0);
-            let sp = (sp * sp_scale.0).div_ceil(sp_scale.1.max(1));
+            let sp = ((sp + reserve) * sp_scale.0).div_ceil(sp_scale.1.max(1));
             u128::from(sp.max(busiest).max(compute)) * u128::from(*n)
         })
         .sum()
@@ -494,6 +603,7 @@ fn transfer(func: &Function, bir: &Bir, i: BirInst) -> Option<Transfer> {
 
 mod chain;
 mod latency;
+mod shared_sp;
 mod steady;
 #[cfg(test)]
 mod tests;

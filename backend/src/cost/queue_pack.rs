@@ -57,6 +57,17 @@ pub(crate) fn pack_search(
     together: &Together,
     rotation: usize,
 ) -> (u64, Vec<SplitData>) {
+    pack_search_reserved(transfers, together, rotation, 0)
+}
+
+/// [`pack_search`] with `reserve` cycles of `sp` per iteration taken by other transfers (those
+/// of the other bodies of a loop nest): `sp` issues the pieces in what remains of the time.
+pub(crate) fn pack_search_reserved(
+    transfers: &[Transfer],
+    together: &Together,
+    rotation: usize,
+    reserve: u64,
+) -> (u64, Vec<SplitData>) {
     let issue = machine::dma_issue_cycles();
     // The queues' time per iteration as the transfer that sees the most sees it.
     let whole: Vec<(usize, u64)> = (transfers.iter().enumerate())
@@ -64,9 +75,9 @@ pub(crate) fn pack_search(
         .collect();
     let busiest = together.view(transfers, None, &whole);
     let issues = together.sp_time(transfers, &vec![issue; transfers.len()]);
-    let mut target = (busiest / DMA_QUEUES as u64).max(issues);
+    let mut target = (busiest / DMA_QUEUES as u64).max(issues + reserve);
     loop {
-        if let Some(splits) = pack(transfers, together, target, rotation) {
+        if let Some(splits) = pack_reserved(transfers, together, target, rotation, reserve) {
             return (target, splits);
         }
         target += target / 32 + 1;
@@ -329,11 +340,24 @@ pub(crate) fn spread(
 }
 
 /// Packs the transfers into per-iteration time `target`, or `None` when they do not fit.
+#[cfg(test)]
 pub(crate) fn pack(
     transfers: &[Transfer],
     together: &Together,
     target: u64,
     rotation: usize,
+) -> Option<Vec<SplitData>> {
+    pack_reserved(transfers, together, target, rotation, 0)
+}
+
+/// [`pack`], `sp` issuing the pieces within `target` less `reserve` (the time other transfers
+/// take from it).
+fn pack_reserved(
+    transfers: &[Transfer],
+    together: &Together,
+    target: u64,
+    rotation: usize,
+    reserve: u64,
 ) -> Option<Vec<SplitData>> {
     let issue = machine::dma_issue_cycles();
     let mut load = Queues::new(transfers, together);
@@ -361,7 +385,7 @@ pub(crate) fn pack(
             queues: chosen.into_iter().map(|q| q as u8).collect(),
         });
     }
-    (together.sp_time(transfers, &issued) <= target).then_some(out)
+    (together.sp_time(transfers, &issued) + reserve <= target).then_some(out)
 }
 
 /// The largest power of two that divides `partitions`, at most the queue count.

@@ -122,11 +122,11 @@ fn load_then_store(fill: u64, steady: u64) -> (Vec<Transfer>, Vec<(Vec<bool>, u6
 /// The plan [`plan_body`] keeps, between the two views, for a body without compute.
 fn chosen(ts: &[Transfer], classes: &[(Vec<bool>, u64)]) -> Vec<SplitData> {
     let view = |steady| Together::counted(classes.to_vec(), steady);
-    let average = plan_view(ts, &view(false), 0, 0);
-    let steady = plan_view(ts, &view(true), 0, 0);
+    let average = plan_view(ts, &view(false), 0, 0, 0);
+    let steady = plan_view(ts, &view(true), 0, 0, 0);
     let (a, s) = (
-        estimate_time(ts, classes, &average, 0),
-        estimate_time(ts, classes, &steady, 0),
+        estimate_time(ts, classes, &average, 0, 0),
+        estimate_time(ts, classes, &steady, 0, 0),
     );
     if s * 100 < a * u128::from(100 - STEADY_GAIN_PERCENT) {
         steady
@@ -201,17 +201,17 @@ fn the_search_weighs_the_fill_and_the_drain() {
     ];
     let view = |steady| Together::counted(classes.clone(), steady);
     let views = [
-        plan_view(&ts, &view(false), 0, 0),
-        plan_view(&ts, &view(true), 0, 0),
+        plan_view(&ts, &view(false), 0, 0, 0),
+        plan_view(&ts, &view(true), 0, 0, 0),
     ];
     let least = views
         .iter()
         .map(|v| v.iter().map(SplitData::pieces).sum())
         .max();
-    let searched = search_splits(&ts, &classes, 0, least.unwrap_or(0), 0).expect("few choices");
-    let time = estimate_time(&ts, &classes, &searched, 0);
+    let searched = search_splits(&ts, &classes, 0, 0, least.unwrap_or(0), 0).expect("few choices");
+    let time = estimate_time(&ts, &classes, &searched, 0, 0);
     for v in &views {
-        let before = estimate_time(&ts, &classes, v, 0);
+        let before = estimate_time(&ts, &classes, v, 0, 0);
         assert!(time * 100 < before * 98, "{time} vs {before}: {v:?}");
     }
     // The load on every queue, the stores on one half each.
@@ -451,7 +451,7 @@ fn exp_stages_split_is_chosen_by_what_binds() {
     // Over the whole loop, the fill and the drain run one transfer each, which 16 pieces move
     // twice as fast: the 16-way plan's estimate is lower, and the loop keeps it (measured on
     // the simulator: 19,433 cycles against 20,761 with 8-way splits).
-    let whole = |s: &[SplitData]| estimate_time_with(&ts, &classes, s, 0, SEARCH_SP);
+    let whole = |s: &[SplitData]| estimate_time_with(&ts, &classes, s, 0, (SEARCH_SP, 0));
     assert!(whole(&sixteen) < whole(&steady));
     // The walk goes past the steady state's split, and its best plan over every class is the
     // 16-way one.
@@ -501,7 +501,7 @@ fn a_transfer_the_steady_state_does_not_run_takes_its_largest_split() {
             assert_eq!(plan[k].pieces(), 16, "{plan:?}");
         }
     }
-    let whole = |s: &[SplitData]| estimate_time_with(&ts, &classes, s, 0, SEARCH_SP);
+    let whole = |s: &[SplitData]| estimate_time_with(&ts, &classes, s, 0, (SEARCH_SP, 0));
     let best = walk.iter().min_by_key(|s| whole(s)).expect("plans");
     assert_eq!(best[2].pieces(), 16, "{best:?}");
 }
