@@ -147,6 +147,12 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
                 .collect();
             let saved: Vec<Option<SplitData>> =
                 alone.iter().map(|&(i, _)| plan.splits[i].clone()).collect();
+            // Which of them the plan alone chained within the body: a plan made again records
+            // its own chains, and a plan given back gets these back.
+            let saved_chained: Vec<BirInst> = (alone.iter())
+                .map(|&(i, _)| i)
+                .filter(|i| plan.chained.contains(i))
+                .collect();
             // At most one halving of each transfer's pieces: fewer pieces lengthen its latency,
             // which the reserve does not weigh; a smaller reserve when the first cuts deeper.
             let mut reserve = reserves[l];
@@ -156,6 +162,9 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
                     break;
                 }
                 let mut rotation = starts[l];
+                for &(i, _) in &alone {
+                    plan.chained.remove(&i);
+                }
                 plan_body(
                     func,
                     bir,
@@ -199,7 +208,9 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
             if !kept {
                 for (&(i, _), s) in alone.iter().zip(&saved) {
                     plan.splits[i] = s.clone();
+                    plan.chained.remove(&i);
                 }
+                plan.chained.extend(saved_chained);
             }
         }
     }
