@@ -16,7 +16,7 @@
 //! | `flatten` | Penguin | `default|auto`: unroll a short, issue-bound annotated loop into the loop around it |
 //! | `unroll` | Penguin | `default|emergent|auto`: unroll loops whose transfers spread better |
 //! | `emergent` | Penguin | `default|emergent|auto`: the backend's emergent pipelining |
-//! | `retime` | Penguin | `default|emergent|auto`: a store whose data is late issued one iteration later (a flat loop's where the modulo scheduler predicts a gain; one after an inner loop after the next iteration's inner loops) |
+//! | `retime` | Penguin | `default|emergent|auto`: a store whose data is late issued one iteration later (a flat loop's where the modulo scheduler predicts a gain; one after an inner loop after the next iteration's inner loops); a load of a user-pipelined loop issued the iterations ahead its latency wants |
 //! | `lower-bir` … `hoist` | BIR, then ISA | the backend's passes ([`backend::passes::PASSES`]) |
 //!
 //! The phases are methods so that a command can stop between them or keep the IR of one: `run`
@@ -327,7 +327,8 @@ impl<'l> Context<'l> {
     /// the loops the path gives it (`default`: the loops the annotated pipeliner left alone;
     /// `emergent`: every loop, the annotations being stripped), and `retime` (a store whose data
     /// is late goes one iteration later: [`backend::retime`] in a flat loop,
-    /// [`backend::transform::delay_stores`] after an inner loop). Their decisions go to
+    /// [`backend::transform::delay_stores`] after an inner loop; a load of a user-pipelined loop
+    /// goes the iterations ahead its latency wants, [`backend::prefetch`]). Their decisions go to
     /// [`Context::remarks`].
     pub fn prepare_backend(&mut self, func: &mut Function) -> Result<(), Failure> {
         let log = backend::transform::fold_zeros::fold_psum_zeros(func);
@@ -345,6 +346,8 @@ impl<'l> Context<'l> {
             self.remarks.extend(log.into_iter().map(Remark::Emergent));
             self.after("emergent", "emergent pipelining", func)?;
             let log = backend::retime::retime_stores(func);
+            self.remarks.extend(log);
+            let log = backend::prefetch::prefetch_loads(func);
             self.remarks.extend(log);
             let log = backend::transform::delay_stores::delay_stores(func);
             self.remarks.extend(log);

@@ -179,9 +179,11 @@ fn compare_names_the_cycle_that_holds_the_slower_path_back() {
 /// the next body's loads, and a gap outside the steady state is the user's fill and drain.
 #[test]
 fn compare_says_why_default_stays_slower() {
-    let file = "tests/good/sched_two_stores.nk";
+    // (sched_two_stores' two_stores_staged, the kernel this was written on, now runs within
+    // 1.07x of `emergent`: its load is issued ahead, `backend::prefetch`.)
+    let file = "tests/good/sched_stream.nk";
     let out = ok(
-        &nkc(&["compare", file, "--kernel", "two_stores_staged"]),
+        &nkc(&["compare", file, "--kernel", "stream_staged_three_stores"]),
         file,
     );
     let header = out.lines().find(|l| l.starts_with("| |")).unwrap();

@@ -8,7 +8,7 @@
 //! no annotation (rings for load/store tiles, loads issued ahead in one predicated loop, compute
 //! spread over stages, or, for a short loop nested in un-annotated loops, across the nest:
 //! [`transform::emergent::nest`]); then [`retime::retime_stores`] issues a store whose data is late one
-//! iteration later, after the next iteration's loads, where the modulo scheduler predicts a gain, and [`transform::delay_stores::delay_stores`] issues a store that follows an inner loop in the next iteration of its nest, after that iteration's inner loops. `num_stages="auto"` is chosen earlier still, before the annotated
+//! iteration later, after the next iteration's loads, where the modulo scheduler predicts a gain, [`prefetch::prefetch_loads`] issues a load of a user-pipelined loop the iterations ahead its latency wants, and [`transform::delay_stores::delay_stores`] issues a store that follows an inner loop in the next iteration of its nest, after that iteration's inner loops. `num_stages="auto"` is chosen earlier still, before the annotated
 //! pipeliner ([`transform::emergent::choose_auto_stages`]).
 //!
 //! The passes, in order: the static table [`passes::PASSES`] (their names are those of
@@ -61,8 +61,8 @@
 //! The folders say the pipeline: [`transform`] holds the Penguin → Penguin passes,
 //! [`codegen`] the BIR → ISA passes (which read the Penguin function and never rewrite it:
 //! [`codegen::expand`] decides a ring slot, [`transform::ring_slots`] realises it), and [`cost`]
-//! the machine-cost model both read. [`retime`] sits above both: a Penguin pass that measures its
-//! moves with codegen's modulo scheduler.
+//! the machine-cost model both read. [`retime`] and [`prefetch`] sit above both: Penguin passes
+//! that weigh their moves with codegen's modulo scheduler.
 //!
 //! Dependency direction: `backend → penguin, runtime-sim`; the cost model is
 //! `runtime_sim::machine`, never a copy. Within the crate no file imports one that imports it
@@ -75,6 +75,7 @@ pub mod cost;
 pub mod error;
 pub mod instrument;
 pub mod passes;
+pub mod prefetch;
 pub mod retime;
 pub mod transform;
 

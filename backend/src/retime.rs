@@ -72,12 +72,14 @@ pub const MAX_RETIMES: usize = 4;
 pub const MAX_TRIALS: usize = 12;
 
 /// One loop's figures: its predicted period, whether that is above its MII, and its iterations.
-struct LoopFigures {
-    axis: Axis,
-    predicted: u64,
+pub(crate) struct LoopFigures {
+    pub(crate) axis: Axis,
+    pub(crate) predicted: u64,
     above_mii: bool,
     /// Whether the loop has a steady state ([`crate::codegen::modulo::ModuloSchedule::steady_state`]).
-    steady_state: bool,
+    pub(crate) steady_state: bool,
+    /// Whether the resource that sets the loop's resource MII is `sp` or the DMA queues.
+    pub(crate) dma_bound: bool,
     trip: u64,
 }
 
@@ -176,7 +178,7 @@ pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
 /// The figures of every flat loop that the modulo scheduler schedules, as the backend would
 /// compile `func` now: lowered, scheduled, and given the ring slots [`crate::codegen::expand`] adds, as
 /// [`crate::context::Context::run`] does; `None` when it does not lower.
-fn compute_figures(func: &Function) -> Option<Vec<LoopFigures>> {
+pub(crate) fn compute_figures(func: &Function) -> Option<Vec<LoopFigures>> {
     let mut expanded = func.clone();
     let mut expansions = 0;
     loop {
@@ -198,6 +200,7 @@ fn compute_figures(func: &Function) -> Option<Vec<LoopFigures>> {
                     predicted: s.predicted,
                     above_mii: s.predicted_above_mii(),
                     steady_state: s.steady_state,
+                    dma_bound: matches!(s.res_resource.as_str(), "sp" | "dma queues"),
                     trip: bir.loops[s.lp].trip,
                 })
                 .collect(),

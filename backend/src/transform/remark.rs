@@ -95,6 +95,17 @@ pub enum Remark {
     },
     /// `emergent`: a decision of emergent pipelining.
     Emergent(EmergentRemark),
+    /// `retime`: the load of `tile` in user-pipelined loop `iv` is issued `by` iterations earlier
+    /// than the user's stages put it ([`crate::prefetch`]); the tile has `slots` slots. Its
+    /// transfer takes `dma` cycles, an iteration at least `period`.
+    Prefetched {
+        iv: String,
+        tile: String,
+        by: u32,
+        slots: u32,
+        dma: u64,
+        period: u64,
+    },
     /// `retime`: the store of `tile` in loop `iv` goes one iteration later (the tile has
     /// `slots` slots, one more when `grown`): predicted period `predicted` over `trip`
     /// iterations, was `was` over `was_trip`.
@@ -221,6 +232,17 @@ impl fmt::Display for Remark {
                     "retime: loop `{iv}`: the store of `{tile}` goes one iteration later, after the next iteration's loads ({ring}): predicted period {predicted} over {trip} iterations (was {was} over {was_trip})"
                 )
             }
+            Remark::Prefetched {
+                iv,
+                tile,
+                by,
+                slots,
+                dma,
+                period,
+            } => write!(
+                f,
+                "retime: loop `{iv}`: the load of `{tile}` is issued {by} iteration(s) earlier than the user's stages put it (`{tile}` gets {slots} slots): its transfer takes ~{dma} cycles against ~{period} per iteration"
+            ),
             Remark::StoreDelayed {
                 iv,
                 tile,

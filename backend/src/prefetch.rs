@@ -1,0 +1,315 @@
+//! Prefetching in a user-pipelined loop: a load whose value is read too soon after it is issued
+//! goes some iterations earlier than the user's stages put it, into a deeper ring, so that its
+//! latency overlaps the iterations before.
+//!
+//! On `default` (and `auto`), the user's stages say which iteration a statement belongs to; when
+//! its transfer is issued is the backend's (issue 32, item 1). A loop the annotated pipeliner
+//! extended often loads a tile in the stage that reads it (Mode B's `stage_id=0` on the load and
+//! on its first reader): every iteration then waits for its own load, its latency and its pieces,
+//! however the body is ordered. The emergent path rings such a tile and issues its loads ahead
+//! (`emergent::plan`'s depth `1 + ceil(DMA / compute)`); this is the same for the user's loop,
+//! the mirror of [`crate::retime`] (which issues a late store one iteration later).
+//!
+//! [`prefetch_loads`] looks at every loop the annotated pipeliner extended that is not peeled,
+//! stands in no other loop (a nested one's executions are [`crate::transform::emergent::carry`]'s,
+//! whose slots continue across them), and whose body is instruction statements carrying stage
+//! tags. A candidate is a statement holding one load of a whole SBUF tile that only this loop
+//! touches (one writer, [`crate::transform::ring_reads`]'s rule), from an HBM tensor that no
+//! other statement of the body writes. Its transfer takes `dma` cycles (latency, queue time and
+//! issue: [`crate::cost::loop_cost::wanted_depth`]); an iteration of the steady state takes
+//! `period`, the loop's period as the modulo scheduler predicts it (after `retime`, as the
+//! backend would compile the kernel: [`crate::retime`]'s figures). The load wants to be issued
+//! `ceil(dma / period)` iterations before its first reader; the user's stages give it `dist`
+//! (its first reader's stage less its own); it goes the difference earlier, at most as far as its
+//! ring may grow ([`crate::transform::ring_slots::expandable`]: SBUF, depth cap) and less than
+//! the loop's trip. Only a loop whose resource bound is `sp`'s issue or the DMA queues moves its
+//! loads (where a compute engine sets the pace, the loads overlap its work; measured on the
+//! corpus: prefetching in compute-bound loops lost up to 1.7%, layernorm_stages and rmsnorm_mode_b
+//! on `default`, carried_accumulator on `auto`), and only one with a steady state (one without is all fill and
+//! drain, where the predicted period says little and each added iteration costs: `retime`'s
+//! rule), and only as far as leaves it one: the loads go at most `cap` iterations ahead, `cap`
+//! from the farthest wanted down to one, the first that keeps a steady state (measured on the
+//! corpus: moves that left none lost up to 9%, `many_psum` on `auto`). What a prefetch gains
+//! (each iteration's wait for its own load, in the fill and in the steady state) the predicted
+//! period does not show, so it is not asked to shorten; but a move after which the queue plan
+//! splits the loop's transfers finer (its guarded transfers run in fewer of the extended
+//! iterations: the plan averages over the fill and the drain, issue 32 item 2) lengthens it, and
+//! such moves lost on the corpus. The move is kept when the predicted period grows by at most
+//! [`MAX_LONGER_EIGHTHS`] eighths (measured: late_mode_b 977 → 1,024 ran 13% faster and
+//! two_stores_staged 1,375 → 1,536 4% faster; stream_staged_three_stores 1,111 → 1,457 ran 5%
+//! slower, 11% on `auto`, and phases_stores_first 1,294 → 1,536 0.3% slower; exp_stages,
+//! 1,725 → 2,048, ran 6% faster but is left as it was with them).
+//!
+//! The edit: loads that go `d_L` earlier, `D` the largest `d_L`; every other statement goes `D`
+//! iterations later and each moved load `D − d_L` (its index expressions, slot selectors and
+//! guards those of `iv − δ`, a guard added where it ran in the first or the last iteration, its
+//! stage tag `+ δ`); the loop runs `D` more iterations (the pipelined loop's stages grow by `D`);
+//! each moved tile gets `d_L` more slots. Every read of a moved tile is checked to find the same
+//! write ([`crate::transform::ring_reads::compute_reads_kept`]); when one does not, the loop is
+//! left as it was.
+//!
+//! Invariants: every statement runs exactly the instances it ran before, in the same order
+//! relative to every statement that touches the same HBM bytes or on-chip tile (only the moved
+//! loads' tiles change order, and each value keeps its own slot); the function verifies after
+//! the pass; the loop's bounds stay `orig_trip + num_stages − 1`.
+
+use crate::cost::guards::running_iterations;
+use crate::cost::loop_cost::wanted_depth;
+use crate::transform::remark::Remark;
+use crate::transform::ring_reads::compute_reads_kept;
+use crate::transform::ring_slots;
+use penguin::affine::{AffineExpr, CmpOp, Predicate};
+use penguin::edit;
+use penguin::ir::{Memory, Op, StmtKind, TensorKind};
+use penguin::{Axis, Function, Stmt, Tensor};
+use std::collections::HashMap;
+
+/// How much longer (in eighths) the predicted period of a loop may get from its prefetch.
+pub const MAX_LONGER_EIGHTHS: u64 = 1;
+
+/// One load to issue earlier: its statement, its tile, and how many iterations.
+#[derive(Clone, Copy)]
+struct Move {
+    stmt: Stmt,
+    tile: Tensor,
+    by: u32,
+    /// The slots the tile had.
+    slots: u32,
+    dma: u64,
+}
+
+/// Issues the loads of user-pipelined loops ahead where their latency is not covered (module
+/// doc); returns one remark per load moved.
+pub fn prefetch_loads(func: &mut Function) -> Vec<Remark> {
+    let mut log = Vec::new();
+    let loops: Vec<Axis> = func.axes.keys().collect();
+    // The predicted periods, computed once, and only when some loop may move a load.
+    let mut periods: Option<HashMap<Axis, u64>> = None;
+    for l in loops {
+        let Some(pipe) = func.axes[l].attrs.pipelined else {
+            continue;
+        };
+        if pipe.peeled || func.axes[l].trip_count() < 2 {
+            continue;
+        }
+        let top = edit::locate_loop(func, l).is_some_and(|(parent, _)| parent.is_none());
+        let body = func.axes[l].body.clone();
+        let flat = body.iter().all(|&s| {
+            matches!(func.stmts[s].kind, StmtKind::Insts(_)) && func.stage_tags[s].is_some()
+        });
+        if !top || !flat {
+            continue;
+        }
+        let periods = periods.get_or_insert_with(|| {
+            crate::retime::compute_figures(func)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|f| f.steady_state && f.dma_bound)
+                .map(|f| (f.axis, f.predicted))
+                .collect()
+        });
+        // A loop without a steady state is all fill and drain (`retime`'s rule); one whose
+        // compute sets its pace overlaps its loads with that compute.
+        let Some(&period) = periods.get(&l) else {
+            continue;
+        };
+        let period = period.max(1);
+        let wanted = compute_moves(func, l, &body, period);
+        // The farthest moves that leave the loop a steady state: each load at most `cap`
+        // iterations ahead, `cap` from the farthest wanted down to one.
+        let far = wanted.iter().map(|m| m.by).max().unwrap_or(0);
+        let mut kept = None;
+        for cap in (1..=far).rev() {
+            let moves: Vec<Move> = wanted
+                .iter()
+                .map(|m| Move {
+                    by: m.by.min(cap),
+                    ..*m
+                })
+                .collect();
+            let mut trial = func.clone();
+            if !apply(&mut trial, l, &body, &moves) {
+                continue;
+            }
+            // The loop's figures after the move: a steady state (else a shorter move may keep
+            // one), at a predicted period at most `MAX_LONGER_EIGHTHS` eighths longer (else the
+            // loop keeps its loads where they are).
+            let after = crate::retime::compute_figures(&trial)
+                .and_then(|fs| fs.into_iter().find(|f| f.axis == l && f.steady_state));
+            let Some(after) = after else {
+                continue;
+            };
+            if after.predicted * 8 <= period * (8 + MAX_LONGER_EIGHTHS) {
+                kept = Some((trial, moves));
+            }
+            break;
+        }
+        let Some((trial, moves)) = kept else {
+            continue;
+        };
+        *func = trial;
+        let iv = func.display_iv(l).to_string();
+        for m in &moves {
+            log.push(Remark::Prefetched {
+                iv: iv.clone(),
+                tile: func.display_name(m.tile).to_string(),
+                by: m.by,
+                slots: m.slots + m.by,
+                dma: m.dma,
+                period,
+            });
+        }
+    }
+    log
+}
+
+/// The loads of loop `l` (body `body`, an iteration at least `period` cycles) to issue earlier,
+/// each as far as it wants and its ring may grow.
+fn compute_moves(func: &Function, l: Axis, body: &[Stmt], period: u64) -> Vec<Move> {
+    let trip = func.axes[l].trip_count().max(0) as u64;
+    let stage = |s: Stmt| func.stage_tags[s].unwrap_or(0);
+    let mut out = Vec::new();
+    for &s in body {
+        let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+            continue;
+        };
+        let [i] = insts.as_slice() else {
+            continue;
+        };
+        let d = &func.insts[*i];
+        let (Op::Load, [src]) = (&d.op, d.srcs.as_slice()) else {
+            continue;
+        };
+        let t = d.dst.tensor;
+        let td = &func.tensors[t];
+        if td.memory != Memory::Sbuf || td.kind != TensorKind::Local {
+            continue;
+        }
+        // No other statement of the body writes the bytes the load reads (it moves past them).
+        let hbm = src.tensor;
+        let written = body
+            .iter()
+            .any(|&o| o != s && stmt_insts(func, o).any(|j| func.insts[j].dst.tensor == hbm));
+        if written {
+            continue;
+        }
+        // Its first reader's distance in the user's stages.
+        let readers: Vec<u32> = body
+            .iter()
+            .filter(|&&o| {
+                o != s
+                    && stmt_insts(func, o).any(|j| func.insts[j].srcs.iter().any(|x| x.tensor == t))
+            })
+            .map(|&o| stage(o))
+            .collect();
+        let Some(&first) = readers.iter().min() else {
+            continue;
+        };
+        let Some(dist) = first.checked_sub(stage(s)) else {
+            continue;
+        };
+        let fit = wanted_depth(func, t, l);
+        let wanted = fit.dma.div_ceil(period);
+        let want = wanted.saturating_sub(u64::from(dist));
+        if want == 0 {
+            continue;
+        }
+        // As far as the ring may grow, one slot at a time (its depth cap and SBUF), and less
+        // than the loop's trip.
+        let mut probe = func.clone();
+        let mut by = 0u32;
+        let mut slots = None;
+        while u64::from(by) < want && u64::from(by) + 1 < trip {
+            let Some(n) = ring_slots::expandable(&probe, t, l) else {
+                break;
+            };
+            slots.get_or_insert(n);
+            ring_slots::apply(&mut probe, t, l, n + 1);
+            by += 1;
+        }
+        if let (Some(slots), true) = (slots, by > 0) {
+            out.push(Move {
+                stmt: s,
+                tile: t,
+                by,
+                slots,
+                dma: fit.dma,
+            });
+        }
+    }
+    out
+}
+
+/// The instructions of statement `s` (none for a loop).
+fn stmt_insts(func: &Function, s: Stmt) -> impl Iterator<Item = penguin::Inst> + '_ {
+    let insts: &[penguin::Inst] = match &func.stmts[s].kind {
+        StmtKind::Insts(is) => is,
+        StmtKind::Loop(_) => &[],
+    };
+    insts.iter().copied()
+}
+
+/// Moves `moves`' loads earlier in loop `l` (module doc); `false` (with `func` in any state)
+/// when a guard cannot be enumerated or a moved tile's read would not find its write.
+fn apply(func: &mut Function, l: Axis, body: &[Stmt], moves: &[Move]) -> bool {
+    let far = moves.iter().map(|m| m.by).max().unwrap_or(0);
+    let shift: HashMap<Stmt, u32> = moves.iter().map(|m| (m.stmt, far - m.by)).collect();
+    for m in moves {
+        ring_slots::apply(func, m.tile, l, m.slots + m.by);
+    }
+    let (lb, ub) = (func.axes[l].lb, func.axes[l].ub);
+    let trip = (ub - lb).max(0) as u64;
+    for &s in body {
+        let delta = shift.get(&s).copied().unwrap_or(far);
+        if delta == 0 {
+            continue;
+        }
+        let Some(runs) = running_iterations(func, &func.stmts[s].preds, l) else {
+            return false;
+        };
+        let first = runs.first().is_some_and(|r| r.start == 0);
+        let last = runs.last().is_some_and(|r| r.end == trip);
+        let later = AffineExpr::from_terms([(l, 1)], -i64::from(delta));
+        func.map_exprs(s, &|e| e.substitute(l, &later));
+        if first {
+            func.stmts[s].preds.push(Predicate {
+                expr: AffineExpr::iv(l),
+                cmp: CmpOp::Ge,
+                bound: lb + i64::from(delta),
+            });
+        }
+        if last {
+            func.stmts[s].preds.push(Predicate {
+                expr: AffineExpr::iv(l),
+                cmp: CmpOp::Lt,
+                bound: ub + i64::from(delta),
+            });
+        }
+        if let Some(tag) = func.stage_tags[s].as_mut() {
+            *tag += delta;
+        }
+    }
+    // The statements that did not move and ran in the last iteration stop there.
+    for &s in body {
+        if shift.get(&s).copied().unwrap_or(far) != 0 {
+            continue;
+        }
+        let Some(runs) = running_iterations(func, &func.stmts[s].preds, l) else {
+            return false;
+        };
+        if runs.last().is_some_and(|r| r.end == trip) {
+            func.stmts[s].preds.push(Predicate {
+                expr: AffineExpr::iv(l),
+                cmp: CmpOp::Lt,
+                bound: ub,
+            });
+        }
+    }
+    func.axes[l].ub = ub + i64::from(far);
+    if let Some(p) = func.axes[l].attrs.pipelined.as_mut() {
+        p.num_stages += far;
+    }
+    moves
+        .iter()
+        .all(|m| compute_reads_kept(func, m.tile, l, m.slots + m.by))
+}
