@@ -375,9 +375,9 @@ mod tests {
             let target = |a: W, v: i64| at(a.1[v as usize]);
             let redundant = |a: W, b: W| {
                 let Some((v, kb)) = reference(b) else {
-                    return (a.0 * 7 + b.0 * 3 + salt) % 5 == 0;
+                    return (a.0 * 7 + b.0 * 3 + salt).is_multiple_of(5);
                 };
-                target(a, v).is_some_and(|ka| ka >= kb) && (a.0 * 7 + b.0 * 3 + salt) % 5 != 0
+                target(a, v).is_some_and(|ka| ka >= kb) && !(a.0 * 7 + b.0 * 3 + salt).is_multiple_of(5)
             };
             let mut known: Known<W> = Known::new(2);
             let mut cuts = cuts.into_iter();

@@ -731,7 +731,7 @@ fn reloads_of_half_the_rows_each_take_the_pieces_of_their_rows() {
         .expect("the store has a split")
         .clone();
     let n = store.queues.len();
-    assert!(n >= 2 && n % 2 == 0, "{store:?}");
+    assert!(n >= 2 && n.is_multiple_of(2), "{store:?}");
     let inner = loop_splits(&bir, &plan, 0);
     // Rows 0..64 on the queues of the store's first half of pieces, rows 64..128 on the second.
     assert_eq!(
