@@ -144,11 +144,14 @@ fn issued(func: &Function, bir: &Bir, plan: &QueuePlan, body: &[BNode]) -> u64 {
             BNode::Loop(_) => None,
         })
         .map(|(i, pieces)| {
+            // In u128: a loop of a million iterations times its guard's period overflows u64.
             let (on, total) = on_fraction(func, bir, i);
-            let runs = (bir.instances(i) * on).div_ceil(total.max(1));
-            pieces * issue * runs
+            let runs =
+                (u128::from(bir.instances(i)) * u128::from(on)).div_ceil(u128::from(total.max(1)));
+            let cycles = u128::from(pieces) * u128::from(issue) * runs;
+            u64::try_from(cycles).unwrap_or(u64::MAX)
         })
-        .sum()
+        .fold(0, u64::saturating_add)
 }
 
 /// One iteration of `body` under `plan` (its transfers in `plan`), on average over the
@@ -170,7 +173,7 @@ pub fn iteration_time(
         let (Some(t), Some(s)) = (super::transfer(func, bir, i), plan.split(i)) else {
             continue;
         };
-        sp += t.weighted(issue * s.pieces());
+        sp = sp.saturating_add(t.weighted(issue * s.pieces()));
         let piece = t.weighted(machine::dma_queue_cycles(t.bytes / s.pieces().max(1)));
         for &q in &s.queues {
             queues[q as usize] += piece;
