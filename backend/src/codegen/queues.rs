@@ -133,89 +133,87 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
         starts[l] = rotation;
         plan_body(func, bir, &data.body, false, 0, &mut plan, &mut rotation);
     }
-    // `sp` is shared by every body of a nest: each body planned again with what the others take
-    // from it ([`shared_sp`]), from the previous round's plan.
+    // `sp` is shared by every body of a nest: each body planned again, once, with what the
+    // others take from it under the plans alone ([`shared_sp`]; a second round from the first's
+    // plans oscillates: on nest_staged_holder it gave back the plans of the bodies alone).
     let compute = |l: BirLoop| compute_cycles(func, bir, &bir.loops[l].body);
-    for _ in 0..SHARED_SP_ROUNDS {
-        let reserves = shared_sp::compute_sp_reserves(func, bir, &plan, compute);
-        for (l, data) in bir.loops.iter() {
-            let alone: Vec<(BirInst, u64)> = (data.body.iter())
-                .filter_map(|n| match *n {
-                    BNode::Inst(i) => plan.split(i).map(|s| (i, s.pieces())),
-                    BNode::Loop(_) => None,
-                })
-                .collect();
-            let saved: Vec<Option<SplitData>> =
-                alone.iter().map(|&(i, _)| plan.splits[i].clone()).collect();
-            // Which of them the plan alone chained within the body: a plan made again records
-            // its own chains, and a plan given back gets these back.
-            let saved_chained: Vec<BirInst> = (alone.iter())
-                .map(|&(i, _)| i)
-                .filter(|i| plan.chained.contains(i))
-                .collect();
-            // At most one halving of each transfer's pieces: fewer pieces lengthen its latency,
-            // which the reserve does not weigh; a smaller reserve when the first cuts deeper.
-            let mut reserve = reserves[l];
-            let mut kept = false;
-            for _ in 0..RESERVE_TRIES {
-                if reserve == 0 {
-                    break;
-                }
-                let mut rotation = starts[l];
-                for &(i, _) in &alone {
-                    plan.chained.remove(&i);
-                }
-                plan_body(
-                    func,
-                    bir,
-                    &data.body,
-                    false,
-                    reserve,
-                    &mut plan,
-                    &mut rotation,
-                );
-                kept = (alone.iter())
-                    .all(|&(i, p)| plan.split(i).is_some_and(|s| s.pieces() * 2 >= p));
-                // Fewer pieces only where `sp` binds the body: the new plan's iteration is
-                // shorter than the plan alone's with the others' slots on `sp`.
-                if kept {
-                    let before = shared_sp::iteration_time(
-                        func,
-                        bir,
-                        &data.body,
-                        &saved_plan(&alone, &saved),
-                        reserve,
-                        compute(l),
-                    );
-                    let after = shared_sp::iteration_time(
-                        func,
-                        bir,
-                        &data.body,
-                        &plan,
-                        reserve,
-                        compute(l),
-                    );
-                    kept = after < before;
-                    if !kept {
-                        break;
-                    }
-                }
-                if kept {
-                    break;
-                }
-                reserve /= 2;
-            }
-            if !kept {
-                for (&(i, _), s) in alone.iter().zip(&saved) {
-                    plan.splits[i] = s.clone();
-                    plan.chained.remove(&i);
-                }
-                plan.chained.extend(saved_chained);
-            }
+    let reserves = shared_sp::compute_sp_reserves(func, bir, &plan, compute);
+    for (l, data) in bir.loops.iter() {
+        if reserves[l] > 0 {
+            plan_with_reserve(
+                func,
+                bir,
+                &data.body,
+                starts[l],
+                reserves[l],
+                compute(l),
+                &mut plan,
+            );
         }
     }
     chain::align_across_bodies(bir, &mut plan);
     plan
+}
+
+/// Plans loop body `body` again with `reserve` cycles of `sp` per iteration taken by the other
+/// bodies of its nest, starting from queue `rotation` as its first plan did, and keeps the new
+/// plan only where `sp` binds the body (the new iteration, with the reserve, is shorter than the
+/// plan alone's) and no transfer loses more than half its pieces (fewer pieces lengthen its
+/// latency, which the reserve does not weigh); a smaller reserve when the first cuts deeper,
+/// else `plan` gets the body's plan alone back. `compute` is the body's busiest engine's cycles
+/// per iteration.
+fn plan_with_reserve(
+    func: &Function,
+    bir: &Bir,
+    body: &[BNode],
+    rotation: usize,
+    mut reserve: u64,
+    compute: u64,
+    plan: &mut QueuePlan,
+) {
+    let alone: Vec<(BirInst, u64)> = (body.iter())
+        .filter_map(|n| match *n {
+            BNode::Inst(i) => plan.split(i).map(|s| (i, s.pieces())),
+            BNode::Loop(_) => None,
+        })
+        .collect();
+    let saved: Vec<Option<SplitData>> =
+        alone.iter().map(|&(i, _)| plan.splits[i].clone()).collect();
+    // Which of them the plan alone chained within the body: a plan made again records its own
+    // chains, and a plan given back gets these back.
+    let saved_chained: Vec<BirInst> = (alone.iter())
+        .map(|&(i, _)| i)
+        .filter(|i| plan.chained.contains(i))
+        .collect();
+    let before = |reserve| {
+        let alone_plan = saved_plan(&alone, &saved);
+        shared_sp::iteration_time(func, bir, body, &alone_plan, reserve, compute)
+    };
+    for _ in 0..RESERVE_TRIES {
+        if reserve == 0 {
+            break;
+        }
+        for &(i, _) in &alone {
+            plan.chained.remove(&i);
+        }
+        let mut rotation = rotation;
+        plan_body(func, bir, body, false, reserve, plan, &mut rotation);
+        let halved_at_most =
+            (alone.iter()).all(|&(i, p)| plan.split(i).is_some_and(|s| s.pieces() * 2 >= p));
+        if halved_at_most {
+            if shared_sp::iteration_time(func, bir, body, plan, reserve, compute) < before(reserve)
+            {
+                return;
+            }
+            break;
+        }
+        reserve /= 2;
+    }
+    for (&(i, _), s) in alone.iter().zip(&saved) {
+        plan.splits[i] = s.clone();
+        plan.chained.remove(&i);
+    }
+    plan.chained.extend(saved_chained);
 }
 
 /// A plan holding only `saved`, the splits of `alone`'s instructions.
@@ -226,12 +224,6 @@ fn saved_plan(alone: &[(BirInst, u64)], saved: &[Option<SplitData>]) -> QueuePla
     }
     plan
 }
-
-/// How many times the bodies of a nest are planned again with the `sp` time the others take
-/// ([`shared_sp`]): once, from the splits every body takes alone (the reserves scale the
-/// others' slots to what the nest has room for; a second round from the first's splits
-/// oscillates: on nest_staged_holder it gave back the plans of the bodies alone).
-const SHARED_SP_ROUNDS: usize = 1;
 
 /// How many reserves, each half the last, a body of a nest tries before it keeps its plan
 /// alone: a reserve is kept when no transfer of the body loses more than half its pieces.
