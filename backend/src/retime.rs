@@ -33,8 +33,10 @@
 //! A store may move when: its loop is not peeled and its body holds only instruction
 //! statements; it is its statement's last instruction (a statement that computes the value and
 //! stores it is split in two, the store alone in the second); no other statement of the body touches the
-//! HBM tensor it writes (so moving its write past the next iteration's statements changes no
-//! value they see, and it still lands before anything after the loop runs); and its value's
+//! HBM bytes it writes, in any iterations ([`never_meet`]: the other accesses of its tensor lie
+//! in other rows or columns, such as the other column block of one output), so moving its
+//! write past the next iteration's statements changes no value they see, and it still lands
+//! before anything after the loop runs; and its value's
 //! ring holds the value one iteration longer. Either the ring already does: a ring along the
 //! loop whose slots outlive the moved read, because another statement reads the same value later
 //! still (the user's stages often give a tile read in a later stage as many slots as that stage's
@@ -61,7 +63,7 @@ use crate::transform::ring_reads::compute_reads_kept;
 use crate::transform::ring_slots;
 use crate::MAX_EXPANSIONS;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
-use penguin::ir::{Op, StmtKind};
+use penguin::ir::{Op, Operand, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use std::collections::HashMap;
 
@@ -245,10 +247,9 @@ fn candidates(func: &Function, l: Axis) -> Vec<Candidate> {
         let last = matches!(&func.stmts[s].kind, StmtKind::Insts(is) if is.last() == Some(&i));
         let hbm = d.dst.tensor;
         let shared = insts.iter().any(|&(_, j)| {
-            j != i && {
-                let o = &func.insts[j];
-                o.dst.tensor == hbm || o.srcs.iter().any(|x| x.tensor == hbm)
-            }
+            let o = &func.insts[j];
+            let touches = |x: &Operand| x.tensor == hbm && !never_meet(func, &d.dst, x);
+            j != i && (touches(&o.dst) || o.srcs.iter().any(touches))
         });
         if !last || shared || out.iter().any(|c: &Candidate| c.tile == src.tensor) {
             continue;
@@ -271,6 +272,24 @@ fn candidates(func: &Function, l: Axis) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// Whether accesses `a` and `b` of one tensor never touch a common element, in any iterations
+/// of the loops they name: in some dimension, the ranges their boxes cover over every value of
+/// the loop variables are disjoint (an access pattern's box is its bounding box, a superset of
+/// its values; an indirect transfer's, the box of every row it may name).
+fn never_meet(func: &Function, a: &Operand, b: &Operand) -> bool {
+    let bounds = |x: Axis| {
+        let ad = &func.axes[x];
+        (ad.lb, (ad.ub - 1).max(ad.lb))
+    };
+    let (sa, sb) = (&a.access, &b.access);
+    (sa.start.iter().zip(&sa.size))
+        .zip(sb.start.iter().zip(&sb.size))
+        .any(|((ea, &na), (eb, &nb))| {
+            let ((alo, ahi), (blo, bhi)) = (ea.range(bounds), eb.range(bounds));
+            ahi + na as i64 <= blo || bhi + nb as i64 <= alo
+        })
 }
 
 /// The slots of `t` when it is a ring along `l` of at least two slots (a ring that may already

@@ -10,7 +10,14 @@
 //!   body; a self edge has `d ≥ 1`);
 //! - its **latency**: the cycles from `p`'s start until its effect is complete (a compute
 //!   instruction's cost; a DMA's issue, latency and queue time, as the queue plan splits it),
-//!   from the shared machine description.
+//!   from the shared machine description. A transfer `c` that the queue plan queues right
+//!   behind the pieces of a transfer `p` holding its rows ([`crate::codegen::queues::queued_behind`]:
+//!   the reload of a stored region, the store of a loaded tile, the next store of a region
+//!   reloaded, on the same queues) waits for no semaphore: a queue is first in, first out, and
+//!   `c`'s latency overlaps `p`'s, so `c`'s bytes move as soon as `p`'s have. The edge then
+//!   weighs `p`'s issue and piece only (its latency less the fixed DMA latency): `c` issued
+//!   that long after `p` ends when it would behind `p`, and a chain of such transfers through
+//!   HBM costs its queue time per iteration, not a whole latency per link.
 //!
 //! The test is exact for what pipelined loops contain, and conservative otherwise. Two operands
 //! conflict when they name the same logical buffer, their ring slots are equal and their element
@@ -40,7 +47,7 @@
 use crate::codegen::bir::{
     dma_tile, estimate, tile_bytes, transfer_bytes, BNode, Bir, BirInst, BirLoop,
 };
-use crate::codegen::queues::QueuePlan;
+use crate::codegen::queues::{queued_behind, QueuePlan};
 use penguin::affine::AffineExpr;
 use penguin::ir::{Op, Operand};
 use penguin::{Axis, Function, Tensor};
@@ -254,7 +261,12 @@ pub fn compute_loop_deps(
             continue;
         }
         let pair = (insts[kp], insts[kc]);
-        if let Some(dep) = strongest_dep(func, bir, pair, iv, dmin..=dmax, costs[kp].1) {
+        if let Some(mut dep) = strongest_dep(func, bir, pair, iv, dmin..=dmax, costs[kp].1) {
+            // A transfer queued right behind its producer's pieces follows it on its queues:
+            // it may issue once the producer has, and its bytes move once the producer's have.
+            if queued_behind(bir, plan, pair.0, pair.1, iv, dep.distance) {
+                dep.latency = costs[kp].1.saturating_sub(machine::DMA_LATENCY);
+            }
             graph.add_edge(NodeIndex::new(kp), NodeIndex::new(kc), dep);
         }
     }

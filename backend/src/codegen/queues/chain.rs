@@ -140,6 +140,37 @@ fn lined_up(
     })
 }
 
+/// Whether every piece of transfer `f` is queued right behind the piece of transfer `l` that
+/// holds its rows, on the same queue, when `f` runs `distance` iterations of loop `iv` after `l`
+/// (module doc): `f` follows `l` ([`link`]), and `f`'s split is the one that lines it up behind
+/// `l`'s ([`lined_up`]). Across iterations (`distance > 0`) the rows must not move with `iv`
+/// (each transfer's first dimension free of it), so the rows of `l`'s earlier iteration are
+/// those `f` lines up with. Such an `f` needs no semaphore on `l` and moves its bytes as soon as
+/// `l`'s piece has moved its own: the loop dependence graph weighs the link by `l`'s issue and
+/// piece, not its whole latency ([`crate::codegen::ldg`]).
+pub(crate) fn queued_behind(
+    bir: &Bir,
+    plan: &QueuePlan,
+    l: BirInst,
+    f: BirInst,
+    iv: penguin::Axis,
+    distance: u32,
+) -> bool {
+    let (Some((lo, fo)), Some((_, _, lp)), Some((_, _, fp))) =
+        (link(bir, l, f), hbm_side(bir, l), hbm_side(bir, f))
+    else {
+        return false;
+    };
+    let moves = |o: &Operand| o.access.start.first().is_none_or(|e| e.coeff(iv) != 0);
+    if distance > 0 && (moves(lo) || moves(fo)) {
+        return false;
+    }
+    let (Some(ls), Some(fs)) = (plan.split(l), plan.split(f)) else {
+        return false;
+    };
+    lined_up(lo, lp, ls, fo, fp).is_some_and(|s| &s == fs)
+}
+
 /// Whether `w` and `r` may meet in every dimension: their starts differ by a constant less than
 /// the size of the one that starts first (starts of different terms may meet).
 fn meet(w: &Operand, r: &Operand) -> bool {

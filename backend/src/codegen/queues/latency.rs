@@ -113,19 +113,36 @@ pub(crate) fn compute_latency_pieces(
 }
 
 /// Places `transfers` (largest first), transfer `k` in `pieces[k]` pieces, each on the queues
-/// least loaded so far (ties to the lowest index after `rotation`).
+/// least loaded so far (ties to the lowest index after `rotation`). A transfer chained by
+/// `pairs` to one placed before it, with as many pieces, takes that one's queues: the chain's
+/// followers queue behind their leaders anyway ([`super::chain::align_chained_queues`]), so
+/// its pieces load those queues, and two chains of the body that could run side by side are
+/// spread over different queues instead of lining up behind one another's leaders. (A loop
+/// body's steady state is balanced by these loads; a body that runs once passes no pairs.)
 pub(crate) fn place_pieces(
     transfers: &[Transfer],
     pieces: &[u64],
     rotation: usize,
+    pairs: &[(usize, usize)],
 ) -> Vec<SplitData> {
     let together = Together::Always;
     let mut load = Queues::new(transfers, &together);
+    let mut group = UnionFind::new(transfers.len());
+    for &(w, r) in pairs {
+        group.union(w, r);
+    }
+    // Per chain, the queues of its first placed transfer.
+    let mut placed: HashMap<usize, Vec<usize>> = HashMap::new();
     (transfers.iter().zip(pieces).enumerate())
         .map(|(k, (t, &p))| {
             let p = p.clamp(1, DMA_QUEUES as u64);
             let piece = machine::dma_queue_cycles(t.bytes / p);
-            let queues = load.least_loaded(k, p as usize, rotation);
+            let root = group.find_mut(k);
+            let queues = match placed.get(&root) {
+                Some(qs) if qs.len() as u64 == p => qs.clone(),
+                _ => load.least_loaded(k, p as usize, rotation),
+            };
+            placed.entry(root).or_insert_with(|| queues.clone());
             for &q in &queues {
                 load.pieces[q].push((k, piece));
             }
