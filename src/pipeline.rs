@@ -202,6 +202,10 @@ pub struct Context<'l> {
     /// printed (`print_after`); handed down to the backend's context, so both halves of the
     /// pipeline record in it.
     pub instrument: Instrument,
+    /// The backend's plan of the kernel [`Context::prepare_backend`] left, when its
+    /// transformations computed one ([`backend::planned`]); the next [`Context::codegen`] takes
+    /// it.
+    pub planned: Option<backend::planned::Planned>,
 }
 
 impl<'l> Context<'l> {
@@ -214,6 +218,7 @@ impl<'l> Context<'l> {
             unrolled: Vec::new(),
             notes: Vec::new(),
             instrument,
+            planned: None,
         }
     }
 
@@ -329,8 +334,10 @@ impl<'l> Context<'l> {
     /// is late goes one iteration later: [`backend::retime`] in a flat loop,
     /// [`backend::transform::delay_stores`] after an inner loop; a load of a user-pipelined loop
     /// goes the iterations ahead its latency wants, [`backend::prefetch`]). Their decisions go to
-    /// [`Context::remarks`].
+    /// [`Context::remarks`]. The backend's plan of the kernel it leaves, when `retime` computed
+    /// one, is kept for the next [`Context::codegen`] ([`Context::planned`]).
     pub fn prepare_backend(&mut self, func: &mut Function) -> Result<(), Failure> {
+        self.planned = None;
         let log = backend::transform::fold_zeros::fold_psum_zeros(func);
         self.remarks.extend(log);
         self.after("fold-zeros", "folding PSUM zeroing", func)?;
@@ -345,11 +352,13 @@ impl<'l> Context<'l> {
             let log = backend::transform::emergent::pipeline_emergent(func);
             self.remarks.extend(log.into_iter().map(Remark::Emergent));
             self.after("emergent", "emergent pipelining", func)?;
-            let log = backend::retime::retime_stores(func);
+            let (log, planned) = backend::retime::retime_stores_planned(func);
             self.remarks.extend(log);
-            let log = backend::prefetch::prefetch_loads(func);
+            let (log, planned) = backend::prefetch::prefetch_loads_planned(func, planned);
             self.remarks.extend(log);
             let log = backend::transform::delay_stores::delay_stores(func);
+            // A store delayed changed the kernel: the plan is no longer its.
+            self.planned = planned.filter(|_| log.is_empty());
             self.remarks.extend(log);
             self.after("retime", "retiming stores", func)?;
         }
@@ -357,7 +366,9 @@ impl<'l> Context<'l> {
     }
 
     /// The backend's passes ([`backend::passes::PASSES`]) on a kernel [`Context::prepare_backend`]
-    /// left; `source` (the kernel file's text) gives the trace its line numbers.
+    /// left; `source` (the kernel file's text) gives the trace its line numbers. It adopts the
+    /// plan [`Context::prepare_backend`] kept ([`backend::context::Context::with_planned`]), so
+    /// `func` must be the kernel exactly as that left it (or [`Context::planned`] cleared).
     pub fn codegen(
         &mut self,
         func: &Function,
@@ -380,7 +391,10 @@ impl<'l> Context<'l> {
             clamp_trips: self.opts.clamp_trips,
             verify: self.opts.verify,
         };
+        // The plan `prepare_backend` left is of the kernel it left, which the caller passes.
+        let planned = self.planned.take();
         backend::Context::new(func, source, opts, prune, &mut self.instrument)
+            .with_planned(planned)
             .run()
             .map_err(driver::backend_failure)
     }

@@ -19,6 +19,7 @@ use crate::codegen::emit::Emitted;
 use crate::codegen::sync::Sync;
 use crate::codegen::{alloc, bir, modulo, queues};
 use crate::instrument::Instrument;
+use crate::planned::Planned;
 use crate::{BackendError, Compiled, Pruner};
 use cranelift_entity::SecondaryMap;
 use penguin::Function;
@@ -107,6 +108,9 @@ pub struct Context<'a> {
     /// Waits the assembler dropped as redundant.
     pub redundant: usize,
     pub instrument: &'a mut Instrument,
+    /// The plan of [`Context::input`] that an earlier transformation computed
+    /// ([`Context::with_planned`]), until [`Context::run`] adopts it.
+    pub planned: Option<Planned>,
 }
 
 /// What an earlier pass built (`what` names it): an invariant of the pass table's order.
@@ -145,7 +149,21 @@ impl<'a> Context<'a> {
             program: None,
             redundant: 0,
             instrument,
+            planned: None,
         }
+    }
+
+    /// Hands the context the plan of its input kernel ([`crate::planned`]), which a
+    /// transformation before the backend computed: [`Context::run`] adopts it in place of the
+    /// passes `lower-bir` to `expand`, and records those passes as the plan ran them, each with
+    /// the time since the previous pass (the work was timed in the pass that planned). It plans
+    /// again when those passes are verified or printed, whose IR between rounds the plan does
+    /// not keep.
+    ///
+    /// Invariant (the caller's): `planned` was computed from exactly [`Context::input`].
+    pub fn with_planned(mut self, planned: Option<Planned>) -> Self {
+        self.planned = planned;
+        self
     }
 
     /// The compiled kernel, once every pass ran; the program is validated whatever the options.

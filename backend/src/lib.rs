@@ -75,6 +75,7 @@ pub mod cost;
 pub mod error;
 pub mod instrument;
 pub mod passes;
+pub mod planned;
 pub mod prefetch;
 pub mod retime;
 pub mod transform;

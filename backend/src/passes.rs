@@ -17,6 +17,7 @@ use crate::codegen::{
 };
 use crate::context::{built, Context, IrForm};
 use crate::instrument::Form;
+use crate::planned::Planned;
 use crate::{assemble, expand_recurrence, BackendError, Compiled, MAX_EXPANSIONS};
 use penguin::ir::TensorKind;
 use runtime_sim::isa::{Role, TensorDecl};
@@ -96,6 +97,11 @@ impl Context<'_> {
     /// verifying and recording each one that ran; then returns the compiled kernel.
     pub fn run(mut self) -> Result<Compiled, BackendError> {
         let mut i = 0;
+        if let Some(planned) = self.planned.take() {
+            if self.adopts(&planned) {
+                i = self.adopt(planned);
+            }
+        }
         while let Some(pass) = PASSES.get(i) {
             let next = match (pass.run)(&mut self)? {
                 Flow::Skip(to) => to,
@@ -117,6 +123,32 @@ impl Context<'_> {
             };
         }
         self.finish()
+    }
+
+    /// Whether [`Context::run`] adopts `planned` ([`Context::with_planned`]): when none of the
+    /// passes it ran is verified or printed (the plan keeps only the IR of its last round).
+    fn adopts(&self, planned: &Planned) -> bool {
+        !self.opts.verify && !(planned.passes.iter()).any(|p| self.instrument.print_after.wants(p))
+    }
+
+    /// Installs `planned` as the passes `lower-bir` to `expand` would have built it, records
+    /// those passes as it ran them, and returns the index of the pass that follows them.
+    fn adopt(&mut self, planned: Planned) -> usize {
+        self.func = planned.func;
+        self.bir = planned.bir;
+        self.queue_plan = planned.queue_plan;
+        self.schedules = planned.schedules;
+        self.expansions = planned.expansions;
+        for name in planned.passes {
+            let pass = (PASSES.iter())
+                .find(|p| p.name == name)
+                .expect("invariant: a plan runs passes of the table");
+            self.record(pass);
+        }
+        PASSES
+            .iter()
+            .position(|p| p.name == "alloc")
+            .expect("invariant: the table allocates after planning")
     }
 
     /// Verifies the IR `pass` left, by its form, when [`Options::verify`] is on.

@@ -55,6 +55,7 @@
 
 use crate::cost::guards::running_iterations;
 use crate::cost::loop_cost::wanted_depth;
+use crate::planned::{compute_planned, Planned};
 use crate::transform::remark::Remark;
 use crate::transform::ring_reads::compute_reads_kept;
 use crate::transform::ring_slots;
@@ -81,6 +82,17 @@ struct Move {
 /// Issues the loads of user-pipelined loops ahead where their latency is not covered (module
 /// doc); returns one remark per load moved.
 pub fn prefetch_loads(func: &mut Function) -> Vec<Remark> {
+    prefetch_loads_planned(func, None).0
+}
+
+/// [`prefetch_loads`], given the plan of `func` when there is one ([`crate::planned`]: the
+/// predicted periods are read from it instead of planning `func` again); returns the plan of
+/// `func` as it leaves it (the one given, the one it computed, or that of the trial it kept
+/// last), `None` when it has none.
+pub fn prefetch_loads_planned(
+    func: &mut Function,
+    mut planned: Option<Planned>,
+) -> (Vec<Remark>, Option<Planned>) {
     let mut log = Vec::new();
     let loops: Vec<Axis> = func.axes.keys().collect();
     // The predicted periods, computed once, and only when some loop may move a load.
@@ -101,7 +113,11 @@ pub fn prefetch_loads(func: &mut Function) -> Vec<Remark> {
             continue;
         }
         let periods = periods.get_or_insert_with(|| {
-            crate::retime::compute_figures(func)
+            if planned.is_none() {
+                planned = compute_planned(func);
+            }
+            (planned.as_ref())
+                .map(crate::retime::compute_planned_figures)
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|f| f.steady_state && f.dma_bound)
@@ -134,20 +150,23 @@ pub fn prefetch_loads(func: &mut Function) -> Vec<Remark> {
             // The loop's figures after the move: a steady state (else a shorter move may keep
             // one), at a predicted period at most `MAX_LONGER_EIGHTHS` eighths longer (else the
             // loop keeps its loads where they are).
-            let after = crate::retime::compute_figures(&trial)
-                .and_then(|fs| fs.into_iter().find(|f| f.axis == l && f.steady_state));
+            let Some((figures, trial_plan)) = crate::retime::compute_figures_planned(&trial) else {
+                continue;
+            };
+            let after = figures.into_iter().find(|f| f.axis == l && f.steady_state);
             let Some(after) = after else {
                 continue;
             };
             if after.predicted * 8 <= period * (8 + MAX_LONGER_EIGHTHS) {
-                kept = Some((trial, moves));
+                kept = Some((trial, moves, trial_plan));
             }
             break;
         }
-        let Some((trial, moves)) = kept else {
+        let Some((trial, moves, trial_plan)) = kept else {
             continue;
         };
         *func = trial;
+        planned = Some(trial_plan);
         let iv = func.display_iv(l).to_string();
         for m in &moves {
             log.push(Remark::Prefetched {
@@ -160,7 +179,7 @@ pub fn prefetch_loads(func: &mut Function) -> Vec<Remark> {
             });
         }
     }
-    log
+    (log, planned)
 }
 
 /// The loads of loop `l` (body `body`, an iteration at least `period` cycles) to issue earlier,

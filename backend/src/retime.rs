@@ -51,17 +51,14 @@
 //! every other statement runs exactly the instances it ran before; a pipelined loop's bounds
 //! stay `orig_trip + num_stages − 1` (a store moved past the last stage adds a stage).
 
-use crate::codegen::bir::{lower_function, Bir};
-use crate::codegen::modulo::{schedule_loops, MIN_GAIN_PERCENT};
-use crate::codegen::queues::compute_queue_plan;
-use crate::codegen::schedule::schedule_bodies;
+use crate::codegen::modulo::MIN_GAIN_PERCENT;
 use crate::cost::budget;
 use crate::cost::guards::running_iterations;
+use crate::planned::{compute_planned, Planned};
 use crate::transform::delay_stores::split_store;
 use crate::transform::remark::Remark;
 use crate::transform::ring_reads::compute_reads_kept;
 use crate::transform::ring_slots;
-use crate::MAX_EXPANSIONS;
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{Op, Operand, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
@@ -94,21 +91,34 @@ struct Kept {
     func: Function,
     note: Remark,
     figures: Vec<LoopFigures>,
+    /// The plan of `func`.
+    planned: Planned,
 }
 
 /// Retimes the stores of `func` that the module doc describes; returns what it did, for the log.
 pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
+    retime_stores_planned(func).0
+}
+
+/// [`retime_stores`], and the plan of `func` as it leaves it ([`crate::planned`]: the last one
+/// it computed, of the kernel as given or of the trial it kept last), `None` when it planned
+/// nothing or the kernel does not lower.
+pub fn retime_stores_planned(func: &mut Function) -> (Vec<Remark>, Option<Planned>) {
     let mut log = Vec::new();
     let mut trials = 0;
-    // The figures of the kernel as it stands: those of the trial kept last, when there is one.
-    let mut current: Option<Vec<LoopFigures>> = None;
+    // The figures and the plan of the kernel as it stands: those of the trial kept last, when
+    // there is one.
+    let mut current: Option<(Vec<LoopFigures>, Planned)> = None;
+    // The plan of `func` as it stands, once computed.
+    let mut planned: Option<Planned> = None;
     // Each loop's iterations before any move, and how far each store has moved in it.
     let mut initial: HashMap<Axis, u64> = HashMap::new();
     let mut moved: HashMap<(Axis, Tensor), u64> = HashMap::new();
     while log.len() < MAX_RETIMES && trials < MAX_TRIALS {
-        let Some(figures) = current.take().or_else(|| compute_figures(func)) else {
+        let Some((figures, plan)) = current.take().or_else(|| compute_figures_planned(func)) else {
             break;
         };
+        planned = Some(plan);
         for f in &figures {
             initial.entry(f.axis).or_insert(f.trip);
         }
@@ -132,7 +142,7 @@ pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
                 let Some(slots) = retime(&mut trial, f.axis, &c) else {
                     continue;
                 };
-                let Some(all) = compute_figures(&trial) else {
+                let Some((all, trial_plan)) = compute_figures_planned(&trial) else {
                     continue;
                 };
                 let Some(after) = all.iter().find(|g| g.axis == f.axis) else {
@@ -162,6 +172,7 @@ pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
                         func: trial,
                         note,
                         figures: all,
+                        planned: trial_plan,
                     });
                 }
             }
@@ -171,43 +182,36 @@ pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
         };
         *moved.entry(kept.store).or_insert(0) += 1;
         *func = kept.func;
-        current = Some(kept.figures);
+        planned = None;
+        current = Some((kept.figures, kept.planned));
         log.push(kept.note);
     }
-    log
+    let planned = current.map(|(_, p)| p).or(planned);
+    (log, planned)
 }
 
 /// The figures of every flat loop that the modulo scheduler schedules, as the backend would
-/// compile `func` now: lowered, scheduled, and given the ring slots [`crate::codegen::expand`] adds, as
-/// [`crate::context::Context::run`] does; `None` when it does not lower.
-pub(crate) fn compute_figures(func: &Function) -> Option<Vec<LoopFigures>> {
-    let mut expanded = func.clone();
-    let mut expansions = 0;
-    loop {
-        let mut bir: Bir = lower_function(&expanded).ok()?;
-        schedule_bodies(&expanded, &mut bir);
-        let plan = compute_queue_plan(&expanded, &bir);
-        let schedules = schedule_loops(&expanded, &mut bir, &plan);
-        if expansions < MAX_EXPANSIONS
-            && crate::expand_recurrence(&mut expanded, &bir, &schedules).is_some()
-        {
-            expansions += 1;
-            continue;
-        }
-        return Some(
-            schedules
-                .iter()
-                .map(|s| LoopFigures {
-                    axis: bir.loops[s.lp].axis,
-                    predicted: s.predicted,
-                    above_mii: s.predicted_above_mii(),
-                    steady_state: s.steady_state,
-                    dma_bound: matches!(s.res_resource.as_str(), "sp" | "dma queues"),
-                    trip: bir.loops[s.lp].trip,
-                })
-                .collect(),
-        );
-    }
+/// compile `func` now (lowered, scheduled, and given the ring slots [`crate::codegen::expand`]
+/// adds, as [`crate::context::Context::run`] does), with the plan they are read from
+/// ([`crate::planned::compute_planned`]); `None` when it does not lower.
+pub(crate) fn compute_figures_planned(func: &Function) -> Option<(Vec<LoopFigures>, Planned)> {
+    let planned = compute_planned(func)?;
+    Some((compute_planned_figures(&planned), planned))
+}
+
+/// The figures of every flat loop of `planned` (its modulo schedules).
+pub(crate) fn compute_planned_figures(planned: &Planned) -> Vec<LoopFigures> {
+    let bir = &planned.bir;
+    (planned.schedules.iter())
+        .map(|s| LoopFigures {
+            axis: bir.loops[s.lp].axis,
+            predicted: s.predicted,
+            above_mii: s.predicted_above_mii(),
+            steady_state: s.steady_state,
+            dma_bound: matches!(s.res_resource.as_str(), "sp" | "dma queues"),
+            trip: bir.loops[s.lp].trip,
+        })
+        .collect()
 }
 
 /// A store that may move one iteration later (module doc).
