@@ -2257,9 +2257,9 @@ fn a_psum_tile_consumed_per_iteration_shares_banks_on_every_path() {
 // numpy scalar constructors inside operations, an optional tensor parameter given an array. ----
 const PUBLIC_CASES: &[Case] = &[
     Case {
+        // Row block b (128 rows): the input plus one when b is even, 7 when it is odd.
         file: "store_scalar.nk",
         inputs: &[("in_tensor", &[512, 96])],
-        // Row block b (128 rows): the input plus one when b is even, 7 when it is odd.
         reference: |m| {
             let mut out = m[0].map(|v| v + 1.0);
             for r in 0..out.rows {
