@@ -539,7 +539,12 @@ fn check_option_param(
         return Err(Failure::Unplaced(Box::new(d)));
     };
     let text = |e: &frontend::ast::Expr| source.text[e.span.clone()].to_string();
-    if let Some(default) = &p.default {
+    // `NAME=None` is an optional tensor, which a shape, a dtype or an array makes a tensor.
+    if let Some(default) = p
+        .default
+        .as_ref()
+        .filter(|d| !matches!(d.kind, frontend::ast::ExprKind::None))
+    {
         let what = match flag {
             "--input" => "array",
             "--dtype" => "dtype",

@@ -1029,6 +1029,7 @@ fn corpus_kernels_run_as_written_and_match_their_references() {
                 .chain(MASK_CASES)
                 .chain(PSUM_CASES)
                 .chain(PATTERN_CASES)
+                .chain(PUBLIC_CASES)
                 .any(|c| c.file == name),
             "tests/nki/{name} has no case in tests/nki_corpus.rs"
         );
@@ -2249,5 +2250,55 @@ fn a_psum_tile_consumed_per_iteration_shares_banks_on_every_path() {
         for peel in [false, true] {
             run_case_on(case, mode, peel);
         }
+    }
+}
+
+// ---- What public NKI kernels write that nkc once refused (issue 32): a scalar stored into HBM,
+// numpy scalar constructors inside operations, an optional tensor parameter given an array. ----
+const PUBLIC_CASES: &[Case] = &[
+    Case {
+        // Row block b (128 rows): the input plus one when b is even, 7 when it is odd.
+        file: "store_scalar.nk",
+        inputs: &[("in_tensor", &[512, 96])],
+        reference: |m| {
+            let mut out = m[0].map(|v| v + 1.0);
+            for r in 0..out.rows {
+                if (r / 128) % 2 == 1 {
+                    for c in 0..out.cols {
+                        out.set(r, c, 7.0);
+                    }
+                }
+            }
+            vec![out]
+        },
+        tol: EXACT,
+    },
+    Case {
+        file: "np_scalar_ctor.nk",
+        inputs: &[("x", &[256, 40])],
+        reference: |m| vec![m[0].map(|v| (0.5 * v + 1.25).max(-1.0))],
+        tol: EXACT,
+    },
+    Case {
+        file: "optional_tensor.nk",
+        inputs: &[("x", &[128, 24]), ("bias", &[128, 1])],
+        reference: |m| {
+            let (x, b) = (&m[0], &m[1]);
+            let mut out = x.map(|v| 2.0 * v);
+            for r in 0..out.rows {
+                for c in 0..out.cols {
+                    out.set(r, c, out.at(r, c) + b.at(r, 0));
+                }
+            }
+            vec![out]
+        },
+        tol: EXACT,
+    },
+];
+
+#[test]
+fn public_constructs_run_as_written_and_match_their_references() {
+    for case in PUBLIC_CASES {
+        run_case(case);
     }
 }

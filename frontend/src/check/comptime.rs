@@ -119,6 +119,19 @@ pub(crate) fn builtin_name(func: &Expr) -> Option<&'static str> {
                 _ => None,
             }
         }
+        // A dtype called as a constructor (`np.float32(0.0)`, `np.int32(n)`; the front end reads
+        // `np.` names as `nl.` ones): the number,
+        // as `float` / `int` make it (nkc's scalars are float32 when they reach a tile anyway).
+        ExprKind::Attribute { value, attr } if matches!(&value.kind, ExprKind::Name(m) if m == "nl" || m == "np" || m == "numpy") => {
+            match attr.name.as_str() {
+                "float16" | "float32" | "float64" | "bfloat16" => Some("float"),
+                "int8" | "int16" | "int32" | "int64" | "uint8" | "uint16" | "uint32" | "uint64" => {
+                    Some("int")
+                }
+                "bool_" => Some("bool"),
+                _ => None,
+            }
+        }
         ExprKind::Name(n) => match n.as_str() {
             "min" => Some("min"),
             "len" => Some("len"),
@@ -131,6 +144,12 @@ pub(crate) fn builtin_name(func: &Expr) -> Option<&'static str> {
         },
         _ => None,
     }
+}
+
+/// Whether `func` is a dtype called as a constructor (`np.float32`, read as `nl.float32`).
+pub(crate) fn is_dtype_ctor(func: &Expr) -> bool {
+    matches!(&func.kind, ExprKind::Attribute { value, .. } if matches!(&value.kind, ExprKind::Name(m) if m == "nl" || m == "np" || m == "numpy"))
+        && builtin_name(func).is_some()
 }
 
 /// The class of a builtin's result.

@@ -42,6 +42,7 @@ use super::top8_ops;
 use super::{CInst, Checker, TileVal, Value};
 use crate::ast::{BinOp, Expr, ExprKind, Keyword, Span, UnaryOp};
 use penguin::{ActFunc, AluOp, DType, Memory, Op, ReduceOp, Scale, TensorKind};
+use vocab::machine::PMAX;
 
 fn nl_op(name: &str) -> Option<OpKind> {
     Some(match name {
@@ -852,7 +853,29 @@ impl Checker<'_> {
             // out_params.rs: a parameter stored into is an output of the kernel.
             self.write_param(dst.tensor, &dst_e.span);
         }
-        let (mut v, sv) = self.tile_of_arg(val?, &val_e.span)?;
+        let val = match val? {
+            // `nl.store(dst, 100)`: NKI fills the destination with the scalar (a memset); the
+            // value is a tile of the destination's shape filled on a compute engine first, as a
+            // DMA moves tiles only.
+            Arg::Scalar(value) if ok && dst.tile_shape()[0] <= PMAX => {
+                let res = Res {
+                    shape: dst.tile_shape(),
+                    memory: Memory::Sbuf,
+                    dtype: dt.dtype,
+                };
+                let t = self.emit(
+                    cx,
+                    Op::Memset { value },
+                    vec![],
+                    res,
+                    Dest::Temp,
+                    &val_e.span,
+                )?;
+                Arg::Tile(t, val_e.span.clone())
+            }
+            a => a,
+        };
+        let (mut v, sv) = self.tile_of_arg(val, &val_e.span)?;
         if self.tensor(v.tensor).memory == Memory::Psum {
             // A DMA reaches SBUF only (MACHINE.md): a PSUM value goes through SBUF first, the
             // copy NKI's compiler makes.

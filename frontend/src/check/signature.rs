@@ -74,10 +74,16 @@ impl Checker<'_> {
                 continue;
             }
             if let Some(default) = &p.default {
-                // A compile-time parameter: its default is its value.
-                let value = self.scalar_param(p, default);
-                self.bind(&p.name.name, value, p.name.span.clone());
-                continue;
+                // `bias=None` is an optional tensor: a run that gives it a shape (`--shape`,
+                // `--input`) makes it a tensor parameter, as one without a default is.
+                let given_tensor = matches!(default.kind, ExprKind::None)
+                    && self.specs.is_some_and(|s| s.contains_key(&p.name.name));
+                if !given_tensor {
+                    // A compile-time parameter: its default is its value.
+                    let value = self.scalar_param(p, default);
+                    self.bind(&p.name.name, value, p.name.span.clone());
+                    continue;
+                }
             }
             if let Some(hint) = p.ty.as_ref().and_then(scalar_hint) {
                 self.error(

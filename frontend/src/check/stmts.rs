@@ -20,7 +20,9 @@
 //! the kernel's signature and `return` are `signature`'s, hardware loops `hw_loops`'s, and the
 //! Python statements around them `exec`'s. They form the statements layer (`mod.rs`), the top.
 
-use super::comptime::{builtin_class, builtin_name, is_tile_size, literal_scalar, Class};
+use super::comptime::{
+    builtin_class, builtin_name, is_dtype_ctor, is_tile_size, literal_scalar, Class,
+};
 use super::error::CheckError;
 use super::operands::{Arg, Dest, Res, StmtCtx};
 use super::ops::{is_matmul, is_store};
@@ -57,6 +59,13 @@ impl Checker<'_> {
                 // Evaluated as an integer, which reports the undefined name.
                 None => Class::Int,
             },
+            // A dtype constructor of a tile (`nl.float32(t)`) is no number: a tile call, which
+            // reports it as no operation.
+            ExprKind::Call { func, args, .. }
+                if is_dtype_ctor(func) && args.iter().any(|a| self.classify(a) == Class::Tile) =>
+            {
+                Class::Tile
+            }
             ExprKind::Call { func, .. } => builtin_name(func).map_or(Class::Tile, builtin_class),
             ExprKind::Attribute { .. } if is_tile_size(e).is_some() => Class::Int,
             ExprKind::Bool(_)
