@@ -328,7 +328,9 @@ impl<'l> Context<'l> {
     /// `emergent`: every loop, the annotations being stripped), and `retime` (a store whose data
     /// is late goes one iteration later: [`backend::retime`] in a flat loop,
     /// [`backend::transform::delay_stores`] after an inner loop; a load of a user-pipelined loop
-    /// goes the iterations ahead its latency wants, [`backend::prefetch`]). Their decisions go to
+    /// goes the iterations ahead its latency wants, [`backend::prefetch`]; then a ring along a
+    /// short inner loop takes the slots it cannot use along the loop around it,
+    /// [`backend::transform::emergent::outer_slots`]). Their decisions go to
     /// [`Context::remarks`].
     pub fn prepare_backend(&mut self, func: &mut Function) -> Result<(), Failure> {
         let log = backend::transform::fold_zeros::fold_psum_zeros(func);
@@ -351,6 +353,8 @@ impl<'l> Context<'l> {
             self.remarks.extend(log);
             let log = backend::transform::delay_stores::delay_stores(func);
             self.remarks.extend(log);
+            let log = backend::transform::emergent::outer_slots::spread_outer_slots(func);
+            self.remarks.extend(log.into_iter().map(Remark::Emergent));
             self.after("retime", "retiming stores", func)?;
         }
         Ok(())
