@@ -333,9 +333,12 @@ impl<'l> Context<'l> {
     /// `emergent`: every loop, the annotations being stripped), and `retime` (a store whose data
     /// is late goes one iteration later: [`backend::retime`] in a flat loop,
     /// [`backend::transform::delay_stores`] after an inner loop; a load of a user-pipelined loop
-    /// goes the iterations ahead its latency wants, [`backend::prefetch`]). Their decisions go to
+    /// goes the iterations ahead its latency wants, [`backend::prefetch`]; then a ring along a
+    /// short inner loop takes the slots it cannot use along the loop around it,
+    /// [`backend::transform::emergent::outer_slots`]). Their decisions go to
     /// [`Context::remarks`]. The backend's plan of the kernel it leaves, when `retime` computed
-    /// one, is kept for the next [`Context::codegen`] ([`Context::planned`]).
+    /// one and neither `delay_stores` nor `outer_slots` changed the kernel after it, is kept for
+    /// the next [`Context::codegen`] ([`Context::planned`]).
     pub fn prepare_backend(&mut self, func: &mut Function) -> Result<(), Failure> {
         self.planned = None;
         let log = backend::transform::fold_zeros::fold_psum_zeros(func);
@@ -356,10 +359,12 @@ impl<'l> Context<'l> {
             self.remarks.extend(log);
             let (log, planned) = backend::prefetch::prefetch_loads_planned(func, planned);
             self.remarks.extend(log);
-            let log = backend::transform::delay_stores::delay_stores(func);
-            // A store delayed changed the kernel: the plan is no longer its.
-            self.planned = planned.filter(|_| log.is_empty());
-            self.remarks.extend(log);
+            let delayed = backend::transform::delay_stores::delay_stores(func);
+            let spread = backend::transform::emergent::outer_slots::spread_outer_slots(func);
+            // A store delayed or a ring spread changed the kernel: the plan is no longer its.
+            self.planned = planned.filter(|_| delayed.is_empty() && spread.is_empty());
+            self.remarks.extend(delayed);
+            self.remarks.extend(spread.into_iter().map(Remark::Emergent));
             self.after("retime", "retiming stores", func)?;
         }
         Ok(())

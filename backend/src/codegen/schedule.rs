@@ -17,13 +17,20 @@
 //! an iteration, and iterations stay in order, so dependences carried across iterations are kept
 //! too; the synchronisation analysis then runs on the new order.
 //!
-//! The body of an annotated pipelined loop that holds a nested loop (which the modulo scheduler
-//! does not reorder) is a **staged** body: one body runs stage `s` of iteration `k − s` for every
-//! `s`, so work of later stages finds its inputs ready while stage 0 waits for this iteration's
-//! loads. When some node of such a body waits (through the body's edges) for one of its own
-//! loads, the ready nodes go by class, then critical path: the nodes holding a load first, then
-//! the work whose inputs come from earlier bodies, then the work that waits, then the stores
-//! (which wait for this body's compute, and would hold `sp`'s next loads behind them). Its
+//! The body of a pipelined loop that holds a nested loop (which the modulo scheduler does not
+//! reorder), annotated or staged by emergent pipelining, is a **staged** body: one body runs
+//! stage `s` of iteration `k − s` for every `s`, so work of later stages finds its inputs ready
+//! while stage 0 waits for this iteration's loads. When some node of such a body waits (through
+//! the body's edges) for one of its own loads, the ready nodes go by class, then critical path:
+//! the nodes holding a load first (a nested loop that also stores after the other ones: `sp`
+//! would hold a load behind it until the inner loop's last store has its data; and a node that
+//! one of them waits for with it), then the work whose inputs come from earlier bodies, then the
+//! work that waits, then the stores (which wait for this body's compute, and would hold `sp`'s
+//! next loads behind them). Measured (`--pipeline emergent`, cycles): `tests/good`'s
+//! nest_staged_holder 54,621 → 46,917 (the next row block's load no longer waits behind the
+//! inner loop's stores); sp_shared_nest's sp_two_levels 32,184 → 33,208 and sp_three_levels
+//! 22,088 → 22,674 (a bias load read only by the inner loop's stores goes before the inner
+//! loop's first loads). Its
 //! conflict test also tells ring slots apart: two accesses of one ring whose slot selectors
 //! differ by a constant that the ring's depth does not divide touch different slots in every
 //! iteration. Otherwise the body keeps the critical-path order on the edges by buffer.
@@ -153,16 +160,24 @@ struct Staged<'f> {
     func: &'f Function,
     /// Per node: whether it holds a load (it goes first: its latency is the longest).
     loads: Vec<bool>,
+    /// Per node: whether it is a nested loop that holds a store. Of the nodes holding a load it
+    /// goes last: `sp` issues the loop's transfers in order, so a load queued behind it starts
+    /// only once the loop's last store has its data, after the inner loop's compute (the next
+    /// trip's load held behind this trip's inner loop, as behind a store, issue 32).
+    loop_stores: Vec<bool>,
     /// Per node: whether it is a store (it goes last: it waits for this body's compute, and
     /// `sp` would hold the next body's loads behind it).
     stores: Vec<bool>,
 }
 
-/// What scheduling `l`'s body by class needs, when it is an annotated pipelined loop holding a
-/// nested loop (a body the modulo scheduler leaves as it is); `None` otherwise.
+/// What scheduling `l`'s body by class needs, when it is a pipelined loop holding a nested loop
+/// (a body the modulo scheduler leaves as it is): annotated (extended by the pipeliner), or
+/// staged by emergent pipelining (a direct instruction of the body carries a stage,
+/// [`crate::transform::emergent::stages`]); `None` otherwise.
 fn staged_body<'f>(func: &'f Function, bir: &Bir, l: BirLoop) -> Option<Staged<'f>> {
     let lp = &bir.loops[l];
-    let pipelined = func.axes[lp.axis].attrs.pipelined.is_some();
+    let pipelined =
+        func.axes[lp.axis].attrs.pipelined.is_some() || staged_by_emergent(bir, &lp.body);
     if !pipelined || !lp.body.iter().any(|n| matches!(n, BNode::Loop(_))) {
         return None;
     }
@@ -177,11 +192,30 @@ fn staged_body<'f>(func: &'f Function, bir: &Bir, l: BirLoop) -> Option<Staged<'
     let stores = (lp.body.iter())
         .map(|&n| matches!(n, BNode::Inst(i) if matches!(bir.insts[i].op, Op::Store)))
         .collect();
+    let loop_stores = (lp.body.iter())
+        .map(|&n| matches!(n, BNode::Loop(_)) && holds(n, |op| matches!(op, Op::Store)))
+        .collect();
     Some(Staged {
         func,
         loads,
+        loop_stores,
         stores,
     })
+}
+
+/// Whether a body was staged by emergent pipelining: every direct instruction carries a stage
+/// ([`crate::transform::emergent::stages`] tags each instruction statement of the loop it
+/// stages; a body that only holds a peeled prologue's tagged copies has untagged ones too).
+fn staged_by_emergent(bir: &Bir, body: &[BNode]) -> bool {
+    let mut insts = body.iter().filter_map(|n| match *n {
+        BNode::Inst(i) => Some(i),
+        BNode::Loop(_) => None,
+    });
+    let mut any = false;
+    insts.all(|i| {
+        any = true;
+        bir.insts[i].stage.is_some()
+    }) && any
 }
 
 /// Calls `f` with every instruction of node `n`.
@@ -293,7 +327,7 @@ fn schedule(
             g.add_edge(idx[i], idx[j], ());
         }
     }
-    let class = class.unwrap_or_else(|| vec![(false, false, false); n]);
+    let class = class.unwrap_or_else(|| vec![(0, false, false); n]);
     // Critical path: the longest latency-weighted path from a node to the end of the body.
     let lat: Vec<u64> = body.iter().map(|&b| latency(bir, b)).collect();
     let mut prio = vec![0u64; n];
@@ -374,7 +408,8 @@ fn body_edges(
 
 /// The classes of the `n` nodes of a staged body with `edges` ([`body_edges`]), or `None`.
 ///
-/// In a staged body, the classes go first to last: a node holding a load; then one that does
+/// In a staged body, the classes go first to last: a node holding a load, but a nested loop
+/// that also holds a store after the others ([`Staged::loop_stores`]); then one that does
 /// not wait for a load of this body (through the slot-aware edges), its inputs coming from
 /// earlier bodies; then one that waits; then a store. The critical path orders each class.
 /// When nothing waits for the body's own loads, the critical-path order on the edges by
@@ -383,7 +418,7 @@ fn body_classes(
     staged: Option<&Staged>,
     edges: &[(usize, usize, bool)],
     n: usize,
-) -> Option<Vec<(bool, bool, bool)>> {
+) -> Option<Vec<(u8, bool, bool)>> {
     staged.and_then(|st| {
         let mut waits = vec![false; n];
         for &(i, j, slots) in edges {
@@ -391,8 +426,25 @@ fn body_classes(
             waits[j] |= slots && (st.loads[i] || waits[i]);
         }
         (waits.contains(&true)).then(|| {
+            let mut load: Vec<u8> = (0..n)
+                .map(|k| match (st.loads[k], st.loop_stores[k]) {
+                    (false, _) => 0,
+                    (true, true) => 1,
+                    (true, false) => 2,
+                })
+                .collect();
+            // A node that a load node waits for (through the slot-aware edges) goes with it:
+            // the zeroing
+            // of an accumulator before the inner loop that loads (else the loop waits behind
+            // every node of a higher class than the zeroing's). The edges go forward, so by
+            // decreasing target every successor's rank is final before its sources'.
+            for &(i, j, slots) in edges.iter().rev() {
+                if slots {
+                    load[i] = load[i].max(load[j]);
+                }
+            }
             (0..n)
-                .map(|k| (st.loads[k], !st.stores[k], !waits[k]))
+                .map(|k| (load[k], !st.stores[k], !waits[k]))
                 .collect()
         })
     })
@@ -400,7 +452,7 @@ fn body_classes(
 
 /// A node's rank in [`list_order`]: its class ([`body_classes`]), its critical path, and its
 /// position reversed (ties in program order).
-type ListKey = ((bool, bool, bool), u64, std::cmp::Reverse<usize>);
+type ListKey = ((u8, bool, bool), u64, std::cmp::Reverse<usize>);
 
 /// The list scheduling of `body` on graph `g` (node `i` at `idx[i]`, its edges forward in
 /// program order): each time, of the ready nodes, the one of the largest `key` (unique: it ends

@@ -67,13 +67,18 @@
 //! of the one before ([`carry`]): the user's stages stay as written, and the ring's slots
 //! continue across executions.
 //!
+//! Once the stores are retimed ([`crate::retime`], which deepens rings along one loop), a ring
+//! along a short inner loop whose slots outnumber the loop's iterations takes its slots along
+//! the loop around it too ([`outer_slots`], a step of its own that the driver runs last), so
+//! that the next execution of the inner loop writes other slots.
+//!
 //! `num_stages="auto"` ([`auto`]) reuses the stage rule before the annotated pipeliner runs.
 //!
 //! Invariants: a loop takes exactly one path: a loop the annotated pipeliner extended gets no
 //! ring of its own (only [`carry`]'s copies, within its stages), and a loop with a `num_stages`
 //! annotation is skipped; each decision and its reason is logged (a loop with no ring of its own
 //! is logged only when it is staged or its plan is refused).
-//! The files import downwards only: `mod` → `auto`, `carry`, `drain`, `nest`, `privatise`,
+//! The files import downwards only: `mod` → `auto`, `carry`, `drain`, `nest`, `outer_slots`, `privatise`,
 //! `stages`, `shift`, `plan`; `drain` → `stages`, `budget`; `auto` → `stages`, `budget`, `cost`; `carry` → `nest`, `budget`, `cost`;
 //! `nest` → `plan`, `budget`, `cost`; `privatise` → `plan`, `budget`; `stages` → `shift`,
 //! `plan`, `budget`; `shift` → `plan`; `plan` → `budget`, `cost`.
@@ -82,6 +87,7 @@ pub mod auto;
 pub mod carry;
 pub mod drain;
 pub mod nest;
+pub mod outer_slots;
 pub mod plan;
 pub mod privatise;
 pub mod remark;

@@ -199,6 +199,15 @@ pub enum EmergentRemark {
         carries: usize,
         why: Decline,
     },
+    /// `outer_slots`: tile `tile`, a ring of `before` slots along loop `iv` (of fewer
+    /// iterations), takes `slots.0 x slots.1` slots along `outer` and `iv`.
+    OuterSlots {
+        tile: String,
+        iv: String,
+        outer: String,
+        before: u32,
+        slots: (u32, u32),
+    },
     /// `carry`: each execution of annotated loop `iv` loads its own first iterations.
     CarryDeclined { iv: String, why: Decline },
     /// `carry`: annotated loop `iv` (`trip`, `stages`) nested in `nest` has the stage-0 loads of
@@ -255,7 +264,8 @@ impl fmt::Display for EmergentRemark {
             R::Shifted { .. }
             | R::NestDeclined { .. }
             | R::PrefetchedFlat { .. }
-            | R::PrefetchedExecution { .. } => fmt_prefetch(self, f),
+            | R::PrefetchedExecution { .. }
+            | R::OuterSlots { .. } => fmt_prefetch(self, f),
             R::CarryDeclined { .. }
             | R::Carried { .. }
             | R::SharedTile { .. }
@@ -451,6 +461,16 @@ fn fmt_prefetch(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 blocks.join(" x ")
             )
         }
+        R::OuterSlots {
+            tile,
+            iv,
+            outer,
+            before,
+            slots: (m, t),
+        } => write!(
+            f,
+            "emergent: loop `{iv}` (trip {t}) is nested in `{outer}`: `{tile}` becomes a ring of {m} x {t} slots along `{outer}` and `{iv}` instead of {before} along `{iv}` alone, of which {t} were used (the next execution of `{iv}` writes other slots)"
+        ),
         // The other families: each has its own function.
         // (Every variant is routed to its family by `fmt`; a misrouted one still shows.)
         other => write!(f, "{other:?}"),
