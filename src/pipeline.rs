@@ -364,7 +364,8 @@ impl<'l> Context<'l> {
             // A store delayed or a ring spread changed the kernel: the plan is no longer its.
             self.planned = planned.filter(|_| delayed.is_empty() && spread.is_empty());
             self.remarks.extend(delayed);
-            self.remarks.extend(spread.into_iter().map(Remark::Emergent));
+            self.remarks
+                .extend(spread.into_iter().map(Remark::Emergent));
             self.after("retime", "retiming stores", func)?;
         }
         Ok(())
