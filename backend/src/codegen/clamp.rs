@@ -16,7 +16,10 @@
 //! - a loop is clamped only when no instruction outside it may touch the bytes its instructions
 //!   touch (otherwise an access outside could meet one of the removed middle iterations), except
 //!   an instruction beside it, directly in the block that holds it: a peeled loop's prologue and
-//!   epilogue copies. Those run once per execution of the block, before or after every iteration;
+//!   epilogue copies, and only where the access inside the loop that it may meet does not move
+//!   with the loop's register (a ring slot, a fixed address; an access beside a loop that meets
+//!   one moving with it may meet a middle iteration only, which the copy does not have: the loop
+//!   keeps its trip count). Those run once per execution of the block, before or after every iteration;
 //!   what they meet first inside the loop is its first or last iterations (the ring's slots are
 //!   rewritten every iteration of the steady state), which the copy keeps exactly, with their
 //!   ring phases, and any middle iteration they also meet is ordered after (before) them through
@@ -45,7 +48,7 @@ use crate::codegen::sync::MAX_DISTANCE;
 use cranelift_entity::SecondaryMap;
 use runtime_sim::isa::{Cmp, Term};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 /// The largest ring period (lcm of the ring depths) for which loops are clamped.
 const MAX_PERIOD: i64 = 64;
@@ -211,7 +214,11 @@ fn breaks_by_pairs(em: &Emitted, l: BirLoop) -> bool {
                     }
                     if inside(x) != inside(y) {
                         let out = if inside(x) { y } else { x };
-                        if out.loops[..] != parent[..] {
+                        let (within, beside) = if inside(x) { (fx, fy) } else { (fy, fx) };
+                        if out.loops[..] != parent[..]
+                            || (lin_coeff(&within.r0, reg) != 0 || lin_coeff(&within.c0, reg) != 0)
+                                && !edge_only(em, l, within, beside)
+                        {
                             return true;
                         }
                         continue;
@@ -243,6 +250,10 @@ struct Active {
     by_class: HashMap<usize, u32>,
     by_loop: HashMap<BirLoop, u32>,
     by_key: HashMap<(BirLoop, i64, i64), u32>,
+    /// The footprints themselves by nest class (those beside a loop, checked one by one).
+    members: HashMap<usize, HashSet<FootAt>>,
+    /// Per loop (not kept), its footprints that move with its register.
+    moving: HashMap<BirLoop, HashSet<FootAt>>,
 }
 
 /// The sweep of [`compute_loop_facts`] over the footprints of one space by start: each
@@ -323,7 +334,7 @@ impl<'a> Sweep<'a> {
                         break;
                     }
                     active.ends.pop();
-                    change(active, self.class[g.0], keys(em, g), false, self.kept);
+                    change(active, g, self.class[g.0], keys(em, g), false, self.kept);
                 }
             }
             self.meet(f, false);
@@ -336,7 +347,7 @@ impl<'a> Sweep<'a> {
                 &mut self.reads
             };
             active.ends.push(Reverse((end, f)));
-            change(active, self.class[f.0], keys(em, f), true, self.kept);
+            change(active, f, self.class[f.0], keys(em, f), true, self.kept);
         }
     }
 
@@ -351,8 +362,18 @@ impl<'a> Sweep<'a> {
                 continue;
             }
             let inside = count(&active.by_loop, l);
-            // One outside `l` and not beside it.
-            let beside = count(&active.by_class, self.parent[l]);
+            // One outside `l` and not beside it; or beside it, when `f` moves with `l`'s
+            // register and the one beside may meet one of its middle iterations.
+            let mut beside = count(&active.by_class, self.parent[l]);
+            if (r, c) != (0, 0) {
+                let at = self.foot(f);
+                let members = active.members.get(&self.parent[l]);
+                if members
+                    .is_some_and(|m| m.iter().any(|&g| !edge_only(self.em, l, at, self.foot(g))))
+                {
+                    beside = 0;
+                }
+            }
             // Two inside `l` with different coefficients on its register.
             let same = count(&active.by_key, (l, r, c));
             if active.total - inside > beside || inside > same {
@@ -361,9 +382,18 @@ impl<'a> Sweep<'a> {
         }
         // `f` outside a loop that an active footprint is inside of, and not beside it.
         let active = if reads { &self.reads } else { &self.writes };
+        // Or beside it, when one of the active footprints inside it moves with its register and
+        // `f` may meet one of its middle iterations.
+        let at = self.foot(f);
         let broken: Vec<BirLoop> = (active.by_loop.keys())
             .copied()
-            .filter(|&l| !keys.iter().any(|k| k.0 == l) && self.parent[l] != class)
+            .filter(|&l| {
+                !keys.iter().any(|k| k.0 == l)
+                    && (self.parent[l] != class
+                        || active.moving.get(&l).is_some_and(|m| {
+                            m.iter().any(|&g| !edge_only(self.em, l, self.foot(g), at))
+                        }))
+            })
             .collect();
         for l in broken {
             self.keep(l);
@@ -380,11 +410,15 @@ impl<'a> Sweep<'a> {
     /// The conditions on the pair of footprints `f` and `g` (which may meet), checked directly.
     fn pair(&mut self, f: FootAt, g: FootAt) {
         let (fk, gk): (Vec<_>, Vec<_>) = (self.keys(f).collect(), self.keys(g).collect());
-        for (mine, theirs, other) in [(&fk, &gk, g), (&gk, &fk, f)] {
+        for (me, mine, theirs, other) in [(f, &fk, &gk, g), (g, &gk, &fk, f)] {
             for &(l, r, c) in mine {
                 let breaks = match theirs.iter().find(|k| k.0 == l) {
                     Some(&(_, r2, c2)) => (r, c) != (r2, c2),
-                    None => self.class[other.0] != self.parent[l],
+                    None => {
+                        self.class[other.0] != self.parent[l]
+                            || (r, c) != (0, 0)
+                                && !edge_only(self.em, l, self.foot(me), self.foot(other))
+                    }
                 };
                 if breaks {
                     self.keep(l);
@@ -414,6 +448,7 @@ fn count<K: std::hash::Hash + Eq>(m: &HashMap<K, u32>, k: K) -> u32 {
 /// loops counted are those of the active footprints.
 fn change(
     active: &mut Active,
+    f: FootAt,
     class: usize,
     keys: impl Iterator<Item = (BirLoop, i64, i64)>,
     add: bool,
@@ -428,6 +463,14 @@ fn change(
     };
     step(&mut active.total);
     step(active.by_class.entry(class).or_default());
+    let set = |s: &mut HashSet<FootAt>| {
+        if add {
+            s.insert(f);
+        } else {
+            s.remove(&f);
+        }
+    };
+    set(active.members.entry(class).or_default());
     for (l, r, c) in keys {
         if kept[l] {
             continue;
@@ -438,7 +481,78 @@ fn change(
             active.by_loop.remove(&l);
         }
         step(active.by_key.entry((l, r, c)).or_default());
+        if (r, c) != (0, 0) {
+            set(active.moving.entry(l).or_default());
+        }
     }
+}
+
+/// How many first and last iterations of a clamped loop the copy keeps at least, exactly as
+/// they are ([`clamp_loop`]: the first `B / 2` and the last `B - B / 2`, with
+/// `B >= MAX_DISTANCE + 2`).
+const EDGE: i64 = (MAX_DISTANCE + 2) / 2;
+
+/// Whether footprint `beside` (of an instruction beside loop `l`) can meet footprint `within`
+/// (inside `l`, moving with its register) only in `l`'s first or last [`EDGE`] iterations, which
+/// the clamped copy keeps: both of one buffer, affine without rotation, with equal coefficients
+/// on the registers of the loops around `l` and none on deeper ones, so that the iterations
+/// whose rows and columns overlap form one interval, computed here.
+fn edge_only(em: &Emitted, l: BirLoop, within: &Foot, beside: &Foot) -> bool {
+    let (trip, depth) = em.loops[l];
+    let n = trip as i64;
+    if within.tensor != beside.tensor {
+        return false;
+    }
+    // The iterations `i` whose `[k i + a, k i + a + na)` meets `[b, b + nb)`.
+    let axis = |a: &runtime_sim::isa::Expr, na: u64, b: &runtime_sim::isa::Expr, nb: u64| {
+        let mut k = 0;
+        for t in &a.terms {
+            match *t {
+                Term::Lin { coeff, reg } if (reg.0 as usize) < depth => {
+                    if lin_coeff(b, reg.0) != coeff {
+                        return None;
+                    }
+                }
+                Term::Lin { coeff, reg } if reg.0 as usize == depth => k += coeff,
+                _ => return None,
+            }
+        }
+        for t in &b.terms {
+            match *t {
+                Term::Lin { coeff, reg } if (reg.0 as usize) < depth => {
+                    if lin_coeff(a, reg.0) != coeff {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+        }
+        // `d - na < k i < d + nb`.
+        let d = b.constant - a.constant;
+        let (lo, hi) = (d - na as i64, d + nb as i64);
+        Some(match k.cmp(&0) {
+            std::cmp::Ordering::Equal => {
+                if lo < 0 && 0 < hi {
+                    (0, n - 1)
+                } else {
+                    (0, -1)
+                }
+            }
+            std::cmp::Ordering::Greater => (lo.div_euclid(k) + 1, (hi - 1).div_euclid(k)),
+            std::cmp::Ordering::Less => {
+                let k = -k;
+                ((-hi).div_euclid(k) + 1, (-lo - 1).div_euclid(k))
+            }
+        })
+    };
+    let Some((r_lo, r_hi)) = axis(&within.r0, within.nr, &beside.r0, beside.nr) else {
+        return false;
+    };
+    let Some((c_lo, c_hi)) = axis(&within.c0, within.nc, &beside.c0, beside.nc) else {
+        return false;
+    };
+    let (lo, hi) = (r_lo.max(c_lo).max(0), r_hi.min(c_hi).min(n - 1));
+    lo > hi || hi < EDGE || lo >= n - EDGE
 }
 
 /// How loop `l` is clamped: `(B, S)`, or `None` when it keeps its trip count.
