@@ -13,37 +13,16 @@
 //! lower bound. The figures before each mechanism are in the tests' docs.
 
 use backend::transform::remark::Remark;
-use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
-use nkc::run::{self, Engine, RunOptions, RunReport};
-use penguin::pipeline::PipelineLog;
-use std::path::Path;
+use nkc::run::RunReport;
 
-const PATHS: [PipelineMode; 5] = [
-    PipelineMode::Default,
-    PipelineMode::Annotated,
-    PipelineMode::Emergent,
-    PipelineMode::None,
-    PipelineMode::Auto,
-];
+mod common;
 
 /// A checked run of `kernel` of `file` on `mode`: bit-exact, free of races, at or above its
 /// lower bound. Its report, cycles and lower bound.
 fn checked(file: &str, kernel: &str, mode: PipelineMode) -> (RunReport, u64, u64) {
-    let src = Source::read(Path::new(file)).unwrap();
-    let opts = RunOptions {
-        kernel: Some(kernel.to_string()),
-        engine: Engine::Sim,
-        pipeline: mode,
-        seed: 3,
-        check: true,
-        ..RunOptions::default()
-    };
-    let r = run::run(&src, &opts, &mut PipelineLog::default())
-        .unwrap_or_else(|f| panic!("{file} `{kernel}` --pipeline {}: {f:?}", mode.name()));
-    assert!(r.checked, "{file} `{kernel}`: not compared");
+    let r = common::checked_run(file, Some(kernel), mode, 3);
     let sim = r.sim.as_ref().expect("engine sim");
-    assert!(sim.races.is_empty(), "{file} `{kernel}`: {:?}", sim.races);
     let (cycles, bound) = (sim.stats.cycles, sim.lower_bound());
     assert!(
         cycles >= bound,
@@ -68,7 +47,7 @@ fn retimed(r: &RunReport) -> Vec<&str> {
 #[test]
 fn rounds_through_hbm_run_bit_exact_on_every_path() {
     for k in ["rounds_left_third", "rounds_right_half"] {
-        for mode in PATHS {
+        for mode in PipelineMode::ALL {
             checked("tests/good/hbm_rounds_queued.nk", k, mode);
         }
     }

@@ -5,28 +5,12 @@
 
 use backend::transform::emergent::outer_slots::spread_outer_slots;
 use backend::transform::emergent::{EmergentOptions, EmergentRemark};
-use runtime_sim::sim::{simulate, Options};
 
 #[path = "common/emergent.rs"]
 #[allow(dead_code)]
 mod emergent;
 
-use emergent::{emergent_cycles, good};
-
-/// Simulated cycles of `func` (no race allowed).
-fn simulated(func: &penguin::Function, text: &str) -> u64 {
-    let compiled = nkc::pipeline::codegen(func, Some(text), true).unwrap();
-    let opts = Options {
-        numerics: false,
-        races: true,
-        trace: false,
-        max_races: 1,
-        ..Options::default()
-    };
-    let r = simulate(&compiled.program, &[], &opts).unwrap();
-    assert!(r.races.is_empty(), "{:?}", r.races);
-    r.stats.cycles
-}
+use emergent::{emergent_cycles, good, race_free_cycles};
 
 /// The store tile of a trip-2 loop inside a trip-5 loop wants more slots than 2: spread over
 /// the outer loop, the next execution's scaling no longer waits for this one's stores to land.
@@ -52,7 +36,7 @@ fn short_inner_ring_spreads_over_the_outer_loop() {
         "{spread:?}"
     );
     nkc::driver::verify(&func, "outer slots").unwrap();
-    let after = simulated(&func, &src.text);
+    let after = race_free_cycles(&func, &src);
     assert!(after < before, "{after} cycles spread against {before}");
 }
 

@@ -39,7 +39,13 @@ pub fn emergent_cycles(
     let mut func = lowered(src);
     let log = backend::transform::emergent::pipeline_emergent_with(&mut func, opts);
     nkc::driver::verify(&func, "emergent pipelining").unwrap();
-    let compiled = nkc::pipeline::codegen(&func, Some(&src.text), true).unwrap();
+    let cycles = race_free_cycles(&func, src);
+    (cycles, func, log)
+}
+
+/// The simulated cycles of `func` compiled (timing only, no numerics), asserting no race.
+pub fn race_free_cycles(func: &Function, src: &Source) -> u64 {
+    let compiled = nkc::pipeline::codegen(func, Some(&src.text), true).unwrap();
     let opts = Options {
         numerics: false,
         races: true,
@@ -49,7 +55,7 @@ pub fn emergent_cycles(
     };
     let r = simulate(&compiled.program, &[], &opts).unwrap();
     assert!(r.races.is_empty(), "{}: {:?}", src.path.display(), r.races);
-    (r.stats.cycles, func, log)
+    r.stats.cycles
 }
 
 /// A checked run (`--check`: bit-exact against the interpreter, inputs from `seed`) on `mode`,

@@ -155,3 +155,28 @@ pub fn assert_measured_as_predicted(l: &serde_json::Value) {
         l["loop"]
     );
 }
+
+/// A checked run of `kernel` of `file` on `mode` (`--check`: bit-exact against the interpreter,
+/// inputs from `seed`), asserting that it was compared and raced nowhere; its report.
+pub fn checked_run(
+    file: &str,
+    kernel: Option<&str>,
+    mode: nkc::pipeline::PipelineMode,
+    seed: u64,
+) -> nkc::run::RunReport {
+    let src = nkc::driver::Source::read(Path::new(file)).unwrap();
+    let opts = nkc::run::RunOptions {
+        kernel: kernel.map(str::to_string),
+        engine: nkc::run::Engine::Sim,
+        pipeline: mode,
+        seed,
+        check: true,
+        ..nkc::run::RunOptions::default()
+    };
+    let r = nkc::run::run(&src, &opts, &mut penguin::pipeline::PipelineLog::default())
+        .unwrap_or_else(|f| panic!("{file} {kernel:?} --pipeline {}: {f:?}", mode.name()));
+    assert!(r.checked, "{file} {kernel:?}: not compared");
+    let sim = r.sim.as_ref().expect("engine sim");
+    assert!(sim.races.is_empty(), "{file} {kernel:?}: {:?}", sim.races);
+    r
+}
