@@ -345,6 +345,9 @@ impl InstData {
                 | Op::Iota { .. }
                 | Op::Rand { .. }
                 | Op::Dropout { .. }
+                | Op::Shuffle { .. }
+                | Op::LocalGather { .. }
+                | Op::SequenceBounds
         )
     }
 

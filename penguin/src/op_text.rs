@@ -22,6 +22,8 @@ pub enum ParamTy {
     Alu,
     Act,
     Reduce,
+    /// A shuffle mask: `[m0, ..., m31]`, each 0..=31 or 255.
+    Mask,
 }
 
 #[derive(Clone, Copy)]
@@ -32,6 +34,7 @@ pub enum ParamVal {
     Alu(AluOp),
     Act(ActFunc),
     Reduce(ReduceOp),
+    Mask([u8; 32]),
 }
 
 /// The parameters operation `name` takes, with their types; `None` for an unknown operation.
@@ -39,7 +42,13 @@ pub fn op_schema(name: &str) -> Option<&'static [(&'static str, ParamTy)]> {
     use ParamTy as T;
     Some(match name {
         "load" | "store" | "transpose" | "copy" | "bn_stats" | "bn_aggr" | "vector_transpose"
-        | "max8" | "find_index8" => &[],
+        | "max8" | "find_index8" | "sequence_bounds" => &[],
+        "shuffle" => &[("mask", T::Mask)],
+        "local_gather" => &[
+            ("group", T::Float),
+            ("elems", T::Float),
+            ("count", T::Float),
+        ],
         "match_replace8" => &[("imm", T::Float)],
         "rand" | "dropout" => &[("stream", T::Float)],
         "gather" | "scatter" => &[("skip_oob", T::Bool)],
@@ -150,6 +159,29 @@ pub trait OpReader: TokenCursor + Sized {
                     None => self.err_at(&tok, format!("unknown activation function `{w}`")),
                 }
             }
+            ParamTy::Mask => {
+                let open = self.peek().clone();
+                self.expect_sym("[")?;
+                let vals = self.list("]", |p| {
+                    let (v, tok) = p.uint("a shuffle row (0 to 31, or 255)")?;
+                    match u8::try_from(v) {
+                        Ok(m)
+                            if usize::from(m) < vocab::SHUFFLE_QUADRANT
+                                || m == vocab::SHUFFLE_KEEP =>
+                        {
+                            Ok(m)
+                        }
+                        _ => p.err_at(&tok, format!("shuffle row {v} is not 0 to 31 or 255")),
+                    }
+                })?;
+                match <[u8; 32]>::try_from(vals) {
+                    Ok(m) => Ok(ParamVal::Mask(m)),
+                    Err(v) => self.err_at(
+                        &open,
+                        format!("a shuffle mask has 32 rows, not {}", v.len()),
+                    ),
+                }
+            }
             ParamTy::Reduce => {
                 let (w, tok) = self.ident("a reduction")?;
                 match ReduceOp::ALL.into_iter().find(|o| o.name() == w) {
@@ -248,6 +280,15 @@ fn build_op(name: &str, vals: &[ParamVal]) -> Op {
         ("bn_aggr", []) => Op::BnAggr,
         ("vector_transpose", []) => Op::VectorTranspose,
         ("max8", []) => Op::Max8,
+        ("sequence_bounds", []) => Op::SequenceBounds,
+        ("shuffle", [V::Mask(mask)]) => Op::Shuffle { mask: *mask },
+        // Counts, exact in float32 when the front end wrote them; a cast saturates, and the
+        // verifier's shape rules catch a count that does not fit its operands.
+        ("local_gather", [V::Float(group), V::Float(elems), V::Float(count)]) => Op::LocalGather {
+            group: *group as u32,
+            elems: *elems as u32,
+            count: *count as u32,
+        },
         ("find_index8", []) => Op::FindIndex8,
         ("match_replace8", [V::Float(imm)]) => Op::MatchReplace8 { imm: *imm },
         // Streams are small integers, exact in float32 (the front end numbers them from 0).

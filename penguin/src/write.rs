@@ -182,6 +182,19 @@ pub fn write_op_params(out: &mut dyn Write, op: &Op) -> fmt::Result {
         Op::Load | Op::Store | Op::Transpose | Op::Copy | Op::BnStats | Op::BnAggr => Ok(()),
         Op::VectorTranspose | Op::Max8 | Op::FindIndex8 => Ok(()),
         Op::Rand { stream } | Op::Dropout { stream } => write!(out, "(stream={stream})"),
+        Op::SequenceBounds => Ok(()),
+        Op::Shuffle { mask } => {
+            out.write_str("(mask=[")?;
+            for (k, m) in mask.iter().enumerate() {
+                write!(out, "{}{m}", if k == 0 { "" } else { ", " })?;
+            }
+            out.write_str("])")
+        }
+        Op::LocalGather {
+            group,
+            elems,
+            count,
+        } => write!(out, "(group={group}, elems={elems}, count={count})"),
         Op::MatchReplace8 { imm } => {
             out.write_str("(imm=")?;
             write_f32(out, *imm)?;

@@ -305,6 +305,23 @@ pub enum Op {
         prob: Ap,
         stream: u32,
     },
+    /// Within each quadrant of 32 partitions, row `i` of `dst[Pd, F]` takes row `mask[i]` of
+    /// `src[Ps, F]`, or keeps its value where `mask[i]` is [`vocab::SHUFFLE_KEEP`] (dve;
+    /// [`vocab::shuffle_source`]).
+    Shuffle { dst: Ap, src: Ap, mask: [u8; 32] },
+    /// `dst[P, count * elems]`: runs of `elems` elements of each row of `src[P, F]` at the
+    /// indices of its group of `group` rows of `index[P, K]`, read column by column (pool;
+    /// [`vocab::gather_index_at`], [`vocab::gather_starts`]). An index that is not an integer
+    /// whose run fits in the row is a run-time error.
+    LocalGather {
+        dst: Ap,
+        src: Ap,
+        index: Ap,
+        group: u32,
+        elems: u32,
+    },
+    /// `dst[P, 2n] = sequence_bounds(src[P, n])` (pool; [`vocab::sequence_bounds`]).
+    SequenceBounds { dst: Ap, src: Ap },
     /// A DMA transfer on `queue` between HBM and SBUF (sp). Elements pair up in row-major order of
     /// both sides (partition outermost on the tile side). Transfers of one queue complete in
     /// issue order; predicated off, it moves nothing but signals in that order (see [`Cmp`]).
@@ -349,6 +366,9 @@ impl Op {
             Op::MatchReplace8 { .. } => "match_replace8",
             Op::Rand { .. } => "rand",
             Op::Dropout { .. } => "dropout",
+            Op::Shuffle { .. } => "shuffle",
+            Op::LocalGather { .. } => "local_gather",
+            Op::SequenceBounds { .. } => "sequence_bounds",
             Op::Dma { .. } => "dma",
             Op::Signal { .. } => "signal",
             Op::Wait { .. } => "wait",
@@ -501,7 +521,12 @@ pub fn tile_operands(op: &Op) -> Vec<&Ap> {
         | Op::BnStats { dst, src }
         | Op::BnAggr { dst, src }
         | Op::VectorTranspose { dst, src }
-        | Op::Max8 { dst, src } => vec![dst, src],
+        | Op::Max8 { dst, src }
+        | Op::Shuffle { dst, src, .. }
+        | Op::SequenceBounds { dst, src } => vec![dst, src],
+        Op::LocalGather {
+            dst, src, index, ..
+        } => vec![dst, src, index],
         Op::FindIndex8 { dst, src, vals } | Op::MatchReplace8 { dst, src, vals, .. } => {
             vec![dst, src, vals]
         }

@@ -170,6 +170,12 @@ pub fn top8_cycles(n: u64) -> u64 {
     reduce_cycles(n)
 }
 
+/// `shuffle` (`nisa.nc_stream_shuffle`) on the Vector engine over `n` elements per partition of
+/// its source: NKI's `max(MIN_II, N)`, a copy's rate (each row streams through once).
+pub fn shuffle_cycles(n: u64) -> u64 {
+    vector_cycles(n)
+}
+
 /// `rand` / `dropout` on the Vector engine over `n` output elements per partition: one element
 /// per cycle as a copy, `max(MIN_II, N)` (one hash per element, like one ALU operation).
 pub fn random_cycles(n: u64) -> u64 {

@@ -46,6 +46,9 @@ pub fn op_cycles(engine: Engine, op: &Op) -> u64 {
         Op::Max8 { src, .. } | Op::FindIndex8 { src, .. } | Op::MatchReplace8 { src, .. } => {
             top8_cycles(n_of(src))
         }
+        Op::Shuffle { src, .. } => shuffle_cycles(n_of(src)),
+        // GpSimd only (handled above); the pool rate if another engine ever runs them.
+        Op::LocalGather { dst, .. } | Op::SequenceBounds { dst, .. } => pool_cycles(n_of(dst)),
         Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => 0,
     }
 }

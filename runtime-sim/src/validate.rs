@@ -165,6 +165,8 @@ pub enum Violation {
         vals: Shape,
         want: Shape,
     },
+    #[error("{op} {detail}")]
+    GatherShape { op: &'static str, detail: String },
     #[error("dropout reads {src} into a destination of {dst}")]
     DropoutShape { src: Shape, dst: Shape },
     #[error("the probability of dropout is {prob} but must be {}", Shape::column(*partitions))]
@@ -263,7 +265,8 @@ pub fn engines_of(op: &Op) -> &'static [Engine] {
         | Op::BnAggr { .. }
         | Op::VectorTranspose { .. } => &[Dve],
         Op::Max8 { .. } | Op::FindIndex8 { .. } | Op::MatchReplace8 { .. } => &[Dve],
-        Op::Rand { .. } | Op::Dropout { .. } => &[Dve],
+        Op::Rand { .. } | Op::Dropout { .. } | Op::Shuffle { .. } => &[Dve],
+        Op::LocalGather { .. } | Op::SequenceBounds { .. } => &[Pool],
         Op::Dma { .. } => &[Sp],
         Op::Signal { .. } | Op::Wait { .. } => &[Pe, Act, Dve, Pool, Sp],
     }
@@ -418,6 +421,9 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), Violation> 
         | Op::FindIndex8 { dst, src, .. }
         | Op::MatchReplace8 { dst, src, .. } => check_top8(op, dst, src)?,
         Op::Dropout { dst, src, prob, .. } => check_dropout(dst, src, prob)?,
+        Op::Shuffle { .. } | Op::LocalGather { .. } | Op::SequenceBounds { .. } => {
+            check_gather_moves(op)?
+        }
         Op::Memset { .. } | Op::Iota { .. } | Op::Rand { .. } => {}
         Op::Dma {
             queue,
@@ -544,6 +550,64 @@ fn check_top8(op: &Op, dst: &Ap, src: &Ap) -> Result<(), Violation> {
                 want: values,
             });
         }
+    }
+    Ok(())
+}
+
+/// `shuffle`, `local_gather` and `sequence_bounds` (`op`): the shapes their parameters give
+/// (`vocab::gather_ops`).
+fn check_gather_moves(op: &Op) -> Result<(), Violation> {
+    let bad = |detail: String| {
+        Err(Violation::GatherShape {
+            op: op.name(),
+            detail,
+        })
+    };
+    match op {
+        Op::Shuffle { dst, src, mask } => {
+            let (d, s) = (shape(dst), shape(src));
+            let reach = (0..d.p as usize)
+                .filter_map(|r| vocab::shuffle_source(mask, r))
+                .max();
+            if s.f != d.f || reach.is_some_and(|r| r as u64 >= s.p) {
+                return bad(format!("of {s} into {d} reads row {}", reach.unwrap_or(0)));
+            }
+        }
+        Op::LocalGather {
+            dst,
+            src,
+            index,
+            group,
+            elems,
+        } => {
+            let (d, s, i) = (shape(dst), shape(src), shape(index));
+            let (g, e) = (u64::from(*group), u64::from(*elems));
+            let count = d.f.checked_div(e).unwrap_or(0);
+            let ok = g > 0
+                && e > 0
+                && d.f % e == 0
+                && d.p == s.p
+                && i.p == s.p
+                && s.p % g == 0
+                && count <= g * i.f
+                && e <= s.f
+                && src.mem == Mem::Sbuf
+                && index.mem == Mem::Sbuf
+                && dst.mem == Mem::Sbuf;
+            if !ok {
+                return bad(format!(
+                    "of {s} by indices {i} in groups of {group}, {elems} per index, into {d}"
+                ));
+            }
+        }
+        Op::SequenceBounds { dst, src } => {
+            let (d, s) = (shape(dst), shape(src));
+            check_output("sequence_bounds", dst, src, Shape { p: s.p, f: 2 * s.f })?;
+            if src.mem != Mem::Sbuf || dst.mem != Mem::Sbuf {
+                return bad(format!("of {s} into {d} must stay in SBUF"));
+            }
+        }
+        _ => {}
     }
     Ok(())
 }

@@ -172,6 +172,21 @@ fn op(regs: Vec<Reg>, sems: usize) -> impl Strategy<Value = Op> {
             vals,
             imm
         }),
+        (a(), a(), 0usize..32, 0u8..32).prop_map(|(dst, src, k, m)| {
+            let mut mask = [0u8; 32];
+            mask[k] = m;
+            Op::Shuffle { dst, src, mask }
+        }),
+        (a(), a(), a(), 1u32..17, 1u32..5).prop_map(|(dst, src, index, group, elems)| {
+            Op::LocalGather {
+                dst,
+                src,
+                index,
+                group,
+                elems,
+            }
+        }),
+        (a(), a()).prop_map(|(dst, src)| Op::SequenceBounds { dst, src }),
         (a(), f.clone()).prop_map(|(dst, value)| Op::Memset { dst, value }),
         (a(), 0u32..9).prop_map(|(dst, stream)| Op::Rand { dst, stream }),
         (a(), a(), a(), 0u32..9).prop_map(|(dst, src, prob, stream)| Op::Dropout {
@@ -265,7 +280,9 @@ fn legalise(e: Engine, stmts: &mut [Stmt]) {
                         | Op::Copy { .. }
                         | Op::Memset { .. }
                         | Op::TensorTensor { .. }
-                        | Op::TensorScalar { .. },
+                        | Op::TensorScalar { .. }
+                        | Op::LocalGather { .. }
+                        | Op::SequenceBounds { .. },
                         Engine::Pool,
                     ) => true,
                     (
@@ -282,7 +299,8 @@ fn legalise(e: Engine, stmts: &mut [Stmt]) {
                         | Op::FindIndex8 { .. }
                         | Op::MatchReplace8 { .. }
                         | Op::Rand { .. }
-                        | Op::Dropout { .. },
+                        | Op::Dropout { .. }
+                        | Op::Shuffle { .. },
                         Engine::Dve,
                     ) => true,
                     _ => false,

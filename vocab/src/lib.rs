@@ -17,6 +17,7 @@
 mod array;
 pub mod diagnostic;
 mod dtype;
+pub mod gather_ops;
 pub mod machine;
 mod ops;
 pub mod poison;
@@ -29,6 +30,10 @@ mod value_runs;
 pub use array::Array;
 pub use diagnostic::Diagnostic;
 pub use dtype::{canonical_nan, round_bf16, round_to, DType};
+pub use gather_ops::{
+    gather_index_at, gather_row, gather_starts, sequence_bounds, shuffle_source, SHUFFLE_KEEP,
+    SHUFFLE_QUADRANT,
+};
 pub use ops::{iota, matmul, maximum, minimum, ActFunc, AluOp, ReduceOp};
 pub use random_ops::{dropout, rand_at, RAND_SEED};
 pub use rng::SplitMix64;

@@ -407,7 +407,8 @@ pub fn engine_runs(engine: Engine, op: &Op) -> bool {
             engine == Dve
         }
         Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => engine == Dve,
-        Op::Rand { .. } | Op::Dropout { .. } => engine == Dve,
+        Op::Rand { .. } | Op::Dropout { .. } | Op::Shuffle { .. } => engine == Dve,
+        Op::LocalGather { .. } | Op::SequenceBounds => engine == Pool,
         Op::Copy => matches!(engine, Dve | Act | Pool),
     }
 }
@@ -427,7 +428,9 @@ fn runs_on(op: &Op) -> &'static str {
         | Op::FindIndex8
         | Op::MatchReplace8 { .. }
         | Op::Rand { .. }
-        | Op::Dropout { .. } => "`dve`",
+        | Op::Dropout { .. }
+        | Op::Shuffle { .. } => "`dve`",
+        Op::LocalGather { .. } | Op::SequenceBounds => "`pool`",
         _ => "`dve` or `pool`",
     }
 }

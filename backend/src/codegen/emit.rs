@@ -534,6 +534,25 @@ impl Emit<'_> {
                 prob,
                 stream: *stream,
             })?,
+            // The kept rows' source is the destination itself: the machine leaves them as they
+            // are, so the instruction names only the moved source.
+            pir::Op::Shuffle { mask } => self.operands(i, |dst, [src]| Op::Shuffle {
+                dst,
+                src,
+                mask: *mask,
+            })?,
+            pir::Op::LocalGather { group, elems, .. } => {
+                self.operands(i, |dst, [src, index]| Op::LocalGather {
+                    dst,
+                    src,
+                    index,
+                    group: *group,
+                    elems: *elems,
+                })?
+            }
+            pir::Op::SequenceBounds => {
+                self.operands(i, |dst, [src]| Op::SequenceBounds { dst, src })?
+            }
             pir::Op::BnStats => self.operands(i, |dst, [src]| Op::BnStats { dst, src })?,
             pir::Op::BnAggr => self.operands(i, |dst, [src]| Op::BnAggr { dst, src })?,
             pir::Op::Copy => self.operands(i, |dst, [src]| Op::Copy { dst, src })?,

@@ -155,7 +155,8 @@ fn engines_running(op: &Op) -> &'static [EngineClass] {
         | Op::Iota { .. } => &[Vector, GpSimd],
         Op::TensorTensorScan { .. } | Op::BnStats | Op::BnAggr | Op::VectorTranspose => &[Vector],
         Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => &[Vector],
-        Op::Rand { .. } | Op::Dropout { .. } => &[Vector],
+        Op::Rand { .. } | Op::Dropout { .. } | Op::Shuffle { .. } => &[Vector],
+        Op::LocalGather { .. } | Op::SequenceBounds => &[GpSimd],
     }
 }
 

@@ -801,6 +801,7 @@ impl From<CheckError> for Diagnostic {
                 .with_note(format!(
                     "`{what}` is decided when the kernel is compiled, from shapes, dtypes and scalar parameters"
                 ))
+                .with_note("NKI's tracer does not read the tile's values either: it takes the tile object as true whatever they are, so this condition never depends on the data (an HBM tensor, such as an optional parameter, is true here as there)")
                 .with_help("to choose between tiles element by element, use a mask or nl.maximum / nl.minimum"),
             BroadcastScalar { .. } => d
                 .with_label("a scalar")

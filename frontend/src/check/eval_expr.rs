@@ -558,6 +558,27 @@ impl Checker<'_> {
         true
     }
 
+    /// Whether `v` is an HBM tensor (a parameter, or an `nl.ndarray` in HBM): while NKI traces
+    /// the kernel it is a handle, whose truth is Python's for any object, true; an on-chip tile's
+    /// is asked of values the device computes, which nkc refuses.
+    pub(crate) fn is_hbm_handle(&self, v: &Value) -> bool {
+        match v {
+            Value::Param(_) => true,
+            Value::Tile(t) => self.tensor(t.tensor).memory == penguin::Memory::Hbm,
+            _ => false,
+        }
+    }
+
+    /// Whether the condition `e` is a name bound to an HBM tensor ([`Self::is_hbm_handle`]),
+    /// possibly under `not`: a compile-time truth although the name is traced.
+    pub(crate) fn names_hbm_handle(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Name(n) => self.find(n).is_some_and(|b| self.is_hbm_handle(&b.value)),
+            ExprKind::Not(x) => self.names_hbm_handle(x),
+            _ => false,
+        }
+    }
+
     /// Python's truth value of `v` (the expression `at` gave it).
     pub(crate) fn truthy(&mut self, v: &Value, at: &Expr) -> Option<bool> {
         Some(match v {
@@ -580,6 +601,9 @@ impl Checker<'_> {
                 self.guard_condition(p, at);
                 return None;
             }
+            // An HBM tensor is a handle while NKI traces: a Python object, true (`x if bias
+            // else y` asks whether the optional parameter `bias` was given).
+            v if self.is_hbm_handle(v) => true,
             Value::Tile(_) | Value::Param(_) | Value::Vec(_) | Value::Mask(_) => {
                 self.error(CheckError::TileCondition {
                     what: "if".into(),

@@ -289,7 +289,7 @@ impl Checker<'_> {
     /// The value of an `if`, `while` or `assert` condition: a condition of loop indices alone
     /// (mask_guards.rs) is evaluated, a tile is reported.
     fn condition_value(&mut self, test: &Expr, what: &str) -> Option<Value> {
-        if self.traced(test) && !self.is_guard_expr(test) {
+        if self.traced(test) && !self.is_guard_expr(test) && !self.names_hbm_handle(test) {
             self.error(CheckError::TileCondition {
                 what: what.to_string(),
                 at: test.span.clone(),

@@ -126,6 +126,7 @@ mod broadcast_nd;
 mod core_ops;
 mod dst;
 mod elementwise_ops;
+mod gather_ops;
 mod matmul_ops;
 mod memory_ops;
 mod nd;

@@ -19,10 +19,6 @@ pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
             "`t.ap([[step, count], ...])` is an access pattern of NKI beta 2: a strided, possibly overlapping view, and nkc's tiles are rectangular boxes of consecutive elements",
             "select each window offset with a slice (`t[:, j:j + n]`) and combine the slices with nl.maximum / nl.add, or reduce a tile whose free axis holds the window",
         ),
-        "shared_identity_matrix" => (
-            "nkc has no constant tensors in HBM",
-            "make the constant on chip with nl.full(shape, value, dtype=nl.float32)",
-        ),
         "select_reduce" | "tensor_copy_predicated" | "tensor_scalar_cumulative" => (
             "nkc has this operation as a statement that writes its `dst=` tile",
             "write it as a statement with `dst=`: `nisa.select_reduce(dst=t, predicate=c, on_true=a, on_false=b)`, `nisa.tensor_copy_predicated(dst=t, src=s, predicate=c)`",
@@ -31,13 +27,9 @@ pub(super) fn not_in_nkc(name: &str) -> Option<(&'static str, &'static str)> {
             "nkc has no selection by a predicate on the indices",
             "compute the condition as a tile (a comparison such as nl.greater_equal(a, b)) and select with nl.where(cond, x, y)",
         ),
-        "tensor_copy_dynamic_src" | "tensor_copy_dynamic_dst" | "local_gather" | "gather_flattened" => (
+        "tensor_copy_dynamic_src" | "tensor_copy_dynamic_dst" => (
             "nkc's indices are affine in the loop variables: there is no indexing by values in a tile",
-            "index with slices whose bounds are affine in the loop variables",
-        ),
-        "nc_stream_shuffle" | "sequence_bounds" => (
-            "nkc does not model this special-purpose instruction",
-            "compute it with nl.max / nl.where / nl.equal on whole tiles",
+            "index with slices whose bounds are affine in the loop variables, or gather within partitions with nisa.local_gather / nl.gather_flattened",
         ),
         "random_seed" | "rand2" | "rand_set_state" | "rand_get_state" | "set_rng_seed" => (
             "nkc's random numbers have a fixed seed and no state to set or read",

@@ -294,6 +294,20 @@ impl Checker<'_> {
                 }
             })
             .collect();
+        self.const_tensor(rows as u64, cols as u64, values, dtype, span, dest)
+    }
+
+    /// A constant HBM tensor of `rows × cols` `values` (row-major, already in `dtype`), bound to
+    /// the name of `dest` (anything else is a diagnostic at `span`).
+    pub(super) fn const_tensor(
+        &mut self,
+        rows: u64,
+        cols: u64,
+        values: Vec<f32>,
+        dtype: DType,
+        span: &Span,
+        dest: Dest,
+    ) -> Option<TileVal> {
         let Dest::New { name, span: bspan } = dest else {
             self.error(
                 Error::new(
@@ -306,7 +320,7 @@ impl Checker<'_> {
             );
             return None;
         };
-        let shape = [rows as u64, cols as u64];
+        let shape = [rows, cols];
         let t = self.new_tensor(CTensor {
             name,
             memory: Memory::Hbm,

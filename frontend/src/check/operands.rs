@@ -130,6 +130,17 @@ pub(super) enum OpKind {
     Rand,
     /// `nisa.dropout(data, prob)`, `nl.dropout(x, rate)`.
     Dropout,
+    // The operations of `check/gather_ops.rs`.
+    /// `nisa.nc_stream_shuffle(src, shuffle_mask)`.
+    StreamShuffle,
+    /// `nisa.local_gather(src_buffer, index, num_elem_per_idx, num_valid_indices)`.
+    LocalGather,
+    /// `nl.gather_flattened(data, indices)`.
+    GatherFlattened,
+    /// `nisa.sequence_bounds(segment_ids)`.
+    SequenceBounds,
+    /// `nl.shared_identity_matrix(n, dtype)`.
+    SharedIdentity,
 }
 
 /// What a `*_like` creation fills its tile with.

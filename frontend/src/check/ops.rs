@@ -31,6 +31,7 @@ use super::calls::{KwSite, Param};
 use super::comptime::{func_name, literal_scalar, Class};
 use super::elementwise_ops;
 use super::error::CheckError;
+use super::gather_ops;
 use super::index_vec::MaskPiece;
 use super::mask_guards::common_guards;
 use super::mask_sums::mask_hull;
@@ -72,6 +73,7 @@ fn nl_op(name: &str) -> Option<OpKind> {
             return elementwise_ops::nl_extra(name)
                 .or_else(|| scan_stats_ops::nl_ops(name))
                 .or_else(|| random_ops::nl_ops(name))
+                .or_else(|| gather_ops::nl_ops(name))
         }
     })
 }
@@ -95,6 +97,7 @@ fn nisa_op(name: &str) -> Option<OpKind> {
                 .or_else(|| scan_stats_ops::nisa_ops(name))
                 .or_else(|| top8_ops::nisa_ops(name))
                 .or_else(|| random_ops::nisa_ops(name))
+                .or_else(|| gather_ops::nisa_ops(name))
         }
     })
 }
@@ -206,6 +209,11 @@ fn params(kind: OpKind) -> &'static [Param] {
         | OpKind::VectorTranspose => scan_stats_ops::params(kind),
         OpKind::Max8 | OpKind::FindIndex8 | OpKind::MatchReplace8 => top8_ops::params(kind),
         OpKind::Rand | OpKind::Dropout => random_ops::params(kind),
+        OpKind::StreamShuffle
+        | OpKind::LocalGather
+        | OpKind::GatherFlattened
+        | OpKind::SequenceBounds
+        | OpKind::SharedIdentity => gather_ops::params(kind),
     }
 }
 
@@ -692,6 +700,11 @@ impl Checker<'_> {
             }
             OpKind::Rand | OpKind::Dropout => self.random_op(kind, &slots, span, cx, dest),
             OpKind::SharedConstant => self.shared_constant(&slots, span, dest),
+            OpKind::StreamShuffle
+            | OpKind::LocalGather
+            | OpKind::GatherFlattened
+            | OpKind::SequenceBounds
+            | OpKind::SharedIdentity => self.gather_op(kind, &slots, span, cx, dest),
             OpKind::Store | OpKind::Range => None,
         }
     }

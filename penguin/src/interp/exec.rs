@@ -31,6 +31,7 @@ use crate::ir::{
 use cranelift_entity::{EntityRef, SecondaryMap};
 use vocab::poison::{self, Undef};
 
+mod gather_moves;
 mod indirect;
 
 type Result<T> = std::result::Result<T, InterpError>;
@@ -505,6 +506,9 @@ impl<'f> Machine<'f> {
                 None,
             ),
             Op::Dropout { stream } => self.dropout_values(inst, data, stream, (p, f))?,
+            Op::Shuffle { ref mask } => self.shuffle_values(inst, data, mask, (p, f))?,
+            Op::LocalGather { .. } => self.local_gather_values(inst, data, (p, f))?,
+            Op::SequenceBounds => self.sequence_bounds_values(inst, data, (p, f))?,
             Op::TensorTensor { op: alu } => {
                 let a = self.read(inst, name, &data.srcs[0])?;
                 let b = self.read(inst, name, &data.srcs[1])?;

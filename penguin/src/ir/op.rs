@@ -87,6 +87,22 @@ pub enum Op {
     /// the elements whose random value is below the `[P, 1]` probability `src1` zeroed
     /// (`nisa.dropout`). Vector engine, SBUF only.
     Dropout { stream: u32 },
+    /// Cross-partition movement within quadrants of [`vocab::SHUFFLE_QUADRANT`] partitions
+    /// (`nisa.nc_stream_shuffle`, [`vocab::shuffle_source`]): row `q * 32 + i` of `dst[Pd, F]`
+    /// is row `q * 32 + mask[i]` of `src0[Ps, F]`, or, where `mask[i]` is
+    /// [`vocab::SHUFFLE_KEEP`], row `q * 32 + i` of `src1`, the destination's previous value
+    /// (that source is present iff the mask keeps a row). Vector engine.
+    Shuffle { mask: [u8; 32] },
+    /// Gather within groups of `group` partitions (`nisa.local_gather` with 16,
+    /// `nl.gather_flattened` with 1; [`vocab::local_gather`]): `dst[P, count * elems]`, whose
+    /// element `k * elems + e` of row `p` is element `idx + e` of row `p` of `src0[P, F]`, where
+    /// `idx` is the `k`-th index of `p`'s group of rows of `src1[P, K]` read column by column.
+    /// An index that is not an integer in range is a run-time error. GpSimd, SBUF only.
+    LocalGather { group: u32, elems: u32, count: u32 },
+    /// `dst[P, 2n] = sequence_bounds(src0[P, n])` ([`vocab::sequence_bounds`]): per element, the
+    /// start then (at `n + j`) the end of its run of equal segment ids; id 0 is padding
+    /// (`n`, `-1`). GpSimd, SBUF only.
+    SequenceBounds,
 }
 
 impl Op {
@@ -115,6 +131,9 @@ impl Op {
             Op::MatchReplace8 { .. } => "match_replace8",
             Op::Rand { .. } => "rand",
             Op::Dropout { .. } => "dropout",
+            Op::Shuffle { .. } => "shuffle",
+            Op::LocalGather { .. } => "local_gather",
+            Op::SequenceBounds => "sequence_bounds",
         }
     }
 
@@ -144,6 +163,8 @@ impl Op {
             | Op::FindIndex8
             | Op::MatchReplace8 { .. }
             | Op::Dropout { .. } => (&[Sbuf], &[Sbuf, Psum]),
+            Op::Shuffle { .. } => (&[Sbuf, Psum], &[Sbuf, Psum]),
+            Op::LocalGather { .. } | Op::SequenceBounds => (&[Sbuf], &[Sbuf]),
         }
     }
 
@@ -158,6 +179,9 @@ impl Op {
             Op::Gather { .. } | Op::Scatter { .. } => 2,
             Op::FindIndex8 | Op::MatchReplace8 { .. } | Op::Dropout { .. } => 2,
             Op::TensorTensorScan { .. } => 3,
+            Op::Shuffle { mask } => 1 + usize::from(mask.contains(&vocab::SHUFFLE_KEEP)),
+            Op::LocalGather { .. } => 2,
+            Op::SequenceBounds => 1,
             Op::Activation { scale, bias, .. } => {
                 1 + usize::from(*scale == Scale::Tile) + usize::from(*bias)
             }
@@ -187,9 +211,10 @@ impl Op {
             | Op::FindIndex8
             | Op::MatchReplace8 { .. }
             | Op::Rand { .. }
-            | Op::Dropout { .. } => EngineClass::Vector,
+            | Op::Dropout { .. }
+            | Op::Shuffle { .. } => EngineClass::Vector,
             Op::Activation { .. } => EngineClass::Scalar,
-            Op::Iota { .. } => EngineClass::GpSimd,
+            Op::Iota { .. } | Op::LocalGather { .. } | Op::SequenceBounds => EngineClass::GpSimd,
             Op::Copy => EngineClass::Any,
         }
     }

@@ -205,7 +205,8 @@ fn engine_runs(engine: EngineClass, op: &Op) -> bool {
             engine == Vector
         }
         Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => engine == Vector,
-        Op::Rand { .. } | Op::Dropout { .. } => engine == Vector,
+        Op::Rand { .. } | Op::Dropout { .. } | Op::Shuffle { .. } => engine == Vector,
+        Op::LocalGather { .. } | Op::SequenceBounds => engine == GpSimd,
         Op::Copy => matches!(engine, Any | Vector | Scalar | GpSimd),
     }
 }

@@ -45,6 +45,7 @@ impl Verifier<'_> {
             Op::BnAggr => x.bn_aggr(),
             Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => x.top8(),
             Op::Dropout { .. } => x.dropout(),
+            Op::Shuffle { .. } | Op::LocalGather { .. } | Op::SequenceBounds => x.gather_moves(),
             Op::Memset { .. } | Op::Iota { .. } | Op::Rand { .. } => Vec::new(),
         };
         for m in errs {
@@ -403,6 +404,72 @@ impl<'o> Shapes<'o> {
         let want = match op {
             Op::MatchReplace8 { .. } => s[0],
             _ => [s[0][0], top],
+        };
+        if d != want {
+            errs.push(format!(
+                "{name} of {} gives {}, but the destination is {}",
+                show(s[0]),
+                show(want),
+                show(d)
+            ));
+        }
+        errs
+    }
+
+    /// shuffle, local_gather and sequence_bounds (`vocab::gather_ops`): the shapes their
+    /// parameters give.
+    fn gather_moves(&self) -> Vec<String> {
+        let (op, d, s) = (self.op, self.d, &self.s[..]);
+        let name = op.name();
+        let mut errs = Vec::new();
+        let want = match op {
+            Op::Shuffle { mask } => {
+                let q = vocab::SHUFFLE_QUADRANT as u64;
+                let active = d[0].max(s[0][0]).div_ceil(q) * q;
+                let reach = (0..d[0] as usize)
+                    .filter_map(|r| vocab::shuffle_source(mask, r))
+                    .max();
+                if d[0] > active || reach.is_some_and(|r| r as u64 >= s[0][0]) {
+                    errs.push(format!(
+                        "{name} reads row {} of a source of {}",
+                        reach.unwrap_or_default(),
+                        show(s[0])
+                    ));
+                }
+                if let Some(old) = s.get(1) {
+                    if *old != d {
+                        errs.push(format!(
+                            "the kept rows of {name} (source 1) are {} but the destination is {}",
+                            show(*old),
+                            show(d)
+                        ));
+                    }
+                }
+                [d[0], s[0][1]]
+            }
+            Op::LocalGather {
+                group,
+                elems,
+                count,
+            } => {
+                let g = u64::from(*group).max(1);
+                if s[1][0] != s[0][0] || s[0][0] % g != 0 {
+                    errs.push(format!(
+                        "the indices of {name} (source 1) are {} for data {}; both span the same partitions, a multiple of {g}",
+                        show(s[1]),
+                        show(s[0])
+                    ));
+                }
+                if u64::from(*count) > g * s[1][1] {
+                    errs.push(format!(
+                        "{name} gathers {count} indices per group, more than the {} of {}",
+                        g * s[1][1],
+                        show(s[1])
+                    ));
+                }
+                [s[0][0], u64::from(*count) * u64::from(*elems)]
+            }
+            _ => [s[0][0], 2 * s[0][1]],
         };
         if d != want {
             errs.push(format!(

@@ -977,9 +977,15 @@ impl<'p> Sim<'p, '_> {
         for a in &operands {
             res.push(self.resolve(ei, inst, a)?);
         }
+        let mut failed = None;
         if let Some(st) = &mut self.storage {
-            let (out, undef) = compute_values(st, op, &res);
-            st.write(&res[0], &out, undef.as_deref());
+            match compute_values(st, op, &res) {
+                Ok((out, undef)) => st.write(&res[0], &out, undef.as_deref()),
+                Err(e) => failed = Some(e),
+            }
+        }
+        if let Some(e) = failed {
+            return Err(self.access_error(ei, inst, e));
         }
         if self.opts.races {
             let who = Rc::new(self.who(ei, inst));
@@ -1035,11 +1041,16 @@ fn at(src: &[f32], full: bool, f_len: usize, p: usize, f: usize) -> f32 {
 
 /// The destination's values (`[P, F]` row-major) of a compute operation, with which of them are
 /// undefined ([`vocab::poison`]); `res[0]` is the destination and the others the sources in
-/// [`crate::isa::tile_operands`] order. Shapes were checked by the validator.
-fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> (Vec<f32>, Undef) {
+/// [`crate::isa::tile_operands`] order. Shapes were checked by the validator; a gather's index
+/// out of range is the run-time error.
+fn compute_values(
+    st: &Storage,
+    op: &Op,
+    res: &[Resolved],
+) -> Result<(Vec<f32>, Undef), AccessError> {
     let dst = &res[0];
     let (p, f) = (dst.np as usize, dst.free as usize);
-    match op {
+    Ok(match op {
         Op::Matmul { acc, .. } => {
             let (a, ua) = st.read(&res[1]);
             let (b, ub) = st.read(&res[2]);
@@ -1231,8 +1242,37 @@ fn compute_values(st: &Storage, op: &Op, res: &[Resolved]) -> (Vec<f32>, Undef) 
             }
             (out, None)
         }
+        Op::Shuffle { mask, .. } => {
+            let (x, ux) = st.read(&res[1]);
+            let (mut out, old_flags) = st.read(dst);
+            let mut flags = old_flags.unwrap_or_else(|| vec![false; p * f]);
+            for r in 0..p {
+                if let Some(s) = vocab::shuffle_source(mask, r) {
+                    out[r * f..(r + 1) * f].copy_from_slice(&x[s * f..(s + 1) * f]);
+                    match &ux {
+                        Some(u) => {
+                            flags[r * f..(r + 1) * f].copy_from_slice(&u[s * f..(s + 1) * f])
+                        }
+                        None => flags[r * f..(r + 1) * f].fill(false),
+                    }
+                }
+            }
+            (out, poison::normalise(flags))
+        }
+        Op::LocalGather { group, elems, .. } => {
+            return super::gather_moves::local_gather(st, res, *group as usize, *elems as usize)
+        }
+        Op::SequenceBounds { .. } => {
+            let (x, ux) = st.read(&res[1]);
+            let xf = (res[1].free as usize).max(1);
+            let mut out = vec![0.0f32; p * f];
+            for (row, o) in x.chunks_exact(xf).zip(out.chunks_exact_mut(f.max(1))) {
+                vocab::sequence_bounds(row, o);
+            }
+            (out, poison::rows(&[fl(&ux, &res[1])], p, f))
+        }
         Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => (Vec::new(), None),
-    }
+    })
 }
 
 /// An indirect DMA's HBM side `h` as `(B, inner)`: the `B` indices of its outermost dimension,

@@ -13,6 +13,7 @@
 //! [`SimError`], never a panic.
 
 mod exec;
+mod gather_moves;
 pub mod memory;
 pub mod race;
 pub mod trace;

@@ -24,7 +24,7 @@ type PResult<T> = Result<T, ParseError>;
 type DstSrcOp = fn(Ap, Ap) -> Op;
 
 /// The operations written `NAME DST, SRC` and nothing more, with how to build each.
-const DST_SRC_OPS: [(&str, DstSrcOp); 6] = [
+const DST_SRC_OPS: [(&str, DstSrcOp); 7] = [
     ("transpose", |dst, src| Op::Transpose { dst, src }),
     ("copy", |dst, src| Op::Copy { dst, src }),
     ("vector_transpose", |dst, src| Op::VectorTranspose {
@@ -34,6 +34,10 @@ const DST_SRC_OPS: [(&str, DstSrcOp); 6] = [
     ("bn_stats", |dst, src| Op::BnStats { dst, src }),
     ("bn_aggr", |dst, src| Op::BnAggr { dst, src }),
     ("max8", |dst, src| Op::Max8 { dst, src }),
+    ("sequence_bounds", |dst, src| Op::SequenceBounds {
+        dst,
+        src,
+    }),
 ];
 
 impl Parser {
@@ -543,6 +547,23 @@ impl Parser {
                     stream,
                 }
             }
+            "shuffle" => self.shuffle()?,
+            "local_gather" => {
+                let (dst, src) = self.dst_src()?;
+                self.expect_punct(",")?;
+                let index = self.ap()?;
+                self.expect_punct(",")?;
+                let group = self.uint_u32("a group of partitions")?;
+                self.expect_punct(",")?;
+                let elems = self.uint_u32("elements per index")?;
+                Op::LocalGather {
+                    dst,
+                    src,
+                    index,
+                    group,
+                    elems,
+                }
+            }
             "dma" => self.dma()?,
             "signal" => Op::Signal { sem: self.sem()? },
             "wait" => {
@@ -645,6 +666,37 @@ impl Parser {
             vals,
             imm,
         })
+    }
+
+    /// `shuffle DST, SRC, [M0, ..., M31]`, after the opcode: each row 0 to 31, or 255 (kept).
+    fn shuffle(&mut self) -> PResult<Op> {
+        let (dst, src) = self.dst_src()?;
+        self.expect_punct(",")?;
+        let open = self.peek().clone();
+        self.expect_punct("[")?;
+        let mut mask = Vec::new();
+        loop {
+            let t = self.peek().clone();
+            let v = self.uint("a shuffle row")?;
+            match u8::try_from(v) {
+                Ok(m) if usize::from(m) < vocab::SHUFFLE_QUADRANT || m == vocab::SHUFFLE_KEEP => {
+                    mask.push(m)
+                }
+                _ => return self.err_at(&t, format!("shuffle row {v} is not 0 to 31 or 255")),
+            }
+            if self.is_punct("]") {
+                self.next();
+                break;
+            }
+            self.expect_punct(",")?;
+        }
+        match <[u8; 32]>::try_from(mask) {
+            Ok(mask) => Ok(Op::Shuffle { dst, src, mask }),
+            Err(m) => self.err_at(
+                &open,
+                format!("a shuffle mask has 32 rows, not {}", m.len()),
+            ),
+        }
     }
 
     /// `iota DST, BASE, PSTEP, FSTEP`, after the opcode.

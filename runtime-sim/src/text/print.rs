@@ -240,7 +240,23 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
         | Op::VectorTranspose { dst, src }
         | Op::BnStats { dst, src }
         | Op::BnAggr { dst, src }
-        | Op::Max8 { dst, src } => aps(s, &[dst, src]),
+        | Op::Max8 { dst, src }
+        | Op::SequenceBounds { dst, src } => aps(s, &[dst, src]),
+        Op::Shuffle { dst, src, mask } => {
+            aps(s, &[dst, src]);
+            let rows: Vec<String> = mask.iter().map(u8::to_string).collect();
+            let _ = write!(s, ", [{}]", rows.join(", "));
+        }
+        Op::LocalGather {
+            dst,
+            src,
+            index,
+            group,
+            elems,
+        } => {
+            aps(s, &[dst, src, index]);
+            let _ = write!(s, ", {group}, {elems}");
+        }
         Op::Activation {
             func,
             dst,

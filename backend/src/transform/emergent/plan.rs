@@ -315,7 +315,13 @@ impl RowFlow<'_> {
                 | Op::Max8
                 | Op::FindIndex8
                 | Op::MatchReplace8 { .. }
+                | Op::LocalGather { .. }
+                | Op::SequenceBounds
         );
+        // Rows of one partition reach another: never the identity on rows.
+        if matches!(d.op, Op::Shuffle { .. } | Op::LocalGather { .. }) {
+            return false;
+        }
         !(self.free.is_some() && combines_row)
             && self.maps_one_to_one(d, &d.dst)
             && self.rows_dead_outside(d.dst.tensor, derived)
