@@ -1685,6 +1685,67 @@ const OPS_CASES: &[Case] = &[
         tol: EXACT,
     },
     Case {
+        file: "ops_gather.nk",
+        inputs: &[("x_in", &[256, 64])],
+        reference: |m| {
+            let x = &m[0];
+            let u = x.map(|v| v.abs() % 1.0);
+            let (n, w) = (x.rows, x.cols);
+            let mut rot = x.clone();
+            let mut runs = Mat::zeros(n, 2 * w);
+            let mut gathered = Mat::zeros(n, 128);
+            for r in 0..n {
+                // Row r of each quadrant takes row r - 1 of the same quadrant.
+                let src = r - r % 32 + (r % 32 + 31) % 32;
+                for c in 0..w {
+                    rot.set(r, c, x.at(src, c));
+                }
+                let id = |c: usize| {
+                    let v = u.at(r, c);
+                    f64::from(u8::from(v > 0.25) + u8::from(v > 0.75))
+                };
+                for c in 0..w {
+                    let start = if id(c) == 0.0 {
+                        w
+                    } else {
+                        (0..=c)
+                            .rev()
+                            .take_while(|&k| id(k) == id(c))
+                            .last()
+                            .unwrap_or(c)
+                    };
+                    let end = if id(c) == 0.0 {
+                        -1.0
+                    } else {
+                        ((c..w).take_while(|&k| id(k) == id(c)).last().unwrap_or(c) + 1) as f64
+                    };
+                    runs.set(r, c, start as f64);
+                    runs.set(r, w + c, end);
+                }
+                // The k-th index of row r: row g0 + k % 16, column k / 16 of the group's indices.
+                let g0 = r - r % 16;
+                for k in 0..32 {
+                    let at = 4.0 * (16.0 * u.at(g0 + k % 16, k / 16)).floor();
+                    for e in 0..4 {
+                        gathered.set(r, 4 * k + e, x.at(r, at as usize + e));
+                    }
+                }
+            }
+            let picked = Mat {
+                rows: n,
+                cols: 8,
+                data: (0..n)
+                    .flat_map(|r| {
+                        let u = &u;
+                        (0..8).map(move |c| x.at(r, (64.0 * u.at(r, c)).floor() as usize))
+                    })
+                    .collect(),
+            };
+            vec![rot, picked, runs, gathered, x.transpose()]
+        },
+        tol: EXACT,
+    },
+    Case {
         file: "ops_scan.nk",
         inputs: &[("decay", &[256, 64]), ("inp", &[256, 64])],
         reference: |m| {
