@@ -1685,6 +1685,12 @@ const OPS_CASES: &[Case] = &[
         tol: EXACT,
     },
     Case {
+        file: "if_handle.nk",
+        inputs: &[("x_in", &[256, 32]), ("bias", &[256, 32])],
+        reference: |m| vec![sum(&m[0], &m[1])],
+        tol: EXACT,
+    },
+    Case {
         file: "ops_gather.nk",
         inputs: &[("x_in", &[256, 64])],
         reference: |m| {
