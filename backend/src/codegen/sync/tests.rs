@@ -1,9 +1,10 @@
 //! Unit tests of the synchronisation analysis ([`crate::codegen::sync`]): how distances per
-//! iteration group into pieces.
+//! iteration group into pieces, and how far a wait backs off within a block.
 //!
 //! Invariant: tests only; nothing here is compiled outside `cargo test`.
 
 use super::need::pieces;
+use super::slack::{compute_slack, realised_slack};
 
 #[test]
 fn pieces_group_equal_distances_and_absorb_iterations_without_conflicts() {
@@ -22,4 +23,20 @@ fn pieces_group_equal_distances_and_absorb_iterations_without_conflicts() {
     assert_eq!(pieces(&[None, Some(2), Some(2)]), None);
     assert_eq!(pieces(&[Some(1), None, Some(1)]), None);
     assert_eq!(pieces(&[None, None]), None);
+}
+
+#[test]
+fn the_slack_is_the_least_back_off_within_its_block_and_dropped_past_the_cap() {
+    // Seven instances per common iteration, the latest needed 3 before the end: distance 0,
+    // slack 3 (the wait is for count 4 of 7).
+    assert_eq!(compute_slack(3, 7), 3);
+    // A back-off of two blocks and 2: the distance takes the blocks, the slack the rest.
+    assert_eq!(compute_slack(2 * 7 + 2, 7), 2);
+    // One instance per common iteration: nothing to back off within.
+    assert_eq!(compute_slack(5, 1), 0);
+    // Past the distance cap the wait is the cap's, without slack.
+    assert_eq!(compute_slack((super::MAX_DISTANCE + 1) * 4 + 1, 4), 0);
+    // On a trip-clamped copy, kept only where the block has as many instances as the kernel's.
+    assert_eq!(realised_slack(3, 7, 7), 3);
+    assert_eq!(realised_slack(3, 7, 40), 0);
 }
