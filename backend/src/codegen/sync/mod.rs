@@ -117,10 +117,11 @@ pub struct Wait {
     /// for one signal, whatever the iteration (`distance` is then unused).
     pub first_only: bool,
     /// The producer's last instances of the common iteration waited up to that the consumer
-    /// need not wait for ([`slack`]), and the producer's instances per common iteration on the
-    /// kernel the slack was decided on.
+    /// need not wait for ([`slack`]).
     pub slack: i64,
-    pub per_common: i64,
+    /// The trip counts of the producer's loops outside the common ones on the kernel the slack
+    /// was decided on (what [`realise`] maps its instance from).
+    pub block_trips: Vec<i64>,
 }
 
 /// The semaphores of a kernel.
@@ -260,7 +261,7 @@ fn add_waits(em: &Emitted, s: &mut Sync, deps: Vec<(Node, Node, Need)>) {
             }
         };
         let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-        let per_common = instances(&trips(em, x)[common_depth(x, y)..]);
+        let block_trips = trips(em, x)[common_depth(x, y)..].to_vec();
         let wait = |distance: i64, slack: i64, range: Vec<Cmp>| Wait {
             sem,
             value: wait_value(em, x, y, xi < yi, distance, slack),
@@ -270,7 +271,7 @@ fn add_waits(em: &Emitted, s: &mut Sync, deps: Vec<(Node, Node, Need)>) {
             distance,
             first_only: false,
             slack,
-            per_common,
+            block_trips: block_trips.clone(),
         };
         match d {
             Need::Distance { distance, slack } => {
@@ -285,7 +286,7 @@ fn add_waits(em: &Emitted, s: &mut Sync, deps: Vec<(Node, Node, Need)>) {
                 distance: 0,
                 first_only: true,
                 slack: 0,
-                per_common,
+                block_trips: block_trips.clone(),
             }),
             Need::Pieces { reg, ranges } => {
                 let last = ranges.last().map_or(0, |r| r.1);
@@ -357,9 +358,9 @@ pub fn realise(em: &Emitted, s: &Sync) -> Sync {
         for w in waits.iter_mut() {
             if !w.first_only {
                 let x = &em.nodes[w.from];
-                let per_common = instances(&trips(em, x)[common_depth(x, y)..]);
-                w.slack = slack::realised_slack(w.slack, w.per_common, per_common);
-                w.per_common = per_common;
+                let block_trips = trips(em, x)[common_depth(x, y)..].to_vec();
+                w.slack = slack::realised_slack(w.slack, &w.block_trips, &block_trips);
+                w.block_trips = block_trips;
                 w.value = wait_value(em, x, y, w.from < yi, w.distance, w.slack);
             }
             w.pred = [&y.inst.pred[..], &w.range[..]].concat();
