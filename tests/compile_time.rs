@@ -8,6 +8,7 @@ use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use nkc::run::{self, RunOptions};
 use penguin::pipeline::PipelineLog;
+use runtime_sim::isa::{Engine, Expr, Op, Reg, Stmt, Term};
 use std::path::PathBuf;
 
 const MODES: [PipelineMode; 4] = [
@@ -196,4 +197,64 @@ fn long_loops_simulate_to_the_interpreters_bits() {
             assert!(sim.races.is_empty(), "{name}: {:?}", sim.races);
         }
     }
+}
+
+/// A statement after a long loop that reads what one iteration wrote waits for the count at the
+/// end of that iteration (`backend/src/codegen/sync/slack.rs`): decided on the clamped copy, the
+/// instance it names is mapped to the kernel's (the copy's first iterations are the kernel's,
+/// its upper half the kernel's last by a shift of the trip count), so the program is the one the
+/// full analysis emits. `clamp_first_nested` reads its inner loop's first iterations (the loop is
+/// clamped); `clamp_last` reads the last ones of a block that moves with the register (the copy
+/// would not shift their addresses, so that loop keeps its trip count).
+#[test]
+fn a_read_after_a_clamped_loop_waits_for_the_iteration_it_reads_as_the_full_analysis() {
+    let path = "tests/good/clamp_last.nk";
+    let text = std::fs::read_to_string(path).expect("tests/good/clamp_last.nk is in the tree");
+    let src = Source {
+        path: PathBuf::from(path),
+        text,
+    };
+    for kernel in ["clamp_first_nested", "clamp_last"] {
+        for mode in MODES {
+            let build = |clamp: bool| {
+                let mut func = nkc::driver::compile(&src, Some(kernel)).unwrap();
+                let mut log = PipelineLog::default();
+                nkc::pipeline::pipeline_path(&mut func, mode, &mut log).unwrap();
+                nkc::pipeline::prepare_backend(&mut func, mode).unwrap();
+                nkc::pipeline::codegen(&func, Some(&src.text), clamp).unwrap()
+            };
+            let (clamped, full) = (build(true), build(false));
+            let what = format!("{kernel} --pipeline {}", mode.name());
+            // (The other paths ring or unroll the inner loop, which then keeps its trip count.)
+            if kernel == "clamp_first_nested" && mode == PipelineMode::None {
+                assert!(
+                    clamped.clamped_loops > 0,
+                    "{what}: the loop was not clamped"
+                );
+                // The statement after the inner loop reads its first eight columns.
+                let want = Expr {
+                    terms: vec![Term::Lin {
+                        coeff: 120,
+                        reg: Reg(0),
+                    }],
+                    constant: 8,
+                };
+                assert!(
+                    Engine::ALL
+                        .iter()
+                        .any(|&e| has_wait(clamped.program.stream(e), &want)),
+                    "{what}: no wait for count 120*r0 + 8"
+                );
+            }
+            assert_same_decisions(&clamped, &full, &what);
+        }
+    }
+}
+
+/// Whether `stmts` (or a loop in them) hold a wait for `value`.
+fn has_wait(stmts: &[Stmt], value: &Expr) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Inst(i) => matches!(&i.op, Op::Wait { value: v, .. } if v == value),
+        Stmt::Loop(l) => has_wait(&l.body, value),
+    })
 }

@@ -17,9 +17,10 @@
 //!   touch (otherwise an access outside could meet one of the removed middle iterations), except
 //!   an instruction beside it, directly in the block that holds it: a peeled loop's prologue and
 //!   epilogue copies, and only where the access inside the loop that it may meet does not move
-//!   with the loop's register (a ring slot, a fixed address; an access beside a loop that meets
-//!   one moving with it may meet a middle iteration only, which the copy does not have: the loop
-//!   keeps its trip count). Those run once per execution of the block, before or after every iteration;
+//!   with the loop's register (a ring slot, a fixed address), or moves with it but can meet only
+//!   its first iterations ([`edge_only`]; an access beside a loop that meets one moving with it
+//!   elsewhere may meet a middle iteration, which the copy does not have, or a last one, whose
+//!   addresses the copy does not shift: the loop keeps its trip count). Those run once per execution of the block, before or after every iteration;
 //!   what they meet first inside the loop is its first or last iterations (the ring's slots are
 //!   rewritten every iteration of the steady state), which the copy keeps exactly, with their
 //!   ring phases, and any middle iteration they also meet is ordered after (before) them through
@@ -487,16 +488,19 @@ fn change(
     }
 }
 
-/// How many first and last iterations of a clamped loop the copy keeps at least, exactly as
-/// they are ([`clamp_loop`]: the first `B / 2` and the last `B - B / 2`, with
-/// `B >= MAX_DISTANCE + 2`).
-const EDGE: i64 = (MAX_DISTANCE + 2) / 2;
+/// How many first iterations of a clamped loop the copy keeps at least, exactly as they are,
+/// footprints included ([`clamp_loop`]: the first `B / 2`, with `B >= MAX_DISTANCE + 2`). Its
+/// last iterations keep their guards and ring phases but not the addresses of a footprint that
+/// moves with the register (clamped iteration `i >= B / 2` touches what real iteration `i`
+/// does, not `i + S`), so an access beside the loop that meets those would meet nothing on the
+/// copy.
+pub(crate) const EDGE: i64 = (MAX_DISTANCE + 2) / 2;
 
 /// Whether footprint `beside` (of an instruction beside loop `l`) can meet footprint `within`
-/// (inside `l`, moving with its register) only in `l`'s first or last [`EDGE`] iterations, which
-/// the clamped copy keeps: both of one buffer, affine without rotation, with equal coefficients
-/// on the registers of the loops around `l` and none on deeper ones, so that the iterations
-/// whose rows and columns overlap form one interval, computed here.
+/// (inside `l`, moving with its register) only in `l`'s first [`EDGE`] iterations, which the
+/// clamped copy keeps with their addresses: both of one buffer, affine without rotation, with
+/// equal coefficients on the registers of the loops around `l` and none on deeper ones, so that
+/// the iterations whose rows and columns overlap form one interval, computed here.
 fn edge_only(em: &Emitted, l: BirLoop, within: &Foot, beside: &Foot) -> bool {
     let (trip, depth) = em.loops[l];
     let n = trip as i64;
@@ -552,7 +556,7 @@ fn edge_only(em: &Emitted, l: BirLoop, within: &Foot, beside: &Foot) -> bool {
         return false;
     };
     let (lo, hi) = (r_lo.max(c_lo).max(0), r_hi.min(c_hi).min(n - 1));
-    lo > hi || hi < EDGE || lo >= n - EDGE
+    lo > hi || hi < EDGE
 }
 
 /// How loop `l` is clamped: `(B, S)`, or `None` when it keeps its trip count.

@@ -15,10 +15,12 @@
 //! (affine in the iteration registers; `P_X` = instances of `X` per common iteration) covers
 //! every conflicting instance of `X` for every `v`. When the only instance of `X` that conflicts
 //! with `Y` at all is `X`'s first (a prologue copy that runs once), and it precedes every instance
-//! of `Y`, the wait is `wait S_X >= 1` instead, whatever the iteration. `D = 0` waits for every earlier instance, which
-//! is always correct; a larger `D` is taken only when the search proved it correct, which is what
-//! lets a pipelined loop overlap its iterations: a ring slot is reused only once its last reader is
-//! done. The wait never asks for an instance that does not precede `Y`, so it cannot deadlock.
+//! of `Y`, the wait is `wait S_X >= 1` instead, whatever the iteration. When `X` sits in loops
+//! `Y` does not share, the wait also backs off by a *slack* (`- slack`, [`slack`]): `Y` waits for
+//! the count reached at the end of `X`'s instance it reads, not for the end of that block.
+//! `D = 0` waits for every earlier instance, which is always correct; a larger `D` is taken
+//! only when the search proved it correct, which is what lets a pipelined loop overlap its
+//! iterations: a ring slot is reused only once its last reader is done. The wait never asks for an instance that does not precede `Y`, so it cannot deadlock.
 //!
 //! Footprints are compared physically: SBUF and PSUM rectangles in partitions × bytes; HBM ones
 //! in the tensor's rows × columns, except that two scratch tensors sharing an arena (`alloc`)
@@ -63,13 +65,14 @@
 //!
 //! One part per file: `order` (the instances' program order), `summary` (summaries of
 //! runs of footprints), `pairs` (which producers each consumer pairs with), `need` (what a
-//! consumer needs from one producer), `implied` (waits other waits imply); this file turns
-//! the pairs into semaphores and waits ([`compute_sync`]) and realises them ([`realise`]).
+//! consumer needs from one producer), `slack` (how far a wait backs off within a block),
+//! `implied` (waits other waits imply); this file turns the pairs into semaphores and waits ([`compute_sync`]) and realises them ([`realise`]).
 
 mod implied;
 mod need;
 mod order;
 mod pairs;
+mod slack;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -113,6 +116,12 @@ pub struct Wait {
     /// Only the producer's first instance conflicts (a prologue copy that runs once): the wait is
     /// for one signal, whatever the iteration (`distance` is then unused).
     pub first_only: bool,
+    /// The producer's last instances of the common iteration waited up to that the consumer
+    /// need not wait for ([`slack`]).
+    pub slack: i64,
+    /// The trip counts of the producer's loops outside the common ones on the kernel the slack
+    /// was decided on (what [`realise`] maps its instance from).
+    pub block_trips: Vec<i64>,
 }
 
 /// The semaphores of a kernel.
@@ -252,17 +261,22 @@ fn add_waits(em: &Emitted, s: &mut Sync, deps: Vec<(Node, Node, Need)>) {
             }
         };
         let (x, y) = (&em.nodes[xi], &em.nodes[yi]);
-        let wait = |distance: i64, range: Vec<Cmp>| Wait {
+        let block_trips = trips(em, x)[common_depth(x, y)..].to_vec();
+        let wait = |distance: i64, slack: i64, range: Vec<Cmp>| Wait {
             sem,
-            value: wait_value(em, x, y, xi < yi, distance),
+            value: wait_value(em, x, y, xi < yi, distance, slack),
             pred: [&y.inst.pred[..], &range[..]].concat(),
             range,
             from: xi,
             distance,
             first_only: false,
+            slack,
+            block_trips: block_trips.clone(),
         };
         match d {
-            Need::Distance(d) => s.waits[yi].push(wait(d, Vec::new())),
+            Need::Distance { distance, slack } => {
+                s.waits[yi].push(wait(distance, slack, Vec::new()))
+            }
             Need::First => s.waits[yi].push(Wait {
                 sem,
                 value: Expr::constant(1),
@@ -271,11 +285,13 @@ fn add_waits(em: &Emitted, s: &mut Sync, deps: Vec<(Node, Node, Need)>) {
                 from: xi,
                 distance: 0,
                 first_only: true,
+                slack: 0,
+                block_trips: block_trips.clone(),
             }),
             Need::Pieces { reg, ranges } => {
                 let last = ranges.last().map_or(0, |r| r.1);
                 for (lo, hi, d) in ranges {
-                    s.waits[yi].push(wait(d, piece_range(reg, lo, hi, last)));
+                    s.waits[yi].push(wait(d, 0, piece_range(reg, lo, hi, last)));
                 }
             }
         }
@@ -313,12 +329,12 @@ fn piece_range(reg: usize, lo: i64, hi: i64, last: i64) -> Vec<Cmp> {
     range
 }
 
-/// `(lin_common(regs) - d + xb) * px` as an expression over the consumer's registers.
-fn wait_value(em: &Emitted, x: &NodeData, y: &NodeData, xb: bool, d: i64) -> Expr {
+/// `(lin_common(regs) - d + xb) * px - slack` as an expression over the consumer's registers.
+fn wait_value(em: &Emitted, x: &NodeData, y: &NodeData, xb: bool, d: i64, slack: i64) -> Expr {
     let c = common_depth(x, y);
     let tx = trips(em, x);
     let px = instances(&tx[c..]);
-    let mut e = Expr::constant((i64::from(xb) - d) * px);
+    let mut e = Expr::constant((i64::from(xb) - d) * px - slack);
     let mut stride = px;
     for k in (0..c).rev() {
         e.terms.push(Term::Lin {
@@ -341,7 +357,11 @@ pub fn realise(em: &Emitted, s: &Sync) -> Sync {
         let y = &em.nodes[yi];
         for w in waits.iter_mut() {
             if !w.first_only {
-                w.value = wait_value(em, &em.nodes[w.from], y, w.from < yi, w.distance);
+                let x = &em.nodes[w.from];
+                let block_trips = trips(em, x)[common_depth(x, y)..].to_vec();
+                w.slack = slack::realised_slack(w.slack, &w.block_trips, &block_trips);
+                w.block_trips = block_trips;
+                w.value = wait_value(em, x, y, w.from < yi, w.distance, w.slack);
             }
             w.pred = [&y.inst.pred[..], &w.range[..]].concat();
         }

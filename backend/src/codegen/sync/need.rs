@@ -1,6 +1,6 @@
 //! What one consumer must wait for on one producer ([`crate::codegen::sync`]): the search of
 //! the producer's latest conflicting instance before each running instance of the consumer, and
-//! the distance ([`Need::Distance`]), distances per iteration of a short inner loop
+//! the distance and slack ([`Need::Distance`]), distances per iteration of a short inner loop
 //! ([`Need::Pieces`]) or single signal ([`Need::First`]) that covers them all.
 //!
 //! Invariants: a need never asks for an instance that does not precede the consumer's (so the
@@ -8,6 +8,7 @@
 //! [`MAX_WORK`] checks falls back to waiting for every earlier instance (`D = 0`), which is
 //! always correct.
 
+use super::slack::compute_slack;
 use super::{common_depth, instances, MAX_DISTANCE, MAX_WORK};
 use crate::codegen::bir::BirLoop;
 use crate::codegen::emit::{Emitted, Node};
@@ -17,8 +18,9 @@ use cranelift_entity::SecondaryMap;
 /// What a consumer waits for on one producer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Need {
-    /// Every instance up to `distance` common iterations back.
-    Distance(i64),
+    /// Every instance up to `distance` common iterations back, but the last `slack` of the
+    /// producer's instances in the common iteration that precedes them ([`super::slack`]).
+    Distance { distance: i64, slack: i64 },
     /// A distance per range of values of the innermost shared loop's register `reg`:
     /// `(first, last, distance)`, covering its iterations in order ([`pieces`]).
     Pieces {
@@ -81,6 +83,8 @@ pub(super) fn need(
     let px = instances(&tx[c..]);
     let xb = i64::from(xi < yi);
     let mut best: Option<i64> = None;
+    // The smallest number of instances of `x` before a running `y` that it need not wait for.
+    let mut least_backoff: Option<i64> = None;
     // Whether every conflict found is with `x`'s first instance, which precedes every `y`.
     let mut first_only = true;
     let mut work = 0u64;
@@ -131,6 +135,8 @@ pub(super) fn need(
             // The largest D with (linc - D + xb) * px >= u + 1.
             let d = (linc + xb - (u + 1 + px - 1) / px).clamp(0, MAX_DISTANCE);
             best = Some(best.map_or(d, |b: i64| b.min(d)));
+            let backoff = (linc + xb) * px - (u + 1);
+            least_backoff = Some(least_backoff.map_or(backoff, |b: i64| b.min(backoff)));
             if let Some(k) = inner {
                 let at = &mut by[(linc % ty[k]) as usize];
                 *at = Some(at.map_or(d, |b: i64| b.min(d)));
@@ -148,7 +154,10 @@ pub(super) fn need(
         Some(_) if first_only => Some(Need::First),
         Some(d) => match (inner, complete.then(|| pieces(&by)).flatten()) {
             (Some(reg), Some(ranges)) => Some(Need::Pieces { reg, ranges }),
-            _ => Some(Need::Distance(d)),
+            _ => Some(Need::Distance {
+                distance: d,
+                slack: compute_slack(least_backoff.unwrap_or(0), px),
+            }),
         },
     };
     let search = match complete {
