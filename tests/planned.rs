@@ -147,3 +147,46 @@ fn a_printed_pass_is_planned_again() {
     let (compiled, _) = compile_handed(&a, planned, Some("schedule"));
     assert_eq!(compiled.func.name, a.name);
 }
+
+/// The kernel of `file` as `retime` gets it on `default`: lowered, pipelined as annotated,
+/// zeroing folded, flattened, unrolled and emergent-pipelined.
+fn before_retime(file: &str) -> Function {
+    let src = Source::read(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file))
+        .expect("the kernel is readable");
+    let mut func = nkc::driver::compile(&src, None).expect("the kernel lowers");
+    nkc::pipeline::pipeline_path(
+        &mut func,
+        PipelineMode::Default,
+        &mut PipelineLog::default(),
+    )
+    .expect("the path applies");
+    backend::transform::fold_zeros::fold_psum_zeros(&mut func);
+    backend::transform::flatten::flatten_short_pipelines(&mut func);
+    backend::transform::unroll::unroll_loops(&mut func);
+    backend::transform::emergent::pipeline_emergent(&mut func);
+    func
+}
+
+/// `retime` plans only a kernel with a store it may move: where every store follows an inner
+/// loop (matmul's, `retime_unplanned_nest`) or writes what a load of its body reads back
+/// (`retime_unplanned_rmw`) it plans nothing and leaves the kernel as it was; where a flat loop
+/// stores its own tile (`tensor_add`) it plans the kernel. (Fails with the early return of
+/// `retime_stores_planned` removed: the first three are planned too.)
+#[test]
+fn retime_plans_only_a_kernel_with_a_store_it_may_move() {
+    for file in [
+        "examples/matmul.nk",
+        "tests/good/retime_unplanned_nest.nk",
+        "tests/good/retime_unplanned_rmw.nk",
+    ] {
+        let mut func = before_retime(file);
+        let before = penguin::write_function(&func);
+        let (log, planned) = backend::retime::retime_stores_planned(&mut func);
+        assert!(log.is_empty(), "{file}: {log:?}");
+        assert!(planned.is_none(), "{file}: planned");
+        assert_eq!(penguin::write_function(&func), before, "{file}: changed");
+    }
+    let mut func = before_retime("examples/tensor_add.nk");
+    let (_, planned) = backend::retime::retime_stores_planned(&mut func);
+    assert!(planned.is_some(), "tensor_add: not planned");
+}

@@ -15,7 +15,11 @@
 //! A store after an inner loop (in a loop that holds a loop, which the modulo scheduler does not
 //! schedule) is [`crate::transform::delay_stores`]'s.
 //!
-//! [`retime_stores`] measures before it moves: for every flat loop body that has a steady state
+//! [`retime_stores`] plans nothing when no flat loop holds a store that may move (below): there
+//! is nothing to measure, and the plan would often be dropped anyway (a store after an inner loop
+//! is moved by `delay_stores` after it); whoever needs the plan computes it.
+//!
+//! Otherwise it measures before it moves: for every flat loop body that has a steady state
 //! and whose predicted period ([`crate::codegen::modulo`]) is above its MII (a cycle through the
 //! engines' in-order sequences sets it, which a resource or a recurrence alone would not), it retimes each store that may move,
 //! one at a time on a copy of the kernel, and keeps the move whose loop's predicted period is
@@ -105,6 +109,12 @@ pub fn retime_stores(func: &mut Function) -> Vec<Remark> {
 /// nothing or the kernel does not lower.
 pub fn retime_stores_planned(func: &mut Function) -> (Vec<Remark>, Option<Planned>) {
     let mut log = Vec::new();
+    // No store may move: nothing to measure, so nothing is planned here (whoever needs the plan
+    // computes it: `prefetch` when a loop of its may move, else the backend, unless a later
+    // transformation changes the kernel first, as `delay_stores` does after an inner loop).
+    if !func.axes.keys().any(|l| !candidates(func, l).is_empty()) {
+        return (log, None);
+    }
     let mut trials = 0;
     // The figures and the plan of the kernel as it stands: those of the trial kept last, when
     // there is one.
