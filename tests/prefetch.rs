@@ -153,3 +153,45 @@ fn a_load_moves_only_beyond_the_distance_the_stages_give() {
     });
     assert_eq!(wanted, Some(u64::from(*by) + 1));
 }
+
+/// A user-pipelined loop that holds a loop (no modulo schedule: its body runs in the order
+/// written) issues a load that shares its first reader's stage ahead, into a deeper ring, on
+/// `default` only: each iteration otherwise waits for its own load, and the fill has no later
+/// stage's work to cover it (attention_stages' query tile: `pe` idled ~3,000 cycles before its
+/// second product). Checked without the holder case: no load moves, and prefetch_holder.nk's
+/// kernels run 1.64x (holder_mode_b), 1.41x and 1.29x as long as on `emergent`.
+#[test]
+fn a_loop_that_holds_a_loop_issues_its_loads_ahead_on_default_only() {
+    let kernels = [
+        ("tests/good/prefetch_holder.nk", "holder_mode_b", "q"),
+        ("tests/good/prefetch_holder.nk", "holder_mode_a", "t"),
+        ("tests/good/prefetch_holder.nk", "holder_chunks", "t"),
+        ("examples/attention_stages.nk", "attention_stages", "q"),
+        ("examples/attention_nested.nk", "attention_nested", "q"),
+    ];
+    for (file, kernel, tile) in kernels {
+        let (default, d) = run(file, kernel, PipelineMode::Default);
+        let (annotated, a) = run(file, kernel, PipelineMode::Annotated);
+        let (_, e) = run(file, kernel, PipelineMode::Emergent);
+        let moved = prefetched(&default);
+        assert!(
+            moved
+                .iter()
+                .any(|m| m.0 == tile && m.1 >= 1 && m.2 == m.1 + 1),
+            "{kernel}: {:#?}",
+            default.backend_log
+        );
+        assert!(
+            prefetched(&annotated).is_empty(),
+            "{kernel}: {:#?}",
+            annotated.backend_log
+        );
+        assert!(d < a, "{kernel}: default {d} against annotated {a}");
+        if file.ends_with("prefetch_holder.nk") {
+            assert!(
+                d * 100 <= e * 110,
+                "{kernel}: default {d} against emergent {e}"
+            );
+        }
+    }
+}
