@@ -209,6 +209,7 @@ fn op(regs: Vec<Reg>, sems: usize) -> impl Strategy<Value = Op> {
                         dst: tile,
                         src: hbm,
                         index: None,
+                        mode: Default::default(),
                     }
                 } else {
                     Op::Dma {
@@ -216,6 +217,7 @@ fn op(regs: Vec<Reg>, sems: usize) -> impl Strategy<Value = Op> {
                         dst: hbm,
                         src: tile,
                         index: None,
+                        mode: Default::default(),
                     }
                 }
             }),
