@@ -580,7 +580,12 @@ impl Checker<'_> {
                 self.guard_condition(p, at);
                 return None;
             }
-            Value::Tile(_) | Value::Param(_) | Value::Vec(_) | Value::Mask(_) => {
+            // An HBM tensor (a kernel parameter, an `nl.ndarray` in HBM) is an object to the
+            // tracer, not a value: true, as Python's `if t` of any object without `__bool__`
+            // (`imm1 = nl.load(imm1) if imm1 else None`). An on-chip tile is a value.
+            Value::Param(_) => true,
+            Value::Tile(t) if self.tensor(t.tensor).memory == penguin::Memory::Hbm => true,
+            Value::Tile(_) | Value::Vec(_) | Value::Mask(_) => {
                 self.error(CheckError::TileCondition {
                     what: "if".into(),
                     at: at.span.clone(),

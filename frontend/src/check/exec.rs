@@ -289,7 +289,13 @@ impl Checker<'_> {
     /// The value of an `if`, `while` or `assert` condition: a condition of loop indices alone
     /// (mask_guards.rs) is evaluated, a tile is reported.
     fn condition_value(&mut self, test: &Expr, what: &str) -> Option<Value> {
-        if self.traced(test) && !self.is_guard_expr(test) {
+        // An HBM tensor's truth is the object's (`truthy`), not its values'.
+        let hbm_handle = matches!(&test.kind, ExprKind::Name(n) if matches!(
+            self.find(n).map(|b| &b.value),
+            Some(Value::Param(_))
+        ) || matches!(self.find(n).map(|b| &b.value),
+            Some(Value::Tile(t)) if self.tensor(t.tensor).memory == penguin::Memory::Hbm));
+        if self.traced(test) && !self.is_guard_expr(test) && !hbm_handle {
             self.error(CheckError::TileCondition {
                 what: what.to_string(),
                 at: test.span.clone(),
