@@ -91,10 +91,6 @@ pub enum BackendError {
     /// `E0504`: a DMA to or from another memory than SBUF.
     #[error("a DMA reaches SBUF only")]
     DmaNotSbuf { at: At },
-    /// `E0504`: a gather or scatter that skips out-of-range indices (`skip_oob`, which `.pir`
-    /// may state): the machine's indirect DMA has no skip mode.
-    #[error("an indirect DMA that skips out-of-range indices: the machine's indirect DMA has no skip mode (out-of-range indices are errors; clamp the indices on chip)")]
-    SkipOob { at: At },
     /// `E0504`: a mask the backend cannot split into versions of constant extent.
     #[error("this mask cannot be lowered: {why}")]
     Mask { why: MaskDecline, at: At },
@@ -245,7 +241,6 @@ impl BackendError {
             | OperandDims { .. }
             | RingSelector { .. }
             | DmaNotSbuf { .. }
-            | SkipOob { .. }
             | Mask { .. } => UNSUPPORTED,
             PenguinNotVerified { .. }
             | BirNotVerified { .. }
@@ -273,7 +268,6 @@ impl BackendError {
             | OperandDims { at, .. }
             | RingSelector { at, .. }
             | DmaNotSbuf { at }
-            | SkipOob { at }
             | Mask { at, .. } => *at,
             PenguinNotVerified { .. }
             | BirNotVerified { .. }

@@ -25,9 +25,24 @@ pub fn lower_kernel(k: &CheckedKernel, source: &str) -> Function {
     let shared = shared_names(k);
     let ops = temp_ops(&k.body);
     let lines = Lines::new(source);
-    for t in &k.tensors {
+    // The kernel's inputs, then its outputs, take their names first: an output is known to its
+    // caller by the name it is returned as, even when an earlier array bound to that name (and
+    // then rebound, `out = nl.ndarray(...)` twice) was never an output.
+    let mut given: Vec<Option<String>> = vec![None; k.tensors.len()];
+    let rank = |kind: penguin::TensorKind| match kind {
+        penguin::TensorKind::Input => 0,
+        penguin::TensorKind::Output => 1,
+        _ => 2,
+    };
+    let mut order: Vec<usize> = (0..k.tensors.len()).collect();
+    order.sort_by_key(|&i| rank(k.tensors[i].kind));
+    for i in order {
+        let t = &k.tensors[i];
+        given[i] = Some(names.unique(&t.name));
+    }
+    for (t, name) in k.tensors.iter().zip(given) {
         let id = f.tensors.push(TensorData {
-            name: names.unique(&t.name),
+            name: name.expect("every tensor is named in the pass above"),
             memory: t.memory,
             dtype: t.dtype,
             shape: t.shape.to_vec(),

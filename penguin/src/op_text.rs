@@ -51,7 +51,8 @@ pub fn op_schema(name: &str) -> Option<&'static [(&'static str, ParamTy)]> {
         ],
         "match_replace8" => &[("imm", T::Float)],
         "rand" | "dropout" => &[("stream", T::Float)],
-        "gather" | "scatter" => &[("skip_oob", T::Bool)],
+        "gather" => &[("skip_oob", T::Bool)],
+        "scatter" => &[("skip_oob", T::Bool), ("accumulate", T::Bool)],
         "tensor_tensor_scan" => &[("op0", T::Alu), ("op1", T::Alu)],
         "matmul" => &[("accumulate", T::Bool)],
         "tensor_tensor" => &[("op", T::Alu)],
@@ -269,8 +270,9 @@ fn build_op(name: &str, vals: &[ParamVal]) -> Op {
         ("gather", [V::Bool(skip_oob)]) => Op::Gather {
             skip_oob: *skip_oob,
         },
-        ("scatter", [V::Bool(skip_oob)]) => Op::Scatter {
+        ("scatter", [V::Bool(skip_oob), V::Bool(accumulate)]) => Op::Scatter {
             skip_oob: *skip_oob,
+            accumulate: *accumulate,
         },
         ("load", []) => Op::Load,
         ("store", []) => Op::Store,

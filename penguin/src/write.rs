@@ -204,7 +204,11 @@ pub fn write_op_params(out: &mut dyn Write, op: &Op) -> fmt::Result {
             write!(out, "(op0={}, op1={})", op0.name(), op1.name())
         }
         Op::Matmul { accumulate } => write!(out, "(accumulate={accumulate})"),
-        Op::Gather { skip_oob } | Op::Scatter { skip_oob } => write!(out, "(skip_oob={skip_oob})"),
+        Op::Gather { skip_oob } => write!(out, "(skip_oob={skip_oob})"),
+        Op::Scatter {
+            skip_oob,
+            accumulate,
+        } => write!(out, "(skip_oob={skip_oob}, accumulate={accumulate})"),
         Op::TensorTensor { op } => write!(out, "(op={})", op.name()),
         Op::TensorScalar { op, imm, reverse } => {
             write!(out, "(op={}, imm=", op.name())?;

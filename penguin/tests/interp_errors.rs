@@ -341,7 +341,7 @@ fn indirect_kernel(skip_oob: bool) -> Function {
     ix[0 +: 3, 0 +: 1] = load.dma idx[0 +: 3, 0 +: 1]
     rows[0 +: 3, 0 +: 2] = memset.dve(value=-1.0)
     rows[0 +: 3, 0 +: 2] = gather.dma(skip_oob={skip_oob}) table[0 +: 4, 0 +: 2], ix[0 +: 3, 0 +: 1]
-    out[0 +: 4, 0 +: 2] = scatter.dma(skip_oob={skip_oob}) rows[0 +: 3, 0 +: 2], ix[0 +: 3, 0 +: 1]
+    out[0 +: 4, 0 +: 2] = scatter.dma(skip_oob={skip_oob}, accumulate=false) rows[0 +: 3, 0 +: 2], ix[0 +: 3, 0 +: 1]
   }}
 }}"
     );

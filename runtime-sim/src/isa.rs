@@ -207,6 +207,15 @@ impl HbmAp {
     }
 }
 
+/// What a DMA does beside moving its elements (text: `skip_oob`, `add` after the operands).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DmaMode {
+    /// An indirect transfer skips the partitions whose index is out of range.
+    pub skip_oob: bool,
+    /// The transfer adds to its (HBM) destination: a read-modify-write.
+    pub accumulate: bool,
+}
+
 /// One side of a DMA transfer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DmaSide {
@@ -331,12 +340,19 @@ pub enum Op {
     /// `p` of the tile side pairs with HBM index `idx[p]` (the first element of partition `p` of
     /// the `[np, 1]` SBUF tile `index`, read when the transfer issues) along it, instead of `p`,
     /// and the inner dimensions as usual. An index that is not an integer in `0..B` is a run-time
-    /// error. The queue moves one descriptor per row (each row's bytes rounded up separately).
+    /// error, or, with `mode.skip_oob`, moves nothing for that partition (an integer index
+    /// outside `0..B`, negative ones included). The queue moves one descriptor per row (each
+    /// row's bytes rounded up separately).
+    ///
+    /// With `mode.accumulate` (text `add`; HBM destination) each element is added to the one it
+    /// lands on instead of overwriting it, in the transfer's element order (equal rows of an
+    /// indirect transfer add up), each sum rounded to the destination's dtype.
     Dma {
         queue: u8,
         dst: DmaSide,
         src: DmaSide,
         index: Option<Ap>,
+        mode: DmaMode,
     },
     /// Add one to a semaphore.
     Signal { sem: usize },

@@ -193,6 +193,10 @@ pub enum Violation {
     DmaElems { sbuf: u64, hbm: u64 },
     #[error("the index of an indirect DMA is an SBUF tile of one element in each of the {partitions} partitions of its tile side")]
     DmaIndex { partitions: u32 },
+    #[error("`skip_oob` is a mode of an indirect DMA (one with `index`)")]
+    SkipOobDirect,
+    #[error("`add` (a read-modify-write DMA) needs an HBM destination")]
+    AddNotHbm,
 }
 
 fn engine_names(engines: &[Engine]) -> String {
@@ -212,6 +216,17 @@ pub fn validate(p: &Program) -> Result<(), ValidateError> {
     for e in Engine::ALL {
         let mut bound = Vec::new();
         check_stmts(p, e, p.stream(e), &mut bound)?;
+    }
+    Ok(())
+}
+
+/// A DMA's mode: skipping out-of-range indices needs an index, adding needs an HBM destination.
+fn check_dma_mode(dst: &DmaSide, index: Option<&Ap>, mode: DmaMode) -> Result<(), Violation> {
+    if mode.skip_oob && index.is_none() {
+        return Err(Violation::SkipOobDirect);
+    }
+    if mode.accumulate && !matches!(dst, DmaSide::Hbm(_)) {
+        return Err(Violation::AddNotHbm);
     }
     Ok(())
 }
@@ -430,7 +445,11 @@ fn check_operands(p: &Program, op: &Op, bound: &[Reg]) -> Result<(), Violation> 
             dst,
             src,
             index,
-        } => check_dma(p, *queue, dst, src, index.as_ref(), bound)?,
+            mode,
+        } => {
+            check_dma(p, *queue, dst, src, index.as_ref(), bound)?;
+            check_dma_mode(dst, index.as_ref(), *mode)?;
+        }
         Op::Signal { sem } | Op::Wait { sem, .. } => {
             check_semaphore(p, *sem)?;
             if let Op::Wait { value, .. } = op {

@@ -224,6 +224,7 @@ fn op(regs: Vec<Reg>, sems: usize) -> impl Strategy<Value = Op> {
                         dst: tile,
                         src: hbm,
                         index: None,
+                        mode: Default::default(),
                     }
                 } else {
                     Op::Dma {
@@ -231,6 +232,7 @@ fn op(regs: Vec<Reg>, sems: usize) -> impl Strategy<Value = Op> {
                         dst: hbm,
                         src: tile,
                         index: None,
+                        mode: Default::default(),
                     }
                 }
             }),

@@ -30,7 +30,7 @@ use penguin::affine::{AffineExpr, CmpOp as PCmp};
 use penguin::ir::{self as pir, Memory, Operand};
 use penguin::{Axis, Function, Tensor};
 use runtime_sim::isa::{
-    self, Ap, Cmp, CmpOp, Dim, DmaSide, Engine, Expr, HbmAp, Inst, Meta, Op, Reg, Term,
+    self, Ap, Cmp, CmpOp, Dim, DmaMode, DmaSide, Engine, Expr, HbmAp, Inst, Meta, Op, Reg, Term,
 };
 use std::collections::HashMap;
 
@@ -639,14 +639,25 @@ impl Emit<'_> {
         let load = matches!(bi.op, pir::Op::Load | pir::Op::Gather { .. });
         // An indirect DMA: its index tile (source 1), read by every piece for its partitions;
         // the HBM side stays the whole box of rows an index may name (`isa::Op::Dma`).
-        let index = match bi.op {
-            pir::Op::Gather { skip_oob } | pir::Op::Scatter { skip_oob } => {
-                if skip_oob {
-                    return Err(BackendError::SkipOob { at: self.at(i) });
-                }
-                Some(self.tile(i, &bi.srcs[1], false)?)
+        let (index, mode) = match bi.op {
+            pir::Op::Gather { skip_oob } => {
+                let mode = DmaMode {
+                    skip_oob,
+                    accumulate: false,
+                };
+                (Some(self.tile(i, &bi.srcs[1], false)?), mode)
             }
-            _ => None,
+            pir::Op::Scatter {
+                skip_oob,
+                accumulate,
+            } => {
+                let mode = DmaMode {
+                    skip_oob,
+                    accumulate,
+                };
+                (Some(self.tile(i, &bi.srcs[1], false)?), mode)
+            }
+            _ => (None, DmaMode::default()),
         };
         let (tile_op, hbm_op) = if load {
             (&bi.dst, &bi.srcs[0])
@@ -728,6 +739,7 @@ impl Emit<'_> {
                 dst,
                 src,
                 index: idx,
+                mode,
             };
             out.push(self.push(i, Engine::Sp, op, feet));
         }

@@ -16,7 +16,7 @@ kernel gs(table, idx) -> (out) {
       rows[0 +: 32, 0 +: 64] = gather.dma(skip_oob=false) table[64*j +: 64, 0 +: 64], ix[0 +: 32, 0 +: 1]
     }
     stmt {
-      out[64*j +: 64, 0 +: 64] = scatter.dma(skip_oob=true) rows[0 +: 32, 0 +: 64], ix[0 +: 32, 0 +: 1]
+      out[64*j +: 64, 0 +: 64] = scatter.dma(skip_oob=true, accumulate=false) rows[0 +: 32, 0 +: 64], ix[0 +: 32, 0 +: 1]
     }
   }
 }

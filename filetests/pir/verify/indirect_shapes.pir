@@ -10,7 +10,7 @@ kernel k(table) -> (out) {
   tensor rows: sbuf f32[32, 64] local
   stmt {
     rows[0 +: 32, 0 +: 64] = gather.dma(skip_oob=false) table[0 +: 256, 0 +: 64], ix[0 +: 32, 0 +: 2]
-    out[0 +: 256, 0 +: 32] = scatter.dma(skip_oob=false) rows[0 +: 32, 0 +: 64], ix[0 +: 32, 0 +: 1]
+    out[0 +: 256, 0 +: 32] = scatter.dma(skip_oob=false, accumulate=false) rows[0 +: 32, 0 +: 64], ix[0 +: 32, 0 +: 1]
     rows[0 +: 32, 0 +: 64] = gather.dma(skip_oob=false) ix[0 +: 32, 0 +: 1], ix[0 +: 32, 0 +: 1]
   }
 }

@@ -86,6 +86,7 @@ impl Checker<'_> {
         dest: Dest,
         span: &Span,
     ) -> Option<TileVal> {
+        self.emitted += 1;
         let mut op = op;
         let dst = match dest {
             Dest::New { .. } | Dest::Temp => {

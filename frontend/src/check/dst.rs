@@ -2,7 +2,8 @@
 //! into it, as a statement of its own.
 //!
 //! - `nisa.dma_copy(dst=d, src=s)`: an HBM destination is `nl.store(d, value=s)`; an on-chip
-//!   one is `d = nl.load(s)` written in place (`d[...] = nl.load(s)`);
+//!   one is `d = nl.load(s)` written in place (`d[...] = nl.load(s)`), or, from an on-chip
+//!   tile, `d[...] = nl.copy(s)`;
 //! - any other operation, `nisa.tensor_tensor(dst=t, data1=a, data2=b, op=nl.add)`, is
 //!   `t[...] = nisa.tensor_tensor(data1=a, data2=b, op=nl.add)`, where `dst` is a tile name or a
 //!   slice of one.
@@ -20,7 +21,8 @@
 //! - `nisa.tensor_scalar_cumulative(dst=t, src=s, op0=f, op1=g, imm0=a, imm1=b)` is
 //!   `x = nisa.tensor_scalar(s, f, a)` then `t[...] = nisa.tensor_tensor_scan(ones, x, init,
 //!   nl.multiply, g)`: `t[i] = g(1 * t[i - 1], x[i])`, exact since `1 * v == v`; `init` is `b`
-//!   with `reduce_cmd=load_reduce`, otherwise `g`'s identity (0, 1, -inf, +inf).
+//!   with `reduce_cmd=load_reduce`, the last column of the scan just before with
+//!   `reduce_cmd=reduce` (`acc_register.rs`), otherwise `g`'s identity (0, 1, -inf, +inf).
 //!
 //! - `nisa.dma_copy(dst=d, src=s)` with both in HBM: the DMA goes through SBUF, as nkc's DMAs
 //!   do (they move HBM to SBUF or back): blocks of at most 128 rows and 64 KiB per partition, each
@@ -110,6 +112,11 @@ impl Checker<'_> {
                 });
                 return true;
             }
+            // dma_modes.rs: oob_mode= and dst_rmw_op= for the gathers and scatters emitted.
+            let Some(modes) = self.dma_modes(&rest) else {
+                return true;
+            };
+            let first = cx.insts.len();
             if self.tensor(target.tensor).memory == Memory::Hbm && self.names_hbm(&src.value) {
                 self.hbm_copy(target, &src.value, e, cx);
             } else if self.tensor(target.tensor).memory == Memory::Hbm {
@@ -128,6 +135,20 @@ impl Checker<'_> {
                     &e.span,
                 );
                 self.store(&store, cx);
+            } else if self.names_tile(&src.value) && !self.names_hbm(&src.value) {
+                // On chip to on chip (`dge_mode=hwdge` spills and reloads): the elements move
+                // as a tensor copy moves them.
+                let copy = call(
+                    nl_func("copy", &func.span),
+                    vec![src.value.clone()],
+                    Vec::new(),
+                    &e.span,
+                );
+                let dest = Dest::Into {
+                    target,
+                    accumulate: false,
+                };
+                self.tile_expr(&copy, cx, dest, true);
             } else {
                 let load = call(
                     nl_func("load", &func.span),
@@ -141,6 +162,10 @@ impl Checker<'_> {
                 };
                 self.tile_expr(&load, cx, dest, true);
             }
+            let mut emitted = std::mem::take(&mut cx.insts);
+            let from = first.min(emitted.len());
+            self.apply_dma_modes(&modes, &mut emitted[from..]);
+            cx.insts = emitted;
             return true;
         }
         let base = match &func.kind {
@@ -454,10 +479,13 @@ impl Checker<'_> {
             get("op1").expect("checked present above"),
             get("imm0").expect("checked present above"),
         );
-        let cmd = get("reduce_cmd");
+        // A name bound to the command (a parameter: `reduce_cmd=reduce_cmd`) as the command.
+        let cmd = get("reduce_cmd").map(|c| self.resolve_ref(&c));
         let cmd_name = match cmd.as_ref().map(|c| &c.kind) {
             None => "reset_reduce",
-            Some(ExprKind::Attribute { attr, .. }) => attr.name.as_str(),
+            Some(ExprKind::Attribute { attr, .. }) => {
+                attr.name.rsplit('.').next().unwrap_or_default()
+            }
             Some(_) => "",
         };
         let op1 = self.resolve_ref(&op1);
@@ -476,9 +504,12 @@ impl Checker<'_> {
                 return;
             }
         };
+        // acc_register.rs: `reduce` starts from the registers the scan just before left.
+        let registers = self.acc_register(target.size[0]);
         let load = match cmd_name {
             "reset_reduce" | "idle" => false,
             "load_reduce" => true,
+            "reduce" if registers.is_some() => false,
             _ => {
                 self.error(CheckError::OpFormUnsupported {
                     what: "`nisa.tensor_scalar_cumulative` with a `reduce_cmd` that continues an accumulation register from an earlier instruction".to_string(),
@@ -504,7 +535,9 @@ impl Checker<'_> {
         };
         let col = [x.size[0], 1];
         let memset = |value: f32| Op::Memset { value };
-        let init = if load {
+        let init = if let (Some(r), "reduce") = (registers, cmd_name) {
+            Some(r)
+        } else if load {
             let Some(b) = get("imm1") else {
                 self.error(CheckError::OpFormUnsupported {
                     what: "`reduce_cmd=load_reduce` without `imm1`".to_string(),
@@ -556,7 +589,7 @@ impl Checker<'_> {
             op0: vocab::AluOp::Multiply,
             op1: g,
         };
-        self.emit(
+        let scanned = self.emit(
             cx,
             op,
             vec![ones, stepped, init],
@@ -564,6 +597,9 @@ impl Checker<'_> {
             dest,
             span,
         );
+        if let Some(dst) = scanned {
+            self.set_acc_register(&dst);
+        }
     }
 
     /// Whether `e` is a name bound to a tile, or a subscript of one.
@@ -706,7 +742,10 @@ impl Checker<'_> {
                 };
                 let (op, srcs) = match &into.indirect {
                     Some(idx) => (
-                        Op::Scatter { skip_oob: false },
+                        Op::Scatter {
+                            skip_oob: false,
+                            accumulate: false,
+                        },
                         vec![tile.operand(), idx.operand()],
                     ),
                     None => (Op::Store, vec![tile.operand()]),

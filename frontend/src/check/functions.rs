@@ -149,7 +149,7 @@ impl Checker<'_> {
                     }
                     Some(Value::None)
                 }
-                ("nki", "jit" | "baremetal" | "benchmark" | "simulate_kernel" | "profile") => {
+                ("nki", "jit" | "baremetal" | "benchmark" | "simulate_kernel" | "simulate" | "profile") => {
                     pos.into_iter().next().or_else(|| Some(callee.clone()))
                 }
                 // `np.dtype(np.float32)`: the dtype.

@@ -121,9 +121,11 @@ mod py_operators;
 mod residualise;
 
 // layer 5: operations
+mod acc_register;
 mod broadcast;
 mod broadcast_nd;
 mod core_ops;
+mod dma_modes;
 mod dst;
 mod elementwise_ops;
 mod gather_ops;
@@ -598,6 +600,10 @@ pub(crate) struct Checker<'a> {
     frame_scope: usize,
     /// Instructions of tile operations traced inside an expression, not yet in their block.
     pending: Vec<CStmt>,
+    /// Instructions emitted so far ([`Checker::emit`]), and the Vector engine's accumulation
+    /// registers as the last `nisa.tensor_scalar_cumulative` left them (`acc_register`).
+    emitted: u64,
+    acc_register: Option<acc_register::AccRegister>,
     /// Whether the statement being run is directly in a hardware loop's body.
     in_loop_body: bool,
     /// Temporaries named so far (unique suffixes).
@@ -681,6 +687,8 @@ impl<'a> Checker<'a> {
             loop_base: 0,
             frame_scope: 0,
             pending: Vec::new(),
+            emitted: 0,
+            acc_register: None,
             in_loop_body: false,
             temp_count: 0,
             random_streams: 0,

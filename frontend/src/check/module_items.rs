@@ -3,7 +3,8 @@
 //! bound; the result is the globals every kernel sees.
 //!
 //! Invariant: a module-level statement that fails only on names nkc does not know (host code:
-//! `torch`, a helper's `dtype=torch.float32`) binds its names to [`Py::Unrun`] values, whose
+//! `torch`, a helper's `dtype=torch.float32`) or on Python nkc's compile-time Python does not
+//! run (`np.random.rand(...)`) binds its names to [`Py::Unrun`] values, whose
 //! diagnostics are reported where a kernel uses them, never otherwise; it sits on the statements
 //! layer (`mod.rs`).
 
@@ -79,15 +80,25 @@ pub(super) fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> Hash
             .saturating_sub(checker.unrun_undefined - unrun_mark.1);
         let unknown_attrs =
             checker.unknown_module_attrs - unknown_mark + (checker.unrun_uses - unrun_mark.0);
+        // Host code nkc's compile-time Python does not run (`a = np.random.rand(128, 512)`,
+        // the inputs a `__main__`-less example makes at module level) is deferred the same way:
+        // the failures not counted above are all of that kind (a deferred use reports the
+        // same code, so the two counts may overlap).
+        let unsupported = failed
+            .iter()
+            .filter(|e| e.code == crate::codes::PYTHON_UNSUPPORTED)
+            .count();
+        let counted = unknown_names + unknown_attrs;
+        let only_host = counted <= failed.len() && failed.len() - counted <= unsupported;
         // A class is Python nkc may not run whole (a test class beside the kernels): whatever
         // failed in it is reported where a kernel uses the class.
         let is_class = matches!(item.kind, ast::StmtKind::Class(_));
         let deferrable = if is_class {
             true
         } else if names.is_empty() {
-            unknown_attrs == failed.len()
+            unknown_attrs == failed.len() || (unknown_names == 0 && only_host)
         } else {
-            unknown_names + unknown_attrs == failed.len()
+            counted == failed.len() || only_host
         };
         if !failed.is_empty() && deferrable {
             let errs = checker.errors.split_off(mark);

@@ -920,7 +920,10 @@ impl Checker<'_> {
         // indirect.rs: a scatter, the index tile its second source.
         let (op, srcs) = match &dst.indirect {
             Some(idx) => (
-                Op::Scatter { skip_oob: false },
+                Op::Scatter {
+                    skip_oob: false,
+                    accumulate: false,
+                },
                 vec![v.operand(), idx.operand()],
             ),
             None => (Op::Store, vec![v.operand()]),

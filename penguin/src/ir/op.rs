@@ -32,7 +32,10 @@ pub enum Op {
     /// the HBM box `dst[B, F]`, with `src1[P, 1]` the index tile, partitions in increasing order
     /// (the last of equal indices wins). The destination box is a superset of the rows written:
     /// a scatter never counts as writing all of it. Out-of-range indices as for `Gather`.
-    Scatter { skip_oob: bool },
+    /// With `accumulate` (NKI's `dst_rmw_op=np.add`) each row is added to the HBM row it names
+    /// instead of overwriting it, partitions in increasing order (equal indices add up), each
+    /// sum rounded to the destination's dtype; it reads the rows it names.
+    Scatter { skip_oob: bool, accumulate: bool },
     /// `dst[M, N] (PSUM) = src0[K, M]ᵀ · src1[K, N]` (both SBUF), added to `dst` when `accumulate`.
     Matmul { accumulate: bool },
     /// `dst[F, P] (PSUM) = src0[P, F]ᵀ`.

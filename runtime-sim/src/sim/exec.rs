@@ -715,7 +715,8 @@ impl<'p> Sim<'p, '_> {
                 dst,
                 src,
                 index,
-            } => self.dma(ei, inst, *queue, (dst, src), index.as_ref(), t)?,
+                mode,
+            } => self.dma(ei, inst, *queue, (dst, src), (index.as_ref(), *mode), t)?,
             op => self.compute(ei, inst, op, t)?,
         };
         let e = &mut self.engines[ei];
@@ -803,7 +804,7 @@ impl<'p> Sim<'p, '_> {
         inst: &'p Inst,
         queue: u8,
         (dst, src): (&DmaSide, &DmaSide),
-        index: Option<&Ap>,
+        (index, mode): (Option<&Ap>, DmaMode),
         t: u64,
     ) -> Result<u64, SimError> {
         let offsets = self.offsets;
@@ -833,6 +834,8 @@ impl<'p> Sim<'p, '_> {
         // An indirect DMA: the HBM side's rows by the index tile's values (one descriptor each);
         // `boxes` keeps the whole HBM box for the race detector.
         let mut boxes = None;
+        // With `skip_oob`, the partitions whose index is in range (`None`: all of them).
+        let mut kept: Option<Vec<bool>> = None;
         let mut busy = dma_queue_cycles(bytes);
         if let Some(idx) = index {
             let ir = self.resolve(ei, inst, idx)?;
@@ -858,7 +861,12 @@ impl<'p> Sim<'p, '_> {
                     let (b, inner) = per;
                     let mut offs = Vec::with_capacity(h.offsets.len().min((rows * inner) as usize));
                     for (p, &v) in vals.iter().enumerate() {
-                        if v.fract() != 0.0 || v < 0.0 || v as f64 >= b as f64 {
+                        let out = v < 0.0 || v as f64 >= b as f64;
+                        if mode.skip_oob && out && v.fract() == 0.0 {
+                            kept.get_or_insert_with(|| vec![true; vals.len()])[p] = false;
+                            continue;
+                        }
+                        if v.fract() != 0.0 || out {
                             return Err(self.access_error(
                                 ei,
                                 inst,
@@ -893,7 +901,25 @@ impl<'p> Sim<'p, '_> {
         self.stats.dma_bytes += bytes;
         self.last_time = self.last_time.max(done);
         if let Some(st) = &mut self.storage {
-            let (vals, undef) = st.read(&s);
+            let (mut vals, mut undef) = st.read(&s);
+            if let Some(kept) = &kept {
+                (vals, undef) = skip_rows(st, kept, (&d, &s), (vals, undef));
+            }
+            if mode.accumulate {
+                match add_to_destination(st, &d, &vals) {
+                    Ok(sums) => vals = sums,
+                    Err(k) => {
+                        let Space::Hbm(t) = d.space else {
+                            unreachable!("validate: a DMA that adds has an HBM destination")
+                        };
+                        return Err(SimError::Uninitialised {
+                            inst: info(self.prog, &self.who(ei, inst)),
+                            tensor: self.prog.tensors[t].name.clone(),
+                            element: d.offsets[k],
+                        });
+                    }
+                }
+            }
             if let (Space::Hbm(t), Some(u)) = (d.space, &undef) {
                 let first = u.iter().position(|&x| x);
                 if let Some(i) = first.filter(|_| st.is_tracked_hbm(&d)) {
@@ -1273,6 +1299,61 @@ fn compute_values(
         }
         Op::Dma { .. } | Op::Signal { .. } | Op::Wait { .. } => (Vec::new(), None),
     })
+}
+
+/// The values of a `skip_oob` transfer with the partitions not `kept` left out: a scatter
+/// (HBM destination) drops their rows of the tile's `vals`; a gather (HBM source, `vals` the
+/// kept rows only) keeps the destination tile's current rows for them.
+fn skip_rows(
+    st: &Storage,
+    kept: &[bool],
+    (d, s): (&Resolved, &Resolved),
+    (vals, undef): (Vec<f32>, Undef),
+) -> (Vec<f32>, Undef) {
+    let flag = |u: &Undef, i: usize| u.as_ref().is_some_and(|u| u[i]);
+    let mut out = Vec::with_capacity(vals.len());
+    let mut flags = Vec::with_capacity(vals.len());
+    if matches!(d.space, Space::Hbm(_)) {
+        let per = s.free as usize;
+        for (p, &k) in kept.iter().enumerate() {
+            if k {
+                out.extend_from_slice(&vals[p * per..(p + 1) * per]);
+                flags.extend((p * per..(p + 1) * per).map(|i| flag(&undef, i)));
+            }
+        }
+    } else {
+        let per = d.free as usize;
+        let (cur, cur_undef) = st.read(d);
+        let mut next = 0;
+        for (p, &k) in kept.iter().enumerate() {
+            let (from, fu, at) = if k {
+                next += 1;
+                (&vals, &undef, (next - 1) * per)
+            } else {
+                (&cur, &cur_undef, p * per)
+            };
+            out.extend_from_slice(&from[at..at + per]);
+            flags.extend((at..at + per).map(|i| flag(fu, i)));
+        }
+    }
+    let undef = flags.iter().any(|&x| x).then_some(flags);
+    (out, undef)
+}
+
+/// A read-modify-write transfer's values: each element of `vals` added to the HBM element it
+/// lands on (offsets of `d`), in order, so that equal offsets add up; each sum rounded to the
+/// destination's dtype. `Err(k)` names the first element `k` whose destination is undefined.
+fn add_to_destination(st: &Storage, d: &Resolved, vals: &[f32]) -> Result<Vec<f32>, usize> {
+    let (old, old_undef) = st.read(d);
+    if let Some(k) = old_undef.as_ref().and_then(|u| u.iter().position(|&x| x)) {
+        return Err(k);
+    }
+    let mut now: std::collections::HashMap<u64, f32> = std::collections::HashMap::new();
+    for (k, (&o, &v)) in d.offsets.iter().zip(vals).enumerate() {
+        let prev = now.get(&o).copied().unwrap_or(old[k]);
+        now.insert(o, crate::numerics::round_to(d.dtype, prev + v));
+    }
+    Ok(d.offsets.iter().map(|o| now[o]).collect())
 }
 
 /// An indirect DMA's HBM side `h` as `(B, inner)`: the `B` indices of its outermost dimension,

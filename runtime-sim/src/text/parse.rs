@@ -716,7 +716,7 @@ impl Parser {
         })
     }
 
-    /// `dma qN DST, SRC [index IDX]`, after the opcode.
+    /// `dma qN DST, SRC [index IDX] [skip_oob] [add]`, after the opcode.
     fn dma(&mut self) -> PResult<Op> {
         let (q, qt) = self.ident("a DMA queue (`q0`..`q15`)")?;
         let queue = q
@@ -737,11 +737,16 @@ impl Parser {
         } else {
             None
         };
+        let mode = DmaMode {
+            skip_oob: self.eat_keyword("skip_oob"),
+            accumulate: self.eat_keyword("add"),
+        };
         Ok(Op::Dma {
             queue,
             dst,
             src,
             index,
+            mode,
         })
     }
 

@@ -332,7 +332,8 @@ fn write_op(s: &mut String, p: &Program, op: &Op) {
             dst,
             src,
             index,
-        } => write_dma(s, p, *queue, [dst, src], index.as_ref()),
+            mode,
+        } => write_dma(s, p, *queue, [dst, src], index.as_ref(), *mode),
         Op::Signal { sem } => s.push_str(sem_name(p, *sem)),
         Op::Wait { sem, value } => {
             let _ = write!(s, "{} >= ", sem_name(p, *sem));
@@ -388,13 +389,14 @@ fn write_activation(
     }
 }
 
-/// `qN DST, SRC [index IDX]` of a DMA, after its name.
+/// `qN DST, SRC [index IDX] [skip_oob] [add]` of a DMA, after its name.
 fn write_dma(
     s: &mut String,
     p: &Program,
     queue: u8,
     [dst, src]: [&DmaSide; 2],
     index: Option<&Ap>,
+    mode: DmaMode,
 ) {
     let _ = write!(s, "q{queue} ");
     write_side(s, p, dst);
@@ -403,5 +405,11 @@ fn write_dma(
     if let Some(idx) = index {
         s.push_str(" index ");
         aps(s, &[idx]);
+    }
+    if mode.skip_oob {
+        s.push_str(" skip_oob");
+    }
+    if mode.accumulate {
+        s.push_str(" add");
     }
 }

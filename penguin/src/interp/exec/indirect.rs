@@ -3,8 +3,10 @@
 //!
 //! Invariants: every index is checked (an integer in `0..B`, `B` the box's rows) before any row
 //! moves, so an instruction that fails writes nothing; with `skip_oob` an index outside the box
-//! moves nothing for its row. Scatter writes partitions in increasing order (the last of equal
-//! indices wins), the order the simulator's DMA follows.
+//! (an integer, negative ones included) moves nothing for its row. Scatter writes partitions in
+//! increasing order (the last of equal indices wins), the order the simulator's DMA follows; an
+//! accumulating scatter reads each row it names just before adding to it, so equal indices add
+//! up, each sum rounded to the destination's dtype.
 
 use super::{Machine, Result};
 use crate::entities::Inst;
@@ -16,9 +18,12 @@ use cranelift_entity::EntityRef;
 impl Machine<'_> {
     /// Runs gather or scatter `data` (already unmasked: clipped to its active box).
     pub(super) fn exec_indirect(&mut self, inst: Inst, data: &InstData) -> Result<()> {
-        let (gather, skip_oob) = match data.op {
-            Op::Gather { skip_oob } => (true, skip_oob),
-            Op::Scatter { skip_oob } => (false, skip_oob),
+        let (gather, skip_oob, accumulate) = match data.op {
+            Op::Gather { skip_oob } => (true, skip_oob, false),
+            Op::Scatter {
+                skip_oob,
+                accumulate,
+            } => (false, skip_oob, accumulate),
             _ => return Err(self.malformed(Some(inst), "not an indirect DMA")),
         };
         let name = data.op.name();
@@ -104,8 +109,31 @@ impl Machine<'_> {
                 let cols = p * tile.cols..(p + 1) * tile.cols;
                 let part = &values.data[cols.clone()];
                 let undef = values.undef.as_ref().map(|u| &u[cols]);
+                let to = row_of(&hbm, k);
+                if accumulate {
+                    // Read-modify-write: the row as it is now (an earlier partition's sum
+                    // included) plus this partition's row.
+                    let (old, old_undef) = self.read_region(hbm_op.tensor, &to);
+                    let sum: Vec<f32> = old.iter().zip(part).map(|(a, b)| a + b).collect();
+                    if old_undef.as_ref().is_some_and(|u| u.iter().any(|&x| x)) {
+                        let src = Some((hbm_op, &to));
+                        self.write(
+                            inst,
+                            name,
+                            &to,
+                            &data.dst,
+                            (&sum, old_undef.as_deref()),
+                            src,
+                        )?;
+                    } else {
+                        let src = Some((tile_op, &row_of(&tile, p)));
+                        self.write(inst, name, &to, &data.dst, (&sum, undef), src)?;
+                    }
+                    moved += tile.cols as u64;
+                    continue;
+                }
                 let src = Some((tile_op, &row_of(&tile, p)));
-                self.write(inst, name, &row_of(&hbm, k), &data.dst, (part, undef), src)?;
+                self.write(inst, name, &to, &data.dst, (part, undef), src)?;
                 moved += tile.cols as u64;
             }
         }
