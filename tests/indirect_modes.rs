@@ -139,3 +139,34 @@ fn a_continued_scan_in_a_loop_continues_within_the_iteration() {
         }
     }
 }
+
+/// A scan under a condition of loop indices runs only in some iterations: the registers after
+/// it are not known, so a continuation after the branch is refused (E0199), not guessed.
+#[test]
+fn a_continuation_after_a_guarded_scan_is_refused() {
+    let dir = std::env::temp_dir().join(format!("nkc-acc-guard-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("k.nk");
+    std::fs::write(
+        &f,
+        "def k(x: nl.hbm[nl.float32, 256, 64]):\n\
+         \x20   out = nl.ndarray((256, 64), dtype=nl.float32, buffer=nl.shared_hbm)\n\
+         \x20   for i in nl.affine_range(2):\n\
+         \x20       t = nl.load(x[i * 128:(i + 1) * 128, :])\n\
+         \x20       s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)\n\
+         \x20       nisa.memset(dst=s, value=0.0)\n\
+         \x20       if i < 1:\n\
+         \x20           nisa.tensor_scalar_cumulative(dst=s[:, 0:32], src=t[:, 0:32], op0=nl.add, op1=nl.add, imm0=0.0)\n\
+         \x20       nisa.tensor_scalar_cumulative(dst=s[:, 32:64], src=t[:, 32:64], op0=nl.add, op1=nl.add, imm0=0.0, reduce_cmd=nisa.reduce_cmd.reduce)\n\
+         \x20       nl.store(out[i * 128:(i + 1) * 128, :], value=s)\n\
+         \x20   return out\n",
+    )
+    .unwrap();
+    let src = Source::read(&f).unwrap();
+    match driver::compile(&src, Some("k")) {
+        Err(nkc::driver::Failure::Diagnostics(d)) => {
+            assert!(d.iter().any(|e| e.code == "E0199"), "{d:?}")
+        }
+        other => panic!("expected E0199, got {:?}", other.map(|_| ())),
+    }
+}

@@ -6,12 +6,13 @@
 //! destination of the scan before it, which holds the register's value exactly as long as
 //! nothing ran between the two. So the register is known only when the continuing call is
 //! traced right after the scan that set it: no instruction emitted between them
-//! ([`Checker::emitted`] unchanged) and the same enclosing loops (a register carried from one
-//! iteration of a hardware loop to the next is not known at trace time). Otherwise the call is
-//! the diagnostic it was before, never a guess.
+//! ([`Checker::emitted`] unchanged), the same enclosing loops (a register carried from one
+//! iteration of a hardware loop to the next is not known at trace time) and the same guarded
+//! branch (a scan under a condition of loop indices runs only in some iterations). Otherwise
+//! the call is the diagnostic it was before, never a guess.
 
 use super::{Checker, TileVal};
-use penguin::{AffineExpr, Axis};
+use penguin::{AffineExpr, Axis, Predicate};
 
 /// The registers after a scan: where their values are, and when they were set.
 #[derive(Clone, Debug)]
@@ -22,6 +23,8 @@ pub(super) struct AccRegister {
     emitted: u64,
     /// The loops enclosing the scan.
     enclosing: Vec<Axis>,
+    /// The guarded branches around it: their copies and their guards.
+    guards: (usize, Vec<Predicate>),
 }
 
 impl Checker<'_> {
@@ -45,6 +48,7 @@ impl Checker<'_> {
             column,
             emitted: self.emitted,
             enclosing: self.enclosing.clone(),
+            guards: (self.if_guards.copies, self.active_guards.clone()),
         });
     }
 
@@ -53,6 +57,8 @@ impl Checker<'_> {
         let r = self.acc_register.as_ref()?;
         let known = r.emitted == self.emitted
             && r.enclosing == self.enclosing
+            && r.guards.0 == self.if_guards.copies
+            && r.guards.1 == self.active_guards
             && r.column.size[0] == partitions;
         known.then(|| r.column.clone())
     }

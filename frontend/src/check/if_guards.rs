@@ -33,7 +33,7 @@ type Conj = Vec<Predicate>;
 pub(crate) struct IfGuardsData {
     /// The number of copies the enclosing guarded branches make of an instruction (0: none
     /// open, that is one copy).
-    copies: usize,
+    pub(super) copies: usize,
     /// Each tile created inside a guarded branch: the alternatives of guards (one of which a
     /// read must carry) and the condition's span.
     created: HashMap<Tensor, (Vec<Conj>, Span)>,
