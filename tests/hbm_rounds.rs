@@ -12,7 +12,6 @@
 //! Every run is checked against the interpreter bit for bit, with no race, and no run beats its
 //! lower bound. The figures before each mechanism are in the tests' docs.
 
-use backend::transform::remark::Remark;
 use nkc::pipeline::PipelineMode;
 use nkc::run::RunReport;
 
@@ -30,17 +29,6 @@ fn checked(file: &str, kernel: &str, mode: PipelineMode) -> (RunReport, u64, u64
         mode.name()
     );
     (r, cycles, bound)
-}
-
-/// The tiles whose stores the retiming moved.
-fn retimed(r: &RunReport) -> Vec<&str> {
-    r.remarks
-        .iter()
-        .filter_map(|x| match x {
-            Remark::Retimed { tile, .. } => Some(tile.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Every kernel written for these mechanisms runs on every path, bit for bit.
@@ -87,14 +75,17 @@ fn a_store_beside_another_block_of_its_output_is_retimed() {
         "rounds_left_third",
         PipelineMode::Default,
     );
-    assert!(retimed(&r).contains(&"w"), "{:#?}", r.backend_log);
+    assert!(common::retimed(&r).contains(&"w"), "{:#?}", r.backend_log);
     assert!(cycles * 100 <= bound * 175, "{cycles} against {bound}");
     let (annotated, a, _) = checked(
         "tests/good/hbm_rounds_queued.nk",
         "rounds_left_third",
         PipelineMode::Annotated,
     );
-    assert!(retimed(&annotated).is_empty(), "annotated keeps the stages");
+    assert!(
+        common::retimed(&annotated).is_empty(),
+        "annotated keeps the stages"
+    );
     assert!(cycles <= a, "default {cycles} against annotated {a}");
 }
 

@@ -10,6 +10,8 @@ use nkc::run::{self, Engine, RunOptions, RunReport};
 use penguin::pipeline::PipelineLog;
 use std::path::Path;
 
+mod common;
+
 fn opts(mode: PipelineMode, kernel: Option<&str>) -> RunOptions {
     RunOptions {
         kernel: kernel.map(str::to_string),
@@ -38,17 +40,6 @@ fn run(file: &str, kernel: Option<&str>, mode: PipelineMode) -> (RunReport, u64)
     (r, cycles)
 }
 
-/// The tiles whose stores the retiming moved.
-fn retimed(r: &RunReport) -> Vec<&str> {
-    r.remarks
-        .iter()
-        .filter_map(|x| match x {
-            Remark::Retimed { tile, .. } => Some(tile.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// softmax_stages: the store of `r` waits for the normalisation of its own body, and the next
 /// body's load waited behind it (the compare line's `sp.store(r) → (sp in order, next body)
 /// sp.load(t)`, which no order of the body breaks). Retimed on `default`, the loop runs faster
@@ -59,10 +50,10 @@ fn a_late_store_goes_after_the_next_loads_on_default_only() {
     let (default, d) = run(file, None, PipelineMode::Default);
     let (annotated, a) = run(file, None, PipelineMode::Annotated);
     let (_, e) = run(file, None, PipelineMode::Emergent);
-    let moved = retimed(&default);
+    let moved = common::retimed(&default);
     assert!(moved.contains(&"r"), "{:#?}", default.backend_log);
     assert!(
-        retimed(&annotated).is_empty(),
+        common::retimed(&annotated).is_empty(),
         "{:#?}",
         annotated.backend_log
     );
@@ -86,7 +77,7 @@ fn retimed_kernels_run_bit_exact_and_no_slower() {
         let (default, d) = run(file, Some(k), PipelineMode::Default);
         let (_, a) = run(file, Some(k), PipelineMode::Annotated);
         run(file, Some(k), PipelineMode::Emergent);
-        if !retimed(&default).is_empty() {
+        if !common::retimed(&default).is_empty() {
             moved += 1;
             assert!(d <= a, "{file} `{k}`: default {d} against annotated {a}");
         }
@@ -138,7 +129,7 @@ fn a_store_moves_within_the_ring_its_value_already_has() {
             .iter()
             .find(|l| l.contains(&format!("`{tile}`'s ")) && l.contains("slots already hold it"));
         assert!(line.is_some(), "{:#?}", default.backend_log);
-        assert!(retimed(&annotated).is_empty(), "{file} `{k}`");
+        assert!(common::retimed(&annotated).is_empty(), "{file} `{k}`");
         assert!(
             d * 100 < a * 90,
             "{file} `{k}`: default {d} against annotated {a}"

@@ -180,3 +180,14 @@ pub fn checked_run(
     assert!(sim.races.is_empty(), "{file} {kernel:?}: {:?}", sim.races);
     r
 }
+
+/// The tiles whose stores `backend::retime` moved in run `r` (its `Retimed` remarks).
+pub fn retimed(r: &nkc::run::RunReport) -> Vec<&str> {
+    r.remarks
+        .iter()
+        .filter_map(|x| match x {
+            backend::transform::remark::Remark::Retimed { tile, .. } => Some(tile.as_str()),
+            _ => None,
+        })
+        .collect()
+}

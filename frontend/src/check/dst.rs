@@ -135,23 +135,13 @@ impl Checker<'_> {
                     &e.span,
                 );
                 self.store(&store, cx);
-            } else if self.names_tile(&src.value) && !self.names_hbm(&src.value) {
-                // On chip to on chip (`dge_mode=hwdge` spills and reloads): the elements move
-                // as a tensor copy moves them.
-                let copy = call(
-                    nl_func("copy", &func.span),
-                    vec![src.value.clone()],
-                    Vec::new(),
-                    &e.span,
-                );
-                let dest = Dest::Into {
-                    target,
-                    accumulate: false,
-                };
-                self.tile_expr(&copy, cx, dest, true);
             } else {
-                let load = call(
-                    nl_func("load", &func.span),
+                // From HBM a load; on chip to on chip (`dge_mode=hwdge` spills and reloads) the
+                // elements move as a tensor copy moves them.
+                let on_chip = self.names_tile(&src.value) && !self.names_hbm(&src.value);
+                let name = if on_chip { "copy" } else { "load" };
+                let moved = call(
+                    nl_func(name, &func.span),
                     vec![src.value.clone()],
                     Vec::new(),
                     &e.span,
@@ -160,12 +150,10 @@ impl Checker<'_> {
                     target,
                     accumulate: false,
                 };
-                self.tile_expr(&load, cx, dest, true);
+                self.tile_expr(&moved, cx, dest, true);
             }
-            let mut emitted = std::mem::take(&mut cx.insts);
-            let from = first.min(emitted.len());
-            self.apply_dma_modes(&modes, &mut emitted[from..]);
-            cx.insts = emitted;
+            let from = first.min(cx.insts.len());
+            self.apply_dma_modes(&modes, &mut cx.insts[from..]);
             return true;
         }
         let base = match &func.kind {
