@@ -13,9 +13,10 @@
 //! [`prefetch_loads`] looks at every loop the annotated pipeliner extended that is not peeled,
 //! stands in no other loop (a nested one's executions are [`crate::transform::emergent::carry`]'s,
 //! whose slots continue across them), and whose body's statements carry stage tags: instruction
-//! statements, or loops too (a loop that holds a loop, below). A candidate is a statement holding one load of a whole SBUF tile that only this loop
-//! touches (one writer, [`crate::transform::ring_reads`]'s rule), from an HBM tensor that no
-//! other statement of the body writes. Its transfer takes `dma` cycles (latency, queue time and
+//! statements, or loops too (a loop that holds a loop, below). A candidate is a statement
+//! holding one load of a whole SBUF tile that only this loop touches (one writer,
+//! [`crate::transform::ring_reads`]'s rule), from an HBM tensor that no other statement of the
+//! body writes. Its transfer takes `dma` cycles (latency, queue time and
 //! issue: [`crate::cost::loop_cost::wanted_depth`]); an iteration of the steady state takes
 //! `period`, the loop's period as the modulo scheduler predicts it (after `retime`, as the
 //! backend would compile the kernel: [`crate::retime`]'s figures). The load wants to be issued
@@ -288,9 +289,12 @@ fn compute_moves(func: &Function, l: Axis, body: &[Stmt], period: u64) -> Vec<Mo
         }
         // No other statement of the body writes the bytes the load reads (it moves past them).
         let hbm = src.tensor;
-        let written = body
-            .iter()
-            .any(|&o| o != s && stmt_insts(func, o).any(|j| func.insts[j].dst.tensor == hbm));
+        let written = body.iter().any(|&o| {
+            o != s
+                && penguin::edit::subtree_insts(func, o)
+                    .into_iter()
+                    .any(|j| func.insts[j].dst.tensor == hbm)
+        });
         if written {
             continue;
         }
@@ -299,7 +303,9 @@ fn compute_moves(func: &Function, l: Axis, body: &[Stmt], period: u64) -> Vec<Mo
             .iter()
             .filter(|&&o| {
                 o != s
-                    && stmt_insts(func, o).any(|j| func.insts[j].srcs.iter().any(|x| x.tensor == t))
+                    && penguin::edit::subtree_insts(func, o)
+                        .into_iter()
+                        .any(|j| func.insts[j].srcs.iter().any(|x| x.tensor == t))
             })
             .map(|&o| stage(o))
             .collect();
@@ -339,19 +345,6 @@ fn compute_moves(func: &Function, l: Axis, body: &[Stmt], period: u64) -> Vec<Mo
         }
     }
     out
-}
-
-/// The instructions of statement `s`, a loop's those of every statement it holds.
-fn stmt_insts(func: &Function, s: Stmt) -> impl Iterator<Item = penguin::Inst> + '_ {
-    let mut out = Vec::new();
-    let mut stack = vec![s];
-    while let Some(s) = stack.pop() {
-        match &func.stmts[s].kind {
-            StmtKind::Insts(is) => out.extend(is.iter().copied()),
-            StmtKind::Loop(a) => stack.extend(func.axes[*a].body.iter().copied()),
-        }
-    }
-    out.into_iter()
 }
 
 /// Moves `moves`' loads earlier in loop `l` (module doc); `false` (with `func` in any state)

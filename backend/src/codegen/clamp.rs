@@ -20,8 +20,8 @@
 //!   with the loop's register (a ring slot, a fixed address), or moves with it but can meet only
 //!   its first iterations ([`edge_only`]; an access beside a loop that meets one moving with it
 //!   elsewhere may meet a middle iteration, which the copy does not have, or a last one, whose
-//!   addresses the copy does not shift: the loop keeps its trip count). Those run once per execution of the block, before or after every iteration;
-//!   what they meet first inside the loop is its first or last iterations (the ring's slots are
+//!   addresses the copy does not shift: the loop keeps its trip count). Those run once per
+//!   execution of the block, before or after every iteration; what they meet first inside the loop is its first or last iterations (the ring's slots are
 //!   rewritten every iteration of the steady state), which the copy keeps exactly, with their
 //!   ring phases, and any middle iteration they also meet is ordered after (before) them through
 //!   the same chain of kept iterations in the copy as in the real kernel
