@@ -2,7 +2,8 @@
 # whole test suite (every library, binary and test target; the benches are compiled by clippy and
 # run once each, in release, by `make test-long`). `make test-long` runs the fuzz campaigns of
 # tests/fuzz_stable.rs with larger budgets, the campaign over every surface and the widened random
-# kernels, then every bench once as a test (release build; CI runs it after `make test`). `make docs` regenerates the README's
+# kernels, the lower-bound sweeps with `--peel` on every path (`NKC_BOUND_SWEEP=all`), then every
+# bench once as a test (release build; CI runs it after `make test`). `make docs` regenerates the README's
 # `nkc compare` tables and docs/compare.svg. Each first installs what a fresh machine lacks
 # (scripts/setup.sh).
 
@@ -28,6 +29,7 @@ test-long: setup
 	NKC_CAMPAIGN_FRONTEND=5000 NKC_CAMPAIGN_KERNELS=60 NKC_CAMPAIGN_SUGGEST=10 \
 	NKC_CAMPAIGN_ISA=5000 NKC_CAMPAIGN_CLI=300 NKC_WIDE_CASES=300 \
 		cargo test --release --test fuzz_stable --test wide_kernels -- --nocapture
+	NKC_BOUND_SWEEP=all cargo test --release --test lower_bound --test nki_corpus
 	cargo test --release --workspace --benches
 
 lint: setup
