@@ -118,3 +118,35 @@ fn loops_that_gain_nothing_and_annotated_loops_are_not_unrolled() {
         "{out}"
     );
 }
+
+/// A short inner loop whose trip no power of two divides (5, 3) is unrolled fully into the loop
+/// around it when that spreads its transfers better: into an un-annotated loop, whose pipelining
+/// rings each copy's tiles, and into a user's stage of an extended loop, under that stage's
+/// guards (`default` only: `annotated` keeps the loop as written). Bit-exact, race-free, and
+/// faster than the loop kept (measured: unroll_odd_inner 15,636 → 9,997 cycles on `emergent`,
+/// unroll_in_stage 16,501 → 13,535 on `default`). Without the full unroll at such trips the
+/// log says "factor 1" for both loops.
+#[test]
+fn a_short_inner_loop_of_any_trip_unrolls_fully_into_the_loop_around_it() {
+    for (file, line, paths) in [
+        (
+            "tests/good/unroll_odd_inner.nk",
+            "unroll: loop `c` (trip 5): factor 5:",
+            &["emergent", "default"][..],
+        ),
+        (
+            "tests/good/unroll_in_stage.nk",
+            "unroll: loop `k` (trip 3): factor 3:",
+            &["default", "emergent"][..],
+        ),
+    ] {
+        let text = std::fs::read_to_string(file).unwrap();
+        let tag = file.rsplit('/').next().unwrap().trim_end_matches(".nk");
+        for path in paths {
+            let out = run_checked(&format!("{tag}-{path}"), &text, path);
+            assert!(out.contains(line), "{file} on {path}: {out}");
+        }
+        let annotated = run_checked(&format!("{tag}-annotated"), &text, "annotated");
+        assert!(!annotated.contains("unroll:"), "{annotated}");
+    }
+}
