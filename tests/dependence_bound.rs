@@ -301,3 +301,29 @@ fn each_iteration_of_a_ragged_loop_counts_its_own_rows() {
     // A third iteration past the rows keeps nothing: the bounds are the two iterations'.
     assert_eq!(bounds(&ragged(200, 3)), rest);
 }
+
+/// A 32-row scatter of 200 f32 columns (800 bytes a row), from an exp of a loaded tile, in reverse
+/// row order.
+const SCATTER: &str = "def scatter_rows(x: nl.hbm[nl.float32, 32, 200]):
+    out = nl.ndarray((32, 200), dtype=nl.float32, buffer=nl.shared_hbm)
+    i_p = nl.arange(32)[:, None]
+    i_f = nl.arange(200)[None, :]
+    idx = nisa.iota(31 - i_p, dtype=nl.int32)
+    t = nl.load(x)
+    nisa.dma_copy(dst=out[idx[i_p, 0], i_f], src=nl.exp(t))
+    return out
+";
+
+/// A scatter's pieces move one after the other, and each of its rows is a descriptor of its own.
+/// The load of the 32 × 200 f32 tile (25,600 bytes) ends soonest in 4 pieces: 4 × 64 + 1,820 +
+/// ⌈6,400 / 19⌉ = 2,413; the exp over 200 columns costs 200 + 60 = 260. The scatter's 32 rows
+/// of 800 bytes take 32 × ⌈800 / 19⌉ = 32 × 43 = 1,376 queue cycles however it is split, and its
+/// pieces, which may all write the same rows, move one after the other: one issue, the latency
+/// and all 1,376 cycles, 3,260. 2,413 + 260 + 3,260 = 5,933. Counted as a transfer whose pieces
+/// overlap (4 pieces, like the load: 2,413) the bound was 5,086, while the four pieces of the
+/// scatter, split on four queues, each waited for the one before: 11,796 cycles.
+#[test]
+fn a_scatters_pieces_move_one_after_another() {
+    let b = bounds(SCATTER);
+    assert_eq!(b.dependence, 2413 + 260 + (64 + 1820 + 32 * 43));
+}

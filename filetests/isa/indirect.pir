@@ -26,21 +26,15 @@ kernel gs(table, idx) -> (out) {
 # tensor idx: f32[32, 1] input
 # tensor out: f32[256, 64] output
 # semaphore dma0
-# semaphore dma3
-# semaphore dma4
-# semaphore dma1
 # semaphore dma2
+# semaphore dma1
 # engine sp {
 #   dma q0 sbuf.f32[0, 32; 256; 1:1], hbm idx[0; 32:1, 1:1] -> dma0
 #   loop r0 = 0..4 {
 #     wait dma0 >= 1
-#     dma q1 sbuf.f32[0, 16; 0; 64:1], hbm table[4096*r0; 64:64, 64:1] index sbuf.f32[0, 16; 256; 1:1] -> dma1
-#     wait dma4 >= r0
-#     dma q2 sbuf.f32[16, 16; 0; 64:1], hbm table[4096*r0; 64:64, 64:1] index sbuf.f32[16, 16; 256; 1:1] -> dma2
+#     wait dma2 >= r0
+#     dma q1 sbuf.f32[0, 32; 0; 64:1], hbm table[4096*r0; 64:64, 64:1] index sbuf.f32[0, 32; 256; 1:1] -> dma1
 #     wait dma1 >= r0 + 1
-#     dma q3 hbm out[4096*r0; 64:64, 64:1], sbuf.f32[0, 16; 0; 64:1] index sbuf.f32[0, 16; 256; 1:1] -> dma3
-#     wait dma2 >= r0 + 1
-#     wait dma3 >= r0 + 1
-#     dma q4 hbm out[4096*r0; 64:64, 64:1], sbuf.f32[16, 16; 0; 64:1] index sbuf.f32[16, 16; 256; 1:1] -> dma4
+#     dma q2 hbm out[4096*r0; 64:64, 64:1], sbuf.f32[0, 32; 0; 64:1] index sbuf.f32[0, 32; 256; 1:1] -> dma2
 #   }
 # }

@@ -85,6 +85,20 @@
 //! the PSUM rate); a DMA its issue on `sp` for each piece, the fixed latency and its bytes (in the HBM
 //! side's type, as the simulator counts them) on one queue per piece, with the split (1, 2, 4, 8 or 16 pieces dividing its partitions) that ends
 //! first. Past [`MAX_INSTANCES`] instances the bound is not computed (`None`).
+//!
+//! **Indirect transfers.** A gather or scatter moves one descriptor per row, each row's bytes
+//! rounded up to whole queue cycles on its own (MACHINE.md; the simulator's `Dma` with an
+//! index), so its queue cycles are `rows · ⌈row bytes / 19⌉` however it is split
+//! ([`queue_cycles`]), in its pieces, its latency and the queues' claim of the fill bound. A
+//! **scatter's pieces move one after the other**: its rows are its index tile's values, so its
+//! HBM side is the box of every row an index may name, which every piece writes (the race
+//! detector sees that box); any two of them must be ordered, on one queue (first in, first out:
+//! the second's bytes move after the first's) or by a semaphore (the second issued after the
+//! first has landed). Either way no byte of one piece moves while another's do, and the first
+//! to move waits its issue and the fixed latency: the scatter ends no sooner than `issue +
+//! latency + rows · ⌈row bytes / 19⌉` after it starts, whatever the split ([`min_latency`]).
+//! Its claim on `sp`'s issue slots keeps the latency of overlapping pieces ([`Cost`]): after
+//! the last piece `sp` issues, only that piece's bytes are sure to be left.
 
 use penguin::affine::AffineExpr;
 use penguin::ir::{mask_box, ActiveBox, EngineClass, InstData, Memory, Op, Operand, StmtKind};
@@ -224,14 +238,14 @@ fn fill_bound(
     for ((h, t), c) in heads.iter().zip(tails).zip(costs) {
         debug_assert_eq!(h.inst, t.inst, "both walks visit the same instances");
         let d = &func.insts[h.inst];
-        let Cost { lat, bytes } = *c;
+        let Cost { lat, queue } = *c;
         if crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs).is_some() {
             let issue = machine::dma_issue_cycles();
             // The bytes move after one issue and the fixed latency; the last piece's bytes
             // are at least a sixteenth of the tile's.
             claims[0].push(Claim {
                 head: h.time + issue + machine::DMA_LATENCY,
-                work: machine::dma_queue_cycles(bytes),
+                work: queue,
                 tail: t.time,
             });
             // `sp` issues at least one piece of each; after the last piece it issues, that
@@ -313,12 +327,14 @@ struct Instance {
     time: u64,
 }
 
-/// What one instance costs, as the forward walk found it ([`active`]): its least latency and,
-/// for a transfer, the bytes it moves.
+/// What one instance costs, as the forward walk found it ([`active`]): its least latency (a
+/// transfer's as if its pieces could overlap, [`split_latency`]: after its last piece's issue it
+/// takes no less than that less one issue) and, for a transfer, its queue cycles, however split
+/// ([`queue_cycles`]).
 #[derive(Clone, Copy)]
 struct Cost {
     lat: u64,
-    bytes: u64,
+    queue: u64,
 }
 
 /// What instance `i` runs in the iteration `ivs` gives: the instruction itself when unmasked; a
@@ -517,12 +533,15 @@ impl Walk<'_> {
             inst: i,
             time: start,
         });
-        let bytes = match crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
-            Some(tile) if d.mask.is_empty() => transfer_bytes(self.func, d, tile),
+        let (lat, queue) = match crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
+            Some(tile) if d.mask.is_empty() => (
+                split_latency(self.func, d).unwrap_or(lat),
+                queue_cycles(self.func, d, tile, 1),
+            ),
             // A transfer whose mask stays moves what it keeps: at least nothing.
-            _ => 0,
+            _ => (lat, 0),
         };
-        self.costs.push(Cost { lat, bytes });
+        self.costs.push(Cost { lat, queue });
         self.end = self.end.max(end);
         // This instance's accesses of HBM that later writes must follow. One that a newer
         // access covers is dropped: that only loosens the bound, and keeps the lists short.
@@ -748,10 +767,10 @@ pub fn piece_latency(func: &Function, d: &InstData) -> Option<u64> {
     if !d.mask.is_empty() {
         return Some(masked_latency(d));
     }
-    let partitions = partitions(tile);
-    let bytes = transfer_bytes(func, d, tile);
-    (crate::cost::dma::split_choices(partitions).into_iter())
-        .map(|p| machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
+    (crate::cost::dma::split_choices(partitions(tile)).into_iter())
+        .map(|p| {
+            machine::dma_issue_cycles() + machine::DMA_LATENCY + queue_cycles(func, d, tile, p)
+        })
         .min()
 }
 
@@ -764,10 +783,36 @@ pub fn piece_queue_cycles(func: &Function, d: &InstData) -> Option<u64> {
     if !d.mask.is_empty() {
         return Some(machine::dma_queue_cycles(1));
     }
-    let partitions = partitions(tile);
+    (crate::cost::dma::split_choices(partitions(tile)).into_iter())
+        .map(|p| queue_cycles(func, d, tile, p))
+        .min()
+}
+
+/// The queue cycles of one of `p` pieces of transfer `d` of `tile` (all of it for `p = 1`), as the
+/// simulator counts them: its bytes in 19-byte cycles, and for an indirect transfer one
+/// descriptor per row, each row's bytes rounded up on its own (MACHINE.md, `isa::Inst::Dma`), so
+/// that its pieces together take the same whatever the split.
+fn queue_cycles(func: &Function, d: &InstData, tile: &Operand, p: u64) -> u64 {
     let bytes = transfer_bytes(func, d, tile);
-    (crate::cost::dma::split_choices(partitions).into_iter())
-        .map(|p| machine::dma_queue_cycles(bytes.div_ceil(p)))
+    if d.op.is_indirect() {
+        let rows = partitions(tile);
+        return (rows / p).max(1) * machine::dma_queue_cycles(bytes / rows);
+    }
+    machine::dma_queue_cycles(bytes.div_ceil(p))
+}
+
+/// A transfer's least latency were its pieces free to overlap: `p` issues on `sp`, the fixed
+/// latency and one piece's queue cycles, for the split that ends first (`None` for a compute
+/// instruction or a masked transfer).
+fn split_latency(func: &Function, d: &InstData) -> Option<u64> {
+    let tile = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs)?;
+    if !d.mask.is_empty() {
+        return None;
+    }
+    (crate::cost::dma::split_choices(partitions(tile)).into_iter())
+        .map(|p| {
+            p * machine::dma_issue_cycles() + machine::DMA_LATENCY + queue_cycles(func, d, tile, p)
+        })
         .min()
 }
 
@@ -799,11 +844,15 @@ pub fn min_latency(func: &Function, d: &InstData) -> u64 {
         return masked_latency(d);
     }
     if let Some(tile) = crate::cost::dma::dma_tile(&d.op, &d.dst, &d.srcs) {
-        let partitions = partitions(tile);
+        // A scatter's pieces move one after the other (module doc): one issue, the latency and
+        // every piece's queue cycles.
+        if matches!(d.op, Op::Scatter { .. }) {
+            return machine::dma_issue_cycles()
+                + machine::DMA_LATENCY
+                + queue_cycles(func, d, tile, 1);
+        }
         let bytes = transfer_bytes(func, d, tile);
-        return (crate::cost::dma::split_choices(partitions).into_iter())
-            .map(|p| p * machine::dma_issue_cycles() + machine::dma_transfer(bytes.div_ceil(p)))
-            .min()
+        return split_latency(func, d)
             .unwrap_or(machine::dma_issue_cycles() + machine::dma_transfer(bytes));
     }
     let psum_input = d
