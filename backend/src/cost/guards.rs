@@ -560,6 +560,10 @@ mod tests {
                 }
                 let expected = any || (p1.is_empty() && p2.is_empty());
                 prop_assert_eq!(may_run_shifted(&func, &p1, &p2, iv, d), expected);
+                // The same from boxes built once (what a body's dependence graph does).
+                let (b1, b2) = (compute_guard_box(&func, &p1), compute_guard_box(&func, &p2));
+                let boxed = may_run_shifted_boxed(&func, (&p1, b1.as_ref()), (&p2, b2.as_ref()), iv, d);
+                prop_assert_eq!(boxed, expected);
             }
         }
     }
