@@ -48,6 +48,7 @@ use crate::codegen::bir::{
     dma_tile, estimate, tile_bytes, transfer_bytes, BNode, Bir, BirInst, BirLoop,
 };
 use crate::codegen::queues::{queued_behind, QueuePlan};
+use crate::cost::guards::{compute_guard_box, GuardBox};
 use penguin::affine::AffineExpr;
 use penguin::ir::{Op, Operand};
 use penguin::{Axis, Function, Tensor};
@@ -221,13 +222,44 @@ fn first_conflict(
     })
 }
 
-/// Whether instruction `p` at some iteration and `c` at `d` iterations of loop `iv` later (every
-/// other loop at the same iteration) can both run ([`crate::cost::guards::may_run_shifted`]). Guards
-/// that never hold together (the copies of a prefetch that take turns, a fill and a drain) carry
-/// no dependence.
-fn may_run_together(func: &Function, bir: &Bir, p: BirInst, c: BirInst, iv: Axis, d: u32) -> bool {
-    let (gp, gc) = (&bir.insts[p].guards, &bir.insts[c].guards);
-    crate::cost::guards::may_run_shifted(func, gp, gc, iv, d)
+/// Whether the instruction at position `p` at some iteration and the one at `c` at `d`
+/// iterations of loop `iv` later (every other loop at the same iteration) can both run
+/// ([`crate::cost::guards::may_run_shifted`]). Guards that never hold together (the copies of a
+/// prefetch that take turns, a fill and a drain) carry no dependence.
+fn may_run_together(body: &Body<'_>, p: usize, c: usize, iv: Axis, d: u32) -> bool {
+    let (gp, gc) = (body.guards(p), body.guards(c));
+    let (bp, bc) = (body.boxes[p].as_ref(), body.boxes[c].as_ref());
+    crate::cost::guards::may_run_shifted_boxed(body.func, (gp, bp), (gc, bc), iv, d)
+}
+
+/// A flat loop body as the graph's tests read it: its instructions by position, and the guard
+/// box of each ([`crate::cost::guards::compute_guard_box`]), computed once: the graph tests
+/// every candidate pair at several distances, and every pair of guard lists of one engine,
+/// against the same boxes, and building a box costs more than testing two.
+struct Body<'a> {
+    func: &'a Function,
+    bir: &'a Bir,
+    insts: &'a [BirInst],
+    /// Per position, its instruction's guard box (`None`: a guard names two loops).
+    boxes: Vec<Option<GuardBox>>,
+}
+
+impl<'a> Body<'a> {
+    fn new(func: &'a Function, bir: &'a Bir, insts: &'a [BirInst]) -> Body<'a> {
+        let boxes = (insts.iter())
+            .map(|&i| compute_guard_box(func, &bir.insts[i].guards))
+            .collect();
+        Body {
+            func,
+            bir,
+            insts,
+            boxes,
+        }
+    }
+
+    fn guards(&self, k: usize) -> &'a [penguin::affine::Predicate] {
+        &self.bir.insts[self.insts[k]].guards
+    }
 }
 
 /// The dependence graph of BIR loop `l`, or `None` when its body holds a nested loop.
@@ -255,13 +287,14 @@ pub fn compute_loop_deps(
         .iter()
         .map(|&i| compute_costs(func, bir, plan, i))
         .collect();
+    let body = Body::new(func, bir, &insts);
     for (kp, kc) in candidate_pairs(bir, &insts) {
         let dmin = u32::from(kc <= kp);
         if dmin > dmax {
             continue;
         }
         let pair = (insts[kp], insts[kc]);
-        if let Some(mut dep) = strongest_dep(func, bir, pair, iv, dmin..=dmax, costs[kp].1) {
+        if let Some(mut dep) = strongest_dep(&body, (kp, kc), iv, dmin..=dmax, costs[kp].1) {
             // A transfer queued right behind its producer's pieces follows it on its queues:
             // it may issue once the producer has, and its bytes move once the producer's have.
             if queued_behind(bir, plan, pair.0, pair.1, iv, dep.distance) {
@@ -270,7 +303,7 @@ pub fn compute_loop_deps(
             graph.add_edge(NodeIndex::new(kp), NodeIndex::new(kc), dep);
         }
     }
-    let exclusive = exclusive_pairs(func, bir, &insts, iv);
+    let exclusive = exclusive_pairs(&body, iv);
     Some(LoopDeps {
         lp: l,
         insts,
@@ -310,16 +343,18 @@ fn candidate_pairs(bir: &Bir, insts: &[BirInst]) -> Vec<(usize, usize)> {
     candidates
 }
 
-/// The strongest (smallest-distance) dependence of producer `ip` on consumer `ic` at a distance
-/// in `distances` of loop `iv`, its latency `latency` (the producer's).
+/// The strongest (smallest-distance) dependence of the producer at position `kp` on the
+/// consumer at `kc` at a distance in `distances` of loop `iv`, its latency `latency` (the
+/// producer's).
 fn strongest_dep(
-    func: &Function,
-    bir: &Bir,
-    (ip, ic): (BirInst, BirInst),
+    body: &Body<'_>,
+    (kp, kc): (usize, usize),
     iv: Axis,
     distances: std::ops::RangeInclusive<u32>,
     latency: u64,
 ) -> Option<DepData> {
+    let (func, bir) = (body.func, body.bir);
+    let (ip, ic) = (body.insts[kp], body.insts[kc]);
     let (dmin, dmax) = (*distances.start(), *distances.end());
     let mut best: Option<DepData> = None;
     for (po, pw) in operands(bir, ip) {
@@ -332,7 +367,7 @@ fn strongest_dep(
                 let Some(d) = first_conflict(func, iv, po, co, from..=dmax) else {
                     break None;
                 };
-                if may_run_together(func, bir, ip, ic, iv, d) {
+                if may_run_together(body, kp, kc, iv, d) {
                     break Some(d);
                 }
                 from = d + 1;
@@ -362,16 +397,18 @@ fn strongest_dep(
 /// guards exclude each other), decided once per pair of distinct guards: most instructions
 /// share a few. The instructions are grouped by (engine, guards), so the work is the pairs of
 /// groups and the pairs listed, not every pair of the body; the list is sorted.
-fn exclusive_pairs(func: &Function, bir: &Bir, insts: &[BirInst], iv: Axis) -> Vec<(usize, usize)> {
+fn exclusive_pairs(body: &Body<'_>, iv: Axis) -> Vec<(usize, usize)> {
+    let (bir, insts) = (body.bir, body.insts);
     let mut guard_ids: std::collections::HashMap<&[penguin::affine::Predicate], usize> =
         Default::default();
-    let mut first_of: Vec<BirInst> = Vec::new();
-    let guard_of: Vec<usize> = (insts.iter())
-        .map(|&i| {
+    // The first position with each guard list.
+    let mut first_of: Vec<usize> = Vec::new();
+    let guard_of: Vec<usize> = (insts.iter().enumerate())
+        .map(|(k, &i)| {
             *guard_ids
                 .entry(bir.insts[i].guards.as_slice())
                 .or_insert_with(|| {
-                    first_of.push(i);
+                    first_of.push(k);
                     first_of.len() - 1
                 })
         })
@@ -392,7 +429,8 @@ fn exclusive_pairs(func: &Function, bir: &Bir, insts: &[BirInst], iv: Axis) -> V
         members[g].push(a);
     }
     // Whether the guards `(ga, gb)` (of an earlier and a later instruction) may hold together,
-    // per ordered pair of guards (as the all-pairs loop asked it).
+    // per ordered pair of guards (as the all-pairs loop asked it): two boxes are compared at
+    // once, cheaper than hashing their pair; guards with no box enumerate, and are memoised.
     let mut together: std::collections::HashMap<(usize, usize), bool> = Default::default();
     let mut exclusive = Vec::new();
     let mut row = Vec::new();
@@ -404,10 +442,13 @@ fn exclusive_pairs(func: &Function, bir: &Bir, insts: &[BirInst], iv: Axis) -> V
                 continue;
             }
             let key = (guard_of[a], group_guard[g]);
-            let may = *together.entry(key).or_insert_with(|| {
-                let (ga, gb) = (first_of[key.0], first_of[key.1]);
-                may_run_together(func, bir, ga, gb, iv, 0)
-            });
+            let (ga, gb) = (first_of[key.0], first_of[key.1]);
+            let may = match body.boxes[ga].is_some() && body.boxes[gb].is_some() {
+                true => may_run_together(body, ga, gb, iv, 0),
+                false => {
+                    *(together.entry(key)).or_insert_with(|| may_run_together(body, ga, gb, iv, 0))
+                }
+            };
             if !may {
                 row.extend_from_slice(later);
             }

@@ -338,26 +338,39 @@ pub fn may_run_shifted(
     iv: Axis,
     d: u32,
 ) -> bool {
+    let (bp, bc) = (compute_guard_box(func, gp), compute_guard_box(func, gc));
+    may_run_shifted_boxed(func, (gp, bp.as_ref()), (gc, bc.as_ref()), iv, d)
+}
+
+/// [`may_run_shifted`] for guard lists whose boxes ([`compute_guard_box`] of each) the caller
+/// computed once: the same answer, without building the boxes again at every pair and distance
+/// (a body's dependence graph tests each guard list against many).
+pub fn may_run_shifted_boxed(
+    func: &Function,
+    (gp, bp): (&[Predicate], Option<&GuardBox>),
+    (gc, bc): (&[Predicate], Option<&GuardBox>),
+    iv: Axis,
+    d: u32,
+) -> bool {
     if gp.is_empty() && gc.is_empty() {
         return true;
     }
     let d = i64::from(d);
-    if let (Some(bp), Some(bc)) = (compute_guard_box(func, gp), compute_guard_box(func, gc)) {
+    if let (Some(bp), Some(bc)) = (bp, bc) {
         if bp.is_empty() || bc.is_empty() {
             return false;
         }
-        let mut axes: Vec<Axis> = bp.axes().chain(bc.axes()).collect();
-        axes.push(iv);
-        axes.sort();
-        axes.dedup();
-        return axes.iter().all(|&a| {
+        // Every loop either box names, and `iv`: their intervals meet (a loop named twice is
+        // tested twice, with the same answer).
+        let meets = |a: Axis| {
             let (p, c) = (bp.range(func, a), bc.range(func, a));
             match a == iv {
                 // `v` in `p` with `v + d` in `c`.
                 true => !meet(&p, &(c.start - d..c.end - d)).is_empty(),
                 false => !meet(&p, &c).is_empty(),
             }
-        });
+        };
+        return meets(iv) && bp.axes().chain(bc.axes()).all(meets);
     }
     let mut axes = named_axes(&[gp, gc]);
     axes.push(iv);
@@ -547,6 +560,10 @@ mod tests {
                 }
                 let expected = any || (p1.is_empty() && p2.is_empty());
                 prop_assert_eq!(may_run_shifted(&func, &p1, &p2, iv, d), expected);
+                // The same from boxes built once (what a body's dependence graph does).
+                let (b1, b2) = (compute_guard_box(&func, &p1), compute_guard_box(&func, &p2));
+                let boxed = may_run_shifted_boxed(&func, (&p1, b1.as_ref()), (&p2, b2.as_ref()), iv, d);
+                prop_assert_eq!(boxed, expected);
             }
         }
     }

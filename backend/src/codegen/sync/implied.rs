@@ -7,7 +7,7 @@
 //! instance where it runs, so the waits kept order the consumer after everything the dropped
 //! one did.
 
-use super::{common_depth, decode, instances, on, trips, Sync};
+use super::{common_depth, decode, instances, on, thread, trips, Sync};
 use crate::codegen::emit::{Emitted, Node, NodeData};
 use crate::codegen::footprints::Instances;
 use runtime_sim::isa::{Expr, MAX_REGS};
@@ -47,6 +47,11 @@ pub(super) fn drop_implied(em: &Emitted, inst: &Instances, s: &mut Sync) {
                     continue;
                 }
                 let (wa, wb) = (&s.waits[yi][a], &s.waits[yi][b]);
+                // (Only a producer on `a`'s thread can imply it, [`implies`]: that is decided
+                // first, before the guards are compared.)
+                if thread(&em.nodes[wb.from]) != thread(&em.nodes[xa]) {
+                    continue;
+                }
                 // `b` must run wherever `a` does.
                 let covers = wb.pred.iter().all(|c| wa.pred.contains(c));
                 let implied =
