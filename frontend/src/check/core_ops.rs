@@ -37,6 +37,22 @@ pub(super) fn writes_psum(op: &Op) -> bool {
 
 /// The axes of `axis=` when they are not the free axis alone: a literal list or tuple of
 /// several nonzero integers, or one other than `0`, `1` and `-1` (`patterns`).
+/// The axis of a plain one-axis reduction (`axis=1`, `axis=-1`): `None` for any other `axis=`.
+fn plain_axis(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+        } => match &operand.kind {
+            ExprKind::Int(v) => Some(-*v),
+            _ => None,
+        },
+        ExprKind::List(items) | ExprKind::Tuple(items) if items.len() == 1 => plain_axis(&items[0]),
+        _ => None,
+    }
+}
+
 fn pattern_axes(e: &Expr) -> Option<Vec<i64>> {
     let int = |e: &Expr| match &e.kind {
         ExprKind::Int(v) => Some(*v),
@@ -252,26 +268,37 @@ impl Checker<'_> {
                     });
                     return None;
                 };
-                self.emit(
+                // An elementwise result keeps the NKI shape of the operand of its shape
+                // (patterns_nd), as `unary` does.
+                let dims = [&a, &b]
+                    .into_iter()
+                    .filter(|t| t.size == shape)
+                    .find_map(|t| self.value_dims(t));
+                let r = self.emit(
                     cx,
                     Op::TensorTensor { op: alu },
                     vec![a, b],
                     Res::sbuf(shape),
                     dest,
                     span,
-                )
+                )?;
+                self.keep_shape(&r, dims);
+                Some(r)
             }
             (Arg::Tile(a, sa), Arg::Scalar(v)) | (Arg::Scalar(v), Arg::Tile(a, sa)) => {
                 if !self.compute_src(&a, &sa, &format!("`{}`", alu.name())) {
                     return None;
                 }
                 let shape = a.size;
+                let dims = self.value_dims(&a);
                 let op = Op::TensorScalar {
                     op: alu,
                     imm: v,
                     reverse,
                 };
-                self.emit(cx, op, vec![a], Res::sbuf(shape), dest, span)
+                let r = self.emit(cx, op, vec![a], Res::sbuf(shape), dest, span)?;
+                self.keep_shape(&r, dims);
+                Some(r)
             }
             (Arg::Scalar(_), Arg::Scalar(_)) => {
                 self.error(CheckError::TwoScalars {
@@ -308,6 +335,14 @@ impl Checker<'_> {
             self.condition(k, "keepdims")?;
         }
         let (x, sx) = self.tile_of_arg(x?, &x_e.span)?;
+        // One axis of a value of more than 2 axes (a reshaped or N-D tile, patterns_nd) names
+        // that axis alone, as in NKI: `axis=1` of `[P, 2, 7]` gives `[P, 7]`, not `[P, 1]`.
+        let axes = axes.or_else(|| {
+            let nd = self.shaped_as_pattern(x.clone());
+            let rank = nd.pattern.as_ref().map_or(2, |p| p.axes.len());
+            let axis = plain_axis(axis_e)?;
+            (x.pattern.is_none() && rank > 2).then_some(vec![axis])
+        });
         if let Some(axes) = axes {
             // A tile of more than 2 axes (patterns_nd) reduces over them as a pattern.
             let x = self.shaped_as_pattern(x);

@@ -85,19 +85,47 @@ impl Checker<'_> {
         // `nisa.activation(dst, op, data)`, `nisa.nc_matmul(dst, stationary, moving)`: NKI's newer
         // signatures put the destination first. A `nisa` call statement whose first argument is
         // a tile (or a slice of one) has no other meaning: its result would be unused.
+        // `nisa.dma_copy(dst, src)`: NKI's current signature takes both positionally (the
+        // older one was keyword-only), whatever memory the destination is in.
         let (dst_value, args): (Expr, &[Expr]) = match kwargs.iter().find(|k| k.name.name == "dst")
         {
             Some(dst) => (dst.value.clone(), args.as_slice()),
+            None if is_dma && !args.is_empty() => (args[0].clone(), &args[1..]),
             None if is_nisa && !is_dma && args.first().is_some_and(|a| self.names_tile(a)) => {
                 (args[0].clone(), &args[1..])
             }
             None => return false,
         };
-        let rest: Vec<Keyword> = kwargs
+        let mut rest: Vec<Keyword> = kwargs
             .iter()
             .filter(|k| k.name.name != "dst" && !(is_matmul && k.name.name == "accumulate"))
             .cloned()
             .collect();
+        let base = match &func.kind {
+            ExprKind::Attribute { attr, .. } => attr.name.as_str(),
+            _ => "",
+        };
+        // The positional parameter after `dst` in NKI's signatures: `dma_copy(dst, src)`,
+        // `memset(dst, value)`; it is checked as its keyword.
+        let second = match base {
+            "dma_copy" if is_dma => Some("src"),
+            "memset" if is_nisa => Some("value"),
+            _ => None,
+        };
+        let args = match (second, args.first()) {
+            (Some(name), Some(a)) if !rest.iter().any(|k| k.name.name == name) => {
+                rest.push(Keyword {
+                    name: Ident {
+                        name: name.to_string(),
+                        span: a.span.clone(),
+                    },
+                    value: a.clone(),
+                    span: a.span.clone(),
+                });
+                &args[1..]
+            }
+            _ => args,
+        };
         let Some((target, _)) = self.view(&dst_value) else {
             return true;
         };
@@ -156,10 +184,6 @@ impl Checker<'_> {
             self.apply_dma_modes(&modes, &mut cx.insts[from..]);
             return true;
         }
-        let base = match &func.kind {
-            ExprKind::Attribute { attr, .. } => attr.name.as_str(),
-            _ => "",
-        };
         if base == "tensor_scalar_cumulative" {
             self.cumulative(e, args, &rest, target, cx);
             return true;

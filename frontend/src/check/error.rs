@@ -604,8 +604,8 @@ pub enum CheckError {
     /// `nisa.dma_copy` without `src=`.
     #[error("`nisa.dma_copy` needs `src=`")]
     DmaCopyNoSrc { at: Span },
-    /// `nisa.dma_copy` with positional arguments.
-    #[error("`nisa.dma_copy` takes `dst=` and `src=` only")]
+    /// `nisa.dma_copy` with a positional argument after `dst` and `src`.
+    #[error("`nisa.dma_copy` takes `dst` and `src` positionally, its other parameters by keyword")]
     DmaCopyPositional { at: Span },
     /// Two kernels of one name.
     #[error("kernel `{name}` is defined twice")]

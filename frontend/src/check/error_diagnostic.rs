@@ -817,7 +817,7 @@ impl From<CheckError> for Diagnostic {
             DmaCopyNoSrc { .. } => d
                 .with_label("no source")
                 .with_help("write `nisa.dma_copy(dst=..., src=...)`"),
-            DmaCopyPositional { .. } => d.with_label("a positional argument"),
+            DmaCopyPositional { .. } => d.with_label("a third positional argument"),
             DuplicateKernel { first, .. } => d
                 .with_label("defined again here")
                 .with_secondary(first, "first defined here"),

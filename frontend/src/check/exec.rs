@@ -377,12 +377,31 @@ impl Checker<'_> {
             Value::Error => Class::Poison,
             Value::Vec(_) | Value::Mask(_) | Value::Py(_) => Class::Other,
         };
+        if self.traced_int_rebind(id, &v) {
+            // `n = n // 2` in a device loop's body: traced once, as NKI's tracer runs it
+            // (`bind` rebinds the outer name), like `n //= 2`.
+            self.bind(&id.name, v, id.span.clone());
+            return;
+        }
         if self.may_bind(id, class) {
             if let Value::Tile(tile) = &v {
                 self.note_user_name(tile, &id.name);
             }
             self.bind(&id.name, v, id.span.clone());
         }
+    }
+
+    /// Whether `id = v` rebinds, in a device loop's body, a compile-time int bound outside the
+    /// loop to another compile-time int: NKI traces the body once, so the assignment runs once
+    /// (as `aug_assign` does for `n += k`); a value that depends on a loop index stays E0201.
+    fn traced_int_rebind(&mut self, id: &ast::Ident, v: &Value) -> bool {
+        let constant = |v: &Value| matches!(v, Value::Int(e) if e.as_constant().is_some());
+        let prev = self.find(&id.name).map(|b| (constant(&b.value), b.leaked));
+        if !constant(v) || prev != Some((true, false)) || !self.bound_outside_loop(&id.name) {
+            return false;
+        }
+        self.trace_once_note(&id.name);
+        true
     }
 
     fn is_tile_name(&self, name: &str) -> bool {

@@ -24,7 +24,15 @@ impl Checker<'_> {
         dest: Dest,
     ) -> Option<TileVal> {
         let (src, _) = self.view(src_e)?;
-        let src = self.dma_view(src);
+        let mut src = self.dma_view(src);
+        // vector_column.rs: a vector `[n]` loads as NKI's column `[n, 1]`, unless it is loaded
+        // into a row.
+        if let Some(col) = self.vector_column(&src, src_e) {
+            let row_dest = matches!(&dest, Dest::Into { target, .. } if target.size == src.size);
+            if !row_dest {
+                src = col;
+            }
+        }
         let t = self.tensor(src.tensor).clone();
         if t.memory != Memory::Hbm {
             self.error(CheckError::LoadNotHbm {

@@ -137,8 +137,10 @@ mod random_ops;
 mod reshape;
 mod scan_stats_ops;
 mod top8_ops;
+mod vector_column;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape, tall nl.load_transpose2d.
 mod tile_nd;
+mod tile_reshape;
 // np_consts: 2-D numpy arrays and the constant HBM tensors of nl.shared_constant.
 mod indirect;
 mod np_consts;

@@ -889,6 +889,11 @@ impl Checker<'_> {
             a => a,
         };
         let (mut v, sv) = self.tile_of_arg(val, &val_e.span)?;
+        // vector_column.rs: a column `[n, 1]` stored into a vector `[n]`, NKI's layout of it.
+        let dst = match self.vector_column(&dst, dst_e) {
+            Some(col) if v.size == col.size => col,
+            _ => dst,
+        };
         if self.tensor(v.tensor).memory == Memory::Psum {
             // A DMA reaches SBUF only (MACHINE.md): a PSUM value goes through SBUF first, the
             // copy NKI's compiler makes.

@@ -423,7 +423,13 @@ impl Checker<'_> {
         if x.pattern.is_some() || !x.is_whole(self.tensor(x.tensor).shape) {
             return x;
         }
-        let Some(dims) = self.tile_nd.shaped.get(&x.tensor) else {
+        // A reshaped view of the tile (tile_reshape.rs) carries its own dimensions.
+        let own = x.dims.as_ref().filter(|d| {
+            d.len() > 2
+                && self.tensor(x.tensor).memory != penguin::Memory::Hbm
+                && self.tile_nd.par.get(&x.tensor).is_none_or(|&p| p == 0)
+        });
+        let Some(dims) = own.or_else(|| self.tile_nd.shaped.get(&x.tensor)) else {
             return x;
         };
         let lay = NdLayout::on_chip(dims, 0);

@@ -1,4 +1,4 @@
-//! `x.reshape(shape)` of an HBM tensor, and `nl.load_transpose2d` of a tensor taller than 128
+//! `x.reshape(shape)` of an HBM tensor (of an on-chip tile: `tile_reshape.rs`), and `nl.load_transpose2d` of a tensor taller than 128
 //! rows.
 //!
 //! An HBM tensor is stored row-major as the 2-D array `[rows, cols]` (`nd`). `x.reshape(shape)`
@@ -81,6 +81,13 @@ impl Checker<'_> {
         let Some((t, dims)) = self.reshape_of(value, false) else {
             return Some(None);
         };
+        if self.tensor(t.tensor).memory != Memory::Hbm {
+            // tile_reshape.rs: the reshaped tile read through a subscript.
+            return Some(
+                self.subscript_reshaped_tile(&t, &dims, &name, indices, &e.span)
+                    .map(|v| (v, name)),
+            );
+        }
         Some(
             self.subscript_nd(&t, &dims, &name, indices, &e.span)
                 .map(|v| (v, name)),
@@ -103,18 +110,18 @@ impl Checker<'_> {
         };
         let tt = self.tensor(base.tensor).clone();
         let whole = base.is_whole(tt.shape);
-        if tt.memory != Memory::Hbm || !whole {
+        if tt.memory != Memory::Hbm {
+            // tile_reshape.rs: a view of an on-chip tile that keeps its partitions.
+            return self.reshape_tile(e, base, name, args, kwargs);
+        }
+        if !whole {
             self.error(
                 Diagnostic::new(
                     codes::RESHAPE_LAYOUT,
                     format!("nkc reshapes whole HBM tensors only, and `{name}` is not one"),
                     e.span.clone(),
                 )
-                .with_label(if tt.memory == Memory::Hbm {
-                    "a part of an HBM tensor"
-                } else {
-                    "an on-chip tile"
-                })
+                .with_label("a part of an HBM tensor")
                 .with_help("reshape the HBM tensor before loading it, or index the tile as it is"),
             );
             return None;
@@ -123,6 +130,59 @@ impl Checker<'_> {
             .reshaped_dims(name)
             .or_else(|| self.logical_dims(&base).cloned())
             .unwrap_or_else(|| tt.shape.to_vec());
+        let dims = self.reshape_dims(e, name, args, kwargs, &old)?;
+        match flatten(&dims) {
+            Some(flat) if flat == tt.shape => Some((base, dims)),
+            // No instruction has touched the tensor yet: it is stored in rows of the new last
+            // dimension from now on (the same bytes, row-major), and its other views keep their
+            // shapes but can no longer be indexed (`nd::subscript_nd` checks).
+            Some(flat)
+                if !self.tile_nd.accessed.contains(&base.tensor)
+                    && self.logical.contains_key(&base.tensor)
+                    && matches!(
+                        tt.kind,
+                        TensorKind::Input | TensorKind::Local | TensorKind::Output
+                    ) =>
+            {
+                let shape = flat;
+                self.tensors[base.tensor.as_u32() as usize].shape = shape;
+                if tt.kind == TensorKind::Input {
+                    // The run's input keeps the declared shape: the same bytes, row-major.
+                    (self.tile_nd.restored)
+                        .entry(base.tensor)
+                        .or_insert(old.clone());
+                }
+                Some((TileVal::whole(base.tensor, shape), dims))
+            }
+            // A name bound to the view (`out = out.reshape((n,))` before `return out`): it has
+            // the new shape, and indexing it is refused (`nd::subscript_nd` checks).
+            Some(_) if bind => Some((base, dims)),
+            _ => {
+                self.error(
+                    Diagnostic::new(
+                        codes::RESHAPE_LAYOUT,
+                        format!("nkc cannot view `{name}` (stored as [{}, {}]) with shape {dims:?}", tt.shape[0], tt.shape[1]),
+                        e.span.clone(),
+                    )
+                    .with_label("the last dimension changes")
+                    .with_note("an HBM tensor is stored as rows of its last dimension; nkc reads it in rectangles of those rows")
+                    .with_help(format!("keep the last dimension ({}): merge or split only the leading ones", tt.shape[1])),
+                );
+                None
+            }
+        }
+    }
+
+    /// The new dimensions of `name.reshape(...)` (`e`) of a value of dimensions `old`: the
+    /// shape's items, one of them possibly `-1` (inferred), with the same number of elements.
+    pub(super) fn reshape_dims(
+        &mut self,
+        e: &Expr,
+        name: &str,
+        args: &[Expr],
+        kwargs: &[Keyword],
+        old: &[u64],
+    ) -> Option<Vec<u64>> {
         let items: Vec<&Expr> = match (args, kwargs) {
             ([one], []) => tuple_items(one),
             ([], [k]) if k.name.name == "shape" => tuple_items(&k.value),
@@ -172,46 +232,7 @@ impl Checker<'_> {
             );
             return None;
         }
-        match flatten(&dims) {
-            Some(flat) if flat == tt.shape => Some((base, dims)),
-            // No instruction has touched the tensor yet: it is stored in rows of the new last
-            // dimension from now on (the same bytes, row-major), and its other views keep their
-            // shapes but can no longer be indexed (`nd::subscript_nd` checks).
-            Some(flat)
-                if !self.tile_nd.accessed.contains(&base.tensor)
-                    && self.logical.contains_key(&base.tensor)
-                    && matches!(
-                        tt.kind,
-                        TensorKind::Input | TensorKind::Local | TensorKind::Output
-                    ) =>
-            {
-                let shape = flat;
-                self.tensors[base.tensor.as_u32() as usize].shape = shape;
-                if tt.kind == TensorKind::Input {
-                    // The run's input keeps the declared shape: the same bytes, row-major.
-                    (self.tile_nd.restored)
-                        .entry(base.tensor)
-                        .or_insert(old.clone());
-                }
-                Some((TileVal::whole(base.tensor, shape), dims))
-            }
-            // A name bound to the view (`out = out.reshape((n,))` before `return out`): it has
-            // the new shape, and indexing it is refused (`nd::subscript_nd` checks).
-            Some(_) if bind => Some((base, dims)),
-            _ => {
-                self.error(
-                    Diagnostic::new(
-                        codes::RESHAPE_LAYOUT,
-                        format!("nkc cannot view `{name}` (stored as [{}, {}]) with shape {dims:?}", tt.shape[0], tt.shape[1]),
-                        e.span.clone(),
-                    )
-                    .with_label("the last dimension changes")
-                    .with_note("an HBM tensor is stored as rows of its last dimension; nkc reads it in rectangles of those rows")
-                    .with_help(format!("keep the last dimension ({}): merge or split only the leading ones", tt.shape[1])),
-                );
-                None
-            }
-        }
+        Some(dims)
     }
 
     /// `nl.load_transpose2d(src)` of a source taller than 128 rows: `None` when the source has at

@@ -326,11 +326,11 @@ impl Checker<'_> {
     /// Records, once per name, that a Python int bound outside a device loop is rebound in its
     /// body: as in NKI, the body is traced once, so the statement runs once, not once per
     /// iteration (an address counter advanced in the loop, `cur_addr += size`).
-    fn trace_once_note(&mut self, name: &str) {
+    pub(super) fn trace_once_note(&mut self, name: &str) {
         let note = format!(
-            "`{name} op= ...` inside a `nl.affine_range`/`sequential_range` loop: as in NKI, the \
-             loop body is traced once, so the update runs once, not once per iteration (use the \
-             loop index for a per-iteration value)"
+            "`{name} = ...` or `{name} op= ...` inside a `nl.affine_range`/`sequential_range` \
+             loop: as in NKI, the loop body is traced once, so the update runs once, not once per \
+             iteration (use the loop index for a per-iteration value)"
         );
         if !self.notes.contains(&note) {
             self.notes.push(note);

@@ -292,6 +292,10 @@ impl Checker<'_> {
     ) -> Option<Option<TileVal>> {
         if let Some(dims) = self.reshaped_dims(name) {
             if base.is_whole(self.tensor(base.tensor).shape) {
+                if self.tensor(base.tensor).memory != Memory::Hbm {
+                    // tile_reshape.rs: a name bound to a reshaped on-chip tile.
+                    return Some(self.subscript_reshaped_tile(base, &dims, name, indices, span));
+                }
                 return Some(self.subscript_nd(base, &dims, name, indices, span));
             }
         }
@@ -312,7 +316,7 @@ impl Checker<'_> {
         self.tile_nd.reshaped.get(&b.span).cloned()
     }
 
-    fn subscript_on_chip(
+    pub(super) fn subscript_on_chip(
         &mut self,
         base: &TileVal,
         dims: &[u64],
@@ -357,13 +361,22 @@ impl Checker<'_> {
             self.error(CheckError::SliceOverflow { at: span.clone() });
             return None;
         };
+        // NKI's shape of the slice: the dimensions a slice (or a missing index) keeps, in order.
+        // Kept when more than 2, so that an operation on it keeps that shape (`value_dims`).
+        let kept: Vec<u64> = (0..dims.len())
+            .filter(|&d| match indices.get(d) {
+                None | Some(Index::Slice { .. }) => true,
+                Some(Index::Expr(_)) => sel[d].1 > 1,
+            })
+            .map(|d| sel[d].1)
+            .collect();
         Some(TileVal {
             tensor: base.tensor,
             start: [p0, f0],
             size: [sel[par].1, size],
             view: None,
             pattern: None,
-            dims: None,
+            dims: (kept.len() > 2).then_some(kept),
             indirect: None,
         })
     }

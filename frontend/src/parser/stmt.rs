@@ -25,10 +25,13 @@ pub(super) fn stmt_parser<'t, 's: 't, I: TokenInput<'t, 's>>(
 ) -> impl Parser<'t, I, Stmt, Ex<'t, 's>> + Clone {
     let expr = expr_parser();
     recursive(|stmt| {
+        // A suite: an indented block, or (Python's one-line form, `if done: break`) one
+        // simple statement on the header's line.
         let block = just(Token::Newline)
             .ignore_then(just(Token::Indent).labelled(L_BLOCK))
             .ignore_then(stmt.clone().repeated().at_least(1).collect::<Vec<Stmt>>())
             .then_ignore(just(Token::Dedent))
+            .or(simple(expr.clone()).map(|s| vec![s]))
             .boxed();
         let def_stmt = def_parser(expr.clone(), block.clone()).map(|k| Stmt {
             span: k.span.clone(),
