@@ -135,6 +135,7 @@ mod nd;
 mod nisa;
 mod random_ops;
 mod reshape;
+mod row_masks;
 mod scan_stats_ops;
 mod top8_ops;
 // tile_nd: on-chip tiles of other than 2 dimensions, HBM reshape, tall nl.load_transpose2d.
@@ -200,6 +201,9 @@ pub struct CheckedKernel {
     /// Parameters a reshape stores in rows of another length than their declared shape gives
     /// (`reshape`): the declared shape, which the run's input array has.
     pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
+    /// HBM arrays declared with an integer dtype, with its NKI name (`uint32`): held as
+    /// float32, written as that dtype when they are outputs (`memory_ops`).
+    pub int_dtypes: std::collections::BTreeMap<Tensor, &'static str>,
     /// The PSUM arrays of several blocks (`nl.ndarray((K, nl.par_dim(128), 512), ...)`), each
     /// with the diagnostic it gets if it is declared larger than the PSUM and contraction by
     /// lifetime ([`crate::fit_arrays`]) cannot make it fit; and the SBUF arrays of several

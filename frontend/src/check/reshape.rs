@@ -103,7 +103,12 @@ impl Checker<'_> {
         };
         let tt = self.tensor(base.tensor).clone();
         let whole = base.is_whole(tt.shape);
-        if tt.memory != Memory::Hbm || !whole {
+        // An on-chip tile whose partition dimension is its first may be viewed with its free
+        // elements as one row (below); any other on-chip reshape is refused here.
+        let on_chip_view = tt.memory != Memory::Hbm
+            && whole
+            && self.tile_nd.par.get(&base.tensor).is_none_or(|&p| p == 0);
+        if (tt.memory != Memory::Hbm || !whole) && !on_chip_view {
             self.error(
                 Diagnostic::new(
                     codes::RESHAPE_LAYOUT,
@@ -172,6 +177,9 @@ impl Checker<'_> {
             );
             return None;
         }
+        if tt.memory != Memory::Hbm {
+            return self.reshape_on_chip(base, dims, &tt, name, &e.span);
+        }
         match flatten(&dims) {
             Some(flat) if flat == tt.shape => Some((base, dims)),
             // No instruction has touched the tensor yet: it is stored in rows of the new last
@@ -212,6 +220,40 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+
+    /// `t.reshape((P, F))` of a whole on-chip tile `[P, f0, f1, ...]` (partition dimension
+    /// first): its free elements, row-major, are one row of `F = f0 · f1 · ...` each partition,
+    /// as the tile is stored, so the view is the tile itself (no instruction). Another shape
+    /// (another partition count, or more than one free dimension) is refused.
+    fn reshape_on_chip(
+        &mut self,
+        base: TileVal,
+        dims: Vec<u64>,
+        tt: &CTensor,
+        name: &str,
+        span: &Span,
+    ) -> Option<(TileVal, Vec<u64>)> {
+        if dims.len() == 2 && dims[0] == tt.shape[0] && dims[1] == tt.shape[1] {
+            return Some((base, dims));
+        }
+        self.error(
+            Diagnostic::new(
+                codes::RESHAPE_LAYOUT,
+                format!(
+                    "nkc views an on-chip tile as its partitions and one row of free elements, and \
+                     {dims:?} is not `{name}`'s [{}, {}]",
+                    tt.shape[0], tt.shape[1]
+                ),
+                span.clone(),
+            )
+            .with_label("an on-chip tile")
+            .with_help(format!(
+                "reshape to ({}, {}), or index the tile as it is",
+                tt.shape[0], tt.shape[1]
+            )),
+        );
+        None
     }
 
     /// `nl.load_transpose2d(src)` of a source taller than 128 rows: `None` when the source has at
