@@ -168,3 +168,92 @@ def k(x: nl.hbm[nl.float32, 128, 64]):
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("E0233") && err.contains("[128, 64]"), "{err}");
 }
+
+/// A deterministic `[rows, cols]` array of `f(row, col)`.
+fn array(rows: usize, cols: usize, f: impl Fn(usize, usize) -> f32) -> penguin::interp::Array {
+    let data = (0..rows * cols).map(|i| f(i / cols, i % cols)).collect();
+    penguin::interp::Array::new(vec![rows, cols], data)
+}
+
+#[test]
+fn range_select_selects_by_column_index_and_carries_the_register() {
+    let dir = scratch("public_gaps", "range_select");
+    let x = array(192, 300, |r, c| {
+        let h = ((r * 300 + c) as u32).wrapping_mul(2_654_435_761);
+        ((h >> 8) % 2001) as f32 / 1000.0 - 1.0
+    });
+    let lo = array(192, 1, |r, _| 80.0 + ((r * 7) % 200) as f32);
+    let hi = array(192, 1, |r, _| {
+        80.0 + ((r * 7) % 200) as f32 + 60.0 + (r % 5) as f32 * 20.0
+    });
+    let mut args = vec![
+        "run".to_string(),
+        "tests/good/range_select_blocks.nk".to_string(),
+        "--check".to_string(),
+    ];
+    for (name, a) in [("x", &x), ("lo", &lo), ("hi", &hi)] {
+        let p = dir.join(format!("{name}.npy"));
+        nkc::npy::write_npy(&p, a).expect("the input is written");
+        args.push("--input".to_string());
+        args.push(format!("{name}={}", p.display()));
+    }
+    let out = dir.join("out");
+    args.push("--output".to_string());
+    args.push(out.display().to_string());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = nkc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sel = nkc::npy::read_npy(&out.join("sel.npy")).expect("sel.npy");
+    let mx = nkc::npy::read_npy(&out.join("mx.npy")).expect("mx.npy");
+    let mut kept = 0;
+    for r in 0..192 {
+        let (l, h) = (lo.data[r], hi.data[r]);
+        let mut reg = f32::MIN;
+        for c in 0..300 {
+            let v = x.data[r * 300 + c];
+            let k = (100 + c) as f32;
+            let want = if k >= l && k < h { v } else { -1.0 };
+            kept += usize::from(k >= l && k < h);
+            assert_eq!(
+                sel.data[r * 300 + c].to_bits(),
+                want.to_bits(),
+                "sel[{r}, {c}]"
+            );
+            reg = reg.max(want);
+        }
+        for c in 0..300 {
+            let k = (250 + c) as f32;
+            let v = x.data[r * 300 + c] * 2.0;
+            reg = reg.max(if k > l && k <= h { v } else { -1.0 });
+        }
+        assert_eq!(mx.data[r].to_bits(), reg.to_bits(), "mx[{r}]");
+    }
+    assert!(kept > 1000 && kept < 192 * 300 / 2, "{kept} elements kept");
+}
+
+#[test]
+fn range_select_continuing_a_register_set_outside_the_loop_is_refused() {
+    let f = scratch_kernel(
+        "public_gaps",
+        "range_register",
+        "\
+def k(x: nl.hbm[nl.float32, 128, 64], b: nl.hbm[nl.float32, 128, 1]):
+    o = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    l = nl.load(b)
+    m = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+    r = nisa.range_select(on_true_tile=t, comp_op0=np.greater_equal, comp_op1=np.less, bound0=l, bound1=l, reduce_cmd=nisa.reduce_cmd.reset_reduce, reduce_op=np.max)
+    for i in nl.affine_range(2):
+        r2 = nisa.range_select(on_true_tile=t, comp_op0=np.greater_equal, comp_op1=np.less, bound0=l, bound1=l, reduce_cmd=nisa.reduce_cmd.reduce, reduce_res=m, reduce_op=np.max)
+    nl.store(o, value=m)
+    return o
+",
+    );
+    let o = nkc(&["check", &f]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("not known here") && err.contains(":8:"),
+        "{err}"
+    );
+}

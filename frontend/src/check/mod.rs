@@ -134,6 +134,7 @@ mod memory_ops;
 mod nd;
 mod nisa;
 mod random_ops;
+mod range_select;
 mod reshape;
 mod row_masks;
 mod scan_stats_ops;
@@ -608,6 +609,9 @@ pub(crate) struct Checker<'a> {
     /// registers as the last `nisa.tensor_scalar_cumulative` left them (`acc_register`).
     emitted: u64,
     acc_register: Option<acc_register::AccRegister>,
+    /// The accumulation register as the last `nisa.range_select` that reduced left it
+    /// (`range_select`).
+    range_register: Option<range_select::RangeRegister>,
     /// Whether the statement being run is directly in a hardware loop's body.
     in_loop_body: bool,
     /// Temporaries named so far (unique suffixes).
@@ -693,6 +697,7 @@ impl<'a> Checker<'a> {
             pending: Vec::new(),
             emitted: 0,
             acc_register: None,
+            range_register: None,
             in_loop_body: false,
             temp_count: 0,
             random_streams: 0,
