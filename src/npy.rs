@@ -597,6 +597,40 @@ pub fn write_npy_bf16(path: &Path, array: &Array) -> Result<(), NpyError> {
     .map_err(NpyError::from)
 }
 
+/// Writes `array` (integers held as float32) as a little-endian `.npy` file of the integer dtype
+/// NKI names `int` (`uint32` gives `<u4`, `int8` `|i1`): each value converted as Rust's `as`
+/// does, saturating at the dtype's range (the all-ones `uint32` that nkc holds as 2^32 is
+/// `u32::MAX`), NaN as 0. Another name writes float32.
+pub fn write_npy_int(path: &Path, array: &Array, int: &str) -> Result<(), NpyError> {
+    fn write<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
+        path: &Path,
+        array: &Array,
+        convert: fn(f32) -> T,
+    ) -> Result<(), NpyError> {
+        use npyz::WriterBuilder;
+        let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
+        crate::write_file::write_atomically_with(path, |w| {
+            let mut writer = npyz::WriteOptions::<T>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(w)
+                .begin_nd()?;
+            writer.extend(array.data.iter().map(|&x| convert(x)))?;
+            writer.finish()
+        })
+        .map_err(NpyError::from)
+    }
+    match int {
+        "uint32" => write::<u32>(path, array, |x| x as u32),
+        "int32" => write::<i32>(path, array, |x| x as i32),
+        "uint16" => write::<u16>(path, array, |x| x as u16),
+        "int16" => write::<i16>(path, array, |x| x as i16),
+        "uint8" => write::<u8>(path, array, |x| x as u8),
+        "int8" => write::<i8>(path, array, |x| x as i8),
+        _ => write_npy(path, array),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

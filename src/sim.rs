@@ -97,7 +97,12 @@ pub fn sim(source: &Source, opts: &SimOptions) -> Result<SimReport, Failure> {
                 .tensors
                 .iter()
                 .any(|t| &t.name == name && t.dtype == vocab::DType::Bf16);
-            let path = crate::run::files::write_output(dir, name, a, bf16)?;
+            let dtype = if bf16 {
+                crate::run::files::FileDtype::Bf16
+            } else {
+                crate::run::files::FileDtype::F32
+            };
+            let path = crate::run::files::write_output(dir, name, a, dtype)?;
             files.push((name.clone(), path));
         }
     }

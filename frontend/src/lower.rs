@@ -86,6 +86,7 @@ pub fn lower_kernel(k: &CheckedKernel, source: &str) -> Function {
     f.consts = k.consts.clone();
     f.notes = k.notes.clone();
     f.input_dims = k.restored.clone();
+    f.int_dtypes = k.int_dtypes.clone();
     f.outputs = k.outputs.clone();
     f.body = lower_block(&mut f, &k.body);
     f

@@ -482,6 +482,10 @@ pub struct Function {
     /// Parameters whose input arrays have another shape than their stored one (a 1-D vector
     /// the kernel views as rows of 64): the input's shape, of the same elements row-major.
     pub input_dims: std::collections::BTreeMap<Tensor, Vec<u64>>,
+    /// HBM arrays declared with an integer dtype (`nl.uint32`, `np.int8`, ...), whose values
+    /// every stage holds as float32: NKI's name of the dtype, which a run's output file has.
+    /// Not part of the IR.
+    pub int_dtypes: std::collections::BTreeMap<Tensor, &'static str>,
 }
 
 impl Function {

@@ -39,18 +39,41 @@ pub(crate) fn create_output_dir(dir: &Path) -> Result<(), Failure> {
     })
 }
 
-/// Writes `array` as `DIR/NAME.npy`: float32 `<f4`, or bfloat16 as `<u2` patterns when `bf16`.
+/// How an output file holds its values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileDtype {
+    /// float32, `<f4`.
+    F32,
+    /// bfloat16 as its 16-bit patterns, `<u2`.
+    Bf16,
+    /// An integer dtype the kernel declared (NKI's name: `uint32`), its values held as float32.
+    Int(&'static str),
+}
+
+impl FileDtype {
+    /// The file of an array of `dtype`, declared as the integer `int` when it is one.
+    pub(crate) fn of(dtype: penguin::DType, int: Option<&'static str>) -> FileDtype {
+        match (int, dtype) {
+            (Some(name), _) => FileDtype::Int(name),
+            (None, penguin::DType::Bf16) => FileDtype::Bf16,
+            (None, penguin::DType::F32) => FileDtype::F32,
+        }
+    }
+}
+
+/// Writes `array` as `DIR/NAME.npy`: float32 `<f4`, bfloat16 as `<u2` patterns, or the integer
+/// dtype the kernel declared (`<u4` for `uint32`).
 pub(crate) fn write_output(
     dir: &Path,
     name: &str,
     array: &Array,
-    bf16: bool,
+    dtype: FileDtype,
 ) -> Result<PathBuf, Failure> {
     let path = dir.join(format!("{name}.npy"));
-    if bf16 {
-        npy::write_npy_bf16(&path, array)
-    } else {
-        npy::write_npy(&path, array)
+    match dtype {
+        FileDtype::F32 => npy::write_npy(&path, array),
+        FileDtype::Bf16 => npy::write_npy_bf16(&path, array),
+        FileDtype::Int(int) => npy::write_npy_int(&path, array, int),
     }
     .map_err(|e| Failure::user(UserCause::Npy(e)))?;
     Ok(path)

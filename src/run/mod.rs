@@ -441,7 +441,7 @@ fn write_outputs(
                 dir,
                 &name,
                 &array,
-                dtype == penguin::DType::Bf16,
+                files::FileDtype::of(dtype, func.int_dtypes.get(&tensor).copied()),
             )?),
             None => None,
         };

@@ -523,8 +523,14 @@ impl Checker<'_> {
             let why = if !penguin::InstData::maskable(&inst.op) {
                 "its elements do not map one to one onto the tile's"
             } else if free_bound && !penguin::InstData::free_maskable(&inst.op) {
-                "its free elements are a fixed-width result of the whole row: mask only the \
-                 partition index"
+                // row_masks.rs: the mask narrows the row the operation reads.
+                match super::row_masks::narrow_row_mask(inst, &mask) {
+                    Ok(rest) => {
+                        inst.mask.extend(rest);
+                        continue;
+                    }
+                    Err(why) => why,
+                }
             } else if free_bound
                 && std::iter::once(&inst.dst)
                     .chain(&inst.srcs)

@@ -632,7 +632,7 @@ impl Checker<'_> {
 
     /// `e`, or the `nl.NAME` / `np.NAME` it names when it is a name bound to an operation of
     /// NKI's API (`op1=op1` for a kernel argument `op1=nl.add`).
-    fn resolve_ref(&mut self, e: &Expr) -> Expr {
+    pub(super) fn resolve_ref(&mut self, e: &Expr) -> Expr {
         let ExprKind::Name(n) = &e.kind else {
             return e.clone();
         };

@@ -31,6 +31,7 @@ use super::{CStmt, Checker, Value};
 use crate::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind, Target};
 use crate::codes;
 use penguin::Axis;
+use std::collections::HashMap;
 
 /// How a `for` loop runs.
 enum LoopWay {
@@ -591,7 +592,10 @@ impl Checker<'_> {
                 self.restore(snap, out);
                 self.need_unroll = false;
                 self.stopped = false;
-                self.unrolled(target, iter, body, out, in_loop, true)
+                let before = self.innermost_spans();
+                let flow = self.unrolled(target, iter, body, out, in_loop, true);
+                self.mark_left_by_loop(&before);
+                flow
             }
             (LoopWay::Hardware, None) => {
                 self.raise(
@@ -613,7 +617,10 @@ impl Checker<'_> {
                 self.restore(snap, out);
                 self.need_unroll = false;
                 self.stopped = false;
-                self.unrolled(target, iter, body, out, in_loop, false)
+                let before = self.innermost_spans();
+                let flow = self.unrolled(target, iter, body, out, in_loop, false);
+                self.mark_left_by_loop(&before);
+                flow
             }
             _ => self.unrolled(target, iter, body, out, in_loop, false),
         }
@@ -715,6 +722,30 @@ impl Checker<'_> {
             },
             span: iter.span.clone(),
         })
+    }
+
+    /// Where each name of the innermost scope was bound: taken before a hardware loop that nkc
+    /// unrolls, to tell afterwards which names its body bound.
+    fn innermost_spans(&self) -> HashMap<String, Span> {
+        (self.scopes.last().into_iter())
+            .flat_map(|scope| scope.iter().map(|(n, b)| (n.clone(), b.span.clone())))
+            .collect()
+    }
+
+    /// After a hardware loop that nkc unrolled (its index needed a value, or its body grows a
+    /// list): every name its body bound (or bound anew) is one an earlier loop's body left
+    /// bound, as it would be had the loop stayed a hardware loop (`hw_loops`), so a later
+    /// loop's body may bind it as one of its own (`result_tile = tiles[m]` in a later loop,
+    /// after `result_tile = nl.ndarray(...)` in the unrolled one).
+    fn mark_left_by_loop(&mut self, before: &HashMap<String, Span>) {
+        let Some(scope) = self.scopes.last_mut() else {
+            return;
+        };
+        for (name, b) in scope.iter_mut() {
+            if before.get(name) != Some(&b.span) {
+                b.leaked = true;
+            }
+        }
     }
 
     /// Python's loop: the body runs once per item, in the enclosing block. With `traced` (an

@@ -174,6 +174,11 @@ impl Checker<'_> {
         if let Some(dims) = dims.filter(|d| d.len() != 2) {
             self.logical.insert(t, dims);
         }
+        if memory == Memory::Hbm {
+            if let Some(int) = slots[1].and_then(declared_int) {
+                self.tile_nd.int_dtypes.insert(t, int);
+            }
+        }
         Some(TileVal::whole(t, shape))
     }
 
@@ -290,4 +295,18 @@ impl Checker<'_> {
         self.error(CheckError::BadBuffer { at: e.span.clone() });
         None
     }
+}
+
+/// NKI's name of the integer dtype `e` names (`nl.uint32`, `np.int8`), which nkc holds as
+/// float32 ([`Checker::dtype_of`]): `None` for any other expression.
+fn declared_int(e: &Expr) -> Option<&'static str> {
+    Some(match e.attr_of(&["nl", "np", "numpy"])? {
+        "uint32" => "uint32",
+        "int32" => "int32",
+        "uint16" => "uint16",
+        "int16" => "int16",
+        "uint8" => "uint8",
+        "int8" => "int8",
+        _ => return None,
+    })
 }

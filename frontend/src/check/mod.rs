@@ -134,7 +134,9 @@ mod memory_ops;
 mod nd;
 mod nisa;
 mod random_ops;
+mod range_select;
 mod reshape;
+mod row_masks;
 mod scan_stats_ops;
 mod top8_ops;
 mod vector_column;
@@ -202,6 +204,9 @@ pub struct CheckedKernel {
     /// Parameters a reshape stores in rows of another length than their declared shape gives
     /// (`reshape`): the declared shape, which the run's input array has.
     pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
+    /// HBM arrays declared with an integer dtype, with its NKI name (`uint32`): held as
+    /// float32, written as that dtype when they are outputs (`memory_ops`).
+    pub int_dtypes: std::collections::BTreeMap<Tensor, &'static str>,
     /// The PSUM arrays of several blocks (`nl.ndarray((K, nl.par_dim(128), 512), ...)`), each
     /// with the diagnostic it gets if it is declared larger than the PSUM and contraction by
     /// lifetime ([`crate::fit_arrays`]) cannot make it fit; and the SBUF arrays of several
@@ -606,6 +611,9 @@ pub(crate) struct Checker<'a> {
     /// registers as the last `nisa.tensor_scalar_cumulative` left them (`acc_register`).
     emitted: u64,
     acc_register: Option<acc_register::AccRegister>,
+    /// The accumulation register as the last `nisa.range_select` that reduced left it
+    /// (`range_select`).
+    range_register: Option<range_select::RangeRegister>,
     /// Whether the statement being run is directly in a hardware loop's body.
     in_loop_body: bool,
     /// Temporaries named so far (unique suffixes).
@@ -691,6 +699,7 @@ impl<'a> Checker<'a> {
             pending: Vec::new(),
             emitted: 0,
             acc_register: None,
+            range_register: None,
             in_loop_body: false,
             temp_count: 0,
             random_streams: 0,

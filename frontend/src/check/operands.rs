@@ -125,6 +125,9 @@ pub(super) enum OpKind {
     FindIndex8,
     /// `nisa.nc_match_replace8(data, vals, imm, dst_idx)`.
     MatchReplace8,
+    /// `nisa.range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, ...)`
+    /// (`check/range_select.rs`).
+    RangeSelect,
     // The operations of `check/random_ops.rs`.
     /// `nl.rand(shape, dtype)`.
     Rand,

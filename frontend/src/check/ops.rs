@@ -38,6 +38,7 @@ use super::mask_sums::mask_hull;
 use super::not_in_nkc::not_in_nkc;
 use super::operands::{Arg, Dest, OpKind, Res, StmtCtx};
 use super::random_ops;
+use super::range_select;
 use super::scan_stats_ops;
 use super::top8_ops;
 use super::{CInst, Checker, TileVal, Value};
@@ -96,6 +97,7 @@ fn nisa_op(name: &str) -> Option<OpKind> {
             return elementwise_ops::nisa_extra(name)
                 .or_else(|| scan_stats_ops::nisa_ops(name))
                 .or_else(|| top8_ops::nisa_ops(name))
+                .or_else(|| range_select::nisa_ops(name))
                 .or_else(|| random_ops::nisa_ops(name))
                 .or_else(|| gather_ops::nisa_ops(name))
         }
@@ -208,6 +210,7 @@ fn params(kind: OpKind) -> &'static [Param] {
         | OpKind::LoopReduce
         | OpKind::VectorTranspose => scan_stats_ops::params(kind),
         OpKind::Max8 | OpKind::FindIndex8 | OpKind::MatchReplace8 => top8_ops::params(kind),
+        OpKind::RangeSelect => range_select::params(kind),
         OpKind::Rand | OpKind::Dropout => random_ops::params(kind),
         OpKind::StreamShuffle
         | OpKind::LocalGather
@@ -695,6 +698,7 @@ impl Checker<'_> {
             | OpKind::BnAggr
             | OpKind::LoopReduce
             | OpKind::VectorTranspose => self.scan_stats_op(kind, &slots, span, cx, dest),
+            OpKind::RangeSelect => self.range_select(&slots, span, cx, dest),
             OpKind::Max8 | OpKind::FindIndex8 | OpKind::MatchReplace8 => {
                 self.top8_op(kind, &slots, span, cx, dest)
             }

@@ -163,6 +163,7 @@ impl Checker<'_> {
             consts: std::mem::take(&mut self.consts),
             notes: std::mem::take(&mut self.notes),
             restored: std::mem::take(&mut self.tile_nd.restored),
+            int_dtypes: std::mem::take(&mut self.tile_nd.int_dtypes),
             arrays: std::mem::take(&mut self.tile_nd.arrays),
         }
     }

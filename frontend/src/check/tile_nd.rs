@@ -57,6 +57,8 @@ pub(crate) struct TileNdData {
     /// Parameters a reshape stores in rows of another length, with their declared shapes
     /// ([`super::CheckedKernel::restored`]).
     pub restored: std::collections::BTreeMap<Tensor, Vec<u64>>,
+    /// HBM arrays declared with an integer dtype ([`super::CheckedKernel::int_dtypes`]).
+    pub int_dtypes: std::collections::BTreeMap<Tensor, &'static str>,
     /// PSUM arrays of several blocks, each with its E0141 when it is declared larger than the
     /// PSUM, and `nl.ndarray` SBUF arrays of several blocks declared larger than a partition,
     /// with their diagnostic ([`super::CheckedKernel::arrays`]).
