@@ -35,10 +35,8 @@ pub(super) fn writes_psum(op: &Op) -> bool {
         )
 }
 
-/// The axes of `axis=` when they are not the free axis alone: a literal list or tuple of
-/// several nonzero integers, or one other than `0`, `1` and `-1` (`patterns`).
-/// The axis of a plain one-axis reduction (`axis=1`, `axis=-1`): `None` for any other `axis=`.
-fn plain_axis(e: &Expr) -> Option<i64> {
+/// An integer literal, negated or not (`1`, `-1`).
+fn int_literal(e: &Expr) -> Option<i64> {
     match &e.kind {
         ExprKind::Int(v) => Some(*v),
         ExprKind::Unary {
@@ -48,28 +46,27 @@ fn plain_axis(e: &Expr) -> Option<i64> {
             ExprKind::Int(v) => Some(-*v),
             _ => None,
         },
-        ExprKind::List(items) | ExprKind::Tuple(items) if items.len() == 1 => plain_axis(&items[0]),
         _ => None,
     }
 }
 
+/// The axis of a plain one-axis reduction (`axis=1`, `axis=-1`): `None` for any other `axis=`.
+fn plain_axis(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::List(items) | ExprKind::Tuple(items) if items.len() == 1 => plain_axis(&items[0]),
+        _ => int_literal(e),
+    }
+}
+
+/// The axes of `axis=` when they are not the free axis alone: a literal list or tuple of
+/// several nonzero integers, or one other than `0`, `1` and `-1` (`patterns`).
 fn pattern_axes(e: &Expr) -> Option<Vec<i64>> {
-    let int = |e: &Expr| match &e.kind {
-        ExprKind::Int(v) => Some(*v),
-        ExprKind::Unary {
-            op: UnaryOp::Neg,
-            operand,
-        } => match &operand.kind {
-            ExprKind::Int(v) => Some(-*v),
-            _ => None,
-        },
-        _ => None,
-    };
     let axes: Vec<i64> = match &e.kind {
-        ExprKind::List(items) | ExprKind::Tuple(items) => {
-            items.iter().map(int).collect::<Option<Vec<i64>>>()?
-        }
-        _ => vec![int(e)?],
+        ExprKind::List(items) | ExprKind::Tuple(items) => items
+            .iter()
+            .map(int_literal)
+            .collect::<Option<Vec<i64>>>()?,
+        _ => vec![int_literal(e)?],
     };
     // One free axis of a 2-D tile is the plain reduction; several axes (`axis=[1, 3]`) or
     // axes past the first free one name axes of an access-pattern value.
