@@ -9,6 +9,8 @@
 //! 512 elements per partition costs max(64, 512) + 60 = 572, and so does adding a constant on the
 //! Vector engine (`tensor_scalar`).
 
+mod common;
+
 use nkc::driver::Source;
 use std::path::Path;
 
@@ -302,18 +304,6 @@ fn each_iteration_of_a_ragged_loop_counts_its_own_rows() {
     assert_eq!(bounds(&ragged(200, 3)), rest);
 }
 
-/// A 32-row scatter of 200 f32 columns (800 bytes a row), from an exp of a loaded tile, in reverse
-/// row order.
-const SCATTER: &str = "def scatter_rows(x: nl.hbm[nl.float32, 32, 200]):
-    out = nl.ndarray((32, 200), dtype=nl.float32, buffer=nl.shared_hbm)
-    i_p = nl.arange(32)[:, None]
-    i_f = nl.arange(200)[None, :]
-    idx = nisa.iota(31 - i_p, dtype=nl.int32)
-    t = nl.load(x)
-    nisa.dma_copy(dst=out[idx[i_p, 0], i_f], src=nl.exp(t))
-    return out
-";
-
 /// A scatter's pieces move one after the other, and each of its rows is a descriptor of its own.
 /// The load of the 32 × 200 f32 tile (25,600 bytes) ends soonest in 4 pieces: 4 × 64 + 1,820 +
 /// ⌈6,400 / 19⌉ = 2,413; the exp over 200 columns costs 200 + 60 = 260. The scatter's 32 rows
@@ -324,6 +314,6 @@ const SCATTER: &str = "def scatter_rows(x: nl.hbm[nl.float32, 32, 200]):
 /// scatter, split on four queues, each waited for the one before: 11,796 cycles.
 #[test]
 fn a_scatters_pieces_move_one_after_another() {
-    let b = bounds(SCATTER);
+    let b = bounds(common::SCATTER_ROWS);
     assert_eq!(b.dependence, 2413 + 260 + (64 + 1820 + 32 * 43));
 }

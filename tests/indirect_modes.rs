@@ -5,19 +5,11 @@
 //! equal indices adding up in partition order. The interpreter is judged here; that the simulator
 //! reproduces its bits on every path is `tests/backend.rs`'s corpus test.
 
-use nkc::driver::{self, Source};
-use penguin::interp::{self, Array};
+mod common;
 
-/// `tests/good/FILE` kernel `kernel` on the interpreter with seeded random inputs.
-fn run(file: &str, kernel: &str, seed: u64) -> (Vec<Array>, Vec<Array>) {
-    let src = Source::read(std::path::Path::new(&format!("tests/good/{file}"))).unwrap();
-    let func = driver::compile(&src, Some(kernel)).unwrap_or_else(|f| panic!("{kernel}: {f:?}"));
-    let inputs = interp::random_inputs(&func, seed);
-    let out = interp::interpret(&func, &inputs)
-        .unwrap_or_else(|e| panic!("{kernel}: {e}"))
-        .outputs;
-    (inputs, out)
-}
+use common::interpret_good as run;
+use nkc::driver::{self, Source};
+use penguin::interp::Array;
 
 fn row(a: &Array, r: usize) -> &[f32] {
     let c = a.shape[1];

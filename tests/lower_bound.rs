@@ -14,6 +14,8 @@
 #[path = "common/random_kernel.rs"]
 mod random_kernel;
 
+mod common;
+
 use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
 use nkc::run::{self, RunOptions};
@@ -219,16 +221,7 @@ fn masked_kernels_are_bounded_by_what_their_masks_keep() {
 fn a_scatter_runs_near_its_bound() {
     let scatter = Source {
         path: std::path::PathBuf::from("scatter.nk"),
-        text: "def scatter_rows(x: nl.hbm[nl.float32, 32, 200]):
-    out = nl.ndarray((32, 200), dtype=nl.float32, buffer=nl.shared_hbm)
-    i_p = nl.arange(32)[:, None]
-    i_f = nl.arange(200)[None, :]
-    idx = nisa.iota(31 - i_p, dtype=nl.int32)
-    t = nl.load(x)
-    nisa.dma_copy(dst=out[idx[i_p, 0], i_f], src=nl.exp(t))
-    return out
-"
-        .to_string(),
+        text: common::SCATTER_ROWS.to_string(),
     };
     let add = Source::read(std::path::Path::new("tests/good/indirect_add.nk")).unwrap();
     let pieces = Source::read(std::path::Path::new("tests/good/scatter_pieces.nk")).unwrap();

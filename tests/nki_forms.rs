@@ -7,19 +7,9 @@
 //! judged here; that the simulator reproduces its bits on every path is `tests/backend.rs`'s
 //! corpus test.
 
-use nkc::driver::{self, Source};
-use penguin::interp::{self, Array};
+mod common;
 
-/// `tests/good/FILE` kernel `kernel` on the interpreter with seeded random inputs.
-fn run(file: &str, kernel: &str, seed: u64) -> (Vec<Array>, Vec<Array>) {
-    let src = Source::read(std::path::Path::new(&format!("tests/good/{file}"))).unwrap();
-    let func = driver::compile(&src, Some(kernel)).unwrap_or_else(|f| panic!("{kernel}: {f:?}"));
-    let inputs = interp::random_inputs(&func, seed);
-    let out = interp::interpret(&func, &inputs)
-        .unwrap_or_else(|e| panic!("{kernel}: {e}"))
-        .outputs;
-    (inputs, out)
-}
+use common::interpret_good as run;
 
 fn near(got: f32, want: f64, what: &str) {
     let tol = 1e-5 * want.abs().max(1.0);

@@ -191,3 +191,34 @@ pub fn retimed(r: &nkc::run::RunReport) -> Vec<&str> {
         })
         .collect()
 }
+
+/// `tests/good/FILE` kernel `kernel` on the interpreter with seeded random inputs: the inputs and
+/// the outputs.
+pub fn interpret_good(
+    file: &str,
+    kernel: &str,
+    seed: u64,
+) -> (Vec<penguin::interp::Array>, Vec<penguin::interp::Array>) {
+    use penguin::interp;
+    let src = nkc::driver::Source::read(Path::new(&format!("tests/good/{file}"))).unwrap();
+    let func =
+        nkc::driver::compile(&src, Some(kernel)).unwrap_or_else(|f| panic!("{kernel}: {f:?}"));
+    let inputs = interp::random_inputs(&func, seed);
+    let out = interp::interpret(&func, &inputs)
+        .unwrap_or_else(|e| panic!("{kernel}: {e}"))
+        .outputs;
+    (inputs, out)
+}
+
+/// A 32-row scatter of 200 f32 columns (800 bytes a row), from an exp of a loaded tile, in reverse
+/// row order (`tests/dependence_bound.rs` computes its bound by hand, `tests/lower_bound.rs` runs
+/// it near that bound).
+pub const SCATTER_ROWS: &str = "def scatter_rows(x: nl.hbm[nl.float32, 32, 200]):
+    out = nl.ndarray((32, 200), dtype=nl.float32, buffer=nl.shared_hbm)
+    i_p = nl.arange(32)[:, None]
+    i_f = nl.arange(200)[None, :]
+    idx = nisa.iota(31 - i_p, dtype=nl.int32)
+    t = nl.load(x)
+    nisa.dma_copy(dst=out[idx[i_p, 0], i_f], src=nl.exp(t))
+    return out
+";
