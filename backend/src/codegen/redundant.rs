@@ -27,7 +27,7 @@ use crate::codegen::footprints::{decode, Instances};
 use crate::codegen::sync::{self, Sync, Wait};
 use crate::codegen::targets::{self, Known, Order, Reference, Target};
 use cranelift_entity::SecondaryMap;
-use runtime_sim::isa::{Engine, MAX_REGS};
+use runtime_sim::isa::{Cmp, Engine, MAX_REGS};
 
 /// Drops the waits of `sync` that the rule of the module doc makes redundant on `em` (the
 /// kernel the program is built from), and the signals no kept wait reads. Returns the number of
@@ -39,6 +39,7 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
         .map(|(i, ws)| (i, vec![false; ws.len()]))
         .collect();
     let order = Order::new(em);
+    let mut classes = GuardClasses::default();
     let mut kept = Vec::new();
     for (_, nodes) in compute_stretches(em) {
         // The kept waits so far, as (node, index in its waits), by producer thread.
@@ -53,11 +54,13 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
             keep_node(
                 candidates,
                 &mut known,
+                |(bi, bk)| classes.class(&sync.waits[bi][bk].pred),
                 |(bi, bk)| {
                     let w = &sync.waits[bi][bk];
                     let x = signaller[w.sem]?;
                     targets::reference(em, None, &order, bi, x, w)
                 },
+                |(ai, ak), (bi, bk)| guard_within(&sync.waits[ai][ak], &sync.waits[bi][bk]),
                 |(ai, ak), v| {
                     let a = &sync.waits[ai][ak];
                     decode(&trips, v, &mut regs);
@@ -162,7 +165,7 @@ pub fn makes_redundant(
     b: &Wait,
 ) -> bool {
     let signaller = |s: Sem| signaller[s].expect("every waited semaphore has its signaller");
-    a.pred.iter().all(|c| b.pred.contains(c))
+    guard_within(a, b)
         && ((a.sem == b.sem
             && a.value.terms == b.value.terms
             && a.value.constant >= b.value.constant)
@@ -177,21 +180,59 @@ pub fn makes_redundant(
             ))
 }
 
+/// Guards interned as classes: two waits whose guards (`pred`) are the same list have the same
+/// class, so whether an earlier wait's guard is a subset of theirs ([`guard_within`], the first
+/// condition of [`makes_redundant`]) is the same for both ([`Known::any_implies`] keeps an index
+/// per class).
+#[derive(Default)]
+pub struct GuardClasses<'a> {
+    ids: std::collections::HashMap<&'a [Cmp], u32>,
+}
+
+impl<'a> GuardClasses<'a> {
+    /// The class of guard `pred`.
+    pub fn class(&mut self, pred: &'a [Cmp]) -> u32 {
+        let next = self.ids.len() as u32;
+        *self.ids.entry(pred).or_insert(next)
+    }
+}
+
+/// Whether wait `a`'s guard is a subset of wait `b`'s: a necessary condition of
+/// [`makes_redundant`] that depends on `b` only through its guard.
+pub fn guard_within(a: &Wait, b: &Wait) -> bool {
+    a.pred.iter().all(|c| b.pred.contains(c))
+}
+
 /// One node of a stretch: of its `candidates` (its waits that [`may_keep`], in order, each with
 /// its producer's thread), keeps in `kept` those that no wait kept before (in `known`, by
 /// producer thread) makes redundant, and adds them to `known`. Only the kept waits whose target
 /// (`target(a, v)`: at instance `v` of the stretch) is at or after the candidate's at its
-/// reference (`reference(w)`, [`targets::reference`]) are compared ([`Known::any_implies`]).
+/// reference (`reference(w)`, [`targets::reference`]), and whose guard is within the candidate's
+/// (`may_imply(a, w)`, which depends on `w` only through `class(w)`), are compared
+/// ([`Known::any_implies`]).
+#[allow(clippy::too_many_arguments)]
 pub fn keep_node<W: Copy, R: std::borrow::Borrow<Reference>>(
     candidates: impl IntoIterator<Item = (W, usize)>,
     known: &mut Known<W>,
+    mut class: impl FnMut(W) -> u32,
     mut reference: impl FnMut(W) -> Option<R>,
+    mut may_imply: impl FnMut(W, W) -> bool,
     mut target: impl FnMut(W, i64) -> Option<Target>,
     mut redundant: impl FnMut(W, W) -> bool,
     kept: &mut Vec<W>,
 ) {
     for (w, t) in candidates {
-        if !known.any_implies(t, w, || reference(w), &mut target, &mut redundant) {
+        let c = class(w);
+        let found = known.any_implies(
+            t,
+            w,
+            c,
+            || reference(w),
+            |a| may_imply(a, w),
+            &mut target,
+            &mut redundant,
+        );
+        if !found {
             known.push(t, w);
             kept.push(w);
         }

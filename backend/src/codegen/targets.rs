@@ -176,7 +176,8 @@ struct Sorted {
 #[derive(Clone)]
 pub struct Known<W> {
     pub lists: Vec<Vec<W>>,
-    index: Vec<HashMap<i64, Sorted>>,
+    /// Per thread, per (reference instance, class of the waits compared), the index.
+    index: Vec<HashMap<(i64, u32), Sorted>>,
     /// The waits the debug checks of long lists compared so far ([`CHECKED_COMPARISONS`]).
     checked: usize,
 }
@@ -205,11 +206,22 @@ impl<W: Copy> Known<W> {
     /// builds compare a list of at most [`FEW`] waits whole (the same answer, sooner); debug
     /// builds always take the index, and compare its answer with the full scan's on short lists
     /// and within a budget on long ones ([`CHECKED_LIST`]).
+    ///
+    /// `may_imply(a)` is a necessary condition of `redundant(a, b)` that depends on `b` only
+    /// through its `class` (for the rule: the earlier wait's guard is a subset of `b`'s, and the
+    /// class is `b`'s guard, [`crate::codegen::redundant::GuardClasses`]): the index of a
+    /// reference and class holds only the waits that pass it, and the others cost one test
+    /// each, not a target and an insertion. A staged loop's stages have guards of their own and
+    /// references of their own, so each index there holds the few waits of one stage instead of
+    /// every wait of the stretch (the stretch costs its length, not its square).
+    #[allow(clippy::too_many_arguments)]
     pub fn any_implies<R: std::borrow::Borrow<Reference>>(
         &mut self,
         t: usize,
         b: W,
+        class: u32,
         reference: impl FnOnce() -> Option<R>,
+        mut may_imply: impl FnMut(W) -> bool,
         mut target: impl FnMut(W, i64) -> Option<Target>,
         mut redundant: impl FnMut(W, W) -> bool,
     ) -> bool {
@@ -221,10 +233,11 @@ impl<W: Copy> Known<W> {
         let Some((v, key)) = r.as_ref().map(R::borrow) else {
             return list.iter().any(|&a| redundant(a, b));
         };
-        let s = self.index[t].entry(*v).or_default();
+        let s = self.index[t].entry((*v, class)).or_default();
         while s.keys.len() < list.len() {
             let at = s.keys.len();
-            let k = target(list[at], *v);
+            let a = list[at];
+            let k = if may_imply(a) { target(a, *v) } else { None };
             if let Some(k) = &k {
                 s.set.insert((k.clone(), at as u32));
             }
@@ -384,7 +397,7 @@ mod tests {
             for &b in &waits {
                 let t = (b.0 % 3 % 2) as usize;
                 let scan = known.lists[t].iter().any(|&a| redundant(a, b));
-                let found = known.any_implies(t, b, || reference(b), target, redundant);
+                let found = known.any_implies(t, b, 0, || reference(b), |_| true, target, redundant);
                 prop_assert_eq!(found, scan);
                 if !found {
                     known.push(t, b);
@@ -398,5 +411,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The index of one reference and class holds only the waits that `may_imply` lets
+    /// through: the others cost no target (a staged loop's stages, each with its own guard and
+    /// reference, index their own few waits, not the whole stretch's), and the answers are the
+    /// full scan's.
+    #[test]
+    fn a_class_indexes_only_the_waits_that_may_imply_it() {
+        // Wait `n` of class (and reference) `n % 4`, its target `37n mod 101` at every
+        // reference; a wait implies a later one of its class whose target is at most its own
+        // when a hash of the pair says so.
+        let class = |w: u32| w % 4;
+        let key = |w: u32| Target::At(vec![i64::from(w * 37 % 101)]);
+        let redundant = |a: u32, b: u32| {
+            class(a) == class(b) && key(a) >= key(b) && !(a * 7 + b * 3).is_multiple_of(5)
+        };
+        let mut known: Known<u32> = Known::new(1);
+        let mut targets = 0;
+        for b in 0..400u32 {
+            let scan = known.lists[0].iter().any(|&a| redundant(a, b));
+            let found = known.any_implies(
+                0,
+                b,
+                class(b),
+                || Some((i64::from(class(b)), key(b))),
+                |a| class(a) == class(b),
+                |a, _| {
+                    targets += 1;
+                    Some(key(a))
+                },
+                redundant,
+            );
+            assert_eq!(found, scan, "wait {b}");
+            if !found {
+                known.push(0, b);
+            }
+        }
+        // Each kept wait gets a target in the one index of its class, not in all four.
+        let kept = known.lists[0].len();
+        assert!(kept > 8, "the list is long enough to be indexed");
+        assert!(targets <= kept, "{targets} targets for {kept} kept waits");
     }
 }

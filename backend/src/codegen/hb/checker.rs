@@ -36,6 +36,8 @@ pub(super) struct Checker<'a, L: Lane> {
     pub(super) waits: PrimaryMap<WaitId, WaitAt>,
     /// Per node, its waits.
     pub(super) of_node: SecondaryMap<Node, Vec<WaitId>>,
+    /// Per wait, the class of its guard ([`redundant::GuardClasses`]).
+    pub(super) guard_class: SecondaryMap<WaitId, u32>,
     /// Per wait, whether the program may keep it ([`redundant::may_keep`]).
     pub(super) positive: SecondaryMap<WaitId, bool>,
     /// Per wait, `offset[w] + v` indexes `need` for instance `v` of its node.
@@ -204,6 +206,10 @@ impl<'a, L: Lane> Checker<'a, L> {
             need,
         } = table;
         let nw = waits.len();
+        let mut classes = redundant::GuardClasses::default();
+        let guard_class = (waits.iter())
+            .map(|(w, x)| (w, classes.class(&sync.waits[x.node][x.index].pred)))
+            .collect();
         // (Every waited semaphore has its signalling node: `sync` makes them in pairs.)
         let producer_thread = waits
             .iter()
@@ -216,6 +222,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             cf,
             waits,
             of_node,
+            guard_class,
             positive,
             offset,
             raised: vec![false; need.len()],

@@ -208,13 +208,22 @@ impl<'a, L: Lane> Checker<'a, L> {
                 }
                 x
             };
+            let guard_class = &self.guard_class;
             redundant::keep_node(
                 candidates.iter().map(|&(w, t, _)| (w, t)),
                 &mut known,
+                |w| guard_class[w],
                 |w| {
                     (candidates.iter())
                         .find(|c| c.0 == w)
                         .and_then(|c| c.2.clone())
+                },
+                |a, b| {
+                    let (wa, wb) = (
+                        &sync.waits[waits[a].node][waits[a].index],
+                        &sync.waits[waits[b].node][waits[b].index],
+                    );
+                    redundant::guard_within(wa, wb)
                 },
                 |a, v| {
                     let wa = &sync.waits[waits[a].node][waits[a].index];
