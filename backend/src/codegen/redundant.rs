@@ -222,11 +222,10 @@ pub fn keep_node<W: Copy, R: std::borrow::Borrow<Reference>>(
     kept: &mut Vec<W>,
 ) {
     for (w, t) in candidates {
-        let c = class(w);
         let found = known.any_implies(
             t,
             w,
-            c,
+            || class(w),
             || reference(w),
             |a| may_imply(a, w),
             &mut target,

@@ -208,7 +208,7 @@ impl<W: Copy> Known<W> {
     /// and within a budget on long ones ([`CHECKED_LIST`]).
     ///
     /// `may_imply(a)` is a necessary condition of `redundant(a, b)` that depends on `b` only
-    /// through its `class` (for the rule: the earlier wait's guard is a subset of `b`'s, and the
+    /// through its `class()` (asked only when the index is used; for the rule: the earlier wait's guard is a subset of `b`'s, and the
     /// class is `b`'s guard, [`crate::codegen::redundant::GuardClasses`]): the index of a
     /// reference and class holds only the waits that pass it, and the others cost one test
     /// each, not a target and an insertion. A staged loop's stages have guards of their own and
@@ -219,7 +219,7 @@ impl<W: Copy> Known<W> {
         &mut self,
         t: usize,
         b: W,
-        class: u32,
+        class: impl FnOnce() -> u32,
         reference: impl FnOnce() -> Option<R>,
         mut may_imply: impl FnMut(W) -> bool,
         mut target: impl FnMut(W, i64) -> Option<Target>,
@@ -233,7 +233,7 @@ impl<W: Copy> Known<W> {
         let Some((v, key)) = r.as_ref().map(R::borrow) else {
             return list.iter().any(|&a| redundant(a, b));
         };
-        let s = self.index[t].entry((*v, class)).or_default();
+        let s = self.index[t].entry((*v, class())).or_default();
         while s.keys.len() < list.len() {
             let at = s.keys.len();
             let a = list[at];
@@ -397,7 +397,7 @@ mod tests {
             for &b in &waits {
                 let t = (b.0 % 3 % 2) as usize;
                 let scan = known.lists[t].iter().any(|&a| redundant(a, b));
-                let found = known.any_implies(t, b, 0, || reference(b), |_| true, target, redundant);
+                let found = known.any_implies(t, b, || 0, || reference(b), |_| true, target, redundant);
                 prop_assert_eq!(found, scan);
                 if !found {
                     known.push(t, b);
@@ -434,7 +434,7 @@ mod tests {
             let found = known.any_implies(
                 0,
                 b,
-                class(b),
+                || class(b),
                 || Some((i64::from(class(b)), key(b))),
                 |a| class(a) == class(b),
                 |a, _| {

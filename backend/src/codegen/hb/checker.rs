@@ -36,8 +36,10 @@ pub(super) struct Checker<'a, L: Lane> {
     pub(super) waits: PrimaryMap<WaitId, WaitAt>,
     /// Per node, its waits.
     pub(super) of_node: SecondaryMap<Node, Vec<WaitId>>,
-    /// Per wait, the class of its guard ([`redundant::GuardClasses`]).
+    /// Per wait, the class of its guard ([`redundant::GuardClasses`]), once asked for
+    /// (`u32::MAX`: not yet; only waits compared through an index ask).
     pub(super) guard_class: SecondaryMap<WaitId, u32>,
+    pub(super) classes: redundant::GuardClasses<'a>,
     /// Per wait, whether the program may keep it ([`redundant::may_keep`]).
     pub(super) positive: SecondaryMap<WaitId, bool>,
     /// Per wait, `offset[w] + v` indexes `need` for instance `v` of its node.
@@ -206,10 +208,6 @@ impl<'a, L: Lane> Checker<'a, L> {
             need,
         } = table;
         let nw = waits.len();
-        let mut classes = redundant::GuardClasses::default();
-        let guard_class = (waits.iter())
-            .map(|(w, x)| (w, classes.class(&sync.waits[x.node][x.index].pred)))
-            .collect();
         // (Every waited semaphore has its signalling node: `sync` makes them in pairs.)
         let producer_thread = waits
             .iter()
@@ -222,7 +220,8 @@ impl<'a, L: Lane> Checker<'a, L> {
             cf,
             waits,
             of_node,
-            guard_class,
+            guard_class: SecondaryMap::with_default(u32::MAX),
+            classes: redundant::GuardClasses::default(),
             positive,
             offset,
             raised: vec![false; need.len()],

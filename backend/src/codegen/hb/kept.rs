@@ -208,11 +208,17 @@ impl<'a, L: Lane> Checker<'a, L> {
                 }
                 x
             };
-            let guard_class = &self.guard_class;
+            let (guard_class, classes) = (&mut self.guard_class, &mut self.classes);
             redundant::keep_node(
                 candidates.iter().map(|&(w, t, _)| (w, t)),
                 &mut known,
-                |w| guard_class[w],
+                |w| {
+                    if guard_class[w] == u32::MAX {
+                        let wait = &sync.waits[waits[w].node][waits[w].index];
+                        guard_class[w] = classes.class(&wait.pred);
+                    }
+                    guard_class[w]
+                },
                 |w| {
                     (candidates.iter())
                         .find(|c| c.0 == w)
