@@ -14,10 +14,13 @@
 //! is the full scan's (debug builds compare the two on short lists, and on long ones within a
 //! budget of comparisons per stretch, [`CHECKED_LIST`]; the module's tests on long ones).
 //!
-//! **The index.** Per producer thread and reference instance, [`Known`] keeps the waits of its
-//! lists ordered by their target at that instance, built lazily (only for the references asked
-//! for: one or a few per stretch, its nodes' last running instances) and extended as waits are
-//! kept. A wait that asks for the newest signal of its thread meets no candidate at all: a body
+//! **The index.** Per producer thread, reference instance and guard class, [`Known`] keeps the
+//! waits of its lists ordered by their target at that instance, built lazily (only for the
+//! references asked for: one or a few per stretch, its nodes' last running instances) and
+//! extended as waits are kept. Only the waits whose guard is within the class's enter it (a
+//! wait implies another only then): the stages of a loop spread over a stage per statement each
+//! have a guard and a reference of their own, and their indices hold a stage's waits each, not
+//! the stretch's (a chain of 1,024 statements built 1,006 indices of every kept wait before). A wait that asks for the newest signal of its thread meets no candidate at all: a body
 //! of thousands of transfers that each wait for the previous ones costs its waits times a
 //! logarithm, not their square.
 //!

@@ -36,7 +36,10 @@ pub(super) fn join<L: Lane>(a: &mut Vc<L>, b: &Vc<L>) {
     }
 }
 
-/// Joins `b` into `a` and says whether that raised any component of `a`.
+/// Joins `b` into `a` and says whether that raised any component of `a`. (Not inlined: a
+/// wait's join is rare beside the instances a walk steps over, and inlined into the walk's
+/// loop it cost the loop more than the call.)
+#[inline(never)]
 pub(super) fn join_raises<L: Lane>(a: &mut Vc<L>, b: &Vc<L>) -> bool {
     let mut raised = false;
     for (x, y) in a.iter_mut().zip(b) {
