@@ -17,6 +17,11 @@
 //! their bytes; nothing is ever placed past capacity. HBM inputs and outputs become the program's
 //! tensors.
 //!
+//! **Every buffer on bytes of its own**, first: when all the SBUF buffers fit side by side,
+//! none shares bytes with another, so no write waits for the last access of what its bytes
+//! held before (a wait that can chain a compute behind a store's DMA latency). Kept whenever it
+//! fits; otherwise the colourings below, as before it existed.
+//!
 //! **Loads on fresh bytes.** A buffer that a load writes ([`compute_loaded_buffers`]) shares no
 //! bytes with a buffer that lives before it, in the colouring tried first: its load would wait
 //! for that buffer's last access, and every transfer behind it on `sp`'s in-order stream with
@@ -646,7 +651,16 @@ struct Buffers {
 /// error is the first PSUM overflow any of them met, or else the widened colouring's.
 pub fn allocate(func: &Function, bir: &Bir, psum_retry: bool) -> Result<Allocation, BackendError> {
     let widened = compute_live_ranges(bir);
-    // Loads on fresh bytes first: kept whenever it fits (only the SBUF places differ).
+    // Every SBUF buffer on bytes of its own first, then loads on fresh bytes: each kept whenever
+    // it fits (only the SBUF places differ).
+    let all: BTreeSet<Tensor> = (widened.keys().copied())
+        .filter(|&t| func.tensors[t].memory == Memory::Sbuf)
+        .collect();
+    if !all.is_empty() {
+        if let Ok(a) = allocate_with(func, widened.clone(), &all) {
+            return Ok(a);
+        }
+    }
     let loaded = compute_loaded_buffers(bir);
     if !loaded.is_empty() {
         if let Ok(a) = allocate_with(func, widened.clone(), &loaded) {
@@ -1070,18 +1084,43 @@ mod tests {
     }
 
     #[test]
-    fn a_load_goes_to_bytes_no_earlier_buffer_held_when_they_fit() {
+    fn every_buffer_gets_bytes_of_its_own_when_they_fit() {
         let (func, bir) = lowered(&after_loop(512));
+        let a = allocate(&func, &bir, true).expect("the kernel fits");
+        let r = ["t", "e", "u", "v"].map(|n| sbuf_region(&a, tensor(&func, n)));
+        // No write waits for an access of what its bytes held before: the copy's `v` no longer
+        // takes the loop's bytes (nd_partition_major's exponential waited for a reduction, and
+        // its store for the exponential, through such sharings: 12,035 -> 9,692 cycles).
+        for (i, x) in r.iter().enumerate() {
+            for y in &r[i + 1..] {
+                assert!(!overlaps(*x, *y), "{r:?}");
+            }
+        }
+        assert_eq!(a.sbuf_bytes, 4 * 2048);
+        // Loads alone on fresh bytes (the colouring before this one): `v` shares.
+        let loaded = allocate_with(
+            &func,
+            compute_live_ranges(&bir),
+            &compute_loaded_buffers(&bir),
+        )
+        .expect("the kernel fits");
+        assert_eq!(loaded.sbuf_bytes, 3 * 2048);
+    }
+
+    #[test]
+    fn a_load_goes_to_bytes_no_earlier_buffer_held_when_they_fit() {
+        // Tiles of 64 KiB: three fit the SBUF (192 KiB per partition), four do not.
+        let (func, bir) = lowered(&after_loop(16384));
         let a = allocate(&func, &bir, true).expect("the kernel fits");
         let [t, e, u, v] = ["t", "e", "u", "v"].map(|n| sbuf_region(&a, tensor(&func, n)));
         // `u`'s load waits for no access of the loop's tiles; the copy's `v` still reuses them.
         assert!(!overlaps(u, t) && !overlaps(u, e), "{t:?} {e:?} {u:?}");
         assert!(overlaps(v, t) || overlaps(v, e), "{t:?} {e:?} {v:?}");
-        assert_eq!(a.sbuf_bytes, 3 * 2048);
+        assert_eq!(a.sbuf_bytes, 3 * 65536);
         // Without the rule, first fit puts `u` on the loop's bytes.
         let shared = allocate_with(&func, compute_live_ranges(&bir), &BTreeSet::new())
             .expect("the kernel fits");
-        assert_eq!(shared.sbuf_bytes, 2 * 2048);
+        assert_eq!(shared.sbuf_bytes, 2 * 65536);
     }
 
     #[test]

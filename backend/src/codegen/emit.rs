@@ -689,11 +689,18 @@ impl Emit<'_> {
         let pp = np / pieces;
         // The HBM side's outermost dimension pairs with the tile's partitions; a piece of `pp`
         // partitions starts `pp` of its steps further. Its footprint is a band of rows when that
-        // step is one row (a box, or a pattern whose partition axis steps rows), else the whole
-        // bounding box.
+        // step is one row (a box, or a pattern whose partition axis steps rows), a band of
+        // columns when it steps columns only and no axis steps backwards (a transposing DMA:
+        // piece `k` takes the columns of its partitions, the other axes' extents added), else
+        // the whole bounding box.
         let pstride = hbm.dims[0].stride;
         let by_rows = hbm_op.access.pattern.as_ref().is_none_or(|p| {
             p.axes[0].step.first() == Some(&1) && p.axes[0].step[1..].iter().all(|&s| s == 0)
+        });
+        let by_cols = hbm_op.access.pattern.as_ref().and_then(|p| {
+            let step = &p.axes[0].step;
+            let forward = (p.axes.iter()).all(|a| a.step.iter().all(|&s| s >= 0));
+            (step.len() == 2 && step[0] == 0 && step[1] >= 1 && forward).then_some(step[1])
         });
         let mut out = Vec::new();
         for k in 0..pieces {
@@ -726,6 +733,12 @@ impl Emit<'_> {
                 let rows = rows.max(1);
                 hf.r0.constant += off * rows as i64;
                 hf.nr = pp * rows;
+            }
+            if let (Some(step), None) = (by_cols, index.as_ref()) {
+                // The bounding box's columns are `(np - 1)·step + 1` plus the other axes'
+                // extents; a piece keeps those of its `pp` partitions.
+                hf.c0.constant += off * step;
+                hf.nc = hf.nc.saturating_sub((np - pp) * step as u64);
             }
             let queue = split.queues[k as usize];
             let (dst, src) = if load {

@@ -45,8 +45,9 @@
 //! start many Tensor-engine results before copying any of them out (sixteen transposes, then
 //! sixteen copies), more PSUM banks at once than the machine has. When the allocator finds
 //! that, the backend schedules again with a PSUM budget per body: a PSUM buffer *local* to a
-//! body (every access of it a direct instruction of that body) holds its banks from its first
-//! to its last access there; the budget is the PSUM's banks less every other PSUM buffer's. The
+//! body (the innermost body whose nodes hold every access of it: its instructions, or nested
+//! loops that hold them, as a PSUM tile accumulated by a loop of matmuls) holds its banks from
+//! the first to the last node that touches it there; the budget is the PSUM's banks less every other PSUM buffer's. The
 //! ready node that would open a local buffer past the budget waits while another ready node
 //! fits (a copy that frees a bank goes first); when none fits, the best goes anyway. Kernels
 //! that fit are never rescheduled, so their code does not change.
@@ -92,8 +93,9 @@ pub fn schedule_bodies_fitting(func: &Function, bir: &mut Bir, fit_psum: bool) -
 
 /// The PSUM buffers of a kernel by the body that owns them.
 struct PsumBudgets {
-    /// Per PSUM buffer accessed only by direct instructions of one body (`None`: the top
-    /// level): that body and the buffer's banks (all slots).
+    /// Per PSUM buffer: the body that owns it (`None`: the top level), the innermost body
+    /// whose nodes hold every access of it (directly, or inside a nested loop), and the
+    /// buffer's banks (all slots).
     local: BTreeMap<Tensor, (Option<BirLoop>, u64)>,
     /// The banks of every PSUM buffer of the kernel.
     total: u64,
@@ -119,7 +121,13 @@ impl PsumBudgets {
     }
 }
 
-/// Which PSUM buffers are local to one body, and every PSUM buffer's banks.
+/// The body that owns each PSUM buffer, and every PSUM buffer's banks.
+///
+/// A buffer's owner is the innermost loop that contains all its accesses (the longest common
+/// prefix of its instructions' loop nests), so every access is in one node of the owner's body:
+/// an instruction, or a nested loop that holds it (a PSUM tile accumulated by a loop of
+/// matmuls and read after it, as in a blocked matmul whose tiles an unrolled loop renamed).
+/// The body's schedule holds the buffer's banks from the first to the last node touching it.
 fn compute_psum_budgets(func: &Function, bir: &Bir) -> PsumBudgets {
     let banks = |t: Tensor| {
         let d = &func.tensors[t];
@@ -130,27 +138,24 @@ fn compute_psum_budgets(func: &Function, bir: &Bir) -> PsumBudgets {
             .max(1);
         per_slot.saturating_mul(d.slots())
     };
-    // Per PSUM buffer: the bodies whose direct instructions access it.
-    let mut owners: BTreeMap<Tensor, BTreeSet<Option<BirLoop>>> = BTreeMap::new();
-    let mut visit = |owner: Option<BirLoop>, body: &[BNode]| {
-        for &n in body {
-            if let BNode::Inst(_) = n {
-                for (t, _, _) in operands(bir, n) {
-                    if func.tensors[t].memory == penguin::ir::Memory::Psum {
-                        owners.entry(t).or_default().insert(owner);
-                    }
-                }
-            }
+    // Per PSUM buffer: the loops common to every instruction that accesses it, outermost first.
+    let mut common: BTreeMap<Tensor, Vec<BirLoop>> = BTreeMap::new();
+    for bi in bir.insts.values() {
+        let psum = std::iter::once(&bi.dst)
+            .chain(bi.srcs.iter())
+            .map(|o| o.tensor)
+            .filter(|&t| func.tensors[t].memory == penguin::ir::Memory::Psum);
+        for t in psum {
+            let loops = common.entry(t).or_insert_with(|| bi.loops.clone());
+            let same = (loops.iter().zip(&bi.loops))
+                .take_while(|(a, b)| a == b)
+                .count();
+            loops.truncate(same);
         }
-    };
-    visit(None, &bir.body);
-    for (l, lp) in bir.loops.iter() {
-        visit(Some(l), &lp.body);
     }
-    let total = owners.keys().map(|&t| banks(t)).sum();
-    let local = (owners.iter())
-        .filter(|(_, o)| o.len() == 1)
-        .filter_map(|(&t, o)| o.first().map(|&owner| (t, (owner, banks(t)))))
+    let total = common.keys().map(|&t| banks(t)).sum();
+    let local = (common.iter())
+        .map(|(&t, loops)| (t, (loops.last().copied(), banks(t))))
         .collect();
     PsumBudgets { local, total }
 }

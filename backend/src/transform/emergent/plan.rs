@@ -8,7 +8,9 @@
 //! ([`filled_by_child_loop`]; that loop is then issued ahead as a whole, like a single load), or
 //! by writing all of it in the box a mask keeps when every other access of the tile carries that
 //! mask or computes, element by element, values only such accesses observe
-//! ([`writes_rows_read_after`]: a ragged last iteration's load, compute and store) — no value
+//! ([`writes_rows_read_after`]: a ragged last iteration's load, compute and store), or by
+//! writing it in parts, each read only once written in the same iteration
+//! ([`filled_in_parts`]: column blocks of a tile computed one by one, then stored) — no value
 //! of the tile that an effect depends on flows from one iteration of `L` to the next: the tile can be renamed per
 //! iteration. It then becomes a ring of `N` slots along `L` (a block dimension, slot selector
 //! `iv(L)`), which address rotation realises as `base + (r mod N) * stride`.
@@ -197,6 +199,106 @@ fn starts_by_writing_all(
         });
     let filled = filled_by_child_loop(func, us, t, l);
     first.writes && !first.reads && (whole && (direct || first_of_child) || filled)
+        || filled_in_parts(func, us, t, depth)
+}
+
+/// The most written boxes [`filled_in_parts`] keeps (a bound on its coverage test).
+const MAX_PARTS: usize = 16;
+
+/// Whether every iteration of the loop at `depth` reads of tile `t` only elements it wrote
+/// before in the same iteration, by writes of parts of it (`both[:, 0:8] = max8(x)`, a read of
+/// `both[:, 0:8]`, then `both[:, 8:16] = ...` and a store of all of `both`): every access is an
+/// unguarded, unmasked box at fixed elements directly in the loop's body, and each read's box
+/// lies in the union of the boxes written before it. Then no value flows from one iteration to
+/// the next, as when one write of all of it comes first.
+fn filled_in_parts(func: &Function, us: &[Use], t: Tensor, depth: usize) -> bool {
+    let fixed = |a: &penguin::ir::Access| {
+        a.pattern.is_none() && a.slots.is_empty() && a.start.iter().all(|e| e.terms().is_empty())
+    };
+    let boxed = |a: &penguin::ir::Access| -> Vec<(i128, i128)> {
+        (a.start.iter().zip(&a.size))
+            .map(|(e, &n)| {
+                let c = i128::from(e.constant_term());
+                (c, c + i128::from(n))
+            })
+            .collect()
+    };
+    let mut written: Vec<Vec<(i128, i128)>> = Vec::new();
+    let mut last = None;
+    for u in us {
+        if last == Some(u.inst) {
+            continue;
+        }
+        last = Some(u.inst);
+        let d = &func.insts[u.inst];
+        if u.loops.len() != depth
+            || !func.stmts[u.stmt].preds.is_empty()
+            || !d.mask.is_empty()
+            || d.op.is_indirect()
+        {
+            return false;
+        }
+        let reads = (d.srcs.iter().filter(|o| o.tensor == t)).chain(
+            (d.dst.tensor == t && matches!(d.op, Op::Matmul { accumulate: true }))
+                .then_some(&d.dst),
+        );
+        for o in reads {
+            if !fixed(&o.access) || !box_covered(&boxed(&o.access), &written) {
+                return false;
+            }
+        }
+        if d.dst.tensor == t {
+            if !fixed(&d.dst.access) || written.len() >= MAX_PARTS {
+                return false;
+            }
+            written.push(boxed(&d.dst.access));
+        }
+    }
+    !written.is_empty()
+}
+
+/// Whether box `b` lies in the union of `boxes`: every cell of the grid their bounds cut `b`
+/// into lies in one of them.
+fn box_covered(b: &[(i128, i128)], boxes: &[Vec<(i128, i128)>]) -> bool {
+    if b.iter().any(|&(lo, hi)| lo >= hi) {
+        return true;
+    }
+    let cuts: Vec<Vec<i128>> = (b.iter().enumerate())
+        .map(|(k, &(lo, hi))| {
+            let mut c: Vec<i128> = (boxes.iter())
+                .filter_map(|x| x.get(k))
+                .flat_map(|&(a, z)| [a, z])
+                .filter(|&x| lo < x && x < hi)
+                .chain([lo, hi])
+                .collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        })
+        .collect();
+    let mut at = vec![0usize; b.len()];
+    loop {
+        let inside = |x: &Vec<(i128, i128)>| {
+            x.len() == b.len()
+                && (at.iter().enumerate())
+                    .all(|(k, &i)| x[k].0 <= cuts[k][i] && cuts[k][i + 1] <= x[k].1)
+        };
+        if !boxes.iter().any(inside) {
+            return false;
+        }
+        let mut k = 0;
+        loop {
+            if k == at.len() {
+                return true;
+            }
+            at[k] += 1;
+            if at[k] + 1 < cuts[k].len() {
+                break;
+            }
+            at[k] = 0;
+            k += 1;
+        }
+    }
 }
 
 /// Whether the first access of tile `t` (its uses in program order) writes all of it in the rows
