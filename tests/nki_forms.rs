@@ -3,7 +3,8 @@
 //! (`frontend/src/check/vector_column.rs`), NKI's positional `nisa.dma_copy(dst, src)` /
 //! `nisa.memset(t, v)` (`frontend/src/check/dst.rs`), reshaped on-chip tiles
 //! (`frontend/src/check/tile_reshape.rs`) reduced over some of their axes, a compile-time int
-//! rebound in a device loop (traced once) and a one-line `if ...: break`. The interpreter is
+//! rebound in a device loop (traced once), a one-line `if ...: break` and a contraction split
+//! over two loops into one PSUM tile (`frontend/src/check/hw_loops.rs`). The interpreter is
 //! judged here; that the simulator reproduces its bits on every path is `tests/backend.rs`'s
 //! corpus test.
 
@@ -119,6 +120,43 @@ fn a_reshaped_psum_product_sums_rows_and_a_rebound_int_is_traced_once() {
                     h * 32 + m
                 );
             }
+        }
+    }
+}
+
+/// `out[m, n] = sum_k lhs_t[k, m] * rhs[k, n]` over `k < kk`, with the row lengths given.
+fn product(lhs_t: &[f32], rhs: &[f32], kk: usize, m: usize, n: usize, ms: usize, ns: usize) -> f64 {
+    (0..kk)
+        .map(|k| lhs_t[k * ms + m] as f64 * rhs[k * ns + n] as f64)
+        .sum()
+}
+
+#[test]
+fn a_contraction_split_over_two_loops_sums_over_both() {
+    // Before the accumulation group spanned the loops around the matmuls, `acc` was zeroed
+    // before the inner loop, in every iteration of `k1`: the result was the last k1's half.
+    let (inp, out) = run("psum_split_groups.nk", "split_contraction", 7);
+    let (lhs_t, rhs) = (&inp[0].data, &inp[1].data);
+    for m in 0..96 {
+        for n in 0..400 {
+            let want = product(lhs_t, rhs, 384, m, n, 96, 400);
+            let got = out[0].data[m * 400 + n];
+            assert!(
+                (got as f64 - want).abs() <= 1e-3,
+                "out[{m}, {n}]: {got} against {want}"
+            );
+        }
+    }
+    let (inp, out) = run("psum_split_groups.nk", "split_blocks", 8);
+    let (lhs_t, rhs) = (&inp[0].data, &inp[1].data);
+    for m in 0..32 {
+        for n in 0..1024 {
+            let want = product(lhs_t, rhs, 256, m, n, 32, 1024);
+            let got = out[0].data[m * 1024 + n];
+            assert!(
+                (got as f64 - want).abs() <= 1e-3,
+                "out[{m}, {n}]: {got} against {want}"
+            );
         }
     }
 }

@@ -57,6 +57,7 @@ struct Snapshot {
     unrolled_matmuls: Vec<std::collections::HashSet<penguin::Tensor>>,
     written: std::collections::HashSet<(penguin::Tensor, Option<penguin::Access>)>,
     zero_first: Vec<(penguin::Tensor, penguin::Operand)>,
+    zero_placed: Vec<(penguin::Axis, penguin::Tensor, penguin::Operand)>,
 }
 
 impl Checker<'_> {
@@ -640,6 +641,7 @@ impl Checker<'_> {
             unrolled_matmuls: self.unrolled_matmuls.clone(),
             written: self.written.clone(),
             zero_first: self.zero_first.clone(),
+            zero_placed: self.zero_placed.clone(),
         }
     }
 
@@ -659,6 +661,7 @@ impl Checker<'_> {
         self.unrolled_matmuls = s.unrolled_matmuls;
         self.written = s.written;
         self.zero_first = s.zero_first;
+        self.zero_placed = s.zero_placed;
     }
 
     /// A Penguin IR loop: the header's Python arguments evaluated, the body traced once.

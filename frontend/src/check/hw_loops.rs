@@ -167,7 +167,7 @@ impl Checker<'_> {
                 }
             }
         }
-        self.zero_before_loop(tensors_before, s, out);
+        self.zero_before_loop(tensors_before, axis, s, &mut inner, out);
         out.push(CStmt {
             kind: CStmtKind::Loop { axis, body: inner },
             annot,
@@ -214,29 +214,59 @@ impl Checker<'_> {
     /// the loop (it names only the loops around it: the accumulation group of
     /// `acc[i] += nisa.nc_matmul(...)` in a loop inside the loop of `i`); otherwise the array
     /// is left as it is (the read of uninitialised memory is reported when the kernel runs).
-    fn zero_before_loop(&mut self, tensors_before: usize, s: &ast::Stmt, out: &mut Vec<CStmt>) {
-        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.zero_first)
+    ///
+    /// An accumulation group spans every loop around the matmuls whose body touches the tile
+    /// only by matmuls into it: a zeroing an inner loop placed in this loop's `body` moves
+    /// before this loop when the tile was allocated before it and nothing else in the body
+    /// reads or writes it (a contraction split over `k1` and `k2` sums over both; a copy of
+    /// the tile in the body ends the group at the inner loop, as for one output block per
+    /// iteration).
+    fn zero_before_loop(
+        &mut self,
+        tensors_before: usize,
+        axis: Axis,
+        s: &ast::Stmt,
+        body: &mut Vec<CStmt>,
+        out: &mut Vec<CStmt>,
+    ) {
+        let (mut now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.zero_first)
             .into_iter()
             .partition(|(t, _)| (t.as_u32() as usize) < tensors_before);
         self.zero_first = later;
+        let (placed, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.zero_placed)
+            .into_iter()
+            .partition(|(a, _, _)| *a == axis);
+        self.zero_placed = others;
+        for (_, t, dst) in placed {
+            // A block that names this loop's index is a group of its own per iteration.
+            if (t.as_u32() as usize) < tensors_before
+                && self.names_enclosing_only(&dst)
+                && only_matmuls_into(body, t, &dst)
+                && remove_zeroing(body, &dst)
+            {
+                now.push((t, dst));
+            }
+        }
+        let parent = self.enclosing.last().copied();
         let mut insts = Vec::new();
         for (t, first) in now {
             let ct = self.tensor(t);
+            let span = ct.span.clone();
             let dst = if ct.shape[1] * 4 <= vocab::machine::PSUM_BANK_BYTES {
                 TileVal::whole(t, ct.shape).operand()
-            } else if first.access.pattern.is_none()
-                && (first.access.start.iter())
-                    .all(|e| e.axes().all(|a| self.enclosing.contains(&a)))
-            {
+            } else if self.names_enclosing_only(&first) {
                 first
             } else {
                 continue;
             };
+            if let Some(parent) = parent {
+                self.zero_placed.push((parent, t, dst.clone()));
+            }
             insts.push(CInst {
                 op: penguin::Op::Memset { value: 0.0 },
                 dst,
                 srcs: Vec::new(),
-                span: ct.span.clone(),
+                span,
                 engine: None,
                 mask: Vec::new(),
                 guards: Vec::new(),
@@ -250,6 +280,13 @@ impl Checker<'_> {
                 span: s.span.clone(),
             });
         }
+    }
+
+    /// True when `op` is a plain block whose start names only the loops open around the
+    /// statement being traced.
+    fn names_enclosing_only(&self, op: &penguin::Operand) -> bool {
+        op.access.pattern.is_none()
+            && (op.access.start.iter()).all(|e| e.axes().all(|a| self.enclosing.contains(&a)))
     }
 
     fn bad_iter(&mut self, iter: &Expr) {
@@ -290,4 +327,40 @@ impl Checker<'_> {
         });
         None
     }
+}
+
+/// The implicit zeroing of `dst` (`Checker::zero_before_loop`).
+fn is_zeroing(inst: &CInst, dst: &penguin::Operand) -> bool {
+    inst.implicit && matches!(inst.op, penguin::Op::Memset { .. }) && inst.dst == *dst
+}
+
+/// True when every instruction of `body` (nested loops included) that touches `t` is a matmul
+/// into it or the implicit zeroing of `dst`.
+fn only_matmuls_into(body: &[CStmt], t: penguin::Tensor, dst: &penguin::Operand) -> bool {
+    body.iter().all(|st| match &st.kind {
+        CStmtKind::Insts(insts) => insts.iter().all(|i| {
+            i.srcs.iter().all(|s| s.tensor != t)
+                && (i.dst.tensor != t
+                    || matches!(i.op, penguin::Op::Matmul { .. })
+                    || is_zeroing(i, dst))
+        }),
+        CStmtKind::Loop { body, .. } => only_matmuls_into(body, t, dst),
+    })
+}
+
+/// Removes the implicit zeroing of `dst` from the top level of `body`; false when it is not
+/// there (a zeroing in a branch or a deeper loop stays where it is).
+fn remove_zeroing(body: &mut Vec<CStmt>, dst: &penguin::Operand) -> bool {
+    for (k, st) in body.iter_mut().enumerate() {
+        if let CStmtKind::Insts(insts) = &mut st.kind {
+            if let Some(j) = insts.iter().position(|i| is_zeroing(i, dst)) {
+                insts.remove(j);
+                if insts.is_empty() {
+                    body.remove(k);
+                }
+                return true;
+            }
+        }
+    }
+    false
 }

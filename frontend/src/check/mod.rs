@@ -644,6 +644,11 @@ pub(crate) struct Checker<'a> {
     /// first matmul of an accumulation group writes its bank instead of adding (`stmts`). With
     /// each, the destination of that first matmul.
     zero_first: Vec<(Tensor, Operand)>,
+    /// The zeroings of `zero_first` placed in the body of an enclosing hardware loop (that
+    /// loop's axis, the tile, the zeroed operand): when the loop ends, a body that touches the
+    /// tile only by matmuls into it is one accumulation group with the loop it holds, and the
+    /// zeroing moves before the loop (`hw_loops::zero_before_loop`).
+    zero_placed: Vec<(Axis, Tensor, Operand)>,
     /// True in a kernel's checker (functions defined in it close over its scope).
     kernel_frame: bool,
     /// Untyped parameters with no shape from the run, reported together.
@@ -710,6 +715,7 @@ impl<'a> Checker<'a> {
             unrolled_matmuls: Vec::new(),
             written: HashSet::new(),
             zero_first: Vec::new(),
+            zero_placed: Vec::new(),
             kernel_frame: false,
             missing: Vec::new(),
             return_items: Vec::new(),
