@@ -79,7 +79,7 @@
 //! Invariants: a loop takes exactly one path: a loop the annotated pipeliner extended gets no
 //! ring of its own (only [`carry`]'s copies, within its stages), and a loop with a `num_stages`
 //! annotation is skipped; each decision and its reason is logged (a loop with no ring of its own
-//! is logged only when it is staged or its plan is refused).
+//! is logged only when it is staged, its plan is refused, or it holds an extended loop).
 //! The files import downwards only: `mod` → `auto`, `carry`, `drain`, `nest`, `outer_slots`, `privatise`,
 //! `stages`, `shift`, `plan`; `drain` → `stages`, `budget`; `auto` → `stages`, `budget`, `cost`; `carry` → `nest`, `budget`, `cost`;
 //! `nest` → `plan`, `budget`, `cost`; `privatise` → `plan`, `budget`; `stages` → `shift`,
