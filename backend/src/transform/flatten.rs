@@ -81,7 +81,7 @@ pub fn flatten_short_pipelines(func: &mut Function) -> Vec<Remark> {
         let Some(p) = func.axes[l].attrs.pipelined else {
             continue;
         };
-        let name = func.axes[l].iv_name.clone();
+        let name = func.display_iv(l).to_string();
         let trip = func.axes[l].trip_count();
         if !(1..=MAX_ITERATIONS).contains(&trip) {
             continue;
@@ -104,7 +104,7 @@ pub fn flatten_short_pipelines(func: &mut Function) -> Vec<Remark> {
         if !flat || !enclosing {
             continue;
         }
-        let into = pd.iv_name.clone();
+        let into = func.display_iv(parent).to_string();
         // Issue-bound, as the carry across executions sees it (`crate::transform::emergent::carry`).
         let (issue, compute) = steady_issue_and_compute(func, l, &p);
         let kept = |why| Remark::FlattenDeclined {
