@@ -23,7 +23,9 @@
 //!    statement shifted by the same prefetch depth) is the fallback (a loop bound by DMA latency,
 //!    no hand-off, no room, a plan the check refuses, or a loop that runs several times around
 //!    a nest realised across it), logged with its reason. A loop around one the annotated
-//!    pipeliner extended is staged like any other: the extended loop is one child, in one stage.
+//!    pipeliner extended gets no compute stages ([`EmergentRemark::HoldsExtended`]): the
+//!    carry overlaps the inner loop's executions and `retime` moves its stores, where stages
+//!    would add a fill and a drain around every execution.
 //!
 //!    **A loop that holds a loop** is staged like a flat loop, the inner loop one child with the
 //!    engines of its whole subtree (its hand-offs in and out are those of its instructions), so
@@ -77,7 +79,7 @@
 //! Invariants: a loop takes exactly one path: a loop the annotated pipeliner extended gets no
 //! ring of its own (only [`carry`]'s copies, within its stages), and a loop with a `num_stages`
 //! annotation is skipped; each decision and its reason is logged (a loop with no ring of its own
-//! is logged only when it is staged or its plan is refused).
+//! is logged only when it is staged, its plan is refused, or it holds an extended loop).
 //! The files import downwards only: `mod` → `auto`, `carry`, `drain`, `nest`, `outer_slots`, `privatise`,
 //! `stages`, `shift`, `plan`; `drain` → `stages`, `budget`; `auto` → `stages`, `budget`, `cost`; `carry` → `nest`, `budget`, `cost`;
 //! `nest` → `plan`, `budget`, `cost`; `privatise` → `plan`, `budget`; `stages` → `shift`,
@@ -226,12 +228,28 @@ impl Realise<'_> {
             }
             return false;
         }
-        // Around a loop the annotated pipeliner extended, stages do pay: its own fill and drain
-        // come on top of theirs, but its stores no longer hold `sp` in front of the next
-        // execution's loads (measured on the default path: matmul_mode_b 115,259 cycles
-        // unstaged against 108,875 staged, with `--peel` 117,627 against 115,483;
-        // matmul_blocked_stages the same cycles, with `--peel` 205,387 against 199,243; earlier,
-        // before the list scheduler ordered such bodies, staging cost matmul_mode_b 5%).
+        // A loop that holds a loop the annotated pipeliner extended gets no compute stages: the
+        // user's stages pipeline the inner loop, its carried loads overlap one execution's drain
+        // with the next one's fill ([`carry`]), and `retime` issues a store after the inner loop
+        // behind the next iteration's inner loops and their loads, so it no longer holds `sp` in
+        // front of them; stages of its own would add a fill and a drain of this loop around
+        // those executions, and put the stores of its drain in front of the next execution's
+        // loads (measured on the default path: matmul_mode_b 87,503 cycles staged against
+        // 77,867 unstaged, with `--peel` 94,345 against 89,179; `tests/good`'s
+        // carry_executions two_stages 46,327 against 43,115; no kernel of the corpus slower).
+        if let Some(inner) = (self.original.is_some())
+            .then(|| holds_extended(func, l))
+            .flatten()
+        {
+            log.push(EmergentRemark::HoldsExtended {
+                iv: func.display_iv(l).to_string(),
+                inner: func.display_iv(inner).to_string(),
+            });
+            if !rings.is_empty() {
+                shift::shift_loads(func, l, rings, log);
+            }
+            return false;
+        }
         let staged = match self.original {
             Some(_) if self.dma_bound => {
                 log.push(EmergentRemark::DmaBound {
@@ -270,6 +288,13 @@ fn encloses(func: &Function, outer: Axis, inner: Axis) -> bool {
             StmtKind::Loop(a) => a == inner || encloses(func, a, inner),
             StmtKind::Insts(_) => false,
         })
+}
+
+/// A loop the annotated pipeliner extended that loop `l` encloses (at any depth), if any.
+fn holds_extended(func: &Function, l: Axis) -> Option<Axis> {
+    func.axes
+        .keys()
+        .find(|&a| func.axes[a].attrs.pipelined.is_some() && encloses(func, l, a))
 }
 
 /// How many times loop `l` runs: the product of the trip counts of the loops around it.

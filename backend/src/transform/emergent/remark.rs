@@ -141,6 +141,9 @@ pub enum EmergentRemark {
     },
     /// Loop `iv` gets no compute stages: it encloses loop `inner`, prefetched across the nest.
     EnclosesNest { iv: String, inner: String },
+    /// Loop `iv` gets no compute stages: it holds loop `inner`, which the annotated pipeliner
+    /// extended (its executions overlap through the carry and the retimed stores instead).
+    HoldsExtended { iv: String, inner: String },
     /// Loop `iv` gets no compute stages: a ring of `max` slots does not hide its DMA.
     DmaBound { iv: String, max: u32 },
     /// `plan`: tile `tile` stays single-buffered in loop `iv`.
@@ -256,6 +259,7 @@ impl fmt::Display for EmergentRemark {
             | R::Staged { .. }
             | R::StageRing { .. }
             | R::EnclosesNest { .. }
+            | R::HoldsExtended { .. }
             | R::DmaBound { .. } => fmt_stages(self, f),
             R::StaysSingle { .. }
             | R::PsumStaysOne { .. }
@@ -345,6 +349,10 @@ fn fmt_stages(r: &EmergentRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         R::EnclosesNest { iv, inner } => write!(
             f,
             "emergent: loop `{iv}`: no compute stages: it encloses loop `{inner}`, whose loads are issued across the nest"
+        ),
+        R::HoldsExtended { iv, inner } => write!(
+            f,
+            "emergent: loop `{iv}`: no compute stages: it holds loop `{inner}`, pipelined by the user's stages, whose executions overlap through its carried loads and the stores issued after the next iteration's inner loops, where stages would add a fill and a drain around each of them"
         ),
         R::DmaBound { iv, max } => write!(
             f,
