@@ -91,9 +91,9 @@ fn covers(boxes: &[&Cells], target: &Cells) -> bool {
                 c[j]
             })
             .collect();
-        boxes.iter().any(|b| {
-            (b.iter().zip(&corner)).all(|(&(s, m), &x)| s <= x && x < s + m as i64)
-        })
+        boxes
+            .iter()
+            .any(|b| (b.iter().zip(&corner)).all(|(&(s, m), &x)| s <= x && x < s + m as i64))
     })
 }
 
@@ -152,15 +152,14 @@ fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
             let writes_box = dst
                 .filter(|o| exact && o.access.pattern.is_none())
                 .and_then(|o| bounding_box(&o.access));
-            let reads_box = if reads_dst {
-                dst.and_then(|o| bounding_box(&o.access))
-            } else {
-                let boxes: Option<Vec<Cells>> = (d.srcs.iter().filter(|o| o.tensor == t))
-                    .map(|o| bounding_box(&o.access))
-                    .collect();
-                // One box that bounds them all.
-                boxes.and_then(|b| hull(&b))
-            };
+            // One box that bounds every read of the tile (an accumulation reads its
+            // destination).
+            let read_ops =
+                (d.srcs.iter().filter(|o| o.tensor == t)).chain(dst.filter(|_| reads_dst));
+            let reads_box = read_ops
+                .map(|o| bounding_box(&o.access))
+                .collect::<Option<Vec<Cells>>>()
+                .and_then(|b| hull(&b));
             accesses.push(Access {
                 stmt: s,
                 pos: (pos, k),
@@ -204,7 +203,10 @@ fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
         }
     }
     let whole: Cells = td.shape.iter().map(|&n| (0, n)).collect();
-    let written: Vec<&Cells> = writers.iter().filter_map(|v| v.writes_box.as_ref()).collect();
+    let written: Vec<&Cells> = writers
+        .iter()
+        .filter_map(|v| v.writes_box.as_ref())
+        .collect();
     if !covers(&written, &whole) {
         return None;
     }
