@@ -121,6 +121,10 @@ pub(super) struct LoopFacts {
     renamed: BTreeMap<Tensor, u32>,
     /// Groups of children that must share a stage (loop-carried state), with the tensor why.
     groups: Vec<(Tensor, Vec<usize>)>,
+    /// HBM tensors each iteration of `l` accesses in rows of its own ([`compute_private_rows`]):
+    /// no state carried across iterations, and a reload of what a store wrote is a hand-off
+    /// (the store lands a DMA latency later).
+    private_rows: BTreeSet<Tensor>,
     /// The engine of every instruction of the subtree (copies pinned).
     engines: BTreeMap<Inst, EngineClass>,
     /// Each engine's cycles of work in one iteration (`sp`: issue only).
@@ -560,6 +564,7 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
     });
     let mut renamed = BTreeMap::new();
     let mut groups = Vec::new();
+    let mut private_rows = BTreeSet::new();
     for (&t, acc) in &accesses {
         let td = &func.tensors[t];
         let children: BTreeSet<usize> = acc.iter().map(|a| a.child).collect();
@@ -588,6 +593,12 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
             }
             continue;
         }
+        // Only a tensor the loop reads back: its stores alone stay together, as before.
+        let chained = acc.iter().any(|a| a.writes) && acc.iter().any(|a| a.reads);
+        if td.memory == Memory::Hbm && chained && compute_private_rows(func, l, t, acc) {
+            private_rows.insert(t);
+            continue;
+        }
         let written = acc.iter().any(|a| a.writes);
         if written && children.len() > 1 {
             groups.push((t, children.into_iter().collect()));
@@ -600,10 +611,52 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
         p,
         renamed,
         groups,
+        private_rows,
         engines,
         loads,
         unsafe_split: false,
     }
+}
+
+/// Whether every iteration of `l` accesses `t` (through `acc`) in elements no other iteration
+/// touches: along some dimension every access starts at `a·iv + c` (the same `a`, no other
+/// loop's variable) and all of them, boxes or patterns' bounding boxes, fit in a window of
+/// `|a|` elements. Then the accesses of different iterations are disjoint, whatever their
+/// stages.
+fn compute_private_rows(func: &Function, l: Axis, t: Tensor, acc: &[Access]) -> bool {
+    let mut ops = Vec::new();
+    for a in acc {
+        let d = &func.insts[a.inst];
+        if d.op.is_indirect() {
+            return false;
+        }
+        ops.extend(
+            std::iter::once(&d.dst)
+                .chain(&d.srcs)
+                .filter(|o| o.tensor == t),
+        );
+    }
+    let Some(first) = ops.first() else {
+        return false;
+    };
+    (0..first.access.start.len()).any(|dim| {
+        let a = first.access.start[dim].coeff(l);
+        if a == 0 {
+            return false;
+        }
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
+        for o in &ops {
+            let e = &o.access.start[dim];
+            if e.coeff(l) != a || e.terms().len() != 1 {
+                return false;
+            }
+            let c = e.constant_term();
+            lo = lo.min(c);
+            hi = hi.max(c + o.access.size[dim] as i64);
+        }
+        hi - lo <= a.abs()
+    })
 }
 
 /// The facts of loop `l` realised across its nest ([`super::nest`]): its load copies (the
@@ -662,8 +715,10 @@ fn lower_bound(facts: &LoopFacts, stages: &[u32], c: usize, cap: u32) -> (u32, b
                     continue;
                 }
                 has_pred = true;
-                let hand =
-                    u32::from(ring && flow && a.engine != b.engine && !facts.hoisted[a.child]);
+                let private = facts.private_rows.contains(t);
+                let hand = u32::from(
+                    (ring && a.engine != b.engine || private) && flow && !facts.hoisted[a.child],
+                );
                 s = s.max((stages[a.child] + hand).min(top).max(stages[a.child]));
             }
         }
@@ -697,7 +752,8 @@ pub(super) fn compute_stages(facts: &LoopFacts, cap: u32) -> Vec<u32> {
                     if !(flow || b.writes && (a.reads || a.writes)) {
                         continue;
                     }
-                    let hand = u32::from(ring && flow && a.engine != b.engine);
+                    let private = facts.private_rows.contains(t);
+                    let hand = u32::from((ring && a.engine != b.engine || private) && flow);
                     latest = latest.min(stages[b.child].saturating_sub(hand));
                 }
             }
