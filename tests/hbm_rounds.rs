@@ -67,7 +67,10 @@ fn a_recurrence_through_queued_transfers_costs_no_latency_per_link() {
 /// hbm_rounds_queued's rounds_left_third: the exponential's store writes the left column block
 /// of `c`, which the other store of the body (the right block) never meets. It is retimed
 /// (before, a store whose tensor another statement touched never moved), and with the queued
-/// recurrence the kernel runs 16,482 cycles (1.64x its bound) against 27,172 (2.70x).
+/// recurrence the kernel runs 16,482 cycles (1.64x its bound) against 27,172 (2.70x). Since the
+/// loop is staged for its reload of the scratch (a transfer that reads what the body wrote,
+/// `transform::emergent`), the stages already put the store a stage after `w` (15,944 cycles),
+/// which is what the retiming did.
 #[test]
 fn a_store_beside_another_block_of_its_output_is_retimed() {
     let (r, cycles, bound) = checked(
@@ -75,7 +78,26 @@ fn a_store_beside_another_block_of_its_output_is_retimed() {
         "rounds_left_third",
         PipelineMode::Default,
     );
-    assert!(common::retimed(&r).contains(&"w"), "{:#?}", r.backend_log);
+    // The stage of the group named `key` (`` `w.act`@7 ``) in the emergent stage line.
+    let stage = |line: &str, key: &str| -> Option<u32> {
+        let at = line.find(key)? + key.len() + 1;
+        let digits: String = line[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    let staged_later = r.backend_log.iter().any(|l| {
+        l.contains("compute spread over")
+            && stage(l, "`w.act`")
+                .zip(stage(l, "`c.sp`"))
+                .is_some_and(|(w, c)| c > w)
+    });
+    assert!(
+        common::retimed(&r).contains(&"w") || staged_later,
+        "{:#?}",
+        r.backend_log
+    );
     assert!(cycles * 100 <= bound * 175, "{cycles} against {bound}");
     let (annotated, a, _) = checked(
         "tests/good/hbm_rounds_queued.nk",

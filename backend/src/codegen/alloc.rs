@@ -61,8 +61,10 @@
 //! time, shared otherwise ([`Place::Scratch`]). The arena's size is the highest end. Accesses
 //! become offsets into the arena (`emit`); their footprints keep the tensor's own rows and
 //! columns, and two different tensors of one arena conflict exactly when their element ranges
-//! overlap (`sync`), so reuse is ordered like SBUF reuse. A multi-buffered HBM scratch tensor is
-//! not lowered (E0504).
+//! overlap (`sync`), so reuse is ordered like SBUF reuse. A scratch tensor that is a ring along
+//! one loop (`transform::ring_slots`) takes its slots one after another in the arena
+//! ([`scratch_slot_elems`] each), rotated like an SBUF ring; its footprints stack the slots'
+//! rows. A scratch tensor blocked along several loops is not lowered (E0504).
 //!
 //! The phases of [`allocate`] (of each colouring): the HBM inputs and outputs, the live ranges
 //! ([`compute_live_ranges`], or [`compute_exact_live_ranges`]), the buffers to place by memory
@@ -774,18 +776,19 @@ fn collect_buffers(
         match d.memory {
             Memory::Hbm => {
                 if d.kind == TensorKind::Local && !a.places.contains_key(&t) {
-                    if d.slots() != 1 {
+                    // A ring of scratch: one block dimension, its slots one after another.
+                    if d.block.len() > 1 {
                         return Err(BackendError::MultiBufferedScratch {
                             tensor: d.name.clone(),
                             at: span,
                         });
                     }
-                    let align = SBUF_ALIGN / d.dtype.size_bytes();
-                    let elems = d.elems().div_ceil(align).saturating_mul(align);
-                    bufs.scratch
-                        .entry(d.dtype.name())
-                        .or_default()
-                        .push((t, elems, 1));
+                    let slot = scratch_slot_elems(d);
+                    bufs.scratch.entry(d.dtype.name()).or_default().push((
+                        t,
+                        slot.saturating_mul(d.slots()),
+                        slot,
+                    ));
                 }
             }
             Memory::Sbuf | Memory::Psum => {
@@ -857,6 +860,12 @@ fn place_arena(
         role: Role::Scratch,
         values: Vec::new(),
     });
+}
+
+/// The elements of one slot of scratch tensor `d` in its arena (64-byte aligned).
+pub fn scratch_slot_elems(d: &penguin::ir::TensorData) -> u64 {
+    let align = SBUF_ALIGN / d.dtype.size_bytes();
+    d.elems().div_ceil(align).saturating_mul(align)
 }
 
 /// The SBUF overflow error when the placed SBUF buffers end past the SBUF (`used` bytes per

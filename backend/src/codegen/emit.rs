@@ -375,7 +375,7 @@ impl Emit<'_> {
         Ok(())
     }
 
-    fn hbm(&self, o: &Operand, write: bool) -> Result<(HbmAp, Foot), BackendError> {
+    fn hbm(&self, i: BirInst, o: &Operand, write: bool) -> Result<(HbmAp, Foot), BackendError> {
         let t = &self.func.tensors[o.tensor];
         // A scratch tensor is elements `[offset, offset + elems)` of its arena (`alloc`).
         let (index, offset, region) = match self.alloc.places.get(&o.tensor) {
@@ -404,6 +404,16 @@ impl Emit<'_> {
         };
         let mut start = self.expr(&flat);
         start.constant += offset as i64;
+        // A ring of scratch: slot k is `k` slots further in the arena, and `k` slots of rows
+        // further in the tensor's own coordinates of the footprint.
+        let mut r0 = r0;
+        if !t.block.is_empty() {
+            if let Some(Place::Scratch { .. }) = self.alloc.places.get(&o.tensor) {
+                let slot = crate::codegen::alloc::scratch_slot_elems(t);
+                self.rotate_slots(i, o, slot, &mut start)?;
+                self.rotate_slots(i, o, t.shape[0], &mut r0)?;
+            }
+        }
         let nr = o.access.size[0];
         let nc = o.access.size.get(1).copied().unwrap_or(1);
         // A box is rows × columns; an access pattern's axes step `step[0]·cols + step[1]`
@@ -668,7 +678,7 @@ impl Emit<'_> {
             return Err(BackendError::DmaNotSbuf { at: self.at(i) });
         }
         let tile = self.tile(i, tile_op, load)?;
-        let (mut hbm, hfoot) = self.hbm(hbm_op, !load)?;
+        let (mut hbm, hfoot) = self.hbm(i, hbm_op, !load)?;
         let np = u64::from(tile.ap.np);
         // A partition-major transfer (`pir::dma_rows_per_partition`): partition `p` moves the
         // `rows` HBM rows `p·rows ..`, so the HBM side is `np` runs of `rows` rows.

@@ -10,12 +10,16 @@
 //! only means its value modulo `n` (such as `iv + 1` on a ring of 2, or `iv - 1` on a ring of 1
 //! after a write of `iv` in the same iteration) keeps the ring as it is.
 //!
-//! The rule, for a loop that is not peeled: the tile is accessed only directly in `l`'s body, one
-//! instruction writes it, the whole tile, without reading it, and every read of slot `iv + c_r`
-//! finds the writer's slot `iv + c_w` filled `0 <= c_w − c_r < n` iterations earlier (or earlier
-//! in the same iteration), with the writer's guard on at that iteration whenever the reader's is
-//! on (compared as intervals of iterations, [`crate::cost::guards`]). Then every read finds the value
-//! of the same write with any `m >= n` slots. For a **peeled** loop (`penguin::pipeline::peel`),
+//! The rule, for a loop that is not peeled: the tile is accessed only directly in `l`'s body; its
+//! writers all select slot `iv + c_w` and run in the same iterations, and together they write
+//! every element of it (only writes of constant boxes, with no mask and no index, count as
+//! writing their box: a tile filled by a memset and then partly by a gather, or by two halves,
+//! is a renamable value like a tile one instruction writes whole); and every read of slot
+//! `iv + c_r` finds the writers' slot `iv + c_w` filled `0 < c_w − c_r < n` iterations earlier,
+//! with the writers on at that iteration whenever the reader is (compared as intervals of
+//! iterations, [`crate::cost::guards`]), or reads in the iteration that writes it (`c_w = c_r`)
+//! only elements the writes before it in the body hold. Then every read finds the value of the
+//! same writes with any `m >= n` slots: a slot holds nothing of an older iteration. For a **peeled** loop (`penguin::pipeline::peel`),
 //! whose prologue and epilogue copies access the ring at constant slots beside it, the accesses
 //! of the block that holds the loop are walked in program order instead (see
 //! [`peeled_reads_kept`]), with `n` and with `m` slots.
@@ -36,10 +40,61 @@ const MAX_ENUMERATION: i64 = 1 << 16;
 struct Access {
     stmt: Stmt,
     pos: (usize, usize),
-    writes_whole: bool,
     writes: bool,
     reads: bool,
     offset: Option<i64>,
+    /// The box it writes, every element of it, when it does (a write of constant bounds, with
+    /// no mask and no index).
+    writes_box: Option<Cells>,
+    /// The box of everything it reads of the tile (the bounding box of a pattern), when its
+    /// bounds are constant.
+    reads_box: Option<Cells>,
+}
+
+/// A box of a tile: a constant start and size per dimension.
+type Cells = Vec<(i64, u64)>;
+
+/// The box of an access, when its starts are constant: the bounding box of a pattern.
+fn bounding_box(a: &penguin::ir::Access) -> Option<Cells> {
+    (a.start.iter().zip(&a.size))
+        .map(|(e, &n)| Some((e.as_constant()?, n)))
+        .collect()
+}
+
+/// Whether the union of `boxes` holds every element of `target` (each dimension cut at every
+/// box's edges; each cell of the cut checked once).
+fn covers(boxes: &[&Cells], target: &Cells) -> bool {
+    if target.iter().any(|&(_, n)| n == 0) {
+        return true;
+    }
+    // The cut points of each dimension inside the target.
+    let cuts: Vec<Vec<i64>> = (target.iter().enumerate())
+        .map(|(d, &(lo, n))| {
+            let hi = lo + n as i64;
+            let mut c = vec![lo, hi];
+            for b in boxes {
+                let (s, m) = b[d];
+                c.extend([s, s + m as i64].into_iter().filter(|&x| lo < x && x < hi));
+            }
+            c.sort_unstable();
+            c.dedup();
+            c
+        })
+        .collect();
+    let cells: usize = cuts.iter().map(|c| c.len() - 1).product();
+    (0..cells).all(|mut k| {
+        // The cell's lowest corner.
+        let corner: Vec<i64> = (cuts.iter())
+            .map(|c| {
+                let j = k % (c.len() - 1);
+                k /= c.len() - 1;
+                c[j]
+            })
+            .collect();
+        boxes
+            .iter()
+            .any(|b| (b.iter().zip(&corner)).all(|(&(s, m), &x)| s <= x && x < s + m as i64))
+    })
 }
 
 /// The tile's slot offset in an access: `Some(c)` for slot `iv + c`.
@@ -86,20 +141,33 @@ fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
                 return;
             }
             let pos = func.axes[l].body.iter().position(|&b| b == s).unwrap_or(0);
-            let whole = dst.is_some() && d.writes_whole(&td.shape);
             let access = src.or(dst).map(|o| offset(&o.access.slots, l));
             // Every access of the instruction must select the same slot.
             let same = src
                 .into_iter()
                 .chain(dst)
                 .all(|o| Some(offset(&o.access.slots, l)) == access);
+            // Every element of its box: no mask, no index, no pattern.
+            let exact = d.mask.is_empty() && !d.op.is_indirect();
+            let writes_box = dst
+                .filter(|o| exact && o.access.pattern.is_none())
+                .and_then(|o| bounding_box(&o.access));
+            // One box that bounds every read of the tile (an accumulation reads its
+            // destination).
+            let read_ops =
+                (d.srcs.iter().filter(|o| o.tensor == t)).chain(dst.filter(|_| reads_dst));
+            let reads_box = read_ops
+                .map(|o| bounding_box(&o.access))
+                .collect::<Option<Vec<Cells>>>()
+                .and_then(|b| hull(&b));
             accesses.push(Access {
                 stmt: s,
                 pos: (pos, k),
-                writes_whole: whole && !reads_dst && src.is_none(),
                 writes: dst.is_some(),
                 reads: src.is_some() || (dst.is_some() && reads_dst),
                 offset: if same { access.flatten() } else { None },
+                writes_box,
+                reads_box,
             });
         }
     });
@@ -113,10 +181,7 @@ fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
         };
     }
     let writers: Vec<&Access> = accesses.iter().filter(|a| a.writes).collect();
-    let [w] = writers[..] else { return None };
-    if !w.writes_whole {
-        return None;
-    }
+    let w = *writers.first()?;
     let cw = w.offset?;
     // The iterations of `l` in which a statement runs (its guards name no other loop).
     let running = |s: Stmt| -> Option<Range<i64>> {
@@ -129,25 +194,68 @@ fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
             false => bx.range(func, l),
         })
     };
+    // Every writer writes the slot of the same selector, in the same iterations, and together
+    // they write the whole tile: a slot holds only values of the iteration that wrote it last.
+    let writes = running(w.stmt);
+    for v in &writers[1..] {
+        if v.offset != Some(cw) || writes.is_none() || running(v.stmt) != writes {
+            return None;
+        }
+    }
+    let whole: Cells = td.shape.iter().map(|&n| (0, n)).collect();
+    let written: Vec<&Cells> = writers
+        .iter()
+        .filter_map(|v| v.writes_box.as_ref())
+        .collect();
+    if !covers(&written, &whole) {
+        return None;
+    }
     for r in accesses.iter().filter(|a| a.reads) {
         let cr = r.offset?;
         // The write of the value read: `cw - cr` iterations earlier, or earlier in this one.
         let back = cw - cr;
-        if back < 0 || back >= i64::from(n) || (back == 0 && r.pos <= w.pos) {
+        if back < 0 || back >= i64::from(n) {
             return None;
+        }
+        if back == 0 {
+            // Read in the iteration that writes it: the writes before the read hold all it
+            // reads, whatever the slot held before.
+            let before: Vec<&Cells> = (writers.iter())
+                .filter(|v| v.pos < r.pos)
+                .filter_map(|v| v.writes_box.as_ref())
+                .collect();
+            if !covers(&before, r.reads_box.as_ref()?) {
+                return None;
+            }
         }
         let reads = running(r.stmt)?;
         if reads.is_empty() {
             continue;
         }
-        // Every iteration that reads finds the writer on `back` iterations earlier (within the
-        // loop: the writer's iterations are clamped to it).
-        let writes = running(w.stmt)?;
+        // Every iteration that reads finds the writers on `back` iterations earlier (within
+        // the loop: the writers' iterations are clamped to it).
+        let writes = writes.clone()?;
         if reads.start - back < writes.start || reads.end - back > writes.end {
             return None;
         }
     }
     Some(())
+}
+
+/// The smallest box that holds every box of `boxes` (of one rank).
+fn hull(boxes: &[Cells]) -> Option<Cells> {
+    let first = boxes.first()?;
+    Some(
+        (0..first.len())
+            .map(|d| {
+                let lo = boxes.iter().map(|b| b[d].0).min().unwrap_or(0);
+                let hi = (boxes.iter().map(|b| b[d].0 + b[d].1 as i64))
+                    .max()
+                    .unwrap_or(lo);
+                (lo, (hi - lo) as u64)
+            })
+            .collect(),
+    )
 }
 
 /// The rule for a ring of a peeled loop `l` (`penguin::pipeline::peel`), whose prologue and

@@ -1,5 +1,6 @@
 //! One more ring slot for a tile along a loop, on the Penguin function: whether the tile may take
-//! it ([`expandable`]: an SBUF tile local to the kernel, blocked along that loop or not at all,
+//! it ([`expandable`]: an SBUF tile or an HBM scratch tensor local to the kernel (at most
+//! [`MAX_DEPTH`] slots of scratch, which HBM holds), blocked along that loop or not at all,
 //! within its depth cap ([`depth_cap`]) and the SBUF budget, every read finding the same write,
 //! [`crate::transform::ring_reads`]) and the edit itself ([`apply`]). The modulo
 //! scheduler's recurrence decides which tile (`codegen::expand`), and `retime` reuses the rule.
@@ -18,7 +19,9 @@ use penguin::{Axis, Function, Tensor};
 /// The current slot count of `t` when one more slot along `l` keeps every value (module doc).
 pub fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
     let td = &func.tensors[t];
-    if td.memory != Memory::Sbuf || td.kind != TensorKind::Local {
+    let scratch =
+        td.memory == Memory::Hbm && !func.params.contains(&t) && !func.outputs.contains(&t);
+    if !(td.memory == Memory::Sbuf || scratch) || td.kind != TensorKind::Local {
         return None;
     }
     let n = match td.block.as_slice() {
@@ -26,8 +29,17 @@ pub fn expandable(func: &Function, t: Tensor, l: Axis) -> Option<u32> {
         [b] if b.axis == l => b.count,
         _ => return None,
     };
-    if n >= depth_cap(func, t, l) || !compute_reads_kept(func, t, l, n + 1) {
+    // HBM scratch: a ring of at most [`MAX_DEPTH`] slots (HBM holds them).
+    let cap = if scratch {
+        MAX_DEPTH
+    } else {
+        depth_cap(func, t, l)
+    };
+    if n >= cap || !compute_reads_kept(func, t, l, n + 1) {
         return None;
+    }
+    if scratch {
+        return Some(n);
     }
     fits_one_more_slot(func, t, n)
 }

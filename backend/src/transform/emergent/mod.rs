@@ -101,7 +101,7 @@ pub use auto::{choose_auto_stages, choose_auto_stages_with, mark_auto_loops, Aut
 pub use remark::{AutoRemark, EmergentRemark};
 pub use stages::StageOrder;
 
-use penguin::ir::StmtKind;
+use penguin::ir::{Op, StmtKind};
 use penguin::{Axis, Function, Tensor};
 
 /// How the emergent path realises a ring loop.
@@ -251,7 +251,7 @@ impl Realise<'_> {
             return false;
         }
         let staged = match self.original {
-            Some(_) if self.dma_bound => {
+            Some(_) if self.dma_bound && !transfers_mid_chain(func, l) => {
                 log.push(EmergentRemark::DmaBound {
                     iv: func.display_iv(l).to_string(),
                     max: MAX_DEPTH,
@@ -277,6 +277,35 @@ impl Realise<'_> {
         }
         false
     }
+}
+
+/// Whether a transfer into a tile in `l`'s body reads what the body writes (a gather of indices
+/// it computes, a reload of rows it stored): then the DMA latency is a link of each
+/// iteration's chain, which only stages overlap across iterations (no ring issues that transfer
+/// ahead), so a loop bound by DMA latency is still staged.
+fn transfers_mid_chain(func: &Function, l: Axis) -> bool {
+    let mut written = std::collections::BTreeSet::new();
+    let mut transfers = Vec::new();
+    func.walk_stmts(|s, loops| {
+        if !loops.contains(&l) {
+            return;
+        }
+        if let StmtKind::Insts(insts) = &func.stmts[s].kind {
+            for &i in insts {
+                let d = &func.insts[i];
+                written.insert(d.dst.tensor);
+                if matches!(d.op, Op::Load | Op::Gather { .. }) {
+                    transfers.push(i);
+                }
+            }
+        }
+    });
+    transfers.iter().any(|&i| {
+        func.insts[i]
+            .srcs
+            .iter()
+            .any(|o| written.contains(&o.tensor))
+    })
 }
 
 /// Whether loop `outer` encloses loop `inner` (at any depth).

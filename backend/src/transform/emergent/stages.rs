@@ -121,6 +121,10 @@ pub(super) struct LoopFacts {
     renamed: BTreeMap<Tensor, u32>,
     /// Groups of children that must share a stage (loop-carried state), with the tensor why.
     groups: Vec<(Tensor, Vec<usize>)>,
+    /// HBM tensors each iteration of `l` accesses in rows of its own ([`compute_private_rows`]):
+    /// no state carried across iterations, and a reload of what a store wrote is a hand-off
+    /// (the store lands a DMA latency later).
+    private_rows: BTreeSet<Tensor>,
     /// The engine of every instruction of the subtree (copies pinned).
     engines: BTreeMap<Inst, EngineClass>,
     /// Each engine's cycles of work in one iteration (`sp`: issue only).
@@ -560,6 +564,7 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
     });
     let mut renamed = BTreeMap::new();
     let mut groups = Vec::new();
+    let mut private_rows = BTreeSet::new();
     for (&t, acc) in &accesses {
         let td = &func.tensors[t];
         let children: BTreeSet<usize> = acc.iter().map(|a| a.child).collect();
@@ -588,6 +593,12 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
             }
             continue;
         }
+        // Only a tensor the loop reads back: its stores alone stay together, as before.
+        let chained = acc.iter().any(|a| a.writes) && acc.iter().any(|a| a.reads);
+        if td.memory == Memory::Hbm && chained && compute_private_rows(func, l, t, acc) {
+            private_rows.insert(t);
+            continue;
+        }
         let written = acc.iter().any(|a| a.writes);
         if written && children.len() > 1 {
             groups.push((t, children.into_iter().collect()));
@@ -600,10 +611,52 @@ pub(super) fn compute_facts(func: &Function, l: Axis, rings: &[(Tensor, u32)]) -
         p,
         renamed,
         groups,
+        private_rows,
         engines,
         loads,
         unsafe_split: false,
     }
+}
+
+/// Whether every iteration of `l` accesses `t` (through `acc`) in elements no other iteration
+/// touches: along some dimension every access starts at `a·iv + c` (the same `a`, no other
+/// loop's variable) and all of them, boxes or patterns' bounding boxes, fit in a window of
+/// `|a|` elements. Then the accesses of different iterations are disjoint, whatever their
+/// stages.
+fn compute_private_rows(func: &Function, l: Axis, t: Tensor, acc: &[Access]) -> bool {
+    let mut ops = Vec::new();
+    for a in acc {
+        let d = &func.insts[a.inst];
+        if d.op.is_indirect() {
+            return false;
+        }
+        ops.extend(
+            std::iter::once(&d.dst)
+                .chain(&d.srcs)
+                .filter(|o| o.tensor == t),
+        );
+    }
+    let Some(first) = ops.first() else {
+        return false;
+    };
+    (0..first.access.start.len()).any(|dim| {
+        let a = first.access.start[dim].coeff(l);
+        if a == 0 {
+            return false;
+        }
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
+        for o in &ops {
+            let e = &o.access.start[dim];
+            if e.coeff(l) != a || e.terms().len() != 1 {
+                return false;
+            }
+            let c = e.constant_term();
+            lo = lo.min(c);
+            hi = hi.max(c + o.access.size[dim] as i64);
+        }
+        hi - lo <= a.abs()
+    })
 }
 
 /// The facts of loop `l` realised across its nest ([`super::nest`]): its load copies (the
@@ -645,26 +698,29 @@ pub(super) fn compute_nest_facts(
     (facts, hoisted)
 }
 
-/// Per child of the loop, where its accesses sit in each tensor's list: `(accesses, own)`,
+/// Per child of the loop, where its accesses sit in each tensor's list: `(accesses, ring,
+/// private, own)`,
 /// the tensor's accesses in program order and the range of them that are the child's (a
 /// tensor's accesses are listed child by child, so the earlier children's are the prefix before
 /// `own` and the later children's the suffix after it). The stage rules of [`lower_bound`] and
 /// [`compute_stages`] visit, per child, only the tensors it touches: linear in a body whose
 /// tensors each have a few accesses, where a scan of every tensor per child was quadratic
 /// (a chain of 1,024 statements: 987 M instructions of the stage search).
-type ChildAccesses<'f> = Vec<Vec<(&'f [Access], bool, std::ops::Range<usize>)>>;
+type ChildAccesses<'f> = Vec<Vec<(&'f [Access], bool, bool, std::ops::Range<usize>)>>;
 
-/// [`ChildAccesses`] of `facts` (the flag: the tensor is renamed per iteration, or every split is
-/// allowed, so a flow through it may be a split hand-off).
+/// [`ChildAccesses`] of `facts` (the flags: the tensor is renamed per iteration, or every split
+/// is allowed, so a flow through it may be a split hand-off; the tensor is HBM rows private to
+/// each iteration, [`compute_private_rows`], whose reload follows its store a stage later).
 fn index_children(facts: &LoopFacts) -> ChildAccesses<'_> {
     let mut by_child: ChildAccesses<'_> = vec![Vec::new(); facts.hoisted.len()];
     for (t, acc) in &facts.accesses {
         let ring = facts.unsafe_split || facts.renamed.contains_key(t);
+        let private = facts.private_rows.contains(t);
         let mut k = 0;
         while k < acc.len() {
             let c = acc[k].child;
             let end = k + acc[k..].iter().take_while(|a| a.child == c).count();
-            by_child[c].push((&acc[..], ring, k..end));
+            by_child[c].push((&acc[..], ring, private, k..end));
             k = end;
         }
     }
@@ -683,7 +739,7 @@ fn lower_bound(
     let top = facts.p + cap;
     let mut s = facts.p;
     let mut has_pred = false;
-    for (acc, ring, own) in &index[c] {
+    for (acc, ring, private, own) in &index[c] {
         // Only a tile renamed per iteration can carry a value to a later stage; every other
         // tensor written in the loop keeps its accesses in one stage (the groups).
         for a in &acc[..own.start] {
@@ -693,8 +749,9 @@ fn lower_bound(
                     continue;
                 }
                 has_pred = true;
-                let hand =
-                    u32::from(*ring && flow && a.engine != b.engine && !facts.hoisted[a.child]);
+                let hand = u32::from(
+                    (*ring && a.engine != b.engine || *private) && flow && !facts.hoisted[a.child],
+                );
                 s = s.max((stages[a.child] + hand).min(top).max(stages[a.child]));
             }
         }
@@ -721,14 +778,14 @@ pub(super) fn compute_stages(facts: &LoopFacts, cap: u32) -> Vec<u32> {
     // A child with no producer in the iteration runs as late as its consumers allow.
     for &c in sources.iter().rev() {
         let mut latest = u32::MAX;
-        for (acc, ring, own) in &index[c] {
+        for (acc, ring, private, own) in &index[c] {
             for a in &acc[own.clone()] {
                 for b in &acc[own.end..] {
                     let flow = a.writes && b.reads;
                     if !(flow || b.writes && (a.reads || a.writes)) {
                         continue;
                     }
-                    let hand = u32::from(*ring && flow && a.engine != b.engine);
+                    let hand = u32::from((*ring && a.engine != b.engine || *private) && flow);
                     latest = latest.min(stages[b.child].saturating_sub(hand));
                 }
             }
@@ -930,7 +987,7 @@ mod tests {
         let facts = compute_facts(&func, l, &[]);
         let index = index_children(&facts);
         assert_eq!(index.len(), n + 2, "one entry per child");
-        let earlier: usize = (index.iter().flatten()).map(|(_, _, own)| own.start).sum();
+        let earlier: usize = (index.iter().flatten()).map(|(_, _, _, own)| own.start).sum();
         assert!(
             earlier <= n + 1,
             "each child sees the one earlier access of its operand, {earlier} in all"
