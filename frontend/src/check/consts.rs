@@ -19,6 +19,9 @@ impl Checker<'_> {
         let a = self.affine(e)?;
         match a.as_constant() {
             Some(c) => Some(c),
+            // Of loops that may be unrolled (`nl.affine_range(i, i + n)` inside a loop over
+            // `i`): each iteration has the value, as NKI's tracer runs them (`needs_value`).
+            None if self.unroll_for_division(&a, &AffineExpr::constant(0)) => None,
             None => {
                 let shown = self.show(&a);
                 self.error(CheckError::LoopDependent {

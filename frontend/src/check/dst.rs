@@ -33,8 +33,9 @@
 
 use super::error::CheckError;
 use super::operands::{Arg, Dest, Res, StmtCtx};
-use super::Checker;
+use super::pyvalue::Py;
 use super::TileVal;
+use super::{Checker, Value};
 use crate::ast::{Expr, ExprKind, Ident, Keyword, Span};
 use penguin::{AffineExpr, Memory, Op};
 
@@ -126,8 +127,32 @@ impl Checker<'_> {
             }
             _ => args,
         };
-        let Some((target, _)) = self.view(&dst_value) else {
-            return true;
+        // `dst=nl.ndarray(...)` written inline: a new tile nothing else names (a result the
+        // kernel discards, as `activation_reduce`'s elementwise output), allocated as a bound
+        // one would be.
+        let inline = match &dst_value.kind {
+            ExprKind::Call { func, .. } => matches!(
+                self.peek_callee(func).as_ref().and_then(Value::as_py),
+                Some(Py::Ref("nl", n)) if n == "ndarray"
+            ),
+            _ => false,
+        };
+        let target = if inline {
+            match self.eval(&dst_value) {
+                Some(Value::Tile(t)) => t,
+                Some(_) => {
+                    self.error(CheckError::ExpectedTile {
+                        at: dst_value.span.clone(),
+                    });
+                    return true;
+                }
+                None => return true,
+            }
+        } else {
+            let Some((target, _)) = self.view(&dst_value) else {
+                return true;
+            };
+            target
         };
         if is_dma {
             let Some(src) = rest.iter().find(|k| k.name.name == "src") else {

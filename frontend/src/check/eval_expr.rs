@@ -525,11 +525,16 @@ impl Checker<'_> {
     }
 
     /// Python needs the value of an integer that depends on hardware loop indices: while trying
-    /// a `range` loop as a hardware loop this asks for it to be unrolled; otherwise it is a
+    /// a `range` loop as a hardware loop, or running `nl.affine_range` / `nl.sequential_range`
+    /// loops of every index it names, this asks for the loop to be unrolled; otherwise it is a
     /// diagnostic saying what to write. Returns true when it was reported or deferred.
     pub(crate) fn needs_value(&mut self, a: &AffineExpr, at: &Expr) -> bool {
         let axes: Vec<penguin::Axis> = a.terms().iter().map(|(x, _)| *x).collect();
-        if axes.iter().any(|x| self.soft_axes.contains(x)) {
+        // A `range` loop being tried, or an `nl.affine_range` / `nl.sequential_range` loop
+        // whose every index here may be unrolled: since NKI 0.7 these iterate as Python's
+        // `range`, so the value exists per iteration and the loop is traced once per index.
+        let div_soft = !axes.is_empty() && axes.iter().all(|x| self.div_soft_axes.contains(x));
+        if axes.iter().any(|x| self.soft_axes.contains(x)) || div_soft {
             self.need_unroll = true;
             self.stopped = true;
             return true;

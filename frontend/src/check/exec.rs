@@ -778,6 +778,9 @@ impl Checker<'_> {
                 self.bind(&id.name, Value::None, id.span.clone());
             }
         }
+        if let Target::Name(id) = target {
+            self.unrolled_targets.insert(id.span.clone());
+        }
         self.unrolled_matmuls.push(std::collections::HashSet::new());
         let mut returned: Option<(Value, Span, String)> = None;
         let mut flow = Flow::Next;

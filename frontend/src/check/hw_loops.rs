@@ -106,7 +106,13 @@ impl Checker<'_> {
 
         if RESERVED.contains(&var.name.as_str()) {
             self.error(reserved(var));
-        } else if let Some(prev) = self.find(&var.name).cloned() {
+        } else if let Some(prev) = self
+            .find(&var.name)
+            .filter(|b| !self.unrolled_targets.contains(&b.span))
+            .cloned()
+        {
+            // The index an earlier unrolled loop left bound (`for k in ...:` twice, the first
+            // unrolled) is Python's to rebind; any other bound name stays refused.
             self.error(CheckError::LoopVarShadows {
                 name: var.name.clone(),
                 prev: prev.span,

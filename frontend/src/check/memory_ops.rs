@@ -203,6 +203,11 @@ impl Checker<'_> {
             }
             return None;
         };
+        // A tile of one dimension, `(nl.par_dim(n),)`: its partition dimension, one element on
+        // each partition.
+        if let [p] = items.as_slice() {
+            return Some([self.dim(p)?, 1]);
+        }
         if items.len() != 2 {
             self.error(CheckError::ShapeArity {
                 dims: items.len(),

@@ -148,6 +148,8 @@ mod indirect;
 mod np_consts;
 mod pe_tiling;
 // psum_banks: PSUM arrays of several banks, each access within one bank.
+mod hbm_ap;
+mod hbm_view;
 mod mask_guards;
 mod mask_nd;
 mod mask_sums;
@@ -620,6 +622,9 @@ pub(crate) struct Checker<'a> {
     temp_count: usize,
     /// Random instructions traced so far: the next one's stream number (`random_ops`).
     random_streams: u32,
+    /// The spans of the index names of loops that were unrolled (`exec`): a later hardware
+    /// loop may take the name again (`hw_loops`).
+    unrolled_targets: HashSet<Span>,
     /// The axes of `range` loops being tried as hardware loops (`exec`).
     soft_axes: Vec<Axis>,
     /// Set when such a loop's index needs a value: the loop is unrolled instead.
@@ -708,6 +713,7 @@ impl<'a> Checker<'a> {
             in_loop_body: false,
             temp_count: 0,
             random_streams: 0,
+            unrolled_targets: HashSet::new(),
             soft_axes: Vec::new(),
             need_unroll: false,
             div_soft_axes: Vec::new(),

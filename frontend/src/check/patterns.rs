@@ -201,6 +201,7 @@ impl Checker<'_> {
         }
         let base = match self.lookup(n, &value.span) {
             super::Value::Tile(t) => t,
+            super::Value::Param(t) => TileVal::whole(t, self.tensor(t).shape),
             _ => return None,
         };
         Some(
@@ -222,12 +223,18 @@ impl Checker<'_> {
         if base.pattern.is_some() {
             return refuse(self, format!("`{name}` is already an access pattern"), span);
         }
-        let [list] = args else {
-            return refuse(
-                self,
-                "`.ap` takes one list of [step, count] pairs".to_string(),
-                span,
-            );
+        // The pairs: one positional list, or `pattern=[...]` (NKI's keyword).
+        let keyed = kwargs.iter().find(|k| k.name.name == "pattern");
+        let list = match (args, keyed) {
+            ([list], None) => list,
+            ([], Some(k)) => &k.value,
+            _ => {
+                return refuse(
+                    self,
+                    "`.ap` takes one list of [step, count] pairs".to_string(),
+                    span,
+                )
+            }
         };
         let (ExprKind::List(pairs) | ExprKind::Tuple(pairs)) = &list.kind else {
             return refuse(
@@ -236,16 +243,18 @@ impl Checker<'_> {
                 &list.span,
             );
         };
-        let mut offset = 0i64;
+        let mut offset_expr = AffineExpr::constant(0);
         for kw in kwargs {
-            if kw.name.name == "offset" {
-                offset = self.const_int(&kw.value)?;
-            } else {
-                return refuse(
-                    self,
-                    format!("`.ap` has no keyword `{}`", kw.name.name),
-                    &kw.name.span,
-                );
+            match kw.name.name.as_str() {
+                "pattern" => {}
+                "offset" => offset_expr = self.affine(&kw.value)?,
+                _ => {
+                    return refuse(
+                        self,
+                        format!("`.ap` has no keyword `{}`", kw.name.name),
+                        &kw.name.span,
+                    )
+                }
             }
         }
         let mut axes: Vec<(i64, u64)> = Vec::new();
@@ -278,6 +287,18 @@ impl Checker<'_> {
                 span,
             );
         };
+        if self.tensor(base.tensor).memory == penguin::Memory::Hbm {
+            return self.hbm_ap(base, name, &axes, &offset_expr, span);
+        }
+        // On chip: a loop-dependent offset splits into partitions and columns
+        // (`hbm_ap::split_offset`); both parts are bounds-checked below.
+        let Some((dp, df)) = super::hbm_ap::split_offset(&offset_expr, row) else {
+            return refuse(
+                self,
+                format!("an offset of `{}`", self.show(&offset_expr)),
+                span,
+            );
+        };
         if pstep != row && pcount > 1 {
             return refuse(
                 self,
@@ -299,32 +320,21 @@ impl Checker<'_> {
                 span,
             );
         }
-        if offset < 0 {
-            return refuse(self, format!("a negative offset {offset}"), span);
+        if offset_expr.as_constant().is_some_and(|o| o < 0) {
+            return refuse(
+                self,
+                format!("a negative offset {}", offset_expr.constant_term()),
+                span,
+            );
         }
-        let (dp, df) = (offset / row.max(1), offset % row.max(1));
         let fext = axes[1..].iter().fold(1u64, |a, &(s, c)| {
             a.saturating_add((c - 1).saturating_mul(s as u64))
         });
-        self.check_bounds(
-            &AffineExpr::constant(dp),
-            pcount,
-            base.size[0],
-            name,
-            0,
-            span.clone(),
-        )?;
-        self.check_bounds(
-            &AffineExpr::constant(df),
-            fext,
-            base.size[1],
-            name,
-            1,
-            span.clone(),
-        )?;
+        self.check_bounds(&dp, pcount, base.size[0], name, 0, span.clone())?;
+        self.check_bounds(&df, fext, base.size[1], name, 1, span.clone())?;
         let (Some(p0), Some(f0)) = (
-            lin(&base.start[0], 1, &AffineExpr::constant(dp), 1),
-            lin(&base.start[1], 1, &AffineExpr::constant(df), 1),
+            lin(&base.start[0], 1, &dp, 1),
+            lin(&base.start[1], 1, &df, 1),
         ) else {
             self.overflow(span.clone());
             return None;

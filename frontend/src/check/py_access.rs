@@ -432,6 +432,11 @@ impl Checker<'_> {
         match container.as_py() {
             Some(Py::List(items)) => {
                 let n = items.borrow().len() as i64;
+                // `tiles[k] = ...` with `k` the index of a loop that may be unrolled: each
+                // iteration assigns its own item, as NKI's tracer runs the loop.
+                if key.as_int().is_none() && self.unroll_for_index(&key) {
+                    return None;
+                }
                 let Some(k) = key.as_int() else {
                     self.type_error("list indices must be integers".into(), span);
                     return None;

@@ -76,6 +76,10 @@ impl Checker<'_> {
         if let Some(r) = self.subscript_tile_nd(base, name, indices, span) {
             return r;
         }
+        // hbm_view: a subscript of a bound HBM access-pattern view, along its axes.
+        if let Some(r) = self.subscript_hbm_view(base, name, indices, span) {
+            return r;
+        }
         if let Some(dims) = self.logical_dims(base).cloned() {
             return self.subscript_nd(base, &dims, name, indices, span);
         }

@@ -105,6 +105,14 @@ impl<'src> Layout<'src, '_> {
                     }
                     // Otherwise: an implicit continuation inside brackets.
                 }
+                // Python's `;` after a line's last statement (`n = 64000;`) ends nothing more
+                // than the line does; between two statements it stays refused.
+                Some(Raw::Unsupported)
+                    if &self.src[span.clone()] == ";"
+                        && self.line.is_some()
+                        && self.brackets.is_empty()
+                        && matches!(self.raws.get(i + 1), None | Some((Some(Raw::Newline), _))) => {
+                }
                 _ => {
                     if self.line.is_none() {
                         self.start_line(raw, span.start);

@@ -713,3 +713,15 @@ fn nki_surface_parses() {
         "(((a Lt n) & (b + 1)) Eq c)"
     );
 }
+
+#[test]
+fn a_trailing_semicolon_ends_a_simple_statement() {
+    // Python's `;` after the last statement of a line (`FREE_DIM_MAX = 64000;`, as a cs149
+    // solution writes it) is the end of the line; two statements on a line stay refused.
+    let (module, errors) = parse("def k(a):\n    n = 64000; \n    return a;\n");
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(module.kernels.len(), 1);
+    assert_eq!(module.kernels[0].body.len(), 2);
+    let (_, errors) = parse("def k(a):\n    n = 1; m = 2\n    return a\n");
+    assert!(!errors.is_empty(), "two statements on one line");
+}
