@@ -987,7 +987,9 @@ mod tests {
         let facts = compute_facts(&func, l, &[]);
         let index = index_children(&facts);
         assert_eq!(index.len(), n + 2, "one entry per child");
-        let earlier: usize = (index.iter().flatten()).map(|(_, _, _, own)| own.start).sum();
+        let earlier: usize = (index.iter().flatten())
+            .map(|(_, _, _, own)| own.start)
+            .sum();
         assert!(
             earlier <= n + 1,
             "each child sees the one earlier access of its operand, {earlier} in all"
