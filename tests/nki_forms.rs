@@ -52,9 +52,7 @@ fn positional_dma_copy_and_memset_take_the_destination_first() {
     let (lhs_t, rhs) = (&inp[0], &inp[1]);
     for m in 0..192 {
         for n in 0..320 {
-            let want: f64 = (0..256)
-                .map(|k| lhs_t.data[k * 192 + m] as f64 * rhs.data[k * 320 + n] as f64)
-                .sum();
+            let want = product(&lhs_t.data, &rhs.data, 256, m, n, 192, 320);
             let got = out[0].data[m * 320 + n];
             assert!(
                 (got as f64 - want).abs() <= 1e-3,
@@ -135,28 +133,21 @@ fn product(lhs_t: &[f32], rhs: &[f32], kk: usize, m: usize, n: usize, ms: usize,
 fn a_contraction_split_over_two_loops_sums_over_both() {
     // Before the accumulation group spanned the loops around the matmuls, `acc` was zeroed
     // before the inner loop, in every iteration of `k1`: the result was the last k1's half.
-    let (inp, out) = run("psum_split_groups.nk", "split_contraction", 7);
-    let (lhs_t, rhs) = (&inp[0].data, &inp[1].data);
-    for m in 0..96 {
-        for n in 0..400 {
-            let want = product(lhs_t, rhs, 384, m, n, 96, 400);
-            let got = out[0].data[m * 400 + n];
-            assert!(
-                (got as f64 - want).abs() <= 1e-3,
-                "out[{m}, {n}]: {got} against {want}"
-            );
-        }
-    }
-    let (inp, out) = run("psum_split_groups.nk", "split_blocks", 8);
-    let (lhs_t, rhs) = (&inp[0].data, &inp[1].data);
-    for m in 0..32 {
-        for n in 0..1024 {
-            let want = product(lhs_t, rhs, 256, m, n, 32, 1024);
-            let got = out[0].data[m * 1024 + n];
-            assert!(
-                (got as f64 - want).abs() <= 1e-3,
-                "out[{m}, {n}]: {got} against {want}"
-            );
+    for (kernel, seed, kk, m, n) in [
+        ("split_contraction", 7, 384, 96, 400),
+        ("split_blocks", 8, 256, 32, 1024),
+    ] {
+        let (inp, out) = run("psum_split_groups.nk", kernel, seed);
+        let (lhs_t, rhs) = (&inp[0].data, &inp[1].data);
+        for i in 0..m {
+            for j in 0..n {
+                let want = product(lhs_t, rhs, kk, i, j, m, n);
+                let got = out[0].data[i * n + j];
+                assert!(
+                    (got as f64 - want).abs() <= 1e-3,
+                    "{kernel}: out[{i}, {j}]: {got} against {want}"
+                );
+            }
         }
     }
 }

@@ -544,45 +544,11 @@ fn residual(bi: &BInstData, first: &[(Axis, i64)]) -> Option<Kill> {
     Some(out)
 }
 
-/// Whether the union of `regions` covers every element of a tensor of `shape`: every cell of the
-/// grid their bounds cut the tensor into lies in one of them.
+/// Whether the union of `regions` covers every element of a tensor of `shape`
+/// ([`crate::cost::boxes::union_covers`]).
 fn covers(regions: &[Region], shape: &[u64]) -> bool {
-    // Each dimension's cut points within the tensor, sorted: the cells are the intervals between.
-    let cuts: Vec<Vec<i128>> = (shape.iter().enumerate())
-        .map(|(k, &n)| {
-            let n = i128::from(n);
-            let mut c: Vec<i128> = (regions.iter())
-                .flat_map(|r| [r[k].0, r[k].1])
-                .filter(|&x| 0 < x && x < n)
-                .chain([0, n])
-                .collect();
-            c.sort_unstable();
-            c.dedup();
-            c
-        })
-        .collect();
-    // Odometer over the cells (by the index of each dimension's lower cut).
-    let mut at = vec![0usize; shape.len()];
-    loop {
-        let inside = |r: &Region| {
-            (at.iter().enumerate()).all(|(k, &i)| r[k].0 <= cuts[k][i] && cuts[k][i + 1] <= r[k].1)
-        };
-        if !regions.iter().any(inside) {
-            return false;
-        }
-        let mut k = 0;
-        loop {
-            if k == at.len() {
-                return true;
-            }
-            at[k] += 1;
-            if at[k] + 1 < cuts[k].len() {
-                break;
-            }
-            at[k] = 0;
-            k += 1;
-        }
-    }
+    let whole: Vec<(i128, i128)> = shape.iter().map(|&n| (0, i128::from(n))).collect();
+    crate::cost::boxes::union_covers(regions, &whole)
 }
 
 /// Whether a read under the guards `guards` follows one of `kills`.
@@ -1338,20 +1304,5 @@ mod tests {
         let q = tensor(&func, "q");
         let last = compute_exact_live_ranges(&func, &bir, FlatBodies::Exact);
         assert_eq!(last[&q], compute_live_ranges(&bir)[&q]);
-    }
-
-    #[test]
-    fn regions_cover_a_tensor_only_without_a_gap() {
-        let halves = [vec![(0, 128), (0, 512)], vec![(0, 128), (512, 1024)]];
-        assert!(covers(&halves, &[128, 1024]));
-        assert!(!covers(&halves[..1], &[128, 1024]));
-        let gap = [vec![(0, 128), (0, 500)], vec![(0, 128), (512, 1024)]];
-        assert!(!covers(&gap, &[128, 1024]));
-        let quarters = [
-            vec![(0, 64), (0, 600)],
-            vec![(64, 128), (0, 1024)],
-            vec![(-8, 64), (500, 2000)],
-        ];
-        assert!(covers(&quarters, &[128, 1024]));
     }
 }

@@ -6,6 +6,7 @@
 //! Invariant: nothing here changes a function, and nothing here imports [`crate::transform`]
 //! (the costs sit below the passes that weigh them).
 
+pub mod boxes;
 pub mod budget;
 pub mod dep_bound;
 pub mod dma;

@@ -61,40 +61,16 @@ fn bounding_box(a: &penguin::ir::Access) -> Option<Cells> {
         .collect()
 }
 
-/// Whether the union of `boxes` holds every element of `target` (each dimension cut at every
-/// box's edges; each cell of the cut checked once).
+/// Whether the union of `boxes` holds every element of `target`
+/// ([`crate::cost::boxes::union_covers`] on the half-open intervals of the cells).
 fn covers(boxes: &[&Cells], target: &Cells) -> bool {
-    if target.iter().any(|&(_, n)| n == 0) {
-        return true;
-    }
-    // The cut points of each dimension inside the target.
-    let cuts: Vec<Vec<i64>> = (target.iter().enumerate())
-        .map(|(d, &(lo, n))| {
-            let hi = lo + n as i64;
-            let mut c = vec![lo, hi];
-            for b in boxes {
-                let (s, m) = b[d];
-                c.extend([s, s + m as i64].into_iter().filter(|&x| lo < x && x < hi));
-            }
-            c.sort_unstable();
-            c.dedup();
-            c
-        })
-        .collect();
-    let cells: usize = cuts.iter().map(|c| c.len() - 1).product();
-    (0..cells).all(|mut k| {
-        // The cell's lowest corner.
-        let corner: Vec<i64> = (cuts.iter())
-            .map(|c| {
-                let j = k % (c.len() - 1);
-                k /= c.len() - 1;
-                c[j]
-            })
-            .collect();
-        boxes
-            .iter()
-            .any(|b| (b.iter().zip(&corner)).all(|(&(s, m), &x)| s <= x && x < s + m as i64))
-    })
+    let interval = |c: &Cells| -> Vec<(i128, i128)> {
+        c.iter()
+            .map(|&(s, n)| (i128::from(s), i128::from(s) + i128::from(n)))
+            .collect()
+    };
+    let boxes: Vec<Vec<(i128, i128)>> = boxes.iter().map(|b| interval(b)).collect();
+    crate::cost::boxes::union_covers(&boxes, &interval(target))
 }
 
 /// The tile's slot offset in an access: `Some(c)` for slot `iv + c`.

@@ -243,7 +243,7 @@ fn filled_in_parts(func: &Function, us: &[Use], t: Tensor, depth: usize) -> bool
                 .then_some(&d.dst),
         );
         for o in reads {
-            if !fixed(&o.access) || !box_covered(&boxed(&o.access), &written) {
+            if !fixed(&o.access) || !crate::cost::boxes::union_covers(&written, &boxed(&o.access)) {
                 return false;
             }
         }
@@ -255,50 +255,6 @@ fn filled_in_parts(func: &Function, us: &[Use], t: Tensor, depth: usize) -> bool
         }
     }
     !written.is_empty()
-}
-
-/// Whether box `b` lies in the union of `boxes`: every cell of the grid their bounds cut `b`
-/// into lies in one of them.
-fn box_covered(b: &[(i128, i128)], boxes: &[Vec<(i128, i128)>]) -> bool {
-    if b.iter().any(|&(lo, hi)| lo >= hi) {
-        return true;
-    }
-    let cuts: Vec<Vec<i128>> = (b.iter().enumerate())
-        .map(|(k, &(lo, hi))| {
-            let mut c: Vec<i128> = (boxes.iter())
-                .filter_map(|x| x.get(k))
-                .flat_map(|&(a, z)| [a, z])
-                .filter(|&x| lo < x && x < hi)
-                .chain([lo, hi])
-                .collect();
-            c.sort_unstable();
-            c.dedup();
-            c
-        })
-        .collect();
-    let mut at = vec![0usize; b.len()];
-    loop {
-        let inside = |x: &Vec<(i128, i128)>| {
-            x.len() == b.len()
-                && (at.iter().enumerate())
-                    .all(|(k, &i)| x[k].0 <= cuts[k][i] && cuts[k][i + 1] <= x[k].1)
-        };
-        if !boxes.iter().any(inside) {
-            return false;
-        }
-        let mut k = 0;
-        loop {
-            if k == at.len() {
-                return true;
-            }
-            at[k] += 1;
-            if at[k] + 1 < cuts[k].len() {
-                break;
-            }
-            at[k] = 0;
-            k += 1;
-        }
-    }
 }
 
 /// Whether the first access of tile `t` (its uses in program order) writes all of it in the rows
