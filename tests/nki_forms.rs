@@ -10,15 +10,7 @@
 
 mod common;
 
-use common::interpret_good as run;
-
-fn near(got: f32, want: f64, what: &str) {
-    let tol = 1e-5 * want.abs().max(1.0);
-    assert!(
-        (got as f64 - want).abs() <= tol,
-        "{what}: {got} against {want}"
-    );
-}
+use common::{interpret_good as run, near};
 
 #[test]
 fn a_loaded_vector_slice_puts_one_element_on_each_partition() {

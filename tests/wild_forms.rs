@@ -12,15 +12,7 @@
 
 mod common;
 
-use common::interpret_good as run;
-
-fn near(got: f32, want: f64, what: &str) {
-    let tol = 1e-5 * want.abs().max(1.0);
-    assert!(
-        (got as f64 - want).abs() <= tol,
-        "{what}: {got} against {want}"
-    );
-}
+use common::{interpret_good as run, near};
 
 #[test]
 fn a_ragged_tile_sized_by_min_of_the_loop_index_covers_every_row() {

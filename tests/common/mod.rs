@@ -192,6 +192,15 @@ pub fn retimed(r: &nkc::run::RunReport) -> Vec<&str> {
         .collect()
 }
 
+/// Asserts that `got` is `want` within a relative 1e-5 (absolute below 1), naming `what`.
+pub fn near(got: f32, want: f64, what: &str) {
+    let tol = 1e-5 * want.abs().max(1.0);
+    assert!(
+        (got as f64 - want).abs() <= tol,
+        "{what}: {got} against {want}"
+    );
+}
+
 /// `tests/good/FILE` kernel `kernel` on the interpreter with seeded random inputs: the inputs and
 /// the outputs.
 pub fn interpret_good(

@@ -17,7 +17,7 @@
 use super::arith::lin;
 use super::{Checker, TileVal};
 use crate::ast::Span;
-use penguin::{AffineExpr, PatAxis, Pattern};
+use penguin::{AffineExpr, PatAxis};
 
 /// Help for an HBM `.ap` nkc refuses.
 const HELP: &str = "write `t.ap(pattern=[[step, count], ...], offset=k)` over the tensor's flat elements: the partition pair first, then up to 3 free pairs, all with positive steps, and an offset affine in the loop indices";
@@ -96,35 +96,22 @@ impl Checker<'_> {
             return None;
         };
         let (pcount, pstep) = steps[0];
-        let pstep = if pcount > 1 { pstep } else { [1, 0] };
-        let free: Vec<(u64, [i64; 2])> = steps[1..].iter().copied().filter(|a| a.0 > 1).collect();
-        let fcount = free.iter().fold(1u64, |a, x| a.saturating_mul(x.0));
-        let unit = match free.as_slice() {
-            [] => true,
-            [(_, st)] => *st == [0, 1],
-            _ => false,
+        let part = PatAxis {
+            count: pcount,
+            step: if pcount > 1 { pstep } else { [1, 0] }.to_vec(),
         };
-        let pattern = if pstep == [1, 0] && unit {
-            None
-        } else {
-            let mut pat = vec![PatAxis {
-                count: pcount,
-                step: pstep.to_vec(),
-            }];
-            pat.extend(free.iter().map(|&(count, st)| PatAxis {
+        let free = (steps[1..].iter())
+            .filter(|a| a.0 > 1)
+            .map(|&(count, st)| PatAxis {
                 count,
                 step: st.to_vec(),
-            }));
-            Some(Pattern { axes: pat })
-        };
-        Some(TileVal {
-            tensor: base.tensor,
-            start: [p0, f0],
-            size: [pcount, fcount],
-            pattern,
-            view: None,
-            dims: None,
-            indirect: None,
-        })
+            })
+            .collect();
+        Some(super::patterns::tile_of_pattern(
+            base.tensor,
+            [p0, f0],
+            part,
+            free,
+        ))
     }
 }

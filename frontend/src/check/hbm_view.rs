@@ -16,7 +16,7 @@
 use super::arith::lin;
 use super::{Checker, TileVal};
 use crate::ast::{Index, Span};
-use penguin::{AffineExpr, PatAxis, Pattern};
+use penguin::{AffineExpr, PatAxis};
 
 impl Checker<'_> {
     /// `base[indices]` of an HBM access-pattern view, composed onto its axes: `None` when this
@@ -92,30 +92,11 @@ impl Checker<'_> {
                 step: vec![1, 0],
             }
         };
-        let fcount = free.iter().fold(1u64, |n, a| n.saturating_mul(a.count));
-        let mut runs = free.iter().filter(|a| a.count > 1);
-        let unit = match (runs.next(), runs.next()) {
-            (None, _) => true,
-            (Some(a), None) => a.step == [0, 1],
-            _ => false,
-        };
-        let pcount = part.count;
-        let pattern = if part.step == [1, 0] && unit {
-            None
-        } else {
-            let mut out = vec![part];
-            out.extend(free);
-            Some(Pattern { axes: out })
-        };
-        let [p0, f0] = start;
-        Some(Some(TileVal {
-            tensor: base.tensor,
-            start: [p0, f0],
-            size: [pcount, fcount],
-            pattern,
-            view: None,
-            dims: None,
-            indirect: None,
-        }))
+        Some(Some(super::patterns::tile_of_pattern(
+            base.tensor,
+            start,
+            part,
+            free,
+        )))
     }
 }

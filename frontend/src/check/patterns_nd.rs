@@ -328,43 +328,22 @@ impl Checker<'_> {
                 ),
             );
         }
-        let mut pat = vec![PatAxis {
+        let part = PatAxis {
             count: part.count,
             step: pstep.to_vec(),
-        }];
-        pat.extend(free.iter().map(|&(count, s)| PatAxis {
-            count,
-            step: s.to_vec(),
-        }));
-        let [p0, f0] = start;
-        let fcount = free.iter().fold(1u64, |a, x| a.saturating_mul(x.0));
-        let mut runs = free.iter().filter(|a| a.0 > 1);
-        let unit = match (runs.next(), runs.next()) {
-            (None, _) => true,
-            (Some(a), None) => a.1 == [0, 1],
-            _ => false,
         };
-        if pstep == [1, 0] && unit {
-            // One unit-step run per partition: a box.
-            return Some(TileVal {
-                tensor: base.tensor,
-                start: [p0, f0],
-                size: [part.count, fcount],
-                pattern: None,
-                view: None,
-                dims: None,
-                indirect: None,
-            });
-        }
-        Some(TileVal {
-            tensor: base.tensor,
-            start: [p0, f0],
-            size: [part.count, fcount],
-            pattern: Some(Pattern { axes: pat }),
-            view: None,
-            dims: None,
-            indirect: None,
-        })
+        let free = (free.iter())
+            .map(|&(count, s)| PatAxis {
+                count,
+                step: s.to_vec(),
+            })
+            .collect();
+        Some(super::patterns::tile_of_pattern(
+            base.tensor,
+            start,
+            part,
+            free,
+        ))
     }
 }
 
