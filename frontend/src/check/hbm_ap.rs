@@ -107,11 +107,6 @@ impl Checker<'_> {
                 step: st.to_vec(),
             })
             .collect();
-        Some(super::patterns::tile_of_pattern(
-            base.tensor,
-            [p0, f0],
-            part,
-            free,
-        ))
+        Some(TileVal::of_pattern(base.tensor, [p0, f0], part, free))
     }
 }

@@ -92,11 +92,6 @@ impl Checker<'_> {
                 step: vec![1, 0],
             }
         };
-        Some(Some(super::patterns::tile_of_pattern(
-            base.tensor,
-            start,
-            part,
-            free,
-        )))
+        Some(Some(TileVal::of_pattern(base.tensor, start, part, free)))
     }
 }

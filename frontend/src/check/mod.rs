@@ -312,6 +312,39 @@ impl TileVal {
         }
     }
 
+    /// The tile of partition axis `part` and free axes `free` (steps in stored `[row, column]`)
+    /// from `start` of `tensor`: a box when the partitions step one row and the free axes of more
+    /// than one element are at most one unit-step run, else the pattern `[part, free...]`.
+    pub(crate) fn of_pattern(
+        tensor: penguin::Tensor,
+        start: [AffineExpr; 2],
+        part: penguin::PatAxis,
+        free: Vec<penguin::PatAxis>,
+    ) -> TileVal {
+        let fcount = free.iter().fold(1u64, |n, a| n.saturating_mul(a.count));
+        let mut runs = free.iter().filter(|a| a.count > 1);
+        let unit = match (runs.next(), runs.next()) {
+            (None, _) => true,
+            (Some(a), None) => a.step == [0, 1],
+            _ => false,
+        };
+        let pcount = part.count;
+        let pattern = (part.step != [1, 0] || !unit).then(|| {
+            let mut axes = vec![part];
+            axes.extend(free);
+            penguin::Pattern { axes }
+        });
+        TileVal {
+            tensor,
+            start,
+            size: [pcount, fcount],
+            pattern,
+            view: None,
+            dims: None,
+            indirect: None,
+        }
+    }
+
     /// Whether this is the whole of a tensor of stored shape `shape` (in either layout).
     pub(crate) fn is_whole(&self, shape: [u64; 2]) -> bool {
         let whole = TileVal::whole(self.tensor, shape);

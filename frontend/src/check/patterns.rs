@@ -474,39 +474,6 @@ fn unit_partition(ps: &Sum) -> bool {
     }
 }
 
-/// The tile of partition axis `part` and free axes `free` (steps in stored `[row, column]`)
-/// from `start` of `tensor`: a box when the partitions step one row and the free axes of more
-/// than one element are at most one unit-step run, else the pattern `[part, free...]`.
-pub(super) fn tile_of_pattern(
-    tensor: penguin::Tensor,
-    start: [AffineExpr; 2],
-    part: PatAxis,
-    free: Vec<PatAxis>,
-) -> TileVal {
-    let fcount = free.iter().fold(1u64, |n, a| n.saturating_mul(a.count));
-    let mut runs = free.iter().filter(|a| a.count > 1);
-    let unit = match (runs.next(), runs.next()) {
-        (None, _) => true,
-        (Some(a), None) => a.step == [0, 1],
-        _ => false,
-    };
-    let pcount = part.count;
-    let pattern = (part.step != [1, 0] || !unit).then(|| {
-        let mut axes = vec![part];
-        axes.extend(free);
-        Pattern { axes }
-    });
-    TileVal {
-        tensor,
-        start,
-        size: [pcount, fcount],
-        pattern,
-        view: None,
-        dims: None,
-        indirect: None,
-    }
-}
-
 /// The tile of the value axes `axes` (partition first) from `(p0, f0)` of `tensor`: a box when
 /// the free axes merge into one unit-step run, else a pattern.
 fn tile_of_axes(

@@ -338,12 +338,7 @@ impl Checker<'_> {
                 step: s.to_vec(),
             })
             .collect();
-        Some(super::patterns::tile_of_pattern(
-            base.tensor,
-            start,
-            part,
-            free,
-        ))
+        Some(TileVal::of_pattern(base.tensor, start, part, free))
     }
 }
 
