@@ -318,9 +318,10 @@ impl InstData {
     }
 
     /// Whether the instruction writes the whole of a destination tensor of shape `shape` in
-    /// every execution: it selects all of it and carries no mask.
+    /// every execution: it reaches every element (a whole box, or a pattern that reaches each
+    /// element once, [`Access::covers_whole`]) and carries no mask.
     pub fn writes_whole(&self, shape: &[u64]) -> bool {
-        self.mask.is_empty() && !self.op.is_indirect() && self.dst.access.is_whole(shape)
+        self.mask.is_empty() && !self.op.is_indirect() && self.dst.access.covers_whole(shape)
     }
 
     /// The sources whose access is exactly what the instruction reads: all but a gather's HBM

@@ -60,3 +60,37 @@ fn a_large_pattern_that_does_not_nest_is_undecided() {
     ]);
     assert_eq!(p.reaches_twice(&[1, 1 << 24]), None);
 }
+
+/// `Access::covers_whole`: a pattern from the origin whose values reach every element of the
+/// tensor once (a transposing write of a whole tile) covers it like a whole box; one that
+/// reaches only some (the even columns), starts off the origin or reaches an element twice
+/// does not.
+#[test]
+fn a_pattern_reaching_every_element_once_covers_the_whole_tile() {
+    use penguin::affine::AffineExpr;
+    use penguin::ir::Access;
+    let access = |start: [i64; 2], p: Pattern| {
+        let size = p.bounding_box(2).expect("non-negative steps");
+        Access {
+            start: start.iter().map(|&s| AffineExpr::constant(s)).collect(),
+            size,
+            slots: Vec::new(),
+            pattern: Some(p),
+        }
+    };
+    // Each row's [4, 8] block written transposed: 128 x (8 x 4) values over 128 x 32.
+    let transposed = pat(&[(128, &[1, 0]), (8, &[0, 1]), (4, &[0, 8])]);
+    assert!(access([0, 0], transposed).covers_whole(&[128, 32]));
+    // The even columns only: a bounding box of 63 columns, half the values.
+    let even = pat(&[(128, &[1, 0]), (32, &[0, 2])]);
+    assert!(!access([0, 0], even.clone()).covers_whole(&[128, 63]));
+    assert!(!access([0, 0], even).covers_whole(&[128, 64]));
+    // Every element of the rows 1.. of a taller tile.
+    let rows = pat(&[(127, &[1, 0]), (32, &[0, 1])]);
+    assert!(!access([1, 0], rows).covers_whole(&[128, 32]));
+    // As many values as elements, one of them reached twice.
+    let twice = pat(&[(128, &[1, 0]), (2, &[0, 1]), (2, &[0, 1])]);
+    assert!(!access([0, 0], twice).covers_whole(&[128, 3]));
+    // A box is whole as before.
+    assert!(Access::whole(&[128, 32]).covers_whole(&[128, 32]));
+}

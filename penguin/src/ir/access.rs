@@ -233,6 +233,27 @@ impl Access {
             && self.size == shape
     }
 
+    /// Whether the access reaches every element of a tensor of shape `shape` exactly once: a
+    /// whole box ([`Self::is_whole`]), or a pattern from the origin whose bounding box is the
+    /// tensor, with as many values as the tensor has elements and none reached twice (so, by
+    /// pigeonhole, every element once: a transposing or permuting write of a whole tile). Unlike
+    /// `is_whole`, the value's order need not be the tensor's: only the set of elements counts.
+    pub fn covers_whole(&self, shape: &[u64]) -> bool {
+        if self.is_whole(shape) {
+            return true;
+        }
+        let Some(p) = &self.pattern else {
+            return false;
+        };
+        let values = (p.axes.iter()).fold(1u128, |n, a| n.saturating_mul(u128::from(a.count)));
+        let elements = (shape.iter()).fold(1u128, |n, &d| n.saturating_mul(u128::from(d)));
+        self.start.iter().all(|e| e.as_constant() == Some(0))
+            && self.size == shape
+            && p.bounding_box(shape.len()).as_deref() == Some(shape)
+            && values == elements
+            && p.reaches_twice(shape) == Some(false)
+    }
+
     /// The whole of an unblocked tensor of the given shape.
     pub fn whole(shape: &[u64]) -> Self {
         Access {

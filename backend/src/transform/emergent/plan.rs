@@ -208,12 +208,15 @@ const MAX_PARTS: usize = 16;
 /// Whether every iteration of the loop at `depth` reads of tile `t` only elements it wrote
 /// before in the same iteration, by writes of parts of it (`both[:, 0:8] = max8(x)`, a read of
 /// `both[:, 0:8]`, then `both[:, 8:16] = ...` and a store of all of `both`): every access is an
-/// unguarded, unmasked box at fixed elements directly in the loop's body, and each read's box
-/// lies in the union of the boxes written before it. Then no value flows from one iteration to
-/// the next, as when one write of all of it comes first.
+/// unguarded, unmasked box or access pattern at fixed elements directly in the loop's body, and
+/// each read's elements lie in the union of the elements written before it. Then no value flows
+/// from one iteration to the next, as when one write of all of it comes first. Boxes are
+/// compared as boxes ([`crate::cost::boxes::union_covers`]); when some access is a pattern (the
+/// strided columns of a tile filled by one copy per column phase, a reversed block written
+/// element by element), as sets of elements ([`Cells`]), for a tile of at most [`MAX_CELLS`].
 fn filled_in_parts(func: &Function, us: &[Use], t: Tensor, depth: usize) -> bool {
     let fixed = |a: &penguin::ir::Access| {
-        a.pattern.is_none() && a.slots.is_empty() && a.start.iter().all(|e| e.terms().is_empty())
+        a.slots.is_empty() && a.start.iter().all(|e| e.terms().is_empty())
     };
     let boxed = |a: &penguin::ir::Access| -> Vec<(i128, i128)> {
         (a.start.iter().zip(&a.size))
@@ -222,6 +225,19 @@ fn filled_in_parts(func: &Function, us: &[Use], t: Tensor, depth: usize) -> bool
                 (c, c + i128::from(n))
             })
             .collect()
+    };
+    let shape = &func.tensors[t].shape;
+    let patterned = (us.iter()).any(|u| {
+        let d = &func.insts[u.inst];
+        (d.srcs.iter().chain([&d.dst])).any(|o| o.tensor == t && o.access.pattern.is_some())
+    });
+    let mut cells = if patterned {
+        match Cells::new(shape) {
+            Some(c) => Some(c),
+            None => return false,
+        }
+    } else {
+        None
     };
     let mut written: Vec<Vec<(i128, i128)>> = Vec::new();
     let mut last = None;
@@ -243,7 +259,14 @@ fn filled_in_parts(func: &Function, us: &[Use], t: Tensor, depth: usize) -> bool
                 .then_some(&d.dst),
         );
         for o in reads {
-            if !fixed(&o.access) || !crate::cost::boxes::union_covers(&written, &boxed(&o.access)) {
+            let covered = match &cells {
+                Some(c) => fixed(&o.access) && c.holds(&o.access) == Some(true),
+                None => {
+                    fixed(&o.access)
+                        && crate::cost::boxes::union_covers(&written, &boxed(&o.access))
+                }
+            };
+            if !covered {
                 return false;
             }
         }
@@ -251,10 +274,99 @@ fn filled_in_parts(func: &Function, us: &[Use], t: Tensor, depth: usize) -> bool
             if !fixed(&d.dst.access) || written.len() >= MAX_PARTS {
                 return false;
             }
+            if let Some(c) = &mut cells {
+                if c.mark(&d.dst.access).is_none() {
+                    return false;
+                }
+            }
             written.push(boxed(&d.dst.access));
         }
     }
     !written.is_empty()
+}
+
+/// The most elements of a tile whose parts [`filled_in_parts`] follows element by element.
+const MAX_CELLS: u64 = 1 << 16;
+
+/// Which elements of a tile the writes so far reached, one flag per element (row-major), for
+/// [`filled_in_parts`] when some access of the tile is an access pattern.
+struct Cells {
+    shape: Vec<u64>,
+    set: Vec<bool>,
+}
+
+impl Cells {
+    /// No element written, or `None` for a tile of more than [`MAX_CELLS`] elements.
+    fn new(shape: &[u64]) -> Option<Cells> {
+        let n = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d))?;
+        (n <= MAX_CELLS).then(|| Cells {
+            shape: shape.to_vec(),
+            set: vec![false; n as usize],
+        })
+    }
+
+    /// The flat index of every element a fixed access (constant starts) reaches, or `None`
+    /// when one lies outside the tile or the access has more than [`MAX_CELLS`] values.
+    fn elements(&self, a: &penguin::ir::Access) -> Option<Vec<usize>> {
+        let start: Vec<i64> = a.start.iter().map(AffineExpr::constant_term).collect();
+        let offsets: Vec<Vec<i64>> = match &a.pattern {
+            Some(p) => {
+                let values = (p.axes.iter()).try_fold(1u64, |n, x| n.checked_mul(x.count))?;
+                if values > MAX_CELLS {
+                    return None;
+                }
+                p.offsets()
+            }
+            None => {
+                let values = a.size.iter().try_fold(1u64, |n, &d| n.checked_mul(d))?;
+                if values > MAX_CELLS || a.size.len() != self.shape.len() {
+                    return None;
+                }
+                let mut out = vec![vec![]];
+                for &n in &a.size {
+                    out = (out.iter())
+                        .flat_map(|b| {
+                            (0..n as i64).map(move |i| {
+                                let mut v: Vec<i64> = b.clone();
+                                v.push(i);
+                                v
+                            })
+                        })
+                        .collect();
+                }
+                out
+            }
+        };
+        (offsets.iter())
+            .map(|off| {
+                if off.len() != self.shape.len() || start.len() != self.shape.len() {
+                    return None;
+                }
+                let mut flat = 0usize;
+                for ((&s, &o), &d) in start.iter().zip(off).zip(&self.shape) {
+                    let x = u64::try_from(s.checked_add(o)?).ok()?;
+                    if x >= d {
+                        return None;
+                    }
+                    flat = flat.checked_mul(d as usize)?.checked_add(x as usize)?;
+                }
+                Some(flat)
+            })
+            .collect()
+    }
+
+    /// Marks the elements `a` writes; `None` when they cannot be listed ([`Self::elements`]).
+    fn mark(&mut self, a: &penguin::ir::Access) -> Option<()> {
+        for k in self.elements(a)? {
+            self.set[k] = true;
+        }
+        Some(())
+    }
+
+    /// Whether every element `a` reads was written; `None` when they cannot be listed.
+    fn holds(&self, a: &penguin::ir::Access) -> Option<bool> {
+        Some(self.elements(a)?.into_iter().all(|k| self.set[k]))
+    }
 }
 
 /// Whether the first access of tile `t` (its uses in program order) writes all of it in the rows
