@@ -66,7 +66,8 @@
 //! A body that runs once (the kernel's top level, unless it holds a peeled pipeline's fill and
 //! drain) has no steady state: when its chain of dependences is longer than the packing's
 //! time, it is bound by its latency, and each chain of transfers takes the split that ends it
-//! soonest ([`latency`]) instead. Where the time is a chain — such a body, or a loop whose
+//! soonest ([`latency`]) instead, its pieces placed by time: on the queues free soonest at its
+//! estimated start, a chain's followers behind their leader's pieces and counted on its queues. Where the time is a chain — such a body, or a loop whose
 //! iterations chain through a transfer (a reload of what the previous iteration stored, a store
 //! of what it reloaded) — a transfer that follows a transfer of its body (reads what it wrote,
 //! or stores HBM bytes it read or wrote) takes the leader's queues, piece for piece ([`chain`]):
@@ -276,10 +277,17 @@ fn plan_body(
         if let Some(lat) = latency::compute_latency_pieces(bir, body, &transfers, &links) {
             let (target, _) = pack_search(&transfers, &together, *rotation);
             if lat.chain > target {
-                // Unchained placement: in a body that runs once, a chain's followers' queues are
-                // busy only after its leaders' (measured: grouping the chains queued
-                // dma_chains' once_round_trip's second store behind its first, +4.4%).
-                let mut splits = latency::place_pieces(&transfers, &lat.pieces, *rotation, &[]);
+                // Placed by time: a chain's followers' queues are busy only after its
+                // leaders' (grouping the chains by their queues' whole load queued
+                // dma_chains' once_round_trip's second store behind its first, +4.4%), and
+                // a leader's queues carry its followers' bytes too ([`latency`]).
+                let mut splits = latency::place_pieces_by_time(
+                    &transfers,
+                    &lat.pieces,
+                    &lat.starts,
+                    *rotation,
+                    &links,
+                );
                 let linked = chain::align_chained_queues(bir, body, &transfers, &mut splits, pairs);
                 plan.chained.extend(linked);
                 record(plan, &transfers, splits, rotation);

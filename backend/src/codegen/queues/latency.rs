@@ -17,7 +17,10 @@
 //! its partitions, at most the queues) that minimises `k · p · issue + Q / p`. The plan is used
 //! when the chain is longer than the packing's per-iteration time: the body is bound by its
 //! latency, not by its queues. [`place_pieces`] then puts each transfer's pieces, largest
-//! transfer first, on the queues least loaded so far.
+//! transfer first, on the queues least loaded so far (a loop whose iterations chain through
+//! their transfers); in a body that runs once, [`place_pieces_by_time`] puts them, by their
+//! estimated start, on the queues that finish moving their bytes soonest, a chain's followers on
+//! their leader's queues and counted there.
 //!
 //! Invariant of the result: one split per transfer, a power of two dividing its partitions, at
 //! most [`DMA_QUEUES`]; the placed queues are distinct per transfer.
@@ -36,6 +39,8 @@ pub(crate) struct LatencyPiecesData {
     pub(crate) chain: u64,
     /// Per transfer (in the order given), its pieces.
     pub(crate) pieces: Vec<u64>,
+    /// Per transfer (in the order given), its earliest start on the chain's estimate.
+    pub(crate) starts: Vec<u64>,
 }
 
 /// The split among powers of two up to `most` that ends a transfer of `queue` cycles soonest
@@ -109,7 +114,12 @@ pub(crate) fn compute_latency_pieces(
             soonest_split(most, queue, sharing[&first])
         })
         .collect();
-    Some(LatencyPiecesData { chain, pieces })
+    let starts = at.iter().map(|&k| start[k]).collect();
+    Some(LatencyPiecesData {
+        chain,
+        pieces,
+        starts,
+    })
 }
 
 /// Places `transfers` (largest first), transfer `k` in `pieces[k]` pieces, each on the queues
@@ -150,5 +160,66 @@ pub(crate) fn place_pieces(
                 queues: queues.into_iter().map(|q| q as u8).collect(),
             }
         })
+        .collect()
+}
+
+/// Places the transfers of a body that runs once by time ([`LatencyPiecesData`]): each
+/// transfer, by its estimated start (`starts[k]`, then largest first), on the `pieces[k]`
+/// queues whose bytes it would finish moving soonest, a queue moving a piece's bytes once the
+/// piece's issue and fixed latency have passed and the pieces before it on the queue have moved
+/// theirs (ties: the queues least loaded, then the lowest index after `rotation`). A transfer
+/// chained by `pairs` to one placed before it, with as many pieces, takes that one's queues
+/// ([`super::chain::align_chained_queues`] queues it behind its leader), and its pieces count
+/// on them after the leader's. So the queues of a chain's leader count its followers' bytes too,
+/// and the next transfer that starts with the leader takes other queues (`dma_hbm_copy`: with
+/// every follower placed on its own queues and then moved behind its leader, half the queues
+/// carried two transfers and the rest none); a transfer that starts once a chain is done may
+/// take its queues (`once_round_trip`'s two last stores, after the chain through `s`).
+pub(crate) fn place_pieces_by_time(
+    transfers: &[Transfer],
+    pieces: &[u64],
+    starts: &[u64],
+    rotation: usize,
+    pairs: &[(usize, usize)],
+) -> Vec<SplitData> {
+    let mut group = UnionFind::new(transfers.len());
+    for &(w, r) in pairs {
+        group.union(w, r);
+    }
+    let mut order: Vec<usize> = (0..transfers.len()).collect();
+    order.sort_by_key(|&k| (starts[k], std::cmp::Reverse(transfers[k].bytes), k));
+    let mut free = [0u64; DMA_QUEUES];
+    let mut load = [0u64; DMA_QUEUES];
+    let mut placed: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut out: Vec<Option<SplitData>> = vec![None; transfers.len()];
+    for k in order {
+        let t = &transfers[k];
+        let p = pieces[k].clamp(1, DMA_QUEUES as u64);
+        let piece = machine::dma_queue_cycles(t.bytes / p);
+        let moves = starts[k] + machine::dma_issue_cycles() + machine::DMA_LATENCY;
+        let root = group.find_mut(k);
+        let queues = match placed.get(&root) {
+            Some(qs) if qs.len() as u64 == p => qs.clone(),
+            _ => {
+                let mut by: Vec<usize> = (0..DMA_QUEUES)
+                    .map(|j| (j + rotation) % DMA_QUEUES)
+                    .collect();
+                by.sort_by_key(|&q| (free[q].max(moves), load[q]));
+                let mut chosen: Vec<usize> = by.into_iter().take(p as usize).collect();
+                chosen.sort_by_key(|&q| (q + DMA_QUEUES - rotation) % DMA_QUEUES);
+                chosen
+            }
+        };
+        placed.entry(root).or_insert_with(|| queues.clone());
+        for &q in &queues {
+            free[q] = free[q].max(moves) + piece;
+            load[q] += piece;
+        }
+        out[k] = Some(SplitData {
+            queues: queues.into_iter().map(|q| q as u8).collect(),
+        });
+    }
+    out.into_iter()
+        .map(|s| s.expect("every transfer is placed once"))
         .collect()
 }

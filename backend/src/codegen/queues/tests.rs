@@ -812,3 +812,47 @@ fn a_loop_whose_iterations_chain_through_every_transfer_is_split_for_the_chain()
     assert_eq!(splits[0].pieces(), 16, "{splits:?}");
     assert_eq!(splits[0], splits[1]);
 }
+
+#[test]
+fn a_once_run_body_places_each_chain_on_queues_of_its_own_by_time() {
+    // Two copies of 64 KiB (a load, then a store of the same rows) and a lone load, every
+    // transfer in 4 pieces; the stores follow their loads (`pairs`) and start once they land.
+    let ts = [
+        t(0, 128, 65536),
+        t(1, 128, 65536),
+        t(2, 128, 65536),
+        t(3, 128, 65536),
+        t(4, 128, 32768),
+    ];
+    let pieces = [4, 4, 4, 4, 4];
+    let starts = [0, 0, 5000, 5000, 0];
+    let pairs = [(0, 2), (1, 3)];
+    let splits = latency::place_pieces_by_time(&ts, &pieces, &starts, 0, &pairs);
+    // Each store on its load's queues, the loads on queues of their own: 12 queues in use.
+    assert_eq!(splits[2].queues, splits[0].queues);
+    assert_eq!(splits[3].queues, splits[1].queues);
+    let mut used: Vec<u8> = [0, 1, 4]
+        .iter()
+        .flat_map(|&k| splits[k].queues.clone())
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    assert_eq!(used.len(), 12, "{splits:?}");
+    // A transfer that starts once every queue is free takes, of those, the least loaded: the
+    // four that the three loads before it left idle.
+    let late = [
+        t(0, 128, 65536),
+        t(1, 128, 65536),
+        t(2, 128, 65536),
+        t(3, 128, 32768),
+    ];
+    let splits = latency::place_pieces_by_time(&late, &[4; 4], &[0, 0, 0, 20000], 0, &[]);
+    let mut used: Vec<u8> = (0..3).flat_map(|k| splits[k].queues.clone()).collect();
+    used.sort_unstable();
+    used.dedup();
+    assert_eq!(used.len(), 12, "{splits:?}");
+    assert!(
+        splits[3].queues.iter().all(|q| !used.contains(q)),
+        "{splits:?}"
+    );
+}
