@@ -500,6 +500,9 @@ impl Checker<'_> {
         if let Some(r) = self.reshape_call(e, &dest) {
             return r;
         }
+        if let Some(r) = self.reshape_computed(e, cx, &dest) {
+            return r;
+        }
         if let Some(call) = method_call(func, args, kwargs) {
             return self.tile_expr(&call, cx, dest, outer);
         }
