@@ -9,14 +9,18 @@
 //! - a reduction over the last axis of an on-chip array allocated with 3 dimensions
 //!   (`check/patterns_nd.rs` `shaped_as_pattern`);
 //! - `.reshape(...)` of a value that is not a name (`nl.max(g, axis=2).reshape(...)`,
-//!   `check/reshape.rs` `reshape_computed`), and the diagnostic for a part of an HBM tensor.
+//!   `check/reshape.rs` `reshape_computed`), and the diagnostic for a part of an HBM tensor;
+//! - Python of a kernel file: a helper `def` given again (the last one is the name's,
+//!   `check/mod.rs`), a kernel's `**kwargs` bound from `--arg` (`check/signature.rs`), a
+//!   subscript by a tuple value holding `slice(None)` and `None` (`check/residualise.rs`), and a
+//!   nested tuple given to `--arg` (`frontend/src/lib.rs` `ScalarArg::parse`).
 //!
 //! That the simulator reproduces the interpreter's bits on every path is `tests/backend.rs`'s
 //! corpus test.
 
 mod common;
 
-use common::{interpret_good as run, near, nkc, scratch_kernel, stderr};
+use common::{interpret_good as run, near, nkc, scratch, scratch_kernel, stderr};
 
 #[test]
 fn an_index_rebound_in_a_loop_body_takes_each_iterations_value() {
@@ -109,4 +113,68 @@ def k(x: nl.hbm[nl.float32, 256, 64]):
         err.contains("E0233") && err.contains("a part of `x`") && err.contains("5:"),
         "{err}"
     );
+}
+
+const PADDED_COPY: &str = "\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+def widen(n, d):
+    return n
+
+@nki.jit
+def padded_copy(x, **kwargs):
+    lo, hi = kwargs['padding'][1]
+    rows, cols = x.shape
+    width = widen(cols, lo + hi)
+    out = nl.ndarray((rows, width), dtype=x.dtype, buffer=nl.shared_hbm)
+    access = [slice(None, None, None), None]
+    i_p = nl.arange(rows)[tuple(access)]
+    i_f = nl.arange(cols)[None, :]
+    t = nl.load(x[i_p, i_f])
+    z = nl.zeros((rows, width), dtype=x.dtype, buffer=nl.sbuf)
+    z[i_p, lo + i_f] = nl.multiply(t, 3.0)
+    nl.store(out, value=z)
+    return out
+
+def widen(n, d):
+    return n + d
+";
+
+#[test]
+fn kwargs_a_tuple_subscript_and_a_helper_defined_again_follow_python() {
+    let f = scratch_kernel("wild_gaps", "padded_copy", PADDED_COPY);
+    let dir = scratch("wild_gaps", "padded_copy_io");
+    let (x_path, out_dir) = (dir.join("x.npy"), dir.join("out"));
+    let data = (0..96 * 40).map(|i| (i % 97) as f32 - 48.0).collect();
+    let x = penguin::interp::Array::new(vec![96, 40], data);
+    nkc::npy::write_npy(&x_path, &x).expect("the scratch directory is writable");
+    let input = format!("x={}", x_path.display());
+    let o = nkc(&[
+        "run",
+        &f,
+        "--kernel",
+        "padded_copy",
+        "--input",
+        &input,
+        "--arg",
+        "padding=((0, 0), (1, 2))",
+        "--check",
+        "--output",
+        out_dir.to_str().expect("UTF-8 temporary path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = nkc::npy::read_npy(&out_dir.join("out.npy")).expect("nkc wrote the output");
+    // The second `widen` (n + d): 40 + 1 + 2 columns, the input at column 1, zeros around it.
+    assert_eq!(out.shape, vec![96, 43]);
+    for r in 0..96 {
+        for c in 0..43 {
+            let want = if (1..41).contains(&c) {
+                3.0 * x.data[r * 40 + c - 1] as f64
+            } else {
+                0.0
+            };
+            near(out.data[r * 43 + c], want, &format!("out[{r}, {c}]"));
+        }
+    }
 }
