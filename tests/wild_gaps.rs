@@ -10,6 +10,8 @@
 //!   (`check/patterns_nd.rs` `shaped_as_pattern`);
 //! - `.reshape(...)` of a value that is not a name (`nl.max(g, axis=2).reshape(...)`,
 //!   `check/reshape.rs` `reshape_computed`), and the diagnostic for a part of an HBM tensor;
+//! - `nisa.dma_transpose(dst, src)` from SBUF to SBUF (`check/ops.rs`,
+//!   `tests/good/sbuf_transposes.nk`);
 //! - Python of a kernel file: a helper `def` given again (the last one is the name's,
 //!   `check/mod.rs`), a kernel's `**kwargs` bound from `--arg` (`check/signature.rs`), a
 //!   subscript by a tuple value holding `slice(None)` and `None` (`check/residualise.rs`), and a
@@ -175,6 +177,24 @@ fn kwargs_a_tuple_subscript_and_a_helper_defined_again_follow_python() {
                 0.0
             };
             near(out.data[r * 43 + c], want, &format!("out[{r}, {c}]"));
+        }
+    }
+}
+
+#[test]
+fn a_dma_transpose_between_sbuf_tiles_transposes_each_block() {
+    let (inp, out) = run("sbuf_transposes.nk", "block_transposes", 9);
+    let x = &inp[0];
+    for j in 0..3 {
+        for p in 0..96 {
+            for q in 0..96 {
+                let want = x.data[q * 288 + j * 96 + p] as f64;
+                near(
+                    out[0].data[p * 288 + j * 96 + q],
+                    want,
+                    &format!("o[{p}, {}]", j * 96 + q),
+                );
+            }
         }
     }
 }

@@ -640,7 +640,7 @@ impl Checker<'_> {
     }
 
     /// Whether `e` is a name bound to a tile, or a subscript of one.
-    fn names_tile(&self, e: &Expr) -> bool {
+    pub(super) fn names_tile(&self, e: &Expr) -> bool {
         let name = match &e.kind {
             ExprKind::Name(n) => n,
             ExprKind::Subscript { value, .. } => match &value.kind {
@@ -685,7 +685,7 @@ impl Checker<'_> {
     /// Whether `e` names an HBM tensor or a slice of one (a kernel parameter, an array made
     /// with `buffer=nl.shared_hbm`), directly or through a view of it (`x.reshape(shape)`,
     /// `x.reshape(shape)[...]`, which `view` reads as the same tensor).
-    fn names_hbm(&self, e: &Expr) -> bool {
+    pub(super) fn names_hbm(&self, e: &Expr) -> bool {
         let root = match &e.kind {
             ExprKind::Name(n) => n,
             ExprKind::Subscript { value, .. } => {

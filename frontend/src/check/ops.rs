@@ -644,6 +644,14 @@ impl Checker<'_> {
                 if let Some(r) = self.load_transpose_tall(slots[0]?, span, cx, &dest) {
                     return r;
                 }
+                // An on-chip source (`nisa.dma_transpose(dst, src)` from SBUF to SBUF): the
+                // same transpose, without the load.
+                if self.names_tile(slots[0]?) && !self.names_hbm(slots[0]?) {
+                    let (src, _) = self.view(slots[0]?)?;
+                    let t = self.transpose_of(src, span, cx, Dest::Temp)?;
+                    let shape = t.size;
+                    return self.emit(cx, Op::Copy, vec![t], Res::sbuf(shape), dest, span);
+                }
                 let loaded =
                     self.call_op(e, func, OpKind::Load, args, kwargs, cx, Dest::Temp, false)?;
                 let t = self.transpose_of(loaded, span, cx, Dest::Temp)?;
