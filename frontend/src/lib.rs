@@ -90,8 +90,8 @@ impl ScalarArg {
             .and_then(|s| s.strip_suffix(')'))
             .or_else(|| t.strip_prefix('[').and_then(|s| s.strip_suffix(']')));
         if let Some(inner) = inner {
-            let items = inner
-                .split(',')
+            let items = split_top_level(inner)
+                .into_iter()
                 .filter(|s| !s.trim().is_empty())
                 .map(ScalarArg::parse)
                 .collect();
@@ -121,6 +121,26 @@ impl ScalarArg {
             }
         }
     }
+}
+
+/// The items of a tuple display's inside, split at its own commas (not at those of a nested
+/// tuple or list: `(0, 0), (1, 1)` is two items).
+fn split_top_level(inner: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[start..]);
+    items
 }
 
 /// Parameter name to the value of a scalar parameter given by the run.

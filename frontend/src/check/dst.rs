@@ -640,7 +640,7 @@ impl Checker<'_> {
     }
 
     /// Whether `e` is a name bound to a tile, or a subscript of one.
-    fn names_tile(&self, e: &Expr) -> bool {
+    pub(super) fn names_tile(&self, e: &Expr) -> bool {
         let name = match &e.kind {
             ExprKind::Name(n) => n,
             ExprKind::Subscript { value, .. } => match &value.kind {
@@ -683,12 +683,18 @@ const HBM_COPY_BLOCK_BYTES: u64 = 64 * 1024;
 
 impl Checker<'_> {
     /// Whether `e` names an HBM tensor or a slice of one (a kernel parameter, an array made
-    /// with `buffer=nl.shared_hbm`).
-    fn names_hbm(&self, e: &Expr) -> bool {
+    /// with `buffer=nl.shared_hbm`), directly or through a view of it (`x.reshape(shape)`,
+    /// `x.reshape(shape)[...]`, which `view` reads as the same tensor).
+    pub(super) fn names_hbm(&self, e: &Expr) -> bool {
         let root = match &e.kind {
             ExprKind::Name(n) => n,
-            ExprKind::Subscript { value, .. } => match &value.kind {
-                ExprKind::Name(n) => n,
+            ExprKind::Subscript { value, .. } => {
+                return !matches!(&value.kind, ExprKind::Subscript { .. }) && self.names_hbm(value);
+            }
+            ExprKind::Call { func, .. } => match &func.kind {
+                ExprKind::Attribute { value, attr } if attr.name == "reshape" => {
+                    return matches!(&value.kind, ExprKind::Name(_)) && self.names_hbm(value);
+                }
                 _ => return false,
             },
             _ => return false,

@@ -160,6 +160,21 @@ impl Checker<'_> {
                     self.out_of_scope.remove(&name);
                     self.scopes[at].insert(name, Bound { leaked: true, ..b });
                 }
+                // A compile-time int the body rebound to a value of one iteration (`stmts`
+                // `may_bind`): Python would leave the last iteration's value, NKI's trace an
+                // index of an ended loop, so the name is not bound after the loop.
+                Some(why)
+                    if outside == Some(false)
+                        && matches!(b.value, Value::Int(_))
+                        && holder.is_some_and(|k| {
+                            matches!(self.scopes[k].get(&name), Some(o) if matches!(o.value, Value::Int(_)))
+                        }) =>
+                {
+                    if let Some(k) = holder {
+                        self.scopes[k].remove(&name);
+                    }
+                    self.out_of_scope.insert(name, (b.span, why));
+                }
                 // A name bound before the loop keeps that binding (nkc's rule before names
                 // left loops).
                 Some(_) if outside == Some(false) => {}

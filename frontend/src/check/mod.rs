@@ -479,8 +479,13 @@ pub fn check_module(
     let mut errors = Vec::new();
     let globals = module_items::check_items(module, &mut errors);
 
+    // A helper (an undecorated function of a module that decorates its kernels) defined again
+    // is Python's rebinding of its name: the module's globals hold the last definition
+    // (`module_items::check_items`), which every call sees. A kernel defined twice is an error.
+    let decorated = module.kernels.iter().any(functions::is_decorated);
+    let entry = |k: &ast::Kernel| !decorated || functions::is_decorated(k);
     let mut seen: HashMap<&str, Span> = HashMap::new();
-    for k in &module.kernels {
+    for k in module.kernels.iter().filter(|k| entry(k)) {
         if let Some(first) = seen.get(k.name.name.as_str()) {
             errors.push(
                 CheckError::DuplicateKernel {
@@ -497,7 +502,6 @@ pub fn check_module(
 
     // With no kernel named: the decorated ones (`@nki.jit`) when there are any (the others are
     // their helpers), else every one.
-    let decorated = module.kernels.iter().any(functions::is_decorated);
     let selected: Vec<&ast::Kernel> = match kernel {
         None => module
             .kernels

@@ -500,6 +500,9 @@ impl Checker<'_> {
         if let Some(r) = self.reshape_call(e, &dest) {
             return r;
         }
+        if let Some(r) = self.reshape_computed(e, cx, &dest) {
+            return r;
+        }
         if let Some(call) = method_call(func, args, kwargs) {
             return self.tile_expr(&call, cx, dest, outer);
         }
@@ -640,6 +643,14 @@ impl Checker<'_> {
                 // reshape.rs: a source of more than 128 rows, per block of 128.
                 if let Some(r) = self.load_transpose_tall(slots[0]?, span, cx, &dest) {
                     return r;
+                }
+                // An on-chip source (`nisa.dma_transpose(dst, src)` from SBUF to SBUF): the
+                // same transpose, without the load.
+                if self.names_tile(slots[0]?) && !self.names_hbm(slots[0]?) {
+                    let (src, _) = self.view(slots[0]?)?;
+                    let t = self.transpose_of(src, span, cx, Dest::Temp)?;
+                    let shape = t.size;
+                    return self.emit(cx, Op::Copy, vec![t], Res::sbuf(shape), dest, span);
                 }
                 let loaded =
                     self.call_op(e, func, OpKind::Load, args, kwargs, cx, Dest::Temp, false)?;

@@ -403,7 +403,17 @@ impl Checker<'_> {
                 && self.tensor(x.tensor).memory != penguin::Memory::Hbm
                 && self.tile_nd.par.get(&x.tensor).is_none_or(|&p| p == 0)
         });
-        let Some(dims) = own.or_else(|| self.tile_nd.shaped.get(&x.tensor)) else {
+        // An on-chip array allocated with more than 2 dimensions, its partitions first
+        // (`nl.ndarray((nl.par_dim(128), w, 4))`): the same row-major layout.
+        let allocated = self.logical.get(&x.tensor).filter(|d| {
+            d.len() > 2
+                && self.tensor(x.tensor).memory != penguin::Memory::Hbm
+                && self.tile_nd.par.get(&x.tensor).is_none_or(|&p| p == 0)
+        });
+        let Some(dims) = own
+            .or_else(|| self.tile_nd.shaped.get(&x.tensor))
+            .or(allocated)
+        else {
             return x;
         };
         let lay = NdLayout::on_chip(dims, 0);

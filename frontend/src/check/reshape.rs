@@ -1,6 +1,11 @@
 //! `x.reshape(shape)` of an HBM tensor (of an on-chip tile: `tile_reshape.rs`), and `nl.load_transpose2d` of a tensor taller than 128
 //! rows.
 //!
+//! The receiver may be any tile expression (`nl.max(t, axis=2).reshape((P, 1, n))`): a value
+//! that is not a name is computed first, into a temporary tile, and that tile is reshaped as a
+//! name's would be. A part of an HBM tensor (`x[b].reshape(...)`) is refused with what to write
+//! instead, as a part of a named one is.
+//!
 //! An HBM tensor is stored row-major as the 2-D array `[rows, cols]` (`nd`). `x.reshape(shape)`
 //! is a view of the same bytes with another logical shape: no instruction, the same tensor, and
 //! the new dimensions kept beside the name it is bound to (`TileNdData::reshaped`, by binding
@@ -40,7 +45,62 @@ fn reshape_parts(e: &Expr) -> Option<(&str, &Span, &[Expr], &[Keyword])> {
     (attr.name == "reshape" && !module).then_some((n.as_str(), &value.span, args, kwargs))
 }
 
+/// `value.reshape(...)` where `value` is not a plain name (a call, a subscript): the receiver
+/// and the call's arguments.
+fn computed_reshape_parts(e: &Expr) -> Option<(&Expr, &[Expr], &[Keyword])> {
+    let ExprKind::Call { func, args, kwargs } = &e.kind else {
+        return None;
+    };
+    let ExprKind::Attribute { value, attr } = &func.kind else {
+        return None;
+    };
+    let named = matches!(&value.kind, ExprKind::Name(_));
+    (attr.name == "reshape" && !named).then_some((&**value, args.as_slice(), kwargs.as_slice()))
+}
+
 impl Checker<'_> {
+    /// `value.reshape(shape)` with `value` a tile expression that is not a name: the value is
+    /// computed (or viewed, for a subscript) and reshaped as a tile bound to a name would be.
+    /// `None` when `e` is not one.
+    pub(super) fn reshape_computed(
+        &mut self,
+        e: &Expr,
+        cx: &mut StmtCtx,
+        dest: &Dest,
+    ) -> Option<Option<TileVal>> {
+        let (recv, args, kwargs) = computed_reshape_parts(e)?;
+        let base = match &recv.kind {
+            ExprKind::Subscript { .. } => self.view(recv).map(|(t, _)| t),
+            _ => self.tile_expr(recv, cx, Dest::Temp, false),
+        };
+        let base = base?;
+        let tt = self.tensor(base.tensor).clone();
+        if tt.memory == Memory::Hbm {
+            self.error(
+                Diagnostic::new(
+                    codes::RESHAPE_LAYOUT,
+                    format!("nkc reshapes whole HBM tensors only, and this is a part of `{}`", tt.name),
+                    e.span.clone(),
+                )
+                .with_label("a part of an HBM tensor")
+                .with_help("reshape the whole HBM tensor first (`x = x.reshape((b * c, h * w))`), then index the view"),
+            );
+            return Some(None);
+        }
+        let (t, dims) = self.reshape_tile(e, base, &tt.name, args, kwargs)?;
+        match dest {
+            Dest::New { span, .. } => {
+                self.tile_nd.reshaped.insert(span.clone(), dims);
+                Some(Some(t))
+            }
+            Dest::Temp => Some(Some(t)),
+            Dest::Into { .. } => {
+                let res = Res::sbuf(t.size);
+                Some(self.emit(cx, Op::Copy, vec![t], res, dest.clone(), &e.span))
+            }
+        }
+    }
+
     /// `x.reshape(shape)` as the value of a call expression: `None` when `e` is not one. Bound to
     /// a name (`dest` new), the name keeps the new shape.
     pub(super) fn reshape_call(&mut self, e: &Expr, dest: &Dest) -> Option<Option<TileVal>> {

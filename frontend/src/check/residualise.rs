@@ -322,6 +322,22 @@ impl Checker<'_> {
                                     out.push(self.quote_slice(&a, &b, &c, &x.span)?)
                                 }
                                 Some(Py::Ellipsis) => out.push(Index::Expr(mk(ExprKind::Ellipsis))),
+                                // `t[tuple(access)]`, the one index a tuple value: Python's
+                                // `t[a, b, ...]`, one index per item (a slice, `None`, ...).
+                                Some(Py::Tuple(items)) if indices.len() == 1 => {
+                                    for item in items.clone() {
+                                        match item.as_py() {
+                                            Some(Py::Slice(a, b, c)) => {
+                                                let (a, b, c) = (a.clone(), b.clone(), c.clone());
+                                                out.push(self.quote_slice(&a, &b, &c, &x.span)?)
+                                            }
+                                            Some(Py::Ellipsis) => {
+                                                out.push(Index::Expr(mk(ExprKind::Ellipsis)))
+                                            }
+                                            _ => out.push(Index::Expr(self.quote(&item, &x.span)?)),
+                                        }
+                                    }
+                                }
                                 // `t[grid]`: one index per axis of the grid.
                                 Some(Py::Grid(g)) => {
                                     for iv in g.clone() {

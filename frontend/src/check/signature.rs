@@ -7,6 +7,7 @@
 //! statements of the body are `stmts`'s and `exec`'s.
 
 use super::error::CheckError;
+use super::pyvalue::Py;
 use super::stmts::Flow;
 use super::{reserved, CTensor, CheckedKernel, Checker, TileVal, Value, RESERVED};
 use crate::ast::{self, Expr, ExprKind, Span, StmtKind};
@@ -51,6 +52,26 @@ impl Checker<'_> {
         let mut seen: HashMap<&str, Span> = HashMap::new();
         self.kernel_frame = true;
         for p in &k.params {
+            if let Some(name) = p.name.name.strip_prefix("**") {
+                // `**kwargs`: the run's scalar arguments (`--arg padding=...`) that name no
+                // other parameter, as the dict Python's call would bind (in name order).
+                let named: Vec<&str> = k.params.iter().map(|q| q.name.name.as_str()).collect();
+                let mut extra: Vec<(&String, &crate::ScalarArg)> = (self.args.iter())
+                    .flat_map(|a| a.iter())
+                    .filter(|(n, _)| !named.contains(&n.as_str()))
+                    .collect();
+                extra.sort_by(|a, b| a.0.cmp(b.0));
+                let items = extra
+                    .into_iter()
+                    .map(|(n, v)| {
+                        let key = Value::py(Py::Str(n.clone()));
+                        (key, self.scalar_arg_value(v, &p.name.span))
+                    })
+                    .collect();
+                let dict = Value::py(Py::Dict(std::cell::RefCell::new(items)));
+                self.bind(name, dict, p.name.span.clone());
+                continue;
+            }
             if p.name.name.starts_with('*') {
                 continue;
             }

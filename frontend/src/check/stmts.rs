@@ -9,7 +9,11 @@
 //! - names bound in a loop body are local to it, and a name bound outside a loop cannot be rebound
 //!   inside it (Python would carry the new value to the next iteration; nkc does not, so the
 //!   program is rejected rather than silently given another meaning). In-place updates (`+=`,
-//!   slice assignment) of tiles are the way to carry state.
+//!   slice assignment) of tiles are the way to carry state. A compile-time int is the exception,
+//!   as in NKI's trace of the body: rebinding it in the body binds a name of the body, which
+//!   shadows the outer one from that statement on (reads before it see the outer value in every
+//!   iteration); after the loop the name has the body's value when it is the same in every
+//!   iteration, and is unbound when it varies.
 //!
 //! Structure: parameters are `nl.hbm[DTYPE, ROWS, COLS]`; a kernel ends with one `return` of names
 //! bound to `nl.ndarray(..., buffer=nl.shared_hbm)` arrays; loops iterate `nl.affine_range`,
@@ -308,6 +312,11 @@ impl Checker<'_> {
                 at: id.span.clone(),
             }
             .into(),
+            // An index computed in the body (`idx = (x - i) * w + y` after `idx = 0`): NKI
+            // traces the body once, so every iteration reads the outer value before this
+            // statement and its own after it, as a name of the body does; after the loop the
+            // name is not bound when its value varies (`hw_loops`).
+            (Value::Int(_), Class::Int) if self.bound_outside_loop(&id.name) => return true,
             (Value::Int(_) | Value::Tile(_), _) if self.bound_outside_loop(&id.name) => {
                 self.rebind_in_loop(id, prev.span)
             }
