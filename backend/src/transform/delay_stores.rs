@@ -258,11 +258,13 @@ fn two_slots(func: &Function, body: &[Stmt], x: Tensor, l: Axis) -> bool {
 /// The slots a one-slot tile `x` whose store is delayed along `l` takes: two, or as many as its
 /// transfer wants when more (`1 + ceil(dma / compute)`, [`wanted_depth`]: the producer of
 /// iteration `f + n` reuses the slot whose store iteration `f + 1` issued, so that store has
-/// `n - 1` iterations to land), at most [`MAX_DEPTH`], SBUF and the reads permitting
+/// `n - 1` iterations to land), at most [`MAX_DEPTH`] and the loop's trip, SBUF and the reads permitting
 /// ([`ring_slots::expandable`] one slot at a time).
 fn delayed_slots(func: &Function, x: Tensor, l: Axis) -> u32 {
+    let trip = u32::try_from(func.axes[l].trip_count()).unwrap_or(MAX_DEPTH);
     let wanted = u32::try_from(wanted_depth(func, x, l).wanted)
         .unwrap_or(MAX_DEPTH)
+        .min(trip)
         .clamp(2, MAX_DEPTH);
     let mut trial = func.clone();
     let mut n = 2;
