@@ -34,6 +34,7 @@ fn main() -> ExitCode {
     };
     let popts = PipelineOptions {
         legality_check: !flags.legality.no_legality_check,
+        ..Default::default()
     };
     let json_messages = cli.message_format == MessageFormat::Json
         || matches!(&cli.command, Command::Check(a) if a.json);

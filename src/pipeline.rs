@@ -306,6 +306,7 @@ impl<'l> Context<'l> {
         )?;
         let popts = PipelineOptions {
             legality_check: self.opts.legality_check,
+            order_holders: matches!(self.opts.mode, PipelineMode::Default | PipelineMode::Auto),
         };
         penguin::pipeline::pipeline_function_logged(func, &popts, self.log)
             .map_err(driver::pipeline_failure)?;

@@ -1029,3 +1029,80 @@ fn an_issue_bound_loop_in_a_users_stage_is_flattened_into_it() {
         "default {default}, annotated {annotated}"
     );
 }
+
+/// A store delayed past an inner loop (`delay_stores`) gives its one-slot tile the slots its
+/// transfer wants, not two: with two, the producer two iterations later waited for the delayed
+/// store in the drain of the user's loop (exp_halves ran 1.24x the emergent path's cycles with
+/// `r` of 2 slots; this test fails so on the parent commit).
+#[test]
+fn a_delayed_store_takes_the_slots_its_transfer_wants() {
+    for (file, kernel, tile) in [
+        ("tests/good/peel_nest_stores.nk", "exp_halves", "r"),
+        ("tests/good/restart_orders.nk", "sq_sum_roots", "r"),
+    ] {
+        let (default, remarks) = checked_kernel(file, kernel, PipelineMode::Default);
+        assert!(
+            remarks.iter().any(|r| matches!(
+                r,
+                Remark::StoreDelayed { tile: t, slots, .. } if t == tile && *slots >= 3
+            )),
+            "{kernel}: {remarks:#?}"
+        );
+        let (emergent, _) = checked_kernel(file, kernel, PipelineMode::Emergent);
+        let (annotated, _) = checked_kernel(file, kernel, PipelineMode::Annotated);
+        assert!(
+            default * 100 <= emergent * 110,
+            "{kernel}: default {default}, emergent {emergent}"
+        );
+        assert!(
+            default <= annotated,
+            "{kernel}: default {default}, annotated {annotated}"
+        );
+    }
+}
+
+/// A loop that holds a user-pipelined loop runs its later stages first on `default` (penguin
+/// pipeline/holder_order.rs), so the inner loop's work on older iterations is not held behind
+/// the younger iterations' chains on the same engines: attention_nested ran 1.12x the emergent
+/// path's cycles in program order (this test fails so on the parent commit, which logs no
+/// `HolderOrder`); `annotated` keeps the user's order.
+#[test]
+fn a_holder_of_a_users_pipeline_runs_its_later_stages_first() {
+    use penguin::pipeline::log::PipelineRemark;
+    let holder_order = |file: &str, kernel: &str, mode: PipelineMode| {
+        let o = RunOptions {
+            kernel: Some(kernel.to_string()),
+            ..opts(mode)
+        };
+        let mut log = PipelineLog::default();
+        run::run(&source(file), &o, &mut log).unwrap_or_else(|f| panic!("{file}::{kernel}: {f:?}"));
+        log.remarks
+            .iter()
+            .any(|r| matches!(r, PipelineRemark::HolderOrder { iv, legal: true, .. } if iv == "i"))
+    };
+    for (file, kernel) in [
+        ("examples/attention_nested.nk", "attention_nested"),
+        ("tests/good/restart_orders.nk", "weighted_exp_rows"),
+    ] {
+        assert!(
+            holder_order(file, kernel, PipelineMode::Default),
+            "{kernel}"
+        );
+        assert!(
+            !holder_order(file, kernel, PipelineMode::Annotated),
+            "{kernel}"
+        );
+    }
+    let file = "examples/attention_nested.nk";
+    let (default, _) = checked_kernel(file, "attention_nested", PipelineMode::Default);
+    let (emergent, _) = checked_kernel(file, "attention_nested", PipelineMode::Emergent);
+    let (annotated, _) = checked_kernel(file, "attention_nested", PipelineMode::Annotated);
+    assert!(
+        default * 100 <= emergent * 105,
+        "default {default}, emergent {emergent}"
+    );
+    assert!(
+        default <= annotated,
+        "default {default}, annotated {annotated}"
+    );
+}

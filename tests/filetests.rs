@@ -373,6 +373,7 @@ fn check_off_changes_result(func: &Function, source: &str) -> Option<String> {
     let mut piped = func.clone();
     let off = PipelineOptions {
         legality_check: false,
+        ..Default::default()
     };
     if penguin::pipeline::pipeline_function(&mut piped, &off).is_err() {
         // Not a legality rejection.

@@ -91,6 +91,7 @@ fn run_case(seed: u64, figures: &RefCell<Figures>) -> Result<(), TestCaseError> 
             let mut unchecked = func.clone();
             let off = PipelineOptions {
                 legality_check: false,
+                ..Default::default()
             };
             pipeline::pipeline_function(&mut unchecked, &off)
                 .map_err(|e| TestCaseError::fail(format!("{e:?}\n{src}")))?;

@@ -72,6 +72,7 @@ use super::emergent::nest::{compute_nest, NestLevel};
 use super::remark::Remark;
 use super::ring_slots;
 use crate::cost::budget;
+use crate::cost::loop_cost::{wanted_depth, MAX_DEPTH};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::edit::{self, Subst};
 use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind};
@@ -254,6 +255,27 @@ fn two_slots(func: &Function, body: &[Stmt], x: Tensor, l: Axis) -> bool {
     }
 }
 
+/// The slots a one-slot tile `x` whose store is delayed along `l` takes: two, or as many as its
+/// transfer wants when more (`1 + ceil(dma / compute)`, [`wanted_depth`]: the producer of
+/// iteration `f + n` reuses the slot whose store iteration `f + 1` issued, so that store has
+/// `n - 1` iterations to land), at most [`MAX_DEPTH`] and the loop's trip, SBUF and the reads permitting
+/// ([`ring_slots::expandable`] one slot at a time).
+fn delayed_slots(func: &Function, x: Tensor, l: Axis) -> u32 {
+    let trip = u32::try_from(func.axes[l].trip_count()).unwrap_or(MAX_DEPTH);
+    let wanted = u32::try_from(wanted_depth(func, x, l).wanted)
+        .unwrap_or(MAX_DEPTH)
+        .min(trip)
+        .clamp(2, MAX_DEPTH);
+    let mut trial = func.clone();
+    let mut n = 2;
+    ring_slots::apply(&mut trial, x, l, n);
+    while n < wanted && ring_slots::expandable(&trial, x, l) == Some(n) {
+        n += 1;
+        ring_slots::apply(&mut trial, x, l, n);
+    }
+    n
+}
+
 /// Whether tile `x`, blocked along other loops than `l`, is accessed only at constant slots, by
 /// direct statements of `body` (`l`'s), each slot written whole by one instruction before every
 /// read of it in the body, under the same guards, and one more block dimension of two slots along
@@ -408,7 +430,8 @@ fn delay(func: &mut Function, l: Axis, s: Stmt, at: usize) -> Remark {
     // the copies read it at earlier iterations.
     let x = stored_tile(func, s);
     if func.tensors[x].block.is_empty() {
-        ring_slots::apply(func, x, l, 2);
+        let slots = delayed_slots(func, x, l);
+        ring_slots::apply(func, x, l, slots);
     } else if func.tensors[x].block.iter().all(|b| b.axis != l) {
         add_ring_dim(func, x, l);
     }

@@ -61,6 +61,13 @@ pub enum PipelineRemark {
     },
     /// Loop `iv` keeps program order (no `execution_order`).
     ProgramOrder { iv: String },
+    /// Loop `iv`, which holds a loop and has no `execution_order`, runs its later stages first
+    /// (`default`, `auto`) when `legal`; each statement with its stage.
+    HolderOrder {
+        iv: String,
+        statements: Vec<(String, u32)>,
+        legal: bool,
+    },
     /// Loop `iv`'s execution order: each statement with its stage.
     Order {
         iv: String,
@@ -183,9 +190,11 @@ impl fmt::Display for PipelineRemark {
             | R::Target { .. }
             | R::Extended { .. }
             | R::Applied { .. } => fmt_loops(self, f),
-            R::StageCount { .. } | R::Stage { .. } | R::ProgramOrder { .. } | R::Order { .. } => {
-                fmt_schedule(self, f)
-            }
+            R::StageCount { .. }
+            | R::Stage { .. }
+            | R::ProgramOrder { .. }
+            | R::HolderOrder { .. }
+            | R::Order { .. } => fmt_schedule(self, f),
             R::BufferCount { .. }
             | R::BufferSkipped { .. }
             | R::AutoBufferOff { .. }
@@ -253,6 +262,29 @@ fn fmt_schedule(r: &PipelineRemark, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f,
             "loop `{iv}`: no execution_order specified, keeping program order"
         ),
+        R::HolderOrder {
+            iv,
+            statements,
+            legal,
+        } => {
+            let names: Vec<String> = statements
+                .iter()
+                .map(|(s, stage)| format!("{s} (stage {stage})"))
+                .collect();
+            if *legal {
+                write!(
+                    f,
+                    "loop `{iv}` holds a loop: its later stages run first: {}",
+                    names.join(", ")
+                )
+            } else {
+                write!(
+                    f,
+                    "loop `{iv}` holds a loop: keeping program order (later stages first is illegal: {})",
+                    names.join(", ")
+                )
+            }
+        }
         R::Order { iv, statements } => {
             let names: Vec<String> = statements
                 .iter()

@@ -27,6 +27,7 @@ pub mod context;
 pub mod descend;
 pub mod error;
 pub mod extend;
+pub mod holder_order;
 pub mod isl_model;
 pub mod legality;
 pub mod log;
@@ -54,12 +55,16 @@ use widen::BufferSource;
 pub struct PipelineOptions {
     /// Run the ISL legality check (on by default; `--no-legality-check` turns it off).
     pub legality_check: bool,
+    /// A loop that holds a loop and has no `execution_order` runs its later stages first when
+    /// the legality check passes on that order ([`holder_order`]; `default` and `auto`).
+    pub order_holders: bool,
 }
 
 impl Default for PipelineOptions {
     fn default() -> Self {
         PipelineOptions {
             legality_check: true,
+            order_holders: false,
         }
     }
 }
@@ -270,11 +275,60 @@ fn plan_loop(
         buffers: widened.iter().map(|w| (w.tensor, w.count)).collect(),
     };
     if opts.legality_check {
+        if let Some(p) = holder_order_plan(func, &plan, &ctx, opts, log) {
+            return Ok(p);
+        }
         check_legality(func, &plan, log)?;
     } else {
         log.push(PipelineRemark::LegalityOff { iv });
     }
     Ok(plan)
+}
+
+/// The plan with the later stages first ([`holder_order`]), when the options ask for it, the
+/// user gave no `execution_order`, the loop holds a loop and the legality check passes on that
+/// order (logged either way); else `None`, and the plan in program order is checked as usual.
+fn holder_order_plan(
+    func: &Function,
+    plan: &PipelinePlan,
+    ctx: &context::ScheduleContext,
+    opts: &PipelineOptions,
+    log: &mut PipelineLog,
+) -> Option<PipelinePlan> {
+    if !opts.order_holders || ctx.orders.is_some() {
+        return None;
+    }
+    let order = holder_order::compute_holder_order(func, plan.axis, &plan.stages)?;
+    let reordered = PipelinePlan {
+        order,
+        ..plan.clone()
+    };
+    let iv = func.display_iv(plan.axis).to_string();
+    let report = compute_violations(func, &reordered)
+        .ok()
+        .filter(|r| r.is_legal());
+    let legal = report.is_some();
+    let body = &func.axes[plan.axis].body;
+    log.push(PipelineRemark::HolderOrder {
+        iv: iv.clone(),
+        statements: reordered
+            .order
+            .iter()
+            .map(|&k| (log::describe_stmt(func, body[k]), plan.stages[k]))
+            .collect(),
+        legal,
+    });
+    let report = report?;
+    log.push(PipelineRemark::Legality {
+        iv,
+        violations: 0,
+        flow: report.flow,
+        anti: report.anti,
+        output: report.output,
+        checked: report.tensors_checked,
+        preserved: report.tensors_preserved,
+    });
+    Some(reordered)
 }
 
 /// Runs the ISL legality check on the original function and turns violations into errors.
