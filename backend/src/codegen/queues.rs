@@ -96,7 +96,7 @@
 //! as many as its pieces, and its pieces divide its partitions.
 
 use crate::codegen::bir::{dma_tile, estimate, transfer_bytes, BNode, Bir, BirInst, BirLoop};
-use crate::cost::guards::{guard_fraction, run_classes};
+use crate::cost::guards::{guard_fraction, may_run_shifted, run_classes};
 use crate::cost::queue_pack::{
     largest_split, pack_search, pack_search_reserved, spread, Together, Transfer,
 };
@@ -376,7 +376,7 @@ fn plan_body(
             plan.chained.extend(linked);
         } else if let Some(iv) = iv {
             let cost = (&together, compute, reserve);
-            let linked = align_when_free(bir, body, &transfers, &mut splits, pairs, iv, cost);
+            let linked = align_when_free(func, bir, body, &transfers, &mut splits, pairs, iv, cost);
             plan.chained.extend(linked);
         }
     }
@@ -395,6 +395,7 @@ fn plan_body(
 /// with every transfer behind it, the next iterations' loads included (issue 32, item 1). Returns
 /// the transfers lined up (none when the plan is kept).
 fn align_when_free(
+    func: &Function,
     bir: &Bir,
     body: &[BNode],
     transfers: &[Transfer],
@@ -403,7 +404,16 @@ fn align_when_free(
     iv: Axis,
     (together, compute, reserve): (&Together, u64, u64),
 ) -> Vec<BirInst> {
-    let shifted = chain::shifted_pairs(bir, transfers, iv);
+    // Only pairs whose leader runs at the iteration the follower needs it: two versions of one
+    // masked statement, or a fill's copy and a drain's, never queue behind each other.
+    let guards = |k: usize| bir.insts[BirInst::new(transfers[k].inst)].guards.as_slice();
+    let run = |l: usize, f: usize, d: u32| may_run_shifted(func, guards(l), guards(f), iv, d);
+    let pairs: Vec<_> = (pairs.into_iter())
+        .filter(|&(l, f, _)| run(l, f, 0))
+        .collect();
+    let shifted: Vec<_> = (chain::shifted_pairs(bir, transfers, iv).into_iter())
+        .filter(|&(l, f, d)| run(l, f, d))
+        .collect();
     if pairs.is_empty() && shifted.is_empty() {
         return Vec::new();
     }

@@ -56,7 +56,10 @@
 //! `scatter_blocks`: II 2,612 → 847).
 //!
 //! Invariant kept: each transfer's queues stay distinct and as many as its pieces, and its
-//! pieces divide its partitions.
+//! pieces divide its partitions, as many as one of its own choices
+//! ([`crate::cost::dma::split_choices`]): a follower is never cut into pieces shorter than its
+//! power-of-two split's (a 70-row reload behind an 80-row store's pieces of 10 rows), which the
+//! lower bound's least piece assumes.
 
 use super::QueuePlan;
 use crate::codegen::bir::{BNode, Bir, BirInst, BirLoop};
@@ -153,6 +156,11 @@ fn lined_up(
     fp: u64,
 ) -> Option<SplitData> {
     let (first, n) = line_up(lead, lp, split.pieces(), follow, fp)?;
+    // Only a split the planner could choose for the follower alone (its pieces no shorter than
+    // its power-of-two split's, which the lower bound's least piece assumes).
+    if !crate::cost::dma::split_choices(fp).contains(&(n as u64)) {
+        return None;
+    }
     Some(SplitData {
         queues: split.queues.get(first..first + n)?.to_vec(),
     })
