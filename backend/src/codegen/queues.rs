@@ -139,7 +139,15 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
     let mut starts: SecondaryMap<BirLoop, usize> = SecondaryMap::new();
     for (l, data) in bir.loops.iter() {
         starts[l] = rotation;
-        plan_body(func, bir, &data.body, Some(data.axis), 0, &mut plan, &mut rotation);
+        plan_body(
+            func,
+            bir,
+            &data.body,
+            Some(data.axis),
+            0,
+            &mut plan,
+            &mut rotation,
+        );
     }
     // `sp` is shared by every body of a nest: each body planned again, once, with what the
     // others take from it under the plans alone ([`shared_sp`]; a second round from the first's
@@ -388,8 +396,9 @@ fn plan_body(
 /// ([`chain::shifted_pairs`]: a reload in the stage after the store of its rows) behind their
 /// leaders, when that costs no throughput that the wait saved would not: the time of the
 /// iterations by [`estimate_time_with`] (every class of iterations, `sp` counted [`SEARCH_SP`])
-/// stays within the larger of the time before and the wait each iteration has unaligned (the
-/// longest leader's latency over its distance `δ`, 1 within one body). A follower lined up
+/// stays within the time before, or, with no more pieces in all (`sp`'s issue slots), within the
+/// wait each iteration has unaligned (the longest leader's latency over its distance `δ`, 1
+/// within one body). A follower lined up
 /// needs no semaphore on its leader (a queue is first in, first out, and `sp` issued the leader
 /// first), so `sp` issues it when it reaches it instead of waiting there for the leader to land
 /// with every transfer behind it, the next iterations' loads included (issue 32, item 1). Returns
@@ -452,7 +461,12 @@ fn align_when_free(
     let sp = (SEARCH_SP, reserve);
     let before = estimate_time_with(transfers, classes, splits, compute, sp);
     let after = estimate_time_with(transfers, classes, &trial, compute, sp);
-    if after > before.max(u128::from(held) * u128::from(iterations)) {
+    // A loss of throughput is taken for the wait only with no more pieces in all: more pieces
+    // take more of `sp`'s issue slots, which `sp`, in order, pays whether or not it would wait.
+    let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
+    let within_wait =
+        after <= u128::from(held) * u128::from(iterations) && pieces(&trial) <= pieces(splits);
+    if after > before && !within_wait {
         return Vec::new();
     }
     *splits = trial;

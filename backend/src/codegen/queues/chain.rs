@@ -194,10 +194,15 @@ pub(crate) fn queued_behind(
         return false;
     };
     let moves = |o: &Operand| o.access.start.first().is_none_or(|e| e.coeff(iv) != 0);
-    if distance == 0 || !(moves(lo) || moves(fo)) {
-        return lined_up(lo, lp, ls, fo, fp).is_some_and(|s| &s == fs);
+    let fixed = !(moves(lo) || moves(fo));
+    if (distance == 0 || fixed) && lined_up(lo, lp, ls, fo, fp).is_some_and(|s| &s == fs) {
+        return true;
     }
-    // Rows that move with `iv`: `l`'s instance `distance` iterations earlier, as `f` sees it.
+    if distance == 0 {
+        return false;
+    }
+    // `l`'s instance `distance` iterations earlier, as `f` sees it (rows or ring slots that
+    // move with `iv`).
     let earlier = shifted(lo, iv, distance);
     lined_up(&earlier, lp, ls, fo, fp).is_some_and(|s| &s == fs)
 }
@@ -220,8 +225,9 @@ pub(crate) const MAX_SHIFT: u32 = 8;
 
 /// The pairs `(leader, follower, δ)` of `body`'s `transfers` in loop `iv` where the follower at
 /// iteration `j` reads (or, on HBM, stores over) the rows its leader's instance of iteration
-/// `j − δ` wrote or touched, `1 ≤ δ ≤` [`MAX_SHIFT`], the smallest such `δ`, and the rows moving
-/// with `iv` (rows that do not are [`chained_pairs`]'s carried pairs). Their accesses line up as
+/// `j − δ` wrote or touched, `1 ≤ δ ≤` [`MAX_SHIFT`], the smallest such `δ`, both accesses
+/// moving with `iv` (their rows, or the ring slot of a tile: a load's slot read by its store
+/// stages later; accesses that do not move are [`chained_pairs`]'s carried pairs). Their accesses line up as
 /// [`within`] says once the leader's is shifted ([`shifted`]).
 pub(crate) fn shifted_pairs(
     bir: &Bir,
@@ -238,7 +244,10 @@ pub(crate) fn shifted_pairs(
             let Some((lo, fo)) = link(bir, BirInst::new(tl.inst), fi) else {
                 continue;
             };
-            let moves = |o: &Operand| o.access.start.first().is_some_and(|e| e.coeff(iv) != 0);
+            let moves = |o: &Operand| {
+                let a = &o.access;
+                a.start.iter().chain(&a.slots).any(|e| e.coeff(iv) != 0)
+            };
             if !moves(lo) || !moves(fo) {
                 continue;
             }
