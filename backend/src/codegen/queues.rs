@@ -384,7 +384,8 @@ fn plan_body(
             plan.chained.extend(linked);
         } else if let Some(iv) = iv {
             let cost = (&together, compute, reserve);
-            let linked = align_when_free(func, bir, body, &transfers, &mut splits, pairs, iv, cost);
+            let at = (pairs, iv);
+            let linked = align_when_free(func, bir, body, &transfers, &mut splits, at, cost);
             plan.chained.extend(linked);
         }
     }
@@ -409,8 +410,7 @@ fn align_when_free(
     body: &[BNode],
     transfers: &[Transfer],
     splits: &mut Vec<SplitData>,
-    pairs: Vec<(usize, usize, bool)>,
-    iv: Axis,
+    (pairs, iv): (Vec<(usize, usize, bool)>, Axis),
     (together, compute, reserve): (&Together, u64, u64),
 ) -> Vec<BirInst> {
     // Only pairs whose leader runs at the iteration the follower needs it: two versions of one
