@@ -397,9 +397,9 @@ fn plan_body(
 /// ([`chain::shifted_pairs`]: a reload in the stage after the store of its rows) behind their
 /// leaders, when that costs no throughput that the wait saved would not: the time of the
 /// iterations by [`estimate_time_with`] (every class of iterations, `sp` counted [`SEARCH_SP`])
-/// stays within the time before, or, with no more pieces in all (`sp`'s issue slots), within the
-/// wait each iteration has unaligned (the longest leader's latency over its distance `δ`, 1
-/// within one body). A follower lined up
+/// stays within the time before, or, for a loop with pairs across stages and no more pieces in
+/// all (`sp`'s issue slots), within the wait each iteration has unaligned (the longest such
+/// leader's latency over its distance `δ`). A follower lined up
 /// needs no semaphore on its leader (a queue is first in, first out, and `sp` issued the leader
 /// first), so `sp` issues it when it reaches it instead of waiting there for the leader to land
 /// with every transfer behind it, the next iterations' loads included (issue 32, item 1). Returns
@@ -426,7 +426,6 @@ fn align_when_free(
     if pairs.is_empty() && shifted.is_empty() {
         return Vec::new();
     }
-    let pairs_held: Vec<usize> = pairs.iter().map(|&(l, _, _)| l).collect();
     let mut aligned = vec![false; transfers.len()];
     let mut trial = splits.clone();
     let mut linked =
@@ -448,15 +447,16 @@ fn align_when_free(
         Together::Always => &all[..],
     };
     // Unaligned, a follower waits on `sp` for its leader to land: a whole latency after the
-    // leader's issue, `δ` bodies earlier (the same body for a forward pair), so each of its
+    // leader's issue, `δ` bodies earlier, so each of its
     // iterations takes at least that latency over `δ`.
     let latency = |l: usize| {
         let piece = transfers[l].bytes / splits[l].pieces().max(1);
         machine::DMA_LATENCY + machine::dma_queue_cycles(piece)
     };
-    let forward = pairs_held.iter().map(|&l| latency(l));
-    let across = shifted.iter().map(|&(l, _, d)| latency(l) / u64::from(d));
-    let held = forward.chain(across).max().unwrap_or(0);
+    let held = (shifted.iter())
+        .map(|&(l, _, d)| latency(l) / u64::from(d))
+        .max()
+        .unwrap_or(0);
     let iterations: u64 = classes.iter().map(|(_, n)| n).sum();
     let sp = (SEARCH_SP, reserve);
     let before = estimate_time_with(transfers, classes, splits, compute, sp);
@@ -464,8 +464,11 @@ fn align_when_free(
     // A loss of throughput is taken for the wait only with no more pieces in all: more pieces
     // take more of `sp`'s issue slots, which `sp`, in order, pays whether or not it would wait.
     let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
-    let within_wait =
-        after <= u128::from(held) * u128::from(iterations) && pieces(&trial) <= pieces(splits);
+    // Only across stages: a forward pair's follower waits within the body that issued its
+    // leader, which the body's other transfers overlap (`emission.rs`'s balanced queues).
+    let within_wait = !shifted.is_empty()
+        && after <= u128::from(held) * u128::from(iterations)
+        && pieces(&trial) <= pieces(splits);
     if after > before && !within_wait {
         return Vec::new();
     }
