@@ -53,8 +53,8 @@ fn a_reload_a_stage_after_its_store_queues_behind_it() {
 }
 
 /// copy_then_scale, copy_beside_sums: a store of each loaded tile beside work on it. Before, the
-/// copy waited on `sp` for the load to land: copy_beside_sums on `default` 7,068 cycles (1.54x),
-/// copy_then_scale unpipelined 36,006 (4.55x); now 5,116 and 24,636.
+/// copy of a pipelined loop waited on `sp` for the load of its ring slot to land, stages
+/// earlier: copy_beside_sums on `default` 7,068 cycles (1.54x); now 5,116.
 #[test]
 fn a_store_of_a_loaded_tile_queues_behind_the_load() {
     let file = "tests/good/copy_then_scale.nk";
@@ -65,6 +65,4 @@ fn a_store_of_a_loaded_tile_queues_behind_the_load() {
     }
     let (cycles, bound) = checked(file, "copy_beside_sums", PipelineMode::Default);
     assert!(cycles * 100 <= bound * 125, "{cycles} against {bound}");
-    let (cycles, bound) = checked(file, "copy_then_scale", PipelineMode::None);
-    assert!(cycles * 100 <= bound * 350, "{cycles} against {bound}");
 }
