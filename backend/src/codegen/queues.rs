@@ -97,14 +97,14 @@
 //! as many as its pieces, and its pieces divide its partitions.
 
 use crate::codegen::bir::{dma_tile, estimate, transfer_bytes, BNode, Bir, BirInst, BirLoop};
-use crate::cost::guards::{guard_fraction, run_classes};
+use crate::cost::guards::{guard_fraction, may_run_shifted, run_classes};
 use crate::cost::queue_pack::{
     largest_split, pack_search, pack_search_reserved, spread, Together, Transfer,
 };
 pub use crate::cost::queue_pack::{packed_period, SplitData};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use penguin::ir::Op;
-use penguin::Function;
+use penguin::{Axis, Function};
 use runtime_sim::isa::Engine;
 use runtime_sim::machine::{self, DMA_QUEUES};
 
@@ -135,12 +135,20 @@ fn on_fraction(func: &Function, bir: &Bir, i: BirInst) -> (u64, u64) {
 pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
     let mut plan = QueuePlan::default();
     let mut rotation = 0;
-    plan_body(func, bir, &bir.body, true, 0, &mut plan, &mut rotation);
+    plan_body(func, bir, &bir.body, None, 0, &mut plan, &mut rotation);
     // The rotation each loop's body started with, to plan it again alike.
     let mut starts: SecondaryMap<BirLoop, usize> = SecondaryMap::new();
     for (l, data) in bir.loops.iter() {
         starts[l] = rotation;
-        plan_body(func, bir, &data.body, false, 0, &mut plan, &mut rotation);
+        plan_body(
+            func,
+            bir,
+            &data.body,
+            Some(data.axis),
+            0,
+            &mut plan,
+            &mut rotation,
+        );
     }
     // `sp` is shared by every body of a nest: each body planned again, once, with what the
     // others take from it under the plans alone ([`shared_sp`]; a second round from the first's
@@ -152,7 +160,7 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
             plan_with_reserve(
                 func,
                 bir,
-                &data.body,
+                (&data.body, data.axis),
                 starts[l],
                 reserves[l],
                 compute(l),
@@ -174,7 +182,7 @@ pub fn compute_queue_plan(func: &Function, bir: &Bir) -> QueuePlan {
 fn plan_with_reserve(
     func: &Function,
     bir: &Bir,
-    body: &[BNode],
+    (body, iv): (&[BNode], Axis),
     rotation: usize,
     mut reserve: u64,
     compute: u64,
@@ -206,7 +214,7 @@ fn plan_with_reserve(
             plan.chained.remove(&i);
         }
         let mut rotation = rotation;
-        plan_body(func, bir, body, false, reserve, plan, &mut rotation);
+        plan_body(func, bir, body, Some(iv), reserve, plan, &mut rotation);
         let halved_at_most =
             (alone.iter()).all(|&(i, p)| plan.split(i).is_some_and(|s| s.pieces() * 2 >= p));
         if halved_at_most {
@@ -238,13 +246,14 @@ fn saved_plan(alone: &[(BirInst, u64)], saved: &[Option<SplitData>]) -> QueuePla
 /// alone: a reserve is kept when no transfer of the body loses more than half its pieces.
 const RESERVE_TRIES: usize = 3;
 
-/// Plans the transfers of `body` (`once`: the kernel's top level, which runs once), with
-/// `reserve` cycles of `sp` per iteration taken by the other bodies of its nest ([`shared_sp`]).
+/// Plans the transfers of `body` (`iv`: its loop, `None` for the kernel's top level, which runs
+/// once), with `reserve` cycles of `sp` per iteration taken by the other bodies of its nest
+/// ([`shared_sp`]).
 fn plan_body(
     func: &Function,
     bir: &Bir,
     body: &[BNode],
-    once: bool,
+    iv: Option<Axis>,
     reserve: u64,
     plan: &mut QueuePlan,
     rotation: &mut usize,
@@ -259,6 +268,7 @@ fn plan_body(
     if transfers.is_empty() {
         return;
     }
+    let once = iv.is_none();
     // Largest first; the instruction (in lowering order) breaks ties, so the plan is
     // deterministic.
     transfers.sort_by_key(|t| (std::cmp::Reverse(t.bytes), t.inst));
@@ -380,9 +390,98 @@ fn plan_body(
             }
             let linked = chain::align_chained_queues(bir, body, &transfers, &mut splits, pairs);
             plan.chained.extend(linked);
+        } else if let Some(iv) = iv {
+            let cost = (&together, compute, reserve);
+            let at = (pairs, iv);
+            let linked = align_when_free(func, bir, body, &transfers, &mut splits, at, cost);
+            plan.chained.extend(linked);
         }
     }
     record(plan, &transfers, splits, rotation);
+}
+
+/// In a loop whose iterations do not chain through their transfers, lines up the followers of
+/// the body's forward pairs ([`chain::chained_pairs`]) and of its pairs across stages
+/// ([`chain::shifted_pairs`]: a reload in the stage after the store of its rows) behind their
+/// leaders, when that costs no throughput that the wait saved would not: the time of the
+/// iterations by [`estimate_time_with`] (every class of iterations, `sp` counted [`SEARCH_SP`])
+/// stays within the time before, or, for a loop with pairs across stages and no more pieces in
+/// all (`sp`'s issue slots), within the wait each iteration has unaligned (the longest such
+/// leader's latency over its distance `δ`). A follower lined up
+/// needs no semaphore on its leader (a queue is first in, first out, and `sp` issued the leader
+/// first), so `sp` issues it when it reaches it instead of waiting there for the leader to land
+/// with every transfer behind it, the next iterations' loads included (issue 32, item 1). Returns
+/// the transfers lined up (none when the plan is kept).
+fn align_when_free(
+    func: &Function,
+    bir: &Bir,
+    body: &[BNode],
+    transfers: &[Transfer],
+    splits: &mut Vec<SplitData>,
+    (pairs, iv): (Vec<(usize, usize, bool)>, Axis),
+    (together, compute, reserve): (&Together, u64, u64),
+) -> Vec<BirInst> {
+    // Only pairs whose leader runs at the iteration the follower needs it: two versions of one
+    // masked statement, or a fill's copy and a drain's, never queue behind each other.
+    let guards = |k: usize| bir.insts[BirInst::new(transfers[k].inst)].guards.as_slice();
+    let run = |l: usize, f: usize, d: u32| may_run_shifted(func, guards(l), guards(f), iv, d);
+    let pairs: Vec<_> = (pairs.into_iter())
+        .filter(|&(l, f, _)| run(l, f, 0))
+        .collect();
+    let shifted: Vec<_> = (chain::shifted_pairs(bir, transfers, iv).into_iter())
+        .filter(|&(l, f, d)| run(l, f, d))
+        .collect();
+    if pairs.is_empty() && shifted.is_empty() {
+        return Vec::new();
+    }
+    let mut aligned = vec![false; transfers.len()];
+    let mut trial = splits.clone();
+    let mut linked =
+        chain::align_chained_marking(bir, body, transfers, &mut trial, pairs, &mut aligned);
+    linked.extend(chain::align_shifted_queues(
+        bir,
+        transfers,
+        &mut trial,
+        &shifted,
+        iv,
+        &mut aligned,
+    ));
+    if linked.is_empty() {
+        return linked;
+    }
+    let all = [(vec![true; transfers.len()], 1)];
+    let classes = match together {
+        Together::Counted { classes, .. } => classes.as_slice(),
+        Together::Always => &all[..],
+    };
+    // Unaligned, a follower waits on `sp` for its leader to land: a whole latency after the
+    // leader's issue, `δ` bodies earlier, so each of its
+    // iterations takes at least that latency over `δ`.
+    let latency = |l: usize| {
+        let piece = transfers[l].bytes / splits[l].pieces().max(1);
+        machine::DMA_LATENCY + machine::dma_queue_cycles(piece)
+    };
+    let held = (shifted.iter())
+        .map(|&(l, _, d)| latency(l) / u64::from(d))
+        .max()
+        .unwrap_or(0);
+    let iterations: u64 = classes.iter().map(|(_, n)| n).sum();
+    let sp = (SEARCH_SP, reserve);
+    let before = estimate_time_with(transfers, classes, splits, compute, sp);
+    let after = estimate_time_with(transfers, classes, &trial, compute, sp);
+    // A loss of throughput is taken for the wait only with no more pieces in all: more pieces
+    // take more of `sp`'s issue slots, which `sp`, in order, pays whether or not it would wait.
+    let pieces = |s: &[SplitData]| -> u64 { s.iter().map(SplitData::pieces).sum() };
+    // Only across stages: a forward pair's follower waits within the body that issued its
+    // leader, which the body's other transfers overlap (`emission.rs`'s balanced queues).
+    let within_wait = !shifted.is_empty()
+        && after <= u128::from(held) * u128::from(iterations)
+        && pieces(&trial) <= pieces(splits);
+    if after > before && !within_wait {
+        return Vec::new();
+    }
+    *splits = trial;
+    linked
 }
 
 /// Records the splits of a body's `transfers` in `plan`, and advances the rotation.

@@ -29,6 +29,16 @@
 //! load reading the region a store of the previous iteration wrote, or a store of the region the
 //! previous iteration read: each iteration waits for the one before, whatever the queues).
 //!
+//! **Across stages** ([`shifted_pairs`], [`align_shifted_queues`]). In a pipelined loop a
+//! follower may read what its leader wrote `δ` iterations of the extended loop earlier (a reload
+//! in the stage after the store of its rows: the leader's rows at `iv − δ` are the follower's
+//! at `iv`). `sp` issues the leader's instance `δ` bodies before the follower's, so on the same
+//! queues the follower is again first in, first out behind it, whatever the order of one body.
+//! A loop whose iterations do not chain aligns such pairs, and the forward pairs of its body,
+//! only where that costs no throughput (`codegen::queues`): the follower is then issued as soon
+//! as `sp` reaches it, instead of holding `sp` (and every transfer behind it, the next
+//! iterations' loads included) until its leader has landed.
+//!
 //! **Across bodies** ([`align_across_bodies`]). A transfer whose latest conflicting HBM transfer
 //! in program order is in another body (a loop reading what an earlier loop or the top level
 //! stored, the top level reloading what a loop stored) follows it on its queues. Where the
@@ -46,13 +56,17 @@
 //! `scatter_blocks`: II 2,612 → 847).
 //!
 //! Invariant kept: each transfer's queues stay distinct and as many as its pieces, and its
-//! pieces divide its partitions.
+//! pieces divide its partitions, as many as one of its own choices
+//! ([`crate::cost::dma::split_choices`]): a follower is never cut into pieces shorter than its
+//! power-of-two split's (a 70-row reload behind an 80-row store's pieces of 10 rows), which the
+//! lower bound's least piece assumes.
 
 use super::QueuePlan;
 use crate::codegen::bir::{BNode, Bir, BirInst, BirLoop};
 use crate::cost::queue_pack::{SplitData, Transfer};
 use cranelift_entity::EntityRef;
-use penguin::entities::Tensor;
+use penguin::affine::AffineExpr;
+use penguin::entities::{Axis, Tensor};
 use penguin::ir::{Op, Operand};
 use petgraph::unionfind::UnionFind;
 use runtime_sim::machine::DMA_QUEUES;
@@ -142,6 +156,11 @@ fn lined_up(
     fp: u64,
 ) -> Option<SplitData> {
     let (first, n) = line_up(lead, lp, split.pieces(), follow, fp)?;
+    // Only a split the planner could choose for the follower alone (its pieces no shorter than
+    // its power-of-two split's, which the lower bound's least piece assumes).
+    if !crate::cost::dma::split_choices(fp).contains(&(n as u64)) {
+        return None;
+    }
     Some(SplitData {
         queues: split.queues.get(first..first + n)?.to_vec(),
     })
@@ -171,14 +190,106 @@ pub(crate) fn queued_behind(
     else {
         return false;
     };
-    let moves = |o: &Operand| o.access.start.first().is_none_or(|e| e.coeff(iv) != 0);
-    if distance > 0 && (moves(lo) || moves(fo)) {
-        return false;
-    }
     let (Some(ls), Some(fs)) = (plan.split(l), plan.split(f)) else {
         return false;
     };
-    lined_up(lo, lp, ls, fo, fp).is_some_and(|s| &s == fs)
+    let moves = |o: &Operand| o.access.start.first().is_none_or(|e| e.coeff(iv) != 0);
+    let fixed = !(moves(lo) || moves(fo));
+    if (distance == 0 || fixed) && lined_up(lo, lp, ls, fo, fp).is_some_and(|s| &s == fs) {
+        return true;
+    }
+    if distance == 0 {
+        return false;
+    }
+    // `l`'s instance `distance` iterations earlier, as `f` sees it (rows or ring slots that
+    // move with `iv`).
+    let earlier = shifted(lo, iv, distance);
+    lined_up(&earlier, lp, ls, fo, fp).is_some_and(|s| &s == fs)
+}
+
+/// `o` as the instance of its instruction `by` iterations of loop `iv` earlier accesses it:
+/// `iv − by` in every start and slot selector.
+fn shifted(o: &Operand, iv: Axis, by: u32) -> Operand {
+    let back = AffineExpr::iv(iv).sub(&AffineExpr::constant(i64::from(by)));
+    let mut o = o.clone();
+    for e in o.access.start.iter_mut().chain(o.access.slots.iter_mut()) {
+        *e = e.substitute(iv, &back);
+    }
+    o
+}
+
+/// The most iterations of the extended loop a follower may trail its leader by in
+/// [`shifted_pairs`] (a user's or the emergent path's stage distance; further apart, the leader
+/// has long landed anyway).
+pub(crate) const MAX_SHIFT: u32 = 8;
+
+/// The pairs `(leader, follower, δ)` of `body`'s `transfers` in loop `iv` where the follower at
+/// iteration `j` reads (or, on HBM, stores over) the rows its leader's instance of iteration
+/// `j − δ` wrote or touched, `1 ≤ δ ≤` [`MAX_SHIFT`], the smallest such `δ`, both accesses
+/// moving with `iv` (their rows, or the ring slot of a tile: a load's slot read by its store
+/// stages later; accesses that do not move are [`chained_pairs`]'s carried pairs). Their accesses line up as
+/// [`within`] says once the leader's is shifted ([`shifted`]).
+pub(crate) fn shifted_pairs(
+    bir: &Bir,
+    transfers: &[Transfer],
+    iv: Axis,
+) -> Vec<(usize, usize, u32)> {
+    let mut pairs = Vec::new();
+    for (f, tf) in transfers.iter().enumerate() {
+        let fi = BirInst::new(tf.inst);
+        for (l, tl) in transfers.iter().enumerate() {
+            if l == f {
+                continue;
+            }
+            let Some((lo, fo)) = link(bir, BirInst::new(tl.inst), fi) else {
+                continue;
+            };
+            let moves = |o: &Operand| {
+                let a = &o.access;
+                a.start.iter().chain(&a.slots).any(|e| e.coeff(iv) != 0)
+            };
+            if !moves(lo) || !moves(fo) {
+                continue;
+            }
+            let found = (1..=MAX_SHIFT)
+                .find(|&d| within(&shifted(lo, iv, d), tl.partitions, fo, tf.partitions).is_some());
+            if let Some(d) = found {
+                pairs.push((l, f, d));
+            }
+        }
+    }
+    pairs
+}
+
+/// Gives the follower of each of `pairs` ([`shifted_pairs`]) not yet `aligned` the queues of its
+/// leader's pieces that hold its rows, as [`align_chained_queues`] does within one iteration.
+/// Returns the transfers lined up, leaders and followers.
+pub(crate) fn align_shifted_queues(
+    bir: &Bir,
+    transfers: &[Transfer],
+    splits: &mut [SplitData],
+    pairs: &[(usize, usize, u32)],
+    iv: Axis,
+    aligned: &mut [bool],
+) -> Vec<BirInst> {
+    let mut linked = Vec::new();
+    for &(l, f, d) in pairs {
+        if aligned[f] {
+            continue;
+        }
+        let (tl, tf) = (&transfers[l], &transfers[f]);
+        let Some((lo, fo)) = link(bir, BirInst::new(tl.inst), BirInst::new(tf.inst)) else {
+            continue;
+        };
+        let earlier = shifted(lo, iv, d);
+        let Some(split) = lined_up(&earlier, tl.partitions, &splits[l], fo, tf.partitions) else {
+            continue;
+        };
+        aligned[f] = true;
+        splits[f] = split;
+        linked.extend([BirInst::new(tl.inst), BirInst::new(tf.inst)]);
+    }
+    linked
 }
 
 /// For two scatters of one HBM tensor (`None` unless both `l` and `f` are), whether `f` is queued
@@ -321,14 +432,27 @@ pub(crate) fn align_chained_queues(
     body: &[BNode],
     transfers: &[Transfer],
     splits: &mut [SplitData],
+    pairs: Vec<(usize, usize, bool)>,
+) -> Vec<BirInst> {
+    let mut aligned = vec![false; transfers.len()];
+    align_chained_marking(bir, body, transfers, splits, pairs, &mut aligned)
+}
+
+/// [`align_chained_queues`], marking in `aligned` the followers it lines up (and skipping those
+/// already marked).
+pub(crate) fn align_chained_marking(
+    bir: &Bir,
+    body: &[BNode],
+    transfers: &[Transfer],
+    splits: &mut [SplitData],
     mut pairs: Vec<(usize, usize, bool)>,
+    aligned: &mut [bool],
 ) -> Vec<BirInst> {
     // Forward pairs in the body's order, so that a chain of several links follows its first
     // leader; the carried ones last.
     let at = positions(body, transfers);
     pairs.sort_by_key(|&(l, f, c)| (c, at[f], at[l]));
     let mut linked = Vec::new();
-    let mut aligned = vec![false; transfers.len()];
     for (l, f, _) in pairs {
         if aligned[f] {
             continue;

@@ -236,9 +236,17 @@ kernel sp_three_levels(a, b, s) -> (y) {
     fn plan_alone(func: &Function, bir: &Bir) -> QueuePlan {
         let mut plan = QueuePlan::default();
         let mut rotation = 0;
-        plan_body(func, bir, &bir.body, true, 0, &mut plan, &mut rotation);
+        plan_body(func, bir, &bir.body, None, 0, &mut plan, &mut rotation);
         for l in bir.loops.values() {
-            plan_body(func, bir, &l.body, false, 0, &mut plan, &mut rotation);
+            plan_body(
+                func,
+                bir,
+                &l.body,
+                Some(l.axis),
+                0,
+                &mut plan,
+                &mut rotation,
+            );
         }
         plan
     }

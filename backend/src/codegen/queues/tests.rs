@@ -856,3 +856,61 @@ fn a_once_run_body_places_each_chain_on_queues_of_its_own_by_time() {
         "{splits:?}"
     );
 }
+
+/// A pipelined loop of 5 row blocks: stage 0 loads a block into a ring, stage 1 stores it to
+/// `m`, stage 2 reloads the rows the store of the iteration before wrote (`m[64*i - 128]` at
+/// `i` is `m[64*(i - 1) - 64]`, the store's rows at `i − 1`) and stores them out. The iterations
+/// do not chain: each touches rows of its own.
+const STAGED_RELOAD: &str = r#"kernel staged(x) -> (y) {
+  tensor x: hbm f32[320, 256] input
+  tensor m: hbm f32[320, 256] local
+  tensor y: hbm f32[320, 256] output
+  tensor t: sbuf f32[64, 256] local block[i: 2]
+  tensor v: sbuf f32[64, 256] local
+  loop i in 0..7 affine {
+    stmt if i >= 0 && i < 5 {
+      t{i}[0 +: 64, 0 +: 256] = load.dma x[64*i +: 64, 0 +: 256]
+    }
+    stmt if i >= 1 && i < 6 {
+      m[64*i - 64 +: 64, 0 +: 256] = store.dma t{i - 1}[0 +: 64, 0 +: 256]
+    }
+    stmt if i >= 2 && i < 7 {
+      v[0 +: 64, 0 +: 256] = load.dma m[64*i - 128 +: 64, 0 +: 256]
+    }
+    stmt if i >= 2 && i < 7 {
+      y[64*i - 128 +: 64, 0 +: 256] = store.dma v[0 +: 64, 0 +: 256]
+    }
+  }
+}
+"#;
+
+#[test]
+fn a_reload_of_the_rows_stored_a_stage_before_queues_behind_the_store() {
+    let func = penguin::parse_function(STAGED_RELOAD).expect("the test kernel parses");
+    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (_, lp) = bir.loops.iter().next().expect("one loop");
+    let transfers: Vec<Transfer> = (lp.body.iter())
+        .filter_map(|n| match *n {
+            BNode::Inst(i) => transfer(&func, &bir, i),
+            BNode::Loop(_) => None,
+        })
+        .collect();
+    let at = |line: usize| {
+        let inst = match lp.body[line] {
+            BNode::Inst(i) => i,
+            BNode::Loop(_) => unreachable!("a flat body"),
+        };
+        (transfers.iter())
+            .position(|t| t.inst == inst.index())
+            .expect("every transfer is listed")
+    };
+    let (load, store, reload) = (at(0), at(1), at(2));
+    // The store follows the load one iteration later (its ring slot), the reload the store.
+    let pairs = chain::shifted_pairs(&bir, &transfers, lp.axis);
+    assert!(pairs.contains(&(load, store, 1)), "{pairs:?}");
+    assert!(pairs.contains(&(store, reload, 1)), "{pairs:?}");
+    // The plan lines the reload up behind the store's pieces: no semaphore, no latency.
+    let plan = compute_queue_plan(&func, &bir);
+    let splits = loop_splits(&bir, &plan, 0);
+    assert_eq!(splits[2], splits[1], "the reload queues behind the store");
+}
