@@ -153,13 +153,6 @@ fn thread(em: &Emitted, i: Node) -> usize {
     sync::thread(&em.nodes[i])
 }
 
-/// A table with one entry per semaphore of `sync`, each `v`.
-fn per_sem<T: Clone>(sync: &Sync, v: T) -> SecondaryMap<Sem, T> {
-    let mut m = SecondaryMap::with_default(v);
-    m.resize(sync.semaphores.len());
-    m
-}
-
 /// Per wait, whether it is still in the program's waits (not pruned).
 type Alive = SecondaryMap<WaitId, bool>;
 
@@ -171,10 +164,29 @@ enum Stop {
     Undecided,
 }
 
+/// What the pruning of a kernel walked ([`compute_pruned_waits_counted`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Walked {
+    /// The kernel's instances, running or predicated off.
+    pub instances: u64,
+    /// Its running instances.
+    pub running: u64,
+    /// The walks taken.
+    pub walks: u64,
+    /// The instances those walks stepped over, all together.
+    pub steps: u64,
+}
+
 /// Drops every wait of `sync` that the others imply (see the module doc): one at a time, in
 /// consumer order, a wait is removed when the program without it provably has no race. Returns
 /// the number removed.
 pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
+    compute_pruned_waits_counted(em, sync).0
+}
+
+/// [`compute_pruned_waits`], with what its walks stepped over (`Walked::walks` is 0 when it
+/// kept every wait without walking).
+pub fn compute_pruned_waits_counted(em: &Emitted, sync: &mut Sync) -> (usize, Walked) {
     let dynamic: u64 = em
         .nodes
         .values()
@@ -184,24 +196,30 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let tabulated: u64 = (em.nodes.iter())
         .map(|(i, n)| sync.waits[i].len() as u64 * sync::instances(&sync::trips(em, n)) as u64)
         .sum();
+    let mut walked = Walked {
+        instances: dynamic,
+        ..Walked::default()
+    };
     if waits == 0 || dynamic.max(tabulated) > MAX_INSTANCES {
-        return 0;
+        return (0, walked);
     }
     let inst = match sync.instances.clone() {
         Some(inst) => inst,
         None => std::sync::Arc::new(compute_instances(em)),
     };
     let Some(cf) = compute_conflicts(em, &inst, sync) else {
-        return 0;
+        return (0, walked);
     };
-    // Epochs count instances: below `u16::MAX` instances, every clock fits `u16`s.
-    let alive = if cf.total < usize::from(u16::MAX) - 1 {
-        prune::<u16>(em, &inst, sync, &cf)
+    // Epochs count running instances: below `u16::MAX` of them, every clock fits `u16`s.
+    let running: usize = inst.running.values().map(Vec::len).sum();
+    walked.running = running as u64;
+    let alive = if running < usize::from(u16::MAX) - 1 {
+        prune::<u16>(em, &inst, sync, &cf, &mut walked)
     } else {
-        prune::<u32>(em, &inst, sync, &cf)
+        prune::<u32>(em, &inst, sync, &cf, &mut walked)
     };
     let Some(alive) = alive else {
-        return 0;
+        return (0, walked);
     };
     let mut it = alive.values();
     let mut pruned = 0;
@@ -212,13 +230,27 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
             keep
         });
     }
-    pruned
+    (pruned, walked)
 }
 
 /// The greedy pruning of [`compute_pruned_waits`]: which waits stay, or `None` when the
-/// program with every wait is not provably race free.
-fn prune<L: Lane>(em: &Emitted, inst: &Instances, sync: &Sync, cf: &Conflicts) -> Option<Alive> {
+/// program with every wait is not provably race free. Counts its walks in `walked`.
+fn prune<L: Lane>(
+    em: &Emitted,
+    inst: &Instances,
+    sync: &Sync,
+    cf: &Conflicts,
+    walked: &mut Walked,
+) -> Option<Alive> {
     let mut ck = Checker::<L>::new(em, inst, sync, cf);
+    let alive = prune_with(&mut ck);
+    walked.walks = ck.walks;
+    walked.steps = ck.walked;
+    alive
+}
+
+/// [`prune`] with the checks `ck`.
+fn prune_with<L: Lane>(ck: &mut Checker<'_, L>) -> Option<Alive> {
     let mut alive = SecondaryMap::with_default(true);
     alive.resize(ck.waits.len());
     for e in Engine::ALL {
@@ -279,7 +311,7 @@ fn prune<L: Lane>(em: &Emitted, inst: &Instances, sync: &Sync, cf: &Conflicts) -
         }
     }
     if cfg!(debug_assertions) {
-        check_kept(&mut ck, &alive);
+        check_kept(ck, &alive);
     }
     Some(alive)
 }
