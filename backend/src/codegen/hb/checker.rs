@@ -13,8 +13,9 @@
 
 use super::clock::{Lane, Vc};
 use super::conflicts::Conflicts;
+use super::places::Places;
 use super::{thread, Alive, DENSE_MEMO, THREADS};
-use crate::codegen::emit::{ENode, Emitted};
+use crate::codegen::emit::Emitted;
 use crate::codegen::entities::{Node, Sem, Stretch, WaitId};
 use crate::codegen::footprints::Instances;
 use crate::codegen::redundant;
@@ -69,11 +70,11 @@ pub(super) struct Checker<'a, L: Lane> {
     /// Every running instance in program order: (node, linear iteration index). Its index
     /// there is its position.
     pub(super) order: Vec<(Node, u32)>,
-    /// Per flat instance (running or not), the position of the latest running instance of its
-    /// node's engine at or before it in program order ([`NONE`]: none): an instance's signal is
-    /// that engine's clock there ([`State::hclock`]), since an engine's clock moves only at its
-    /// running instances.
-    pub(super) src: Vec<u32>,
+    /// Where each instance is in program order ([`Places`]): among other things, per instance
+    /// (running or not), the position of the latest running instance of its node's engine at or
+    /// before it ([`Places::src`]): an instance's signal is that engine's clock there
+    /// ([`State::hclock`]), since an engine's clock moves only at its running instances.
+    pub(super) places: Places,
     /// Per running flat instance, the epoch of its access on its thread: it is the how-manieth
     /// running instance of that thread (whatever the waits, so no walk changes it).
     pub(super) epoch: Vec<L>,
@@ -184,24 +185,17 @@ impl<'a, L: Lane> Checker<'a, L> {
         sync: &'a Sync,
         cf: &'a Conflicts,
     ) -> Checker<'a, L> {
-        let on = running_flags(inst, cf);
         let mut regs = [0i64; MAX_REGS];
-        let mut po = ProgramOrder::new(em, cf, on);
-        po.visit(&em.tree, &mut regs);
-        let ProgramOrder {
-            order,
-            src,
-            full,
-            epoch,
-            ..
-        } = po;
+        let mut places = Places::new(em, inst, cf);
+        let order = std::mem::take(&mut places.order);
+        let epoch = compute_epochs(em, cf, &order);
         let positions = order_positions(&order);
         let live = order.len();
         // About 256 snapshots over the walk, none closer than 64 instances.
         let every = (order.len() / 256).max(64);
         let signaller = redundant::compute_signallers(sync);
-        let table = tabulate_waits(em, inst, cf, sync, &signaller, &full, &mut regs);
-        let reads_after = compute_reads_after(inst, cf, &signaller, &table, &src);
+        let table = tabulate_waits(em, inst, sync, &signaller, &places, &mut regs);
+        let reads_after = compute_reads_after(em, inst, cf, &signaller, &table, &places);
         let clock = [[L::default(); THREADS]; 5];
         let WaitTable {
             waits,
@@ -234,7 +228,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             clean: std::collections::HashMap::new(),
             need,
             order,
-            src,
+            places,
             epoch,
             reads_after,
             signaller,
@@ -393,15 +387,18 @@ impl<'a, L: Lane> Checker<'a, L> {
     }
 }
 
-/// Per flat instance, whether it runs.
-fn running_flags(inst: &Instances, cf: &Conflicts) -> Vec<bool> {
-    let mut on = vec![false; cf.total];
-    for (i, running) in inst.running.iter() {
-        for &u in running {
-            on[cf.base[i] + u as usize] = true;
-        }
+/// Per flat instance, the epoch of its access on its thread when it runs: it is the
+/// how-manieth running instance of the thread in program order (`order`).
+fn compute_epochs<L: Lane>(em: &Emitted, cf: &Conflicts, order: &[(Node, u32)]) -> Vec<L> {
+    let mut epoch = vec![L::default(); cf.total];
+    let mut count = [0u32; THREADS];
+    for &(i, lin) in order {
+        let t = thread(em, i);
+        count[t] += 1;
+        // (The lane fits every count: `compute_pruned_waits` chose it so.)
+        epoch[cf.base[i] + lin as usize] = L::of(count[t]);
     }
-    on
+    epoch
 }
 
 /// Per node with a running instance, the positions in `order` of its first and last.
@@ -417,74 +414,6 @@ fn order_positions(order: &[(Node, u32)]) -> Positions {
     positions
 }
 
-/// The program order of the instances, built by one pass over the kernel's tree
-/// ([`ProgramOrder::visit`]): the running instances in order, and per flat instance its
-/// [`Checker::src`], its position among every instance (`full`) and, running, its epoch.
-struct ProgramOrder<'a, L> {
-    em: &'a Emitted,
-    cf: &'a Conflicts,
-    on: Vec<bool>,
-    order: Vec<(Node, u32)>,
-    src: Vec<u32>,
-    full: Vec<u32>,
-    epoch: Vec<L>,
-    /// The instances visited so far.
-    at: u32,
-    /// Per engine, the position of its latest running instance ([`NONE`]: none yet).
-    last: [u32; 5],
-    /// Per thread, the running instances so far.
-    count: [u32; THREADS],
-}
-
-impl<'a, L: Lane> ProgramOrder<'a, L> {
-    fn new(em: &'a Emitted, cf: &'a Conflicts, on: Vec<bool>) -> Self {
-        ProgramOrder {
-            em,
-            cf,
-            order: Vec::new(),
-            src: vec![NONE; cf.total],
-            full: vec![0; cf.total],
-            epoch: vec![L::default(); cf.total],
-            on,
-            at: 0,
-            last: [NONE; 5],
-            count: [0; THREADS],
-        }
-    }
-
-    /// Visits the instances of `tree` in program order (the loops enclosing `tree` at the
-    /// values of `regs`).
-    fn visit(&mut self, tree: &[ENode], regs: &mut [i64; MAX_REGS]) {
-        for t in tree {
-            match t {
-                ENode::Loop(l, body) => {
-                    let (trip, depth) = self.em.loops[*l];
-                    for it in 0..trip as i64 {
-                        regs[depth] = it;
-                        self.visit(body, regs);
-                    }
-                }
-                ENode::Inst(i) => {
-                    let lin = self.em.instance_of(*i, regs) as usize;
-                    let f = self.cf.base[*i] + lin;
-                    let e = self.em.nodes[*i].engine.index();
-                    if self.on[f] {
-                        self.last[e] = self.order.len() as u32;
-                        self.order.push((*i, lin as u32));
-                        let t = thread(self.em, *i);
-                        self.count[t] += 1;
-                        // (The lane fits every count: `compute_pruned_waits` chose it so.)
-                        self.epoch[f] = L::of(self.count[t]);
-                    }
-                    self.src[f] = self.last[e];
-                    self.full[f] = self.at;
-                    self.at += 1;
-                }
-            }
-        }
-    }
-}
-
 /// The kernel's waits numbered in pruning order, and what each asks for at each instance
 /// ([`tabulate_waits`]; the fields of [`Checker`] of the same names).
 struct WaitTable {
@@ -497,15 +426,13 @@ struct WaitTable {
 
 /// Numbers the waits of `sync` (node by node, each node's in order) and tabulates the signals
 /// each needs at each instance of its node ([`UNDECIDED`] when the signal it asks for is not
-/// given before it in program order: `full`, each flat instance's position among all;
-/// `regs`: scratch registers).
+/// given before it in program order, [`Places::full`]; `regs`: scratch registers).
 fn tabulate_waits(
     em: &Emitted,
     inst: &Instances,
-    cf: &Conflicts,
     sync: &Sync,
     signaller: &SecondaryMap<Sem, Option<Node>>,
-    full: &[u32],
+    places: &Places,
     regs: &mut [i64; MAX_REGS],
 ) -> WaitTable {
     let (mut waits, mut of_node) = (PrimaryMap::new(), SecondaryMap::<Node, Vec<WaitId>>::new());
@@ -534,7 +461,7 @@ fn tabulate_waits(
                     let given = |x: Node| {
                         let k = n as usize - 1;
                         k < sync::instances(&inst.trips[x]) as usize
-                            && full[cf.base[x] + k] < full[cf.base[yi] + v as usize]
+                            && places.full(inst, x, k) < places.full(inst, yi, v as usize)
                     };
                     need[at] = match n {
                         0 => 0,
@@ -557,15 +484,15 @@ fn tabulate_waits(
 /// [`Checker::reads_after`]: per position, the last position of a wait instance of `table`
 /// that may read a signal whose clock is the one the instance there leaves.
 fn compute_reads_after(
+    em: &Emitted,
     inst: &Instances,
     cf: &Conflicts,
     signaller: &SecondaryMap<Sem, Option<Node>>,
     table: &WaitTable,
-    src: &[u32],
+    places: &Places,
 ) -> Vec<u32> {
     let live = inst.running.values().map(Vec::len).sum::<usize>();
     let mut reads_after = vec![0u32; live];
-    // (A running instance's position is its own `src`.)
     for (w, &WaitAt { node: yi, sem, .. }) in table.waits.iter() {
         let Some(x) = signaller[sem] else {
             continue;
@@ -576,9 +503,9 @@ fn compute_reads_after(
             if k == 0 || k == UNDECIDED {
                 continue;
             }
-            let p = src[cf.base[x] + k as usize - 1];
+            let p = places.src(em, inst, x, k as usize - 1);
             if p != NONE {
-                let r = src[cf.base[yi] + v as usize];
+                let r = places.pos[cf.base[yi] + v as usize];
                 reads_after[p as usize] = reads_after[p as usize].max(r);
             }
         }

@@ -82,7 +82,8 @@
 //!
 //! One part per file: `clock` (vector clocks), `conflicts` (the instances each must
 //! happen after), `checker` (the checks' state and the trials), `kept` (the waits the
-//! program keeps), `walk` (the clock propagation); this file drives the greedy pruning.
+//! program keeps), `places` (where the instances are in program order), `walk` (the clock
+//! propagation); this file drives the greedy pruning.
 //!
 //! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
 //! is one). The decision for every wait is exact (a wait is removed exactly when the race
@@ -103,6 +104,7 @@ mod checker;
 mod clock;
 mod conflicts;
 mod kept;
+mod places;
 mod walk;
 
 use crate::codegen::emit::Emitted;

@@ -17,6 +17,7 @@
 use super::checker::{Checker, Checkpoint, State, WaitAt, NONE, UNDECIDED};
 use super::clock::{join_raises, same, Lane, Vc};
 use super::conflicts::Conflicts;
+use super::places::Places;
 use super::{Stop, THREADS};
 use crate::codegen::emit::Emitted;
 use crate::codegen::entities::{Node, Sem, WaitId};
@@ -122,7 +123,7 @@ impl<'a, L: Lane> Checker<'a, L> {
             waits: &self.waits,
             offset: &self.offset,
             need: &self.need,
-            src: &self.src,
+            places: &self.places,
             epoch: &self.epoch,
             reads_after: &self.reads_after,
             signaller: &self.signaller,
@@ -199,7 +200,7 @@ struct Walk<'a, L: Copy> {
     waits: &'a PrimaryMap<WaitId, WaitAt>,
     offset: &'a SecondaryMap<WaitId, usize>,
     need: &'a [u32],
-    src: &'a [u32],
+    places: &'a Places,
     epoch: &'a [L],
     reads_after: &'a [u32],
     signaller: &'a SecondaryMap<Sem, Option<Node>>,
@@ -220,8 +221,7 @@ impl<L: Lane> Walk<'_, L> {
     /// `k`, which is its engine's clock at instance `k` (an engine's clock only grows) and, for
     /// a transfer, the epoch of the latest of those that ran on its queue.
     fn signal(&self, x: Node, k: usize) -> Vc<L> {
-        let f = self.cf.base[x] + k;
-        let mut c = match self.src[f] {
+        let mut c = match self.places.src(self.em, self.inst, x, k) {
             NONE => [L::default(); THREADS],
             p => self.st.hclock[p as usize],
         };
