@@ -66,19 +66,25 @@
 //! ones a walk would make, so the result is still the wait-by-wait greedy's; on matmul's
 //! emergent path they leave 9 walks of 193.
 //!
-//! **Walks are memory-bound**: each instance joins published clocks at random. A clock
-//! component is an epoch, which counts instances, so a kernel of fewer than `u16::MAX`
-//! instances walks with `u16` components ([`Lane`]): half the bytes, a quarter less time. A
-//! walk resumes from the latest snapshot before the first instance that changed, and goes on
-//! past the last instance of every node whose waits or signal changed; from there it stops at
-//! the first snapshot of the previous walk that it matches (same clocks, same signals
-//! published, same epochs, and no signal published differently that a later wait may read):
-//! the rest would be the previous walk's, whose records stay. In a kernel of sequential loops
-//! a walk covers the loop that changed and the next, so the pruning is linear in the kernel;
-//! in one long loop it still goes to the end. A walk that finds a race puts the previous
-//! walk's records back (its epochs and signals are logged). A walk overwrites the previous
-//! walk's signals in place and learns which semaphores are signalled differently from the
-//! waits whose keeping changed, so its cost is what it walks, not the kernel's size.
+//! **Walks step over the running instances only** (`walk.rs`, `places.rs`): a
+//! predicated-off instance accesses nothing and runs no wait, and an engine's clock moves only
+//! at its running instances, so its signal is the clock its engine's latest running instance
+//! before it left (a transfer's, `sp`'s joined with its node's latest queue epoch), read when a
+//! wait asks for it. An epoch counts the running instances of its thread, the same in every
+//! walk (the relation is the one above, numbered differently). A loop spread over `S` stages
+//! runs `T + S` iterations of which each node runs in `T`: the walks cost the running
+//! instances, not the `(T + S) x` body ones.
+//!
+//! **Walks are memory-bound**: each instance joins published clocks at random. A kernel of
+//! fewer than `u16::MAX` running instances walks with `u16` components ([`Lane`]): half the
+//! bytes. A walk resumes from the latest snapshot before the first instance that changed, and
+//! goes on past the last instance of every node whose waits changed; from there it stops at
+//! the first snapshot of the previous walk that it matches (same clocks, and no clock left
+//! differently that a later wait may read): the rest would be the previous walk's, whose
+//! records stay. In a kernel of sequential loops a walk covers the loop that changed and the
+//! next, so the pruning is linear in the kernel; in one long loop it still goes to the end. A
+//! walk that finds a race puts the previous walk's records back (the clocks it changed are
+//! logged), so its cost is what it walks, not the kernel's size.
 //!
 //! One part per file: `clock` (vector clocks), `conflicts` (the instances each must
 //! happen after), `checker` (the checks' state and the trials), `kept` (the waits the
