@@ -13,7 +13,7 @@
 
 use super::clock::{Lane, Vc};
 use super::conflicts::Conflicts;
-use super::places::Places;
+use super::places::{Places, NONE};
 use super::{thread, Alive, DENSE_MEMO, THREADS};
 use crate::codegen::emit::Emitted;
 use crate::codegen::entities::{Node, Sem, Stretch, WaitId};
@@ -131,9 +131,6 @@ pub(super) struct Checker<'a, L: Lane> {
     pub(super) walks: u64,
     pub(super) walked: u64,
 }
-
-/// [`Checker::src`] of an instance before every running instance of its engine.
-pub(super) const NONE: u32 = u32::MAX;
 
 /// [`Checker::need`] of a wait instance that asks for a signal not given before it.
 pub(super) const UNDECIDED: u32 = u32::MAX;

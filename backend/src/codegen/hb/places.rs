@@ -14,13 +14,15 @@
 //! along program order (the loop tree walked at every iteration); `pos` is each running flat
 //! instance's index in `order`.
 
-use super::checker::NONE;
 use super::conflicts::Conflicts;
 use crate::codegen::emit::{ENode, Emitted};
 use crate::codegen::entities::Node;
 use crate::codegen::footprints::{decode, Instances};
 use cranelift_entity::SecondaryMap;
 use runtime_sim::isa::MAX_REGS;
+
+/// [`Places::src`] of an instance before every running instance of its engine.
+pub(super) const NONE: u32 = u32::MAX;
 
 /// The program order of a kernel's instances (see the module doc).
 pub(super) struct Places {

@@ -14,10 +14,10 @@
 //! one that stops restores the last walk's records (or, when that walk was not complete, leaves
 //! them valid up to where it started).
 
-use super::checker::{Checker, Checkpoint, State, WaitAt, NONE, UNDECIDED};
+use super::checker::{Checker, Checkpoint, State, WaitAt, UNDECIDED};
 use super::clock::{join_raises, same, Lane, Vc};
 use super::conflicts::Conflicts;
-use super::places::Places;
+use super::places::{Places, NONE};
 use super::{Stop, THREADS};
 use crate::codegen::emit::Emitted;
 use crate::codegen::entities::{Node, Sem, WaitId};
