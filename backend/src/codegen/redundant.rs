@@ -33,6 +33,12 @@ use runtime_sim::isa::{Cmp, Engine, MAX_REGS};
 /// kernel the program is built from), and the signals no kept wait reads. Returns the number of
 /// waits dropped.
 pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
+    // The instance table of the analysis, when it ran on `em` itself (not on the trip-clamped
+    // copy): a wait's reference instance is then found among its node's running instances,
+    // not by decoding every instance of its loops from the last (a node of a loop spread over
+    // many stages runs in few of them).
+    let table = sync.instances.clone();
+    let inst = table.as_deref().filter(|t| describes(t, em));
     let signaller = compute_signallers(sync);
     let thread_of = |w: &Wait| signaller[w.sem].map_or(0, |i| sync::thread(&em.nodes[i]));
     let mut keep: SecondaryMap<Node, Vec<bool>> = (sync.waits.iter())
@@ -58,7 +64,7 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
                 |(bi, bk)| {
                     let w = &sync.waits[bi][bk];
                     let x = signaller[w.sem]?;
-                    targets::reference(em, None, &order, bi, x, w)
+                    targets::reference(em, inst, &order, bi, x, w)
                 },
                 |(ai, ak), (bi, bk)| guard_within(&sync.waits[ai][ak], &sync.waits[bi][bk]),
                 |(ai, ak), v| {
@@ -69,7 +75,7 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
                 },
                 |(ai, ak), (bi, bk)| {
                     let (a, b) = (&sync.waits[ai][ak], &sync.waits[bi][bk]);
-                    makes_redundant(em, None, bi, &signaller, a, b)
+                    makes_redundant(em, inst, bi, &signaller, a, b)
                 },
                 &mut kept,
             );
@@ -97,6 +103,12 @@ pub fn drop_redundant_waits(em: &Emitted, sync: &mut Sync) -> usize {
         }
     }
     dropped
+}
+
+/// Whether `inst` is the instance table of `em`: one entry per node, with its trip counts.
+fn describes(inst: &Instances, em: &Emitted) -> bool {
+    inst.trips.keys().count() == em.nodes.len()
+        && (em.nodes.iter()).all(|(i, n)| inst.trips[i] == sync::trips(em, n))
 }
 
 /// The node that signals each semaphore.

@@ -4,15 +4,18 @@
 //! and the trials that remove waits ([`Checker::try_remove`]) with the decisions that need no
 //! walk ([`Checker::orders_nothing`], [`Checker::certainly_needed`]).
 //!
-//! Invariants: `order` lists every instance of the kernel in program order, a topological
-//! order of the happens-before relation; the records (`raised`, `needed`, the snapshots, the
-//! signals in `st`) are those of the last walk that found no race, valid up to `valid_until`.
-//! A trial that fails leaves the program (the live and kept waits) as it was.
+//! Invariants: `order` lists every running instance of the kernel in program order, a
+//! topological order of the happens-before relation (a predicated-off instance accesses nothing
+//! and joins nothing: the walks skip it, and its signal is the clock of its engine there,
+//! [`Checker::src`]); the records (`raised`, `needed`, the snapshots, the clocks in `st`) are
+//! those of the last walk that found no race, valid up to `valid_until`. A trial that fails
+//! leaves the program (the live and kept waits) as it was.
 
 use super::clock::{Lane, Vc};
 use super::conflicts::Conflicts;
-use super::{per_sem, thread, Alive, DENSE_MEMO, THREADS};
-use crate::codegen::emit::{ENode, Emitted};
+use super::places::{Places, NONE};
+use super::{thread, Alive, DENSE_MEMO, THREADS};
+use crate::codegen::emit::Emitted;
 use crate::codegen::entities::{Node, Sem, Stretch, WaitId};
 use crate::codegen::footprints::Instances;
 use crate::codegen::redundant;
@@ -21,7 +24,6 @@ use crate::codegen::targets::{Known, Order, Reach, Reference};
 use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use runtime_sim::isa::{Cmp, Engine, MAX_REGS};
-use runtime_sim::machine::DMA_QUEUES;
 use std::rc::Rc;
 
 /// What the checks share: the kernel's waits numbered in pruning order (`(node, index)` in
@@ -44,7 +46,8 @@ pub(super) struct Checker<'a, L: Lane> {
     pub(super) positive: SecondaryMap<WaitId, bool>,
     /// Per wait, `offset[w] + v` indexes `need` for instance `v` of its node.
     pub(super) offset: SecondaryMap<WaitId, usize>,
-    /// The signals a wait needs at an instance (0: it is off, or satisfied at once).
+    /// The signals a wait needs at an instance (0: it is off, or satisfied at once;
+    /// [`UNDECIDED`]: it asks for a signal not given before it in program order).
     pub(super) need: Vec<u32>,
     /// Per wait instance (indexed like `need`), whether its join raised its engine's clock in
     /// the current program: a kept wait that raised nothing anywhere orders nothing, and removing
@@ -64,10 +67,21 @@ pub(super) struct Checker<'a, L: Lane> {
     /// Per stretch, whether every live wait in it is kept, as last computed since its kept
     /// waits changed ([`Checker::certainly_needed`]).
     pub(super) clean: std::collections::HashMap<Stretch, bool>,
-    /// Per flat instance, whether it runs.
-    pub(super) on: Vec<bool>,
-    /// Every instance in program order: (node, linear iteration index).
+    /// Every running instance in program order: (node, linear iteration index). Its index
+    /// there is its position.
     pub(super) order: Vec<(Node, u32)>,
+    /// Where each instance is in program order ([`Places`]): among other things, per instance
+    /// (running or not), the position of the latest running instance of its node's engine at or
+    /// before it ([`Places::src`]): an instance's signal is that engine's clock there
+    /// ([`State::hclock`]), since an engine's clock moves only at its running instances.
+    pub(super) places: Places,
+    /// Per running flat instance, the epoch of its access on its thread: it is the how-manieth
+    /// running instance of that thread (whatever the waits, so no walk changes it).
+    pub(super) epoch: Vec<L>,
+    /// Per position, the last position of a wait instance (any, kept or not) that may read a
+    /// signal whose clock is the one the instance there leaves ([`Checker::src`]): when that
+    /// clock changes, no walk may stop before it ([`Diff`](super::walk::Diff)).
+    pub(super) reads_after: Vec<u32>,
     /// The node signalling each semaphore.
     pub(super) signaller: SecondaryMap<Sem, Option<Node>>,
     /// Per wait, the thread of the node it waits for ([`thread`]).
@@ -84,9 +98,9 @@ pub(super) struct Checker<'a, L: Lane> {
     /// its engine; and the stretch of each node (`usize::MAX`: none).
     pub(super) segments: PrimaryMap<Stretch, (Engine, Vec<Node>)>,
     pub(super) segment_of: SecondaryMap<Node, PackedOption<Stretch>>,
-    /// The clocks of the latest walk. Its records (the epochs of the instances before position
-    /// `valid_until` of `order`, the signals published there) are those a whole walk of the
-    /// current program would compute; see [`Checker::race_free`].
+    /// The clocks of the latest walk. Its records (the clocks the instances before position
+    /// `valid_until` of `order` leave) are those a whole walk of the current program would
+    /// compute; see [`Checker::race_free`].
     pub(super) st: State<L>,
     pub(super) valid_until: usize,
     /// Snapshots of the walk's state before some positions of `order` (increasing, each at
@@ -95,20 +109,6 @@ pub(super) struct Checker<'a, L: Lane> {
     pub(super) every: usize,
     /// Per node with an instance, the positions in `order` of its first and last.
     pub(super) positions: SecondaryMap<Node, Option<(usize, usize)>>,
-    /// Per semaphore and signal, the last position in `order` of an instance of a wait (any,
-    /// kept or not) that may read it ([`Diff`](super::walk::Diff)).
-    pub(super) last_read: SecondaryMap<Sem, Vec<u32>>,
-    /// The semaphores the program of the last walk that found no race signals (those a kept
-    /// wait read).
-    pub(super) read: SecondaryMap<Sem, bool>,
-    /// Per semaphore, how many waits of [`Checker::kept`] read it (kept up to date by
-    /// [`Checker::set_kept`]): the semaphores the current program signals are those above 0.
-    pub(super) readers: SecondaryMap<Sem, u32>,
-    /// `readers[s] > 0`, per semaphore.
-    pub(super) read_now: SecondaryMap<Sem, bool>,
-    /// The semaphores whose readers changed since the last walk that found no race (with
-    /// repeats): only they can be signalled differently from it.
-    pub(super) dirty: Vec<Sem>,
     /// Per stretch, what [`Checker::keep_segment`] last computed there ([`KeptRun`]; `None`:
     /// to compute from the stretch's start).
     pub(super) runs: SecondaryMap<Stretch, Option<KeptRun>>,
@@ -127,9 +127,13 @@ pub(super) struct Checker<'a, L: Lane> {
     pub(super) steps: u64,
     /// The node of the racing instance the last walk that found a race stopped at.
     pub(super) race: Option<Node>,
-    /// The buffer of a walk's log of the epochs it overwrote (reused from walk to walk).
-    pub(super) epoch_buf: Vec<(u32, L)>,
+    /// The walks taken so far, and the instances they stepped over (tests count them).
+    pub(super) walks: u64,
+    pub(super) walked: u64,
 }
+
+/// [`Checker::need`] of a wait instance that asks for a signal not given before it.
+pub(super) const UNDECIDED: u32 = u32::MAX;
 
 /// A wait as the checks see it: its node, its index in the node's waits, its semaphore.
 #[derive(Clone, Copy)]
@@ -149,31 +153,24 @@ pub(super) struct KeptRun {
     pub(super) lens: Vec<[u32; THREADS]>,
 }
 
-/// The state of a walk before one position of the program order. The epochs and published
-/// signals are append-only in program order, so the lengths of the signal lists suffice.
+/// The state of a walk before one position of the program order: the engines' clocks (the
+/// epochs are the same in every walk, and the clocks the instances before it leave are in
+/// [`State::hclock`]).
 pub(super) struct Checkpoint<L> {
     pub(super) pos: usize,
     pub(super) clock: [Vc<L>; 5],
-    pub(super) queue_epoch: [L; DMA_QUEUES],
-    pub(super) published: SecondaryMap<Sem, u32>,
 }
 
-/// The state of one pass of clock propagation over the instances in program order.
+/// The state of one pass of clock propagation over the running instances in program order.
 pub(super) struct State<L: Copy> {
     /// The engines' clocks.
     pub(super) clock: [Vc<L>; 5],
-    pub(super) queue_epoch: [L; DMA_QUEUES],
-    /// Per semaphore, the join of its first `k + 1` signals' clocks at `k`: the first
-    /// [`State::len`] of them are the current walk's, the rest the last walk's (a walk
-    /// overwrites them in place, logging what it overwrote in `undo`).
-    pub(super) prefix: SecondaryMap<Sem, Vec<Vc<L>>>,
-    /// Per semaphore, how many signals the current walk has published, counting those before
-    /// its start (set from the snapshot it resumes from: a snapshot copies it whole).
-    pub(super) len: SecondaryMap<Sem, u32>,
-    /// The entries of `prefix` the current walk overwrote (`None`: it pushed one).
-    pub(super) undo: Vec<(Sem, u32, Option<Vc<L>>)>,
-    /// Per flat instance that ran, the epoch of its access on its thread.
-    pub(super) epoch: Vec<L>,
+    /// Per position, the clock of its instance's engine after it (a transfer's: `sp`'s after
+    /// its waits): the current walk's before where it is, the last walk's past it (a walk
+    /// overwrites them in place, logging in `undo` those it changed).
+    pub(super) hclock: Vec<Vc<L>>,
+    /// The entries of `hclock` the current walk changed, with their last value.
+    pub(super) undo: Vec<(u32, Vc<L>)>,
 }
 
 impl<'a, L: Lane> Checker<'a, L> {
@@ -185,21 +182,18 @@ impl<'a, L: Lane> Checker<'a, L> {
         sync: &'a Sync,
         cf: &'a Conflicts,
     ) -> Checker<'a, L> {
-        let total = cf.total;
-        let on = running_flags(inst, cf);
         let mut regs = [0i64; MAX_REGS];
-        let mut order = Vec::with_capacity(total);
-        program_order(em, &em.tree, &mut regs, &mut order);
-        let (positions, pos_of) = order_positions(&order, cf);
+        let mut places = Places::new(em, inst, cf);
+        let order = std::mem::take(&mut places.order);
+        let epoch = compute_epochs(em, cf, &order);
+        let positions = order_positions(&order);
+        let live = order.len();
         // About 256 snapshots over the walk, none closer than 64 instances.
         let every = (order.len() / 256).max(64);
         let signaller = redundant::compute_signallers(sync);
-        let table = tabulate_waits(em, inst, sync, &mut regs);
-        let last_read = compute_last_read(sync, inst, cf, &signaller, &table, &pos_of);
-        let mut clock = [[L::default(); THREADS]; 5];
-        for (e, c) in clock.iter_mut().enumerate() {
-            c[e] = L::ONE;
-        }
+        let table = tabulate_waits(em, inst, sync, &signaller, &places, &mut regs);
+        let reads_after = compute_reads_after(em, inst, cf, &signaller, &table, &places);
+        let clock = [[L::default(); THREADS]; 5];
         let WaitTable {
             waits,
             of_node,
@@ -230,8 +224,10 @@ impl<'a, L: Lane> Checker<'a, L> {
             needed_log: Vec::new(),
             clean: std::collections::HashMap::new(),
             need,
-            on,
             order,
+            places,
+            epoch,
+            reads_after,
             signaller,
             producer_thread,
             implied: if nw <= DENSE_MEMO {
@@ -245,26 +241,13 @@ impl<'a, L: Lane> Checker<'a, L> {
             segment_of: SecondaryMap::new(),
             st: State {
                 clock,
-                queue_epoch: [L::default(); DMA_QUEUES],
-                prefix: per_sem(sync, Vec::new()),
-                len: per_sem(sync, 0),
+                hclock: vec![clock[0]; live],
                 undo: Vec::new(),
-                epoch: vec![L::default(); total],
             },
             valid_until: 0,
-            checkpoints: vec![Checkpoint {
-                pos: 0,
-                clock,
-                queue_epoch: [L::default(); DMA_QUEUES],
-                published: per_sem(sync, 0),
-            }],
+            checkpoints: vec![Checkpoint { pos: 0, clock }],
             every,
             positions,
-            last_read,
-            read: per_sem(sync, false),
-            readers: per_sem(sync, 0),
-            read_now: per_sem(sync, false),
-            dirty: Vec::new(),
             runs: SecondaryMap::new(),
             position: SecondaryMap::new(),
             target_order: Order::new(em),
@@ -272,7 +255,8 @@ impl<'a, L: Lane> Checker<'a, L> {
             reach: SecondaryMap::new(),
             steps: 0,
             race: None,
-            epoch_buf: Vec::new(),
+            walks: 0,
+            walked: 0,
         }
     }
 
@@ -400,30 +384,31 @@ impl<'a, L: Lane> Checker<'a, L> {
     }
 }
 
-/// Per flat instance, whether it runs.
-fn running_flags(inst: &Instances, cf: &Conflicts) -> Vec<bool> {
-    let mut on = vec![false; cf.total];
-    for (i, running) in inst.running.iter() {
-        for &u in running {
-            on[cf.base[i] + u as usize] = true;
-        }
+/// Per flat instance, the epoch of its access on its thread when it runs: it is the
+/// how-manieth running instance of the thread in program order (`order`).
+fn compute_epochs<L: Lane>(em: &Emitted, cf: &Conflicts, order: &[(Node, u32)]) -> Vec<L> {
+    let mut epoch = vec![L::default(); cf.total];
+    let mut count = [0u32; THREADS];
+    for &(i, lin) in order {
+        let t = thread(em, i);
+        count[t] += 1;
+        // (The lane fits every count: `compute_pruned_waits` chose it so.)
+        epoch[cf.base[i] + lin as usize] = L::of(count[t]);
     }
-    on
+    epoch
 }
 
-/// Per node with an instance, the positions in `order` of its first and last.
+/// Per node with a running instance, the positions in `order` of its first and last.
 type Positions = SecondaryMap<Node, Option<(usize, usize)>>;
 
-/// [`Positions`] of `order`; and per flat instance, its position in `order`.
-fn order_positions(order: &[(Node, u32)], cf: &Conflicts) -> (Positions, Vec<u32>) {
+/// [`Positions`] of `order`.
+fn order_positions(order: &[(Node, u32)]) -> Positions {
     let mut positions: Positions = SecondaryMap::new();
-    let mut pos_of = vec![0u32; cf.total];
-    for (pos, &(i, lin)) in order.iter().enumerate() {
+    for (pos, &(i, _)) in order.iter().enumerate() {
         let first = positions[i].map_or(pos, |p| p.0);
         positions[i] = Some((first, pos));
-        pos_of[cf.base[i] + lin as usize] = pos as u32;
     }
-    (positions, pos_of)
+    positions
 }
 
 /// The kernel's waits numbered in pruning order, and what each asks for at each instance
@@ -437,11 +422,14 @@ struct WaitTable {
 }
 
 /// Numbers the waits of `sync` (node by node, each node's in order) and tabulates the signals
-/// each needs at each instance of its node (`regs`: scratch registers).
+/// each needs at each instance of its node ([`UNDECIDED`] when the signal it asks for is not
+/// given before it in program order, [`Places::full`]; `regs`: scratch registers).
 fn tabulate_waits(
     em: &Emitted,
     inst: &Instances,
     sync: &Sync,
+    signaller: &SecondaryMap<Sem, Option<Node>>,
+    places: &Places,
     regs: &mut [i64; MAX_REGS],
 ) -> WaitTable {
     let (mut waits, mut of_node) = (PrimaryMap::new(), SecondaryMap::<Node, Vec<WaitId>>::new());
@@ -459,12 +447,24 @@ fn tabulate_waits(
             positive[id] = redundant::may_keep(w, &t);
             offset[id] = need.len();
             need.resize(need.len() + sync::instances(&t) as usize, 0);
+            let x = signaller[w.sem];
             // (A wait runs only where its node does: elsewhere it needs nothing.)
             for &v in &inst.running[yi] {
                 sync::decode(&t, v, regs);
                 if holds(&w.pred, regs) {
                     let at = offset[id] + v as usize;
-                    need[at] = w.value.eval(regs).clamp(0, u32::MAX as i128) as u32;
+                    let n = w.value.eval(regs).clamp(0, u32::MAX as i128) as u32;
+                    // The signal it reads is its signaller's instance `n - 1`.
+                    let given = |x: Node| {
+                        let k = n as usize - 1;
+                        k < sync::instances(&inst.trips[x]) as usize
+                            && places.full(inst, x, k) < places.full(inst, yi, v as usize)
+                    };
+                    need[at] = match n {
+                        0 => 0,
+                        _ if x.is_some_and(given) => n,
+                        _ => UNDECIDED,
+                    };
                 }
             }
         }
@@ -478,59 +478,39 @@ fn tabulate_waits(
     }
 }
 
-/// Per semaphore and signal, the last position in program order of an instance of a wait of
-/// `table` that may read it ([`Checker::last_read`]); `pos_of`: each flat instance's position.
-fn compute_last_read(
-    sync: &Sync,
+/// [`Checker::reads_after`]: per position, the last position of a wait instance of `table`
+/// that may read a signal whose clock is the one the instance there leaves.
+fn compute_reads_after(
+    em: &Emitted,
     inst: &Instances,
     cf: &Conflicts,
     signaller: &SecondaryMap<Sem, Option<Node>>,
     table: &WaitTable,
-    pos_of: &[u32],
-) -> SecondaryMap<Sem, Vec<u32>> {
-    let mut last_read = per_sem(sync, Vec::new());
-    for (s, i) in signaller.iter() {
-        if let Some(i) = *i {
-            last_read[s] = vec![0; sync::instances(&inst.trips[i]) as usize];
-        }
-    }
+    places: &Places,
+) -> Vec<u32> {
+    let live = inst.running.values().map(Vec::len).sum::<usize>();
+    let mut reads_after = vec![0u32; live];
     for (w, &WaitAt { node: yi, sem, .. }) in table.waits.iter() {
+        let Some(x) = signaller[sem] else {
+            continue;
+        };
         let at = table.offset[w];
-        for v in 0..sync::instances(&inst.trips[yi]) as usize {
-            let k = table.need[at + v] as usize;
-            if let Some(r) = k.checked_sub(1).and_then(|k| last_read[sem].get_mut(k)) {
-                *r = (*r).max(pos_of[cf.base[yi] + v]);
+        for &v in &inst.running[yi] {
+            let k = table.need[at + v as usize];
+            if k == 0 || k == UNDECIDED {
+                continue;
+            }
+            let p = places.src(em, inst, x, k as usize - 1);
+            if p != NONE {
+                let r = places.pos[cf.base[yi] + v as usize];
+                reads_after[p as usize] = reads_after[p as usize].max(r);
             }
         }
     }
-    last_read
+    reads_after
 }
 
 fn holds(pred: &[Cmp], regs: &[i64; MAX_REGS]) -> bool {
     pred.iter()
         .all(|c| c.op.holds(c.lhs.eval(regs), c.rhs.eval(regs)))
-}
-
-/// Appends the instances of `tree` to `out` in program order (the loops enclosing `tree` at the
-/// values of `regs`).
-fn program_order(
-    em: &Emitted,
-    tree: &[ENode],
-    regs: &mut [i64; MAX_REGS],
-    out: &mut Vec<(Node, u32)>,
-) {
-    for t in tree {
-        match t {
-            ENode::Loop(l, body) => {
-                let (trip, depth) = em.loops[*l];
-                for it in 0..trip as i64 {
-                    regs[depth] = it;
-                    program_order(em, body, regs, out);
-                }
-            }
-            ENode::Inst(i) => {
-                out.push((*i, em.instance_of(*i, regs) as u32));
-            }
-        }
-    }
 }

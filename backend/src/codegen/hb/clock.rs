@@ -1,40 +1,33 @@
 //! Vector clocks of the happens-before walks ([`crate::codegen::hb`]): a clock per thread
 //! (the five engines, then the DMA queues), each component an epoch of type [`Lane`].
 //!
-//! Invariant: a component counts the instances of its thread, so a kernel of fewer than
-//! `u16::MAX` instances never overflows a `u16` lane; joins are componentwise maxima.
+//! Invariant: a component counts the running instances of its thread, so a kernel of fewer
+//! than `u16::MAX` running instances never overflows a `u16` lane; joins are componentwise
+//! maxima.
 
 use super::THREADS;
 
 /// A component of a vector clock: an epoch, which counts instances. The walks stream through
 /// clocks, so a kernel whose epochs all fit a `u16` walks with half the memory.
 pub(super) trait Lane: Copy + Ord + Default {
-    const ONE: Self;
-    fn incr(&mut self);
+    /// The lane holding `n` (which the caller made sure fits).
+    fn of(n: u32) -> Self;
 }
 
 impl Lane for u16 {
-    const ONE: u16 = 1;
-    fn incr(&mut self) {
-        *self += 1;
+    fn of(n: u32) -> u16 {
+        u16::try_from(n).expect("invariant: the kernel's epochs fit the lane chosen for them")
     }
 }
 
 impl Lane for u32 {
-    const ONE: u32 = 1;
-    fn incr(&mut self) {
-        *self += 1;
+    fn of(n: u32) -> u32 {
+        n
     }
 }
 
 /// A vector clock.
 pub(super) type Vc<L> = [L; THREADS];
-
-pub(super) fn join<L: Lane>(a: &mut Vc<L>, b: &Vc<L>) {
-    for (x, y) in a.iter_mut().zip(b) {
-        *x = (*x).max(*y);
-    }
-}
 
 /// Joins `b` into `a` and says whether that raised any component of `a`. (Not inlined: a
 /// wait's join is rare beside the instances a walk steps over, and inlined into the walk's

@@ -9,8 +9,7 @@
 //! ([`crate::codegen::targets::Known`]).
 //!
 //! Invariant: [`Checker::kept`] is what [`crate::codegen::redundant::drop_redundant_waits`]
-//! keeps of the live waits, computed at once (debug builds check it after the pruning), and
-//! `readers`/`read_now` count the kept waits of each semaphore.
+//! keeps of the live waits, computed at once (debug builds check it after the pruning).
 
 use super::checker::{Checker, KeptRun};
 use super::clock::Lane;
@@ -68,23 +67,9 @@ impl<'a, L: Lane> Checker<'a, L> {
         r
     }
 
-    /// Makes `ws` the waits node `i` keeps, counting the semaphores they read; returns the
-    /// waits it kept before.
+    /// Makes `ws` the waits node `i` keeps; returns the waits it kept before.
     pub(super) fn set_kept(&mut self, i: Node, ws: Vec<WaitId>) -> Vec<WaitId> {
-        let was = std::mem::replace(&mut self.kept[i], ws);
-        for &w in &was {
-            let s = self.waits[w].sem;
-            self.readers[s] -= 1;
-            self.read_now[s] = self.readers[s] > 0;
-            self.dirty.push(s);
-        }
-        for &w in &self.kept[i] {
-            let s = self.waits[w].sem;
-            self.readers[s] += 1;
-            self.read_now[s] = true;
-            self.dirty.push(s);
-        }
-        was
+        std::mem::replace(&mut self.kept[i], ws)
     }
 
     /// Sets [`Checker::kept`] for the nodes of engine `e`: the waits of `alive` that the program

@@ -66,23 +66,30 @@
 //! ones a walk would make, so the result is still the wait-by-wait greedy's; on matmul's
 //! emergent path they leave 9 walks of 193.
 //!
-//! **Walks are memory-bound**: each instance joins published clocks at random. A clock
-//! component is an epoch, which counts instances, so a kernel of fewer than `u16::MAX`
-//! instances walks with `u16` components ([`Lane`]): half the bytes, a quarter less time. A
-//! walk resumes from the latest snapshot before the first instance that changed, and goes on
-//! past the last instance of every node whose waits or signal changed; from there it stops at
-//! the first snapshot of the previous walk that it matches (same clocks, same signals
-//! published, same epochs, and no signal published differently that a later wait may read):
-//! the rest would be the previous walk's, whose records stay. In a kernel of sequential loops
-//! a walk covers the loop that changed and the next, so the pruning is linear in the kernel;
-//! in one long loop it still goes to the end. A walk that finds a race puts the previous
-//! walk's records back (its epochs and signals are logged). A walk overwrites the previous
-//! walk's signals in place and learns which semaphores are signalled differently from the
-//! waits whose keeping changed, so its cost is what it walks, not the kernel's size.
+//! **Walks step over the running instances only** (`walk.rs`, `places.rs`): a
+//! predicated-off instance accesses nothing and runs no wait, and an engine's clock moves only
+//! at its running instances, so its signal is the clock its engine's latest running instance
+//! before it left (a transfer's, `sp`'s joined with its node's latest queue epoch), read when a
+//! wait asks for it. An epoch counts the running instances of its thread, the same in every
+//! walk (the relation is the one above, numbered differently). A loop spread over `S` stages
+//! runs `T + S` iterations of which each node runs in `T`: the walks cost the running
+//! instances, not the `(T + S) x` body ones.
+//!
+//! **Walks are memory-bound**: each instance joins published clocks at random. A kernel of
+//! fewer than `u16::MAX` running instances walks with `u16` components ([`Lane`]): half the
+//! bytes. A walk resumes from the latest snapshot before the first instance that changed, and
+//! goes on past the last instance of every node whose waits changed; from there it stops at
+//! the first snapshot of the previous walk that it matches (same clocks, and no clock left
+//! differently that a later wait may read): the rest would be the previous walk's, whose
+//! records stay. In a kernel of sequential loops a walk covers the loop that changed and the
+//! next, so the pruning is linear in the kernel; in one long loop it still goes to the end. A
+//! walk that finds a race puts the previous walk's records back (the clocks it changed are
+//! logged), so its cost is what it walks, not the kernel's size.
 //!
 //! One part per file: `clock` (vector clocks), `conflicts` (the instances each must
 //! happen after), `checker` (the checks' state and the trials), `kept` (the waits the
-//! program keeps), `walk` (the clock propagation); this file drives the greedy pruning.
+//! program keeps), `places` (where the instances are in program order), `walk` (the clock
+//! propagation); this file drives the greedy pruning.
 //!
 //! Invariants: `em` is the kernel the waits were computed on (the trip-clamped copy when there
 //! is one). The decision for every wait is exact (a wait is removed exactly when the race
@@ -103,6 +110,7 @@ mod checker;
 mod clock;
 mod conflicts;
 mod kept;
+mod places;
 mod walk;
 
 use crate::codegen::emit::Emitted;
@@ -153,13 +161,6 @@ fn thread(em: &Emitted, i: Node) -> usize {
     sync::thread(&em.nodes[i])
 }
 
-/// A table with one entry per semaphore of `sync`, each `v`.
-fn per_sem<T: Clone>(sync: &Sync, v: T) -> SecondaryMap<Sem, T> {
-    let mut m = SecondaryMap::with_default(v);
-    m.resize(sync.semaphores.len());
-    m
-}
-
 /// Per wait, whether it is still in the program's waits (not pruned).
 type Alive = SecondaryMap<WaitId, bool>;
 
@@ -171,10 +172,29 @@ enum Stop {
     Undecided,
 }
 
+/// What the pruning of a kernel walked ([`compute_pruned_waits_counted`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Walked {
+    /// The kernel's instances, running or predicated off.
+    pub instances: u64,
+    /// Its running instances.
+    pub running: u64,
+    /// The walks taken.
+    pub walks: u64,
+    /// The instances those walks stepped over, all together.
+    pub steps: u64,
+}
+
 /// Drops every wait of `sync` that the others imply (see the module doc): one at a time, in
 /// consumer order, a wait is removed when the program without it provably has no race. Returns
 /// the number removed.
 pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
+    compute_pruned_waits_counted(em, sync).0
+}
+
+/// [`compute_pruned_waits`], with what its walks stepped over (`Walked::walks` is 0 when it
+/// kept every wait without walking).
+pub fn compute_pruned_waits_counted(em: &Emitted, sync: &mut Sync) -> (usize, Walked) {
     let dynamic: u64 = em
         .nodes
         .values()
@@ -184,24 +204,30 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
     let tabulated: u64 = (em.nodes.iter())
         .map(|(i, n)| sync.waits[i].len() as u64 * sync::instances(&sync::trips(em, n)) as u64)
         .sum();
+    let mut walked = Walked {
+        instances: dynamic,
+        ..Walked::default()
+    };
     if waits == 0 || dynamic.max(tabulated) > MAX_INSTANCES {
-        return 0;
+        return (0, walked);
     }
     let inst = match sync.instances.clone() {
         Some(inst) => inst,
         None => std::sync::Arc::new(compute_instances(em)),
     };
     let Some(cf) = compute_conflicts(em, &inst, sync) else {
-        return 0;
+        return (0, walked);
     };
-    // Epochs count instances: below `u16::MAX` instances, every clock fits `u16`s.
-    let alive = if cf.total < usize::from(u16::MAX) - 1 {
-        prune::<u16>(em, &inst, sync, &cf)
+    // Epochs count running instances: below `u16::MAX` of them, every clock fits `u16`s.
+    let running: usize = inst.running.values().map(Vec::len).sum();
+    walked.running = running as u64;
+    let alive = if running < usize::from(u16::MAX) - 1 {
+        prune::<u16>(em, &inst, sync, &cf, &mut walked)
     } else {
-        prune::<u32>(em, &inst, sync, &cf)
+        prune::<u32>(em, &inst, sync, &cf, &mut walked)
     };
     let Some(alive) = alive else {
-        return 0;
+        return (0, walked);
     };
     let mut it = alive.values();
     let mut pruned = 0;
@@ -212,13 +238,27 @@ pub fn compute_pruned_waits(em: &Emitted, sync: &mut Sync) -> usize {
             keep
         });
     }
-    pruned
+    (pruned, walked)
 }
 
 /// The greedy pruning of [`compute_pruned_waits`]: which waits stay, or `None` when the
-/// program with every wait is not provably race free.
-fn prune<L: Lane>(em: &Emitted, inst: &Instances, sync: &Sync, cf: &Conflicts) -> Option<Alive> {
+/// program with every wait is not provably race free. Counts its walks in `walked`.
+fn prune<L: Lane>(
+    em: &Emitted,
+    inst: &Instances,
+    sync: &Sync,
+    cf: &Conflicts,
+    walked: &mut Walked,
+) -> Option<Alive> {
     let mut ck = Checker::<L>::new(em, inst, sync, cf);
+    let alive = prune_with(&mut ck);
+    walked.walks = ck.walks;
+    walked.steps = ck.walked;
+    alive
+}
+
+/// [`prune`] with the checks `ck`.
+fn prune_with<L: Lane>(ck: &mut Checker<'_, L>) -> Option<Alive> {
     let mut alive = SecondaryMap::with_default(true);
     alive.resize(ck.waits.len());
     for e in Engine::ALL {
@@ -279,7 +319,7 @@ fn prune<L: Lane>(em: &Emitted, inst: &Instances, sync: &Sync, cf: &Conflicts) -
         }
     }
     if cfg!(debug_assertions) {
-        check_kept(&mut ck, &alive);
+        check_kept(ck, &alive);
     }
     Some(alive)
 }
