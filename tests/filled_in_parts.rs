@@ -4,7 +4,7 @@
 //! single-buffered, and each iteration's first write waited for the previous store to land).
 
 mod common;
-use common::run_checked_json;
+use common::assert_ringed_within;
 
 const FILE: &str = "tests/good/filled_in_parts.nk";
 
@@ -14,28 +14,7 @@ fn a_tile_filled_in_parts_becomes_a_ring() {
         ("halves_then_store", "pair"),
         ("three_blocks_sequential", "acc"),
     ] {
-        let (v, log) = run_checked_json(
-            FILE,
-            &[
-                "--kernel",
-                kernel,
-                "--pipeline",
-                "default",
-                "--log",
-                "backend",
-            ],
-        );
-        assert!(
-            log.contains(&format!("`{tile}` becomes a ring of")),
-            "{kernel}: {log}"
-        );
-        assert!(
-            !log.contains("does not start by writing all of it"),
-            "{kernel}: {log}"
-        );
         // Before: 2.30x and 2.51x the bound, the stores' latency once per iteration.
-        let (cycles, bound) = (v["cycles"].as_f64(), v["lower_bound"].as_f64());
-        let (cycles, bound) = (cycles.expect("cycles"), bound.expect("a bound"));
-        assert!(cycles <= 1.4 * bound, "{kernel}: {cycles} against {bound}");
+        assert_ringed_within(FILE, kernel, tile, 1.4);
     }
 }

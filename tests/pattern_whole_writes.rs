@@ -7,34 +7,13 @@
 //! bound on nkc-m13).
 
 mod common;
-use common::run_checked_json;
+use common::assert_ringed_within;
 
 const FILE: &str = "tests/good/pattern_whole_writes.nk";
 
 #[test]
 fn a_tile_written_through_patterns_becomes_a_ring() {
     for (kernel, tile) in [("permuted_rows", "p"), ("interleaved_halves", "o")] {
-        let (v, log) = run_checked_json(
-            FILE,
-            &[
-                "--kernel",
-                kernel,
-                "--pipeline",
-                "default",
-                "--log",
-                "backend",
-            ],
-        );
-        assert!(
-            log.contains(&format!("`{tile}` becomes a ring of")),
-            "{kernel}: {log}"
-        );
-        assert!(
-            !log.contains("does not start by writing all of it"),
-            "{kernel}: {log}"
-        );
-        let (cycles, bound) = (v["cycles"].as_f64(), v["lower_bound"].as_f64());
-        let (cycles, bound) = (cycles.expect("cycles"), bound.expect("a bound"));
-        assert!(cycles <= 1.25 * bound, "{kernel}: {cycles} against {bound}");
+        assert_ringed_within(FILE, kernel, tile, 1.25);
     }
 }

@@ -42,6 +42,35 @@ pub fn run_checked_json(file: &str, args: &[&str]) -> (serde_json::Value, String
     (v, err)
 }
 
+/// Runs `kernel` of `file` on `default` with the backend's log, checked and race-free (as
+/// [`run_checked_json`]); asserts that the emergent plan made `tile` a ring (and did not refuse
+/// it for not being written whole first) and that the run is within `ratio` of its lower bound.
+pub fn assert_ringed_within(file: &str, kernel: &str, tile: &str, ratio: f64) {
+    let args = [
+        "--kernel",
+        kernel,
+        "--pipeline",
+        "default",
+        "--log",
+        "backend",
+    ];
+    let (v, log) = run_checked_json(file, &args);
+    assert!(
+        log.contains(&format!("`{tile}` becomes a ring of")),
+        "{kernel}: {log}"
+    );
+    assert!(
+        !log.contains("does not start by writing all of it"),
+        "{kernel}: {log}"
+    );
+    let (cycles, bound) = (v["cycles"].as_f64(), v["lower_bound"].as_f64());
+    let (cycles, bound) = (cycles.expect("cycles"), bound.expect("a bound"));
+    assert!(
+        cycles <= ratio * bound,
+        "{kernel}: {cycles} against {bound}"
+    );
+}
+
 /// Writes `text` to `k.nk` in a fresh scratch directory; returns its path.
 pub fn scratch_kernel(tag: &str, name: &str, text: &str) -> String {
     let f = scratch(tag, name).join("k.nk");
