@@ -95,7 +95,7 @@ mod tests {
     stmt {
       z[0 +: 128, 0 +: 64] = tensor_scalar.dve(op=multiply, imm=3.0, reverse=false) x[0 +: 128, 0 +: 64]
     }
-    loop j in 0..2 affine {
+    loop j in 0..3 affine num_stages=2 pipelined(stages=2, trip=2) {
       stmt {
         y[0 +: 128, 0 +: 64] = tensor_scalar.dve(op=multiply, imm=2.0, reverse=false) z[0 +: 128, 0 +: 64]
       }
@@ -135,5 +135,15 @@ mod tests {
         assert_eq!(compute_holder_order(&func, i, &[0, 1, 1, 1]), None);
         assert_eq!(compute_holder_order(&func, i, &[0, 0, 0, 1]), None);
         assert_eq!(compute_holder_order(&func, axis(&func, "j"), &[1]), None);
+    }
+
+    #[test]
+    fn a_loop_around_an_inner_loop_the_pipeliner_did_not_extend_keeps_program_order() {
+        let text = HOLDER.replace(" num_stages=2 pipelined(stages=2, trip=2)", "");
+        let func = parse_function(&text).expect("the test kernel parses");
+        assert_eq!(
+            compute_holder_order(&func, axis(&func, "i"), &[0, 0, 1, 1]),
+            None
+        );
     }
 }
