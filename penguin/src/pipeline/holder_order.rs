@@ -22,14 +22,16 @@
 //! only on the paths that ask for it (`PipelineOptions::order_holders`: `default` and `auto`,
 //! not `annotated`, which keeps the user's order as written).
 
+use std::collections::HashSet;
+
 use crate::ir::{Function, Op, StmtKind};
 use crate::Axis;
 
 /// The instructions of statement `s` (none for a loop: its own body is its business).
-fn stmt_insts(func: &Function, s: crate::Stmt) -> Vec<crate::Inst> {
+fn stmt_insts(func: &Function, s: crate::Stmt) -> &[crate::Inst] {
     match &func.stmts[s].kind {
-        StmtKind::Insts(is) => is.clone(),
-        StmtKind::Loop(_) => Vec::new(),
+        StmtKind::Insts(is) => is,
+        StmtKind::Loop(_) => &[],
     }
 }
 
@@ -46,27 +48,29 @@ pub fn compute_holder_order(func: &Function, axis: Axis, stages: &[u32]) -> Opti
     }
     // Transfers and the producers of the tiles they store keep their places; the other
     // children fill the remaining places, later stages first.
-    let stored: Vec<crate::Tensor> = (body.iter())
+    let stored: HashSet<crate::Tensor> = (body.iter())
         .flat_map(|&c| stmt_insts(func, c))
-        .filter(|&i| matches!(func.insts[i].op, Op::Store))
-        .flat_map(|i| func.insts[i].srcs.iter().map(|o| o.tensor))
+        .filter(|&&i| matches!(func.insts[i].op, Op::Store))
+        .flat_map(|&i| func.insts[i].srcs.iter().map(|o| o.tensor))
         .collect();
-    let fixed = |k: usize| {
-        let insts = stmt_insts(func, body[k]);
-        matches!(func.stmts[body[k]].kind, StmtKind::Insts(_))
-            && (insts
-                .iter()
-                .all(|&i| matches!(func.insts[i].op, Op::Load | Op::Store))
-                || insts
+    let fixed: Vec<bool> = (body.iter())
+        .map(|&c| {
+            let insts = stmt_insts(func, c);
+            matches!(func.stmts[c].kind, StmtKind::Insts(_))
+                && (insts
                     .iter()
-                    .any(|&i| stored.contains(&func.insts[i].dst.tensor)))
-    };
-    let mut free: Vec<usize> = (0..body.len()).filter(|&k| !fixed(k)).collect();
+                    .all(|&i| matches!(func.insts[i].op, Op::Load | Op::Store))
+                    || insts
+                        .iter()
+                        .any(|&i| stored.contains(&func.insts[i].dst.tensor)))
+        })
+        .collect();
+    let mut free: Vec<usize> = (0..body.len()).filter(|&k| !fixed[k]).collect();
     free.sort_by_key(|&k| (std::cmp::Reverse(stages[k]), k));
     let mut free = free.into_iter();
     let order: Vec<usize> = (0..body.len())
         .map(|k| {
-            if fixed(k) {
+            if fixed[k] {
                 k
             } else {
                 free.next()

@@ -16,6 +16,23 @@ fn t(inst: usize, partitions: u64, bytes: u64) -> Transfer {
     }
 }
 
+/// The text kernel `src`, parsed and lowered.
+fn lower(src: &str) -> (Function, Bir) {
+    let func = penguin::parse_function(src).expect("the test kernel parses");
+    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    (func, bir)
+}
+
+/// The transfers of `body` (a loop's body), in body order.
+fn body_transfers(func: &Function, bir: &Bir, body: &[BNode]) -> Vec<Transfer> {
+    (body.iter())
+        .filter_map(|n| match *n {
+            BNode::Inst(i) => transfer(func, bir, i),
+            BNode::Loop(_) => None,
+        })
+        .collect()
+}
+
 /// The busiest queue and the `sp` issue time of a packing.
 fn cost(ts: &[Transfer], splits: &[SplitData]) -> (u64, u64) {
     let mut load = [0u64; DMA_QUEUES];
@@ -271,8 +288,7 @@ const NARROWING: &str = r#"kernel narrow(x) -> (y, z) {
 
 #[test]
 fn a_narrowing_store_is_planned_with_the_bytes_it_moves() {
-    let func = penguin::parse_function(NARROWING).expect("the test kernel parses");
-    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (func, bir) = lower(NARROWING);
     let stores: Vec<BirInst> = (bir.insts.keys())
         .filter(|&i| matches!(bir.insts[i].op, penguin::ir::Op::Store))
         .collect();
@@ -388,8 +404,7 @@ fn a_divisor_split_balances_what_powers_of_two_do_not() {
     let (busiest, _) = steady_cost(&ts, &splits);
     assert_eq!(busiest, machine::dma_queue_cycles(80 * 320 * 4 / 5));
     // And the whole plan takes it: its estimate is below the powers of two's.
-    let func = penguin::parse_function(THREE_80).expect("the test kernel parses");
-    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (func, bir) = lower(THREE_80);
     let plan = compute_queue_plan(&func, &bir);
     let pieces: Vec<u64> = (bir.insts.keys())
         .filter_map(|i| plan.split(i).map(SplitData::pieces))
@@ -557,8 +572,7 @@ const ROUND_TRIP: &str = r#"kernel trip(x) -> (y) {
 
 #[test]
 fn a_chain_of_transfers_in_a_body_that_runs_once_shares_its_queues_piece_for_piece() {
-    let func = penguin::parse_function(ROUND_TRIP).expect("the test kernel parses");
-    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (func, bir) = lower(ROUND_TRIP);
     let plan = compute_queue_plan(&func, &bir);
     let split = |k: usize| {
         plan.split(BirInst::new(k))
@@ -606,8 +620,7 @@ const ROUNDS: &str = r#"kernel rounds(x) -> (y) {
 
 #[test]
 fn a_loop_whose_iterations_chain_through_hbm_reloads_on_the_stores_queues() {
-    let func = penguin::parse_function(ROUNDS).expect("the test kernel parses");
-    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (func, bir) = lower(ROUNDS);
     let plan = compute_queue_plan(&func, &bir);
     let (_, l) = bir.loops.iter().next().expect("one loop");
     let transfers: Vec<BirInst> = (l.body.iter())
@@ -668,8 +681,7 @@ const TWO_LOOPS: &str = r#"kernel two(x) -> (y) {
 
 #[test]
 fn a_loop_reloading_what_an_earlier_loop_stored_queues_behind_its_pieces() {
-    let func = penguin::parse_function(TWO_LOOPS).expect("the test kernel parses");
-    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (func, bir) = lower(TWO_LOOPS);
     let plan = compute_queue_plan(&func, &bir);
     let first = loop_splits(&bir, &plan, 0);
     let second = loop_splits(&bir, &plan, 1);
@@ -723,8 +735,7 @@ const HALVES: &str = r#"kernel halves(x) -> (y) {
 
 #[test]
 fn reloads_of_half_the_rows_each_take_the_pieces_of_their_rows() {
-    let func = penguin::parse_function(HALVES).expect("the test kernel parses");
-    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (func, bir) = lower(HALVES);
     let plan = compute_queue_plan(&func, &bir);
     let store = plan
         .split(BirInst::new(1))
@@ -773,15 +784,9 @@ const REWRITE: &str = r#"kernel rewrite(x) -> (y) {
 
 #[test]
 fn a_store_of_what_the_previous_iteration_reloaded_queues_behind_the_reload() {
-    let func = penguin::parse_function(REWRITE).expect("the test kernel parses");
-    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (func, bir) = lower(REWRITE);
     let body = &bir.loops.values().next().expect("one loop").body;
-    let transfers: Vec<Transfer> = (body.iter())
-        .filter_map(|n| match *n {
-            BNode::Inst(i) => transfer(&func, &bir, i),
-            BNode::Loop(_) => None,
-        })
-        .collect();
+    let transfers = body_transfers(&func, &bir, body);
     let pairs = chain::chained_pairs(&bir, body, &transfers, true);
     // Forward: the store of the loaded tile, the reload of the stored rows, the store of the
     // reloaded tile; carried: the store to `s` follows the previous iteration's reload of it.
@@ -802,8 +807,7 @@ fn a_store_of_what_the_previous_iteration_reloaded_queues_behind_the_reload() {
 
 #[test]
 fn a_loop_whose_iterations_chain_through_every_transfer_is_split_for_the_chain() {
-    let func = penguin::parse_function(ROUNDS).expect("the test kernel parses");
-    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (func, bir) = lower(ROUNDS);
     let plan = compute_queue_plan(&func, &bir);
     let splits = loop_splits(&bir, &plan, 0);
     // Reload and store of 256 KiB, one after the other every iteration: `2 · p · 64 + 27,596 /
@@ -886,15 +890,9 @@ const STAGED_RELOAD: &str = r#"kernel staged(x) -> (y) {
 
 #[test]
 fn a_reload_of_the_rows_stored_a_stage_before_queues_behind_the_store() {
-    let func = penguin::parse_function(STAGED_RELOAD).expect("the test kernel parses");
-    let bir = crate::codegen::bir::lower_function(&func).expect("the test kernel lowers");
+    let (func, bir) = lower(STAGED_RELOAD);
     let (_, lp) = bir.loops.iter().next().expect("one loop");
-    let transfers: Vec<Transfer> = (lp.body.iter())
-        .filter_map(|n| match *n {
-            BNode::Inst(i) => transfer(&func, &bir, i),
-            BNode::Loop(_) => None,
-        })
-        .collect();
+    let transfers = body_transfers(&func, &bir, &lp.body);
     let at = |line: usize| {
         let inst = match lp.body[line] {
             BNode::Inst(i) => i,
