@@ -698,19 +698,19 @@ impl Emit<'_> {
         let pieces = split.pieces();
         let pp = np / pieces;
         // The HBM side's outermost dimension pairs with the tile's partitions; a piece of `pp`
-        // partitions starts `pp` of its steps further. Its footprint is a band of rows when that
-        // step is one row (a box, or a pattern whose partition axis steps rows), a band of
-        // columns when it steps columns only and no axis steps backwards (a transposing DMA:
-        // piece `k` takes the columns of its partitions, the other axes' extents added), else
-        // the whole bounding box.
+        // partitions starts `pp` of its steps further. Its footprint is the bounding box of its
+        // elements: for a box, the band of its rows (`rows` per partition); for an access
+        // pattern (every step non-negative, `size` its bounding box), the whole box with the
+        // partition axis's extent cut from `np` to `pp` steps, along rows and columns alike.
+        // The other axes' extents stay: a pattern whose other axes step rows (a partition in the
+        // middle of an N-D tensor, `y[b, p, f]`) reaches rows far past its first `pp`.
         let pstride = hbm.dims[0].stride;
-        let by_rows = hbm_op.access.pattern.as_ref().is_none_or(|p| {
-            p.axes[0].step.first() == Some(&1) && p.axes[0].step[1..].iter().all(|&s| s == 0)
-        });
-        let by_cols = hbm_op.access.pattern.as_ref().and_then(|p| {
+        let pstep = hbm_op.access.pattern.as_ref().map(|p| {
             let step = &p.axes[0].step;
-            let forward = (p.axes.iter()).all(|a| a.step.iter().all(|&s| s >= 0));
-            (step.len() == 2 && step[0] == 0 && step[1] >= 1 && forward).then_some(step[1])
+            (
+                step.first().copied().unwrap_or(0),
+                step.get(1).copied().unwrap_or(0),
+            )
         });
         let mut out = Vec::new();
         for k in 0..pieces {
@@ -738,17 +738,22 @@ impl Emit<'_> {
                 h.start.constant += off * pstride;
                 h.dims[0].size = pp;
             }
-            if by_rows && index.is_none() {
-                // `rows` HBM rows per partition (1 but for a partition-major transfer).
-                let rows = rows.max(1);
-                hf.r0.constant += off * rows as i64;
-                hf.nr = pp * rows;
-            }
-            if let (Some(step), None) = (by_cols, index.as_ref()) {
-                // The bounding box's columns are `(np - 1)·step + 1` plus the other axes'
-                // extents; a piece keeps those of its `pp` partitions.
-                hf.c0.constant += off * step;
-                hf.nc = hf.nc.saturating_sub((np - pp) * step as u64);
+            match (pstep, index.as_ref()) {
+                (None, None) => {
+                    // `rows` HBM rows per partition (1 but for a partition-major transfer).
+                    let rows = rows.max(1);
+                    hf.r0.constant += off * rows as i64;
+                    hf.nr = pp * rows;
+                }
+                (Some((sr, sc)), None) => {
+                    let cut = np - pp;
+                    hf.r0.constant += off * sr;
+                    hf.nr = hf.nr.saturating_sub(cut * sr as u64).max(1);
+                    hf.c0.constant += off * sc;
+                    hf.nc = hf.nc.saturating_sub(cut * sc as u64).max(1);
+                }
+                // An indirect DMA: the rows an index may name, whole.
+                (_, Some(_)) => {}
             }
             let queue = split.queues[k as usize];
             let (dst, src) = if load {
