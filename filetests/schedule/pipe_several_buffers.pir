@@ -30,9 +30,9 @@ kernel several(a) -> (c) {
 # schedule:
 # loop i trip 11: ResMII 500 (dve), RecMII 2352, II 2352, predicted 2352 (before 2352), order kept
 #   recurrence: sp.store(w) → (1 iteration later, `w`'s slot reused) dve.tensor_tensor(w) → sp.store(w)
-#   dep sp.load(t) -> sp.load(t): output d=4 lat=2184
-#   dep sp.load(t) -> act.activation(u): flow d=1 lat=2184
-#   dep sp.load(t) -> dve.tensor_tensor(_tensor_tensor): flow d=3 lat=2184
+#   dep sp.load(t) -> sp.load(t): output d=4 lat=2164
+#   dep sp.load(t) -> act.activation(u): flow d=1 lat=2164
+#   dep sp.load(t) -> dve.tensor_tensor(_tensor_tensor): flow d=3 lat=2164
 #   dep act.activation(u) -> sp.load(t): anti d=3 lat=124
 #   dep act.activation(u) -> act.activation(u): output d=3 lat=124
 #   dep act.activation(u) -> dve.tensor_tensor(_tensor_tensor): flow d=2 lat=124

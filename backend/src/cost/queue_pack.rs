@@ -314,7 +314,10 @@ pub(crate) fn spread(
     let mut issued = vec![issue; transfers.len()];
     let mut out = Vec::with_capacity(transfers.len());
     for (k, t) in transfers.iter().enumerate() {
-        let mut p = largest_split(t.partitions);
+        // More pieces than the soonest split lengthen the transfer's latency, which is what the
+        // spread is for: its last piece is issued later by more than its bytes are shortened.
+        let queue = machine::dma_queue_cycles(t.bytes);
+        let mut p = soonest_split(largest_split(t.partitions), queue, 1);
         let chosen = loop {
             let piece = machine::dma_queue_cycles(t.bytes / p);
             let queues = load.least_loaded(k, p as usize, rotation);
@@ -386,6 +389,17 @@ fn pack_reserved(
         });
     }
     (together.sp_time(transfers, &issued) + reserve <= target).then_some(out)
+}
+
+/// The split among powers of two up to `most` that ends a transfer of `queue` cycles soonest
+/// when `sharing` transfers (itself included) issue as many pieces each before its last one:
+/// the `p` minimising `sharing · p · issue + queue / p`. Past it, a further split costs `sp`
+/// more issue slots than it takes off the longest piece.
+pub(crate) fn soonest_split(most: u64, queue: u64, sharing: u64) -> u64 {
+    let issue = machine::dma_issue_cycles();
+    std::iter::successors(Some(1u64), |p| (p * 2 <= most).then_some(p * 2))
+        .min_by_key(|&p| (sharing * p * issue + queue.div_ceil(p), p))
+        .unwrap_or(1)
 }
 
 /// The largest power of two that divides `partitions`, at most the queue count.

@@ -27,7 +27,9 @@
 
 use crate::codegen::bir::{BNode, Bir};
 use crate::codegen::schedule::{compute_body_edges, latency};
-use crate::cost::queue_pack::{largest_split, Queues, SplitData, Together, Transfer};
+use crate::cost::queue_pack::{
+    largest_split, soonest_split, Queues, SplitData, Together, Transfer,
+};
 use petgraph::unionfind::UnionFind;
 use runtime_sim::machine::{self, DMA_QUEUES};
 use std::collections::HashMap;
@@ -41,15 +43,6 @@ pub(crate) struct LatencyPiecesData {
     pub(crate) pieces: Vec<u64>,
     /// Per transfer (in the order given), its earliest start on the chain's estimate.
     pub(crate) starts: Vec<u64>,
-}
-
-/// The split among powers of two up to `most` that ends a transfer of `queue` cycles soonest
-/// when `sharing` transfers (itself included) issue as many pieces each before its last one.
-fn soonest_split(most: u64, queue: u64, sharing: u64) -> u64 {
-    let issue = machine::dma_issue_cycles();
-    std::iter::successors(Some(1u64), |p| (p * 2 <= most).then_some(p * 2))
-        .min_by_key(|&p| (sharing * p * issue + queue.div_ceil(p), p))
-        .unwrap_or(1)
 }
 
 /// The chain of `body` and the latency split of each of `transfers` (the body's loads and

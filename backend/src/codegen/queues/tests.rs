@@ -268,6 +268,23 @@ fn copies_that_take_turns_share_the_queues_time() {
     assert!(spread(&full, &Together::Always, one_tile + 2, sp, 0).is_none());
 }
 
+#[test]
+fn a_spread_stops_at_the_split_that_ends_a_transfer_soonest() {
+    // A 112 x 60 f32 load (26,880 bytes, 1,414 queue cycles) in a body whose compute leaves the
+    // queues and `sp` every slack: 16 pieces would issue 1,024 cycles before the last one moves
+    // its 89, 4 pieces 256 before their 354 (`computed_reshape.nk` ran its loads and stores 16
+    // ways, 11,263 cycles; 10,070 at the soonest split).
+    let ts = [t(0, 112, 26880), t(1, 112, 8960)];
+    let splits = spread(&ts, &Together::Always, 100_000, 100_000, 0).expect("every split fits");
+    assert_eq!(splits[0].pieces(), 4, "{splits:?}");
+    // The store, 471 queue cycles: 2 pieces end it in 128 + 236, 4 in 256 + 118.
+    assert_eq!(splits[1].pieces(), 2, "{splits:?}");
+    // A 256 KiB tile still takes every queue: 1,024 + 862 against 512 + 1,724 for 8.
+    let big = spread(&[t(0, 128, 262144)], &Together::Always, 100_000, 100_000, 0)
+        .expect("every split fits");
+    assert_eq!(big[0].pieces(), 16);
+}
+
 /// One f32 tile stored twice: whole to an f32 output, and narrowed to a bf16 one.
 const NARROWING: &str = r#"kernel narrow(x) -> (y, z) {
   tensor x: hbm f32[128, 512] input
