@@ -40,8 +40,9 @@
 //! the store's data is computed (issue 32, item 1). [`list_order`] therefore lets a ready load go
 //! before a chosen store whose data (by each node's estimated start, the latest finish of its
 //! predecessors) is ready later than the load could start.
-//! A nested loop that stores holds `sp` until its last store has its data, so a ready load goes
-//! before it as well, when it could start no later than the loop.
+//! A nested loop that stores holds `sp` until its last store has its data, so a ready load (or a
+//! nested loop that loads and does not store) goes before it as well, when it could start no
+//! later than the loop.
 //!
 //! **Backing off to a plan that fits PSUM** ([`schedule_bodies_fitting`]): the critical path may
 //! start many Tensor-engine results before copying any of them out (sixteen transposes, then
@@ -485,10 +486,12 @@ type ListKey = ((u8, bool, bool), u64, std::cmp::Reverse<usize>);
 /// start earlier (each node's start estimated as the latest finish of its predecessors, a
 /// finish as start plus latency, engines not counted), the best such load goes first and the
 /// store waits for the next choice. A nested loop that stores holds `sp` the same way, until its
-/// last store has its data: when one is chosen, the best ready load instruction that could start
-/// with it goes first, its latency overlapping the loop's instead of following it (measured:
-/// `tests/nki/nd_subview_blocks.nk` 10,771 → 7,719 cycles, `py_partial_scope.nk` 8,708 →
-/// 6,432; the loop starts its loads one issue per piece later). Only loads overtake a store: two stores, or a compute node
+/// last store has its data: when one is chosen, the best ready load instruction, or loop that
+/// loads without storing, that could start with it goes first, its latency overlapping the
+/// loop's instead of following it (measured: `tests/nki/nd_subview_blocks.nk` 10,771 → 7,719
+/// cycles, `py_partial_scope.nk` 8,708 → 6,432, `tests/good/loads_after_loops.nk`'s
+/// `stores_then_loading_loop` 11,043 → 8,347; the loop starts its loads one issue per piece
+/// later). Only loads overtake a store: two stores, or a compute node
 /// moved ahead of one to feed another store, share the DMA queues as the queue plan placed them
 /// (tried: a store moved before a late one put the late one's pieces behind its own on one
 /// queue, 16% slower).
@@ -522,16 +525,15 @@ fn list_order(
         let t = top.2 .0;
         if sp.store[t] || sp.loop_store[t] {
             // The best ready load that could start before the store's data is ready; before a
-            // nested loop that stores, the best ready load instruction that could start with
-            // the loop (`sp` would hold it until the loop's last store has its data).
+            // nested loop that stores, the best ready load, or loop that loads without storing,
+            // that could start with the loop (`sp` would hold it until the loop's last store
+            // has its data).
             let load = (ready.iter())
                 .filter(|x| {
                     let k = x.2 .0;
                     match sp.loop_store[t] {
                         false => sp.load[k] && start[k] < start[t],
-                        true => {
-                            sp.load[k] && matches!(body[k], BNode::Inst(_)) && start[k] <= start[t]
-                        }
+                        true => sp.load[k] && !sp.loop_store[k] && start[k] <= start[t],
                     }
                 })
                 .max();
