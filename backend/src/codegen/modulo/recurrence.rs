@@ -25,30 +25,48 @@ fn weighted_edges(deps: &LoopDeps, ii: u64) -> Vec<(usize, usize, i64)> {
         .collect()
 }
 
+/// The longest path to every instruction at `ii` (Bellman-Ford from 0 everywhere), with each
+/// one's predecessor on it in `pred`; or `Err` with an instruction on a positive cycle. The
+/// relaxation stops at the first round that changes nothing, or as soon as its predecessor
+/// graph has a cycle ([`feasible`]'s argument: that cycle is positive), so an infeasible `ii`
+/// costs the rounds until a cycle closes, not `n` rounds of every edge.
 pub(super) fn longest_paths(
     deps: &LoopDeps,
     ii: u64,
     pred: &mut [Option<usize>],
 ) -> Result<Vec<i64>, usize> {
+    longest_paths_counted(deps, ii, pred).0
+}
+
+/// [`longest_paths`], and the rounds of relaxation it ran.
+pub(super) fn longest_paths_counted(
+    deps: &LoopDeps,
+    ii: u64,
+    pred: &mut [Option<usize>],
+) -> (Result<Vec<i64>, usize>, usize) {
     let n = deps.insts.len();
     let edges = weighted_edges(deps, ii);
     let mut dist = vec![0i64; n];
-    for round in 0..=n {
-        let mut changed = None;
+    for round in 1..=n + 1 {
+        let mut changed = false;
         for &(p, c, w) in &edges {
             if dist[p] + w > dist[c] {
                 dist[c] = dist[p] + w;
                 pred[c] = Some(p);
-                changed = Some(c);
+                changed = true;
             }
         }
-        match changed {
-            None => return Ok(dist),
-            Some(c) if round == n => return Err(c),
-            Some(_) => {}
+        if !changed {
+            return (Ok(dist), round);
+        }
+        if let Some(v) = node_on_cycle(n, |v| pred[v]) {
+            return (Err(v), round);
         }
     }
-    Ok(dist)
+    // `n + 1` rounds that all changed something: some predecessor walk is longer than the
+    // graph, so it went round a cycle (not reached: the check above sees it first).
+    let v = node_on_cycle(n, |v| pred[v]).expect("n + 1 changing rounds close a predecessor cycle");
+    (Err(v), n + 1)
 }
 
 /// Whether no cycle of `deps` is positive at `ii` ([`longest_paths`] succeeds). The relaxation
@@ -81,24 +99,30 @@ pub(super) fn feasible(deps: &LoopDeps, ii: u64) -> bool {
 
 /// Whether following `pred` (`usize::MAX`: none) from some node comes back to it.
 fn has_cycle(pred: &[usize]) -> bool {
+    node_on_cycle(pred.len(), |v| Some(pred[v]).filter(|&p| p != usize::MAX)).is_some()
+}
+
+/// A node of a cycle of the predecessor graph `pred` over `0..n`, or `None` when following
+/// `pred` from any node ends. Each node is walked over at most twice.
+fn node_on_cycle(n: usize, pred: impl Fn(usize) -> Option<usize>) -> Option<usize> {
     // 0: unseen, 1: on the walk under way, 2: known to lead to no cycle.
-    let mut state = vec![0u8; pred.len()];
-    for start in 0..pred.len() {
-        let mut v = start;
-        while v != usize::MAX && state[v] == 0 {
-            state[v] = 1;
-            v = pred[v];
+    let mut state = vec![0u8; n];
+    for start in 0..n {
+        let mut v = Some(start);
+        while let Some(u) = v.filter(|&u| state[u] == 0) {
+            state[u] = 1;
+            v = pred(u);
         }
-        if v != usize::MAX && state[v] == 1 {
-            return true;
+        if let Some(u) = v.filter(|&u| state[u] == 1) {
+            return Some(u);
         }
-        let mut u = start;
-        while u != usize::MAX && state[u] == 1 {
-            state[u] = 2;
-            u = pred[u];
+        let mut u = Some(start);
+        while let Some(w) = u.filter(|&w| state[w] == 1) {
+            state[w] = 2;
+            u = pred(w);
         }
     }
-    false
+    None
 }
 
 /// The smallest `II` at which no cycle of `deps` has `Σ latency > II · Σ distance` (binary search
