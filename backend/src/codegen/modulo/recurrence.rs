@@ -69,6 +69,38 @@ pub(super) fn longest_paths_counted(
     (Err(v), n + 1)
 }
 
+/// [`longest_paths`] relaxing for `n + 1` rounds on a positive cycle: the instruction it
+/// answers is the last one raised in the last round, from which [`critical_cycle`] walks to the
+/// cycle it names. The cycle read as soon as the predecessors close one ([`longest_paths`]) may
+/// be another cycle of the same ratio, or the same one from another instruction: the log's
+/// cycles and the rings `expand` grows for them would change (11 of 2,160 corpus programs,
+/// none slower, and the filetests' cycle lines), so the critical cycle keeps every round.
+fn longest_paths_every_round(
+    deps: &LoopDeps,
+    ii: u64,
+    pred: &mut [Option<usize>],
+) -> Result<Vec<i64>, usize> {
+    let n = deps.insts.len();
+    let edges = weighted_edges(deps, ii);
+    let mut dist = vec![0i64; n];
+    for round in 0..=n {
+        let mut changed = None;
+        for &(p, c, w) in &edges {
+            if dist[p] + w > dist[c] {
+                dist[c] = dist[p] + w;
+                pred[c] = Some(p);
+                changed = Some(c);
+            }
+        }
+        match changed {
+            None => return Ok(dist),
+            Some(c) if round == n => return Err(c),
+            Some(_) => {}
+        }
+    }
+    Ok(dist)
+}
+
 /// Whether no cycle of `deps` is positive at `ii` ([`longest_paths`] succeeds). The relaxation
 /// stops as soon as its predecessor graph has a cycle: the last node of such a cycle to be
 /// raised was raised from its predecessor's final distance, while its successor was raised
@@ -192,7 +224,7 @@ pub(super) fn critical_cycle(
 ) -> (CycleData, Vec<(DepKind, Tensor, bool)>) {
     let n = deps.insts.len();
     let mut pred = vec![None; n];
-    let Err(mut v) = longest_paths(deps, hi.saturating_sub(1), &mut pred) else {
+    let Err(mut v) = longest_paths_every_round(deps, hi.saturating_sub(1), &mut pred) else {
         return (CycleData::default(), Vec::new());
     };
     for _ in 0..n {

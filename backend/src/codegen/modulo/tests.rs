@@ -86,7 +86,7 @@ fn an_infeasible_ii_stops_when_a_cycle_closes() {
     let v = res.expect_err("one below the recurrence is infeasible");
     assert!(on_positive_cycle(&deps, 10 * n as u64 - 1, &pred, v));
     // The chain settles in one round and the back edge closes the cycle in the next: a
-    // relaxation of every round (`n + 1`, what `critical_cycle` ran before) is not needed.
+    // relaxation of every round (`n + 1`, as before) is not needed.
     assert!(rounds <= 3, "{rounds} rounds");
     // At a feasible `II`, the first round without change ends it.
     let (res, rounds) = longest_paths_counted(&deps, 10 * n as u64, &mut vec![None; n]);
