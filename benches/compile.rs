@@ -23,25 +23,13 @@ use penguin::pipeline::PipelineLog;
 use std::hint::black_box;
 use std::path::PathBuf;
 
-/// A kernel whose pipelined loop body holds `n` statements besides its load and store (tiles of
-/// 8 columns: the 1,024 of the largest body, triple-buffered, fit SBUF).
+#[path = "../tests/common/body_kernel.rs"]
+mod body;
+
+/// A kernel whose pipelined loop body holds `n` statements besides its load and store, in the
+/// user's 3 stages ([`body::body_kernel`], shared with the linear-time tests).
 fn body_kernel(n: usize) -> String {
-    let mut s = String::from(
-        "def chain(a: nl.hbm[nl.float32, 1024, 8]):\n    \
-         c = nl.ndarray((1024, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
-         for i in nl.affine_range(8, num_stages=3):\n        \
-         t0 = nl.load(a[i * 128:(i + 1) * 128, :])\n",
-    );
-    for k in 1..=n {
-        let op = if k % 2 == 1 {
-            format!("nl.exp(t{})", k - 1)
-        } else {
-            format!("nl.add(t{}, 1.0)", k - 1)
-        };
-        s += &format!("        t{k} = {op}\n");
-    }
-    s += &format!("        nl.store(c[i * 128:(i + 1) * 128, :], value=t{n})\n    return c\n");
-    s
+    body::body_kernel(n, Some(3))
 }
 
 /// A loop whose body is a chain of `n` multiplies of 128 x 512 tiles: past a few hundred, the

@@ -13,25 +13,13 @@ use penguin::pipeline::PipelineLog;
 use std::cell::Cell;
 use std::path::PathBuf;
 
-/// A loop of 8 iterations whose body is a chain of `n` elementwise statements between a load
-/// and a store (the compile bench's `compile/body`): on `emergent`, a stage per statement.
+#[path = "common/body_kernel.rs"]
+mod body;
+
+/// The loop of 8 iterations whose body is a chain of `n` elementwise statements, without the
+/// user's stages ([`body::body_kernel`]): on `emergent`, a stage per statement.
 fn body_kernel(n: usize) -> String {
-    let mut s = String::from(
-        "def chain(a: nl.hbm[nl.float32, 1024, 8]):\n    \
-         c = nl.ndarray((1024, 8), dtype=nl.float32, buffer=nl.shared_hbm)\n    \
-         for i in nl.affine_range(8):\n        \
-         t0 = nl.load(a[i * 128:(i + 1) * 128, :])\n",
-    );
-    for k in 1..=n {
-        let op = if k % 2 == 1 {
-            format!("nl.exp(t{})", k - 1)
-        } else {
-            format!("nl.add(t{}, 1.0)", k - 1)
-        };
-        s += &format!("        t{k} = {op}\n");
-    }
-    s += &format!("        nl.store(c[i * 128:(i + 1) * 128, :], value=t{n})\n    return c\n");
-    s
+    body::body_kernel(n, None)
 }
 
 /// Compiles `text` on `mode` twice, with the normal pruning and with the counting one; returns

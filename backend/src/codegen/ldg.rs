@@ -269,6 +269,17 @@ pub fn compute_loop_deps(
     plan: &QueuePlan,
     l: BirLoop,
 ) -> Option<LoopDeps> {
+    compute_loop_deps_counted(func, bir, plan, l).map(|(deps, _)| deps)
+}
+
+/// [`compute_loop_deps`], and how many times the exclusive pairs tested two guard boxes (the
+/// turns along the loop answer the rest: [`LoopDeps::exclusive`]).
+pub fn compute_loop_deps_counted(
+    func: &Function,
+    bir: &Bir,
+    plan: &QueuePlan,
+    l: BirLoop,
+) -> Option<(LoopDeps, usize)> {
     let lp = &bir.loops[l];
     let mut insts = Vec::new();
     for n in &lp.body {
@@ -303,15 +314,16 @@ pub fn compute_loop_deps(
             graph.add_edge(NodeIndex::new(kp), NodeIndex::new(kc), dep);
         }
     }
-    let exclusive = exclusive_pairs(&body, iv);
-    Some(LoopDeps {
+    let (exclusive, box_tests) = exclusive_pairs(&body, iv);
+    let deps = LoopDeps {
         lp: l,
         insts,
         graph,
         busy: costs.iter().map(|c| c.0).collect(),
         latency: costs.iter().map(|c| c.1).collect(),
         exclusive,
-    })
+    };
+    Some((deps, box_tests))
 }
 
 /// The pairs (producer, consumer) of positions in `insts` that may depend on each other: only
@@ -397,7 +409,7 @@ fn strongest_dep(
 /// guards exclude each other), decided once per pair of distinct guards: most instructions
 /// share a few. The instructions are grouped by (engine, guards), so the work is the pairs of
 /// groups and the pairs listed, not every pair of the body; the list is sorted.
-fn exclusive_pairs(body: &Body<'_>, iv: Axis) -> Vec<(usize, usize)> {
+fn exclusive_pairs(body: &Body<'_>, iv: Axis) -> (Vec<(usize, usize)>, usize) {
     let (bir, insts) = (body.bir, body.insts);
     let mut guard_ids: std::collections::HashMap<&[penguin::affine::Predicate], usize> =
         Default::default();
@@ -432,9 +444,47 @@ fn exclusive_pairs(body: &Body<'_>, iv: Axis) -> Vec<(usize, usize)> {
     // per ordered pair of guards (as the all-pairs loop asked it): two boxes are compared at
     // once, cheaper than hashing their pair; guards with no box enumerate, and are memoised.
     let mut together: std::collections::HashMap<(usize, usize), bool> = Default::default();
+    // Per guard list, its turn along `iv` when its box names no other loop (`compute_iv_turn`):
+    // two such lists hold together exactly when their turns meet, two comparisons instead of
+    // a box test, for the pairs of a body spread over a stage per statement (every pair of
+    // its instructions on one engine is asked).
+    let turns: Vec<Option<std::ops::Range<i64>>> = (first_of.iter())
+        .map(|&k| compute_iv_turn(body, k, iv))
+        .collect();
     let mut exclusive = Vec::new();
+    let mut box_tests = 0;
+    // An engine whose every position has a turn compares each position with the later ones
+    // of the engine directly, in order: as cheap per pair as the groups' bookkeeping, and
+    // nothing to sort.
+    let no_guards: Vec<bool> = first_of
+        .iter()
+        .map(|&k| body.guards(k).is_empty())
+        .collect();
+    let mut turned: std::collections::HashMap<Engine, Vec<usize>> = Default::default();
+    for (a, &ia) in insts.iter().enumerate() {
+        turned.entry(bir.insts[ia].engine).or_default().push(a);
+    }
+    turned.retain(|_, ps| ps.iter().all(|&a| turns[guard_of[a]].is_some()));
     let mut row = Vec::new();
     for (a, &ia) in insts.iter().enumerate() {
+        if let Some(ps) = turned.get(&bir.insts[ia].engine) {
+            let (ga, ta) = (guard_of[a], &turns[guard_of[a]]);
+            let ta = ta
+                .as_ref()
+                .expect("every position of a turned engine has a turn");
+            for &b in &ps[ps.partition_point(|&b| b <= a)..] {
+                let gb = guard_of[b];
+                let tb = turns[gb]
+                    .as_ref()
+                    .expect("every position of a turned engine has a turn");
+                let may =
+                    (no_guards[ga] && no_guards[gb]) || ta.start.max(tb.start) < ta.end.min(tb.end);
+                if !may {
+                    exclusive.push((a, b));
+                }
+            }
+            continue;
+        }
         row.clear();
         for &g in &of_engine[&bir.insts[ia].engine] {
             let later = &members[g][members[g].partition_point(|&b| b <= a)..];
@@ -443,11 +493,17 @@ fn exclusive_pairs(body: &Body<'_>, iv: Axis) -> Vec<(usize, usize)> {
             }
             let key = (guard_of[a], group_guard[g]);
             let (ga, gb) = (first_of[key.0], first_of[key.1]);
-            let may = match body.boxes[ga].is_some() && body.boxes[gb].is_some() {
-                true => may_run_together(body, ga, gb, iv, 0),
-                false => {
-                    *(together.entry(key)).or_insert_with(|| may_run_together(body, ga, gb, iv, 0))
+            let may = match (&turns[key.0], &turns[key.1]) {
+                _ if body.guards(ga).is_empty() && body.guards(gb).is_empty() => true,
+                (Some(ta), Some(tb)) => ta.start.max(tb.start) < ta.end.min(tb.end),
+                _ if body.boxes[ga].is_some() && body.boxes[gb].is_some() => {
+                    box_tests += 1;
+                    may_run_together(body, ga, gb, iv, 0)
                 }
+                _ => *(together.entry(key)).or_insert_with(|| {
+                    box_tests += 1;
+                    may_run_together(body, ga, gb, iv, 0)
+                }),
             };
             if !may {
                 row.extend_from_slice(later);
@@ -456,7 +512,24 @@ fn exclusive_pairs(body: &Body<'_>, iv: Axis) -> Vec<(usize, usize)> {
         row.sort_unstable();
         exclusive.extend(row.iter().map(|&b| (a, b)));
     }
-    exclusive
+    (exclusive, box_tests)
+}
+
+/// The iterations of loop `iv` in which the guards of position `k` hold, when its guard box
+/// names no other loop: its range along `iv` (the loop's whole range when no guard names it),
+/// empty when the guards never hold. Two such positions may run in one iteration exactly when
+/// their turns meet ([`crate::cost::guards::may_run_shifted_boxed`] at distance 0 compares
+/// the boxes along `iv` alone, as they name nothing else), unless neither has a guard (then
+/// they always may). `None` when the box names another loop or there is no box.
+fn compute_iv_turn(body: &Body<'_>, k: usize, iv: Axis) -> Option<std::ops::Range<i64>> {
+    let b = body.boxes[k].as_ref()?;
+    if b.axes().any(|a| a != iv) {
+        return None;
+    }
+    Some(match b.is_empty() {
+        true => 0..0,
+        false => b.range(body.func, iv),
+    })
 }
 
 impl fmt::Display for DepData {

@@ -20,6 +20,7 @@ pub mod expand;
 pub mod footprints;
 pub mod hb;
 pub mod hoist;
+pub mod layout;
 pub mod ldg;
 pub mod masks;
 pub mod modulo;

@@ -6,7 +6,7 @@
 //!
 //! An instance's place among all is affine in its registers: the place of its node's instance 0
 //! plus, per loop around it, the register times the instances one iteration of that loop holds
-//! (one pass over the loop tree, [`Places::new`]). So the running instances are put in program
+//! (one pass over the loop tree, [`crate::codegen::layout`]). So the running instances are put in program
 //! order by sorting them by place, and nothing enumerates the predicated-off ones: a loop spread
 //! over many stages, whose instances mostly are, costs what runs.
 //!
@@ -15,11 +15,10 @@
 //! instance's index in `order`.
 
 use super::conflicts::Conflicts;
-use crate::codegen::emit::{ENode, Emitted};
+use crate::codegen::emit::Emitted;
 use crate::codegen::entities::Node;
-use crate::codegen::footprints::{decode, Instances};
-use cranelift_entity::SecondaryMap;
-use runtime_sim::isa::MAX_REGS;
+use crate::codegen::footprints::Instances;
+use crate::codegen::layout::{compute_layout, Layout};
 
 /// [`Places::src`] of an instance before every running instance of its engine.
 pub(super) const NONE: u32 = u32::MAX;
@@ -28,7 +27,7 @@ pub(super) const NONE: u32 = u32::MAX;
 pub(super) struct Places {
     /// Per node, the place of its instance 0 among all instances, and per loop around it
     /// (outermost first) the instances one iteration of the loop holds.
-    at: SecondaryMap<Node, (i64, Vec<i64>)>,
+    layout: Layout,
     /// The running instances in program order: (node, linear iteration index).
     pub(super) order: Vec<(Node, u32)>,
     /// Per running flat instance, its index in `order` (`NONE` for one that does not run).
@@ -43,10 +42,8 @@ impl Places {
     /// The places of the instances of `em` (`inst`: its instance table; `cf`: its flat
     /// numbering).
     pub(super) fn new(em: &Emitted, inst: &Instances, cf: &Conflicts) -> Places {
-        let mut at = SecondaryMap::new();
-        layout(em, &em.tree, 0, &mut Vec::new(), &mut at);
         let mut p = Places {
-            at,
+            layout: compute_layout(em),
             order: Vec::new(),
             pos: vec![NONE; cf.total],
             engine_full: Default::default(),
@@ -71,11 +68,7 @@ impl Places {
 
     /// The place of instance `lin` of node `i` among every instance of the kernel.
     pub(super) fn full(&self, inst: &Instances, i: Node, lin: usize) -> i64 {
-        let (first, strides) = &self.at[i];
-        let mut regs = [0i64; MAX_REGS];
-        let t = &inst.trips[i];
-        decode(t, lin as i64, &mut regs);
-        first + (strides.iter().zip(&regs)).map(|(s, r)| s * r).sum::<i64>()
+        self.layout.place(i, &inst.trips[i], lin as i64)
     }
 
     /// The index in `order` of the latest running instance of node `i`'s engine at or before its
@@ -86,53 +79,6 @@ impl Places {
         match self.engine_full[e].partition_point(|&q| q <= full) {
             0 => NONE,
             n => self.engine_pos[e][n - 1],
-        }
-    }
-}
-
-/// Sets, for every node of `tree` (whose first instance is at place `start`, inside loops that
-/// move it by `strides` per iteration), its place and strides in `at`; returns the instances
-/// one execution of `tree` holds.
-fn layout(
-    em: &Emitted,
-    tree: &[ENode],
-    start: i64,
-    strides: &mut Vec<i64>,
-    at: &mut SecondaryMap<Node, (i64, Vec<i64>)>,
-) -> i64 {
-    let mut off = start;
-    for t in tree {
-        match t {
-            ENode::Loop(l, body) => {
-                let trip = em.loops[*l].0 as i64;
-                strides.push(0);
-                let body_size = layout(em, body, off, strides, at);
-                strides.pop();
-                // (The body's nodes were laid out before its size was known: set their stride
-                // for this loop now.)
-                set_stride(body, strides.len(), body_size, at);
-                off += trip * body_size;
-            }
-            ENode::Inst(i) => {
-                at[*i] = (off, strides.clone());
-                off += 1;
-            }
-        }
-    }
-    off - start
-}
-
-/// Sets the stride at `depth` of every node of `tree` to `stride`.
-fn set_stride(
-    tree: &[ENode],
-    depth: usize,
-    stride: i64,
-    at: &mut SecondaryMap<Node, (i64, Vec<i64>)>,
-) {
-    for t in tree {
-        match t {
-            ENode::Loop(_, body) => set_stride(body, depth, stride, at),
-            ENode::Inst(i) => at[*i].1[depth] = stride,
         }
     }
 }

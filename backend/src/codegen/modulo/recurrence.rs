@@ -25,7 +25,57 @@ fn weighted_edges(deps: &LoopDeps, ii: u64) -> Vec<(usize, usize, i64)> {
         .collect()
 }
 
+/// The longest path to every instruction at `ii` (Bellman-Ford from 0 everywhere), with each
+/// one's predecessor on it in `pred`; or `Err` with an instruction on a positive cycle. The
+/// relaxation stops at the first round that changes nothing, or as soon as its predecessor
+/// graph has a cycle ([`feasible`]'s argument: that cycle is positive), so an infeasible `ii`
+/// costs the rounds until a cycle closes, not `n` rounds of every edge.
 pub(super) fn longest_paths(
+    deps: &LoopDeps,
+    ii: u64,
+    pred: &mut [Option<usize>],
+) -> Result<Vec<i64>, usize> {
+    longest_paths_counted(deps, ii, pred).0
+}
+
+/// [`longest_paths`], and the rounds of relaxation it ran.
+pub(super) fn longest_paths_counted(
+    deps: &LoopDeps,
+    ii: u64,
+    pred: &mut [Option<usize>],
+) -> (Result<Vec<i64>, usize>, usize) {
+    let n = deps.insts.len();
+    let edges = weighted_edges(deps, ii);
+    let mut dist = vec![0i64; n];
+    for round in 1..=n + 1 {
+        let mut changed = false;
+        for &(p, c, w) in &edges {
+            if dist[p] + w > dist[c] {
+                dist[c] = dist[p] + w;
+                pred[c] = Some(p);
+                changed = true;
+            }
+        }
+        if !changed {
+            return (Ok(dist), round);
+        }
+        if let Some(v) = node_on_cycle(n, |v| pred[v]) {
+            return (Err(v), round);
+        }
+    }
+    // `n + 1` rounds that all changed something: some predecessor walk is longer than the
+    // graph, so it went round a cycle (not reached: the check above sees it first).
+    let v = node_on_cycle(n, |v| pred[v]).expect("n + 1 changing rounds close a predecessor cycle");
+    (Err(v), n + 1)
+}
+
+/// [`longest_paths`] relaxing for `n + 1` rounds on a positive cycle: the instruction it
+/// answers is the last one raised in the last round, from which [`critical_cycle`] walks to the
+/// cycle it names. The cycle read as soon as the predecessors close one ([`longest_paths`]) may
+/// be another cycle of the same ratio, or the same one from another instruction: the log's
+/// cycles and the rings `expand` grows for them would change (11 of 2,160 corpus programs,
+/// none slower, and the filetests' cycle lines), so the critical cycle keeps every round.
+fn longest_paths_every_round(
     deps: &LoopDeps,
     ii: u64,
     pred: &mut [Option<usize>],
@@ -81,24 +131,30 @@ pub(super) fn feasible(deps: &LoopDeps, ii: u64) -> bool {
 
 /// Whether following `pred` (`usize::MAX`: none) from some node comes back to it.
 fn has_cycle(pred: &[usize]) -> bool {
+    node_on_cycle(pred.len(), |v| Some(pred[v]).filter(|&p| p != usize::MAX)).is_some()
+}
+
+/// A node of a cycle of the predecessor graph `pred` over `0..n`, or `None` when following
+/// `pred` from any node ends. Each node is walked over at most twice.
+fn node_on_cycle(n: usize, pred: impl Fn(usize) -> Option<usize>) -> Option<usize> {
     // 0: unseen, 1: on the walk under way, 2: known to lead to no cycle.
-    let mut state = vec![0u8; pred.len()];
-    for start in 0..pred.len() {
-        let mut v = start;
-        while v != usize::MAX && state[v] == 0 {
-            state[v] = 1;
-            v = pred[v];
+    let mut state = vec![0u8; n];
+    for start in 0..n {
+        let mut v = Some(start);
+        while let Some(u) = v.filter(|&u| state[u] == 0) {
+            state[u] = 1;
+            v = pred(u);
         }
-        if v != usize::MAX && state[v] == 1 {
-            return true;
+        if let Some(u) = v.filter(|&u| state[u] == 1) {
+            return Some(u);
         }
-        let mut u = start;
-        while u != usize::MAX && state[u] == 1 {
-            state[u] = 2;
-            u = pred[u];
+        let mut u = Some(start);
+        while let Some(w) = u.filter(|&w| state[w] == 1) {
+            state[w] = 2;
+            u = pred(w);
         }
     }
-    false
+    None
 }
 
 /// The smallest `II` at which no cycle of `deps` has `Σ latency > II · Σ distance` (binary search
@@ -168,7 +224,7 @@ pub(super) fn critical_cycle(
 ) -> (CycleData, Vec<(DepKind, Tensor, bool)>) {
     let n = deps.insts.len();
     let mut pred = vec![None; n];
-    let Err(mut v) = longest_paths(deps, hi.saturating_sub(1), &mut pred) else {
+    let Err(mut v) = longest_paths_every_round(deps, hi.saturating_sub(1), &mut pred) else {
         return (CycleData::default(), Vec::new());
     };
     for _ in 0..n {

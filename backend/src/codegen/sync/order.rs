@@ -1,6 +1,12 @@
 //! The program order of a kernel's instances ([`crate::codegen::sync`]): every instance's
 //! position, each node's last, and each loop's first and last node.
 //!
+//! Positions are computed, not tabulated: an instance's position is affine in its registers
+//! ([`crate::codegen::layout`]), so building the order costs one pass over the loop tree, not a
+//! walk of every instance (a loop spread over a stage per statement has about as many
+//! iterations as statements, nearly all of their instances predicated off, and the walk was
+//! quadratic in its body).
+//!
 //! Invariant: positions count instances in program order (the loop tree walked at every
 //! iteration), running or not, so `pos` is strictly increasing along program order.
 
@@ -8,14 +14,15 @@ use super::instances;
 use crate::codegen::bir::BirLoop;
 use crate::codegen::emit::{ENode, Emitted, Node};
 use crate::codegen::footprints::Instances;
+use crate::codegen::layout::{compute_layout, Layout};
 use cranelift_entity::SecondaryMap;
-use runtime_sim::isa::MAX_REGS;
 
 /// Every instance's position in program order, and each loop's nodes.
 pub(super) struct Order {
-    /// Per node, where its instances' positions start in `pos`.
-    pub(super) base: SecondaryMap<Node, usize>,
-    pub(super) pos: Vec<i64>,
+    /// Per node, its first position and strides.
+    layout: Layout,
+    /// Per node, its trip counts (outermost first).
+    trips: SecondaryMap<Node, Vec<i64>>,
     /// Per node, the position of its last instance (running or not; `None`: none, which orders
     /// before every position).
     pub(super) last: SecondaryMap<Node, Option<i64>>,
@@ -24,19 +31,16 @@ pub(super) struct Order {
 }
 
 impl Order {
+    /// The position of instance `lin` of node `i`.
     pub(super) fn pos(&self, i: Node, lin: i64) -> i64 {
-        self.pos[self.base[i] + lin as usize]
+        self.layout.place(i, &self.trips[i], lin)
     }
 }
 
 pub(super) fn compute_order(em: &Emitted, inst: &Instances) -> Order {
-    fn walk(
-        em: &Emitted,
-        tree: &[ENode],
-        regs: &mut [i64; MAX_REGS],
-        next: &mut i64,
-        o: &mut Order,
-    ) -> Option<(Node, Node)> {
+    /// Sets the span of every loop of `tree` that runs and the last position of every node
+    /// in one; returns the first and last node of `tree` (the loops that run counted).
+    fn spans(em: &Emitted, tree: &[ENode], o: &mut Order) -> Option<(Node, Node)> {
         let hull = |a: Option<(Node, Node)>, b: Option<(Node, Node)>| match (a, b) {
             (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
             (a, b) => a.or(b),
@@ -45,40 +49,29 @@ pub(super) fn compute_order(em: &Emitted, inst: &Instances) -> Order {
         for t in tree {
             match t {
                 ENode::Loop(l, body) => {
-                    let (trip, depth) = em.loops[*l];
-                    let mut inner = None;
-                    for it in 0..trip as i64 {
-                        regs[depth] = it;
-                        inner = walk(em, body, regs, next, o);
+                    // A loop of no iteration runs nothing: its loops and nodes keep `None`.
+                    if em.loops[*l].0 == 0 {
+                        continue;
                     }
+                    let inner = spans(em, body, o);
                     o.span[*l] = inner;
                     span = hull(span, inner);
                 }
                 ENode::Inst(i) => {
-                    let lin = em.instance_of(*i, regs);
-                    o.pos[o.base[*i] + lin as usize] = *next;
-                    o.last[*i] = Some(*next);
-                    *next += 1;
+                    let n = instances(&o.trips[*i]);
+                    o.last[*i] = Some(o.pos(*i, n - 1));
                     span = hull(span, Some((*i, *i)));
                 }
             }
         }
         span
     }
-    let mut base = SecondaryMap::new();
-    let mut total = 0usize;
-    for (i, t) in inst.trips.iter() {
-        base[i] = total;
-        total += instances(t) as usize;
-    }
     let mut o = Order {
-        base,
-        // (The walk writes every entry.)
-        pos: vec![0; total],
+        layout: compute_layout(em),
+        trips: inst.trips.clone(),
         last: SecondaryMap::new(),
         span: SecondaryMap::new(),
     };
-    let mut regs = [0i64; MAX_REGS];
-    walk(em, &em.tree, &mut regs, &mut 0, &mut o);
+    spans(em, &em.tree, &mut o);
     o
 }
