@@ -163,9 +163,6 @@ pub fn retime_stores_planned(func: &mut Function) -> (Vec<Remark>, Option<Planne
                 // The added iteration, if any, runs only the store, whose data the last body
                 // left ready: the loop's original iterations are what the periods compare.
                 let cost = u128::from(after.predicted) * u128::from(f.trip);
-                if std::env::var_os("NKC_DBG_RETIME").is_some() {
-                    eprintln!("DBG retime try {} -> {} x {}", func.display_name(c.tile), after.predicted, after.trip);
-                }
                 let gains = cost * 100 <= before * u128::from(100 - MIN_GAIN_PERCENT);
                 // Of two moves predicted as fast, the one that takes less SBUF (a store whose
                 // ring already holds its value, or a smaller tile's slot).
