@@ -195,3 +195,23 @@ fn a_loop_that_holds_a_loop_issues_its_loads_ahead_on_default_only() {
         }
     }
 }
+
+/// short_staged_chain: four iterations in four stages leave the loop no steady state; its loads
+/// share stage 0 and their product reads them a stage later, so each body's loads waited behind
+/// the previous body's stores. With no steady state to lose, `default` issues them ahead
+/// (nkc-m14 moved none: a loop without a steady state kept its loads), bit for bit and faster
+/// than the stages as written.
+#[test]
+fn a_loop_without_a_steady_state_issues_its_loads_ahead() {
+    let file = "tests/good/short_staged_chain.nk";
+    let kernel = "short_staged_chain";
+    let (default, d) = run(file, kernel, PipelineMode::Default);
+    let (annotated, a) = run(file, kernel, PipelineMode::Annotated);
+    let moved = prefetched(&default);
+    assert!(
+        moved.iter().any(|m| m.0 == "p") && moved.iter().any(|m| m.0 == "q"),
+        "{moved:?}"
+    );
+    assert!(prefetched(&annotated).is_empty());
+    assert!(d < a, "default {d} against annotated {a}");
+}

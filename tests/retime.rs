@@ -208,3 +208,20 @@ fn a_store_moves_fewer_iterations_than_its_loop_has() {
         "none of the {moved_any} retimed stores reached the cap: the check is vacuous"
     );
 }
+
+/// interleaved_bands: two stores of one output write rows that overlap over the whole loop
+/// (block `i`'s tail lies between block `i`'s head and block `i + 1`'s), but never in the two
+/// iterations a retimed store passes; a store moves on `default` (nkc-m14 moved none: the
+/// ranges of the two stores' rows over every iteration meet), bit for bit and no slower.
+#[test]
+fn a_store_moves_past_rows_it_meets_only_in_other_iterations() {
+    let file = "tests/good/interleaved_bands.nk";
+    let (default, d) = run(file, None, PipelineMode::Default);
+    let (_, a) = run(file, None, PipelineMode::Annotated);
+    assert!(
+        !common::retimed(&default).is_empty(),
+        "{:#?}",
+        default.backend_log
+    );
+    assert!(d <= a, "default {d} against annotated {a}");
+}

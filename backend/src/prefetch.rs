@@ -26,11 +26,18 @@
 //! the loop's trip. Only a loop whose resource bound is `sp`'s issue or the DMA queues moves its
 //! loads (where a compute engine sets the pace, the loads overlap its work; measured on the
 //! corpus: prefetching in compute-bound loops lost up to 1.7%, layernorm_stages and rmsnorm_mode_b
-//! on `default`, carried_accumulator on `auto`), and only one with a steady state (one without is all fill and
-//! drain, where the predicted period says little and each added iteration costs: `retime`'s
-//! rule), and only as far as leaves it one: the loads go at most `cap` iterations ahead, `cap`
-//! from the farthest wanted down to one, the first that keeps a steady state (measured on the
-//! corpus: moves that left none lost up to 9%, `many_psum` on `auto`). What a prefetch gains
+//! on `default`, carried_accumulator on `auto`). A loop with a steady state moves its loads only
+//! as far as leaves it one: the loads go at most `cap` iterations ahead, `cap` from the farthest
+//! wanted down to one, the first that keeps a steady state (measured on the corpus: moves that
+//! left none lost up to 9%, `many_psum` on `auto`, and two_stores_staged 3.8% with a third
+//! iteration ahead where two kept one); the farthest move is taken when no move keeps one, or
+//! when its predicted period gains [`MIN_GAIN_PERCENT`] on the nearer move's that keeps one
+//! (measured: mix_ragged_staged, three iterations ahead predicted at 896 against one at 1,348,
+//! ran 12,662 -> 11,068, 1.06x `emergent`). A
+//! loop without a steady state (as many stages as iterations, or a store `retime` moved past the
+//! last stage) has none to lose, and its loads go as far as they want (measured:
+//! stage_reload_rows 17,344 -> 15,386 on `default`, 1.01x `emergent`; stream_mode_b_store_first
+//! 10,298 -> 9,727). What a prefetch gains
 //! (each iteration's wait for its own load, in the fill and in the steady state) the predicted
 //! period does not show, so it is not asked to shorten; but a move after which the queue plan
 //! splits the loop's transfers finer (its guarded transfers run in fewer of the extended
@@ -69,6 +76,7 @@
 //! loads' tiles change order, and each value keeps its own slot); the function verifies after
 //! the pass; the loop's bounds stay `orig_trip + num_stages − 1`.
 
+use crate::codegen::modulo::MIN_GAIN_PERCENT;
 use crate::cost::guards::running_iterations;
 use crate::cost::loop_cost::{steady_issue_and_compute, wanted_depth};
 use crate::planned::{compute_planned, Planned};
@@ -112,7 +120,8 @@ pub fn prefetch_loads_planned(
     let mut log = Vec::new();
     let loops: Vec<Axis> = func.axes.keys().collect();
     // The predicted periods, computed once, and only when some loop may move a load.
-    let mut periods: Option<HashMap<Axis, u64>> = None;
+    // Each loop's predicted period and whether it has a steady state.
+    let mut periods: Option<HashMap<Axis, (u64, bool)>> = None;
     for l in loops {
         let Some(pipe) = func.axes[l].attrs.pipelined else {
             continue;
@@ -152,21 +161,23 @@ pub fn prefetch_loads_planned(
                 .map(crate::retime::compute_planned_figures)
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|f| f.steady_state && f.dma_bound)
-                .map(|f| (f.axis, f.predicted))
+                .filter(|f| f.dma_bound)
+                .map(|f| (f.axis, (f.predicted, f.steady_state)))
                 .collect()
         });
-        // A loop without a steady state is all fill and drain (`retime`'s rule); one whose
-        // compute sets its pace overlaps its loads with that compute.
-        let Some(&period) = periods.get(&l) else {
+        // A loop whose compute sets its pace overlaps its loads with that compute.
+        let Some(&(period, steady)) = periods.get(&l) else {
             continue;
         };
         let period = period.max(1);
         let wanted = compute_moves(func, l, &body, period);
-        // The farthest moves that leave the loop a steady state: each load at most `cap`
-        // iterations ahead, `cap` from the farthest wanted down to one.
+        // The farthest moves that leave the loop a steady state when it has one: each load at
+        // most `cap` iterations ahead, `cap` from the farthest wanted down to one.
         let far = wanted.iter().map(|m| m.by).max().unwrap_or(0);
         let mut kept = None;
+        // The farthest move that leaves no steady state, taken when no move keeps one.
+        let mut unsteady = None;
+        let mut steady_found = None;
         for cap in (1..=far).rev() {
             let moves: Vec<Move> = wanted
                 .iter()
@@ -179,20 +190,38 @@ pub fn prefetch_loads_planned(
             if !apply(&mut trial, l, &body, &moves) {
                 continue;
             }
-            // The loop's figures after the move: a steady state (else a shorter move may keep
-            // one), at a predicted period at most `MAX_LONGER_EIGHTHS` eighths longer (else the
+            // The loop's figures after the move: a steady state if it had one (else a shorter
+            // move may keep it), at a predicted period at most `MAX_LONGER_EIGHTHS` eighths longer (else the
             // loop keeps its loads where they are).
             let Some((figures, trial_plan)) = crate::retime::compute_figures_planned(&trial) else {
                 continue;
             };
-            let after = figures.into_iter().find(|f| f.axis == l && f.steady_state);
-            let Some(after) = after else {
+            let Some(after) = figures.into_iter().find(|f| f.axis == l) else {
                 continue;
             };
-            if after.predicted * 8 <= period * (8 + MAX_LONGER_EIGHTHS) {
+            let short = after.predicted * 8 <= period * (8 + MAX_LONGER_EIGHTHS);
+            if steady && !after.steady_state {
+                if short && unsteady.is_none() {
+                    unsteady = Some((after.predicted, (trial, moves, trial_plan)));
+                }
+                continue;
+            }
+            steady_found = Some(after.predicted);
+            if short {
                 kept = Some((trial, moves, trial_plan));
             }
             break;
+        }
+        // The farther move that leaves no steady state is taken when no move keeps one, or
+        // when its predicted period gains on the nearer move's that keeps it.
+        if let Some((unsteady_period, farther)) = unsteady {
+            let gains = steady_found.is_none_or(|p| {
+                u128::from(unsteady_period) * 100
+                    <= u128::from(p) * u128::from(100 - MIN_GAIN_PERCENT)
+            });
+            if gains {
+                kept = Some(farther);
+            }
         }
         let Some((trial, moves, trial_plan)) = kept else {
             continue;

@@ -37,10 +37,12 @@
 //! A store may move when: its loop is not peeled and its body holds only instruction
 //! statements; it is its statement's last instruction (a statement that computes the value and
 //! stores it is split in two, the store alone in the second); no other statement of the body touches the
-//! HBM bytes it writes, in any iterations ([`never_meet`]: the other accesses of its tensor lie
-//! in other rows or columns, such as the other column block of one output), so moving its
-//! write past the next iteration's statements changes no value they see, and it still lands
-//! before anything after the loop runs; and its value's
+//! HBM bytes it writes in the instances it moves past: those after it in its own iteration and
+//! those before it in the next ([`never_meet`]: the other accesses of its tensor lie in other
+//! rows or columns in every iteration, such as the other column block of one output; or
+//! [`never_meet_shifted`]: in those two iterations, such as the reload of an earlier
+//! iteration's rows a stage later), so moving its write changes no value any statement sees, and
+//! it still lands before anything after the loop runs; and its value's
 //! ring holds the value one iteration longer. Either the ring already does: a ring along the
 //! loop whose slots outlive the moved read, because another statement reads the same value later
 //! still (the user's stages often give a tile read in a later stage as many slots as that stage's
@@ -251,7 +253,7 @@ fn candidates(func: &Function, l: Axis) -> Vec<Candidate> {
         }
     }
     let mut out = Vec::new();
-    for &(s, i) in &insts {
+    for (p, &(s, i)) in insts.iter().enumerate() {
         let d = &func.insts[i];
         let (Op::Store, [src]) = (&d.op, d.srcs.as_slice()) else {
             continue;
@@ -260,9 +262,17 @@ fn candidates(func: &Function, l: Axis) -> Vec<Candidate> {
         // value and storing it is split in two when the store moves, [`crate::transform::delay_stores::split_store`]).
         let last = matches!(&func.stmts[s].kind, StmtKind::Insts(is) if is.last() == Some(&i));
         let hbm = d.dst.tensor;
-        let shared = insts.iter().any(|&(_, j)| {
+        // The store of iteration `k` moves from its place in body `k` to the same place in body
+        // `k + 1`: the accesses it passes are those after it in body `k` and those before it in
+        // body `k + 1`.
+        let shared = insts.iter().enumerate().any(|(q, &(_, j))| {
             let o = &func.insts[j];
-            let touches = |x: &Operand| x.tensor == hbm && !never_meet(func, &d.dst, x);
+            let shift = i64::from(q < p);
+            let touches = |x: &Operand| {
+                x.tensor == hbm
+                    && !never_meet(func, &d.dst, x)
+                    && !never_meet_shifted(func, l, &d.dst, x, shift)
+            };
             j != i && (touches(&o.dst) || o.srcs.iter().any(touches))
         });
         if !last || shared || out.iter().any(|c: &Candidate| c.tile == src.tensor) {
@@ -303,6 +313,27 @@ fn never_meet(func: &Function, a: &Operand, b: &Operand) -> bool {
         .any(|((ea, &na), (eb, &nb))| {
             let ((alo, ahi), (blo, bhi)) = (ea.range(bounds), eb.range(bounds));
             ahi + na as i64 <= blo || bhi + nb as i64 <= alo
+        })
+}
+
+/// Whether access `a` in any iteration `k` of loop `l` and access `b` in iteration
+/// `k + shift` (every other loop at the same iteration: both are in the body of `l`) never
+/// touch a common element: in some dimension, the difference of their starts keeps the boxes
+/// apart over every value of the loop variables (the rows a reload reads back in a later stage
+/// are those of another iteration than the store's).
+fn never_meet_shifted(func: &Function, l: Axis, a: &Operand, b: &Operand, shift: i64) -> bool {
+    let bounds = |x: Axis| {
+        let ad = &func.axes[x];
+        (ad.lb, (ad.ub - 1).max(ad.lb))
+    };
+    let later = AffineExpr::from_terms([(l, 1)], shift);
+    let (sa, sb) = (&a.access, &b.access);
+    (sa.start.iter().zip(&sa.size))
+        .zip(sb.start.iter().zip(&sb.size))
+        .any(|((ea, &na), (eb, &nb))| {
+            // `b`'s start minus `a`'s, over every iteration.
+            let (lo, hi) = eb.substitute(l, &later).sub(ea).range(bounds);
+            lo >= na as i64 || hi + nb as i64 <= 0
         })
 }
 

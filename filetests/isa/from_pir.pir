@@ -28,33 +28,28 @@ kernel add2(a, b) -> (c) {
 # tensor a: f32[256, 64] input
 # tensor b: f32[256, 64] input
 # tensor c: f32[256, 64] output
-# semaphore tensor_tensor4
 # semaphore dma0
 # semaphore dma1
 # semaphore dma2
 # semaphore dma3
-# semaphore dma5
-# semaphore dma6
+# semaphore tensor_tensor4
 # engine dve {
-#   loop r0 = 0..14 {
-#     @(r0 - 1 >= 1 && r0 - 1 < 9) wait dma0 >= r0 - 1
-#     @(r0 - 1 >= 1 && r0 - 1 < 9) wait dma1 >= r0 - 1
-#     @(r0 - 1 >= 1 && r0 - 1 < 9) wait dma2 >= r0 - 1
-#     @(r0 - 1 >= 1 && r0 - 1 < 9) wait dma3 >= r0 - 1
-#     @(r0 - 1 >= 1 && r0 - 1 < 9) wait dma5 >= r0 - 2
-#     @(r0 - 1 >= 1 && r0 - 1 < 9) wait dma6 >= r0 - 2
-#     @(r0 - 1 >= 1 && r0 - 1 < 9) tensor_tensor add sbuf.f32[0, 32; ((r0 - 1) mod 7)*256; 64:1], sbuf.f32[0, 32; ((r0 - 2) mod 6)*256 + 1792; 64:1], sbuf.f32[0, 32; ((r0 - 2) mod 6)*256 + 3328; 64:1] -> tensor_tensor4 stage 2
+#   loop r0 = 0..17 {
+#     @(r0 - 4 >= 1 && r0 - 4 < 9) wait dma0 >= r0 - 4
+#     @(r0 - 4 >= 1 && r0 - 4 < 9) wait dma1 >= r0 - 4
+#     @(r0 - 4 >= 1 && r0 - 4 < 9) wait dma2 >= r0 - 4
+#     @(r0 - 4 >= 1 && r0 - 4 < 9) wait dma3 >= r0 - 4
+#     @(r0 - 4 >= 1 && r0 - 4 < 9) tensor_tensor add sbuf.f32[0, 32; ((r0 - 4) mod 8)*256 + 4096; 64:1], sbuf.f32[0, 32; ((r0 - 5) mod 8)*256; 64:1], sbuf.f32[0, 32; ((r0 - 5) mod 8)*256 + 2048; 64:1] -> tensor_tensor4 stage 5
 #   }
 # }
 # engine sp {
-#   loop r0 = 0..14 {
-#     @(r0 < 8) wait tensor_tensor4 >= r0 - 3
-#     @(r0 < 8) dma q0 sbuf.f32[0, 16; (r0 mod 6)*256 + 1792; 64:1], hbm a[2048*r0; 16:64, 64:1] -> dma0 stage 0
-#     @(r0 < 8) dma q1 sbuf.f32[16, 16; (r0 mod 6)*256 + 1792; 64:1], hbm a[2048*r0 + 1024; 16:64, 64:1] -> dma1 stage 0
-#     @(r0 < 8) dma q2 sbuf.f32[0, 16; (r0 mod 6)*256 + 3328; 64:1], hbm b[2048*r0; 16:64, 64:1] -> dma2 stage 0
-#     @(r0 < 8) dma q3 sbuf.f32[16, 16; (r0 mod 6)*256 + 3328; 64:1], hbm b[2048*r0 + 1024; 16:64, 64:1] -> dma3 stage 0
-#     @(r0 - 5 >= 1 && r0 < 14) wait tensor_tensor4 >= r0 - 3
-#     @(r0 - 5 >= 1 && r0 < 14) dma q4 hbm c[2048*r0 - 12288; 16:64, 64:1], sbuf.f32[0, 16; ((r0 - 5) mod 7)*256; 64:1] -> dma5 stage 6
-#     @(r0 - 5 >= 1 && r0 < 14) dma q5 hbm c[2048*r0 - 11264; 16:64, 64:1], sbuf.f32[16, 16; ((r0 - 5) mod 7)*256; 64:1] -> dma6 stage 6
+#   loop r0 = 0..17 {
+#     @(r0 < 8) dma q0 sbuf.f32[0, 16; (r0 mod 8)*256; 64:1], hbm a[2048*r0; 16:64, 64:1] -> dma0 stage 0
+#     @(r0 < 8) dma q1 sbuf.f32[16, 16; (r0 mod 8)*256; 64:1], hbm a[2048*r0 + 1024; 16:64, 64:1] -> dma1 stage 0
+#     @(r0 < 8) dma q2 sbuf.f32[0, 16; (r0 mod 8)*256 + 2048; 64:1], hbm b[2048*r0; 16:64, 64:1] -> dma2 stage 0
+#     @(r0 < 8) dma q3 sbuf.f32[16, 16; (r0 mod 8)*256 + 2048; 64:1], hbm b[2048*r0 + 1024; 16:64, 64:1] -> dma3 stage 0
+#     @(r0 - 8 >= 1 && r0 < 17) wait tensor_tensor4 >= r0 - 3
+#     @(r0 - 8 >= 1 && r0 < 17) dma q4 hbm c[2048*r0 - 18432; 16:64, 64:1], sbuf.f32[0, 16; ((r0 - 8) mod 8)*256 + 4096; 64:1] stage 9
+#     @(r0 - 8 >= 1 && r0 < 17) dma q5 hbm c[2048*r0 - 17408; 16:64, 64:1], sbuf.f32[16, 16; ((r0 - 8) mod 8)*256 + 4096; 64:1] stage 9
 #   }
 # }
