@@ -124,6 +124,7 @@ mod residualise;
 mod acc_register;
 mod broadcast;
 mod broadcast_nd;
+mod broadcast_to_nd;
 mod core_ops;
 mod dma_modes;
 mod dst;

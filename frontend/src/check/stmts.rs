@@ -510,7 +510,12 @@ impl Checker<'_> {
             return Some(dims);
         }
         match self.lookup(n, &base.span) {
-            Value::Tile(t) => Some(self.logical_dims(&t).cloned().unwrap_or(t.size.to_vec())),
+            // tile_nd: a computed tile keeps the NKI shape of its operand (`keep_shape`).
+            Value::Tile(t) => Some(
+                (self.logical_dims(&t).cloned())
+                    .or_else(|| self.value_dims(&t))
+                    .unwrap_or(t.size.to_vec()),
+            ),
             Value::Param(t) => {
                 let whole = TileVal::whole(t, self.tensor(t).shape);
                 Some(
