@@ -6,6 +6,9 @@
 //! - a window of a 5-axis index grid whose pool axes have one element (`(j_1 + j_3) * 20` with
 //!   `j_3 = nl.arange(1)[None, None, :, None, None]`): the value keeps that axis, so
 //!   `axis=[2, 4]` names the axes the kernel means (`check/patterns.rs` `pattern_tile`);
+//! - a comparison of two index expressions bound to a name, given to `nisa.affine_select`
+//!   (`check/deferred_preds.rs`; main: E0206 at the binding, then E0199 at the call), and the
+//!   same name given as `mask=`: E0206 at its comparison;
 //! - `.shape` of the result of `nisa.tensor_scalar` on a declared 3-D tile: its 3 axes
 //!   (`check/py_access.rs`, `keep_shape`).
 //!
@@ -16,7 +19,7 @@
 
 mod common;
 
-use common::{interpret_good as run, near};
+use common::{interpret_good as run, near, nkc, scratch_kernel, stderr};
 
 #[test]
 fn a_bias_column_broadcast_to_3d_is_added_to_a_pooled_window() {
@@ -89,4 +92,52 @@ fn the_shape_of_a_computed_3d_tile_sizes_its_windows() {
             }
         }
     }
+}
+
+#[test]
+fn a_named_triangle_predicate_selects_in_affine_select() {
+    let (inp, out) = run("nd_values.nk", "named_triangle", 14);
+    let x = &inp[0];
+    for i in 0..3 {
+        for p in 0..128 {
+            for f in 0..96 {
+                let r = i * 128 + p;
+                let kept = if p + 16 >= 2 * f {
+                    x.data[r * 96 + f]
+                } else {
+                    -5.0
+                };
+                let want = kept as f64 * (i + 1) as f64;
+                near(out[0].data[r * 96 + f], want, &format!("out[{r}, {f}]"));
+            }
+        }
+    }
+}
+
+/// A named triangle given as `mask=` is the triangle mask nkc refuses, reported at the
+/// comparison (its binding), as when it is written in the call.
+#[test]
+fn a_named_triangle_as_a_mask_is_refused_at_its_comparison() {
+    let f = scratch_kernel(
+        "nd_values",
+        "triangle_mask",
+        "\
+def k(x: nl.hbm[nl.float32, 128, 64]):
+    o = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:64]
+    below = i_p >= i_f
+    t = nl.load(x)
+    nl.store(o, value=nl.exp(t, mask=below))
+    return o
+",
+    );
+    let o = nkc(&["check", &f]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("error[E0206]"), "{err}");
+    assert!(
+        err.contains("compares index vectors against each other"),
+        "{err}"
+    );
+    assert!(err.contains(":4:13"), "the comparison's span: {err}");
 }

@@ -361,6 +361,12 @@ impl Checker<'_> {
         if self.is_mask_expr(value) {
             // `valid = (i * 128 + i_p < n) & (i_f < d)`: a mask, passed later as `mask=valid`.
             if self.may_bind(id, Class::Other) {
+                // deferred_preds: a comparison of two index expressions (a triangle) is read
+                // where the name is used, as `affine_select`'s predicate or as a mask.
+                if self.defer_vector_compare(id, value) {
+                    self.bind(&id.name, Value::Error, id.span.clone());
+                    return;
+                }
                 let m = self.mask(value).map_or(Value::Error, Value::Mask);
                 self.bind(&id.name, m, id.span.clone());
             }
