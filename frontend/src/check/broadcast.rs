@@ -44,6 +44,10 @@ impl Checker<'_> {
         cx: &mut StmtCtx,
         dest: Dest,
     ) -> Option<TileVal> {
+        // tile_nd: a target of more than 2 dimensions (broadcast_to_nd).
+        if let Some(dims) = self.nd_shape_literal(shape_e) {
+            return self.broadcast_to_nd(x_e, dims, span, cx, dest);
+        }
         let x = self.arg(x_e, cx);
         let shape = self.shape_of(shape_e);
         let (x, shape) = (x?, shape?);
@@ -148,7 +152,7 @@ impl Checker<'_> {
 
     /// The one-partition tile `x[1, F]` repeated on `p` partitions, into `dest`: a matmul of a
     /// `[1, p]` tile of ones with each block of at most 512 columns, copied out of PSUM.
-    fn rows_of(
+    pub(super) fn rows_of(
         &mut self,
         x: TileVal,
         p: u64,

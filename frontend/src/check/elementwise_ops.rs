@@ -815,6 +815,12 @@ impl Checker<'_> {
     ) -> Option<TileVal> {
         use crate::ast::{CmpOp, ExprKind};
         let pred = slots[0]?;
+        // deferred_preds: a name bound to a comparison of index expressions.
+        let named = match &pred.kind {
+            ExprKind::Name(n) => self.deferred_pred(n),
+            _ => None,
+        };
+        let pred = named.as_ref().unwrap_or(pred);
         let ExprKind::Compare { op, lhs, rhs } = &pred.kind else {
             self.error(
                 Diagnostic::new(

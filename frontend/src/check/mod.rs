@@ -124,7 +124,9 @@ mod residualise;
 mod acc_register;
 mod broadcast;
 mod broadcast_nd;
+mod broadcast_to_nd;
 mod core_ops;
+mod deferred_preds;
 mod dma_modes;
 mod dst;
 mod elementwise_ops;
@@ -706,6 +708,8 @@ pub(crate) struct Checker<'a> {
     /// The mask of the call being checked (empty when none): its subscripts are in bounds where
     /// the mask keeps them (`vectors::mask_keeps_in_bounds`).
     active_mask: Vec<penguin::MaskBound>,
+    /// deferred_preds: comparisons of two index expressions bound to names, by binding span.
+    deferred_preds: HashMap<Span, ast::Expr>,
     /// The guards of the call being checked, common to all pieces of its mask (empty when
     /// none): its subscripts are in bounds in the iterations where they hold
     /// (`mask_guards::all_guarded_boxes`).
@@ -766,6 +770,7 @@ impl<'a> Checker<'a> {
             grid: grid::GridData::default(),
             out_params: out_params::OutParamsData::default(),
             active_mask: Vec::new(),
+            deferred_preds: HashMap::new(),
             active_guards: Vec::new(),
             if_guards: if_guards::IfGuardsData::default(),
             notes: Vec::new(),

@@ -85,7 +85,25 @@ impl Checker<'_> {
                 )
             }
         };
-        let mut free: Vec<Term> = fs.terms.into_iter().filter(|t| t.count > 1).collect();
+        // An index vector of one element is an axis of the value all the same (NKI's shape of
+        // `t[i_0, i_1 * 2 + i_3]` has `i_3`'s axis even when it has 1 element, and a reduction
+        // numbers the axes so); axes of one element go only when there are more than 4.
+        let all = fs.terms;
+        // An axis fixed by unrolling (`unroll_axes`) is lost by every operand of the copy.
+        let fixed = &self.unroll.fixed;
+        let unit_axis = |t: &Term| {
+            t.count == 1
+                && t.key > 0
+                && t.grid.is_some_and(|g| g > 2)
+                && all.iter().filter(|u| u.key == t.key).count() == 1
+                && !fixed
+                    .iter()
+                    .any(|&(nd, ax, _)| t.grid == Some(nd) && ax == t.key)
+        };
+        let mut free: Vec<Term> = all.iter().filter(|t| t.count > 1).copied().collect();
+        if free.len() + all.iter().filter(|t| unit_axis(t)).count() <= 4 {
+            free.extend(all.iter().filter(|t| unit_axis(t)).copied());
+        }
         free.sort_by_key(|t| t.key);
         if free.iter().any(|t| t.key == 0) {
             return refuse(

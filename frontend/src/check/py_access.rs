@@ -187,13 +187,18 @@ impl Checker<'_> {
         match v {
             Value::Tile(t) => match name {
                 "shape" => {
-                    let dims = self.logical_dims(t).cloned().unwrap_or(t.size.to_vec());
+                    // tile_nd: a computed tile keeps its operand's NKI shape (`keep_shape`).
+                    let dims = (self.logical_dims(t).cloned())
+                        .or_else(|| self.value_dims(t))
+                        .unwrap_or(t.size.to_vec());
                     Some(Value::tuple(
                         dims.into_iter().map(|d| Value::int(d as i64)).collect(),
                     ))
                 }
                 "ndim" => {
-                    let n = self.logical_dims(t).map_or(2, Vec::len);
+                    let n = (self.logical_dims(t).map(Vec::len))
+                        .or_else(|| self.value_dims(t).map(|d| d.len()))
+                        .unwrap_or(2);
                     Some(Value::int(n as i64))
                 }
                 "dtype" => {

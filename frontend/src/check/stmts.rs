@@ -361,6 +361,12 @@ impl Checker<'_> {
         if self.is_mask_expr(value) {
             // `valid = (i * 128 + i_p < n) & (i_f < d)`: a mask, passed later as `mask=valid`.
             if self.may_bind(id, Class::Other) {
+                // deferred_preds: a comparison of two index expressions (a triangle) is read
+                // where the name is used, as `affine_select`'s predicate or as a mask.
+                if self.defer_vector_compare(id, value) {
+                    self.bind(&id.name, Value::Error, id.span.clone());
+                    return;
+                }
                 let m = self.mask(value).map_or(Value::Error, Value::Mask);
                 self.bind(&id.name, m, id.span.clone());
             }
@@ -510,7 +516,12 @@ impl Checker<'_> {
             return Some(dims);
         }
         match self.lookup(n, &base.span) {
-            Value::Tile(t) => Some(self.logical_dims(&t).cloned().unwrap_or(t.size.to_vec())),
+            // tile_nd: a computed tile keeps the NKI shape of its operand (`keep_shape`).
+            Value::Tile(t) => Some(
+                (self.logical_dims(&t).cloned())
+                    .or_else(|| self.value_dims(&t))
+                    .unwrap_or(t.size.to_vec()),
+            ),
             Value::Param(t) => {
                 let whole = TileVal::whole(t, self.tensor(t).shape);
                 Some(

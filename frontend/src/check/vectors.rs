@@ -516,6 +516,10 @@ impl Checker<'_> {
                 }
                 Some(out)
             }
+            ExprKind::Name(n) if self.deferred_pred(n).is_some() => {
+                let e = self.deferred_pred(n)?;
+                self.mask(&e)
+            }
             ExprKind::Name(n) => match self.lookup(n, &cond.span) {
                 Value::Mask(pieces) => Some(pieces),
                 Value::Bool(true) | Value::None => Some(vec![MaskPiece::default()]),
@@ -815,7 +819,10 @@ impl Checker<'_> {
             ExprKind::Compare { lhs, rhs, .. } => {
                 self.is_vector_expr(lhs) || self.is_vector_expr(rhs)
             }
-            ExprKind::Name(n) => matches!(self.find(n).map(|b| &b.value), Some(Value::Mask(_))),
+            ExprKind::Name(n) => {
+                matches!(self.find(n).map(|b| &b.value), Some(Value::Mask(_)))
+                    || self.deferred_pred(n).is_some()
+            }
             _ => false,
         }
     }
