@@ -21,20 +21,6 @@ use nkc::run::RunReport;
 
 mod common;
 
-/// A checked run of `kernel` of `file` on `mode`: bit-exact, free of races, at or above its
-/// lower bound. Its report, cycles and lower bound.
-fn checked(file: &str, kernel: &str, mode: PipelineMode) -> (RunReport, u64, u64) {
-    let r = common::checked_run(file, Some(kernel), mode, 5);
-    let sim = r.sim.as_ref().expect("engine sim");
-    let (cycles, bound) = (sim.stats.cycles, sim.lower_bound());
-    assert!(
-        cycles >= bound,
-        "{file} `{kernel}` --pipeline {}: {cycles} cycles below the bound {bound}",
-        mode.name()
-    );
-    (r, cycles, bound)
-}
-
 /// The tiles that got a ring slot for a recurrence in run `r`, with their slot counts.
 fn slots_added(r: &RunReport) -> Vec<(&str, u32)> {
     r.remarks
@@ -71,11 +57,11 @@ const KERNELS: [(&str, &str); 4] = [
 #[test]
 fn chained_buffer_kernels_run_bit_exact_on_every_path() {
     for (file, k) in KERNELS {
-        let (_, d, _) = checked(file, k, PipelineMode::Default);
-        let (_, a, _) = checked(file, k, PipelineMode::Annotated);
+        let (_, d, _) = common::checked_bounded(file, k, PipelineMode::Default);
+        let (_, a, _) = common::checked_bounded(file, k, PipelineMode::Annotated);
         assert!(d <= a, "{file} `{k}`: default {d} against annotated {a}");
         for mode in PipelineMode::ALL {
-            checked(file, k, mode);
+            common::checked_bounded(file, k, mode);
         }
     }
 }
@@ -86,7 +72,7 @@ fn chained_buffer_kernels_run_bit_exact_on_every_path() {
 /// leaves it single) and runs in 7,670 (1.38x).
 #[test]
 fn a_tile_filled_in_parts_takes_a_ring_slot() {
-    let (r, cycles, bound) = checked(
+    let (r, cycles, bound) = common::checked_bounded(
         "tests/good/split_fill_rings.nk",
         "two_part_rows",
         PipelineMode::Default,
@@ -104,7 +90,7 @@ fn a_tile_filled_in_parts_takes_a_ring_slot() {
 /// issues the store later into a ring of `m`: 17,494 cycles (2.16x) before, 10,042 (1.24x) now.
 #[test]
 fn a_tile_two_scans_fill_has_its_store_retimed() {
-    let (r, cycles, bound) = checked(
+    let (r, cycles, bound) = common::checked_bounded(
         "tests/good/scan_continued.nk",
         "running_max_blocks",
         PipelineMode::Emergent,
@@ -118,7 +104,7 @@ fn a_tile_two_scans_fill_has_its_store_retimed() {
 /// against 19,262 (2.68x) single-shifted.
 #[test]
 fn a_loop_gathering_computed_indices_is_staged() {
-    let (_, cycles, bound) = checked(
+    let (_, cycles, bound) = common::checked_bounded(
         "tests/good/split_fill_rings.nk",
         "fill_then_gather",
         PipelineMode::Default,
@@ -132,13 +118,13 @@ fn a_loop_gathering_computed_indices_is_staged() {
 /// shape with one update: 22,252 -> 16,238.
 #[test]
 fn a_reload_of_its_own_rows_follows_its_store_by_a_stage() {
-    let (_, cycles, bound) = checked(
+    let (_, cycles, bound) = common::checked_bounded(
         "tests/good/hbm_column_chain.nk",
         "rows_updated_twice",
         PipelineMode::Default,
     );
     assert!(cycles * 100 <= bound * 300, "{cycles} against {bound}");
-    let (_, cycles, bound) = checked(
+    let (_, cycles, bound) = common::checked_bounded(
         "tests/good/retime_unplanned_rmw.nk",
         "rmw_rows",
         PipelineMode::Emergent,
@@ -151,7 +137,7 @@ fn a_reload_of_its_own_rows_follows_its_store_by_a_stage() {
 /// bit-exact and race-free.
 #[test]
 fn an_hbm_scratch_tensor_takes_ring_slots() {
-    let (r, _, _) = checked(
+    let (r, _, _) = common::checked_bounded(
         "tests/good/hbm_scratch.nk",
         "scratch_in_loop",
         PipelineMode::Default,

@@ -15,17 +15,10 @@ use nkc::pipeline::PipelineMode;
 
 mod common;
 
-/// A checked run of `kernel` of `file` on `mode`: bit-exact, free of races, at or above its
-/// lower bound. Its cycles and lower bound.
+/// A checked run of `kernel` of `file` on `mode` ([`common::checked_bounded`]): its cycles and
+/// lower bound.
 fn checked(file: &str, kernel: &str, mode: PipelineMode) -> (u64, u64) {
-    let r = common::checked_run(file, Some(kernel), mode, 5);
-    let sim = r.sim.as_ref().expect("engine sim");
-    let (cycles, bound) = (sim.stats.cycles, sim.lower_bound());
-    assert!(
-        cycles >= bound,
-        "{file} `{kernel}` --pipeline {}: {cycles} cycles below the bound {bound}",
-        mode.name()
-    );
+    let (_, cycles, bound) = common::checked_bounded(file, kernel, mode);
     (cycles, bound)
 }
 

@@ -210,6 +210,24 @@ pub fn checked_run(
     r
 }
 
+/// [`checked_run`] of `kernel` of `file` on `mode` (seed 5), also at or above its lower bound:
+/// its report, cycles and lower bound.
+pub fn checked_bounded(
+    file: &str,
+    kernel: &str,
+    mode: nkc::pipeline::PipelineMode,
+) -> (nkc::run::RunReport, u64, u64) {
+    let r = checked_run(file, Some(kernel), mode, 5);
+    let sim = r.sim.as_ref().expect("engine sim");
+    let (cycles, bound) = (sim.stats.cycles, sim.lower_bound());
+    assert!(
+        cycles >= bound,
+        "{file} `{kernel}` --pipeline {}: {cycles} cycles below the bound {bound}",
+        mode.name()
+    );
+    (r, cycles, bound)
+}
+
 /// The tiles whose stores `backend::retime` moved in run `r` (its `Retimed` remarks).
 pub fn retimed(r: &nkc::run::RunReport) -> Vec<&str> {
     r.remarks
