@@ -32,7 +32,9 @@ use penguin::{Axis, Function, Tensor};
 use runtime_sim::isa::{
     self, Ap, Cmp, CmpOp, Dim, DmaMode, DmaSide, Engine, Expr, HbmAp, Inst, Meta, Op, Reg, Term,
 };
+use runtime_sim::sim::race::shape::{Placed, Shape};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Where a footprint lies: the simulator's own spaces (SBUF, PSUM, an HBM tensor by index).
 pub use runtime_sim::sim::memory::Space;
@@ -52,7 +54,24 @@ pub struct Foot {
     pub nr: u64,
     pub c0: Expr,
     pub nc: u64,
+    /// The bytes of each row within `[c0, c0 + nc)` that a strided access pattern touches, when
+    /// they are not all of them (the race detector's runs, [`Shape`]); `None`: the whole range.
+    /// Two pieces of one tile that interleave (a reversed block, every other column) are
+    /// disjoint by it although their ranges overlap.
+    pub cols: Option<Arc<Shape>>,
     pub write: bool,
+}
+
+impl Foot {
+    /// Its columns placed at `c0 = at`, for an exact overlap test
+    /// ([`runtime_sim::sim::race::shape::placed_meet`]).
+    pub fn placed_cols(&self, at: i128) -> Placed<'_> {
+        Placed {
+            shape: self.cols.as_deref(),
+            len: self.nc,
+            at,
+        }
+    }
 }
 
 /// One emitted instruction in its loop nest.
@@ -311,6 +330,12 @@ impl Emit<'_> {
         start.constant += base as i64;
         self.rotate_slots(i, o, slot_bytes, &mut start)?;
         let slots: u64 = t.block.iter().map(|b| u64::from(b.count)).product();
+        let pattern: Vec<(u64, i64)> = dims.iter().map(|d| (d.size, d.stride)).collect();
+        let cols = Shape::strided(&pattern, esize as u64).map(Arc::new);
+        debug_assert!(
+            cols.as_ref().is_none_or(|c| c.extent() == nf * esize as u64),
+            "a pattern's bounding box is its extent (Access::size)"
+        );
         let foot = Foot {
             space,
             tensor: o.tensor,
@@ -319,6 +344,7 @@ impl Emit<'_> {
             nr: np,
             c0: start.clone(),
             nc: nf * esize as u64,
+            cols,
             write,
         };
         Ok(Tile {
@@ -460,6 +486,7 @@ impl Emit<'_> {
                 nr,
                 c0,
                 nc,
+                cols: None,
                 write,
             },
         ))

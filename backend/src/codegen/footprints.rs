@@ -20,6 +20,7 @@
 //! every start fits an `i64`, and are otherwise evaluated at each question (the same answers).
 
 use crate::codegen::emit::{Emitted, Foot, Node, NodeData, Space};
+use runtime_sim::sim::race::shape::placed_meet;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use runtime_sim::isa::{Cmp, CmpOp, Term, MAX_REGS};
 
@@ -248,7 +249,14 @@ impl Instances {
             p.always || {
                 let (ar, ac) = self.start(em, xi, u, p.fx);
                 let (br, bc) = self.start(em, yi, v, p.fy);
-                ar < br + p.y_rows && br < ar + p.x_rows && ac < bc + p.y_cols && bc < ac + p.x_cols
+                ar < br + p.y_rows
+                    && br < ar + p.x_rows
+                    && ac < bc + p.y_cols
+                    && bc < ac + p.x_cols
+                    && (!p.shaped || {
+                        let (a, b) = (&em.nodes[xi].foot[p.fx], &em.nodes[yi].foot[p.fy]);
+                        placed_meet(a.placed_cols(ac), b.placed_cols(bc))
+                    })
             }
         })
     }
@@ -265,6 +273,9 @@ pub struct FootPair {
     /// arena, whose element ranges overlap) have no common coordinates, so meeting in their
     /// regions is meeting.
     pub always: bool,
+    /// Whether either footprint's columns are strided ([`Foot::cols`]): overlapping ranges are
+    /// then tested byte by byte.
+    shaped: bool,
     /// The rectangles' extents.
     x_rows: i128,
     x_cols: i128,
@@ -284,6 +295,7 @@ pub fn meeting_feet(x: &NodeData, y: &NodeData) -> Vec<FootPair> {
                     fx,
                     fy,
                     always: matches!(a.space, Space::Hbm(_)) && a.tensor != b.tensor,
+                    shaped: a.cols.is_some() || b.cols.is_some(),
                     x_rows: a.nr as i128,
                     x_cols: a.nc as i128,
                     y_rows: b.nr as i128,

@@ -53,6 +53,7 @@ use std::collections::BTreeMap;
 
 #[cfg(test)]
 pub(crate) mod reference;
+pub mod shape;
 #[cfg(test)]
 mod tests;
 

@@ -91,6 +91,7 @@ pub use need::MAX_PIECES;
 use order::compute_order;
 use pairs::{compute_pairs, PairsData};
 use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Reg, Term};
+use runtime_sim::sim::race::shape::placed_meet;
 
 /// The largest dependence distance searched for.
 pub const MAX_DISTANCE: i64 = 16;
@@ -199,7 +200,8 @@ fn may_conflict(x: &NodeData, y: &NodeData) -> bool {
 
 /// Whether two footprints may overlap in the coordinates that do not depend on the iteration:
 /// rows whose starts are constant on both sides (the pieces of one split DMA) must share one, and
-/// so must constant columns (a loop body that touches the same place every time). Decided once,
+/// so must constant columns (a loop body that touches the same place every time), byte by byte
+/// when either touches strided columns (two interleaved copies into one tile). Decided once,
 /// as [`Instances::conflict`] would decide it at every instance; without it, two nodes that never meet
 /// would be searched instance by instance, and a search past its budget waits for everything.
 /// Two scratch tensors of one arena have coordinates of their own: their element ranges decide.
@@ -212,7 +214,14 @@ fn fixed_parts_may_meet(a: &Foot, b: &Foot) -> bool {
             || !y.terms.is_empty()
             || x.constant < y.constant + ny as i64 && y.constant < x.constant + nx as i64
     };
-    meet(&a.r0, a.nr, &b.r0, b.nr) && meet(&a.c0, a.nc, &b.c0, b.nc)
+    let constant = a.c0.terms.is_empty() && b.c0.terms.is_empty();
+    meet(&a.r0, a.nr, &b.r0, b.nr)
+        && meet(&a.c0, a.nc, &b.c0, b.nc)
+        && !(constant
+            && !placed_meet(
+                a.placed_cols(a.c0.constant as i128),
+                b.placed_cols(b.c0.constant as i128),
+            ))
 }
 
 /// Computes every semaphore, signal and wait of the emitted kernel. A loop of `peeled` keeps one
