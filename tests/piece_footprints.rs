@@ -11,39 +11,108 @@ use common::{nkc, run_checked_json, stdout};
 const FILE: &str = "tests/good/middle_partition_stores.nk";
 const PATHS: [&str; 5] = ["none", "annotated", "default", "emergent", "auto"];
 
-/// Partitions in the middle axis of a 3-D tensor. Not in `tests/good`: the pieces' boxes
-/// overlap (each spans all six blocks) although their elements do not, so the static wait
-/// pruning orders the pieces by their boxes where the race detector needs no wait, and
-/// `tests/static_pruning.rs` holds the corpus to exactly the race detector's waits.
-const MIDDLE_AXIS: &str = r#"# Partitions in the middle axis of a 3-D tensor: each piece of 32 partitions reaches rows in
-# all 6 blocks, so the reload of the last block waits for every piece, not only for the piece
-# whose first rows it reads (main raced here: the reload did not wait for pieces 2 and 3).
-def middle_axis_reload(x: nl.hbm[nl.float32, 128, 60]):
-    y = nl.ndarray((6, 128, 10), dtype=nl.float32, buffer=nl.shared_hbm)
-    z = nl.ndarray((128, 10), dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.load(x)
-    u = nl.multiply(t, 2.0)
-    i_p = nl.arange(128)[:, None, None]
-    i_b = nl.arange(6)[None, :, None]
-    i_f = nl.arange(10)[None, None, :]
-    nl.store(y[i_b, i_p, i_f], value=u[i_p, i_b * 10 + i_f])
-    v = nl.load(y[5, :, :])
-    nl.store(z, value=nl.add(v, 1.0))
-    return y, z
-"#;
+/// Writes whose rectangles overlap while their elements do not (`Foot::exact`).
+const INTERLEAVED: &str = "tests/good/interleaved_writes.nk";
+
+/// `nkc compile FILE --kernel KERNEL --pipeline none --emit isa`.
+fn isa_of(file: &str, kernel: &str) -> String {
+    let out = nkc(&[
+        "compile",
+        file,
+        "--kernel",
+        kernel,
+        "--pipeline",
+        "none",
+        "--emit",
+        "isa",
+    ]);
+    assert!(out.status.success(), "{kernel} compiles");
+    stdout(&out)
+}
 
 #[test]
 fn a_reload_waits_for_every_piece_that_reaches_its_rows() {
     // Each piece of the store into `y[b, p, f]` reaches rows of all six blocks; nkc-m14 ordered
     // the reload of block 5 only after the pieces whose first rows it reads, and raced.
-    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("middle_axis_reload.nk");
-    std::fs::write(&path, MIDDLE_AXIS).expect("the target's temporary directory is writable");
-    let file = path.to_str().expect("a UTF-8 path");
     for path in PATHS {
         run_checked_json(
-            file,
+            INTERLEAVED,
             &["--kernel", "middle_axis_reload", "--pipeline", path],
         );
+    }
+}
+
+#[test]
+fn a_reload_waits_only_for_the_pieces_of_its_own_partitions() {
+    // The store's four pieces of 32 partitions each reach every block; the reload's two pieces
+    // of 64 partitions each read block 5 of their own partitions: two store pieces each (the
+    // rectangles, which span all six blocks, ordered each reload piece after all four).
+    let isa = isa_of(INTERLEAVED, "middle_axis_reload");
+    let lines: Vec<&str> = isa.lines().map(str::trim).collect();
+    let stores: Vec<String> = (lines.iter())
+        .filter(|l| l.starts_with("dma q") && l.split_whitespace().nth(2) == Some("hbm"))
+        .filter(|l| l.contains(" hbm y["))
+        .filter_map(|l| l.split("-> ").nth(1))
+        .map(|s| s.split_whitespace().next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        stores.len(),
+        4,
+        "the store is split in four signalled pieces: {isa}"
+    );
+    // A reload piece: `dma qN sbuf... , hbm y[...]` (a store piece names `hbm y` first).
+    let is_reload = |l: &str| {
+        l.starts_with("dma q")
+            && (l.split_whitespace().nth(2)).is_some_and(|t| t.starts_with("sbuf"))
+            && l.contains(" hbm y[")
+    };
+    let mut waits = Vec::new();
+    let mut pending = 0;
+    for l in &lines {
+        if let Some(w) = l.strip_prefix("wait ") {
+            pending += usize::from(stores.iter().any(|s| w.starts_with(&format!("{s} "))));
+        } else if is_reload(l) {
+            waits.push(pending);
+            pending = 0;
+        }
+    }
+    assert_eq!(
+        waits,
+        vec![2, 2],
+        "waits on store pieces before each reload piece: {isa}"
+    );
+}
+
+#[test]
+fn interleaved_columns_are_written_without_waiting_for_each_other() {
+    // `exp` on act writes the even columns of `u`, `multiply` on dve the odd ones.
+    let isa = isa_of(INTERLEAVED, "interleaved_halves");
+    let block = |engine: &str| -> Vec<String> {
+        let start = isa
+            .find(&format!("engine {engine} {{"))
+            .unwrap_or_else(|| panic!("an {engine} block: {isa}"));
+        let body = &isa[start..];
+        let end = body.find("\n}").unwrap_or(body.len());
+        body[..end].lines().map(|l| l.trim().to_string()).collect()
+    };
+    let (act, dve) = (block("act"), block("dve"));
+    assert!(act.iter().any(|l| l.starts_with("activation exp")), "{isa}");
+    assert!(
+        dve.iter().any(|l| l.starts_with("tensor_scalar multiply")),
+        "{isa}"
+    );
+    for (engine, lines, other) in [("act", &act, "tensor_scalar"), ("dve", &dve, "activation")] {
+        assert!(
+            !lines
+                .iter()
+                .any(|l| l.starts_with(&format!("wait {other}"))),
+            "{engine} waits for the other half's writer: {lines:#?}"
+        );
+    }
+    for kernel in ["interleaved_halves", "interleaved_stores"] {
+        for path in PATHS {
+            run_checked_json(INTERLEAVED, &["--kernel", kernel, "--pipeline", path]);
+        }
     }
 }
 

@@ -32,7 +32,7 @@ use penguin::{Axis, Function, Tensor};
 use runtime_sim::isa::{
     self, Ap, Cmp, CmpOp, Dim, DmaMode, DmaSide, Engine, Expr, HbmAp, Inst, Meta, Op, Reg, Term,
 };
-use runtime_sim::sim::race::shape::{Placed, Shape};
+use runtime_sim::sim::race::shape::{placed_meet, Placed, Shape};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -54,23 +54,100 @@ pub struct Foot {
     pub nr: u64,
     pub c0: Expr,
     pub nc: u64,
-    /// The bytes of each row within `[c0, c0 + nc)` that a strided access pattern touches, when
-    /// they are not all of them (the race detector's runs, [`Shape`]); `None`: the whole range.
-    /// Two pieces of one tile that interleave (a reversed block, every other column) are
-    /// disjoint by it although their ranges overlap.
-    pub cols: Option<Arc<Shape>>,
+    /// What it touches exactly, when the rectangle says more ([`Exact`]); `None`: the whole
+    /// rectangle.
+    pub exact: Option<Exact>,
     pub write: bool,
 }
 
-impl Foot {
-    /// Its columns placed at `c0 = at`, for an exact overlap test
-    /// ([`runtime_sim::sim::race::shape::placed_meet`]).
-    pub fn placed_cols(&self, at: i128) -> Placed<'_> {
-        Placed {
-            shape: self.cols.as_deref(),
-            len: self.nc,
-            at,
+/// The exact bytes of a footprint whose rectangle over-approximates them, as the race detector's
+/// canonical runs ([`Shape`]): two pieces of one tile that interleave (a reversed block, every
+/// other column), or two transfers of one HBM tensor whose patterns interleave (a partition axis
+/// in the middle of an N-D tensor, one pixel per row), are disjoint by it although their
+/// rectangles overlap.
+#[derive(Clone, Debug)]
+pub enum Exact {
+    /// A tile: the bytes of each partition within `[c0, c0 + nc)` that its strided pattern
+    /// touches, from `c0`.
+    Cols(Arc<Shape>),
+    /// An HBM transfer: the elements of the row-major tensor (or scratch arena) from `start`,
+    /// its pattern's flat start: a strided shape, or one interval of `len` elements.
+    Flat {
+        start: Expr,
+        shape: Option<Arc<Shape>>,
+        len: u64,
+    },
+}
+
+impl Exact {
+    /// The HBM side of a transfer: its flat pattern, started at `start`.
+    pub fn flat(h: &HbmAp) -> Exact {
+        let dims: Vec<(u64, i64)> = h.dims.iter().map(|d| (d.size, d.stride)).collect();
+        let len = 1
+            + (dims.iter())
+                .map(|&(n, s)| n.saturating_sub(1) * s.unsigned_abs())
+                .sum::<u64>();
+        Exact::Flat {
+            start: h.start.clone(),
+            shape: Shape::strided(&dims, 1).map(Arc::new),
+            len,
         }
+    }
+}
+
+/// Whether two footprints that may meet (one memory; rectangles overlapping at these
+/// instances) touch a common byte, from their exact parts: `cols` are the two column starts,
+/// `flat` evaluates an [`Exact::Flat`] start at the instance. Without an exact part on both
+/// sides of one kind, the rectangles decide (`true`).
+pub fn exact_meet(
+    (a, ac): (&Foot, i128),
+    (b, bc): (&Foot, i128),
+    flat: impl Fn(&Expr, bool) -> i128,
+) -> bool {
+    fn cols(f: &Foot, at: i128) -> Option<Placed<'_>> {
+        match &f.exact {
+            Some(Exact::Cols(s)) => Some(Placed {
+                shape: Some(s),
+                len: f.nc,
+                at,
+            }),
+            None => Some(Placed {
+                shape: None,
+                len: f.nc,
+                at,
+            }),
+            Some(Exact::Flat { .. }) => None,
+        }
+    }
+    match (&a.exact, &b.exact) {
+        (
+            Some(Exact::Flat {
+                start: sa,
+                shape: ha,
+                len: la,
+            }),
+            Some(Exact::Flat {
+                start: sb,
+                shape: hb,
+                len: lb,
+            }),
+        ) => placed_meet(
+            Placed {
+                shape: ha.as_deref(),
+                len: *la,
+                at: flat(sa, true),
+            },
+            Placed {
+                shape: hb.as_deref(),
+                len: *lb,
+                at: flat(sb, false),
+            },
+        ),
+        (Some(Exact::Flat { .. }), _) | (_, Some(Exact::Flat { .. })) => true,
+        _ => match (cols(a, ac), cols(b, bc)) {
+            (Some(x), Some(y)) => placed_meet(x, y),
+            _ => true,
+        },
     }
 }
 
@@ -333,7 +410,8 @@ impl Emit<'_> {
         let pattern: Vec<(u64, i64)> = dims.iter().map(|d| (d.size, d.stride)).collect();
         let cols = Shape::strided(&pattern, esize as u64).map(Arc::new);
         debug_assert!(
-            cols.as_ref().is_none_or(|c| c.extent() == nf * esize as u64),
+            cols.as_ref()
+                .is_none_or(|c| c.extent() == nf * esize as u64),
             "a pattern's bounding box is its extent (Access::size)"
         );
         let foot = Foot {
@@ -344,7 +422,7 @@ impl Emit<'_> {
             nr: np,
             c0: start.clone(),
             nc: nf * esize as u64,
-            cols,
+            exact: cols.map(Exact::Cols),
             write,
         };
         Ok(Tile {
@@ -486,7 +564,7 @@ impl Emit<'_> {
                 nr,
                 c0,
                 nc,
-                cols: None,
+                exact: None,
                 write,
             },
         ))
@@ -781,6 +859,9 @@ impl Emit<'_> {
                 }
                 // An indirect DMA: the rows an index may name, whole.
                 (_, Some(_)) => {}
+            }
+            if index.is_none() {
+                hf.exact = Some(Exact::flat(&h));
             }
             let queue = split.queues[k as usize];
             let (dst, src) = if load {

@@ -19,8 +19,7 @@
 //! [`MAX_TABULATED`] footprint instances between its nodes' first and last running ones and
 //! every start fits an `i64`, and are otherwise evaluated at each question (the same answers).
 
-use crate::codegen::emit::{Emitted, Foot, Node, NodeData, Space};
-use runtime_sim::sim::race::shape::placed_meet;
+use crate::codegen::emit::{exact_meet, Emitted, Exact, Foot, Node, NodeData, Space};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use runtime_sim::isa::{Cmp, CmpOp, Term, MAX_REGS};
 
@@ -255,7 +254,12 @@ impl Instances {
                     && bc < ac + p.x_cols
                     && (!p.shaped || {
                         let (a, b) = (&em.nodes[xi].foot[p.fx], &em.nodes[yi].foot[p.fy]);
-                        placed_meet(a.placed_cols(ac), b.placed_cols(bc))
+                        exact_meet((a, ac), (b, bc), |e, on_x| {
+                            let (n, w) = if on_x { (xi, u) } else { (yi, v) };
+                            let mut regs = [0i64; MAX_REGS];
+                            decode(&self.trips[n], w, &mut regs);
+                            e.eval(&regs)
+                        })
                     })
             }
         })
@@ -273,8 +277,8 @@ pub struct FootPair {
     /// arena, whose element ranges overlap) have no common coordinates, so meeting in their
     /// regions is meeting.
     pub always: bool,
-    /// Whether either footprint's columns are strided ([`Foot::cols`]): overlapping ranges are
-    /// then tested byte by byte.
+    /// Whether either footprint touches less than its rectangle ([`Foot::exact`] strided):
+    /// overlapping rectangles are then tested byte by byte ([`exact_meet`]).
     shaped: bool,
     /// The rectangles' extents.
     x_rows: i128,
@@ -295,7 +299,7 @@ pub fn meeting_feet(x: &NodeData, y: &NodeData) -> Vec<FootPair> {
                     fx,
                     fy,
                     always: matches!(a.space, Space::Hbm(_)) && a.tensor != b.tensor,
-                    shaped: a.cols.is_some() || b.cols.is_some(),
+                    shaped: strided(a) || strided(b),
                     x_rows: a.nr as i128,
                     x_cols: a.nc as i128,
                     y_rows: b.nr as i128,
@@ -305,6 +309,15 @@ pub fn meeting_feet(x: &NodeData, y: &NodeData) -> Vec<FootPair> {
         }
     }
     out
+}
+
+/// Whether a footprint touches less than its rectangle: strided columns of a tile, or an HBM
+/// pattern that is not one interval of the flat tensor.
+pub fn strided(f: &Foot) -> bool {
+    matches!(
+        f.exact,
+        Some(Exact::Cols(_)) | Some(Exact::Flat { shape: Some(_), .. })
+    )
 }
 
 /// Whether two footprints can meet at all: one memory, one of them writing (and for two scratch

@@ -78,9 +78,9 @@ mod summary;
 mod tests;
 
 use crate::codegen::bir::BirLoop;
-use crate::codegen::emit::{ENode, Emitted, Foot, Node, NodeData, Space};
+use crate::codegen::emit::{exact_meet, ENode, Emitted, Exact, Foot, Node, NodeData, Space};
 use crate::codegen::entities::Sem;
-use crate::codegen::footprints::{compute_instances, Instances};
+use crate::codegen::footprints::{compute_instances, strided, Instances};
 pub(crate) use crate::codegen::footprints::{decode, instances, on, trips};
 use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
@@ -91,7 +91,6 @@ pub use need::MAX_PIECES;
 use order::compute_order;
 use pairs::{compute_pairs, PairsData};
 use runtime_sim::isa::{Cmp, CmpOp, Engine, Expr, Reg, Term};
-use runtime_sim::sim::race::shape::placed_meet;
 
 /// The largest dependence distance searched for.
 pub const MAX_DISTANCE: i64 = 16;
@@ -214,13 +213,19 @@ fn fixed_parts_may_meet(a: &Foot, b: &Foot) -> bool {
             || !y.terms.is_empty()
             || x.constant < y.constant + ny as i64 && y.constant < x.constant + nx as i64
     };
-    let constant = a.c0.terms.is_empty() && b.c0.terms.is_empty();
+    let fixed = |f: &Foot| match &f.exact {
+        Some(Exact::Flat { start, .. }) => start.terms.is_empty(),
+        _ => f.c0.terms.is_empty(),
+    };
     meet(&a.r0, a.nr, &b.r0, b.nr)
         && meet(&a.c0, a.nc, &b.c0, b.nc)
-        && !(constant
-            && !placed_meet(
-                a.placed_cols(a.c0.constant as i128),
-                b.placed_cols(b.c0.constant as i128),
+        && !((strided(a) || strided(b))
+            && fixed(a)
+            && fixed(b)
+            && !exact_meet(
+                (a, a.c0.constant as i128),
+                (b, b.c0.constant as i128),
+                |e, _| e.constant as i128,
             ))
 }
 

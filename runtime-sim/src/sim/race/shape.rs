@@ -11,8 +11,8 @@
 //! shape: callers keep its bounding interval (a sound over-approximation).
 
 use super::{meet, runs_of, Run, Runs};
-use crate::sim::memory::Pattern;
 use crate::isa::MAX_DIMS;
+use crate::sim::memory::Pattern;
 
 /// The most intervals a pattern whose dimensions interleave is decomposed into.
 pub const MAX_INTERVALS: u64 = 4096;
@@ -37,7 +37,11 @@ impl Shape {
             if s < 0 || n == 0 {
                 return None;
             }
-            let stride = if n > 1 { s.checked_mul(unit as i64)? } else { 0 };
+            let stride = if n > 1 {
+                s.checked_mul(unit as i64)?
+            } else {
+                0
+            };
             *o = (n, stride);
             if stride as u64 > unit {
                 intervals = intervals.saturating_mul(n);
@@ -100,12 +104,14 @@ pub fn placed_meet(a: Placed<'_>, b: Placed<'_>) -> bool {
     // Shift both to non-negative starts.
     let base = a.at.min(b.at);
     let (oa, ob) = ((a.at - base) as u64, (b.at - base) as u64);
-    let one = |len: u64, o: u64| [Run {
-        start: o,
-        len,
-        stride: 0,
-        count: 1,
-    }];
+    let one = |len: u64, o: u64| {
+        [Run {
+            start: o,
+            len,
+            stride: 0,
+            count: 1,
+        }]
+    };
     let shift = |r: &Run, o: u64| Run {
         start: r.start + o,
         ..*r
@@ -197,7 +203,11 @@ mod tests {
                 at: xb,
             };
             let want = ba.intersection(&bb).next().is_some();
-            assert_eq!(placed_meet(a, b), want, "{da:?}@{xa} {db:?}@{xb} unit {unit}");
+            assert_eq!(
+                placed_meet(a, b),
+                want,
+                "{da:?}@{xa} {db:?}@{xb} unit {unit}"
+            );
             if !want && (sa.is_some() || sb.is_some()) {
                 let (lo, hi) = (xa.max(xb), (xa + a.len as i128).min(xb + b.len as i128));
                 strided_disjoint += usize::from(lo < hi);
