@@ -71,26 +71,33 @@ pub enum Exact {
     /// touches, from `c0`.
     Cols(Arc<Shape>),
     /// An HBM transfer: the elements of the row-major tensor (or scratch arena) from `start`,
-    /// its pattern's flat start: a strided shape, or one interval of `len` elements.
+    /// its pattern's flat start: a strided shape, or one interval of `len` elements. `sparse`:
+    /// they are fewer than the rectangle's (otherwise the rectangle is exact, and two
+    /// rectangles' overlap is the answer without it).
     Flat {
         start: Expr,
         shape: Option<Arc<Shape>>,
         len: u64,
+        sparse: bool,
     },
 }
 
 impl Exact {
-    /// The HBM side of a transfer: its flat pattern, started at `start`.
-    pub fn flat(h: &HbmAp) -> Exact {
+    /// The HBM side of a transfer: its flat pattern, started at `start`; `boxed` is how many
+    /// elements its rectangle holds.
+    pub fn flat(h: &HbmAp, boxed: u64) -> Exact {
         let dims: Vec<(u64, i64)> = h.dims.iter().map(|d| (d.size, d.stride)).collect();
         let len = 1
             + (dims.iter())
                 .map(|&(n, s)| n.saturating_sub(1) * s.unsigned_abs())
                 .sum::<u64>();
+        let shape = Shape::strided(&dims, 1).map(Arc::new);
+        let size = shape.as_ref().map_or(len, |s| s.size());
         Exact::Flat {
             start: h.start.clone(),
-            shape: Shape::strided(&dims, 1).map(Arc::new),
+            shape,
             len,
+            sparse: size < boxed,
         }
     }
 }
@@ -125,11 +132,13 @@ pub fn exact_meet(
                 start: sa,
                 shape: ha,
                 len: la,
+                ..
             }),
             Some(Exact::Flat {
                 start: sb,
                 shape: hb,
                 len: lb,
+                ..
             }),
         ) => placed_meet(
             Placed {
@@ -861,7 +870,7 @@ impl Emit<'_> {
                 (_, Some(_)) => {}
             }
             if index.is_none() {
-                hf.exact = Some(Exact::flat(&h));
+                hf.exact = Some(Exact::flat(&h, hf.nr.saturating_mul(hf.nc)));
             }
             let queue = split.queues[k as usize];
             let (dst, src) = if load {

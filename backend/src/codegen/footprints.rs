@@ -312,11 +312,11 @@ pub fn meeting_feet(x: &NodeData, y: &NodeData) -> Vec<FootPair> {
 }
 
 /// Whether a footprint touches less than its rectangle: strided columns of a tile, or an HBM
-/// pattern that is not one interval of the flat tensor.
+/// pattern with fewer elements than its rectangle.
 pub fn strided(f: &Foot) -> bool {
     matches!(
         f.exact,
-        Some(Exact::Cols(_)) | Some(Exact::Flat { shape: Some(_), .. })
+        Some(Exact::Cols(_)) | Some(Exact::Flat { sparse: true, .. })
     )
 }
 

@@ -67,6 +67,11 @@ impl Shape {
         self.runs.as_slice().last().map_or(0, Run::end)
     }
 
+    /// How many bytes it touches.
+    pub fn size(&self) -> u64 {
+        self.runs().iter().map(|r| r.len * r.count).sum()
+    }
+
     /// The runs, in address order.
     pub fn runs(&self) -> &[Run] {
         self.runs.as_slice()
@@ -224,6 +229,7 @@ mod tests {
         assert!(Shape::strided(&[(4, 8), (8, 1)], 4).is_none());
         let every_other = Shape::strided(&[(16, 2)], 4).expect("strided");
         assert_eq!(every_other.extent(), 15 * 8 + 4);
+        assert_eq!(every_other.size(), 16 * 4);
         assert!(Shape::strided(&[(16, -2)], 4).is_none());
     }
 }
