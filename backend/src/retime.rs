@@ -114,7 +114,12 @@ pub fn retime_stores_planned(func: &mut Function) -> (Vec<Remark>, Option<Planne
     // No store may move: nothing to measure, so nothing is planned here (whoever needs the plan
     // computes it: `prefetch` when a loop of its may move, else the backend, unless a later
     // transformation changes the kernel first, as `delay_stores` does after an inner loop).
-    if !func.axes.keys().any(|l| !candidates(func, l).is_empty()) {
+    let facts = ring_slots::KernelFacts::new(func);
+    if !func
+        .axes
+        .keys()
+        .any(|l| !candidates(func, l, &facts).is_empty())
+    {
         return (log, None);
     }
     let mut trials = 0;
@@ -135,9 +140,11 @@ pub fn retime_stores_planned(func: &mut Function) -> (Vec<Remark>, Option<Planne
             initial.entry(f.axis).or_insert(f.trip);
         }
         let mut best: Option<Kept> = None;
+        // `func` stays as it is for the whole round (each trial edits a copy).
+        let facts = ring_slots::KernelFacts::new(func);
         for f in figures.iter().filter(|f| f.above_mii && f.steady_state) {
             let before = u128::from(f.predicted) * u128::from(f.trip);
-            for c in candidates(func, f.axis) {
+            for c in candidates(func, f.axis, &facts) {
                 if trials >= MAX_TRIALS {
                     break;
                 }
@@ -239,8 +246,8 @@ struct Candidate {
     may_grow: bool,
 }
 
-/// The stores of loop `l` that may move (module doc).
-fn candidates(func: &Function, l: Axis) -> Vec<Candidate> {
+/// The stores of loop `l` that may move (module doc); `facts` are those of `func`.
+fn candidates(func: &Function, l: Axis, facts: &ring_slots::KernelFacts<'_>) -> Vec<Candidate> {
     let ad = &func.axes[l];
     if ad.attrs.pipelined.is_some_and(|p| p.peeled) || ad.trip_count() < 2 {
         return Vec::new();
@@ -279,7 +286,7 @@ fn candidates(func: &Function, l: Axis) -> Vec<Candidate> {
             continue;
         }
         let t = src.tensor;
-        if let Some(n) = ring_slots::expandable(func, t, l) {
+        if let Some(n) = facts.expandable(t, l) {
             out.push(Candidate {
                 stmt: s,
                 tile: t,

@@ -61,6 +61,31 @@ pub fn sbuf_in_use(func: &Function) -> u64 {
         .sum()
 }
 
+/// The SBUF bytes per partition ([`sbuf_in_use`]) and the PSUM banks ([`psum_banks_in_use`])
+/// every tensor of a kernel takes, found together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InUse {
+    pub sbuf: u64,
+    pub psum_banks: u64,
+}
+
+/// [`sbuf_in_use`] and [`psum_banks_in_use`] of `func`, from one walk of it.
+pub fn compute_in_use(func: &Function) -> InUse {
+    let used = accessed(func);
+    let mut in_use = InUse {
+        sbuf: 0,
+        psum_banks: 0,
+    };
+    for (_, td) in func.tensors.iter().filter(|(t, _)| used.contains(t)) {
+        match td.memory {
+            Memory::Sbuf => in_use.sbuf += tensor_bytes(td),
+            Memory::Psum => in_use.psum_banks += psum_slot_banks(td) * td.slots(),
+            Memory::Hbm => {}
+        }
+    }
+    in_use
+}
+
 /// Whether `bytes` per partition fit in SBUF.
 pub fn sbuf_fits(bytes: u64) -> bool {
     bytes <= SBUF_PARTITION_BYTES

@@ -47,6 +47,11 @@
 //!
 //! The copies, renamed tiles and the remainder loop are made with [`penguin::edit`].
 //!
+//! What every loop's decision reads of the whole kernel (the SBUF and PSUM in use, which tiles
+//! statements outside the loop touch) is found by one walk of the kernel ([`KernelIndex`]) and
+//! kept until a loop is unrolled: a kernel of `n` loops costs `n` walks only if it unrolls them
+//! all, not for asking.
+//!
 //! Invariants: the function verifies after the pass; every copied statement and instruction keeps
 //! its side tables (spans, annotations, stage tag); the instances run, and the order of the accesses to every shared
 //! tensor, are those of the loop as written.
@@ -57,7 +62,7 @@ use penguin::affine::AffineExpr;
 use penguin::edit::{self, Cursor, Subst};
 use penguin::ir::{Memory, Op, StmtKind, TensorKind};
 use penguin::{Axis, Function, Stmt, Tensor};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// The factors tried.
 pub const FACTORS: [u32; 4] = [1, 2, 4, 8];
@@ -82,6 +87,8 @@ pub struct UnrolledData {
 pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
     let mut unrolled = Vec::new();
     let mut log = Vec::new();
+    // The index of `func` as it stands; dropped when a loop is unrolled.
+    let mut index: Option<KernelIndex> = None;
     for l in candidates(func) {
         let transfers = transfers(func, l);
         if transfers.is_empty() {
@@ -89,8 +96,9 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
         }
         let name = func.display_iv(l).to_string();
         let trip = func.axes[l].trip_count();
-        let private = private_tiles(func, l);
-        let tried = tried_factors(func, l, &transfers, &private);
+        let ix = index.get_or_insert_with(|| KernelIndex::compute(func));
+        let private = private_tiles(func, l, ix);
+        let tried = tried_factors(func, l, &transfers, &private, ix);
         let Some(&(_, one)) = tried.first() else {
             continue;
         };
@@ -137,6 +145,7 @@ pub fn unroll_loops(func: &mut Function) -> (Vec<UnrolledData>, Vec<Remark>) {
             deeper: by_latency.then_some(wanted),
         });
         unroll(func, l, u, &private);
+        index = None;
         unrolled.push(UnrolledData {
             iv: name.clone(),
             factor: u,
@@ -170,6 +179,7 @@ fn tried_factors(
     l: Axis,
     transfers: &[(u64, u64)],
     private: &[Tensor],
+    index: &KernelIndex,
 ) -> Vec<(u32, u64)> {
     let trip = func.axes[l].trip_count();
     // A full unroll leaves the copies to the enclosing loop's pipelining.
@@ -192,7 +202,7 @@ fn tried_factors(
         .filter(|&&t| func.tensors[t].memory == Memory::Sbuf)
         .map(|&t| crate::cost::budget::tensor_bytes(&func.tensors[t]))
         .sum();
-    let in_use = crate::cost::budget::sbuf_in_use(func);
+    let in_use = index.in_use.sbuf;
     // The PSUM banks of one copy's private tiles: every copy holds its own (one slot each;
     // the emergent pass rings a PSUM tile only where a bank is free).
     let psum_copy: u64 = private
@@ -200,7 +210,7 @@ fn tried_factors(
         .filter(|&&t| func.tensors[t].memory == Memory::Psum)
         .map(|&t| crate::cost::budget::psum_slot_banks(&func.tensors[t]))
         .sum();
-    let psum_in_use = crate::cost::budget::psum_banks_in_use(func);
+    let psum_in_use = index.in_use.psum_banks;
     // A full unroll hands the copies to the enclosing loop, which rings only the tiles each
     // copy writes whole first: a copy's transfer whose tile is shared with the other copies (a
     // masked load writes part of it) would wait for the copy before it.
@@ -318,24 +328,69 @@ fn dma_tiles(func: &Function, l: Axis) -> BTreeSet<Tensor> {
     out
 }
 
-/// The on-chip local tensors private to one iteration of `l` (module doc).
-fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
-    let inside: BTreeSet<Stmt> = func.axes[l].body.iter().copied().collect();
+/// What [`unroll_loops`] reads of the whole kernel, found by one walk of it: the memory in use
+/// ([`crate::cost::budget::compute_in_use`]), the statements the walk reaches, and per tensor the
+/// number of those statements whose instructions access it.
+struct KernelIndex {
+    in_use: crate::cost::budget::InUse,
+    reached: HashSet<Stmt>,
+    stmts_touching: HashMap<Tensor, usize>,
+}
+
+impl KernelIndex {
+    fn compute(func: &Function) -> Self {
+        let mut reached = HashSet::new();
+        let mut stmts_touching: HashMap<Tensor, usize> = HashMap::new();
+        func.walk_stmts(|s, _| {
+            reached.insert(s);
+            for t in touched(func, s) {
+                *stmts_touching.entry(t).or_insert(0) += 1;
+            }
+        });
+        KernelIndex {
+            in_use: crate::cost::budget::compute_in_use(func),
+            reached,
+            stmts_touching,
+        }
+    }
+}
+
+/// The tensors the instructions of statement `s` access (none for a loop statement).
+fn touched(func: &Function, s: Stmt) -> BTreeSet<Tensor> {
+    let StmtKind::Insts(insts) = &func.stmts[s].kind else {
+        return BTreeSet::new();
+    };
+    (insts.iter())
+        .flat_map(|&i| {
+            let d = &func.insts[i];
+            d.srcs.iter().chain([&d.dst]).map(|o| o.tensor)
+        })
+        .collect()
+}
+
+/// The on-chip local tensors private to one iteration of `l` (module doc), a loop of
+/// instruction statements alone ([`candidates`]); `index` is `func`'s. A tensor is touched
+/// outside the body when more statements of the kernel touch it than statements of the body.
+fn private_tiles(func: &Function, l: Axis, index: &KernelIndex) -> Vec<Tensor> {
+    let body = &func.axes[l].body;
+    // A loop the kernel no longer reaches (an inner loop a full unroll emptied) has nothing
+    // private: none of its accesses runs.
+    if !body.iter().all(|s| index.reached.contains(s)) {
+        return Vec::new();
+    }
     // Per tensor the body touches, whether its first access (program order) writes all of it
-    // without reading it; and the tensors touched outside the body.
+    // without reading it; and how many of the body's statements touch it.
     let mut first: BTreeMap<Tensor, bool> = BTreeMap::new();
-    let mut outside: BTreeSet<Tensor> = BTreeSet::new();
-    func.walk_stmts(|s, _| {
+    let mut inside: HashMap<Tensor, usize> = HashMap::new();
+    for &s in body {
         let StmtKind::Insts(insts) = &func.stmts[s].kind else {
-            return;
+            continue;
         };
+        for t in touched(func, s) {
+            *inside.entry(t).or_insert(0) += 1;
+        }
         for &i in insts {
             let d = &func.insts[i];
-            let tensors = d.srcs.iter().chain([&d.dst]).map(|o| o.tensor);
-            if !inside.contains(&s) {
-                outside.extend(tensors);
-                continue;
-            }
             for o in &d.srcs {
                 first.entry(o.tensor).or_insert(false);
             }
@@ -345,12 +400,13 @@ fn private_tiles(func: &Function, l: Axis) -> Vec<Tensor> {
                 || d.srcs.iter().any(|o| o.tensor == d.dst.tensor);
             first.entry(d.dst.tensor).or_insert(whole && !reads);
         }
-    });
+    }
+    let outside = |t: &Tensor| index.stmts_touching.get(t) > inside.get(t);
     first
         .into_iter()
         .filter(|&(t, ok)| {
             let td = &func.tensors[t];
-            ok && !outside.contains(&t)
+            ok && !outside(&t)
                 && td.kind == TensorKind::Local
                 && td.memory != Memory::Hbm
                 && td.block.is_empty()

@@ -30,15 +30,21 @@
 //!   an ISL schedule tree by the caller) followed by `[rank(child), tail..]`, where `rank` is the
 //!   child's position in `plan.order`.
 //!
+//! The model keeps, per tensor, which of its instructions access it ([`LoopModel::accesses_of`]
+//! reads those alone: the legality check asks it of every tensor written, so a body of `n`
+//! instructions writing `n` tiles cost `n²` operand comparisons).
+//!
 //! Invariants: every instruction of the loop's subtree appears once; all statement tuples of one
 //! model have the same schedule dimension count; the pipelined loop is at dimension
-//! `outer.len()` of every statement.
+//! `outer.len()` of every statement; the per-tensor index lists, in model order, each model
+//! instruction that accesses the tensor, once, and is of the function the model was built of.
 
 use super::plan::PipelinePlan;
 use crate::affine::{AffineExpr, CmpOp, Predicate};
 use crate::entities::{Axis, Inst, Stmt, Tensor};
 use crate::ir::{Function, Op, Operand, StmtKind};
 use cranelift_entity::EntityRef;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// The name of the trip-count parameter (the pipelined loop's upper bound).
@@ -71,6 +77,8 @@ pub struct LoopModel {
     pub insts: Vec<InstModel>,
     /// The longest tail, to which every schedule is padded.
     tail_len: usize,
+    /// Per tensor, the indices into `insts` of the instructions that access it, ascending.
+    accessing: HashMap<Tensor, Vec<usize>>,
 }
 
 /// Why a function and plan cannot be modelled. Loop names are the ones the user sees.
@@ -177,10 +185,21 @@ impl LoopModel {
             );
         }
         let tail_len = insts.iter().map(|m| m.tail.len()).max().unwrap_or(0);
+        let mut accessing: HashMap<Tensor, Vec<usize>> = HashMap::new();
+        for (k, m) in insts.iter().enumerate() {
+            let data = &func.insts[m.inst];
+            for t in data.srcs.iter().chain([&data.dst]).map(|o| o.tensor) {
+                let ks = accessing.entry(t).or_default();
+                if ks.last() != Some(&k) {
+                    ks.push(k);
+                }
+            }
+        }
         Ok(LoopModel {
             outer,
             insts,
             tail_len,
+            accessing,
         })
     }
 
@@ -307,8 +326,9 @@ impl LoopModel {
             .ok_or(ModelError::UndefinedTensor(tensor))?;
         // (model index, operand, is a write, is also read)
         let mut ops: Vec<(usize, &Operand, bool, bool)> = Vec::new();
-        for (k, m) in self.insts.iter().enumerate() {
-            let data = &func.insts[m.inst];
+        let accessing = self.accessing.get(&tensor).map_or(&[][..], Vec::as_slice);
+        for &k in accessing {
+            let data = &func.insts[self.insts[k].inst];
             for src in data.srcs.iter().filter(|o| o.tensor == tensor) {
                 ops.push((k, src, false, false));
             }

@@ -37,7 +37,7 @@ use crate::cost::loop_cost::{wanted_depth, DmaFit, MAX_DEPTH, MAX_RING_DEPTH};
 use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{BlockDim, Memory, Op, StmtKind, TensorKind, TileDim};
 use penguin::{Axis, Function, Inst, Stmt, Tensor};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One access of a tile.
 #[derive(Clone, Debug)]
@@ -619,12 +619,17 @@ fn transfer_ring(
 /// [`ring_tiles`] builds and of the slots `crate::transform::ring_slots` adds to a transferred
 /// tile's ring on any path.
 pub(crate) fn transfer_depth(func: &Function, l: Axis, fit: &DmaFit, stored: bool) -> u32 {
+    transfer_depth_of_runs(body_runs(func, l), fit, stored)
+}
+
+/// [`transfer_depth`] of a loop whose body runs `runs` times ([`body_runs`]).
+pub(crate) fn transfer_depth_of_runs(runs: u64, fit: &DmaFit, stored: bool) -> u32 {
     // No deeper than the loop's body runs (`runs`, its trip times the trips around it): every
     // run then has a slot of its own (measured: capped at the trip plus the store's slot
     // instead, sched_stream's stream_store_loaded ran 3.4% slower and sched_phases'
     // phases_stores_first 1.7% faster; capped at the trip alone, a ring realised across its nest
     // lost slots: the public mm-nl-spmd ran 13% slower).
-    let cap = u32::try_from(body_runs(func, l)).unwrap_or(u32::MAX).max(2);
+    let cap = u32::try_from(runs).unwrap_or(u32::MAX).max(2);
     (fit.wanted.clamp(2, u64::from(MAX_RING_DEPTH)) as u32 + u32::from(stored)).min(cap)
 }
 
@@ -637,6 +642,23 @@ fn body_runs(func: &Function, l: Axis) -> u64 {
             around = loops.to_vec();
         }
     });
+    body_runs_within(func, &around, l)
+}
+
+/// The loops around every loop statement of `func` (of a loop with several statements, the
+/// last one's in program order): [`body_runs`]'s `around` of every loop, from one walk.
+pub(crate) fn loops_around(func: &Function) -> HashMap<Axis, Vec<Axis>> {
+    let mut around = HashMap::new();
+    func.walk_stmts(|s, loops| {
+        if let StmtKind::Loop(l) = func.stmts[s].kind {
+            around.insert(l, loops.to_vec());
+        }
+    });
+    around
+}
+
+/// The times the body of loop `l` runs within the loops `around` it ([`body_runs`]).
+pub(crate) fn body_runs_within(func: &Function, around: &[Axis], l: Axis) -> u64 {
     (around.iter().chain([&l]))
         .map(|&a| u64::try_from(func.axes[a].trip_count()).unwrap_or(0))
         .fold(1, u64::saturating_mul)
