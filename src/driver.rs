@@ -461,7 +461,19 @@ impl Specialise {
         if !errors.is_empty() {
             return Ok(());
         }
+        // A factory's call (`--kernel 'make_kernel(128)[0]'`): the parameters of the function
+        // it returns. One that does not evaluate is left to the front end's diagnostic.
+        let made;
         let kernels: Vec<&frontend::ast::Kernel> = match kernel {
+            Some(k) if !frontend::check::factory::is_kernel_name(k) => {
+                match frontend::check::factory_kernel_def(&module, k) {
+                    Some(def) => {
+                        made = def;
+                        vec![&made]
+                    }
+                    None => return Ok(()),
+                }
+            }
             Some(k) => {
                 check_kernel_name(source, &module, k)?;
                 module.kernels.iter().filter(|x| x.name.name == k).collect()
@@ -625,7 +637,8 @@ fn option_error(message: String) -> Diagnostic {
 /// the front end; a `.pir` file is checked by [`read_penguin`].
 pub fn check_kernel_option(source: &Source, kernel: Option<&str>) -> Result<(), Failure> {
     let Some(k) = kernel else { return Ok(()) };
-    if source.is_penguin() {
+    // An expression (a factory's call) is evaluated by the front end (`check/factory.rs`).
+    if source.is_penguin() || !frontend::check::factory::is_kernel_name(k) {
         return Ok(());
     }
     let (module, errors) = frontend::parse(&source.text);

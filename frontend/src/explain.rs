@@ -102,7 +102,7 @@ pub const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0194", "A `for` whose iterator is not a range call (`range`, `nl.affine_range`, `nl.sequential_range`, `nl.static_range`)."),
     ("E0195", "A loop with fewer than one iteration (or more than 2^24). Check the range's bounds."),
     ("E0196", "A module-level statement that is not a compile-time integer binding (`N = 128`), an import or a kernel. Move the code into the kernel."),
-    ("E0197", "`--kernel NAME` names no kernel of the file. The help suggests a close name, and the note lists the kernels the file defines."),
+    ("E0197", "`--kernel NAME` names no kernel of the file. The help suggests a close name, and the note lists the kernels the file defines. `--kernel EXPR` (a factory's call, `make_kernel(128)[0]`) that is not a Python expression, or whose value is not a function, is E0197 too."),
     ("E0198", "A file with no kernel, or with several and none chosen. Define a kernel, or choose one with `--kernel NAME`."),
     ("E0199", "A construct the language does not have (a float binding, `//` on tiles, a `while` loop, ...). The message says which; rewrite with what the language has."),
     ("E0200", "The same array returned twice. Return each output once."),

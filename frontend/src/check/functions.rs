@@ -89,6 +89,11 @@ impl Checker<'_> {
                 self.call_functools(b, pos, spans, kws, e)
             }
             Some(Py::Partial(p)) => self.call_partial(p, pos, spans, kws, e),
+            // grid.rs: `kernel[2, 4](a, b)`, the programs of the grid one after the other.
+            Some(Py::Launch(f, grid)) => {
+                let (f, grid) = (f.clone(), grid.clone());
+                self.call_launch(&f, &grid, pos, kws, &e.span)
+            }
             Some(Py::Builtin(b)) => self.call_builtin(b, pos, spans, kws, e),
             Some(Py::Method(recv, name)) => {
                 let (recv, name) = (recv.clone(), name.clone());
@@ -636,6 +641,7 @@ impl Checker<'_> {
             "np.zeros" | "np.ones" | "np.full" | "np.identity" | "np.eye" | "np.tri" => {
                 self.np_constructor(&name[3..], &pos, &kws, at)
             }
+            "np.tril" | "np.triu" => self.np_triangle(&name[3..], &pos, &kws, at),
             "sum" | "any" | "all" | "np.prod" => {
                 arity(self, 1, 2)?;
                 let items = self.iterate(&pos[0], &arg_expr(0))?;

@@ -74,6 +74,7 @@ fn is_callable(v: &Value) -> bool {
                 | Py::Class(_)
                 | Py::BoundMethod(..)
                 | Py::Partial(_)
+                | Py::Launch(..)
                 | Py::Ref(..)
         )
     )

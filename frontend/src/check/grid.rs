@@ -10,6 +10,12 @@
 //! no loop: its program id is the constant 0, so `--grid 1` compiles the kernel exactly as
 //! without a grid.
 //!
+//! A launch written in Python (`return _kernel[BH](q, k, v)`, in a wrapper that host code calls
+//! as the kernel) is the same: `f[2, 4]` is a launch value, and calling it traces `f` with the
+//! grid's loops around the statements of its call, its program ids being those loops' indices.
+//! A launch inside a launched program, or under a run's `--grid`, is E0214 (NKI launches
+//! kernels from the host only).
+//!
 //! Invariants:
 //! - the grid loops are created before the kernel's body is traced, so their axes come first in
 //!   `Checker::loops` (enclosing loops before the loops they enclose) and they are in
@@ -97,6 +103,64 @@ impl Checker<'_> {
             }];
         }
         body
+    }
+
+    /// `f[key]` of a function: a launch over the grid `key` (an integer or a tuple of them,
+    /// each at least 1, at most [`MAX_GRID_AXES`]).
+    pub(super) fn launch_value(&mut self, f: &Value, key: &Value, at: &Span) -> Option<Value> {
+        let items = key.seq_items().unwrap_or_else(|| vec![key.clone()]);
+        let extents: Option<Vec<u64>> = (items.iter())
+            .map(|v| v.as_int().filter(|&n| n >= 1).map(|n| n as u64))
+            .collect();
+        match extents {
+            Some(e) if !e.is_empty() && e.len() <= MAX_GRID_AXES => {
+                Some(Value::py(super::pyvalue::Py::Launch(f.clone(), e)))
+            }
+            _ => self.type_error(
+                format!(
+                    "a launch grid is 1 to {MAX_GRID_AXES} compile-time integers of at least 1, not `{}`",
+                    key.repr()
+                ),
+                at,
+            ),
+        }
+    }
+
+    /// `f[grid](args)`: calls `f` with the grid's loops around the statements of the call.
+    pub(super) fn call_launch(
+        &mut self,
+        f: &Value,
+        grid: &[u64],
+        pos: Vec<Value>,
+        kws: super::pyvalue::Kwargs,
+        at: &Span,
+    ) -> Option<Value> {
+        let Some(super::pyvalue::Py::Func(func)) = f.as_py() else {
+            return self.type_error("a launch of a non-function".into(), at);
+        };
+        if self.grid.extents.is_some() {
+            self.error(
+                Error::new(
+                    codes::PYTHON_UNSUPPORTED,
+                    "a kernel launched inside a launched program (or under the run's `--grid`)",
+                    at.clone(),
+                )
+                .with_label("a launch from a program")
+                .with_help("NKI launches kernels from the host: launch this one from the function `--kernel` names, and give no `--grid` when it does"),
+            );
+            self.stopped = true;
+            return None;
+        }
+        let saved_base = self.loop_base;
+        let first = self.pending.len();
+        self.open_grid(Some(grid), at);
+        let out = self.call_function(func, pos, kws, at);
+        let body = self.pending.split_off(first.min(self.pending.len()));
+        let body = self.close_grid(body, at);
+        self.grid = GridData::default();
+        self.loop_base = saved_base;
+        self.pending.extend(body);
+        out
     }
 
     /// The extents of the grid, or the diagnostic for a grid query without one (once).

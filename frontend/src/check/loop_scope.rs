@@ -124,6 +124,7 @@ impl Cx<'_> {
             Py::Grid(g) => g.iter().find_map(|iv| self.affine(&iv.start)),
             Py::Method(recv, _) => self.value(recv, depth + 1),
             Py::BoundMethod(recv, f) => self.all([recv, f], depth),
+            Py::Launch(f, _) => self.value(f, depth + 1),
             Py::Partial(p) => (self.value(&p.func, depth + 1)).or_else(|| {
                 self.all(
                     p.args.iter().chain(p.kwargs.iter().map(|(_, v, _)| v)),

@@ -162,6 +162,7 @@ mod psum_banks;
 
 // layer 6: statements and execution
 mod exec;
+pub mod factory;
 mod functions;
 mod hw_loops;
 mod signature;
@@ -502,6 +503,18 @@ pub fn check_module(
         }
     }
 
+    // factory.rs: `--kernel EXPR`, the function a factory returns.
+    if let Some(expr) = kernel.filter(|k| !factory::is_kernel_name(k)) {
+        return match factory::check_factory_kernel(module, &globals, expr, specs) {
+            Ok(k) if errors.is_empty() => Ok(vec![k]),
+            Ok(_) => Err(without_repeats(errors)),
+            Err(e) => {
+                errors.extend(e);
+                Err(without_repeats(errors))
+            }
+        };
+    }
+
     // With no kernel named: the decorated ones (`@nki.jit`) when there are any (the others are
     // their helpers), else every one.
     let selected: Vec<&ast::Kernel> = match kernel {
@@ -573,6 +586,14 @@ pub fn annotation_is_hint(ty: &ast::Expr) -> bool {
 pub fn stored_shape(dims: &[usize]) -> Option<Vec<usize>> {
     let dims: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
     nd::flatten(&dims).map(|s| s.iter().map(|&d| d as usize).collect())
+}
+
+/// The def `--kernel EXPR` (a factory's call) evaluates to, for checking the run's parameter
+/// names against it; `None` when it does not evaluate to a function.
+pub fn factory_kernel_def(module: &ast::Module, kernel: &str) -> Option<ast::Kernel> {
+    let mut errors = Vec::new();
+    let globals = module_items::check_items(module, &mut errors);
+    factory::factory_def(module, &globals, kernel)
 }
 
 /// The diagnostic for `--kernel NAME` that names no kernel.

@@ -2,7 +2,7 @@
 //! of them: `nl.shared_constant(np.identity(128, dtype=np.int8), dtype=nl.bfloat16)`.
 //!
 //! numpy runs on the host while NKI traces the kernel, so `np.identity(n)`, `np.eye(n, m, k)`,
-//! `np.tri(n, m, k)`, `np.zeros(shape)`, `np.ones(shape)` and `np.full(shape, v)` are Python
+//! `np.tri(n, m, k)`, `np.tril(a, k)` / `np.triu(a, k)` of such an array, `np.zeros(shape)`, `np.ones(shape)` and `np.full(shape, v)` are Python
 //! values ([`Py::Array2`], or a one-dimensional [`Py::Array`] for a shape of one dimension),
 //! with `.shape`, `.ndim`, `.size`, `.T`, `.astype(dtype)`, `.tolist()` and `a[i]` (a row).
 //! `nl.shared_constant(a, dtype=d)` makes of one an HBM tensor of kind `Const` whose values
@@ -178,6 +178,55 @@ impl Checker<'_> {
         Some(Value::py(Py::Array2(Array2 {
             rows: rows as usize,
             cols: cols as usize,
+            items,
+        })))
+    }
+
+    /// `np.tril(a, k=0)` / `np.triu(a, k=0)` (`name` without `np.`): the two-dimensional array
+    /// `a` with the elements above (`tril`) or below (`triu`) its `k`-th diagonal zeroed.
+    pub(super) fn np_triangle(
+        &mut self,
+        name: &str,
+        pos: &[Value],
+        kws: &Kwargs,
+        at: &Span,
+    ) -> Option<Value> {
+        let mut k = pos.get(1).cloned();
+        for (key, v, s) in kws {
+            match key.as_str() {
+                "k" if k.is_none() => k = Some(v.clone()),
+                _ => {
+                    return self
+                        .np_ctor_error(format!("`np.{name}` takes no keyword `{key}` here"), s)
+                }
+            }
+        }
+        let Some(k) = k.map_or(Some(0), |v| v.as_int()) else {
+            return self.np_ctor_error(format!("`np.{name}`: `k` is a compile-time integer"), at);
+        };
+        let a = match pos.first().and_then(Value::as_py) {
+            Some(Py::Array2(a)) if pos.len() <= 2 => a,
+            _ => {
+                return self.np_ctor_error(
+                    format!("`np.{name}` takes a two-dimensional numpy array and an optional `k`"),
+                    at,
+                )
+            }
+        };
+        let mut items = a.items.clone();
+        for i in 0..a.rows {
+            for j in 0..a.cols {
+                let d = j as i64 - i as i64;
+                let dropped = if name == "tril" { d > k } else { d < k };
+                if dropped {
+                    let float = matches!(items[i * a.cols + j], Value::Float(_));
+                    items[i * a.cols + j] = number(0.0, float);
+                }
+            }
+        }
+        Some(Value::py(Py::Array2(Array2 {
+            rows: a.rows,
+            cols: a.cols,
             items,
         })))
     }

@@ -84,6 +84,8 @@ pub(crate) fn module_attr(module: &str, name: &str) -> Option<Value> {
             "identity" => Value::py(Py::Builtin("np.identity")),
             "eye" => Value::py(Py::Builtin("np.eye")),
             "tri" => Value::py(Py::Builtin("np.tri")),
+            "tril" => Value::py(Py::Builtin("np.tril")),
+            "triu" => Value::py(Py::Builtin("np.triu")),
             _ => Value::py(Py::Ref("nl", name.to_string())),
         },
         "math" => match name {
@@ -371,6 +373,8 @@ impl Checker<'_> {
                 }
                 // `nl.par_dim[...]`-style type subscripts, `nt.tensor[...]`: hints.
                 Py::Ref(..) => return Some(v.clone()),
+                // grid.rs: `kernel[2, 4]`, a launch of the function over a grid.
+                Py::Func(_) => return self.launch_value(v, key, at),
                 _ => {}
             }
         }

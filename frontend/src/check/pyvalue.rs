@@ -89,6 +89,8 @@ pub(crate) enum Py {
     Alloc(AllocData),
     /// `functools.partial(f, *args, **kwargs)`: a function with arguments bound (`functools`).
     Partial(PartialData),
+    /// `kernel[2, 4]`: a function with a launch grid, not yet called (`grid::call_launch`).
+    Launch(Value, Vec<u64>),
 }
 
 /// Keyword arguments: name, value and the span of `name=value`.
@@ -246,6 +248,7 @@ impl Value {
                 Py::BoundMethod(..) => "method",
                 Py::Alloc(_) => "allocation",
                 Py::Partial(_) => "functools.partial",
+                Py::Launch(..) => "launch",
             },
         }
     }
@@ -355,6 +358,10 @@ impl Value {
                 }
                 Py::Alloc(a) => a.repr(),
                 Py::Partial(p) => p.repr(),
+                Py::Launch(f, grid) => {
+                    let g: Vec<String> = grid.iter().map(u64::to_string).collect();
+                    format!("{}[{}]", f.repr(), g.join(", "))
+                }
             },
         }
     }
