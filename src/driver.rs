@@ -220,6 +220,8 @@ pub fn compile_with(
         return read_penguin(source, kernel);
     }
     check_kernel_option(source, kernel)?;
+    // Imports of the kernel's package resolve from its file's directory.
+    frontend::set_kernel_file(&source.path, source.text.len());
     let func = frontend::compile_with(&source.text, kernel, specs).map_err(Failure::Diagnostics)?;
     verify(&func, "lowering")?;
     Ok(func)

@@ -47,6 +47,16 @@ pub fn failure_json(failure: &Failure, source: Option<&Source>) -> Vec<Value> {
 
 /// One diagnostic; its spans are placed in `source` when it is given.
 pub fn diagnostic_json(d: &Diagnostic, source: Option<&Source>) -> Value {
+    // A diagnostic in another file of the kernel's package is placed in that file.
+    if let Some((name, text, local)) =
+        source.and_then(|s| diagnostic::in_imported_file(d, s.text.len()))
+    {
+        let other = Source {
+            path: std::path::PathBuf::from(name),
+            text: text.to_string(),
+        };
+        return diagnostic_json(&local, Some(&other));
+    }
     let (notes, help) = split_notes(&d.notes);
     let file = source.map(Source::display_name);
     let spans: Vec<Value> = match source {

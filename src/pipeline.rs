@@ -546,6 +546,7 @@ pub fn check(
         };
     }
     driver::check_kernel_option(source, kernel)?;
+    frontend::set_kernel_file(&source.path, source.text.len());
     let errors = frontend::check_source_with(&source.text, kernel, specs);
     if !errors.is_empty() {
         return Err(Failure::Diagnostics(errors));

@@ -66,6 +66,15 @@ pub fn render(
     let mut sorted: Vec<&Error> = errors.iter().collect();
     sorted.sort_by_key(|e| (e.span.start, e.span.end));
     for error in sorted.iter().take(MAX_DIAGNOSTICS) {
+        // A diagnostic in another file of the kernel's package, against that file.
+        if let Some((name, text, local)) = in_imported_file(error, source.len()) {
+            let shown = printable(&text).into_owned();
+            let other = SimpleFile::new(name, shown.as_str());
+            let local = clamp_spans(&local, text.len());
+            term::emit_to_write_style(writer, &config, &other, &to_codespan(&local, ()))
+                .map_err(std::io::Error::other)?;
+            continue;
+        }
         let error = clamp_spans(error, source.len());
         term::emit_to_write_style(writer, &config, &file, &to_codespan(&error, ()))
             .map_err(std::io::Error::other)?;
@@ -76,6 +85,25 @@ pub fn render(
         term::emit_to_write_style(writer, &config, &file, &note).map_err(std::io::Error::other)?;
     }
     Ok(())
+}
+
+/// When `error`'s primary span lies past the kernel's file (of `len` bytes), in a file the kernel
+/// imported (`check::package_data`): that file's name and text, and the diagnostic with its spans
+/// in that file (secondary labels elsewhere dropped).
+pub fn in_imported_file(error: &Error, len: usize) -> Option<(String, std::rc::Rc<str>, Error)> {
+    if error.span.start <= len {
+        return None;
+    }
+    let file = crate::locate(error.span.start)?;
+    let inside = |s: &Span| s.start >= file.base && s.end <= file.base + file.text.len();
+    let shift = |s: &Span| s.start - file.base..s.end - file.base;
+    let mut local = error.clone();
+    local.span = shift(&(error.span.start..error.span.end.max(error.span.start)));
+    local.secondary = (error.secondary.iter())
+        .filter(|(s, _)| inside(s))
+        .map(|(s, m)| (shift(s), m.clone()))
+        .collect();
+    Some((file.path.display().to_string(), file.text, local))
 }
 
 /// The source as diagnostics show it: every control character other than a tab, a form feed or

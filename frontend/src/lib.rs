@@ -10,6 +10,7 @@
 
 pub mod ast;
 pub mod check;
+pub use check::package_data::{clear_kernel_file, locate, set_kernel_file, SourceFile};
 pub mod codes;
 pub mod diagnostic;
 pub mod explain;

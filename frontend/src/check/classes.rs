@@ -16,6 +16,7 @@
 //! keeps the change; a method closes over the scopes around its `class` statement, never over the
 //! class body (Python's rule: the body's names are reached through `self` or the class).
 
+use super::enum_classes;
 use super::pyvalue::{class_of, same, ClassVal, FuncVal, InstanceVal, Py};
 use super::stmts::Flow;
 use super::{Checker, Value};
@@ -118,6 +119,7 @@ impl Checker<'_> {
         }
         let mut bases = Vec::new();
         let mut exception = false;
+        let mut is_enum = false;
         for b in &c.bases {
             if let ExprKind::Name(n) = &b.kind {
                 if self.find(n).is_none() {
@@ -133,6 +135,15 @@ impl Checker<'_> {
             let Some(v) = self.eval(b) else {
                 return Flow::Stop;
             };
+            // enum_classes: `nl.NKIObject`, `enum.Enum` and its kin.
+            match enum_classes::foreign_base(&v) {
+                Some(enum_classes::ForeignBase::Object) => continue,
+                Some(enum_classes::ForeignBase::Enum) => {
+                    is_enum = true;
+                    continue;
+                }
+                None => {}
+            }
             match class_of(&v) {
                 Some(bc) => {
                     exception |= bc.exception;
@@ -174,6 +185,7 @@ impl Checker<'_> {
                     def: f.def.clone(),
                     defaults: f.defaults.clone(),
                     closure: closure.clone(),
+                    package: f.package.clone(),
                 })),
                 _ => b.value,
             };
@@ -212,11 +224,20 @@ impl Checker<'_> {
             fields,
             frozen,
         };
-        self.bind(
-            &c.name.name,
-            Value::py(Py::Class(class)),
-            c.name.span.clone(),
-        );
+        let class = Value::py(Py::Class(class));
+        if is_enum {
+            let order: Vec<String> = (c.body.iter())
+                .filter_map(|s| match &s.kind {
+                    ast::StmtKind::Assign {
+                        target: ast::Target::Name(id),
+                        ..
+                    } => Some(id.name.clone()),
+                    _ => None,
+                })
+                .collect();
+            enum_classes::make_members(&class, &order);
+        }
+        self.bind(&c.name.name, class, c.name.span.clone());
         Flow::Next
     }
 

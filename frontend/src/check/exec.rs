@@ -247,7 +247,12 @@ impl Checker<'_> {
             }
             StmtKind::Import(items) => {
                 for (path, alias) in items {
-                    let v = module_of_path(path);
+                    // package_imports: a module of the kernel's package, from its file.
+                    let v = match self.import_from_package(path, &alias.span) {
+                        Some(v) => v,
+                        None if self.stopped => return Flow::Stop,
+                        None => module_of_path(path),
+                    };
                     self.bind(&alias.name, v, alias.span.clone());
                 }
             }

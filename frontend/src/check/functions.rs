@@ -70,6 +70,7 @@ impl Checker<'_> {
             def,
             defaults,
             closure,
+            package: self.package.clone(),
         })))
     }
 
@@ -168,6 +169,10 @@ impl Checker<'_> {
                     &e.span,
                 ),
             },
+            // `enum.auto()`: the placeholder an enum class numbers (enum_classes).
+            Some(Py::Module(m)) if m == "enum.auto" && pos.is_empty() && kws.is_empty() => {
+                Some(Value::py(Py::Module("enum.auto()".into())))
+            }
             // `from common import helper`: a name of a module nkc does not have.
             Some(Py::Module(m)) if m.contains('.') => self.unsupported_py(
                 format!(
@@ -327,9 +332,12 @@ impl Checker<'_> {
         let saved_soft = std::mem::take(&mut self.soft_axes);
         self.soft_axes = saved_soft.clone();
         self.frames += 1;
+        // A function of another file of the package runs with that module's globals.
+        let saved_package = std::mem::replace(&mut self.package, f.package.clone());
         let mut out = Vec::new();
         let in_loop = self.in_loop_body;
         let flow = self.exec_block(&f.def.body, &mut out, in_loop);
+        self.package = saved_package;
         self.frames -= 1;
         self.pending.extend(out);
         self.scopes = saved_scopes;

@@ -141,6 +141,7 @@ impl Cx<'_> {
             | Py::Range(..)
             | Py::Ellipsis
             | Py::Module(_)
+            | Py::Package(_)
             | Py::Ref(..)
             | Py::Builtin(_)
             | Py::Unrun(_)

@@ -94,6 +94,8 @@ mod operands;
 // layer 1: values
 mod index_vec;
 mod loop_scope;
+// package_data: the modules of the kernel's package and the files their spans point into.
+pub(crate) mod package_data;
 mod pyvalue;
 
 // layer 2: errors
@@ -169,8 +171,12 @@ mod signature;
 mod stmts;
 // classes: user classes, instances, bound methods, `@dataclass`, `raise`.
 mod classes;
+// enum_classes: `nl.NKIObject` and `enum.Enum` as base classes.
+mod enum_classes;
 mod if_guards;
 mod module_items;
+// package_imports: imports of the kernel's package's other files.
+mod package_imports;
 mod unroll_axes;
 // out_params: outputs passed as parameters (written by nl.store, no return).
 mod out_params;
@@ -480,7 +486,8 @@ pub fn check_module(
 ) -> Result<Vec<CheckedKernel>, Vec<Error>> {
     let args = &specs.args;
     let mut errors = Vec::new();
-    let globals = module_items::check_items(module, &mut errors);
+    package_data::SOURCES.with(|s| s.borrow_mut().modules.clear());
+    let globals = module_items::check_items(module, &mut errors, None);
 
     // A helper (an undecorated function of a module that decorates its kernels) defined again
     // is Python's rebinding of its name: the module's globals hold the last definition
@@ -662,6 +669,9 @@ pub(crate) struct Checker<'a> {
     steps: u64,
     /// User-function frames open (`functions::MAX_DEPTH`).
     frames: usize,
+    /// The module of the kernel's package whose code runs (a function imported from another file,
+    /// or that file's module-level statements); `None` for the kernel's own file.
+    package: Option<std::rc::Rc<package_data::ModuleData>>,
     /// How many of `enclosing` were open when the current frame was entered.
     loop_base: usize,
     /// The index in `scopes` of the current frame's own scope (the scopes before it are the
@@ -766,6 +776,7 @@ impl<'a> Checker<'a> {
             unrun_undefined: 0,
             steps: 0,
             frames: 0,
+            package: None,
             loop_base: 0,
             frame_scope: 0,
             pending: Vec::new(),
@@ -809,7 +820,13 @@ impl<'a> Checker<'a> {
             .iter()
             .rev()
             .find_map(|s| s.get(name))
-            .or_else(|| self.globals.get(name))
+            .or_else(
+                || match self.package.as_ref().and_then(|m| m.globals.get()) {
+                    // A function of another file of the package sees that module's globals.
+                    Some(g) => g.get(name),
+                    None => self.globals.get(name),
+                },
+            )
     }
 
     /// The value of a name used at `span`; reports undefined and out-of-scope names.

@@ -18,9 +18,16 @@ use std::collections::HashMap;
 
 /// Runs the module's statements (imports, constants, `if __name__ == ...` blocks) and binds
 /// every module-level function; the result is the globals the kernels see.
-pub(super) fn check_items(module: &ast::Module, errors: &mut Vec<Error>) -> HashMap<String, Bound> {
+/// `package` is the module of the kernel's package being imported (`package_imports`), `None`
+/// for the kernel's own file.
+pub(super) fn check_items(
+    module: &ast::Module,
+    errors: &mut Vec<Error>,
+    package: Option<std::rc::Rc<super::package_data::ModuleData>>,
+) -> HashMap<String, Bound> {
     let empty = HashMap::new();
     let mut checker = Checker::new(&empty, errors);
+    checker.package = package;
     let mut out = Vec::new();
     // The functions are bound first, so that a statement after a `def` may name it
     // (`k = nki.jit(k, mode="simulation")`, as NKI's tests rebind their kernels).

@@ -218,6 +218,7 @@ impl Checker<'_> {
                 _ => Some(Value::py(Py::Method(v.clone(), name.to_string()))),
             },
             Value::Py(p) => match &**p {
+                Py::Package(m) => self.package_attr(&m.clone(), name, &attr.span),
                 Py::Module(m) => match module_attr(m, name) {
                     Some(v) => Some(v),
                     None => {

@@ -34,6 +34,9 @@ pub(crate) struct FuncVal {
     pub defaults: Vec<Option<Value>>,
     /// The scopes of the enclosing function when the `def` ran (empty at module level).
     pub closure: Vec<HashMap<String, super::Bound>>,
+    /// The module of the kernel's package the `def` ran in (`None`: the kernel's file): its
+    /// globals are the function's.
+    pub package: Option<Rc<super::package_data::ModuleData>>,
 }
 
 /// A Python value other than a number, a boolean, `None` or a tile.
@@ -53,6 +56,8 @@ pub(crate) enum Py {
     Range(i64, i64, i64),
     Ellipsis,
     Func(FuncVal),
+    /// A module of the kernel's package, imported from another file (`package_imports`).
+    Package(Rc<super::package_data::ModuleData>),
     /// A module, by its canonical name: `nl`, `nisa`, `math`, `np`, `nki`, `nt`, or the dotted
     /// path of a module nkc does not know (which may be imported but not used).
     Module(String),
@@ -236,7 +241,7 @@ impl Value {
                 Py::Range(..) => "range",
                 Py::Ellipsis => "ellipsis",
                 Py::Func(_) => "function",
-                Py::Module(_) => "module",
+                Py::Module(_) | Py::Package(_) => "module",
                 Py::Ref(..) => "NKI name",
                 Py::Builtin(_) => "builtin function",
                 Py::Method(..) => "method",
@@ -339,6 +344,7 @@ impl Value {
                 Py::Ellipsis => "Ellipsis".into(),
                 Py::Func(f) => format!("<function {}>", f.def.name.name),
                 Py::Module(m) => format!("<module '{m}'>"),
+                Py::Package(m) => format!("<module '{}'>", m.name),
                 Py::Ref(m, n) => format!("{m}.{n}"),
                 Py::Builtin(n) => format!("<built-in function {n}>"),
                 Py::Method(_, n) => format!("<method {n}>"),
@@ -417,6 +423,7 @@ fn py_eq(a: &Py, b: &Py) -> Option<bool> {
         (Py::Range(a, b, c), Py::Range(d, e, f)) => (a, b, c) == (d, e, f),
         (Py::Ellipsis, Py::Ellipsis) => true,
         (Py::Module(x), Py::Module(y)) => x == y,
+        (Py::Package(x), Py::Package(y)) => Rc::ptr_eq(x, y),
         (Py::Ref(m, x), Py::Ref(n, y)) => m == n && x == y,
         (Py::Builtin(x), Py::Builtin(y)) => x == y,
         (Py::Func(x), Py::Func(y)) => Rc::ptr_eq(&x.def, &y.def),
