@@ -66,13 +66,13 @@ kernel attention_stages(qt, kt, v) -> (o) {
 
 # schedule:
 # loop j.1 trip 4: ResMII 888 (pe), RecMII 824, II 1076, predicted 1076 (before 1076), order kept
-#   recurrence: act.copy(pt) → pe.matmul(acc) → (1 iteration later, `pt`'s slot reused) act.copy(pt)
-#   period set by: act.copy(pt) → pe.matmul(acc) → (pe in order, next body) pe.transpose(_transpose) → act.copy(pt)
+#   recurrence: dve.copy(pt) → pe.matmul(acc) → (1 iteration later, `pt`'s slot reused) dve.copy(pt)
+#   period set by: dve.copy(pt) → pe.matmul(acc) → (pe in order, next body) pe.transpose(_transpose) → dve.copy(pt)
 #   dep pe.transpose(_transpose) -> pe.transpose(_transpose): output d=1 lat=252
-#   dep pe.transpose(_transpose) -> act.copy(pt): flow d=0 lat=252
-#   dep act.copy(pt) -> pe.transpose(_transpose): anti d=1 lat=188
-#   dep act.copy(pt) -> act.copy(pt): output d=1 lat=188
-#   dep act.copy(pt) -> pe.matmul(acc): flow d=0 lat=188
-#   dep pe.matmul(acc) -> act.copy(pt): anti d=1 lat=636
+#   dep pe.transpose(_transpose) -> dve.copy(pt): flow d=0 lat=252
+#   dep dve.copy(pt) -> pe.transpose(_transpose): anti d=1 lat=188
+#   dep dve.copy(pt) -> dve.copy(pt): output d=1 lat=188
+#   dep dve.copy(pt) -> pe.matmul(acc): flow d=0 lat=188
+#   dep pe.matmul(acc) -> dve.copy(pt): anti d=1 lat=636
 #   dep pe.matmul(acc) -> pe.matmul(acc): output d=1 lat=636
-#   order: pe.transpose(_transpose)@0, act.copy(pt)@252, pe.matmul(acc)@440
+#   order: pe.transpose(_transpose)@0, dve.copy(pt)@252, pe.matmul(acc)@440

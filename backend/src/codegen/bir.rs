@@ -5,8 +5,8 @@
 //! hardware loop. A statement's predicates, and those of every enclosing loop statement, become the
 //! guards of each of its instructions: nothing is peeled. A masked instruction becomes one
 //! instruction per version of constant extent, each under its own guards ([`crate::codegen::masks`]). Each instruction gets its engine here;
-//! for an operation that several engines can run (`copy`) the choice balances the estimated busy
-//! cycles of the candidate engines, costed with the shared machine description.
+//! an operation that several engines can run (`copy`, `.any`) gets the one
+//! [`crate::cost::engine_choice`] chose by the work of the loop body it runs in.
 //!
 //! Instructions and loops are entities ([`BirInst`], [`BirLoop`]: `u32` newtypes made by
 //! `cranelift_entity::entity_impl!`, written `inst3` and `loop1`) that index the `PrimaryMap`s
@@ -24,13 +24,14 @@
 
 use crate::codegen::masks;
 pub use crate::cost::dma::{dma_tile, tile_bytes, transfer_bytes};
+use crate::cost::engine_choice::{compute_engine_choice, EngineChoiceData};
+pub use crate::cost::estimate::estimate;
 use crate::error::BackendError;
 use cranelift_entity::{entity_impl, PrimaryMap};
 use penguin::affine::Predicate;
 use penguin::ir::{EngineClass, InstData, Memory, Op, Operand, StmtKind};
 use penguin::{Axis, Function, SrcSpan, Stmt};
 use runtime_sim::isa::Engine;
-use runtime_sim::machine;
 use std::fmt::{self, Write as _};
 
 /// A BIR instruction: one operation on one engine.
@@ -102,7 +103,7 @@ pub fn lower_function(func: &Function) -> Result<Bir, BackendError> {
     let mut cx = Lower {
         func,
         bir: Bir::default(),
-        load: [0; 5],
+        choice: compute_engine_choice(func),
     };
     let body = cx.block(&func.body, &mut Vec::new(), &mut Vec::new())?;
     cx.bir.body = body;
@@ -112,8 +113,8 @@ pub fn lower_function(func: &Function) -> Result<Bir, BackendError> {
 struct Lower<'f> {
     func: &'f Function,
     bir: Bir,
-    /// Estimated busy cycles per engine so far (for the engine choice of flexible operations).
-    load: [u64; 5],
+    /// The engine of every `.any` instruction.
+    choice: EngineChoiceData,
 }
 
 impl Lower<'_> {
@@ -195,8 +196,6 @@ impl Lower<'_> {
         let touches_psum = std::iter::once(&d.dst)
             .chain(d.srcs.iter())
             .any(|o| self.func.tensors[o.tensor].memory == Memory::Psum);
-        let n = d.dst.access.value_free();
-        let reps: u64 = loops.iter().map(|&l| self.bir.loops[l].trip).product();
         let engine = match d.engine {
             EngineClass::Dma => Engine::Sp,
             EngineClass::Tensor => Engine::Pe,
@@ -206,30 +205,10 @@ impl Lower<'_> {
                 return Err(BackendError::GpSimdPsum { at: span })
             }
             EngineClass::GpSimd => Engine::Pool,
-            EngineClass::Any => {
-                // The candidate that ends least loaded, costed with the machine description.
-                let cands: &[(Engine, u64)] = if touches_psum {
-                    &[
-                        (Engine::Dve, machine::vector_cycles(n)),
-                        (Engine::Act, machine::activation_cycles(n)),
-                    ]
-                } else {
-                    &[
-                        (Engine::Dve, machine::vector_cycles(n)),
-                        (Engine::Act, machine::activation_cycles(n)),
-                        (Engine::Pool, machine::pool_cycles(n)),
-                    ]
-                };
-                let mut best = cands[0];
-                for &c in cands {
-                    if self.load[c.0.index()] + c.1 < self.load[best.0.index()] + best.1 {
-                        best = c;
-                    }
-                }
-                best.0
-            }
+            // Chosen for every `.any` instruction of the function, never `pool` when it
+            // touches PSUM (`compute_engine_choice`); `dve`, which runs every copy, otherwise.
+            EngineClass::Any => self.choice[i].unwrap_or(Engine::Dve),
         };
-        self.load[engine.index()] += reps * estimate(engine, &d.op, &d.dst, &d.srcs);
         let idx = self.bir.insts.push(BInstData {
             engine,
             op: d.op.clone(),
@@ -242,38 +221,6 @@ impl Lower<'_> {
             span,
         });
         Ok(idx)
-    }
-}
-
-/// The cost of an instruction for load balancing and scheduling, from the machine description:
-/// `N` is the output's free size, the input's for a reduce (MACHINE.md), and a matmul's `M` is its
-/// stationary operand's free size. (The exact cost is computed on the emitted instruction; this
-/// one does not know whether a tensor_tensor input sits in PSUM, so it charges the SBUF rate.)
-pub(crate) fn estimate(engine: Engine, op: &Op, dst: &Operand, srcs: &[Operand]) -> u64 {
-    let free = |o: &Operand| o.access.value_free();
-    let n = match op {
-        Op::Reduce { .. } | Op::BnStats | Op::BnAggr => srcs.first().map_or(1, free),
-        Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. } => srcs.first().map_or(1, free),
-        _ => free(dst),
-    };
-    match (engine, op) {
-        (Engine::Sp, _) => machine::dma_issue_cycles(),
-        (Engine::Pool, _) => machine::pool_cycles(n),
-        (Engine::Act, _) => machine::activation_cycles(n),
-        (Engine::Pe, Op::Transpose) => {
-            let p = srcs.first().map_or(128, |o| o.access.size[0]);
-            machine::transpose_cycles(p, free(srcs.first().unwrap_or(dst)))
-        }
-        (Engine::Pe, _) => {
-            let m = srcs.first().map_or(128, free);
-            machine::matmul_cycles(runtime_sim::isa::DType::F32, m, n)
-        }
-        (_, Op::TensorTensor { .. }) => machine::tensor_tensor_cycles(n, false),
-        (_, Op::TensorTensorScan { .. }) => machine::scan_cycles(n, false),
-        (_, Op::BnStats | Op::BnAggr) => machine::bn_cycles(n),
-        (_, Op::Max8 | Op::FindIndex8 | Op::MatchReplace8 { .. }) => machine::top8_cycles(n),
-        (_, Op::Rand { .. } | Op::Dropout { .. }) => machine::random_cycles(n),
-        _ => machine::vector_cycles(n),
     }
 }
 

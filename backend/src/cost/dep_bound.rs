@@ -15,8 +15,10 @@
 //! its write covers are fed by it, not by earlier writers). The forward walk's start is its
 //! *head*. A resource — the 16 DMA queues as one pool (a transfer's bytes move only after one
 //! issue and the fixed latency), `sp`'s issue slots, and each compute engine for the
-//! instructions whose engine the kernel fixes (an `Any` instruction, or a `memset` that
-//! `fold_zeros` may remove, claims none) — does the work of any set `S` of its instances after
+//! instructions whose engine the kernel fixes (a `memset` that `fold_zeros` may remove claims
+//! none), and the engines an `Any` instruction may run on taken together (`act`, `dve` and
+//! `pool` as three units; `act` and `dve` as two for one touching PSUM), which claim it at its
+//! cheapest engine's latency beside their own instructions) — does the work of any set `S` of its instances after
 //! the earliest head of `S` and before the end minus the least tail of `S`, so no schedule ends
 //! before `min head(S) + work(S) / units + min tail(S)`. For `sp` it is a little more: the last
 //! piece `sp` issues for `S` belongs to a transfer `T` of `S` split in `p` pieces, which take `p`
@@ -212,8 +214,21 @@ pub fn compute_kernel_bounds(func: &Function) -> Option<KernelBoundsData> {
 }
 
 /// The resources of the fill bound: the DMA queues (as one pool of [`DMA_QUEUES`]), `sp`'s issue
-/// slots, and the compute engines an instruction's class fixes.
-const RESOURCES: [&str; 6] = ["dma", "sp", "pe", "act", "dve", "pool"];
+/// slots, the compute engines an instruction's class fixes, and the engines an `.any`
+/// instruction may run on as one pool: `act`, `dve` and `pool` (three units) for every
+/// instruction of theirs and every `.any` one, `act` and `dve` (two units) for theirs and the
+/// `.any` ones that touch PSUM (which `pool` cannot access). However the backend places the
+/// `.any` work ([`crate::cost::engine_choice`]), those engines together do all of it.
+const RESOURCES: [&str; 8] = [
+    "dma",
+    "sp",
+    "pe",
+    "act",
+    "dve",
+    "pool",
+    "act+dve+pool",
+    "act+dve",
+];
 
 /// One instance's claim on a resource: earliest start of the work, the work, and the least time
 /// that must follow its end.
@@ -257,24 +272,49 @@ fn fill_bound(
             });
             continue;
         }
+        let claim = Claim {
+            head: h.time,
+            work: lat,
+            tail: t.time,
+        };
         let r = match d.engine {
             EngineClass::Tensor => 2,
             EngineClass::Scalar => 3,
             // A memset may be folded away (`fold_zeros`); the rest runs on the Vector engine.
             EngineClass::Vector if !matches!(d.op, Op::Memset { .. }) => 4,
             EngineClass::GpSimd => 5,
-            // An instruction the backend may place on any engine claims none.
+            // An instruction the backend may place on any engine claims only the engines
+            // together, at its cheapest engine's latency (`lat`).
+            EngineClass::Any => {
+                let psum = std::iter::once(&d.dst)
+                    .chain(d.srcs.iter())
+                    .any(|o| func.tensors[o.tensor].memory == Memory::Psum);
+                claims[6].push(claim);
+                if psum {
+                    claims[7].push(claim);
+                }
+                continue;
+            }
             _ => continue,
         };
-        claims[r].push(Claim {
-            head: h.time,
-            work: lat,
-            tail: t.time,
-        });
+        claims[r].push(claim);
+        // Every instruction of `act`, `dve` and `pool` is work of the three together, and
+        // those of `act` and `dve` of the two that can read PSUM.
+        if r >= 3 {
+            claims[6].push(claim);
+        }
+        if r == 3 || r == 4 {
+            claims[7].push(claim);
+        }
     }
     let mut best = (0, RESOURCES[0]);
     for (r, cs) in claims.iter_mut().enumerate() {
-        let units = if r == 0 { DMA_QUEUES as u64 } else { 1 };
+        let units = match r {
+            0 => DMA_QUEUES as u64,
+            6 => 3,
+            7 => 2,
+            _ => 1,
+        };
         let b = suffix_bound(cs, units, |c| c.head, |c| c.tail).max(suffix_bound(
             cs,
             units,

@@ -10,6 +10,8 @@ pub mod boxes;
 pub mod budget;
 pub mod dep_bound;
 pub mod dma;
+pub mod engine_choice;
+pub mod estimate;
 pub mod guards;
 pub mod loop_cost;
 pub mod queue_pack;

@@ -69,6 +69,7 @@ use penguin::affine::{AffineExpr, CmpOp, Predicate};
 use penguin::ir::{BlockDim, EngineClass, Memory, Op, StmtKind, TensorKind};
 use penguin::pipeline::{LegalityReport, PipelinePlan};
 use penguin::{Axis, Function, Inst, Stmt, Tensor};
+use runtime_sim::isa::Engine;
 use runtime_sim::machine;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -433,8 +434,8 @@ fn inst_reps(func: &Function, s: Stmt, reps: u64, out: &mut BTreeMap<Inst, u64>)
     }
 }
 
-/// The engine of every instruction of `l`'s subtree, copies pinned by load balancing (the rule of
-/// `bir.rs`, on the loop's own work), and each engine's cycles of work per iteration.
+/// The engine of every instruction of `l`'s subtree, copies pinned by the backend's chooser
+/// ([`crate::cost::engine_choice`], on the loop's own work), and each engine's cycles of work per iteration.
 fn compute_engines(
     func: &Function,
     l: Axis,
@@ -465,39 +466,20 @@ fn compute_engines(
             engines.insert(i, d.engine);
         }
     }
-    // Copies in program order (entity order is program order within one loop body).
-    let mut order = Vec::new();
-    for &c in &func.axes[l].body {
-        subtree_insts(func, c, &mut order);
-    }
-    for i in order {
+    // Copies by the chooser of the backend, on the loop's own body (`compute_body_choice`).
+    let choice = crate::cost::engine_choice::compute_body_choice(func, &func.axes[l].body);
+    for (&i, &r) in &reps {
         let d = &func.insts[i];
-        if d.engine != EngineClass::Any {
+        let Some(e) = choice[i] else {
             continue;
-        }
+        };
+        let best = match e {
+            Engine::Act => EngineClass::Scalar,
+            Engine::Pool => EngineClass::GpSimd,
+            _ => EngineClass::Vector,
+        };
         let n = d.dst.access.size.iter().skip(1).product::<u64>().max(1);
-        let psum = std::iter::once(&d.dst)
-            .chain(d.srcs.iter())
-            .any(|o| func.tensors[o.tensor].memory == Memory::Psum);
-        let cands: &[EngineClass] = if psum {
-            &[EngineClass::Vector, EngineClass::Scalar]
-        } else {
-            &[
-                EngineClass::Vector,
-                EngineClass::Scalar,
-                EngineClass::GpSimd,
-            ]
-        };
-        let at = |e: EngineClass, load: &BTreeMap<&'static str, u64>| {
-            load.get(engine_name(e)).copied().unwrap_or(0) + cost(e, &d.op, n)
-        };
-        let mut best = cands[0];
-        for &c in cands {
-            if at(c, &load) < at(best, &load) {
-                best = c;
-            }
-        }
-        *load.entry(engine_name(best)).or_default() += reps[&i] * cost(best, &d.op, n);
+        *load.entry(engine_name(best)).or_default() += r * cost(best, &d.op, n);
         engines.insert(i, best);
     }
     (engines, load)
