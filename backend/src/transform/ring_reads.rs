@@ -14,7 +14,11 @@
 //! writers all select slot `iv + c_w` and run in the same iterations, and together they write
 //! every element of it (only writes of constant boxes, with no mask and no index, count as
 //! writing their box: a tile filled by a memset and then partly by a gather, or by two halves,
-//! is a renamable value like a tile one instruction writes whole); and every read of slot
+//! is a renamable value like a tile one instruction writes whole), or one writer alone writes
+//! part of it under a mask and every read reads only what that write wrote (its box is the
+//! writer's, element for element, and its mask holds every bound of the writer's taken at the
+//! writer's iteration: a partial last tile, `mask(p < 522 − 128·t)` written and read a stage later
+//! under `p < 650 − 128·t`); and every read of slot
 //! `iv + c_r` finds the writers' slot `iv + c_w` filled `0 < c_w − c_r < n` iterations earlier,
 //! with the writers on at that iteration whenever the reader is (compared as intervals of
 //! iterations, [`crate::cost::guards`]), or reads in the iteration that writes it (`c_w = c_r`)
@@ -28,7 +32,7 @@
 
 use crate::cost::guards::compute_guard_box;
 use penguin::affine::AffineExpr;
-use penguin::ir::{Op, StmtKind};
+use penguin::ir::{MaskBound, Op, StmtKind};
 use penguin::{Axis, Function, Stmt, Tensor};
 use std::ops::Range;
 
@@ -49,6 +53,50 @@ struct Access {
     /// The box of everything it reads of the tile (the bounding box of a pattern), when its
     /// bounds are constant.
     reads_box: Option<Cells>,
+    /// Its mask, and the one box of the tile its iteration space runs over element for element
+    /// (a 2-D box of constant bounds, of the iteration space's shape, no pattern, no index), when
+    /// there is one: then the mask's `p` and `f` name the tile's rows and columns from the box's
+    /// start.
+    masked: Option<(Vec<MaskBound>, Cells)>,
+}
+
+/// The box of tile `t` that instruction `d` runs over element for element, with its mask (see
+/// [`Access::masked`]): its accesses of `t` are one box, of the instruction's iteration shape.
+fn masked_box(d: &penguin::ir::InstData, t: Tensor) -> Option<(Vec<MaskBound>, Cells)> {
+    if d.op.is_indirect() {
+        return None;
+    }
+    let shape = d.iter_shape()?;
+    let mut ops = std::iter::once(&d.dst)
+        .chain(&d.srcs)
+        .filter(|o| o.tensor == t);
+    let first = ops.next()?;
+    let cells = bounding_box(&first.access)?;
+    let exact = |o: &penguin::ir::Operand| {
+        o.access.pattern.is_none() && bounding_box(&o.access).as_ref() == Some(&cells)
+    };
+    let sizes: Vec<u64> = cells.iter().map(|c| c.1).collect();
+    (exact(first) && ops.all(exact) && sizes == shape).then(|| (d.mask.clone(), cells))
+}
+
+/// Whether a read with mask and box `read`, `back` iterations of loop `l` after the write with
+/// mask and box `write`, reads only elements that write wrote: one box, and every bound of the
+/// write's mask, taken at the write's iteration (`iv(l) − back`), is a bound of the read's.
+fn reads_within_write(
+    read: &(Vec<MaskBound>, Cells),
+    write: &(Vec<MaskBound>, Cells),
+    l: Axis,
+    back: i64,
+) -> bool {
+    let earlier = AffineExpr::from_terms([(l, 1)], -back);
+    read.1 == write.1
+        && write.0.iter().all(|b| {
+            let shifted = MaskBound {
+                bound: b.bound.substitute(l, &earlier),
+                ..b.clone()
+            };
+            read.0.contains(&shifted)
+        })
 }
 
 /// A box of a tile: a constant start and size per dimension.
@@ -144,6 +192,7 @@ fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
                 offset: if same { access.flatten() } else { None },
                 writes_box,
                 reads_box,
+                masked: masked_box(d, t),
             });
         }
     });
@@ -183,9 +232,15 @@ fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
         .iter()
         .filter_map(|v| v.writes_box.as_ref())
         .collect();
-    if !covers(&written, &whole) {
-        return None;
-    }
+    // Otherwise one masked writer, whose readers read only what it wrote (below): the elements
+    // it leaves keep older values, which no read sees.
+    let masked = match covers(&written, &whole) {
+        true => None,
+        false => match writers[..] {
+            [v] if !v.reads => Some(v.masked.as_ref()?),
+            _ => return None,
+        },
+    };
     for r in accesses.iter().filter(|a| a.reads) {
         let cr = r.offset?;
         // The write of the value read: `cw - cr` iterations earlier, or earlier in this one.
@@ -193,7 +248,13 @@ fn reads_kept(func: &Function, t: Tensor, l: Axis, m: u32) -> Option<()> {
         if back < 0 || back >= i64::from(n) {
             return None;
         }
-        if back == 0 {
+        if let Some(write) = masked {
+            if (back == 0 && r.pos <= w.pos)
+                || !reads_within_write(r.masked.as_ref()?, write, l, back)
+            {
+                return None;
+            }
+        } else if back == 0 {
             // Read in the iteration that writes it: the writes before the read hold all it
             // reads, whatever the slot held before.
             let before: Vec<&Cells> = (writers.iter())
