@@ -599,7 +599,7 @@ pub fn stored_shape(dims: &[usize]) -> Option<Vec<usize>> {
 /// names against it; `None` when it does not evaluate to a function.
 pub fn factory_kernel_def(module: &ast::Module, kernel: &str) -> Option<ast::Kernel> {
     let mut errors = Vec::new();
-    let globals = module_items::check_items(module, &mut errors);
+    let globals = module_items::check_items(module, &mut errors, None);
     factory::factory_def(module, &globals, kernel)
 }
 
