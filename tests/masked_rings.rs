@@ -7,37 +7,18 @@
 //! `emergent` on these kernels. Every run is checked against the interpreter bit for bit, with
 //! no race.
 
+mod common;
+
 use backend::transform::remark::Remark;
-use nkc::driver::Source;
 use nkc::pipeline::PipelineMode;
-use nkc::run::{self, Engine, RunOptions, RunReport};
-use penguin::pipeline::PipelineLog;
-use std::path::Path;
+use nkc::run::RunReport;
 
 const FILE: &str = "tests/good/masked_rings.nk";
 
-/// Runs `kernel` of [`FILE`] on `mode`, checked bit for bit and free of races; its report and
-/// its cycles.
+/// Runs `kernel` of [`FILE`] on `mode`, checked bit for bit, free of races and at or above its
+/// lower bound (`common::checked_bounded`); its report and its cycles.
 fn run(kernel: &str, mode: PipelineMode) -> (RunReport, u64) {
-    let opts = RunOptions {
-        kernel: Some(kernel.to_string()),
-        engine: Engine::Sim,
-        pipeline: mode,
-        seed: 5,
-        check: true,
-        ..RunOptions::default()
-    };
-    let src = Source::read(Path::new(FILE)).unwrap();
-    let r = run::run(&src, &opts, &mut PipelineLog::default())
-        .unwrap_or_else(|f| panic!("{kernel} --pipeline {}: {f:?}", mode.name()));
-    assert!(
-        r.checked,
-        "{kernel} --pipeline {}: not bit-exact",
-        mode.name()
-    );
-    let sim = r.sim.as_ref().expect("engine sim");
-    assert!(sim.races.is_empty(), "{kernel}: races {:?}", sim.races);
-    let cycles = sim.stats.cycles;
+    let (r, cycles, _) = common::checked_bounded(FILE, kernel, mode);
     (r, cycles)
 }
 
