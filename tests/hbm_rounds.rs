@@ -17,18 +17,10 @@ use nkc::run::RunReport;
 
 mod common;
 
-/// A checked run of `kernel` of `file` on `mode`: bit-exact, free of races, at or above its
-/// lower bound. Its report, cycles and lower bound.
+/// A checked run of `kernel` of `file` on `mode` (seed 3): bit-exact, free of races, at or above
+/// its lower bound. Its report, cycles and lower bound.
 fn checked(file: &str, kernel: &str, mode: PipelineMode) -> (RunReport, u64, u64) {
-    let r = common::checked_run(file, Some(kernel), mode, 3);
-    let sim = r.sim.as_ref().expect("engine sim");
-    let (cycles, bound) = (sim.stats.cycles, sim.lower_bound());
-    assert!(
-        cycles >= bound,
-        "{file} `{kernel}` --pipeline {}: {cycles} cycles below the bound {bound}",
-        mode.name()
-    );
-    (r, cycles, bound)
+    common::checked_bounded_seeded(file, kernel, mode, 3)
 }
 
 /// Every kernel written for these mechanisms runs on every path, bit for bit.

@@ -7,7 +7,7 @@
 //! queues idle; `tests/nki/dma_hbm_copy.nk` 4,796 cycles, now 4,058).
 
 mod common;
-use common::{nkc, run_checked_json, stdout};
+use common::run_checked_json;
 
 const FILE: &str = "tests/good/once_chains.nk";
 
@@ -26,18 +26,7 @@ fn queues(isa: &str, to: &str) -> Vec<u32> {
 #[test]
 fn the_loads_of_a_once_run_body_spread_over_idle_queues_first() {
     for kernel in ["copies_three_heights", "copies_swapped_bf16"] {
-        let out = nkc(&[
-            "compile",
-            FILE,
-            "--kernel",
-            kernel,
-            "--pipeline",
-            "none",
-            "--emit",
-            "isa",
-        ]);
-        assert!(out.status.success(), "{kernel}");
-        let isa = stdout(&out);
+        let isa = common::isa_of(FILE, kernel, "none");
         let loads = queues(&isa, "sbuf");
         let mut used = loads.clone();
         used.sort_unstable();

@@ -6,29 +6,13 @@
 //! that touch disjoint elements one after the other.
 
 mod common;
-use common::{nkc, run_checked_json, stdout};
+use common::{isa_of, run_checked_json};
 
 const FILE: &str = "tests/good/middle_partition_stores.nk";
 const PATHS: [&str; 5] = ["none", "annotated", "default", "emergent", "auto"];
 
 /// Writes whose rectangles overlap while their elements do not (`Foot::exact`).
 const INTERLEAVED: &str = "tests/good/interleaved_writes.nk";
-
-/// `nkc compile FILE --kernel KERNEL --pipeline none --emit isa`.
-fn isa_of(file: &str, kernel: &str) -> String {
-    let out = nkc(&[
-        "compile",
-        file,
-        "--kernel",
-        kernel,
-        "--pipeline",
-        "none",
-        "--emit",
-        "isa",
-    ]);
-    assert!(out.status.success(), "{kernel} compiles");
-    stdout(&out)
-}
 
 #[test]
 fn a_reload_waits_for_every_piece_that_reaches_its_rows() {
@@ -47,7 +31,7 @@ fn a_reload_waits_only_for_the_pieces_of_its_own_partitions() {
     // The store's four pieces of 32 partitions each reach every block; the reload's two pieces
     // of 64 partitions each read block 5 of their own partitions: two store pieces each (the
     // rectangles, which span all six blocks, ordered each reload piece after all four).
-    let isa = isa_of(INTERLEAVED, "middle_axis_reload");
+    let isa = isa_of(INTERLEAVED, "middle_axis_reload", "none");
     let lines: Vec<&str> = isa.lines().map(str::trim).collect();
     let stores: Vec<String> = (lines.iter())
         .filter(|l| l.starts_with("dma q") && l.split_whitespace().nth(2) == Some("hbm"))
@@ -86,7 +70,7 @@ fn a_reload_waits_only_for_the_pieces_of_its_own_partitions() {
 #[test]
 fn interleaved_columns_are_written_without_waiting_for_each_other() {
     // `exp` on act writes the even columns of `u`, `multiply` on dve the odd ones.
-    let isa = isa_of(INTERLEAVED, "interleaved_halves");
+    let isa = isa_of(INTERLEAVED, "interleaved_halves", "none");
     let block = |engine: &str| -> Vec<String> {
         let start = isa
             .find(&format!("engine {engine} {{"))
@@ -130,18 +114,7 @@ fn store_span(isa: &str, tensor: &str) -> Vec<String> {
 
 #[test]
 fn pieces_of_disjoint_rows_are_issued_without_waiting_for_one_another() {
-    let out = nkc(&[
-        "compile",
-        FILE,
-        "--kernel",
-        "strided_block_stores",
-        "--pipeline",
-        "none",
-        "--emit",
-        "isa",
-    ]);
-    assert!(out.status.success());
-    let isa = stdout(&out);
+    let isa = isa_of(FILE, "strided_block_stores", "none");
     let span = store_span(&isa, "out");
     let pieces = span.iter().filter(|l| l.starts_with("dma q")).count();
     assert!(pieces >= 2, "the store is split: {span:#?}");

@@ -217,7 +217,17 @@ pub fn checked_bounded(
     kernel: &str,
     mode: nkc::pipeline::PipelineMode,
 ) -> (nkc::run::RunReport, u64, u64) {
-    let r = checked_run(file, Some(kernel), mode, 5);
+    checked_bounded_seeded(file, kernel, mode, 5)
+}
+
+/// [`checked_bounded`] with the inputs of `seed`.
+pub fn checked_bounded_seeded(
+    file: &str,
+    kernel: &str,
+    mode: nkc::pipeline::PipelineMode,
+    seed: u64,
+) -> (nkc::run::RunReport, u64, u64) {
+    let r = checked_run(file, Some(kernel), mode, seed);
     let sim = r.sim.as_ref().expect("engine sim");
     let (cycles, bound) = (sim.stats.cycles, sim.lower_bound());
     assert!(
@@ -226,6 +236,26 @@ pub fn checked_bounded(
         mode.name()
     );
     (r, cycles, bound)
+}
+
+/// `nkc compile FILE --kernel KERNEL --pipeline PATH --emit isa`, which must succeed: the program.
+pub fn isa_of(file: &str, kernel: &str, path: &str) -> String {
+    let out = nkc(&[
+        "compile",
+        file,
+        "--kernel",
+        kernel,
+        "--pipeline",
+        path,
+        "--emit",
+        "isa",
+    ]);
+    assert!(
+        out.status.success(),
+        "{file} `{kernel}` --pipeline {path}: {}",
+        stderr(&out)
+    );
+    stdout(&out)
 }
 
 /// The tiles whose stores `backend::retime` moved in run `r` (its `Retimed` remarks).

@@ -111,19 +111,16 @@ pub fn exact_meet(
     (b, bc): (&Foot, i128),
     flat: impl Fn(&Expr, bool) -> i128,
 ) -> bool {
-    fn cols(f: &Foot, at: i128) -> Option<Placed<'_>> {
-        match &f.exact {
-            Some(Exact::Cols(s)) => Some(Placed {
-                shape: Some(s),
-                len: f.nc,
-                at,
-            }),
-            None => Some(Placed {
-                shape: None,
-                len: f.nc,
-                at,
-            }),
-            Some(Exact::Flat { .. }) => None,
+    /// A tile's columns: strided ([`Exact::Cols`]) or the whole `[c0, c0 + nc)`.
+    fn cols(f: &Foot, at: i128) -> Placed<'_> {
+        let shape = match &f.exact {
+            Some(Exact::Cols(s)) => Some(&**s),
+            _ => None,
+        };
+        Placed {
+            shape,
+            len: f.nc,
+            at,
         }
     }
     match (&a.exact, &b.exact) {
@@ -153,10 +150,7 @@ pub fn exact_meet(
             },
         ),
         (Some(Exact::Flat { .. }), _) | (_, Some(Exact::Flat { .. })) => true,
-        _ => match (cols(a, ac), cols(b, bc)) {
-            (Some(x), Some(y)) => placed_meet(x, y),
-            _ => true,
-        },
+        _ => placed_meet(cols(a, ac), cols(b, bc)),
     }
 }
 

@@ -87,10 +87,6 @@ pub struct Placed<'a> {
 }
 
 impl Placed<'_> {
-    fn runs(&self) -> &[Run] {
-        self.shape.map_or(&[], Shape::runs)
-    }
-
     fn extent(&self) -> u64 {
         self.shape.map_or(self.len, Shape::extent)
     }
@@ -106,30 +102,21 @@ pub fn placed_meet(a: Placed<'_>, b: Placed<'_>) -> bool {
     if a.shape.is_none() && b.shape.is_none() {
         return true;
     }
-    // Shift both to non-negative starts.
+    // Both shifted to non-negative starts; a dense side is one interval.
     let base = a.at.min(b.at);
-    let (oa, ob) = ((a.at - base) as u64, (b.at - base) as u64);
-    let one = |len: u64, o: u64| {
-        [Run {
-            start: o,
-            len,
-            stride: 0,
-            count: 1,
-        }]
+    let runs = |p: &Placed<'_>| -> Vec<Run> {
+        let o = (p.at - base) as u64;
+        match p.shape {
+            Some(s) => (s.runs().iter())
+                .map(|r| Run {
+                    start: r.start + o,
+                    ..*r
+                })
+                .collect(),
+            None => vec![Run::one(o, p.len)],
+        }
     };
-    let shift = |r: &Run, o: u64| Run {
-        start: r.start + o,
-        ..*r
-    };
-    let (da, db) = (one(a.len, oa), one(b.len, ob));
-    let ra: Vec<Run> = match a.shape {
-        Some(_) => a.runs().iter().map(|r| shift(r, oa)).collect(),
-        None => da.to_vec(),
-    };
-    let rb: Vec<Run> = match b.shape {
-        Some(_) => b.runs().iter().map(|r| shift(r, ob)).collect(),
-        None => db.to_vec(),
-    };
+    let (ra, rb) = (runs(&a), runs(&b));
     let (mut i, mut j) = (0, 0);
     while i < ra.len() && j < rb.len() {
         let (x, y) = (&ra[i], &rb[j]);
